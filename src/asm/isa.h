@@ -1,0 +1,114 @@
+/*
+ * isa.h - the instruction table (target/insns.def) in usable form: operand
+ * specifications, decoding a word, encoding operands, register and CSR names.
+ *
+ * Everything that knows an encoding goes through here: the assembler, the
+ * disassembler, the linker (relocations re-encode one operand) and the
+ * emulator's decoder. No other file holds an opcode.
+ */
+#ifndef IPU_ISA_H
+#define IPU_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../target/chip.h"
+
+typedef enum { LANE_MAIN, LANE_AUX } Lane;
+typedef enum { CTX_W, CTX_S, CTX_B } InsnContext;
+
+typedef enum {
+	OPK_M,  /* MRF register */
+	OPK_MP, /* MRF pair, even first register */
+	OPK_A,  /* ARF register */
+	OPK_AP, /* ARF pair, even first register */
+	OPK_AQ, /* ARF quad, first register a multiple of 4 */
+	OPK_U,  /* unsigned immediate */
+	OPK_S,  /* signed immediate */
+	OPK_Z,  /* zero-tailed immediate: the field holds the top bits */
+	OPK_T,  /* code address; the field holds address / 4 */
+	OPK_C,  /* CSR index, lower space (get/put) */
+	OPK_CU, /* CSR index, upper space (uget/uput) */
+} OperandKind;
+
+typedef enum {
+	DEC_NONE,
+	DEC_BL,   /* :BL broadcast lower half */
+	DEC_BU,   /* :BU broadcast upper half */
+	DEC_B,    /* :B broadcast f32 */
+	DEC_PINC, /* += post-increment */
+	DEC_PP,   /* ++ */
+	DEC_AT,   /* @ */
+	DEC_SHR,  /* >> */
+} Decor;
+
+typedef struct {
+	uint8_t hi, lo; /* bits of the word */
+	uint8_t vlo;    /* value bit held by bit `lo` */
+} FieldPiece;
+
+typedef struct {
+	OperandKind kind;
+	Decor decor;
+	uint8_t npieces;
+	uint8_t
+	    width; /* bits of the encoded value, including implied low zeros */
+	FieldPiece piece[3];
+} OperandSpec;
+
+typedef struct {
+	const char *variant;  /* "add_mmmn_si": unique */
+	const char *mnemonic; /* "add" */
+	uint32_t match, mask;
+	Lane lane;
+	InsnContext ctx;
+	uint32_t flags; /* F_* from chip.h */
+	uint8_t nops;
+	OperandSpec op[5];
+} InsnDesc;
+
+/* A decoded instruction: the table row and operand values in assembly order.
+ * Registers are numbers (first register of a pair or quad); immediates are
+ * values (sign-extended, zero-tailed shifted into place, code addresses in
+ * bytes). */
+typedef struct {
+	int16_t row;
+	uint8_t nops;
+	int32_t op[5];
+} Insn;
+
+enum { ISA_ROWS = 363, ISA_MAX_OPS = 5 };
+
+/* isa.c */
+const InsnDesc *isa_row(int row);
+int isa_rows(void);
+int isa_row_by_variant(const char *variant); /* -1 if none */
+/* Rows of one mnemonic, in table order; returns count, *first = a list. */
+int isa_rows_by_mnemonic(const char *mnemonic, const int16_t **rows);
+int isa_available(const InsnDesc *d, Arch arch);
+
+/* Decode one word. Returns the row, or -1 if no row matches, the row is not
+ * on this chip, or an operand is malformed (odd pair register). The co-issue
+ * bit is ignored here; callers read it from the word. */
+int isa_decode(uint32_t word, Arch arch, Insn *out);
+
+/* Does `value` fit operand `i` of `row`? Registers must be aligned for their
+ * kind; immediates must fit the field. */
+int isa_operand_fits(const OperandSpec *s, int64_t value);
+/* Encode; returns 0, or -1-i when operand i does not fit. */
+int isa_encode(const Insn *in, uint32_t *word);
+/* The field bits of one operand only (for relocation). */
+uint32_t isa_encode_operand(const OperandSpec *s, int64_t value);
+int64_t isa_decode_operand(const OperandSpec *s, uint32_t word);
+
+/* Registers, CSRs. */
+const char *isa_mreg_name(int r);        /* "$m3", "$lr", "$mzero" ... */
+const char *isa_areg_name(int r, int n); /* n = 1, 2, 4 registers */
+/* CSR by name ("FP_CTL", with or without '$'); kind OPK_C or OPK_CU and the
+ * context that names it (supervisor CSRs and worker CSRs share indices).
+ * Returns the index or -1. */
+int isa_csr_index(const char *name, OperandKind kind, int supervisor_ok,
+                  int worker_ok);
+const char *isa_csr_name(int index, OperandKind kind, InsnContext ctx);
+
+#endif

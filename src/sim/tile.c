@@ -1,0 +1,477 @@
+/*
+ * tile.c - one tile: contexts, the round-robin issue loop, fetch and decode,
+ * bundle execution with deferred register writes, rpt, and faults.
+ *
+ * The loop advances one cycle at a time. In cycle t, slot t % 6 issues for
+ * the worker that owns it, or else for the supervisor if it can run. Cycles
+ * in which nobody can issue are skipped in one step when every context is
+ * waiting (sync), so the cost of the emulator follows issued work.
+ */
+#include "sim.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+
+static const ExecFn exec_for_row[ISA_ROWS] = {
+#define I(var, mn, match, mask, lane, ctx, flags, ops) exec_##mn,
+#include "../target/insns.def"
+#undef I
+};
+
+const char *
+fault_type_name(FaultType t)
+{
+	switch (t) {
+#define X(name, num)                                                           \
+	case FAULT_##name:                                                     \
+		return #name;
+		FAULT_TYPES(X)
+#undef X
+	}
+	return "?";
+}
+
+Tile *
+tile_new(const Chip *chip, uint32_t id)
+{
+	Tile *t = xcalloc(1, sizeof *t);
+	t->chip = chip;
+	t->id = id;
+	t->mem = xcalloc(chip->mem_end - chip->mem_base, 1);
+	uint32_t words = (chip->exec_end - chip->mem_base) / 4;
+	t->dcache = xcalloc(words, sizeof *t->dcache);
+	t->dvalid = xcalloc(words, 1);
+	for (int i = 0; i < CHIP_CONTEXTS; i++)
+		t->ctx[i].exit_status = -1;
+	t->lc_and = 1;
+	return t;
+}
+
+void
+tile_free(Tile *t)
+{
+	if (!t)
+		return;
+	free(t->mem);
+	free(t->dcache);
+	free(t->dvalid);
+	free(t);
+}
+
+void
+tile_start(Tile *t, uint32_t entry)
+{
+	Context *s = &t->ctx[0];
+	s->state = CTXS_RUN;
+	s->pc = entry;
+	s->m[10] = SIM_HOST_RETURN;
+}
+
+static void
+invalidate(Tile *t, uint32_t addr, uint32_t len)
+{
+	const Chip *c = t->chip;
+	uint32_t lo = addr, hi = addr + len;
+	if (lo < c->mem_base)
+		lo = c->mem_base;
+	if (hi > c->exec_end)
+		hi = c->exec_end;
+	for (uint32_t a = lo & ~3u; a < hi; a += 4)
+		t->dvalid[(a - c->mem_base) / 4] = 0;
+}
+
+int
+tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len)
+{
+	if (!chip_in_memory(t->chip, addr, len))
+		return -1;
+	memcpy(t->mem + (addr - t->chip->mem_base), src, len);
+	invalidate(t, addr, len);
+	return 0;
+}
+
+int
+tile_read(const Tile *t, uint32_t addr, void *dst, uint32_t len)
+{
+	if (!chip_in_memory(t->chip, addr, len))
+		return -1;
+	memcpy(dst, t->mem + (addr - t->chip->mem_base), len);
+	return 0;
+}
+
+/* Faults. */
+
+void
+sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
+{
+	Tile *t = e->tile;
+	if (t->faulted)
+		return; /* the first fault of a bundle wins */
+	t->faulted = 1;
+	t->fault.type = type;
+	t->fault.ctx = e->ctx;
+	t->fault.pc = e->pc;
+	t->fault.addr = addr;
+	t->fault.cycle = t->cycle;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->fault.cause, sizeof t->fault.cause, fmt, ap);
+	va_end(ap);
+}
+
+/* Registers. */
+
+uint32_t
+sim_rm(const Exec *e, int r)
+{
+	return r == 15 ? 0 : e->c->m[r];
+}
+
+uint32_t
+sim_ra(const Exec *e, int r)
+{
+	return r >= 14 ? 0 : e->c->a[r];
+}
+
+static void
+log_write(Exec *e, int file, int r, uint32_t v)
+{
+	if (e->nwr == (int)(sizeof e->wr / sizeof e->wr[0]))
+		die("register write log overflow");
+	e->wr[e->nwr++] = (RegWrite){(uint8_t)file, (uint8_t)r, v};
+}
+
+void
+sim_wm(Exec *e, int r, uint32_t v)
+{
+	log_write(e, 0, r, v);
+}
+
+void
+sim_wa(Exec *e, int r, uint32_t v)
+{
+	log_write(e, 1, r, v);
+}
+
+uint32_t
+sim_src(const Exec *e, int i)
+{
+	const OperandSpec *s = &isa_row(e->in->row)->op[i];
+	switch (s->kind) {
+	case OPK_M:
+		return sim_rm(e, e->in->op[i]);
+	case OPK_A:
+		return sim_ra(e, e->in->op[i]);
+	default:
+		return (uint32_t)e->in->op[i];
+	}
+}
+
+static void
+commit(Exec *e)
+{
+	for (int i = 0; i < e->nwr; i++) {
+		RegWrite *w = &e->wr[i];
+		if (w->file == 0 && w->reg != 15)
+			e->c->m[w->reg] = w->value;
+		else if (w->file == 1 && w->reg < 14)
+			e->c->a[w->reg] = w->value;
+	}
+	e->nwr = 0;
+}
+
+/* Memory. */
+
+static int
+mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
+{
+	Tile *t = e->tile;
+	const Chip *c = t->chip;
+	if (!chip_in_memory(c, addr, size)) {
+		sim_fault(e, FAULT_INVALID_ADDR, addr,
+		          "%u-byte %s at 0x%05x is outside tile memory "
+		          "0x%05x..0x%05x",
+		          size, store ? "store" : "load", addr, c->mem_base,
+		          c->mem_end);
+		return 0;
+	}
+	if (addr % size) {
+		sim_fault(e, FAULT_INVALID_ADDR, addr,
+		          "misaligned %u-byte %s at 0x%05x", size,
+		          store ? "store" : "load", addr);
+		return 0;
+	}
+	if (size == 16 && !chip_is_interleaved(c, addr)) {
+		sim_fault(e, FAULT_INVALID_ADDR, addr,
+		          "128-bit access at 0x%05x outside the interleaved "
+		          "region (from 0x%05x)",
+		          addr, c->interleave);
+		return 0;
+	}
+	/* Same-element conflicts within one bundle (isa.md 8). A 128-bit
+	 * access uses both elements of its interleaved pair. */
+	int el[2] = {chip_mem_element(c, addr), -1};
+	if (size == 16)
+		el[1] = chip_mem_element(c, addr + 8);
+	for (int i = 0; i < t->nacc; i++) {
+		MemAccess *o = &t->acc[i];
+		int oel[2] = {chip_mem_element(c, o->addr), -1};
+		if (o->size == 16)
+			oel[1] = chip_mem_element(c, o->addr + 8);
+		for (int a = 0; a < 2; a++)
+			for (int b = 0; b < 2; b++)
+				if (el[a] >= 0 && el[a] == oel[b]) {
+					sim_fault(
+					    e, FAULT_CONFLICT, addr,
+					    "memory element %d conflict: "
+					    "%s at 0x%05x and %s at "
+					    "0x%05x in one bundle",
+					    el[a], o->store ? "store" : "load",
+					    o->addr, store ? "store" : "load",
+					    addr);
+					return 0;
+				}
+	}
+	if (t->nacc == (int)(sizeof t->acc / sizeof t->acc[0]))
+		die("too many memory accesses in one bundle");
+	t->acc[t->nacc++] = (MemAccess){addr, size, (uint8_t)store};
+	return 1;
+}
+
+int
+sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
+{
+	if (!mem_check(e, addr, size, 0))
+		return 0;
+	memcpy(dst, e->tile->mem + (addr - e->tile->chip->mem_base), size);
+	return 1;
+}
+
+int
+sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
+{
+	if (!mem_check(e, addr, size, 1))
+		return 0;
+	Tile *t = e->tile;
+	memcpy(t->mem + (addr - t->chip->mem_base), src, size);
+	invalidate(t, addr, size);
+	return 1;
+}
+
+/* Fetch and decode. */
+
+static uint32_t
+mem_word(const Tile *t, uint32_t addr)
+{
+	uint32_t w;
+	memcpy(&w, t->mem + (addr - t->chip->mem_base), 4);
+	return w;
+}
+
+/* Decoded instruction at pc, or NULL after raising the fault. */
+static const Insn *
+fetch(Exec *e, uint32_t pc, uint32_t *word)
+{
+	Tile *t = e->tile;
+	const Chip *c = t->chip;
+	if (pc < c->mem_base || pc + 4 > c->exec_end || pc % 4) {
+		sim_fault(e, FAULT_INVALID_PC, pc,
+		          "instruction fetch at 0x%05x: code must lie in "
+		          "0x%05x..0x%05x and be 4-byte aligned",
+		          pc, c->mem_base, c->exec_end);
+		return NULL;
+	}
+	uint32_t idx = (pc - c->mem_base) / 4;
+	*word = mem_word(t, pc);
+	if (!t->dvalid[idx]) {
+		if (isa_decode(*word, c->arch, &t->dcache[idx]) < 0) {
+			t->fault.word[0] = *word;
+			t->fault.nwords = 1;
+			sim_fault(e, FAULT_INVALID_INSTR, pc,
+			          "0x%08x is not a valid %s instruction", *word,
+			          c->arch_name);
+			return NULL;
+		}
+		t->dvalid[idx] = 1;
+	}
+	return &t->dcache[idx];
+}
+
+static int
+context_allows(Exec *e, const InsnDesc *d)
+{
+	if (d->ctx == CTX_W && e->ctx == 0) {
+		sim_fault(e, FAULT_INVALID_INSTR, 0,
+		          "%s is a worker instruction; the supervisor ran it",
+		          d->mnemonic);
+		return 0;
+	}
+	if (d->ctx == CTX_S && e->ctx != 0) {
+		sim_fault(e, FAULT_INVALID_INSTR, 0,
+		          "%s is a supervisor instruction; worker %d ran it",
+		          d->mnemonic, e->ctx - 1);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+in_rpt_body(const Context *c, uint32_t pc)
+{
+	return c->rpt_count > 0 && pc >= c->rpt_first && pc <= c->rpt_end;
+}
+
+/* Issue one bundle or solo instruction for context `ci`. */
+static void
+issue(Tile *t, int ci)
+{
+	Context *c = &t->ctx[ci];
+	Exec e = {.tile = t, .c = c, .ctx = ci, .pc = c->pc};
+	t->nacc = 0;
+	uint32_t w0, w1 = 0;
+	if (ci == 0 && c->pc == SIM_HOST_RETURN) {
+		c->state = CTXS_DONE;
+		return;
+	}
+	const Insn *i0 = fetch(&e, c->pc, &w0), *i1 = NULL;
+	if (!i0)
+		goto fault;
+	t->fault.word[0] = w0;
+	t->fault.nwords = 1;
+	int bundle = (w0 >> 31) & 1;
+	const InsnDesc *d0 = isa_row(i0->row), *d1 = NULL;
+	if (bundle) {
+		if (c->pc % 8) {
+			sim_fault(&e, FAULT_INVALID_PC, c->pc,
+			          "bundle at 0x%05x is not 8-byte aligned",
+			          c->pc);
+			goto fault;
+		}
+		i1 = fetch(&e, c->pc + 4, &w1);
+		if (!i1)
+			goto fault;
+		t->fault.word[1] = w1;
+		t->fault.nwords = 2;
+		d1 = isa_row(i1->row);
+		if (d0->lane != LANE_MAIN || d1->lane != LANE_AUX ||
+		    (w1 >> 31)) {
+			sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
+			          "a bundle is {main; aux}: got {%s; %s}",
+			          d0->mnemonic, d1->mnemonic);
+			goto fault;
+		}
+	} else if (in_rpt_body(c, c->pc)) {
+		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
+		          "solo instruction %s inside a rpt body",
+		          d0->mnemonic);
+		goto fault;
+	}
+	if (!context_allows(&e, d0) || (d1 && !context_allows(&e, d1)))
+		goto fault;
+	if (in_rpt_body(c, c->pc) && (d0->flags & (F_CONTROL | F_SYSTEM))) {
+		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
+		          "%s (control/system) inside a rpt body",
+		          d0->mnemonic);
+		goto fault;
+	}
+	e.next_pc = c->pc + (bundle ? 8 : 4);
+	e.in = i0;
+	exec_for_row[i0->row](&e);
+	if (!t->faulted && i1) {
+		e.in = i1;
+		exec_for_row[i1->row](&e);
+	}
+	if (t->faulted)
+		goto fault;
+	commit(&e);
+	t->bundles++;
+	if (ci)
+		t->worker_issues++;
+	/* rpt: after the last body bundle, loop while iterations remain. */
+	if (c->rpt_count && c->pc == c->rpt_end) {
+		if (--c->rpt_count)
+			e.next_pc = c->rpt_first;
+	}
+	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
+		c->pc = e.next_pc;
+	return;
+fault:
+	c->state = CTXS_FAULTED;
+}
+
+/* The context that issues in this cycle, or -1. */
+static int
+issuer(Tile *t)
+{
+	int slot = (int)(t->cycle % CHIP_SLOTS);
+	int w = t->slot_worker[slot];
+	if (w)
+		return t->ctx[w].state == CTXS_RUN ? w : -1;
+	Context *s = &t->ctx[0];
+	if (s->state == CTXS_SYNC && t->cycle >= t->sync_ready) {
+		int busy = 0;
+		for (int i = 1; i < CHIP_CONTEXTS; i++)
+			busy |= t->ctx[i].state == CTXS_RUN;
+		if (!busy)
+			s->state = CTXS_RUN;
+	}
+	return s->state == CTXS_RUN ? 0 : -1;
+}
+
+static int
+anyone_running(const Tile *t)
+{
+	for (int i = 0; i < CHIP_CONTEXTS; i++)
+		if (t->ctx[i].state == CTXS_RUN)
+			return 1;
+	return 0;
+}
+
+RunStatus
+tile_run(Tile *t, uint64_t max_cycles)
+{
+	while (t->cycle < max_cycles) {
+		if (t->faulted)
+			return RUN_FAULT;
+		if (t->ctx[0].state == CTXS_DONE)
+			return RUN_DONE;
+		if (!anyone_running(t)) {
+			if (t->ctx[0].state != CTXS_SYNC)
+				return RUN_DEADLOCK;
+			/* Only the supervisor's sync is pending: jump ahead. */
+			if (t->cycle < t->sync_ready) {
+				t->cycle = t->sync_ready;
+				continue;
+			}
+		}
+		int ci = issuer(t);
+		if (ci >= 0)
+			issue(t, ci);
+		t->cycle++;
+	}
+	return t->faulted ? RUN_FAULT : RUN_TIMEOUT;
+}
+
+void
+tile_format_fault(const Tile *t, char *buf, size_t len)
+{
+	const Fault *f = &t->fault;
+	char who[32];
+	if (f->ctx == 0)
+		snprintf(who, sizeof who, "supervisor");
+	else
+		snprintf(who, sizeof who, "worker %d", f->ctx - 1);
+	char words[40] = "";
+	if (f->nwords == 1)
+		snprintf(words, sizeof words, " [0x%08x]", f->word[0]);
+	else if (f->nwords == 2)
+		snprintf(words, sizeof words, " [0x%08x 0x%08x]", f->word[0],
+		         f->word[1]);
+	snprintf(buf, len, "tile %u, %s, pc 0x%05x%s, cycle %llu: %s: %s",
+	         t->id, who, f->pc, words, (unsigned long long)f->cycle,
+	         fault_type_name(f->type), f->cause);
+}

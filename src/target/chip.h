@@ -1,0 +1,72 @@
+/*
+ * chip.h - facts about each IPU: tiles, tile memory map, clocks, peak rates,
+ * and the emulator's timing constants.
+ *
+ * Every number carries its source. Where the chip's behaviour is unknown the
+ * value is a decision, marked DECISION, and listed in docs/emulator.md; reports
+ * print the chip name so that results can be traced to these numbers.
+ */
+#ifndef IPU_CHIP_H
+#define IPU_CHIP_H
+
+#include <stdint.h>
+
+typedef enum {
+	ARCH_IPU2,  /* GC200 (Mk2), no FP8 */
+	ARCH_IPU21, /* C600: Mk2 tile with FP8 (system.md 1.3) */
+} Arch;
+
+/* Instruction-availability flags shared with insns.def and csrs.def. */
+enum {
+	F_IPU2 = 1 << 0,  /* ipu2 and later */
+	F_IPU21 = 1 << 1, /* ipu21 only */
+	F_SOLO = 1 << 2,  /* cannot be co-issued */
+	F_LOAD = 1 << 3,
+	F_STORE = 1 << 4,
+	F_CONTROL = 1 << 5,
+	F_SYSTEM = 1 << 6,
+	F_RE = 1 << 7, /* reverse-engineered encoding */
+};
+
+enum {
+	CHIP_WORKERS = 6,  /* worker contexts per tile (isa.md 3.1) */
+	CHIP_CONTEXTS = 7, /* supervisor + 6 workers */
+	CHIP_SLOTS = 6,    /* round-robin issue slots (isa.md 3.1) */
+	CHIP_CWEI = 64,    /* $CWEI registers, 2 AMP sets (isa.md 5.3) */
+	CHIP_AACC = 32,    /* $AACC per worker, 2 AMP sets (isa.md 2.2) */
+};
+
+typedef struct {
+	const char *name; /* "c600", "gc200" */
+	const char *arch_name;
+	Arch arch;
+	uint32_t tiles;
+	double clock_hz;
+
+	/* Tile memory (byte addresses). */
+	uint32_t mem_base;   /* first byte of SRAM */
+	uint32_t mem_end;    /* one past the last byte */
+	uint32_t interleave; /* start of the interleaved region (region 1) */
+	uint32_t exec_end;   /* instruction fetch only below this */
+	uint32_t elem_bytes; /* one memory element */
+
+	/* Peak multiply-accumulates per tile per cycle (AMP). */
+	uint32_t macs_f32, macs_f16, macs_f8;
+
+	/* Timing constants of the emulator (cycles). */
+	uint32_t sync_local_cycles; /* sync LOCAL after the last worker exits */
+	uint32_t run_start_cycles;  /* run/runall issue to first worker issue */
+} Chip;
+
+/* chip.c */
+const Chip *chip_by_name(const char *name); /* NULL if unknown */
+const Chip *chip_default(void);             /* the C600 */
+const char *chip_names(void);               /* "c600, gc200" for messages */
+
+/* Memory element of a byte address (0-based, both regions), -1 outside. */
+int chip_mem_element(const Chip *c, uint32_t addr);
+int chip_mem_elements(const Chip *c); /* number of elements */
+int chip_in_memory(const Chip *c, uint32_t addr, uint32_t size);
+int chip_is_interleaved(const Chip *c, uint32_t addr);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * util.h - small helpers shared by every layer: diagnostics, bit fields,
+ * checked allocation.
+ *
+ * Error channels (see docs/design.md):
+ *   - user errors (bad input): functions return a negative int and fill a
+ *     caller-owned Diag; only cli/ prints and exits.
+ *   - our own bugs: assert() or die(), which abort.
+ *   - guest faults (the emulated program misbehaves): a Fault in the tile.
+ */
+#ifndef IPU_UTIL_H
+#define IPU_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	IPU_OK = 0,
+	IPU_EINVAL = -1, /* malformed input */
+	IPU_ERANGE = -2, /* value out of range */
+	IPU_EIO = -3,    /* file could not be read or written */
+	IPU_ENOMEM = -4, /* allocation failed */
+	IPU_EFAULT = -5, /* the emulated program faulted */
+};
+
+/* A diagnostic: where (file, line, column; 0 = unknown) and what. */
+typedef struct {
+	char file[256];
+	int line;
+	int col;
+	char msg[512];
+	char source_line[256]; /* the offending line, for a caret; may be "" */
+} Diag;
+
+/* diag.c */
+void diag_clear(Diag *d);
+/* Fill d (if not NULL) and return IPU_EINVAL or the given code. */
+int diag_set(Diag *d, int code, const char *file, int line, int col,
+             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* "file:line:col: msg" plus a caret line when source_line is known. */
+void diag_format(const Diag *d, char *buf, size_t len);
+
+_Noreturn void die_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
+static inline uint32_t
+bits(uint32_t w, unsigned hi, unsigned lo)
+{
+	uint32_t width = hi - lo + 1;
+	uint32_t mask = width >= 32 ? 0xffffffffu : ((1u << width) - 1);
+	return (w >> lo) & mask;
+}
+
+/* Sign-extend the low `width` bits of v. */
+static inline int32_t
+sext(uint32_t v, unsigned width)
+{
+	if (width >= 32)
+		return (int32_t)v;
+	uint32_t m = 1u << (width - 1);
+	v &= (1u << width) - 1;
+	return (int32_t)((v ^ m) - m);
+}
+
+/* File helpers (file.c). read_file returns IPU_OK and a malloc'd buffer. */
+int read_file(const char *path, uint8_t **data, size_t *len, Diag *d);
+int write_file(const char *path, const void *data, size_t len, Diag *d);
+
+#endif

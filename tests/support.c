@@ -1,0 +1,23 @@
+/* support.c - helpers shared by the unit tests. */
+#include "support.h"
+
+#include <string.h>
+
+uint32_t
+enc(const char *variant, int nops, ...)
+{
+	Insn in = {.row = (int16_t)isa_row_by_variant(variant),
+	           .nops = (uint8_t)nops};
+	if (in.row < 0)
+		fail_msg("no variant %s", variant);
+	va_list ap;
+	va_start(ap, nops);
+	for (int i = 0; i < nops; i++)
+		in.op[i] = va_arg(ap, int32_t);
+	va_end(ap);
+	uint32_t w;
+	int r = isa_encode(&in, &w);
+	if (r)
+		fail_msg("%s: operand %d does not fit", variant, -1 - r);
+	return w;
+}
