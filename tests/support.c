@@ -21,3 +21,18 @@ enc(const char *variant, int nops, ...)
 		fail_msg("%s: operand %d does not fit", variant, -1 - r);
 	return w;
 }
+
+Tile *
+run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
+          uint64_t max_cycles, RunStatus *status)
+{
+	const Chip *c = chip_default();
+	Tile *t = tile_new(c, 0);
+	assert_int_equal(tile_write(t, c->mem_base, words, (uint32_t)n * 4), 0);
+	if (worker >= 0)
+		tile_start_worker(t, worker, c->mem_base, vbase);
+	else
+		tile_start(t, c->mem_base);
+	*status = tile_run(t, max_cycles);
+	return t;
+}

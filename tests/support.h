@@ -15,4 +15,9 @@
  * fails the test if it does not encode. */
 uint32_t enc(const char *variant, int nops, ...);
 
+/* Load words at the start of tile memory and run them. With worker >= 0 the
+ * words run as that worker (vertex base = `vbase`), otherwise as the
+ * supervisor. The caller frees the tile. */
+Tile *run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
+                uint64_t max_cycles, RunStatus *status);
 #endif

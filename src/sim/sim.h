@@ -140,7 +140,7 @@ struct Tile {
 	uint64_t bundles; /* issues (bundles or solo instructions) */
 	uint64_t worker_issues;
 	int slot_worker[CHIP_SLOTS]; /* ctx running in each slot, or 0 */
-	uint64_t sync_ready;         /* supervisor leaves sync LOCAL at */
+	uint64_t last_exit;          /* cycle of the latest worker exit */
 	int lc_and;                  /* AND of worker exit statuses */
 	Fault fault;
 	int faulted;
@@ -159,10 +159,13 @@ void tile_free(Tile *t);
  * `br $lr` from the entry function ends the run with $m0 as the status. */
 void tile_start(Tile *t, uint32_t entry);
 enum { SIM_HOST_RETURN = 0 };
+/* Start worker w (0..5) at entry as run/runall do: it takes slot w from the
+ * next cycle. Returns -1 if that worker is already running. */
+int tile_start_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base);
 typedef enum {
-	RUN_DONE,     /* supervisor returned to the host */
-	RUN_FAULT,    /* t->fault says what */
-	RUN_TIMEOUT,  /* max_cycles reached */
+	RUN_DONE,    /* supervisor returned (or never ran) and workers exited */
+	RUN_FAULT,   /* t->fault says what */
+	RUN_TIMEOUT, /* max_cycles reached */
 	RUN_DEADLOCK, /* nothing can ever issue again */
 } RunStatus;
 RunStatus tile_run(Tile *t, uint64_t max_cycles);
@@ -184,6 +187,22 @@ void sim_wa(Exec *e, int r, uint32_t v);
 /* Operand i as a value: register contents for M/A kinds, else the
  * immediate. */
 uint32_t sim_src(const Exec *e, int i);
+/* Write v to operand i, which must be an M or A register operand. */
+void sim_dst(Exec *e, int i, uint32_t v);
+
+/* 64-bit ARF pairs: register r holds the low word, r + 1 the high word. */
+static inline uint64_t
+sim_ra64(const Exec *e, int r)
+{
+	return (uint64_t)sim_ra(e, r + 1) << 32 | sim_ra(e, r);
+}
+
+static inline void
+sim_wa64(Exec *e, int r, uint64_t v)
+{
+	sim_wa(e, r, (uint32_t)v);
+	sim_wa(e, r + 1, (uint32_t)(v >> 32));
+}
 /* Memory: check range, alignment, region and same-element conflicts within
  * the bundle; raise the fault and return 0 on failure. */
 int sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size);

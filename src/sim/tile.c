@@ -171,6 +171,19 @@ sim_src(const Exec *e, int i)
 	}
 }
 
+void
+sim_dst(Exec *e, int i, uint32_t v)
+{
+	const OperandSpec *s = &isa_row(e->in->row)->op[i];
+	if (s->kind == OPK_M)
+		sim_wm(e, e->in->op[i], v);
+	else if (s->kind == OPK_A)
+		sim_wa(e, e->in->op[i], v);
+	else
+		die("%s: operand %d is not a register",
+		    isa_row(e->in->row)->variant, i);
+}
+
 static void
 commit(Exec *e)
 {
@@ -403,6 +416,43 @@ fault:
 	c->state = CTXS_FAULTED;
 }
 
+int
+tile_start_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base)
+{
+	Context *c = &t->ctx[w + 1];
+	if (c->state == CTXS_RUN)
+		return -1;
+	c->state = CTXS_RUN;
+	c->pc = entry;
+	c->rpt_count = 0;
+	c->vertex_base = vertex_base;
+	c->worker_base = t->sup.worker_base[w];
+	c->m[12] = c->worker_base; /* $mworker_base (isa.md 2.1) */
+	c->m[13] = vertex_base;    /* $mvertex_base */
+	c->fp_ctl = t->sup.fp_ictl;
+	c->fp_sts = 0;
+	c->fp_nfmt = t->sup.fp_infmt;
+	c->fp_scl = t->sup.fp_iscl;
+	t->slot_worker[w] = w + 1;
+	return 0;
+}
+
+static int
+workers_busy(const Tile *t)
+{
+	for (int i = 1; i < CHIP_CONTEXTS; i++)
+		if (t->ctx[i].state == CTXS_RUN)
+			return 1;
+	return 0;
+}
+
+/* When a supervisor waiting in sync LOCAL may go on (isa.md 3.4). */
+static uint64_t
+sync_ready(const Tile *t)
+{
+	return t->last_exit + t->chip->sync_local_cycles;
+}
+
 /* The context that issues in this cycle, or -1. */
 static int
 issuer(Tile *t)
@@ -412,23 +462,10 @@ issuer(Tile *t)
 	if (w)
 		return t->ctx[w].state == CTXS_RUN ? w : -1;
 	Context *s = &t->ctx[0];
-	if (s->state == CTXS_SYNC && t->cycle >= t->sync_ready) {
-		int busy = 0;
-		for (int i = 1; i < CHIP_CONTEXTS; i++)
-			busy |= t->ctx[i].state == CTXS_RUN;
-		if (!busy)
-			s->state = CTXS_RUN;
-	}
+	if (s->state == CTXS_SYNC && !workers_busy(t) &&
+	    t->cycle >= sync_ready(t))
+		s->state = CTXS_RUN;
 	return s->state == CTXS_RUN ? 0 : -1;
-}
-
-static int
-anyone_running(const Tile *t)
-{
-	for (int i = 0; i < CHIP_CONTEXTS; i++)
-		if (t->ctx[i].state == CTXS_RUN)
-			return 1;
-	return 0;
 }
 
 RunStatus
@@ -437,14 +474,14 @@ tile_run(Tile *t, uint64_t max_cycles)
 	while (t->cycle < max_cycles) {
 		if (t->faulted)
 			return RUN_FAULT;
-		if (t->ctx[0].state == CTXS_DONE)
-			return RUN_DONE;
-		if (!anyone_running(t)) {
-			if (t->ctx[0].state != CTXS_SYNC)
-				return RUN_DEADLOCK;
+		int busy = workers_busy(t);
+		CtxState sup = t->ctx[0].state;
+		if (!busy && sup != CTXS_RUN) {
+			if (sup != CTXS_SYNC)
+				return RUN_DONE;
 			/* Only the supervisor's sync is pending: jump ahead. */
-			if (t->cycle < t->sync_ready) {
-				t->cycle = t->sync_ready;
+			if (t->cycle < sync_ready(t)) {
+				t->cycle = sync_ready(t);
 				continue;
 			}
 		}
