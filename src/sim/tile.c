@@ -346,10 +346,6 @@ issue(Tile *t, int ci)
 	Exec e = {.tile = t, .c = c, .ctx = ci, .pc = c->pc};
 	t->nacc = 0;
 	uint32_t w0, w1 = 0;
-	if (ci == 0 && c->pc == SIM_HOST_RETURN) {
-		c->state = CTXS_DONE;
-		return;
-	}
 	const Insn *i0 = fetch(&e, c->pc, &w0), *i1 = NULL;
 	if (!i0)
 		goto fault;
@@ -411,6 +407,8 @@ issue(Tile *t, int ci)
 	}
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = e.next_pc;
+	if (ci == 0 && c->pc == SIM_HOST_RETURN)
+		c->state = CTXS_DONE; /* returned to the host */
 	return;
 fault:
 	c->state = CTXS_FAULTED;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the project needs from Debian 12's packages (see README.md,
+# "Dependencies", for why each one is here). Does nothing when all are
+# present, so the test and main scripts can call it every time.
+set -euo pipefail
+pkgs=(
+	build-essential # gcc, make: the C11 toolchain
+	cmake # build and test driver (CTest)
+	clang # libFuzzer targets (-fsanitize=fuzzer)
+	libclang-rt-14-dev # clang's sanitizer and fuzzer runtimes
+	clang-format # the project's formatting check
+	libcmocka-dev # unit-test library
+	python3-numpy # independent float16 reference in tests
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+echo "installing: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

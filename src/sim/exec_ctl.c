@@ -1,0 +1,445 @@
+/*
+ * exec_ctl.c - control and system instructions: branches, calls, rpt,
+ * worker launch and exit, sync, CSR access, traps.
+ *
+ * These are the instructions that change who issues and where, so they work
+ * closely with tile.c: a branch sets e->next_pc; run/runall claim issue slots;
+ * exit frees one; sync parks the supervisor until tile.c's issuer lets it go.
+ * Exchange instructions (send, sans, delay) need the chip model and fault
+ * here with a message that says so.
+ */
+#include <string.h>
+
+#include "../util/util.h"
+#include "sim.h"
+
+/* Branches: targets are byte addresses (the table scales word fields). */
+
+static void
+branch_if(Exec *e, int cond)
+{
+	if (cond)
+		e->next_pc = (uint32_t)e->in->op[1];
+}
+
+void
+exec_bri(Exec *e)
+{
+	e->next_pc = (uint32_t)e->in->op[0];
+}
+
+void
+exec_br(Exec *e)
+{
+	e->next_pc = sim_src(e, 0);
+}
+
+void
+exec_brz(Exec *e)
+{
+	branch_if(e, sim_src(e, 0) == 0);
+}
+
+void
+exec_brnz(Exec *e)
+{
+	branch_if(e, sim_src(e, 0) != 0);
+}
+
+void
+exec_brpos(Exec *e)
+{
+	branch_if(e, (int32_t)sim_src(e, 0) > 0);
+}
+
+void
+exec_brneg(Exec *e)
+{
+	branch_if(e, (int32_t)sim_src(e, 0) < 0);
+}
+
+/* brnzdec: if the register is non-zero, decrement it and branch. */
+void
+exec_brnzdec(Exec *e)
+{
+	uint32_t v = sim_src(e, 0);
+	if (v) {
+		sim_dst(e, 0, v - 1);
+		e->next_pc = (uint32_t)e->in->op[1];
+	}
+}
+
+/* call $link, target: the link register gets the address after this
+ * instruction or bundle. */
+void
+exec_call(Exec *e)
+{
+	sim_dst(e, 0, e->next_pc);
+	e->next_pc = (uint32_t)e->in->op[1];
+}
+
+/*
+ * rpt count, size: the next size + 1 bundles repeat `count` times (count is
+ * 16 bits on ipu2/ipu21, isa.md 3.3). The body starts at the next 8-byte
+ * bundle; a count of 0 skips it. tile.c loops at the end of the body.
+ */
+void
+exec_rpt(Exec *e)
+{
+	uint32_t count = sim_src(e, 0) & 0xffff;
+	uint32_t first = e->next_pc;
+	uint32_t end = first + 8 * (uint32_t)e->in->op[1];
+	if (first % 8) {
+		sim_fault(e, FAULT_INVALID_PC, first,
+		          "rpt body at 0x%05x is not 8-byte aligned", first);
+		return;
+	}
+	if (count == 0) {
+		e->next_pc = end + 8;
+		return;
+	}
+	e->c->rpt_count = count;
+	e->c->rpt_first = first;
+	e->c->rpt_end = end;
+}
+
+/* Worker launch (isa.md 3.4). The vertex base register is used as an
+ * absolute address plus the scaled immediate, as poplibs uses it (DECISION:
+ * the ISA text calls it relative to the memory base). */
+
+static int
+entry_ok(Exec *e, uint32_t entry, uint32_t vbase)
+{
+	const Chip *c = e->tile->chip;
+	if (entry % 4 || entry < c->mem_base || entry >= c->exec_end) {
+		sim_fault(e, FAULT_INVALID_PC, entry,
+		          "worker entry 0x%05x is not executable", entry);
+		return 0;
+	}
+	if (vbase % 4) {
+		sim_fault(e, FAULT_INVALID_ADDR, vbase,
+		          "vertex base 0x%05x is not 4-byte aligned", vbase);
+		return 0;
+	}
+	return 1;
+}
+
+void
+exec_run(Exec *e)
+{
+	uint32_t entry = sim_src(e, 0);
+	uint32_t vbase = sim_src(e, 1) + 4 * (uint32_t)e->in->op[2];
+	if (!entry_ok(e, entry, vbase))
+		return;
+	for (int w = 0; w < CHIP_WORKERS; w++)
+		if (e->tile->ctx[w + 1].state != CTXS_RUN) {
+			tile_start_worker(e->tile, w, entry, vbase);
+			return;
+		}
+	sim_fault(e, FAULT_EXERR, 0, "run: all six workers are running");
+}
+
+void
+exec_runall(Exec *e)
+{
+	uint32_t entry = sim_src(e, 0), base = sim_src(e, 1);
+	uint32_t step = 4 * (uint32_t)e->in->op[2];
+	for (int w = 0; w < CHIP_WORKERS; w++)
+		if (e->tile->ctx[w + 1].state == CTXS_RUN) {
+			sim_fault(e, FAULT_EXERR, 0,
+			          "runall while worker %d is running", w);
+			return;
+		}
+	if (!entry_ok(e, entry, base) || !entry_ok(e, entry, base + step))
+		return;
+	for (int w = 0; w < CHIP_WORKERS; w++)
+		tile_start_worker(e->tile, w, entry, base + (uint32_t)w * step);
+}
+
+/* Worker exit: the status (the named condition on the register) is ANDed
+ * into the supervisor's local consensus $SSR.LC (DECISION, isa.md 3.4). */
+static void
+worker_exit(Exec *e, int status)
+{
+	Tile *t = e->tile;
+	e->c->state = CTXS_IDLE;
+	e->c->exit_status = status;
+	t->lc_and &= status;
+	t->slot_worker[e->ctx - 1] = 0;
+	t->last_exit = t->cycle;
+}
+
+void
+exec_exitz(Exec *e)
+{
+	worker_exit(e, sim_src(e, 0) == 0);
+}
+
+void
+exec_exitnz(Exec *e)
+{
+	worker_exit(e, sim_src(e, 0) != 0);
+}
+
+void
+exec_exitpos(Exec *e)
+{
+	worker_exit(e, (int32_t)sim_src(e, 0) > 0);
+}
+
+void
+exec_exitneg(Exec *e)
+{
+	worker_exit(e, (int32_t)sim_src(e, 0) < 0);
+}
+
+/* sync zone (isa.md 3.4): on one tile only LOCAL (2) has a meaning: wait
+ * until every worker has exited. Other zones involve other tiles or the
+ * host and belong to the chip model. */
+enum { SYNC_LOCAL = 2 };
+
+void
+exec_sync(Exec *e)
+{
+	uint32_t zone = (uint32_t)e->in->op[0];
+	if (zone != SYNC_LOCAL) {
+		sim_fault(e, FAULT_INVALID_OP, 0,
+		          "sync %u: only the local zone (2) exists on a "
+		          "single tile; other zones need the chip model",
+		          zone);
+		return;
+	}
+	e->c->state = CTXS_SYNC;
+}
+
+static void
+needs_chip(Exec *e, const char *what)
+{
+	sim_fault(e, FAULT_INVALID_OP, 0,
+	          "%s is an exchange instruction; a single tile has no "
+	          "exchange (use the chip model)",
+	          what);
+}
+
+void
+exec_send(Exec *e)
+{
+	needs_chip(e, "send");
+}
+
+void
+exec_sans(Exec *e)
+{
+	needs_chip(e, "sans");
+}
+
+void
+exec_delay(Exec *e)
+{
+	needs_chip(e, "delay");
+}
+
+void
+exec_trap(Exec *e)
+{
+	sim_fault(e, FAULT_PBRK0, 0, "trap %d", e->in->op[0]);
+}
+
+/* CSRs. Indices come from target/csrs.def; fields from isa.md 2.3. */
+
+enum {
+	/* worker, lower space */
+	W_PC = 0x00,
+	W_WSR = 0x01,
+	W_VERTEX_BASE = 0x02,
+	W_WORKER_BASE = 0x03,
+	W_REPEAT_COUNT = 0x04,
+	W_REPEAT_FIRST = 0x05,
+	W_REPEAT_END = 0x06,
+	W_COUNT_L = 0x60,
+	W_COUNT_U = 0x61,
+	W_DBG_DATA = 0x70,
+	/* supervisor */
+	S_PC = 0x00,
+	S_SSR = 0x01,
+	S_CR = 0x02,
+	S_TILE_ID = 0x03,
+	S_FP_ICTL = 0x20,
+	S_WORKER0_BASE = 0x21,
+	S_FP_INFMT = 0x31,
+	S_FP_ISCL = 0x33,
+	S_CCCSLOAD = 0x50,
+	S_COUNT_L = 0x60,
+	S_COUNT_U = 0x61,
+	S_DBG_DATA = 0x70,
+	S_CTXT_STS = 0x72,
+	S_EXCH_FIRST = 0xa0,
+	S_EXCH_LAST = 0xab,
+	/* $CR bits */
+	CR_LC_CLR = 1 << 0,
+	CR_LC_SET = 1 << 1,
+	CR_ZCWEI = 1 << 2,
+};
+
+static int
+ipu21_only(Exec *e, int idx)
+{
+	if (e->tile->chip->arch == ARCH_IPU21)
+		return 1;
+	sim_fault(e, FAULT_INVALID_OP, 0,
+	          "CSR 0x%02x exists only on ipu21 (C600)", idx);
+	return 0;
+}
+
+static uint32_t
+ctxt_sts(const Tile *t)
+{
+	/* 2 bits per context: 0 inactive, 1 active, 3 excepted */
+	uint32_t v = 0;
+	for (int i = 0; i < CHIP_CONTEXTS; i++) {
+		CtxState s = t->ctx[i].state;
+		uint32_t f = s == CTXS_FAULTED                   ? 3
+		             : (s == CTXS_RUN || s == CTXS_SYNC) ? 1
+		                                                 : 0;
+		v |= f << (2 * i);
+	}
+	return v;
+}
+
+/* Read a lower-space CSR; returns 0 and faults on an unknown index. */
+static int
+csr_get(Exec *e, int idx, uint32_t *v)
+{
+	Tile *t = e->tile;
+	Context *c = e->c;
+	if (e->ctx == 0) {
+		SupervisorCsrs *s = &t->sup;
+		if (idx == S_PC)
+			*v = e->pc;
+		else if (idx == S_SSR)
+			*v = (uint32_t)t->lc_and;
+		else if (idx == S_CR)
+			*v = s->cr;
+		else if (idx == S_TILE_ID)
+			*v = t->id;
+		else if (idx == S_FP_ICTL)
+			*v = s->fp_ictl;
+		else if (idx >= S_WORKER0_BASE &&
+		         idx < S_WORKER0_BASE + CHIP_WORKERS)
+			*v = s->worker_base[idx - S_WORKER0_BASE];
+		else if (idx == S_FP_INFMT && ipu21_only(e, idx))
+			*v = s->fp_infmt;
+		else if (idx == S_FP_ISCL && ipu21_only(e, idx))
+			*v = s->fp_iscl;
+		else if (idx == S_CCCSLOAD)
+			*v = s->cccsload;
+		else if (idx == S_COUNT_L)
+			*v = (uint32_t)t->cycle;
+		else if (idx == S_COUNT_U)
+			*v = (uint32_t)(t->cycle >> 32);
+		else if (idx == S_DBG_DATA)
+			*v = s->dbg_data;
+		else if (idx == S_CTXT_STS)
+			*v = ctxt_sts(t);
+		else if (idx >= S_EXCH_FIRST && idx <= S_EXCH_LAST)
+			*v = s->exch[idx - S_EXCH_FIRST];
+		else
+			goto bad;
+		return !t->faulted;
+	}
+	switch (idx) {
+	case W_PC:
+		*v = e->pc;
+		break;
+	case W_WSR:
+		*v = (uint32_t)(e->ctx - 1); /* CTXTID_M1 [2:0] */
+		break;
+	case W_VERTEX_BASE:
+		*v = c->vertex_base;
+		break;
+	case W_WORKER_BASE:
+		*v = c->worker_base;
+		break;
+	case W_REPEAT_COUNT:
+		*v = c->rpt_count;
+		break;
+	case W_REPEAT_FIRST:
+		*v = c->rpt_first;
+		break;
+	case W_REPEAT_END:
+		*v = c->rpt_end;
+		break;
+	case W_COUNT_L:
+		*v = (uint32_t)t->cycle;
+		break;
+	case W_COUNT_U:
+		*v = (uint32_t)(t->cycle >> 32);
+		break;
+	case W_DBG_DATA:
+		*v = c->dbg_data;
+		break;
+	default:
+		goto bad;
+	}
+	return 1;
+bad:
+	sim_fault(e, FAULT_INVALID_OP, 0, "get: no %s CSR 0x%02x",
+	          e->ctx ? "worker" : "supervisor", idx);
+	return 0;
+}
+
+static void
+csr_put(Exec *e, int idx, uint32_t v)
+{
+	Tile *t = e->tile;
+	if (e->ctx == 0) {
+		SupervisorCsrs *s = &t->sup;
+		if (idx == S_CR) {
+			if (v & CR_LC_CLR)
+				t->lc_and = 0;
+			if (v & CR_LC_SET)
+				t->lc_and = 1;
+			if (v & CR_ZCWEI)
+				memset(t->cwei, 0, sizeof t->cwei);
+			s->cr = v;
+		} else if (idx == S_FP_ICTL)
+			s->fp_ictl = v;
+		else if (idx >= S_WORKER0_BASE &&
+		         idx < S_WORKER0_BASE + CHIP_WORKERS)
+			s->worker_base[idx - S_WORKER0_BASE] = v & 0x1fffff;
+		else if (idx == S_FP_INFMT && ipu21_only(e, idx))
+			s->fp_infmt = v;
+		else if (idx == S_FP_ISCL && ipu21_only(e, idx))
+			s->fp_iscl = v;
+		else if (idx == S_CCCSLOAD)
+			s->cccsload = v & 0x1fffff;
+		else if (idx == S_DBG_DATA)
+			s->dbg_data = v;
+		else if (idx >= S_EXCH_FIRST && idx <= S_EXCH_LAST)
+			s->exch[idx - S_EXCH_FIRST] = v;
+		else if (!t->faulted)
+			sim_fault(e, FAULT_INVALID_OP, 0,
+			          "put: no writable supervisor CSR 0x%02x",
+			          idx);
+		return;
+	}
+	if (idx == W_DBG_DATA)
+		e->c->dbg_data = v;
+	else
+		sim_fault(e, FAULT_INVALID_OP, 0,
+		          "put: no writable worker CSR 0x%02x", idx);
+}
+
+void
+exec_get(Exec *e)
+{
+	uint32_t v;
+	if (csr_get(e, e->in->op[1], &v))
+		sim_dst(e, 0, v);
+}
+
+void
+exec_put(Exec *e)
+{
+	csr_put(e, e->in->op[0], sim_src(e, 1));
+}

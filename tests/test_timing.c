@@ -1,0 +1,283 @@
+/*
+ * test_timing.c - the issue model: round-robin slots, runall + sync LOCAL,
+ * rpt, control flow, CSR reads. Expected cycle counts are derived by hand
+ * from the model in src/sim/sim.h (comments show the arithmetic).
+ */
+#include "support.h"
+
+#include <string.h>
+
+#define CO 0x80000000u /* co-issue bit: first word of a bundle */
+
+typedef struct {
+	uint32_t w[256];
+	int n;
+} Prog;
+
+static void
+put(Prog *p, uint32_t w)
+{
+	p->w[p->n++] = w;
+}
+
+static void
+align8(Prog *p)
+{
+	if (p->n % 2)
+		put(p, enc("or_mmmn_zi", 3, 15, 15, 0)); /* nop */
+}
+
+/* { nop ; fnop } */
+static void
+nop_bundle(Prog *p)
+{
+	put(p, CO | enc("or_mmmn_zi", 3, 15, 15, 0));
+	put(p, enc("or_aaan_zi", 3, 15, 15, 0));
+}
+
+static uint32_t
+addr_of(int word)
+{
+	return chip_default()->mem_base + 4u * (uint32_t)word;
+}
+
+/* A worker body: { rpt count, body-1 ; fnop }, `body` nop bundles, exitz. */
+static void
+worker_rpt(Prog *p, int count, int body)
+{
+	align8(p);
+	put(p, CO | enc("rpt_mmmn_zi_zi", 2, count, body - 1));
+	put(p, enc("or_aaan_zi", 3, 15, 15, 0));
+	for (int i = 0; i < body; i++)
+		nop_bundle(p);
+	put(p, enc("exitz_mmmn", 1, 15));
+}
+
+static Tile *
+run_prog(Prog *p, uint32_t entry, RunStatus *st)
+{
+	const Chip *c = chip_default();
+	Tile *t = tile_new(c, 0);
+	assert_int_equal(tile_write(t, c->mem_base, p->w, 4u * p->n), 0);
+	tile_start(t, entry);
+	*st = tile_run(t, 10000000);
+	if (*st == RUN_FAULT) {
+		char buf[512];
+		tile_format_fault(t, buf, sizeof buf);
+		fail_msg("fault: %s", buf);
+	}
+	return t;
+}
+
+static void
+test_supervisor_returns_status(void **state)
+{
+	(void)state;
+	Prog p = {0};
+	put(&p, enc("setzi_mmmn_zi", 2, 0, 1234));
+	put(&p, enc("br_mmmn", 1, 10));
+	RunStatus st;
+	Tile *t = run_prog(&p, addr_of(0), &st);
+	assert_int_equal(st, RUN_DONE);
+	assert_int_equal(t->ctx[0].m[0], 1234);
+	/* The supervisor owns all six slots: one instruction per cycle. */
+	assert_int_equal(t->cycle, 2);
+	tile_free(t);
+}
+
+/*
+ * Six workers, each { rpt N } over B nop bundles, launched by runall and
+ * awaited with sync LOCAL.
+ *   cycle 0 setzi (slot 0), cycle 1 runall (slot 1);
+ *   worker w issues first at the first cycle > 1 in slot w: w2..w5 at 2..5,
+ *   w0 at 6, w1 at 7; each issues 1 + N*B + 1 times, 6 cycles apart, so w1
+ *   exits last at 7 + 6*(N*B + 1).
+ *   Slot 2 frees after w2's exit at 2 + 6*(N*B + 1); the supervisor's sync
+ *   issues at the next slot-2 cycle, 2 + 6*(N*B + 2), and leaves at
+ *   last exit + 6 (sync_local_cycles), where br $lr issues; the run ends one
+ *   cycle later.
+ */
+static void
+test_runall_sync_timing(void **state)
+{
+	(void)state;
+	const int N = 10, B = 3;
+	Prog p = {0};
+	put(&p, enc("setzi_mmmn_zi", 2, 1, 0)); /* patched below */
+	put(&p, enc("runall_mmmn_zi", 3, 1, 15, 0));
+	put(&p, enc("sync_mmmn_zi", 1, 2));
+	put(&p, enc("br_mmmn", 1, 10));
+	align8(&p);
+	int entry = p.n;
+	worker_rpt(&p, N, B);
+	p.w[0] = enc("setzi_mmmn_zi", 2, 1, (int32_t)addr_of(entry));
+	RunStatus st;
+	Tile *t = run_prog(&p, addr_of(0), &st);
+	assert_int_equal(st, RUN_DONE);
+	uint64_t last_exit = 7 + 6 * (uint64_t)(N * B + 1);
+	assert_int_equal(t->last_exit, last_exit);
+	assert_int_equal(t->cycle, last_exit + 6 + 1);
+	/* 6 workers x (N*B + 2) issues + 4 supervisor instructions */
+	assert_int_equal(t->bundles, 6 * (N * B + 2) + 4);
+	/* about 6 cycles per body bundle per worker: N*B bundles in ~6*N*B */
+	assert_true(t->cycle >= 6u * N * B && t->cycle < 6u * N * B + 30);
+	tile_free(t);
+}
+
+/* One worker alone also issues once every 6 cycles; the supervisor keeps
+ * the other five slots. */
+static void
+test_single_worker_rate(void **state)
+{
+	(void)state;
+	const int N = 20;
+	Prog p = {0};
+	put(&p, enc("setzi_mmmn_zi", 2, 1, 0));
+	put(&p, enc("run_mmmn_zi", 3, 1, 15, 0));
+	put(&p, enc("sync_mmmn_zi", 1, 2));
+	put(&p, enc("br_mmmn", 1, 10));
+	align8(&p);
+	int entry = p.n;
+	worker_rpt(&p, N, 1);
+	p.w[0] = enc("setzi_mmmn_zi", 2, 1, (int32_t)addr_of(entry));
+	RunStatus st;
+	Tile *t = run_prog(&p, addr_of(0), &st);
+	assert_int_equal(st, RUN_DONE);
+	/* run at cycle 1 takes worker 0; its slot 0 comes at cycle 6; it issues
+	 * N + 2 times, the exitz at 6 + 6*(N + 1). */
+	assert_int_equal(t->last_exit, 6 + 6 * (uint64_t)(N + 1));
+	/* sync issued at cycle 2 (slot 2 is the supervisor's), then waits. */
+	assert_int_equal(t->cycle, t->last_exit + 6 + 1);
+	tile_free(t);
+}
+
+/* rpt with a count of 0 skips its body. */
+static void
+test_rpt_zero_skips(void **state)
+{
+	(void)state;
+	Prog p = {0};
+	worker_rpt(&p, 0, 2);
+	RunStatus st;
+	Tile *t = run_words(p.w, p.n, 0, 0, 100000, &st);
+	assert_int_equal(st, RUN_DONE);
+	assert_int_equal(t->bundles, 2); /* rpt bundle + exitz */
+	tile_free(t);
+}
+
+/* Control flow: a countdown loop with brnzdec, call/br. */
+static void
+test_branches(void **state)
+{
+	(void)state;
+	Prog p = {0};
+	uint32_t base = chip_default()->mem_base;
+	put(&p, enc("setzi_mmmn_zi", 2, 2, 4)); /* m2 = 4 */
+	put(&p, enc("setzi_mmmn_zi", 2, 3, 0)); /* m3 = 0 */
+	int loop = p.n;
+	put(&p, enc("add_mmmn_zi", 3, 3, 3, 10)); /* m3 += 10 */
+	put(&p, enc("brnzdec_mmmn_zi", 2, 2, (int32_t)(base + 4 * loop)));
+	/* 5 iterations: m3 = 50, m2 = 0 */
+	put(&p, enc("call_mmmn_zi", 2, 9, 0)); /* patched: call sub */
+	int after = p.n;
+	put(&p, enc("brz_mmmn_zi", 2, 2, 0));     /* patched: to done */
+	put(&p, enc("setzi_mmmn_zi", 2, 3, 999)); /* skipped */
+	int done = p.n;
+	put(&p, enc("or_mmmn_zi", 3, 0, 3, 0)); /* m0 = m3 */
+	put(&p, enc("br_mmmn", 1, 10));
+	int sub = p.n;
+	put(&p, enc("add_mmmn_zi", 3, 3, 3, 1)); /* m3 += 1 */
+	put(&p, enc("br_mmmn", 1, 9));
+	p.w[after - 1] = enc("call_mmmn_zi", 2, 9, (int32_t)(base + 4 * sub));
+	p.w[after] = enc("brz_mmmn_zi", 2, 2, (int32_t)(base + 4 * done));
+	RunStatus st;
+	Tile *t = run_prog(&p, base, &st);
+	assert_int_equal(st, RUN_DONE);
+	assert_int_equal(t->ctx[0].m[0], 51);
+	assert_int_equal(t->ctx[0].m[9], base + 4 * after);
+	tile_free(t);
+}
+
+/* $COUNT_L read by a worker advances by 6 per issue of that worker. */
+static void
+test_count_csr(void **state)
+{
+	(void)state;
+	Prog p = {0};
+	put(&p, enc("get_mmmn_zi", 2, 1, 0x60));
+	put(&p, enc("get_mmmn_zi", 2, 2, 0x60));
+	put(&p, enc("get_mmmn_zi", 2, 3, 0x01)); /* $WSR: worker id */
+	put(&p, enc("exitz_mmmn", 1, 15));
+	RunStatus st;
+	Tile *t = run_words(p.w, p.n, 3, 0, 100000, &st);
+	assert_int_equal(st, RUN_DONE);
+	assert_int_equal(t->ctx[4].m[1], 3); /* worker 3's first turn: slot 3 */
+	assert_int_equal(t->ctx[4].m[2] - t->ctx[4].m[1], 6);
+	assert_int_equal(t->ctx[4].m[3], 3);
+	tile_free(t);
+}
+
+static void
+expect_fault(const uint32_t *w, int n, int worker, FaultType type,
+             const char *needle)
+{
+	RunStatus st;
+	Tile *t = run_words(w, n, worker, 0, 100000, &st);
+	assert_int_equal(st, RUN_FAULT);
+	assert_int_equal(t->fault.type, type);
+	char buf[512];
+	tile_format_fault(t, buf, sizeof buf);
+	if (!strstr(buf, needle))
+		fail_msg("'%s' not in '%s'", needle, buf);
+	tile_free(t);
+}
+
+static void
+test_control_faults(void **state)
+{
+	(void)state;
+	uint32_t w[4];
+	/* a worker-only instruction in the supervisor */
+	w[0] = enc("exitz_mmmn", 1, 15);
+	expect_fault(w, 1, -1, FAULT_INVALID_INSTR, "supervisor");
+	/* a supervisor-only instruction in a worker */
+	w[0] = enc("sync_mmmn_zi", 1, 2);
+	expect_fault(w, 1, 2, FAULT_INVALID_INSTR, "worker 2");
+	/* an undecodable word */
+	w[0] = 0x7fffffff;
+	expect_fault(w, 1, 0, FAULT_INVALID_INSTR, "not a valid ipu21");
+	/* branch to data memory above the executable limit */
+	w[0] = enc("bri_mmmn_zi", 1, 0x90000);
+	expect_fault(w, 1, 0, FAULT_INVALID_PC, "0x90000");
+	/* a bundle whose halves are in the wrong lanes */
+	w[0] = CO | enc("or_aaan_zi", 3, 15, 15, 0);
+	w[1] = enc("or_mmmn_zi", 3, 15, 15, 0);
+	expect_fault(w, 2, 0, FAULT_INVALID_INSTR, "{main; aux}");
+	/* a solo instruction inside a rpt body */
+	w[0] = CO | enc("rpt_mmmn_zi_zi", 2, 2, 0);
+	w[1] = enc("or_aaan_zi", 3, 15, 15, 0);
+	w[2] = enc("or_mmmn_zi", 3, 15, 15, 0);
+	w[3] = enc("exitz_mmmn", 1, 15);
+	expect_fault(w, 4, 0, FAULT_INVALID_INSTR, "rpt body");
+	/* trap */
+	w[0] = enc("trap_mmmn_zi", 1, 5);
+	expect_fault(w, 1, -1, FAULT_PBRK0, "trap 5");
+	/* exchange on a single tile */
+	w[0] = enc("send_mmmn_zi", 3, 0, 0, 1);
+	expect_fault(w, 1, -1, FAULT_INVALID_OP, "exchange");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_supervisor_returns_status),
+	    cmocka_unit_test(test_runall_sync_timing),
+	    cmocka_unit_test(test_single_worker_rate),
+	    cmocka_unit_test(test_rpt_zero_skips),
+	    cmocka_unit_test(test_branches),
+	    cmocka_unit_test(test_count_csr),
+	    cmocka_unit_test(test_control_faults),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
