@@ -1,0 +1,406 @@
+/*
+ * amp.c - the AMP (accumulating matrix product) engines of the emulator:
+ * every *amp and *slic instruction, and the supervisor weight loads
+ * ld64putcs / ld128putcs that fill the CWEI (CCCS) registers.
+ *
+ * The real AMP pipeline is only partly public (isa.md 5, 10 item 1). What
+ * follows is OUR MODEL; docs/emulator-amp.md explains it with its sources.
+ * Every number in it is a DECISION unless a section of isa.md is cited, and
+ * the whole model is the table `forms` plus a handful of functions below, so
+ * that a hardware check can change it in one place.
+ *
+ * Weights (isa.md 5.3). 64 CWEI registers of 64 bits (tile->cwei), shared by
+ * all workers, written only by the supervisor:
+ *   ld64putcs k   cwei[k] = 8 bytes at $CCCSLOAD; $CCCSLOAD += 8
+ *   ld128putcs k  cwei[k], cwei[k+1] = 16 bytes at $CCCSLOAD; += 16; the
+ *                 source must be 16-byte aligned in the interleaved region
+ *                 (sim_load enforces that); k must be even (DECISION).
+ * k outside the register file faults with INVALID_OP. Engine m (0..15;
+ * 0..7 = AMP set 0, 8..15 = set 1) at weight column n (0..3) uses
+ * cwei[(m / 8) * 32 + 4 * (m % 8) + n]. Inside one CWEI, element i (half i,
+ * f32 word i, or byte i, counted from the least significant end) multiplies
+ * input element i, counted the same way across the input register(s).
+ *
+ * Pipeline. Every worker has its own AmpState (sim.h): per engine `acc`
+ * (the group being accumulated), `next` (partials loaded for the following
+ * group) and `done` (the finished group, being drained). The phase p comes
+ * from the flags immediate: bits [1:0] for the f16/f8 forms (4 phases),
+ * bits [2:0] for the f32 forms (8 phases); the other bits are ignored
+ * (isa.md 5.7: the real layout is unknown; the assembler's TAMP_* names map
+ * to these numbers). One instruction at phase p, in this order:
+ *   1. dst    = results of done[] for its io engines (below), converted
+ *   2. next[] = the partials operand, for the same io engines
+ *   3. acc[m] += sum over inputs i of x[i] * w(m, p)[i], for each engine m
+ *      of the form, the previous acc and all exact products summed in
+ *      double and rounded to f32 once per instruction (isa.md 2.2: products
+ *      exact, wide accumulation; exact rounding unknown)
+ *   4. after the last phase: done = acc, acc = next (for the form's engines)
+ * So partials enter one group ahead and results leave one group late: a loop
+ * of N groups runs 1 warm-up group (zero inputs, the partials of the first
+ * real group), the N groups, and 1 drain group (zero inputs) (isa.md 5.4).
+ *
+ * io engines at phase p: k = results out = partials in per instruction; the
+ * engines are k*p .. k*p+k-1. f32sisoamp (8 engines, 8 phases, k = 2) moves
+ * them only on even phases (engines p, p+1); on odd phases dst is not written
+ * and partials are ignored (isa.md 5.5: poplibs passes $azeros there).
+ *
+ * Forms (isa.md 5.2, 5.4, 5.5, 6):
+ *   mnemonic         engines phases inputs/insn  partials in  results out
+ *   f16v4hihoamp       0..7    4    4 x f16        2 x f16      2 x f16
+ *   f16v4sihoamp       0..7    4    4 x f16        2 x f32      2 x f16
+ *   f16v4sisoamp       0..7    4    4 x f16        2 x f32      2 x f32
+ *   f16v4hihov4amp    0..15    4    4 x f16        4 x f16      4 x f16
+ *   f32sisoamp         0..7    8    1 x f32        2 x f32      2 x f32
+ *   f32sisov2amp      0..15    8    1 x f32        2 x f32      2 x f32
+ *   f8v8hihov4amp     0..15    4    8 x f8         4 x f16      4 x f16
+ * f32 forms: weight of engine m at phase p = f32 word (p % 2) of the CWEI
+ * for column p / 2. FP8 (ipu21): $FP_NFMT bit 0 = weight (CWEI) format,
+ * bit 1 = input (ARF) format, 0 = F143 and 1 = F152 (model.md 7.2; the
+ * supervisor's $FP_INFMT = (input << 1) | weight is copied at worker start,
+ * isa.md 6). Each product is scaled by 2^$FP_SCL (6-bit two's complement:
+ * poplibs sets it to s_in + s_w); partials enter unscaled.
+ *
+ * Not modelled: $FP_STS flags and traps (the AMP raises none), $FP_CTL
+ * rounding modes (results round to nearest even), denormal flushing. $AACC
+ * (sim.h, Context.aacc) and AmpState are separate state in our model; writing
+ * $FP_CLR.ZAACC clears both (sim_amp_clear). SLIC (isa.md 5.6) is not
+ * emulated: each *slic instruction faults and says so.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../util/fp.h"
+#include "sim.h"
+
+enum {
+	AMP_ENGINES = 16,    /* both AMP sets */
+	AMP_SET_ENGINES = 8, /* isa.md 2.2, TFPU_AMP_UNITS_PER_SET */
+	AMP_SET_CWEI = 32,   /* CWEI registers per set (isa.md 5.3) */
+	AMP_COLUMNS = 4,     /* CWEI columns per engine */
+	AMP_MAX_INPUTS = 8,  /* f8v8: 8 inputs per instruction */
+	AMP_MAX_IO = 4,      /* partials in / results out per instruction */
+};
+
+/* Element formats of inputs, weights, partials and results. */
+typedef enum { EF_F16, EF_F32, EF_F8 } ElemFmt;
+
+typedef struct {
+	const char *name;
+	int engines;  /* 8 (set 0) or 16 (both sets) */
+	int phases;   /* 4 or 8 */
+	ElemFmt in;   /* input and weight elements */
+	int ninputs;  /* inputs per instruction */
+	ElemFmt part; /* partials operand */
+	ElemFmt res;  /* results (dst) operand */
+	int io;       /* partials in = results out per instruction */
+	int io_every; /* 1: io on every phase; 2: on even phases only */
+} AmpForm;
+
+/* The model's forms (see the table at the top). */
+static const AmpForm form_f16v4hihoamp = {"f16v4hihoamp", 8,      4, EF_F16, 4,
+                                          EF_F16,         EF_F16, 2, 1};
+static const AmpForm form_f16v4sihoamp = {"f16v4sihoamp", 8,      4, EF_F16, 4,
+                                          EF_F32,         EF_F16, 2, 1};
+static const AmpForm form_f16v4sisoamp = {"f16v4sisoamp", 8,      4, EF_F16, 4,
+                                          EF_F32,         EF_F32, 2, 1};
+static const AmpForm form_f16v4hihov4amp = {
+    "f16v4hihov4amp", 16, 4, EF_F16, 4, EF_F16, EF_F16, 4, 1};
+static const AmpForm form_f32sisoamp = {"f32sisoamp", 8,      8, EF_F32, 1,
+                                        EF_F32,       EF_F32, 2, 2};
+static const AmpForm form_f32sisov2amp = {"f32sisov2amp", 16,     8, EF_F32, 1,
+                                          EF_F32,         EF_F32, 2, 1};
+static const AmpForm form_f8v8hihov4amp = {"f8v8hihov4amp", 16,     4, EF_F8, 8,
+                                           EF_F16,          EF_F16, 4, 1};
+
+/* CWEI register of engine m (0..15) at weight column n (0..3), isa.md 5.3. */
+static int
+cwei_index(int m, int n)
+{
+	return (m / AMP_SET_ENGINES) * AMP_SET_CWEI + AMP_COLUMNS * (m % 8) + n;
+}
+
+/* Phase from the flags immediate. */
+static int
+amp_phase(const AmpForm *f, uint32_t flags)
+{
+	return (int)(flags & (uint32_t)(f->phases - 1));
+}
+
+/* Round an accumulation to the f32 state. The one place to change if the
+ * hardware turns out to accumulate differently. */
+static float
+acc_round(double v)
+{
+	return (float)v;
+}
+
+/* FP8 value of byte b in the format given by $FP_NFMT bit `bit` (0 for
+ * weights, 1 for inputs); fp.h's Fp8Format numbers them 0 = F143,
+ * 1 = F152. */
+static double
+f8_value(uint8_t b, uint32_t nfmt, int bit)
+{
+	return fp_f8_to_f64(b, (Fp8Format)((nfmt >> bit) & 1), 0);
+}
+
+static double
+f16_value(uint16_t h)
+{
+	return fp_f16_to_f64(h);
+}
+
+/* f32 results and partials: host floats hold binary32. */
+static uint16_t
+f16_result(float v)
+{
+	unsigned flags = 0; /* the AMP raises no $FP_STS flags (DECISION) */
+	return fp_f32_to_f16(fp_float_f32(v), FP_RNE, 0, FP_OV_IEEE, &flags);
+}
+
+/* Element i of a 64-bit word holding 4 f16, 2 f32 or 8 f8. */
+static double
+elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
+{
+	switch (fmt) {
+	case EF_F16:
+		return f16_value((uint16_t)(w >> (16 * i)));
+	case EF_F32:
+		return fp_f32_float((uint32_t)(w >> (32 * i)));
+	case EF_F8:
+		return f8_value((uint8_t)(w >> (8 * i)), nfmt, nfmt_bit);
+	}
+	return 0;
+}
+
+/* Read n elements of format fmt from ARF registers r, r+1 (low word first,
+ * low bits first). */
+static void
+read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
+{
+	for (int i = 0; i < n; i++) {
+		if (fmt == EF_F16) {
+			uint32_t w = sim_ra(e, r + i / 2);
+			out[i] =
+			    (float)f16_value((uint16_t)(w >> (16 * (i % 2))));
+		} else {
+			out[i] = fp_f32_float(sim_ra(e, r + i));
+		}
+	}
+}
+
+/* Write n results to ARF registers r, r+1 (low word first). */
+static void
+write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
+{
+	if (fmt == EF_F16) {
+		for (int i = 0; i < n; i += 2)
+			sim_wa(e, r + i / 2,
+			       (uint32_t)f16_result(v[i]) |
+			           (uint32_t)f16_result(v[i + 1]) << 16);
+	} else {
+		for (int i = 0; i < n; i++)
+			sim_wa(e, r + i, fp_float_f32(v[i]));
+	}
+}
+
+/* The inputs of one instruction, as exact doubles. */
+static void
+read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
+{
+	if (f->in == EF_F32) {
+		x[0] = fp_f32_float(sim_ra(e, r));
+		return;
+	}
+	uint64_t w = sim_ra64(e, r);
+	for (int i = 0; i < f->ninputs; i++)
+		x[i] = elem64(w, f->in, i, e->c->fp_nfmt, 1);
+}
+
+/* Weight i of engine m at phase p. */
+static double
+weight(const Exec *e, const AmpForm *f, int m, int p, int i)
+{
+	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
+	uint64_t w = e->tile->cwei[cwei_index(m, p / per_cwei)];
+	int elem = per_cwei > 1 ? p % per_cwei : i;
+	return elem64(w, f->in, elem, e->c->fp_nfmt, 0);
+}
+
+/* 2^$FP_SCL for FP8 products, else 1. */
+static double
+product_scale(const Exec *e, const AmpForm *f)
+{
+	if (f->in != EF_F8)
+		return 1.0;
+	return ldexp(1.0, fp_scale6(e->c->fp_scl));
+}
+
+/* One AMP instruction of form f. Operands (all forms): dst, input,
+ * partials, flags (insns.def). */
+static void
+amp_exec(Exec *e, const AmpForm *f)
+{
+	AmpState *s = &e->c->amp;
+	int dst = e->in->op[0], src = e->in->op[1], part = e->in->op[2];
+	int p = amp_phase(f, (uint32_t)e->in->op[3]);
+
+	/* 1, 2: results out and partials in for this phase's io engines. */
+	if (p % f->io_every == 0) {
+		int base = (p / f->io_every) * f->io;
+		float v[AMP_MAX_IO];
+		write_elems(e, dst, f->res, f->io, &s->done[base]);
+		read_elems(e, part, f->part, f->io, v);
+		memcpy(&s->next[base], v, sizeof(float) * (size_t)f->io);
+	}
+
+	/* 3: multiply-accumulate. */
+	double x[AMP_MAX_INPUTS];
+	read_inputs(e, f, src, x);
+	double scale = product_scale(e, f);
+	for (int m = 0; m < f->engines; m++) {
+		double sum = s->acc[m];
+		for (int i = 0; i < f->ninputs; i++)
+			sum += x[i] * weight(e, f, m, p, i) * scale;
+		s->acc[m] = acc_round(sum);
+	}
+
+	/* 4: end of group. */
+	if (p == f->phases - 1)
+		for (int m = 0; m < f->engines; m++) {
+			s->done[m] = s->acc[m];
+			s->acc[m] = s->next[m];
+		}
+}
+
+void
+sim_amp_clear(Context *c)
+{
+	memset(&c->amp, 0, sizeof c->amp);
+}
+
+void
+exec_f16v4hihoamp(Exec *e)
+{
+	amp_exec(e, &form_f16v4hihoamp);
+}
+
+void
+exec_f16v4sihoamp(Exec *e)
+{
+	amp_exec(e, &form_f16v4sihoamp);
+}
+
+void
+exec_f16v4sisoamp(Exec *e)
+{
+	amp_exec(e, &form_f16v4sisoamp);
+}
+
+void
+exec_f16v4hihov4amp(Exec *e)
+{
+	amp_exec(e, &form_f16v4hihov4amp);
+}
+
+void
+exec_f32sisoamp(Exec *e)
+{
+	amp_exec(e, &form_f32sisoamp);
+}
+
+void
+exec_f32sisov2amp(Exec *e)
+{
+	amp_exec(e, &form_f32sisov2amp);
+}
+
+void
+exec_f8v8hihov4amp(Exec *e)
+{
+	amp_exec(e, &form_f8v8hihov4amp);
+}
+
+/* SLIC: isa.md 5.6 has only a sketch of the data flow; fault honestly. */
+static void
+slic(Exec *e)
+{
+	sim_fault(e, FAULT_INVALID_INSTR, 0,
+	          "%s: not emulated: SLIC semantics are only partly public "
+	          "(isa.md 5.6)",
+	          isa_row(e->in->row)->mnemonic);
+}
+
+void
+exec_f16v4hihoslic(Exec *e)
+{
+	slic(e);
+}
+
+void
+exec_f16v4sihoslic(Exec *e)
+{
+	slic(e);
+}
+
+void
+exec_f16v4sisoslic(Exec *e)
+{
+	slic(e);
+}
+
+void
+exec_f16v4hihov4slic(Exec *e)
+{
+	slic(e);
+}
+
+void
+exec_f32sisoslic(Exec *e)
+{
+	slic(e);
+}
+
+void
+exec_f32sisov2slic(Exec *e)
+{
+	slic(e);
+}
+
+void
+exec_f8v8hihov4slic(Exec *e)
+{
+	slic(e);
+}
+
+/* Weight loads (supervisor only; tile.c enforces the context). */
+static void
+putcs(Exec *e, int n)
+{
+	int k = e->in->op[0];
+	uint32_t size = 8u * (uint32_t)n;
+	if (k < 0 || k + n > CHIP_CWEI || k % n) {
+		sim_fault(e, FAULT_INVALID_OP, 0,
+		          "%s %d: CWEI index must be %s0..%d",
+		          isa_row(e->in->row)->mnemonic, k,
+		          n > 1 ? "even, " : "", CHIP_CWEI - n);
+		return;
+	}
+	uint32_t addr = e->tile->sup.cccsload;
+	uint64_t w[2];
+	if (!sim_load(e, addr, w, size))
+		return;
+	memcpy(&e->tile->cwei[k], w, size);
+	e->tile->sup.cccsload = addr + size;
+}
+
+void
+exec_ld64putcs(Exec *e)
+{
+	putcs(e, 1);
+}
+
+void
+exec_ld128putcs(Exec *e)
+{
+	putcs(e, 2);
+}
