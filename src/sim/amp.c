@@ -97,20 +97,19 @@ typedef struct {
 } AmpForm;
 
 /* The model's forms (see the table at the top). */
-static const AmpForm form_f16v4hihoamp = {"f16v4hihoamp", 8,      4, EF_F16, 4,
-                                          EF_F16,         EF_F16, 2, 1};
-static const AmpForm form_f16v4sihoamp = {"f16v4sihoamp", 8,      4, EF_F16, 4,
-                                          EF_F32,         EF_F16, 2, 1};
-static const AmpForm form_f16v4sisoamp = {"f16v4sisoamp", 8,      4, EF_F16, 4,
-                                          EF_F32,         EF_F32, 2, 1};
-static const AmpForm form_f16v4hihov4amp = {
-    "f16v4hihov4amp", 16, 4, EF_F16, 4, EF_F16, EF_F16, 4, 1};
-static const AmpForm form_f32sisoamp = {"f32sisoamp", 8,      8, EF_F32, 1,
-                                        EF_F32,       EF_F32, 2, 2};
-static const AmpForm form_f32sisov2amp = {"f32sisov2amp", 16,     8, EF_F32, 1,
-                                          EF_F32,         EF_F32, 2, 1};
-static const AmpForm form_f8v8hihov4amp = {"f8v8hihov4amp", 16,     4, EF_F8, 8,
-                                           EF_F16,          EF_F16, 4, 1};
+enum { HIHO, SIHO, SISO, HIHOV4, F32SISO, F32SISOV2, F8HIHOV4 };
+/* clang-format off */
+static const AmpForm forms[] = {
+	/*           name            eng ph in     nin part    res     io every */
+	[HIHO]      = {"f16v4hihoamp",   8, 4, EF_F16, 4, EF_F16, EF_F16, 2, 1},
+	[SIHO]      = {"f16v4sihoamp",   8, 4, EF_F16, 4, EF_F32, EF_F16, 2, 1},
+	[SISO]      = {"f16v4sisoamp",   8, 4, EF_F16, 4, EF_F32, EF_F32, 2, 1},
+	[HIHOV4]    = {"f16v4hihov4amp",16, 4, EF_F16, 4, EF_F16, EF_F16, 4, 1},
+	[F32SISO]   = {"f32sisoamp",     8, 8, EF_F32, 1, EF_F32, EF_F32, 2, 2},
+	[F32SISOV2] = {"f32sisov2amp",  16, 8, EF_F32, 1, EF_F32, EF_F32, 2, 1},
+	[F8HIHOV4]  = {"f8v8hihov4amp", 16, 4, EF_F8,  8, EF_F16, EF_F16, 4, 1},
+};
+/* clang-format on */
 
 /* CWEI register of engine m (0..15) at weight column n (0..3), isa.md 5.3. */
 static int
@@ -149,7 +148,8 @@ f16_value(uint16_t h)
 	return fp_f16_to_f64(h);
 }
 
-/* f32 results and partials: host floats hold binary32. */
+/* An f32 state value as an f16 result: nearest even, overflow to
+ * infinity. */
 static uint16_t
 f16_result(float v)
 {
@@ -281,43 +281,43 @@ sim_amp_clear(Context *c)
 void
 exec_f16v4hihoamp(Exec *e)
 {
-	amp_exec(e, &form_f16v4hihoamp);
+	amp_exec(e, &forms[HIHO]);
 }
 
 void
 exec_f16v4sihoamp(Exec *e)
 {
-	amp_exec(e, &form_f16v4sihoamp);
+	amp_exec(e, &forms[SIHO]);
 }
 
 void
 exec_f16v4sisoamp(Exec *e)
 {
-	amp_exec(e, &form_f16v4sisoamp);
+	amp_exec(e, &forms[SISO]);
 }
 
 void
 exec_f16v4hihov4amp(Exec *e)
 {
-	amp_exec(e, &form_f16v4hihov4amp);
+	amp_exec(e, &forms[HIHOV4]);
 }
 
 void
 exec_f32sisoamp(Exec *e)
 {
-	amp_exec(e, &form_f32sisoamp);
+	amp_exec(e, &forms[F32SISO]);
 }
 
 void
 exec_f32sisov2amp(Exec *e)
 {
-	amp_exec(e, &form_f32sisov2amp);
+	amp_exec(e, &forms[F32SISOV2]);
 }
 
 void
 exec_f8v8hihov4amp(Exec *e)
 {
-	amp_exec(e, &form_f8v8hihov4amp);
+	amp_exec(e, &forms[F8HIHOV4]);
 }
 
 /* SLIC: isa.md 5.6 has only a sketch of the data flow; fault honestly. */
