@@ -443,3 +443,92 @@ exec_put(Exec *e)
 {
 	csr_put(e, e->in->op[0], sim_src(e, 1));
 }
+
+/* Worker upper-space CSRs (uget/uput, isa.md 2.3). */
+enum {
+	U_FP_STS = 0x00,
+	U_FP_CLR = 0x01,
+	U_FP_CTL = 0x02,
+	U_PRNG_0_0 = 0x03,
+	U_PRNG_1_1 = 0x06,
+	U_PRNG_SEED = 0x07,
+	U_TAS = 0x08,
+	U_FP_NFMT = 0x09,
+	U_FP_SCL = 0x0a,
+	FP_CLR_FLAGS = 0x7, /* INV, DIV0, OFLO */
+	FP_CLR_ZAACC = 1 << 3,
+};
+
+/* PRNG_0_0, _0_1, _1_0, _1_1: the low and high words of prng[0], prng[1]. */
+static uint32_t
+prng_get(const Context *c, int idx)
+{
+	int k = idx - U_PRNG_0_0;
+	return (uint32_t)(c->prng[k / 2] >> (32 * (k % 2)));
+}
+
+static void
+prng_set(Context *c, int idx, uint32_t v)
+{
+	int k = idx - U_PRNG_0_0, shift = 32 * (k % 2);
+	c->prng[k / 2] =
+	    (c->prng[k / 2] & ~(0xffffffffull << shift)) | (uint64_t)v << shift;
+}
+
+void
+exec_uget(Exec *e)
+{
+	Context *c = e->c;
+	int idx = e->in->op[1];
+	uint32_t v;
+	if (idx == U_FP_STS)
+		v = c->fp_sts;
+	else if (idx == U_FP_CTL)
+		v = c->fp_ctl;
+	else if (idx >= U_PRNG_0_0 && idx <= U_PRNG_1_1)
+		v = prng_get(c, idx);
+	else if (idx == U_TAS)
+		v = c->tas;
+	else if (idx == U_FP_NFMT && ipu21_only(e, 0x100 + idx))
+		v = c->fp_nfmt;
+	else if (idx == U_FP_SCL && ipu21_only(e, 0x100 + idx))
+		v = c->fp_scl;
+	else {
+		if (!e->tile->faulted)
+			sim_fault(e, FAULT_INVALID_OP, 0,
+			          "uget: no readable CSR 0x%03x", 0x100 + idx);
+		return;
+	}
+	sim_dst(e, 0, v);
+}
+
+void
+exec_uput(Exec *e)
+{
+	Context *c = e->c;
+	int idx = e->in->op[0];
+	uint32_t v = sim_src(e, 1);
+	if (idx == U_FP_STS)
+		c->fp_sts = v & FP_CLR_FLAGS;
+	else if (idx == U_FP_CLR) {
+		c->fp_sts &= ~(v & FP_CLR_FLAGS);
+		if (v & FP_CLR_ZAACC) {
+			memset(c->aacc, 0, sizeof c->aacc);
+			sim_amp_clear(c);
+		}
+	} else if (idx == U_FP_CTL)
+		c->fp_ctl = v;
+	else if (idx >= U_PRNG_0_0 && idx <= U_PRNG_1_1)
+		prng_set(c, idx, v);
+	else if (idx == U_PRNG_SEED)
+		sim_prng_seed(c, v);
+	else if (idx == U_TAS)
+		c->tas = v;
+	else if (idx == U_FP_NFMT && ipu21_only(e, 0x100 + idx))
+		c->fp_nfmt = v;
+	else if (idx == U_FP_SCL && ipu21_only(e, 0x100 + idx))
+		c->fp_scl = v;
+	else if (!e->tile->faulted)
+		sim_fault(e, FAULT_INVALID_OP, 0,
+		          "uput: no writable CSR 0x%03x", 0x100 + idx);
+}
