@@ -1,11 +1,242 @@
-/* cmd_sim.c - placeholder until this command lands. */
+/*
+ * cmd_sim.c - `ipu sim FILE`: run a single-tile program on the emulator.
+ *
+ * FILE is a linked tile image or a relocatable object (linked on the fly with
+ * the default layout). The supervisor starts at the image's entry with $lr
+ * = 0; `br $lr` ends the run and $m0 is the exit status.
+ */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../asm/asm.h"
+#include "../sim/sim.h"
 #include "cli.h"
+
+enum { MAX_DUMPS = 16 };
+
+typedef struct {
+	const char *path;
+	const Chip *chip;
+	uint64_t max_cycles;
+	int dump_regs;
+	int ndumps;
+	uint32_t dump_addr[MAX_DUMPS], dump_len[MAX_DUMPS];
+} SimArgs;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: ipu sim FILE [options]\n"
+	        "  Run a single-tile program (image or object) on the "
+	        "emulator.\n"
+	        "  --chip NAME          %s (default c600)\n"
+	        "  --max-cycles N       stop after N cycles (default 10^9)\n"
+	        "  --dump-regs          print every context's registers\n"
+	        "  --dump-mem ADDR:LEN  print LEN bytes of tile memory at "
+	        "ADDR (repeatable)\n"
+	        "Exit status: 0 when the supervisor returned, 1 on a fault, "
+	        "a timeout or a bad file, 2 on a usage error.\n",
+	        chip_names());
+}
+
+static int
+parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-')
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int
+parse_dump(const char *s, uint32_t *addr, uint32_t *len)
+{
+	char buf[64];
+	snprintf(buf, sizeof buf, "%s", s);
+	char *colon = strchr(buf, ':');
+	uint64_t a, l;
+	if (!colon)
+		return -1;
+	*colon = 0;
+	if (parse_u64(buf, &a) || parse_u64(colon + 1, &l) || a > 0xffffffffu ||
+	    l == 0 || l > 0x100000)
+		return -1;
+	*addr = (uint32_t)a;
+	*len = (uint32_t)l;
+	return 0;
+}
+
+static int
+parse_args(int argc, char **argv, SimArgs *a)
+{
+	*a = (SimArgs){.chip = chip_default(), .max_cycles = 1000000000ull};
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(s, "--chip") && val) {
+			a->chip = chip_by_name(val);
+			if (!a->chip) {
+				fprintf(stderr,
+				        "ipu sim: unknown chip '%s' (known: "
+				        "%s)\n",
+				        val, chip_names());
+				return -1;
+			}
+			i++;
+		} else if (!strcmp(s, "--max-cycles") && val) {
+			if (parse_u64(val, &a->max_cycles)) {
+				fprintf(stderr,
+				        "ipu sim: --max-cycles wants a "
+				        "number, got '%s'\n",
+				        val);
+				return -1;
+			}
+			i++;
+		} else if (!strcmp(s, "--dump-regs")) {
+			a->dump_regs = 1;
+		} else if (!strcmp(s, "--dump-mem") && val) {
+			if (a->ndumps == MAX_DUMPS ||
+			    parse_dump(val, &a->dump_addr[a->ndumps],
+			               &a->dump_len[a->ndumps])) {
+				fprintf(stderr,
+				        "ipu sim: --dump-mem wants ADDR:LEN "
+				        "(at most %d), got '%s'\n",
+				        MAX_DUMPS, val);
+				return -1;
+			}
+			a->ndumps++;
+			i++;
+		} else if (s[0] == '-') {
+			fprintf(stderr, "ipu sim: unknown option '%s'\n", s);
+			return -1;
+		} else if (a->path) {
+			fprintf(stderr, "ipu sim: one FILE only\n");
+			return -1;
+		} else
+			a->path = s;
+	}
+	if (!a->path) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+dump_regs(const Tile *t)
+{
+	for (int i = 0; i < CHIP_CONTEXTS; i++) {
+		const Context *c = &t->ctx[i];
+		if (i == 0)
+			printf("supervisor");
+		else if (c->state == CTXS_IDLE && c->exit_status < 0)
+			continue; /* never ran */
+		else
+			printf("worker %d", i - 1);
+		printf(" (pc 0x%05x)\n", c->pc);
+		for (int r = 0; r < 16; r++)
+			printf("  %-6s 0x%08x%s", isa_mreg_name(r), c->m[r],
+			       r % 4 == 3 ? "\n" : "");
+		if (i == 0)
+			continue;
+		for (int r = 0; r < 16; r++)
+			printf("  %-6s 0x%08x%s", isa_areg_name(r, 1), c->a[r],
+			       r % 4 == 3 ? "\n" : "");
+	}
+}
+
+static void
+dump_mem(const Tile *t, uint32_t addr, uint32_t len)
+{
+	uint8_t *buf = malloc(len);
+	if (!buf || tile_read(t, addr, buf, len)) {
+		fprintf(stderr,
+		        "ipu sim: --dump-mem 0x%x:%u is outside tile memory "
+		        "0x%05x..0x%05x\n",
+		        addr, len, t->chip->mem_base, t->chip->mem_end);
+		free(buf);
+		return;
+	}
+	for (uint32_t i = 0; i < len; i += 16) {
+		printf("%05x:", addr + i);
+		for (uint32_t j = i; j < i + 16 && j < len; j++)
+			printf(" %02x", buf[j]);
+		printf("\n");
+	}
+	free(buf);
+}
 
 int
 cmd_sim(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "ipu %s: not implemented yet\n", argv[0]);
-	return 2;
+	SimArgs a;
+	if (parse_args(argc, argv, &a))
+		return 2;
+	Image img;
+	Diag d;
+	diag_clear(&d);
+	if (img_load_file(a.path, a.chip, &img, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fprintf(stderr, "ipu sim: %s\n", buf);
+		return 1;
+	}
+	Tile *t = tile_new(a.chip, 0);
+	for (int i = 0; i < img.nseg; i++)
+		if (tile_write(t, img.seg[i].addr, img.seg[i].bytes,
+		               img.seg[i].size)) {
+			fprintf(stderr,
+			        "ipu sim: %s: segment %s at 0x%x (+%u bytes) "
+			        "is outside tile memory 0x%05x..0x%05x\n",
+			        a.path, img.seg[i].name, img.seg[i].addr,
+			        img.seg[i].size, a.chip->mem_base,
+			        a.chip->mem_end);
+			tile_free(t);
+			img_free(&img);
+			return 1;
+		}
+	tile_start(t, img.entry);
+	RunStatus st = tile_run(t, a.max_cycles);
+	printf("chip:    %s (%s), one tile\n", a.chip->name, a.chip->arch_name);
+	printf("cycles:  %" PRIu64 " (%.3f us at %.3f GHz)\n", t->cycle,
+	       (double)t->cycle / a.chip->clock_hz * 1e6,
+	       a.chip->clock_hz / 1e9);
+	printf("issued:  %" PRIu64 " bundles (%" PRIu64 " by workers)\n",
+	       t->bundles, t->worker_issues);
+	int rc = 1;
+	switch (st) {
+	case RUN_DONE:
+		printf("status:  returned, $m0 = %u (0x%08x)\n", t->ctx[0].m[0],
+		       t->ctx[0].m[0]);
+		rc = 0;
+		break;
+	case RUN_FAULT: {
+		char buf[1024];
+		tile_format_fault(t, buf, sizeof buf);
+		printf("status:  fault\n");
+		fprintf(stderr, "ipu sim: fault: %s\n", buf);
+		break;
+	}
+	case RUN_TIMEOUT:
+		printf("status:  timeout after %" PRIu64 " cycles\n",
+		       a.max_cycles);
+		break;
+	}
+	if (a.dump_regs)
+		dump_regs(t);
+	for (int i = 0; i < a.ndumps; i++)
+		dump_mem(t, a.dump_addr[i], a.dump_len[i]);
+	tile_free(t);
+	img_free(&img);
+	return rc;
 }
