@@ -166,7 +166,6 @@ typedef enum {
 	RUN_DONE,    /* supervisor returned (or never ran) and workers exited */
 	RUN_FAULT,   /* t->fault says what */
 	RUN_TIMEOUT, /* max_cycles reached */
-	RUN_DEADLOCK, /* nothing can ever issue again */
 } RunStatus;
 RunStatus tile_run(Tile *t, uint64_t max_cycles);
 /* Copy bytes in/out of tile memory (host access, no faults; returns -1 when
