@@ -244,7 +244,7 @@ test_control_faults(void **state)
 	w[0] = enc("sync_mmmn_zi", 1, 2);
 	expect_fault(w, 1, 2, FAULT_INVALID_INSTR, "worker 2");
 	/* an undecodable word */
-	w[0] = 0x7fffffff;
+	w[0] = 0x6fffffff; /* no row matches (0x7... is send) */
 	expect_fault(w, 1, 0, FAULT_INVALID_INSTR, "not a valid ipu21");
 	/* branch to data memory above the executable limit */
 	w[0] = enc("bri_mmmn_zi", 1, 0x90000);
