@@ -217,7 +217,7 @@ int sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size);
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);
 
-/* ---- exec_float.c: the per-context PRNG ($PRNG_0/$PRNG_1, isa.md 2.3) ----
+/* ---- exec_rand.c: the per-context PRNG ($PRNG_0/$PRNG_1, isa.md 2.3) ----
  * sim_prng_seed: what writing v to $PRNG_SEED does. sim_prng_next: one
  * step of the generator (xoroshiro128+, DECISION: the tile's algorithm is
  * not public), used by urand*, *grand, *rmask and stochastic rounding. */

@@ -1,0 +1,850 @@
+/*
+ * exec_float.c - semantics of the aux-lane floating-point instructions:
+ * f32 / f16 element-wise arithmetic, min/max, compares, classification,
+ * transcendental functions and conversions (including FP8 on ipu21).
+ * Accumulator ($AACC) instructions are in exec_acc.c, random numbers and
+ * the PRNG in exec_rand.c; the number formats live in util/fp.c.
+ *
+ * Numerics (docs/emulator-float.md has the sources and every DECISION):
+ *   - f32 results: IEEE binary32, round to nearest even, subnormals kept,
+ *     canonical NaN 0x7fc00000.
+ *   - f16 results: the exact value (computed in double) rounded once, by
+ *     $FP_CTL.RND, or stochastically when $FP_CTL.ESR is set; overflow
+ *     gives NaN when $FP_CTL.NANOO is set, else saturates to +-65504.
+ *   - INV, DIV0 and OFLO are or-ed into $FP_STS where IEEE raises them;
+ *     when the matching $FP_CTL trap enable is set the instruction faults
+ *     (FP exception) and writes nothing.
+ */
+#include "fpsim.h"
+
+#include <math.h>
+
+/* Floating-point environment of the issuing context. */
+
+FpEnv
+fpenv(Exec *e)
+{
+	uint32_t ctl = e->c->fp_ctl;
+	FpEnv v = {0};
+	unsigned rnd = (ctl >> 16) & 7;
+	v.rnd = rnd <= FP_RNA ? (FpRound)rnd : FP_RNE; /* 5..7: DECISION */
+	v.sr = (ctl >> 19) & 1;
+	v.ov = (ctl >> 20) & 1 ? FP_OV_NAN : FP_OV_SAT;
+	v.mode = v.sr ? FP_RSR : v.rnd;
+	return v;
+}
+
+uint32_t
+fpenv_rbits(Exec *e, FpEnv *v)
+{
+	if (!v->sr)
+		return 0;
+	if (!v->npool) {
+		v->pool = sim_prng_next(e->c);
+		v->npool = 2;
+	}
+	return (uint32_t)(v->pool >> (32 * (2 - v->npool--)));
+}
+
+int
+fpenv_finish(Exec *e, FpEnv *v)
+{
+	unsigned f = v->flags & 7;
+	e->c->fp_sts |= f;
+	unsigned trap = f & e->c->fp_ctl & 7;
+	if (!trap)
+		return 1;
+	sim_fault(e, FAULT_FP, 0, "%s raised%s%s%s with the trap enabled",
+	          isa_row(e->in->row)->mnemonic,
+	          trap & FP_FLAG_INV ? " INV" : "",
+	          trap & FP_FLAG_DIV0 ? " DIV0" : "",
+	          trap & FP_FLAG_OFLO ? " OFLO" : "");
+	return 0;
+}
+
+/* Operands. */
+
+int
+op_regs(const Exec *e, int i)
+{
+	switch (isa_row(e->in->row)->op[i].kind) {
+	case OPK_AP:
+		return 2;
+	case OPK_AQ:
+		return 4;
+	default:
+		return 1;
+	}
+}
+
+void
+get16(const Exec *e, int i, int n, uint16_t *h)
+{
+	Decor d = isa_row(e->in->row)->op[i].decor;
+	int r = e->in->op[i];
+	if (d == DEC_BL || d == DEC_BU) {
+		uint16_t b = (uint16_t)(sim_ra(e, r) >> (d == DEC_BU ? 16 : 0));
+		for (int k = 0; k < n; k++)
+			h[k] = b;
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		h[k] = (uint16_t)(sim_ra(e, r + k / 2) >> (16 * (k % 2)));
+}
+
+void
+get32(const Exec *e, int i, int n, uint32_t *w)
+{
+	int r = e->in->op[i];
+	int bcast = isa_row(e->in->row)->op[i].decor == DEC_B;
+	for (int k = 0; k < n; k++)
+		w[k] = sim_ra(e, bcast ? r : r + k);
+}
+
+void
+put16(Exec *e, int i, int n, const uint16_t *h)
+{
+	for (int k = 0; k < n; k += 2)
+		sim_wa(e, e->in->op[i] + k / 2,
+		       (uint32_t)h[k] | (uint32_t)h[k + 1] << 16);
+}
+
+void
+put32(Exec *e, int i, int n, const uint32_t *w)
+{
+	for (int k = 0; k < n; k++)
+		sim_wa(e, e->in->op[i] + k, w[k]);
+}
+
+/* Comparisons and min/max on exact values. */
+
+typedef enum {
+	OP_ADD,
+	OP_SUB,
+	OP_MUL,
+	OP_DIV,
+	OP_MIN,
+	OP_MAX,
+	OP_ABSMAX,
+	OP_ABSADD,
+	OP_CMPEQ,
+	OP_CMPNE,
+	OP_CMPLT,
+	OP_CMPLE,
+	OP_CMPGT,
+	OP_CMPGE,
+} BinOp;
+
+/* a < b with -0 < +0, so that min/max are deterministic on zeros. */
+static int
+less(double a, double b)
+{
+	return a < b || (a == 0 && b == 0 && signbit(a) && !signbit(b));
+}
+
+/* Compare: 1 true / 0 false. lt/le/gt/ge are IEEE signalling predicates
+ * (INV on any NaN), eq/ne quiet (INV only on a signalling NaN, which the
+ * caller checks). */
+static int
+compare(BinOp op, double a, double b, unsigned *flags)
+{
+	int unord = isnan(a) || isnan(b);
+	if (unord && op != OP_CMPEQ && op != OP_CMPNE)
+		*flags |= FP_FLAG_INV;
+	switch (op) {
+	case OP_CMPEQ:
+		return a == b;
+	case OP_CMPNE:
+		return !(a == b);
+	case OP_CMPLT:
+		return a < b;
+	case OP_CMPLE:
+		return a <= b;
+	case OP_CMPGT:
+		return a > b;
+	default:
+		return a >= b;
+	}
+}
+
+/* minNum/maxNum (IEEE 754-2008): a NaN loses to a number. Returns which
+ * input wins (0 = a, 1 = b), or -1 if both are NaN. */
+static int
+pick(BinOp op, double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? -1 : 1;
+	if (isnan(b))
+		return 0;
+	return op == OP_MIN ? less(b, a) : less(a, b);
+}
+
+/* f16 lanes. */
+
+static uint16_t
+f16_binop(Exec *e, FpEnv *v, BinOp op, uint16_t a, uint16_t b)
+{
+	double x = fp_f16_to_f64(a), y = fp_f16_to_f64(b);
+	if (fp_f16_issnan(a) || fp_f16_issnan(b))
+		v->flags |= FP_FLAG_INV;
+	switch (op) {
+	case OP_ADD:
+		return fp_f16_add(a, b, v->mode, fpenv_rbits(e, v), v->ov,
+		                  &v->flags);
+	case OP_SUB:
+		return fp_f16_sub(a, b, v->mode, fpenv_rbits(e, v), v->ov,
+		                  &v->flags);
+	case OP_MUL:
+		return fp_f16_mul(a, b, v->mode, fpenv_rbits(e, v), v->ov,
+		                  &v->flags);
+	case OP_ABSADD:
+		return fp_f16_add(a & 0x7fff, b & 0x7fff, v->mode,
+		                  fpenv_rbits(e, v), v->ov, &v->flags);
+	case OP_ABSMAX:
+		a &= 0x7fff, b &= 0x7fff;
+		x = fabs(x), y = fabs(y);
+		/* fall through */
+	case OP_MIN:
+	case OP_MAX: {
+		int w = pick(op == OP_MIN ? OP_MIN : OP_MAX, x, y);
+		return w < 0 ? FP16_QNAN : w ? b : a;
+	}
+	default:
+		return compare(op, x, y, &v->flags) ? 0xffff : 0;
+	}
+}
+
+/* dst, src0 (may broadcast :BL/:BU), src1; 2 or 4 lanes. */
+static void
+bin16(Exec *e, BinOp op)
+{
+	int n = 2 * op_regs(e, 0);
+	uint16_t a[4], b[4], r[4];
+	get16(e, 1, n, a);
+	get16(e, 2, n, b);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n; k++)
+		r[k] = f16_binop(e, &v, op, a[k], b[k]);
+	if (fpenv_finish(e, &v))
+		put16(e, 0, n, r);
+}
+
+/* f32 lanes. */
+
+static uint32_t
+f32_binop(BinOp op, uint32_t a, uint32_t b, unsigned *flags)
+{
+	double x = fp_f32_float(a), y = fp_f32_float(b);
+	if (op >= OP_MIN && (fp_f32_issnan(a) || fp_f32_issnan(b)))
+		*flags |= FP_FLAG_INV;
+	switch (op) {
+	case OP_ADD:
+		return fp_f32_add(a, b, flags);
+	case OP_SUB:
+		return fp_f32_sub(a, b, flags);
+	case OP_MUL:
+		return fp_f32_mul(a, b, flags);
+	case OP_DIV:
+		return fp_f32_div(a, b, flags);
+	case OP_ABSADD:
+		return fp_f32_add(a & 0x7fffffffu, b & 0x7fffffffu, flags);
+	case OP_ABSMAX:
+		a &= 0x7fffffffu, b &= 0x7fffffffu;
+		x = fabs(x), y = fabs(y);
+		/* fall through */
+	case OP_MIN:
+	case OP_MAX: {
+		int w = pick(op == OP_MIN ? OP_MIN : OP_MAX, x, y);
+		return w < 0 ? FP32_QNAN : w ? b : a;
+	}
+	default:
+		return compare(op, x, y, flags) ? 0xffffffffu : 0;
+	}
+}
+
+/* dst, src0 (may broadcast :B), src1; 1 or 2 lanes. */
+static void
+bin32(Exec *e, BinOp op)
+{
+	int n = op_regs(e, 0);
+	uint32_t a[2], b[2], r[2];
+	get32(e, 1, n, a);
+	get32(e, 2, n, b);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n; k++)
+		r[k] = f32_binop(op, a[k], b[k], &v.flags);
+	if (fpenv_finish(e, &v))
+		put32(e, 0, n, r);
+}
+
+#define BIN16(mn, op)                                                          \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		bin16(e, op);                                                  \
+	}
+#define BIN32(mn, op)                                                          \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		bin32(e, op);                                                  \
+	}
+
+BIN16(f16v2add, OP_ADD)
+BIN16(f16v4add, OP_ADD)
+BIN16(f16v2sub, OP_SUB)
+BIN16(f16v4sub, OP_SUB)
+BIN16(f16v2mul, OP_MUL)
+BIN16(f16v4mul, OP_MUL)
+BIN16(f16v2min, OP_MIN)
+BIN16(f16v4min, OP_MIN)
+BIN16(f16v2max, OP_MAX)
+BIN16(f16v4max, OP_MAX)
+BIN16(f16v2absmax, OP_ABSMAX)
+BIN16(f16v4absmax, OP_ABSMAX)
+BIN16(f16v2absadd, OP_ABSADD)
+BIN16(f16v4absadd, OP_ABSADD)
+BIN16(f16v2cmpeq, OP_CMPEQ)
+BIN16(f16v4cmpeq, OP_CMPEQ)
+BIN16(f16v2cmpne, OP_CMPNE)
+BIN16(f16v4cmpne, OP_CMPNE)
+BIN16(f16v2cmplt, OP_CMPLT)
+BIN16(f16v4cmplt, OP_CMPLT)
+BIN16(f16v2cmple, OP_CMPLE)
+BIN16(f16v4cmple, OP_CMPLE)
+BIN16(f16v2cmpgt, OP_CMPGT)
+BIN16(f16v4cmpgt, OP_CMPGT)
+BIN16(f16v2cmpge, OP_CMPGE)
+BIN16(f16v4cmpge, OP_CMPGE)
+
+BIN32(f32add, OP_ADD)
+BIN32(f32v2add, OP_ADD)
+BIN32(f32sub, OP_SUB)
+BIN32(f32v2sub, OP_SUB)
+BIN32(f32mul, OP_MUL)
+BIN32(f32v2mul, OP_MUL)
+BIN32(f32div, OP_DIV)
+BIN32(f32min, OP_MIN)
+BIN32(f32v2min, OP_MIN)
+BIN32(f32max, OP_MAX)
+BIN32(f32v2max, OP_MAX)
+BIN32(f32absmax, OP_ABSMAX)
+BIN32(f32v2absmax, OP_ABSMAX)
+BIN32(f32absadd, OP_ABSADD)
+BIN32(f32v2absadd, OP_ABSADD)
+BIN32(f32cmpeq, OP_CMPEQ)
+BIN32(f32v2cmpeq, OP_CMPEQ)
+BIN32(f32cmpne, OP_CMPNE)
+BIN32(f32v2cmpne, OP_CMPNE)
+BIN32(f32cmplt, OP_CMPLT)
+BIN32(f32v2cmplt, OP_CMPLT)
+BIN32(f32cmple, OP_CMPLE)
+BIN32(f32v2cmple, OP_CMPLE)
+BIN32(f32cmpgt, OP_CMPGT)
+BIN32(f32v2cmpgt, OP_CMPGT)
+BIN32(f32cmpge, OP_CMPGE)
+BIN32(f32v2cmpge, OP_CMPGE)
+
+/* clamp: min(max(x, lo), hi), lo/hi from the second source: the low and
+ * high half of one register (f16), or a register pair (f32). */
+
+static void
+clamp16(Exec *e)
+{
+	int n = 2 * op_regs(e, 0);
+	uint16_t x[4], lim[2], r[4];
+	get16(e, 1, n, x);
+	get16(e, 2, 2, lim);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n; k++)
+		r[k] =
+		    f16_binop(e, &v, OP_MIN,
+		              f16_binop(e, &v, OP_MAX, x[k], lim[0]), lim[1]);
+	if (fpenv_finish(e, &v))
+		put16(e, 0, n, r);
+}
+
+static void
+clamp32(Exec *e)
+{
+	int n = op_regs(e, 0);
+	uint32_t x[2], lim[2], r[2];
+	get32(e, 1, n, x);
+	get32(e, 2, 2, lim);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n; k++)
+		r[k] =
+		    f32_binop(OP_MIN, f32_binop(OP_MAX, x[k], lim[0], &v.flags),
+		              lim[1], &v.flags);
+	if (fpenv_finish(e, &v))
+		put32(e, 0, n, r);
+}
+
+void
+exec_f16v2clamp(Exec *e)
+{
+	clamp16(e);
+}
+
+void
+exec_f16v4clamp(Exec *e)
+{
+	clamp16(e);
+}
+
+void
+exec_f32clamp(Exec *e)
+{
+	clamp32(e);
+}
+
+void
+exec_f32v2clamp(Exec *e)
+{
+	clamp32(e);
+}
+
+/* maxc: lateral max of pairs. f16v2maxc writes its single result to both
+ * halves (DECISION, like f32tof16); f16v4maxc writes max(h0,h1),
+ * max(h2,h3). */
+static void
+maxc(Exec *e)
+{
+	int n = 2 * op_regs(e, 1);
+	uint16_t x[4], r[2];
+	get16(e, 1, n, x);
+	FpEnv v = fpenv(e);
+	r[0] = f16_binop(e, &v, OP_MAX, x[0], x[1]);
+	r[1] = n == 4 ? f16_binop(e, &v, OP_MAX, x[2], x[3]) : r[0];
+	if (fpenv_finish(e, &v))
+		put16(e, 0, 2, r);
+}
+
+void
+exec_f16v2maxc(Exec *e)
+{
+	maxc(e);
+}
+
+void
+exec_f16v4maxc(Exec *e)
+{
+	maxc(e);
+}
+
+/* Lateral sums of f16 pairs to f32 (exact in double, rounded once). */
+static void
+sum16(Exec *e)
+{
+	int n = 2 * op_regs(e, 1);
+	uint16_t x[4];
+	uint32_t r[2];
+	get16(e, 1, n, x);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n / 2; k++) {
+		uint16_t in[2] = {x[2 * k], x[2 * k + 1]};
+		double s = fp_f16_to_f64(in[0]) + fp_f16_to_f64(in[1]);
+		int nan = fp_f16_isnan(in[0]) || fp_f16_isnan(in[1]);
+		if (fp_f16_issnan(in[0]) || fp_f16_issnan(in[1]) ||
+		    (isnan(s) && !nan))
+			v.flags |= FP_FLAG_INV;
+		r[k] = fp_f64_to_f32(s, FP_RNE, 0, &v.flags);
+	}
+	if (fpenv_finish(e, &v))
+		put32(e, 0, n / 2, r);
+}
+
+void
+exec_f16v2sum(Exec *e)
+{
+	sum16(e);
+}
+
+void
+exec_f16v4sum(Exec *e)
+{
+	sum16(e);
+}
+
+/* Classification: one class code (FpClass) per byte, element i in byte i
+ * (the LLVM backend widens the bytes with shuf8x8lo/hi). */
+
+static void
+class_put(Exec *e, const uint8_t *c, int n)
+{
+	uint32_t w = 0;
+	for (int k = 0; k < n; k++)
+		w |= (uint32_t)c[k] << (8 * k);
+	sim_wa(e, e->in->op[0], w);
+}
+
+static void
+class16(Exec *e)
+{
+	int n = 2 * op_regs(e, 1);
+	uint16_t x[4];
+	uint8_t c[4];
+	get16(e, 1, n, x);
+	for (int k = 0; k < n; k++)
+		c[k] = (uint8_t)fp_class_f16(x[k]);
+	class_put(e, c, n);
+}
+
+static void
+class32(Exec *e)
+{
+	int n = op_regs(e, 1);
+	uint32_t x[2];
+	uint8_t c[2];
+	get32(e, 1, n, x);
+	for (int k = 0; k < n; k++)
+		c[k] = (uint8_t)fp_class_f32(x[k]);
+	class_put(e, c, n);
+}
+
+void
+exec_f16v2class(Exec *e)
+{
+	class16(e);
+}
+
+void
+exec_f16v4class(Exec *e)
+{
+	class16(e);
+}
+
+void
+exec_f32class(Exec *e)
+{
+	class32(e);
+}
+
+void
+exec_f32v2class(Exec *e)
+{
+	class32(e);
+}
+
+/* Transcendental functions: computed in double by the host libm, rounded
+ * once (f32: to nearest even; f16: as every f16 result). */
+
+typedef enum {
+	FN_EXP,
+	FN_EXP2,
+	FN_LN,
+	FN_LOG2,
+	FN_SIGM,
+	FN_TANH,
+	FN_SQRT,
+	FN_OOX,
+	FN_OORX
+} Fn;
+
+/* f(x); *div0 when IEEE calls the exact infinite result a division by
+ * zero (log of 0, reciprocal of 0). */
+static double
+fn_eval(Fn f, double x, int *div0)
+{
+	*div0 = 0;
+	switch (f) {
+	case FN_EXP:
+		return exp(x);
+	case FN_EXP2:
+		return exp2(x);
+	case FN_LN:
+		*div0 = x == 0;
+		return log(x);
+	case FN_LOG2:
+		*div0 = x == 0;
+		return log2(x);
+	case FN_SIGM:
+		return 1.0 / (1.0 + exp(-x));
+	case FN_TANH:
+		return tanh(x);
+	case FN_SQRT:
+		return sqrt(x);
+	case FN_OOX:
+		*div0 = x == 0;
+		return 1.0 / x;
+	default:
+		*div0 = x == 0;
+		return 1.0 / sqrt(x);
+	}
+}
+
+static void
+fn32(Exec *e, Fn f)
+{
+	uint32_t x = sim_ra(e, e->in->op[1]), r;
+	FpEnv v = fpenv(e);
+	if (f == FN_SQRT) {
+		r = fp_f32_sqrt(x, &v.flags); /* correctly rounded */
+	} else if (fp_f32_isnan(x)) {
+		if (fp_f32_issnan(x))
+			v.flags |= FP_FLAG_INV;
+		r = FP32_QNAN;
+	} else {
+		int div0;
+		double xd = fp_f32_float(x), y = fn_eval(f, xd, &div0);
+		if (isnan(y))
+			v.flags |= FP_FLAG_INV;
+		else if (div0)
+			v.flags |= FP_FLAG_DIV0;
+		else if (isinf(y) && isfinite(xd))
+			v.flags |= FP_FLAG_OFLO;
+		r = fp_f64_to_f32(y, FP_RNE, 0, &v.flags);
+	}
+	if (fpenv_finish(e, &v))
+		sim_wa(e, e->in->op[0], r);
+}
+
+static void
+fn16(Exec *e, Fn f)
+{
+	uint16_t x[2], r[2];
+	get16(e, 1, 2, x);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < 2; k++) {
+		int div0;
+		double y = fn_eval(f, fp_f16_to_f64(x[k]), &div0);
+		uint32_t rb = fpenv_rbits(e, &v);
+		if (div0 && !isnan(y)) {
+			v.flags |= FP_FLAG_DIV0;
+			r[k] = fp_f64_to_f16(y, v.mode, rb, v.ov, &v.flags);
+		} else {
+			r[k] = fp_f16_result(y, &x[k], 1, v.mode, rb, v.ov,
+			                     &v.flags);
+		}
+	}
+	if (fpenv_finish(e, &v))
+		put16(e, 0, 2, r);
+}
+
+#define FN32(mn, f)                                                            \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		fn32(e, f);                                                    \
+	}
+#define FN16(mn, f)                                                            \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		fn16(e, f);                                                    \
+	}
+
+FN32(f32exp, FN_EXP)
+FN32(f32exp2, FN_EXP2)
+FN32(f32ln, FN_LN)
+FN32(f32log2, FN_LOG2)
+FN32(f32sigm, FN_SIGM)
+FN32(f32tanh, FN_TANH)
+FN32(f32sqrt, FN_SQRT)
+FN32(f32oox, FN_OOX)
+FN32(f32oorx, FN_OORX)
+FN16(f16v2exp, FN_EXP)
+FN16(f16v2exp2, FN_EXP2)
+FN16(f16v2ln, FN_LN)
+FN16(f16v2log2, FN_LOG2)
+FN16(f16v2sigm, FN_SIGM)
+FN16(f16v2tanh, FN_TANH)
+
+/* Conversions between f32 and f16. */
+
+/* f32 -> f16, n = 1 (duplicated into both halves), 2 or 4 values. */
+static void
+f32_to_f16(Exec *e)
+{
+	int n = op_regs(e, 1);
+	uint32_t x[4];
+	uint16_t r[4];
+	get32(e, 1, n, x);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n; k++)
+		r[k] = fp_f32_to_f16(x[k], v.mode, fpenv_rbits(e, &v), v.ov,
+		                     &v.flags);
+	if (n == 1)
+		r[1] = r[0];
+	if (fpenv_finish(e, &v))
+		put16(e, 0, n == 1 ? 2 : n, r);
+}
+
+void
+exec_f32tof16(Exec *e)
+{
+	f32_to_f16(e);
+}
+
+void
+exec_f32v2tof16(Exec *e)
+{
+	f32_to_f16(e);
+}
+
+void
+exec_f32v4tof16(Exec *e)
+{
+	f32_to_f16(e);
+}
+
+/* f16 -> f32: f16tof32 converts the low half (DECISION); f16v2tof32 both
+ * halves into a pair. Exact. */
+static void
+f16_to_f32(Exec *e)
+{
+	int n = op_regs(e, 0);
+	uint16_t x[2];
+	uint32_t r[2];
+	get16(e, 1, 2, x);
+	FpEnv v = fpenv(e);
+	for (int k = 0; k < n; k++)
+		r[k] = fp_f16_to_f32(x[k], &v.flags);
+	if (fpenv_finish(e, &v))
+		put32(e, 0, n, r);
+}
+
+void
+exec_f16tof32(Exec *e)
+{
+	f16_to_f32(e);
+}
+
+void
+exec_f16v2tof32(Exec *e)
+{
+	f16_to_f32(e);
+}
+
+/* Integers. $FP_CTL.RND applies (ESR does not: DECISION). */
+
+void
+exec_f32toi32(Exec *e)
+{
+	FpEnv v = fpenv(e);
+	int32_t r = fp_f32_to_i32(sim_ra(e, e->in->op[1]), v.rnd, &v.flags);
+	if (fpenv_finish(e, &v))
+		sim_wa(e, e->in->op[0], (uint32_t)r);
+}
+
+void
+exec_f32toui32(Exec *e)
+{
+	FpEnv v = fpenv(e);
+	uint32_t r = fp_f32_to_u32(sim_ra(e, e->in->op[1]), v.rnd, &v.flags);
+	if (fpenv_finish(e, &v))
+		sim_wa(e, e->in->op[0], r);
+}
+
+void
+exec_f32fromi32(Exec *e)
+{
+	FpEnv v = fpenv(e);
+	sim_wa(e, e->in->op[0],
+	       fp_i32_to_f32((int32_t)sim_ra(e, e->in->op[1]), v.rnd));
+}
+
+void
+exec_f32fromui32(Exec *e)
+{
+	FpEnv v = fpenv(e);
+	sim_wa(e, e->in->op[0], fp_u32_to_f32(sim_ra(e, e->in->op[1]), v.rnd));
+}
+
+/* f32int dst, src, imm: imm 0..4 = FpRound (from the LLVM backend's use:
+ * 0 rint, 1 ceil, 2 floor, 3 trunc, 4 round); other values are undefined
+ * and fault. */
+void
+exec_f32int(Exec *e)
+{
+	int imm = e->in->op[2];
+	if (imm > FP_RNA) {
+		sim_fault(e, FAULT_INVALID_OP, 0,
+		          "f32int rounding immediate %d is not defined (0..4: "
+		          "nearest-even, up, down, toward zero, nearest-away)",
+		          imm);
+		return;
+	}
+	FpEnv v = fpenv(e);
+	uint32_t r =
+	    fp_f32_round_int(sim_ra(e, e->in->op[1]), (FpRound)imm, &v.flags);
+	if (fpenv_finish(e, &v))
+		sim_wa(e, e->in->op[0], r);
+}
+
+/* FP8 (ipu21). The register format is $FP_NFMT.ARF_FMT (bit 1; 0 = F143,
+ * 1 = F152), the scale $FP_SCL bits 5..0. Round to nearest even both
+ * ways; overflow gives NaN (0x80 / f16 NaN) with NANOO, else saturates. */
+
+static Fp8Format
+arf_fmt(const Exec *e)
+{
+	return (Fp8Format)((e->c->fp_nfmt >> 1) & 1);
+}
+
+static void
+f8_to_f16(Exec *e)
+{
+	int n = 2 * op_regs(e, 0);
+	uint32_t w = sim_ra(e, e->in->op[1]);
+	uint16_t r[4];
+	FpEnv v = fpenv(e);
+	int s = fp_scale6(e->c->fp_scl);
+	for (int k = 0; k < n; k++)
+		r[k] = fp_f8_to_f16((uint8_t)(w >> (8 * k)), arf_fmt(e), s,
+		                    v.ov, &v.flags);
+	if (fpenv_finish(e, &v))
+		put16(e, 0, n, r);
+}
+
+void
+exec_f8v2tof16(Exec *e)
+{
+	f8_to_f16(e);
+}
+
+void
+exec_f8v4tof16(Exec *e)
+{
+	f8_to_f16(e);
+}
+
+/* f16v2tof8 writes 2 bytes (upper half zero, DECISION); f16v8tof8 writes
+ * 8 bytes to a pair. */
+static void
+f16_to_f8(Exec *e)
+{
+	int n = 2 * op_regs(e, 1);
+	uint16_t x[8];
+	uint32_t r[2] = {0, 0};
+	get16(e, 1, n, x);
+	FpEnv v = fpenv(e);
+	int s = fp_scale6(e->c->fp_scl);
+	for (int k = 0; k < n; k++)
+		r[k / 4] |=
+		    (uint32_t)fp_f16_to_f8(x[k], arf_fmt(e), s, v.ov, &v.flags)
+		    << (8 * (k % 4));
+	if (fpenv_finish(e, &v))
+		put32(e, 0, n == 8 ? 2 : 1, r);
+}
+
+void
+exec_f16v2tof8(Exec *e)
+{
+	f16_to_f8(e);
+}
+
+void
+exec_f16v8tof8(Exec *e)
+{
+	f16_to_f8(e);
+}
+
+/* The class of each of 4 FP8 bytes of the register format (the scale does
+ * not change a class: DECISION). */
+void
+exec_f8v4class(Exec *e)
+{
+	uint32_t w = sim_ra(e, e->in->op[1]);
+	uint8_t c[4];
+	for (int k = 0; k < 4; k++)
+		c[k] =
+		    (uint8_t)fp_class_f8((uint8_t)(w >> (8 * k)), arf_fmt(e));
+	class_put(e, c, 4);
+}
