@@ -111,4 +111,9 @@ int isa_csr_index(const char *name, OperandKind kind, int supervisor_ok,
                   int worker_ok);
 const char *isa_csr_name(int index, OperandKind kind, InsnContext ctx);
 
+/* disasm.c: one instruction as assembly text that re-assembles to the same
+ * word ("add $m1, $m2, 5"; the variant name when the assembler would pick
+ * another row). Returns 0, or IPU_EINVAL for a bad row. */
+int disasm_insn(const Insn *in, Arch arch, char *buf, size_t len);
+
 #endif

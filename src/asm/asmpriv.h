@@ -1,0 +1,254 @@
+/*
+ * asmpriv.h - declarations shared by the assembler's files (lex.c, expr.c,
+ * macro.c, asm.c) and nobody else: tokens, expressions, the assembler state.
+ *
+ * The assembler state As lives for one asm_source() call. Strings and
+ * expression nodes come from its arena and die with it; sections, symbols,
+ * items and relocations are growable arrays.
+ */
+#ifndef IPU_ASMPRIV_H
+#define IPU_ASMPRIV_H
+
+#include "asm.h"
+
+typedef enum {
+	TK_EOL,
+	TK_IDENT, /* name, directive, mnemonic, "." */
+	TK_NUM,   /* integer or character literal; value in num */
+	TK_LOCAL, /* 1f / 1b: num = label, punct = 'f' or 'b' */
+	TK_REG,   /* $name: s..len excludes the '$' */
+	TK_STR,   /* "...": s..len includes the quotes */
+	TK_FLOAT, /* 1.5, 2e3: only .float reads it (from the text) */
+	TK_PUNCT, /* punct = a character or a P_* */
+} TokKind;
+
+enum { P_SHL = 256, P_SHR, P_PLUSEQ, P_PLUSPLUS };
+
+typedef struct {
+	TokKind kind;
+	int col;       /* 1-based column */
+	int len;       /* characters of source */
+	const char *s; /* start in the line */
+	int64_t num;
+	int punct;
+} Token;
+
+typedef struct {
+	Token *v;
+	int n, cap;
+} TokList;
+
+/* lex.c: tokenize one line (comments already blanked); -1 on a bad
+ * character or literal with *errcol and msg set. */
+int lex_line(const char *line, TokList *out, int *errcol, char *msg,
+             size_t msglen);
+/* Blank comments (# // and C block comments) to spaces, keeping newlines
+ * and columns. Returns a malloc'd copy. *unterminated_line is the line of
+ * an unterminated block comment, else 0. */
+char *lex_strip_comments(const char *text, size_t len, int *unterminated_line);
+/* Decode a TK_STR token into a malloc'd buffer; -1 on a bad escape. */
+int lex_string(const Token *t, char **out, size_t *outlen);
+
+/* expr.c */
+enum { EV_ABS = -1 }; /* ExprVal.sec: no section */
+
+typedef struct {
+	int64_t v;
+	int sec; /* EV_ABS or a section number */
+	int sym; /* an undefined (external) symbol, or -1 */
+} ExprVal;
+
+typedef struct Expr Expr;
+struct Expr {
+	int op;  /* E_* in expr.c */
+	int col; /* for messages */
+	int64_t num;
+	int sec, sym;
+	Expr *l, *r;
+};
+
+typedef struct {
+	void *ctx;
+	/* A name or local label at parse time: a node (a folded constant or a
+	 * symbol reference), NULL after reporting an error. */
+	Expr *(*ident)(void *ctx, const Token *t);
+	/* The current location ("."). */
+	Expr *(*dot)(void *ctx, int col);
+	/* The value of symbol `sym` at evaluation time; -1 after reporting. */
+	int (*symval)(void *ctx, int sym, int col, ExprVal *v);
+	void (*error)(void *ctx, int col, const char *msg);
+	void *(*alloc)(void *ctx, size_t n);
+} ExprHooks;
+
+Expr *expr_parse(const ExprHooks *h, const Token *t, int n, int *pos);
+int expr_eval(const ExprHooks *h, const Expr *e, ExprVal *out);
+Expr *expr_num(const ExprHooks *h, int64_t v, int col);
+Expr *expr_sym(const ExprHooks *h, int sym, int col);
+Expr *expr_secrel(const ExprHooks *h, int sec, int64_t off, int col);
+
+/* ---- the assembler state (asm.c, macro.c) ---- */
+
+/* Where a statement came from. */
+typedef struct {
+	const char *file;  /* file name as given or resolved for .include */
+	int line;          /* 1-based */
+	const char *show;  /* the line as written, for the caret */
+	const char *macro; /* expanded from this macro, or NULL */
+} SrcPos;
+
+/* One source line: `text` has comments blanked and is lexed; `show` is as
+ * written. Both NUL-terminated, arena-owned. */
+typedef struct {
+	const char *text;
+	const char *show;
+	const char *file;
+	int line;
+	const char *macro;
+} SrcLine;
+
+typedef struct {
+	char *name;
+	uint32_t flags;     /* SECF_* */
+	uint32_t align;     /* bytes */
+	uint8_t *data;      /* NULL for SECF_NOBITS */
+	uint32_t size, cap; /* bytes */
+	int implicit;       /* the default .text nobody asked for */
+} ASec;
+
+enum { SK_UNDEF, SK_LABEL, SK_EQU };
+
+typedef struct {
+	char *name;
+	int kind;        /* SK_* */
+	int sec;         /* SK_LABEL: section */
+	int64_t value;   /* SK_LABEL: offset; SK_EQU: constant if !equ */
+	Expr *equ;       /* SK_EQU not constant at definition: lazy */
+	int global;      /* .globl */
+	int type;        /* SYMT_* from .type */
+	uint32_t size;   /* from .size */
+	Expr *size_expr; /* .size, evaluated in pass 2 */
+	SrcPos size_pos; /* of the .size directive */
+	int local;       /* .L name or numeric label: not exported */
+	int64_t numeric; /* numeric local label number, -1 otherwise */
+	int predefined;  /* TAMP_... and friends: never exported */
+	int busy;        /* being evaluated (cycle guard) */
+	int used;        /* undefined but relocated against */
+	int objsym;      /* index in the output object, -1 if none */
+	SrcPos pos;      /* definition, or first reference */
+	int col;
+} ASym;
+
+typedef struct {
+	AsmOperand a;
+	Expr *e; /* AOP_IMM */
+	int col;
+} ParsedOp;
+
+enum { IT_INSN, IT_DATA };
+
+/* An instruction or data value whose bytes are written in pass 2. */
+typedef struct {
+	int kind; /* IT_* */
+	int sec;  /* section and byte offset of the bytes */
+	uint32_t off;
+	SrcPos pos;
+	int col;
+	const char *mnem; /* IT_INSN: mnemonic or variant name */
+	int mcol;
+	int nops;
+	ParsedOp op[ISA_MAX_OPS];
+	int bundle;      /* 0 alone, 1 first of a bundle, 2 second */
+	int bcol;        /* column of the bundle's '{' */
+	InsnContext ctx; /* .worker / .supervisor marking, CTX_B if none */
+	long seq;        /* statement number, orders the errors */
+	int size;        /* IT_DATA: bytes (1, 2, 4) */
+	Expr *e;         /* IT_DATA: value */
+} Item;
+
+typedef struct {
+	int sec;       /* patched section */
+	uint32_t off;  /* byte offset */
+	uint32_t type; /* R_IPU_* */
+	int sym;       /* external symbol, or -1 */
+	int tsec;      /* sym < 0: the section whose symbol is used */
+	int32_t addend;
+} ARel;
+
+typedef struct {
+	char *name;
+	int nparams;
+	char **param;
+	char **def; /* default text, or NULL */
+	SrcLine *body;
+	int nbody;
+} Macro;
+
+typedef struct As As;
+struct As {
+	const char *name; /* top-level file name */
+	const Chip *chip;
+	int max_errors, no_include;
+	DiagList errs;
+	int stop;         /* too many errors */
+	int quiet;        /* evaluating speculatively: errors not reported */
+	int quiet_failed; /* ... and one happened */
+	int pass1;        /* undefined symbols are errors, not externals */
+	struct Block *arena;
+	ExprHooks hooks;
+	ASec *sec;
+	int nsec, capsec, cur;
+	ASym *sym;
+	int nsym, capsym;
+	int *hash; /* open addressing over sym, -1 = empty */
+	int hcap;
+	Item *item;
+	int nitem, capitem;
+	ARel *rel;
+	int nrel;
+	struct {
+		int64_t label;
+		int count; /* instances defined so far */
+	} * num;
+	int nnum;
+	Macro *mac;
+	int nmac;
+	int in_bundle;  /* inside { } */
+	int bundle_n;   /* instructions so far in it */
+	int bundle_col; /* where it opened */
+	SrcPos bundle_pos;
+	InsnContext ctx;     /* from .worker / .supervisor */
+	uint32_t objflags;   /* OBJF_* */
+	const SrcPos *pos;   /* statement being processed, for hook errors */
+	uint32_t dot;        /* offset of "." in the current section */
+	int depth;           /* include/macro/rept nesting */
+	long lines;          /* lines processed, bounded */
+	long seq;            /* current statement number (errors sort by it) */
+	long *errseq;        /* per error */
+	unsigned expansions; /* \@ counter */
+};
+
+/* asm.c */
+void as_error(As *as, const SrcPos *pos, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void *as_alloc(As *as, size_t n);
+char *as_strndup(As *as, const char *s, size_t n);
+int as_section(As *as, const char *name, uint32_t flags, int explicit_flags);
+int64_t as_reserve(As *as, const SrcPos *pos, int col, uint64_t n);
+int as_lookup(As *as, const char *name);
+int as_symbol(As *as, const char *name, const SrcPos *pos, int col);
+void as_label(As *as, const char *name, int64_t numeric, const SrcPos *pos,
+              int col);
+void as_equ(As *as, const char *name, Expr *e, const SrcPos *pos, int col);
+int as_const(As *as, Expr *e, int64_t *v);
+int asm_known_mnemonic(const char *mn);
+uint32_t asm_nop_word(void);
+Item *as_item(As *as, int kind, const SrcPos *pos, int col);
+const char *asm_decor_text(Decor d);
+void as_select_error(As *as, const Item *it, const AsmOperand *ops, int code,
+                     int bad);
+
+/* macro.c */
+void as_run_file(As *as, const char *file, const char *text, size_t len,
+                 const SrcPos *from);
+
+#endif

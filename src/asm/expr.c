@@ -1,0 +1,311 @@
+/*
+ * expr.c - assembler expressions: a precedence-climbing parser over tokens
+ * and an evaluator over relocatable values.
+ *
+ * Operators and precedence are C's: unary - + ~ !, then * / %, + -, << >>,
+ * &, ^, |. A value is absolute, section-relative (a label, ".") or an
+ * undefined symbol plus a constant. Only these combine: rel + abs, abs + rel,
+ * rel - abs, and rel - rel within one section (which is absolute); anything
+ * else is an error, because no relocation could express it. Symbols are the
+ * caller's business (ExprHooks), so the parser knows no symbol table.
+ */
+#include "asmpriv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum {
+	E_NUM,    /* num */
+	E_SYM,    /* sym */
+	E_SECREL, /* sec + num */
+	E_NEG,
+	E_NOT,
+	E_LNOT,
+	E_BIN, /* num = operator (a character or P_SHL/P_SHR) */
+};
+
+static Expr *
+node(const ExprHooks *h, int op, int col)
+{
+	Expr *e = h->alloc(h->ctx, sizeof *e);
+	memset(e, 0, sizeof *e);
+	e->op = op;
+	e->col = col;
+	e->sym = -1;
+	e->sec = EV_ABS;
+	return e;
+}
+
+Expr *
+expr_num(const ExprHooks *h, int64_t v, int col)
+{
+	Expr *e = node(h, E_NUM, col);
+	e->num = v;
+	return e;
+}
+
+Expr *
+expr_sym(const ExprHooks *h, int sym, int col)
+{
+	Expr *e = node(h, E_SYM, col);
+	e->sym = sym;
+	return e;
+}
+
+Expr *
+expr_secrel(const ExprHooks *h, int sec, int64_t off, int col)
+{
+	Expr *e = node(h, E_SECREL, col);
+	e->sec = sec;
+	e->num = off;
+	return e;
+}
+
+/* Binding power of a binary operator token; 0 if it is not one. */
+static int
+binary_prec(const Token *t)
+{
+	if (t->kind != TK_PUNCT)
+		return 0;
+	switch (t->punct) {
+	case '*':
+	case '/':
+	case '%':
+		return 6;
+	case '+':
+	case '-':
+		return 5;
+	case P_SHL:
+	case P_SHR:
+		return 4;
+	case '&':
+		return 3;
+	case '^':
+		return 2;
+	case '|':
+		return 1;
+	}
+	return 0;
+}
+
+static Expr *parse_binary(const ExprHooks *h, const Token *t, int n, int *pos,
+                          int minprec, int depth);
+
+static Expr *
+parse_unary(const ExprHooks *h, const Token *t, int n, int *pos, int depth)
+{
+	const Token *k = &t[*pos];
+	if (depth > 200) {
+		h->error(h->ctx, k->col, "expression nested too deeply");
+		return NULL;
+	}
+	if (k->kind == TK_PUNCT && (k->punct == '-' || k->punct == '+' ||
+	                            k->punct == '~' || k->punct == '!')) {
+		(*pos)++;
+		Expr *a = parse_unary(h, t, n, pos, depth + 1);
+		if (!a || k->punct == '+')
+			return a;
+		Expr *e = node(h,
+		               k->punct == '-'   ? E_NEG
+		               : k->punct == '~' ? E_NOT
+		                                 : E_LNOT,
+		               k->col);
+		e->l = a;
+		return e;
+	}
+	if (k->kind == TK_PUNCT && k->punct == '(') {
+		(*pos)++;
+		Expr *e = parse_binary(h, t, n, pos, 1, depth + 1);
+		if (!e)
+			return NULL;
+		if (t[*pos].kind != TK_PUNCT || t[*pos].punct != ')') {
+			h->error(h->ctx, t[*pos].col, "expected ')'");
+			return NULL;
+		}
+		(*pos)++;
+		return e;
+	}
+	if (k->kind == TK_NUM) {
+		(*pos)++;
+		return expr_num(h, k->num, k->col);
+	}
+	if (k->kind == TK_IDENT && k->len == 1 && k->s[0] == '.') {
+		(*pos)++;
+		return h->dot(h->ctx, k->col);
+	}
+	if (k->kind == TK_IDENT || k->kind == TK_LOCAL) {
+		(*pos)++;
+		return h->ident(h->ctx, k);
+	}
+	if (k->kind == TK_FLOAT)
+		h->error(h->ctx, k->col,
+		         "a floating-point number is only allowed in .float");
+	else if (k->kind == TK_REG)
+		h->error(h->ctx, k->col,
+		         "a register cannot be used in an expression");
+	else if (k->kind == TK_EOL)
+		h->error(h->ctx, k->col, "expected an expression");
+	else
+		h->error(h->ctx, k->col, "expected an expression here");
+	return NULL;
+}
+
+static Expr *
+parse_binary(const ExprHooks *h, const Token *t, int n, int *pos, int minprec,
+             int depth)
+{
+	Expr *l = parse_unary(h, t, n, pos, depth);
+	while (l && *pos < n) {
+		const Token *k = &t[*pos];
+		int prec = binary_prec(k);
+		if (!prec || prec < minprec)
+			break;
+		(*pos)++;
+		Expr *r = parse_binary(h, t, n, pos, prec + 1, depth + 1);
+		if (!r)
+			return NULL;
+		Expr *e = node(h, E_BIN, k->col);
+		e->num = k->punct;
+		e->l = l;
+		e->r = r;
+		l = e;
+	}
+	return l;
+}
+
+Expr *
+expr_parse(const ExprHooks *h, const Token *t, int n, int *pos)
+{
+	return parse_binary(h, t, n, pos, 1, 0);
+}
+
+static int
+fail(const ExprHooks *h, int col, const char *msg)
+{
+	h->error(h->ctx, col, msg);
+	return -1;
+}
+
+static int
+is_abs(const ExprVal *v)
+{
+	return v->sec == EV_ABS && v->sym < 0;
+}
+
+static const char not_reloc[] =
+    "expression is not relocatable: use a constant, or one symbol plus or "
+    "minus a constant";
+
+/* Wrapping arithmetic in uint64_t: the assembler's values are 64-bit and
+ * overflow must not be undefined behaviour. */
+static int64_t
+wrap(uint64_t v)
+{
+	int64_t r;
+	memcpy(&r, &v, sizeof r);
+	return r;
+}
+
+static int
+eval_add(const ExprHooks *h, int op, int col, ExprVal *a, const ExprVal *b)
+{
+	if (op == '+') {
+		if (!is_abs(a) && !is_abs(b))
+			return fail(h, col, not_reloc);
+		if (is_abs(a)) {
+			a->sec = b->sec;
+			a->sym = b->sym;
+		}
+		a->v = wrap((uint64_t)a->v + (uint64_t)b->v);
+		return 0;
+	}
+	if (is_abs(b)) {
+		a->v = wrap((uint64_t)a->v - (uint64_t)b->v);
+		return 0;
+	}
+	if (a->sym < 0 && b->sym < 0 && a->sec == b->sec) {
+		a->v = wrap((uint64_t)a->v - (uint64_t)b->v);
+		a->sec = EV_ABS;
+		return 0;
+	}
+	if (a->sym < 0 && b->sym < 0 && a->sec != EV_ABS && b->sec != EV_ABS)
+		return fail(h, col,
+		            "cannot subtract labels of different sections");
+	return fail(h, col, not_reloc);
+}
+
+static int
+eval_bin(const ExprHooks *h, const Expr *e, ExprVal *a, const ExprVal *b)
+{
+	int op = (int)e->num;
+	if (op == '+' || op == '-')
+		return eval_add(h, op, e->col, a, b);
+	if (!is_abs(a) || !is_abs(b))
+		return fail(h, e->col, not_reloc);
+	uint64_t x = (uint64_t)a->v, y = (uint64_t)b->v;
+	switch (op) {
+	case '*':
+		a->v = wrap(x * y);
+		break;
+	case '/':
+	case '%':
+		if (b->v == 0)
+			return fail(h, e->col, "division by zero");
+		if (a->v == INT64_MIN && b->v == -1)
+			a->v = op == '/' ? INT64_MIN : 0;
+		else
+			a->v = op == '/' ? a->v / b->v : a->v % b->v;
+		break;
+	case P_SHL:
+		a->v = b->v < 0 || b->v > 63 ? 0 : wrap(x << y);
+		break;
+	case P_SHR: /* arithmetic, as in GNU as */
+		a->v =
+		    b->v < 0 || b->v > 63 ? (a->v < 0 ? -1 : 0) : a->v >> b->v;
+		break;
+	case '&':
+		a->v = wrap(x & y);
+		break;
+	case '^':
+		a->v = wrap(x ^ y);
+		break;
+	case '|':
+		a->v = wrap(x | y);
+		break;
+	default:
+		return fail(h, e->col, "unknown operator");
+	}
+	return 0;
+}
+
+int
+expr_eval(const ExprHooks *h, const Expr *e, ExprVal *out)
+{
+	ExprVal b;
+	switch (e->op) {
+	case E_NUM:
+		*out = (ExprVal){e->num, EV_ABS, -1};
+		return 0;
+	case E_SECREL:
+		*out = (ExprVal){e->num, e->sec, -1};
+		return 0;
+	case E_SYM:
+		return h->symval(h->ctx, e->sym, e->col, out);
+	case E_NEG:
+	case E_NOT:
+	case E_LNOT:
+		if (expr_eval(h, e->l, out))
+			return -1;
+		if (!is_abs(out))
+			return fail(h, e->col, not_reloc);
+		out->v = e->op == E_NEG   ? wrap(0 - (uint64_t)out->v)
+		         : e->op == E_NOT ? ~out->v
+		                          : !out->v;
+		return 0;
+	case E_BIN:
+		if (expr_eval(h, e->l, out) || expr_eval(h, e->r, &b))
+			return -1;
+		return eval_bin(h, e, out, &b);
+	}
+	return fail(h, e->col, "bad expression");
+}

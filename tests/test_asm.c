@@ -1,0 +1,621 @@
+/* test_asm.c - the assembler: every row round-trips through the
+ * disassembler, hand-encoded poplibs-style lines, expressions, macros,
+ * local labels, directives and every error path with its location. */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/asm/asm.h"
+
+static void
+print_errors(const DiagList *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		char buf[1400];
+		diag_format(&e->v[i], buf, sizeof buf);
+		print_message("%s\n", buf);
+	}
+}
+
+/* Assemble or fail the test. */
+static Obj *
+as_ok(const char *src)
+{
+	Obj *o;
+	DiagList e;
+	AsmOptions opt = {.no_include = 1};
+	if (asm_source("t.s", src, strlen(src), &opt, &o, &e)) {
+		print_errors(&e);
+		diaglist_free(&e);
+		fail_msg("assembly failed:\n%s", src);
+	}
+	diaglist_free(&e);
+	return o;
+}
+
+/* Assemble, expecting errors; returns the formatted first error. */
+static DiagList
+as_fail(const char *src)
+{
+	Obj *o;
+	DiagList e;
+	AsmOptions opt = {.no_include = 1};
+	if (!asm_source("t.s", src, strlen(src), &opt, &o, &e)) {
+		obj_free(o);
+		fail_msg("expected an error from:\n%s", src);
+	}
+	assert_null(o);
+	assert_true(e.n > 0);
+	return e;
+}
+
+/* "t.s:L:C: <msg contains want>" for error i. */
+static void
+check_error(const DiagList *e, int i, int line, int col, const char *want)
+{
+	assert_true(i < e->n);
+	const Diag *d = &e->v[i];
+	if (strcmp(d->file, "t.s") || d->line != line || d->col != col ||
+	    !strstr(d->msg, want)) {
+		print_errors(e);
+		fail_msg("error %d: want t.s:%d:%d: ...%s...", i, line, col,
+		         want);
+	}
+}
+
+static void
+expect_error(const char *src, int line, int col, const char *want)
+{
+	DiagList e = as_fail(src);
+	check_error(&e, 0, line, col, want);
+	diaglist_free(&e);
+}
+
+static int
+section(const Obj *o, const char *name)
+{
+	for (int i = 0; i < o->nsec; i++)
+		if (!strcmp(o->sec[i].name, name))
+			return i;
+	fail_msg("no section %s", name);
+	return -1;
+}
+
+static uint32_t
+word_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint32_t
+word(const Obj *o, const char *sec, int i)
+{
+	const ObjSection *s = &o->sec[section(o, sec)];
+	assert_true((uint32_t)(i + 1) * 4 <= s->size);
+	return word_at(s->data + 4 * i);
+}
+
+/* Assemble one line and return its only word. */
+static uint32_t
+one(const char *line)
+{
+	char src[512];
+	snprintf(src, sizeof src, "\t%s\n", line);
+	Obj *o = as_ok(src);
+	assert_int_equal(o->sec[section(o, ".text")].size, 4);
+	assert_int_equal(o->nrel, 0);
+	uint32_t w = word(o, ".text", 0);
+	obj_free(o);
+	return w;
+}
+
+/* ---- round trip over the whole table ---- */
+
+/* A value for operand spec s, varied by k (independent of test_isa's). */
+static int32_t
+sample(const OperandSpec *s, unsigned k)
+{
+	uint64_t span = (uint64_t)1 << s->width;
+	uint64_t x = (k * 0x9e3779b1u + 12345u) % span;
+	switch (s->kind) {
+	case OPK_M:
+	case OPK_A:
+		return (int32_t)((k * 5 + 1) % 16);
+	case OPK_MP:
+	case OPK_AP:
+		return (int32_t)(((k * 3) % 8) * 2);
+	case OPK_AQ:
+		return (int32_t)((k % 4) * 4);
+	case OPK_U:
+	case OPK_C:
+	case OPK_CU:
+		return (int32_t)(k == 0 ? 0 : k == 1 ? span - 1 : x);
+	case OPK_S:
+		return (int32_t)(k == 0   ? -(int64_t)(span / 2)
+		                 : k == 1 ? (int64_t)(span / 2) - 1
+		                          : (int64_t)x - (int64_t)(span / 2));
+	case OPK_Z:
+		return (int32_t)(uint32_t)((k == 1 ? span - 1 : x)
+		                           << (32 - s->width));
+	case OPK_T:
+		return (int32_t)((k == 1 ? span - 1 : x) * 4);
+	}
+	return 0;
+}
+
+static Insn
+sample_insn(int row, unsigned k)
+{
+	const InsnDesc *d = isa_row(row);
+	Insn in = {.row = (int16_t)row, .nops = d->nops};
+	for (int i = 0; i < d->nops; i++)
+		in.op[i] = sample(&d->op[i], k + 3 * (unsigned)i);
+	return in;
+}
+
+enum { SAMPLES = 12 };
+
+/* encode -> disasm text -> assemble -> the same word, for every row. */
+static void
+test_roundtrip_rows(void **state)
+{
+	(void)state;
+	for (int r = 0; r < isa_rows(); r++) {
+		char src[SAMPLES * 160] = "";
+		uint32_t want[SAMPLES];
+		size_t n = 0;
+		for (unsigned k = 0; k < SAMPLES; k++) {
+			Insn in = sample_insn(r, k);
+			char text[160];
+			assert_int_equal(isa_encode(&in, &want[k]), 0);
+			assert_int_equal(
+			    disasm_insn(&in, ARCH_IPU21, text, sizeof text), 0);
+			n += (size_t)snprintf(src + n, sizeof src - n, "\t%s\n",
+			                      text);
+		}
+		Obj *o = as_ok(src);
+		for (unsigned k = 0; k < SAMPLES; k++)
+			if (word(o, ".text", (int)k) != want[k])
+				fail_msg("%s: 0x%08x -> '%s' -> 0x%08x",
+				         isa_row(r)->variant, want[k], src,
+				         word(o, ".text", (int)k));
+		obj_free(o);
+	}
+}
+
+/* Bundles: every main-lane row paired with an aux-lane row, through the
+ * stream disassembler and back. */
+static void
+test_roundtrip_bundles(void **state)
+{
+	(void)state;
+	int main_rows[ISA_ROWS], aux_rows[ISA_ROWS], nm = 0, na = 0;
+	for (int r = 0; r < isa_rows(); r++) {
+		const InsnDesc *d = isa_row(r);
+		if (d->flags & F_SOLO)
+			continue;
+		if (d->lane == LANE_MAIN)
+			main_rows[nm++] = r;
+		else
+			aux_rows[na++] = r;
+	}
+	int pairs = nm > na ? nm : na;
+	uint8_t *bytes = malloc((size_t)pairs * 3 * 8);
+	size_t len = 0;
+	for (int p = 0; p < pairs * 3; p++) {
+		uint32_t a, b;
+		Insn ia = sample_insn(main_rows[p % nm], (unsigned)p);
+		Insn ib = sample_insn(aux_rows[p % na], (unsigned)p + 7);
+		assert_int_equal(isa_encode(&ia, &a), 0);
+		assert_int_equal(isa_encode(&ib, &b), 0);
+		a |= 0x80000000u;
+		for (int i = 0; i < 4; i++) {
+			bytes[len + (size_t)i] = (uint8_t)(a >> (8 * i));
+			bytes[len + 4 + (size_t)i] = (uint8_t)(b >> (8 * i));
+		}
+		len += 8;
+	}
+	char *text = disasm_bytes(bytes, len, 0, ARCH_IPU21, DIS_PLAIN);
+	assert_non_null(strstr(text, "{ "));
+	Obj *o = as_ok(text);
+	const ObjSection *s = &o->sec[section(o, ".text")];
+	assert_int_equal(s->size, len);
+	for (size_t i = 0; i < len; i += 4)
+		if (word_at(s->data + i) != word_at(bytes + i))
+			fail_msg("word %zu: 0x%08x became 0x%08x", i / 4,
+			         word_at(bytes + i), word_at(s->data + i));
+	obj_free(o);
+	free(text);
+	free(bytes);
+}
+
+/* ---- hand-checked encodings (fields from insns.def, by hand) ---- */
+
+static void
+test_known_encodings(void **state)
+{
+	(void)state;
+	/* ld32_mmmn_zi 0x01000000: base[23:20]=0, dst[19:16]=1,
+	 * delta[15:12]=15 ($mzero), imm[11:0]=2 */
+	assert_int_equal(one("ld32 $m1, $m0, $mzero, 2"), 0x0101f002);
+	/* add_mmmn_zi 0x20000000: src 0 [23:20], dst 0 [19:16], 48 */
+	assert_int_equal(one("add $m0, $m0, 48"), 0x20000030);
+	/* add_mmmn_si 0x22000000: src 2, dst 1, -4 = 0xfffc */
+	assert_int_equal(one("add $m1, $m2, -4"), 0x2221fffc);
+	/* setzi_aaan_zi 0x1a000000: $a0 [23:20], ZAACC_BITMASK = 8 */
+	assert_int_equal(one("setzi $a0, ZAACC_BITMASK"), 0x1a000008);
+	/* uput_aaan_zi 0x51008000: $FP_CLR = 0x101 -> low byte 1 */
+	assert_int_equal(one("uput $FP_CLR, $a0"), 0x51008001);
+	/* f32v2add_aaan 0x58000003: dst 0 [7:4], src0 2 [23:20],
+	 * src1 4 [15:12] */
+	assert_int_equal(one("f32v2add $a0:1, $a2:3, $a4:5"), 0x58204003);
+	/* f16v2add_aaau 0x580c0001: dst 0, src0 1 (:BU), src1 2 */
+	assert_int_equal(one("f16v2add $a0, $a1:BU, $a2"), 0x581c2001);
+	/* ld2x64pace 0x46000000: $a0:1 [19:16]=0, $a2:3 [7:4]=2,
+	 * $m4:5 [15:12]=4, $m6 [23:20], selectors 0b0101 */
+	assert_int_equal(one("ld2x64pace $a0:1, $a2:3, $m4:5+=, $m6, 0b0101"),
+	                 0x46604025);
+	/* or_mmmn_iz 0x4200c000: 0x100000 >> 20 = 1 in [11:0] */
+	assert_int_equal(one("or $m0, $m0, 0x100000"), 0x4200c001);
+	/* sync 0x41800000 | zone */
+	assert_int_equal(one("sync TEXCH_SYNCZONE_LOCAL"), 0x41800002);
+	/* call 0x18000000 | $lr (10) << 20 | 0x4c100 >> 2 */
+	assert_int_equal(one("call $lr, 0x4c100"), 0x18a13040);
+	/* st32step_mbmn_si 0x5c000000: $a0, base $mzero, $m1+=, stride 1
+	 * (value bits 3:0 in word bits 19:16) */
+	assert_int_equal(one("st32step $a0, $mzero, $m1+=, 1"), 0x5cf11000);
+	/* get_mmmn_zi 0x41000000: dst 0 [19:16], $WSR = 1 */
+	assert_int_equal(one("get $m0, $WSR"), 0x41000001);
+	/* ld64putcs 0x4100c000 | 4*1 + 2 */
+	assert_int_equal(one("ld64putcs $CWEI_1_2"), 0x4100c006);
+	/* the pseudo-instructions */
+	assert_int_equal(one("nop"), 0x42ff9000);
+	assert_int_equal(one("fnop"), 0x52ff9000);
+	assert_int_equal(one("zero $a3"), 0x52f39000);
+	assert_int_equal(one("mov $m1, $m2"), 0x42219000);
+	/* a forced variant: add_mmmn_si with a positive value */
+	assert_int_equal(one("add_mmmn_si $m1, $m2, 4"), 0x22210004);
+	/* aliases: $sp = $m11, $mworker_base = $m12 */
+	assert_int_equal(one("add $sp, $mworker_base, 0"), 0x20cb0000);
+}
+
+static void
+test_bundle_forms(void **state)
+{
+	(void)state;
+	/* rpt_mmmn_zi 0x4300a000 | 3<<20 | 3, co-issued; fnop 0x52ff9000 */
+	Obj *o = as_ok("{ rpt $m3, 3 ; fnop }\n"
+	               "{\n"
+	               "  ld32 $a0, $m0, $mzero, 1\n"
+	               "  f32add $a1, $a2, $a3\n"
+	               "}\n"
+	               "{ nop\n fnop }\n");
+	assert_int_equal(word(o, ".text", 0), 0xc330a003);
+	assert_int_equal(word(o, ".text", 1), 0x52ff9000);
+	/* ld32_mman_zi 0x08000000: $a0 [19:16], base 0, delta 15, 1 */
+	assert_int_equal(word(o, ".text", 2), 0x8800f001);
+	/* f32add 0x58000000: dst 1 [7:4], 2 [23:20], 3 [15:12] */
+	assert_int_equal(word(o, ".text", 3), 0x58203010);
+	assert_int_equal(word(o, ".text", 4), 0xc2ff9000);
+	assert_int_equal(word(o, ".text", 5), 0x52ff9000);
+	obj_free(o);
+}
+
+static void
+test_expressions(void **state)
+{
+	(void)state;
+	Obj *o = as_ok("\t.data\n"
+	               "\t.equ X, 5\n"
+	               "Y = X * 2\n"
+	               "\t.word (3+4)*2, 1<<4|1, -1, ~0 & 0xff, 10/3, 10%3\n"
+	               "\t.word 'A', 0b101, 0x10 >> 2, X + Y, -X, 7 ^ 2\n"
+	               "a:\t.word b - a, . - a\n"
+	               "b:\t.short 0xffff, -2\n"
+	               "\t.byte 1, 255\n"
+	               "\t.set X, 9\n"
+	               "\t.word X\n"
+	               "\t.float 1.5, -2\n");
+	uint32_t want[] = {14, 17, 0xffffffff, 255,          3, 1, 65,
+	                   5,  4,  15,         (uint32_t)-5, 5, 8, 4};
+	for (int i = 0; i < 14; i++)
+		assert_int_equal(word(o, ".data", i), want[i]);
+	const ObjSection *s = &o->sec[section(o, ".data")];
+	assert_int_equal(s->data[56], 0xff);
+	assert_int_equal(s->data[58], 0xfe);
+	assert_int_equal(s->data[59], 0xff);
+	assert_int_equal(s->data[60], 1);
+	assert_int_equal(s->data[61], 255);
+	assert_int_equal(word_at(s->data + 62), 9);
+	assert_int_equal(word_at(s->data + 66), 0x3fc00000); /* 1.5f */
+	assert_int_equal(word_at(s->data + 70), 0xc0000000); /* -2.0f */
+	obj_free(o);
+	/* A label difference inside an instruction, as poplibs uses. */
+	o = as_ok("\trpt $m0, (2f - 1f) / 8 - 1\n"
+	          "\t.align 8\n"
+	          "1:\t{ nop ; fnop }\n"
+	          "\t{ nop ; fnop }\n"
+	          "2:\n");
+	/* rpt_mmmn_zi 0x4300a000 | 0<<20 | (16/8 - 1) */
+	assert_int_equal(word(o, ".text", 0), 0x4300a001);
+	/* .align 8 in code pads with a nop */
+	assert_int_equal(word(o, ".text", 1), 0x42ff9000);
+	obj_free(o);
+}
+
+static void
+test_macros(void **state)
+{
+	(void)state;
+	Obj *o = as_ok(".macro inc reg, n=1\n"
+	               "\tadd \\reg, \\reg, \\n\n"
+	               ".endm\n"
+	               ".macro pair a b\n"
+	               "\tinc \\a\n"
+	               "\tinc \\b, 3\n"
+	               ".endm\n"
+	               "\tinc $m1\n"
+	               "\tinc $m2, 5\n"
+	               "\tpair $m3, $m4\n"
+	               ".rept 2\n"
+	               "\tnop\n"
+	               ".endr\n");
+	/* add_mmmn_zi 0x20000000 | r<<20 | r<<16 | n */
+	assert_int_equal(word(o, ".text", 0), 0x20110001);
+	assert_int_equal(word(o, ".text", 1), 0x20220005);
+	assert_int_equal(word(o, ".text", 2), 0x20330001);
+	assert_int_equal(word(o, ".text", 3), 0x20440003);
+	assert_int_equal(word(o, ".text", 4), 0x42ff9000);
+	assert_int_equal(word(o, ".text", 5), 0x42ff9000);
+	assert_int_equal(o->sec[section(o, ".text")].size, 24);
+	obj_free(o);
+	/* \@ gives each expansion its own labels. */
+	o = as_ok(".macro loop\n"
+	          "L\\@:\tbrnzdec $m0, L\\@\n"
+	          ".endm\n"
+	          "\tloop\n"
+	          "\tloop\n");
+	assert_int_equal(o->nrel, 2);
+	assert_int_equal(o->rel[0].addend, 0);
+	assert_int_equal(o->rel[1].addend, 4);
+	obj_free(o);
+}
+
+static void
+test_local_labels_and_relocs(void **state)
+{
+	(void)state;
+	Obj *o = as_ok("\t.globl _start\n"
+	               "_start:\n"
+	               "1:\tnop\n"
+	               "\tbrnz $m0, 1b\n"
+	               "\tbrz $m1, 1f\n"
+	               "1:\tnop\n"
+	               "\tcall $lr, ext\n"
+	               "\t.data\n"
+	               "\t.word 1b + 4, ext - 8\n");
+	/* brnz: operand 1 -> .text+0; brz -> .text+12; call -> ext;
+	 * data: .text+16, ext-8 */
+	assert_int_equal(o->nrel, 5);
+	const ObjReloc *r = o->rel;
+	assert_int_equal(r[0].type, R_IPU_OPERAND0 + 1);
+	assert_int_equal(r[0].offset, 4);
+	assert_int_equal(r[0].addend, 0);
+	assert_int_equal(r[1].offset, 8);
+	assert_int_equal(r[1].addend, 12);
+	assert_string_equal(o->sym[r[2].symbol].name, "ext");
+	assert_int_equal(o->sym[r[2].symbol].section, OBJ_UNDEF);
+	assert_int_equal(r[3].type, R_IPU_32);
+	assert_int_equal(r[3].addend, 16);
+	assert_int_equal(r[4].addend, -8);
+	int s = obj_find_symbol(o, "_start");
+	assert_true(s >= 0);
+	assert_int_equal(o->sym[s].bind, SYMB_GLOBAL);
+	obj_free(o);
+}
+
+static void
+test_directives(void **state)
+{
+	(void)state;
+	Obj *o = as_ok("\t.section .text.k, \"ax\"\n"
+	               "\t.globl f\n"
+	               "\t.type f, @function\n"
+	               "f:\tnop\n"
+	               "\tnop\n"
+	               "\t.size f, . - f\n"
+	               "\t.section .bss.buf, \"aw\", @nobits\n"
+	               "\t.align 16\n"
+	               "buf:\t.space 64\n"
+	               "\t.data\n"
+	               "\t.ascii \"ab\"\n"
+	               "\t.asciz \"c\\n\"\n"
+	               "\t.zero 2\n"
+	               "\t.p2align 3\n"
+	               "\t.byte 7\n"
+	               "\t.worker\n"
+	               "\t.text\n"
+	               "\tf32add $a0, $a1, $a2\n");
+	int f = obj_find_symbol(o, "f");
+	assert_int_equal(o->sym[f].type, SYMT_FUNC);
+	assert_int_equal(o->sym[f].size, 8);
+	const ObjSection *b = &o->sec[section(o, ".bss.buf")];
+	assert_true(b->flags & SECF_NOBITS);
+	assert_int_equal(b->size, 64);
+	assert_int_equal(b->align, 16);
+	const ObjSection *d = &o->sec[section(o, ".data")];
+	assert_int_equal(d->size, 9);
+	assert_memory_equal(d->data, "abc\n\0\0\0\0\7", 9);
+	assert_true(o->sec[section(o, ".text.k")].flags & SECF_EXEC);
+	obj_free(o);
+}
+
+/* ---- errors ---- */
+
+static void
+test_errors(void **state)
+{
+	(void)state;
+	expect_error("\tnop\n  ad $m0, $m0, 1\n", 2, 3,
+	             "unknown instruction 'ad'; did you mean 'add'?");
+	expect_error("\tadd $m0, $m1\n", 1, 2,
+	             "wrong number of operands (2) for 'add'");
+	expect_error("\tadd $m0, $a1, 3\n", 1, 2,
+	             "invalid operands for 'add'; accepted forms: add $mN, "
+	             "$mN, $mN");
+	expect_error("\tadd $m0, $m1, 70000\n", 1, 16,
+	             "immediate 70000 (0x11170) out of range for operand 3 of "
+	             "'add': allowed 0..65535 (add_mmmn_zi) or -32768..32767 "
+	             "(add_mmmn_si)");
+	expect_error("\tsetzi $m0, 1 << 20\n", 1, 13, "allowed 0..1048575");
+	expect_error("\tnop\n\t{ nop ; fnop }\n", 2, 2,
+	             "bundle at .text+0x4 is not 8-byte aligned");
+	expect_error("\t{ fnop ; nop }\n", 1, 4,
+	             "'or' is an aux-lane instruction: a bundle is { main-lane "
+	             "; aux-lane }");
+	expect_error("\t{ exitz $mzero ; fnop }\n", 1, 4,
+	             "'exitz' cannot be bundled");
+	expect_error("\t{ nop }\n", 1, 2, "a bundle needs two instructions");
+	expect_error("\t{ nop ; fnop\n", 1, 2, "bundle is not closed");
+	expect_error("\t.frob 3\n", 1, 2, "unknown directive '.frob'");
+	expect_error("\tbrz $m0, 1f\n", 1, 11,
+	             "local label '1' is not defined");
+	expect_error("\tbrz $m0, 1b\n", 1, 11, "no local label '1' before");
+	expect_error("\tld64 $a1:2, $m0, $m1, 0\n", 1, 7,
+	             "'$a1:2' is not a register pair or quad");
+	expect_error("\tf16v2add $a0, $a1:BX, $a2\n", 1, 20,
+	             "unknown decoration ':BX'");
+	expect_error("\tget $m0, $NOPE\n", 1, 11,
+	             "unknown register or control register '$NOPE'");
+	expect_error("x:\nx:\n", 2, 1, "symbol 'x' is already defined");
+	expect_error("\t.word 1 +\n", 1, 11, "expected an expression");
+	expect_error("\t.byte 256\n", 1, 8, "does not fit 1 byte");
+	expect_error("\t.data\n\tnop\n", 2, 2, "instruction in data section");
+	expect_error("\t.word a - b\n\t.data\nb:\n\t.text\na:\n", 1, 10,
+	             "labels of different sections");
+	expect_error("\tadd $m0, $m0, x * 2\n", 1, 18, "not relocatable");
+	expect_error("\t.rept 2\n\tnop\n", 1, 1, "'.rept' without '.endr'");
+	expect_error("\t.include \"x.s\"\n", 1, 2, ".include is disabled");
+	expect_error("\t.word 1 / 0\n", 1, 10, "division by zero");
+	expect_error("\t.equ a, b\n\t.equ b, a\n\t.word a\n", 1, 7,
+	             "defined in terms of itself");
+	expect_error("\tnop $m0\n", 1, 2, "'nop' takes no operands");
+	expect_error("\t.align 3\n", 1, 9, "not a power of two");
+	expect_error("\tadd $m0, $m0, 1 2\n", 1, 18, "unexpected '2'");
+	expect_error("\tadd $m0, $m0, @\n", 1, 16, "expected an expression");
+	expect_error("\t.float x\n", 1, 9, "expected a floating-point number");
+	expect_error("\t`\n", 1, 2, "unexpected character '`'");
+	expect_error("/* open\n", 1, 1, "comment started here is not closed");
+	expect_error(".macro m\n\tnop\n\tm\n.endm\n\tm\n", 3, 2,
+	             "nested too deeply");
+	/* The caret line is the source line. */
+	DiagList e = as_fail("\tadd $m0, $m1, 99999\n");
+	assert_string_equal(e.v[0].source_line, " add $m0, $m1, 99999");
+	diaglist_free(&e);
+}
+
+/* Several errors in one run, in source order, across both passes. */
+static void
+test_many_errors(void **state)
+{
+	(void)state;
+	DiagList e = as_fail("\tadd $m0, $m0, 1 << 20\n" /* pass 2 */
+	                     "\tfoo\n"                   /* pass 1 */
+	                     "\tnop\n"
+	                     "\tbar $m0\n"         /* pass 1 */
+	                     "\tsetzi $a0, -1\n"); /* pass 2 */
+	assert_int_equal(e.n, 4);
+	check_error(&e, 0, 1, 16, "out of range");
+	check_error(&e, 1, 2, 2, "unknown instruction 'foo'");
+	check_error(&e, 2, 4, 2, "unknown instruction 'bar'");
+	check_error(&e, 3, 5, 13, "out of range");
+	diaglist_free(&e);
+	/* At most max_errors. */
+	char src[4000] = "";
+	for (int i = 0; i < 50; i++)
+		strcat(src, "\tbad\n");
+	Obj *o;
+	AsmOptions opt = {.no_include = 1, .max_errors = 5};
+	assert_int_equal(asm_source("t.s", src, strlen(src), &opt, &o, &e),
+	                 IPU_EINVAL);
+	assert_int_equal(e.n, 5);
+	diaglist_free(&e);
+}
+
+static void
+test_arch(void **state)
+{
+	(void)state;
+	/* f8v2tof16 is ipu21-only: fine on the c600, an error on gc200. */
+	const char *src = "\tf8v2tof16 $a0, $a1\n";
+	Obj *o = as_ok(src);
+	assert_true(o->flags & OBJF_IPU21);
+	obj_free(o);
+	DiagList e;
+	AsmOptions opt = {.chip = chip_by_name("gc200"), .no_include = 1};
+	assert_int_equal(asm_source("t.s", src, strlen(src), &opt, &o, &e),
+	                 IPU_EINVAL);
+	check_error(&e, 0, 1, 2, "not available on gc200");
+	diaglist_free(&e);
+	/* .supervisor code may not use worker-only instructions. */
+	expect_error("\t.supervisor\n\tf32add $a0, $a1, $a2\n", 2, 2,
+	             "worker-only instruction");
+}
+
+static void
+test_include(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ipu_asm_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char inc[256], top[256];
+	snprintf(inc, sizeof inc, "%s/inc.s", dir);
+	snprintf(top, sizeof top, "%s/top.s", dir);
+	FILE *f = fopen(inc, "w");
+	fputs("\t.equ K, 7\n\tadd $m0, $m0, K\n", f);
+	fclose(f);
+	f = fopen(top, "w");
+	fputs("\t.include \"inc.s\"\n\tadd $m1, $m1, K\n", f);
+	fclose(f);
+	Obj *o;
+	DiagList e;
+	assert_int_equal(asm_file(top, NULL, &o, &e), 0);
+	assert_int_equal(word(o, ".text", 0), 0x20000007);
+	assert_int_equal(word(o, ".text", 1), 0x20110007);
+	obj_free(o);
+	/* An error inside the included file names that file. */
+	f = fopen(inc, "w");
+	fputs("\tnop\n\tbogus\n", f);
+	fclose(f);
+	assert_int_equal(asm_file(top, NULL, &o, &e), IPU_EINVAL);
+	assert_string_equal(e.v[0].file, inc);
+	assert_int_equal(e.v[0].line, 2);
+	diaglist_free(&e);
+	remove(inc);
+	remove(top);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_roundtrip_rows),
+	    cmocka_unit_test(test_roundtrip_bundles),
+	    cmocka_unit_test(test_known_encodings),
+	    cmocka_unit_test(test_bundle_forms),
+	    cmocka_unit_test(test_expressions),
+	    cmocka_unit_test(test_macros),
+	    cmocka_unit_test(test_local_labels_and_relocs),
+	    cmocka_unit_test(test_directives),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_many_errors),
+	    cmocka_unit_test(test_arch),
+	    cmocka_unit_test(test_include),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
