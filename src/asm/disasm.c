@@ -248,9 +248,12 @@ labels(Str *out, const Dis *D, uint32_t a)
 	const Obj *o = D->obj;
 	for (int i = 0; o && D->sec >= 0 && i < o->nsym; i++) {
 		const ObjSymbol *s = &o->sym[i];
-		if (s->section == D->sec && s->type != SYMT_SECTION &&
-		    s->value == a)
-			str_printf(out, "%s:\n", s->name);
+		if (s->section != D->sec || s->type == SYMT_SECTION ||
+		    s->value != a)
+			continue;
+		if ((D->flags & DIS_PLAIN) && s->bind == SYMB_GLOBAL)
+			str_printf(out, "\t.globl %s\n", s->name);
+		str_printf(out, "%s:\n", s->name);
 	}
 }
 
@@ -417,6 +420,20 @@ dis_code(Str *out, const Dis *D, const uint8_t *b, size_t len)
 	}
 }
 
+/* An R_IPU_32 relocation exactly on this word: its target text. */
+static int
+data_reloc(const Dis *D, uint32_t off, char *target)
+{
+	const Obj *o = D->obj;
+	for (int i = 0; o && o->kind == OBJ_REL && i < o->nrel; i++)
+		if (o->rel[i].section == D->sec && o->rel[i].offset == off &&
+		    o->rel[i].type == R_IPU_32) {
+			reloc_target(o, &o->rel[i], target, 96);
+			return 1;
+		}
+	return 0;
+}
+
 static void
 dis_data(Str *out, const Dis *D, const uint8_t *b, size_t len)
 {
@@ -425,7 +442,15 @@ dis_data(Str *out, const Dis *D, const uint8_t *b, size_t len)
 		uint32_t a = D->base + (uint32_t)off;
 		labels(out, D, a);
 		const char *pre = D->flags & DIS_PLAIN ? "\t" : "  ";
-		if (off + 4 <= len) {
+		char target[96];
+		if (off + 4 <= len && data_reloc(D, (uint32_t)off, target)) {
+			if (D->flags & DIS_PLAIN)
+				str_printf(out, "%s.word %s\n", pre, target);
+			else
+				str_printf(out, "  %08x:  .word %s\n", a,
+				           target);
+			off += 4;
+		} else if (off + 4 <= len) {
 			if (D->flags & DIS_PLAIN)
 				str_printf(out, "%s.word 0x%08x", pre,
 				           rd32(b + off));
