@@ -876,9 +876,9 @@ int
 obj_read(const uint8_t *data, size_t len, const char *name, Obj **out, Diag *d)
 {
 	Reader r = {data, len, name ? name : "", d};
-	uint32_t type, shnum, shstr_size;
-	Shdr *sh;
-	const char *shstr;
+	uint32_t type = 0, shnum = 0, shstr_size = 0;
+	Shdr *sh = NULL;
+	const char *shstr = NULL;
 	*out = NULL;
 	int err = check_ehdr(&r, &type);
 	if (err)
