@@ -6,6 +6,8 @@
 //   dtype  worker         AMP instruction   K   in row  partials/out row
 //   f16    amp_f16_worker f16v4hihov4amp    16  32 B    16 x f16 = 32 B
 //   f8     amp_f8_worker  f8v8hihov4amp     32  32 B    16 x f16 = 32 B
+//   (the f8 kernel is kernels/amp_f8.S: ipu21 only, so the GC200 can link
+//   this file without it)
 //   f32    amp_f32_worker f32sisov2amp       8  32 B    16 x f32 = 64 B
 //
 // The supervisor loads W into the 64 $CWEI registers (32 ld128putcs), starts
@@ -34,20 +36,9 @@
 //   `in` and `partials`, so neither may end at the top of memory. The three
 //   accesses of every bundle must hit different memory elements.
 
-	.equ VERTEX_BYTES, 20
+	.include "amp_stream.inc"
 
 	.section .text.amp, "ax"
-
-	.globl amp_f8_supervisor
-	.type amp_f8_supervisor, @function
-amp_f8_supervisor:
-	ld32 $m1, $m0, $mzero, 2
-	put $FP_INFMT, $m1
-	ld32 $m1, $m0, $mzero, 3
-	put $FP_ISCL, $m1
-	setzi $m3, amp_f8_worker
-	bri amp_load_and_run
-	.size amp_f8_supervisor, . - amp_f8_supervisor
 
 	.globl amp_f32_supervisor
 	.type amp_f32_supervisor, @function
@@ -60,7 +51,9 @@ amp_f32_supervisor:
 	.type amp_f16_supervisor, @function
 amp_f16_supervisor:
 	setzi $m3, amp_f16_worker
-// $m0: the supervisor state, $m3: the worker entry.
+// $m0: the supervisor state, $m3: the worker entry. Also used by
+// kernels/amp_f8.S.
+	.globl amp_load_and_run
 amp_load_and_run:
 	ld32 $m1, $m0, $mzero, 0
 	put $CCCSLOAD, $m1
@@ -102,68 +95,12 @@ amp_load_and_run:
 	br $lr
 	.size amp_f16_supervisor, . - amp_f16_supervisor
 
-// Worker prologue: read the vertex, clear the AMP state, pack the streams
-// (input, partials, scratch) into $m4:5; $m3 = rows. No rows: exit.
-.macro WORKER_START
-	ld32 $m0, $mvertex_base, $mzero, 0
-	ld32 $m1, $mvertex_base, $mzero, 1
-	ld32 $m2, $mvertex_base, $mzero, 4
-	ld32 $m3, $mvertex_base, $mzero, 3
-	brz $m3, 9f
-	setzi $a0, ZAACC_BITMASK
-	uput $FP_CLR, $a0
-	tapack $m4:5, $m0, $m1, $m2
-	.align 8
-.endm
-
-// After the prologue: the input stream has advanced \in_atoms atoms and the
-// partials \p_atoms; repack with the store stream at the output.
-.macro WORKER_RESTREAM in_atoms, p_atoms
-	add $m0, $m0, \in_atoms * 8
-	add $m1, $m1, \p_atoms * 8
-	ld32 $m2, $mvertex_base, $mzero, 2
-	tapack $m4:5, $m0, $m1, $m2
-	.align 8
-.endm
-
-// f16 and f8: four phases per group. Prologue = bundles -1..8 (inputs stay
-// until the load for AMP 4, the first of row 0), main loop = bundles
-// 9 .. 4n + 8 from phase 1.
-.macro HIHO_WORKER amp
-	WORKER_START
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110011 ; fnop }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110011 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P0 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110011 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P1 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110011 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P2 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110000 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P3 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110000 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P0 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110000 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P1 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110000 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P2 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110000 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P3 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0b110000 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P0 }
-	WORKER_RESTREAM 6, 10
-	{ rpt $m3, 3 ; fnop }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P1 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P2 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P3 }
-	{ ld2xst64pace $a0:3, $a4:5, $m4:5+=, $mzero, 0 ; \amp $a4:5, $a0:1, $a2:3, TAMP_F16V4_E4_P0 }
-9:
-	exitz $mzero
-.endm
-
 	.globl amp_f16_worker
 	.type amp_f16_worker, @function
 	.align 8
 amp_f16_worker:
 	HIHO_WORKER f16v4hihov4amp
 	.size amp_f16_worker, . - amp_f16_worker
-
-	.globl amp_f8_worker
-	.type amp_f8_worker, @function
-	.align 8
-amp_f8_worker:
-	HIHO_WORKER f8v8hihov4amp
-	.size amp_f8_worker, . - amp_f8_worker
 
 // f32: eight phases per group, one f32 input per AMP. Bundle k loads the
 // input pair holding element k + 1 of the stream; the input pointer moves on

@@ -196,6 +196,8 @@ typedef struct {
 	Obj *obj; /* the OBJ_EXEC image: symbols for reports */
 } Image;
 
+/* The image of a linked object; takes ownership of `exe` (OBJ_EXEC). */
+int img_from_obj(Obj *exe, Image *img, Diag *d);
 /* Read an executable image (ELF ET_EXEC). */
 int img_read(const uint8_t *data, size_t len, Image *img, Diag *d);
 /* Read an image, or a relocatable object linked with the default layout

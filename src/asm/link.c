@@ -477,8 +477,8 @@ link_objects(Obj *const *objs, int n, const LinkOptions *opt, Obj **out,
 
 /* ---- images for the emulator ---- */
 
-static int
-image_from(Obj *o, Image *img, Diag *d)
+int
+img_from_obj(Obj *o, Image *img, Diag *d)
 {
 	memset(img, 0, sizeof *img);
 	img->obj = o;
@@ -513,7 +513,7 @@ img_read(const uint8_t *data, size_t len, Image *img, Diag *d)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "a relocatable object, not a linked image");
 	}
-	return image_from(o, img, d);
+	return img_from_obj(o, img, d);
 }
 
 int
@@ -526,13 +526,13 @@ img_load(const uint8_t *data, size_t len, const char *name, const Chip *chip,
 	if (r)
 		return r;
 	if (o->kind == OBJ_EXEC)
-		return image_from(o, img, d);
+		return img_from_obj(o, img, d);
 	LinkOptions opt = {.chip = chip};
 	r = link_objects(&o, 1, &opt, &exe, d);
 	obj_free(o);
 	if (r)
 		return r;
-	return image_from(exe, img, d);
+	return img_from_obj(exe, img, d);
 }
 
 int

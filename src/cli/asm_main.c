@@ -1,6 +1,6 @@
 /*
  * asm_main.c - `ipu-asm`: the assembler and linker commands on their own.
- * The build uses it to assemble kernels/*.S before the `ipu` program, which
+ * The build uses it to assemble kernels/NAME.S before the `ipu` program, which
  * embeds them, can be linked.
  */
 #include <stdio.h>

@@ -11,3 +11,30 @@ kernel_find(const char *name)
 			return k;
 	return NULL;
 }
+
+int
+kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
+	     Diag *d)
+{
+	Obj *objs[8] = {0};
+	int r = IPU_OK, got = 0;
+	if (n > (int)(sizeof objs / sizeof objs[0]))
+		die("too many kernel objects (%d)", n);
+	while (got < n) {
+		const KernelObject *k = kernel_find(names[got]);
+		if (!k)
+			die("kernel %s is not embedded", names[got]);
+		r = obj_read(k->bytes, k->size, k->name, &objs[got], d);
+		if (r)
+			break;
+		got++;
+	}
+	Obj *exe = NULL;
+	if (!r) {
+		LinkOptions opt = {.chip = chip};
+		r = link_objects(objs, n, &opt, &exe, d);
+	}
+	for (int i = 0; i < got; i++)
+		obj_free(objs[i]);
+	return r ? r : img_from_obj(exe, img, d);
+}

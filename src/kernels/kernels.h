@@ -1,6 +1,6 @@
 /*
  * kernels.h - device code: the objects assembled at build time from
- * kernels/*.S by our own assembler (see CMakeLists.txt and
+ * kernels/NAME.S by our own assembler (see CMakeLists.txt and
  * cmake/embed.cmake), embedded in the program.
  */
 #ifndef IPU_KERNELS_H
@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../asm/asm.h"
 
 typedef struct {
 	const char *name; /* the source file name without ".S" */
@@ -19,5 +21,8 @@ extern const KernelObject kernel_objects[]; /* ends with a NULL name */
 
 /* kernels.c */
 const KernelObject *kernel_find(const char *name); /* NULL if none */
+/* Link the named kernel objects for `chip` into an image. */
+int kernel_image(const char *const *names, int n, const Chip *chip,
+		 Image *img, Diag *d);
 
 #endif
