@@ -9,11 +9,11 @@ static const struct {
 	int (*run)(int, char **);
 	const char *help;
 } commands[] = {
-	{"asm", cmd_asm, "assemble IPU assembly into a relocatable object"},
-	{"link", cmd_link, "place objects into a tile image"},
-	{"disasm", cmd_disasm, "disassemble an object, an image or raw words"},
-	{"sim", cmd_sim, "run a single-tile program on the emulator"},
-	{"bench", cmd_bench, "benchmarks with JSON output"},
+    {"asm", cmd_asm, "assemble IPU assembly into a relocatable object"},
+    {"link", cmd_link, "place objects into a tile image"},
+    {"disasm", cmd_disasm, "disassemble an object, an image or raw words"},
+    {"sim", cmd_sim, "run a single-tile program on the emulator"},
+    {"bench", cmd_bench, "benchmarks with JSON output"},
 };
 
 static void

@@ -14,7 +14,7 @@ kernel_find(const char *name)
 
 int
 kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
-	     Diag *d)
+             Diag *d)
 {
 	Obj *objs[8] = {0};
 	int r = IPU_OK, got = 0;
