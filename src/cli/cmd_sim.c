@@ -225,6 +225,11 @@ cmd_sim(int argc, char **argv)
 		tile_format_fault(t, buf, sizeof buf);
 		printf("status:  fault\n");
 		fprintf(stderr, "ipu sim: fault: %s\n", buf);
+		uint32_t off;
+		const char *sym = img_symbol(&img, t->fault.pc, &off);
+		if (sym)
+			fprintf(stderr, "ipu sim: the faulting pc is %s+0x%x\n",
+			        sym, off);
 		break;
 	}
 	case RUN_TIMEOUT:

@@ -500,12 +500,26 @@ tile_format_fault(const Tile *t, char *buf, size_t len)
 		snprintf(who, sizeof who, "supervisor");
 	else
 		snprintf(who, sizeof who, "worker %d", f->ctx - 1);
-	char words[40] = "";
-	if (f->nwords == 1)
-		snprintf(words, sizeof words, " [0x%08x]", f->word[0]);
-	else if (f->nwords == 2)
-		snprintf(words, sizeof words, " [0x%08x 0x%08x]", f->word[0],
-		         f->word[1]);
+	/* The words and their disassembly: "[0x... 0x...: { a ; b }]". */
+	char words[200] = "";
+	if (f->nwords) {
+		char text[2][80];
+		for (int i = 0; i < f->nwords; i++) {
+			Insn in;
+			if (isa_decode(f->word[i], t->chip->arch, &in) < 0 ||
+			    disasm_insn(&in, t->chip->arch, text[i],
+			                sizeof text[i]) < 0)
+				snprintf(text[i], sizeof text[i],
+				         ".word 0x%08x", f->word[i]);
+		}
+		if (f->nwords == 1)
+			snprintf(words, sizeof words, " [0x%08x: %s]",
+			         f->word[0], text[0]);
+		else
+			snprintf(words, sizeof words,
+			         " [0x%08x 0x%08x: { %s ; %s }]", f->word[0],
+			         f->word[1], text[0], text[1]);
+	}
 	snprintf(buf, len, "tile %u, %s, pc 0x%05x%s, cycle %llu: %s: %s",
 	         t->id, who, f->pc, words, (unsigned long long)f->cycle,
 	         fault_type_name(f->type), f->cause);

@@ -1,0 +1,179 @@
+/*
+ * test_cli.c - the `ipu` program end to end: assemble, link, run on the
+ * emulator with register and memory dumps, a faulting program, bad usage,
+ * and the tile-amp benchmark's JSON. Runs the built binary.
+ */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/ipu_test_cli_XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static void
+write_text(const char *name, const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Run `ipu ARGS` in the temp dir; returns the exit status, output in out. */
+static int
+ipu(char *out, size_t len, const char *args)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "cd %s && %s/ipu %s 2>&1", dir,
+	         IPU_BINARY_DIR, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void
+expect_in(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("'%s' not in:\n%s", needle, text);
+}
+
+/* Six workers each store 100 + their index; the supervisor sums them. */
+static const char sum_prog[] =
+    "_start:\n"
+    "	setzi $m1, worker\n"
+    "	setzi $m2, results\n"
+    "	runall $m1, $m2, 1\n"
+    "	sync TEXCH_SYNCZONE_LOCAL\n"
+    "	setzi $m0, 0\n"
+    "	setzi $m3, 5\n"
+    "1:	ld32step $m4, $mzero, $m2+=, 1\n"
+    "	add $m0, $m0, $m4\n"
+    "	brnzdec $m3, 1b\n"
+    "	br $lr\n"
+    "	.align 8\n"
+    "worker:\n"
+    "	get $m1, $WSR\n"
+    "	and $m1, $m1, CSR_W_WSR__CTXTID_M1__MASK\n"
+    "	add $m1, $m1, 100\n"
+    "	st32 $m1, $mvertex_base, $mzero, 0\n"
+    "	exitz $mzero\n"
+    "	.data\n"
+    "results: .space 24\n";
+
+static void
+test_asm_link_sim(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("sum.s", sum_prog);
+	assert_int_equal(ipu(out, sizeof out, "asm sum.s -o sum.o"), 0);
+	assert_int_equal(ipu(out, sizeof out, "link sum.o -o sum.elf"), 0);
+	assert_int_equal(ipu(out, sizeof out,
+	                     "sim sum.elf --dump-regs --dump-mem "
+	                     "results:24"),
+	                 2); /* ADDR must be a number */
+	int rc = ipu(out, sizeof out, "sim sum.elf --dump-regs");
+	assert_int_equal(rc, 0);
+	/* 100 + 101 + ... + 105 */
+	expect_in(out, "status:  returned, $m0 = 615 (0x00000267)");
+	expect_in(out, "worker 5");
+	/* objects run directly too, linked with the default layout */
+	assert_int_equal(ipu(out, sizeof out, "sim sum.o"), 0);
+	expect_in(out, "$m0 = 615");
+}
+
+static void
+test_sim_fault_and_usage(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("bad.s", "_start:\n"
+	                    "	setzi $m1, 0x4c002\n"
+	                    "	ld32 $m2, $m1, $mzero, 0\n"
+	                    "	br $lr\n");
+	assert_int_equal(ipu(out, sizeof out, "asm bad.s -o bad.o"), 0);
+	assert_int_equal(ipu(out, sizeof out, "sim bad.o"), 1);
+	expect_in(out, "supervisor, pc 0x4c004");
+	expect_in(out, "ld32 $m2, $m1, $mzero, 0");
+	expect_in(out, "INVALID_ADDR: misaligned 4-byte load at 0x4c002");
+	expect_in(out, "_start+0x4");
+	assert_int_equal(ipu(out, sizeof out, "sim bad.o --chip tpu"), 2);
+	expect_in(out, "unknown chip 'tpu'");
+	assert_int_equal(ipu(out, sizeof out, "sim missing.elf"), 1);
+	expect_in(out, "missing.elf");
+	write_text("loop.s", "_start:\n1:	bri 1b\n");
+	assert_int_equal(ipu(out, sizeof out, "asm loop.s -o loop.o"), 0);
+	assert_int_equal(ipu(out, sizeof out, "sim loop.o --max-cycles 100"),
+	                 1);
+	expect_in(out, "timeout after 100 cycles");
+	assert_int_equal(ipu(out, sizeof out, "frobnicate"), 2);
+}
+
+static double
+json_number(const char *json, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\": ", key);
+	const char *p = strstr(json, k);
+	if (!p)
+		fail_msg("no %s in %s", key, json);
+	return strtod(p + strlen(k), NULL);
+}
+
+static void
+test_bench_json(void **state)
+{
+	(void)state;
+	char out[4096];
+	assert_int_equal(
+	    ipu(out, sizeof out, "bench tile-amp --rows 96 --dtype f16 --json"),
+	    0);
+	double macs = json_number(out, "macs");
+	double cycles = json_number(out, "cycles");
+	assert_true(macs == 96.0 * 16 * 16);
+	assert_true(cycles > macs / 64); /* cannot beat the AMP peak */
+	double mpc = json_number(out, "macs_per_cycle");
+	assert_true(mpc > macs / cycles - 1e-3 && mpc < macs / cycles + 1e-3);
+	assert_true(json_number(out, "max_rel_err") < 1e-3);
+	assert_int_equal(
+	    ipu(out, sizeof out, "bench tile-amp --dtype f8 --chip gc200"), 1);
+	expect_in(out, "ipu21");
+	assert_int_equal(ipu(out, sizeof out, "bench tile-amp --rows 0"), 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_asm_link_sim),
+	    cmocka_unit_test(test_sim_fault_and_usage),
+	    cmocka_unit_test(test_bench_json),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
