@@ -7,15 +7,31 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
 
+passed=0
+failed=0
+# Run ctest in a build directory and add its counts to the totals.
+run_ctest() {
+	local log
+	log=$(mktemp)
+	(cd "$1" && ctest --output-on-failure -j "$jobs") | tee "$log" || true
+	local total bad
+	total=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' "$log")
+	bad=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' "$log")
+	rm -f "$log"
+	if [ -z "$total" ]; then failed=$((failed + 1)); return; fi
+	passed=$((passed + total - bad))
+	failed=$((failed + bad))
+}
+
 echo "== release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
-(cd build && ctest --output-on-failure -j "$jobs")
+run_ctest build
 
 echo "== sanitizer build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DIPU_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs")
+ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan
 
 echo "== fuzz targets (libFuzzer, short runs)"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DIPU_FUZZ=ON \
@@ -29,8 +45,20 @@ for f in build-fuzz/fuzz/fuzz_*; do
 	mkdir -p "$work/$name"
 	# Seeds are copied so that new inputs never land in the source tree.
 	if [ -d "fuzz/corpus/$name" ]; then cp fuzz/corpus/"$name"/* "$work/$name/"; fi
-	"$f" -max_total_time=15 -seed=1 "$work/$name" 2>&1 | tail -n 2
+	if "$f" -max_total_time=15 -seed=1 "$work/$name" >"$work/$name.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	tail -n 1 "$work/$name.log"
 done
 
 echo "== formatting"
-bash scripts/format.sh --check
+if bash scripts/format.sh --check; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
+
+echo "suite: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

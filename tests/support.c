@@ -36,3 +36,19 @@ run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
 	*status = tile_run(t, max_cycles);
 	return t;
 }
+
+Tile *
+worker_tile(const uint32_t *words, int n)
+{
+	const Chip *c = chip_default();
+	Tile *t = tile_new(c, 0);
+	uint32_t prog[64];
+	assert_true(n < 64);
+	memcpy(prog, words, 4u * (uint32_t)n);
+	prog[n] = enc("exitz_mmmn", 1, 15);
+	assert_int_equal(tile_write(t, c->mem_base, prog, 4u * (n + 1)), 0);
+	assert_int_equal(tile_start_worker(t, 0, c->mem_base, 0), 0);
+	for (int i = 0; i < 16; i++)
+		t->ctx[1].m[i] = t->ctx[1].a[i] = POISON;
+	return t;
+}

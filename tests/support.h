@@ -20,4 +20,12 @@ uint32_t enc(const char *variant, int nops, ...);
  * supervisor. The caller frees the tile. */
 Tile *run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
                 uint64_t max_cycles, RunStatus *status);
+/* Registers a test did not set read as this, so untouched ones show. */
+#define POISON 0xdeadbeefu
+
+/* A tile with `words` plus a final `exitz $mzero` at the start of memory and
+ * worker 0 started there, its $m and $a registers set to POISON. The test
+ * presets state in t->ctx[1], then calls tile_run. */
+Tile *worker_tile(const uint32_t *words, int n);
+
 #endif

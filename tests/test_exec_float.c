@@ -16,7 +16,6 @@
 
 #include "../src/util/fp.h"
 
-#define POISON 0xdeadbeefu
 #define F1 0x3f800000u /* 1.0f */
 #define F2 0x40000000u /* 2.0f */
 #define CTL_RND(m) ((uint32_t)(m) << 16)
@@ -42,13 +41,7 @@ init(Run *r)
 static void
 run(const uint32_t *words, int n, Run *r)
 {
-	const Chip *chip = chip_default();
-	Tile *t = tile_new(chip, 0);
-	uint32_t prog[16];
-	memcpy(prog, words, 4u * (uint32_t)n);
-	prog[n] = enc("exitz_mmmn", 1, 15);
-	assert_int_equal(tile_write(t, chip->mem_base, prog, 4u * (n + 1)), 0);
-	assert_int_equal(tile_start_worker(t, 0, chip->mem_base, 0), 0);
+	Tile *t = worker_tile(words, n);
 	Context *x = &t->ctx[1];
 	memcpy(x->a, r->c.a, sizeof x->a);
 	memcpy(x->aacc, r->c.aacc, sizeof x->aacc);

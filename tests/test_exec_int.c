@@ -12,7 +12,6 @@
 #define CO 0x80000000u /* co-issue bit: first word of a bundle */
 #define INT_MIN32 0x80000000u
 #define INT_MAX32 0x7fffffffu
-#define POISON 0xdeadbeefu
 
 typedef struct {
 	uint32_t m[16], a[16];
@@ -24,13 +23,7 @@ typedef struct {
 static void
 run_regs(const uint32_t *words, int n, Regs *r)
 {
-	const Chip *c = chip_default();
-	Tile *t = tile_new(c, 0);
-	uint32_t prog[16];
-	memcpy(prog, words, 4u * (uint32_t)n);
-	prog[n] = enc("exitz_mmmn", 1, 15);
-	assert_int_equal(tile_write(t, c->mem_base, prog, 4u * (n + 1)), 0);
-	assert_int_equal(tile_start_worker(t, 0, c->mem_base, 0), 0);
+	Tile *t = worker_tile(words, n);
 	Context *x = &t->ctx[1];
 	memcpy(x->m, r->m, sizeof x->m);
 	memcpy(x->a, r->a, sizeof x->a);

@@ -17,29 +17,11 @@
 #include <string.h>
 
 #define CO 0x80000000u /* co-issue bit: first word of a bundle */
-#define POISON 0xdeadbeefu
 #define D5 0x60000u
 #define D6 0x64000u
 #define D7 0x68000u
 #define IL 0x80000u
 #define MZ 15 /* $mzero */
-
-/* A tile with the program (plus exitz) loaded and worker 0 started, its
- * registers poisoned so that untouched ones are visible. */
-static Tile *
-prep(const uint32_t *words, int n)
-{
-	const Chip *c = chip_default();
-	Tile *t = tile_new(c, 0);
-	uint32_t prog[32];
-	memcpy(prog, words, 4u * (uint32_t)n);
-	prog[n] = enc("exitz_mmmn", 1, 15);
-	assert_int_equal(tile_write(t, c->mem_base, prog, 4u * (n + 1)), 0);
-	assert_int_equal(tile_start_worker(t, 0, c->mem_base, 0), 0);
-	for (int i = 0; i < 16; i++)
-		t->ctx[1].m[i] = t->ctx[1].a[i] = POISON;
-	return t;
-}
 
 static uint32_t *
 M(Tile *t)
@@ -107,7 +89,7 @@ test_ld32_forms(void **state)
 	    enc("ld32_mman", 4, 6, 0, 1, 3),    /* $a6 <- [m0 + m1 + m3*4] */
 	    enc("ld32_mman_zi", 4, 7, 0, MZ, 4095), /* $a7 <- [m0 + 4095*4] */
 	};
-	Tile *t = prep(w, 4);
+	Tile *t = worker_tile(w, 4);
 	M(t)[0] = D5;
 	M(t)[1] = 0x10;
 	M(t)[3] = 3;
@@ -137,7 +119,7 @@ test_narrow_loads(void **state)
 	    enc("ldb16_mman_zi", 4, 1, 0, MZ, 0), /* half at D5 */
 	    enc("ldb8_mman_zi", 4, 2, 0, MZ, 1),  /* byte at D5+1 */
 	};
-	Tile *t = prep(w, 8);
+	Tile *t = worker_tile(w, 8);
 	M(t)[0] = D5;
 	M(t)[1] = 1; /* offset register */
 	const uint8_t data[4] = {0x7f, 0x80, 0x34, 0x92};
@@ -164,7 +146,7 @@ test_wide_loads(void **state)
 	    enc("ld128_mman", 4, 4, 3, MZ, 2),    /* $a4:7 <- [IL + 1*16] */
 	    enc("ld128_mman_zi", 4, 8, 3, MZ, 2), /* $a8:11 <- [IL + 32] */
 	};
-	Tile *t = prep(w, 4);
+	Tile *t = worker_tile(w, 4);
 	M(t)[0] = D5;
 	M(t)[1] = 8;
 	M(t)[2] = 1;
@@ -201,7 +183,7 @@ test_step_loads(void **state)
 	    enc("ld32step_mmbn_si", 4, 6, 0, 7, 127),  /* m7 += 508 */
 	    enc("ld128step_mmbn_si", 4, 8, 9, 10, -1), /* m10 -= 16 */
 	};
-	Tile *t = prep(w, 6);
+	Tile *t = worker_tile(w, 6);
 	M(t)[0] = D5;
 	M(t)[1] = 0x40;
 	M(t)[3] = 0x44;
@@ -247,7 +229,7 @@ test_narrow_step_loads(void **state)
 	    enc("ldb8step_mmbn_si", 4, 2, 0, 12, -128), /* m12 -= 128 */
 	    enc("ldb8step_mmbn", 4, 3, 0, 13, 5),       /* m13 += m5 */
 	};
-	Tile *t = prep(w, 8);
+	Tile *t = worker_tile(w, 8);
 	const uint8_t data[8] = {0x01, 0x81, 0xfe, 0x7f,
 	                         0x00, 0x80, 0x55, 0xaa};
 	put_bytes(t, D5 + 0x100, data, 8);
@@ -291,7 +273,7 @@ test_step_same_register(void **state)
 	    enc("ld32step_mmmn_si", 4, 1, 0, 1, 1),
 	    enc("ld32step_mmmn_si", 4, 2, 0, MZ, 1),
 	};
-	Tile *t = prep(w, 2);
+	Tile *t = worker_tile(w, 2);
 	M(t)[0] = D5;
 	M(t)[1] = 4;
 	put32(t, D5, 0xaaaa0000u);
@@ -317,7 +299,7 @@ test_stores(void **state)
 	    enc("st32_mmmn_zi", 4, MZ, 0, MZ, 0),  /* $mzero -> D5 */
 	    enc("st64_mbmn_zi", 4, 14, 0, MZ, 7),  /* $azeros -> D5 + 56 */
 	};
-	Tile *t = prep(w, 8);
+	Tile *t = worker_tile(w, 8);
 	for (uint32_t k = 0; k < 16; k++)
 		put32(t, D5 + 4 * k, POISON);
 	M(t)[0] = D5;
@@ -360,7 +342,7 @@ test_step_stores(void **state)
 	    enc("stm32step_mmmn", 3, 8, 9, 2),         /* m9 += m2*4 */
 	    enc("stm32step_mmmn", 3, 10, 11, 12),      /* m11 += 4*4 */
 	};
-	Tile *t = prep(w, 7);
+	Tile *t = worker_tile(w, 7);
 	M(t)[0] = D5;
 	M(t)[1] = 0x10;
 	M(t)[2] = (uint32_t)-1;
@@ -410,7 +392,7 @@ test_store_sees_pre_bundle_value(void **state)
 	    CO | enc("st32_mbmn_zi", 4, 0, 0, MZ, 0),
 	    enc("not_aaan", 2, 0, 0),
 	};
-	Tile *t = prep(w, 2);
+	Tile *t = worker_tile(w, 2);
 	M(t)[0] = D5;
 	A(t)[0] = 0x12345678u;
 	go(t);
@@ -433,7 +415,7 @@ test_tapack(void **state)
 {
 	(void)state;
 	uint32_t w[1] = {enc("tapack_mmmn", 4, 4, 0, 1, 2)};
-	Tile *t = prep(w, 1);
+	Tile *t = worker_tile(w, 1);
 	M(t)[0] = 0x60008;
 	M(t)[1] = 0x64010;
 	M(t)[2] = 0x68018;
@@ -445,7 +427,7 @@ test_tapack(void **state)
 	uint32_t lo, hi;
 	ta_pack_ref(0xe7ff8, 0x4c000, 0xe7ff8, &lo, &hi);
 	tile_free(t);
-	t = prep(w, 1);
+	t = worker_tile(w, 1);
 	M(t)[0] = 0xe7ff8;
 	M(t)[1] = 0x4c000;
 	M(t)[2] = 0xe7ff8;
@@ -472,7 +454,7 @@ test_ld2x64pace_selectors(void **state)
 			    enc("ld2x64pace_mmbn_ef", 5, 0, 2, 4, 3,
 			        s0 | s1 << 2),
 			};
-			Tile *t = prep(w, 2);
+			Tile *t = worker_tile(w, 2);
 			M(t)[0] = a0;
 			M(t)[1] = a1;
 			M(t)[2] = D7; /* A2, untouched */
@@ -507,7 +489,7 @@ test_ld2xst64pace_selectors(void **state)
 		    enc("ld2xst64pace_mbbn_ef", 5, 0, 4, 6, 3,
 		        s | (3 - s) << 2 | s << 4),
 		};
-		Tile *t = prep(w, 2);
+		Tile *t = worker_tile(w, 2);
 		M(t)[0] = a0;
 		M(t)[1] = a1;
 		M(t)[2] = a2;
@@ -545,7 +527,7 @@ test_ldst64pace(void **state)
 		    enc("tapack_mmmn", 4, 6, 0, 1, 2),
 		    enc("ldst64pace_mbbn_ef", 5, 0, 0, 6, 3, (3 - s) | s << 2),
 		};
-		Tile *t = prep(w, 2);
+		Tile *t = worker_tile(w, 2);
 		M(t)[0] = a0;
 		M(t)[1] = D6; /* A1, untouched */
 		M(t)[2] = a2;
@@ -578,7 +560,7 @@ test_st64pace(void **state)
 		    enc("tapack_mmmn", 4, 6, 0, 1, 2),
 		    enc("st64pace_mbmn_ef", 4, 2, 6, 3, s),
 		};
-		Tile *t = prep(w, 2);
+		Tile *t = worker_tile(w, 2);
 		M(t)[0] = D5;
 		M(t)[1] = D6;
 		M(t)[2] = a2;
@@ -608,7 +590,7 @@ test_ld64_narrow_pace(void **state)
 		    enc("ld64a32pace_mmbn_ef", 5, 0, 2, 6, 3, s | s << 2),
 		    enc("ld64b16pace_mmbn_ef", 5, 4, 3, 8, 3, s << 2),
 		};
-		Tile *t = prep(w, 3);
+		Tile *t = worker_tile(w, 3);
 		M(t)[0] = a0;
 		M(t)[1] = a1;
 		M(t)[2] = D7;
@@ -647,7 +629,7 @@ test_pace_invalid_destinations(void **state)
 	    enc("ld64b16pace_mmbn_ef", 5, 2, 2, 4, MZ, 0),
 	};
 	for (int i = 0; i < 3; i++) {
-		Tile *t = prep(&words[i], 1);
+		Tile *t = worker_tile(&words[i], 1);
 		ta_pack_ref(D5, D6, D7, &M(t)[4], &M(t)[5]);
 		char rep[512];
 		go_fault(t, FAULT_INVALID_OP, rep, sizeof rep);
@@ -668,7 +650,7 @@ test_ldd16(void **state)
 	    enc("ldd16a64_mmbn", 4, 2, 1, 2, 3), /* a2:3 <- [D6 + m3] */
 	    enc("ldd16b16_mmbn", 4, 4, 1, 2, 3), /* a4 <- b16 [D6 + m3] */
 	};
-	Tile *t = prep(w, 3);
+	Tile *t = worker_tile(w, 3);
 	const uint8_t deltas[8] = {0x10, 0, 0x20, 0, 0x08, 0, 0x18, 0};
 	put_bytes(t, D5, deltas, 8);
 	for (uint32_t k = 0; k < 16; k++)
@@ -691,7 +673,7 @@ test_ldd16(void **state)
 	/* ldd16v2a32 reads an aligned 32-bit delta pair and uses the upper
 	 * delta of the old pair. */
 	uint32_t v = enc("ldd16v2a32_mmbn", 4, 5, 1, 2, 3);
-	t = prep(&v, 1);
+	t = worker_tile(&v, 1);
 	put32(t, D5 + 8, 0x00240028u);
 	for (uint32_t k = 0; k < 16; k++)
 		put32(t, D6 + 4 * k, 0x60000000u + 4 * k);
@@ -710,7 +692,7 @@ test_ldd16_writebacks(void **state)
 {
 	(void)state;
 	uint32_t w = enc("ldd16a32_mmbn", 4, 0, 1, 2, 3);
-	Tile *t = prep(&w, 1);
+	Tile *t = worker_tile(&w, 1);
 	const uint8_t deltas[2] = {0x34, 0x92};
 	put_bytes(t, D5, deltas, 2);
 	put32(t, D6 + 8, 0x77777777u);
@@ -729,7 +711,7 @@ test_ld64a32(void **state)
 {
 	(void)state;
 	uint32_t w = enc("ld64a32_mmbn", 4, 4, 1, 2, 3);
-	Tile *t = prep(&w, 1);
+	Tile *t = worker_tile(&w, 1);
 	put32(t, D5 + 0x10, 0x1111u);
 	put32(t, D5 + 0x14, 0x2222u);
 	put32(t, D6 + 0x40, 0x3333u);
@@ -751,7 +733,7 @@ test_ldb16b16_faults_honestly(void **state)
 {
 	(void)state;
 	uint32_t w = enc("ldb16b16_mmbn", 4, 0, 1, 2, 3);
-	Tile *t = prep(&w, 1);
+	Tile *t = worker_tile(&w, 1);
 	char rep[512];
 	go_fault(t, FAULT_INVALID_INSTR, rep, sizeof rep);
 	assert_non_null(strstr(rep, "not emulated"));
@@ -763,7 +745,7 @@ test_ldb16b16_faults_honestly(void **state)
 static void
 expect_fault(uint32_t word, uint32_t m0, FaultType type, const char *cause)
 {
-	Tile *t = prep(&word, 1);
+	Tile *t = worker_tile(&word, 1);
 	M(t)[0] = m0;
 	A(t)[0] = 0x0a0a0a0au;
 	char rep[512];
@@ -839,7 +821,7 @@ test_conflicts(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		uint32_t w = enc("ld2xst64pace_mbbn_ef", 5, 0, 4, 6, MZ, 0);
-		Tile *t = prep(&w, 1);
+		Tile *t = worker_tile(&w, 1);
 		ta_pack_ref(cases[i].a0, cases[i].a1, cases[i].a2, &M(t)[6],
 		            &M(t)[7]);
 		uint32_t m6 = M(t)[6];

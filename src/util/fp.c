@@ -71,6 +71,28 @@ max_finite(const Fmt *f)
 	return ldexp(2.0 - ldexp(1.0, 1 - f->p), f->emax);
 }
 
+/* Whether a magnitude t + fr (t integral, 0 <= fr < 1) rounds up to t + 1
+ * in this mode; neg is the sign of the value. */
+static int
+rounds_up(FpRound mode, int neg, double t, double fr, uint32_t rbits)
+{
+	switch (mode) {
+	case FP_RUP:
+		return !neg && fr > 0;
+	case FP_RDN:
+		return neg && fr > 0;
+	case FP_RTZ:
+		return 0;
+	case FP_RNA:
+		return fr >= 0.5;
+	case FP_RSR:
+		return fr > ldexp((double)rbits, -32);
+	case FP_RNE:
+	default:
+		return fr > 0.5 || (fr == 0.5 && fmod(t, 2.0) != 0);
+	}
+}
+
 /* Round the finite nonzero x to format f with unbounded exponent range;
  * *over is set when the magnitude exceeds the largest finite value. */
 static double
@@ -85,28 +107,7 @@ round_fmt(double x, const Fmt *f, FpRound mode, uint32_t rbits, int *over)
 	double q = ldexp(a, -sh);
 	double t = floor(q);
 	double fr = q - t; /* exact: q has fewer than 53 bits above 2^0 */
-	int up = 0;
-	switch (mode) {
-	case FP_RUP:
-		up = !neg && fr > 0;
-		break;
-	case FP_RDN:
-		up = neg && fr > 0;
-		break;
-	case FP_RTZ:
-		break;
-	case FP_RNA:
-		up = fr >= 0.5;
-		break;
-	case FP_RSR:
-		up = fr > ldexp((double)rbits, -32);
-		break;
-	case FP_RNE:
-	default:
-		up = fr > 0.5 || (fr == 0.5 && fmod(t, 2.0) != 0);
-		break;
-	}
-	double r = ldexp(t + up, sh);
+	double r = ldexp(t + rounds_up(mode, neg, t, fr, rbits), sh);
 	*over = r > max_finite(f);
 	return neg ? -r : r;
 }
@@ -360,24 +361,7 @@ round_integral(double x, FpRound mode)
 		return x;
 	int neg = signbit(x) != 0;
 	double a = fabs(x), t = floor(a), fr = a - t;
-	int up = 0;
-	switch (mode) {
-	case FP_RUP:
-		up = !neg && fr > 0;
-		break;
-	case FP_RDN:
-		up = neg && fr > 0;
-		break;
-	case FP_RTZ:
-		break;
-	case FP_RNA:
-		up = fr >= 0.5;
-		break;
-	default:
-		up = fr > 0.5 || (fr == 0.5 && fmod(t, 2.0) != 0);
-		break;
-	}
-	t += up;
+	t += rounds_up(mode == FP_RSR ? FP_RNE : mode, neg, t, fr, 0);
 	return neg ? -t : t;
 }
 
