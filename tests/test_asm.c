@@ -159,30 +159,37 @@ sample_insn(int row, unsigned k)
 
 enum { SAMPLES = 12 };
 
-/* encode -> disasm text -> assemble -> the same word, for every row. */
+/* encode -> disasm text -> assemble -> the same words, for every row (the
+ * two-word sendpicp gives two words per sample). */
 static void
 test_roundtrip_rows(void **state)
 {
 	(void)state;
 	for (int r = 0; r < isa_rows(); r++) {
 		char src[SAMPLES * 160] = "";
-		uint32_t want[SAMPLES];
+		uint32_t want[2 * SAMPLES];
+		int nw = isa_words(isa_row(r));
 		size_t n = 0;
 		for (unsigned k = 0; k < SAMPLES; k++) {
 			Insn in = sample_insn(r, k);
 			char text[160];
-			assert_int_equal(isa_encode(&in, &want[k]), 0);
+			uint32_t w[2];
+			assert_int_equal(isa_encode_wide(&in, w), 0);
+			memcpy(&want[k * (unsigned)nw], w,
+			       (size_t)nw * sizeof *w);
 			assert_int_equal(
 			    disasm_insn(&in, ARCH_IPU21, text, sizeof text), 0);
 			n += (size_t)snprintf(src + n, sizeof src - n, "\t%s\n",
 			                      text);
 		}
 		Obj *o = as_ok(src);
-		for (unsigned k = 0; k < SAMPLES; k++)
-			if (word(o, ".text", (int)k) != want[k])
-				fail_msg("%s: 0x%08x -> '%s' -> 0x%08x",
-				         isa_row(r)->variant, want[k], src,
-				         word(o, ".text", (int)k));
+		assert_int_equal(o->sec[section(o, ".text")].size,
+		                 SAMPLES * 4 * nw);
+		for (int k = 0; k < SAMPLES * nw; k++)
+			if (word(o, ".text", k) != want[k])
+				fail_msg("%s: word %d 0x%08x -> '%s' -> 0x%08x",
+				         isa_row(r)->variant, k, want[k], src,
+				         word(o, ".text", k));
 		obj_free(o);
 	}
 }
@@ -303,6 +310,69 @@ test_bundle_forms(void **state)
 	assert_int_equal(word(o, ".text", 4), 0xc2ff9000);
 	assert_int_equal(word(o, ".text", 5), 0x52ff9000);
 	obj_free(o);
+}
+
+/* The exchange rows of ipu-stack.md 3.2; words built by hand from the field
+ * positions in insns.def (and in test_isa.c's test_known_words). */
+static void
+test_exchange(void **state)
+{
+	(void)state;
+	/* delaypic 0x60000000 | 5<<19 | 1<<18 | 0x12345 */
+	assert_int_equal(one("delaypic 5, 1, 0x12345"), 0x602d2345);
+	/* delayxpic 0x64000000 | 100<<14 | 1<<13 | 0x1abc */
+	assert_int_equal(one("delayxpic 100, 1, 0x1abc"), 0x64193abc);
+	/* sendoff 0x70000000 | (0x9c5 & 63)<<21 | (0x9c5 >> 6)<<14 |
+	 * 0x5a5<<3 | 3 */
+	assert_int_equal(one("sendoff 0x9c5, 0x5a5, 3"), 0x70a9ed2b);
+	/* sendpic 0x70100000 | 63<<21 | 2<<18 | 0x3ffff */
+	assert_int_equal(one("sendpic 63, 2, 0x3ffff"), 0x77fbffff);
+	/* sendpicp: 0xf0000000 | 1<<27 | 13<<21 | 0x13000<<3 | 7, then
+	 * 0x2abc<<18 | 0x31234; 8 bytes, and the section is 8-aligned. */
+	Obj *o = as_ok("\t.supervisor\n"
+	               "\tsendpicp 1, 13, 0x13000, 7, 0x2abc, 0x31234\n"
+	               "\tsendpicp 0, 0, 0, 0, 0, 0\n"
+	               "\tnop\n");
+	const ObjSection *t = &o->sec[section(o, ".text")];
+	assert_int_equal(t->size, 20);
+	assert_int_equal(t->align, 8);
+	assert_int_equal(word(o, ".text", 0), 0xf9a98007);
+	assert_int_equal(word(o, ".text", 1), 0xaaf31234);
+	assert_int_equal(word(o, ".text", 2), 0xf0000000);
+	assert_int_equal(word(o, ".text", 3), 0);
+	assert_int_equal(word(o, ".text", 4), 0x42ff9000);
+	obj_free(o);
+	/* Relocation of a first-word operand: R_IPU_OPERAND0 + 2 at the
+	 * instruction; the second word is untouched. */
+	o = as_ok("\tsendpicp 0, 0, ext, 1, 2, 3\n");
+	assert_int_equal(o->nrel, 1);
+	assert_int_equal(o->rel[0].type, R_IPU_OPERAND0 + 2);
+	assert_int_equal(o->rel[0].offset, 0);
+	assert_int_equal(word(o, ".text", 0), 0xf0000001);
+	assert_int_equal(word(o, ".text", 1), 2u << 18 | 3);
+	char *text = disasm_obj(o, ARCH_IPU21, DIS_PLAIN);
+	assert_non_null(strstr(text, "\tsendpicp 0, 0, ext, 1, 2, 3\n"));
+	free(text);
+	obj_free(o);
+	/* Errors: alignment, bundling, relocating the second word, range,
+	 * context. */
+	expect_error("\tnop\n\tsendpicp 0, 0, 0, 0, 0, 0\n", 2, 2,
+	             "'sendpicp' at .text+0x4 is not 8-byte aligned: it is a "
+	             "two-word instruction");
+	expect_error("\t{ sendpicp 0, 0, 0, 0, 0, 0 ; fnop }\n", 1, 4,
+	             "'sendpicp' is a two-word instruction and cannot be "
+	             "bundled");
+	expect_error("\tsendpicp 0, 0, 0, 0, ext, 0\n", 1, 23,
+	             "operand 5 of 'sendpicp' is in its second word, which "
+	             "cannot be relocated");
+	expect_error("\tsendpicp 0, 0, 0, 0, 0, 0x40000\n", 1, 26,
+	             "out of range for operand 6 of 'sendpicp': allowed "
+	             "0..262143");
+	expect_error("\tdelaypic 128, 0, 0\n", 1, 11, "allowed 0..127");
+	expect_error("\t{ sendpic 0, 0, 0 ; fnop }\n", 1, 4,
+	             "'sendpic' cannot be bundled");
+	expect_error("\t.worker\n\tsendoff 0, 0, 0\n", 2, 2,
+	             "'sendoff' is a supervisor-only instruction");
 }
 
 static void
@@ -608,6 +678,7 @@ main(void)
 	    cmocka_unit_test(test_roundtrip_bundles),
 	    cmocka_unit_test(test_known_encodings),
 	    cmocka_unit_test(test_bundle_forms),
+	    cmocka_unit_test(test_exchange),
 	    cmocka_unit_test(test_expressions),
 	    cmocka_unit_test(test_macros),
 	    cmocka_unit_test(test_local_labels_and_relocs),

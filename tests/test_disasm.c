@@ -80,13 +80,15 @@ test_stream(void **state)
 	uint32_t nop = 0x42ff9000, fnop = 0x52ff9000;
 	/* f8v2tof16 $a0, $a1: ipu21 only (0x52006c00 | 1 << 20) */
 	uint32_t f8 = 0x52106c00;
-	uint32_t w[] = {nop | 0x80000000u, fnop, 0xffffffff, nop, f8,
+	/* 0x6fffffff: class 11 (bits 30..29) but none of delaypic (bits
+	 * 28..26 = 000), delayxpic (001), send/sendoff/sendpic (1xx). */
+	uint32_t w[] = {nop | 0x80000000u, fnop, 0x6fffffff, nop, f8,
 	                nop | 0x80000000u};
 	char *t = raw(w, 6, 0x4c000, ARCH_IPU2, 0);
 	assert_non_null(strstr(t, "  0004c000:  c2ff9000 52ff9000  { nop ; "
 	                          "fnop }\n"));
-	assert_non_null(strstr(t, "0004c008:  ffffffff           .word "
-	                          "0xffffffff  # no instruction has this "
+	assert_non_null(strstr(t, "0004c008:  6fffffff           .word "
+	                          "0x6fffffff  # no instruction has this "
 	                          "encoding\n"));
 	assert_non_null(strstr(t, "0004c00c:  42ff9000           nop\n"));
 	assert_non_null(strstr(t, ".word 0x52106c00  # only on ipu21"));
@@ -107,6 +109,54 @@ test_stream(void **state)
 	t = disasm_bytes(odd, 6, 0, ARCH_IPU21, DIS_PLAIN);
 	assert_string_equal(t, "\tnop\n\t.byte 0xab\n\t.byte 0xcd\n");
 	free(t);
+}
+
+/* The two-word sendpicp: one line for 8 bytes at an 8-byte boundary, else
+ * a .word saying why. Words from test_isa.c's test_known_words:
+ * sendpicp 1, 13, 0x13000, 7, 0x2abc, 0x31234 = 0xf9a98007 0xaaf31234. */
+static void
+test_wide(void **state)
+{
+	(void)state;
+	uint32_t nop = 0x42ff9000, p0 = 0xf9a98007, p1 = 0xaaf31234;
+	uint32_t w[] = {p0, p1, nop, p0, p1, nop, p0};
+	char *t = raw(w, 7, 0x4c000, ARCH_IPU2, 0);
+	assert_non_null(strstr(t, "  0004c000:  f9a98007 aaf31234  sendpicp "
+	                          "1, 13, 0x13000, 7, 0x2abc, 0x31234\n"
+	                          "  0004c008:  42ff9000           nop\n"));
+	/* At 4 mod 8, and at the end with no second word. */
+	assert_non_null(strstr(t, "  0004c00c:  f9a98007           .word "
+	                          "0xf9a98007  # first word of a two-word "
+	                          "sendpicp, which must be 8-byte aligned "
+	                          "and followed by its second word\n"));
+	assert_non_null(strstr(t, "  0004c018:  f9a98007           .word "
+	                          "0xf9a98007  # first word of a two-word"));
+	free(t);
+	/* Plain text re-assembles to the same bytes. */
+	t = raw(w, 3, 0, ARCH_IPU21, DIS_PLAIN);
+	assert_string_equal(t, "\tsendpicp 1, 13, 0x13000, 7, 0x2abc, "
+	                       "0x31234\n\tnop\n");
+	Obj *o;
+	DiagList e;
+	AsmOptions opt = {.no_include = 1};
+	assert_int_equal(asm_source("t.s", t, strlen(t), &opt, &o, &e), 0);
+	assert_int_equal(o->sec[0].size, 12);
+	for (int i = 0; i < 3; i++) {
+		const uint8_t *b = o->sec[0].data + 4 * i;
+		assert_int_equal((uint32_t)b[0] | (uint32_t)b[1] << 8 |
+		                     (uint32_t)b[2] << 16 |
+		                     (uint32_t)b[3] << 24,
+		                 w[i]);
+	}
+	obj_free(o);
+	free(t);
+	/* The one-word view: the row, second-word operands 0. */
+	Insn in;
+	char buf[200];
+	assert_int_equal(isa_decode(p0, ARCH_IPU21, &in),
+	                 isa_row_by_variant("sendpicp_mmmn_zi"));
+	assert_int_equal(disasm_insn(&in, ARCH_IPU21, buf, sizeof buf), 0);
+	assert_string_equal(buf, "sendpicp 1, 13, 0x13000, 7, 0, 0");
 }
 
 static Obj *
@@ -199,7 +249,8 @@ put_file(const char *name, const void *data, size_t len)
 	fclose(f);
 }
 
-/* Run a subcommand with stderr captured into `err`. */
+/* Run a subcommand with stderr captured into `err` and stdout into the
+ * file "stdout" of the temporary directory. */
 static int
 run(int (*cmd)(int, char **), char *err, size_t errlen, int argc, ...)
 {
@@ -216,9 +267,9 @@ run(int (*cmd)(int, char **), char *err, size_t errlen, int argc, ...)
 	dup2(fd, 2);
 	close(fd);
 	int out = dup(1);
-	int null = open("/dev/null", O_WRONLY);
-	dup2(null, 1);
-	close(null);
+	fd = open(path("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
 	int r = cmd(argc, argv);
 	fflush(stderr);
 	fflush(stdout);
@@ -245,6 +296,10 @@ test_cli(void **state)
 	const char *bad = "\tnop\n\tadd $m0, $m0, 99999\n";
 	put_file("bad.s", bad, strlen(bad));
 	put_file("odd.bin", "\0\x90\xff\x42\x01\x02", 6);
+	/* sendpicp 1, 13, 0x13000, 7, 0x2abc, 0x31234 and its data word,
+	 * then nop (little-endian) */
+	put_file("wide.bin", "\x07\x80\xa9\xf9\x34\x12\xf3\xaa\x00\x90\xff\x42",
+	         12);
 
 	assert_int_equal(run(cmd_asm, err, sizeof err, 4, "asm", path("a.s"),
 	                     "-o", path("a.o")),
@@ -270,6 +325,18 @@ test_cli(void **state)
 	                     path("odd.bin")),
 	                 1);
 	assert_non_null(strstr(err, "length 6 bytes is not a multiple of 4"));
+	assert_int_equal(run(cmd_disasm, err, sizeof err, 5, "disasm", "--raw",
+	                     "--base", "0x4c000", path("wide.bin")),
+	                 0);
+	char out[400] = "";
+	FILE *f = fopen(path("stdout"), "r");
+	assert_non_null(f);
+	out[fread(out, 1, sizeof out - 1, f)] = 0;
+	fclose(f);
+	if (!strstr(out, "  0004c000:  f9a98007 aaf31234  sendpicp 1, 13, "
+	                 "0x13000, 7, 0x2abc, 0x31234\n"
+	                 "  0004c008:  42ff9000           nop\n"))
+		fail_msg("ipu disasm --raw printed:\n%s", out);
 	assert_int_equal(
 	    run(cmd_disasm, err, sizeof err, 2, "disasm", path("odd.bin")), 1);
 	assert_non_null(strstr(err, "not an ELF object or image"));
@@ -302,8 +369,9 @@ test_cli(void **state)
 	                     path("junk.o"), "-o", path("d.elf")),
 	                 1);
 	assert_non_null(strstr(err, "truncated ELF header"));
-	const char *names[] = {"a.s",   "a.o",     "a.elf",  "b.elf",
-	                       "bad.s", "odd.bin", "junk.o", "stderr"};
+	const char *names[] = {"a.s",    "a.o",     "a.elf",  "b.elf",
+	                       "bad.s",  "odd.bin", "junk.o", "stderr",
+	                       "stdout", "wide.bin"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		remove(path(names[i]));
 	rmdir(tmpdir);
@@ -313,9 +381,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_insn_text),
-	    cmocka_unit_test(test_stream),
-	    cmocka_unit_test(test_objects),
+	    cmocka_unit_test(test_insn_text), cmocka_unit_test(test_stream),
+	    cmocka_unit_test(test_wide),      cmocka_unit_test(test_objects),
 	    cmocka_unit_test(test_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -309,6 +309,47 @@ test_corrupt(void **state)
 	obj_free(img);
 }
 
+/* The two-word sendpicp: a first-word operand links, the section stays
+ * 8-byte aligned after a 4-byte piece, and a relocation of a second-word
+ * operand is refused by the linker and by the object reader. */
+static void
+test_wide(void **state)
+{
+	(void)state;
+	Obj *o[2] = {as_ok("a.o", "\t.globl _start, n\n\t.set n, 0x13000\n"
+	                          "_start:\tbr $lr\n"),
+	             as_ok("b.o", "p:\tsendpicp 1, 0, n, 7, 5, 6\n")};
+	Obj *img;
+	Diag d;
+	assert_int_equal(link_objects(o, 2, NULL, &img, &d), 0);
+	/* a's 4 bytes, then b's piece at the next multiple of 8:
+	 * 0xf0000000 | 1<<27 | 0x13000<<3 | 7, then 5<<18 | 6 */
+	const ObjSection *t = sec(img, ".text");
+	assert_int_equal(t->size, 16);
+	assert_int_equal(rd32(t->data + 8), 0xf8098007);
+	assert_int_equal(rd32(t->data + 12), 5u << 18 | 6);
+	obj_free(img);
+	/* Operand 5 (XPIC, second word) relocated: refused. */
+	ObjReloc *r = &o[1]->rel[0];
+	assert_int_equal(o[1]->nrel, 1);
+	assert_int_equal(r->type, R_IPU_OPERAND0 + 2);
+	r->type = R_IPU_OPERAND0 + 4;
+	diag_clear(&d);
+	assert_int_not_equal(link_objects(o, 2, NULL, &img, &d), 0);
+	if (!strstr(d.msg, "operand 5 of sendpicp_mmmn_zi, which is in the "
+	                   "instruction's second word"))
+		fail_msg("got '%s'", d.msg);
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(obj_write(o[1], &bytes, &len, &d), 0);
+	expect_bad(bytes, len,
+	           "operand 5 of sendpicp_mmmn_zi is in its "
+	           "second word, which cannot be relocated");
+	free(bytes);
+	obj_free(o[0]);
+	obj_free(o[1]);
+}
+
 static void
 test_image(void **state)
 {
@@ -370,6 +411,7 @@ main(void)
 	    cmocka_unit_test(test_entry_default),
 	    cmocka_unit_test(test_write_read),
 	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_wide),
 	    cmocka_unit_test(test_image),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -615,24 +615,33 @@ resolve_insn(As *as, Item *it)
 	for (int i = 0; i < it->nops; i++) {
 		if (ops[i].cls != AOP_IMM || ops[i].known)
 			continue;
+		if (d->op[i].word) {
+			as_error(as, &it->pos, it->op[i].col,
+			         "operand %d of '%s' is in its second word, "
+			         "which cannot be relocated: it must be a "
+			         "constant",
+			         i + 1, it->mnem);
+			return;
+		}
 		vals[i] = 0; /* the linker fills the field */
 		add_reloc(as, it->sec, it->off, R_IPU_OPERAND0 + (uint32_t)i,
 		          &ev[i], it, it->op[i].col);
 	}
 	Insn in = {.row = (int16_t)row, .nops = d->nops};
 	memcpy(in.op, vals, sizeof vals);
-	uint32_t w;
-	if (isa_encode(&in, &w))
+	uint32_t w[2];
+	if (isa_encode_wide(&in, w))
 		die("asm_select chose %s but it does not encode", d->variant);
 	if (it->bundle) {
 		check_bundle(as, it, d);
 		if (it->bundle == 1)
-			w |= 0x80000000u;
+			w[0] |= 0x80000000u;
 	}
 	check_context(as, it, d);
 	if (d->flags & F_IPU21)
 		as->objflags |= OBJF_IPU21;
-	put_le(s->data + it->off, w, 4);
+	for (int i = 0; i < isa_words(d); i++)
+		put_le(s->data + it->off + 4 * i, w[i], 4);
 }
 
 static void
@@ -952,6 +961,13 @@ asm_known_mnemonic(const char *mn)
 {
 	int16_t cand[MAX_CAND];
 	return candidates(mn, cand) > 0;
+}
+
+int
+asm_mnemonic_words(const char *mn)
+{
+	int16_t cand[MAX_CAND];
+	return candidates(mn, cand) > 0 ? isa_words(isa_row(cand[0])) : 1;
 }
 
 /* The main-lane no-op: or $mzero, $mzero, 0 (isa.md 3.2). */

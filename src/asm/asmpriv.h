@@ -241,6 +241,9 @@ void as_label(As *as, const char *name, int64_t numeric, const SrcPos *pos,
 void as_equ(As *as, const char *name, Expr *e, const SrcPos *pos, int col);
 int as_const(As *as, Expr *e, int64_t *v);
 int asm_known_mnemonic(const char *mn);
+/* Words a statement of this mnemonic or variant name takes: 2 for the
+ * two-word (F_WIDE) rows, else 1. */
+int asm_mnemonic_words(const char *mn);
 uint32_t asm_nop_word(void);
 Item *as_item(As *as, int kind, const SrcPos *pos, int col);
 const char *asm_decor_text(Decor d);

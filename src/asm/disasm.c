@@ -8,8 +8,9 @@
  * operands (asm_select is asked, so the two can never disagree). The two
  * no-op encodings print as nop and fnop. A word with the co-issue bit at an
  * 8-byte boundary, followed by an aux-lane word, prints as a bundle
- * "{ main ; aux }"; anything that decodes to no row prints as .word with a
- * comment saying why.
+ * "{ main ; aux }"; a two-word instruction (sendpicp) at an 8-byte boundary
+ * prints as one line for its 8 bytes; anything that decodes to no row prints
+ * as .word with a comment saying why.
  */
 #include "asmpriv.h"
 
@@ -349,10 +350,34 @@ word_text(const Dis *D, uint32_t off, uint32_t w, char *buf, size_t len)
 			snprintf(buf, len, "no instruction has this encoding");
 		return -1;
 	}
+	const InsnDesc *d = isa_row(r);
+	if (d->flags & F_WIDE) {
+		snprintf(buf, len,
+		         "first word of a two-word %s, which must be 8-byte "
+		         "aligned and followed by its second word",
+		         d->mnemonic);
+		return -1;
+	}
 	if (w & 0x80000000u) {
 		snprintf(buf, len, "co-issue bit set outside a bundle");
 		return -1;
 	}
+	const Obj *syms = D->obj && D->obj->kind == OBJ_EXEC ? D->obj : NULL;
+	char over[ISA_MAX_OPS][96];
+	int any = reloc_operands(D, off, over);
+	insn_text(&in, D->arch, syms, any ? over : NULL, buf, len);
+	return 0;
+}
+
+/* A two-word instruction (F_WIDE) at an 8-byte boundary; 0 if valid. */
+static int
+wide_text(const Dis *D, uint32_t off, uint32_t w0, uint32_t w1, char *buf,
+          size_t len)
+{
+	Insn in;
+	if (isa_decode_wide(w0, w1, D->arch, &in) < 0 ||
+	    !(isa_row(in.row)->flags & F_WIDE))
+		return -1;
 	const Obj *syms = D->obj && D->obj->kind == OBJ_EXEC ? D->obj : NULL;
 	char over[ISA_MAX_OPS][96];
 	int any = reloc_operands(D, off, over);
@@ -394,7 +419,9 @@ dis_code(Str *out, const Dis *D, const uint8_t *b, size_t len)
 		uint32_t w[2] = {rd32(b + off), 0};
 		if ((w[0] & 0x80000000u) && a % 8 == 0 && off + 8 <= len) {
 			w[1] = rd32(b + off + 4);
-			if (!bundle_text(D, (uint32_t)off, w[0], w[1], text,
+			if (!wide_text(D, (uint32_t)off, w[0], w[1], text,
+			               sizeof text) ||
+			    !bundle_text(D, (uint32_t)off, w[0], w[1], text,
 			                 sizeof text)) {
 				line_start(out, D, a, w, 2);
 				str_printf(out, "%s", text);

@@ -3,9 +3,10 @@
  * and encode over them.
  *
  * The operand strings of insns.def are compiled once (isa_init, thread-safe)
- * into OperandSpec. Decoding first narrows by bits 30..24 (every row fixes
- * them, except `send`, whose mask fixes only 31..27) and then tests each
- * candidate's match/mask.
+ * into OperandSpec. Decoding first narrows by bits 30..24 (a row lands in
+ * every bucket its mask allows: the exchange rows fix only some of them) and
+ * then tests each candidate's match/mask. F_WIDE rows are two words: match
+ * and mask cover the first, fields 63..32 of insns.def the second.
  */
 #include "isa.h"
 
@@ -36,7 +37,8 @@ static const RawRow raw[] = {
 #undef AUX
 
 _Static_assert(sizeof raw / sizeof raw[0] == ISA_ROWS,
-               "insns.def must hold the 363 rows of isa.md Appendix A");
+               "insns.def must hold the 363 rows of isa.md Appendix A and "
+               "the 5 of ipu-stack.md 3.2");
 
 static InsnDesc rows[ISA_ROWS];
 static int16_t by_mnemonic[ISA_ROWS]; /* row numbers sorted by mnemonic */
@@ -61,9 +63,10 @@ static const struct {
     {"++", DEC_PP},  {"@", DEC_AT},   {">>", DEC_SHR},
 };
 
-/* Parse one "KIND[DECOR]/hi:lo[=vhi:vlo],..." token. */
+/* Parse one "KIND[DECOR]/hi:lo[=vhi:vlo],..." token; bits 63..32 (wide rows
+ * only) are the second word. */
 static const char *
-parse_spec(const char *p, OperandSpec *s, const char *variant)
+parse_spec(const char *p, OperandSpec *s, const char *variant, int wide)
 {
 	memset(s, 0, sizeof *s);
 	size_t i;
@@ -105,8 +108,16 @@ parse_spec(const char *p, OperandSpec *s, const char *variant)
 				die("insns.def %s: piece widths differ",
 				    variant);
 		}
-		if (s->npieces == 3 || hi < lo || hi > 31)
+		if (s->npieces == 3 || hi < lo || hi > (wide ? 63 : 31) ||
+		    (hi > 31 && lo < 32))
 			die("insns.def %s: bad field %ld:%ld", variant, hi, lo);
+		int word = lo >= 32;
+		if (s->npieces && word != s->word)
+			die("insns.def %s: an operand spans two words",
+			    variant);
+		s->word = (uint8_t)word;
+		hi -= 32 * word;
+		lo -= 32 * word;
 		if (vlo < 0)
 			vlo = nextv < 0 ? 0 : nextv - (hi - lo + 1);
 		s->piece[s->npieces++] =
@@ -151,7 +162,8 @@ isa_init(void)
 			if (d->nops == ISA_MAX_OPS)
 				die("insns.def %s: too many operands",
 				    d->variant);
-			p = parse_spec(p, &d->op[d->nops++], d->variant);
+			p = parse_spec(p, &d->op[d->nops++], d->variant,
+			               (d->flags & F_WIDE) != 0);
 			while (*p == ' ')
 				p++;
 		}
@@ -162,6 +174,21 @@ isa_init(void)
 				counts[v]++;
 	}
 	qsort(by_mnemonic, ISA_ROWS, sizeof by_mnemonic[0], cmp_mnemonic);
+	/* The assembler sizes a statement by its mnemonic, before it picks a
+	 * row; wide rows never bundle (their bit 31 is an opcode bit). */
+	for (int i = 0; i < ISA_ROWS; i++) {
+		const InsnDesc *d = &rows[by_mnemonic[i]];
+		if ((d->flags & F_WIDE) && !(d->flags & F_SOLO))
+			die("insns.def %s: a wide row must be F_SOLO",
+			    d->variant);
+		if (i &&
+		    !strcmp(d->mnemonic, rows[by_mnemonic[i - 1]].mnemonic) &&
+		    (d->flags & F_WIDE) !=
+		        (rows[by_mnemonic[i - 1]].flags & F_WIDE))
+			die("insns.def %s: rows of one mnemonic differ in "
+			    "F_WIDE",
+			    d->variant);
+	}
 	int total = 0;
 	for (int v = 0; v < 128; v++) {
 		bucket_start[v] = (int16_t)total;
@@ -235,6 +262,12 @@ isa_available(const InsnDesc *d, Arch arch)
 	if ((d->flags & F_IPU21) && arch != ARCH_IPU21)
 		return 0;
 	return 1; /* F_IPU2 rows exist on both chips we model */
+}
+
+int
+isa_words(const InsnDesc *d)
+{
+	return d->flags & F_WIDE ? 2 : 1;
 }
 
 static int
@@ -329,24 +362,24 @@ isa_decode_operand(const OperandSpec *s, uint32_t word)
 	}
 }
 
-int
-isa_decode(uint32_t word, Arch arch, Insn *out)
+/* w[1] is the second word of a wide row (0 when it is not known). */
+static int
+decode(const uint32_t w[2], Arch arch, Insn *out)
 {
 	ensure_init();
-	uint32_t b = (word >> 24) & 0x7f;
+	uint32_t b = (w[0] >> 24) & 0x7f;
 	for (int i = bucket_start[b]; i < bucket_start[b + 1]; i++) {
 		const InsnDesc *d = &rows[bucket_rows[i]];
-		if ((word & d->mask) != d->match)
+		if ((w[0] & d->mask) != d->match)
 			continue;
 		if (!isa_available(d, arch))
 			return -1;
 		out->row = bucket_rows[i];
 		out->nops = d->nops;
 		for (int k = 0; k < d->nops; k++) {
-			out->op[k] =
-			    (int32_t)isa_decode_operand(&d->op[k], word);
-			if (d->op[k].kind <= OPK_AQ &&
-			    !reg_ok(d->op[k].kind, out->op[k]))
+			const OperandSpec *s = &d->op[k];
+			out->op[k] = (int32_t)isa_decode_operand(s, w[s->word]);
+			if (s->kind <= OPK_AQ && !reg_ok(s->kind, out->op[k]))
 				return -1;
 		}
 		return out->row;
@@ -355,17 +388,43 @@ isa_decode(uint32_t word, Arch arch, Insn *out)
 }
 
 int
-isa_encode(const Insn *in, uint32_t *word)
+isa_decode(uint32_t word, Arch arch, Insn *out)
+{
+	const uint32_t w[2] = {word, 0};
+	return decode(w, arch, out);
+}
+
+int
+isa_decode_wide(uint32_t w0, uint32_t w1, Arch arch, Insn *out)
+{
+	const uint32_t w[2] = {w0, w1};
+	return decode(w, arch, out);
+}
+
+int
+isa_encode_wide(const Insn *in, uint32_t w[2])
 {
 	const InsnDesc *d = isa_row(in->row);
-	uint32_t w = d->match;
+	uint32_t out[2] = {d->match, 0};
 	for (int k = 0; k < d->nops; k++) {
-		if (!isa_operand_fits(&d->op[k], in->op[k]))
+		const OperandSpec *s = &d->op[k];
+		if (!isa_operand_fits(s, in->op[k]))
 			return -1 - k;
-		w |= isa_encode_operand(&d->op[k], in->op[k]);
+		out[s->word] |= isa_encode_operand(s, in->op[k]);
 	}
-	*word = w;
+	w[0] = out[0];
+	w[1] = out[1];
 	return 0;
+}
+
+int
+isa_encode(const Insn *in, uint32_t *word)
+{
+	uint32_t w[2];
+	int r = isa_encode_wide(in, w);
+	if (r == 0)
+		*word = w[0];
+	return r;
 }
 
 /* Register names. */

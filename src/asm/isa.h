@@ -50,6 +50,8 @@ typedef struct {
 typedef struct {
 	OperandKind kind;
 	Decor decor;
+	uint8_t word; /* 0, or 1: the second word of an F_WIDE row (insns.def
+	                 bits 63..32); pieces are bits of that word */
 	uint8_t npieces;
 	uint8_t
 	    width; /* bits of the encoded value, including implied low zeros */
@@ -64,7 +66,7 @@ typedef struct {
 	InsnContext ctx;
 	uint32_t flags; /* F_* from chip.h */
 	uint8_t nops;
-	OperandSpec op[5];
+	OperandSpec op[6];
 } InsnDesc;
 
 /* A decoded instruction: the table row and operand values in assembly order.
@@ -74,10 +76,11 @@ typedef struct {
 typedef struct {
 	int16_t row;
 	uint8_t nops;
-	int32_t op[5];
+	int32_t op[6];
 } Insn;
 
-enum { ISA_ROWS = 363, ISA_MAX_OPS = 5 };
+/* 363 rows of isa.md Appendix A + 5 exchange rows of ipu-stack.md 3.2. */
+enum { ISA_ROWS = 368, ISA_MAX_OPS = 6 };
 
 /* isa.c */
 const InsnDesc *isa_row(int row);
@@ -86,18 +89,32 @@ int isa_row_by_variant(const char *variant); /* -1 if none */
 /* Rows of one mnemonic, in table order; returns count, *first = a list. */
 int isa_rows_by_mnemonic(const char *mnemonic, const int16_t **rows);
 int isa_available(const InsnDesc *d, Arch arch);
+/* Words of the instruction: 2 for F_WIDE rows (8 bytes, 8-byte aligned, the
+ * second word is data), else 1. */
+int isa_words(const InsnDesc *d);
 
 /* Decode one word. Returns the row, or -1 if no row matches, the row is not
  * on this chip, or an operand is malformed (odd pair register). The co-issue
- * bit is ignored here; callers read it from the word. */
+ * bit is ignored here; callers read it from the word, except for F_WIDE rows,
+ * where bit 31 is an opcode bit (check the row's flags first). For an F_WIDE
+ * row the operands held by the second word read as 0: use isa_decode_wide. */
 int isa_decode(uint32_t word, Arch arch, Insn *out);
+/* Decode an instruction from its first word and the word after it: as
+ * isa_decode, and for an F_WIDE row the second-word operands come from w1
+ * (which is ignored otherwise). */
+int isa_decode_wide(uint32_t w0, uint32_t w1, Arch arch, Insn *out);
 
 /* Does `value` fit operand `i` of `row`? Registers must be aligned for their
  * kind; immediates must fit the field. */
 int isa_operand_fits(const OperandSpec *s, int64_t value);
-/* Encode; returns 0, or -1-i when operand i does not fit. */
+/* Encode; returns 0, or -1-i when operand i does not fit. For an F_WIDE
+ * row this gives the first word only (every operand is still checked). */
 int isa_encode(const Insn *in, uint32_t *word);
-/* The field bits of one operand only (for relocation). */
+/* Encode isa_words() words into w[0], w[1] (w[1] = 0 for a one-word row);
+ * returns 0, or -1-i when operand i does not fit. */
+int isa_encode_wide(const Insn *in, uint32_t w[2]);
+/* The field bits of one operand only, in the word that holds it (s->word);
+ * for relocation. */
 uint32_t isa_encode_operand(const OperandSpec *s, int64_t value);
 int64_t isa_decode_operand(const OperandSpec *s, uint32_t word);
 

@@ -319,6 +319,13 @@ apply_one(Linker *L, int obj, const ObjReloc *r)
 		                "instruction operand",
 		                oname(o), secname, r->offset);
 	const OperandSpec *s = &d->op[op];
+	if (s->word)
+		return diag_set(L->d, IPU_EINVAL, NULL, 0, 0,
+		                "%s %s+0x%x: relocation of operand %d of %s, "
+		                "which is in the instruction's second word "
+		                "(data): it cannot be relocated",
+		                oname(o), secname, r->offset, op + 1,
+		                d->variant);
 	if (!isa_operand_fits(s, v)) {
 		char range[96];
 		obj_operand_range(s, range, sizeof range);

@@ -695,7 +695,22 @@ instruction(As *as, const SrcPos *pos, const Token *t, int n, int p)
 			         s->name, s->size);
 		}
 	}
-	int64_t off = as_reserve(as, pos, m->col, 4);
+	int words = asm_mnemonic_words(mn);
+	if (words == 2 && bundle) {
+		as_error(as, pos, m->col,
+		         "'%s' is a two-word instruction and cannot be bundled",
+		         mn);
+		return p;
+	}
+	if (words == 2 && s->size % 8)
+		as_error(as, pos, m->col,
+		         "'%s' at %s+0x%x is not 8-byte aligned: it is a "
+		         "two-word instruction (add .align 8 or a nop before "
+		         "it)",
+		         mn, s->name, s->size);
+	if (words == 2 && s->align < 8)
+		s->align = 8; /* so that linking keeps it aligned */
+	int64_t off = as_reserve(as, pos, m->col, 4u * (unsigned)words);
 	if (off < 0)
 		return p;
 	Item *it = as_item(as, IT_INSN, pos, m->col);

@@ -754,9 +754,10 @@ check_operand_reloc(Reader *r, const Obj *o, const ObjReloc *rl,
 		           what, rl->offset);
 	Insn in;
 	uint32_t w = rd32(s->data + rl->offset);
-	int row = isa_decode(w & 0x7fffffffu, ARCH_IPU21, &in);
+	/* Bit 31 is the co-issue bit, except in a two-word instruction. */
+	int row = isa_decode(w, ARCH_IPU21, &in);
 	if (row < 0)
-		row = isa_decode(w, ARCH_IPU21, &in);
+		row = isa_decode(w & 0x7fffffffu, ARCH_IPU21, &in);
 	uint32_t op = rl->type - R_IPU_OPERAND0;
 	if (row < 0)
 		return bad(r, "%s: word at 0x%x is not an instruction", what,
@@ -765,6 +766,11 @@ check_operand_reloc(Reader *r, const Obj *o, const ObjReloc *rl,
 	if (op >= d->nops || d->op[op].kind <= OPK_AQ)
 		return bad(r, "%s: instruction has no immediate operand %u",
 		           what, op);
+	if (d->op[op].word)
+		return bad(r,
+		           "%s: operand %u of %s is in its second word, "
+		           "which cannot be relocated",
+		           what, op + 1, d->variant);
 	return 0;
 }
 

@@ -532,3 +532,35 @@ exec_uput(Exec *e)
 		sim_fault(e, FAULT_INVALID_OP, 0,
 		          "uput: no writable CSR 0x%03x", 0x100 + idx);
 }
+
+/* exchange: see chip model */
+
+void
+exec_delaypic(Exec *e)
+{
+	needs_chip(e, "delaypic");
+}
+
+void
+exec_delayxpic(Exec *e)
+{
+	needs_chip(e, "delayxpic");
+}
+
+void
+exec_sendoff(Exec *e)
+{
+	needs_chip(e, "sendoff");
+}
+
+void
+exec_sendpic(Exec *e)
+{
+	needs_chip(e, "sendpic");
+}
+
+void
+exec_sendpicp(Exec *e)
+{
+	needs_chip(e, "sendpicp");
+}

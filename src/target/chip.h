@@ -25,7 +25,9 @@ enum {
 	F_STORE = 1 << 4,
 	F_CONTROL = 1 << 5,
 	F_SYSTEM = 1 << 6,
-	F_RE = 1 << 7, /* reverse-engineered encoding */
+	F_RE = 1 << 7,   /* reverse-engineered encoding */
+	F_WIDE = 1 << 8, /* two words (8 bytes, 8-byte aligned); the second is
+	                     data, fields 63..32 of insns.def (isa.h) */
 };
 
 enum {
