@@ -101,7 +101,7 @@ test_asm_link_sim(void **state)
 	int rc = ipu(out, sizeof out, "sim sum.elf --dump-regs");
 	assert_int_equal(rc, 0);
 	/* 100 + 101 + ... + 105 */
-	expect_in(out, "status:  returned, $m0 = 615 (0x00000267)");
+	expect_in(out, "status:  returned, tile 0 $m0 = 615 (0x00000267)");
 	expect_in(out, "worker 5");
 	/* objects run directly too, linked with the default layout */
 	assert_int_equal(ipu(out, sizeof out, "sim sum.o"), 0);
@@ -131,7 +131,7 @@ test_sim_fault_and_usage(void **state)
 	assert_int_equal(ipu(out, sizeof out, "asm loop.s -o loop.o"), 0);
 	assert_int_equal(ipu(out, sizeof out, "sim loop.o --max-cycles 100"),
 	                 1);
-	expect_in(out, "timeout after 100 cycles");
+	expect_in(out, "did not finish in 100 cycles");
 	assert_int_equal(ipu(out, sizeof out, "frobnicate"), 2);
 }
 

@@ -21,6 +21,8 @@ typedef struct {
 	const char *path;
 	const Chip *chip;
 	uint64_t max_cycles;
+	uint64_t tiles, threads, show_tile;
+	const char *trace;
 	int dump_regs;
 	int ndumps;
 	uint32_t dump_addr[MAX_DUMPS], dump_len[MAX_DUMPS];
@@ -76,7 +78,10 @@ parse_dump(const char *s, uint32_t *addr, uint32_t *len)
 static int
 parse_args(int argc, char **argv, SimArgs *a)
 {
-	*a = (SimArgs){.chip = chip_default(), .max_cycles = 1000000000ull};
+	*a = (SimArgs){.chip = chip_default(),
+	               .max_cycles = 1000000000ull,
+	               .tiles = 1,
+	               .threads = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -101,6 +106,25 @@ parse_args(int argc, char **argv, SimArgs *a)
 				        val);
 				return -1;
 			}
+			i++;
+		} else if ((!strcmp(s, "--tiles") || !strcmp(s, "--threads") ||
+		            !strcmp(s, "--tile")) &&
+		           val) {
+			uint64_t v;
+			if (parse_u64(val, &v) || v > 100000 ||
+			    (v == 0 && strcmp(s, "--tile"))) {
+				fprintf(stderr,
+				        "ipu sim: %s wants a positive number, "
+				        "got '%s'\n",
+				        s, val);
+				return -1;
+			}
+			*(!strcmp(s, "--tiles")     ? &a->tiles
+			  : !strcmp(s, "--threads") ? &a->threads
+			                            : &a->show_tile) = v;
+			i++;
+		} else if (!strcmp(s, "--trace") && val) {
+			a->trace = val;
 			i++;
 		} else if (!strcmp(s, "--dump-regs")) {
 			a->dump_regs = 1;
@@ -182,6 +206,15 @@ cmd_sim(int argc, char **argv)
 	SimArgs a;
 	if (parse_args(argc, argv, &a))
 		return 2;
+	if (a.tiles > a.chip->tiles || a.show_tile >= a.tiles) {
+		fprintf(stderr,
+		        "ipu sim: the %s has %u tiles; --tiles %llu, --tile "
+		        "%llu\n",
+		        a.chip->name, a.chip->tiles,
+		        (unsigned long long)a.tiles,
+		        (unsigned long long)a.show_tile);
+		return 2;
+	}
 	Image img;
 	Diag d;
 	diag_clear(&d);
@@ -191,57 +224,80 @@ cmd_sim(int argc, char **argv)
 		fprintf(stderr, "ipu sim: %s\n", buf);
 		return 1;
 	}
-	Tile *t = tile_new(a.chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		if (tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		               img.seg[i].size)) {
-			fprintf(stderr,
-			        "ipu sim: %s: segment %s at 0x%x (+%u bytes) "
-			        "is outside tile memory 0x%05x..0x%05x\n",
-			        a.path, img.seg[i].name, img.seg[i].addr,
-			        img.seg[i].size, a.chip->mem_base,
-			        a.chip->mem_end);
-			tile_free(t);
-			img_free(&img);
-			return 1;
-		}
-	tile_start(t, img.entry);
-	RunStatus st = tile_run(t, a.max_cycles);
-	printf("chip:    %s (%s), one tile\n", a.chip->name, a.chip->arch_name);
-	printf("cycles:  %" PRIu64 " (%.3f us at %.3f GHz)\n", t->cycle,
-	       (double)t->cycle / a.chip->clock_hz * 1e6,
-	       a.chip->clock_hz / 1e9);
+	ChipConfig cfg = {.chip = a.chip,
+	                  .tiles = (uint32_t)a.tiles,
+	                  .threads = (int)a.threads,
+	                  .trace = a.trace != NULL};
+	ChipSim *cs = chipsim_new(&cfg);
+	for (uint32_t id = 0; id < a.tiles; id++) {
+		Tile *t = chipsim_tile(cs, id);
+		for (int i = 0; i < img.nseg; i++)
+			if (tile_write(t, img.seg[i].addr, img.seg[i].bytes,
+			               img.seg[i].size)) {
+				fprintf(stderr,
+				        "ipu sim: %s: segment %s at 0x%x (+%u "
+				        "bytes) is outside tile memory "
+				        "0x%05x..0x%05x\n",
+				        a.path, img.seg[i].name,
+				        img.seg[i].addr, img.seg[i].size,
+				        a.chip->mem_base, a.chip->mem_end);
+				chipsim_free(cs);
+				img_free(&img);
+				return 1;
+			}
+		tile_start(t, img.entry);
+	}
+	ChipError err;
+	RunStatus st = chipsim_run(cs, a.max_cycles, &err);
+	Tile *t = chipsim_tile(cs, (uint32_t)a.show_tile);
+	uint64_t issued = 0, by_workers = 0;
+	for (uint32_t id = 0; id < a.tiles; id++) {
+		issued += chipsim_tile(cs, id)->bundles;
+		by_workers += chipsim_tile(cs, id)->worker_issues;
+	}
+	uint64_t cycles = st == RUN_DONE ? chipsim_cycles(cs) : err.cycle;
+	printf("chip:    %s (%s), %llu tile%s\n", a.chip->name,
+	       a.chip->arch_name, (unsigned long long)a.tiles,
+	       a.tiles > 1 ? "s" : "");
+	printf("cycles:  %" PRIu64 " (%.3f us at %.3f GHz)\n", cycles,
+	       (double)cycles / a.chip->clock_hz * 1e6, a.chip->clock_hz / 1e9);
 	printf("issued:  %" PRIu64 " bundles (%" PRIu64 " by workers)\n",
-	       t->bundles, t->worker_issues);
+	       issued, by_workers);
 	int rc = 1;
-	switch (st) {
-	case RUN_DONE:
-		printf("status:  returned, $m0 = %u (0x%08x)\n", t->ctx[0].m[0],
+	if (st == RUN_DONE) {
+		printf("status:  returned, tile %llu $m0 = %u (0x%08x)\n",
+		       (unsigned long long)a.show_tile, t->ctx[0].m[0],
 		       t->ctx[0].m[0]);
 		rc = 0;
-		break;
-	case RUN_FAULT: {
-		char buf[1024];
-		tile_format_fault(t, buf, sizeof buf);
-		printf("status:  fault\n");
-		fprintf(stderr, "ipu sim: fault: %s\n", buf);
+	} else {
+		printf("status:  %s\n", st == RUN_FAULT     ? "fault"
+		                        : st == RUN_TIMEOUT ? "timeout"
+		                                            : "deadlock");
+		fprintf(stderr, "ipu sim: %s\n", err.msg);
+		Tile *ft = chipsim_tile(cs, err.tile);
 		uint32_t off;
-		const char *sym = img_symbol(&img, t->fault.pc, &off);
+		const char *sym = NULL;
+		if (st == RUN_FAULT && ft->faulted)
+			sym = img_symbol(&img, ft->fault.pc, &off);
 		if (sym)
 			fprintf(stderr, "ipu sim: the faulting pc is %s+0x%x\n",
 			        sym, off);
-		break;
 	}
-	case RUN_TIMEOUT:
-		printf("status:  timeout after %" PRIu64 " cycles\n",
-		       a.max_cycles);
-		break;
+	if (a.trace) {
+		Diag td;
+		diag_clear(&td);
+		if (trace_write_json(cs, a.trace, &td)) {
+			char buf[600];
+			diag_format(&td, buf, sizeof buf);
+			fprintf(stderr, "ipu sim: %s\n", buf);
+			rc = 1;
+		}
 	}
 	if (a.dump_regs)
 		dump_regs(t);
 	for (int i = 0; i < a.ndumps; i++)
 		dump_mem(t, a.dump_addr[i], a.dump_len[i]);
-	tile_free(t);
+	chipsim_free(cs);
 	img_free(&img);
 	return rc;
 }

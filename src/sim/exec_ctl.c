@@ -103,6 +103,15 @@ exec_rpt(Exec *e)
 	e->c->rpt_end = end;
 }
 
+/* For the trace: workers run from here until the supervisor's sync LOCAL
+ * (0 = no compute step open). */
+static void
+mark_compute(Tile *t)
+{
+	if (!t->compute_start)
+		t->compute_start = t->cycle + 1;
+}
+
 /* Worker launch (isa.md 3.4). The vertex base register is used as an
  * absolute address plus the scaled immediate, as poplibs uses it (DECISION:
  * the ISA text calls it relative to the memory base). */
@@ -134,6 +143,7 @@ exec_run(Exec *e)
 	for (int w = 0; w < CHIP_WORKERS; w++)
 		if (e->tile->ctx[w + 1].state != CTXS_RUN) {
 			tile_start_worker(e->tile, w, entry, vbase);
+			mark_compute(e->tile);
 			return;
 		}
 	sim_fault(e, FAULT_EXERR, 0, "run: all six workers are running");
@@ -154,6 +164,7 @@ exec_runall(Exec *e)
 		return;
 	for (int w = 0; w < CHIP_WORKERS; w++)
 		tile_start_worker(e->tile, w, entry, base + (uint32_t)w * step);
+	mark_compute(e->tile);
 }
 
 /* Worker exit: the status (the named condition on the register) is ANDed
@@ -193,23 +204,40 @@ exec_exitneg(Exec *e)
 	worker_exit(e, (int32_t)sim_src(e, 0) < 0);
 }
 
-/* sync zone (isa.md 3.4): on one tile only LOCAL (2) has a meaning: wait
- * until every worker has exited. Other zones involve other tiles or the
- * host and belong to the chip model. */
+/*
+ * sync zone (isa.md 3.4). LOCAL (2) waits for this tile's workers. Every
+ * other zone involves other tiles or the host: the chip model (chip.c)
+ * decides when the supervisor goes on. A lone tile has no other zones.
+ */
 enum { SYNC_LOCAL = 2 };
 
 void
 exec_sync(Exec *e)
 {
 	uint32_t zone = (uint32_t)e->in->op[0];
-	if (zone != SYNC_LOCAL) {
+	Tile *t = e->tile;
+	if (zone == SYNC_LOCAL) {
+		e->c->state = CTXS_SYNC;
+		return;
+	}
+	if (!t->cs) {
 		sim_fault(e, FAULT_INVALID_OP, 0,
 		          "sync %u: only the local zone (2) exists on a "
 		          "single tile; other zones need the chip model",
 		          zone);
 		return;
 	}
+	for (int i = 1; i < CHIP_CONTEXTS; i++)
+		if (t->ctx[i].state == CTXS_RUN) {
+			sim_fault(e, FAULT_INVALID_OP, 0,
+			          "sync %u while worker %d runs (sync the "
+			          "local zone first)",
+			          zone, i - 1);
+			return;
+		}
 	e->c->state = CTXS_SYNC;
+	t->wait.zone = (int)zone;
+	t->wait.since = t->cycle;
 }
 
 static void
@@ -221,10 +249,39 @@ needs_chip(Exec *e, const char *what)
 	          what);
 }
 
+/* The supervisor is busy for `events` cycles, this one included: the
+ * exchange's event clock (ipu-stack.md 3.3). */
+static void
+occupy(Exec *e, uint64_t events)
+{
+	e->tile->sup_ready = e->tile->cycle + events;
+}
+
+/*
+ * send words-1, word address, sctl (ipu-stack.md 3.2): items leave one per
+ * cycle from $OUTGOING_BASE + 4 * address; sctl bits 1:0 choose the
+ * direction (0: no packet, the events still pass), bit 2 makes the items
+ * 64-bit (the pair's wires).
+ */
+enum { S_OUTGOING_BASE_IDX = 7, SCTL_DIR = 3, SCTL_64 = 4 };
+
 void
 exec_send(Exec *e)
 {
-	needs_chip(e, "send");
+	Tile *t = e->tile;
+	if (!t->cs) {
+		needs_chip(e, "send");
+		return;
+	}
+	uint32_t n = (uint32_t)e->in->op[0] + 1, sctl = (uint32_t)e->in->op[2];
+	uint32_t item = sctl & SCTL_64 ? 8 : 4;
+	uint32_t addr =
+	    t->sup.exch[S_OUTGOING_BASE_IDX] + 4 * (uint32_t)e->in->op[1];
+	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item))
+		return;
+	t->x.out_ptr = addr + n * item;
+	tile_trace(t, TR_SEND, t->cycle, t->cycle + n, n);
+	occupy(e, n);
 }
 
 void
@@ -233,10 +290,11 @@ exec_sans(Exec *e)
 	needs_chip(e, "sans");
 }
 
+/* delay n: n + 1 events (ipu-stack.md 3.2 stores events - 1). */
 void
 exec_delay(Exec *e)
 {
-	needs_chip(e, "delay");
+	occupy(e, (uint64_t)e->in->op[0] + 1);
 }
 
 void
@@ -388,6 +446,30 @@ bad:
 	return 0;
 }
 
+/* Receive-side CSRs become controls in the tile's exchange log, effective
+ * a cycle after the put, the mux after its switching delay (isa.md 9). */
+static void
+exchange_csr(Exec *e, int idx, uint32_t v)
+{
+	static const struct {
+		int idx;
+		XControlKind kind;
+	} map[] = {
+	    {0xa0, XC_MUX},  {0xa2, XC_SIZE}, {0xa3, XC_FORMAT},
+	    {0xa4, XC_BASE}, {0xa5, XC_PTR},  {0xa6, XC_DCOUNT},
+	};
+	Tile *t = e->tile;
+	if (!t->cs)
+		return;
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (map[i].idx == idx) {
+			uint64_t at = t->cycle + 1;
+			if (map[i].kind == XC_MUX)
+				at = t->cycle + t->chip->mux_switch_cycles;
+			xch_control(t, map[i].kind, at, v);
+		}
+}
+
 static void
 csr_put(Exec *e, int idx, uint32_t v)
 {
@@ -415,9 +497,10 @@ csr_put(Exec *e, int idx, uint32_t v)
 			s->cccsload = v & 0x1fffff;
 		else if (idx == S_DBG_DATA)
 			s->dbg_data = v;
-		else if (idx >= S_EXCH_FIRST && idx <= S_EXCH_LAST)
+		else if (idx >= S_EXCH_FIRST && idx <= S_EXCH_LAST) {
 			s->exch[idx - S_EXCH_FIRST] = v;
-		else if (!t->faulted)
+			exchange_csr(e, idx, v);
+		} else if (!t->faulted)
 			sim_fault(e, FAULT_INVALID_OP, 0,
 			          "put: no writable supervisor CSR 0x%02x",
 			          idx);

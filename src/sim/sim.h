@@ -21,6 +21,7 @@
 
 #include "../asm/isa.h"
 #include "../target/chip.h"
+#include "../util/util.h"
 
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
 #define FAULT_TYPES(X)                                                         \
@@ -106,6 +107,67 @@ typedef struct {
 } MemAccess;
 
 typedef struct Tile Tile;
+typedef struct ChipSim ChipSim;
+
+/* Exchange state of one tile (sim/exchange.c). Controls are the receive
+ * side's settings in time order; packets are what it sent. */
+typedef enum {
+	XC_MUX,    /* incoming mux source: a logical tile, MUX_HOST, MUX_NONE */
+	XC_PTR,    /* incoming pointer (byte address) */
+	XC_FORMAT, /* $INCOMING_FORMAT: 0 = 32-bit items, 1/2 = 64-bit */
+	XC_DCOUNT, /* $INCOMING_DCOUNT: items still expected */
+	XC_BASE,   /* $INCOMING_BASE: receive window start */
+	XC_SIZE,   /* $INCOMING_DELTA: receive window size, 0 = all memory */
+} XControlKind;
+
+typedef struct {
+	uint64_t cycle; /* takes effect at this cycle */
+	uint32_t seq;   /* order of issue, for equal cycles */
+	uint8_t kind;   /* XControlKind */
+	uint32_t value;
+} XControl;
+
+typedef struct {
+	uint64_t depart;   /* cycle the first item leaves the sender */
+	uint32_t n;        /* items, one per cycle */
+	uint32_t item;     /* bytes per item: 4, or 8 for paired sends */
+	uint32_t src_addr; /* where the data came from, for messages */
+	uint8_t *data;     /* n * item bytes, copied at the send */
+	uint8_t *got;      /* per item: received by some tile */
+	uint32_t ngot;     /* items received by some tile */
+} XPacket;
+
+typedef struct {
+	XControl *ctl;
+	int nctl, capctl, ctl_done; /* controls resolved so far */
+	uint32_t seq;
+	XPacket *pk;
+	int npk, cappk, pk_done; /* packets fully decided so far */
+	int pk_checked;          /* packets checked against the pair */
+	uint32_t out_ptr;        /* outgoing stream: next source address */
+	/* receive-side state as resolved up to rx_until */
+	uint64_t rx_until;
+	uint32_t mux, ptr, format, dcount, base, size;
+	uint64_t last_rx_cycle; /* arrival of the latest received item */
+	uint32_t last_rx_addr;
+	uint64_t *written_bits; /* words written by the exchange this phase */
+	uint32_t *written;      /* a word in each touched chunk of the bitmap */
+	int nwritten, capwritten;
+} XState;
+
+/* What the supervisor waits for in a sync with the chip. */
+typedef struct {
+	int zone;       /* -1: not waiting */
+	uint64_t since; /* cycle of the sync instruction */
+} SyncWait;
+
+/* Trace events (sim/trace.c writes them as Chrome trace JSON). */
+typedef enum { TR_COMPUTE, TR_SYNC, TR_SEND, TR_HOST } TraceKind;
+typedef struct {
+	uint64_t start, end;
+	uint8_t kind; /* TraceKind */
+	uint32_t arg; /* zone, items, bytes */
+} TraceEvent;
 
 /* Everything an instruction's semantics may touch. */
 typedef struct {
@@ -150,6 +212,15 @@ struct Tile {
 	/* decode cache: one Insn per instruction word of executable memory */
 	Insn *dcache;
 	uint8_t *dvalid;
+	/* with the chip model (NULL for a lone tile) */
+	ChipSim *cs;
+	uint64_t sup_ready; /* the supervisor issues again from this cycle */
+	SyncWait wait;
+	XState x;
+	int trace_on;
+	TraceEvent *trace;
+	int ntrace, captrace;
+	uint64_t compute_start; /* runall/run with no worker running */
 };
 
 /* tile.c */
@@ -166,8 +237,13 @@ typedef enum {
 	RUN_DONE,    /* supervisor returned (or never ran) and workers exited */
 	RUN_FAULT,   /* t->fault says what */
 	RUN_TIMEOUT, /* max_cycles reached */
+	RUN_SYNC,    /* the supervisor waits in a sync with other tiles */
+	RUN_DEADLOCK, /* chip: tiles wait for each other or for lost words */
 } RunStatus;
 RunStatus tile_run(Tile *t, uint64_t max_cycles);
+/* Record a trace event when the tile's chip traces. */
+void tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
+                uint32_t arg);
 /* Copy bytes in/out of tile memory (host access, no faults; returns -1 when
  * the range is outside memory). Writes invalidate decoded instructions. */
 int tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len);
@@ -206,6 +282,77 @@ sim_wa64(Exec *e, int r, uint64_t v)
  * the bundle; raise the fault and return 0 on failure. */
 int sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size);
 int sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size);
+
+/* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.
+ *
+ * Tiles run independently (on a pool of host threads) until each reaches a
+ * sync with other tiles or ends; then the exchange of that round is resolved
+ * in cycle order per receiver, the syncs release, and the next round runs.
+ * Results do not depend on the number of threads. */
+typedef struct {
+	const Chip *chip;
+	uint32_t tiles; /* 0 = all of the chip's tiles */
+	int threads;    /* host threads; 0 = 1 */
+	int trace;      /* record trace events */
+} ChipConfig;
+
+/* A chip-level error: a fault of one tile, an exchange error or a
+ * deadlock, with the tiles, cycle and address it concerns. */
+typedef struct {
+	RunStatus status;
+	uint32_t tile; /* the tile it concerns */
+	uint64_t cycle;
+	char msg[768];
+} ChipError;
+
+ChipSim *chipsim_new(const ChipConfig *cfg);
+void chipsim_free(ChipSim *cs);
+const Chip *chipsim_chip(const ChipSim *cs);
+uint32_t chipsim_tiles(const ChipSim *cs);
+/* The tile with this logical id, created on first use (NULL if out of
+ * range). Tiles never touched take part in nothing. */
+Tile *chipsim_tile(ChipSim *cs, uint32_t id);
+Tile *chipsim_tile_if_exists(const ChipSim *cs, uint32_t id);
+/* Run every started tile until all have returned, one faults, a deadlock
+ * is found, or a tile passes max_cycles. */
+RunStatus chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err);
+/* Cycles when the last tile finished (the program's length). */
+uint64_t chipsim_cycles(const ChipSim *cs);
+/* Host link: queue a host-to-tile write or a tile-to-host read that host
+ * sync number `sync` (counted from 0 over the syncs in zones that include
+ * the host: 5, 7, 13, 15) performs at PCIe rate (docs/chip.md, "Host
+ * link"). A read fills dst when that sync is reached. -1 if the range is
+ * outside memory or that sync has passed. */
+int chipsim_host_write(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
+                       const void *src, uint32_t len);
+int chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
+                      void *dst, uint32_t len);
+/* Host cycles spent in host syncs and transfers so far. */
+uint64_t chipsim_host_cycles(const ChipSim *cs);
+
+/* trace.c: the trace events of every tile as Chrome trace JSON. */
+int trace_write_json(const ChipSim *cs, const char *path, Diag *d);
+
+/* exchange.c - the exchange of one tile (called by exec_ctl.c/chip.c) */
+void xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value);
+/* Log a send of n items from addr; 0 or a fault raised on e. */
+int xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item);
+void xch_reset(XState *x);
+void xch_free(XState *x);
+/* Resolve deliveries to receiver r of items arriving before `until`,
+ * given every sender's packets so far. Returns 0, or -1 with err filled. */
+int xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err);
+/* The cycle at which r has received every item it expects (DCOUNT = 0),
+ * assuming its controls stay as they are after cycle `from`; UINT64_MAX if
+ * it never will. Does not change r. */
+uint64_t xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from);
+/* Packets decided at every receiver by `horizon` with items no tile
+ * received: -1 and err filled. Frees decided packets. */
+int xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err);
+void xch_new_phase(Tile *t); /* at a global sync: forget written words */
+/* A 64-bit send uses the wires of both tiles of a physical pair: -1 and
+ * err filled if the partner sent in the same cycles. */
+int xch_check_pairs(ChipSim *cs, ChipError *err);
 
 /* Instruction semantics: one function per mnemonic, exec_<mnemonic>,
  * declared from the table. */

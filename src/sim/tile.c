@@ -41,13 +41,15 @@ tile_new(const Chip *chip, uint32_t id)
 	Tile *t = xcalloc(1, sizeof *t);
 	t->chip = chip;
 	t->id = id;
-	t->mem = xcalloc(chip->mem_end - chip->mem_base, 1);
+	t->mem = xmap_zero(chip->mem_end - chip->mem_base);
 	uint32_t words = (chip->exec_end - chip->mem_base) / 4;
-	t->dcache = xcalloc(words, sizeof *t->dcache);
-	t->dvalid = xcalloc(words, 1);
+	t->dcache = xmap_zero(words * sizeof *t->dcache);
+	t->dvalid = xmap_zero(words);
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		t->ctx[i].exit_status = -1;
 	t->lc_and = 1;
+	t->wait.zone = -1;
+	xch_reset(&t->x);
 	return t;
 }
 
@@ -56,9 +58,14 @@ tile_free(Tile *t)
 {
 	if (!t)
 		return;
-	free(t->mem);
-	free(t->dcache);
-	free(t->dvalid);
+	const Chip *c = t->chip;
+	uint32_t words = (c->exec_end - c->mem_base) / 4;
+	xunmap(t->mem, c->mem_end - c->mem_base);
+	xunmap(t->dcache, words * sizeof *t->dcache);
+	xunmap(t->dvalid, words);
+
+	xch_free(&t->x);
+	free(t->trace);
 	free(t);
 }
 
@@ -460,10 +467,29 @@ issuer(Tile *t)
 	if (w)
 		return t->ctx[w].state == CTXS_RUN ? w : -1;
 	Context *s = &t->ctx[0];
-	if (s->state == CTXS_SYNC && !workers_busy(t) &&
-	    t->cycle >= sync_ready(t))
+	if (s->state == CTXS_SYNC && t->wait.zone < 0 && !workers_busy(t) &&
+	    t->cycle >= sync_ready(t)) {
 		s->state = CTXS_RUN;
-	return s->state == CTXS_RUN ? 0 : -1;
+		if (t->compute_start) /* runall .. sync LOCAL */
+			tile_trace(t, TR_COMPUTE, t->compute_start - 1,
+			           t->cycle, 0);
+		t->compute_start = 0;
+	}
+	if (s->state != CTXS_RUN || t->cycle < t->sup_ready)
+		return -1;
+	return 0;
+}
+
+void
+tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
+{
+	if (!t->trace_on)
+		return;
+	if (t->ntrace == t->captrace) {
+		t->captrace = t->captrace ? 2 * t->captrace : 64;
+		t->trace = xrealloc(t->trace, t->captrace * sizeof *t->trace);
+	}
+	t->trace[t->ntrace++] = (TraceEvent){start, end, (uint8_t)kind, arg};
 }
 
 RunStatus
@@ -474,6 +500,8 @@ tile_run(Tile *t, uint64_t max_cycles)
 			return RUN_FAULT;
 		int busy = workers_busy(t);
 		CtxState sup = t->ctx[0].state;
+		if (!busy && sup == CTXS_SYNC && t->wait.zone >= 0)
+			return RUN_SYNC; /* the chip decides when it goes on */
 		if (!busy && sup != CTXS_RUN) {
 			if (sup != CTXS_SYNC)
 				return RUN_DONE;
@@ -482,6 +510,10 @@ tile_run(Tile *t, uint64_t max_cycles)
 				t->cycle = sync_ready(t);
 				continue;
 			}
+		}
+		if (!busy && sup == CTXS_RUN && t->cycle < t->sup_ready) {
+			t->cycle = t->sup_ready; /* send/delay in progress */
+			continue;
 		}
 		int ci = issuer(t);
 		if (ci >= 0)

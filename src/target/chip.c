@@ -29,8 +29,21 @@ static const Chip chips[] = {
         .macs_f32 = 16,         /* system.md 1.2 */
         .macs_f16 = 64,         /* system.md 1.2 */
         .macs_f8 = 128,         /* system.md 1.2 */
+        .columns = 16,          /* ipu-stack.md 3.1 */
+        .rows = 23,             /* ipu-stack.md 3.1: 23 x 64 = 1472 */
         .sync_local_cycles = 6, /* system.md 8.2: tile-local sync ~6 */
-        .run_start_cycles = 1,  /* DECISION: next slot turn */
+        /* system.md 4.2: 90 (poplibs) .. 126 (IPU21 getMaxIPUSyncDelay) */
+        .sync_internal_cycles = 126,
+        /* system.md 4.2: host syncs take 1..5 us, assumed; 3 us here */
+        .sync_host_cycles = 4455,
+        /* system.md 3.2/8.2: ~30-cycle floor, 2 cycles per row, a few
+         * per column (ipu-stack.md 3.3: column distance x 6) */
+        .route_base_cycles = 30,
+        .route_column_cycles = 6,
+        .route_row_cycles = 2,
+        .mux_switch_cycles = 8, /* isa.md 9: BNET_PUTIOUTDLY (Mk1) */
+        /* system.md 5.2: Gen4 x16 31.5 GB/s raw; 22 GB/s assumed */
+        .host_bytes_per_s = 22e9,
     },
     {
         .name = "gc200",
@@ -45,9 +58,18 @@ static const Chip chips[] = {
         .elem_bytes = 0x4000,
         .macs_f32 = 16,
         .macs_f16 = 64,
-        .macs_f8 = 0, /* no FP8 on ipu2 */
+        .macs_f8 = 0,  /* no FP8 on ipu2 */
+        .columns = 16, /* same tile array as the C600 */
+        .rows = 23,
         .sync_local_cycles = 6,
-        .run_start_cycles = 1,
+        .sync_internal_cycles = 126, /* DECISION: as the C600 */
+        .sync_host_cycles = 3975,    /* 3 us at 1.325 GHz */
+        .route_base_cycles = 30,
+        .route_column_cycles = 6,
+        .route_row_cycles = 2,
+        .mux_switch_cycles = 8,
+        /* The GC200 die has a Gen4 x16 port (system.md 1.1) */
+        .host_bytes_per_s = 22e9,
     },
 };
 
@@ -103,4 +125,69 @@ chip_mem_element(const Chip *c, uint32_t addr)
 	uint32_t region0 = (c->interleave - c->mem_base) / c->elem_bytes;
 	uint32_t pair = (addr - c->interleave) / (2 * c->elem_bytes);
 	return (int)(region0 + 2 * pair + ((addr >> 3) & 1));
+}
+
+/*
+ * Logical -> physical (ipu-stack.md 3.1): lane = bit 0, pair = id / 2;
+ * block = pair / rows, row = pair % rows, mirrored in odd blocks; the column
+ * field is (block / 2) * 4 + (block & 1); physical = row * 64 + column +
+ * 2 * lane. So bit 0 is the block parity, bit 1 the pair lane, bits 2..5
+ * the column group and bits 6.. the row.
+ */
+uint32_t
+chip_physical(const Chip *c, uint32_t logical)
+{
+	uint32_t lane = logical & 1, pair = logical / 2;
+	uint32_t block = pair / c->rows, row = pair % c->rows;
+	if (block & 1)
+		row = c->rows - 1 - row;
+	uint32_t column = (block / 2) * 4 + (block & 1);
+	return row * 64 + column + 2 * lane;
+}
+
+uint32_t
+chip_logical(const Chip *c, uint32_t physical)
+{
+	uint32_t row = physical / 64, column = physical % 64;
+	uint32_t lane = (column >> 1) & 1;
+	uint32_t block = (column / 4) * 2 + (column & 1);
+	if (block & 1)
+		row = c->rows - 1 - row;
+	return 2 * (block * c->rows + row) + lane;
+}
+
+uint32_t
+chip_pair(const Chip *c, uint32_t logical)
+{
+	return chip_logical(c, chip_physical(c, logical) ^ 2);
+}
+
+static uint32_t
+distance(uint32_t a, uint32_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/*
+ * Route latency, a linear model in the physical positions (DECISION, after
+ * system.md 3.2 and ipu-stack.md 3.3, whose exact function is not
+ * published): a floor, plus a cost per column group and per row of
+ * distance, plus one cycle for each differing lane bit.
+ */
+uint32_t
+chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst)
+{
+	uint32_t ps = chip_physical(c, src), pd = chip_physical(c, dst);
+	uint32_t lanes = ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
+	return c->route_base_cycles +
+	       c->route_column_cycles *
+	           distance((ps >> 2) & 15, (pd >> 2) & 15) +
+	       c->route_row_cycles * distance(ps >> 6, pd >> 6) + lanes;
+}
+
+uint64_t
+chip_host_cycles(const Chip *c, uint64_t bytes)
+{
+	double s = (double)bytes / c->host_bytes_per_s;
+	return (uint64_t)(s * c->clock_hz + 0.999999);
 }

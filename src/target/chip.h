@@ -55,15 +55,42 @@ typedef struct {
 	/* Peak multiply-accumulates per tile per cycle (AMP). */
 	uint32_t macs_f32, macs_f16, macs_f8;
 
-	/* Timing constants of the emulator (cycles). */
-	uint32_t sync_local_cycles; /* sync LOCAL after the last worker exits */
-	uint32_t run_start_cycles;  /* run/runall issue to first worker issue */
+	/* Geometry: physical id = row * 64 + column group * 4 + lane bits. */
+	uint32_t columns; /* column groups along the exchange spine */
+	uint32_t rows;    /* tile pairs per column group and block */
+
+	/* Timing constants of the emulator (cycles unless named otherwise). */
+	uint32_t sync_local_cycles;    /* sync LOCAL after the last exit */
+	uint32_t sync_internal_cycles; /* all tiles arrived -> released */
+	uint32_t sync_host_cycles;     /* a sync that includes the host */
+	uint32_t route_base_cycles;    /* send issue -> arrival, nearest */
+	uint32_t route_column_cycles;  /* per column group of distance */
+	uint32_t route_row_cycles;     /* per row of distance */
+	uint32_t mux_switch_cycles;    /* put $INCOMING_MUX -> effective */
+	double host_bytes_per_s;       /* PCIe, one direction, sustained */
 } Chip;
+
+/* Source ids on the exchange besides tiles (the $INCOMING_MUX value). */
+enum {
+	MUX_HOST = 0x600, /* ipu-stack.md 3.2: TILE_MUX_HOST */
+	MUX_NONE = 0x7ff, /* listen to nothing (DECISION) */
+};
 
 /* chip.c */
 const Chip *chip_by_name(const char *name); /* NULL if unknown */
 const Chip *chip_default(void);             /* the C600 */
 const char *chip_names(void);               /* "c600, gc200" for messages */
+
+/* Logical tile id <-> physical id (ipu-stack.md 3.1). */
+uint32_t chip_physical(const Chip *c, uint32_t logical);
+uint32_t chip_logical(const Chip *c, uint32_t physical);
+/* The tile sharing the 64-bit exchange resources: physical id ^ 2. */
+uint32_t chip_pair(const Chip *c, uint32_t logical);
+/* Cycles from a send's issue to the word's arrival at the receiver's
+ * incoming mux (docs/chip.md, "Latency"). */
+uint32_t chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst);
+/* Host link: cycles to move `bytes` over PCIe at this chip's clock. */
+uint64_t chip_host_cycles(const Chip *c, uint64_t bytes);
 
 /* Memory element of a byte address (0-based, both regions), -1 outside. */
 int chip_mem_element(const Chip *c, uint32_t addr);

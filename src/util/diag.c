@@ -1,9 +1,11 @@
 /* diag.c - diagnostics, fatal internal errors and checked allocation. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void
 diag_clear(Diag *d)
@@ -91,4 +93,21 @@ xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
+}
+
+void *
+xmap_zero(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("out of memory (mapping %zu bytes)", n);
+	return p;
+}
+
+void
+xunmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n ? n : 1);
 }

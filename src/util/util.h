@@ -45,7 +45,13 @@ _Noreturn void die_at(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
 
+/* Zero-filled memory straight from the kernel, so that pages nobody
+ * touches cost nothing (tile memories, decode caches). */
+void *xmap_zero(size_t n);
+void xunmap(void *p, size_t n);
+
 void *xmalloc(size_t n);
+
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

@@ -1,0 +1,475 @@
+/*
+ * chip.c - many tiles of one IPU: bulk-synchronous rounds, syncs between
+ * tiles, the host link, and the thread pool that runs tiles in parallel.
+ *
+ * A round runs every runnable tile until it returns, faults, or reaches a
+ * sync with other tiles. Tiles share nothing while they run (sends and
+ * receive controls go into per-tile logs), so the pool's threads never
+ * touch the same tile and the result cannot depend on their number. Then,
+ * single-threaded and in tile order:
+ *   1. the exchange is resolved up to where every log is complete;
+ *   2. tiles waiting in `sync 0` (RECV) whose expected items have all
+ *      arrived go on after the last one;
+ *   3. otherwise, when every waiting tile is in the same global zone, the
+ *      barrier releases them all together: at the latest arrival (a tile
+ *      arrives when its supervisor syncs and its $INCOMING_DCOUNT is 0)
+ *      plus the zone's cost, and with the host link's transfers for zones
+ *      that include the host;
+ *   4. anything else is a deadlock, reported tile by tile.
+ * docs/chip.md states the model and its sources.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "sim.h"
+
+typedef struct {
+	uint32_t sync; /* performed at this host sync (0 = the first) */
+	uint32_t tile, addr, len;
+	uint8_t *data; /* write: the bytes; read: NULL */
+	void *dst;     /* read: where the bytes go */
+} HostOp;
+
+struct ChipSim {
+	const Chip *chip;
+	uint32_t ntiles;
+	int threads;
+	int trace;
+	Tile **tile;  /* by logical id, NULL until used */
+	uint64_t end; /* cycle at which the last tile finished */
+	HostOp *hops;
+	int nhops, caphops;
+	uint64_t host_cycles;
+	uint32_t host_syncs; /* host syncs so far */
+	/* a round's work for the pool */
+	uint32_t *run;
+	uint32_t nrun;
+	RunStatus *status;
+	uint64_t max_cycles;
+	uint32_t next; /* next index of run[] to take, under lock */
+	pthread_mutex_t lock;
+};
+
+ChipSim *
+chipsim_new(const ChipConfig *cfg)
+{
+	ChipSim *cs = xcalloc(1, sizeof *cs);
+	cs->chip = cfg->chip ? cfg->chip : chip_default();
+	cs->ntiles = cfg->tiles && cfg->tiles < cs->chip->tiles
+	                 ? cfg->tiles
+	                 : cs->chip->tiles;
+	cs->threads = cfg->threads > 0 ? cfg->threads : 1;
+	cs->trace = cfg->trace;
+	cs->tile = xcalloc(cs->ntiles, sizeof *cs->tile);
+	cs->run = xcalloc(cs->ntiles, sizeof *cs->run);
+	cs->status = xcalloc(cs->ntiles, sizeof *cs->status);
+	pthread_mutex_init(&cs->lock, NULL);
+	return cs;
+}
+
+void
+chipsim_free(ChipSim *cs)
+{
+	if (!cs)
+		return;
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		tile_free(cs->tile[i]);
+	for (int i = 0; i < cs->nhops; i++)
+		free(cs->hops[i].data);
+	free(cs->hops);
+	free(cs->tile);
+	free(cs->run);
+	free(cs->status);
+	pthread_mutex_destroy(&cs->lock);
+	free(cs);
+}
+
+const Chip *
+chipsim_chip(const ChipSim *cs)
+{
+	return cs->chip;
+}
+
+uint32_t
+chipsim_tiles(const ChipSim *cs)
+{
+	return cs->ntiles;
+}
+
+Tile *
+chipsim_tile_if_exists(const ChipSim *cs, uint32_t id)
+{
+	return id < cs->ntiles ? cs->tile[id] : NULL;
+}
+
+Tile *
+chipsim_tile(ChipSim *cs, uint32_t id)
+{
+	if (id >= cs->ntiles)
+		return NULL;
+	if (!cs->tile[id]) {
+		Tile *t = tile_new(cs->chip, id);
+		t->cs = cs;
+		t->trace_on = cs->trace;
+		cs->tile[id] = t;
+	}
+	return cs->tile[id];
+}
+
+uint64_t
+chipsim_cycles(const ChipSim *cs)
+{
+	return cs->end;
+}
+
+uint64_t
+chipsim_host_cycles(const ChipSim *cs)
+{
+	return cs->host_cycles;
+}
+
+static int
+host_op(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr, uint32_t len,
+        const void *src, void *dst)
+{
+	if (tile >= cs->ntiles || !chip_in_memory(cs->chip, addr, len) ||
+	    sync < cs->host_syncs)
+		return -1;
+	if (cs->nhops == cs->caphops) {
+		cs->caphops = cs->caphops ? 2 * cs->caphops : 16;
+		cs->hops = xrealloc(cs->hops, cs->caphops * sizeof *cs->hops);
+	}
+	HostOp *h = &cs->hops[cs->nhops++];
+	*h = (HostOp){sync, tile, addr, len, NULL, dst};
+	if (src) {
+		h->data = xmalloc(len);
+		memcpy(h->data, src, len);
+	}
+	return 0;
+}
+
+int
+chipsim_host_write(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
+                   const void *src, uint32_t len)
+{
+	return host_op(cs, sync, tile, addr, len, src, NULL);
+}
+
+int
+chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
+                  void *dst, uint32_t len)
+{
+	return host_op(cs, sync, tile, addr, len, NULL, dst);
+}
+
+/* The pool: each thread takes the next tile of the round until none is
+ * left. */
+static void *
+worker_main(void *arg)
+{
+	ChipSim *cs = arg;
+	for (;;) {
+		pthread_mutex_lock(&cs->lock);
+		uint32_t i = cs->next++;
+		pthread_mutex_unlock(&cs->lock);
+		if (i >= cs->nrun)
+			return NULL;
+		cs->status[i] = tile_run(cs->tile[cs->run[i]], cs->max_cycles);
+	}
+}
+
+static void
+run_round(ChipSim *cs)
+{
+	cs->next = 0;
+	int n = cs->threads < (int)cs->nrun ? cs->threads : (int)cs->nrun;
+	if (n <= 1) {
+		worker_main(cs);
+		return;
+	}
+	pthread_t th[64];
+	if (n > 64)
+		n = 64;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, worker_main, cs))
+			die("cannot start a host thread");
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
+static int
+runnable(const Tile *t)
+{
+	if (t->ctx[0].state == CTXS_RUN)
+		return 1;
+	for (int i = 1; i < CHIP_CONTEXTS; i++)
+		if (t->ctx[i].state == CTXS_RUN)
+			return 1;
+	return t->ctx[0].state == CTXS_SYNC && t->wait.zone < 0;
+}
+
+static int fail(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int
+fail(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
+     const char *fmt, ...)
+{
+	err->status = st;
+	err->tile = tile;
+	err->cycle = cycle;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The earliest fault of the round (cycle, then tile id). */
+static void
+report_fault(ChipSim *cs, ChipError *err)
+{
+	Tile *first = NULL;
+	for (uint32_t i = 0; i < cs->nrun; i++) {
+		Tile *t = cs->tile[cs->run[i]];
+		if (cs->status[i] == RUN_FAULT &&
+		    (!first || t->fault.cycle < first->fault.cycle))
+			first = t;
+	}
+	err->status = RUN_FAULT;
+	err->tile = first->id;
+	err->cycle = first->fault.cycle;
+	tile_format_fault(first, err->msg, sizeof err->msg);
+}
+
+enum { ZONE_RECV = 0, ZONE_ANS = 1, ZONE_INTERNAL = 3 };
+
+/* Zones 5, 7, 13, 15 (GS1H, GS2H as slave or master) include the host
+ * (isa.md 3.4). */
+static int
+zone_has_host(int zone)
+{
+	return zone == 5 || zone == 7 || zone == 13 || zone == 15;
+}
+
+/* The transfers of this host sync; returns their cycles. */
+static uint64_t
+host_transfers(ChipSim *cs)
+{
+	uint64_t total = 0, per_tile_max = 0;
+	uint64_t *per_tile = xcalloc(cs->ntiles, sizeof *per_tile);
+	int kept = 0;
+	for (int i = 0; i < cs->nhops; i++) {
+		HostOp *h = &cs->hops[i];
+		if (h->sync != cs->host_syncs) {
+			cs->hops[kept++] = *h;
+			continue;
+		}
+		Tile *t = chipsim_tile(cs, h->tile);
+		if (h->data)
+			tile_write(t, h->addr, h->data, h->len);
+		else
+			tile_read(t, h->addr, h->dst, h->len);
+		total += h->len;
+		per_tile[h->tile] += h->len;
+		if (per_tile[h->tile] > per_tile_max)
+			per_tile_max = per_tile[h->tile];
+		free(h->data);
+	}
+	free(per_tile);
+	cs->nhops = kept;
+	cs->host_syncs++;
+	/* PCIe for the whole chip, and 4 bytes per cycle into one tile
+	 * (system.md 5.1, 8.1). */
+	uint64_t link = chip_host_cycles(cs->chip, total);
+	uint64_t tile = (per_tile_max + 3) / 4;
+	return link > tile ? link : tile;
+}
+
+static void
+release(ChipSim *cs, Tile *t, uint64_t at, int new_phase)
+{
+	tile_trace(t, TR_SYNC, t->wait.since, at, (uint32_t)t->wait.zone);
+	t->cycle = at;
+	t->wait.zone = -1;
+	t->ctx[0].state = CTXS_RUN;
+	if (new_phase)
+		xch_new_phase(t);
+}
+
+/* A deadlock: tile t waits for items that will not come. Lost items are
+ * the likely cause, so look for them first: with every tile stopped, all
+ * can be resolved to the end of time. */
+static int
+describe_wait(ChipSim *cs, Tile *t, ChipError *err)
+{
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		if (cs->tile[i] &&
+		    xch_resolve(cs, cs->tile[i], UINT64_MAX, err))
+			return -1;
+	if (xch_check_lost(cs, UINT64_MAX, err))
+		return -1;
+	XState *x = &t->x;
+	char src[32];
+	if (x->mux == MUX_NONE)
+		snprintf(src, sizeof src, "nothing");
+	else if (x->mux == MUX_HOST)
+		snprintf(src, sizeof src, "the host");
+	else
+		snprintf(src, sizeof src, "tile %u", x->mux);
+	(void)cs;
+	return fail(err, RUN_DEADLOCK, t->id, t->wait.since,
+	            "deadlock: tile %u waits in sync %d since cycle %llu for "
+	            "%u more items ($INCOMING_DCOUNT) that will never come; "
+	            "its mux listens to %s; %s",
+	            t->id, t->wait.zone, (unsigned long long)t->wait.since,
+	            x->dcount, src,
+	            x->last_rx_cycle ? "it received its last item"
+	                             : "it "
+	                               "received nothing");
+}
+
+/* One barrier step after a round; returns 1 if tiles were released, 0 if
+ * all tiles are done, -1 on an error. */
+static int
+settle(ChipSim *cs, ChipError *err)
+{
+	uint64_t horizon = UINT64_MAX; /* no new item can arrive before */
+	int waiting = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		Tile *t = cs->tile[i];
+		if (t && t->wait.zone >= 0) {
+			uint64_t h =
+			    t->wait.since + 1 + cs->chip->route_base_cycles;
+			if (h < horizon)
+				horizon = h;
+			waiting++;
+		}
+	}
+	if (xch_check_pairs(cs, err))
+		return -1;
+	/* 1. resolve the exchange as far as every log is complete */
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		Tile *t = cs->tile[i];
+		if (!t)
+			continue;
+		uint64_t until = horizon;
+		if (t->wait.zone >= 0 && t->wait.since + 1 < until)
+			until = t->wait.since + 1;
+		if (xch_resolve(cs, t, until, err))
+			return -1;
+	}
+	if (!waiting)
+		return xch_check_lost(cs, UINT64_MAX, err);
+	/* Items every tile has resolved past, that none received, are lost:
+	 * the likely cause of any wait that follows. */
+	uint64_t known = UINT64_MAX;
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		if (cs->tile[i] && cs->tile[i]->x.rx_until < known)
+			known = cs->tile[i]->x.rx_until;
+	if (xch_check_lost(cs, known, err))
+		return -1;
+	/* 2. sync RECV: go on after the last expected item */
+	int released = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		Tile *t = cs->tile[i];
+		if (!t || t->wait.zone != ZONE_RECV)
+			continue;
+		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since + 1);
+		if (ready == UINT64_MAX)
+			continue;
+		uint64_t at =
+		    ready > t->wait.since + 1 ? ready : t->wait.since + 1;
+		if (xch_resolve(cs, t, at, err))
+			return -1;
+		release(cs, t, at, 0);
+		released++;
+	}
+	if (released)
+		return 1;
+	/* 3. a global barrier */
+	int zone = -1;
+	uint64_t last = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		Tile *t = cs->tile[i];
+		if (!t || t->wait.zone < 0)
+			continue;
+		if (t->ctx[0].state == CTXS_DONE)
+			continue;
+		if (t->wait.zone == ZONE_RECV)
+			return describe_wait(cs, t, err);
+		if (zone < 0)
+			zone = t->wait.zone;
+		else if (t->wait.zone != zone)
+			return fail(err, RUN_DEADLOCK, t->id, t->wait.since,
+			            "deadlock: tile %u waits in sync %d but "
+			            "other tiles wait in sync %d",
+			            t->id, t->wait.zone, zone);
+		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since + 1);
+		if (ready == UINT64_MAX)
+			return describe_wait(cs, t, err);
+		uint64_t arrive = ready > t->wait.since ? ready : t->wait.since;
+		if (arrive > last)
+			last = arrive;
+	}
+	/* Tiles that have returned, or never started, take no part. */
+	uint64_t cost = zone_has_host(zone) ? cs->chip->sync_host_cycles
+	                                    : cs->chip->sync_internal_cycles;
+	if (zone_has_host(zone)) {
+		uint64_t xfer = host_transfers(cs);
+		cs->host_cycles += cost + xfer;
+		cost += xfer;
+	}
+	uint64_t at = last + cost;
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		Tile *t = cs->tile[i];
+		if (!t || t->wait.zone < 0)
+			continue;
+		if (xch_resolve(cs, t, at, err))
+			return -1;
+		release(cs, t, at, 1);
+	}
+	return 1;
+}
+
+RunStatus
+chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
+{
+	memset(err, 0, sizeof *err);
+	cs->max_cycles = max_cycles;
+	for (;;) {
+		cs->nrun = 0;
+		for (uint32_t i = 0; i < cs->ntiles; i++)
+			if (cs->tile[i] && runnable(cs->tile[i]))
+				cs->run[cs->nrun++] = i;
+		run_round(cs);
+		for (uint32_t i = 0; i < cs->nrun; i++)
+			if (cs->status[i] == RUN_FAULT) {
+				report_fault(cs, err);
+				return RUN_FAULT;
+			}
+		for (uint32_t i = 0; i < cs->nrun; i++)
+			if (cs->status[i] == RUN_TIMEOUT)
+				return fail(err, RUN_TIMEOUT, cs->run[i],
+				            max_cycles,
+				            "tile %u did not finish in %llu "
+				            "cycles",
+				            cs->run[i],
+				            (unsigned long long)max_cycles),
+				       RUN_TIMEOUT;
+		int r = settle(cs, err);
+		if (r < 0)
+			return err->status;
+		if (r == 0)
+			break;
+	}
+	cs->end = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		if (cs->tile[i] && cs->tile[i]->cycle > cs->end)
+			cs->end = cs->tile[i]->cycle;
+	return RUN_DONE;
+}

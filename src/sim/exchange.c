@@ -1,0 +1,446 @@
+/*
+ * exchange.c - the time-deterministic exchange between tiles.
+ *
+ * Senders log packets (sim/exec_ctl.c: send): the departure cycle of the
+ * first item, one item per cycle, the data as it was in memory. Receivers
+ * log their controls in time order (put $INCOMING_MUX and the other
+ * incoming CSRs). Nothing is routed while tiles run: at each round of the
+ * chip (sim/chip.c) every receiver is walked forward in cycle order,
+ * interleaving its controls with the items that arrive at its mux from the
+ * source the mux selects. Item i of a packet from tile s arrives at tile r
+ * at depart + i + chip_route_cycles(s, r), the same for every pair of tiles
+ * in every run: that is the time determinism of the chip.
+ *
+ * Every arriving item the mux selects must be expected ($INCOMING_DCOUNT >
+ * 0), of the receiver's format, aligned, inside the receive window and not
+ * written twice in one phase; an item that no tile receives is lost. Each
+ * of these is an error that names tiles, cycle and address.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "sim.h"
+
+/* Growable arrays: the element count and capacity fields next to them. */
+/* One bit per word of the 21-bit tile address space. */
+enum { WRITTEN_BYTES = 0x200000 / 4 / 8 };
+
+#define GROW(arr, n, cap)                                                      \
+	do {                                                                   \
+		if ((n) == (cap)) {                                            \
+			(cap) = (cap) ? 2 * (cap) : 16;                        \
+			(arr) =                                                \
+			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
+		}                                                              \
+	} while (0)
+
+void
+xch_reset(XState *x)
+{
+	xch_free(x);
+	memset(x, 0, sizeof *x);
+	x->mux = MUX_NONE;
+}
+
+void
+xch_free(XState *x)
+{
+	for (int i = x->pk_done; i < x->npk; i++) {
+		free(x->pk[i].data);
+		free(x->pk[i].got);
+	}
+	free(x->pk);
+	free(x->ctl);
+	free(x->written);
+	xunmap(x->written_bits, WRITTEN_BYTES);
+
+	memset(x, 0, sizeof *x);
+	x->mux = MUX_NONE;
+}
+
+/* Controls stay sorted by (cycle, seq): a new one moves back past those
+ * that take effect later (a mux switch takes a few cycles, others one). */
+void
+xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value)
+{
+	XState *x = &t->x;
+	GROW(x->ctl, x->nctl, x->capctl);
+	XControl c = {cycle, x->seq++, (uint8_t)kind, value};
+	int i = x->nctl++;
+	while (i > x->ctl_done && x->ctl[i - 1].cycle > cycle) {
+		x->ctl[i] = x->ctl[i - 1];
+		i--;
+	}
+	x->ctl[i] = c;
+}
+
+int
+xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
+{
+	Tile *t = e->tile;
+	uint32_t bytes = n * item;
+	if (addr % item || !chip_in_memory(t->chip, addr, bytes)) {
+		sim_fault(e, FAULT_INVALID_ADDR, addr,
+		          "send of %u %u-byte items from 0x%05x: outside tile "
+		          "memory or misaligned",
+		          n, item, addr);
+		return -1;
+	}
+	XState *x = &t->x;
+	GROW(x->pk, x->npk, x->cappk);
+	XPacket *p = &x->pk[x->npk++];
+	*p = (XPacket){
+	    .depart = t->cycle, .n = n, .item = item, .src_addr = addr};
+	p->data = xmalloc(bytes);
+	p->got = xcalloc(n, 1);
+	tile_read(t, addr, p->data, bytes);
+	return 0;
+}
+
+void
+xch_new_phase(Tile *t)
+{
+	XState *x = &t->x;
+	for (int i = 0; i < x->nwritten; i++)
+		x->written_bits[x->written[i] / 64] = 0;
+	x->nwritten = 0;
+}
+
+static int chip_error(ChipError *err, RunStatus st, uint32_t tile,
+                      uint64_t cycle, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int
+chip_error(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
+           const char *fmt, ...)
+{
+	err->status = st;
+	err->tile = tile;
+	err->cycle = cycle;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The receive state a walk advances: a copy, so that a dry walk leaves the
+ * tile untouched. */
+typedef struct {
+	uint32_t mux, ptr, format, dcount, base, size;
+	uint64_t last_rx_cycle;
+	uint32_t last_rx_addr;
+	int ctl; /* next control */
+} RxState;
+
+static void
+rx_load(const XState *x, RxState *s)
+{
+	*s = (RxState){x->mux,           x->ptr,          x->format,
+	               x->dcount,        x->base,         x->size,
+	               x->last_rx_cycle, x->last_rx_addr, x->ctl_done};
+}
+
+static void
+rx_store(XState *x, const RxState *s, uint64_t until)
+{
+	x->mux = s->mux;
+	x->ptr = s->ptr;
+	x->format = s->format;
+	x->dcount = s->dcount;
+	x->base = s->base;
+	x->size = s->size;
+	x->last_rx_cycle = s->last_rx_cycle;
+	x->last_rx_addr = s->last_rx_addr;
+	x->ctl_done = s->ctl;
+	x->rx_until = until;
+}
+
+static void
+apply_control(RxState *s, const XControl *c)
+{
+	switch ((XControlKind)c->kind) {
+	case XC_MUX:
+		s->mux = c->value;
+		break;
+	case XC_PTR:
+		s->ptr = c->value;
+		break;
+	case XC_FORMAT:
+		s->format = c->value;
+		break;
+	case XC_DCOUNT:
+		s->dcount = c->value;
+		break;
+	case XC_BASE:
+		s->base = c->value;
+		break;
+	case XC_SIZE:
+		s->size = c->value;
+		break;
+	}
+}
+
+/* Has word `w` (address / 4) of tile memory been written by the exchange
+ * in this phase? Records it if not: a bitmap, cleared through the list of
+ * the 64-bit chunks it touched. */
+static int
+written_before(XState *x, uint32_t w)
+{
+	if (!x->written_bits)
+		x->written_bits = xmap_zero(WRITTEN_BYTES);
+	uint64_t bit = 1ull << (w % 64), *chunk = &x->written_bits[w / 64];
+	if (*chunk & bit)
+		return 1;
+	if (!*chunk) {
+		GROW(x->written, x->nwritten, x->capwritten);
+		x->written[x->nwritten++] = w;
+	}
+	*chunk |= bit;
+	return 0;
+}
+
+typedef struct {
+	ChipSim *cs;
+	Tile *r;
+	int dry;        /* count only: no writes, stop at DCOUNT = 0 */
+	uint64_t ready; /* dry: cycle after the item that ended DCOUNT */
+	ChipError *err;
+} Walk;
+
+/* Deliver item i of packet p from tile src, arriving at `at`. */
+static int
+deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
+{
+	Tile *r = w->r;
+	const Chip *c = r->chip;
+	uint32_t fmt_item = s->format ? 8 : 4;
+	if (p->item != fmt_item)
+		return chip_error(w->err, RUN_FAULT, r->id, at,
+		                  "exchange: a %u-bit item from tile %u "
+		                  "(sent from 0x%05x) reached tile %u at cycle "
+		                  "%llu, whose $INCOMING_FORMAT is %u "
+		                  "(%u-bit items)",
+		                  8 * p->item, src, p->src_addr + i * p->item,
+		                  r->id, (unsigned long long)at, s->format,
+		                  8 * fmt_item);
+	if (s->dcount == 0)
+		return chip_error(
+		    w->err, RUN_FAULT, r->id, at,
+		    "exchange: tile %u received an item from tile %u at "
+		    "cycle %llu but expects none ($INCOMING_DCOUNT = 0): "
+		    "the mux listens at the wrong time, or the count is "
+		    "short",
+		    r->id, src, (unsigned long long)at);
+	uint32_t a = s->ptr;
+	if (w->dry) {
+		s->ptr += p->item;
+		if (--s->dcount == 0)
+			w->ready = at + 1;
+		return 0;
+	}
+	if (a % p->item || !chip_in_memory(c, a, p->item))
+		return chip_error(w->err, RUN_FAULT, r->id, at,
+		                  "exchange: tile %u would write a %u-byte "
+		                  "item from tile %u at 0x%05x (cycle %llu): "
+		                  "misaligned or outside memory",
+		                  r->id, p->item, src, a,
+		                  (unsigned long long)at);
+	if (s->size && (a < s->base || a + p->item > s->base + s->size))
+		return chip_error(w->err, RUN_FAULT, r->id, at,
+		                  "exchange: tile %u would write at 0x%05x "
+		                  "(item from tile %u, cycle %llu), outside "
+		                  "its receive window 0x%05x..0x%05x",
+		                  r->id, a, src, (unsigned long long)at,
+		                  s->base, s->base + s->size);
+	for (uint32_t k = 0; k < p->item; k += 4)
+		if (written_before(&r->x, (a + k) / 4))
+			return chip_error(
+			    w->err, RUN_FAULT, r->id, at,
+			    "exchange: word 0x%05x of tile %u written twice "
+			    "in one phase (again by tile %u at cycle %llu)",
+			    a + k, r->id, src, (unsigned long long)at);
+	tile_write(r, a, p->data + i * p->item, p->item);
+	s->ptr += p->item;
+	s->dcount--;
+	s->last_rx_cycle = at;
+	s->last_rx_addr = a;
+	if (!p->got[i]) {
+		p->got[i] = 1;
+		p->ngot++;
+	}
+	return 0;
+}
+
+/* Items from `src` arriving in [from, to): packets in departure order,
+ * items in order, so arrivals are in cycle order. */
+static int
+deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
+{
+	ChipSim *cs = w->cs;
+	if (src >= chipsim_tiles(cs))
+		return 0; /* the host, or nothing */
+	Tile *t = chipsim_tile_if_exists(cs, src);
+	if (!t)
+		return 0;
+	uint64_t lat = chip_route_cycles(w->r->chip, src, w->r->id);
+	XState *x = &t->x;
+	/* first packet whose last item arrives at or after `from` */
+	int lo = x->pk_done, hi = x->npk;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		XPacket *p = &x->pk[mid];
+		if (p->depart + p->n + lat <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int k = lo; k < x->npk; k++) {
+		XPacket *p = &x->pk[k];
+		uint64_t first = p->depart + lat;
+		if (first >= to)
+			break;
+		uint32_t i0 = from > first ? (uint32_t)(from - first) : 0;
+		uint64_t i1 = to - first < p->n ? to - first : p->n;
+		for (uint32_t i = i0; i < i1; i++) {
+			if (deliver(w, s, src, p, i, first + i))
+				return -1;
+			if (w->dry && s->dcount == 0)
+				return 0;
+		}
+	}
+	return 0;
+}
+
+static int
+walk(Walk *w, uint64_t until)
+{
+	XState *x = &w->r->x;
+	RxState s;
+	rx_load(x, &s);
+	if (w->dry && s.dcount == 0) {
+		w->ready = 0; /* nothing to wait for */
+		return 0;
+	}
+	uint64_t t = x->rx_until;
+	while (t < until) {
+		uint64_t next = until;
+		if (s.ctl < x->nctl && x->ctl[s.ctl].cycle < next)
+			next = x->ctl[s.ctl].cycle;
+		if (next > t && deliver_from(w, &s, s.mux, t, next))
+			return -1;
+		if (w->dry && s.dcount == 0)
+			return 0;
+		t = next;
+		while (s.ctl < x->nctl && x->ctl[s.ctl].cycle <= t && t < until)
+			apply_control(&s, &x->ctl[s.ctl++]);
+	}
+	if (!w->dry)
+		rx_store(x, &s, until);
+	return 0;
+}
+
+int
+xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
+{
+	if (until <= r->x.rx_until)
+		return 0;
+	Walk w = {.cs = cs, .r = r, .err = err};
+	return walk(&w, until);
+}
+
+uint64_t
+xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
+{
+	ChipError scratch;
+	Walk w = {.cs = cs,
+	          .r = (Tile *)r,
+	          .dry = 1,
+	          .ready = UINT64_MAX,
+	          .err = &scratch};
+	(void)from;
+	if (walk(&w, UINT64_MAX))
+		return UINT64_MAX;
+	return w.ready;
+}
+
+int
+xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
+{
+	const Chip *c = chipsim_chip(cs);
+	uint64_t lmax = c->route_base_cycles +
+	                (uint64_t)c->route_column_cycles * (c->columns - 1) +
+	                (uint64_t)c->route_row_cycles * (c->rows - 1) + 2;
+	for (uint32_t id = 0; id < chipsim_tiles(cs); id++) {
+		Tile *t = chipsim_tile_if_exists(cs, id);
+		if (!t)
+			continue;
+		XState *x = &t->x;
+		while (x->pk_done < x->npk) {
+			XPacket *p = &x->pk[x->pk_done];
+			if (horizon != UINT64_MAX &&
+			    p->depart + p->n + lmax >= horizon)
+				break;
+			if (p->ngot < p->n) {
+				uint32_t i = 0;
+				while (p->got[i])
+					i++;
+				return chip_error(
+				    err, RUN_FAULT, id, p->depart + i,
+				    "exchange: tile %u sent %u items at "
+				    "cycle %llu from 0x%05x; item %u (cycle "
+				    "%llu, from 0x%05x) reached no tile: "
+				    "no receiver's mux selected tile %u "
+				    "when it arrived",
+				    id, p->n, (unsigned long long)p->depart,
+				    p->src_addr, i,
+				    (unsigned long long)(p->depart + i),
+				    p->src_addr + i * p->item, id);
+			}
+			free(p->data);
+			free(p->got);
+			p->data = p->got = NULL;
+			x->pk_done++;
+		}
+	}
+	return 0;
+}
+
+int
+xch_check_pairs(ChipSim *cs, ChipError *err)
+{
+	for (uint32_t id = 0; id < chipsim_tiles(cs); id++) {
+		Tile *t = chipsim_tile_if_exists(cs, id);
+		if (!t)
+			continue;
+		XState *x = &t->x;
+		uint32_t mate = chip_pair(t->chip, id);
+		Tile *m = chipsim_tile_if_exists(cs, mate);
+		for (; x->pk_checked < x->npk; x->pk_checked++) {
+			XPacket *p = &x->pk[x->pk_checked];
+			if (p->item != 8 || !m)
+				continue;
+			for (int k = m->x.pk_done; k < m->x.npk; k++) {
+				XPacket *q = &m->x.pk[k];
+				if (q->depart < p->depart + p->n &&
+				    p->depart < q->depart + q->n)
+					return chip_error(
+					    err, RUN_FAULT, id, p->depart,
+					    "exchange: tile %u sends 64-bit "
+					    "items at cycles %llu..%llu on "
+					    "the wires it shares with tile "
+					    "%u, which sends at %llu..%llu",
+					    id, (unsigned long long)p->depart,
+					    (unsigned long long)(p->depart +
+					                         p->n - 1),
+					    mate, (unsigned long long)q->depart,
+					    (unsigned long long)(q->depart +
+					                         q->n - 1));
+			}
+		}
+	}
+	return 0;
+}
