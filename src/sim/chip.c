@@ -338,31 +338,26 @@ describe_wait(ChipSim *cs, Tile *t, ChipError *err)
 static int
 settle(ChipSim *cs, ChipError *err)
 {
-	uint64_t horizon = UINT64_MAX; /* no new item can arrive before */
+	/* Every log is complete up to the earliest waiting tile's sync: no
+	 * tile can issue a send or a control before it goes on (a tile that
+	 * waits in sync RECV may go on right after). */
+	uint64_t horizon = UINT64_MAX;
 	int waiting = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++) {
 		Tile *t = cs->tile[i];
 		if (t && t->wait.zone >= 0) {
-			uint64_t h =
-			    t->wait.since + 1 + cs->chip->route_base_cycles;
-			if (h < horizon)
-				horizon = h;
+			if (t->wait.since + 1 < horizon)
+				horizon = t->wait.since + 1;
 			waiting++;
 		}
 	}
 	if (xch_check_pairs(cs, err))
 		return -1;
 	/* 1. resolve the exchange as far as every log is complete */
-	for (uint32_t i = 0; i < cs->ntiles; i++) {
-		Tile *t = cs->tile[i];
-		if (!t)
-			continue;
-		uint64_t until = horizon;
-		if (t->wait.zone >= 0 && t->wait.since + 1 < until)
-			until = t->wait.since + 1;
-		if (xch_resolve(cs, t, until, err))
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		if (cs->tile[i] && xch_resolve(cs, cs->tile[i], horizon, err))
 			return -1;
-	}
+
 	if (!waiting)
 		return xch_check_lost(cs, UINT64_MAX, err);
 	/* Items every tile has resolved past, that none received, are lost:
@@ -379,7 +374,7 @@ settle(ChipSim *cs, ChipError *err)
 		Tile *t = cs->tile[i];
 		if (!t || t->wait.zone != ZONE_RECV)
 			continue;
-		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since + 1);
+		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
 		if (ready == UINT64_MAX)
 			continue;
 		uint64_t at =
@@ -409,7 +404,7 @@ settle(ChipSim *cs, ChipError *err)
 			            "deadlock: tile %u waits in sync %d but "
 			            "other tiles wait in sync %d",
 			            t->id, t->wait.zone, zone);
-		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since + 1);
+		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
 		if (ready == UINT64_MAX)
 			return describe_wait(cs, t, err);
 		uint64_t arrive = ready > t->wait.since ? ready : t->wait.since;

@@ -64,11 +64,12 @@ xch_free(XState *x)
 /* Controls stay sorted by (cycle, seq): a new one moves back past those
  * that take effect later (a mux switch takes a few cycles, others one). */
 void
-xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value)
+xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value,
+            int partner)
 {
 	XState *x = &t->x;
 	GROW(x->ctl, x->nctl, x->capctl);
-	XControl c = {cycle, x->seq++, (uint8_t)kind, value};
+	XControl c = {cycle, x->seq++, (uint8_t)kind, (uint8_t)partner, value};
 	int i = x->nctl++;
 	while (i > x->ctl_done && x->ctl[i - 1].cycle > cycle) {
 		x->ctl[i] = x->ctl[i - 1];
@@ -133,7 +134,9 @@ typedef struct {
 	uint32_t mux, ptr, format, dcount, base, size;
 	uint64_t last_rx_cycle;
 	uint32_t last_rx_addr;
-	int ctl; /* next control */
+	int ctl;          /* next of our own controls */
+	int pctl;         /* next of the pair partner's controls */
+	uint64_t zero_at; /* when dcount last became 0 */
 } RxState;
 
 static void
@@ -141,7 +144,8 @@ rx_load(const XState *x, RxState *s)
 {
 	*s = (RxState){x->mux,           x->ptr,          x->format,
 	               x->dcount,        x->base,         x->size,
-	               x->last_rx_cycle, x->last_rx_addr, x->ctl_done};
+	               x->last_rx_cycle, x->last_rx_addr, x->ctl_done,
+	               x->pctl_done,     x->zero_at};
 }
 
 static void
@@ -156,6 +160,8 @@ rx_store(XState *x, const RxState *s, uint64_t until)
 	x->last_rx_cycle = s->last_rx_cycle;
 	x->last_rx_addr = s->last_rx_addr;
 	x->ctl_done = s->ctl;
+	x->pctl_done = s->pctl;
+	x->zero_at = s->zero_at;
 	x->rx_until = until;
 }
 
@@ -174,6 +180,7 @@ apply_control(RxState *s, const XControl *c)
 		break;
 	case XC_DCOUNT:
 		s->dcount = c->value;
+		s->zero_at = c->cycle;
 		break;
 	case XC_BASE:
 		s->base = c->value;
@@ -207,7 +214,9 @@ typedef struct {
 	ChipSim *cs;
 	Tile *r;
 	int dry;        /* count only: no writes, stop at DCOUNT = 0 */
-	uint64_t ready; /* dry: cycle after the item that ended DCOUNT */
+	uint64_t from;  /* dry: DCOUNT = 0 counts from this cycle on */
+	uint64_t ready; /* dry: when DCOUNT is 0 at or after `from` */
+	int done;       /* dry: ready is known */
 	ChipError *err;
 } Walk;
 
@@ -238,8 +247,13 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 	uint32_t a = s->ptr;
 	if (w->dry) {
 		s->ptr += p->item;
-		if (--s->dcount == 0)
-			w->ready = at + 1;
+		if (--s->dcount == 0) {
+			s->zero_at = at + 1;
+			if (at + 1 >= w->from) {
+				w->ready = at + 1;
+				w->done = 1;
+			}
+		}
 		return 0;
 	}
 	if (a % p->item || !chip_in_memory(c, a, p->item))
@@ -265,7 +279,8 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 			    a + k, r->id, src, (unsigned long long)at);
 	tile_write(r, a, p->data + i * p->item, p->item);
 	s->ptr += p->item;
-	s->dcount--;
+	if (--s->dcount == 0)
+		s->zero_at = at + 1;
 	s->last_rx_cycle = at;
 	s->last_rx_addr = a;
 	if (!p->got[i]) {
@@ -308,35 +323,65 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 		for (uint32_t i = i0; i < i1; i++) {
 			if (deliver(w, s, src, p, i, first + i))
 				return -1;
-			if (w->dry && s->dcount == 0)
+			if (w->done)
 				return 0;
 		}
 	}
 	return 0;
 }
 
+/* The receiver's next control: the earlier of its own next control and
+ * the next one its pair partner issued for it (our own first on a tie).
+ * Skips the entries meant for the other tile. */
+static const XControl *
+next_control(const XState *x, const XState *mx, RxState *s)
+{
+	while (s->ctl < x->nctl && x->ctl[s->ctl].partner)
+		s->ctl++;
+	while (mx && s->pctl < mx->nctl && !mx->ctl[s->pctl].partner)
+		s->pctl++;
+	const XControl *own = s->ctl < x->nctl ? &x->ctl[s->ctl] : NULL;
+	const XControl *theirs =
+	    mx && s->pctl < mx->nctl ? &mx->ctl[s->pctl] : NULL;
+	if (!theirs || (own && own->cycle <= theirs->cycle))
+		return own;
+	return theirs;
+}
+
 static int
 walk(Walk *w, uint64_t until)
+
 {
 	XState *x = &w->r->x;
 	RxState s;
 	rx_load(x, &s);
-	if (w->dry && s.dcount == 0) {
-		w->ready = 0; /* nothing to wait for */
-		return 0;
-	}
+	Tile *mate =
+	    chipsim_tile_if_exists(w->cs, chip_pair(w->r->chip, w->r->id));
 	uint64_t t = x->rx_until;
 	while (t < until) {
-		uint64_t next = until;
-		if (s.ctl < x->nctl && x->ctl[s.ctl].cycle < next)
-			next = x->ctl[s.ctl].cycle;
+		const XControl *c = next_control(x, mate ? &mate->x : NULL, &s);
+		uint64_t next = c && c->cycle < until ? c->cycle : until;
+		/* dry: nothing more expected, within this stretch of
+		 * constant controls, at or after `from` */
+		if (w->dry && s.dcount == 0 && w->from < next) {
+			w->ready = s.zero_at > w->from ? s.zero_at : w->from;
+			return 0;
+		}
+
 		if (next > t && deliver_from(w, &s, s.mux, t, next))
 			return -1;
-		if (w->dry && s.dcount == 0)
+		if (w->done)
 			return 0;
 		t = next;
-		while (s.ctl < x->nctl && x->ctl[s.ctl].cycle <= t && t < until)
-			apply_control(&s, &x->ctl[s.ctl++]);
+		while (t < until &&
+		       (c = next_control(x, mate ? &mate->x : NULL, &s)) &&
+		       c->cycle <= t) {
+			apply_control(&s, c);
+			if (c >= x->ctl && c < x->ctl + x->nctl)
+				s.ctl++;
+			else
+				s.pctl++;
+		}
 	}
 	if (!w->dry)
 		rx_store(x, &s, until);
@@ -359,9 +404,9 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 	Walk w = {.cs = cs,
 	          .r = (Tile *)r,
 	          .dry = 1,
+	          .from = from,
 	          .ready = UINT64_MAX,
 	          .err = &scratch};
-	(void)from;
 	if (walk(&w, UINT64_MAX))
 		return UINT64_MAX;
 	return w.ready;

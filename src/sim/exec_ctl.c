@@ -266,25 +266,6 @@ occupy(Exec *e, uint64_t events)
 enum { S_OUTGOING_BASE_IDX = 7, SCTL_DIR = 3, SCTL_64 = 4 };
 
 void
-exec_send(Exec *e)
-{
-	Tile *t = e->tile;
-	if (!t->cs) {
-		needs_chip(e, "send");
-		return;
-	}
-	uint32_t n = (uint32_t)e->in->op[0] + 1, sctl = (uint32_t)e->in->op[2];
-	uint32_t item = sctl & SCTL_64 ? 8 : 4;
-	uint32_t addr =
-	    t->sup.exch[S_OUTGOING_BASE_IDX] + 4 * (uint32_t)e->in->op[1];
-	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item))
-		return;
-	t->x.out_ptr = addr + n * item;
-	tile_trace(t, TR_SEND, t->cycle, t->cycle + n, n);
-	occupy(e, n);
-}
-
-void
 exec_sans(Exec *e)
 {
 	needs_chip(e, "sans");
@@ -466,7 +447,7 @@ exchange_csr(Exec *e, int idx, uint32_t v)
 			uint64_t at = t->cycle + 1;
 			if (map[i].kind == XC_MUX)
 				at = t->cycle + t->chip->mux_switch_cycles;
-			xch_control(t, map[i].kind, at, v);
+			xch_control(t, map[i].kind, at, v, 0);
 		}
 }
 
@@ -616,34 +597,149 @@ exec_uput(Exec *e)
 		          "uput: no writable CSR 0x%03x", 0x100 + idx);
 }
 
-/* exchange: see chip model */
+/*
+ * The timed exchange forms of ipu-stack.md 3.2. Count fields hold events-1
+ * (or words-1). Controls carry a selector: DECISION, bit 0 chooses this
+ * tile (0) or its pair partner (1), which ipu-stack.md 3.3 reports as "the
+ * early member of a receiving pair owns the XPIC stream". A PIC value is
+ * the word address of the incoming pointer; an XPIC value holds the mux
+ * source in bits 10..0 and $INCOMING_FORMAT in bits 12..11 (DECISION).
+ */
+enum { XPIC_SOURCE = 0x7ff, XPIC_FORMAT_SHIFT = 11 };
 
+static void
+xpic(Exec *e, uint64_t at, uint32_t sel, uint32_t value)
+{
+	Tile *t = e->tile;
+	xch_control(t, XC_MUX, at, value & XPIC_SOURCE, sel & 1);
+	xch_control(t, XC_FORMAT, at, (value >> XPIC_FORMAT_SHIFT) & 3,
+	            sel & 1);
+}
+
+static void
+pic(Exec *e, uint64_t at, uint32_t sel, uint32_t value)
+{
+	xch_control(e->tile, XC_PTR, at, 4 * value, sel & 1);
+}
+
+/* Send n items continuing the outgoing stream (sendoff, sendpic). */
+static void
+stream_send(Exec *e, uint32_t addr, uint32_t n, uint32_t sctl)
+{
+	Tile *t = e->tile;
+	uint32_t item = sctl & SCTL_64 ? 8 : 4;
+	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item))
+		return;
+	t->x.out_ptr = addr + n * item;
+	t->x.out_sctl = sctl;
+	t->x.out_open = 1;
+	if (sctl & SCTL_DIR)
+		tile_trace(t, TR_SEND, t->cycle, t->cycle + n, n);
+	occupy(e, n);
+}
+
+/* send words-1, word address, sctl: opens the stream at the address. */
+void
+exec_send(Exec *e)
+{
+	Tile *t = e->tile;
+	if (!t->cs) {
+		needs_chip(e, "send");
+		return;
+	}
+	stream_send(
+	    e, t->sup.exch[S_OUTGOING_BASE_IDX] + 4 * (uint32_t)e->in->op[1],
+	    (uint32_t)e->in->op[0] + 1, (uint32_t)e->in->op[2]);
+}
+
+static int
+stream_open(Exec *e, const char *what)
+{
+	if (e->tile->x.out_open)
+		return 1;
+	sim_fault(e, FAULT_INVALID_OP, 0,
+	          "%s continues the outgoing stream, but no send has "
+	          "opened one",
+	          what);
+	return 0;
+}
+
+/* delaypic events-1, sel, pic: the control at the last event. */
 void
 exec_delaypic(Exec *e)
 {
-	needs_chip(e, "delaypic");
+	if (!e->tile->cs) {
+		needs_chip(e, "delaypic");
+		return;
+	}
+	uint64_t events = (uint64_t)e->in->op[0] + 1;
+	pic(e, e->tile->cycle + events - 1, (uint32_t)e->in->op[1],
+	    (uint32_t)e->in->op[2]);
+	occupy(e, events);
 }
 
 void
 exec_delayxpic(Exec *e)
 {
-	needs_chip(e, "delayxpic");
+	if (!e->tile->cs) {
+		needs_chip(e, "delayxpic");
+		return;
+	}
+	uint64_t events = (uint64_t)e->in->op[0] + 1;
+	xpic(e, e->tile->cycle + events - 1, (uint32_t)e->in->op[1],
+	     (uint32_t)e->in->op[2]);
+	occupy(e, events);
 }
 
+/* sendoff words-1, delta, sctl: the stream moves on by delta words. */
 void
 exec_sendoff(Exec *e)
 {
-	needs_chip(e, "sendoff");
+	if (!e->tile->cs) {
+		needs_chip(e, "sendoff");
+		return;
+	}
+	if (!stream_open(e, "sendoff"))
+		return;
+	stream_send(e, e->tile->x.out_ptr + 4 * (uint32_t)e->in->op[1],
+	            (uint32_t)e->in->op[0] + 1, (uint32_t)e->in->op[2]);
 }
 
+/* sendpic words-1, sel, value: a control at the first event (selector
+ * bit 1: 0 = XPIC, 1 = PIC), then the stream goes on as it was. */
 void
 exec_sendpic(Exec *e)
 {
-	needs_chip(e, "sendpic");
+	if (!e->tile->cs) {
+		needs_chip(e, "sendpic");
+		return;
+	}
+	if (!stream_open(e, "sendpic"))
+		return;
+	uint32_t sel = (uint32_t)e->in->op[1], value = (uint32_t)e->in->op[2];
+	if (sel & 2)
+		pic(e, e->tile->cycle, sel, value);
+	else
+		xpic(e, e->tile->cycle, sel, value);
+	stream_send(e, e->tile->x.out_ptr, (uint32_t)e->in->op[0] + 1,
+	            e->tile->x.out_sctl);
 }
 
+/* sendpicp sel, words-1, address, sctl, xpic, pic: both controls at the
+ * first event, and the stream restarts at the absolute address (sctl 0:
+ * controls only, the events still pass). */
 void
 exec_sendpicp(Exec *e)
 {
-	needs_chip(e, "sendpicp");
+	Tile *t = e->tile;
+	if (!t->cs) {
+		needs_chip(e, "sendpicp");
+		return;
+	}
+	uint32_t sel = (uint32_t)e->in->op[0];
+	xpic(e, t->cycle, sel, (uint32_t)e->in->op[4]);
+	pic(e, t->cycle, sel, (uint32_t)e->in->op[5]);
+	stream_send(
+	    e, t->sup.exch[S_OUTGOING_BASE_IDX] + 4 * (uint32_t)e->in->op[2],
+	    (uint32_t)e->in->op[1] + 1, (uint32_t)e->in->op[3]);
 }

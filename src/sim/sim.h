@@ -121,9 +121,10 @@ typedef enum {
 } XControlKind;
 
 typedef struct {
-	uint64_t cycle; /* takes effect at this cycle */
-	uint32_t seq;   /* order of issue, for equal cycles */
-	uint8_t kind;   /* XControlKind */
+	uint64_t cycle;  /* takes effect at this cycle */
+	uint32_t seq;    /* order of issue, for equal cycles */
+	uint8_t kind;    /* XControlKind */
+	uint8_t partner; /* 1: for the pair partner's receive side */
 	uint32_t value;
 } XControl;
 
@@ -145,10 +146,14 @@ typedef struct {
 	int npk, cappk, pk_done; /* packets fully decided so far */
 	int pk_checked;          /* packets checked against the pair */
 	uint32_t out_ptr;        /* outgoing stream: next source address */
+	uint32_t out_sctl;       /* and its direction/width bits */
+	int out_open;            /* a send has opened the stream */
+	int pctl_done;           /* partner's controls for us, resolved */
 	/* receive-side state as resolved up to rx_until */
 	uint64_t rx_until;
 	uint32_t mux, ptr, format, dcount, base, size;
 	uint64_t last_rx_cycle; /* arrival of the latest received item */
+	uint64_t zero_at;       /* when $INCOMING_DCOUNT last became 0 */
 	uint32_t last_rx_addr;
 	uint64_t *written_bits; /* words written by the exchange this phase */
 	uint32_t *written;      /* a word in each touched chunk of the bitmap */
@@ -334,7 +339,10 @@ uint64_t chipsim_host_cycles(const ChipSim *cs);
 int trace_write_json(const ChipSim *cs, const char *path, Diag *d);
 
 /* exchange.c - the exchange of one tile (called by exec_ctl.c/chip.c) */
-void xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value);
+/* A receive-side control from this tile's program, for itself or (partner)
+ * for its pair partner. */
+void xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value,
+                 int partner);
 /* Log a send of n items from addr; 0 or a fault raised on e. */
 int xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item);
 void xch_reset(XState *x);

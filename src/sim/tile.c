@@ -87,6 +87,8 @@ invalidate(Tile *t, uint32_t addr, uint32_t len)
 		lo = c->mem_base;
 	if (hi > c->exec_end)
 		hi = c->exec_end;
+	/* from one word earlier: a two-word instruction decodes both */
+	lo = lo >= c->mem_base + 4 ? lo - 4 : c->mem_base;
 	for (uint32_t a = lo & ~3u; a < hi; a += 4)
 		t->dvalid[(a - c->mem_base) / 4] = 0;
 }
@@ -308,13 +310,27 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 	uint32_t idx = (pc - c->mem_base) / 4;
 	*word = mem_word(t, pc);
 	if (!t->dvalid[idx]) {
-		if (isa_decode(*word, c->arch, &t->dcache[idx]) < 0) {
+		Insn *in = &t->dcache[idx];
+		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
 			t->fault.nwords = 1;
 			sim_fault(e, FAULT_INVALID_INSTR, pc,
 			          "0x%08x is not a valid %s instruction", *word,
 			          c->arch_name);
 			return NULL;
+		}
+		/* A two-word instruction (sendpicp): its operands span both
+		 * words, so decode it whole; the second word is data. */
+		if (isa_row(in->row)->flags & F_WIDE) {
+			if (pc % 8 || pc + 8 > c->exec_end) {
+				sim_fault(e, FAULT_INVALID_PC, pc,
+				          "two-word %s at 0x%05x must be "
+				          "8-byte aligned in code memory",
+				          isa_row(in->row)->mnemonic, pc);
+				return NULL;
+			}
+			isa_decode_wide(*word, mem_word(t, pc + 4), c->arch,
+			                in);
 		}
 		t->dvalid[idx] = 1;
 	}
@@ -358,8 +374,13 @@ issue(Tile *t, int ci)
 		goto fault;
 	t->fault.word[0] = w0;
 	t->fault.nwords = 1;
-	int bundle = (w0 >> 31) & 1;
 	const InsnDesc *d0 = isa_row(i0->row), *d1 = NULL;
+	int wide = (d0->flags & F_WIDE) != 0;
+	int bundle = !wide && ((w0 >> 31) & 1);
+	if (wide) {
+		t->fault.word[1] = mem_word(t, c->pc + 4);
+		t->fault.nwords = 2;
+	}
 	if (bundle) {
 		if (c->pc % 8) {
 			sim_fault(&e, FAULT_INVALID_PC, c->pc,
@@ -394,7 +415,8 @@ issue(Tile *t, int ci)
 		          d0->mnemonic);
 		goto fault;
 	}
-	e.next_pc = c->pc + (bundle ? 8 : 4);
+	e.next_pc = c->pc + (bundle || wide ? 8 : 4);
+
 	e.in = i0;
 	exec_for_row[i0->row](&e);
 	if (!t->faulted && i1) {
@@ -534,8 +556,18 @@ tile_format_fault(const Tile *t, char *buf, size_t len)
 		snprintf(who, sizeof who, "worker %d", f->ctx - 1);
 	/* The words and their disassembly: "[0x... 0x...: { a ; b }]". */
 	char words[200] = "";
-	if (f->nwords) {
+	Insn wide;
+	if (f->nwords == 2 &&
+	    isa_decode_wide(f->word[0], f->word[1], t->chip->arch, &wide) >=
+	        0 &&
+	    (isa_row(wide.row)->flags & F_WIDE)) {
+		char text[120];
+		disasm_insn(&wide, t->chip->arch, text, sizeof text);
+		snprintf(words, sizeof words, " [0x%08x 0x%08x: %s]",
+		         f->word[0], f->word[1], text);
+	} else if (f->nwords) {
 		char text[2][80];
+
 		for (int i = 0; i < f->nwords; i++) {
 			Insn in;
 			if (isa_decode(f->word[i], t->chip->arch, &in) < 0 ||
