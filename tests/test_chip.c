@@ -461,6 +461,71 @@ test_receive_errors(void **state)
 	expect_error(spmd(text, 2, 1), RUN_DEADLOCK, "other tiles wait");
 }
 
+/* The timed forms: the sender opens a stream with send and continues it
+ * with sendoff (skipping 4 words) and sendpic; tile 2 points its own
+ * receive side with delaypic/delayxpic and its pair partner's (tile 3)
+ * with a partner-selected delayxpic; tile 4 uses a receive-only sendpicp.
+ * All three receive the same 12 words. */
+static const char timed_prog[] =
+    "_start:\n"
+    "	get $m0, $TILE_ID\n"
+    "	setzi $m2, 12\n"
+    "	sync 3\n"
+    "	brz $m0, sender\n"
+    "	cmpeq $m1, $m0, 1\n" /* tile 1 takes no part */
+    "	brnz $m1, done\n"
+    "	put $INCOMING_DCOUNT, $m2\n"
+    "	cmpeq $m1, $m0, 2\n"
+    "	brnz $m1, two\n"
+    "	cmpeq $m1, $m0, 4\n"
+    "	brnz $m1, four\n"
+    "	setzi $m3, 0x62000\n" /* tile 3: its pointer by put */
+    "	put $INCOMING_SINIT, $m3\n"
+    "	bri done\n"
+    "two:\n"
+    "	delaypic 0, 0, 0x62000 / 4\n"
+    "	delayxpic 0, 0, 0\n"
+    "	delayxpic 0, 1, 0\n"
+    "	bri done\n"
+    "	.align 8\n"
+    "four:\n"
+    "	sendpicp 0, 0, 0, 0, 0, 0x62000 / 4\n"
+    "	bri done\n"
+    "sender:\n"
+    "	delay 20\n"
+    "	send 3, 0x60000 / 4, 1\n"
+    "	sendoff 3, 4, 1\n"
+    "	sendpic 3, 0, 0x7ff\n"
+    "done:\n"
+    "	sync 3\n"
+    "	br $lr\n";
+
+static void
+test_timed_controls(void **state)
+{
+	(void)state;
+	ChipSim *cs = spmd(timed_prog, 5, 1);
+	uint32_t src[20];
+	for (uint32_t i = 0; i < 20; i++)
+		src[i] = 0x1000 + i;
+	tile_write(chipsim_tile(cs, 0), SRC_BUF, src, sizeof src);
+	expect_ok(cs);
+	/* words 0..3, then 8..11 (4 skipped), then 12..15 */
+	static const uint32_t want[12] = {0,  1,  2,  3,  8,  9,
+	                                  10, 11, 12, 13, 14, 15};
+	uint64_t sent = send_cycle(cs, 0);
+	for (uint32_t r = 2; r <= 4; r++) {
+		uint32_t got[12];
+		tile_read(chipsim_tile(cs, r), DST_BUF, got, sizeof got);
+		for (int i = 0; i < 12; i++)
+			if (got[i] != 0x1000 + want[i])
+				fail_msg("tile %u word %d: 0x%x", r, i, got[i]);
+		assert_int_equal(chipsim_tile(cs, r)->x.last_rx_cycle,
+		                 sent + 11 + latency(0, r));
+	}
+	chipsim_free(cs);
+}
+
 /* The same program gives the same memory, cycles and trace with 1, 2 and
  * 16 host threads. */
 static void
@@ -513,6 +578,7 @@ main(void)
 	    cmocka_unit_test(test_host_round_trip),
 	    cmocka_unit_test(test_mistimed),
 	    cmocka_unit_test(test_receive_errors),
+	    cmocka_unit_test(test_timed_controls),
 	    cmocka_unit_test(test_thread_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
