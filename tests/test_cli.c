@@ -135,6 +135,48 @@ test_sim_fault_and_usage(void **state)
 	assert_int_equal(ipu(out, sizeof out, "frobnicate"), 2);
 }
 
+/* Four tiles, each sends its id to the next; a trace that is valid JSON
+ * with a track per tile. */
+static void
+test_sim_tiles_trace(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("ring.s", "_start:\n"
+	                     "	get $m0, $TILE_ID\n"
+	                     "	setzi $m3, 0x60000\n"
+	                     "	st32 $m0, $m3, $mzero, 0\n"
+	                     "	add $m1, $m0, 3\n"
+	                     "	and $m1, $m1, 3\n" /* from the previous tile */
+	                     "	setzi $m2, 0x62000\n"
+	                     "	put $INCOMING_SINIT, $m2\n"
+	                     "	setzi $m2, 1\n"
+	                     "	sync 3\n"
+	                     "	put $INCOMING_DCOUNT, $m2\n"
+	                     "	put $INCOMING_MUX, $m1\n"
+	                     "	send 0, 0x60000 / 4, 1\n"
+	                     "	sync 3\n"
+	                     "	setzi $m3, 0x62000\n"
+	                     "	ld32 $m0, $m3, $mzero, 0\n"
+
+	                     "	br $lr\n");
+	assert_int_equal(ipu(out, sizeof out, "asm ring.s -o ring.o"), 0);
+	assert_int_equal(ipu(out, sizeof out,
+	                     "sim ring.o --tiles 4 --threads 2 --tile 2 "
+	                     "--trace ring.json"),
+	                 0);
+	expect_in(out, "4 tiles");
+	expect_in(out, "tile 2 $m0 = 1 "); /* received from tile 1 */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "/usr/bin/python3 -c \"import json; d = json.load(open("
+	         "'%s/ring.json')); e = d['traceEvents']; "
+	         "assert len({x['tid'] for x in e if x['ph'] == 'X'}) == 4; "
+	         "assert any(x['name'] == 'send' for x in e)\"",
+	         dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static double
 json_number(const char *json, const char *key)
 {
@@ -173,6 +215,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_asm_link_sim),
 	    cmocka_unit_test(test_sim_fault_and_usage),
+	    cmocka_unit_test(test_sim_tiles_trace),
+
 	    cmocka_unit_test(test_bench_json),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
