@@ -11,6 +11,7 @@ pkgs=(
 	clang-format # the project's formatting check
 	libcmocka-dev # unit-test library
 	python3-numpy # independent float16 reference in tests
+	libopenblas-dev # host SGEMM rate in `ipu bench sim`
 )
 missing=()
 for p in "${pkgs[@]}"; do

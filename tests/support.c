@@ -1,6 +1,7 @@
 /* support.c - helpers shared by the unit tests. */
 #include "support.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 uint32_t
@@ -51,4 +52,26 @@ worker_tile(const uint32_t *words, int n)
 	for (int i = 0; i < 16; i++)
 		t->ctx[1].m[i] = t->ctx[1].a[i] = POISON;
 	return t;
+}
+
+/* ipu-stack.md 3.1: lane = bit 0, pair = id / 2, 23 rows per block,
+ * mirrored in odd blocks; physical = row * 64 + column field + 2 * lane. */
+static uint32_t
+model_physical(uint32_t logical)
+{
+	uint32_t lane = logical & 1, pair = logical / 2;
+	uint32_t block = pair / 23, row = pair % 23;
+	if (block & 1)
+		row = 22 - row;
+	return row * 64 + (block / 2) * 4 + (block & 1) + 2 * lane;
+}
+
+uint32_t
+model_latency(uint32_t s, uint32_t d)
+{
+	uint32_t ps = model_physical(s), pd = model_physical(d);
+	int dc = (int)((ps >> 2) & 15) - (int)((pd >> 2) & 15);
+	int dr = (int)(ps >> 6) - (int)(pd >> 6);
+	return 30 + 6 * (uint32_t)abs(dc) + 2 * (uint32_t)abs(dr) +
+	       ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
 }

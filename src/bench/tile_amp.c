@@ -138,12 +138,26 @@ put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
+/* Everything needed to load the benchmark into any number of tiles: the
+ * kernel image, the memory plan, and the data in tile form. */
+struct AmpJob {
+	TileAmpConfig cfg;
+	const DtypeInfo *dt;
+	Image img;
+	uint32_t entry;
+	uint32_t sup, vert, in, weights, partials, out, scratch, prow;
+	uint8_t cw[8 * CHIP_CWEI], state[16];
+	double *xin, *xw; /* the rounded inputs and weights, for the check */
+};
+
 int
-bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
+amp_job_new(const TileAmpConfig *cfg, AmpJob **jobp, TileAmpResult *res,
+            Diag *d)
 {
 	const Chip *c = cfg->chip;
 	const DtypeInfo *dt = &dtypes[cfg->dtype];
 	memset(res, 0, sizeof *res);
+	*jobp = NULL;
 	if (cfg->dtype == AMP_F8 && c->arch != ARCH_IPU21)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "f8 needs an ipu21 chip (c600); %s is %s",
@@ -151,34 +165,40 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	if (cfg->rows == 0)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0, "rows must be > 0");
 	static const char *const kernels[] = {"amp", "amp_f8"};
-	Image img;
-	if (kernel_image(kernels, cfg->dtype == AMP_F8 ? 2 : 1, c, &img, d))
+	AmpJob *j = xcalloc(1, sizeof *j);
+	j->cfg = *cfg;
+	j->dt = dt;
+	if (kernel_image(kernels, cfg->dtype == AMP_F8 ? 2 : 1, c, &j->img,
+	                 d)) {
+		free(j);
 		return IPU_EINVAL;
-	int64_t entry = img_symbol_addr(&img, dt->supervisor);
+	}
+	int64_t entry = img_symbol_addr(&j->img, dt->supervisor);
 	if (entry < 0)
 		die("kernels/amp.S has no %s", dt->supervisor);
+	j->entry = (uint32_t)entry;
 
 	uint32_t rows = cfg->rows, k = dt->k;
-	uint32_t prow = OUT_COLS * dt->out_bytes;
+	uint32_t prow = j->prow = OUT_COLS * dt->out_bytes;
 	uint32_t code_end = c->mem_base;
-	for (int i = 0; i < img.nseg; i++)
-		if (img.seg[i].addr + img.seg[i].size > code_end)
-			code_end = img.seg[i].addr + img.seg[i].size;
-	uint32_t sup = align_up(code_end, 16);
-	uint32_t vert = sup + 16;
-	uint32_t in = align_up(vert + 6 * VERTEX_BYTES, 32);
-	uint32_t weights = c->interleave;
-	uint32_t partials = weights + 8 * CHIP_CWEI;
-	uint32_t out = align_up(partials + rows * prow + TAIL_BYTES, 16) + 8;
-	uint32_t scratch = c->mem_end - SCRATCH_BYTES;
+	for (int i = 0; i < j->img.nseg; i++)
+		if (j->img.seg[i].addr + j->img.seg[i].size > code_end)
+			code_end = j->img.seg[i].addr + j->img.seg[i].size;
+	j->sup = align_up(code_end, 16);
+	j->vert = j->sup + 16;
+	j->in = align_up(j->vert + 6 * VERTEX_BYTES, 32);
+	j->weights = c->interleave;
+	j->partials = j->weights + 8 * CHIP_CWEI;
+	j->out = align_up(j->partials + rows * prow + TAIL_BYTES, 16) + 8;
+	j->scratch = c->mem_end - SCRATCH_BYTES;
 	uint32_t last_pair = c->mem_end - 2 * c->elem_bytes;
-	if (in + rows * IN_ROW_BYTES + TAIL_BYTES > c->interleave ||
-	    out + rows * prow > last_pair) {
+	if (j->in + rows * IN_ROW_BYTES + TAIL_BYTES > c->interleave ||
+	    j->out + rows * prow > last_pair) {
 		uint32_t max_in =
-		    (c->interleave - in - TAIL_BYTES) / IN_ROW_BYTES;
+		    (c->interleave - j->in - TAIL_BYTES) / IN_ROW_BYTES;
 		uint32_t max_out =
-		    (last_pair - partials - TAIL_BYTES - 24) / (2 * prow);
-		img_free(&img);
+		    (last_pair - j->partials - TAIL_BYTES - 24) / (2 * prow);
+		amp_job_free(j);
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "%u rows of %s do not fit one tile's memory "
 		                "(at most %u)",
@@ -193,56 +213,58 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	res->w = xcalloc(k * OUT_COLS, dt->in_bytes);
 	res->partials = xcalloc(rows * OUT_COLS, dt->out_bytes);
 	res->out = xcalloc(rows * OUT_COLS, dt->out_bytes);
-	double *xin = xcalloc(rows * k, sizeof(double));
-	double *xw = xcalloc(k * OUT_COLS, sizeof(double));
+	j->xin = xcalloc(rows * k, sizeof(double));
+	j->xw = xcalloc(k * OUT_COLS, sizeof(double));
 	for (uint32_t i = 0; i < rows * k; i++)
-		xin[i] = put_value(cfg, res->in, 1, i, uniform(&s));
+		j->xin[i] = put_value(cfg, res->in, 1, i, uniform(&s));
 	for (uint32_t i = 0; i < k * OUT_COLS; i++)
-		xw[i] = put_value(cfg, res->w, 1, i, uniform(&s));
+		j->xw[i] = put_value(cfg, res->w, 1, i, uniform(&s));
 	for (uint32_t i = 0; i < rows * OUT_COLS; i++)
 		put_value(cfg, res->partials, 0, i, uniform(&s));
-
-	/* Tile. */
-	Tile *t = tile_new(c, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
-	uint8_t cw[8 * CHIP_CWEI], state[16];
-	cwei_layout(dt, res->w, cw);
-	tile_write(t, weights, cw, sizeof cw);
-	tile_write(t, in, res->in, rows * k * dt->in_bytes);
-	tile_write(t, partials, res->partials, rows * prow);
+	cwei_layout(dt, res->w, j->cw);
 	uint32_t scale6 = (uint32_t)cfg->fp8_scale & 0x3f;
-	put32(state, weights);
-	put32(state + 4, vert);
-	put32(state + 8, 0); /* F143 inputs and weights */
-	put32(state + 12, (scale6 + scale6) & 0x3f);
-	tile_write(t, sup, state, sizeof state);
+	put32(j->state, j->weights);
+	put32(j->state + 4, j->vert);
+	put32(j->state + 8, 0); /* F143 inputs and weights */
+	put32(j->state + 12, (scale6 + scale6) & 0x3f);
+	*jobp = j;
+	return IPU_OK;
+}
+
+void
+amp_job_load(const AmpJob *j, const TileAmpResult *res, Tile *t)
+{
+	const DtypeInfo *dt = j->dt;
+	uint32_t rows = j->cfg.rows, prow = j->prow;
+	for (int i = 0; i < j->img.nseg; i++)
+		tile_write(t, j->img.seg[i].addr, j->img.seg[i].bytes,
+		           j->img.seg[i].size);
+	tile_write(t, j->weights, j->cw, sizeof j->cw);
+	tile_write(t, j->in, res->in, rows * dt->k * dt->in_bytes);
+	tile_write(t, j->partials, res->partials, rows * prow);
+	tile_write(t, j->sup, j->state, sizeof j->state);
 	for (uint32_t w = 0, first = 0; w < CHIP_WORKERS; w++) {
 		uint32_t n = rows / 6 + (w < rows % 6);
 		uint8_t v[VERTEX_BYTES];
-		put32(v, in + first * IN_ROW_BYTES);
-		put32(v + 4, partials + first * prow);
-		put32(v + 8, out + first * prow);
+		put32(v, j->in + first * IN_ROW_BYTES);
+		put32(v + 4, j->partials + first * prow);
+		put32(v + 8, j->out + first * prow);
 		put32(v + 12, n);
-		put32(v + 16, scratch + 8 * w);
-		tile_write(t, vert + w * VERTEX_BYTES, v, sizeof v);
+		put32(v + 16, j->scratch + 8 * w);
+		tile_write(t, j->vert + w * VERTEX_BYTES, v, sizeof v);
 		first += n;
 	}
-	t->ctx[0].m[0] = sup; /* the supervisor's state pointer */
-	tile_start(t, (uint32_t)entry);
-	RunStatus st = tile_run(t, 100000000ull);
-	int rc = IPU_OK;
-	if (st != RUN_DONE) {
-		char buf[600];
-		if (st == RUN_FAULT)
-			tile_format_fault(t, buf, sizeof buf);
-		else
-			snprintf(buf, sizeof buf, "did not finish");
-		rc = diag_set(d, IPU_EFAULT, "kernels/amp.S", 0, 0, "%s", buf);
-		goto done;
-	}
-	tile_read(t, out, res->out, rows * prow);
+	t->ctx[0].m[0] = j->sup; /* the supervisor's state pointer */
+	tile_start(t, j->entry);
+}
+
+void
+amp_job_check(const AmpJob *j, const Tile *t, TileAmpResult *res)
+{
+	const TileAmpConfig *cfg = &j->cfg;
+	const Chip *c = cfg->chip;
+	uint32_t rows = cfg->rows, k = j->dt->k;
+	tile_read(t, j->out, res->out, rows * j->prow);
 
 	/* Accuracy against f64, and speed. */
 	double err = 0, mag = 0;
@@ -250,8 +272,9 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 		for (uint32_t m = 0; m < OUT_COLS; m++) {
 			double ref =
 			    get_value(cfg, res->partials, r * OUT_COLS + m);
-			for (uint32_t j = 0; j < k; j++)
-				ref += xin[r * k + j] * xw[j * OUT_COLS + m];
+			for (uint32_t i = 0; i < k; i++)
+				ref +=
+				    j->xin[r * k + i] * j->xw[i * OUT_COLS + m];
 			double got = get_value(cfg, res->out, r * OUT_COLS + m);
 			err = fmax(err, fabs(got - ref));
 			mag = fmax(mag, fabs(ref));
@@ -263,13 +286,49 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	res->peak_macs_per_cycle = cfg->dtype == AMP_F32   ? c->macs_f32
 	                           : cfg->dtype == AMP_F16 ? c->macs_f16
 	                                                   : c->macs_f8;
-done:
-	free(xin);
-	free(xw);
-	tile_free(t);
-	img_free(&img);
+}
+
+uint32_t
+amp_job_out(const AmpJob *j, uint32_t *bytes)
+{
+	*bytes = j->cfg.rows * j->prow;
+	return j->out;
+}
+
+void
+amp_job_free(AmpJob *j)
+{
+	if (!j)
+		return;
+	img_free(&j->img);
+	free(j->xin);
+	free(j->xw);
+	free(j);
+}
+
+int
+bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
+{
+	AmpJob *j;
+	int rc = amp_job_new(cfg, &j, res, d);
 	if (rc)
+		return rc;
+	Tile *t = tile_new(cfg->chip, 0);
+	amp_job_load(j, res, t);
+	RunStatus st = tile_run(t, 100000000ull);
+	if (st != RUN_DONE) {
+		char buf[600];
+		if (st == RUN_FAULT)
+			tile_format_fault(t, buf, sizeof buf);
+		else
+			snprintf(buf, sizeof buf, "did not finish");
+		rc = diag_set(d, IPU_EFAULT, "kernels/amp.S", 0, 0, "%s", buf);
 		bench_tile_amp_free(res);
+	} else {
+		amp_job_check(j, t, res);
+	}
+	tile_free(t);
+	amp_job_free(j);
 	return rc;
 }
 

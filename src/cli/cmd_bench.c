@@ -1,12 +1,14 @@
 /*
- * cmd_bench.c - `ipu bench NAME`: benchmarks on the emulator. Human-readable
- * by default, one JSON object with --json.
+ * cmd_bench.c - `ipu bench NAME`: benchmarks on the emulator (tile-amp,
+ * exchange, sim). Human-readable by default, one JSON object with --json.
+ * The three share one option parser driven by a table per benchmark.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../bench/bench.h"
 #include "cli.h"
@@ -15,107 +17,183 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu bench tile-amp [options]\n"
-	        "  One tile multiplies R rows by a K x 16 weight block on the "
-	        "AMP units\n"
-	        "  (kernels/amp.S; K = 16 for f16, 32 for f8, 8 for f32).\n"
+	        "usage: ipu bench tile-amp|exchange|sim [options]\n"
+	        "\n"
+	        "ipu bench tile-amp: one tile multiplies R rows by a K x 16 "
+	        "weight block\n"
+	        "  on the AMP units (kernels/amp.S; K = 16 for f16, 32 for f8, "
+	        "8 for f32).\n"
 	        "  --rows R        input rows (default 1024)\n"
 	        "  --dtype T       f16, f32 or f8 (default f16)\n"
-	        "  --chip NAME     %s (default c600)\n"
 	        "  --seed N        input data seed (default 1)\n"
 	        "  --fp8-scale S   f8: power-of-two scale of inputs and "
 	        "weights (default -3)\n"
+	        "\n"
+	        "ipu bench exchange: one exchange phase on the chip model, "
+	        "every word checked\n"
+	        "  (docs/bench-exchange.md).\n"
+	        "  --pattern P     p2p, multicast or all-to-all (default p2p)\n"
+	        "  --bytes N       bytes each receiving tile gets (default "
+	        "16384)\n"
+	        "  --tiles T       tiles of the chip to use (default all)\n"
+	        "  --threads N     host threads (default: the machine's "
+	        "cores)\n"
+	        "  --seed N        payload seed (default 1)\n"
+	        "\n"
+	        "ipu bench sim: the emulator's own speed on the tile-amp f16 "
+	        "program on\n"
+	        "  every tile, and the host's OpenBLAS SGEMM rate measured in "
+	        "the same run\n"
+	        "  (docs/bench-sim.md).\n"
+	        "  --rows R        rows per tile (default 1024)\n"
+	        "  --tiles T       tiles (default all)\n"
+	        "  --threads N     host threads (default: the machine's "
+	        "cores)\n"
+	        "  --sgemm-n N     SGEMM size N x N x N (default 1024)\n"
+	        "\n"
+	        "every benchmark:\n"
+	        "  --chip NAME     %s (default c600)\n"
 	        "  --json          one JSON object on stdout\n",
 	        chip_names());
 }
 
-static int
-parse_num(const char *opt, const char *s, long long lo, long long hi,
-          long long *v)
-{
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 0);
-	if (errno || end == s || *end || x < lo || x > hi) {
-		fprintf(stderr,
-		        "ipu bench: %s wants a number in %lld..%lld, got "
-		        "'%s'\n",
-		        opt, lo, hi, s);
-		return -1;
+/* One option of a benchmark: a number in [lo, hi] stored in the integer
+ * field *dst of `size` bytes, or a name that `name` turns into *dst (0 or
+ * -1), listed in `want`. */
+typedef struct {
+	const char *opt;
+	long long lo, hi;
+	void *dst;
+	size_t size;
+	int (*name)(const char *s, void *dst);
+	const char *want;
+} BenchOpt;
+
+#define NUM_OPT(opt, lo, hi, field)                                            \
+	{                                                                      \
+		opt, lo, hi, &(field), sizeof(field), NULL, NULL               \
 	}
-	*v = x;
-	return 0;
+#define NAME_OPT(opt, fn, field, want)                                         \
+	{                                                                      \
+		opt, 0, 0, &(field), 0, fn, want                               \
+	}
+
+static int
+parse_chip(const char *s, void *dst)
+{
+	const Chip *c = chip_by_name(s);
+	*(const Chip **)dst = c;
+	return c ? 0 : -1;
+}
+
+static int
+parse_dtype(const char *s, void *dst)
+{
+	return amp_dtype_parse(s, dst);
+}
+
+static int
+parse_pattern(const char *s, void *dst)
+{
+	return exch_pattern_parse(s, dst);
+}
+
+/* Every benchmark's options: its table, then --chip and --json. Returns
+ * -1 to go on, else the exit status (0 after --help). */
+static int
+parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
+           int nopts, const Chip **chip, int *json)
+{
+	*chip = chip_default();
+	*json = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
+		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(s, "--json")) {
+			*json = 1;
+			continue;
+		}
+		BenchOpt chip_opt =
+		    NAME_OPT("--chip", parse_chip, *chip, chip_names());
+		const BenchOpt *o = !strcmp(s, "--chip") ? &chip_opt : NULL;
+		for (int k = 0; k < nopts && !o; k++)
+			if (!strcmp(s, opts[k].opt))
+				o = &opts[k];
+		if (!o || !val) {
+			fprintf(stderr, "ipu bench %s: %s '%s'\n", bench,
+			        o ? "missing value for" : "unknown option", s);
+			usage(stderr);
+			return 2;
+		}
+		i++;
+		if (o->name) {
+			if (o->name(val, o->dst)) {
+				fprintf(stderr,
+				        "ipu bench: %s wants %s, got '%s'\n", s,
+				        o->want, val);
+				return 2;
+			}
+			continue;
+		}
+		char *end;
+		errno = 0;
+		long long x = strtoll(val, &end, 0);
+		if (errno || end == val || *end || x < o->lo || x > o->hi) {
+			fprintf(stderr,
+			        "ipu bench: %s wants a number in %lld..%lld, "
+			        "got '%s'\n",
+			        s, o->lo, o->hi, val);
+			return 2;
+		}
+		/* signed and unsigned fields of one size share a store */
+		if (o->size == 8)
+			*(int64_t *)o->dst = x;
+		else
+			*(int32_t *)o->dst = (int32_t)x;
+	}
+	return -1;
+}
+
+static int
+report_error(const char *bench, const Diag *d)
+{
+	char buf[1024];
+	diag_format(d, buf, sizeof buf);
+	fprintf(stderr, "ipu bench %s: %s\n", bench, buf);
+	return 1;
+}
+
+static int
+host_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }
 
 static int
 tile_amp(int argc, char **argv)
 {
-	TileAmpConfig cfg = {.chip = chip_default(),
-	                     .dtype = AMP_F16,
-	                     .rows = 1024,
-	                     .seed = 1,
-	                     .fp8_scale = -3};
-	int json = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
-		long long v;
-		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(s, "--json")) {
-			json = 1;
-		} else if (!strcmp(s, "--rows") && val) {
-			if (parse_num(s, val, 1, 1 << 20, &v))
-				return 2;
-			cfg.rows = (uint32_t)v;
-			i++;
-		} else if (!strcmp(s, "--seed") && val) {
-			if (parse_num(s, val, 0, INT64_MAX, &v))
-				return 2;
-			cfg.seed = (uint64_t)v;
-			i++;
-		} else if (!strcmp(s, "--fp8-scale") && val) {
-			if (parse_num(s, val, -15, 15, &v))
-				return 2;
-			cfg.fp8_scale = (int)v;
-			i++;
-		} else if (!strcmp(s, "--dtype") && val) {
-			if (amp_dtype_parse(val, &cfg.dtype)) {
-				fprintf(stderr,
-				        "ipu bench: --dtype wants f16, f32 or "
-				        "f8, got '%s'\n",
-				        val);
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(s, "--chip") && val) {
-			cfg.chip = chip_by_name(val);
-			if (!cfg.chip) {
-				fprintf(stderr,
-				        "ipu bench: unknown chip '%s' (known: "
-				        "%s)\n",
-				        val, chip_names());
-				return 2;
-			}
-			i++;
-		} else {
-			fprintf(stderr,
-			        "ipu bench tile-amp: unknown option "
-			        "'%s'\n",
-			        s);
-			usage(stderr);
-			return 2;
-		}
-	}
+	TileAmpConfig cfg = {
+	    .dtype = AMP_F16, .rows = 1024, .seed = 1, .fp8_scale = -3};
+	const BenchOpt opts[] = {
+	    NUM_OPT("--rows", 1, 1 << 20, cfg.rows),
+	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
+	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
+	};
+	int json,
+	    rc = parse_opts("tile-amp", argc, argv, opts,
+	                    sizeof opts / sizeof opts[0], &cfg.chip, &json);
+	if (rc >= 0)
+		return rc;
 	TileAmpResult r;
 	Diag d;
 	diag_clear(&d);
-	if (bench_tile_amp(&cfg, &r, &d)) {
-		char buf[1024];
-		diag_format(&d, buf, sizeof buf);
-		fprintf(stderr, "ipu bench tile-amp: %s\n", buf);
-		return 1;
-	}
+	if (bench_tile_amp(&cfg, &r, &d))
+		return report_error("tile-amp", &d);
 	double eff = r.macs_per_cycle / r.peak_macs_per_cycle;
 	double tflops = 2.0 * r.macs_per_cycle * cfg.chip->tiles *
 	                cfg.chip->clock_hz / 1e12;
@@ -146,6 +224,126 @@ tile_amp(int argc, char **argv)
 	return 0;
 }
 
+static int
+exchange(int argc, char **argv)
+{
+	ExchangeConfig cfg = {.pattern = EXCH_P2P,
+	                      .bytes = 16384,
+	                      .threads = host_cores(),
+	                      .seed = 1};
+	const BenchOpt opts[] = {
+	    NUM_OPT("--bytes", 4, 1 << 20, cfg.bytes),
+	    NUM_OPT("--tiles", 2, 1 << 16, cfg.tiles),
+	    NUM_OPT("--threads", 1, 64, cfg.threads),
+	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NAME_OPT("--pattern", parse_pattern, cfg.pattern,
+	             "p2p, multicast or all-to-all"),
+	};
+	int json,
+	    rc = parse_opts("exchange", argc, argv, opts,
+	                    sizeof opts / sizeof opts[0], &cfg.chip, &json);
+	if (rc >= 0)
+		return rc;
+	ExchangeResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_exchange(&cfg, &r, &d))
+		return report_error("exchange", &d);
+	const char *p = exch_pattern_name(cfg.pattern);
+	if (json) {
+		printf("{\"bench\": \"exchange\", \"pattern\": \"%s\", "
+		       "\"chip\": \"%s\", \"tiles\": %u, \"senders\": %u, "
+		       "\"receivers\": %u, \"bytes_per_receiver\": %u, "
+		       "\"release_cycle\": %" PRIu64
+		       ", \"exchange_cycles\": %" PRIu64
+		       ", \"program_cycles\": %" PRIu64
+		       ", \"latency_min\": %u, \"latency_max\": %u, "
+		       "\"bytes_per_cycle_per_tile\": %.4f, "
+		       "\"aggregate_bytes_per_cycle\": %.2f, "
+		       "\"tb_per_s\": %.4f, \"peak_tb_per_s\": %.4f, "
+		       "\"clock_ghz\": %.3f, \"host_seconds\": %.3f}\n",
+		       p, cfg.chip->name, r.tiles, r.senders, r.receivers,
+		       r.bytes, r.release, r.exchange_cycles, r.program_cycles,
+		       r.latency_min, r.latency_max, r.bytes_per_cycle_per_tile,
+		       r.aggregate_bytes_per_cycle, r.tb_per_s, r.peak_tb_per_s,
+		       cfg.chip->clock_hz / 1e9, r.host_seconds);
+		return 0;
+	}
+	printf("exchange %s on %u %s tiles: %u senders, %u receivers of %u "
+	       "bytes each\n",
+	       p, r.tiles, cfg.chip->name, r.senders, r.receivers, r.bytes);
+	printf("  exchange phase  %" PRIu64 " cycles (release of the sync "
+	       "to the last arrival)\n",
+	       r.exchange_cycles);
+	printf("  whole program   %" PRIu64 " cycles\n", r.program_cycles);
+	printf("  route latency   %u..%u cycles\n", r.latency_min,
+	       r.latency_max);
+	printf("  per tile        %.3f bytes/cycle (system.md: 4)\n",
+	       r.bytes_per_cycle_per_tile);
+	printf("  aggregate       %.1f bytes/cycle = %.3f TB/s (peak %.3f)\n",
+	       r.aggregate_bytes_per_cycle, r.tb_per_s, r.peak_tb_per_s);
+	return 0;
+}
+
+static int
+sim_speed(int argc, char **argv)
+{
+	SimSpeedConfig cfg = {
+	    .rows = 1024, .threads = host_cores(), .sgemm_n = 1024};
+	const BenchOpt opts[] = {
+	    NUM_OPT("--rows", 1, 1 << 20, cfg.rows),
+	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
+	    NUM_OPT("--threads", 1, 64, cfg.threads),
+	    NUM_OPT("--sgemm-n", 16, 8192, cfg.sgemm_n),
+	};
+	int json,
+	    rc = parse_opts("sim", argc, argv, opts,
+	                    sizeof opts / sizeof opts[0], &cfg.chip, &json);
+	if (rc >= 0)
+		return rc;
+	SimSpeedResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_sim_speed(&cfg, &r, &d))
+		return report_error("sim", &d);
+	if (json) {
+		printf("{\"bench\": \"sim\", \"chip\": \"%s\", \"tiles\": %u, "
+		       "\"rows_per_tile\": %u, \"threads\": %d, "
+		       "\"cycles\": %" PRIu64 ", \"tile_cycles\": %" PRIu64
+		       ", \"bundles\": %" PRIu64 ", \"host_seconds\": %.4f, "
+		       "\"tile_cycles_per_s\": %.4g, "
+		       "\"bundles_per_s\": %.4g, "
+		       "\"emulated_gflops\": %.4g, "
+		       "\"emulated_chip_seconds\": %.4g, "
+		       "\"slowdown\": %.4g, \"sgemm_n\": %u, "
+		       "\"sgemm_threads\": %d, \"sgemm_gflops\": %.4g, "
+		       "\"sgemm_over_emulated\": %.4g, "
+		       "\"max_rel_err\": %.3e}\n",
+		       cfg.chip->name, r.tiles, cfg.rows, r.threads, r.cycles,
+		       r.tile_cycles, r.bundles, r.host_seconds,
+		       r.tile_cycles_per_s, r.bundles_per_s, r.emulated_gflops,
+		       r.chip_seconds, r.slowdown, cfg.sgemm_n, r.sgemm_threads,
+		       r.sgemm_gflops, r.sgemm_over_emulated, r.max_rel_err);
+		return 0;
+	}
+	printf("sim speed: kernels/amp.S f16, %u rows on each of %u %s tiles, "
+	       "%d host threads\n",
+	       cfg.rows, r.tiles, cfg.chip->name, r.threads);
+	printf("  simulated       %" PRIu64 " cycles, %" PRIu64
+	       " tile-cycles, %" PRIu64 " bundles in %.3f s\n",
+	       r.cycles, r.tile_cycles, r.bundles, r.host_seconds);
+	printf("  emulator        %.3g tile-cycles/s, %.3g bundles/s, "
+	       "%.3g x slower than the chip\n",
+	       r.tile_cycles_per_s, r.bundles_per_s, r.slowdown);
+	printf("  emulated math   %.3g GFLOP/s of f16 AMP work\n",
+	       r.emulated_gflops);
+	printf("  host SGEMM      %.3g GFLOP/s (OpenBLAS, %u^3, %d threads): "
+	       "%.3g x the emulated rate\n",
+	       r.sgemm_gflops, cfg.sgemm_n, r.sgemm_threads,
+	       r.sgemm_over_emulated);
+	return 0;
+}
+
 int
 cmd_bench(int argc, char **argv)
 {
@@ -155,7 +353,13 @@ cmd_bench(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "tile-amp"))
 		return tile_amp(argc - 1, argv + 1);
-	fprintf(stderr, "ipu bench: unknown benchmark '%s' (known: tile-amp)\n",
+	if (!strcmp(argv[1], "exchange"))
+		return exchange(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sim"))
+		return sim_speed(argc - 1, argv + 1);
+	fprintf(stderr,
+	        "ipu bench: unknown benchmark '%s' (known: tile-amp, "
+	        "exchange, sim)\n",
 	        argv[1]);
 	return 2;
 }

@@ -1,0 +1,100 @@
+/*
+ * sim_speed.c - how fast the emulator itself runs: the tile-amp f16 program
+ * (kernels/amp.S, set up by tile_amp.c's AmpJob) on every tile of the chip
+ * model at once, timed on the host, and in the same run the host's own
+ * SGEMM rate (host_sgemm.c), so that the cost of emulating the chip's
+ * arithmetic can be set against doing that arithmetic natively
+ * (docs/bench-sim.md).
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../sim/sim.h"
+
+double
+bench_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int
+bench_run_chip(ChipSim *cs, const char *what, double *seconds, Diag *d)
+{
+	ChipError err;
+	double t0 = bench_seconds();
+	RunStatus st = chipsim_run(cs, 1ull << 40, &err);
+	*seconds = bench_seconds() - t0;
+	return st == RUN_DONE
+	           ? IPU_OK
+	           : diag_set(d, IPU_EFAULT, what, 0, 0, "%s", err.msg);
+}
+
+int
+bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d)
+{
+	memset(res, 0, sizeof *res);
+	TileAmpConfig ac = {.chip = cfg->chip ? cfg->chip : chip_default(),
+	                    .dtype = AMP_F16,
+	                    .rows = cfg->rows,
+	                    .seed = 1};
+	TileAmpResult amp;
+	AmpJob *job;
+	int rc = amp_job_new(&ac, &job, &amp, d);
+	if (rc)
+		return rc;
+	res->threads = cfg->threads > 0 ? cfg->threads : 1;
+	ChipConfig cc = {
+	    .chip = ac.chip, .tiles = cfg->tiles, .threads = res->threads};
+	ChipSim *cs = chipsim_new(&cc);
+	uint32_t T = res->tiles = chipsim_tiles(cs);
+	for (uint32_t id = 0; id < T; id++)
+		amp_job_load(job, &amp, chipsim_tile(cs, id));
+
+	rc = bench_run_chip(cs, "kernels/amp.S", &res->host_seconds, d);
+	if (rc)
+		goto done;
+	/* Tile 0 against the f64 reference; the others must match it, as
+	 * every tile has the same inputs. */
+	amp_job_check(job, chipsim_tile(cs, 0), &amp);
+	res->max_rel_err = amp.max_rel_err;
+	uint32_t out_bytes, out = amp_job_out(job, &out_bytes);
+	uint8_t *other = xmalloc(out_bytes);
+	for (uint32_t id = 0; id < T && !rc; id++) {
+		Tile *t = chipsim_tile(cs, id);
+		tile_read(t, out, other, out_bytes);
+		if (memcmp(other, amp.out, out_bytes))
+			rc = diag_set(d, IPU_EFAULT, NULL, 0, 0,
+			              "tile %u computed other outputs than "
+			              "tile 0 from the same inputs",
+			              id);
+		res->tile_cycles += t->cycle;
+		res->bundles += t->bundles;
+	}
+	free(other);
+	if (rc)
+		goto done;
+	res->cycles = chipsim_cycles(cs);
+	double s = res->host_seconds > 0 ? res->host_seconds : 1e-9;
+	res->tile_cycles_per_s = (double)res->tile_cycles / s;
+	res->bundles_per_s = (double)res->bundles / s;
+	res->emulated_gflops = 2.0 * (double)amp.macs * T / s / 1e9;
+	res->chip_seconds = (double)res->cycles / ac.chip->clock_hz;
+	res->slowdown = res->host_seconds / res->chip_seconds;
+	if (cfg->sgemm_n) {
+		res->sgemm_threads = res->threads;
+		res->sgemm_gflops =
+		    bench_host_sgemm(cfg->sgemm_n, res->threads);
+		res->sgemm_over_emulated =
+		    res->sgemm_gflops / res->emulated_gflops;
+	}
+done:
+	chipsim_free(cs);
+	bench_tile_amp_free(&amp);
+	amp_job_free(job);
+	return rc;
+}

@@ -1,0 +1,176 @@
+/*
+ * test_bench_exchange.c - the exchange benchmark (src/bench/exchange.c) and
+ * a smoke run of the sim-speed benchmark (src/bench/sim_speed.c).
+ *
+ * The benchmark checks every received word itself; here its cycle counts
+ * are checked against the schedule of docs/bench-exchange.md worked out by
+ * hand, with the latency model of docs/chip.md recomputed from the tile
+ * geometry (support.c's model_latency) rather than through
+ * src/target/chip.c:
+ *   release of the first sync  R = 6 + 126 (six instructions, then sync)
+ *   last arrival               R + 3 + W - 1 + Lmax   (W = N / 4 items)
+ *   exchange phase             last arrival + 1 - R = W + 3 + Lmax
+ *   whole program              last arrival + 1 + 126 + 1 (sync, br $lr)
+ */
+#include "support.h"
+
+#include "../src/bench/bench.h"
+
+enum { SYNC = 126, FIRST_SYNC_AT = 6 };
+
+/* The largest latency among the pairs a pattern uses on T tiles. */
+static uint32_t
+pattern_latency(ExchPattern p, uint32_t T)
+{
+	uint32_t worst = 0;
+	for (uint32_t r = 0; r < T; r++) {
+		uint32_t l = 0;
+		if (p == EXCH_ALL_TO_ALL)
+			l = model_latency((r + T - T / 2) % T, r);
+		else if (r > 0)
+			l = model_latency(
+			    0, r); /* p2p picks the farthest of these */
+		if (l > worst)
+			worst = l;
+	}
+	return worst;
+}
+
+static ExchangeResult
+run(ExchPattern p, uint32_t T, uint32_t bytes)
+{
+	ExchangeConfig cfg = {
+	    .pattern = p, .tiles = T, .bytes = bytes, .threads = 2, .seed = 7};
+	ExchangeResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_exchange(&cfg, &r, &d))
+		fail_msg("%s on %u tiles, %u bytes: %s", exch_pattern_name(p),
+		         T, bytes, d.msg);
+	return r;
+}
+
+static void
+check_cycles(ExchPattern p, uint32_t T, uint32_t bytes)
+{
+	ExchangeResult r = run(p, T, bytes);
+	uint32_t W = bytes / 4, L = pattern_latency(p, T);
+	uint64_t R = FIRST_SYNC_AT + SYNC;
+	assert_int_equal(r.tiles, T);
+	assert_int_equal(r.release, R);
+	assert_int_equal(r.latency_max, L);
+	assert_int_equal(r.last_arrival, R + 3 + W - 1 + L);
+	assert_int_equal(r.exchange_cycles, W + 3 + L);
+	assert_int_equal(r.program_cycles, R + 3 + W + L + SYNC + 1);
+	double per_tile = (double)bytes / (double)(W + 3 + L);
+	assert_float_equal(r.bytes_per_cycle_per_tile, per_tile, 1e-9);
+	uint32_t receivers = p == EXCH_P2P         ? 1
+	                     : p == EXCH_MULTICAST ? T - 1
+	                                           : T;
+	uint32_t senders = p == EXCH_ALL_TO_ALL ? T : 1;
+	assert_int_equal(r.receivers, receivers);
+	assert_int_equal(r.senders, senders);
+	assert_float_equal(r.aggregate_bytes_per_cycle, per_tile * receivers,
+	                   1e-6);
+	/* terabytes per second at the C600's 1.485 GHz */
+	assert_float_equal(r.tb_per_s, per_tile * receivers * 1.485e-3, 1e-9);
+	assert_float_equal(r.peak_tb_per_s, T * 4 * 1.485e-3, 1e-9);
+}
+
+/* Sizes around the 64-word limit of one send: 1, 63, 64, 65 and 250
+ * items. */
+static void
+test_cycles_match_the_model(void **state)
+{
+	(void)state;
+	static const uint32_t bytes[] = {4, 252, 256, 260, 1000};
+	for (int p = 0; p < 3; p++)
+		for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+			check_cycles((ExchPattern)p, 32, bytes[i]);
+			check_cycles((ExchPattern)p, 64, bytes[i]);
+		}
+}
+
+static void
+test_p2p_takes_the_farthest_tile(void **state)
+{
+	(void)state;
+	ExchangeResult r = run(EXCH_P2P, 64, 64);
+	for (uint32_t t = 1; t < 64; t++)
+		assert_true(model_latency(0, t) <= model_latency(0, r.p2p_dst));
+	assert_int_equal(r.latency_min, model_latency(0, r.p2p_dst));
+}
+
+/* Long messages approach the 4 bytes per cycle per tile of system.md 1.2:
+ * only the fixed 3 + latency cycles are lost. */
+static void
+test_large_messages_reach_4_bytes_per_cycle(void **state)
+{
+	(void)state;
+	ExchangeResult a = run(EXCH_P2P, 64, 65536);
+	ExchangeResult b = run(EXCH_ALL_TO_ALL, 64, 65536);
+	assert_true(a.bytes_per_cycle_per_tile > 3.95);
+	assert_true(b.bytes_per_cycle_per_tile > 3.95);
+	assert_true(a.bytes_per_cycle_per_tile < 4.0);
+	assert_true(b.bytes_per_cycle_per_tile < 4.0);
+}
+
+static void
+test_bad_sizes(void **state)
+{
+	(void)state;
+	ExchangeConfig cfg = {.pattern = EXCH_P2P, .tiles = 4, .bytes = 6};
+	ExchangeResult r;
+	Diag d;
+	assert_int_equal(bench_exchange(&cfg, &r, &d), IPU_EINVAL);
+	cfg.bytes = 400000; /* twice that does not fit 624 KiB */
+	assert_int_equal(bench_exchange(&cfg, &r, &d), IPU_ERANGE);
+	cfg.bytes = 4;
+	cfg.tiles = 1;
+	assert_int_equal(bench_exchange(&cfg, &r, &d), IPU_EINVAL);
+	ExchPattern p;
+	assert_int_equal(exch_pattern_parse("all-to-all", &p), 0);
+	assert_int_equal(p, EXCH_ALL_TO_ALL);
+	assert_int_equal(exch_pattern_parse("broadcast", &p), -1);
+}
+
+/* The sim-speed benchmark on a few tiles: every field is there. Speeds
+ * depend on the host, so only their signs are checked. */
+static void
+test_sim_speed_smoke(void **state)
+{
+	(void)state;
+	SimSpeedConfig cfg = {
+	    .tiles = 3, .rows = 24, .threads = 2, .sgemm_n = 64};
+	SimSpeedResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_sim_speed(&cfg, &r, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(r.tiles, 3);
+	assert_int_equal(r.threads, 2);
+	assert_true(r.cycles > 24 * 4); /* at least 4 cycles a row */
+	assert_int_equal(r.tile_cycles, 3 * r.cycles);
+	assert_true(r.bundles > 0);
+	assert_true(r.host_seconds > 0);
+	assert_true(r.tile_cycles_per_s > 0);
+	assert_true(r.bundles_per_s > 0);
+	assert_true(r.emulated_gflops > 0);
+	assert_true(r.sgemm_gflops > 0);
+	assert_true(r.sgemm_over_emulated > 0);
+	assert_true(r.slowdown > 0);
+	assert_true(r.max_rel_err < 1e-3);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cycles_match_the_model),
+	    cmocka_unit_test(test_p2p_takes_the_farthest_tile),
+	    cmocka_unit_test(test_large_messages_reach_4_bytes_per_cycle),
+	    cmocka_unit_test(test_bad_sizes),
+	    cmocka_unit_test(test_sim_speed_smoke),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
