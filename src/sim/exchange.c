@@ -385,6 +385,8 @@ walk(Walk *w, uint64_t until)
 	}
 	if (!w->dry)
 		rx_store(x, &s, until);
+	else if (s.dcount == 0) /* it became 0 during the last stretch */
+		w->ready = s.zero_at > w->from ? s.zero_at : w->from;
 	return 0;
 }
 

@@ -1,0 +1,345 @@
+/*
+ * codegen.c - each tile's supervisor program, encoded through the
+ * instruction table (isa_encode), from the placed and scheduled Lowered.
+ *
+ * Exchange steps are straight-line and cycle-exact: after `sync 3` every
+ * tile starts the phase in the same cycle, the supervisor issues one
+ * instruction per cycle (no worker runs), and the schedule's events are
+ * emitted in cycle order with `delay` in between. A control at cycle c is
+ * a delaypic/delayxpic whose last event is c; a send at cycle t is a
+ * `send` issued at t (split into sends of at most 64 words, back to back).
+ */
+#include "codegen.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../asm/isa.h"
+
+/* The instruction variants the generated code uses, resolved once. */
+#define VARIANTS(X)                                                            \
+	X(SETZI, "setzi_mmmn_zi")                                              \
+	X(PUT, "put_mmmn_zi")                                                  \
+	X(SYNC, "sync_mmmn_zi")                                                \
+	X(DELAY, "delay_mmmn_zi")                                              \
+	X(DELAYPIC, "delaypic_mmmn_zi")                                        \
+	X(DELAYXPIC, "delayxpic_mmmn_zi")                                      \
+	X(SEND, "send_mmmn_zi")                                                \
+	X(CALL, "call_mmmn_zi")                                                \
+	X(ST32, "st32_mmmn_zi")                                                \
+	X(LD32, "ld32_mmmn_zi")                                                \
+	X(BR, "br_mmmn")
+
+enum {
+#define X(e, name) V_##e,
+	VARIANTS(X)
+#undef X
+	    V_COUNT
+};
+
+static const char *const variant_name[] = {
+#define X(e, name) name,
+    VARIANTS(X)
+#undef X
+};
+static int16_t variant_row[V_COUNT];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void
+resolve_variants(void)
+{
+	for (int i = 0; i < V_COUNT; i++) {
+		int r = isa_row_by_variant(variant_name[i]);
+		if (r < 0)
+			die("codegen: no variant %s", variant_name[i]);
+		variant_row[i] = (int16_t)r;
+	}
+}
+
+enum {
+	REG_M1 = 1,
+	REG_LR = 10,
+	REG_MZERO = 15,
+	CSR_INCOMING_DCOUNT = 0xa6,
+	SYNC_INTERNAL = 3,
+	SEND_MAX_WORDS = 64,  /* words-1 in 6 bits (ipu-stack.md 3.2) */
+	DELAYPIC_MAX = 127,   /* events-1 in 7 bits */
+	DELAYXPIC_MAX = 4095, /* events-1 in 12 bits */
+	DELAY_MAX = (1 << 19) - 1,
+	SCTL_DIR1 = 1, /* one direction, 32-bit items */
+};
+
+typedef struct {
+	uint8_t *buf; /* NULL: count only */
+	uint32_t len, cap;
+	uint32_t tile;
+	int err;
+	Diag *d;
+} Emit;
+
+static void
+emit(Emit *e, int v, int nops, ...)
+{
+	if (e->err)
+		return;
+	if (!e->buf) {
+		e->len += 4;
+		return;
+	}
+	Insn in = {.row = variant_row[v], .nops = (uint8_t)nops};
+	va_list ap;
+	va_start(ap, nops);
+	for (int i = 0; i < nops; i++)
+		in.op[i] = va_arg(ap, int32_t);
+	va_end(ap);
+	uint32_t w;
+	int r = isa_encode(&in, &w);
+	if (r) {
+		e->err =
+		    diag_set(e->d, IPU_ERANGE, NULL, 0, 0,
+		             "codegen: tile %u: operand %d of %s does not "
+		             "fit (value %d)",
+		             e->tile, -1 - r, variant_name[v], in.op[-1 - r]);
+		return;
+	}
+	if (e->len + 4 > e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 1024;
+		e->buf = xrealloc(e->buf, e->cap);
+	}
+	memcpy(e->buf + e->len, &w, 4);
+	e->len += 4;
+}
+
+/* One event of a tile's exchange timeline. */
+typedef enum { EV_PTR, EV_MUX, EV_SEND } EvKind; /* EV_MUX: value = source */
+typedef struct {
+	uint64_t cycle;
+	uint8_t kind;
+	uint32_t value; /* pointer or source address; mux: source tile */
+	uint32_t words; /* sends */
+} Event;
+
+static int
+cmp_event(const void *a, const void *b)
+{
+	const Event *x = a, *y = b;
+	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
+}
+
+/* The tile's events of step s, sorted; *dcount = words it receives. */
+static Event *
+tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
+            uint32_t *dcount)
+{
+	int cap = 16, k = 0;
+	Event *ev = xmalloc(cap * sizeof *ev);
+	*dcount = 0;
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		if (cap - k < 3) {
+			cap *= 2;
+			ev = xrealloc(ev, cap * sizeof *ev);
+		}
+		if (x->src_tile == tile)
+			ev[k++] = (Event){x->start, EV_SEND,
+			                  lower_addr(l, x->src), x->words};
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			if (x->dst_tile[j] != tile)
+				continue;
+			if (cap - k < 4) {
+				cap *= 2;
+				ev = xrealloc(ev, cap * sizeof *ev);
+			}
+			ev[k++] = (Event){x->ptr_at[j], EV_PTR,
+			                  lower_addr(l, x->dst[j]), 0};
+			ev[k++] = (Event){x->mux_at[j], EV_MUX, x->src_tile, 0};
+			ev[k++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0};
+			*dcount += x->words;
+		}
+	}
+	qsort(ev, (size_t)k, sizeof *ev, cmp_event);
+	*n = k;
+	return ev;
+}
+
+/* Burn `events` cycles (>= 1) with delay instructions. */
+static void
+emit_delay(Emit *e, uint64_t events)
+{
+	while (events > 0) {
+		uint64_t n =
+		    events > (uint64_t)DELAY_MAX + 1 ? DELAY_MAX + 1 : events;
+		emit(e, V_DELAY, 1, (int32_t)(n - 1));
+		events -= n;
+	}
+}
+
+/* A control whose last event is `at`, the timeline being at `cur`. */
+static void
+emit_control(Emit *e, uint64_t *cur, const Event *ev)
+{
+	uint64_t gap = ev->cycle - *cur;
+	uint64_t max = ev->kind == EV_PTR ? DELAYPIC_MAX : DELAYXPIC_MAX;
+	if (gap > max) {
+		emit_delay(e, gap - max);
+		gap = max;
+	}
+	if (ev->kind == EV_PTR)
+		emit(e, V_DELAYPIC, 3, (int32_t)gap, 0,
+		     (int32_t)(ev->value / 4));
+	else
+		emit(e, V_DELAYXPIC, 3, (int32_t)gap, 0, (int32_t)ev->value);
+	*cur = ev->cycle + 1;
+}
+
+static void
+emit_send(Emit *e, uint64_t *cur, const Event *ev)
+{
+	if (ev->cycle > *cur)
+		emit_delay(e, ev->cycle - *cur);
+	uint32_t addr = ev->value, left = ev->words;
+	while (left) {
+		uint32_t n = left > SEND_MAX_WORDS ? SEND_MAX_WORDS : left;
+		emit(e, V_SEND, 3, (int32_t)(n - 1), (int32_t)(addr / 4),
+		     SCTL_DIR1);
+		addr += 4 * n;
+		left -= n;
+	}
+	*cur = ev->cycle + ev->words;
+}
+
+static void
+emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
+{
+	int n;
+	uint32_t dcount;
+	Event *ev = tile_events(l, s, tile, &n, &dcount);
+	emit(e, V_SYNC, 1, SYNC_INTERNAL);
+	/* cycles 0..2 of the phase (XS_PREAMBLE): the count, and the mux off
+	 * (it may still select the last source of the previous phase) */
+	emit(e, V_SETZI, 2, REG_M1, (int32_t)dcount);
+	emit(e, V_PUT, 2, CSR_INCOMING_DCOUNT, REG_M1);
+	emit(e, V_DELAYXPIC, 3, 0, 0, MUX_NONE);
+	uint64_t cur = XS_PREAMBLE;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].cycle < cur) {
+			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+			                  "codegen: tile %u, %s: two exchange "
+			                  "events at cycle %llu",
+			                  tile, s->what,
+			                  (unsigned long long)ev[i].cycle);
+			break;
+		}
+		if (ev[i].kind == EV_SEND)
+			emit_send(e, &cur, &ev[i]);
+		else
+			emit_control(e, &cur, &ev[i]);
+	}
+	free(ev);
+}
+
+static const KernelCall *
+call_of(const Step *s, uint32_t tile)
+{
+	for (int i = 0; i < s->ncall; i++)
+		if (s->call[i].tile == tile)
+			return &s->call[i];
+	return NULL;
+}
+
+static void
+emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
+          TileCode *tc)
+{
+	uint32_t args = l->buf[c->args_at].addr;
+	emit(e, V_SETZI, 2, 0, (int32_t)args);
+	int64_t entry = ks ? ks->symbol(ks->ctx, c->kernel) : 0;
+	if (e->buf && entry < 0) {
+		e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+		                  "codegen: no kernel named %s", c->kernel);
+		return;
+	}
+	emit(e, V_CALL, 2, REG_LR, (int32_t)entry);
+	if (!tc)
+		return;
+	/* the argument block, as data */
+	DataSeg seg = {.addr = args, .len = 4 * c->nargs};
+	seg.bytes = xcalloc(1, seg.len ? seg.len : 1);
+	for (uint32_t i = 0; i < c->nargs; i++) {
+		uint32_t v = c->arg[i];
+		if (c->arg_buf[i] >= 0)
+			v += l->buf[c->arg_buf[i]].addr;
+		memcpy(seg.bytes + 4 * i, &v, 4);
+	}
+	if (tc->ndata == tc->capdata) {
+		tc->capdata = tc->capdata ? 2 * tc->capdata : 8;
+		tc->data = xrealloc(tc->data, tc->capdata * sizeof *tc->data);
+	}
+	tc->data[tc->ndata++] = seg;
+}
+
+static void
+emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
+             uint32_t save, TileCode *tc)
+{
+	pthread_once(&once, resolve_variants);
+	emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
+	emit(e, V_ST32, 4, REG_LR, REG_M1, REG_MZERO, 0);
+	for (int i = 0; i < l->nstep; i++) {
+		const Step *s = &l->step[i];
+		if (s->kind == STEP_EXCHANGE) {
+			emit_exchange(e, l, s, tile);
+		} else {
+			const KernelCall *c = call_of(s, tile);
+			if (c)
+				emit_call(e, l, ks, c, tc);
+		}
+	}
+	emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
+	emit(e, V_LD32, 4, REG_LR, REG_M1, REG_MZERO, 0);
+	emit(e, V_BR, 1, REG_LR);
+}
+
+uint32_t
+codegen_size(const Lowered *l, uint32_t tile)
+{
+	Emit e = {.tile = tile};
+	emit_program(&e, l, NULL, tile, 0, NULL);
+	return e.len;
+}
+
+int
+codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
+             uint32_t code_addr, int32_t save_buf, TileCode *out, Diag *d)
+{
+	memset(out, 0, sizeof *out);
+	out->tile = tile;
+	out->code_addr = out->entry = code_addr;
+	out->save_addr = l->buf[save_buf].addr;
+	Emit e = {.buf = xmalloc(1024), .cap = 1024, .tile = tile, .d = d};
+	emit_program(&e, l, ks, tile, out->save_addr, out);
+	out->code = e.buf;
+	out->code_len = e.len;
+	if (e.err) {
+		codegen_free(out);
+		return e.err;
+	}
+	if (code_addr + e.len > l->chip->exec_end)
+		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
+		                "codegen: tile %u: %u bytes of program at "
+		                "0x%05x pass the end of code memory 0x%05x",
+		                tile, e.len, code_addr, l->chip->exec_end);
+	return IPU_OK;
+}
+
+void
+codegen_free(TileCode *tc)
+{
+	free(tc->code);
+	for (int i = 0; i < tc->ndata; i++)
+		free(tc->data[i].bytes);
+	free(tc->data);
+	memset(tc, 0, sizeof *tc);
+}

@@ -1,0 +1,57 @@
+/*
+ * codegen.h - from a placed and scheduled Lowered program to code: each
+ * tile's supervisor program, encoded through the instruction table, and
+ * the data it starts with (kernel argument blocks).
+ *
+ * A tile's program (docs/compiler.md, "Code"):
+ *   prologue   save the return address
+ *   exchange   sync 3; set $INCOMING_DCOUNT; then, cycle-exact, the
+ *              receive controls (delaypic, delayxpic) and sends of the
+ *              schedule, with delay filling the gaps
+ *   compute    $m0 = the call's argument block; call the kernel
+ *   epilogue   return to the host
+ */
+#ifndef IPU_CODEGEN_H
+#define IPU_CODEGEN_H
+
+#include <stdint.h>
+
+#include "../lower/lower.h"
+#include "../util/util.h"
+
+typedef struct {
+	uint32_t addr;
+	uint32_t len;
+	uint8_t *bytes;
+} DataSeg;
+
+typedef struct {
+	uint32_t tile;
+	uint32_t entry; /* = code address */
+	uint32_t code_addr;
+	uint32_t code_len;
+	uint8_t *code;
+	DataSeg *data;
+	int ndata, capdata;
+	uint32_t save_addr; /* the word holding the return address */
+} TileCode;
+
+/* Where the kernels are and what their entry symbols are. */
+typedef struct {
+	uint32_t code_end; /* first byte after the linked kernels */
+	/* address of a kernel entry symbol, or -1 */
+	int64_t (*symbol)(void *ctx, const char *name);
+	void *ctx;
+} KernelSyms;
+
+/* codegen.c */
+/* Bytes of tile t's program, before addresses are known (they do not
+ * change instruction counts). */
+uint32_t codegen_size(const Lowered *l, uint32_t tile);
+/* Emit tile t's program at code_addr. Buffers must be placed and
+ * transfers scheduled. save_buf: an 8-byte buffer of the tile. */
+int codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
+                 uint32_t code_addr, int32_t save_buf, TileCode *out, Diag *d);
+void codegen_free(TileCode *tc);
+
+#endif

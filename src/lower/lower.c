@@ -1,0 +1,167 @@
+/*
+ * lower.c - building a Lowered program: buffers, steps, transfers, kernel
+ * calls and tensor pieces, in growable arrays owned by the Lowered.
+ */
+#include "lower.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(arr, n, cap)                                                      \
+	do {                                                                   \
+		if ((n) == (cap)) {                                            \
+			(cap) = (cap) ? 2 * (cap) : 16;                        \
+			(arr) =                                                \
+			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
+		}                                                              \
+	} while (0)
+
+Lowered *
+lower_new(const Chip *chip, uint32_t tiles)
+{
+	Lowered *l = xcalloc(1, sizeof *l);
+	l->chip = chip;
+	l->tiles = tiles;
+	return l;
+}
+
+void
+lower_free(Lowered *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < l->nstep; i++) {
+		Step *s = &l->step[i];
+		for (int k = 0; k < s->nxfer; k++) {
+			free(s->xfer[k].dst_tile);
+			free(s->xfer[k].dst);
+			free(s->xfer[k].ptr_at);
+			free(s->xfer[k].mux_at);
+			free(s->xfer[k].off_at);
+		}
+		free(s->xfer);
+		free(s->call);
+	}
+	for (int i = 0; i < l->ntp; i++)
+		free(l->tp[i].piece);
+	free(l->tp);
+	free(l->step);
+	free(l->buf);
+	free(l);
+}
+
+int32_t
+lower_buffer(Lowered *l, uint32_t tile, uint32_t bytes, uint32_t align,
+             MemRegion region, int32_t first, int32_t last, const char *what)
+{
+	GROW(l->buf, l->nbuf, l->capbuf);
+	l->buf[l->nbuf] = (Buffer){.tile = tile,
+	                           .bytes = bytes,
+	                           .align = align < 8 ? 8 : align,
+	                           .region = (uint8_t)region,
+	                           .first = first,
+	                           .last = last,
+	                           .apart = -1,
+	                           .what = what};
+	return l->nbuf++;
+}
+
+Step *
+lower_step(Lowered *l, StepKind kind, const char *what)
+{
+	GROW(l->step, l->nstep, l->capstep);
+	Step *s = &l->step[l->nstep++];
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+	s->what = what;
+	return s;
+}
+
+/* Steps hold their own arrays; their capacities are the counts rounded up
+ * to a power of two, so growing needs no separate field. */
+static int
+pow2_full(int n)
+{
+	return n == 0 || (n >= 16 && (n & (n - 1)) == 0);
+}
+
+Transfer *
+lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
+               uint32_t ndst)
+{
+	if (pow2_full(s->nxfer))
+		s->xfer =
+		    xrealloc(s->xfer, (size_t)(s->nxfer ? 2 * s->nxfer : 16) *
+		                          sizeof *s->xfer);
+	Transfer *x = &s->xfer[s->nxfer++];
+	*x = (Transfer){
+	    .src_tile = src_tile, .src = src, .words = words, .ndst = ndst};
+	x->dst_tile = xcalloc(ndst, sizeof *x->dst_tile);
+	x->dst = xcalloc(ndst, sizeof *x->dst);
+	x->ptr_at = xcalloc(ndst, sizeof *x->ptr_at);
+	x->mux_at = xcalloc(ndst, sizeof *x->mux_at);
+	x->off_at = xcalloc(ndst, sizeof *x->off_at);
+	return x;
+}
+
+KernelCall *
+lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel)
+{
+	if (pow2_full(s->ncall))
+		s->call =
+		    xrealloc(s->call, (size_t)(s->ncall ? 2 * s->ncall : 16) *
+		                          sizeof *s->call);
+	KernelCall *c = &s->call[s->ncall++];
+	memset(c, 0, sizeof *c);
+	c->tile = tile;
+	c->kernel = kernel;
+	for (int i = 0; i < CALL_MAX_ARGS; i++)
+		c->arg_buf[i] = -1;
+	int32_t step = (int32_t)(s - l->step);
+	c->args_at = lower_buffer(l, tile, 4 * CALL_MAX_ARGS, 8, REGION_ANY,
+	                          step, step, "kernel arguments");
+	return c;
+}
+
+TensorPlace *
+lower_tensor(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
+             uint8_t dtype)
+{
+	GROW(l->tp, l->ntp, l->captp);
+	TensorPlace *tp = &l->tp[l->ntp++];
+	*tp = (TensorPlace){
+	    .tensor = tensor, .rows = rows, .cols = cols, .dtype = dtype};
+	return tp;
+}
+
+Piece *
+lower_piece(TensorPlace *tp)
+{
+	if (pow2_full(tp->npiece))
+		tp->piece = xrealloc(
+		    tp->piece, (size_t)(tp->npiece ? 2 * tp->npiece : 16) *
+		                   sizeof *tp->piece);
+	Piece *p = &tp->piece[tp->npiece++];
+	memset(p, 0, sizeof *p);
+	return p;
+}
+
+uint32_t
+lower_addr(const Lowered *l, BufRef r)
+{
+	return l->buf[r.buf].addr + r.offset;
+}
+
+uint64_t
+lower_cycles(const Lowered *l)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < l->nstep; i++) {
+		const Step *s = &l->step[i];
+		total += s->cycles;
+		if (s->kind == STEP_EXCHANGE)
+			total += l->chip->sync_internal_cycles;
+	}
+	return total;
+}

@@ -1,0 +1,163 @@
+/*
+ * lower.h - the lowered program: what every tile stores, exchanges and
+ * computes, step by step.
+ *
+ * The lowering of a plan (lower/gemm.c, ...) fills a Lowered with buffers
+ * (sizes and lifetimes, no addresses), steps (exchange phases made of
+ * transfers, compute steps made of kernel calls) and, for the host, where
+ * each graph tensor's elements live. Then, in order:
+ *   - placement (place/) gives every buffer an address on its tile;
+ *   - the exchange scheduler (xsched.c) gives every transfer its start
+ *     cycle and every exchange step its length;
+ *   - codegen (codegen/) writes each tile's supervisor program and links it
+ *     with the kernels into a package (pkg/).
+ * The cost model prices this same structure (lower_cycles), so the plan is
+ * priced as it will be emitted.
+ */
+#ifndef IPU_LOWER_H
+#define IPU_LOWER_H
+
+#include <stdint.h>
+
+#include "../target/chip.h"
+#include "../util/util.h"
+
+typedef enum {
+	REGION_ANY,         /* anywhere in data memory */
+	REGION_INTERLEAVED, /* 128-bit accessible (ld128putcs sources) */
+} MemRegion;
+
+/* A buffer on one tile. Lifetimes are in steps: the buffer is live from
+ * the start of step `first` to the end of step `last`. */
+typedef struct {
+	uint32_t tile;
+	uint32_t bytes;
+	uint32_t align;   /* a power of two, >= 8 */
+	uint8_t region;   /* MemRegion */
+	int32_t first;    /* first step it is used in (0 = from the start) */
+	int32_t last;     /* last step (INT32_MAX = to the end: outputs) */
+	int32_t apart;    /* a buffer whose memory elements this one must not
+	                     share (a kernel reads both in one bundle), or -1 */
+	const char *what; /* static text for reports: "A chunk", "C block" */
+	uint32_t addr;    /* placement's result (0 = not placed) */
+} Buffer;
+
+/* An address inside a buffer: buf's address + offset. */
+typedef struct {
+	int32_t buf;
+	uint32_t offset;
+} BufRef;
+
+/* One send, multicast to every destination. */
+typedef struct {
+	uint32_t src_tile;
+	BufRef src;
+	uint32_t words; /* 32-bit items */
+	uint32_t ndst;
+	uint32_t *dst_tile; /* ndst tiles (the source may be one of them) */
+	BufRef *dst;        /* where each destination stores the words */
+	/* Set by the scheduler, in cycles from the phase's start (the
+	 * release of the sync that opens it): */
+	uint64_t start;   /* the send's issue */
+	uint64_t *ptr_at; /* per destination: its incoming pointer is set */
+	uint64_t *mux_at; /* per destination: its mux selects src_tile */
+	uint64_t *off_at; /* per destination: its mux selects nothing again,
+	                     the cycle after the last word arrived */
+} Transfer;
+
+enum { CALL_MAX_ARGS = 16 };
+
+/* A kernel call on one tile: $m0 points to an argument block of words,
+ * some literal, some buffer addresses. */
+typedef struct {
+	uint32_t tile;
+	const char *kernel; /* entry symbol in the linked kernels */
+	uint32_t nargs;
+	uint32_t arg[CALL_MAX_ARGS];    /* literal, or offset into arg_buf */
+	int32_t arg_buf[CALL_MAX_ARGS]; /* -1: literal; else a buffer id */
+	int32_t args_at;                /* buffer holding the block */
+	uint64_t cycles;                /* the kernel's cycle estimate */
+} KernelCall;
+
+typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
+
+typedef struct {
+	StepKind kind;
+	const char *what; /* for reports: "A/B gather 3", "gemm 3" */
+	Transfer *xfer;   /* STEP_EXCHANGE */
+	int nxfer;
+	KernelCall *call; /* STEP_COMPUTE: at most one per tile */
+	int ncall;
+	uint64_t cycles; /* exchange: scheduled length; compute: max call */
+} Step;
+
+/* How a block of a tensor is laid out in a buffer. */
+typedef enum {
+	PF_ROWMAJOR, /* rows x cols elements, row stride = cols */
+	PF_GEMM_B,   /* the GEMM kernel's weight layout ($CWEI panels) */
+	PF_GEMM_C,   /* the GEMM kernel's output layout (column panels) */
+} PieceFormat;
+
+/* A block [row0, row0 + rows) x [col0, col0 + cols) of a tensor's 2-D
+ * view, stored on one tile padded to pad_rows x pad_cols. */
+typedef struct {
+	uint32_t tile;
+	BufRef at;
+	uint32_t row0, rows, col0, cols;
+	uint32_t pad_rows, pad_cols;
+	uint8_t format; /* PieceFormat */
+} Piece;
+
+/* Where the elements of one graph tensor (an input or output) live. Every
+ * element is in exactly one piece. */
+typedef struct {
+	int32_t tensor; /* graph tensor id */
+	uint32_t rows, cols;
+	uint8_t dtype; /* graph DType */
+	Piece *piece;
+	int npiece;
+} TensorPlace;
+
+typedef struct {
+	const Chip *chip;
+	uint32_t tiles; /* tiles in use: 0..tiles-1 */
+	Buffer *buf;
+	int nbuf, capbuf;
+	Step *step;
+	int nstep, capstep;
+	TensorPlace *tp;
+	int ntp, captp;
+} Lowered;
+
+/* lower.c: building and freeing */
+Lowered *lower_new(const Chip *chip, uint32_t tiles);
+void lower_free(Lowered *l);
+int32_t lower_buffer(Lowered *l, uint32_t tile, uint32_t bytes, uint32_t align,
+                     MemRegion region, int32_t first, int32_t last,
+                     const char *what);
+Step *lower_step(Lowered *l, StepKind kind, const char *what);
+Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
+                         uint32_t ndst);
+KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel);
+TensorPlace *lower_tensor(Lowered *l, int32_t tensor, uint32_t rows,
+                          uint32_t cols, uint8_t dtype);
+Piece *lower_piece(TensorPlace *tp);
+uint32_t lower_addr(const Lowered *l, BufRef r); /* after placement */
+/* The program's cycles as the cost model sees it: the sum over steps of
+ * their lengths plus one sync per exchange step. */
+uint64_t lower_cycles(const Lowered *l);
+
+/* xsched.c: the exchange scheduler. Gives every transfer of every
+ * exchange step a start cycle such that no sender sends two things at
+ * once, no receiver gets two items in a cycle, and every receiver's mux
+ * and pointer can be switched between its transfers (docs/compiler.md).
+ * Sets each exchange step's cycles. */
+int xsched_run(Lowered *l, Diag *d);
+/* Phase-relative timing facts the scheduler and codegen share. */
+enum {
+	XS_PREAMBLE = 3, /* cycles after the sync before any event: set the
+	                    count, switch the mux off */
+	XS_RECV_GAP = 2, /* cycles between two transfers at a receiver */
+};
+
+#endif
