@@ -1,0 +1,699 @@
+/* test_graph.c - the graph IR: every op built with good and bad shapes
+ * (messages checked), names, the text round trip over graphs using every
+ * op, parse errors with their line:col, the verifier on hand-corrupted
+ * graphs, and work counts against hand-computed values. */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/graph/graph.h"
+
+static const ElemType F32 = {DT_F32, 0};
+static const ElemType F16 = {DT_F16, 0};
+
+#define SHAPE(...)                                                             \
+	(&(Shape){sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t),          \
+	          {__VA_ARGS__}})
+
+/* Fail unless d holds exactly `want`. */
+static void
+check_msg(const Diag *d, const char *want)
+{
+	if (strcmp(d->msg, want))
+		fail_msg("message\n  '%s'\nwant\n  '%s'", d->msg, want);
+}
+
+static void
+check_shape(const Graph *g, int32_t id, const Shape *want)
+{
+	assert_true(id >= 0);
+	const Tensor *t = graph_tensor(g, id);
+	char have[128], w[128];
+	shape_format(&t->shape, have, sizeof have);
+	shape_format(want, w, sizeof w);
+	assert_string_equal(have, w);
+}
+
+/* ---- builder ---- */
+
+/* The MLP of the issue, built by hand. */
+static Graph *
+mlp(void)
+{
+	Graph *g = graph_new();
+	Diag d;
+	int32_t x = graph_input(g, "x", F16, SHAPE(729, 1152), &d);
+	int32_t w1 = graph_weight(g, "w1", F16, SHAPE(1152, 4304), &d);
+	int32_t w2 = graph_weight(g, "w2", (ElemType){DT_F8_F143, -3},
+	                          SHAPE(4304, 1152), &d);
+	int32_t h = graph_matmul(g, x, w1, 0, "h", &d);
+	int32_t h2 = graph_cast(g, h, F16, "h2", &d);
+	int32_t y = graph_matmul(g, h2, w2, 0, "y", &d);
+	int32_t z = graph_add(g, y, x, "z", &d);
+	assert_int_equal(z, 6);
+	assert_int_equal(graph_mark_output(g, z, &d), 0);
+	assert_int_equal(graph_verify(g, &d), 0);
+	return g;
+}
+
+static void
+test_build_mlp(void **state)
+{
+	Graph *g = mlp();
+	assert_int_equal(g->ntensors, 7);
+	assert_int_equal(g->nops, 4);
+	check_shape(g, graph_find(g, "h"), SHAPE(729, 4304));
+	check_shape(g, graph_find(g, "z"), SHAPE(729, 1152));
+	/* f16 x f8 -> f16 */
+	assert_int_equal(graph_tensor(g, graph_find(g, "y"))->elem.dtype,
+	                 DT_F16);
+	assert_int_equal(graph_tensor(g, 6)->role, ROLE_OUTPUT);
+	assert_int_equal(graph_tensor(g, 3)->role, ROLE_INTERMEDIATE);
+	assert_int_equal(graph_tensor(g, 3)->producer, 0);
+	assert_int_equal(graph_tensor(g, 0)->producer, -1);
+	assert_int_equal(graph_tensor(g, 2)->elem.scale, -3);
+	assert_null(graph_tensor(g, 7));
+	assert_int_equal(graph_find(g, "nope"), -1);
+	graph_free(g);
+}
+
+static void
+test_matmul(void **state)
+{
+	Graph *g = graph_new();
+	Diag d;
+	int32_t a = graph_input(g, "a", F16, SHAPE(4, 7), &d);
+	int32_t b = graph_input(g, "b", F16, SHAPE(8, 3), &d);
+	int32_t at = graph_input(g, "at", F32, SHAPE(7, 4), &d);
+	int32_t c = graph_input(g, "c", F16, SHAPE(3, 7), &d);
+	int32_t v = graph_input(g, "v", F16, SHAPE(7), &d);
+	int32_t p = graph_input(g, "p", F16, SHAPE(2, 3, 4, 5), &d);
+	int32_t q = graph_input(g, "q", F16, SHAPE(2, 3, 6, 5), &d);
+	int32_t r = graph_input(g, "r", F16, SHAPE(2, 4, 6, 5), &d);
+	int n = g->ntensors;
+
+	assert_int_equal(graph_matmul(g, a, b, 0, NULL, &d), -1);
+	check_msg(&d, "matmul: inner dimensions differ: a is [4, 7], b is "
+	              "[8, 3]");
+	assert_int_equal(graph_matmul(g, a, c, GRAPH_TRANSPOSE_A, NULL, &d),
+	                 -1);
+	check_msg(&d, "matmul: inner dimensions differ: a is [4, 7], b is "
+	              "[3, 7] (transpose_a)");
+	assert_int_equal(graph_matmul(g, a, v, 0, NULL, &d), -1);
+	check_msg(&d, "matmul: operands need rank >= 2: a is [4, 7], b is "
+	              "[7]");
+	assert_int_equal(graph_matmul(g, p, a, 0, NULL, &d), -1);
+	check_msg(&d, "matmul: batch axes differ: a is [2, 3, 4, 5], b is "
+	              "[4, 7]");
+	assert_int_equal(graph_matmul(g, p, r, GRAPH_TRANSPOSE_B, NULL, &d),
+	                 -1);
+	check_msg(&d, "matmul: batch axes differ: a is [2, 3, 4, 5], b is "
+	              "[2, 4, 6, 5] (transpose_b)");
+	assert_int_equal(graph_matmul(g, a, 99, 0, NULL, &d), -1);
+	check_msg(&d, "matmul: input 1: no tensor with id 99");
+	assert_int_equal(g->ntensors, n); /* failures change nothing */
+	assert_int_equal(g->nops, 0);
+
+	/* [4, 7] x [3, 7]^T -> [4, 3]; f16 x f16 -> f16 */
+	int32_t m1 = graph_matmul(g, a, c, GRAPH_TRANSPOSE_B, NULL, &d);
+	check_shape(g, m1, SHAPE(4, 3));
+	assert_int_equal(graph_tensor(g, m1)->elem.dtype, DT_F16);
+	/* [7, 4]^T x [3, 7]^T -> [4, 3]; f32 x f16 -> f32 */
+	int32_t m2 = graph_matmul(g, at, c, 3, NULL, &d);
+	check_shape(g, m2, SHAPE(4, 3));
+	assert_int_equal(graph_tensor(g, m2)->elem.dtype, DT_F32);
+	/* batch [2, 3]: [4, 5] x [6, 5]^T -> [4, 6] */
+	check_shape(g, graph_matmul(g, p, q, GRAPH_TRANSPOSE_B, NULL, &d),
+	            SHAPE(2, 3, 4, 6));
+	const Op *op = &g->ops[1];
+	assert_int_equal(op->kind, OP_MATMUL);
+	assert_int_equal(op->attr.transpose_a, 1);
+	assert_int_equal(op->attr.transpose_b, 1);
+	graph_free(g);
+}
+
+static void
+test_elementwise(void **state)
+{
+	Graph *g = graph_new();
+	Diag d;
+	int32_t a = graph_input(g, "a", F16, SHAPE(4, 3), &d);
+	int32_t bias = graph_input(g, "bias", F16, SHAPE(3), &d);
+	int32_t col = graph_input(g, "col", F16, SHAPE(4, 1), &d);
+	int32_t u = graph_input(g, "u", F16, SHAPE(2, 1, 3), &d);
+	int32_t f = graph_input(g, "f", F32, SHAPE(4, 3), &d);
+	int32_t e =
+	    graph_input(g, "e", (ElemType){DT_F8_F152, 2}, SHAPE(4, 3), &d);
+	int32_t r = graph_input(g, "r", F16, SHAPE(4), &d);
+
+	check_shape(g, graph_add(g, a, a, NULL, &d), SHAPE(4, 3));
+	check_shape(g, graph_add(g, a, bias, NULL, &d), SHAPE(4, 3));
+	check_shape(g, graph_mul(g, bias, col, NULL, &d), SHAPE(4, 3));
+	check_shape(g, graph_mul(g, u, col, NULL, &d), SHAPE(2, 4, 3));
+	assert_int_equal(graph_add(g, a, r, NULL, &d), -1);
+	check_msg(&d, "add: shapes do not broadcast: a is [4, 3], b is [4]");
+	assert_int_equal(graph_mul(g, a, f, NULL, &d), -1);
+	check_msg(&d, "mul: element types differ: a is f16, b is f32");
+	assert_int_equal(graph_add(g, e, e, NULL, &d), -1);
+	check_msg(&d, "add: input 'e' is f8_f152*2^2; the op takes f32, f16");
+	graph_free(g);
+}
+
+static void
+test_cast_reshape_transpose(void **state)
+{
+	Graph *g = graph_new();
+	Diag d;
+	int32_t x = graph_input(g, "x", F16, SHAPE(2, 3, 4), &d);
+	ElemType f8 = {DT_F8_F143, -3};
+	int32_t c = graph_cast(g, x, f8, "c", &d);
+	assert_true(elem_equal(graph_tensor(g, c)->elem, f8));
+	check_shape(g, c, SHAPE(2, 3, 4));
+	assert_int_equal(graph_cast(g, x, (ElemType){DT_F16, 1}, NULL, &d), -1);
+	check_msg(&d, "cast: f16 has no scale (only f8 types do)");
+	assert_int_equal(graph_cast(g, x, (ElemType){DT_F8_F152, 32}, NULL, &d),
+	                 -1);
+	check_msg(&d, "cast: f8 scale 2^32 is outside 2^-32..2^31");
+
+	check_shape(g, graph_reshape(g, c, SHAPE(6, 4), NULL, &d), SHAPE(6, 4));
+	assert_int_equal(graph_reshape(g, x, SHAPE(5, 5), NULL, &d), -1);
+	check_msg(&d, "reshape: element counts differ: x is [2, 3, 4] (24), "
+	              "shape [5, 5] (25)");
+	assert_int_equal(graph_reshape(g, x, SHAPE(24, 0), NULL, &d), -1);
+	check_msg(&d, "reshape: shape [24, 0]: dimensions must be >= 1");
+
+	/* output axis i is input axis perm[i] */
+	check_shape(g, graph_transpose(g, x, SHAPE(2, 0, 1), NULL, &d),
+	            SHAPE(4, 2, 3));
+	assert_int_equal(graph_transpose(g, x, SHAPE(0, 0, 1), NULL, &d), -1);
+	check_msg(&d, "transpose: perm [0, 0, 1] is not a permutation of the "
+	              "3 axes of x [2, 3, 4]");
+	assert_int_equal(graph_transpose(g, x, SHAPE(1, 0), NULL, &d), -1);
+	check_msg(&d, "transpose: perm [1, 0] is not a permutation of the 3 "
+	              "axes of x [2, 3, 4]");
+	graph_free(g);
+}
+
+static void
+test_names_and_outputs(void **state)
+{
+	Graph *g = graph_new();
+	Diag d;
+	int32_t a = graph_input(g, "t1", F32, SHAPE(2, 2), &d);
+	int32_t b = graph_add(g, a, a, NULL, &d); /* id 1: "t1" is taken */
+	assert_string_equal(graph_tensor(g, b)->name, "t1_1");
+	int32_t c = graph_add(g, b, a, NULL, &d);
+	assert_string_equal(graph_tensor(g, c)->name, "t2");
+	assert_int_equal(graph_add(g, a, a, "t2", &d), -1);
+	check_msg(&d, "tensor 't2' is already defined");
+	assert_int_equal(graph_input(g, "2x", F32, SHAPE(1), &d), -1);
+	assert_non_null(strstr(d.msg, "bad tensor name '2x'"));
+	assert_int_equal(graph_input(g, "x", F32, &(Shape){7, {1}}, &d), -1);
+	check_msg(&d, "rank 7 is outside 1..6");
+	assert_int_equal(
+	    graph_input(g, "x", F32, SHAPE(1 << 20, 1 << 20, 2), &d), -1);
+	check_msg(&d, "shape [1048576, 1048576, 2]: more than 2^40 elements");
+	assert_int_equal(graph_verify(g, &d), IPU_EINVAL);
+	check_msg(&d, "the graph has no output");
+	assert_int_equal(graph_mark_output(g, a, &d), IPU_EINVAL);
+	check_msg(&d, "output: 't1' is declared as input, not written by an "
+	              "op");
+	assert_int_equal(graph_mark_output(g, 42, &d), IPU_EINVAL);
+	assert_int_equal(graph_mark_output(g, c, &d), 0);
+	assert_int_equal(graph_mark_output(g, c, &d), 0);
+	assert_int_equal(graph_verify(g, &d), 0);
+	graph_free(g);
+}
+
+/* ---- text ---- */
+
+/* Parse or fail the test. */
+static Graph *
+parse_ok(const char *src)
+{
+	Graph *g;
+	Diag e[GRAPH_MAX_ERRORS];
+	int n;
+	if (graph_parse(src, strlen(src), "t.graph", &g, e, &n)) {
+		char buf[1400];
+		diag_format(&e[0], buf, sizeof buf);
+		fail_msg("parse failed (%d errors):\n%s", n, buf);
+	}
+	return g;
+}
+
+/* Same tensors, ops and attributes, field by field. */
+static void
+check_same_graph(const Graph *a, const Graph *b)
+{
+	assert_int_equal(a->ntensors, b->ntensors);
+	assert_int_equal(a->nops, b->nops);
+	for (int i = 0; i < a->ntensors; i++) {
+		const Tensor *s = &a->tensors[i], *t = &b->tensors[i];
+		assert_int_equal(s->id, t->id);
+		assert_string_equal(s->name, t->name);
+		assert_true(elem_equal(s->elem, t->elem));
+		assert_true(shape_equal(&s->shape, &t->shape));
+		assert_int_equal(s->role, t->role);
+		assert_int_equal(s->producer, t->producer);
+	}
+	for (int i = 0; i < a->nops; i++) {
+		const Op *p = &a->ops[i], *q = &b->ops[i];
+		assert_int_equal(p->kind, q->kind);
+		assert_memory_equal(p->in, q->in, sizeof p->in);
+		assert_int_equal(p->out, q->out);
+		assert_int_equal(p->attr.transpose_a, q->attr.transpose_a);
+		assert_int_equal(p->attr.transpose_b, q->attr.transpose_b);
+		assert_true(elem_equal(p->attr.to, q->attr.to));
+		assert_true(shape_equal(&p->attr.shape, &q->attr.shape));
+		assert_true(shape_equal(&p->attr.perm, &q->attr.perm));
+	}
+}
+
+/* print -> parse -> print gives the same text and the same graph. */
+static void
+round_trip(const Graph *g)
+{
+	char *text = graph_print_str(g);
+	Graph *back = parse_ok(text);
+	char *again = graph_print_str(back);
+	assert_string_equal(text, again);
+	check_same_graph(g, back);
+	free(text);
+	free(again);
+	graph_free(back);
+}
+
+static const char mlp_text[] = "# a small MLP\n"
+                               "input x f16 [729, 1152]\n"
+                               "weight w1 f16 [1152, 4304]\n"
+                               "weight w2 f8_f143*2^-3 [4304, 1152]\n"
+                               "h = matmul x w1\n"
+                               "h2 = cast h f16\n"
+                               "y = matmul h2 w2 transpose_b=0\n"
+                               "z = add y x\n"
+                               "output z\n";
+
+/* Every op, every attribute, broadcasting, both f8 formats, several
+ * outputs, a declaration after ops and odd spacing. */
+static const char every_op_text[] =
+    "input a f32 [2, 3, 4, 5]   # batch 2x3\n"
+    "weight b f32 [2, 3, 6, 5]\n"
+    "\tc  =  matmul a b transpose_b=1  \n"
+    "ct = matmul b c transpose_a=1 transpose_b=1\n"
+    "weight bias f32 [6]\n"
+    "d = add c bias\n"
+    "e = mul d d\n"
+    "f = cast e f8_f152*2^7\n"
+    "g = cast f f8_f143*2^-32\n"
+    "r = reshape g [6, 4, 6]\n"
+    "t = transpose r [2, 0, 1]\n"
+    "u = cast t f16\n"
+    "output u\n"
+    "output ct\n"
+    "output u\n";
+
+static void
+test_round_trip(void **state)
+{
+	Graph *g = mlp();
+	Graph *p = parse_ok(mlp_text);
+	check_same_graph(g, p);
+	round_trip(g);
+	char *text = graph_print_str(p);
+	assert_string_equal(text, "input x f16 [729, 1152]\n"
+	                          "weight w1 f16 [1152, 4304]\n"
+	                          "weight w2 f8_f143*2^-3 [4304, 1152]\n"
+	                          "h = matmul x w1\n"
+	                          "h2 = cast h f16\n"
+	                          "y = matmul h2 w2\n"
+	                          "z = add y x\n"
+	                          "output z\n");
+	free(text);
+	graph_free(p);
+	graph_free(g);
+
+	g = parse_ok(every_op_text);
+	int seen[OP_COUNT] = {0};
+	for (int i = 0; i < g->nops; i++)
+		seen[g->ops[i].kind]++;
+	for (int k = 0; k < OP_COUNT; k++)
+		if (!seen[k])
+			fail_msg("every_op_text lacks op %s",
+			         op_desc((OpKind)k)->name);
+	check_shape(g, graph_find(g, "t"), SHAPE(6, 6, 4));
+	check_shape(g, graph_find(g, "ct"), SHAPE(2, 3, 5, 4));
+	assert_int_equal(graph_tensor(g, graph_find(g, "g"))->elem.scale, -32);
+	assert_int_equal(graph_tensor(g, graph_find(g, "ct"))->role,
+	                 ROLE_OUTPUT);
+	round_trip(g);
+	graph_free(g);
+}
+
+/* The docs example, keyword names and generated names. */
+static void
+test_round_trip_names(void **state)
+{
+	Graph *g;
+	char *text;
+	/* the example of docs/graph.md; keywords as tensor names */
+	g = parse_ok("# a small MLP\n"
+	             "input x f16 [729, 1152]\n"
+	             "weight w1 f16 [1152, 4304]\n"
+	             "weight w2 f8_f143*2^-3 [4304, 1152]\n"
+	             "h = matmul x w1\n"
+	             "h2 = cast h f16\n"
+	             "y = matmul h2 w2 transpose_b=0\n"
+	             "z = add y x\n"
+	             "r = reshape z [729, 32, 36]\n"
+	             "t = transpose r [1, 0, 2]\n"
+	             "output z\n"
+	             "output t\n");
+	check_shape(g, graph_find(g, "t"), SHAPE(32, 729, 36));
+	round_trip(g);
+	graph_free(g);
+	g = parse_ok("input input f32 [2]\noutput = add input input\n"
+	             "output output\n");
+	round_trip(g);
+	graph_free(g);
+
+	/* builder-made names survive too */
+	g = graph_new();
+	int32_t x = graph_input(g, NULL, F16, SHAPE(3, 3), NULL);
+	int32_t y = graph_transpose(g, x, SHAPE(1, 0), NULL, NULL);
+	graph_mark_output(g, graph_matmul(g, x, y, 0, NULL, NULL), NULL);
+	text = graph_print_str(g);
+	assert_string_equal(text, "input t0 f16 [3, 3]\n"
+	                          "t1 = transpose t0 [1, 0]\n"
+	                          "t2 = matmul t0 t1\n"
+	                          "output t2\n");
+	free(text);
+	round_trip(g);
+	graph_free(g);
+}
+
+/* Parse, expecting errors; returns their number. */
+static int
+parse_fail(const char *src, Diag *e)
+{
+	Graph *g = (Graph *)1;
+	int n = -1;
+	assert_int_equal(graph_parse(src, strlen(src), "t.graph", &g, e, &n),
+	                 IPU_EINVAL);
+	assert_null(g);
+	assert_true(n > 0);
+	return n;
+}
+
+static void
+check_error(const Diag *d, int line, int col, const char *want)
+{
+	if (strcmp(d->file, "t.graph") || d->line != line || d->col != col ||
+	    strcmp(d->msg, want))
+		fail_msg("error %s:%d:%d: %s\nwant t.graph:%d:%d: %s", d->file,
+		         d->line, d->col, d->msg, line, col, want);
+}
+
+static void
+test_parse_errors(void **state)
+{
+	Diag e[GRAPH_MAX_ERRORS];
+	/* several errors, each on its line; y's failure silences z */
+	const char *src = "input x f16 [4, 7]\n"
+	                  "weight w f16 [8, 3]\n"
+	                  "y = matmul x w\n"
+	                  "z = add y x\n"
+	                  "q = frob x\n"
+	                  "input v f16 [4, 0]\n"
+	                  "input k f16 [4] junk\n"
+	                  "output nothere\n"
+	                  "c = cast x f16*2^1\n"
+	                  "s = reshape x [2, 14] transpose_a=1\n";
+	assert_int_equal(parse_fail(src, e), 7);
+	check_error(&e[0], 3, 5,
+	            "matmul: inner dimensions differ: a is [4, 7], b is "
+	            "[8, 3]");
+	assert_string_equal(e[0].source_line, "y = matmul x w");
+	check_error(&e[1], 5, 5, "expected an op name, found 'frob'");
+	check_error(&e[2], 6, 7, "shape [4, 0]: dimensions must be >= 1");
+	check_error(&e[3], 7, 17, "unexpected 'junk' after the statement");
+	check_error(&e[4], 8, 8, "unknown tensor 'nothere'");
+	check_error(&e[5], 9, 15, "f16 takes no scale");
+	check_error(&e[6], 10, 23, "reshape takes no attribute 'transpose_a'");
+	char buf[1400];
+	diag_format(&e[0], buf, sizeof buf);
+	assert_string_equal(buf, "t.graph:3:5: matmul: inner dimensions "
+	                         "differ: a is [4, 7], b is [8, 3]\n"
+	                         "  y = matmul x w\n"
+	                         "      ^");
+}
+
+/* One error each, with its position. */
+static void
+test_parse_error_cases(void **state)
+{
+	Diag e[GRAPH_MAX_ERRORS];
+	parse_fail("input x f8_f143*2^40 [1]\n", e);
+	check_error(&e[0], 1, 17, "the scale must be 2^N with N in -32..31");
+	parse_fail("input x f16 [1, 2, 3, 4, 5, 6, 7]\n", e);
+	check_error(&e[0], 1, 32, "more than 6 axes");
+	parse_fail("input x f16 [2]\ny = matmul x x transpose_a=2\n", e);
+	check_error(&e[0], 2, 28, "transpose_a takes 0 or 1");
+	parse_fail("input x f16 [2]\n"
+	           "y = matmul x x transpose_a=1 transpose_a=0\n",
+	           e);
+	check_error(&e[0], 2, 30, "transpose_a given twice");
+	parse_fail("input x f16 [2]\nx = add x x\n", e);
+	check_error(&e[0], 2, 1, "tensor 'x' is already defined");
+	parse_fail("input x f16 [2] $\n", e);
+	check_error(&e[0], 1, 17, "unexpected character 0x24");
+	parse_fail("matmul x y\n", e);
+	check_error(&e[0], 1, 1,
+	            "expected input, weight, output or 'name = op ...', found "
+	            "'matmul'");
+	parse_fail("input x f16 [2]\noutput x\n", e);
+	check_error(&e[0], 2, 8,
+	            "output: 'x' is declared as input, not written by an op");
+	parse_fail("# nothing\ninput x f16 [2]\n", e);
+	assert_int_equal(e[0].line, 0);
+	check_msg(&e[0], "no output: mark a result with 'output NAME'");
+}
+
+static void
+test_parse_error_limits(void **state)
+{
+	Diag e[GRAPH_MAX_ERRORS];
+	/* at most GRAPH_MAX_ERRORS; NULL errs is allowed */
+	char many[400] = "";
+	for (int i = 0; i < 20; i++)
+		strcat(many, "bogus\n");
+	assert_int_equal(parse_fail(many, e), GRAPH_MAX_ERRORS);
+	Graph *g;
+	assert_int_equal(graph_parse(many, strlen(many), "m", &g, NULL, NULL),
+	                 IPU_EINVAL);
+	/* a NUL byte and no final newline */
+	assert_int_equal(
+	    graph_parse("input x f16 [2]\n\0", 17, "m", &g, e, NULL),
+	    IPU_EINVAL);
+	check_msg(&e[0], "unexpected character 0x00");
+}
+
+/* ---- verifier ---- */
+
+/* Break a fresh MLP with `corrupt`, expect verify to say `want`. */
+static void
+check_corrupt(void (*corrupt)(Graph *), const char *want)
+{
+	Graph *g = mlp();
+	Diag d;
+	corrupt(g);
+	assert_int_equal(graph_verify(g, &d), IPU_EINVAL);
+	check_msg(&d, want);
+	graph_free(g);
+}
+
+static void
+dup_name(Graph *g)
+{
+	free(g->tensors[4].name);
+	g->tensors[4].name = xstrdup("h"); /* h2 -> h */
+}
+
+static void
+bad_shape(Graph *g)
+{
+	g->tensors[3].shape.dim[1] = 4305;
+}
+
+static void
+bad_elem(Graph *g)
+{
+	g->tensors[6].elem.dtype = DT_F32;
+}
+
+static void
+use_before_def(Graph *g)
+{
+	g->ops[0].in[1] = 5; /* h = matmul x y, y written by op 2 */
+}
+
+static void
+self_cycle(Graph *g)
+{
+	g->ops[1].in[0] = 4; /* h2 = cast h2 */
+}
+
+static void
+written_twice(Graph *g)
+{
+	g->ops[1].out = 3; /* op 1 writes h as well */
+}
+
+static void
+declared_written(Graph *g)
+{
+	g->tensors[3].role = ROLE_WEIGHT;
+}
+
+static void
+bad_dtype_for_op(Graph *g)
+{
+	g->ops[3].in[1] = 2; /* add y w2: f8 */
+}
+
+static void
+stray_attr(Graph *g)
+{
+	g->ops[3].attr.transpose_a = 1;
+}
+
+static void
+no_output(Graph *g)
+{
+	g->tensors[6].role = ROLE_INTERMEDIATE;
+}
+
+static void
+bad_id(Graph *g)
+{
+	g->tensors[2].id = 7;
+}
+
+static void
+bad_kind(Graph *g)
+{
+	g->ops[2].kind = OP_COUNT;
+}
+
+static void
+test_verify(void **state)
+{
+	check_corrupt(dup_name, "tensor 4: name 'h' is not unique or not "
+	                        "indexed");
+	check_corrupt(bad_shape, "op 0 ('h'): output is f16 [729, 4305], "
+	                         "inference says f16 [729, 4304]");
+	check_corrupt(bad_elem, "op 3 ('z'): output is f32 [729, 1152], "
+	                        "inference says f16 [729, 1152]");
+	check_corrupt(use_before_def, "op 0 ('h'): input 'y' is written "
+	                              "later, by op 2");
+	check_corrupt(self_cycle, "op 1 ('h2'): input 'h2' is written "
+	                          "later, by op 1");
+	check_corrupt(written_twice, "tensor 'h2': producer op 1 does not "
+	                             "write it");
+	check_corrupt(declared_written, "tensor 'h': an input or weight with "
+	                                "producer op 0");
+	check_corrupt(bad_dtype_for_op,
+	              "op 3 ('z'): add: input 'w2' is f8_f143*2^-3; the op "
+	              "takes f32, f16");
+	check_corrupt(stray_attr, "op 3 ('z'): add: transpose_a=1: want none");
+	check_corrupt(no_output, "the graph has no output");
+	check_corrupt(bad_id, "tensor 2: id field is 7");
+	check_corrupt(bad_kind, "op 2 ('y'): unknown op kind 6");
+}
+
+/* ---- work ---- */
+
+static void
+test_work(void **state)
+{
+	Graph *g = mlp();
+	/* h = [729, 1152] x [1152, 4304]: 729 * 1152 = 839,808;
+	 * 839,808 * 4304 = 3,359,232,000 + 251,942,400 + 3,359,232
+	 * = 3,614,533,632 MACs. y = [729, 4304] x [4304, 1152]: the same.
+	 * z = add over [729, 1152]: 839,808 operations. The cast: none. */
+	OpWork w = graph_op_work(g, &g->ops[0]);
+	assert_int_equal(w.macs, 3614533632LL);
+	assert_int_equal(w.ops, 0);
+	assert_int_equal(graph_op_work(g, &g->ops[1]).macs, 0);
+	assert_int_equal(graph_op_work(g, &g->ops[1]).ops, 0);
+	assert_int_equal(graph_op_work(g, &g->ops[2]).macs, 3614533632LL);
+	assert_int_equal(graph_op_work(g, &g->ops[3]).ops, 839808);
+	/* 2 * 2 * 3,614,533,632 + 839,808 = 14,458,974,336 */
+	assert_int_equal(graph_flops(g), 14458974336LL);
+	graph_free(g);
+
+	/* batch [2, 3], M 4, K 5, N 6: 2*3*4*5*6 = 720 MACs, with a or b
+	 * transposed or not; broadcast add to [2, 4, 3]: 24 ops */
+	g = parse_ok("input a f16 [2, 3, 4, 5]\n"
+	             "input at f16 [2, 3, 5, 4]\n"
+	             "input b f16 [2, 3, 5, 6]\n"
+	             "input bt f16 [2, 3, 6, 5]\n"
+	             "input u f16 [2, 1, 3]\n"
+	             "input v f16 [4, 1]\n"
+	             "m1 = matmul a b\n"
+	             "m2 = matmul at bt transpose_a=1 transpose_b=1\n"
+	             "s = add u v\n"
+	             "r = reshape s [24]\n"
+	             "output m1\noutput m2\noutput r\n");
+	assert_int_equal(graph_op_work(g, &g->ops[0]).macs, 720);
+	assert_int_equal(graph_op_work(g, &g->ops[1]).macs, 720);
+	assert_int_equal(graph_op_work(g, &g->ops[2]).ops, 24);
+	assert_int_equal(graph_op_work(g, &g->ops[3]).ops, 0);
+	assert_int_equal(graph_flops(g), 2 * 720 * 2 + 24);
+	graph_free(g);
+}
+
+static void
+test_tables(void **state)
+{
+	for (int k = 0; k < OP_COUNT; k++) {
+		const OpDesc *od = op_desc((OpKind)k);
+		assert_int_equal(op_from_name(od->name, strlen(od->name)), k);
+		assert_true(od->nin >= 1 && od->nin <= GRAPH_MAX_INPUTS);
+		assert_non_null(od->infer);
+		assert_non_null(od->work);
+	}
+	assert_int_equal(op_from_name("matmu", 5), OP_COUNT);
+	assert_int_equal(dtype_from_name("f8_f152", 7), DT_F8_F152);
+	assert_int_equal(dtype_from_name("f8", 2), -1);
+	assert_int_equal(dtype_size(DT_F32), 4);
+	assert_int_equal(dtype_size(DT_F16), 2);
+	assert_int_equal(dtype_size(DT_F8_F143), 1);
+	assert_true(dtype_is_f8(DT_F8_F143) && !dtype_is_f8(DT_F16));
+	char buf[32];
+	elem_format((ElemType){DT_F8_F152, -5}, buf, sizeof buf);
+	assert_string_equal(buf, "f8_f152*2^-5");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_build_mlp),
+	    cmocka_unit_test(test_matmul),
+	    cmocka_unit_test(test_elementwise),
+	    cmocka_unit_test(test_cast_reshape_transpose),
+	    cmocka_unit_test(test_names_and_outputs),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_round_trip_names),
+	    cmocka_unit_test(test_parse_errors),
+	    cmocka_unit_test(test_parse_error_cases),
+	    cmocka_unit_test(test_parse_error_limits),
+	    cmocka_unit_test(test_verify),
+	    cmocka_unit_test(test_work),
+	    cmocka_unit_test(test_tables),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
