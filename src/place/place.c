@@ -1,0 +1,894 @@
+/*
+ * place.c - placement of a Lowered program's buffers in tile memory.
+ *
+ * Tiles are independent. For each tile, the buffers are packed by a greedy
+ * first-fit over address and lifetime: they are taken in a fixed order
+ * (interleaved ones first, then the ones live for the tile's whole program,
+ * then by size, largest first) and each goes to the lowest aligned address
+ * at which it overlaps no already placed buffer whose lifetime meets its
+ * own, lies in its region and shares no memory element with its `apart`
+ * partners. If the packing passes mem_end, two other orders are tried
+ * (longest-lived first; largest first) before the tile is reported. Tiles
+ * whose buffers and code end are the same as an earlier tile's copy that
+ * tile's addresses. docs/placement.md describes the rules and the report.
+ */
+#include "place.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The memory map as placement sees it, in 64-bit arithmetic so that a
+ * packing with memory unbounded above cannot wrap. */
+typedef struct {
+	uint64_t mem_base, interleave, mem_end, elem;
+	uint64_t r0; /* elements below the interleaved region */
+} Geo;
+
+/* One buffer of the tile being placed. */
+typedef struct {
+	int32_t id; /* index in Lowered.buf */
+	int32_t local;
+	uint32_t bytes;
+	uint32_t align;
+	uint8_t region;
+	uint8_t whole; /* live for the tile's whole step span */
+	int32_t first, last;
+	int32_t apart; /* local index of the partner, or -1 */
+} Item;
+
+/* A sort key: (hi, lo) compared as one 128-bit number; v rides along
+ * (an item's local index, or an event's change of live bytes). */
+typedef struct {
+	uint64_t hi, lo;
+	int64_t v;
+} Key;
+
+/* A placed buffer, kept in an array sorted by address. */
+typedef struct {
+	uint64_t addr, end;
+	int32_t first, last;
+} Placed;
+
+/* Scratch for one tile, sized for the largest tile. */
+typedef struct {
+	Item *item;     /* in local order */
+	Key *key;       /* placement order; sweep events */
+	Key *tmp;       /* for sort_keys */
+	Placed *placed; /* sorted by address */
+	uint64_t *addr; /* by local index */
+	uint64_t *best; /* the best packing's addresses */
+	int *pstart;    /* partners of local i: pl[pstart[i] .. pstart[i+1]) */
+	int *pl;
+	int *fill; /* partner lists being filled */
+} Scratch;
+
+/* Unit of the `apart` rule: a 16 KiB element below the interleaved region,
+ * a 32 KiB pair of elements in it (and, for an unbounded packing, beyond). */
+static uint64_t
+unit_of(const Geo *g, uint64_t a)
+{
+	if (a < g->interleave)
+		return (a - g->mem_base) / g->elem;
+	return g->r0 + (a - g->interleave) / (2 * g->elem);
+}
+
+static uint64_t
+unit_start(const Geo *g, uint64_t u)
+{
+	if (u < g->r0)
+		return g->mem_base + u * g->elem;
+	return g->interleave + (u - g->r0) * 2 * g->elem;
+}
+
+static uint64_t
+align_up(uint64_t a, uint64_t align)
+{
+	return (a + align - 1) & ~(align - 1);
+}
+
+static int
+lifetimes_meet(int32_t f1, int32_t l1, int32_t f2, int32_t l2)
+{
+	return !(l1 < f2 || l2 < f1);
+}
+
+static const char *
+what_of(const char *w)
+{
+	return w ? w : "buffer";
+}
+
+/* ---- sorting ------------------------------------------------------- */
+
+/* Stable sort of k[0..n) by (hi, lo), tmp holding n more: least
+ * significant digit first, 8 bits at a time, skipping the digits in which
+ * all keys agree (most of them: sizes and steps are small numbers). */
+static void
+sort_keys(Key *k, Key *tmp, int n)
+{
+	if (n < 2)
+		return;
+	uint64_t dlo = 0, dhi = 0;
+	for (int i = 1; i < n; i++) {
+		dlo |= k[i].lo ^ k[0].lo;
+		dhi |= k[i].hi ^ k[0].hi;
+	}
+	Key *src = k, *dst = tmp;
+	for (int pass = 0; pass < 16; pass++) {
+		int word = pass / 8, shift = 8 * (pass % 8);
+		if (!(((word ? dhi : dlo) >> shift) & 0xff))
+			continue;
+		int count[257] = {0};
+		for (int i = 0; i < n; i++) {
+			uint64_t w = word ? src[i].hi : src[i].lo;
+			count[((w >> shift) & 0xff) + 1]++;
+		}
+		for (int d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (int i = 0; i < n; i++) {
+			uint64_t w = word ? src[i].hi : src[i].lo;
+			dst[count[(w >> shift) & 0xff]++] = src[i];
+		}
+		Key *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != k)
+		memcpy(k, src, (size_t)n * sizeof *k);
+}
+
+/* A signed step as an unsigned number of the same order. */
+static uint64_t
+step_key(int64_t step)
+{
+	return (uint64_t)step ^ (1ull << 63);
+}
+
+/*
+ * The placement orders, as keys over the items in local order (the sort
+ * is stable, so ties go by buffer index). Interleaved buffers come first
+ * in all three: their window is the narrower one.
+ *   0: whole-program buffers (the bottom layer), then largest first, then
+ *      longest-lived, then earliest;
+ *   1: longest-lived first, then largest, then earliest;
+ *   2: largest first, then earliest.
+ */
+enum { NORDERS = 3 };
+
+static void
+order_keys(const Item *it, int n, int order, Key *k)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t other = it[i].region != REGION_INTERLEAVED;
+		uint64_t nbytes = (uint32_t)~it[i].bytes; /* larger first */
+		uint64_t nspan =
+		    (uint32_t) ~(uint32_t)((int64_t)it[i].last - it[i].first);
+		uint64_t first = (uint32_t)it[i].first ^ 0x80000000u;
+		switch (order) {
+		case 0:
+			k[i].hi = other << 63 | (uint64_t)!it[i].whole << 62 |
+			          nbytes << 30;
+			k[i].lo = nspan << 32 | first;
+			break;
+		case 1:
+			k[i].hi = other << 63 | nspan << 31;
+			k[i].lo = nbytes << 32 | first;
+			break;
+		default:
+			k[i].hi = other << 63 | nbytes << 31;
+			k[i].lo = first;
+			break;
+		}
+		k[i].v = i;
+	}
+}
+
+/* ---- packing one tile ------------------------------------------------ */
+
+/*
+ * Pack the n items in the order of s->key from `lo` up, memory unbounded above.
+ * Writes s->addr[local]; returns the high-water address (lo if nothing
+ * takes memory).
+ */
+static uint64_t
+pack(const Geo *g, uint64_t lo, Scratch *s, int n)
+{
+	int np = 0;
+	uint64_t high = lo;
+	for (int i = 0; i < n; i++)
+		s->addr[i] = UINT64_MAX; /* not placed yet */
+	for (int k = 0; k < n; k++) {
+		const Item *it = &s->item[s->key[k].v];
+		uint64_t base = lo;
+		if (it->region == REGION_INTERLEAVED && base < g->interleave)
+			base = g->interleave;
+		uint64_t a = align_up(base, it->align);
+		if (it->bytes == 0) {
+			s->addr[it->local] = a;
+			continue;
+		}
+		for (;;) {
+			for (int j = 0; j < np; j++) {
+				const Placed *p = &s->placed[j];
+				if (p->addr >= a + it->bytes)
+					break;
+				if (p->end <= a ||
+				    !lifetimes_meet(p->first, p->last,
+				                    it->first, it->last))
+					continue;
+				a = align_up(p->end, it->align);
+			}
+			int moved = 0;
+			for (int q = s->pstart[it->local];
+			     q < s->pstart[it->local + 1]; q++) {
+				int o = s->pl[q];
+				uint64_t oa = s->addr[o];
+				uint32_t ob = s->item[o].bytes;
+				if (oa == UINT64_MAX || ob == 0)
+					continue;
+				uint64_t olast = unit_of(g, oa + ob - 1);
+				if (unit_of(g, a) <= olast &&
+				    unit_of(g, oa) <=
+				        unit_of(g, a + it->bytes - 1)) {
+					a = align_up(unit_start(g, olast + 1),
+					             it->align);
+					moved = 1;
+				}
+			}
+			if (!moved)
+				break;
+		}
+		s->addr[it->local] = a;
+		/* insert, keeping the array sorted by address */
+		int at = np;
+		while (at > 0 && s->placed[at - 1].addr > a)
+			at--;
+		memmove(&s->placed[at + 1], &s->placed[at],
+		        (size_t)(np - at) * sizeof *s->placed);
+		s->placed[at] = (Placed){a, a + it->bytes, it->first, it->last};
+		np++;
+		if (a + it->bytes > high)
+			high = a + it->bytes;
+	}
+	return high;
+}
+
+/* ---- live bytes ------------------------------------------------------ */
+
+/* The most bytes live at one step among the items (only the interleaved
+ * ones if `inter`), and the first step with that many. */
+static uint64_t
+peak_live(Scratch *s, int n, int inter, int32_t *step)
+{
+	int ne = 0;
+	for (int i = 0; i < n; i++) {
+		const Item *it = &s->item[i];
+		if (inter && it->region != REGION_INTERLEAVED)
+			continue;
+		s->key[ne++] = (Key){step_key(it->first), 0, it->bytes};
+		s->key[ne++] = (Key){step_key((int64_t)it->last + 1), 0,
+		                     -(int64_t)it->bytes};
+	}
+	sort_keys(s->key, s->tmp, ne);
+	int64_t cur = 0, best = 0;
+	*step = 0;
+	for (int e = 0; e < ne;) {
+		uint64_t at = s->key[e].hi;
+		while (e < ne && s->key[e].hi == at)
+			cur += s->key[e++].v;
+		if (cur > best) {
+			best = cur;
+			*step = (int32_t)(int64_t)(at ^ (1ull << 63));
+		}
+	}
+	return (uint64_t)best;
+}
+
+/* ---- kinds ----------------------------------------------------------- */
+
+typedef struct {
+	PlaceKind *k;
+	int n, cap;
+	const char **key; /* pointer -> kind, open addressing */
+	int *val;
+	size_t hcap, hn;
+} Kinds;
+
+static size_t
+ptr_hash(const char *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32);
+}
+
+static void
+kinds_rehash(Kinds *ks, size_t cap)
+{
+	const char **key = xcalloc(cap, sizeof *key);
+	int *val = xcalloc(cap, sizeof *val);
+	for (size_t i = 0; i < ks->hcap; i++) {
+		if (!ks->key[i])
+			continue;
+		size_t h = ptr_hash(ks->key[i]) & (cap - 1);
+		while (key[h])
+			h = (h + 1) & (cap - 1);
+		key[h] = ks->key[i];
+		val[h] = ks->val[i];
+	}
+	free(ks->key);
+	free(ks->val);
+	ks->key = key;
+	ks->val = val;
+	ks->hcap = cap;
+}
+
+/* The kind of a `what` text: by pointer, then by content. */
+static int
+kinds_get(Kinds *ks, const char *what)
+{
+	what = what_of(what);
+	if (2 * (ks->hn + 1) > ks->hcap)
+		kinds_rehash(ks, ks->hcap ? 2 * ks->hcap : 64);
+	size_t h = ptr_hash(what) & (ks->hcap - 1);
+	while (ks->key[h]) {
+		if (ks->key[h] == what)
+			return ks->val[h];
+		h = (h + 1) & (ks->hcap - 1);
+	}
+	int k;
+	for (k = 0; k < ks->n; k++)
+		if (!strcmp(ks->k[k].what, what))
+			break;
+	if (k == ks->n) {
+		if (ks->n == ks->cap) {
+			ks->cap = ks->cap ? 2 * ks->cap : 16;
+			ks->k =
+			    xrealloc(ks->k, (size_t)ks->cap * sizeof *ks->k);
+		}
+		ks->k[ks->n++] = (PlaceKind){.what = what};
+	}
+	ks->key[h] = what;
+	ks->val[h] = k;
+	ks->hn++;
+	return k;
+}
+
+static int
+cmp_kind(const void *pa, const void *pb)
+{
+	const PlaceKind *a = pa, *b = pb;
+	if (a->bytes != b->bytes)
+		return (a->bytes < b->bytes) - (a->bytes > b->bytes);
+	return strcmp(a->what, b->what);
+}
+
+/* ---- overflow -------------------------------------------------------- */
+
+static void
+fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
+              uint32_t code, uint64_t packed, PlaceOverflow *o)
+{
+	int32_t step, istep;
+	uint64_t live = peak_live(s, n, 0, &step);
+	uint64_t ilive = peak_live(s, n, 1, &istep);
+	uint64_t mem = g->mem_end - g->mem_base;
+	uint64_t imem = g->mem_end - g->interleave;
+	memset(o, 0, sizeof *o);
+	o->tile = tile;
+	o->packed = packed;
+	if (code + live > mem) {
+		o->kind = PLACE_OVER_TOTAL;
+		o->step = step;
+		o->need = code + live;
+		o->avail = mem;
+		o->over = o->need - mem;
+	} else if (ilive > imem) {
+		o->kind = PLACE_OVER_INTERLEAVED;
+		o->step = istep;
+		o->need = ilive;
+		o->avail = imem;
+		o->over = ilive - imem;
+	} else {
+		o->kind = PLACE_OVER_PACKING;
+		o->step = step;
+		o->need = code + live;
+		o->avail = mem;
+		o->over = packed - g->mem_end;
+	}
+	int inter = o->kind == PLACE_OVER_INTERLEAVED;
+	o->live = xcalloc((size_t)n + 1, sizeof *o->live);
+	if (!inter)
+		o->live[o->nlive++] = (PlaceKind){"code", code, 1, code};
+	int from = o->nlive;
+	for (int i = 0; i < n; i++) {
+		const Item *it = &s->item[i];
+		if (it->first > o->step || it->last < o->step)
+			continue;
+		if (inter && it->region != REGION_INTERLEAVED)
+			continue;
+		const char *w = what_of(l->buf[it->id].what);
+		int k;
+		for (k = from; k < o->nlive; k++)
+			if (!strcmp(o->live[k].what, w))
+				break;
+		if (k == o->nlive)
+			o->live[o->nlive++] = (PlaceKind){.what = w};
+		o->live[k].bytes += it->bytes;
+		o->live[k].count++;
+		if (it->bytes > o->live[k].tile_max)
+			o->live[k].tile_max = it->bytes;
+	}
+	qsort(o->live + from, (size_t)(o->nlive - from), sizeof *o->live,
+	      cmp_kind);
+}
+
+/* ---- the same tile twice --------------------------------------------- */
+
+static uint64_t
+tile_hash(const Scratch *s, int n, uint32_t code_end)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ code_end;
+	for (int i = 0; i < n; i++) {
+		const Item *it = &s->item[i];
+		uint64_t v[3] = {
+		    it->bytes | (uint64_t)it->align << 32,
+		    (uint32_t)it->first | (uint64_t)(uint32_t)it->last << 32,
+		    it->region | (uint64_t)(uint32_t)it->apart << 32};
+		for (int j = 0; j < 3; j++) {
+			h ^= v[j];
+			h *= 0x100000001b3ull;
+			h ^= h >> 29;
+		}
+	}
+	return h;
+}
+
+static int
+same_tile(const Lowered *l, const int *ids_a, const int *ids_b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const Buffer *a = &l->buf[ids_a[i]], *b = &l->buf[ids_b[i]];
+		if (a->bytes != b->bytes || a->align != b->align ||
+		    a->region != b->region || a->first != b->first ||
+		    a->last != b->last || (a->apart < 0) != (b->apart < 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* Local index of a buffer id in a tile's sorted id list. */
+static int32_t
+local_of(const int *ids, int n, int32_t id)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int m = (lo + hi) / 2;
+		if (ids[m] < id)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < n && ids[lo] == id ? lo : -1;
+}
+
+/* ---- the pass -------------------------------------------------------- */
+
+static int
+validate(const Lowered *l, const uint32_t *code_end, Diag *d)
+{
+	const Chip *c = l->chip;
+	for (int i = 0; i < l->nbuf; i++) {
+		const Buffer *b = &l->buf[i];
+		const char *w = what_of(b->what);
+		if (b->tile >= l->tiles)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "placement: buffer %d (%s) is on tile %u "
+			    "of %u",
+			    i, w, b->tile, l->tiles);
+		if (!b->align || (b->align & (b->align - 1)))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "placement: buffer %d (%s): alignment "
+			                "%u is not a power of two",
+			                i, w, b->align);
+		if (b->first > b->last)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "placement: buffer %d (%s): first step "
+			                "%d after last step %d",
+			                i, w, b->first, b->last);
+		if (b->region != REGION_ANY && b->region != REGION_INTERLEAVED)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "placement: buffer %d (%s): unknown "
+			                "region %u",
+			                i, w, b->region);
+		if (b->apart >= 0 && (b->apart >= l->nbuf || b->apart == i ||
+		                      l->buf[b->apart].tile != b->tile))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "placement: buffer %d (%s): `apart` "
+			                "names buffer %d, which is not another "
+			                "buffer of tile %u",
+			                i, w, b->apart, b->tile);
+		if (b->apart < -1)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "placement: buffer %d (%s): `apart` %d",
+			                i, w, b->apart);
+	}
+	for (uint32_t t = 0; code_end && t < l->tiles; t++)
+		if (code_end[t] < c->mem_base || code_end[t] > c->exec_end)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "placement: tile %u: code ends at 0x%x, "
+			    "outside 0x%x..0x%x",
+			    t, code_end[t], c->mem_base, c->exec_end);
+	return IPU_OK;
+}
+
+int
+place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
+{
+	PlaceReport dummy;
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof *rep);
+	if (!l || !l->chip)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "placement: no program or no chip");
+	int rc = validate(l, code_end, d);
+	if (rc)
+		return rc;
+
+	const Chip *c = l->chip;
+	Geo g = {c->mem_base, c->interleave, c->mem_end, c->elem_bytes,
+	         (c->interleave - c->mem_base) / c->elem_bytes};
+	uint32_t T = l->tiles;
+	rep->tiles = T;
+	rep->mem_end = c->mem_end;
+	rep->mem_bytes = c->mem_end - c->mem_base;
+	rep->tile = xcalloc(T ? T : 1, sizeof *rep->tile);
+	rep->nbuf = (uint64_t)l->nbuf;
+
+	/* Buffers by tile, in index order (counting sort). */
+	int *start = xcalloc((size_t)T + 1, sizeof *start);
+	int *ids = xcalloc((size_t)l->nbuf + 1, sizeof *ids);
+	for (int i = 0; i < l->nbuf; i++)
+		start[l->buf[i].tile + 1]++;
+	int nmax = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		if (start[t + 1] > nmax)
+			nmax = start[t + 1];
+		start[t + 1] += start[t];
+	}
+	int *fill = xcalloc((size_t)T + 1, sizeof *fill);
+	for (int i = 0; i < l->nbuf; i++) {
+		uint32_t t = l->buf[i].tile;
+		ids[start[t] + fill[t]++] = i;
+	}
+	free(fill);
+
+	Scratch s;
+	size_t m = (size_t)nmax + 1;
+	s.item = xcalloc(m, sizeof *s.item);
+	s.key = xcalloc(2 * m, sizeof *s.key);
+	s.tmp = xcalloc(2 * m, sizeof *s.tmp);
+	s.placed = xcalloc(m, sizeof *s.placed);
+	s.addr = xcalloc(m, sizeof *s.addr);
+	s.best = xcalloc(m, sizeof *s.best);
+	s.pstart = xcalloc(m + 1, sizeof *s.pstart);
+	s.pl = xcalloc(2 * m, sizeof *s.pl);
+	s.fill = xcalloc(m, sizeof *s.fill);
+
+	/* Tiles placed before, by hash (open addressing; -1 = empty). */
+	size_t mcap = 16;
+	while (mcap < 2 * (size_t)T)
+		mcap *= 2;
+	uint64_t *mhash = xcalloc(mcap, sizeof *mhash);
+	int64_t *mtile = xmalloc(mcap * sizeof *mtile);
+	for (size_t i = 0; i < mcap; i++)
+		mtile[i] = -1;
+
+	Kinds ks = {0};
+	int code_kind = kinds_get(&ks, "code");
+	uint64_t *ksum = NULL; /* this tile's bytes by kind */
+	int ksum_n = 0;
+	int capover = 0;
+	uint64_t worst_over = 0;
+	int worst = -1;
+
+	for (uint32_t t = 0; t < T; t++) {
+		int n = start[t + 1] - start[t];
+		const int *tid = ids + start[t];
+		uint32_t ce = code_end ? code_end[t] : c->mem_base;
+		PlaceTile *pt = &rep->tile[t];
+		pt->code = ce - c->mem_base;
+		pt->nbuf = (uint32_t)n;
+
+		/* bytes by kind */
+		ks.k[code_kind].bytes += pt->code;
+		ks.k[code_kind].count++;
+		if (pt->code > ks.k[code_kind].tile_max)
+			ks.k[code_kind].tile_max = pt->code;
+		for (int i = 0; i < n; i++) {
+			int k = kinds_get(&ks, l->buf[tid[i]].what);
+			if (k >= ksum_n) {
+				int nn = ks.cap;
+				ksum =
+				    xrealloc(ksum, (size_t)nn * sizeof *ksum);
+				memset(ksum + ksum_n, 0,
+				       (size_t)(nn - ksum_n) * sizeof *ksum);
+				ksum_n = nn;
+			}
+			ksum[k] += l->buf[tid[i]].bytes;
+			ks.k[k].bytes += l->buf[tid[i]].bytes;
+			ks.k[k].count++;
+		}
+		for (int k = 0; k < ksum_n; k++) {
+			if (ksum[k] > ks.k[k].tile_max)
+				ks.k[k].tile_max =
+				    (uint32_t)(ksum[k] > UINT32_MAX ? UINT32_MAX
+				                                    : ksum[k]);
+			ksum[k] = 0;
+		}
+
+		/* the tile's items */
+		int32_t smin = INT32_MAX, smax = INT32_MIN;
+		for (int i = 0; i < n; i++) {
+			const Buffer *b = &l->buf[tid[i]];
+			Item *it = &s.item[i];
+			it->id = tid[i];
+			it->local = i;
+			it->bytes = b->bytes;
+			it->align = b->align < 8 ? 8 : b->align;
+			it->region = b->region;
+			it->first = b->first;
+			it->last = b->last;
+			it->apart =
+			    b->apart < 0 ? -1 : local_of(tid, n, b->apart);
+			if (b->first < smin)
+				smin = b->first;
+			if (b->last > smax)
+				smax = b->last;
+		}
+		for (int i = 0; i < n; i++)
+			s.item[i].whole =
+			    s.item[i].first <= smin && s.item[i].last >= smax;
+
+		/* a tile like an earlier one takes its addresses */
+		uint64_t h = tile_hash(&s, n, ce);
+		size_t hb = (size_t)h & (mcap - 1);
+		int copied = 0;
+		for (; mtile[hb] >= 0; hb = (hb + 1) & (mcap - 1)) {
+			uint32_t o = (uint32_t)mtile[hb];
+			if (mhash[hb] != h || start[o + 1] - start[o] != n ||
+			    (code_end ? code_end[o] : c->mem_base) != ce ||
+			    !same_tile(l, ids + start[o], tid, n))
+				continue;
+			const int *oid = ids + start[o];
+			int same_apart = 1;
+			for (int i = 0; i < n && same_apart; i++) {
+				int32_t a = l->buf[oid[i]].apart;
+				if (a >= 0 &&
+				    local_of(oid, n, a) != s.item[i].apart)
+					same_apart = 0;
+			}
+			if (!same_apart)
+				continue;
+			for (int i = 0; i < n; i++)
+				l->buf[tid[i]].addr = l->buf[oid[i]].addr;
+			pt->peak = rep->tile[o].peak;
+			pt->peak_step = rep->tile[o].peak_step;
+			pt->high = rep->tile[o].high;
+			copied = 1;
+			break;
+		}
+		if (copied)
+			continue;
+
+		/* partners of the `apart` rule, both directions */
+		memset(s.pstart, 0, (size_t)(n + 1) * sizeof *s.pstart);
+		for (int i = 0; i < n; i++)
+			if (s.item[i].apart >= 0) {
+				s.pstart[i + 1]++;
+				s.pstart[s.item[i].apart + 1]++;
+			}
+		for (int i = 0; i < n; i++)
+			s.pstart[i + 1] += s.pstart[i];
+		for (int i = 0; i < n; i++)
+			s.fill[i] = s.pstart[i];
+		for (int i = 0; i < n; i++)
+			if (s.item[i].apart >= 0) {
+				int j = s.item[i].apart;
+				s.pl[s.fill[i]++] = j;
+				s.pl[s.fill[j]++] = i;
+			}
+
+		pt->peak = peak_live(&s, n, 0, &pt->peak_step);
+
+		uint64_t best = UINT64_MAX;
+		for (int o = 0; o < NORDERS; o++) {
+			order_keys(s.item, n, o, s.key);
+			sort_keys(s.key, s.tmp, n);
+			uint64_t high = pack(&g, ce, &s, n);
+			if (high < best) {
+				best = high;
+				memcpy(s.best, s.addr,
+				       (size_t)n * sizeof *s.addr);
+			}
+			if (best <= g.mem_end)
+				break;
+		}
+		if (best <= g.mem_end) {
+			for (int i = 0; i < n; i++)
+				l->buf[tid[i]].addr = (uint32_t)s.best[i];
+			pt->high = (uint32_t)best;
+			mhash[hb] = h;
+			mtile[hb] = t;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			l->buf[tid[i]].addr = 0;
+		pt->high = 0;
+		if (rep->nover == capover) {
+			capover = capover ? 2 * capover : 8;
+			rep->over = xrealloc(rep->over, (size_t)capover *
+			                                    sizeof *rep->over);
+		}
+		PlaceOverflow *o = &rep->over[rep->nover++];
+		fill_overflow(l, &g, &s, n, t, pt->code, best, o);
+		if (worst < 0 || o->over > worst_over) {
+			worst = rep->nover - 1;
+			worst_over = o->over;
+		}
+	}
+
+	for (uint32_t t = 1; t < T; t++)
+		if (rep->tile[t].high > rep->tile[rep->top_tile].high)
+			rep->top_tile = t;
+	qsort(ks.k, (size_t)ks.n, sizeof *ks.k, cmp_kind);
+	rep->kind = ks.k;
+	rep->nkind = ks.n;
+
+	rc = IPU_OK;
+	if (rep->nover) {
+		char line[400];
+		place_overflow_format(rep, &rep->over[worst], line,
+		                      sizeof line);
+		rc =
+		    diag_set(d, IPU_ERANGE, NULL, 0, 0,
+		             "placement: %d of %u tiles do not fit; the worst: "
+		             "%s",
+		             rep->nover, T, line);
+	}
+
+	free(ks.key);
+	free(ks.val);
+	free(ksum);
+	free(mhash);
+	free(mtile);
+	free(s.item);
+	free(s.key);
+	free(s.tmp);
+	free(s.placed);
+	free(s.addr);
+	free(s.best);
+	free(s.pstart);
+	free(s.pl);
+	free(s.fill);
+	free(start);
+	free(ids);
+	if (rep == &dummy)
+		place_report_free(rep);
+	return rc;
+}
+
+/* ---- text ------------------------------------------------------------ */
+
+/* n with thousands separators: 702416 -> "702,416". */
+static const char *
+commas(char *buf, uint64_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%" PRIu64, n);
+	int o = 0;
+	for (int i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+void
+place_overflow_format(const PlaceReport *rep, const PlaceOverflow *o, char *buf,
+                      size_t len)
+{
+	char a[32], b[32];
+	size_t n = 0;
+#define PUT(...)                                                               \
+	do {                                                                   \
+		if (n < len)                                                   \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);  \
+	} while (0)
+	if (!len)
+		return;
+	buf[0] = 0;
+	PUT("tile %u: needs %s bytes", o->tile, commas(a, o->need));
+	if (o->kind == PLACE_OVER_INTERLEAVED)
+		PUT(" of the interleaved region");
+	PUT(" at step %d (", o->step);
+	for (int i = 0; i < o->nlive; i++) {
+		PUT("%s%s %s", i ? "; " : "", o->live[i].what,
+		    commas(a, o->live[i].bytes));
+		if (o->live[i].count > 1)
+			PUT(" in %u", o->live[i].count);
+	}
+	PUT(")");
+	switch (o->kind) {
+	case PLACE_OVER_TOTAL:
+		PUT(", %s bytes more than the %s available", commas(a, o->over),
+		    commas(b, o->avail));
+		break;
+	case PLACE_OVER_INTERLEAVED:
+		PUT(", %s bytes more than the %s it holds", commas(a, o->over),
+		    commas(b, o->avail));
+		break;
+	default:
+		PUT(", within the %s available, but alignment, the element "
+		    "rules and fragmentation leave the best packing %s bytes "
+		    "past the end (0x%" PRIx64 " > 0x%x)",
+		    commas(a, o->avail), commas(b, o->over), o->packed,
+		    rep->mem_end);
+		break;
+	}
+#undef PUT
+}
+
+void
+place_report_print(const PlaceReport *rep, FILE *f)
+{
+	char a[32], b[32], c[32];
+	fprintf(f, "placement: %u tiles, %s buffers", rep->tiles,
+	        commas(a, rep->nbuf));
+	if (rep->tiles && rep->tile[rep->top_tile].high) {
+		const PlaceTile *t = &rep->tile[rep->top_tile];
+		fprintf(f,
+		        "; highest water 0x%x on tile %u (code %s; %s data "
+		        "bytes live at step %d), %s bytes free above it",
+		        t->high, rep->top_tile, commas(a, t->code),
+		        commas(b, t->peak), t->peak_step,
+		        commas(c, rep->mem_end - t->high));
+	}
+	if (rep->nover)
+		fprintf(f, "; %d tile%s do%s not fit", rep->nover,
+		        rep->nover == 1 ? "" : "s",
+		        rep->nover == 1 ? "es" : "");
+	fputc('\n', f);
+	for (int i = 0; i < rep->nkind; i++) {
+		const PlaceKind *k = &rep->kind[i];
+		int code = !strcmp(k->what, "code");
+		fprintf(f,
+		        "  %-20s %15s bytes in %u %s%s, at most %s on a tile\n",
+		        k->what, commas(a, k->bytes), k->count,
+		        code ? "tile" : "buffer", k->count == 1 ? "" : "s",
+		        commas(b, k->tile_max));
+	}
+	for (int i = 0; i < rep->nover; i++) {
+		char line[1024];
+		place_overflow_format(rep, &rep->over[i], line, sizeof line);
+		fprintf(f, "%s\n", line);
+	}
+}
+
+void
+place_report_free(PlaceReport *rep)
+{
+	if (!rep)
+		return;
+	for (int i = 0; i < rep->nover; i++)
+		free(rep->over[i].live);
+	free(rep->over);
+	free(rep->kind);
+	free(rep->tile);
+	memset(rep, 0, sizeof *rep);
+}
