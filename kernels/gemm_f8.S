@@ -1,0 +1,23 @@
+// gemm_f8.S - the f8 (ipu21 only) variant of kernels/gemm.S: the same
+// supervisor loop and worker stream with f8v8hihov4amp, 8 FP8 inputs per
+// AMP, 32 K per panel, C in f16. Before the loop the supervisor sets the
+// workers' FP8 formats and scale ($FP_INFMT, $FP_ISCL: copied to $FP_NFMT,
+// $FP_SCL at every worker start) from the argument block. Clobbers what
+// gemm_f16 does plus $FP_INFMT and $FP_ISCL.
+
+	.include "gemm.inc"
+
+	.section .text.gemm_f8, "ax"
+
+	.globl gemm_f8
+	.type gemm_f8, @function
+gemm_f8:
+	ld32 $m5, $m0, $mzero, ARG_FP8FMT / 4
+	put $FP_INFMT, $m5
+	ld32 $m5, $m0, $mzero, ARG_FP8SCL / 4
+	put $FP_ISCL, $m5
+	GEMM_SUPERVISOR gemm_f8_worker, gemm_f8_worker_zero
+	.size gemm_f8, . - gemm_f8
+
+	GEMM_HIHO_WORKER gemm_f8_worker, f8v8hihov4amp, $a2:3
+	GEMM_HIHO_WORKER gemm_f8_worker_zero, f8v8hihov4amp, $azeros

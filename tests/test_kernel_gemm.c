@@ -1,0 +1,404 @@
+/*
+ * test_kernel_gemm.c - kernels/gemm.S and kernels/gemm_f8.S through
+ * gemm_tile_run: C = A x B (+ C) on one emulated tile for f16, f32 and f8
+ * over awkward shapes (one row, fewer rows than workers, columns and K not
+ * multiples of the panel sizes, thousands of K), both modes, repeated
+ * calls, and the cycle formula gemm_tile_cycles against the emulator.
+ *
+ * The reference decodes the bit patterns with decoders written here and
+ * sums in long double. The tolerance follows the AMP model panel by panel
+ * (docs/kernel-gemm.md, "Accuracy"): each AMP instruction rounds its
+ * accumulator to f32, and each K-panel's result is rounded to the C format
+ * (f16 for f16 and f8) before it is the next panel's partial.
+ */
+#include "support.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/kernels/gemm.h"
+
+static long double
+f16_value(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	long double v = e ? ldexpl(1024 + m, e - 25) : ldexpl(m, -24);
+	return h & 0x8000 ? -v : v;
+}
+
+static long double
+f32_value(uint32_t b)
+{
+	float f;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+/* F143: 1/4/3 bits, bias 8; F152: 1/5/2 bits, bias 16 (model.md 7.2). */
+static long double
+f8_value(uint8_t q, int f152, int scale)
+{
+	int eb = f152 ? 5 : 4, mb = 7 - eb, bias = f152 ? 16 : 8;
+	int e = (q >> mb) & ((1 << eb) - 1), m = q & ((1 << mb) - 1);
+	long double v =
+	    e ? ldexpl((1 << mb) + m, e - bias - mb) : ldexpl(m, 1 - bias - mb);
+	return ldexpl(q & 0x80 ? -v : v, scale);
+}
+
+static uint64_t rng = 0x1234567;
+
+static uint32_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+/* Random values of moderate size (|x| in [2^-4, 4)) so that sums of a few
+ * thousand products stay far from f16 overflow. */
+static uint16_t
+rnd_f16(void)
+{
+	uint32_t r = rnd();
+	return (uint16_t)((r & 0x8000) | (11 + r % 6) << 10 |
+	                  (r >> 16 & 0x3ff));
+}
+
+static uint32_t
+rnd_f32(void)
+{
+	uint32_t r = rnd();
+	return (r & 0x80000000u) | (123 + r % 6) << 23 | (rnd() & 0x7fffff);
+}
+
+static uint8_t
+rnd_f8(int f152)
+{
+	uint32_t r = rnd();
+	int eb = f152 ? 5 : 4, mb = 7 - eb, bias = f152 ? 16 : 8;
+	uint32_t e = (uint32_t)(bias - 3) + r % 6; /* 2^-3 .. 2^2 */
+	return (uint8_t)((r & 0x80) | e << mb | (r >> 8 & ((1u << mb) - 1)));
+}
+
+typedef struct {
+	GemmDtype t;
+	uint32_t bm, bn, bk;
+	GemmOptions opt;
+	const Chip *chip;
+} Case;
+
+static long double
+in_value(const Case *cs, const void *arr, size_t i, int is_b)
+{
+	if (cs->t == GEMM_F32)
+		return f32_value(((const uint32_t *)arr)[i]);
+	if (cs->t == GEMM_F16)
+		return f16_value(((const uint16_t *)arr)[i]);
+	int f152 = is_b ? cs->opt.fp8_w : cs->opt.fp8_in;
+	/* the scale applies to the product: put it on A's side */
+	return f8_value(((const uint8_t *)arr)[i], f152,
+	                is_b ? 0 : cs->opt.fp8_scale);
+}
+
+static long double
+c_value(const Case *cs, const void *arr, size_t i)
+{
+	return cs->t == GEMM_F32 ? f32_value(((const uint32_t *)arr)[i])
+	                         : f16_value(((const uint16_t *)arr)[i]);
+}
+
+/* Run one case and check every element of C; returns the cycles. */
+static uint64_t
+check(Case cs)
+{
+	GemmDtype t = cs.t;
+	uint32_t bm = cs.bm, bn = cs.bn, bk = cs.bk;
+	uint32_t ein = gemm_in_bytes(t), ec = gemm_c_elem_bytes(t);
+	uint8_t *a = malloc((size_t)bm * bk * ein);
+	uint8_t *b = malloc((size_t)bk * bn * ein);
+	uint8_t *c0 = malloc((size_t)bm * bn * ec);
+	uint8_t *c = malloc((size_t)bm * bn * ec);
+	for (size_t i = 0; i < (size_t)bm * bk; i++) {
+		if (t == GEMM_F32)
+			((uint32_t *)a)[i] = rnd_f32();
+		else if (t == GEMM_F16)
+			((uint16_t *)a)[i] = rnd_f16();
+		else
+			a[i] = rnd_f8(cs.opt.fp8_in);
+	}
+	for (size_t i = 0; i < (size_t)bk * bn; i++) {
+		if (t == GEMM_F32)
+			((uint32_t *)b)[i] = rnd_f32();
+		else if (t == GEMM_F16)
+			((uint16_t *)b)[i] = rnd_f16();
+		else
+			b[i] = rnd_f8(cs.opt.fp8_w);
+	}
+	for (size_t i = 0; i < (size_t)bm * bn; i++) {
+		if (cs.opt.zero) /* must be ignored: NaN everywhere */
+			memset(c0 + i * ec, 0xff, ec);
+		else if (t == GEMM_F32)
+			((uint32_t *)c0)[i] = rnd_f32();
+		else
+			((uint16_t *)c0)[i] = rnd_f16();
+	}
+	memcpy(c, c0, (size_t)bm * bn * ec);
+	if (!cs.chip)
+		cs.chip = chip_default();
+	uint64_t cycles = 0;
+	Diag d;
+	diag_clear(&d);
+	if (gemm_tile_run(cs.chip, t, bm, bn, bk, a, b, c, &cs.opt, &cycles,
+	                  &d))
+		fail_msg("%s %ux%ux%u: %s", gemm_dtype_name(t), bm, bn, bk,
+		         d.msg);
+
+	/* f32 accumulation: 4 AMPs per panel (f16, f8) or 8 (f32), each
+	 * rounding once; then the panel result rounds to C's format. */
+	long double steps = t == GEMM_F32 ? 8 : 4;
+	long double u_out = t == GEMM_F32 ? 0x1p-24L : 0x1p-11L;
+	long double tiny = t == GEMM_F32 ? 0x1p-149L : 0x1p-25L;
+	uint32_t kp = gemm_k_panel(t), nk = gemm_k_panels(t, bk);
+	uint32_t calls = cs.opt.calls ? cs.opt.calls : 1;
+	for (uint32_t r = 0; r < bm; r++)
+		for (uint32_t col = 0; col < bn; col++) {
+			size_t ci = (size_t)r * bn + col;
+			long double ref =
+			    cs.opt.zero ? 0 : c_value(&cs, c0, ci);
+			long double tol = 0;
+			for (uint32_t call = 0; call < calls; call++) {
+				if (cs.opt.zero)
+					ref = 0, tol = 0;
+				for (uint32_t p = 0; p < nk; p++) {
+					long double s = ref, mag = 0;
+					for (uint32_t k = p * kp;
+					     k < bk && k < (p + 1) * kp; k++) {
+						long double x =
+						    in_value(&cs, a,
+						             (size_t)r * bk + k,
+						             0) *
+						    in_value(&cs, b,
+						             (size_t)k * bn +
+						                 col,
+						             1);
+						s += x;
+						mag += fabsl(x);
+					}
+					long double acc =
+					    steps * 0x1p-24L *
+					    (fabsl(ref) + tol + mag);
+					tol += acc +
+					       u_out * (fabsl(s) + tol + acc) +
+					       tiny;
+					ref = s;
+				}
+			}
+			long double got = c_value(&cs, c, ci);
+			if (!(fabsl(got - ref) <= tol))
+				fail_msg("%s %ux%ux%u%s: c[%u][%u] = %.9Lg, "
+				         "reference %.9Lg (tolerance %.3Lg)",
+				         gemm_dtype_name(t), bm, bn, bk,
+				         cs.opt.zero ? " zero" : "", r, col,
+				         got, ref, tol);
+		}
+	free(a);
+	free(b);
+	free(c0);
+	free(c);
+	return cycles;
+}
+
+static void
+shapes(GemmDtype t)
+{
+	static const uint32_t s[][3] = {
+	    {1, 16, 16}, {7, 48, 16},   {13, 20, 1000}, {5, 3, 7},
+	    {6, 16, 40}, {269, 48, 64}, {64, 1000, 16}, {13, 16, 4304},
+	};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+		Case cs = {.t = t, .bm = s[i][0], .bn = s[i][1], .bk = s[i][2]};
+		check(cs);
+		cs.opt.zero = 1;
+		if (i % 2 == 0)
+			check(cs);
+	}
+}
+
+static void
+test_f16(void **state)
+{
+	(void)state;
+	shapes(GEMM_F16);
+	check((Case){.t = GEMM_F16,
+	             .bm = 50,
+	             .bn = 40,
+	             .bk = 100,
+	             .chip = chip_by_name("gc200")});
+}
+
+static void
+test_f32(void **state)
+{
+	(void)state;
+	shapes(GEMM_F32);
+}
+
+static void
+test_f8(void **state)
+{
+	(void)state;
+	shapes(GEMM_F8);
+	Case cs = {.t = GEMM_F8, .bm = 31, .bn = 33, .bk = 200};
+	cs.opt = (GemmOptions){.fp8_in = GEMM_FP8_F152, .fp8_scale = -3};
+	check(cs);
+	cs.opt = (GemmOptions){.fp8_w = GEMM_FP8_F152, .fp8_scale = 2};
+	check(cs);
+}
+
+/* A second call on the same tile: accumulate adds A x B again, zero mode
+ * gives the same C. */
+static void
+test_repeated_calls(void **state)
+{
+	(void)state;
+	for (int t = GEMM_F32; t <= GEMM_F8; t++) {
+		Case cs = {.t = (GemmDtype)t, .bm = 20, .bn = 30, .bk = 70};
+		cs.opt.calls = 2;
+		check(cs);
+		cs.opt.zero = 1;
+		check(cs);
+	}
+}
+
+/* The formula of docs/kernel-gemm.md against the emulator. */
+static void
+test_cycle_formula(void **state)
+{
+	(void)state;
+	static const uint32_t s[][4] = {
+	    {GEMM_F16, 1, 16, 16},    {GEMM_F16, 96, 64, 256},
+	    {GEMM_F16, 269, 48, 64},  {GEMM_F16, 600, 16, 32},
+	    {GEMM_F16, 35, 160, 48},  {GEMM_F32, 7, 16, 8},
+	    {GEMM_F32, 96, 64, 64},   {GEMM_F32, 300, 32, 24},
+	    {GEMM_F8, 96, 64, 256},   {GEMM_F8, 13, 20, 1000},
+	    {GEMM_F8, 400, 32, 64},   {GEMM_F16, 128, 128, 128},
+	    {GEMM_F16, 768, 32, 256}, {GEMM_F32, 384, 32, 128},
+	    {GEMM_F8, 768, 32, 512},
+	};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+		Case cs = {.t = (GemmDtype)s[i][0],
+		           .bm = s[i][1],
+		           .bn = s[i][2],
+		           .bk = s[i][3]};
+		uint64_t got = check(cs);
+		uint64_t want = gemm_tile_cycles(cs.t, cs.bm, cs.bn, cs.bk);
+		if (llabs((long long)got - (long long)want) * 20 >
+		    (long long)want)
+			fail_msg("%s %ux%ux%u: %llu cycles, formula %llu",
+			         gemm_dtype_name(cs.t), cs.bm, cs.bn, cs.bk,
+			         (unsigned long long)got,
+			         (unsigned long long)want);
+		/* padded MACs against the tile's peak */
+		const Chip *c = chip_default();
+		double macs = (double)cs.bm * 16 * gemm_n_panels(cs.bn) *
+		              gemm_k_panel(cs.t) * gemm_k_panels(cs.t, cs.bk);
+		double peak = cs.t == GEMM_F32   ? c->macs_f32
+		              : cs.t == GEMM_F16 ? c->macs_f16
+		                                 : c->macs_f8;
+		print_message("%s %ux%ux%u: %llu cycles, formula %llu, "
+		              "%.1f MACs/cycle (%.1f%% of peak)\n",
+		              gemm_dtype_name(cs.t), cs.bm, cs.bn, cs.bk,
+		              (unsigned long long)got, (unsigned long long)want,
+		              macs / (double)got,
+		              100 * macs / (double)got / peak);
+	}
+}
+
+static void
+test_layouts(void **state)
+{
+	(void)state;
+	/* f16 B: $CWEI 1 holds K 4..7 of column 0, $CWEI 4 K 0..3 of column
+	 * 1, $CWEI 32 K 0..3 of column 8 (engine 8 = set 1). */
+	uint16_t bsrc[16 * 16], bp[256];
+	for (int k = 0; k < 16; k++)
+		for (int n = 0; n < 16; n++)
+			bsrc[k * 16 + n] = (uint16_t)(k << 8 | n);
+	assert_int_equal(gemm_b_bytes(GEMM_F16, 16, 16), 512);
+	gemm_pack_b(GEMM_F16, 16, 16, bsrc, bp);
+	assert_int_equal(bp[4 * 1 + 0], 4 << 8 | 0);
+	assert_int_equal(bp[4 * 1 + 3], 7 << 8 | 0);
+	assert_int_equal(bp[4 * 4 + 2], 2 << 8 | 1);
+	assert_int_equal(bp[4 * 32 + 1], 1 << 8 | 8);
+	assert_int_equal(bp[4 * 63 + 3], 15 << 8 | 15);
+	/* f32: $CWEI 5 = K 2, 3 of column 1 */
+	uint32_t fsrc[8 * 16], fp[128];
+	for (int k = 0; k < 8; k++)
+		for (int n = 0; n < 16; n++)
+			fsrc[k * 16 + n] = (uint32_t)(k << 8 | n);
+	gemm_pack_b(GEMM_F32, 8, 16, fsrc, fp);
+	assert_int_equal(fp[2 * 5], 2 << 8 | 1);
+	assert_int_equal(fp[2 * 5 + 1], 3 << 8 | 1);
+	/* sizes, with padding */
+	assert_int_equal(gemm_a_bytes(GEMM_F16, 7, 17), 2 * 7 * 32);
+	assert_int_equal(gemm_a_bytes(GEMM_F8, 7, 33), 2 * 7 * 32);
+	assert_int_equal(gemm_c_bytes(GEMM_F32, 7, 17), 2 * 7 * 64);
+	assert_int_equal(gemm_b_bytes(GEMM_F32, 9, 17), 4 * 512);
+	/* A: row 1 of K-panel 1 holds A[1][16..31] */
+	uint16_t asrc[2 * 20], ap[2 * 2 * 16];
+	for (int i = 0; i < 40; i++)
+		asrc[i] = (uint16_t)(i + 1);
+	gemm_pack_a(GEMM_F16, 2, 20, asrc, ap);
+	assert_int_equal(ap[(1 * 2 + 1) * 16 + 0], 20 + 16 + 1);
+	assert_int_equal(ap[(1 * 2 + 1) * 16 + 3], 20 + 19 + 1);
+	assert_int_equal(ap[(1 * 2 + 1) * 16 + 4], 0);
+	/* C round trip */
+	uint16_t csrc[3 * 20], cp[2 * 3 * 16], cback[3 * 20];
+	for (int i = 0; i < 60; i++)
+		csrc[i] = (uint16_t)(i + 1);
+	gemm_pack_c(GEMM_F16, 3, 20, csrc, cp);
+	assert_int_equal(cp[(1 * 3 + 2) * 16 + 1], 2 * 20 + 17 + 1);
+	gemm_unpack_c(GEMM_F16, 3, 20, cp, cback);
+	assert_memory_equal(csrc, cback, sizeof csrc);
+}
+
+static void
+test_bad_calls(void **state)
+{
+	(void)state;
+	uint16_t x[16] = {0};
+	Diag d;
+	diag_clear(&d);
+	assert_int_equal(gemm_tile_run(chip_by_name("gc200"), GEMM_F8, 1, 1, 1,
+	                               x, x, x, NULL, NULL, &d),
+	                 IPU_EINVAL);
+	assert_non_null(strstr(d.msg, "ipu21"));
+	assert_int_equal(gemm_tile_run(chip_default(), GEMM_F16, 0, 1, 1, x, x,
+	                               x, NULL, NULL, &d),
+	                 IPU_EINVAL);
+	/* 2000 x 16000 f16 of A alone is 64 MB */
+	uint16_t *big = calloc((size_t)2000 * 16000, 2);
+	assert_int_equal(gemm_tile_run(chip_default(), GEMM_F16, 2000, 16,
+	                               16000, big, big, big, NULL, NULL, &d),
+	                 IPU_ERANGE);
+	assert_non_null(strstr(d.msg, "does not fit"));
+	free(big);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_layouts),
+	    cmocka_unit_test(test_f16),
+	    cmocka_unit_test(test_f32),
+	    cmocka_unit_test(test_f8),
+	    cmocka_unit_test(test_repeated_calls),
+	    cmocka_unit_test(test_cycle_formula),
+	    cmocka_unit_test(test_bad_calls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
