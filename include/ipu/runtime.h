@@ -128,6 +128,75 @@ int ipu_load_image_file(ipu_device *dev, const char *path, uint32_t first_tile,
                         uint32_t ntiles, ipu_error *err);
 
 /*
+ * Load a package (as the compiler writes it, docs/package.md) onto tiles
+ * 0..n-1, where n is the number of tiles the package uses: every segment
+ * is written and every tile's supervisor starts at its entry at ipu_run.
+ * The bytes are checked in full first (IPU_ERR_FORMAT naming what is
+ * wrong, nothing loaded); the package must be for the device's chip and
+ * the device must have at least n tiles (IPU_ERR_ARGUMENT). Tiles 0..n-1
+ * must be free, as for ipu_load_image; loading after ipu_run resets the
+ * device first. The package's tensor table stays with the device for
+ * ipu_write_tensor / ipu_read_tensor until the next load or ipu_close.
+ * The bytes are copied.
+ */
+int ipu_load_package(ipu_device *dev, const void *data, size_t len,
+                     ipu_error *err);
+/* The same from a file; IPU_ERR_IO if it cannot be read. */
+int ipu_load_package_file(ipu_device *dev, const char *path, ipu_error *err);
+
+/* Element types of tensors (the graph's dtype numbers). f8 values carry a
+ * power-of-two scale: a stored q means decode(q) * 2^scale. */
+typedef enum {
+	IPU_DTYPE_F32 = 0,     /* IEEE binary32, 4 bytes */
+	IPU_DTYPE_F16 = 1,     /* IEEE binary16, 2 bytes */
+	IPU_DTYPE_F8_F143 = 2, /* 1 sign, 4 exponent, 3 mantissa bits */
+	IPU_DTYPE_F8_F152 = 3, /* 1 sign, 5 exponent, 2 mantissa bits */
+} ipu_dtype;
+
+typedef enum {
+	IPU_ROLE_INPUT = 0,  /* set by the host before each run */
+	IPU_ROLE_WEIGHT = 1, /* set by the host, constant over runs */
+	IPU_ROLE_OUTPUT = 3, /* read by the host after a run */
+} ipu_tensor_role;
+
+/* A tensor of the loaded package: a rows x cols matrix (the graph tensor's
+ * 2-D view: all axes but the last are folded into rows). */
+typedef struct {
+	const char *name; /* owned by the device: valid until the next load
+	                     or ipu_close */
+	ipu_dtype dtype;
+	int scale; /* f8 only, else 0 */
+	ipu_tensor_role role;
+	uint32_t rows, cols;
+	size_t bytes;    /* rows * cols * element size: the host array */
+	uint32_t pieces; /* blocks it is split into across tiles */
+} ipu_tensor_desc;
+
+/* The tensor `name` of the loaded package. IPU_ERR_ARGUMENT naming it if
+ * no package is loaded or it has no such tensor. */
+int ipu_tensor_info(const ipu_device *dev, const char *name,
+                    ipu_tensor_desc *out, ipu_error *err);
+/* Listing: the number of tensors (0 without a package) and each by index
+ * (0..count-1), in the package's order. */
+uint32_t ipu_tensor_count(const ipu_device *dev);
+int ipu_tensor_at(const ipu_device *dev, uint32_t index, ipu_tensor_desc *out,
+                  ipu_error *err);
+
+/*
+ * Copy a whole tensor of the loaded package between a host array and the
+ * tiles, now (outside a run, as ipu_write / ipu_read). The host array is
+ * row-major, rows x cols elements of the tensor's dtype (raw f16 and f8
+ * bit patterns; no conversion), and `bytes` must equal ipu_tensor_desc's
+ * bytes. Each piece is converted to or from its on-tile layout; padding
+ * is written as zeros. IPU_ERR_ARGUMENT for an unknown name (named in the
+ * message), a size mismatch or NULL; the device is unchanged then.
+ */
+int ipu_write_tensor(ipu_device *dev, const char *name, const void *src,
+                     size_t bytes, ipu_error *err);
+int ipu_read_tensor(ipu_device *dev, const char *name, void *dst, size_t bytes,
+                    ipu_error *err);
+
+/*
  * Look up `name` in the symbol table of the image loaded on `tile`: *addr
  * gets its address, *size its size in bytes (from `.size`; 0 if the
  * source gave none). Either output may be NULL. IPU_ERR_ARGUMENT if the

@@ -14,6 +14,7 @@ static const struct {
     {"disasm", cmd_disasm, "disassemble an object, an image or raw words"},
     {"sim", cmd_sim, "run a single-tile program on the emulator"},
     {"bench", cmd_bench, "benchmarks with JSON output"},
+    {"inspect", cmd_inspect, "summarise a package file"},
 };
 
 static void

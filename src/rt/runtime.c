@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../util/util.h"
-#include "backend.h"
+#include "device.h"
 
 /* The device kinds a name may start with; NULL: not built in. A hardware
  * backend replaces the NULL of "hw". */
@@ -29,26 +29,8 @@ static const struct {
     {"hw", NULL},
 };
 
-/* An image shared by the tiles it was loaded on. */
-typedef struct {
-	Image img;
-	char *name; /* for messages */
-	uint32_t refs;
-} RtImage;
-
-typedef enum { ST_EMPTY, ST_LOADED, ST_RAN } RtState;
-
-struct ipu_device {
-	char *name;
-	const RtBackend *ops;
-	void *be;
-	RtConfig cfg;
-	RtImage **img; /* by tile, NULL if none */
-	RtState state;
-};
-
-static void
-error_clear(ipu_error *err)
+void
+rt_error_clear(ipu_error *err)
 {
 	memset(err, 0, sizeof *err);
 	err->tile = IPU_UNKNOWN;
@@ -61,7 +43,7 @@ error_clear(ipu_error *err)
 int
 rt_error(ipu_error *err, ipu_error_kind kind, const char *fmt, ...)
 {
-	error_clear(err);
+	rt_error_clear(err);
 	err->kind = kind;
 	va_list ap;
 	va_start(ap, fmt);
@@ -69,14 +51,6 @@ rt_error(ipu_error *err, ipu_error_kind kind, const char *fmt, ...)
 	va_end(ap);
 	return kind;
 }
-
-/* Every entry point starts with this: a scratch error when the caller
- * passed none, cleared so that success leaves IPU_ERR_NONE. */
-#define ERR_BEGIN(err)                                                         \
-	ipu_error scratch_err_;                                                \
-	if (!(err))                                                            \
-		(err) = &scratch_err_;                                         \
-	error_clear(err)
 
 const char *
 ipu_error_kind_name(ipu_error_kind kind)
@@ -251,6 +225,10 @@ drop_images(ipu_device *dev)
 			free(im);
 		}
 	}
+	pkg_free(dev->pkg);
+	dev->pkg = NULL;
+	free(dev->pkg_name);
+	dev->pkg_name = NULL;
 }
 
 void
@@ -288,18 +266,19 @@ ipu_info(const ipu_device *dev, ipu_device_info *out, ipu_error *err)
 
 /* Argument checks shared by the entry points; each names the function. */
 
-static int
-check_dev(const ipu_device *dev, const char *fn, ipu_error *err)
+int
+rt_check_dev(const ipu_device *dev, const char *fn, ipu_error *err)
 {
 	if (!dev)
 		return rt_error(err, IPU_ERR_ARGUMENT, "%s: dev is NULL", fn);
 	return 0;
 }
 
-static int
-check_tile(const ipu_device *dev, const char *fn, uint32_t tile, ipu_error *err)
+int
+rt_check_tile(const ipu_device *dev, const char *fn, uint32_t tile,
+              ipu_error *err)
 {
-	if (check_dev(dev, fn, err))
+	if (rt_check_dev(dev, fn, err))
 		return err->kind;
 	if (tile >= dev->cfg.tiles) {
 		rt_error(err, IPU_ERR_ARGUMENT,
@@ -317,7 +296,7 @@ static int
 check_range(const ipu_device *dev, const char *fn, uint32_t tile, uint32_t addr,
             size_t len, const void *buf, ipu_error *err)
 {
-	if (check_tile(dev, fn, tile, err))
+	if (rt_check_tile(dev, fn, tile, err))
 		return err->kind;
 	if (!buf)
 		return rt_error(err, IPU_ERR_ARGUMENT,
@@ -367,6 +346,22 @@ check_image(const ipu_device *dev, const char *fn, const RtImage *im,
 	return 0;
 }
 
+int
+rt_fresh(ipu_device *dev, ipu_error *err)
+{
+	if (dev->state != ST_RAN)
+		return 0;
+	/* a fresh chip for the next run */
+	void *be = dev->ops->open(&dev->cfg, err);
+	if (!be)
+		return err->kind;
+	drop_images(dev);
+	dev->ops->close(dev->be);
+	dev->be = be;
+	dev->state = ST_EMPTY;
+	return 0;
+}
+
 static int
 load(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
      const char *name, uint32_t first, uint32_t n, ipu_error *err)
@@ -378,6 +373,11 @@ load(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
 		                "%s: %u tiles from tile %u do not fit device "
 		                "'%s', which has tiles 0..%u",
 		                fn, n, first, dev->name, dev->cfg.tiles - 1);
+	if (dev->state == ST_LOADED && dev->pkg && first < dev->pkg->tiles)
+		return rt_error(err, IPU_ERR_ARGUMENT,
+		                "%s: tile %u already holds package %s (tiles "
+		                "0..%u); a tile takes one program per run",
+		                fn, first, dev->pkg_name, dev->pkg->tiles - 1);
 	if (dev->state == ST_LOADED)
 		for (uint32_t t = first; t < first + n; t++)
 			if (dev->img[t])
@@ -404,18 +404,11 @@ load(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
 		free(im);
 		return err->kind;
 	}
-	if (dev->state == ST_RAN) {
-		/* a fresh chip for the next run */
-		void *be = dev->ops->open(&dev->cfg, err);
-		if (!be) {
-			img_free(&im->img);
-			free(im->name);
-			free(im);
-			return err->kind;
-		}
-		drop_images(dev);
-		dev->ops->close(dev->be);
-		dev->be = be;
+	if (rt_fresh(dev, err)) {
+		img_free(&im->img);
+		free(im->name);
+		free(im);
+		return err->kind;
 	}
 	for (uint32_t t = first; t < first + n; t++) {
 		if (dev->ops->load(dev->be, t, &im->img, err)) {
@@ -441,7 +434,7 @@ ipu_load_image(ipu_device *dev, const void *data, size_t len,
 {
 	ERR_BEGIN(err);
 	const char *fn = "ipu_load_image";
-	if (check_dev(dev, fn, err))
+	if (rt_check_dev(dev, fn, err))
 		return err->kind;
 	if (!data || !len)
 		return rt_error(err, IPU_ERR_ARGUMENT, "%s: %s", fn,
@@ -455,7 +448,7 @@ ipu_load_image_file(ipu_device *dev, const char *path, uint32_t first_tile,
 {
 	ERR_BEGIN(err);
 	const char *fn = "ipu_load_image_file";
-	if (check_dev(dev, fn, err))
+	if (rt_check_dev(dev, fn, err))
 		return err->kind;
 	if (!path)
 		return rt_error(err, IPU_ERR_ARGUMENT, "%s: path is NULL", fn);
@@ -478,7 +471,7 @@ static int
 find_symbol(const ipu_device *dev, const char *fn, uint32_t tile,
             const char *name, uint32_t *addr, uint32_t *size, ipu_error *err)
 {
-	if (check_tile(dev, fn, tile, err))
+	if (rt_check_tile(dev, fn, tile, err))
 		return err->kind;
 	if (!name)
 		return rt_error(err, IPU_ERR_ARGUMENT, "%s: name is NULL", fn);
@@ -521,7 +514,7 @@ ipu_write(ipu_device *dev, uint32_t tile, uint32_t addr, const void *src,
 {
 	ERR_BEGIN(err);
 	if (!len)
-		return check_tile(dev, "ipu_write", tile, err);
+		return rt_check_tile(dev, "ipu_write", tile, err);
 	if (check_range(dev, "ipu_write", tile, addr, len, src, err))
 		return err->kind;
 	return dev->ops->write(dev->be, tile, addr, src, (uint32_t)len, err);
@@ -533,7 +526,7 @@ ipu_read(ipu_device *dev, uint32_t tile, uint32_t addr, void *dst, size_t len,
 {
 	ERR_BEGIN(err);
 	if (!len)
-		return check_tile(dev, "ipu_read", tile, err);
+		return rt_check_tile(dev, "ipu_read", tile, err);
 	if (check_range(dev, "ipu_read", tile, addr, len, dst, err))
 		return err->kind;
 	return dev->ops->read(dev->be, tile, addr, dst, (uint32_t)len, err);
@@ -634,9 +627,12 @@ ipu_stream_read(ipu_device *dev, uint32_t sync, uint32_t tile, uint32_t addr,
 static void
 add_fault_symbol(const ipu_device *dev, ipu_error *err)
 {
-	if (err->tile >= dev->cfg.tiles || err->pc == IPU_UNKNOWN ||
-	    !dev->img[err->tile])
+	if (err->tile >= dev->cfg.tiles || err->pc == IPU_UNKNOWN)
 		return;
+	if (!dev->img[err->tile]) {
+		rt_package_fault_symbol(dev, err);
+		return;
+	}
 	const RtImage *im = dev->img[err->tile];
 	uint32_t off;
 	const char *sym = img_symbol(&im->img, err->pc, &off);
@@ -650,7 +646,7 @@ int
 ipu_run(ipu_device *dev, uint64_t max_cycles, ipu_error *err)
 {
 	ERR_BEGIN(err);
-	if (check_dev(dev, "ipu_run", err))
+	if (rt_check_dev(dev, "ipu_run", err))
 		return err->kind;
 	if (dev->state != ST_LOADED)
 		return rt_error(
@@ -685,14 +681,15 @@ ipu_tile_counters(const ipu_device *dev, uint32_t tile, ipu_counters *out,
                   ipu_error *err)
 {
 	ERR_BEGIN(err);
-	if (check_tile(dev, "ipu_tile_counters", tile, err))
+	if (rt_check_tile(dev, "ipu_tile_counters", tile, err))
 		return err->kind;
 	if (!out)
 		return rt_error(err, IPU_ERR_ARGUMENT,
 		                "ipu_tile_counters: out is NULL");
 	memset(out, 0, sizeof *out);
 	dev->ops->counters(dev->be, tile, out);
-	out->loaded = dev->img[tile] != NULL;
+	out->loaded =
+	    dev->img[tile] != NULL || (dev->pkg && tile < dev->pkg->tiles);
 	return 0;
 }
 
@@ -701,7 +698,7 @@ ipu_write_trace(ipu_device *dev, const char *path, ipu_error *err)
 {
 	ERR_BEGIN(err);
 	const char *fn = "ipu_write_trace";
-	if (check_dev(dev, fn, err))
+	if (rt_check_dev(dev, fn, err))
 		return err->kind;
 	if (!path)
 		return rt_error(err, IPU_ERR_ARGUMENT, "%s: path is NULL", fn);
