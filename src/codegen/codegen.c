@@ -63,6 +63,7 @@ enum {
 	REG_LR = 10,
 	REG_MZERO = 15,
 	CSR_INCOMING_DCOUNT = 0xa6,
+	SYNC_RECV = 0,
 	SYNC_INTERNAL = 3,
 	SEND_MAX_WORDS = 64,  /* words-1 in 6 bits (ipu-stack.md 3.2) */
 	DELAYPIC_MAX = 127,   /* events-1 in 7 bits */
@@ -238,6 +239,9 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 			emit_control(e, &cur, &ev[i]);
 	}
 	free(ev);
+	/* wait until every expected word has landed ($INCOMING_DCOUNT = 0)
+	 * before anything reads them (isa.md 9: sync RECV) */
+	emit(e, V_SYNC, 1, SYNC_RECV);
 }
 
 static const KernelCall *
@@ -265,14 +269,12 @@ emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
 	if (!tc)
 		return;
 	/* the argument block, as data */
-	DataSeg seg = {.addr = args, .len = 4 * c->nargs};
+	uint32_t addr[CALL_MAX_REFS];
+	for (int i = 0; i < c->nref; i++)
+		addr[i] = lower_addr(l, c->ref[i]);
+	DataSeg seg = {.addr = args, .len = c->args_bytes};
 	seg.bytes = xcalloc(1, seg.len ? seg.len : 1);
-	for (uint32_t i = 0; i < c->nargs; i++) {
-		uint32_t v = c->arg[i];
-		if (c->arg_buf[i] >= 0)
-			v += l->buf[c->arg_buf[i]].addr;
-		memcpy(seg.bytes + 4 * i, &v, 4);
-	}
+	c->fill(c, addr, seg.bytes);
 	if (tc->ndata == tc->capdata) {
 		tc->capdata = tc->capdata ? 2 * tc->capdata : 8;
 		tc->data = xrealloc(tc->data, tc->capdata * sizeof *tc->data);

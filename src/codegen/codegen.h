@@ -7,7 +7,8 @@
  *   prologue   save the return address
  *   exchange   sync 3; set $INCOMING_DCOUNT; then, cycle-exact, the
  *              receive controls (delaypic, delayxpic) and sends of the
- *              schedule, with delay filling the gaps
+ *              schedule, with delay filling the gaps; sync 0 (RECV) to
+ *              wait for the last word before anything reads it
  *   compute    $m0 = the call's argument block; call the kernel
  *   epilogue   return to the host
  */

@@ -106,7 +106,8 @@ lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
 }
 
 KernelCall *
-lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel)
+lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
+           uint32_t args_bytes)
 {
 	if (pow2_full(s->ncall))
 		s->call =
@@ -116,11 +117,9 @@ lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel)
 	memset(c, 0, sizeof *c);
 	c->tile = tile;
 	c->kernel = kernel;
-	for (int i = 0; i < CALL_MAX_ARGS; i++)
-		c->arg_buf[i] = -1;
-	int32_t step = (int32_t)(s - l->step);
-	c->args_at = lower_buffer(l, tile, 4 * CALL_MAX_ARGS, 8, REGION_ANY,
-	                          step, step, "kernel arguments");
+	c->args_bytes = args_bytes;
+	c->args_at = lower_buffer(l, tile, args_bytes, 8, REGION_ANY, 0,
+	                          INT32_MAX, "kernel arguments");
 	return c;
 }
 

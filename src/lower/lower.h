@@ -65,19 +65,23 @@ typedef struct {
 	                     the cycle after the last word arrived */
 } Transfer;
 
-enum { CALL_MAX_ARGS = 16 };
+enum { CALL_MAX_REFS = 4, CALL_MAX_PARAMS = 8, CALL_MAX_ARG_BYTES = 256 };
 
-/* A kernel call on one tile: $m0 points to an argument block of words,
- * some literal, some buffer addresses. */
-typedef struct {
+/* A kernel call on one tile: $m0 points to its argument block, which the
+ * kernel's fill function builds from the placed addresses of the call's
+ * buffers and its parameters (shapes, flags). */
+typedef struct KernelCall KernelCall;
+struct KernelCall {
 	uint32_t tile;
 	const char *kernel; /* entry symbol in the linked kernels */
-	uint32_t nargs;
-	uint32_t arg[CALL_MAX_ARGS];    /* literal, or offset into arg_buf */
-	int32_t arg_buf[CALL_MAX_ARGS]; /* -1: literal; else a buffer id */
-	int32_t args_at;                /* buffer holding the block */
-	uint64_t cycles;                /* the kernel's cycle estimate */
-} KernelCall;
+	int32_t args_at;    /* buffer holding the argument block */
+	uint32_t args_bytes;
+	BufRef ref[CALL_MAX_REFS]; /* buffers the kernel is given */
+	int nref;
+	uint32_t param[CALL_MAX_PARAMS];
+	void (*fill)(const KernelCall *c, const uint32_t *addr, uint8_t *out);
+	uint64_t cycles; /* the kernel's cycle formula */
+};
 
 typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 
@@ -138,7 +142,11 @@ int32_t lower_buffer(Lowered *l, uint32_t tile, uint32_t bytes, uint32_t align,
 Step *lower_step(Lowered *l, StepKind kind, const char *what);
 Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
                          uint32_t ndst);
-KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel);
+/* A call with an argument block of args_bytes (initialised data, so it
+ * lives for the whole program: kernels may rewrite it). */
+KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
+                       uint32_t args_bytes);
+
 TensorPlace *lower_tensor(Lowered *l, int32_t tensor, uint32_t rows,
                           uint32_t cols, uint8_t dtype);
 Piece *lower_piece(TensorPlace *tp);

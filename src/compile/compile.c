@@ -1,0 +1,230 @@
+/*
+ * compile.c - the pipeline from a graph to a package, in one function.
+ *
+ * For now the graph must be one matrix product of two 2-D inputs (more
+ * operators come with the next issues; anything else is refused with a
+ * message naming the operation).
+ */
+#include "compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../asm/asm.h"
+#include "../codegen/codegen.h"
+#include "../kernels/kernels.h"
+#include "../lower/gemm.h"
+#include "../lower/lower.h"
+#include "../plan/plan.h"
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The one matmul of the graph and its operands. */
+static int
+find_gemm(const Graph *g, const Op **mm, Diag *d)
+{
+	*mm = NULL;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		if (op->kind != OP_MATMUL || *mm)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "compile: only a graph of one matmul "
+			                "is supported so far; op %d is %s",
+			                i, op_desc(op->kind)->name);
+		*mm = op;
+	}
+	if (!*mm)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: the graph has no operation");
+	const Op *op = *mm;
+	const Tensor *a = graph_tensor(g, op->in[0]),
+	             *b = graph_tensor(g, op->in[1]);
+	if (a->shape.rank != 2 || b->shape.rank != 2 || op->attr.transpose_a ||
+	    op->attr.transpose_b)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: only 2-D operands "
+		                "without transposes so far",
+		                graph_tensor(g, op->out)->name);
+	if (a->elem.dtype != b->elem.dtype)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: operands of different "
+		                "types (%s, %s)",
+		                graph_tensor(g, op->out)->name,
+		                dtype_name(a->elem.dtype),
+		                dtype_name(b->elem.dtype));
+	return IPU_OK;
+}
+
+typedef struct {
+	Image img;
+} Kernels;
+
+static int64_t
+kernel_symbol(void *ctx, const char *name)
+{
+	return img_symbol_addr(&((Kernels *)ctx)->img, name);
+}
+
+static uint32_t
+image_end(const Image *img)
+{
+	uint32_t end = 0;
+	for (int i = 0; i < img->nseg; i++)
+		if (img->seg[i].addr + img->seg[i].size > end)
+			end = img->seg[i].addr + img->seg[i].size;
+	return (end + 7) & ~7u;
+}
+
+static void
+add_tensors(Package *pk, const Graph *g, const Lowered *l)
+{
+	for (int i = 0; i < l->ntp; i++) {
+		const TensorPlace *tp = &l->tp[i];
+		const Tensor *t = graph_tensor(g, tp->tensor);
+		PkgTensor *pt = pkg_add_tensor(
+		    pk, t->name, tp->dtype, (int8_t)t->elem.scale,
+		    (uint8_t)t->role,
+		    tp->rows, tp->cols);
+		for (int k = 0; k < tp->npiece; k++) {
+			const Piece *p = &tp->piece[k];
+			PkgPiece *pp = pkg_add_piece(pt);
+			*pp = (PkgPiece){p->tile,     lower_addr(l, p->at),
+			                 p->row0,     p->rows,
+			                 p->col0,     p->cols,
+			                 p->pad_rows, p->pad_cols,
+			                 p->format};
+		}
+	}
+}
+
+static int
+build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
+              uint32_t code_at, const int32_t *save, Diag *d)
+{
+	for (int i = 0; i < k->img.nseg; i++)
+		pkg_add_shared(pk, k->img.seg[i].addr, k->img.seg[i].bytes,
+		               k->img.seg[i].size);
+	KernelSyms ks = {.symbol = kernel_symbol, .ctx = k};
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		TileCode tc;
+		int r = codegen_tile(l, &ks, t, code_at, save[t], &tc, d);
+		if (r)
+			return r;
+		pkg_set_entry(pk, t, tc.entry);
+		pkg_add_segment(pk, t, tc.code_addr, tc.code, tc.code_len);
+		for (int i = 0; i < tc.ndata; i++)
+			pkg_add_segment(pk, t, tc.data[i].addr,
+			                tc.data[i].bytes, tc.data[i].len);
+		codegen_free(&tc);
+	}
+	add_tensors(pk, g, l);
+	for (int i = 0; i < l->nbuf; i++)
+		pkg_add_buffer(pk, l->buf[i].tile, l->buf[i].addr,
+		               l->buf[i].bytes, l->buf[i].what);
+	for (int i = 0; i < l->nstep; i++)
+		pkg_add_step(pk, (uint8_t)l->step[i].kind, l->step[i].what,
+		             l->step[i].cycles);
+	return IPU_OK;
+}
+
+int
+compile_graph(const Graph *g, const CompileOptions *o, Package **out,
+              CompileReport *rep, Diag *d)
+{
+	double t0 = now_ms();
+	const Chip *chip = o && o->chip ? o->chip : chip_default();
+	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
+	memset(rep, 0, sizeof *rep);
+	*out = NULL;
+	const Op *mm;
+	int r = graph_verify(g, d);
+	if (!r)
+		r = find_gemm(g, &mm, d);
+	if (r)
+		return r;
+	const Tensor *ta = graph_tensor(g, mm->in[0]),
+	             *tb = graph_tensor(g, mm->in[1]);
+	DType dt = ta->elem.dtype;
+	if (dtype_is_f8(dt) && chip->arch != ARCH_IPU21)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: f8 needs an ipu21 chip; %s is %s",
+		                chip->name, chip->arch_name);
+	/* plan */
+	GemmPlan plan;
+	r = plan_gemm(chip, tiles, dt, (uint32_t)ta->shape.dim[0],
+	              (uint32_t)tb->shape.dim[1], (uint32_t)ta->shape.dim[1],
+	              &plan, d);
+	if (r)
+		return r;
+	plan_gemm_describe(&plan, rep->plan, sizeof rep->plan);
+	/* lower and schedule */
+	uint32_t used = plan.pm * plan.pn;
+	Lowered *l = lower_new(chip, used);
+	r = lower_gemm(l, &plan, mm->in[0], mm->in[1], mm->out, d);
+	int32_t *save = xcalloc(used, sizeof *save);
+	for (uint32_t t = 0; t < used; t++)
+		save[t] = lower_buffer(l, t, 8, 8, REGION_ANY, 0, INT32_MAX,
+		                       "return address");
+	if (!r)
+		r = xsched_run(l, d);
+	/* kernels, code sizes, placement */
+	Kernels k = {0};
+	static const char *const kernel_names[] = {"gemm", "gemm_f8"};
+	if (!r)
+		r = kernel_image(kernel_names, dtype_is_f8(dt) ? 2 : 1, chip,
+		                 &k.img, d);
+	uint32_t code_at = image_end(&k.img);
+	uint32_t *code_end = xcalloc(used, sizeof *code_end);
+	for (uint32_t t = 0; !r && t < used; t++)
+		code_end[t] = code_at + codegen_size(l, t);
+	if (!r)
+		r = place_buffers(l, code_end, &rep->place, d);
+	/* code and package */
+	Package *pk = NULL;
+	if (!r) {
+		pk = pkg_new(chip, used);
+		r = build_package(pk, g, l, &k, code_at, save, d);
+	}
+	if (!r) {
+		rep->predicted_cycles = lower_cycles(l);
+		rep->tiles_used = used;
+		for (uint32_t t = 0; t < used; t++)
+			if (rep->place.tile[t].high - chip->mem_base >
+			    rep->peak_tile_bytes)
+				rep->peak_tile_bytes =
+				    rep->place.tile[t].high - chip->mem_base;
+		pk->total_cycles = rep->predicted_cycles;
+		pkg_set_plan(pk, rep->plan);
+		pkg_add_kernel(pk, gemm_entry(plan_gemm_dtype(dt)),
+		               (uint32_t)kernel_symbol(
+		                   &k, gemm_entry(plan_gemm_dtype(dt))),
+		               plan.steps * used);
+		rep->compile_ms = now_ms() - t0;
+		pk->compile_us = (uint64_t)(rep->compile_ms * 1e3);
+		r = pkg_check(pk, d);
+	}
+	if (r) {
+		pkg_free(pk);
+		pk = NULL;
+	}
+	*out = pk;
+	img_free(&k.img);
+	free(code_end);
+	free(save);
+	lower_free(l);
+	return r;
+}
+
+void
+compile_report_free(CompileReport *rep)
+{
+	place_report_free(&rep->place);
+}

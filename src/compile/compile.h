@@ -1,0 +1,45 @@
+/*
+ * compile.h - the compiler's pipeline, from a graph to a package:
+ *
+ *   plan      choose how each operation is spread over tiles (plan/)
+ *   lower     buffers, exchange phases, kernel calls (lower/)
+ *   schedule  send and receive cycles of every exchange phase (xsched)
+ *   size      each tile's program length (codegen_size)
+ *   place     addresses of every buffer above each tile's code (place/)
+ *   code      each tile's supervisor program (codegen/)
+ *   package   kernels, programs, data and the tensor map (pkg/)
+ *
+ * One readable function, compile_graph, calls them in this order.
+ */
+#ifndef IPU_COMPILE_H
+#define IPU_COMPILE_H
+
+#include <stdint.h>
+
+#include "../graph/graph.h"
+#include "../pkg/pkg.h"
+#include "../place/place.h"
+#include "../target/chip.h"
+#include "../util/util.h"
+
+typedef struct {
+	const Chip *chip; /* NULL = the C600 */
+	uint32_t tiles;   /* 0 = all of the chip's */
+} CompileOptions;
+
+typedef struct {
+	uint64_t predicted_cycles;
+	double compile_ms;
+	uint32_t peak_tile_bytes; /* code + data on the fullest tile */
+	uint32_t tiles_used;
+	char plan[512];
+	PlaceReport place; /* filled when placement runs; free with
+	                      compile_report_free */
+} CompileReport;
+
+/* compile.c */
+int compile_graph(const Graph *g, const CompileOptions *o, Package **out,
+                  CompileReport *rep, Diag *d);
+void compile_report_free(CompileReport *rep);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * plan.h - operator plans and the planner.
+ *
+ * A plan says how an operation is spread over tiles and time; the lowering
+ * (src/lower/) turns it into buffers, exchange phases and kernel calls.
+ * The planner searches the candidate plans with a cost model that prices
+ * each candidate the way the lowering will emit it (the same superstep
+ * structure, the same kernel cycle formula, the exchange scheduler's
+ * phase shape), and checks per-tile memory.
+ *
+ * GEMM, C[M x N] = A[M x K] x B[K x N] (docs/compiler.md, "GEMM"):
+ *   - tiles form a pm x pn grid; tile (i, j) = i * pn + j owns the C block
+ *     rows [i * bm, ...) x columns [j * bn, ...);
+ *   - K is walked in supersteps of kc; in superstep s, the owner of A's
+ *     chunk (i, s) (tile (i, s mod pn)) multicasts it to row i of the grid
+ *     and the owner of B's chunk (s, j) (tile (s mod pm, j)) to column j;
+ *     then every tile runs the GEMM kernel on its chunks, accumulating C;
+ *   - each input element is stored once: the chunks rotate over the
+ *     owners, so input memory is spread evenly.
+ */
+#ifndef IPU_PLAN_H
+#define IPU_PLAN_H
+
+#include <stdint.h>
+
+#include "../graph/graph.h"
+#include "../kernels/gemm.h"
+#include "../target/chip.h"
+#include "../util/util.h"
+
+typedef struct {
+	DType dtype;      /* of A and B; C is f16 (f16, f8) or f32 */
+	uint32_t m, n, k; /* the problem */
+	uint32_t pm, pn;  /* tile grid */
+	uint32_t bm, bn;  /* C block; bn is a multiple of 16 */
+	uint32_t kc;      /* K per superstep, a multiple of the K panel */
+	uint32_t steps;   /* supersteps: ceil(k / kc) */
+	/* the cost model's view */
+	uint64_t compute_cycles;  /* one superstep's kernel call */
+	uint64_t exchange_cycles; /* one superstep's exchange phase */
+	uint64_t cycles;          /* the whole GEMM */
+	uint32_t tile_bytes;      /* peak data bytes on the fullest tile */
+	uint32_t candidates;      /* plans the search priced */
+} GemmPlan;
+
+/* gemm_plan.c */
+GemmDtype plan_gemm_dtype(DType t);
+/* Price one candidate (fills the cost fields; 0 if it fits memory). */
+int plan_gemm_price(const Chip *c, GemmPlan *p);
+/* The best plan on `tiles` tiles. */
+int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
+              uint32_t k, GemmPlan *out, Diag *d);
+void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
+
+#endif
