@@ -143,18 +143,61 @@ f8_value(uint8_t b, uint32_t nfmt, int bit)
 }
 
 static double
+bits_double(uint64_t b)
+{
+	double d;
+	memcpy(&d, &b, 8);
+	return d;
+}
+
+static float
+bits_float(uint32_t b)
+{
+	float f;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+/* fp_f16_to_f64 without ldexp, bit for bit the same double (checked for
+ * all 65536 inputs): normals rebias the exponent (15 -> 1023) and widen the
+ * fraction; subnormals are m * 2^-24 exactly; NaN is the default quiet NaN
+ * with the sign of h, as fp.c's -NAN/NAN. */
+static double
 f16_value(uint16_t h)
 {
-	return fp_f16_to_f64(h);
+	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
+	uint64_t s = (uint64_t)(h & 0x8000u) << 48;
+	if (e == 0) {
+		double v = (double)m * 0x1p-24;
+		return h & 0x8000u ? -v : v;
+	}
+	if (e == 0x1f)
+		return bits_double(
+		    s | (m ? 0x7ff8000000000000ull : 0x7ff0000000000000ull));
+	return bits_double(s | (uint64_t)(e + 1008) << 52 | (uint64_t)m << 42);
 }
 
 /* An f32 state value as an f16 result: nearest even, overflow to
- * infinity. */
+ * infinity. Zero and values that round to an f16 normal below 65520 are
+ * converted here with integer rounding (the same result as fp.c's, checked
+ * against it over every sign, exponent and top-16 fraction bits with
+ * several tails); the rest (subnormal results, overflow, inf, NaN) goes to
+ * fp.c. */
 static uint16_t
 f16_result(float v)
 {
+	uint32_t b;
+	memcpy(&b, &v, 4);
+	uint32_t s = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+	if (a == 0)
+		return (uint16_t)s;
+	if (a >= 0x38800000u && a < 0x477ff000u) { /* [2^-14, 65520) */
+		uint32_t r = (a - 0x38000000u) >> 13, rem = a & 0x1fffu;
+		r += rem > 0x1000u || (rem == 0x1000u && (r & 1));
+		return (uint16_t)(s | r);
+	}
 	unsigned flags = 0; /* the AMP raises no $FP_STS flags (DECISION) */
-	return fp_f32_to_f16(fp_float_f32(v), FP_RNE, 0, FP_OV_IEEE, &flags);
+	return fp_f32_to_f16(b, FP_RNE, 0, FP_OV_IEEE, &flags);
 }
 
 /* Element i of a 64-bit word holding 4 f16, 2 f32 or 8 f8. */
@@ -165,11 +208,19 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 	case EF_F16:
 		return f16_value((uint16_t)(w >> (16 * i)));
 	case EF_F32:
-		return fp_f32_float((uint32_t)(w >> (32 * i)));
+		return bits_float((uint32_t)(w >> (32 * i)));
 	case EF_F8:
 		return f8_value((uint8_t)(w >> (8 * i)), nfmt, nfmt_bit);
 	}
 	return 0;
+}
+
+/* ARF register r as the semantics read it ($a14, $a15 read 0), without the
+ * call: AMP operands are fixed register numbers of the instruction. */
+static uint32_t
+ra(const Exec *e, int r)
+{
+	return r >= 14 ? 0 : e->c->a[r];
 }
 
 /* Read n elements of format fmt from ARF registers r, r+1 (low word first,
@@ -179,11 +230,11 @@ read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
 {
 	for (int i = 0; i < n; i++) {
 		if (fmt == EF_F16) {
-			uint32_t w = sim_ra(e, r + i / 2);
+			uint32_t w = ra(e, r + i / 2);
 			out[i] =
 			    (float)f16_value((uint16_t)(w >> (16 * (i % 2))));
 		} else {
-			out[i] = fp_f32_float(sim_ra(e, r + i));
+			out[i] = bits_float(ra(e, r + i));
 		}
 	}
 }
@@ -208,22 +259,35 @@ static void
 read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
 {
 	if (f->in == EF_F32) {
-		x[0] = fp_f32_float(sim_ra(e, r));
+		x[0] = bits_float(ra(e, r));
 		return;
 	}
-	uint64_t w = sim_ra64(e, r);
+	uint64_t w = (uint64_t)ra(e, r + 1) << 32 | ra(e, r);
 	for (int i = 0; i < f->ninputs; i++)
 		x[i] = elem64(w, f->in, i, e->c->fp_nfmt, 1);
 }
 
-/* Weight i of engine m at phase p. */
-static double
-weight(const Exec *e, const AmpForm *f, int m, int p, int i)
+/* The elements of CWEI k as weights of a form with input format `in`,
+ * from the tile's decoded copy, refreshed when cwei[k] or the format (for
+ * f8, also the $FP_NFMT weight bit) differs from what it was decoded
+ * from. Element i is what elem64(cwei[k], in, i, nfmt, 0) returns. */
+static const double *
+weights_of(const Exec *e, ElemFmt in, int k)
 {
-	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
-	uint64_t w = e->tile->cwei[cwei_index(m, p / per_cwei)];
-	int elem = per_cwei > 1 ? p % per_cwei : i;
-	return elem64(w, f->in, elem, e->c->fp_nfmt, 0);
+	Tile *t = e->tile;
+	AmpWeights *w = &t->amp_w;
+	uint8_t key = in == EF_F16   ? 1
+	              : in == EF_F32 ? 2
+	                             : (uint8_t)(3 + (e->c->fp_nfmt & 1));
+	if (w->raw[k] != t->cwei[k] || w->fmt[k] != key) {
+		int n = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
+		for (int i = 0; i < n; i++)
+			w->el[k][i] =
+			    elem64(t->cwei[k], in, i, e->c->fp_nfmt, 0);
+		w->raw[k] = t->cwei[k];
+		w->fmt[k] = key;
+	}
+	return w->el[k];
 }
 
 /* 2^$FP_SCL for FP8 products, else 1. */
@@ -233,6 +297,49 @@ product_scale(const Exec *e, const AmpForm *f)
 	if (f->in != EF_F8)
 		return 1.0;
 	return ldexp(1.0, fp_scale6(e->c->fp_scl));
+}
+
+/* A NaN result of one engine's sum depends on which operand of each
+ * multiply and add the host returns when NaNs meet, which C leaves to the
+ * compiler. The model fixes it to what the x86 SSE build of the original
+ * code did (its operand order: x * w, then * scale, then sum + product):
+ * the first operand's NaN, else the second's, else the operation's own
+ * default NaN. The fast loops below give the same non-NaN sums whatever the
+ * operand order; a NaN sum is recomputed here with the order made
+ * explicit. */
+/* The NaN an operation returns for NaN operand a: a, quiet. Set by hand,
+ * as the compiler may fold a float -> double -> float round trip of a
+ * signalling NaN (a partial that became acc) into the unchanged value. */
+static double
+quiet(double a)
+{
+	uint64_t b;
+	memcpy(&b, &a, 8);
+	return bits_double(b | 0x0008000000000000ull);
+}
+
+static double
+nan_mul(double a, double b)
+{
+	return isnan(a) ? quiet(a) : isnan(b) ? quiet(b) : a * b;
+}
+
+static double
+nan_add(double a, double b)
+{
+	return isnan(a) ? quiet(a) : isnan(b) ? quiet(b) : a + b;
+}
+
+static double
+mac_nan(float acc, const double *x, const double *w, int n, double scale,
+        int scaled)
+{
+	double sum = acc;
+	for (int i = 0; i < n; i++) {
+		double p = nan_mul(x[i], w[i]);
+		sum = nan_add(sum, scaled ? nan_mul(p, scale) : p);
+	}
+	return sum;
 }
 
 /* One AMP instruction of form f. Operands (all forms): dst, input,
@@ -253,15 +360,54 @@ amp_exec(Exec *e, const AmpForm *f)
 		memcpy(&s->next[base], v, sizeof(float) * (size_t)f->io);
 	}
 
-	/* 3: multiply-accumulate. */
+	/* 3: multiply-accumulate. Engine m at phase p uses CWEI
+	 * cwei_index(m, p / per_cwei); its weight for input i is element i of
+	 * it, or element p % per_cwei when phases share one CWEI (then there
+	 * is one input). The sums are formed in the same order as always:
+	 * acc, then + x[i] * w * scale for i = 0, 1, ...; for f16 and f32
+	 * the scale is 1, and x * w * 1.0 is x * w, so that product is left
+	 * out. A NaN sum is redone by mac_nan. */
 	double x[AMP_MAX_INPUTS];
 	read_inputs(e, f, src, x);
-	double scale = product_scale(e, f);
-	for (int m = 0; m < f->engines; m++) {
-		double sum = s->acc[m];
-		for (int i = 0; i < f->ninputs; i++)
-			sum += x[i] * weight(e, f, m, p, i) * scale;
-		s->acc[m] = acc_round(sum);
+	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
+	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
+	if (f->in == EF_F16) {
+		for (int m = 0; m < f->engines; m++) {
+			const double *w =
+			    weights_of(e, EF_F16, cwei_index(m, col));
+			double sum = s->acc[m];
+			sum += x[0] * w[0];
+			sum += x[1] * w[1];
+			sum += x[2] * w[2];
+			sum += x[3] * w[3];
+			if (isnan(sum))
+				sum = mac_nan(s->acc[m], x, w, 4, 1.0, 0);
+			s->acc[m] = acc_round(sum);
+		}
+	} else if (f->in == EF_F32) {
+		for (int m = 0; m < f->engines; m++) {
+			const double *w =
+			    weights_of(e, EF_F32, cwei_index(m, col));
+			double sum = s->acc[m];
+			sum += x[0] * w[elem0];
+			if (isnan(sum))
+				sum =
+				    mac_nan(s->acc[m], x, &w[elem0], 1, 1.0, 0);
+			s->acc[m] = acc_round(sum);
+		}
+	} else {
+		double scale = product_scale(e, f);
+		for (int m = 0; m < f->engines; m++) {
+			const double *w =
+			    weights_of(e, f->in, cwei_index(m, col));
+			double sum = s->acc[m];
+			for (int i = 0; i < f->ninputs; i++)
+				sum += x[i] * w[elem0 + i] * scale;
+			if (isnan(sum))
+				sum = mac_nan(s->acc[m], x, &w[elem0],
+				              f->ninputs, scale, 1);
+			s->acc[m] = acc_round(sum);
+		}
 	}
 
 	/* 4: end of group. */

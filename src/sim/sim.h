@@ -188,6 +188,16 @@ typedef struct {
 
 typedef void (*ExecFn)(Exec *);
 
+/* The $CWEI registers decoded to doubles for the AMP (sim/amp.c): entry k
+ * holds the elements of cwei[k] read in format fmt[k] (0 = nothing cached);
+ * it is used only while raw[k] still equals cwei[k], so any writer of cwei
+ * (instructions, tests, the host) invalidates it without telling anyone. */
+typedef struct {
+	uint64_t raw[CHIP_CWEI];
+	uint8_t fmt[CHIP_CWEI];
+	double el[CHIP_CWEI][8];
+} AmpWeights;
+
 /* Supervisor CSRs that are plain storage. */
 typedef struct {
 	uint32_t ssr, cr, fp_ictl, fp_infmt, fp_iscl, cccsload;
@@ -203,6 +213,7 @@ struct Tile {
 	Context ctx[CHIP_CONTEXTS];
 	SupervisorCsrs sup;
 	uint64_t cwei[CHIP_CWEI];
+	AmpWeights amp_w; /* decoded cwei, a cache (sim/amp.c) */
 	uint64_t cycle;   /* cycles elapsed */
 	uint64_t bundles; /* issues (bundles or solo instructions) */
 	uint64_t worker_issues;
