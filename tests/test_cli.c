@@ -1,7 +1,10 @@
 /*
  * test_cli.c - the `ipu` program end to end: assemble, link, run on the
  * emulator with register and memory dumps, a faulting program, bad usage,
- * and the tile-amp benchmark's JSON. Runs the built binary.
+ * the tile-amp and gemm benchmarks' JSON, and `ipu compile` (a package
+ * that `ipu inspect` reads, parse errors with file:line:col, a graph the
+ * compiler refuses, an output that would overwrite the input). Runs the
+ * built binary.
  */
 #include "support.h"
 
@@ -209,6 +212,91 @@ test_bench_json(void **state)
 	assert_int_equal(ipu(out, sizeof out, "bench tile-amp --rows 0"), 2);
 }
 
+static void
+test_compile(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("mm.txt", "# a small matrix product\n"
+	                     "input a f16 [64, 40]\n"
+	                     "input b f16 [40, 48]\n"
+	                     "c = matmul a b\n"
+	                     "output c\n");
+	assert_int_equal(
+	    ipu(out, sizeof out, "compile mm.txt -o mm.pkg --tiles 8 --report"),
+	    0);
+	expect_in(out, "plan           gemm 64x48x40 f16");
+	expect_in(out, "predicted      ");
+	expect_in(out, "tiles used     ");
+	expect_in(out, "fullest tile   ");
+	expect_in(out, "compile time   ");
+	expect_in(out, "placement: ");
+	assert_int_equal(ipu(out, sizeof out, "inspect mm.pkg --json"), 0);
+	expect_in(out, "\"chip\": \"c600\"");
+	expect_in(out, "\"name\": \"c\", \"dtype\": \"f16\", \"scale\": 0, "
+	               "\"role\": \"output\", \"rows\": 64, \"cols\": 48");
+	/* two errors, both reported with their place and a caret */
+	write_text("bad.txt", "input a f16 [64, 40]\n"
+	                      "input b f16 [41, 48]\n"
+	                      "c = matmul a b\n"
+	                      "d = frob a\n"
+	                      "output c\n");
+	assert_int_equal(ipu(out, sizeof out, "compile bad.txt -o bad.pkg"), 1);
+	expect_in(out, "bad.txt:3:5: matmul: inner dimensions differ");
+	expect_in(out, "bad.txt:4:5: expected an op name, found 'frob'");
+	expect_in(out, "  d = frob a\n      ^");
+	/* valid, but not something the compiler does yet */
+	write_text("add.txt", "input a f16 [8, 8]\n"
+	                      "c = add a a\n"
+	                      "output c\n");
+	assert_int_equal(ipu(out, sizeof out, "compile add.txt -o add.pkg"), 1);
+	expect_in(out, "only a graph of one matmul");
+	assert_int_equal(ipu(out, sizeof out, "inspect add.pkg"), 1);
+	/* never over an input, whatever the spelling */
+	assert_int_equal(ipu(out, sizeof out, "compile mm.txt -o ./mm.txt"), 2);
+	expect_in(out, "refusing to overwrite");
+	assert_int_equal(ipu(out, sizeof out, "compile mm.txt"), 2);
+	assert_int_equal(
+	    ipu(out, sizeof out, "compile mm.txt -o x.pkg --chip tpu"), 2);
+}
+
+static void
+test_bench_gemm_json(void **state)
+{
+	(void)state;
+	char out[4096];
+	assert_int_equal(ipu(out, sizeof out,
+	                     "bench gemm --m 64 --n 48 --k 40 --tiles 8 "
+	                     "--threads 2 --json"),
+	                 0);
+	expect_in(out, "\"bench\": \"gemm\"");
+	expect_in(out, "\"dtype\": \"f16\"");
+	double cycles = json_number(out, "cycles");
+	double pred = json_number(out, "predicted_cycles");
+	double tiles = json_number(out, "tiles");
+	assert_true(json_number(out, "m") == 64 &&
+	            json_number(out, "n") == 48 && json_number(out, "k") == 40);
+	assert_true(tiles >= 1 && tiles <= 8);
+	assert_true(cycles * tiles * 64 >= 64.0 * 48 * 40);
+	double mfu = json_number(out, "mfu");
+	double want = 64.0 * 48 * 40 / (cycles * 1472 * 64);
+	assert_true(mfu > want - 1e-4 && mfu < want + 1e-4);
+	double pe = json_number(out, "pred_error");
+	assert_true(pe > pred / cycles - 1 - 1e-3 &&
+	            pe < pred / cycles - 1 + 1e-3);
+	assert_true(json_number(out, "max_rel_err") < 1e-2);
+	assert_true(json_number(out, "ref_rows") == 64);
+	assert_true(json_number(out, "compile_ms") > 0);
+	assert_true(json_number(out, "peak_tile_bytes") > 0);
+	assert_true(json_number(out, "host_seconds") >= 0);
+	assert_int_equal(ipu(out, sizeof out,
+	                     "bench gemm --m 16 --n 16 --k 16 --dtype f8 "
+	                     "--chip gc200"),
+	                 1);
+	expect_in(out, "ipu21");
+	assert_int_equal(ipu(out, sizeof out, "bench gemm --m 0"), 2);
+}
+
 int
 main(void)
 {
@@ -218,6 +306,8 @@ main(void)
 	    cmocka_unit_test(test_sim_tiles_trace),
 
 	    cmocka_unit_test(test_bench_json),
+	    cmocka_unit_test(test_compile),
+	    cmocka_unit_test(test_bench_gemm_json),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

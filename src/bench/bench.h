@@ -134,4 +134,52 @@ int bench_run_chip(struct ChipSim *cs, const char *what, double *seconds,
  * OpenBLAS threads after a warm-up, in GFLOP/s. */
 double bench_host_sgemm(uint32_t n, int threads);
 
+/* ---- gemm.c: a matrix product through the compiler and the runtime
+ * (`ipu bench gemm`, docs/bench-gemm.md) ---- */
+
+/* tile_amp.c: a uniform double in [-1, 1) from a splitmix64 state, the
+ * benchmarks' reproducible input data. */
+double bench_uniform(uint64_t *state);
+
+typedef struct {
+	const Chip *chip; /* NULL = the C600 */
+	AmpDtype dtype;   /* f16, f32, or f8 (F143, ipu21 only) */
+	uint32_t m, n, k; /* C [m, n] = A [m, k] x B [k, n] */
+	uint32_t tiles;   /* tiles the compiler may use; 0 = all */
+	int threads;      /* host threads of the emulator and of OpenBLAS */
+	uint64_t seed;    /* input data */
+	uint64_t ref_full_macs; /* 0 = GEMM_REF_FULL_MACS (tests lower it) */
+} GemmBenchConfig;
+
+/* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread
+ * evenly over m, are checked against the f64 reference (all n columns,
+ * full k). */
+#define GEMM_REF_FULL_MACS ((uint64_t)1 << 31)
+enum { GEMM_REF_ROWS = 64 };
+
+typedef struct {
+	uint32_t tiles;            /* tiles the plan uses (= the device's) */
+	uint64_t macs;             /* m * n * k */
+	uint64_t cycles;           /* emulated: the last tile to finish */
+	uint64_t predicted_cycles; /* the compiler's cost model */
+	double pred_error;         /* predicted / cycles - 1 */
+	/* macs / (cycles * chip tiles * peak MACs per tile-cycle of the
+	 * dtype): unused tiles count against it */
+	double mfu;
+	double max_rel_err;       /* max |c - ref| / max |ref|, checked rows */
+	uint32_t ref_rows;        /* rows of C checked (m, or GEMM_REF_ROWS) */
+	double compile_ms;        /* compile_graph's wall time */
+	uint32_t peak_tile_bytes; /* code + data on the fullest tile */
+	double host_seconds;      /* wall time of ipu_run */
+	char plan[512];           /* the planner's description */
+} GemmBenchResult;
+
+/* Build the graph, compile, run on "sim:CHIP:tiles=T:threads=N", check
+ * against OpenBLAS dgemm on the same (rounded) inputs. 0, or a negative
+ * IPU_E* with d filled (bad sizes, f8 on an ipu2 chip, a compile error,
+ * a runtime error). */
+int bench_gemm(const GemmBenchConfig *cfg, GemmBenchResult *res, Diag *d);
+/* The chip's peak MACs per tile per cycle for the dtype (0: none). */
+uint32_t bench_peak_macs(const Chip *chip, AmpDtype t);
+
 #endif

@@ -71,8 +71,8 @@ next_random(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static double
-uniform(uint64_t *s)
+double
+bench_uniform(uint64_t *s)
 {
 	return (double)(next_random(s) >> 11) * 0x1p-53 * 2.0 - 1.0;
 }
@@ -216,11 +216,11 @@ amp_job_new(const TileAmpConfig *cfg, AmpJob **jobp, TileAmpResult *res,
 	j->xin = xcalloc(rows * k, sizeof(double));
 	j->xw = xcalloc(k * OUT_COLS, sizeof(double));
 	for (uint32_t i = 0; i < rows * k; i++)
-		j->xin[i] = put_value(cfg, res->in, 1, i, uniform(&s));
+		j->xin[i] = put_value(cfg, res->in, 1, i, bench_uniform(&s));
 	for (uint32_t i = 0; i < k * OUT_COLS; i++)
-		j->xw[i] = put_value(cfg, res->w, 1, i, uniform(&s));
+		j->xw[i] = put_value(cfg, res->w, 1, i, bench_uniform(&s));
 	for (uint32_t i = 0; i < rows * OUT_COLS; i++)
-		put_value(cfg, res->partials, 0, i, uniform(&s));
+		put_value(cfg, res->partials, 0, i, bench_uniform(&s));
 	cwei_layout(dt, res->w, j->cw);
 	uint32_t scale6 = (uint32_t)cfg->fp8_scale & 0x3f;
 	put32(j->state, j->weights);
@@ -283,9 +283,7 @@ amp_job_check(const AmpJob *j, const Tile *t, TileAmpResult *res)
 	res->cycles = t->cycle;
 	res->macs = (uint64_t)rows * k * OUT_COLS;
 	res->macs_per_cycle = (double)res->macs / (double)t->cycle;
-	res->peak_macs_per_cycle = cfg->dtype == AMP_F32   ? c->macs_f32
-	                           : cfg->dtype == AMP_F16 ? c->macs_f16
-	                                                   : c->macs_f8;
+	res->peak_macs_per_cycle = bench_peak_macs(c, cfg->dtype);
 }
 
 uint32_t

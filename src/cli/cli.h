@@ -2,6 +2,9 @@
 #ifndef IPU_CLI_H
 #define IPU_CLI_H
 
+#include "../target/chip.h"
+#include "../util/util.h"
+
 /* Each returns the process exit status: 0 success, 1 the input was bad or
  * the program faulted, 2 usage error. argv[0] is the subcommand name. */
 int cmd_asm(int argc, char **argv);     /* cmd_asm.c */
@@ -10,5 +13,18 @@ int cmd_disasm(int argc, char **argv);  /* cmd_asm.c */
 int cmd_sim(int argc, char **argv);     /* cmd_sim.c */
 int cmd_bench(int argc, char **argv);   /* cmd_bench.c */
 int cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
+int cmd_compile(int argc, char **argv); /* cmd_compile.c */
+
+/* Helpers the commands share (cmd_asm.c). */
+/* A diagnostic on stderr: file:line:col: msg, the line and a caret. */
+void cli_print_diag(const Diag *d);
+/* `--name VALUE` or `--name=VALUE`; advances *i. NULL if argv[*i] is not
+ * this option; sets *missing when the value is absent. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
+                          int *missing);
+/* The chip called `name`, or NULL after a message naming the known ones. */
+const Chip *cli_chip_arg(const char *cmd, const char *name);
+/* 1 after a message if `out` is one of the inputs (same file), else 0. */
+int cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin);
 
 #endif

@@ -4,6 +4,7 @@
  *
  * Exit status: 0 success, 1 bad input (errors printed as file:line:col with
  * a caret), 2 usage error. No command writes over one of its inputs.
+ * The helpers declared in cli.h (cli_*) serve the other commands too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,8 @@
 #include "../asm/asm.h"
 #include "cli.h"
 
-static void
-print_diag(const Diag *d)
+void
+cli_print_diag(const Diag *d)
 {
 	char buf[1400];
 	diag_format(d, buf, sizeof buf);
@@ -23,8 +24,8 @@ print_diag(const Diag *d)
 
 /* `--name VALUE` or `--name=VALUE`; advances *i. NULL if argv[*i] is not
  * this option; sets *missing when the value is absent. */
-static const char *
-opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+const char *
+cli_opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -47,8 +48,8 @@ is_help(const char *a)
 	return !strcmp(a, "--help") || !strcmp(a, "-h");
 }
 
-static const Chip *
-chip_arg(const char *cmd, const char *name)
+const Chip *
+cli_chip_arg(const char *cmd, const char *name)
 {
 	const Chip *c = chip_by_name(name);
 	if (!c)
@@ -67,8 +68,8 @@ same_file(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
-static int
-refuse_overwrite(const char *cmd, const char *out, char **in, int nin)
+int
+cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin)
 {
 	for (int i = 0; i < nin; i++)
 		if (same_file(out, in[i])) {
@@ -120,10 +121,11 @@ cmd_asm(int argc, char **argv)
 		if (is_help(argv[i])) {
 			asm_usage(stdout);
 			return 0;
-		} else if ((v = opt_value(argc, argv, &i, "-o", &missing)))
+		} else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
 			out = v;
-		else if ((v = opt_value(argc, argv, &i, "--chip", &missing))) {
-			if (!(opt.chip = chip_arg("asm", v)))
+		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                            &missing))) {
+			if (!(opt.chip = cli_chip_arg("asm", v)))
 				return 2;
 		} else if (missing || argv[i][0] == '-' || in) {
 			fprintf(stderr, "ipu asm: %s '%s'\n",
@@ -145,7 +147,7 @@ cmd_asm(int argc, char **argv)
 		out = def;
 	char *ins[1] = {(char *)in};
 	int status = 1;
-	if (refuse_overwrite("asm", out, ins, 1)) {
+	if (cli_refuse_overwrite("asm", out, ins, 1)) {
 		free(def);
 		return 2;
 	}
@@ -153,13 +155,13 @@ cmd_asm(int argc, char **argv)
 	DiagList errs;
 	if (asm_file(in, &opt, &o, &errs)) {
 		for (int i = 0; i < errs.n; i++)
-			print_diag(&errs.v[i]);
+			cli_print_diag(&errs.v[i]);
 		fprintf(stderr, "%d error%s\n", errs.n, errs.n == 1 ? "" : "s");
 	} else {
 		Diag d;
 		diag_clear(&d);
 		if (obj_write_file(o, out, &d))
-			print_diag(&d);
+			cli_print_diag(&d);
 		else
 			status = 0;
 		obj_free(o);
@@ -220,15 +222,17 @@ cmd_link(int argc, char **argv)
 			link_usage(stdout);
 			status = 0;
 			goto done;
-		} else if ((v = opt_value(argc, argv, &i, "-o", &missing)))
+		} else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
 			out = v;
-		else if ((v = opt_value(argc, argv, &i, "--chip", &missing))) {
-			if (!(opt.chip = chip_arg("link", v)))
+		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                            &missing))) {
+			if (!(opt.chip = cli_chip_arg("link", v)))
 				goto done;
-		} else if ((v = opt_value(argc, argv, &i, "--entry", &missing)))
+		} else if ((v = cli_opt_value(argc, argv, &i, "--entry",
+		                              &missing)))
 			opt.entry = v;
-		else if ((v = opt_value(argc, argv, &i, "--section",
-		                        &missing))) {
+		else if ((v = cli_opt_value(argc, argv, &i, "--section",
+		                            &missing))) {
 			if (parse_place(v, &place[opt.nplace])) {
 				fprintf(stderr,
 				        "ipu link: --section wants NAME=ADDR, "
@@ -253,7 +257,7 @@ cmd_link(int argc, char **argv)
 		link_usage(stderr);
 		goto done;
 	}
-	if (refuse_overwrite("link", out, in, nin))
+	if (cli_refuse_overwrite("link", out, in, nin))
 		goto done;
 	status = 1;
 	objs = xcalloc((size_t)nin, sizeof *objs);
@@ -261,17 +265,17 @@ cmd_link(int argc, char **argv)
 	diag_clear(&d);
 	for (int i = 0; i < nin; i++)
 		if (obj_read_file(in[i], &objs[i], &d)) {
-			print_diag(&d);
+			cli_print_diag(&d);
 			goto done;
 		}
 	Obj *img;
 	if (link_objects(objs, nin, &opt, &img, &d)) {
 		fprintf(stderr, "ipu link: ");
-		print_diag(&d);
+		cli_print_diag(&d);
 		goto done;
 	}
 	if (obj_write_file(img, out, &d))
-		print_diag(&d);
+		cli_print_diag(&d);
 	else
 		status = 0;
 	obj_free(img);
@@ -321,11 +325,12 @@ cmd_disasm(int argc, char **argv)
 			raw = 1;
 		else if (!strcmp(argv[i], "--plain"))
 			flags |= DIS_PLAIN;
-		else if ((v = opt_value(argc, argv, &i, "--chip", &missing))) {
-			if (!(chip = chip_arg("disasm", v)))
+		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                            &missing))) {
+			if (!(chip = cli_chip_arg("disasm", v)))
 				return 2;
-		} else if ((v = opt_value(argc, argv, &i, "--base",
-		                          &missing))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--base",
+		                              &missing))) {
 			base = strtoul(v, &end, 0);
 			if (*end || base > UINT32_MAX || base % 4) {
 				fprintf(stderr,
@@ -354,7 +359,7 @@ cmd_disasm(int argc, char **argv)
 	Diag d;
 	diag_clear(&d);
 	if (read_file(in, &data, &len, &d)) {
-		print_diag(&d);
+		cli_print_diag(&d);
 		return 1;
 	}
 	char *text = NULL;
@@ -374,7 +379,7 @@ cmd_disasm(int argc, char **argv)
 	} else {
 		Obj *o;
 		if (obj_read(data, len, in, &o, &d))
-			print_diag(&d);
+			cli_print_diag(&d);
 		else {
 			text = disasm_obj(o, chip->arch, flags);
 			obj_free(o);

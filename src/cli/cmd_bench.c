@@ -1,7 +1,7 @@
 /*
  * cmd_bench.c - `ipu bench NAME`: benchmarks on the emulator (tile-amp,
- * exchange, sim). Human-readable by default, one JSON object with --json.
- * The three share one option parser driven by a table per benchmark.
+ * exchange, sim, gemm). Human-readable by default, one JSON object with
+ * --json. They share one option parser driven by a table per benchmark.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu bench tile-amp|exchange|sim [options]\n"
+	        "usage: ipu bench tile-amp|exchange|sim|gemm [options]\n"
 	        "\n"
 	        "ipu bench tile-amp: one tile multiplies R rows by a K x 16 "
 	        "weight block\n"
@@ -50,6 +50,18 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --sgemm-n N     SGEMM size N x N x N (default 1024)\n"
+	        "\n"
+	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
+	        "emulated chip and\n"
+	        "  checked against an f64 OpenBLAS reference "
+	        "(docs/bench-gemm.md).\n"
+	        "  --m M, --n N, --k K  the shape (default 256 each)\n"
+	        "  --dtype T       f16, f32 or f8 (default f16; f8 needs the "
+	        "c600)\n"
+	        "  --tiles T       tiles the compiler may use (default all)\n"
+	        "  --threads N     host threads (default: the machine's "
+	        "cores)\n"
+	        "  --seed N        input data seed (default 1)\n"
 	        "\n"
 	        "every benchmark:\n"
 	        "  --chip NAME     %s (default c600)\n"
@@ -344,6 +356,70 @@ sim_speed(int argc, char **argv)
 	return 0;
 }
 
+static int
+gemm(int argc, char **argv)
+{
+	GemmBenchConfig cfg = {.dtype = AMP_F16,
+	                       .m = 256,
+	                       .n = 256,
+	                       .k = 256,
+	                       .threads = host_cores(),
+	                       .seed = 1};
+	const BenchOpt opts[] = {
+	    NUM_OPT("--m", 1, 1 << 20, cfg.m),
+	    NUM_OPT("--n", 1, 1 << 20, cfg.n),
+	    NUM_OPT("--k", 1, 1 << 20, cfg.k),
+	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
+	    NUM_OPT("--threads", 1, 64, cfg.threads),
+	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
+	};
+	int json,
+	    rc = parse_opts("gemm", argc, argv, opts,
+	                    sizeof opts / sizeof opts[0], &cfg.chip, &json);
+	if (rc >= 0)
+		return rc;
+	GemmBenchResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_gemm(&cfg, &r, &d))
+		return report_error("gemm", &d);
+	const char *dt = amp_dtype_name(cfg.dtype);
+	if (json) {
+		printf("{\"bench\": \"gemm\", \"chip\": \"%s\", "
+		       "\"dtype\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, "
+		       "\"tiles\": %u, \"chip_tiles\": %u, "
+		       "\"macs\": %" PRIu64 ", \"cycles\": %" PRIu64
+		       ", \"predicted_cycles\": %" PRIu64
+		       ", \"pred_error\": %.4f, \"mfu\": %.4f, "
+		       "\"max_rel_err\": %.3e, \"ref_rows\": %u, "
+		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
+		       "\"host_seconds\": %.3f, \"threads\": %d}\n",
+		       cfg.chip->name, dt, cfg.m, cfg.n, cfg.k, r.tiles,
+		       cfg.chip->tiles, r.macs, r.cycles, r.predicted_cycles,
+		       r.pred_error, r.mfu, r.max_rel_err, r.ref_rows,
+		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
+		       cfg.threads);
+		return 0;
+	}
+	printf("gemm %u x %u x %u %s on %u of %u %s tiles\n", cfg.m, cfg.n,
+	       cfg.k, dt, r.tiles, cfg.chip->tiles, cfg.chip->name);
+	printf("  cycles          %" PRIu64 " emulated, %" PRIu64
+	       " predicted (%+.1f%%)\n",
+	       r.cycles, r.predicted_cycles, 100 * r.pred_error);
+	printf("  MFU             %.2f%% of %u tiles x %u MACs/cycle\n",
+	       100 * r.mfu, cfg.chip->tiles,
+	       bench_peak_macs(cfg.chip, cfg.dtype));
+	printf("  max rel. error  %.3e against f64 (%u of %u rows)\n",
+	       r.max_rel_err, r.ref_rows, cfg.m);
+	printf("  compile         %.1f ms; fullest tile %u bytes\n",
+	       r.compile_ms, r.peak_tile_bytes);
+	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,
+	       cfg.threads);
+	printf("  plan            %s\n", r.plan);
+	return 0;
+}
+
 int
 cmd_bench(int argc, char **argv)
 {
@@ -357,9 +433,11 @@ cmd_bench(int argc, char **argv)
 		return exchange(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sim"))
 		return sim_speed(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "gemm"))
+		return gemm(argc - 1, argv + 1);
 	fprintf(stderr,
 	        "ipu bench: unknown benchmark '%s' (known: tile-amp, "
-	        "exchange, sim)\n",
+	        "exchange, sim, gemm)\n",
 	        argv[1]);
 	return 2;
 }

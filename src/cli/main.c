@@ -13,6 +13,7 @@ static const struct {
     {"link", cmd_link, "place objects into a tile image"},
     {"disasm", cmd_disasm, "disassemble an object, an image or raw words"},
     {"sim", cmd_sim, "run a single-tile program on the emulator"},
+    {"compile", cmd_compile, "compile a text graph to a package"},
     {"bench", cmd_bench, "benchmarks with JSON output"},
     {"inspect", cmd_inspect, "summarise a package file"},
 };

@@ -1,0 +1,201 @@
+/*
+ * cmd_compile.c - `ipu compile GRAPH.txt -o OUT.pkg [--chip NAME]
+ * [--tiles N] [--report]`: read a graph in the text form (docs/graph.md),
+ * compile it (src/compile/compile.h) and write the package
+ * (docs/package.md), which `ipu inspect` summarises and the runtime loads.
+ *
+ * Prints a summary: the plan, the predicted cycles and what they mean as
+ * a fraction of the chip's peak (MFU), the tiles used, the fullest tile's
+ * bytes and the compile time. --report adds the placement report (bytes by
+ * kind, highest water mark). Parse errors are printed as file:line:col
+ * with the line and a caret, all of them (up to GRAPH_MAX_ERRORS); a
+ * program that does not fit tile memory prints the placement report,
+ * which names every tile that overflows, at which step, with what and by
+ * how much. The output is never one of the inputs.
+ *
+ * Exit status: 0 success, 1 a bad graph or one the compiler refuses, 2 a
+ * usage error.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compile/compile.h"
+#include "cli.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: ipu compile GRAPH.txt -o OUT.pkg [--chip NAME] "
+	        "[--tiles N] [--report]\n"
+	        "  Compile a graph in the text form (docs/graph.md) to a "
+	        "package.\n"
+	        "  -o OUT.pkg   the package to write (not the input)\n"
+	        "  --chip NAME  %s (default c600)\n"
+	        "  --tiles N    tiles the compiler may use (default all)\n"
+	        "  --report     also print the placement report\n"
+	        "Exit status: 0 on success, 1 for a bad or refused graph, 2 on "
+	        "a usage error.\n",
+	        chip_names());
+}
+
+/* Peak MACs per tile-cycle for a dtype of the graph. */
+static uint32_t
+peak_macs(const Chip *c, DType t)
+{
+	return t == DT_F32      ? c->macs_f32
+	       : dtype_is_f8(t) ? c->macs_f8
+	                        : c->macs_f16;
+}
+
+/* The graph's multiply-accumulates and the peak MACs per tile-cycle of its
+ * first matmul's input type (0 if it has none). */
+static uint64_t
+graph_macs(const Graph *g, const Chip *c, uint32_t *peak)
+{
+	uint64_t macs = 0;
+	*peak = 0;
+	for (int i = 0; i < g->nops; i++) {
+		macs += (uint64_t)graph_op_work(g, &g->ops[i]).macs;
+		if (g->ops[i].kind == OP_MATMUL && !*peak)
+			*peak = peak_macs(
+			    c, graph_tensor(g, g->ops[i].in[0])->elem.dtype);
+	}
+	return macs;
+}
+
+static void
+print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
+              const char *out)
+{
+	uint32_t peak;
+	uint64_t macs = graph_macs(g, c, &peak);
+	printf("plan           %s\n", rep->plan);
+	printf("predicted      %" PRIu64 " cycles (%.3f us at %.0f MHz)\n",
+	       rep->predicted_cycles,
+	       (double)rep->predicted_cycles / c->clock_hz * 1e6,
+	       c->clock_hz / 1e6);
+	if (peak && rep->predicted_cycles)
+		printf("predicted MFU  %.2f%% (%" PRIu64 " MACs over %u tiles "
+		       "x %u MACs/cycle)\n",
+		       100.0 * (double)macs /
+		           ((double)rep->predicted_cycles * c->tiles * peak),
+		       macs, c->tiles, peak);
+	printf("tiles used     %u of %u (%s)\n", rep->tiles_used, c->tiles,
+	       c->name);
+	printf("fullest tile   %u of %u bytes (code and data)\n",
+	       rep->peak_tile_bytes, c->mem_end - c->mem_base);
+	printf("compile time   %.1f ms\n", rep->compile_ms);
+	printf("wrote          %s\n", out);
+}
+
+int
+cmd_compile(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	const Chip *chip = chip_default();
+	uint32_t tiles = 0;
+	int report = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int missing = 0;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--report")) {
+			report = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
+		                              &missing))) {
+			out = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                              &missing))) {
+			if (!(chip = cli_chip_arg("compile", v)))
+				return 2;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--tiles",
+		                              &missing))) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (end == v || *end || n < 1 || n > 1 << 16) {
+				fprintf(stderr,
+				        "ipu compile: --tiles wants a number "
+				        "of tiles, got '%s'\n",
+				        v);
+				return 2;
+			}
+			tiles = (uint32_t)n;
+		} else if (missing) {
+			fprintf(stderr, "ipu compile: missing value for %s\n",
+			        a);
+			return 2;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ipu compile: unknown option '%s'\n",
+			        a);
+			usage(stderr);
+			return 2;
+		} else if (in) {
+			fprintf(stderr, "ipu compile: one graph at a time\n");
+			return 2;
+		} else {
+			in = a;
+		}
+	}
+	if (!in || !out) {
+		fprintf(stderr, "ipu compile: %s\n",
+		        in ? "no output: give -o OUT.pkg" : "no graph file");
+		usage(stderr);
+		return 2;
+	}
+	if (tiles > chip->tiles) {
+		fprintf(stderr,
+		        "ipu compile: --tiles %u: the %s has %u tiles\n", tiles,
+		        chip->name, chip->tiles);
+		return 2;
+	}
+	char *ins[] = {(char *)in};
+	if (cli_refuse_overwrite("compile", out, ins, 1))
+		return 2;
+
+	Diag d;
+	diag_clear(&d);
+	uint8_t *text;
+	size_t len;
+	if (read_file(in, &text, &len, &d)) {
+		cli_print_diag(&d);
+		return 1;
+	}
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerrs = 0;
+	int r = graph_parse((const char *)text, len, in, &g, errs, &nerrs);
+	free(text);
+	if (r) {
+		for (int i = 0; i < nerrs; i++)
+			cli_print_diag(&errs[i]);
+		fprintf(stderr, "ipu compile: %s: %d error%s\n", in, nerrs,
+		        nerrs == 1 ? "" : "s");
+		return 1;
+	}
+	CompileOptions o = {.chip = chip, .tiles = tiles};
+	Package *pk;
+	CompileReport rep;
+	r = compile_graph(g, &o, &pk, &rep, &d);
+	if (!r)
+		r = pkg_write_file(pk, out, &d);
+	if (r) {
+		char buf[1400];
+		diag_format(&d, buf, sizeof buf);
+		fprintf(stderr, "ipu compile: %s: %s\n", in, buf);
+		if (rep.place.nover)
+			place_report_print(&rep.place, stderr);
+	} else {
+		print_summary(g, chip, &rep, out);
+		if (report)
+			place_report_print(&rep.place, stdout);
+	}
+	pkg_free(pk);
+	compile_report_free(&rep);
+	graph_free(g);
+	return r ? 1 : 0;
+}

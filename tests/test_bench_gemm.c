@@ -1,0 +1,144 @@
+/*
+ * test_bench_gemm.c - the GEMM benchmark (src/bench/gemm.c) on small
+ * shapes of every dtype: each result field is present and agrees with the
+ * others and with values derived here (MACs from the shape, MFU and the
+ * prediction error recomputed from the cycles, the reference rows), the
+ * error against the f64 reference is within the kernel's rounding, and the
+ * cost model's prediction is within 15% of the emulated cycles. Also the
+ * sampled reference of large problems (forced by a low threshold) and the
+ * refusals (f8 on an ipu2 chip, an empty shape, more tiles than the chip).
+ */
+#include "support.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../src/bench/bench.h"
+
+static GemmBenchResult
+run_ok(const GemmBenchConfig *cfg)
+{
+	GemmBenchResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_gemm(cfg, &r, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fail_msg("gemm %ux%ux%u: %s", cfg->m, cfg->n, cfg->k, buf);
+	}
+	return r;
+}
+
+static void
+test_shapes(void **state)
+{
+	(void)state;
+	static const struct {
+		AmpDtype dt;
+		uint32_t m, n, k, tiles;
+	} cases[] = {
+	    {AMP_F16, 64, 48, 40, 8}, {AMP_F32, 33, 17, 70, 4},
+	    {AMP_F8, 40, 24, 100, 6}, {AMP_F16, 1, 16, 16, 1},
+	    {AMP_F16, 7, 70, 33, 12}, {AMP_F32, 96, 64, 128, 16},
+	};
+	const Chip *c = chip_default();
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		GemmBenchConfig cfg = {.chip = c,
+		                       .dtype = cases[i].dt,
+		                       .m = cases[i].m,
+		                       .n = cases[i].n,
+		                       .k = cases[i].k,
+		                       .tiles = cases[i].tiles,
+		                       .threads = 2,
+		                       .seed = 7};
+		GemmBenchResult r = run_ok(&cfg);
+		print_message("gemm %ux%ux%u %s: %u tiles, %llu cycles, "
+		              "predicted %llu, err %.2e\n",
+		              cfg.m, cfg.n, cfg.k, amp_dtype_name(cfg.dtype),
+		              r.tiles, (unsigned long long)r.cycles,
+		              (unsigned long long)r.predicted_cycles,
+		              r.max_rel_err);
+		uint64_t macs = (uint64_t)cfg.m * cfg.n * cfg.k;
+		assert_true(r.macs == macs);
+		assert_true(r.tiles >= 1 && r.tiles <= cfg.tiles);
+		assert_int_equal(r.ref_rows, cfg.m);
+		/* the chip's peak bounds the rate of the tiles used */
+		uint32_t peak = cfg.dtype == AMP_F32   ? 16
+		                : cfg.dtype == AMP_F16 ? 64
+		                                       : 128;
+		assert_int_equal(bench_peak_macs(c, cfg.dtype), peak);
+		assert_true(r.cycles * r.tiles * peak >= macs);
+		double mfu = (double)macs / ((double)r.cycles * 1472 * peak);
+		assert_true(fabs(r.mfu - mfu) <= 1e-12 * mfu);
+		double pe = (double)r.predicted_cycles / (double)r.cycles - 1;
+		assert_true(fabs(r.pred_error - pe) < 1e-12);
+		assert_true(fabs(r.pred_error) <= 0.15);
+		assert_true(r.max_rel_err <
+		            (cfg.dtype == AMP_F32 ? 1e-5 : 1e-2));
+		assert_true(r.compile_ms > 0);
+		assert_true(r.peak_tile_bytes > 0 &&
+		            r.peak_tile_bytes <= c->mem_end - c->mem_base);
+		assert_true(r.host_seconds > 0);
+		assert_non_null(strstr(r.plan, "gemm"));
+	}
+}
+
+/* A problem "too large" for a full check: 64 rows spread over m, the first
+ * and the last among them; the result the same as the full check's rows
+ * allow (the error can only shrink over fewer rows). */
+static void
+test_sampled_reference(void **state)
+{
+	(void)state;
+	GemmBenchConfig cfg = {.dtype = AMP_F16,
+	                       .m = 150,
+	                       .n = 20,
+	                       .k = 24,
+	                       .tiles = 8,
+	                       .threads = 2,
+	                       .seed = 3};
+	GemmBenchResult full = run_ok(&cfg);
+	cfg.ref_full_macs = 1000;
+	GemmBenchResult part = run_ok(&cfg);
+	assert_int_equal(full.ref_rows, 150);
+	assert_int_equal(part.ref_rows, GEMM_REF_ROWS);
+	assert_true(part.cycles == full.cycles);
+	assert_true(part.max_rel_err <= full.max_rel_err * 1.0001 + 1e-300);
+	assert_true(part.max_rel_err < 1e-2);
+}
+
+static void
+test_refusals(void **state)
+{
+	(void)state;
+	GemmBenchConfig cfg = {.chip = chip_by_name("gc200"),
+	                       .dtype = AMP_F8,
+	                       .m = 16,
+	                       .n = 16,
+	                       .k = 16,
+	                       .threads = 1};
+	GemmBenchResult r;
+	Diag d;
+	assert_int_not_equal(bench_gemm(&cfg, &r, &d), 0);
+	assert_non_null(strstr(d.msg, "ipu21"));
+	cfg.chip = NULL;
+	cfg.dtype = AMP_F16;
+	cfg.k = 0;
+	assert_int_not_equal(bench_gemm(&cfg, &r, &d), 0);
+	assert_non_null(strstr(d.msg, "at least 1"));
+	cfg.k = 16;
+	cfg.tiles = 5000;
+	assert_int_not_equal(bench_gemm(&cfg, &r, &d), 0);
+	assert_non_null(strstr(d.msg, "5000 tiles"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_shapes),
+	    cmocka_unit_test(test_sampled_reference),
+	    cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
