@@ -267,27 +267,40 @@ read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
 		x[i] = elem64(w, f->in, i, e->c->fp_nfmt, 1);
 }
 
-/* The elements of CWEI k as weights of a form with input format `in`,
- * from the tile's decoded copy, refreshed when cwei[k] or the format (for
- * f8, also the $FP_NFMT weight bit) differs from what it was decoded
- * from. Element i is what elem64(cwei[k], in, i, nfmt, 0) returns. */
-static const double *
-weights_of(const Exec *e, ElemFmt in, int k)
+/* Cache key of a weight format: f16, f32, or f8 in the format of the
+ * $FP_NFMT weight bit. */
+static uint8_t
+weight_key(const Exec *e, ElemFmt in)
+{
+	return in == EF_F16   ? 1
+	       : in == EF_F32 ? 2
+	                      : (uint8_t)(3 + (e->c->fp_nfmt & 1));
+}
+
+static __attribute__((noinline)) const double *
+weights_decode(const Exec *e, ElemFmt in, uint8_t key, int k)
 {
 	Tile *t = e->tile;
 	AmpWeights *w = &t->amp_w;
-	uint8_t key = in == EF_F16   ? 1
-	              : in == EF_F32 ? 2
-	                             : (uint8_t)(3 + (e->c->fp_nfmt & 1));
-	if (w->raw[k] != t->cwei[k] || w->fmt[k] != key) {
-		int n = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
-		for (int i = 0; i < n; i++)
-			w->el[k][i] =
-			    elem64(t->cwei[k], in, i, e->c->fp_nfmt, 0);
-		w->raw[k] = t->cwei[k];
-		w->fmt[k] = key;
-	}
+	int n = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
+	for (int i = 0; i < n; i++)
+		w->el[k][i] = elem64(t->cwei[k], in, i, e->c->fp_nfmt, 0);
+	w->raw[k] = t->cwei[k];
+	w->fmt[k] = key;
 	return w->el[k];
+}
+
+/* The elements of CWEI k as weights of a form with input format `in`
+ * (cache key `key`), from the tile's decoded copy, refreshed when cwei[k]
+ * or the key differs from what it was decoded from. Element i is what
+ * elem64(cwei[k], in, i, nfmt, 0) returns. */
+static inline const double *
+weights_of(const Exec *e, ElemFmt in, uint8_t key, int k)
+{
+	const AmpWeights *w = &e->tile->amp_w;
+	if (w->raw[k] == e->tile->cwei[k] && w->fmt[k] == key)
+		return w->el[k];
+	return weights_decode(e, in, key, k);
 }
 
 /* 2^$FP_SCL for FP8 products, else 1. */
@@ -371,10 +384,11 @@ amp_exec(Exec *e, const AmpForm *f)
 	read_inputs(e, f, src, x);
 	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
 	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
+	uint8_t key = weight_key(e, f->in);
 	if (f->in == EF_F16) {
 		for (int m = 0; m < f->engines; m++) {
 			const double *w =
-			    weights_of(e, EF_F16, cwei_index(m, col));
+			    weights_of(e, EF_F16, key, cwei_index(m, col));
 			double sum = s->acc[m];
 			sum += x[0] * w[0];
 			sum += x[1] * w[1];
@@ -387,7 +401,7 @@ amp_exec(Exec *e, const AmpForm *f)
 	} else if (f->in == EF_F32) {
 		for (int m = 0; m < f->engines; m++) {
 			const double *w =
-			    weights_of(e, EF_F32, cwei_index(m, col));
+			    weights_of(e, EF_F32, key, cwei_index(m, col));
 			double sum = s->acc[m];
 			sum += x[0] * w[elem0];
 			if (isnan(sum))
@@ -399,7 +413,7 @@ amp_exec(Exec *e, const AmpForm *f)
 		double scale = product_scale(e, f);
 		for (int m = 0; m < f->engines; m++) {
 			const double *w =
-			    weights_of(e, f->in, cwei_index(m, col));
+			    weights_of(e, f->in, key, cwei_index(m, col));
 			double sum = s->acc[m];
 			for (int i = 0; i < f->ninputs; i++)
 				sum += x[i] * w[elem0 + i] * scale;
@@ -473,7 +487,7 @@ slic(Exec *e)
 	sim_fault(e, FAULT_INVALID_INSTR, 0,
 	          "%s: not emulated: SLIC semantics are only partly public "
 	          "(isa.md 5.6)",
-	          isa_row(e->in->row)->mnemonic);
+	          e->d->mnemonic);
 }
 
 void
@@ -526,9 +540,8 @@ putcs(Exec *e, int n)
 	uint32_t size = 8u * (uint32_t)n;
 	if (k < 0 || k + n > CHIP_CWEI || k % n) {
 		sim_fault(e, FAULT_INVALID_OP, 0,
-		          "%s %d: CWEI index must be %s0..%d",
-		          isa_row(e->in->row)->mnemonic, k,
-		          n > 1 ? "even, " : "", CHIP_CWEI - n);
+		          "%s %d: CWEI index must be %s0..%d", e->d->mnemonic,
+		          k, n > 1 ? "even, " : "", CHIP_CWEI - n);
 		return;
 	}
 	uint32_t addr = e->tile->sup.cccsload;

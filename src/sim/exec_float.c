@@ -55,8 +55,7 @@ fpenv_finish(Exec *e, FpEnv *v)
 	if (!trap)
 		return 1;
 	sim_fault(e, FAULT_FP, 0, "%s raised%s%s%s with the trap enabled",
-	          isa_row(e->in->row)->mnemonic,
-	          trap & FP_FLAG_INV ? " INV" : "",
+	          e->d->mnemonic, trap & FP_FLAG_INV ? " INV" : "",
 	          trap & FP_FLAG_DIV0 ? " DIV0" : "",
 	          trap & FP_FLAG_OFLO ? " OFLO" : "");
 	return 0;
@@ -67,7 +66,7 @@ fpenv_finish(Exec *e, FpEnv *v)
 int
 op_regs(const Exec *e, int i)
 {
-	switch (isa_row(e->in->row)->op[i].kind) {
+	switch (e->d->op[i].kind) {
 	case OPK_AP:
 		return 2;
 	case OPK_AQ:
@@ -80,7 +79,7 @@ op_regs(const Exec *e, int i)
 void
 get16(const Exec *e, int i, int n, uint16_t *h)
 {
-	Decor d = isa_row(e->in->row)->op[i].decor;
+	Decor d = e->d->op[i].decor;
 	int r = e->in->op[i];
 	if (d == DEC_BL || d == DEC_BU) {
 		uint16_t b = (uint16_t)(sim_ra(e, r) >> (d == DEC_BU ? 16 : 0));
@@ -96,7 +95,7 @@ void
 get32(const Exec *e, int i, int n, uint32_t *w)
 {
 	int r = e->in->op[i];
-	int bcast = isa_row(e->in->row)->op[i].decor == DEC_B;
+	int bcast = e->d->op[i].decor == DEC_B;
 	for (int k = 0; k < n; k++)
 		w[k] = sim_ra(e, bcast ? r : r + k);
 }

@@ -18,7 +18,7 @@ static uint32_t
 src(const Exec *e, int i)
 {
 	uint32_t v = sim_src(e, i);
-	switch (isa_row(e->in->row)->op[i].decor) {
+	switch (e->d->op[i].decor) {
 	case DEC_BL:
 		return (v & 0xffffu) * 0x10001u;
 	case DEC_BU:

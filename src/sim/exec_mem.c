@@ -33,7 +33,7 @@ put_le32(uint8_t *p, uint32_t v)
 static const OperandSpec *
 spec(const Exec *e, int i)
 {
-	return &isa_row(e->in->row)->op[i];
+	return &e->d->op[i];
 }
 
 /* Registers spanned by operand i: 1, 2 (pair) or 4 (quad). */

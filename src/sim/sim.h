@@ -104,6 +104,8 @@ typedef struct {
 typedef struct {
 	uint32_t addr, size;
 	uint8_t store;
+	int el[2]; /* its memory element(s), -1 = none (a 128-bit access
+	              uses both elements of its pair) */
 } MemAccess;
 
 typedef struct Tile Tile;
@@ -178,15 +180,24 @@ typedef struct {
 typedef struct {
 	Tile *tile;
 	Context *c;
-	int ctx;          /* 0 supervisor, 1..6 worker */
-	const Insn *in;   /* the instruction being executed */
-	uint32_t pc;      /* its bundle's address */
-	uint32_t next_pc; /* set by branches; starts as the fall-through */
+	int ctx;           /* 0 supervisor, 1..6 worker */
+	const Insn *in;    /* the instruction being executed */
+	const InsnDesc *d; /* its table row, isa_row(in->row) */
+	uint32_t pc;       /* its bundle's address */
+	uint32_t next_pc;  /* set by branches; starts as the fall-through */
 	RegWrite wr[16];
 	int nwr;
 } Exec;
 
 typedef void (*ExecFn)(Exec *);
+
+/* One entry of the decode cache: the instruction, its table row and its
+ * semantics, so that an issue looks nothing up. */
+typedef struct {
+	Insn in;
+	const InsnDesc *d;
+	ExecFn fn;
+} DInsn;
 
 /* The $CWEI registers decoded to doubles for the AMP (sim/amp.c): entry k
  * holds the elements of cwei[k] read in format fmt[k] (0 = nothing cached);
@@ -225,9 +236,12 @@ struct Tile {
 	/* bundle in flight */
 	MemAccess acc[4];
 	int nacc;
-	/* decode cache: one Insn per instruction word of executable memory */
-	Insn *dcache;
+	/* decode cache: one entry per instruction word of executable memory */
+	DInsn *dcache;
 	uint8_t *dvalid;
+	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
+	int elem_shift;
+	uint32_t region0_elems;
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t sup_ready; /* the supervisor issues again from this cycle */
@@ -271,15 +285,66 @@ void tile_format_fault(const Tile *t, char *buf, size_t len);
  * exec functions return right after raising one. */
 void sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-uint32_t sim_rm(const Exec *e, int r); /* $mzero reads 0 */
-uint32_t sim_ra(const Exec *e, int r); /* $a14, $a15 read 0 (isa.md 2.1) */
-void sim_wm(Exec *e, int r, uint32_t v);
-void sim_wa(Exec *e, int r, uint32_t v);
+/* The register helpers are inline: every instruction uses them. */
+static inline uint32_t
+sim_rm(const Exec *e, int r) /* $mzero reads 0 */
+{
+	return r == 15 ? 0 : e->c->m[r];
+}
+
+static inline uint32_t
+sim_ra(const Exec *e, int r) /* $a14, $a15 read 0 (isa.md 2.1) */
+{
+	return r >= 14 ? 0 : e->c->a[r];
+}
+
+static inline void
+sim_log_write(Exec *e, int file, int r, uint32_t v)
+{
+	if (e->nwr == (int)(sizeof e->wr / sizeof e->wr[0]))
+		die("register write log overflow");
+	e->wr[e->nwr++] = (RegWrite){(uint8_t)file, (uint8_t)r, v};
+}
+
+static inline void
+sim_wm(Exec *e, int r, uint32_t v)
+{
+	sim_log_write(e, 0, r, v);
+}
+
+static inline void
+sim_wa(Exec *e, int r, uint32_t v)
+{
+	sim_log_write(e, 1, r, v);
+}
+
 /* Operand i as a value: register contents for M/A kinds, else the
  * immediate. */
-uint32_t sim_src(const Exec *e, int i);
+static inline uint32_t
+sim_src(const Exec *e, int i)
+{
+	switch (e->d->op[i].kind) {
+	case OPK_M:
+		return sim_rm(e, e->in->op[i]);
+	case OPK_A:
+		return sim_ra(e, e->in->op[i]);
+	default:
+		return (uint32_t)e->in->op[i];
+	}
+}
+
 /* Write v to operand i, which must be an M or A register operand. */
-void sim_dst(Exec *e, int i, uint32_t v);
+static inline void
+sim_dst(Exec *e, int i, uint32_t v)
+{
+	OperandKind k = e->d->op[i].kind;
+	if (k == OPK_M)
+		sim_wm(e, e->in->op[i], v);
+	else if (k == OPK_A)
+		sim_wa(e, e->in->op[i], v);
+	else
+		die("%s: operand %d is not a register", e->d->variant, i);
+}
 
 /* 64-bit ARF pairs: register r holds the low word, r + 1 the high word. */
 static inline uint64_t

@@ -49,6 +49,16 @@ tile_new(const Chip *chip, uint32_t id)
 		t->ctx[i].exit_status = -1;
 	t->lc_and = 1;
 	t->wait.zone = -1;
+	/* Elements by shifts when they are a power of two and both regions
+	 * start on element boundaries (both chips); else chip_mem_element. */
+	uint32_t eb = chip->elem_bytes;
+	if (eb >= 16 && !(eb & (eb - 1)) && chip->mem_base % eb == 0 &&
+	    chip->interleave % (2 * eb) == 0 &&
+	    chip->interleave >= chip->mem_base) {
+		while ((1u << t->elem_shift) < eb)
+			t->elem_shift++;
+		t->region0_elems = (chip->interleave - chip->mem_base) / eb;
+	}
 	xch_reset(&t->x);
 	return t;
 }
@@ -82,6 +92,8 @@ static void
 invalidate(Tile *t, uint32_t addr, uint32_t len)
 {
 	const Chip *c = t->chip;
+	if (addr >= c->exec_end + 4)
+		return; /* data memory: the loop below would not run */
 	uint32_t lo = addr, hi = addr + len;
 	if (lo < c->mem_base)
 		lo = c->mem_base;
@@ -134,65 +146,6 @@ sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
 
 /* Registers. */
 
-uint32_t
-sim_rm(const Exec *e, int r)
-{
-	return r == 15 ? 0 : e->c->m[r];
-}
-
-uint32_t
-sim_ra(const Exec *e, int r)
-{
-	return r >= 14 ? 0 : e->c->a[r];
-}
-
-static void
-log_write(Exec *e, int file, int r, uint32_t v)
-{
-	if (e->nwr == (int)(sizeof e->wr / sizeof e->wr[0]))
-		die("register write log overflow");
-	e->wr[e->nwr++] = (RegWrite){(uint8_t)file, (uint8_t)r, v};
-}
-
-void
-sim_wm(Exec *e, int r, uint32_t v)
-{
-	log_write(e, 0, r, v);
-}
-
-void
-sim_wa(Exec *e, int r, uint32_t v)
-{
-	log_write(e, 1, r, v);
-}
-
-uint32_t
-sim_src(const Exec *e, int i)
-{
-	const OperandSpec *s = &isa_row(e->in->row)->op[i];
-	switch (s->kind) {
-	case OPK_M:
-		return sim_rm(e, e->in->op[i]);
-	case OPK_A:
-		return sim_ra(e, e->in->op[i]);
-	default:
-		return (uint32_t)e->in->op[i];
-	}
-}
-
-void
-sim_dst(Exec *e, int i, uint32_t v)
-{
-	const OperandSpec *s = &isa_row(e->in->row)->op[i];
-	if (s->kind == OPK_M)
-		sim_wm(e, e->in->op[i], v);
-	else if (s->kind == OPK_A)
-		sim_wa(e, e->in->op[i], v);
-	else
-		die("%s: operand %d is not a register",
-		    isa_row(e->in->row)->variant, i);
-}
-
 static void
 commit(Exec *e)
 {
@@ -208,12 +161,29 @@ commit(Exec *e)
 
 /* Memory. */
 
+/* chip_mem_element for an address inside memory: the same formula with
+ * the division by the element size done as a shift. */
+static inline int
+elem_of(const Tile *t, uint32_t addr)
+{
+	const Chip *c = t->chip;
+	if (!t->elem_shift)
+		return chip_mem_element(c, addr);
+	if (addr < c->interleave)
+		return (int)((addr - c->mem_base) >> t->elem_shift);
+	return (int)(t->region0_elems +
+	             2 * ((addr - c->interleave) >> (t->elem_shift + 1)) +
+	             ((addr >> 3) & 1));
+}
+
 static int
 mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 {
 	Tile *t = e->tile;
 	const Chip *c = t->chip;
-	if (!chip_in_memory(c, addr, size)) {
+	/* chip_in_memory and chip_is_interleaved, inline */
+	if (!(addr >= c->mem_base && addr < c->mem_end &&
+	      size <= c->mem_end - addr)) {
 		sim_fault(e, FAULT_INVALID_ADDR, addr,
 		          "%u-byte %s at 0x%05x is outside tile memory "
 		          "0x%05x..0x%05x",
@@ -221,13 +191,14 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 		          c->mem_end);
 		return 0;
 	}
-	if (addr % size) {
+	/* sizes are powers of two: addr % size as a mask */
+	if ((size & (size - 1)) == 0 ? addr & (size - 1) : addr % size) {
 		sim_fault(e, FAULT_INVALID_ADDR, addr,
 		          "misaligned %u-byte %s at 0x%05x", size,
 		          store ? "store" : "load", addr);
 		return 0;
 	}
-	if (size == 16 && !chip_is_interleaved(c, addr)) {
+	if (size == 16 && !(addr >= c->interleave && addr < c->mem_end)) {
 		sim_fault(e, FAULT_INVALID_ADDR, addr,
 		          "128-bit access at 0x%05x outside the interleaved "
 		          "region (from 0x%05x)",
@@ -236,14 +207,12 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 	}
 	/* Same-element conflicts within one bundle (isa.md 8). A 128-bit
 	 * access uses both elements of its interleaved pair. */
-	int el[2] = {chip_mem_element(c, addr), -1};
+	int el[2] = {elem_of(t, addr), -1};
 	if (size == 16)
-		el[1] = chip_mem_element(c, addr + 8);
+		el[1] = elem_of(t, addr + 8);
 	for (int i = 0; i < t->nacc; i++) {
 		MemAccess *o = &t->acc[i];
-		int oel[2] = {chip_mem_element(c, o->addr), -1};
-		if (o->size == 16)
-			oel[1] = chip_mem_element(c, o->addr + 8);
+		const int *oel = o->el; /* as computed above for o */
 		for (int a = 0; a < 2; a++)
 			for (int b = 0; b < 2; b++)
 				if (el[a] >= 0 && el[a] == oel[b]) {
@@ -260,8 +229,29 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 	}
 	if (t->nacc == (int)(sizeof t->acc / sizeof t->acc[0]))
 		die("too many memory accesses in one bundle");
-	t->acc[t->nacc++] = (MemAccess){addr, size, (uint8_t)store};
+	t->acc[t->nacc++] =
+	    (MemAccess){addr, size, (uint8_t)store, {el[0], el[1]}};
 	return 1;
+}
+
+/* memcpy with the common sizes as constants, so that they compile to
+ * plain moves instead of a library call. */
+static inline void
+copy_bytes(void *dst, const void *src, uint32_t size)
+{
+	switch (size) {
+	case 4:
+		memcpy(dst, src, 4);
+		break;
+	case 8:
+		memcpy(dst, src, 8);
+		break;
+	case 16:
+		memcpy(dst, src, 16);
+		break;
+	default:
+		memcpy(dst, src, size);
+	}
 }
 
 int
@@ -269,7 +259,7 @@ sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
 {
 	if (!mem_check(e, addr, size, 0))
 		return 0;
-	memcpy(dst, e->tile->mem + (addr - e->tile->chip->mem_base), size);
+	copy_bytes(dst, e->tile->mem + (addr - e->tile->chip->mem_base), size);
 	return 1;
 }
 
@@ -279,7 +269,7 @@ sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
 	if (!mem_check(e, addr, size, 1))
 		return 0;
 	Tile *t = e->tile;
-	memcpy(t->mem + (addr - t->chip->mem_base), src, size);
+	copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
 	invalidate(t, addr, size);
 	return 1;
 }
@@ -295,7 +285,7 @@ mem_word(const Tile *t, uint32_t addr)
 }
 
 /* Decoded instruction at pc, or NULL after raising the fault. */
-static const Insn *
+static const DInsn *
 fetch(Exec *e, uint32_t pc, uint32_t *word)
 {
 	Tile *t = e->tile;
@@ -310,7 +300,8 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 	uint32_t idx = (pc - c->mem_base) / 4;
 	*word = mem_word(t, pc);
 	if (!t->dvalid[idx]) {
-		Insn *in = &t->dcache[idx];
+		DInsn *dc = &t->dcache[idx];
+		Insn *in = &dc->in;
 		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
 			t->fault.nwords = 1;
@@ -332,6 +323,8 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 			isa_decode_wide(*word, mem_word(t, pc + 4), c->arch,
 			                in);
 		}
+		dc->d = isa_row(in->row);
+		dc->fn = exec_for_row[in->row];
 		t->dvalid[idx] = 1;
 	}
 	return &t->dcache[idx];
@@ -366,21 +359,32 @@ static void
 issue(Tile *t, int ci)
 {
 	Context *c = &t->ctx[ci];
-	Exec e = {.tile = t, .c = c, .ctx = ci, .pc = c->pc};
+	/* Field by field: a designated initializer would also zero the
+	 * write log, which nothing reads beyond nwr. */
+	Exec e;
+	e.tile = t;
+	e.c = c;
+	e.ctx = ci;
+	e.in = NULL;
+	e.d = NULL;
+	e.pc = c->pc;
+	e.next_pc = 0;
+	e.nwr = 0;
 	t->nacc = 0;
 	uint32_t w0, w1 = 0;
-	const Insn *i0 = fetch(&e, c->pc, &w0), *i1 = NULL;
+	const DInsn *i0 = fetch(&e, c->pc, &w0), *i1 = NULL;
 	if (!i0)
 		goto fault;
 	t->fault.word[0] = w0;
 	t->fault.nwords = 1;
-	const InsnDesc *d0 = isa_row(i0->row), *d1 = NULL;
+	const InsnDesc *d0 = i0->d, *d1 = NULL;
 	int wide = (d0->flags & F_WIDE) != 0;
 	int bundle = !wide && ((w0 >> 31) & 1);
 	if (wide) {
 		t->fault.word[1] = mem_word(t, c->pc + 4);
 		t->fault.nwords = 2;
 	}
+	int in_rpt = in_rpt_body(c, c->pc);
 	if (bundle) {
 		if (c->pc % 8) {
 			sim_fault(&e, FAULT_INVALID_PC, c->pc,
@@ -393,7 +397,7 @@ issue(Tile *t, int ci)
 			goto fault;
 		t->fault.word[1] = w1;
 		t->fault.nwords = 2;
-		d1 = isa_row(i1->row);
+		d1 = i1->d;
 		if (d0->lane != LANE_MAIN || d1->lane != LANE_AUX ||
 		    (w1 >> 31)) {
 			sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
@@ -401,7 +405,7 @@ issue(Tile *t, int ci)
 			          d0->mnemonic, d1->mnemonic);
 			goto fault;
 		}
-	} else if (in_rpt_body(c, c->pc)) {
+	} else if (in_rpt) {
 		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
 		          "solo instruction %s inside a rpt body",
 		          d0->mnemonic);
@@ -409,7 +413,7 @@ issue(Tile *t, int ci)
 	}
 	if (!context_allows(&e, d0) || (d1 && !context_allows(&e, d1)))
 		goto fault;
-	if (in_rpt_body(c, c->pc) && (d0->flags & (F_CONTROL | F_SYSTEM))) {
+	if (in_rpt && (d0->flags & (F_CONTROL | F_SYSTEM))) {
 		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
 		          "%s (control/system) inside a rpt body",
 		          d0->mnemonic);
@@ -417,11 +421,13 @@ issue(Tile *t, int ci)
 	}
 	e.next_pc = c->pc + (bundle || wide ? 8 : 4);
 
-	e.in = i0;
-	exec_for_row[i0->row](&e);
+	e.in = &i0->in;
+	e.d = d0;
+	i0->fn(&e);
 	if (!t->faulted && i1) {
-		e.in = i1;
-		exec_for_row[i1->row](&e);
+		e.in = &i1->in;
+		e.d = d1;
+		i1->fn(&e);
 	}
 	if (t->faulted)
 		goto fault;
@@ -520,6 +526,15 @@ tile_run(Tile *t, uint64_t max_cycles)
 	while (t->cycle < max_cycles) {
 		if (t->faulted)
 			return RUN_FAULT;
+		/* The common case first: the slot's running worker issues.
+		 * Then some worker is busy, so none of the checks below
+		 * applies, and issuer() would pick that worker. */
+		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
+		if (w && t->ctx[w].state == CTXS_RUN) {
+			issue(t, w);
+			t->cycle++;
+			continue;
+		}
 		int busy = workers_busy(t);
 		CtxState sup = t->ctx[0].state;
 		if (!busy && sup == CTXS_SYNC && t->wait.zone >= 0)
