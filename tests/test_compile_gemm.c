@@ -153,9 +153,15 @@ test_shapes(void **state)
 		DType dt;
 		uint32_t m, n, k, tiles;
 	} cases[] = {
-	    {DT_F16, 64, 64, 64, 4}, {DT_F16, 7, 33, 40, 6},
-	    {DT_F16, 1, 16, 16, 1},  {DT_F16, 100, 70, 300, 16},
-	    {DT_F32, 48, 40, 72, 8}, {DT_F16, 269, 129, 100, 32},
+	    {DT_F16, 64, 64, 64, 4},
+	    {DT_F16, 7, 33, 40, 6},
+	    {DT_F16, 1, 16, 16, 1},
+	    {DT_F16, 100, 70, 300, 16},
+	    {DT_F32, 48, 40, 72, 8},
+	    {DT_F16, 269, 129, 100, 32},
+	    /* K-heavy: the planner splits K and reduces the partials */
+	    {DT_F16, 24, 64, 2000, 32},
+	    {DT_F32, 16, 48, 900, 24},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		uint64_t pred;

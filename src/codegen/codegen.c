@@ -27,6 +27,7 @@
 	X(DELAYPIC, "delaypic_mmmn_zi")                                        \
 	X(DELAYXPIC, "delayxpic_mmmn_zi")                                      \
 	X(SEND, "send_mmmn_zi")                                                \
+	X(SENDPIC, "sendpic_mmmn_zi")                                          \
 	X(CALL, "call_mmmn_zi")                                                \
 	X(ST32, "st32_mmmn_zi")                                                \
 	X(LD32, "ld32_mmmn_zi")                                                \
@@ -195,18 +196,49 @@ emit_control(Emit *e, uint64_t *cur, const Event *ev)
 	*cur = ev->cycle + 1;
 }
 
+/* The value a sendpic carries for a control, and its selector: bit 1
+ * chooses the pointer (PIC) over the mux (XPIC); bit 0 this tile. */
 static void
-emit_send(Emit *e, uint64_t *cur, const Event *ev)
+sendpic_control(const Event *c, int32_t *sel, int32_t *value)
+{
+	*sel = c->kind == EV_PTR ? 2 : 0;
+	*value = (int32_t)(c->kind == EV_PTR ? c->value / 4 : c->value);
+}
+
+/*
+ * A send at its cycle, with the controls that fall inside it: the words up
+ * to a control go out with `send` (at most 64 a time, each restarting at
+ * its address), and from the control on with `sendpic`, which continues
+ * the stream and applies the control at its first word.
+ */
+static void
+emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
+          int ninner)
 {
 	if (ev->cycle > *cur)
 		emit_delay(e, ev->cycle - *cur);
-	uint32_t addr = ev->value, left = ev->words;
-	while (left) {
-		uint32_t n = left > SEND_MAX_WORDS ? SEND_MAX_WORDS : left;
-		emit(e, V_SEND, 3, (int32_t)(n - 1), (int32_t)(addr / 4),
-		     SCTL_DIR1);
-		addr += 4 * n;
-		left -= n;
+	uint32_t addr = ev->value, done = 0;
+	int k = 0;
+	while (done < ev->words) {
+		uint64_t at = ev->cycle + done;
+		const Event *c =
+		    k < ninner && inner[k].cycle == at ? &inner[k] : NULL;
+		uint32_t limit = ev->words - done;
+		if (k + (c != NULL) < ninner) {
+			uint64_t next = inner[k + (c != NULL)].cycle;
+			limit = (uint32_t)(next - at);
+		}
+		uint32_t n = limit > SEND_MAX_WORDS ? SEND_MAX_WORDS : limit;
+		if (c) {
+			int32_t sel, value;
+			sendpic_control(c, &sel, &value);
+			emit(e, V_SENDPIC, 3, (int32_t)(n - 1), sel, value);
+			k++;
+		} else {
+			emit(e, V_SEND, 3, (int32_t)(n - 1),
+			     (int32_t)((addr + 4 * done) / 4), SCTL_DIR1);
+		}
+		done += n;
 	}
 	*cur = ev->cycle + ev->words;
 }
@@ -233,10 +265,16 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 			                  (unsigned long long)ev[i].cycle);
 			break;
 		}
-		if (ev[i].kind == EV_SEND)
-			emit_send(e, &cur, &ev[i]);
-		else
+		if (ev[i].kind == EV_SEND) {
+			/* the controls inside the send ride on sendpics */
+			int k = i + 1;
+			while (k < n && ev[k].cycle < ev[i].cycle + ev[i].words)
+				k++;
+			emit_send(e, &cur, &ev[i], &ev[i + 1], k - i - 1);
+			i = k - 1;
+		} else {
 			emit_control(e, &cur, &ev[i]);
+		}
 	}
 	free(ev);
 	/* wait until every expected word has landed ($INCOMING_DCOUNT = 0)

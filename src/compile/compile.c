@@ -91,8 +91,7 @@ add_tensors(Package *pk, const Graph *g, const Lowered *l)
 		const Tensor *t = graph_tensor(g, tp->tensor);
 		PkgTensor *pt = pkg_add_tensor(
 		    pk, t->name, tp->dtype, (int8_t)t->elem.scale,
-		    (uint8_t)t->role,
-		    tp->rows, tp->cols);
+		    (uint8_t)t->role, tp->rows, tp->cols);
 		for (int k = 0; k < tp->npiece; k++) {
 			const Piece *p = &tp->piece[k];
 			PkgPiece *pp = pkg_add_piece(pt);
@@ -166,7 +165,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		return r;
 	plan_gemm_describe(&plan, rep->plan, sizeof rep->plan);
 	/* lower and schedule */
-	uint32_t used = plan.pm * plan.pn;
+	uint32_t used = plan.pk * plan.pm * plan.pn;
 	Lowered *l = lower_new(chip, used);
 	r = lower_gemm(l, &plan, mm->in[0], mm->in[1], mm->out, d);
 	int32_t *save = xcalloc(used, sizeof *save);
@@ -177,10 +176,11 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		r = xsched_run(l, d);
 	/* kernels, code sizes, placement */
 	Kernels k = {0};
-	static const char *const kernel_names[] = {"gemm", "gemm_f8"};
+	static const char *const kernel_names[] = {"gemm", "vadd", "gemm_f8"};
 	if (!r)
-		r = kernel_image(kernel_names, dtype_is_f8(dt) ? 2 : 1, chip,
+		r = kernel_image(kernel_names, dtype_is_f8(dt) ? 3 : 2, chip,
 		                 &k.img, d);
+
 	uint32_t code_at = image_end(&k.img);
 	uint32_t *code_end = xcalloc(used, sizeof *code_end);
 	for (uint32_t t = 0; !r && t < used; t++)

@@ -3,16 +3,19 @@
  * pieces.
  *
  * Contract: requires a priced GemmPlan and the graph ids of A [M x K],
- * B [K x N] and C [M x N]; adds to the Lowered, for tile (i, j) = i * pn + j:
+ * B [K x N] and C [M x N]; adds to the Lowered, for tile
+ * (q, i, j) = (q * pm + i) * pn + j of K group q:
  *   buffers  "A chunk" and "B chunk" (receive, used every superstep),
  *            "C block" (the output), "A input"/"B input" (the chunks this
  *            tile stores and sends), "kernel arguments"
- *   steps    per superstep s: an exchange (A chunk (i, s) from tile
- *            (i, s mod pn) to row i; B chunk (s, j) from tile (s mod pm, j)
- *            to column j, each owner included) and a compute step (the
- *            GEMM kernel accumulating into C; the first one from zero)
+ *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
+ *            from tile (i, s mod pn) to row i; B chunk (s, j) from tile
+ *            (s mod pm, j) to column j, each owner included) and a compute
+ *            step (the GEMM kernel accumulating into C; the first one
+ *            from zero); with pk > 1, the reduction: an exchange of the
+ *            partial C slices ("C partials") and a vadd per tile
  *   tensors  A, B and C as pieces in the kernel's layouts
- *            (docs/kernel-gemm.md)
+ *            (docs/kernel-gemm.md); C as each tile's reduced slice
  * Every input element is stored exactly once.
  */
 #include "gemm.h"
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "../kernels/gemm.h"
+#include "../kernels/vadd.h"
 
 static uint32_t
 ceil_div(uint32_t a, uint32_t b)
@@ -43,13 +47,27 @@ fill_gemm_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 	               c->param[3], addr[0], addr[1], addr[2], &opt, out);
 }
 
+/* param: 0 f32, 1 stride, 2 nsrc, 3 atoms; ref: dst, src. */
+static void
+fill_vadd_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
+{
+	vadd_args_fill(addr[0], addr[1], c->param[1], c->param[2], c->param[3],
+	               out);
+}
+
 typedef struct {
 	const GemmPlan *p;
 	GemmDtype g;
-	uint32_t pm, pn;
+	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
-	int32_t *a_in, *b_in;         /* per superstep: the owner's copy */
+	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
 } Gemm;
+
+static uint32_t
+tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
+{
+	return (q * G->pm + i) * G->pn + j;
+}
 
 static uint32_t
 rows_of(const Gemm *G, uint32_t i)
@@ -63,173 +81,285 @@ cols_of(const Gemm *G, uint32_t j)
 	return min_u(G->p->bn, G->p->n - j * G->p->bn);
 }
 
+/* K of group q in superstep s (0: nothing left), from *k0 on. */
 static uint32_t
-k_of(const Gemm *G, uint32_t s)
+k_of(const Gemm *G, uint32_t q, uint32_t s, uint32_t *k0)
 {
-	return min_u(G->p->kc, G->p->k - s * G->p->kc);
+	uint32_t start = q * G->p->kg + s * G->p->kc;
+	uint32_t end = min_u((q + 1) * G->p->kg, G->p->k);
+	*k0 = start;
+	return start < end ? min_u(G->p->kc, end - start) : 0;
 }
 
 static void
 tile_buffers(Lowered *l, Gemm *G)
 {
 	GemmDtype g = G->g;
-	for (uint32_t i = 0; i < G->pm; i++)
-		for (uint32_t j = 0; j < G->pn; j++) {
-			uint32_t t = i * G->pn + j, m = rows_of(G, i),
-			         n = cols_of(G, j), kc = G->p->kc;
-			G->c_blk[t] = lower_buffer(
-			    l, t, gemm_c_bytes(g, m, n) + gemm_c_tail(g), 16,
-			    REGION_INTERLEAVED, 0, INT32_MAX, "C block");
-			G->a_rx[t] = lower_buffer(
-			    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL, 16,
-			    REGION_ANY, 0, INT32_MAX, "A chunk");
-			l->buf[G->a_rx[t]].apart = G->c_blk[t];
-			G->b_rx[t] = lower_buffer(l, t, gemm_b_bytes(g, kc, n),
-			                          16, REGION_INTERLEAVED, 0,
-			                          INT32_MAX, "B chunk");
-		}
+	for (uint32_t q = 0; q < G->pk; q++)
+		for (uint32_t i = 0; i < G->pm; i++)
+			for (uint32_t j = 0; j < G->pn; j++) {
+				uint32_t t = tile_of(G, q, i, j),
+				         m = rows_of(G, i), n = cols_of(G, j),
+				         kc = G->p->kc;
+				G->c_blk[t] = lower_buffer(
+				    l, t,
+				    gemm_c_bytes(g, m, n) + gemm_c_tail(g), 16,
+				    REGION_INTERLEAVED, 0, INT32_MAX,
+				    "C block");
+				G->a_rx[t] = lower_buffer(
+				    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL,
+				    16, REGION_ANY, 0, INT32_MAX, "A chunk");
+				l->buf[G->a_rx[t]].apart = G->c_blk[t];
+				G->b_rx[t] =
+				    lower_buffer(l, t, gemm_b_bytes(g, kc, n),
+				                 16, REGION_INTERLEAVED, 0,
+				                 INT32_MAX, "B chunk");
+			}
 }
 
-/* The stored chunks and their tensor pieces. A's chunk (i, s) is kept in
- * the kernel's A layout: one row-major [rows x K-panel] block per panel. */
+/* The stored chunks and their tensor pieces. A's chunk (q, i, s) is kept
+ * in the kernel's A layout: one row-major [rows x K-panel] block per
+ * panel. */
 static void
 input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 {
 	GemmDtype g = G->g;
 	uint32_t kp = gemm_k_panel(g);
-	for (uint32_t s = 0; s < G->p->steps; s++) {
-		uint32_t ks = k_of(G, s);
-		for (uint32_t i = 0; i < G->pm; i++) {
-			uint32_t owner = i * G->pn + s % G->pn,
-			         m = rows_of(G, i);
-			int32_t b =
-			    lower_buffer(l, owner, gemm_a_bytes(g, m, ks), 16,
-			                 REGION_ANY, 0, INT32_MAX, "A input");
-			G->a_in[s * G->pm + i] = b;
-			for (uint32_t q = 0; q * kp < ks; q++) {
-				Piece *pc = lower_piece(ta);
-				*pc =
-				    (Piece){.tile = owner,
-				            .at = {b, q * m * GEMM_A_ROW_BYTES},
-				            .row0 = i * G->p->bm,
-				            .rows = m,
-				            .col0 = s * G->p->kc + q * kp,
-				            .cols = min_u(kp, ks - q * kp),
-				            .pad_rows = m,
-				            .pad_cols = kp,
-				            .format = PF_ROWMAJOR};
+	for (uint32_t q = 0; q < G->pk; q++)
+		for (uint32_t s = 0; s < G->p->steps; s++) {
+			uint32_t k0, ks = k_of(G, q, s, &k0);
+			if (!ks)
+				continue;
+			for (uint32_t i = 0; i < G->pm; i++) {
+				uint32_t owner = tile_of(G, q, i, s % G->pn),
+				         m = rows_of(G, i);
+				int32_t b = lower_buffer(
+				    l, owner, gemm_a_bytes(g, m, ks), 16,
+				    REGION_ANY, 0, INT32_MAX, "A input");
+				G->a_in[(q * G->p->steps + s) * G->pm + i] = b;
+				for (uint32_t c = 0; c * kp < ks; c++) {
+					Piece *pc = lower_piece(ta);
+					*pc = (Piece){
+					    .tile = owner,
+					    .at = {b, c * m * GEMM_A_ROW_BYTES},
+					    .row0 = i * G->p->bm,
+					    .rows = m,
+					    .col0 = k0 + c * kp,
+					    .cols = min_u(kp, ks - c * kp),
+					    .pad_rows = m,
+					    .pad_cols = kp,
+					    .format = PF_ROWMAJOR};
+				}
+			}
+			for (uint32_t j = 0; j < G->pn; j++) {
+				uint32_t owner = tile_of(G, q, s % G->pm, j),
+				         n = cols_of(G, j);
+				int32_t b = lower_buffer(
+				    l, owner, gemm_b_bytes(g, ks, n), 16,
+				    REGION_ANY, 0, INT32_MAX, "B input");
+				G->b_in[(q * G->p->steps + s) * G->pn + j] = b;
+				Piece *pc = lower_piece(tb);
+				*pc = (Piece){.tile = owner,
+				              .at = {b, 0},
+				              .row0 = k0,
+				              .rows = ks,
+				              .col0 = j * G->p->bn,
+				              .cols = n,
+				              .pad_rows = ceil_div(ks, kp) * kp,
+				              .pad_cols = ceil_div(n, 16) * 16,
+				              .format = PF_GEMM_B};
 			}
 		}
-		for (uint32_t j = 0; j < G->pn; j++) {
-			uint32_t owner = (s % G->pm) * G->pn + j,
-			         n = cols_of(G, j);
-			int32_t b =
-			    lower_buffer(l, owner, gemm_b_bytes(g, ks, n), 16,
-			                 REGION_ANY, 0, INT32_MAX, "B input");
-			G->b_in[s * G->pn + j] = b;
-			Piece *pc = lower_piece(tb);
-			*pc = (Piece){.tile = owner,
-			              .at = {b, 0},
-			              .row0 = s * G->p->kc,
-			              .rows = ks,
-			              .col0 = j * G->p->bn,
-			              .cols = n,
-			              .pad_rows = ceil_div(ks, kp) * kp,
-			              .pad_cols = ceil_div(n, 16) * 16,
-			              .format = PF_GEMM_B};
-		}
-	}
 }
 
 static void
 superstep(Lowered *l, Gemm *G, uint32_t s)
 {
 	GemmDtype g = G->g;
-	uint32_t ks = k_of(G, s);
 	Step *x = lower_step(l, STEP_EXCHANGE, "gemm: A and B chunks");
-	for (uint32_t i = 0; i < G->pm; i++) {
-		uint32_t owner = i * G->pn + s % G->pn, m = rows_of(G, i);
-		Transfer *t = lower_transfer(
-		    x, owner, (BufRef){G->a_in[s * G->pm + i], 0},
-		    gemm_a_bytes(g, m, ks) / 4, G->pn);
-		for (uint32_t j = 0; j < G->pn; j++) {
-			t->dst_tile[j] = i * G->pn + j;
-			t->dst[j] = (BufRef){G->a_rx[i * G->pn + j], 0};
-		}
-	}
-	for (uint32_t j = 0; j < G->pn; j++) {
-		uint32_t owner = (s % G->pm) * G->pn + j, n = cols_of(G, j);
-		Transfer *t = lower_transfer(
-		    x, owner, (BufRef){G->b_in[s * G->pn + j], 0},
-		    gemm_b_bytes(g, ks, n) / 4, G->pm);
+	for (uint32_t q = 0; q < G->pk; q++) {
+		uint32_t k0, ks = k_of(G, q, s, &k0);
+		if (!ks)
+			continue;
 		for (uint32_t i = 0; i < G->pm; i++) {
-			t->dst_tile[i] = i * G->pn + j;
-			t->dst[i] = (BufRef){G->b_rx[i * G->pn + j], 0};
+			uint32_t owner = tile_of(G, q, i, s % G->pn);
+			Transfer *t = lower_transfer(
+			    x, owner,
+			    (BufRef){G->a_in[(q * G->p->steps + s) * G->pm + i],
+			             0},
+			    gemm_a_bytes(g, rows_of(G, i), ks) / 4, G->pn);
+			for (uint32_t j = 0; j < G->pn; j++) {
+				t->dst_tile[j] = tile_of(G, q, i, j);
+				t->dst[j] =
+				    (BufRef){G->a_rx[t->dst_tile[j]], 0};
+			}
+		}
+		for (uint32_t j = 0; j < G->pn; j++) {
+			uint32_t owner = tile_of(G, q, s % G->pm, j);
+			Transfer *t = lower_transfer(
+			    x, owner,
+			    (BufRef){G->b_in[(q * G->p->steps + s) * G->pn + j],
+			             0},
+			    gemm_b_bytes(g, ks, cols_of(G, j)) / 4, G->pm);
+			for (uint32_t i = 0; i < G->pm; i++) {
+				t->dst_tile[i] = tile_of(G, q, i, j);
+				t->dst[i] =
+				    (BufRef){G->b_rx[t->dst_tile[i]], 0};
+			}
 		}
 	}
 	Step *c = lower_step(l, STEP_COMPUTE, "gemm: multiply");
-	for (uint32_t i = 0; i < G->pm; i++)
-		for (uint32_t j = 0; j < G->pn; j++) {
-			uint32_t t = i * G->pn + j, m = rows_of(G, i),
-			         n = cols_of(G, j);
-			KernelCall *k =
-			    lower_call(l, c, t, gemm_entry(g), GEMM_ARGS_BYTES);
-			k->ref[0] = (BufRef){G->a_rx[t], 0};
-			k->ref[1] = (BufRef){G->b_rx[t], 0};
-			k->ref[2] = (BufRef){G->c_blk[t], 0};
-			k->nref = 3;
-			k->param[0] = g;
-			k->param[1] = m;
-			k->param[2] = n;
-			k->param[3] = ks;
-			k->param[4] = s == 0;
-			k->fill = fill_gemm_args;
-			k->cycles = gemm_tile_cycles(g, m, n, ks);
-			if (k->cycles > c->cycles)
-				c->cycles = k->cycles;
-		}
+	for (uint32_t q = 0; q < G->pk; q++) {
+		uint32_t k0, ks = k_of(G, q, s, &k0);
+		if (!ks)
+			continue;
+		for (uint32_t i = 0; i < G->pm; i++)
+			for (uint32_t j = 0; j < G->pn; j++) {
+				uint32_t t = tile_of(G, q, i, j),
+				         m = rows_of(G, i), n = cols_of(G, j);
+				KernelCall *k = lower_call(
+				    l, c, t, gemm_entry(g), GEMM_ARGS_BYTES);
+				k->ref[0] = (BufRef){G->a_rx[t], 0};
+				k->ref[1] = (BufRef){G->b_rx[t], 0};
+				k->ref[2] = (BufRef){G->c_blk[t], 0};
+				k->nref = 3;
+				k->param[0] = g;
+				k->param[1] = m;
+				k->param[2] = n;
+				k->param[3] = ks;
+				k->param[4] = s == 0;
+				k->fill = fill_gemm_args;
+				k->cycles = gemm_tile_cycles(g, m, n, ks);
+				if (k->cycles > c->cycles)
+					c->cycles = k->cycles;
+			}
+	}
+}
+
+/* Where slice q of tile (., i, j)'s C block starts, and its bytes. */
+static uint32_t
+slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, uint32_t *off,
+         uint32_t *first)
+{
+	uint32_t panels =
+	    plan_gemm_slice(ceil_div(cols_of(G, j), 16), G->pk, q, first);
+	uint32_t panel = gemm_c_bytes(G->g, rows_of(G, i), 16);
+	*off = *first * panel;
+	return panels * panel;
+}
+
+/* pk > 1: every tile gathers the other groups' partials of its slice and
+ * adds them; the slices are the output. */
+static void
+reduce(Lowered *l, Gemm *G, TensorPlace *tc)
+{
+	Step *x = lower_step(l, STEP_EXCHANGE, "gemm: C partials");
+	Step *c = lower_step(l, STEP_COMPUTE, "gemm: add partials");
+	for (uint32_t q = 0; q < G->pk; q++)
+		for (uint32_t i = 0; i < G->pm; i++)
+			for (uint32_t j = 0; j < G->pn; j++) {
+				uint32_t t = tile_of(G, q, i, j), off, first;
+				uint32_t bytes =
+				    slice_of(G, i, j, q, &off, &first);
+				if (!bytes)
+					continue;
+				int32_t rx = lower_buffer(
+				    l, t, bytes * (G->pk - 1), 16, REGION_ANY,
+				    0, INT32_MAX, "C partials");
+				for (uint32_t r = 0, slot = 0; r < G->pk; r++) {
+					if (r == q)
+						continue;
+					uint32_t src = tile_of(G, r, i, j);
+					Transfer *tr = lower_transfer(
+					    x, src,
+					    (BufRef){G->c_blk[src], off},
+					    bytes / 4, 1);
+					tr->dst_tile[0] = t;
+					tr->dst[0] =
+					    (BufRef){rx, slot++ * bytes};
+				}
+				KernelCall *k = lower_call(
+				    l, c, t, vadd_entry(G->g == GEMM_F32),
+				    VADD_ARGS_BYTES);
+				k->ref[0] = (BufRef){G->c_blk[t], off};
+				k->ref[1] = (BufRef){rx, 0};
+				k->nref = 2;
+				k->param[0] = G->g == GEMM_F32;
+				k->param[1] = bytes;
+				k->param[2] = G->pk - 1;
+				k->param[3] = bytes / 8;
+				k->fill = fill_vadd_args;
+				k->cycles = vadd_cycles(bytes / 8, G->pk - 1);
+				if (k->cycles > c->cycles)
+					c->cycles = k->cycles;
+				uint32_t n = cols_of(G, j);
+				Piece *pc = lower_piece(tc);
+				*pc = (Piece){
+				    .tile = t,
+				    .at = {G->c_blk[t], off},
+				    .row0 = i * G->p->bm,
+				    .rows = rows_of(G, i),
+				    .col0 = j * G->p->bn + first * 16,
+				    .cols =
+				        min_u(bytes /
+				                  gemm_c_bytes(
+				                      G->g, rows_of(G, i), 16) *
+				                  16,
+				              n - first * 16),
+				    .pad_rows = rows_of(G, i),
+				    .pad_cols =
+				        bytes /
+				        gemm_c_bytes(G->g, rows_of(G, i), 16) *
+				        16,
+				    .format = PF_GEMM_C};
+			}
 }
 
 int
 lower_gemm(Lowered *l, const GemmPlan *p, int32_t a, int32_t b, int32_t c,
            Diag *d)
 {
-	Gemm G = {.p = p, .g = plan_gemm_dtype(p->dtype)};
+	Gemm G = {.p = p, .g = plan_gemm_dtype(p->dtype), .pk = p->pk};
 	G.pm = ceil_div(p->m, p->bm);
 	G.pn = ceil_div(p->n, p->bn);
-	if (G.pm * G.pn > l->tiles)
+	uint32_t tiles = G.pk * G.pm * G.pn;
+	if (tiles > l->tiles)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "gemm plan needs %u x %u tiles, the program "
-		                "has %u",
-		                G.pm, G.pn, l->tiles);
-	uint32_t tiles = G.pm * G.pn;
+		                "gemm plan needs %u x %u x %u tiles, the "
+		                "program has %u",
+		                G.pk, G.pm, G.pn, l->tiles);
 	G.a_rx = xcalloc(tiles, sizeof *G.a_rx);
 	G.b_rx = xcalloc(tiles, sizeof *G.b_rx);
 	G.c_blk = xcalloc(tiles, sizeof *G.c_blk);
-	G.a_in = xcalloc((size_t)p->steps * G.pm, sizeof *G.a_in);
-	G.b_in = xcalloc((size_t)p->steps * G.pn, sizeof *G.b_in);
+	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
+	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
 	DType ct = p->dtype == DT_F32 ? DT_F32 : DT_F16;
 	TensorPlace *ta = lower_tensor(l, a, p->m, p->k, (uint8_t)p->dtype);
 	TensorPlace *tb = lower_tensor(l, b, p->k, p->n, (uint8_t)p->dtype);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, ta, tb);
-	TensorPlace *tc = lower_tensor(l, c, p->m, p->n, (uint8_t)ct);
-	for (uint32_t i = 0; i < G.pm; i++)
-		for (uint32_t j = 0; j < G.pn; j++) {
-			uint32_t t = i * G.pn + j, n = cols_of(&G, j);
-			Piece *pc = lower_piece(tc);
-			*pc = (Piece){.tile = t,
-			              .at = {G.c_blk[t], 0},
-			              .row0 = i * p->bm,
-			              .rows = rows_of(&G, i),
-			              .col0 = j * p->bn,
-			              .cols = n,
-			              .pad_rows = rows_of(&G, i),
-			              .pad_cols = ceil_div(n, 16) * 16,
-			              .format = PF_GEMM_C};
-		}
 	for (uint32_t s = 0; s < p->steps; s++)
 		superstep(l, &G, s);
+	TensorPlace *tc = lower_tensor(l, c, p->m, p->n, (uint8_t)ct);
+	if (G.pk > 1) {
+		reduce(l, &G, tc);
+	} else {
+		for (uint32_t i = 0; i < G.pm; i++)
+			for (uint32_t j = 0; j < G.pn; j++) {
+				uint32_t t = tile_of(&G, 0, i, j),
+				         n = cols_of(&G, j);
+				Piece *pc = lower_piece(tc);
+				*pc = (Piece){.tile = t,
+				              .at = {G.c_blk[t], 0},
+				              .row0 = i * p->bm,
+				              .rows = rows_of(&G, i),
+				              .col0 = j * p->bn,
+				              .cols = n,
+				              .pad_rows = rows_of(&G, i),
+				              .pad_cols = ceil_div(n, 16) * 16,
+				              .format = PF_GEMM_C};
+			}
+	}
 	free(G.a_rx);
 	free(G.b_rx);
 	free(G.c_blk);

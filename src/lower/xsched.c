@@ -16,8 +16,11 @@
  *   - at every destination it arrives after the previous transfer there
  *     ended, plus XS_RECV_GAP (windows are appended in time order, so a
  *     later transfer never has to be fitted before an earlier one);
- *   - every destination has two free cycles between its previous window's
- *     end and the first arrival: the pointer, then the mux; and the cycle
+  *   - every destination has a free cycle for the pointer after its
+ *     previous window's end, the first arrival's cycle free for the mux
+ *     (switching earlier would catch the end of the source's previous
+ *     send to other tiles), and the cycle
+
  *     after the last arrival free, to switch the mux off again (otherwise
  *     a later send of the same source, meant for others, would land too).
  * The phase ends one cycle after the last arrival or event.
@@ -27,113 +30,122 @@
 
 #include "lower.h"
 
-/* Busy intervals [a, b) of one tile's supervisor timeline, appended in no
- * particular order; small per phase, so searched linearly. */
+/* One tile's supervisor timeline in a phase: its sends [sa, sb) and the
+ * cycles of its receive controls. A control may fall inside one of the
+ * tile's own sends (codegen splits the send there and attaches the control
+ * to a sendpic), but not on a send's first cycle, and two controls never
+ * share a cycle. Small per phase, so searched linearly. */
 typedef struct {
-	uint64_t *a, *b;
-	int n, cap;
+	uint64_t *sa, *sb;
+	int ns, caps;
+	uint64_t *ctl;
+	int nc, capc;
 	uint64_t rx_end;   /* end of the last receive window */
 	uint64_t send_end; /* end of the last send */
 } Timeline;
 
 static void
-busy_add(Timeline *tl, uint64_t a, uint64_t b)
+add_send(Timeline *tl, uint64_t a, uint64_t b)
 {
-	if (tl->n == tl->cap) {
-		tl->cap = tl->cap ? 2 * tl->cap : 8;
-		tl->a = xrealloc(tl->a, tl->cap * sizeof *tl->a);
-		tl->b = xrealloc(tl->b, tl->cap * sizeof *tl->b);
+	if (tl->ns == tl->caps) {
+		tl->caps = tl->caps ? 2 * tl->caps : 8;
+		tl->sa = xrealloc(tl->sa, tl->caps * sizeof *tl->sa);
+		tl->sb = xrealloc(tl->sb, tl->caps * sizeof *tl->sb);
 	}
-	tl->a[tl->n] = a;
-	tl->b[tl->n] = b;
-	tl->n++;
+	tl->sa[tl->ns] = a;
+	tl->sb[tl->ns] = b;
+	tl->ns++;
+	tl->send_end = b;
 }
 
-/* The end of an interval that [a, b) overlaps, or 0 if none does. */
-static uint64_t
-busy_conflict(const Timeline *tl, uint64_t a, uint64_t b)
+static void
+add_control(Timeline *tl, uint64_t c)
 {
-	for (int i = 0; i < tl->n; i++)
-		if (tl->a[i] < b && a < tl->b[i])
-			return tl->b[i];
+	if (tl->nc == tl->capc) {
+		tl->capc = tl->capc ? 2 * tl->capc : 8;
+		tl->ctl = xrealloc(tl->ctl, tl->capc * sizeof *tl->ctl);
+	}
+	tl->ctl[tl->nc++] = c;
+}
+
+/* The end of a send that [a, b) overlaps, or 0. */
+static uint64_t
+send_conflict(const Timeline *tl, uint64_t a, uint64_t b)
+{
+	for (int i = 0; i < tl->ns; i++)
+		if (tl->sa[i] < b && a < tl->sb[i])
+			return tl->sb[i];
 	return 0;
 }
 
-/* An interval not yet in a timeline: the send being placed, when the
- * sender is also a destination. */
-typedef struct {
-	uint64_t a, b;
-} Span;
-
-/* The latest cycle in [lo, hi] free in tl and outside `also`, or
- * UINT64_MAX if none. */
-static uint64_t
-latest_free(const Timeline *tl, Span also, uint64_t lo, uint64_t hi)
+static int
+control_at(const Timeline *tl, uint64_t c)
 {
-	uint64_t c = hi;
-	for (;;) {
-		int moved = 0;
-		if (also.a <= c && c < also.b) {
-			if (also.a == 0)
-				return UINT64_MAX;
-			c = also.a - 1;
-			moved = 1;
-		}
-		for (int i = 0; i < tl->n; i++)
-			if (tl->a[i] <= c && c < tl->b[i]) {
-				if (tl->a[i] == 0)
-					return UINT64_MAX;
-				c = tl->a[i] - 1;
-				moved = 1;
-			}
-		if (c < lo || c == UINT64_MAX)
-			return UINT64_MAX;
-		if (!moved)
-			return c;
-	}
+	for (int i = 0; i < tl->nc; i++)
+		if (tl->ctl[i] == c)
+			return 1;
+	return 0;
 }
 
-/* Two free control cycles for destination d receiving from `first` on:
- * the pointer then the mux, after d's previous window. */
+/* Can a control go at cycle c? `own` is the start of the send being
+ * placed when the tile is its own destination (0: none). */
 static int
-controls_fit(const Timeline *d, Span also, uint64_t first, uint64_t *ptr,
-             uint64_t *mux)
+control_free(const Timeline *tl, uint64_t own, uint64_t c)
 {
-	uint64_t lo = d->rx_end > XS_PREAMBLE ? d->rx_end : XS_PREAMBLE;
-	if (first < lo + 1)
+	if (c < XS_PREAMBLE || control_at(tl, c) || (own && c == own))
 		return 0;
-	uint64_t m = latest_free(d, also, lo + 1, first);
-	if (m == UINT64_MAX)
-		return 0;
-	uint64_t p = latest_free(d, also, lo, m - 1);
-	if (p == UINT64_MAX)
-		return 0;
-	*ptr = p;
-	*mux = m;
+	for (int i = 0; i < tl->ns; i++)
+		if (tl->sa[i] == c)
+			return 0;
 	return 1;
 }
 
-static Span
-own_send(const Transfer *x, uint32_t k, uint64_t t)
+/* The latest free control cycle in [lo, hi], or UINT64_MAX. */
+static uint64_t
+latest_free(const Timeline *tl, uint64_t own, uint64_t lo, uint64_t hi)
 {
-	if (x->dst_tile[k] == x->src_tile)
-		return (Span){t, t + x->words};
-	return (Span){0, 0};
+	for (uint64_t c = hi; c >= lo && c != UINT64_MAX; c--)
+		if (control_free(tl, own, c))
+			return c;
+	return UINT64_MAX;
 }
 
-/* The earliest start for transfer x given the timelines. */
+/* The receive controls of destination d for a window starting at first:
+ * the pointer any time after the previous window, the mux exactly at the
+ * first arrival (earlier, the end of the source's previous send to other
+ * tiles would still be passing), the mux off the cycle after the last. */
+static int
+controls_fit(const Timeline *d, uint64_t own, uint64_t first, uint32_t words,
+             uint64_t *ptr, uint64_t *mux, uint64_t *off)
+{
+	uint64_t lo = d->rx_end > XS_PREAMBLE ? d->rx_end : XS_PREAMBLE;
+	if (first < lo + 1 || !control_free(d, own, first) ||
+	    !control_free(d, own, first + words))
+		return 0;
+	uint64_t p = latest_free(d, own, lo, first - 1);
+	if (p == UINT64_MAX)
+		return 0;
+	*ptr = p;
+	*mux = first;
+	*off = first + words;
+	return 1;
+}
+
+enum { XS_MAX_TRIES = 1 << 20 };
+
+/* The earliest start for transfer x given the timelines, or UINT64_MAX. */
 static uint64_t
 earliest_start(const Chip *c, Timeline *tl, const Transfer *x)
 {
 	uint64_t t = XS_PREAMBLE;
-	for (;;) {
-		uint64_t need = t;
-		const Timeline *s = &tl[x->src_tile];
-		if (s->send_end > need)
-			need = s->send_end;
-		uint64_t end = busy_conflict(s, need, need + x->words);
+	const Timeline *s = &tl[x->src_tile];
+	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
+		uint64_t need = t > s->send_end ? t : s->send_end;
+		uint64_t end = send_conflict(s, need, need + x->words);
 		if (end)
 			need = end;
+		if (control_at(s, need))
+			need++;
 		for (uint32_t k = 0; k < x->ndst; k++) {
 			const Timeline *d = &tl[x->dst_tile[k]];
 			uint64_t lat =
@@ -149,41 +161,46 @@ earliest_start(const Chip *c, Timeline *tl, const Transfer *x)
 		/* controls: try this start; on failure move a cycle on */
 		int ok = 1;
 		for (uint32_t k = 0; k < x->ndst && ok; k++) {
-			uint64_t p, m;
-			uint64_t lat =
-			    chip_route_cycles(c, x->src_tile, x->dst_tile[k]);
-			Span own = own_send(x, k, t);
-			uint64_t off = t + lat + x->words;
-			ok = controls_fit(&tl[x->dst_tile[k]], own, t + lat, &p,
-			                  &m) &&
-			     latest_free(&tl[x->dst_tile[k]], own, off, off) ==
-			         off;
+			uint64_t p, m, o;
+			uint32_t dst = x->dst_tile[k];
+			uint64_t lat = chip_route_cycles(c, x->src_tile, dst);
+			ok = controls_fit(&tl[dst], dst == x->src_tile ? t : 0,
+			                  t + lat, x->words, &p, &m, &o);
 		}
 		if (ok)
 			return t;
 		t++;
 	}
+	return UINT64_MAX;
 }
 
 static void
 commit(const Chip *c, Timeline *tl, Transfer *x, uint64_t t)
 {
 	x->start = t;
-	Timeline *s = &tl[x->src_tile];
-	busy_add(s, t, t + x->words);
-	s->send_end = t + x->words;
+	add_send(&tl[x->src_tile], t, t + x->words);
 	for (uint32_t k = 0; k < x->ndst; k++) {
 		Timeline *d = &tl[x->dst_tile[k]];
 		uint64_t first =
 		    t + chip_route_cycles(c, x->src_tile, x->dst_tile[k]);
-		controls_fit(d, (Span){0, 0}, first, &x->ptr_at[k],
-		             &x->mux_at[k]);
-		x->off_at[k] = first + x->words;
-		busy_add(d, x->ptr_at[k], x->ptr_at[k] + 1);
-		busy_add(d, x->mux_at[k], x->mux_at[k] + 1);
-		busy_add(d, x->off_at[k], x->off_at[k] + 1);
+		controls_fit(d, 0, first, x->words, &x->ptr_at[k],
+		             &x->mux_at[k], &x->off_at[k]);
+		add_control(d, x->ptr_at[k]);
+		add_control(d, x->mux_at[k]);
+		add_control(d, x->off_at[k]);
 		d->rx_end = first + x->words;
 	}
+}
+
+static void
+free_timelines(Timeline *tl, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(tl[i].sa);
+		free(tl[i].sb);
+		free(tl[i].ctl);
+	}
+	free(tl);
 }
 
 static int
@@ -194,13 +211,20 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 	for (int i = 0; i < s->nxfer; i++) {
 		Transfer *x = &s->xfer[i];
 		if (x->src_tile >= l->tiles || x->words == 0) {
-			free(tl);
+			free_timelines(tl, l->tiles);
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s: transfer %d from tile %u of %u "
 			                "words",
 			                s->what, i, x->src_tile, x->words);
 		}
 		uint64_t t = earliest_start(l->chip, tl, x);
+		if (t == UINT64_MAX) {
+			free_timelines(tl, l->tiles);
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "%s: the exchange scheduler found no "
+			                "start for transfer %d from tile %u",
+			                s->what, i, x->src_tile);
+		}
 		commit(l->chip, tl, x, t);
 		for (uint32_t k = 0; k < x->ndst; k++) {
 			uint64_t last = t + x->words +
@@ -210,11 +234,7 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 				end = last;
 		}
 	}
-	for (uint32_t i = 0; i < l->tiles; i++) {
-		free(tl[i].a);
-		free(tl[i].b);
-	}
-	free(tl);
+	free_timelines(tl, l->tiles);
 	s->cycles = end;
 	return IPU_OK;
 }

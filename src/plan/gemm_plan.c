@@ -2,7 +2,8 @@
  * gemm_plan.c - the GEMM planner: candidate tile grids and superstep sizes,
  * priced as lower/gemm.c emits them, the cheapest that fits chosen.
  *
- * Price of a candidate = steps x (sync + exchange phase + kernel call):
+ * Price of a candidate = steps x (sync + exchange phase + kernel call)
+ * + the reduction (pk > 1: sync, the partial slices, the add):
  *   sync      the chip's internal sync (after the last tile arrives)
  *   exchange  the scheduler's phase shape for this pattern: preamble, then
  *             each tile receives its A chunk and then its B chunk back to
@@ -12,12 +13,13 @@
  *             cycle formula, checked against the emulator in its tests
  * Memory: the stored input chunks, the two receive buffers, the C block,
  * the code (about 60 bytes per superstep) and the kernel argument blocks.
- * The search enumerates every pm (pn = tiles / pm) and kc of 1..64 K
- * panels: a few thousand candidates, well under a millisecond.
+ * The search enumerates pk in 1, 2, 4, 8, every pm (pn = the tiles left)
+ * and kc of 1..64 K panels: tens of thousands of candidates, a few ms.
  */
 #include <stdio.h>
 
 #include "../kernels/gemm.h"
+#include "../kernels/vadd.h"
 #include "../lower/lower.h"
 #include "plan.h"
 
@@ -49,29 +51,89 @@ grid_latency(const Chip *c, uint32_t tiles)
 
 enum { CODE_PER_STEP = 64, CODE_FIXED = 64 };
 
+/* The share of N-panel slice q of np panels split pk ways. */
+uint32_t
+plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first)
+{
+	*first = q * (np / pk) + (q < np % pk ? q : np % pk);
+	return np / pk + (q < np % pk);
+}
+
+/* The reduction: each tile receives pk - 1 partial slices of its C block
+ * one after another, then adds them. */
+static uint64_t
+reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
+{
+	if (p->pk == 1)
+		return 0;
+	uint32_t first,
+	    panels = plan_gemm_slice(ceil_div(p->bn, 16), p->pk, 0, &first);
+	uint64_t bytes = (uint64_t)panels * gemm_c_bytes(g, p->bm, 16);
+	uint64_t words = bytes / 4;
+	uint64_t xch = XS_PREAMBLE + (p->pk - 1) * (words + XS_RECV_GAP + 3) +
+	               grid_latency(c, p->pk * p->pm * p->pn);
+	return c->sync_internal_cycles + xch +
+	       vadd_cycles((uint32_t)(bytes / 8), p->pk - 1);
+}
+
 int
 plan_gemm_price(const Chip *c, GemmPlan *p)
 {
 	GemmDtype g = plan_gemm_dtype(p->dtype);
-	p->steps = ceil_div(p->k, p->kc);
+	p->steps = ceil_div(p->kg, p->kc);
 	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
 	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
 	p->exchange_cycles = XS_PREAMBLE + 3 + a_words + XS_RECV_GAP + 3 +
-	                     b_words + grid_latency(c, p->pm * p->pn);
+	                     b_words + grid_latency(c, p->pk * p->pm * p->pn);
 	p->compute_cycles = gemm_tile_cycles(g, p->bm, p->bn, p->kc);
+	p->reduce_cycles = reduce_cycles(c, p, g);
 	p->cycles =
-	    (uint64_t)p->steps *
-	    (c->sync_internal_cycles + p->exchange_cycles + p->compute_cycles);
+	    (uint64_t)p->steps * (c->sync_internal_cycles + p->exchange_cycles +
+	                          p->compute_cycles) +
+	    p->reduce_cycles;
 	/* memory of the fullest tile */
 	uint64_t a_store = (uint64_t)ceil_div(p->steps, p->pn) * a_words * 4;
 	uint64_t b_store = (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
+	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
 	uint64_t bytes =
 	    a_store + b_store + 4 * (a_words + b_words) +
-	    gemm_c_bytes(g, p->bm, p->bn) +
+	    c_bytes * (p->pk > 1 ? 2 : 1) +
 	    (uint64_t)p->steps * (CODE_PER_STEP + GEMM_ARGS_BYTES) + CODE_FIXED;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
 	/* leave room for the kernels' own code */
 	return bytes + 16384 <= c->mem_end - c->mem_base ? 0 : -1;
+}
+
+/* Every grid of one K group: pm from 1 up, pn = the tiles left. */
+static void
+search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
+             GemmPlan *best, uint32_t *tried)
+{
+	uint32_t kp = gemm_k_panel(plan_gemm_dtype(proto.dtype));
+	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
+		uint32_t pn = tiles / pk / pm;
+		if (!pn)
+			break;
+		uint32_t bn = ceil_div(ceil_div(proto.n, pn), 16) * 16;
+		uint32_t bm = ceil_div(proto.m, pm);
+		for (uint32_t panels = 1; panels <= 64; panels *= 2) {
+			GemmPlan p = proto;
+			p.pm = ceil_div(proto.m, bm);
+			p.pn = ceil_div(proto.n, bn); /* no empty column */
+			p.bm = bm;
+			p.bn = bn;
+			p.kc = panels * kp;
+			if (p.kc > proto.kg * 2)
+				break;
+			(*tried)++;
+			if (pk > 1 && ceil_div(bn, 16) < pk)
+				continue; /* a C slice for every group */
+			if (plan_gemm_price(c, &p))
+				continue;
+			if (!best->cycles || p.cycles < best->cycles)
+				*best = p;
+		}
+	}
 }
 
 int
@@ -84,29 +146,13 @@ plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(t));
 	GemmPlan best = {0};
 	uint32_t tried = 0;
-	for (uint32_t pm = 1; pm <= tiles && pm <= m; pm++) {
-		uint32_t pn = tiles / pm;
-		uint32_t bn = ceil_div(ceil_div(n, pn), 16) * 16;
-		pn = ceil_div(n, bn); /* no empty column of tiles */
-		uint32_t bm = ceil_div(m, pm);
-		for (uint32_t panels = 1; panels <= 64; panels *= 2) {
-			GemmPlan p = {.dtype = t,
-			              .m = m,
-			              .n = n,
-			              .k = k,
-			              .pm = ceil_div(m, bm),
-			              .pn = pn,
-			              .bm = bm,
-			              .bn = bn,
-			              .kc = panels * kp};
-			tried++;
-			if (p.kc > ceil_div(k, kp) * kp * 2)
-				break;
-			if (plan_gemm_price(c, &p))
-				continue;
-			if (!best.cycles || p.cycles < best.cycles)
-				best = p;
-		}
+	for (uint32_t pk = 1; pk <= 8 && pk <= tiles; pk *= 2) {
+		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
+		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
+			break; /* the last group would have no K */
+		GemmPlan proto = {
+		    .dtype = t, .m = m, .n = n, .k = k, .pk = pk, .kg = kg};
+		search_grids(c, tiles, pk, proto, &best, &tried);
 	}
 	if (!best.cycles)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
@@ -122,12 +168,14 @@ void
 plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
-	         "gemm %ux%ux%u %s: %u x %u tiles, C block %u x %u, %u "
-	         "supersteps of K %u; per superstep %llu exchange + %llu "
-	         "compute cycles; %llu cycles in all; %u bytes on the "
-	         "fullest tile",
-	         p->m, p->n, p->k, dtype_name(p->dtype), p->pm, p->pn, p->bm,
-	         p->bn, p->steps, p->kc, (unsigned long long)p->exchange_cycles,
+	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles, C block "
+	         "%u x %u, %u supersteps of K %u; per superstep %llu exchange "
+	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
+	         "%u bytes on the fullest tile",
+	         p->m, p->n, p->k, dtype_name(p->dtype), p->pk, p->pm, p->pn,
+	         p->bm, p->bn, p->steps, p->kc,
+	         (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
+	         (unsigned long long)p->reduce_cycles,
 	         (unsigned long long)p->cycles, p->tile_bytes);
 }

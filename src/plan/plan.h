@@ -16,7 +16,11 @@
  *     and the owner of B's chunk (s, j) (tile (s mod pm, j)) to column j;
  *     then every tile runs the GEMM kernel on its chunks, accumulating C;
  *   - each input element is stored once: the chunks rotate over the
- *     owners, so input memory is spread evenly.
+ *     owners, so input memory is spread evenly;
+ *   - with pk > 1 the grid is repeated pk times, each copy (a K group)
+ *     taking a contiguous share kg of K; at the end every C block is
+ *     reduced: its N-panels are split pk ways, each tile receives the
+ *     other groups' partials of its share and adds them (kernels/vadd.S).
  */
 #ifndef IPU_PLAN_H
 #define IPU_PLAN_H
@@ -31,13 +35,16 @@
 typedef struct {
 	DType dtype;      /* of A and B; C is f16 (f16, f8) or f32 */
 	uint32_t m, n, k; /* the problem */
-	uint32_t pm, pn;  /* tile grid */
+	uint32_t pm, pn;  /* tile grid of one K group */
+	uint32_t pk;      /* K groups; tiles = pk * pm * pn */
+	uint32_t kg;      /* K per group, a multiple of the K panel */
 	uint32_t bm, bn;  /* C block; bn is a multiple of 16 */
 	uint32_t kc;      /* K per superstep, a multiple of the K panel */
-	uint32_t steps;   /* supersteps: ceil(k / kc) */
+	uint32_t steps;   /* supersteps: ceil(kg / kc) */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
+	uint64_t reduce_cycles;   /* pk > 1: the reduction's exchange + add */
 	uint64_t cycles;          /* the whole GEMM */
 	uint32_t tile_bytes;      /* peak data bytes on the fullest tile */
 	uint32_t candidates;      /* plans the search priced */
@@ -45,6 +52,8 @@ typedef struct {
 
 /* gemm_plan.c */
 GemmDtype plan_gemm_dtype(DType t);
+/* N-panel slice q of np split pk ways: its panel count, *first its first. */
+uint32_t plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The best plan on `tiles` tiles. */

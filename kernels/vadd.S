@@ -1,0 +1,86 @@
+// vadd.S - dst += src[0] + src[1] + ... + src[nsrc-1], elementwise over
+// `atoms` 8-byte atoms (f16: 4 halves per atom, f32: 2 floats), for the
+// K-split GEMM's reduction: the partial C panels that other tiles send are
+// added into this tile's own slice.
+//
+//   entry       instruction
+//   vadd_f16    f16v4add
+//   vadd_f32    f32v2add
+//
+// Supervisor entry, `call $m10, vadd_f16` with $m0 -> argument block:
+//   0   u32 dst        8-aligned
+//   4   u32 src        8-aligned; source k at src + k * stride
+//   8   u32 stride     bytes between sources
+//   12  u32 nsrc       >= 1
+//   16  6 x {u32 first atom, u32 atoms} one range per worker
+// Clobbers $m0-$m3, $WORKER0..5_BASE; preserves $m8-$m15. Each worker adds
+// its atoms one source at a time: one atom per 5 issues (two loads, the
+// add, the store with the pointer step, the loop branch). vadd_cycles in
+// src/kernels/vadd.c is the exact count.
+
+	.equ ARG_DST, 0
+	.equ ARG_SRC, 1
+	.equ ARG_STRIDE, 2
+	.equ ARG_NSRC, 3
+	.equ ARG_RANGES, 16
+
+	.section .text.vadd, "ax"
+
+.macro VADD_SUPERVISOR worker
+	// each worker's $WORKER_BASE points at the argument block
+	put $WORKER0_BASE, $m0
+	put $WORKER1_BASE, $m0
+	put $WORKER2_BASE, $m0
+	put $WORKER3_BASE, $m0
+	put $WORKER4_BASE, $m0
+	put $WORKER5_BASE, $m0
+	setzi $m1, \worker
+	add $m2, $m0, ARG_RANGES
+	runall $m1, $m2, 2
+	sync TEXCH_SYNCZONE_LOCAL
+	br $lr
+.endm
+
+// $mvertex_base -> {first atom, atoms}; $mworker_base -> argument block.
+.macro VADD_WORKER name, add
+	.align 8
+\name:
+	ld32 $m0, $mvertex_base, $mzero, 0          // first atom
+	ld32 $m1, $mvertex_base, $mzero, 1          // atoms
+	brz $m1, 9f
+	shl $m0, $m0, 3                             // byte offset
+	ld32 $m2, $mworker_base, $mzero, ARG_NSRC
+	add $m2, $m2, -1                            // sources left - 1
+	ld32 $m3, $mworker_base, $mzero, ARG_SRC
+	add $m3, $m3, $m0                           // this worker's source
+	ld32 $m6, $mworker_base, $mzero, ARG_STRIDE
+	ld32 $m7, $mworker_base, $mzero, ARG_DST
+	add $m7, $m7, $m0                           // this worker's dst
+	add $m1, $m1, -1
+1:	mov $m4, $m7                                // dst cursor
+	mov $m5, $m3                                // src cursor
+	mov $m8, $m1                                // atoms - 1
+2:	ld64 $a0:1, $m4, $mzero, 0
+	ld64step $a2:3, $mzero, $m5+=, 1
+	\add $a0:1, $a0:1, $a2:3
+	st64step $a0:1, $mzero, $m4+=, 1
+	brnzdec $m8, 2b
+	add $m3, $m3, $m6                           // next source
+	brnzdec $m2, 1b
+9:	exitz $mzero
+.endm
+
+	.globl vadd_f16
+	.type vadd_f16, @function
+vadd_f16:
+	VADD_SUPERVISOR vadd_f16_worker
+	.size vadd_f16, . - vadd_f16
+
+	.globl vadd_f32
+	.type vadd_f32, @function
+vadd_f32:
+	VADD_SUPERVISOR vadd_f32_worker
+	.size vadd_f32, . - vadd_f32
+
+	VADD_WORKER vadd_f16_worker, f16v4add
+	VADD_WORKER vadd_f32_worker, f32v2add

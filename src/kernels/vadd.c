@@ -1,0 +1,60 @@
+/*
+ * vadd.c - host side of kernels/vadd.S: the argument block (six equal
+ * ranges of atoms, the first atoms % 6 workers one longer) and the cycle
+ * count that follows from the issue model: every instruction one issue,
+ * a worker issuing every 6 cycles.
+ */
+#include "vadd.h"
+
+#include <string.h>
+
+const char *
+vadd_entry(int f32)
+{
+	return f32 ? "vadd_f32" : "vadd_f16";
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+void
+vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
+               uint32_t atoms, uint8_t out[VADD_ARGS_BYTES])
+{
+	memset(out, 0, VADD_ARGS_BYTES);
+	put32(out, dst);
+	put32(out + 4, src);
+	put32(out + 8, stride);
+	put32(out + 12, nsrc);
+	for (uint32_t w = 0, first = 0; w < 6; w++) {
+		uint32_t n = atoms / 6 + (w < atoms % 6);
+		put32(out + 16 + 8 * w, first);
+		put32(out + 20 + 8 * w, n);
+		first += n;
+	}
+}
+
+/* Worker issues: 3 to read its range and test it; if it has atoms, 9 more
+ * to set up, then per source 3 moves, 5 per atom and 2 to step on; then
+ * the exit. The supervisor issues 9 instructions one per cycle; worker w
+ * starts at the first turn of slot w after the runall; the sync LOCAL
+ * leaves 6 cycles after the last exit, and `br $lr` issues then. */
+uint64_t
+vadd_cycles(uint32_t atoms, uint32_t nsrc)
+{
+	uint64_t last = 0;
+	for (uint32_t w = 0; w < 6; w++) {
+		uint32_t n = atoms / 6 + (w < atoms % 6);
+		uint64_t issues =
+		    n ? 3 + 9 + (uint64_t)nsrc * (3 + 5 * n + 2) + 1 : 3 + 1;
+		/* runall issues at cycle 8; slot w's next turn */
+		uint64_t start = 9 + (w + 6 - 9 % 6) % 6;
+		uint64_t exit = start + 6 * (issues - 1);
+		if (exit > last)
+			last = exit;
+	}
+	return last + 6 + 1;
+}

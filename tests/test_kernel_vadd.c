@@ -1,0 +1,129 @@
+/*
+ * test_kernel_vadd.c - kernels/vadd.S on one tile: dst += sum of sources,
+ * f16 and f32, several sizes (including fewer atoms than workers), checked
+ * element by element against sequential IEEE additions (each source added
+ * and rounded in turn, as the kernel does), and the call's cycles against
+ * vadd_cycles.
+ */
+#include "support.h"
+
+#include <string.h>
+
+#include "../src/asm/asm.h"
+#include "../src/kernels/kernels.h"
+#include "../src/kernels/vadd.h"
+#include "../src/util/fp.h"
+
+enum { DST = 0x90000, SRC = 0xA0000, ARGS = 0x70000 };
+
+static uint32_t
+bits_of(int f32, uint32_t i, uint32_t k)
+{
+	/* small values of both signs, exact in f16 */
+	int v = (int)((i * 37u + k * 101u) % 201u) - 100;
+	if (f32) {
+		float f = (float)v / 64.0f;
+		uint32_t b;
+		memcpy(&b, &f, 4);
+		return b;
+	}
+	unsigned fl = 0;
+	return fp_f64_to_f16(v / 64.0, FP_RNE, 0, FP_OV_IEEE, &fl);
+}
+
+static void
+check(int f32, uint32_t atoms, uint32_t nsrc)
+{
+	const Chip *c = chip_default();
+	static const char *const names[] = {"vadd"};
+	Image img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
+	Tile *t = tile_new(c, 0);
+	for (int i = 0; i < img.nseg; i++)
+		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
+		           img.seg[i].size);
+	uint32_t es = f32 ? 4 : 2, n = atoms * 8 / es;
+	uint32_t stride = atoms * 8 + 64;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = bits_of(f32, i, 99);
+		tile_write(t, DST + i * es, &v, es);
+		for (uint32_t k = 0; k < nsrc; k++) {
+			v = bits_of(f32, i, k);
+			tile_write(t, SRC + k * stride + i * es, &v, es);
+		}
+	}
+	uint8_t args[VADD_ARGS_BYTES];
+	vadd_args_fill(DST, SRC, stride, nsrc, atoms, args);
+	tile_write(t, ARGS, args, sizeof args);
+	tile_start(t, (uint32_t)img_symbol_addr(&img, vadd_entry(f32)));
+	t->ctx[0].m[0] = ARGS;
+	RunStatus st = tile_run(t, 10000000);
+	if (st != RUN_DONE) {
+		char buf[512];
+		tile_format_fault(t, buf, sizeof buf);
+		fail_msg("%s", buf);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		double want;
+		unsigned fl = 0;
+		if (f32) {
+			float acc;
+			uint32_t b = bits_of(f32, i, 99);
+			memcpy(&acc, &b, 4);
+			for (uint32_t k = 0; k < nsrc; k++) {
+				float s;
+				b = bits_of(f32, i, k);
+				memcpy(&s, &b, 4);
+				acc = acc + s;
+			}
+			want = acc;
+		} else {
+			uint16_t acc = (uint16_t)bits_of(f32, i, 99);
+			for (uint32_t k = 0; k < nsrc; k++)
+				acc = fp_f64_to_f16(
+				    fp_f16_to_f64(acc) +
+				        fp_f16_to_f64(
+				            (uint16_t)bits_of(f32, i, k)),
+				    FP_RNE, 0, FP_OV_IEEE, &fl);
+			want = fp_f16_to_f64(acc);
+		}
+		uint32_t got = 0;
+		tile_read(t, DST + i * es, &got, es);
+		double g;
+		if (f32) {
+			float f;
+			memcpy(&f, &got, 4);
+			g = f;
+		} else {
+			g = fp_f16_to_f64((uint16_t)got);
+		}
+		if (g != want)
+			fail_msg("%s atoms %u nsrc %u: [%u] = %g, want %g",
+			         f32 ? "f32" : "f16", atoms, nsrc, i, g, want);
+	}
+	assert_int_equal(t->cycle, vadd_cycles(atoms, nsrc));
+	tile_free(t);
+	img_free(&img);
+}
+
+static void
+test_vadd(void **state)
+{
+	(void)state;
+	static const uint32_t atoms[] = {1, 5, 6, 7, 100, 1433};
+	for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
+		for (uint32_t nsrc = 1; nsrc <= 3; nsrc++) {
+			check(0, atoms[i], nsrc);
+			check(1, atoms[i], nsrc);
+		}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_vadd),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
