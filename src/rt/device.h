@@ -46,6 +46,9 @@ struct ipu_device {
 void rt_error_clear(ipu_error *err);
 /* IPU_ERR_ARGUMENT naming fn unless dev is non-NULL (and tile in range). */
 int rt_check_dev(const ipu_device *dev, const char *fn, ipu_error *err);
+/* Read a whole input file for `fn` (runtime.c). */
+int rt_read_file(const char *fn, const char *path, uint8_t **data, size_t *len,
+                 ipu_error *err);
 int rt_check_tile(const ipu_device *dev, const char *fn, uint32_t tile,
                   ipu_error *err);
 /* In state RAN, replace the backend by a fresh one and drop every image

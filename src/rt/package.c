@@ -121,17 +121,10 @@ ipu_load_package_file(ipu_device *dev, const char *path, ipu_error *err)
 	const char *fn = "ipu_load_package_file";
 	if (rt_check_dev(dev, fn, err))
 		return err->kind;
-	if (!path)
-		return rt_error(err, IPU_ERR_ARGUMENT, "%s: path is NULL", fn);
 	uint8_t *data;
 	size_t len;
-	Diag d;
-	diag_clear(&d);
-	if (read_file(path, &data, &len, &d)) {
-		char buf[700];
-		diag_format(&d, buf, sizeof buf);
-		return rt_error(err, IPU_ERR_IO, "%s: %s", fn, buf);
-	}
+	if (rt_read_file(fn, path, &data, &len, err))
+		return err->kind;
 	int r = load_package(dev, fn, data, len, path, err);
 	free(data);
 	return r;

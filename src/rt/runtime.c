@@ -442,6 +442,24 @@ ipu_load_image(ipu_device *dev, const void *data, size_t len,
 	return load(dev, fn, data, len, "image", first_tile, ntiles, err);
 }
 
+/* Read a whole input file for `fn`; IPU_ERR_ARGUMENT for a NULL path,
+ * IPU_ERR_IO if it cannot be read. */
+int
+rt_read_file(const char *fn, const char *path, uint8_t **data, size_t *len,
+             ipu_error *err)
+{
+	if (!path)
+		return rt_error(err, IPU_ERR_ARGUMENT, "%s: path is NULL", fn);
+	Diag d;
+	diag_clear(&d);
+	if (read_file(path, data, len, &d)) {
+		char buf[700];
+		diag_format(&d, buf, sizeof buf);
+		return rt_error(err, IPU_ERR_IO, "%s: %s", fn, buf);
+	}
+	return IPU_ERR_NONE;
+}
+
 int
 ipu_load_image_file(ipu_device *dev, const char *path, uint32_t first_tile,
                     uint32_t ntiles, ipu_error *err)
@@ -450,17 +468,10 @@ ipu_load_image_file(ipu_device *dev, const char *path, uint32_t first_tile,
 	const char *fn = "ipu_load_image_file";
 	if (rt_check_dev(dev, fn, err))
 		return err->kind;
-	if (!path)
-		return rt_error(err, IPU_ERR_ARGUMENT, "%s: path is NULL", fn);
 	uint8_t *data;
 	size_t len;
-	Diag d;
-	diag_clear(&d);
-	if (read_file(path, &data, &len, &d)) {
-		char buf[700];
-		diag_format(&d, buf, sizeof buf);
-		return rt_error(err, IPU_ERR_IO, "%s: %s", fn, buf);
-	}
+	if (rt_read_file(fn, path, &data, &len, err))
+		return err->kind;
 	int r = load(dev, fn, data, len, path, first_tile, ntiles, err);
 	free(data);
 	return r;
