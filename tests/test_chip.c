@@ -262,17 +262,22 @@ test_all_to_all(void **state)
 	chipsim_free(cs);
 }
 
-/* 64-bit items over the pair's wires: twice the bytes per cycle. */
+/* 64-bit items over the pair's wires: twice the bytes per cycle, to both
+ * tiles of a pair (40 and 41: logical tiles are assigned in pairs). */
 static void
 test_paired_64bit(void **state)
 {
 	(void)state;
 	const uint32_t T = 64, S = 5, D = 40, N = 32;
-	ChipSim *cs = p2p(T, S, D, D + 1, N, 4 | 1, 0, 1);
+	assert_int_equal(chip_pair(chip_default(), D), D + 1);
+	ChipSim *cs = p2p(T, S, D, D + 2, N, 4 | 1, 0, 1);
 	expect_ok(cs);
-	expect_data(cs, D, 2 * N, S);
-	Tile *d = chipsim_tile(cs, D);
-	assert_int_equal(d->x.last_rx_cycle, R0 + 2 + N - 1 + latency(S, D));
+	for (uint32_t r = D; r < D + 2; r++) {
+		expect_data(cs, r, 2 * N, S);
+		Tile *d = chipsim_tile(cs, r);
+		assert_int_equal(d->x.last_rx_cycle,
+		                 R0 + 2 + N - 1 + latency(S, r));
+	}
 	chipsim_free(cs);
 }
 
@@ -357,7 +362,12 @@ test_mistimed(void **state)
 		fill(cs, 2, 8, 2);
 		expect_error(cs, RUN_FAULT, "64-bit item from tile 2");
 	}
+	/* 64-bit items to one tile of a pair (41 and 42 are in different
+	 * pairs) */
+	expect_error(p2p(64, 5, 41, 43, 8, 4 | 1, 0, 1), RUN_FAULT,
+	             "whole pairs must receive them");
 	/* the partner of a 64-bit sender sends at the same time */
+
 	{
 		char text[4096];
 		snprintf(text, sizeof text,

@@ -2,8 +2,9 @@
  * test_xsched.c - the exchange scheduler and the code it turns into, run on
  * the chip model: hand-built exchange phases (a multicast, a tile that
  * receives from several senders, a tile that sends to itself while it
- * receives, long transfers split into 64-word sends), scheduled, coded,
- * placed by hand, and checked word for word; and the schedule's own
+ * receives, long transfers split into 64-word sends, a 64-bit multicast to
+ * whole pairs while the sender's partner waits for its wires), scheduled,
+ * coded, placed by hand, and checked word for word; and the schedule's own
  * invariants checked independently of the emulator.
  */
 #include "support.h"
@@ -100,6 +101,18 @@ expect_words(ChipSim *cs, uint32_t tile, uint32_t off, uint32_t src,
 	}
 }
 
+/* Do a's and b's sends overlap on some tile's wires? A 64-bit send also
+ * uses its sender's pair partner's wires. */
+static int
+wires_overlap(const Chip *c, const Transfer *a, const Transfer *b)
+{
+	int shared = a->src_tile == b->src_tile ||
+	             (a->wide && chip_pair(c, a->src_tile) == b->src_tile) ||
+	             (b->wide && chip_pair(c, b->src_tile) == a->src_tile);
+	return shared && a->start < b->start + xfer_items(b) &&
+	       b->start < a->start + xfer_items(a);
+}
+
 /* No sender sends twice at once, no receiver gets two items in a cycle,
  * controls precede arrivals: checked on the schedule itself. */
 static void
@@ -111,10 +124,7 @@ check_schedule(const Lowered *l)
 			for (int j = i + 1; j < s->nxfer; j++) {
 				const Transfer *a = &s->xfer[i],
 				               *b = &s->xfer[j];
-				if (a->src_tile == b->src_tile)
-					assert_true(
-					    a->start + a->words <= b->start ||
-					    b->start + b->words <= a->start);
+				assert_false(wires_overlap(l->chip, a, b));
 				for (uint32_t p = 0; p < a->ndst; p++)
 					for (uint32_t q = 0; q < b->ndst; q++) {
 						if (a->dst_tile[p] !=
@@ -132,8 +142,8 @@ check_schedule(const Lowered *l)
 						        l->chip, b->src_tile,
 						        r);
 						assert_true(
-						    a0 + a->words <= b0 ||
-						    b0 + b->words <= a0);
+						    a0 + xfer_items(a) <= b0 ||
+						    b0 + xfer_items(b) <= a0);
 					}
 			}
 		for (int i = 0; i < s->nxfer; i++) {
@@ -170,10 +180,26 @@ test_multicast_and_gather(void **state)
 	Step *s2 = lower_step(f.l, STEP_EXCHANGE, "phase 2");
 	uint32_t d6[1] = {6}, off6[1] = {1024};
 	xfer(s2, 7, 200, 0, d6, off6, 1, &f);
+	/* meanwhile tile 4 sends 64 words to the pair 2-3 (64-bit), and its
+	 * partner, tile 5, 30 words to tile 0: not while 4 uses its wires */
+	uint32_t d23[2] = {2, 3}, off23[2] = {1024, 1024};
+	uint32_t d0[1] = {0}, off0b[1] = {1024};
+	xfer(s2, 4, 64, 0, d23, off23, 2, &f);
+	xfer(s2, 5, 30, 0, d0, off0b, 1, &f);
 	ChipSim *cs = run_fixture(&f);
 	check_schedule(f.l);
+	/* whole pairs (0-1, ..., 6-7) get 64-bit items; tiles 1 and 2, of
+	 * different pairs, and single tiles get 32-bit ones */
+	const Transfer *x = s->xfer, *y = s2->xfer;
+	assert_true(x[0].wide && !x[1].wide && !x[2].wide);
+	assert_true(!y[0].wide && y[1].wide && !y[2].wide);
+	/* tile 5 waits for the 32 cycles of tile 4's 64-bit send */
+	assert_true(y[2].start >= y[1].start + 32);
 	for (uint32_t t = 0; t < 8; t++)
 		expect_words(cs, t, 0, 0, 0, 100);
+	expect_words(cs, 2, 1024, 4, 0, 64);
+	expect_words(cs, 3, 1024, 4, 0, 64);
+	expect_words(cs, 0, 1024, 5, 0, 30);
 	for (uint32_t t = 1; t <= 2; t++) {
 		expect_words(cs, t, 400, 3, 64, 40);
 		expect_words(cs, t, 560, 5, 0, 70);

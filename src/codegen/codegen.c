@@ -7,7 +7,8 @@
  * instruction per cycle (no worker runs), and the schedule's events are
  * emitted in cycle order with `delay` in between. A control at cycle c is
  * a delaypic/delayxpic whose last event is c; a send at cycle t is a
- * `send` issued at t (split into sends of at most 64 words, back to back).
+ * `send` issued at t (split into sends of at most 64 items, back to back;
+ * 64-bit items for a transfer the scheduler made wide).
  */
 #include "codegen.h"
 
@@ -66,11 +67,10 @@ enum {
 	CSR_INCOMING_DCOUNT = 0xa6,
 	SYNC_RECV = 0,
 	SYNC_INTERNAL = 3,
-	SEND_MAX_WORDS = 64,  /* words-1 in 6 bits (ipu-stack.md 3.2) */
+	SEND_MAX_ITEMS = 64,  /* items-1 in 6 bits (ipu-stack.md 3.2) */
 	DELAYPIC_MAX = 127,   /* events-1 in 7 bits */
 	DELAYXPIC_MAX = 4095, /* events-1 in 12 bits */
 	DELAY_MAX = (1 << 19) - 1,
-	SCTL_DIR1 = 1, /* one direction, 32-bit items */
 };
 
 typedef struct {
@@ -119,8 +119,9 @@ typedef enum { EV_PTR, EV_MUX, EV_SEND } EvKind; /* EV_MUX: value = source */
 typedef struct {
 	uint64_t cycle;
 	uint8_t kind;
-	uint32_t value; /* pointer or source address; mux: source tile */
-	uint32_t words; /* sends */
+	uint32_t value; /* pointer or source address; mux: XPIC value */
+	uint32_t items; /* sends */
+	uint8_t wide;   /* sends: 64-bit items */
 } Event;
 
 static int
@@ -130,7 +131,7 @@ cmp_event(const void *a, const void *b)
 	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
 }
 
-/* The tile's events of step s, sorted; *dcount = words it receives. */
+/* The tile's events of step s, sorted; *dcount = items it receives. */
 static Event *
 tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
             uint32_t *dcount)
@@ -144,9 +145,12 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 			cap *= 2;
 			ev = xrealloc(ev, cap * sizeof *ev);
 		}
+		uint32_t fmt = x->wide ? 1u << XPIC_FORMAT_SHIFT : 0;
+
 		if (x->src_tile == tile)
-			ev[k++] = (Event){x->start, EV_SEND,
-			                  lower_addr(l, x->src), x->words};
+			ev[k++] =
+			    (Event){x->start, EV_SEND, lower_addr(l, x->src),
+			            xfer_items(x), x->wide};
 		for (uint32_t j = 0; j < x->ndst; j++) {
 			if (x->dst_tile[j] != tile)
 				continue;
@@ -155,10 +159,11 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 				ev = xrealloc(ev, cap * sizeof *ev);
 			}
 			ev[k++] = (Event){x->ptr_at[j], EV_PTR,
-			                  lower_addr(l, x->dst[j]), 0};
-			ev[k++] = (Event){x->mux_at[j], EV_MUX, x->src_tile, 0};
-			ev[k++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0};
-			*dcount += x->words;
+			                  lower_addr(l, x->dst[j]), 0, 0};
+			ev[k++] = (Event){x->mux_at[j], EV_MUX,
+			                  x->src_tile | fmt, 0, 0};
+			ev[k++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
+			*dcount += xfer_items(x);
 		}
 	}
 	qsort(ev, (size_t)k, sizeof *ev, cmp_event);
@@ -206,10 +211,10 @@ sendpic_control(const Event *c, int32_t *sel, int32_t *value)
 }
 
 /*
- * A send at its cycle, with the controls that fall inside it: the words up
+ * A send at its cycle, with the controls that fall inside it: the items up
  * to a control go out with `send` (at most 64 a time, each restarting at
  * its address), and from the control on with `sendpic`, which continues
- * the stream and applies the control at its first word.
+ * the stream and applies the control at its first item.
  */
 static void
 emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
@@ -219,16 +224,18 @@ emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
 		emit_delay(e, ev->cycle - *cur);
 	uint32_t addr = ev->value, done = 0;
 	int k = 0;
-	while (done < ev->words) {
+	uint32_t item = ev->wide ? 8 : 4;
+	int32_t sctl = SCTL_DIR1 | (ev->wide ? SCTL_64 : 0);
+	while (done < ev->items) {
 		uint64_t at = ev->cycle + done;
 		const Event *c =
 		    k < ninner && inner[k].cycle == at ? &inner[k] : NULL;
-		uint32_t limit = ev->words - done;
+		uint32_t limit = ev->items - done;
 		if (k + (c != NULL) < ninner) {
 			uint64_t next = inner[k + (c != NULL)].cycle;
 			limit = (uint32_t)(next - at);
 		}
-		uint32_t n = limit > SEND_MAX_WORDS ? SEND_MAX_WORDS : limit;
+		uint32_t n = limit > SEND_MAX_ITEMS ? SEND_MAX_ITEMS : limit;
 		if (c) {
 			int32_t sel, value;
 			sendpic_control(c, &sel, &value);
@@ -236,11 +243,11 @@ emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
 			k++;
 		} else {
 			emit(e, V_SEND, 3, (int32_t)(n - 1),
-			     (int32_t)((addr + 4 * done) / 4), SCTL_DIR1);
+			     (int32_t)((addr + item * done) / 4), sctl);
 		}
 		done += n;
 	}
-	*cur = ev->cycle + ev->words;
+	*cur = ev->cycle + ev->items;
 }
 
 static void
@@ -268,7 +275,7 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 		if (ev[i].kind == EV_SEND) {
 			/* the controls inside the send ride on sendpics */
 			int k = i + 1;
-			while (k < n && ev[k].cycle < ev[i].cycle + ev[i].words)
+			while (k < n && ev[k].cycle < ev[i].cycle + ev[i].items)
 				k++;
 			emit_send(e, &cur, &ev[i], &ev[i + 1], k - i - 1);
 			i = k - 1;

@@ -58,6 +58,9 @@ typedef struct {
 	BufRef *dst;        /* where each destination stores the words */
 	/* Set by the scheduler, in cycles from the phase's start (the
 	 * release of the sync that opens it): */
+	uint8_t wide;     /* sent as words / 2 64-bit items, one per cycle,
+	                     on the sender's and its partner's wires: the
+	                     destinations are whole pairs (xsched.c) */
 	uint64_t start;   /* the send's issue */
 	uint64_t *ptr_at; /* per destination: its incoming pointer is set */
 	uint64_t *mux_at; /* per destination: its mux selects src_tile */
@@ -161,7 +164,14 @@ uint64_t lower_cycles(const Lowered *l);
  * and pointer can be switched between its transfers (docs/compiler.md).
  * Sets each exchange step's cycles. */
 int xsched_run(Lowered *l, Diag *d);
+/* Cycles a transfer occupies its sender and each receiver. */
+static inline uint32_t
+xfer_items(const Transfer *x)
+{
+	return x->wide ? x->words / 2 : x->words;
+}
 /* Phase-relative timing facts the scheduler and codegen share. */
+
 enum {
 	XS_PREAMBLE = 3, /* cycles after the sync before any event: set the
 	                    count, switch the mux off */

@@ -23,40 +23,62 @@
 
  *     after the last arrival free, to switch the mux off again (otherwise
  *     a later send of the same source, meant for others, would land too).
- * The phase ends one cycle after the last arrival or event.
+  * The phase ends one cycle after the last arrival or event.
+ *
+ * A transfer whose destinations are whole pairs of tiles goes as 64-bit
+ * items (Transfer.wide): half the cycles, but on the wires of the sender's
+ * pair partner too, which sends nothing meanwhile (system.md: pair-shared
+ * receives).
  */
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
 
-/* One tile's supervisor timeline in a phase: its sends [sa, sb) and the
- * cycles of its receive controls. A control may fall inside one of the
- * tile's own sends (codegen splits the send there and attaches the control
- * to a sendpic), but not on a send's first cycle, and two controls never
- * share a cycle. Small per phase, so searched linearly. */
+/* Intervals [a, b) of a timeline, in the order they were added. Small per
+ * phase, so searched linearly. */
 typedef struct {
-	uint64_t *sa, *sb;
-	int ns, caps;
+	uint64_t *a, *b;
+	int n, cap;
+} Spans;
+
+static void
+spans_add(Spans *s, uint64_t a, uint64_t b)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 8;
+		s->a = xrealloc(s->a, s->cap * sizeof *s->a);
+		s->b = xrealloc(s->b, s->cap * sizeof *s->b);
+	}
+	s->a[s->n] = a;
+	s->b[s->n] = b;
+	s->n++;
+}
+
+/* The end of an interval that [a, b) overlaps, or 0. */
+static uint64_t
+spans_conflict(const Spans *s, uint64_t a, uint64_t b)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->a[i] < b && a < s->b[i])
+			return s->b[i];
+	return 0;
+}
+
+/* One tile's supervisor timeline in a phase: its sends, the partner's
+ * 64-bit sends (they use this tile's wires too) and the cycles of its
+ * receive controls. A control may fall inside one of the tile's own sends
+ * (codegen splits the send there and attaches the control to a sendpic),
+ * but not on a send's first cycle, and two controls never share a cycle. */
+typedef struct {
+	Spans send;
+	Spans wire; /* the pair partner's 64-bit sends */
 	uint64_t *ctl;
 	int nc, capc;
 	uint64_t rx_end;   /* end of the last receive window */
 	uint64_t send_end; /* end of the last send */
 } Timeline;
-
-static void
-add_send(Timeline *tl, uint64_t a, uint64_t b)
-{
-	if (tl->ns == tl->caps) {
-		tl->caps = tl->caps ? 2 * tl->caps : 8;
-		tl->sa = xrealloc(tl->sa, tl->caps * sizeof *tl->sa);
-		tl->sb = xrealloc(tl->sb, tl->caps * sizeof *tl->sb);
-	}
-	tl->sa[tl->ns] = a;
-	tl->sb[tl->ns] = b;
-	tl->ns++;
-	tl->send_end = b;
-}
 
 static void
 add_control(Timeline *tl, uint64_t c)
@@ -66,16 +88,6 @@ add_control(Timeline *tl, uint64_t c)
 		tl->ctl = xrealloc(tl->ctl, tl->capc * sizeof *tl->ctl);
 	}
 	tl->ctl[tl->nc++] = c;
-}
-
-/* The end of a send that [a, b) overlaps, or 0. */
-static uint64_t
-send_conflict(const Timeline *tl, uint64_t a, uint64_t b)
-{
-	for (int i = 0; i < tl->ns; i++)
-		if (tl->sa[i] < b && a < tl->sb[i])
-			return tl->sb[i];
-	return 0;
 }
 
 static int
@@ -94,8 +106,8 @@ control_free(const Timeline *tl, uint64_t own, uint64_t c)
 {
 	if (c < XS_PREAMBLE || control_at(tl, c) || (own && c == own))
 		return 0;
-	for (int i = 0; i < tl->ns; i++)
-		if (tl->sa[i] == c)
+	for (int i = 0; i < tl->send.n; i++)
+		if (tl->send.a[i] == c)
 			return 0;
 	return 1;
 }
@@ -133,16 +145,36 @@ controls_fit(const Timeline *d, uint64_t own, uint64_t first, uint32_t words,
 
 enum { XS_MAX_TRIES = 1 << 20 };
 
+/* The pair partner whose wires a 64-bit send from `tile` also uses, or
+ * NULL if it is not in use (then it sends nothing). */
+static Timeline *
+partner_of(const Lowered *l, Timeline *tl, uint32_t tile)
+{
+	uint32_t mate = chip_pair(l->chip, tile);
+	return mate < l->tiles ? &tl[mate] : NULL;
+}
+
 /* The earliest start for transfer x given the timelines, or UINT64_MAX. */
 static uint64_t
-earliest_start(const Chip *c, Timeline *tl, const Transfer *x)
+earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 {
+	const Chip *c = l->chip;
 	uint64_t t = XS_PREAMBLE;
+	uint32_t n = xfer_items(x);
 	const Timeline *s = &tl[x->src_tile];
+	const Timeline *mate = x->wide ? partner_of(l, tl, x->src_tile) : NULL;
 	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
-		uint64_t need = t > s->send_end ? t : s->send_end;
-		uint64_t end = send_conflict(s, need, need + x->words);
-		if (end)
+		uint64_t need = t > s->send_end ? t : s->send_end, end;
+		/* the wires: our sends, the partner's 64-bit sends and, for
+		 * a 64-bit send, all of the partner's sends */
+		if ((end = spans_conflict(&s->send, need, need + n)))
+			need = end;
+		if ((end = spans_conflict(&s->wire, need, need + n)) &&
+		    end > need)
+			need = end;
+		if (mate &&
+		    (end = spans_conflict(&mate->send, need, need + n)) &&
+		    end > need)
 			need = end;
 		if (control_at(s, need))
 			need++;
@@ -165,7 +197,7 @@ earliest_start(const Chip *c, Timeline *tl, const Transfer *x)
 			uint32_t dst = x->dst_tile[k];
 			uint64_t lat = chip_route_cycles(c, x->src_tile, dst);
 			ok = controls_fit(&tl[dst], dst == x->src_tile ? t : 0,
-			                  t + lat, x->words, &p, &m, &o);
+			                  t + lat, n, &p, &m, &o);
 		}
 		if (ok)
 			return t;
@@ -175,29 +207,56 @@ earliest_start(const Chip *c, Timeline *tl, const Transfer *x)
 }
 
 static void
-commit(const Chip *c, Timeline *tl, Transfer *x, uint64_t t)
+commit(const Lowered *l, Timeline *tl, Transfer *x, uint64_t t)
 {
+	uint32_t n = xfer_items(x);
+	Timeline *s = &tl[x->src_tile], *mate;
 	x->start = t;
-	add_send(&tl[x->src_tile], t, t + x->words);
+	spans_add(&s->send, t, t + n);
+	s->send_end = t + n;
+	if (x->wide && (mate = partner_of(l, tl, x->src_tile)))
+		spans_add(&mate->wire, t, t + n);
 	for (uint32_t k = 0; k < x->ndst; k++) {
 		Timeline *d = &tl[x->dst_tile[k]];
 		uint64_t first =
-		    t + chip_route_cycles(c, x->src_tile, x->dst_tile[k]);
-		controls_fit(d, 0, first, x->words, &x->ptr_at[k],
-		             &x->mux_at[k], &x->off_at[k]);
+		    t + chip_route_cycles(l->chip, x->src_tile, x->dst_tile[k]);
+		controls_fit(d, 0, first, n, &x->ptr_at[k], &x->mux_at[k],
+		             &x->off_at[k]);
 		add_control(d, x->ptr_at[k]);
 		add_control(d, x->mux_at[k]);
 		add_control(d, x->off_at[k]);
-		d->rx_end = first + x->words;
+		d->rx_end = first + n;
 	}
+}
+
+/* Can x go as 64-bit items? Its words pair up on 8-byte boundaries and
+ * its destinations are whole pairs (a 64-bit item reaches both tiles of a
+ * pair: sim/exchange.c). `mark` is a zeroed byte per tile, left zeroed. */
+static int
+wide_ok(const Lowered *l, const Transfer *x, uint8_t *mark)
+{
+	int ok = x->words % 2 == 0 && x->src.offset % 8 == 0;
+	for (uint32_t k = 0; k < x->ndst; k++) {
+		mark[x->dst_tile[k]] = 1;
+		ok = ok && x->dst[k].offset % 8 == 0;
+	}
+	for (uint32_t k = 0; k < x->ndst && ok; k++) {
+		uint32_t mate = chip_pair(l->chip, x->dst_tile[k]);
+		ok = mate < l->tiles && mark[mate];
+	}
+	for (uint32_t k = 0; k < x->ndst; k++)
+		mark[x->dst_tile[k]] = 0;
+	return ok;
 }
 
 static void
 free_timelines(Timeline *tl, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		free(tl[i].sa);
-		free(tl[i].sb);
+		free(tl[i].send.a);
+		free(tl[i].send.b);
+		free(tl[i].wire.a);
+		free(tl[i].wire.b);
 		free(tl[i].ctl);
 	}
 	free(tl);
@@ -207,27 +266,31 @@ static int
 schedule_step(const Lowered *l, Step *s, Diag *d)
 {
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
+	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = XS_PREAMBLE;
 	for (int i = 0; i < s->nxfer; i++) {
 		Transfer *x = &s->xfer[i];
 		if (x->src_tile >= l->tiles || x->words == 0) {
 			free_timelines(tl, l->tiles);
+			free(mark);
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s: transfer %d from tile %u of %u "
 			                "words",
 			                s->what, i, x->src_tile, x->words);
 		}
-		uint64_t t = earliest_start(l->chip, tl, x);
+		x->wide = (uint8_t)wide_ok(l, x, mark);
+		uint64_t t = earliest_start(l, tl, x);
 		if (t == UINT64_MAX) {
 			free_timelines(tl, l->tiles);
+			free(mark);
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s: the exchange scheduler found no "
 			                "start for transfer %d from tile %u",
 			                s->what, i, x->src_tile);
 		}
-		commit(l->chip, tl, x, t);
+		commit(l, tl, x, t);
 		for (uint32_t k = 0; k < x->ndst; k++) {
-			uint64_t last = t + x->words +
+			uint64_t last = t + xfer_items(x) +
 			                chip_route_cycles(l->chip, x->src_tile,
 			                                  x->dst_tile[k]);
 			if (last > end)
@@ -235,6 +298,7 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 		}
 	}
 	free_timelines(tl, l->tiles);
+	free(mark);
 	s->cycles = end;
 	return IPU_OK;
 }

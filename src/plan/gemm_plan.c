@@ -83,8 +83,14 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	p->steps = ceil_div(p->kg, p->kc);
 	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
 	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
-	p->exchange_cycles = XS_PREAMBLE + 3 + a_words + XS_RECV_GAP + 3 +
+	/* A goes to a grid row; with pn even the row is whole pairs of tiles
+	 * (logical tiles 2k, 2k + 1 are a pair), so the scheduler sends it
+	 * as 64-bit items, in half the cycles (lower/xsched.c) */
+	uint64_t a_cycles =
+	    p->pn % 2 == 0 && a_words % 2 == 0 ? a_words / 2 : a_words;
+	p->exchange_cycles = XS_PREAMBLE + 3 + a_cycles + XS_RECV_GAP + 3 +
 	                     b_words + grid_latency(c, p->pk * p->pm * p->pn);
+
 	p->compute_cycles = gemm_tile_cycles(g, p->bm, p->bn, p->kc);
 	p->reduce_cycles = reduce_cycles(c, p, g);
 	p->cycles =

@@ -15,6 +15,11 @@
  * 0), of the receiver's format, aligned, inside the receive window and not
  * written twice in one phase; an item that no tile receives is lost. Each
  * of these is an error that names tiles, cycle and address.
+ *
+ * A 64-bit item travels on the wires of both tiles of a pair (system.md:
+ * two tiles share an exchange bus; 8 B per cycle only to a pair that
+ * receives the same data), so DECISION: a 64-bit item must reach both
+ * tiles of every pair it reaches; one that reaches a lone tile is an error.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +56,7 @@ xch_free(XState *x)
 	for (int i = x->pk_done; i < x->npk; i++) {
 		free(x->pk[i].data);
 		free(x->pk[i].got);
+		free(x->pk[i].pairsum);
 	}
 	free(x->pk);
 	free(x->ctl);
@@ -97,6 +103,8 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
 	    .depart = t->cycle, .n = n, .item = item, .src_addr = addr};
 	p->data = xmalloc(bytes);
 	p->got = xcalloc(n, 1);
+	if (item == 8)
+		p->pairsum = xcalloc(n, sizeof *p->pairsum);
 	tile_read(t, addr, p->data, bytes);
 	return 0;
 }
@@ -210,6 +218,22 @@ written_before(XState *x, uint32_t w)
 	return 0;
 }
 
+/* A receiver's term in a 64-bit item's pair sum: the pair's hash, added
+ * by its lower tile and subtracted by the other, so the sum over the
+ * receivers is 0 when they are whole pairs (a lone tile leaves its pair's
+ * hash, which is not 0). */
+static uint64_t
+pair_mark(const Chip *c, uint32_t tile)
+{
+	uint32_t mate = chip_pair(c, tile);
+	uint64_t h = (uint64_t)(tile < mate ? tile : mate) + 1;
+	h *= 0x9e3779b97f4a7c15ull; /* odd: a bijection, never 0 */
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h |= 1;
+	return tile < mate ? h : (uint64_t)0 - h;
+}
+
 typedef struct {
 	ChipSim *cs;
 	Tile *r;
@@ -278,6 +302,8 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 			    "in one phase (again by tile %u at cycle %llu)",
 			    a + k, r->id, src, (unsigned long long)at);
 	tile_write(r, a, p->data + i * p->item, p->item);
+	if (p->pairsum)
+		p->pairsum[i] += pair_mark(c, r->id);
 	s->ptr += p->item;
 	if (--s->dcount == 0)
 		s->zero_at = at + 1;
@@ -447,9 +473,26 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 				    (unsigned long long)(p->depart + i),
 				    p->src_addr + i * p->item, id);
 			}
+			for (uint32_t i = 0; p->pairsum && i < p->n; i++)
+				if (p->pairsum[i])
+					return chip_error(
+					    err, RUN_FAULT, id, p->depart + i,
+					    "exchange: 64-bit item %u of tile "
+					    "%u's send at cycle %llu (from "
+					    "0x%05x) reached a tile whose pair "
+					    "partner did not receive it: "
+					    "64-bit "
+					    "items use both tiles' wires, so "
+					    "whole pairs must receive them",
+					    i, id,
+					    (unsigned long long)p->depart,
+					    p->src_addr + i * p->item);
 			free(p->data);
 			free(p->got);
+			free(p->pairsum);
 			p->data = p->got = NULL;
+			p->pairsum = NULL;
+
 			x->pk_done++;
 		}
 	}

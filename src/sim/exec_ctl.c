@@ -263,7 +263,7 @@ occupy(Exec *e, uint64_t events)
  * direction (0: no packet, the events still pass), bit 2 makes the items
  * 64-bit (the pair's wires).
  */
-enum { S_OUTGOING_BASE_IDX = 7, SCTL_DIR = 3, SCTL_64 = 4 };
+enum { S_OUTGOING_BASE_IDX = 7 };
 
 void
 exec_sans(Exec *e)
@@ -605,7 +605,6 @@ exec_uput(Exec *e)
  * the word address of the incoming pointer; an XPIC value holds the mux
  * source in bits 10..0 and $INCOMING_FORMAT in bits 12..11 (DECISION).
  */
-enum { XPIC_SOURCE = 0x7ff, XPIC_FORMAT_SHIFT = 11 };
 
 static void
 xpic(Exec *e, uint64_t at, uint32_t sel, uint32_t value)

@@ -138,6 +138,9 @@ typedef struct {
 	uint8_t *data;     /* n * item bytes, copied at the send */
 	uint8_t *got;      /* per item: received by some tile */
 	uint32_t ngot;     /* items received by some tile */
+	/* 64-bit items: per item, a sum over its receivers that is 0 when
+	 * they form whole pairs (exchange.c, pair_mark) */
+	uint64_t *pairsum;
 } XPacket;
 
 typedef struct {

@@ -76,6 +76,18 @@ enum {
 	MUX_NONE = 0x7ff, /* listen to nothing (DECISION) */
 };
 
+/* Fields of the timed exchange instructions (docs/chip.md). A send's sctl:
+ * bits 1..0 the direction (0: no packet), bit 2 64-bit items (ipu-stack.md
+ * 3.2). An XPIC control's value (DECISION): the mux source in bits 10..0,
+ * $INCOMING_FORMAT in bits 12..11 (0: 32-bit items, else 64-bit). */
+enum {
+	SCTL_DIR = 3,
+	SCTL_DIR1 = 1,
+	SCTL_64 = 4,
+	XPIC_SOURCE = 0x7ff,
+	XPIC_FORMAT_SHIFT = 11,
+};
+
 /* chip.c */
 const Chip *chip_by_name(const char *name); /* NULL if unknown */
 const Chip *chip_default(void);             /* the C600 */
