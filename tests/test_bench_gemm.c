@@ -36,10 +36,12 @@ test_shapes(void **state)
 	static const struct {
 		AmpDtype dt;
 		uint32_t m, n, k, tiles;
+		int f152, scale; /* f8 only */
 	} cases[] = {
-	    {AMP_F16, 64, 48, 40, 8}, {AMP_F32, 33, 17, 70, 4},
-	    {AMP_F8, 40, 24, 100, 6}, {AMP_F16, 1, 16, 16, 1},
-	    {AMP_F16, 7, 70, 33, 12}, {AMP_F32, 96, 64, 128, 16},
+	    {AMP_F16, 64, 48, 40, 8, 0, 0},  {AMP_F32, 33, 17, 70, 4, 0, 0},
+	    {AMP_F8, 40, 24, 100, 6, 0, 0},  {AMP_F16, 1, 16, 16, 1, 0, 0},
+	    {AMP_F16, 7, 70, 33, 12, 0, 0},  {AMP_F32, 96, 64, 128, 16, 0, 0},
+	    {AMP_F8, 40, 24, 100, 6, 1, -3}, {AMP_F8, 24, 32, 64, 4, 0, 4},
 	};
 	const Chip *c = chip_default();
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -50,7 +52,9 @@ test_shapes(void **state)
 		                       .k = cases[i].k,
 		                       .tiles = cases[i].tiles,
 		                       .threads = 2,
-		                       .seed = 7};
+		                       .seed = 7,
+		                       .fp8_f152 = cases[i].f152,
+		                       .fp8_scale = cases[i].scale};
 		GemmBenchResult r = run_ok(&cfg);
 		print_message("gemm %ux%ux%u %s: %u tiles, %llu cycles, "
 		              "predicted %llu, err %.2e\n",

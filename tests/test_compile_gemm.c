@@ -194,6 +194,16 @@ test_refusals(void **state)
 	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
 	assert_non_null(strstr(d.msg, "only a graph of one matmul"));
 	graph_free(g);
+	/* f8 scales whose product the kernel cannot apply */
+	g = graph_new();
+	ElemType e8 = {DT_F8_F143, -20};
+	a = graph_input(g, "a", e8, &s, &d);
+	int32_t w = graph_input(g, "w", e8, &s, &d);
+	int32_t c = graph_matmul(g, a, w, 0, "c", &d);
+	graph_mark_output(g, c, &d);
+	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	assert_non_null(strstr(d.msg, "multiply to 2^-40"));
+	graph_free(g);
 }
 
 int

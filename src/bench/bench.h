@@ -149,6 +149,8 @@ typedef struct {
 	int threads;      /* host threads of the emulator and of OpenBLAS */
 	uint64_t seed;    /* input data */
 	uint64_t ref_full_macs; /* 0 = GEMM_REF_FULL_MACS (tests lower it) */
+	int fp8_f152;           /* f8: F152 (else F143) */
+	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
 } GemmBenchConfig;
 
 /* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread

@@ -9,8 +9,8 @@
  * rounded input values; above GEMM_REF_FULL_MACS only GEMM_REF_ROWS rows
  * spread over m are checked (all of n, all of k), and the result says so.
  *
- * Inputs: uniform in [-1, 1), rounded to the dtype (f16 with fp.h, f8 as
- * F143 at scale 0: the compiler does not pass a scale to the kernel yet).
+ * Inputs: uniform in [-1, 1), rounded to the dtype with fp.h (f8: F143 or
+ * F152 with the configured power-of-two scale on both A and B).
  * C is f32 for f32 and f16 for f16 and f8. docs/bench-gemm.md has the
  * commands and a sweep of shapes.
  */
@@ -35,17 +35,20 @@ bench_peak_macs(const Chip *chip, AmpDtype t)
 	                      : chip->macs_f8;
 }
 
-static DType
-graph_dtype(AmpDtype t)
+static ElemType
+graph_elem(const GemmBenchConfig *cfg)
 {
-	return t == AMP_F32 ? DT_F32 : t == AMP_F16 ? DT_F16 : DT_F8_F143;
+	if (cfg->dtype != AMP_F8)
+		return (ElemType){cfg->dtype == AMP_F32 ? DT_F32 : DT_F16, 0};
+	return (ElemType){cfg->fp8_f152 ? DT_F8_F152 : DT_F8_F143,
+	                  cfg->fp8_scale};
 }
 
 static Graph *
 gemm_graph(const GemmBenchConfig *cfg, Diag *d)
 {
 	Graph *g = graph_new();
-	ElemType e = {graph_dtype(cfg->dtype), 0};
+	ElemType e = graph_elem(cfg);
 	Shape sa = {2, {cfg->m, cfg->k}}, sb = {2, {cfg->k, cfg->n}};
 	int32_t a = graph_input(g, "a", e, &sa, d);
 	int32_t b = a < 0 ? -1 : graph_input(g, "b", e, &sb, d);
@@ -60,8 +63,11 @@ gemm_graph(const GemmBenchConfig *cfg, Diag *d)
 /* n random elements of the input dtype: bit patterns into bits, the
  * values they stand for into val. */
 static void
-make_input(AmpDtype t, uint64_t *s, size_t n, void *bits, double *val)
+make_input(const GemmBenchConfig *cfg, uint64_t *s, size_t n, void *bits,
+           double *val)
 {
+	AmpDtype t = cfg->dtype;
+	Fp8Format f8 = cfg->fp8_f152 ? FP8_F152 : FP8_F143;
 	unsigned fl = 0;
 	for (size_t i = 0; i < n; i++) {
 		double x = bench_uniform(s);
@@ -76,9 +82,9 @@ make_input(AmpDtype t, uint64_t *s, size_t n, void *bits, double *val)
 			val[i] = fp_f16_to_f64(h);
 		} else {
 			uint8_t q =
-			    fp_f64_to_f8(x, FP8_F143, 0, FP_OV_SAT, &fl);
+			    fp_f64_to_f8(x, f8, cfg->fp8_scale, FP_OV_SAT, &fl);
 			((uint8_t *)bits)[i] = q;
-			val[i] = fp_f8_to_f64(q, FP8_F143, 0);
+			val[i] = fp_f8_to_f64(q, f8, cfg->fp8_scale);
 		}
 	}
 }
@@ -216,8 +222,8 @@ bench_gemm(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	double *va = xmalloc(m * k * sizeof *va),
 	       *vb = xmalloc(k * n * sizeof *vb);
 	uint64_t s = cfg.seed;
-	make_input(cfg.dtype, &s, m * k, a, va);
-	make_input(cfg.dtype, &s, k * n, b, vb);
+	make_input(&cfg, &s, m * k, a, va);
+	make_input(&cfg, &s, k * n, b, vb);
 	r = run(&cfg, pk, a, b, c, res, d);
 	pkg_free(pk);
 	if (!r) {

@@ -58,7 +58,10 @@ usage(FILE *f)
 	        "  --m M, --n N, --k K  the shape (default 256 each)\n"
 	        "  --dtype T       f16, f32 or f8 (default f16; f8 needs the "
 	        "c600)\n"
+	        "  --fp8-format F  f8: f143 or f152 (default f143)\n"
+	        "  --fp8-scale S   f8: A and B stored as x / 2^S (default 0)\n"
 	        "  --tiles T       tiles the compiler may use (default all)\n"
+
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
@@ -104,8 +107,19 @@ parse_dtype(const char *s, void *dst)
 	return amp_dtype_parse(s, dst);
 }
 
+/* f143 -> 0, f152 -> 1 (an int flag). */
+static int
+parse_fp8_format(const char *s, void *dst)
+{
+	if (strcmp(s, "f143") && strcmp(s, "f152"))
+		return -1;
+	*(int *)dst = strcmp(s, "f152") == 0;
+	return 0;
+}
+
 static int
 parse_pattern(const char *s, void *dst)
+
 {
 	return exch_pattern_parse(s, dst);
 }
@@ -373,6 +387,9 @@ gemm(int argc, char **argv)
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
+	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
+	             "f143 or f152"),
+	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
 	};
 	int json,
 	    rc = parse_opts("gemm", argc, argv, opts,
@@ -394,16 +411,22 @@ gemm(int argc, char **argv)
 		       ", \"pred_error\": %.4f, \"mfu\": %.4f, "
 		       "\"max_rel_err\": %.3e, \"ref_rows\": %u, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
-		       "\"host_seconds\": %.3f, \"threads\": %d}\n",
+		       "\"host_seconds\": %.3f, \"threads\": %d, "
+		       "\"fp8_format\": \"%s\", \"fp8_scale\": %d}\n",
 		       cfg.chip->name, dt, cfg.m, cfg.n, cfg.k, r.tiles,
 		       cfg.chip->tiles, r.macs, r.cycles, r.predicted_cycles,
 		       r.pred_error, r.mfu, r.max_rel_err, r.ref_rows,
 		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
-		       cfg.threads);
+		       cfg.threads, cfg.fp8_f152 ? "f152" : "f143",
+		       cfg.fp8_scale);
 		return 0;
 	}
 	printf("gemm %u x %u x %u %s on %u of %u %s tiles\n", cfg.m, cfg.n,
 	       cfg.k, dt, r.tiles, cfg.chip->tiles, cfg.chip->name);
+	if (cfg.dtype == AMP_F8)
+		printf("  f8              %s, A and B scaled by 2^%d\n",
+		       cfg.fp8_f152 ? "f152" : "f143", cfg.fp8_scale);
+
 	printf("  cycles          %" PRIu64 " emulated, %" PRIu64
 	       " predicted (%+.1f%%)\n",
 	       r.cycles, r.predicted_cycles, 100 * r.pred_error);

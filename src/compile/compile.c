@@ -156,6 +156,15 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "compile: f8 needs an ipu21 chip; %s is %s",
 		                chip->name, chip->arch_name);
+	/* f8 values are q x 2^scale: the products carry both scales */
+	int fp8_scale = ta->elem.scale + tb->elem.scale;
+	if (dtype_is_f8(dt) && (fp8_scale < -32 || fp8_scale > 31))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: the f8 scales 2^%d (%s) "
+		                "and 2^%d (%s) multiply to 2^%d, outside the "
+		                "kernel's 2^-32..2^31",
+		                graph_tensor(g, mm->out)->name, ta->elem.scale,
+		                ta->name, tb->elem.scale, tb->name, fp8_scale);
 	/* plan */
 	GemmPlan plan;
 	r = plan_gemm(chip, tiles, dt, (uint32_t)ta->shape.dim[0],
@@ -167,7 +176,8 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	/* lower and schedule */
 	uint32_t used = plan.pk * plan.pm * plan.pn;
 	Lowered *l = lower_new(chip, used);
-	r = lower_gemm(l, &plan, mm->in[0], mm->in[1], mm->out, d);
+	r = lower_gemm(l, &plan, mm->in[0], mm->in[1], mm->out, fp8_scale, d);
+
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)
 		save[t] = lower_buffer(l, t, 8, 8, REGION_ANY, 0, INT32_MAX,

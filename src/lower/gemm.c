@@ -38,11 +38,15 @@ min_u(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* param: 0 dtype, 1 rows, 2 cols, 3 k, 4 zero; ref: A, B, C. */
+/* param: 0 dtype, 1 rows, 2 cols, 3 k, 4 zero, 5 f8 format (A and B),
+ * 6 f8 scale (two's complement); ref: A, B, C. */
 static void
 fill_gemm_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 {
-	GemmOptions opt = {.zero = (int)c->param[4]};
+	GemmOptions opt = {.zero = (int)c->param[4],
+	                   .fp8_in = (GemmFp8Format)c->param[5],
+	                   .fp8_w = (GemmFp8Format)c->param[5],
+	                   .fp8_scale = (int32_t)c->param[6]};
 	gemm_args_fill((GemmDtype)c->param[0], c->param[1], c->param[2],
 	               c->param[3], addr[0], addr[1], addr[2], &opt, out);
 }
@@ -58,6 +62,8 @@ fill_vadd_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 typedef struct {
 	const GemmPlan *p;
 	GemmDtype g;
+	GemmFp8Format fp8;
+	int fp8_scale;
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
@@ -228,6 +234,9 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				k->param[2] = n;
 				k->param[3] = ks;
 				k->param[4] = s == 0;
+				k->param[5] = G->fp8;
+				k->param[6] = (uint32_t)G->fp8_scale;
+
 				k->fill = fill_gemm_args;
 				k->cycles = gemm_tile_cycles(g, m, n, ks);
 				if (k->cycles > c->cycles)
@@ -317,9 +326,14 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 
 int
 lower_gemm(Lowered *l, const GemmPlan *p, int32_t a, int32_t b, int32_t c,
-           Diag *d)
+           int fp8_scale, Diag *d)
 {
-	Gemm G = {.p = p, .g = plan_gemm_dtype(p->dtype), .pk = p->pk};
+	Gemm G = {.p = p,
+	          .g = plan_gemm_dtype(p->dtype),
+	          .fp8 = p->dtype == DT_F8_F152 ? GEMM_FP8_F152 : GEMM_FP8_F143,
+	          .fp8_scale = fp8_scale,
+	          .pk = p->pk};
+
 	G.pm = ceil_div(p->m, p->bm);
 	G.pn = ceil_div(p->n, p->bn);
 	uint32_t tiles = G.pk * G.pm * G.pn;
