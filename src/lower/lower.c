@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROW(arr, n, cap)                                                      \
-	do {                                                                   \
-		if ((n) == (cap)) {                                            \
-			(cap) = (cap) ? 2 * (cap) : 16;                        \
-			(arr) =                                                \
-			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
-		}                                                              \
-	} while (0)
-
 Lowered *
 lower_new(const Chip *chip, uint32_t tiles)
 {

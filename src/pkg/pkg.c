@@ -142,15 +142,6 @@ pkg_piece_bytes(const PkgTensor *t, const PkgPiece *pc)
 
 /* ---- building --------------------------------------------------------- */
 
-#define GROW(arr, n, cap)                                                      \
-	do {                                                                   \
-		if ((n) == (cap)) {                                            \
-			(cap) = (cap) ? 2 * (cap) : 8;                         \
-			(arr) =                                                \
-			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
-		}                                                              \
-	} while (0)
-
 Package *
 pkg_new(const Chip *chip, uint32_t tiles)
 {

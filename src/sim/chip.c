@@ -212,12 +212,9 @@ runnable(const Tile *t)
 	return t->ctx[0].state == CTXS_SYNC && t->wait.zone < 0;
 }
 
-static int fail(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
-                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int
-fail(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
-     const char *fmt, ...)
+int
+chip_error(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
+           const char *fmt, ...)
 {
 	err->status = st;
 	err->tile = tile;
@@ -322,15 +319,16 @@ describe_wait(ChipSim *cs, Tile *t, ChipError *err)
 	else
 		snprintf(src, sizeof src, "tile %u", x->mux);
 	(void)cs;
-	return fail(err, RUN_DEADLOCK, t->id, t->wait.since,
-	            "deadlock: tile %u waits in sync %d since cycle %llu for "
-	            "%u more items ($INCOMING_DCOUNT) that will never come; "
-	            "its mux listens to %s; %s",
-	            t->id, t->wait.zone, (unsigned long long)t->wait.since,
-	            x->dcount, src,
-	            x->last_rx_cycle ? "it received its last item"
-	                             : "it "
-	                               "received nothing");
+	return chip_error(
+	    err, RUN_DEADLOCK, t->id, t->wait.since,
+	    "deadlock: tile %u waits in sync %d since cycle %llu for "
+	    "%u more items ($INCOMING_DCOUNT) that will never come; "
+	    "its mux listens to %s; %s",
+	    t->id, t->wait.zone, (unsigned long long)t->wait.since, x->dcount,
+	    src,
+	    x->last_rx_cycle ? "it received its last item"
+	                     : "it "
+	                       "received nothing");
 }
 
 /* One barrier step after a round; returns 1 if tiles were released, 0 if
@@ -400,10 +398,11 @@ settle(ChipSim *cs, ChipError *err)
 		if (zone < 0)
 			zone = t->wait.zone;
 		else if (t->wait.zone != zone)
-			return fail(err, RUN_DEADLOCK, t->id, t->wait.since,
-			            "deadlock: tile %u waits in sync %d but "
-			            "other tiles wait in sync %d",
-			            t->id, t->wait.zone, zone);
+			return chip_error(
+			    err, RUN_DEADLOCK, t->id, t->wait.since,
+			    "deadlock: tile %u waits in sync %d but "
+			    "other tiles wait in sync %d",
+			    t->id, t->wait.zone, zone);
 		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
 		if (ready == UINT64_MAX)
 			return describe_wait(cs, t, err);
@@ -449,12 +448,13 @@ chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
 			}
 		for (uint32_t i = 0; i < cs->nrun; i++)
 			if (cs->status[i] == RUN_TIMEOUT)
-				return fail(err, RUN_TIMEOUT, cs->run[i],
-				            max_cycles,
-				            "tile %u did not finish in %llu "
-				            "cycles",
-				            cs->run[i],
-				            (unsigned long long)max_cycles),
+				return chip_error(
+				           err, RUN_TIMEOUT, cs->run[i],
+				           max_cycles,
+				           "tile %u did not finish in %llu "
+				           "cycles",
+				           cs->run[i],
+				           (unsigned long long)max_cycles),
 				       RUN_TIMEOUT;
 		int r = settle(cs, err);
 		if (r < 0)

@@ -29,18 +29,8 @@
 #include "../util/util.h"
 #include "sim.h"
 
-/* Growable arrays: the element count and capacity fields next to them. */
 /* One bit per word of the 21-bit tile address space. */
 enum { WRITTEN_BYTES = 0x200000 / 4 / 8 };
-
-#define GROW(arr, n, cap)                                                      \
-	do {                                                                   \
-		if ((n) == (cap)) {                                            \
-			(cap) = (cap) ? 2 * (cap) : 16;                        \
-			(arr) =                                                \
-			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
-		}                                                              \
-	} while (0)
 
 void
 xch_reset(XState *x)
@@ -116,24 +106,6 @@ xch_new_phase(Tile *t)
 	for (int i = 0; i < x->nwritten; i++)
 		x->written_bits[x->written[i] / 64] = 0;
 	x->nwritten = 0;
-}
-
-static int chip_error(ChipError *err, RunStatus st, uint32_t tile,
-                      uint64_t cycle, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int
-chip_error(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
-           const char *fmt, ...)
-{
-	err->status = st;
-	err->tile = tile;
-	err->cycle = cycle;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* The receive state a walk advances: a copy, so that a dry walk leaves the

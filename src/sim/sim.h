@@ -389,6 +389,10 @@ typedef struct {
 	char msg[768];
 } ChipError;
 
+/* Fill err (status, tile, cycle, the message); returns -1. */
+int chip_error(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 ChipSim *chipsim_new(const ChipConfig *cfg);
 void chipsim_free(ChipSim *cs);
 const Chip *chipsim_chip(const ChipSim *cs);

@@ -54,6 +54,16 @@ void *xmalloc(size_t n);
 
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* Make room for one more element of a growable array: arr holds n of cap
+ * (both lvalues), doubling from 16. */
+#define GROW(arr, n, cap)                                                      \
+	do {                                                                   \
+		if ((n) == (cap)) {                                            \
+			(cap) = (cap) ? 2 * (cap) : 16;                        \
+			(arr) =                                                \
+			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
+		}                                                              \
+	} while (0)
 char *xstrdup(const char *s);
 
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
