@@ -30,16 +30,22 @@ uniform(void)
 	return (double)(rng >> 11) * 0x1p-53 * 2 - 1;
 }
 
+/* c = a x b, or with flags (GRAPH_TRANSPOSE_A/B) a^T for a [k, m] and
+ * b^T for b [n, k]. */
 static Graph *
-gemm_graph(DType dt, uint32_t m, uint32_t n, uint32_t k)
+gemm_graph(DType dt, uint32_t m, uint32_t n, uint32_t k, unsigned flags)
 {
 	Graph *g = graph_new();
 	Diag d;
 	ElemType e = {dt, 0};
 	Shape sa = {2, {m, k}}, sb = {2, {k, n}};
+	if (flags & GRAPH_TRANSPOSE_A)
+		sa = (Shape){2, {k, m}};
+	if (flags & GRAPH_TRANSPOSE_B)
+		sb = (Shape){2, {n, k}};
 	int32_t a = graph_input(g, "a", e, &sa, &d);
 	int32_t b = graph_input(g, "b", e, &sb, &d);
-	int32_t c = graph_matmul(g, a, b, 0, "c", &d);
+	int32_t c = graph_matmul(g, a, b, flags, "c", &d);
 	assert_true(a >= 0 && b >= 0 && c >= 0);
 	assert_int_equal(graph_mark_output(g, c, &d), 0);
 	return g;
@@ -47,10 +53,10 @@ gemm_graph(DType dt, uint32_t m, uint32_t n, uint32_t k)
 
 /* Compile, run, check; returns emulated cycles, *pred the prediction. */
 static uint64_t
-run_gemm(DType dt, uint32_t m, uint32_t n, uint32_t k, uint32_t tiles,
-         uint64_t *pred)
+run_gemm(DType dt, uint32_t m, uint32_t n, uint32_t k, unsigned flags,
+         uint32_t tiles, uint64_t *pred)
 {
-	Graph *g = gemm_graph(dt, m, n, k);
+	Graph *g = gemm_graph(dt, m, n, k, flags);
 	CompileOptions o = {.chip = chip_default(), .tiles = tiles};
 	Package *pk;
 	CompileReport rep;
@@ -70,7 +76,9 @@ run_gemm(DType dt, uint32_t m, uint32_t n, uint32_t k, uint32_t tiles,
 	assert_non_null(dev);
 	if (ipu_load_package(dev, bytes, len, &err))
 		fail_msg("load: %s", err.msg);
-	/* inputs as f16 / f32 bit patterns, with their exact values */
+	/* inputs as f16 / f32 bit patterns, with their exact values: va and
+	 * vb hold A [m, k] and B [k, n] as used, a and b the tensors (their
+	 * transposes if asked) */
 	size_t es = dt == DT_F32 ? 4 : 2;
 	uint8_t *a = xcalloc((size_t)m * k, es),
 	        *b = xcalloc((size_t)k * n, es);
@@ -80,8 +88,11 @@ run_gemm(DType dt, uint32_t m, uint32_t n, uint32_t k, uint32_t tiles,
 	for (size_t i = 0; i < (size_t)m * k + (size_t)k * n; i++) {
 		int in_a = i < (size_t)m * k;
 		size_t j = in_a ? i : i - (size_t)m * k;
-		uint8_t *dst = (in_a ? a : b) + j * es;
 		long double *v = in_a ? &va[j] : &vb[j];
+		size_t rows = in_a ? m : k, cols = in_a ? k : n;
+		int tr = flags & (in_a ? GRAPH_TRANSPOSE_A : GRAPH_TRANSPOSE_B);
+		size_t at = tr ? (j % cols) * rows + j / cols : j;
+		uint8_t *dst = (in_a ? a : b) + at * es;
 		if (dt == DT_F32) {
 			float f = (float)uniform();
 			memcpy(dst, &f, 4);
@@ -152,24 +163,32 @@ test_shapes(void **state)
 	static const struct {
 		DType dt;
 		uint32_t m, n, k, tiles;
+		unsigned flags;
 	} cases[] = {
-	    {DT_F16, 64, 64, 64, 4},
-	    {DT_F16, 7, 33, 40, 6},
-	    {DT_F16, 1, 16, 16, 1},
-	    {DT_F16, 100, 70, 300, 16},
-	    {DT_F32, 48, 40, 72, 8},
-	    {DT_F16, 269, 129, 100, 32},
+	    {DT_F16, 64, 64, 64, 4, 0},
+	    {DT_F16, 7, 33, 40, 6, 0},
+	    {DT_F16, 1, 16, 16, 1, 0},
+	    {DT_F16, 100, 70, 300, 16, 0},
+	    {DT_F32, 48, 40, 72, 8, 0},
+	    {DT_F16, 269, 129, 100, 32, 0},
 	    /* K-heavy: the planner splits K and reduces the partials */
-	    {DT_F16, 24, 64, 2000, 32},
-	    {DT_F32, 16, 48, 900, 24},
+	    {DT_F16, 24, 64, 2000, 32, 0},
+	    {DT_F32, 16, 48, 900, 24, 0},
+	    /* transposed operands: y = x W^T (a PyTorch linear), a^T b */
+	    {DT_F16, 37, 40, 72, 8, GRAPH_TRANSPOSE_B},
+	    {DT_F32, 20, 24, 50, 6, GRAPH_TRANSPOSE_A},
+	    {DT_F16, 33, 17, 1000, 16, GRAPH_TRANSPOSE_A | GRAPH_TRANSPOSE_B},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		uint64_t pred;
-		uint64_t got = run_gemm(cases[i].dt, cases[i].m, cases[i].n,
-		                        cases[i].k, cases[i].tiles, &pred);
-		print_message("gemm %ux%ux%u %s on %u tiles: %llu cycles, "
-		              "predicted %llu\n",
+		uint64_t got =
+		    run_gemm(cases[i].dt, cases[i].m, cases[i].n, cases[i].k,
+		             cases[i].flags, cases[i].tiles, &pred);
+		print_message("gemm %ux%ux%u%s%s %s on %u tiles: %llu "
+		              "cycles, predicted %llu\n",
 		              cases[i].m, cases[i].n, cases[i].k,
+		              cases[i].flags & GRAPH_TRANSPOSE_A ? " a^T" : "",
+		              cases[i].flags & GRAPH_TRANSPOSE_B ? " b^T" : "",
 		              dtype_name(cases[i].dt), cases[i].tiles,
 		              (unsigned long long)got,
 		              (unsigned long long)pred);

@@ -468,6 +468,8 @@ test_check_errors(void **state)
 	    "padded size 2 x 5 is smaller than the 2 x 6 block",
 	    "the name holds a control character",
 	    "0 tiles used; the c600 has 1..1472",
+	    "padded size 2 x 8 is smaller than the 6 x 2 block (transposed)",
+	    "unknown format 5",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		Package *p = build_package();
@@ -518,6 +520,12 @@ test_check_errors(void **state)
 			break;
 		case 14:
 			p->tiles = 0;
+			break;
+		case 15:
+			x->piece[0].format = PKG_PF_ROWMAJOR_T;
+			break;
+		case 16:
+			x->piece[0].format = 5;
 			break;
 		}
 		uint8_t *data = NULL;
@@ -571,6 +579,46 @@ test_pack_rowmajor(void **state)
 		int r = i / 5, c = i % 5;
 		int inside = r >= 1 && c >= 2;
 		assert_int_equal(back[i], inside ? 0x100 + i : 0);
+	}
+	pkg_free(p);
+}
+
+/* The same 3 x 5 tensor, its block rows 1..2 x cols 2..4 held transposed:
+ * the tile's 4 x 3 block has the tensor's column 2 + r as its row r. */
+static void
+test_pack_transposed(void **state)
+{
+	(void)state;
+	Package *p = pkg_new(chip_by_name("c600"), 1);
+	PkgTensor *t =
+	    pkg_add_tensor(p, "h", PKG_DT_F16, 0, PKG_ROLE_INPUT, 3, 5);
+	PkgPiece *pc = pkg_add_piece(t);
+	*pc = (PkgPiece){.tile = 0,
+	                 .addr = XADDR,
+	                 .row0 = 1,
+	                 .rows = 2,
+	                 .col0 = 2,
+	                 .cols = 3,
+	                 .pad_rows = 4,
+	                 .pad_cols = 3,
+	                 .format = PKG_PF_ROWMAJOR_T};
+	uint16_t host[15];
+	for (int i = 0; i < 15; i++)
+		host[i] = (uint16_t)(0x100 + i); /* element (r, c) = r*5+c */
+	assert_int_equal(pkg_piece_bytes(t, pc), 24);
+	uint16_t tile[12];
+	memset(tile, 0xaa, sizeof tile);
+	assert_int_equal(pkg_piece_pack(t, pc, host, (uint8_t *)tile), 0);
+	const uint16_t want[12] = {0x107, 0x10c, 0, /* tensor column 2 */
+	                           0x108, 0x10d, 0, /* column 3 */
+	                           0x109, 0x10e, 0, /* column 4 */
+	                           0,     0,     0};
+	assert_memory_equal(tile, want, sizeof want);
+	uint16_t back[15] = {0};
+	assert_int_equal(pkg_piece_unpack(t, pc, (uint8_t *)tile, back), 0);
+	for (int i = 0; i < 15; i++) {
+		int r = i / 5, c = i % 5;
+		assert_int_equal(back[i], r >= 1 && c >= 2 ? 0x100 + i : 0);
 	}
 	pkg_free(p);
 }
@@ -947,6 +995,7 @@ main(void)
 	    cmocka_unit_test(test_header_errors),
 	    cmocka_unit_test(test_check_errors),
 	    cmocka_unit_test(test_pack_rowmajor),
+	    cmocka_unit_test(test_pack_transposed),
 	    cmocka_unit_test(test_pack_gemm),
 	    cmocka_unit_test(test_runtime_package),
 	    cmocka_unit_test(test_inspect),

@@ -47,11 +47,10 @@ find_gemm(const Graph *g, const Op **mm, Diag *d)
 	const Op *op = *mm;
 	const Tensor *a = graph_tensor(g, op->in[0]),
 	             *b = graph_tensor(g, op->in[1]);
-	if (a->shape.rank != 2 || b->shape.rank != 2 || op->attr.transpose_a ||
-	    op->attr.transpose_b)
+	if (a->shape.rank != 2 || b->shape.rank != 2)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: only 2-D operands "
-		                "without transposes so far",
+		                "compile: matmul %s: only 2-D operands (no "
+		                "batch axes) so far",
 		                graph_tensor(g, op->out)->name);
 	if (a->elem.dtype != b->elem.dtype)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -165,18 +164,22 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		                "kernel's 2^-32..2^31",
 		                graph_tensor(g, mm->out)->name, ta->elem.scale,
 		                ta->name, tb->elem.scale, tb->name, fp8_scale);
-	/* plan */
+	/* plan: A [m, k] and B [k, n] as used (the transposes of their
+	 * tensors if asked) */
+	int tra = mm->attr.transpose_a, trb = mm->attr.transpose_b;
+	uint32_t dm = (uint32_t)ta->shape.dim[tra ? 1 : 0],
+	         dk = (uint32_t)ta->shape.dim[tra ? 0 : 1],
+	         dn = (uint32_t)tb->shape.dim[trb ? 0 : 1];
 	GemmPlan plan;
-	r = plan_gemm(chip, tiles, dt, (uint32_t)ta->shape.dim[0],
-	              (uint32_t)tb->shape.dim[1], (uint32_t)ta->shape.dim[1],
-	              &plan, d);
+	r = plan_gemm(chip, tiles, dt, dm, dn, dk, &plan, d);
 	if (r)
 		return r;
 	plan_gemm_describe(&plan, rep->plan, sizeof rep->plan);
 	/* lower and schedule */
 	uint32_t used = plan.pk * plan.pm * plan.pn;
 	Lowered *l = lower_new(chip, used);
-	r = lower_gemm(l, &plan, mm->in[0], mm->in[1], mm->out, fp8_scale, d);
+	GemmOperands ops = {mm->in[0], mm->in[1], mm->out, tra, trb, fp8_scale};
+	r = lower_gemm(l, &plan, &ops, d);
 
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)

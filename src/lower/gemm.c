@@ -64,6 +64,7 @@ typedef struct {
 	GemmDtype g;
 	GemmFp8Format fp8;
 	int fp8_scale;
+	int ta, tb; /* A, B are the transposes of their tensors */
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
@@ -126,6 +127,26 @@ tile_buffers(Lowered *l, Gemm *G)
 /* The stored chunks and their tensor pieces. A's chunk (q, i, s) is kept
  * in the kernel's A layout: one row-major [rows x K-panel] block per
  * panel. */
+/* A piece of an operand: of its tensor as it is, or (transposed) the
+ * tensor's block is the operand block's transpose. */
+static void
+operand_piece(TensorPlace *tp, int transposed, Piece p)
+{
+	if (transposed) {
+		p = (Piece){.tile = p.tile,
+		            .at = p.at,
+		            .row0 = p.col0,
+		            .rows = p.cols,
+		            .col0 = p.row0,
+		            .cols = p.rows,
+		            .pad_rows = p.pad_rows,
+		            .pad_cols = p.pad_cols,
+		            .format = p.format == PF_GEMM_B ? PF_GEMM_B_T
+		                                            : PF_ROWMAJOR_T};
+	}
+	*lower_piece(tp) = p;
+}
+
 static void
 input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 {
@@ -144,17 +165,19 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 				    REGION_ANY, 0, INT32_MAX, "A input");
 				G->a_in[(q * G->p->steps + s) * G->pm + i] = b;
 				for (uint32_t c = 0; c * kp < ks; c++) {
-					Piece *pc = lower_piece(ta);
-					*pc = (Piece){
-					    .tile = owner,
-					    .at = {b, c * m * GEMM_A_ROW_BYTES},
-					    .row0 = i * G->p->bm,
-					    .rows = m,
-					    .col0 = k0 + c * kp,
-					    .cols = min_u(kp, ks - c * kp),
-					    .pad_rows = m,
-					    .pad_cols = kp,
-					    .format = PF_ROWMAJOR};
+					operand_piece(
+					    ta, G->ta,
+					    (Piece){
+					        .tile = owner,
+					        .at = {b, c * m *
+					                      GEMM_A_ROW_BYTES},
+					        .row0 = i * G->p->bm,
+					        .rows = m,
+					        .col0 = k0 + c * kp,
+					        .cols = min_u(kp, ks - c * kp),
+					        .pad_rows = m,
+					        .pad_cols = kp,
+					        .format = PF_ROWMAJOR});
 				}
 			}
 			for (uint32_t j = 0; j < G->pn; j++) {
@@ -164,16 +187,17 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 				    l, owner, gemm_b_bytes(g, ks, n), 16,
 				    REGION_ANY, 0, INT32_MAX, "B input");
 				G->b_in[(q * G->p->steps + s) * G->pn + j] = b;
-				Piece *pc = lower_piece(tb);
-				*pc = (Piece){.tile = owner,
-				              .at = {b, 0},
-				              .row0 = k0,
-				              .rows = ks,
-				              .col0 = j * G->p->bn,
-				              .cols = n,
-				              .pad_rows = ceil_div(ks, kp) * kp,
-				              .pad_cols = ceil_div(n, 16) * 16,
-				              .format = PF_GEMM_B};
+				operand_piece(
+				    tb, G->tb,
+				    (Piece){.tile = owner,
+				            .at = {b, 0},
+				            .row0 = k0,
+				            .rows = ks,
+				            .col0 = j * G->p->bn,
+				            .cols = n,
+				            .pad_rows = ceil_div(ks, kp) * kp,
+				            .pad_cols = ceil_div(n, 16) * 16,
+				            .format = PF_GEMM_B});
 			}
 		}
 }
@@ -325,13 +349,14 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 }
 
 int
-lower_gemm(Lowered *l, const GemmPlan *p, int32_t a, int32_t b, int32_t c,
-           int fp8_scale, Diag *d)
+lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 {
 	Gemm G = {.p = p,
 	          .g = plan_gemm_dtype(p->dtype),
 	          .fp8 = p->dtype == DT_F8_F152 ? GEMM_FP8_F152 : GEMM_FP8_F143,
-	          .fp8_scale = fp8_scale,
+	          .fp8_scale = o->fp8_scale,
+	          .ta = o->transpose_a,
+	          .tb = o->transpose_b,
 	          .pk = p->pk};
 
 	G.pm = ceil_div(p->m, p->bm);
@@ -348,13 +373,19 @@ lower_gemm(Lowered *l, const GemmPlan *p, int32_t a, int32_t b, int32_t c,
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
 	DType ct = p->dtype == DT_F32 ? DT_F32 : DT_F16;
-	TensorPlace *ta = lower_tensor(l, a, p->m, p->k, (uint8_t)p->dtype);
-	TensorPlace *tb = lower_tensor(l, b, p->k, p->n, (uint8_t)p->dtype);
+	TensorPlace *ta =
+	    o->transpose_a
+	        ? lower_tensor(l, o->a, p->k, p->m, (uint8_t)p->dtype)
+	        : lower_tensor(l, o->a, p->m, p->k, (uint8_t)p->dtype);
+	TensorPlace *tb =
+	    o->transpose_b
+	        ? lower_tensor(l, o->b, p->n, p->k, (uint8_t)p->dtype)
+	        : lower_tensor(l, o->b, p->k, p->n, (uint8_t)p->dtype);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, ta, tb);
 	for (uint32_t s = 0; s < p->steps; s++)
 		superstep(l, &G, s);
-	TensorPlace *tc = lower_tensor(l, c, p->m, p->n, (uint8_t)ct);
+	TensorPlace *tc = lower_tensor(l, o->c, p->m, p->n, (uint8_t)ct);
 	if (G.pk > 1) {
 		reduce(l, &G, tc);
 	} else {

@@ -5,9 +5,15 @@
 #include "../plan/plan.h"
 #include "lower.h"
 
-/* C = A x B for graph tensors a, b, c; f8 products are scaled by
- * 2^fp8_scale (the sum of A's and B's scales, -32..31). */
-int lower_gemm(Lowered *l, const GemmPlan *p, int32_t a, int32_t b, int32_t c,
-               int fp8_scale, Diag *d);
+/* The graph tensors of C = A x B. A is the tensor a, or its transpose
+ * (transpose_a: a is [K, M]); the same for B (b is [N, K]). */
+typedef struct {
+	int32_t a, b, c;
+	int transpose_a, transpose_b;
+	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
+	                  sum of A's and B's scales */
+} GemmOperands;
+
+int lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d);
 
 #endif

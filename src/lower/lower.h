@@ -103,6 +103,10 @@ typedef enum {
 	PF_ROWMAJOR, /* rows x cols elements, row stride = cols */
 	PF_GEMM_B,   /* the GEMM kernel's weight layout ($CWEI panels) */
 	PF_GEMM_C,   /* the GEMM kernel's output layout (column panels) */
+	/* the transpose of the tensor's block, in the layouts above: the
+	 * block's rows x cols are the tile's cols x rows */
+	PF_ROWMAJOR_T,
+	PF_GEMM_B_T,
 } PieceFormat;
 
 /* A block [row0, row0 + rows) x [col0, col0 + cols) of a tensor's 2-D

@@ -92,8 +92,27 @@ pkg_format_name(uint8_t format)
 		return "gemm_b";
 	case PKG_PF_GEMM_C:
 		return "gemm_c";
+	case PKG_PF_ROWMAJOR_T:
+		return "rowmajor_t";
+	case PKG_PF_GEMM_B_T:
+		return "gemm_b_t";
 	}
 	return "?";
+}
+
+/* A _T format's layout on the tile, and whether the block is transposed. */
+static uint8_t
+base_format(uint8_t format)
+{
+	return format == PKG_PF_ROWMAJOR_T ? PKG_PF_ROWMAJOR
+	       : format == PKG_PF_GEMM_B_T ? PKG_PF_GEMM_B
+	                                   : format;
+}
+
+static int
+transposed(uint8_t format)
+{
+	return format != base_format(format);
 }
 
 const PkgTensor *
@@ -117,7 +136,7 @@ gemm_type(uint8_t dtype, uint8_t format)
 		return GEMM_F16;
 	case PKG_DT_F8_F143:
 	case PKG_DT_F8_F152:
-		return format == PKG_PF_GEMM_B ? GEMM_F8 : -1;
+		return base_format(format) == PKG_PF_GEMM_B ? GEMM_F8 : -1;
 	}
 	return -1;
 }
@@ -133,7 +152,7 @@ pkg_piece_bytes(const PkgTensor *t, const PkgPiece *pc)
 	 * at most multiplies that by 16 x 32). */
 	if (raw > (1u << 24) || g < 0)
 		return raw;
-	if (pc->format == PKG_PF_GEMM_B)
+	if (base_format(pc->format) == PKG_PF_GEMM_B)
 		return gemm_b_bytes((GemmDtype)g, pc->pad_rows, pc->pad_cols);
 	if (pc->format == PKG_PF_GEMM_C)
 		return gemm_c_bytes((GemmDtype)g, pc->pad_rows, pc->pad_cols);
@@ -419,7 +438,7 @@ check_piece(const Package *p, const PkgTensor *t, uint32_t ti, uint32_t k,
 	if (pc->tile >= p->tiles)
 		return bad(d, "%s: tile %u is not one of the %u tiles used",
 		           what, pc->tile, p->tiles);
-	if (pc->format > PKG_PF_GEMM_C)
+	if (pc->format > PKG_PF_GEMM_B_T)
 		return bad(d, "%s: unknown format %u", what, pc->format);
 	if (!pc->rows || !pc->cols || (uint64_t)pc->row0 + pc->rows > t->rows ||
 	    (uint64_t)pc->col0 + pc->cols > t->cols)
@@ -428,17 +447,20 @@ check_piece(const Package *p, const PkgTensor *t, uint32_t ti, uint32_t k,
 		           "the %u x %u tensor",
 		           what, pc->row0, pc->row0 + pc->rows, pc->col0,
 		           pc->col0 + pc->cols, t->rows, t->cols);
-	if (pc->format != PKG_PF_ROWMAJOR &&
+	if (base_format(pc->format) != PKG_PF_ROWMAJOR &&
 	    gemm_type(t->dtype, pc->format) < 0)
 		return bad(d, "%s: format %s cannot hold %s elements", what,
 		           pkg_format_name(pc->format),
 		           pkg_dtype_name(t->dtype));
-	if (pc->pad_rows < pc->rows || pc->pad_cols < pc->cols)
+	int tr = transposed(pc->format);
+	uint32_t brows = tr ? pc->cols : pc->rows,
+	         bcols = tr ? pc->rows : pc->cols;
+	if (pc->pad_rows < brows || pc->pad_cols < bcols)
 		return bad(d,
 		           "%s: padded size %u x %u is smaller than the "
-		           "%u x %u block",
-		           what, pc->pad_rows, pc->pad_cols, pc->rows,
-		           pc->cols);
+		           "%u x %u block%s",
+		           what, pc->pad_rows, pc->pad_cols, brows, bcols,
+		           tr ? " (transposed)" : "");
 	uint64_t bytes = pkg_piece_bytes(t, pc);
 	if (bytes > c->mem_end - c->mem_base ||
 	    !chip_in_memory(c, pc->addr, (uint32_t)bytes))
@@ -1127,7 +1149,7 @@ pkg_piece_convertible(const PkgTensor *t, const PkgPiece *pc, int to_tile)
 {
 	if (!pkg_dtype_size(t->dtype))
 		return 0;
-	switch (pc->format) {
+	switch (base_format(pc->format)) {
 	case PKG_PF_ROWMAJOR:
 		return 1;
 	case PKG_PF_GEMM_B: /* weights: gemm.h packs them, nothing unpacks */
@@ -1138,27 +1160,38 @@ pkg_piece_convertible(const PkgTensor *t, const PkgPiece *pc, int to_tile)
 	return 0;
 }
 
+/* Element (r, c) of the tile's pad_rows x pad_cols row-major block: its
+ * offset in the host array, or -1 for padding (zero). */
+static int64_t
+host_index(const PkgTensor *t, const PkgPiece *pc, uint32_t r, uint32_t c)
+{
+	if (transposed(pc->format)) {
+		uint32_t x = r;
+		r = c;
+		c = x;
+	}
+	if (r >= pc->rows || c >= pc->cols)
+		return -1;
+	return (int64_t)(pc->row0 + r) * t->cols + pc->col0 + c;
+}
+
 /* The piece's block of the host array as a pad_rows x pad_cols row-major
- * block (zero beyond rows x cols), or back. */
+ * block (zero beyond the block), or back. */
 static void
 block_out(const PkgTensor *t, const PkgPiece *pc, const uint8_t *host,
           uint8_t *blk)
 {
 	size_t es = pkg_dtype_size(t->dtype);
-	size_t row = (size_t)pc->pad_cols * es, used = pc->cols * es;
-	for (uint32_t r = 0; r < pc->pad_rows; r++) {
-		uint8_t *dst = blk + r * row;
-		if (r < pc->rows) {
-			memcpy(dst,
-			       host + ((size_t)(pc->row0 + r) * t->cols +
-			               pc->col0) *
-			                  es,
-			       used);
-			memset(dst + used, 0, row - used);
-		} else {
-			memset(dst, 0, row);
+	for (uint32_t r = 0; r < pc->pad_rows; r++)
+		for (uint32_t c = 0; c < pc->pad_cols; c++) {
+			int64_t i = host_index(t, pc, r, c);
+			uint8_t *dst =
+			    blk + ((size_t)r * pc->pad_cols + c) * es;
+			if (i < 0)
+				memset(dst, 0, es);
+			else
+				memcpy(dst, host + (size_t)i * es, es);
 		}
-	}
 }
 
 static void
@@ -1166,11 +1199,15 @@ block_in(const PkgTensor *t, const PkgPiece *pc, const uint8_t *blk,
          uint8_t *host)
 {
 	size_t es = pkg_dtype_size(t->dtype);
-	size_t row = (size_t)pc->pad_cols * es, used = pc->cols * es;
-	for (uint32_t r = 0; r < pc->rows; r++)
-		memcpy(host +
-		           ((size_t)(pc->row0 + r) * t->cols + pc->col0) * es,
-		       blk + r * row, used);
+	for (uint32_t r = 0; r < pc->pad_rows; r++)
+		for (uint32_t c = 0; c < pc->pad_cols; c++) {
+			int64_t i = host_index(t, pc, r, c);
+			if (i >= 0)
+				memcpy(host + (size_t)i * es,
+				       blk +
+				           ((size_t)r * pc->pad_cols + c) * es,
+				       es);
+		}
 }
 
 int
@@ -1179,7 +1216,7 @@ pkg_piece_pack(const PkgTensor *t, const PkgPiece *pc, const void *host,
 {
 	if (!pkg_piece_convertible(t, pc, 1))
 		return -1;
-	if (pc->format == PKG_PF_ROWMAJOR) {
+	if (base_format(pc->format) == PKG_PF_ROWMAJOR) {
 		block_out(t, pc, host, tile_bytes);
 		return 0;
 	}
@@ -1187,7 +1224,7 @@ pkg_piece_pack(const PkgTensor *t, const PkgPiece *pc, const void *host,
 	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols *
 	                       pkg_dtype_size(t->dtype));
 	block_out(t, pc, host, blk);
-	if (pc->format == PKG_PF_GEMM_B)
+	if (base_format(pc->format) == PKG_PF_GEMM_B)
 		gemm_pack_b(g, pc->pad_rows, pc->pad_cols, blk, tile_bytes);
 	else
 		gemm_pack_c(g, pc->pad_rows, pc->pad_cols, blk, tile_bytes);
@@ -1201,7 +1238,7 @@ pkg_piece_unpack(const PkgTensor *t, const PkgPiece *pc,
 {
 	if (!pkg_piece_convertible(t, pc, 0))
 		return -1;
-	if (pc->format == PKG_PF_ROWMAJOR) {
+	if (base_format(pc->format) == PKG_PF_ROWMAJOR) {
 		block_in(t, pc, tile_bytes, host);
 		return 0;
 	}

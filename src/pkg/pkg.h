@@ -52,8 +52,16 @@ enum {
 /* Roles: the graph's TensorRole numbers; intermediates are not stored. */
 enum { PKG_ROLE_INPUT = 0, PKG_ROLE_WEIGHT = 1, PKG_ROLE_OUTPUT = 3 };
 
-/* Piece formats: lower.h's PieceFormat numbers. */
-enum { PKG_PF_ROWMAJOR = 0, PKG_PF_GEMM_B = 1, PKG_PF_GEMM_C = 2 };
+/* Piece formats: lower.h's PieceFormat numbers. The _T formats hold the
+ * transpose of the tensor's block (pad_rows x pad_cols on the tile, the
+ * block's cols x rows of it used). */
+enum {
+	PKG_PF_ROWMAJOR = 0,
+	PKG_PF_GEMM_B = 1,
+	PKG_PF_GEMM_C = 2,
+	PKG_PF_ROWMAJOR_T = 3,
+	PKG_PF_GEMM_B_T = 4,
+};
 
 /* Step kinds: lower.h's StepKind numbers. */
 enum { PKG_STEP_EXCHANGE = 0, PKG_STEP_COMPUTE = 1 };
