@@ -30,34 +30,70 @@ uniform(void)
 	return (double)(rng >> 11) * 0x1p-53 * 2 - 1;
 }
 
-/* c = a x b, or with flags (GRAPH_TRANSPOSE_A/B) a^T for a [k, m] and
- * b^T for b [n, k]. */
+/* One case: c = a x b on at most `tiles` tiles; with flags
+ * (GRAPH_TRANSPOSE_A/B) a is [k, m] and b is [n, k], used transposed; with
+ * batches > 1 every tensor has a leading batch axis. */
+typedef struct {
+	DType dt;
+	uint32_t m, n, k, tiles;
+	unsigned flags;
+	uint32_t batches;
+} Case;
+
 static Graph *
-gemm_graph(DType dt, uint32_t m, uint32_t n, uint32_t k, unsigned flags)
+gemm_graph(const Case *cs)
 {
 	Graph *g = graph_new();
 	Diag d;
-	ElemType e = {dt, 0};
-	Shape sa = {2, {m, k}}, sb = {2, {k, n}};
-	if (flags & GRAPH_TRANSPOSE_A)
-		sa = (Shape){2, {k, m}};
-	if (flags & GRAPH_TRANSPOSE_B)
-		sb = (Shape){2, {n, k}};
+	ElemType e = {cs->dt, 0};
+	int ta = cs->flags & GRAPH_TRANSPOSE_A,
+	    tb = cs->flags & GRAPH_TRANSPOSE_B;
+	Shape sa = {3, {cs->batches, ta ? cs->k : cs->m, ta ? cs->m : cs->k}};
+	Shape sb = {3, {cs->batches, tb ? cs->n : cs->k, tb ? cs->k : cs->n}};
+	if (cs->batches == 1) { /* plain 2-D */
+		sa = (Shape){2, {sa.dim[1], sa.dim[2]}};
+		sb = (Shape){2, {sb.dim[1], sb.dim[2]}};
+	}
 	int32_t a = graph_input(g, "a", e, &sa, &d);
 	int32_t b = graph_input(g, "b", e, &sb, &d);
-	int32_t c = graph_matmul(g, a, b, flags, "c", &d);
+	int32_t c = graph_matmul(g, a, b, cs->flags, "c", &d);
 	assert_true(a >= 0 && b >= 0 && c >= 0);
 	assert_int_equal(graph_mark_output(g, c, &d), 0);
 	return g;
 }
 
-/* Compile, run, check; returns emulated cycles, *pred the prediction. */
-static uint64_t
-run_gemm(DType dt, uint32_t m, uint32_t n, uint32_t k, unsigned flags,
-         uint32_t tiles, uint64_t *pred)
+/* n random inputs into bits (f16 or f32) and their exact values into v;
+ * the values are the operand as used (rows x cols per batch), the bits
+ * its tensor (the transpose of each batch's matrix if tr). */
+static void
+make_operand(DType dt, uint32_t batches, size_t rows, size_t cols, int tr,
+             uint8_t *bits, long double *v)
 {
-	Graph *g = gemm_graph(dt, m, n, k, flags);
-	CompileOptions o = {.chip = chip_default(), .tiles = tiles};
+	size_t es = dt == DT_F32 ? 4 : 2, per = rows * cols;
+	unsigned fl = 0;
+	for (size_t i = 0; i < batches * per; i++) {
+		size_t j = i % per, base = i - j;
+		size_t at = base + (tr ? (j % cols) * rows + j / cols : j);
+		if (dt == DT_F32) {
+			float f = (float)uniform();
+			memcpy(bits + at * es, &f, 4);
+			v[i] = f;
+		} else {
+			uint16_t h = fp_f64_to_f16(uniform(), FP_RNE, 0,
+			                           FP_OV_IEEE, &fl);
+			memcpy(bits + at * es, &h, 2);
+			v[i] = fp_f16_to_f64(h);
+		}
+	}
+}
+
+/* Compile, run, check every element of C; returns emulated cycles, *pred
+ * the prediction. */
+static uint64_t
+run_gemm(const Case *cs, uint64_t *pred)
+{
+	Graph *g = gemm_graph(cs);
+	CompileOptions o = {.chip = chip_default(), .tiles = cs->tiles};
 	Package *pk;
 	CompileReport rep;
 	Diag d;
@@ -70,77 +106,64 @@ run_gemm(DType dt, uint32_t m, uint32_t n, uint32_t k, unsigned flags,
 	size_t len;
 	assert_int_equal(pkg_write(pk, &bytes, &len, &d), 0);
 	char name[64];
-	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=2", tiles);
+	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=2", cs->tiles);
 	ipu_error err;
 	ipu_device *dev = ipu_open(name, &err);
 	assert_non_null(dev);
 	if (ipu_load_package(dev, bytes, len, &err))
 		fail_msg("load: %s", err.msg);
-	/* inputs as f16 / f32 bit patterns, with their exact values: va and
-	 * vb hold A [m, k] and B [k, n] as used, a and b the tensors (their
-	 * transposes if asked) */
+	DType dt = cs->dt;
+	size_t m = cs->m, n = cs->n, k = cs->k, nb = cs->batches;
 	size_t es = dt == DT_F32 ? 4 : 2;
-	uint8_t *a = xcalloc((size_t)m * k, es),
-	        *b = xcalloc((size_t)k * n, es);
-	long double *va = xcalloc((size_t)m * k, sizeof *va);
-	long double *vb = xcalloc((size_t)k * n, sizeof *vb);
-	unsigned fl = 0;
-	for (size_t i = 0; i < (size_t)m * k + (size_t)k * n; i++) {
-		int in_a = i < (size_t)m * k;
-		size_t j = in_a ? i : i - (size_t)m * k;
-		long double *v = in_a ? &va[j] : &vb[j];
-		size_t rows = in_a ? m : k, cols = in_a ? k : n;
-		int tr = flags & (in_a ? GRAPH_TRANSPOSE_A : GRAPH_TRANSPOSE_B);
-		size_t at = tr ? (j % cols) * rows + j / cols : j;
-		uint8_t *dst = (in_a ? a : b) + at * es;
-		if (dt == DT_F32) {
-			float f = (float)uniform();
-			memcpy(dst, &f, 4);
-			*v = f;
-		} else {
-			uint16_t h = fp_f64_to_f16(uniform(), FP_RNE, 0,
-			                           FP_OV_IEEE, &fl);
-			memcpy(dst, &h, 2);
-			*v = fp_f16_to_f64(h);
-		}
-	}
-	if (ipu_write_tensor(dev, "a", a, (size_t)m * k * es, &err) ||
-	    ipu_write_tensor(dev, "b", b, (size_t)k * n * es, &err))
+	uint8_t *a = xcalloc(nb * m * k, es), *b = xcalloc(nb * k * n, es);
+	long double *va = xcalloc(nb * m * k, sizeof *va);
+	long double *vb = xcalloc(nb * k * n, sizeof *vb);
+	make_operand(dt, cs->batches, m, k, cs->flags & GRAPH_TRANSPOSE_A, a,
+	             va);
+	make_operand(dt, cs->batches, k, n, cs->flags & GRAPH_TRANSPOSE_B, b,
+	             vb);
+	if (ipu_write_tensor(dev, "a", a, nb * m * k * es, &err) ||
+	    ipu_write_tensor(dev, "b", b, nb * k * n * es, &err))
 		fail_msg("write: %s", err.msg);
 	if (ipu_run(dev, 0, &err))
 		fail_msg("run: %s", err.msg);
-	uint8_t *c = xcalloc((size_t)m * n, es);
-	if (ipu_read_tensor(dev, "c", c, (size_t)m * n * es, &err))
+	uint8_t *c = xcalloc(nb * m * n, es);
+	if (ipu_read_tensor(dev, "c", c, nb * m * n * es, &err))
 		fail_msg("read: %s", err.msg);
 	uint32_t panels =
-	    (k + (dt == DT_F32 ? 7 : 15)) / (dt == DT_F32 ? 8 : 16);
+	    (uint32_t)((k + (dt == DT_F32 ? 7 : 15)) / (dt == DT_F32 ? 8 : 16));
 	long double ulp = dt == DT_F32 ? 0x1p-24L : 0x1p-11L;
-	for (uint32_t i = 0; i < m; i++)
-		for (uint32_t j = 0; j < n; j++) {
-			long double ref = 0, mag = 0;
-			for (uint32_t q = 0; q < k; q++) {
-				long double p = va[(size_t)i * k + q] *
-				                vb[(size_t)q * n + j];
-				ref += p;
-				mag += fabsl(p);
+	for (size_t bi = 0; bi < nb; bi++)
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < n; j++) {
+				long double ref = 0, mag = 0;
+				for (size_t q = 0; q < k; q++) {
+					long double p =
+					    va[(bi * m + i) * k + q] *
+					    vb[(bi * k + q) * n + j];
+					ref += p;
+					mag += fabsl(p);
+				}
+				size_t at = (bi * m + i) * n + j;
+				long double got;
+				if (dt == DT_F32) {
+					float f;
+					memcpy(&f, c + at * 4, 4);
+					got = f;
+				} else {
+					uint16_t h;
+					memcpy(&h, c + at * 2, 2);
+					got = fp_f16_to_f64(h);
+				}
+				long double tol =
+				    panels * ulp * (fabsl(ref) + mag) +
+				    16 * 0x1p-24L * mag + 0x1p-24L;
+				if (!(fabsl(got - ref) <= tol))
+					fail_msg(
+					    "%zux%zux%zu: c[%zu][%zu][%zu] "
+					    "= %.8Lg, ref %.8Lg",
+					    m, n, k, bi, i, j, got, ref);
 			}
-			long double got;
-			if (dt == DT_F32) {
-				float f;
-				memcpy(&f, c + ((size_t)i * n + j) * 4, 4);
-				got = f;
-			} else {
-				uint16_t h;
-				memcpy(&h, c + ((size_t)i * n + j) * 2, 2);
-				got = fp_f16_to_f64(h);
-			}
-			long double tol = panels * ulp * (fabsl(ref) + mag) +
-			                  16 * 0x1p-24L * mag + 0x1p-24L;
-			if (!(fabsl(got - ref) <= tol))
-				fail_msg(
-				    "%ux%ux%u: c[%u][%u] = %.8Lg, ref %.8Lg", m,
-				    n, k, i, j, got, ref);
-		}
 	uint64_t cycles = ipu_cycles(dev);
 	*pred = rep.predicted_cycles;
 	ipu_close(dev);
@@ -160,37 +183,35 @@ static void
 test_shapes(void **state)
 {
 	(void)state;
-	static const struct {
-		DType dt;
-		uint32_t m, n, k, tiles;
-		unsigned flags;
-	} cases[] = {
-	    {DT_F16, 64, 64, 64, 4, 0},
-	    {DT_F16, 7, 33, 40, 6, 0},
-	    {DT_F16, 1, 16, 16, 1, 0},
-	    {DT_F16, 100, 70, 300, 16, 0},
-	    {DT_F32, 48, 40, 72, 8, 0},
-	    {DT_F16, 269, 129, 100, 32, 0},
+	enum { TA = GRAPH_TRANSPOSE_A, TB = GRAPH_TRANSPOSE_B };
+	static const Case cases[] = {
+	    {DT_F16, 64, 64, 64, 4, 0, 1},
+	    {DT_F16, 7, 33, 40, 6, 0, 1},
+	    {DT_F16, 1, 16, 16, 1, 0, 1},
+	    {DT_F16, 100, 70, 300, 16, 0, 1},
+	    {DT_F32, 48, 40, 72, 8, 0, 1},
+	    {DT_F16, 269, 129, 100, 32, 0, 1},
 	    /* K-heavy: the planner splits K and reduces the partials */
-	    {DT_F16, 24, 64, 2000, 32, 0},
-	    {DT_F32, 16, 48, 900, 24, 0},
+	    {DT_F16, 24, 64, 2000, 32, 0, 1},
+	    {DT_F32, 16, 48, 900, 24, 0, 1},
 	    /* transposed operands: y = x W^T (a PyTorch linear), a^T b */
-	    {DT_F16, 37, 40, 72, 8, GRAPH_TRANSPOSE_B},
-	    {DT_F32, 20, 24, 50, 6, GRAPH_TRANSPOSE_A},
-	    {DT_F16, 33, 17, 1000, 16, GRAPH_TRANSPOSE_A | GRAPH_TRANSPOSE_B},
+	    {DT_F16, 37, 40, 72, 8, TB, 1},
+	    {DT_F32, 20, 24, 50, 6, TA, 1},
+	    {DT_F16, 33, 17, 1000, 16, TA | TB, 1},
+	    /* batch axes (attention's heads), with and without K-split */
+	    {DT_F16, 20, 24, 30, 8, 0, 3},
+	    {DT_F16, 16, 40, 1200, 16, TB, 2},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const Case *cs = &cases[i];
 		uint64_t pred;
-		uint64_t got =
-		    run_gemm(cases[i].dt, cases[i].m, cases[i].n, cases[i].k,
-		             cases[i].flags, cases[i].tiles, &pred);
-		print_message("gemm %ux%ux%u%s%s %s on %u tiles: %llu "
+		uint64_t got = run_gemm(cs, &pred);
+		print_message("gemm %u x %ux%ux%u%s%s %s on %u tiles: %llu "
 		              "cycles, predicted %llu\n",
-		              cases[i].m, cases[i].n, cases[i].k,
-		              cases[i].flags & GRAPH_TRANSPOSE_A ? " a^T" : "",
-		              cases[i].flags & GRAPH_TRANSPOSE_B ? " b^T" : "",
-		              dtype_name(cases[i].dt), cases[i].tiles,
-		              (unsigned long long)got,
+		              cs->batches, cs->m, cs->n, cs->k,
+		              cs->flags & TA ? " a^T" : "",
+		              cs->flags & TB ? " b^T" : "", dtype_name(cs->dt),
+		              cs->tiles, (unsigned long long)got,
 		              (unsigned long long)pred);
 		assert_true(got > 0);
 	}
@@ -212,6 +233,15 @@ test_refusals(void **state)
 	CompileReport rep;
 	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
 	assert_non_null(strstr(d.msg, "only a graph of one matmul"));
+	graph_free(g);
+	/* more batches than the compiler takes */
+	g = graph_new();
+	Shape s3 = {3, {5000, 2, 16}};
+	a = graph_input(g, "a", e, &s3, &d);
+	int32_t c3 = graph_matmul(g, a, a, GRAPH_TRANSPOSE_B, "c", &d);
+	graph_mark_output(g, c3, &d);
+	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	assert_non_null(strstr(d.msg, "5000 batches; at most 4096"));
 	graph_free(g);
 	/* f8 scales whose product the kernel cannot apply */
 	g = graph_new();

@@ -28,6 +28,21 @@ now_ms(void)
 }
 
 /* The one matmul of the graph and its operands. */
+/* Batch axes run as one GEMM after another, each on all the tiles; each
+ * adds its own program steps. */
+enum { COMPILE_MAX_BATCHES = 4096 };
+
+/* The product of the axes before the last two (graph_infer has checked
+ * that both operands have the same). */
+static int64_t
+shape_batches(const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i + 2 < s->rank; i++)
+		n *= s->dim[i];
+	return n;
+}
+
 static int
 find_gemm(const Graph *g, const Op **mm, Diag *d)
 {
@@ -47,11 +62,13 @@ find_gemm(const Graph *g, const Op **mm, Diag *d)
 	const Op *op = *mm;
 	const Tensor *a = graph_tensor(g, op->in[0]),
 	             *b = graph_tensor(g, op->in[1]);
-	if (a->shape.rank != 2 || b->shape.rank != 2)
+	int64_t batches = shape_batches(&a->shape);
+	if (batches > COMPILE_MAX_BATCHES)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: only 2-D operands (no "
-		                "batch axes) so far",
-		                graph_tensor(g, op->out)->name);
+		                "compile: matmul %s: %lld batches; at most %d "
+		                "so far (they run one after another)",
+		                graph_tensor(g, op->out)->name,
+		                (long long)batches, COMPILE_MAX_BATCHES);
 	if (a->elem.dtype != b->elem.dtype)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "compile: matmul %s: operands of different "
@@ -167,19 +184,29 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	/* plan: A [m, k] and B [k, n] as used (the transposes of their
 	 * tensors if asked) */
 	int tra = mm->attr.transpose_a, trb = mm->attr.transpose_b;
-	uint32_t dm = (uint32_t)ta->shape.dim[tra ? 1 : 0],
-	         dk = (uint32_t)ta->shape.dim[tra ? 0 : 1],
-	         dn = (uint32_t)tb->shape.dim[trb ? 0 : 1];
+	int ra = ta->shape.rank, rb = tb->shape.rank;
+	uint32_t dm = (uint32_t)ta->shape.dim[ra - (tra ? 1 : 2)],
+	         dk = (uint32_t)ta->shape.dim[ra - (tra ? 2 : 1)],
+	         dn = (uint32_t)tb->shape.dim[rb - (trb ? 2 : 1)];
+	uint32_t batches = (uint32_t)shape_batches(&ta->shape);
 	GemmPlan plan;
 	r = plan_gemm(chip, tiles, dt, dm, dn, dk, &plan, d);
 	if (r)
 		return r;
 	plan_gemm_describe(&plan, rep->plan, sizeof rep->plan);
+	if (batches > 1) {
+		size_t at = strlen(rep->plan);
+		snprintf(rep->plan + at, sizeof rep->plan - at,
+		         "; %u batches, one after another", batches);
+	}
 	/* lower and schedule */
 	uint32_t used = plan.pk * plan.pm * plan.pn;
 	Lowered *l = lower_new(chip, used);
-	GemmOperands ops = {mm->in[0], mm->in[1], mm->out, tra, trb, fp8_scale};
-	r = lower_gemm(l, &plan, &ops, d);
+	for (uint32_t bi = 0; bi < batches && !r; bi++) {
+		GemmOperands ops = {mm->in[0], mm->in[1], mm->out, batches,
+		                    bi,        tra,       trb,     fp8_scale};
+		r = lower_gemm(l, &plan, &ops, d);
+	}
 
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)

@@ -65,6 +65,9 @@ typedef struct {
 	GemmFp8Format fp8;
 	int fp8_scale;
 	int ta, tb; /* A, B are the transposes of their tensors */
+	uint32_t a_row0, b_row0, c_row0; /* the batch's rows in the views */
+	int32_t first, last; /* the steps of this GEMM: the receive buffers'
+	                        lifetime (inputs and C live throughout) */
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
@@ -115,22 +118,22 @@ tile_buffers(Lowered *l, Gemm *G)
 				    "C block");
 				G->a_rx[t] = lower_buffer(
 				    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL,
-				    16, REGION_ANY, 0, INT32_MAX, "A chunk");
+				    16, REGION_ANY, G->first, G->last,
+				    "A chunk");
 				l->buf[G->a_rx[t]].apart = G->c_blk[t];
 				G->b_rx[t] =
 				    lower_buffer(l, t, gemm_b_bytes(g, kc, n),
-				                 16, REGION_INTERLEAVED, 0,
-				                 INT32_MAX, "B chunk");
+				                 16, REGION_INTERLEAVED,
+				                 G->first, G->last, "B chunk");
 			}
 }
 
-/* The stored chunks and their tensor pieces. A's chunk (q, i, s) is kept
- * in the kernel's A layout: one row-major [rows x K-panel] block per
- * panel. */
-/* A piece of an operand: of its tensor as it is, or (transposed) the
- * tensor's block is the operand block's transpose. */
+/* A piece of an operand (or of C), its block's rows moved down by row0
+ * (the batch's first row in the tensor's 2-D view): of its tensor as it
+ * is, or (transposed) the tensor's block is the operand block's
+ * transpose. */
 static void
-operand_piece(TensorPlace *tp, int transposed, Piece p)
+operand_piece(TensorPlace *tp, int transposed, uint32_t row0, Piece p)
 {
 	if (transposed) {
 		p = (Piece){.tile = p.tile,
@@ -144,8 +147,13 @@ operand_piece(TensorPlace *tp, int transposed, Piece p)
 		            .format = p.format == PF_GEMM_B ? PF_GEMM_B_T
 		                                            : PF_ROWMAJOR_T};
 	}
+	p.row0 += row0;
 	*lower_piece(tp) = p;
 }
+
+/* The stored chunks and their tensor pieces. A's chunk (q, i, s) is kept
+ * in the kernel's A layout: one row-major [rows x K-panel] block per
+ * panel. */
 
 static void
 input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
@@ -166,7 +174,7 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 				G->a_in[(q * G->p->steps + s) * G->pm + i] = b;
 				for (uint32_t c = 0; c * kp < ks; c++) {
 					operand_piece(
-					    ta, G->ta,
+					    ta, G->ta, G->a_row0,
 					    (Piece){
 					        .tile = owner,
 					        .at = {b, c * m *
@@ -188,7 +196,7 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 				    REGION_ANY, 0, INT32_MAX, "B input");
 				G->b_in[(q * G->p->steps + s) * G->pn + j] = b;
 				operand_piece(
-				    tb, G->tb,
+				    tb, G->tb, G->b_row0,
 				    (Piece){.tile = owner,
 				            .at = {b, 0},
 				            .row0 = k0,
@@ -298,7 +306,7 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 					continue;
 				int32_t rx = lower_buffer(
 				    l, t, bytes * (G->pk - 1), 16, REGION_ANY,
-				    0, INT32_MAX, "C partials");
+				    G->first, G->last, "C partials");
 				for (uint32_t r = 0, slot = 0; r < G->pk; r++) {
 					if (r == q)
 						continue;
@@ -330,7 +338,7 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				*pc = (Piece){
 				    .tile = t,
 				    .at = {G->c_blk[t], off},
-				    .row0 = i * G->p->bm,
+				    .row0 = G->c_row0 + i * G->p->bm,
 				    .rows = rows_of(G, i),
 				    .col0 = j * G->p->bn + first * 16,
 				    .cols =
@@ -348,6 +356,18 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 			}
 }
 
+/* The index of tensor id's place in l, made with the given 2-D view if
+ * this is its first use (indices: a new place may move the others). */
+static int
+tensor_view(Lowered *l, int32_t id, uint32_t rows, uint32_t cols, uint8_t dtype)
+{
+	for (int i = 0; i < l->ntp; i++)
+		if (l->tp[i].tensor == id)
+			return i;
+	lower_tensor(l, id, rows, cols, dtype);
+	return l->ntp - 1;
+}
+
 int
 lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 {
@@ -361,6 +381,13 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 
 	G.pm = ceil_div(p->m, p->bm);
 	G.pn = ceil_div(p->n, p->bn);
+	G.a_row0 = o->batch * (o->transpose_a ? p->k : p->m);
+	G.b_row0 = o->batch * (o->transpose_b ? p->n : p->k);
+	G.c_row0 = o->batch * p->m;
+	/* supersteps of an exchange and a multiply, then the reduction's
+	 * exchange and add */
+	G.first = l->nstep;
+	G.last = G.first + 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0) - 1;
 	uint32_t tiles = G.pk * G.pm * G.pn;
 	if (tiles > l->tiles)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -373,19 +400,18 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
 	DType ct = p->dtype == DT_F32 ? DT_F32 : DT_F16;
-	TensorPlace *ta =
-	    o->transpose_a
-	        ? lower_tensor(l, o->a, p->k, p->m, (uint8_t)p->dtype)
-	        : lower_tensor(l, o->a, p->m, p->k, (uint8_t)p->dtype);
-	TensorPlace *tb =
-	    o->transpose_b
-	        ? lower_tensor(l, o->b, p->n, p->k, (uint8_t)p->dtype)
-	        : lower_tensor(l, o->b, p->k, p->n, (uint8_t)p->dtype);
+	/* the 2-D views: every batch's rows, one batch after another */
+	uint32_t nb = o->batches ? o->batches : 1;
+	int ia = tensor_view(l, o->a, nb * (o->transpose_a ? p->k : p->m),
+	                     o->transpose_a ? p->m : p->k, (uint8_t)p->dtype);
+	int ib = tensor_view(l, o->b, nb * (o->transpose_b ? p->n : p->k),
+	                     o->transpose_b ? p->k : p->n, (uint8_t)p->dtype);
+	int ic = tensor_view(l, o->c, nb * p->m, p->n, (uint8_t)ct);
 	tile_buffers(l, &G);
-	input_chunks(l, &G, ta, tb);
+	input_chunks(l, &G, &l->tp[ia], &l->tp[ib]);
 	for (uint32_t s = 0; s < p->steps; s++)
 		superstep(l, &G, s);
-	TensorPlace *tc = lower_tensor(l, o->c, p->m, p->n, (uint8_t)ct);
+	TensorPlace *tc = &l->tp[ic];
 	if (G.pk > 1) {
 		reduce(l, &G, tc);
 	} else {
@@ -396,7 +422,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 				Piece *pc = lower_piece(tc);
 				*pc = (Piece){.tile = t,
 				              .at = {G.c_blk[t], 0},
-				              .row0 = i * p->bm,
+				              .row0 = G.c_row0 + i * p->bm,
 				              .rows = rows_of(&G, i),
 				              .col0 = j * p->bn,
 				              .cols = n,
@@ -410,5 +436,10 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	free(G.c_blk);
 	free(G.a_in);
 	free(G.b_in);
+	if (l->nstep - 1 != G.last)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "gemm lowering: %d steps made, %d expected "
+		                "(an internal error)",
+		                l->nstep - G.first, G.last - G.first + 1);
 	return IPU_OK;
 }

@@ -6,9 +6,12 @@
 #include "lower.h"
 
 /* The graph tensors of C = A x B. A is the tensor a, or its transpose
- * (transpose_a: a is [K, M]); the same for B (b is [N, K]). */
+ * (transpose_a: a is [K, M]); the same for B (b is [N, K]). With batch
+ * axes, the tensors' 2-D views stack `batches` matrices row-wise and this
+ * GEMM is number `batch` of them; each call appends its own steps. */
 typedef struct {
 	int32_t a, b, c;
+	uint32_t batches, batch; /* 0 batches = 1 */
 	int transpose_a, transpose_b;
 	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
 	                  sum of A's and B's scales */
