@@ -201,6 +201,9 @@ test_shapes(void **state)
 	    /* batch axes (attention's heads), with and without K-split */
 	    {DT_F16, 20, 24, 30, 8, 0, 3},
 	    {DT_F16, 16, 40, 1200, 16, TB, 2},
+	    /* more batches than tiles: groups side by side, the last one
+	     * short */
+	    {DT_F32, 24, 16, 40, 4, TA, 7},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const Case *cs = &cases[i];

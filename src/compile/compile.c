@@ -28,8 +28,9 @@ now_ms(void)
 }
 
 /* The one matmul of the graph and its operands. */
-/* Batch axes run as one GEMM after another, each on all the tiles; each
- * adds its own program steps. */
+/* Batch axes: `group` GEMMs at a time side by side, each on its share of
+ * the tiles, and the groups one after another (each adds its own program
+ * steps). */
 enum { COMPILE_MAX_BATCHES = 4096 };
 
 /* The product of the axes before the last two (graph_infer has checked
@@ -41,6 +42,34 @@ shape_batches(const Shape *s)
 	for (int i = 0; i + 2 < s->rank; i++)
 		n *= s->dim[i];
 	return n;
+}
+
+/* The plan for `batches` GEMMs of m x n x k: for each group size g (1 to
+ * 16, the powers of two, all of them at once), one GEMM planned on tiles / g
+ * tiles, priced as ceil(batches / g) rounds; the cheapest. */
+static int
+plan_batches(const Chip *chip, uint32_t tiles, DType dt, uint32_t m, uint32_t n,
+             uint32_t k, uint32_t batches, GemmPlan *plan, uint32_t *group,
+             Diag *d)
+{
+	uint64_t best = UINT64_MAX;
+	for (uint32_t g = 1; g <= batches && g <= tiles; g++) {
+		if (g > 16 && (g & (g - 1)) && g != batches)
+			continue;
+		GemmPlan p;
+		Diag dd;
+		if (plan_gemm(chip, tiles / g, dt, m, n, k, &p, &dd))
+			continue;
+		uint64_t cost = (uint64_t)((batches + g - 1) / g) * p.cycles;
+		if (cost < best) {
+			best = cost;
+			*plan = p;
+			*group = g;
+		}
+	}
+	/* none fits: the error of the whole chip's plan */
+	return best == UINT64_MAX ? plan_gemm(chip, tiles, dt, m, n, k, plan, d)
+	                          : IPU_OK;
 }
 
 static int
@@ -190,21 +219,36 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	         dn = (uint32_t)tb->shape.dim[rb - (trb ? 2 : 1)];
 	uint32_t batches = (uint32_t)shape_batches(&ta->shape);
 	GemmPlan plan;
-	r = plan_gemm(chip, tiles, dt, dm, dn, dk, &plan, d);
+	uint32_t group = 1;
+	r = plan_batches(chip, tiles, dt, dm, dn, dk, batches, &plan, &group,
+	                 d);
 	if (r)
 		return r;
 	plan_gemm_describe(&plan, rep->plan, sizeof rep->plan);
 	if (batches > 1) {
 		size_t at = strlen(rep->plan);
 		snprintf(rep->plan + at, sizeof rep->plan - at,
-		         "; %u batches, one after another", batches);
+		         "; %u batches, %u at a time side by side", batches,
+		         group);
 	}
 	/* lower and schedule */
-	uint32_t used = plan.pk * plan.pm * plan.pn;
+	uint32_t one = plan.pk * plan.pm * plan.pn, used = one * group;
 	Lowered *l = lower_new(chip, used);
+	int32_t base = 0;
 	for (uint32_t bi = 0; bi < batches && !r; bi++) {
-		GemmOperands ops = {mm->in[0], mm->in[1], mm->out, batches,
-		                    bi,        tra,       trb,     fp8_scale};
+		uint32_t j = bi % group;
+		if (j == 0)
+			base = l->nstep;
+		GemmOperands ops = {.a = mm->in[0],
+		                    .b = mm->in[1],
+		                    .c = mm->out,
+		                    .batches = batches,
+		                    .batch = bi,
+		                    .tile_base = j * one,
+		                    .step_base = j ? base : -1,
+		                    .transpose_a = tra,
+		                    .transpose_b = trb,
+		                    .fp8_scale = fp8_scale};
 		r = lower_gemm(l, &plan, &ops, d);
 	}
 

@@ -68,6 +68,9 @@ typedef struct {
 	uint32_t a_row0, b_row0, c_row0; /* the batch's rows in the views */
 	int32_t first, last; /* the steps of this GEMM: the receive buffers'
 	                        lifetime (inputs and C live throughout) */
+	int32_t next;        /* the next step to make or (shared) to join */
+	int shared;          /* join the steps of an earlier GEMM */
+	uint32_t tile_base;  /* tile (0, 0, 0) of the grid */
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
@@ -76,7 +79,7 @@ typedef struct {
 static uint32_t
 tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
 {
-	return (q * G->pm + i) * G->pn + j;
+	return G->tile_base + (q * G->pm + i) * G->pn + j;
 }
 
 static uint32_t
@@ -210,11 +213,24 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 		}
 }
 
+/* The GEMM's next step: a new one, or the one an earlier GEMM made that
+ * this one joins (its transfers and calls run in the same phase, on other
+ * tiles). Returns an index: a new step may move the others. */
+static int32_t
+next_step(Lowered *l, Gemm *G, StepKind kind, const char *what)
+{
+	if (!G->shared)
+		lower_step(l, kind, what);
+	return G->next++;
+}
+
 static void
 superstep(Lowered *l, Gemm *G, uint32_t s)
 {
 	GemmDtype g = G->g;
-	Step *x = lower_step(l, STEP_EXCHANGE, "gemm: A and B chunks");
+	int32_t xi = next_step(l, G, STEP_EXCHANGE, "gemm: A and B chunks");
+	int32_t ci = next_step(l, G, STEP_COMPUTE, "gemm: multiply");
+	Step *x = &l->step[xi], *c = &l->step[ci];
 	for (uint32_t q = 0; q < G->pk; q++) {
 		uint32_t k0, ks = k_of(G, q, s, &k0);
 		if (!ks)
@@ -246,7 +262,6 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 			}
 		}
 	}
-	Step *c = lower_step(l, STEP_COMPUTE, "gemm: multiply");
 	for (uint32_t q = 0; q < G->pk; q++) {
 		uint32_t k0, ks = k_of(G, q, s, &k0);
 		if (!ks)
@@ -294,8 +309,9 @@ slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, uint32_t *off,
 static void
 reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 {
-	Step *x = lower_step(l, STEP_EXCHANGE, "gemm: C partials");
-	Step *c = lower_step(l, STEP_COMPUTE, "gemm: add partials");
+	int32_t xi = next_step(l, G, STEP_EXCHANGE, "gemm: C partials");
+	int32_t ci = next_step(l, G, STEP_COMPUTE, "gemm: add partials");
+	Step *x = &l->step[xi], *c = &l->step[ci];
 	for (uint32_t q = 0; q < G->pk; q++)
 		for (uint32_t i = 0; i < G->pm; i++)
 			for (uint32_t j = 0; j < G->pn; j++) {
@@ -386,17 +402,21 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.c_row0 = o->batch * p->m;
 	/* supersteps of an exchange and a multiply, then the reduction's
 	 * exchange and add */
-	G.first = l->nstep;
+	G.shared = o->step_base >= 0;
+	G.first = G.next = G.shared ? o->step_base : l->nstep;
 	G.last = G.first + 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0) - 1;
+	G.tile_base = o->tile_base;
 	uint32_t tiles = G.pk * G.pm * G.pn;
-	if (tiles > l->tiles)
+	if (o->tile_base + tiles > l->tiles || (G.shared && G.last >= l->nstep))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "gemm plan needs %u x %u x %u tiles, the "
-		                "program has %u",
-		                G.pk, G.pm, G.pn, l->tiles);
-	G.a_rx = xcalloc(tiles, sizeof *G.a_rx);
-	G.b_rx = xcalloc(tiles, sizeof *G.b_rx);
-	G.c_blk = xcalloc(tiles, sizeof *G.c_blk);
+		                "gemm plan needs %u x %u x %u tiles from tile "
+		                "%u (and steps %d..%d), the program has %u "
+		                "tiles (and %d steps)",
+		                G.pk, G.pm, G.pn, o->tile_base, G.first, G.last,
+		                l->tiles, l->nstep);
+	G.a_rx = xcalloc(l->tiles, sizeof *G.a_rx);
+	G.b_rx = xcalloc(l->tiles, sizeof *G.b_rx);
+	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
 	DType ct = p->dtype == DT_F32 ? DT_F32 : DT_F16;
@@ -436,10 +456,10 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	free(G.c_blk);
 	free(G.a_in);
 	free(G.b_in);
-	if (l->nstep - 1 != G.last)
+	if (G.next - 1 != G.last)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "gemm lowering: %d steps made, %d expected "
 		                "(an internal error)",
-		                l->nstep - G.first, G.last - G.first + 1);
+		                G.next - G.first, G.last - G.first + 1);
 	return IPU_OK;
 }

@@ -8,10 +8,15 @@
 /* The graph tensors of C = A x B. A is the tensor a, or its transpose
  * (transpose_a: a is [K, M]); the same for B (b is [N, K]). With batch
  * axes, the tensors' 2-D views stack `batches` matrices row-wise and this
- * GEMM is number `batch` of them; each call appends its own steps. */
+ * GEMM is number `batch` of them. It runs on the plan's tiles from
+ * tile_base on, in new steps, or (step_base >= 0) in the steps from
+ * step_base on that an earlier GEMM with the same plan made, side by
+ * side with it on other tiles. */
 typedef struct {
 	int32_t a, b, c;
 	uint32_t batches, batch; /* 0 batches = 1 */
+	uint32_t tile_base;
+	int32_t step_base; /* -1: new steps */
 	int transpose_a, transpose_b;
 	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
 	                  sum of A's and B's scales */
