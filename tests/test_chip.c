@@ -362,6 +362,9 @@ test_mistimed(void **state)
 		fill(cs, 2, 8, 2);
 		expect_error(cs, RUN_FAULT, "64-bit item from tile 2");
 	}
+	/* sans has no public semantics: refused, not guessed */
+	expect_error(spmd("_start:\n	sans 1\n	br $lr\n", 2, 1),
+	             RUN_FAULT, "sans is not modelled");
 	/* 64-bit items to one tile of a pair (41 and 42 are in different
 	 * pairs) */
 	expect_error(p2p(64, 5, 41, 43, 8, 4 | 1, 0, 1), RUN_FAULT,
