@@ -280,11 +280,15 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);
 		rep->tiles_used = used;
-		for (uint32_t t = 0; t < used; t++)
-			if (rep->place.tile[t].high - chip->mem_base >
-			    rep->peak_tile_bytes)
+		/* what a tile needs (code + the most data live at once), not
+		 * its high-water address, which counts the gap placement
+		 * leaves below the interleaved region */
+		for (uint32_t t = 0; t < used; t++) {
+			const PlaceTile *pt = &rep->place.tile[t];
+			if (pt->code + pt->peak > rep->peak_tile_bytes)
 				rep->peak_tile_bytes =
-				    rep->place.tile[t].high - chip->mem_base;
+				    (uint32_t)(pt->code + pt->peak);
+		}
 		pk->total_cycles = rep->predicted_cycles;
 		pkg_set_plan(pk, rep->plan);
 		pkg_add_kernel(pk, gemm_entry(plan_gemm_dtype(dt)),

@@ -30,7 +30,7 @@ typedef struct {
 typedef struct {
 	uint64_t predicted_cycles;
 	double compile_ms;
-	uint32_t peak_tile_bytes; /* code + data on the fullest tile */
+	uint32_t peak_tile_bytes; /* the most code + live data of a tile */
 	uint32_t tiles_used;
 	char plan[512];
 	PlaceReport place; /* filled when placement runs; free with
