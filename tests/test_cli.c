@@ -252,6 +252,15 @@ test_compile(void **state)
 	assert_int_equal(ipu(out, sizeof out, "compile add.txt -o add.pkg"), 1);
 	expect_in(out, "only a graph of one matmul");
 	assert_int_equal(ipu(out, sizeof out, "inspect add.pkg"), 1);
+	/* a model that does not fit: the worst tiles, then a count */
+	write_text("big.txt", "input a f16 [32, 1024, 4096]\n"
+	                      "input b f16 [32, 4096, 4096]\n"
+	                      "c = matmul a b\n"
+	                      "output c\n");
+	assert_int_equal(ipu(out, sizeof out, "compile big.txt -o big.pkg"), 1);
+	expect_in(out, "tiles do not fit; the worst: tile ");
+	expect_in(out, "bytes more than the 638,976 available");
+	expect_in(out, "more tiles that do not fit\n");
 	/* never over an input, whatever the spelling */
 	assert_int_equal(ipu(out, sizeof out, "compile mm.txt -o ./mm.txt"), 2);
 	expect_in(out, "refusing to overwrite");

@@ -873,11 +873,17 @@ place_report_print(const PlaceReport *rep, FILE *f)
 		        code ? "tile" : "buffer", k->count == 1 ? "" : "s",
 		        commas(b, k->tile_max));
 	}
-	for (int i = 0; i < rep->nover; i++) {
+	/* a model far too big overflows on every tile: the first few say
+	 * enough */
+	enum { SHOWN = 16 };
+	for (int i = 0; i < rep->nover && i < SHOWN; i++) {
 		char line[1024];
 		place_overflow_format(rep, &rep->over[i], line, sizeof line);
 		fprintf(f, "%s\n", line);
 	}
+	if (rep->nover > SHOWN)
+		fprintf(f, "... and %d more tiles that do not fit\n",
+		        rep->nover - SHOWN);
 }
 
 void
