@@ -541,86 +541,68 @@ test_check_errors(void **state)
 	}
 }
 
-/* A 3 x 5 f16 tensor: the piece rows 1..2, cols 2..4, padded to 3 x 4,
- * laid out by hand. */
+/* A 3 x 5 f16 tensor (element (r, c) = 0x100 + 5r + c) and its block rows
+ * 1..2 x cols 2..4, laid out by hand: row-major padded to 3 x 4, and
+ * transposed (the tile's row r is the tensor's column 2 + r) padded to
+ * 4 x 3. Both convert back to exactly the block. */
 static void
 test_pack_rowmajor(void **state)
 {
 	(void)state;
-	Package *p = pkg_new(chip_by_name("c600"), 1);
-	PkgTensor *t =
-	    pkg_add_tensor(p, "h", PKG_DT_F16, 0, PKG_ROLE_INPUT, 3, 5);
-	PkgPiece *pc = pkg_add_piece(t);
-	*pc = (PkgPiece){.tile = 0,
-	                 .addr = XADDR,
-	                 .row0 = 1,
-	                 .rows = 2,
-	                 .col0 = 2,
-	                 .cols = 3,
-	                 .pad_rows = 3,
-	                 .pad_cols = 4,
-	                 .format = PKG_PF_ROWMAJOR};
-	uint16_t host[15];
-	for (int i = 0; i < 15; i++)
-		host[i] = (uint16_t)(0x100 + i); /* element (r, c) = r*5+c */
-	assert_int_equal(pkg_piece_bytes(t, pc), 24);
-	uint16_t tile[12];
-	memset(tile, 0xaa, sizeof tile);
-	assert_true(pkg_piece_convertible(t, pc, 1));
-	assert_true(pkg_piece_convertible(t, pc, 0));
-	assert_int_equal(pkg_piece_pack(t, pc, host, (uint8_t *)tile), 0);
-	const uint16_t want[12] = {0x107, 0x108, 0x109, 0, /* row 1 */
-	                           0x10c, 0x10d, 0x10e, 0, /* row 2 */
-	                           0,     0,     0,     0};
-	assert_memory_equal(tile, want, sizeof want);
-	uint16_t back[15] = {0};
-	assert_int_equal(pkg_piece_unpack(t, pc, (uint8_t *)tile, back), 0);
-	for (int i = 0; i < 15; i++) {
-		int r = i / 5, c = i % 5;
-		int inside = r >= 1 && c >= 2;
-		assert_int_equal(back[i], inside ? 0x100 + i : 0);
+	static const struct {
+		uint8_t format;
+		uint32_t pad_rows, pad_cols;
+		uint16_t want[12];
+	} cases[] = {
+	    {PKG_PF_ROWMAJOR,
+	     3,
+	     4,
+	     {0x107, 0x108, 0x109, 0, /* row 1 */
+	      0x10c, 0x10d, 0x10e, 0, /* row 2 */
+	      0, 0, 0, 0}},
+	    {PKG_PF_ROWMAJOR_T,
+	     4,
+	     3,
+	     {0x107, 0x10c, 0, /* column 2 */
+	      0x108, 0x10d, 0, /* column 3 */
+	      0x109, 0x10e, 0, /* column 4 */
+	      0, 0, 0}},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		Package *p = pkg_new(chip_by_name("c600"), 1);
+		PkgTensor *t =
+		    pkg_add_tensor(p, "h", PKG_DT_F16, 0, PKG_ROLE_INPUT, 3, 5);
+		PkgPiece *pc = pkg_add_piece(t);
+		*pc = (PkgPiece){.tile = 0,
+		                 .addr = XADDR,
+		                 .row0 = 1,
+		                 .rows = 2,
+		                 .col0 = 2,
+		                 .cols = 3,
+		                 .pad_rows = cases[k].pad_rows,
+		                 .pad_cols = cases[k].pad_cols,
+		                 .format = cases[k].format};
+		uint16_t host[15];
+		for (int i = 0; i < 15; i++)
+			host[i] = (uint16_t)(0x100 + i);
+		assert_int_equal(pkg_piece_bytes(t, pc), 24);
+		uint16_t tile[12];
+		memset(tile, 0xaa, sizeof tile);
+		assert_true(pkg_piece_convertible(t, pc, 1));
+		assert_true(pkg_piece_convertible(t, pc, 0));
+		assert_int_equal(pkg_piece_pack(t, pc, host, (uint8_t *)tile),
+		                 0);
+		assert_memory_equal(tile, cases[k].want, sizeof tile);
+		uint16_t back[15] = {0};
+		assert_int_equal(pkg_piece_unpack(t, pc, (uint8_t *)tile, back),
+		                 0);
+		for (int i = 0; i < 15; i++) {
+			int r = i / 5, c = i % 5;
+			int inside = r >= 1 && c >= 2;
+			assert_int_equal(back[i], inside ? 0x100 + i : 0);
+		}
+		pkg_free(p);
 	}
-	pkg_free(p);
-}
-
-/* The same 3 x 5 tensor, its block rows 1..2 x cols 2..4 held transposed:
- * the tile's 4 x 3 block has the tensor's column 2 + r as its row r. */
-static void
-test_pack_transposed(void **state)
-{
-	(void)state;
-	Package *p = pkg_new(chip_by_name("c600"), 1);
-	PkgTensor *t =
-	    pkg_add_tensor(p, "h", PKG_DT_F16, 0, PKG_ROLE_INPUT, 3, 5);
-	PkgPiece *pc = pkg_add_piece(t);
-	*pc = (PkgPiece){.tile = 0,
-	                 .addr = XADDR,
-	                 .row0 = 1,
-	                 .rows = 2,
-	                 .col0 = 2,
-	                 .cols = 3,
-	                 .pad_rows = 4,
-	                 .pad_cols = 3,
-	                 .format = PKG_PF_ROWMAJOR_T};
-	uint16_t host[15];
-	for (int i = 0; i < 15; i++)
-		host[i] = (uint16_t)(0x100 + i); /* element (r, c) = r*5+c */
-	assert_int_equal(pkg_piece_bytes(t, pc), 24);
-	uint16_t tile[12];
-	memset(tile, 0xaa, sizeof tile);
-	assert_int_equal(pkg_piece_pack(t, pc, host, (uint8_t *)tile), 0);
-	const uint16_t want[12] = {0x107, 0x10c, 0, /* tensor column 2 */
-	                           0x108, 0x10d, 0, /* column 3 */
-	                           0x109, 0x10e, 0, /* column 4 */
-	                           0,     0,     0};
-	assert_memory_equal(tile, want, sizeof want);
-	uint16_t back[15] = {0};
-	assert_int_equal(pkg_piece_unpack(t, pc, (uint8_t *)tile, back), 0);
-	for (int i = 0; i < 15; i++) {
-		int r = i / 5, c = i % 5;
-		assert_int_equal(back[i], r >= 1 && c >= 2 ? 0x100 + i : 0);
-	}
-	pkg_free(p);
 }
 
 /* The GEMM layouts, element positions worked out from docs/kernel-gemm.md
@@ -995,7 +977,6 @@ main(void)
 	    cmocka_unit_test(test_header_errors),
 	    cmocka_unit_test(test_check_errors),
 	    cmocka_unit_test(test_pack_rowmajor),
-	    cmocka_unit_test(test_pack_transposed),
 	    cmocka_unit_test(test_pack_gemm),
 	    cmocka_unit_test(test_runtime_package),
 	    cmocka_unit_test(test_inspect),
