@@ -216,7 +216,11 @@ test_shapes(void **state)
 		              cs->flags & TB ? " b^T" : "", dtype_name(cs->dt),
 		              cs->tiles, (unsigned long long)got,
 		              (unsigned long long)pred);
-		assert_true(got > 0);
+		/* the cost model prices the program as emitted: the
+		 * scheduled exchange (64-bit transfers included) and the
+		 * kernel formula */
+		double err = ((double)pred - (double)got) / (double)got;
+		assert_true(got > 0 && err > -0.05 && err < 0.05);
 	}
 }
 

@@ -79,7 +79,10 @@ typedef struct {
 static uint32_t
 tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
 {
-	return G->tile_base + (q * G->pm + i) * G->pn + j;
+	uint32_t group = G->tile_base + q * G->pm * G->pn;
+	if (G->p->pairs_down) /* pm is even: (i, j) and (i ^ 1, j) a pair */
+		return group + (i / 2) * 2 * G->pn + 2 * j + i % 2;
+	return group + i * G->pn + j;
 }
 
 static uint32_t

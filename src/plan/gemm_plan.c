@@ -83,13 +83,15 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	p->steps = ceil_div(p->kg, p->kc);
 	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
 	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
-	/* A goes to a grid row; with pn even the row is whole pairs of tiles
-	 * (logical tiles 2k, 2k + 1 are a pair), so the scheduler sends it
-	 * as 64-bit items, in half the cycles (lower/xsched.c) */
-	uint64_t a_cycles =
-	    p->pn % 2 == 0 && a_words % 2 == 0 ? a_words / 2 : a_words;
+	/* A goes to a grid row, B down a column; the one whose receivers are
+	 * whole pairs of tiles (plan.h: pairs_down) the scheduler sends as
+	 * 64-bit items, in half the cycles (lower/xsched.c) */
+	int wide_a = !p->pairs_down && p->pn % 2 == 0 && a_words % 2 == 0;
+	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
+	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
+	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
 	p->exchange_cycles = XS_PREAMBLE + 3 + a_cycles + XS_RECV_GAP + 3 +
-	                     b_words + grid_latency(c, p->pk * p->pm * p->pn);
+	                     b_cycles + grid_latency(c, p->pk * p->pm * p->pn);
 
 	p->compute_cycles = gemm_tile_cycles(g, p->bm, p->bn, p->kc);
 	p->reduce_cycles = reduce_cycles(c, p, g);
@@ -131,13 +133,16 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			p.kc = panels * kp;
 			if (p.kc > proto.kg * 2)
 				break;
-			(*tried)++;
 			if (pk > 1 && ceil_div(bn, 16) < pk)
 				continue; /* a C slice for every group */
-			if (plan_gemm_price(c, &p))
-				continue;
-			if (!best->cycles || p.cycles < best->cycles)
-				*best = p;
+			for (int down = 0; down <= (p.pm % 2 == 0); down++) {
+				(*tried)++;
+				p.pairs_down = (uint8_t)down;
+				if (plan_gemm_price(c, &p))
+					continue;
+				if (!best->cycles || p.cycles < best->cycles)
+					*best = p;
+			}
 		}
 	}
 }
@@ -174,13 +179,14 @@ void
 plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
-	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles, C block "
+	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
+	         "%s), C block "
 	         "%u x %u, %u supersteps of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
 	         p->m, p->n, p->k, dtype_name(p->dtype), p->pk, p->pm, p->pn,
-	         p->bm, p->bn, p->steps, p->kc,
-	         (unsigned long long)p->exchange_cycles,
+	         p->pairs_down ? "down columns" : "along rows", p->bm, p->bn,
+	         p->steps, p->kc, (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
 	         (unsigned long long)p->reduce_cycles,
 	         (unsigned long long)p->cycles, p->tile_bytes);

@@ -9,8 +9,12 @@
  * phase shape), and checks per-tile memory.
  *
  * GEMM, C[M x N] = A[M x K] x B[K x N] (docs/compiler.md, "GEMM"):
- *   - tiles form a pm x pn grid; tile (i, j) = i * pn + j owns the C block
- *     rows [i * bm, ...) x columns [j * bn, ...);
+ *   - tiles form a pm x pn grid; tile (i, j) owns the C block rows
+ *     [i * bm, ...) x columns [j * bn, ...); it is tile i * pn + j, or
+ *     with pairs_down (pm even) (i / 2) * 2 pn + 2 j + i % 2, so that the
+ *     pairs of tiles that share exchange wires (2k, 2k + 1) lie along a
+ *     grid row or down a grid column: the operand multicast to whole pairs
+ *     (A along rows, B down columns) goes as 64-bit items;
  *   - K is walked in supersteps of kc; in superstep s, the owner of A's
  *     chunk (i, s) (tile (i, s mod pn)) multicasts it to row i of the grid
  *     and the owner of B's chunk (s, j) (tile (s mod pm, j)) to column j;
@@ -33,14 +37,16 @@
 #include "../util/util.h"
 
 typedef struct {
-	DType dtype;      /* of A and B; C is f16 (f16, f8) or f32 */
-	uint32_t m, n, k; /* the problem */
-	uint32_t pm, pn;  /* tile grid of one K group */
-	uint32_t pk;      /* K groups; tiles = pk * pm * pn */
-	uint32_t kg;      /* K per group, a multiple of the K panel */
-	uint32_t bm, bn;  /* C block; bn is a multiple of 16 */
-	uint32_t kc;      /* K per superstep, a multiple of the K panel */
-	uint32_t steps;   /* supersteps: ceil(kg / kc) */
+	DType dtype;        /* of A and B; C is f16 (f16, f8) or f32 */
+	uint32_t m, n, k;   /* the problem */
+	uint32_t pm, pn;    /* tile grid of one K group */
+	uint32_t pk;        /* K groups; tiles = pk * pm * pn */
+	uint32_t kg;        /* K per group, a multiple of the K panel */
+	uint32_t bm, bn;    /* C block; bn is a multiple of 16 */
+	uint32_t kc;        /* K per superstep, a multiple of the K panel */
+	uint32_t steps;     /* supersteps: ceil(kg / kc) */
+	uint8_t pairs_down; /* tile pairs down grid columns (B 64-bit), else
+	                       along rows (A 64-bit) */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
