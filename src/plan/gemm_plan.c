@@ -181,12 +181,13 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 	snprintf(buf, len,
 	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
 	         "%s), C block "
-	         "%u x %u, %u supersteps of K %u; per superstep %llu exchange "
+	         "%u x %u, %u superstep%s of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
 	         p->m, p->n, p->k, dtype_name(p->dtype), p->pk, p->pm, p->pn,
 	         p->pairs_down ? "down columns" : "along rows", p->bm, p->bn,
-	         p->steps, p->kc, (unsigned long long)p->exchange_cycles,
+	         p->steps, p->steps == 1 ? "" : "s", p->kc,
+	         (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
 	         (unsigned long long)p->reduce_cycles,
 	         (unsigned long long)p->cycles, p->tile_bytes);
