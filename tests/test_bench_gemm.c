@@ -36,25 +36,33 @@ test_shapes(void **state)
 	static const struct {
 		AmpDtype dt;
 		uint32_t m, n, k, tiles;
-		int f152, scale; /* f8 only */
+		int f152, scale; /* f8 only: f152 bit 0 for A, bit 1 for B */
 	} cases[] = {
-	    {AMP_F16, 64, 48, 40, 8, 0, 0},  {AMP_F32, 33, 17, 70, 4, 0, 0},
-	    {AMP_F8, 40, 24, 100, 6, 0, 0},  {AMP_F16, 1, 16, 16, 1, 0, 0},
-	    {AMP_F16, 7, 70, 33, 12, 0, 0},  {AMP_F32, 96, 64, 128, 16, 0, 0},
-	    {AMP_F8, 40, 24, 100, 6, 1, -3}, {AMP_F8, 24, 32, 64, 4, 0, 4},
+	    {AMP_F16, 64, 48, 40, 8, 0, 0},
+	    {AMP_F32, 33, 17, 70, 4, 0, 0},
+	    {AMP_F8, 40, 24, 100, 6, 0, 0},
+	    {AMP_F16, 1, 16, 16, 1, 0, 0},
+	    {AMP_F16, 7, 70, 33, 12, 0, 0},
+	    {AMP_F32, 96, 64, 128, 16, 0, 0},
+	    {AMP_F8, 40, 24, 100, 6, 3, -3},
+	    {AMP_F8, 24, 32, 64, 4, 0, 4},
+	    /* mixed formats: F152 x F143, F143 x F152 */
+	    {AMP_F8, 33, 20, 70, 6, 1, -2},
+	    {AMP_F8, 16, 48, 40, 4, 2, 0},
 	};
 	const Chip *c = chip_default();
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		GemmBenchConfig cfg = {.chip = c,
-		                       .dtype = cases[i].dt,
-		                       .m = cases[i].m,
-		                       .n = cases[i].n,
-		                       .k = cases[i].k,
-		                       .tiles = cases[i].tiles,
-		                       .threads = 2,
-		                       .seed = 7,
-		                       .fp8_f152 = cases[i].f152,
-		                       .fp8_scale = cases[i].scale};
+		GemmBenchConfig cfg = {
+		    .chip = c,
+		    .dtype = cases[i].dt,
+		    .m = cases[i].m,
+		    .n = cases[i].n,
+		    .k = cases[i].k,
+		    .tiles = cases[i].tiles,
+		    .threads = 2,
+		    .seed = 7,
+		    .fp8_f152 = {cases[i].f152 & 1, cases[i].f152 >> 1},
+		    .fp8_scale = cases[i].scale};
 		GemmBenchResult r = run_ok(&cfg);
 		print_message("gemm %ux%ux%u %s: %u tiles, %llu cycles, "
 		              "predicted %llu, err %.2e\n",

@@ -149,7 +149,7 @@ typedef struct {
 	int threads;      /* host threads of the emulator and of OpenBLAS */
 	uint64_t seed;    /* input data */
 	uint64_t ref_full_macs; /* 0 = GEMM_REF_FULL_MACS (tests lower it) */
-	int fp8_f152;           /* f8: F152 (else F143) */
+	int fp8_f152[2];        /* f8: A's, B's format is F152 (else F143) */
 	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
 } GemmBenchConfig;
 

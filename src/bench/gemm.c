@@ -35,12 +35,13 @@ bench_peak_macs(const Chip *chip, AmpDtype t)
 	                      : chip->macs_f8;
 }
 
+/* The element type of operand `which` (0: A, 1: B). */
 static ElemType
-graph_elem(const GemmBenchConfig *cfg)
+graph_elem(const GemmBenchConfig *cfg, int which)
 {
 	if (cfg->dtype != AMP_F8)
 		return (ElemType){cfg->dtype == AMP_F32 ? DT_F32 : DT_F16, 0};
-	return (ElemType){cfg->fp8_f152 ? DT_F8_F152 : DT_F8_F143,
+	return (ElemType){cfg->fp8_f152[which] ? DT_F8_F152 : DT_F8_F143,
 	                  cfg->fp8_scale};
 }
 
@@ -48,10 +49,10 @@ static Graph *
 gemm_graph(const GemmBenchConfig *cfg, Diag *d)
 {
 	Graph *g = graph_new();
-	ElemType e = graph_elem(cfg);
 	Shape sa = {2, {cfg->m, cfg->k}}, sb = {2, {cfg->k, cfg->n}};
-	int32_t a = graph_input(g, "a", e, &sa, d);
-	int32_t b = a < 0 ? -1 : graph_input(g, "b", e, &sb, d);
+	int32_t a = graph_input(g, "a", graph_elem(cfg, 0), &sa, d);
+	int32_t b =
+	    a < 0 ? -1 : graph_input(g, "b", graph_elem(cfg, 1), &sb, d);
 	int32_t c = b < 0 ? -1 : graph_matmul(g, a, b, 0, "c", d);
 	if (c < 0 || graph_mark_output(g, c, d)) {
 		graph_free(g);
@@ -63,11 +64,11 @@ gemm_graph(const GemmBenchConfig *cfg, Diag *d)
 /* n random elements of the input dtype: bit patterns into bits, the
  * values they stand for into val. */
 static void
-make_input(const GemmBenchConfig *cfg, uint64_t *s, size_t n, void *bits,
-           double *val)
+make_input(const GemmBenchConfig *cfg, int which, uint64_t *s, size_t n,
+           void *bits, double *val)
 {
 	AmpDtype t = cfg->dtype;
-	Fp8Format f8 = cfg->fp8_f152 ? FP8_F152 : FP8_F143;
+	Fp8Format f8 = cfg->fp8_f152[which] ? FP8_F152 : FP8_F143;
 	unsigned fl = 0;
 	for (size_t i = 0; i < n; i++) {
 		double x = bench_uniform(s);
@@ -222,8 +223,8 @@ bench_gemm(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	double *va = xmalloc(m * k * sizeof *va),
 	       *vb = xmalloc(k * n * sizeof *vb);
 	uint64_t s = cfg.seed;
-	make_input(&cfg, &s, m * k, a, va);
-	make_input(&cfg, &s, k * n, b, vb);
+	make_input(&cfg, 0, &s, m * k, a, va);
+	make_input(&cfg, 1, &s, k * n, b, vb);
 	r = run(&cfg, pk, a, b, c, res, d);
 	pkg_free(pk);
 	if (!r) {

@@ -58,7 +58,8 @@ usage(FILE *f)
 	        "  --m M, --n N, --k K  the shape (default 256 each)\n"
 	        "  --dtype T       f16, f32 or f8 (default f16; f8 needs the "
 	        "c600)\n"
-	        "  --fp8-format F  f8: f143 or f152 (default f143)\n"
+	        "  --fp8-format F  f8: f143 or f152 for both, or A's,B's "
+	        "(default f143)\n"
 	        "  --fp8-scale S   f8: A and B stored as x / 2^S (default 0)\n"
 	        "  --tiles T       tiles the compiler may use (default all)\n"
 
@@ -107,14 +108,32 @@ parse_dtype(const char *s, void *dst)
 	return amp_dtype_parse(s, dst);
 }
 
-/* f143 -> 0, f152 -> 1 (an int flag). */
+/* "F" for both operands or "FA,FB", each f143 or f152, into two int
+ * flags (1: f152). */
 static int
 parse_fp8_format(const char *s, void *dst)
 {
-	if (strcmp(s, "f143") && strcmp(s, "f152"))
-		return -1;
-	*(int *)dst = strcmp(s, "f152") == 0;
+	int *f152 = dst;
+	const char *comma = strchr(s, ',');
+	const char *second = comma ? comma + 1 : s;
+	size_t first_len = comma ? (size_t)(comma - s) : strlen(s);
+	for (int i = 0; i < 2; i++) {
+		const char *f = i ? second : s;
+		size_t len = i ? strlen(second) : first_len;
+		if (len != 4 ||
+		    (strncmp(f, "f143", 4) && strncmp(f, "f152", 4)))
+			return -1;
+		f152[i] = strncmp(f, "f152", 4) == 0;
+	}
 	return 0;
+}
+
+static const char *
+fp8_names(const int f152[2])
+{
+	static const char *const names[2][2] = {{"f143", "f143,f152"},
+	                                        {"f152,f143", "f152"}};
+	return names[f152[0]][f152[1]];
 }
 
 static int
@@ -388,7 +407,7 @@ gemm(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
 	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
-	             "f143 or f152"),
+	             "f143, f152, or A's,B's (f143,f152)"),
 	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
 	};
 	int json,
@@ -417,15 +436,14 @@ gemm(int argc, char **argv)
 		       cfg.chip->tiles, r.macs, r.cycles, r.predicted_cycles,
 		       r.pred_error, r.mfu, r.max_rel_err, r.ref_rows,
 		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
-		       cfg.threads, cfg.fp8_f152 ? "f152" : "f143",
-		       cfg.fp8_scale);
+		       cfg.threads, fp8_names(cfg.fp8_f152), cfg.fp8_scale);
 		return 0;
 	}
 	printf("gemm %u x %u x %u %s on %u of %u %s tiles\n", cfg.m, cfg.n,
 	       cfg.k, dt, r.tiles, cfg.chip->tiles, cfg.chip->name);
 	if (cfg.dtype == AMP_F8)
 		printf("  f8              %s, A and B scaled by 2^%d\n",
-		       cfg.fp8_f152 ? "f152" : "f143", cfg.fp8_scale);
+		       fp8_names(cfg.fp8_f152), cfg.fp8_scale);
 
 	printf("  cycles          %" PRIu64 " emulated, %" PRIu64
 	       " predicted (%+.1f%%)\n",

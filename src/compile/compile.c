@@ -98,7 +98,9 @@ find_gemm(const Graph *g, const Op **mm, Diag *d)
 		                "so far (they run one after another)",
 		                graph_tensor(g, op->out)->name,
 		                (long long)batches, COMPILE_MAX_BATCHES);
-	if (a->elem.dtype != b->elem.dtype)
+	/* f8 operands may mix the two formats (the kernel takes one each) */
+	if (a->elem.dtype != b->elem.dtype &&
+	    !(dtype_is_f8(a->elem.dtype) && dtype_is_f8(b->elem.dtype)))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "compile: matmul %s: operands of different "
 		                "types (%s, %s)",
@@ -248,6 +250,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		                    .step_base = j ? base : -1,
 		                    .transpose_a = tra,
 		                    .transpose_b = trb,
+		                    .dtype_b = tb->elem.dtype,
 		                    .fp8_scale = fp8_scale};
 		r = lower_gemm(l, &plan, &ops, d);
 	}

@@ -38,14 +38,14 @@ min_u(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* param: 0 dtype, 1 rows, 2 cols, 3 k, 4 zero, 5 f8 format (A and B),
- * 6 f8 scale (two's complement); ref: A, B, C. */
+/* param: 0 dtype, 1 rows, 2 cols, 3 k, 4 zero, 5 A's f8 format, 6 f8
+ * scale (two's complement), 7 B's f8 format; ref: A, B, C. */
 static void
 fill_gemm_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 {
 	GemmOptions opt = {.zero = (int)c->param[4],
 	                   .fp8_in = (GemmFp8Format)c->param[5],
-	                   .fp8_w = (GemmFp8Format)c->param[5],
+	                   .fp8_w = (GemmFp8Format)c->param[7],
 	                   .fp8_scale = (int32_t)c->param[6]};
 	gemm_args_fill((GemmDtype)c->param[0], c->param[1], c->param[2],
 	               c->param[3], addr[0], addr[1], addr[2], &opt, out);
@@ -62,7 +62,7 @@ fill_vadd_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 typedef struct {
 	const GemmPlan *p;
 	GemmDtype g;
-	GemmFp8Format fp8;
+	GemmFp8Format fp8_a, fp8_b;
 	int fp8_scale;
 	int ta, tb; /* A, B are the transposes of their tensors */
 	uint32_t a_row0, b_row0, c_row0; /* the batch's rows in the views */
@@ -284,8 +284,9 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				k->param[2] = n;
 				k->param[3] = ks;
 				k->param[4] = s == 0;
-				k->param[5] = G->fp8;
+				k->param[5] = G->fp8_a;
 				k->param[6] = (uint32_t)G->fp8_scale;
+				k->param[7] = G->fp8_b;
 
 				k->fill = fill_gemm_args;
 				k->cycles = gemm_tile_cycles(g, m, n, ks);
@@ -375,6 +376,12 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 			}
 }
 
+static GemmFp8Format
+fp8_format(DType t)
+{
+	return t == DT_F8_F152 ? GEMM_FP8_F152 : GEMM_FP8_F143;
+}
+
 /* The index of tensor id's place in l, made with the given 2-D view if
  * this is its first use (indices: a new place may move the others). */
 static int
@@ -392,7 +399,8 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 {
 	Gemm G = {.p = p,
 	          .g = plan_gemm_dtype(p->dtype),
-	          .fp8 = p->dtype == DT_F8_F152 ? GEMM_FP8_F152 : GEMM_FP8_F143,
+	          .fp8_a = fp8_format(p->dtype),
+	          .fp8_b = fp8_format(o->dtype_b),
 	          .fp8_scale = o->fp8_scale,
 	          .ta = o->transpose_a,
 	          .tb = o->transpose_b,
@@ -428,7 +436,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	int ia = tensor_view(l, o->a, nb * (o->transpose_a ? p->k : p->m),
 	                     o->transpose_a ? p->m : p->k, (uint8_t)p->dtype);
 	int ib = tensor_view(l, o->b, nb * (o->transpose_b ? p->n : p->k),
-	                     o->transpose_b ? p->k : p->n, (uint8_t)p->dtype);
+	                     o->transpose_b ? p->k : p->n, (uint8_t)o->dtype_b);
 	int ic = tensor_view(l, o->c, nb * p->m, p->n, (uint8_t)ct);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, &l->tp[ia], &l->tp[ib]);

@@ -18,6 +18,8 @@ typedef struct {
 	uint32_t tile_base;
 	int32_t step_base; /* -1: new steps */
 	int transpose_a, transpose_b;
+	DType dtype_b; /* B's element type: the plan's (A's), or for f8 the
+	                  other f8 format */
 	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
 	                  sum of A's and B's scales */
 } GemmOperands;
