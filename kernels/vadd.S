@@ -13,10 +13,10 @@
 //   8   u32 stride     bytes between sources
 //   12  u32 nsrc       >= 1
 //   16  6 x {u32 first atom, u32 atoms} one range per worker
-// Clobbers $m0-$m3, $WORKER0..5_BASE; preserves $m8-$m15. Each worker adds
-// its atoms one source at a time: one atom per 5 issues (two loads, the
-// add, the store with the pointer step, the loop branch). vadd_cycles in
-// src/kernels/vadd.c is the exact count.
+// Clobbers $m0-$m3, $WORKER0..5_BASE; preserves $m8-$m15 (of the
+// supervisor). Each worker adds its atoms, three sources a pass while it
+// can, then one a pass; the sum is dst + src[0] + src[1] + ... in that
+// order. vadd_cycles in src/kernels/vadd.c is the exact count.
 
 	.equ ARG_DST, 0
 	.equ ARG_SRC, 1
@@ -42,6 +42,11 @@
 .endm
 
 // $mvertex_base -> {first atom, atoms}; $mworker_base -> argument block.
+// Passes over the worker's atoms: three sources a pass while three are
+// left (7 issues an atom: the dst and three source loads, three adds in
+// order, the store, the loop branch, loads and adds paired in bundles),
+// then one source a pass (5 issues an atom). Byte offsets below keep the
+// three-source loop 8-aligned without padding.
 .macro VADD_WORKER name, add
 	.align 8
 \name:
@@ -49,24 +54,41 @@
 	ld32 $m1, $mvertex_base, $mzero, 1          // atoms
 	brz $m1, 9f
 	shl $m0, $m0, 3                             // byte offset
-	ld32 $m2, $mworker_base, $mzero, ARG_NSRC
-	add $m2, $m2, -1                            // sources left - 1
+	ld32 $m2, $mworker_base, $mzero, ARG_NSRC   // sources left
 	ld32 $m3, $mworker_base, $mzero, ARG_SRC
 	add $m3, $m3, $m0                           // this worker's source
 	ld32 $m6, $mworker_base, $mzero, ARG_STRIDE
+	add $m9, $m6, $m6                           // two strides
 	ld32 $m7, $mworker_base, $mzero, ARG_DST
 	add $m7, $m7, $m0                           // this worker's dst
-	add $m1, $m1, -1
-1:	mov $m4, $m7                                // dst cursor
-	mov $m5, $m3                                // src cursor
-	mov $m8, $m1                                // atoms - 1
-2:	ld64 $a0:1, $m4, $mzero, 0
+1:	cmpult $m0, $m2, 3
+	brnz $m0, 3f
+	mov $m4, $m7                                // dst cursor
+	mov $m5, $m3                                // source 0 cursor
+	add $m8, $m1, -1                            // atoms - 1
+2:	ld64 $a0:1, $m4, $mzero, 0                  // byte 64: aligned
+	ld64 $a2:3, $m5, $mzero, 0
+	{ ld64 $a4:5, $m5, $m6, 0 ; \add $a0:1, $a0:1, $a2:3 }
+	{ ld64 $a2:3, $m5, $m9, 0 ; \add $a0:1, $a0:1, $a4:5 }
+	{ add $m5, $m5, 8 ; \add $a0:1, $a0:1, $a2:3 }
+	st64step $a0:1, $mzero, $m4+=, 1
+	brnzdec $m8, 2b
+	add $m3, $m3, $m9
+	add $m3, $m3, $m6                           // past the three sources
+	add $m2, $m2, -3
+	bri 1b
+3:	brz $m2, 9f
+	add $m2, $m2, -1                            // sources left - 1
+4:	mov $m4, $m7
+	mov $m5, $m3
+	add $m8, $m1, -1
+5:	ld64 $a0:1, $m4, $mzero, 0
 	ld64step $a2:3, $mzero, $m5+=, 1
 	\add $a0:1, $a0:1, $a2:3
 	st64step $a0:1, $mzero, $m4+=, 1
-	brnzdec $m8, 2b
+	brnzdec $m8, 5b
 	add $m3, $m3, $m6                           // next source
-	brnzdec $m2, 1b
+	brnzdec $m2, 4b
 9:	exitz $mzero
 .endm
 

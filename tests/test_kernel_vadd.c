@@ -113,7 +113,7 @@ test_vadd(void **state)
 	(void)state;
 	static const uint32_t atoms[] = {1, 5, 6, 7, 100, 1433};
 	for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
-		for (uint32_t nsrc = 1; nsrc <= 3; nsrc++) {
+		for (uint32_t nsrc = 1; nsrc <= 7; nsrc++) {
 			check(0, atoms[i], nsrc);
 			check(1, atoms[i], nsrc);
 		}

@@ -48,8 +48,14 @@ vadd_cycles(uint32_t atoms, uint32_t nsrc)
 	uint64_t last = 0;
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t n = atoms / 6 + (w < atoms % 6);
+		/* kernels/vadd.S: 11 entry issues; a three-source pass 9 +
+		 * 7n; the exit test 2; the remainder test 1, then 1 + 5 + 5n
+		 * for each remaining source; exitz */
+		uint64_t p3 = nsrc / 3, r = nsrc % 3;
 		uint64_t issues =
-		    n ? 3 + 9 + (uint64_t)nsrc * (3 + 5 * n + 2) + 1 : 3 + 1;
+		    n ? 11 + p3 * (9 + 7 * (uint64_t)n) + 2 + 1 +
+		            (r ? 1 + r * (5 + 5 * (uint64_t)n) : 0) + 1
+		      : 3 + 1;
 		/* runall issues at cycle 8; slot w's next turn */
 		uint64_t start = 9 + (w + 6 - 9 % 6) % 6;
 		uint64_t exit = start + 6 * (issues - 1);
