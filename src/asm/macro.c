@@ -890,18 +890,32 @@ d_globl(As *as, const SrcPos *pos, const Token *t, int n, int p,
 	}
 }
 
+/* The "NAME," that starts .type, .size and .equ: the name into name (at
+ * column *col), *p past the comma; -1 after an error is reported. */
+static int
+name_comma(As *as, const SrcPos *pos, const Token *t, int *p,
+           char name[MAX_NAME], int *col)
+{
+	if (tok_name(as, pos, &t[*p], name, MAX_NAME, "a symbol name"))
+		return -1;
+	*col = t[*p].col;
+	if (expect_comma(as, pos, &t[*p + 1])) {
+		(*p)++;
+		return -1;
+	}
+	*p += 2;
+	return 0;
+}
+
 static int
 d_type(As *as, const SrcPos *pos, const Token *t, int n, int p,
        const Token *dir)
 {
 	char name[MAX_NAME];
-	if (tok_name(as, pos, &t[p], name, sizeof name, "a symbol name"))
+	int col;
+	if (name_comma(as, pos, t, &p, name, &col))
 		return skip_stmt(t, p);
-	int s = as_symbol(as, name, pos, t[p].col);
-	p++;
-	if (expect_comma(as, pos, &t[p]))
-		return skip_stmt(t, p);
-	p++;
+	int s = as_symbol(as, name, pos, col);
 	if (is_punct(&t[p], '@') || is_punct(&t[p], '%'))
 		p++;
 	const Token *k = &t[p];
@@ -924,13 +938,10 @@ d_size(As *as, const SrcPos *pos, const Token *t, int n, int p,
        const Token *dir)
 {
 	char name[MAX_NAME];
-	if (tok_name(as, pos, &t[p], name, sizeof name, "a symbol name"))
+	int col;
+	if (name_comma(as, pos, t, &p, name, &col))
 		return skip_stmt(t, p);
-	int s = as_symbol(as, name, pos, t[p].col);
-	p++;
-	if (expect_comma(as, pos, &t[p]))
-		return skip_stmt(t, p);
-	p++;
+	int s = as_symbol(as, name, pos, col);
 	Expr *e = expr_parse(&as->hooks, t, n, &p);
 	if (!e)
 		return skip_stmt(t, p);
@@ -1087,13 +1098,9 @@ static int
 d_equ(As *as, const SrcPos *pos, const Token *t, int n, int p, const Token *dir)
 {
 	char name[MAX_NAME];
-	if (tok_name(as, pos, &t[p], name, sizeof name, "a symbol name"))
+	int col;
+	if (name_comma(as, pos, t, &p, name, &col))
 		return skip_stmt(t, p);
-	int col = t[p].col;
-	p++;
-	if (expect_comma(as, pos, &t[p]))
-		return skip_stmt(t, p);
-	p++;
 	Expr *e = expr_parse(&as->hooks, t, n, &p);
 	if (!e)
 		return skip_stmt(t, p);
