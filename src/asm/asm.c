@@ -156,11 +156,7 @@ as_section(As *as, const char *name, uint32_t flags, int explicit_flags)
 	if (i >= 0)
 		as->sec[i].implicit = 0;
 	if (i < 0) {
-		if (as->nsec == as->capsec) {
-			as->capsec = as->capsec ? as->capsec * 2 : 8;
-			as->sec = xrealloc(as->sec, (size_t)as->capsec *
-			                                sizeof *as->sec);
-		}
+		GROW(as->sec, as->nsec, as->capsec);
 		i = as->nsec++;
 		ASec *s = &as->sec[i];
 		memset(s, 0, sizeof *s);
@@ -247,11 +243,7 @@ as_symbol(As *as, const char *name, const SrcPos *pos, int col)
 		return i;
 	if ((as->nsym + 1) * 2 > as->hcap)
 		rehash(as);
-	if (as->nsym == as->capsym) {
-		as->capsym = as->capsym ? as->capsym * 2 : 64;
-		as->sym =
-		    xrealloc(as->sym, (size_t)as->capsym * sizeof *as->sym);
-	}
+	GROW(as->sym, as->nsym, as->capsym);
 	i = as->nsym++;
 	ASym *s = &as->sym[i];
 	memset(s, 0, sizeof *s);
@@ -480,11 +472,7 @@ as_item(As *as, int kind, const SrcPos *pos, int col)
 		as_error(as, pos, col, "too many statements");
 		return NULL;
 	}
-	if (as->nitem == as->capitem) {
-		as->capitem = as->capitem ? as->capitem * 2 : 256;
-		as->item =
-		    xrealloc(as->item, (size_t)as->capitem * sizeof *as->item);
-	}
+	GROW(as->item, as->nitem, as->capitem);
 	Item *it = &as->item[as->nitem++];
 	memset(it, 0, sizeof *it);
 	it->kind = kind;

@@ -86,10 +86,7 @@ ident_char(int c)
 static Token *
 push(TokList *l, TokKind k, const char *line, const char *p, int len)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 32;
-		l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
-	}
+	GROW(l->v, l->n, l->cap);
 	Token *t = &l->v[l->n++];
 	memset(t, 0, sizeof *t);
 	t->kind = k;

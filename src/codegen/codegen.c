@@ -320,10 +320,7 @@ emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
 	DataSeg seg = {.addr = args, .len = c->args_bytes};
 	seg.bytes = xcalloc(1, seg.len ? seg.len : 1);
 	c->fill(c, addr, seg.bytes);
-	if (tc->ndata == tc->capdata) {
-		tc->capdata = tc->capdata ? 2 * tc->capdata : 8;
-		tc->data = xrealloc(tc->data, tc->capdata * sizeof *tc->data);
-	}
+	GROW(tc->data, tc->ndata, tc->capdata);
 	tc->data[tc->ndata++] = seg;
 }
 

@@ -222,11 +222,7 @@ static int32_t
 append_tensor(Graph *g, const char *name, const Tensor *proto, TensorRole role,
               int32_t producer)
 {
-	if (g->ntensors == g->cap_tensors) {
-		g->cap_tensors = g->cap_tensors ? 2 * g->cap_tensors : 16;
-		g->tensors = xrealloc(g->tensors, (size_t)g->cap_tensors *
-		                                      sizeof *g->tensors);
-	}
+	GROW(g->tensors, g->ntensors, g->cap_tensors);
 	index_grow(g);
 	int32_t id = g->ntensors++;
 	Tensor *t = &g->tensors[id];
@@ -282,10 +278,7 @@ graph_op(Graph *g, OpKind kind, const int32_t *in, const OpAttrs *a,
 	if (graph_infer(g, &op, &t, d) ||
 	    pick_name(g, name, buf, sizeof buf, d))
 		return -1;
-	if (g->nops == g->cap_ops) {
-		g->cap_ops = g->cap_ops ? 2 * g->cap_ops : 16;
-		g->ops = xrealloc(g->ops, (size_t)g->cap_ops * sizeof *g->ops);
-	}
+	GROW(g->ops, g->nops, g->cap_ops);
 	op.out = append_tensor(g, buf, &t, ROLE_INTERMEDIATE, g->nops);
 	g->ops[g->nops++] = op;
 	return op.out;

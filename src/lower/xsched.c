@@ -39,20 +39,18 @@
 /* Intervals [a, b) of a timeline, in the order they were added. Small per
  * phase, so searched linearly. */
 typedef struct {
-	uint64_t *a, *b;
+	struct {
+		uint64_t a, b;
+	} * v;
 	int n, cap;
 } Spans;
 
 static void
 spans_add(Spans *s, uint64_t a, uint64_t b)
 {
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 8;
-		s->a = xrealloc(s->a, s->cap * sizeof *s->a);
-		s->b = xrealloc(s->b, s->cap * sizeof *s->b);
-	}
-	s->a[s->n] = a;
-	s->b[s->n] = b;
+	GROW(s->v, s->n, s->cap);
+	s->v[s->n].a = a;
+	s->v[s->n].b = b;
 	s->n++;
 }
 
@@ -61,8 +59,8 @@ static uint64_t
 spans_conflict(const Spans *s, uint64_t a, uint64_t b)
 {
 	for (int i = 0; i < s->n; i++)
-		if (s->a[i] < b && a < s->b[i])
-			return s->b[i];
+		if (s->v[i].a < b && a < s->v[i].b)
+			return s->v[i].b;
 	return 0;
 }
 
@@ -83,10 +81,7 @@ typedef struct {
 static void
 add_control(Timeline *tl, uint64_t c)
 {
-	if (tl->nc == tl->capc) {
-		tl->capc = tl->capc ? 2 * tl->capc : 8;
-		tl->ctl = xrealloc(tl->ctl, tl->capc * sizeof *tl->ctl);
-	}
+	GROW(tl->ctl, tl->nc, tl->capc);
 	tl->ctl[tl->nc++] = c;
 }
 
@@ -107,7 +102,7 @@ control_free(const Timeline *tl, uint64_t own, uint64_t c)
 	if (c < XS_PREAMBLE || control_at(tl, c) || (own && c == own))
 		return 0;
 	for (int i = 0; i < tl->send.n; i++)
-		if (tl->send.a[i] == c)
+		if (tl->send.v[i].a == c)
 			return 0;
 	return 1;
 }
@@ -253,10 +248,8 @@ static void
 free_timelines(Timeline *tl, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		free(tl[i].send.a);
-		free(tl[i].send.b);
-		free(tl[i].wire.a);
-		free(tl[i].wire.b);
+		free(tl[i].send.v);
+		free(tl[i].wire.v);
 		free(tl[i].ctl);
 	}
 	free(tl);

@@ -341,11 +341,7 @@ kinds_get(Kinds *ks, const char *what)
 		if (!strcmp(ks->k[k].what, what))
 			break;
 	if (k == ks->n) {
-		if (ks->n == ks->cap) {
-			ks->cap = ks->cap ? 2 * ks->cap : 16;
-			ks->k =
-			    xrealloc(ks->k, (size_t)ks->cap * sizeof *ks->k);
-		}
+		GROW(ks->k, ks->n, ks->cap);
 		ks->k[ks->n++] = (PlaceKind){.what = what};
 	}
 	ks->key[h] = what;
@@ -728,11 +724,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		for (int i = 0; i < n; i++)
 			l->buf[tid[i]].addr = 0;
 		pt->high = 0;
-		if (rep->nover == capover) {
-			capover = capover ? 2 * capover : 8;
-			rep->over = xrealloc(rep->over, (size_t)capover *
-			                                    sizeof *rep->over);
-		}
+		GROW(rep->over, rep->nover, capover);
 		PlaceOverflow *o = &rep->over[rep->nover++];
 		fill_overflow(l, &g, &s, n, t, pt->code, best, o);
 		if (worst < 0 || o->over > worst_over) {

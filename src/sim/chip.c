@@ -139,10 +139,7 @@ host_op(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr, uint32_t len,
 	if (tile >= cs->ntiles || !chip_in_memory(cs->chip, addr, len) ||
 	    sync < cs->host_syncs)
 		return -1;
-	if (cs->nhops == cs->caphops) {
-		cs->caphops = cs->caphops ? 2 * cs->caphops : 16;
-		cs->hops = xrealloc(cs->hops, cs->caphops * sizeof *cs->hops);
-	}
+	GROW(cs->hops, cs->nhops, cs->caphops);
 	HostOp *h = &cs->hops[cs->nhops++];
 	*h = (HostOp){sync, tile, addr, len, NULL, dst};
 	if (src) {

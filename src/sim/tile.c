@@ -513,10 +513,7 @@ tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
 {
 	if (!t->trace_on)
 		return;
-	if (t->ntrace == t->captrace) {
-		t->captrace = t->captrace ? 2 * t->captrace : 64;
-		t->trace = xrealloc(t->trace, t->captrace * sizeof *t->trace);
-	}
+	GROW(t->trace, t->ntrace, t->captrace);
 	t->trace[t->ntrace++] = (TraceEvent){start, end, (uint8_t)kind, arg};
 }
 
