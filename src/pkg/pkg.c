@@ -1176,22 +1176,34 @@ host_index(const PkgTensor *t, const PkgPiece *pc, uint32_t r, uint32_t c)
 }
 
 /* The piece's block of the host array as a pad_rows x pad_cols row-major
- * block (zero beyond the block), or back. */
+ * block (zero beyond the block), or back. A block as it is moves a row at a
+ * time (these are the big tensors' pieces); a transposed one an element at
+ * a time. */
 static void
 block_out(const PkgTensor *t, const PkgPiece *pc, const uint8_t *host,
           uint8_t *blk)
 {
 	size_t es = pkg_dtype_size(t->dtype);
-	for (uint32_t r = 0; r < pc->pad_rows; r++)
-		for (uint32_t c = 0; c < pc->pad_cols; c++) {
-			int64_t i = host_index(t, pc, r, c);
-			uint8_t *dst =
-			    blk + ((size_t)r * pc->pad_cols + c) * es;
-			if (i < 0)
-				memset(dst, 0, es);
-			else
-				memcpy(dst, host + (size_t)i * es, es);
+	size_t row = (size_t)pc->pad_cols * es;
+	for (uint32_t r = 0; r < pc->pad_rows; r++) {
+		uint8_t *b = blk + r * row;
+		if (transposed(pc->format)) {
+			for (uint32_t c = 0; c < pc->pad_cols; c++) {
+				int64_t i = host_index(t, pc, r, c);
+				if (i < 0)
+					memset(b + c * es, 0, es);
+				else
+					memcpy(b + c * es,
+					       host + (size_t)i * es, es);
+			}
+			continue;
 		}
+		size_t used = r < pc->rows ? pc->cols * es : 0;
+		if (used)
+			memcpy(b, host + (size_t)host_index(t, pc, r, 0) * es,
+			       used);
+		memset(b + used, 0, row - used);
+	}
 }
 
 static void
@@ -1199,15 +1211,21 @@ block_in(const PkgTensor *t, const PkgPiece *pc, const uint8_t *blk,
          uint8_t *host)
 {
 	size_t es = pkg_dtype_size(t->dtype);
-	for (uint32_t r = 0; r < pc->pad_rows; r++)
-		for (uint32_t c = 0; c < pc->pad_cols; c++) {
-			int64_t i = host_index(t, pc, r, c);
-			if (i >= 0)
-				memcpy(host + (size_t)i * es,
-				       blk +
-				           ((size_t)r * pc->pad_cols + c) * es,
-				       es);
+	size_t row = (size_t)pc->pad_cols * es;
+	for (uint32_t r = 0; r < pc->pad_rows; r++) {
+		const uint8_t *b = blk + r * row;
+		if (transposed(pc->format)) {
+			for (uint32_t c = 0; c < pc->pad_cols; c++) {
+				int64_t i = host_index(t, pc, r, c);
+				if (i >= 0)
+					memcpy(host + (size_t)i * es,
+					       b + c * es, es);
+			}
+		} else if (r < pc->rows) {
+			memcpy(host + (size_t)host_index(t, pc, r, 0) * es, b,
+			       pc->cols * es);
 		}
+	}
 }
 
 int
