@@ -161,16 +161,14 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
 		uint64_t need = t > s->send_end ? t : s->send_end, end;
 		/* the wires: our sends, the partner's 64-bit sends and, for
-		 * a 64-bit send, all of the partner's sends */
-		if ((end = spans_conflict(&s->send, need, need + n)))
-			need = end;
-		if ((end = spans_conflict(&s->wire, need, need + n)) &&
-		    end > need)
-			need = end;
-		if (mate &&
-		    (end = spans_conflict(&mate->send, need, need + n)) &&
-		    end > need)
-			need = end;
+		 * a 64-bit send, all of the partner's sends (an overlap moves
+		 * the start to its end; the loop checks again from there) */
+		const Spans *busy[] = {&s->send, &s->wire,
+		                       mate ? &mate->send : NULL};
+		for (int b = 0; b < 3; b++)
+			if (busy[b] &&
+			    (end = spans_conflict(busy[b], need, need + n)))
+				need = end;
 		if (control_at(s, need))
 			need++;
 		for (uint32_t k = 0; k < x->ndst; k++) {
