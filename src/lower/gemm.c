@@ -354,25 +354,27 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 				uint32_t n = cols_of(G, j);
-				Piece *pc = lower_piece(tc);
-				*pc = (Piece){
-				    .tile = t,
-				    .at = {G->c_blk[t], off},
-				    .row0 = G->c_row0 + i * G->p->bm,
-				    .rows = rows_of(G, i),
-				    .col0 = j * G->p->bn + first * 16,
-				    .cols =
-				        min_u(bytes /
-				                  gemm_c_bytes(
-				                      G->g, rows_of(G, i), 16) *
-				                  16,
-				              n - first * 16),
-				    .pad_rows = rows_of(G, i),
-				    .pad_cols =
-				        bytes /
-				        gemm_c_bytes(G->g, rows_of(G, i), 16) *
-				        16,
-				    .format = PF_GEMM_C};
+				operand_piece(
+				    tc, 0, G->c_row0,
+				    (Piece){
+				        .tile = t,
+				        .at = {G->c_blk[t], off},
+				        .row0 = i * G->p->bm,
+				        .rows = rows_of(G, i),
+				        .col0 = j * G->p->bn + first * 16,
+				        .cols = min_u(
+				            bytes /
+				                gemm_c_bytes(
+				                    G->g, rows_of(G, i), 16) *
+				                16,
+				            n - first * 16),
+				        .pad_rows = rows_of(G, i),
+				        .pad_cols =
+				            bytes /
+				            gemm_c_bytes(G->g, rows_of(G, i),
+				                         16) *
+				            16,
+				        .format = PF_GEMM_C});
 			}
 }
 
@@ -450,16 +452,17 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 			for (uint32_t j = 0; j < G.pn; j++) {
 				uint32_t t = tile_of(&G, 0, i, j),
 				         n = cols_of(&G, j);
-				Piece *pc = lower_piece(tc);
-				*pc = (Piece){.tile = t,
-				              .at = {G.c_blk[t], 0},
-				              .row0 = G.c_row0 + i * p->bm,
-				              .rows = rows_of(&G, i),
-				              .col0 = j * p->bn,
-				              .cols = n,
-				              .pad_rows = rows_of(&G, i),
-				              .pad_cols = ceil_div(n, 16) * 16,
-				              .format = PF_GEMM_C};
+				operand_piece(
+				    tc, 0, G.c_row0,
+				    (Piece){.tile = t,
+				            .at = {G.c_blk[t], 0},
+				            .row0 = i * p->bm,
+				            .rows = rows_of(&G, i),
+				            .col0 = j * p->bn,
+				            .cols = n,
+				            .pad_rows = rows_of(&G, i),
+				            .pad_cols = ceil_div(n, 16) * 16,
+				            .format = PF_GEMM_C});
 			}
 	}
 	free(G.a_rx);
