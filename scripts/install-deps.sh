@@ -12,6 +12,12 @@ pkgs=(
 	libcmocka-dev # unit-test library
 	python3-numpy # independent float16 reference in tests
 	libopenblas-dev # host SGEMM rate in `ipu bench sim`
+	libcjson-dev # config.json of Hugging Face checkpoints
+	libpng-dev # PNG input images
+	libjpeg62-turbo-dev # JPEG input images
+	python3-torch # the independent SigLIP reference (tests)
+	python3-pil # the SigLIP processor's bicubic resize, as a reference (tests)
+	python3-skimage # real photographs (its cat) for demos and tests
 )
 missing=()
 for p in "${pkgs[@]}"; do
