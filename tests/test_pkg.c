@@ -641,9 +641,20 @@ test_pack_gemm(void **state)
 	assert_int_equal(pkg_piece_unpack(c, pc, (uint8_t *)tile, back), 0);
 	for (int i = 0; i < 100; i++)
 		assert_true(back[i] == (i >= 20 && i < 80 ? host[i] : 0.0f));
-	/* C cannot hold f8 */
+	/* the C layout holds f8 too (a cast of a GEMM output keeps it):
+	 * 1-byte elements, 16 a panel row; element (r, col) of the block */
 	c->dtype = PKG_DT_F8_F143;
-	assert_false(pkg_piece_convertible(c, pc, 1));
+	assert_true(pkg_piece_convertible(c, pc, 0));
+	assert_int_equal(pkg_piece_bytes(c, pc), 2 * 3 * 16);
+	uint8_t h8[100], t8[2 * 3 * 16];
+	for (int i = 0; i < 100; i++)
+		h8[i] = (uint8_t)(i + 1);
+	assert_int_equal(pkg_piece_pack(c, pc, h8, t8), 0);
+	for (int r = 0; r < 3; r++)
+		for (int col = 0; col < 32; col++)
+			assert_int_equal(
+			    t8[((col / 16) * 3 + r) * 16 + col % 16],
+			    col < 20 ? h8[(1 + r) * 20 + col] : 0);
 	c->dtype = PKG_DT_F32;
 
 	/* B: 8 x 16 f32, one panel; (k = 3, col = 5) is register 21 (col 5:

@@ -154,25 +154,25 @@ gemm_pack_b(GemmDtype t, uint32_t bk, uint32_t bn, const void *b, void *out)
 
 /* C: [n-panel][row][16 columns]. */
 void
-gemm_pack_c(GemmDtype t, uint32_t bm, uint32_t bn, const void *c, void *out)
+gemm_pack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *c, void *out)
 {
-	uint32_t e = gemm_c_elem_bytes(t), np = gemm_n_panels(bn);
+	uint32_t np = gemm_n_panels(bn), row = GEMM_COLS * e;
 	const uint8_t *src = c;
 	uint8_t *dst = out;
-	memset(out, 0, gemm_c_bytes(t, bm, bn));
+	memset(out, 0, (size_t)np * bm * row);
 	for (uint32_t q = 0; q < np; q++)
 		for (uint32_t r = 0; r < bm; r++) {
 			uint32_t c0 = q * GEMM_COLS;
 			uint32_t n = bn - c0 < GEMM_COLS ? bn - c0 : GEMM_COLS;
-			memcpy(dst + ((size_t)q * bm + r) * c_row_bytes(t),
+			memcpy(dst + ((size_t)q * bm + r) * row,
 			       src + ((size_t)r * bn + c0) * e, (size_t)n * e);
 		}
 }
 
 void
-gemm_unpack_c(GemmDtype t, uint32_t bm, uint32_t bn, const void *in, void *c)
+gemm_unpack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *in, void *c)
 {
-	uint32_t e = gemm_c_elem_bytes(t), np = gemm_n_panels(bn);
+	uint32_t np = gemm_n_panels(bn), row = GEMM_COLS * e;
 	const uint8_t *src = in;
 	uint8_t *dst = c;
 	for (uint32_t q = 0; q < np; q++)
@@ -180,8 +180,7 @@ gemm_unpack_c(GemmDtype t, uint32_t bm, uint32_t bn, const void *in, void *c)
 			uint32_t c0 = q * GEMM_COLS;
 			uint32_t n = bn - c0 < GEMM_COLS ? bn - c0 : GEMM_COLS;
 			memcpy(dst + ((size_t)r * bn + c0) * e,
-			       src + ((size_t)q * bm + r) * c_row_bytes(t),
-			       (size_t)n * e);
+			       src + ((size_t)q * bm + r) * row, (size_t)n * e);
 		}
 }
 
@@ -333,7 +332,7 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	        *pc = xmalloc(cbytes);
 	gemm_pack_a(t, bm, bk, a, pa);
 	gemm_pack_b(t, bk, bn, b, pb);
-	gemm_pack_c(t, bm, bn, c, pc);
+	gemm_pack_c(gemm_c_elem_bytes(t), bm, bn, c, pc);
 
 	Tile *tile = tile_new(chip, 0);
 	for (int i = 0; i < img.nseg; i++)
@@ -363,7 +362,7 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	}
 	if (rc == IPU_OK) {
 		tile_read(tile, cc, pc, cbytes);
-		gemm_unpack_c(t, bm, bn, pc, c);
+		gemm_unpack_c(gemm_c_elem_bytes(t), bm, bn, pc, c);
 	}
 	tile_free(tile);
 	free(pa);

@@ -43,14 +43,16 @@ uint32_t gemm_a_bytes(GemmDtype t, uint32_t bm, uint32_t bk);
 uint32_t gemm_b_bytes(GemmDtype t, uint32_t bk, uint32_t bn);
 uint32_t gemm_c_bytes(GemmDtype t, uint32_t bm, uint32_t bn);
 
-/* Row-major to kernel layout and back (out buffers of the sizes above). */
+/* Row-major to kernel layout and back (out buffers of the sizes above).
+ * The C layout (16-column panels) holds elements of any size e: the
+ * compiler keeps tensors derived from C in it (docs/compiler.md). */
 void gemm_pack_a(GemmDtype t, uint32_t bm, uint32_t bk, const void *a,
                  void *out);
 void gemm_pack_b(GemmDtype t, uint32_t bk, uint32_t bn, const void *b,
                  void *out);
-void gemm_pack_c(GemmDtype t, uint32_t bm, uint32_t bn, const void *c,
+void gemm_pack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *c,
                  void *out);
-void gemm_unpack_c(GemmDtype t, uint32_t bm, uint32_t bn, const void *in,
+void gemm_unpack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *in,
                    void *c);
 
 /* Everything a call needs besides the shapes and the tile addresses. */

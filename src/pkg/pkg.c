@@ -124,10 +124,10 @@ pkg_find_tensor(const Package *p, const char *name)
 	return NULL;
 }
 
-/* The GEMM kernel's element type for a tensor dtype in a GEMM layout;
- * -1 if that layout cannot hold it (C is f32 or f16, never f8). */
+/* The GEMM kernel's element type for a tensor dtype in its weight
+ * layout; -1 if there is none. */
 static int
-gemm_type(uint8_t dtype, uint8_t format)
+gemm_type(uint8_t dtype)
 {
 	switch (dtype) {
 	case PKG_DT_F32:
@@ -136,9 +136,17 @@ gemm_type(uint8_t dtype, uint8_t format)
 		return GEMM_F16;
 	case PKG_DT_F8_F143:
 	case PKG_DT_F8_F152:
-		return base_format(format) == PKG_PF_GEMM_B ? GEMM_F8 : -1;
+		return GEMM_F8;
 	}
 	return -1;
+}
+
+/* The C layout's bytes: 16-column panels of pad_rows rows. */
+static uint64_t
+panel_bytes(const PkgTensor *t, const PkgPiece *pc)
+{
+	return (uint64_t)gemm_n_panels(pc->pad_cols) * pc->pad_rows * 16 *
+	       pkg_dtype_size(t->dtype);
 }
 
 uint64_t
@@ -146,7 +154,7 @@ pkg_piece_bytes(const PkgTensor *t, const PkgPiece *pc)
 {
 	uint64_t raw =
 	    (uint64_t)pc->pad_rows * pc->pad_cols * pkg_dtype_size(t->dtype);
-	int g = gemm_type(t->dtype, pc->format);
+	int g = gemm_type(t->dtype);
 	/* The GEMM sizes are 32-bit: only ask for blocks whose elements
 	 * alone fit in 2^24 bytes (far beyond a tile; the panels' padding
 	 * at most multiplies that by 16 x 32). */
@@ -155,7 +163,7 @@ pkg_piece_bytes(const PkgTensor *t, const PkgPiece *pc)
 	if (base_format(pc->format) == PKG_PF_GEMM_B)
 		return gemm_b_bytes((GemmDtype)g, pc->pad_rows, pc->pad_cols);
 	if (pc->format == PKG_PF_GEMM_C)
-		return gemm_c_bytes((GemmDtype)g, pc->pad_rows, pc->pad_cols);
+		return panel_bytes(t, pc);
 	return raw;
 }
 
@@ -448,7 +456,7 @@ check_piece(const Package *p, const PkgTensor *t, uint32_t ti, uint32_t k,
 		           what, pc->row0, pc->row0 + pc->rows, pc->col0,
 		           pc->col0 + pc->cols, t->rows, t->cols);
 	if (base_format(pc->format) != PKG_PF_ROWMAJOR &&
-	    gemm_type(t->dtype, pc->format) < 0)
+	    gemm_type(t->dtype) < 0)
 		return bad(d, "%s: format %s cannot hold %s elements", what,
 		           pkg_format_name(pc->format),
 		           pkg_dtype_name(t->dtype));
@@ -1153,9 +1161,9 @@ pkg_piece_convertible(const PkgTensor *t, const PkgPiece *pc, int to_tile)
 	case PKG_PF_ROWMAJOR:
 		return 1;
 	case PKG_PF_GEMM_B: /* weights: gemm.h packs them, nothing unpacks */
-		return to_tile && gemm_type(t->dtype, pc->format) >= 0;
+		return to_tile && gemm_type(t->dtype) >= 0;
 	case PKG_PF_GEMM_C:
-		return gemm_type(t->dtype, pc->format) >= 0;
+		return 1;
 	}
 	return 0;
 }
@@ -1238,14 +1246,14 @@ pkg_piece_pack(const PkgTensor *t, const PkgPiece *pc, const void *host,
 		block_out(t, pc, host, tile_bytes);
 		return 0;
 	}
-	GemmDtype g = (GemmDtype)gemm_type(t->dtype, pc->format);
-	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols *
-	                       pkg_dtype_size(t->dtype));
+	uint32_t es = pkg_dtype_size(t->dtype);
+	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols * es);
 	block_out(t, pc, host, blk);
 	if (base_format(pc->format) == PKG_PF_GEMM_B)
-		gemm_pack_b(g, pc->pad_rows, pc->pad_cols, blk, tile_bytes);
+		gemm_pack_b((GemmDtype)gemm_type(t->dtype), pc->pad_rows,
+		            pc->pad_cols, blk, tile_bytes);
 	else
-		gemm_pack_c(g, pc->pad_rows, pc->pad_cols, blk, tile_bytes);
+		gemm_pack_c(es, pc->pad_rows, pc->pad_cols, blk, tile_bytes);
 	free(blk);
 	return 0;
 }
@@ -1260,10 +1268,9 @@ pkg_piece_unpack(const PkgTensor *t, const PkgPiece *pc,
 		block_in(t, pc, tile_bytes, host);
 		return 0;
 	}
-	GemmDtype g = (GemmDtype)gemm_type(t->dtype, pc->format);
-	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols *
-	                       pkg_dtype_size(t->dtype));
-	gemm_unpack_c(g, pc->pad_rows, pc->pad_cols, tile_bytes, blk);
+	uint32_t es = pkg_dtype_size(t->dtype);
+	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols * es);
+	gemm_unpack_c(es, pc->pad_rows, pc->pad_cols, tile_bytes, blk);
 	block_in(t, pc, blk, host);
 	free(blk);
 	return 0;

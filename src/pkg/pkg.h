@@ -192,7 +192,9 @@ const PkgTensor *pkg_find_tensor(const Package *p, const char *name);
  * elsewhere. PF_GEMM_B / PF_GEMM_C: that same padded block in the GEMM
  * kernel's weight / output layout (src/kernels/gemm.h) with bk = pad_rows,
  * bn = pad_cols (B) or bm = pad_rows, bn = pad_cols (C): gemm_b_bytes /
- * gemm_c_bytes. C holds f32 or f16; B any dtype (f8 as the kernel's f8). */
+ * the C layout's np x pad_rows x 16 elements. C holds any dtype (tensors
+ * computed from a GEMM's output keep its layout); B any dtype (f8 as the
+ * kernel's f8). */
 uint64_t pkg_piece_bytes(const PkgTensor *t, const PkgPiece *pc);
 /* 1 if this build converts the piece towards the tile (to_tile = 1, for
  * writing) or back (0, for reading). Every valid piece converts to the
