@@ -246,12 +246,14 @@ test_compile(void **state)
 	expect_in(out, "bad.txt:4:5: expected an op name, found 'frob'");
 	expect_in(out, "  d = frob a\n      ^");
 	/* valid, but not something the compiler does yet */
-	write_text("add.txt", "input a f16 [8, 8]\n"
-	                      "c = add a a\n"
+	write_text("bmm.txt", "input a f16 [8, 8]\n"
+	                      "weight w f16 [8, 8]\n"
+	                      "h = matmul a w\n"
+	                      "c = matmul a h\n"
 	                      "output c\n");
-	assert_int_equal(ipu(out, sizeof out, "compile add.txt -o add.pkg"), 1);
-	expect_in(out, "only a graph of one matmul");
-	assert_int_equal(ipu(out, sizeof out, "inspect add.pkg"), 1);
+	assert_int_equal(ipu(out, sizeof out, "compile bmm.txt -o bmm.pkg"), 1);
+	expect_in(out, "operand B (h) is computed on the device");
+	assert_int_equal(ipu(out, sizeof out, "inspect bmm.pkg"), 1);
 	/* a model that does not fit: the worst tiles, then a count */
 	write_text("big.txt", "input a f16 [32, 1024, 4096]\n"
 	                      "input b f16 [32, 4096, 4096]\n"

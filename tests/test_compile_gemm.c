@@ -233,13 +233,23 @@ test_refusals(void **state)
 	ElemType e = {DT_F16, 0};
 	Shape s = {2, {8, 8}};
 	int32_t a = graph_input(g, "a", e, &s, &d);
-	int32_t b = graph_add(g, a, a, "b", &d);
+	int32_t w = graph_weight(g, "w", e, &s, &d);
+	int32_t h = graph_matmul(g, a, w, 0, "h", &d);
+	int32_t b = graph_matmul(g, a, h, 0, "b", &d);
 	graph_mark_output(g, b, &d);
 	CompileOptions o = {0};
 	Package *pk;
 	CompileReport rep;
 	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
-	assert_non_null(strstr(d.msg, "only a graph of one matmul"));
+	assert_non_null(strstr(d.msg, "operand B (h) is computed"));
+	graph_free(g);
+	/* one tensor as both operands */
+	g = graph_new();
+	a = graph_input(g, "a", e, &s, &d);
+	b = graph_matmul(g, a, a, 0, "b", &d);
+	graph_mark_output(g, b, &d);
+	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	assert_non_null(strstr(d.msg, "a is both operands"));
 	graph_free(g);
 	/* more batches than the compiler takes */
 	g = graph_new();
@@ -254,7 +264,7 @@ test_refusals(void **state)
 	g = graph_new();
 	ElemType e8 = {DT_F8_F143, -20};
 	a = graph_input(g, "a", e8, &s, &d);
-	int32_t w = graph_input(g, "w", e8, &s, &d);
+	w = graph_input(g, "w", e8, &s, &d);
 	int32_t c = graph_matmul(g, a, w, 0, "c", &d);
 	graph_mark_output(g, c, &d);
 	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);

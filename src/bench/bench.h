@@ -173,7 +173,7 @@ typedef struct {
 	double compile_ms;        /* compile_graph's wall time */
 	uint32_t peak_tile_bytes; /* code + data on the fullest tile */
 	double host_seconds;      /* wall time of ipu_run */
-	char plan[512];           /* the planner's description */
+	char plan[2048];          /* the planner's description */
 } GemmBenchResult;
 
 /* Build the graph, compile, run on "sim:CHIP:tiles=T:threads=N", check

@@ -32,7 +32,7 @@ typedef struct {
 	double compile_ms;
 	uint32_t peak_tile_bytes; /* the most code + live data of a tile */
 	uint32_t tiles_used;
-	char plan[512];
+	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */
 } CompileReport;

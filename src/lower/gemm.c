@@ -120,7 +120,7 @@ tile_buffers(Lowered *l, Gemm *G)
 				G->c_blk[t] = lower_buffer(
 				    l, t,
 				    gemm_c_bytes(g, m, n) + gemm_c_tail(g), 16,
-				    REGION_INTERLEAVED, 0, INT32_MAX,
+				    REGION_INTERLEAVED, G->first, INT32_MAX,
 				    "C block");
 				G->a_rx[t] = lower_buffer(
 				    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL,
@@ -274,7 +274,9 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				uint32_t t = tile_of(G, q, i, j),
 				         m = rows_of(G, i), n = cols_of(G, j);
 				KernelCall *k = lower_call(
-				    l, c, t, gemm_entry(g), GEMM_ARGS_BYTES);
+				    l, c, t, gemm_entry(g),
+				    g == GEMM_F8 ? "gemm_f8" : "gemm",
+				    GEMM_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->a_rx[t], 0};
 				k->ref[1] = (BufRef){G->b_rx[t], 0};
 				k->ref[2] = (BufRef){G->c_blk[t], 0};
@@ -341,7 +343,7 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				}
 				KernelCall *k = lower_call(
 				    l, c, t, vadd_entry(G->g == GEMM_F32),
-				    VADD_ARGS_BYTES);
+				    "vadd", VADD_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->c_blk[t], off};
 				k->ref[1] = (BufRef){rx, 0};
 				k->nref = 2;
@@ -384,18 +386,6 @@ fp8_format(DType t)
 	return t == DT_F8_F152 ? GEMM_FP8_F152 : GEMM_FP8_F143;
 }
 
-/* The index of tensor id's place in l, made with the given 2-D view if
- * this is its first use (indices: a new place may move the others). */
-static int
-tensor_view(Lowered *l, int32_t id, uint32_t rows, uint32_t cols, uint8_t dtype)
-{
-	for (int i = 0; i < l->ntp; i++)
-		if (l->tp[i].tensor == id)
-			return i;
-	lower_tensor(l, id, rows, cols, dtype);
-	return l->ntp - 1;
-}
-
 int
 lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 {
@@ -432,19 +422,11 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
-	DType ct = p->dtype == DT_F32 ? DT_F32 : DT_F16;
-	/* the 2-D views: every batch's rows, one batch after another */
-	uint32_t nb = o->batches ? o->batches : 1;
-	int ia = tensor_view(l, o->a, nb * (o->transpose_a ? p->k : p->m),
-	                     o->transpose_a ? p->m : p->k, (uint8_t)p->dtype);
-	int ib = tensor_view(l, o->b, nb * (o->transpose_b ? p->n : p->k),
-	                     o->transpose_b ? p->k : p->n, (uint8_t)o->dtype_b);
-	int ic = tensor_view(l, o->c, nb * p->m, p->n, (uint8_t)ct);
 	tile_buffers(l, &G);
-	input_chunks(l, &G, &l->tp[ia], &l->tp[ib]);
+	input_chunks(l, &G, o->a, o->b);
 	for (uint32_t s = 0; s < p->steps; s++)
 		superstep(l, &G, s);
-	TensorPlace *tc = &l->tp[ic];
+	TensorPlace *tc = o->c;
 	if (G.pk > 1) {
 		reduce(l, &G, tc);
 	} else {

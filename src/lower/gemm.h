@@ -5,7 +5,8 @@
 #include "../plan/plan.h"
 #include "lower.h"
 
-/* The graph tensors of C = A x B. A is the tensor a, or its transpose
+/* The places of C = A x B, to which the lowering adds the pieces it
+ * stores the operands in (and C's): A is the tensor a, or its transpose
  * (transpose_a: a is [K, M]); the same for B (b is [N, K]). With batch
  * axes, the tensors' 2-D views stack `batches` matrices row-wise and this
  * GEMM is number `batch` of them. It runs on the plan's tiles from
@@ -13,7 +14,7 @@
  * step_base on that an earlier GEMM with the same plan made, side by
  * side with it on other tiles. */
 typedef struct {
-	int32_t a, b, c;
+	TensorPlace *a, *b, *c;
 	uint32_t batches, batch; /* 0 batches = 1 */
 	uint32_t tile_base;
 	int32_t step_base; /* -1: new steps */

@@ -98,7 +98,7 @@ lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
 
 KernelCall *
 lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
-           uint32_t args_bytes)
+           const char *object, uint32_t args_bytes)
 {
 	if (pow2_full(s->ncall))
 		s->call =
@@ -108,6 +108,7 @@ lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
 	memset(c, 0, sizeof *c);
 	c->tile = tile;
 	c->kernel = kernel;
+	c->object = object;
 	c->args_bytes = args_bytes;
 	c->args_at = lower_buffer(l, tile, args_bytes, 8, REGION_ANY, 0,
 	                          INT32_MAX, "kernel arguments");
@@ -135,6 +136,41 @@ lower_piece(TensorPlace *tp)
 	Piece *p = &tp->piece[tp->npiece++];
 	memset(p, 0, sizeof *p);
 	return p;
+}
+
+TensorPlace *
+tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols, uint8_t dtype)
+{
+	TensorPlace *tp = xcalloc(1, sizeof *tp);
+	*tp = (TensorPlace){
+	    .tensor = tensor, .rows = rows, .cols = cols, .dtype = dtype};
+	return tp;
+}
+
+void
+tensor_place_free(TensorPlace *tp)
+{
+	if (tp)
+		free(tp->piece);
+	free(tp);
+}
+
+Step *
+lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
+{
+	lower_step(l, kind, what);
+	Step s = l->step[l->nstep - 1];
+	memmove(&l->step[at + 1], &l->step[at],
+	        (size_t)(l->nstep - 1 - at) * sizeof *l->step);
+	l->step[at] = s;
+	for (int i = 0; i < l->nbuf; i++) {
+		Buffer *b = &l->buf[i];
+		if (b->first >= at && b->first > 0) /* 0: from the start */
+			b->first++;
+		if (b->last >= at && b->last != INT32_MAX)
+			b->last++;
+	}
+	return &l->step[at];
 }
 
 uint32_t

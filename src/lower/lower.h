@@ -77,6 +77,7 @@ typedef struct KernelCall KernelCall;
 struct KernelCall {
 	uint32_t tile;
 	const char *kernel; /* entry symbol in the linked kernels */
+	const char *object; /* the kernel object (kernels/NAME.S) it is in */
 	int32_t args_at;    /* buffer holding the argument block */
 	uint32_t args_bytes;
 	BufRef ref[CALL_MAX_REFS]; /* buffers the kernel is given */
@@ -152,15 +153,46 @@ Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
 /* A call with an argument block of args_bytes (initialised data, so it
  * lives for the whole program: kernels may rewrite it). */
 KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
-                       uint32_t args_bytes);
+                       const char *object, uint32_t args_bytes);
 
 TensorPlace *lower_tensor(Lowered *l, int32_t tensor, uint32_t rows,
                           uint32_t cols, uint8_t dtype);
 Piece *lower_piece(TensorPlace *tp);
+/* A place of the caller's, outside l->tp (lower/graph.c keeps one per
+ * tensor and gives the host's to the Lowered at the end). */
+TensorPlace *tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols,
+                              uint8_t dtype);
+void tensor_place_free(TensorPlace *tp);
+/* A new step at index `at`: later steps and every buffer lifetime from
+ * `at` on move up by one (except first = 0, which means from the start:
+ * initialised data, host-written inputs). */
+Step *lower_insert_step(Lowered *l, int32_t at, StepKind kind,
+                        const char *what);
 uint32_t lower_addr(const Lowered *l, BufRef r); /* after placement */
 /* The program's cycles as the cost model sees it: the sum over steps of
  * their lengths plus one sync per exchange step. */
 uint64_t lower_cycles(const Lowered *l);
+
+/* relayout.c: moving a tensor's elements from one place to another.
+ * Element f (the flat row-major index of from's 2-D view) goes to element
+ * map(f) of to's view; map must move each row of `from` as a whole (a
+ * reshape keeps f; a permutation of axes before the last one moves rows).
+ * NULL: the identity. */
+typedef struct {
+	uint64_t (*fn)(const void *ctx, uint64_t flat);
+	const void *ctx;
+} FlatMap;
+/* Adds to exchange step s the transfers that fill every piece of `to`
+ * from where `from` holds its elements: contiguous runs on both sides,
+ * merged where both sides continue, one multicast per source run that
+ * several pieces need. The pieces must be row-major or in the GEMM C
+ * layout (runs of whole words); an element of `to` that `from` does not
+ * hold is an error. */
+int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
+                   const FlatMap *map, Diag *d);
+/* An exchange step's cycles before scheduling, for the planner: the
+ * busiest tile's sent or received items, a gap per received transfer. */
+uint64_t lower_exchange_estimate(const Lowered *l, const Step *s);
 
 /* xsched.c: the exchange scheduler. Gives every transfer of every
  * exchange step a start cycle such that no sender sends two things at

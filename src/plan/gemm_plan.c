@@ -17,6 +17,7 @@
  * and kc of 1..64 K panels: tens of thousands of candidates, a few ms.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "../kernels/gemm.h"
 #include "../kernels/vadd.h"
@@ -112,10 +113,32 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	return bytes + 16384 <= c->mem_end - c->mem_base ? 0 : -1;
 }
 
+/* The cheapest plans so far, cheapest first. */
+typedef struct {
+	GemmPlan *plan;
+	int n, max;
+	uint32_t tried;
+} Best;
+
+static void
+keep(Best *b, const GemmPlan *p)
+{
+	int at = b->n;
+	while (at > 0 && p->cycles < b->plan[at - 1].cycles)
+		at--;
+	if (at >= b->max)
+		return;
+	int move = (b->n < b->max ? b->n : b->max - 1) - at;
+	memmove(&b->plan[at + 1], &b->plan[at], (size_t)move * sizeof *b->plan);
+	b->plan[at] = *p;
+	if (b->n < b->max)
+		b->n++;
+}
+
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
 search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
-             GemmPlan *best, uint32_t *tried)
+             Best *best)
 {
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
@@ -136,43 +159,50 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			if (pk > 1 && ceil_div(bn, 16) < pk)
 				continue; /* a C slice for every group */
 			for (int down = 0; down <= (p.pm % 2 == 0); down++) {
-				(*tried)++;
+				best->tried++;
 				p.pairs_down = (uint8_t)down;
-				if (plan_gemm_price(c, &p))
-					continue;
-				if (!best->cycles || p.cycles < best->cycles)
-					*best = p;
+				if (!plan_gemm_price(c, &p))
+					keep(best, &p);
 			}
 		}
 	}
 }
 
 int
-plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-          uint32_t k, GemmPlan *out, Diag *d)
+plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
+              uint32_t k, GemmPlan *out, int max, int *count, Diag *d)
 {
+	*count = 0;
 	if (!m || !n || !k)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "gemm: empty problem %u x %u x %u", m, n, k);
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(t));
-	GemmPlan best = {0};
-	uint32_t tried = 0;
+	Best best = {.plan = out, .max = max};
 	for (uint32_t pk = 1; pk <= 8 && pk <= tiles; pk *= 2) {
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
 			break; /* the last group would have no K */
 		GemmPlan proto = {
 		    .dtype = t, .m = m, .n = n, .k = k, .pk = pk, .kg = kg};
-		search_grids(c, tiles, pk, proto, &best, &tried);
+		search_grids(c, tiles, pk, proto, &best);
 	}
-	if (!best.cycles)
+	if (!best.n)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "gemm %u x %u x %u (%s) does not fit %u tiles "
 		                "in any plan",
 		                m, n, k, dtype_name(t), tiles);
-	best.candidates = tried;
-	*out = best;
+	for (int i = 0; i < best.n; i++)
+		out[i].candidates = best.tried;
+	*count = best.n;
 	return IPU_OK;
+}
+
+int
+plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
+          uint32_t k, GemmPlan *out, Diag *d)
+{
+	int count;
+	return plan_gemm_top(c, tiles, t, m, n, k, out, 1, &count, d);
 }
 
 void

@@ -62,6 +62,11 @@ GemmDtype plan_gemm_dtype(DType t);
 uint32_t plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
+/* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
+ * *count - 1]. */
+int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
+                  uint32_t n, uint32_t k, GemmPlan *out, int max, int *count,
+                  Diag *d);
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               uint32_t k, GemmPlan *out, Diag *d);

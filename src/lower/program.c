@@ -1,0 +1,631 @@
+/*
+ * program.c - planning and lowering a whole graph, op by op.
+ *
+ * Contract: takes a verified graph; returns a Lowered whose steps run the
+ * ops in graph order and whose tensor map (l->tp) holds where the host
+ * writes every input and weight and reads every output. Each tensor has a
+ * home: the place (pieces on tiles) where its producer left it, or for an
+ * input or weight the place its first consumer wanted (the host writes it
+ * there). A consumer that wants another place gets an exchange step that
+ * moves the elements (relayout.c) just before its own steps.
+ *
+ * The plan search is greedy in graph order: for each matmul, the GEMM
+ * planner's cheapest candidates are each priced together with the exchange
+ * that brings its operand A from its home, and the cheapest sum is kept.
+ *
+ * Lifetimes: a lowering makes its tensors' buffers live from its first
+ * step to the end; here, once every op is lowered, each buffer that holds a
+ * tensor is cut back to the last step that reads it (weights and outputs
+ * stay live to the end, and inputs live from the start).
+ */
+#include "program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+
+enum {
+	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
+	COMPILE_MAX_BATCHES = 4096 /* GEMMs of one batched matmul */
+};
+
+typedef struct {
+	const Graph *g;
+	Lowered *l;
+	uint32_t tiles;
+	TensorPlace **home; /* by tensor id */
+	TensorPlace **made; /* every place made here, to free and to trim */
+	int nmade, capmade;
+	int32_t *used; /* by buffer: the last step that reads it */
+	int nused;
+	char *desc;
+	size_t desc_len;
+	uint32_t tiles_used;
+} Build;
+
+/* The 2-D view of a tensor: the last axis by all the others. */
+static uint32_t
+view_cols(const Tensor *t)
+{
+	return (uint32_t)t->shape.dim[t->shape.rank - 1];
+}
+
+static uint32_t
+view_rows(const Tensor *t)
+{
+	return (uint32_t)(shape_elems(&t->shape) / view_cols(t));
+}
+
+static TensorPlace *
+new_place(Build *b, int32_t id, uint32_t rows, uint32_t cols, DType dt)
+{
+	GROW(b->made, b->nmade, b->capmade);
+	return b->made[b->nmade++] =
+	           tensor_place_new(id, rows, cols, (uint8_t)dt);
+}
+
+static TensorPlace *
+view_place(Build *b, int32_t id)
+{
+	const Tensor *t = graph_tensor(b->g, id);
+	return new_place(b, id, view_rows(t), view_cols(t), t->elem.dtype);
+}
+
+/* b->used covers every buffer made so far (new ones unread). */
+static void
+size_used(Build *b)
+{
+	if (b->nused < b->l->nbuf) {
+		b->used = xrealloc(b->used, (size_t)b->l->nbuf * sizeof *b->used);
+		for (int i = b->nused; i < b->l->nbuf; i++)
+			b->used[i] = -1;
+		b->nused = b->l->nbuf;
+	}
+}
+
+/* Record that `step` reads every buffer of tp. */
+static void
+use_place(Build *b, const TensorPlace *tp, int32_t step)
+{
+	size_used(b);
+	for (int k = 0; k < tp->npiece; k++) {
+		int32_t buf = tp->piece[k].at.buf;
+		if (b->used[buf] < step)
+			b->used[buf] = step;
+	}
+}
+
+/* Every buffer of tp is live from `step` (it is filled there). */
+static void
+fill_from(Build *b, const TensorPlace *tp, int32_t step)
+{
+	for (int k = 0; k < tp->npiece; k++)
+		b->l->buf[tp->piece[k].at.buf].first = step;
+}
+
+static void
+describe(Build *b, const char *fmt, const char *text)
+{
+	size_t at = strlen(b->desc);
+	if (at + 3 < b->desc_len)
+		snprintf(b->desc + at, b->desc_len - at, fmt, text);
+}
+
+/* ---- default layout ---------------------------------------------------- */
+
+/* Elements per row a place pads to: whole 8-byte atoms. */
+static uint32_t
+pad_cols_of(uint32_t cols, DType dt)
+{
+	uint32_t per = 8 / (uint32_t)dtype_size(dt);
+	return (cols + per - 1) / per * per;
+}
+
+/* A row-major place spreading the view's rows over the tiles (and its
+ * columns, in 16s, when there are fewer rows than tiles), buffers live
+ * from step `first`. */
+static TensorPlace *
+default_place(Build *b, int32_t id, uint32_t rows, uint32_t cols, DType dt,
+              int32_t first)
+{
+	TensorPlace *tp = new_place(b, id, rows, cols, dt);
+	uint32_t pr = rows < b->tiles ? rows : b->tiles;
+	uint32_t pc = b->tiles / pr, panels = (cols + 15) / 16;
+	if (pc > panels)
+		pc = panels;
+	uint32_t bm = (rows + pr - 1) / pr;
+	uint32_t bn = ((panels + pc - 1) / pc) * 16;
+	uint32_t es = (uint32_t)dtype_size(dt), t = 0;
+	for (uint32_t r0 = 0; r0 < rows; r0 += bm)
+		for (uint32_t c0 = 0; c0 < cols; c0 += bn, t++) {
+			uint32_t m = rows - r0 < bm ? rows - r0 : bm;
+			uint32_t n = cols - c0 < bn ? cols - c0 : bn;
+			uint32_t pad = pad_cols_of(n, dt);
+			int32_t buf =
+			    lower_buffer(b->l, t, m * pad * es, 8, REGION_ANY,
+			                 first, INT32_MAX, "tensor block");
+			*lower_piece(tp) = (Piece){.tile = t,
+			                           .at = {buf, 0},
+			                           .row0 = r0,
+			                           .rows = m,
+			                           .col0 = c0,
+			                           .cols = n,
+			                           .pad_rows = m,
+			                           .pad_cols = pad,
+			                           .format = PF_ROWMAJOR};
+		}
+	return tp;
+}
+
+/* The home of tensor id, made in the default layout if it is an input or
+ * weight that has none yet. */
+static TensorPlace *
+home_of(Build *b, int32_t id)
+{
+	if (!b->home[id]) {
+		const Tensor *t = graph_tensor(b->g, id);
+		b->home[id] = default_place(b, id, view_rows(t), view_cols(t),
+		                            t->elem.dtype, 0);
+	}
+	return b->home[id];
+}
+
+/* Fill `want` (tensor id's place as a consumer wants it) before the
+ * consumer's first step `at`: an input or weight without a home is
+ * written there by the host; anything else is moved there by an exchange
+ * step inserted at `at`. Returns the steps inserted (0 or 1). */
+static int
+bring(Build *b, int32_t id, TensorPlace *want, int32_t at, const char *what,
+      int *inserted, Diag *d)
+{
+	*inserted = 0;
+	if (!b->home[id]) {
+		b->home[id] = want;
+		return IPU_OK;
+	}
+	Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
+	*inserted = 1;
+	int r = lower_relayout(s, b->home[id], want, NULL, d);
+	if (r)
+		return r;
+	fill_from(b, want, at);
+	use_place(b, b->home[id], at);
+	return IPU_OK;
+}
+
+/* ---- matmul ------------------------------------------------------------ */
+
+static int64_t
+shape_batches(const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i + 2 < s->rank; i++)
+		n *= s->dim[i];
+	return n;
+}
+
+typedef struct {
+	const Op *op;
+	DType dt, dtype_b;
+	uint32_t m, n, k, batches;
+	int fp8_scale;
+} Matmul;
+
+/* Lower `batches` GEMMs with plan p, `group` side by side, into l, with
+ * the operands' and C's pieces in pa, pb, pc. */
+static int
+lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
+              TensorPlace *pa, TensorPlace *pb, TensorPlace *pc, Diag *d)
+{
+	uint32_t one = p->pk * p->pm * p->pn;
+	int32_t base = 0;
+	int r = IPU_OK;
+	for (uint32_t bi = 0; bi < mm->batches && !r; bi++) {
+		uint32_t j = bi % group;
+		if (j == 0)
+			base = l->nstep;
+		GemmOperands o = {.a = pa,
+		                  .b = pb,
+		                  .c = pc,
+		                  .batches = mm->batches,
+		                  .batch = bi,
+		                  .tile_base = j * one,
+		                  .step_base = j ? base : -1,
+		                  .transpose_a = mm->op->attr.transpose_a,
+		                  .transpose_b = mm->op->attr.transpose_b,
+		                  .dtype_b = mm->dtype_b,
+		                  .fp8_scale = mm->fp8_scale};
+		r = lower_gemm(l, p, &o, d);
+	}
+	return r;
+}
+
+/* The cycles of bringing A from its home into the pieces plan p wants: a
+ * trial lowering on a scratch program. */
+static uint64_t
+relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
+{
+	const Tensor *ta = graph_tensor(b->g, mm->op->in[0]);
+	Lowered *l = lower_new(b->l->chip, b->l->tiles);
+	TensorPlace *pa = tensor_place_new(ta->id, view_rows(ta), view_cols(ta),
+	                                   (uint8_t)ta->elem.dtype),
+	            *pb = tensor_place_new(-1, 1, 1, (uint8_t)mm->dtype_b),
+	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
+	uint64_t cost = UINT64_MAX;
+	Diag dd;
+	if (!lower_batches(l, mm, p, 1, pa, pb, pc, &dd)) {
+		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
+		if (!lower_relayout(s, b->home[ta->id], pa, NULL, &dd))
+			cost = lower_exchange_estimate(l, s) +
+			       l->chip->sync_internal_cycles;
+	}
+	tensor_place_free(pa);
+	tensor_place_free(pb);
+	tensor_place_free(pc);
+	lower_free(l);
+	return cost;
+}
+
+/* The plan for `batches` GEMMs of m x n x k: for each group size g (1 to
+ * 16, the powers of two, all of them at once), one GEMM planned on tiles /
+ * g tiles, priced as ceil(batches / g) rounds; the cheapest. A single GEMM
+ * whose A has a home is priced with the exchange that brings A. */
+static int
+plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
+            Diag *d)
+{
+	const Chip *chip = b->l->chip;
+	uint32_t tiles = b->tiles;
+	uint64_t best = UINT64_MAX;
+	if (mm->batches == 1 && b->home[mm->op->in[0]]) {
+		GemmPlan cand[GEMM_CANDIDATES];
+		int n;
+		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
+		                      cand, GEMM_CANDIDATES, &n, d);
+		for (int i = 0; !r && i < n; i++) {
+			uint64_t move = relayout_price(b, mm, &cand[i]);
+			if (move != UINT64_MAX && cand[i].cycles + move < best) {
+				best = cand[i].cycles + move;
+				*plan = cand[i];
+				*group = 1;
+			}
+		}
+		if (r || best != UINT64_MAX)
+			return r;
+	}
+	for (uint32_t g = 1; g <= mm->batches && g <= tiles; g++) {
+		if (g > 16 && (g & (g - 1)) && g != mm->batches)
+			continue;
+		GemmPlan p;
+		Diag dd;
+		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k, &p,
+		              &dd))
+			continue;
+		uint64_t cost = (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
+		if (cost < best) {
+			best = cost;
+			*plan = p;
+			*group = g;
+		}
+	}
+	/* none fits: the error of the whole chip's plan */
+	return best == UINT64_MAX ? plan_gemm(chip, tiles, mm->dt, mm->m, mm->n,
+	                                      mm->k, plan, d)
+	                          : IPU_OK;
+}
+
+static int
+check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
+{
+	const Tensor *a = graph_tensor(b->g, op->in[0]),
+	             *bt = graph_tensor(b->g, op->in[1]),
+	             *c = graph_tensor(b->g, op->out);
+	int64_t batches = shape_batches(&a->shape);
+	if (batches > COMPILE_MAX_BATCHES)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: %lld batches; at most %d "
+		                "so far (they run one after another)",
+		                c->name, (long long)batches,
+		                COMPILE_MAX_BATCHES);
+	/* f8 operands may mix the two formats (the kernel takes one each) */
+	if (a->elem.dtype != bt->elem.dtype &&
+	    !(dtype_is_f8(a->elem.dtype) && dtype_is_f8(bt->elem.dtype)))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: operands of different "
+		                "types (%s, %s)",
+		                c->name, dtype_name(a->elem.dtype),
+		                dtype_name(bt->elem.dtype));
+	if (dtype_is_f8(a->elem.dtype) && b->l->chip->arch != ARCH_IPU21)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: f8 needs an ipu21 chip; %s is %s",
+		                b->l->chip->name, b->l->chip->arch_name);
+	/* f8 values are q x 2^scale: the products carry both scales */
+	int scale = a->elem.scale + bt->elem.scale;
+	if (dtype_is_f8(a->elem.dtype) && (scale < -32 || scale > 31))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: the f8 scales 2^%d (%s) "
+		                "and 2^%d (%s) multiply to 2^%d, outside the "
+		                "kernel's 2^-32..2^31",
+		                c->name, a->elem.scale, a->name, bt->elem.scale,
+		                bt->name, scale);
+	if (op->in[0] == op->in[1])
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: %s is both operands; the "
+		                "GEMM stores A and B in different layouts and "
+		                "only the host writes B's so far",
+		                c->name, a->name);
+	if (b->home[op->in[1]])
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: operand B (%s) is %s; B "
+		                "is stored in the GEMM weight layout, which "
+		                "only the host writes so far",
+		                c->name, bt->name,
+		                bt->producer >= 0 ? "computed on the device"
+		                                  : "also used by an earlier op");
+	if (b->home[op->in[0]] && op->attr.transpose_a)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: a transposed operand A "
+		                "(%s) that is computed on the device or used "
+		                "by an earlier op is not supported yet",
+		                c->name, a->name);
+	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
+	int ra = a->shape.rank, rb = bt->shape.rank;
+	*mm = (Matmul){
+	    .op = op,
+	    .dt = a->elem.dtype,
+	    .dtype_b = bt->elem.dtype,
+	    .m = (uint32_t)a->shape.dim[ra - (tra ? 1 : 2)],
+	    .k = (uint32_t)a->shape.dim[ra - (tra ? 2 : 1)],
+	    .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
+	    .batches = (uint32_t)batches,
+	    .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0};
+	return IPU_OK;
+}
+
+static int
+lower_matmul_op(Build *b, const Op *op, Diag *d)
+{
+	Matmul mm = {0};
+	int r = check_matmul(b, op, &mm, d);
+	GemmPlan plan;
+	uint32_t group = 1;
+	if (!r)
+		r = plan_matmul(b, &mm, &plan, &group, d);
+	if (r)
+		return r;
+	char text[512];
+	plan_gemm_describe(&plan, text, sizeof text);
+	describe(b, "%s", text);
+	if (mm.batches > 1) {
+		snprintf(text, sizeof text,
+		         "; %u batches, %u at a time side by side", mm.batches,
+		         group);
+		describe(b, "%s", text);
+	}
+	const Tensor *tc = graph_tensor(b->g, op->out);
+	TensorPlace *pa = view_place(b, op->in[0]),
+	            *pb = view_place(b, op->in[1]),
+	            *pc = new_place(b, op->out, view_rows(tc), view_cols(tc),
+	                            mm.dt == DT_F32 ? DT_F32 : DT_F16);
+	int32_t first = b->l->nstep;
+	r = lower_batches(b->l, &mm, &plan, group, pa, pb, pc, d);
+	int moved = 0;
+	if (!r)
+		r = bring(b, op->in[1], pb, first, "matmul: B", &moved, d);
+	if (!r)
+		r = bring(b, op->in[0], pa, first, "matmul: A from its producer",
+		          &moved, d);
+	if (r)
+		return r;
+	int32_t last = b->l->nstep - 1;
+	use_place(b, pa, last);
+	use_place(b, pb, last);
+	use_place(b, pc, last);
+	b->home[op->out] = pc;
+	uint32_t used = plan.pk * plan.pm * plan.pn * group;
+	if (used > b->tiles_used)
+		b->tiles_used = used;
+	return IPU_OK;
+}
+
+/* ---- layout ops -------------------------------------------------------- */
+
+/* The output of a reshape or transpose: the same elements moved by `map`
+ * into a new row-major place, in one exchange step. */
+static int
+move_op(Build *b, const Op *op, const FlatMap *map, const char *what,
+        Diag *d)
+{
+	const Tensor *t = graph_tensor(b->g, op->out);
+	TensorPlace *from = home_of(b, op->in[0]);
+	int32_t at = b->l->nstep;
+	Step *s = lower_step(b->l, STEP_EXCHANGE, what);
+	TensorPlace *to = default_place(b, op->out, view_rows(t), view_cols(t),
+	                                t->elem.dtype, at);
+	int r = lower_relayout(s, from, to, map, d);
+	if (r)
+		return r;
+	use_place(b, from, at);
+	use_place(b, to, at);
+	b->home[op->out] = to;
+	return IPU_OK;
+}
+
+static int
+lower_reshape_op(Build *b, const Op *op, Diag *d)
+{
+	const Tensor *in = graph_tensor(b->g, op->in[0]),
+	             *out = graph_tensor(b->g, op->out);
+	if (view_cols(in) != view_cols(out))
+		return move_op(b, op, NULL, "reshape", d);
+	/* the same 2-D view: the output is the input's pieces */
+	const TensorPlace *from = home_of(b, op->in[0]);
+	TensorPlace *to = view_place(b, op->out);
+	for (int k = 0; k < from->npiece; k++)
+		*lower_piece(to) = from->piece[k];
+	b->home[op->out] = to;
+	return IPU_OK;
+}
+
+/* A permutation of the axes before the last: a source row's index, as
+ * digits in the input's axes, goes to the output's row with the digits
+ * permuted. */
+typedef struct {
+	int rank; /* axes before the last */
+	int64_t in_dim[GRAPH_MAX_RANK], out_stride[GRAPH_MAX_RANK];
+	int64_t perm[GRAPH_MAX_RANK];
+	uint64_t cols;
+} RowPerm;
+
+static uint64_t
+permute_flat(const void *ctx, uint64_t flat)
+{
+	const RowPerm *p = ctx;
+	uint64_t row = flat / p->cols, col = flat % p->cols, to = 0;
+	int64_t digit[GRAPH_MAX_RANK];
+	for (int i = p->rank - 1; i >= 0; i--) {
+		digit[i] = (int64_t)(row % (uint64_t)p->in_dim[i]);
+		row /= (uint64_t)p->in_dim[i];
+	}
+	/* output axis i is input axis perm[i] */
+	for (int i = 0; i < p->rank; i++)
+		to += (uint64_t)(digit[p->perm[i]] * p->out_stride[i]);
+	return to * p->cols + col;
+}
+
+static int
+lower_transpose_op(Build *b, const Op *op, Diag *d)
+{
+	const Tensor *in = graph_tensor(b->g, op->in[0]),
+	             *out = graph_tensor(b->g, op->out);
+	int rank = in->shape.rank;
+	const Shape *perm = &op->attr.perm;
+	if (perm->dim[rank - 1] != rank - 1)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: transpose %s moves the last axis; only "
+		                "permutations of the other axes are supported "
+		                "so far (a matmul can take a transposed input "
+		                "with transpose_a/transpose_b)",
+		                out->name);
+	RowPerm p = {.rank = rank - 1, .cols = view_cols(in)};
+	int64_t stride = 1;
+	for (int i = rank - 2; i >= 0; i--) {
+		p.in_dim[i] = in->shape.dim[i];
+		p.perm[i] = perm->dim[i];
+		p.out_stride[i] = stride;
+		stride *= out->shape.dim[i];
+	}
+	FlatMap map = {permute_flat, &p};
+	return move_op(b, op, &map, "transpose", d);
+}
+
+/* ---- the graph --------------------------------------------------------- */
+
+typedef int (*LowerOp)(Build *b, const Op *op, Diag *d);
+
+static const LowerOp lower_op[OP_COUNT] = {
+    [OP_MATMUL] = lower_matmul_op,
+    [OP_RESHAPE] = lower_reshape_op,
+    [OP_TRANSPOSE] = lower_transpose_op,
+};
+
+/* Cut each tensor buffer's lifetime back to its last reader; weights and
+ * outputs stay to the end, inputs live from the start. A buffer may hold
+ * several tensors (a reshape's output is its input's pieces). */
+enum { KEEP_PINNED = 1, KEEP_FROM_START = 2 };
+
+static void
+trim_lifetimes(Build *b)
+{
+	size_used(b);
+	uint8_t *keep = xcalloc((size_t)b->l->nbuf, 1);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < b->nmade; i++) {
+			const TensorPlace *tp = b->made[i];
+			const Tensor *t = graph_tensor(b->g, tp->tensor);
+			for (int k = 0; t && k < tp->npiece; k++) {
+				int32_t id = tp->piece[k].at.buf;
+				Buffer *buf = &b->l->buf[id];
+				if (pass == 0) {
+					keep[id] |= t->role == ROLE_WEIGHT ||
+					                    t->role == ROLE_OUTPUT
+					                ? KEEP_PINNED
+					                : 0;
+					keep[id] |= t->role == ROLE_INPUT
+					                ? KEEP_FROM_START
+					                : 0;
+					continue;
+				}
+				if (keep[id] & KEEP_FROM_START)
+					buf->first = 0;
+				buf->last = keep[id] & KEEP_PINNED ? INT32_MAX
+				            : b->used[id] > buf->first
+				                ? b->used[id]
+				                : buf->first;
+			}
+		}
+	free(keep);
+}
+
+int
+lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
+            char *desc, size_t desc_len, Diag *d)
+{
+	Build b = {.g = g,
+	           .l = lower_new(chip, tiles),
+	           .tiles = tiles,
+	           .desc = desc,
+	           .desc_len = desc_len};
+	desc[0] = 0;
+	b.home = xcalloc((size_t)g->ntensors, sizeof *b.home);
+	int r = IPU_OK;
+	if (!g->nops)
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "compile: the graph has no operation");
+	for (int i = 0; i < g->nops && !r; i++) {
+		const Op *op = &g->ops[i];
+		if (!lower_op[op->kind]) {
+			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "compile: op %d (%s, making %s) has no "
+			             "kernel yet",
+			             i, op_desc(op->kind)->name,
+			             graph_tensor(g, op->out)->name);
+			break;
+		}
+		if (i && strlen(desc) + 3 < desc_len)
+			strcat(desc, "; ");
+		r = lower_op[op->kind](&b, op, d);
+	}
+	if (!r) {
+		trim_lifetimes(&b);
+		/* the host's map: inputs, weights and outputs where they live */
+		for (int32_t id = 0; id < g->ntensors; id++) {
+			const Tensor *t = graph_tensor(g, id);
+			const TensorPlace *h = b.home[id];
+			if (!h || t->role == ROLE_INTERMEDIATE)
+				continue;
+			TensorPlace *tp = lower_tensor(b.l, id, h->rows, h->cols,
+			                               h->dtype);
+			for (int k = 0; k < h->npiece; k++)
+				*lower_piece(tp) = h->piece[k];
+		}
+		/* the tiles any buffer is on */
+		for (int i = 0; i < b.l->nbuf; i++)
+			if (b.l->buf[i].tile + 1 > b.tiles_used)
+				b.tiles_used = b.l->buf[i].tile + 1;
+		b.l->tiles = b.tiles_used;
+	}
+	for (int i = 0; i < b.nmade; i++)
+		tensor_place_free(b.made[i]);
+	free(b.made);
+	free(b.home);
+	free(b.used);
+	if (r) {
+		lower_free(b.l);
+		b.l = NULL;
+	}
+	*out = b.l;
+	return r;
+}

@@ -1,0 +1,14 @@
+/* program.h - a whole graph planned and lowered (see program.c). */
+#ifndef IPU_LOWER_PROGRAM_H
+#define IPU_LOWER_PROGRAM_H
+
+#include "../graph/graph.h"
+#include "lower.h"
+
+/* Plans and lowers every op of the verified graph g on the chip's first
+ * `tiles` tiles. On success *out is the program (tiles: those it uses)
+ * and desc holds each op's plan, "; " between them. */
+int lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
+                char *desc, size_t desc_len, Diag *d);
+
+#endif

@@ -1,0 +1,379 @@
+/*
+ * test_compile_graph.c - graphs of several ops compiled, run on the chip
+ * model, and every output element checked against an interpreter of the
+ * graph written here (long double arithmetic, each op's result rounded to
+ * its tensor's element type, as the device stores it).
+ *
+ * What it covers: a tensor moved from where its producer left it to where
+ * its consumer wants it (a matmul's C feeding the next matmul's A), reshape
+ * and transpose as exchanges, reshape as a free view, lifetimes (buffers of
+ * dead intermediates reused), and the refusals with their messages.
+ */
+#include "support.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ipu/runtime.h>
+
+#include "../src/compile/compile.h"
+#include "../src/util/fp.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static double
+uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) * 0x1p-53 * 2 - 1;
+}
+
+/* A value rounded to an element type, as the device stores it. */
+static long double
+round_to(DType dt, long double v)
+{
+	unsigned fl = 0;
+	switch (dt) {
+	case DT_F32:
+		return (float)v;
+	case DT_F16:
+		return fp_f16_to_f64(
+		    fp_f64_to_f16((double)v, FP_RNE, 0, FP_OV_IEEE, &fl));
+	default:
+		fail_msg("the interpreter has no %s", dtype_name(dt));
+	}
+	return 0;
+}
+
+static void
+to_bits(DType dt, long double v, uint8_t *out)
+{
+	unsigned fl = 0;
+	if (dt == DT_F32) {
+		float f = (float)v;
+		memcpy(out, &f, 4);
+	} else {
+		uint16_t h = fp_f64_to_f16((double)v, FP_RNE, 0, FP_OV_IEEE, &fl);
+		memcpy(out, &h, 2);
+	}
+}
+
+static long double
+from_bits(DType dt, const uint8_t *in)
+{
+	if (dt == DT_F32) {
+		float f;
+		memcpy(&f, in, 4);
+		return f;
+	}
+	uint16_t h;
+	memcpy(&h, in, 2);
+	return fp_f16_to_f64(h);
+}
+
+/* Element index of `out` coordinates in a tensor of shape s, read with
+ * numpy broadcasting (axes aligned from the right, size-1 axes repeat). */
+static size_t
+broadcast_index(const Shape *s, const Shape *out, const int64_t *coord)
+{
+	size_t at = 0;
+	for (int i = 0; i < s->rank; i++) {
+		int64_t c = coord[out->rank - s->rank + i];
+		at = at * (size_t)s->dim[i] + (size_t)(s->dim[i] == 1 ? 0 : c);
+	}
+	return at;
+}
+
+/* The graph's values, op by op. */
+static void
+interpret(const Graph *g, long double **val)
+{
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		const Tensor *o = graph_tensor(g, op->out),
+		             *a = graph_tensor(g, op->in[0]);
+		size_t n = (size_t)shape_elems(&o->shape);
+		long double *y = val[o->id] = xcalloc(n, sizeof *y);
+		const long double *x = val[a->id];
+		int r = o->shape.rank;
+		int64_t coord[GRAPH_MAX_RANK];
+		for (size_t e = 0; e < n; e++) {
+			size_t rest = e;
+			for (int k = r - 1; k >= 0; k--) {
+				coord[k] = (int64_t)(rest % (size_t)o->shape.dim[k]);
+				rest /= (size_t)o->shape.dim[k];
+			}
+			long double v = 0;
+			switch (op->kind) {
+			case OP_MATMUL: {
+				const Tensor *b = graph_tensor(g, op->in[1]);
+				int ra = a->shape.rank, rb = b->shape.rank;
+				int ta = op->attr.transpose_a,
+				    tb = op->attr.transpose_b;
+				size_t K = (size_t)a->shape.dim[ra - (ta ? 2 : 1)];
+				size_t batch = e / (size_t)(o->shape.dim[r - 2] *
+				                            o->shape.dim[r - 1]);
+				size_t am = (size_t)(a->shape.dim[ra - 2] *
+				                     a->shape.dim[ra - 1]),
+				       bm = (size_t)(b->shape.dim[rb - 2] *
+				                     b->shape.dim[rb - 1]);
+				size_t M = (size_t)a->shape.dim[ra - (ta ? 1 : 2)],
+				       N = (size_t)b->shape.dim[rb - (tb ? 2 : 1)];
+				size_t row = (size_t)coord[r - 2],
+				       col = (size_t)coord[r - 1];
+				for (size_t q = 0; q < K; q++)
+					v += x[batch * am +
+					       (ta ? q * M + row : row * K + q)] *
+					     val[b->id][batch * bm +
+					                (tb ? col * K + q
+					                    : q * N + col)];
+				break;
+			}
+			case OP_ADD:
+			case OP_MUL: {
+				const Tensor *b = graph_tensor(g, op->in[1]);
+				long double p =
+				    x[broadcast_index(&a->shape, &o->shape, coord)];
+				long double q = val[b->id][broadcast_index(
+				    &b->shape, &o->shape, coord)];
+				v = op->kind == OP_ADD ? p + q : p * q;
+				break;
+			}
+			case OP_CAST:
+			case OP_RESHAPE:
+				v = x[e];
+				break;
+			case OP_TRANSPOSE: {
+				/* output axis k is input axis perm[k] */
+				int64_t ic[GRAPH_MAX_RANK];
+				for (int k = 0; k < r; k++)
+					ic[op->attr.perm.dim[k]] = coord[k];
+				size_t at = 0;
+				for (int k = 0; k < r; k++)
+					at = at * (size_t)a->shape.dim[k] +
+					     (size_t)ic[k];
+				v = x[at];
+				break;
+			}
+			default:
+				fail_msg("the interpreter has no %s",
+				         op_desc(op->kind)->name);
+			}
+			y[e] = round_to(o->elem.dtype, v);
+		}
+	}
+}
+
+/* Compile the text-form graph on `tiles` tiles, run it with random inputs,
+ * and check every output within rel x (the output's largest magnitude).
+ * Returns the compile report's predicted cycles; *cycles the emulated. */
+static uint64_t
+run_graph(const char *text, uint32_t tiles, double rel, uint64_t *cycles)
+{
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	if (graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr))
+		fail_msg("parse: %s", errs[0].msg);
+	CompileOptions o = {.chip = chip_default(), .tiles = tiles};
+	Package *pk;
+	CompileReport rep;
+	if (compile_graph(g, &o, &pk, &rep, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fail_msg("compile: %s", buf);
+	}
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(pkg_write(pk, &bytes, &len, &d), 0);
+	char name[64];
+	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=2", tiles);
+	ipu_error err;
+	ipu_device *dev = ipu_open(name, &err);
+	assert_non_null(dev);
+	if (ipu_load_package(dev, bytes, len, &err))
+		fail_msg("load: %s", err.msg);
+	long double **val = xcalloc((size_t)g->ntensors, sizeof *val);
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->producer >= 0)
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape),
+		       es = (size_t)dtype_size(t->elem.dtype);
+		uint8_t *bits = xcalloc(n, es);
+		val[id] = xcalloc(n, sizeof *val[id]);
+		for (size_t e = 0; e < n; e++) {
+			val[id][e] = round_to(t->elem.dtype, uniform());
+			to_bits(t->elem.dtype, val[id][e], bits + e * es);
+		}
+		if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
+			fail_msg("write %s: %s", t->name, err.msg);
+		free(bits);
+	}
+	if (ipu_run(dev, 0, &err))
+		fail_msg("run: %s", err.msg);
+	interpret(g, val);
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->role != ROLE_OUTPUT)
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape),
+		       es = (size_t)dtype_size(t->elem.dtype);
+		uint8_t *bits = xcalloc(n, es);
+		if (ipu_read_tensor(dev, t->name, bits, n * es, &err))
+			fail_msg("read %s: %s", t->name, err.msg);
+		long double most = 0;
+		for (size_t e = 0; e < n; e++)
+			if (fabsl(val[id][e]) > most)
+				most = fabsl(val[id][e]);
+		for (size_t e = 0; e < n; e++) {
+			long double got = from_bits(t->elem.dtype, bits + e * es);
+			if (!(fabsl(got - val[id][e]) <= rel * most))
+				fail_msg("%s[%zu] = %.8Lg, expected %.8Lg",
+				         t->name, e, got, val[id][e]);
+		}
+		free(bits);
+	}
+	*cycles = ipu_cycles(dev);
+	uint64_t pred = rep.predicted_cycles;
+	for (int32_t id = 0; id < g->ntensors; id++)
+		free(val[id]);
+	free(val);
+	ipu_close(dev);
+	free(bytes);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	graph_free(g);
+	return pred;
+}
+
+static void
+check(const char *what, const char *text, uint32_t tiles, double rel)
+{
+	uint64_t cycles, pred = run_graph(text, tiles, rel, &cycles);
+	print_message("%s on %u tiles: %llu cycles, predicted %llu\n", what,
+	              tiles, (unsigned long long)cycles,
+	              (unsigned long long)pred);
+	double err = ((double)pred - (double)cycles) / (double)cycles;
+	assert_true(err > -0.1 && err < 0.1);
+}
+
+/* C of one matmul is A of the next: its 16-column panels, on the first
+ * plan's tiles, move into the second plan's A chunks. The f16 chain
+ * rounds h to f16 and both products per K-panel: 2^-8 of the largest
+ * output is several ulps. */
+static void
+test_matmul_chain(void **state)
+{
+	(void)state;
+	check("f16 chain 40x64 . 64x48 . 48x32",
+	      "input x f16 [40, 64]\n"
+	      "weight w1 f16 [64, 48]\n"
+	      "weight w2 f16 [48, 32]\n"
+	      "h = matmul x w1\n"
+	      "y = matmul h w2\n"
+	      "output y\n",
+	      8, 0x1p-8);
+	check("f32 chain 24x40 . 40x56 . 56x20 (w2 transposed)",
+	      "input x f32 [24, 40]\n"
+	      "weight w1 f32 [40, 56]\n"
+	      "weight w2 f32 [20, 56]\n"
+	      "h = matmul x w1\n"
+	      "y = matmul h w2 transpose_b=1\n"
+	      "output y\n"
+	      "output h\n",
+	      6, 0x1p-18);
+	/* the second product's K is split over groups and reduced */
+	check("f16 chain 16x32 . 32x1024 . 1024x32",
+	      "input x f16 [16, 32]\n"
+	      "weight w1 f16 [32, 1024]\n"
+	      "weight w2 f16 [1024, 32]\n"
+	      "h = matmul x w1\n"
+	      "y = matmul h w2\n"
+	      "output y\n",
+	      16, 0x1p-7);
+}
+
+/* Data movement only: exact. */
+static void
+test_layout_ops(void **state)
+{
+	(void)state;
+	check("reshape [6, 40] -> [12, 20]",
+	      "input x f16 [6, 40]\n"
+	      "y = reshape x [12, 20]\n"
+	      "output y\n",
+	      4, 0);
+	check("transpose [3, 4, 8] perm [1, 0, 2]",
+	      "input x f32 [3, 4, 8]\n"
+	      "y = transpose x [1, 0, 2]\n"
+	      "output y\n",
+	      5, 0);
+	/* a reshape that keeps the last axis is a view: the matmul reads
+	 * the input where the host wrote it */
+	check("reshape [2, 5, 16] -> [10, 16], matmul",
+	      "input x f16 [2, 5, 16]\n"
+	      "weight w f16 [16, 24]\n"
+	      "r = reshape x [10, 16]\n"
+	      "y = matmul r w\n"
+	      "output y\n",
+	      4, 0x1p-9);
+	/* heads out of a matmul: [B*T, H*D] -> [B, T, H, D] -> [B, H, T, D] */
+	check("matmul, reshape, transpose (heads)",
+	      "input x f16 [12, 16]\n"
+	      "weight w f16 [16, 32]\n"
+	      "h = matmul x w\n"
+	      "r = reshape h [2, 6, 2, 16]\n"
+	      "t = transpose r [0, 2, 1, 3]\n"
+	      "output t\n",
+	      6, 0x1p-9);
+}
+
+static void
+expect_refusal(const char *text, const char *needle)
+{
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(
+	    graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr), 0);
+	CompileOptions o = {.chip = chip_default(), .tiles = 8};
+	Package *pk;
+	CompileReport rep;
+	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	if (!strstr(d.msg, needle))
+		fail_msg("'%s' not in '%s'", needle, d.msg);
+	graph_free(g);
+}
+
+static void
+test_refusals(void **state)
+{
+	(void)state;
+	/* B is stored in the GEMM weight layout, which only the host
+	 * writes */
+	expect_refusal("input x f16 [16, 16]\n"
+	               "weight w f16 [16, 16]\n"
+	               "h = matmul x w\n"
+	               "y = matmul x h\n"
+	               "output y\n",
+	               "operand B (h) is computed on the device");
+	expect_refusal("input x f16 [8, 16]\n"
+	               "y = transpose x [1, 0]\n"
+	               "output y\n",
+	               "moves the last axis");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_matmul_chain),
+	    cmocka_unit_test(test_layout_ops),
+	    cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
