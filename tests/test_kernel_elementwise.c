@@ -135,9 +135,10 @@ rnd_elem(EwOp op, EwType in, EwType out, int scale)
 			 * f16 range, subnormals included */
 			uint32_t h = rnd32() % 0x7bff;
 			double m = (decode(&F16, h) + decode(&F16, h + 1)) / 2;
-			double v = rnd32() % 4 ? ldexp(rnd_real(1), -26 +
-			                                   (int)(rnd32() % 42))
-			                       : m;
+			double v =
+			    rnd32() % 4
+			        ? ldexp(rnd_real(1), -26 + (int)(rnd32() % 42))
+			        : m;
 			return bits_of((float)(rnd32() & 1 ? -v : v));
 		}
 		return bits_of((float)rnd_real(op == EW_GELU ? 8 : 4));
@@ -173,7 +174,7 @@ get_elem(const uint8_t *mem, uint32_t off, uint32_t es)
 static double
 value(EwType t, uint32_t bits)
 {
-	return t == EW_F32 ? f32_of(bits)
+	return t == EW_F32   ? f32_of(bits)
 	       : t == EW_F16 ? decode(&F16, bits)
 	                     : decode(fmt8(t), bits);
 }
@@ -201,18 +202,18 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 	case EW_ADD:
 	case EW_MUL: {
 		double r = c->op == EW_ADD ? x + y : x * y; /* exact */
-		want = c->out == EW_F32 ? bits_of((float)r)
-		                        : encode(&F16, r, 0);
+		want =
+		    c->out == EW_F32 ? bits_of((float)r) : encode(&F16, r, 0);
 		break;
 	}
 	case EW_CAST:
 		if (c->out == EW_F32)
 			want = bits_of((float)x);
 		else if (c->out == EW_F16)
-			want = encode(&F16, x * ldexp(1, c->in == EW_F32
-			                                     ? 0
-			                                     : c->fp8_scale),
-			              0);
+			want = encode(
+			    &F16,
+			    x * ldexp(1, c->in == EW_F32 ? 0 : c->fp8_scale),
+			    0);
 		else
 			want = encode(fmt8(c->out), x * ldexp(1, -c->fp8_scale),
 			              1);
@@ -224,10 +225,10 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 		 * sensitivity is (1 - s) |2u| <= |2u|; the sigmoid and the
 		 * final product round once each. For f16 output add half an
 		 * f16 ulp. */
-		double r = gelu(x), t = 2 * SQRT_2_PI *
-		                        (x + 0.044715 * x * x * x);
-		double tol = (4 + 8 * fabs(t)) * ldexp(fabs(r), -24) +
-		             ldexp(1, -148);
+		double r = gelu(x),
+		       t = 2 * SQRT_2_PI * (x + 0.044715 * x * x * x);
+		double tol =
+		    (4 + 8 * fabs(t)) * ldexp(fabs(r), -24) + ldexp(1, -148);
 		if (c->out == EW_F16) {
 			uint32_t n = encode(&F16, r, 0) & 0x7fff;
 			double ulp = decode(&F16, n + 1) - decode(&F16, n);
@@ -236,8 +237,8 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 		double g = value(c->out, got);
 		if (fabs(g - r) <= tol)
 			return 0;
-		snprintf(why, len, "gelu(%.9g) = %.9g, want %.9g +- %.3g", x,
-		         g, r, tol);
+		snprintf(why, len, "gelu(%.9g) = %.9g, want %.9g +- %.3g", x, g,
+		         r, tol);
 		return 1;
 	}
 	}
@@ -265,6 +266,8 @@ layout(uint32_t addr, const Shape *s, uint32_t es)
 	return (EwRef){addr, s->rows * row + s->seg_pad, row};
 }
 
+static int print_rates; /* test_rates prints its calls */
+
 static const Image *
 image(void)
 {
@@ -274,9 +277,8 @@ image(void)
 		static const char *const names[] = {"elementwise",
 		                                    "elementwise_f8"};
 		Diag d;
-		assert_int_equal(kernel_image(names, 2, chip_default(), &img,
-		                              &d),
-		                 0);
+		assert_int_equal(
+		    kernel_image(names, 2, chip_default(), &img, &d), 0);
 		done = 1;
 	}
 	return &img;
@@ -323,9 +325,10 @@ run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
 				if (binary)
 					put_elem(mem,
 					         c.b.addr + g * c.b.seg_stride +
-					             r * c.b.row_stride + k * ei -
-					             A_AT,
-					         ei, rnd_elem(op, in, out, scale));
+					             r * c.b.row_stride +
+					             k * ei - A_AT,
+					         ei,
+					         rnd_elem(op, in, out, scale));
 			}
 	Tile *t = tile_new(chip, 0);
 	const Image *img = image();
@@ -345,21 +348,26 @@ run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
 		for (uint32_t r = 0; r < s->rows; r++)
 			for (uint32_t k = 0; k < s->cols; k++) {
 				uint32_t oa = c.a.addr + g * c.a.seg_stride +
-				              r * c.a.row_stride + k * ei - A_AT;
+				              r * c.a.row_stride + k * ei -
+				              A_AT;
 				uint32_t ob = c.b.addr + g * c.b.seg_stride +
-				              r * c.b.row_stride + k * ei - A_AT;
-				uint32_t od = c.dst.addr + g * c.dst.seg_stride +
-				              r * c.dst.row_stride + k * eo - A_AT;
+				              r * c.b.row_stride + k * ei -
+				              A_AT;
+				uint32_t od =
+				    c.dst.addr + g * c.dst.seg_stride +
+				    r * c.dst.row_stride + k * eo - A_AT;
 				char why[200];
 				uint32_t got = get_elem(after, od, eo);
 				if (check_elem(&c, get_elem(mem, oa, ei),
-				               binary ? get_elem(mem, ob, ei) : 0,
+				               binary ? get_elem(mem, ob, ei)
+				                      : 0,
 				               got, why, sizeof why))
-					fail_msg("%s %s->%s %ux%ux%u [%u,%u,%u]: %s",
-					         ew_entry(op, in, out),
-					         ew_type_name(in),
-					         ew_type_name(out), s->nseg,
-					         s->rows, s->cols, g, r, k, why);
+					fail_msg(
+					    "%s %s->%s %ux%ux%u [%u,%u,%u]: %s",
+					    ew_entry(op, in, out),
+					    ew_type_name(in), ew_type_name(out),
+					    s->nseg, s->rows, s->cols, g, r, k,
+					    why);
 				memset(written + od, 1, eo);
 			}
 	for (uint32_t i = 0; i < span; i++)
@@ -371,6 +379,11 @@ run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
 		fail_msg("%s %ux%ux%u: %llu cycles, ew_cycles says %llu",
 		         ew_entry(op, in, out), s->nseg, s->rows, s->cols,
 		         (unsigned long long)cycles, (unsigned long long)want);
+	if (print_rates)
+		printf("%-16s %ux%ux%u: %llu cycles, %.3f elements/cycle\n",
+		       ew_entry(op, in, out), s->nseg, s->rows, s->cols,
+		       (unsigned long long)cycles,
+		       (double)s->nseg * s->rows * s->cols / (double)cycles);
 	free(mem);
 	free(after);
 	free(written);
@@ -385,16 +398,16 @@ run_shapes(EwOp op, EwType in, EwType out, int scale)
 	int binary = op == EW_ADD || op == EW_MUL;
 	int same = ew_type_bytes(in) == ew_type_bytes(out);
 	const Shape shapes[] = {
-	    {1, 1, m, 0, 0, 0, 0, 0},            /* one group */
-	    {1, 1, 3 * m, 0, 0, 0, 0, 0},        /* fewer groups than workers */
-	    {1, 4, 10 * m, 8, 0, 0, 0, 0},       /* fewer rows than workers */
-	    {1, 37, 6 * m, 24, 0, 0, 0, 0},      /* padded rows */
-	    {3, 13, 16, 0, 0, 0, 0, 0},          /* GEMM C panels: one line */
-	    {3, 5, 2 * m, 8, 16, 0, 0, 0},       /* segment wraps */
-	    {1, 300, m, 8, 0, 0, 0, 0},          /* many short rows */
-	    {1, 9, 16 * m, 0, 0, 0, 1, 0},       /* broadcast row */
-	    {4, 7, 16, 0, 0, 1, 0, 0},           /* bias on GEMM panels */
-	    {2, 10, 8 * m, 16, 8, 0, 0, 1},      /* in place */
+	    {1, 1, m, 0, 0, 0, 0, 0},       /* one group */
+	    {1, 1, 3 * m, 0, 0, 0, 0, 0},   /* fewer groups than workers */
+	    {1, 4, 10 * m, 8, 0, 0, 0, 0},  /* fewer rows than workers */
+	    {1, 37, 6 * m, 24, 0, 0, 0, 0}, /* padded rows */
+	    {3, 13, 16, 0, 0, 0, 0, 0},     /* GEMM C panels: one line */
+	    {3, 5, 2 * m, 8, 16, 0, 0, 0},  /* segment wraps */
+	    {1, 300, m, 8, 0, 0, 0, 0},     /* many short rows */
+	    {1, 9, 16 * m, 0, 0, 0, 1, 0},  /* broadcast row */
+	    {4, 7, 16, 0, 0, 1, 0, 0},      /* bias on GEMM panels */
+	    {2, 10, 8 * m, 16, 8, 0, 0, 1}, /* in place */
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const Shape *s = &shapes[i];
@@ -447,14 +460,159 @@ test_gelu(void **state)
 	run_shapes(EW_GELU, EW_F32, EW_F32, 0);
 }
 
+/* Rates for docs/kernel-elementwise.md: one contiguous 64 KiB-ish block
+ * per entry and the bias add on GEMM panels, measured on the tile and
+ * checked against ew_cycles like every call above. */
+static void
+test_rates(void **state)
+{
+	(void)state;
+	static const struct {
+		EwOp op;
+		EwType in, out;
+	} entries[] = {
+	    {EW_ADD, EW_F16, EW_F16},      {EW_ADD, EW_F32, EW_F32},
+	    {EW_MUL, EW_F16, EW_F16},      {EW_CAST, EW_F32, EW_F16},
+	    {EW_CAST, EW_F16, EW_F32},     {EW_CAST, EW_F16, EW_F8_F143},
+	    {EW_CAST, EW_F8_F143, EW_F16}, {EW_GELU, EW_F16, EW_F16},
+	    {EW_GELU, EW_F32, EW_F32},
+	};
+	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+		const Shape s = {1, 64, 256, 0, 0, 0, 0, 0};
+		print_rates = 1;
+		run_case(entries[i].op, entries[i].in, entries[i].out, 0, &s);
+	}
+	const Shape bias = {8, 128, 16, 0, 0, 1, 0, 0};
+	run_case(EW_ADD, EW_F16, EW_F16, 0, &bias);
+	print_rates = 0;
+}
+
+/* Bad calls: ew_check names the problem; unsupported ones have no entry. */
+static void
+expect_reject(const EwCall *c, const char *words)
+{
+	Diag d;
+	assert_int_equal(ew_check(c, &d), IPU_EINVAL);
+	if (!strstr(d.msg, words))
+		fail_msg("'%s' does not mention '%s'", d.msg, words);
+}
+
+static void
+test_check(void **state)
+{
+	(void)state;
+	const EwCall good = {.op = EW_ADD,
+	                     .in = EW_F16,
+	                     .out = EW_F16,
+	                     .nseg = 2,
+	                     .rows = 3,
+	                     .cols = 8,
+	                     .dst = {D_AT, 48, 16},
+	                     .a = {A_AT, 48, 16},
+	                     .b = {B_AT, 0, 0}};
+	Diag d;
+	assert_int_equal(ew_check(&good, &d), IPU_OK);
+	EwCall c = good;
+	c.cols = 6;
+	expect_reject(&c, "multiple of 4");
+	c = good;
+	c.a.addr += 4;
+	expect_reject(&c, "a address");
+	c = good;
+	c.b.row_stride = 12;
+	expect_reject(&c, "b row stride");
+	c = good;
+	c.dst.seg_stride = 20;
+	expect_reject(&c, "dst segment stride");
+	c = good;
+	c.rows = 0;
+	expect_reject(&c, "empty");
+	c = good;
+	c.dst.row_stride = 8; /* 16-byte rows 8 apart */
+	expect_reject(&c, "overlap");
+	c = good;
+	c.dst.addr = A_AT + 8; /* shifted in place */
+	expect_reject(&c, "overlaps a");
+	c = good;
+	c.dst = c.a; /* exactly in place */
+	assert_int_equal(ew_check(&c, &d), IPU_OK);
+	c = good;
+	c.op = EW_CAST;
+	c.in = EW_F32;
+	c.a = (EwRef){A_AT, 96, 32};
+	c.dst = c.a; /* in place with different element sizes */
+	expect_reject(&c, "overlaps a");
+	c = good;
+	c.op = EW_GELU;
+	c.in = c.out = EW_F8_F143;
+	expect_reject(&c, "not supported");
+	assert_null(ew_entry(EW_MUL, EW_F16, EW_F32));
+	assert_null(ew_entry(EW_CAST, EW_F32, EW_F8_F143));
+	c = good;
+	c.op = EW_CAST;
+	c.out = EW_F8_F152;
+	c.fp8_scale = 32;
+	expect_reject(&c, "scale");
+	assert_string_equal(ew_object(EW_CAST, EW_F8_F152, EW_F16),
+	                    "elementwise_f8");
+	assert_string_equal(ew_object(EW_GELU, EW_F16, EW_F16), "elementwise");
+	assert_int_equal(ew_col_multiple(EW_F16, EW_F8_F143), 8);
+	assert_int_equal(ew_col_multiple(EW_F32, EW_F32), 2);
+}
+
+/* The GC200 links elementwise.S alone (no f8 instruction in it) and runs
+ * it; the f8 object does not link there. */
+static void
+test_gc200(void **state)
+{
+	(void)state;
+	const Chip *chip = chip_by_name("gc200");
+	assert_non_null(chip);
+	static const char *const plain[] = {"elementwise"};
+	static const char *const f8[] = {"elementwise_f8"};
+	Image img;
+	Diag d;
+	assert_int_equal(kernel_image(f8, 1, chip, &img, &d) < 0, 1);
+	assert_int_equal(kernel_image(plain, 1, chip, &img, &d), 0);
+	Tile *t = tile_new(chip, 0);
+	for (int i = 0; i < img.nseg; i++)
+		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
+		           img.seg[i].size);
+	float a[16], b[16], got[16];
+	for (int i = 0; i < 16; i++) {
+		a[i] = (float)i / 8;
+		b[i] = 3 - (float)i;
+	}
+	tile_write(t, A_AT, a, sizeof a);
+	tile_write(t, B_AT, b, sizeof b);
+	EwCall c = {.op = EW_MUL,
+	            .in = EW_F32,
+	            .out = EW_F32,
+	            .nseg = 1,
+	            .rows = 1,
+	            .cols = 16,
+	            .dst = {D_AT, 0, 0},
+	            .a = {A_AT, 0, 0},
+	            .b = {B_AT, 0, 0}};
+	uint64_t cycles;
+	if (ew_tile_call(t, &img, &c, ARGS, &cycles, &d))
+		fail_msg("%s", d.msg);
+	tile_read(t, D_AT, got, sizeof got);
+	for (int i = 0; i < 16; i++)
+		assert_true(got[i] == (float)i / 8 * (3 - (float)i));
+	assert_int_equal(cycles, ew_cycles(&c));
+	tile_free(t);
+	img_free(&img);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_add_mul),
-	    cmocka_unit_test(test_cast),
-	    cmocka_unit_test(test_cast_f8),
-	    cmocka_unit_test(test_gelu),
+	    cmocka_unit_test(test_add_mul), cmocka_unit_test(test_cast),
+	    cmocka_unit_test(test_cast_f8), cmocka_unit_test(test_gelu),
+	    cmocka_unit_test(test_check),   cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_gc200),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

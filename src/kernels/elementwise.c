@@ -25,8 +25,8 @@ typedef enum {
 static const struct {
 	uint32_t per_group, fixed, setup;
 } loop_cost[] = {
-    [LOOP_BINARY] = {3, 2, 0}, [LOOP_NARROW] = {3, 2, 0},
-    [LOOP_WIDEN] = {3, 1, 0},  [LOOP_GELU32] = {7, 2, 4},
+    [LOOP_BINARY] = {3, 2, 0},  [LOOP_NARROW] = {3, 2, 0},
+    [LOOP_WIDEN] = {3, 1, 0},   [LOOP_GELU32] = {7, 2, 4},
     [LOOP_GELU16] = {17, 2, 4},
 };
 
@@ -115,8 +115,7 @@ ew_type_bytes(EwType t)
 const char *
 ew_type_name(EwType t)
 {
-	static const char *const names[] = {"f32", "f16", "f8 F143",
-	                                    "f8 F152"};
+	static const char *const names[] = {"f32", "f16", "f8 F143", "f8 F152"};
 	return (unsigned)t < 4 ? names[t] : "?";
 }
 
@@ -157,8 +156,8 @@ normalize(Walk *w)
 		}
 		int segs = w->nseg > 1, rows = w->rows > 1;
 		for (int k = 0; k < w->n; k++) {
-			segs &= w->r[k].seg_stride ==
-			        w->rows * w->r[k].row_stride;
+			segs &=
+			    w->r[k].seg_stride == w->rows * w->r[k].row_stride;
 			rows &= w->r[k].row_stride == w->cols * w->es[k];
 		}
 		if (segs) {
@@ -211,9 +210,10 @@ ew_check(const EwCall *c, Diag *d)
 	const char *op = (unsigned)c->op < 5 ? op_names[c->op] : "?";
 	const EwKernel *k = find(c->op, c->in, c->out);
 	if (!k)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "elementwise: %s from %s to %s is not supported",
-		                op, ew_type_name(c->in), ew_type_name(c->out));
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "elementwise: %s from %s to %s is not supported", op,
+		    ew_type_name(c->in), ew_type_name(c->out));
 	if (!c->nseg || !c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: empty walk %u x %u x %u", op,
@@ -244,8 +244,8 @@ ew_check(const EwCall *c, Diag *d)
 			                r->seg_stride, r->row_stride);
 		if (extent(&w, i) > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			                "elementwise %s: %s runs past 4 GiB", op,
-			                ref_names[i]);
+			                "elementwise %s: %s runs past 4 GiB",
+			                op, ref_names[i]);
 	}
 	if (!dst_disjoint(&w))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -254,8 +254,8 @@ ew_check(const EwCall *c, Diag *d)
 		                op, c->dst.seg_stride, c->dst.row_stride,
 		                c->cols * w.es[0]);
 	for (int i = 1; i < w.n; i++) {
-		int overlap = w.r[i].addr < extent(&w, 0) &&
-		              w.r[0].addr < extent(&w, i);
+		int overlap =
+		    w.r[i].addr < extent(&w, 0) && w.r[0].addr < extent(&w, i);
 		int same = !memcmp(&w.r[i], &w.r[0], sizeof(EwRef)) &&
 		           w.es[i] == w.es[0];
 		if (overlap && !same)
@@ -328,12 +328,11 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 		         row = (uint32_t)(line % w.rows);
 		put32(p, (uint32_t)s.count);
 		for (int i = 0; i < w.n; i++)
-			put32(p + 4 + 4 * i,
-			      w.r[i].addr + seg * w.r[i].seg_stride +
-			          row * w.r[i].row_stride +
-			          (uint32_t)c0 * gb[i]);
-		put32(p + 16,
-		      (uint32_t)(s.count < A - c0 ? s.count : A - c0));
+			put32(p + 4 + 4 * i, w.r[i].addr +
+			                         seg * w.r[i].seg_stride +
+			                         row * w.r[i].row_stride +
+			                         (uint32_t)c0 * gb[i]);
+		put32(p + 16, (uint32_t)(s.count < A - c0 ? s.count : A - c0));
 		put32(p + 20, w.rows - 1 - row);
 	}
 }
@@ -398,10 +397,11 @@ ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
 	uint8_t block[EW_ARGS_BYTES];
 	ew_args_fill(c, block);
 	if (tile_write(t, args, block, sizeof block))
-		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
-		                "elementwise: argument block at 0x%x is outside "
-		                "the tile",
-		                args);
+		return diag_set(
+		    d, IPU_ERANGE, NULL, 0, 0,
+		    "elementwise: argument block at 0x%x is outside "
+		    "the tile",
+		    args);
 	uint64_t start = t->cycle;
 	t->ctx[0].m[0] = args;
 	tile_start(t, (uint32_t)entry);
