@@ -1,5 +1,6 @@
 // elementwise.S - elementwise kernels over a strided walk (add, mul,
-// f32 <-> f16 casts, GELU), f16 and f32, for the GC200 and the C600.
+// f32 <-> f16 casts, GELU, 2-D transposes), f16 and f32, for the GC200
+// and the C600.
 // kernels/elementwise_f8.S holds the f8 casts (C600 only).
 //
 // Supervisor entry, `call $m10, ew_add_f16` with $m0 -> argument block
@@ -15,6 +16,8 @@
 //   ew_cast_f16_f32  f16v2tof32 x 2   4 (f16 in, f32 out)
 //   ew_gelu_f16      in f32           4 halves
 //   ew_gelu_f32                       2 floats
+//   ew_transpose_f16 sort4x16lo/hi    4 x 4 block
+//   ew_transpose_f32 sort4x32lo/hi    2 x 2 block
 
 	.include "elementwise.inc"
 
@@ -28,6 +31,8 @@
 	EW_ENTRY ew_cast_f16_f32, ew_cast_f16_f32_worker
 	EW_ENTRY ew_gelu_f16, ew_gelu_f16_worker
 	EW_ENTRY ew_gelu_f32, ew_gelu_f32_worker
+	EW_ENTRY ew_transpose_f16, ew_transpose_f16_worker
+	EW_ENTRY ew_transpose_f32, ew_transpose_f32_worker
 
 .macro ADD16
 	EW_LINE_BINARY f16v4add
@@ -56,3 +61,5 @@
 	EW_WORKER ew_cast_f16_f32_worker, TO32
 	EW_WORKER ew_gelu_f16_worker, EW_LINE_GELU16, EW_GELU16_SETUP
 	EW_WORKER ew_gelu_f32_worker, EW_LINE_GELU32, EW_GELU32_SETUP
+	EW_WORKER ew_transpose_f16_worker, EW_LINE_T16, EW_T_SETUP
+	EW_WORKER ew_transpose_f32_worker, EW_LINE_T32, EW_T_SETUP

@@ -460,6 +460,92 @@ test_gelu(void **state)
 	run_shapes(EW_GELU, EW_F32, EW_F32, 0);
 }
 
+/* dst[s][c][r] = a[s][r][c], bit for bit; padding untouched. */
+static void
+run_transpose(EwType t, uint32_t nseg, uint32_t rows, uint32_t cols,
+              uint32_t pad)
+{
+	uint32_t e = ew_type_bytes(t);
+	uint32_t ra = cols * e + pad, rd = rows * e + 2 * pad;
+	EwCall c = {.op = EW_TRANSPOSE,
+	            .in = t,
+	            .out = t,
+	            .nseg = nseg,
+	            .rows = rows,
+	            .cols = cols,
+	            .a = {A_AT, rows * ra + pad, ra},
+	            .dst = {D_AT, cols * rd + 3 * pad, rd}};
+	Diag d;
+	if (ew_check(&c, &d))
+		fail_msg("ew_check: %s", d.msg);
+	uint32_t span = 0x68000;
+	uint8_t *mem = xcalloc(span, 1), *after = xcalloc(span, 1);
+	uint8_t *written = xcalloc(span, 1);
+	for (uint32_t i = 0; i < span; i++)
+		mem[i] = (uint8_t)rnd32();
+	Tile *tile = tile_new(chip_default(), 0);
+	const Image *img = image();
+	for (int i = 0; i < img->nseg; i++)
+		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
+		           img->seg[i].size);
+	tile_write(tile, A_AT, mem, span);
+	uint64_t cycles = 0;
+	if (ew_tile_call(tile, img, &c, ARGS, &cycles, &d))
+		fail_msg("%s", d.msg);
+	tile_read(tile, A_AT, after, span);
+	for (uint32_t g = 0; g < nseg; g++)
+		for (uint32_t r = 0; r < rows; r++)
+			for (uint32_t k = 0; k < cols; k++) {
+				uint32_t oa =
+				    g * c.a.seg_stride + r * ra + k * e;
+				uint32_t od = D_AT - A_AT +
+				              g * c.dst.seg_stride + k * rd +
+				              r * e;
+				if (memcmp(after + od, mem + oa, e))
+					fail_msg("transpose %s %ux%ux%u: "
+					         "[%u][%u][%u] wrong",
+					         ew_type_name(t), nseg, rows,
+					         cols, g, r, k);
+				memset(written + od, 1, e);
+			}
+	for (uint32_t i = 0; i < span; i++)
+		if (!written[i] && after[i] != mem[i])
+			fail_msg("transpose: byte 0x%x outside dst changed",
+			         A_AT + i);
+	if (cycles != ew_cycles(&c))
+		fail_msg("transpose %s %ux%ux%u: %llu cycles, ew_cycles says "
+		         "%llu",
+		         ew_type_name(t), nseg, rows, cols,
+		         (unsigned long long)cycles,
+		         (unsigned long long)ew_cycles(&c));
+	if (print_rates)
+		printf("%-16s %ux%ux%u: %llu cycles, %.3f elements/cycle\n",
+		       ew_entry(EW_TRANSPOSE, t, t), nseg, rows, cols,
+		       (unsigned long long)cycles,
+		       (double)nseg * rows * cols / (double)cycles);
+	free(mem);
+	free(after);
+	free(written);
+	tile_free(tile);
+}
+
+static void
+test_transpose(void **state)
+{
+	(void)state;
+	static const uint32_t shapes[][4] = {
+	    /* nseg, rows, cols, pad */
+	    {1, 4, 4, 0},  {1, 4, 12, 8},   {1, 8, 8, 0},   {2, 12, 20, 8},
+	    {1, 64, 4, 0}, {3, 16, 72, 16}, {1, 72, 64, 0},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		const uint32_t *s = shapes[i];
+		run_transpose(EW_F16, s[0], s[1], s[2], s[3]);
+		run_transpose(EW_F32, s[0], s[1], s[2], s[3]);
+		run_transpose(EW_F32, s[0], s[1] / 2, s[2] / 2, s[3]);
+	}
+}
+
 /* Rates for docs/kernel-elementwise.md: one contiguous 64 KiB-ish block
  * per entry and the bias add on GEMM panels, measured on the tile and
  * checked against ew_cycles like every call above. */
@@ -484,6 +570,8 @@ test_rates(void **state)
 	}
 	const Shape bias = {8, 128, 16, 0, 0, 1, 0, 0};
 	run_case(EW_ADD, EW_F16, EW_F16, 0, &bias);
+	run_transpose(EW_F16, 1, 128, 128, 0);
+	run_transpose(EW_F32, 1, 128, 64, 0);
 	print_rates = 0;
 }
 
@@ -612,7 +700,7 @@ main(void)
 	    cmocka_unit_test(test_add_mul), cmocka_unit_test(test_cast),
 	    cmocka_unit_test(test_cast_f8), cmocka_unit_test(test_gelu),
 	    cmocka_unit_test(test_check),   cmocka_unit_test(test_rates),
-	    cmocka_unit_test(test_gc200),
+	    cmocka_unit_test(test_gc200),   cmocka_unit_test(test_transpose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,8 @@ typedef enum {
 	LOOP_WIDEN,  /* EW_LINE_WIDEN */
 	LOOP_GELU32, /* EW_LINE_GELU32 */
 	LOOP_GELU16, /* EW_LINE_GELU16 */
+	LOOP_T16,    /* EW_LINE_T16 */
+	LOOP_T32,    /* EW_LINE_T32 */
 } LoopKind;
 
 static const struct {
@@ -27,7 +29,8 @@ static const struct {
 } loop_cost[] = {
     [LOOP_BINARY] = {3, 2, 0},  [LOOP_NARROW] = {3, 2, 0},
     [LOOP_WIDEN] = {3, 1, 0},   [LOOP_GELU32] = {7, 2, 4},
-    [LOOP_GELU16] = {17, 2, 4},
+    [LOOP_GELU16] = {17, 2, 4}, [LOOP_T16] = {11, 1, 3},
+    [LOOP_T32] = {5, 1, 3},
 };
 
 typedef struct {
@@ -35,7 +38,7 @@ typedef struct {
 	EwType in, out;
 	const char *entry;
 	int f8;         /* in kernels/elementwise_f8.S */
-	uint32_t group; /* elements per loop pass */
+	uint32_t group; /* elements per loop pass; transposes: block side */
 	LoopKind loop;
 } EwKernel;
 
@@ -52,6 +55,8 @@ static const EwKernel kernels[] = {
     {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN},
     {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16},
     {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32},
+    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16},
+    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
@@ -119,78 +124,57 @@ ew_type_name(EwType t)
 	return (unsigned)t < 4 ? names[t] : "?";
 }
 
-/* The walk of a call: dst, a and (binary ops) b with their element sizes.
- * normalize() merges dimensions that are contiguous in every operand, so
- * that the kernel runs few long lines. */
+/* An operand's elements: n2 x n1 x cols elements of es bytes, strides
+ * s2 (outer) and s1 in bytes. For a transpose's dst, n1 = cols and
+ * cols = rows of a. */
 typedef struct {
-	uint32_t nseg, rows, cols;
-	EwRef r[3];
-	uint32_t es[3];
-	int n; /* operands: 2, or 3 with b */
-} Walk;
+	uint32_t addr, n2, n1, cols, es;
+	uint32_t s2, s1;
+} Span;
 
 static const char *const ref_names[] = {"dst", "a", "b"};
 
-static Walk
-walk_of(const EwCall *c)
-{
-	Walk w = {c->nseg, c->rows, c->cols, {c->dst, c->a, c->b}, {0}, 2};
-	w.es[0] = ew_type_bytes(c->out);
-	w.es[1] = w.es[2] = ew_type_bytes(c->in);
-	if (c->op == EW_ADD || c->op == EW_MUL)
-		w.n = 3;
-	return w;
-}
-
-static void
-normalize(Walk *w)
-{
-	for (int changed = 1; changed;) {
-		changed = 0;
-		if (w->rows == 1 && w->nseg > 1) {
-			for (int k = 0; k < w->n; k++)
-				w->r[k].row_stride = w->r[k].seg_stride;
-			w->rows = w->nseg;
-			w->nseg = 1;
-			changed = 1;
-		}
-		int segs = w->nseg > 1, rows = w->rows > 1;
-		for (int k = 0; k < w->n; k++) {
-			segs &=
-			    w->r[k].seg_stride == w->rows * w->r[k].row_stride;
-			rows &= w->r[k].row_stride == w->cols * w->es[k];
-		}
-		if (segs) {
-			w->rows *= w->nseg;
-			w->nseg = 1;
-			changed = 1;
-		} else if (rows) {
-			w->cols *= w->rows;
-			w->rows = 1;
-			changed = 1;
-		}
-	}
-}
-
-/* Last byte + 1 of an operand's walk (64-bit: checked before use). */
-static uint64_t
-extent(const Walk *w, int k)
-{
-	return (uint64_t)w->r[k].addr +
-	       (uint64_t)(w->nseg - 1) * w->r[k].seg_stride +
-	       (uint64_t)(w->rows - 1) * w->r[k].row_stride +
-	       (uint64_t)w->cols * w->es[k];
-}
-
-/* Do the lines of dst's walk never overlap? Sufficient test: with the
- * two strides in increasing order, each dimension's stride clears the
- * whole extent of the inner one. */
 static int
-dst_disjoint(const Walk *w)
+binary(EwOp op)
 {
-	uint64_t line = (uint64_t)w->cols * w->es[0];
-	uint64_t s[2] = {w->r[0].row_stride, w->r[0].seg_stride};
-	uint64_t n[2] = {w->rows, w->nseg};
+	return op == EW_ADD || op == EW_MUL;
+}
+
+static int
+spans_of(const EwCall *c, Span sp[3])
+{
+	const EwRef *r[3] = {&c->dst, &c->a, &c->b};
+	for (int k = 0; k < 3; k++)
+		sp[k] = (Span){r[k]->addr,
+		               c->nseg,
+		               c->rows,
+		               c->cols,
+		               ew_type_bytes(k ? c->in : c->out),
+		               r[k]->seg_stride,
+		               r[k]->row_stride};
+	if (c->op == EW_TRANSPOSE) {
+		sp[0].n1 = c->cols;
+		sp[0].cols = c->rows;
+	}
+	return binary(c->op) ? 3 : 2;
+}
+
+/* Last byte + 1 (64-bit: checked before use). */
+static uint64_t
+span_end(const Span *s)
+{
+	return (uint64_t)s->addr + (uint64_t)(s->n2 - 1) * s->s2 +
+	       (uint64_t)(s->n1 - 1) * s->s1 + (uint64_t)s->cols * s->es;
+}
+
+/* Do the lines of a span never overlap? Sufficient test: with the two
+ * strides in increasing order, each clears the whole extent of the
+ * inner dimension. */
+static int
+span_disjoint(const Span *sp)
+{
+	uint64_t line = (uint64_t)sp->cols * sp->es;
+	uint64_t s[2] = {sp->s1, sp->s2}, n[2] = {sp->n1, sp->n2};
 	if (n[0] == 1 || (n[1] > 1 && s[1] < s[0])) {
 		uint64_t t = s[0];
 		s[0] = s[1];
@@ -202,6 +186,69 @@ dst_disjoint(const Walk *w)
 	if (n[0] > 1 && s[0] < line)
 		return 0;
 	return n[1] == 1 || s[1] >= (n[0] - 1) * s[0] + line;
+}
+
+/* The kernel's walk: nseg segments of `lines` lines of `groups` groups;
+ * operand k's cursor moves gb[k] bytes a group, line[k] a line and
+ * seg[k] a segment. Element ops: a line is a row. Transposes: a line is
+ * a band of block rows, a group a block; a moves one atom a block and
+ * block-rows x its row stride a band, dst block-rows x its row stride a
+ * block and one atom a band. normalize() merges dimensions that are
+ * contiguous in every operand, so the kernel runs few long lines. */
+typedef struct {
+	uint32_t nseg, lines, groups;
+	uint32_t addr[3], seg[3], line[3], gb[3];
+	int n; /* operands: 2, or 3 with b */
+} Walk;
+
+static Walk
+walk_of(const EwKernel *k, const EwCall *c)
+{
+	Walk w = {c->nseg, c->rows, c->cols / k->group,   {0}, {0},
+	          {0},     {0},     binary(c->op) ? 3 : 2};
+	const EwRef *r[3] = {&c->dst, &c->a, &c->b};
+	for (int i = 0; i < w.n; i++) {
+		w.addr[i] = r[i]->addr;
+		w.seg[i] = r[i]->seg_stride;
+		w.line[i] = r[i]->row_stride;
+		w.gb[i] = k->group * ew_type_bytes(i ? c->in : c->out);
+	}
+	if (c->op == EW_TRANSPOSE) {
+		w.lines = c->rows / k->group;
+		w.line[0] = 8;
+		w.gb[0] = k->group * c->dst.row_stride;
+		w.line[1] = k->group * c->a.row_stride;
+		w.gb[1] = 8;
+	}
+	return w;
+}
+
+static void
+normalize(Walk *w)
+{
+	for (int changed = 1; changed;) {
+		changed = 0;
+		if (w->lines == 1 && w->nseg > 1) {
+			memcpy(w->line, w->seg, sizeof w->line);
+			w->lines = w->nseg;
+			w->nseg = 1;
+			changed = 1;
+		}
+		int segs = w->nseg > 1, lines = w->lines > 1;
+		for (int k = 0; k < w->n; k++) {
+			segs &= w->seg[k] == w->lines * w->line[k];
+			lines &= w->line[k] == w->groups * w->gb[k];
+		}
+		if (segs) {
+			w->lines *= w->nseg;
+			w->nseg = 1;
+			changed = 1;
+		} else if (lines) {
+			w->groups *= w->lines;
+			w->lines = 1;
+			changed = 1;
+		}
+	}
 }
 
 int
@@ -218,59 +265,62 @@ ew_check(const EwCall *c, Diag *d)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: empty walk %u x %u x %u", op,
 		                c->nseg, c->rows, c->cols);
-	if (c->cols % k->group)
+	if (c->cols % k->group || (c->op == EW_TRANSPOSE && c->rows % k->group))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "elementwise %s: cols %u is not a multiple of "
+		                "elementwise %s: %s %u is not a multiple of "
 		                "%u (%s to %s)",
-		                op, c->cols, k->group, ew_type_name(c->in),
+		                op, c->cols % k->group ? "cols" : "rows",
+		                c->cols % k->group ? c->cols : c->rows,
+		                k->group, ew_type_name(c->in),
 		                ew_type_name(c->out));
 	if (k->f8 && (c->fp8_scale < -32 || c->fp8_scale > 31))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: fp8 scale %d outside -32..31",
 		                op, c->fp8_scale);
-	Walk w = walk_of(c);
-	for (int i = 0; i < w.n; i++) {
-		const EwRef *r = &w.r[i];
-		const char *bad = r->addr % 8         ? "address"
-		                  : r->row_stride % 8 ? "row stride"
-		                  : r->seg_stride % 8 ? "segment stride"
-		                                      : NULL;
+	Span sp[3];
+	int n = spans_of(c, sp);
+	for (int i = 0; i < n; i++) {
+		const Span *s = &sp[i];
+		const char *bad = s->addr % 8 ? "address"
+		                  : s->s1 % 8 ? "row stride"
+		                  : s->s2 % 8 ? "segment stride"
+		                              : NULL;
 		if (bad)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "elementwise %s: %s %s is not a "
 			                "multiple of 8 (addr 0x%x, strides "
 			                "%u, %u)",
-			                op, ref_names[i], bad, r->addr,
-			                r->seg_stride, r->row_stride);
-		if (extent(&w, i) > UINT32_MAX)
+			                op, ref_names[i], bad, s->addr, s->s2,
+			                s->s1);
+		if (span_end(s) > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "elementwise %s: %s runs past 4 GiB",
 			                op, ref_names[i]);
 	}
-	if (!dst_disjoint(&w))
+	if (!span_disjoint(&sp[0]))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: dst rows overlap (strides %u, "
 		                "%u for %u bytes a row)",
-		                op, c->dst.seg_stride, c->dst.row_stride,
-		                c->cols * w.es[0]);
-	for (int i = 1; i < w.n; i++) {
-		int overlap =
-		    w.r[i].addr < extent(&w, 0) && w.r[0].addr < extent(&w, i);
-		int same = !memcmp(&w.r[i], &w.r[0], sizeof(EwRef)) &&
-		           w.es[i] == w.es[0];
+		                op, sp[0].s2, sp[0].s1, sp[0].cols * sp[0].es);
+	for (int i = 1; i < n; i++) {
+		int overlap = sp[i].addr < span_end(&sp[0]) &&
+		              sp[0].addr < span_end(&sp[i]);
+		int same = c->op != EW_TRANSPOSE &&
+		           !memcmp(&sp[i], &sp[0], sizeof(Span));
 		if (overlap && !same)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "elementwise %s: dst [0x%x, 0x%llx) "
 			                "overlaps %s [0x%x, 0x%llx) other than "
 			                "exactly in place",
-			                op, w.r[0].addr,
-			                (unsigned long long)extent(&w, 0),
-			                ref_names[i], w.r[i].addr,
-			                (unsigned long long)extent(&w, i));
+			                op, sp[0].addr,
+			                (unsigned long long)span_end(&sp[0]),
+			                ref_names[i], sp[i].addr,
+			                (unsigned long long)span_end(&sp[i]));
 	}
+	Walk w = walk_of(k, c);
 	normalize(&w);
-	uint64_t groups = (uint64_t)w.nseg * w.rows * (w.cols / k->group);
-	if ((groups + 5) / 6 > 65536 && w.cols / k->group > 65536)
+	uint64_t groups = (uint64_t)w.nseg * w.lines * w.groups;
+	if ((groups + 5) / 6 > 65536 && w.groups > 65536)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: a worker's line of more than "
 		                "65536 groups exceeds rpt's count",
@@ -300,40 +350,43 @@ void
 ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 {
 	const EwKernel *k = find(c->op, c->in, c->out);
-	Walk w = walk_of(c);
+	Walk w = walk_of(k, c);
 	normalize(&w);
-	uint32_t A = w.cols / k->group, gb[3];
+	uint32_t A = w.groups;
 	memset(out, 0, EW_ARGS_BYTES);
 	put32(out + 0, A);
-	put32(out + 4, w.rows - 1);
+	put32(out + 4, w.lines - 1);
 	for (int i = 0; i < w.n; i++) {
-		gb[i] = k->group * w.es[i];
-		put32(out + 8 + 4 * i, w.r[i].row_stride - A * gb[i]);
-		put32(out + 20 + 4 * i,
-		      w.r[i].seg_stride - w.rows * w.r[i].row_stride);
+		put32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
+		put32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
 	}
 	if (k->f8) {
 		EwType f8 = c->in == EW_F16 ? c->out : c->in;
 		put32(out + 32, (f8 == EW_F8_F152) << 1);
 		put32(out + 36, (uint32_t)c->fp8_scale & 63);
 	}
-	uint64_t total = (uint64_t)w.nseg * w.rows * A;
+	if (c->op == EW_TRANSPOSE) {
+		/* step strides in atoms (signed) */
+		put32(out + 32, c->a.row_stride / 8);
+		put32(out + 36, (8 - (k->group - 1) * c->a.row_stride) / 8);
+		put32(out + 40, c->dst.row_stride / 8);
+	}
+	uint64_t total = (uint64_t)w.nseg * w.lines * A;
 	for (int v = 0; v < 6; v++) {
 		uint8_t *p = out + 48 + 24 * v;
 		Share s = share(total, v);
 		if (!s.count)
 			continue;
 		uint64_t line = s.first / A, c0 = s.first % A;
-		uint32_t seg = (uint32_t)(line / w.rows),
-		         row = (uint32_t)(line % w.rows);
+		uint32_t seg = (uint32_t)(line / w.lines),
+		         row = (uint32_t)(line % w.lines);
 		put32(p, (uint32_t)s.count);
 		for (int i = 0; i < w.n; i++)
-			put32(p + 4 + 4 * i, w.r[i].addr +
-			                         seg * w.r[i].seg_stride +
-			                         row * w.r[i].row_stride +
-			                         (uint32_t)c0 * gb[i]);
+			put32(p + 4 + 4 * i, w.addr[i] + seg * w.seg[i] +
+			                         row * w.line[i] +
+			                         (uint32_t)c0 * w.gb[i]);
 		put32(p + 16, (uint32_t)(s.count < A - c0 ? s.count : A - c0));
-		put32(p + 20, w.rows - 1 - row);
+		put32(p + 20, w.lines - 1 - row);
 	}
 }
 
@@ -341,8 +394,8 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 static uint64_t
 worker_issues(const EwKernel *k, const Walk *w, int v)
 {
-	uint64_t A = w->cols / k->group;
-	Share s = share((uint64_t)w->nseg * w->rows * A, v);
+	uint64_t A = w->groups;
+	Share s = share((uint64_t)w->nseg * w->lines * A, v);
 	if (!s.count)
 		return W_IDLE;
 	uint64_t issues = W_ENTRY + loop_cost[k->loop].setup;
@@ -356,7 +409,7 @@ worker_issues(const EwKernel *k, const Walk *w, int v)
 			return issues + W_EXIT;
 		issues += W_NEXT;
 		line++;
-		if (line % w->rows == 0)
+		if (line % w->lines == 0)
 			issues += W_WRAP;
 		n = A < left ? A : left;
 	}
@@ -366,7 +419,7 @@ uint64_t
 ew_cycles(const EwCall *c)
 {
 	const EwKernel *k = find(c->op, c->in, c->out);
-	Walk w = walk_of(c);
+	Walk w = walk_of(k, c);
 	normalize(&w);
 	/* runall issues at cycle R (the supervisor alone issues every
 	 * cycle); worker v starts at the next turn of slot v; the sync

@@ -8,7 +8,9 @@
  *     for s < nseg, r < rows, c < cols:  dst[s,r,c] = f(a[s,r,c], b[s,r,c])
  * where x[s,r,c] is at byte x.addr + s*x.seg_stride + r*x.row_stride +
  * c*elemsize(x). b (add, mul) may broadcast with a zero stride. dst may be
- * a when the element sizes are equal. docs/kernel-elementwise.md.
+ * a when the element sizes are equal. A transpose writes dst[s,c,r] =
+ * a[s,r,c] (dst has cols rows of `rows` elements) and may not be in
+ * place. docs/kernel-elementwise.md.
  */
 #ifndef IPU_ELEMENTWISE_H
 #define IPU_ELEMENTWISE_H
@@ -29,7 +31,8 @@ typedef struct {
 	EwOp op;
 	EwType in, out;            /* add, mul, gelu: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
-	uint32_t nseg, rows, cols; /* cols: a multiple of ew_col_multiple */
+	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
+	                              multiple of ew_col_multiple */
 	EwRef dst, a, b;           /* b: add and mul only */
 } EwCall;
 
