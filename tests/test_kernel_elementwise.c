@@ -641,6 +641,18 @@ test_check(void **state)
 	c.out = EW_F8_F152;
 	c.fp8_scale = 32;
 	expect_reject(&c, "scale");
+	c = good;
+	c.op = EW_TRANSPOSE;
+	c.rows = 6;
+	c.dst = (EwRef){D_AT, 128, 16};
+	expect_reject(&c, "rows 6 is not a multiple of 4");
+	c.rows = 8;
+	c.a = (EwRef){A_AT, 128, 16};
+	assert_int_equal(ew_check(&c, &d), IPU_OK);
+	c.dst.row_stride = 8; /* dst rows are 8 halves = 16 bytes */
+	expect_reject(&c, "dst rows overlap");
+	c.dst = c.a; /* a transpose cannot be in place */
+	expect_reject(&c, "overlaps a");
 	assert_string_equal(ew_object(EW_CAST, EW_F8_F152, EW_F16),
 	                    "elementwise_f8");
 	assert_string_equal(ew_object(EW_GELU, EW_F16, EW_F16), "elementwise");
