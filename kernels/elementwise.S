@@ -1,0 +1,65 @@
+// elementwise.S - elementwise kernels over a strided walk (add, mul,
+// f32 <-> f16 casts, GELU, 2-D transposes), f16 and f32, for the GC200
+// and the C600.
+// kernels/elementwise_f8.S holds the f8 casts (C600 only).
+//
+// Supervisor entry, `call $m10, ew_add_f16` with $m0 -> argument block
+// (elementwise.inc, docs/kernel-elementwise.md). Clobbers $m0-$m2 and
+// $WORKER0..5_BASE; preserves $m3-$m15 of the supervisor.
+//
+//   entry            line loop        group
+//   ew_add_f16       f16v4add         4 halves
+//   ew_add_f32       f32v2add         2 floats
+//   ew_mul_f16       f16v4mul         4 halves
+//   ew_mul_f32       f32v2mul         2 floats
+//   ew_cast_f32_f16  f32v4tof16       4 (f32 in, f16 out)
+//   ew_cast_f16_f32  f16v2tof32 x 2   4 (f16 in, f32 out)
+//   ew_gelu_f16      in f32           4 halves
+//   ew_gelu_f32                       2 floats
+//   ew_transpose_f16 sort4x16lo/hi    4 x 4 block
+//   ew_transpose_f32 sort4x32lo/hi    2 x 2 block
+
+	.include "elementwise.inc"
+
+	.section .text.elementwise, "ax"
+
+	EW_ENTRY ew_add_f16, ew_add_f16_worker
+	EW_ENTRY ew_add_f32, ew_add_f32_worker
+	EW_ENTRY ew_mul_f16, ew_mul_f16_worker
+	EW_ENTRY ew_mul_f32, ew_mul_f32_worker
+	EW_ENTRY ew_cast_f32_f16, ew_cast_f32_f16_worker
+	EW_ENTRY ew_cast_f16_f32, ew_cast_f16_f32_worker
+	EW_ENTRY ew_gelu_f16, ew_gelu_f16_worker
+	EW_ENTRY ew_gelu_f32, ew_gelu_f32_worker
+	EW_ENTRY ew_transpose_f16, ew_transpose_f16_worker
+	EW_ENTRY ew_transpose_f32, ew_transpose_f32_worker
+
+.macro ADD16
+	EW_LINE_BINARY f16v4add
+.endm
+.macro ADD32
+	EW_LINE_BINARY f32v2add
+.endm
+.macro MUL16
+	EW_LINE_BINARY f16v4mul
+.endm
+.macro MUL32
+	EW_LINE_BINARY f32v2mul
+.endm
+.macro TO16
+	EW_LINE_NARROW f32v4tof16
+.endm
+.macro TO32
+	EW_LINE_WIDEN f16v2tof32
+.endm
+
+	EW_WORKER ew_add_f16_worker, ADD16
+	EW_WORKER ew_add_f32_worker, ADD32
+	EW_WORKER ew_mul_f16_worker, MUL16
+	EW_WORKER ew_mul_f32_worker, MUL32
+	EW_WORKER ew_cast_f32_f16_worker, TO16
+	EW_WORKER ew_cast_f16_f32_worker, TO32
+	EW_WORKER ew_gelu_f16_worker, EW_LINE_GELU16, EW_GELU16_SETUP
+	EW_WORKER ew_gelu_f32_worker, EW_LINE_GELU32, EW_GELU32_SETUP
+	EW_WORKER ew_transpose_f16_worker, EW_LINE_T16, EW_T_SETUP
+	EW_WORKER ew_transpose_f32_worker, EW_LINE_T32, EW_T_SETUP

@@ -1,0 +1,472 @@
+/*
+ * elementwise.c - host side of kernels/elementwise.S and
+ * kernels/elementwise_f8.S: the table of entries, the checks, the walk
+ * normalisation, the argument block (six contiguous ranges of groups,
+ * one per worker) and the exact cycle count, which follows the issue
+ * model (docs/emulator.md): one issue per instruction or bundle, a worker
+ * issuing every 6 cycles.
+ */
+#include "elementwise.h"
+
+#include <string.h>
+
+#include "../util/util.h"
+
+/* The per-line loops of kernels/elementwise.inc and their issues: a line
+ * of n groups costs per_group * n + fixed; setup runs once per worker. */
+typedef enum {
+	LOOP_BINARY, /* EW_LINE_BINARY */
+	LOOP_NARROW, /* EW_LINE_NARROW */
+	LOOP_WIDEN,  /* EW_LINE_WIDEN */
+	LOOP_GELU32, /* EW_LINE_GELU32 */
+	LOOP_GELU16, /* EW_LINE_GELU16 */
+	LOOP_T16,    /* EW_LINE_T16 */
+	LOOP_T32,    /* EW_LINE_T32 */
+} LoopKind;
+
+static const struct {
+	uint32_t per_group, fixed, setup;
+} loop_cost[] = {
+    [LOOP_BINARY] = {3, 2, 0},  [LOOP_NARROW] = {3, 2, 0},
+    [LOOP_WIDEN] = {3, 1, 0},   [LOOP_GELU32] = {7, 2, 4},
+    [LOOP_GELU16] = {17, 2, 4}, [LOOP_T16] = {11, 1, 3},
+    [LOOP_T32] = {5, 1, 3},
+};
+
+typedef struct {
+	EwOp op;
+	EwType in, out;
+	const char *entry;
+	int f8;         /* in kernels/elementwise_f8.S */
+	uint32_t group; /* elements per loop pass; transposes: block side */
+	LoopKind loop;
+} EwKernel;
+
+static const EwKernel kernels[] = {
+    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY},
+    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY},
+    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY},
+    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY},
+    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW},
+    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN},
+    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW},
+    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW},
+    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN},
+    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN},
+    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16},
+    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32},
+    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16},
+    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32},
+};
+enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
+
+static const char *const op_names[] = {"add", "mul", "cast", "gelu",
+                                       "transpose"};
+
+/* Supervisor issues before and including runall (EW_SUPERVISOR; the f8
+ * entries load and set $FP_INFMT and $FP_ISCL first). */
+enum { SUP_ISSUES = 9, SUP_F8_ISSUES = 4 };
+/* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
+ * line's count update, the tail of a line that is not the last, the
+ * segment wrap. */
+enum {
+	W_ENTRY = 11,
+	W_IDLE = 3,
+	W_LINE = 3,
+	W_NEXT = 5,
+	W_WRAP = 8,
+	W_EXIT = 1
+};
+
+static const EwKernel *
+find(EwOp op, EwType in, EwType out)
+{
+	for (int i = 0; i < NKERNELS; i++)
+		if (kernels[i].op == op && kernels[i].in == in &&
+		    kernels[i].out == out)
+			return &kernels[i];
+	return NULL;
+}
+
+const char *
+ew_entry(EwOp op, EwType in, EwType out)
+{
+	const EwKernel *k = find(op, in, out);
+	return k ? k->entry : NULL;
+}
+
+const char *
+ew_object(EwOp op, EwType in, EwType out)
+{
+	const EwKernel *k = find(op, in, out);
+	return !k ? NULL : k->f8 ? "elementwise_f8" : "elementwise";
+}
+
+uint32_t
+ew_col_multiple(EwType in, EwType out)
+{
+	for (int i = 0; i < NKERNELS; i++)
+		if (kernels[i].in == in && kernels[i].out == out)
+			return kernels[i].group;
+	return 0;
+}
+
+uint32_t
+ew_type_bytes(EwType t)
+{
+	return t == EW_F32 ? 4 : t == EW_F16 ? 2 : 1;
+}
+
+const char *
+ew_type_name(EwType t)
+{
+	static const char *const names[] = {"f32", "f16", "f8 F143", "f8 F152"};
+	return (unsigned)t < 4 ? names[t] : "?";
+}
+
+/* An operand's elements: n2 x n1 x cols elements of es bytes, strides
+ * s2 (outer) and s1 in bytes. For a transpose's dst, n1 = cols and
+ * cols = rows of a. */
+typedef struct {
+	uint32_t addr, n2, n1, cols, es;
+	uint32_t s2, s1;
+} Span;
+
+static const char *const ref_names[] = {"dst", "a", "b"};
+
+static int
+binary(EwOp op)
+{
+	return op == EW_ADD || op == EW_MUL;
+}
+
+static int
+spans_of(const EwCall *c, Span sp[3])
+{
+	const EwRef *r[3] = {&c->dst, &c->a, &c->b};
+	for (int k = 0; k < 3; k++)
+		sp[k] = (Span){r[k]->addr,
+		               c->nseg,
+		               c->rows,
+		               c->cols,
+		               ew_type_bytes(k ? c->in : c->out),
+		               r[k]->seg_stride,
+		               r[k]->row_stride};
+	if (c->op == EW_TRANSPOSE) {
+		sp[0].n1 = c->cols;
+		sp[0].cols = c->rows;
+	}
+	return binary(c->op) ? 3 : 2;
+}
+
+/* Last byte + 1 (64-bit: checked before use). */
+static uint64_t
+span_end(const Span *s)
+{
+	return (uint64_t)s->addr + (uint64_t)(s->n2 - 1) * s->s2 +
+	       (uint64_t)(s->n1 - 1) * s->s1 + (uint64_t)s->cols * s->es;
+}
+
+/* Do the lines of a span never overlap? Sufficient test: with the two
+ * strides in increasing order, each clears the whole extent of the
+ * inner dimension. */
+static int
+span_disjoint(const Span *sp)
+{
+	uint64_t line = (uint64_t)sp->cols * sp->es;
+	uint64_t s[2] = {sp->s1, sp->s2}, n[2] = {sp->n1, sp->n2};
+	if (n[0] == 1 || (n[1] > 1 && s[1] < s[0])) {
+		uint64_t t = s[0];
+		s[0] = s[1];
+		s[1] = t;
+		t = n[0];
+		n[0] = n[1];
+		n[1] = t;
+	}
+	if (n[0] > 1 && s[0] < line)
+		return 0;
+	return n[1] == 1 || s[1] >= (n[0] - 1) * s[0] + line;
+}
+
+/* The kernel's walk: nseg segments of `lines` lines of `groups` groups;
+ * operand k's cursor moves gb[k] bytes a group, line[k] a line and
+ * seg[k] a segment. Element ops: a line is a row. Transposes: a line is
+ * a band of block rows, a group a block; a moves one atom a block and
+ * block-rows x its row stride a band, dst block-rows x its row stride a
+ * block and one atom a band. normalize() merges dimensions that are
+ * contiguous in every operand, so the kernel runs few long lines. */
+typedef struct {
+	uint32_t nseg, lines, groups;
+	uint32_t addr[3], seg[3], line[3], gb[3];
+	int n; /* operands: 2, or 3 with b */
+} Walk;
+
+static Walk
+walk_of(const EwKernel *k, const EwCall *c)
+{
+	Walk w = {c->nseg, c->rows, c->cols / k->group,   {0}, {0},
+	          {0},     {0},     binary(c->op) ? 3 : 2};
+	const EwRef *r[3] = {&c->dst, &c->a, &c->b};
+	for (int i = 0; i < w.n; i++) {
+		w.addr[i] = r[i]->addr;
+		w.seg[i] = r[i]->seg_stride;
+		w.line[i] = r[i]->row_stride;
+		w.gb[i] = k->group * ew_type_bytes(i ? c->in : c->out);
+	}
+	if (c->op == EW_TRANSPOSE) {
+		w.lines = c->rows / k->group;
+		w.line[0] = 8;
+		w.gb[0] = k->group * c->dst.row_stride;
+		w.line[1] = k->group * c->a.row_stride;
+		w.gb[1] = 8;
+	}
+	return w;
+}
+
+static void
+normalize(Walk *w)
+{
+	for (int changed = 1; changed;) {
+		changed = 0;
+		if (w->lines == 1 && w->nseg > 1) {
+			memcpy(w->line, w->seg, sizeof w->line);
+			w->lines = w->nseg;
+			w->nseg = 1;
+			changed = 1;
+		}
+		int segs = w->nseg > 1, lines = w->lines > 1;
+		for (int k = 0; k < w->n; k++) {
+			segs &= w->seg[k] == w->lines * w->line[k];
+			lines &= w->line[k] == w->groups * w->gb[k];
+		}
+		if (segs) {
+			w->lines *= w->nseg;
+			w->nseg = 1;
+			changed = 1;
+		} else if (lines) {
+			w->groups *= w->lines;
+			w->lines = 1;
+			changed = 1;
+		}
+	}
+}
+
+int
+ew_check(const EwCall *c, Diag *d)
+{
+	const char *op = (unsigned)c->op < 5 ? op_names[c->op] : "?";
+	const EwKernel *k = find(c->op, c->in, c->out);
+	if (!k)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "elementwise: %s from %s to %s is not supported", op,
+		    ew_type_name(c->in), ew_type_name(c->out));
+	if (!c->nseg || !c->rows || !c->cols)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise %s: empty walk %u x %u x %u", op,
+		                c->nseg, c->rows, c->cols);
+	if (c->cols % k->group || (c->op == EW_TRANSPOSE && c->rows % k->group))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise %s: %s %u is not a multiple of "
+		                "%u (%s to %s)",
+		                op, c->cols % k->group ? "cols" : "rows",
+		                c->cols % k->group ? c->cols : c->rows,
+		                k->group, ew_type_name(c->in),
+		                ew_type_name(c->out));
+	if (k->f8 && (c->fp8_scale < -32 || c->fp8_scale > 31))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise %s: fp8 scale %d outside -32..31",
+		                op, c->fp8_scale);
+	Span sp[3];
+	int n = spans_of(c, sp);
+	for (int i = 0; i < n; i++) {
+		const Span *s = &sp[i];
+		const char *bad = s->addr % 8 ? "address"
+		                  : s->s1 % 8 ? "row stride"
+		                  : s->s2 % 8 ? "segment stride"
+		                              : NULL;
+		if (bad)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "elementwise %s: %s %s is not a "
+			                "multiple of 8 (addr 0x%x, strides "
+			                "%u, %u)",
+			                op, ref_names[i], bad, s->addr, s->s2,
+			                s->s1);
+		if (span_end(s) > UINT32_MAX)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "elementwise %s: %s runs past 4 GiB",
+			                op, ref_names[i]);
+	}
+	if (!span_disjoint(&sp[0]))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise %s: dst rows overlap (strides %u, "
+		                "%u for %u bytes a row)",
+		                op, sp[0].s2, sp[0].s1, sp[0].cols * sp[0].es);
+	for (int i = 1; i < n; i++) {
+		int overlap = sp[i].addr < span_end(&sp[0]) &&
+		              sp[0].addr < span_end(&sp[i]);
+		int same = c->op != EW_TRANSPOSE &&
+		           !memcmp(&sp[i], &sp[0], sizeof(Span));
+		if (overlap && !same)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "elementwise %s: dst [0x%x, 0x%llx) "
+			                "overlaps %s [0x%x, 0x%llx) other than "
+			                "exactly in place",
+			                op, sp[0].addr,
+			                (unsigned long long)span_end(&sp[0]),
+			                ref_names[i], sp[i].addr,
+			                (unsigned long long)span_end(&sp[i]));
+	}
+	Walk w = walk_of(k, c);
+	normalize(&w);
+	uint64_t groups = (uint64_t)w.nseg * w.lines * w.groups;
+	if ((groups + 5) / 6 > 65536 && w.groups > 65536)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise %s: a worker's line of more than "
+		                "65536 groups exceeds rpt's count",
+		                op);
+	return IPU_OK;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* Worker w's share of the walk's groups: [first, first + count). */
+typedef struct {
+	uint64_t first, count;
+} Share;
+
+static Share
+share(uint64_t total, int w)
+{
+	uint64_t a = total * (uint64_t)w / 6, b = total * (uint64_t)(w + 1) / 6;
+	return (Share){a, b - a};
+}
+
+void
+ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
+{
+	const EwKernel *k = find(c->op, c->in, c->out);
+	Walk w = walk_of(k, c);
+	normalize(&w);
+	uint32_t A = w.groups;
+	memset(out, 0, EW_ARGS_BYTES);
+	put32(out + 0, A);
+	put32(out + 4, w.lines - 1);
+	for (int i = 0; i < w.n; i++) {
+		put32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
+		put32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
+	}
+	if (k->f8) {
+		EwType f8 = c->in == EW_F16 ? c->out : c->in;
+		put32(out + 32, (f8 == EW_F8_F152) << 1);
+		put32(out + 36, (uint32_t)c->fp8_scale & 63);
+	}
+	if (c->op == EW_TRANSPOSE) {
+		/* step strides in atoms (signed) */
+		put32(out + 32, c->a.row_stride / 8);
+		put32(out + 36, (8 - (k->group - 1) * c->a.row_stride) / 8);
+		put32(out + 40, c->dst.row_stride / 8);
+	}
+	uint64_t total = (uint64_t)w.nseg * w.lines * A;
+	for (int v = 0; v < 6; v++) {
+		uint8_t *p = out + 48 + 24 * v;
+		Share s = share(total, v);
+		if (!s.count)
+			continue;
+		uint64_t line = s.first / A, c0 = s.first % A;
+		uint32_t seg = (uint32_t)(line / w.lines),
+		         row = (uint32_t)(line % w.lines);
+		put32(p, (uint32_t)s.count);
+		for (int i = 0; i < w.n; i++)
+			put32(p + 4 + 4 * i, w.addr[i] + seg * w.seg[i] +
+			                         row * w.line[i] +
+			                         (uint32_t)c0 * w.gb[i]);
+		put32(p + 16, (uint32_t)(s.count < A - c0 ? s.count : A - c0));
+		put32(p + 20, w.lines - 1 - row);
+	}
+}
+
+/* Issues of worker v, walking its lines as kernels/elementwise.inc does. */
+static uint64_t
+worker_issues(const EwKernel *k, const Walk *w, int v)
+{
+	uint64_t A = w->groups;
+	Share s = share((uint64_t)w->nseg * w->lines * A, v);
+	if (!s.count)
+		return W_IDLE;
+	uint64_t issues = W_ENTRY + loop_cost[k->loop].setup;
+	uint64_t line = s.first / A, left = s.count;
+	uint64_t n = A - s.first % A < left ? A - s.first % A : left;
+	for (;;) {
+		left -= n;
+		issues += W_LINE + loop_cost[k->loop].per_group * n +
+		          loop_cost[k->loop].fixed;
+		if (!left)
+			return issues + W_EXIT;
+		issues += W_NEXT;
+		line++;
+		if (line % w->lines == 0)
+			issues += W_WRAP;
+		n = A < left ? A : left;
+	}
+}
+
+uint64_t
+ew_cycles(const EwCall *c)
+{
+	const EwKernel *k = find(c->op, c->in, c->out);
+	Walk w = walk_of(k, c);
+	normalize(&w);
+	/* runall issues at cycle R (the supervisor alone issues every
+	 * cycle); worker v starts at the next turn of slot v; the sync
+	 * leaves 6 cycles after the last exit and `br $lr` issues then. */
+	uint64_t R = SUP_ISSUES - 1 + (k->f8 ? SUP_F8_ISSUES : 0), last = 0;
+	for (int v = 0; v < 6; v++) {
+		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
+		uint64_t exit = start + 6 * (worker_issues(k, &w, v) - 1);
+		if (exit > last)
+			last = exit;
+	}
+	return last + 6 + 1;
+}
+
+int
+ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
+             uint64_t *cycles, Diag *d)
+{
+	int rc = ew_check(c, d);
+	if (rc)
+		return rc;
+	const char *name = ew_entry(c->op, c->in, c->out);
+	int64_t entry = img_symbol_addr(img, name);
+	if (entry < 0)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise: the image has no %s (link %s)",
+		                name, ew_object(c->op, c->in, c->out));
+	uint8_t block[EW_ARGS_BYTES];
+	ew_args_fill(c, block);
+	if (tile_write(t, args, block, sizeof block))
+		return diag_set(
+		    d, IPU_ERANGE, NULL, 0, 0,
+		    "elementwise: argument block at 0x%x is outside "
+		    "the tile",
+		    args);
+	uint64_t start = t->cycle;
+	t->ctx[0].m[0] = args;
+	tile_start(t, (uint32_t)entry);
+	RunStatus st = tile_run(t, start + 4000000000ull);
+	if (cycles)
+		*cycles = t->cycle - start;
+	if (st != RUN_DONE) {
+		char buf[600] = "did not finish";
+		if (st == RUN_FAULT)
+			tile_format_fault(t, buf, sizeof buf);
+		return diag_set(d, IPU_EFAULT, "kernels/elementwise.S", 0, 0,
+		                "%s: %s", name, buf);
+	}
+	return IPU_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * elementwise.h - the elementwise kernels (kernels/elementwise.S,
+ * kernels/elementwise_f8.S) from the host side: which entry and object
+ * serve an operation, the checks a call must pass, its argument block,
+ * its exact cycle count, and a one-tile driver.
+ *
+ * A call walks
+ *     for s < nseg, r < rows, c < cols:  dst[s,r,c] = f(a[s,r,c], b[s,r,c])
+ * where x[s,r,c] is at byte x.addr + s*x.seg_stride + r*x.row_stride +
+ * c*elemsize(x). b (add, mul) may broadcast with a zero stride. dst may be
+ * a when the element sizes are equal. A transpose writes dst[s,c,r] =
+ * a[s,r,c] (dst has cols rows of `rows` elements) and may not be in
+ * place. docs/kernel-elementwise.md.
+ */
+#ifndef IPU_ELEMENTWISE_H
+#define IPU_ELEMENTWISE_H
+
+#include <stdint.h>
+
+#include "../asm/asm.h"
+#include "../sim/sim.h"
+
+typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE } EwOp;
+typedef enum { EW_F32, EW_F16, EW_F8_F143, EW_F8_F152 } EwType;
+
+typedef struct {
+	uint32_t addr, seg_stride, row_stride; /* bytes */
+} EwRef;
+
+typedef struct {
+	EwOp op;
+	EwType in, out;            /* add, mul, gelu: equal */
+	int fp8_scale;             /* casts to or from f8: -32..31 */
+	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
+	                              multiple of ew_col_multiple */
+	EwRef dst, a, b;           /* b: add and mul only */
+} EwCall;
+
+enum { EW_ARGS_BYTES = 48 + 6 * 24 };
+
+/* The entry symbol, NULL if the kernels do not support the combination. */
+const char *ew_entry(EwOp op, EwType in, EwType out);
+/* The kernel object to link: "elementwise" or "elementwise_f8" (C600
+ * only); NULL if unsupported. */
+const char *ew_object(EwOp op, EwType in, EwType out);
+/* cols must be a multiple of this (0 if unsupported). */
+uint32_t ew_col_multiple(EwType in, EwType out);
+uint32_t ew_type_bytes(EwType t);
+const char *ew_type_name(EwType t);
+/* IPU_OK, or IPU_EINVAL with a message naming the field: support, shape,
+ * 8-byte alignment of addresses and strides, dst overlapping itself or
+ * an input other than exactly in place. */
+int ew_check(const EwCall *c, Diag *d);
+/* The argument block of a checked call (little-endian words). */
+void ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES]);
+/* Cycles of a checked call from the supervisor's entry to its return. */
+uint64_t ew_cycles(const EwCall *c);
+
+/* One-tile driver: t holds the image of ew_object() and the data; write
+ * the argument block at args (8-aligned, EW_ARGS_BYTES free), run the
+ * entry from the supervisor and return its cycles in *cycles. IPU_EINVAL
+ * if ew_check fails, IPU_EFAULT (with the fault) if the kernel faults. */
+int ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
+                 uint64_t *cycles, Diag *d);
+
+#endif
