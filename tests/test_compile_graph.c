@@ -31,47 +31,54 @@ uniform(void)
 	return (double)(rng >> 11) * 0x1p-53 * 2 - 1;
 }
 
-/* A value rounded to an element type, as the device stores it. */
-static long double
-round_to(DType dt, long double v)
+static Fp8Format
+f8_format(DType dt)
 {
-	unsigned fl = 0;
-	switch (dt) {
-	case DT_F32:
-		return (float)v;
-	case DT_F16:
-		return fp_f16_to_f64(
-		    fp_f64_to_f16((double)v, FP_RNE, 0, FP_OV_IEEE, &fl));
-	default:
-		fail_msg("the interpreter has no %s", dtype_name(dt));
-	}
-	return 0;
+	return dt == DT_F8_F152 ? FP8_F152 : FP8_F143;
 }
 
+/* A value in an element type's bits (round to nearest even; f8 with its
+ * scale, saturating), and back. */
 static void
-to_bits(DType dt, long double v, uint8_t *out)
+to_bits(ElemType e, long double v, uint8_t *out)
 {
 	unsigned fl = 0;
-	if (dt == DT_F32) {
+	if (e.dtype == DT_F32) {
 		float f = (float)v;
 		memcpy(out, &f, 4);
-	} else {
-		uint16_t h = fp_f64_to_f16((double)v, FP_RNE, 0, FP_OV_IEEE, &fl);
+	} else if (e.dtype == DT_F16) {
+		uint16_t h =
+		    fp_f64_to_f16((double)v, FP_RNE, 0, FP_OV_IEEE, &fl);
 		memcpy(out, &h, 2);
+	} else {
+		*out = fp_f64_to_f8((double)v, f8_format(e.dtype), e.scale,
+		                    FP_OV_SAT, &fl);
 	}
 }
 
 static long double
-from_bits(DType dt, const uint8_t *in)
+from_bits(ElemType e, const uint8_t *in)
 {
-	if (dt == DT_F32) {
+	if (e.dtype == DT_F32) {
 		float f;
 		memcpy(&f, in, 4);
 		return f;
 	}
-	uint16_t h;
-	memcpy(&h, in, 2);
-	return fp_f16_to_f64(h);
+	if (e.dtype == DT_F16) {
+		uint16_t h;
+		memcpy(&h, in, 2);
+		return fp_f16_to_f64(h);
+	}
+	return fp_f8_to_f64(*in, f8_format(e.dtype), e.scale);
+}
+
+/* A value rounded to an element type, as the device stores it. */
+static long double
+round_to(ElemType e, long double v)
+{
+	uint8_t bits[4];
+	to_bits(e, v, bits);
+	return from_bits(e, bits);
 }
 
 /* Element index of `out` coordinates in a tensor of shape s, read with
@@ -103,7 +110,8 @@ interpret(const Graph *g, long double **val)
 		for (size_t e = 0; e < n; e++) {
 			size_t rest = e;
 			for (int k = r - 1; k >= 0; k--) {
-				coord[k] = (int64_t)(rest % (size_t)o->shape.dim[k]);
+				coord[k] =
+				    (int64_t)(rest % (size_t)o->shape.dim[k]);
 				rest /= (size_t)o->shape.dim[k];
 			}
 			long double v = 0;
@@ -113,30 +121,34 @@ interpret(const Graph *g, long double **val)
 				int ra = a->shape.rank, rb = b->shape.rank;
 				int ta = op->attr.transpose_a,
 				    tb = op->attr.transpose_b;
-				size_t K = (size_t)a->shape.dim[ra - (ta ? 2 : 1)];
-				size_t batch = e / (size_t)(o->shape.dim[r - 2] *
-				                            o->shape.dim[r - 1]);
+				size_t K =
+				    (size_t)a->shape.dim[ra - (ta ? 2 : 1)];
+				size_t batch =
+				    e / (size_t)(o->shape.dim[r - 2] *
+				                 o->shape.dim[r - 1]);
 				size_t am = (size_t)(a->shape.dim[ra - 2] *
 				                     a->shape.dim[ra - 1]),
 				       bm = (size_t)(b->shape.dim[rb - 2] *
 				                     b->shape.dim[rb - 1]);
-				size_t M = (size_t)a->shape.dim[ra - (ta ? 1 : 2)],
-				       N = (size_t)b->shape.dim[rb - (tb ? 2 : 1)];
+				size_t
+				    M = (size_t)a->shape.dim[ra - (ta ? 1 : 2)],
+				    N = (size_t)b->shape.dim[rb - (tb ? 2 : 1)];
 				size_t row = (size_t)coord[r - 2],
 				       col = (size_t)coord[r - 1];
 				for (size_t q = 0; q < K; q++)
-					v += x[batch * am +
-					       (ta ? q * M + row : row * K + q)] *
-					     val[b->id][batch * bm +
-					                (tb ? col * K + q
-					                    : q * N + col)];
+					v +=
+					    x[batch * am + (ta ? q * M + row
+					                       : row * K + q)] *
+					    val[b->id][batch * bm +
+					               (tb ? col * K + q
+					                   : q * N + col)];
 				break;
 			}
 			case OP_ADD:
 			case OP_MUL: {
 				const Tensor *b = graph_tensor(g, op->in[1]);
-				long double p =
-				    x[broadcast_index(&a->shape, &o->shape, coord)];
+				long double p = x[broadcast_index(
+				    &a->shape, &o->shape, coord)];
 				long double q = val[b->id][broadcast_index(
 				    &b->shape, &o->shape, coord)];
 				v = op->kind == OP_ADD ? p + q : p * q;
@@ -145,6 +157,12 @@ interpret(const Graph *g, long double **val)
 			case OP_CAST:
 			case OP_RESHAPE:
 				v = x[e];
+				break;
+			case OP_GELU:
+				v = 0.5L * x[e] *
+				    (1 + tanhl(0.79788456080286535588L *
+				               (x[e] + 0.044715L * x[e] * x[e] *
+				                           x[e])));
 				break;
 			case OP_TRANSPOSE: {
 				/* output axis k is input axis perm[k] */
@@ -162,7 +180,7 @@ interpret(const Graph *g, long double **val)
 				fail_msg("the interpreter has no %s",
 				         op_desc(op->kind)->name);
 			}
-			y[e] = round_to(o->elem.dtype, v);
+			y[e] = round_to(o->elem, v);
 		}
 	}
 }
@@ -206,8 +224,8 @@ run_graph(const char *text, uint32_t tiles, double rel, uint64_t *cycles)
 		uint8_t *bits = xcalloc(n, es);
 		val[id] = xcalloc(n, sizeof *val[id]);
 		for (size_t e = 0; e < n; e++) {
-			val[id][e] = round_to(t->elem.dtype, uniform());
-			to_bits(t->elem.dtype, val[id][e], bits + e * es);
+			val[id][e] = round_to(t->elem, uniform());
+			to_bits(t->elem, val[id][e], bits + e * es);
 		}
 		if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
 			fail_msg("write %s: %s", t->name, err.msg);
@@ -230,7 +248,7 @@ run_graph(const char *text, uint32_t tiles, double rel, uint64_t *cycles)
 			if (fabsl(val[id][e]) > most)
 				most = fabsl(val[id][e]);
 		for (size_t e = 0; e < n; e++) {
-			long double got = from_bits(t->elem.dtype, bits + e * es);
+			long double got = from_bits(t->elem, bits + e * es);
 			if (!(fabsl(got - val[id][e]) <= rel * most))
 				fail_msg("%s[%zu] = %.8Lg, expected %.8Lg",
 				         t->name, e, got, val[id][e]);
@@ -332,6 +350,59 @@ test_layout_ops(void **state)
 	      6, 0x1p-9);
 }
 
+/* Elementwise ops on their input's pieces: on the default layout of an
+ * input, on a matmul's C panels, a bias broadcast down the rows, a
+ * residual from another layout, casts (to f8 and back). */
+static void
+test_elementwise(void **state)
+{
+	(void)state;
+	check("gelu, mul, add on inputs",
+	      "input x f16 [37, 40]\n"
+	      "input z f16 [37, 40]\n"
+	      "g = gelu x\n"
+	      "m = mul g z\n"
+	      "y = add m x\n"
+	      "output y\n",
+	      8, 0x1p-9);
+	check("f32 casts to f16, f8 and back",
+	      "input x f32 [20, 24]\n"
+	      "h = cast x f16\n"
+	      "q = cast h f8_f143*2^-2\n"
+	      "b = cast q f16\n"
+	      "y = cast b f32\n"
+	      "output y\n"
+	      "output q\n",
+	      4, 0);
+	/* the SigLIP MLP block, small: x + fc2(gelu(fc1(x) + b1)) + b2 */
+	check("MLP block 40x64 -> 96 -> 64, biases, residual",
+	      "input x f16 [40, 64]\n"
+	      "weight w1 f16 [64, 96]\n"
+	      "weight b1 f16 [96]\n"
+	      "weight w2 f16 [96, 64]\n"
+	      "weight b2 f16 [64]\n"
+	      "h = matmul x w1\n"
+	      "hb = add h b1\n"
+	      "g = gelu hb\n"
+	      "y = matmul g w2\n"
+	      "yb = add y b2\n"
+	      "r = add yb x\n"
+	      "output r\n",
+	      8, 0x1p-7);
+	check("f32 MLP block 24x32 -> 48 -> 32",
+	      "input x f32 [24, 32]\n"
+	      "weight w1 f32 [48, 32]\n"
+	      "weight b1 f32 [1, 48]\n"
+	      "weight w2 f32 [32, 48]\n"
+	      "h = matmul x w1 transpose_b=1\n"
+	      "hb = add b1 h\n"
+	      "g = gelu hb\n"
+	      "y = matmul g w2 transpose_b=1\n"
+	      "r = add x y\n"
+	      "output r\n",
+	      6, 0x1p-18);
+}
+
 static void
 expect_refusal(const char *text, const char *needle)
 {
@@ -373,6 +444,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_matmul_chain),
 	    cmocka_unit_test(test_layout_ops),
+	    cmocka_unit_test(test_elementwise),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

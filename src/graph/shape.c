@@ -124,6 +124,14 @@ infer_cast(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 }
 
 static int
+infer_same(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
+{
+	out->shape = in[0]->shape;
+	out->elem = in[0]->elem;
+	return 0;
+}
+
+static int
 infer_reshape(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 {
 	int e = graph_check_shape(&a->shape, d);

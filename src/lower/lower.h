@@ -68,7 +68,7 @@ typedef struct {
 	                     the cycle after the last word arrived */
 } Transfer;
 
-enum { CALL_MAX_REFS = 4, CALL_MAX_PARAMS = 8, CALL_MAX_ARG_BYTES = 256 };
+enum { CALL_MAX_REFS = 4, CALL_MAX_PARAMS = 16, CALL_MAX_ARG_BYTES = 256 };
 
 /* A kernel call on one tile: $m0 points to its argument block, which the
  * kernel's fill function builds from the placed addresses of the call's

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise.h"
 #include "gemm.h"
 
 enum {
@@ -66,6 +67,14 @@ new_place(Build *b, int32_t id, uint32_t rows, uint32_t cols, DType dt)
 	           tensor_place_new(id, rows, cols, (uint8_t)dt);
 }
 
+/* Keep a place made elsewhere (freed and trimmed with the others). */
+static TensorPlace *
+adopt(Build *b, TensorPlace *tp)
+{
+	GROW(b->made, b->nmade, b->capmade);
+	return b->made[b->nmade++] = tp;
+}
+
 static TensorPlace *
 view_place(Build *b, int32_t id)
 {
@@ -78,7 +87,8 @@ static void
 size_used(Build *b)
 {
 	if (b->nused < b->l->nbuf) {
-		b->used = xrealloc(b->used, (size_t)b->l->nbuf * sizeof *b->used);
+		b->used =
+		    xrealloc(b->used, (size_t)b->l->nbuf * sizeof *b->used);
 		for (int i = b->nused; i < b->l->nbuf; i++)
 			b->used[i] = -1;
 		b->nused = b->l->nbuf;
@@ -115,12 +125,12 @@ describe(Build *b, const char *fmt, const char *text)
 
 /* ---- default layout ---------------------------------------------------- */
 
-/* Elements per row a place pads to: whole 8-byte atoms. */
+/* Elements per row a place pads to: a multiple of 8, what every
+ * elementwise kernel walks in (and whole 8-byte atoms). */
 static uint32_t
-pad_cols_of(uint32_t cols, DType dt)
+pad_cols_of(uint32_t cols)
 {
-	uint32_t per = 8 / (uint32_t)dtype_size(dt);
-	return (cols + per - 1) / per * per;
+	return (cols + 7) / 8 * 8;
 }
 
 /* A row-major place spreading the view's rows over the tiles (and its
@@ -142,7 +152,7 @@ default_place(Build *b, int32_t id, uint32_t rows, uint32_t cols, DType dt,
 		for (uint32_t c0 = 0; c0 < cols; c0 += bn, t++) {
 			uint32_t m = rows - r0 < bm ? rows - r0 : bm;
 			uint32_t n = cols - c0 < bn ? cols - c0 : bn;
-			uint32_t pad = pad_cols_of(n, dt);
+			uint32_t pad = pad_cols_of(n);
 			int32_t buf =
 			    lower_buffer(b->l, t, m * pad * es, 8, REGION_ANY,
 			                 first, INT32_MAX, "tensor block");
@@ -286,7 +296,8 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		                      cand, GEMM_CANDIDATES, &n, d);
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(b, mm, &cand[i]);
-			if (move != UINT64_MAX && cand[i].cycles + move < best) {
+			if (move != UINT64_MAX &&
+			    cand[i].cycles + move < best) {
 				best = cand[i].cycles + move;
 				*plan = cand[i];
 				*group = 1;
@@ -303,7 +314,8 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k, &p,
 		              &dd))
 			continue;
-		uint64_t cost = (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
+		uint64_t cost =
+		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
 		if (cost < best) {
 			best = cost;
 			*plan = p;
@@ -362,8 +374,9 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 		                "is stored in the GEMM weight layout, which "
 		                "only the host writes so far",
 		                c->name, bt->name,
-		                bt->producer >= 0 ? "computed on the device"
-		                                  : "also used by an earlier op");
+		                bt->producer >= 0
+		                    ? "computed on the device"
+		                    : "also used by an earlier op");
 	if (b->home[op->in[0]] && op->attr.transpose_a)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "compile: matmul %s: a transposed operand A "
@@ -372,15 +385,14 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 		                c->name, a->name);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
-	*mm = (Matmul){
-	    .op = op,
-	    .dt = a->elem.dtype,
-	    .dtype_b = bt->elem.dtype,
-	    .m = (uint32_t)a->shape.dim[ra - (tra ? 1 : 2)],
-	    .k = (uint32_t)a->shape.dim[ra - (tra ? 2 : 1)],
-	    .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
-	    .batches = (uint32_t)batches,
-	    .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0};
+	*mm = (Matmul){.op = op,
+	               .dt = a->elem.dtype,
+	               .dtype_b = bt->elem.dtype,
+	               .m = (uint32_t)a->shape.dim[ra - (tra ? 1 : 2)],
+	               .k = (uint32_t)a->shape.dim[ra - (tra ? 2 : 1)],
+	               .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
+	               .batches = (uint32_t)batches,
+	               .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0};
 	return IPU_OK;
 }
 
@@ -415,8 +427,8 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	if (!r)
 		r = bring(b, op->in[1], pb, first, "matmul: B", &moved, d);
 	if (!r)
-		r = bring(b, op->in[0], pa, first, "matmul: A from its producer",
-		          &moved, d);
+		r = bring(b, op->in[0], pa, first,
+		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
 	int32_t last = b->l->nstep - 1;
@@ -435,8 +447,7 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 /* The output of a reshape or transpose: the same elements moved by `map`
  * into a new row-major place, in one exchange step. */
 static int
-move_op(Build *b, const Op *op, const FlatMap *map, const char *what,
-        Diag *d)
+move_op(Build *b, const Op *op, const FlatMap *map, const char *what, Diag *d)
 {
 	const Tensor *t = graph_tensor(b->g, op->out);
 	TensorPlace *from = home_of(b, op->in[0]);
@@ -503,12 +514,13 @@ lower_transpose_op(Build *b, const Op *op, Diag *d)
 	int rank = in->shape.rank;
 	const Shape *perm = &op->attr.perm;
 	if (perm->dim[rank - 1] != rank - 1)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: transpose %s moves the last axis; only "
-		                "permutations of the other axes are supported "
-		                "so far (a matmul can take a transposed input "
-		                "with transpose_a/transpose_b)",
-		                out->name);
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "compile: transpose %s moves the last axis; only "
+		    "permutations of the other axes are supported "
+		    "so far (a matmul can take a transposed input "
+		    "with transpose_a/transpose_b)",
+		    out->name);
 	RowPerm p = {.rank = rank - 1, .cols = view_cols(in)};
 	int64_t stride = 1;
 	for (int i = rank - 2; i >= 0; i--) {
@@ -521,13 +533,145 @@ lower_transpose_op(Build *b, const Op *op, Diag *d)
 	return move_op(b, op, &map, "transpose", d);
 }
 
+/* ---- elementwise ------------------------------------------------------- */
+
+/* The same blocks on the same tiles in the same formats, piece by piece. */
+static int
+same_pieces(const TensorPlace *x, const TensorPlace *y)
+{
+	if (x->npiece != y->npiece)
+		return 0;
+	for (int k = 0; k < x->npiece; k++) {
+		const Piece *p = &x->piece[k], *q = &y->piece[k];
+		if (p->tile != q->tile || p->row0 != q->row0 ||
+		    p->rows != q->rows || p->col0 != q->col0 ||
+		    p->cols != q->cols || p->pad_rows != q->pad_rows ||
+		    p->pad_cols != q->pad_cols || p->format != q->format)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+op_error(const Build *b, const Op *op, int r, Diag *d)
+{
+	char what[GRAPH_MAX_NAME + 32];
+	snprintf(what, sizeof what, "compile: %s %s", op_desc(op->kind)->name,
+	         graph_tensor(b->g, op->out)->name);
+	graph_diag_prefix(d, what);
+	return r;
+}
+
+/* out = op(x) on x's pieces: cast, gelu. */
+static int
+lower_unary_op(Build *b, const Op *op, Diag *d)
+{
+	const Tensor *x = graph_tensor(b->g, op->in[0]),
+	             *o = graph_tensor(b->g, op->out);
+	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	int r = lower_ew_supported(ew, x->elem.dtype, o->elem.dtype, d);
+	if (r)
+		return op_error(b, op, r, d);
+	TensorPlace *from = home_of(b, op->in[0]);
+	int32_t at = b->l->nstep;
+	TensorPlace *to =
+	    adopt(b, lower_mirror(b->l, from, op->out, o->elem.dtype, 0, at,
+	                          "tensor block"));
+	int scale = dtype_is_f8(o->elem.dtype)   ? o->elem.scale
+	            : dtype_is_f8(x->elem.dtype) ? x->elem.scale
+	                                         : 0;
+	r = lower_elementwise(b->l, ew, from, NULL, to, scale,
+	                      op_desc(op->kind)->name, d);
+	if (r)
+		return op_error(b, op, r, d);
+	use_place(b, from, b->l->nstep - 1);
+	use_place(b, to, b->l->nstep - 1);
+	b->home[op->out] = to;
+	return IPU_OK;
+}
+
+/* 1 if s broadcasts down the rows of out's 2-D view: its last axis is
+ * out's, every other axis 1 (a bias). */
+static int
+row_broadcast(const Shape *s, const Shape *out)
+{
+	if (s->dim[s->rank - 1] != out->dim[out->rank - 1])
+		return 0;
+	for (int i = 0; i + 1 < s->rank; i++)
+		if (s->dim[i] != 1)
+			return 0;
+	return 1;
+}
+
+/* out = a op b on a's pieces (add, mul): b is moved next to them (or, an
+ * input or weight seen here first, written there by the host). */
+static int
+lower_binary_op(Build *b, const Op *op, Diag *d)
+{
+	int32_t ia = op->in[0], ib = op->in[1];
+	const Tensor *o = graph_tensor(b->g, op->out);
+	if (!shape_equal(&graph_tensor(b->g, ia)->shape, &o->shape)) {
+		int32_t t = ia;
+		ia = ib;
+		ib = t;
+	}
+	const Shape *sb = &graph_tensor(b->g, ib)->shape;
+	int bcast = !shape_equal(sb, &o->shape);
+	if (!shape_equal(&graph_tensor(b->g, ia)->shape, &o->shape) ||
+	    (bcast && !row_broadcast(sb, &o->shape)))
+		return op_error(b, op,
+		                diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                         "broadcasting other than one row "
+		                         "(a bias) down a tensor is not "
+		                         "supported yet"),
+		                d);
+	DType dt = o->elem.dtype;
+	EwOp ew = op->kind == OP_ADD ? EW_ADD : EW_MUL;
+	int r = lower_ew_supported(ew, dt, dt, d);
+	if (r)
+		return op_error(b, op, r, d);
+	TensorPlace *pa = home_of(b, ia), *pb;
+	int32_t at = b->l->nstep;
+	if (ia == ib ||
+	    (b->home[ib] && !bcast && same_pieces(b->home[ib], pa))) {
+		pb = b->home[ib];
+	} else {
+		pb = adopt(b, lower_mirror(b->l, pa, ib, dt, bcast, at,
+		                           "operand block"));
+		if (!b->home[ib] && !bcast) {
+			b->home[ib] = pb;
+		} else {
+			TensorPlace *from = home_of(b, ib);
+			Step *s = lower_step(b->l, STEP_EXCHANGE,
+			                     bcast ? "broadcast" : "operand");
+			r = lower_relayout(s, from, pb, NULL, d);
+			if (r)
+				return op_error(b, op, r, d);
+			use_place(b, from, at);
+		}
+	}
+	TensorPlace *out = adopt(b, lower_mirror(b->l, pa, op->out, dt, 0,
+	                                         b->l->nstep, "tensor block"));
+	r = lower_elementwise(b->l, ew, pa, pb, out, 0, op_desc(op->kind)->name,
+	                      d);
+	if (r)
+		return op_error(b, op, r, d);
+	int32_t last = b->l->nstep - 1;
+	use_place(b, pa, last);
+	use_place(b, pb, last);
+	use_place(b, out, last);
+	b->home[op->out] = out;
+	return IPU_OK;
+}
+
 /* ---- the graph --------------------------------------------------------- */
 
 typedef int (*LowerOp)(Build *b, const Op *op, Diag *d);
 
 static const LowerOp lower_op[OP_COUNT] = {
-    [OP_MATMUL] = lower_matmul_op,
-    [OP_RESHAPE] = lower_reshape_op,
+    [OP_MATMUL] = lower_matmul_op,       [OP_ADD] = lower_binary_op,
+    [OP_MUL] = lower_binary_op,          [OP_CAST] = lower_unary_op,
+    [OP_GELU] = lower_unary_op,          [OP_RESHAPE] = lower_reshape_op,
     [OP_TRANSPOSE] = lower_transpose_op,
 };
 
@@ -549,10 +693,11 @@ trim_lifetimes(Build *b)
 				int32_t id = tp->piece[k].at.buf;
 				Buffer *buf = &b->l->buf[id];
 				if (pass == 0) {
-					keep[id] |= t->role == ROLE_WEIGHT ||
-					                    t->role == ROLE_OUTPUT
-					                ? KEEP_PINNED
-					                : 0;
+					keep[id] |=
+					    t->role == ROLE_WEIGHT ||
+					            t->role == ROLE_OUTPUT
+					        ? KEEP_PINNED
+					        : 0;
 					keep[id] |= t->role == ROLE_INPUT
 					                ? KEEP_FROM_START
 					                : 0;
@@ -600,14 +745,15 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	}
 	if (!r) {
 		trim_lifetimes(&b);
-		/* the host's map: inputs, weights and outputs where they live */
+		/* the host's map: inputs, weights and outputs where they live
+		 */
 		for (int32_t id = 0; id < g->ntensors; id++) {
 			const Tensor *t = graph_tensor(g, id);
 			const TensorPlace *h = b.home[id];
 			if (!h || t->role == ROLE_INTERMEDIATE)
 				continue;
-			TensorPlace *tp = lower_tensor(b.l, id, h->rows, h->cols,
-			                               h->dtype);
+			TensorPlace *tp =
+			    lower_tensor(b.l, id, h->rows, h->cols, h->dtype);
 			for (int k = 0; k < h->npiece; k++)
 				*lower_piece(tp) = h->piece[k];
 		}

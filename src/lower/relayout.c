@@ -55,11 +55,13 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 			                tp->tensor);
 		uint32_t width = panels ? 16 : p->pad_cols;
 		for (uint32_t c0 = 0; c0 < p->cols; c0 += width) {
-			uint32_t n = p->cols - c0 < width ? p->cols - c0 : width;
+			uint32_t n =
+			    p->cols - c0 < width ? p->cols - c0 : width;
 			uint32_t seg = panels ? c0 / 16 * p->pad_rows : 0;
 			for (uint32_t r = 0; r < p->rows; r++) {
-				uint64_t f = (uint64_t)(p->row0 + r) * tp->cols +
-				             p->col0 + c0;
+				uint64_t f =
+				    (uint64_t)(p->row0 + r) * tp->cols +
+				    p->col0 + c0;
 				if (map && map->fn)
 					f = map->fn(map->ctx, f);
 				uint32_t off =
@@ -100,7 +102,8 @@ copy_by_src(const void *a, const void *b)
 		return x->bytes < y->bytes ? -1 : 1;
 	if (x->dst_tile != y->dst_tile)
 		return x->dst_tile < y->dst_tile ? -1 : 1;
-	return x->dst.offset < y->dst.offset ? -1 : x->dst.offset > y->dst.offset;
+	return x->dst.offset < y->dst.offset ? -1
+	                                     : x->dst.offset > y->dst.offset;
 }
 
 /* Merges copies that continue each other on both sides (same source and
@@ -114,7 +117,8 @@ copy_by_dst(const void *a, const void *b)
 		return x->dst_tile < y->dst_tile ? -1 : 1;
 	if (x->dst.buf != y->dst.buf)
 		return x->dst.buf < y->dst.buf ? -1 : 1;
-	return x->dst.offset < y->dst.offset ? -1 : x->dst.offset > y->dst.offset;
+	return x->dst.offset < y->dst.offset ? -1
+	                                     : x->dst.offset > y->dst.offset;
 }
 
 static int
@@ -169,13 +173,13 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 				continue;
 			if (h->flat > f)
 				break;
-			uint64_t stop = h->flat + h->len < end ? h->flat + h->len
-			                                       : end;
+			uint64_t stop =
+			    h->flat + h->len < end ? h->flat + h->len : end;
 			uint32_t so = (uint32_t)(f - h->flat) * es,
 			         dof = (uint32_t)(f - w->flat) * es,
 			         bytes = (uint32_t)(stop - f) * es;
-			if ((h->at.offset + so) % 4 || (w->at.offset + dof) % 4 ||
-			    bytes % 4) {
+			if ((h->at.offset + so) % 4 ||
+			    (w->at.offset + dof) % 4 || bytes % 4) {
 				r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 				             "relayout of tensor %d: elements "
 				             "%llu..%llu do not lie on whole "
@@ -204,14 +208,15 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 		qsort(copy, (size_t)ncopy, sizeof *copy, copy_by_src);
 		for (int i = 0; i < ncopy;) {
 			int j = i + 1;
-			while (j < ncopy && copy[j].src_tile == copy[i].src_tile &&
+			while (j < ncopy &&
+			       copy[j].src_tile == copy[i].src_tile &&
 			       copy[j].src.buf == copy[i].src.buf &&
 			       copy[j].src.offset == copy[i].src.offset &&
 			       copy[j].bytes == copy[i].bytes)
 				j++;
-			Transfer *x =
-			    lower_transfer(s, copy[i].src_tile, copy[i].src,
-			                   copy[i].bytes / 4, (uint32_t)(j - i));
+			Transfer *x = lower_transfer(
+			    s, copy[i].src_tile, copy[i].src, copy[i].bytes / 4,
+			    (uint32_t)(j - i));
 			for (int k = i; k < j; k++) {
 				x->dst_tile[k - i] = copy[k].dst_tile;
 				x->dst[k - i] = copy[k].dst;
