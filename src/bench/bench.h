@@ -181,6 +181,35 @@ typedef struct {
  * IPU_E* with d filled (bad sizes, f8 on an ipu2 chip, a compile error,
  * a runtime error). */
 int bench_gemm(const GemmBenchConfig *cfg, GemmBenchResult *res, Diag *d);
+/* ---- graph: a model graph compiled and run (graph.c) ---- */
+typedef struct {
+	const char *path; /* the graph's text form */
+	const Chip *chip; /* NULL: the C600 */
+	uint32_t tiles;   /* 0: all */
+	int threads;      /* host threads of the emulator */
+	uint64_t seed;    /* input data */
+} GraphBenchConfig;
+
+typedef struct {
+	uint32_t tiles;            /* tiles the program uses */
+	uint64_t macs;             /* of the matmuls */
+	uint64_t flops;            /* graph_flops: 2 per MAC, 1 per other op */
+	uint32_t peak_macs;        /* per tile-cycle, the first matmul's type */
+	uint64_t cycles;           /* emulated */
+	uint64_t predicted_cycles; /* the compiler's */
+	uint64_t exchange_cycles;  /* predicted, in exchange steps (with */
+	uint64_t compute_cycles;   /* the syncs) and in compute steps */
+	uint32_t steps;
+	double pred_error; /* predicted / cycles - 1 */
+	double mfu;        /* macs / (cycles * chip tiles * peak_macs) */
+	double compile_ms;
+	uint32_t peak_tile_bytes;
+	double host_seconds;
+	char plan[2048];
+} GraphBenchResult;
+
+int bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d);
+
 /* The chip's peak MACs per tile per cycle for the dtype (0: none). */
 uint32_t bench_peak_macs(const Chip *chip, AmpDtype t);
 

@@ -17,7 +17,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu bench tile-amp|exchange|sim|gemm [options]\n"
+	        "usage: ipu bench tile-amp|exchange|sim|gemm|graph [options]\n"
 	        "\n"
 	        "ipu bench tile-amp: one tile multiplies R rows by a K x 16 "
 	        "weight block\n"
@@ -50,6 +50,16 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --sgemm-n N     SGEMM size N x N x N (default 1024)\n"
+	        "\n"
+	        "ipu bench graph: a graph file (docs/graph.md) compiled, run "
+	        "once on the\n"
+	        "  emulated chip with random inputs, and timed "
+	        "(docs/bench-graph.md).\n"
+	        "  --graph FILE    the graph (required)\n"
+	        "  --tiles T       tiles of the chip to use (default all)\n"
+	        "  --threads N     host threads (default: the machine's "
+	        "cores)\n"
+	        "  --seed N        input data seed (default 1)\n"
 	        "\n"
 	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
 	        "emulated chip and\n"
@@ -461,6 +471,73 @@ gemm(int argc, char **argv)
 	return 0;
 }
 
+static int
+parse_path(const char *s, void *dst)
+{
+	*(const char **)dst = s;
+	return 0;
+}
+
+static int
+graph_bench(int argc, char **argv)
+{
+	GraphBenchConfig cfg = {.threads = host_cores(), .seed = 1};
+	const BenchOpt opts[] = {
+	    NAME_OPT("--graph", parse_path, cfg.path, "a graph file"),
+	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
+	    NUM_OPT("--threads", 1, 64, cfg.threads),
+	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	};
+	int json,
+	    rc = parse_opts("graph", argc, argv, opts,
+	                    sizeof opts / sizeof opts[0], &cfg.chip, &json);
+	if (rc >= 0)
+		return rc;
+	if (!cfg.path) {
+		fprintf(stderr, "ipu bench graph: --graph FILE is needed\n");
+		return 2;
+	}
+	GraphBenchResult r;
+	Diag d;
+	diag_clear(&d);
+	if (bench_graph(&cfg, &r, &d))
+		return report_error("graph", &d);
+	if (json) {
+		printf("{\"bench\": \"graph\", \"graph\": \"%s\", "
+		       "\"chip\": \"%s\", \"tiles\": %u, "
+		       "\"chip_tiles\": %u, \"macs\": %" PRIu64
+		       ", \"flops\": %" PRIu64 ", \"cycles\": %" PRIu64
+		       ", \"predicted_cycles\": %" PRIu64
+		       ", \"pred_error\": %.4f, \"exchange_cycles\": %" PRIu64
+		       ", \"compute_cycles\": %" PRIu64
+		       ", \"steps\": %u, \"mfu\": %.4f, "
+		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
+		       "\"host_seconds\": %.3f, \"threads\": %d}\n",
+		       cfg.path, cfg.chip->name, r.tiles, cfg.chip->tiles,
+		       r.macs, r.flops, r.cycles, r.predicted_cycles,
+		       r.pred_error, r.exchange_cycles, r.compute_cycles,
+		       r.steps, r.mfu, r.compile_ms, r.peak_tile_bytes,
+		       r.host_seconds, cfg.threads);
+		return 0;
+	}
+	printf("graph %s on %u of %u %s tiles\n", cfg.path, r.tiles,
+	       cfg.chip->tiles, cfg.chip->name);
+	printf("  cycles          %" PRIu64 " emulated, %" PRIu64
+	       " predicted (%+.1f%%): %" PRIu64 " in exchange steps, %" PRIu64
+	       " in compute steps (%u steps)\n",
+	       r.cycles, r.predicted_cycles, 100 * r.pred_error,
+	       r.exchange_cycles, r.compute_cycles, r.steps);
+	printf("  MFU             %.2f%% (matmul MACs over %u tiles x %u "
+	       "MACs/cycle)\n",
+	       100 * r.mfu, cfg.chip->tiles, r.peak_macs);
+	printf("  compile         %.1f ms; fullest tile %u bytes\n",
+	       r.compile_ms, r.peak_tile_bytes);
+	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,
+	       cfg.threads);
+	printf("  plan            %s\n", r.plan);
+	return 0;
+}
+
 int
 cmd_bench(int argc, char **argv)
 {
@@ -476,9 +553,11 @@ cmd_bench(int argc, char **argv)
 		return sim_speed(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gemm"))
 		return gemm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "graph"))
+		return graph_bench(argc - 1, argv + 1);
 	fprintf(stderr,
 	        "ipu bench: unknown benchmark '%s' (known: tile-amp, "
-	        "exchange, sim, gemm)\n",
+	        "exchange, sim, gemm, graph)\n",
 	        argv[1]);
 	return 2;
 }

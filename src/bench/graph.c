@@ -1,0 +1,175 @@
+/*
+ * graph.c - `ipu bench graph`: a graph (text form) compiled for the chip,
+ * run once on the emulator with seeded random inputs, and timed: emulated
+ * cycles against the compiler's prediction, MFU of its matmuls, where the
+ * cycles go (exchange or compute steps, as predicted). Correctness is the
+ * tests' job (test_compile_graph checks every op against an interpreter);
+ * this reports speed.
+ */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ipu/runtime.h>
+
+#include "../compile/compile.h"
+#include "../util/fp.h"
+
+static uint64_t
+next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* n values uniform in [-1, 1) in the tensor's element type. */
+static void
+random_tensor(const Tensor *t, uint64_t *seed, uint8_t *out, size_t n)
+{
+	unsigned fl = 0;
+	for (size_t i = 0; i < n; i++) {
+		double v = (double)(next(seed) >> 11) * 0x1p-53 * 2 - 1;
+		switch (t->elem.dtype) {
+		case DT_F32: {
+			float f = (float)v;
+			memcpy(out + 4 * i, &f, 4);
+			break;
+		}
+		case DT_F16: {
+			uint16_t h = fp_f64_to_f16(v, FP_RNE, 0, FP_OV_IEEE, &fl);
+			memcpy(out + 2 * i, &h, 2);
+			break;
+		}
+		default:
+			out[i] = fp_f64_to_f8(v,
+			                      t->elem.dtype == DT_F8_F152
+			                          ? FP8_F152
+			                          : FP8_F143,
+			                      t->elem.scale, FP_OV_SAT, &fl);
+		}
+	}
+}
+
+static AmpDtype
+amp_of(DType t)
+{
+	return t == DT_F32 ? AMP_F32 : t == DT_F16 ? AMP_F16 : AMP_F8;
+}
+
+/* MACs of the graph's matmuls and the peak of the first one's type. */
+static void
+matmul_work(const Graph *g, const Chip *chip, GraphBenchResult *res)
+{
+	res->peak_macs = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		if (op->kind != OP_MATMUL)
+			continue;
+		res->macs += (uint64_t)graph_op_work(g, op).macs;
+		if (!res->peak_macs)
+			res->peak_macs = bench_peak_macs(
+			    chip,
+			    amp_of(graph_tensor(g, op->in[0])->elem.dtype));
+	}
+}
+
+int
+bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
+{
+	memset(res, 0, sizeof *res);
+	const Chip *chip = cfg->chip ? cfg->chip : chip_default();
+	uint8_t *text;
+	size_t len;
+	int r = read_file(cfg->path, &text, &len, d);
+	if (r)
+		return r;
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerrs = 0;
+	r = graph_parse((const char *)text, len, cfg->path, &g, errs, &nerrs);
+	free(text);
+	if (r) {
+		*d = errs[0];
+		return r;
+	}
+	CompileOptions co = {.chip = chip, .tiles = cfg->tiles};
+	Package *pk = NULL;
+	CompileReport rep;
+	r = compile_graph(g, &co, &pk, &rep, d);
+	if (r) {
+		compile_report_free(&rep);
+		graph_free(g);
+		return r;
+	}
+	res->tiles = pk->tiles;
+	res->predicted_cycles = rep.predicted_cycles;
+	res->compile_ms = rep.compile_ms;
+	res->peak_tile_bytes = rep.peak_tile_bytes;
+	snprintf(res->plan, sizeof res->plan, "%s", rep.plan);
+	compile_report_free(&rep);
+	res->flops = (uint64_t)graph_flops(g);
+	matmul_work(g, chip, res);
+	for (uint32_t i = 0; i < pk->nstep; i++) {
+		if (pk->step[i].kind == PKG_STEP_EXCHANGE)
+			res->exchange_cycles += pk->step[i].cycles;
+		else
+			res->compute_cycles += pk->step[i].cycles;
+		res->steps++;
+	}
+
+	uint8_t *bytes = NULL;
+	size_t nbytes;
+	ipu_device *dev = NULL;
+	ipu_error err = {0};
+	char name[96];
+	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
+	         pk->tiles, cfg->threads ? cfg->threads : 1);
+	r = pkg_write(pk, &bytes, &nbytes, d);
+	pkg_free(pk);
+	if (!r && !(dev = ipu_open(name, &err)))
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0, "open %s: %s", name,
+		             err.msg);
+	if (!r && ipu_load_package(dev, bytes, nbytes, &err))
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
+	uint64_t seed = cfg->seed;
+	for (int32_t id = 0; !r && id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		ipu_tensor_desc desc;
+		ipu_error none;
+		if (t->producer >= 0 ||
+		    ipu_tensor_info(dev, t->name, &desc, &none))
+			continue; /* computed, or unused by the program */
+		size_t n = (size_t)shape_elems(&t->shape),
+		       es = (size_t)dtype_size(t->elem.dtype);
+		uint8_t *data = xmalloc(n * es);
+		random_tensor(t, &seed, data, n);
+		if (ipu_write_tensor(dev, t->name, data, n * es, &err))
+			r = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
+			             t->name, err.msg);
+		free(data);
+	}
+	if (!r) {
+		double t0 = bench_seconds();
+		if (ipu_run(dev, 0, &err))
+			r = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
+			             err.msg);
+		res->host_seconds = bench_seconds() - t0;
+		res->cycles = ipu_cycles(dev);
+	}
+	if (!r && res->cycles) {
+		res->pred_error = (double)res->predicted_cycles / res->cycles - 1;
+		if (res->peak_macs)
+			res->mfu = (double)res->macs /
+			           ((double)res->cycles * chip->tiles *
+			            res->peak_macs);
+	}
+	if (dev)
+		ipu_close(dev);
+	free(bytes);
+	graph_free(g);
+	return r;
+}
