@@ -231,8 +231,8 @@ def _check_config(cfg, where):
     if cfg.hidden_size % cfg.num_attention_heads:
         raise RefError(f"{where}: hidden_size {cfg.hidden_size} is not a multiple of "
                        f"num_attention_heads {cfg.num_attention_heads}")
-    if cfg.image_size % cfg.patch_size:
-        raise RefError(f"{where}: image_size {cfg.image_size} is not a multiple of patch_size {cfg.patch_size}")
+    if cfg.patch_size > cfg.image_size:
+        raise RefError(f"{where}: patch_size {cfg.patch_size} is larger than image_size {cfg.image_size}")
 
 
 def read_config(path):
@@ -411,11 +411,13 @@ def mlp(x, w, prefix, rnd=_same):
 
 def patch_embed(pixels, weight, bias, rnd=_same):
     """The stride-P, kernel-P conv as one matmul: pixels [B, C, H, W] -> tokens
-    [B, (H/P)(W/P), d], token = row*grid + col, each patch flattened (c, y, x)."""
+    [B, (H//P)(W//P), d], token = row*grid + col, each patch flattened (c, y, x).
+    Like the conv's "valid" padding, pixels past the last whole patch are
+    unused (384 = 27*14 + 6 for so400m)."""
     b, c, h, w_px = pixels.shape
     d, _, p, _ = weight.shape
     gh, gw = h // p, w_px // p
-    patches = pixels.reshape(b, c, gh, p, gw, p).permute(0, 2, 4, 1, 3, 5).reshape(b, gh * gw, c * p * p)
+    patches = pixels[:, :, :gh * p, :gw * p].reshape(b, c, gh, p, gw, p).permute(0, 2, 4, 1, 3, 5).reshape(b, gh * gw, c * p * p)
     return linear(patches, weight.reshape(d, c * p * p), bias, rnd)
 
 
@@ -482,9 +484,9 @@ def tower(pixels, weights, cfg, precision="f64"):
 
 
 def check_pixels(pixels, cfg, where):
-    if pixels.ndim == 3:
-        pixels = pixels[None]
     want = (cfg.num_channels, cfg.image_size, cfg.image_size)
+    if pixels.shape == want:
+        pixels = pixels[None]
     if pixels.ndim != 4 or pixels.shape[1:] != want:
         raise RefError(f"{where}: pixels have shape {list(pixels.shape)}, the config needs [B, {', '.join(map(str, want))}]")
     if pixels.shape[0] == 0:
@@ -588,9 +590,9 @@ def _cmd_op(args):
                 y = linear(xs[0], xs[1], xs[2] if len(xs) == 3 else None, rnd)
             else:
                 if len(shapes[0]) != 4 or len(shapes[1]) != 4 or shapes[0][1] != shapes[1][1] \
-                        or shapes[1][2] != shapes[1][3] or shapes[0][2] % shapes[1][2] or shapes[0][3] % shapes[1][2] \
+                        or shapes[1][2] != shapes[1][3] or min(shapes[0][2:]) < shapes[1][2] \
                         or shapes[2] != shapes[1][:1]:
-                    raise ValueError("needs pixels [B, C, H, W], weight [d, C, P, P] with P dividing H and W, bias [d]")
+                    raise ValueError("needs pixels [B, C, H, W], weight [d, C, P, P] with P <= H, W, bias [d]")
                 y = patch_embed(xs[0], xs[1], xs[2], rnd)
     except ValueError as e:
         raise RefError(f"op {name}: input shapes {shapes}: {e}")
