@@ -17,6 +17,7 @@ describes them and the measured precision.
 import argparse
 import json
 import math
+import mmap
 import os
 import struct
 import sys
@@ -82,9 +83,19 @@ def read_safetensors(path):
     """All tensors of a safetensors file as {name: torch tensor} (F8 as float32)."""
     try:
         with open(path, "rb") as f:
-            blob = f.read()
+            # mapped, not read: each tensor is copied out once, so a checkpoint
+            # costs its own size in memory, not twice that
+            blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
     except OSError as e:
         raise RefError(f"{path}: cannot read weights: {e.strerror}")
+    try:
+        return _parse_safetensors(path, blob)
+    finally:
+        if isinstance(blob, mmap.mmap):
+            blob.close()
+
+
+def _parse_safetensors(path, blob):
     if len(blob) < 8:
         raise RefError(f"{path}: not a safetensors file (shorter than its 8-byte header length)")
     (header_len,) = struct.unpack("<Q", blob[:8])
@@ -96,16 +107,16 @@ def read_safetensors(path):
         raise RefError(f"{path}: header is not valid JSON: {e}")
     if not isinstance(header, dict):
         raise RefError(f"{path}: header is not a JSON object")
-    data = memoryview(blob)[8 + header_len:]
+    data_start = 8 + header_len
     tensors = {}
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        tensors[name] = _decode_entry(path, name, entry, data)
+        tensors[name] = _decode_entry(path, name, entry, blob, data_start)
     return tensors
 
 
-def _decode_entry(path, name, entry, data):
+def _decode_entry(path, name, entry, blob, data_start):
     where = f"{path}: tensor '{name}'"
     try:
         dtype, shape, (begin, end) = entry["dtype"], list(entry["shape"]), entry["data_offsets"]
@@ -117,11 +128,12 @@ def _decode_entry(path, name, entry, data):
         raise RefError(f"{where}: shape {shape} is not a list of non-negative integers")
     np_dtype, torch_dtype = _ST_DTYPES[dtype]
     count = math.prod(shape)
-    if not (0 <= begin <= end <= len(data)):
-        raise RefError(f"{where}: data_offsets [{begin}, {end}] outside the {len(data)} data bytes")
+    data_len = len(blob) - data_start
+    if not (type(begin) is int and type(end) is int and 0 <= begin <= end <= data_len):
+        raise RefError(f"{where}: data_offsets [{begin}, {end}] outside the {data_len} data bytes")
     if end - begin != count * np.dtype(np_dtype).itemsize:
         raise RefError(f"{where}: {end - begin} bytes do not hold {dtype} {shape}")
-    raw = np.frombuffer(data[begin:end], dtype=np_dtype).reshape(shape)
+    raw = np.frombuffer(blob, dtype=np_dtype, count=count, offset=data_start + begin).reshape(shape)
     if torch_dtype is None:
         return torch.from_numpy(_FP8_TABLES[dtype][raw])
     if dtype == "BF16":

@@ -508,7 +508,9 @@ class CliTest(TempDirCase):
         rng = np.random.default_rng(8)
         arrays = {"x": rng.standard_normal((4, 6, 32)), "w": rng.standard_normal(32), "b": rng.standard_normal(32),
                   "lw": rng.standard_normal((16, 32)), "lb": rng.standard_normal(16),
-                  "k": rng.standard_normal((4, 9, 32)), "v": rng.standard_normal((4, 9, 32))}
+                  "k": rng.standard_normal((4, 9, 32)), "v": rng.standard_normal((4, 9, 32)),
+                  "px": rng.uniform(-1, 1, (2, 3, 30, 30)), "pw": rng.standard_normal((8, 3, 7, 7)),
+                  "pb": rng.standard_normal(8)}
         for name, a in arrays.items():
             np.save(self.path(name + ".npy"), a.astype(np.float32))
         t = {n: torch.from_numpy(a.astype(np.float32)).double() for n, a in arrays.items()}
@@ -524,6 +526,8 @@ class CliTest(TempDirCase):
             (["softmax", "--in", "x.npy"], torch.softmax(t["x"], -1)),
             (["linear", "--in", "x.npy", "--in", "lw.npy", "--in", "lb.npy"], F.linear(t["x"], t["lw"], t["lb"])),
             (["attention", "--in", "x.npy", "--in", "k.npy", "--in", "v.npy", "--heads", "4"], attn),
+            (["patch_embed", "--in", "px.npy", "--in", "pw.npy", "--in", "pb.npy"],
+             F.conv2d(t["px"], t["pw"], t["pb"], stride=7).flatten(2).transpose(1, 2)),
         ]
         for i, (args, want) in enumerate(cases):
             out = f"y{i}.npy"
@@ -532,6 +536,14 @@ class CliTest(TempDirCase):
             got = np.load(self.path(out))
             self.assertEqual(got.dtype, np.float32)
             self.assertLess(np.abs(got - want.numpy()).max(), 1e-5, args[0])
+        # f16 emulation: the output is stored in f16 and lies within f16 rounding of the truth
+        r = self.cli("op", "gelu", "--in", "x.npy", "--out", "g16.npy", "--dtype", "f16")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        g16 = np.load(self.path("g16.npy"))
+        self.assertTrue(np.array_equal(g16, g16.astype(np.float16).astype(np.float32)))
+        want = F.gelu(t["x"], approximate="tanh").numpy()
+        self.assertLess(np.abs(g16 - want).max(), 2 ** -10 * np.abs(want).max())
+        self.assertGreater(np.abs(g16 - want).max(), 1e-5)
         r = self.cli("op", "linear", "--in", "x.npy", "--in", "w.npy", "--out", "bad.npy")
         self.assertEqual(r.returncode, 2)
         self.assertIn("op linear: input shapes [[4, 6, 32], [32]]", r.stderr)
