@@ -49,9 +49,7 @@ _ST_DTYPES = {
     "F8_E4M3": ("u1", None),  # torch 1.13 has no fp8: decoded to float32
     "F8_E5M2": ("u1", None),
 }
-_TORCH_TO_ST = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16",
-                torch.bfloat16: "BF16", torch.int64: "I64", torch.int32: "I32",
-                torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
+_TORCH_TO_ST = {t: name for name, (_, t) in _ST_DTYPES.items() if t is not None}
 
 
 def _fp8_table(exp_bits, man_bits, ocp_e4m3):
@@ -122,7 +120,7 @@ def _decode_entry(path, name, entry, blob, data_start):
         dtype, shape, (begin, end) = entry["dtype"], list(entry["shape"]), entry["data_offsets"]
     except (KeyError, TypeError, ValueError):
         raise RefError(f"{where}: header entry lacks dtype, shape or a [begin, end] data_offsets")
-    if dtype not in _ST_DTYPES:
+    if not isinstance(dtype, str) or dtype not in _ST_DTYPES:
         raise RefError(f"{where}: unsupported dtype {dtype} (supported: {', '.join(_ST_DTYPES)})")
     if not all(type(n) is int and n >= 0 for n in shape):
         raise RefError(f"{where}: shape {shape} is not a list of non-negative integers")
@@ -143,9 +141,9 @@ def _decode_entry(path, name, entry, blob, data_start):
     return torch.from_numpy(raw.astype(raw.dtype.newbyteorder("=")))
 
 
-def write_safetensors(path, tensors, metadata=None):
+def write_safetensors(path, tensors, metadata=None, force=False):
     """Write {name: torch tensor} (F64/F32/F16/BF16/integer) as safetensors.
-    Refuses to replace an existing file."""
+    Refuses to replace an existing file unless forced."""
     header = {}
     if metadata:
         header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
@@ -164,7 +162,7 @@ def write_safetensors(path, tensors, metadata=None):
         offset += len(raw)
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)  # keeps the data 8-byte aligned
-    with _create(path) as f:
+    with _create(path, force) as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
         for raw in chunks:
@@ -176,9 +174,20 @@ def _create(path, force=False):
     try:
         return open(path, "wb" if force else "xb")
     except FileExistsError:
-        raise RefError(f"{path}: already exists; not overwriting it (pass --force to replace it)")
+        raise _exists(path)
     except OSError as e:
         raise RefError(f"{path}: cannot write: {e.strerror}")
+
+
+def _exists(path):
+    return RefError(f"{path}: already exists; not overwriting it (pass --force to replace it)")
+
+
+def _refuse_existing(paths, force):
+    """Checked before the slow part, so a run is not wasted on an output it may not write."""
+    for path in paths:
+        if path and os.path.exists(path) and not force:
+            raise _exists(path)
 
 
 # --------------------------------------------------------------------------
@@ -429,7 +438,8 @@ def patch_embed(pixels, weight, bias, rnd=_same):
     b, c, h, w_px = pixels.shape
     d, _, p, _ = weight.shape
     gh, gw = h // p, w_px // p
-    patches = pixels[:, :, :gh * p, :gw * p].reshape(b, c, gh, p, gw, p).permute(0, 2, 4, 1, 3, 5).reshape(b, gh * gw, c * p * p)
+    patches = pixels[:, :, :gh * p, :gw * p].reshape(b, c, gh, p, gw, p)
+    patches = patches.permute(0, 2, 4, 1, 3, 5).reshape(b, gh * gw, c * p * p)
     return linear(patches, weight.reshape(d, c * p * p), bias, rnd)
 
 
@@ -547,6 +557,9 @@ def _save_npy(path, arr, force):
 
 
 def _cmd_preprocess(args):
+    if args.size <= 0:
+        raise RefError(f"preprocess: --size {args.size} must be positive")
+    _refuse_existing([args.out], args.force)
     _save_npy(args.out, load_images(args.image, args.size), args.force)
 
 
@@ -556,9 +569,7 @@ def _cmd_run(args):
         raise RefError(f"{args.config}: vision_use_head is false, so there is no pooled embedding; use --hidden only")
     if not args.out and not args.hidden:
         raise RefError("run: give --out and/or --hidden")
-    for path in (args.out, args.hidden):   # fail before the slow part
-        if path and os.path.exists(path) and not args.force:
-            raise RefError(f"{path}: already exists; not overwriting it (pass --force to replace it)")
+    _refuse_existing([args.out, args.hidden], args.force)
     if args.pixels:
         pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
     else:
@@ -580,11 +591,14 @@ def _cmd_op(args):
     if not lo <= len(args.inputs) <= hi:
         want = str(lo) if lo == hi else f"{lo} or {hi}"
         raise RefError(f"op {args.name}: needs {want} --in arrays, got {len(args.inputs)}")
+    _refuse_existing([args.out], args.force)
     dtype, rnd = PRECISIONS[args.dtype]
     xs = [rnd(torch.from_numpy(_load_npy(p).astype(np.float64)).to(dtype)) for p in args.inputs]
     shapes = [list(x.shape) for x in xs]
     name = args.name
     try:
+        if any(not shape for shape in shapes):
+            raise ValueError("every input needs at least one dimension")
         with torch.no_grad():
             if name == "layernorm":
                 if shapes[1] != shapes[0][-1:] or shapes[2] != shapes[0][-1:]:
@@ -643,11 +657,10 @@ def _cmd_compare(args):
 
 def _cmd_random_weights(args):
     cfg = read_config(args.config)
+    _refuse_existing([args.out], args.force)
     tensors = random_weights(cfg, args.seed)
     cast = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
-    if args.force and os.path.exists(args.out):
-        os.remove(args.out)
-    write_safetensors(args.out, {k: v.to(cast) for k, v in tensors.items()}, {"seed": args.seed})
+    write_safetensors(args.out, {k: v.to(cast) for k, v in tensors.items()}, {"seed": args.seed}, args.force)
 
 
 def _parser():
