@@ -159,6 +159,19 @@ class ConfigTest(TempDirCase):
         cfg = ref.read_config(path)
         self.assertEqual((cfg.grid, cfg.num_patches, cfg.head_dim), (27, 729, 72))   # 384 = 27*14 + 6
 
+    def test_tensor_names_and_counts_match_the_model_notes(self):
+        # model.md sections 3-4: 16 L + 16 tensors; 92,884,224 and 428,225,600 parameters
+        for fields, tensors, params in (({}, 208, 92_884_224),
+                                        ({"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+                                          "num_attention_heads": 16, "image_size": 384, "patch_size": 14},
+                                         448, 428_225_600)):
+            shapes = ref.expected_shapes(ref.parse_config(fields))
+            self.assertEqual(len(shapes), tensors)
+            self.assertEqual(sum(math.prod(s) for s in shapes.values()), params)
+        self.assertEqual(shapes["head.attention.in_proj_weight"], [3456, 1152])
+        self.assertEqual(shapes["embeddings.position_embedding.weight"], [729, 1152])
+        self.assertEqual(shapes["encoder.layers.26.mlp.fc2.weight"], [1152, 4304])
+
     def test_bad_configs(self):
         with self.assertRaisesRegex(ref.RefError, "hidden_act 'quick_gelu' is not supported"):
             ref.parse_config({"hidden_act": "quick_gelu"})
