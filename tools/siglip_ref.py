@@ -1,0 +1,726 @@
+#!/usr/bin/python3
+"""An independent reference of the SigLIP vision tower, written from the
+semantics in the project's model notes (shared/reference/model.md, sections
+1-6), not from any existing implementation.
+
+It reads the same safetensors checkpoint and images as the compiler and
+computes the pooled embedding (and last_hidden_state) with plain tensor
+arithmetic: every operator is spelled out here as matmuls, sums, exp and tanh,
+so torch's own layer_norm, gelu, softmax, conv2d and MultiheadAttention stay
+free to serve as independent checks (tools/test_siglip_ref.py).
+
+Run it with Debian's /usr/bin/python3 (python3-torch, python3-numpy,
+python3-pil). `siglip_ref.py --help` lists the commands; docs/reference-model.md
+describes them and the measured precision.
+"""
+
+import argparse
+import json
+import math
+import mmap
+import os
+import struct
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+class RefError(Exception):
+    """A problem with the user's input: printed as one line, never a traceback."""
+
+
+# --------------------------------------------------------------------------
+# safetensors: 8-byte little-endian header length, a JSON header, raw data.
+
+# dtype string -> (numpy little-endian dtype of the stored element, torch dtype)
+_ST_DTYPES = {
+    "F64": ("<f8", torch.float64),
+    "F32": ("<f4", torch.float32),
+    "F16": ("<f2", torch.float16),
+    "BF16": ("<i2", torch.bfloat16),  # reinterpreted bit for bit
+    "I64": ("<i8", torch.int64),
+    "I32": ("<i4", torch.int32),
+    "I16": ("<i2", torch.int16),
+    "I8": ("i1", torch.int8),
+    "U8": ("u1", torch.uint8),
+    "BOOL": ("u1", torch.bool),
+    "F8_E4M3": ("u1", None),  # torch 1.13 has no fp8: decoded to float32
+    "F8_E5M2": ("u1", None),
+}
+_TORCH_TO_ST = {t: name for name, (_, t) in _ST_DTYPES.items() if t is not None}
+
+
+def _fp8_table(exp_bits, man_bits, ocp_e4m3):
+    """Value of each of the 256 codes of an OCP FP8 format (bias 2^(e-1)-1).
+    E4M3 has no infinities and only S.1111.111 as NaN; E5M2 is IEEE-like."""
+    bias = (1 << (exp_bits - 1)) - 1
+    emax_code = (1 << exp_bits) - 1
+    table = np.empty(256, dtype=np.float32)
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        e = (code >> man_bits) & emax_code
+        m = code & ((1 << man_bits) - 1)
+        if ocp_e4m3 and e == emax_code and m == (1 << man_bits) - 1:
+            value = math.nan
+        elif not ocp_e4m3 and e == emax_code:
+            value = math.inf if m == 0 else math.nan
+        elif e == 0:
+            value = m / (1 << man_bits) * 2.0 ** (1 - bias)
+        else:
+            value = (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+        table[code] = sign * value
+    return table
+
+
+_FP8_TABLES = {"F8_E4M3": _fp8_table(4, 3, True), "F8_E5M2": _fp8_table(5, 2, False)}
+
+
+def read_safetensors(path):
+    """All tensors of a safetensors file as {name: torch tensor} (F8 as float32)."""
+    try:
+        with open(path, "rb") as f:
+            # mapped, not read: each tensor is copied out once, so a checkpoint
+            # costs its own size in memory, not twice that
+            blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
+    except OSError as e:
+        raise RefError(f"{path}: cannot read weights: {e.strerror}")
+    try:
+        return _parse_safetensors(path, blob)
+    finally:
+        if isinstance(blob, mmap.mmap):
+            blob.close()
+
+
+def _parse_safetensors(path, blob):
+    if len(blob) < 8:
+        raise RefError(f"{path}: not a safetensors file (shorter than its 8-byte header length)")
+    (header_len,) = struct.unpack("<Q", blob[:8])
+    if header_len > len(blob) - 8:
+        raise RefError(f"{path}: header length {header_len} runs past the end of the file ({len(blob)} bytes)")
+    try:
+        header = json.loads(blob[8:8 + header_len].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RefError(f"{path}: header is not valid JSON: {e}")
+    if not isinstance(header, dict):
+        raise RefError(f"{path}: header is not a JSON object")
+    data_start = 8 + header_len
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        tensors[name] = _decode_entry(path, name, entry, blob, data_start)
+    return tensors
+
+
+def _decode_entry(path, name, entry, blob, data_start):
+    where = f"{path}: tensor '{name}'"
+    try:
+        dtype, shape, (begin, end) = entry["dtype"], list(entry["shape"]), entry["data_offsets"]
+    except (KeyError, TypeError, ValueError):
+        raise RefError(f"{where}: header entry lacks dtype, shape or a [begin, end] data_offsets")
+    if not isinstance(dtype, str) or dtype not in _ST_DTYPES:
+        raise RefError(f"{where}: unsupported dtype {dtype} (supported: {', '.join(_ST_DTYPES)})")
+    if not all(type(n) is int and n >= 0 for n in shape):
+        raise RefError(f"{where}: shape {shape} is not a list of non-negative integers")
+    np_dtype, torch_dtype = _ST_DTYPES[dtype]
+    count = math.prod(shape)
+    data_len = len(blob) - data_start
+    if not (type(begin) is int and type(end) is int and 0 <= begin <= end <= data_len):
+        raise RefError(f"{where}: data_offsets [{begin}, {end}] outside the {data_len} data bytes")
+    if end - begin != count * np.dtype(np_dtype).itemsize:
+        raise RefError(f"{where}: {end - begin} bytes do not hold {dtype} {shape}")
+    raw = np.frombuffer(blob, dtype=np_dtype, count=count, offset=data_start + begin).reshape(shape)
+    if torch_dtype is None:
+        return torch.from_numpy(_FP8_TABLES[dtype][raw])
+    if dtype == "BF16":
+        return torch.from_numpy(raw.astype(np.int16)).view(torch.bfloat16)
+    if dtype == "BOOL":
+        return torch.from_numpy(raw != 0)
+    return torch.from_numpy(raw.astype(raw.dtype.newbyteorder("=")))
+
+
+def write_safetensors(path, tensors, metadata=None, force=False):
+    """Write {name: torch tensor} (F64/F32/F16/BF16/integer) as safetensors.
+    Refuses to replace an existing file unless forced."""
+    header = {}
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    chunks, offset = [], 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().contiguous()
+        if t.dtype not in _TORCH_TO_ST:
+            raise RefError(f"{path}: cannot store tensor '{name}' of dtype {t.dtype}")
+        if t.dtype == torch.bfloat16:
+            raw = t.view(torch.int16).numpy().astype("<i2").tobytes()
+        else:
+            raw = t.numpy().astype(t.numpy().dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": _TORCH_TO_ST[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # keeps the data 8-byte aligned
+    with _create(path, force) as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for raw in chunks:
+            f.write(raw)
+
+
+def _create(path, force=False):
+    """Open a new output file; an existing one is replaced only when forced."""
+    try:
+        return open(path, "wb" if force else "xb")
+    except FileExistsError:
+        raise _exists(path)
+    except OSError as e:
+        raise RefError(f"{path}: cannot write: {e.strerror}")
+
+
+def _exists(path):
+    return RefError(f"{path}: already exists; not overwriting it (pass --force to replace it)")
+
+
+def _refuse_existing(paths, force):
+    """Checked before the slow part, so a run is not wasted on an output it may not write."""
+    for path in paths:
+        if path and os.path.exists(path) and not force:
+            raise _exists(path)
+
+
+# --------------------------------------------------------------------------
+# config.json
+
+@dataclass
+class VisionConfig:
+    """The vision tower's shape; defaults are SiglipVisionConfig's (model.md section 2)."""
+    hidden_size: int = 768
+    intermediate_size: int = 3072
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    num_channels: int = 3
+    image_size: int = 224
+    patch_size: int = 16
+    layer_norm_eps: float = 1e-6
+    hidden_act: str = "gelu_pytorch_tanh"
+    vision_use_head: bool = True
+
+    @property
+    def grid(self):
+        return self.image_size // self.patch_size
+
+    @property
+    def num_patches(self):
+        return self.grid * self.grid
+
+    @property
+    def head_dim(self):
+        return self.hidden_size // self.num_attention_heads
+
+
+def parse_config(obj, where="config"):
+    """A VisionConfig from a SiglipVisionConfig dict or a SiglipConfig with vision_config."""
+    if not isinstance(obj, dict):
+        raise RefError(f"{where}: not a JSON object")
+    if "vision_config" in obj:
+        obj = obj["vision_config"] or {}
+        where += ": vision_config"
+        if not isinstance(obj, dict):
+            raise RefError(f"{where}: not a JSON object")
+    cfg = VisionConfig()
+    for field, default in vars(VisionConfig()).items():
+        if field in obj:
+            value = obj[field]
+            if type(value) is not type(default) and not (isinstance(default, float) and type(value) is int):
+                raise RefError(f"{where}: {field} = {value!r} is not a {type(default).__name__}")
+            setattr(cfg, field, type(default)(value))
+    _check_config(cfg, where)
+    return cfg
+
+
+def _check_config(cfg, where):
+    if cfg.hidden_act != "gelu_pytorch_tanh":
+        raise RefError(f"{where}: hidden_act {cfg.hidden_act!r} is not supported (only gelu_pytorch_tanh)")
+    for field in ("hidden_size", "intermediate_size", "num_attention_heads", "num_channels",
+                  "image_size", "patch_size"):
+        if getattr(cfg, field) <= 0:
+            raise RefError(f"{where}: {field} must be positive")
+    if cfg.num_hidden_layers < 0:
+        raise RefError(f"{where}: num_hidden_layers must not be negative")
+    if cfg.hidden_size % cfg.num_attention_heads:
+        raise RefError(f"{where}: hidden_size {cfg.hidden_size} is not a multiple of "
+                       f"num_attention_heads {cfg.num_attention_heads}")
+    if cfg.patch_size > cfg.image_size:
+        raise RefError(f"{where}: patch_size {cfg.patch_size} is larger than image_size {cfg.image_size}")
+
+
+def read_config(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = json.load(f)
+    except OSError as e:
+        raise RefError(f"{path}: cannot read config: {e.strerror}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RefError(f"{path}: not valid JSON: {e}")
+    return parse_config(obj, path)
+
+
+# --------------------------------------------------------------------------
+# Checkpoint tensors (model.md section 3)
+
+def expected_shapes(cfg):
+    """{name without the 'vision_model.' prefix: shape} of every tensor the tower reads."""
+    d, f, p, c = cfg.hidden_size, cfg.intermediate_size, cfg.patch_size, cfg.num_channels
+    shapes = {
+        "embeddings.patch_embedding.weight": [d, c, p, p],
+        "embeddings.patch_embedding.bias": [d],
+        "embeddings.position_embedding.weight": [cfg.num_patches, d],
+        "post_layernorm.weight": [d],
+        "post_layernorm.bias": [d],
+    }
+    mlp = {"mlp.fc1.weight": [f, d], "mlp.fc1.bias": [f], "mlp.fc2.weight": [d, f], "mlp.fc2.bias": [d]}
+    for i in range(cfg.num_hidden_layers):
+        layer = f"encoder.layers.{i}."
+        for ln in ("layer_norm1", "layer_norm2"):
+            shapes[f"{layer}{ln}.weight"] = [d]
+            shapes[f"{layer}{ln}.bias"] = [d]
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            shapes[f"{layer}self_attn.{proj}.weight"] = [d, d]
+            shapes[f"{layer}self_attn.{proj}.bias"] = [d]
+        shapes.update({layer + k: v for k, v in mlp.items()})
+    if cfg.vision_use_head:
+        shapes.update({
+            "head.probe": [1, 1, d],
+            "head.attention.in_proj_weight": [3 * d, d],
+            "head.attention.in_proj_bias": [3 * d],
+            "head.attention.out_proj.weight": [d, d],
+            "head.attention.out_proj.bias": [d],
+            "head.layernorm.weight": [d],
+            "head.layernorm.bias": [d],
+        })
+        shapes.update({"head." + k: v for k, v in mlp.items()})
+    return shapes
+
+
+def vision_weights(tensors, cfg, where):
+    """The tower's tensors, keyed without their prefix, checked against cfg.
+    The prefix is whatever precedes 'embeddings.patch_embedding.weight'
+    ('vision_model.' in SigLIP checkpoints)."""
+    anchor = "embeddings.patch_embedding.weight"
+    prefixes = sorted(n[:-len(anchor)] for n in tensors if n.endswith(anchor))
+    if not prefixes:
+        raise RefError(f"{where}: no tensor named 'vision_model.{anchor}' (is this a SigLIP checkpoint?)")
+    prefix = "vision_model." if "vision_model." in prefixes else prefixes[0]
+    weights = {}
+    for name, shape in expected_shapes(cfg).items():
+        full = prefix + name
+        if full not in tensors:
+            raise RefError(f"{where}: missing tensor '{full}' (expected shape {shape})")
+        t = tensors[full]
+        if list(t.shape) != shape:
+            raise RefError(f"{where}: tensor '{full}' has shape {list(t.shape)}, the config needs {shape}")
+        if not t.is_floating_point():
+            raise RefError(f"{where}: tensor '{full}' is {t.dtype}, not floating point")
+        weights[name] = t
+    return weights
+
+
+def random_weights(cfg, seed=0):
+    """A checkpoint of random float32 weights with SigLIP's names and shapes.
+    Scales keep activations O(1) through the layers so outputs are not degenerate."""
+    gen = torch.Generator().manual_seed(seed)
+    tensors = {}
+    for name, shape in expected_shapes(cfg).items():
+        normal = torch.randn(shape, generator=gen, dtype=torch.float32)
+        if name.endswith("layer_norm1.weight") or name.endswith("layer_norm2.weight") \
+                or name.endswith("layernorm.weight"):
+            t = 1.0 + 0.1 * normal
+        elif name.endswith("weight") and len(shape) >= 2 and "position" not in name:
+            fan_in = math.prod(shape[1:])
+            t = normal / math.sqrt(fan_in)
+        elif name == "head.probe" or "position" in name:
+            t = normal
+        else:  # biases and LayerNorm shifts
+            t = 0.02 * normal
+        tensors["vision_model." + name] = t
+    return tensors
+
+
+# --------------------------------------------------------------------------
+# Preprocessing (model.md section 6: SiglipImageProcessor)
+
+def load_image(path, size):
+    """[3, size, size] float32: RGB, PIL bicubic resize to size x size (no crop),
+    x/255, then (x - 0.5)/0.5.  Computed in float64 and rounded once to float32."""
+    from PIL import Image, UnidentifiedImageError
+    try:
+        with Image.open(path) as img:
+            rgb = img.convert("RGB").resize((size, size), resample=Image.BICUBIC)
+    except FileNotFoundError:
+        raise RefError(f"{path}: no such image")
+    except (UnidentifiedImageError, OSError) as e:
+        raise RefError(f"{path}: cannot read image: {e}")
+    u8 = np.asarray(rgb, dtype=np.uint8)            # [size, size, 3]
+    pixels = (u8.astype(np.float64) * (1.0 / 255.0) - 0.5) / 0.5
+    return pixels.transpose(2, 0, 1).astype(np.float32)
+
+
+def load_images(paths, size):
+    return np.stack([load_image(p, size) for p in paths])
+
+
+# --------------------------------------------------------------------------
+# Operators.  Each computes in the dtype of its inputs; `rnd` is applied to
+# every intermediate tensor that a real pipeline would store (identity for
+# float64/float32, rounding to f16 for the f16 emulation).
+
+def _same(t):
+    return t
+
+
+def linear(x, weight, bias=None, rnd=_same):
+    """x @ weight^T + bias, with weight [out, in] as PyTorch stores it."""
+    y = torch.matmul(x, weight.transpose(0, 1))
+    if bias is not None:
+        y = y + bias
+    return rnd(y)
+
+
+def layer_norm(x, weight, bias, eps, rnd=_same):
+    """Normalise the last axis: population variance, eps inside the square root."""
+    n = x.shape[-1]
+    mean = x.sum(dim=-1, keepdim=True) / n
+    centred = x - mean
+    var = (centred * centred).sum(dim=-1, keepdim=True) / n
+    return rnd(centred / torch.sqrt(var + eps) * weight + bias)
+
+
+def gelu_tanh(x, rnd=_same):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+    return rnd(0.5 * x * (1.0 + torch.tanh(inner)))
+
+
+def softmax(x, rnd=_same):
+    """Softmax over the last axis, shifted by the row maximum so exp cannot overflow."""
+    shifted = x - x.max(dim=-1, keepdim=True).values
+    e = torch.exp(shifted)
+    return rnd(e / e.sum(dim=-1, keepdim=True))
+
+
+def _split_heads(x, heads):
+    b, n, d = x.shape
+    return x.reshape(b, n, heads, d // heads).permute(0, 2, 1, 3)   # [b, heads, n, hd]
+
+
+def attention(q, k, v, heads, rnd=_same):
+    """Multi-head scaled dot-product attention, no mask.  q [B, Nq, d],
+    k and v [B, Nk, d]; head h uses columns h*hd .. (h+1)*hd-1; scale hd^-0.5."""
+    b, nq, d = q.shape
+    qh, kh, vh = (_split_heads(t, heads) for t in (q, k, v))
+    scores = rnd(torch.matmul(qh, kh.transpose(-1, -2)) * (d // heads) ** -0.5)
+    out = rnd(torch.matmul(softmax(scores, rnd), vh))             # [b, heads, nq, hd]
+    return out.permute(0, 2, 1, 3).reshape(b, nq, d)
+
+
+def mlp(x, w, prefix, rnd=_same):
+    h = gelu_tanh(linear(x, w[prefix + "fc1.weight"], w[prefix + "fc1.bias"], rnd), rnd)
+    return linear(h, w[prefix + "fc2.weight"], w[prefix + "fc2.bias"], rnd)
+
+
+def patch_embed(pixels, weight, bias, rnd=_same):
+    """The stride-P, kernel-P conv as one matmul: pixels [B, C, H, W] -> tokens
+    [B, (H//P)(W//P), d], token = row*grid + col, each patch flattened (c, y, x).
+    Like the conv's "valid" padding, pixels past the last whole patch are
+    unused (384 = 27*14 + 6 for so400m)."""
+    b, c, h, w_px = pixels.shape
+    d, _, p, _ = weight.shape
+    gh, gw = h // p, w_px // p
+    patches = pixels[:, :, :gh * p, :gw * p].reshape(b, c, gh, p, gw, p)
+    patches = patches.permute(0, 2, 4, 1, 3, 5).reshape(b, gh * gw, c * p * p)
+    return linear(patches, weight.reshape(d, c * p * p), bias, rnd)
+
+
+def encoder_layer(x, w, prefix, cfg, rnd=_same):
+    """Pre-LN: x + attn(LN1(x)), then + MLP(LN2(.))."""
+    eps, heads = cfg.layer_norm_eps, cfg.num_attention_heads
+    h = layer_norm(x, w[prefix + "layer_norm1.weight"], w[prefix + "layer_norm1.bias"], eps, rnd)
+    q, k, v = (linear(h, w[f"{prefix}self_attn.{n}_proj.weight"], w[f"{prefix}self_attn.{n}_proj.bias"], rnd)
+               for n in ("q", "k", "v"))
+    a = attention(q, k, v, heads, rnd)
+    x = rnd(x + linear(a, w[prefix + "self_attn.out_proj.weight"], w[prefix + "self_attn.out_proj.bias"], rnd))
+    h = layer_norm(x, w[prefix + "layer_norm2.weight"], w[prefix + "layer_norm2.bias"], eps, rnd)
+    return rnd(x + mlp(h, w, prefix + "mlp.", rnd))
+
+
+def map_head(x, w, cfg, rnd=_same):
+    """Multihead attention pooling: the learned probe attends over all tokens
+    (in_proj rows stack q, k, v), out_proj, then y = a + MLP(LN(a)); -> [B, d]."""
+    d = cfg.hidden_size
+    in_w, in_b = w["head.attention.in_proj_weight"], w["head.attention.in_proj_bias"]
+    probe = w["head.probe"].expand(x.shape[0], 1, d)
+    q = linear(probe, in_w[:d], in_b[:d], rnd)
+    k = linear(x, in_w[d:2 * d], in_b[d:2 * d], rnd)
+    v = linear(x, in_w[2 * d:], in_b[2 * d:], rnd)
+    a = attention(q, k, v, cfg.num_attention_heads, rnd)
+    a = linear(a, w["head.attention.out_proj.weight"], w["head.attention.out_proj.bias"], rnd)
+    h = layer_norm(a, w["head.layernorm.weight"], w["head.layernorm.bias"], cfg.layer_norm_eps, rnd)
+    return rnd(a + mlp(h, w, "head.mlp.", rnd))[:, 0]
+
+
+# --------------------------------------------------------------------------
+# Precision and the whole tower
+
+def _round_f16(t):
+    return t.half().to(t.dtype)
+
+
+# name -> (arithmetic dtype, rounding of stored tensors)
+PRECISIONS = {
+    "f64": (torch.float64, _same),   # the reference truth
+    "f32": (torch.float32, _same),
+    # f16 storage: weights, pixels and every operator's output rounded to
+    # f16; arithmetic inside an operator (matmul sums, LN statistics, softmax
+    # sums) in f32, as an f16 pipeline accumulating in f32 would do.
+    "f16": (torch.float32, _round_f16),
+}
+
+
+def tower(pixels, weights, cfg, precision="f64"):
+    """(pooled [B, d] or None without a head, last_hidden_state [B, N, d]), float32
+    numpy arrays.  pixels is [B, C, S, S] (numpy or torch)."""
+    dtype, rnd = PRECISIONS[precision]
+    w = {k: rnd(v.to(dtype)) for k, v in weights.items()}
+    x = rnd(torch.as_tensor(np.asarray(pixels)).to(dtype))
+    with torch.no_grad():
+        h = patch_embed(x, w["embeddings.patch_embedding.weight"], w["embeddings.patch_embedding.bias"], rnd)
+        h = rnd(h + w["embeddings.position_embedding.weight"])
+        for i in range(cfg.num_hidden_layers):
+            h = encoder_layer(h, w, f"encoder.layers.{i}.", cfg, rnd)
+        hidden = layer_norm(h, w["post_layernorm.weight"], w["post_layernorm.bias"], cfg.layer_norm_eps, rnd)
+        pooled = map_head(hidden, w, cfg, rnd) if cfg.vision_use_head else None
+    as_np = lambda t: t.to(torch.float32).numpy()
+    return (None if pooled is None else as_np(pooled)), as_np(hidden)
+
+
+def check_pixels(pixels, cfg, where):
+    want = (cfg.num_channels, cfg.image_size, cfg.image_size)
+    if pixels.shape == want:
+        pixels = pixels[None]
+    if pixels.ndim != 4 or pixels.shape[1:] != want:
+        raise RefError(f"{where}: pixels have shape {list(pixels.shape)}, the config needs [B, {', '.join(map(str, want))}]")
+    if pixels.shape[0] == 0:
+        raise RefError(f"{where}: no images in the batch")
+    return pixels
+
+
+# --------------------------------------------------------------------------
+# Comparison
+
+def compare(a, b):
+    """Cosine similarity (overall and per item along the first axis), max abs
+    error, and max abs error relative to max |b|; computed in float64."""
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    rows = a64.reshape(a64.shape[0], -1) if a64.ndim >= 2 else a64.reshape(1, -1)
+    rows_b = b64.reshape(rows.shape)
+    cos = lambda x, y: float(np.dot(x, y) / max(np.linalg.norm(x) * np.linalg.norm(y), 1e-300))
+    err = np.abs(a64 - b64)
+    scale = float(np.max(np.abs(b64))) if b64.size else 0.0
+    return {
+        "cosine": cos(a64.ravel(), b64.ravel()),
+        "item_cosines": [cos(x, y) for x, y in zip(rows, rows_b)],
+        "max_abs_error": float(err.max()) if err.size else 0.0,
+        "max_rel_error": (float(err.max()) / scale) if scale > 0 else 0.0,
+    }
+
+
+# --------------------------------------------------------------------------
+# Command line
+
+def _load_npy(path):
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise RefError(f"{path}: no such file")
+    except (OSError, ValueError) as e:
+        raise RefError(f"{path}: not a readable .npy array: {e}")
+    if arr.dtype.kind not in "fiu":
+        raise RefError(f"{path}: dtype {arr.dtype} is not numeric")
+    return arr
+
+
+def _save_npy(path, arr, force):
+    with _create(path, force) as f:
+        np.save(f, np.ascontiguousarray(arr, dtype=np.float32))
+
+
+def _cmd_preprocess(args):
+    if args.size <= 0:
+        raise RefError(f"preprocess: --size {args.size} must be positive")
+    _refuse_existing([args.out], args.force)
+    _save_npy(args.out, load_images(args.image, args.size), args.force)
+
+
+def _cmd_run(args):
+    cfg = read_config(args.config)
+    if not cfg.vision_use_head and args.out:
+        raise RefError(f"{args.config}: vision_use_head is false, so there is no pooled embedding; use --hidden only")
+    if not args.out and not args.hidden:
+        raise RefError("run: give --out and/or --hidden")
+    _refuse_existing([args.out, args.hidden], args.force)
+    if args.pixels:
+        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
+    else:
+        pixels = load_images(args.image, cfg.image_size)
+    weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    pooled, hidden = tower(pixels, weights, cfg, args.dtype)
+    if args.out:
+        _save_npy(args.out, pooled, args.force)
+    if args.hidden:
+        _save_npy(args.hidden, hidden, args.force)
+
+
+_OP_ARITY = {"layernorm": (3, 3), "gelu": (1, 1), "softmax": (1, 1), "attention": (3, 3),
+             "linear": (2, 3), "patch_embed": (3, 3)}
+
+
+def _cmd_op(args):
+    lo, hi = _OP_ARITY[args.name]
+    if not lo <= len(args.inputs) <= hi:
+        want = str(lo) if lo == hi else f"{lo} or {hi}"
+        raise RefError(f"op {args.name}: needs {want} --in arrays, got {len(args.inputs)}")
+    _refuse_existing([args.out], args.force)
+    dtype, rnd = PRECISIONS[args.dtype]
+    xs = [rnd(torch.from_numpy(_load_npy(p).astype(np.float64)).to(dtype)) for p in args.inputs]
+    shapes = [list(x.shape) for x in xs]
+    name = args.name
+    try:
+        if any(not shape for shape in shapes):
+            raise ValueError("every input needs at least one dimension")
+        with torch.no_grad():
+            if name == "layernorm":
+                if shapes[1] != shapes[0][-1:] or shapes[2] != shapes[0][-1:]:
+                    raise ValueError("weight and bias must be 1-D of the input's last dimension")
+                y = layer_norm(xs[0], xs[1], xs[2], args.eps, rnd)
+            elif name == "gelu":
+                y = gelu_tanh(xs[0], rnd)
+            elif name == "softmax":
+                y = softmax(xs[0], rnd)
+            elif name == "attention":
+                y = _op_attention(xs, args.heads, rnd)
+            elif name == "linear":
+                if len(shapes[1]) != 2 or shapes[0][-1:] != shapes[1][1:] or (len(xs) == 3 and shapes[2] != shapes[1][:1]):
+                    raise ValueError("needs x [..., in], weight [out, in], bias [out]")
+                y = linear(xs[0], xs[1], xs[2] if len(xs) == 3 else None, rnd)
+            else:
+                if len(shapes[0]) != 4 or len(shapes[1]) != 4 or shapes[0][1] != shapes[1][1] \
+                        or shapes[1][2] != shapes[1][3] or min(shapes[0][2:]) < shapes[1][2] \
+                        or shapes[2] != shapes[1][:1]:
+                    raise ValueError("needs pixels [B, C, H, W], weight [d, C, P, P] with P <= H, W, bias [d]")
+                y = patch_embed(xs[0], xs[1], xs[2], rnd)
+    except ValueError as e:
+        raise RefError(f"op {name}: input shapes {shapes}: {e}")
+    _save_npy(args.out, y.to(torch.float64).numpy(), args.force)
+
+
+def _op_attention(xs, heads, rnd):
+    q, k, v = xs
+    unbatched = q.dim() == 2
+    if unbatched:
+        q, k, v = q[None], k[None], v[None]
+    if q.dim() != 3 or k.shape != v.shape or k.dim() != 3 or q.shape[0] != k.shape[0] or q.shape[2] != k.shape[2]:
+        raise ValueError("needs q [B, Nq, d], k and v [B, Nk, d] (or without B)")
+    if heads <= 0 or q.shape[2] % heads:
+        raise ValueError(f"--heads {heads} does not divide d = {q.shape[2]}")
+    y = attention(q, k, v, heads, rnd)
+    return y[0] if unbatched else y
+
+
+def _cmd_compare(args):
+    a, b = _load_npy(args.a), _load_npy(args.b)
+    if a.shape != b.shape:
+        raise RefError(f"compare: {args.a} has shape {list(a.shape)}, {args.b} has {list(b.shape)}")
+    r = compare(a, b)
+    worst = min(r["item_cosines"]) if r["item_cosines"] else r["cosine"]
+    print(f"shape {list(a.shape)}")
+    print(f"cosine {r['cosine']:.12f}  (1 - cos = {1 - r['cosine']:.3g})")
+    print("item_cosines " + " ".join(f"{c:.12f}" for c in r["item_cosines"]))
+    print(f"max_abs_error {r['max_abs_error']:.6g}")
+    print(f"max_rel_error {r['max_rel_error']:.6g}  (max abs error / max |B|)")
+    if args.min_cos is not None and not worst >= args.min_cos:
+        print(f"FAIL: lowest item cosine {worst:.12f} < {args.min_cos}")
+        return 1
+    return 0
+
+
+def _cmd_random_weights(args):
+    cfg = read_config(args.config)
+    _refuse_existing([args.out], args.force)
+    tensors = random_weights(cfg, args.seed)
+    cast = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    write_safetensors(args.out, {k: v.to(cast) for k, v in tensors.items()}, {"seed": args.seed}, args.force)
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="siglip_ref.py", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    force = argparse.ArgumentParser(add_help=False)
+    force.add_argument("--force", action="store_true", help="replace existing output files")
+    dt = argparse.ArgumentParser(add_help=False)
+    dt.add_argument("--dtype", choices=list(PRECISIONS), default="f64",
+                    help="arithmetic: f64 (reference truth), f32, f16 (f16 storage, f32 sums); default f64")
+
+    s = sub.add_parser("preprocess", parents=[force], help="images -> pixel_values [B, 3, N, N] float32 .npy")
+    s.add_argument("--image", action="append", required=True, help="an image file (repeat for a batch)")
+    s.add_argument("--size", type=int, required=True, help="image_size of the model (224, 384, ...)")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_cmd_preprocess)
+
+    s = sub.add_parser("run", parents=[force, dt], help="the tower: pooled embedding [B, d], float32 .npy")
+    s.add_argument("--weights", required=True, help="safetensors checkpoint")
+    s.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
+    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
+    s.add_argument("--out", help="pooled embedding (pooler_output) [B, d]")
+    s.add_argument("--hidden", help="last_hidden_state [B, N, d]")
+    s.set_defaults(func=_cmd_run)
+
+    s = sub.add_parser("op", parents=[force, dt], help="one operator on .npy inputs, float32 .npy output")
+    s.add_argument("name", choices=list(_OP_ARITY),
+                   help="layernorm (x, w, b), gelu (x), softmax (x, last axis), attention (q, k, v; --heads), "
+                        "linear (x, w [out, in], [b]), patch_embed (pixels, conv weight, bias)")
+    s.add_argument("--in", dest="inputs", action="append", required=True, help="an input .npy, in order")
+    s.add_argument("--out", required=True)
+    s.add_argument("--eps", type=float, default=1e-6, help="layernorm epsilon (default 1e-6)")
+    s.add_argument("--heads", type=int, default=1, help="attention heads (default 1)")
+    s.set_defaults(func=_cmd_op)
+
+    s = sub.add_parser("compare", help="cosine similarity and errors of A against B")
+    s.add_argument("a")
+    s.add_argument("b")
+    s.add_argument("--min-cos", type=float, help="exit 1 if the lowest per-item cosine is below this")
+    s.set_defaults(func=_cmd_compare)
+
+    s = sub.add_parser("random-weights", parents=[force], help="a random checkpoint for a config (for tests)")
+    s.add_argument("--config", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f32", help="stored dtype (default f32)")
+    s.set_defaults(func=_cmd_random_weights)
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except RefError as e:
+        print(f"siglip_ref.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
