@@ -8,6 +8,7 @@
  */
 #include "elementwise.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "../util/util.h"
@@ -350,6 +351,7 @@ void
 ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 {
 	const EwKernel *k = find(c->op, c->in, c->out);
+	assert(k && "ew_args_fill of an unchecked call");
 	Walk w = walk_of(k, c);
 	normalize(&w);
 	uint32_t A = w.groups;
@@ -419,6 +421,7 @@ uint64_t
 ew_cycles(const EwCall *c)
 {
 	const EwKernel *k = find(c->op, c->in, c->out);
+	assert(k && "ew_cycles of an unchecked call");
 	Walk w = walk_of(k, c);
 	normalize(&w);
 	/* runall issues at cycle R (the supervisor alone issues every
