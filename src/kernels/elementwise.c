@@ -408,7 +408,8 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 	if (c->op == EW_TRANSPOSE) {
 		/* step strides in atoms (signed) */
 		put32(out + 32, c->a.row_stride / 8);
-		put32(out + 36, (8 - (k->group - 1) * c->a.row_stride) / 8);
+		int64_t back = 8 - (int64_t)(k->group - 1) * c->a.row_stride;
+		put32(out + 36, (uint32_t)(int32_t)(back / 8));
 		put32(out + 40, c->dst.row_stride / 8);
 	}
 	put32(out + 44, (uint32_t)w.bias);
