@@ -4,8 +4,8 @@
 // kernels/elementwise_f8.S holds the f8 casts (C600 only).
 //
 // Supervisor entry, `call $m10, ew_add_f16` with $m0 -> argument block
-// (elementwise.inc, docs/kernel-elementwise.md). Clobbers $m0-$m2 and
-// $WORKER0..5_BASE; preserves $m3-$m15 of the supervisor.
+// (elementwise.inc, docs/kernel-elementwise.md). Clobbers $m1-$m3 and
+// $WORKER0..5_BASE; preserves $m0 and $m4-$m15 of the supervisor.
 //
 //   entry            line loop        group
 //   ew_add_f16       f16v4add         4 halves
@@ -23,10 +23,10 @@
 
 	.section .text.elementwise, "ax"
 
-	EW_ENTRY ew_add_f16, ew_add_f16_worker
-	EW_ENTRY ew_add_f32, ew_add_f32_worker
-	EW_ENTRY ew_mul_f16, ew_mul_f16_worker
-	EW_ENTRY ew_mul_f32, ew_mul_f32_worker
+	EW_BINARY_ENTRY ew_add_f16, ew_add_f16_worker, ew_add_f16_bias
+	EW_BINARY_ENTRY ew_add_f32, ew_add_f32_worker, ew_add_f32_bias
+	EW_BINARY_ENTRY ew_mul_f16, ew_mul_f16_worker, ew_mul_f16_bias
+	EW_BINARY_ENTRY ew_mul_f32, ew_mul_f32_worker, ew_mul_f32_bias
 	EW_ENTRY ew_cast_f32_f16, ew_cast_f32_f16_worker
 	EW_ENTRY ew_cast_f16_f32, ew_cast_f16_f32_worker
 	EW_ENTRY ew_gelu_f16, ew_gelu_f16_worker
@@ -46,6 +46,18 @@
 .macro MUL32
 	EW_LINE_BINARY f32v2mul
 .endm
+.macro ADD16_BIAS
+	EW_LINE_BIAS4 f16v4add
+.endm
+.macro ADD32_BIAS
+	EW_LINE_BIAS8 f32v2add
+.endm
+.macro MUL16_BIAS
+	EW_LINE_BIAS4 f16v4mul
+.endm
+.macro MUL32_BIAS
+	EW_LINE_BIAS8 f32v2mul
+.endm
 .macro TO16
 	EW_LINE_NARROW f32v4tof16
 .endm
@@ -57,6 +69,10 @@
 	EW_WORKER ew_add_f32_worker, ADD32
 	EW_WORKER ew_mul_f16_worker, MUL16
 	EW_WORKER ew_mul_f32_worker, MUL32
+	EW_WORKER ew_add_f16_bias, ADD16_BIAS
+	EW_WORKER ew_add_f32_bias, ADD32_BIAS
+	EW_WORKER ew_mul_f16_bias, MUL16_BIAS
+	EW_WORKER ew_mul_f32_bias, MUL32_BIAS
 	EW_WORKER ew_cast_f32_f16_worker, TO16
 	EW_WORKER ew_cast_f16_f32_worker, TO32
 	EW_WORKER ew_gelu_f16_worker, EW_LINE_GELU16, EW_GELU16_SETUP

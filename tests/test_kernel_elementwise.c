@@ -407,6 +407,8 @@ run_shapes(EwOp op, EwType in, EwType out, int scale)
 	    {1, 300, m, 8, 0, 0, 0, 0},     /* many short rows */
 	    {1, 9, 16 * m, 0, 0, 0, 1, 0},  /* broadcast row */
 	    {4, 7, 16, 0, 0, 1, 0, 0},      /* bias on GEMM panels */
+	    {3, 13, 16, 0, 16, 1, 0, 1},    /* ... padded, in place */
+	    {1, 3, 16, 0, 0, 0, 1, 0},      /* 16-column bias, 3 rows */
 	    {2, 10, 8 * m, 16, 8, 0, 0, 1}, /* in place */
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

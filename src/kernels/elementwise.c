@@ -8,6 +8,7 @@
  */
 #include "elementwise.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "../util/util.h"
@@ -22,6 +23,7 @@ typedef enum {
 	LOOP_GELU16, /* EW_LINE_GELU16 */
 	LOOP_T16,    /* EW_LINE_T16 */
 	LOOP_T32,    /* EW_LINE_T32 */
+	LOOP_BIAS,   /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
 } LoopKind;
 
 static const struct {
@@ -30,7 +32,7 @@ static const struct {
     [LOOP_BINARY] = {3, 2, 0},  [LOOP_NARROW] = {3, 2, 0},
     [LOOP_WIDEN] = {3, 1, 0},   [LOOP_GELU32] = {7, 2, 4},
     [LOOP_GELU16] = {17, 2, 4}, [LOOP_T16] = {11, 1, 3},
-    [LOOP_T32] = {5, 1, 3},
+    [LOOP_T32] = {5, 1, 3},     [LOOP_BIAS] = {3, 4, 0},
 };
 
 typedef struct {
@@ -40,32 +42,33 @@ typedef struct {
 	int f8;         /* in kernels/elementwise_f8.S */
 	uint32_t group; /* elements per loop pass; transposes: block side */
 	LoopKind loop;
+	uint32_t sup; /* supervisor issues up to and including runall */
 } EwKernel;
 
+/* Supervisors (kernels/elementwise.inc): EW_SUPERVISOR issues 9; the add
+ * and mul entries 3 more to pick the bias loop; the f8 entries 4 more to
+ * set $FP_INFMT and $FP_ISCL. */
 static const EwKernel kernels[] = {
-    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY},
-    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY},
-    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY},
-    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY},
-    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW},
-    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN},
-    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW},
-    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW},
-    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN},
-    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN},
-    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16},
-    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32},
-    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16},
-    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32},
+    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, 12},
+    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, 12},
+    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, 12},
+    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, 12},
+    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW, 9},
+    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, 9},
+    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
+    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
+    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
+    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
+    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, 9},
+    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, 9},
+    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16, 9},
+    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32, 9},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
 static const char *const op_names[] = {"add", "mul", "cast", "gelu",
                                        "transpose"};
 
-/* Supervisor issues before and including runall (EW_SUPERVISOR; the f8
- * entries load and set $FP_INFMT and $FP_ISCL first). */
-enum { SUP_ISSUES = 9, SUP_F8_ISSUES = 4 };
 /* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
  * line's count update, the tail of a line that is not the last, the
  * segment wrap. */
@@ -198,14 +201,19 @@ span_disjoint(const Span *sp)
 typedef struct {
 	uint32_t nseg, lines, groups;
 	uint32_t addr[3], seg[3], line[3], gb[3];
-	int n; /* operands: 2, or 3 with b */
+	int n;         /* operands: 2, or 3 with b */
+	int bias;      /* b repeats every 16 columns (EW_LINE_BIAS*) */
+	uint32_t unit; /* the split's unit in groups: a bias line's row */
 } Walk;
 
 static Walk
 walk_of(const EwKernel *k, const EwCall *c)
 {
-	Walk w = {c->nseg, c->rows, c->cols / k->group,   {0}, {0},
-	          {0},     {0},     binary(c->op) ? 3 : 2};
+	Walk w = {.nseg = c->nseg,
+	          .lines = c->rows,
+	          .groups = c->cols / k->group,
+	          .n = binary(c->op) ? 3 : 2,
+	          .unit = 1};
 	const EwRef *r[3] = {&c->dst, &c->a, &c->b};
 	for (int i = 0; i < w.n; i++) {
 		w.addr[i] = r[i]->addr;
@@ -249,6 +257,36 @@ normalize(Walk *w)
 			changed = 1;
 		}
 	}
+}
+
+/* Rows of 16 columns, contiguous in a and dst, with b one row per
+ * segment (row stride 0): the bias on GEMM C panels, or on a 16-column
+ * row-major block. Then a line is a whole segment and b repeats inside
+ * it, which EW_LINE_BIAS* does without a line's overhead per row. */
+static void
+bias_lines(const EwKernel *k, Walk *w)
+{
+	uint32_t P = 16 / k->group;
+	if (w->n != 3 || w->groups != P || w->lines < 2 || w->line[2] ||
+	    w->line[0] != P * w->gb[0] || w->line[1] != P * w->gb[1])
+		return;
+	w->groups *= w->lines;
+	w->lines = w->nseg;
+	w->nseg = 1;
+	memcpy(w->line, w->seg, sizeof w->line);
+	w->gb[2] = 0;
+	w->bias = 1;
+	w->unit = P;
+}
+
+/* The walk the kernel runs for a checked call. */
+static Walk
+kernel_walk(const EwKernel *k, const EwCall *c)
+{
+	Walk w = walk_of(k, c);
+	normalize(&w);
+	bias_lines(k, &w);
+	return w;
 }
 
 int
@@ -317,8 +355,7 @@ ew_check(const EwCall *c, Diag *d)
 			                ref_names[i], sp[i].addr,
 			                (unsigned long long)span_end(&sp[i]));
 	}
-	Walk w = walk_of(k, c);
-	normalize(&w);
+	Walk w = kernel_walk(k, c);
 	uint64_t groups = (uint64_t)w.nseg * w.lines * w.groups;
 	if ((groups + 5) / 6 > 65536 && w.groups > 65536)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -340,18 +377,21 @@ typedef struct {
 } Share;
 
 static Share
-share(uint64_t total, int w)
+share(const Walk *w, int v)
 {
-	uint64_t a = total * (uint64_t)w / 6, b = total * (uint64_t)(w + 1) / 6;
-	return (Share){a, b - a};
+	/* bias lines: whole rows, so that b starts at its first atom */
+	uint64_t unit = w->unit;
+	uint64_t total = (uint64_t)w->nseg * w->lines * w->groups / unit;
+	uint64_t a = total * (uint64_t)v / 6, b = total * (uint64_t)(v + 1) / 6;
+	return (Share){a * unit, (b - a) * unit};
 }
 
 void
 ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 {
 	const EwKernel *k = find(c->op, c->in, c->out);
-	Walk w = walk_of(k, c);
-	normalize(&w);
+	assert(k && "ew_args_fill of an unchecked call");
+	Walk w = kernel_walk(k, c);
 	uint32_t A = w.groups;
 	memset(out, 0, EW_ARGS_BYTES);
 	put32(out + 0, A);
@@ -368,13 +408,14 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 	if (c->op == EW_TRANSPOSE) {
 		/* step strides in atoms (signed) */
 		put32(out + 32, c->a.row_stride / 8);
-		put32(out + 36, (8 - (k->group - 1) * c->a.row_stride) / 8);
+		int64_t back = 8 - (int64_t)(k->group - 1) * c->a.row_stride;
+		put32(out + 36, (uint32_t)(int32_t)(back / 8));
 		put32(out + 40, c->dst.row_stride / 8);
 	}
-	uint64_t total = (uint64_t)w.nseg * w.lines * A;
+	put32(out + 44, (uint32_t)w.bias);
 	for (int v = 0; v < 6; v++) {
 		uint8_t *p = out + 48 + 24 * v;
-		Share s = share(total, v);
+		Share s = share(&w, v);
 		if (!s.count)
 			continue;
 		uint64_t line = s.first / A, c0 = s.first % A;
@@ -395,16 +436,17 @@ static uint64_t
 worker_issues(const EwKernel *k, const Walk *w, int v)
 {
 	uint64_t A = w->groups;
-	Share s = share((uint64_t)w->nseg * w->lines * A, v);
+	Share s = share(w, v);
 	if (!s.count)
 		return W_IDLE;
-	uint64_t issues = W_ENTRY + loop_cost[k->loop].setup;
+	LoopKind loop = w->bias ? LOOP_BIAS : k->loop;
+	uint64_t issues = W_ENTRY + loop_cost[loop].setup;
 	uint64_t line = s.first / A, left = s.count;
 	uint64_t n = A - s.first % A < left ? A - s.first % A : left;
 	for (;;) {
 		left -= n;
-		issues += W_LINE + loop_cost[k->loop].per_group * n +
-		          loop_cost[k->loop].fixed;
+		issues += W_LINE + loop_cost[loop].per_group * n +
+		          loop_cost[loop].fixed;
 		if (!left)
 			return issues + W_EXIT;
 		issues += W_NEXT;
@@ -419,12 +461,12 @@ uint64_t
 ew_cycles(const EwCall *c)
 {
 	const EwKernel *k = find(c->op, c->in, c->out);
-	Walk w = walk_of(k, c);
-	normalize(&w);
+	assert(k && "ew_cycles of an unchecked call");
+	Walk w = kernel_walk(k, c);
 	/* runall issues at cycle R (the supervisor alone issues every
 	 * cycle); worker v starts at the next turn of slot v; the sync
 	 * leaves 6 cycles after the last exit and `br $lr` issues then. */
-	uint64_t R = SUP_ISSUES - 1 + (k->f8 ? SUP_F8_ISSUES : 0), last = 0;
+	uint64_t R = k->sup - 1, last = 0;
 	for (int v = 0; v < 6; v++) {
 		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
 		uint64_t exit = start + 6 * (worker_issues(k, &w, v) - 1);
