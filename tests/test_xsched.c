@@ -65,6 +65,7 @@ run_fixture(Fixture *f)
 {
 	Diag d;
 	assert_int_equal(xsched_run(f->l, &d), 0);
+	lower_index(f->l);
 	ChipConfig cfg = {.chip = chip_default(), .tiles = f->l->tiles};
 	ChipSim *cs = chipsim_new(&cfg);
 	for (uint32_t t = 0; t < f->l->tiles; t++) {

@@ -40,16 +40,16 @@ random_tensor(const Tensor *t, uint64_t *seed, uint8_t *out, size_t n)
 			break;
 		}
 		case DT_F16: {
-			uint16_t h = fp_f64_to_f16(v, FP_RNE, 0, FP_OV_IEEE, &fl);
+			uint16_t h =
+			    fp_f64_to_f16(v, FP_RNE, 0, FP_OV_IEEE, &fl);
 			memcpy(out + 2 * i, &h, 2);
 			break;
 		}
 		default:
-			out[i] = fp_f64_to_f8(v,
-			                      t->elem.dtype == DT_F8_F152
-			                          ? FP8_F152
-			                          : FP8_F143,
-			                      t->elem.scale, FP_OV_SAT, &fl);
+			out[i] = fp_f64_to_f8(
+			    v,
+			    t->elem.dtype == DT_F8_F152 ? FP8_F152 : FP8_F143,
+			    t->elem.scale, FP_OV_SAT, &fl);
 		}
 	}
 }
@@ -161,11 +161,12 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 		res->cycles = ipu_cycles(dev);
 	}
 	if (!r && res->cycles) {
-		res->pred_error = (double)res->predicted_cycles / res->cycles - 1;
+		res->pred_error =
+		    (double)res->predicted_cycles / res->cycles - 1;
 		if (res->peak_macs)
-			res->mfu = (double)res->macs /
-			           ((double)res->cycles * chip->tiles *
-			            res->peak_macs);
+			res->mfu =
+			    (double)res->macs / ((double)res->cycles *
+			                         chip->tiles * res->peak_macs);
 	}
 	if (dev)
 		ipu_close(dev);

@@ -139,32 +139,26 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 	int cap = 16, k = 0;
 	Event *ev = xmalloc(cap * sizeof *ev);
 	*dcount = 0;
-	for (int i = 0; i < s->nxfer; i++) {
-		const Transfer *x = &s->xfer[i];
+	for (uint32_t i = s->first[tile]; i < s->first[tile + 1]; i++) {
+		const Transfer *x = &s->xfer[s->by_tile[i].xfer];
+		int32_t j = s->by_tile[i].dst;
 		if (cap - k < 3) {
 			cap *= 2;
 			ev = xrealloc(ev, cap * sizeof *ev);
 		}
 		uint32_t fmt = x->wide ? 1u << XPIC_FORMAT_SHIFT : 0;
-
-		if (x->src_tile == tile)
+		if (j < 0) {
 			ev[k++] =
 			    (Event){x->start, EV_SEND, lower_addr(l, x->src),
 			            xfer_items(x), x->wide};
-		for (uint32_t j = 0; j < x->ndst; j++) {
-			if (x->dst_tile[j] != tile)
-				continue;
-			if (cap - k < 4) {
-				cap *= 2;
-				ev = xrealloc(ev, cap * sizeof *ev);
-			}
-			ev[k++] = (Event){x->ptr_at[j], EV_PTR,
-			                  lower_addr(l, x->dst[j]), 0, 0};
-			ev[k++] = (Event){x->mux_at[j], EV_MUX,
-			                  x->src_tile | fmt, 0, 0};
-			ev[k++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
-			*dcount += xfer_items(x);
+			continue;
 		}
+		ev[k++] = (Event){x->ptr_at[j], EV_PTR,
+		                  lower_addr(l, x->dst[j]), 0, 0};
+		ev[k++] =
+		    (Event){x->mux_at[j], EV_MUX, x->src_tile | fmt, 0, 0};
+		ev[k++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
+		*dcount += xfer_items(x);
 	}
 	qsort(ev, (size_t)k, sizeof *ev, cmp_event);
 	*n = k;
@@ -292,10 +286,7 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 static const KernelCall *
 call_of(const Step *s, uint32_t tile)
 {
-	for (int i = 0; i < s->ncall; i++)
-		if (s->call[i].tile == tile)
-			return &s->call[i];
-	return NULL;
+	return s->call_of[tile] < 0 ? NULL : &s->call[s->call_of[tile]];
 }
 
 static void

@@ -45,7 +45,7 @@ typedef struct {
 	void *ctx;
 } KernelSyms;
 
-/* codegen.c */
+/* codegen.c: both need the program indexed by tile (lower_index). */
 /* Bytes of tile t's program, before addresses are known (they do not
  * change instruction counts). */
 uint32_t codegen_size(const Lowered *l, uint32_t tile);

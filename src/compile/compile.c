@@ -160,6 +160,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		save[t] = lower_buffer(l, t, 8, 8, REGION_ANY, 0, INT32_MAX,
 		                       "return address");
 	r = xsched_run(l, d);
+	lower_index(l);
 	/* kernels, code sizes, placement */
 	Kernels k = {0};
 	KernelsUsed ku;

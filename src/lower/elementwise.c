@@ -53,10 +53,10 @@ lower_mirror(Lowered *l, const TensorPlace *like, int32_t tensor, DType dt,
 		uint32_t bytes = p.format == PF_GEMM_C
 		                     ? panels * p.pad_rows * 16 * es
 		                     : p.pad_rows * p.pad_cols * es;
-		p.at = (BufRef){lower_buffer(l, p.tile, (bytes + 7) & ~7u, 8,
-		                             REGION_ANY, first, INT32_MAX,
-		                             what),
-		                0};
+		p.at =
+		    (BufRef){lower_buffer(l, p.tile, (bytes + 7) & ~7u, 8,
+		                          REGION_ANY, first, INT32_MAX, what),
+		             0};
 		*lower_piece(tp) = p;
 	}
 	return tp;
@@ -102,8 +102,7 @@ call_of(const KernelCall *k, const uint32_t *addr)
 	            .cols = p[P_COLS]};
 	EwRef *r[3] = {&c.dst, &c.a, &c.b};
 	for (int i = 0; i < 3; i++)
-		*r[i] = (EwRef){i < k->nref ? addr[i] : 0,
-		                p[P_STRIDES + 2 * i],
+		*r[i] = (EwRef){i < k->nref ? addr[i] : 0, p[P_STRIDES + 2 * i],
 		                p[P_STRIDES + 2 * i + 1]};
 	return c;
 }
@@ -121,7 +120,8 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
                   const char *what, Diag *d)
 {
 	EwType in = ew_type((DType)a->dtype), to = ew_type((DType)out->dtype);
-	const char *entry = ew_entry(op, in, to), *object = ew_object(op, in, to);
+	const char *entry = ew_entry(op, in, to),
+	           *object = ew_object(op, in, to);
 	uint32_t mul = ew_col_multiple(in, to);
 	if (!entry)
 		return lower_ew_supported(op, (DType)a->dtype,
@@ -149,8 +149,8 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 			             what, pa->cols, pa->pad_cols, mul);
 			break;
 		}
-		KernelCall *c = lower_call(l, s, pa->tile, entry, object,
-		                           EW_ARGS_BYTES);
+		KernelCall *c =
+		    lower_call(l, s, pa->tile, entry, object, EW_ARGS_BYTES);
 		c->ref[0] = po->at;
 		c->ref[1] = pa->at;
 		c->nref = 2;

@@ -33,6 +33,9 @@ lower_free(Lowered *l)
 		}
 		free(s->xfer);
 		free(s->call);
+		free(s->first);
+		free(s->by_tile);
+		free(s->call_of);
 	}
 	for (int i = 0; i < l->ntp; i++)
 		free(l->tp[i].piece);
@@ -177,6 +180,46 @@ uint32_t
 lower_addr(const Lowered *l, BufRef r)
 {
 	return l->buf[r.buf].addr + r.offset;
+}
+
+void
+lower_index(Lowered *l)
+{
+	for (int i = 0; i < l->nstep; i++) {
+		Step *s = &l->step[i];
+		free(s->first);
+		free(s->by_tile);
+		free(s->call_of);
+		s->first = xcalloc(l->tiles + 1, sizeof *s->first);
+		s->call_of = xmalloc(l->tiles * sizeof *s->call_of);
+		for (uint32_t t = 0; t < l->tiles; t++)
+			s->call_of[t] = -1;
+		for (int k = 0; k < s->ncall; k++)
+			s->call_of[s->call[k].tile] = k;
+		/* count, prefix-sum, fill */
+		for (int k = 0; k < s->nxfer; k++) {
+			const Transfer *x = &s->xfer[k];
+			s->first[x->src_tile + 1]++;
+			for (uint32_t j = 0; j < x->ndst; j++)
+				s->first[x->dst_tile[j] + 1]++;
+		}
+		for (uint32_t t = 0; t < l->tiles; t++)
+			s->first[t + 1] += s->first[t];
+		s->by_tile =
+		    xmalloc((s->first[l->tiles] + 1) * sizeof *s->by_tile);
+		uint32_t *fill = xcalloc(l->tiles, sizeof *fill);
+		for (int k = 0; k < s->nxfer; k++) {
+			const Transfer *x = &s->xfer[k];
+			uint32_t t = x->src_tile;
+			s->by_tile[s->first[t] + fill[t]++] = (TileXfer){k, -1};
+			for (uint32_t j = 0; j < x->ndst; j++) {
+				t = x->dst_tile[j];
+				s->by_tile[s->first[t] + fill[t]++] =
+				    (TileXfer){k, (int32_t)j};
+			}
+		}
+		free(fill);
+	}
 }
 
 uint64_t

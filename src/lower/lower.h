@@ -89,6 +89,12 @@ struct KernelCall {
 
 typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 
+/* A transfer a tile takes part in: it sends it (dst = -1) or is its
+ * destination number dst. */
+typedef struct {
+	int32_t xfer, dst;
+} TileXfer;
+
 typedef struct {
 	StepKind kind;
 	const char *what; /* for reports: "A/B gather 3", "gemm 3" */
@@ -97,6 +103,12 @@ typedef struct {
 	KernelCall *call; /* STEP_COMPUTE: at most one per tile */
 	int ncall;
 	uint64_t cycles; /* exchange: scheduled length; compute: max call */
+	/* lower_index: each tile's share, for codegen: tile t's transfers
+	 * are by_tile[first[t] .. first[t + 1] - 1], its call call_of[t]
+	 * (-1: none) */
+	uint32_t *first;
+	TileXfer *by_tile;
+	int32_t *call_of;
 } Step;
 
 /* How a block of a tensor is laid out in a buffer. */
@@ -169,6 +181,10 @@ void tensor_place_free(TensorPlace *tp);
 Step *lower_insert_step(Lowered *l, int32_t at, StepKind kind,
                         const char *what);
 uint32_t lower_addr(const Lowered *l, BufRef r); /* after placement */
+/* Index every step by tile (Step.first, by_tile, call_of), so that each
+ * tile's code is made without scanning the whole chip's transfers. Call
+ * once the steps are final (after scheduling). */
+void lower_index(Lowered *l);
 /* The program's cycles as the cost model sees it: the sum over steps of
  * their lengths plus one sync per exchange step. */
 uint64_t lower_cycles(const Lowered *l);

@@ -115,12 +115,15 @@ fill_from(Build *b, const TensorPlace *tp, int32_t step)
 		b->l->buf[tp->piece[k].at.buf].first = step;
 }
 
+/* Add text to the plan's description; a new op's after "; ". */
 static void
-describe(Build *b, const char *fmt, const char *text)
+describe(Build *b, const char *text, int new_op)
 {
 	size_t at = strlen(b->desc);
-	if (at + 3 < b->desc_len)
-		snprintf(b->desc + at, b->desc_len - at, fmt, text);
+	if (new_op && at)
+		snprintf(b->desc + at, b->desc_len - at, "; ");
+	at = strlen(b->desc);
+	snprintf(b->desc + at, b->desc_len - at, "%s", text);
 }
 
 /* ---- default layout ---------------------------------------------------- */
@@ -409,12 +412,12 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 		return r;
 	char text[512];
 	plan_gemm_describe(&plan, text, sizeof text);
-	describe(b, "%s", text);
+	describe(b, text, 1);
 	if (mm.batches > 1) {
 		snprintf(text, sizeof text,
 		         "; %u batches, %u at a time side by side", mm.batches,
 		         group);
-		describe(b, "%s", text);
+		describe(b, text, 0);
 	}
 	const Tensor *tc = graph_tensor(b->g, op->out);
 	TensorPlace *pa = view_place(b, op->in[0]),
@@ -739,8 +742,6 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 			             graph_tensor(g, op->out)->name);
 			break;
 		}
-		if (i && strlen(desc) + 3 < desc_len)
-			strcat(desc, "; ");
 		r = lower_op[op->kind](&b, op, d);
 	}
 	if (!r) {
