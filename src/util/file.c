@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int
 read_file(const char *path, uint8_t **data, size_t *len, Diag *d)
@@ -58,4 +59,52 @@ write_file(const char *path, const void *data, size_t len, Diag *d)
 		                strerror(errno));
 	}
 	return IPU_OK;
+}
+
+FILE *
+file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d)
+{
+	if (snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path) >= (int)tmplen) {
+		diag_set(d, IPU_EIO, path, 0, 0, "path too long");
+		return NULL;
+	}
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
+		         strerror(errno));
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "wb");
+	if (!f) {
+		diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
+		         strerror(errno));
+		close(fd);
+		remove(tmp);
+	}
+	return f;
+}
+
+/* Without `overwrite`, link() publishes the file only if `path` does not
+ * exist yet, atomically (rename would silently replace it). */
+int
+file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
+                 Diag *d)
+{
+	int err = ferror(f);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		err = 1;
+	if (fclose(f) != 0 || err) {
+		remove(tmp);
+		return diag_set(d, IPU_EIO, path, 0, 0, "write error");
+	}
+	int rc = overwrite ? rename(tmp, path) : link(tmp, path);
+	int e = errno;
+	remove(tmp);
+	if (rc == 0)
+		return IPU_OK;
+	if (e == EEXIST)
+		return diag_set(d, IPU_EIO, path, 0, 0,
+		                "exists; refusing to overwrite it");
+	return diag_set(d, IPU_EIO, path, 0, 0, "cannot write: %s",
+	                strerror(e));
 }
