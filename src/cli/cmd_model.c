@@ -18,28 +18,29 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: ipu model gen (--preset NAME | --config C) [--layers N]\n"
-	        "                     [--dtype f32|f16|bf16] [--seed S] "
-	        "--out W.safetensors\n"
-	        "                     [--config-out config.json] [--force]\n"
-	        "       ipu model check --weights W.safetensors "
-	        "(--config C | --preset NAME)\n"
-	        "  gen    write a synthetic SigLIP vision checkpoint: the "
-	        "Hugging Face\n"
-	        "         names and shapes, seeded values with realistic "
-	        "statistics\n"
-	        "  check  validate a checkpoint against a config and "
-	        "summarise it\n"
-	        "  --preset NAME  %s\n"
-	        "  --config C     a Hugging Face config.json\n"
-	        "  --layers N     keep only the first N encoder layers\n"
-	        "  --dtype T      f32 (default), f16 or bf16\n"
-	        "  --seed S       the generator's seed (default 0)\n"
-	        "  --force        replace existing output files\n"
-	        "Exit status: 0 on success, 1 for a bad or mismatched file, 2 "
-	        "on a usage error.\n",
-	        siglip_preset_names());
+	fprintf(
+	    f,
+	    "usage: ipu model gen (--preset NAME | --config C) [--layers N]\n"
+	    "                     [--dtype f32|f16|bf16] [--seed S] "
+	    "--out W.safetensors\n"
+	    "                     [--config-out config.json] [--force]\n"
+	    "       ipu model check --weights W.safetensors "
+	    "(--config C | --preset NAME)\n"
+	    "  gen    write a synthetic SigLIP vision checkpoint: the "
+	    "Hugging Face\n"
+	    "         names and shapes, seeded values with realistic "
+	    "statistics\n"
+	    "  check  validate a checkpoint against a config and "
+	    "summarise it\n"
+	    "  --preset NAME  %s\n"
+	    "  --config C     a Hugging Face config.json\n"
+	    "  --layers N     keep only the first N encoder layers\n"
+	    "  --dtype T      f32 (default), f16 or bf16\n"
+	    "  --seed S       the generator's seed (default 0)\n"
+	    "  --force        replace existing output files\n"
+	    "Exit status: 0 on success, 1 for a bad or mismatched file, 2 "
+	    "on a usage error.\n",
+	    siglip_preset_names());
 }
 
 typedef struct {
@@ -56,7 +57,8 @@ parse_number(const char *opt, const char *v, long max, long *out)
 	char *end;
 	long long n = strtoll(v, &end, 10);
 	if (end == v || *end || n < 0 || n > max) {
-		fprintf(stderr, "ipu model: %s wants a number in 0..%ld, got '%s'\n",
+		fprintf(stderr,
+		        "ipu model: %s wants a number in 0..%ld, got '%s'\n",
 		        opt, max, v);
 		return 2;
 	}
@@ -106,8 +108,8 @@ static int
 parse_args(int argc, char **argv, Args *a)
 {
 	static const char *const opts[] = {
-	    "--preset",  "--config", "--out",   "--config-out",
-	    "--weights", "--layers", "--seed",  "--dtype",
+	    "--preset",  "--config", "--out",  "--config-out",
+	    "--weights", "--layers", "--seed", "--dtype",
 	};
 	for (int i = 2; i < argc; i++) {
 		int missing = 0, k = 0;
@@ -140,7 +142,8 @@ static int
 load_config(const Args *a, SiglipConfig *c)
 {
 	if (!a->preset == !a->config) {
-		fprintf(stderr, "ipu model: give one of --preset and --config\n");
+		fprintf(stderr,
+		        "ipu model: give one of --preset and --config\n");
 		return 2;
 	}
 	if (a->preset && siglip_preset(a->preset, c)) {

@@ -144,20 +144,23 @@ static int
 check_header_text(const uint8_t *h, size_t n, const char *what, Diag *d)
 {
 	if (n == 0 || h[0] != '{')
-		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "header does not start with '{' (a JSON object)");
+		return diag_set(
+		    d, IPU_EINVAL, what, 0, 0,
+		    "header does not start with '{' (a JSON object)");
 	for (size_t i = 0; i < n;) {
 		int k = utf8_seq(h + i, n - i);
 		if (!k)
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "header is not valid UTF-8 (at byte %zu "
-			                "of the header)",
-			                i);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "header is not valid UTF-8 (at byte %zu "
+			    "of the header)",
+			    i);
 		if (h[i] == 0)
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "header holds a NUL byte (at byte %zu of "
-			                "the header)",
-			                i);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "header holds a NUL byte (at byte %zu of "
+			    "the header)",
+			    i);
 		if (h[i] == '\\' && i + 1 < n) {
 			if (i + 5 < n && !memcmp(h + i + 1, "u0000", 5))
 				return diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -208,7 +211,8 @@ static int
 parse_offsets(const cJSON *v, StTensor *t, const char *what, Diag *d)
 {
 	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 ||
-	    json_uint(v->child, &t->begin) || json_uint(v->child->next, &t->end))
+	    json_uint(v->child, &t->begin) ||
+	    json_uint(v->child->next, &t->end))
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
 		                "tensor '%s': data_offsets is not [begin, end] "
 		                "of non-negative integers",
@@ -246,9 +250,10 @@ parse_fields(const cJSON *obj, StTensor *t, const char *what, Diag *d)
 			                "tensor '%s': unknown field \"%.40s\"",
 			                t->name, f->string);
 		if (seen[k])
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "tensor '%s': field \"%s\" appears twice",
-			                t->name, field[k]);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "tensor '%s': field \"%s\" appears twice", t->name,
+			    field[k]);
 		seen[k] = f;
 	}
 	for (int k = 0; k < 3; k++)
@@ -266,8 +271,8 @@ parse_fields(const cJSON *obj, StTensor *t, const char *what, Diag *d)
 
 /* One tensor entry, checked on its own against the data section. */
 static int
-parse_tensor(const cJSON *obj, StTensor *t, uint64_t data_len,
-             const char *what, Diag *d)
+parse_tensor(const cJSON *obj, StTensor *t, uint64_t data_len, const char *what,
+             Diag *d)
 {
 	if (!cJSON_IsObject(obj))
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -285,15 +290,16 @@ parse_tensor(const cJSON *obj, StTensor *t, uint64_t data_len,
 		                t->name,
 		                st_shape_str(s, sizeof s, t->rank, t->shape));
 	if (bits % 8)
-		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "tensor '%s': %" PRIu64
-		                " elements of %s are not a whole number of bytes",
-		                t->name, elements, st_dtype_name(t->dtype));
+		return diag_set(
+		    d, IPU_EINVAL, what, 0, 0,
+		    "tensor '%s': %" PRIu64
+		    " elements of %s are not a whole number of bytes",
+		    t->name, elements, st_dtype_name(t->dtype));
 	uint64_t bytes = bits / 8;
 	if (t->end < t->begin)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
-		                "] end before they begin",
+		                "tensor '%s': data_offsets [%" PRIu64
+		                ", %" PRIu64 "] end before they begin",
 		                t->name, t->begin, t->end);
 	if (t->end - t->begin != bytes)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -302,11 +308,12 @@ parse_tensor(const cJSON *obj, StTensor *t, uint64_t data_len,
 		                "] hold %" PRIu64,
 		                t->name,
 		                st_shape_str(s, sizeof s, t->rank, t->shape),
-		                st_dtype_name(t->dtype), bytes, t->begin, t->end,
-		                t->end - t->begin);
+		                st_dtype_name(t->dtype), bytes, t->begin,
+		                t->end, t->end - t->begin);
 	if (t->end > data_len)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
+		                "tensor '%s': data_offsets [%" PRIu64
+		                ", %" PRIu64
 		                "] run past the data section (%" PRIu64
 		                " bytes): truncated file?",
 		                t->name, t->begin, t->end, data_len);
@@ -323,9 +330,10 @@ parse_metadata(const cJSON *obj, StFile *f, const char *what, Diag *d)
 	f->meta = xcalloc(n ? n : 1, sizeof *f->meta);
 	for (const cJSON *e = obj->child; e; e = e->next) {
 		if (!cJSON_IsString(e))
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "__metadata__ \"%.40s\" is not a string",
-			                e->string);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "__metadata__ \"%.40s\" is not a string",
+			    e->string);
 		for (size_t i = 0; i < f->nmeta; i++)
 			if (!strcmp(f->meta[i].key, e->string))
 				return diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -375,26 +383,27 @@ check_layout(StFile *f, const char *what, Diag *d)
 	for (size_t i = 0; i < f->ntensor; i++) {
 		const StTensor *t = &f->tensor[i];
 		if (t->begin > at && i == 0)
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "tensor '%s' starts at byte %" PRIu64
-			                ": a hole at the start of the data section",
-			                t->name, t->begin);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "tensor '%s' starts at byte %" PRIu64
+			    ": a hole at the start of the data section",
+			    t->name, t->begin);
 		if (t->begin > at)
 			return diag_set(d, IPU_EINVAL, what, 0, 0,
 			                "a hole of %" PRIu64
 			                " bytes between tensor '%s' (ends at "
-			                "%" PRIu64 ") and tensor '%s' (starts at "
+			                "%" PRIu64
+			                ") and tensor '%s' (starts at "
 			                "%" PRIu64 ")",
-			                t->begin - at, f->tensor[i - 1].name, at,
-			                t->name, t->begin);
+			                t->begin - at, f->tensor[i - 1].name,
+			                at, t->name, t->begin);
 		if (t->begin < at)
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "tensors '%s' [%" PRIu64 ", %" PRIu64
-			                ") and '%s' [%" PRIu64 ", %" PRIu64
-			                ") overlap",
-			                f->tensor[i - 1].name,
-			                f->tensor[i - 1].begin, f->tensor[i - 1].end,
-			                t->name, t->begin, t->end);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "tensors '%s' [%" PRIu64 ", %" PRIu64
+			    ") and '%s' [%" PRIu64 ", %" PRIu64 ") overlap",
+			    f->tensor[i - 1].name, f->tensor[i - 1].begin,
+			    f->tensor[i - 1].end, t->name, t->begin, t->end);
 		at = t->end;
 	}
 	if (at != f->data_len)
@@ -434,8 +443,7 @@ parse_header(const cJSON *root, StFile *f, const char *what, Diag *d)
 }
 
 int
-st_parse(const uint8_t *buf, size_t len, const char *what, StFile *out,
-         Diag *d)
+st_parse(const uint8_t *buf, size_t len, const char *what, StFile *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
 	if (len < 8)
@@ -466,10 +474,11 @@ st_parse(const uint8_t *buf, size_t len, const char *what, StFile *out,
 	if (!root) {
 		size_t at = stop ? (size_t)(stop - text) : 0;
 		free(text);
-		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "header is not valid JSON (near byte %zu of the "
-		                "header)",
-		                at);
+		return diag_set(
+		    d, IPU_EINVAL, what, 0, 0,
+		    "header is not valid JSON (near byte %zu of the "
+		    "header)",
+		    at);
 	}
 	out->header_len = n;
 	out->data = buf + 8 + n;
@@ -493,8 +502,7 @@ st_open(const char *path, StFile *out, Diag *d)
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return diag_set(d, IPU_EIO, path, 0, 0,
-		                "not a regular file");
+		return diag_set(d, IPU_EIO, path, 0, 0, "not a regular file");
 	}
 	size_t len = st.st_size;
 	void *map = NULL;
@@ -581,9 +589,8 @@ st_to_f32(const StFile *f, const StTensor *t, float *out, Diag *d)
 		double x = 0;
 		if (t->dtype == ST_F64)
 			memcpy(&x, &v, sizeof x);
-		out[i] = t->dtype == ST_F32 ? fp_f32_float((uint32_t)v)
-		         : t->dtype == ST_BF16
-		             ? fp_f32_float((uint32_t)v << 16)
+		out[i] = t->dtype == ST_F32    ? fp_f32_float((uint32_t)v)
+		         : t->dtype == ST_BF16 ? fp_f32_float((uint32_t)v << 16)
 		         : t->dtype == ST_F16
 		             ? fp_f32_float(fp_f16_to_f32((uint16_t)v, &flags))
 		             : (float)x;
@@ -685,10 +692,11 @@ st_header(const StSpec *spec, size_t n, const StMeta *meta, size_t nmeta,
 	for (size_t i = 0; i < nmeta; i++)
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(meta[k].key, meta[i].key))
-				return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-				                "__metadata__ key \"%s\" appears "
-				                "twice",
-				                meta[i].key);
+				return diag_set(
+				    d, IPU_EINVAL, NULL, 0, 0,
+				    "__metadata__ key \"%s\" appears "
+				    "twice",
+				    meta[i].key);
 	cJSON *root = header_json(spec, n, meta, nmeta);
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -698,7 +706,8 @@ st_header(const StSpec *spec, size_t n, const StMeta *meta, size_t nmeta,
 	if (padded > ST_MAX_HEADER) {
 		free(text);
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "header of %zu bytes exceeds the limit", padded);
+		                "header of %zu bytes exceeds the limit",
+		                padded);
 	}
 	uint8_t *h = xmalloc(8 + padded);
 	for (int i = 0; i < 8; i++)
@@ -721,8 +730,8 @@ struct StWriter {
 
 int
 st_writer_open(const char *path, const StSpec *spec, size_t n,
-               const StMeta *meta, size_t nmeta, int overwrite,
-               StWriter **out, Diag *d)
+               const StMeta *meta, size_t nmeta, int overwrite, StWriter **out,
+               Diag *d)
 {
 	uint8_t *h;
 	size_t hlen;

@@ -62,7 +62,7 @@ enum {
 };
 
 typedef struct {
-	char *name;      /* owned, NUL-terminated */
+	char *name; /* owned, NUL-terminated */
 	StDtype dtype;
 	int rank;        /* 0 for a scalar */
 	uint64_t *shape; /* owned, rank entries */
@@ -81,9 +81,9 @@ typedef struct {
 	size_t nmeta;
 	const uint8_t *data; /* the data section (not owned) */
 	uint64_t data_len;
-	uint64_t header_len; /* N */
+	uint64_t header_len;      /* N */
 	const StTensor **by_name; /* sorted by name, for st_find */
-	void *map;           /* st_open's mapping of the whole file, or NULL */
+	void *map; /* st_open's mapping of the whole file, or NULL */
 	size_t map_len;
 } StFile;
 

@@ -76,8 +76,7 @@ siglip_preset_names(void)
 /* An integer field: a JSON integer, or for image_size and patch_size also
  * [h, w] with h == w (transformers accepts a pair; we need squares). */
 static int
-read_int(const cJSON *v, const char *key, int *out, const char *what,
-         Diag *d)
+read_int(const cJSON *v, const char *key, int *out, const char *what, Diag *d)
 {
 	int pair = cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2 &&
 	           (!strcmp(key, "image_size") || !strcmp(key, "patch_size"));
@@ -94,7 +93,8 @@ read_int(const cJSON *v, const char *key, int *out, const char *what,
 	double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
 	if (!(x >= 1 && x <= FIELD_MAX) || floor(x) != x)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "%s is not an integer in 1..%d", key, FIELD_MAX);
+		                "%s is not an integer in 1..%d", key,
+		                FIELD_MAX);
 	*out = (int)x;
 	return IPU_OK;
 }
@@ -111,11 +111,12 @@ read_other(const cJSON *vc, SiglipConfig *c, const char *what, Diag *d)
 	}
 	v = cJSON_GetObjectItemCaseSensitive(vc, "hidden_act");
 	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, ACT)))
-		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "hidden_act %s%.40s%s is not supported (only %s)",
-		                cJSON_IsString(v) ? "\"" : "",
-		                cJSON_IsString(v) ? v->valuestring : "(not a string)",
-		                cJSON_IsString(v) ? "\"" : "", ACT);
+		return diag_set(
+		    d, IPU_EINVAL, what, 0, 0,
+		    "hidden_act %s%.40s%s is not supported (only %s)",
+		    cJSON_IsString(v) ? "\"" : "",
+		    cJSON_IsString(v) ? v->valuestring : "(not a string)",
+		    cJSON_IsString(v) ? "\"" : "", ACT);
 	v = cJSON_GetObjectItemCaseSensitive(vc, "vision_use_head");
 	if (v) {
 		if (!cJSON_IsBool(v))
@@ -133,8 +134,9 @@ read_vision(const cJSON *vc, SiglipConfig *c, const char *what, Diag *d)
 		*field(c, i) = int_fields[i].dflt;
 		const cJSON *v =
 		    cJSON_GetObjectItemCaseSensitive(vc, int_fields[i].key);
-		int rc = v ? read_int(v, int_fields[i].key, field(c, i), what, d)
-		           : 0;
+		int rc =
+		    v ? read_int(v, int_fields[i].key, field(c, i), what, d)
+		      : 0;
 		if (rc)
 			return rc;
 	}
@@ -192,8 +194,7 @@ siglip_config_parse(const char *text, size_t len, const char *what,
 	const cJSON *vc = NULL;
 	int rc = cJSON_IsObject(root)
 	             ? find_vision(root, &vc, what, d)
-	             : diag_set(d, IPU_EINVAL, what, 0, 0,
-	                        "not a JSON object");
+	             : diag_set(d, IPU_EINVAL, what, 0, 0, "not a JSON object");
 	if (!rc)
 		rc = read_vision(vc, out, what, d);
 	cJSON_Delete(root);
@@ -218,21 +219,24 @@ siglip_config_validate(const SiglipConfig *c, const char *what, Diag *d)
 {
 	for (size_t i = 0; i < NINT; i++)
 		if (*field_c(c, i) < 1 || *field_c(c, i) > FIELD_MAX)
-			return diag_set(d, IPU_EINVAL, what, 0, 0,
-			                "%s %d is not in 1..%d", int_fields[i].key,
-			                *field_c(c, i), FIELD_MAX);
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0, "%s %d is not in 1..%d",
+			    int_fields[i].key, *field_c(c, i), FIELD_MAX);
 	if (c->hidden % c->heads)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
 		                "hidden_size %d is not divisible by "
 		                "num_attention_heads %d",
 		                c->hidden, c->heads);
-	if (c->image % c->patch)
+	/* no divisibility: so400m has 384 = 27 * 14 + 6, the stride-14
+	 * conv ignores the last 6 rows and columns */
+	if (c->image < c->patch)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "image_size %d is not divisible by patch_size %d",
+		                "image_size %d is smaller than patch_size %d",
 		                c->image, c->patch);
 	if (!(c->ln_eps > 0 && c->ln_eps < 1))
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "layer_norm_eps %g is not in (0, 1)", c->ln_eps);
+		                "layer_norm_eps %g is not in (0, 1)",
+		                c->ln_eps);
 	return IPU_OK;
 }
 
@@ -248,7 +252,8 @@ siglip_config_write(const char *path, const SiglipConfig *c, int overwrite,
 	cJSON_AddItemToArray(arch, cJSON_CreateString("SiglipVisionModel"));
 	cJSON_AddStringToObject(root, "model_type", "siglip_vision_model");
 	for (size_t i = 0; i < NINT; i++)
-		cJSON_AddNumberToObject(root, int_fields[i].key, *field_c(c, i));
+		cJSON_AddNumberToObject(root, int_fields[i].key,
+		                        *field_c(c, i));
 	cJSON_AddStringToObject(root, "hidden_act", ACT);
 	cJSON_AddNumberToObject(root, "layer_norm_eps", c->ln_eps);
 	cJSON_AddBoolToObject(root, "vision_use_head", c->use_head);

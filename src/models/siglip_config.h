@@ -34,16 +34,18 @@ const char *siglip_preset_names(void); /* for usage text */
 int siglip_config_parse(const char *text, size_t len, const char *what,
                         SiglipConfig *out, Diag *d);
 int siglip_config_read(const char *path, SiglipConfig *out, Diag *d);
-/* Sizes positive and bounded, d divisible by H, the image by the patch,
- * 0 < eps < 1. */
+/* Sizes positive and bounded, d divisible by H, the image at least one
+ * patch, 0 < eps < 1. The image need not be a multiple of the patch: the
+ * grid is image / patch rounded down (384 / 14 = 27 for so400m), as in
+ * transformers. */
 int siglip_config_validate(const SiglipConfig *c, const char *what, Diag *d);
 /* A vision-only config.json (model_type siglip_vision_model) holding every
  * field; never replaces an existing file unless `overwrite`. */
-int siglip_config_write(const char *path, const SiglipConfig *c,
-                        int overwrite, Diag *d);
+int siglip_config_write(const char *path, const SiglipConfig *c, int overwrite,
+                        Diag *d);
 
 static inline int
-siglip_grid(const SiglipConfig *c) /* patches per side */
+siglip_grid(const SiglipConfig *c) /* patches per side, rounded down */
 {
 	return c->image / c->patch;
 }

@@ -30,12 +30,9 @@ static const struct {
 	double mean, std;
 	StdRule rule;
 } kind_stats[] = {
-    [SW_LINEAR] = {0, 0, STD_XAVIER},
-    [SW_CONV] = {0, 0, STD_LECUN},
-    [SW_POSITION] = {0, 0, STD_INV_SQRT},
-    [SW_PROBE] = {0, 0, STD_INV_SQRT},
-    [SW_BIAS] = {0, 0.02, STD_FIXED},
-    [SW_LN_WEIGHT] = {1, 0.05, STD_FIXED},
+    [SW_LINEAR] = {0, 0, STD_XAVIER},     [SW_CONV] = {0, 0, STD_LECUN},
+    [SW_POSITION] = {0, 0, STD_INV_SQRT}, [SW_PROBE] = {0, 0, STD_INV_SQRT},
+    [SW_BIAS] = {0, 0.02, STD_FIXED},     [SW_LN_WEIGHT] = {1, 0.05, STD_FIXED},
     [SW_LN_BIAS] = {0, 0.02, STD_FIXED},
 };
 
@@ -52,8 +49,8 @@ siglip_gen_stats(const SiglipConfig *c, const SiglipTensor *t, double *mean,
 		*std = sqrt(2.0 / (double)(t->shape[0] + t->shape[1]));
 		break;
 	case STD_LECUN: /* [d, C, P, P]: fan_in C * P * P */
-		*std = 1 / sqrt((double)(t->shape[1] * t->shape[2] *
-		                         t->shape[3]));
+		*std =
+		    1 / sqrt((double)(t->shape[1] * t->shape[2] * t->shape[3]));
 		break;
 	case STD_INV_SQRT:
 		*std = 1 / sqrt((double)c->hidden);
@@ -105,8 +102,8 @@ own_log(double x)
 }
 
 void
-siglip_gen_values(const SiglipConfig *c, const SiglipTensor *t,
-                  uint64_t seed, double *out)
+siglip_gen_values(const SiglipConfig *c, const SiglipTensor *t, uint64_t seed,
+                  double *out)
 {
 	double mean, std;
 	siglip_gen_stats(c, t, &mean, &std);
@@ -135,7 +132,8 @@ encode(const double *v, uint64_t n, StDtype dtype, uint8_t *out)
 		uint32_t bits = fp_float_f32((float)v[i]);
 		int size = 4;
 		if (dtype == ST_F16) {
-			bits = fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &flags);
+			bits =
+			    fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &flags);
 			size = 2;
 		} else if (dtype == ST_BF16) {
 			bits = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;

@@ -94,8 +94,8 @@ sym_value(const SiglipConfig *c, Sym s)
 }
 
 static void
-add_rows(const SiglipConfig *c, const char *prefix, const Row *rows,
-         size_t n, SiglipTensor *out, size_t *count)
+add_rows(const SiglipConfig *c, const char *prefix, const Row *rows, size_t n,
+         SiglipTensor *out, size_t *count)
 {
 	for (size_t i = 0; i < n; i++) {
 		SiglipTensor *t = &out[(*count)++];
@@ -121,8 +121,8 @@ siglip_tensors(const SiglipConfig *c, SiglipTensor **out)
 	         t, &n);
 	for (int l = 0; l < c->layers; l++) {
 		char prefix[64];
-		snprintf(prefix, sizeof prefix, "vision_model.encoder.layers.%d.",
-		         l);
+		snprintf(prefix, sizeof prefix,
+		         "vision_model.encoder.layers.%d.", l);
 		add_rows(c, prefix, layer_rows, COUNT(layer_rows), t, &n);
 	}
 	add_rows(c, "vision_model.", post_rows, COUNT(post_rows), t, &n);
@@ -170,12 +170,14 @@ check_one(const SiglipTensor *e, const StTensor *t, StDtype want,
 	if (!t)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
 		                "missing tensor '%s' (expected shape %s)",
-		                e->name, st_shape_str(a, sizeof a, e->rank, e->shape));
+		                e->name,
+		                st_shape_str(a, sizeof a, e->rank, e->shape));
 	if (!same_shape(e, t))
-		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "tensor '%s': shape %s, but the config expects %s",
-		                e->name, st_shape_str(a, sizeof a, t->rank, t->shape),
-		                st_shape_str(b, sizeof b, e->rank, e->shape));
+		return diag_set(
+		    d, IPU_EINVAL, what, 0, 0,
+		    "tensor '%s': shape %s, but the config expects %s", e->name,
+		    st_shape_str(a, sizeof a, t->rank, t->shape),
+		    st_shape_str(b, sizeof b, e->rank, e->shape));
 	if (t->dtype != want)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
 		                "tensor '%s': dtype %s, but the checkpoint's "
@@ -192,10 +194,11 @@ check_all(const SiglipConfig *c, const SiglipTensor *exp, size_t n,
 	const StTensor *first = st_find(f, exp[0].name);
 	if (first && first->dtype != ST_F32 && first->dtype != ST_F16 &&
 	    first->dtype != ST_BF16)
-		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "tensor '%s': dtype %s, but a checkpoint must be "
-		                "F32, F16 or BF16",
-		                exp[0].name, st_dtype_name(first->dtype));
+		return diag_set(
+		    d, IPU_EINVAL, what, 0, 0,
+		    "tensor '%s': dtype %s, but a checkpoint must be "
+		    "F32, F16 or BF16",
+		    exp[0].name, st_dtype_name(first->dtype));
 	char *used = xcalloc(f->ntensor ? f->ntensor : 1, 1);
 	int rc = IPU_OK;
 	for (size_t i = 0; i < n && !rc; i++) {
