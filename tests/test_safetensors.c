@@ -108,8 +108,10 @@ test_bad_header_text(void **state)
 	expect_bad_json("{\"a\":", 0, "not valid JSON (near byte 5");
 	expect_bad_json("{} x", 0, "not valid JSON");
 	expect_bad_json("{\"\xff\":1}", 0, "not valid UTF-8 (at byte 2");
-	expect_bad_json("{\"\xc0\xaf\":1}", 0, "not valid UTF-8"); /* overlong */
-	expect_bad_json("{\"\xed\xa0\x80\":1}", 0, "not valid UTF-8"); /* D800 */
+	expect_bad_json("{\"\xc0\xaf\":1}", 0,
+	                "not valid UTF-8"); /* overlong */
+	expect_bad_json("{\"\xed\xa0\x80\":1}", 0,
+	                "not valid UTF-8"); /* D800 */
 	expect_bad_json("{\"a\\u0000b\":1}", 0, "\\u0000 escape");
 	size_t len;
 	uint8_t *b = build("{\"a\":1}", 7, 0, &len);
@@ -165,14 +167,14 @@ test_bad_sizes(void **state)
 	                "tensor 'w': shape [2, 3] of F32 needs 24 bytes but "
 	                "data_offsets [0, 20] hold 20");
 	/* 2^32 * 2^32 elements overflow 64 bits */
-	expect_bad_json("{" T("w", "F32", "[4294967296,4294967296]", "[0,4]")
-	                "}",
-	                4, "tensor 'w': the size of shape [4294967296, "
-	                   "4294967296] overflows");
+	expect_bad_json(
+	    "{" T("w", "F32", "[4294967296,4294967296]", "[0,4]") "}", 4,
+	    "tensor 'w': the size of shape [4294967296, "
+	    "4294967296] overflows");
 	/* 2^62 elements of 32 bits: the bit count overflows */
-	expect_bad_json("{" T("w", "F32", "[2147483648,2147483648]", "[0,4]")
-	                "}",
-	                4, "overflows");
+	expect_bad_json(
+	    "{" T("w", "F32", "[2147483648,2147483648]", "[0,4]") "}", 4,
+	    "overflows");
 	/* 3 elements of 4 bits are 12 bits */
 	expect_bad_json("{" T("w", "F4", "[3]", "[0,1]") "}", 1,
 	                "tensor 'w': 3 elements of F4 are not a whole number "
@@ -190,22 +192,23 @@ test_bad_layout(void **state)
 	expect_bad_json("{" T("w", "F32", "[4]", "[0,16]") "}", 8,
 	                "tensor 'w': data_offsets [0, 16] run past the data "
 	                "section (8 bytes): truncated file?");
-	expect_bad_json("{" T("a", "F32", "[2]", "[0,8]") "," T(
-	                    "b", "F32", "[2]", "[4,12]") "}",
+	expect_bad_json("{" T("a", "F32", "[2]",
+	                      "[0,8]") "," T("b", "F32", "[2]", "[4,12]") "}",
 	                12, "tensors 'a' [0, 8) and 'b' [4, 12) overlap");
 	/* listed in reverse order: found after sorting by offset */
-	expect_bad_json("{" T("b", "F32", "[1]", "[8,12]") "," T(
-	                    "a", "F32", "[1]", "[0,4]") "}",
-	                12, "a hole of 4 bytes between tensor 'a' (ends at 4) "
-	                    "and tensor 'b' (starts at 8)");
+	expect_bad_json("{" T("b", "F32", "[1]",
+	                      "[8,12]") "," T("a", "F32", "[1]", "[0,4]") "}",
+	                12,
+	                "a hole of 4 bytes between tensor 'a' (ends at 4) "
+	                "and tensor 'b' (starts at 8)");
 	expect_bad_json("{" T("a", "F32", "[1]", "[4,8]") "}", 8,
 	                "tensor 'a' starts at byte 4: a hole at the start");
 	expect_bad_json("{" T("a", "F32", "[1]", "[0,4]") "}", 8,
 	                "the data section has 8 bytes but the tensors end at "
 	                "byte 4: 4 trailing bytes");
 	expect_bad_json("{}", 3, "3 trailing bytes");
-	expect_bad_json("{" T("a", "F32", "[1]", "[0,4]") "," T(
-	                    "a", "F32", "[1]", "[4,8]") "}",
+	expect_bad_json("{" T("a", "F32", "[1]",
+	                      "[0,4]") "," T("a", "F32", "[1]", "[4,8]") "}",
 	                8, "tensor 'a' appears twice");
 }
 
@@ -247,12 +250,12 @@ static void
 test_valid_edges(void **state)
 {
 	(void)state;
-	static const char json[] =
-	    "{\"__metadata__\":{\"format\":\"pt\"},"
-	    T("caf\\u00e9", "F64", "[]", "[0,8]") ","
-	    T("e1", "U8", "[0,5]", "[8,8]") ","
-	    T("e0", "BOOL", "[0]", "[8,8]") ","
-	    T("f", "F4", "[2,2]", "[8,10]") "}    ";
+	static const char json[] = "{\"__metadata__\":{\"format\":\"pt\"}," T(
+	    "caf\\u00e9", "F64", "[]",
+	    "[0,8]") "," T("e1", "U8", "[0,5]",
+	                   "[8,8]") "," T("e0", "BOOL", "[0]",
+	                                  "[8,8]") "," T("f", "F4", "[2,2]",
+	                                                 "[8,10]") "}    ";
 	size_t len;
 	uint8_t *b = build(json, strlen(json), 10, &len);
 	StFile f;
@@ -384,8 +387,8 @@ test_writer_errors(void **state)
 	path_in_dir(path, sizeof path, "w.safetensors");
 	Diag d;
 	StWriter *w;
-	assert_int_not_equal(
-	    st_writer_open(path, spec, 2, NULL, 0, 0, &w, &d), 0);
+	assert_int_not_equal(st_writer_open(path, spec, 2, NULL, 0, 0, &w, &d),
+	                     0);
 	assert_non_null(strstr(d.msg, "tensor 'a' appears twice"));
 	StSpec meta_name[] = {{"__metadata__", ST_F32, 1, s}};
 	assert_int_not_equal(
@@ -411,24 +414,25 @@ test_numpy_written(void **state)
 		skip();
 	char path[128], cmd[2048];
 	path_in_dir(path, sizeof path, "np.safetensors");
-	snprintf(cmd, sizeof cmd,
-	         "/usr/bin/python3 -c \"\n"
-	         "import json, struct, numpy as np\n"
-	         "t = {'w': np.arange(6, dtype=np.float32).reshape(2, 3) / 8,\n"
-	         "     'h': np.array([0.5, -1.25, 65504, 2**-14], np.float16),\n"
-	         "     'd': np.array([1e-3], np.float64)}\n"
-	         "hdr, off, blob = {'__metadata__': {'format': 'pt'}}, 0, b''\n"
-	         "for k in sorted(t):\n"
-	         "    b = t[k].tobytes()\n"
-	         "    hdr[k] = {'dtype': {'float32': 'F32', 'float16': 'F16',\n"
-	         "              'float64': 'F64'}[str(t[k].dtype)],\n"
-	         "              'shape': list(t[k].shape),\n"
-	         "              'data_offsets': [off, off + len(b)]}\n"
-	         "    off += len(b); blob += b\n"
-	         "j = json.dumps(hdr).encode()\n"
-	         "open('%s', 'wb').write(struct.pack('<Q', len(j)) + j + blob)\n"
-	         "\"",
-	         path);
+	snprintf(
+	    cmd, sizeof cmd,
+	    "/usr/bin/python3 -c \"\n"
+	    "import json, struct, numpy as np\n"
+	    "t = {'w': np.arange(6, dtype=np.float32).reshape(2, 3) / 8,\n"
+	    "     'h': np.array([0.5, -1.25, 65504, 2**-14], np.float16),\n"
+	    "     'd': np.array([1e-3], np.float64)}\n"
+	    "hdr, off, blob = {'__metadata__': {'format': 'pt'}}, 0, b''\n"
+	    "for k in sorted(t):\n"
+	    "    b = t[k].tobytes()\n"
+	    "    hdr[k] = {'dtype': {'float32': 'F32', 'float16': 'F16',\n"
+	    "              'float64': 'F64'}[str(t[k].dtype)],\n"
+	    "              'shape': list(t[k].shape),\n"
+	    "              'data_offsets': [off, off + len(b)]}\n"
+	    "    off += len(b); blob += b\n"
+	    "j = json.dumps(hdr).encode()\n"
+	    "open('%s', 'wb').write(struct.pack('<Q', len(j)) + j + blob)\n"
+	    "\"",
+	    path);
 	assert_int_equal(system(cmd), 0);
 	StFile f;
 	Diag d;

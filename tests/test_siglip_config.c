@@ -160,18 +160,20 @@ test_write_read(void **state)
 	assert_int_equal(siglip_config_write(path, &c, 0, &e), 0);
 	assert_int_equal(siglip_config_read(path, &back, &e), 0);
 	assert_true(back.hidden == 1152 && back.intermediate == 4304 &&
-	            back.layers == 2 && back.heads == 16 && back.channels == 3 &&
-	            back.image == 384 && back.patch == 14 &&
-	            back.ln_eps == 1e-6 && back.use_head == 0);
+	            back.layers == 2 && back.heads == 16 &&
+	            back.channels == 3 && back.image == 384 &&
+	            back.patch == 14 && back.ln_eps == 1e-6 &&
+	            back.use_head == 0);
 	/* json.load from Debian's python sees the same fields */
 	if (access("/usr/bin/python3", X_OK) == 0) {
 		char cmd[512];
-		snprintf(cmd, sizeof cmd,
-		         "/usr/bin/python3 -c \"import json; c = json.load(open("
-		         "'%s')); assert c['hidden_size'] == 1152 and "
-		         "c['num_hidden_layers'] == 2 and c['layer_norm_eps'] == "
-		         "1e-6 and c['vision_use_head'] is False\"",
-		         path);
+		snprintf(
+		    cmd, sizeof cmd,
+		    "/usr/bin/python3 -c \"import json; c = json.load(open("
+		    "'%s')); assert c['hidden_size'] == 1152 and "
+		    "c['num_hidden_layers'] == 2 and c['layer_norm_eps'] == "
+		    "1e-6 and c['vision_use_head'] is False\"",
+		    path);
 		assert_int_equal(system(cmd), 0);
 	}
 	c.layers = 5;
