@@ -482,6 +482,36 @@ test_open_errors(void **state)
 	unlink(path);
 }
 
+/* The fuzz seeds, written by python's json module (an independent writer
+ * of every dtype class: sub-byte, FP8, complex, zero-size, escapes). */
+static void
+test_fuzz_seeds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file;
+		size_t ntensor, nmeta;
+	} seeds[] = {
+	    {"reference_i32", 1, 0},
+	    {"siglip_like", 4, 2},
+	    {"many_dtypes", 8, 0},
+	};
+	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+		char path[512];
+		snprintf(path, sizeof path,
+		         "%s/fuzz/corpus/fuzz_safetensors/%s.safetensors",
+		         IPU_SOURCE_DIR, seeds[i].file);
+		StFile f;
+		Diag d;
+		diag_clear(&d);
+		if (st_open(path, &f, &d))
+			fail_msg("%s: %s", path, d.msg);
+		assert_int_equal(f.ntensor, seeds[i].ntensor);
+		assert_int_equal(f.nmeta, seeds[i].nmeta);
+		st_free(&f);
+	}
+}
+
 int
 main(void)
 {
@@ -498,6 +528,7 @@ main(void)
 	    cmocka_unit_test(test_writer_errors),
 	    cmocka_unit_test(test_numpy_written),
 	    cmocka_unit_test(test_open_errors),
+	    cmocka_unit_test(test_fuzz_seeds),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

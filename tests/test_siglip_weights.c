@@ -120,7 +120,8 @@ tiny(void)
 
 /* Write a checkpoint of c's tensors (zeros, F32), changed by `edit`:
  * "drop NAME", "shape NAME" (one more row), "dtype NAME" (F16), "int
- * NAME" (I32), "add NAME". Then check it against c; returns the result and the message. */
+ * NAME" (I32), "add NAME". Then check it against c; returns the result and the
+ * message. */
 static int
 check_edited(const SiglipConfig *c, const char *edit, const char *name,
              SiglipCheck *sum, char *msg)
@@ -136,7 +137,7 @@ check_edited(const SiglipConfig *c, const char *edit, const char *name,
 			continue;
 		if (hit && !strcmp(edit, "shape"))
 			t[i].shape[0]++;
-		StDtype dt = !hit                    ? ST_F32
+		StDtype dt = !hit                     ? ST_F32
 		             : !strcmp(edit, "dtype") ? ST_F16
 		             : !strcmp(edit, "int")   ? ST_I32
 		                                      : ST_F32;
@@ -195,10 +196,11 @@ test_check_mismatches(void **state)
 	                "'vision_model.encoder.layers.1.mlp.fc1.bias' for this "
 	                "config (1 layers, head on)");
 	/* the first tensor sets the dtype the others must share */
-	expect_mismatch("dtype", "vision_model.embeddings.patch_embedding.weight",
-	                "tensor 'vision_model.embeddings.patch_embedding.bias': "
-	                "dtype F32, but the checkpoint's dtype (that of the "
-	                "patch embedding) is F16");
+	expect_mismatch(
+	    "dtype", "vision_model.embeddings.patch_embedding.weight",
+	    "tensor 'vision_model.embeddings.patch_embedding.bias': "
+	    "dtype F32, but the checkpoint's dtype (that of the "
+	    "patch embedding) is F16");
 	expect_mismatch("int", "vision_model.embeddings.patch_embedding.weight",
 	                "dtype I32, but a checkpoint must be F32, F16 or BF16");
 
@@ -206,19 +208,18 @@ test_check_mismatches(void **state)
 	SiglipConfig c = tiny();
 	char msg[512];
 	SiglipCheck s;
-	assert_int_equal(check_edited(&c, "add", "text_model.final.bias", &s,
-	                              msg),
-	                 0);
+	assert_int_equal(
+	    check_edited(&c, "add", "text_model.final.bias", &s, msg), 0);
 	assert_int_equal(s.nignored, 1);
 	assert_int_equal(s.ntensor, 32);
 	/* d 8, f 16, C 3, P 2, N 4, by model.md 3's rows: embeddings, one
 	 * layer, post LayerNorm, head */
-	uint64_t want = (8 * 3 * 2 * 2 + 8 + 4 * 8) +
-	                (2 * 8 + 4 * (8 * 8 + 8) + 2 * 8 + (16 * 8 + 16) +
-	                 (8 * 16 + 8)) +
-	                2 * 8 +
-	                (8 + (24 * 8 + 24) + (8 * 8 + 8) + 2 * 8 +
-	                 (16 * 8 + 16) + (8 * 16 + 8));
+	uint64_t want =
+	    (8 * 3 * 2 * 2 + 8 + 4 * 8) +
+	    (2 * 8 + 4 * (8 * 8 + 8) + 2 * 8 + (16 * 8 + 16) + (8 * 16 + 8)) +
+	    2 * 8 +
+	    (8 + (24 * 8 + 24) + (8 * 8 + 8) + 2 * 8 + (16 * 8 + 16) +
+	     (8 * 16 + 8));
 	assert_int_equal(s.params, want);
 	assert_int_equal(s.bytes, 4 * want);
 	assert_int_equal(s.dtype, ST_F32);
@@ -305,16 +306,13 @@ test_gen_deterministic(void **state)
 	c.layers = 2;
 	char a[128], b[128], e[128];
 	Diag d;
-	assert_int_equal(siglip_gen(in_dir(a, sizeof a, "a.st"), &c, ST_F32, 5,
-	                            0, &d),
-	                 0);
-	assert_int_equal(siglip_gen(in_dir(b, sizeof b, "b.st"), &c, ST_F32, 5,
-	                            0, &d),
-	                 0);
+	assert_int_equal(
+	    siglip_gen(in_dir(a, sizeof a, "a.st"), &c, ST_F32, 5, 0, &d), 0);
+	assert_int_equal(
+	    siglip_gen(in_dir(b, sizeof b, "b.st"), &c, ST_F32, 5, 0, &d), 0);
 	c.layers = 1;
-	assert_int_equal(siglip_gen(in_dir(e, sizeof e, "e.st"), &c, ST_F32, 6,
-	                            0, &d),
-	                 0);
+	assert_int_equal(
+	    siglip_gen(in_dir(e, sizeof e, "e.st"), &c, ST_F32, 6, 0, &d), 0);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
 	assert_int_equal(system(cmd), 0);
@@ -410,8 +408,9 @@ test_cli(void **state)
 	assert_int_equal(
 	    ipu(out, sizeof out, "model gen --preset base --dtype f8 --out y"),
 	    2);
-	assert_int_equal(ipu(out, sizeof out, "model check --weights c.json "
-	                                      "--preset base"),
+	assert_int_equal(ipu(out, sizeof out,
+	                     "model check --weights c.json "
+	                     "--preset base"),
 	                 1);
 	expect_in(out, "c.json: header length");
 	assert_int_equal(ipu(out, sizeof out, "help"), 0);
