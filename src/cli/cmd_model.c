@@ -262,14 +262,25 @@ cmd_model(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+	int gen = !strcmp(argv[1], "gen");
+	if (!gen && strcmp(argv[1], "check")) {
+		fprintf(stderr,
+		        "ipu model: unknown subcommand '%s' (gen or check)\n",
+		        argv[1]);
+		return 2;
+	}
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc;
-	if (!strcmp(argv[1], "gen"))
-		return model_gen(&a);
-	if (!strcmp(argv[1], "check"))
-		return model_check(&a);
-	fprintf(stderr, "ipu model: unknown subcommand '%s' (gen or check)\n",
-	        argv[1]);
-	return 2;
+	if (gen && a.weights) {
+		fprintf(stderr, "ipu model gen: --weights is for check; the "
+		                "output is --out\n");
+		return 2;
+	}
+	if (!gen && (a.out || a.config_out || a.layers || a.force)) {
+		fprintf(stderr, "ipu model check: --out, --config-out, "
+		                "--layers and --force are for gen\n");
+		return 2;
+	}
+	return gen ? model_gen(&a) : model_check(&a);
 }

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,25 +62,30 @@ write_file(const char *path, const void *data, size_t len, Diag *d)
 	return IPU_OK;
 }
 
+/* O_EXCL on a name of our own rather than mkstemp, whose files are 0600:
+ * the result should get the usual umask-derived mode. */
 FILE *
 file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d)
 {
-	if (snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path) >= (int)tmplen) {
-		diag_set(d, IPU_EIO, path, 0, 0, "path too long");
-		return NULL;
+	int fd = -1;
+	for (unsigned k = 0; fd < 0 && k < 100; k++) {
+		if (snprintf(tmp, tmplen, "%s.tmp.%ld.%u", path, (long)getpid(),
+		             k) >= (int)tmplen) {
+			diag_set(d, IPU_EIO, path, 0, 0, "path too long");
+			return NULL;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		if (fd < 0 && errno != EEXIST)
+			break;
 	}
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
-		         strerror(errno));
-		return NULL;
-	}
-	FILE *f = fdopen(fd, "wb");
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
 	if (!f) {
 		diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
 		         strerror(errno));
-		close(fd);
-		remove(tmp);
+		if (fd >= 0) {
+			close(fd);
+			remove(tmp);
+		}
 	}
 	return f;
 }
