@@ -735,11 +735,12 @@ st_writer_open(const char *path, const StSpec *spec, size_t n,
 {
 	uint8_t *h;
 	size_t hlen;
-	uint64_t total;
+	uint64_t total = 0;
 	int rc = st_header(spec, n, meta, nmeta, &h, &hlen, d);
 	if (rc)
 		return rc;
-	check_specs(spec, n, &total, d);
+	for (size_t i = 0; i < n; i++)
+		total += spec_bytes(&spec[i]);
 	if (!overwrite && access(path, F_OK) == 0) {
 		free(h); /* fail now, not after writing gigabytes */
 		return diag_set(d, IPU_EIO, path, 0, 0,
