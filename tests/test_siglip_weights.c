@@ -406,6 +406,10 @@ test_cli(void **state)
 	expect_in(out, "unknown preset 'big'");
 	assert_int_equal(ipu(out, sizeof out, "model gen --preset base"), 2);
 	assert_int_equal(
+	    ipu(out, sizeof out, "model gen --preset base --layers 0 --out y"),
+	    2);
+	expect_in(out, "--layers wants a number in 1..1048576, got '0'");
+	assert_int_equal(
 	    ipu(out, sizeof out, "model gen --preset base --dtype f8 --out y"),
 	    2);
 	assert_int_equal(ipu(out, sizeof out,

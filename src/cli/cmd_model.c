@@ -52,14 +52,14 @@ typedef struct {
 } Args;
 
 static int
-parse_number(const char *opt, const char *v, long max, long *out)
+parse_number(const char *opt, const char *v, long min, long max, long *out)
 {
 	char *end;
 	long long n = strtoll(v, &end, 10);
-	if (end == v || *end || n < 0 || n > max) {
+	if (end == v || *end || n < min || n > max) {
 		fprintf(stderr,
-		        "ipu model: %s wants a number in 0..%ld, got '%s'\n",
-		        opt, max, v);
+		        "ipu model: %s wants a number in %ld..%ld, got '%s'\n",
+		        opt, min, max, v);
 		return 2;
 	}
 	*out = (long)n;
@@ -81,11 +81,11 @@ parse_value(Args *a, const char *opt, const char *v)
 	else if (!strcmp(opt, "--weights"))
 		a->weights = v;
 	else if (!strcmp(opt, "--layers")) {
-		if (parse_number(opt, v, 1 << 20, &n) || n < 1)
+		if (parse_number(opt, v, 1, 1 << 20, &n))
 			return 2;
 		a->layers = n;
 	} else if (!strcmp(opt, "--seed")) {
-		if (parse_number(opt, v, 0x7fffffffffffffffL, &n))
+		if (parse_number(opt, v, 0, 0x7fffffffffffffffL, &n))
 			return 2;
 		a->seed = (uint64_t)n;
 	} else if (!strcmp(opt, "--dtype")) {
@@ -118,7 +118,9 @@ parse_args(int argc, char **argv, Args *a)
 			a->force = 1;
 			continue;
 		}
-		for (; k < 8 && !v && !missing; k++)
+		for (;
+		     k < (int)(sizeof opts / sizeof opts[0]) && !v && !missing;
+		     k++)
 			v = cli_opt_value(argc, argv, &i, opts[k], &missing);
 		if (missing) {
 			fprintf(stderr, "ipu model: missing value for %s\n",
