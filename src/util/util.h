@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum {
 	IPU_OK = 0,
@@ -89,5 +90,13 @@ sext(uint32_t v, unsigned width)
 /* File helpers (file.c). read_file returns IPU_OK and a malloc'd buffer. */
 int read_file(const char *path, uint8_t **data, size_t *len, Diag *d);
 int write_file(const char *path, const void *data, size_t len, Diag *d);
+/* Large outputs written in pieces, never half-written and never replacing
+ * a file by accident: file_create_temp opens a new unique file next to
+ * `path` (its name in tmp[tmplen]); file_commit_temp moves it to `path`,
+ * failing if `path` exists unless `overwrite`, and removes the temporary
+ * on any failure. Returns NULL / a negative IPU_E* with d filled. */
+FILE *file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d);
+int file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
+                     Diag *d);
 
 #endif
