@@ -16,6 +16,7 @@ static const struct {
     {"compile", cmd_compile, "compile a text graph to a package"},
     {"bench", cmd_bench, "benchmarks with JSON output"},
     {"inspect", cmd_inspect, "summarise a package file"},
+    {"image", cmd_image, "decode and preprocess images for a vision model"},
 };
 
 static void

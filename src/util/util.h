@@ -89,5 +89,7 @@ sext(uint32_t v, unsigned width)
 /* File helpers (file.c). read_file returns IPU_OK and a malloc'd buffer. */
 int read_file(const char *path, uint8_t **data, size_t *len, Diag *d);
 int write_file(const char *path, const void *data, size_t len, Diag *d);
+/* Like write_file, but fails (IPU_EIO, "exists") if path already exists. */
+int write_new_file(const char *path, const void *data, size_t len, Diag *d);
 
 #endif
