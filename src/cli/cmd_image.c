@@ -23,22 +23,21 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: ipu image IMG [IMG...] --size N [--out F.npy] "
-	        "[--force]\n"
-	        "                 [--resample bicubic|bilinear] [--mean "
-	        "R,G,B] [--std R,G,B]\n"
-	        "  Decode PNG or JPEG images and preprocess them as "
-	        "SigLIP's processor does:\n"
-	        "  resize to N x N (PIL's resize, no crop), multiply by "
-	        "1/255, subtract mean,\n"
-	        "  divide by std (defaults: bicubic, 0.5, 0.5), channels "
-	        "first.\n"
-	        "  --size N      output height and width (224, 384, ...)\n"
-	        "  --out F.npy   write pixel_values [B, 3, N, N] float32\n"
-	        "  --force       replace F.npy if it exists\n"
-	        "Exit status: 0 on success, 1 for an unreadable image or "
-	        "output, 2 on a usage error.\n");
+	fprintf(f, "usage: ipu image IMG [IMG...] --size N [--out F.npy] "
+	           "[--force]\n"
+	           "                 [--resample bicubic|bilinear] [--mean "
+	           "R,G,B] [--std R,G,B]\n"
+	           "  Decode PNG or JPEG images and preprocess them as "
+	           "SigLIP's processor does:\n"
+	           "  resize to N x N (PIL's resize, no crop), multiply by "
+	           "1/255, subtract mean,\n"
+	           "  divide by std (defaults: bicubic, 0.5, 0.5), channels "
+	           "first.\n"
+	           "  --size N      output height and width (224, 384, ...)\n"
+	           "  --out F.npy   write pixel_values [B, 3, N, N] float32\n"
+	           "  --force       replace F.npy if it exists\n"
+	           "Exit status: 0 on success, 1 for an unreadable image or "
+	           "output, 2 on a usage error.\n");
 }
 
 /* "a,b,c" into three floats; 0 on success. */
@@ -130,10 +129,11 @@ parse_args(int argc, char **argv, Preprocess *p, const char **out, int *force,
 				p->resample = v[2] == 'c' ? RESAMPLE_BICUBIC
 				                          : RESAMPLE_BILINEAR;
 			} else {
-				fprintf(stderr,
-				        "ipu image: --resample wants bicubic or "
-				        "bilinear, got '%s'\n",
-				        v);
+				fprintf(
+				    stderr,
+				    "ipu image: --resample wants bicubic or "
+				    "bilinear, got '%s'\n",
+				    v);
 				return 2;
 			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mean",
@@ -177,10 +177,11 @@ cmd_image(int argc, char **argv)
 		r = 2;
 	/* fail before the work; npy_write checks again, atomically */
 	if (!r && out && !force && access(out, F_OK) == 0) {
-		fprintf(stderr,
-		        "ipu image: %s exists; refusing to overwrite it (--force "
-		        "replaces it)\n",
-		        out);
+		fprintf(
+		    stderr,
+		    "ipu image: %s exists; refusing to overwrite it (--force "
+		    "replaces it)\n",
+		    out);
 		r = 1;
 	}
 	if (r) {

@@ -14,8 +14,7 @@ static const struct {
 	const char *name;
 	const uint8_t *magic;
 	size_t magic_len;
-	int (*decode)(const uint8_t *, size_t, const char *, Image8 *,
-	              Diag *);
+	int (*decode)(const uint8_t *, size_t, const char *, Image8 *, Diag *);
 } formats[] = {
     {IMAGE_PNG, "PNG", (const uint8_t *)"\x89PNG\r\n\x1a\n", 8, decode_png},
     /* SOI then the first marker's 0xff */

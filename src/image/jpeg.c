@@ -68,8 +68,8 @@ jpeg_body(JpegJob *j, const uint8_t *buf, size_t len)
 	if (jpeg_read_header(ci, FALSE) != JPEG_HEADER_OK)
 		return diag_set(j->d, IPU_EINVAL, j->name, 0, 0,
 		                "JPEG: no image, only tables");
-	int r = image_check_size(ci->image_width, ci->image_height, j->name,
-	                         j->d);
+	int r =
+	    image_check_size(ci->image_width, ci->image_height, j->name, j->d);
 	if (r)
 		return r;
 	const char *space;
@@ -110,8 +110,9 @@ jpeg_body(JpegJob *j, const uint8_t *buf, size_t len)
 				dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] =
 				    j->row[x];
 	}
-	/* no jpeg_finish_decompress: like PIL, we do not insist on the EOI
-	 * marker once every row is in */
+	/* reads up to EOI: a file cut anywhere before it is truncated, as
+	 * PIL says too */
+	jpeg_finish_decompress(ci);
 	return 0;
 }
 

@@ -34,11 +34,12 @@ typedef struct {
 	Diag *d;
 	png_structp png;
 	png_infop info;
-	uint8_t *raw; /* libpng's rows: the whole image if interlaced,
-	                 else one row */
-	png_bytep *rows; /* interlaced: pointers into raw */
-	Image8 img;   /* being filled */
-	char msg[256]; /* libpng's error message */
+	uint8_t *raw;          /* libpng's rows: the whole image if interlaced,
+	                          else one row */
+	png_bytep *rows;       /* interlaced: pointers into raw */
+	int depth, color_type; /* of the file, before png_set_packing */
+	Image8 img;            /* being filled */
+	char msg[256];         /* libpng's error message */
 } PngJob;
 
 static void
@@ -73,8 +74,7 @@ on_warning(png_structp png, png_const_charp msg)
 static void
 convert_row(const PngJob *j, const uint8_t *src, uint8_t *dst)
 {
-	int ct = png_get_color_type(j->png, j->info);
-	int depth = png_get_bit_depth(j->png, j->info);
+	int ct = j->color_type, depth = j->depth;
 	size_t bps = depth == 16 ? 2 : 1; /* bytes per sample */
 	size_t step = png_get_channels(j->png, j->info) * bps;
 	png_colorp pal = NULL;
@@ -130,10 +130,10 @@ png_body(PngJob *j)
 	int r = image_check_size(w, h, j->name, j->d);
 	if (r)
 		return r;
-	int depth = png_get_bit_depth(j->png, j->info);
-	int ct = png_get_color_type(j->png, j->info);
-	int interlaced = png_get_interlace_type(j->png, j->info) !=
-	                 PNG_INTERLACE_NONE;
+	int depth = j->depth = png_get_bit_depth(j->png, j->info);
+	int ct = j->color_type = png_get_color_type(j->png, j->info);
+	int interlaced =
+	    png_get_interlace_type(j->png, j->info) != PNG_INTERLACE_NONE;
 	snprintf(j->img.layout, sizeof j->img.layout, "%s %d-bit%s",
 	         color_type_name(ct), depth, interlaced ? ", interlaced" : "");
 	if (depth < 8)

@@ -36,8 +36,8 @@ normalise(const uint8_t *rgb, uint32_t size, const Preprocess *p, float *out)
 }
 
 int
-preprocess_images(const Image8 *imgs, size_t n, const Preprocess *p,
-                  float *out, Diag *d)
+preprocess_images(const Image8 *imgs, size_t n, const Preprocess *p, float *out,
+                  Diag *d)
 {
 	if (!p->size || (uint64_t)p->size * p->size > IMAGE_MAX_PIXELS)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,

@@ -192,8 +192,7 @@ image_resize(const Image8 *in, uint32_t width, uint32_t height,
 		                "resize: unknown filter %d (2 = bilinear, 3 = "
 		                "bicubic)",
 		                (int)filter);
-	if (!width || !height ||
-	    (uint64_t)width * height > IMAGE_MAX_PIXELS ||
+	if (!width || !height || (uint64_t)width * height > IMAGE_MAX_PIXELS ||
 	    (uint64_t)width * in->height > IMAGE_MAX_PIXELS)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "resize: %ux%u from %ux%u is out of range "

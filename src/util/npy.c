@@ -111,8 +111,7 @@ static int
 bad(Cursor *c, const char *what)
 {
 	return diag_set(c->d, IPU_EINVAL, c->name, 0, 0,
-	                "npy header: %s at byte %zu of the dict", what,
-	                c->pos);
+	                "npy header: %s at byte %zu of the dict", what, c->pos);
 }
 
 static void
@@ -253,10 +252,10 @@ parse_dict(Cursor *c, NpyArray *out)
 		if (seen & bit)
 			return bad(c, "duplicate key");
 		seen |= bit;
-		int r = bit == KEY_DESCR     ? parse_descr(c, &out->dtype)
-		        : bit == KEY_FORTRAN ? parse_bool(c, &fortran)
-		                             : parse_shape(c, &out->rank,
-		                                           out->shape);
+		int r = bit == KEY_DESCR ? parse_descr(c, &out->dtype)
+		        : bit == KEY_FORTRAN
+		            ? parse_bool(c, &fortran)
+		            : parse_shape(c, &out->rank, out->shape);
 		if (r)
 			return r;
 		if (accept(c, '}'))

@@ -30,8 +30,8 @@ enum { NPY_MAX_RANK = 32 }; /* numpy's own limit (NPY_MAXDIMS) */
 
 typedef struct {
 	NpyDtype dtype;
-	int rank;                       /* 0..NPY_MAX_RANK */
-	uint64_t shape[NPY_MAX_RANK];   /* the first `rank` are used */
+	int rank;                     /* 0..NPY_MAX_RANK */
+	uint64_t shape[NPY_MAX_RANK]; /* the first `rank` are used */
 	void *data; /* elements in C order, little-endian; owned by whoever
 	               filled the struct (npy_free for npy_read/npy_decode) */
 } NpyArray;
