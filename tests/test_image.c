@@ -198,17 +198,16 @@ resize_keeps_uniform_images(void **state)
 	for (size_t i = 0; i < sizeof px; i++)
 		px[i] = (uint8_t)(i % 3 == 0 ? 0 : i % 3 == 1 ? 137 : 255);
 	Image8 in = {.width = 13, .height = 9, .rgb = px};
-	static const uint32_t sizes[][2] = {{1, 1}, {5, 3}, {13, 40},
-	                                    {224, 224}, {2, 9}};
+	static const uint32_t sizes[][2] = {
+	    {1, 1}, {5, 3}, {13, 40}, {224, 224}, {2, 9}};
 	for (size_t s = 0; s < 5; s++)
 		for (int f = RESAMPLE_BILINEAR; f <= RESAMPLE_BICUBIC; f++) {
 			Image8 out;
 			Diag d;
-			assert_int_equal(image_resize(&in, sizes[s][0],
-			                              sizes[s][1],
-			                              (ResampleFilter)f, &out,
-			                              &d),
-			                 0);
+			assert_int_equal(
+			    image_resize(&in, sizes[s][0], sizes[s][1],
+			                 (ResampleFilter)f, &out, &d),
+			    0);
 			for (size_t i = 0; i < (size_t)out.width * out.height;
 			     i++) {
 				assert_int_equal(out.rgb[3 * i], 0);
@@ -226,16 +225,14 @@ resize_rejects_bad_arguments(void **state)
 	uint8_t px[3] = {1, 2, 3};
 	Image8 in = {.width = 1, .height = 1, .rgb = px}, out;
 	Diag d;
-	assert_int_not_equal(image_resize(&in, 4, 4, (ResampleFilter)1, &out,
-	                                  &d),
-	                     0);
+	assert_int_not_equal(
+	    image_resize(&in, 4, 4, (ResampleFilter)1, &out, &d), 0);
 	assert_non_null(strstr(d.msg, "unknown filter 1"));
 	assert_int_not_equal(
 	    image_resize(&in, 0, 4, RESAMPLE_BICUBIC, &out, &d), 0);
 	assert_non_null(strstr(d.msg, "out of range"));
 	assert_int_not_equal(
-	    image_resize(&in, 1 << 14, 1 << 14, RESAMPLE_BICUBIC, &out, &d),
-	    0);
+	    image_resize(&in, 1 << 14, 1 << 14, RESAMPLE_BICUBIC, &out, &d), 0);
 	Preprocess p = preprocess_siglip(8);
 	p.std[1] = 0.0f;
 	float buf[3 * 8 * 8];

@@ -66,8 +66,8 @@ value(NpyDtype t, uint64_t i, uint8_t *out)
 	if (t == NPY_U8) {
 		out[0] = (uint8_t)(i * 7 % 256);
 	} else if (t == NPY_F16) {
-		uint16_t h = fp_f64_to_f16((double)(i % 97) * 0.125 - 3,
-		                           FP_RNE, 0, FP_OV_IEEE, &flags);
+		uint16_t h = fp_f64_to_f16((double)(i % 97) * 0.125 - 3, FP_RNE,
+		                           0, FP_OV_IEEE, &flags);
 		memcpy(out, &h, 2);
 	} else {
 		float f = (float)(i % 251) * 0.25f - 17;
@@ -254,10 +254,12 @@ refuses_malformed_headers(void **state)
 	    {"", 0, "no \\x93NUMPY magic"},
 	    {"\x93NUMPX\x01\x00\x00\x00", 10, "no \\x93NUMPY magic"},
 	    {"\x93NUMPY\x09\x00\x00\x00", 10, "version 9.0 is not supported"},
-	    {"\x93NUMPY\x01\x00\x40\x00{}", 12, "says 64 bytes but the file "
-	                                        "has 2"},
-	    {"\x93NUMPY\x02\x00\x01\x00", 10, "truncated in its header "
-	                                      "length"},
+	    {"\x93NUMPY\x01\x00\x40\x00{}", 12,
+	     "says 64 bytes but the file "
+	     "has 2"},
+	    {"\x93NUMPY\x02\x00\x01\x00", 10,
+	     "truncated in its header "
+	     "length"},
 	};
 	for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++) {
 		NpyArray a;
