@@ -447,6 +447,25 @@ cli_writes_pixel_values(void **state)
 	assert_int_equal(
 	    ipu(out, sizeof out, "image rgb8.png --size 8 --mean 1,2"), 2);
 	expect_in(out, "--mean wants three numbers");
+	assert_int_equal(
+	    ipu(out, sizeof out, "image rgb8.png --size 8 --resample box"), 2);
+	expect_in(out, "--resample wants bicubic or bilinear");
+	/* bilinear with CLIP's statistics: the manifest's third batch */
+	assert_int_equal(ipu(out, sizeof out,
+	                     "image crop.png p16.png --size 64 --resample "
+	                     "bilinear --mean 0.48145466,0.4578275,0.40821073 "
+	                     "--std 0.26862954,0.26130258,0.27577711 --out "
+	                     "clip.npy"),
+	                 0);
+	expect_in(out, "pixel_values [2, 3, 64, 64] float32 (bilinear");
+	NpyArray got, want;
+	snprintf(p, sizeof p, "%s/clip.npy", dir);
+	assert_int_equal(npy_read(p, &got, &d), 0);
+	snprintf(p, sizeof p, "%s/pixels2.npy", dir);
+	assert_int_equal(npy_read(p, &want, &d), 0);
+	assert_memory_equal(got.data, want.data, (size_t)2 * 3 * 64 * 64 * 4);
+	npy_free(&got);
+	npy_free(&want);
 }
 
 int

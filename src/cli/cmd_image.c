@@ -36,6 +36,11 @@ usage(FILE *f)
 	           "  --size N      output height and width (224, 384, ...)\n"
 	           "  --out F.npy   write pixel_values [B, 3, N, N] float32\n"
 	           "  --force       replace F.npy if it exists\n"
+	           "  --resample F  bicubic (SigLIP, the default) or bilinear "
+	           "(SigLIP 2)\n"
+	           "  --mean R,G,B  subtracted after rescaling (default "
+	           "0.5,0.5,0.5)\n"
+	           "  --std R,G,B   divides after that (default 0.5,0.5,0.5)\n"
 	           "Exit status: 0 on success, 1 for an unreadable image or "
 	           "output, 2 on a usage error.\n");
 }
@@ -56,6 +61,21 @@ parse_triple(const char *s, float v[3])
 		s = end + 1;
 	}
 	return 0;
+}
+
+/* --resample's value by name; 1 after a message if it names none. */
+static int
+resample_arg(const char *v, ResampleFilter *f)
+{
+	for (int k = RESAMPLE_BILINEAR; k <= RESAMPLE_BICUBIC; k++)
+		if (!strcmp(v, resample_name((ResampleFilter)k))) {
+			*f = (ResampleFilter)k;
+			return 0;
+		}
+	fprintf(stderr,
+	        "ipu image: --resample wants bicubic or bilinear, got '%s'\n",
+	        v);
+	return 1;
 }
 
 /* An option's R,G,B value; 1 after a message if it is not one. */
@@ -94,12 +114,21 @@ print_summary(const float *px, size_t n, const Preprocess *p)
 	}
 }
 
-/* Options into p, out, force; inputs collected in ins. 0, or an exit
- * status. */
+/* What the command line asks for. */
+typedef struct {
+	Preprocess p;
+	const char *out; /* --out, or NULL */
+	int force;       /* --force: out may be replaced */
+	char **ins;      /* the images, nin of them */
+	int nin;
+} ImageArgs;
+
+/* The command line into o (o->ins has room for argc). 0, -1 after
+ * --help, or an exit status. */
 static int
-parse_args(int argc, char **argv, Preprocess *p, const char **out, int *force,
-           char **ins, int *nin)
+parse_args(int argc, char **argv, ImageArgs *o)
 {
+	Preprocess *p = &o->p;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int missing = 0;
@@ -107,7 +136,7 @@ parse_args(int argc, char **argv, Preprocess *p, const char **out, int *force,
 			usage(stdout);
 			return -1;
 		} else if (!strcmp(a, "--force")) {
-			*force = 1;
+			o->force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--size",
 		                              &missing))) {
 			char *end;
@@ -122,20 +151,11 @@ parse_args(int argc, char **argv, Preprocess *p, const char **out, int *force,
 			p->size = (uint32_t)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
 		                              &missing))) {
-			*out = v;
+			o->out = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--resample",
 		                              &missing))) {
-			if (!strcmp(v, "bicubic") || !strcmp(v, "bilinear")) {
-				p->resample = v[2] == 'c' ? RESAMPLE_BICUBIC
-				                          : RESAMPLE_BILINEAR;
-			} else {
-				fprintf(
-				    stderr,
-				    "ipu image: --resample wants bicubic or "
-				    "bilinear, got '%s'\n",
-				    v);
+			if (resample_arg(v, &p->resample))
 				return 2;
-			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mean",
 		                              &missing))) {
 			if (triple_arg("--mean", v, p->mean))
@@ -152,67 +172,42 @@ parse_args(int argc, char **argv, Preprocess *p, const char **out, int *force,
 			usage(stderr);
 			return 2;
 		} else {
-			ins[(*nin)++] = argv[i];
+			o->ins[o->nin++] = argv[i];
 		}
 	}
 	return 0;
 }
 
-int
-cmd_image(int argc, char **argv)
+/* Load, preprocess, summarise, write; the exit status. */
+static int
+run(const ImageArgs *o)
 {
-	Preprocess p = preprocess_siglip(0);
-	const char *out = NULL;
-	int force = 0, nin = 0;
-	char **ins = xcalloc((size_t)argc, sizeof *ins);
-	int r = parse_args(argc, argv, &p, &out, &force, ins, &nin);
-	if (!r && (!nin || !p.size)) {
-		fprintf(stderr, "ipu image: %s\n",
-		        nin ? "give the model's input size: --size N"
-		            : "no image");
-		usage(stderr);
-		r = 2;
-	}
-	if (!r && out && cli_refuse_overwrite("image", out, ins, nin))
-		r = 2;
-	/* fail before the work; npy_write checks again, atomically */
-	if (!r && out && !force && access(out, F_OK) == 0) {
-		fprintf(
-		    stderr,
-		    "ipu image: %s exists; refusing to overwrite it (--force "
-		    "replaces it)\n",
-		    out);
-		r = 1;
-	}
-	if (r) {
-		free(ins);
-		return r < 0 ? 0 : r;
-	}
 	Diag d;
 	diag_clear(&d);
-	Image8 *imgs = xcalloc((size_t)nin, sizeof *imgs);
-	int loaded = 0;
-	for (; loaded < nin; loaded++) {
+	Image8 *imgs = xcalloc((size_t)o->nin, sizeof *imgs);
+	int r = 0, loaded = 0;
+	for (; loaded < o->nin; loaded++) {
 		Image8 *im = &imgs[loaded];
-		if ((r = image_load(ins[loaded], im, &d)))
+		if ((r = image_load(o->ins[loaded], im, &d)))
 			break;
-		printf("%s  %s %ux%u  %s\n", ins[loaded],
+		printf("%s  %s %ux%u  %s\n", o->ins[loaded],
 		       image_format_name(im->format), im->width, im->height,
 		       im->layout);
 	}
+	size_t n = (size_t)o->nin, size = o->p.size;
 	float *px = NULL;
 	if (!r) {
-		px = xmalloc((size_t)nin * 3 * p.size * p.size * sizeof *px);
-		r = preprocess_images(imgs, (size_t)nin, &p, px, &d);
+		px = xmalloc(n * 3 * size * size * sizeof *px);
+		r = preprocess_images(imgs, n, &o->p, px, &d);
 	}
 	if (!r) {
-		print_summary(px, (size_t)nin, &p);
+		print_summary(px, n, &o->p);
 		NpyArray a = {.dtype = NPY_F32,
 		              .rank = 4,
-		              .shape = {(uint64_t)nin, 3, p.size, p.size},
+		              .shape = {n, 3, size, size},
 		              .data = px};
-		if (out && !(r = npy_write(out, &a, force, &d)))
-			printf("wrote %s\n", out);
+		if (o->out && !(r = npy_write(o->out, &a, o->force, &d)))
+			printf("wrote %s\n", o->out);
 	}
 	if (r) {
 		char buf[1400];
@@ -223,6 +218,35 @@ cmd_image(int argc, char **argv)
 		image_free(&imgs[i]);
 	free(imgs);
 	free(px);
-	free(ins);
 	return r ? 1 : 0;
+}
+
+int
+cmd_image(int argc, char **argv)
+{
+	ImageArgs o = {.p = preprocess_siglip(0),
+	               .ins = xcalloc((size_t)argc, sizeof *o.ins)};
+	int r = parse_args(argc, argv, &o);
+	if (!r && (!o.nin || !o.p.size)) {
+		fprintf(stderr, "ipu image: %s\n",
+		        o.nin ? "give the model's input size: --size N"
+		              : "no image");
+		usage(stderr);
+		r = 2;
+	}
+	if (!r && o.out && cli_refuse_overwrite("image", o.out, o.ins, o.nin))
+		r = 2;
+	/* fail before the work; npy_write checks again, atomically */
+	if (!r && o.out && !o.force && access(o.out, F_OK) == 0) {
+		fprintf(
+		    stderr,
+		    "ipu image: %s exists; refusing to overwrite it (--force "
+		    "replaces it)\n",
+		    o.out);
+		r = 1;
+	}
+	if (!r)
+		r = run(&o);
+	free(o.ins);
+	return r < 0 ? 0 : r;
 }

@@ -102,22 +102,14 @@ convert_row(const PngJob *j, const uint8_t *src, uint8_t *dst)
 	}
 }
 
-static const char *
-color_type_name(int ct)
-{
-	switch (ct) {
-	case PNG_COLOR_TYPE_GRAY:
-		return "gray";
-	case PNG_COLOR_TYPE_GRAY_ALPHA:
-		return "gray+alpha";
-	case PNG_COLOR_TYPE_RGB:
-		return "RGB";
-	case PNG_COLOR_TYPE_RGB_ALPHA:
-		return "RGBA";
-	default:
-		return "palette";
-	}
-}
+/* By PNG colour type (libpng has checked it is one of these). */
+static const char *const color_type_names[] = {
+    [PNG_COLOR_TYPE_GRAY] = "gray",
+    [PNG_COLOR_TYPE_RGB] = "RGB",
+    [PNG_COLOR_TYPE_PALETTE] = "palette",
+    [PNG_COLOR_TYPE_GRAY_ALPHA] = "gray+alpha",
+    [PNG_COLOR_TYPE_RGB_ALPHA] = "RGBA",
+};
 
 /* Everything that may longjmp. Returns 0, or an error already in j->d. */
 static int
@@ -135,7 +127,7 @@ png_body(PngJob *j)
 	int interlaced =
 	    png_get_interlace_type(j->png, j->info) != PNG_INTERLACE_NONE;
 	snprintf(j->img.layout, sizeof j->img.layout, "%s %d-bit%s",
-	         color_type_name(ct), depth, interlaced ? ", interlaced" : "");
+	         color_type_names[ct], depth, interlaced ? ", interlaced" : "");
 	if (depth < 8)
 		png_set_packing(j->png);
 	if (interlaced)
