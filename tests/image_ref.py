@@ -148,6 +148,13 @@ cat.save(path("progressive.jpg"), quality=80, progressive=True)
 cat.convert("L").save(path("gray.jpg"), quality=90)
 cat.crop((0, 0, 101, 67)).save(path("odd.jpg"), quality=75)
 write("jpeg_named.png", open(path("q90.jpg"), "rb").read())
+# flipped bits in the entropy-coded data: libjpeg warns ("Corrupt JPEG
+# data") and goes on, and so does PIL
+corrupt = bytearray(open(path("q90.jpg"), "rb").read())
+for k in range(len(corrupt) // 2, len(corrupt) // 2 + 40, 7):
+    if 0xFF not in (corrupt[k - 1], corrupt[k], corrupt[k] ^ 0x55):
+        corrupt[k] ^= 0x55
+write("corrupt_entropy.jpg", bytes(corrupt))
 
 for name in ["rgb8.png", "gray8.png", "gray1.png", "la8.png", "rgba8.png",
              "p256.png", "p16.png", "p4.png", "p2.png", "gray2.png",
@@ -156,7 +163,7 @@ for name in ["rgb8.png", "gray8.png", "gray1.png", "la8.png", "rgba8.png",
              "gray16_interlaced.png", "p4_interlaced.png",
              "tiny_interlaced.png", "p8_short_palette.png", "q90.jpg",
              "q95_444.jpg", "q85_422.jpg", "progressive.jpg", "gray.jpg",
-             "odd.jpg", "jpeg_named.png"]:
+             "odd.jpg", "jpeg_named.png", "corrupt_entropy.jpg"]:
     add_decode(name)
 # real files as shipped
 for name in ["hubble_deep_field.jpg", "astronaut.png", "camera.png",
@@ -182,6 +189,16 @@ resizes = [
     ("noise.png", 5, 3, 3), ("noise.png", 60, 11, 2),
     ("pixel.png", 7, 7, 3),
 ]
+# random shapes both ways, smooth content plus noise
+for i in range(24):
+    sw, sh = (int(x) for x in rng.integers(1, 300, 2))
+    yy, xx = np.mgrid[0:sh, 0:sw]
+    a = (128 + 100 * np.sin(xx / 7.0)[:, :, None] * np.cos(yy / 5.0)[:, :, None]
+         + rng.normal(0, 30, (sh, sw, 3)))
+    Image.fromarray(np.clip(a, 0, 255).astype(np.uint8)).save(
+        path(f"random{i}.png"))
+    w, h = (int(x) for x in rng.integers(1, 400, 2))
+    resizes.append((f"random{i}.png", w, h, int(rng.choice([2, 3]))))
 for i, (src, w, h, f) in enumerate(resizes):
     ref = f"resize{i}.npy"
     im = Image.open(path(src)).convert("RGB")
