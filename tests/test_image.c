@@ -233,6 +233,10 @@ resize_rejects_bad_arguments(void **state)
 	assert_non_null(strstr(d.msg, "out of range"));
 	assert_int_not_equal(
 	    image_resize(&in, 1 << 14, 1 << 14, RESAMPLE_BICUBIC, &out, &d), 0);
+	Image8 empty = {0};
+	assert_int_not_equal(
+	    image_resize(&empty, 4, 4, RESAMPLE_BICUBIC, &out, &d), 0);
+	assert_non_null(strstr(d.msg, "input image is empty"));
 	Preprocess p = preprocess_siglip(8);
 	p.std[1] = 0.0f;
 	float buf[3 * 8 * 8];

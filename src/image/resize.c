@@ -110,7 +110,9 @@ taps_make(uint32_t in_size, uint32_t out_size, ResampleFilter f)
 		 * zero, where both clip to 0 */
 		uint32_t lo = xmin < 0 ? 0 : (uint32_t)xmin;
 		uint32_t hi = xmax > in_size ? in_size : (uint32_t)xmax;
-		uint32_t n = hi - lo;
+		/* empty only if the float-rounded size overshoots (inputs
+		 * wider than 2^25); PIL then sums nothing too */
+		uint32_t n = hi > lo ? hi - lo : 0;
 		double sum = 0.0;
 		for (uint32_t x = 0; x < n; x++) {
 			w[x] = filters[f].kernel(
@@ -192,6 +194,9 @@ image_resize(const Image8 *in, uint32_t width, uint32_t height,
 		                "resize: unknown filter %d (2 = bilinear, 3 = "
 		                "bicubic)",
 		                (int)filter);
+	if (!in->width || !in->height || !in->rgb)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "resize: the input image is empty");
 	if (!width || !height || (uint64_t)width * height > IMAGE_MAX_PIXELS ||
 	    (uint64_t)width * in->height > IMAGE_MAX_PIXELS)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
