@@ -252,7 +252,9 @@ sof = jpg.index(b"\xff\xc0")                 # baseline frame header
 write("huge.jpg", jpg[:sof + 5] + struct.pack(">HH", 60000, 60000)
       + jpg[sof + 9:])
 Image.new("CMYK", (16, 16), (10, 20, 30, 40)).save(path("cmyk.jpg"))
-for name in ["trunc.png", "trunc_header.png", "trunc.jpg", "garbage.png",
+write("tiny.gif", open(os.path.join(SK, "no_time_for_that_tiny.gif"),
+                       "rb").read())
+for name in ["tiny.gif", "trunc.png", "trunc_header.png", "trunc.jpg", "garbage.png",
              "empty.png", "badsig.png", "crc.png", "huge.png", "zero.png",
              "badzlib.png", "huge.jpg", "cmyk.jpg"]:
     manifest.append(f"bad {name}")

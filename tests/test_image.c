@@ -313,6 +313,7 @@ siglip_defaults(void **state)
 static const struct {
 	const char *file, *msg;
 } bad_files[] = {
+    {"tiny.gif", "not a PNG or JPEG file (unknown signature 47 49 46 38)"},
     {"trunc.png", "PNG: file is truncated"},
     {"trunc_header.png", "PNG: file is truncated"},
     {"trunc.jpg", "JPEG: file is truncated: Premature end of JPEG file"},
