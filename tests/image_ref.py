@@ -4,7 +4,7 @@ Run by the test with Debian's /usr/bin/python3 (PIL 9.4, numpy). From the
 photographs Debian's python3-skimage ships, it writes into DIR:
   - PNG variants (gray 1/2/4/8/16-bit, gray+alpha, RGBA, palettes of
     1/2/4/8 bits, 16-bit colour, Adam7-interlaced, an index past the
-    palette) and JPEGs (4:2:0, 4:2:2, 4:4:4, progressive, gray), each with
+    palette, tRNS colour keys) and JPEGs (4:2:0, 4:2:2, 4:4:4, progressive, gray), each with
     PIL's decoding, Image.open(f).convert("RGB"), as a uint8 .npy;
   - PIL's Image.resize of decoded images (bicubic and bilinear, down and
     up, non-square, clipping-heavy noise) as uint8 .npy;
@@ -111,6 +111,9 @@ rgba = cat.convert("RGBA")
 rgba.putalpha(Image.fromarray(
     np.tile(np.linspace(0, 255, 451).astype(np.uint8), (300, 1))))
 rgba.save(path("rgba8.png"))
+# a tRNS colour key: ignored by convert("RGB")
+cat.save(path("rgb8_trns.png"), transparency=(0, 0, 0))
+cat.convert("L").save(path("gray8_trns.png"), transparency=0)
 for colors in (256, 16, 4, 2):              # 8-, 4-, 2- and 1-bit palettes
     cat.quantize(colors).save(path(f"p{colors}.png"))
 
@@ -156,7 +159,7 @@ for k in range(len(corrupt) // 2, len(corrupt) // 2 + 40, 7):
         corrupt[k] ^= 0x55
 write("corrupt_entropy.jpg", bytes(corrupt))
 
-for name in ["rgb8.png", "gray8.png", "gray1.png", "la8.png", "rgba8.png",
+for name in ["rgb8.png", "rgb8_trns.png", "gray8_trns.png", "gray8.png", "gray1.png", "la8.png", "rgba8.png",
              "p256.png", "p16.png", "p4.png", "p2.png", "gray2.png",
              "gray4.png", "gray16.png", "gray16_full.png", "rgb16.png",
              "la16.png", "rgba16.png", "rgb8_interlaced.png",
