@@ -15,6 +15,7 @@ int cmd_bench(int argc, char **argv);   /* cmd_bench.c */
 int cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
 int cmd_compile(int argc, char **argv); /* cmd_compile.c */
 int cmd_model(int argc, char **argv);   /* cmd_model.c */
+int cmd_image(int argc, char **argv);   /* cmd_image.c */
 
 /* Helpers the commands share (cmd_asm.c). */
 /* A diagnostic on stderr: file:line:col: msg, the line and a caret. */

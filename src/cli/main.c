@@ -17,6 +17,7 @@ static const struct {
     {"bench", cmd_bench, "benchmarks with JSON output"},
     {"inspect", cmd_inspect, "summarise a package file"},
     {"model", cmd_model, "generate or check a SigLIP checkpoint"},
+    {"image", cmd_image, "decode and preprocess images for a vision model"},
 };
 
 static void

@@ -36,32 +36,6 @@ read_file(const char *path, uint8_t **data, size_t *len, Diag *d)
 	return IPU_OK;
 }
 
-/* Writes to a temporary file and renames it, so a failed write never leaves
- * a half-written file in place of the old one. */
-int
-write_file(const char *path, const void *data, size_t len, Diag *d)
-{
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-		return diag_set(d, IPU_EIO, path, 0, 0, "path too long");
-	FILE *f = fopen(tmp, "wb");
-	if (!f)
-		return diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
-		                strerror(errno));
-	size_t put = fwrite(data, 1, len, f);
-	int err = fclose(f);
-	if (put != len || err) {
-		remove(tmp);
-		return diag_set(d, IPU_EIO, path, 0, 0, "write error");
-	}
-	if (rename(tmp, path) != 0) {
-		remove(tmp);
-		return diag_set(d, IPU_EIO, path, 0, 0, "cannot rename: %s",
-		                strerror(errno));
-	}
-	return IPU_OK;
-}
-
 /* O_EXCL on a name of our own rather than mkstemp, whose files are 0600:
  * the result should get the usual umask-derived mode. */
 FILE *
@@ -113,4 +87,34 @@ file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
 		                "exists; refusing to overwrite it");
 	return diag_set(d, IPU_EIO, path, 0, 0, "cannot write: %s",
 	                strerror(e));
+}
+
+static int
+write_whole(const char *path, const void *data, size_t len, int overwrite,
+            Diag *d)
+{
+	char tmp[4096];
+	FILE *f = file_create_temp(path, tmp, sizeof tmp, d);
+	if (!f)
+		return IPU_EIO;
+	if (fwrite(data, 1, len, f) != len) {
+		fclose(f);
+		remove(tmp);
+		return diag_set(d, IPU_EIO, path, 0, 0, "write error");
+	}
+	return file_commit_temp(f, tmp, path, overwrite, d);
+}
+
+/* Through a temporary file, so a failed write never leaves a half-written
+ * file in place of the old one. */
+int
+write_file(const char *path, const void *data, size_t len, Diag *d)
+{
+	return write_whole(path, data, len, 1, d);
+}
+
+int
+write_new_file(const char *path, const void *data, size_t len, Diag *d)
+{
+	return write_whole(path, data, len, 0, d);
 }

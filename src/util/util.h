@@ -98,5 +98,7 @@ int write_file(const char *path, const void *data, size_t len, Diag *d);
 FILE *file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d);
 int file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
                      Diag *d);
+/* Like write_file, but fails (IPU_EIO, "exists") if path already exists. */
+int write_new_file(const char *path, const void *data, size_t len, Diag *d);
 
 #endif
