@@ -306,7 +306,8 @@ static const char every_op_text[] =
     "weight bias f32 [6]\n"
     "d = add c bias\n"
     "e = mul d d\n"
-    "f = cast e f8_f152*2^7\n"
+    "e2 = gelu e\n"
+    "f = cast e2 f8_f152*2^7\n"
     "g = cast f f8_f143*2^-32\n"
     "r = reshape g [6, 4, 6]\n"
     "t = transpose r [2, 0, 1]\n"
@@ -610,7 +611,9 @@ test_verify(void **state)
 	check_corrupt(stray_attr, "op 3 ('z'): add: transpose_a=1: want none");
 	check_corrupt(no_output, "the graph has no output");
 	check_corrupt(bad_id, "tensor 2: id field is 7");
-	check_corrupt(bad_kind, "op 2 ('y'): unknown op kind 6");
+	char want[64];
+	snprintf(want, sizeof want, "op 2 ('y'): unknown op kind %d", OP_COUNT);
+	check_corrupt(bad_kind, want);
 }
 
 /* ---- work ---- */
