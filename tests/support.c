@@ -75,3 +75,52 @@ model_latency(uint32_t s, uint32_t d)
 	return 30 + 6 * (uint32_t)abs(dc) + 2 * (uint32_t)abs(dr) +
 	       ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
 }
+
+char test_dir[64];
+
+int
+test_dir_make(const char *name)
+{
+	snprintf(test_dir, sizeof test_dir, "/tmp/ipu_test_%s_XXXXXX", name);
+	return mkdtemp(test_dir) ? 0 : -1;
+}
+
+int
+test_dir_remove(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", test_dir);
+	return system(cmd);
+}
+
+void
+write_text(const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", test_dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+int
+run_ipu(char *out, size_t len, const char *args)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "cd %s && %s/ipu %s 2>&1",
+	         test_dir[0] ? test_dir : ".", IPU_BINARY_DIR, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void
+expect_in(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("'%s' not in:\n%s", needle, text);
+}

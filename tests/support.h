@@ -34,4 +34,18 @@ Tile *worker_tile(const uint32_t *words, int n);
  * per differing lane bit. */
 uint32_t model_latency(uint32_t src, uint32_t dst);
 
+/* A temporary directory for one test file (setup/teardown of its group):
+ * /tmp/ipu_test_NAME_XXXXXX, removed with everything in it. */
+extern char test_dir[64];
+int test_dir_make(const char *name);
+int test_dir_remove(void);
+/* Write text to a file of test_dir. */
+void write_text(const char *name, const char *text);
+/* Run `ipu ARGS` (the built program) in test_dir (or in the current
+ * directory before test_dir_make): its exit status, and its stdout and
+ * stderr in out. */
+int run_ipu(char *out, size_t len, const char *args);
+/* Fails the test unless needle is in text. */
+void expect_in(const char *text, const char *needle);
+
 #endif

@@ -14,56 +14,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char dir[64];
-
 static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/ipu_test_cli_XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make("cli");
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
-}
-
-static void
-write_text(const char *name, const char *text)
-{
-	char path[128];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-/* Run `ipu ARGS` in the temp dir; returns the exit status, output in out. */
-static int
-ipu(char *out, size_t len, const char *args)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "cd %s && %s/ipu %s 2>&1", dir,
-	         IPU_BINARY_DIR, args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void
-expect_in(const char *text, const char *needle)
-{
-	if (!strstr(text, needle))
-		fail_msg("'%s' not in:\n%s", needle, text);
+	return test_dir_remove();
 }
 
 /* Six workers each store 100 + their index; the supervisor sums them. */
@@ -95,19 +57,19 @@ test_asm_link_sim(void **state)
 	(void)state;
 	char out[8192];
 	write_text("sum.s", sum_prog);
-	assert_int_equal(ipu(out, sizeof out, "asm sum.s -o sum.o"), 0);
-	assert_int_equal(ipu(out, sizeof out, "link sum.o -o sum.elf"), 0);
-	assert_int_equal(ipu(out, sizeof out,
-	                     "sim sum.elf --dump-regs --dump-mem "
-	                     "results:24"),
+	assert_int_equal(run_ipu(out, sizeof out, "asm sum.s -o sum.o"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "link sum.o -o sum.elf"), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "sim sum.elf --dump-regs --dump-mem "
+	                         "results:24"),
 	                 2); /* ADDR must be a number */
-	int rc = ipu(out, sizeof out, "sim sum.elf --dump-regs");
+	int rc = run_ipu(out, sizeof out, "sim sum.elf --dump-regs");
 	assert_int_equal(rc, 0);
 	/* 100 + 101 + ... + 105 */
 	expect_in(out, "status:  returned, tile 0 $m0 = 615 (0x00000267)");
 	expect_in(out, "worker 5");
 	/* objects run directly too, linked with the default layout */
-	assert_int_equal(ipu(out, sizeof out, "sim sum.o"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim sum.o"), 0);
 	expect_in(out, "$m0 = 615");
 }
 
@@ -120,22 +82,22 @@ test_sim_fault_and_usage(void **state)
 	                    "	setzi $m1, 0x4c002\n"
 	                    "	ld32 $m2, $m1, $mzero, 0\n"
 	                    "	br $lr\n");
-	assert_int_equal(ipu(out, sizeof out, "asm bad.s -o bad.o"), 0);
-	assert_int_equal(ipu(out, sizeof out, "sim bad.o"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "asm bad.s -o bad.o"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim bad.o"), 1);
 	expect_in(out, "supervisor, pc 0x4c004");
 	expect_in(out, "ld32 $m2, $m1, $mzero, 0");
 	expect_in(out, "INVALID_ADDR: misaligned 4-byte load at 0x4c002");
 	expect_in(out, "_start+0x4");
-	assert_int_equal(ipu(out, sizeof out, "sim bad.o --chip tpu"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "sim bad.o --chip tpu"), 2);
 	expect_in(out, "unknown chip 'tpu'");
-	assert_int_equal(ipu(out, sizeof out, "sim missing.elf"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "sim missing.elf"), 1);
 	expect_in(out, "missing.elf");
 	write_text("loop.s", "_start:\n1:	bri 1b\n");
-	assert_int_equal(ipu(out, sizeof out, "asm loop.s -o loop.o"), 0);
-	assert_int_equal(ipu(out, sizeof out, "sim loop.o --max-cycles 100"),
-	                 1);
+	assert_int_equal(run_ipu(out, sizeof out, "asm loop.s -o loop.o"), 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "sim loop.o --max-cycles 100"), 1);
 	expect_in(out, "did not finish in 100 cycles");
-	assert_int_equal(ipu(out, sizeof out, "frobnicate"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "frobnicate"), 2);
 }
 
 /* Four tiles, each sends its id to the next; a trace that is valid JSON
@@ -163,10 +125,10 @@ test_sim_tiles_trace(void **state)
 	                     "	ld32 $m0, $m3, $mzero, 0\n"
 
 	                     "	br $lr\n");
-	assert_int_equal(ipu(out, sizeof out, "asm ring.s -o ring.o"), 0);
-	assert_int_equal(ipu(out, sizeof out,
-	                     "sim ring.o --tiles 4 --threads 2 --tile 2 "
-	                     "--trace ring.json"),
+	assert_int_equal(run_ipu(out, sizeof out, "asm ring.s -o ring.o"), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "sim ring.o --tiles 4 --threads 2 --tile 2 "
+	                         "--trace ring.json"),
 	                 0);
 	expect_in(out, "4 tiles");
 	expect_in(out, "tile 2 $m0 = 1 "); /* received from tile 1 */
@@ -176,7 +138,7 @@ test_sim_tiles_trace(void **state)
 	         "'%s/ring.json')); e = d['traceEvents']; "
 	         "assert len({x['tid'] for x in e if x['ph'] == 'X'}) == 4; "
 	         "assert any(x['name'] == 'send' for x in e)\"",
-	         dir);
+	         test_dir);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -196,9 +158,9 @@ test_bench_json(void **state)
 {
 	(void)state;
 	char out[4096];
-	assert_int_equal(
-	    ipu(out, sizeof out, "bench tile-amp --rows 96 --dtype f16 --json"),
-	    0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "bench tile-amp --rows 96 --dtype f16 --json"),
+	                 0);
 	double macs = json_number(out, "macs");
 	double cycles = json_number(out, "cycles");
 	assert_true(macs == 96.0 * 16 * 16);
@@ -207,9 +169,11 @@ test_bench_json(void **state)
 	assert_true(mpc > macs / cycles - 1e-3 && mpc < macs / cycles + 1e-3);
 	assert_true(json_number(out, "max_rel_err") < 1e-3);
 	assert_int_equal(
-	    ipu(out, sizeof out, "bench tile-amp --dtype f8 --chip gc200"), 1);
+	    run_ipu(out, sizeof out, "bench tile-amp --dtype f8 --chip gc200"),
+	    1);
 	expect_in(out, "ipu21");
-	assert_int_equal(ipu(out, sizeof out, "bench tile-amp --rows 0"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "bench tile-amp --rows 0"),
+	                 2);
 }
 
 static void
@@ -222,16 +186,16 @@ test_compile(void **state)
 	                     "input b f16 [40, 48]\n"
 	                     "c = matmul a b\n"
 	                     "output c\n");
-	assert_int_equal(
-	    ipu(out, sizeof out, "compile mm.txt -o mm.pkg --tiles 8 --report"),
-	    0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile mm.txt -o mm.pkg --tiles 8 --report"),
+	                 0);
 	expect_in(out, "plan           gemm 64x48x40 f16");
 	expect_in(out, "predicted      ");
 	expect_in(out, "tiles used     ");
 	expect_in(out, "fullest tile   ");
 	expect_in(out, "compile time   ");
 	expect_in(out, "placement: ");
-	assert_int_equal(ipu(out, sizeof out, "inspect mm.pkg --json"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "inspect mm.pkg --json"), 0);
 	expect_in(out, "\"chip\": \"c600\"");
 	expect_in(out, "\"name\": \"c\", \"dtype\": \"f16\", \"scale\": 0, "
 	               "\"role\": \"output\", \"rows\": 64, \"cols\": 48");
@@ -241,7 +205,8 @@ test_compile(void **state)
 	                      "c = matmul a b\n"
 	                      "d = frob a\n"
 	                      "output c\n");
-	assert_int_equal(ipu(out, sizeof out, "compile bad.txt -o bad.pkg"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "compile bad.txt -o bad.pkg"),
+	                 1);
 	expect_in(out, "bad.txt:3:5: matmul: inner dimensions differ");
 	expect_in(out, "bad.txt:4:5: expected an op name, found 'frob'");
 	expect_in(out, "  d = frob a\n      ^");
@@ -251,24 +216,27 @@ test_compile(void **state)
 	                      "h = matmul a w\n"
 	                      "c = matmul a h\n"
 	                      "output c\n");
-	assert_int_equal(ipu(out, sizeof out, "compile bmm.txt -o bmm.pkg"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "compile bmm.txt -o bmm.pkg"),
+	                 1);
 	expect_in(out, "operand B (h) is computed on the device");
-	assert_int_equal(ipu(out, sizeof out, "inspect bmm.pkg"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "inspect bmm.pkg"), 1);
 	/* a model that does not fit: the worst tiles, then a count */
 	write_text("big.txt", "input a f16 [32, 1024, 4096]\n"
 	                      "input b f16 [32, 4096, 4096]\n"
 	                      "c = matmul a b\n"
 	                      "output c\n");
-	assert_int_equal(ipu(out, sizeof out, "compile big.txt -o big.pkg"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "compile big.txt -o big.pkg"),
+	                 1);
 	expect_in(out, "tiles do not fit; the worst: tile ");
 	expect_in(out, "bytes more than the 638,976 available");
 	expect_in(out, "more tiles that do not fit\n");
 	/* never over an input, whatever the spelling */
-	assert_int_equal(ipu(out, sizeof out, "compile mm.txt -o ./mm.txt"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "compile mm.txt -o ./mm.txt"),
+	                 2);
 	expect_in(out, "refusing to overwrite");
-	assert_int_equal(ipu(out, sizeof out, "compile mm.txt"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "compile mm.txt"), 2);
 	assert_int_equal(
-	    ipu(out, sizeof out, "compile mm.txt -o x.pkg --chip tpu"), 2);
+	    run_ipu(out, sizeof out, "compile mm.txt -o x.pkg --chip tpu"), 2);
 }
 
 static void
@@ -276,9 +244,9 @@ test_bench_gemm_json(void **state)
 {
 	(void)state;
 	char out[4096];
-	assert_int_equal(ipu(out, sizeof out,
-	                     "bench gemm --m 64 --n 48 --k 40 --tiles 8 "
-	                     "--threads 2 --json"),
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "bench gemm --m 64 --n 48 --k 40 --tiles 8 "
+	                         "--threads 2 --json"),
 	                 0);
 	expect_in(out, "\"bench\": \"gemm\"");
 	expect_in(out, "\"dtype\": \"f16\"");
@@ -300,12 +268,12 @@ test_bench_gemm_json(void **state)
 	assert_true(json_number(out, "compile_ms") > 0);
 	assert_true(json_number(out, "peak_tile_bytes") > 0);
 	assert_true(json_number(out, "host_seconds") >= 0);
-	assert_int_equal(ipu(out, sizeof out,
-	                     "bench gemm --m 16 --n 16 --k 16 --dtype f8 "
-	                     "--chip gc200"),
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "bench gemm --m 16 --n 16 --k 16 --dtype f8 "
+	                         "--chip gc200"),
 	                 1);
 	expect_in(out, "ipu21");
-	assert_int_equal(ipu(out, sizeof out, "bench gemm --m 0"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "bench gemm --m 0"), 2);
 }
 
 int

@@ -21,19 +21,16 @@
 #include "../src/image/image.h"
 #include "../src/util/npy.h"
 
-static char dir[64];
-
 static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/ipu_test_image_XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_dir_make("image"))
 		return -1;
 	char cmd[512];
 	snprintf(cmd, sizeof cmd,
 	         "/usr/bin/python3 %s/tests/image_ref.py %s 2>/dev/null",
-	         IPU_SOURCE_DIR, dir);
+	         IPU_SOURCE_DIR, test_dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -41,19 +38,17 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_dir_remove();
 }
 
-/* A manifest name: relative to the temp dir unless absolute. */
+/* A manifest name: relative to the temp test_dir unless absolute. */
 static void
 case_path(char *out, size_t len, const char *name)
 {
 	if (name[0] == '/')
 		snprintf(out, len, "%s", name);
 	else
-		snprintf(out, len, "%s/%s", dir, name);
+		snprintf(out, len, "%s/%s", test_dir, name);
 }
 
 /* Calls fn(words, nwords) for each manifest line of the given kind;
@@ -62,7 +57,7 @@ static int
 each_case(const char *kind, void (*fn)(char **w, int n))
 {
 	char path[128], line[1024];
-	snprintf(path, sizeof path, "%s/manifest.txt", dir);
+	snprintf(path, sizeof path, "%s/manifest.txt", test_dir);
 	FILE *f = fopen(path, "r");
 	assert_non_null(f);
 	int count = 0;
@@ -393,28 +388,6 @@ malformed_files_fail_clearly(void **state)
 	}
 }
 
-/* Runs `ipu ARGS` in the temp dir; returns the exit status, output in out. */
-static int
-ipu(char *out, size_t len, const char *args)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "cd %s && %s/ipu %s 2>&1", dir,
-	         IPU_BINARY_DIR, args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void
-expect_in(const char *text, const char *needle)
-{
-	if (!strstr(text, needle))
-		fail_msg("'%s' not in:\n%s", needle, text);
-}
-
 /* `ipu image` writes the processor's tensor (the manifest's first batch)
  * and keeps an existing output unless --force. */
 static void
@@ -424,7 +397,7 @@ cli_writes_pixel_values(void **state)
 	char out[4096];
 	const char *args = "image rgb8.png q90.jpg gray8.png --size 224 "
 	                   "--out px.npy";
-	assert_int_equal(ipu(out, sizeof out, args), 0);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	expect_in(out, "rgb8.png  PNG 451x300  RGB 8-bit");
 	expect_in(out, "q90.jpg  JPEG 451x300  YCbCr");
 	expect_in(out, "pixel_values [3, 3, 224, 224] float32 (bicubic");
@@ -433,9 +406,9 @@ cli_writes_pixel_values(void **state)
 	size_t alen, blen;
 	char p[256];
 	Diag d;
-	snprintf(p, sizeof p, "%s/px.npy", dir);
+	snprintf(p, sizeof p, "%s/px.npy", test_dir);
 	assert_int_equal(read_file(p, &a, &alen, &d), 0);
-	snprintf(p, sizeof p, "%s/pixels0.npy", dir);
+	snprintf(p, sizeof p, "%s/pixels0.npy", test_dir);
 	assert_int_equal(read_file(p, &b, &blen, &d), 0);
 	/* numpy's header differs in layout only; compare the elements */
 	size_t data = (size_t)3 * 3 * 224 * 224 * 4;
@@ -443,30 +416,33 @@ cli_writes_pixel_values(void **state)
 	assert_memory_equal(a + alen - data, b + blen - data, data);
 	free(a);
 	free(b);
-	assert_int_equal(ipu(out, sizeof out, args), 1);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
 	expect_in(out, "px.npy exists; refusing to overwrite it");
-	assert_int_equal(ipu(out, sizeof out, "image empty.png --size 8"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "image empty.png --size 8"),
+	                 1);
 	expect_in(out, "empty.png: empty file");
-	assert_int_equal(ipu(out, sizeof out, "image rgb8.png"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "image rgb8.png"), 2);
 	expect_in(out, "--size N");
 	assert_int_equal(
-	    ipu(out, sizeof out, "image rgb8.png --size 8 --mean 1,2"), 2);
+	    run_ipu(out, sizeof out, "image rgb8.png --size 8 --mean 1,2"), 2);
 	expect_in(out, "--mean wants three numbers");
 	assert_int_equal(
-	    ipu(out, sizeof out, "image rgb8.png --size 8 --resample box"), 2);
+	    run_ipu(out, sizeof out, "image rgb8.png --size 8 --resample box"),
+	    2);
 	expect_in(out, "--resample wants bicubic or bilinear");
 	/* bilinear with CLIP's statistics: the manifest's third batch */
-	assert_int_equal(ipu(out, sizeof out,
-	                     "image crop.png p16.png --size 64 --resample "
-	                     "bilinear --mean 0.48145466,0.4578275,0.40821073 "
-	                     "--std 0.26862954,0.26130258,0.27577711 --out "
-	                     "clip.npy"),
-	                 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out,
+	            "image crop.png p16.png --size 64 --resample "
+	            "bilinear --mean 0.48145466,0.4578275,0.40821073 "
+	            "--std 0.26862954,0.26130258,0.27577711 --out "
+	            "clip.npy"),
+	    0);
 	expect_in(out, "pixel_values [2, 3, 64, 64] float32 (bilinear");
 	NpyArray got, want;
-	snprintf(p, sizeof p, "%s/clip.npy", dir);
+	snprintf(p, sizeof p, "%s/clip.npy", test_dir);
 	assert_int_equal(npy_read(p, &got, &d), 0);
-	snprintf(p, sizeof p, "%s/pixels2.npy", dir);
+	snprintf(p, sizeof p, "%s/pixels2.npy", test_dir);
 	assert_int_equal(npy_read(p, &want, &d), 0);
 	assert_memory_equal(got.data, want.data, (size_t)2 * 3 * 64 * 64 * 4);
 	npy_free(&got);

@@ -14,23 +14,18 @@
 #include "../src/util/fp.h"
 #include "../src/util/npy.h"
 
-static char dir[64];
-
 static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/ipu_test_npy_XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make("npy");
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_dir_remove();
 }
 
 static int
@@ -38,7 +33,7 @@ python(const char *mode)
 {
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/npy_ref.py %s %s",
-	         IPU_SOURCE_DIR, mode, dir);
+	         IPU_SOURCE_DIR, mode, test_dir);
 	return system(cmd);
 }
 
@@ -111,7 +106,7 @@ reads_what_numpy_wrote(void **state)
 	for (int k = 0; k < NARRAYS; k++) {
 		NpyArray a;
 		Diag d;
-		snprintf(p, sizeof p, "%s/np_%s.npy", dir, arrays[k].name);
+		snprintf(p, sizeof p, "%s/np_%s.npy", test_dir, arrays[k].name);
 		if (npy_read(p, &a, &d))
 			fail_msg("%s: %s", p, d.msg);
 		expect_equal(&a, k, p);
@@ -120,7 +115,7 @@ reads_what_numpy_wrote(void **state)
 	/* version 2.0 (32-bit header length): a 3x3 f32 */
 	NpyArray a;
 	Diag d;
-	snprintf(p, sizeof p, "%s/np_v2.npy", dir);
+	snprintf(p, sizeof p, "%s/np_v2.npy", test_dir);
 	assert_int_equal(npy_read(p, &a, &d), 0);
 	assert_int_equal(a.rank, 2);
 	assert_int_equal(a.shape[0] * a.shape[1], 9);
@@ -137,7 +132,7 @@ reads_what_numpy_wrote(void **state)
 	    {"np_f64.npy", "dtype '<f8' is not supported"},
 	};
 	for (int i = 0; i < 3; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, refused[i].file);
+		snprintf(p, sizeof p, "%s/%s", test_dir, refused[i].file);
 		assert_int_not_equal(npy_read(p, &a, &d), 0);
 		assert_string_equal(d.file, p);
 		if (!strstr(d.msg, refused[i].msg))
@@ -153,7 +148,7 @@ numpy_reads_what_we_wrote(void **state)
 		char p[256];
 		Diag d;
 		NpyArray a = make(k);
-		snprintf(p, sizeof p, "%s/c_%s.npy", dir, arrays[k].name);
+		snprintf(p, sizeof p, "%s/c_%s.npy", test_dir, arrays[k].name);
 		if (npy_write(p, &a, 1, &d))
 			fail_msg("%s: %s", p, d.msg);
 		/* and our own reader agrees */
@@ -279,7 +274,7 @@ keeps_existing_files(void **state)
 {
 	(void)state;
 	char p[256];
-	snprintf(p, sizeof p, "%s/kept.npy", dir);
+	snprintf(p, sizeof p, "%s/kept.npy", test_dir);
 	FILE *f = fopen(p, "w");
 	assert_non_null(f);
 	fputs("precious", f);
@@ -295,9 +290,9 @@ keeps_existing_files(void **state)
 	assert_memory_equal(buf, "precious", 8);
 	free(buf);
 	/* a new name is written; overwrite = 1 replaces */
-	snprintf(p, sizeof p, "%s/new.npy", dir);
+	snprintf(p, sizeof p, "%s/new.npy", test_dir);
 	assert_int_equal(npy_write(p, &a, 0, &d), 0);
-	snprintf(p, sizeof p, "%s/kept.npy", dir);
+	snprintf(p, sizeof p, "%s/kept.npy", test_dir);
 	assert_int_equal(npy_write(p, &a, 1, &d), 0);
 	NpyArray back;
 	assert_int_equal(npy_read(p, &back, &d), 0);

@@ -866,27 +866,6 @@ test_runtime_package(void **state)
 
 /* ---- ipu inspect -------------------------------------------------------- */
 
-/* Run `ipu ARGS`; returns the exit status, stdout and stderr in out. */
-static int
-ipu(char *out, size_t len, const char *args)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "%s/ipu %s 2>&1", IPU_BINARY_DIR, args);
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	size_t n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void
-expect_in(const char *text, const char *needle)
-{
-	if (!strstr(text, needle))
-		fail_msg("'%s' not in:\n%s", needle, text);
-}
-
 static void
 test_inspect(void **state)
 {
@@ -901,7 +880,7 @@ test_inspect(void **state)
 	static char out[16384];
 	char args[256];
 	snprintf(args, sizeof args, "inspect %s", path);
-	assert_int_equal(ipu(out, sizeof out, args), 0);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	uint32_t code = p->blob[0].len; /* the one shared segment */
 	assert_int_equal(p->nshared, 1);
 	char line[256];
@@ -941,7 +920,7 @@ test_inspect(void **state)
 	          "plan\n  rows split over 2 tiles\n  \t\"quoted\" line\n");
 
 	snprintf(args, sizeof args, "inspect --json %s", path);
-	assert_int_equal(ipu(out, sizeof out, args), 0);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	expect_in(out, "\"chip\": \"c600\", \"tiles\": 2,");
 	expect_in(out, "{\"kind\": \"x block\", \"min\": 64, \"median\": 64, "
 	               "\"max\": 96, \"max_tile\": 1}");
@@ -968,10 +947,10 @@ test_inspect(void **state)
 	assert_int_equal(write_file(path, data, len, &d), 0);
 	free(data);
 	snprintf(args, sizeof args, "inspect %s", path);
-	assert_int_equal(ipu(out, sizeof out, args), 1);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
 	expect_in(out, "checksum mismatch");
-	assert_int_equal(ipu(out, sizeof out, "inspect"), 2);
-	assert_int_equal(ipu(out, sizeof out, "inspect --bogus x"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "inspect"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "inspect --bogus x"), 2);
 	remove(path);
 	pkg_free(p);
 }

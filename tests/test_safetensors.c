@@ -17,23 +17,18 @@
 
 #include "../src/models/safetensors.h"
 
-static char dir[64];
-
 static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/ipu_test_st_XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make("safetensors");
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_dir_remove();
 }
 
 /* A file: the 8-byte length of `json`, `json`, then data_len bytes
@@ -308,13 +303,13 @@ test_dtype_table(void **state)
 static void
 path_in_dir(char *buf, size_t len, const char *name)
 {
-	snprintf(buf, len, "%s/%s", dir, name);
+	snprintf(buf, len, "%s/%s", test_dir, name);
 }
 
 static int
 files_in_dir(void)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(test_dir);
 	int n = 0;
 	for (struct dirent *e; (e = readdir(d));)
 		n += e->d_name[0] != '.';
@@ -472,7 +467,7 @@ test_open_errors(void **state)
 	path_in_dir(path, sizeof path, "none.safetensors");
 	assert_int_equal(st_open(path, &f, &d), IPU_EIO);
 	assert_non_null(strstr(d.msg, "cannot open"));
-	assert_int_equal(st_open(dir, &f, &d), IPU_EIO);
+	assert_int_equal(st_open(test_dir, &f, &d), IPU_EIO);
 	assert_non_null(strstr(d.msg, "not a regular file"));
 	path_in_dir(path, sizeof path, "empty.safetensors");
 	FILE *e = fopen(path, "w");

@@ -22,29 +22,24 @@
 
 #include "../src/models/siglip_gen.h"
 
-static char dir[64];
-
 static int
 setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/ipu_test_sw_XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make("siglip_weights");
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_dir_remove();
 }
 
 static const char *
 in_dir(char *buf, size_t len, const char *name)
 {
-	snprintf(buf, len, "%s/%s", dir, name);
+	snprintf(buf, len, "%s/%s", test_dir, name);
 	return buf;
 }
 
@@ -340,84 +335,66 @@ test_gen_deterministic(void **state)
 	assert_non_null(strstr(d.msg, "only F32, F16 and BF16"));
 }
 
-/* Run `ipu ARGS` in the temp dir; the exit status, output in out. */
-static int
-ipu(char *out, size_t len, const char *args)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "cd %s && %s/ipu %s 2>&1", dir,
-	         IPU_BINARY_DIR, args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void
-expect_in(const char *out, const char *what)
-{
-	if (!strstr(out, what))
-		fail_msg("no \"%s\" in:\n%s", what, out);
-}
-
 static void
 test_cli(void **state)
 {
 	(void)state;
 	char out[4096];
-	assert_int_equal(ipu(out, sizeof out,
-	                     "model gen --preset base --layers 1 --dtype f16 "
-	                     "--seed 3 --out w.st --config-out c.json"),
-	                 0);
 	assert_int_equal(
-	    ipu(out, sizeof out, "model check --weights w.st --config c.json"),
+	    run_ipu(out, sizeof out,
+	            "model gen --preset base --layers 1 --dtype f16 "
+	            "--seed 3 --out w.st --config-out c.json"),
 	    0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model check --weights w.st --config c.json"),
+	                 0);
 	/* base with one layer: 92,884,224 - 11 * 7,087,872 (model.md 4) */
 	expect_in(out, "tensors     32\n");
 	expect_in(out, "parameters  14917632\n");
 	expect_in(out, "bytes       29835264 (28.5 MiB), F16");
 	/* the full base config expects 12 layers */
-	assert_int_equal(
-	    ipu(out, sizeof out, "model check --weights w.st --preset base"),
-	    1);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model check --weights w.st --preset base"),
+	                 1);
 	expect_in(out, "w.st: missing tensor "
 	               "'vision_model.encoder.layers.1.layer_norm1.weight'");
-	assert_int_equal(
-	    ipu(out, sizeof out, "model check --weights w.st --preset so400m"),
-	    1);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model check --weights w.st --preset so400m"),
+	                 1);
 	expect_in(out, "patch_embedding.weight': shape [768, 3, 16, 16], but "
 	               "the config expects [1152, 3, 14, 14]");
 	/* outputs are never replaced without --force */
-	assert_int_equal(ipu(out, sizeof out,
-	                     "model gen --preset base --layers 1 --out x.st "
-	                     "--config-out c.json"),
-	                 1);
+	assert_int_equal(
+	    run_ipu(out, sizeof out,
+	            "model gen --preset base --layers 1 --out x.st "
+	            "--config-out c.json"),
+	    1);
 	expect_in(out, "c.json exists; refusing to overwrite it");
 	char x[128];
 	assert_int_equal(access(in_dir(x, sizeof x, "x.st"), F_OK), -1);
-	assert_int_equal(ipu(out, sizeof out,
-	                     "model gen --preset base --layers 1 --out w.st "
-	                     "--config-out c.json --force --seed 4"),
-	                 0);
-	assert_int_equal(ipu(out, sizeof out, "model gen --preset big --out y"),
-	                 2);
+	assert_int_equal(
+	    run_ipu(out, sizeof out,
+	            "model gen --preset base --layers 1 --out w.st "
+	            "--config-out c.json --force --seed 4"),
+	    0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "model gen --preset big --out y"), 2);
 	expect_in(out, "unknown preset 'big'");
-	assert_int_equal(ipu(out, sizeof out, "model gen --preset base"), 2);
-	assert_int_equal(
-	    ipu(out, sizeof out, "model gen --preset base --layers 0 --out y"),
-	    2);
+	assert_int_equal(run_ipu(out, sizeof out, "model gen --preset base"),
+	                 2);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --preset base --layers 0 --out y"),
+	                 2);
 	expect_in(out, "--layers wants a number in 1..1048576, got '0'");
-	assert_int_equal(
-	    ipu(out, sizeof out, "model gen --preset base --dtype f8 --out y"),
-	    2);
-	assert_int_equal(ipu(out, sizeof out,
-	                     "model check --weights c.json "
-	                     "--preset base"),
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --preset base --dtype f8 --out y"),
+	                 2);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model check --weights c.json "
+	                         "--preset base"),
 	                 1);
 	expect_in(out, "c.json: header length");
-	assert_int_equal(ipu(out, sizeof out, "help"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "help"), 0);
 	expect_in(out, "model ");
 }
 
