@@ -540,9 +540,10 @@ test_whole_chip(void **state)
 		double dt = seconds() - t0;
 		if (rc)
 			fail_msg("%s", d.msg);
+		/* speed is the benchmarks' business (a loaded machine or the
+		 * sanitizer build may take seconds): printed, not asserted */
 		printf("place: 1472 tiles x 300 buffers (%s): %.1f ms\n",
 		       same ? "alike" : "all different", 1e3 * dt);
-		assert_true(dt < 5.0);
 		check_placement(l, NULL, 0);
 		check_placement(l, NULL, 1471);
 		place_report_free(&rep);
