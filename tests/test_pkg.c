@@ -460,8 +460,9 @@ test_check_errors(void **state)
 	    "entry 0x4c002 is not a multiple of 4",
 	    "two tensors are named 'x'",
 	    "unknown dtype 9",
-	    "its pieces hold 18 of its 24 elements",
-	    "pieces at rows 0, cols 0 and rows 1, cols 0 overlap",
+	    "tensor 1 ('y'): its pieces hold 18 of its 24 elements",
+	    "tensor 1 ('y'): pieces at rows 0, cols 0 and rows 1, cols 0 "
+	    "overlap",
 	    "kernel 0 ('copy'): entry",
 	    "blob 99 does not exist",
 	    "scale 3 is not valid for f32",
@@ -470,6 +471,7 @@ test_check_errors(void **state)
 	    "0 tiles used; the c600 has 1..1472",
 	    "padded size 2 x 8 is smaller than the 6 x 2 block (transposed)",
 	    "unknown format 5",
+	    "tensor 0 ('x'): 12 of its 24 elements are in no piece",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		Package *p = build_package();
@@ -497,11 +499,11 @@ test_check_errors(void **state)
 		case 6:
 			x->dtype = 9;
 			break;
-		case 7:
-			x->piece[1].rows = 1;
+		case 7: /* an output's pieces cover it exactly once */
+			p->tensor[1].piece[1].rows = 1;
 			break;
 		case 8:
-			x->piece[1].row0 = 1;
+			p->tensor[1].piece[1].row0 = 1;
 			break;
 		case 9:
 			p->kernel[0].addr = ARGS;
@@ -526,6 +528,10 @@ test_check_errors(void **state)
 			break;
 		case 16:
 			x->piece[0].format = 5;
+			break;
+		case 17: /* an input may be replicated, not incomplete:
+		          * piece 1 copies rows 0..1, rows 2..3 are lost */
+			x->piece[1].row0 = 0;
 			break;
 		}
 		uint8_t *data = NULL;

@@ -641,7 +641,9 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 	} else {
 		pb = adopt(b, lower_mirror(b->l, pa, ib, dt, bcast, at,
 		                           "operand block"));
-		if (!b->home[ib] && !bcast) {
+		if (!b->home[ib]) {
+			/* an input or weight: the host writes it there (a
+			 * broadcast row once next to every block) */
 			b->home[ib] = pb;
 		} else {
 			TensorPlace *from = home_of(b, ib);
@@ -679,7 +681,8 @@ static const LowerOp lower_op[OP_COUNT] = {
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and
- * outputs stay to the end, inputs live from the start. A buffer may hold
+ * outputs stay to the end, inputs and weights live from the start (the
+ * host writes them before the run). A buffer may hold
  * several tensors (a reshape's output is its input's pieces). */
 enum { KEEP_PINNED = 1, KEEP_FROM_START = 2 };
 
@@ -701,9 +704,11 @@ trim_lifetimes(Build *b)
 					            t->role == ROLE_OUTPUT
 					        ? KEEP_PINNED
 					        : 0;
-					keep[id] |= t->role == ROLE_INPUT
-					                ? KEEP_FROM_START
-					                : 0;
+					keep[id] |=
+					    t->role == ROLE_INPUT ||
+					            t->role == ROLE_WEIGHT
+					        ? KEEP_FROM_START
+					        : 0;
 					continue;
 				}
 				if (keep[id] & KEEP_FROM_START)

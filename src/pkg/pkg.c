@@ -491,12 +491,45 @@ check_piece(const Package *p, const PkgTensor *t, uint32_t ti, uint32_t k,
 	           what, (unsigned long long)bytes, pc->addr, pc->tile);
 }
 
+/* Inputs and weights may be replicated (the host writes every copy: a
+ * bias next to every block that adds it): every element in at least one
+ * piece, marked in a bitmap. */
+static int
+check_replicated_cover(const PkgTensor *t, uint32_t ti, Diag *d)
+{
+	uint64_t n = (uint64_t)t->rows * t->cols, missing = n;
+	uint8_t *seen = xcalloc((size_t)(n + 7) / 8, 1);
+	for (uint32_t k = 0; k < t->npiece; k++) {
+		const PkgPiece *pc = &t->piece[k];
+		for (uint32_t r = 0; r < pc->rows; r++)
+			for (uint32_t c = 0; c < pc->cols; c++) {
+				uint64_t e =
+				    (uint64_t)(pc->row0 + r) * t->cols +
+				    pc->col0 + c;
+				if (!(seen[e / 8] & (1u << (e % 8)))) {
+					seen[e / 8] |= (uint8_t)(1u << (e % 8));
+					missing--;
+				}
+			}
+	}
+	free(seen);
+	if (missing)
+		return bad(d,
+		           "tensor %u ('%s'): %llu of its %llu elements are "
+		           "in no piece",
+		           ti, t->name, (unsigned long long)missing,
+		           (unsigned long long)n);
+	return 0;
+}
+
 /* Every element of the tensor in exactly one piece: the areas add up and
  * no two pieces overlap (sorted by first row, so only pieces whose row
  * ranges meet are compared). */
 static int
 check_cover(const PkgTensor *t, uint32_t ti, PkgPiece **ord, Diag *d)
 {
+	if (t->role != PKG_ROLE_OUTPUT)
+		return check_replicated_cover(t, ti, d);
 	uint64_t area = 0;
 	for (uint32_t k = 0; k < t->npiece; k++) {
 		ord[k] = &t->piece[k];
