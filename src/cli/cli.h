@@ -16,6 +16,7 @@ int cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
 int cmd_compile(int argc, char **argv); /* cmd_compile.c */
 int cmd_model(int argc, char **argv);   /* cmd_model.c */
 int cmd_image(int argc, char **argv);   /* cmd_image.c */
+int cmd_run(int argc, char **argv);     /* cmd_run.c */
 
 /* Helpers the commands share (cmd_asm.c). */
 /* A diagnostic on stderr: file:line:col: msg, the line and a caret. */

@@ -1,0 +1,158 @@
+/*
+ * cmd_run.c - `ipu run siglip --weights W --config C (--image IMG... |
+ * --pixels P.npy) [--dtype f32|f16] [--out F.npy] [--force] [--chip C]
+ * [--threads N]`: the SigLIP vision tower compiled and run on the emulated
+ * chip (src/models/siglip_run.c); prints the embedding's summary and the
+ * speed at the chip's clock, writes the embedding [B, d] as .npy.
+ *
+ * Exit status: 0 success, 1 a model, image, compile or run error, 2 usage.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../models/siglip_graph.h"
+#include "../util/npy.h"
+#include "cli.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: ipu run siglip --weights W.safetensors --config "
+	        "config.json\n"
+	        "                      (--image IMG [--image IMG ...] | "
+	        "--pixels P.npy)\n"
+	        "                      [--dtype f32|f16] [--out F.npy] "
+	        "[--force] [--chip C] [--threads N]\n"
+	        "  Compile the SigLIP vision tower for the batch of images, "
+	        "run it on the\n"
+	        "  emulated chip and print the pooled embedding's summary, "
+	        "cycles, time at\n"
+	        "  the chip's clock, images/s and MFU.\n"
+	        "  --image IMG   a PNG or JPEG (repeat for a batch); resized "
+	        "as SigLIP's processor\n"
+	        "  --pixels P    pixel values [B, 3, S, S] float32 instead "
+	        "(e.g. from ipu image)\n"
+	        "  --dtype T     compute type (default f32)\n"
+	        "  --out F.npy   the embedding [B, d] float32; never over an "
+	        "existing file unless --force\n");
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "siglip")) {
+		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
+		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+	}
+	SiglipRun r = {.dtype = DT_F32, .threads = 2};
+	const char **images = xcalloc((size_t)argc, sizeof *images);
+	const char *out = NULL;
+	int force = 0, bad = 0;
+	for (int i = 2; i < argc && !bad; i++) {
+		int missing = 0;
+		const char *v;
+		if (!strcmp(argv[i], "--force")) {
+			force = 1;
+		} else if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			free(images);
+			return 0;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--weights",
+		                              &missing))) {
+			r.weights = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--config",
+		                              &missing))) {
+			r.config = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--image",
+		                              &missing))) {
+			images[r.nimages++] = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--pixels",
+		                              &missing))) {
+			r.pixels = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
+		                              &missing))) {
+			out = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
+		                              &missing))) {
+			int dt = dtype_from_name(v, strlen(v));
+			if (dt != DT_F32 && dt != DT_F16) {
+				fprintf(stderr, "ipu run: --dtype wants f32 or "
+				                "f16, got '%s'\n",
+				        v);
+				bad = 1;
+			}
+			r.dtype = (DType)dt;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                              &missing))) {
+			if (!(r.chip = cli_chip_arg("run", v)))
+				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
+		                              &missing))) {
+			r.threads = atoi(v);
+			if (r.threads < 1 || r.threads > 64) {
+				fprintf(stderr, "ipu run: --threads wants 1..64\n");
+				bad = 1;
+			}
+		} else {
+			fprintf(stderr, "ipu run: %s '%s'\n",
+			        missing ? "missing value for" : "unknown option",
+			        argv[i]);
+			bad = 1;
+		}
+	}
+	if (!bad && (!r.weights || !r.config || (!r.nimages == !r.pixels))) {
+		fprintf(stderr, "ipu run siglip: --weights, --config and "
+		                "either --image or --pixels are needed\n");
+		bad = 1;
+	}
+	if (bad) {
+		free(images);
+		usage(stderr);
+		return 2;
+	}
+	r.images = images;
+	SiglipResult res;
+	Diag d;
+	diag_clear(&d);
+	int e = siglip_run(&r, &res, &d);
+	if (!e && out) {
+		NpyArray a = {.dtype = NPY_F32,
+		              .rank = 2,
+		              .shape = {(uint64_t)res.batch, (uint64_t)res.d},
+		              .data = res.embedding};
+		e = npy_write(out, &a, force, &d);
+	}
+	if (e) {
+		cli_print_diag(&d);
+		siglip_result_free(&res);
+		free(images);
+		return 1;
+	}
+	for (int b = 0; b < res.batch; b++) {
+		const float *v = res.embedding + (size_t)b * res.d;
+		double sum = 0, sq = 0;
+		for (int k = 0; k < res.d; k++)
+			sum += v[k], sq += (double)v[k] * v[k];
+		printf("image %d: embedding [%d], mean %.6g, norm %.6g, first "
+		       "%.6g %.6g %.6g\n",
+		       b, res.d, sum / res.d, sqrt(sq), v[0], v[1 % res.d],
+		       v[2 % res.d]);
+	}
+	printf("cycles          %llu emulated, %llu predicted\n",
+	       (unsigned long long)res.cycles,
+	       (unsigned long long)res.predicted_cycles);
+	printf("time            %.3f ms at the chip's clock, %.1f images/s\n",
+	       res.chip_seconds * 1e3, res.batch / res.chip_seconds);
+	printf("MFU             %.2f%% (matmul MACs)\n", 100 * res.mfu);
+	printf("compile         %.1f ms, %u tiles, fullest tile %u bytes\n",
+	       res.compile_ms, res.tiles, res.peak_tile_bytes);
+	printf("emulation       %.1f s\n", res.host_seconds);
+	if (out)
+		printf("wrote           %s\n", out);
+	siglip_result_free(&res);
+	free(images);
+	return 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * siglip_graph.c - the SigLIP vision tower as a graph (the text form of
+ * docs/graph.md), op for op as model.md section 1 describes it.
+ *
+ * Weights keep their checkpoint names, so that the runner finds each one
+ * in the safetensors file; three kinds are derived from a checkpoint
+ * tensor on the host (siglip_weight_source says how):
+ *   - the patch embedding's conv weight [d, 3, P, P] is the same bytes as
+ *     the matrix [d, 3 P P] the graph declares;
+ *   - the position embedding and the head's probe are repeated for every
+ *     image of the batch (the graph has no broadcast along the batch);
+ *   - the head's in_proj_weight [3d, d] and in_proj_bias [3d] are split
+ *     into q, k and v parts (".q", ".k", ".v").
+ * The input is the batch's patches [B N, 3 P P], each patch flattened
+ * channel first, then row, then column, tokens row-major over the grid
+ * (siglip_patches makes them from pixel values).
+ */
+#include "siglip_graph.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	char *text;
+	size_t len, cap;
+} Text;
+
+static void
+put(Text *t, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(t->text + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if ((size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		t->cap = 2 * t->cap + (size_t)n + 1;
+		t->text = xrealloc(t->text, t->cap);
+	}
+}
+
+/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]). */
+static void
+linear(Text *t, const char *dt, const char *y, const char *x, const char *w,
+       int in, int out)
+{
+	put(t, "weight %s.weight %s [%d, %d]\n", w, dt, out, in);
+	put(t, "weight %s.bias %s [%d]\n", w, dt, out);
+	put(t, "%s.mm = matmul %s %s.weight transpose_b=1\n", y, x, w);
+	put(t, "%s = add %s.mm %s.bias\n", y, y, w);
+}
+
+static void
+layernorm(Text *t, const char *dt, const char *y, const char *x,
+          const char *w, int d, double eps)
+{
+	put(t, "weight %s.weight %s [%d]\n", w, dt, d);
+	put(t, "weight %s.bias %s [%d]\n", w, dt, d);
+	put(t, "%s = layernorm %s %s.weight %s.bias eps=%.17g\n", y, x, w, w,
+	    eps);
+}
+
+/* [B rows, H heads x Dh] -> [B, H, rows, Dh] */
+static void
+split_heads(Text *t, const char *y, const char *x, int b, int rows, int h,
+            int dh)
+{
+	put(t, "%s.r = reshape %s [%d, %d, %d, %d]\n", y, x, b, rows, h, dh);
+	put(t, "%s = transpose %s.r [0, 2, 1, 3]\n", y, y);
+}
+
+/* softmax(q k^T / sqrt(dh)) v over heads, back to [b rows, d] */
+static void
+attend(Text *t, const char *y, const char *q, const char *k, const char *v,
+       int b, int qrows, int krows, int h, int dh)
+{
+	char qh[64], kh[64], vh[64];
+	snprintf(qh, sizeof qh, "%s.qh", y);
+	snprintf(kh, sizeof kh, "%s.kh", y);
+	snprintf(vh, sizeof vh, "%s.vh", y);
+	split_heads(t, qh, q, b, qrows, h, dh);
+	split_heads(t, kh, k, b, krows, h, dh);
+	split_heads(t, vh, v, b, krows, h, dh);
+	put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
+	put(t, "%s.p = softmax %s.s scale=%.17g\n", y, y,
+	    1.0 / sqrt((double)dh));
+	put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
+	put(t, "%s.t = transpose %s.o [0, 2, 1, 3]\n", y, y);
+	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
+}
+
+/* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w` */
+static void
+mlp(Text *t, const char *dt, const char *y, const char *x, const char *w,
+    int d, int f)
+{
+	char a[96], b[96], g[96], n1[96], n2[96];
+	snprintf(a, sizeof a, "%s.fc1", y);
+	snprintf(g, sizeof g, "%s.gelu", y);
+	snprintf(b, sizeof b, "%s", y);
+	snprintf(n1, sizeof n1, "%s.fc1", w);
+	snprintf(n2, sizeof n2, "%s.fc2", w);
+	linear(t, dt, a, x, n1, d, f);
+	put(t, "%s = gelu %s\n", g, a);
+	linear(t, dt, b, g, n2, f, d);
+}
+
+char *
+siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
+{
+	Text t = {.text = xmalloc(1 << 14), .cap = 1 << 14};
+	const char *dt = dtype_name(dtype);
+	int d = c->hidden, f = c->intermediate, h = c->heads, dh = d / h;
+	int n = siglip_tokens(c), pp = c->channels * c->patch * c->patch;
+	int rows = batch * n;
+	put(&t, "# SigLIP vision tower: %d layers, d %d, f %d, %d heads, "
+	        "%d tokens, batch %d, %s\n",
+	    c->layers, d, f, h, n, batch, dt);
+	put(&t, "input patches %s [%d, %d]\n", dt, rows, pp);
+	put(&t, "weight vision_model.embeddings.patch_embedding.weight %s "
+	        "[%d, %d]\n",
+	    dt, d, pp);
+	put(&t, "weight vision_model.embeddings.patch_embedding.bias %s "
+	        "[%d]\n",
+	    dt, d);
+	put(&t, "weight vision_model.embeddings.position_embedding.weight "
+	        "%s [%d, %d]\n",
+	    dt, rows, d);
+	put(&t, "emb.mm = matmul patches "
+	        "vision_model.embeddings.patch_embedding.weight "
+	        "transpose_b=1\n");
+	put(&t, "emb.b = add emb.mm "
+	        "vision_model.embeddings.patch_embedding.bias\n");
+	put(&t, "h0 = add emb.b "
+	        "vision_model.embeddings.position_embedding.weight\n");
+	char x[32], w[96], y[64];
+	snprintf(x, sizeof x, "h0");
+	for (int l = 0; l < c->layers; l++) {
+		char p[64], q[64], k[64], v[64], a[64], o[64], r[64], m[64];
+		snprintf(p, sizeof p, "vision_model.encoder.layers.%d", l);
+		snprintf(y, sizeof y, "l%d.ln1", l);
+		snprintf(w, sizeof w, "%s.layer_norm1", p);
+		layernorm(&t, dt, y, x, w, d, c->ln_eps);
+		const char *proj[3] = {"q", "k", "v"};
+		char *dst[3] = {q, k, v};
+		for (int i = 0; i < 3; i++) {
+			snprintf(dst[i], 64, "l%d.%s", l, proj[i]);
+			snprintf(w, sizeof w, "%s.self_attn.%s_proj", p,
+			         proj[i]);
+			linear(&t, dt, dst[i], y, w, d, d);
+		}
+		snprintf(a, sizeof a, "l%d.attn", l);
+		attend(&t, a, q, k, v, batch, n, n, h, dh);
+		snprintf(o, sizeof o, "l%d.out", l);
+		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
+		linear(&t, dt, o, a, w, d, d);
+		snprintf(r, sizeof r, "l%d.res1", l);
+		put(&t, "%s = add %s %s\n", r, x, o);
+		snprintf(y, sizeof y, "l%d.ln2", l);
+		snprintf(w, sizeof w, "%s.layer_norm2", p);
+		layernorm(&t, dt, y, r, w, d, c->ln_eps);
+		snprintf(m, sizeof m, "l%d.mlp", l);
+		snprintf(w, sizeof w, "%s.mlp", p);
+		mlp(&t, dt, m, y, w, d, f);
+		snprintf(x, sizeof x, "h%d", l + 1);
+		put(&t, "%s = add %s %s\n", x, r, m);
+	}
+	layernorm(&t, dt, "last", x, "vision_model.post_layernorm", d,
+	          c->ln_eps);
+	if (!c->use_head) {
+		put(&t, "output last\n");
+		return t.text;
+	}
+	/* MAP head: the probe (one per image) attends over the tokens */
+	const char *hw = "vision_model.head.attention";
+	put(&t, "weight vision_model.head.probe %s [%d, %d]\n", dt, batch, d);
+	const char *part[3] = {"q", "k", "v"};
+	const char *from[3] = {"vision_model.head.probe", "last", "last"};
+	for (int i = 0; i < 3; i++) {
+		put(&t, "weight %s.in_proj_weight.%s %s [%d, %d]\n", hw,
+		    part[i], dt, d, d);
+		put(&t, "weight %s.in_proj_bias.%s %s [%d]\n", hw, part[i], dt,
+		    d);
+		put(&t, "head.%s.mm = matmul %s %s.in_proj_weight.%s "
+		        "transpose_b=1\n",
+		    part[i], from[i], hw, part[i]);
+		put(&t, "head.%s = add head.%s.mm %s.in_proj_bias.%s\n",
+		    part[i], part[i], hw, part[i]);
+	}
+	attend(&t, "head.attn", "head.q", "head.k", "head.v", batch, 1, n, h,
+	       dh);
+	snprintf(w, sizeof w, "%s.out_proj", hw);
+	linear(&t, dt, "head.out", "head.attn", w, d, d);
+	layernorm(&t, dt, "head.ln", "head.out", "vision_model.head.layernorm",
+	          d, c->ln_eps);
+	mlp(&t, dt, "head.mlp", "head.ln", "vision_model.head.mlp", d, f);
+	put(&t, "pooled = add head.out head.mlp\n");
+	put(&t, "output pooled\n");
+	return t.text;
+}
+
+int
+siglip_weight_source(const char *graph_name, char *ckpt, size_t len,
+                     int *part)
+{
+	size_t n = strlen(graph_name);
+	*part = -1;
+	snprintf(ckpt, len, "%s", graph_name);
+	static const char *const suffix[3] = {".q", ".k", ".v"};
+	for (int i = 0; i < 3; i++)
+		if (n > 2 && strstr(graph_name, ".in_proj_") &&
+		    !strcmp(graph_name + n - 2, suffix[i])) {
+			ckpt[n - 2 < len ? n - 2 : len - 1] = 0;
+			*part = i;
+		}
+	return IPU_OK;
+}
+
+void
+siglip_patches(const SiglipConfig *c, int batch, const float *pixels,
+               float *out)
+{
+	int g = siglip_grid(c), p = c->patch, s = c->image, ch = c->channels;
+	size_t at = 0;
+	for (int b = 0; b < batch; b++)
+		for (int gy = 0; gy < g; gy++)
+			for (int gx = 0; gx < g; gx++)
+				for (int k = 0; k < ch; k++)
+					for (int y = 0; y < p; y++)
+						for (int x = 0; x < p; x++)
+							out[at++] = pixels
+							    [(((size_t)b * ch + k) *
+							          s +
+							      gy * p + y) *
+							         s +
+							     gx * p + x];
+}

@@ -1,0 +1,299 @@
+/*
+ * siglip_run.c - `ipu run siglip`: a checkpoint and images in, the pooled
+ * embedding out, through the compiler and the emulated chip.
+ *
+ * Order: config and checkpoint checked (siglip_check), pixels made
+ * (images decoded and preprocessed, or read from a .npy), the graph built
+ * for the batch and compiled, every input and weight written by name
+ * (converted to the compute type; the derived weights as
+ * siglip_weight_source says), one run, the output read back.
+ */
+#include "siglip_graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ipu/runtime.h>
+
+#include "../compile/compile.h"
+#include "../image/image.h"
+#include "../util/fp.h"
+#include "../util/npy.h"
+#include "safetensors.h"
+#include "siglip_weights.h"
+
+static double
+seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The batch's pixel values [B, 3, S, S]. */
+static int
+load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
+            Diag *d)
+{
+	size_t per = (size_t)c->channels * c->image * c->image;
+	if (r->pixels) {
+		NpyArray a;
+		int e = npy_read(r->pixels, &a, d);
+		if (e)
+			return e;
+		if (a.dtype != NPY_F32 || a.rank != 4 ||
+		    a.shape[1] != (uint64_t)c->channels ||
+		    a.shape[2] != (uint64_t)c->image ||
+		    a.shape[3] != (uint64_t)c->image || !a.shape[0]) {
+			npy_free(&a);
+			return diag_set(d, IPU_EINVAL, r->pixels, 0, 0,
+			                "pixel values must be f32 [B, %d, %d, "
+			                "%d] for this config",
+			                c->channels, c->image, c->image);
+		}
+		*batch = (int)a.shape[0];
+		*px = a.data;
+		return IPU_OK;
+	}
+	if (r->nimages < 1)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "no image given (--image or --pixels)");
+	if (c->channels != 3)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "images are RGB; the config has %d channels",
+		                c->channels);
+	Image8 *img = xcalloc((size_t)r->nimages, sizeof *img);
+	int e = IPU_OK, n = 0;
+	for (; n < r->nimages && !e; n++)
+		e = image_load(r->images[n], &img[n], d);
+	if (!e) {
+		*px = xmalloc((size_t)r->nimages * per * sizeof **px);
+		Preprocess p = preprocess_siglip((uint32_t)c->image);
+		e = preprocess_images(img, (size_t)r->nimages, &p, *px, d);
+		*batch = r->nimages;
+	}
+	for (int i = 0; i < n; i++)
+		image_free(&img[i]);
+	free(img);
+	return e;
+}
+
+/* n floats into the tensor's bits (round to nearest even). */
+static void
+to_dtype(DType dt, const float *v, size_t n, uint8_t *out)
+{
+	unsigned fl = 0;
+	if (dt == DT_F32) {
+		memcpy(out, v, n * 4);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint16_t h = fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
+		memcpy(out + 2 * i, &h, 2);
+	}
+}
+
+/* Graph weight `t` from the checkpoint, as f32 values. */
+static int
+weight_values(const StFile *f, const Tensor *t, float *out, Diag *d)
+{
+	char name[256];
+	int part;
+	siglip_weight_source(t->name, name, sizeof name, &part);
+	const StTensor *s = st_find(f, name);
+	if (!s)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "the checkpoint has no %s (for graph weight "
+		                "%s)",
+		                name, t->name);
+	size_t want = (size_t)shape_elems(&t->shape), have = st_elements(s);
+	float *all = xmalloc(have * sizeof *all);
+	int e = st_to_f32(f, s, all, d);
+	if (!e && part >= 0 && have == 3 * want) { /* rows part d .. */
+		memcpy(out, all + (size_t)part * want, want * sizeof *out);
+	} else if (!e && want % have == 0) { /* repeated per image */
+		for (size_t i = 0; i < want; i += have)
+			memcpy(out + i, all, have * sizeof *out);
+	} else if (!e) {
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "graph weight %s holds %zu elements, checkpoint "
+		             "tensor %s %zu",
+		             t->name, want, name, have);
+	}
+	free(all);
+	return e;
+}
+
+static int
+write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
+             const float *patches, Diag *d)
+{
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		ipu_tensor_desc desc;
+		ipu_error err;
+		if (t->producer >= 0 ||
+		    ipu_tensor_info(dev, t->name, &desc, &err))
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape),
+		       es = (size_t)dtype_size(t->elem.dtype);
+		float *v = xmalloc(n * sizeof *v);
+		int e = IPU_OK;
+		if (!strcmp(t->name, "patches"))
+			memcpy(v, patches, n * sizeof *v);
+		else
+			e = weight_values(f, t, v, d);
+		uint8_t *bits = xmalloc(n * es);
+		to_dtype(t->elem.dtype, v, n, bits);
+		if (!e && ipu_write_tensor(dev, t->name, bits, n * es, &err))
+			e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
+			             t->name, err.msg);
+		free(bits);
+		free(v);
+		if (e)
+			return e;
+	}
+	return IPU_OK;
+}
+
+static int
+read_output(ipu_device *dev, const char *name, DType dt, float *out, size_t n,
+            Diag *d)
+{
+	size_t es = (size_t)dtype_size(dt);
+	uint8_t *bits = xmalloc(n * es);
+	ipu_error err;
+	int e = ipu_read_tensor(dev, name, bits, n * es, &err);
+	if (e)
+		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "read %s: %s", name,
+		             err.msg);
+	for (size_t i = 0; !e && i < n; i++) {
+		if (dt == DT_F32) {
+			memcpy(&out[i], bits + 4 * i, 4);
+		} else {
+			uint16_t h;
+			memcpy(&h, bits + 2 * i, 2);
+			out[i] = (float)fp_f16_to_f64(h);
+		}
+	}
+	free(bits);
+	return e;
+}
+
+static int
+run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
+            const Graph *g, const StFile *f, const SiglipConfig *c,
+            const float *patches, SiglipResult *out, Diag *d)
+{
+	uint8_t *bytes;
+	size_t len;
+	int e = pkg_write(pk, &bytes, &len, d);
+	if (e)
+		return e;
+	char name[96];
+	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
+	         pk->tiles, r->threads > 0 ? r->threads : 1);
+	ipu_error err;
+	ipu_device *dev = ipu_open(name, &err);
+	if (!dev)
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "%s", err.msg);
+	else if (ipu_load_package(dev, bytes, len, &err))
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
+	free(bytes);
+	if (!e)
+		e = write_inputs(dev, g, f, patches, d);
+	if (!e) {
+		double t0 = seconds();
+		if (ipu_run(dev, 0, &err))
+			e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
+			             err.msg);
+		out->host_seconds = seconds() - t0;
+		out->cycles = ipu_cycles(dev);
+	}
+	const char *res = c->use_head ? "pooled" : "last";
+	size_t n = (size_t)out->batch * (c->use_head ? 1 : siglip_tokens(c)) *
+	           (size_t)c->hidden;
+	out->embedding = xmalloc(n * sizeof *out->embedding);
+	if (!e)
+		e = read_output(dev, res, r->dtype, out->embedding, n, d);
+	if (dev)
+		ipu_close(dev);
+	return e;
+}
+
+int
+siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
+{
+	memset(out, 0, sizeof *out);
+	const Chip *chip = r->chip ? r->chip : chip_default();
+	if (r->dtype != DT_F32 && r->dtype != DT_F16)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compute type %s: f32 or f16 only",
+		                dtype_name(r->dtype));
+	SiglipConfig c;
+	StFile f;
+	int e = siglip_config_read(r->config, &c, d);
+	if (e)
+		return e;
+	if ((e = st_open(r->weights, &f, d)))
+		return e;
+	float *px = NULL, *patches = NULL;
+	Graph *g = NULL;
+	Package *pk = NULL;
+	e = siglip_check(&c, &f, r->weights, NULL, d);
+	if (!e)
+		e = load_pixels(r, &c, &px, &out->batch, d);
+	if (!e) {
+		out->d = c.hidden;
+		size_t n = (size_t)out->batch * siglip_tokens(&c) *
+		           c.channels * c.patch * c.patch;
+		patches = xmalloc(n * sizeof *patches);
+		siglip_patches(&c, out->batch, px, patches);
+		char *text = siglip_graph_text(&c, out->batch, r->dtype);
+		Diag errs[GRAPH_MAX_ERRORS];
+		int nerr = 0;
+		e = graph_parse(text, strlen(text), "siglip", &g, errs, &nerr);
+		if (e)
+			*d = errs[0];
+		free(text);
+	}
+	CompileReport rep = {0};
+	if (!e) {
+		CompileOptions co = {.chip = chip};
+		e = compile_graph(g, &co, &pk, &rep, d);
+		out->compile_ms = rep.compile_ms;
+		out->predicted_cycles = rep.predicted_cycles;
+		out->tiles = rep.tiles_used;
+		out->peak_tile_bytes = rep.peak_tile_bytes;
+	}
+	compile_report_free(&rep);
+	if (!e)
+		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
+	if (!e) {
+		for (int i = 0; i < g->nops; i++)
+			if (g->ops[i].kind == OP_MATMUL)
+				out->macs += (uint64_t)graph_op_work(g, &g->ops[i])
+				                 .macs;
+		uint32_t peak =
+		    r->dtype == DT_F32 ? chip->macs_f32 : chip->macs_f16;
+		out->chip_seconds = (double)out->cycles / chip->clock_hz;
+		if (out->cycles && peak)
+			out->mfu = (double)out->macs /
+			           ((double)out->cycles * chip->tiles * peak);
+	}
+	pkg_free(pk);
+	graph_free(g);
+	free(patches);
+	free(px);
+	st_free(&f);
+	return e;
+}
+
+void
+siglip_result_free(SiglipResult *r)
+{
+	free(r->embedding);
+	r->embedding = NULL;
+}
