@@ -153,8 +153,8 @@ typedef struct {
 /* Reference row results for row r into ref[0..cols-1] and per-element
  * tolerances into tol[]. */
 static void
-reference(const RwCall *c, const double *x, const double *g,
-          const double *b, double *ref, double *tol)
+reference(const RwCall *c, const double *x, const double *g, const double *b,
+          double *ref, double *tol)
 {
 	uint32_t n = c->cols;
 	double slack = 4 * (n + 8) * U32;
@@ -259,13 +259,13 @@ run_case(RwOp op, RwType type, const Block *bl)
 		for (uint32_t k = 0; k < bl->cols; k++) {
 			double got = get_elem(after + row + k * es, type);
 			if (!(fabs(got - ref[k]) <= tol[k]))
-				fail_msg("%s %s %ux%u: row %u col %u: got %.9g, "
-				         "want %.9g +- %.3g",
-				         op == RW_LAYERNORM ? "layernorm"
-				                            : "softmax",
-				         type == RW_F32 ? "f32" : "f16",
-				         bl->rows, bl->cols, r, k, got, ref[k],
-				         tol[k]);
+				fail_msg(
+				    "%s %s %ux%u: row %u col %u: got %.9g, "
+				    "want %.9g +- %.3g",
+				    op == RW_LAYERNORM ? "layernorm"
+				                       : "softmax",
+				    type == RW_F32 ? "f32" : "f16", bl->rows,
+				    bl->cols, r, k, got, ref[k], tol[k]);
 		}
 		memset(written + row, 1, atoms * 8);
 	}
@@ -292,12 +292,12 @@ run_case(RwOp op, RwType type, const Block *bl)
 }
 
 static const Block blocks[] = {
-    {1, 1, 0, 0},   /* one element, a tail of one lane */
-    {3, 5, 0, 0},   /* fewer rows than workers; a partial tail */
-    {7, 64, 0, 0},  /* whole atoms */
+    {1, 1, 0, 0},    /* one element, a tail of one lane */
+    {3, 5, 0, 0},    /* fewer rows than workers; a partial tail */
+    {7, 64, 0, 0},   /* whole atoms */
     {13, 37, 16, 0}, /* padded rows, odd cols */
-    {9, 30, 8, 1},  /* in place */
-    {6, 2, 0, 0},   /* one atom a row (f32) */
+    {9, 30, 8, 1},   /* in place */
+    {6, 2, 0, 0},    /* one atom a row (f32) */
 };
 
 static void

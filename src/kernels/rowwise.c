@@ -115,19 +115,19 @@ rw_check(const RwCall *c, Diag *d)
 		                op, c->dst_stride, bytes);
 	uint64_t dend = rows_end(c->dst, c->rows, c->dst_stride, bytes);
 	for (int i = 1; i < n; i++) {
-		uint64_t end = rows_end(ref[i].addr, ref[i].rows,
-		                        ref[i].stride, bytes);
+		uint64_t end =
+		    rows_end(ref[i].addr, ref[i].rows, ref[i].stride, bytes);
 		int overlap = ref[i].addr < dend && c->dst < end;
-		int same = i == 1 && c->x == c->dst &&
-		           c->x_stride == c->dst_stride;
+		int same =
+		    i == 1 && c->x == c->dst && c->x_stride == c->dst_stride;
 		if (overlap && !same)
-			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			                "rowwise %s: dst [0x%x, 0x%llx) overlaps "
-			                "%s [0x%x, 0x%llx) other than exactly "
-			                "in place",
-			                op, c->dst, (unsigned long long)dend,
-			                ref[i].name, ref[i].addr,
-			                (unsigned long long)end);
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "rowwise %s: dst [0x%x, 0x%llx) overlaps "
+			    "%s [0x%x, 0x%llx) other than exactly "
+			    "in place",
+			    op, c->dst, (unsigned long long)dend, ref[i].name,
+			    ref[i].addr, (unsigned long long)end);
 	}
 	if (ln && !(isfinite(c->eps) && c->eps >= 0))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,

@@ -26,13 +26,13 @@ typedef enum { RW_F32, RW_F16 } RwType;
 
 typedef struct {
 	RwOp op;
-	RwType type;           /* x, dst, gamma and beta */
-	uint32_t rows, cols;   /* cols <= RW_MAX_COLS(type) */
-	uint32_t x, x_stride;  /* bytes; 8-aligned */
+	RwType type;          /* x, dst, gamma and beta */
+	uint32_t rows, cols;  /* cols <= RW_MAX_COLS(type) */
+	uint32_t x, x_stride; /* bytes; 8-aligned */
 	uint32_t dst, dst_stride;
-	uint32_t gamma, beta;  /* layernorm: addresses of one row each */
-	float eps;             /* layernorm: >= 0, finite */
-	float scale;           /* softmax: > 0, finite */
+	uint32_t gamma, beta; /* layernorm: addresses of one row each */
+	float eps;            /* layernorm: >= 0, finite */
+	float scale;          /* softmax: > 0, finite */
 } RwCall;
 
 enum {
