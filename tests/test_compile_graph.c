@@ -94,6 +94,43 @@ broadcast_index(const Shape *s, const Shape *out, const int64_t *coord)
 	return at;
 }
 
+/* layernorm and softmax over the last axis of x into y: the mean and the
+ * (biased) variance of a row; its max and the sum of exps. */
+static void
+interpret_rowwise(const Graph *g, const Op *op, long double **val,
+                  long double *y)
+{
+	const Tensor *o = graph_tensor(g, op->out);
+	size_t cols = (size_t)o->shape.dim[o->shape.rank - 1],
+	       rows = (size_t)shape_elems(&o->shape) / cols;
+	for (size_t r = 0; r < rows; r++) {
+		const long double *x = val[op->in[0]] + r * cols;
+		long double a = 0, b = 0;
+		if (op->kind == OP_LAYERNORM) {
+			for (size_t k = 0; k < cols; k++)
+				a += x[k];
+			a /= cols;
+			for (size_t k = 0; k < cols; k++)
+				b += (x[k] - a) * (x[k] - a);
+			b = sqrtl(b / cols + op->attr.eps);
+		} else {
+			a = x[0];
+			for (size_t k = 1; k < cols; k++)
+				a = fmaxl(a, x[k]);
+			for (size_t k = 0; k < cols; k++)
+				b += expl(op->attr.scale * (x[k] - a));
+		}
+		for (size_t k = 0; k < cols; k++) {
+			long double v =
+			    op->kind == OP_LAYERNORM
+			        ? (x[k] - a) / b * val[op->in[1]][k] +
+			              val[op->in[2]][k]
+			        : expl(op->attr.scale * (x[k] - a)) / b;
+			y[r * cols + k] = round_to(o->elem, v);
+		}
+	}
+}
+
 /* The graph's values, op by op. */
 static void
 interpret(const Graph *g, long double **val)
@@ -106,6 +143,10 @@ interpret(const Graph *g, long double **val)
 		long double *y = val[o->id] = xcalloc(n, sizeof *y);
 		const long double *x = val[a->id];
 		int r = o->shape.rank;
+		if (op->kind == OP_LAYERNORM || op->kind == OP_SOFTMAX) {
+			interpret_rowwise(g, op, val, y);
+			continue;
+		}
 		int64_t coord[GRAPH_MAX_RANK];
 		for (size_t e = 0; e < n; e++) {
 			size_t rest = e;
@@ -403,6 +444,80 @@ test_elementwise(void **state)
 	      6, 0x1p-18);
 }
 
+/* LayerNorm and softmax on pieces of whole rows: written there by the
+ * host, moved there from a matmul's C panels or from column-split blocks,
+ * or already there (one row-wise op after another, an elementwise op on
+ * whole rows). f16 results are within a few f16 ulps of the largest
+ * output (the kernel rounds each value once; the next op sees that
+ * rounding, which may differ by one ulp from the interpreter's). */
+static void
+test_rowwise(void **state)
+{
+	(void)state;
+	check("layernorm -> matmul -> softmax, f16",
+	      "input x f16 [24, 64]\n"
+	      "weight g f16 [64]\n"
+	      "weight b f16 [64]\n"
+	      "weight w f16 [64, 40]\n"
+	      "n = layernorm x g b eps=1e-6\n"
+	      "h = matmul n w\n"
+	      "s = softmax h scale=0.125\n"
+	      "output s\n"
+	      "output n\n",
+	      8, 0x1p-8);
+	check("softmax over 37 keys, softmax of that, f32",
+	      "input x f32 [29, 37]\n"
+	      "s = softmax x scale=0.5\n"
+	      "t = softmax s scale=3\n"
+	      "output t\n",
+	      6, 0x1p-18);
+	/* 4 rows on 8 tiles: gelu's blocks split the columns */
+	check("gelu, then layernorm from column-split blocks, f32",
+	      "input x f32 [4, 96]\n"
+	      "weight g f32 [96]\n"
+	      "weight b f32 [96]\n"
+	      "h = gelu x\n"
+	      "n = layernorm h g b eps=1e-5\n"
+	      "output n\n",
+	      8, 0x1p-18);
+	/* the SigLIP pre-LN MLP block, small:
+	 * x + fc2(gelu(fc1(LN(x)) + b1)) + b2 */
+	check("pre-LN MLP block 40x64 -> 96 -> 64, f16",
+	      "input x f16 [40, 64]\n"
+	      "weight g f16 [64]\n"
+	      "weight be f16 [64]\n"
+	      "weight w1 f16 [64, 96]\n"
+	      "weight b1 f16 [96]\n"
+	      "weight w2 f16 [96, 64]\n"
+	      "weight b2 f16 [64]\n"
+	      "n = layernorm x g be eps=1e-6\n"
+	      "h = matmul n w1\n"
+	      "hb = add h b1\n"
+	      "a = gelu hb\n"
+	      "y = matmul a w2\n"
+	      "yb = add y b2\n"
+	      "r = add yb x\n"
+	      "output r\n",
+	      8, 0x1p-7);
+	check("pre-LN MLP block 24x32 -> 48 -> 32, f32",
+	      "input x f32 [24, 32]\n"
+	      "weight g f32 [32]\n"
+	      "weight be f32 [32]\n"
+	      "weight w1 f32 [32, 48]\n"
+	      "weight b1 f32 [48]\n"
+	      "weight w2 f32 [48, 32]\n"
+	      "weight b2 f32 [32]\n"
+	      "n = layernorm x g be eps=1e-6\n"
+	      "h = matmul n w1\n"
+	      "hb = add h b1\n"
+	      "a = gelu hb\n"
+	      "y = matmul a w2\n"
+	      "yb = add y b2\n"
+	      "r = add yb x\n"
+	      "output r\n",
+	      6, 0x1p-16);
+}
+
 static void
 expect_refusal(const char *text, const char *needle)
 {
@@ -445,6 +560,7 @@ main(void)
 	    cmocka_unit_test(test_matmul_chain),
 	    cmocka_unit_test(test_layout_ops),
 	    cmocka_unit_test(test_elementwise),
+	    cmocka_unit_test(test_rowwise),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

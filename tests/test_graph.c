@@ -4,6 +4,7 @@
  * graphs, and work counts against hand-computed values. */
 #include "support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,74 @@ test_cast_reshape_transpose(void **state)
 }
 
 static void
+test_norm_ops(void **state)
+{
+	Graph *g = graph_new();
+	Diag d;
+	int32_t x = graph_input(g, "x", F16, SHAPE(2, 3, 4), &d);
+	int32_t gm = graph_weight(g, "g", F16, SHAPE(4), &d);
+	int32_t bt = graph_weight(g, "b", F16, SHAPE(4), &d);
+	int32_t g5 = graph_weight(g, "g5", F16, SHAPE(5), &d);
+	int32_t g32 = graph_weight(g, "g32", F32, SHAPE(4), &d);
+	int32_t g2 = graph_weight(g, "g2", F16, SHAPE(1, 4), &d);
+	OpAttrs a = {.eps = 1e-6};
+	int32_t y =
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, gm, bt}, &a, "y", &d);
+	check_shape(g, y, SHAPE(2, 3, 4));
+	assert_true(elem_equal(graph_tensor(g, y)->elem, F16));
+	assert_int_equal(
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, g5, bt}, &a, NULL, &d),
+	    -1);
+	check_msg(&d, "layernorm: gamma is [5]; want [4], the last axis of x "
+	              "[2, 3, 4]");
+	assert_int_equal(
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, gm, g2}, &a, NULL, &d),
+	    -1);
+	check_msg(&d, "layernorm: beta is [1, 4]; want [4], the last axis of "
+	              "x [2, 3, 4]");
+	assert_int_equal(
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, g32, bt}, &a, NULL, &d),
+	    -1);
+	check_msg(&d, "layernorm: gamma is f32; want x's type f16");
+	a.eps = -1;
+	assert_int_equal(
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, gm, bt}, &a, NULL, &d),
+	    -1);
+	check_msg(&d, "layernorm: eps=-1: want a value >= 0");
+	a.eps = INFINITY;
+	assert_int_equal(
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, gm, bt}, &a, NULL, &d),
+	    -1);
+	check_msg(&d, "layernorm: eps=inf: want a finite number");
+	a = (OpAttrs){.scale = 0.5};
+	assert_int_equal(
+	    graph_op(g, OP_LAYERNORM, (int32_t[]){x, gm, bt}, &a, NULL, &d),
+	    -1);
+	check_msg(&d, "layernorm: scale=0.5: want none");
+
+	a = (OpAttrs){.scale = 0.125};
+	int32_t s = graph_op(g, OP_SOFTMAX, (int32_t[]){y}, &a, "s", &d);
+	check_shape(g, s, SHAPE(2, 3, 4));
+	a.scale = 0;
+	assert_int_equal(graph_op(g, OP_SOFTMAX, (int32_t[]){y}, &a, NULL, &d),
+	                 -1);
+	check_msg(&d, "softmax: scale=0: want a value > 0 (softmax(scale * "
+	              "x); write scale=1 for plain softmax)");
+	a.scale = NAN;
+	assert_int_equal(graph_op(g, OP_SOFTMAX, (int32_t[]){y}, &a, NULL, &d),
+	                 -1);
+	check_msg(&d, "softmax: scale=nan: want a finite number");
+	a = (OpAttrs){.scale = 1, .eps = -0.0};
+	assert_int_equal(graph_op(g, OP_SOFTMAX, (int32_t[]){y}, &a, NULL, &d),
+	                 -1);
+	check_msg(&d, "softmax: eps=-0: want none");
+	/* 8 and 5 operations an element */
+	assert_int_equal(graph_op_work(g, &g->ops[0]).ops, 8 * 24);
+	assert_int_equal(graph_op_work(g, &g->ops[1]).ops, 5 * 24);
+	graph_free(g);
+}
+
+static void
 test_names_and_outputs(void **state)
 {
 	Graph *g = graph_new();
@@ -269,6 +338,10 @@ check_same_graph(const Graph *a, const Graph *b)
 		assert_true(elem_equal(p->attr.to, q->attr.to));
 		assert_true(shape_equal(&p->attr.shape, &q->attr.shape));
 		assert_true(shape_equal(&p->attr.perm, &q->attr.perm));
+		/* bit for bit: -0 and +0 differ */
+		assert_memory_equal(&p->attr.eps, &q->attr.eps, sizeof(double));
+		assert_memory_equal(&p->attr.scale, &q->attr.scale,
+		                    sizeof(double));
 	}
 }
 
@@ -312,6 +385,11 @@ static const char every_op_text[] =
     "r = reshape g [6, 4, 6]\n"
     "t = transpose r [2, 0, 1]\n"
     "u = cast t f16\n"
+    "weight ln_g f16 [4]\n"
+    "weight ln_b f16 [4]\n"
+    "n = layernorm u ln_g ln_b eps=1e-6\n"
+    "s = softmax n scale=0.125\n"
+    "output s\n"
     "output u\n"
     "output ct\n"
     "output u\n";
@@ -349,6 +427,58 @@ test_round_trip(void **state)
 	assert_int_equal(graph_tensor(g, graph_find(g, "g"))->elem.scale, -32);
 	assert_int_equal(graph_tensor(g, graph_find(g, "ct"))->role,
 	                 ROLE_OUTPUT);
+	round_trip(g);
+	graph_free(g);
+}
+
+/* Float attributes: the shortest text that reads back exactly, reals in
+ * every form the tokenizer takes, -0 kept, +0 left out. */
+static void
+test_float_attrs(void **state)
+{
+	Graph *g = parse_ok("input x f32 [2, 8]\n"
+	                    "weight g f32 [8]\n"
+	                    "weight b f32 [8]\n"
+	                    "a = layernorm x g b eps=1e-6\n"
+	                    "c = layernorm x g b eps=0.1\n"
+	                    "e = layernorm x g b eps=-0\n"
+	                    "f = layernorm x g b eps=0\n"
+	                    "h = layernorm x g b eps=2.5E+3\n"
+	                    "i = layernorm x g b\n"
+	                    "j = softmax x scale=0.08838834764831843\n"
+	                    "k = softmax x scale=3\n"
+	                    "l = softmax x scale=1.\n"
+	                    "output a\n");
+	assert_true(g->ops[0].attr.eps == 1e-6);
+	assert_true(g->ops[1].attr.eps == 0.1);
+	assert_true(g->ops[2].attr.eps == 0 && signbit(g->ops[2].attr.eps));
+	assert_true(g->ops[4].attr.eps == 2500);
+	assert_true(g->ops[5].attr.eps == 0 && !signbit(g->ops[5].attr.eps));
+	assert_true(g->ops[6].attr.scale == 1 / sqrt(128));
+	char *text = graph_print_str(g);
+	assert_string_equal(text, "input x f32 [2, 8]\n"
+	                          "weight g f32 [8]\n"
+	                          "weight b f32 [8]\n"
+	                          "a = layernorm x g b eps=1e-06\n"
+	                          "c = layernorm x g b eps=0.1\n"
+	                          "e = layernorm x g b eps=-0\n"
+	                          "f = layernorm x g b\n"
+	                          "h = layernorm x g b eps=2.5e+03\n"
+	                          "i = layernorm x g b\n"
+	                          "j = softmax x scale=0.08838834764831843\n"
+	                          "k = softmax x scale=3\n"
+	                          "l = softmax x scale=1\n"
+	                          "output a\n");
+	free(text);
+	round_trip(g);
+	graph_free(g);
+	/* builder values that need all 17 digits */
+	g = graph_new();
+	Diag d;
+	int32_t x = graph_input(g, "x", F32, SHAPE(3), &d);
+	OpAttrs a = {.scale = nextafter(0.1, 1)};
+	int32_t y = graph_op(g, OP_SOFTMAX, (int32_t[]){x}, &a, "y", &d);
+	graph_mark_output(g, y, &d);
 	round_trip(g);
 	graph_free(g);
 }
@@ -691,6 +821,8 @@ main(void)
 	    cmocka_unit_test(test_names_and_outputs),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_round_trip_names),
+	    cmocka_unit_test(test_float_attrs),
+	    cmocka_unit_test(test_norm_ops),
 	    cmocka_unit_test(test_parse_errors),
 	    cmocka_unit_test(test_parse_error_cases),
 	    cmocka_unit_test(test_parse_error_limits),

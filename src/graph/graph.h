@@ -88,7 +88,7 @@ typedef struct {
 } Tensor;
 
 /* Attribute kinds and ids (ops.def ATTR rows). */
-typedef enum { AK_FLAG, AK_ELEM, AK_DIMS } AttrKind;
+typedef enum { AK_FLAG, AK_ELEM, AK_DIMS, AK_FLOAT } AttrKind;
 
 typedef enum {
 #define ATTR(id, name, kind, field, positional) ATTR_##id,
@@ -109,6 +109,8 @@ typedef struct {
 	ElemType to;     /* cast: the target element type */
 	Shape shape;     /* reshape: the new shape */
 	Shape perm;      /* transpose: output axis i = input axis perm.dim[i] */
+	double eps;      /* layernorm: added to the variance, finite, >= 0 */
+	double scale;    /* softmax: multiplies x, finite, > 0 */
 } OpAttrs;
 
 typedef enum {

@@ -19,9 +19,13 @@
  *   cast       same shape, element type `to`.
  *   reshape    same element count.
  *   transpose  output axis i is input axis perm[i].
+ *   layernorm  x [.., N], gamma and beta [N] of x's type; output like x.
+ *   softmax    output like x; scale > 0 (the max of x is the max of
+ *              scale * x).
  */
 #include "graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -177,6 +181,47 @@ infer_transpose(const Tensor *const in[], const OpAttrs *a, Tensor *out,
 	return 0;
 }
 
+static int
+infer_layernorm(const Tensor *const in[], const OpAttrs *a, Tensor *out,
+                Diag *d)
+{
+	const Shape *x = &in[0]->shape;
+	for (int i = 1; i < 3; i++) {
+		char sx[128], sp[128], ex[32], ep[32];
+		const Shape *p = &in[i]->shape;
+		const char *what = i == 1 ? "gamma" : "beta";
+		if (p->rank != 1 || p->dim[0] != x->dim[x->rank - 1])
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "%s is %s; want [%lld], the last axis "
+			                "of x %s",
+			                what, shape_str(p, sp, sizeof sp),
+			                (long long)x->dim[x->rank - 1],
+			                shape_str(x, sx, sizeof sx));
+		if (!elem_equal(in[i]->elem, in[0]->elem)) {
+			elem_format(in[0]->elem, ex, sizeof ex);
+			elem_format(in[i]->elem, ep, sizeof ep);
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "%s is %s; want x's type %s", what, ep,
+			                ex);
+		}
+	}
+	if (!(a->eps >= 0))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "eps=%g: want a value >= 0", a->eps);
+	return infer_same(in, a, out, d);
+}
+
+static int
+infer_softmax(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
+{
+	if (!(a->scale > 0))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "scale=%g: want a value > 0 (softmax(scale * "
+		                "x); write scale=1 for plain softmax)",
+		                a->scale);
+	return infer_same(in, a, out, d);
+}
+
 static OpWork
 work_matmul(const Tensor *const in[], const OpAttrs *a, const Tensor *out)
 {
@@ -189,6 +234,21 @@ static OpWork
 work_elementwise(const Tensor *const in[], const OpAttrs *a, const Tensor *out)
 {
 	return (OpWork){0, shape_elems(&out->shape)};
+}
+
+/* Per element: the mean's add; the variance's subtract, square, add;
+ * the output's subtract, two multiplies, add. */
+static OpWork
+work_layernorm(const Tensor *const in[], const OpAttrs *a, const Tensor *out)
+{
+	return (OpWork){0, mul_sat(shape_elems(&out->shape), 8)};
+}
+
+/* Per element: the max, subtract and scale, exp, the sum, the divide. */
+static OpWork
+work_softmax(const Tensor *const in[], const OpAttrs *a, const Tensor *out)
+{
+	return (OpWork){0, mul_sat(shape_elems(&out->shape), 5)};
 }
 
 static OpWork
@@ -323,6 +383,15 @@ check_attr(OpAttrs *a, AttrId id, int used, Diag *d)
 				                "%s: entries past the rank are "
 				                "not zero",
 				                attrs[id].name);
+		return 0;
+	}
+	case AK_FLOAT: {
+		double v = *(double *)p;
+		/* unused: +0 exactly (the printer leaves it out) */
+		if (used ? !isfinite(v) : v != 0 || signbit(v))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "%s=%g: want %s", attrs[id].name, v,
+			                used ? "a finite number" : "none");
 		return 0;
 	}
 	}

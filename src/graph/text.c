@@ -24,12 +24,41 @@
  */
 #include "graph.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- printer ---- */
+
+/* The shortest "%.Ng" that reads back as v exactly (at most 17 digits,
+ * which always do): 1e-06, 0.125. */
+static void
+format_real(double v, char *buf, size_t len)
+{
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(buf, len, "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* A named attribute at its default (zero, and +0 for a float) is left
+ * out. */
+static int
+attr_is_zero(OpAttrs *a, AttrId id)
+{
+	void *p = attr_ptr(a, id);
+	switch (attr_desc(id)->kind) {
+	case AK_FLAG:
+		return !*(int *)p;
+	case AK_FLOAT:
+		return *(double *)p == 0 && !signbit(*(double *)p);
+	default:
+		return 0;
+	}
+}
 
 static void
 print_attr(FILE *f, OpAttrs *a, AttrId id)
@@ -41,6 +70,8 @@ print_attr(FILE *f, OpAttrs *a, AttrId id)
 		snprintf(buf, sizeof buf, "%d", *(int *)p);
 	} else if (ad->kind == AK_ELEM) {
 		elem_format(*(ElemType *)p, buf, sizeof buf);
+	} else if (ad->kind == AK_FLOAT) {
+		format_real(*(double *)p, buf, sizeof buf);
 	} else {
 		shape_format(p, buf, sizeof buf);
 	}
@@ -66,8 +97,7 @@ print_op(FILE *f, const Graph *g, const Op *op)
 			const AttrDesc *ad = attr_desc((AttrId)i);
 			if (!(od->attrs >> i & 1) || ad->positional != pass)
 				continue;
-			if (!pass && ad->kind == AK_FLAG &&
-			    !*(int *)attr_ptr(&a, (AttrId)i))
+			if (!pass && attr_is_zero(&a, (AttrId)i))
 				continue;
 			print_attr(f, &a, (AttrId)i);
 		}
@@ -113,7 +143,7 @@ graph_print_str(const Graph *g)
 
 enum { MAX_TOKENS = 64, MAX_LINE = 1 << 20 };
 
-typedef enum { TK_NAME, TK_INT, TK_PUNCT, TK_END } TokKind;
+typedef enum { TK_NAME, TK_INT, TK_REAL, TK_PUNCT, TK_END } TokKind;
 
 typedef struct {
 	TokKind kind;
@@ -121,6 +151,7 @@ typedef struct {
 	int len;
 	int col;   /* 1-based */
 	int64_t v; /* TK_INT */
+	double r;  /* TK_REAL */
 } Tok;
 
 typedef struct {
@@ -188,6 +219,47 @@ scan_int(const char *s, int len, int *i)
 	return neg ? -v : v;
 }
 
+enum { MAX_REAL = 40 };
+
+/* The end of a real number at s[i] ("-1.5", "2e-6": a fraction or an
+ * exponent after the digits), or -1 if it is an integer. */
+static int
+real_end(const char *s, int len, int i)
+{
+	int real = 0;
+	i += s[i] == '-';
+	while (i < len && is_digit(s[i]))
+		i++;
+	if (i < len && s[i] == '.') {
+		real = 1;
+		for (i++; i < len && is_digit(s[i]);)
+			i++;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		int j = i + 1;
+		j += j < len && (s[j] == '+' || s[j] == '-');
+		if (j < len && is_digit(s[j])) {
+			real = 1;
+			for (i = j; i < len && is_digit(s[i]);)
+				i++;
+		}
+	}
+	return real ? i : -1;
+}
+
+/* strtod of n characters (not NUL-terminated in the line). */
+static int
+scan_real(const char *s, int n, double *v)
+{
+	char buf[MAX_REAL + 1];
+	if (n > MAX_REAL)
+		return IPU_EINVAL;
+	memcpy(buf, s, (size_t)n);
+	buf[n] = 0;
+	*v = strtod(buf, NULL);
+	return 0;
+}
+
 static int
 tokenize(Parser *p)
 {
@@ -211,8 +283,19 @@ tokenize(Parser *p)
 				i++;
 		} else if (is_digit(c) ||
 		           (c == '-' && i + 1 < p->len && is_digit(s[i + 1]))) {
-			t->kind = TK_INT;
-			t->v = scan_int(s, p->len, &i);
+			int end = real_end(s, p->len, i);
+			if (end < 0) {
+				t->kind = TK_INT;
+				t->v = scan_int(s, p->len, &i);
+			} else if (scan_real(s + i, end - i, &t->r)) {
+				return perr(p, i + 1,
+				            "number longer than %d "
+				            "characters",
+				            MAX_REAL);
+			} else {
+				t->kind = TK_REAL;
+				i = end;
+			}
 		} else if (strchr("[],=*^", c) && c) {
 			t->kind = TK_PUNCT;
 			i++;
@@ -373,6 +456,19 @@ parse_attr_value(Parser *p, OpAttrs *a, AttrId id)
 		return parse_elem(p, v);
 	case AK_DIMS:
 		return parse_dims(p, v);
+	case AK_FLOAT: {
+		char b[64];
+		Tok *t = peek(p);
+		if (t->kind != TK_INT && t->kind != TK_REAL)
+			return perr(p, t->col, "expected a number, found %s",
+			            tok_desc(t, b, sizeof b));
+		/* "-0" is the printer's -0.0 */
+		*(double *)v = t->kind == TK_REAL            ? t->r
+		               : t->v == 0 && t->s[0] == '-' ? -0.0
+		                                             : (double)t->v;
+		p->pos++;
+		return 0;
+	}
 	}
 	return 0;
 }

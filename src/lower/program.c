@@ -26,6 +26,7 @@
 
 #include "elementwise.h"
 #include "gemm.h"
+#include "rowwise.h"
 
 enum {
 	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
@@ -669,6 +670,63 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 	return IPU_OK;
 }
 
+/* ---- row-wise ---------------------------------------------------------- */
+
+/* layernorm, softmax (rowwise.c): x in pieces of whole rows, moved there
+ * when its home is not like that (or, an input seen here first, written
+ * there by the host); gamma and beta broadcast next to each piece, in the
+ * same exchange step. */
+static int
+lower_rowwise_op(Build *b, const Op *op, Diag *d)
+{
+	const Tensor *x = graph_tensor(b->g, op->in[0]);
+	DType dt = x->elem.dtype;
+	int32_t at = b->l->nstep;
+	Step *s = NULL;
+	int r = IPU_OK;
+	TensorPlace *px = b->home[x->id];
+	if (!px || !lower_rows_whole(px)) {
+		TensorPlace *rows = adopt(
+		    b, lower_row_place(b->l, x->id, view_rows(x), view_cols(x),
+		                       pad_cols_of(view_cols(x)), dt, at));
+		if (px) {
+			s = lower_step(b->l, STEP_EXCHANGE, "rows");
+			r = lower_relayout(s, px, rows, NULL, d);
+			use_place(b, px, at);
+		} else {
+			b->home[x->id] = rows;
+		}
+		px = rows;
+	}
+	TensorPlace *pv[2] = {NULL, NULL};
+	for (int i = 0; i < 2 && !r && op->kind == OP_LAYERNORM; i++) {
+		TensorPlace *from = home_of(b, op->in[1 + i]);
+		pv[i] = adopt(b, lower_mirror(b->l, px, op->in[1 + i], dt, 1,
+		                              at, "operand row"));
+		if (!s)
+			s = lower_step(b->l, STEP_EXCHANGE, "broadcast");
+		r = lower_relayout(s, from, pv[i], NULL, d);
+		use_place(b, from, at);
+	}
+	if (r)
+		return op_error(b, op, r, d);
+	TensorPlace *out = adopt(b, lower_mirror(b->l, px, op->out, dt, 0,
+	                                         b->l->nstep, "tensor block"));
+	r = lower_rowwise(b->l,
+	                  op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX,
+	                  px, pv[0], pv[1], out, op->attr.eps, op->attr.scale,
+	                  op_desc(op->kind)->name, d);
+	if (r)
+		return op_error(b, op, r, d);
+	int32_t last = b->l->nstep - 1;
+	use_place(b, px, last);
+	for (int i = 0; i < 2 && pv[i]; i++)
+		use_place(b, pv[i], last);
+	use_place(b, out, last);
+	b->home[op->out] = out;
+	return IPU_OK;
+}
+
 /* ---- the graph --------------------------------------------------------- */
 
 typedef int (*LowerOp)(Build *b, const Op *op, Diag *d);
@@ -677,7 +735,8 @@ static const LowerOp lower_op[OP_COUNT] = {
     [OP_MATMUL] = lower_matmul_op,       [OP_ADD] = lower_binary_op,
     [OP_MUL] = lower_binary_op,          [OP_CAST] = lower_unary_op,
     [OP_GELU] = lower_unary_op,          [OP_RESHAPE] = lower_reshape_op,
-    [OP_TRANSPOSE] = lower_transpose_op,
+    [OP_TRANSPOSE] = lower_transpose_op, [OP_LAYERNORM] = lower_rowwise_op,
+    [OP_SOFTMAX] = lower_rowwise_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

@@ -1,0 +1,66 @@
+/*
+ * rowwise.h - the row-wise kernels (kernels/rowwise.S) from the host
+ * side: which entry serves an operation, the checks a call must pass, its
+ * argument block, its exact cycle count, and a one-tile driver.
+ *
+ * A call works on `rows` rows of `cols` elements, row r of x at byte
+ * x + r * x_stride and of dst at dst + r * dst_stride:
+ *     layernorm  dst[r] = (x[r] - mean) * rsqrt(var + eps) * gamma + beta
+ *     softmax    dst[r] = exp(scale (x[r] - max)) / sum
+ * with the mean, the variance (about the mean, divided by cols), the max
+ * and the sum of one row, computed in f32; gamma and beta are one row of
+ * cols elements of x's type. dst is written in whole 8-byte atoms: the
+ * lanes of a row's last atom past cols get unspecified values.
+ * docs/kernel-rowwise.md.
+ */
+#ifndef IPU_ROWWISE_H
+#define IPU_ROWWISE_H
+
+#include <stdint.h>
+
+#include "../asm/asm.h"
+#include "../sim/sim.h"
+
+typedef enum { RW_LAYERNORM, RW_SOFTMAX } RwOp;
+typedef enum { RW_F32, RW_F16 } RwType;
+
+typedef struct {
+	RwOp op;
+	RwType type;          /* x, dst, gamma and beta */
+	uint32_t rows, cols;  /* cols <= RW_MAX_COLS(type) */
+	uint32_t x, x_stride; /* bytes; 8-aligned */
+	uint32_t dst, dst_stride;
+	uint32_t gamma, beta; /* layernorm: addresses of one row each */
+	float eps;            /* layernorm: >= 0, finite */
+	float scale;          /* softmax: > 0, finite */
+} RwCall;
+
+enum {
+	RW_ARGS_BYTES = 160,
+	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
+};
+
+/* The entry symbol; NULL for an unknown op or type. The object is
+ * "rowwise" (kernels/rowwise.S). */
+const char *rw_entry(RwOp op, RwType type);
+uint32_t rw_type_bytes(RwType t);
+/* Elements per 8-byte atom: 2 (f32) or 4 (f16). dst rows are written up
+ * to cols rounded up to this. */
+uint32_t rw_group(RwType t);
+/* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
+ * shape, 8-byte alignment, overlapping rows, dst overlapping an input
+ * other than x exactly in place, eps and scale. */
+int rw_check(const RwCall *c, Diag *d);
+/* The argument block of a checked call (little-endian words). */
+void rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES]);
+/* Cycles of a checked call from the supervisor's entry to its return. */
+uint64_t rw_cycles(const RwCall *c);
+
+/* One-tile driver: t holds the image of "rowwise" and the data; write the
+ * argument block at args (8-aligned, RW_ARGS_BYTES free), run the entry
+ * from the supervisor and return its cycles in *cycles. IPU_EINVAL if
+ * rw_check fails, IPU_EFAULT (with the fault) if the kernel faults. */
+int rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
+                 uint64_t *cycles, Diag *d);
+
+#endif

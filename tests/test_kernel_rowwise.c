@@ -1,0 +1,424 @@
+/*
+ * test_kernel_rowwise.c - kernels/rowwise.S on one emulated tile: both
+ * ops in f32 and f16 over several blocks (one element, fewer rows than
+ * workers, rows ending inside an atom, padded row strides, in place,
+ * SigLIP-sized rows), random data, compared with a double-precision
+ * reference written here, and the call's cycles with rw_cycles (exact).
+ * Bad calls are rejected by rw_check with a message.
+ *
+ * Tolerances. The kernel computes in f32 (unit roundoff u = 2^-24): a
+ * row's sum in two lanes of recursive f32 additions is within n u of the
+ * exact sum of magnitudes (the standard bound for recursive summation,
+ * n = cols), and every other step adds a few roundings. So an f32 result
+ * is checked against
+ *   layernorm: 4 (n + 8) u (|gamma| (|z| + max|x| / std) + |beta|), the
+ *              mean's error n u max|x| scaled by gamma / std, z the
+ *              normalised value;
+ *   softmax:   4 (n + 8 + |t|max) u p, relative: the sum's n u, and
+ *              exp's argument t = scale (x - max) carries 2 u |t|.
+ * An f16 result adds half an f16 ulp of the reference (2^-11 |ref|, and
+ * 2^-25 for subnormals): the kernel rounds its f32 value once.
+ */
+#include "support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/asm/asm.h"
+#include "../src/kernels/kernels.h"
+#include "../src/kernels/rowwise.h"
+#include "../src/util/util.h"
+
+enum {
+	ARGS = 0x7f000,
+	G_AT = 0x7a000, /* gamma, beta: 8 KiB each */
+	B_AT = 0x7c000,
+	X_AT = 0x80000,
+	D_AT = 0xa0000,
+	SPAN = 0x40000 /* X_AT .. the end of the dst region */
+};
+
+#define U32 0x1p-24
+
+/* ---- data ---- */
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint32_t
+rnd32(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+/* uniform in [lo, hi) */
+static double
+rnd_range(double lo, double hi)
+{
+	return lo + rnd32() / 4294967296.0 * (hi - lo);
+}
+
+/* The value of an f16 code, from the format's definition. */
+static double
+f16_value(uint16_t h)
+{
+	int e = h >> 10 & 31;
+	double m = h & 1023;
+	double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+	return h & 0x8000 ? -v : v;
+}
+
+/* The f16 code nearest below |x| (truncation: any f16 value will do as
+ * input data); x well inside the normal range. */
+static uint16_t
+f16_trunc(double x)
+{
+	int e;
+	double f = frexp(fabs(x), &e); /* |x| = f 2^e, f in [0.5, 1) */
+	uint16_t h = (uint16_t)((e + 14) << 10 | ((int)ldexp(f, 11) & 1023));
+	return x < 0 ? h | 0x8000 : h;
+}
+
+static double
+f32_value(uint32_t b)
+{
+	float f;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+static uint32_t
+f32_bits(double x)
+{
+	float f = (float)x;
+	uint32_t b;
+	memcpy(&b, &f, 4);
+	return b;
+}
+
+/* Store x (exactly representable: made by f16_trunc or a float) at p. */
+static double
+put_elem(uint8_t *p, RwType t, double x)
+{
+	if (t == RW_F32) {
+		uint32_t b = f32_bits(x);
+		memcpy(p, &b, 4);
+		return f32_value(b);
+	}
+	uint16_t h = f16_trunc(x);
+	memcpy(p, &h, 2);
+	return f16_value(h);
+}
+
+static double
+get_elem(const uint8_t *p, RwType t)
+{
+	if (t == RW_F32) {
+		uint32_t b;
+		memcpy(&b, p, 4);
+		return f32_value(b);
+	}
+	uint16_t h;
+	memcpy(&h, p, 2);
+	return f16_value(h);
+}
+
+/* ---- the tile ---- */
+
+static const Image *
+image(void)
+{
+	static Image img;
+	static int done;
+	if (!done) {
+		static const char *const names[] = {"rowwise"};
+		Diag d;
+		assert_int_equal(
+		    kernel_image(names, 1, chip_default(), &img, &d), 0);
+		done = 1;
+	}
+	return &img;
+}
+
+typedef struct {
+	uint32_t rows, cols;
+	uint32_t pad; /* bytes of row stride past the row's atoms */
+	int in_place;
+} Block;
+
+/* Reference row results for row r into ref[0..cols-1] and per-element
+ * tolerances into tol[]. */
+static void
+reference(const RwCall *c, const double *x, const double *g, const double *b,
+          double *ref, double *tol)
+{
+	uint32_t n = c->cols;
+	double slack = 4 * (n + 8) * U32;
+	if (c->op == RW_LAYERNORM) {
+		double mean = 0, var = 0, amax = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			mean += x[k];
+			amax = fmax(amax, fabs(x[k]));
+		}
+		mean /= n;
+		for (uint32_t k = 0; k < n; k++)
+			var += (x[k] - mean) * (x[k] - mean);
+		var /= n;
+		double sd = sqrt(var + c->eps);
+		for (uint32_t k = 0; k < n; k++) {
+			double z = (x[k] - mean) / sd;
+			ref[k] = z * g[k] + b[k];
+			tol[k] = slack * (fabs(g[k]) * (fabs(z) + amax / sd) +
+			                  fabs(b[k]));
+		}
+	} else {
+		double m = -INFINITY, sum = 0, tmax = 0;
+		for (uint32_t k = 0; k < n; k++)
+			m = fmax(m, x[k]);
+		for (uint32_t k = 0; k < n; k++) {
+			sum += exp(c->scale * (x[k] - m));
+			tmax = fmax(tmax, c->scale * (m - x[k]));
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			ref[k] = exp(c->scale * (x[k] - m)) / sum;
+			tol[k] = 4 * (n + 8 + tmax) * U32 * ref[k];
+		}
+	}
+	if (c->type == RW_F16)
+		for (uint32_t k = 0; k < n; k++)
+			tol[k] += 0x1p-11 * fabs(ref[k]) + 0x1p-25;
+}
+
+static void
+run_case(RwOp op, RwType type, const Block *bl)
+{
+	uint32_t es = rw_type_bytes(type), g = rw_group(type);
+	uint32_t atoms = (bl->cols + g - 1) / g, stride = atoms * 8 + bl->pad;
+	RwCall c = {.op = op,
+	            .type = type,
+	            .rows = bl->rows,
+	            .cols = bl->cols,
+	            .x = X_AT,
+	            .x_stride = stride,
+	            .dst = bl->in_place ? X_AT : D_AT,
+	            .dst_stride = stride,
+	            .gamma = G_AT,
+	            .beta = B_AT,
+	            .eps = 1e-6f,
+	            .scale = 0.125f};
+	Diag d;
+	if (rw_check(&c, &d))
+		fail_msg("rw_check: %s", d.msg);
+
+	/* memory from G_AT: gamma, beta, args, x, dst; garbage first */
+	uint32_t span = X_AT + SPAN - G_AT;
+	uint8_t *mem = xmalloc(span);
+	for (uint32_t i = 0; i < span; i++)
+		mem[i] = (uint8_t)rnd32();
+	double *x = xmalloc(sizeof(double) * bl->rows * bl->cols),
+	       *gv = xmalloc(sizeof(double) * bl->cols),
+	       *bv = xmalloc(sizeof(double) * bl->cols);
+	/* LayerNorm rows with an offset (mean far from 0 relative to the
+	 * spread), softmax rows with a wide range (some exps underflow) */
+	double off = op == RW_LAYERNORM ? 3 : 0,
+	       spread = op == RW_LAYERNORM ? 2 : 60;
+	for (uint32_t k = 0; k < bl->cols; k++) {
+		gv[k] = put_elem(mem + G_AT - G_AT + k * es, type,
+		                 rnd_range(0.5, 1.5));
+		bv[k] = put_elem(mem + B_AT - G_AT + k * es, type,
+		                 rnd_range(-1, 1));
+	}
+	for (uint32_t r = 0; r < bl->rows; r++)
+		for (uint32_t k = 0; k < bl->cols; k++)
+			x[r * bl->cols + k] =
+			    put_elem(mem + X_AT - G_AT + r * stride + k * es,
+			             type, off + rnd_range(-spread, spread));
+
+	Tile *t = tile_new(chip_default(), 0);
+	const Image *img = image();
+	for (int i = 0; i < img->nseg; i++)
+		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
+		           img->seg[i].size);
+	tile_write(t, G_AT, mem, span);
+	uint64_t cycles = 0;
+	if (rw_tile_call(t, img, &c, ARGS, &cycles, &d))
+		fail_msg("%s", d.msg);
+	uint8_t *after = xmalloc(span);
+	tile_read(t, G_AT, after, span);
+
+	double *ref = xmalloc(sizeof(double) * bl->cols),
+	       *tol = xmalloc(sizeof(double) * bl->cols);
+	uint8_t *written = xcalloc(span, 1);
+	for (uint32_t r = 0; r < bl->rows; r++) {
+		reference(&c, x + r * bl->cols, gv, bv, ref, tol);
+		uint32_t row = c.dst - G_AT + r * stride;
+		for (uint32_t k = 0; k < bl->cols; k++) {
+			double got = get_elem(after + row + k * es, type);
+			if (!(fabs(got - ref[k]) <= tol[k]))
+				fail_msg(
+				    "%s %s %ux%u: row %u col %u: got %.9g, "
+				    "want %.9g +- %.3g",
+				    op == RW_LAYERNORM ? "layernorm"
+				                       : "softmax",
+				    type == RW_F32 ? "f32" : "f16", bl->rows,
+				    bl->cols, r, k, got, ref[k], tol[k]);
+		}
+		memset(written + row, 1, atoms * 8);
+	}
+	/* nothing else changed but the argument block */
+	memset(written + ARGS - G_AT, 1, RW_ARGS_BYTES);
+	for (uint32_t i = 0; i < span; i++)
+		if (!written[i] && after[i] != mem[i])
+			fail_msg("byte 0x%x changed", i + G_AT);
+
+	uint64_t want = rw_cycles(&c);
+	if (cycles != want)
+		fail_msg("%ux%u: %llu cycles, rw_cycles says %llu", bl->rows,
+		         bl->cols, (unsigned long long)cycles,
+		         (unsigned long long)want);
+	tile_free(t);
+	free(mem);
+	free(after);
+	free(written);
+	free(x);
+	free(gv);
+	free(bv);
+	free(ref);
+	free(tol);
+}
+
+static const Block blocks[] = {
+    {1, 1, 0, 0},    /* one element, a tail of one lane */
+    {3, 5, 0, 0},    /* fewer rows than workers; a partial tail */
+    {7, 64, 0, 0},   /* whole atoms */
+    {13, 37, 16, 0}, /* padded rows, odd cols */
+    {9, 30, 8, 1},   /* in place */
+    {6, 2, 0, 0},    /* one atom a row (f32) */
+};
+
+static void
+run_all(RwOp op, RwType type)
+{
+	for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+		run_case(op, type, &blocks[i]);
+}
+
+static void
+test_layernorm_f32(void **state)
+{
+	run_all(RW_LAYERNORM, RW_F32);
+}
+
+static void
+test_layernorm_f16(void **state)
+{
+	run_all(RW_LAYERNORM, RW_F16);
+}
+
+static void
+test_softmax_f32(void **state)
+{
+	run_all(RW_SOFTMAX, RW_F32);
+}
+
+static void
+test_softmax_f16(void **state)
+{
+	run_all(RW_SOFTMAX, RW_F16);
+}
+
+/* SigLIP's rows: LayerNorm over the 1152 features, softmax over the 729
+ * keys. */
+static void
+test_siglip_rows(void **state)
+{
+	run_case(RW_LAYERNORM, RW_F16, &(Block){8, 1152, 0, 0});
+	run_case(RW_LAYERNORM, RW_F32, &(Block){6, 1152, 0, 0});
+	run_case(RW_SOFTMAX, RW_F16, &(Block){7, 729, 8, 0});
+	run_case(RW_SOFTMAX, RW_F32, &(Block){6, 729, 0, 0});
+}
+
+static void
+check_bad(RwCall c, const char *want)
+{
+	Diag d;
+	assert_int_equal(rw_check(&c, &d), IPU_EINVAL);
+	if (!strstr(d.msg, want))
+		fail_msg("message '%s' lacks '%s'", d.msg, want);
+}
+
+static void
+test_bad_calls(void **state)
+{
+	RwCall ok = {.op = RW_LAYERNORM,
+	             .type = RW_F16,
+	             .rows = 4,
+	             .cols = 10,
+	             .x = X_AT,
+	             .x_stride = 24,
+	             .dst = D_AT,
+	             .dst_stride = 24,
+	             .gamma = G_AT,
+	             .beta = B_AT,
+	             .eps = 1e-6f,
+	             .scale = 1};
+	Diag d;
+	assert_int_equal(rw_check(&ok, &d), IPU_OK);
+	RwCall c = ok;
+	c.type = (RwType)7;
+	check_bad(c, "not supported");
+	c = ok;
+	c.cols = 0;
+	check_bad(c, "empty block");
+	c = ok;
+	c.cols = RW_MAX_ATOMS * 4 + 1;
+	check_bad(c, "rpt");
+	c = ok;
+	c.x = X_AT + 4;
+	check_bad(c, "x address");
+	c = ok;
+	c.dst_stride = 12;
+	check_bad(c, "dst address");
+	c = ok;
+	c.dst_stride = 16;
+	check_bad(c, "dst rows overlap");
+	c = ok;
+	c.dst = X_AT + 8;
+	check_bad(c, "overlaps x");
+	c = ok;
+	c.gamma = D_AT + 24;
+	check_bad(c, "overlaps gamma");
+	c = ok;
+	c.eps = -1;
+	check_bad(c, "eps");
+	c = ok;
+	c.op = RW_SOFTMAX;
+	c.scale = 0;
+	check_bad(c, "scale");
+	c.scale = NAN;
+	check_bad(c, "scale");
+	c.scale = 2;
+	c.gamma = D_AT; /* softmax takes no gamma */
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c = ok;
+	c.dst = 0xfffffff8u;
+	check_bad(c, "4 GiB");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_layernorm_f32),
+	    cmocka_unit_test(test_layernorm_f16),
+	    cmocka_unit_test(test_softmax_f32),
+	    cmocka_unit_test(test_softmax_f16),
+	    cmocka_unit_test(test_siglip_rows),
+	    cmocka_unit_test(test_bad_calls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
