@@ -403,6 +403,98 @@ test_elementwise(void **state)
 	      6, 0x1p-18);
 }
 
+/* A matmul's B computed on the device: moved into row-major blocks and
+ * packed into the GEMM weight layout there (kernels/pack.S). */
+static void
+test_device_b(void **state)
+{
+	(void)state;
+	check("f16 B = h (x . w1), not transposed",
+	      "input x f16 [16, 16]\n"
+	      "weight w f16 [16, 24]\n"
+	      "h = matmul x w\n"
+	      "y = matmul x h\n"
+	      "output y\n",
+	      8, 0x1p-8);
+	check("f32 x . x^T, x computed",
+	      "input z f32 [20, 24]\n"
+	      "weight w f32 [24, 40]\n"
+	      "x = matmul z w\n"
+	      "y = matmul x x transpose_b=1\n"
+	      "output y\n",
+	      6, 0x1p-18);
+	/* K = 300 in chunks: several blocks to pack on a tile, one compute
+	 * step each */
+	check("f16 B with K 300, 2 tiles",
+	      "input x f16 [300, 8]\n"
+	      "weight w f16 [8, 40]\n"
+	      "input a f16 [40, 300]\n"
+	      "h = matmul x w\n"
+	      "y = matmul a h\n"
+	      "output y\n",
+	      2, 0x1p-7);
+	check("f32 B^T with K 300, 3 tiles",
+	      "input x f32 [40, 8]\n"
+	      "weight w f32 [8, 300]\n"
+	      "input a f32 [20, 300]\n"
+	      "h = matmul x w\n"
+	      "y = matmul a h transpose_b=1\n"
+	      "output y\n",
+	      3, 0x1p-17);
+	/* one input as both operands: written once, moved to both */
+	check("f16 x . x",
+	      "input x f16 [24, 24]\n"
+	      "y = matmul x x\n"
+	      "output y\n",
+	      4, 0x1p-9);
+	/* an input used by an earlier op, then as B */
+	check("f16 input in an add, then B",
+	      "input x f16 [24, 40]\n"
+	      "input a f16 [8, 24]\n"
+	      "u = add x x\n"
+	      "y = matmul a x\n"
+	      "output y\n"
+	      "output u\n",
+	      4, 0x1p-9);
+}
+
+/* Attention per head: x [12, 32] -> q, k, v [12, 32] -> heads [2, 12, 16]
+ * -> S = Q K^T, O = S V per head. */
+static void
+attention(const char *dt, double rel)
+{
+	char text[1024], what[64];
+	snprintf(text, sizeof text,
+	         "input x %s [12, 32]\n"
+	         "weight wq %s [32, 32]\n"
+	         "weight wk %s [32, 32]\n"
+	         "weight wv %s [32, 32]\n"
+	         "q = matmul x wq\n"
+	         "k = matmul x wk\n"
+	         "v = matmul x wv\n"
+	         "qr = reshape q [12, 2, 16]\n"
+	         "kr = reshape k [12, 2, 16]\n"
+	         "vr = reshape v [12, 2, 16]\n"
+	         "qh = transpose qr [1, 0, 2]\n"
+	         "kh = transpose kr [1, 0, 2]\n"
+	         "vh = transpose vr [1, 0, 2]\n"
+	         "s = matmul qh kh transpose_b=1\n"
+	         "o = matmul s vh\n"
+	         "output s\n"
+	         "output o\n",
+	         dt, dt, dt, dt);
+	snprintf(what, sizeof what, "%s attention, 2 heads of 12 x 16", dt);
+	check(what, text, 8, rel);
+}
+
+static void
+test_attention(void **state)
+{
+	(void)state;
+	attention("f16", 0x1p-7);
+	attention("f32", 0x1p-17);
+}
+
 static void
 expect_refusal(const char *text, const char *needle)
 {
@@ -424,14 +516,14 @@ static void
 test_refusals(void **state)
 {
 	(void)state;
-	/* B is stored in the GEMM weight layout, which only the host
-	 * writes */
-	expect_refusal("input x f16 [16, 16]\n"
-	               "weight w f16 [16, 16]\n"
+	/* the pack kernel transposes f16 and f32 blocks; f8 B^T is a copy */
+	expect_refusal("input x f8_f143 [32, 32]\n"
+	               "weight w f8_f143 [32, 32]\n"
 	               "h = matmul x w\n"
-	               "y = matmul x h\n"
+	               "hq = cast h f8_f143\n"
+	               "y = matmul x hq\n"
 	               "output y\n",
-	               "operand B (h) is computed on the device");
+	               "f8: packing it is supported only with");
 	expect_refusal("input x f16 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"
 	               "output y\n",
@@ -445,6 +537,8 @@ main(void)
 	    cmocka_unit_test(test_matmul_chain),
 	    cmocka_unit_test(test_layout_ops),
 	    cmocka_unit_test(test_elementwise),
+	    cmocka_unit_test(test_device_b),
+	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

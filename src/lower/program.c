@@ -26,6 +26,7 @@
 
 #include "elementwise.h"
 #include "gemm.h"
+#include "pack.h"
 
 enum {
 	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
@@ -188,7 +189,8 @@ home_of(Build *b, int32_t id)
 /* Fill `want` (tensor id's place as a consumer wants it) before the
  * consumer's first step `at`: an input or weight without a home is
  * written there by the host; anything else is moved there by an exchange
- * step inserted at `at`. Returns the steps inserted (0 or 1). */
+ * step inserted at `at` (and packed, for a GEMM's B: pack.c). Returns the
+ * steps inserted. */
 static int
 bring(Build *b, int32_t id, TensorPlace *want, int32_t at, const char *what,
       int *inserted, Diag *d)
@@ -198,9 +200,14 @@ bring(Build *b, int32_t id, TensorPlace *want, int32_t at, const char *what,
 		b->home[id] = want;
 		return IPU_OK;
 	}
-	Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
-	*inserted = 1;
-	int r = lower_relayout(s, b->home[id], want, NULL, d);
+	int r;
+	if (lower_is_packed(want)) {
+		r = lower_pack_b(b->l, b->home[id], want, at, inserted, d);
+	} else {
+		Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
+		*inserted = 1;
+		r = lower_relayout(s, b->home[id], want, NULL, d);
+	}
 	if (r)
 		return r;
 	fill_from(b, want, at);
@@ -365,21 +372,9 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 		                "kernel's 2^-32..2^31",
 		                c->name, a->elem.scale, a->name, bt->elem.scale,
 		                bt->name, scale);
+	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: %s is both operands; the "
-		                "GEMM stores A and B in different layouts and "
-		                "only the host writes B's so far",
-		                c->name, a->name);
-	if (b->home[op->in[1]])
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: operand B (%s) is %s; B "
-		                "is stored in the GEMM weight layout, which "
-		                "only the host writes so far",
-		                c->name, bt->name,
-		                bt->producer >= 0
-		                    ? "computed on the device"
-		                    : "also used by an earlier op");
+		home_of(b, op->in[0]);
 	if (b->home[op->in[0]] && op->attr.transpose_a)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "compile: matmul %s: a transposed operand A "
@@ -429,8 +424,9 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	int moved = 0;
 	if (!r)
 		r = bring(b, op->in[1], pb, first, "matmul: B", &moved, d);
+	/* after B's steps: the reads bring records stay where they are */
 	if (!r)
-		r = bring(b, op->in[0], pa, first,
+		r = bring(b, op->in[0], pa, first + moved,
 		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
