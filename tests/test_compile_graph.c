@@ -350,6 +350,48 @@ test_layout_ops(void **state)
 	      6, 0x1p-9);
 }
 
+/* Transposes that move the last axis: rows into whole-row blocks, the
+ * tile's 2-D transpose, rows into place. Data movement only: exact. */
+static void
+test_transpose_last(void **state)
+{
+	(void)state;
+	check("f16 [24, 40] -> [40, 24]",
+	      "input x f16 [24, 40]\n"
+	      "y = transpose x [1, 0]\n"
+	      "output y\n",
+	      4, 0);
+	check("f32 [20, 12] -> [12, 20]",
+	      "input x f32 [20, 12]\n"
+	      "y = transpose x [1, 0]\n"
+	      "output y\n",
+	      6, 0);
+	/* more batches than tiles: several blocks a tile */
+	check("f16 [6, 4, 8, 12] perm [2, 0, 3, 1]",
+	      "input x f16 [6, 4, 8, 12]\n"
+	      "y = transpose x [2, 0, 3, 1]\n"
+	      "output y\n",
+	      4, 0);
+	check("f32 [2, 36, 10] perm [0, 2, 1]",
+	      "input x f32 [2, 36, 10]\n"
+	      "y = transpose x [0, 2, 1]\n"
+	      "output y\n",
+	      8, 0);
+	/* a head's K^T as its own tensor, from a matmul's C panels, then
+	 * the operand B of a matmul (packed on the device) */
+	check("f16 k^T from a matmul, then B",
+	      "input x f16 [12, 32]\n"
+	      "weight w f16 [32, 32]\n"
+	      "input q f16 [2, 12, 16]\n"
+	      "k = matmul x w\n"
+	      "r = reshape k [12, 2, 16]\n"
+	      "kt = transpose r [1, 2, 0]\n"
+	      "s = matmul q kt\n"
+	      "output s\n"
+	      "output kt\n",
+	      8, 0x1p-8);
+}
+
 /* Elementwise ops on their input's pieces: on the default layout of an
  * input, on a matmul's C panels, a bias broadcast down the rows, a
  * residual from another layout, casts (to f8 and back). */
@@ -524,10 +566,11 @@ test_refusals(void **state)
 	               "y = matmul x hq\n"
 	               "output y\n",
 	               "f8: packing it is supported only with");
-	expect_refusal("input x f16 [8, 16]\n"
+	/* no transpose kernel for f8 */
+	expect_refusal("input x f8_f143 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"
 	               "output y\n",
-	               "moves the last axis");
+	               "compile: transpose y: no elementwise kernel");
 }
 
 int
@@ -538,6 +581,7 @@ main(void)
 	    cmocka_unit_test(test_layout_ops),
 	    cmocka_unit_test(test_elementwise),
 	    cmocka_unit_test(test_device_b),
+	    cmocka_unit_test(test_transpose_last),
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_refusals),
 	};

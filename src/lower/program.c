@@ -27,6 +27,7 @@
 #include "elementwise.h"
 #include "gemm.h"
 #include "pack.h"
+#include "transpose.h"
 
 enum {
 	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
@@ -441,6 +442,16 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	return IPU_OK;
 }
 
+static int
+op_error(const Build *b, const Op *op, int r, Diag *d)
+{
+	char what[GRAPH_MAX_NAME + 32];
+	snprintf(what, sizeof what, "compile: %s %s", op_desc(op->kind)->name,
+	         graph_tensor(b->g, op->out)->name);
+	graph_diag_prefix(d, what);
+	return r;
+}
+
 /* ---- layout ops -------------------------------------------------------- */
 
 /* The output of a reshape or transpose: the same elements moved by `map`
@@ -479,57 +490,29 @@ lower_reshape_op(Build *b, const Op *op, Diag *d)
 	return IPU_OK;
 }
 
-/* A permutation of the axes before the last: a source row's index, as
- * digits in the input's axes, goes to the output's row with the digits
- * permuted. */
-typedef struct {
-	int rank; /* axes before the last */
-	int64_t in_dim[GRAPH_MAX_RANK], out_stride[GRAPH_MAX_RANK];
-	int64_t perm[GRAPH_MAX_RANK];
-	uint64_t cols;
-} RowPerm;
-
-static uint64_t
-permute_flat(const void *ctx, uint64_t flat)
-{
-	const RowPerm *p = ctx;
-	uint64_t row = flat / p->cols, col = flat % p->cols, to = 0;
-	int64_t digit[GRAPH_MAX_RANK];
-	for (int i = p->rank - 1; i >= 0; i--) {
-		digit[i] = (int64_t)(row % (uint64_t)p->in_dim[i]);
-		row /= (uint64_t)p->in_dim[i];
-	}
-	/* output axis i is input axis perm[i] */
-	for (int i = 0; i < p->rank; i++)
-		to += (uint64_t)(digit[p->perm[i]] * p->out_stride[i]);
-	return to * p->cols + col;
-}
-
 static int
 lower_transpose_op(Build *b, const Op *op, Diag *d)
 {
 	const Tensor *in = graph_tensor(b->g, op->in[0]),
 	             *out = graph_tensor(b->g, op->out);
-	int rank = in->shape.rank;
 	const Shape *perm = &op->attr.perm;
-	if (perm->dim[rank - 1] != rank - 1)
-		return diag_set(
-		    d, IPU_EINVAL, NULL, 0, 0,
-		    "compile: transpose %s moves the last axis; only "
-		    "permutations of the other axes are supported "
-		    "so far (a matmul can take a transposed input "
-		    "with transpose_a/transpose_b)",
-		    out->name);
-	RowPerm p = {.rank = rank - 1, .cols = view_cols(in)};
-	int64_t stride = 1;
-	for (int i = rank - 2; i >= 0; i--) {
-		p.in_dim[i] = in->shape.dim[i];
-		p.perm[i] = perm->dim[i];
-		p.out_stride[i] = stride;
-		stride *= out->shape.dim[i];
+	if (perm->dim[in->shape.rank - 1] == in->shape.rank - 1) {
+		RowPerm p;
+		FlatMap map = lower_row_perm(&p, &in->shape, perm);
+		return move_op(b, op, &map, "transpose", d);
 	}
-	FlatMap map = {permute_flat, &p};
-	return move_op(b, op, &map, "transpose", d);
+	/* the last axis moves: rows, 2-D transposes, rows (transpose.c) */
+	TensorPlace *from = home_of(b, op->in[0]);
+	int32_t at = b->l->nstep;
+	TensorPlace *to = default_place(b, op->out, view_rows(out),
+	                                view_cols(out), out->elem.dtype, at);
+	int r = lower_transpose_last(b->l, from, &in->shape, perm, to, d);
+	if (r)
+		return op_error(b, op, r, d);
+	use_place(b, from, at);
+	use_place(b, to, b->l->nstep - 1);
+	b->home[op->out] = to;
+	return IPU_OK;
 }
 
 /* ---- elementwise ------------------------------------------------------- */
@@ -549,16 +532,6 @@ same_pieces(const TensorPlace *x, const TensorPlace *y)
 			return 0;
 	}
 	return 1;
-}
-
-static int
-op_error(const Build *b, const Op *op, int r, Diag *d)
-{
-	char what[GRAPH_MAX_NAME + 32];
-	snprintf(what, sizeof what, "compile: %s %s", op_desc(op->kind)->name,
-	         graph_tensor(b->g, op->out)->name);
-	graph_diag_prefix(d, what);
-	return r;
 }
 
 /* out = op(x) on x's pieces: cast, gelu. */
