@@ -483,6 +483,24 @@ test_device_b(void **state)
 	      "y = matmul a h transpose_b=1\n"
 	      "output y\n",
 	      3, 0x1p-17);
+	/* B from C slices reduced over 2 K groups */
+	check("f16 B from a K-split product",
+	      "input x f16 [16, 1024]\n"
+	      "weight w f16 [1024, 32]\n"
+	      "input a f16 [24, 16]\n"
+	      "h = matmul x w\n"
+	      "y = matmul a h\n"
+	      "output y\n",
+	      16, 0x1p-6);
+	/* f8: B^T row-major is copied into the weight layout */
+	check("f8 B^T placed by an earlier cast",
+	      "input x f8_f143 [32, 48]\n"
+	      "input k f8_f152 [40, 48]\n"
+	      "c = cast k f16\n"
+	      "y = matmul x k transpose_b=1\n"
+	      "output y\n"
+	      "output c\n",
+	      4, 0x1p-8);
 	/* one input as both operands: written once, moved to both */
 	check("f16 x . x",
 	      "input x f16 [24, 24]\n"
@@ -500,23 +518,23 @@ test_device_b(void **state)
 	      4, 0x1p-9);
 }
 
-/* Attention per head: x [12, 32] -> q, k, v [12, 32] -> heads [2, 12, 16]
- * -> S = Q K^T, O = S V per head. */
+/* Attention per head: x [t, h d] -> q, k, v -> heads [h, t, d] ->
+ * S = Q K^T, O = S V per head. */
 static void
-attention(const char *dt, double rel)
+attention(const char *dt, int t, int h, int d, uint32_t tiles, double rel)
 {
 	char text[1024], what[64];
 	snprintf(text, sizeof text,
-	         "input x %s [12, 32]\n"
-	         "weight wq %s [32, 32]\n"
-	         "weight wk %s [32, 32]\n"
-	         "weight wv %s [32, 32]\n"
+	         "input x %s [%d, %d]\n"
+	         "weight wq %s [%d, %d]\n"
+	         "weight wk %s [%d, %d]\n"
+	         "weight wv %s [%d, %d]\n"
 	         "q = matmul x wq\n"
 	         "k = matmul x wk\n"
 	         "v = matmul x wv\n"
-	         "qr = reshape q [12, 2, 16]\n"
-	         "kr = reshape k [12, 2, 16]\n"
-	         "vr = reshape v [12, 2, 16]\n"
+	         "qr = reshape q [%d, %d, %d]\n"
+	         "kr = reshape k [%d, %d, %d]\n"
+	         "vr = reshape v [%d, %d, %d]\n"
 	         "qh = transpose qr [1, 0, 2]\n"
 	         "kh = transpose kr [1, 0, 2]\n"
 	         "vh = transpose vr [1, 0, 2]\n"
@@ -524,17 +542,21 @@ attention(const char *dt, double rel)
 	         "o = matmul s vh\n"
 	         "output s\n"
 	         "output o\n",
-	         dt, dt, dt, dt);
-	snprintf(what, sizeof what, "%s attention, 2 heads of 12 x 16", dt);
-	check(what, text, 8, rel);
+	         dt, t, h * d, dt, h * d, h * d, dt, h * d, h * d, dt, h * d,
+	         h * d, t, h, d, t, h, d, t, h, d);
+	snprintf(what, sizeof what, "%s attention, %d heads of %d x %d", dt, h,
+	         t, d);
+	check(what, text, tiles, rel);
 }
 
 static void
 test_attention(void **state)
 {
 	(void)state;
-	attention("f16", 0x1p-7);
-	attention("f32", 0x1p-17);
+	attention("f16", 12, 2, 16, 8, 0x1p-7);
+	attention("f32", 12, 2, 16, 8, 0x1p-17);
+	/* K^T and V in several chunks per head, heads side by side */
+	attention("f16", 40, 4, 24, 32, 0x1p-7);
 }
 
 static void
