@@ -392,6 +392,39 @@ test_transpose_last(void **state)
 	      8, 0x1p-8);
 }
 
+/* A transposed operand A that the device made: transposed on the tiles
+ * into a place of its own, then read as an untransposed A. */
+static void
+test_device_a_transposed(void **state)
+{
+	(void)state;
+	check("f16 h^T . a, h computed",
+	      "input x f16 [24, 32]\n"
+	      "weight w f16 [32, 40]\n"
+	      "input a f16 [24, 16]\n"
+	      "h = matmul x w\n"
+	      "y = matmul h a transpose_a=1\n"
+	      "output y\n",
+	      8, 0x1p-8);
+	check("f32 batched r^T . c, r a reshaped product",
+	      "input x f32 [32, 8]\n"
+	      "weight w f32 [8, 24]\n"
+	      "input c f32 [2, 16, 8]\n"
+	      "h = matmul x w\n"
+	      "r = reshape h [2, 16, 24]\n"
+	      "y = matmul r c transpose_a=1\n"
+	      "output y\n",
+	      6, 0x1p-18);
+	/* both operands transposed, both from the device: x^T . x^T */
+	check("f16 x^T . x^T, x computed",
+	      "input z f16 [24, 16]\n"
+	      "weight w f16 [16, 24]\n"
+	      "x = matmul z w\n"
+	      "y = matmul x x transpose_a=1 transpose_b=1\n"
+	      "output y\n",
+	      4, 0x1p-8);
+}
+
 /* Elementwise ops on their input's pieces: on the default layout of an
  * input, on a matmul's C panels, a bias broadcast down the rows, a
  * residual from another layout, casts (to f8 and back). */
@@ -604,6 +637,7 @@ main(void)
 	    cmocka_unit_test(test_elementwise),
 	    cmocka_unit_test(test_device_b),
 	    cmocka_unit_test(test_transpose_last),
+	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_refusals),
 	};

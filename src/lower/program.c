@@ -188,31 +188,31 @@ home_of(Build *b, int32_t id)
 }
 
 /* Fill `want` (tensor id's place as a consumer wants it) before the
- * consumer's first step `at`: an input or weight without a home is
- * written there by the host; anything else is moved there by an exchange
- * step inserted at `at` (and packed, for a GEMM's B: pack.c). Returns the
- * steps inserted. */
+ * consumer's first step `at` from `from` (its home, or a place made from
+ * it): an input or weight without either is written there by the host;
+ * anything else is moved there by an exchange step inserted at `at` (and
+ * packed, for a GEMM's B: pack.c). Returns the steps inserted. */
 static int
-bring(Build *b, int32_t id, TensorPlace *want, int32_t at, const char *what,
-      int *inserted, Diag *d)
+bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
+      int32_t at, const char *what, int *inserted, Diag *d)
 {
 	*inserted = 0;
-	if (!b->home[id]) {
+	if (!from) {
 		b->home[id] = want;
 		return IPU_OK;
 	}
 	int r;
 	if (lower_is_packed(want)) {
-		r = lower_pack_b(b->l, b->home[id], want, at, inserted, d);
+		r = lower_pack_b(b->l, from, want, at, inserted, d);
 	} else {
 		Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
 		*inserted = 1;
-		r = lower_relayout(s, b->home[id], want, NULL, d);
+		r = lower_relayout(s, from, want, NULL, d);
 	}
 	if (r)
 		return r;
 	fill_from(b, want, at);
-	use_place(b, b->home[id], at);
+	use_place(b, from, at);
 	return IPU_OK;
 }
 
@@ -232,6 +232,8 @@ typedef struct {
 	DType dt, dtype_b;
 	uint32_t m, n, k, batches;
 	int fp8_scale;
+	int ta;                    /* A is stored transposed */
+	const TensorPlace *a_home; /* where A is (NULL: the host writes it) */
 } Matmul;
 
 /* Lower `batches` GEMMs with plan p, `group` side by side, into l, with
@@ -254,7 +256,7 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 		                  .batch = bi,
 		                  .tile_base = j * one,
 		                  .step_base = j ? base : -1,
-		                  .transpose_a = mm->op->attr.transpose_a,
+		                  .transpose_a = mm->ta,
 		                  .transpose_b = mm->op->attr.transpose_b,
 		                  .dtype_b = mm->dtype_b,
 		                  .fp8_scale = mm->fp8_scale};
@@ -268,17 +270,17 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 static uint64_t
 relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 {
-	const Tensor *ta = graph_tensor(b->g, mm->op->in[0]);
+	const TensorPlace *from = mm->a_home;
 	Lowered *l = lower_new(b->l->chip, b->l->tiles);
-	TensorPlace *pa = tensor_place_new(ta->id, view_rows(ta), view_cols(ta),
-	                                   (uint8_t)ta->elem.dtype),
+	TensorPlace *pa = tensor_place_new(from->tensor, from->rows, from->cols,
+	                                   from->dtype),
 	            *pb = tensor_place_new(-1, 1, 1, (uint8_t)mm->dtype_b),
 	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
 	uint64_t cost = UINT64_MAX;
 	Diag dd;
 	if (!lower_batches(l, mm, p, 1, pa, pb, pc, &dd)) {
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
-		if (!lower_relayout(s, b->home[ta->id], pa, NULL, &dd))
+		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
 			       l->chip->sync_internal_cycles;
 	}
@@ -300,7 +302,7 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	const Chip *chip = b->l->chip;
 	uint32_t tiles = b->tiles;
 	uint64_t best = UINT64_MAX;
-	if (mm->batches == 1 && b->home[mm->op->in[0]]) {
+	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
 		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
@@ -376,12 +378,6 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0]);
-	if (b->home[op->in[0]] && op->attr.transpose_a)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: a transposed operand A "
-		                "(%s) that is computed on the device or used "
-		                "by an earlier op is not supported yet",
-		                c->name, a->name);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
 	*mm = (Matmul){.op = op,
@@ -391,8 +387,32 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 	               .k = (uint32_t)a->shape.dim[ra - (tra ? 2 : 1)],
 	               .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
 	               .batches = (uint32_t)batches,
-	               .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0};
+	               .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0,
+	               .ta = tra,
+	               .a_home = b->home[op->in[0]]};
 	return IPU_OK;
+}
+
+/* A transposed operand A that has a home is transposed on the device
+ * (transpose.c) into a row-major place of its own, [M x K] per batch,
+ * which the GEMM then reads as an untransposed A. */
+static int
+untranspose_a(Build *b, Matmul *mm, Diag *d)
+{
+	const Tensor *a = graph_tensor(b->g, mm->op->in[0]);
+	Shape perm = {.rank = a->shape.rank};
+	for (int i = 0; i < perm.rank; i++)
+		perm.dim[i] = i;
+	perm.dim[perm.rank - 2] = perm.rank - 1;
+	perm.dim[perm.rank - 1] = perm.rank - 2;
+	int32_t at = b->l->nstep;
+	TensorPlace *to = default_place(b, a->id, mm->batches * mm->m, mm->k,
+	                                a->elem.dtype, at);
+	int r = lower_transpose_last(b->l, mm->a_home, &a->shape, &perm, to, d);
+	use_place(b, mm->a_home, at);
+	mm->a_home = to;
+	mm->ta = 0;
+	return r;
 }
 
 static int
@@ -400,6 +420,8 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 {
 	Matmul mm = {0};
 	int r = check_matmul(b, op, &mm, d);
+	if (!r && mm.ta && mm.a_home)
+		r = untranspose_a(b, &mm, d);
 	GemmPlan plan;
 	uint32_t group = 1;
 	if (!r)
@@ -416,7 +438,9 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 		describe(b, text, 0);
 	}
 	const Tensor *tc = graph_tensor(b->g, op->out);
-	TensorPlace *pa = view_place(b, op->in[0]),
+	TensorPlace *pa = mm.a_home ? new_place(b, op->in[0], mm.a_home->rows,
+	                                        mm.a_home->cols, mm.dt)
+	                            : view_place(b, op->in[0]),
 	            *pb = view_place(b, op->in[1]),
 	            *pc = new_place(b, op->out, view_rows(tc), view_cols(tc),
 	                            mm.dt == DT_F32 ? DT_F32 : DT_F16);
@@ -424,10 +448,11 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	r = lower_batches(b->l, &mm, &plan, group, pa, pb, pc, d);
 	int moved = 0;
 	if (!r)
-		r = bring(b, op->in[1], pb, first, "matmul: B", &moved, d);
+		r = bring(b, op->in[1], b->home[op->in[1]], pb, first,
+		          "matmul: B", &moved, d);
 	/* after B's steps: the reads bring records stay where they are */
 	if (!r)
-		r = bring(b, op->in[0], pa, first + moved,
+		r = bring(b, op->in[0], mm.a_home, pa, first + moved,
 		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
