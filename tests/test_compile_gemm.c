@@ -228,31 +228,15 @@ static void
 test_refusals(void **state)
 {
 	(void)state;
-	Graph *g = graph_new();
 	Diag d;
 	ElemType e = {DT_F16, 0};
 	Shape s = {2, {8, 8}};
-	int32_t a = graph_input(g, "a", e, &s, &d);
-	int32_t w = graph_weight(g, "w", e, &s, &d);
-	int32_t h = graph_matmul(g, a, w, 0, "h", &d);
-	int32_t b = graph_matmul(g, a, h, 0, "b", &d);
-	graph_mark_output(g, b, &d);
 	CompileOptions o = {0};
 	Package *pk;
 	CompileReport rep;
-	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
-	assert_non_null(strstr(d.msg, "operand B (h) is computed"));
-	graph_free(g);
-	/* one tensor as both operands */
-	g = graph_new();
-	a = graph_input(g, "a", e, &s, &d);
-	b = graph_matmul(g, a, a, 0, "b", &d);
-	graph_mark_output(g, b, &d);
-	assert_int_not_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
-	assert_non_null(strstr(d.msg, "a is both operands"));
-	graph_free(g);
+	int32_t a, w;
 	/* more batches than the compiler takes */
-	g = graph_new();
+	Graph *g = graph_new();
 	Shape s3 = {3, {5000, 2, 16}};
 	a = graph_input(g, "a", e, &s3, &d);
 	int32_t c3 = graph_matmul(g, a, a, GRAPH_TRANSPOSE_B, "c", &d);

@@ -391,6 +391,81 @@ test_layout_ops(void **state)
 	      6, 0x1p-9);
 }
 
+/* Transposes that move the last axis: rows into whole-row blocks, the
+ * tile's 2-D transpose, rows into place. Data movement only: exact. */
+static void
+test_transpose_last(void **state)
+{
+	(void)state;
+	check("f16 [24, 40] -> [40, 24]",
+	      "input x f16 [24, 40]\n"
+	      "y = transpose x [1, 0]\n"
+	      "output y\n",
+	      4, 0);
+	check("f32 [20, 12] -> [12, 20]",
+	      "input x f32 [20, 12]\n"
+	      "y = transpose x [1, 0]\n"
+	      "output y\n",
+	      6, 0);
+	/* more batches than tiles: several blocks a tile */
+	check("f16 [6, 4, 8, 12] perm [2, 0, 3, 1]",
+	      "input x f16 [6, 4, 8, 12]\n"
+	      "y = transpose x [2, 0, 3, 1]\n"
+	      "output y\n",
+	      4, 0);
+	check("f32 [2, 36, 10] perm [0, 2, 1]",
+	      "input x f32 [2, 36, 10]\n"
+	      "y = transpose x [0, 2, 1]\n"
+	      "output y\n",
+	      8, 0);
+	/* a head's K^T as its own tensor, from a matmul's C panels, then
+	 * the operand B of a matmul (packed on the device) */
+	check("f16 k^T from a matmul, then B",
+	      "input x f16 [12, 32]\n"
+	      "weight w f16 [32, 32]\n"
+	      "input q f16 [2, 12, 16]\n"
+	      "k = matmul x w\n"
+	      "r = reshape k [12, 2, 16]\n"
+	      "kt = transpose r [1, 2, 0]\n"
+	      "s = matmul q kt\n"
+	      "output s\n"
+	      "output kt\n",
+	      8, 0x1p-8);
+}
+
+/* A transposed operand A that the device made: transposed on the tiles
+ * into a place of its own, then read as an untransposed A. */
+static void
+test_device_a_transposed(void **state)
+{
+	(void)state;
+	check("f16 h^T . a, h computed",
+	      "input x f16 [24, 32]\n"
+	      "weight w f16 [32, 40]\n"
+	      "input a f16 [24, 16]\n"
+	      "h = matmul x w\n"
+	      "y = matmul h a transpose_a=1\n"
+	      "output y\n",
+	      8, 0x1p-8);
+	check("f32 batched r^T . c, r a reshaped product",
+	      "input x f32 [32, 8]\n"
+	      "weight w f32 [8, 24]\n"
+	      "input c f32 [2, 16, 8]\n"
+	      "h = matmul x w\n"
+	      "r = reshape h [2, 16, 24]\n"
+	      "y = matmul r c transpose_a=1\n"
+	      "output y\n",
+	      6, 0x1p-18);
+	/* both operands transposed, both from the device: x^T . x^T */
+	check("f16 x^T . x^T, x computed",
+	      "input z f16 [24, 16]\n"
+	      "weight w f16 [16, 24]\n"
+	      "x = matmul z w\n"
+	      "y = matmul x x transpose_a=1 transpose_b=1\n"
+	      "output y\n",
+	      4, 0x1p-8);
+}
+
 /* Elementwise ops on their input's pieces: on the default layout of an
  * input, on a matmul's C panels, a bias broadcast down the rows, a
  * residual from another layout, casts (to f8 and back). */
@@ -518,6 +593,120 @@ test_rowwise(void **state)
 	      6, 0x1p-16);
 }
 
+/* A matmul's B computed on the device: moved into row-major blocks and
+ * packed into the GEMM weight layout there (kernels/pack.S). */
+static void
+test_device_b(void **state)
+{
+	(void)state;
+	check("f16 B = h (x . w1), not transposed",
+	      "input x f16 [16, 16]\n"
+	      "weight w f16 [16, 24]\n"
+	      "h = matmul x w\n"
+	      "y = matmul x h\n"
+	      "output y\n",
+	      8, 0x1p-8);
+	check("f32 x . x^T, x computed",
+	      "input z f32 [20, 24]\n"
+	      "weight w f32 [24, 40]\n"
+	      "x = matmul z w\n"
+	      "y = matmul x x transpose_b=1\n"
+	      "output y\n",
+	      6, 0x1p-18);
+	/* K = 300 in chunks: several blocks to pack on a tile, one compute
+	 * step each */
+	check("f16 B with K 300, 2 tiles",
+	      "input x f16 [300, 8]\n"
+	      "weight w f16 [8, 40]\n"
+	      "input a f16 [40, 300]\n"
+	      "h = matmul x w\n"
+	      "y = matmul a h\n"
+	      "output y\n",
+	      2, 0x1p-7);
+	check("f32 B^T with K 300, 3 tiles",
+	      "input x f32 [40, 8]\n"
+	      "weight w f32 [8, 300]\n"
+	      "input a f32 [20, 300]\n"
+	      "h = matmul x w\n"
+	      "y = matmul a h transpose_b=1\n"
+	      "output y\n",
+	      3, 0x1p-17);
+	/* B from C slices reduced over 2 K groups */
+	check("f16 B from a K-split product",
+	      "input x f16 [16, 1024]\n"
+	      "weight w f16 [1024, 32]\n"
+	      "input a f16 [24, 16]\n"
+	      "h = matmul x w\n"
+	      "y = matmul a h\n"
+	      "output y\n",
+	      16, 0x1p-6);
+	/* f8: B^T row-major is copied into the weight layout */
+	check("f8 B^T placed by an earlier cast",
+	      "input x f8_f143 [32, 48]\n"
+	      "input k f8_f152 [40, 48]\n"
+	      "c = cast k f16\n"
+	      "y = matmul x k transpose_b=1\n"
+	      "output y\n"
+	      "output c\n",
+	      4, 0x1p-8);
+	/* one input as both operands: written once, moved to both */
+	check("f16 x . x",
+	      "input x f16 [24, 24]\n"
+	      "y = matmul x x\n"
+	      "output y\n",
+	      4, 0x1p-9);
+	/* an input used by an earlier op, then as B */
+	check("f16 input in an add, then B",
+	      "input x f16 [24, 40]\n"
+	      "input a f16 [8, 24]\n"
+	      "u = add x x\n"
+	      "y = matmul a x\n"
+	      "output y\n"
+	      "output u\n",
+	      4, 0x1p-9);
+}
+
+/* Attention per head: x [t, h d] -> q, k, v -> heads [h, t, d] ->
+ * S = Q K^T, O = S V per head. */
+static void
+attention(const char *dt, int t, int h, int d, uint32_t tiles, double rel)
+{
+	char text[1024], what[64];
+	snprintf(text, sizeof text,
+	         "input x %s [%d, %d]\n"
+	         "weight wq %s [%d, %d]\n"
+	         "weight wk %s [%d, %d]\n"
+	         "weight wv %s [%d, %d]\n"
+	         "q = matmul x wq\n"
+	         "k = matmul x wk\n"
+	         "v = matmul x wv\n"
+	         "qr = reshape q [%d, %d, %d]\n"
+	         "kr = reshape k [%d, %d, %d]\n"
+	         "vr = reshape v [%d, %d, %d]\n"
+	         "qh = transpose qr [1, 0, 2]\n"
+	         "kh = transpose kr [1, 0, 2]\n"
+	         "vh = transpose vr [1, 0, 2]\n"
+	         "s = matmul qh kh transpose_b=1\n"
+	         "o = matmul s vh\n"
+	         "output s\n"
+	         "output o\n",
+	         dt, t, h * d, dt, h * d, h * d, dt, h * d, h * d, dt, h * d,
+	         h * d, t, h, d, t, h, d, t, h, d);
+	snprintf(what, sizeof what, "%s attention, %d heads of %d x %d", dt, h,
+	         t, d);
+	check(what, text, tiles, rel);
+}
+
+static void
+test_attention(void **state)
+{
+	(void)state;
+	attention("f16", 12, 2, 16, 8, 0x1p-7);
+	attention("f32", 12, 2, 16, 8, 0x1p-17);
+	/* K^T and V in several chunks per head, heads side by side */
+	attention("f16", 40, 4, 24, 32, 0x1p-7);
+}
+
 static void
 expect_refusal(const char *text, const char *needle)
 {
@@ -539,18 +728,19 @@ static void
 test_refusals(void **state)
 {
 	(void)state;
-	/* B is stored in the GEMM weight layout, which only the host
-	 * writes */
-	expect_refusal("input x f16 [16, 16]\n"
-	               "weight w f16 [16, 16]\n"
+	/* the pack kernel transposes f16 and f32 blocks; f8 B^T is a copy */
+	expect_refusal("input x f8_f143 [32, 32]\n"
+	               "weight w f8_f143 [32, 32]\n"
 	               "h = matmul x w\n"
-	               "y = matmul x h\n"
+	               "hq = cast h f8_f143\n"
+	               "y = matmul x hq\n"
 	               "output y\n",
-	               "operand B (h) is computed on the device");
-	expect_refusal("input x f16 [8, 16]\n"
+	               "f8: packing it is supported only with");
+	/* no transpose kernel for f8 */
+	expect_refusal("input x f8_f143 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"
 	               "output y\n",
-	               "moves the last axis");
+	               "compile: transpose y: no elementwise kernel");
 }
 
 int
@@ -561,6 +751,10 @@ main(void)
 	    cmocka_unit_test(test_layout_ops),
 	    cmocka_unit_test(test_elementwise),
 	    cmocka_unit_test(test_rowwise),
+	    cmocka_unit_test(test_device_b),
+	    cmocka_unit_test(test_transpose_last),
+	    cmocka_unit_test(test_device_a_transposed),
+	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,10 +51,11 @@ test_errors(void **state)
 	           "\"hidden_size\": 32, \"intermediate_size\": 64, "
 	           "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
 	           "\"image_size\": 32, \"patch_size\": 8}");
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "model gen --config e.json --out e.safetensors "
-	                         "--force"),
-	                 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out,
+	            "model gen --config e.json --out e.safetensors "
+	            "--force"),
+	    0);
 	assert_int_equal(
 	    run_ipu(out, sizeof out,
 	            "image /usr/lib/python3/dist-packages/skimage/data/"

@@ -79,8 +79,9 @@ cmd_run(int argc, char **argv)
 		                              &missing))) {
 			int dt = dtype_from_name(v, strlen(v));
 			if (dt != DT_F32 && dt != DT_F16) {
-				fprintf(stderr, "ipu run: --dtype wants f32 or "
-				                "f16, got '%s'\n",
+				fprintf(stderr,
+				        "ipu run: --dtype wants f32 or "
+				        "f16, got '%s'\n",
 				        v);
 				bad = 1;
 			}
@@ -93,12 +94,14 @@ cmd_run(int argc, char **argv)
 		                              &missing))) {
 			r.threads = atoi(v);
 			if (r.threads < 1 || r.threads > 64) {
-				fprintf(stderr, "ipu run: --threads wants 1..64\n");
+				fprintf(stderr,
+				        "ipu run: --threads wants 1..64\n");
 				bad = 1;
 			}
 		} else {
 			fprintf(stderr, "ipu run: %s '%s'\n",
-			        missing ? "missing value for" : "unknown option",
+			        missing ? "missing value for"
+			                : "unknown option",
 			        argv[i]);
 			bad = 1;
 		}

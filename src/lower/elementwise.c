@@ -138,8 +138,9 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 			lower_step(l, STEP_COMPUTE, what);
 		Step *s = &l->step[first + (int32_t)slot];
 		uint32_t nseg, cols;
-		EwRef ra = piece_ref(pa, ei, &nseg, &cols),
-		      ro = piece_ref(po, eo, &nseg, &cols);
+		/* the walk is a's (a transpose's dst has other columns) */
+		EwRef ro = piece_ref(po, eo, &nseg, &cols),
+		      ra = piece_ref(pa, ei, &nseg, &cols);
 		cols = (cols + mul - 1) / mul * mul;
 		if (pa->format != PF_GEMM_C && cols > pa->pad_cols) {
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -170,7 +171,10 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 		p[P_OUT] = to;
 		p[P_SCALE] = (uint32_t)fp8_scale;
 		p[P_NSEG] = nseg;
-		p[P_ROWS] = pa->rows;
+		/* a transpose's rows are dst's columns: whole groups too */
+		p[P_ROWS] = op == EW_TRANSPOSE
+		                ? (pa->rows + mul - 1) / mul * mul
+		                : pa->rows;
 		p[P_COLS] = cols;
 		const EwRef *refs[3] = {&ro, &ra, &rb};
 		for (int i = 0; i < 3; i++) {

@@ -26,7 +26,9 @@
 
 #include "elementwise.h"
 #include "gemm.h"
+#include "pack.h"
 #include "rowwise.h"
+#include "transpose.h"
 
 enum {
 	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
@@ -187,25 +189,31 @@ home_of(Build *b, int32_t id)
 }
 
 /* Fill `want` (tensor id's place as a consumer wants it) before the
- * consumer's first step `at`: an input or weight without a home is
- * written there by the host; anything else is moved there by an exchange
- * step inserted at `at`. Returns the steps inserted (0 or 1). */
+ * consumer's first step `at` from `from` (its home, or a place made from
+ * it): an input or weight without either is written there by the host;
+ * anything else is moved there by an exchange step inserted at `at` (and
+ * packed, for a GEMM's B: pack.c). Returns the steps inserted. */
 static int
-bring(Build *b, int32_t id, TensorPlace *want, int32_t at, const char *what,
-      int *inserted, Diag *d)
+bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
+      int32_t at, const char *what, int *inserted, Diag *d)
 {
 	*inserted = 0;
-	if (!b->home[id]) {
+	if (!from) {
 		b->home[id] = want;
 		return IPU_OK;
 	}
-	Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
-	*inserted = 1;
-	int r = lower_relayout(s, b->home[id], want, NULL, d);
+	int r;
+	if (lower_is_packed(want)) {
+		r = lower_pack_b(b->l, from, want, at, inserted, d);
+	} else {
+		Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
+		*inserted = 1;
+		r = lower_relayout(s, from, want, NULL, d);
+	}
 	if (r)
 		return r;
 	fill_from(b, want, at);
-	use_place(b, b->home[id], at);
+	use_place(b, from, at);
 	return IPU_OK;
 }
 
@@ -225,6 +233,8 @@ typedef struct {
 	DType dt, dtype_b;
 	uint32_t m, n, k, batches;
 	int fp8_scale;
+	int ta;                    /* A is stored transposed */
+	const TensorPlace *a_home; /* where A is (NULL: the host writes it) */
 } Matmul;
 
 /* Lower `batches` GEMMs with plan p, `group` side by side, into l, with
@@ -247,7 +257,7 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 		                  .batch = bi,
 		                  .tile_base = j * one,
 		                  .step_base = j ? base : -1,
-		                  .transpose_a = mm->op->attr.transpose_a,
+		                  .transpose_a = mm->ta,
 		                  .transpose_b = mm->op->attr.transpose_b,
 		                  .dtype_b = mm->dtype_b,
 		                  .fp8_scale = mm->fp8_scale};
@@ -261,17 +271,17 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 static uint64_t
 relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 {
-	const Tensor *ta = graph_tensor(b->g, mm->op->in[0]);
+	const TensorPlace *from = mm->a_home;
 	Lowered *l = lower_new(b->l->chip, b->l->tiles);
-	TensorPlace *pa = tensor_place_new(ta->id, view_rows(ta), view_cols(ta),
-	                                   (uint8_t)ta->elem.dtype),
+	TensorPlace *pa = tensor_place_new(from->tensor, from->rows, from->cols,
+	                                   from->dtype),
 	            *pb = tensor_place_new(-1, 1, 1, (uint8_t)mm->dtype_b),
 	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
 	uint64_t cost = UINT64_MAX;
 	Diag dd;
 	if (!lower_batches(l, mm, p, 1, pa, pb, pc, &dd)) {
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
-		if (!lower_relayout(s, b->home[ta->id], pa, NULL, &dd))
+		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
 			       l->chip->sync_internal_cycles;
 	}
@@ -293,7 +303,7 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	const Chip *chip = b->l->chip;
 	uint32_t tiles = b->tiles;
 	uint64_t best = UINT64_MAX;
-	if (mm->batches == 1 && b->home[mm->op->in[0]]) {
+	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
 		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
@@ -366,27 +376,9 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 		                "kernel's 2^-32..2^31",
 		                c->name, a->elem.scale, a->name, bt->elem.scale,
 		                bt->name, scale);
+	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: %s is both operands; the "
-		                "GEMM stores A and B in different layouts and "
-		                "only the host writes B's so far",
-		                c->name, a->name);
-	if (b->home[op->in[1]])
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: operand B (%s) is %s; B "
-		                "is stored in the GEMM weight layout, which "
-		                "only the host writes so far",
-		                c->name, bt->name,
-		                bt->producer >= 0
-		                    ? "computed on the device"
-		                    : "also used by an earlier op");
-	if (b->home[op->in[0]] && op->attr.transpose_a)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: matmul %s: a transposed operand A "
-		                "(%s) that is computed on the device or used "
-		                "by an earlier op is not supported yet",
-		                c->name, a->name);
+		home_of(b, op->in[0]);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
 	*mm = (Matmul){.op = op,
@@ -396,8 +388,32 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 	               .k = (uint32_t)a->shape.dim[ra - (tra ? 2 : 1)],
 	               .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
 	               .batches = (uint32_t)batches,
-	               .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0};
+	               .fp8_scale = dtype_is_f8(a->elem.dtype) ? scale : 0,
+	               .ta = tra,
+	               .a_home = b->home[op->in[0]]};
 	return IPU_OK;
+}
+
+/* A transposed operand A that has a home is transposed on the device
+ * (transpose.c) into a row-major place of its own, [M x K] per batch,
+ * which the GEMM then reads as an untransposed A. */
+static int
+untranspose_a(Build *b, Matmul *mm, Diag *d)
+{
+	const Tensor *a = graph_tensor(b->g, mm->op->in[0]);
+	Shape perm = {.rank = a->shape.rank};
+	for (int i = 0; i < perm.rank; i++)
+		perm.dim[i] = i;
+	perm.dim[perm.rank - 2] = perm.rank - 1;
+	perm.dim[perm.rank - 1] = perm.rank - 2;
+	int32_t at = b->l->nstep;
+	TensorPlace *to = default_place(b, a->id, mm->batches * mm->m, mm->k,
+	                                a->elem.dtype, at);
+	int r = lower_transpose_last(b->l, mm->a_home, &a->shape, &perm, to, d);
+	use_place(b, mm->a_home, at);
+	mm->a_home = to;
+	mm->ta = 0;
+	return r;
 }
 
 static int
@@ -405,6 +421,8 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 {
 	Matmul mm = {0};
 	int r = check_matmul(b, op, &mm, d);
+	if (!r && mm.ta && mm.a_home)
+		r = untranspose_a(b, &mm, d);
 	GemmPlan plan;
 	uint32_t group = 1;
 	if (!r)
@@ -421,7 +439,9 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 		describe(b, text, 0);
 	}
 	const Tensor *tc = graph_tensor(b->g, op->out);
-	TensorPlace *pa = view_place(b, op->in[0]),
+	TensorPlace *pa = mm.a_home ? new_place(b, op->in[0], mm.a_home->rows,
+	                                        mm.a_home->cols, mm.dt)
+	                            : view_place(b, op->in[0]),
 	            *pb = view_place(b, op->in[1]),
 	            *pc = new_place(b, op->out, view_rows(tc), view_cols(tc),
 	                            mm.dt == DT_F32 ? DT_F32 : DT_F16);
@@ -429,9 +449,11 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	r = lower_batches(b->l, &mm, &plan, group, pa, pb, pc, d);
 	int moved = 0;
 	if (!r)
-		r = bring(b, op->in[1], pb, first, "matmul: B", &moved, d);
+		r = bring(b, op->in[1], b->home[op->in[1]], pb, first,
+		          "matmul: B", &moved, d);
+	/* after B's steps: the reads bring records stay where they are */
 	if (!r)
-		r = bring(b, op->in[0], pa, first,
+		r = bring(b, op->in[0], mm.a_home, pa, first + moved,
 		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
@@ -444,6 +466,16 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	if (used > b->tiles_used)
 		b->tiles_used = used;
 	return IPU_OK;
+}
+
+static int
+op_error(const Build *b, const Op *op, int r, Diag *d)
+{
+	char what[GRAPH_MAX_NAME + 32];
+	snprintf(what, sizeof what, "compile: %s %s", op_desc(op->kind)->name,
+	         graph_tensor(b->g, op->out)->name);
+	graph_diag_prefix(d, what);
+	return r;
 }
 
 /* ---- layout ops -------------------------------------------------------- */
@@ -484,57 +516,29 @@ lower_reshape_op(Build *b, const Op *op, Diag *d)
 	return IPU_OK;
 }
 
-/* A permutation of the axes before the last: a source row's index, as
- * digits in the input's axes, goes to the output's row with the digits
- * permuted. */
-typedef struct {
-	int rank; /* axes before the last */
-	int64_t in_dim[GRAPH_MAX_RANK], out_stride[GRAPH_MAX_RANK];
-	int64_t perm[GRAPH_MAX_RANK];
-	uint64_t cols;
-} RowPerm;
-
-static uint64_t
-permute_flat(const void *ctx, uint64_t flat)
-{
-	const RowPerm *p = ctx;
-	uint64_t row = flat / p->cols, col = flat % p->cols, to = 0;
-	int64_t digit[GRAPH_MAX_RANK];
-	for (int i = p->rank - 1; i >= 0; i--) {
-		digit[i] = (int64_t)(row % (uint64_t)p->in_dim[i]);
-		row /= (uint64_t)p->in_dim[i];
-	}
-	/* output axis i is input axis perm[i] */
-	for (int i = 0; i < p->rank; i++)
-		to += (uint64_t)(digit[p->perm[i]] * p->out_stride[i]);
-	return to * p->cols + col;
-}
-
 static int
 lower_transpose_op(Build *b, const Op *op, Diag *d)
 {
 	const Tensor *in = graph_tensor(b->g, op->in[0]),
 	             *out = graph_tensor(b->g, op->out);
-	int rank = in->shape.rank;
 	const Shape *perm = &op->attr.perm;
-	if (perm->dim[rank - 1] != rank - 1)
-		return diag_set(
-		    d, IPU_EINVAL, NULL, 0, 0,
-		    "compile: transpose %s moves the last axis; only "
-		    "permutations of the other axes are supported "
-		    "so far (a matmul can take a transposed input "
-		    "with transpose_a/transpose_b)",
-		    out->name);
-	RowPerm p = {.rank = rank - 1, .cols = view_cols(in)};
-	int64_t stride = 1;
-	for (int i = rank - 2; i >= 0; i--) {
-		p.in_dim[i] = in->shape.dim[i];
-		p.perm[i] = perm->dim[i];
-		p.out_stride[i] = stride;
-		stride *= out->shape.dim[i];
+	if (perm->dim[in->shape.rank - 1] == in->shape.rank - 1) {
+		RowPerm p;
+		FlatMap map = lower_row_perm(&p, &in->shape, perm);
+		return move_op(b, op, &map, "transpose", d);
 	}
-	FlatMap map = {permute_flat, &p};
-	return move_op(b, op, &map, "transpose", d);
+	/* the last axis moves: rows, 2-D transposes, rows (transpose.c) */
+	TensorPlace *from = home_of(b, op->in[0]);
+	int32_t at = b->l->nstep;
+	TensorPlace *to = default_place(b, op->out, view_rows(out),
+	                                view_cols(out), out->elem.dtype, at);
+	int r = lower_transpose_last(b->l, from, &in->shape, perm, to, d);
+	if (r)
+		return op_error(b, op, r, d);
+	use_place(b, from, at);
+	use_place(b, to, b->l->nstep - 1);
+	b->home[op->out] = to;
+	return IPU_OK;
 }
 
 /* ---- elementwise ------------------------------------------------------- */
@@ -554,16 +558,6 @@ same_pieces(const TensorPlace *x, const TensorPlace *y)
 			return 0;
 	}
 	return 1;
-}
-
-static int
-op_error(const Build *b, const Op *op, int r, Diag *d)
-{
-	char what[GRAPH_MAX_NAME + 32];
-	snprintf(what, sizeof what, "compile: %s %s", op_desc(op->kind)->name,
-	         graph_tensor(b->g, op->out)->name);
-	graph_diag_prefix(d, what);
-	return r;
 }
 
 /* out = op(x) on x's pieces: cast, gelu. */

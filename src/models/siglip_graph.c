@@ -57,8 +57,8 @@ linear(Text *t, const char *dt, const char *y, const char *x, const char *w,
 }
 
 static void
-layernorm(Text *t, const char *dt, const char *y, const char *x,
-          const char *w, int d, double eps)
+layernorm(Text *t, const char *dt, const char *y, const char *x, const char *w,
+          int d, double eps)
 {
 	put(t, "weight %s.weight %s [%d]\n", w, dt, d);
 	put(t, "weight %s.bias %s [%d]\n", w, dt, d);
@@ -97,8 +97,8 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 
 /* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w` */
 static void
-mlp(Text *t, const char *dt, const char *y, const char *x, const char *w,
-    int d, int f)
+mlp(Text *t, const char *dt, const char *y, const char *x, const char *w, int d,
+    int f)
 {
 	char a[96], b[96], g[96], n1[96], n2[96];
 	snprintf(a, sizeof a, "%s.fc1", y);
@@ -119,18 +119,22 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 	int d = c->hidden, f = c->intermediate, h = c->heads, dh = d / h;
 	int n = siglip_tokens(c), pp = c->channels * c->patch * c->patch;
 	int rows = batch * n;
-	put(&t, "# SigLIP vision tower: %d layers, d %d, f %d, %d heads, "
-	        "%d tokens, batch %d, %s\n",
+	put(&t,
+	    "# SigLIP vision tower: %d layers, d %d, f %d, %d heads, "
+	    "%d tokens, batch %d, %s\n",
 	    c->layers, d, f, h, n, batch, dt);
 	put(&t, "input patches %s [%d, %d]\n", dt, rows, pp);
-	put(&t, "weight vision_model.embeddings.patch_embedding.weight %s "
-	        "[%d, %d]\n",
+	put(&t,
+	    "weight vision_model.embeddings.patch_embedding.weight %s "
+	    "[%d, %d]\n",
 	    dt, d, pp);
-	put(&t, "weight vision_model.embeddings.patch_embedding.bias %s "
-	        "[%d]\n",
+	put(&t,
+	    "weight vision_model.embeddings.patch_embedding.bias %s "
+	    "[%d]\n",
 	    dt, d);
-	put(&t, "weight vision_model.embeddings.position_embedding.weight "
-	        "%s [%d, %d]\n",
+	put(&t,
+	    "weight vision_model.embeddings.position_embedding.weight "
+	    "%s [%d, %d]\n",
 	    dt, rows, d);
 	put(&t, "emb.mm = matmul patches "
 	        "vision_model.embeddings.patch_embedding.weight "
@@ -187,8 +191,9 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 		    part[i], dt, d, d);
 		put(&t, "weight %s.in_proj_bias.%s %s [%d]\n", hw, part[i], dt,
 		    d);
-		put(&t, "head.%s.mm = matmul %s %s.in_proj_weight.%s "
-		        "transpose_b=1\n",
+		put(&t,
+		    "head.%s.mm = matmul %s %s.in_proj_weight.%s "
+		    "transpose_b=1\n",
 		    part[i], from[i], hw, part[i]);
 		put(&t, "head.%s = add head.%s.mm %s.in_proj_bias.%s\n",
 		    part[i], part[i], hw, part[i]);
@@ -206,8 +211,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 }
 
 int
-siglip_weight_source(const char *graph_name, char *ckpt, size_t len,
-                     int *part)
+siglip_weight_source(const char *graph_name, char *ckpt, size_t len, int *part)
 {
 	size_t n = strlen(graph_name);
 	*part = -1;
@@ -235,7 +239,8 @@ siglip_patches(const SiglipConfig *c, int batch, const float *pixels,
 					for (int y = 0; y < p; y++)
 						for (int x = 0; x < p; x++)
 							out[at++] = pixels
-							    [(((size_t)b * ch + k) *
+							    [(((size_t)b * ch +
+							       k) *
 							          s +
 							      gy * p + y) *
 							         s +

@@ -247,8 +247,8 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		e = load_pixels(r, &c, &px, &out->batch, d);
 	if (!e) {
 		out->d = c.hidden;
-		size_t n = (size_t)out->batch * siglip_tokens(&c) *
-		           c.channels * c.patch * c.patch;
+		size_t n = (size_t)out->batch * siglip_tokens(&c) * c.channels *
+		           c.patch * c.patch;
 		patches = xmalloc(n * sizeof *patches);
 		siglip_patches(&c, out->batch, px, patches);
 		char *text = siglip_graph_text(&c, out->batch, r->dtype);
@@ -274,8 +274,8 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	if (!e) {
 		for (int i = 0; i < g->nops; i++)
 			if (g->ops[i].kind == OP_MATMUL)
-				out->macs += (uint64_t)graph_op_work(g, &g->ops[i])
-				                 .macs;
+				out->macs +=
+				    (uint64_t)graph_op_work(g, &g->ops[i]).macs;
 		uint32_t peak =
 		    r->dtype == DT_F32 ? chip->macs_f32 : chip->macs_f16;
 		out->chip_seconds = (double)out->cycles / chip->clock_hz;

@@ -1,0 +1,202 @@
+// pack.S - packs a row-major block into the GEMM kernel's weight layout
+// (docs/kernel-gemm.md "Layouts", B), on the device: the operand B of a
+// matmul computed by earlier operations. docs/kernel-pack.md.
+//
+//   entry        source block (row stride S bytes)   panel row m of (q, p)
+//   pack_b_f16   B   [bk x bn] f16                    transposed 16 x 16
+//   pack_b_f32   B   [bk x bn] f32                    transposed  8 x 16
+//   pack_bt      B^T [bn x bk] any type               32 bytes copied
+//
+// A weight panel (q, p) is 16 rows of 32 bytes: row m holds the K-panel p
+// (16 f16, 8 f32 or 32 f8 elements) of B's column 16q + m. The workers
+// split the np x nk panels (n-panel outer) into six contiguous ranges and
+// write every panel from the source blindly, padding included; then the
+// supervisor zeroes the padding: the rows past bn in the last n-panel's
+// panels, and the elements past bk in the last K-panel's rows (one word
+// masked, the rest zero words).
+//
+// Supervisor entry, `call $m10, pack_b_f16` with $m0 -> argument block.
+// Clobbers $m1-$m7 and $WORKER0..5_BASE; preserves $m0 and $m8-$m15.
+
+// Argument block (byte offsets), written by pack_args_fill().
+	.equ ARG_TDOWN, 0      // transposes: S / 8; copy: (S - 24) / 8
+	.equ ARG_TBACK, 4      // transposes: (8 - (block - 1) S) / 8
+	.equ ARG_BAND, 8       // transposes: src step after a band of blocks
+	.equ ARG_PANEL, 12     // src step after a panel
+	.equ ARG_WRAP, 16      // further src step into the next n-panel
+	.equ ARG_NK1, 20       // K-panels - 1
+	.equ ARG_ZN, 24        // rows past bn: panels to fix (0: none)
+	.equ ARG_ZA, 28        //   first zero word
+	.equ ARG_ZW1, 32       //   zero words per panel - 1
+	.equ ARG_KN, 36        // K past bk: n-panels to fix (0: none)
+	.equ ARG_KA, 40        //   the first row's masked word
+	.equ ARG_KM, 44        //   its mask
+	.equ ARG_KZ, 48        //   zero words after it in a row (0..7)
+	.equ ARG_KSTEP, 52     //   from the 16th row's word to the next panel's
+	.equ ARG_VERTEX, 64    // six worker vertices of VERTEX_BYTES
+
+// Worker vertex ($mvertex_base), words:
+	.equ V_COUNT, 0        // panels (0: idle)
+	.equ V_SRC, 1          // the first panel's source
+	.equ V_DST, 2          // the first panel's destination
+	.equ V_PLEFT, 3        // panels left in its n-panel after the first
+	.equ VERTEX_BYTES, 16
+
+	.section .text.pack, "ax"
+
+.macro PACK_ENTRY name, worker
+	.globl \name
+	.type \name, @function
+\name:
+	put $WORKER0_BASE, $m0
+	put $WORKER1_BASE, $m0
+	put $WORKER2_BASE, $m0
+	put $WORKER3_BASE, $m0
+	put $WORKER4_BASE, $m0
+	put $WORKER5_BASE, $m0
+	setzi $m1, \worker
+	add $m2, $m0, ARG_VERTEX
+	runall $m1, $m2, VERTEX_BYTES / 4
+	sync TEXCH_SYNCZONE_LOCAL
+	bri pack_padding
+	.size \name, . - \name
+.endm
+
+	PACK_ENTRY pack_b_f16, pack_b_f16_worker
+	PACK_ENTRY pack_b_f32, pack_b_f32_worker
+	PACK_ENTRY pack_bt, pack_bt_worker
+
+// The padding, after the workers: zero words 32 bits at a time.
+	.type pack_padding, @function
+pack_padding:
+	// rows past bn: ZN runs of ZW1 + 1 words, 512 bytes apart
+	ld32 $m1, $m0, $mzero, ARG_ZN / 4
+	brz $m1, 3f
+	add $m1, $m1, -1
+	ld32 $m2, $m0, $mzero, ARG_ZA / 4
+1:	ld32 $m3, $m0, $mzero, ARG_ZW1 / 4
+	add $m4, $m2, 0
+2:	st32step $mzero, $mzero, $m4+=, 1
+	brnzdec $m3, 2b
+	add $m2, $m2, 512
+	brnzdec $m1, 1b
+	// K past bk: in each n-panel's last K-panel, 16 rows of one masked
+	// word and KZ zero words
+3:	ld32 $m1, $m0, $mzero, ARG_KN / 4
+	brz $m1, 9f
+	add $m1, $m1, -1
+	ld32 $m2, $m0, $mzero, ARG_KA / 4
+	ld32 $m5, $m0, $mzero, ARG_KM / 4
+4:	setzi $m6, 15
+5:	ld32 $m3, $m2, $mzero, 0
+	and $m3, $m3, $m5
+	st32 $m3, $m2, $mzero, 0
+	ld32 $m4, $m0, $mzero, ARG_KZ / 4
+	add $m7, $m2, 4
+	brz $m4, 7f
+	add $m4, $m4, -1
+6:	st32step $mzero, $mzero, $m7+=, 1
+	brnzdec $m4, 6b
+7:	add $m2, $m2, 32
+	brnzdec $m6, 5b
+	ld32 $m3, $m0, $mzero, ARG_KSTEP / 4
+	add $m2, $m2, $m3
+	brnzdec $m1, 4b
+9:	br $lr
+	.size pack_padding, . - pack_padding
+
+// Worker: every instruction but exitz is a bundle, so branch targets and
+// rpt bodies stay 8-byte aligned. $m0 panels left, $m1 panels left in the
+// n-panel, $m2 band step, $m3 panel step, $m4 wrap step, $m6 dst and $m7
+// src cursors, $m8 / $m13 the source's down / back-up-and-right steps,
+// $m14 the destination row step (32 bytes), $m5 bands left. \panel
+// writes one panel: src moves on by KP rows (transposes) or 16 rows
+// (copy), dst by 512 bytes.
+.macro PACK_WORKER name, panel
+	.align 8
+\name:
+	{ ld32 $m0, $mvertex_base, $mzero, V_COUNT ; fnop }
+	{ brz $m0, 9f ; fnop }
+	{ ld32 $m7, $mvertex_base, $mzero, V_SRC ; fnop }
+	{ ld32 $m6, $mvertex_base, $mzero, V_DST ; fnop }
+	{ ld32 $m1, $mvertex_base, $mzero, V_PLEFT ; fnop }
+	{ ld32 $m8, $mworker_base, $mzero, ARG_TDOWN / 4 ; fnop }
+	{ ld32 $m13, $mworker_base, $mzero, ARG_TBACK / 4 ; fnop }
+	{ ld32 $m2, $mworker_base, $mzero, ARG_BAND / 4 ; fnop }
+	{ ld32 $m3, $mworker_base, $mzero, ARG_PANEL / 4 ; fnop }
+	{ ld32 $m4, $mworker_base, $mzero, ARG_WRAP / 4 ; fnop }
+	{ setzi $m14, 4 ; fnop }
+1:	\panel
+	{ add $m7, $m7, $m3 ; fnop }
+	{ add $m0, $m0, -1 ; fnop }
+	{ brz $m0, 9f ; fnop }
+	{ brnzdec $m1, 1b ; fnop }
+	{ add $m7, $m7, $m4 ; fnop }
+	{ ld32 $m1, $mworker_base, $mzero, ARG_NK1 / 4 ; fnop }
+	{ bri 1b ; fnop }
+9:	exitz $mzero
+	.size \name, . - \name
+.endm
+
+// Transposing panels: 4 bands of \blocks square blocks, a band being the
+// block's rows of source x 16 columns; band kb fills atom kb of every
+// panel row. After a band dst is 512 bytes on: back to the next atom.
+.macro PACK_T_PANEL blocks, size, block
+	{ setzi $m5, 3 ; fnop }
+2:	{ rpt \blocks, \size ; fnop }
+	\block
+	{ add $m7, $m7, $m2 ; fnop }
+	{ add $m6, $m6, -504 ; fnop }
+	{ brnzdec $m5, 2b ; fnop }
+	{ add $m6, $m6, 480 ; fnop }
+.endm
+
+// f16 4 x 4 block (as EW_LINE_T16 in elementwise.inc): rows in
+// $a0:1 .. $a6:7; column j is {sort of the rows' word j/2, low (j even)
+// or high halves}.
+.macro PACK_T16_BLOCK
+	{ ld64step $a0:1, $mzero, $m7+=, $m8 ; fnop }
+	{ ld64step $a2:3, $mzero, $m7+=, $m8 ; fnop }
+	{ ld64step $a4:5, $mzero, $m7+=, $m8 ; sort4x16lo $a8, $a0, $a2 }
+	{ ld64step $a6:7, $mzero, $m7+=, $m13 ; sort4x16hi $a10, $a0, $a2 }
+	{ nop ; sort4x16lo $a9, $a4, $a6 }
+	{ st64step $a8:9, $mzero, $m6+=, $m14 ; sort4x16hi $a11, $a4, $a6 }
+	{ st64step $a10:11, $mzero, $m6+=, $m14 ; sort4x16lo $a12, $a1, $a3 }
+	{ nop ; sort4x16lo $a13, $a5, $a7 }
+	{ st64step $a12:13, $mzero, $m6+=, $m14 ; sort4x16hi $a8, $a1, $a3 }
+	{ nop ; sort4x16hi $a9, $a5, $a7 }
+	{ st64step $a8:9, $mzero, $m6+=, $m14 ; fnop }
+.endm
+
+// f32 2 x 2 block: rows in $a0:1, $a2:3.
+.macro PACK_T32_BLOCK
+	{ ld64step $a0:1, $mzero, $m7+=, $m8 ; fnop }
+	{ ld64step $a2:3, $mzero, $m7+=, $m13 ; fnop }
+	{ nop ; sort4x32lo $a4:5, $a0:1, $a2:3 }
+	{ st64step $a4:5, $mzero, $m6+=, $m14 ; sort4x32hi $a6:7, $a0:1, $a2:3 }
+	{ st64step $a6:7, $mzero, $m6+=, $m14 ; fnop }
+.endm
+
+.macro PACK_T16_PANEL
+	PACK_T_PANEL 4, 10, PACK_T16_BLOCK
+.endm
+.macro PACK_T32_PANEL
+	PACK_T_PANEL 8, 4, PACK_T32_BLOCK
+.endm
+
+// Copy: 16 rows of 4 atoms, the source's row step in $m8.
+.macro PACK_COPY_PANEL
+	{ rpt 16, 7 ; fnop }
+	{ ld64step $a0:1, $mzero, $m7+=, 1 ; fnop }
+	{ ld64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+	{ ld64step $a4:5, $mzero, $m7+=, 1 ; fnop }
+	{ ld64step $a6:7, $mzero, $m7+=, $m8 ; fnop }
+	{ st64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+	{ st64step $a2:3, $mzero, $m6+=, 1 ; fnop }
+	{ st64step $a4:5, $mzero, $m6+=, 1 ; fnop }
+	{ st64step $a6:7, $mzero, $m6+=, 1 ; fnop }
+.endm
+
+	PACK_WORKER pack_b_f16_worker, PACK_T16_PANEL
+	PACK_WORKER pack_b_f32_worker, PACK_T32_PANEL
+	PACK_WORKER pack_bt_worker, PACK_COPY_PANEL

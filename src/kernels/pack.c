@@ -1,0 +1,303 @@
+/*
+ * pack.c - host side of kernels/pack.S: the checks, the argument block
+ * (the workers' panel ranges and the padding the supervisor zeroes) and
+ * the exact cycle count, which follows the issue model (docs/emulator.md):
+ * the supervisor alone issues every cycle, a worker every 6 cycles.
+ */
+#include "pack.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "../util/util.h"
+
+/* Argument block offsets: must match kernels/pack.S. */
+enum {
+	ARG_TDOWN = 0,
+	ARG_TBACK = 4,
+	ARG_BAND = 8,
+	ARG_PANEL = 12,
+	ARG_WRAP = 16,
+	ARG_NK1 = 20,
+	ARG_ZN = 24,
+	ARG_ZA = 28,
+	ARG_ZW1 = 32,
+	ARG_KN = 36,
+	ARG_KA = 40,
+	ARG_KM = 44,
+	ARG_KZ = 48,
+	ARG_KSTEP = 52,
+	ARG_VERTEX = 64,
+	VERTEX_BYTES = 16,
+	PANEL_ROW_BYTES = 32, /* a weight panel row: one K-panel, any type */
+};
+
+/* Worker issues (PACK_WORKER): an idle worker's run; the set-up before
+ * the first panel; after each panel the step, the count and its test;
+ * the branch back to a panel of the same n-panel; the wrap into the
+ * next; the exit. Panel bodies: the transposes' 4 bands of rpt, blocks,
+ * 3 steps, between setzi and the dst fix; the copy's rpt of 16 rows. */
+enum {
+	W_IDLE = 3,
+	W_SETUP = 11,
+	W_AFTER = 3,
+	W_NEXT = 1,
+	W_WRAP = 3,
+	W_EXIT = 1,
+	B_T16 = 1 + 4 * (1 + 4 * 11 + 3) + 1,
+	B_T32 = 1 + 4 * (1 + 8 * 5 + 3) + 1,
+	B_COPY = 1 + 16 * 8,
+	SUP_RUNALL = 9, /* supervisor issues up to and including runall */
+};
+
+const char *
+pack_entry(GemmDtype t, int transposed)
+{
+	if (transposed)
+		return "pack_bt";
+	return t == GEMM_F16   ? "pack_b_f16"
+	       : t == GEMM_F32 ? "pack_b_f32"
+	                       : NULL;
+}
+
+uint32_t
+pack_src_rows(GemmDtype t, int transposed, uint32_t bk, uint32_t bn)
+{
+	return transposed ? gemm_n_panels(bn) * GEMM_COLS
+	                  : gemm_k_panels(t, bk) * gemm_k_panel(t);
+}
+
+uint32_t
+pack_src_row_bytes(GemmDtype t, int transposed, uint32_t bk, uint32_t bn)
+{
+	return transposed ? gemm_k_panels(t, bk) * PANEL_ROW_BYTES
+	                  : gemm_n_panels(bn) * GEMM_COLS * gemm_in_bytes(t);
+}
+
+int
+pack_check(const PackCall *c, Diag *d)
+{
+	const char *entry = pack_entry(c->t, c->transposed);
+	if (!entry)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: %s from B (not transposed) is not "
+		                "supported",
+		                gemm_dtype_name(c->t));
+	if (!c->bk || !c->bn)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: empty block %u x %u", c->bk, c->bn);
+	const char *bad = c->src % 8      ? "src address"
+	                  : c->dst % 8    ? "dst address"
+	                  : c->stride % 8 ? "row stride"
+	                                  : NULL;
+	if (bad)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: %s is not a multiple of 8 (src 0x%x, "
+		                "stride %u, dst 0x%x)",
+		                bad, c->src, c->stride, c->dst);
+	uint32_t rows = pack_src_rows(c->t, c->transposed, c->bk, c->bn),
+	         row = pack_src_row_bytes(c->t, c->transposed, c->bk, c->bn);
+	if (c->stride < row)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: row stride %u is shorter than a source "
+		                "row padded to whole panels (%u bytes)",
+		                c->stride, row);
+	uint64_t src_end =
+	             (uint64_t)c->src + (uint64_t)(rows - 1) * c->stride + row,
+	         dst_end = (uint64_t)c->dst + gemm_b_bytes(c->t, c->bk, c->bn);
+	if (src_end > UINT32_MAX || dst_end > UINT32_MAX)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0, "pack: the %s runs past 4 GiB",
+		    src_end > UINT32_MAX ? "source" : "destination");
+	if (c->dst < src_end && c->src < dst_end)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: dst [0x%x, 0x%llx) overlaps the source "
+		                "[0x%x, 0x%llx)",
+		                c->dst, (unsigned long long)dst_end, c->src,
+		                (unsigned long long)src_end);
+	return IPU_OK;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+typedef struct {
+	uint32_t e, kp, np, nk, panels;
+	uint32_t vr; /* rows of the last n-panel that are B's columns */
+	uint32_t vb; /* bytes of the last K-panel's rows that are B's K */
+} Dims;
+
+static Dims
+dims_of(const PackCall *c)
+{
+	Dims m = {.e = gemm_in_bytes(c->t),
+	          .kp = gemm_k_panel(c->t),
+	          .np = gemm_n_panels(c->bn),
+	          .nk = gemm_k_panels(c->t, c->bk)};
+	m.panels = m.np * m.nk;
+	m.vr = c->bn - (m.np - 1) * GEMM_COLS;
+	m.vb = (c->bk - (m.nk - 1) * m.kp) * m.e;
+	return m;
+}
+
+/* Worker w's panels [first, first + count), n-panel outer. */
+static void
+share(const Dims *m, int w, uint32_t *first, uint32_t *count)
+{
+	uint64_t a = (uint64_t)m->panels * (uint64_t)w / 6,
+	         b = (uint64_t)m->panels * (uint64_t)(w + 1) / 6;
+	*first = (uint32_t)a;
+	*count = (uint32_t)(b - a);
+}
+
+/* Where panel (q, p) starts reading the source. */
+static uint32_t
+panel_src(const PackCall *c, const Dims *m, uint32_t q, uint32_t p)
+{
+	if (c->transposed)
+		return c->src + q * GEMM_COLS * c->stride + p * PANEL_ROW_BYTES;
+	return c->src + p * m->kp * c->stride + q * GEMM_COLS * m->e;
+}
+
+void
+pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
+{
+	assert(pack_entry(c->t, c->transposed) && "pack of an unchecked call");
+	Dims m = dims_of(c);
+	uint32_t s = c->stride;
+	memset(out, 0, PACK_ARGS_BYTES);
+	if (c->transposed) {
+		/* the copy: 16 rows of 32 bytes, then the next K-panel */
+		put32(out + ARG_TDOWN, (s - 24) / 8);
+		put32(out + ARG_PANEL, PANEL_ROW_BYTES - GEMM_COLS * s);
+		put32(out + ARG_WRAP, GEMM_COLS * s - m.nk * PANEL_ROW_BYTES);
+	} else {
+		/* square blocks of blk rows, 4 bands a panel */
+		int32_t blk = (int32_t)(8 / m.e);
+		put32(out + ARG_TDOWN, s / 8);
+		put32(out + ARG_TBACK,
+		      (uint32_t)((8 - (blk - 1) * (int32_t)s) / 8));
+		put32(out + ARG_BAND, (uint32_t)blk * s - GEMM_COLS * m.e);
+		put32(out + ARG_WRAP, GEMM_COLS * m.e - m.nk * m.kp * s);
+	}
+	put32(out + ARG_NK1, m.nk - 1);
+	if (m.vr < GEMM_COLS) {
+		put32(out + ARG_ZN, m.nk);
+		put32(out + ARG_ZA, c->dst +
+		                        (m.np - 1) * m.nk * GEMM_B_PANEL_BYTES +
+		                        m.vr * PANEL_ROW_BYTES);
+		put32(out + ARG_ZW1,
+		      (GEMM_COLS - m.vr) * PANEL_ROW_BYTES / 4 - 1);
+	}
+	if (m.vb < PANEL_ROW_BYTES) {
+		put32(out + ARG_KN, m.np);
+		put32(out + ARG_KA,
+		      c->dst + (m.nk - 1) * GEMM_B_PANEL_BYTES + m.vb / 4 * 4);
+		put32(out + ARG_KM,
+		      m.vb % 4 ? (1u << (8 * (m.vb % 4))) - 1 : 0);
+		put32(out + ARG_KZ, 7 - m.vb / 4);
+		put32(out + ARG_KSTEP, (m.nk - 1) * GEMM_B_PANEL_BYTES);
+	}
+	for (int w = 0; w < 6; w++) {
+		uint32_t first, count;
+		share(&m, w, &first, &count);
+		if (!count)
+			continue;
+		uint32_t q = first / m.nk, p = first % m.nk;
+		uint8_t *v = out + ARG_VERTEX + w * VERTEX_BYTES;
+		put32(v, count);
+		put32(v + 4, panel_src(c, &m, q, p));
+		put32(v + 8, c->dst + first * GEMM_B_PANEL_BYTES);
+		put32(v + 12, m.nk - 1 - p);
+	}
+}
+
+static uint64_t
+worker_issues(const PackCall *c, const Dims *m, int w)
+{
+	uint32_t first, count;
+	share(m, w, &first, &count);
+	if (!count)
+		return W_IDLE;
+	uint64_t body = c->transposed      ? B_COPY
+	                : c->t == GEMM_F16 ? B_T16
+	                                   : B_T32;
+	uint64_t wraps = 0;
+	for (uint32_t t = first; t + 1 < first + count; t++)
+		wraps += t % m->nk == m->nk - 1;
+	return W_SETUP + count * (body + W_AFTER) + (count - 1) * W_NEXT +
+	       wraps * W_WRAP + W_EXIT;
+}
+
+/* Supervisor issues after the sync: bri, the padding (pack_padding), br. */
+static uint64_t
+padding_issues(const Dims *m)
+{
+	uint64_t n = 1 + 2; /* bri; ld32, brz */
+	if (m->vr < GEMM_COLS) {
+		uint64_t words = (GEMM_COLS - m->vr) * PANEL_ROW_BYTES / 4;
+		n += 2 + m->nk * (4 + 2 * words);
+	}
+	n += 2; /* ld32, brz */
+	if (m->vb < PANEL_ROW_BYTES) {
+		uint64_t kz = 7 - m->vb / 4;
+		uint64_t row = kz ? 6 + 1 + 2 * kz + 2 : 8;
+		n += 3 + m->np * (1 + GEMM_COLS * row + 3);
+	}
+	return n + 1; /* br $lr */
+}
+
+uint64_t
+pack_cycles(const PackCall *c)
+{
+	assert(pack_entry(c->t, c->transposed) && "pack of an unchecked call");
+	Dims m = dims_of(c);
+	/* runall issues at cycle R; worker v starts at the next turn of
+	 * slot v; the sync leaves 6 cycles after the last exit */
+	uint64_t R = SUP_RUNALL - 1, last = 0;
+	for (int v = 0; v < 6; v++) {
+		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
+		uint64_t exit = start + 6 * (worker_issues(c, &m, v) - 1);
+		if (exit > last)
+			last = exit;
+	}
+	return last + 6 + padding_issues(&m);
+}
+
+int
+pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
+               uint64_t *cycles, Diag *d)
+{
+	int rc = pack_check(c, d);
+	if (rc)
+		return rc;
+	const char *name = pack_entry(c->t, c->transposed);
+	int64_t entry = img_symbol_addr(img, name);
+	if (entry < 0)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: the image has no %s (link pack)", name);
+	uint8_t block[PACK_ARGS_BYTES];
+	pack_args_fill(c, block);
+	if (tile_write(t, args, block, sizeof block))
+		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
+		                "pack: argument block at 0x%x is outside the "
+		                "tile",
+		                args);
+	uint64_t start = t->cycle;
+	t->ctx[0].m[0] = args;
+	tile_start(t, (uint32_t)entry);
+	RunStatus st = tile_run(t, start + 4000000000ull);
+	if (cycles)
+		*cycles = t->cycle - start;
+	if (st != RUN_DONE) {
+		char buf[600] = "did not finish";
+		if (st == RUN_FAULT)
+			tile_format_fault(t, buf, sizeof buf);
+		return diag_set(d, IPU_EFAULT, "kernels/pack.S", 0, 0, "%s: %s",
+		                name, buf);
+	}
+	return IPU_OK;
+}

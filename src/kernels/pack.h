@@ -1,0 +1,53 @@
+/*
+ * pack.h - the weight-packing kernel (kernels/pack.S) from the host side:
+ * the entry, the checks a call must pass, its argument block, its exact
+ * cycle count and a one-tile driver.
+ *
+ * A call writes the GEMM weight layout of B[bk x bn] (docs/kernel-gemm.md
+ * "Layouts"; byte for byte what gemm_pack_b makes, padding zero) at dst,
+ * from a row-major block at src with rows `stride` bytes apart: B itself
+ * ([bk x bn]), or with `transposed` its transpose B^T ([bn x bk]). The
+ * kernel reads the source padded to whole panels (pack_src_rows rows of
+ * pack_src_row_bytes), whatever the padding holds. docs/kernel-pack.md.
+ */
+#ifndef IPU_PACK_H
+#define IPU_PACK_H
+
+#include <stdint.h>
+
+#include "../asm/asm.h"
+#include "../sim/sim.h"
+#include "gemm.h"
+
+typedef struct {
+	GemmDtype t;
+	int transposed; /* src holds B^T */
+	uint32_t bk, bn;
+	uint32_t src, stride; /* bytes */
+	uint32_t dst;         /* gemm_b_bytes(t, bk, bn) bytes */
+} PackCall;
+
+enum { PACK_ARGS_BYTES = 64 + 6 * 16 };
+
+/* The entry symbol, NULL if unsupported (f8 from B: only B^T). */
+const char *pack_entry(GemmDtype t, int transposed);
+/* The source extent the kernel reads: rows and bytes of each row. */
+uint32_t pack_src_rows(GemmDtype t, int transposed, uint32_t bk, uint32_t bn);
+uint32_t pack_src_row_bytes(GemmDtype t, int transposed, uint32_t bk,
+                            uint32_t bn);
+/* IPU_OK, or IPU_EINVAL naming the problem: support, empty shape, 8-byte
+ * alignment of src, dst and the stride, a stride shorter than a source
+ * row, dst overlapping the source, anything past 4 GiB. */
+int pack_check(const PackCall *c, Diag *d);
+void pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES]);
+/* Cycles of a checked call from the supervisor's entry to its return. */
+uint64_t pack_cycles(const PackCall *c);
+
+/* One-tile driver: t holds the image of "pack" and the data; write the
+ * argument block at args (8-aligned), run the entry from the supervisor
+ * and return its cycles. IPU_EINVAL if pack_check fails, IPU_EFAULT if
+ * the kernel faults. */
+int pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
+                   uint64_t *cycles, Diag *d);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * pack.c - a matmul's operand B from where the device left it.
+ *
+ * Contract: the GEMM lowering wants B in its weight layout, one piece per
+ * stored chunk ("B input": a [ks x n] block of B, or with transpose_b
+ * the [n x ks] block of B's tensor). For each such piece this makes a
+ * staging buffer on the same tile holding the same block of the tensor
+ * row-major, padded to whole panels as kernels/pack.S reads it; one
+ * exchange step (relayout.c) fills every staging block from B's home,
+ * then the pack kernel turns each into the piece (the k-th piece on a
+ * tile in the k-th compute step: one call per tile and step). The staging
+ * buffers live from the exchange to their pack step.
+ */
+#include "pack.h"
+
+#include <stdlib.h>
+
+#include "../graph/graph.h"
+#include "../kernels/pack.h"
+#include "../plan/plan.h"
+
+int
+lower_is_packed(const TensorPlace *tp)
+{
+	return tp->npiece && (tp->piece[0].format == PF_GEMM_B ||
+	                      tp->piece[0].format == PF_GEMM_B_T);
+}
+
+/* param: 0 dtype, 1 transposed, 2 bk, 3 bn, 4 stride; ref: src, dst. */
+static PackCall
+call_of(const KernelCall *k, const uint32_t *addr)
+{
+	return (PackCall){.t = (GemmDtype)k->param[0],
+	                  .transposed = (int)k->param[1],
+	                  .bk = k->param[2],
+	                  .bn = k->param[3],
+	                  .src = addr[0],
+	                  .stride = k->param[4],
+	                  .dst = addr[1]};
+}
+
+static void
+fill_pack_args(const KernelCall *k, const uint32_t *addr, uint8_t *out)
+{
+	PackCall c = call_of(k, addr);
+	pack_args_fill(&c, out);
+}
+
+int
+lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
+             int32_t at, int *inserted, Diag *d)
+{
+	GemmDtype g = plan_gemm_dtype((DType)want->dtype);
+	uint32_t es = (uint32_t)dtype_size((DType)want->dtype);
+	int tr = want->piece[0].format == PF_GEMM_B_T;
+	*inserted = 0;
+	if (!pack_entry(g, tr))
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "operand B (tensor %d) is computed on the device "
+		    "and f8: packing it is supported only with "
+		    "transpose_b=1 (B^T row-major is a copy)",
+		    want->tensor);
+	lower_insert_step(l, at, STEP_EXCHANGE, "matmul: B from its producer");
+	*inserted = 1;
+	TensorPlace *stage =
+	    tensor_place_new(want->tensor, want->rows, want->cols, want->dtype);
+	uint32_t *seen = xcalloc(l->tiles, sizeof *seen);
+	for (int k = 0; k < want->npiece; k++) {
+		const Piece *w = &want->piece[k];
+		uint32_t bk = tr ? w->cols : w->rows,
+		         bn = tr ? w->rows : w->cols;
+		int32_t slot = (int32_t)seen[w->tile]++;
+		if (slot + 1 >= *inserted) {
+			lower_insert_step(l, at + 1 + slot, STEP_COMPUTE,
+			                  "matmul: pack B");
+			++*inserted;
+		}
+		uint32_t rows = pack_src_rows(g, tr, bk, bn),
+		         row = pack_src_row_bytes(g, tr, bk, bn);
+		Piece p = *w;
+		p.pad_rows = rows;
+		p.pad_cols = row / es;
+		p.format = PF_ROWMAJOR;
+		p.at =
+		    (BufRef){lower_buffer(l, w->tile, rows * row, 8, REGION_ANY,
+		                          at, at + 1 + slot, "B to pack"),
+		             0};
+		*lower_piece(stage) = p;
+		Step *s = &l->step[at + 1 + slot];
+		KernelCall *c = lower_call(l, s, w->tile, pack_entry(g, tr),
+		                           "pack", PACK_ARGS_BYTES);
+		c->ref[0] = p.at;
+		c->ref[1] = w->at;
+		c->nref = 2;
+		c->param[0] = g;
+		c->param[1] = (uint32_t)tr;
+		c->param[2] = bk;
+		c->param[3] = bn;
+		c->param[4] = row;
+		c->fill = fill_pack_args;
+		/* addresses do not change the count: price it at zero */
+		uint32_t zero[2] = {0, 0};
+		PackCall pc = call_of(c, zero);
+		c->cycles = pack_cycles(&pc);
+		if (c->cycles > s->cycles)
+			s->cycles = c->cycles;
+	}
+	int r = lower_relayout(&l->step[at], from, stage, NULL, d);
+	free(seen);
+	tensor_place_free(stage);
+	return r;
+}

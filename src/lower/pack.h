@@ -1,0 +1,16 @@
+/* pack.h - packing a matmul's operand B on the device (see pack.c). */
+#ifndef IPU_LOWER_PACK_H
+#define IPU_LOWER_PACK_H
+
+#include "lower.h"
+
+/* 1 if tp's pieces are in the GEMM weight layout (PF_GEMM_B, _B_T). */
+int lower_is_packed(const TensorPlace *tp);
+/* Fill `want` (a GEMM's B pieces, lower_is_packed) from `from` (where B
+ * lives) in new steps from index `at` on: an exchange into row-major
+ * blocks, then compute steps that pack each block (kernels/pack.S).
+ * *inserted gets the number of steps. */
+int lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
+                 int32_t at, int *inserted, Diag *d);
+
+#endif

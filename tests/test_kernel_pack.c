@@ -1,0 +1,221 @@
+/*
+ * test_kernel_pack.c - kernels/pack.S on one emulated C600 tile: B or B^T
+ * in a row-major block with random bytes everywhere (padding included)
+ * packed into the GEMM weight layout, compared byte for byte with the
+ * host packer gemm_pack_b; every byte outside dst unchanged; the call's
+ * cycles equal to pack_cycles. Bad calls are rejected by pack_check.
+ */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/asm/asm.h"
+#include "../src/kernels/kernels.h"
+#include "../src/kernels/pack.h"
+#include "../src/util/util.h"
+
+enum { ARGS = 0x7f000, SRC_AT = 0x80000, DST_AT = 0xc0000, SPAN = 0x60000 };
+
+static int print_rates;
+
+static uint32_t
+rnd32(void)
+{
+	static uint64_t s = 0x9e3779b97f4a7c15ull;
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	return (uint32_t)(s >> 16);
+}
+
+static const Image *
+image(void)
+{
+	static Image img;
+	static int done;
+	if (!done) {
+		static const char *const names[] = {"pack"};
+		Diag d;
+		assert_int_equal(
+		    kernel_image(names, 1, chip_default(), &img, &d), 0);
+		done = 1;
+	}
+	return &img;
+}
+
+/* Pack B [bk x bn] (or, transposed, from B^T) with `extra` bytes more than
+ * the padded source row between rows. */
+static void
+run_pack(GemmDtype t, int transposed, uint32_t bk, uint32_t bn, uint32_t extra)
+{
+	uint32_t e = gemm_in_bytes(t);
+	uint32_t row = pack_src_row_bytes(t, transposed, bk, bn);
+	PackCall c = {.t = t,
+	              .transposed = transposed,
+	              .bk = bk,
+	              .bn = bn,
+	              .src = SRC_AT,
+	              .stride = row + extra,
+	              .dst = DST_AT};
+	Diag d;
+	if (pack_check(&c, &d))
+		fail_msg("pack_check: %s", d.msg);
+	uint8_t *mem = xcalloc(SPAN, 1), *after = xcalloc(SPAN, 1);
+	for (uint32_t i = 0; i < SPAN; i++)
+		mem[i] = (uint8_t)rnd32();
+	/* B row-major, read from the source as the kernel should */
+	uint8_t *b = xcalloc((size_t)bk * bn, e);
+	for (uint32_t k = 0; k < bk; k++)
+		for (uint32_t n = 0; n < bn; n++) {
+			uint32_t off = transposed ? n * c.stride + k * e
+			                          : k * c.stride + n * e;
+			memcpy(b + ((size_t)k * bn + n) * e, mem + off, e);
+		}
+	uint32_t bytes = gemm_b_bytes(t, bk, bn);
+	uint8_t *want = xcalloc(bytes, 1);
+	gemm_pack_b(t, bk, bn, b, want);
+
+	Tile *tile = tile_new(chip_default(), 0);
+	const Image *img = image();
+	for (int i = 0; i < img->nseg; i++)
+		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
+		           img->seg[i].size);
+	tile_write(tile, SRC_AT, mem, SPAN);
+	uint64_t cycles = 0;
+	if (pack_tile_call(tile, img, &c, ARGS, &cycles, &d))
+		fail_msg("%s", d.msg);
+	tile_read(tile, SRC_AT, after, SPAN);
+	const char *name = pack_entry(t, transposed);
+	for (uint32_t i = 0; i < bytes; i++)
+		if (after[DST_AT - SRC_AT + i] != want[i])
+			fail_msg("%s %ux%u: byte %u (panel %u, row %u) is "
+			         "0x%02x, gemm_pack_b has 0x%02x",
+			         name, bk, bn, i, i / 512, i % 512 / 32,
+			         after[DST_AT - SRC_AT + i], want[i]);
+	for (uint32_t i = 0; i < SPAN; i++)
+		if ((i < DST_AT - SRC_AT || i >= DST_AT - SRC_AT + bytes) &&
+		    after[i] != mem[i])
+			fail_msg("%s %ux%u: byte 0x%x outside dst changed",
+			         name, bk, bn, SRC_AT + i);
+	if (cycles != pack_cycles(&c))
+		fail_msg("%s %ux%u: %llu cycles, pack_cycles says %llu", name,
+		         bk, bn, (unsigned long long)cycles,
+		         (unsigned long long)pack_cycles(&c));
+	if (print_rates)
+		printf(
+		    "%-10s %s %4u x %4u: %6llu cycles, %.3f elements/cycle\n",
+		    name, gemm_dtype_name(t), bk, bn,
+		    (unsigned long long)cycles,
+		    (double)bk * bn / (double)cycles);
+	tile_free(tile);
+	free(want);
+	free(b);
+	free(mem);
+	free(after);
+}
+
+static const uint32_t shapes[][3] = {
+    /* bk, bn, extra stride */
+    {1, 1, 0},    {16, 16, 0}, {8, 16, 8},   {17, 5, 0},   {3, 40, 16},
+    {72, 40, 0},  {40, 72, 8}, {33, 48, 0},  {100, 50, 0}, {64, 16, 24},
+    {16, 100, 0}, {5, 33, 0},  {129, 7, 64},
+};
+
+static void
+test_pack_b(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		run_pack(GEMM_F16, 0, shapes[i][0], shapes[i][1], shapes[i][2]);
+		run_pack(GEMM_F32, 0, shapes[i][0], shapes[i][1], shapes[i][2]);
+	}
+}
+
+static void
+test_pack_bt(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		for (GemmDtype t = GEMM_F32; t <= GEMM_F8; t++)
+			run_pack(t, 1, shapes[i][0], shapes[i][1],
+			         shapes[i][2]);
+}
+
+/* Rates for docs/kernel-pack.md (checked like every call above). */
+static void
+test_rates(void **state)
+{
+	(void)state;
+	print_rates = 1;
+	run_pack(GEMM_F16, 0, 128, 128, 0);
+	run_pack(GEMM_F32, 0, 128, 64, 0);
+	run_pack(GEMM_F16, 1, 128, 128, 0);
+	run_pack(GEMM_F32, 1, 64, 128, 0);
+	run_pack(GEMM_F16, 0, 72, 61, 0);
+	run_pack(GEMM_F16, 1, 72, 61, 0);
+	print_rates = 0;
+}
+
+static void
+expect_reject(const PackCall *c, const char *words)
+{
+	Diag d;
+	assert_int_equal(pack_check(c, &d), IPU_EINVAL);
+	if (!strstr(d.msg, words))
+		fail_msg("'%s' does not mention '%s'", d.msg, words);
+}
+
+static void
+test_check(void **state)
+{
+	(void)state;
+	const PackCall good = {.t = GEMM_F16,
+	                       .bk = 20,
+	                       .bn = 20,
+	                       .src = SRC_AT,
+	                       .stride = 64,
+	                       .dst = DST_AT};
+	Diag d;
+	assert_int_equal(pack_check(&good, &d), IPU_OK);
+	PackCall c = good;
+	c.t = GEMM_F8;
+	expect_reject(&c, "not supported");
+	c.transposed = 1; /* B^T of f8 is a copy */
+	c.stride = 64;
+	assert_int_equal(pack_check(&c, &d), IPU_OK);
+	c = good;
+	c.bn = 0;
+	expect_reject(&c, "empty");
+	c = good;
+	c.src += 4;
+	expect_reject(&c, "src address");
+	c = good;
+	c.dst += 2;
+	expect_reject(&c, "dst address");
+	c = good;
+	c.stride = 60;
+	expect_reject(&c, "multiple of 8");
+	c = good;
+	c.stride = 56; /* 20 columns pad to 32: 64 bytes */
+	expect_reject(&c, "shorter");
+	c = good;
+	c.dst = SRC_AT + 64 * 31; /* the source's last padded row */
+	expect_reject(&c, "overlaps");
+	c = good;
+	c.src = 0xffffff00u;
+	expect_reject(&c, "4 GiB");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_pack_b),
+	    cmocka_unit_test(test_pack_bt),
+	    cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_rates),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
