@@ -10,11 +10,13 @@
  */
 #include "support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/models/siglip_graph.h"
+#include "../src/util/npy.h"
 
 static int
 setup(void **state)
@@ -30,12 +32,127 @@ teardown(void **state)
 	return test_dir_remove();
 }
 
+static void
+shell(const char *fmt, const char *a, const char *b)
+{
+	char cmd[2048], line[1024];
+	snprintf(line, sizeof line, fmt, a, b);
+	snprintf(cmd, sizeof cmd, "cd %s && %s", test_dir, line);
+	if (system(cmd) != 0)
+		fail_msg("failed: %s", line);
+}
+
+/* The cosine of each image's embedding against the reference's. */
+static void
+compare(const SiglipResult *r, const char *ref_npy, double min_cos)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", test_dir, ref_npy);
+	NpyArray ref;
+	Diag d;
+	assert_int_equal(npy_read(path, &ref, &d), 0);
+	assert_int_equal(npy_count(&ref), (uint64_t)r->batch * r->d);
+	const float *want = ref.data;
+	for (int b = 0; b < r->batch; b++) {
+		double dot = 0, na = 0, nb = 0;
+		for (int k = 0; k < r->d; k++) {
+			double x = r->embedding[b * r->d + k],
+			       y = want[b * r->d + k];
+			dot += x * y, na += x * x, nb += y * y;
+		}
+		double cos = dot / sqrt(na * nb);
+		print_message("image %d: cosine %.9f (at least %.4f)\n", b, cos,
+		              min_cos);
+		assert_true(cos >= min_cos);
+	}
+	npy_free(&ref);
+}
+
+static void
+run_case(const char *config_json, int size, const char *name, DType dt,
+         double min_cos)
+{
+	char cfg[64], w[64], ref[64];
+	snprintf(cfg, sizeof cfg, "%s.json", name);
+	snprintf(w, sizeof w, "%s.safetensors", name);
+	snprintf(ref, sizeof ref, "%s.ref.npy", name);
+	write_text(cfg, config_json);
+	char out[4096], args[512];
+	snprintf(args, sizeof args,
+	         "model gen --config %s --out %s --seed 7 --force", cfg, w);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	snprintf(args, sizeof args,
+	         "image /usr/lib/python3/dist-packages/skimage/data/"
+	         "chelsea.png "
+	         "/usr/lib/python3/dist-packages/skimage/data/coffee.png "
+	         "--size %d --out %s.px.npy --force",
+	         size, name);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	char line[1024];
+	snprintf(line, sizeof line,
+	         "/usr/bin/python3 %s/tools/siglip_ref.py run --weights %%s "
+	         "--config %s --pixels %s.px.npy --dtype f64 --force --out "
+	         "%%s >/dev/null",
+	         IPU_SOURCE_DIR, cfg, name);
+	shell(line, w, ref);
+
+	char wpath[256], cpath[256], ppath[256];
+	snprintf(wpath, sizeof wpath, "%s/%s", test_dir, w);
+	snprintf(cpath, sizeof cpath, "%s/%s", test_dir, cfg);
+	snprintf(ppath, sizeof ppath, "%s/%s.px.npy", test_dir, name);
+	SiglipRun r = {.weights = wpath,
+	               .config = cpath,
+	               .pixels = ppath,
+	               .dtype = dt,
+	               .threads = 2};
+	SiglipResult res;
+	Diag d;
+	if (siglip_run(&r, &res, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fail_msg("siglip_run: %s", buf);
+	}
+	print_message("%s %s: %llu cycles (predicted %llu), %u tiles\n", name,
+	              dtype_name(dt), (unsigned long long)res.cycles,
+	              (unsigned long long)res.predicted_cycles, res.tiles);
+	compare(&res, ref, min_cos);
+	siglip_result_free(&res);
+}
+
 /* d 64, 2 heads, 2 layers, 16 patches of 8x8 (a base-shaped miniature:
  * head_dim 32) */
 static const char tiny[] =
     "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 64, "
     "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
     "\"num_attention_heads\": 2, \"image_size\": 32, \"patch_size\": 8}";
+
+/* So400m-shaped: head_dim 72 (d 144, 2 heads), an image that is not a
+ * multiple of the patch (48 = 3 x 14 + 6), f = 4304/1152 of d */
+static const char so400m_like[] =
+    "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 144, "
+    "\"intermediate_size\": 538, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"image_size\": 48, \"patch_size\": 14}";
+
+static void
+test_tiny_f32(void **state)
+{
+	(void)state;
+	run_case(tiny, 32, "tiny", DT_F32, 0.9999);
+}
+
+static void
+test_tiny_f16(void **state)
+{
+	(void)state;
+	run_case(tiny, 32, "tiny16", DT_F16, 0.999);
+}
+
+static void
+test_so400m_shaped(void **state)
+{
+	(void)state;
+	run_case(so400m_like, 48, "so400m_like", DT_F32, 0.9999);
+}
 
 /* Mismatched inputs are refused before anything is compiled, naming the
  * problem: a config that does not match the checkpoint, pixel values of
@@ -93,6 +210,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_tiny_f32),
+	    cmocka_unit_test(test_tiny_f16),
+	    cmocka_unit_test(test_so400m_shaped),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
