@@ -540,6 +540,15 @@ test_rowwise(void **state)
 	      "output s\n"
 	      "output n\n",
 	      8, 0x1p-8);
+	/* rows of 37 f16 from C panels: each row's odd tail travels with
+	 * its padding (relayout.c) */
+	check("matmul -> softmax over 37 keys, f16",
+	      "input q f16 [29, 16]\n"
+	      "weight k f16 [16, 37]\n"
+	      "s = matmul q k\n"
+	      "p = softmax s scale=0.25\n"
+	      "output p\n",
+	      6, 0x1p-8);
 	check("softmax over 37 keys, softmax of that, f32",
 	      "input x f32 [29, 37]\n"
 	      "s = softmax x scale=0.5\n"

@@ -1,7 +1,9 @@
 /*
  * cmd_model.c - `ipu model gen` writes a synthetic SigLIP vision checkpoint
  * (safetensors) and its config.json; `ipu model check` validates a
- * checkpoint against a config and prints what it holds (docs/models.md).
+ * checkpoint against a config and prints what it holds (docs/models.md);
+ * `ipu model graph` prints the tower's graph (text form) for a config, for
+ * `ipu compile` and `ipu bench graph` (docs/siglip.md).
  *
  * Exit status: 0 success, 1 a bad file or one that does not match, 2 a
  * usage error. Existing files are never replaced without --force.
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "../models/siglip_gen.h"
+#include "../models/siglip_graph.h"
 #include "cli.h"
 
 static void
@@ -26,12 +29,17 @@ usage(FILE *f)
 	    "                     [--config-out config.json] [--force]\n"
 	    "       ipu model check --weights W.safetensors "
 	    "(--config C | --preset NAME)\n"
+	    "       ipu model graph (--preset NAME | --config C) [--layers N] "
+	    "[--batch B]\n"
+	    "                       [--dtype f32|f16] [--no-head]\n"
 	    "  gen    write a synthetic SigLIP vision checkpoint: the "
 	    "Hugging Face\n"
 	    "         names and shapes, seeded values with realistic "
 	    "statistics\n"
 	    "  check  validate a checkpoint against a config and "
 	    "summarise it\n"
+	    "  graph  print the vision tower as a graph (docs/graph.md) "
+	    "for the batch\n"
 	    "  --preset NAME  %s\n"
 	    "  --config C     a Hugging Face config.json\n"
 	    "  --layers N     keep only the first N encoder layers\n"
@@ -250,6 +258,75 @@ model_check(const Args *a)
 	return 0;
 }
 
+/* `ipu model graph`: the tower's text form on stdout. */
+static int
+print_graph(int argc, char **argv)
+{
+	SiglipConfig c;
+	int have = 0, batch = 1, layers = -1;
+	DType dt = DT_F32;
+	Diag d;
+	for (int i = 2; i < argc; i++) {
+		int missing = 0;
+		const char *v;
+		if (!strcmp(argv[i], "--no-head")) {
+			have |= 2;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--preset",
+		                              &missing))) {
+			if (siglip_preset(v, &c)) {
+				fprintf(stderr,
+				        "ipu model graph: no preset "
+				        "'%s' (%s)\n",
+				        v, siglip_preset_names());
+				return 2;
+			}
+			have |= 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--config",
+		                              &missing))) {
+			if (siglip_config_read(v, &c, &d)) {
+				cli_print_diag(&d);
+				return 1;
+			}
+			have |= 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--layers",
+		                              &missing))) {
+			layers = atoi(v);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--batch",
+		                              &missing))) {
+			batch = atoi(v);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
+		                              &missing))) {
+			dt = (DType)dtype_from_name(v, strlen(v));
+			if (dt != DT_F32 && dt != DT_F16) {
+				fprintf(stderr,
+				        "ipu model graph: --dtype wants "
+				        "f32 or f16\n");
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "ipu model graph: %s '%s'\n",
+			        missing ? "missing value for"
+			                : "unknown option",
+			        argv[i]);
+			return 2;
+		}
+	}
+	if (!(have & 1) || batch < 1 || batch > 64 || layers == 0 ||
+	    (layers > 0 && layers > c.layers)) {
+		fprintf(stderr, "ipu model graph: --preset or --config, "
+		                "--batch 1..64, --layers 1..the config's\n");
+		return 2;
+	}
+	if (have & 2)
+		c.use_head = 0;
+	if (layers > 0)
+		c.layers = layers;
+	char *text = siglip_graph_text(&c, batch, dt);
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
 int
 cmd_model(int argc, char **argv)
 {
@@ -264,10 +341,13 @@ cmd_model(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+	if (!strcmp(argv[1], "graph"))
+		return print_graph(argc, argv);
 	int gen = !strcmp(argv[1], "gen");
 	if (!gen && strcmp(argv[1], "check")) {
 		fprintf(stderr,
-		        "ipu model: unknown subcommand '%s' (gen or check)\n",
+		        "ipu model: unknown subcommand '%s' (gen, check or "
+		        "graph)\n",
 		        argv[1]);
 		return 2;
 	}
