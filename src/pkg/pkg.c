@@ -188,6 +188,7 @@ pkg_free(Package *p)
 	for (uint32_t i = 0; i < p->nblob; i++)
 		free(p->blob[i].data);
 	free(p->blob);
+	free(p->blob_index);
 	free(p->shared);
 	if (p->tile)
 		for (uint32_t i = 0; i < p->tiles; i++)
@@ -211,15 +212,50 @@ pkg_free(Package *p)
 	free(p);
 }
 
+static uint32_t
+blob_hash(const void *data, uint32_t len)
+{
+	const uint8_t *b = data;
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* The index slot of `data`: its blob's, or the empty one to take. */
+static uint32_t *
+blob_slot(Package *p, const void *data, uint32_t len)
+{
+	uint32_t mask = p->blob_index_cap - 1;
+	for (uint32_t i = blob_hash(data, len) & mask;; i = (i + 1) & mask) {
+		uint32_t *s = &p->blob_index[i];
+		if (!*s)
+			return s;
+		const PkgBlob *b = &p->blob[*s - 1];
+		if (b->len == len && !memcmp(b->data, data, len))
+			return s;
+	}
+}
+
+/* Equal blobs are stored once (argument blocks repeat over tiles). */
 uint32_t
 pkg_blob(Package *p, const void *data, uint32_t len)
 {
 	if (!len)
 		die("pkg_blob: empty blob");
-	for (uint32_t i = 0; i < p->nblob; i++)
-		if (p->blob[i].len == len &&
-		    !memcmp(p->blob[i].data, data, len))
-			return i;
+	if (2 * (p->nblob + 1) > p->blob_index_cap) {
+		free(p->blob_index);
+		p->blob_index_cap = p->blob_index_cap ? 2 * p->blob_index_cap : 64;
+		while (p->blob_index_cap < 2 * (p->nblob + 1))
+			p->blob_index_cap *= 2;
+		p->blob_index = xcalloc(p->blob_index_cap, sizeof *p->blob_index);
+		for (uint32_t i = 0; i < p->nblob; i++)
+			*blob_slot(p, p->blob[i].data, p->blob[i].len) = i + 1;
+	}
+	uint32_t *slot = blob_slot(p, data, len);
+	if (*slot)
+		return *slot - 1;
+	*slot = p->nblob + 1;
 	GROW(p->blob, p->nblob, p->capblob);
 	PkgBlob *b = &p->blob[p->nblob];
 	b->data = xmalloc(len);

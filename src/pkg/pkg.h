@@ -127,6 +127,9 @@ typedef struct {
 	uint32_t tiles; /* tiles used: 0..tiles-1 */
 	PkgBlob *blob;
 	uint32_t nblob, capblob;
+	/* pkg_blob's index (open addressing: blob + 1, 0 empty), rebuilt
+	 * when it is less than half empty */
+	uint32_t *blob_index, blob_index_cap;
 	PkgSegment *shared; /* loaded on every tile */
 	uint32_t nshared, capshared;
 	PkgTile *tile; /* `tiles` entries */
