@@ -71,6 +71,8 @@ typedef struct {
 	int32_t next;        /* the next step to make or (shared) to join */
 	int shared;          /* join the steps of an earlier GEMM */
 	uint32_t tile_base;  /* tile (0, 0, 0) of the grid */
+	int b_spread;        /* B's chunks stored over all the tiles */
+	uint32_t b_spread_from, tiles_all;
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
@@ -83,6 +85,18 @@ tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
 	if (G->p->pairs_down) /* pm is even: (i, j) and (i ^ 1, j) a pair */
 		return group + (i / 2) * 2 * G->pn + 2 * j + i % 2;
 	return group + i * G->pn + j;
+}
+
+/* The tile that stores B's chunk (s, j) of group q and multicasts it to
+ * column j: one of the column's own, or one of every tile in turn (see
+ * GemmOperands.b_spread). */
+static uint32_t
+b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
+{
+	if (!G->b_spread)
+		return tile_of(G, q, s % G->pm, j);
+	uint32_t k = (q * G->p->steps + s) * G->pn + j;
+	return (G->b_spread_from + k) % G->tiles_all;
 }
 
 static uint32_t
@@ -195,7 +209,7 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 				}
 			}
 			for (uint32_t j = 0; j < G->pn; j++) {
-				uint32_t owner = tile_of(G, q, s % G->pm, j),
+				uint32_t owner = b_owner(G, q, s, j),
 				         n = cols_of(G, j);
 				int32_t b = lower_buffer(
 				    l, owner, gemm_b_bytes(g, ks, n), 16,
@@ -252,7 +266,7 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 			}
 		}
 		for (uint32_t j = 0; j < G->pn; j++) {
-			uint32_t owner = tile_of(G, q, s % G->pm, j);
+			uint32_t owner = b_owner(G, q, s, j);
 			Transfer *t = lower_transfer(
 			    x, owner,
 			    (BufRef){G->b_in[(q * G->p->steps + s) * G->pn + j],
@@ -409,6 +423,9 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.first = G.next = G.shared ? o->step_base : l->nstep;
 	G.last = G.first + 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0) - 1;
 	G.tile_base = o->tile_base;
+	G.b_spread = o->b_spread;
+	G.b_spread_from = o->b_spread_from;
+	G.tiles_all = l->tiles;
 	uint32_t tiles = G.pk * G.pm * G.pn;
 	if (o->tile_base + tiles > l->tiles || (G.shared && G.last >= l->nstep))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,

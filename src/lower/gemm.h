@@ -23,6 +23,13 @@ typedef struct {
 	                  other f8 format */
 	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
 	                  sum of A's and B's scales */
+	/* B's chunks stored on every tile of the program in turn, from tile
+	 * b_spread_from on, instead of on the grid's own: a model's weights
+	 * then spread over the chip rather than piling up on the tiles of
+	 * the GEMMs that use few (each chunk is sent to its column the same
+	 * way from wherever it lives) */
+	int b_spread;
+	uint32_t b_spread_from;
 } GemmOperands;
 
 int lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d);

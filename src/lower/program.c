@@ -47,6 +47,8 @@ typedef struct {
 	char *desc;
 	size_t desc_len;
 	uint32_t tiles_used;
+	uint32_t next_tile; /* spread(): where the next partial place starts */
+	uint32_t next_weight; /* where the next weight chunk is stored */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -131,6 +133,20 @@ describe(Build *b, const char *text, int new_op)
 
 /* ---- default layout ---------------------------------------------------- */
 
+/* The first tile of a new place of `pieces` pieces: places that use part
+ * of the chip start where the last one ended, so that the work, the
+ * exchanges and their code spread over the tiles instead of piling up on
+ * tile 0 (a SigLIP layer's row-wise ops, per-head blocks). */
+static uint32_t
+spread(Build *b, uint32_t pieces)
+{
+	if (pieces >= b->tiles)
+		return 0;
+	uint32_t t = b->next_tile % b->tiles;
+	b->next_tile = t + pieces;
+	return t;
+}
+
 /* Elements per row a place pads to: a multiple of 8, what every
  * elementwise kernel walks in (and whole 8-byte atoms). */
 static uint32_t
@@ -153,9 +169,11 @@ default_place(Build *b, int32_t id, uint32_t rows, uint32_t cols, DType dt,
 		pc = panels;
 	uint32_t bm = (rows + pr - 1) / pr;
 	uint32_t bn = ((panels + pc - 1) / pc) * 16;
-	uint32_t es = (uint32_t)dtype_size(dt), t = 0;
+	uint32_t es = (uint32_t)dtype_size(dt), k = 0,
+	         tile0 = spread(b, pr * pc);
 	for (uint32_t r0 = 0; r0 < rows; r0 += bm)
-		for (uint32_t c0 = 0; c0 < cols; c0 += bn, t++) {
+		for (uint32_t c0 = 0; c0 < cols; c0 += bn, k++) {
+			uint32_t t = (tile0 + k) % b->tiles;
 			uint32_t m = rows - r0 < bm ? rows - r0 : bm;
 			uint32_t n = cols - c0 < bn ? cols - c0 : bn;
 			uint32_t pad = pad_cols_of(n);
@@ -238,10 +256,13 @@ typedef struct {
 } Matmul;
 
 /* Lower `batches` GEMMs with plan p, `group` side by side, into l, with
- * the operands' and C's pieces in pa, pb, pc. */
+ * the operands' and C's pieces in pa, pb, pc; spread: NULL, or where B's
+ * chunks go next when they are stored over the whole chip (a weight:
+ * GemmOperands.b_spread), advanced past them. */
 static int
 lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
-              TensorPlace *pa, TensorPlace *pb, TensorPlace *pc, Diag *d)
+              uint32_t tile0, uint32_t *spread, TensorPlace *pa,
+              TensorPlace *pb, TensorPlace *pc, Diag *d)
 {
 	uint32_t one = p->pk * p->pm * p->pn;
 	int32_t base = 0;
@@ -255,13 +276,18 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 		                  .c = pc,
 		                  .batches = mm->batches,
 		                  .batch = bi,
-		                  .tile_base = j * one,
+		                  .tile_base = tile0 + j * one,
 		                  .step_base = j ? base : -1,
 		                  .transpose_a = mm->ta,
 		                  .transpose_b = mm->op->attr.transpose_b,
 		                  .dtype_b = mm->dtype_b,
-		                  .fp8_scale = mm->fp8_scale};
+		                  .fp8_scale = mm->fp8_scale,
+		                  .b_spread = spread != NULL,
+		                  .b_spread_from = spread ? *spread : 0};
 		r = lower_gemm(l, p, &o, d);
+		if (spread)
+			*spread =
+			    (*spread + p->pk * p->steps * p->pn) % l->tiles;
 	}
 	return r;
 }
@@ -279,7 +305,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
 	uint64_t cost = UINT64_MAX;
 	Diag dd;
-	if (!lower_batches(l, mm, p, 1, pa, pb, pc, &dd)) {
+	if (!lower_batches(l, mm, p, 1, 0, NULL, pa, pb, pc, &dd)) {
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
@@ -446,7 +472,21 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	            *pc = new_place(b, op->out, view_rows(tc), view_cols(tc),
 	                            mm.dt == DT_F32 ? DT_F32 : DT_F16);
 	int32_t first = b->l->nstep;
-	r = lower_batches(b->l, &mm, &plan, group, pa, pb, pc, d);
+	/* a GEMM on part of the chip starts where the last partial place
+	 * ended, on an even tile (exchange pairs are tiles 2k, 2k + 1) */
+	uint32_t used = plan.pk * plan.pm * plan.pn * group, tile0 = 0;
+	if (used < b->tiles) {
+		tile0 = b->next_tile % b->tiles & ~1u;
+		if (tile0 + used > b->tiles)
+			tile0 = 0;
+		b->next_tile = tile0 + used;
+	}
+	/* a weight is written once and kept: its chunks go over the whole
+	 * chip, wherever the GEMM runs */
+	const Tensor *tb = graph_tensor(b->g, op->in[1]);
+	int spread_b = tb->role == ROLE_WEIGHT && !b->home[tb->id];
+	r = lower_batches(b->l, &mm, &plan, group, tile0,
+	                  spread_b ? &b->next_weight : NULL, pa, pb, pc, d);
 	int moved = 0;
 	if (!r)
 		r = bring(b, op->in[1], b->home[op->in[1]], pb, first,
@@ -462,9 +502,6 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	use_place(b, pb, last);
 	use_place(b, pc, last);
 	b->home[op->out] = pc;
-	uint32_t used = plan.pk * plan.pm * plan.pn * group;
-	if (used > b->tiles_used)
-		b->tiles_used = used;
 	return IPU_OK;
 }
 
@@ -682,7 +719,8 @@ lower_rowwise_op(Build *b, const Op *op, Diag *d)
 	if (!px || !lower_rows_whole(px)) {
 		TensorPlace *rows = adopt(
 		    b, lower_row_place(b->l, x->id, view_rows(x), view_cols(x),
-		                       pad_cols_of(view_cols(x)), dt, at));
+		                       pad_cols_of(view_cols(x)), dt, at,
+		                       spread(b, view_rows(x))));
 		if (px) {
 			s = lower_step(b->l, STEP_EXCHANGE, "rows");
 			r = lower_relayout(s, px, rows, NULL, d);
@@ -694,9 +732,13 @@ lower_rowwise_op(Build *b, const Op *op, Diag *d)
 	}
 	TensorPlace *pv[2] = {NULL, NULL};
 	for (int i = 0; i < 2 && !r && op->kind == OP_LAYERNORM; i++) {
-		TensorPlace *from = home_of(b, op->in[1 + i]);
 		pv[i] = adopt(b, lower_mirror(b->l, px, op->in[1 + i], dt, 1,
 		                              at, "operand row"));
+		if (!b->home[op->in[1 + i]]) { /* the host writes each copy */
+			b->home[op->in[1 + i]] = pv[i];
+			continue;
+		}
+		TensorPlace *from = b->home[op->in[1 + i]];
 		if (!s)
 			s = lower_step(b->l, STEP_EXCHANGE, "broadcast");
 		r = lower_relayout(s, from, pv[i], NULL, d);

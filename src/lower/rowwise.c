@@ -44,12 +44,13 @@ lower_rows_whole(const TensorPlace *tp)
 
 TensorPlace *
 lower_row_place(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
-                uint32_t pad_cols, DType dt, int32_t first)
+                uint32_t pad_cols, DType dt, int32_t first, uint32_t tile0)
 {
 	TensorPlace *tp = tensor_place_new(tensor, rows, cols, (uint8_t)dt);
 	uint32_t es = (uint32_t)dtype_size(dt);
-	uint32_t per = (rows + l->tiles - 1) / l->tiles, t = 0;
-	for (uint32_t r0 = 0; r0 < rows; r0 += per, t++) {
+	uint32_t per = (rows + l->tiles - 1) / l->tiles, k = 0;
+	for (uint32_t r0 = 0; r0 < rows; r0 += per, k++) {
+		uint32_t t = (tile0 + k) % l->tiles;
 		uint32_t m = rows - r0 < per ? rows - r0 : per;
 		int32_t buf =
 		    lower_buffer(l, t, m * pad_cols * es, 8, REGION_ANY, first,

@@ -12,10 +12,11 @@ int lower_rows_whole(const TensorPlace *tp);
 /* A new row-major place for `tensor` (its rows x cols view, dt) whose
  * pieces hold whole rows: the rows spread evenly over l->tiles tiles, one
  * piece each, rows padded to pad_cols elements (a multiple of 8 bytes that
- * covers whole atoms), buffers live from step `first`. Caller frees. */
+ * covers whole atoms), buffers live from step `first`, the first piece
+ * on tile tile0 (then the next tiles, wrapping). Caller frees. */
 TensorPlace *lower_row_place(Lowered *l, int32_t tensor, uint32_t rows,
                              uint32_t cols, uint32_t pad_cols, DType dt,
-                             int32_t first);
+                             int32_t first, uint32_t tile0);
 /* out (made by lower_mirror from x) = op(x) per row, in new compute steps
  * at the end; gamma and beta (layernorm; NULL for softmax): one row next
  * to each piece of x (lower_mirror with one_row). eps and scale as in

@@ -245,10 +245,12 @@ pkg_blob(Package *p, const void *data, uint32_t len)
 		die("pkg_blob: empty blob");
 	if (2 * (p->nblob + 1) > p->blob_index_cap) {
 		free(p->blob_index);
-		p->blob_index_cap = p->blob_index_cap ? 2 * p->blob_index_cap : 64;
+		p->blob_index_cap =
+		    p->blob_index_cap ? 2 * p->blob_index_cap : 64;
 		while (p->blob_index_cap < 2 * (p->nblob + 1))
 			p->blob_index_cap *= 2;
-		p->blob_index = xcalloc(p->blob_index_cap, sizeof *p->blob_index);
+		p->blob_index =
+		    xcalloc(p->blob_index_cap, sizeof *p->blob_index);
 		for (uint32_t i = 0; i < p->nblob; i++)
 			*blob_slot(p, p->blob[i].data, p->blob[i].len) = i + 1;
 	}
