@@ -5,9 +5,11 @@
  * its tensor's element type, as the device stores it).
  *
  * What it covers: a tensor moved from where its producer left it to where
- * its consumer wants it (a matmul's C feeding the next matmul's A), reshape
- * and transpose as exchanges, reshape as a free view, lifetimes (buffers of
- * dead intermediates reused), and the refusals with their messages.
+ * its consumer wants it (a matmul's C feeding the next matmul's A, or its
+ * B, packed on the device), reshape and transpose as exchanges, transposes
+ * of the last axis, a transposed A made on the device, attention per
+ * head, reshape as a free view, lifetimes (buffers of dead intermediates
+ * reused), and the refusals with their messages.
  */
 #include "support.h"
 
@@ -621,6 +623,13 @@ test_refusals(void **state)
 	               "y = matmul x hq\n"
 	               "output y\n",
 	               "f8: packing it is supported only with");
+	expect_refusal("input x f8_f143 [32, 32]\n"
+	               "input a f8_f143 [32, 32]\n"
+	               "c = cast x f16\n"
+	               "y = matmul x a transpose_a=1\n"
+	               "output y\n"
+	               "output c\n",
+	               "operand A (x) is f8, transposed and already on");
 	/* no transpose kernel for f8 */
 	expect_refusal("input x f8_f143 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"

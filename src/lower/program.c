@@ -7,7 +7,8 @@
  * home: the place (pieces on tiles) where its producer left it, or for an
  * input or weight the place its first consumer wanted (the host writes it
  * there). A consumer that wants another place gets an exchange step that
- * moves the elements (relayout.c) just before its own steps.
+ * moves the elements (relayout.c) just before its own steps; a GEMM's B
+ * is then also packed into the weight layout there (pack.c).
  *
  * The plan search is greedy in graph order: for each matmul, the GEMM
  * planner's cheapest candidates are each priced together with the exchange
@@ -400,6 +401,13 @@ static int
 untranspose_a(Build *b, Matmul *mm, Diag *d)
 {
 	const Tensor *a = graph_tensor(b->g, mm->op->in[0]);
+	if (dtype_is_f8(a->elem.dtype))
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "compile: matmul %s: operand A (%s) is f8, "
+		    "transposed and already on the device; there is "
+		    "no f8 transpose kernel yet",
+		    graph_tensor(b->g, mm->op->out)->name, a->name);
 	Shape perm = {.rank = a->shape.rank};
 	for (int i = 0; i < perm.rank; i++)
 		perm.dim[i] = i;
