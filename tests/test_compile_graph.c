@@ -306,6 +306,15 @@ test_matmul_chain(void **state)
 	      "output y\n"
 	      "output h\n",
 	      6, 0x1p-18);
+	/* odd f16 rows: h's 29 columns end on half a word */
+	check("f16 chain 13x40 . 40x29 . 29x24",
+	      "input x f16 [13, 40]\n"
+	      "weight w1 f16 [40, 29]\n"
+	      "weight w2 f16 [29, 24]\n"
+	      "h = matmul x w1\n"
+	      "y = matmul h w2\n"
+	      "output y\n",
+	      8, 0x1p-8);
 	/* the second product's K is split over groups and reduced */
 	check("f16 chain 16x32 . 32x1024 . 1024x32",
 	      "input x f16 [16, 32]\n"
@@ -590,6 +599,9 @@ test_attention(void **state)
 	(void)state;
 	attention("f16", 12, 2, 16, 8, 0x1p-7);
 	attention("f32", 12, 2, 16, 8, 0x1p-17);
+	/* 13 tokens: S's rows end on half a word in f16 (the exchange
+	 * sends the word, its other half being padding on both sides) */
+	attention("f16", 13, 2, 8, 8, 0x1p-7);
 	/* K^T and V in several chunks per head, heads side by side */
 	attention("f16", 40, 4, 24, 32, 0x1p-7);
 }

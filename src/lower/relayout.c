@@ -20,6 +20,7 @@
 typedef struct {
 	uint64_t flat; /* first element, in the destination's flat order */
 	uint32_t len;  /* elements */
+	uint32_t room; /* padding bytes after it in its row of the buffer */
 	uint32_t tile;
 	BufRef at;
 } Run;
@@ -30,10 +31,11 @@ typedef struct {
 } Runs;
 
 static void
-add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t tile, BufRef at)
+add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
+        BufRef at)
 {
 	GROW(rs->run, rs->n, rs->cap);
-	rs->run[rs->n++] = (Run){flat, len, tile, at};
+	rs->run[rs->n++] = (Run){flat, len, room, tile, at};
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
@@ -66,7 +68,7 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 					f = map->fn(map->ctx, f);
 				uint32_t off =
 				    p->at.offset + (seg + r) * width * es;
-				add_run(rs, f, n, p->tile,
+				add_run(rs, f, n, (width - n) * es, p->tile,
 				        (BufRef){p->at.buf, off});
 			}
 		}
@@ -178,6 +180,13 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			uint32_t so = (uint32_t)(f - h->flat) * es,
 			         dof = (uint32_t)(f - w->flat) * es,
 			         bytes = (uint32_t)(stop - f) * es;
+			/* a row's last piece of a word: the rest of the word
+			 * is padding on both sides (an odd f16 row), send it */
+			uint32_t tail = (4 - bytes % 4) % 4;
+			if (tail && stop == h->flat + h->len &&
+			    stop == w->flat + w->len && h->room >= tail &&
+			    w->room >= tail)
+				bytes += tail;
 			if ((h->at.offset + so) % 4 ||
 			    (w->at.offset + dof) % 4 || bytes % 4) {
 				r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
