@@ -144,6 +144,52 @@ merge_copies(Copy *c, int n)
 	return m;
 }
 
+/* Transfers from `first` on, made sender by sender, reordered round by
+ * round: every sender's first transfer, then every sender's second, ...
+ * The scheduler places transfers greedily in order, each after its
+ * sender's previous send and its receivers' previous windows; sender by
+ * sender, one sender waiting for a shared receiver delays all its later
+ * sends and so every sender after it, a chain across the chip. */
+typedef struct {
+	uint32_t round, src;
+	int at;
+} Slot;
+
+static int
+slot_cmp(const void *a, const void *b)
+{
+	const Slot *x = a, *y = b;
+	if (x->round != y->round)
+		return x->round < y->round ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->at - y->at;
+}
+
+static void
+interleave(Step *s, int first)
+{
+	if (s->nxfer <= first)
+		return;
+	size_t n = (size_t)(s->nxfer - first);
+	Slot *slot = xmalloc(n * sizeof *slot);
+	for (size_t i = 0; i < n; i++) {
+		const Transfer *x = &s->xfer[first + i];
+		uint32_t round =
+		    i && x->src_tile == s->xfer[first + i - 1].src_tile
+		        ? slot[i - 1].round + 1
+		        : 0;
+		slot[i] = (Slot){round, x->src_tile, first + (int)i};
+	}
+	qsort(slot, n, sizeof *slot, slot_cmp);
+	Transfer *was = xmalloc(n * sizeof *was);
+	memcpy(was, s->xfer + first, n * sizeof *was);
+	for (size_t i = 0; i < n; i++)
+		s->xfer[first + i] = was[slot[i].at - first];
+	free(was);
+	free(slot);
+}
+
 int
 lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                const FlatMap *map, Diag *d)
@@ -212,6 +258,7 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			             "error)",
 			             to->tensor, (unsigned long long)f);
 	}
+	int first = s->nxfer;
 	if (!r) {
 		ncopy = merge_copies(copy, ncopy);
 		qsort(copy, (size_t)ncopy, sizeof *copy, copy_by_src);
@@ -232,6 +279,7 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			}
 			i = j;
 		}
+		interleave(s, first);
 	}
 	free(copy);
 	free(src.run);
