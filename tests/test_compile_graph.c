@@ -642,6 +642,13 @@ test_refusals(void **state)
 	               "output y\n"
 	               "output c\n",
 	               "operand A (x) is f8, transposed and already on");
+	/* a weight the host wrote in one matmul's weight layout */
+	expect_refusal("input x f16 [16, 16]\n"
+	               "weight w f16 [16, 16]\n"
+	               "h = matmul x w\n"
+	               "y = matmul h w\n"
+	               "output y\n",
+	               "operand B (w) is held in an earlier matmul's weight");
 	/* no transpose kernel for f8 */
 	expect_refusal("input x f8_f143 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"

@@ -379,6 +379,15 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0]);
+	for (int i = 0; i < 2; i++)
+		if (b->home[op->in[i]] && lower_is_packed(b->home[op->in[i]]))
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "compile: matmul %s: operand %s (%s) is "
+			    "held in an earlier matmul's weight layout, "
+			    "which nothing reads back yet",
+			    c->name, i ? "B" : "A",
+			    graph_tensor(b->g, op->in[i])->name);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
 	*mm = (Matmul){.op = op,
