@@ -634,7 +634,7 @@ test_refusals(void **state)
 	               "hq = cast h f8_f143\n"
 	               "y = matmul x hq\n"
 	               "output y\n",
-	               "f8: packing it is supported only with");
+	               "is f8 and already on the device; packing");
 	expect_refusal("input x f8_f143 [32, 32]\n"
 	               "input a f8_f143 [32, 32]\n"
 	               "c = cast x f16\n"
