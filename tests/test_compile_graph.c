@@ -5,9 +5,11 @@
  * its tensor's element type, as the device stores it).
  *
  * What it covers: a tensor moved from where its producer left it to where
- * its consumer wants it (a matmul's C feeding the next matmul's A), reshape
- * and transpose as exchanges, reshape as a free view, lifetimes (buffers of
- * dead intermediates reused), and the refusals with their messages.
+ * its consumer wants it (a matmul's C feeding the next matmul's A, or its
+ * B, packed on the device), reshape and transpose as exchanges, transposes
+ * of the last axis, a transposed A made on the device, attention per
+ * head, reshape as a free view, lifetimes (buffers of dead intermediates
+ * reused), and the refusals with their messages.
  */
 #include "support.h"
 
@@ -345,6 +347,15 @@ test_matmul_chain(void **state)
 	      "output y\n"
 	      "output h\n",
 	      6, 0x1p-18);
+	/* odd f16 rows: h's 29 columns end on half a word */
+	check("f16 chain 13x40 . 40x29 . 29x24",
+	      "input x f16 [13, 40]\n"
+	      "weight w1 f16 [40, 29]\n"
+	      "weight w2 f16 [29, 24]\n"
+	      "h = matmul x w1\n"
+	      "y = matmul h w2\n"
+	      "output y\n",
+	      8, 0x1p-8);
 	/* the second product's K is split over groups and reduced */
 	check("f16 chain 16x32 . 32x1024 . 1024x32",
 	      "input x f16 [16, 32]\n"
@@ -712,6 +723,9 @@ test_attention(void **state)
 	(void)state;
 	attention("f16", 12, 2, 16, 8, 0x1p-7);
 	attention("f32", 12, 2, 16, 8, 0x1p-17);
+	/* 13 tokens: S's rows end on half a word in f16 (the exchange
+	 * sends the word, its other half being padding on both sides) */
+	attention("f16", 13, 2, 8, 8, 0x1p-7);
 	/* K^T and V in several chunks per head, heads side by side */
 	attention("f16", 40, 4, 24, 32, 0x1p-7);
 }
@@ -744,7 +758,21 @@ test_refusals(void **state)
 	               "hq = cast h f8_f143\n"
 	               "y = matmul x hq\n"
 	               "output y\n",
-	               "f8: packing it is supported only with");
+	               "is f8 and already on the device; packing");
+	expect_refusal("input x f8_f143 [32, 32]\n"
+	               "input a f8_f143 [32, 32]\n"
+	               "c = cast x f16\n"
+	               "y = matmul x a transpose_a=1\n"
+	               "output y\n"
+	               "output c\n",
+	               "operand A (x) is f8, transposed and already on");
+	/* a weight the host wrote in one matmul's weight layout */
+	expect_refusal("input x f16 [16, 16]\n"
+	               "weight w f16 [16, 16]\n"
+	               "h = matmul x w\n"
+	               "y = matmul h w\n"
+	               "output y\n",
+	               "operand B (w) is held in an earlier matmul's weight");
 	/* no transpose kernel for f8 */
 	expect_refusal("input x f8_f143 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"

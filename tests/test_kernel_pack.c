@@ -30,25 +30,27 @@ rnd32(void)
 	return (uint32_t)(s >> 16);
 }
 
+/* The kernel linked for the C600 (0) or the GC200 (1). */
 static const Image *
-image(void)
+image(const Chip *chip)
 {
-	static Image img;
-	static int done;
-	if (!done) {
+	static Image img[2];
+	static int done[2];
+	int i = chip != chip_default();
+	if (!done[i]) {
 		static const char *const names[] = {"pack"};
 		Diag d;
-		assert_int_equal(
-		    kernel_image(names, 1, chip_default(), &img, &d), 0);
-		done = 1;
+		assert_int_equal(kernel_image(names, 1, chip, &img[i], &d), 0);
+		done[i] = 1;
 	}
-	return &img;
+	return &img[i];
 }
 
 /* Pack B [bk x bn] (or, transposed, from B^T) with `extra` bytes more than
  * the padded source row between rows. */
 static void
-run_pack(GemmDtype t, int transposed, uint32_t bk, uint32_t bn, uint32_t extra)
+run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
+            uint32_t bn, uint32_t extra)
 {
 	uint32_t e = gemm_in_bytes(t);
 	uint32_t row = pack_src_row_bytes(t, transposed, bk, bn);
@@ -77,8 +79,8 @@ run_pack(GemmDtype t, int transposed, uint32_t bk, uint32_t bn, uint32_t extra)
 	uint8_t *want = xcalloc(bytes, 1);
 	gemm_pack_b(t, bk, bn, b, want);
 
-	Tile *tile = tile_new(chip_default(), 0);
-	const Image *img = image();
+	Tile *tile = tile_new(chip, 0);
+	const Image *img = image(chip);
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);
@@ -116,6 +118,12 @@ run_pack(GemmDtype t, int transposed, uint32_t bk, uint32_t bn, uint32_t extra)
 	free(after);
 }
 
+static void
+run_pack(GemmDtype t, int transposed, uint32_t bk, uint32_t bn, uint32_t extra)
+{
+	run_pack_on(chip_default(), t, transposed, bk, bn, extra);
+}
+
 static const uint32_t shapes[][3] = {
     /* bk, bn, extra stride */
     {1, 1, 0},    {16, 16, 0}, {8, 16, 8},   {17, 5, 0},   {3, 40, 16},
@@ -141,6 +149,18 @@ test_pack_bt(void **state)
 		for (GemmDtype t = GEMM_F32; t <= GEMM_F8; t++)
 			run_pack(t, 1, shapes[i][0], shapes[i][1],
 			         shapes[i][2]);
+}
+
+/* The GC200 (ipu2) links and runs it too: nothing in it is ipu21's. */
+static void
+test_gc200(void **state)
+{
+	(void)state;
+	const Chip *chip = chip_by_name("gc200");
+	assert_non_null(chip);
+	run_pack_on(chip, GEMM_F16, 0, 72, 40, 0);
+	run_pack_on(chip, GEMM_F32, 0, 33, 48, 8);
+	run_pack_on(chip, GEMM_F16, 1, 40, 72, 0);
 }
 
 /* Rates for docs/kernel-pack.md (checked like every call above). */
@@ -212,9 +232,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pack_b),
-	    cmocka_unit_test(test_pack_bt),
-	    cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_pack_b), cmocka_unit_test(test_pack_bt),
+	    cmocka_unit_test(test_check),  cmocka_unit_test(test_gc200),
 	    cmocka_unit_test(test_rates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

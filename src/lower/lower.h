@@ -202,8 +202,9 @@ typedef struct {
  * from where `from` holds its elements: contiguous runs on both sides,
  * merged where both sides continue, one multicast per source run that
  * several pieces need. The pieces must be row-major or in the GEMM C
- * layout (runs of whole words); an element of `to` that `from` does not
- * hold is an error. */
+ * layout (runs of whole words; a row's last run may end inside a word
+ * whose rest is padding on both sides: it is sent whole); an element of
+ * `to` that `from` does not hold is an error. */
 int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                    const FlatMap *map, Diag *d);
 /* An exchange step's cycles before scheduling, for the planner: the

@@ -57,8 +57,8 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 	if (!pack_entry(g, tr))
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
-		    "operand B (tensor %d) is computed on the device "
-		    "and f8: packing it is supported only with "
+		    "operand B (tensor %d) is f8 and already on the "
+		    "device; packing it is supported only with "
 		    "transpose_b=1 (B^T row-major is a copy)",
 		    want->tensor);
 	lower_insert_step(l, at, STEP_EXCHANGE, "matmul: B from its producer");

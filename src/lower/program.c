@@ -7,7 +7,8 @@
  * home: the place (pieces on tiles) where its producer left it, or for an
  * input or weight the place its first consumer wanted (the host writes it
  * there). A consumer that wants another place gets an exchange step that
- * moves the elements (relayout.c) just before its own steps.
+ * moves the elements (relayout.c) just before its own steps; a GEMM's B
+ * is then also packed into the weight layout there (pack.c).
  *
  * The plan search is greedy in graph order: for each matmul, the GEMM
  * planner's cheapest candidates are each priced together with the exchange
@@ -405,6 +406,15 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0]);
+	for (int i = 0; i < 2; i++)
+		if (b->home[op->in[i]] && lower_is_packed(b->home[op->in[i]]))
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "compile: matmul %s: operand %s (%s) is "
+			    "held in an earlier matmul's weight layout, "
+			    "which nothing reads back yet",
+			    c->name, i ? "B" : "A",
+			    graph_tensor(b->g, op->in[i])->name);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
 	*mm = (Matmul){.op = op,
@@ -427,6 +437,13 @@ static int
 untranspose_a(Build *b, Matmul *mm, Diag *d)
 {
 	const Tensor *a = graph_tensor(b->g, mm->op->in[0]);
+	if (dtype_is_f8(a->elem.dtype))
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "compile: matmul %s: operand A (%s) is f8, "
+		    "transposed and already on the device; there is "
+		    "no f8 transpose kernel yet",
+		    graph_tensor(b->g, mm->op->out)->name, a->name);
 	Shape perm = {.rank = a->shape.rank};
 	for (int i = 0; i < perm.rank; i++)
 		perm.dim[i] = i;

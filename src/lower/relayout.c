@@ -20,7 +20,7 @@
 typedef struct {
 	uint64_t flat; /* first element, in the destination's flat order */
 	uint32_t len;  /* elements */
-	uint32_t pad;  /* padding elements after it in its row's storage */
+	uint32_t room; /* padding bytes after it in its row of the buffer */
 	uint32_t tile;
 	BufRef at;
 } Run;
@@ -31,11 +31,11 @@ typedef struct {
 } Runs;
 
 static void
-add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t pad, uint32_t tile,
+add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
         BufRef at)
 {
 	GROW(rs->run, rs->n, rs->cap);
-	rs->run[rs->n++] = (Run){flat, len, pad, tile, at};
+	rs->run[rs->n++] = (Run){flat, len, room, tile, at};
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
@@ -68,7 +68,7 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 					f = map->fn(map->ctx, f);
 				uint32_t off =
 				    p->at.offset + (seg + r) * width * es;
-				add_run(rs, f, n, width - n, p->tile,
+				add_run(rs, f, n, (width - n) * es, p->tile,
 				        (BufRef){p->at.buf, off});
 			}
 		}
@@ -144,6 +144,52 @@ merge_copies(Copy *c, int n)
 	return m;
 }
 
+/* Transfers from `first` on, made sender by sender, reordered round by
+ * round: every sender's first transfer, then every sender's second, ...
+ * The scheduler places transfers greedily in order, each after its
+ * sender's previous send and its receivers' previous windows; sender by
+ * sender, one sender waiting for a shared receiver delays all its later
+ * sends and so every sender after it, a chain across the chip. */
+typedef struct {
+	uint32_t round, src;
+	int at;
+} Slot;
+
+static int
+slot_cmp(const void *a, const void *b)
+{
+	const Slot *x = a, *y = b;
+	if (x->round != y->round)
+		return x->round < y->round ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->at - y->at;
+}
+
+static void
+interleave(Step *s, int first)
+{
+	if (s->nxfer <= first)
+		return;
+	size_t n = (size_t)(s->nxfer - first);
+	Slot *slot = xmalloc(n * sizeof *slot);
+	for (size_t i = 0; i < n; i++) {
+		const Transfer *x = &s->xfer[first + i];
+		uint32_t round =
+		    i && x->src_tile == s->xfer[first + i - 1].src_tile
+		        ? slot[i - 1].round + 1
+		        : 0;
+		slot[i] = (Slot){round, x->src_tile, first + (int)i};
+	}
+	qsort(slot, n, sizeof *slot, slot_cmp);
+	Transfer *was = xmalloc(n * sizeof *was);
+	memcpy(was, s->xfer + first, n * sizeof *was);
+	for (size_t i = 0; i < n; i++)
+		s->xfer[first + i] = was[slot[i].at - first];
+	free(was);
+	free(slot);
+}
+
 int
 lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                const FlatMap *map, Diag *d)
@@ -180,13 +226,13 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			uint32_t so = (uint32_t)(f - h->flat) * es,
 			         dof = (uint32_t)(f - w->flat) * es,
 			         bytes = (uint32_t)(stop - f) * es;
-			/* a row's odd tail (729 f16) takes padding along
-			 * when both sides end their rows there */
-			uint32_t odd = (4 - bytes % 4) % 4;
-			if (odd && stop == h->flat + h->len &&
-			    stop == w->flat + w->len && h->pad * es >= odd &&
-			    w->pad * es >= odd)
-				bytes += odd;
+			/* a row's last piece of a word: the rest of the word
+			 * is padding on both sides (an odd f16 row), send it */
+			uint32_t tail = (4 - bytes % 4) % 4;
+			if (tail && stop == h->flat + h->len &&
+			    stop == w->flat + w->len && h->room >= tail &&
+			    w->room >= tail)
+				bytes += tail;
 			if ((h->at.offset + so) % 4 ||
 			    (w->at.offset + dof) % 4 || bytes % 4) {
 				r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -212,6 +258,7 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			             "error)",
 			             to->tensor, (unsigned long long)f);
 	}
+	int first = s->nxfer;
 	if (!r) {
 		ncopy = merge_copies(copy, ncopy);
 		qsort(copy, (size_t)ncopy, sizeof *copy, copy_by_src);
@@ -232,6 +279,7 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			}
 			i = j;
 		}
+		interleave(s, first);
 	}
 	free(copy);
 	free(src.run);
