@@ -465,6 +465,15 @@ test_rowwise(void **state)
 	      "output s\n"
 	      "output n\n",
 	      8, 0x1p-8);
+	/* 37 f16 columns: each row's last panel ends on a half word, moved
+	 * with the padding half after it */
+	check("matmul -> softmax over 37 f16 columns",
+	      "input x f16 [20, 32]\n"
+	      "weight w f16 [32, 37]\n"
+	      "h = matmul x w\n"
+	      "s = softmax h scale=0.25\n"
+	      "output s\n",
+	      8, 0x1p-8);
 	check("softmax over 37 keys, softmax of that, f32",
 	      "input x f32 [29, 37]\n"
 	      "s = softmax x scale=0.5\n"

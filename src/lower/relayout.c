@@ -8,6 +8,9 @@
  * of the GEMM C layout). Every run of `to` is matched against the runs of
  * `from` that hold its elements (each element is in exactly one run of
  * `from`, so they are sorted and searched); each overlap is a transfer.
+ * The exchange moves whole 32-bit words: an overlap that ends both runs
+ * on a half word (an odd number of f16 columns) takes the next element's
+ * place too when both sides have row padding there.
  * Transfers that continue each other on both sides are merged, and equal
  * sources going to several tiles become one multicast.
  */
@@ -20,6 +23,7 @@
 typedef struct {
 	uint64_t flat; /* first element, in the destination's flat order */
 	uint32_t len;  /* elements */
+	uint32_t room; /* padding elements after it in memory */
 	uint32_t tile;
 	BufRef at;
 } Run;
@@ -30,10 +34,11 @@ typedef struct {
 } Runs;
 
 static void
-add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t tile, BufRef at)
+add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
+        BufRef at)
 {
 	GROW(rs->run, rs->n, rs->cap);
-	rs->run[rs->n++] = (Run){flat, len, tile, at};
+	rs->run[rs->n++] = (Run){flat, len, room, tile, at};
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
@@ -58,6 +63,10 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 			uint32_t n =
 			    p->cols - c0 < width ? p->cols - c0 : width;
 			uint32_t seg = panels ? c0 / 16 * p->pad_rows : 0;
+			/* the last columns: a row's (or panel's) padding */
+			uint32_t room = c0 + n < p->cols ? 0
+			                : panels         ? 16 - n
+			                         : p->pad_cols - p->cols;
 			for (uint32_t r = 0; r < p->rows; r++) {
 				uint64_t f =
 				    (uint64_t)(p->row0 + r) * tp->cols +
@@ -66,7 +75,7 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 					f = map->fn(map->ctx, f);
 				uint32_t off =
 				    p->at.offset + (seg + r) * width * es;
-				add_run(rs, f, n, p->tile,
+				add_run(rs, f, n, room, p->tile,
 				        (BufRef){p->at.buf, off});
 			}
 		}
@@ -178,6 +187,10 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			uint32_t so = (uint32_t)(f - h->flat) * es,
 			         dof = (uint32_t)(f - w->flat) * es,
 			         bytes = (uint32_t)(stop - f) * es;
+			uint32_t half = (4 - bytes % 4) % 4;
+			if (half && stop == end && stop == h->flat + h->len &&
+			    h->room * es >= half && w->room * es >= half)
+				bytes += half;
 			if ((h->at.offset + so) % 4 ||
 			    (w->at.offset + dof) % 4 || bytes % 4) {
 				r = diag_set(d, IPU_EINVAL, NULL, 0, 0,

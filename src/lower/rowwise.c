@@ -34,9 +34,9 @@ lower_rows_whole(const TensorPlace *tp)
 	uint32_t atoms_cols = (tp->cols + g - 1) / g * g;
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
-		if (p->format != PF_ROWMAJOR || p->col0 || p->cols != tp->cols ||
-		    p->pad_cols * es % 8 || p->pad_cols < atoms_cols ||
-		    p->at.offset % 8)
+		if (p->format != PF_ROWMAJOR || p->col0 ||
+		    p->cols != tp->cols || p->pad_cols * es % 8 ||
+		    p->pad_cols < atoms_cols || p->at.offset % 8)
 			return 0;
 	}
 	return 1;
@@ -51,9 +51,9 @@ lower_row_place(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
 	uint32_t per = (rows + l->tiles - 1) / l->tiles, t = 0;
 	for (uint32_t r0 = 0; r0 < rows; r0 += per, t++) {
 		uint32_t m = rows - r0 < per ? rows - r0 : per;
-		int32_t buf = lower_buffer(l, t, m * pad_cols * es, 8,
-		                           REGION_ANY, first, INT32_MAX,
-		                           "row block");
+		int32_t buf =
+		    lower_buffer(l, t, m * pad_cols * es, 8, REGION_ANY, first,
+		                 INT32_MAX, "row block");
 		*lower_piece(tp) = (Piece){.tile = t,
 		                           .at = {buf, 0},
 		                           .row0 = r0,
@@ -126,10 +126,10 @@ static int
 check_call(const KernelCall *k, Diag *d)
 {
 	const uint32_t *p = k->param;
-	uint32_t span = p[P_ROWS] * (p[P_XSTRIDE] > p[P_DSTRIDE]
-	                                 ? p[P_XSTRIDE]
-	                                 : p[P_DSTRIDE]) +
-	                p[P_COLS] * 4 + 8;
+	uint32_t span =
+	    p[P_ROWS] *
+	        (p[P_XSTRIDE] > p[P_DSTRIDE] ? p[P_XSTRIDE] : p[P_DSTRIDE]) +
+	    p[P_COLS] * 4 + 8;
 	span = (span + 7) & ~7u;
 	uint32_t addr[4] = {0, span, 2 * span, 3 * span};
 	RwCall c = call_of(k, addr);
