@@ -480,6 +480,13 @@ test_rowwise(void **state)
 	      "t = softmax s scale=3\n"
 	      "output t\n",
 	      6, 0x1p-18);
+	/* one row; gamma and beta computed on the device, one of them x */
+	check("rank 1: layernorm s s s, s = softmax v",
+	      "input v f32 [24]\n"
+	      "s = softmax v scale=1\n"
+	      "n = layernorm s s s eps=0.5\n"
+	      "output n\n",
+	      4, 0x1p-18);
 	/* 4 rows on 8 tiles: gelu's blocks split the columns */
 	check("gelu, then layernorm from column-split blocks, f32",
 	      "input x f32 [4, 96]\n"
