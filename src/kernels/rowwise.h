@@ -36,7 +36,7 @@ typedef struct {
 } RwCall;
 
 enum {
-	RW_ARGS_BYTES = 160,
+	RW_ARGS_BYTES = 440,
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 
