@@ -1,7 +1,8 @@
 /*
  * rowwise.c - host side of kernels/rowwise.S: the table of entries, the
- * checks, the argument block (the split of rows over the six workers, the
- * tail atom's masks) and the exact cycle count, which follows the issue
+ * checks, the argument block (the split of rows, or of one row's atoms,
+ * over the six workers; the tail atom's masks) and the exact cycle count
+ * of both modes, which follows the issue
  * model (docs/emulator.md): one issue per instruction or bundle, a worker
  * issuing every 6 cycles.
  */
