@@ -7,7 +7,8 @@
  * What it covers: a tensor moved from where its producer left it to where
  * its consumer wants it (a matmul's C feeding the next matmul's A), reshape
  * and transpose as exchanges, reshape as a free view, lifetimes (buffers of
- * dead intermediates reused), and the refusals with their messages.
+ * dead intermediates reused), layernorm and softmax on pieces of whole
+ * rows, and the refusals with their messages.
  */
 #include "support.h"
 
