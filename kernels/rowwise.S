@@ -13,8 +13,13 @@
 //   rw_softmax_f32      y = exp(scale (x - max)) / sum
 //   rw_softmax_f16      the same, computed in f32, rounded once to f16
 //
-// The workers take whole rows (the host gives worker w a contiguous range
-// of rows). A row is `atoms` 64-bit atoms (2 floats or 4 halves): the
+// Two modes (ARG_SPLIT). Rows: the workers take whole rows (the host
+// gives worker w a contiguous range of rows) and run the three passes of
+// each row. Split, for fewer than six rows: each row is cut into k
+// segments of atoms, one per worker, and the passes run as three
+// `runall`s; after each, every worker of a row combines the row's
+// partial statistics (the max or sum of each segment, left in the
+// vertices) in segment order, so all of them get the same value. A row is `atoms` 64-bit atoms (2 floats or 4 halves): the
 // last one, the tail, may hold padding lanes past the row's columns.
 // Each pass over a row first takes the tail with the padding masked out
 // (ARG_MASK keeps the row's lanes; for softmax ARG_FILL puts -inf in the
@@ -30,30 +35,50 @@
 // 8-byte aligned without padding.
 
 // Argument block (byte offsets), written by rw_args_fill().
-	.equ ARG_N1, 0         // atoms per row - 1 (the rpt count)
-	.equ ARG_TAIL, 4       // byte offset of the tail atom in a row
+	.equ ARG_N1, 0         // rows mode: atoms per row - 1 (the rpt count)
+	.equ ARG_TAIL, 4       // rows mode: byte offset of a row's last atom
 	.equ ARG_XSTRIDE, 8    // x row stride, bytes
 	.equ ARG_DSTRIDE, 12   // dst row stride, bytes
 	.equ ARG_C0, 16        // f32: softmax -scale; layernorm 1 / cols
 	.equ ARG_C1, 20        // f32: layernorm eps
 	.equ ARG_GAMMA, 24     // layernorm: gamma and beta addresses
 	.equ ARG_BETA, 28
-	.equ ARG_MASK, 32      // tail atom: all ones in the row's lanes
-	.equ ARG_FILL, 40      // softmax: -inf in the tail's padding lanes
-	.equ ARG_MASKW, 48     // layernorm f16: ARG_MASK in f32 lanes (16 B)
-	.equ ARG_VERTEX, 64    // six worker vertices of VERTEX_BYTES
+	// Two mask sets of 32 bytes: an 8-byte mask (all ones in the lanes
+	// to keep), an 8-byte fill (softmax: -inf in the other lanes), the
+	// mask in f32 lanes (layernorm f16, 16 bytes). The first masks a
+	// row's last atom, the second keeps everything.
+	.equ ARG_TAILSET, 32
+	.equ ARG_FULLSET, 64
+	.equ ARG_SPLIT, 96     // 1: split mode
+	.equ ARG_VERTEX, 104   // six worker vertices
 
-// Worker vertex ($mvertex_base), words:
+// Rows-mode vertex ($mvertex_base), words:
 	.equ V_ROWS, 0         // rows of this worker (0: idle)
 	.equ V_X, 1            // its first x row
 	.equ V_D, 2            // its first dst row
 	.equ VERTEX_BYTES, 16
 
+// Split-mode vertex, words: the worker's segment of one row.
+	.equ S_ACTIVE, 0       // 0: idle
+	.equ S_X, 1            // the segment's first x and dst atoms
+	.equ S_D, 2
+	.equ S_N1, 3           // atoms - 1
+	.equ S_LEAD, 4         // byte offset of the atom taken first
+	.equ S_ROW0, 5         // offset in the block of the row's first vertex
+	.equ S_K1, 6           // segments of the row - 1
+	.equ S_SET, 7          // its mask set: ARG_TAILSET or ARG_FULLSET
+	.equ S_G, 8            // layernorm: its gamma and beta atoms
+	.equ S_B, 9
+	.equ S_P1, 10          // the segment's partial max or sum, pass 1
+	.equ S_P2, 11          // its partial sum, pass 2
+	.equ S_STAT, 12        // the row's max or -mean, from pass 2
+	.equ SPLIT_VERTEX_BYTES, 56
+
 	.section .text.rowwise, "ax"
 
 // Supervisor: $m0 -> argument block. Every worker's $WORKER_BASE is the
 // block, its $VERTEX_BASE its vertex.
-.macro RW_ENTRY name, worker
+.macro RW_ENTRY name, worker, s1, s2, s3
 	.globl \name
 	.type \name, @function
 \name:
@@ -63,23 +88,36 @@
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
-	setzi $m1, \worker
+	ld32 $m1, $m0, $mzero, ARG_SPLIT / 4
 	add $m2, $m0, ARG_VERTEX
+	brnz $m1, 1f
+	setzi $m1, \worker
 	runall $m1, $m2, VERTEX_BYTES / 4
+	sync TEXCH_SYNCZONE_LOCAL
+	br $lr
+1:	setzi $m1, \s1
+	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
+	sync TEXCH_SYNCZONE_LOCAL
+	setzi $m1, \s2
+	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
+	sync TEXCH_SYNCZONE_LOCAL
+	setzi $m1, \s3
+	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr
 	.size \name, . - \name
 .endm
 
-	RW_ENTRY rw_layernorm_f32, rw_layernorm_f32_worker
-	RW_ENTRY rw_layernorm_f16, rw_layernorm_f16_worker
-	RW_ENTRY rw_softmax_f32, rw_softmax_f32_worker
-	RW_ENTRY rw_softmax_f16, rw_softmax_f16_worker
+	RW_ENTRY rw_layernorm_f32, ln32_rows, ln32_s1, ln32_s2, ln32_s3
+	RW_ENTRY rw_layernorm_f16, ln16_rows, ln16_s1, ln16_s2, ln16_s3
+	RW_ENTRY rw_softmax_f32, sm32_rows, sm32_s1, sm32_s2, sm32_s3
+	RW_ENTRY rw_softmax_f16, sm16_rows, sm16_s1, sm16_s2, sm16_s3
 
-// Worker registers: $m0 rows left - 1, $m1 / $m2 the x / dst row, $m3 /
-// $m4 their strides, $m5 atoms - 1, $m6 / $m7 the x / dst cursors, $m8
-// the tail's offset, $m9 / $m10 the gamma / beta cursors.
-.macro RW_WORKER_ENTRY
+// Worker registers: $m0 rows left - 1, $m1 / $m2 the x / dst row (or
+// segment), $m3 / $m4 the row strides, $m5 atoms - 1, $m6 / $m7 the x /
+// dst cursors, $m8 the offset of the atom taken first, $m9 / $m10 the
+// gamma / beta cursors, $m11 the mask set's offset in the block.
+.macro RW_ROWS_ENTRY
 	{ ld32 $m0, $mvertex_base, $mzero, V_ROWS ; fnop }
 	{ brz $m0, 9f ; fnop }
 	{ ld32 $m1, $mvertex_base, $mzero, V_X ; fnop }
@@ -88,6 +126,7 @@
 	{ ld32 $m4, $mworker_base, $mzero, ARG_DSTRIDE / 4 ; fnop }
 	{ ld32 $m5, $mworker_base, $mzero, ARG_N1 / 4 ; fnop }
 	{ ld32 $m8, $mworker_base, $mzero, ARG_TAIL / 4 ; fnop }
+	{ setzi $m11, ARG_TAILSET ; fnop }
 	{ add $m0, $m0, -1 ; fnop }
 .endm
 
@@ -96,6 +135,32 @@
 	{ add $m2, $m2, $m4 ; fnop }
 	{ brnzdec $m0, 1b ; fnop }
 9:	exitz $mzero
+.endm
+
+.macro RW_SPLIT_ENTRY
+	{ ld32 $m0, $mvertex_base, $mzero, S_ACTIVE ; fnop }
+	{ brz $m0, 9f ; fnop }
+	{ ld32 $m1, $mvertex_base, $mzero, S_X ; fnop }
+	{ ld32 $m2, $mvertex_base, $mzero, S_D ; fnop }
+	{ ld32 $m5, $mvertex_base, $mzero, S_N1 ; fnop }
+	{ ld32 $m8, $mvertex_base, $mzero, S_LEAD ; fnop }
+	{ ld32 $m11, $mvertex_base, $mzero, S_SET ; fnop }
+.endm
+
+// \reg = \op over the partials at word \off of the row's vertices
+// ($a13 is scratch; $a14 reads 0).
+.macro RW_COMBINE off, op, reg
+	{ ld32 $m9, $mvertex_base, $mzero, S_ROW0 ; fnop }
+	{ ld32 $m10, $mvertex_base, $mzero, S_K1 ; fnop }
+	{ add $m9, $m9, \off * 4 ; fnop }
+	{ ld32step \reg, $mworker_base, $m9+=, SPLIT_VERTEX_BYTES / 4 ; fnop }
+	{ rpt $m10, 1 ; fnop }
+	{ ld32step $a13, $mworker_base, $m9+=, SPLIT_VERTEX_BYTES / 4 ; fnop }
+	{ nop ; \op \reg, \reg, $a13 }
+.endm
+
+.macro RW_STORE reg, off
+	{ st32 \reg, $mvertex_base, $mzero, \off ; fnop }
 .endm
 
 // ---- softmax, f32: x atoms in $a2:3, e in $a0:1, -scale in $a8, the
@@ -118,35 +183,39 @@
 	{ st64step $a0:1, $mzero, $m7+=, 1 ; fnop }
 .endm
 
-	.align 8
-rw_softmax_f32_worker:
-	RW_WORKER_ENTRY
-	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
-	// max: the masked tail, then the full atoms
-1:	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ ld64 $a4:5, $mworker_base, $mzero, ARG_MASK / 8 ; fnop }
-	{ ld64 $a6:7, $mworker_base, $mzero, ARG_FILL / 8 ; fnop }
+// The max: the lead atom masked (its padding lanes -inf), then the others.
+.macro SM32_P1
+	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
+	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
 	{ ld64step $a2:3, $mzero, $m6+=, 1 ; or64 $a10:11, $a0:1, $a6:7 }
 	{ rpt $m5, 0 ; fnop }
 	{ ld64step $a2:3, $mzero, $m6+=, 1 ; f32v2max $a10:11, $a10:11, $a2:3 }
 	{ nop ; f32max $a12, $a10, $a11 }
-	// sum of e: the masked tail (padding -inf: e = 0), then the rest
+.endm
+// The sum of e into $a10: the lead atom masked (e = 0 in its padding),
+// then the others.
+.macro SM32_P2
 	{ ld64 $a2:3, $m1, $m8, 0 ; and64 $a10:11, $a10:11, $azeros }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
+	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a2:3, $a2:3, $a4:5 }
 	{ nop ; or64 $a2:3, $a2:3, $a6:7 }
 	SM32_SUM $m6, 1
 	{ rpt $m5, 4 ; fnop }
 	SM32_SUM $m6, 1
-	{ add $m6, $m1, 0 ; f32add $a10, $a10, $a11 }
-	{ add $m7, $m2, 0 ; f32oox $a10, $a10 }
-	// y = e / sum over every atom
+	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+// y = e / sum over every atom, 1 / sum in $a10.
+.macro SM32_P3
+	{ add $m6, $m1, 0 ; fnop }
+	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a2:3, $mzero, $m6+=, 1 ; fnop }
 	{ rpt $m5, 5 ; fnop }
 	SM32_OUT $m6, 1
 	SM32_OUT $m1, 0
-	RW_NEXT_ROW
-	.size rw_softmax_f32_worker, . - rw_softmax_f32_worker
+.endm
 
 // ---- softmax, f16: x atoms in $a0:1, the four f32 lanes in $a4:7,
 // -scale in $a8, the max in $a12, the sum (then its reciprocal) in
@@ -177,14 +246,11 @@ rw_softmax_f32_worker:
 	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
 .endm
 
-	.align 8
-rw_softmax_f16_worker:
-	RW_WORKER_ENTRY
-	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
-	// max, in f16 (exact): the masked tail, then the full atoms
-1:	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ ld64 $a4:5, $mworker_base, $mzero, ARG_MASK / 8 ; fnop }
-	{ ld64 $a6:7, $mworker_base, $mzero, ARG_FILL / 8 ; fnop }
+// The max, in f16 (exact), widened.
+.macro SM16_P1
+	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
+	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; or64 $a2:3, $a0:1, $a6:7 }
 	{ rpt $m5, 0 ; fnop }
@@ -192,25 +258,92 @@ rw_softmax_f16_worker:
 	{ nop ; f16v4maxc $a2, $a2:3 }
 	{ nop ; f16v2maxc $a2, $a2 }
 	{ nop ; f16tof32 $a12, $a2 }
-	// sum of e in f32
+.endm
+.macro SM16_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; and64 $a10:11, $a10:11, $azeros }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
+	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
 	{ nop ; or64 $a0:1, $a0:1, $a6:7 }
 	SM16_SUM $m6, 1
 	{ rpt $m5, 11 ; fnop }
 	SM16_SUM $m6, 1
-	{ add $m6, $m1, 0 ; f32add $a10, $a10, $a11 }
-	{ add $m7, $m2, 0 ; f32oox $a10, $a10 }
+	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+.macro SM16_P3
+	{ add $m6, $m1, 0 ; fnop }
+	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
 	{ rpt $m5, 13 ; fnop }
 	SM16_OUT $m6, 1
 	SM16_OUT $m1, 0
+.endm
+
+// Softmax workers: \t is 32 or 16.
+.macro SM_WORKERS t
+	.align 8
+sm\t\()_rows:
+	RW_ROWS_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+1:	SM\t\()_P1
+	SM\t\()_P2
+	{ nop ; f32oox $a10, $a10 }
+	SM\t\()_P3
 	RW_NEXT_ROW
-	.size rw_softmax_f16_worker, . - rw_softmax_f16_worker
+	.size sm\t\()_rows, . - sm\t\()_rows
 
-// ---- layernorm, f32: x atoms in $a0:1, the mask in $a4:5, the sum of
-// x, then of squares, then y in $a10:11, -mean in $a12, rsqrt in $a8 ----
+	.align 8
+sm\t\()_s1:
+	RW_SPLIT_ENTRY
+	SM\t\()_P1
+	RW_STORE $a12, S_P1
+9:	exitz $mzero
+	.size sm\t\()_s1, . - sm\t\()_s1
 
+	.align 8
+sm\t\()_s2:
+	RW_SPLIT_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	RW_COMBINE S_P1, f32max, $a12
+	RW_STORE $a12, S_STAT
+	SM\t\()_P2
+	RW_STORE $a10, S_P2
+9:	exitz $mzero
+	.size sm\t\()_s2, . - sm\t\()_s2
+
+	.align 8
+sm\t\()_s3:
+	RW_SPLIT_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	{ ld32 $a12, $mvertex_base, $mzero, S_STAT ; fnop }
+	RW_COMBINE S_P2, f32add, $a10
+	{ nop ; f32oox $a10, $a10 }
+	SM\t\()_P3
+9:	exitz $mzero
+	.size sm\t\()_s3, . - sm\t\()_s3
+.endm
+
+	SM_WORKERS 32
+	SM_WORKERS 16
+
+// ---- layernorm: the sums in $a10 (f16: pair sums in $a8:9 first),
+// -mean in $a12, rsqrt in $a8 (f32) or $a10 (f16) ----
+
+// -mean from the sum.
+.macro LN_F1
+	{ ld32 $a12, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	{ nop ; f32mul $a10, $a10, $a12 }
+	{ nop ; f32sub $a12, $azero, $a10 }
+.endm
+// rsqrt(var + eps) into \dst from the sum of squares.
+.macro LN_F2 dst
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	{ ld32 $a9, $mworker_base, $mzero, ARG_C1 / 4 ; f32mul $a10, $a10, $a8 }
+	{ nop ; f32add $a10, $a10, $a9 }
+	{ nop ; f32oorx \dst, $a10 }
+.endm
+
+// f32: x atoms in $a0:1, the mask in $a4:5, y in $a10:11.
 // acc += (x - mean)^2; loads the next x.
 .macro LN32_VAR p, s
 	{ nop ; f32v2add $a2:3, $a12:13:B, $a0:1 }
@@ -226,44 +359,40 @@ rw_softmax_f16_worker:
 	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
 .endm
 
-	.align 8
-rw_layernorm_f32_worker:
-	RW_WORKER_ENTRY
-	// mean: the masked tail, then the full atoms
-1:	{ ld64 $a2:3, $m1, $m8, 0 ; fnop }
-	{ ld64 $a4:5, $mworker_base, $mzero, ARG_MASK / 8 ; fnop }
+.macro LN32_P1
+	{ ld64 $a2:3, $m1, $m8, 0 ; fnop }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
 	{ add $m6, $m1, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; and64 $a10:11, $a2:3, $a4:5 }
 	{ rpt $m5, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a10:11, $a10:11, $a0:1 }
-	{ ld32 $a12, $mworker_base, $mzero, ARG_C0 / 4 ; f32add $a10, $a10, $a11 }
-	{ nop ; f32mul $a10, $a10, $a12 }
-	{ nop ; f32sub $a12, $azero, $a10 }
-	// variance about the mean: the masked tail, then the full atoms
+	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+// The sum of squares about the mean: the lead atom's deviations masked.
+.macro LN32_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ add $m6, $m1, 0 ; fnop }
-	{ nop ; f32v2add $a2:3, $a12:13:B, $a0:1 }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
+	{ add $m6, $m1, 0 ; f32v2add $a2:3, $a12:13:B, $a0:1 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; and64 $a2:3, $a2:3, $a4:5 }
 	{ nop ; f32v2mul $a10:11, $a2:3, $a2:3 }
 	{ rpt $m5, 2 ; fnop }
 	LN32_VAR $m6, 1
-	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; f32add $a10, $a10, $a11 }
-	{ ld32 $a9, $mworker_base, $mzero, ARG_C1 / 4 ; f32mul $a10, $a10, $a8 }
-	{ ld32 $m9, $mworker_base, $mzero, ARG_GAMMA / 4 ; f32add $a10, $a10, $a9 }
-	{ ld32 $m10, $mworker_base, $mzero, ARG_BETA / 4 ; f32oorx $a8, $a10 }
+	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+// gamma and beta addresses at words \go, \bo of \gb.
+.macro LN32_P3 gb, go, bo
+	{ ld32 $m9, \gb, $mzero, \go ; fnop }
+	{ ld32 $m10, \gb, $mzero, \bo ; fnop }
 	{ add $m6, $m1, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
 	{ rpt $m5, 4 ; fnop }
 	LN32_OUT $m6, 1
 	LN32_OUT $m1, 0
-	RW_NEXT_ROW
-	.size rw_layernorm_f32_worker, . - rw_layernorm_f32_worker
+.endm
 
-// ---- layernorm, f16: x atoms in $a0:1, the four f32 lanes in $a4:7,
-// sums in $a8:9, -mean in $a12, rsqrt in $a10, gamma then beta atoms in
-// $a2:3 widened through $a8:9, y in $a8:9 ----
-
+// f16: x atoms in $a0:1, the four f32 lanes in $a4:7, gamma then beta
+// atoms in $a2:3 widened through $a8:9, y in $a8:9.
 .macro LN16_VAR p, s
 	{ nop ; f16v2tof32 $a4:5, $a0 }
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f16v2tof32 $a6:7, $a1 }
@@ -293,24 +422,23 @@ rw_layernorm_f32_worker:
 	{ st64step $a8:9, $mzero, $m7+=, 1 ; fnop }
 .endm
 
-	.align 8
-rw_layernorm_f16_worker:
-	RW_WORKER_ENTRY
-	// mean: pair sums of the masked tail, then of the full atoms
-1:	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ ld64 $a2:3, $mworker_base, $mzero, ARG_MASK / 8 ; fnop }
+// The sum: pair sums (f16v4sum, to f32) of the masked lead atom, then
+// of the others.
+.macro LN16_P1
+	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
+	{ ld64 $a2:3, $mworker_base, $m11, 0 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a2:3 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4sum $a8:9, $a0:1 }
 	{ rpt $m5, 1 ; fnop }
 	{ nop ; f16v4sum $a4:5, $a0:1 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a8:9, $a8:9, $a4:5 }
-	{ ld32 $a12, $mworker_base, $mzero, ARG_C0 / 4 ; f32add $a8, $a8, $a9 }
-	{ nop ; f32mul $a8, $a8, $a12 }
-	{ nop ; f32sub $a12, $azero, $a8 }
-	// variance: the tail's deviations masked in f32 lanes, then the rest
+	{ nop ; f32add $a10, $a8, $a9 }
+.endm
+// The sum of squares: the lead atom's deviations masked in f32 lanes.
+.macro LN16_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ ld64 $a2:3, $mworker_base, $mzero, ARG_MASKW / 8 ; fnop }
-	{ ld64 $a10:11, $mworker_base, $mzero, ARG_MASKW / 8 + 1 ; f16v2tof32 $a4:5, $a0 }
+	{ ld64 $a2:3, $mworker_base, $m11, 2 ; fnop }
+	{ ld64 $a10:11, $mworker_base, $m11, 3 ; f16v2tof32 $a4:5, $a0 }
 	{ add $m6, $m1, 0 ; f16v2tof32 $a6:7, $a1 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a4:5, $a12:13:B, $a4:5 }
 	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
@@ -321,15 +449,61 @@ rw_layernorm_f16_worker:
 	{ nop ; f32v2add $a8:9, $a4:5, $a6:7 }
 	{ rpt $m5, 7 ; fnop }
 	LN16_VAR $m6, 1
-	{ ld32 $a10, $mworker_base, $mzero, ARG_C0 / 4 ; f32add $a8, $a8, $a9 }
-	{ ld32 $a11, $mworker_base, $mzero, ARG_C1 / 4 ; f32mul $a8, $a8, $a10 }
-	{ ld32 $m9, $mworker_base, $mzero, ARG_GAMMA / 4 ; f32add $a8, $a8, $a11 }
-	{ ld32 $m10, $mworker_base, $mzero, ARG_BETA / 4 ; f32oorx $a10, $a8 }
+	{ nop ; f32add $a10, $a8, $a9 }
+.endm
+.macro LN16_P3 gb, go, bo
+	{ ld32 $m9, \gb, $mzero, \go ; fnop }
+	{ ld32 $m10, \gb, $mzero, \bo ; fnop }
 	{ add $m6, $m1, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
 	{ rpt $m5, 15 ; fnop }
 	LN16_OUT $m6, 1
 	LN16_OUT $m1, 0
+.endm
+
+// Layernorm workers: \t is 32 or 16, \rs the register of rsqrt.
+.macro LN_WORKERS t, rs
+	.align 8
+ln\t\()_rows:
+	RW_ROWS_ENTRY
+1:	LN\t\()_P1
+	LN_F1
+	LN\t\()_P2
+	LN_F2 \rs
+	LN\t\()_P3 $mworker_base, ARG_GAMMA / 4, ARG_BETA / 4
 	RW_NEXT_ROW
-	.size rw_layernorm_f16_worker, . - rw_layernorm_f16_worker
+	.size ln\t\()_rows, . - ln\t\()_rows
+
+	.align 8
+ln\t\()_s1:
+	RW_SPLIT_ENTRY
+	LN\t\()_P1
+	RW_STORE $a10, S_P1
+9:	exitz $mzero
+	.size ln\t\()_s1, . - ln\t\()_s1
+
+	.align 8
+ln\t\()_s2:
+	RW_SPLIT_ENTRY
+	RW_COMBINE S_P1, f32add, $a10
+	LN_F1
+	RW_STORE $a12, S_STAT
+	LN\t\()_P2
+	RW_STORE $a10, S_P2
+9:	exitz $mzero
+	.size ln\t\()_s2, . - ln\t\()_s2
+
+	.align 8
+ln\t\()_s3:
+	RW_SPLIT_ENTRY
+	{ ld32 $a12, $mvertex_base, $mzero, S_STAT ; fnop }
+	RW_COMBINE S_P2, f32add, $a10
+	LN_F2 \rs
+	LN\t\()_P3 $mvertex_base, S_G, S_B
+9:	exitz $mzero
+	.size ln\t\()_s3, . - ln\t\()_s3
+.endm
+
+	LN_WORKERS 32, $a8
+	LN_WORKERS 16, $a10

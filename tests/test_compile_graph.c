@@ -9,7 +9,8 @@
  * B, packed on the device), reshape and transpose as exchanges, transposes
  * of the last axis, a transposed A made on the device, attention per
  * head, reshape as a free view, lifetimes (buffers of dead intermediates
- * reused), and the refusals with their messages.
+ * reused), layernorm and softmax on pieces of whole rows, and the
+ * refusals with their messages.
  */
 #include "support.h"
 
@@ -566,6 +567,13 @@ test_rowwise(void **state)
 	      "t = softmax s scale=3\n"
 	      "output t\n",
 	      6, 0x1p-18);
+	/* one row; gamma and beta computed on the device, one of them x */
+	check("rank 1: layernorm s s s, s = softmax v",
+	      "input v f32 [24]\n"
+	      "s = softmax v scale=1\n"
+	      "n = layernorm s s s eps=0.5\n"
+	      "output n\n",
+	      4, 0x1p-18);
 	/* 4 rows on 8 tiles: gelu's blocks split the columns */
 	check("gelu, then layernorm from column-split blocks, f32",
 	      "input x f32 [4, 96]\n"

@@ -1,7 +1,8 @@
 /*
  * rowwise.c - host side of kernels/rowwise.S: the table of entries, the
- * checks, the argument block (the split of rows over the six workers, the
- * tail atom's masks) and the exact cycle count, which follows the issue
+ * checks, the argument block (the split of rows, or of one row's atoms,
+ * over the six workers; the tail atom's masks) and the exact cycle count
+ * of both modes, which follows the issue
  * model (docs/emulator.md): one issue per instruction or bundle, a worker
  * issuing every 6 cycles.
  */
@@ -13,23 +14,45 @@
 
 #include "../util/util.h"
 
-/* A worker's issues (kernels/rowwise.S): `setup` once after the common
- * entry, then per row `row` plus `atom` for each atom past the first
- * (the rpt bodies of its three passes). */
+/* A worker's issues (kernels/rowwise.S). Rows mode: `setup` once after
+ * the common entry, then per row `row` plus `atom` for each atom past the
+ * first (the rpt bodies of its three passes). Split mode, pass j: `fixed`
+ * plus `atom` per atom of its segment past the first, plus (passes 2 and
+ * 3) RW_COMBINE's 5 + 2 (k - 1) over the row's k partials. */
+typedef struct {
+	uint32_t fixed, atom;
+} Phase;
+
 static const struct {
 	const char *entry;
 	uint32_t setup, row, atom;
+	Phase split[3];
 } kernels[2][2] = {
-    [RW_LAYERNORM] = {[RW_F32] = {"rw_layernorm_f32", 0, 30, 9},
-                      [RW_F16] = {"rw_layernorm_f16", 0, 47, 26}},
-    [RW_SOFTMAX] = {[RW_F32] = {"rw_softmax_f32", 1, 29, 12},
-                    [RW_F16] = {"rw_softmax_f16", 1, 46, 27}},
+    [RW_LAYERNORM] =
+        {[RW_F32] = {"rw_layernorm_f32", 0, 34, 9, {{15, 1}, {20, 3}, {24, 5}}},
+         [RW_F16] =
+             {"rw_layernorm_f16", 0, 51, 26, {{15, 2}, {26, 8}, {35, 16}}}},
+    [RW_SOFTMAX] =
+        {[RW_F32] = {"rw_softmax_f32", 1, 33, 12, {{16, 1}, {23, 5}, {21, 6}}},
+         [RW_F16] =
+             {"rw_softmax_f16", 1, 50, 27, {{18, 1}, {30, 12}, {29, 14}}}},
 };
 
-/* RW_WORKER_ENTRY, an idle worker's run (ld, brz, exitz), the exit. */
-enum { W_ENTRY = 9, W_IDLE = 3, W_EXIT = 1 };
-/* The supervisor's issues up to and including runall (RW_ENTRY). */
-enum { SUP_RUNALL = 9 };
+/* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
+ * RW_COMBINE's fixed issues. */
+enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 5 };
+/* The supervisor's issues up to and including the first runall
+ * (RW_ENTRY), and from a sync's release to the next runall. */
+enum { SUP_RUNALL = 11, SUP_NEXT = 2 };
+
+/* Argument block offsets (kernels/rowwise.S). */
+enum {
+	ARG_TAILSET = 32,
+	ARG_FULLSET = 64,
+	ARG_SPLIT = 96,
+	ARG_VERTEX = 104,
+	SPLIT_VERTEX_BYTES = 56
+};
 
 static const char *const op_names[] = {"layernorm", "softmax"};
 
@@ -166,6 +189,87 @@ worker_rows(uint32_t rows, int w, uint32_t *first, uint32_t *count)
 	*count = b - a;
 }
 
+/* Split mode: k segments a row (1: rows mode only); worker w takes
+ * segment w % k of row w / k, atoms [a0, a0 + n). */
+static uint32_t
+segments(const RwCall *c)
+{
+	uint32_t k = c->rows < 6 ? 6 / c->rows : 1, atoms = atoms_of(c);
+	return k < atoms ? k : atoms;
+}
+
+static int
+segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
+{
+	uint32_t atoms = atoms_of(c), seg = (uint32_t)w % k;
+	*a0 = seg * atoms / k;
+	*n = (seg + 1) * atoms / k - *a0;
+	return (uint32_t)w / k < c->rows;
+}
+
+/* Cycles of the workers' runs started by a runall at cycle R: the cycle
+ * of the last exit. */
+static uint64_t
+last_exit(uint64_t R, const uint64_t issues[6])
+{
+	uint64_t last = 0;
+	for (int v = 0; v < 6; v++) {
+		/* worker v starts at the next turn of slot v */
+		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
+		uint64_t exit = start + 6 * (issues[v] - 1);
+		if (exit > last)
+			last = exit;
+	}
+	return last;
+}
+
+static uint64_t
+rows_cycles(const RwCall *c)
+{
+	uint64_t n1 = atoms_of(c) - 1, issues[6];
+	for (int v = 0; v < 6; v++) {
+		uint32_t first, rows;
+		worker_rows(c->rows, v, &first, &rows);
+		issues[v] =
+		    rows ? W_ENTRY + kernels[c->op][c->type].setup +
+		               rows * (kernels[c->op][c->type].row +
+		                       n1 * kernels[c->op][c->type].atom) +
+		               W_EXIT
+		         : W_IDLE;
+	}
+	/* the sync leaves 6 cycles after the last exit and `br $lr` issues
+	 * then */
+	return last_exit(SUP_RUNALL - 1, issues) + 6 + 1;
+}
+
+static uint64_t
+split_cycles(const RwCall *c)
+{
+	uint32_t k = segments(c);
+	uint64_t R = SUP_RUNALL - 1, end = 0;
+	for (int j = 0; j < 3; j++) {
+		const Phase *ph = &kernels[c->op][c->type].split[j];
+		uint64_t issues[6];
+		for (int v = 0; v < 6; v++) {
+			uint32_t a0, n;
+			issues[v] = segment(c, k, v, &a0, &n)
+			                ? ph->fixed + ph->atom * (n - 1) +
+			                      (j ? W_COMBINE + 2 * (k - 1) : 0)
+			                : W_IDLE;
+		}
+		end = last_exit(R, issues) + 6;
+		R = end + SUP_NEXT - 1;
+	}
+	return end + 1;
+}
+
+/* Split mode when it has more than one segment a row and is faster. */
+static int
+use_split(const RwCall *c)
+{
+	return segments(c) > 1 && split_cycles(c) < rows_cycles(c);
+}
+
 void
 rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 {
@@ -185,22 +289,51 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	} else {
 		put32(out + 16, f32_bits(-c->scale));
 	}
-	/* the tail atom: the row's lanes kept, -inf in the others */
+	/* the tail set: the row's lanes kept, -inf in the others; the full
+	 * set keeps every lane (its fill is 0) */
 	static const uint8_t ninf32[4] = {0, 0, 0x80, 0xff},
 	                     ninf16[2] = {0, 0xfc};
+	uint8_t *tail = out + ARG_TAILSET, *full = out + ARG_FULLSET;
 	for (uint32_t k = 0; k < g; k++) {
 		if (k < valid)
-			memset(out + 32 + k * es, 0xff, es);
+			memset(tail + k * es, 0xff, es);
 		else
-			memcpy(out + 40 + k * es, es == 4 ? ninf32 : ninf16,
+			memcpy(tail + 8 + k * es, es == 4 ? ninf32 : ninf16,
 			       es);
 	}
 	for (uint32_t k = 0; c->type == RW_F16 && k < valid; k++)
-		put32(out + 48 + 4 * k, UINT32_MAX);
+		put32(tail + 16 + 4 * k, UINT32_MAX);
+	memset(full, 0xff, 8);
+	memset(full + 16, 0xff, 16);
+	if (use_split(c)) {
+		uint32_t k = segments(c);
+		put32(out + ARG_SPLIT, 1);
+		for (int w = 0; w < 6; w++) {
+			uint8_t *v = out + ARG_VERTEX + SPLIT_VERTEX_BYTES * w;
+			uint32_t a0, n, row = (uint32_t)w / k;
+			if (!segment(c, k, w, &a0, &n))
+				continue;
+			uint32_t words[10] = {
+			    1,
+			    c->x + row * c->x_stride + a0 * 8,
+			    c->dst + row * c->dst_stride + a0 * 8,
+			    n - 1,
+			    (n - 1) * 8,
+			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,
+			    k - 1,
+			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
+			                             : ARG_FULLSET,
+			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8 : 0,
+			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
+			for (int i = 0; i < 10; i++)
+				put32(v + 4 * i, words[i]);
+		}
+		return;
+	}
 	for (int w = 0; w < 6; w++) {
 		uint32_t first, count;
 		worker_rows(c->rows, w, &first, &count);
-		uint8_t *v = out + 64 + 16 * w;
+		uint8_t *v = out + ARG_VERTEX + 16 * w;
 		put32(v, count);
 		put32(v + 4, c->x + first * c->x_stride);
 		put32(v + 8, c->dst + first * c->dst_stride);
@@ -211,26 +344,7 @@ uint64_t
 rw_cycles(const RwCall *c)
 {
 	assert(rw_entry(c->op, c->type) && "rw_cycles of an unchecked call");
-	uint64_t n1 = atoms_of(c) - 1;
-	/* runall issues at cycle R (the supervisor alone issues every
-	 * cycle); worker v starts at the next turn of slot v; the sync
-	 * leaves 6 cycles after the last exit and `br $lr` issues then. */
-	uint64_t R = SUP_RUNALL - 1, last = 0;
-	for (int v = 0; v < 6; v++) {
-		uint32_t first, rows;
-		worker_rows(c->rows, v, &first, &rows);
-		uint64_t issues =
-		    rows ? W_ENTRY + kernels[c->op][c->type].setup +
-		               rows * (kernels[c->op][c->type].row +
-		                       n1 * kernels[c->op][c->type].atom) +
-		               W_EXIT
-		         : W_IDLE;
-		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
-		uint64_t exit = start + 6 * (issues - 1);
-		if (exit > last)
-			last = exit;
-	}
-	return last + 6 + 1;
+	return use_split(c) ? split_cycles(c) : rows_cycles(c);
 }
 
 int

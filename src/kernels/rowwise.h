@@ -10,7 +10,10 @@
  * with the mean, the variance (about the mean, divided by cols), the max
  * and the sum of one row, computed in f32; gamma and beta are one row of
  * cols elements of x's type. dst is written in whole 8-byte atoms: the
- * lanes of a row's last atom past cols get unspecified values.
+ * lanes of a row's last atom past cols get unspecified values. With
+ * fewer than six rows each row may be cut into segments over the workers
+ * (split mode, chosen by rw_args_fill when rw_cycles says it is faster);
+ * the kernel then writes partial statistics into its argument block.
  * docs/kernel-rowwise.md.
  */
 #ifndef IPU_ROWWISE_H
@@ -36,7 +39,7 @@ typedef struct {
 } RwCall;
 
 enum {
-	RW_ARGS_BYTES = 160,
+	RW_ARGS_BYTES = 440,
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 

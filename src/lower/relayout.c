@@ -8,6 +8,9 @@
  * of the GEMM C layout). Every run of `to` is matched against the runs of
  * `from` that hold its elements (each element is in exactly one run of
  * `from`, so they are sorted and searched); each overlap is a transfer.
+ * The exchange moves whole 32-bit words: an overlap that ends both runs
+ * on a half word (an odd number of f16 columns) takes the next element's
+ * place too when both sides have row padding there.
  * Transfers that continue each other on both sides are merged, and equal
  * sources going to several tiles become one multicast.
  */
