@@ -161,8 +161,8 @@ test_gelu(void **state)
 	reference("gelu", "--in x.npy");
 	for (int i = 0; i < 2; i++)
 		check("gelu [29, 538]",
-		      "input x %s [29, 538]\ny = gelu x\noutput y\n",
-		      dtypes[i], "--in x=x.npy", 29 * 538);
+		      "input x %s [29, 538]\ny = gelu x\noutput y\n", dtypes[i],
+		      "--in x=x.npy", 29 * 538);
 	free(x);
 }
 
@@ -175,9 +175,10 @@ test_softmax(void **state)
 	save("x.npy", x, 3, xs);
 	reference("softmax", "--in x.npy");
 	for (int i = 0; i < 2; i++)
-		check("softmax [2, 3, 37]",
-		      "input x %s [2, 3, 37]\ny = softmax x scale=1\noutput y\n",
-		      dtypes[i], "--in x=x.npy", 2 * 3 * 37);
+		check(
+		    "softmax [2, 3, 37]",
+		    "input x %s [2, 3, 37]\ny = softmax x scale=1\noutput y\n",
+		    dtypes[i], "--in x=x.npy", 2 * 3 * 37);
 	free(x);
 }
 

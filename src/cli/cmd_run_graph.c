@@ -40,7 +40,8 @@ binding(const char *opt, char *v, ExecFile *b)
 {
 	char *eq = strchr(v, '=');
 	if (!eq || eq == v || !eq[1]) {
-		fprintf(stderr, "ipu run graph: %s wants NAME=FILE.npy, got '%s'\n",
+		fprintf(stderr,
+		        "ipu run graph: %s wants NAME=FILE.npy, got '%s'\n",
 		        opt, v);
 		return 0;
 	}
@@ -81,8 +82,9 @@ cmd_run_graph(int argc, char **argv)
 		                              &missing))) {
 			r.threads = atoi(v);
 			if (r.threads < 1 || r.threads > 64) {
-				fprintf(stderr,
-				        "ipu run graph: --threads wants 1..64\n");
+				fprintf(
+				    stderr,
+				    "ipu run graph: --threads wants 1..64\n");
 				bad = 1;
 			}
 		} else {
@@ -111,9 +113,10 @@ cmd_run_graph(int argc, char **argv)
 			cli_print_diag(&d);
 			rc = 1;
 		} else {
-			printf("cycles          %llu emulated, %llu predicted\n",
-			       (unsigned long long)res.cycles,
-			       (unsigned long long)res.predicted_cycles);
+			printf(
+			    "cycles          %llu emulated, %llu predicted\n",
+			    (unsigned long long)res.cycles,
+			    (unsigned long long)res.predicted_cycles);
 			printf("compile         %.1f ms, %u tiles\n",
 			       res.compile_ms, res.tiles);
 			printf("emulation       %.1f s\n", res.host_seconds);

@@ -76,8 +76,8 @@ exec_decode(ElemType e, const uint8_t *in, size_t n, float *out)
 			memcpy(&h, in + 2 * i, 2);
 			out[i] = (float)fp_f16_to_f64(h);
 		} else {
-			out[i] = (float)fp_f8_to_f64(
-			    in[i], f8_format(e.dtype), e.scale);
+			out[i] = (float)fp_f8_to_f64(in[i], f8_format(e.dtype),
+			                             e.scale);
 		}
 	}
 }
@@ -92,8 +92,8 @@ exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
 	ipu_error err;
 	int e = IPU_OK;
 	if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
-		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
-		             t->name, err.msg);
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s", t->name,
+		             err.msg);
 	free(bits);
 	return e;
 }
@@ -184,8 +184,8 @@ npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d)
 	}
 	size_t n = (size_t)npy_count(&a);
 	*v = xmalloc(n * sizeof **v);
-	exec_decode((ElemType){a.dtype == NPY_F32 ? DT_F32 : DT_F16, 0},
-	            a.data, n, *v);
+	exec_decode((ElemType){a.dtype == NPY_F32 ? DT_F32 : DT_F16, 0}, a.data,
+	            n, *v);
 	npy_free(&a);
 	return IPU_OK;
 }
@@ -222,19 +222,20 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
 			e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "%s %s %s %s has no values: give --in "
 			             "%s=FILE.npy",
-			             t->role == ROLE_WEIGHT ? "weight" : "input",
+			             t->role == ROLE_WEIGHT ? "weight"
+			                                    : "input",
 			             t->name, elem, shape, t->name);
 	}
 	return e;
 }
 
 static int
-write_inputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev,
-             Diag *d)
+write_inputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nin; i++) {
-		const Tensor *t = graph_tensor(g, graph_find(g, r->in[i].tensor));
+		const Tensor *t =
+		    graph_tensor(g, graph_find(g, r->in[i].tensor));
 		ipu_tensor_desc desc;
 		ipu_error none;
 		float *v = NULL;
@@ -248,8 +249,7 @@ write_inputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev,
 }
 
 static int
-write_outputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev,
-              Diag *d)
+write_outputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nout; i++) {

@@ -36,9 +36,9 @@ typedef struct {
 } ExecFile;
 
 typedef struct {
-	const char *graph; /* the graph's text file */
-	const Chip *chip;  /* NULL: the default chip */
-	int threads;       /* host threads of the emulator */
+	const char *graph;  /* the graph's text file */
+	const Chip *chip;   /* NULL: the default chip */
+	int threads;        /* host threads of the emulator */
 	const ExecFile *in; /* every input and weight the program reads */
 	int nin;
 	const ExecFile *out; /* tensors written as f32 .npy after the run */

@@ -253,9 +253,71 @@ free_timelines(Timeline *tl, uint32_t n)
 	free(tl);
 }
 
+/* Order s's transfers round by round over the senders (in the order each
+ * first appears), each sender's own order kept but rotated: the G senders
+ * whose first transfer goes to the same tile start at q / G of the way
+ * through their lists (q: their rank among those G). In-order greedy
+ * scheduling then meets distinct receivers in most rounds. Without it, a
+ * C block turned into whole rows has every column block's sender begin
+ * with the same row's tile, and those sends queue one behind another
+ * (SigLIP's scores before the softmax: 147,105 -> see docs/compiler.md). */
+static void
+interleave(const Lowered *l, Step *s)
+{
+	uint32_t ns = 0, *count = xcalloc(l->tiles, sizeof *count),
+	         *order = xmalloc((size_t)l->tiles * sizeof *order);
+	for (int i = 0; i < s->nxfer; i++)
+		if (count[s->xfer[i].src_tile]++ == 0)
+			order[ns++] = s->xfer[i].src_tile;
+	/* each sender's transfers, in step order: idx[first[t] ..] */
+	uint32_t *first = xmalloc((size_t)l->tiles * sizeof *first),
+	         *fill = xcalloc(l->tiles, sizeof *fill),
+	         *idx = xmalloc((size_t)s->nxfer * sizeof *idx), at = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		first[order[k]] = at;
+		at += count[order[k]];
+	}
+	for (int i = 0; i < s->nxfer; i++) {
+		uint32_t t = s->xfer[i].src_tile;
+		idx[first[t] + fill[t]++] = (uint32_t)i;
+	}
+	/* rank of each sender among those sharing its first destination */
+	uint32_t *group = xcalloc(l->tiles, sizeof *group),
+	         *rank = xmalloc((size_t)l->tiles * sizeof *rank), most = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		uint32_t t = order[k];
+		uint32_t to = s->xfer[idx[first[t]]].dst_tile[0];
+		rank[t] = group[to]++;
+		if (count[t] > most)
+			most = count[t];
+	}
+	Transfer *out = xmalloc((size_t)s->nxfer * sizeof *out);
+	int n = 0;
+	for (uint32_t r = 0; r < most; r++)
+		for (uint32_t k = 0; k < ns; k++) {
+			uint32_t t = order[k], c = count[t];
+			if (r >= c)
+				continue;
+			uint32_t to = s->xfer[idx[first[t]]].dst_tile[0];
+			uint32_t rot =
+			    (uint32_t)((uint64_t)rank[t] * c / group[to]);
+			out[n++] = s->xfer[idx[first[t] + (rot + r) % c]];
+		}
+	memcpy(s->xfer, out, (size_t)s->nxfer * sizeof *out);
+	free(out);
+	free(rank);
+	free(group);
+	free(idx);
+	free(fill);
+	free(first);
+	free(order);
+	free(count);
+}
+
 static int
 schedule_step(const Lowered *l, Step *s, Diag *d)
 {
+	interleave(l, s);
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = XS_PREAMBLE;
