@@ -36,8 +36,9 @@
 
 #include "lower.h"
 
-/* Intervals [a, b) of a timeline, in the order they were added. Small per
- * phase, so searched linearly. */
+/* Intervals [a, b) of a timeline, disjoint and added in time order (a
+ * tile's sends start after its previous send ends; a partner's 64-bit
+ * sends likewise), so searched by bisection. */
 typedef struct {
 	struct {
 		uint64_t a, b;
@@ -54,21 +55,45 @@ spans_add(Spans *s, uint64_t a, uint64_t b)
 	s->n++;
 }
 
+/* The first interval that ends after a. */
+static int
+spans_after(const Spans *s, uint64_t a)
+{
+	int lo = 0, hi = s->n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (s->v[mid].b <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The end of an interval that [a, b) overlaps, or 0. */
 static uint64_t
 spans_conflict(const Spans *s, uint64_t a, uint64_t b)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->v[i].a < b && a < s->v[i].b)
-			return s->v[i].b;
-	return 0;
+	int i = spans_after(s, a);
+	return i < s->n && s->v[i].a < b ? s->v[i].b : 0;
+}
+
+/* Does an interval start at c? */
+static int
+spans_start_at(const Spans *s, uint64_t c)
+{
+	int i = spans_after(s, c);
+	return i < s->n && s->v[i].a == c;
 }
 
 /* One tile's supervisor timeline in a phase: its sends, the partner's
  * 64-bit sends (they use this tile's wires too) and the cycles of its
  * receive controls. A control may fall inside one of the tile's own sends
  * (codegen splits the send there and attaches the control to a sendpic),
- * but not on a send's first cycle, and two controls never share a cycle. */
+ * but not on a send's first cycle, and two controls never share a cycle.
+ * Controls come in increasing order (each receive window's pointer falls
+ * after the previous window's mux-off, and windows are in time order) and
+ * are searched by bisection. */
 typedef struct {
 	Spans send;
 	Spans wire; /* the pair partner's 64-bit sends */
@@ -78,20 +103,29 @@ typedef struct {
 	uint64_t send_end; /* end of the last send */
 } Timeline;
 
+/* Controls are kept sorted; they come in order, so this appends. */
 static void
 add_control(Timeline *tl, uint64_t c)
 {
 	GROW(tl->ctl, tl->nc, tl->capc);
-	tl->ctl[tl->nc++] = c;
+	int i = tl->nc++;
+	for (; i > 0 && tl->ctl[i - 1] > c; i--)
+		tl->ctl[i] = tl->ctl[i - 1];
+	tl->ctl[i] = c;
 }
 
 static int
 control_at(const Timeline *tl, uint64_t c)
 {
-	for (int i = 0; i < tl->nc; i++)
-		if (tl->ctl[i] == c)
-			return 1;
-	return 0;
+	int lo = 0, hi = tl->nc;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (tl->ctl[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < tl->nc && tl->ctl[lo] == c;
 }
 
 /* Can a control go at cycle c? `own` is the start of the send being
@@ -99,12 +133,8 @@ control_at(const Timeline *tl, uint64_t c)
 static int
 control_free(const Timeline *tl, uint64_t own, uint64_t c)
 {
-	if (c < XS_PREAMBLE || control_at(tl, c) || (own && c == own))
-		return 0;
-	for (int i = 0; i < tl->send.n; i++)
-		if (tl->send.v[i].a == c)
-			return 0;
-	return 1;
+	return c >= XS_PREAMBLE && !control_at(tl, c) && !(own && c == own) &&
+	       !spans_start_at(&tl->send, c);
 }
 
 /* The latest free control cycle in [lo, hi], or UINT64_MAX. */
