@@ -345,6 +345,37 @@ test_run_graph(void **state)
 	assert_int_equal(npy_read(path, &y, &d), 0);
 	assert_true(((float *)y.data)[1] == x[1] * w[1] + x[1]);
 	npy_free(&y);
+	/* the package cache: a second run reads it, a damaged entry is
+	 * compiled again, another graph gets its own entry */
+	const char *cached =
+	    "run graph --graph g.txt --in x=x.npy --in w=w.npy "
+	    "--out y=c.npy --force --cache cache/pkgs";
+	assert_int_equal(run_ipu(out, sizeof out, cached), 0);
+	assert_null(strstr(out, "from the cache"));
+	assert_int_equal(run_ipu(out, sizeof out, cached), 0);
+	expect_in(out, "(package from the cache)");
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "for f in %s/cache/pkgs/*.pkg; do echo damaged > $f; done",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run_ipu(out, sizeof out, cached), 0);
+	assert_null(strstr(out, "from the cache"));
+	snprintf(path, sizeof path, "%s/c.npy", test_dir);
+	assert_int_equal(npy_read(path, &y, &d), 0);
+	for (int i = 0; i < 6; i++)
+		assert_true(((float *)y.data)[i] == x[i] * w[i % 3] + x[i]);
+	npy_free(&y);
+	write_text("g2.txt", "input x f32 [2, 3]\nweight w f32 [3]\n"
+	                     "m = mul x w\ny = add m m\noutput y\n");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph g2.txt --in x=x.npy --in "
+	                         "w=w.npy --cache cache/pkgs"),
+	                 0);
+	snprintf(cmd, sizeof cmd, "test $(ls %s/cache/pkgs/*.pkg | wc -l) = 2",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+
 	assert_int_equal(run_ipu(out, sizeof out, "run graph --in x"), 2);
 	assert_int_equal(run_ipu(out, sizeof out, "run graph --in x=x.npy"), 2);
 	expect_in(out, "--graph is needed");

@@ -21,7 +21,8 @@ usage(FILE *f)
 	fprintf(f,
 	        "usage: ipu run graph --graph G [--in NAME=F.npy ...] "
 	        "[--out NAME=F.npy ...]\n"
-	        "                     [--force] [--chip C] [--threads N]\n"
+	        "                     [--force] [--cache DIR] [--chip C] "
+	        "[--threads N]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -31,7 +32,10 @@ usage(FILE *f)
 	        "round to nearest)\n"
 	        "  --out NAME=F   output NAME as float32 .npy; never over an "
 	        "existing file\n"
-	        "                 unless --force\n");
+	        "                 unless --force\n"
+	        "  --cache DIR    keep the compiled package in DIR and reuse "
+	        "it while the\n"
+	        "                 graph, the chip and this ipu are the same\n");
 }
 
 /* NAME=PATH into b; 0 after a message if malformed. */
@@ -74,6 +78,9 @@ cmd_run_graph(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
 		                              &missing))) {
 			bad = !binding("--out", (char *)v, &out[r.nout++]);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
+		                              &missing))) {
+			r.cache_dir = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run graph", v)))
@@ -116,9 +123,13 @@ cmd_run_graph(int argc, char **argv)
 			printf(
 			    "cycles          %llu emulated, %llu predicted\n",
 			    (unsigned long long)res.cycles,
-			    (unsigned long long)res.predicted_cycles);
-			printf("compile         %.1f ms, %u tiles\n",
-			       res.compile_ms, res.tiles);
+			    (unsigned long long)res.build.predicted_cycles);
+			printf("compile         %.1f ms%s, %u tiles, fullest "
+			       "tile %u bytes\n",
+			       res.build.compile_ms,
+			       res.build.cached ? " (package from the cache)"
+			                        : "",
+			       res.build.tiles, res.build.peak_tile_bytes);
 			printf("emulation       %.1f s\n", res.host_seconds);
 			for (int i = 0; i < r.nout; i++)
 				printf("wrote           %s (%s)\n", out[i].path,

@@ -4,6 +4,9 @@
  */
 #include "exec.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,149 @@
 
 #include "../util/fp.h"
 #include "../util/npy.h"
+
+/* ---- the package cache ---------------------------------------------- */
+
+static uint64_t self_hash;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+/* This executable's bytes (0 if unreadable: no cache). */
+static void
+hash_self(void)
+{
+	uint8_t *bytes;
+	size_t len;
+	Diag d;
+	if (read_file("/proc/self/exe", &bytes, &len, &d) == IPU_OK) {
+		self_hash = fnv1a64(FNV1A64_INIT, bytes, len) | 1;
+		free(bytes);
+	}
+}
+
+char *
+exec_default_cache(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	char buf[4096];
+	if (x && *x)
+		snprintf(buf, sizeof buf, "%s/ipu", x);
+	else if (h && *h)
+		snprintf(buf, sizeof buf, "%s/.cache/ipu", h);
+	else
+		return NULL;
+	return xstrdup(buf);
+}
+
+/* mkdir -p; 0 on success. */
+static int
+make_dirs(const char *path)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+		*p = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return -1;
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
+/* The entry's path without its extension, or 0 if there is no cache. */
+static int
+cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
+           size_t len)
+{
+	pthread_once(&self_once, hash_self);
+	if (!dir || !self_hash || strlen(dir) + 24 > len)
+		return 0;
+	char *text = graph_print_str(g);
+	uint64_t h = fnv1a64(FNV1A64_INIT, text, strlen(text) + 1);
+	h = fnv1a64(h, chip->name, strlen(chip->name) + 1);
+	h = fnv1a64(h, &self_hash, sizeof self_hash);
+	free(text);
+	snprintf(out, len, "%s/%016" PRIx64, dir, h);
+	return 1;
+}
+
+/* The entry: its package and the sidecar with the report's numbers. */
+static int
+cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
+{
+	char path[4224];
+	unsigned long long peak;
+	double ms;
+	snprintf(path, sizeof path, "%s.txt", base);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok =
+	    fscanf(f, "peak_tile_bytes %llu compile_ms %lf", &peak, &ms) == 2;
+	fclose(f);
+	snprintf(path, sizeof path, "%s.pkg", base);
+	Diag d;
+	if (!ok || pkg_read_file(path, pk, &d))
+		return 0;
+	if ((*pk)->chip != chip) {
+		pkg_free(*pk);
+		*pk = NULL;
+		return 0;
+	}
+	*b = (ExecBuild){.predicted_cycles = (*pk)->total_cycles,
+	                 .compile_ms = ms,
+	                 .tiles = (*pk)->tiles,
+	                 .peak_tile_bytes = (uint32_t)peak,
+	                 .cached = 1};
+	return 1;
+}
+
+/* Package first, then the sidecar that makes the entry valid; both
+ * replaced atomically (a reader never sees half a file). */
+static void
+cache_write(const char *dir, const char *base, const Package *pk,
+            const ExecBuild *b)
+{
+	char path[4224], text[128];
+	Diag d;
+	if (make_dirs(dir))
+		return;
+	snprintf(path, sizeof path, "%s.pkg", base);
+	if (pkg_write_file(pk, path, &d))
+		return;
+	int n =
+	    snprintf(text, sizeof text, "peak_tile_bytes %u compile_ms %.3f\n",
+	             b->peak_tile_bytes, b->compile_ms);
+	snprintf(path, sizeof path, "%s.txt", base);
+	write_file(path, text, (size_t)n, &d);
+}
+
+int
+exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
+           Package **pk, ExecBuild *b, Diag *d)
+{
+	memset(b, 0, sizeof *b);
+	char base[4200];
+	int cache = cache_path(g, chip, cache_dir, base, sizeof base);
+	if (cache && cache_read(base, chip, pk, b))
+		return IPU_OK;
+	CompileReport rep = {0};
+	CompileOptions co = {.chip = chip};
+	int e = compile_graph(g, &co, pk, &rep, d);
+	b->predicted_cycles = rep.predicted_cycles;
+	b->compile_ms = rep.compile_ms;
+	b->tiles = rep.tiles_used;
+	b->peak_tile_bytes = rep.peak_tile_bytes;
+	compile_report_free(&rep);
+	if (!e && cache)
+		cache_write(cache_dir, base, *pk, b);
+	return e;
+}
+
+/* ---- devices and tensors ---------------------------------------------- */
 
 int
 exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
@@ -278,15 +424,8 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 	if (!e)
 		e = check_bindings(r, g, d);
 	Package *pk = NULL;
-	if (!e) {
-		CompileReport rep = {0};
-		CompileOptions co = {.chip = chip};
-		e = compile_graph(g, &co, &pk, &rep, d);
-		res->predicted_cycles = rep.predicted_cycles;
-		res->compile_ms = rep.compile_ms;
-		res->tiles = rep.tiles_used;
-		compile_report_free(&rep);
-	}
+	if (!e)
+		e = exec_build(g, chip, r->cache_dir, &pk, &res->build, d);
 	ipu_device *dev = NULL;
 	if (!e)
 		e = exec_open(chip, pk, r->threads, &dev, d);

@@ -16,6 +16,25 @@
 
 #include "../compile/compile.h"
 
+/* What exec_build reports of the package. */
+typedef struct {
+	uint64_t predicted_cycles;
+	double compile_ms; /* of the compile that made it */
+	uint32_t tiles, peak_tile_bytes;
+	int cached; /* 1: read from the cache, not compiled now */
+} ExecBuild;
+
+/* g compiled for chip, or the package an earlier call stored in cache_dir
+ * for the same graph (its text), chip and compiler (this executable's
+ * bytes, so a rebuilt `ipu` never reuses an old package). cache_dir NULL:
+ * no cache. An entry that does not read back whole (pkg_read checks every
+ * field and the CRC) is compiled again and replaced; a cache that cannot
+ * be written leaves the package uncached and the call succeeds. */
+int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
+               Package **pk, ExecBuild *b, Diag *d);
+/* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
+char *exec_default_cache(void);
+
 /* pk on a new emulated device of chip with `threads` host threads (>= 1). */
 int exec_open(const Chip *chip, const Package *pk, int threads,
               ipu_device **dev, Diag *d);
@@ -43,13 +62,14 @@ typedef struct {
 	int nin;
 	const ExecFile *out; /* tensors written as f32 .npy after the run */
 	int nout;
-	int force; /* replace existing output files */
+	int force;             /* replace existing output files */
+	const char *cache_dir; /* exec_build's; NULL: always compile */
 } ExecGraphRun;
 
 typedef struct {
-	uint64_t cycles, predicted_cycles;
-	double compile_ms, host_seconds;
-	uint32_t tiles;
+	uint64_t cycles;
+	double host_seconds;
+	ExecBuild build;
 } ExecResult;
 
 /* Parse, compile and run the graph once on r's inputs; write r's outputs.
