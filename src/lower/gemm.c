@@ -71,7 +71,7 @@ typedef struct {
 	int32_t next;        /* the next step to make or (shared) to join */
 	int shared;          /* join the steps of an earlier GEMM */
 	uint32_t tile_base;  /* tile (0, 0, 0) of the grid */
-	int b_spread;        /* GemmOperands' */
+	int b_spread;        /* B's chunks stored over all the tiles */
 	uint32_t b_spread_from, tiles_all;
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
@@ -88,16 +88,15 @@ tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
 }
 
 /* The tile that stores B's chunk (s, j) of group q and multicasts it to
- * column j (see GemmOperands.b_spread). */
+ * column j: one of the column's own, or one of every tile in turn (see
+ * GemmOperands.b_spread). */
 static uint32_t
 b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
 {
-	if (G->b_spread == B_CHIP) {
-		uint32_t k = (q * G->p->steps + s) * G->pn + j;
-		return (G->b_spread_from + k) % G->tiles_all;
-	}
-	uint32_t row = G->b_spread == B_ROWS ? s + G->b_spread_from : s;
-	return tile_of(G, q, row % G->pm, j);
+	if (!G->b_spread)
+		return tile_of(G, q, s % G->pm, j);
+	uint32_t k = (q * G->p->steps + s) * G->pn + j;
+	return (G->b_spread_from + k) % G->tiles_all;
 }
 
 static uint32_t

@@ -23,16 +23,12 @@ typedef struct {
 	                  other f8 format */
 	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
 	                  sum of A's and B's scales */
-	/* Where B's chunks are stored (a weight's, kept for the whole run):
-	 * B_OWN: superstep s's chunk of a column on the column's row s mod
-	 * pm. B_ROWS: on row (s + b_spread_from) mod pm, so that a model
-	 * whose weights each start where the last one's rows ended fills
-	 * every row of its GEMMs' grids rather than piling them all on the
-	 * first rows. B_CHIP: on every tile of the program in turn from tile
-	 * b_spread_from, for a grid too small to hold its weight (a chunk
-	 * from anywhere on the chip makes the exchange slower: the So400m
-	 * MLP block's by 36%, docs/compiler.md). */
-	enum { B_OWN, B_ROWS, B_CHIP } b_spread;
+	/* B's chunks stored on every tile of the program in turn, from tile
+	 * b_spread_from on, instead of on the grid's own: a model's weights
+	 * then spread over the chip rather than piling up on the tiles of
+	 * the GEMMs that use few (each chunk is sent to its column the same
+	 * way from wherever it lives) */
+	int b_spread;
 	uint32_t b_spread_from;
 } GemmOperands;
 

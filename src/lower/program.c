@@ -49,7 +49,7 @@ typedef struct {
 	size_t desc_len;
 	uint32_t tiles_used;
 	uint32_t next_tile; /* spread(): where the next partial place starts */
-	uint32_t next_weight; /* the grid row of the next weight's chunks */
+	uint32_t next_weight; /* where the next weight chunk is stored */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -257,43 +257,38 @@ typedef struct {
 } Matmul;
 
 /* Lower `batches` GEMMs with plan p, `group` side by side, into l, with
- * the operands' and C's pieces in pa, pb, pc; spread: NULL, or a weight's
- * GemmOperands.b_spread_from (a grid row, or a tile for a grid of less
- * than half the chip, whose rows would not spread a model's weights),
- * advanced past its chunks. */
+ * the operands' and C's pieces in pa, pb, pc; spread: NULL, or where B's
+ * chunks go next when they are stored over the whole chip (a weight:
+ * GemmOperands.b_spread), advanced past them. */
 static int
 lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
               uint32_t tile0, uint32_t *spread, TensorPlace *pa,
               TensorPlace *pb, TensorPlace *pc, Diag *d)
 {
 	uint32_t one = p->pk * p->pm * p->pn;
-	int chip = spread && 2 * one * group < l->tiles;
 	int32_t base = 0;
 	int r = IPU_OK;
 	for (uint32_t bi = 0; bi < mm->batches && !r; bi++) {
 		uint32_t j = bi % group;
 		if (j == 0)
 			base = l->nstep;
-		GemmOperands o = {
-		    .a = pa,
-		    .b = pb,
-		    .c = pc,
-		    .batches = mm->batches,
-		    .batch = bi,
-		    .tile_base = tile0 + j * one,
-		    .step_base = j ? base : -1,
-		    .transpose_a = mm->ta,
-		    .transpose_b = mm->op->attr.transpose_b,
-		    .dtype_b = mm->dtype_b,
-		    .fp8_scale = mm->fp8_scale,
-		    .b_spread = !spread ? B_OWN
-		                : chip  ? B_CHIP
-		                        : B_ROWS,
-		    .b_spread_from =
-		        spread ? *spread % (chip ? l->tiles : p->pm) : 0};
+		GemmOperands o = {.a = pa,
+		                  .b = pb,
+		                  .c = pc,
+		                  .batches = mm->batches,
+		                  .batch = bi,
+		                  .tile_base = tile0 + j * one,
+		                  .step_base = j ? base : -1,
+		                  .transpose_a = mm->ta,
+		                  .transpose_b = mm->op->attr.transpose_b,
+		                  .dtype_b = mm->dtype_b,
+		                  .fp8_scale = mm->fp8_scale,
+		                  .b_spread = spread != NULL,
+		                  .b_spread_from = spread ? *spread : 0};
 		r = lower_gemm(l, p, &o, d);
 		if (spread)
-			*spread += chip ? p->pk * p->steps * p->pn : p->steps;
+			*spread =
+			    (*spread + p->pk * p->steps * p->pn) % l->tiles;
 	}
 	return r;
 }
@@ -503,8 +498,8 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 			tile0 = 0;
 		b->next_tile = tile0 + used;
 	}
-	/* a weight is written once and kept: each starts its chunks on the
-	 * grid row after the last one's, so that they fill every row */
+	/* a weight is written once and kept: its chunks go over the whole
+	 * chip, wherever the GEMM runs */
 	const Tensor *tb = graph_tensor(b->g, op->in[1]);
 	int spread_b = tb->role == ROLE_WEIGHT && !b->home[tb->id];
 	r = lower_batches(b->l, &mm, &plan, group, tile0,
