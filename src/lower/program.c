@@ -763,12 +763,12 @@ lower_rowwise_op(Build *b, const Op *op, Diag *d)
 	}
 	if (r)
 		return op_error(b, op, r, d);
-	TensorPlace *out = adopt(b, lower_mirror(b->l, px, op->out, dt, 0,
-	                                         b->l->nstep, "tensor block"));
-	r = lower_rowwise(b->l,
-	                  op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX,
-	                  px, pv[0], pv[1], out, op->attr.eps, op->attr.scale,
-	                  op_desc(op->kind)->name, d);
+	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	TensorPlace *out =
+	    adopt(b, lower_rowwise_out(b->l, rw, px, op->out, b->l->nstep,
+	                               "tensor block"));
+	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
+	                  op->attr.scale, op_desc(op->kind)->name, d);
 	if (r)
 		return op_error(b, op, r, d);
 	int32_t last = b->l->nstep - 1;

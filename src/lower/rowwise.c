@@ -68,6 +68,29 @@ lower_row_place(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
 	return tp;
 }
 
+TensorPlace *
+lower_rowwise_out(Lowered *l, RwOp op, const TensorPlace *x, int32_t tensor,
+                  int32_t first, const char *what)
+{
+	RwType type = RW_F32; /* x's, checked by the caller */
+	rw_type_of((DType)x->dtype, &type);
+	uint32_t es = rw_type_bytes(type),
+	         need = rw_dst_row_bytes(op, type, x->cols) / es;
+	TensorPlace *tp =
+	    tensor_place_new(tensor, x->rows, x->cols, (uint8_t)x->dtype);
+	for (int k = 0; k < x->npiece; k++) {
+		Piece p = x->piece[k];
+		if (p.pad_cols < need)
+			p.pad_cols = need;
+		p.at = (BufRef){
+		    lower_buffer(l, p.tile, p.pad_rows * p.pad_cols * es, 8,
+		                 REGION_ANY, first, INT32_MAX, what),
+		    0};
+		*lower_piece(tp) = p;
+	}
+	return tp;
+}
+
 /* param: the RwCall's fields; ref: dst, x, gamma, beta. */
 enum {
 	P_OP,
