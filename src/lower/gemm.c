@@ -10,7 +10,8 @@
  *            tile stores and sends), "kernel arguments"
  *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
  *            from tile (i, s mod pn) to row i; B chunk (s, j) from tile
- *            (s mod pm, j) to column j, each owner included) and a compute
+ *            ((s + b_rows_from) mod pm, j), or from wherever b_spread
+ *            put it, to column j, each owner included) and a compute
  *            step (the GEMM kernel accumulating into C; the first one
  *            from zero); with pk > 1, the reduction: an exchange of the
  *            partial C slices ("C partials") and a vadd per tile
@@ -72,7 +73,7 @@ typedef struct {
 	int shared;          /* join the steps of an earlier GEMM */
 	uint32_t tile_base;  /* tile (0, 0, 0) of the grid */
 	int b_spread;        /* B's chunks stored over all the tiles */
-	uint32_t b_spread_from, tiles_all;
+	uint32_t b_spread_from, b_rows_from, tiles_all;
 	uint32_t pm, pn, pk;
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
@@ -94,7 +95,7 @@ static uint32_t
 b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
 {
 	if (!G->b_spread)
-		return tile_of(G, q, s % G->pm, j);
+		return tile_of(G, q, (G->b_rows_from + s) % G->pm, j);
 	uint32_t k = (q * G->p->steps + s) * G->pn + j;
 	return (G->b_spread_from + k) % G->tiles_all;
 }
@@ -425,6 +426,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.tile_base = o->tile_base;
 	G.b_spread = o->b_spread;
 	G.b_spread_from = o->b_spread_from;
+	G.b_rows_from = o->b_rows_from;
 	G.tiles_all = l->tiles;
 	uint32_t tiles = G.pk * G.pm * G.pn;
 	if (o->tile_base + tiles > l->tiles || (G.shared && G.last >= l->nstep))

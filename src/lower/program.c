@@ -49,7 +49,9 @@ typedef struct {
 	size_t desc_len;
 	uint32_t tiles_used;
 	uint32_t next_tile; /* spread(): where the next partial place starts */
-	uint32_t next_weight; /* where the next weight chunk is stored */
+	uint32_t next_weight;     /* where the next weight chunk is stored */
+	uint32_t next_weight_row; /* the grid row of a weight's first chunk
+	                             stored in its own GEMM's grid */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -262,8 +264,8 @@ typedef struct {
  * GemmOperands.b_spread), advanced past them. */
 static int
 lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
-              uint32_t tile0, uint32_t *spread, TensorPlace *pa,
-              TensorPlace *pb, TensorPlace *pc, Diag *d)
+              uint32_t tile0, uint32_t *spread, uint32_t b_rows_from,
+              TensorPlace *pa, TensorPlace *pb, TensorPlace *pc, Diag *d)
 {
 	uint32_t one = p->pk * p->pm * p->pn;
 	int32_t base = 0;
@@ -284,7 +286,8 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 		                  .dtype_b = mm->dtype_b,
 		                  .fp8_scale = mm->fp8_scale,
 		                  .b_spread = spread != NULL,
-		                  .b_spread_from = spread ? *spread : 0};
+		                  .b_spread_from = spread ? *spread : 0,
+		                  .b_rows_from = b_rows_from};
 		r = lower_gemm(l, p, &o, d);
 		if (spread)
 			*spread =
@@ -306,7 +309,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
 	uint64_t cost = UINT64_MAX;
 	Diag dd;
-	if (!lower_batches(l, mm, p, 1, 0, NULL, pa, pb, pc, &dd)) {
+	if (!lower_batches(l, mm, p, 1, 0, NULL, 0, pa, pb, pc, &dd)) {
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
@@ -498,12 +501,22 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 			tile0 = 0;
 		b->next_tile = tile0 + used;
 	}
-	/* a weight is written once and kept: its chunks go over the whole
-	 * chip, wherever the GEMM runs */
+	/* a weight is written once and kept, so that the weights of a model
+	 * do not pile up: on a GEMM over less than half of the chip its
+	 * chunks go over the whole chip; on a larger one they stay in the
+	 * grid, where the plan prices their sends (a 64-bit send waits for
+	 * its partner's), on rows that rotate from weight to weight */
 	const Tensor *tb = graph_tensor(b->g, op->in[1]);
-	int spread_b = tb->role == ROLE_WEIGHT && !b->home[tb->id];
+	int weight_b = tb->role == ROLE_WEIGHT && !b->home[tb->id];
+	int spread_b = weight_b && 2 * used < b->tiles;
+	uint32_t b_rows_from = 0;
+	if (weight_b && !spread_b) {
+		b_rows_from = b->next_weight_row;
+		b->next_weight_row += plan.steps;
+	}
 	r = lower_batches(b->l, &mm, &plan, group, tile0,
-	                  spread_b ? &b->next_weight : NULL, pa, pb, pc, d);
+	                  spread_b ? &b->next_weight : NULL, b_rows_from, pa,
+	                  pb, pc, d);
 	int moved = 0;
 	if (!r)
 		r = bring(b, op->in[1], b->home[op->in[1]], pb, first,
