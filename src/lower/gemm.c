@@ -313,16 +313,16 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 	}
 }
 
-/* Where slice q of tile (., i, j)'s C block starts, and its bytes. */
+/* Slice q of tile (., i, j)'s C block, *off where it starts; its bytes. */
 static uint32_t
 slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, uint32_t *off,
-         uint32_t *first)
+         GemmSlice *s)
 {
-	uint32_t panels =
-	    plan_gemm_slice(ceil_div(cols_of(G, j), 16), G->pk, q, first);
-	uint32_t panel = gemm_c_bytes(G->g, rows_of(G, i), 16);
-	*off = *first * panel;
-	return panels * panel;
+	*s = plan_gemm_slice(ceil_div(cols_of(G, j), 16), rows_of(G, i), G->pk,
+	                     q);
+	uint32_t row = gemm_c_bytes(G->g, 1, 16);
+	*off = (s->panel * rows_of(G, i) + s->row) * row;
+	return s->panels * s->rows * row;
 }
 
 /* pk > 1: every tile gathers the other groups' partials of its slice and
@@ -336,9 +336,10 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 	for (uint32_t q = 0; q < G->pk; q++)
 		for (uint32_t i = 0; i < G->pm; i++)
 			for (uint32_t j = 0; j < G->pn; j++) {
-				uint32_t t = tile_of(G, q, i, j), off, first;
+				uint32_t t = tile_of(G, q, i, j), off;
+				GemmSlice sl;
 				uint32_t bytes =
-				    slice_of(G, i, j, q, &off, &first);
+				    slice_of(G, i, j, q, &off, &sl);
 				if (!bytes)
 					continue;
 				int32_t rx = lower_buffer(
@@ -373,25 +374,17 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				uint32_t n = cols_of(G, j);
 				operand_piece(
 				    tc, 0, G->c_row0,
-				    (Piece){
-				        .tile = t,
-				        .at = {G->c_blk[t], off},
-				        .row0 = i * G->p->bm,
-				        .rows = rows_of(G, i),
-				        .col0 = j * G->p->bn + first * 16,
-				        .cols = min_u(
-				            bytes /
-				                gemm_c_bytes(
-				                    G->g, rows_of(G, i), 16) *
-				                16,
-				            n - first * 16),
-				        .pad_rows = rows_of(G, i),
-				        .pad_cols =
-				            bytes /
-				            gemm_c_bytes(G->g, rows_of(G, i),
-				                         16) *
-				            16,
-				        .format = PF_GEMM_C});
+				    (Piece){.tile = t,
+				            .at = {G->c_blk[t], off},
+				            .row0 = i * G->p->bm + sl.row,
+				            .rows = sl.rows,
+				            .col0 =
+				                j * G->p->bn + sl.panel * 16,
+				            .cols = min_u(sl.panels * 16,
+				                          n - sl.panel * 16),
+				            .pad_rows = sl.rows,
+				            .pad_cols = sl.panels * 16,
+				            .format = PF_GEMM_C});
 			}
 }
 

@@ -52,12 +52,30 @@ grid_latency(const Chip *c, uint32_t tiles)
 
 enum { CODE_PER_STEP = 64, CODE_FIXED = 64 };
 
-/* The share of N-panel slice q of np panels split pk ways. */
-uint32_t
-plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first)
+/* Part k of n split `parts` ways: its size, *first its first. */
+static uint32_t
+share(uint32_t n, uint32_t parts, uint32_t k, uint32_t *first)
 {
-	*first = q * (np / pk) + (q < np % pk ? q : np % pk);
-	return np / pk + (q < np % pk);
+	*first = k * (n / parts) + (k < n % parts ? k : n % parts);
+	return n / parts + (k < n % parts);
+}
+
+GemmSlice
+plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q)
+{
+	GemmSlice s = {.rows = rows};
+	if (np >= pk) {
+		s.panels = share(np, pk, q, &s.panel);
+		return s;
+	}
+	/* panel p goes to groups ceil(p pk / np) .. ceil((p + 1) pk / np)
+	 * - 1, which split its rows */
+	s.panel = q * np / pk;
+	s.panels = 1;
+	uint32_t q0 = ceil_div(s.panel * pk, np),
+	         q1 = ceil_div((s.panel + 1) * pk, np);
+	s.rows = share(rows, q1 - q0, q - q0, &s.row);
+	return s;
 }
 
 /* The reduction: each tile receives pk - 1 partial slices of its C block
@@ -67,9 +85,8 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 {
 	if (p->pk == 1)
 		return 0;
-	uint32_t first,
-	    panels = plan_gemm_slice(ceil_div(p->bn, 16), p->pk, 0, &first);
-	uint64_t bytes = (uint64_t)panels * gemm_c_bytes(g, p->bm, 16);
+	GemmSlice s = plan_gemm_slice(ceil_div(p->bn, 16), p->bm, p->pk, 0);
+	uint64_t bytes = (uint64_t)s.panels * gemm_c_bytes(g, s.rows, 16);
 	uint64_t words = bytes / 4;
 	uint64_t xch = XS_PREAMBLE + (p->pk - 1) * (words + XS_RECV_GAP + 3) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
@@ -156,8 +173,6 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			p.kc = panels * kp;
 			if (p.kc > proto.kg * 2)
 				break;
-			if (pk > 1 && ceil_div(bn, 16) < pk)
-				continue; /* a C slice for every group */
 			for (int down = 0; down <= (p.pm % 2 == 0); down++) {
 				best->tried++;
 				p.pairs_down = (uint8_t)down;
@@ -178,7 +193,7 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		                "gemm: empty problem %u x %u x %u", m, n, k);
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(t));
 	Best best = {.plan = out, .max = max};
-	for (uint32_t pk = 1; pk <= 8 && pk <= tiles; pk *= 2) {
+	for (uint32_t pk = 1; pk <= 32 && pk <= tiles; pk *= 2) {
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
 			break; /* the last group would have no K */

@@ -23,8 +23,9 @@
  *     owners, so input memory is spread evenly;
  *   - with pk > 1 the grid is repeated pk times, each copy (a K group)
  *     taking a contiguous share kg of K; at the end every C block is
- *     reduced: its N-panels are split pk ways, each tile receives the
- *     other groups' partials of its share and adds them (kernels/vadd.S).
+ *     reduced: it is split pk ways (its N-panels, or with fewer panels
+ *     than groups each panel's rows), each tile receives the other
+ *     groups' partials of its share and adds them (kernels/vadd.S).
  */
 #ifndef IPU_PLAN_H
 #define IPU_PLAN_H
@@ -58,8 +59,15 @@ typedef struct {
 
 /* gemm_plan.c */
 GemmDtype plan_gemm_dtype(DType t);
-/* N-panel slice q of np split pk ways: its panel count, *first its first. */
-uint32_t plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first);
+/* Slice q of a C block of np N-panels and `rows` rows split pk ways for
+ * the reduction: rows [row, row + rows) of panels [panel, panel +
+ * panels), contiguous in the C layout. With np >= pk the panels are split
+ * pk ways (all rows); with fewer, each panel's rows are split among the
+ * groups that share it. */
+typedef struct {
+	uint32_t panel, panels, row, rows;
+} GemmSlice;
+GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
