@@ -326,13 +326,43 @@ slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, uint32_t *off,
 }
 
 /* pk > 1: every tile gathers the other groups' partials of its slice and
- * adds them; the slices are the output. */
+ * adds them; the slices are the output. The partials go in rounds: in
+ * round d group q receives from group q + d, so that in every round each
+ * tile sends one slice and receives one (the scheduler places transfers
+ * greedily in the order given; tile by tile, a sender waiting for one
+ * receiver delayed the rest). Partial d - 1 of a slice is group q + d's. */
 static void
 reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 {
 	int32_t xi = next_step(l, G, STEP_EXCHANGE, "gemm: C partials");
 	int32_t ci = next_step(l, G, STEP_COMPUTE, "gemm: add partials");
 	Step *x = &l->step[xi], *c = &l->step[ci];
+	int32_t *rx = xcalloc(l->tiles, sizeof *rx);
+	for (uint32_t d = 1; d < G->pk; d++)
+		for (uint32_t q = 0; q < G->pk; q++)
+			for (uint32_t i = 0; i < G->pm; i++)
+				for (uint32_t j = 0; j < G->pn; j++) {
+					uint32_t t = tile_of(G, q, i, j), off;
+					GemmSlice sl;
+					uint32_t bytes =
+					    slice_of(G, i, j, q, &off, &sl);
+					if (!bytes)
+						continue;
+					if (d == 1)
+						rx[t] = lower_buffer(
+						    l, t, bytes * (G->pk - 1),
+						    16, REGION_ANY, G->first,
+						    G->last, "C partials");
+					uint32_t src =
+					    tile_of(G, (q + d) % G->pk, i, j);
+					Transfer *tr = lower_transfer(
+					    x, src,
+					    (BufRef){G->c_blk[src], off},
+					    bytes / 4, 1);
+					tr->dst_tile[0] = t;
+					tr->dst[0] =
+					    (BufRef){rx[t], (d - 1) * bytes};
+				}
 	for (uint32_t q = 0; q < G->pk; q++)
 		for (uint32_t i = 0; i < G->pm; i++)
 			for (uint32_t j = 0; j < G->pn; j++) {
@@ -342,26 +372,11 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				    slice_of(G, i, j, q, &off, &sl);
 				if (!bytes)
 					continue;
-				int32_t rx = lower_buffer(
-				    l, t, bytes * (G->pk - 1), 16, REGION_ANY,
-				    G->first, G->last, "C partials");
-				for (uint32_t r = 0, slot = 0; r < G->pk; r++) {
-					if (r == q)
-						continue;
-					uint32_t src = tile_of(G, r, i, j);
-					Transfer *tr = lower_transfer(
-					    x, src,
-					    (BufRef){G->c_blk[src], off},
-					    bytes / 4, 1);
-					tr->dst_tile[0] = t;
-					tr->dst[0] =
-					    (BufRef){rx, slot++ * bytes};
-				}
 				KernelCall *k = lower_call(
 				    l, c, t, vadd_entry(G->g == GEMM_F32),
 				    "vadd", VADD_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->c_blk[t], off};
-				k->ref[1] = (BufRef){rx, 0};
+				k->ref[1] = (BufRef){rx[t], 0};
 				k->nref = 2;
 				k->param[0] = G->g == GEMM_F32;
 				k->param[1] = bytes;
@@ -386,6 +401,7 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				            .pad_cols = sl.panels * 16,
 				            .format = PF_GEMM_C});
 			}
+	free(rx);
 }
 
 static GemmFp8Format

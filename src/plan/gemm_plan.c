@@ -79,14 +79,21 @@ plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q)
 }
 
 /* The reduction: each tile receives pk - 1 partial slices of its C block
- * one after another, then adds them. */
+ * one after another, then adds them; the tile with the largest slice
+ * sets the pace. */
 static uint64_t
 reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 {
 	if (p->pk == 1)
 		return 0;
-	GemmSlice s = plan_gemm_slice(ceil_div(p->bn, 16), p->bm, p->pk, 0);
-	uint64_t bytes = (uint64_t)s.panels * gemm_c_bytes(g, s.rows, 16);
+	uint64_t bytes = 0; /* the largest slice */
+	for (uint32_t q = 0; q < p->pk; q++) {
+		GemmSlice s =
+		    plan_gemm_slice(ceil_div(p->bn, 16), p->bm, p->pk, q);
+		uint64_t b = (uint64_t)s.panels * gemm_c_bytes(g, s.rows, 16);
+		if (b > bytes)
+			bytes = b;
+	}
 	uint64_t words = bytes / 4;
 	uint64_t xch = XS_PREAMBLE + (p->pk - 1) * (words + XS_RECV_GAP + 3) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
