@@ -43,6 +43,9 @@ typedef struct {
 	TensorPlace **home; /* by tensor id */
 	TensorPlace **made; /* every place made here, to free and to trim */
 	int nmade, capmade;
+	TensorPlace **copies; /* more places of inputs and weights, written
+	                         by the host like their homes */
+	int ncopies, capcopies;
 	int32_t *used; /* by buffer: the last step that reads it */
 	int nused;
 	char *desc;
@@ -703,10 +706,16 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 	} else {
 		pb = adopt(b, lower_mirror(b->l, pa, ib, dt, bcast, at,
 		                           "operand block"));
+		const Tensor *tb = graph_tensor(b->g, ib);
 		if (!b->home[ib]) {
 			/* an input or weight: the host writes it there (a
 			 * broadcast row once next to every block) */
 			b->home[ib] = pb;
+		} else if (tb->role == ROLE_INPUT || tb->role == ROLE_WEIGHT) {
+			/* placed by an earlier op: the host writes this copy
+			 * too, instead of an exchange each run */
+			GROW(b->copies, b->ncopies, b->capcopies);
+			b->copies[b->ncopies++] = pb;
 		} else {
 			TensorPlace *from = home_of(b, ib);
 			Step *s = lower_step(b->l, STEP_EXCHANGE,
@@ -887,6 +896,12 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 			    lower_tensor(b.l, id, h->rows, h->cols, h->dtype);
 			for (int k = 0; k < h->npiece; k++)
 				*lower_piece(tp) = h->piece[k];
+			for (int c = 0; c < b.ncopies; c++)
+				for (int k = 0; b.copies[c]->tensor == id &&
+				                k < b.copies[c]->npiece;
+				     k++)
+					*lower_piece(tp) =
+					    b.copies[c]->piece[k];
 		}
 		/* the tiles any buffer is on */
 		for (int i = 0; i < b.l->nbuf; i++)
@@ -897,6 +912,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	for (int i = 0; i < b.nmade; i++)
 		tensor_place_free(b.made[i]);
 	free(b.made);
+	free(b.copies);
 	free(b.home);
 	free(b.used);
 	if (r) {

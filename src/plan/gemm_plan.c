@@ -3,6 +3,7 @@
  * priced as lower/gemm.c emits them, the cheapest that fits chosen.
  *
  * Price of a candidate = steps x (sync + exchange phase + kernel call)
+ * (the last superstep with the K that is left)
  * + the reduction (pk > 1: sync, the partial slices, the add):
  *   sync      the chip's internal sync (after the last tile arrives)
  *   exchange  the scheduler's phase shape for this pattern: preamble, then
@@ -101,13 +102,15 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	       vadd_cycles((uint32_t)(bytes / 8), p->pk - 1);
 }
 
-int
-plan_gemm_price(const Chip *c, GemmPlan *p)
+/* One superstep of K kc: its exchange phase (the scheduler's shape) in
+ * *xch, its kernel call in *call. */
+static void
+step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
+            uint64_t *call)
 {
 	GemmDtype g = plan_gemm_dtype(p->dtype);
-	p->steps = ceil_div(p->kg, p->kc);
-	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
-	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
+	uint64_t a_words = gemm_a_bytes(g, p->bm, kc) / 4;
+	uint64_t b_words = gemm_b_bytes(g, kc, p->bn) / 4;
 	/* A goes to a grid row, B down a column; the one whose receivers are
 	 * whole pairs of tiles (plan.h: pairs_down) the scheduler sends as
 	 * 64-bit items, in half the cycles (lower/xsched.c) */
@@ -115,15 +118,29 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
 	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
 	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
-	p->exchange_cycles = XS_PREAMBLE + 3 + a_cycles + XS_RECV_GAP + 3 +
-	                     b_cycles + grid_latency(c, p->pk * p->pm * p->pn);
+	*xch = XS_PREAMBLE + 3 + a_cycles + XS_RECV_GAP + 3 + b_cycles +
+	       grid_latency(c, p->pk * p->pm * p->pn);
+	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
+}
 
-	p->compute_cycles = gemm_tile_cycles(g, p->bm, p->bn, p->kc);
+int
+plan_gemm_price(const Chip *c, GemmPlan *p)
+{
+	GemmDtype g = plan_gemm_dtype(p->dtype);
+	p->steps = ceil_div(p->kg, p->kc);
+	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
+	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
+	step_cycles(c, p, p->kc, &p->exchange_cycles, &p->compute_cycles);
+	/* the last superstep has what is left of kg */
+	uint64_t last_xch, last_call;
+	step_cycles(c, p, p->kg - (p->steps - 1) * p->kc, &last_xch,
+	            &last_call);
 	p->reduce_cycles = reduce_cycles(c, p, g);
-	p->cycles =
-	    (uint64_t)p->steps * (c->sync_internal_cycles + p->exchange_cycles +
-	                          p->compute_cycles) +
-	    p->reduce_cycles;
+	p->cycles = (uint64_t)(p->steps - 1) *
+	                (c->sync_internal_cycles + p->exchange_cycles +
+	                 p->compute_cycles) +
+	            c->sync_internal_cycles + last_xch + last_call +
+	            p->reduce_cycles;
 	/* memory of the fullest tile */
 	uint64_t a_store = (uint64_t)ceil_div(p->steps, p->pn) * a_words * 4;
 	uint64_t b_store = (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
@@ -178,7 +195,7 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			p.bm = bm;
 			p.bn = bn;
 			p.kc = panels * kp;
-			if (p.kc > proto.kg * 2)
+			if (p.kc > proto.kg)
 				break;
 			for (int down = 0; down <= (p.pm % 2 == 0); down++) {
 				best->tried++;
