@@ -1,28 +1,40 @@
 // vadd.S - dst += src[0] + src[1] + ... + src[nsrc-1], elementwise over
-// `atoms` 8-byte atoms (f16: 4 halves per atom, f32: 2 floats), for the
-// K-split GEMM's reduction: the partial C panels that other tiles send are
-// added into this tile's own slice.
+// `atoms` 8-byte atoms (f16: 4 halves per atom, f32: 2 floats) in each of
+// nseg segments, for the K-split GEMM's reduction: the partial C slices
+// that other tiles send are added into this tile's own slice (a segment
+// per C panel when the slice is some rows of several panels).
 //
 //   entry       instruction
 //   vadd_f16    f16v4add
 //   vadd_f32    f32v2add
 //
 // Supervisor entry, `call $m10, vadd_f16` with $m0 -> argument block:
-//   0   u32 dst        8-aligned
-//   4   u32 src        8-aligned; source k at src + k * stride
+//   0   u32 dst        8-aligned; segment g at dst + g * dst_seg
+//   4   u32 src        8-aligned; source k of segment g at
+//                      src + k * stride + g * src_seg
 //   8   u32 stride     bytes between sources
 //   12  u32 nsrc       >= 1
-//   16  6 x {u32 first atom, u32 atoms} one range per worker
-// Clobbers $m0-$m3, $WORKER0..5_BASE; preserves $m8-$m15 (of the
-// supervisor). Each worker adds its atoms, three sources a pass while it
-// can, then one a pass; the sum is dst + src[0] + src[1] + ... in that
-// order. vadd_cycles in src/kernels/vadd.c is the exact count.
+//   16  u32 nseg       >= 1
+//   20  u32 dst_seg    bytes between dst segments
+//   24  u32 src_seg    bytes between a source's segments
+//   28  u32, u32       this segment's dst and src (the supervisor's)
+//   40  6 x {u32 first atom, u32 atoms} one range per worker
+// Clobbers $m0-$m7, $WORKER0..5_BASE; preserves $m8-$m15 (of the
+// supervisor). One runall a segment. Each worker adds its atoms, three
+// sources a pass while it can, then one a pass; the sum is dst + src[0] +
+// src[1] + ... in that order. vadd_cycles in src/kernels/vadd.c is the
+// exact count.
 
 	.equ ARG_DST, 0
 	.equ ARG_SRC, 1
 	.equ ARG_STRIDE, 2
 	.equ ARG_NSRC, 3
-	.equ ARG_RANGES, 16
+	.equ ARG_NSEG, 4
+	.equ ARG_DSEG, 5
+	.equ ARG_SSEG, 6
+	.equ ARG_CDST, 7
+	.equ ARG_CSRC, 8
+	.equ ARG_RANGES, 40
 
 	.section .text.vadd, "ax"
 
@@ -34,10 +46,21 @@
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
+	ld32 $m3, $m0, $mzero, ARG_NSEG
+	ld32 $m4, $m0, $mzero, ARG_DST
+	ld32 $m5, $m0, $mzero, ARG_SRC
+	ld32 $m6, $m0, $mzero, ARG_DSEG
+	ld32 $m7, $m0, $mzero, ARG_SSEG
 	setzi $m1, \worker
 	add $m2, $m0, ARG_RANGES
+	add $m3, $m3, -1
+1:	st32 $m4, $m0, $mzero, ARG_CDST
+	st32 $m5, $m0, $mzero, ARG_CSRC
 	runall $m1, $m2, 2
+	add $m4, $m4, $m6
+	add $m5, $m5, $m7
 	sync TEXCH_SYNCZONE_LOCAL
+	brnzdec $m3, 1b
 	br $lr
 .endm
 
@@ -55,11 +78,11 @@
 	brz $m1, 9f
 	shl $m0, $m0, 3                             // byte offset
 	ld32 $m2, $mworker_base, $mzero, ARG_NSRC   // sources left
-	ld32 $m3, $mworker_base, $mzero, ARG_SRC
+	ld32 $m3, $mworker_base, $mzero, ARG_CSRC
 	add $m3, $m3, $m0                           // this worker's source
 	ld32 $m6, $mworker_base, $mzero, ARG_STRIDE
 	add $m9, $m6, $m6                           // two strides
-	ld32 $m7, $mworker_base, $mzero, ARG_DST
+	ld32 $m7, $mworker_base, $mzero, ARG_CDST
 	add $m7, $m7, $m0                           // this worker's dst
 1:	cmpult $m0, $m2, 3
 	brnz $m0, 3f

@@ -52,12 +52,13 @@ fill_gemm_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 	               c->param[3], addr[0], addr[1], addr[2], &opt, out);
 }
 
-/* param: 0 f32, 1 stride, 2 nsrc, 3 atoms; ref: dst, src. */
+/* param: 0 f32, 1 stride, 2 nsrc, 3 atoms, 4 nseg, 5 dst_seg, 6 src_seg;
+ * ref: dst, src. */
 static void
 fill_vadd_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 {
 	vadd_args_fill(addr[0], addr[1], c->param[1], c->param[2], c->param[3],
-	               out);
+	               c->param[4], c->param[5], c->param[6], out);
 }
 
 typedef struct {
@@ -132,10 +133,15 @@ tile_buffers(Lowered *l, Gemm *G)
 				uint32_t t = tile_of(G, q, i, j),
 				         m = rows_of(G, i), n = cols_of(G, j),
 				         kc = G->p->kc;
+				/* a slice by rows (reduce) is a piece whose
+				 * padded panels run past the block by its
+				 * first row */
 				G->c_blk[t] = lower_buffer(
 				    l, t,
-				    gemm_c_bytes(g, m, n) + gemm_c_tail(g), 16,
-				    REGION_INTERLEAVED, G->first, INT32_MAX,
+				    gemm_c_bytes(g, m, n) + gemm_c_tail(g) +
+				        (G->pk > 1 ? gemm_c_bytes(g, m, 16)
+				                   : 0),
+				    16, REGION_INTERLEAVED, G->first, INT32_MAX,
 				    "C block");
 				G->a_rx[t] = lower_buffer(
 				    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL,
@@ -313,16 +319,24 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 	}
 }
 
-/* Slice q of tile (., i, j)'s C block, *off where it starts; its bytes. */
+/* Slice q of tile (., i, j)'s C block: *s, its first segment's offset in
+ * the block, its segments, their bytes and the block's stride between
+ * them (plan_gemm_slice); returns its bytes. */
+typedef struct {
+	GemmSlice s;
+	uint32_t off, nseg, seg_bytes, seg_stride;
+} Slice;
+
 static uint32_t
-slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, uint32_t *off,
-         GemmSlice *s)
+slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, Slice *sl)
 {
-	*s = plan_gemm_slice(ceil_div(cols_of(G, j), 16), rows_of(G, i), G->pk,
-	                     q);
-	uint32_t row = gemm_c_bytes(G->g, 1, 16);
-	*off = (s->panel * rows_of(G, i) + s->row) * row;
-	return s->panels * s->rows * row;
+	uint32_t m = rows_of(G, i), row = gemm_c_bytes(G->g, 1, 16);
+	sl->s = plan_gemm_slice(ceil_div(cols_of(G, j), 16), m, G->pk, q);
+	sl->nseg = plan_gemm_slice_segments(&sl->s, m);
+	sl->off = (sl->s.panel * m + sl->s.row) * row;
+	sl->seg_stride = m * row;
+	sl->seg_bytes = sl->s.panels * sl->s.rows * row / sl->nseg;
+	return sl->nseg * sl->seg_bytes;
 }
 
 /* pk > 1: every tile gathers the other groups' partials of its slice and
@@ -342,10 +356,10 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 		for (uint32_t q = 0; q < G->pk; q++)
 			for (uint32_t i = 0; i < G->pm; i++)
 				for (uint32_t j = 0; j < G->pn; j++) {
-					uint32_t t = tile_of(G, q, i, j), off;
-					GemmSlice sl;
+					uint32_t t = tile_of(G, q, i, j);
+					Slice sl;
 					uint32_t bytes =
-					    slice_of(G, i, j, q, &off, &sl);
+					    slice_of(G, i, j, q, &sl);
 					if (!bytes)
 						continue;
 					if (d == 1)
@@ -355,51 +369,64 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 						    G->last, "C partials");
 					uint32_t src =
 					    tile_of(G, (q + d) % G->pk, i, j);
-					Transfer *tr = lower_transfer(
-					    x, src,
-					    (BufRef){G->c_blk[src], off},
-					    bytes / 4, 1);
-					tr->dst_tile[0] = t;
-					tr->dst[0] =
-					    (BufRef){rx[t], (d - 1) * bytes};
+					for (uint32_t e = 0; e < sl.nseg; e++) {
+						Transfer *tr = lower_transfer(
+						    x, src,
+						    (BufRef){
+						        G->c_blk[src],
+						        sl.off +
+						            e * sl.seg_stride},
+						    sl.seg_bytes / 4, 1);
+						tr->dst_tile[0] = t;
+						tr->dst[0] = (BufRef){
+						    rx[t],
+						    (d - 1) * bytes +
+						        e * sl.seg_bytes};
+					}
 				}
 	for (uint32_t q = 0; q < G->pk; q++)
 		for (uint32_t i = 0; i < G->pm; i++)
 			for (uint32_t j = 0; j < G->pn; j++) {
-				uint32_t t = tile_of(G, q, i, j), off;
-				GemmSlice sl;
-				uint32_t bytes =
-				    slice_of(G, i, j, q, &off, &sl);
+				uint32_t t = tile_of(G, q, i, j);
+				Slice sl;
+				uint32_t bytes = slice_of(G, i, j, q, &sl);
 				if (!bytes)
 					continue;
 				KernelCall *k = lower_call(
 				    l, c, t, vadd_entry(G->g == GEMM_F32),
 				    "vadd", VADD_ARGS_BYTES);
-				k->ref[0] = (BufRef){G->c_blk[t], off};
+				k->ref[0] = (BufRef){G->c_blk[t], sl.off};
 				k->ref[1] = (BufRef){rx[t], 0};
 				k->nref = 2;
 				k->param[0] = G->g == GEMM_F32;
 				k->param[1] = bytes;
 				k->param[2] = G->pk - 1;
-				k->param[3] = bytes / 8;
+				k->param[3] = sl.seg_bytes / 8;
+				k->param[4] = sl.nseg;
+				k->param[5] = sl.seg_stride;
+				k->param[6] = sl.seg_bytes;
 				k->fill = fill_vadd_args;
-				k->cycles = vadd_cycles(bytes / 8, G->pk - 1);
+				k->cycles = vadd_cycles(sl.seg_bytes / 8,
+				                        G->pk - 1, sl.nseg);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
+				/* segments a block's panel apart: the piece's
+				 * panels are the block's rows apart */
 				uint32_t n = cols_of(G, j);
 				operand_piece(
 				    tc, 0, G->c_row0,
-				    (Piece){.tile = t,
-				            .at = {G->c_blk[t], off},
-				            .row0 = i * G->p->bm + sl.row,
-				            .rows = sl.rows,
-				            .col0 =
-				                j * G->p->bn + sl.panel * 16,
-				            .cols = min_u(sl.panels * 16,
-				                          n - sl.panel * 16),
-				            .pad_rows = sl.rows,
-				            .pad_cols = sl.panels * 16,
-				            .format = PF_GEMM_C});
+				    (Piece){
+				        .tile = t,
+				        .at = {G->c_blk[t], sl.off},
+				        .row0 = i * G->p->bm + sl.s.row,
+				        .rows = sl.s.rows,
+				        .col0 = j * G->p->bn + sl.s.panel * 16,
+				        .cols = min_u(sl.s.panels * 16,
+				                      n - sl.s.panel * 16),
+				        .pad_rows = sl.nseg > 1 ? rows_of(G, i)
+				                                : sl.s.rows,
+				        .pad_cols = sl.s.panels * 16,
+				        .format = PF_GEMM_C});
 			}
 	free(rx);
 }

@@ -65,6 +65,15 @@ GemmSlice
 plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q)
 {
 	GemmSlice s = {.rows = rows};
+	/* the most rows of a panel a group gets, by panels and by rows */
+	uint32_t by_panels = np >= pk ? ceil_div(np, pk) * rows
+	                              : ceil_div(rows, pk / np),
+	         by_rows = ceil_div(rows, pk) * np;
+	if (by_rows < by_panels) {
+		s.panels = np;
+		s.rows = share(rows, pk, q, &s.row);
+		return s;
+	}
 	if (np >= pk) {
 		s.panels = share(np, pk, q, &s.panel);
 		return s;
@@ -79,6 +88,12 @@ plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q)
 	return s;
 }
 
+uint32_t
+plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows)
+{
+	return s->panels > 1 && s->rows < rows ? s->panels : 1;
+}
+
 /* The reduction: each tile receives pk - 1 partial slices of its C block
  * one after another, then adds them; the tile with the largest slice
  * sets the pace. */
@@ -87,19 +102,24 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 {
 	if (p->pk == 1)
 		return 0;
-	uint64_t bytes = 0; /* the largest slice */
+	uint64_t bytes = 0, nseg = 1; /* the largest slice */
 	for (uint32_t q = 0; q < p->pk; q++) {
 		GemmSlice s =
 		    plan_gemm_slice(ceil_div(p->bn, 16), p->bm, p->pk, q);
 		uint64_t b = (uint64_t)s.panels * gemm_c_bytes(g, s.rows, 16);
-		if (b > bytes)
+		if (b > bytes) {
 			bytes = b;
+			nseg = plan_gemm_slice_segments(&s, p->bm);
+		}
 	}
 	uint64_t words = bytes / 4;
-	uint64_t xch = XS_PREAMBLE + (p->pk - 1) * (words + XS_RECV_GAP + 3) +
+	/* a transfer a segment */
+	uint64_t xch = XS_PREAMBLE +
+	               (p->pk - 1) * (words + nseg * (XS_RECV_GAP + 3)) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
 	return c->sync_internal_cycles + xch +
-	       vadd_cycles((uint32_t)(bytes / 8), p->pk - 1);
+	       vadd_cycles((uint32_t)(bytes / 8 / nseg), p->pk - 1,
+	                   (uint32_t)nseg);
 }
 
 /* One superstep of K kc: its exchange phase (the scheduler's shape) in

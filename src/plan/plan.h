@@ -23,9 +23,10 @@
  *     owners, so input memory is spread evenly;
  *   - with pk > 1 the grid is repeated pk times, each copy (a K group)
  *     taking a contiguous share kg of K; at the end every C block is
- *     reduced: it is split pk ways (its N-panels, or with fewer panels
- *     than groups each panel's rows), each tile receives the other
- *     groups' partials of its share and adds them (kernels/vadd.S).
+ *     reduced: it is split pk ways (its N-panels, each panel's rows, or
+ *     rows of all panels: plan_gemm_slice), each tile receives the
+ *     other groups' partials of its share and adds them
+ *     (kernels/vadd.S).
  */
 #ifndef IPU_PLAN_H
 #define IPU_PLAN_H
@@ -61,13 +62,17 @@ typedef struct {
 GemmDtype plan_gemm_dtype(DType t);
 /* Slice q of a C block of np N-panels and `rows` rows split pk ways for
  * the reduction: rows [row, row + rows) of panels [panel, panel +
- * panels), contiguous in the C layout. With np >= pk the panels are split
- * pk ways (all rows); with fewer, each panel's rows are split among the
- * groups that share it. */
+ * panels). By panels: with np >= pk the panels are split pk ways (all
+ * rows); with fewer, each panel's rows are split among the groups that
+ * share it; either way a slice is contiguous in the C layout. By rows,
+ * when that gives smaller slices: every group gets some rows of every
+ * panel, a segment per panel. */
 typedef struct {
 	uint32_t panel, panels, row, rows;
 } GemmSlice;
 GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q);
+/* The contiguous segments of slice s of a C block of `rows` rows. */
+uint32_t plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
