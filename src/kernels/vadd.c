@@ -42,11 +42,12 @@ vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
 }
 
 /* Worker issues: 3 to read its range and test it; if it has atoms, 9 more
- * to set up, then per source 3 moves, 5 per atom and 2 to step on; then
- * the exit. The supervisor issues 16 instructions one per cycle, then the
- * runall; worker w starts at the first turn of slot w after it; the sync
- * LOCAL leaves 6 cycles after the last exit; then `brnzdec`, and for the
- * next segment two stores and the runall, or `br $lr`. */
+ * to set up, then per pass of three sources 4 an atom and 9 more, per
+ * pass of one 2 an atom and 4 more; then the exit. The supervisor issues 16
+ * instructions one per cycle, then the runall; worker w starts at the first
+ * turn of slot w after it; the sync LOCAL leaves 6 cycles after the last exit;
+ * then `brnzdec`, and for the next segment two stores and the runall, or `br
+ * $lr`. */
 uint64_t
 vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
@@ -55,14 +56,14 @@ vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 		last = 0;
 		for (uint32_t w = 0; w < 6; w++) {
 			uint32_t n = atoms / 6 + (w < atoms % 6);
-			/* kernels/vadd.S: 11 entry issues; a three-source
-			 * pass 9 + 7n; the exit test 2; the remainder test
-			 * 1, then 1 + 5 + 5n for each remaining source;
+			/* kernels/vadd.S: 12 entry issues; a three-source
+			 * pass 9 + 4n; the exit test 2; the remainder test
+			 * 1, then 1 + 4 + 2n for each remaining source;
 			 * exitz */
 			uint64_t p3 = nsrc / 3, r = nsrc % 3;
 			uint64_t issues =
-			    n ? 11 + p3 * (9 + 7 * (uint64_t)n) + 2 + 1 +
-			            (r ? 1 + r * (5 + 5 * (uint64_t)n) : 0) + 1
+			    n ? 12 + p3 * (9 + 4 * (uint64_t)n) + 2 + 1 +
+			            (r ? 1 + r * (4 + 2 * (uint64_t)n) : 0) + 1
 			      : 3 + 1;
 			/* slot w's next turn after the runall */
 			uint64_t start =

@@ -362,11 +362,16 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 					    slice_of(G, i, j, q, &sl);
 					if (!bytes)
 						continue;
-					if (d == 1)
+					if (d == 1) {
+						/* vadd loads a partial and
+						 * the C block in one bundle */
 						rx[t] = lower_buffer(
 						    l, t, bytes * (G->pk - 1),
 						    16, REGION_ANY, G->first,
 						    G->last, "C partials");
+						l->buf[rx[t]].apart =
+						    G->c_blk[t];
+					}
 					uint32_t src =
 					    tile_of(G, (q + d) % G->pk, i, j);
 					for (uint32_t e = 0; e < sl.nseg; e++) {
