@@ -9,7 +9,8 @@
  *            "C block" (the output), "A input"/"B input" (the chunks this
  *            tile stores and sends), "kernel arguments"
  *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
- *            from tile (i, s mod pn) to row i; B chunk (s, j) from tile
+ *            from tiles (i, s + u steps mod pn) in parts u to row i; B
+ *            chunk (s, j) from tile
  *            ((s + b_rows_from) mod pm, j), or from wherever b_spread
  *            put it, to column j, each owner included) and a compute
  *            step (the GEMM kernel accumulating into C; the first one
@@ -76,8 +77,9 @@ typedef struct {
 	int b_spread;        /* B's chunks stored over all the tiles */
 	uint32_t b_spread_from, b_rows_from, tiles_all;
 	uint32_t pm, pn, pk;
+	uint32_t na;                  /* parts of an A chunk */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
-	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
+	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j) */
 } Gemm;
 
 static uint32_t
@@ -99,6 +101,30 @@ b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
 		return tile_of(G, q, (G->b_rows_from + s) % G->pm, j);
 	uint32_t k = (q * G->p->steps + s) * G->pn + j;
 	return (G->b_spread_from + k) % G->tiles_all;
+}
+
+/* A's chunk (i, s) of group q is stored in G->na parts of its K-panels
+ * (plan_gemm_a_parts), part u on tile (q, i, (s + u steps) mod pn), so
+ * that the chunks spread over the whole grid row; each part is
+ * multicast to the row on its own. */
+static uint32_t
+a_owner(const Gemm *G, uint32_t q, uint32_t i, uint32_t s, uint32_t u)
+{
+	return tile_of(G, q, i, (s + u * G->p->steps) % G->pn);
+}
+
+/* Part u of nk K-panels: its panel count, *first its first. */
+static uint32_t
+a_part(const Gemm *G, uint32_t nk, uint32_t u, uint32_t *first)
+{
+	*first = u * (nk / G->na) + (u < nk % G->na ? u : nk % G->na);
+	return nk / G->na + (u < nk % G->na);
+}
+
+static size_t
+a_index(const Gemm *G, uint32_t q, uint32_t s, uint32_t i, uint32_t u)
+{
+	return (((size_t)q * G->p->steps + s) * G->pm + i) * G->na + u;
 }
 
 static uint32_t
@@ -192,29 +218,40 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 			uint32_t k0, ks = k_of(G, q, s, &k0);
 			if (!ks)
 				continue;
-			for (uint32_t i = 0; i < G->pm; i++) {
-				uint32_t owner = tile_of(G, q, i, s % G->pn),
-				         m = rows_of(G, i);
-				int32_t b = lower_buffer(
-				    l, owner, gemm_a_bytes(g, m, ks), 16,
-				    REGION_ANY, 0, INT32_MAX, "A input");
-				G->a_in[(q * G->p->steps + s) * G->pm + i] = b;
-				for (uint32_t c = 0; c * kp < ks; c++) {
-					operand_piece(
-					    ta, G->ta, G->a_row0,
-					    (Piece){
-					        .tile = owner,
-					        .at = {b, c * m *
-					                      GEMM_A_ROW_BYTES},
-					        .row0 = i * G->p->bm,
-					        .rows = m,
-					        .col0 = k0 + c * kp,
-					        .cols = min_u(kp, ks - c * kp),
-					        .pad_rows = m,
-					        .pad_cols = kp,
-					        .format = PF_ROWMAJOR});
+			uint32_t nk = ceil_div(ks, kp);
+			for (uint32_t i = 0; i < G->pm; i++)
+				for (uint32_t u = 0; u < G->na; u++) {
+					uint32_t c0, nc = a_part(G, nk, u, &c0);
+					if (!nc)
+						continue;
+					uint32_t owner = a_owner(G, q, i, s, u),
+					         m = rows_of(G, i);
+					int32_t b = lower_buffer(
+					    l, owner,
+					    gemm_a_bytes(
+					        g, m,
+					        min_u(nc * kp, ks - c0 * kp)),
+					    16, REGION_ANY, 0, INT32_MAX,
+					    "A input");
+					G->a_in[a_index(G, q, s, i, u)] = b;
+					for (uint32_t c = c0; c < c0 + nc; c++)
+						operand_piece(
+						    ta, G->ta, G->a_row0,
+						    (Piece){
+						        .tile = owner,
+						        .at =
+						            {b,
+						             (c - c0) * m *
+						                 GEMM_A_ROW_BYTES},
+						        .row0 = i * G->p->bm,
+						        .rows = m,
+						        .col0 = k0 + c * kp,
+						        .cols = min_u(
+						            kp, ks - c * kp),
+						        .pad_rows = m,
+						        .pad_cols = kp,
+						        .format = PF_ROWMAJOR});
 				}
-			}
 			for (uint32_t j = 0; j < G->pn; j++) {
 				uint32_t owner = b_owner(G, q, s, j),
 				         n = cols_of(G, j);
@@ -259,19 +296,28 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 		uint32_t k0, ks = k_of(G, q, s, &k0);
 		if (!ks)
 			continue;
-		for (uint32_t i = 0; i < G->pm; i++) {
-			uint32_t owner = tile_of(G, q, i, s % G->pn);
-			Transfer *t = lower_transfer(
-			    x, owner,
-			    (BufRef){G->a_in[(q * G->p->steps + s) * G->pm + i],
-			             0},
-			    gemm_a_bytes(g, rows_of(G, i), ks) / 4, G->pn);
-			for (uint32_t j = 0; j < G->pn; j++) {
-				t->dst_tile[j] = tile_of(G, q, i, j);
-				t->dst[j] =
-				    (BufRef){G->a_rx[t->dst_tile[j]], 0};
+		uint32_t kp = gemm_k_panel(g), nk = ceil_div(ks, kp);
+		for (uint32_t i = 0; i < G->pm; i++)
+			for (uint32_t u = 0; u < G->na; u++) {
+				uint32_t c0, nc = a_part(G, nk, u, &c0),
+				             m = rows_of(G, i);
+				if (!nc)
+					continue;
+				Transfer *t = lower_transfer(
+				    x, a_owner(G, q, i, s, u),
+				    (BufRef){G->a_in[a_index(G, q, s, i, u)],
+				             0},
+				    gemm_a_bytes(g, m,
+				                 min_u(nc * kp, ks - c0 * kp)) /
+				        4,
+				    G->pn);
+				for (uint32_t j = 0; j < G->pn; j++) {
+					t->dst_tile[j] = tile_of(G, q, i, j);
+					t->dst[j] = (BufRef){
+					    G->a_rx[t->dst_tile[j]],
+					    gemm_a_bytes(g, m, c0 * kp)};
+				}
 			}
-		}
 		for (uint32_t j = 0; j < G->pn; j++) {
 			uint32_t owner = b_owner(G, q, s, j);
 			Transfer *t = lower_transfer(
@@ -480,7 +526,8 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.a_rx = xcalloc(l->tiles, sizeof *G.a_rx);
 	G.b_rx = xcalloc(l->tiles, sizeof *G.b_rx);
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
-	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
+	G.na = plan_gemm_a_parts(p);
+	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, o->a, o->b);

@@ -122,6 +122,14 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	                   (uint32_t)nseg);
 }
 
+uint32_t
+plan_gemm_a_parts(const GemmPlan *p)
+{
+	uint32_t na = p->pn / p->steps,
+	         nk = ceil_div(p->kc, gemm_k_panel(plan_gemm_dtype(p->dtype)));
+	return na < 1 ? 1 : na < nk ? na : nk;
+}
+
 /* One superstep of K kc: its exchange phase (the scheduler's shape) in
  * *xch, its kernel call in *call. */
 static void
@@ -138,7 +146,9 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
 	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
 	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
-	*xch = XS_PREAMBLE + 3 + a_cycles + XS_RECV_GAP + 3 + b_cycles +
+	/* A in parts, one window each */
+	*xch = XS_PREAMBLE + 3 + a_cycles +
+	       plan_gemm_a_parts(p) * (XS_RECV_GAP + 3) + b_cycles +
 	       grid_latency(c, p->pk * p->pm * p->pn);
 	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
 }
@@ -162,7 +172,9 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	            c->sync_internal_cycles + last_xch + last_call +
 	            p->reduce_cycles;
 	/* memory of the fullest tile */
-	uint64_t a_store = (uint64_t)ceil_div(p->steps, p->pn) * a_words * 4;
+	uint32_t na = plan_gemm_a_parts(p);
+	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
+	                   ceil_div((uint32_t)a_words, na) * 4;
 	uint64_t b_store = (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
 	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
 	uint64_t bytes =

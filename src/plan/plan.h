@@ -15,8 +15,9 @@
  *     pairs of tiles that share exchange wires (2k, 2k + 1) lie along a
  *     grid row or down a grid column: the operand multicast to whole pairs
  *     (A along rows, B down columns) goes as 64-bit items;
- *   - K is walked in supersteps of kc; in superstep s, the owner of A's
- *     chunk (i, s) (tile (i, s mod pn)) multicasts it to row i of the grid
+ *   - K is walked in supersteps of kc; in superstep s, the owners of A's
+ *     chunk (i, s) (tiles (i, s + u steps mod pn), one per part u of its
+ *     K-panels: plan_gemm_a_parts) multicast it to row i of the grid
  *     and the owner of B's chunk (s, j) (tile (s mod pm, j)) to column j;
  *     then every tile runs the GEMM kernel on its chunks, accumulating C;
  *   - each input element is stored once: the chunks rotate over the
@@ -73,6 +74,9 @@ typedef struct {
 GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q);
 /* The contiguous segments of slice s of a C block of `rows` rows. */
 uint32_t plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows);
+/* The parts an A chunk is stored and sent in: as many as the grid row
+ * has owners to spare (pn / steps), at most one a K-panel. */
+uint32_t plan_gemm_a_parts(const GemmPlan *p);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
