@@ -77,9 +77,11 @@ typedef struct {
 	int b_spread;        /* B's chunks stored over all the tiles */
 	uint32_t b_spread_from, b_rows_from, tiles_all;
 	uint32_t pm, pn, pk;
-	uint32_t na;                  /* parts of an A chunk */
+	uint32_t na; /* parts of an A chunk */
+	uint32_t nb; /* copies of a B chunk: pm (b_local) or 1 */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
-	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j) */
+	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j and
+	                         copy) */
 } Gemm;
 
 static uint32_t
@@ -125,6 +127,12 @@ static size_t
 a_index(const Gemm *G, uint32_t q, uint32_t s, uint32_t i, uint32_t u)
 {
 	return (((size_t)q * G->p->steps + s) * G->pm + i) * G->na + u;
+}
+
+static size_t
+b_index(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t i)
+{
+	return (((size_t)q * G->p->steps + s) * G->pn + j) * G->nb + i;
 }
 
 static uint32_t
@@ -174,10 +182,11 @@ tile_buffers(Lowered *l, Gemm *G)
 				    16, REGION_ANY, G->first, G->last,
 				    "A chunk");
 				l->buf[G->a_rx[t]].apart = G->c_blk[t];
-				G->b_rx[t] =
-				    lower_buffer(l, t, gemm_b_bytes(g, kc, n),
-				                 16, REGION_INTERLEAVED,
-				                 G->first, G->last, "B chunk");
+				if (!G->p->b_local)
+					G->b_rx[t] = lower_buffer(
+					    l, t, gemm_b_bytes(g, kc, n), 16,
+					    REGION_INTERLEAVED, G->first,
+					    G->last, "B chunk");
 			}
 }
 
@@ -252,25 +261,36 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 						        .pad_cols = kp,
 						        .format = PF_ROWMAJOR});
 				}
-			for (uint32_t j = 0; j < G->pn; j++) {
-				uint32_t owner = b_owner(G, q, s, j),
-				         n = cols_of(G, j);
-				int32_t b = lower_buffer(
-				    l, owner, gemm_b_bytes(g, ks, n), 16,
-				    REGION_ANY, 0, INT32_MAX, "B input");
-				G->b_in[(q * G->p->steps + s) * G->pn + j] = b;
-				operand_piece(
-				    tb, G->tb, G->b_row0,
-				    (Piece){.tile = owner,
-				            .at = {b, 0},
-				            .row0 = k0,
-				            .rows = ks,
-				            .col0 = j * G->p->bn,
-				            .cols = n,
-				            .pad_rows = ceil_div(ks, kp) * kp,
-				            .pad_cols = ceil_div(n, 16) * 16,
-				            .format = PF_GEMM_B});
-			}
+			/* B's chunk (s, j): on its owner, or (b_local) on
+			 * every tile of column j, where the kernel reads it */
+			for (uint32_t j = 0; j < G->pn; j++)
+				for (uint32_t i = 0; i < G->nb; i++) {
+					uint32_t owner =
+					             G->p->b_local
+					                 ? tile_of(G, q, i, j)
+					                 : b_owner(G, q, s, j),
+					         n = cols_of(G, j);
+					int32_t b = lower_buffer(
+					    l, owner, gemm_b_bytes(g, ks, n),
+					    16,
+					    G->p->b_local ? REGION_INTERLEAVED
+					                  : REGION_ANY,
+					    0, INT32_MAX, "B input");
+					G->b_in[b_index(G, q, s, j, i)] = b;
+					operand_piece(
+					    tb, G->tb, G->b_row0,
+					    (Piece){.tile = owner,
+					            .at = {b, 0},
+					            .row0 = k0,
+					            .rows = ks,
+					            .col0 = j * G->p->bn,
+					            .cols = n,
+					            .pad_rows =
+					                ceil_div(ks, kp) * kp,
+					            .pad_cols =
+					                ceil_div(n, 16) * 16,
+					            .format = PF_GEMM_B});
+				}
 		}
 }
 
@@ -318,12 +338,11 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 					    gemm_a_bytes(g, m, c0 * kp)};
 				}
 			}
-		for (uint32_t j = 0; j < G->pn; j++) {
+		for (uint32_t j = 0; j < G->pn && !G->p->b_local; j++) {
 			uint32_t owner = b_owner(G, q, s, j);
 			Transfer *t = lower_transfer(
 			    x, owner,
-			    (BufRef){G->b_in[(q * G->p->steps + s) * G->pn + j],
-			             0},
+			    (BufRef){G->b_in[b_index(G, q, s, j, 0)], 0},
 			    gemm_b_bytes(g, ks, cols_of(G, j)) / 4, G->pm);
 			for (uint32_t i = 0; i < G->pm; i++) {
 				t->dst_tile[i] = tile_of(G, q, i, j);
@@ -345,7 +364,11 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				    g == GEMM_F8 ? "gemm_f8" : "gemm",
 				    GEMM_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->a_rx[t], 0};
-				k->ref[1] = (BufRef){G->b_rx[t], 0};
+				k->ref[1] = (BufRef){
+				    G->p->b_local
+				        ? G->b_in[b_index(G, q, s, j, i)]
+				        : G->b_rx[t],
+				    0};
 				k->ref[2] = (BufRef){G->c_blk[t], 0};
 				k->nref = 3;
 				k->param[0] = g;
@@ -528,7 +551,8 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
 	G.na = plan_gemm_a_parts(p);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
-	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
+	G.nb = p->b_local ? G.pm : 1;
+	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb, sizeof *G.b_in);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, o->a, o->b);
 	for (uint32_t s = 0; s < p->steps; s++)

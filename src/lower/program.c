@@ -55,6 +55,9 @@ typedef struct {
 	uint32_t next_weight;     /* where the next weight chunk is stored */
 	uint32_t next_weight_row; /* the grid row of a weight's first chunk
 	                             stored in its own GEMM's grid */
+	uint32_t b_local_left;    /* bytes a tile may still give to weights
+	                             stored on every tile that reads them
+	                             (GemmPlan.b_local) */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -336,11 +339,18 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	const Chip *chip = b->l->chip;
 	uint32_t tiles = b->tiles;
 	uint64_t best = UINT64_MAX;
+	/* a weight the host writes may be written to every tile that reads
+	 * it, while the budget lasts */
+	const Tensor *tb = graph_tensor(b->g, mm->op->in[1]);
+	uint32_t local =
+	    mm->batches == 1 && tb->role == ROLE_WEIGHT && !b->home[tb->id]
+	        ? b->b_local_left
+	        : 0;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
 		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
-		                      cand, GEMM_CANDIDATES, &n, d);
+		                      local, cand, GEMM_CANDIDATES, &n, d);
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(b, mm, &cand[i]);
 			if (move != UINT64_MAX &&
@@ -358,8 +368,8 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 			continue;
 		GemmPlan p;
 		Diag dd;
-		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k, &p,
-		              &dd))
+		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k,
+		              local, &p, &dd))
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
@@ -369,10 +379,12 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 			*group = g;
 		}
 	}
-	/* none fits: the error of the whole chip's plan */
-	return best == UINT64_MAX ? plan_gemm(chip, tiles, mm->dt, mm->m, mm->n,
-	                                      mm->k, plan, d)
-	                          : IPU_OK;
+	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
+		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
+		                 plan, d);
+	if (plan->b_local)
+		b->b_local_left -= (uint32_t)plan_gemm_b_local_bytes(plan);
+	return IPU_OK;
 }
 
 static int
@@ -510,7 +522,8 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 	 * grid, where the plan prices their sends (a 64-bit send waits for
 	 * its partner's), on rows that rotate from weight to weight */
 	const Tensor *tb = graph_tensor(b->g, op->in[1]);
-	int weight_b = tb->role == ROLE_WEIGHT && !b->home[tb->id];
+	int weight_b =
+	    tb->role == ROLE_WEIGHT && !b->home[tb->id] && !plan.b_local;
 	int spread_b = weight_b && 2 * used < b->tiles;
 	uint32_t b_rows_from = 0;
 	if (weight_b && !spread_b) {
@@ -867,6 +880,18 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	           .desc_len = desc_len};
 	desc[0] = 0;
 	b.home = xcalloc((size_t)g->ntensors, sizeof *b.home);
+	/* weights stored where they are read (GemmPlan.b_local) may take an
+	 * eighth of a tile, less the share of all the weights */
+	uint64_t weights = 0;
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->role == ROLE_WEIGHT)
+			weights += (uint64_t)shape_elems(&t->shape) *
+			           (uint64_t)dtype_size(t->elem.dtype);
+	}
+	uint64_t eighth = (chip->mem_end - chip->mem_base) / 8,
+	         share = weights / (tiles ? tiles : 1);
+	b.b_local_left = share < eighth ? (uint32_t)(eighth - share) : 0;
 	int r = IPU_OK;
 	if (!g->nops)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,

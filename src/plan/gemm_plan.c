@@ -130,6 +130,14 @@ plan_gemm_a_parts(const GemmPlan *p)
 	return na < 1 ? 1 : na < nk ? na : nk;
 }
 
+uint64_t
+plan_gemm_b_local_bytes(const GemmPlan *p)
+{
+	GemmDtype g = plan_gemm_dtype(p->dtype);
+	return (uint64_t)(p->steps - 1) * gemm_b_bytes(g, p->kc, p->bn) +
+	       gemm_b_bytes(g, p->kg - (p->steps - 1) * p->kc, p->bn);
+}
+
 /* One superstep of K kc: its exchange phase (the scheduler's shape) in
  * *xch, its kernel call in *call. */
 static void
@@ -146,9 +154,10 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
 	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
 	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
-	/* A in parts, one window each */
-	*xch = XS_PREAMBLE + 3 + a_cycles +
-	       plan_gemm_a_parts(p) * (XS_RECV_GAP + 3) + b_cycles +
+	/* A in parts, one window each, then B's window (none with b_local) */
+	uint32_t windows = plan_gemm_a_parts(p) + !p->b_local;
+	*xch = XS_PREAMBLE + 3 + a_cycles + (windows - 1) * (XS_RECV_GAP + 3) +
+	       (p->b_local ? 0 : b_cycles) +
 	       grid_latency(c, p->pk * p->pm * p->pn);
 	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
 }
@@ -175,10 +184,12 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	uint32_t na = plan_gemm_a_parts(p);
 	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
 	                   ceil_div((uint32_t)a_words, na) * 4;
-	uint64_t b_store = (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
+	uint64_t b_store =
+	    p->b_local ? plan_gemm_b_local_bytes(p)
+	               : (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
 	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
 	uint64_t bytes =
-	    a_store + b_store + 4 * (a_words + b_words) +
+	    a_store + b_store + 4 * (a_words + (p->b_local ? 0 : b_words)) +
 	    c_bytes * (p->pk > 1 ? 2 : 1) +
 	    (uint64_t)p->steps * (CODE_PER_STEP + GEMM_ARGS_BYTES) + CODE_FIXED;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
@@ -211,7 +222,7 @@ keep(Best *b, const GemmPlan *p)
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
 search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
-             Best *best)
+             uint32_t b_local_bytes, Best *best)
 {
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
@@ -229,19 +240,26 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			p.kc = panels * kp;
 			if (p.kc > proto.kg)
 				break;
-			for (int down = 0; down <= (p.pm % 2 == 0); down++) {
-				best->tried++;
-				p.pairs_down = (uint8_t)down;
-				if (!plan_gemm_price(c, &p))
-					keep(best, &p);
-			}
+			for (int down = 0; down <= (p.pm % 2 == 0); down++)
+				for (int local = 0;
+				     local <= (b_local_bytes > 0); local++) {
+					best->tried++;
+					p.pairs_down = (uint8_t)down;
+					p.b_local = (uint8_t)local;
+					if (!plan_gemm_price(c, &p) &&
+					    (!local ||
+					     plan_gemm_b_local_bytes(&p) <=
+					         b_local_bytes))
+						keep(best, &p);
+				}
 		}
 	}
 }
 
 int
 plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, GemmPlan *out, int max, int *count, Diag *d)
+              uint32_t k, uint32_t b_local_bytes, GemmPlan *out, int max,
+              int *count, Diag *d)
 {
 	*count = 0;
 	if (!m || !n || !k)
@@ -255,7 +273,7 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 			break; /* the last group would have no K */
 		GemmPlan proto = {
 		    .dtype = t, .m = m, .n = n, .k = k, .pk = pk, .kg = kg};
-		search_grids(c, tiles, pk, proto, &best);
+		search_grids(c, tiles, pk, proto, b_local_bytes, &best);
 	}
 	if (!best.n)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
@@ -270,10 +288,11 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 
 int
 plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-          uint32_t k, GemmPlan *out, Diag *d)
+          uint32_t k, uint32_t b_local_bytes, GemmPlan *out, Diag *d)
 {
 	int count;
-	return plan_gemm_top(c, tiles, t, m, n, k, out, 1, &count, d);
+	return plan_gemm_top(c, tiles, t, m, n, k, b_local_bytes, out, 1,
+	                     &count, d);
 }
 
 void
@@ -281,13 +300,14 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
 	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
-	         "%s), C block "
+	         "%s%s), C block "
 	         "%u x %u, %u superstep%s of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
 	         p->m, p->n, p->k, dtype_name(p->dtype), p->pk, p->pm, p->pn,
-	         p->pairs_down ? "down columns" : "along rows", p->bm, p->bn,
-	         p->steps, p->steps == 1 ? "" : "s", p->kc,
+	         p->pairs_down ? "down columns" : "along rows",
+	         p->b_local ? "; B stored on every tile of its column" : "",
+	         p->bm, p->bn, p->steps, p->steps == 1 ? "" : "s", p->kc,
 	         (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
 	         (unsigned long long)p->reduce_cycles,

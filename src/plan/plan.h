@@ -50,6 +50,9 @@ typedef struct {
 	uint32_t steps;     /* supersteps: ceil(kg / kc) */
 	uint8_t pairs_down; /* tile pairs down grid columns (B 64-bit), else
 	                       along rows (A 64-bit) */
+	uint8_t b_local;    /* every tile stores the B chunks of its column
+	                       (a weight the host writes pm times): no B
+	                       exchange */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -80,13 +83,16 @@ uint32_t plan_gemm_a_parts(const GemmPlan *p);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
- * *count - 1]. */
+ * *count - 1]. Plans with b_local are tried when they need at most
+ * b_local_bytes of B a tile (0: never). */
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
-                  uint32_t n, uint32_t k, GemmPlan *out, int max, int *count,
-                  Diag *d);
+                  uint32_t n, uint32_t k, uint32_t b_local_bytes, GemmPlan *out,
+                  int max, int *count, Diag *d);
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, GemmPlan *out, Diag *d);
+              uint32_t k, uint32_t b_local_bytes, GemmPlan *out, Diag *d);
+/* The bytes of B a tile stores with b_local. */
+uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
 
 #endif
