@@ -231,15 +231,17 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			break;
 		uint32_t bn = ceil_div(ceil_div(proto.n, pn), 16) * 16;
 		uint32_t bm = ceil_div(proto.m, pm);
-		for (uint32_t panels = 1; panels <= 64; panels *= 2) {
+		/* K-panels a superstep: the powers of two, then all of kg */
+		uint32_t all = proto.kg / kp;
+		for (uint32_t panels = 1; panels <= 64 && panels <= all;
+		     panels = panels < all && 2 * panels > all ? all
+		                                               : 2 * panels) {
 			GemmPlan p = proto;
 			p.pm = ceil_div(proto.m, bm);
 			p.pn = ceil_div(proto.n, bn); /* no empty column */
 			p.bm = bm;
 			p.bn = bn;
 			p.kc = panels * kp;
-			if (p.kc > proto.kg)
-				break;
 			for (int down = 0; down <= (p.pm % 2 == 0); down++)
 				for (int local = 0;
 				     local <= (b_local_bytes > 0); local++) {
