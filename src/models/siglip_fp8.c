@@ -38,15 +38,16 @@ siglip_f8_scale(double max_abs)
 		s++;
 	while (ldexp(240, s - 1) >= max_abs)
 		s--;
-	return s < F8_MIN_SCALE ? F8_MIN_SCALE
-	                        : s > F8_MAX_SCALE ? F8_MAX_SCALE : s;
+	return s < F8_MIN_SCALE   ? F8_MIN_SCALE
+	       : s > F8_MAX_SCALE ? F8_MAX_SCALE
+	                          : s;
 }
 
 /* A checkpoint tensor as floats (malloc'd); `rows` of `cols` from row
  * `row0` (the head's in_proj parts). */
 static float *
-tensor(const StFile *f, const char *name, size_t row0, size_t rows,
-       size_t cols, Diag *d)
+tensor(const StFile *f, const char *name, size_t row0, size_t rows, size_t cols,
+       Diag *d)
 {
 	const StTensor *s = st_find(f, name);
 	if (!s || st_elements(s) < (row0 + rows) * cols) {
@@ -197,8 +198,8 @@ siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
 		if (!e && !probe)
 			e = IPU_EINVAL;
 		for (int i = 0; probe && i < c->hidden; i++)
-			max[SIGLIP_HEAD_Q] = fmax(max[SIGLIP_HEAD_Q],
-			                          fabs(probe[i]));
+			max[SIGLIP_HEAD_Q] =
+			    fmax(max[SIGLIP_HEAD_Q], fabs(probe[i]));
 		free(probe);
 	}
 	for (int i = 0; i < SIGLIP_GEMMS; i++)
