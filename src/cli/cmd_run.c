@@ -34,6 +34,19 @@ cli_siglip_dtype(const char *cmd, const char *name, DType *out)
 	return 0;
 }
 
+/* The f8 activation scales, as --f8-scales takes them. */
+static void
+print_scales(const SiglipResult *res, FILE *f)
+{
+	if (!res->have_scales)
+		return;
+	fprintf(f, "f8 scales       ");
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		fprintf(f, "%s%s=%d", i ? "," : "", siglip_gemm_names[i],
+		        res->act_scale[i]);
+	fprintf(f, "\n");
+}
+
 static void
 usage(FILE *f)
 {
@@ -78,7 +91,7 @@ cmd_run(int argc, char **argv)
 		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
-	SiglipRun r = {.dtype = DT_F32, .threads = 2};
+	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
 	const char **images = xcalloc((size_t)argc, sizeof *images);
 	const char *out = NULL;
 	int force = 0, bad = 0;
@@ -160,6 +173,7 @@ cmd_run(int argc, char **argv)
 		e = npy_write(out, &a, force, &d);
 	}
 	if (e) {
+		print_scales(&res, stderr);
 		cli_print_diag(&d);
 		siglip_result_free(&res);
 		free(images);
@@ -184,13 +198,7 @@ cmd_run(int argc, char **argv)
 	printf("compile         %.1f ms, %u tiles, fullest tile %u bytes\n",
 	       res.compile_ms, res.tiles, res.peak_tile_bytes);
 	printf("emulation       %.1f s\n", res.host_seconds);
-	if (dtype_is_f8(r.dtype)) {
-		printf("f8 scales       ");
-		for (int i = 0; i < SIGLIP_GEMMS; i++)
-			printf("%s%s=%d", i ? "," : "", siglip_gemm_names[i],
-			       res.act_scale[i]);
-		printf("\n");
-	}
+	print_scales(&res, stdout);
 	if (out)
 		printf("wrote           %s\n", out);
 	siglip_result_free(&res);

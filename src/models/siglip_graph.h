@@ -3,6 +3,8 @@
 #ifndef IPU_SIGLIP_GRAPH_H
 #define IPU_SIGLIP_GRAPH_H
 
+#include <stdio.h>
+
 #include "../graph/graph.h"
 #include "../target/chip.h"
 #include "safetensors.h"
@@ -64,6 +66,9 @@ typedef struct {
 	int act_scale[SIGLIP_GEMMS], act_set[SIGLIP_GEMMS];
 	const Chip *chip; /* NULL: the C600 */
 	int threads;      /* emulator host threads */
+	/* where the placement report goes if the program does not fit the
+	 * chip's memory (NULL: nowhere; the error names the worst tile) */
+	FILE *place_report;
 } SiglipRun;
 
 typedef struct {
@@ -72,7 +77,9 @@ typedef struct {
 	uint64_t cycles, predicted_cycles, macs;
 	double mfu, compile_ms, host_seconds, chip_seconds;
 	uint32_t tiles, peak_tile_bytes;
-	int act_scale[SIGLIP_GEMMS]; /* f8: the activation scales used */
+	/* f8: the activation scales used (have_scales: chosen, even if
+	 * the run failed later) */
+	int act_scale[SIGLIP_GEMMS], have_scales;
 } SiglipResult;
 
 /* Load, check, compile, run on the emulator, read the embedding. */

@@ -291,6 +291,7 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 			if (r->act_set[i])
 				prec.act_scale[i] = r->act_scale[i];
 		memcpy(out->act_scale, prec.act_scale, sizeof prec.act_scale);
+		out->have_scales = !e;
 	}
 	if (!e)
 		e = load_pixels(r, &c, &px, &out->batch, d);
@@ -314,6 +315,8 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	if (!e) {
 		CompileOptions co = {.chip = chip};
 		e = compile_graph(g, &co, &pk, &rep, d);
+		if (e && rep.place.nover && r->place_report)
+			place_report_print(&rep.place, r->place_report);
 		out->compile_ms = rep.compile_ms;
 		out->predicted_cycles = rep.predicted_cycles;
 		out->tiles = rep.tiles_used;
