@@ -709,25 +709,10 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 
 		pt->peak = peak_live(&s, n, 0, &pt->peak_step);
 
-		/* too much code: its data are not placed, but what they
-		 * would need is reported with it */
-		if (ce > c->exec_end) {
-			for (int i = 0; i < n; i++)
-				l->buf[tid[i]].addr = 0;
-			pt->high = 0;
-			GROW(rep->over, rep->nover, capover);
-			PlaceOverflow *o = &rep->over[rep->nover++];
-			fill_overflow(l, &g, &s, n, t, pt->code,
-			              c->exec_end - c->mem_base, 0, o);
-			if (worst < 0 || o->over > worst_over) {
-				worst = rep->nover - 1;
-				worst_over = o->over;
-			}
-			continue;
-		}
-
+		/* too much code: the data are not placed, but what they would
+		 * need is reported with it */
 		uint64_t best = UINT64_MAX;
-		for (int o = 0; o < NORDERS; o++) {
+		for (int o = 0; ce <= c->exec_end && o < NORDERS; o++) {
 			order_keys(s.item, n, o, s.key);
 			sort_keys(s.key, s.tmp, n);
 			uint64_t high = pack(&g, ce, &s, n);
