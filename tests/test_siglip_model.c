@@ -208,6 +208,68 @@ test_so400m_shaped_f8(void **state)
 	run_case(so400m_like, 48, "so400m_like8", DT_F8_F143, 0.99, 0.998);
 }
 
+/* A weight scale from the name, so that the test can tell them apart. */
+static int
+scale_by_name(void *ctx, const char *name)
+{
+	(void)ctx;
+	return strstr(name, "fc2") ? -9 : strstr(name, "in_proj") ? -7 : -5;
+}
+
+/* The f8 graph: exactly the 4 + 2 dense GEMMs a layer and the head's 6
+ * take f8 operands (weights with their own scales, activations cast with
+ * their position's), everything else is f16. */
+static void
+test_graph_f8(void **state)
+{
+	(void)state;
+	SiglipConfig c;
+	Diag d;
+	assert_int_equal(
+	    siglip_config_parse(tiny, strlen(tiny), "tiny", &c, &d), 0);
+	SiglipPrecision p = {.dtype = DT_F8_F143,
+	                     .weight_scale = scale_by_name};
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		p.act_scale[i] = -i;
+	char *text = siglip_graph_text(&c, 2, &p);
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
+	                 0);
+	int f8 = 0, f16 = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		if (op->kind != OP_MATMUL)
+			continue;
+		const Tensor *a = graph_tensor(g, op->in[0]),
+		             *b = graph_tensor(g, op->in[1]);
+		if (a->elem.dtype == DT_F8_F143) {
+			f8++;
+			assert_int_equal(b->elem.dtype, DT_F8_F143);
+			assert_int_equal(b->elem.scale,
+			                 scale_by_name(NULL, b->name));
+		} else {
+			f16++;
+			assert_int_equal(a->elem.dtype, DT_F16);
+			assert_int_equal(b->elem.dtype, DT_F16);
+		}
+		assert_int_equal(graph_tensor(g, op->out)->elem.dtype, DT_F16);
+	}
+	/* 6 dense a layer and 6 in the head; the patch embedding and QK^T,
+	 * PV of each attention (2 layers and the head) in f16 */
+	assert_int_equal(f8, 2 * 6 + 6);
+	assert_int_equal(f16, 1 + 3 * 2);
+	expect_in(text, "l1.ln2.f8 = cast l1.ln2 f8_f143*2^-2"); /* fc1 */
+	expect_in(text,
+	          "l0.mlp.gelu.f8 = cast l0.mlp.gelu f8_f143*2^-3"); /* fc2 */
+	expect_in(text, "vision_model.head.probe.f8 = cast "
+	                "vision_model.head.probe f8_f143*2^-4");
+	expect_in(text, "head.mlp.gelu.f8 = cast head.mlp.gelu f8_f143*2^-8");
+	graph_free(g);
+	free(text);
+}
+
 /* Mismatched inputs are refused before anything is compiled, naming the
  * problem: a config that does not match the checkpoint, pixel values of
  * the wrong size, a missing image, an existing output. */
@@ -269,6 +331,11 @@ test_errors(void **state)
 	                         "--f8-scales fc1=40"),
 	                 2);
 	expect_in(out, "fc1 wants an integer power of two in -32..31");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights e.safetensors --config "
+	                         "e.json --pixels px48.npy --f8-scales fc1=1"),
+	                 2);
+	expect_in(out, "--f8-scales needs --dtype f8");
 }
 
 int
@@ -276,6 +343,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_graph_f8),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),
 	    cmocka_unit_test(test_so400m_shaped),

@@ -150,6 +150,14 @@ cmd_run(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	int scales_set = 0;
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		scales_set |= r.act_set[i];
+	if (!bad && scales_set && !dtype_is_f8(r.dtype)) {
+		fprintf(stderr, "ipu run siglip: --f8-scales needs --dtype "
+		                "f8\n");
+		bad = 1;
+	}
 	if (!bad && (!r.weights || !r.config || (!r.nimages == !r.pixels))) {
 		fprintf(stderr, "ipu run siglip: --weights, --config and "
 		                "either --image or --pixels are needed\n");
