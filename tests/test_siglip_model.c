@@ -189,7 +189,7 @@ test_so400m_shaped(void **state)
 }
 
 /* FP8 F143 dense GEMMs: measured 0.9967 / 0.9966 (tiny) against f64, the
- * loss of F143's 4 significant bits in both operands of 7 GEMMs a layer;
+ * loss of F143's 4 significant bits in both operands of 6 GEMMs a layer;
  * 0.99 leaves three times that loss. Against the reference's FP8 tower
  * (same scales, same rounding) 0.9998 / 0.9990: the residue is f16
  * values that round to a neighbouring f8 value when the f16 sums before
