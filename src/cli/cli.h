@@ -2,6 +2,7 @@
 #ifndef IPU_CLI_H
 #define IPU_CLI_H
 
+#include "../graph/graph.h"
 #include "../target/chip.h"
 #include "../util/util.h"
 
@@ -18,6 +19,9 @@ int cmd_model(int argc, char **argv);     /* cmd_model.c */
 int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
+/* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
+ * 1 after a message otherwise (cmd_run.c). */
+int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
 
 /* Helpers the commands share (cmd_asm.c). */
 /* A diagnostic on stderr: file:line:col: msg, the line and a caret. */

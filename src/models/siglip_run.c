@@ -10,6 +10,7 @@
  */
 #include "siglip_graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,35 +81,43 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 	return e;
 }
 
-/* n floats into the tensor's bits (round to nearest even). */
+/* n floats into the tensor's bits (round to nearest even; f8 saturates
+ * at its largest value, as the device's casts do). */
 static void
-to_dtype(DType dt, const float *v, size_t n, uint8_t *out)
+to_dtype(ElemType et, const float *v, size_t n, uint8_t *out)
 {
 	unsigned fl = 0;
-	if (dt == DT_F32) {
+	if (et.dtype == DT_F32) {
 		memcpy(out, v, n * 4);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (dtype_is_f8(et.dtype)) {
+			out[i] = fp_f64_to_f8(v[i], FP8_F143, et.scale,
+			                      FP_OV_SAT, &fl);
+			continue;
+		}
 		uint16_t h = fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
 		memcpy(out + 2 * i, &h, 2);
 	}
 }
 
-/* Graph weight `t` from the checkpoint, as f32 values. */
+/* Graph weight `gname` ([want] elements) from the checkpoint, as f32
+ * values. */
 static int
-weight_values(const StFile *f, const Tensor *t, float *out, Diag *d)
+weight_values(const StFile *f, const char *gname, size_t want, float *out,
+              Diag *d)
 {
 	char name[256];
 	int part;
-	siglip_weight_source(t->name, name, sizeof name, &part);
+	siglip_weight_source(gname, name, sizeof name, &part);
 	const StTensor *s = st_find(f, name);
 	if (!s)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the checkpoint has no %s (for graph weight "
 		                "%s)",
-		                name, t->name);
-	size_t want = (size_t)shape_elems(&t->shape), have = st_elements(s);
+		                name, gname);
+	size_t have = st_elements(s);
 	float *all = xmalloc(have * sizeof *all);
 	int e = st_to_f32(f, s, all, d);
 	if (!e && part >= 0 && have == 3 * want) { /* rows part d .. */
@@ -120,10 +129,38 @@ weight_values(const StFile *f, const Tensor *t, float *out, Diag *d)
 		e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		             "graph weight %s holds %zu elements, checkpoint "
 		             "tensor %s %zu",
-		             t->name, want, name, have);
+		             gname, want, name, have);
 	}
 	free(all);
 	return e;
+}
+
+/* siglip_graph_text's weight_scale: the scale covering the weight's
+ * largest |w|; the first error stays in the context. */
+typedef struct {
+	const StFile *f;
+	int e;
+	Diag d;
+} ScaleCtx;
+
+static int
+weight_scale(void *ctx, const char *gname)
+{
+	ScaleCtx *sc = ctx;
+	char name[256];
+	int part;
+	siglip_weight_source(gname, name, sizeof name, &part);
+	const StTensor *s = st_find(sc->f, name);
+	if (sc->e || !s)
+		return 0; /* siglip_check found every tensor */
+	size_t n = st_elements(s) / (part >= 0 ? 3 : 1);
+	float *v = xmalloc(n * sizeof *v);
+	double max = 0;
+	sc->e = weight_values(sc->f, gname, n, v, &sc->d);
+	for (size_t i = 0; !sc->e && i < n; i++)
+		max = fmax(max, fabs(v[i]));
+	free(v);
+	return siglip_f8_scale(max);
 }
 
 static int
@@ -144,9 +181,9 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 		if (!strcmp(t->name, "patches"))
 			memcpy(v, patches, n * sizeof *v);
 		else
-			e = weight_values(f, t, v, d);
+			e = weight_values(f, t->name, n, v, d);
 		uint8_t *bits = xmalloc(n * es);
-		to_dtype(t->elem.dtype, v, n, bits);
+		to_dtype(t->elem, v, n, bits);
 		if (!e && ipu_write_tensor(dev, t->name, bits, n * es, &err))
 			e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
 			             t->name, err.msg);
@@ -217,7 +254,8 @@ run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
 	           (size_t)c->hidden;
 	out->embedding = xmalloc(n * sizeof *out->embedding);
 	if (!e)
-		e = read_output(dev, res, r->dtype, out->embedding, n, d);
+		e = read_output(dev, res, r->dtype == DT_F32 ? DT_F32 : DT_F16,
+		                out->embedding, n, d);
 	if (dev)
 		ipu_close(dev);
 	return e;
@@ -228,9 +266,9 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
 	const Chip *chip = r->chip ? r->chip : chip_default();
-	if (r->dtype != DT_F32 && r->dtype != DT_F16)
+	if (r->dtype != DT_F32 && r->dtype != DT_F16 && r->dtype != DT_F8_F143)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compute type %s: f32 or f16 only",
+		                "compute type %s: f32, f16 or f8_f143 only",
 		                dtype_name(r->dtype));
 	SiglipConfig c;
 	StFile f;
@@ -243,6 +281,18 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	Graph *g = NULL;
 	Package *pk = NULL;
 	e = siglip_check(&c, &f, r->weights, NULL, d);
+	SiglipPrecision prec = {.dtype = r->dtype};
+	ScaleCtx sc = {.f = &f};
+	if (!e && dtype_is_f8(r->dtype)) {
+		prec.weight_scale = weight_scale;
+		prec.ctx = &sc;
+		e = siglip_f8_bounds(&c, &f, prec.act_scale, d);
+		for (int i = 0; i < SIGLIP_GEMMS; i++)
+			if (r->act_set[i])
+				prec.act_scale[i] = r->act_scale[i];
+		memcpy(out->act_scale, prec.act_scale, sizeof prec.act_scale);
+		out->have_scales = !e;
+	}
 	if (!e)
 		e = load_pixels(r, &c, &px, &out->batch, d);
 	if (!e) {
@@ -251,11 +301,13 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		           c.patch * c.patch;
 		patches = xmalloc(n * sizeof *patches);
 		siglip_patches(&c, out->batch, px, patches);
-		char *text = siglip_graph_text(&c, out->batch, r->dtype);
+		char *text = siglip_graph_text(&c, out->batch, &prec);
 		Diag errs[GRAPH_MAX_ERRORS];
 		int nerr = 0;
-		e = graph_parse(text, strlen(text), "siglip", &g, errs, &nerr);
-		if (e)
+		if ((e = sc.e))
+			*d = sc.d;
+		else if ((e = graph_parse(text, strlen(text), "siglip", &g,
+		                          errs, &nerr)))
 			*d = errs[0];
 		free(text);
 	}
@@ -263,6 +315,8 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	if (!e) {
 		CompileOptions co = {.chip = chip};
 		e = compile_graph(g, &co, &pk, &rep, d);
+		if (e && rep.place.nover && r->place_report)
+			place_report_print(&rep.place, r->place_report);
 		out->compile_ms = rep.compile_ms;
 		out->predicted_cycles = rep.predicted_cycles;
 		out->tiles = rep.tiles_used;
@@ -272,16 +326,24 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	if (!e)
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
 	if (!e) {
-		for (int i = 0; i < g->nops; i++)
-			if (g->ops[i].kind == OP_MATMUL)
-				out->macs +=
-				    (uint64_t)graph_op_work(g, &g->ops[i]).macs;
-		uint32_t peak =
-		    r->dtype == DT_F32 ? chip->macs_f32 : chip->macs_f16;
+		/* MFU: the time at each matmul's peak (f8 operands run at
+		 * the f8 rate) over the time taken */
+		double ideal = 0;
+		for (int i = 0; i < g->nops; i++) {
+			const Op *op = &g->ops[i];
+			if (op->kind != OP_MATMUL)
+				continue;
+			uint64_t macs = (uint64_t)graph_op_work(g, op).macs;
+			DType dt = graph_tensor(g, op->in[0])->elem.dtype;
+			uint32_t peak = dt == DT_F32      ? chip->macs_f32
+			                : dtype_is_f8(dt) ? chip->macs_f8
+			                                  : chip->macs_f16;
+			out->macs += macs;
+			ideal += peak ? (double)macs / peak : 0;
+		}
 		out->chip_seconds = (double)out->cycles / chip->clock_hz;
-		if (out->cycles && peak)
-			out->mfu = (double)out->macs /
-			           ((double)out->cycles * chip->tiles * peak);
+		if (out->cycles)
+			out->mfu = ideal / ((double)out->cycles * chip->tiles);
 	}
 	pkg_free(pk);
 	graph_free(g);
