@@ -338,11 +338,52 @@ test_errors(void **state)
 	expect_in(out, "--f8-scales needs --dtype f8");
 }
 
+/* ipu run siglip twice: the second run reads the package the first left
+ * in the cache (the default one: XDG_CACHE_HOME is the test's directory)
+ * and gives the same embedding; --no-cache compiles; an --out that exists
+ * is refused before anything runs. */
+static void
+test_package_cache(void **state)
+{
+	(void)state;
+	char out[4096];
+	write_text("c.json", tiny);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --config c.json --out "
+	                         "c.safetensors --force"),
+	                 0);
+	const char *run = "run siglip --weights c.safetensors --config c.json "
+	                  "--image /usr/lib/python3/dist-packages/skimage/"
+	                  "data/chelsea.png --dtype f16 --force --out ";
+	char args[512];
+	snprintf(args, sizeof args, "%sc1.npy", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_null(strstr(out, "from the cache"));
+	snprintf(args, sizeof args, "%sc2.npy", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	expect_in(out, "(package from the cache)");
+	snprintf(args, sizeof args, "%sc3.npy --no-cache", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_null(strstr(out, "from the cache"));
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && cmp c1.npy c2.npy && cmp c1.npy c3.npy && ls "
+	         ".cache/ipu/*.pkg >/dev/null",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(args, sizeof args,
+	         "run siglip --weights c.safetensors --config c.json --image "
+	         "nothere.png --out c1.npy");
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "c1.npy: exists");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_package_cache),
 	    cmocka_unit_test(test_graph_f8),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),

@@ -1,7 +1,8 @@
 /*
  * cmd_run.c - `ipu run siglip --weights W --config C (--image IMG... |
  * --pixels P.npy) [--dtype f32|f16|f8] [--f8-scales POS=N,...] [--out F.npy]
- * [--force] [--chip C] [--threads N]`: the SigLIP vision tower compiled and run
+ * [--force] [--cache DIR | --no-cache] [--chip C] [--threads N]`: the SigLIP
+ * vision tower compiled (or its package read from the cache) and run
  * on the emulated chip (src/models/siglip_run.c); prints the embedding's
  * summary and the speed at the chip's clock, writes the embedding [B, d] as
  * .npy.
@@ -10,9 +11,11 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../exec/exec.h"
 #include "../models/siglip_graph.h"
 #include "../util/npy.h"
 #include "cli.h"
@@ -57,7 +60,8 @@ usage(FILE *f)
 	        "--pixels P.npy)\n"
 	        "                      [--dtype f32|f16|f8] [--f8-scales "
 	        "POS=N,...] [--out F.npy]\n"
-	        "                      [--force] [--chip C] [--threads N]\n"
+	        "                      [--force] [--cache DIR | --no-cache] "
+	        "[--chip C] [--threads N]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -82,6 +86,12 @@ usage(FILE *f)
 	        "tools/siglip_ref.py calibrate)\n"
 	        "  --out F.npy   the embedding [B, d] float32; never over an "
 	        "existing file unless --force\n"
+	        "  --cache DIR   keep compiled packages in DIR and reuse "
+	        "them while the graph,\n"
+	        "                the chip and this ipu are the same "
+	        "(default: $XDG_CACHE_HOME/ipu\n"
+	        "                or ~/.cache/ipu); --no-cache always "
+	        "compiles\n"
 	        "       ipu run graph --help: a graph file on .npy values\n");
 }
 
@@ -96,17 +106,22 @@ cmd_run(int argc, char **argv)
 	}
 	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
 	const char **images = xcalloc((size_t)argc, sizeof *images);
-	const char *out = NULL;
-	int force = 0, bad = 0;
+	const char *out = NULL, *cache = NULL;
+	int force = 0, bad = 0, no_cache = 0;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
 		const char *v;
 		if (!strcmp(argv[i], "--force")) {
 			force = 1;
+		} else if (!strcmp(argv[i], "--no-cache")) {
+			no_cache = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			free(images);
 			return 0;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
+		                              &missing))) {
+			cache = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--weights",
 		                              &missing))) {
 			r.weights = v;
@@ -166,11 +181,23 @@ cmd_run(int argc, char **argv)
 		                "either --image or --pixels are needed\n");
 		bad = 1;
 	}
+	if (!bad && cache && no_cache) {
+		fprintf(stderr, "ipu run siglip: --cache and --no-cache\n");
+		bad = 1;
+	}
 	if (bad) {
 		free(images);
 		usage(stderr);
 		return 2;
 	}
+	struct stat st;
+	if (out && !force && stat(out, &st) == 0) { /* before minutes of run */
+		fprintf(stderr, "%s: exists; --force replaces it\n", out);
+		free(images);
+		return 1;
+	}
+	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
+	r.cache_dir = cache ? cache : cache_default;
 	r.images = images;
 	SiglipResult res;
 	Diag d;
@@ -188,6 +215,7 @@ cmd_run(int argc, char **argv)
 		cli_print_diag(&d);
 		siglip_result_free(&res);
 		free(images);
+		free(cache_default);
 		return 1;
 	}
 	for (int b = 0; b < res.batch; b++) {
@@ -206,13 +234,15 @@ cmd_run(int argc, char **argv)
 	printf("time            %.3f ms at the chip's clock, %.1f images/s\n",
 	       res.chip_seconds * 1e3, res.batch / res.chip_seconds);
 	printf("MFU             %.2f%% (matmul MACs)\n", 100 * res.mfu);
-	printf("compile         %.1f ms, %u tiles, fullest tile %u bytes\n",
-	       res.compile_ms, res.tiles, res.peak_tile_bytes);
+	printf("compile         %.1f ms%s, %u tiles, fullest tile %u bytes\n",
+	       res.compile_ms, res.cached ? " (package from the cache)" : "",
+	       res.tiles, res.peak_tile_bytes);
 	printf("emulation       %.1f s\n", res.host_seconds);
 	print_scales(&res, stdout);
 	if (out)
 		printf("wrote           %s\n", out);
 	siglip_result_free(&res);
 	free(images);
+	free(cache_default);
 	return 0;
 }

@@ -139,6 +139,13 @@ int
 exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
            Package **pk, ExecBuild *b, Diag *d)
 {
+	return exec_build_report(g, chip, cache_dir, NULL, pk, b, d);
+}
+
+int
+exec_build_report(const Graph *g, const Chip *chip, const char *cache_dir,
+                  FILE *report, Package **pk, ExecBuild *b, Diag *d)
+{
 	memset(b, 0, sizeof *b);
 	char base[4200];
 	int cache = cache_path(g, chip, cache_dir, base, sizeof base);
@@ -147,6 +154,8 @@ exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
 	CompileReport rep = {0};
 	CompileOptions co = {.chip = chip};
 	int e = compile_graph(g, &co, pk, &rep, d);
+	if (e && rep.place.nover && report)
+		place_report_print(&rep.place, report);
 	b->predicted_cycles = rep.predicted_cycles;
 	b->compile_ms = rep.compile_ms;
 	b->tiles = rep.tiles_used;

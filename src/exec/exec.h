@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ipu/runtime.h>
 
@@ -32,6 +33,11 @@ typedef struct {
  * be written leaves the package uncached and the call succeeds. */
 int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
                Package **pk, ExecBuild *b, Diag *d);
+/* exec_build, and if the program does not fit the chip's memory, the
+ * placement's per-tile report on `report` (NULL: nowhere; the error
+ * names the worst tile either way). */
+int exec_build_report(const Graph *g, const Chip *chip, const char *cache_dir,
+                      FILE *report, Package **pk, ExecBuild *b, Diag *d);
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
 char *exec_default_cache(void);
 

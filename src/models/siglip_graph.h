@@ -69,6 +69,8 @@ typedef struct {
 	/* where the placement report goes if the program does not fit the
 	 * chip's memory (NULL: nowhere; the error names the worst tile) */
 	FILE *place_report;
+	/* exec_build's package cache (NULL: always compile) */
+	const char *cache_dir;
 } SiglipRun;
 
 typedef struct {
@@ -77,6 +79,7 @@ typedef struct {
 	uint64_t cycles, predicted_cycles, macs;
 	double mfu, compile_ms, host_seconds, chip_seconds;
 	uint32_t tiles, peak_tile_bytes;
+	int cached; /* the package came from the cache */
 	/* f8: the activation scales used (have_scales: chosen, even if
 	 * the run failed later) */
 	int act_scale[SIGLIP_GEMMS], have_scales;

@@ -18,9 +18,8 @@
 
 #include <ipu/runtime.h>
 
-#include "../compile/compile.h"
+#include "../exec/exec.h"
 #include "../image/image.h"
-#include "../util/fp.h"
 #include "../util/npy.h"
 #include "safetensors.h"
 #include "siglip_weights.h"
@@ -79,27 +78,6 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 		image_free(&img[i]);
 	free(img);
 	return e;
-}
-
-/* n floats into the tensor's bits (round to nearest even; f8 saturates
- * at its largest value, as the device's casts do). */
-static void
-to_dtype(ElemType et, const float *v, size_t n, uint8_t *out)
-{
-	unsigned fl = 0;
-	if (et.dtype == DT_F32) {
-		memcpy(out, v, n * 4);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (dtype_is_f8(et.dtype)) {
-			out[i] = fp_f64_to_f8(v[i], FP8_F143, et.scale,
-			                      FP_OV_SAT, &fl);
-			continue;
-		}
-		uint16_t h = fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
-		memcpy(out + 2 * i, &h, 2);
-	}
 }
 
 /* Graph weight `gname` ([want] elements) from the checkpoint, as f32
@@ -174,20 +152,15 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 		if (t->producer >= 0 ||
 		    ipu_tensor_info(dev, t->name, &desc, &err))
 			continue;
-		size_t n = (size_t)shape_elems(&t->shape),
-		       es = (size_t)dtype_size(t->elem.dtype);
+		size_t n = (size_t)shape_elems(&t->shape);
 		float *v = xmalloc(n * sizeof *v);
 		int e = IPU_OK;
 		if (!strcmp(t->name, "patches"))
 			memcpy(v, patches, n * sizeof *v);
 		else
 			e = weight_values(f, t->name, n, v, d);
-		uint8_t *bits = xmalloc(n * es);
-		to_dtype(t->elem, v, n, bits);
-		if (!e && ipu_write_tensor(dev, t->name, bits, n * es, &err))
-			e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
-			             t->name, err.msg);
-		free(bits);
+		if (!e)
+			e = exec_write(dev, t, v, d);
 		free(v);
 		if (e)
 			return e;
@@ -196,52 +169,16 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 }
 
 static int
-read_output(ipu_device *dev, const char *name, DType dt, float *out, size_t n,
-            Diag *d)
-{
-	size_t es = (size_t)dtype_size(dt);
-	uint8_t *bits = xmalloc(n * es);
-	ipu_error err;
-	int e = ipu_read_tensor(dev, name, bits, n * es, &err);
-	if (e)
-		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "read %s: %s", name,
-		             err.msg);
-	for (size_t i = 0; !e && i < n; i++) {
-		if (dt == DT_F32) {
-			memcpy(&out[i], bits + 4 * i, 4);
-		} else {
-			uint16_t h;
-			memcpy(&h, bits + 2 * i, 2);
-			out[i] = (float)fp_f16_to_f64(h);
-		}
-	}
-	free(bits);
-	return e;
-}
-
-static int
 run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
             const Graph *g, const StFile *f, const SiglipConfig *c,
             const float *patches, SiglipResult *out, Diag *d)
 {
-	uint8_t *bytes;
-	size_t len;
-	int e = pkg_write(pk, &bytes, &len, d);
-	if (e)
-		return e;
-	char name[96];
-	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
-	         pk->tiles, r->threads > 0 ? r->threads : 1);
-	ipu_error err;
-	ipu_device *dev = ipu_open(name, &err);
-	if (!dev)
-		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "%s", err.msg);
-	else if (ipu_load_package(dev, bytes, len, &err))
-		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
-	free(bytes);
+	ipu_device *dev;
+	int e = exec_open(chip, pk, r->threads, &dev, d);
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
 	if (!e) {
+		ipu_error err;
 		double t0 = seconds();
 		if (ipu_run(dev, 0, &err))
 			e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
@@ -249,13 +186,12 @@ run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
 		out->host_seconds = seconds() - t0;
 		out->cycles = ipu_cycles(dev);
 	}
-	const char *res = c->use_head ? "pooled" : "last";
-	size_t n = (size_t)out->batch * (c->use_head ? 1 : siglip_tokens(c)) *
-	           (size_t)c->hidden;
-	out->embedding = xmalloc(n * sizeof *out->embedding);
+	const Tensor *res =
+	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
+	out->embedding =
+	    xmalloc((size_t)shape_elems(&res->shape) * sizeof *out->embedding);
 	if (!e)
-		e = read_output(dev, res, r->dtype == DT_F32 ? DT_F32 : DT_F16,
-		                out->embedding, n, d);
+		e = exec_read(dev, res, out->embedding, d);
 	if (dev)
 		ipu_close(dev);
 	return e;
@@ -311,18 +247,16 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 			*d = errs[0];
 		free(text);
 	}
-	CompileReport rep = {0};
 	if (!e) {
-		CompileOptions co = {.chip = chip};
-		e = compile_graph(g, &co, &pk, &rep, d);
-		if (e && rep.place.nover && r->place_report)
-			place_report_print(&rep.place, r->place_report);
-		out->compile_ms = rep.compile_ms;
-		out->predicted_cycles = rep.predicted_cycles;
-		out->tiles = rep.tiles_used;
-		out->peak_tile_bytes = rep.peak_tile_bytes;
+		ExecBuild b;
+		e = exec_build_report(g, chip, r->cache_dir, r->place_report,
+		                      &pk, &b, d);
+		out->compile_ms = b.compile_ms;
+		out->predicted_cycles = b.predicted_cycles;
+		out->tiles = b.tiles;
+		out->peak_tile_bytes = b.peak_tile_bytes;
+		out->cached = b.cached;
 	}
-	compile_report_free(&rep);
 	if (!e)
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
 	if (!e) {
