@@ -118,15 +118,8 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 		r = exec_write(dev, t, v, d);
 		free(v);
 	}
-	if (!r) {
-		ipu_error err;
-		double t0 = bench_seconds();
-		if (ipu_run(dev, 0, &err))
-			r = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
-			             err.msg);
-		res->host_seconds = bench_seconds() - t0;
-		res->cycles = ipu_cycles(dev);
-	}
+	if (!r)
+		r = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
 	if (!r && res->cycles) {
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;

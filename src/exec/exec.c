@@ -196,6 +196,27 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	return e;
 }
 
+static double
+seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int
+exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds, Diag *d)
+{
+	ipu_error err;
+	double t0 = seconds();
+	int e = IPU_OK;
+	if (ipu_run(dev, 0, &err))
+		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
+	*host_seconds = seconds() - t0;
+	*cycles = ipu_cycles(dev);
+	return e;
+}
+
 static Fp8Format
 f8_format(DType t)
 {
@@ -268,14 +289,6 @@ exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d)
 		exec_decode(t->elem, bits, n, v);
 	free(bits);
 	return e;
-}
-
-static double
-seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int
@@ -441,15 +454,8 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 	pkg_free(pk);
 	if (!e)
 		e = write_inputs(r, g, dev, d);
-	if (!e) {
-		ipu_error err;
-		double t0 = seconds();
-		if (ipu_run(dev, 0, &err))
-			e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
-			             err.msg);
-		res->host_seconds = seconds() - t0;
-		res->cycles = ipu_cycles(dev);
-	}
+	if (!e)
+		e = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)

@@ -45,6 +45,11 @@ char *exec_default_cache(void);
 int exec_open(const Chip *chip, const Package *pk, int threads,
               ipu_device **dev, Diag *d);
 
+/* One run of the loaded package: its cycles on the chip and the host's
+ * seconds it took (also on a fault, whose message says where). */
+int exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds,
+                   Diag *d);
+
 /* n values into e's bits (n * dtype_size bytes), and back. */
 void exec_encode(ElemType e, const float *v, size_t n, uint8_t *out);
 void exec_decode(ElemType e, const uint8_t *in, size_t n, float *out);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <ipu/runtime.h>
 
@@ -23,14 +22,6 @@
 #include "../util/npy.h"
 #include "safetensors.h"
 #include "siglip_weights.h"
-
-static double
-seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The batch's pixel values [B, 3, S, S]. */
 static int
@@ -177,15 +168,8 @@ run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
 	int e = exec_open(chip, pk, r->threads, &dev, d);
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
-	if (!e) {
-		ipu_error err;
-		double t0 = seconds();
-		if (ipu_run(dev, 0, &err))
-			e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
-			             err.msg);
-		out->host_seconds = seconds() - t0;
-		out->cycles = ipu_cycles(dev);
-	}
+	if (!e)
+		e = exec_run_timed(dev, &out->cycles, &out->host_seconds, d);
 	const Tensor *res =
 	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
 	out->embedding =
