@@ -1,28 +1,40 @@
 // vadd.S - dst += src[0] + src[1] + ... + src[nsrc-1], elementwise over
-// `atoms` 8-byte atoms (f16: 4 halves per atom, f32: 2 floats), for the
-// K-split GEMM's reduction: the partial C panels that other tiles send are
-// added into this tile's own slice.
+// `atoms` 8-byte atoms (f16: 4 halves per atom, f32: 2 floats) in each of
+// nseg segments, for the K-split GEMM's reduction: the partial C slices
+// that other tiles send are added into this tile's own slice (a segment
+// per C panel when the slice is some rows of several panels).
 //
 //   entry       instruction
 //   vadd_f16    f16v4add
 //   vadd_f32    f32v2add
 //
 // Supervisor entry, `call $m10, vadd_f16` with $m0 -> argument block:
-//   0   u32 dst        8-aligned
-//   4   u32 src        8-aligned; source k at src + k * stride
+//   0   u32 dst        8-aligned; segment g at dst + g * dst_seg
+//   4   u32 src        8-aligned; source k of segment g at
+//                      src + k * stride + g * src_seg
 //   8   u32 stride     bytes between sources
 //   12  u32 nsrc       >= 1
-//   16  6 x {u32 first atom, u32 atoms} one range per worker
-// Clobbers $m0-$m3, $WORKER0..5_BASE; preserves $m8-$m15 (of the
-// supervisor). Each worker adds its atoms, three sources a pass while it
-// can, then one a pass; the sum is dst + src[0] + src[1] + ... in that
-// order. vadd_cycles in src/kernels/vadd.c is the exact count.
+//   16  u32 nseg       >= 1
+//   20  u32 dst_seg    bytes between dst segments
+//   24  u32 src_seg    bytes between a source's segments
+//   28  u32, u32       this segment's dst and src (the supervisor's)
+//   40  6 x {u32 first atom, u32 atoms} one range per worker
+// Clobbers $m0-$m7, $WORKER0..5_BASE; preserves $m8-$m15 (of the
+// supervisor). One runall a segment. Each worker adds its atoms, three
+// sources a pass while it can, then one a pass; the sum is dst + src[0] +
+// src[1] + ... in that order. vadd_cycles in src/kernels/vadd.c is the
+// exact count.
 
 	.equ ARG_DST, 0
 	.equ ARG_SRC, 1
 	.equ ARG_STRIDE, 2
 	.equ ARG_NSRC, 3
-	.equ ARG_RANGES, 16
+	.equ ARG_NSEG, 4
+	.equ ARG_DSEG, 5
+	.equ ARG_SSEG, 6
+	.equ ARG_CDST, 7
+	.equ ARG_CSRC, 8
+	.equ ARG_RANGES, 40
 
 	.section .text.vadd, "ax"
 
@@ -34,61 +46,76 @@
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
+	ld32 $m3, $m0, $mzero, ARG_NSEG
+	ld32 $m4, $m0, $mzero, ARG_DST
+	ld32 $m5, $m0, $mzero, ARG_SRC
+	ld32 $m6, $m0, $mzero, ARG_DSEG
+	ld32 $m7, $m0, $mzero, ARG_SSEG
 	setzi $m1, \worker
 	add $m2, $m0, ARG_RANGES
+	add $m3, $m3, -1
+1:	st32 $m4, $m0, $mzero, ARG_CDST
+	st32 $m5, $m0, $mzero, ARG_CSRC
 	runall $m1, $m2, 2
+	add $m4, $m4, $m6
+	add $m5, $m5, $m7
 	sync TEXCH_SYNCZONE_LOCAL
+	brnzdec $m3, 1b
 	br $lr
 .endm
 
 // $mvertex_base -> {first atom, atoms}; $mworker_base -> argument block.
 // Passes over the worker's atoms: three sources a pass while three are
-// left (7 issues an atom: the dst and three source loads, three adds in
-// order, the store, the loop branch, loads and adds paired in bundles),
-// then one source a pass (5 issues an atom). Byte offsets below keep the
-// three-source loop 8-aligned without padding.
+// left, then one source a pass. A pass walks a triple-packed address:
+// A0 loads dst, A1 loads source 0 and A2 stores dst one atom behind A0,
+// so the store and the dst load of a bundle fall in the two elements of
+// an interleaved pair; the sources must lie in other elements than dst
+// (the lowering places them apart). Three sources take 4 bundles an atom
+// (the paced loads and store, two more loads, three adds in order), one
+// source 2. Every instruction but exitz is a bundle, so the rpt bodies
+// are 8-aligned.
 .macro VADD_WORKER name, add
 	.align 8
 \name:
-	ld32 $m0, $mvertex_base, $mzero, 0          // first atom
-	ld32 $m1, $mvertex_base, $mzero, 1          // atoms
-	brz $m1, 9f
-	shl $m0, $m0, 3                             // byte offset
-	ld32 $m2, $mworker_base, $mzero, ARG_NSRC   // sources left
-	ld32 $m3, $mworker_base, $mzero, ARG_SRC
-	add $m3, $m3, $m0                           // this worker's source
-	ld32 $m6, $mworker_base, $mzero, ARG_STRIDE
-	add $m9, $m6, $m6                           // two strides
-	ld32 $m7, $mworker_base, $mzero, ARG_DST
-	add $m7, $m7, $m0                           // this worker's dst
-1:	cmpult $m0, $m2, 3
-	brnz $m0, 3f
-	mov $m4, $m7                                // dst cursor
-	mov $m5, $m3                                // source 0 cursor
-	add $m8, $m1, -1                            // atoms - 1
-2:	ld64 $a0:1, $m4, $mzero, 0                  // byte 64: aligned
-	ld64 $a2:3, $m5, $mzero, 0
-	{ ld64 $a4:5, $m5, $m6, 0 ; \add $a0:1, $a0:1, $a2:3 }
-	{ ld64 $a2:3, $m5, $m9, 0 ; \add $a0:1, $a0:1, $a4:5 }
-	{ add $m5, $m5, 8 ; \add $a0:1, $a0:1, $a2:3 }
-	st64step $a0:1, $mzero, $m4+=, 1
-	brnzdec $m8, 2b
-	add $m3, $m3, $m9
-	add $m3, $m3, $m6                           // past the three sources
-	add $m2, $m2, -3
-	bri 1b
-3:	brz $m2, 9f
-	add $m2, $m2, -1                            // sources left - 1
-4:	mov $m4, $m7
-	mov $m5, $m3
-	add $m8, $m1, -1
-5:	ld64 $a0:1, $m4, $mzero, 0
-	ld64step $a2:3, $mzero, $m5+=, 1
-	\add $a0:1, $a0:1, $a2:3
-	st64step $a0:1, $mzero, $m4+=, 1
-	brnzdec $m8, 5b
-	add $m3, $m3, $m6                           // next source
-	brnzdec $m2, 4b
+	{ ld32 $m0, $mvertex_base, $mzero, 0 ; fnop }        // first atom
+	{ ld32 $m1, $mvertex_base, $mzero, 1 ; fnop }        // atoms
+	{ brz $m1, 9f ; fnop }
+	{ shl $m0, $m0, 3 ; fnop }                           // byte offset
+	{ ld32 $m2, $mworker_base, $mzero, ARG_NSRC ; fnop } // sources left
+	{ ld32 $m3, $mworker_base, $mzero, ARG_CSRC ; fnop }
+	{ add $m3, $m3, $m0 ; fnop }                         // its source
+	{ ld32 $m6, $mworker_base, $mzero, ARG_STRIDE ; fnop }
+	{ add $m9, $m6, $m6 ; fnop }                         // two strides
+	{ ld32 $m7, $mworker_base, $mzero, ARG_CDST ; fnop }
+	{ add $m7, $m7, $m0 ; fnop }                         // its dst
+	{ add $m10, $m1, -1 ; fnop }                         // rpt count
+1:	{ cmpult $m0, $m2, 3 ; fnop }
+	{ brnz $m0, 3f ; fnop }
+	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
+	{ mov $m8, $m3 ; fnop }                   // sources 1 and 2 from here
+	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
+	{ ld64 $a4:5, $m8, $m6, 0 ; \add $a6:7, $a0:1, $a2:3 }
+	{ ld64step $a8:9, $m9, $m8+=, 1 ; \add $a6:7, $a6:7, $a4:5 }
+	{ rpt $m10, 3 ; \add $a6:7, $a6:7, $a8:9 }
+	{ ld2xst64pace $a0:3, $a6:7, $m4:5+=, $mzero, 0 ; fnop }
+	{ ld64 $a4:5, $m8, $m6, 0 ; \add $a6:7, $a0:1, $a2:3 }
+	{ ld64step $a8:9, $m9, $m8+=, 1 ; \add $a6:7, $a6:7, $a4:5 }
+	{ nop ; \add $a6:7, $a6:7, $a8:9 }
+	{ st64pace $a6:7, $m4:5+=, $mzero, 0 ; fnop }
+	{ add $m3, $m3, $m9 ; fnop }
+	{ add $m3, $m3, $m6 ; fnop }              // past the three sources
+	{ add $m2, $m2, -3 ; fnop }
+	{ bri 1b ; fnop }
+3:	{ brz $m2, 9f ; fnop }
+	{ add $m2, $m2, -1 ; fnop }               // sources left - 1
+4:	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
+	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
+	{ rpt $m10, 1 ; \add $a6:7, $a0:1, $a2:3 }
+	{ ld2xst64pace $a0:3, $a6:7, $m4:5+=, $mzero, 0 ; fnop }
+	{ nop ; \add $a6:7, $a0:1, $a2:3 }
+	{ st64pace $a6:7, $m4:5+=, $mzero, 0 ; fnop }
+	{ add $m3, $m3, $m6 ; fnop }              // next source
+	{ brnzdec $m2, 4b ; fnop }
 9:	exitz $mzero
 .endm
 

@@ -2,7 +2,8 @@
  * test_compile_gemm.c - the compiler end to end: a matmul graph compiled to
  * a package, loaded through the runtime API, run on the chip model, and
  * every element of C checked against a long-double reference computed from
- * the same inputs; the cost model's prediction against the emulator.
+ * the same inputs; the cost model's prediction against the emulator; the
+ * reduction's slices of a C block.
  *
  * Error bound: the GEMM kernel accumulates each K-panel in f32 and rounds
  * the running C to its format after every panel (docs/kernel-gemm.md), so
@@ -17,6 +18,7 @@
 #include <ipu/runtime.h>
 
 #include "../src/compile/compile.h"
+#include "../src/plan/plan.h"
 #include "../src/util/fp.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -224,6 +226,46 @@ test_shapes(void **state)
 	}
 }
 
+/* The reduction's slices of a C block (plan_gemm_slice) cover every row of
+ * every panel exactly once, a slice of several panels takes the same rows
+ * of each, and the largest slice is the smaller of the two ways to cut:
+ * by panels (each panel's rows split among the groups that share it when
+ * there are fewer panels than groups) or by rows of all panels. */
+static void
+test_slices(void **state)
+{
+	(void)state;
+	for (uint32_t np = 1; np <= 10; np++)
+		for (uint32_t rows = 1; rows <= 40; rows += 3)
+			for (uint32_t pk = 2; pk <= 32; pk *= 2) {
+				uint8_t seen[10][40] = {{0}};
+				uint32_t largest = 0;
+				for (uint32_t q = 0; q < pk; q++) {
+					GemmSlice s =
+					    plan_gemm_slice(np, rows, pk, q);
+					assert_true(s.panel + s.panels <= np);
+					assert_true(s.row + s.rows <= rows);
+					for (uint32_t p = s.panel;
+					     p < s.panel + s.panels; p++)
+						for (uint32_t r = s.row;
+						     r < s.row + s.rows; r++)
+							seen[p][r]++;
+					if (s.rows * s.panels > largest)
+						largest = s.rows * s.panels;
+				}
+				for (uint32_t p = 0; p < np; p++)
+					for (uint32_t r = 0; r < rows; r++)
+						assert_int_equal(seen[p][r], 1);
+				uint32_t by_panels =
+				    np >= pk ? (np + pk - 1) / pk * rows
+				             : (rows + pk / np - 1) / (pk / np);
+				uint32_t by_rows = (rows + pk - 1) / pk * np;
+				assert_int_equal(largest, by_rows < by_panels
+				                              ? by_rows
+				                              : by_panels);
+			}
+}
+
 static void
 test_refusals(void **state)
 {
@@ -261,6 +303,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_shapes),
+	    cmocka_unit_test(test_slices),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

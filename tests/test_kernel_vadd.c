@@ -1,6 +1,7 @@
 /*
  * test_kernel_vadd.c - kernels/vadd.S on one tile: dst += sum of sources,
- * f16 and f32, several sizes (including fewer atoms than workers), checked
+ * f16 and f32, several sizes (including fewer atoms than workers) in one
+ * to three segments (apart in dst, back to back in the sources), checked
  * element by element against sequential IEEE additions (each source added
  * and rounded in turn, as the kernel does), and the call's cycles against
  * vadd_cycles.
@@ -32,7 +33,7 @@ bits_of(int f32, uint32_t i, uint32_t k)
 }
 
 static void
-check(int f32, uint32_t atoms, uint32_t nsrc)
+check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
 	const Chip *c = chip_default();
 	static const char *const names[] = {"vadd"};
@@ -43,18 +44,25 @@ check(int f32, uint32_t atoms, uint32_t nsrc)
 	for (int i = 0; i < img.nseg; i++)
 		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
 		           img.seg[i].size);
+	/* segments apart in dst (a gap after each), back to back in each
+	 * source */
 	uint32_t es = f32 ? 4 : 2, n = atoms * 8 / es;
-	uint32_t stride = atoms * 8 + 64;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t v = bits_of(f32, i, 99);
-		tile_write(t, DST + i * es, &v, es);
-		for (uint32_t k = 0; k < nsrc; k++) {
-			v = bits_of(f32, i, k);
-			tile_write(t, SRC + k * stride + i * es, &v, es);
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64;
+	for (uint32_t g = 0; g < nseg; g++)
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t e = g * n + i, v = bits_of(f32, e, 99);
+			tile_write(t, DST + g * dst_seg + i * es, &v, es);
+			for (uint32_t k = 0; k < nsrc; k++) {
+				v = bits_of(f32, e, k);
+				tile_write(
+				    t, SRC + k * stride + g * src_seg + i * es,
+				    &v, es);
+			}
 		}
-	}
 	uint8_t args[VADD_ARGS_BYTES];
-	vadd_args_fill(DST, SRC, stride, nsrc, atoms, args);
+	vadd_args_fill(DST, SRC, stride, nsrc, atoms, nseg, dst_seg, src_seg,
+	               args);
 	tile_write(t, ARGS, args, sizeof args);
 	tile_start(t, (uint32_t)img_symbol_addr(&img, vadd_entry(f32)));
 	t->ctx[0].m[0] = ARGS;
@@ -64,45 +72,48 @@ check(int f32, uint32_t atoms, uint32_t nsrc)
 		tile_format_fault(t, buf, sizeof buf);
 		fail_msg("%s", buf);
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t e = 0; e < nseg * n; e++) {
+		uint32_t g = e / n, i = e % n;
 		double want;
 		unsigned fl = 0;
 		if (f32) {
 			float acc;
-			uint32_t b = bits_of(f32, i, 99);
+			uint32_t b = bits_of(f32, e, 99);
 			memcpy(&acc, &b, 4);
 			for (uint32_t k = 0; k < nsrc; k++) {
 				float s;
-				b = bits_of(f32, i, k);
+				b = bits_of(f32, e, k);
 				memcpy(&s, &b, 4);
 				acc = acc + s;
 			}
 			want = acc;
 		} else {
-			uint16_t acc = (uint16_t)bits_of(f32, i, 99);
+			uint16_t acc = (uint16_t)bits_of(f32, e, 99);
 			for (uint32_t k = 0; k < nsrc; k++)
 				acc = fp_f64_to_f16(
 				    fp_f16_to_f64(acc) +
 				        fp_f16_to_f64(
-				            (uint16_t)bits_of(f32, i, k)),
+				            (uint16_t)bits_of(f32, e, k)),
 				    FP_RNE, 0, FP_OV_IEEE, &fl);
 			want = fp_f16_to_f64(acc);
 		}
 		uint32_t got = 0;
-		tile_read(t, DST + i * es, &got, es);
-		double g;
+		tile_read(t, DST + g * dst_seg + i * es, &got, es);
+		double got_v;
 		if (f32) {
 			float f;
 			memcpy(&f, &got, 4);
-			g = f;
+			got_v = f;
 		} else {
-			g = fp_f16_to_f64((uint16_t)got);
+			got_v = fp_f16_to_f64((uint16_t)got);
 		}
-		if (g != want)
-			fail_msg("%s atoms %u nsrc %u: [%u] = %g, want %g",
-			         f32 ? "f32" : "f16", atoms, nsrc, i, g, want);
+		if (got_v != want)
+			fail_msg("%s atoms %u nsrc %u nseg %u: [%u][%u] = %g, "
+			         "want %g",
+			         f32 ? "f32" : "f16", atoms, nsrc, nseg, g, i,
+			         got_v, want);
 	}
-	assert_int_equal(t->cycle, vadd_cycles(atoms, nsrc));
+	assert_int_equal(t->cycle, vadd_cycles(atoms, nsrc, nseg));
 	tile_free(t);
 	img_free(&img);
 }
@@ -113,10 +124,11 @@ test_vadd(void **state)
 	(void)state;
 	static const uint32_t atoms[] = {1, 5, 6, 7, 100, 1433};
 	for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
-		for (uint32_t nsrc = 1; nsrc <= 7; nsrc++) {
-			check(0, atoms[i], nsrc);
-			check(1, atoms[i], nsrc);
-		}
+		for (uint32_t nsrc = 1; nsrc <= 7; nsrc++)
+			for (uint32_t nseg = 1; nseg <= 3; nseg++) {
+				check(0, atoms[i], nsrc, nseg);
+				check(1, atoms[i], nsrc, nseg);
+			}
 }
 
 int

@@ -81,12 +81,15 @@ usage(FILE *f)
 	        "                (docs/siglip.md; measure with "
 	        "tools/siglip_ref.py calibrate)\n"
 	        "  --out F.npy   the embedding [B, d] float32; never over an "
-	        "existing file unless --force\n");
+	        "existing file unless --force\n"
+	        "       ipu run graph --help: a graph file on .npy values\n");
 }
 
 int
 cmd_run(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "graph"))
+		return cmd_run_graph(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "siglip")) {
 		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;

@@ -22,45 +22,57 @@ put32(uint8_t *p, uint32_t v)
 
 void
 vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
-               uint32_t atoms, uint8_t out[VADD_ARGS_BYTES])
+               uint32_t atoms, uint32_t nseg, uint32_t dst_seg,
+               uint32_t src_seg, uint8_t out[VADD_ARGS_BYTES])
 {
 	memset(out, 0, VADD_ARGS_BYTES);
 	put32(out, dst);
 	put32(out + 4, src);
 	put32(out + 8, stride);
 	put32(out + 12, nsrc);
+	put32(out + 16, nseg);
+	put32(out + 20, dst_seg);
+	put32(out + 24, src_seg);
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = atoms / 6 + (w < atoms % 6);
-		put32(out + 16 + 8 * w, first);
-		put32(out + 20 + 8 * w, n);
+		put32(out + 40 + 8 * w, first);
+		put32(out + 44 + 8 * w, n);
 		first += n;
 	}
 }
 
 /* Worker issues: 3 to read its range and test it; if it has atoms, 9 more
- * to set up, then per source 3 moves, 5 per atom and 2 to step on; then
- * the exit. The supervisor issues 9 instructions one per cycle; worker w
- * starts at the first turn of slot w after the runall; the sync LOCAL
- * leaves 6 cycles after the last exit, and `br $lr` issues then. */
+ * to set up, then per pass of three sources 4 an atom and 9 more, per
+ * pass of one 2 an atom and 4 more; then the exit. The supervisor issues 16
+ * instructions one per cycle, then the runall; worker w starts at the first
+ * turn of slot w after it; the sync LOCAL leaves 6 cycles after the last exit;
+ * then `brnzdec`, and for the next segment two stores and the runall, or `br
+ * $lr`. */
 uint64_t
-vadd_cycles(uint32_t atoms, uint32_t nsrc)
+vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
-	uint64_t last = 0;
-	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t n = atoms / 6 + (w < atoms % 6);
-		/* kernels/vadd.S: 11 entry issues; a three-source pass 9 +
-		 * 7n; the exit test 2; the remainder test 1, then 1 + 5 + 5n
-		 * for each remaining source; exitz */
-		uint64_t p3 = nsrc / 3, r = nsrc % 3;
-		uint64_t issues =
-		    n ? 11 + p3 * (9 + 7 * (uint64_t)n) + 2 + 1 +
-		            (r ? 1 + r * (5 + 5 * (uint64_t)n) : 0) + 1
-		      : 3 + 1;
-		/* runall issues at cycle 8; slot w's next turn */
-		uint64_t start = 9 + (w + 6 - 9 % 6) % 6;
-		uint64_t exit = start + 6 * (issues - 1);
-		if (exit > last)
-			last = exit;
+	uint64_t runall = 16, last = 0;
+	for (uint32_t g = 0; g < nseg; g++) {
+		last = 0;
+		for (uint32_t w = 0; w < 6; w++) {
+			uint32_t n = atoms / 6 + (w < atoms % 6);
+			/* kernels/vadd.S: 12 entry issues; a three-source
+			 * pass 9 + 4n; the exit test 2; the remainder test
+			 * 1, then 1 + 4 + 2n for each remaining source;
+			 * exitz */
+			uint64_t p3 = nsrc / 3, r = nsrc % 3;
+			uint64_t issues =
+			    n ? 12 + p3 * (9 + 4 * (uint64_t)n) + 2 + 1 +
+			            (r ? 1 + r * (4 + 2 * (uint64_t)n) : 0) + 1
+			      : 3 + 1;
+			/* slot w's next turn after the runall */
+			uint64_t start =
+			    runall + 1 + (w + 6 - (runall + 1) % 6) % 6;
+			uint64_t exit = start + 6 * (issues - 1);
+			if (exit > last)
+				last = exit;
+		}
+		runall = last + 6 + 3;
 	}
-	return last + 6 + 1;
+	return last + 6 + 2;
 }

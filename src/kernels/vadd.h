@@ -1,20 +1,23 @@
 /*
  * vadd.h - the vector-add kernel (kernels/vadd.S) from the host side: its
  * argument block and cycle formula. dst += src_0 + ... + src_{n-1} over
- * 8-byte atoms of f16 or f32.
+ * segments of 8-byte atoms of f16 or f32.
  */
 #ifndef IPU_VADD_H
 #define IPU_VADD_H
 
 #include <stdint.h>
 
-enum { VADD_ARGS_BYTES = 16 + 6 * 8 };
+enum { VADD_ARGS_BYTES = 40 + 6 * 8 };
 
 /* f32 (4-byte elements) or f16. */
 const char *vadd_entry(int f32);
+/* nseg segments of `atoms` atoms: dst's at dst + g * dst_seg, source k's at
+ * src + k * stride + g * src_seg. */
 void vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
-                    uint32_t atoms, uint8_t out[VADD_ARGS_BYTES]);
+                    uint32_t atoms, uint32_t nseg, uint32_t dst_seg,
+                    uint32_t src_seg, uint8_t out[VADD_ARGS_BYTES]);
 /* Cycles of one call, from the supervisor's entry to its return. */
-uint64_t vadd_cycles(uint32_t atoms, uint32_t nsrc);
+uint64_t vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg);
 
 #endif

@@ -9,8 +9,10 @@
  *            "C block" (the output), "A input"/"B input" (the chunks this
  *            tile stores and sends), "kernel arguments"
  *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
- *            from tile (i, s mod pn) to row i; B chunk (s, j) from tile
- *            (s mod pm, j) to column j, each owner included) and a compute
+ *            from tiles (i, s + u steps mod pn) in parts u to row i; B
+ *            chunk (s, j) from tile
+ *            ((s + b_rows_from) mod pm, j), or from wherever b_spread
+ *            put it, to column j, each owner included) and a compute
  *            step (the GEMM kernel accumulating into C; the first one
  *            from zero); with pk > 1, the reduction: an exchange of the
  *            partial C slices ("C partials") and a vadd per tile
@@ -51,12 +53,13 @@ fill_gemm_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 	               c->param[3], addr[0], addr[1], addr[2], &opt, out);
 }
 
-/* param: 0 f32, 1 stride, 2 nsrc, 3 atoms; ref: dst, src. */
+/* param: 0 f32, 1 stride, 2 nsrc, 3 atoms, 4 nseg, 5 dst_seg, 6 src_seg;
+ * ref: dst, src. */
 static void
 fill_vadd_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 {
 	vadd_args_fill(addr[0], addr[1], c->param[1], c->param[2], c->param[3],
-	               out);
+	               c->param[4], c->param[5], c->param[6], out);
 }
 
 typedef struct {
@@ -72,10 +75,13 @@ typedef struct {
 	int shared;          /* join the steps of an earlier GEMM */
 	uint32_t tile_base;  /* tile (0, 0, 0) of the grid */
 	int b_spread;        /* B's chunks stored over all the tiles */
-	uint32_t b_spread_from, tiles_all;
+	uint32_t b_spread_from, b_rows_from, tiles_all;
 	uint32_t pm, pn, pk;
+	uint32_t na; /* parts of an A chunk */
+	uint32_t nb; /* copies of a B chunk: pm (b_local) or 1 */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
-	int32_t *a_in, *b_in;         /* per (group, superstep, i or j) */
+	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j and
+	                         copy) */
 } Gemm;
 
 static uint32_t
@@ -94,9 +100,39 @@ static uint32_t
 b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
 {
 	if (!G->b_spread)
-		return tile_of(G, q, s % G->pm, j);
+		return tile_of(G, q, (G->b_rows_from + s) % G->pm, j);
 	uint32_t k = (q * G->p->steps + s) * G->pn + j;
 	return (G->b_spread_from + k) % G->tiles_all;
+}
+
+/* A's chunk (i, s) of group q is stored in G->na parts of its K-panels
+ * (plan_gemm_a_parts), part u on tile (q, i, (s + u steps) mod pn), so
+ * that the chunks spread over the whole grid row; each part is
+ * multicast to the row on its own. */
+static uint32_t
+a_owner(const Gemm *G, uint32_t q, uint32_t i, uint32_t s, uint32_t u)
+{
+	return tile_of(G, q, i, (s + u * G->p->steps) % G->pn);
+}
+
+/* Part u of nk K-panels: its panel count, *first its first. */
+static uint32_t
+a_part(const Gemm *G, uint32_t nk, uint32_t u, uint32_t *first)
+{
+	*first = u * (nk / G->na) + (u < nk % G->na ? u : nk % G->na);
+	return nk / G->na + (u < nk % G->na);
+}
+
+static size_t
+a_index(const Gemm *G, uint32_t q, uint32_t s, uint32_t i, uint32_t u)
+{
+	return (((size_t)q * G->p->steps + s) * G->pm + i) * G->na + u;
+}
+
+static size_t
+b_index(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t i)
+{
+	return (((size_t)q * G->p->steps + s) * G->pn + j) * G->nb + i;
 }
 
 static uint32_t
@@ -131,20 +167,26 @@ tile_buffers(Lowered *l, Gemm *G)
 				uint32_t t = tile_of(G, q, i, j),
 				         m = rows_of(G, i), n = cols_of(G, j),
 				         kc = G->p->kc;
+				/* a slice by rows (reduce) is a piece whose
+				 * padded panels run past the block by its
+				 * first row */
 				G->c_blk[t] = lower_buffer(
 				    l, t,
-				    gemm_c_bytes(g, m, n) + gemm_c_tail(g), 16,
-				    REGION_INTERLEAVED, G->first, INT32_MAX,
+				    gemm_c_bytes(g, m, n) + gemm_c_tail(g) +
+				        (G->pk > 1 ? gemm_c_bytes(g, m, 16)
+				                   : 0),
+				    16, REGION_INTERLEAVED, G->first, INT32_MAX,
 				    "C block");
 				G->a_rx[t] = lower_buffer(
 				    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL,
 				    16, REGION_ANY, G->first, G->last,
 				    "A chunk");
 				l->buf[G->a_rx[t]].apart = G->c_blk[t];
-				G->b_rx[t] =
-				    lower_buffer(l, t, gemm_b_bytes(g, kc, n),
-				                 16, REGION_INTERLEAVED,
-				                 G->first, G->last, "B chunk");
+				if (!G->p->b_local)
+					G->b_rx[t] = lower_buffer(
+					    l, t, gemm_b_bytes(g, kc, n), 16,
+					    REGION_INTERLEAVED, G->first,
+					    G->last, "B chunk");
 			}
 }
 
@@ -185,48 +227,70 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 			uint32_t k0, ks = k_of(G, q, s, &k0);
 			if (!ks)
 				continue;
-			for (uint32_t i = 0; i < G->pm; i++) {
-				uint32_t owner = tile_of(G, q, i, s % G->pn),
-				         m = rows_of(G, i);
-				int32_t b = lower_buffer(
-				    l, owner, gemm_a_bytes(g, m, ks), 16,
-				    REGION_ANY, 0, INT32_MAX, "A input");
-				G->a_in[(q * G->p->steps + s) * G->pm + i] = b;
-				for (uint32_t c = 0; c * kp < ks; c++) {
-					operand_piece(
-					    ta, G->ta, G->a_row0,
-					    (Piece){
-					        .tile = owner,
-					        .at = {b, c * m *
-					                      GEMM_A_ROW_BYTES},
-					        .row0 = i * G->p->bm,
-					        .rows = m,
-					        .col0 = k0 + c * kp,
-					        .cols = min_u(kp, ks - c * kp),
-					        .pad_rows = m,
-					        .pad_cols = kp,
-					        .format = PF_ROWMAJOR});
+			uint32_t nk = ceil_div(ks, kp);
+			for (uint32_t i = 0; i < G->pm; i++)
+				for (uint32_t u = 0; u < G->na; u++) {
+					uint32_t c0, nc = a_part(G, nk, u, &c0);
+					if (!nc)
+						continue;
+					uint32_t owner = a_owner(G, q, i, s, u),
+					         m = rows_of(G, i);
+					int32_t b = lower_buffer(
+					    l, owner,
+					    gemm_a_bytes(
+					        g, m,
+					        min_u(nc * kp, ks - c0 * kp)),
+					    16, REGION_ANY, 0, INT32_MAX,
+					    "A input");
+					G->a_in[a_index(G, q, s, i, u)] = b;
+					for (uint32_t c = c0; c < c0 + nc; c++)
+						operand_piece(
+						    ta, G->ta, G->a_row0,
+						    (Piece){
+						        .tile = owner,
+						        .at =
+						            {b,
+						             (c - c0) * m *
+						                 GEMM_A_ROW_BYTES},
+						        .row0 = i * G->p->bm,
+						        .rows = m,
+						        .col0 = k0 + c * kp,
+						        .cols = min_u(
+						            kp, ks - c * kp),
+						        .pad_rows = m,
+						        .pad_cols = kp,
+						        .format = PF_ROWMAJOR});
 				}
-			}
-			for (uint32_t j = 0; j < G->pn; j++) {
-				uint32_t owner = b_owner(G, q, s, j),
-				         n = cols_of(G, j);
-				int32_t b = lower_buffer(
-				    l, owner, gemm_b_bytes(g, ks, n), 16,
-				    REGION_ANY, 0, INT32_MAX, "B input");
-				G->b_in[(q * G->p->steps + s) * G->pn + j] = b;
-				operand_piece(
-				    tb, G->tb, G->b_row0,
-				    (Piece){.tile = owner,
-				            .at = {b, 0},
-				            .row0 = k0,
-				            .rows = ks,
-				            .col0 = j * G->p->bn,
-				            .cols = n,
-				            .pad_rows = ceil_div(ks, kp) * kp,
-				            .pad_cols = ceil_div(n, 16) * 16,
-				            .format = PF_GEMM_B});
-			}
+			/* B's chunk (s, j): on its owner, or (b_local) on
+			 * every tile of column j, where the kernel reads it */
+			for (uint32_t j = 0; j < G->pn; j++)
+				for (uint32_t i = 0; i < G->nb; i++) {
+					uint32_t owner =
+					             G->p->b_local
+					                 ? tile_of(G, q, i, j)
+					                 : b_owner(G, q, s, j),
+					         n = cols_of(G, j);
+					int32_t b = lower_buffer(
+					    l, owner, gemm_b_bytes(g, ks, n),
+					    16,
+					    G->p->b_local ? REGION_INTERLEAVED
+					                  : REGION_ANY,
+					    0, INT32_MAX, "B input");
+					G->b_in[b_index(G, q, s, j, i)] = b;
+					operand_piece(
+					    tb, G->tb, G->b_row0,
+					    (Piece){.tile = owner,
+					            .at = {b, 0},
+					            .row0 = k0,
+					            .rows = ks,
+					            .col0 = j * G->p->bn,
+					            .cols = n,
+					            .pad_rows =
+					                ceil_div(ks, kp) * kp,
+					            .pad_cols =
+					                ceil_div(n, 16) * 16,
+					            .format = PF_GEMM_B});
+				}
 		}
 }
 
@@ -252,25 +316,33 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 		uint32_t k0, ks = k_of(G, q, s, &k0);
 		if (!ks)
 			continue;
-		for (uint32_t i = 0; i < G->pm; i++) {
-			uint32_t owner = tile_of(G, q, i, s % G->pn);
-			Transfer *t = lower_transfer(
-			    x, owner,
-			    (BufRef){G->a_in[(q * G->p->steps + s) * G->pm + i],
-			             0},
-			    gemm_a_bytes(g, rows_of(G, i), ks) / 4, G->pn);
-			for (uint32_t j = 0; j < G->pn; j++) {
-				t->dst_tile[j] = tile_of(G, q, i, j);
-				t->dst[j] =
-				    (BufRef){G->a_rx[t->dst_tile[j]], 0};
+		uint32_t kp = gemm_k_panel(g), nk = ceil_div(ks, kp);
+		for (uint32_t i = 0; i < G->pm; i++)
+			for (uint32_t u = 0; u < G->na; u++) {
+				uint32_t c0, nc = a_part(G, nk, u, &c0),
+				             m = rows_of(G, i);
+				if (!nc)
+					continue;
+				Transfer *t = lower_transfer(
+				    x, a_owner(G, q, i, s, u),
+				    (BufRef){G->a_in[a_index(G, q, s, i, u)],
+				             0},
+				    gemm_a_bytes(g, m,
+				                 min_u(nc * kp, ks - c0 * kp)) /
+				        4,
+				    G->pn);
+				for (uint32_t j = 0; j < G->pn; j++) {
+					t->dst_tile[j] = tile_of(G, q, i, j);
+					t->dst[j] = (BufRef){
+					    G->a_rx[t->dst_tile[j]],
+					    gemm_a_bytes(g, m, c0 * kp)};
+				}
 			}
-		}
-		for (uint32_t j = 0; j < G->pn; j++) {
+		for (uint32_t j = 0; j < G->pn && !G->p->b_local; j++) {
 			uint32_t owner = b_owner(G, q, s, j);
 			Transfer *t = lower_transfer(
 			    x, owner,
-			    (BufRef){G->b_in[(q * G->p->steps + s) * G->pn + j],
-			             0},
+			    (BufRef){G->b_in[b_index(G, q, s, j, 0)], 0},
 			    gemm_b_bytes(g, ks, cols_of(G, j)) / 4, G->pm);
 			for (uint32_t i = 0; i < G->pm; i++) {
 				t->dst_tile[i] = tile_of(G, q, i, j);
@@ -292,7 +364,11 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				    g == GEMM_F8 ? "gemm_f8" : "gemm",
 				    GEMM_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->a_rx[t], 0};
-				k->ref[1] = (BufRef){G->b_rx[t], 0};
+				k->ref[1] = (BufRef){
+				    G->p->b_local
+				        ? G->b_in[b_index(G, q, s, j, i)]
+				        : G->b_rx[t],
+				    0};
 				k->ref[2] = (BufRef){G->c_blk[t], 0};
 				k->nref = 3;
 				k->param[0] = g;
@@ -312,86 +388,121 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 	}
 }
 
-/* Where slice q of tile (., i, j)'s C block starts, and its bytes. */
+/* Slice q of tile (., i, j)'s C block: *s, its first segment's offset in
+ * the block, its segments, their bytes and the block's stride between
+ * them (plan_gemm_slice); returns its bytes. */
+typedef struct {
+	GemmSlice s;
+	uint32_t off, nseg, seg_bytes, seg_stride;
+} Slice;
+
 static uint32_t
-slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, uint32_t *off,
-         uint32_t *first)
+slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, Slice *sl)
 {
-	uint32_t panels =
-	    plan_gemm_slice(ceil_div(cols_of(G, j), 16), G->pk, q, first);
-	uint32_t panel = gemm_c_bytes(G->g, rows_of(G, i), 16);
-	*off = *first * panel;
-	return panels * panel;
+	uint32_t m = rows_of(G, i), row = gemm_c_bytes(G->g, 1, 16);
+	sl->s = plan_gemm_slice(ceil_div(cols_of(G, j), 16), m, G->pk, q);
+	sl->nseg = plan_gemm_slice_segments(&sl->s, m);
+	sl->off = (sl->s.panel * m + sl->s.row) * row;
+	sl->seg_stride = m * row;
+	sl->seg_bytes = sl->s.panels * sl->s.rows * row / sl->nseg;
+	return sl->nseg * sl->seg_bytes;
 }
 
 /* pk > 1: every tile gathers the other groups' partials of its slice and
- * adds them; the slices are the output. */
+ * adds them; the slices are the output. The partials go in rounds: in
+ * round d group q receives from group q + d, so that in every round each
+ * tile sends one slice and receives one (the scheduler places transfers
+ * greedily in the order given; tile by tile, a sender waiting for one
+ * receiver delayed the rest). Partial d - 1 of a slice is group q + d's. */
 static void
 reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 {
 	int32_t xi = next_step(l, G, STEP_EXCHANGE, "gemm: C partials");
 	int32_t ci = next_step(l, G, STEP_COMPUTE, "gemm: add partials");
 	Step *x = &l->step[xi], *c = &l->step[ci];
+	int32_t *rx = xcalloc(l->tiles, sizeof *rx);
+	for (uint32_t d = 1; d < G->pk; d++)
+		for (uint32_t q = 0; q < G->pk; q++)
+			for (uint32_t i = 0; i < G->pm; i++)
+				for (uint32_t j = 0; j < G->pn; j++) {
+					uint32_t t = tile_of(G, q, i, j);
+					Slice sl;
+					uint32_t bytes =
+					    slice_of(G, i, j, q, &sl);
+					if (!bytes)
+						continue;
+					if (d == 1) {
+						/* vadd loads a partial and
+						 * the C block in one bundle */
+						rx[t] = lower_buffer(
+						    l, t, bytes * (G->pk - 1),
+						    16, REGION_ANY, G->first,
+						    G->last, "C partials");
+						l->buf[rx[t]].apart =
+						    G->c_blk[t];
+					}
+					uint32_t src =
+					    tile_of(G, (q + d) % G->pk, i, j);
+					for (uint32_t e = 0; e < sl.nseg; e++) {
+						Transfer *tr = lower_transfer(
+						    x, src,
+						    (BufRef){
+						        G->c_blk[src],
+						        sl.off +
+						            e * sl.seg_stride},
+						    sl.seg_bytes / 4, 1);
+						tr->dst_tile[0] = t;
+						tr->dst[0] = (BufRef){
+						    rx[t],
+						    (d - 1) * bytes +
+						        e * sl.seg_bytes};
+					}
+				}
 	for (uint32_t q = 0; q < G->pk; q++)
 		for (uint32_t i = 0; i < G->pm; i++)
 			for (uint32_t j = 0; j < G->pn; j++) {
-				uint32_t t = tile_of(G, q, i, j), off, first;
-				uint32_t bytes =
-				    slice_of(G, i, j, q, &off, &first);
+				uint32_t t = tile_of(G, q, i, j);
+				Slice sl;
+				uint32_t bytes = slice_of(G, i, j, q, &sl);
 				if (!bytes)
 					continue;
-				int32_t rx = lower_buffer(
-				    l, t, bytes * (G->pk - 1), 16, REGION_ANY,
-				    G->first, G->last, "C partials");
-				for (uint32_t r = 0, slot = 0; r < G->pk; r++) {
-					if (r == q)
-						continue;
-					uint32_t src = tile_of(G, r, i, j);
-					Transfer *tr = lower_transfer(
-					    x, src,
-					    (BufRef){G->c_blk[src], off},
-					    bytes / 4, 1);
-					tr->dst_tile[0] = t;
-					tr->dst[0] =
-					    (BufRef){rx, slot++ * bytes};
-				}
 				KernelCall *k = lower_call(
 				    l, c, t, vadd_entry(G->g == GEMM_F32),
 				    "vadd", VADD_ARGS_BYTES);
-				k->ref[0] = (BufRef){G->c_blk[t], off};
-				k->ref[1] = (BufRef){rx, 0};
+				k->ref[0] = (BufRef){G->c_blk[t], sl.off};
+				k->ref[1] = (BufRef){rx[t], 0};
 				k->nref = 2;
 				k->param[0] = G->g == GEMM_F32;
 				k->param[1] = bytes;
 				k->param[2] = G->pk - 1;
-				k->param[3] = bytes / 8;
+				k->param[3] = sl.seg_bytes / 8;
+				k->param[4] = sl.nseg;
+				k->param[5] = sl.seg_stride;
+				k->param[6] = sl.seg_bytes;
 				k->fill = fill_vadd_args;
-				k->cycles = vadd_cycles(bytes / 8, G->pk - 1);
+				k->cycles = vadd_cycles(sl.seg_bytes / 8,
+				                        G->pk - 1, sl.nseg);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
+				/* segments a block's panel apart: the piece's
+				 * panels are the block's rows apart */
 				uint32_t n = cols_of(G, j);
 				operand_piece(
 				    tc, 0, G->c_row0,
 				    (Piece){
 				        .tile = t,
-				        .at = {G->c_blk[t], off},
-				        .row0 = i * G->p->bm,
-				        .rows = rows_of(G, i),
-				        .col0 = j * G->p->bn + first * 16,
-				        .cols = min_u(
-				            bytes /
-				                gemm_c_bytes(
-				                    G->g, rows_of(G, i), 16) *
-				                16,
-				            n - first * 16),
-				        .pad_rows = rows_of(G, i),
-				        .pad_cols =
-				            bytes /
-				            gemm_c_bytes(G->g, rows_of(G, i),
-				                         16) *
-				            16,
+				        .at = {G->c_blk[t], sl.off},
+				        .row0 = i * G->p->bm + sl.s.row,
+				        .rows = sl.s.rows,
+				        .col0 = j * G->p->bn + sl.s.panel * 16,
+				        .cols = min_u(sl.s.panels * 16,
+				                      n - sl.s.panel * 16),
+				        .pad_rows = sl.nseg > 1 ? rows_of(G, i)
+				                                : sl.s.rows,
+				        .pad_cols = sl.s.panels * 16,
 				        .format = PF_GEMM_C});
 			}
+	free(rx);
 }
 
 static GemmFp8Format
@@ -425,6 +536,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.tile_base = o->tile_base;
 	G.b_spread = o->b_spread;
 	G.b_spread_from = o->b_spread_from;
+	G.b_rows_from = o->b_rows_from;
 	G.tiles_all = l->tiles;
 	uint32_t tiles = G.pk * G.pm * G.pn;
 	if (o->tile_base + tiles > l->tiles || (G.shared && G.last >= l->nstep))
@@ -437,8 +549,10 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.a_rx = xcalloc(l->tiles, sizeof *G.a_rx);
 	G.b_rx = xcalloc(l->tiles, sizeof *G.b_rx);
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
-	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm, sizeof *G.a_in);
-	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn, sizeof *G.b_in);
+	G.na = plan_gemm_a_parts(p);
+	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
+	G.nb = p->b_local ? G.pm : 1;
+	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb, sizeof *G.b_in);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, o->a, o->b);
 	for (uint32_t s = 0; s < p->steps; s++)

@@ -30,6 +30,9 @@ typedef struct {
 	 * way from wherever it lives) */
 	int b_spread;
 	uint32_t b_spread_from;
+	/* otherwise B's chunk (s, j) is stored on grid row (b_rows_from + s)
+	 * mod pm of column j */
+	uint32_t b_rows_from;
 } GemmOperands;
 
 int lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d);

@@ -49,6 +49,9 @@ typedef struct {
 	TensorPlace **home; /* by tensor id */
 	TensorPlace **made; /* every place made here, to free and to trim */
 	int nmade, capmade;
+	TensorPlace **copies; /* more places of inputs and weights, written
+	                         by the host like their homes */
+	int ncopies, capcopies;
 	int32_t *used; /* by buffer: the last step that reads it */
 	int nused;
 	Zeroed *zeroed; /* buffers whose padding must stay zero (pad_zero) */
@@ -57,7 +60,12 @@ typedef struct {
 	size_t desc_len;
 	uint32_t tiles_used;
 	uint32_t next_tile; /* spread(): where the next partial place starts */
-	uint32_t next_weight; /* where the next weight chunk is stored */
+	uint32_t next_weight;     /* where the next weight chunk is stored */
+	uint32_t next_weight_row; /* the grid row of a weight's first chunk
+	                             stored in its own GEMM's grid */
+	uint32_t b_local_left;    /* bytes a tile may still give to weights
+	                             stored on every tile that reads them
+	                             (GemmPlan.b_local) */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -287,8 +295,8 @@ typedef struct {
  * GemmOperands.b_spread), advanced past them. */
 static int
 lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
-              uint32_t tile0, uint32_t *spread, TensorPlace *pa,
-              TensorPlace *pb, TensorPlace *pc, Diag *d)
+              uint32_t tile0, uint32_t *spread, uint32_t b_rows_from,
+              TensorPlace *pa, TensorPlace *pb, TensorPlace *pc, Diag *d)
 {
 	uint32_t one = p->pk * p->pm * p->pn;
 	int32_t base = 0;
@@ -309,7 +317,8 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 		                  .dtype_b = mm->dtype_b,
 		                  .fp8_scale = mm->fp8_scale,
 		                  .b_spread = spread != NULL,
-		                  .b_spread_from = spread ? *spread : 0};
+		                  .b_spread_from = spread ? *spread : 0,
+		                  .b_rows_from = b_rows_from};
 		r = lower_gemm(l, p, &o, d);
 		if (spread)
 			*spread =
@@ -331,7 +340,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
 	uint64_t cost = UINT64_MAX;
 	Diag dd;
-	if (!lower_batches(l, mm, p, 1, 0, NULL, pa, pb, pc, &dd)) {
+	if (!lower_batches(l, mm, p, 1, 0, NULL, 0, pa, pb, pc, &dd)) {
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
@@ -355,11 +364,18 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	const Chip *chip = b->l->chip;
 	uint32_t tiles = b->tiles;
 	uint64_t best = UINT64_MAX;
+	/* a weight the host writes may be written to every tile that reads
+	 * it, while the budget lasts */
+	const Tensor *tb = graph_tensor(b->g, mm->op->in[1]);
+	uint32_t local =
+	    mm->batches == 1 && tb->role == ROLE_WEIGHT && !b->home[tb->id]
+	        ? b->b_local_left
+	        : 0;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
 		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
-		                      cand, GEMM_CANDIDATES, &n, d);
+		                      local, cand, GEMM_CANDIDATES, &n, d);
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(b, mm, &cand[i]);
 			if (move != UINT64_MAX &&
@@ -377,8 +393,8 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 			continue;
 		GemmPlan p;
 		Diag dd;
-		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k, &p,
-		              &dd))
+		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k,
+		              local, &p, &dd))
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
@@ -388,10 +404,12 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 			*group = g;
 		}
 	}
-	/* none fits: the error of the whole chip's plan */
-	return best == UINT64_MAX ? plan_gemm(chip, tiles, mm->dt, mm->m, mm->n,
-	                                      mm->k, plan, d)
-	                          : IPU_OK;
+	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
+		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
+		                 plan, d);
+	if (plan->b_local)
+		b->b_local_left -= (uint32_t)plan_gemm_b_local_bytes(plan);
+	return IPU_OK;
 }
 
 static int
@@ -523,12 +541,23 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 			tile0 = 0;
 		b->next_tile = tile0 + used;
 	}
-	/* a weight is written once and kept: its chunks go over the whole
-	 * chip, wherever the GEMM runs */
+	/* a weight is written once and kept, so that the weights of a model
+	 * do not pile up: on a GEMM over less than half of the chip its
+	 * chunks go over the whole chip; on a larger one they stay in the
+	 * grid, where the plan prices their sends (a 64-bit send waits for
+	 * its partner's), on rows that rotate from weight to weight */
 	const Tensor *tb = graph_tensor(b->g, op->in[1]);
-	int spread_b = tb->role == ROLE_WEIGHT && !b->home[tb->id];
+	int weight_b =
+	    tb->role == ROLE_WEIGHT && !b->home[tb->id] && !plan.b_local;
+	int spread_b = weight_b && 2 * used < b->tiles;
+	uint32_t b_rows_from = 0;
+	if (weight_b && !spread_b) {
+		b_rows_from = b->next_weight_row;
+		b->next_weight_row += plan.steps;
+	}
 	r = lower_batches(b->l, &mm, &plan, group, tile0,
-	                  spread_b ? &b->next_weight : NULL, pa, pb, pc, d);
+	                  spread_b ? &b->next_weight : NULL, b_rows_from, pa,
+	                  pb, pc, d);
 	int moved = 0;
 	if (!r)
 		r = bring(b, op->in[1], b->home[op->in[1]], pb, first,
@@ -717,10 +746,16 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 	} else {
 		pb = adopt(b, lower_mirror(b->l, pa, ib, dt, bcast, at,
 		                           "operand block"));
+		const Tensor *tb = graph_tensor(b->g, ib);
 		if (!b->home[ib]) {
 			/* an input or weight: the host writes it there (a
 			 * broadcast row once next to every block) */
 			b->home[ib] = pb;
+		} else if (tb->role == ROLE_INPUT || tb->role == ROLE_WEIGHT) {
+			/* placed by an earlier op: the host writes this copy
+			 * too, instead of an exchange each run */
+			GROW(b->copies, b->ncopies, b->capcopies);
+			b->copies[b->ncopies++] = pb;
 		} else {
 			TensorPlace *from = home_of(b, ib);
 			Step *s = lower_step(b->l, STEP_EXCHANGE,
@@ -790,12 +825,12 @@ lower_rowwise_op(Build *b, const Op *op, Diag *d)
 	}
 	if (r)
 		return op_error(b, op, r, d);
-	TensorPlace *out = adopt(b, lower_mirror(b->l, px, op->out, dt, 0,
-	                                         b->l->nstep, "tensor block"));
-	r = lower_rowwise(b->l,
-	                  op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX,
-	                  px, pv[0], pv[1], out, op->attr.eps, op->attr.scale,
-	                  op_desc(op->kind)->name, d);
+	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	TensorPlace *out =
+	    adopt(b, lower_rowwise_out(b->l, rw, px, op->out, b->l->nstep,
+	                               "tensor block"));
+	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
+	                  op->attr.scale, op_desc(op->kind)->name, d);
 	if (r)
 		return op_error(b, op, r, d);
 	int32_t last = b->l->nstep - 1;
@@ -968,6 +1003,18 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	           .desc_len = desc_len};
 	desc[0] = 0;
 	b.home = xcalloc((size_t)g->ntensors, sizeof *b.home);
+	/* weights stored where they are read (GemmPlan.b_local) may take an
+	 * eighth of a tile, less the share of all the weights */
+	uint64_t weights = 0;
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->role == ROLE_WEIGHT)
+			weights += (uint64_t)shape_elems(&t->shape) *
+			           (uint64_t)dtype_size(t->elem.dtype);
+	}
+	uint64_t eighth = (chip->mem_end - chip->mem_base) / 8,
+	         share = weights / (tiles ? tiles : 1);
+	b.b_local_left = share < eighth ? (uint32_t)(eighth - share) : 0;
 	int r = IPU_OK;
 	if (!g->nops)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -997,6 +1044,12 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 			    lower_tensor(b.l, id, h->rows, h->cols, h->dtype);
 			for (int k = 0; k < h->npiece; k++)
 				*lower_piece(tp) = h->piece[k];
+			for (int c = 0; c < b.ncopies; c++)
+				for (int k = 0; b.copies[c]->tensor == id &&
+				                k < b.copies[c]->npiece;
+				     k++)
+					*lower_piece(tp) =
+					    b.copies[c]->piece[k];
 		}
 		/* the tiles any buffer is on */
 		for (int i = 0; i < b.l->nbuf; i++)
@@ -1007,6 +1060,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	for (int i = 0; i < b.nmade; i++)
 		tensor_place_free(b.made[i]);
 	free(b.made);
+	free(b.copies);
 	free(b.home);
 	free(b.used);
 	free(b.zeroed);

@@ -3,6 +3,7 @@
  * priced as lower/gemm.c emits them, the cheapest that fits chosen.
  *
  * Price of a candidate = steps x (sync + exchange phase + kernel call)
+ * (the last superstep with the K that is left)
  * + the reduction (pk > 1: sync, the partial slices, the add):
  *   sync      the chip's internal sync (after the last tile arrives)
  *   exchange  the scheduler's phase shape for this pattern: preamble, then
@@ -52,29 +53,113 @@ grid_latency(const Chip *c, uint32_t tiles)
 
 enum { CODE_PER_STEP = 64, CODE_FIXED = 64 };
 
-/* The share of N-panel slice q of np panels split pk ways. */
-uint32_t
-plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first)
+/* Part k of n split `parts` ways: its size, *first its first. */
+static uint32_t
+share(uint32_t n, uint32_t parts, uint32_t k, uint32_t *first)
 {
-	*first = q * (np / pk) + (q < np % pk ? q : np % pk);
-	return np / pk + (q < np % pk);
+	*first = k * (n / parts) + (k < n % parts ? k : n % parts);
+	return n / parts + (k < n % parts);
+}
+
+GemmSlice
+plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q)
+{
+	GemmSlice s = {.rows = rows};
+	/* the most rows of a panel a group gets, by panels and by rows */
+	uint32_t by_panels = np >= pk ? ceil_div(np, pk) * rows
+	                              : ceil_div(rows, pk / np),
+	         by_rows = ceil_div(rows, pk) * np;
+	if (by_rows < by_panels) {
+		s.panels = np;
+		s.rows = share(rows, pk, q, &s.row);
+		return s;
+	}
+	if (np >= pk) {
+		s.panels = share(np, pk, q, &s.panel);
+		return s;
+	}
+	/* panel p goes to groups ceil(p pk / np) .. ceil((p + 1) pk / np)
+	 * - 1, which split its rows */
+	s.panel = q * np / pk;
+	s.panels = 1;
+	uint32_t q0 = ceil_div(s.panel * pk, np),
+	         q1 = ceil_div((s.panel + 1) * pk, np);
+	s.rows = share(rows, q1 - q0, q - q0, &s.row);
+	return s;
+}
+
+uint32_t
+plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows)
+{
+	return s->panels > 1 && s->rows < rows ? s->panels : 1;
 }
 
 /* The reduction: each tile receives pk - 1 partial slices of its C block
- * one after another, then adds them. */
+ * one after another, then adds them; the tile with the largest slice
+ * sets the pace. */
 static uint64_t
 reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 {
 	if (p->pk == 1)
 		return 0;
-	uint32_t first,
-	    panels = plan_gemm_slice(ceil_div(p->bn, 16), p->pk, 0, &first);
-	uint64_t bytes = (uint64_t)panels * gemm_c_bytes(g, p->bm, 16);
+	uint64_t bytes = 0, nseg = 1; /* the largest slice */
+	for (uint32_t q = 0; q < p->pk; q++) {
+		GemmSlice s =
+		    plan_gemm_slice(ceil_div(p->bn, 16), p->bm, p->pk, q);
+		uint64_t b = (uint64_t)s.panels * gemm_c_bytes(g, s.rows, 16);
+		if (b > bytes) {
+			bytes = b;
+			nseg = plan_gemm_slice_segments(&s, p->bm);
+		}
+	}
 	uint64_t words = bytes / 4;
-	uint64_t xch = XS_PREAMBLE + (p->pk - 1) * (words + XS_RECV_GAP + 3) +
+	/* a transfer a segment */
+	uint64_t xch = XS_PREAMBLE +
+	               (p->pk - 1) * (words + nseg * (XS_RECV_GAP + 3)) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
 	return c->sync_internal_cycles + xch +
-	       vadd_cycles((uint32_t)(bytes / 8), p->pk - 1);
+	       vadd_cycles((uint32_t)(bytes / 8 / nseg), p->pk - 1,
+	                   (uint32_t)nseg);
+}
+
+uint32_t
+plan_gemm_a_parts(const GemmPlan *p)
+{
+	uint32_t na = p->pn / p->steps,
+	         nk = ceil_div(p->kc, gemm_k_panel(plan_gemm_dtype(p->dtype)));
+	return na < 1 ? 1 : na < nk ? na : nk;
+}
+
+uint64_t
+plan_gemm_b_local_bytes(const GemmPlan *p)
+{
+	GemmDtype g = plan_gemm_dtype(p->dtype);
+	return (uint64_t)(p->steps - 1) * gemm_b_bytes(g, p->kc, p->bn) +
+	       gemm_b_bytes(g, p->kg - (p->steps - 1) * p->kc, p->bn);
+}
+
+/* One superstep of K kc: its exchange phase (the scheduler's shape) in
+ * *xch, its kernel call in *call. */
+static void
+step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
+            uint64_t *call)
+{
+	GemmDtype g = plan_gemm_dtype(p->dtype);
+	uint64_t a_words = gemm_a_bytes(g, p->bm, kc) / 4;
+	uint64_t b_words = gemm_b_bytes(g, kc, p->bn) / 4;
+	/* A goes to a grid row, B down a column; the one whose receivers are
+	 * whole pairs of tiles (plan.h: pairs_down) the scheduler sends as
+	 * 64-bit items, in half the cycles (lower/xsched.c) */
+	int wide_a = !p->pairs_down && p->pn % 2 == 0 && a_words % 2 == 0;
+	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
+	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
+	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
+	/* A in parts, one window each, then B's window (none with b_local) */
+	uint32_t windows = plan_gemm_a_parts(p) + !p->b_local;
+	*xch = XS_PREAMBLE + 3 + a_cycles + (windows - 1) * (XS_RECV_GAP + 3) +
+	       (p->b_local ? 0 : b_cycles) +
+	       grid_latency(c, p->pk * p->pm * p->pn);
+	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
 }
 
 int
@@ -84,28 +169,27 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	p->steps = ceil_div(p->kg, p->kc);
 	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
 	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
-	/* A goes to a grid row, B down a column; the one whose receivers are
-	 * whole pairs of tiles (plan.h: pairs_down) the scheduler sends as
-	 * 64-bit items, in half the cycles (lower/xsched.c) */
-	int wide_a = !p->pairs_down && p->pn % 2 == 0 && a_words % 2 == 0;
-	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
-	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
-	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
-	p->exchange_cycles = XS_PREAMBLE + 3 + a_cycles + XS_RECV_GAP + 3 +
-	                     b_cycles + grid_latency(c, p->pk * p->pm * p->pn);
-
-	p->compute_cycles = gemm_tile_cycles(g, p->bm, p->bn, p->kc);
+	step_cycles(c, p, p->kc, &p->exchange_cycles, &p->compute_cycles);
+	/* the last superstep has what is left of kg */
+	uint64_t last_xch, last_call;
+	step_cycles(c, p, p->kg - (p->steps - 1) * p->kc, &last_xch,
+	            &last_call);
 	p->reduce_cycles = reduce_cycles(c, p, g);
-	p->cycles =
-	    (uint64_t)p->steps * (c->sync_internal_cycles + p->exchange_cycles +
-	                          p->compute_cycles) +
-	    p->reduce_cycles;
+	p->cycles = (uint64_t)(p->steps - 1) *
+	                (c->sync_internal_cycles + p->exchange_cycles +
+	                 p->compute_cycles) +
+	            c->sync_internal_cycles + last_xch + last_call +
+	            p->reduce_cycles;
 	/* memory of the fullest tile */
-	uint64_t a_store = (uint64_t)ceil_div(p->steps, p->pn) * a_words * 4;
-	uint64_t b_store = (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
+	uint32_t na = plan_gemm_a_parts(p);
+	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
+	                   ceil_div((uint32_t)a_words, na) * 4;
+	uint64_t b_store =
+	    p->b_local ? plan_gemm_b_local_bytes(p)
+	               : (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
 	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
 	uint64_t bytes =
-	    a_store + b_store + 4 * (a_words + b_words) +
+	    a_store + b_store + 4 * (a_words + (p->b_local ? 0 : b_words)) +
 	    c_bytes * (p->pk > 1 ? 2 : 1) +
 	    (uint64_t)p->steps * (CODE_PER_STEP + GEMM_ARGS_BYTES) + CODE_FIXED;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
@@ -138,7 +222,7 @@ keep(Best *b, const GemmPlan *p)
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
 search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
-             Best *best)
+             uint32_t b_local_bytes, Best *best)
 {
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
@@ -147,30 +231,37 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 			break;
 		uint32_t bn = ceil_div(ceil_div(proto.n, pn), 16) * 16;
 		uint32_t bm = ceil_div(proto.m, pm);
-		for (uint32_t panels = 1; panels <= 64; panels *= 2) {
+		/* K-panels a superstep: the powers of two, then all of kg */
+		uint32_t all = proto.kg / kp;
+		for (uint32_t panels = 1; panels <= 64 && panels <= all;
+		     panels = panels < all && 2 * panels > all ? all
+		                                               : 2 * panels) {
 			GemmPlan p = proto;
 			p.pm = ceil_div(proto.m, bm);
 			p.pn = ceil_div(proto.n, bn); /* no empty column */
 			p.bm = bm;
 			p.bn = bn;
 			p.kc = panels * kp;
-			if (p.kc > proto.kg * 2)
-				break;
-			if (pk > 1 && ceil_div(bn, 16) < pk)
-				continue; /* a C slice for every group */
-			for (int down = 0; down <= (p.pm % 2 == 0); down++) {
-				best->tried++;
-				p.pairs_down = (uint8_t)down;
-				if (!plan_gemm_price(c, &p))
-					keep(best, &p);
-			}
+			for (int down = 0; down <= (p.pm % 2 == 0); down++)
+				for (int local = 0;
+				     local <= (b_local_bytes > 0); local++) {
+					best->tried++;
+					p.pairs_down = (uint8_t)down;
+					p.b_local = (uint8_t)local;
+					if (!plan_gemm_price(c, &p) &&
+					    (!local ||
+					     plan_gemm_b_local_bytes(&p) <=
+					         b_local_bytes))
+						keep(best, &p);
+				}
 		}
 	}
 }
 
 int
 plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, GemmPlan *out, int max, int *count, Diag *d)
+              uint32_t k, uint32_t b_local_bytes, GemmPlan *out, int max,
+              int *count, Diag *d)
 {
 	*count = 0;
 	if (!m || !n || !k)
@@ -178,13 +269,13 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		                "gemm: empty problem %u x %u x %u", m, n, k);
 	uint32_t kp = gemm_k_panel(plan_gemm_dtype(t));
 	Best best = {.plan = out, .max = max};
-	for (uint32_t pk = 1; pk <= 8 && pk <= tiles; pk *= 2) {
+	for (uint32_t pk = 1; pk <= 32 && pk <= tiles; pk *= 2) {
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
 			break; /* the last group would have no K */
 		GemmPlan proto = {
 		    .dtype = t, .m = m, .n = n, .k = k, .pk = pk, .kg = kg};
-		search_grids(c, tiles, pk, proto, &best);
+		search_grids(c, tiles, pk, proto, b_local_bytes, &best);
 	}
 	if (!best.n)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
@@ -199,10 +290,11 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 
 int
 plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-          uint32_t k, GemmPlan *out, Diag *d)
+          uint32_t k, uint32_t b_local_bytes, GemmPlan *out, Diag *d)
 {
 	int count;
-	return plan_gemm_top(c, tiles, t, m, n, k, out, 1, &count, d);
+	return plan_gemm_top(c, tiles, t, m, n, k, b_local_bytes, out, 1,
+	                     &count, d);
 }
 
 void
@@ -210,13 +302,14 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
 	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
-	         "%s), C block "
+	         "%s%s), C block "
 	         "%u x %u, %u superstep%s of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
 	         p->m, p->n, p->k, dtype_name(p->dtype), p->pk, p->pm, p->pn,
-	         p->pairs_down ? "down columns" : "along rows", p->bm, p->bn,
-	         p->steps, p->steps == 1 ? "" : "s", p->kc,
+	         p->pairs_down ? "down columns" : "along rows",
+	         p->b_local ? "; B stored on every tile of its column" : "",
+	         p->bm, p->bn, p->steps, p->steps == 1 ? "" : "s", p->kc,
 	         (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
 	         (unsigned long long)p->reduce_cycles,

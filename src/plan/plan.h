@@ -15,16 +15,19 @@
  *     pairs of tiles that share exchange wires (2k, 2k + 1) lie along a
  *     grid row or down a grid column: the operand multicast to whole pairs
  *     (A along rows, B down columns) goes as 64-bit items;
- *   - K is walked in supersteps of kc; in superstep s, the owner of A's
- *     chunk (i, s) (tile (i, s mod pn)) multicasts it to row i of the grid
+ *   - K is walked in supersteps of kc; in superstep s, the owners of A's
+ *     chunk (i, s) (tiles (i, s + u steps mod pn), one per part u of its
+ *     K-panels: plan_gemm_a_parts) multicast it to row i of the grid
  *     and the owner of B's chunk (s, j) (tile (s mod pm, j)) to column j;
  *     then every tile runs the GEMM kernel on its chunks, accumulating C;
  *   - each input element is stored once: the chunks rotate over the
  *     owners, so input memory is spread evenly;
  *   - with pk > 1 the grid is repeated pk times, each copy (a K group)
  *     taking a contiguous share kg of K; at the end every C block is
- *     reduced: its N-panels are split pk ways, each tile receives the
- *     other groups' partials of its share and adds them (kernels/vadd.S).
+ *     reduced: it is split pk ways (its N-panels, each panel's rows, or
+ *     rows of all panels: plan_gemm_slice), each tile receives the
+ *     other groups' partials of its share and adds them
+ *     (kernels/vadd.S).
  */
 #ifndef IPU_PLAN_H
 #define IPU_PLAN_H
@@ -47,6 +50,9 @@ typedef struct {
 	uint32_t steps;     /* supersteps: ceil(kg / kc) */
 	uint8_t pairs_down; /* tile pairs down grid columns (B 64-bit), else
 	                       along rows (A 64-bit) */
+	uint8_t b_local;    /* every tile stores the B chunks of its column
+	                       (a weight the host writes pm times): no B
+	                       exchange */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -58,18 +64,35 @@ typedef struct {
 
 /* gemm_plan.c */
 GemmDtype plan_gemm_dtype(DType t);
-/* N-panel slice q of np split pk ways: its panel count, *first its first. */
-uint32_t plan_gemm_slice(uint32_t np, uint32_t pk, uint32_t q, uint32_t *first);
+/* Slice q of a C block of np N-panels and `rows` rows split pk ways for
+ * the reduction: rows [row, row + rows) of panels [panel, panel +
+ * panels). By panels: with np >= pk the panels are split pk ways (all
+ * rows); with fewer, each panel's rows are split among the groups that
+ * share it; either way a slice is contiguous in the C layout. By rows,
+ * when that gives smaller slices: every group gets some rows of every
+ * panel, a segment per panel. */
+typedef struct {
+	uint32_t panel, panels, row, rows;
+} GemmSlice;
+GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q);
+/* The contiguous segments of slice s of a C block of `rows` rows. */
+uint32_t plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows);
+/* The parts an A chunk is stored and sent in: as many as the grid row
+ * has owners to spare (pn / steps), at most one a K-panel. */
+uint32_t plan_gemm_a_parts(const GemmPlan *p);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
- * *count - 1]. */
+ * *count - 1]. Plans with b_local are tried when they need at most
+ * b_local_bytes of B a tile (0: never). */
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
-                  uint32_t n, uint32_t k, GemmPlan *out, int max, int *count,
-                  Diag *d);
+                  uint32_t n, uint32_t k, uint32_t b_local_bytes, GemmPlan *out,
+                  int max, int *count, Diag *d);
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, GemmPlan *out, Diag *d);
+              uint32_t k, uint32_t b_local_bytes, GemmPlan *out, Diag *d);
+/* The bytes of B a tile stores with b_local. */
+uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
 
 #endif
