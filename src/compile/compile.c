@@ -86,8 +86,9 @@ build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
 	}
 	add_tensors(pk, g, l);
 	for (int i = 0; i < l->nbuf; i++)
-		pkg_add_buffer(pk, l->buf[i].tile, l->buf[i].addr,
-		               l->buf[i].bytes, l->buf[i].what);
+		if (l->buf[i].bytes) /* an empty one holds nothing to show */
+			pkg_add_buffer(pk, l->buf[i].tile, l->buf[i].addr,
+			               l->buf[i].bytes, l->buf[i].what);
 	for (int i = 0; i < l->nstep; i++)
 		pkg_add_step(pk, (uint8_t)l->step[i].kind, l->step[i].what,
 		             l->step[i].cycles);

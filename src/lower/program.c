@@ -36,6 +36,12 @@ enum {
 	COMPILE_MAX_BATCHES = 4096 /* GEMMs of one batched matmul */
 };
 
+/* A buffer whose padding must stay zero, and the place it holds pieces of. */
+typedef struct {
+	int32_t buf;
+	const TensorPlace *tp;
+} Zeroed;
+
 typedef struct {
 	const Graph *g;
 	Lowered *l;
@@ -48,7 +54,7 @@ typedef struct {
 	int ncopies, capcopies;
 	int32_t *used; /* by buffer: the last step that reads it */
 	int nused;
-	int32_t *zeroed; /* buffers whose padding must stay zero (pad_zero) */
+	Zeroed *zeroed; /* buffers whose padding must stay zero (pad_zero) */
 	int nzeroed, capzeroed;
 	char *desc;
 	size_t desc_len;
@@ -252,14 +258,16 @@ bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
  * padding rows are zero, but A's stale padding can hold an f8 0x80 or an
  * f16 infinity, and NaN x 0 is NaN. Exchanges write only the data, so a
  * buffer that holds a partial panel is kept from the start to the end,
- * unshared: its padding keeps the zeros of the loaded memory. */
+ * shared only by buffers with the same pieces (share_zeroed): its padding
+ * keeps the zeros of the loaded memory. */
 static void
 pad_zero(Build *b, const TensorPlace *tp)
 {
 	for (int k = 0; k < tp->npiece; k++)
 		if (tp->piece[k].cols < tp->piece[k].pad_cols) {
 			GROW(b->zeroed, b->nzeroed, b->capzeroed);
-			b->zeroed[b->nzeroed++] = tp->piece[k].at.buf;
+			b->zeroed[b->nzeroed++] =
+			    (Zeroed){tp->piece[k].at.buf, tp};
 		}
 }
 
@@ -852,6 +860,101 @@ static const LowerOp lower_op[OP_COUNT] = {
  * several tensors (a reshape's output is its input's pieces). */
 enum { KEEP_PINNED = 1, KEEP_FROM_START = 2 };
 
+/* The next piece of z->tp in z->buf from index *k on, or NULL. */
+static const Piece *
+next_piece(const Zeroed *z, int *k)
+{
+	while (*k < z->tp->npiece && z->tp->piece[*k].at.buf != z->buf)
+		++*k;
+	return *k < z->tp->npiece ? &z->tp->piece[(*k)++] : NULL;
+}
+
+/* Same buffer shape and the same pieces at the same offsets: the data,
+ * and so the padding, in the same bytes. */
+static int
+zeroed_alike(const Lowered *l, const Zeroed *a, const Zeroed *b)
+{
+	const Buffer *x = &l->buf[a->buf], *y = &l->buf[b->buf];
+	if (x->tile != y->tile || x->bytes != y->bytes ||
+	    x->align != y->align || x->region != y->region ||
+	    a->tp->dtype != b->tp->dtype)
+		return 0;
+	int i = 0, j = 0;
+	for (;;) {
+		const Piece *p = next_piece(a, &i), *q = next_piece(b, &j);
+		if (!p || !q)
+			return !p && !q;
+		if (p->at.offset != q->at.offset || p->rows != q->rows ||
+		    p->cols != q->cols || p->pad_rows != q->pad_rows ||
+		    p->pad_cols != q->pad_cols || p->format != q->format)
+			return 0;
+	}
+}
+
+static void
+remap(BufRef *r, const int32_t *to)
+{
+	if (to[r->buf] >= 0)
+		r->buf = to[r->buf];
+}
+
+/* pad_zero's buffers kept for the whole program; one whose lifetime
+ * starts after an earlier one's ends, with the same pieces, takes that
+ * one's place (every layer repeats its GEMMs) and is left empty. */
+static void
+share_zeroed(Build *b)
+{
+	Lowered *l = b->l;
+	int32_t *to = xmalloc((size_t)l->nbuf * sizeof *to);
+	int32_t *end = xmalloc(((size_t)b->nzeroed + 1) * sizeof *end);
+	for (int i = 0; i < l->nbuf; i++)
+		to[i] = -1;
+	for (int i = 0; i < b->nzeroed; i++) {
+		const Zeroed *z = &b->zeroed[i];
+		Buffer *bz = &l->buf[z->buf];
+		end[i] = -1; /* not a kept buffer */
+		if (to[z->buf] >= 0)
+			continue; /* listed twice */
+		to[z->buf] = z->buf;
+		for (int j = 0; j < i && to[z->buf] == z->buf; j++)
+			if (end[j] >= 0 && end[j] < bz->first &&
+			    zeroed_alike(l, &b->zeroed[j], z)) {
+				to[z->buf] = b->zeroed[j].buf;
+				end[j] = bz->last;
+				bz->bytes = 0;
+			}
+		if (to[z->buf] == z->buf)
+			end[i] = bz->last;
+	}
+	for (int i = 0; i < b->nzeroed; i++)
+		if (end[i] >= 0) {
+			l->buf[b->zeroed[i].buf].first = 0;
+			l->buf[b->zeroed[i].buf].last = INT32_MAX;
+		}
+	for (int i = 0; i < l->nbuf; i++)
+		if (to[i] == i)
+			to[i] = -1; /* only the merged ones move */
+	for (int s = 0; s < l->nstep; s++) {
+		Step *st = &l->step[s];
+		for (int x = 0; x < st->nxfer; x++) {
+			remap(&st->xfer[x].src, to);
+			for (uint32_t k = 0; k < st->xfer[x].ndst; k++)
+				remap(&st->xfer[x].dst[k], to);
+		}
+		for (int c = 0; c < st->ncall; c++)
+			for (int k = 0; k < st->call[c].nref; k++)
+				remap(&st->call[c].ref[k], to);
+	}
+	for (int i = 0; i < b->nmade; i++)
+		for (int k = 0; k < b->made[i]->npiece; k++)
+			remap(&b->made[i]->piece[k].at, to);
+	for (int i = 0; i < l->ntp; i++)
+		for (int k = 0; k < l->tp[i].npiece; k++)
+			remap(&l->tp[i].piece[k].at, to);
+	free(to);
+	free(end);
+}
+
 static void
 trim_lifetimes(Build *b)
 {
@@ -886,10 +989,7 @@ trim_lifetimes(Build *b)
 			}
 		}
 	free(keep);
-	for (int i = 0; i < b->nzeroed; i++) {
-		b->l->buf[b->zeroed[i]].first = 0;
-		b->l->buf[b->zeroed[i]].last = INT32_MAX;
-	}
+	share_zeroed(b);
 }
 
 int
