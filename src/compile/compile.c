@@ -138,21 +138,19 @@ kernels_used(const Lowered *l, KernelsUsed *u, Diag *d)
 	return IPU_OK;
 }
 
-int
-compile_graph(const Graph *g, const CompileOptions *o, Package **out,
-              CompileReport *rep, Diag *d)
+static int
+compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
+             int weight_copies, double t0, Package **out, CompileReport *rep,
+             Diag *d)
 {
-	double t0 = now_ms();
-	const Chip *chip = o && o->chip ? o->chip : chip_default();
-	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
 	Lowered *l = NULL;
 	int r = graph_verify(g, d);
 	/* plan and lower every op, then schedule the exchanges */
 	if (!r)
-		r = lower_graph(g, chip, tiles, &l, rep->plan, sizeof rep->plan,
-		                d);
+		r = lower_graph(g, chip, tiles, weight_copies, &l, rep->plan,
+		                sizeof rep->plan, d);
 	if (r)
 		return r;
 	uint32_t used = l->tiles;
@@ -215,6 +213,24 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	free(code_end);
 	free(save);
 	lower_free(l);
+	return r;
+}
+
+int
+compile_graph(const Graph *g, const CompileOptions *o, Package **out,
+              CompileReport *rep, Diag *d)
+{
+	double t0 = now_ms();
+	const Chip *chip = o && o->chip ? o->chip : chip_default();
+	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
+	int r = compile_once(g, chip, tiles, 1, t0, out, rep, d);
+	/* weight copies (GemmPlan.b_local) are budgeted on the average tile's
+	 * load, so they can tip a full tile over: without them, once more
+	 * (the report and the error are then the second attempt's) */
+	if (r && rep->place.nover) {
+		compile_report_free(rep);
+		r = compile_once(g, chip, tiles, 0, t0, out, rep, d);
+	}
 	return r;
 }
 

@@ -993,8 +993,8 @@ trim_lifetimes(Build *b)
 }
 
 int
-lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
-            char *desc, size_t desc_len, Diag *d)
+lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
+            Lowered **out, char *desc, size_t desc_len, Diag *d)
 {
 	Build b = {.g = g,
 	           .l = lower_new(chip, tiles),
@@ -1014,7 +1014,8 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	}
 	uint64_t eighth = (chip->mem_end - chip->mem_base) / 8,
 	         share = weights / (tiles ? tiles : 1);
-	b.b_local_left = share < eighth ? (uint32_t)(eighth - share) : 0;
+	b.b_local_left =
+	    weight_copies && share < eighth ? (uint32_t)(eighth - share) : 0;
 	int r = IPU_OK;
 	if (!g->nops)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,

@@ -7,8 +7,11 @@
 
 /* Plans and lowers every op of the verified graph g on the chip's first
  * `tiles` tiles. On success *out is the program (tiles: those it uses)
- * and desc holds each op's plan, "; " between them. */
-int lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
-                char *desc, size_t desc_len, Diag *d);
+ * and desc holds each op's plan, "; " between them. weight_copies: GEMM
+ * weights may also be stored where they are read (GemmPlan.b_local),
+ * within a budget per tile. */
+int lower_graph(const Graph *g, const Chip *chip, uint32_t tiles,
+                int weight_copies, Lowered **out, char *desc, size_t desc_len,
+                Diag *d);
 
 #endif
