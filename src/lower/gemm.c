@@ -101,14 +101,8 @@ b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
 {
 	if (!G->b_spread)
 		return tile_of(G, q, (G->b_rows_from + s) % G->pm, j);
-	uint32_t n = G->tiles_all,
-	         t = (G->b_spread_from + (q * G->p->steps + s) * G->pn + j) % n;
-	if (n % 2)
-		return t;
-	/* the even tiles, then the odd: chunks sent in the same superstep
-	 * sit two tiles apart, so that no 64-bit B send waits for its pair
-	 * partner sending another */
-	return 2 * t % n + 2 * t / n;
+	uint32_t k = (q * G->p->steps + s) * G->pn + j;
+	return (G->b_spread_from + k) % G->tiles_all;
 }
 
 /* A's chunk (i, s) of group q is stored in G->na parts of its K-panels
