@@ -27,6 +27,10 @@
 // full ones in a rpt loop. The last pass writes every atom, the padding
 // lanes of the tail included (their values are unspecified).
 //
+// The f16 softmax keeps each atom's e, in f32, in the dst row after the
+// row's atoms (a dst row takes 24 bytes an atom: rw_dst_row_bytes), so
+// that pass 3 multiplies by 1 / sum instead of computing exp again.
+//
 // A rpt body reads the next atom while it works on the current one, so
 // a loop over n atoms is a load, n - 1 bodies and an epilogue: the body
 // again with its load re-reading the row's first atom into a dead
@@ -69,6 +73,7 @@
 	.equ S_SET, 7          // its mask set: ARG_TAILSET or ARG_FULLSET
 	.equ S_G, 8            // layernorm: its gamma and beta atoms
 	.equ S_B, 9
+	.equ S_E, 8            // softmax f16: where pass 2 keeps its e
 	.equ S_P1, 10          // the segment's partial max or sum, pass 1
 	.equ S_P2, 11          // its partial sum, pass 2
 	.equ S_STAT, 12        // the row's max or -mean, from pass 2
@@ -233,16 +238,19 @@
 	{ nop ; f32exp $a6, $a6 }
 	{ nop ; f32exp $a7, $a7 }
 .endm
+// The sum, keeping e (f32) at $m9 for pass 3.
 .macro SM16_SUM p, s
 	SM16_EXP \p, \s
-	{ nop ; f32v2add $a10:11, $a10:11, $a4:5 }
-	{ nop ; f32v2add $a10:11, $a10:11, $a6:7 }
+	{ st64step $a4:5, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a4:5 }
+	{ st64step $a6:7, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a6:7 }
 .endm
-.macro SM16_OUT p, s
-	SM16_EXP \p, \s
+// y = e / sum of the e at $a4:7, the next e loaded (the aux pipe reads
+// $a4:7 before the loads replace them).
+.macro SM16_OUT
 	{ nop ; f32v2mul $a4:5, $a10:11:B, $a4:5 }
 	{ nop ; f32v2mul $a6:7, $a10:11:B, $a6:7 }
-	{ nop ; f32v4tof16 $a2:3, $a4:7 }
+	{ ld64step $a4:5, $mzero, $m9+=, 1 ; f32v4tof16 $a2:3, $a4:7 }
+	{ ld64step $a6:7, $mzero, $m9+=, 1 ; fnop }
 	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
 .endm
 
@@ -259,24 +267,47 @@
 	{ nop ; f16v2maxc $a2, $a2 }
 	{ nop ; f16tof32 $a12, $a2 }
 .endm
+// Pass 2 keeps each atom's e, in f32, from $m10 (the segment's first
+// atom; the lead atom's at twice its f16 offset), for pass 3.
 .macro SM16_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; and64 $a10:11, $a10:11, $azeros }
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
 	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
-	{ nop ; or64 $a0:1, $a0:1, $a6:7 }
+	{ add $m9, $m10, $m8 ; or64 $a0:1, $a0:1, $a6:7 }
+	{ add $m9, $m9, $m8 ; fnop }
 	SM16_SUM $m6, 1
+	{ add $m9, $m10, 0 ; fnop }
 	{ rpt $m5, 11 ; fnop }
 	SM16_SUM $m6, 1
 	{ nop ; f32add $a10, $a10, $a11 }
 .endm
+// Pass 3 reads the e back: no exp again. The last atom's body is the
+// loop's without the loads, which would read past the segment's e.
 .macro SM16_P3
-	{ add $m6, $m1, 0 ; fnop }
+	{ add $m9, $m10, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
-	{ rpt $m5, 13 ; fnop }
-	SM16_OUT $m6, 1
-	SM16_OUT $m1, 0
+	{ ld64step $a4:5, $mzero, $m9+=, 1 ; fnop }
+	{ ld64step $a6:7, $mzero, $m9+=, 1 ; fnop }
+	{ rpt $m5, 4 ; fnop }
+	SM16_OUT
+	{ nop ; f32v2mul $a4:5, $a10:11:B, $a4:5 }
+	{ nop ; f32v2mul $a6:7, $a10:11:B, $a6:7 }
+	{ nop ; f32v4tof16 $a2:3, $a4:7 }
+	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+.endm
+// Where pass 2 keeps e: after the dst row's atoms (rows mode), or the
+// segment's place there (split mode: the vertex's S_E).
+.macro SM16_EROW
+	{ add $m10, $m2, $m8 ; fnop }
+	{ add $m10, $m10, 8 ; fnop }
+.endm
+.macro SM16_ESEG
+	{ ld32 $m10, $mvertex_base, $mzero, S_E ; fnop }
+.endm
+.macro SM32_EROW
+.endm
+.macro SM32_ESEG
 .endm
 
 // Softmax workers: \t is 32 or 16.
@@ -286,6 +317,7 @@ sm\t\()_rows:
 	RW_ROWS_ENTRY
 	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
 1:	SM\t\()_P1
+	SM\t\()_EROW
 	SM\t\()_P2
 	{ nop ; f32oox $a10, $a10 }
 	SM\t\()_P3
@@ -306,6 +338,7 @@ sm\t\()_s2:
 	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
 	RW_COMBINE S_P1, f32max, $a12
 	RW_STORE $a12, S_STAT
+	SM\t\()_ESEG
 	SM\t\()_P2
 	RW_STORE $a10, S_P2
 9:	exitz $mzero
@@ -318,6 +351,7 @@ sm\t\()_s3:
 	{ ld32 $a12, $mvertex_base, $mzero, S_STAT ; fnop }
 	RW_COMBINE S_P2, f32add, $a10
 	{ nop ; f32oox $a10, $a10 }
+	SM\t\()_ESEG
 	SM\t\()_P3
 9:	exitz $mzero
 	.size sm\t\()_s3, . - sm\t\()_s3

@@ -107,9 +107,13 @@ write_text(const char *name, const char *text)
 int
 run_ipu(char *out, size_t len, const char *args)
 {
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "cd %s && %s/ipu %s 2>&1",
-	         test_dir[0] ? test_dir : ".", IPU_BINARY_DIR, args);
+	/* a default package cache inside the test's directory, never the
+	 * user's */
+	char cmd[1200];
+	const char *dir = test_dir[0] ? test_dir : ".";
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && XDG_CACHE_HOME=%s/.cache %s/ipu %s 2>&1", dir, dir,
+	         IPU_BINARY_DIR, args);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	size_t n = fread(out, 1, len - 1, p);

@@ -42,8 +42,9 @@ int test_dir_remove(void);
 /* Write text to a file of test_dir. */
 void write_text(const char *name, const char *text);
 /* Run `ipu ARGS` (the built program) in test_dir (or in the current
- * directory before test_dir_make): its exit status, and its stdout and
- * stderr in out. */
+ * directory before test_dir_make), with XDG_CACHE_HOME there too (the
+ * default package cache): its exit status, and its stdout and stderr in
+ * out. */
 int run_ipu(char *out, size_t len, const char *args);
 /* Fails the test unless needle is in text. */
 void expect_in(const char *text, const char *needle);

@@ -3,8 +3,8 @@
  * emulator with register and memory dumps, a faulting program, bad usage,
  * the tile-amp and gemm benchmarks' JSON, and `ipu compile` (a package
  * that `ipu inspect` reads, parse errors with file:line:col, a graph the
- * compiler refuses, an output that would overwrite the input). Runs the
- * built binary.
+ * compiler refuses, an output that would overwrite the input), and `ipu
+ * run graph` on .npy values with its refusals. Runs the built binary.
  */
 #include "support.h"
 
@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "../src/util/npy.h"
 
 static int
 setup(void **state)
@@ -277,6 +279,108 @@ test_bench_gemm_json(void **state)
 	assert_int_equal(run_ipu(out, sizeof out, "bench gemm --m 0"), 2);
 }
 
+static void
+save_npy(const char *name, const float *v, int rank, uint64_t d0, uint64_t d1)
+{
+	NpyArray a = {.dtype = NPY_F32,
+	              .rank = rank,
+	              .shape = {d0, d1},
+	              .data = (void *)v};
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", test_dir, name);
+	Diag d;
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+}
+
+/* x * w + x, f32, on six values; refusals before anything runs. */
+static void
+test_run_graph(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("g.txt", "input x f32 [2, 3]\nweight w f32 [3]\n"
+	                    "m = mul x w\ny = add m x\noutput y\n");
+	const float x[6] = {1, -2, 0.5f, 3, 0.25f, -1}, w[3] = {2, -1, 4};
+	save_npy("x.npy", x, 2, 2, 3);
+	save_npy("w.npy", w, 1, 3, 0);
+	save_npy("w6.npy", x, 2, 3, 2);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph g.txt --in x=x.npy "
+	                         "--in w=w.npy --out y=y.npy --threads 1"),
+	                 0);
+	expect_in(out, "cycles");
+	char path[256];
+	snprintf(path, sizeof path, "%s/y.npy", test_dir);
+	NpyArray y;
+	Diag d;
+	assert_int_equal(npy_read(path, &y, &d), 0);
+	assert_int_equal(y.rank, 2);
+	assert_int_equal(y.shape[0], 2);
+	assert_int_equal(y.shape[1], 3);
+	for (int i = 0; i < 6; i++) /* exact in f32 */
+		assert_true(((float *)y.data)[i] == x[i] * w[i % 3] + x[i]);
+	npy_free(&y);
+
+	/* refusals: rc 1 with the reason, y.npy untouched */
+	static const struct {
+		const char *args, *needle;
+	} bad[] = {
+	    {"--in x=x.npy --out y=y2.npy", "weight w f32 [3] has no values"},
+	    {"--in x=x.npy --in w=w6.npy", "tensor w needs float32 or float16 "
+	                                   "[3]"},
+	    {"--in x=x.npy --in w=w.npy --out y=y.npy", "exists"},
+	    {"--in x=x.npy --in w=w.npy --out z=z.npy", "no tensor z"},
+	    {"--in x=x.npy --in w=w.npy --out m=m.npy", "not an output"},
+	    {"--in x=x.npy --in w=w.npy --in m=x.npy", "computed by the graph"},
+	    {"--in x=x.npy --in x=x.npy --in w=w.npy", "given twice"},
+	    {"--in x=none.npy --in w=w.npy", "none.npy"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char args[256];
+		snprintf(args, sizeof args, "run graph --graph g.txt %s",
+		         bad[i].args);
+		assert_int_equal(run_ipu(out, sizeof out, args), 1);
+		expect_in(out, bad[i].needle);
+	}
+	assert_int_equal(npy_read(path, &y, &d), 0);
+	assert_true(((float *)y.data)[1] == x[1] * w[1] + x[1]);
+	npy_free(&y);
+	/* the package cache: a second run reads it, a damaged entry is
+	 * compiled again, another graph gets its own entry */
+	const char *cached =
+	    "run graph --graph g.txt --in x=x.npy --in w=w.npy "
+	    "--out y=c.npy --force --cache cache/pkgs";
+	assert_int_equal(run_ipu(out, sizeof out, cached), 0);
+	assert_null(strstr(out, "from the cache"));
+	assert_int_equal(run_ipu(out, sizeof out, cached), 0);
+	expect_in(out, "(package from the cache)");
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "for f in %s/cache/pkgs/*.pkg; do echo damaged > $f; done",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run_ipu(out, sizeof out, cached), 0);
+	assert_null(strstr(out, "from the cache"));
+	snprintf(path, sizeof path, "%s/c.npy", test_dir);
+	assert_int_equal(npy_read(path, &y, &d), 0);
+	for (int i = 0; i < 6; i++)
+		assert_true(((float *)y.data)[i] == x[i] * w[i % 3] + x[i]);
+	npy_free(&y);
+	write_text("g2.txt", "input x f32 [2, 3]\nweight w f32 [3]\n"
+	                     "m = mul x w\ny = add m m\noutput y\n");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph g2.txt --in x=x.npy --in "
+	                         "w=w.npy --cache cache/pkgs"),
+	                 0);
+	snprintf(cmd, sizeof cmd, "test $(ls %s/cache/pkgs/*.pkg | wc -l) = 2",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+
+	assert_int_equal(run_ipu(out, sizeof out, "run graph --in x"), 2);
+	assert_int_equal(run_ipu(out, sizeof out, "run graph --in x=x.npy"), 2);
+	expect_in(out, "--graph is needed");
+}
+
 int
 main(void)
 {
@@ -288,6 +392,7 @@ main(void)
 	    cmocka_unit_test(test_bench_json),
 	    cmocka_unit_test(test_compile),
 	    cmocka_unit_test(test_bench_gemm_json),
+	    cmocka_unit_test(test_run_graph),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

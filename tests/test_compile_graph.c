@@ -567,6 +567,17 @@ test_rowwise(void **state)
 	      "t = softmax s scale=3\n"
 	      "output t\n",
 	      6, 0x1p-18);
+	/* 14 and 13 rows a tile: a call of 12 rows (two per worker), then
+	 * one of the 2 or 1 left, cut into segments over the workers */
+	check("rows mode, then split mode for the rest, f16",
+	      "input x f16 [27, 200]\n"
+	      "weight g f16 [200]\n"
+	      "weight b f16 [200]\n"
+	      "n = layernorm x g b eps=1e-6\n"
+	      "s = softmax n scale=0.7\n"
+	      "output s\n"
+	      "output n\n",
+	      2, 0x1p-8);
 	/* one row; gamma and beta computed on the device, one of them x */
 	check("rank 1: layernorm s s s, s = softmax v",
 	      "input v f32 [24]\n"

@@ -199,8 +199,11 @@ reference(const RwCall *c, const double *x, const double *g, const double *b,
 static uint64_t
 run_case(RwOp op, RwType type, const Block *bl)
 {
-	uint32_t es = rw_type_bytes(type), g = rw_group(type);
-	uint32_t atoms = (bl->cols + g - 1) / g, stride = atoms * 8 + bl->pad;
+	uint32_t es = rw_type_bytes(type);
+	/* x rows as long as dst's (the f16 softmax keeps e in f32 after
+	 * each dst row), so that a call may run in place */
+	uint32_t dbytes = rw_dst_row_bytes(op, type, bl->cols),
+	         stride = dbytes + bl->pad;
 	RwCall c = {.op = op,
 	            .type = type,
 	            .rows = bl->rows,
@@ -270,7 +273,7 @@ run_case(RwOp op, RwType type, const Block *bl)
 				    type == RW_F32 ? "f32" : "f16", bl->rows,
 				    bl->cols, r, k, got, ref[k], tol[k]);
 		}
-		memset(written + row, 1, atoms * 8);
+		memset(written + row, 1, dbytes);
 	}
 	/* nothing else changed but the argument block */
 	memset(written + ARGS - G_AT, 1, RW_ARGS_BYTES);
@@ -418,7 +421,10 @@ test_bad_calls(void **state)
 	c.eps = -1;
 	check_bad(c, "eps");
 	c = ok;
-	c.op = RW_SOFTMAX;
+	c.op = RW_SOFTMAX; /* f16: e in f32 after each dst row */
+	check_bad(c, "e in f32 after the row");
+	c.x_stride = c.dst_stride = 72;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
 	c.scale = 0;
 	check_bad(c, "scale");
 	c.scale = NAN;

@@ -304,10 +304,33 @@ test_code_end(void **state)
 	assert_int_equal(rep.tile[1].code, 0x5A001 - 0x4C000);
 	assert_int_equal(rep.tile[2].high, 0x80000 + 4800);
 	assert_int_equal(rep.top_tile, 2);
-	/* code past exec_end is malformed */
+	/* code past exec_end does not fit: reported with the data the tile
+	 * would hold at its peak (steps 1..2: w 4,000 + t 800) */
 	place_report_free(&rep);
 	code_end[1] = 0x80008;
 	Diag d;
+	assert_int_equal(place_buffers(l, code_end, &rep, &d), IPU_ERANGE);
+	assert_int_equal(rep.nover, 1);
+	const PlaceOverflow *o = &rep.over[0];
+	assert_int_equal(o->tile, 1);
+	assert_int_equal(o->kind, PLACE_OVER_CODE);
+	assert_int_equal(o->need, 0x80008 - 0x4C000);
+	assert_int_equal(o->avail, 0x80000 - 0x4C000);
+	assert_int_equal(o->over, 8);
+	assert_int_equal(o->step, 1);
+	assert_int_equal(rep.tile[1].high, 0);
+	char line[512];
+	place_overflow_format(&rep, o, line, sizeof line);
+	assert_string_equal(line,
+	                    "tile 1: 213,000 bytes of code, 8 more than the "
+	                    "212,992 where instructions can be fetched; with "
+	                    "the data live at step 1 it needs 217,800 bytes "
+	                    "(code 213,000; w 4,000; t 800), within the "
+	                    "tile's 638,976 bytes");
+	assert_non_null(strstr(d.msg, "1 of 3 tiles do not fit"));
+	/* below the memory is malformed */
+	place_report_free(&rep);
+	code_end[1] = 0x4B000;
 	assert_int_equal(place_buffers(l, code_end, &rep, &d), IPU_EINVAL);
 	assert_non_null(strstr(d.msg, "tile 1"));
 	place_report_free(&rep);

@@ -5,8 +5,10 @@
  * C600, compared with the independent PyTorch reference
  * (tools/siglip_ref.py, f64) on the same pixel values: the cosine of each
  * image's pooled embedding must reach 0.9999 computing in f32 and 0.999
- * in f16 (the issue's thresholds). Small SigLIP-shaped configs keep the
- * emulation to seconds; docs/bench-siglip.md runs the real sizes.
+ * in f16 (the issue's thresholds), 0.99 with f8 dense GEMMs (and 0.998
+ * against the reference's own FP8 tower on the run's scales). Small
+ * SigLIP-shaped configs keep the emulation to seconds; docs/siglip.md runs
+ * the real sizes.
  */
 #include "support.h"
 
@@ -68,9 +70,37 @@ compare(const SiglipResult *r, const char *ref_npy, double min_cos)
 	npy_free(&ref);
 }
 
+/* The PyTorch reference on the case's checkpoint and pixels into out;
+ * `precision` its --dtype (and --f8-scales). */
+static void
+reference(const char *w, const char *cfg, const char *name,
+          const char *precision, const char *out)
+{
+	char line[1024];
+	snprintf(line, sizeof line,
+	         "/usr/bin/python3 %s/tools/siglip_ref.py run --weights %s "
+	         "--config %s --pixels %s.px.npy %s --force --out %%s "
+	         ">/dev/null",
+	         IPU_SOURCE_DIR, w, cfg, name, precision);
+	shell(line, out, "");
+}
+
+/* The run's f8 scales as --f8-scales takes them. */
+static void
+scales_arg(const SiglipResult *r, char *buf, size_t n)
+{
+	size_t at = 0;
+	for (int i = 0; i < SIGLIP_GEMMS && at < n; i++)
+		at +=
+		    (size_t)snprintf(buf + at, n - at, "%s%s=%d", i ? "," : "",
+		                     siglip_gemm_names[i], r->act_scale[i]);
+}
+
+/* min_sim > 0 (f8): also against the reference's own FP8 tower with the
+ * run's scales, which must be closer than the f64 tower. */
 static void
 run_case(const char *config_json, int size, const char *name, DType dt,
-         double min_cos)
+         double min_cos, double min_sim)
 {
 	char cfg[64], w[64], ref[64];
 	snprintf(cfg, sizeof cfg, "%s.json", name);
@@ -88,13 +118,7 @@ run_case(const char *config_json, int size, const char *name, DType dt,
 	         "--size %d --out %s.px.npy --force",
 	         size, name);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
-	char line[1024];
-	snprintf(line, sizeof line,
-	         "/usr/bin/python3 %s/tools/siglip_ref.py run --weights %%s "
-	         "--config %s --pixels %s.px.npy --dtype f64 --force --out "
-	         "%%s >/dev/null",
-	         IPU_SOURCE_DIR, cfg, name);
-	shell(line, w, ref);
+	reference(w, cfg, name, "--dtype f64", ref);
 
 	char wpath[256], cpath[256], ppath[256];
 	snprintf(wpath, sizeof wpath, "%s/%s", test_dir, w);
@@ -116,6 +140,16 @@ run_case(const char *config_json, int size, const char *name, DType dt,
 	              dtype_name(dt), (unsigned long long)res.cycles,
 	              (unsigned long long)res.predicted_cycles, res.tiles);
 	compare(&res, ref, min_cos);
+	if (min_sim > 0) {
+		char scales[512], args8[560], sim[80];
+		scales_arg(&res, scales, sizeof scales);
+		print_message("f8 scales %s\n", scales);
+		snprintf(args8, sizeof args8, "--dtype f8 --f8-scales %s",
+		         scales);
+		snprintf(sim, sizeof sim, "%s.sim8.npy", name);
+		reference(w, cfg, name, args8, sim);
+		compare(&res, sim, min_sim);
+	}
 	siglip_result_free(&res);
 }
 
@@ -137,21 +171,103 @@ static void
 test_tiny_f32(void **state)
 {
 	(void)state;
-	run_case(tiny, 32, "tiny", DT_F32, 0.9999);
+	run_case(tiny, 32, "tiny", DT_F32, 0.9999, 0);
 }
 
 static void
 test_tiny_f16(void **state)
 {
 	(void)state;
-	run_case(tiny, 32, "tiny16", DT_F16, 0.999);
+	run_case(tiny, 32, "tiny16", DT_F16, 0.999, 0);
 }
 
 static void
 test_so400m_shaped(void **state)
 {
 	(void)state;
-	run_case(so400m_like, 48, "so400m_like", DT_F32, 0.9999);
+	run_case(so400m_like, 48, "so400m_like", DT_F32, 0.9999, 0);
+}
+
+/* FP8 F143 dense GEMMs: measured 0.9967 / 0.9966 (tiny) against f64, the
+ * loss of F143's 4 significant bits in both operands of 6 GEMMs a layer;
+ * 0.99 leaves three times that loss. Against the reference's FP8 tower
+ * (same scales, same rounding) 0.9998 / 0.9990: the residue is f16
+ * values that round to a neighbouring f8 value when the f16 sums before
+ * them differ in order. */
+static void
+test_tiny_f8(void **state)
+{
+	(void)state;
+	run_case(tiny, 32, "tiny8", DT_F8_F143, 0.99, 0.998);
+}
+
+static void
+test_so400m_shaped_f8(void **state)
+{
+	(void)state;
+	run_case(so400m_like, 48, "so400m_like8", DT_F8_F143, 0.99, 0.998);
+}
+
+/* A weight scale from the name, so that the test can tell them apart. */
+static int
+scale_by_name(void *ctx, const char *name)
+{
+	(void)ctx;
+	return strstr(name, "fc2") ? -9 : strstr(name, "in_proj") ? -7 : -5;
+}
+
+/* The f8 graph: exactly the 4 + 2 dense GEMMs a layer and the head's 6
+ * take f8 operands (weights with their own scales, activations cast with
+ * their position's), everything else is f16. */
+static void
+test_graph_f8(void **state)
+{
+	(void)state;
+	SiglipConfig c;
+	Diag d;
+	assert_int_equal(
+	    siglip_config_parse(tiny, strlen(tiny), "tiny", &c, &d), 0);
+	SiglipPrecision p = {.dtype = DT_F8_F143,
+	                     .weight_scale = scale_by_name};
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		p.act_scale[i] = -i;
+	char *text = siglip_graph_text(&c, 2, &p);
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
+	                 0);
+	int f8 = 0, f16 = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		if (op->kind != OP_MATMUL)
+			continue;
+		const Tensor *a = graph_tensor(g, op->in[0]),
+		             *b = graph_tensor(g, op->in[1]);
+		if (a->elem.dtype == DT_F8_F143) {
+			f8++;
+			assert_int_equal(b->elem.dtype, DT_F8_F143);
+			assert_int_equal(b->elem.scale,
+			                 scale_by_name(NULL, b->name));
+		} else {
+			f16++;
+			assert_int_equal(a->elem.dtype, DT_F16);
+			assert_int_equal(b->elem.dtype, DT_F16);
+		}
+		assert_int_equal(graph_tensor(g, op->out)->elem.dtype, DT_F16);
+	}
+	/* 6 dense a layer and 6 in the head; the patch embedding and QK^T,
+	 * PV of each attention (2 layers and the head) in f16 */
+	assert_int_equal(f8, 2 * 6 + 6);
+	assert_int_equal(f16, 1 + 3 * 2);
+	expect_in(text, "l1.ln2.f8 = cast l1.ln2 f8_f143*2^-2"); /* fc1 */
+	expect_in(text,
+	          "l0.mlp.gelu.f8 = cast l0.mlp.gelu f8_f143*2^-3"); /* fc2 */
+	expect_in(text, "vision_model.head.probe.f8 = cast "
+	                "vision_model.head.probe f8_f143*2^-4");
+	expect_in(text, "head.mlp.gelu.f8 = cast head.mlp.gelu f8_f143*2^-8");
+	graph_free(g);
+	free(text);
 }
 
 /* Mismatched inputs are refused before anything is compiled, naming the
@@ -200,9 +316,66 @@ test_errors(void **state)
 	expect_in(out, "either --image or --pixels");
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "run siglip --weights e.safetensors --config "
-	                         "e.json --pixels px48.npy --dtype f8_f143"),
+	                         "e.json --pixels px48.npy --dtype f8_f152"),
 	                 2);
-	expect_in(out, "--dtype wants f32 or f16");
+	expect_in(out, "--dtype wants f32, f16 or f8");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights e.safetensors --config "
+	                         "e.json --pixels px48.npy --dtype f8 "
+	                         "--f8-scales qkv=-2,ffn=1"),
+	                 2);
+	expect_in(out, "'ffn=1' is not POSITION=N");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights e.safetensors --config "
+	                         "e.json --pixels px48.npy --dtype f8 "
+	                         "--f8-scales fc1=40"),
+	                 2);
+	expect_in(out, "fc1 wants an integer power of two in -32..31");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights e.safetensors --config "
+	                         "e.json --pixels px48.npy --f8-scales fc1=1"),
+	                 2);
+	expect_in(out, "--f8-scales needs --dtype f8");
+}
+
+/* ipu run siglip twice: the second run reads the package the first left
+ * in the cache (the default one: XDG_CACHE_HOME is the test's directory)
+ * and gives the same embedding; --no-cache compiles; an --out that exists
+ * is refused before anything runs. */
+static void
+test_package_cache(void **state)
+{
+	(void)state;
+	char out[4096];
+	write_text("c.json", tiny);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --config c.json --out "
+	                         "c.safetensors --force"),
+	                 0);
+	const char *run = "run siglip --weights c.safetensors --config c.json "
+	                  "--image /usr/lib/python3/dist-packages/skimage/"
+	                  "data/chelsea.png --dtype f16 --force --out ";
+	char args[512];
+	snprintf(args, sizeof args, "%sc1.npy", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_null(strstr(out, "from the cache"));
+	snprintf(args, sizeof args, "%sc2.npy", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	expect_in(out, "(package from the cache)");
+	snprintf(args, sizeof args, "%sc3.npy --no-cache", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_null(strstr(out, "from the cache"));
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && cmp c1.npy c2.npy && cmp c1.npy c3.npy && ls "
+	         ".cache/ipu/*.pkg >/dev/null",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(args, sizeof args,
+	         "run siglip --weights c.safetensors --config c.json --image "
+	         "nothere.png --out c1.npy");
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "c1.npy: exists");
 }
 
 int
@@ -210,9 +383,13 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_package_cache),
+	    cmocka_unit_test(test_graph_f8),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),
 	    cmocka_unit_test(test_so400m_shaped),
+	    cmocka_unit_test(test_tiny_f8),
+	    cmocka_unit_test(test_so400m_shaped_f8),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -425,9 +425,13 @@ def attention(q, k, v, heads, rnd=_same):
     return out.permute(0, 2, 1, 3).reshape(b, nq, d)
 
 
-def mlp(x, w, prefix, rnd=_same):
-    h = gelu_tanh(linear(x, w[prefix + "fc1.weight"], w[prefix + "fc1.bias"], rnd), rnd)
-    return linear(h, w[prefix + "fc2.weight"], w[prefix + "fc2.bias"], rnd)
+def _no_act(pos, x):
+    return x
+
+
+def mlp(x, w, prefix, rnd=_same, act=_no_act, pos=""):
+    h = gelu_tanh(linear(act(pos + "fc1", x), w[prefix + "fc1.weight"], w[prefix + "fc1.bias"], rnd), rnd)
+    return linear(act(pos + "fc2", h), w[prefix + "fc2.weight"], w[prefix + "fc2.bias"], rnd)
 
 
 def patch_embed(pixels, weight, bias, rnd=_same):
@@ -443,31 +447,33 @@ def patch_embed(pixels, weight, bias, rnd=_same):
     return linear(patches, weight.reshape(d, c * p * p), bias, rnd)
 
 
-def encoder_layer(x, w, prefix, cfg, rnd=_same):
-    """Pre-LN: x + attn(LN1(x)), then + MLP(LN2(.))."""
+def encoder_layer(x, w, prefix, cfg, rnd=_same, act=_no_act):
+    """Pre-LN: x + attn(LN1(x)), then + MLP(LN2(.)).  act(position, x) sees
+    (and may replace) each dense GEMM's input (GEMM_POSITIONS)."""
     eps, heads = cfg.layer_norm_eps, cfg.num_attention_heads
-    h = layer_norm(x, w[prefix + "layer_norm1.weight"], w[prefix + "layer_norm1.bias"], eps, rnd)
+    h = act("qkv", layer_norm(x, w[prefix + "layer_norm1.weight"], w[prefix + "layer_norm1.bias"], eps, rnd))
     q, k, v = (linear(h, w[f"{prefix}self_attn.{n}_proj.weight"], w[f"{prefix}self_attn.{n}_proj.bias"], rnd)
                for n in ("q", "k", "v"))
-    a = attention(q, k, v, heads, rnd)
+    a = act("out", attention(q, k, v, heads, rnd))
     x = rnd(x + linear(a, w[prefix + "self_attn.out_proj.weight"], w[prefix + "self_attn.out_proj.bias"], rnd))
     h = layer_norm(x, w[prefix + "layer_norm2.weight"], w[prefix + "layer_norm2.bias"], eps, rnd)
-    return rnd(x + mlp(h, w, prefix + "mlp.", rnd))
+    return rnd(x + mlp(h, w, prefix + "mlp.", rnd, act, ""))
 
 
-def map_head(x, w, cfg, rnd=_same):
+def map_head(x, w, cfg, rnd=_same, act=_no_act):
     """Multihead attention pooling: the learned probe attends over all tokens
     (in_proj rows stack q, k, v), out_proj, then y = a + MLP(LN(a)); -> [B, d]."""
     d = cfg.hidden_size
     in_w, in_b = w["head.attention.in_proj_weight"], w["head.attention.in_proj_bias"]
-    probe = w["head.probe"].expand(x.shape[0], 1, d)
+    probe = act("head.q", w["head.probe"].expand(x.shape[0], 1, d))
+    x = act("head.kv", x)
     q = linear(probe, in_w[:d], in_b[:d], rnd)
     k = linear(x, in_w[d:2 * d], in_b[d:2 * d], rnd)
     v = linear(x, in_w[2 * d:], in_b[2 * d:], rnd)
-    a = attention(q, k, v, cfg.num_attention_heads, rnd)
+    a = act("head.out", attention(q, k, v, cfg.num_attention_heads, rnd))
     a = linear(a, w["head.attention.out_proj.weight"], w["head.attention.out_proj.bias"], rnd)
     h = layer_norm(a, w["head.layernorm.weight"], w["head.layernorm.bias"], cfg.layer_norm_eps, rnd)
-    return rnd(a + mlp(h, w, "head.mlp.", rnd))[:, 0]
+    return rnd(a + mlp(h, w, "head.mlp.", rnd, act, "head."))[:, 0]
 
 
 # --------------------------------------------------------------------------
@@ -485,22 +491,111 @@ PRECISIONS = {
     # f16; arithmetic inside an operator (matmul sums, LN statistics, softmax
     # sums) in f32, as an f16 pipeline accumulating in f32 would do.
     "f16": (torch.float32, _round_f16),
+    # f16 as above, but the dense GEMMs take F143 operands (f8_weights,
+    # F8Activations): `ipu run siglip --dtype f8`.
+    "f8": (torch.float32, _round_f16),
 }
 
+# The dense GEMMs by the activation they read (siglip_graph.h's SiglipGemm).
+GEMM_POSITIONS = ("qkv", "out", "fc1", "fc2", "head.q", "head.kv", "head.out", "head.fc1", "head.fc2")
+F143_MAX = 240.0
 
-def tower(pixels, weights, cfg, precision="f64"):
+
+def f8_scale(max_abs):
+    """The smallest power-of-two scale N with max_abs <= 240 * 2^N (-32..31)."""
+    if not max_abs > 0:
+        return 0
+    s = math.ceil(math.log2(max_abs / F143_MAX))
+    while math.ldexp(F143_MAX, s) < max_abs:
+        s += 1
+    while math.ldexp(F143_MAX, s - 1) >= max_abs:
+        s -= 1
+    return min(max(s, -32), 31)
+
+
+def quantize_f143(t, scale):
+    """t rounded to F143 * 2^scale as the IPU's casts do: 4 significant bits,
+    nearest even, the smallest normal 2^-7 (below it steps of 2^-10), saturating
+    at +-240 (docs/emulator-float.md); computed in float64, where it is exact."""
+    x = t.to(torch.float64) * 2.0 ** -scale
+    _, e = torch.frexp(x)                               # |x| in [2^(e-1), 2^e)
+    step = torch.pow(2.0, (e - 1).clamp(min=-7).to(torch.float64) - 3)
+    q = (torch.round(x / step) * step).clamp(-F143_MAX, F143_MAX)
+    return (q * 2.0 ** scale).to(t.dtype)
+
+
+def _is_dense(name):
+    return name.endswith(("_proj.weight", "fc1.weight", "fc2.weight"))
+
+
+def f8_weights(weights, cfg):
+    """The dense GEMM weights quantized to F143, each with the scale of its own
+    largest |w| (the head's in_proj per q, k, v part, as the graph splits it)."""
+    out = {}
+    for k, v in weights.items():
+        if _is_dense(k):
+            v = quantize_f143(v, f8_scale(float(v.abs().max())))
+        elif k == "head.attention.in_proj_weight":
+            v = torch.cat([quantize_f143(p, f8_scale(float(p.abs().max())))
+                           for p in v.split(cfg.hidden_size)])
+        out[k] = v
+    return out
+
+
+class F8Activations:
+    """act(): each dense GEMM's input cast to F143 with its position's scale."""
+
+    def __init__(self, scales):
+        self.scales = scales
+
+    def __call__(self, pos, x):
+        return quantize_f143(x, self.scales[pos])
+
+
+class ActivationRanges:
+    """act() for calibration: the largest |x| seen at each GEMM position."""
+
+    def __init__(self):
+        self.max = {}
+
+    def __call__(self, pos, x):
+        self.max[pos] = max(self.max.get(pos, 0.0), float(x.abs().max()))
+        return x
+
+
+def parse_f8_scales(text):
+    """"qkv=-2,fc1=1,..." -> {position: scale}; every position is needed."""
+    scales = {}
+    for item in filter(None, text.split(",")):
+        pos, eq, n = item.partition("=")
+        if pos not in GEMM_POSITIONS or not eq:
+            raise RefError(f"--f8-scales: '{item}' is not POSITION=N (positions {', '.join(GEMM_POSITIONS)})")
+        try:
+            scales[pos] = int(n)
+        except ValueError:
+            raise RefError(f"--f8-scales: {pos} wants an integer, got '{n}'")
+    missing = [p for p in GEMM_POSITIONS if p not in scales]
+    if missing:
+        raise RefError(f"--f8-scales: no scale for {', '.join(missing)} (ipu run siglip --dtype f8 prints all)")
+    return scales
+
+
+def tower(pixels, weights, cfg, precision="f64", act=_no_act):
     """(pooled [B, d] or None without a head, last_hidden_state [B, N, d]), float32
-    numpy arrays.  pixels is [B, C, S, S] (numpy or torch)."""
+    numpy arrays.  pixels is [B, C, S, S] (numpy or torch).  For f8, act is an
+    F8Activations; otherwise it may watch the GEMM inputs (ActivationRanges)."""
     dtype, rnd = PRECISIONS[precision]
+    if precision == "f8":
+        weights = f8_weights({k: v.to(torch.float64) for k, v in weights.items()}, cfg)
     w = {k: rnd(v.to(dtype)) for k, v in weights.items()}
     x = rnd(torch.as_tensor(np.asarray(pixels)).to(dtype))
     with torch.no_grad():
         h = patch_embed(x, w["embeddings.patch_embedding.weight"], w["embeddings.patch_embedding.bias"], rnd)
         h = rnd(h + w["embeddings.position_embedding.weight"])
         for i in range(cfg.num_hidden_layers):
-            h = encoder_layer(h, w, f"encoder.layers.{i}.", cfg, rnd)
+            h = encoder_layer(h, w, f"encoder.layers.{i}.", cfg, rnd, act)
         hidden = layer_norm(h, w["post_layernorm.weight"], w["post_layernorm.bias"], cfg.layer_norm_eps, rnd)
-        pooled = map_head(hidden, w, cfg, rnd) if cfg.vision_use_head else None
+        pooled = map_head(hidden, w, cfg, rnd, act) if cfg.vision_use_head else None
     as_np = lambda t: t.to(torch.float32).numpy()
     return (None if pooled is None else as_np(pooled)), as_np(hidden)
 
@@ -575,11 +670,32 @@ def _cmd_run(args):
     else:
         pixels = load_images(args.image, cfg.image_size)
     weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
-    pooled, hidden = tower(pixels, weights, cfg, args.dtype)
+    if (args.dtype == "f8") != bool(args.f8_scales):
+        raise RefError("run: --f8-scales goes with --dtype f8, and --dtype f8 needs them")
+    act = F8Activations(parse_f8_scales(args.f8_scales)) if args.f8_scales else _no_act
+    pooled, hidden = tower(pixels, weights, cfg, args.dtype, act)
     if args.out:
         _save_npy(args.out, pooled, args.force)
     if args.hidden:
         _save_npy(args.hidden, hidden, args.force)
+
+
+def _cmd_calibrate(args):
+    cfg = read_config(args.config)
+    if args.pixels:
+        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
+    else:
+        pixels = load_images(args.image, cfg.image_size)
+    weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    ranges = ActivationRanges()
+    tower(pixels, weights, cfg, "f64", ranges)
+    scales = {}
+    print(f"{'position':10} {'max |x|':>12} {'scale':>5}  (F143 covers 240 * 2^scale)")
+    for pos in GEMM_POSITIONS:
+        m = ranges.max.get(pos, 0.0)
+        scales[pos] = f8_scale(m) + args.headroom
+        print(f"{pos:10} {m:12.6g} {scales[pos]:5d}")
+    print("--f8-scales " + ",".join(f"{p}={s}" for p, s in scales.items()))
 
 
 _OP_ARITY = {"layernorm": (3, 3), "gelu": (1, 1), "softmax": (1, 1), "attention": (3, 3),
@@ -670,7 +786,8 @@ def _parser():
     force.add_argument("--force", action="store_true", help="replace existing output files")
     dt = argparse.ArgumentParser(add_help=False)
     dt.add_argument("--dtype", choices=list(PRECISIONS), default="f64",
-                    help="arithmetic: f64 (reference truth), f32, f16 (f16 storage, f32 sums); default f64")
+                    help="arithmetic: f64 (reference truth), f32, f16 (f16 storage, f32 sums), f8 (f16 with "
+                         "F143 dense GEMM operands); default f64")
 
     s = sub.add_parser("preprocess", parents=[force], help="images -> pixel_values [B, 3, N, N] float32 .npy")
     s.add_argument("--image", action="append", required=True, help="an image file (repeat for a batch)")
@@ -686,7 +803,20 @@ def _parser():
     src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
     s.add_argument("--out", help="pooled embedding (pooler_output) [B, d]")
     s.add_argument("--hidden", help="last_hidden_state [B, N, d]")
+    s.add_argument("--f8-scales", help="with --dtype f8: each GEMM position's activation scale, "
+                                       "qkv=N,out=N,... as ipu run siglip --dtype f8 prints them")
     s.set_defaults(func=_cmd_run)
+
+    s = sub.add_parser("calibrate", help="largest |x| at each dense GEMM's input (f64) and the F143 scales "
+                                         "that cover it, as --f8-scales")
+    s.add_argument("--weights", required=True, help="safetensors checkpoint")
+    s.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
+    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
+    s.add_argument("--headroom", type=int, default=0,
+                   help="binades added to each scale, for inputs larger than the calibration images' (default 0)")
+    s.set_defaults(func=_cmd_calibrate)
 
     s = sub.add_parser("op", parents=[force, dt], help="one operator on .npy inputs, float32 .npy output")
     s.add_argument("name", choices=list(_OP_ARITY),

@@ -393,6 +393,61 @@ class TowerTest(TempDirCase):
             ref.vision_weights({"text_model.x": torch.zeros(1)}, self.cfg, "W")
 
 
+class Fp8Test(TempDirCase):
+    """F143 as docs/emulator-float.md defines it, from its 256 codes."""
+
+    @staticmethod
+    def f143_values():
+        """(value, code) of every non-NaN F143 code: s.eeee.mmm, bias 8, e = 0
+        subnormal (m/8 * 2^-7), no infinities, 0x80 NaN, no -0."""
+        out = []
+        for code in range(256):
+            if code == 0x80:
+                continue
+            e, m = (code >> 3) & 15, code & 7
+            v = m / 8 * 2.0 ** -7 if e == 0 else (1 + m / 8) * 2.0 ** (e - 8)
+            out.append((-v if code & 0x80 else v, code))
+        return sorted(out)
+
+    def nearest(self, table, x):
+        """Round to nearest by search; a tie goes to the even code."""
+        best = min(table, key=lambda vc: (abs(vc[0] - x), vc[1] & 1))
+        return best[0]
+
+    def test_quantize_against_the_codes(self):
+        table = self.f143_values()
+        self.assertEqual(table[-1][0], 240.0)
+        rng = np.random.default_rng(3)
+        xs = np.concatenate([rng.normal(0, 1, 300) * 2.0 ** rng.integers(-12, 9, 300),
+                             [v for v, _ in table], [(a[0] + b[0]) / 2 for a, b in zip(table, table[1:])],
+                             [250.0, -1e6, 2.0 ** -12, 0.0]])
+        for scale in (0, -5, 3):
+            got = ref.quantize_f143(torch.tensor(xs * 2.0 ** scale, dtype=torch.float64), scale).numpy()
+            for x, g in zip(xs, got):
+                want = max(-240.0, min(240.0, self.nearest(table, max(-240.0, min(240.0, x)))))
+                self.assertEqual(g, want * 2.0 ** scale, f"x {x} scale {scale}")
+
+    def test_scale_covers_max(self):
+        for m, s in ((240.0, 0), (240.1, 1), (120.0, -1), (120.5, 0), (1.0, -7), (0.0, 0)):
+            self.assertEqual(ref.f8_scale(m), s, m)
+
+    def test_f8_tower_and_calibrate(self):
+        cfg = ref.parse_config(SMALL)
+        w = ref.vision_weights(ref.random_weights(cfg, seed=5), cfg, "W")
+        px = ref.load_image(CHELSEA, 32)[None]
+        ranges = ref.ActivationRanges()
+        truth, _ = ref.tower(px, w, cfg, "f64", ranges)
+        self.assertEqual(sorted(ranges.max), sorted(ref.GEMM_POSITIONS))
+        scales = {p: ref.f8_scale(m) for p, m in ranges.max.items()}
+        f8, _ = ref.tower(px, w, cfg, "f8", ref.F8Activations(scales))
+        f16, _ = ref.tower(px, w, cfg, "f16")
+        # F143 keeps 4 significant bits: clearly worse than f16, still close
+        self.assertGreater(cosine(f8[0], truth[0]), 0.99)
+        self.assertLess(cosine(f8[0], truth[0]), cosine(f16[0], truth[0]) - 1e-4)
+        with self.assertRaisesRegex(ref.RefError, "no scale for out"):
+            ref.parse_f8_scales("qkv=1")
+
+
 # --------------------------------------------------------------------------
 
 class PreprocessTest(TempDirCase):

@@ -25,6 +25,7 @@
 #include <ipu/runtime.h>
 
 #include "../compile/compile.h"
+#include "../exec/exec.h"
 #include "../util/fp.h"
 
 uint32_t
@@ -129,49 +130,34 @@ static int
 run(const GemmBenchConfig *cfg, const Package *pk, const void *a, const void *b,
     void *c, GemmBenchResult *res, Diag *d)
 {
-	uint8_t *bytes;
-	size_t len;
-	int r = pkg_write(pk, &bytes, &len, d);
-	if (r)
-		return r;
-	char name[96];
-	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d",
-	         cfg->chip->name, res->tiles,
-	         cfg->threads > 0 ? cfg->threads : 1);
 	size_t in_es = cfg->dtype == AMP_F32   ? 4
 	               : cfg->dtype == AMP_F16 ? 2
 	                                       : 1;
 	size_t out_es = cfg->dtype == AMP_F32 ? 4 : 2;
 	size_t m = cfg->m, n = cfg->n, k = cfg->k;
+	ipu_device *dev;
+	int r = exec_open(cfg->chip, pk, cfg->threads, &dev, d);
+	if (r)
+		return r;
 	ipu_error err;
-	const char *what = "open";
-	ipu_device *dev = ipu_open(name, &err);
-	if (dev) {
-		what = "load";
-		if (ipu_load_package(dev, bytes, len, &err))
-			goto fail;
-		what = "write";
-		if (ipu_write_tensor(dev, "a", a, m * k * in_es, &err) ||
-		    ipu_write_tensor(dev, "b", b, k * n * in_es, &err))
-			goto fail;
-		what = "run";
-		double t0 = bench_seconds();
-		if (ipu_run(dev, 0, &err))
-			goto fail;
-		res->host_seconds = bench_seconds() - t0;
-		what = "read";
-		if (ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
-			goto fail;
-		res->cycles = ipu_cycles(dev);
-		ipu_close(dev);
-		free(bytes);
-		return IPU_OK;
-	}
+	const char *what = "write";
+	if (ipu_write_tensor(dev, "a", a, m * k * in_es, &err) ||
+	    ipu_write_tensor(dev, "b", b, k * n * in_es, &err))
+		goto fail;
+	what = "run";
+	double t0 = bench_seconds();
+	if (ipu_run(dev, 0, &err))
+		goto fail;
+	res->host_seconds = bench_seconds() - t0;
+	what = "read";
+	if (ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
+		goto fail;
+	res->cycles = ipu_cycles(dev);
+	ipu_close(dev);
+	return IPU_OK;
 fail:
 	ipu_close(dev);
-	free(bytes);
-	return diag_set(d, IPU_EFAULT, NULL, 0, 0, "%s %s: %s", what, name,
-	                err.msg);
+	return diag_set(d, IPU_EFAULT, NULL, 0, 0, "%s: %s", what, err.msg);
 }
 
 int

@@ -15,7 +15,7 @@
 #include <ipu/runtime.h>
 
 #include "../compile/compile.h"
-#include "../util/fp.h"
+#include "../exec/exec.h"
 
 static uint64_t
 next(uint64_t *s)
@@ -26,32 +26,12 @@ next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* n values uniform in [-1, 1) in the tensor's element type. */
+/* n values uniform in [-1, 1). */
 static void
-random_tensor(const Tensor *t, uint64_t *seed, uint8_t *out, size_t n)
+random_values(uint64_t *seed, float *out, size_t n)
 {
-	unsigned fl = 0;
-	for (size_t i = 0; i < n; i++) {
-		double v = (double)(next(seed) >> 11) * 0x1p-53 * 2 - 1;
-		switch (t->elem.dtype) {
-		case DT_F32: {
-			float f = (float)v;
-			memcpy(out + 4 * i, &f, 4);
-			break;
-		}
-		case DT_F16: {
-			uint16_t h =
-			    fp_f64_to_f16(v, FP_RNE, 0, FP_OV_IEEE, &fl);
-			memcpy(out + 2 * i, &h, 2);
-			break;
-		}
-		default:
-			out[i] = fp_f64_to_f8(
-			    v,
-			    t->elem.dtype == DT_F8_F152 ? FP8_F152 : FP8_F143,
-			    t->elem.scale, FP_OV_SAT, &fl);
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = (float)((double)(next(seed) >> 11) * 0x1p-53 * 2 - 1);
 }
 
 static AmpDtype
@@ -121,20 +101,9 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 		res->steps++;
 	}
 
-	uint8_t *bytes = NULL;
-	size_t nbytes;
 	ipu_device *dev = NULL;
-	ipu_error err = {0};
-	char name[96];
-	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
-	         pk->tiles, cfg->threads ? cfg->threads : 1);
-	r = pkg_write(pk, &bytes, &nbytes, d);
+	r = exec_open(chip, pk, cfg->threads, &dev, d);
 	pkg_free(pk);
-	if (!r && !(dev = ipu_open(name, &err)))
-		r = diag_set(d, IPU_EINVAL, NULL, 0, 0, "open %s: %s", name,
-		             err.msg);
-	if (!r && ipu_load_package(dev, bytes, nbytes, &err))
-		r = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
 	uint64_t seed = cfg->seed;
 	for (int32_t id = 0; !r && id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
@@ -143,23 +112,14 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 		if (t->producer >= 0 ||
 		    ipu_tensor_info(dev, t->name, &desc, &none))
 			continue; /* computed, or unused by the program */
-		size_t n = (size_t)shape_elems(&t->shape),
-		       es = (size_t)dtype_size(t->elem.dtype);
-		uint8_t *data = xmalloc(n * es);
-		random_tensor(t, &seed, data, n);
-		if (ipu_write_tensor(dev, t->name, data, n * es, &err))
-			r = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
-			             t->name, err.msg);
-		free(data);
+		size_t n = (size_t)shape_elems(&t->shape);
+		float *v = xmalloc(n * sizeof *v);
+		random_values(&seed, v, n);
+		r = exec_write(dev, t, v, d);
+		free(v);
 	}
-	if (!r) {
-		double t0 = bench_seconds();
-		if (ipu_run(dev, 0, &err))
-			r = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
-			             err.msg);
-		res->host_seconds = bench_seconds() - t0;
-		res->cycles = ipu_cycles(dev);
-	}
+	if (!r)
+		r = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
 	if (!r && res->cycles) {
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;
@@ -170,7 +130,6 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	}
 	if (dev)
 		ipu_close(dev);
-	free(bytes);
 	graph_free(g);
 	return r;
 }

@@ -2,21 +2,26 @@
 #ifndef IPU_CLI_H
 #define IPU_CLI_H
 
+#include "../graph/graph.h"
 #include "../target/chip.h"
 #include "../util/util.h"
 
 /* Each returns the process exit status: 0 success, 1 the input was bad or
  * the program faulted, 2 usage error. argv[0] is the subcommand name. */
-int cmd_asm(int argc, char **argv);     /* cmd_asm.c */
-int cmd_link(int argc, char **argv);    /* cmd_asm.c */
-int cmd_disasm(int argc, char **argv);  /* cmd_asm.c */
-int cmd_sim(int argc, char **argv);     /* cmd_sim.c */
-int cmd_bench(int argc, char **argv);   /* cmd_bench.c */
-int cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
-int cmd_compile(int argc, char **argv); /* cmd_compile.c */
-int cmd_model(int argc, char **argv);   /* cmd_model.c */
-int cmd_image(int argc, char **argv);   /* cmd_image.c */
-int cmd_run(int argc, char **argv);     /* cmd_run.c */
+int cmd_asm(int argc, char **argv);       /* cmd_asm.c */
+int cmd_link(int argc, char **argv);      /* cmd_asm.c */
+int cmd_disasm(int argc, char **argv);    /* cmd_asm.c */
+int cmd_sim(int argc, char **argv);       /* cmd_sim.c */
+int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
+int cmd_inspect(int argc, char **argv);   /* cmd_inspect.c */
+int cmd_compile(int argc, char **argv);   /* cmd_compile.c */
+int cmd_model(int argc, char **argv);     /* cmd_model.c */
+int cmd_image(int argc, char **argv);     /* cmd_image.c */
+int cmd_run(int argc, char **argv);       /* cmd_run.c */
+int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
+/* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
+ * 1 after a message otherwise (cmd_run.c). */
+int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
 
 /* Helpers the commands share (cmd_asm.c). */
 /* A diagnostic on stderr: file:line:col: msg, the line and a caret. */

@@ -296,13 +296,8 @@ print_graph(int argc, char **argv)
 			batch = atoi(v);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
-			dt = (DType)dtype_from_name(v, strlen(v));
-			if (dt != DT_F32 && dt != DT_F16) {
-				fprintf(stderr,
-				        "ipu model graph: --dtype wants "
-				        "f32 or f16\n");
+			if (cli_siglip_dtype("model graph", v, &dt))
 				return 2;
-			}
 		} else {
 			fprintf(stderr, "ipu model graph: %s '%s'\n",
 			        missing ? "missing value for"
@@ -321,7 +316,10 @@ print_graph(int argc, char **argv)
 		c.use_head = 0;
 	if (layers > 0)
 		c.layers = layers;
-	char *text = siglip_graph_text(&c, batch, dt);
+	/* f8 without a checkpoint: every scale 2^0 (the graph's sizes and
+	 * work are right, its values are not) */
+	SiglipPrecision p = {.dtype = dt};
+	char *text = siglip_graph_text(&c, batch, &p);
 	fputs(text, stdout);
 	free(text);
 	return 0;

@@ -1,20 +1,54 @@
 /*
  * cmd_run.c - `ipu run siglip --weights W --config C (--image IMG... |
- * --pixels P.npy) [--dtype f32|f16] [--out F.npy] [--force] [--chip C]
- * [--threads N]`: the SigLIP vision tower compiled and run on the emulated
- * chip (src/models/siglip_run.c); prints the embedding's summary and the
- * speed at the chip's clock, writes the embedding [B, d] as .npy.
+ * --pixels P.npy) [--dtype f32|f16|f8] [--f8-scales POS=N,...] [--out F.npy]
+ * [--force] [--cache DIR | --no-cache] [--chip C] [--threads N]`: the SigLIP
+ * vision tower compiled (or its package read from the cache) and run
+ * on the emulated chip (src/models/siglip_run.c); prints the embedding's
+ * summary and the speed at the chip's clock, writes the embedding [B, d] as
+ * .npy.
  *
  * Exit status: 0 success, 1 a model, image, compile or run error, 2 usage.
  */
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../exec/exec.h"
 #include "../models/siglip_graph.h"
 #include "../util/npy.h"
 #include "cli.h"
+
+int
+cli_siglip_dtype(const char *cmd, const char *name, DType *out)
+{
+	int dt = dtype_from_name(name, strlen(name));
+	if (!strcmp(name, "f8"))
+		dt = DT_F8_F143;
+	if (dt != DT_F32 && dt != DT_F16 && dt != DT_F8_F143) {
+		fprintf(stderr,
+		        "ipu %s: --dtype wants f32, f16 or f8 (f8_f143), got "
+		        "'%s'\n",
+		        cmd, name);
+		return 1;
+	}
+	*out = (DType)dt;
+	return 0;
+}
+
+/* The f8 activation scales, as --f8-scales takes them. */
+static void
+print_scales(const SiglipResult *res, FILE *f)
+{
+	if (!res->have_scales)
+		return;
+	fprintf(f, "f8 scales       ");
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		fprintf(f, "%s%s=%d", i ? "," : "", siglip_gemm_names[i],
+		        res->act_scale[i]);
+	fprintf(f, "\n");
+}
 
 static void
 usage(FILE *f)
@@ -24,8 +58,10 @@ usage(FILE *f)
 	        "config.json\n"
 	        "                      (--image IMG [--image IMG ...] | "
 	        "--pixels P.npy)\n"
-	        "                      [--dtype f32|f16] [--out F.npy] "
-	        "[--force] [--chip C] [--threads N]\n"
+	        "                      [--dtype f32|f16|f8] [--f8-scales "
+	        "POS=N,...] [--out F.npy]\n"
+	        "                      [--force] [--cache DIR | --no-cache] "
+	        "[--chip C] [--threads N]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -35,31 +71,57 @@ usage(FILE *f)
 	        "as SigLIP's processor\n"
 	        "  --pixels P    pixel values [B, 3, S, S] float32 instead "
 	        "(e.g. from ipu image)\n"
-	        "  --dtype T     compute type (default f32)\n"
+	        "  --dtype T     compute type (default f32); f8: the dense "
+	        "GEMMs in f8 F143\n"
+	        "                (weights scaled per tensor on the host, "
+	        "activations cast on\n"
+	        "                the device), f16 elsewhere\n"
+	        "  --f8-scales S activation scales 2^N per GEMM position, "
+	        "e.g. qkv=-2,fc1=1\n"
+	        "                (positions qkv, out, fc1, fc2, head.q, "
+	        "head.kv, head.out,\n"
+	        "                head.fc1, head.fc2); the others from "
+	        "bounds no input exceeds\n"
+	        "                (docs/siglip.md; measure with "
+	        "tools/siglip_ref.py calibrate)\n"
 	        "  --out F.npy   the embedding [B, d] float32; never over an "
-	        "existing file unless --force\n");
+	        "existing file unless --force\n"
+	        "  --cache DIR   keep compiled packages in DIR and reuse "
+	        "them while the graph,\n"
+	        "                the chip and this ipu are the same "
+	        "(default: $XDG_CACHE_HOME/ipu\n"
+	        "                or ~/.cache/ipu); --no-cache always "
+	        "compiles\n"
+	        "       ipu run graph --help: a graph file on .npy values\n");
 }
 
 int
 cmd_run(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "graph"))
+		return cmd_run_graph(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "siglip")) {
 		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
-	SiglipRun r = {.dtype = DT_F32, .threads = 2};
+	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
 	const char **images = xcalloc((size_t)argc, sizeof *images);
-	const char *out = NULL;
-	int force = 0, bad = 0;
+	const char *out = NULL, *cache = NULL;
+	int force = 0, bad = 0, no_cache = 0;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
 		const char *v;
 		if (!strcmp(argv[i], "--force")) {
 			force = 1;
+		} else if (!strcmp(argv[i], "--no-cache")) {
+			no_cache = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			free(images);
 			return 0;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
+		                              &missing))) {
+			cache = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--weights",
 		                              &missing))) {
 			r.weights = v;
@@ -77,15 +139,15 @@ cmd_run(int argc, char **argv)
 			out = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
-			int dt = dtype_from_name(v, strlen(v));
-			if (dt != DT_F32 && dt != DT_F16) {
-				fprintf(stderr,
-				        "ipu run: --dtype wants f32 or "
-				        "f16, got '%s'\n",
-				        v);
+			bad = cli_siglip_dtype("run", v, &r.dtype);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--f8-scales",
+		                              &missing))) {
+			Diag d;
+			if (siglip_f8_parse_scales(v, r.act_scale, r.act_set,
+			                           &d)) {
+				cli_print_diag(&d);
 				bad = 1;
 			}
-			r.dtype = (DType)dt;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run", v)))
@@ -106,9 +168,21 @@ cmd_run(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	int scales_set = 0;
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		scales_set |= r.act_set[i];
+	if (!bad && scales_set && !dtype_is_f8(r.dtype)) {
+		fprintf(stderr, "ipu run siglip: --f8-scales needs --dtype "
+		                "f8\n");
+		bad = 1;
+	}
 	if (!bad && (!r.weights || !r.config || (!r.nimages == !r.pixels))) {
 		fprintf(stderr, "ipu run siglip: --weights, --config and "
 		                "either --image or --pixels are needed\n");
+		bad = 1;
+	}
+	if (!bad && cache && no_cache) {
+		fprintf(stderr, "ipu run siglip: --cache and --no-cache\n");
 		bad = 1;
 	}
 	if (bad) {
@@ -116,6 +190,14 @@ cmd_run(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	struct stat st;
+	if (out && !force && stat(out, &st) == 0) { /* before minutes of run */
+		fprintf(stderr, "%s: exists; --force replaces it\n", out);
+		free(images);
+		return 1;
+	}
+	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
+	r.cache_dir = cache ? cache : cache_default;
 	r.images = images;
 	SiglipResult res;
 	Diag d;
@@ -129,9 +211,11 @@ cmd_run(int argc, char **argv)
 		e = npy_write(out, &a, force, &d);
 	}
 	if (e) {
+		print_scales(&res, stderr);
 		cli_print_diag(&d);
 		siglip_result_free(&res);
 		free(images);
+		free(cache_default);
 		return 1;
 	}
 	for (int b = 0; b < res.batch; b++) {
@@ -150,12 +234,15 @@ cmd_run(int argc, char **argv)
 	printf("time            %.3f ms at the chip's clock, %.1f images/s\n",
 	       res.chip_seconds * 1e3, res.batch / res.chip_seconds);
 	printf("MFU             %.2f%% (matmul MACs)\n", 100 * res.mfu);
-	printf("compile         %.1f ms, %u tiles, fullest tile %u bytes\n",
-	       res.compile_ms, res.tiles, res.peak_tile_bytes);
+	printf("compile         %.1f ms%s, %u tiles, fullest tile %u bytes\n",
+	       res.compile_ms, res.cached ? " (package from the cache)" : "",
+	       res.tiles, res.peak_tile_bytes);
 	printf("emulation       %.1f s\n", res.host_seconds);
+	print_scales(&res, stdout);
 	if (out)
 		printf("wrote           %s\n", out);
 	siglip_result_free(&res);
 	free(images);
+	free(cache_default);
 	return 0;
 }

@@ -18,7 +18,7 @@ static const struct {
     {"inspect", cmd_inspect, "summarise a package file"},
     {"model", cmd_model, "generate or check a SigLIP checkpoint"},
     {"image", cmd_image, "decode and preprocess images for a vision model"},
-    {"run", cmd_run, "run a model (SigLIP) on the emulated chip"},
+    {"run", cmd_run, "run SigLIP or a graph file on the emulated chip"},
 };
 
 static void

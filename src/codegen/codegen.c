@@ -131,36 +131,61 @@ cmp_event(const void *a, const void *b)
 	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
 }
 
-/* The tile's events of step s, sorted; *dcount = items it receives. */
+static int
+sorted(const Event *ev, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (ev[i].cycle < ev[i - 1].cycle)
+			return 0;
+	return 1;
+}
+
+/* The tile's events of step s in time order; *dcount = items it receives.
+ * Its sends come in time order and so do its receive windows (xsched.c
+ * appends both), so the two lists are merged; sorted whole otherwise. */
 static Event *
 tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
             uint32_t *dcount)
 {
-	int cap = 16, k = 0;
-	Event *ev = xmalloc(cap * sizeof *ev);
+	uint32_t m = s->first[tile + 1] - s->first[tile];
+	Event *snd = xmalloc((3 * (size_t)m + 1) * sizeof *snd),
+	      *rcv = xmalloc((3 * (size_t)m + 1) * sizeof *rcv);
+	int ns = 0, nr = 0;
 	*dcount = 0;
 	for (uint32_t i = s->first[tile]; i < s->first[tile + 1]; i++) {
 		const Transfer *x = &s->xfer[s->by_tile[i].xfer];
 		int32_t j = s->by_tile[i].dst;
-		if (cap - k < 3) {
-			cap *= 2;
-			ev = xrealloc(ev, cap * sizeof *ev);
-		}
 		uint32_t fmt = x->wide ? 1u << XPIC_FORMAT_SHIFT : 0;
 		if (j < 0) {
-			ev[k++] =
+			snd[ns++] =
 			    (Event){x->start, EV_SEND, lower_addr(l, x->src),
 			            xfer_items(x), x->wide};
 			continue;
 		}
-		ev[k++] = (Event){x->ptr_at[j], EV_PTR,
-		                  lower_addr(l, x->dst[j]), 0, 0};
-		ev[k++] =
+		rcv[nr++] = (Event){x->ptr_at[j], EV_PTR,
+		                    lower_addr(l, x->dst[j]), 0, 0};
+		rcv[nr++] =
 		    (Event){x->mux_at[j], EV_MUX, x->src_tile | fmt, 0, 0};
-		ev[k++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
+		rcv[nr++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
 		*dcount += xfer_items(x);
 	}
-	qsort(ev, (size_t)k, sizeof *ev, cmp_event);
+	Event *ev = xmalloc(((size_t)ns + nr + 1) * sizeof *ev);
+	int k = 0;
+	if (sorted(snd, ns) && sorted(rcv, nr)) {
+		int a = 0, b = 0;
+		while (a < ns || b < nr)
+			ev[k++] =
+			    b == nr || (a < ns && snd[a].cycle <= rcv[b].cycle)
+			        ? snd[a++]
+			        : rcv[b++];
+	} else {
+		memcpy(ev, snd, (size_t)ns * sizeof *ev);
+		memcpy(ev + ns, rcv, (size_t)nr * sizeof *ev);
+		k = ns + nr;
+		qsort(ev, (size_t)k, sizeof *ev, cmp_event);
+	}
+	free(snd);
+	free(rcv);
 	*n = k;
 	return ev;
 }

@@ -405,7 +405,7 @@ parse_elem(Parser *p, ElemType *e)
 		return perr(p, peek(p)->col, "%s takes no scale",
 		            dtype_name(e->dtype));
 	p->pos++;
-	int64_t base, sc;
+	int64_t base = 0, sc = 0; /* -O3 cannot see expect_int set them */
 	int col = peek(p)->col;
 	if (expect_int(p, &base) || expect_punct(p, '^') || expect_int(p, &sc))
 		return IPU_EINVAL;
@@ -442,7 +442,7 @@ parse_attr_value(Parser *p, OpAttrs *a, AttrId id)
 	void *v = attr_ptr(a, id);
 	switch (attr_desc(id)->kind) {
 	case AK_FLAG: {
-		int64_t x;
+		int64_t x = 0;
 		int col = peek(p)->col;
 		if (expect_int(p, &x))
 			return IPU_EINVAL;

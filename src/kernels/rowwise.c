@@ -35,7 +35,7 @@ static const struct {
     [RW_SOFTMAX] =
         {[RW_F32] = {"rw_softmax_f32", 1, 33, 12, {{16, 1}, {23, 5}, {21, 6}}},
          [RW_F16] =
-             {"rw_softmax_f16", 1, 50, 27, {{18, 1}, {30, 12}, {29, 14}}}},
+             {"rw_softmax_f16", 1, 45, 18, {{18, 1}, {33, 12}, {21, 5}}}},
 };
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -83,6 +83,20 @@ atoms_of(const RwCall *c)
 	return (uint32_t)(((uint64_t)c->cols + g - 1) / g);
 }
 
+/* The f16 softmax keeps e in the dst row after the row's atoms. */
+static int
+keeps_e(RwOp op, RwType type)
+{
+	return op == RW_SOFTMAX && type == RW_F16;
+}
+
+uint32_t
+rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols)
+{
+	RwCall c = {.type = type, .cols = cols};
+	return atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
+}
+
 /* Last byte + 1 of rows of `bytes` at `stride` (64-bit: no overflow). */
 static uint64_t
 rows_end(uint32_t addr, uint32_t rows, uint32_t stride, uint32_t bytes)
@@ -110,13 +124,14 @@ rw_check(const RwCall *c, Diag *d)
 		                "%u atoms (rpt's count)",
 		                op, c->cols, RW_MAX_ATOMS);
 	int ln = c->op == RW_LAYERNORM;
+	uint32_t dbytes = rw_dst_row_bytes(c->op, c->type, c->cols);
 	struct {
 		const char *name;
-		uint32_t addr, stride, rows;
-	} ref[4] = {{"dst", c->dst, c->dst_stride, c->rows},
-	            {"x", c->x, c->x_stride, c->rows},
-	            {"gamma", c->gamma, 0, 1},
-	            {"beta", c->beta, 0, 1}};
+		uint32_t addr, stride, rows, bytes;
+	} ref[4] = {{"dst", c->dst, c->dst_stride, c->rows, dbytes},
+	            {"x", c->x, c->x_stride, c->rows, bytes},
+	            {"gamma", c->gamma, 0, 1, bytes},
+	            {"beta", c->beta, 0, 1, bytes}};
 	int n = ln ? 4 : 2;
 	for (int i = 0; i < n; i++) {
 		if (ref[i].addr % 8 || ref[i].stride % 8)
@@ -125,21 +140,23 @@ rw_check(const RwCall *c, Diag *d)
 			                "stride %u is not a multiple of 8",
 			                op, ref[i].name, ref[i].addr,
 			                ref[i].stride);
-		if (rows_end(ref[i].addr, ref[i].rows, ref[i].stride, bytes) >
-		    UINT32_MAX)
+		if (rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
+		             ref[i].bytes) > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s runs past 4 GiB", op,
 			                ref[i].name);
 	}
-	if (c->rows > 1 && c->dst_stride < bytes)
+	if (c->rows > 1 && c->dst_stride < dbytes)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "rowwise %s: dst rows overlap (stride %u for "
-		                "%u bytes a row)",
-		                op, c->dst_stride, bytes);
-	uint64_t dend = rows_end(c->dst, c->rows, c->dst_stride, bytes);
+		                "%u bytes a row%s)",
+		                op, c->dst_stride, dbytes,
+		                dbytes > bytes ? ", e in f32 after the row"
+		                               : "");
+	uint64_t dend = rows_end(c->dst, c->rows, c->dst_stride, dbytes);
 	for (int i = 1; i < n; i++) {
-		uint64_t end =
-		    rows_end(ref[i].addr, ref[i].rows, ref[i].stride, bytes);
+		uint64_t end = rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
+		                        ref[i].bytes);
 		int overlap = ref[i].addr < dend && c->dst < end;
 		int same =
 		    i == 1 && c->x == c->dst && c->x_stride == c->dst_stride;
@@ -323,7 +340,11 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    k - 1,
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
 			                             : ARG_FULLSET,
-			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8 : 0,
+			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8
+			    : keeps_e(c->op, c->type)
+			        ? c->dst + row * c->dst_stride + atoms * 8 +
+			              a0 * 16
+			        : 0,
 			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
 			for (int i = 0; i < 10; i++)
 				put32(v + 4 * i, words[i]);

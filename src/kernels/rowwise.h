@@ -50,6 +50,10 @@ uint32_t rw_type_bytes(RwType t);
 /* Elements per 8-byte atom: 2 (f32) or 4 (f16). dst rows are written up
  * to cols rounded up to this. */
 uint32_t rw_group(RwType t);
+/* Bytes a dst row takes: its atoms, 8 bytes each, and for the f16
+ * softmax after them the row's e in f32 (16 bytes an atom), which pass 2
+ * keeps for pass 3. dst_stride must be at least this (rows > 1). */
+uint32_t rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
  * shape, 8-byte alignment, overlapping rows, dst overlapping an input
  * other than x exactly in place, eps and scale. */

@@ -25,11 +25,7 @@ lower_free(Lowered *l)
 	for (int i = 0; i < l->nstep; i++) {
 		Step *s = &l->step[i];
 		for (int k = 0; k < s->nxfer; k++) {
-			free(s->xfer[k].dst_tile);
-			free(s->xfer[k].dst);
-			free(s->xfer[k].ptr_at);
-			free(s->xfer[k].mux_at);
-			free(s->xfer[k].off_at);
+			free(s->xfer[k].ptr_at); /* all five arrays */
 		}
 		free(s->xfer);
 		free(s->call);
@@ -91,11 +87,15 @@ lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
 	Transfer *x = &s->xfer[s->nxfer++];
 	*x = (Transfer){
 	    .src_tile = src_tile, .src = src, .words = words, .ndst = ndst};
-	x->dst_tile = xcalloc(ndst, sizeof *x->dst_tile);
-	x->dst = xcalloc(ndst, sizeof *x->dst);
-	x->ptr_at = xcalloc(ndst, sizeof *x->ptr_at);
-	x->mux_at = xcalloc(ndst, sizeof *x->mux_at);
-	x->off_at = xcalloc(ndst, sizeof *x->off_at);
+	/* one allocation for the five arrays (most transfers have one
+	 * destination: five would cost more in malloc headers than the data),
+	 * the 8-byte ones first */
+	x->ptr_at = xcalloc(ndst, 3 * sizeof(uint64_t) + sizeof *x->dst +
+	                              sizeof *x->dst_tile);
+	x->mux_at = x->ptr_at + ndst;
+	x->off_at = x->mux_at + ndst;
+	x->dst = (BufRef *)(x->off_at + ndst);
+	x->dst_tile = (uint32_t *)(x->dst + ndst);
 	return x;
 }
 

@@ -48,7 +48,8 @@ typedef struct {
 	uint32_t offset;
 } BufRef;
 
-/* One send, multicast to every destination. */
+/* One send, multicast to every destination. Its five per-destination
+ * arrays are one allocation, at ptr_at (lower_transfer, lower_free). */
 typedef struct {
 	uint32_t src_tile;
 	BufRef src;

@@ -48,6 +48,8 @@ typedef struct {
 	int ncopies, capcopies;
 	int32_t *used; /* by buffer: the last step that reads it */
 	int nused;
+	int32_t *zeroed; /* buffers whose padding must stay zero (pad_zero) */
+	int nzeroed, capzeroed;
 	char *desc;
 	size_t desc_len;
 	uint32_t tiles_used;
@@ -247,6 +249,21 @@ bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
 }
 
 /* ---- matmul ------------------------------------------------------------ */
+
+/* The GEMM kernel multiplies whole K panels (docs/kernel-gemm.md), B's
+ * padding rows are zero, but A's stale padding can hold an f8 0x80 or an
+ * f16 infinity, and NaN x 0 is NaN. Exchanges write only the data, so a
+ * buffer that holds a partial panel is kept from the start to the end,
+ * unshared: its padding keeps the zeros of the loaded memory. */
+static void
+pad_zero(Build *b, const TensorPlace *tp)
+{
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].cols < tp->piece[k].pad_cols) {
+			GROW(b->zeroed, b->nzeroed, b->capzeroed);
+			b->zeroed[b->nzeroed++] = tp->piece[k].at.buf;
+		}
+}
 
 static int64_t
 shape_batches(const Shape *s)
@@ -545,6 +562,8 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
+	if (mm.a_home)
+		pad_zero(b, pa);
 	int32_t last = b->l->nstep - 1;
 	use_place(b, pa, last);
 	use_place(b, pb, last);
@@ -800,12 +819,12 @@ lower_rowwise_op(Build *b, const Op *op, Diag *d)
 	}
 	if (r)
 		return op_error(b, op, r, d);
-	TensorPlace *out = adopt(b, lower_mirror(b->l, px, op->out, dt, 0,
-	                                         b->l->nstep, "tensor block"));
-	r = lower_rowwise(b->l,
-	                  op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX,
-	                  px, pv[0], pv[1], out, op->attr.eps, op->attr.scale,
-	                  op_desc(op->kind)->name, d);
+	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	TensorPlace *out =
+	    adopt(b, lower_rowwise_out(b->l, rw, px, op->out, b->l->nstep,
+	                               "tensor block"));
+	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
+	                  op->attr.scale, op_desc(op->kind)->name, d);
 	if (r)
 		return op_error(b, op, r, d);
 	int32_t last = b->l->nstep - 1;
@@ -869,6 +888,10 @@ trim_lifetimes(Build *b)
 			}
 		}
 	free(keep);
+	for (int i = 0; i < b->nzeroed; i++) {
+		b->l->buf[b->zeroed[i]].first = 0;
+		b->l->buf[b->zeroed[i]].last = INT32_MAX;
+	}
 }
 
 int
@@ -943,6 +966,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, Lowered **out,
 	free(b.copies);
 	free(b.home);
 	free(b.used);
+	free(b.zeroed);
 	if (r) {
 		lower_free(b.l);
 		b.l = NULL;

@@ -6,9 +6,9 @@
  * x into lower_row_place's pieces when its home is not like that); the
  * output mirrors them; gamma and beta are one row on each piece's tile.
  * Each piece is one call of kernels/rowwise.S (src/kernels/rowwise.h) over
- * its rows. A tile holding several pieces calls the kernel once per
- * compute step, so the op makes as many compute steps as the most pieces
- * on one tile.
+ * its rows, or two when that is faster: its rows but the last R mod 6 in
+ * rows mode, then those in split mode. A step holds one call a tile, so
+ * the op makes as many compute steps as the most calls on one tile.
  */
 #include "rowwise.h"
 
@@ -64,6 +64,29 @@ lower_row_place(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
 		                           .pad_rows = m,
 		                           .pad_cols = pad_cols,
 		                           .format = PF_ROWMAJOR};
+	}
+	return tp;
+}
+
+TensorPlace *
+lower_rowwise_out(Lowered *l, RwOp op, const TensorPlace *x, int32_t tensor,
+                  int32_t first, const char *what)
+{
+	RwType type = RW_F32; /* x's, checked by the caller */
+	rw_type_of((DType)x->dtype, &type);
+	uint32_t es = rw_type_bytes(type),
+	         need = rw_dst_row_bytes(op, type, x->cols) / es;
+	TensorPlace *tp =
+	    tensor_place_new(tensor, x->rows, x->cols, (uint8_t)x->dtype);
+	for (int k = 0; k < x->npiece; k++) {
+		Piece p = x->piece[k];
+		if (p.pad_cols < need)
+			p.pad_cols = need;
+		p.at = (BufRef){
+		    lower_buffer(l, p.tile, p.pad_rows * p.pad_cols * es, 8,
+		                 REGION_ANY, first, INT32_MAX, what),
+		    0};
+		*lower_piece(tp) = p;
 	}
 	return tp;
 }
@@ -137,6 +160,62 @@ check_call(const KernelCall *k, Diag *d)
 	return rw_check(&c, d);
 }
 
+/* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
+ * set. */
+static uint64_t
+emit_call(Lowered *l, Step *s, RwOp op, RwType type, const TensorPlace *x,
+          const TensorPlace *gamma, const TensorPlace *beta,
+          const TensorPlace *out, int k, uint32_t r0, uint32_t rows, double eps,
+          double scale, Diag *d)
+{
+	const Piece *px = &x->piece[k], *po = &out->piece[k];
+	uint32_t es = rw_type_bytes(type);
+	KernelCall *c = lower_call(l, s, px->tile, rw_entry(op, type),
+	                           "rowwise", RW_ARGS_BYTES);
+	c->ref[0] = po->at;
+	c->ref[0].offset += r0 * po->pad_cols * es;
+	c->ref[1] = px->at;
+	c->ref[1].offset += r0 * px->pad_cols * es;
+	c->nref = 2;
+	if (gamma && beta) {
+		c->ref[2] = gamma->piece[k].at;
+		c->ref[3] = beta->piece[k].at;
+		c->nref = 4;
+	}
+	uint32_t *p = c->param;
+	p[P_OP] = op;
+	p[P_TYPE] = type;
+	p[P_ROWS] = rows;
+	p[P_COLS] = px->cols;
+	p[P_XSTRIDE] = px->pad_cols * es;
+	p[P_DSTRIDE] = po->pad_cols * es;
+	p[P_EPS] = bits_of((float)eps);
+	p[P_SCALE] = bits_of((float)scale);
+	c->fill = fill_rw_args;
+	if (check_call(c, d))
+		return 0;
+	/* addresses do not change the count */
+	uint32_t zero[4] = {0, 0, 0, 0};
+	RwCall rc = call_of(c, zero);
+	c->cycles = rw_cycles(&rc);
+	return c->cycles;
+}
+
+/* The cycles of a call over `rows` rows of piece px (no emission). */
+static uint64_t
+rows_cycles(RwOp op, RwType type, const Piece *px, uint32_t rows)
+{
+	uint32_t es = rw_type_bytes(type);
+	RwCall c = {.op = op,
+	            .type = type,
+	            .rows = rows,
+	            .cols = px->cols,
+	            .x_stride = px->pad_cols * es,
+	            .dst_stride = px->pad_cols * es,
+	            .scale = 1};
+	return rw_cycles(&c);
+}
+
 int
 lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               const TensorPlace *gamma, const TensorPlace *beta,
@@ -153,47 +232,50 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		                "%s: pieces without whole rows (an internal "
 		                "error)",
 		                what);
-	uint32_t es = rw_type_bytes(type);
-	/* the k-th piece on each tile goes in compute step k */
-	uint32_t *seen = xcalloc(l->tiles, sizeof *seen);
+	/* R rows in rows mode take ceil(R / 6) rounds of the slowest
+	 * worker: the R mod 6 rows left over may go faster in a call of
+	 * their own, cut into segments (split mode). The k-th call on each
+	 * tile goes in compute step k (a step has one call a tile): first
+	 * every piece's rows-mode call, then the rest's. */
+	uint32_t *seen = xcalloc(l->tiles, sizeof *seen),
+	         *rest = xcalloc((size_t)x->npiece, sizeof *rest);
+	for (int k = 0; k < x->npiece; k++) {
+		const Piece *px = &x->piece[k];
+		uint32_t n = px->rows, left = n % CHIP_WORKERS;
+		if (n > CHIP_WORKERS && left &&
+		    rows_cycles(op, type, px, n - left) +
+		            rows_cycles(op, type, px, left) <
+		        rows_cycles(op, type, px, n))
+			rest[k] = left;
+	}
 	int32_t first = l->nstep;
 	int r = IPU_OK;
-	for (int k = 0; k < x->npiece && !r; k++) {
-		const Piece *px = &x->piece[k], *po = &out->piece[k];
-		uint32_t slot = seen[px->tile]++;
-		if (first + (int32_t)slot >= l->nstep)
-			lower_step(l, STEP_COMPUTE, what);
-		Step *s = &l->step[first + (int32_t)slot];
-		KernelCall *c = lower_call(l, s, px->tile, rw_entry(op, type),
-		                           "rowwise", RW_ARGS_BYTES);
-		c->ref[0] = po->at;
-		c->ref[1] = px->at;
-		c->nref = 2;
-		if (gamma && beta) {
-			c->ref[2] = gamma->piece[k].at;
-			c->ref[3] = beta->piece[k].at;
-			c->nref = 4;
+	for (int pass = 0; pass < 2 && !r; pass++) {
+		for (int k = 0; k < x->npiece && !r; k++) {
+			const Piece *px = &x->piece[k];
+			if (pass && !rest[k])
+				continue;
+			uint32_t slot = seen[px->tile]++;
+			if (first + (int32_t)slot >= l->nstep)
+				lower_step(l, STEP_COMPUTE, what);
+			Step *s = &l->step[first + (int32_t)slot];
+			uint32_t r0 = pass ? px->rows - rest[k] : 0,
+			         n = pass ? rest[k] : px->rows - rest[k];
+			uint64_t c = emit_call(l, s, op, type, x, gamma, beta,
+			                       out, k, r0, n, eps, scale, d);
+			if (!c)
+				r = IPU_EINVAL;
+			if (c > s->cycles)
+				s->cycles = c;
 		}
-		uint32_t *p = c->param;
-		p[P_OP] = op;
-		p[P_TYPE] = type;
-		p[P_ROWS] = px->rows;
-		p[P_COLS] = px->cols;
-		p[P_XSTRIDE] = px->pad_cols * es;
-		p[P_DSTRIDE] = po->pad_cols * es;
-		p[P_EPS] = bits_of((float)eps);
-		p[P_SCALE] = bits_of((float)scale);
-		c->fill = fill_rw_args;
-		r = check_call(c, d);
-		if (r)
-			break;
-		/* addresses do not change the count */
-		uint32_t zero[4] = {0, 0, 0, 0};
-		RwCall rc = call_of(c, zero);
-		c->cycles = rw_cycles(&rc);
-		if (c->cycles > s->cycles)
-			s->cycles = c->cycles;
+		/* the rest's calls start after the last rows-mode call */
+		uint32_t most = 0;
+		for (uint32_t t = 0; t < l->tiles; t++)
+			most = seen[t] > most ? seen[t] : most;
+		for (uint32_t t = 0; t < l->tiles; t++)
+			seen[t] = most;
 	}
+	free(rest);
 	free(seen);
 	return r;
 }

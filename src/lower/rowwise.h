@@ -17,7 +17,13 @@ int lower_rows_whole(const TensorPlace *tp);
 TensorPlace *lower_row_place(Lowered *l, int32_t tensor, uint32_t rows,
                              uint32_t cols, uint32_t pad_cols, DType dt,
                              int32_t first, uint32_t tile0);
-/* out (made by lower_mirror from x) = op(x) per row, in new compute steps
+/* The place of op's output on x: x's pieces mirrored (buffers live from
+ * step `first`), each row as long as the kernel's dst rows need
+ * (rw_dst_row_bytes: the f16 softmax keeps e after each row). Caller
+ * frees. */
+TensorPlace *lower_rowwise_out(Lowered *l, RwOp op, const TensorPlace *x,
+                               int32_t tensor, int32_t first, const char *what);
+/* out (made by lower_rowwise_out from x) = op(x) per row, in new compute steps
  * at the end; gamma and beta (layernorm; NULL for softmax): one row next
  * to each piece of x (lower_mirror with one_row). eps and scale as in
  * OpAttrs. */

@@ -36,8 +36,9 @@
 
 #include "lower.h"
 
-/* Intervals [a, b) of a timeline, in the order they were added. Small per
- * phase, so searched linearly. */
+/* Intervals [a, b) of a timeline, disjoint and added in time order (a
+ * tile's sends start after its previous send ends; a partner's 64-bit
+ * sends likewise), so searched by bisection. */
 typedef struct {
 	struct {
 		uint64_t a, b;
@@ -54,21 +55,45 @@ spans_add(Spans *s, uint64_t a, uint64_t b)
 	s->n++;
 }
 
+/* The first interval that ends after a. */
+static int
+spans_after(const Spans *s, uint64_t a)
+{
+	int lo = 0, hi = s->n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (s->v[mid].b <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The end of an interval that [a, b) overlaps, or 0. */
 static uint64_t
 spans_conflict(const Spans *s, uint64_t a, uint64_t b)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->v[i].a < b && a < s->v[i].b)
-			return s->v[i].b;
-	return 0;
+	int i = spans_after(s, a);
+	return i < s->n && s->v[i].a < b ? s->v[i].b : 0;
+}
+
+/* Does an interval start at c? */
+static int
+spans_start_at(const Spans *s, uint64_t c)
+{
+	int i = spans_after(s, c);
+	return i < s->n && s->v[i].a == c;
 }
 
 /* One tile's supervisor timeline in a phase: its sends, the partner's
  * 64-bit sends (they use this tile's wires too) and the cycles of its
  * receive controls. A control may fall inside one of the tile's own sends
  * (codegen splits the send there and attaches the control to a sendpic),
- * but not on a send's first cycle, and two controls never share a cycle. */
+ * but not on a send's first cycle, and two controls never share a cycle.
+ * Controls come in increasing order (each receive window's pointer falls
+ * after the previous window's mux-off, and windows are in time order) and
+ * are searched by bisection. */
 typedef struct {
 	Spans send;
 	Spans wire; /* the pair partner's 64-bit sends */
@@ -78,20 +103,29 @@ typedef struct {
 	uint64_t send_end; /* end of the last send */
 } Timeline;
 
+/* Controls are kept sorted; they come in order, so this appends. */
 static void
 add_control(Timeline *tl, uint64_t c)
 {
 	GROW(tl->ctl, tl->nc, tl->capc);
-	tl->ctl[tl->nc++] = c;
+	int i = tl->nc++;
+	for (; i > 0 && tl->ctl[i - 1] > c; i--)
+		tl->ctl[i] = tl->ctl[i - 1];
+	tl->ctl[i] = c;
 }
 
 static int
 control_at(const Timeline *tl, uint64_t c)
 {
-	for (int i = 0; i < tl->nc; i++)
-		if (tl->ctl[i] == c)
-			return 1;
-	return 0;
+	int lo = 0, hi = tl->nc;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (tl->ctl[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < tl->nc && tl->ctl[lo] == c;
 }
 
 /* Can a control go at cycle c? `own` is the start of the send being
@@ -99,12 +133,8 @@ control_at(const Timeline *tl, uint64_t c)
 static int
 control_free(const Timeline *tl, uint64_t own, uint64_t c)
 {
-	if (c < XS_PREAMBLE || control_at(tl, c) || (own && c == own))
-		return 0;
-	for (int i = 0; i < tl->send.n; i++)
-		if (tl->send.v[i].a == c)
-			return 0;
-	return 1;
+	return c >= XS_PREAMBLE && !control_at(tl, c) && !(own && c == own) &&
+	       !spans_start_at(&tl->send, c);
 }
 
 /* The latest free control cycle in [lo, hi], or UINT64_MAX. */
@@ -253,8 +283,69 @@ free_timelines(Timeline *tl, uint32_t n)
 	free(tl);
 }
 
+/* Order s's transfers round by round over the senders (in the order each
+ * first appears), each sender's own order kept but rotated: the G senders
+ * whose first transfer goes to the same tile start at q / G of the way
+ * through their lists (q: their rank among those G). In-order greedy
+ * scheduling then meets distinct receivers in most rounds. Without it, a
+ * C block turned into whole rows has every column block's sender begin
+ * with the same row's tile, and those sends queue one behind another
+ * (SigLIP's scores before the softmax: 147,105 -> see docs/compiler.md). */
+static void
+interleave(const Lowered *l, Step *s)
+{
+	uint32_t ns = 0, *count = xcalloc(l->tiles, sizeof *count),
+	         *order = xmalloc((size_t)l->tiles * sizeof *order);
+	for (int i = 0; i < s->nxfer; i++)
+		if (count[s->xfer[i].src_tile]++ == 0)
+			order[ns++] = s->xfer[i].src_tile;
+	/* each sender's transfers, in step order: idx[first[t] ..] */
+	uint32_t *first = xmalloc((size_t)l->tiles * sizeof *first),
+	         *fill = xcalloc(l->tiles, sizeof *fill),
+	         *idx = xmalloc((size_t)s->nxfer * sizeof *idx), at = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		first[order[k]] = at;
+		at += count[order[k]];
+	}
+	for (int i = 0; i < s->nxfer; i++) {
+		uint32_t t = s->xfer[i].src_tile;
+		idx[first[t] + fill[t]++] = (uint32_t)i;
+	}
+	/* rank of each sender among those sharing its first destination */
+	uint32_t *group = xcalloc(l->tiles, sizeof *group),
+	         *rank = xmalloc((size_t)l->tiles * sizeof *rank), most = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		uint32_t t = order[k];
+		uint32_t to = s->xfer[idx[first[t]]].dst_tile[0];
+		rank[t] = group[to]++;
+		if (count[t] > most)
+			most = count[t];
+	}
+	Transfer *out = xmalloc((size_t)s->nxfer * sizeof *out);
+	int n = 0;
+	for (uint32_t r = 0; r < most; r++)
+		for (uint32_t k = 0; k < ns; k++) {
+			uint32_t t = order[k], c = count[t];
+			if (r >= c)
+				continue;
+			uint32_t to = s->xfer[idx[first[t]]].dst_tile[0];
+			uint32_t rot =
+			    (uint32_t)((uint64_t)rank[t] * c / group[to]);
+			out[n++] = s->xfer[idx[first[t] + (rot + r) % c]];
+		}
+	memcpy(s->xfer, out, (size_t)s->nxfer * sizeof *out);
+	free(out);
+	free(rank);
+	free(group);
+	free(idx);
+	free(fill);
+	free(first);
+	free(order);
+	free(count);
+}
+
 static int
-schedule_step(const Lowered *l, Step *s, Diag *d)
+schedule_order(const Lowered *l, Step *s, Diag *d)
 {
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
@@ -291,6 +382,84 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 	free_timelines(tl, l->tiles);
 	free(mark);
 	s->cycles = end;
+	return IPU_OK;
+}
+
+/* The schedule's results of every transfer, in step order. */
+typedef struct {
+	uint64_t *v;
+	uint8_t *wide;
+} Saved;
+
+static Saved
+save(const Step *s)
+{
+	size_t n = 0;
+	for (int i = 0; i < s->nxfer; i++)
+		n += 1 + 3 * (size_t)s->xfer[i].ndst;
+	Saved sv = {xmalloc(n * sizeof *sv.v), xmalloc((size_t)s->nxfer + 1)};
+	uint64_t *p = sv.v;
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		sv.wide[i] = x->wide;
+		*p++ = x->start;
+		for (uint32_t k = 0; k < x->ndst; k++) {
+			*p++ = x->ptr_at[k];
+			*p++ = x->mux_at[k];
+			*p++ = x->off_at[k];
+		}
+	}
+	return sv;
+}
+
+static void
+restore(Step *s, Saved sv)
+{
+	const uint64_t *p = sv.v;
+	for (int i = 0; i < s->nxfer; i++) {
+		Transfer *x = &s->xfer[i];
+		x->wide = sv.wide[i];
+		x->start = *p++;
+		for (uint32_t k = 0; k < x->ndst; k++) {
+			x->ptr_at[k] = *p++;
+			x->mux_at[k] = *p++;
+			x->off_at[k] = *p++;
+		}
+	}
+}
+
+/* A step's schedule in the order the lowering gave and interleaved,
+ * keeping the shorter: interleaving cut SigLIP's scores-into-rows
+ * exchange 34-fold but lengthens some GEMM chunk exchanges (a 4096^3 f16
+ * GEMM by 11% overall), so neither order is always the better. */
+static int
+schedule_step(const Lowered *l, Step *s, Diag *d)
+{
+	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
+	Transfer *given = xmalloc(bytes + 1);
+	memcpy(given, s->xfer, bytes);
+	int r = schedule_order(l, s, d);
+	if (r) { /* the other order may still find a schedule */
+		interleave(l, s);
+		r = schedule_order(l, s, d);
+		free(given);
+		return r;
+	}
+	uint64_t first = s->cycles;
+	Saved sv = save(s);
+	interleave(l, s);
+	int moved = 0; /* each transfer owns its destination arrays */
+	for (int i = 0; i < s->nxfer && !moved; i++)
+		moved = given[i].dst_tile != s->xfer[i].dst_tile;
+	Diag dd;
+	if (!moved || schedule_order(l, s, &dd) || s->cycles >= first) {
+		memcpy(s->xfer, given, bytes);
+		restore(s, sv);
+		s->cycles = first;
+	}
+	free(sv.v);
+	free(sv.wide);
+	free(given);
 	return IPU_OK;
 }
 

@@ -59,15 +59,6 @@ siglip_gen_stats(const SiglipConfig *c, const SiglipTensor *t, double *mean,
 }
 
 static uint64_t
-fnv1a64(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3u;
-	return h;
-}
-
-static uint64_t
 splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
@@ -107,7 +98,7 @@ siglip_gen_values(const SiglipConfig *c, const SiglipTensor *t, uint64_t seed,
 {
 	double mean, std;
 	siglip_gen_stats(c, t, &mean, &std);
-	uint64_t state = seed ^ fnv1a64(t->name);
+	uint64_t state = seed ^ fnv1a64(FNV1A64_INIT, t->name, strlen(t->name));
 	uint64_t n = siglip_tensor_elements(t);
 	for (uint64_t i = 0; i < n;) {
 		double u, v, s;

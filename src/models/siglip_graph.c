@@ -45,13 +45,50 @@ put(Text *t, const char *fmt, ...)
 	}
 }
 
-/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]). */
+/* The types of a tower: `dt` for everything but the dense GEMMs' operands. */
+typedef struct {
+	const SiglipPrecision *p;
+	const char *dt;
+	int f8;
+} Types;
+
+/* The name a dense GEMM reads for activation x at position `pos`: x, or in
+ * f8 x cast on the device with the position's scale (once: q, k and v
+ * share it). */
+static const char *
+gemm_input(Text *t, const Types *ty, SiglipGemm pos, const char *x, char *buf,
+           size_t n)
+{
+	if (!ty->f8)
+		return x;
+	snprintf(buf, n, "%s.f8", x);
+	put(t, "%s = cast %s f8_f143*2^%d\n", buf, x, ty->p->act_scale[pos]);
+	return buf;
+}
+
+/* The element type of dense GEMM weight `name`. */
+static const char *
+dense_type(const Types *ty, const char *name, char buf[32])
+{
+	if (!ty->f8)
+		return ty->dt;
+	snprintf(buf, 32, "f8_f143*2^%d",
+	         ty->p->weight_scale ? ty->p->weight_scale(ty->p->ctx, name)
+	                             : 0);
+	return buf;
+}
+
+/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]); x as
+ * gemm_input gave it. */
 static void
-linear(Text *t, const char *dt, const char *y, const char *x, const char *w,
+linear(Text *t, const Types *ty, const char *y, const char *x, const char *w,
        int in, int out)
 {
-	put(t, "weight %s.weight %s [%d, %d]\n", w, dt, out, in);
-	put(t, "weight %s.bias %s [%d]\n", w, dt, out);
+	char name[160], wt[32];
+	snprintf(name, sizeof name, "%s.weight", w);
+	put(t, "weight %s %s [%d, %d]\n", name, dense_type(ty, name, wt), out,
+	    in);
+	put(t, "weight %s.bias %s [%d]\n", w, ty->dt, out);
 	put(t, "%s.mm = matmul %s %s.weight transpose_b=1\n", y, x, w);
 	put(t, "%s = add %s.mm %s.bias\n", y, y, w);
 }
@@ -95,34 +132,39 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
 }
 
-/* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w` */
+/* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`; `pos` the
+ * fc1 position (fc2's follows it) */
 static void
-mlp(Text *t, const char *dt, const char *y, const char *x, const char *w, int d,
-    int f)
+mlp(Text *t, const Types *ty, SiglipGemm pos, const char *y, const char *x,
+    const char *w, int d, int f)
 {
-	char a[96], b[96], g[96], n1[96], n2[96];
+	char a[96], g[96], n1[96], n2[96], in[112];
 	snprintf(a, sizeof a, "%s.fc1", y);
 	snprintf(g, sizeof g, "%s.gelu", y);
-	snprintf(b, sizeof b, "%s", y);
 	snprintf(n1, sizeof n1, "%s.fc1", w);
 	snprintf(n2, sizeof n2, "%s.fc2", w);
-	linear(t, dt, a, x, n1, d, f);
+	linear(t, ty, a, gemm_input(t, ty, pos, x, in, sizeof in), n1, d, f);
 	put(t, "%s = gelu %s\n", g, a);
-	linear(t, dt, b, g, n2, f, d);
+	linear(t, ty, y,
+	       gemm_input(t, ty, (SiglipGemm)(pos + 1), g, in, sizeof in), n2,
+	       f, d);
 }
 
 char *
-siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
+siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 {
 	Text t = {.text = xmalloc(1 << 14), .cap = 1 << 14};
-	const char *dt = dtype_name(dtype);
+	Types ty = {.p = p, .f8 = dtype_is_f8(p->dtype)};
+	ty.dt = dtype_name(ty.f8 ? DT_F16 : p->dtype);
+	const char *dt = ty.dt;
 	int d = c->hidden, f = c->intermediate, h = c->heads, dh = d / h;
 	int n = siglip_tokens(c), pp = c->channels * c->patch * c->patch;
 	int rows = batch * n;
 	put(&t,
 	    "# SigLIP vision tower: %d layers, d %d, f %d, %d heads, "
 	    "%d tokens, batch %d, %s\n",
-	    c->layers, d, f, h, n, batch, dt);
+	    c->layers, d, f, h, n, batch,
+	    ty.f8 ? "f8 dense GEMMs, f16 elsewhere" : dt);
 	put(&t, "input patches %s [%d, %d]\n", dt, rows, pp);
 	put(&t,
 	    "weight vision_model.embeddings.patch_embedding.weight %s "
@@ -143,7 +185,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 	        "vision_model.embeddings.patch_embedding.bias\n");
 	put(&t, "h0 = add emb.b "
 	        "vision_model.embeddings.position_embedding.weight\n");
-	char x[32], w[96], y[64];
+	char x[32], w[96], y[64], in[96];
 	snprintf(x, sizeof x, "h0");
 	for (int l = 0; l < c->layers; l++) {
 		char p[64], q[64], k[64], v[64], a[64], o[64], r[64], m[64];
@@ -153,17 +195,21 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 		layernorm(&t, dt, y, x, w, d, c->ln_eps);
 		const char *proj[3] = {"q", "k", "v"};
 		char *dst[3] = {q, k, v};
+		const char *xin =
+		    gemm_input(&t, &ty, SIGLIP_QKV, y, in, sizeof in);
 		for (int i = 0; i < 3; i++) {
 			snprintf(dst[i], 64, "l%d.%s", l, proj[i]);
 			snprintf(w, sizeof w, "%s.self_attn.%s_proj", p,
 			         proj[i]);
-			linear(&t, dt, dst[i], y, w, d, d);
+			linear(&t, &ty, dst[i], xin, w, d, d);
 		}
 		snprintf(a, sizeof a, "l%d.attn", l);
 		attend(&t, a, q, k, v, batch, n, n, h, dh);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
-		linear(&t, dt, o, a, w, d, d);
+		linear(&t, &ty, o,
+		       gemm_input(&t, &ty, SIGLIP_OUT, a, in, sizeof in), w, d,
+		       d);
 		snprintf(r, sizeof r, "l%d.res1", l);
 		put(&t, "%s = add %s %s\n", r, x, o);
 		snprintf(y, sizeof y, "l%d.ln2", l);
@@ -171,7 +217,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 		layernorm(&t, dt, y, r, w, d, c->ln_eps);
 		snprintf(m, sizeof m, "l%d.mlp", l);
 		snprintf(w, sizeof w, "%s.mlp", p);
-		mlp(&t, dt, m, y, w, d, f);
+		mlp(&t, &ty, SIGLIP_FC1, m, y, w, d, f);
 		snprintf(x, sizeof x, "h%d", l + 1);
 		put(&t, "%s = add %s %s\n", x, r, m);
 	}
@@ -185,10 +231,18 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 	const char *hw = "vision_model.head.attention";
 	put(&t, "weight vision_model.head.probe %s [%d, %d]\n", dt, batch, d);
 	const char *part[3] = {"q", "k", "v"};
-	const char *from[3] = {"vision_model.head.probe", "last", "last"};
+	char hq[96];
+	const char *from[3] = {
+	    gemm_input(&t, &ty, SIGLIP_HEAD_Q, "vision_model.head.probe", hq,
+	               sizeof hq),
+	    gemm_input(&t, &ty, SIGLIP_HEAD_KV, "last", in, sizeof in)};
+	from[2] = from[1];
 	for (int i = 0; i < 3; i++) {
-		put(&t, "weight %s.in_proj_weight.%s %s [%d, %d]\n", hw,
-		    part[i], dt, d, d);
+		char name[160], wt[32];
+		snprintf(name, sizeof name, "%s.in_proj_weight.%s", hw,
+		         part[i]);
+		put(&t, "weight %s %s [%d, %d]\n", name,
+		    dense_type(&ty, name, wt), d, d);
 		put(&t, "weight %s.in_proj_bias.%s %s [%d]\n", hw, part[i], dt,
 		    d);
 		put(&t,
@@ -201,10 +255,13 @@ siglip_graph_text(const SiglipConfig *c, int batch, DType dtype)
 	attend(&t, "head.attn", "head.q", "head.k", "head.v", batch, 1, n, h,
 	       dh);
 	snprintf(w, sizeof w, "%s.out_proj", hw);
-	linear(&t, dt, "head.out", "head.attn", w, d, d);
+	linear(&t, &ty, "head.out",
+	       gemm_input(&t, &ty, SIGLIP_HEAD_OUT, "head.attn", in, sizeof in),
+	       w, d, d);
 	layernorm(&t, dt, "head.ln", "head.out", "vision_model.head.layernorm",
 	          d, c->ln_eps);
-	mlp(&t, dt, "head.mlp", "head.ln", "vision_model.head.mlp", d, f);
+	mlp(&t, &ty, SIGLIP_HEAD_FC1, "head.mlp", "head.ln",
+	    "vision_model.head.mlp", d, f);
 	put(&t, "pooled = add head.out head.mlp\n");
 	put(&t, "output pooled\n");
 	return t.text;

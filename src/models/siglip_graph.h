@@ -3,14 +3,48 @@
 #ifndef IPU_SIGLIP_GRAPH_H
 #define IPU_SIGLIP_GRAPH_H
 
+#include <stdio.h>
+
 #include "../graph/graph.h"
 #include "../target/chip.h"
+#include "safetensors.h"
 #include "siglip_config.h"
 
-/* The tower for `batch` images computing in dtype (f32 or f16), as the
- * graph text form; output "pooled" [batch, d] (or "last" [batch N, d]
- * without the head). Caller frees. */
-char *siglip_graph_text(const SiglipConfig *c, int batch, DType dtype);
+/* The dense GEMMs that an f8 tower computes in f8, by the activation they
+ * read: one activation scale each, shared by every layer (a layer's q, k
+ * and v read the same LayerNorm output; so do the head's k and v). */
+typedef enum {
+	SIGLIP_QKV,
+	SIGLIP_OUT, /* attention out projection */
+	SIGLIP_FC1,
+	SIGLIP_FC2,
+	SIGLIP_HEAD_Q, /* the MAP head's q from the probe */
+	SIGLIP_HEAD_KV,
+	SIGLIP_HEAD_OUT,
+	SIGLIP_HEAD_FC1,
+	SIGLIP_HEAD_FC2,
+	SIGLIP_GEMMS
+} SiglipGemm;
+
+/* Position names for --f8-scales ("qkv", "out", ..., "head.fc2"). */
+extern const char *const siglip_gemm_names[SIGLIP_GEMMS];
+
+/* The tower's compute types. f32 and f16: everything in that type. f8
+ * (DT_F8_F143): the dense GEMMs take F143 operands, the weight with its own
+ * scale (weight_scale) and the activation cast on the device with its
+ * position's act_scale; their results and everything else are f16. */
+typedef struct {
+	DType dtype;
+	int act_scale[SIGLIP_GEMMS];
+	/* f8: graph weight `name`'s scale (NULL: 2^0 for every weight) */
+	int (*weight_scale)(void *ctx, const char *name);
+	void *ctx;
+} SiglipPrecision;
+
+/* The tower for `batch` images, as the graph text form; output "pooled"
+ * [batch, d] (or "last" [batch N, d] without the head). Caller frees. */
+char *siglip_graph_text(const SiglipConfig *c, int batch,
+                        const SiglipPrecision *p);
 /* The checkpoint tensor a graph weight comes from (ckpt), and for the
  * head's split in_proj the part (0 q, 1 k, 2 v; rows part d .. part d + d
  * - 1), else -1. */
@@ -26,9 +60,17 @@ typedef struct {
 	const char *const *images;    /* PNG/JPEG files, or */
 	int nimages;
 	const char *pixels; /* a .npy of pixel values [B, 3, S, S] (f32) */
-	DType dtype;        /* compute: f32 or f16 */
-	const Chip *chip;   /* NULL: the C600 */
-	int threads;        /* emulator host threads */
+	DType dtype;        /* compute: f32, f16 or f8_f143 (f8 GEMMs) */
+	/* f8: activation scales set by the user (set[i] nonzero), the others
+	 * from siglip_f8_bounds */
+	int act_scale[SIGLIP_GEMMS], act_set[SIGLIP_GEMMS];
+	const Chip *chip; /* NULL: the C600 */
+	int threads;      /* emulator host threads */
+	/* where the placement report goes if the program does not fit the
+	 * chip's memory (NULL: nowhere; the error names the worst tile) */
+	FILE *place_report;
+	/* exec_build's package cache (NULL: always compile) */
+	const char *cache_dir;
 } SiglipRun;
 
 typedef struct {
@@ -37,10 +79,31 @@ typedef struct {
 	uint64_t cycles, predicted_cycles, macs;
 	double mfu, compile_ms, host_seconds, chip_seconds;
 	uint32_t tiles, peak_tile_bytes;
+	int cached; /* the package came from the cache */
+	/* f8: the activation scales used (have_scales: chosen, even if
+	 * the run failed later) */
+	int act_scale[SIGLIP_GEMMS], have_scales;
 } SiglipResult;
 
 /* Load, check, compile, run on the emulator, read the embedding. */
 int siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d);
 void siglip_result_free(SiglipResult *r);
+
+/* siglip_fp8.c */
+/* The smallest power-of-two scale N with max_abs <= 240 x 2^N: F143's
+ * largest value covers max_abs, smaller values keep all the precision
+ * the format has. */
+int siglip_f8_scale(double max_abs);
+/* Each GEMM position's activation scale from bounds that hold for any
+ * input (so nothing is clipped): a LayerNorm output's |y_i| <= |g_i|
+ * sqrt(d - 1) + |b_i|, a linear of it |W_j . y| + |c_j| <= |W_j|_2 |y|_2 +
+ * |c_j|, attention outputs are convex combinations of v rows, GELU keeps
+ * the bound (or -0.17); the largest over the layers. */
+int siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
+                     int scale[SIGLIP_GEMMS], Diag *d);
+/* "qkv=-2,fc1=1": each named position's scale into scale[] and set[i] =
+ * 1; unknown names and scales outside -32..31 are refused. */
+int siglip_f8_parse_scales(const char *text, int scale[SIGLIP_GEMMS],
+                           int set[SIGLIP_GEMMS], Diag *d);
 
 #endif

@@ -10,27 +10,18 @@
  */
 #include "siglip_graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <ipu/runtime.h>
 
-#include "../compile/compile.h"
+#include "../exec/exec.h"
 #include "../image/image.h"
-#include "../util/fp.h"
 #include "../util/npy.h"
 #include "safetensors.h"
 #include "siglip_weights.h"
-
-static double
-seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The batch's pixel values [B, 3, S, S]. */
 static int
@@ -80,35 +71,22 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 	return e;
 }
 
-/* n floats into the tensor's bits (round to nearest even). */
-static void
-to_dtype(DType dt, const float *v, size_t n, uint8_t *out)
-{
-	unsigned fl = 0;
-	if (dt == DT_F32) {
-		memcpy(out, v, n * 4);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint16_t h = fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
-		memcpy(out + 2 * i, &h, 2);
-	}
-}
-
-/* Graph weight `t` from the checkpoint, as f32 values. */
+/* Graph weight `gname` ([want] elements) from the checkpoint, as f32
+ * values. */
 static int
-weight_values(const StFile *f, const Tensor *t, float *out, Diag *d)
+weight_values(const StFile *f, const char *gname, size_t want, float *out,
+              Diag *d)
 {
 	char name[256];
 	int part;
-	siglip_weight_source(t->name, name, sizeof name, &part);
+	siglip_weight_source(gname, name, sizeof name, &part);
 	const StTensor *s = st_find(f, name);
 	if (!s)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the checkpoint has no %s (for graph weight "
 		                "%s)",
-		                name, t->name);
-	size_t want = (size_t)shape_elems(&t->shape), have = st_elements(s);
+		                name, gname);
+	size_t have = st_elements(s);
 	float *all = xmalloc(have * sizeof *all);
 	int e = st_to_f32(f, s, all, d);
 	if (!e && part >= 0 && have == 3 * want) { /* rows part d .. */
@@ -120,10 +98,38 @@ weight_values(const StFile *f, const Tensor *t, float *out, Diag *d)
 		e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		             "graph weight %s holds %zu elements, checkpoint "
 		             "tensor %s %zu",
-		             t->name, want, name, have);
+		             gname, want, name, have);
 	}
 	free(all);
 	return e;
+}
+
+/* siglip_graph_text's weight_scale: the scale covering the weight's
+ * largest |w|; the first error stays in the context. */
+typedef struct {
+	const StFile *f;
+	int e;
+	Diag d;
+} ScaleCtx;
+
+static int
+weight_scale(void *ctx, const char *gname)
+{
+	ScaleCtx *sc = ctx;
+	char name[256];
+	int part;
+	siglip_weight_source(gname, name, sizeof name, &part);
+	const StTensor *s = st_find(sc->f, name);
+	if (sc->e || !s)
+		return 0; /* siglip_check found every tensor */
+	size_t n = st_elements(s) / (part >= 0 ? 3 : 1);
+	float *v = xmalloc(n * sizeof *v);
+	double max = 0;
+	sc->e = weight_values(sc->f, gname, n, v, &sc->d);
+	for (size_t i = 0; !sc->e && i < n; i++)
+		max = fmax(max, fabs(v[i]));
+	free(v);
+	return siglip_f8_scale(max);
 }
 
 static int
@@ -137,20 +143,15 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 		if (t->producer >= 0 ||
 		    ipu_tensor_info(dev, t->name, &desc, &err))
 			continue;
-		size_t n = (size_t)shape_elems(&t->shape),
-		       es = (size_t)dtype_size(t->elem.dtype);
+		size_t n = (size_t)shape_elems(&t->shape);
 		float *v = xmalloc(n * sizeof *v);
 		int e = IPU_OK;
 		if (!strcmp(t->name, "patches"))
 			memcpy(v, patches, n * sizeof *v);
 		else
-			e = weight_values(f, t, v, d);
-		uint8_t *bits = xmalloc(n * es);
-		to_dtype(t->elem.dtype, v, n, bits);
-		if (!e && ipu_write_tensor(dev, t->name, bits, n * es, &err))
-			e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s",
-			             t->name, err.msg);
-		free(bits);
+			e = weight_values(f, t->name, n, v, d);
+		if (!e)
+			e = exec_write(dev, t, v, d);
 		free(v);
 		if (e)
 			return e;
@@ -159,65 +160,22 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 }
 
 static int
-read_output(ipu_device *dev, const char *name, DType dt, float *out, size_t n,
-            Diag *d)
-{
-	size_t es = (size_t)dtype_size(dt);
-	uint8_t *bits = xmalloc(n * es);
-	ipu_error err;
-	int e = ipu_read_tensor(dev, name, bits, n * es, &err);
-	if (e)
-		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "read %s: %s", name,
-		             err.msg);
-	for (size_t i = 0; !e && i < n; i++) {
-		if (dt == DT_F32) {
-			memcpy(&out[i], bits + 4 * i, 4);
-		} else {
-			uint16_t h;
-			memcpy(&h, bits + 2 * i, 2);
-			out[i] = (float)fp_f16_to_f64(h);
-		}
-	}
-	free(bits);
-	return e;
-}
-
-static int
 run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
             const Graph *g, const StFile *f, const SiglipConfig *c,
             const float *patches, SiglipResult *out, Diag *d)
 {
-	uint8_t *bytes;
-	size_t len;
-	int e = pkg_write(pk, &bytes, &len, d);
-	if (e)
-		return e;
-	char name[96];
-	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
-	         pk->tiles, r->threads > 0 ? r->threads : 1);
-	ipu_error err;
-	ipu_device *dev = ipu_open(name, &err);
-	if (!dev)
-		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "%s", err.msg);
-	else if (ipu_load_package(dev, bytes, len, &err))
-		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
-	free(bytes);
+	ipu_device *dev;
+	int e = exec_open(chip, pk, r->threads, &dev, d);
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
-	if (!e) {
-		double t0 = seconds();
-		if (ipu_run(dev, 0, &err))
-			e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s",
-			             err.msg);
-		out->host_seconds = seconds() - t0;
-		out->cycles = ipu_cycles(dev);
-	}
-	const char *res = c->use_head ? "pooled" : "last";
-	size_t n = (size_t)out->batch * (c->use_head ? 1 : siglip_tokens(c)) *
-	           (size_t)c->hidden;
-	out->embedding = xmalloc(n * sizeof *out->embedding);
 	if (!e)
-		e = read_output(dev, res, r->dtype, out->embedding, n, d);
+		e = exec_run_timed(dev, &out->cycles, &out->host_seconds, d);
+	const Tensor *res =
+	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
+	out->embedding =
+	    xmalloc((size_t)shape_elems(&res->shape) * sizeof *out->embedding);
+	if (!e)
+		e = exec_read(dev, res, out->embedding, d);
 	if (dev)
 		ipu_close(dev);
 	return e;
@@ -228,9 +186,9 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
 	const Chip *chip = r->chip ? r->chip : chip_default();
-	if (r->dtype != DT_F32 && r->dtype != DT_F16)
+	if (r->dtype != DT_F32 && r->dtype != DT_F16 && r->dtype != DT_F8_F143)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compute type %s: f32 or f16 only",
+		                "compute type %s: f32, f16 or f8_f143 only",
 		                dtype_name(r->dtype));
 	SiglipConfig c;
 	StFile f;
@@ -243,6 +201,18 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	Graph *g = NULL;
 	Package *pk = NULL;
 	e = siglip_check(&c, &f, r->weights, NULL, d);
+	SiglipPrecision prec = {.dtype = r->dtype};
+	ScaleCtx sc = {.f = &f};
+	if (!e && dtype_is_f8(r->dtype)) {
+		prec.weight_scale = weight_scale;
+		prec.ctx = &sc;
+		e = siglip_f8_bounds(&c, &f, prec.act_scale, d);
+		for (int i = 0; i < SIGLIP_GEMMS; i++)
+			if (r->act_set[i])
+				prec.act_scale[i] = r->act_scale[i];
+		memcpy(out->act_scale, prec.act_scale, sizeof prec.act_scale);
+		out->have_scales = !e;
+	}
 	if (!e)
 		e = load_pixels(r, &c, &px, &out->batch, d);
 	if (!e) {
@@ -251,37 +221,47 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		           c.patch * c.patch;
 		patches = xmalloc(n * sizeof *patches);
 		siglip_patches(&c, out->batch, px, patches);
-		char *text = siglip_graph_text(&c, out->batch, r->dtype);
+		char *text = siglip_graph_text(&c, out->batch, &prec);
 		Diag errs[GRAPH_MAX_ERRORS];
 		int nerr = 0;
-		e = graph_parse(text, strlen(text), "siglip", &g, errs, &nerr);
-		if (e)
+		if ((e = sc.e))
+			*d = sc.d;
+		else if ((e = graph_parse(text, strlen(text), "siglip", &g,
+		                          errs, &nerr)))
 			*d = errs[0];
 		free(text);
 	}
-	CompileReport rep = {0};
 	if (!e) {
-		CompileOptions co = {.chip = chip};
-		e = compile_graph(g, &co, &pk, &rep, d);
-		out->compile_ms = rep.compile_ms;
-		out->predicted_cycles = rep.predicted_cycles;
-		out->tiles = rep.tiles_used;
-		out->peak_tile_bytes = rep.peak_tile_bytes;
+		ExecBuild b;
+		e = exec_build_report(g, chip, r->cache_dir, r->place_report,
+		                      &pk, &b, d);
+		out->compile_ms = b.compile_ms;
+		out->predicted_cycles = b.predicted_cycles;
+		out->tiles = b.tiles;
+		out->peak_tile_bytes = b.peak_tile_bytes;
+		out->cached = b.cached;
 	}
-	compile_report_free(&rep);
 	if (!e)
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
 	if (!e) {
-		for (int i = 0; i < g->nops; i++)
-			if (g->ops[i].kind == OP_MATMUL)
-				out->macs +=
-				    (uint64_t)graph_op_work(g, &g->ops[i]).macs;
-		uint32_t peak =
-		    r->dtype == DT_F32 ? chip->macs_f32 : chip->macs_f16;
+		/* MFU: the time at each matmul's peak (f8 operands run at
+		 * the f8 rate) over the time taken */
+		double ideal = 0;
+		for (int i = 0; i < g->nops; i++) {
+			const Op *op = &g->ops[i];
+			if (op->kind != OP_MATMUL)
+				continue;
+			uint64_t macs = (uint64_t)graph_op_work(g, op).macs;
+			DType dt = graph_tensor(g, op->in[0])->elem.dtype;
+			uint32_t peak = dt == DT_F32      ? chip->macs_f32
+			                : dtype_is_f8(dt) ? chip->macs_f8
+			                                  : chip->macs_f16;
+			out->macs += macs;
+			ideal += peak ? (double)macs / peak : 0;
+		}
 		out->chip_seconds = (double)out->cycles / chip->clock_hz;
-		if (out->cycles && peak)
-			out->mfu = (double)out->macs /
-			           ((double)out->cycles * chip->tiles * peak);
+		if (out->cycles)
+			out->mfu = ideal / ((double)out->cycles * chip->tiles);
 	}
 	pkg_free(pk);
 	graph_free(g);

@@ -361,9 +361,12 @@ cmp_kind(const void *pa, const void *pb)
 
 /* ---- overflow -------------------------------------------------------- */
 
+/* code_room: the bytes of code the tile can fetch from (exec_end -
+ * mem_base) */
 static void
 fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
-              uint32_t code, uint64_t packed, PlaceOverflow *o)
+              uint32_t code, uint32_t code_room, uint64_t packed,
+              PlaceOverflow *o)
 {
 	int32_t step, istep;
 	uint64_t live = peak_live(s, n, 0, &step);
@@ -373,7 +376,13 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 	memset(o, 0, sizeof *o);
 	o->tile = tile;
 	o->packed = packed;
-	if (code + live > mem) {
+	if (code > code_room) {
+		o->kind = PLACE_OVER_CODE;
+		o->step = step;
+		o->need = code;
+		o->avail = code_room;
+		o->over = code - code_room;
+	} else if (code + live > mem) {
 		o->kind = PLACE_OVER_TOTAL;
 		o->step = step;
 		o->need = code + live;
@@ -511,12 +520,12 @@ validate(const Lowered *l, const uint32_t *code_end, Diag *d)
 			                i, w, b->apart);
 	}
 	for (uint32_t t = 0; code_end && t < l->tiles; t++)
-		if (code_end[t] < c->mem_base || code_end[t] > c->exec_end)
+		if (code_end[t] < c->mem_base)
 			return diag_set(
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "placement: tile %u: code ends at 0x%x, "
-			    "outside 0x%x..0x%x",
-			    t, code_end[t], c->mem_base, c->exec_end);
+			    "below 0x%x",
+			    t, code_end[t], c->mem_base);
 	return IPU_OK;
 }
 
@@ -700,8 +709,10 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 
 		pt->peak = peak_live(&s, n, 0, &pt->peak_step);
 
+		/* too much code: the data are not placed, but what they would
+		 * need is reported with it */
 		uint64_t best = UINT64_MAX;
-		for (int o = 0; o < NORDERS; o++) {
+		for (int o = 0; ce <= c->exec_end && o < NORDERS; o++) {
 			order_keys(s.item, n, o, s.key);
 			sort_keys(s.key, s.tmp, n);
 			uint64_t high = pack(&g, ce, &s, n);
@@ -726,7 +737,8 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		pt->high = 0;
 		GROW(rep->over, rep->nover, capover);
 		PlaceOverflow *o = &rep->over[rep->nover++];
-		fill_overflow(l, &g, &s, n, t, pt->code, best, o);
+		fill_overflow(l, &g, &s, n, t, pt->code,
+		              c->exec_end - c->mem_base, best, o);
 		if (worst < 0 || o->over > worst_over) {
 			worst = rep->nover - 1;
 			worst_over = o->over;
@@ -805,10 +817,22 @@ place_overflow_format(const PlaceReport *rep, const PlaceOverflow *o, char *buf,
 	if (!len)
 		return;
 	buf[0] = 0;
-	PUT("tile %u: needs %s bytes", o->tile, commas(a, o->need));
-	if (o->kind == PLACE_OVER_INTERLEAVED)
-		PUT(" of the interleaved region");
-	PUT(" at step %d (", o->step);
+	uint64_t all = 0; /* code and data live at o->step */
+	for (int i = 0; i < o->nlive; i++)
+		all += o->live[i].bytes;
+	if (o->kind == PLACE_OVER_CODE) {
+		char c[32], e[32];
+		PUT("tile %u: %s bytes of code, %s more than the %s where "
+		    "instructions can be fetched; with the data live at step "
+		    "%d it needs %s bytes (",
+		    o->tile, commas(a, o->need), commas(b, o->over),
+		    commas(c, o->avail), o->step, commas(e, all));
+	} else {
+		PUT("tile %u: needs %s bytes", o->tile, commas(a, o->need));
+		if (o->kind == PLACE_OVER_INTERLEAVED)
+			PUT(" of the interleaved region");
+		PUT(" at step %d (", o->step);
+	}
 	for (int i = 0; i < o->nlive; i++) {
 		PUT("%s%s %s", i ? "; " : "", o->live[i].what,
 		    commas(a, o->live[i].bytes));
@@ -824,6 +848,11 @@ place_overflow_format(const PlaceReport *rep, const PlaceOverflow *o, char *buf,
 	case PLACE_OVER_INTERLEAVED:
 		PUT(", %s bytes more than the %s it holds", commas(a, o->over),
 		    commas(b, o->avail));
+		break;
+	case PLACE_OVER_CODE:
+		PUT(", %s the tile's %s bytes",
+		    all > rep->mem_bytes ? "more than" : "within",
+		    commas(a, rep->mem_bytes));
 		break;
 	default:
 		PUT(", within the %s available, but alignment, the element "

@@ -48,6 +48,10 @@ typedef enum {
 	/* both bounds fit, but alignment, the element rules and
 	   fragmentation leave the best packing found past mem_end */
 	PLACE_OVER_PACKING,
+	/* the code passes exec_end (instructions are fetched only below
+	   it); need = the code, avail = exec_end - mem_base, the live set at
+	   the tile's data peak */
+	PLACE_OVER_CODE,
 } PlaceOverKind;
 
 /* A tile that does not fit. */
@@ -82,10 +86,11 @@ typedef struct {
 
 /*
  * Give every buffer of l an address (Buffer.addr). code_end[t] is the first
- * byte after tile t's code, in [mem_base, exec_end]; NULL means no code on
- * any tile. Returns IPU_OK; IPU_EINVAL for a malformed buffer (tile out of
- * range, alignment not a power of two, first > last, a bad `apart`, a bad
- * code_end), with d filled; IPU_ERANGE if some tile does not fit, with d
+ * byte after tile t's code, at least mem_base (past exec_end: the tile does
+ * not fit); NULL means no code on any tile. Returns IPU_OK; IPU_EINVAL for
+ * a malformed buffer (tile out of range, alignment not a power of two,
+ * first > last, a bad `apart`, code_end below mem_base), with d filled;
+ * IPU_ERANGE if some tile does not fit, with d
  * naming the worst one and rep listing all of them (their buffers keep
  * addr 0). rep may be NULL; otherwise free it with place_report_free.
  * Deterministic: the same input gives the same addresses.

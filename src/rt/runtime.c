@@ -509,7 +509,7 @@ ipu_symbol(const ipu_device *dev, uint32_t tile, const char *name,
            uint32_t *addr, uint32_t *size, ipu_error *err)
 {
 	ERR_BEGIN(err);
-	uint32_t a, s;
+	uint32_t a = 0, s = 0;
 	if (find_symbol(dev, "ipu_symbol", tile, name, &a, &s, err))
 		return err->kind;
 	if (addr)
@@ -548,7 +548,7 @@ static int
 symbol_range(const ipu_device *dev, const char *fn, uint32_t tile,
              const char *name, size_t len, uint32_t *addr, ipu_error *err)
 {
-	uint32_t size;
+	uint32_t size = 0;
 	if (find_symbol(dev, fn, tile, name, addr, &size, err))
 		return err->kind;
 	if (size && len > size)
@@ -565,7 +565,7 @@ ipu_write_symbol(ipu_device *dev, uint32_t tile, const char *name,
 {
 	ERR_BEGIN(err);
 	const char *fn = "ipu_write_symbol";
-	uint32_t addr;
+	uint32_t addr = 0;
 	if (symbol_range(dev, fn, tile, name, len, &addr, err))
 		return err->kind;
 	if (!len)
@@ -581,7 +581,7 @@ ipu_read_symbol(ipu_device *dev, uint32_t tile, const char *name, void *dst,
 {
 	ERR_BEGIN(err);
 	const char *fn = "ipu_read_symbol";
-	uint32_t addr;
+	uint32_t addr = 0;
 	if (symbol_range(dev, fn, tile, name, len, &addr, err))
 		return err->kind;
 	if (!len)

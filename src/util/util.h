@@ -67,6 +67,18 @@ void *xrealloc(void *p, size_t n);
 	} while (0)
 char *xstrdup(const char *s);
 
+/* FNV-1a, 64 bits, over n bytes, continuing from h (start with
+ * FNV1A64_INIT): stable names and cache keys, not cryptographic. */
+#define FNV1A64_INIT 0xcbf29ce484222325u
+static inline uint64_t
+fnv1a64(uint64_t h, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3u;
+	return h;
+}
+
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
 static inline uint32_t
 bits(uint32_t w, unsigned hi, unsigned lo)

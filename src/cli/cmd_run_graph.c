@@ -1,0 +1,142 @@
+/*
+ * cmd_run_graph.c - `ipu run graph --graph G [--in NAME=F.npy ...]
+ * [--out NAME=F.npy ...] [--force] [--chip C] [--threads N]`: a graph file
+ * (docs/graph.md) compiled and run once on the emulated chip on values
+ * from .npy files (src/exec/exec.c); the named outputs written as float32
+ * .npy. Every input and weight needs values; nothing runs until every
+ * name, shape and file has been checked.
+ *
+ * Exit status: 0 success, 1 a graph, file, compile or run error, 2 usage.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../exec/exec.h"
+#include "cli.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: ipu run graph --graph G [--in NAME=F.npy ...] "
+	        "[--out NAME=F.npy ...]\n"
+	        "                     [--force] [--cache DIR] [--chip C] "
+	        "[--threads N]\n"
+	        "  Compile the graph file, run it once on the emulated chip "
+	        "and print the\n"
+	        "  cycles (emulated and predicted).\n"
+	        "  --in NAME=F    values of input or weight NAME: float32 or "
+	        "float16 .npy of\n"
+	        "                 its shape (converted to its element type, "
+	        "round to nearest)\n"
+	        "  --out NAME=F   output NAME as float32 .npy; never over an "
+	        "existing file\n"
+	        "                 unless --force\n"
+	        "  --cache DIR    keep the compiled package in DIR and reuse "
+	        "it while the\n"
+	        "                 graph, the chip and this ipu are the same\n");
+}
+
+/* NAME=PATH into b; 0 after a message if malformed. */
+static int
+binding(const char *opt, char *v, ExecFile *b)
+{
+	char *eq = strchr(v, '=');
+	if (!eq || eq == v || !eq[1]) {
+		fprintf(stderr,
+		        "ipu run graph: %s wants NAME=FILE.npy, got '%s'\n",
+		        opt, v);
+		return 0;
+	}
+	*eq = 0;
+	b->tensor = v;
+	b->path = eq + 1;
+	return 1;
+}
+
+int
+cmd_run_graph(int argc, char **argv)
+{
+	ExecGraphRun r = {.threads = 2};
+	ExecFile *in = xcalloc((size_t)argc, sizeof *in),
+	         *out = xcalloc((size_t)argc, sizeof *out);
+	int bad = 0, help = 0;
+	for (int i = 2; i < argc && !bad && !help; i++) {
+		int missing = 0;
+		const char *v;
+		if (!strcmp(argv[i], "--force")) {
+			r.force = 1;
+		} else if (!strcmp(argv[i], "--help")) {
+			help = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--graph",
+		                              &missing))) {
+			r.graph = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--in",
+		                              &missing))) {
+			bad = !binding("--in", (char *)v, &in[r.nin++]);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
+		                              &missing))) {
+			bad = !binding("--out", (char *)v, &out[r.nout++]);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
+		                              &missing))) {
+			r.cache_dir = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                              &missing))) {
+			if (!(r.chip = cli_chip_arg("run graph", v)))
+				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
+		                              &missing))) {
+			r.threads = atoi(v);
+			if (r.threads < 1 || r.threads > 64) {
+				fprintf(
+				    stderr,
+				    "ipu run graph: --threads wants 1..64\n");
+				bad = 1;
+			}
+		} else {
+			fprintf(stderr, "ipu run graph: %s '%s'\n",
+			        missing ? "missing value for"
+			                : "unknown option",
+			        argv[i]);
+			bad = 1;
+		}
+	}
+	if (!bad && !help && !r.graph) {
+		fprintf(stderr, "ipu run graph: --graph is needed\n");
+		bad = 1;
+	}
+	int rc = 0;
+	if (help || bad) {
+		usage(help ? stdout : stderr);
+		rc = help ? 0 : 2;
+	} else {
+		r.in = in;
+		r.out = out;
+		ExecResult res;
+		Diag d;
+		diag_clear(&d);
+		if (exec_graph_file(&r, &res, &d)) {
+			cli_print_diag(&d);
+			rc = 1;
+		} else {
+			printf(
+			    "cycles          %llu emulated, %llu predicted\n",
+			    (unsigned long long)res.cycles,
+			    (unsigned long long)res.build.predicted_cycles);
+			printf("compile         %.1f ms%s, %u tiles, fullest "
+			       "tile %u bytes\n",
+			       res.build.compile_ms,
+			       res.build.cached ? " (package from the cache)"
+			                        : "",
+			       res.build.tiles, res.build.peak_tile_bytes);
+			printf("emulation       %.1f s\n", res.host_seconds);
+			for (int i = 0; i < r.nout; i++)
+				printf("wrote           %s (%s)\n", out[i].path,
+				       out[i].tensor);
+		}
+	}
+	free(in);
+	free(out);
+	return rc;
+}

@@ -1,0 +1,465 @@
+/*
+ * exec.c - compiled graphs on the emulated device (exec.h): loading a
+ * package, tensors as float values, and `ipu run graph`.
+ */
+#include "exec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../util/fp.h"
+#include "../util/npy.h"
+
+/* ---- the package cache ---------------------------------------------- */
+
+static uint64_t self_hash;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+/* This executable's bytes (0 if unreadable: no cache). */
+static void
+hash_self(void)
+{
+	uint8_t *bytes;
+	size_t len;
+	Diag d;
+	if (read_file("/proc/self/exe", &bytes, &len, &d) == IPU_OK) {
+		self_hash = fnv1a64(FNV1A64_INIT, bytes, len) | 1;
+		free(bytes);
+	}
+}
+
+char *
+exec_default_cache(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	char buf[4096];
+	if (x && *x)
+		snprintf(buf, sizeof buf, "%s/ipu", x);
+	else if (h && *h)
+		snprintf(buf, sizeof buf, "%s/.cache/ipu", h);
+	else
+		return NULL;
+	return xstrdup(buf);
+}
+
+/* mkdir -p; 0 on success. */
+static int
+make_dirs(const char *path)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+		*p = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return -1;
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
+/* The entry's path without its extension, or 0 if there is no cache. */
+static int
+cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
+           size_t len)
+{
+	pthread_once(&self_once, hash_self);
+	if (!dir || !self_hash || strlen(dir) + 24 > len)
+		return 0;
+	char *text = graph_print_str(g);
+	uint64_t h = fnv1a64(FNV1A64_INIT, text, strlen(text) + 1);
+	h = fnv1a64(h, chip->name, strlen(chip->name) + 1);
+	h = fnv1a64(h, &self_hash, sizeof self_hash);
+	free(text);
+	snprintf(out, len, "%s/%016" PRIx64, dir, h);
+	return 1;
+}
+
+/* The entry: its package and the sidecar with the report's numbers. */
+static int
+cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
+{
+	char path[4224];
+	unsigned long long peak;
+	double ms;
+	snprintf(path, sizeof path, "%s.txt", base);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok =
+	    fscanf(f, "peak_tile_bytes %llu compile_ms %lf", &peak, &ms) == 2;
+	fclose(f);
+	snprintf(path, sizeof path, "%s.pkg", base);
+	Diag d;
+	if (!ok || pkg_read_file(path, pk, &d))
+		return 0;
+	if ((*pk)->chip != chip) {
+		pkg_free(*pk);
+		*pk = NULL;
+		return 0;
+	}
+	*b = (ExecBuild){.predicted_cycles = (*pk)->total_cycles,
+	                 .compile_ms = ms,
+	                 .tiles = (*pk)->tiles,
+	                 .peak_tile_bytes = (uint32_t)peak,
+	                 .cached = 1};
+	return 1;
+}
+
+/* Package first, then the sidecar that makes the entry valid; both
+ * replaced atomically (a reader never sees half a file). */
+static void
+cache_write(const char *dir, const char *base, const Package *pk,
+            const ExecBuild *b)
+{
+	char path[4224], text[128];
+	Diag d;
+	if (make_dirs(dir))
+		return;
+	snprintf(path, sizeof path, "%s.pkg", base);
+	if (pkg_write_file(pk, path, &d))
+		return;
+	int n =
+	    snprintf(text, sizeof text, "peak_tile_bytes %u compile_ms %.3f\n",
+	             b->peak_tile_bytes, b->compile_ms);
+	snprintf(path, sizeof path, "%s.txt", base);
+	write_file(path, text, (size_t)n, &d);
+}
+
+int
+exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
+           Package **pk, ExecBuild *b, Diag *d)
+{
+	return exec_build_report(g, chip, cache_dir, NULL, pk, b, d);
+}
+
+int
+exec_build_report(const Graph *g, const Chip *chip, const char *cache_dir,
+                  FILE *report, Package **pk, ExecBuild *b, Diag *d)
+{
+	memset(b, 0, sizeof *b);
+	char base[4200];
+	int cache = cache_path(g, chip, cache_dir, base, sizeof base);
+	if (cache && cache_read(base, chip, pk, b))
+		return IPU_OK;
+	CompileReport rep = {0};
+	CompileOptions co = {.chip = chip};
+	int e = compile_graph(g, &co, pk, &rep, d);
+	if (e && rep.place.nover && report)
+		place_report_print(&rep.place, report);
+	b->predicted_cycles = rep.predicted_cycles;
+	b->compile_ms = rep.compile_ms;
+	b->tiles = rep.tiles_used;
+	b->peak_tile_bytes = rep.peak_tile_bytes;
+	compile_report_free(&rep);
+	if (!e && cache)
+		cache_write(cache_dir, base, *pk, b);
+	return e;
+}
+
+/* ---- devices and tensors ---------------------------------------------- */
+
+int
+exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
+          Diag *d)
+{
+	uint8_t *bytes;
+	size_t len;
+	*dev = NULL;
+	int e = pkg_write(pk, &bytes, &len, d);
+	if (e)
+		return e;
+	char name[96];
+	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
+	         pk->tiles, threads > 0 ? threads : 1);
+	ipu_error err;
+	ipu_device *v = ipu_open(name, &err);
+	if (!v)
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "open %s: %s", name,
+		             err.msg);
+	else if (ipu_load_package(v, bytes, len, &err))
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
+	free(bytes);
+	if (e && v)
+		ipu_close(v);
+	else
+		*dev = v;
+	return e;
+}
+
+static double
+seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int
+exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds, Diag *d)
+{
+	ipu_error err;
+	double t0 = seconds();
+	int e = IPU_OK;
+	if (ipu_run(dev, 0, &err))
+		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
+	*host_seconds = seconds() - t0;
+	*cycles = ipu_cycles(dev);
+	return e;
+}
+
+static Fp8Format
+f8_format(DType t)
+{
+	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
+}
+
+void
+exec_encode(ElemType e, const float *v, size_t n, uint8_t *out)
+{
+	unsigned fl = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e.dtype == DT_F32) {
+			memcpy(out + 4 * i, &v[i], 4);
+		} else if (e.dtype == DT_F16) {
+			uint16_t h =
+			    fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
+			memcpy(out + 2 * i, &h, 2);
+		} else {
+			out[i] = fp_f64_to_f8(v[i], f8_format(e.dtype), e.scale,
+			                      FP_OV_SAT, &fl);
+		}
+	}
+}
+
+void
+exec_decode(ElemType e, const uint8_t *in, size_t n, float *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (e.dtype == DT_F32) {
+			memcpy(&out[i], in + 4 * i, 4);
+		} else if (e.dtype == DT_F16) {
+			uint16_t h;
+			memcpy(&h, in + 2 * i, 2);
+			out[i] = (float)fp_f16_to_f64(h);
+		} else {
+			out[i] = (float)fp_f8_to_f64(in[i], f8_format(e.dtype),
+			                             e.scale);
+		}
+	}
+}
+
+int
+exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
+{
+	size_t n = (size_t)shape_elems(&t->shape),
+	       es = (size_t)dtype_size(t->elem.dtype);
+	uint8_t *bits = xmalloc(n * es);
+	exec_encode(t->elem, v, n, bits);
+	ipu_error err;
+	int e = IPU_OK;
+	if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
+		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "write %s: %s", t->name,
+		             err.msg);
+	free(bits);
+	return e;
+}
+
+int
+exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d)
+{
+	size_t n = (size_t)shape_elems(&t->shape),
+	       es = (size_t)dtype_size(t->elem.dtype);
+	uint8_t *bits = xmalloc(n * es);
+	ipu_error err;
+	int e = IPU_OK;
+	if (ipu_read_tensor(dev, t->name, bits, n * es, &err))
+		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "read %s: %s", t->name,
+		             err.msg);
+	else
+		exec_decode(t->elem, bits, n, v);
+	free(bits);
+	return e;
+}
+
+static int
+load_graph(const char *path, Graph **g, Diag *d)
+{
+	uint8_t *text;
+	size_t len;
+	int e = read_file(path, &text, &len, d);
+	if (e)
+		return e;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr = 0;
+	e = graph_parse((const char *)text, len, path, g, errs, &nerr);
+	if (e)
+		*d = errs[0];
+	free(text);
+	return e;
+}
+
+/* The tensor a --in or --out binding names, checked for its role. */
+static int
+bound_tensor(const Graph *g, const ExecFile *f, int output, Diag *d)
+{
+	int32_t id = graph_find(g, f->tensor);
+	if (id < 0)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "the graph has no tensor %s (%s=%s)", f->tensor,
+		                f->tensor, f->path);
+	const Tensor *t = graph_tensor(g, id);
+	if (output && t->role != ROLE_OUTPUT)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "%s is not an output of the graph (the graph "
+		                "needs a line `output %s`)",
+		                t->name, t->name);
+	if (!output && t->producer >= 0)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "%s is computed by the graph, not an input or "
+		                "weight",
+		                t->name);
+	return IPU_OK;
+}
+
+/* The values of t from f's .npy: f32 or f16, exactly t's shape. */
+static int
+npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d)
+{
+	NpyArray a;
+	int e = npy_read(f->path, &a, d);
+	if (e)
+		return e;
+	int same = a.rank == t->shape.rank;
+	for (int i = 0; same && i < a.rank; i++)
+		same = a.shape[i] == (uint64_t)t->shape.dim[i];
+	char want[96];
+	shape_format(&t->shape, want, sizeof want);
+	if (!same || (a.dtype != NPY_F32 && a.dtype != NPY_F16)) {
+		npy_free(&a);
+		return diag_set(d, IPU_EINVAL, f->path, 0, 0,
+		                "tensor %s needs float32 or float16 %s",
+		                t->name, want);
+	}
+	size_t n = (size_t)npy_count(&a);
+	*v = xmalloc(n * sizeof **v);
+	exec_decode((ElemType){a.dtype == NPY_F32 ? DT_F32 : DT_F16, 0}, a.data,
+	            n, *v);
+	npy_free(&a);
+	return IPU_OK;
+}
+
+/* Names, roles and files checked before anything is compiled or run. */
+static int
+check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
+{
+	int e = IPU_OK;
+	for (int i = 0; !e && i < r->nin; i++) {
+		e = bound_tensor(g, &r->in[i], 0, d);
+		for (int j = 0; !e && j < i; j++)
+			if (!strcmp(r->in[i].tensor, r->in[j].tensor))
+				e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+				             "%s is given twice (--in)",
+				             r->in[i].tensor);
+	}
+	for (int i = 0; !e && i < r->nout; i++) {
+		struct stat st;
+		e = bound_tensor(g, &r->out[i], 1, d);
+		if (!e && !r->force && stat(r->out[i].path, &st) == 0)
+			e = diag_set(d, IPU_EINVAL, r->out[i].path, 0, 0,
+			             "exists; --force replaces it");
+	}
+	for (int32_t id = 0; !e && id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		int given = t->producer >= 0;
+		for (int i = 0; !given && i < r->nin; i++)
+			given = !strcmp(r->in[i].tensor, t->name);
+		char shape[96], elem[32];
+		shape_format(&t->shape, shape, sizeof shape);
+		elem_format(t->elem, elem, sizeof elem);
+		if (!given)
+			e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "%s %s %s %s has no values: give --in "
+			             "%s=FILE.npy",
+			             t->role == ROLE_WEIGHT ? "weight"
+			                                    : "input",
+			             t->name, elem, shape, t->name);
+	}
+	return e;
+}
+
+static int
+write_inputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
+{
+	int e = IPU_OK;
+	for (int i = 0; !e && i < r->nin; i++) {
+		const Tensor *t =
+		    graph_tensor(g, graph_find(g, r->in[i].tensor));
+		ipu_tensor_desc desc;
+		ipu_error none;
+		float *v = NULL;
+		e = npy_values(t, &r->in[i], &v, d);
+		/* an input no op reads is not in the package */
+		if (!e && !ipu_tensor_info(dev, t->name, &desc, &none))
+			e = exec_write(dev, t, v, d);
+		free(v);
+	}
+	return e;
+}
+
+static int
+write_outputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
+{
+	int e = IPU_OK;
+	for (int i = 0; !e && i < r->nout; i++) {
+		const Tensor *t =
+		    graph_tensor(g, graph_find(g, r->out[i].tensor));
+		NpyArray a = {.dtype = NPY_F32, .rank = t->shape.rank};
+		for (int k = 0; k < a.rank; k++)
+			a.shape[k] = (uint64_t)t->shape.dim[k];
+		float *v = xmalloc((size_t)shape_elems(&t->shape) * sizeof *v);
+		e = exec_read(dev, t, v, d);
+		a.data = v;
+		if (!e)
+			e = npy_write(r->out[i].path, &a, r->force, d);
+		free(v);
+	}
+	return e;
+}
+
+int
+exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
+{
+	memset(res, 0, sizeof *res);
+	const Chip *chip = r->chip ? r->chip : chip_default();
+	Graph *g = NULL;
+	int e = load_graph(r->graph, &g, d);
+	if (!e)
+		e = check_bindings(r, g, d);
+	Package *pk = NULL;
+	if (!e)
+		e = exec_build(g, chip, r->cache_dir, &pk, &res->build, d);
+	ipu_device *dev = NULL;
+	if (!e)
+		e = exec_open(chip, pk, r->threads, &dev, d);
+	pkg_free(pk);
+	if (!e)
+		e = write_inputs(r, g, dev, d);
+	if (!e)
+		e = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
+	if (!e)
+		e = write_outputs(r, g, dev, d);
+	if (dev)
+		ipu_close(dev);
+	graph_free(g);
+	return e;
+}

@@ -1,0 +1,90 @@
+/*
+ * exec.h - a compiled graph on an emulated device: the package loaded, its
+ * tensors written and read as float values converted to and from their
+ * element types, and `ipu run graph` (a graph file run on .npy data).
+ *
+ * Conversions round to nearest even; f8 values carry their tensor's scale
+ * and saturate at the format's largest value (as the device's casts do).
+ */
+#ifndef IPU_EXEC_H
+#define IPU_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <ipu/runtime.h>
+
+#include "../compile/compile.h"
+
+/* What exec_build reports of the package. */
+typedef struct {
+	uint64_t predicted_cycles;
+	double compile_ms; /* of the compile that made it */
+	uint32_t tiles, peak_tile_bytes;
+	int cached; /* 1: read from the cache, not compiled now */
+} ExecBuild;
+
+/* g compiled for chip, or the package an earlier call stored in cache_dir
+ * for the same graph (its text), chip and compiler (this executable's
+ * bytes, so a rebuilt `ipu` never reuses an old package). cache_dir NULL:
+ * no cache. An entry that does not read back whole (pkg_read checks every
+ * field and the CRC) is compiled again and replaced; a cache that cannot
+ * be written leaves the package uncached and the call succeeds. */
+int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
+               Package **pk, ExecBuild *b, Diag *d);
+/* exec_build, and if the program does not fit the chip's memory, the
+ * placement's per-tile report on `report` (NULL: nowhere; the error
+ * names the worst tile either way). */
+int exec_build_report(const Graph *g, const Chip *chip, const char *cache_dir,
+                      FILE *report, Package **pk, ExecBuild *b, Diag *d);
+/* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
+char *exec_default_cache(void);
+
+/* pk on a new emulated device of chip with `threads` host threads (>= 1). */
+int exec_open(const Chip *chip, const Package *pk, int threads,
+              ipu_device **dev, Diag *d);
+
+/* One run of the loaded package: its cycles on the chip and the host's
+ * seconds it took (also on a fault, whose message says where). */
+int exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds,
+                   Diag *d);
+
+/* n values into e's bits (n * dtype_size bytes), and back. */
+void exec_encode(ElemType e, const float *v, size_t n, uint8_t *out);
+void exec_decode(ElemType e, const uint8_t *in, size_t n, float *out);
+
+/* Every element of host tensor t (an input, weight or output of the
+ * loaded package) from or into v. */
+int exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d);
+int exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d);
+
+/* A tensor name bound to a .npy file. */
+typedef struct {
+	const char *tensor;
+	const char *path;
+} ExecFile;
+
+typedef struct {
+	const char *graph;  /* the graph's text file */
+	const Chip *chip;   /* NULL: the default chip */
+	int threads;        /* host threads of the emulator */
+	const ExecFile *in; /* every input and weight the program reads */
+	int nin;
+	const ExecFile *out; /* tensors written as f32 .npy after the run */
+	int nout;
+	int force;             /* replace existing output files */
+	const char *cache_dir; /* exec_build's; NULL: always compile */
+} ExecGraphRun;
+
+typedef struct {
+	uint64_t cycles;
+	double host_seconds;
+	ExecBuild build;
+} ExecResult;
+
+/* Parse, compile and run the graph once on r's inputs; write r's outputs.
+ * Every check (names, shapes, files that exist) is done before the run. */
+int exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d);
+
+#endif
