@@ -5,20 +5,23 @@
  * Contract: requires a priced GemmPlan and the graph ids of A [M x K],
  * B [K x N] and C [M x N]; adds to the Lowered, for tile
  * (q, i, j) = (q * pm + i) * pn + j of K group q:
- *   buffers  "A chunk" and "B chunk" (receive, used every superstep),
- *            "C block" (the output), "A input"/"B input" (the chunks this
- *            tile stores and sends), "kernel arguments"
+ *   buffers  "A chunk" and "B chunk" (receive, used every superstep; no
+ *            B chunk with b_local), "C block" (the output), "A input"/
+ *            "B input" (the chunks this tile stores and sends; with
+ *            b_local the B chunks of its column, which it reads),
+ *            "kernel arguments"
  *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
- *            from tiles (i, s + u steps mod pn) in parts u to row i; B
- *            chunk (s, j) from tile
- *            ((s + b_rows_from) mod pm, j), or from wherever b_spread
- *            put it, to column j, each owner included) and a compute
- *            step (the GEMM kernel accumulating into C; the first one
- *            from zero); with pk > 1, the reduction: an exchange of the
- *            partial C slices ("C partials") and a vadd per tile
+ *            in parts u from tiles (i, s + u steps mod pn) to row i; B
+ *            chunk (s, j) from tile ((s + b_rows_from) mod pm, j), or
+ *            from wherever b_spread put it, to column j, each owner
+ *            included; no B with b_local) and a compute step (the GEMM
+ *            kernel accumulating into C; the first one from zero); with
+ *            pk > 1, the reduction: an exchange of the partial C slices
+ *            ("C partials") and a vadd per tile
  *   tensors  A, B and C as pieces in the kernel's layouts
  *            (docs/kernel-gemm.md); C as each tile's reduced slice
- * Every input element is stored exactly once.
+ * Every input element is stored exactly once, but a b_local B once per
+ * grid row.
  */
 #include "gemm.h"
 

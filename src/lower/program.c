@@ -66,6 +66,8 @@ typedef struct {
 	uint32_t b_local_left;    /* bytes a tile may still give to weights
 	                             stored on every tile that reads them
 	                             (GemmPlan.b_local) */
+	int weights_many; /* the graph's weights take an eighth of a tile
+	                     each or more */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -541,15 +543,15 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 			tile0 = 0;
 		b->next_tile = tile0 + used;
 	}
-	/* a weight is written once and kept, so that the weights of a model
-	 * do not pile up: on a GEMM over less than half of the chip its
-	 * chunks go over the whole chip; on a larger one they stay in the
-	 * grid, where the plan prices their sends (a 64-bit send waits for
-	 * its partner's), on rows that rotate from weight to weight */
+	/* a weight is written once and kept (unless b_local), so that the
+	 * weights of a model do not pile up: when they are many, or the GEMM
+	 * is on less than half of the chip, its chunks go over the whole
+	 * chip; otherwise they stay in the grid, where the plan prices their
+	 * sends, on rows that rotate from weight to weight */
 	const Tensor *tb = graph_tensor(b->g, op->in[1]);
 	int weight_b =
 	    tb->role == ROLE_WEIGHT && !b->home[tb->id] && !plan.b_local;
-	int spread_b = weight_b && 2 * used < b->tiles;
+	int spread_b = weight_b && (b->weights_many || 2 * used < b->tiles);
 	uint32_t b_rows_from = 0;
 	if (weight_b && !spread_b) {
 		b_rows_from = b->next_weight_row;
@@ -1016,6 +1018,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	         share = weights / (tiles ? tiles : 1);
 	b.b_local_left =
 	    weight_copies && share < eighth ? (uint32_t)(eighth - share) : 0;
+	b.weights_many = share >= eighth;
 	int r = IPU_OK;
 	if (!g->nops)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
