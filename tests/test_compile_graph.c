@@ -8,9 +8,9 @@
  * its consumer wants it (a matmul's C feeding the next matmul's A, or its
  * B, packed on the device), reshape and transpose as exchanges, transposes
  * of the last axis, a transposed A made on the device, attention per
- * head, reshape as a free view, lifetimes (buffers of dead intermediates
- * reused), layernorm and softmax on pieces of whole rows, and the
- * refusals with their messages.
+ * head, slices of whole rows, reshape as a free view, lifetimes (buffers of
+ * dead intermediates reused), layernorm and softmax on pieces of whole rows,
+ * and the refusals with their messages.
  */
 #include "support.h"
 
@@ -220,6 +220,15 @@ interpret(const Graph *g, long double **val)
 				v = x[at];
 				break;
 			}
+			case OP_SLICE: {
+				size_t at = 0;
+				for (int k = 0; k < r; k++)
+					at = at * (size_t)a->shape.dim[k] +
+					     (size_t)(coord[k] +
+					              op->attr.begin.dim[k]);
+				v = x[at];
+				break;
+			}
 			default:
 				fail_msg("the interpreter has no %s",
 				         op_desc(op->kind)->name);
@@ -401,6 +410,23 @@ test_layout_ops(void **state)
 	      "t = transpose r [0, 2, 1, 3]\n"
 	      "output t\n",
 	      6, 0x1p-9);
+	/* q, k, v out of one fused projection: [T, 3 H D] -> [T, 3, H, D]
+	 * -> [3, H, T, D], then a slice of whole rows each, and q k^T */
+	check("fused projection, slices, q k^T",
+	      "input x f16 [6, 16]\n"
+	      "weight w f16 [16, 48]\n"
+	      "h = matmul x w\n"
+	      "r = reshape h [6, 3, 2, 8]\n"
+	      "t = transpose r [1, 2, 0, 3]\n"
+	      "q = slice t [0, 0, 0, 0] [1, 2, 6, 8]\n"
+	      "k = slice t [1, 0, 0, 0] [2, 2, 6, 8]\n"
+	      "v = slice t [2, 1, 3, 0] [3, 2, 5, 8]\n"
+	      "q3 = reshape q [2, 6, 8]\n"
+	      "k3 = reshape k [2, 6, 8]\n"
+	      "s = matmul q3 k3 transpose_b=1\n"
+	      "output s\n"
+	      "output v\n",
+	      6, 0x1p-8);
 }
 
 /* Transposes that move the last axis: rows into whole-row blocks, the
@@ -785,6 +811,10 @@ test_refusals(void **state)
 	               "output y\n"
 	               "output c\n",
 	               "operand A (x) is f8, transposed and already on");
+	expect_refusal("input x f16 [4, 8]\n"
+	               "y = slice x [0, 2] [4, 6]\n"
+	               "output y\n",
+	               "slice y: the last axis is cut");
 	/* a weight the host wrote in one matmul's weight layout */
 	expect_refusal("input x f16 [16, 16]\n"
 	               "weight w f16 [16, 16]\n"

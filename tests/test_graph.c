@@ -194,6 +194,17 @@ test_cast_reshape_transpose(void **state)
 	assert_int_equal(graph_transpose(g, x, SHAPE(1, 0), NULL, &d), -1);
 	check_msg(&d, "transpose: perm [1, 0] is not a permutation of the 3 "
 	              "axes of x [2, 3, 4]");
+
+	/* slice: elements begin[i] .. end[i] - 1 of each axis */
+	OpAttrs sa = {.begin = *SHAPE(1, 0, 1), .end = *SHAPE(2, 3, 3)};
+	check_shape(g, graph_op(g, OP_SLICE, &x, &sa, NULL, &d),
+	            SHAPE(1, 3, 2));
+	sa.end = *SHAPE(2, 3, 5);
+	assert_int_equal(graph_op(g, OP_SLICE, &x, &sa, NULL, &d), -1);
+	check_msg(&d, "slice: begin [1, 0, 1] and end [2, 3, 5] are not a "
+	              "non-empty range of every axis of x [2, 3, 4]");
+	sa = (OpAttrs){.begin = *SHAPE(0, 0), .end = *SHAPE(2, 3)};
+	assert_int_equal(graph_op(g, OP_SLICE, &x, &sa, NULL, &d), -1);
 	graph_free(g);
 }
 
@@ -389,7 +400,9 @@ static const char every_op_text[] =
     "weight ln_b f16 [4]\n"
     "n = layernorm u ln_g ln_b eps=1e-6\n"
     "s = softmax n scale=0.125\n"
+    "sl = slice s [1, 0, 2] [6, 3, 4]\n"
     "output s\n"
+    "output sl\n"
     "output u\n"
     "output ct\n"
     "output u\n";

@@ -256,9 +256,10 @@ test_graph_f8(void **state)
 		}
 		assert_int_equal(graph_tensor(g, op->out)->elem.dtype, DT_F16);
 	}
-	/* 6 dense a layer and 6 in the head; the patch embedding and QK^T,
-	 * PV of each attention (2 layers and the head) in f16 */
-	assert_int_equal(f8, 2 * 6 + 6);
+	/* 4 dense a layer (q, k and v fused) and 6 in the head; the patch
+	 * embedding and QK^T, PV of each attention (2 layers and the head)
+	 * in f16 */
+	assert_int_equal(f8, 2 * 4 + 6);
 	assert_int_equal(f16, 1 + 3 * 2);
 	expect_in(text, "l1.ln2.f8 = cast l1.ln2 f8_f143*2^-2"); /* fc1 */
 	expect_in(text,

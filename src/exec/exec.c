@@ -397,8 +397,21 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
 	return e;
 }
 
+/* Every --in file read and checked (before anything is compiled): v[i]
+ * the values of r->in[i]. */
 static int
-write_inputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
+read_inputs(const ExecGraphRun *r, const Graph *g, float **v, Diag *d)
+{
+	int e = IPU_OK;
+	for (int i = 0; !e && i < r->nin; i++)
+		e = npy_values(graph_tensor(g, graph_find(g, r->in[i].tensor)),
+		               &r->in[i], &v[i], d);
+	return e;
+}
+
+static int
+write_inputs(const ExecGraphRun *r, const Graph *g, float **v, ipu_device *dev,
+             Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nin; i++) {
@@ -406,12 +419,9 @@ write_inputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
 		    graph_tensor(g, graph_find(g, r->in[i].tensor));
 		ipu_tensor_desc desc;
 		ipu_error none;
-		float *v = NULL;
-		e = npy_values(t, &r->in[i], &v, d);
 		/* an input no op reads is not in the package */
-		if (!e && !ipu_tensor_info(dev, t->name, &desc, &none))
-			e = exec_write(dev, t, v, d);
-		free(v);
+		if (!ipu_tensor_info(dev, t->name, &desc, &none))
+			e = exec_write(dev, t, v[i], d);
 	}
 	return e;
 }
@@ -445,6 +455,9 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 	int e = load_graph(r->graph, &g, d);
 	if (!e)
 		e = check_bindings(r, g, d);
+	float **v = xcalloc((size_t)r->nin + 1, sizeof *v);
+	if (!e)
+		e = read_inputs(r, g, v, d);
 	Package *pk = NULL;
 	if (!e)
 		e = exec_build(g, chip, r->cache_dir, &pk, &res->build, d);
@@ -453,13 +466,16 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 		e = exec_open(chip, pk, r->threads, &dev, d);
 	pkg_free(pk);
 	if (!e)
-		e = write_inputs(r, g, dev, d);
+		e = write_inputs(r, g, v, dev, d);
 	if (!e)
 		e = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)
 		ipu_close(dev);
+	for (int i = 0; i < r->nin; i++)
+		free(v[i]);
+	free(v);
 	graph_free(g);
 	return e;
 }

@@ -109,6 +109,8 @@ typedef struct {
 	ElemType to;     /* cast: the target element type */
 	Shape shape;     /* reshape: the new shape */
 	Shape perm;      /* transpose: output axis i = input axis perm.dim[i] */
+	Shape begin;     /* slice: output axis i is input axis i's elements */
+	Shape end;       /* begin.dim[i] .. end.dim[i] - 1 */
 	double eps;      /* layernorm: added to the variance, finite, >= 0 */
 	double scale;    /* softmax: multiplies x, finite, > 0 */
 } OpAttrs;

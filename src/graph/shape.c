@@ -182,6 +182,29 @@ infer_transpose(const Tensor *const in[], const OpAttrs *a, Tensor *out,
 }
 
 static int
+infer_slice(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
+{
+	const Shape *x = &in[0]->shape, *b = &a->begin, *e = &a->end;
+	char sx[128], sb[128], se[128];
+	int ok = b->rank == x->rank && e->rank == x->rank;
+	for (int i = 0; ok && i < x->rank; i++) {
+		ok = 0 <= b->dim[i] && b->dim[i] < e->dim[i] &&
+		     e->dim[i] <= x->dim[i];
+		out->shape.dim[i] = e->dim[i] - b->dim[i];
+	}
+	if (!ok)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "begin %s and end %s are not a non-empty range "
+		                "of every axis of x %s",
+		                shape_str(b, sb, sizeof sb),
+		                shape_str(e, se, sizeof se),
+		                shape_str(x, sx, sizeof sx));
+	out->shape.rank = x->rank;
+	out->elem = in[0]->elem;
+	return 0;
+}
+
+static int
 infer_layernorm(const Tensor *const in[], const OpAttrs *a, Tensor *out,
                 Diag *d)
 {

@@ -193,8 +193,10 @@ uint64_t lower_cycles(const Lowered *l);
 /* relayout.c: moving a tensor's elements from one place to another.
  * Element f (the flat row-major index of from's 2-D view) goes to element
  * map(f) of to's view; map must move each row of `from` as a whole (a
- * reshape keeps f; a permutation of axes before the last one moves rows).
+ * reshape keeps f; a permutation of axes before the last one moves rows;
+ * a slice drops rows: map gives LOWER_DROP for elements not moved).
  * NULL: the identity. */
+#define LOWER_DROP UINT64_MAX
 typedef struct {
 	uint64_t (*fn)(const void *ctx, uint64_t flat);
 	const void *ctx;

@@ -653,6 +653,25 @@ lower_transpose_op(Build *b, const Op *op, Diag *d)
 	return IPU_OK;
 }
 
+/* A slice of whole rows is an exchange that moves only the rows inside
+ * it; cutting the last axis would need runs within rows (not yet). */
+static int
+lower_slice_op(Build *b, const Op *op, Diag *d)
+{
+	const Tensor *in = graph_tensor(b->g, op->in[0]);
+	int last = in->shape.rank - 1;
+	if (op->attr.begin.dim[last] != 0 ||
+	    op->attr.end.dim[last] != in->shape.dim[last])
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: slice %s: the last axis is cut; only "
+		                "slices of whole rows are supported so far",
+		                graph_tensor(b->g, op->out)->name);
+	RowSlice s;
+	FlatMap map =
+	    lower_row_slice(&s, &in->shape, &op->attr.begin, &op->attr.end);
+	return move_op(b, op, &map, "slice", d);
+}
+
 /* ---- elementwise ------------------------------------------------------- */
 
 /* The same blocks on the same tiles in the same formats, piece by piece. */
@@ -853,7 +872,7 @@ static const LowerOp lower_op[OP_COUNT] = {
     [OP_MUL] = lower_binary_op,          [OP_CAST] = lower_unary_op,
     [OP_GELU] = lower_unary_op,          [OP_RESHAPE] = lower_reshape_op,
     [OP_TRANSPOSE] = lower_transpose_op, [OP_LAYERNORM] = lower_rowwise_op,
-    [OP_SOFTMAX] = lower_rowwise_op,
+    [OP_SOFTMAX] = lower_rowwise_op,     [OP_SLICE] = lower_slice_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

@@ -69,6 +69,8 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 				    p->col0 + c0;
 				if (map && map->fn)
 					f = map->fn(map->ctx, f);
+				if (f == LOWER_DROP)
+					continue;
 				uint32_t off =
 				    p->at.offset + (seg + r) * width * es;
 				add_run(rs, f, n, (width - n) * es, p->tile,

@@ -1,5 +1,6 @@
 /*
- * transpose.c - permutations of a tensor's axes as data movement.
+ * transpose.c - permutations of a tensor's axes as data movement (and
+ * slices that keep whole rows, which move the same way).
  *
  * One that keeps the last axis moves whole rows (a FlatMap for
  * relayout.c). One that moves the last axis L, making axis a of the input
@@ -50,6 +51,36 @@ lower_row_perm(RowPerm *p, const Shape *in, const Shape *perm)
 		stride *= in->dim[perm->dim[i]];
 	}
 	return (FlatMap){permute_flat, p};
+}
+
+static uint64_t
+slice_flat(const void *ctx, uint64_t flat)
+{
+	const RowSlice *s = ctx;
+	uint64_t row = flat / s->cols, col = flat % s->cols, to = 0, stride = 1;
+	for (int i = s->rank - 1; i >= 0; i--) {
+		int64_t digit = (int64_t)(row % (uint64_t)s->in_dim[i]);
+		row /= (uint64_t)s->in_dim[i];
+		if (digit < s->begin[i] || digit >= s->end[i])
+			return LOWER_DROP;
+		to += (uint64_t)(digit - s->begin[i]) * stride;
+		stride *= (uint64_t)(s->end[i] - s->begin[i]);
+	}
+	return to * s->cols + col;
+}
+
+FlatMap
+lower_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
+                const Shape *end)
+{
+	*s = (RowSlice){.rank = in->rank - 1,
+	                .cols = (uint64_t)in->dim[in->rank - 1]};
+	for (int i = 0; i < s->rank; i++) {
+		s->in_dim[i] = in->dim[i];
+		s->begin[i] = begin->dim[i];
+		s->end[i] = end->dim[i];
+	}
+	return (FlatMap){slice_flat, s};
 }
 
 static uint32_t

@@ -19,6 +19,18 @@ typedef struct {
  * axis perm->dim[k] (perm keeps the last axis). */
 FlatMap lower_row_perm(RowPerm *p, const Shape *in, const Shape *perm);
 
+/* A slice that keeps the last axis whole, as a FlatMap over whole rows:
+ * a source row inside [begin, end) on every axis goes to its place in the
+ * output, the others are dropped (LOWER_DROP). */
+typedef struct {
+	int rank; /* axes before the last */
+	int64_t in_dim[GRAPH_MAX_RANK], begin[GRAPH_MAX_RANK],
+	    end[GRAPH_MAX_RANK];
+	uint64_t cols;
+} RowSlice;
+FlatMap lower_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
+                        const Shape *end);
+
 /* Steps at the end of l that fill `to` (the output's place) with the
  * tensor in `from` (shape `in`) permuted by perm, whose last axis is one
  * of in's others: an exchange into whole-row blocks, the on-tile 2-D

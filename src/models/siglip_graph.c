@@ -10,7 +10,10 @@
  *   - the position embedding and the head's probe are repeated for every
  *     image of the batch (the graph has no broadcast along the batch);
  *   - the head's in_proj_weight [3d, d] and in_proj_bias [3d] are split
- *     into q, k and v parts (".q", ".k", ".v").
+ *     into q, k and v parts (".q", ".k", ".v");
+ *   - each encoder layer's q_proj, k_proj and v_proj are one fused
+ *     qkv_proj [3d, d] (and bias [3d]): one GEMM of 3d columns, whose
+ *     output is split into heads and sliced into q, k and v.
  * The input is the batch's patches [B N, 3 P P], each patch flattened
  * channel first, then row, then column, tokens row-major over the grid
  * (siglip_patches makes them from pixel values).
@@ -112,7 +115,21 @@ split_heads(Text *t, const char *y, const char *x, int b, int rows, int h,
 	put(t, "%s = transpose %s.r [0, 2, 1, 3]\n", y, y);
 }
 
-/* softmax(q k^T / sqrt(dh)) v over heads, back to [b rows, d] */
+/* softmax(q k^T / sqrt(dh)) v over heads already split ([b, h, rows,
+ * dh]), back to [b qrows, d] */
+static void
+attend_heads(Text *t, const char *y, const char *qh, const char *kh,
+             const char *vh, int b, int qrows, int h, int dh)
+{
+	put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
+	put(t, "%s.p = softmax %s.s scale=%.17g\n", y, y,
+	    1.0 / sqrt((double)dh));
+	put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
+	put(t, "%s.t = transpose %s.o [0, 2, 1, 3]\n", y, y);
+	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
+}
+
+/* attend_heads on q, k, v of [b rows, d] */
 static void
 attend(Text *t, const char *y, const char *q, const char *k, const char *v,
        int b, int qrows, int krows, int h, int dh)
@@ -124,12 +141,7 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 	split_heads(t, qh, q, b, qrows, h, dh);
 	split_heads(t, kh, k, b, krows, h, dh);
 	split_heads(t, vh, v, b, krows, h, dh);
-	put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
-	put(t, "%s.p = softmax %s.s scale=%.17g\n", y, y,
-	    1.0 / sqrt((double)dh));
-	put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
-	put(t, "%s.t = transpose %s.o [0, 2, 1, 3]\n", y, y);
-	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
+	attend_heads(t, y, qh, kh, vh, b, qrows, h, dh);
 }
 
 /* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`; `pos` the
@@ -188,23 +200,33 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	char x[32], w[96], y[64], in[96];
 	snprintf(x, sizeof x, "h0");
 	for (int l = 0; l < c->layers; l++) {
-		char p[64], q[64], k[64], v[64], a[64], o[64], r[64], m[64];
+		char p[64], qkv[64], hd[3][64], a[64], o[64], r[64], m[64];
 		snprintf(p, sizeof p, "vision_model.encoder.layers.%d", l);
 		snprintf(y, sizeof y, "l%d.ln1", l);
 		snprintf(w, sizeof w, "%s.layer_norm1", p);
 		layernorm(&t, dt, y, x, w, d, c->ln_eps);
-		const char *proj[3] = {"q", "k", "v"};
-		char *dst[3] = {q, k, v};
-		const char *xin =
-		    gemm_input(&t, &ty, SIGLIP_QKV, y, in, sizeof in);
+		/* q, k, v: one GEMM, its [rows, 3 d] as [3, B, H, n, dh]
+		 * (a permutation of whole rows), each a slice of it */
+		snprintf(qkv, sizeof qkv, "l%d.qkv", l);
+		snprintf(w, sizeof w, "%s.self_attn.qkv_proj", p);
+		linear(&t, &ty, qkv,
+		       gemm_input(&t, &ty, SIGLIP_QKV, y, in, sizeof in), w, d,
+		       3 * d);
+		put(&t, "%s.r = reshape %s [%d, %d, 3, %d, %d]\n", qkv, qkv,
+		    batch, n, h, dh);
+		put(&t, "%s.t = transpose %s.r [2, 0, 3, 1, 4]\n", qkv, qkv);
 		for (int i = 0; i < 3; i++) {
-			snprintf(dst[i], 64, "l%d.%s", l, proj[i]);
-			snprintf(w, sizeof w, "%s.self_attn.%s_proj", p,
-			         proj[i]);
-			linear(&t, &ty, dst[i], xin, w, d, d);
+			snprintf(hd[i], sizeof hd[i], "l%d.attn.%ch", l,
+			         "qkv"[i]);
+			put(&t,
+			    "%s.s = slice %s.t [%d, 0, 0, 0, 0] [%d, %d, %d, "
+			    "%d, %d]\n",
+			    hd[i], qkv, i, i + 1, batch, h, n, dh);
+			put(&t, "%s = reshape %s.s [%d, %d, %d, %d]\n", hd[i],
+			    hd[i], batch, h, n, dh);
 		}
 		snprintf(a, sizeof a, "l%d.attn", l);
-		attend(&t, a, q, k, v, batch, n, n, h, dh);
+		attend_heads(&t, a, hd[0], hd[1], hd[2], batch, n, h, dh);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
 		linear(&t, &ty, o,
@@ -267,20 +289,27 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	return t.text;
 }
 
-int
-siglip_weight_source(const char *graph_name, char *ckpt, size_t len, int *part)
+void
+siglip_weight_source(const char *graph_name, SiglipSource *s)
 {
 	size_t n = strlen(graph_name);
-	*part = -1;
-	snprintf(ckpt, len, "%s", graph_name);
+	*s = (SiglipSource){.n = 1, .part = -1};
+	snprintf(s->name[0], sizeof s->name[0], "%s", graph_name);
 	static const char *const suffix[3] = {".q", ".k", ".v"};
 	for (int i = 0; i < 3; i++)
 		if (n > 2 && strstr(graph_name, ".in_proj_") &&
 		    !strcmp(graph_name + n - 2, suffix[i])) {
-			ckpt[n - 2 < len ? n - 2 : len - 1] = 0;
-			*part = i;
+			s->name[0][n - 2] = 0;
+			s->part = i;
 		}
-	return IPU_OK;
+	const char *fused = strstr(graph_name, ".qkv_proj.");
+	if (!fused)
+		return;
+	s->n = 3;
+	for (int i = 0; i < 3; i++)
+		snprintf(s->name[i], sizeof s->name[i], "%.*s.%c_proj.%s",
+		         (int)(fused - graph_name), graph_name, "qkv"[i],
+		         fused + strlen(".qkv_proj."));
 }
 
 void

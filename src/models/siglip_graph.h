@@ -45,11 +45,15 @@ typedef struct {
  * [batch, d] (or "last" [batch N, d] without the head). Caller frees. */
 char *siglip_graph_text(const SiglipConfig *c, int batch,
                         const SiglipPrecision *p);
-/* The checkpoint tensor a graph weight comes from (ckpt), and for the
- * head's split in_proj the part (0 q, 1 k, 2 v; rows part d .. part d + d
- * - 1), else -1. */
-int siglip_weight_source(const char *graph_name, char *ckpt, size_t len,
-                         int *part);
+/* Where a graph weight comes from: n checkpoint tensors, concatenated
+ * by rows (an encoder layer's fused qkv_proj: its q_proj, k_proj and
+ * v_proj), and for the head's split in_proj the part (0 q, 1 k, 2 v; rows
+ * part d .. part d + d - 1), else -1. */
+typedef struct {
+	char name[3][256];
+	int n, part;
+} SiglipSource;
+void siglip_weight_source(const char *graph_name, SiglipSource *s);
 /* Pixel values [batch, channels, image, image] to the graph's patches
  * [batch N, channels P P] (pixels past the last whole patch are unused). */
 void siglip_patches(const SiglipConfig *c, int batch, const float *pixels,

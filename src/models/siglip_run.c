@@ -72,35 +72,39 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 }
 
 /* Graph weight `gname` ([want] elements) from the checkpoint, as f32
- * values. */
+ * values (siglip_weight_source says from which tensors). */
 static int
 weight_values(const StFile *f, const char *gname, size_t want, float *out,
               Diag *d)
 {
-	char name[256];
-	int part;
-	siglip_weight_source(gname, name, sizeof name, &part);
-	const StTensor *s = st_find(f, name);
-	if (!s)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "the checkpoint has no %s (for graph weight "
-		                "%s)",
-		                name, gname);
-	size_t have = st_elements(s);
-	float *all = xmalloc(have * sizeof *all);
-	int e = st_to_f32(f, s, all, d);
-	if (!e && part >= 0 && have == 3 * want) { /* rows part d .. */
-		memcpy(out, all + (size_t)part * want, want * sizeof *out);
-	} else if (!e && want % have == 0) { /* repeated per image */
-		for (size_t i = 0; i < want; i += have)
-			memcpy(out + i, all, have * sizeof *out);
-	} else if (!e) {
-		e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		             "graph weight %s holds %zu elements, checkpoint "
-		             "tensor %s %zu",
-		             gname, want, name, have);
+	SiglipSource src;
+	siglip_weight_source(gname, &src);
+	int e = IPU_OK;
+	size_t each = want / (size_t)src.n;
+	for (int k = 0; !e && k < src.n; k++) {
+		const StTensor *s = st_find(f, src.name[k]);
+		if (!s)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "the checkpoint has no %s (for graph "
+			                "weight %s)",
+			                src.name[k], gname);
+		size_t have = st_elements(s);
+		float *all = xmalloc(have * sizeof *all), *to = out + k * each;
+		e = st_to_f32(f, s, all, d);
+		if (!e && src.part >= 0 && have == 3 * each) /* rows part d */
+			memcpy(to, all + (size_t)src.part * each,
+			       each * sizeof *to);
+		else if (!e && src.part < 0 && each % have == 0) /* repeated
+		                                                    per image */
+			for (size_t i = 0; i < each; i += have)
+				memcpy(to + i, all, have * sizeof *to);
+		else if (!e)
+			e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "graph weight %s holds %zu elements, "
+			             "checkpoint tensor %s %zu",
+			             gname, want, src.name[k], have);
+		free(all);
 	}
-	free(all);
 	return e;
 }
 
@@ -116,13 +120,12 @@ static int
 weight_scale(void *ctx, const char *gname)
 {
 	ScaleCtx *sc = ctx;
-	char name[256];
-	int part;
-	siglip_weight_source(gname, name, sizeof name, &part);
-	const StTensor *s = st_find(sc->f, name);
+	SiglipSource src;
+	siglip_weight_source(gname, &src);
+	const StTensor *s = st_find(sc->f, src.name[0]);
 	if (sc->e || !s)
 		return 0; /* siglip_check found every tensor */
-	size_t n = st_elements(s) / (part >= 0 ? 3 : 1);
+	size_t n = st_elements(s) * (size_t)src.n / (src.part >= 0 ? 3 : 1);
 	float *v = xmalloc(n * sizeof *v);
 	double max = 0;
 	sc->e = weight_values(sc->f, gname, n, v, &sc->d);
