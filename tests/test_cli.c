@@ -375,6 +375,25 @@ test_run_graph(void **state)
 	snprintf(cmd, sizeof cmd, "test $(ls %s/cache/pkgs/*.pkg | wc -l) = 2",
 	         test_dir);
 	assert_int_equal(system(cmd), 0);
+	/* four more graphs: the cache keeps the EXEC_CACHE_KEEP (4) newest,
+	 * each with its sidecar */
+	for (int i = 3; i <= 6; i++) {
+		char text[160], args[160];
+		snprintf(text, sizeof text,
+		         "input x f32 [2, 3]\nweight w f32 [3]\nm = mul x w\n"
+		         "y%d = add m x\noutput y%d\n",
+		         i, i);
+		write_text("gi.txt", text);
+		snprintf(args, sizeof args,
+		         "run graph --graph gi.txt --in x=x.npy --in w=w.npy "
+		         "--cache cache/pkgs");
+		assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	}
+	snprintf(cmd, sizeof cmd,
+	         "test $(ls %s/cache/pkgs/*.pkg | wc -l) = 4 && "
+	         "test $(ls %s/cache/pkgs/*.txt | wc -l) = 4",
+	         test_dir, test_dir);
+	assert_int_equal(system(cmd), 0);
 
 	assert_int_equal(run_ipu(out, sizeof out, "run graph --in x"), 2);
 	assert_int_equal(run_ipu(out, sizeof out, "run graph --in x=x.npy"), 2);

@@ -4,7 +4,9 @@
  */
 #include "exec.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -112,7 +114,62 @@ cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
 	                 .tiles = (*pk)->tiles,
 	                 .peak_tile_bytes = (uint32_t)peak,
 	                 .cached = 1};
+	snprintf(path, sizeof path, "%s.pkg", base);
+	utimensat(AT_FDCWD, path, NULL, 0); /* recently used: kept longer */
 	return 1;
+}
+
+/* An entry's package: 16 hex digits and ".pkg". */
+static int
+entry_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (n != 20 || strcmp(name + 16, ".pkg"))
+		return 0;
+	for (int i = 0; i < 16; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return 0;
+	return 1;
+}
+
+/* At most EXEC_CACHE_KEEP entries stay, the most recently written or
+ * read (a package of a SigLIP tower is 100 MB or more, and every rebuilt
+ * `ipu` makes new names). */
+static void
+cache_trim(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return;
+	struct {
+		char name[24];
+		struct timespec t;
+	} e[64];
+	int n = 0;
+	struct dirent *de;
+	char path[4224];
+	while ((de = readdir(dh)) && n < 64) {
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (entry_name(de->d_name) && !stat(path, &st)) {
+			snprintf(e[n].name, sizeof e[n].name, "%s", de->d_name);
+			e[n++].t = st.st_mtim;
+		}
+	}
+	closedir(dh);
+	while (n > EXEC_CACHE_KEEP) {
+		int old = 0;
+		for (int i = 1; i < n; i++)
+			if (e[i].t.tv_sec < e[old].t.tv_sec ||
+			    (e[i].t.tv_sec == e[old].t.tv_sec &&
+			     e[i].t.tv_nsec < e[old].t.tv_nsec))
+				old = i;
+		snprintf(path, sizeof path, "%s/%.16s.txt", dir, e[old].name);
+		remove(path); /* the sidecar first: the entry is then invalid */
+		snprintf(path, sizeof path, "%s/%s", dir, e[old].name);
+		remove(path);
+		e[old] = e[--n];
+	}
 }
 
 /* Package first, then the sidecar that makes the entry valid; both
@@ -133,6 +190,7 @@ cache_write(const char *dir, const char *base, const Package *pk,
 	             b->peak_tile_bytes, b->compile_ms);
 	snprintf(path, sizeof path, "%s.txt", base);
 	write_file(path, text, (size_t)n, &d);
+	cache_trim(dir);
 }
 
 int

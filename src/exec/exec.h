@@ -33,6 +33,8 @@ typedef struct {
  * be written leaves the package uncached and the call succeeds. */
 int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
                Package **pk, ExecBuild *b, Diag *d);
+/* Entries a cache directory keeps: the most recently written or read. */
+enum { EXEC_CACHE_KEEP = 4 };
 /* exec_build, and if the program does not fit the chip's memory, the
  * placement's per-tile report on `report` (NULL: nowhere; the error
  * names the worst tile either way). */
