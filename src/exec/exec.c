@@ -152,7 +152,7 @@ cache_trim(const char *dir)
 		struct stat st;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		if (entry_name(de->d_name) && !stat(path, &st)) {
-			snprintf(e[n].name, sizeof e[n].name, "%s", de->d_name);
+			memcpy(e[n].name, de->d_name, 21); /* entry_name: 20 */
 			e[n++].t = st.st_mtim;
 		}
 	}
