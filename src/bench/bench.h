@@ -123,8 +123,6 @@ typedef struct {
 } SimSpeedResult;
 
 int bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d);
-/* A monotonic clock in seconds, for timing host work. */
-double bench_seconds(void);
 /* Run the chip model to the end, timed (*seconds): 0, or IPU_EFAULT with d
  * naming `what` and the chip's error. */
 struct ChipSim;

@@ -144,17 +144,12 @@ run(const GemmBenchConfig *cfg, const Package *pk, const void *a, const void *b,
 	if (ipu_write_tensor(dev, "a", a, m * k * in_es, &err) ||
 	    ipu_write_tensor(dev, "b", b, k * n * in_es, &err))
 		goto fail;
-	what = "run";
-	double t0 = bench_seconds();
-	if (ipu_run(dev, 0, &err))
-		goto fail;
-	res->host_seconds = bench_seconds() - t0;
+	r = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
 	what = "read";
-	if (ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
+	if (!r && ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
 		goto fail;
-	res->cycles = ipu_cycles(dev);
 	ipu_close(dev);
-	return IPU_OK;
+	return r;
 fail:
 	ipu_close(dev);
 	return diag_set(d, IPU_EFAULT, NULL, 0, 0, "%s: %s", what, err.msg);

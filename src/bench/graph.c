@@ -62,20 +62,10 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 {
 	memset(res, 0, sizeof *res);
 	const Chip *chip = cfg->chip ? cfg->chip : chip_default();
-	uint8_t *text;
-	size_t len;
-	int r = read_file(cfg->path, &text, &len, d);
+	Graph *g;
+	int r = exec_load_graph(cfg->path, &g, d);
 	if (r)
 		return r;
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerrs = 0;
-	r = graph_parse((const char *)text, len, cfg->path, &g, errs, &nerrs);
-	free(text);
-	if (r) {
-		*d = errs[0];
-		return r;
-	}
 	CompileOptions co = {.chip = chip, .tiles = cfg->tiles};
 	Package *pk = NULL;
 	CompileReport rep;

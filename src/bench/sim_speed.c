@@ -10,25 +10,16 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../sim/sim.h"
-
-double
-bench_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int
 bench_run_chip(ChipSim *cs, const char *what, double *seconds, Diag *d)
 {
 	ChipError err;
-	double t0 = bench_seconds();
+	double t0 = monotonic_seconds();
 	RunStatus st = chipsim_run(cs, 1ull << 40, &err);
-	*seconds = bench_seconds() - t0;
+	*seconds = monotonic_seconds() - t0;
 	return st == RUN_DONE
 	           ? IPU_OK
 	           : diag_set(d, IPU_EFAULT, what, 0, 0, "%s", err.msg);

@@ -32,6 +32,8 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
                           int *missing);
 /* The chip called `name`, or NULL after a message naming the known ones. */
 const Chip *cli_chip_arg(const char *cmd, const char *name);
+/* `--threads N`: 1..64 into *out, else 0 after a message. */
+int cli_threads_arg(const char *cmd, const char *v, int *out);
 /* 1 after a message if `out` is one of the inputs (same file), else 0. */
 int cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin);
 

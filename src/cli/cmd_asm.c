@@ -58,6 +58,20 @@ cli_chip_arg(const char *cmd, const char *name)
 	return c;
 }
 
+int
+cli_threads_arg(const char *cmd, const char *v, int *out)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (end == v || *end || n < 1 || n > 64) {
+		fprintf(stderr, "ipu %s: --threads wants 1..64, got '%s'\n",
+		        cmd, v);
+		return 0;
+	}
+	*out = (int)n;
+	return 1;
+}
+
 /* Same file? By device and inode when both exist, else by name. */
 static int
 same_file(const char *a, const char *b)

@@ -154,12 +154,7 @@ cmd_run(int argc, char **argv)
 				bad = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
-			r.threads = atoi(v);
-			if (r.threads < 1 || r.threads > 64) {
-				fprintf(stderr,
-				        "ipu run: --threads wants 1..64\n");
-				bad = 1;
-			}
+			bad = !cli_threads_arg("run", v, &r.threads);
 		} else {
 			fprintf(stderr, "ipu run: %s '%s'\n",
 			        missing ? "missing value for"

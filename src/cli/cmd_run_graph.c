@@ -87,13 +87,7 @@ cmd_run_graph(int argc, char **argv)
 				bad = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
-			r.threads = atoi(v);
-			if (r.threads < 1 || r.threads > 64) {
-				fprintf(
-				    stderr,
-				    "ipu run graph: --threads wants 1..64\n");
-				bad = 1;
-			}
+			bad = !cli_threads_arg("run graph", v, &r.threads);
 		} else {
 			fprintf(stderr, "ipu run graph: %s '%s'\n",
 			        missing ? "missing value for"

@@ -7,21 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../asm/asm.h"
 #include "../codegen/codegen.h"
 #include "../kernels/kernels.h"
 #include "../lower/lower.h"
 #include "../lower/program.h"
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 typedef struct {
 	Image img;
@@ -200,7 +191,7 @@ compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
 			pkg_add_kernel(pk, ku.entry[e],
 			               (uint32_t)kernel_symbol(&k, ku.entry[e]),
 			               ku.calls[e]);
-		rep->compile_ms = now_ms() - t0;
+		rep->compile_ms = 1e3 * monotonic_seconds() - t0;
 		pk->compile_us = (uint64_t)(rep->compile_ms * 1e3);
 		r = pkg_check(pk, d);
 	}
@@ -220,7 +211,7 @@ int
 compile_graph(const Graph *g, const CompileOptions *o, Package **out,
               CompileReport *rep, Diag *d)
 {
-	double t0 = now_ms();
+	double t0 = 1e3 * monotonic_seconds();
 	const Chip *chip = o && o->chip ? o->chip : chip_default();
 	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
 	int r = compile_once(g, chip, tiles, 1, t0, out, rep, d);

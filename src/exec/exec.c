@@ -114,7 +114,6 @@ cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
 	                 .tiles = (*pk)->tiles,
 	                 .peak_tile_bytes = (uint32_t)peak,
 	                 .cached = 1};
-	snprintf(path, sizeof path, "%s.pkg", base);
 	utimensat(AT_FDCWD, path, NULL, 0); /* recently used: kept longer */
 	return 1;
 }
@@ -195,14 +194,7 @@ cache_write(const char *dir, const char *base, const Package *pk,
 
 int
 exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
-           Package **pk, ExecBuild *b, Diag *d)
-{
-	return exec_build_report(g, chip, cache_dir, NULL, pk, b, d);
-}
-
-int
-exec_build_report(const Graph *g, const Chip *chip, const char *cache_dir,
-                  FILE *report, Package **pk, ExecBuild *b, Diag *d)
+           FILE *report, Package **pk, ExecBuild *b, Diag *d)
 {
 	memset(b, 0, sizeof *b);
 	char base[4200];
@@ -254,23 +246,15 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	return e;
 }
 
-static double
-seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int
 exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds, Diag *d)
 {
 	ipu_error err;
-	double t0 = seconds();
+	double t0 = monotonic_seconds();
 	int e = IPU_OK;
 	if (ipu_run(dev, 0, &err))
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
-	*host_seconds = seconds() - t0;
+	*host_seconds = monotonic_seconds() - t0;
 	*cycles = ipu_cycles(dev);
 	return e;
 }
@@ -349,8 +333,8 @@ exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d)
 	return e;
 }
 
-static int
-load_graph(const char *path, Graph **g, Diag *d)
+int
+exec_load_graph(const char *path, Graph **g, Diag *d)
 {
 	uint8_t *text;
 	size_t len;
@@ -510,7 +494,7 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 	memset(res, 0, sizeof *res);
 	const Chip *chip = r->chip ? r->chip : chip_default();
 	Graph *g = NULL;
-	int e = load_graph(r->graph, &g, d);
+	int e = exec_load_graph(r->graph, &g, d);
 	if (!e)
 		e = check_bindings(r, g, d);
 	float **v = xcalloc((size_t)r->nin + 1, sizeof *v);
@@ -518,7 +502,8 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 		e = read_inputs(r, g, v, d);
 	Package *pk = NULL;
 	if (!e)
-		e = exec_build(g, chip, r->cache_dir, &pk, &res->build, d);
+		e = exec_build(g, chip, r->cache_dir, NULL, &pk, &res->build,
+		               d);
 	ipu_device *dev = NULL;
 	if (!e)
 		e = exec_open(chip, pk, r->threads, &dev, d);

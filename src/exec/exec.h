@@ -30,16 +30,14 @@ typedef struct {
  * bytes, so a rebuilt `ipu` never reuses an old package). cache_dir NULL:
  * no cache. An entry that does not read back whole (pkg_read checks every
  * field and the CRC) is compiled again and replaced; a cache that cannot
- * be written leaves the package uncached and the call succeeds. */
+ * be written leaves the package uncached and the call succeeds. If the
+ * program does not fit the chip's memory, the placement's per-tile report
+ * goes to `report` (NULL: nowhere; the error names the worst tile either
+ * way). */
 int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
-               Package **pk, ExecBuild *b, Diag *d);
+               FILE *report, Package **pk, ExecBuild *b, Diag *d);
 /* Entries a cache directory keeps: the most recently written or read. */
 enum { EXEC_CACHE_KEEP = 4 };
-/* exec_build, and if the program does not fit the chip's memory, the
- * placement's per-tile report on `report` (NULL: nowhere; the error
- * names the worst tile either way). */
-int exec_build_report(const Graph *g, const Chip *chip, const char *cache_dir,
-                      FILE *report, Package **pk, ExecBuild *b, Diag *d);
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
 char *exec_default_cache(void);
 
@@ -60,6 +58,9 @@ void exec_decode(ElemType e, const uint8_t *in, size_t n, float *out);
  * loaded package) from or into v. */
 int exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d);
 int exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d);
+
+/* A graph's text file parsed; d is the first error (file:line:col). */
+int exec_load_graph(const char *path, Graph **g, Diag *d);
 
 /* A tensor name bound to a .npy file. */
 typedef struct {

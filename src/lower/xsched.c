@@ -385,41 +385,31 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 	return IPU_OK;
 }
 
-/* The schedule's results of every transfer, in step order. */
-typedef struct {
-	uint64_t *v;
-	uint8_t *wide;
-} Saved;
-
-static Saved
-save(const Step *s)
+/* The receive controls of every transfer, in step order: the scheduler
+ * writes them into arrays a copy of the step's transfers shares. */
+static uint64_t *
+save_controls(const Step *s)
 {
 	size_t n = 0;
 	for (int i = 0; i < s->nxfer; i++)
-		n += 1 + 3 * (size_t)s->xfer[i].ndst;
-	Saved sv = {xmalloc(n * sizeof *sv.v), xmalloc((size_t)s->nxfer + 1)};
-	uint64_t *p = sv.v;
+		n += 3 * (size_t)s->xfer[i].ndst;
+	uint64_t *v = xmalloc((n + 1) * sizeof *v), *p = v;
 	for (int i = 0; i < s->nxfer; i++) {
 		const Transfer *x = &s->xfer[i];
-		sv.wide[i] = x->wide;
-		*p++ = x->start;
 		for (uint32_t k = 0; k < x->ndst; k++) {
 			*p++ = x->ptr_at[k];
 			*p++ = x->mux_at[k];
 			*p++ = x->off_at[k];
 		}
 	}
-	return sv;
+	return v;
 }
 
 static void
-restore(Step *s, Saved sv)
+restore_controls(Step *s, const uint64_t *p)
 {
-	const uint64_t *p = sv.v;
 	for (int i = 0; i < s->nxfer; i++) {
 		Transfer *x = &s->xfer[i];
-		x->wide = sv.wide[i];
-		x->start = *p++;
 		for (uint32_t k = 0; k < x->ndst; k++) {
 			x->ptr_at[k] = *p++;
 			x->mux_at[k] = *p++;
@@ -435,31 +425,29 @@ restore(Step *s, Saved sv)
 static int
 schedule_step(const Lowered *l, Step *s, Diag *d)
 {
-	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
-	Transfer *given = xmalloc(bytes + 1);
-	memcpy(given, s->xfer, bytes);
 	int r = schedule_order(l, s, d);
 	if (r) { /* the other order may still find a schedule */
 		interleave(l, s);
-		r = schedule_order(l, s, d);
-		free(given);
-		return r;
+		return schedule_order(l, s, d);
 	}
-	uint64_t first = s->cycles;
-	Saved sv = save(s);
+	/* the first schedule: the transfers (their starts and widths) and
+	 * the controls in their shared arrays */
+	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
+	Transfer *kept = xmalloc(bytes + 1);
+	memcpy(kept, s->xfer, bytes);
+	uint64_t first = s->cycles, *ctl = save_controls(s);
 	interleave(l, s);
 	int moved = 0; /* each transfer owns its destination arrays */
 	for (int i = 0; i < s->nxfer && !moved; i++)
-		moved = given[i].dst_tile != s->xfer[i].dst_tile;
+		moved = kept[i].dst_tile != s->xfer[i].dst_tile;
 	Diag dd;
 	if (!moved || schedule_order(l, s, &dd) || s->cycles >= first) {
-		memcpy(s->xfer, given, bytes);
-		restore(s, sv);
+		memcpy(s->xfer, kept, bytes);
+		restore_controls(s, ctl);
 		s->cycles = first;
 	}
-	free(sv.v);
-	free(sv.wide);
-	free(given);
+	free(ctl);
+	free(kept);
 	return IPU_OK;
 }
 

@@ -236,8 +236,8 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	}
 	if (!e) {
 		ExecBuild b;
-		e = exec_build_report(g, chip, r->cache_dir, r->place_report,
-		                      &pk, &b, d);
+		e = exec_build(g, chip, r->cache_dir, r->place_report, &pk, &b,
+		               d);
 		out->compile_ms = b.compile_ms;
 		out->predicted_cycles = b.predicted_cycles;
 		out->tiles = b.tiles;

@@ -67,6 +67,9 @@ void *xrealloc(void *p, size_t n);
 	} while (0)
 char *xstrdup(const char *s);
 
+/* A monotonic clock in seconds, for timing host work (clock.c). */
+double monotonic_seconds(void);
+
 /* FNV-1a, 64 bits, over n bytes, continuing from h (start with
  * FNV1A64_INIT): stable names and cache keys, not cryptographic. */
 #define FNV1A64_INIT 0xcbf29ce484222325u
