@@ -775,6 +775,75 @@ test_attention(void **state)
 	attention("f16", 40, 4, 24, 32, 0x1p-7);
 }
 
+/* Three iterations of a layer (LayerNorm, matmul and bias, residual add),
+ * each on weights of its own, as the graph's repeat: text of the graph
+ * into buf, with or without the repeat line. */
+static void
+loop_graph(char *buf, size_t n, int repeat)
+{
+	size_t at = (size_t)snprintf(buf, n, "input x f16 [24, 32]\n");
+	const char *in = "x";
+	char prev[16];
+	for (int k = 0; k < 3; k++) {
+		at += (size_t)snprintf(
+		    buf + at, n - at,
+		    "weight g%d f16 [32]\nweight be%d f16 [32]\n"
+		    "weight w%d f16 [32, 32]\nweight b%d f16 [32]\n"
+		    "h%d.ln = layernorm %s g%d be%d\n"
+		    "h%d.mm = matmul h%d.ln w%d\n"
+		    "h%d.b = add h%d.mm b%d\n"
+		    "h%d = add %s h%d.b\n",
+		    k, k, k, k, k, in, k, k, k, k, k, k, k, k, k, in, k);
+		snprintf(prev, sizeof prev, "h%d", k);
+		in = prev;
+	}
+	at += (size_t)snprintf(buf + at, n - at, "y = gelu h2\noutput y\n");
+	if (repeat)
+		snprintf(buf + at, n - at, "repeat 3 h0.ln h0\n");
+}
+
+static int
+count_of(const char *text, const char *word)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, word)); p++)
+		n++;
+	return n;
+}
+
+/* The device runs the body three times (its weights copied into place
+ * before each iteration, the carry moved back after it) and must give
+ * what the interpreter gets from the ops as written; the plan is made for
+ * one body, and the unrolled graph's for three. */
+static void
+test_loop(void **state)
+{
+	(void)state;
+	char text[4096];
+	loop_graph(text, sizeof text, 1);
+	check("a loop of 3 layers", text, 16, 0x1p-6);
+	int gemms[2];
+	for (int repeat = 0; repeat < 2; repeat++) {
+		loop_graph(text, sizeof text, repeat);
+		Graph *g;
+		Diag errs[GRAPH_MAX_ERRORS], d;
+		int nerr;
+		assert_int_equal(
+		    graph_parse(text, strlen(text), "t.graph", &g, errs, &nerr),
+		    0);
+		CompileOptions o = {.chip = chip_default(), .tiles = 16};
+		Package *pk;
+		CompileReport rep;
+		assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+		gemms[repeat] = count_of(rep.plan, "gemm ");
+		pkg_free(pk);
+		compile_report_free(&rep);
+		graph_free(g);
+	}
+	assert_int_equal(gemms[0], 3);
+	assert_int_equal(gemms[1], 1);
+}
+
 static void
 expect_refusal(const char *text, const char *needle)
 {
@@ -841,6 +910,7 @@ main(void)
 	    cmocka_unit_test(test_transpose_last),
 	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
+	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

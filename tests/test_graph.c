@@ -330,6 +330,9 @@ check_same_graph(const Graph *a, const Graph *b)
 {
 	assert_int_equal(a->ntensors, b->ntensors);
 	assert_int_equal(a->nops, b->nops);
+	assert_int_equal(a->repeat.first, b->repeat.first);
+	assert_int_equal(a->repeat.len, b->repeat.len);
+	assert_int_equal(a->repeat.count, b->repeat.count);
 	for (int i = 0; i < a->ntensors; i++) {
 		const Tensor *s = &a->tensors[i], *t = &b->tensors[i];
 		assert_int_equal(s->id, t->id);
@@ -614,9 +617,10 @@ test_parse_error_cases(void **state)
 	parse_fail("input x f16 [2] $\n", e);
 	check_error(&e[0], 1, 17, "unexpected character 0x24");
 	parse_fail("matmul x y\n", e);
-	check_error(&e[0], 1, 1,
-	            "expected input, weight, output or 'name = op ...', found "
-	            "'matmul'");
+	check_error(
+	    &e[0], 1, 1,
+	    "expected input, weight, output, repeat or 'name = op ...', found "
+	    "'matmul'");
 	parse_fail("input x f16 [2]\noutput x\n", e);
 	check_error(&e[0], 2, 8,
 	            "output: 'x' is declared as input, not written by an op");
@@ -823,6 +827,99 @@ test_tables(void **state)
 	assert_string_equal(buf, "f8_f152*2^-5");
 }
 
+/* Two layers of h = x + x w, each on its own weight, then a GELU; `last`
+ * is what the GELU reads, `extra` one more line. */
+static void
+repeat_graph(char *buf, size_t n, const char *last, const char *extra)
+{
+	snprintf(buf, n,
+	         "input x f16 [4, 8]\n"
+	         "weight w0 f16 [8, 8]\n"
+	         "m0 = matmul x w0\n"
+	         "h0 = add x m0\n"
+	         "weight w1 f16 [8, 8]\n"
+	         "m1 = matmul h0 w1\n"
+	         "h1 = add h0 m1\n"
+	         "z = gelu %s\n"
+	         "output z\n"
+	         "%s",
+	         last, extra);
+}
+
+static void
+test_repeat(void **state)
+{
+	(void)state;
+	char text[1024];
+	repeat_graph(text, sizeof text, "h1", "repeat 2 m0 h0\n");
+	Graph *g = parse_ok(text);
+	assert_int_equal(g->repeat.first, 0);
+	assert_int_equal(g->repeat.len, 2);
+	assert_int_equal(g->repeat.count, 2);
+	round_trip(g);
+	RepeatMap m;
+	Diag d, e[GRAPH_MAX_ERRORS];
+	assert_int_equal(graph_repeat_map(g, &m, &d), 0);
+	assert_int_equal(m.carry_in, graph_find(g, "x"));
+	assert_int_equal(m.carry_out, graph_find(g, "h0"));
+	assert_int_equal(m.last_out, graph_find(g, "h1"));
+	assert_int_equal(m.nweights, 1);
+	assert_int_equal(m.weight[0], graph_find(g, "w0"));
+	assert_int_equal(m.weight[1], graph_find(g, "w1"));
+	repeat_map_free(&m);
+	/* clearing and a refused promise leave the graph as it was */
+	assert_int_equal(graph_set_repeat(g, 0, 2, 0, &d), 0);
+	assert_int_equal(g->repeat.count, 0);
+	assert_int_not_equal(graph_set_repeat(g, 1, 2, 2, &d), 0);
+	assert_int_equal(g->repeat.count, 0);
+	graph_free(g);
+
+	repeat_graph(text, sizeof text, "h1", "repeat 3 m0 h0\n");
+	parse_fail(text, e);
+	check_error(&e[0], 10, 0,
+	            "repeat: 3 iterations of 2 ops from op 0 do not fit the "
+	            "graph's 5 ops (at least 2 of 1)");
+	repeat_graph(text, sizeof text, "m1", "repeat 2 m0 h0\n");
+	parse_fail(text, e);
+	check_error(&e[0], 10, 0,
+	            "repeat: 'm1' of iteration 1 is read by 'z' after the "
+	            "loop");
+	repeat_graph(text, sizeof text, "h1", "repeat 2 m0 q\n");
+	parse_fail(text, e);
+	check_error(&e[0], 10, 0, "repeat: 'q' is not made by an op");
+	repeat_graph(text, sizeof text, "h1",
+	             "repeat 2 m0 h0\nrepeat 2 m0 h0\n");
+	parse_fail(text, e);
+	check_error(&e[0], 11, 1, "a second repeat (the first is on line 10)");
+	/* iteration 1 is not the same op */
+	parse_fail("input x f16 [4, 8]\nweight w0 f16 [8, 8]\n"
+	           "m0 = matmul x w0\nh0 = add x m0\n"
+	           "weight w1 f16 [8, 8]\nm1 = matmul h0 w1\n"
+	           "h1 = mul h0 m1\noutput h1\nrepeat 2 m0 h0\n",
+	           e);
+	check_error(&e[0], 9, 0,
+	            "repeat: 'h1' (iteration 1) is not the same op, "
+	            "attributes and type as 'h0' of iteration 0");
+	/* iteration 1 reads iteration 0's weight as well as its own */
+	parse_fail("input x f16 [4, 8]\nweight w0 f16 [8, 8]\n"
+	           "m0 = matmul x w0\nh0 = add x m0\n"
+	           "weight w1 f16 [8, 8]\nm1 = matmul h0 w1\n"
+	           "h1 = add h0 m1\nz = matmul h1 w0\noutput z\n"
+	           "repeat 2 m0 h0\n",
+	           e);
+	check_error(&e[0], 10, 0,
+	            "repeat: weight 'w0' of iteration 0 is read by 'z'");
+	/* nothing carried: each iteration reads x */
+	parse_fail("input x f16 [4, 8]\nweight w0 f16 [8, 8]\n"
+	           "m0 = matmul x w0\nweight w1 f16 [8, 8]\n"
+	           "m1 = matmul x w1\nh = add m0 m1\noutput h\n"
+	           "repeat 2 m0 m0\n",
+	           e);
+	check_error(&e[0], 8, 0,
+	            "repeat: no iteration reads what the one before made "
+	            "(nothing is carried)");
+}
+
 int
 main(void)
 {
@@ -842,6 +939,7 @@ main(void)
 	    cmocka_unit_test(test_verify),
 	    cmocka_unit_test(test_work),
 	    cmocka_unit_test(test_tables),
+	    cmocka_unit_test(test_repeat),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,8 @@
 	X(CALL, "call_mmmn_zi")                                                \
 	X(ST32, "st32_mmmn_zi")                                                \
 	X(LD32, "ld32_mmmn_zi")                                                \
+	X(ADD, "add_mmmn_si")                                                  \
+	X(BRNZ, "brnz_mmmn_zi")                                                \
 	X(BR, "br_mmmn")
 
 enum {
@@ -62,6 +64,7 @@ resolve_variants(void)
 
 enum {
 	REG_M1 = 1,
+	REG_M2 = 2,
 	REG_LR = 10,
 	REG_MZERO = 15,
 	CSR_INCOMING_DCOUNT = 0xa6,
@@ -76,6 +79,7 @@ enum {
 typedef struct {
 	uint8_t *buf; /* NULL: count only */
 	uint32_t len, cap;
+	uint32_t base; /* the code's address */
 	uint32_t tile;
 	int err;
 	Diag *d;
@@ -347,14 +351,29 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 	pthread_once(&once, resolve_variants);
 	emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
 	emit(e, V_ST32, 4, REG_LR, REG_M1, REG_MZERO, 0);
+	uint32_t head = 0;
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
+		if (l->loop_count && i == l->loop_first) {
+			/* iterations left, in the save buffer's second word */
+			emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
+			emit(e, V_SETZI, 2, REG_M2, (int32_t)l->loop_count);
+			emit(e, V_ST32, 4, REG_M2, REG_M1, REG_MZERO, 1);
+			head = e->base + e->len;
+		}
 		if (s->kind == STEP_EXCHANGE) {
 			emit_exchange(e, l, s, tile);
 		} else {
 			const KernelCall *c = call_of(s, tile);
 			if (c)
 				emit_call(e, l, ks, c, tc);
+		}
+		if (l->loop_count && i == l->loop_last) {
+			emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
+			emit(e, V_LD32, 4, REG_M2, REG_M1, REG_MZERO, 1);
+			emit(e, V_ADD, 3, REG_M2, REG_M2, -1);
+			emit(e, V_ST32, 4, REG_M2, REG_M1, REG_MZERO, 1);
+			emit(e, V_BRNZ, 2, REG_M2, (int32_t)head);
 		}
 	}
 	emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
@@ -378,7 +397,11 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 	out->tile = tile;
 	out->code_addr = out->entry = code_addr;
 	out->save_addr = l->buf[save_buf].addr;
-	Emit e = {.buf = xmalloc(1024), .cap = 1024, .tile = tile, .d = d};
+	Emit e = {.buf = xmalloc(1024),
+	          .cap = 1024,
+	          .base = code_addr,
+	          .tile = tile,
+	          .d = d};
 	emit_program(&e, l, ks, tile, out->save_addr, out);
 	out->code = e.buf;
 	out->code_len = e.len;

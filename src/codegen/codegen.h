@@ -10,6 +10,9 @@
  *              schedule, with delay filling the gaps; sync 0 (RECV) to
  *              wait for the last word before anything reads it
  *   compute    $m0 = the call's argument block; call the kernel
+ *   loop       (Lowered.loop_count) before the loop's first step, the
+ *              count into the save buffer's second word; after its last,
+ *              the count less one, and a branch back while it is not 0
  *   epilogue   return to the host
  */
 #ifndef IPU_CODEGEN_H

@@ -165,11 +165,24 @@ typedef struct {
 	int positional;
 } AttrDesc;
 
+/* A promise about the op list that the compiler may use to run a loop
+ * instead of unrolled ops (docs/graph.md "Repeat"): ops [first, first +
+ * count len) are `count` iterations of the body, ops [first, first + len):
+ * the same ops with the same attributes and types, each iteration on
+ * weights of its own (or shared ones), each reading what the iteration
+ * before made in place of one tensor made before the loop (the carry).
+ * After the loop only the last iteration's carry is read. count 0: none.
+ * The meaning of the graph is that of its ops; the promise adds none. */
+typedef struct {
+	int32_t first, len, count;
+} GraphRepeat;
+
 typedef struct Graph {
 	Tensor *tensors; /* by id */
 	int ntensors;
 	Op *ops; /* in definition (topological) order */
 	int nops;
+	GraphRepeat repeat;
 	/* private: growth and the name index */
 	int cap_tensors, cap_ops;
 	int32_t *index; /* open addressing: tensor id + 1, 0 = empty */
@@ -254,6 +267,28 @@ int graph_parse(const char *text, size_t len, const char *name, Graph **out,
 int graph_print(const Graph *g, FILE *f);
 /* The text form in a malloc'd NUL-terminated string (caller frees). */
 char *graph_print_str(const Graph *g);
+
+/* repeat.c */
+/* What a checked GraphRepeat means for each tensor. */
+typedef struct {
+	int32_t first, len, count; /* g->repeat */
+	int32_t carry_in;  /* made before the loop, read by iteration 0 */
+	int32_t carry_out; /* iteration 0's tensor that iteration 1 reads in
+	                      carry_in's place */
+	int32_t last_out;  /* the last iteration's: what follows reads */
+	int nweights;      /* weights each iteration has its own of */
+	int32_t *weight;   /* [count][nweights]: iteration k's weight j
+	                      (weight[j]: iteration 0's) */
+} RepeatMap;
+/* Check g->repeat (count 0: *m empty, IPU_OK) and describe it. The first
+ * broken rule is reported, naming the op and iteration. Free with
+ * repeat_map_free. */
+int graph_repeat_map(const Graph *g, RepeatMap *m, Diag *d);
+void repeat_map_free(RepeatMap *m);
+/* Set g->repeat (count >= 2) if graph_repeat_map accepts it; on error
+ * the graph is unchanged. */
+int graph_set_repeat(Graph *g, int32_t first, int32_t len, int32_t count,
+                     Diag *d);
 
 /* verify.c */
 /* Check every invariant (docs/graph.md "Invariants"); the first broken

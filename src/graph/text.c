@@ -123,6 +123,11 @@ graph_print(const Graph *g, FILE *f)
 	for (int id = 0; id < g->ntensors; id++)
 		if (g->tensors[id].role == ROLE_OUTPUT)
 			fprintf(f, "output %s\n", g->tensors[id].name);
+	const GraphRepeat *r = &g->repeat;
+	if (r->count)
+		fprintf(f, "repeat %d %s %s\n", (int)r->count,
+		        g->tensors[g->ops[r->first].out].name,
+		        g->tensors[g->ops[r->first + r->len - 1].out].name);
 	return ferror(f) ? IPU_EIO : 0;
 }
 
@@ -166,6 +171,11 @@ typedef struct {
 	int pos;
 	char **failed; /* names whose definition failed */
 	int nfailed;
+	/* the `repeat` statement, applied once every op is known */
+	int rep_line, rep_len;
+	char rep_text[160];
+	int64_t rep_count;
+	char rep_first[GRAPH_MAX_NAME + 1], rep_last[GRAPH_MAX_NAME + 1];
 } Parser;
 
 static int perr(Parser *p, int col, const char *fmt, ...)
@@ -599,6 +609,60 @@ stmt_output(Parser *p)
 	return graph_mark_output(p->g, id, &d) ? builder_error(p, col, &d) : 0;
 }
 
+/* "repeat" count first last: kept for repeat_done */
+static int
+stmt_repeat(Parser *p)
+{
+	p->pos = 1;
+	if (p->rep_line)
+		return perr(p, p->tok[0].col,
+		            "a second repeat (the first is on line %d)",
+		            p->rep_line);
+	if (expect_int(p, &p->rep_count) ||
+	    expect_name(p, p->rep_first, "the first op's tensor") ||
+	    expect_name(p, p->rep_last, "the last op's tensor") ||
+	    end_of_statement(p))
+		return IPU_EINVAL;
+	p->rep_line = p->line;
+	p->rep_len =
+	    p->len < (int)sizeof p->rep_text ? p->len : (int)sizeof p->rep_text;
+	memcpy(p->rep_text, p->text, (size_t)p->rep_len);
+	return IPU_OK;
+}
+
+/* The body runs from the op making rep_first to the one making rep_last. */
+static void
+repeat_done(Parser *p)
+{
+	if (!p->rep_line)
+		return;
+	p->line = p->rep_line;
+	p->text = p->rep_text;
+	p->len = p->rep_len;
+	const char *name[2] = {p->rep_first, p->rep_last};
+	int32_t op[2];
+	for (int i = 0; i < 2; i++) {
+		int32_t id = graph_find(p->g, name[i]);
+		op[i] = id >= 0 ? p->g->tensors[id].producer : -1;
+		if (op[i] < 0) {
+			perr(p, 0, "repeat: '%s' is not made by an op",
+			     name[i]);
+			return;
+		}
+	}
+	if (p->rep_count < 2 || p->rep_count > INT32_MAX || op[1] < op[0]) {
+		perr(p, 0,
+		     "repeat: expected at least 2 iterations of the ops from "
+		     "'%s' to '%s'",
+		     name[0], name[1]);
+		return;
+	}
+	Diag d;
+	if (graph_set_repeat(p->g, op[0], op[1] - op[0] + 1,
+	                     (int32_t)p->rep_count, &d))
+		builder_error(p, 0, &d);
+}
+
 /* name "=" op operands attrs */
 static int
 stmt_op(Parser *p, char *name)
@@ -648,11 +712,13 @@ statement(Parser *p)
 		stmt_decl(p, ROLE_WEIGHT);
 	} else if (is_word(t0, "output")) {
 		stmt_output(p);
+	} else if (is_word(t0, "repeat")) {
+		stmt_repeat(p);
 	} else {
 		char b[64];
 		perr(p, t0->col,
-		     "expected input, weight, output or 'name = op ...', "
-		     "found %s",
+		     "expected input, weight, output, repeat or 'name = op "
+		     "...', found %s",
 		     tok_desc(t0, b, sizeof b));
 	}
 }
@@ -693,6 +759,8 @@ graph_parse(const char *text, size_t len, const char *name, Graph **out,
 		at = end + 1;
 	}
 	parser_done(&p);
+	if (!p.nerrs)
+		repeat_done(&p);
 	if (!p.nerrs && !has_output(p.g)) {
 		p.line = 0;
 		p.len = 0;

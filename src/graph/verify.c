@@ -16,6 +16,7 @@
  *   5. graph_infer accepts each op (ids, dtypes, attributes) and gives the
  *      element type and shape stored in its output tensor.
  *   6. At least one tensor is an output.
+ *   7. The repeat promise, if any, holds (graph_repeat_map).
  * The first broken invariant is reported, naming the tensor or op.
  */
 #include "graph.h"
@@ -119,5 +120,8 @@ graph_verify(const Graph *g, Diag *d)
 	if (!outputs)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the graph has no output");
-	return 0;
+	RepeatMap m;
+	int r = graph_repeat_map(g, &m, d);
+	repeat_map_free(&m);
+	return r;
 }

@@ -16,7 +16,7 @@ int
 kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
              Diag *d)
 {
-	Obj *objs[8] = {0};
+	Obj *objs[12] = {0};
 	int r = IPU_OK, got = 0;
 	if (n > (int)(sizeof objs / sizeof objs[0]))
 		die("too many kernel objects (%d)", n);

@@ -173,7 +173,43 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 		if (b->last >= at && b->last != INT32_MAX)
 			b->last++;
 	}
+	if (l->loop_count && at <= l->loop_first)
+		l->loop_first++;
+	if (l->loop_count && at <= l->loop_last)
+		l->loop_last++;
 	return &l->step[at];
+}
+
+static void
+move_ref(BufRef *r, const BufRef *to)
+{
+	if (to[r->buf].buf >= 0)
+		*r = (BufRef){to[r->buf].buf, to[r->buf].offset + r->offset};
+}
+
+void
+lower_remap(Lowered *l, const BufRef *to, TensorPlace *const *places, int n)
+{
+	for (int s = 0; s < l->nstep; s++) {
+		Step *st = &l->step[s];
+		for (int x = 0; x < st->nxfer; x++) {
+			move_ref(&st->xfer[x].src, to);
+			for (uint32_t k = 0; k < st->xfer[x].ndst; k++)
+				move_ref(&st->xfer[x].dst[k], to);
+		}
+		for (int c = 0; c < st->ncall; c++)
+			for (int k = 0; k < st->call[c].nref; k++)
+				move_ref(&st->call[c].ref[k], to);
+	}
+	for (int i = 0; i < l->nbuf; i++)
+		if (l->buf[i].apart >= 0 && to[l->buf[i].apart].buf >= 0)
+			l->buf[i].apart = to[l->buf[i].apart].buf;
+	for (int i = 0; i < l->ntp; i++)
+		for (int k = 0; k < l->tp[i].npiece; k++)
+			move_ref(&l->tp[i].piece[k].at, to);
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < places[i]->npiece; k++)
+			move_ref(&places[i]->piece[k].at, to);
 }
 
 uint32_t
@@ -228,9 +264,13 @@ lower_cycles(const Lowered *l)
 	uint64_t total = 0;
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		total += s->cycles;
+		uint64_t n =
+		    l->loop_count && i >= l->loop_first && i <= l->loop_last
+		        ? l->loop_count
+		        : 1;
+		total += n * s->cycles;
 		if (s->kind == STEP_EXCHANGE)
-			total += l->chip->sync_internal_cycles;
+			total += n * l->chip->sync_internal_cycles;
 	}
 	return total;
 }

@@ -152,6 +152,11 @@ typedef struct {
 	int nstep, capstep;
 	TensorPlace *tp;
 	int ntp, captp;
+	/* A loop (the graph's repeat): steps loop_first .. loop_last run
+	 * loop_count times (0: no loop; loop_last -1 while the body is being
+	 * lowered). */
+	int32_t loop_first, loop_last;
+	uint32_t loop_count;
 } Lowered;
 
 /* lower.c: building and freeing */
@@ -178,16 +183,22 @@ TensorPlace *tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols,
 void tensor_place_free(TensorPlace *tp);
 /* A new step at index `at`: later steps and every buffer lifetime from
  * `at` on move up by one (except first = 0, which means from the start:
- * initialised data, host-written inputs). */
+ * initialised data, host-written inputs), and so do the loop's bounds. */
 Step *lower_insert_step(Lowered *l, int32_t at, StepKind kind,
                         const char *what);
 uint32_t lower_addr(const Lowered *l, BufRef r); /* after placement */
+/* Move buffer references: each BufRef to a buffer i with to[i].buf >= 0,
+ * in l (transfers, calls, l->tp) and in places[0 .. n - 1], becomes
+ * {to[i].buf, to[i].offset + its offset}; `apart` partners move too. */
+void lower_remap(Lowered *l, const BufRef *to, TensorPlace *const *places,
+                 int n);
 /* Index every step by tile (Step.first, by_tile, call_of), so that each
  * tile's code is made without scanning the whole chip's transfers. Call
  * once the steps are final (after scheduling). */
 void lower_index(Lowered *l);
 /* The program's cycles as the cost model sees it: the sum over steps of
- * their lengths plus one sync per exchange step. */
+ * their lengths plus one sync per exchange step, the loop's steps
+ * loop_count times. */
 uint64_t lower_cycles(const Lowered *l);
 
 /* relayout.c: moving a tensor's elements from one place to another.

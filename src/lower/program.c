@@ -27,6 +27,7 @@
 
 #include "elementwise.h"
 #include "gemm.h"
+#include "loop.h"
 #include "pack.h"
 #include "rowwise.h"
 #include "transpose.h"
@@ -912,13 +913,6 @@ zeroed_alike(const Lowered *l, const Zeroed *a, const Zeroed *b)
 	}
 }
 
-static void
-remap(BufRef *r, const int32_t *to)
-{
-	if (to[r->buf] >= 0)
-		r->buf = to[r->buf];
-}
-
 /* pad_zero's buffers kept for the whole program; one whose lifetime
  * starts after an earlier one's ends, with the same pieces, takes that
  * one's place (every layer repeats its GEMMs) and is left empty. */
@@ -927,6 +921,7 @@ share_zeroed(Build *b)
 {
 	Lowered *l = b->l;
 	int32_t *to = xmalloc((size_t)l->nbuf * sizeof *to);
+	BufRef *move = xmalloc((size_t)l->nbuf * sizeof *move);
 	int32_t *end = xmalloc(((size_t)b->nzeroed + 1) * sizeof *end);
 	for (int i = 0; i < l->nbuf; i++)
 		to[i] = -1;
@@ -952,26 +947,10 @@ share_zeroed(Build *b)
 			l->buf[b->zeroed[i].buf].first = 0;
 			l->buf[b->zeroed[i].buf].last = INT32_MAX;
 		}
-	for (int i = 0; i < l->nbuf; i++)
-		if (to[i] == i)
-			to[i] = -1; /* only the merged ones move */
-	for (int s = 0; s < l->nstep; s++) {
-		Step *st = &l->step[s];
-		for (int x = 0; x < st->nxfer; x++) {
-			remap(&st->xfer[x].src, to);
-			for (uint32_t k = 0; k < st->xfer[x].ndst; k++)
-				remap(&st->xfer[x].dst[k], to);
-		}
-		for (int c = 0; c < st->ncall; c++)
-			for (int k = 0; k < st->call[c].nref; k++)
-				remap(&st->call[c].ref[k], to);
-	}
-	for (int i = 0; i < b->nmade; i++)
-		for (int k = 0; k < b->made[i]->npiece; k++)
-			remap(&b->made[i]->piece[k].at, to);
-	for (int i = 0; i < l->ntp; i++)
-		for (int k = 0; k < l->tp[i].npiece; k++)
-			remap(&l->tp[i].piece[k].at, to);
+	for (int i = 0; i < l->nbuf; i++) /* only the merged ones move */
+		move[i] = (BufRef){to[i] == i ? -1 : to[i], 0};
+	lower_remap(l, move, b->made, b->nmade);
+	free(move);
 	free(to);
 	free(end);
 }
@@ -1013,6 +992,95 @@ trim_lifetimes(Build *b)
 	share_zeroed(b);
 }
 
+/* ---- the loop (loop.c) ------------------------------------------------ */
+
+/* The body's first step copies the iteration's weights into place. */
+static void
+loop_begin(Build *b, const RepeatMap *rm)
+{
+	Lowered *l = b->l;
+	l->loop_count = (uint32_t)rm->count;
+	l->loop_first = l->nstep;
+	l->loop_last = -1;
+	lower_step(l, STEP_COMPUTE, "loop: next weights");
+}
+
+/* The body's last step moves the carry where the next iteration reads
+ * it; after the loop, the last iteration's carry is there. */
+static int
+loop_end(Build *b, const RepeatMap *rm, Diag *d)
+{
+	TensorPlace *from = b->home[rm->carry_out], *to = b->home[rm->carry_in];
+	Step *s = lower_step(b->l, STEP_EXCHANGE, "loop: carry");
+	int32_t at = b->l->nstep - 1;
+	int r = lower_relayout(s, from, to, NULL, d);
+	if (r)
+		return r;
+	use_place(b, from, at);
+	use_place(b, to, at);
+	b->l->loop_last = at;
+	b->home[rm->last_out] = to;
+	return IPU_OK;
+}
+
+/* The places of the body's own weights (homes and copies). */
+static TensorPlace **
+loop_weight_places(const Build *b, const RepeatMap *rm, int *n)
+{
+	TensorPlace **wp =
+	    xmalloc(((size_t)rm->nweights + (size_t)b->ncopies) * sizeof *wp);
+	*n = 0;
+	for (int j = 0; j < rm->nweights; j++) {
+		int32_t w0 = rm->weight[j];
+		if (b->home[w0])
+			wp[(*n)++] = b->home[w0];
+		for (int c = 0; c < b->ncopies; c++)
+			if (b->copies[c]->tensor == w0)
+				wp[(*n)++] = b->copies[c];
+	}
+	return wp;
+}
+
+/* Host map of iteration k's weight j: weight 0's pieces, in the banks. */
+static void
+loop_weight_map(const Build *b, const RepeatMap *rm, const LoopBank *bank_of,
+                int32_t id, int32_t slot)
+{
+	int32_t w0 = rm->weight[slot % rm->nweights];
+	uint32_t k = (uint32_t)(slot / rm->nweights);
+	const TensorPlace *h = b->home[w0];
+	TensorPlace *tp = lower_tensor(b->l, id, h->rows, h->cols, h->dtype);
+	for (int c = -1; c < b->ncopies; c++) {
+		const TensorPlace *from = c < 0 ? h : b->copies[c];
+		if (from->tensor != w0)
+			continue;
+		for (int i = 0; i < from->npiece; i++) {
+			Piece p = from->piece[i];
+			const LoopBank *bk = &bank_of[p.tile];
+			p.at = (BufRef){bk->bank, k * bk->slot + p.at.offset};
+			*lower_piece(tp) = p;
+		}
+	}
+}
+
+/* The body's weights moved into banks (loop_weights); returns the bank of
+ * each tile in *bank_of (malloc'd). */
+static int
+loop_banks(Build *b, const RepeatMap *rm, LoopBank **bank_of, Diag *d)
+{
+	int nwp, nbank;
+	TensorPlace **wp = loop_weight_places(b, rm, &nwp);
+	LoopBank *banks;
+	int r =
+	    loop_weights(b->l, wp, nwp, b->made, b->nmade, &banks, &nbank, d);
+	*bank_of = xcalloc(b->l->tiles, sizeof **bank_of);
+	for (int i = 0; !r && i < nbank; i++)
+		(*bank_of)[banks[i].tile] = banks[i];
+	free(wp);
+	free(banks);
+	return r;
+}
+
 int
 lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
             Lowered **out, char *desc, size_t desc_len, Diag *d)
@@ -1038,12 +1106,15 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	b.b_local_left =
 	    weight_copies && share < eighth ? (uint32_t)(eighth - share) : 0;
 	b.weights_many = share >= eighth;
-	int r = IPU_OK;
-	if (!g->nops)
+	RepeatMap rm;
+	int r = graph_repeat_map(g, &rm, d);
+	if (!r && !g->nops)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		             "compile: the graph has no operation");
 	for (int i = 0; i < g->nops && !r; i++) {
 		const Op *op = &g->ops[i];
+		if (rm.count && i == rm.first)
+			loop_begin(&b, &rm);
 		if (!lower_op[op->kind]) {
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "compile: op %d (%s, making %s) has no "
@@ -1053,14 +1124,40 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 			break;
 		}
 		r = lower_op[op->kind](&b, op, d);
+		if (!r && rm.count && i == rm.first + rm.len - 1) {
+			r = loop_end(&b, &rm, d);
+			i = rm.first + rm.count * rm.len - 1;
+		}
 	}
+	LoopBank *bank_of = NULL;
+	/* by tensor: k * nweights + j for iteration k's weight j, or -1 */
+	int32_t *loop_slot = xmalloc((size_t)g->ntensors * sizeof *loop_slot);
+	for (int32_t id = 0; id < g->ntensors; id++)
+		loop_slot[id] = -1;
+	for (int32_t k = 0; k < rm.count * rm.nweights; k++)
+		loop_slot[rm.weight[k]] = k;
 	if (!r) {
 		trim_lifetimes(&b);
+		if (rm.count)
+			r = loop_banks(&b, &rm, &bank_of, d);
+		if (!r && rm.count &&
+		    graph_tensor(g, rm.last_out)->role == ROLE_OUTPUT)
+			for (int k = 0; k < b.home[rm.last_out]->npiece; k++)
+				b.l->buf[b.home[rm.last_out]->piece[k].at.buf]
+				    .last = INT32_MAX;
+		loop_lifetimes(b.l);
+	}
+	if (!r) {
 		/* the host's map: inputs, weights and outputs where they live
 		 */
 		for (int32_t id = 0; id < g->ntensors; id++) {
 			const Tensor *t = graph_tensor(g, id);
 			const TensorPlace *h = b.home[id];
+			if (loop_slot[id] >= 0) {
+				loop_weight_map(&b, &rm, bank_of, id,
+				                loop_slot[id]);
+				continue;
+			}
 			if (!h || t->role == ROLE_INTERMEDIATE)
 				continue;
 			TensorPlace *tp =
@@ -1082,6 +1179,9 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	}
 	for (int i = 0; i < b.nmade; i++)
 		tensor_place_free(b.made[i]);
+	repeat_map_free(&rm);
+	free(loop_slot);
+	free(bank_of);
 	free(b.made);
 	free(b.copies);
 	free(b.home);

@@ -243,6 +243,10 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		snprintf(x, sizeof x, "h%d", l + 1);
 		put(&t, "%s = add %s %s\n", x, r, m);
 	}
+	/* every layer is the same ops on its own weights: the compiler runs
+	 * the first as a loop body (docs/graph.md "Repeat") */
+	if (c->layers >= 2)
+		put(&t, "repeat %d l0.ln1 h1\n", c->layers);
 	layernorm(&t, dt, "last", x, "vision_model.post_layernorm", d,
 	          c->ln_eps);
 	if (!c->use_head) {

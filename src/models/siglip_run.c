@@ -108,18 +108,23 @@ weight_values(const StFile *f, const char *gname, size_t want, float *out,
 	return e;
 }
 
-/* siglip_graph_text's weight_scale: the scale covering the weight's
- * largest |w|; the first error stays in the context. */
+/* siglip_graph_text's weight_scale: the scale covering the largest |w|
+ * of the weight, or for an encoder layer's, of that weight in every layer
+ * (the graph runs one loop body for all layers: siglip_graph.c); the
+ * first error stays in the context. */
+enum { SCALE_MEMO = 16 };
 typedef struct {
 	const StFile *f;
+	int layers;
 	int e;
 	Diag d;
+	char suffix[SCALE_MEMO][128]; /* layer weights done: their scale */
+	int scale[SCALE_MEMO], nmemo;
 } ScaleCtx;
 
-static int
-weight_scale(void *ctx, const char *gname)
+static double
+max_abs(ScaleCtx *sc, const char *gname)
 {
-	ScaleCtx *sc = ctx;
 	SiglipSource src;
 	siglip_weight_source(gname, &src);
 	const StTensor *s = st_find(sc->f, src.name[0]);
@@ -132,7 +137,35 @@ weight_scale(void *ctx, const char *gname)
 	for (size_t i = 0; !sc->e && i < n; i++)
 		max = fmax(max, fabs(v[i]));
 	free(v);
-	return siglip_f8_scale(max);
+	return max;
+}
+
+static int
+weight_scale(void *ctx, const char *gname)
+{
+	ScaleCtx *sc = ctx;
+	static const char layer[] = "vision_model.encoder.layers.";
+	if (strncmp(gname, layer, sizeof layer - 1))
+		return siglip_f8_scale(max_abs(sc, gname));
+	const char *suffix = strchr(gname + sizeof layer - 1, '.');
+	if (!suffix || strlen(suffix) >= sizeof sc->suffix[0])
+		return siglip_f8_scale(max_abs(sc, gname));
+	for (int i = 0; i < sc->nmemo; i++)
+		if (!strcmp(sc->suffix[i], suffix))
+			return sc->scale[i];
+	double max = 0;
+	for (int l = 0; l < sc->layers; l++) {
+		char name[256];
+		snprintf(name, sizeof name, "%s%d%s", layer, l, suffix);
+		max = fmax(max, max_abs(sc, name));
+	}
+	int scale = siglip_f8_scale(max);
+	if (sc->nmemo < SCALE_MEMO) {
+		snprintf(sc->suffix[sc->nmemo], sizeof sc->suffix[0], "%s",
+		         suffix);
+		sc->scale[sc->nmemo++] = scale;
+	}
+	return scale;
 }
 
 static int
@@ -205,7 +238,7 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	Package *pk = NULL;
 	e = siglip_check(&c, &f, r->weights, NULL, d);
 	SiglipPrecision prec = {.dtype = r->dtype};
-	ScaleCtx sc = {.f = &f};
+	ScaleCtx sc = {.f = &f, .layers = c.layers};
 	if (!e && dtype_is_f8(r->dtype)) {
 		prec.weight_scale = weight_scale;
 		prec.ctx = &sc;

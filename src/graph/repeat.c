@@ -1,0 +1,257 @@
+/*
+ * repeat.c - checking a graph's repeat promise (GraphRepeat) and mapping
+ * each iteration's tensors to the first iteration's.
+ *
+ * The rules, checked op by op for iterations 1 .. count - 1 against
+ * iteration 0 (the body):
+ *   - the same op kind, attributes, output type and shape;
+ *   - each input is either made by the same body op of the same iteration,
+ *     or the same tensor as iteration 0's (shared: made before the loop),
+ *     or, where iteration 0 reads the carry_in (made before the loop), the
+ *     tensor the iteration before made at the carry's place in the body,
+ *     or a weight of the iteration's own with the type and shape of
+ *     iteration 0's;
+ * and, over the whole graph, a tensor made in the loop is read only by
+ * its own iteration, except the carry (by the next iteration, or after
+ * the loop, the last one's), and an iteration's own weight only by it.
+ */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int
+attrs_equal(const OpAttrs *a, const OpAttrs *b)
+{
+	return a->transpose_a == b->transpose_a &&
+	       a->transpose_b == b->transpose_b && elem_equal(a->to, b->to) &&
+	       shape_equal(&a->shape, &b->shape) &&
+	       shape_equal(&a->perm, &b->perm) &&
+	       shape_equal(&a->begin, &b->begin) &&
+	       shape_equal(&a->end, &b->end) && a->eps == b->eps &&
+	       a->scale == b->scale;
+}
+
+typedef struct {
+	const Graph *g;
+	RepeatMap *m;
+	int32_t carry_rel; /* body index of the op making carry_out, or -1 */
+	int32_t *wslot;    /* by tensor: its weight index j, or -1 */
+	int32_t stride;    /* m->weight is [count][stride] while checking */
+} Check;
+
+/* Iteration of op o: 0 .. count - 1, or -1 outside the loop. */
+static int32_t
+iteration_of(const RepeatMap *m, int32_t o)
+{
+	if (o < m->first || o >= m->first + m->len * m->count)
+		return -1;
+	return (o - m->first) / m->len;
+}
+
+static const char *
+name_of(const Graph *g, int32_t id)
+{
+	return g->tensors[id].name;
+}
+
+/* Input ta of body op j, read as tb by iteration k's copy of it. */
+static int
+check_input(Check *c, int32_t j, int32_t k, int32_t ta, int32_t tb, Diag *d)
+{
+	const Graph *g = c->g;
+	RepeatMap *m = c->m;
+	const Tensor *a = &g->tensors[ta], *b = &g->tensors[tb];
+	int32_t pa = a->producer, pb = b->producer;
+	const char *op = name_of(g, g->ops[m->first + k * m->len + j].out);
+	if (pa >= m->first && pa < m->first + m->len) {
+		if (pb == pa + k * m->len)
+			return IPU_OK;
+	} else if (ta == tb) {
+		return IPU_OK; /* shared, made before the loop */
+	} else if (pb >= m->first + (k - 1) * m->len &&
+	           pb < m->first + k * m->len) {
+		int32_t rel = pb - m->first - (k - 1) * m->len;
+		if (m->carry_in < 0) {
+			m->carry_in = ta;
+			c->carry_rel = rel;
+		}
+		if (m->carry_in == ta && c->carry_rel == rel)
+			return IPU_OK;
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "repeat: '%s' (iteration %d) reads '%s' of the "
+		                "iteration before where iteration 0 reads "
+		                "'%s': only one tensor may be carried",
+		                op, (int)k, b->name, a->name);
+	} else if (a->role == ROLE_WEIGHT && b->role == ROLE_WEIGHT &&
+	           elem_equal(a->elem, b->elem) &&
+	           shape_equal(&a->shape, &b->shape)) {
+		/* iteration 1 meets every weight first */
+		int32_t *w = &c->wslot[ta];
+		if (*w < 0 && k == 1)
+			*w = m->nweights++;
+		if (*w >= 0) {
+			int32_t *slot = &m->weight[(size_t)k * (size_t)c->stride + (size_t)*w];
+			m->weight[*w] = ta;
+			if (*slot < 0)
+				*slot = tb;
+			if (*slot == tb)
+				return IPU_OK;
+		}
+	}
+	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                "repeat: '%s' (iteration %d) reads '%s' where "
+	                "iteration 0 reads '%s'",
+	                op, (int)k, b->name, a->name);
+}
+
+static int
+check_op(Check *c, int32_t j, int32_t k, Diag *d)
+{
+	const Graph *g = c->g;
+	const RepeatMap *m = c->m;
+	const Op *a = &g->ops[m->first + j], *b = &g->ops[m->first + k * m->len + j];
+	const Tensor *ta = &g->tensors[a->out], *tb = &g->tensors[b->out];
+	if (a->kind != b->kind || !attrs_equal(&a->attr, &b->attr) ||
+	    !elem_equal(ta->elem, tb->elem) ||
+	    !shape_equal(&ta->shape, &tb->shape))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "repeat: '%s' (iteration %d) is not the same "
+		                "op, attributes and type as '%s' of iteration 0",
+		                tb->name, (int)k, ta->name);
+	for (int i = 0; i < op_desc(a->kind)->nin; i++) {
+		int r = check_input(c, j, k, a->in[i], b->in[i], d);
+		if (r)
+			return r;
+	}
+	return IPU_OK;
+}
+
+/* Who may read tensor t: op o of iteration io. */
+static int
+check_reader(const Check *c, const int32_t *wit, int32_t o, int32_t t,
+             Diag *d)
+{
+	const Graph *g = c->g;
+	const RepeatMap *m = c->m;
+	int32_t io = iteration_of(m, o), p = g->tensors[t].producer;
+	int32_t ip = p >= 0 ? iteration_of(m, p) : -1;
+	if (wit[t] >= 0 && wit[t] != io)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "repeat: weight '%s' of iteration %d is read by "
+		                "'%s'",
+		                name_of(g, t), (int)wit[t],
+		                name_of(g, g->ops[o].out));
+	if (ip < 0 || ip == io)
+		return IPU_OK;
+	int carry = (p - m->first) % m->len == c->carry_rel;
+	if (carry && (io == ip + 1 || (io < 0 && ip == m->count - 1)))
+		return IPU_OK;
+	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                "repeat: '%s' of iteration %d is read by '%s'%s",
+	                name_of(g, t), (int)ip, name_of(g, g->ops[o].out),
+	                io < 0 ? " after the loop" : "");
+}
+
+static int
+check_uses(Check *c, Diag *d)
+{
+	const Graph *g = c->g;
+	RepeatMap *m = c->m;
+	int32_t *wit = xmalloc((size_t)g->ntensors * sizeof *wit);
+	for (int32_t t = 0; t < g->ntensors; t++)
+		wit[t] = -1;
+	for (int32_t k = 0; k < m->count; k++)
+		for (int j = 0; j < m->nweights; j++)
+			wit[m->weight[(size_t)k * (size_t)m->nweights + (size_t)j]] = k;
+	int r = IPU_OK;
+	for (int32_t o = 0; o < g->nops && !r; o++)
+		for (int i = 0; i < op_desc(g->ops[o].kind)->nin && !r; i++)
+			r = check_reader(c, wit, o, g->ops[o].in[i], d);
+	for (int32_t t = 0; t < g->ntensors && !r; t++) {
+		int32_t p = g->tensors[t].producer;
+		if (g->tensors[t].role == ROLE_OUTPUT && p >= 0 &&
+		    iteration_of(m, p) >= 0 && t != m->last_out)
+			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "repeat: output '%s' is made in the loop "
+			             "and is not the last iteration's carry",
+			             name_of(g, t));
+	}
+	free(wit);
+	return r;
+}
+
+int
+graph_repeat_map(const Graph *g, RepeatMap *m, Diag *d)
+{
+	const GraphRepeat *rp = &g->repeat;
+	*m = (RepeatMap){.first = rp->first,
+	                 .len = rp->len,
+	                 .count = rp->count,
+	                 .carry_in = -1,
+	                 .carry_out = -1,
+	                 .last_out = -1};
+	if (!rp->count)
+		return IPU_OK;
+	if (rp->count < 2 || rp->len < 1 || rp->first < 0 ||
+	    (int64_t)rp->first + (int64_t)rp->len * rp->count > g->nops)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "repeat: %d iterations of %d ops from op %d do "
+		                "not fit the graph's %d ops (at least 2 of 1)",
+		                (int)rp->count, (int)rp->len, (int)rp->first,
+		                g->nops);
+	Check c = {.g = g, .m = m, .carry_rel = -1};
+	c.wslot = xmalloc((size_t)g->ntensors * sizeof *c.wslot);
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		c.wslot[t] = -1;
+		c.stride += g->tensors[t].role == ROLE_WEIGHT;
+	}
+	size_t n = (size_t)m->count * (size_t)(c.stride ? c.stride : 1);
+	m->weight = xmalloc(n * sizeof *m->weight);
+	for (size_t i = 0; i < n; i++)
+		m->weight[i] = -1;
+	int r = IPU_OK;
+	for (int32_t k = 1; k < m->count && !r; k++)
+		for (int32_t j = 0; j < m->len && !r; j++)
+			r = check_op(&c, j, k, d);
+	free(c.wslot);
+	if (!r && m->carry_in < 0)
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "repeat: no iteration reads what the one before "
+		             "made (nothing is carried)");
+	if (r) {
+		repeat_map_free(m);
+		return r;
+	}
+	/* weight [k][stride] -> [k][nweights] */
+	for (int32_t k = 0; k < m->count; k++)
+		memmove(&m->weight[k * m->nweights], &m->weight[k * c.stride],
+		        (size_t)m->nweights * sizeof *m->weight);
+	m->carry_out = g->ops[m->first + c.carry_rel].out;
+	m->last_out = g->ops[m->first + (m->count - 1) * m->len + c.carry_rel].out;
+	r = check_uses(&c, d);
+	if (r)
+		repeat_map_free(m);
+	return r;
+}
+
+void
+repeat_map_free(RepeatMap *m)
+{
+	free(m->weight);
+	m->weight = NULL;
+	m->nweights = 0;
+}
+
+int
+graph_set_repeat(Graph *g, int32_t first, int32_t len, int32_t count, Diag *d)
+{
+	GraphRepeat old = g->repeat;
+	g->repeat = (GraphRepeat){first, len, count};
+	RepeatMap m;
+	int r = graph_repeat_map(g, &m, d);
+	repeat_map_free(&m);
+	if (r)
+		g->repeat = old;
+	return r;
+}

@@ -1,0 +1,128 @@
+/*
+ * loop.c - a graph's repeat (GraphRepeat) as a loop of steps: the body is
+ * lowered once, as iteration 0 (program.c), and its steps l->loop_first ..
+ * l->loop_last run l->loop_count times (codegen wraps them in a counted
+ * branch). What changes from one iteration to the next is data only:
+ *   - the carry: program.c ends the body with an exchange that moves its
+ *     carry_out where the body reads carry_in;
+ *   - the weights: the body's code reads each iteration's weights at the
+ *     same addresses, so here the buffers they were lowered into become
+ *     one working region per tile (one contiguous copy), and a bank beside
+ *     it holds every iteration's bytes of that region, written by the
+ *     host; the loop's first step (wcopy) copies the next slot into the
+ *     region.
+ */
+#include "loop.h"
+
+#include <stdlib.h>
+
+#include "../kernels/wcopy.h"
+
+static uint32_t
+align_up(uint32_t v, uint32_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static void
+fill_wcopy_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
+{
+	wcopy_args_fill(addr[0], addr[1], c->param[0], c->param[1], out);
+}
+
+/* One tile's working region: its members (buffer ids, ascending). */
+typedef struct {
+	uint32_t bytes, align;
+	uint8_t region;
+	int32_t id;
+} Region;
+
+int
+loop_weights(Lowered *l, TensorPlace *const *places, int nw,
+             TensorPlace *const *all, int nall, LoopBank **banks, int *nbanks,
+             Diag *d)
+{
+	uint8_t *member = xcalloc((size_t)l->nbuf, 1);
+	for (int i = 0; i < nw; i++)
+		for (int k = 0; k < places[i]->npiece; k++)
+			member[places[i]->piece[k].at.buf] = 1;
+	int32_t nbuf = l->nbuf;
+	BufRef *to = xmalloc((size_t)nbuf * sizeof *to);
+	Region *rg = xcalloc(l->tiles, sizeof *rg);
+	for (int32_t i = 0; i < nbuf; i++) {
+		to[i] = (BufRef){-1, 0};
+		if (!member[i])
+			continue;
+		const Buffer *b = &l->buf[i];
+		Region *r = &rg[b->tile];
+		r->bytes = align_up(r->bytes, b->align);
+		to[i].offset = r->bytes;
+		r->bytes += b->bytes;
+		if (b->align > r->align)
+			r->align = b->align;
+		if (b->region == REGION_INTERLEAVED)
+			r->region = REGION_INTERLEAVED;
+	}
+	Step *copy = &l->step[l->loop_first];
+	*nbanks = 0;
+	*banks = xmalloc(l->tiles * sizeof **banks);
+	int err = IPU_OK;
+	for (uint32_t t = 0; t < l->tiles && !err; t++) {
+		Region *r = &rg[t];
+		if (!r->bytes)
+			continue;
+		uint32_t slot = align_up(r->bytes, 8);
+		if (slot / 8 > WCOPY_MAX_ATOMS ||
+		    (uint64_t)slot * l->loop_count > UINT32_MAX) {
+			err = diag_set(d, IPU_ERANGE, NULL, 0, 0,
+			               "loop: tile %u: %u bytes of weights an "
+			               "iteration, %u iterations, is too much",
+			               t, slot, l->loop_count);
+			break;
+		}
+		r->id = lower_buffer(l, t, slot, r->align, (MemRegion)r->region,
+		                     l->loop_first, l->loop_last,
+		                     "loop weights");
+		int32_t bank = lower_buffer(l, t, slot * l->loop_count, 8,
+		                            REGION_ANY, 0, INT32_MAX,
+		                            "loop weight bank");
+		(*banks)[(*nbanks)++] = (LoopBank){t, r->id, bank, slot};
+		KernelCall *c = lower_call(l, copy, t, "wcopy", "wcopy",
+		                           WCOPY_ARGS_BYTES);
+		c->ref[0] = (BufRef){bank, 0};
+		c->ref[1] = (BufRef){r->id, 0};
+		c->nref = 2;
+		c->param[0] = slot;
+		c->param[1] = l->loop_count;
+		c->fill = fill_wcopy_args;
+		c->cycles = wcopy_cycles(slot, 1);
+		if (c->cycles > copy->cycles)
+			copy->cycles = c->cycles;
+	}
+	if (!err) {
+		for (int32_t i = 0; i < nbuf; i++)
+			if (member[i]) {
+				to[i].buf = rg[l->buf[i].tile].id;
+				l->buf[i].bytes = 0; /* moved into the region */
+			}
+		to = xrealloc(to, (size_t)l->nbuf * sizeof *to);
+		for (int32_t i = nbuf; i < l->nbuf; i++)
+			to[i] = (BufRef){-1, 0};
+		lower_remap(l, to, all, nall);
+	}
+	free(member);
+	free(to);
+	free(rg);
+	return err;
+}
+
+void
+loop_lifetimes(Lowered *l)
+{
+	for (int32_t i = 0; l->loop_count && i < l->nbuf; i++) {
+		Buffer *b = &l->buf[i];
+		if (b->first < l->loop_first && b->last >= l->loop_first &&
+		    b->last < l->loop_last)
+			b->last = l->loop_last;
+	}
+}
