@@ -35,7 +35,8 @@ check(uint32_t atoms, uint32_t iterations)
 		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
 		           img.seg[i].size);
 	uint32_t slot = atoms * 8;
-	uint8_t *want = xmalloc(slot + 2 * GUARD), *got = xmalloc(slot + 2 * GUARD);
+	uint8_t *want = xmalloc(slot + 2 * GUARD),
+	        *got = xmalloc(slot + 2 * GUARD);
 	for (uint32_t k = 0; k < iterations; k++)
 		for (uint32_t i = 0; i < slot; i++) {
 			uint8_t b = byte_of(k, i);

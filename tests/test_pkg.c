@@ -153,8 +153,8 @@ build_package(void)
 	                               .pad_cols = 16,
 	                               .format = PKG_PF_GEMM_B};
 	pkg_add_buffer(p, 0, WADDR, 512, "w panels");
-	pkg_add_step(p, PKG_STEP_COMPUTE, "copy x to y", 60);
-	pkg_add_step(p, PKG_STEP_EXCHANGE, "nothing to send", 7);
+	pkg_add_step(p, PKG_STEP_COMPUTE, "copy x to y", 60, 1);
+	pkg_add_step(p, PKG_STEP_EXCHANGE, "nothing to send", 7, 3);
 	pkg_add_kernel(p, "copy", copy_addr, 2);
 	p->total_cycles = 67;
 	p->compile_us = 1500;
@@ -412,9 +412,9 @@ test_header_errors(void **state)
 	uint8_t *data = write_ok(p, &len);
 	uint8_t *copy = malloc(len + 4);
 	memcpy(copy, data, len);
-	patch32(copy, len, 8, 2);
+	patch32(copy, len, 8, 3);
 	expect_read_error(
-	    copy, len, "package format version 2; this build reads version 1");
+	    copy, len, "package format version 3; this build reads version 2");
 	memcpy(copy, data, len);
 	copy[24] ^= 1;
 	expect_read_error(copy, len, "checksum mismatch");
@@ -910,9 +910,11 @@ test_inspect(void **state)
 	snprintf(line, sizeof line, "fullest tile: 0, %u of 638976 bytes",
 	         code + 12 + 16 + 64 + 64 + 512);
 	expect_in(out, line);
-	expect_in(out, "     0  compute            60 cycles  copy x to y\n");
 	expect_in(out,
-	          "     1  exchange            7 cycles  nothing to send\n");
+	          "     0  compute            60 cycles x 1   copy x to y\n");
+	expect_in(
+	    out,
+	    "     1  exchange            7 cycles x 3   nothing to send\n");
 	expect_in(out, "predicted total: 67 cycles");
 	snprintf(line, sizeof line,
 	         "  copy                             at "
@@ -931,7 +933,7 @@ test_inspect(void **state)
 	expect_in(out, "{\"kind\": \"x block\", \"min\": 64, \"median\": 64, "
 	               "\"max\": 96, \"max_tile\": 1}");
 	expect_in(out, "{\"kind\": \"compute\", \"what\": \"copy x to y\", "
-	               "\"cycles\": 60}");
+	               "\"cycles\": 60, \"runs\": 1}");
 	expect_in(out, "\"predicted_cycles\": 67");
 	expect_in(out,
 	          "\"plan\": \"rows split over 2 tiles\\n\\t\\\"quoted\\\" "

@@ -19,6 +19,7 @@ import json
 import math
 import mmap
 import os
+import re
 import struct
 import sys
 from dataclasses import dataclass
@@ -528,13 +529,29 @@ def _is_dense(name):
     return name.endswith(("_proj.weight", "fc1.weight", "fc2.weight"))
 
 
+def _scale_group(name):
+    """The weights that share one F143 scale on the device: an encoder layer's
+    with the same weight of every layer (one loop body runs all the layers),
+    and its q, k and v projections together (one fused GEMM)."""
+    m = re.match(r"(.*encoder\.layers\.)\d+\.(.*)$", name)
+    if not m:
+        return name
+    return m.group(1) + "*." + re.sub(r"self_attn\.[qkv]_proj\.", "self_attn.qkv_proj.", m.group(2))
+
+
 def f8_weights(weights, cfg):
-    """The dense GEMM weights quantized to F143, each with the scale of its own
-    largest |w| (the head's in_proj per q, k, v part, as the graph splits it)."""
+    """The dense GEMM weights quantized to F143, each with the scale of the
+    largest |w| of its group (_scale_group; the head's in_proj per q, k, v
+    part, as the graph splits it)."""
+    group_max = {}
+    for k, v in weights.items():
+        if _is_dense(k):
+            g = _scale_group(k)
+            group_max[g] = max(group_max.get(g, 0.0), float(v.abs().max()))
     out = {}
     for k, v in weights.items():
         if _is_dense(k):
-            v = quantize_f143(v, f8_scale(float(v.abs().max())))
+            v = quantize_f143(v, f8_scale(group_max[_scale_group(k)]))
         elif k == "head.attention.in_proj_weight":
             v = torch.cat([quantize_f143(p, f8_scale(float(p.abs().max())))
                            for p in v.split(cfg.hidden_size)])

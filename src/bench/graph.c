@@ -84,10 +84,11 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	res->flops = (uint64_t)graph_flops(g);
 	matmul_work(g, chip, res);
 	for (uint32_t i = 0; i < pk->nstep; i++) {
+		uint64_t c = pk->step[i].runs * pk->step[i].cycles;
 		if (pk->step[i].kind == PKG_STEP_EXCHANGE)
-			res->exchange_cycles += pk->step[i].cycles;
+			res->exchange_cycles += c;
 		else
-			res->compute_cycles += pk->step[i].cycles;
+			res->compute_cycles += c;
 		res->steps++;
 	}
 

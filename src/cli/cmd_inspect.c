@@ -251,7 +251,8 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 		printf("%s\n  {\"kind\": \"%s\", \"what\": ", i ? "," : "",
 		       step_kind(p->step[i].kind));
 		json_str(stdout, p->step[i].what);
-		printf(", \"cycles\": %" PRIu64 "}", p->step[i].cycles);
+		printf(", \"cycles\": %" PRIu64 ", \"runs\": %u}",
+		       p->step[i].cycles, p->step[i].runs);
 	}
 	printf("],\n \"kernels\": [");
 	for (uint32_t i = 0; i < p->nkernel; i++) {
@@ -313,9 +314,9 @@ print_text(const Package *p, const Summary *s, const char *path, size_t len)
 	       (uint64_t)mem - u.max);
 	printf("\nsteps (%u)\n", p->nstep);
 	for (uint32_t i = 0; i < p->nstep; i++)
-		printf("  %4u  %-8s %12" PRIu64 " cycles  %s\n", i,
+		printf("  %4u  %-8s %12" PRIu64 " cycles x %-3u %s\n", i,
 		       step_kind(p->step[i].kind), p->step[i].cycles,
-		       p->step[i].what);
+		       p->step[i].runs, p->step[i].what);
 	printf("predicted total: %" PRIu64 " cycles (%.3f us at %.0f MHz)\n",
 	       p->total_cycles, (double)p->total_cycles / c->clock_hz * 1e6,
 	       c->clock_hz / 1e6);

@@ -80,9 +80,12 @@ build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
 		if (l->buf[i].bytes) /* an empty one holds nothing to show */
 			pkg_add_buffer(pk, l->buf[i].tile, l->buf[i].addr,
 			               l->buf[i].bytes, l->buf[i].what);
-	for (int i = 0; i < l->nstep; i++)
+	for (int i = 0; i < l->nstep; i++) {
+		int loop =
+		    l->loop_count && i >= l->loop_first && i <= l->loop_last;
 		pkg_add_step(pk, (uint8_t)l->step[i].kind, l->step[i].what,
-		             l->step[i].cycles);
+		             l->step[i].cycles, loop ? l->loop_count : 1);
+	}
 	return IPU_OK;
 }
 

@@ -91,7 +91,9 @@ check_input(Check *c, int32_t j, int32_t k, int32_t ta, int32_t tb, Diag *d)
 		if (*w < 0 && k == 1)
 			*w = m->nweights++;
 		if (*w >= 0) {
-			int32_t *slot = &m->weight[(size_t)k * (size_t)c->stride + (size_t)*w];
+			int32_t *slot =
+			    &m->weight[(size_t)k * (size_t)c->stride +
+			               (size_t)*w];
 			m->weight[*w] = ta;
 			if (*slot < 0)
 				*slot = tb;
@@ -110,15 +112,17 @@ check_op(Check *c, int32_t j, int32_t k, Diag *d)
 {
 	const Graph *g = c->g;
 	const RepeatMap *m = c->m;
-	const Op *a = &g->ops[m->first + j], *b = &g->ops[m->first + k * m->len + j];
+	const Op *a = &g->ops[m->first + j],
+	         *b = &g->ops[m->first + k * m->len + j];
 	const Tensor *ta = &g->tensors[a->out], *tb = &g->tensors[b->out];
 	if (a->kind != b->kind || !attrs_equal(&a->attr, &b->attr) ||
 	    !elem_equal(ta->elem, tb->elem) ||
 	    !shape_equal(&ta->shape, &tb->shape))
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "repeat: '%s' (iteration %d) is not the same "
-		                "op, attributes and type as '%s' of iteration 0",
-		                tb->name, (int)k, ta->name);
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "repeat: '%s' (iteration %d) is not the same "
+		    "op, attributes and type as '%s' of iteration 0",
+		    tb->name, (int)k, ta->name);
 	for (int i = 0; i < op_desc(a->kind)->nin; i++) {
 		int r = check_input(c, j, k, a->in[i], b->in[i], d);
 		if (r)
@@ -129,19 +133,18 @@ check_op(Check *c, int32_t j, int32_t k, Diag *d)
 
 /* Who may read tensor t: op o of iteration io. */
 static int
-check_reader(const Check *c, const int32_t *wit, int32_t o, int32_t t,
-             Diag *d)
+check_reader(const Check *c, const int32_t *wit, int32_t o, int32_t t, Diag *d)
 {
 	const Graph *g = c->g;
 	const RepeatMap *m = c->m;
 	int32_t io = iteration_of(m, o), p = g->tensors[t].producer;
 	int32_t ip = p >= 0 ? iteration_of(m, p) : -1;
 	if (wit[t] >= 0 && wit[t] != io)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "repeat: weight '%s' of iteration %d is read by "
-		                "'%s'",
-		                name_of(g, t), (int)wit[t],
-		                name_of(g, g->ops[o].out));
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "repeat: weight '%s' of iteration %d is read by "
+		    "'%s'",
+		    name_of(g, t), (int)wit[t], name_of(g, g->ops[o].out));
 	if (ip < 0 || ip == io)
 		return IPU_OK;
 	int carry = (p - m->first) % m->len == c->carry_rel;
@@ -163,7 +166,8 @@ check_uses(Check *c, Diag *d)
 		wit[t] = -1;
 	for (int32_t k = 0; k < m->count; k++)
 		for (int j = 0; j < m->nweights; j++)
-			wit[m->weight[(size_t)k * (size_t)m->nweights + (size_t)j]] = k;
+			wit[m->weight[(size_t)k * (size_t)m->nweights +
+			              (size_t)j]] = k;
 	int r = IPU_OK;
 	for (int32_t o = 0; o < g->nops && !r; o++)
 		for (int i = 0; i < op_desc(g->ops[o].kind)->nin && !r; i++)
@@ -228,7 +232,8 @@ graph_repeat_map(const Graph *g, RepeatMap *m, Diag *d)
 		memmove(&m->weight[k * m->nweights], &m->weight[k * c.stride],
 		        (size_t)m->nweights * sizeof *m->weight);
 	m->carry_out = g->ops[m->first + c.carry_rel].out;
-	m->last_out = g->ops[m->first + (m->count - 1) * m->len + c.carry_rel].out;
+	m->last_out =
+	    g->ops[m->first + (m->count - 1) * m->len + c.carry_rel].out;
 	r = check_uses(&c, d);
 	if (r)
 		repeat_map_free(m);

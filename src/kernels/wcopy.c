@@ -15,8 +15,8 @@ put32(uint8_t *p, uint32_t v)
 }
 
 void
-wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot,
-                uint32_t iterations, uint8_t out[WCOPY_ARGS_BYTES])
+wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot, uint32_t iterations,
+                uint8_t out[WCOPY_ARGS_BYTES])
 {
 	memset(out, 0, WCOPY_ARGS_BYTES);
 	put32(out, bank);

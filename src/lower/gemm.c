@@ -13,7 +13,7 @@
  *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
  *            in parts u from tiles (i, s + u steps mod pn) to row i; B
  *            chunk (s, j) from tile ((s + b_rows_from) mod pm, j), or
- *            from wherever b_spread put it, to column j, each owner
+ *            each n-panel from where b_stored put it, to column j, each owner
  *            included; no B with b_local) and a compute step (the GEMM
  *            kernel accumulating into C; the first one from zero); with
  *            pk > 1, the reduction: an exchange of the partial C slices
@@ -77,11 +77,14 @@ typedef struct {
 	int32_t next;        /* the next step to make or (shared) to join */
 	int shared;          /* join the steps of an earlier GEMM */
 	uint32_t tile_base;  /* tile (0, 0, 0) of the grid */
-	int b_spread;        /* B's chunks stored over all the tiles */
-	uint32_t b_spread_from, b_rows_from, tiles_all;
+	uint32_t *b_stored;  /* B's chunks stored over all the tiles, in
+	                        parts: GemmOperands.b_stored */
+	uint32_t b_times;    /* GemmOperands.b_times */
+	uint32_t b_rows_from, tiles_all;
 	uint32_t pm, pn, pk;
 	uint32_t na; /* parts of an A chunk */
-	uint32_t nb; /* copies of a B chunk: pm (b_local) or 1 */
+	uint32_t nb; /* copies of a B chunk: pm (b_local); its n-panels, each
+	                stored apart (b_stored); or 1 */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j and
 	                         copy) */
@@ -97,15 +100,29 @@ tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
 }
 
 /* The tile that stores B's chunk (s, j) of group q and multicasts it to
- * column j: one of the column's own, or one of every tile in turn (see
- * GemmOperands.b_spread). */
+ * column j: a tile of the column, on a row rotating with s; or
+ * (b_stored) for each n-panel, the tile storing the fewest bytes of
+ * weights so far: of the column, when the grid covers at least half of
+ * the chip (the multicast then leaves from inside the column, as the plan
+ * prices it), else of the whole chip (a small GEMM's weights would pile
+ * up on its few tiles). */
 static uint32_t
-b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j)
+b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t bytes)
 {
-	if (!G->b_spread)
-		return tile_of(G, q, (G->b_rows_from + s) % G->pm, j);
-	uint32_t k = (q * G->p->steps + s) * G->pn + j;
-	return (G->b_spread_from + k) % G->tiles_all;
+	uint32_t rot = (G->b_rows_from + s) % G->pm;
+	if (!G->b_stored)
+		return tile_of(G, q, rot, j);
+	bytes *= G->b_times;
+	if (2 * G->pk * G->pm * G->pn < G->tiles_all)
+		return lower_least_stored(G->b_stored, G->tiles_all, bytes);
+	uint32_t best = tile_of(G, q, rot, j);
+	for (uint32_t i = 1; i < G->pm; i++) {
+		uint32_t t = tile_of(G, q, (rot + i) % G->pm, j);
+		if (G->b_stored[t] < G->b_stored[best])
+			best = t;
+	}
+	G->b_stored[best] += bytes;
+	return best;
 }
 
 /* A's chunk (i, s) of group q is stored in G->na parts of its K-panels
@@ -220,6 +237,40 @@ operand_piece(TensorPlace *tp, int transposed, uint32_t row0, Piece p)
  * in the kernel's A layout: one row-major [rows x K-panel] block per
  * panel. */
 
+/* Copy or part i of B's chunk (s, j) of group q: its buffer and piece. */
+static void
+b_chunk(Lowered *l, const Gemm *G, TensorPlace *tb, uint32_t q, uint32_t s,
+        uint32_t j, uint32_t i)
+{
+	GemmDtype g = G->g;
+	uint32_t kp = gemm_k_panel(g), k0, ks = k_of(G, q, s, &k0);
+	uint32_t col0 = j * G->p->bn, n = cols_of(G, j);
+	if (G->b_stored) { /* n-panel i */
+		if (16 * i >= n)
+			return;
+		col0 += 16 * i;
+		n = min_u(16, n - 16 * i);
+	}
+	uint32_t bytes = gemm_b_bytes(g, ks, n),
+	         owner = G->p->b_local ? tile_of(G, q, i, j)
+	                               : b_owner(G, q, s, j, bytes);
+	int32_t b =
+	    lower_buffer(l, owner, bytes, 16,
+	                 G->p->b_local ? REGION_INTERLEAVED : REGION_ANY, 0,
+	                 INT32_MAX, "B input");
+	G->b_in[b_index(G, q, s, j, i)] = b;
+	operand_piece(tb, G->tb, G->b_row0,
+	              (Piece){.tile = owner,
+	                      .at = {b, 0},
+	                      .row0 = k0,
+	                      .rows = ks,
+	                      .col0 = col0,
+	                      .cols = n,
+	                      .pad_rows = ceil_div(ks, kp) * kp,
+	                      .pad_cols = ceil_div(n, 16) * 16,
+	                      .format = PF_GEMM_B});
+}
+
 static void
 input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 {
@@ -265,35 +316,11 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 						        .format = PF_ROWMAJOR});
 				}
 			/* B's chunk (s, j): on its owner, or (b_local) on
-			 * every tile of column j, where the kernel reads it */
+			 * every tile of column j, where the kernel reads it,
+			 * or (b_stored) each n-panel i on its own owner */
 			for (uint32_t j = 0; j < G->pn; j++)
-				for (uint32_t i = 0; i < G->nb; i++) {
-					uint32_t owner =
-					             G->p->b_local
-					                 ? tile_of(G, q, i, j)
-					                 : b_owner(G, q, s, j),
-					         n = cols_of(G, j);
-					int32_t b = lower_buffer(
-					    l, owner, gemm_b_bytes(g, ks, n),
-					    16,
-					    G->p->b_local ? REGION_INTERLEAVED
-					                  : REGION_ANY,
-					    0, INT32_MAX, "B input");
-					G->b_in[b_index(G, q, s, j, i)] = b;
-					operand_piece(
-					    tb, G->tb, G->b_row0,
-					    (Piece){.tile = owner,
-					            .at = {b, 0},
-					            .row0 = k0,
-					            .rows = ks,
-					            .col0 = j * G->p->bn,
-					            .cols = n,
-					            .pad_rows =
-					                ceil_div(ks, kp) * kp,
-					            .pad_cols =
-					                ceil_div(n, 16) * 16,
-					            .format = PF_GEMM_B});
-				}
+				for (uint32_t i = 0; i < G->nb; i++)
+					b_chunk(l, G, tb, q, s, j, i);
 		}
 }
 
@@ -341,18 +368,27 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 					    gemm_a_bytes(g, m, c0 * kp)};
 				}
 			}
-		for (uint32_t j = 0; j < G->pn && !G->p->b_local; j++) {
-			uint32_t owner = b_owner(G, q, s, j);
-			Transfer *t = lower_transfer(
-			    x, owner,
-			    (BufRef){G->b_in[b_index(G, q, s, j, 0)], 0},
-			    gemm_b_bytes(g, ks, cols_of(G, j)) / 4, G->pm);
-			for (uint32_t i = 0; i < G->pm; i++) {
-				t->dst_tile[i] = tile_of(G, q, i, j);
-				t->dst[i] =
-				    (BufRef){G->b_rx[t->dst_tile[i]], 0};
+		/* B's chunk, or each of its parts, multicast to column j */
+		for (uint32_t j = 0; j < G->pn && !G->p->b_local; j++)
+			for (uint32_t u = 0; u < G->nb; u++) {
+				uint32_t n = cols_of(G, j), c0 = 0;
+				if (G->b_stored) {
+					if (16 * u >= n)
+						break;
+					c0 = 16 * u;
+					n = min_u(16, n - c0);
+				}
+				int32_t b = G->b_in[b_index(G, q, s, j, u)];
+				Transfer *t = lower_transfer(
+				    x, l->buf[b].tile, (BufRef){b, 0},
+				    gemm_b_bytes(g, ks, n) / 4, G->pm);
+				for (uint32_t i = 0; i < G->pm; i++) {
+					t->dst_tile[i] = tile_of(G, q, i, j);
+					t->dst[i] =
+					    (BufRef){G->b_rx[t->dst_tile[i]],
+					             gemm_b_bytes(g, ks, c0)};
+				}
 			}
-		}
 	}
 	for (uint32_t q = 0; q < G->pk; q++) {
 		uint32_t k0, ks = k_of(G, q, s, &k0);
@@ -537,8 +573,8 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.first = G.next = G.shared ? o->step_base : l->nstep;
 	G.last = G.first + 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0) - 1;
 	G.tile_base = o->tile_base;
-	G.b_spread = o->b_spread;
-	G.b_spread_from = o->b_spread_from;
+	G.b_stored = o->b_stored;
+	G.b_times = o->b_times ? o->b_times : 1;
 	G.b_rows_from = o->b_rows_from;
 	G.tiles_all = l->tiles;
 	uint32_t tiles = G.pk * G.pm * G.pn;
@@ -554,7 +590,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
 	G.na = plan_gemm_a_parts(p);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
-	G.nb = p->b_local ? G.pm : 1;
+	G.nb = p->b_local ? G.pm : G.b_stored ? ceil_div(p->bn, 16) : 1;
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb, sizeof *G.b_in);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, o->a, o->b);

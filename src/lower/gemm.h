@@ -23,13 +23,15 @@ typedef struct {
 	                  other f8 format */
 	int fp8_scale; /* f8: products scaled by 2^fp8_scale (-32..31), the
 	                  sum of A's and B's scales */
-	/* B's chunks stored on every tile of the program in turn, from tile
-	 * b_spread_from on, instead of on the grid's own: a model's weights
-	 * then spread over the chip rather than piling up on the tiles of
-	 * the GEMMs that use few (each chunk is sent to its column the same
-	 * way from wherever it lives) */
-	int b_spread;
-	uint32_t b_spread_from;
+	/* non-NULL: B's chunks stored over every tile of the program, each
+	 * n-panel (16 columns) on the tile with the fewest bytes in
+	 * b_stored[tile] so far (which the lowering adds to), instead of on
+	 * the grid's own: a model's weights then spread evenly over the chip
+	 * rather than piling up on the tiles of the GEMMs that use few (each
+	 * part is sent to its column from wherever it lives) */
+	uint32_t *b_stored;
+	uint32_t b_times; /* each byte of B stored counts this many (a loop
+	                     weight: an iteration's; 0 = 1) */
 	/* otherwise B's chunk (s, j) is stored on grid row (b_rows_from + s)
 	 * mod pm of column j */
 	uint32_t b_rows_from;

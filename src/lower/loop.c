@@ -80,15 +80,15 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 			               t, slot, l->loop_count);
 			break;
 		}
-		r->id = lower_buffer(l, t, slot, r->align, (MemRegion)r->region,
-		                     l->loop_first, l->loop_last,
-		                     "loop weights");
-		int32_t bank = lower_buffer(l, t, slot * l->loop_count, 8,
-		                            REGION_ANY, 0, INT32_MAX,
-		                            "loop weight bank");
+		r->id =
+		    lower_buffer(l, t, slot, r->align, (MemRegion)r->region,
+		                 l->loop_first, l->loop_last, "loop weights");
+		int32_t bank =
+		    lower_buffer(l, t, slot * l->loop_count, 8, REGION_ANY, 0,
+		                 INT32_MAX, "loop weight bank");
 		(*banks)[(*nbanks)++] = (LoopBank){t, r->id, bank, slot};
-		KernelCall *c = lower_call(l, copy, t, "wcopy", "wcopy",
-		                           WCOPY_ARGS_BYTES);
+		KernelCall *c =
+		    lower_call(l, copy, t, "wcopy", "wcopy", WCOPY_ARGS_BYTES);
 		c->ref[0] = (BufRef){bank, 0};
 		c->ref[1] = (BufRef){r->id, 0};
 		c->nref = 2;

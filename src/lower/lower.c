@@ -213,6 +213,17 @@ lower_remap(Lowered *l, const BufRef *to, TensorPlace *const *places, int n)
 }
 
 uint32_t
+lower_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes)
+{
+	uint32_t best = 0;
+	for (uint32_t t = 1; t < tiles; t++)
+		if (stored[t] < stored[best])
+			best = t;
+	stored[best] += bytes;
+	return best;
+}
+
+uint32_t
 lower_addr(const Lowered *l, BufRef r)
 {
 	return l->buf[r.buf].addr + r.offset;

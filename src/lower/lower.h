@@ -187,6 +187,9 @@ void tensor_place_free(TensorPlace *tp);
 Step *lower_insert_step(Lowered *l, int32_t at, StepKind kind,
                         const char *what);
 uint32_t lower_addr(const Lowered *l, BufRef r); /* after placement */
+/* The tile (of 0 .. tiles - 1) with the fewest bytes in stored[], which
+ * then stores `bytes` more: where weights go to spread evenly. */
+uint32_t lower_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes);
 /* Move buffer references: each BufRef to a buffer i with to[i].buf >= 0,
  * in l (transfers, calls, l->tp) and in places[0 .. n - 1], becomes
  * {to[i].buf, to[i].offset + its offset}; `apart` partners move too. */

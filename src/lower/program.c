@@ -61,7 +61,8 @@ typedef struct {
 	size_t desc_len;
 	uint32_t tiles_used;
 	uint32_t next_tile; /* spread(): where the next partial place starts */
-	uint32_t next_weight;     /* where the next weight chunk is stored */
+	uint32_t *weight_bytes;   /* by tile: bytes of weights stored over the
+	                             chip (GemmOperands.b_stored) */
 	uint32_t next_weight_row; /* the grid row of a weight's first chunk
 	                             stored in its own GEMM's grid */
 	uint32_t b_local_left;    /* bytes a tile may still give to weights
@@ -69,6 +70,8 @@ typedef struct {
 	                             (GemmPlan.b_local) */
 	int weights_many; /* the graph's weights take an eighth of a tile
 	                     each or more */
+	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
+	                             iteration of the loop (RepeatMap) */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -255,6 +258,64 @@ bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
 	return IPU_OK;
 }
 
+/* How many times each byte of weight id is stored: the loop's iterations
+ * for a weight of one iteration (the bank holds every iteration's). */
+static uint32_t
+stored_times(const Build *b, int32_t id)
+{
+	return b->loop_slot[id] >= 0 ? b->l->loop_count : 1;
+}
+
+/* The first place of a weight that `want` holds several copies of (a
+ * bias next to every block, LayerNorm's gamma and beta next to every
+ * piece of rows): the host writes every copy; but a loop weight, which
+ * the bank holds once an iteration, is stored once, each distinct block
+ * on the tile storing the fewest weight bytes (its home), and an exchange
+ * step (*s, or a new one) copies the blocks into `want`. */
+static int
+home_of_copies(Build *b, int32_t id, TensorPlace *want, Step **s, int32_t at,
+               Diag *d)
+{
+	if (b->loop_slot[id] < 0) {
+		b->home[id] = want;
+		return IPU_OK;
+	}
+	TensorPlace *home =
+	    adopt(b, tensor_place_new(id, want->rows, want->cols, want->dtype));
+	uint32_t es = (uint32_t)dtype_size((DType)want->dtype);
+	for (int k = 0; k < want->npiece; k++) {
+		const Piece *p = &want->piece[k];
+		int seen = 0;
+		for (int i = 0; i < home->npiece && !seen; i++) {
+			const Piece *h = &home->piece[i];
+			seen = h->row0 == p->row0 && h->rows == p->rows &&
+			       h->col0 == p->col0 && h->cols == p->cols;
+		}
+		if (seen)
+			continue;
+		uint32_t pad = pad_cols_of(p->cols), bytes = p->rows * pad * es;
+		uint32_t t = lower_least_stored(b->weight_bytes, b->tiles,
+		                                bytes * stored_times(b, id));
+		*lower_piece(home) =
+		    (Piece){.tile = t,
+		            .at = {lower_buffer(b->l, t, bytes, 8, REGION_ANY,
+		                                0, INT32_MAX, "loop weight"),
+		                   0},
+		            .row0 = p->row0,
+		            .rows = p->rows,
+		            .col0 = p->col0,
+		            .cols = p->cols,
+		            .pad_rows = p->rows,
+		            .pad_cols = pad,
+		            .format = PF_ROWMAJOR};
+	}
+	b->home[id] = home;
+	if (!*s)
+		*s = lower_step(b->l, STEP_EXCHANGE, "broadcast");
+	use_place(b, home, at);
+	return lower_relayout(*s, home, want, NULL, d);
+}
+
 /* ---- matmul ------------------------------------------------------------ */
 
 /* The GEMM kernel multiplies whole K panels (docs/kernel-gemm.md), B's
@@ -293,13 +354,14 @@ typedef struct {
 } Matmul;
 
 /* Lower `batches` GEMMs with plan p, `group` side by side, into l, with
- * the operands' and C's pieces in pa, pb, pc; spread: NULL, or where B's
- * chunks go next when they are stored over the whole chip (a weight:
- * GemmOperands.b_spread), advanced past them. */
+ * the operands' and C's pieces in pa, pb, pc; stored: NULL, or the bytes
+ * of weights each tile stores when B's chunks are stored over the whole
+ * chip (a weight: GemmOperands.b_stored). */
 static int
 lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
-              uint32_t tile0, uint32_t *spread, uint32_t b_rows_from,
-              TensorPlace *pa, TensorPlace *pb, TensorPlace *pc, Diag *d)
+              uint32_t tile0, uint32_t *stored, uint32_t b_times,
+              uint32_t b_rows_from, TensorPlace *pa, TensorPlace *pb,
+              TensorPlace *pc, Diag *d)
 {
 	uint32_t one = p->pk * p->pm * p->pn;
 	int32_t base = 0;
@@ -319,13 +381,10 @@ lower_batches(Lowered *l, const Matmul *mm, const GemmPlan *p, uint32_t group,
 		                  .transpose_b = mm->op->attr.transpose_b,
 		                  .dtype_b = mm->dtype_b,
 		                  .fp8_scale = mm->fp8_scale,
-		                  .b_spread = spread != NULL,
-		                  .b_spread_from = spread ? *spread : 0,
+		                  .b_stored = stored,
+		                  .b_times = b_times,
 		                  .b_rows_from = b_rows_from};
 		r = lower_gemm(l, p, &o, d);
-		if (spread)
-			*spread =
-			    (*spread + p->pk * p->steps * p->pn) % l->tiles;
 	}
 	return r;
 }
@@ -343,7 +402,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 	            *pc = tensor_place_new(-1, 1, 1, (uint8_t)DT_F32);
 	uint64_t cost = UINT64_MAX;
 	Diag dd;
-	if (!lower_batches(l, mm, p, 1, 0, NULL, 0, pa, pb, pc, &dd)) {
+	if (!lower_batches(l, mm, p, 1, 0, NULL, 1, 0, pa, pb, pc, &dd)) {
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
@@ -558,9 +617,9 @@ lower_matmul_op(Build *b, const Op *op, Diag *d)
 		b_rows_from = b->next_weight_row;
 		b->next_weight_row += plan.steps;
 	}
-	r = lower_batches(b->l, &mm, &plan, group, tile0,
-	                  spread_b ? &b->next_weight : NULL, b_rows_from, pa,
-	                  pb, pc, d);
+	r = lower_batches(
+	    b->l, &mm, &plan, group, tile0, spread_b ? b->weight_bytes : NULL,
+	    stored_times(b, op->in[1]), b_rows_from, pa, pb, pc, d);
 	int moved = 0;
 	if (!r)
 		r = bring(b, op->in[1], b->home[op->in[1]], pb, first,
@@ -772,7 +831,10 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 		if (!b->home[ib]) {
 			/* an input or weight: the host writes it there (a
 			 * broadcast row once next to every block) */
-			b->home[ib] = pb;
+			Step *s = NULL;
+			r = home_of_copies(b, ib, pb, &s, at, d);
+			if (r)
+				return op_error(b, op, r, d);
 		} else if (tb->role == ROLE_INPUT || tb->role == ROLE_WEIGHT) {
 			/* placed by an earlier op: the host writes this copy
 			 * too, instead of an exchange each run */
@@ -836,7 +898,7 @@ lower_rowwise_op(Build *b, const Op *op, Diag *d)
 		pv[i] = adopt(b, lower_mirror(b->l, px, op->in[1 + i], dt, 1,
 		                              at, "operand row"));
 		if (!b->home[op->in[1 + i]]) { /* the host writes each copy */
-			b->home[op->in[1 + i]] = pv[i];
+			r = home_of_copies(b, op->in[1 + i], pv[i], &s, at, d);
 			continue;
 		}
 		TensorPlace *from = b->home[op->in[1 + i]];
@@ -1092,6 +1154,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	           .desc_len = desc_len};
 	desc[0] = 0;
 	b.home = xcalloc((size_t)g->ntensors, sizeof *b.home);
+	b.weight_bytes = xcalloc(tiles, sizeof *b.weight_bytes);
 	/* weights stored where they are read (GemmPlan.b_local) may take an
 	 * eighth of a tile, less the share of all the weights */
 	uint64_t weights = 0;
@@ -1108,6 +1171,13 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	b.weights_many = share >= eighth;
 	RepeatMap rm;
 	int r = graph_repeat_map(g, &rm, d);
+	/* by tensor: k * nweights + j for iteration k's weight j, or -1 */
+	int32_t *loop_slot = xmalloc((size_t)g->ntensors * sizeof *loop_slot);
+	for (int32_t id = 0; id < g->ntensors; id++)
+		loop_slot[id] = -1;
+	for (int32_t k = 0; !r && k < rm.count * rm.nweights; k++)
+		loop_slot[rm.weight[k]] = k;
+	b.loop_slot = loop_slot;
 	if (!r && !g->nops)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		             "compile: the graph has no operation");
@@ -1130,12 +1200,6 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 		}
 	}
 	LoopBank *bank_of = NULL;
-	/* by tensor: k * nweights + j for iteration k's weight j, or -1 */
-	int32_t *loop_slot = xmalloc((size_t)g->ntensors * sizeof *loop_slot);
-	for (int32_t id = 0; id < g->ntensors; id++)
-		loop_slot[id] = -1;
-	for (int32_t k = 0; k < rm.count * rm.nweights; k++)
-		loop_slot[rm.weight[k]] = k;
 	if (!r) {
 		trim_lifetimes(&b);
 		if (rm.count)
@@ -1183,6 +1247,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	free(loop_slot);
 	free(bank_of);
 	free(b.made);
+	free(b.weight_bytes);
 	free(b.copies);
 	free(b.home);
 	free(b.used);

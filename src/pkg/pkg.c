@@ -329,11 +329,14 @@ pkg_add_buffer(Package *p, uint32_t tile, uint32_t addr, uint32_t bytes,
 }
 
 void
-pkg_add_step(Package *p, uint8_t kind, const char *what, uint64_t cycles)
+pkg_add_step(Package *p, uint8_t kind, const char *what, uint64_t cycles,
+             uint32_t runs)
 {
 	GROW(p->step, p->nstep, p->capstep);
-	p->step[p->nstep++] =
-	    (PkgStep){.kind = kind, .cycles = cycles, .what = xstrdup(what)};
+	p->step[p->nstep++] = (PkgStep){.kind = kind,
+	                                .runs = runs,
+	                                .cycles = cycles,
+	                                .what = xstrdup(what)};
 }
 
 void
@@ -737,6 +740,9 @@ pkg_check(const Package *p, Diag *d)
 		if (s->kind > PKG_STEP_COMPUTE)
 			return bad(d, "step %u ('%s'): unknown kind %u", i,
 			           s->what, s->kind);
+		if (!s->runs)
+			return bad(d, "step %u ('%s'): runs 0 times", i,
+			           s->what);
 	}
 	for (uint32_t i = 0; i < p->nkernel; i++) {
 		const PkgKernel *k = &p->kernel[i];
@@ -852,6 +858,7 @@ pkg_write(const Package *p, uint8_t **data, size_t *len, Diag *d)
 	put_u32(&o, p->nstep);
 	for (uint32_t i = 0; i < p->nstep; i++) {
 		put_u32(&o, p->step[i].kind);
+		put_u32(&o, p->step[i].runs);
 		put_u64(&o, p->step[i].cycles);
 		put_str(&o, p->step[i].what);
 	}
@@ -1089,6 +1096,7 @@ parse(In *in, Package *p)
 		snprintf(what, sizeof what, "step %u", i);
 		uint32_t kind = get_u32(in, what);
 		p->step[i].kind = kind > 255 ? 255 : (uint8_t)kind;
+		p->step[i].runs = get_u32(in, what);
 		p->step[i].cycles = get_u64(in, what);
 		p->step[i].what = get_str(in, PKG_MAX_NAME, what);
 	}

@@ -31,7 +31,7 @@
 #include "../util/util.h"
 
 enum {
-	PKG_VERSION = 1,
+	PKG_VERSION = 2, /* 2: steps have runs */
 	PKG_HEADER_BYTES = 32,
 	PKG_MAX_NAME = 255,     /* tensor, kernel, buffer kind, step text */
 	PKG_MAX_PLAN = 1 << 16, /* the plan description */
@@ -109,8 +109,10 @@ typedef struct {
 } PkgBuffer;
 
 typedef struct {
-	uint8_t kind; /* PKG_STEP_* */
-	uint64_t cycles;
+	uint8_t kind;    /* PKG_STEP_* */
+	uint32_t runs;   /* times a run of the program runs it (a loop's: its
+	                    iterations), >= 1 */
+	uint64_t cycles; /* of one run */
 	char *what;
 } PkgStep;
 
@@ -162,7 +164,8 @@ PkgTensor *pkg_add_tensor(Package *p, const char *name, uint8_t dtype,
 PkgPiece *pkg_add_piece(PkgTensor *t);
 void pkg_add_buffer(Package *p, uint32_t tile, uint32_t addr, uint32_t bytes,
                     const char *kind);
-void pkg_add_step(Package *p, uint8_t kind, const char *what, uint64_t cycles);
+void pkg_add_step(Package *p, uint8_t kind, const char *what, uint64_t cycles,
+                  uint32_t runs);
 void pkg_add_kernel(Package *p, const char *name, uint32_t addr,
                     uint32_t calls);
 void pkg_set_plan(Package *p, const char *text);

@@ -412,6 +412,35 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 	return w.ready;
 }
 
+/* Drop the packets and controls of tile t that no walk reads again, so
+ * that a long run's exchange state stays the size of a few phases', not
+ * of the whole run. Between rounds only: the pair partner's pctl_done
+ * indexes t's controls. */
+enum { COMPACT_MIN = 1024 };
+static void
+compact(Tile *t, Tile *mate)
+{
+	XState *x = &t->x;
+	int k = x->pk_done < x->pk_checked ? x->pk_done : x->pk_checked;
+	if (k >= COMPACT_MIN && 2 * k >= x->npk) {
+		memmove(x->pk, x->pk + k, (size_t)(x->npk - k) * sizeof *x->pk);
+		x->npk -= k;
+		x->pk_done -= k;
+		x->pk_checked -= k;
+	}
+	int c = x->ctl_done;
+	if (mate && mate->x.pctl_done < c)
+		c = mate->x.pctl_done;
+	if (c >= COMPACT_MIN && 2 * c >= x->nctl) {
+		memmove(x->ctl, x->ctl + c,
+		        (size_t)(x->nctl - c) * sizeof *x->ctl);
+		x->nctl -= c;
+		x->ctl_done -= c;
+		if (mate)
+			mate->x.pctl_done -= c;
+	}
+}
+
 int
 xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 {
@@ -467,6 +496,7 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 
 			x->pk_done++;
 		}
+		compact(t, chipsim_tile_if_exists(cs, chip_pair(c, id)));
 	}
 	return 0;
 }
