@@ -844,6 +844,27 @@ test_loop(void **state)
 	assert_int_equal(gemms[1], 1);
 }
 
+/* Weights of an eighth of a tile's memory each or more are stored in
+ * parts (n-panels cut by K) on the least-loaded tiles of their column,
+ * written by the host part by part and sent to the column from there. */
+static void
+test_weights_spread(void **state)
+{
+	(void)state;
+	check("640 KB of f16 weights on 8 tiles",
+	      "input x f16 [24, 512]\n"
+	      "weight w f16 [512, 640]\n"
+	      "y = matmul x w\n"
+	      "output y\n",
+	      8, 0x1p-7);
+	check("f8 weights, transposed",
+	      "input x f8_f143 [24, 1000]\n"
+	      "weight w f8_f143*2^-2 [680, 1000]\n"
+	      "y = matmul x w transpose_b=1\n"
+	      "output y\n",
+	      8, 0x1p-5);
+}
+
 static void
 expect_refusal(const char *text, const char *needle)
 {
@@ -911,6 +932,7 @@ main(void)
 	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_loop),
+	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

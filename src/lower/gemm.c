@@ -237,21 +237,52 @@ operand_piece(TensorPlace *tp, int transposed, uint32_t row0, Piece p)
  * in the kernel's A layout: one row-major [rows x K-panel] block per
  * panel. */
 
+/* B's chunk (s, j) of group q or (b_stored) its part u: a block of at
+ * most 16 columns (an n-panel) by B_PART_KPANELS K-panels, whose bytes
+ * are contiguous in the chunk's layout (n-panel outer, K-panel inner).
+ * 0 if part u is past the chunk. */
+enum { B_PART_KPANELS = 4 };
+typedef struct {
+	uint32_t row0, rows, col0, cols;
+	uint32_t offset; /* in the chunk */
+} BPart;
+
+static uint32_t
+b_kparts(const Gemm *G)
+{
+	return ceil_div(ceil_div(G->p->kc, gemm_k_panel(G->g)), B_PART_KPANELS);
+}
+
+static int
+b_part(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t u, BPart *bp)
+{
+	uint32_t kp = gemm_k_panel(G->g), k0, ks = k_of(G, q, s, &k0);
+	*bp = (BPart){k0, ks, j * G->p->bn, cols_of(G, j), 0};
+	if (!G->b_stored)
+		return 1;
+	uint32_t kq = b_kparts(G), np = u / kq, h = u % kq;
+	uint32_t kfirst = h * B_PART_KPANELS * kp;
+	if (16 * np >= bp->cols || kfirst >= ks)
+		return 0;
+	bp->offset =
+	    gemm_b_bytes(G->g, ks, 16 * np) + gemm_b_bytes(G->g, kfirst, 16);
+	bp->row0 = k0 + kfirst;
+	bp->rows = min_u(B_PART_KPANELS * kp, ks - kfirst);
+	bp->col0 += 16 * np;
+	bp->cols = min_u(16, bp->cols - 16 * np);
+	return 1;
+}
+
 /* Copy or part i of B's chunk (s, j) of group q: its buffer and piece. */
 static void
 b_chunk(Lowered *l, const Gemm *G, TensorPlace *tb, uint32_t q, uint32_t s,
         uint32_t j, uint32_t i)
 {
-	GemmDtype g = G->g;
-	uint32_t kp = gemm_k_panel(g), k0, ks = k_of(G, q, s, &k0);
-	uint32_t col0 = j * G->p->bn, n = cols_of(G, j);
-	if (G->b_stored) { /* n-panel i */
-		if (16 * i >= n)
-			return;
-		col0 += 16 * i;
-		n = min_u(16, n - 16 * i);
-	}
-	uint32_t bytes = gemm_b_bytes(g, ks, n),
+	BPart bp;
+	if (!b_part(G, q, s, j, i, &bp))
+		return;
+	uint32_t kp = gemm_k_panel(G->g),
+	         bytes = gemm_b_bytes(G->g, bp.rows, bp.cols),
 	         owner = G->p->b_local ? tile_of(G, q, i, j)
 	                               : b_owner(G, q, s, j, bytes);
 	int32_t b =
@@ -262,12 +293,12 @@ b_chunk(Lowered *l, const Gemm *G, TensorPlace *tb, uint32_t q, uint32_t s,
 	operand_piece(tb, G->tb, G->b_row0,
 	              (Piece){.tile = owner,
 	                      .at = {b, 0},
-	                      .row0 = k0,
-	                      .rows = ks,
-	                      .col0 = col0,
-	                      .cols = n,
-	                      .pad_rows = ceil_div(ks, kp) * kp,
-	                      .pad_cols = ceil_div(n, 16) * 16,
+	                      .row0 = bp.row0,
+	                      .rows = bp.rows,
+	                      .col0 = bp.col0,
+	                      .cols = bp.cols,
+	                      .pad_rows = ceil_div(bp.rows, kp) * kp,
+	                      .pad_cols = ceil_div(bp.cols, 16) * 16,
 	                      .format = PF_GEMM_B});
 }
 
@@ -371,22 +402,18 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 		/* B's chunk, or each of its parts, multicast to column j */
 		for (uint32_t j = 0; j < G->pn && !G->p->b_local; j++)
 			for (uint32_t u = 0; u < G->nb; u++) {
-				uint32_t n = cols_of(G, j), c0 = 0;
-				if (G->b_stored) {
-					if (16 * u >= n)
-						break;
-					c0 = 16 * u;
-					n = min_u(16, n - c0);
-				}
+				BPart bp;
+				if (!b_part(G, q, s, j, u, &bp))
+					continue;
 				int32_t b = G->b_in[b_index(G, q, s, j, u)];
 				Transfer *t = lower_transfer(
 				    x, l->buf[b].tile, (BufRef){b, 0},
-				    gemm_b_bytes(g, ks, n) / 4, G->pm);
+				    gemm_b_bytes(g, bp.rows, bp.cols) / 4,
+				    G->pm);
 				for (uint32_t i = 0; i < G->pm; i++) {
 					t->dst_tile[i] = tile_of(G, q, i, j);
-					t->dst[i] =
-					    (BufRef){G->b_rx[t->dst_tile[i]],
-					             gemm_b_bytes(g, ks, c0)};
+					t->dst[i] = (BufRef){
+					    G->b_rx[t->dst_tile[i]], bp.offset};
 				}
 			}
 	}
@@ -590,7 +617,9 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
 	G.na = plan_gemm_a_parts(p);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
-	G.nb = p->b_local ? G.pm : G.b_stored ? ceil_div(p->bn, 16) : 1;
+	G.nb = p->b_local   ? G.pm
+	       : G.b_stored ? ceil_div(p->bn, 16) * b_kparts(&G)
+	                    : 1;
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb, sizeof *G.b_in);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, o->a, o->b);
