@@ -238,11 +238,13 @@ interpret(const Graph *g, long double **val)
 	}
 }
 
-/* Compile the text-form graph on `tiles` tiles, run it with random inputs,
- * and check every output within rel x (the output's largest magnitude).
- * Returns the compile report's predicted cycles; *cycles the emulated. */
+/* Compile the text-form graph on `tiles` tiles (its plan must say
+ * plan_has, unless NULL), run it with random inputs, and check every
+ * output within rel x (the output's largest magnitude). Returns the
+ * compile report's predicted cycles; *cycles the emulated. */
 static uint64_t
-run_graph(const char *text, uint32_t tiles, double rel, uint64_t *cycles)
+run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
+          uint64_t *cycles)
 {
 	Graph *g;
 	Diag errs[GRAPH_MAX_ERRORS], d;
@@ -257,6 +259,8 @@ run_graph(const char *text, uint32_t tiles, double rel, uint64_t *cycles)
 		diag_format(&d, buf, sizeof buf);
 		fail_msg("compile: %s", buf);
 	}
+	if (plan_has && !strstr(rep.plan, plan_has))
+		fail_msg("'%s' not in the plan '%s'", plan_has, rep.plan);
 	uint8_t *bytes;
 	size_t len;
 	assert_int_equal(pkg_write(pk, &bytes, &len, &d), 0);
@@ -322,14 +326,21 @@ run_graph(const char *text, uint32_t tiles, double rel, uint64_t *cycles)
 }
 
 static void
-check(const char *what, const char *text, uint32_t tiles, double rel)
+check_plan(const char *what, const char *text, uint32_t tiles, double rel,
+           const char *plan_has)
 {
-	uint64_t cycles, pred = run_graph(text, tiles, rel, &cycles);
+	uint64_t cycles, pred = run_graph(text, tiles, rel, plan_has, &cycles);
 	print_message("%s on %u tiles: %llu cycles, predicted %llu\n", what,
 	              tiles, (unsigned long long)cycles,
 	              (unsigned long long)pred);
 	double err = ((double)pred - (double)cycles) / (double)cycles;
 	assert_true(err > -0.1 && err < 0.1);
+}
+
+static void
+check(const char *what, const char *text, uint32_t tiles, double rel)
+{
+	check_plan(what, text, tiles, rel, NULL);
 }
 
 /* C of one matmul is A of the next: its 16-column panels, on the first
@@ -714,6 +725,30 @@ test_device_b(void **state)
 	      "output y\n"
 	      "output c\n",
 	      4, 0x1p-8);
+	/* on 2 tiles, one grid column: B's chunk of 3 K-panels (the last
+	 * partial) in 2 parts, each packed on its own tile and sent as a
+	 * run per n-panel; the grid row is one tile, so the kernel reads A
+	 * where it is stored */
+	check_plan("f16 B in parts, A in place",
+	           "input x f16 [40, 8]\n"
+	           "weight w f16 [8, 40]\n"
+	           "input a f16 [24, 40]\n"
+	           "h = matmul x w\n"
+	           "y = matmul a h\n"
+	           "output y\n",
+	           2, 0x1p-8,
+	           "2 x 1 tiles (pairs down columns; B chunks stored in "
+	           "parts; A read in place)");
+	check_plan("f16 B^T in parts, A in place",
+	           "input x f16 [40, 8]\n"
+	           "weight w f16 [8, 40]\n"
+	           "input a f16 [24, 40]\n"
+	           "h = matmul x w\n"
+	           "y = matmul a h transpose_b=1\n"
+	           "output y\n",
+	           2, 0x1p-8,
+	           "2 x 1 tiles (pairs down columns; B chunks stored in "
+	           "parts; A read in place)");
 	/* one input as both operands: written once, moved to both */
 	check("f16 x . x",
 	      "input x f16 [24, 24]\n"

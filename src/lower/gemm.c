@@ -6,13 +6,17 @@
  * B [K x N] and C [M x N]; adds to the Lowered, for tile
  * (q, i, j) = (q * pm + i) * pn + j of K group q:
  *   buffers  "A chunk" and "B chunk" (receive, used every superstep; no
- *            B chunk with b_local), "C block" (the output), "A input"/
+ *            B chunk with b_local, no A chunk when a grid row is one
+ *            tile: the kernel reads A input), "C block" (the output),
+ *            "A input"/
  *            "B input" (the chunks this tile stores and sends; with
  *            b_local the B chunks of its column, which it reads),
  *            "kernel arguments"
  *   steps    per superstep s: an exchange (in each group, A chunk (i, s)
  *            in parts u from tiles (i, s + u steps mod pn) to row i; B
  *            chunk (s, j) from tile ((s + b_rows_from) mod pm, j), or
+ *            (b_parts) its K-panels in parts u from tiles ((s +
+ *            b_rows_from + u steps) mod pm, j), or
  *            each n-panel from where b_stored put it, to column j, each owner
  *            included; no B with b_local) and a compute step (the GEMM
  *            kernel accumulating into C; the first one from zero); with
@@ -83,8 +87,11 @@ typedef struct {
 	uint32_t b_rows_from, tiles_all;
 	uint32_t pm, pn, pk;
 	uint32_t na; /* parts of an A chunk */
-	uint32_t nb; /* copies of a B chunk: pm (b_local); its n-panels, each
-	                stored apart (b_stored); or 1 */
+	int a_own;   /* A's chunks read where they are stored
+	                (plan_gemm_a_in_place) */
+	uint32_t nb; /* copies of a B chunk: pm (b_local); its parts, each
+	                stored apart (b_stored; b_parts: plan_gemm_b_parts);
+	                or 1 */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
 	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j and
 	                         copy) */
@@ -99,17 +106,19 @@ tile_of(const Gemm *G, uint32_t q, uint32_t i, uint32_t j)
 	return group + i * G->pn + j;
 }
 
-/* The tile that stores B's chunk (s, j) of group q and multicasts it to
- * column j: a tile of the column, on a row rotating with s; or
+/* The tile that stores B's chunk (s, j) of group q, or its K-part u, and
+ * multicasts it to column j: a tile of the column, on a row rotating
+ * with s (part u steps rows further, as A's parts along a row); or
  * (b_stored) for each n-panel, the tile storing the fewest bytes of
  * weights so far: of the column, when the grid covers at least half of
  * the chip (the multicast then leaves from inside the column, as the plan
  * prices it), else of the whole chip (a small GEMM's weights would pile
  * up on its few tiles). */
 static uint32_t
-b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t bytes)
+b_owner(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t u,
+        uint32_t bytes)
 {
-	uint32_t rot = (G->b_rows_from + s) % G->pm;
+	uint32_t rot = (G->b_rows_from + s + u * G->p->steps) % G->pm;
 	if (!G->b_stored)
 		return tile_of(G, q, rot, j);
 	bytes *= G->b_times;
@@ -135,12 +144,13 @@ a_owner(const Gemm *G, uint32_t q, uint32_t i, uint32_t s, uint32_t u)
 	return tile_of(G, q, i, (s + u * G->p->steps) % G->pn);
 }
 
-/* Part u of nk K-panels: its panel count, *first its first. */
+/* Part u of nk K-panels split `parts` ways: its panel count, *first its
+ * first. */
 static uint32_t
-a_part(const Gemm *G, uint32_t nk, uint32_t u, uint32_t *first)
+k_part(uint32_t nk, uint32_t parts, uint32_t u, uint32_t *first)
 {
-	*first = u * (nk / G->na) + (u < nk % G->na ? u : nk % G->na);
-	return nk / G->na + (u < nk % G->na);
+	*first = u * (nk / parts) + (u < nk % parts ? u : nk % parts);
+	return nk / parts + (u < nk % parts);
 }
 
 static size_t
@@ -197,11 +207,15 @@ tile_buffers(Lowered *l, Gemm *G)
 				                   : 0),
 				    16, REGION_INTERLEAVED, G->first, INT32_MAX,
 				    "C block");
-				G->a_rx[t] = lower_buffer(
-				    l, t, gemm_a_bytes(g, m, kc) + GEMM_A_TAIL,
-				    16, REGION_ANY, G->first, G->last,
-				    "A chunk");
-				l->buf[G->a_rx[t]].apart = G->c_blk[t];
+				if (!G->a_own) {
+					G->a_rx[t] = lower_buffer(
+					    l, t,
+					    gemm_a_bytes(g, m, kc) +
+					        GEMM_A_TAIL,
+					    16, REGION_ANY, G->first, G->last,
+					    "A chunk");
+					l->buf[G->a_rx[t]].apart = G->c_blk[t];
+				}
 				if (!G->p->b_local)
 					G->b_rx[t] = lower_buffer(
 					    l, t, gemm_b_bytes(g, kc, n), 16,
@@ -237,14 +251,16 @@ operand_piece(TensorPlace *tp, int transposed, uint32_t row0, Piece p)
  * in the kernel's A layout: one row-major [rows x K-panel] block per
  * panel. */
 
-/* B's chunk (s, j) of group q or (b_stored) its part u: a block of at
- * most 16 columns (an n-panel) by B_PART_KPANELS K-panels, whose bytes
- * are contiguous in the chunk's layout (n-panel outer, K-panel inner).
- * 0 if part u is past the chunk. */
+/* B's chunk (s, j) of group q, or its part u: a block of B whose
+ * K-panels are [kp0, kp0 + its own) of the chunk's nk, which the chunk's
+ * layout (n-panel outer, K-panel inner) holds in a run per n-panel, one
+ * run when it has all nk. Parts: (b_stored) an n-panel by at most
+ * B_PART_KPANELS K-panels, (b_parts) every n-panel by part u of the
+ * K-panels. 0 if part u is empty. */
 enum { B_PART_KPANELS = 4 };
 typedef struct {
 	uint32_t row0, rows, col0, cols;
-	uint32_t offset; /* in the chunk */
+	uint32_t kp0, nk;
 } BPart;
 
 static uint32_t
@@ -256,20 +272,25 @@ b_kparts(const Gemm *G)
 static int
 b_part(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t u, BPart *bp)
 {
-	uint32_t kp = gemm_k_panel(G->g), k0, ks = k_of(G, q, s, &k0);
-	*bp = (BPart){k0, ks, j * G->p->bn, cols_of(G, j), 0};
-	if (!G->b_stored)
-		return 1;
-	uint32_t kq = b_kparts(G), np = u / kq, h = u % kq;
-	uint32_t kfirst = h * B_PART_KPANELS * kp;
-	if (16 * np >= bp->cols || kfirst >= ks)
-		return 0;
-	bp->offset =
-	    gemm_b_bytes(G->g, ks, 16 * np) + gemm_b_bytes(G->g, kfirst, 16);
-	bp->row0 = k0 + kfirst;
-	bp->rows = min_u(B_PART_KPANELS * kp, ks - kfirst);
-	bp->col0 += 16 * np;
-	bp->cols = min_u(16, bp->cols - 16 * np);
+	uint32_t kp = gemm_k_panel(G->g), k0, ks = k_of(G, q, s, &k0),
+	         nk = ceil_div(ks, kp), first = 0, n = nk;
+	*bp = (BPart){k0, ks, j * G->p->bn, cols_of(G, j), 0, nk};
+	if (G->b_stored) {
+		uint32_t kq = b_kparts(G), np = u / kq;
+		first = u % kq * B_PART_KPANELS;
+		if (16 * np >= bp->cols || first >= nk)
+			return 0;
+		n = B_PART_KPANELS;
+		bp->col0 += 16 * np;
+		bp->cols = min_u(16, bp->cols - 16 * np);
+	} else if (!G->p->b_local) {
+		n = k_part(nk, G->nb, u, &first);
+		if (!n)
+			return 0;
+	}
+	bp->kp0 = first;
+	bp->row0 = k0 + first * kp;
+	bp->rows = min_u(n * kp, ks - first * kp);
 	return 1;
 }
 
@@ -283,8 +304,9 @@ b_chunk(Lowered *l, const Gemm *G, TensorPlace *tb, uint32_t q, uint32_t s,
 		return;
 	uint32_t kp = gemm_k_panel(G->g),
 	         bytes = gemm_b_bytes(G->g, bp.rows, bp.cols),
-	         owner = G->p->b_local ? tile_of(G, q, i, j)
-	                               : b_owner(G, q, s, j, bytes);
+	         owner = G->p->b_local
+	                     ? tile_of(G, q, i, j)
+	                     : b_owner(G, q, s, j, G->b_stored ? 0 : i, bytes);
 	int32_t b =
 	    lower_buffer(l, owner, bytes, 16,
 	                 G->p->b_local ? REGION_INTERLEAVED : REGION_ANY, 0,
@@ -315,18 +337,25 @@ input_chunks(Lowered *l, Gemm *G, TensorPlace *ta, TensorPlace *tb)
 			uint32_t nk = ceil_div(ks, kp);
 			for (uint32_t i = 0; i < G->pm; i++)
 				for (uint32_t u = 0; u < G->na; u++) {
-					uint32_t c0, nc = a_part(G, nk, u, &c0);
+					uint32_t c0,
+					    nc = k_part(nk, G->na, u, &c0);
 					if (!nc)
 						continue;
 					uint32_t owner = a_owner(G, q, i, s, u),
 					         m = rows_of(G, i);
+					/* read in place: the kernel's
+					 * tail, its C block apart */
 					int32_t b = lower_buffer(
 					    l, owner,
 					    gemm_a_bytes(
 					        g, m,
-					        min_u(nc * kp, ks - c0 * kp)),
+					        min_u(nc * kp, ks - c0 * kp)) +
+					        (G->a_own ? GEMM_A_TAIL : 0),
 					    16, REGION_ANY, 0, INT32_MAX,
 					    "A input");
+					if (G->a_own)
+						l->buf[b].apart =
+						    G->c_blk[owner];
 					G->a_in[a_index(G, q, s, i, u)] = b;
 					for (uint32_t c = c0; c < c0 + nc; c++)
 						operand_piece(
@@ -378,9 +407,9 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 		if (!ks)
 			continue;
 		uint32_t kp = gemm_k_panel(g), nk = ceil_div(ks, kp);
-		for (uint32_t i = 0; i < G->pm; i++)
+		for (uint32_t i = 0; i < G->pm && !G->a_own; i++)
 			for (uint32_t u = 0; u < G->na; u++) {
-				uint32_t c0, nc = a_part(G, nk, u, &c0),
+				uint32_t c0, nc = k_part(nk, G->na, u, &c0),
 				             m = rows_of(G, i);
 				if (!nc)
 					continue;
@@ -399,21 +428,35 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 					    gemm_a_bytes(g, m, c0 * kp)};
 				}
 			}
-		/* B's chunk, or each of its parts, multicast to column j */
+		/* B's chunk, or each of its parts, multicast to column j: a
+		 * run per n-panel of the part (BPart) */
 		for (uint32_t j = 0; j < G->pn && !G->p->b_local; j++)
 			for (uint32_t u = 0; u < G->nb; u++) {
 				BPart bp;
 				if (!b_part(G, q, s, j, u, &bp))
 					continue;
 				int32_t b = G->b_in[b_index(G, q, s, j, u)];
-				Transfer *t = lower_transfer(
-				    x, l->buf[b].tile, (BufRef){b, 0},
-				    gemm_b_bytes(g, bp.rows, bp.cols) / 4,
-				    G->pm);
-				for (uint32_t i = 0; i < G->pm; i++) {
-					t->dst_tile[i] = tile_of(G, q, i, j);
-					t->dst[i] = (BufRef){
-					    G->b_rx[t->dst_tile[i]], bp.offset};
+				uint32_t p0 = (bp.col0 - j * G->p->bn) / 16,
+				         runs = ceil_div(bp.rows, kp) == bp.nk
+				                    ? 1
+				                    : gemm_n_panels(bp.cols),
+				         run =
+				             gemm_b_bytes(g, bp.rows, bp.cols) /
+				             runs;
+				for (uint32_t r = 0; r < runs; r++) {
+					Transfer *t =
+					    lower_transfer(x, l->buf[b].tile,
+					                   (BufRef){b, r * run},
+					                   run / 4, G->pm);
+					for (uint32_t i = 0; i < G->pm; i++) {
+						t->dst_tile[i] =
+						    tile_of(G, q, i, j);
+						t->dst[i] = (BufRef){
+						    G->b_rx[t->dst_tile[i]],
+						    ((p0 + r) * bp.nk +
+						     bp.kp0) *
+						        GEMM_B_PANEL_BYTES};
+					}
 				}
 			}
 	}
@@ -429,7 +472,10 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				    l, c, t, gemm_entry(g),
 				    g == GEMM_F8 ? "gemm_f8" : "gemm",
 				    GEMM_ARGS_BYTES);
-				k->ref[0] = (BufRef){G->a_rx[t], 0};
+				k->ref[0] = (BufRef){
+				    G->a_own ? G->a_in[a_index(G, q, s, i, 0)]
+				             : G->a_rx[t],
+				    0};
 				k->ref[1] = (BufRef){
 				    G->p->b_local
 				        ? G->b_in[b_index(G, q, s, j, i)]
@@ -616,10 +662,11 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.b_rx = xcalloc(l->tiles, sizeof *G.b_rx);
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
 	G.na = plan_gemm_a_parts(p);
+	G.a_own = plan_gemm_a_in_place(p);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
 	G.nb = p->b_local   ? G.pm
 	       : G.b_stored ? ceil_div(p->bn, 16) * b_kparts(&G)
-	                    : 1;
+	                    : plan_gemm_b_parts(p);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb, sizeof *G.b_in);
 	tile_buffers(l, &G);
 	input_chunks(l, &G, o->a, o->b);

@@ -433,11 +433,14 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	    mm->batches == 1 && tb->role == ROLE_WEIGHT && !b->home[tb->id]
 	        ? b->b_local_left
 	        : 0;
+	/* B with a home is packed on the device (bring) */
+	int made = b->home[tb->id] != NULL;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
-		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
-		                      local, cand, GEMM_CANDIDATES, &n, d);
+		int r =
+		    plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
+		                  local, made, cand, GEMM_CANDIDATES, &n, d);
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(b, mm, &cand[i]);
 			if (move != UINT64_MAX &&
@@ -456,7 +459,7 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		GemmPlan p;
 		Diag dd;
 		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k,
-		              local, &p, &dd))
+		              local, made, &p, &dd))
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
@@ -468,7 +471,7 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	}
 	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
 		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
-		                 plan, d);
+		                 made, plan, d);
 	if (plan->b_local)
 		b->b_local_left -= (uint32_t)plan_gemm_b_local_bytes(plan);
 	return IPU_OK;
@@ -954,14 +957,15 @@ next_piece(const Zeroed *z, int *k)
 }
 
 /* Same buffer shape and the same pieces at the same offsets: the data,
- * and so the padding, in the same bytes. */
+ * and so the padding, in the same bytes. And the same `apart` partner:
+ * a GEMM that reads A in place keeps it apart from its own C block. */
 static int
 zeroed_alike(const Lowered *l, const Zeroed *a, const Zeroed *b)
 {
 	const Buffer *x = &l->buf[a->buf], *y = &l->buf[b->buf];
 	if (x->tile != y->tile || x->bytes != y->bytes ||
 	    x->align != y->align || x->region != y->region ||
-	    a->tp->dtype != b->tp->dtype)
+	    x->apart != y->apart || a->tp->dtype != b->tp->dtype)
 		return 0;
 	int i = 0, j = 0;
 	for (;;) {

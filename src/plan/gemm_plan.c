@@ -122,12 +122,31 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	                   (uint32_t)nseg);
 }
 
+/* Parts of a chunk of kc: one an owner to spare, at most one a K-panel. */
+static uint32_t
+parts(const GemmPlan *p, uint32_t spare, uint32_t kc)
+{
+	uint32_t nk = ceil_div(kc, gemm_k_panel(plan_gemm_dtype(p->dtype)));
+	return spare < 1 ? 1 : spare < nk ? spare : nk;
+}
+
 uint32_t
 plan_gemm_a_parts(const GemmPlan *p)
 {
-	uint32_t na = p->pn / p->steps,
-	         nk = ceil_div(p->kc, gemm_k_panel(plan_gemm_dtype(p->dtype)));
-	return na < 1 ? 1 : na < nk ? na : nk;
+	return parts(p, p->pn / p->steps, p->kc);
+}
+
+int
+plan_gemm_a_in_place(const GemmPlan *p)
+{
+	return p->pn == 1;
+}
+
+uint32_t
+plan_gemm_b_parts(const GemmPlan *p)
+{
+	return p->b_parts && !p->b_local ? parts(p, p->pm / p->steps, p->kc)
+	                                 : 1;
 }
 
 uint64_t
@@ -152,11 +171,20 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	 * 64-bit items, in half the cycles (lower/xsched.c) */
 	int wide_a = !p->pairs_down && p->pn % 2 == 0 && a_words % 2 == 0;
 	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
-	uint64_t a_cycles = wide_a ? a_words / 2 : a_words;
+	int own_a = plan_gemm_a_in_place(p);
+	uint64_t a_cycles = own_a ? 0 : wide_a ? a_words / 2 : a_words;
 	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
-	/* A in parts, one window each, then B's window (none with b_local) */
-	uint32_t windows = plan_gemm_a_parts(p) + !p->b_local;
-	*xch = XS_PREAMBLE + 3 + a_cycles + (windows - 1) * (XS_RECV_GAP + 3) +
+	/* A in parts, one window each (none read in place), then B's: one,
+	 * or in parts a window per part and n-panel (the B layout keeps an
+	 * n-panel's K-panels together), none with b_local */
+	uint32_t nb =
+	    plan_gemm_b_parts(p) > 1 ? parts(p, p->pm / p->steps, kc) : 1;
+	uint32_t windows = (own_a ? 0 : plan_gemm_a_parts(p)) +
+	                   (p->b_local ? 0
+	                    : nb > 1   ? nb * ceil_div(p->bn, 16)
+	                               : 1);
+	*xch = XS_PREAMBLE + 3 + a_cycles +
+	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
 	       (p->b_local ? 0 : b_cycles) +
 	       grid_latency(c, p->pk * p->pm * p->pn);
 	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
@@ -184,12 +212,16 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	uint32_t na = plan_gemm_a_parts(p);
 	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
 	                   ceil_div((uint32_t)a_words, na) * 4;
-	uint64_t b_store =
-	    p->b_local ? plan_gemm_b_local_bytes(p)
-	               : (uint64_t)ceil_div(p->steps, p->pm) * b_words * 4;
+	uint32_t nb = plan_gemm_b_parts(p);
+	uint64_t b_store = p->b_local
+	                       ? plan_gemm_b_local_bytes(p)
+	                       : (uint64_t)ceil_div(p->steps * nb, p->pm) *
+	                             ceil_div((uint32_t)b_words, nb) * 4;
 	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
 	uint64_t bytes =
-	    a_store + b_store + 4 * (a_words + (p->b_local ? 0 : b_words)) +
+	    a_store + b_store +
+	    4 * ((plan_gemm_a_in_place(p) ? 0 : a_words) +
+	         (p->b_local ? 0 : b_words)) +
 	    c_bytes * (p->pk > 1 ? 2 : 1) +
 	    (uint64_t)p->steps * (CODE_PER_STEP + GEMM_ARGS_BYTES) + CODE_FIXED;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
@@ -263,8 +295,8 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 
 int
 plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, uint32_t b_local_bytes, GemmPlan *out, int max,
-              int *count, Diag *d)
+              uint32_t k, uint32_t b_local_bytes, int b_made, GemmPlan *out,
+              int max, int *count, Diag *d)
 {
 	*count = 0;
 	if (!m || !n || !k)
@@ -276,8 +308,13 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
 			break; /* the last group would have no K */
-		GemmPlan proto = {
-		    .dtype = t, .m = m, .n = n, .k = k, .pk = pk, .kg = kg};
+		GemmPlan proto = {.dtype = t,
+		                  .m = m,
+		                  .n = n,
+		                  .k = k,
+		                  .pk = pk,
+		                  .kg = kg,
+		                  .b_parts = (uint8_t)(b_made != 0)};
 		search_grids(c, tiles, pk, proto, b_local_bytes, &best);
 	}
 	if (!best.n)
@@ -293,11 +330,12 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 
 int
 plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-          uint32_t k, uint32_t b_local_bytes, GemmPlan *out, Diag *d)
+          uint32_t k, uint32_t b_local_bytes, int b_made, GemmPlan *out,
+          Diag *d)
 {
 	int count;
-	return plan_gemm_top(c, tiles, t, m, n, k, b_local_bytes, out, 1,
-	                     &count, d);
+	return plan_gemm_top(c, tiles, t, m, n, k, b_local_bytes, b_made, out,
+	                     1, &count, d);
 }
 
 void
@@ -305,14 +343,16 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
 	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
-	         "%s%s), C block "
+	         "%s%s%s%s), C block "
 	         "%u x %u, %u superstep%s of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
 	         p->m, p->n, p->k, dtype_name(p->dtype), p->pk, p->pm, p->pn,
 	         p->pairs_down ? "down columns" : "along rows",
 	         p->b_local ? "; B stored on every tile of its column" : "",
-	         p->bm, p->bn, p->steps, p->steps == 1 ? "" : "s", p->kc,
+	         plan_gemm_b_parts(p) > 1 ? "; B chunks stored in parts" : "",
+	         plan_gemm_a_in_place(p) ? "; A read in place" : "", p->bm,
+	         p->bn, p->steps, p->steps == 1 ? "" : "s", p->kc,
 	         (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
 	         (unsigned long long)p->reduce_cycles,

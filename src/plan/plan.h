@@ -53,6 +53,10 @@ typedef struct {
 	uint8_t b_local;    /* every tile stores the B chunks of its column
 	                       (a weight the host writes pm times): no B
 	                       exchange */
+	uint8_t b_parts;    /* B is made on the device: each chunk is stored
+	                       in parts of its K-panels over the column
+	                       (plan_gemm_b_parts), so that the pack runs on
+	                       that many tiles */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -80,17 +84,26 @@ uint32_t plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows);
 /* The parts an A chunk is stored and sent in: as many as the grid row
  * has owners to spare (pn / steps), at most one a K-panel. */
 uint32_t plan_gemm_a_parts(const GemmPlan *p);
+/* 1 if the kernel reads A's chunks where they are stored: a grid row of
+ * one tile, which would only send them to itself. */
+int plan_gemm_a_in_place(const GemmPlan *p);
+/* The parts a B chunk is stored and sent in: with b_parts, as many as
+ * the grid column has owners to spare (pm / steps), at most one a
+ * K-panel; else one. */
+uint32_t plan_gemm_b_parts(const GemmPlan *p);
 /* Price one candidate (fills the cost fields; 0 if it fits memory). */
 int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
  * *count - 1]. Plans with b_local are tried when they need at most
- * b_local_bytes of B a tile (0: never). */
+ * b_local_bytes of B a tile (0: never); b_made: B is made on the device
+ * (the plans have b_parts). */
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
-                  uint32_t n, uint32_t k, uint32_t b_local_bytes, GemmPlan *out,
-                  int max, int *count, Diag *d);
+                  uint32_t n, uint32_t k, uint32_t b_local_bytes, int b_made,
+                  GemmPlan *out, int max, int *count, Diag *d);
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, uint32_t b_local_bytes, GemmPlan *out, Diag *d);
+              uint32_t k, uint32_t b_local_bytes, int b_made, GemmPlan *out,
+              Diag *d);
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
