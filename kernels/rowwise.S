@@ -224,7 +224,7 @@
 
 // ---- softmax, f16: x atoms in $a0:1, the four f32 lanes in $a4:7,
 // -scale in $a8, the max in $a12, the sum (then its reciprocal) in
-// $a10:11, y in $a2:3 ----
+// $a10:11; pass 3: e / sum in $a0:3, y in $a12:13 ----
 
 .macro SM16_EXP p, s
 	{ nop ; f16v2tof32 $a4:5, $a0 }
@@ -244,14 +244,14 @@
 	{ st64step $a4:5, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a4:5 }
 	{ st64step $a6:7, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a6:7 }
 .endm
-// y = e / sum of the e at $a4:7, the next e loaded (the aux pipe reads
-// $a4:7 before the loads replace them).
+// y = e / sum, pipelined a third: the previous atom's y is rounded (from
+// $a0:3) and stored (from $a12:13) while this atom's e is loaded into
+// $a4:7 and scaled into $a0:3 (the aux pipe reads $a0:3 before the mul
+// replaces them).
 .macro SM16_OUT
-	{ nop ; f32v2mul $a4:5, $a10:11:B, $a4:5 }
-	{ nop ; f32v2mul $a6:7, $a10:11:B, $a6:7 }
-	{ ld64step $a4:5, $mzero, $m9+=, 1 ; f32v4tof16 $a2:3, $a4:7 }
-	{ ld64step $a6:7, $mzero, $m9+=, 1 ; fnop }
-	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+	{ ld64step $a4:5, $mzero, $m9+=, 1 ; f32v4tof16 $a12:13, $a0:3 }
+	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:11:B, $a4:5 }
+	{ st64step $a12:13, $mzero, $m7+=, 1 ; f32v2mul $a2:3, $a10:11:B, $a6:7 }
 .endm
 
 // The max, in f16 (exact), widened.
@@ -282,19 +282,18 @@
 	SM16_SUM $m6, 1
 	{ nop ; f32add $a10, $a10, $a11 }
 .endm
-// Pass 3 reads the e back: no exp again. The last atom's body is the
-// loop's without the loads, which would read past the segment's e.
+// Pass 3 reads the e back: no exp again. The first atom is scaled
+// before the loop, the last rounded and stored after it; every load is
+// of this segment's e.
 .macro SM16_P3
 	{ add $m9, $m10, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; fnop }
-	{ ld64step $a6:7, $mzero, $m9+=, 1 ; fnop }
-	{ rpt $m5, 4 ; fnop }
+	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:11:B, $a4:5 }
+	{ rpt $m5, 2 ; f32v2mul $a2:3, $a10:11:B, $a6:7 }
 	SM16_OUT
-	{ nop ; f32v2mul $a4:5, $a10:11:B, $a4:5 }
-	{ nop ; f32v2mul $a6:7, $a10:11:B, $a6:7 }
-	{ nop ; f32v4tof16 $a2:3, $a4:7 }
-	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+	{ nop ; f32v4tof16 $a12:13, $a0:3 }
+	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
 .endm
 // Where pass 2 keeps e: after the dst row's atoms (rows mode), or the
 // segment's place there (split mode: the vertex's S_E).
