@@ -268,7 +268,11 @@
 	{ nop ; f16tof32 $a12, $a2 }
 .endm
 // Pass 2 keeps each atom's e, in f32, from $m10 (the segment's first
-// atom; the lead atom's at twice its f16 offset), for pass 3.
+// atom; the lead atom's at twice its f16 offset), for pass 3. After the
+// lead, t = scale x - scale max is one fused f32v2axpy a lane pair ($TAS
+// = scale, c = -scale max in $a12:13), which hands back the pair before:
+// the loop finishes atom k (t of its low lanes, then of its high ones
+// with the next atom's low lanes) while it widens atom k + 1.
 .macro SM16_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; and64 $a10:11, $a10:11, $azeros }
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
@@ -277,10 +281,36 @@
 	{ add $m9, $m10, $m8 ; or64 $a0:1, $a0:1, $a6:7 }
 	{ add $m9, $m9, $m8 ; fnop }
 	SM16_SUM $m6, 1
-	{ add $m9, $m10, 0 ; fnop }
-	{ rpt $m5, 11 ; fnop }
-	SM16_SUM $m6, 1
-	{ nop ; f32add $a10, $a10, $a11 }
+	{ add $m9, $m10, 0 ; f32mul $a13, $a8, $a12 }
+	{ nop ; f32mul $a12, $a8, $a12 }
+	{ brz $m5, 8f ; f16v2tof32 $a4:5, $a0 }
+	{ add $m14, $m5, -1 ; f16v2tof32 $a6:7, $a1 }
+	{ rpt $m14, 9 ; f32v2axpy $azeros, $a4:5, $a12:13 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2axpy $a2:3, $a6:7, $a12:13 }
+	{ nop ; f16v2tof32 $a4:5, $a0 }
+	{ nop ; f16v2tof32 $a6:7, $a1 }
+	{ nop ; f32v2axpy $a4:5, $a4:5, $a12:13 }
+	SM16_EXP4
+	{ nop ; f32v2axpy $a2:3, $a6:7, $a12:13 }
+	{ nop ; f32v2axpy $a4:5, $a6:7, $a12:13 }
+	SM16_EXP4
+8:	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+// e of t in $a2:5, kept at $m9 and summed.
+.macro SM16_EXP4
+	{ nop ; f32exp $a2, $a2 }
+	{ nop ; f32exp $a3, $a3 }
+	{ nop ; f32exp $a4, $a4 }
+	{ nop ; f32exp $a5, $a5 }
+	{ st64step $a2:3, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a2:3 }
+	{ st64step $a4:5, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a4:5 }
+.endm
+// $TAS = scale, from -scale in $a8.
+.macro SM16_TAS
+	{ nop ; f32sub $a9, $azero, $a8 }
+	{ nop ; uput $TAS, $a9 }
+.endm
+.macro SM32_TAS
 .endm
 // Pass 3 reads the e back: no exp again. The first atom is scaled
 // before the loop, the last rounded and stored after it; every load is
@@ -315,6 +345,7 @@
 sm\t\()_rows:
 	RW_ROWS_ENTRY
 	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	SM\t\()_TAS
 1:	SM\t\()_P1
 	SM\t\()_EROW
 	SM\t\()_P2
@@ -335,6 +366,7 @@ sm\t\()_s1:
 sm\t\()_s2:
 	RW_SPLIT_ENTRY
 	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	SM\t\()_TAS
 	RW_COMBINE S_P1, f32max, $a12
 	RW_STORE $a12, S_STAT
 	SM\t\()_ESEG

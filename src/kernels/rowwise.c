@@ -35,7 +35,7 @@ static const struct {
     [RW_SOFTMAX] =
         {[RW_F32] = {"rw_softmax_f32", 1, 33, 12, {{16, 1}, {23, 5}, {21, 6}}},
          [RW_F16] =
-             {"rw_softmax_f16", 1, 43, 16, {{18, 1}, {33, 12}, {19, 3}}}},
+             {"rw_softmax_f16", 3, 44, 14, {{18, 1}, {36, 10}, {19, 3}}}},
 };
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
