@@ -55,6 +55,7 @@
 	.equ ARG_FULLSET, 64
 	.equ ARG_SPLIT, 96     // 1: split mode
 	.equ ARG_VERTEX, 104   // six worker vertices
+	.equ FP_CLR_ZAACC, 8   // $FP_CLR: zero the accumulators
 
 // Rows-mode vertex ($mvertex_base), words:
 	.equ V_ROWS, 0         // rows of this worker (0: idle)
@@ -463,10 +464,7 @@ sm\t\()_s3:
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f16v2tof32 $a6:7, $a1 }
 	{ nop ; f32v2add $a4:5, $a12:13:B, $a4:5 }
 	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
-	{ nop ; f32v2mul $a4:5, $a4:5, $a4:5 }
-	{ nop ; f32v2mul $a6:7, $a6:7, $a6:7 }
-	{ nop ; f32v2add $a8:9, $a8:9, $a4:5 }
-	{ nop ; f32v2add $a8:9, $a8:9, $a6:7 }
+	{ nop ; f32v4sqacc $a4:7 }
 .endm
 .macro LN16_OUT p, s
 	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v2tof32 $a4:5, $a0 }
@@ -499,22 +497,24 @@ sm\t\()_s3:
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a8:9, $a8:9, $a4:5 }
 	{ nop ; f32add $a10, $a8, $a9 }
 .endm
-// The sum of squares: the lead atom's deviations masked in f32 lanes.
+// The sum of squares: the lead atom's deviations masked in f32 lanes;
+// the squares summed in four accumulators (f32v4sqacc, fused), zeroed
+// first ($FP_CLR.ZAACC) and read out at the end (f32v2gina).
 .macro LN16_P2
-	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ ld64 $a2:3, $mworker_base, $m11, 2 ; fnop }
+	{ ld64 $a0:1, $m1, $m8, 0 ; setzi $a4, FP_CLR_ZAACC }
+	{ ld64 $a2:3, $mworker_base, $m11, 2 ; uput $FP_CLR, $a4 }
 	{ ld64 $a10:11, $mworker_base, $m11, 3 ; f16v2tof32 $a4:5, $a0 }
 	{ add $m6, $m1, 0 ; f16v2tof32 $a6:7, $a1 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a4:5, $a12:13:B, $a4:5 }
 	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
 	{ nop ; and64 $a4:5, $a4:5, $a2:3 }
 	{ nop ; and64 $a6:7, $a6:7, $a10:11 }
-	{ nop ; f32v2mul $a4:5, $a4:5, $a4:5 }
-	{ nop ; f32v2mul $a6:7, $a6:7, $a6:7 }
-	{ nop ; f32v2add $a8:9, $a4:5, $a6:7 }
-	{ rpt $m5, 7 ; fnop }
+	{ rpt $m5, 4 ; f32v4sqacc $a4:7 }
 	LN16_VAR $m6, 1
-	{ nop ; f32add $a10, $a8, $a9 }
+	{ nop ; f32v2gina $a4:5, $azeros, 0 }
+	{ nop ; f32v2gina $a6:7, $azeros, 0 }
+	{ nop ; f32v2add $a4:5, $a4:5, $a6:7 }
+	{ nop ; f32add $a10, $a4, $a5 }
 .endm
 .macro LN16_P3 gb, go, bo
 	{ ld32 $m9, \gb, $mzero, \go ; fnop }
