@@ -485,17 +485,23 @@ sm\t\()_s3:
 	{ st64step $a8:9, $mzero, $m7+=, 1 ; fnop }
 .endm
 
-// The sum: pair sums (f16v4sum, to f32) of the masked lead atom, then
-// of the others.
+// The sum, in the four accumulators (f16v4acc, to f32): the masked lead
+// atom, then the others.
 .macro LN16_P1
-	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
-	{ ld64 $a2:3, $mworker_base, $m11, 0 ; fnop }
+	{ ld64 $a0:1, $m1, $m8, 0 ; setzi $a4, FP_CLR_ZAACC }
+	{ ld64 $a2:3, $mworker_base, $m11, 0 ; uput $FP_CLR, $a4 }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a2:3 }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4sum $a8:9, $a0:1 }
-	{ rpt $m5, 1 ; fnop }
-	{ nop ; f16v4sum $a4:5, $a0:1 }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a8:9, $a8:9, $a4:5 }
-	{ nop ; f32add $a10, $a8, $a9 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }
+	{ rpt $m5, 0 ; fnop }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }
+	LN16_GINA
+.endm
+// $a10 = the sum of the four accumulators.
+.macro LN16_GINA
+	{ nop ; f32v2gina $a4:5, $azeros, 0 }
+	{ nop ; f32v2gina $a6:7, $azeros, 0 }
+	{ nop ; f32v2add $a4:5, $a4:5, $a6:7 }
+	{ nop ; f32add $a10, $a4, $a5 }
 .endm
 // The sum of squares: the lead atom's deviations masked in f32 lanes;
 // the squares summed in four accumulators (f32v4sqacc, fused), zeroed
@@ -511,10 +517,7 @@ sm\t\()_s3:
 	{ nop ; and64 $a6:7, $a6:7, $a10:11 }
 	{ rpt $m5, 4 ; f32v4sqacc $a4:7 }
 	LN16_VAR $m6, 1
-	{ nop ; f32v2gina $a4:5, $azeros, 0 }
-	{ nop ; f32v2gina $a6:7, $azeros, 0 }
-	{ nop ; f32v2add $a4:5, $a4:5, $a6:7 }
-	{ nop ; f32add $a10, $a4, $a5 }
+	LN16_GINA
 .endm
 .macro LN16_P3 gb, go, bo
 	{ ld32 $m9, \gb, $mzero, \go ; fnop }

@@ -31,7 +31,7 @@ static const struct {
     [RW_LAYERNORM] =
         {[RW_F32] = {"rw_layernorm_f32", 0, 34, 9, {{15, 1}, {20, 3}, {24, 5}}},
          [RW_F16] =
-             {"rw_layernorm_f16", 0, 51, 23, {{15, 2}, {26, 5}, {35, 16}}}},
+             {"rw_layernorm_f16", 0, 54, 22, {{18, 1}, {26, 5}, {35, 16}}}},
     [RW_SOFTMAX] =
         {[RW_F32] = {"rw_softmax_f32", 1, 33, 12, {{16, 1}, {23, 5}, {21, 6}}},
          [RW_F16] =
