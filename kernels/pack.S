@@ -81,23 +81,30 @@ pack_padding:
 	add $m2, $m2, 512
 	brnzdec $m1, 1b
 	// K past bk: in each n-panel's last K-panel, 16 rows of one masked
-	// word and KZ zero words
+	// word and KZ zero words, stored by the last KZ of seven unrolled
+	// st32 (entered at 8f - 4 KZ: a cycle a word)
 3:	ld32 $m1, $m0, $mzero, ARG_KN / 4
 	brz $m1, 9f
 	add $m1, $m1, -1
 	ld32 $m2, $m0, $mzero, ARG_KA / 4
 	ld32 $m5, $m0, $mzero, ARG_KM / 4
+	ld32 $m4, $m0, $mzero, ARG_KZ / 4
+	setzi $m7, 8f
+	shl $m4, $m4, 2
+	sub $m7, $m7, $m4
 4:	setzi $m6, 15
 5:	ld32 $m3, $m2, $mzero, 0
 	and $m3, $m3, $m5
 	st32 $m3, $m2, $mzero, 0
-	ld32 $m4, $m0, $mzero, ARG_KZ / 4
-	add $m7, $m2, 4
-	brz $m4, 7f
-	add $m4, $m4, -1
-6:	st32step $mzero, $mzero, $m7+=, 1
-	brnzdec $m4, 6b
-7:	add $m2, $m2, 32
+	br $m7
+	st32 $mzero, $m2, $mzero, 7
+	st32 $mzero, $m2, $mzero, 6
+	st32 $mzero, $m2, $mzero, 5
+	st32 $mzero, $m2, $mzero, 4
+	st32 $mzero, $m2, $mzero, 3
+	st32 $mzero, $m2, $mzero, 2
+	st32 $mzero, $m2, $mzero, 1
+8:	add $m2, $m2, 32
 	brnzdec $m6, 5b
 	ld32 $m3, $m0, $mzero, ARG_KSTEP / 4
 	add $m2, $m2, $m3

@@ -243,9 +243,8 @@ padding_issues(const Dims *m)
 	}
 	n += 2; /* ld32, brz */
 	if (m->vb < PANEL_ROW_BYTES) {
-		uint64_t kz = 7 - m->vb / 4;
-		uint64_t row = kz ? 6 + 1 + 2 * kz + 2 : 8;
-		n += 3 + m->np * (1 + GEMM_COLS * row + 3);
+		uint64_t row = 4 + (7 - m->vb / 4) + 2;
+		n += 7 + m->np * (1 + GEMM_COLS * row + 3);
 	}
 	return n + 1; /* br $lr */
 }
