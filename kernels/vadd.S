@@ -17,13 +17,17 @@
 //   16  u32 nseg       >= 1
 //   20  u32 dst_seg    bytes between dst segments
 //   24  u32 src_seg    bytes between a source's segments
-//   28  u32, u32       this segment's dst and src (the supervisor's)
-//   40  6 x {u32 first atom, u32 atoms} one range per worker
-// Clobbers $m0-$m7, $WORKER0..5_BASE; preserves $m8-$m15 (of the
-// supervisor). One runall a segment. Each worker adds its atoms, three
-// sources a pass while it can, then one a pass; the sum is dst + src[0] +
-// src[1] + ... in that order. vadd_cycles in src/kernels/vadd.c is the
-// exact count.
+//   28  u32 atoms      atoms in a segment
+//   40  6 x {u32 dst, u32 src, u32 atoms, u32 left, u32 next dst,
+//           u32 next src} one range per worker
+// The workers share the nseg x atoms atoms of all the segments as one
+// range: worker w's starts at dst and source 0's src, holds `atoms` there
+// and `left` more from the next segment on (next dst and src: its start),
+// a segment at a time. Clobbers $m1, $m2, $WORKER0..5_BASE; preserves
+// $m0 and $m3-$m15 (of the supervisor). One runall. Each worker adds its
+// atoms, three sources a pass while it can, then one a pass; the sum is
+// dst + src[0] + src[1] + ... in that order. vadd_cycles in
+// src/kernels/vadd.c is the exact count.
 
 	.equ ARG_DST, 0
 	.equ ARG_SRC, 1
@@ -32,9 +36,9 @@
 	.equ ARG_NSEG, 4
 	.equ ARG_DSEG, 5
 	.equ ARG_SSEG, 6
-	.equ ARG_CDST, 7
-	.equ ARG_CSRC, 8
+	.equ ARG_ATOMS, 7
 	.equ ARG_RANGES, 40
+	.equ RANGE_WORDS, 6
 
 	.section .text.vadd, "ax"
 
@@ -46,26 +50,17 @@
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
-	ld32 $m3, $m0, $mzero, ARG_NSEG
-	ld32 $m4, $m0, $mzero, ARG_DST
-	ld32 $m5, $m0, $mzero, ARG_SRC
-	ld32 $m6, $m0, $mzero, ARG_DSEG
-	ld32 $m7, $m0, $mzero, ARG_SSEG
 	setzi $m1, \worker
 	add $m2, $m0, ARG_RANGES
-	add $m3, $m3, -1
-1:	st32 $m4, $m0, $mzero, ARG_CDST
-	st32 $m5, $m0, $mzero, ARG_CSRC
-	runall $m1, $m2, 2
-	add $m4, $m4, $m6
-	add $m5, $m5, $m7
+	runall $m1, $m2, RANGE_WORDS
 	sync TEXCH_SYNCZONE_LOCAL
-	brnzdec $m3, 1b
 	br $lr
 .endm
 
-// $mvertex_base -> {first atom, atoms}; $mworker_base -> argument block.
-// Passes over the worker's atoms: three sources a pass while three are
+// $mvertex_base -> its range; $mworker_base -> argument block. A part of
+// the range at a time (the atoms in one segment: $m7 dst, $m3 source 0,
+// $m10 atoms - 1; $m11 atoms left after it, $m14 / $m1 the next
+// segment's dst and source 0). Passes over the part: three sources a pass while three are
 // left, then one source a pass. A pass walks a triple-packed address:
 // A0 loads dst, A1 loads source 0 and A2 stores dst one atom behind A0,
 // so the store and the dst load of a bundle fall in the two elements of
@@ -77,18 +72,17 @@
 .macro VADD_WORKER name, add
 	.align 8
 \name:
-	{ ld32 $m0, $mvertex_base, $mzero, 0 ; fnop }        // first atom
-	{ ld32 $m1, $mvertex_base, $mzero, 1 ; fnop }        // atoms
+	{ ld32 $m1, $mvertex_base, $mzero, 2 ; fnop }        // atoms
 	{ brz $m1, 9f ; fnop }
-	{ shl $m0, $m0, 3 ; fnop }                           // byte offset
-	{ ld32 $m2, $mworker_base, $mzero, ARG_NSRC ; fnop } // sources left
-	{ ld32 $m3, $mworker_base, $mzero, ARG_CSRC ; fnop }
-	{ add $m3, $m3, $m0 ; fnop }                         // its source
+	{ add $m10, $m1, -1 ; fnop }                         // rpt count
+	{ ld32 $m7, $mvertex_base, $mzero, 0 ; fnop }
+	{ ld32 $m3, $mvertex_base, $mzero, 1 ; fnop }
+	{ ld32 $m11, $mvertex_base, $mzero, 3 ; fnop }
+	{ ld32 $m14, $mvertex_base, $mzero, 4 ; fnop }
+	{ ld32 $m1, $mvertex_base, $mzero, 5 ; fnop }
 	{ ld32 $m6, $mworker_base, $mzero, ARG_STRIDE ; fnop }
 	{ add $m9, $m6, $m6 ; fnop }                         // two strides
-	{ ld32 $m7, $mworker_base, $mzero, ARG_CDST ; fnop }
-	{ add $m7, $m7, $m0 ; fnop }                         // its dst
-	{ add $m10, $m1, -1 ; fnop }                         // rpt count
+0:	{ ld32 $m2, $mworker_base, $mzero, ARG_NSRC ; fnop } // sources left
 1:	{ cmpult $m0, $m2, 3 ; fnop }
 	{ brnz $m0, 3f ; fnop }
 	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
@@ -106,7 +100,7 @@
 	{ add $m3, $m3, $m6 ; fnop }              // past the three sources
 	{ add $m2, $m2, -3 ; fnop }
 	{ bri 1b ; fnop }
-3:	{ brz $m2, 9f ; fnop }
+3:	{ brz $m2, 8f ; fnop }
 	{ add $m2, $m2, -1 ; fnop }               // sources left - 1
 4:	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
 	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
@@ -116,6 +110,18 @@
 	{ st64pace $a6:7, $m4:5+=, $mzero, 0 ; fnop }
 	{ add $m3, $m3, $m6 ; fnop }              // next source
 	{ brnzdec $m2, 4b ; fnop }
+8:	{ brz $m11, 9f ; fnop }                   // the next segment's part
+	{ mov $m7, $m14 ; fnop }
+	{ mov $m3, $m1 ; fnop }
+	{ ld32 $m0, $mworker_base, $mzero, ARG_DSEG ; fnop }
+	{ add $m14, $m14, $m0 ; fnop }
+	{ ld32 $m0, $mworker_base, $mzero, ARG_SSEG ; fnop }
+	{ add $m1, $m1, $m0 ; fnop }
+	{ ld32 $m10, $mworker_base, $mzero, ARG_ATOMS ; fnop }
+	{ min $m10, $m10, $m11 ; fnop }
+	{ sub $m11, $m11, $m10 ; fnop }
+	{ add $m10, $m10, -1 ; fnop }
+	{ bri 0b ; fnop }
 9:	exitz $mzero
 .endm
 

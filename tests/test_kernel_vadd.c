@@ -1,7 +1,8 @@
 /*
  * test_kernel_vadd.c - kernels/vadd.S on one tile: dst += sum of sources,
  * f16 and f32, several sizes (including fewer atoms than workers) in one
- * to three segments (apart in dst, back to back in the sources), checked
+ * to three segments, and small ones in 5 and 20 (a worker's range over
+ * several), apart in dst, back to back in the sources, checked
  * element by element against sequential IEEE additions (each source added
  * and rounded in turn, as the kernel does), and the call's cycles against
  * vadd_cycles.
@@ -128,6 +129,16 @@ test_vadd(void **state)
 			for (uint32_t nseg = 1; nseg <= 3; nseg++) {
 				check(0, atoms[i], nsrc, nseg);
 				check(1, atoms[i], nsrc, nseg);
+			}
+	/* many small segments: a worker's range runs over several (the
+	 * So400m PV's reduction: 5 segments of 40 atoms, 7 sources) */
+	static const uint32_t small[] = {1, 2, 5, 40};
+	static const uint32_t nsegs[] = {5, 20};
+	for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+		for (size_t j = 0; j < sizeof nsegs / sizeof nsegs[0]; j++)
+			for (uint32_t nsrc = 1; nsrc <= 7; nsrc += 3) {
+				check(0, small[i], nsrc, nsegs[j]);
+				check(1, small[i], nsrc, nsegs[j]);
 			}
 }
 

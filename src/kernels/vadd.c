@@ -1,8 +1,8 @@
 /*
- * vadd.c - host side of kernels/vadd.S: the argument block (six equal
- * ranges of atoms, the first atoms % 6 workers one longer) and the cycle
- * count that follows from the issue model: every instruction one issue,
- * a worker issuing every 6 cycles.
+ * vadd.c - host side of kernels/vadd.S: the argument block (the atoms of
+ * all the segments as one range, shared by the six workers, the first
+ * atoms % 6 one longer) and the cycle count that follows from the issue
+ * model: every instruction one issue, a worker issuing every 6 cycles.
  */
 #include "vadd.h"
 
@@ -20,6 +20,14 @@ put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
+/* Worker w's share of the n atoms: *first and its count. */
+static uint32_t
+share(uint32_t n, uint32_t w, uint32_t *first)
+{
+	*first = w * (n / 6) + (w < n % 6 ? w : n % 6);
+	return n / 6 + (w < n % 6);
+}
+
 void
 vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
                uint32_t atoms, uint32_t nseg, uint32_t dst_seg,
@@ -33,46 +41,55 @@ vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
 	put32(out + 16, nseg);
 	put32(out + 20, dst_seg);
 	put32(out + 24, src_seg);
-	for (uint32_t w = 0, first = 0; w < 6; w++) {
-		uint32_t n = atoms / 6 + (w < atoms % 6);
-		put32(out + 40 + 8 * w, first);
-		put32(out + 44 + 8 * w, n);
-		first += n;
+	put32(out + 28, atoms);
+	for (uint32_t w = 0; w < 6; w++) {
+		uint32_t first, n = share(atoms * nseg, w, &first);
+		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
+		uint32_t here = n < atoms - at ? n : atoms - at;
+		uint8_t *r = out + 40 + 24 * w;
+		put32(r, dst + g * dst_seg + at * 8);
+		put32(r + 4, src + g * src_seg + at * 8);
+		put32(r + 8, here);
+		put32(r + 12, n - here);
+		put32(r + 16, dst + (g + 1) * dst_seg);
+		put32(r + 20, src + (g + 1) * src_seg);
 	}
 }
 
-/* Worker issues: 3 to read its range and test it; if it has atoms, 9 more
- * to set up, then per pass of three sources 4 an atom and 9 more, per
- * pass of one 2 an atom and 4 more; then the exit. The supervisor issues 16
- * instructions one per cycle, then the runall; worker w starts at the first
- * turn of slot w after it; the sync LOCAL leaves 6 cycles after the last exit;
- * then `brnzdec`, and for the next segment two stores and the runall, or `br
- * $lr`. */
+/* Worker issues: 3 to read its first part's atoms and test them (then
+ * exitz), else 10 to set up; per part of n atoms 1 to read the sources,
+ * per pass of three sources 9 + 4n, the exit test 2, the remainder test
+ * 1, then 1 + 4 + 2n for each remaining source, the test for a next part
+ * 1 and 11 to move to it; then the exit. The supervisor issues 8
+ * instructions one per cycle, then the runall; worker w starts at the
+ * first turn of slot w after it; the sync LOCAL leaves 6 cycles after the
+ * last exit; then `br $lr`. */
 uint64_t
 vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
-	uint64_t runall = 16, last = 0;
-	for (uint32_t g = 0; g < nseg; g++) {
-		last = 0;
-		for (uint32_t w = 0; w < 6; w++) {
-			uint32_t n = atoms / 6 + (w < atoms % 6);
-			/* kernels/vadd.S: 12 entry issues; a three-source
-			 * pass 9 + 4n; the exit test 2; the remainder test
-			 * 1, then 1 + 4 + 2n for each remaining source;
-			 * exitz */
-			uint64_t p3 = nsrc / 3, r = nsrc % 3;
-			uint64_t issues =
-			    n ? 12 + p3 * (9 + 4 * (uint64_t)n) + 2 + 1 +
-			            (r ? 1 + r * (4 + 2 * (uint64_t)n) : 0) + 1
-			      : 3 + 1;
-			/* slot w's next turn after the runall */
-			uint64_t start =
-			    runall + 1 + (w + 6 - (runall + 1) % 6) % 6;
-			uint64_t exit = start + 6 * (issues - 1);
-			if (exit > last)
-				last = exit;
+	uint64_t runall = 8, last = 0;
+	uint64_t p3 = nsrc / 3, r = nsrc % 3;
+	for (uint32_t w = 0; w < 6; w++) {
+		uint32_t first, n = share(atoms * nseg, w, &first);
+		uint64_t issues = 3;
+		if (n) {
+			uint32_t at = first % atoms;
+			issues = 10;
+			while (n) {
+				uint32_t k = n < atoms - at ? n : atoms - at;
+				issues +=
+				    1 + p3 * (9 + 4 * (uint64_t)k) + 2 + 1 +
+				    (r ? 1 + r * (4 + 2 * (uint64_t)k) : 0) +
+				    1 + (n > k ? 11 : 1);
+				n -= k;
+				at = 0;
+			}
 		}
-		runall = last + 6 + 3;
+		/* slot w's next turn after the runall */
+		uint64_t start = runall + 1 + (w + 6 - (runall + 1) % 6) % 6;
+		uint64_t exit = start + 6 * (issues - 1);
+		if (exit > last)
+			last = exit;
 	}
-	return last + 6 + 2;
+	return last + 6 + 1;
 }

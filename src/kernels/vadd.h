@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-enum { VADD_ARGS_BYTES = 40 + 6 * 8 };
+enum { VADD_ARGS_BYTES = 40 + 6 * 24 };
 
 /* f32 (4-byte elements) or f16. */
 const char *vadd_entry(int f32);
