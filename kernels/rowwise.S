@@ -457,8 +457,10 @@ sm\t\()_s3:
 	LN32_OUT $m1, 0
 .endm
 
-// f16: x atoms in $a0:1, the four f32 lanes in $a4:7, gamma then beta
-// atoms in $a2:3 widened through $a8:9, y in $a8:9.
+// f16: x atoms in $a0:1, the four f32 lanes in $a4:7 (pass 2); pass 3:
+// x's lanes widened a pair at a time in $a6:7, z = rsqrt x - rsqrt mean
+// by f32v2axpy ($TAS = rsqrt, the constant in $a12:13) in $a8:11, gamma
+// then beta atoms in $a2:3 widened through $a4:5, y in $a4:5.
 .macro LN16_VAR p, s
 	{ nop ; f16v2tof32 $a4:5, $a0 }
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f16v2tof32 $a6:7, $a1 }
@@ -466,23 +468,24 @@ sm\t\()_s3:
 	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
 	{ nop ; f32v4sqacc $a4:7 }
 .endm
-.macro LN16_OUT p, s
-	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v2tof32 $a4:5, $a0 }
+// Atom k of pass 3: $a6:7 holds its high lanes widened, the
+// accumulators z of its low lanes (f32v2axpy hands back the pair before);
+// loads atom k + 1 (\p, \s) and widens it, stores y of atom k - 1
+// (advancing \inc atoms) and leaves y of atom k in $a4:5.
+.macro LN16_OUT p, s, inc
+	{ ld64step $a0:1, $mzero, \p+=, \s ; f32v2axpy $a8:9, $a6:7, $a12:13 }
+	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v2tof32 $a6:7, $a0 }
+	{ st64step $a4:5, $mzero, $m7+=, \inc ; f32v2axpy $a10:11, $a6:7, $a12:13 }
 	{ nop ; f16v2tof32 $a6:7, $a1 }
-	{ ld64step $a0:1, $mzero, \p+=, \s ; f32v2add $a4:5, $a12:13:B, $a4:5 }
-	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
-	{ nop ; f32v2mul $a4:5, $a10:11:B, $a4:5 }
-	{ nop ; f32v2mul $a6:7, $a10:11:B, $a6:7 }
-	{ nop ; f16v2tof32 $a8:9, $a2 }
-	{ nop ; f32v2mul $a4:5, $a8:9, $a4:5 }
-	{ nop ; f16v2tof32 $a8:9, $a3 }
-	{ ld64step $a2:3, $mzero, $m10+=, 1 ; f32v2mul $a6:7, $a8:9, $a6:7 }
-	{ nop ; f16v2tof32 $a8:9, $a2 }
-	{ nop ; f32v2add $a4:5, $a8:9, $a4:5 }
-	{ nop ; f16v2tof32 $a8:9, $a3 }
-	{ nop ; f32v2add $a6:7, $a8:9, $a6:7 }
-	{ nop ; f32v4tof16 $a8:9, $a4:7 }
-	{ st64step $a8:9, $mzero, $m7+=, 1 ; fnop }
+	{ nop ; f16v2tof32 $a4:5, $a2 }
+	{ nop ; f32v2mul $a8:9, $a4:5, $a8:9 }
+	{ nop ; f16v2tof32 $a4:5, $a3 }
+	{ ld64step $a2:3, $mzero, $m10+=, 1 ; f32v2mul $a10:11, $a4:5, $a10:11 }
+	{ nop ; f16v2tof32 $a4:5, $a2 }
+	{ nop ; f32v2add $a8:9, $a4:5, $a8:9 }
+	{ nop ; f16v2tof32 $a4:5, $a3 }
+	{ nop ; f32v2add $a10:11, $a4:5, $a10:11 }
+	{ nop ; f32v4tof16 $a4:5, $a8:11 }
 .endm
 
 // The sum, in the four accumulators (f16v4acc, to f32): the masked lead
@@ -519,15 +522,26 @@ sm\t\()_s3:
 	LN16_VAR $m6, 1
 	LN16_GINA
 .endm
+// Pass 3, pipelined: the first atom's store (of nothing yet) does not
+// advance, the last atom loads the row's first again (nothing past the
+// row is read), one y is stored after the loop; a one-atom row takes the
+// last atom's body only.
 .macro LN16_P3 gb, go, bo
-	{ ld32 $m9, \gb, $mzero, \go ; fnop }
-	{ ld32 $m10, \gb, $mzero, \bo ; fnop }
-	{ add $m6, $m1, 0 ; fnop }
-	{ add $m7, $m2, 0 ; fnop }
+	{ ld32 $m9, \gb, $mzero, \go ; uput $TAS, $a10 }
+	{ ld32 $m10, \gb, $mzero, \bo ; f32mul $a13, $a12, $a10 }
+	{ add $m6, $m1, 0 ; f32mul $a12, $a12, $a10 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
-	{ rpt $m5, 15 ; fnop }
-	LN16_OUT $m6, 1
-	LN16_OUT $m1, 0
+	{ add $m7, $m2, 0 ; f16v2tof32 $a6:7, $a0 }
+	{ nop ; f32v2axpy $azeros, $a6:7, $a12:13 }
+	{ brz $m5, 6f ; f16v2tof32 $a6:7, $a1 }
+	LN16_OUT $m6, 1, 0
+	{ add $m14, $m5, -1 ; fnop }
+	{ rpt $m14, 12 ; fnop }
+	LN16_OUT $m6, 1, 1
+	LN16_OUT $m1, 0, 1
+	{ bri 7f ; fnop }
+6:	LN16_OUT $m1, 0, 0
+7:	{ st64step $a4:5, $mzero, $m7+=, 1 ; fnop }
 .endm
 
 // Layernorm workers: \t is 32 or 16, \rs the register of rsqrt.
