@@ -7,8 +7,8 @@
  * image's pooled embedding must reach 0.9999 computing in f32 and 0.999
  * in f16 (the issue's thresholds), 0.99 with f8 dense GEMMs (and 0.998
  * against the reference's own FP8 tower on the run's scales). Small
- * SigLIP-shaped configs keep the emulation to seconds; docs/siglip.md runs
- * the real sizes.
+ * SigLIP-shaped configs keep the emulation to seconds; the real sizes are
+ * cases of their own, named by the program's argument (below).
  */
 #include "support.h"
 
@@ -389,7 +389,7 @@ test_package_cache(void **state)
  * own compiled program, so the set is the cheapest that covers f16 and f32
  * for each model, batch 1 for each model and batch 2: base in f16 at batch
  * 2 (both images) and f32 at batch 1 (the other pairing, f16 at 1 and f32
- * at 2, costs a fifth more CPU time), So400m at batch 1 in both (its batch
+ * at 2, costs a quarter more CPU time), So400m at batch 1 in both (its batch
  * 2 does not fit the tiles yet even in f16; docs/siglip.md). */
 typedef struct {
 	const char *name, *config;
