@@ -134,8 +134,8 @@ kernels_used(const Lowered *l, KernelsUsed *u, Diag *d)
 
 static int
 compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
-             int weight_copies, double t0, Package **out, CompileReport *rep,
-             Diag *d)
+             int weight_copies, uint32_t gemm_bytes, double t0, Package **out,
+             CompileReport *rep, Diag *d)
 {
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
@@ -143,8 +143,8 @@ compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
 	int r = graph_verify(g, d);
 	/* plan and lower every op, then schedule the exchanges */
 	if (!r)
-		r = lower_graph(g, chip, tiles, weight_copies, &l, rep->plan,
-		                sizeof rep->plan, d);
+		r = lower_graph(g, chip, tiles, weight_copies, gemm_bytes, &l,
+		                rep->plan, sizeof rep->plan, d);
 	if (r)
 		return r;
 	uint32_t used = l->tiles;
@@ -217,13 +217,25 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	double t0 = 1e3 * monotonic_seconds();
 	const Chip *chip = o && o->chip ? o->chip : chip_default();
 	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
-	int r = compile_once(g, chip, tiles, 1, t0, out, rep, d);
-	/* weight copies (GemmPlan.b_local) are budgeted on the average tile's
-	 * load, so they can tip a full tile over: without them, once more
-	 * (the report and the error are then the second attempt's) */
-	if (r && rep->place.nover) {
-		compile_report_free(rep);
-		r = compile_once(g, chip, tiles, 0, t0, out, rep, d);
+	/* Attempts, while placement fails (the report and the error are the
+	 * last one's): weight copies (GemmPlan.b_local) are budgeted on the
+	 * average tile's load, so they can tip a full tile over: without
+	 * them; each GEMM's plan is chosen as if it had the tile to itself,
+	 * but weights and other tensors share it: with GEMM plans that keep
+	 * at most half of a tile, with copies and without. */
+	uint32_t half = (chip->mem_end - chip->mem_base) / 2;
+	static const struct {
+		int copies, half;
+	} attempt[] = {{1, 0}, {0, 0}, {1, 1}, {0, 1}};
+	int r = IPU_OK;
+	for (size_t i = 0; i < sizeof attempt / sizeof *attempt; i++) {
+		if (i) {
+			if (!r || !rep->place.nover)
+				break;
+			compile_report_free(rep);
+		}
+		r = compile_once(g, chip, tiles, attempt[i].copies,
+		                 attempt[i].half ? half : 0, t0, out, rep, d);
 	}
 	return r;
 }

@@ -72,6 +72,8 @@ typedef struct {
 	                     each or more */
 	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
 	                             iteration of the loop (RepeatMap) */
+	uint32_t gemm_bytes;      /* most bytes a GEMM plan may keep on a tile
+	                             (0: any the planner accepts) */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -419,6 +421,19 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
  * 16, the powers of two, all of them at once), one GEMM planned on tiles /
  * g tiles, priced as ceil(batches / g) rounds; the cheapest. A single GEMM
  * whose A has a home is priced with the exchange that brings A. */
+/* Plan p at `cost` beats the best so far (none: best UINT64_MAX): a
+ * plan within b->gemm_bytes before one over it, then the cheaper. */
+static int
+better(const Build *b, const GemmPlan *p, uint64_t cost, const GemmPlan *cur,
+       uint64_t best)
+{
+	if (best == UINT64_MAX)
+		return 1;
+	int over = b->gemm_bytes && p->tile_bytes > b->gemm_bytes,
+	    cur_over = b->gemm_bytes && cur->tile_bytes > b->gemm_bytes;
+	return over != cur_over ? !over : cost < best;
+}
+
 static int
 plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
             Diag *d)
@@ -444,7 +459,8 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(b, mm, &cand[i]);
 			if (move != UINT64_MAX &&
-			    cand[i].cycles + move < best) {
+			    better(b, &cand[i], cand[i].cycles + move, plan,
+			           best)) {
 				best = cand[i].cycles + move;
 				*plan = cand[i];
 				*group = 1;
@@ -463,7 +479,7 @@ plan_matmul(Build *b, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
-		if (cost < best) {
+		if (better(b, &p, cost, plan, best)) {
 			best = cost;
 			*plan = p;
 			*group = g;
@@ -1149,11 +1165,13 @@ loop_banks(Build *b, const RepeatMap *rm, LoopBank **bank_of, Diag *d)
 
 int
 lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
-            Lowered **out, char *desc, size_t desc_len, Diag *d)
+            uint32_t gemm_bytes, Lowered **out, char *desc, size_t desc_len,
+            Diag *d)
 {
 	Build b = {.g = g,
 	           .l = lower_new(chip, tiles),
 	           .tiles = tiles,
+	           .gemm_bytes = gemm_bytes,
 	           .desc = desc,
 	           .desc_len = desc_len};
 	desc[0] = 0;
