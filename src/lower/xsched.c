@@ -430,6 +430,9 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 		interleave(l, s);
 		return schedule_order(l, s, d);
 	}
+	if (!s->nxfer) /* nothing to reorder: a GEMM superstep whose A is read
+	                  in place and whose B is local has no transfers */
+		return IPU_OK;
 	/* the first schedule: the transfers (their starts and widths) and
 	 * the controls in their shared arrays */
 	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
