@@ -412,7 +412,7 @@ static const char so400m_2[] =
 static const RealCase real_cases[] = {
     {"base_f16_b2", base, 224, 2, DT_F16, 0.999},
     {"base_f32_b1", base, 224, 1, DT_F32, 0.9999},
-    {"so400m_f16_b1", so400m_2, 384, 1, DT_F16, 0.999},
+    {"so400m_f16_b2", so400m_2, 384, 2, DT_F16, 0.999},
     {"so400m_f32_b1", so400m_2, 384, 1, DT_F32, 0.9999},
 };
 
