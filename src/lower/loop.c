@@ -30,7 +30,8 @@ fill_wcopy_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 	wcopy_args_fill(addr[0], addr[1], c->param[0], c->param[1], out);
 }
 
-/* One tile's working region: its members (buffer ids, ascending). */
+/* One tile's working region: its size, alignment, memory region and
+ * buffer (once made). */
 typedef struct {
 	uint32_t bytes, align;
 	uint8_t region;
