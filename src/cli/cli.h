@@ -34,7 +34,14 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
 const Chip *cli_chip_arg(const char *cmd, const char *name);
 /* `--threads N`: 1..64 into *out, else 0 after a message. */
 int cli_threads_arg(const char *cmd, const char *v, int *out);
-/* 1 after a message if `out` is one of the inputs (same file), else 0. */
-int cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin);
+/* The rule for every command's output files (docs/files.md; outputs.c),
+ * checked before any work: an output is never one of the inputs (the same
+ * file by device and inode, so hard links and symlinks count; --force does
+ * not change that), never given twice, in a folder that exists and can be
+ * written, not a folder, and not an existing file unless `force`. 0 if all
+ * hold; else a message and the exit status: 2 for an output that is an
+ * input or given twice, 1 otherwise. NULL entries are skipped. */
+int cli_check_outputs(const char *cmd, const char *const *out, int nout,
+                      const char *const *in, int nin, int force);
 
 #endif

@@ -11,7 +11,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +105,8 @@ cmd_run(int argc, char **argv)
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
 	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
-	const char **images = xcalloc((size_t)argc, sizeof *images);
+	/* room for the images, then the other inputs */
+	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
 	int force = 0, bad = 0, no_cache = 0;
 	for (int i = 2; i < argc && !bad; i++) {
@@ -186,11 +186,16 @@ cmd_run(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct stat st;
-	if (out && !force && stat(out, &st) == 0) { /* before minutes of run */
-		fprintf(stderr, "%s: exists; --force replaces it\n", out);
+	/* before minutes of run: the inputs are the weights, the config and
+	 * the images or pixels */
+	images[r.nimages] = r.weights;
+	images[r.nimages + 1] = r.config;
+	images[r.nimages + 2] = r.pixels;
+	int refused = cli_check_outputs("run siglip", &out, 1, images,
+	                                r.nimages + 3, force);
+	if (refused) {
 		free(images);
-		return 1;
+		return refused;
 	}
 	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
 	r.cache_dir = cache ? cache : cache_default;

@@ -55,6 +55,25 @@ binding(const char *opt, char *v, ExecFile *b)
 	return 1;
 }
 
+/* The outputs against the inputs (the graph and every --in file) and each
+ * other, before anything is read or compiled. */
+static int
+check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
+{
+	const char **ins = xcalloc((size_t)r->nin + 1, sizeof *ins),
+	           **outs = xcalloc((size_t)r->nout + 1, sizeof *outs);
+	ins[0] = r->graph;
+	for (int i = 0; i < r->nin; i++)
+		ins[i + 1] = in[i].path;
+	for (int i = 0; i < r->nout; i++)
+		outs[i] = out[i].path;
+	int rc = cli_check_outputs("run graph", outs, r->nout, ins, r->nin + 1,
+	                           r->force);
+	free(ins);
+	free(outs);
+	return rc;
+}
+
 int
 cmd_run_graph(int argc, char **argv)
 {
@@ -104,6 +123,8 @@ cmd_run_graph(int argc, char **argv)
 	if (help || bad) {
 		usage(help ? stdout : stderr);
 		rc = help ? 0 : 2;
+	} else if ((rc = check_files(&r, in, out))) {
+		/* said why */
 	} else {
 		r.in = in;
 		r.out = out;

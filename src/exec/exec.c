@@ -413,13 +413,8 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
 				             "%s is given twice (--in)",
 				             r->in[i].tensor);
 	}
-	for (int i = 0; !e && i < r->nout; i++) {
-		struct stat st;
+	for (int i = 0; !e && i < r->nout; i++)
 		e = bound_tensor(g, &r->out[i], 1, d);
-		if (!e && !r->force && stat(r->out[i].path, &st) == 0)
-			e = diag_set(d, IPU_EINVAL, r->out[i].path, 0, 0,
-			             "exists; --force replaces it");
-	}
 	for (int32_t id = 0; !e && id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
 		int given = t->producer >= 0;

@@ -87,7 +87,9 @@ typedef struct {
 } ExecResult;
 
 /* Parse, compile and run the graph once on r's inputs; write r's outputs.
- * Every check (names, shapes, files that exist) is done before the run. */
+ * Every check of names and shapes is done before the run; the caller
+ * checks the output files (the CLI: cli_check_outputs), and the writes
+ * still never replace a file without `force`. */
 int exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d);
 
 #endif
