@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../src/pkg/pkg.h"
 #include "../src/util/npy.h"
 
 static int
@@ -171,10 +172,8 @@ test_outputs_never_inputs(void **state)
 	float px[3 * 32 * 32];
 	for (int i = 0; i < 3 * 32 * 32; i++)
 		px[i] = (float)(i % 17) / 17;
-	NpyArray a = {.dtype = NPY_F32,
-	              .rank = 4,
-	              .shape = {1, 3, 32, 32},
-	              .data = px};
+	NpyArray a = {
+	    .dtype = NPY_F32, .rank = 4, .shape = {1, 3, 32, 32}, .data = px};
 	char path[256];
 	snprintf(path, sizeof path, "%s/px.npy", test_dir);
 	Diag d;
@@ -185,10 +184,11 @@ test_outputs_never_inputs(void **state)
 	                                          "px.npy"};
 	for (int i = 0; i < 3; i++) {
 		char args[256];
-		snprintf(args, sizeof args,
-		         "run siglip --weights w.st --config tiny.json --pixels "
-		         "px.npy --out %s --force --no-cache",
-		         siglip_outs[i]);
+		snprintf(
+		    args, sizeof args,
+		    "run siglip --weights w.st --config tiny.json --pixels "
+		    "px.npy --out %s --force --no-cache",
+		    siglip_outs[i]);
 		assert_int_equal(run_ipu(out, sizeof out, args), 2);
 		expect_in(out, "is also the input");
 	}
@@ -199,7 +199,8 @@ test_outputs_never_inputs(void **state)
 	expect_file("tiny.json", tiny_config);
 	/* run graph: neither its graph nor an --in file */
 	snprintf(path, sizeof path, "%s/x.npy", test_dir);
-	a = (NpyArray){.dtype = NPY_F32, .rank = 2, .shape = {2, 3}, .data = px};
+	a = (NpyArray){
+	    .dtype = NPY_F32, .rank = 2, .shape = {2, 3}, .data = px};
 	assert_int_equal(npy_write(path, &a, 1, &d), 0);
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "run graph --graph g.txt --in x=x.npy --out "
@@ -314,8 +315,7 @@ test_signal_removes_temps(void **state)
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			char target[256], tmp[4096];
-			snprintf(target, sizeof target, "%s/big.out",
-			         test_dir);
+			snprintf(target, sizeof target, "%s/big.out", test_dir);
 			Diag d;
 			FILE *f = file_create_temp(target, tmp, sizeof tmp, &d);
 			if (!f)
@@ -331,8 +331,8 @@ test_signal_removes_temps(void **state)
 		int st;
 		assert_int_equal(waitpid(pid, &st, 0), pid);
 		if (!WIFSIGNALED(st))
-			fail_msg("signal %d: the child exited with %d",
-			         sigs[i], WEXITSTATUS(st));
+			fail_msg("signal %d: the child exited with %d", sigs[i],
+			         WEXITSTATUS(st));
 		assert_int_equal(WTERMSIG(st), sigs[i]);
 		expect_no_temps();
 		assert_false(exists("big.out"));
@@ -381,6 +381,125 @@ test_write_error_reason(void **state)
 	expect_no_temps();
 }
 
+/* Every package file in test_dir/DIR made into a program that never ends:
+ * each tile's entry word becomes `bri` to itself (the CRC recomputed by
+ * the writer), as a corrupt cache entry could be. The number changed. */
+static int
+make_endless(const char *dir)
+{
+	char cmd[512], path[512];
+	snprintf(cmd, sizeof cmd, "ls %s/%s/*.pkg", test_dir, dir);
+	FILE *ls = popen(cmd, "r");
+	int n = 0;
+	while (fgets(path, sizeof path, ls)) {
+		path[strcspn(path, "\n")] = 0;
+		Package *p;
+		Diag d;
+		if (pkg_read_file(path, &p, &d))
+			fail_msg("%s: %s", path, d.msg);
+		for (uint32_t t = 0; t < p->tiles; t++) {
+			uint32_t e = p->tile[t].entry,
+			         w = enc("bri_mmmn_zi", 1, (int32_t)e);
+			PkgTile *pt = &p->tile[t];
+			for (uint32_t i = 0; i < p->nshared + pt->nseg; i++) {
+				PkgSegment *s = i < p->nshared
+				                    ? &p->shared[i]
+				                    : &pt->seg[i - p->nshared];
+				PkgBlob *b = &p->blob[s->blob];
+				if (e >= s->addr && e - s->addr < b->len)
+					memcpy(b->data + (e - s->addr), &w, 4);
+			}
+		}
+		assert_int_equal(pkg_write_file(p, path, &d), 0);
+		pkg_free(p);
+		n++;
+	}
+	pclose(ls);
+	return n;
+}
+
+/* Item 4: every command that runs the chip stops at a cycle limit, by
+ * default far above the prediction, with a message that names the limit
+ * and --max-cycles; one parser for the option everywhere. */
+static void
+test_cycle_limits(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("e.txt", "input x f32 [4, 8]\ny = add x x\noutput y\n");
+	float v[32] = {0};
+	NpyArray a = {.dtype = NPY_F32, .rank = 2, .shape = {4, 8}, .data = v};
+	char path[256];
+	Diag d;
+	snprintf(path, sizeof path, "%s/e.npy", test_dir);
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+	const char *run = "run graph --graph e.txt --in x=e.npy --cache pc "
+	                  "--threads 1";
+	assert_int_equal(run_ipu(out, sizeof out, run), 0);
+	assert_int_equal(make_endless("pc"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, run), 1);
+	expect_in(out, "run: stopped at the default limit of ");
+	expect_in(out, "cycles, 10 x the ");
+	expect_in(out, "give --max-cycles N");
+	/* the limit is 10 x the prediction + 10^6: check the numbers */
+	const char *at = strstr(out, "default limit of ");
+	unsigned long long limit, pred;
+	assert_int_equal(sscanf(at,
+	                        "default limit of %llu cycles, 10 x the "
+	                        "%llu predicted",
+	                        &limit, &pred),
+	                 2);
+	assert_true(pred > 0 && limit == 10 * pred + 1000000);
+	char args[256];
+	snprintf(args, sizeof args, "%s --max-cycles 5000", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "stopped at the limit of --max-cycles 5000");
+	/* the others: a limit below what the program needs */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "bench graph --graph e.txt --tiles 4 "
+	                         "--threads 1 --max-cycles 10"),
+	                 1);
+	expect_in(out, "stopped at the limit of --max-cycles 10");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "bench gemm --m 16 --n 16 --k 16 --tiles 2 "
+	                         "--threads 1 --max-cycles 0x10"),
+	                 1);
+	expect_in(out, "stopped at the limit of --max-cycles 16");
+	write_text("tiny.json", tiny_config);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "model gen --config tiny.json --out t.st"),
+	    0);
+	float px[3 * 32 * 32] = {0};
+	a = (NpyArray){
+	    .dtype = NPY_F32, .rank = 4, .shape = {1, 3, 32, 32}, .data = px};
+	snprintf(path, sizeof path, "%s/tpx.npy", test_dir);
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights t.st --config tiny.json "
+	                         "--pixels tpx.npy --no-cache --threads 1 "
+	                         "--max-cycles 100"),
+	                 1);
+	expect_in(out, "stopped at the limit of --max-cycles 100");
+	write_text("loop.s", "_start:\n1:\tbri 1b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm loop.s"), 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "sim loop.o --max-cycles 1000"), 1);
+	expect_in(out, "stopped at the limit of 1000 cycles (--max-cycles");
+	/* one parser: the same refusal everywhere */
+	static const char *const cmds[] = {
+	    "sim loop.o", "run graph --graph e.txt --in x=e.npy",
+	    "bench graph --graph e.txt",
+	    "run siglip --weights t.st --config tiny.json --pixels tpx.npy"};
+	static const char *const bad[] = {"0", "-5", "ten", "1e99"};
+	for (int i = 0; i < 4; i++) {
+		snprintf(args, sizeof args, "%s --max-cycles %s", cmds[i],
+		         bad[i]);
+		assert_int_equal(run_ipu(out, sizeof out, args), 2);
+		expect_in(out, "--max-cycles wants a number of cycles, 1 or "
+		               "more");
+	}
+}
+
 int
 main(void)
 {
@@ -391,6 +510,7 @@ main(void)
 	    cmocka_unit_test(test_signal_removes_temps),
 	    cmocka_unit_test(test_endless_inputs),
 	    cmocka_unit_test(test_write_error_reason),
+	    cmocka_unit_test(test_cycle_limits),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -34,6 +34,12 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
 const Chip *cli_chip_arg(const char *cmd, const char *name);
 /* `--threads N`: 1..64 into *out, else 0 after a message. */
 int cli_threads_arg(const char *cmd, const char *v, int *out);
+/* `--max-cycles N`, the cycles a run may take before it is stopped, for
+ * every command that runs the chip: a whole number 1..2^63-1 (decimal or
+ * 0x hex). cli_parse_cycles: 0, or -1 if v is not one; cli_max_cycles_arg:
+ * 1, or 0 after a message. */
+int cli_parse_cycles(const char *v, uint64_t *out);
+int cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out);
 /* The rule for every command's output files (docs/files.md; outputs.c),
  * checked before any work: an output is never one of the inputs (the same
  * file by device and inode, so hard links and symlinks count; --force does

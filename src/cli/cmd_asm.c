@@ -7,6 +7,8 @@
  * input, over an existing file only with --force.
  * The helpers declared in cli.h (cli_*) serve the other commands too.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,30 @@ cli_threads_arg(const char *cmd, const char *v, int *out)
 	}
 	*out = (int)n;
 	return 1;
+}
+
+int
+cli_parse_cycles(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-' || n < 1 || n > INT64_MAX)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+int
+cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out)
+{
+	if (!cli_parse_cycles(v, out))
+		return 1;
+	fprintf(stderr,
+	        "ipu %s: --max-cycles wants a number of cycles, 1 or more, "
+	        "got '%s'\n",
+	        cmd, v);
+	return 0;
 }
 
 /* ---- ipu asm ---- */

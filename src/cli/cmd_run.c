@@ -61,6 +61,7 @@ usage(FILE *f)
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
 	        "[--chip C] [--threads N]\n"
+	        "                      [--max-cycles N]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -92,6 +93,9 @@ usage(FILE *f)
 	        "(default: $XDG_CACHE_HOME/ipu\n"
 	        "                or ~/.cache/ipu); --no-cache always "
 	        "compiles\n"
+	        "  --max-cycles N stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                cycles + 10^6)\n"
 	        "       ipu run graph --help: a graph file on .npy values\n");
 }
 
@@ -156,6 +160,9 @@ cmd_run(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
+		                              &missing))) {
+			bad = !cli_max_cycles_arg("run", v, &r.max_cycles);
 		} else {
 			fprintf(stderr, "ipu run: %s '%s'\n",
 			        missing ? "missing value for"

@@ -23,6 +23,7 @@ usage(FILE *f)
 	        "[--out NAME=F.npy ...]\n"
 	        "                     [--force] [--cache DIR] [--chip C] "
 	        "[--threads N]\n"
+	        "                     [--max-cycles N]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -35,7 +36,10 @@ usage(FILE *f)
 	        "                 unless --force\n"
 	        "  --cache DIR    keep the compiled package in DIR and reuse "
 	        "it while the\n"
-	        "                 graph, the chip and this ipu are the same\n");
+	        "                 graph, the chip and this ipu are the same\n"
+	        "  --max-cycles N stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                 cycles + 10^6)\n");
 }
 
 /* NAME=PATH into b; 0 after a message if malformed. */
@@ -107,6 +111,10 @@ cmd_run_graph(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run graph", v, &r.threads);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
+		                              &missing))) {
+			bad =
+			    !cli_max_cycles_arg("run graph", v, &r.max_cycles);
 		} else {
 			fprintf(stderr, "ipu run graph: %s '%s'\n",
 			        missing ? "missing value for"

@@ -106,13 +106,8 @@ parse_args(int argc, char **argv, SimArgs *a)
 			}
 			i++;
 		} else if (!strcmp(s, "--max-cycles") && val) {
-			if (parse_u64(val, &a->max_cycles)) {
-				fprintf(stderr,
-				        "ipu sim: --max-cycles wants a "
-				        "number, got '%s'\n",
-				        val);
+			if (!cli_max_cycles_arg("sim", val, &a->max_cycles))
 				return -1;
-			}
 			i++;
 		} else if ((!strcmp(s, "--tiles") || !strcmp(s, "--threads") ||
 		            !strcmp(s, "--tile")) &&
@@ -286,6 +281,12 @@ cmd_sim(int argc, char **argv)
 		                        : st == RUN_TIMEOUT ? "timeout"
 		                                            : "deadlock");
 		fprintf(stderr, "ipu sim: %s\n", err.msg);
+		if (st == RUN_TIMEOUT)
+			fprintf(stderr,
+			        "ipu sim: stopped at the limit of %llu cycles "
+			        "(--max-cycles, default 10^9); a longer run "
+			        "needs a larger --max-cycles\n",
+			        (unsigned long long)a.max_cycles);
 		Tile *ft = chipsim_tile(cs, err.tile);
 		uint32_t off;
 		const char *sym = NULL;

@@ -57,8 +57,8 @@ where(const char *path, Where *w)
 static int
 same_place(const Where *a, const Where *b)
 {
-	return a->exists == b->exists && a->dev == b->dev &&
-	       a->ino == b->ino && (a->exists || !strcmp(a->name, b->name));
+	return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino &&
+	       (a->exists || !strcmp(a->name, b->name));
 }
 
 /* The output's folder exists, is a folder and can be written in. */
@@ -77,8 +77,8 @@ check_folder(const char *cmd, const char *out)
 		why = strerror(errno);
 	if (!why)
 		return 0;
-	fprintf(stderr, "ipu %s: cannot write %s: the folder %s %s\n", cmd,
-	        out, dir, why);
+	fprintf(stderr, "ipu %s: cannot write %s: the folder %s %s\n", cmd, out,
+	        dir, why);
 	return 1;
 }
 
