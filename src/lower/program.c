@@ -423,7 +423,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
-			       l->chip->sync_internal_cycles;
+			       chip_rule(l->chip, TIMING_SYNC_INTERNAL);
 	}
 	tensor_place_free(pa);
 	tensor_place_free(pb);
