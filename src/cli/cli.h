@@ -32,6 +32,9 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
                           int *missing);
 /* The chip called `name`, or NULL after a message naming the known ones. */
 const Chip *cli_chip_arg(const char *cmd, const char *name);
+/* `--timing SPEC` (target/timing.h): the profile into *out, else 0 after
+ * a message. Commands apply it with chip_timed once all options are read. */
+int cli_timing_arg(const char *cmd, const char *spec, Timing *out);
 /* `--threads N`: 1..64 into *out, else 0 after a message. */
 int cli_threads_arg(const char *cmd, const char *v, int *out);
 /* `--max-cycles N`, the cycles a run may take before it is stopped, for

@@ -61,6 +61,19 @@ cli_chip_arg(const char *cmd, const char *name)
 }
 
 int
+cli_timing_arg(const char *cmd, const char *spec, Timing *out)
+{
+	Diag d;
+	diag_clear(&d);
+	if (!timing_parse(spec, out, &d))
+		return 1;
+	char msg[512];
+	diag_format(&d, msg, sizeof msg);
+	fprintf(stderr, "ipu %s: %s\n", cmd, msg);
+	return 0;
+}
+
+int
 cli_threads_arg(const char *cmd, const char *v, int *out)
 {
 	char *end;

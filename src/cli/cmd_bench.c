@@ -83,6 +83,10 @@ usage(FILE *f)
 	        "\n"
 	        "every benchmark:\n"
 	        "  --chip NAME     %s (default c600)\n"
+	        "  --timing P      timing profile: nominal (default), fast, "
+	        "slow, or e.g.\n"
+	        "                  nominal,sup-dep=slow,f32exp=4 "
+	        "(docs/fidelity.md)\n"
 	        "  --json          one JSON object on stdout\n",
 	        chip_names());
 }
@@ -171,6 +175,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 {
 	*chip = chip_default();
 	*json = 0;
+	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
 		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
@@ -179,6 +184,12 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		}
 		if (!strcmp(s, "--json")) {
 			*json = 1;
+			continue;
+		}
+		if (!strcmp(s, "--timing") && val) {
+			if (!cli_timing_arg("bench", val, &timing))
+				return 2;
+			i++;
 			continue;
 		}
 		BenchOpt chip_opt =
@@ -219,6 +230,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		else
 			*(int32_t *)o->dst = (int32_t)x;
 	}
+	*chip = chip_timed(*chip, &timing);
 	return -1;
 }
 

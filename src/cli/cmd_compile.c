@@ -30,13 +30,15 @@ usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: ipu compile GRAPH.txt -o OUT.pkg [--force] [--chip "
-	        "NAME] [--tiles N]\n"
-	        "                   [--report]\n"
+	        "NAME]\n"
+	        "                   [--timing P] [--tiles N] [--report]\n"
 	        "  Compile a graph in the text form (docs/graph.md) to a "
 	        "package.\n"
 	        "  -o OUT.pkg   the package to write (not the input)\n"
 	        "  --force      replace OUT.pkg if it exists\n"
 	        "  --chip NAME  %s (default c600)\n"
+	        "  --timing P   timing profile of the cost model (default "
+	        "nominal)\n"
 	        "  --tiles N    tiles the compiler may use (default all)\n"
 	        "  --report     also print the placement report\n"
 	        "Exit status: 0 on success, 1 for a bad or refused graph, 2 on "
@@ -99,6 +101,7 @@ cmd_compile(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL;
 	const Chip *chip = chip_default();
+	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0;
 	for (int i = 1; i < argc; i++) {
@@ -117,6 +120,10 @@ cmd_compile(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                              &missing))) {
 			if (!(chip = cli_chip_arg("compile", v)))
+				return 2;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			if (!cli_timing_arg("compile", v, &timing))
 				return 2;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--tiles",
 		                              &missing))) {
@@ -152,6 +159,7 @@ cmd_compile(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	chip = chip_timed(chip, &timing);
 	if (tiles > chip->tiles) {
 		fprintf(stderr,
 		        "ipu compile: --tiles %u: the %s has %u tiles\n", tiles,

@@ -60,8 +60,8 @@ usage(FILE *f)
 	        "                      [--dtype f32|f16|f8] [--f8-scales "
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
-	        "[--chip C] [--threads N]\n"
-	        "                      [--max-cycles N]\n"
+	        "[--chip C] [--timing P]\n"
+	        "                      [--threads N] [--max-cycles N]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -113,6 +113,7 @@ cmd_run(int argc, char **argv)
 	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
 	int force = 0, bad = 0, no_cache = 0;
+	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
 		const char *v;
@@ -157,6 +158,9 @@ cmd_run(int argc, char **argv)
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run", v)))
 				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			bad = !cli_timing_arg("run", v, &timing);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);
@@ -171,6 +175,7 @@ cmd_run(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	r.chip = chip_timed(r.chip ? r.chip : chip_default(), &timing);
 	int scales_set = 0;
 	for (int i = 0; i < SIGLIP_GEMMS; i++)
 		scales_set |= r.act_set[i];

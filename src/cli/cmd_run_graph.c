@@ -22,8 +22,8 @@ usage(FILE *f)
 	        "usage: ipu run graph --graph G [--in NAME=F.npy ...] "
 	        "[--out NAME=F.npy ...]\n"
 	        "                     [--force] [--cache DIR] [--chip C] "
-	        "[--threads N]\n"
-	        "                     [--max-cycles N]\n"
+	        "[--timing P]\n"
+	        "                     [--threads N] [--max-cycles N]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -85,6 +85,7 @@ cmd_run_graph(int argc, char **argv)
 	ExecFile *in = xcalloc((size_t)argc, sizeof *in),
 	         *out = xcalloc((size_t)argc, sizeof *out);
 	int bad = 0, help = 0;
+	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
@@ -108,6 +109,9 @@ cmd_run_graph(int argc, char **argv)
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run graph", v)))
 				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			bad = !cli_timing_arg("run graph", v, &timing);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run graph", v, &r.threads);
@@ -123,6 +127,7 @@ cmd_run_graph(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	r.chip = chip_timed(r.chip ? r.chip : chip_default(), &timing);
 	if (!bad && !help && !r.graph) {
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;

@@ -37,6 +37,8 @@ usage(FILE *f)
 	        "  Run a single-tile program (image or object) on the "
 	        "emulator.\n"
 	        "  --chip NAME          %s (default c600)\n"
+	        "  --timing P           timing profile (default nominal; "
+	        "docs/fidelity.md)\n"
 	        "  --max-cycles N       stop after N cycles (default 10^9)\n"
 	        "  --dump-regs          print every context's registers\n"
 	        "  --dump-mem ADDR:LEN  print LEN bytes of tile memory at "
@@ -89,6 +91,7 @@ parse_args(int argc, char **argv, SimArgs *a)
 	               .max_cycles = 1000000000ull,
 	               .tiles = 1,
 	               .threads = 1};
+	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -104,6 +107,10 @@ parse_args(int argc, char **argv, SimArgs *a)
 				        val, chip_names());
 				return -1;
 			}
+			i++;
+		} else if (!strcmp(s, "--timing") && val) {
+			if (!cli_timing_arg("sim", val, &timing))
+				return -1;
 			i++;
 		} else if (!strcmp(s, "--max-cycles") && val) {
 			if (!cli_max_cycles_arg("sim", val, &a->max_cycles))
@@ -157,6 +164,7 @@ parse_args(int argc, char **argv, SimArgs *a)
 		usage(stderr);
 		return -1;
 	}
+	a->chip = chip_timed(a->chip, &timing);
 	return 0;
 }
 

@@ -80,6 +80,8 @@ cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
 	char *text = graph_print_str(g);
 	uint64_t h = fnv1a64(FNV1A64_INIT, text, strlen(text) + 1);
 	h = fnv1a64(h, chip->name, strlen(chip->name) + 1);
+	/* the profile's values: the exchange schedule depends on them */
+	h = fnv1a64(h, chip->timing->v, sizeof chip->timing->v);
 	h = fnv1a64(h, &self_hash, sizeof self_hash);
 	free(text);
 	snprintf(out, len, "%s/%016" PRIx64, dir, h);
@@ -104,7 +106,7 @@ cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
 	Diag d;
 	if (!ok || pkg_read_file(path, pk, &d))
 		return 0;
-	if ((*pk)->chip != chip) {
+	if ((*pk)->chip != chip->base) {
 		pkg_free(*pk);
 		*pk = NULL;
 		return 0;
@@ -228,9 +230,12 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	int e = pkg_write(pk, &bytes, &len, d);
 	if (e)
 		return e;
-	char name[96];
-	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
-	         pk->tiles, threads > 0 ? threads : 1);
+	char name[96 + TIMING_SPEC_MAX];
+	int n = snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d",
+	                 chip->name, pk->tiles, threads > 0 ? threads : 1);
+	if (strcmp(chip->timing->spec, "nominal"))
+		snprintf(name + n, sizeof name - (size_t)n, ":timing=%s",
+		         chip->timing->spec);
 	ipu_error err;
 	ipu_device *v = ipu_open(name, &err);
 	if (!v)
