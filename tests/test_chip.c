@@ -471,7 +471,10 @@ test_receive_errors(void **state)
 	         "	br $lr\n"
 	         "1:	sync 4\n"
 	         "	br $lr\n");
-	expect_error(spmd(text, 2, 1), RUN_DEADLOCK, "other tiles wait");
+	expect_error(
+	    spmd(text, 2, 1), RUN_DEADLOCK,
+	    "tile 1 waits in sync 3 since cycle 2 (supervisor, pc "
+	    "0x4c008 [0x41800003: sync 3]) but tile 0 waits in sync 4");
 }
 
 /* The timed forms: the sender opens a stream with send and continues it

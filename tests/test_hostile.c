@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ipu/runtime.h>
+
 #include "../src/models/siglip_config.h"
 #include "../src/pkg/pkg.h"
 #include "../src/place/place.h"
@@ -669,6 +671,120 @@ test_huge_shares(void **state)
 	free(text);
 }
 
+/* Two tiles: each points its mux at the other and expects one item, then
+ * waits; nobody sends (a deadlock). */
+static const char deadlock_prog[] = "_start:\n"
+                                    "\tget $m0, $TILE_ID\n"
+                                    "\tsetzi $m2, 0x62000\n"
+                                    "\tput $INCOMING_SINIT, $m2\n"
+                                    "\tsetzi $m2, 1\n"
+                                    "\tsync 3\n"
+                                    "\tput $INCOMING_DCOUNT, $m2\n"
+                                    "\tsetzi $m1, 1\n"
+                                    "\tput $INCOMING_MUX, $m1\n"
+                                    "\tsync 3\n" /* 0x4c020 */
+                                    "\tbr $lr\n";
+
+/* Item 10: fault reports carry the context, the pc and the instruction:
+ * exchange errors (the send, or the receiving tile's sync), deadlocks (the
+ * sync each tile waits in), timeouts (the next instruction), and a branch
+ * to a bad address (the branch, its pc and the target, not the target as
+ * the pc); a model too large for the chip names its op and the tiles. */
+static void
+test_fault_context(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("dl.s", deadlock_prog);
+	assert_int_equal(run_ipu(out, sizeof out, "asm dl.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim dl.o --tiles 2"), 1);
+	expect_in(out, "deadlock: tile 0 waits in sync 3 since cycle ");
+	expect_in(out, "(supervisor, pc 0x4c020 [0x41800003: sync 3]) for 1 "
+	               "more items");
+	expect_in(out, "the reported pc is _start+0x20");
+	/* the same through the runtime's structured error */
+	size_t len;
+	char *obj = slurp("dl.o", &len);
+	ipu_error err;
+	ipu_device *dev = ipu_open("sim:c600:tiles=2:threads=1", &err);
+	assert_non_null(dev);
+	assert_int_equal(ipu_load_image(dev, obj, len, 0, 2, &err), 0);
+	assert_int_equal(ipu_run(dev, 0, &err), IPU_ERR_DEADLOCK);
+	assert_int_equal(err.context, 0);
+	assert_int_equal(err.pc, 0x4c020);
+	ipu_close(dev);
+	free(obj);
+	/* a send nobody receives: the send instruction */
+	write_text("lost.s", "_start:\n"
+	                     "\tsync 3\n"
+	                     "\tsend 0, 0x60000 / 4, 1\n"
+	                     "\tsync 3\n"
+	                     "\tbr $lr\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm lost.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim lost.o --tiles 2"), 1);
+	expect_in(out, "reached no tile: no receiver's mux selected tile 0 "
+	               "when it arrived; the send: tile 0, supervisor, pc "
+	               "0x4c004 [0x780c0001: send 0, 0x18000, 1]");
+	/* an item for a tile that expects none: where that tile waits */
+	write_text("nodc.s", "_start:\n"
+	                     "\tget $m0, $TILE_ID\n"
+	                     "\tadd $m1, $m0, 1\n"
+	                     "\tand $m1, $m1, 1\n"
+	                     "\tsetzi $m2, 0x62000\n"
+	                     "\tput $INCOMING_SINIT, $m2\n"
+	                     "\tsync 3\n"
+	                     "\tput $INCOMING_MUX, $m1\n"
+	                     "\tsend 0, 0x60000 / 4, 1\n"
+	                     "\tsync 3\n" /* 0x4c020 */
+	                     "\tbr $lr\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm nodc.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim nodc.o --tiles 2"), 1);
+	expect_in(out, "expects none ($INCOMING_DCOUNT = 0)");
+	expect_in(out, "tile 0's supervisor, pc 0x4c020 [0x41800003: sync 3] "
+	               "(waiting there)");
+	/* a timeout: the instruction it would run next */
+	write_text("spin.s", "_start:\n\tnop\n1:\tbri 1b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm spin.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim spin.o --max-cycles 40"),
+	                 1);
+	expect_in(out, "did not finish in 40 cycles (next: its supervisor, pc "
+	               "0x4c004 [0x40813001: bri 0x4c004])");
+	/* a branch out of code memory: the branch is the faulting pc */
+	write_text("br.s", "_start:\n"
+	                   "\tsetzi $m1, 0x90000\n"
+	                   "\tbr $m1\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm br.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim br.o"), 1);
+	expect_in(out, "supervisor, pc 0x4c004 [0x43100000: br $m1], cycle 1: "
+	               "INVALID_PC: br to 0x90000: code must lie in "
+	               "0x4c000..0x80000 and be 4-byte aligned");
+	expect_in(out, "the faulting pc is _start+0x4");
+	write_text("br2.s", "_start:\n"
+	                    "\tsetzi $m1, 1\n"
+	                    "\tbrnz $m1, 1f\n"
+	                    "\tnop\n"
+	                    "1:\tsetzi $m2, 0x4c002\n"
+	                    "\tbr $m2\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm br2.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim br2.o"), 1);
+	expect_in(out, "pc 0x4c010 [0x43200000: br $m2], cycle ");
+	expect_in(out, "br to 0x4c002: code must lie");
+	write_text("call.s", "_start:\n\tnop\n\tcall $m3, 0x90000\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm call.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim call.o"), 1);
+	expect_in(out, "pc 0x4c004 [");
+	expect_in(out, "call to 0x90000: code must lie");
+	/* a matmul no plan fits: its op, its output and the tiles */
+	write_text("mm.txt", "input a f16 [16384, 16384]\n"
+	                     "weight w f16 [16384, 16384]\n"
+	                     "c = matmul a w\n"
+	                     "output c\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile mm.txt -o mm.pkg"),
+	                 1);
+	expect_in(out, "compile: matmul c: gemm 16384 x 16384 x 16384 (f16) "
+	               "does not fit 1472 tiles in any plan");
+}
+
 int
 main(void)
 {
@@ -683,6 +799,7 @@ main(void)
 	    cmocka_unit_test(test_expr_overflow),
 	    cmocka_unit_test(test_config_overflow),
 	    cmocka_unit_test(test_huge_shares),
+	    cmocka_unit_test(test_fault_context),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -425,10 +425,15 @@ test_deadlock(void **state)
 	load_ok(dev, deadlock_prog, 1, 0, 3);
 	ipu_error err;
 	expect_err(ipu_run(dev, 0, &err), &err, IPU_ERR_DEADLOCK,
-	           "tile 1 waits in sync 3 but other tiles wait in sync 4");
+	           "tile 1 waits in sync 3 since cycle 2 (supervisor, pc "
+	           "0x4c008 [0x41800003: sync 3]) but tile 0 waits in sync 4 "
+	           "since cycle 2 (supervisor, pc 0x4c010 [0x41800004: sync "
+	           "4])");
 	assert_int_equal(err.tile, 1);
 	assert_int_equal(err.cycle, 2); /* get, brz, then the sync */
-	assert_int_equal(err.pc, IPU_UNKNOWN);
+	/* the sync it waits in */
+	assert_int_equal(err.context, 0);
+	assert_int_equal(err.pc, 0x4c008);
 	ipu_close(dev);
 }
 
@@ -483,7 +488,12 @@ test_exchange_error(void **state)
 	 * one for the differing lane bit. The second item arrives at
 	 * 128 + 1 + 31. */
 	assert_int_equal(err.cycle, 128 + 1 + 31);
-	assert_int_equal(err.context, -1);
+	/* the receiver's supervisor, waiting in its sync 3 */
+	expect_err(IPU_ERR_EXCHANGE, &err, IPU_ERR_EXCHANGE,
+	           "tile 1's supervisor, pc 0x4c02c [0x41800003: sync 3] "
+	           "(waiting there)");
+	assert_int_equal(err.context, 0);
+	assert_int_equal(err.pc, 0x4c02c);
 	assert_string_equal(err.fault_name, "");
 	ipu_close(dev);
 }
