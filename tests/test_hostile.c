@@ -785,6 +785,190 @@ test_fault_context(void **state)
 	               "does not fit 1472 tiles in any plan");
 }
 
+/* Item 11, the smaller findings, each from its description. */
+static void
+test_small_items(void **state)
+{
+	(void)state;
+	char out[8192];
+	/* model gen --layers beyond the preset's; model graph's numbers */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --preset base --layers 14 --out "
+	                         "l.st"),
+	                 2);
+	expect_in(out, "--layers 14: the config has 12 layers");
+	assert_false(exists("l.st"));
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "model graph --preset base --layers x"),
+	    2);
+	expect_in(out, "--layers wants a number in 1..");
+	/* `output b` twice */
+	write_text("o2.txt", "input a f32 [2, 3]\nb = add a a\noutput b\n"
+	                     "output b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile o2.txt -o o2.pkg"),
+	                 1);
+	expect_in(out, "o2.txt:4:8: 'b' is already an output");
+	/* bench --tiles beyond the chip */
+	write_text("g1.txt", "input a f32 [2, 3]\nb = add a a\noutput b\n");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "bench graph --graph g1.txt --tiles 5000"),
+	    2);
+	expect_in(out, "--tiles 5000: the c600 has 1472 tiles");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "bench gemm --tiles 1473 --chip gc200"),
+	    2);
+	expect_in(out, "--tiles 1473: the gc200 has 1472 tiles");
+	/* bench graph --json: the path is a JSON string, escaped */
+	assert_int_equal(sh("cp g1.txt 'q\"b\\s.txt'"), 0);
+	assert_int_equal(sh("$IPU bench graph --graph 'q\"b\\s.txt' "
+	                    "--tiles 2 --threads 1 --json > j.json && "
+	                    "/usr/bin/python3 -c \"import json; "
+	                    "assert json.load(open('j.json'))['graph'] == "
+	                    "'q\\\"b\\\\\\\\s.txt'\""),
+	                 0);
+	/* run siglip: --image and --pixels together */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights w.st --config c.json "
+	                         "--image a.png --pixels p.npy"),
+	                 2);
+	expect_in(out, "--image and --pixels are two ways to give the batch: "
+	               "one of them");
+	/* --f8-scales with a position twice */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights w.st --config c.json "
+	                         "--pixels p.npy --dtype f8 --f8-scales "
+	                         "qkv=1,qkv=2"),
+	                 2);
+	expect_in(out, "f8 scales 'qkv=1,qkv=2': qkv is given twice");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights w.st --config c.json "
+	                         "--pixels p.npy --dtype f8 --f8-scales fc1=1 "
+	                         "--f8-scales fc1=2"),
+	                 2);
+	expect_in(out, "fc1 is given twice");
+	/* a config key given twice: the last value, as Python's json */
+	SiglipConfig c;
+	Diag d;
+	const char *dup = "{\"hidden_size\": 64, \"num_attention_heads\": 2, "
+	                  "\"hidden_size\": 32}";
+	assert_int_equal(siglip_config_parse(dup, strlen(dup), "c", &c, &d), 0);
+	assert_int_equal(c.hidden, 32);
+	const char *dup2 = "{\"vision_config\": {\"patch_size\": 32}, "
+	                   "\"model_type\": \"siglip\", \"vision_config\": "
+	                   "{\"patch_size\": 14, \"image_size\": 28}}";
+	assert_int_equal(siglip_config_parse(dup2, strlen(dup2), "c", &c, &d),
+	                 0);
+	assert_int_equal(c.patch, 14);
+	assert_int_equal(c.image, 28);
+	/* a NUL inside a .npy header ('<f4\0x' was read as '<f4') */
+	static const char dict[] =
+	    "{'descr': '<f4\0x', 'fortran_order': False, 'shape': (1,), }";
+	uint8_t npy[128] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 118, 0};
+	memset(npy + 10, ' ', 118);
+	memcpy(npy + 10, dict, sizeof dict - 1);
+	npy[127] = '\n';
+	uint8_t file[132];
+	memcpy(file, npy, 128);
+	memset(file + 128, 0, 4);
+	NpyArray a;
+	assert_int_not_equal(npy_decode(file, sizeof file, "nul.npy", &a, &d),
+	                     0);
+	expect_in(d.msg, "npy header: a NUL byte at byte 14 of the dict");
+	file[10 + 14] = '\''; /* '<f4'  : the same header without it */
+	file[10 + 15] = ' ';
+	file[10 + 16] = ' ';
+	assert_int_equal(npy_decode(file, sizeof file, "ok.npy", &a, &d), 0);
+	npy_free(&a);
+	/* the config fuzz target's seeds are accepted by the parser */
+	static const char *const seeds[] = {"so400m.json", "vision_only.json"};
+	for (int i = 0; i < 2; i++) {
+		char path[512];
+		snprintf(path, sizeof path,
+		         IPU_SOURCE_DIR "/fuzz/corpus/fuzz_config/%s",
+		         seeds[i]);
+		if (siglip_config_read(path, &c, &d))
+			fail_msg("%s: %s", seeds[i], d.msg);
+	}
+	assert_int_equal(c.image, 224);
+	assert_int_equal(c.use_head, 0);
+}
+
+/* Item 11: casts to a tensor's own type are the tensor (they were
+ * refused); casts and transposes without a kernel are refused naming the
+ * op, its tensor and what does exist; the fuzz corpus's every_op graph
+ * compiles; --in values beyond the element type are a warning naming the
+ * file, the tensor and the count. */
+static void
+test_casts_and_ranges(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("id.txt", "input a f32 [2, 3]\n"
+	                     "b = cast a f32\n"
+	                     "c = add b a\n"
+	                     "output b\n"
+	                     "output c\n");
+	const float v[6] = {1.5f, -2, 0.25f, 3, 1e-3f, -7};
+	NpyArray a = {
+	    .dtype = NPY_F32, .rank = 2, .shape = {2, 3}, .data = (void *)v};
+	char path[256];
+	Diag d;
+	snprintf(path, sizeof path, "%s/ia.npy", test_dir);
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph id.txt --in a=ia.npy --out "
+	                         "b=ib.npy --out c=ic.npy --threads 1"),
+	                 0);
+	NpyArray b, c;
+	snprintf(path, sizeof path, "%s/ib.npy", test_dir);
+	assert_int_equal(npy_read(path, &b, &d), 0);
+	snprintf(path, sizeof path, "%s/ic.npy", test_dir);
+	assert_int_equal(npy_read(path, &c, &d), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_true(((float *)b.data)[i] == v[i]);
+		assert_true(((float *)c.data)[i] == 2 * v[i]);
+	}
+	npy_free(&b);
+	npy_free(&c);
+	write_text("c8.txt", "input a f32 [4, 8]\nb = cast a f8_f143\n"
+	                     "output b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile c8.txt -o c8.pkg"),
+	                 1);
+	expect_in(out, "compile: cast b: no elementwise kernel takes f32 to "
+	               "f8_f143 for this op (kernels exist for f32 -> f16, "
+	               "f16 -> f32, f16 -> f8_f143");
+	write_text("t8.txt", "input a f8_f143 [4, 8]\nb = transpose a [1, 0]\n"
+	                     "output b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile t8.txt -o t8.pkg"),
+	                 1);
+	expect_in(out, "compile: transpose b: no elementwise kernel takes "
+	               "f8_f143 to f8_f143 for this op (kernels exist for f32, "
+	               "f16)");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile " IPU_SOURCE_DIR
+	                         "/fuzz/corpus/fuzz_graph/every_op.graph -o "
+	                         "every.pkg"),
+	                 0);
+	/* --in values beyond f16 */
+	write_text("h.txt", "input x f16 [2, 3]\ny = add x x\noutput y\n");
+	const float big[6] = {1, 70000, -2, -1e6f, 65504, 3};
+	a.data = (void *)big;
+	snprintf(path, sizeof path, "%s/big.npy", test_dir);
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph h.txt --in x=big.npy "
+	                         "--threads 1"),
+	                 0);
+	expect_in(out, "ipu run graph: warning: big.npy: 2 of the 6 values of "
+	               "x (f16) are beyond what f16 holds and become infinite "
+	               "(the first: 70000, at index 1)");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph h.txt --in x=ia.npy "
+	                         "--threads 1"),
+	                 0);
+	assert_null(strstr(out, "warning"));
+}
+
 int
 main(void)
 {
@@ -800,6 +984,8 @@ main(void)
 	    cmocka_unit_test(test_config_overflow),
 	    cmocka_unit_test(test_huge_shares),
 	    cmocka_unit_test(test_fault_context),
+	    cmocka_unit_test(test_small_items),
+	    cmocka_unit_test(test_casts_and_ranges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

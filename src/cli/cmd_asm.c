@@ -111,6 +111,25 @@ cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out)
 	return 0;
 }
 
+void
+cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s == '\t')
+			fputs("\\t", f);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 /* ---- ipu asm ---- */
 
 static void

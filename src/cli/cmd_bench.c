@@ -230,6 +230,17 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		else
 			*(int32_t *)o->dst = (int32_t)x;
 	}
+	/* --tiles against the chip (known only now: --chip may come last) */
+	for (int k = 0; k < nopts; k++)
+		if (!strcmp(opts[k].opt, "--tiles") &&
+		    *(const uint32_t *)opts[k].dst > (*chip)->tiles) {
+			fprintf(stderr,
+			        "ipu bench %s: --tiles %u: the %s has %u "
+			        "tiles\n",
+			        bench, *(const uint32_t *)opts[k].dst,
+			        (*chip)->name, (*chip)->tiles);
+			return 2;
+		}
 	*chip = chip_timed(*chip, &timing);
 	return -1;
 }
@@ -529,8 +540,9 @@ graph_bench(int argc, char **argv)
 	if (bench_graph(&cfg, &r, &d))
 		return report_error("graph", &d);
 	if (json) {
-		printf("{\"bench\": \"graph\", \"graph\": \"%s\", "
-		       "\"chip\": \"%s\", \"tiles\": %u, "
+		printf("{\"bench\": \"graph\", \"graph\": ");
+		cli_json_str(stdout, cfg.path);
+		printf(", \"chip\": \"%s\", \"tiles\": %u, "
 		       "\"chip_tiles\": %u, \"macs\": %" PRIu64
 		       ", \"flops\": %" PRIu64 ", \"cycles\": %" PRIu64
 		       ", \"predicted_cycles\": %" PRIu64
@@ -539,11 +551,11 @@ graph_bench(int argc, char **argv)
 		       ", \"steps\": %u, \"mfu\": %.4f, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
 		       "\"host_seconds\": %.3f, \"threads\": %d}\n",
-		       cfg.path, cfg.chip->name, r.tiles, cfg.chip->tiles,
-		       r.macs, r.flops, r.cycles, r.predicted_cycles,
-		       r.pred_error, r.exchange_cycles, r.compute_cycles,
-		       r.steps, r.mfu, r.compile_ms, r.peak_tile_bytes,
-		       r.host_seconds, cfg.threads);
+		       cfg.chip->name, r.tiles, cfg.chip->tiles, r.macs,
+		       r.flops, r.cycles, r.predicted_cycles, r.pred_error,
+		       r.exchange_cycles, r.compute_cycles, r.steps, r.mfu,
+		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
+		       cfg.threads);
 		return 0;
 	}
 	printf("graph %s on %u of %u %s tiles\n", cfg.path, r.tiles,

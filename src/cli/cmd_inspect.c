@@ -193,36 +193,15 @@ step_kind(uint8_t k)
 	return k == PKG_STEP_EXCHANGE ? "exchange" : "compute";
 }
 
-/* A JSON string literal (names and texts are printable ASCII, the plan
- * may hold newlines and tabs: pkg_check). */
-static void
-json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else if (*s == '\t')
-			fputs("\\t", f);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void
 print_json(const Package *p, const Summary *s, const char *path, size_t len)
 {
 	const Chip *c = p->chip;
 	printf("{\"package\": ");
-	json_str(stdout, path);
+	cli_json_str(stdout, path);
 	printf(", \"format_version\": %d, \"bytes\": %zu, \"chip\": ",
 	       PKG_VERSION, len);
-	json_str(stdout, c->name);
+	cli_json_str(stdout, c->name);
 	printf(", \"tiles\": %u, \"chip_tiles\": %u, \"tile_memory\": %u,\n",
 	       p->tiles, c->tiles, c->mem_end - c->mem_base);
 	printf(" \"shared\": {\"segments\": %u, \"bytes\": %" PRIu64 "},\n",
@@ -237,7 +216,7 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 		Stats st =
 		    stats(k < s->nkind ? s->kind[k].bytes : s->used, p->tiles);
 		printf("%s\n  {\"kind\": ", k ? "," : "");
-		json_str(stdout, name);
+		cli_json_str(stdout, name);
 		printf(", \"min\": %" PRIu64 ", \"median\": %" PRIu64
 		       ", \"max\": %" PRIu64 ", \"max_tile\": %u}",
 		       st.min, st.median, st.max, st.max_tile);
@@ -250,14 +229,14 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 	for (uint32_t i = 0; i < p->nstep; i++) {
 		printf("%s\n  {\"kind\": \"%s\", \"what\": ", i ? "," : "",
 		       step_kind(p->step[i].kind));
-		json_str(stdout, p->step[i].what);
+		cli_json_str(stdout, p->step[i].what);
 		printf(", \"cycles\": %" PRIu64 ", \"runs\": %u}",
 		       p->step[i].cycles, p->step[i].runs);
 	}
 	printf("],\n \"kernels\": [");
 	for (uint32_t i = 0; i < p->nkernel; i++) {
 		printf("%s\n  {\"name\": ", i ? "," : "");
-		json_str(stdout, p->kernel[i].name);
+		cli_json_str(stdout, p->kernel[i].name);
 		printf(", \"addr\": %u, \"calls\": %u}", p->kernel[i].addr,
 		       p->kernel[i].calls);
 	}
@@ -265,7 +244,7 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 	for (uint32_t i = 0; i < p->ntensor; i++) {
 		const PkgTensor *t = &p->tensor[i];
 		printf("%s\n  {\"name\": ", i ? "," : "");
-		json_str(stdout, t->name);
+		cli_json_str(stdout, t->name);
 		printf(", \"dtype\": \"%s\", \"scale\": %d, \"role\": \"%s\", "
 		       "\"rows\": %u, \"cols\": %u, \"pieces\": %u}",
 		       pkg_dtype_name(t->dtype), t->scale,
@@ -276,7 +255,7 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 	       " \"plan\": ",
 	       p->total_cycles, (double)p->total_cycles / c->clock_hz,
 	       (double)p->compile_us / 1e6);
-	json_str(stdout, p->plan);
+	cli_json_str(stdout, p->plan);
 	printf("}\n");
 }
 

@@ -706,6 +706,19 @@ move_op(Build *b, const Op *op, const FlatMap *map, const char *what, Diag *d)
 	return IPU_OK;
 }
 
+/* An op that changes nothing in memory: the output is the input's
+ * pieces. */
+static int
+alias_op(Build *b, const Op *op)
+{
+	const TensorPlace *from = home_of(b, op->in[0]);
+	TensorPlace *to = view_place(b, op->out);
+	for (int k = 0; k < from->npiece; k++)
+		*lower_piece(to) = from->piece[k];
+	b->home[op->out] = to;
+	return IPU_OK;
+}
+
 static int
 lower_reshape_op(Build *b, const Op *op, Diag *d)
 {
@@ -713,13 +726,7 @@ lower_reshape_op(Build *b, const Op *op, Diag *d)
 	             *out = graph_tensor(b->g, op->out);
 	if (view_cols(in) != view_cols(out))
 		return move_op(b, op, NULL, "reshape", d);
-	/* the same 2-D view: the output is the input's pieces */
-	const TensorPlace *from = home_of(b, op->in[0]);
-	TensorPlace *to = view_place(b, op->out);
-	for (int k = 0; k < from->npiece; k++)
-		*lower_piece(to) = from->piece[k];
-	b->home[op->out] = to;
-	return IPU_OK;
+	return alias_op(b, op); /* the same 2-D view */
 }
 
 static int
@@ -792,6 +799,9 @@ lower_unary_op(Build *b, const Op *op, Diag *d)
 	const Tensor *x = graph_tensor(b->g, op->in[0]),
 	             *o = graph_tensor(b->g, op->out);
 	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	if (ew == EW_CAST && x->elem.dtype == o->elem.dtype &&
+	    x->elem.scale == o->elem.scale)
+		return alias_op(b, op); /* a cast to its own type */
 	int r = lower_ew_supported(ew, x->elem.dtype, o->elem.dtype, d);
 	if (r)
 		return op_error(b, op, r, d);
