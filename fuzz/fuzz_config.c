@@ -23,8 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (siglip_config_validate(&c, "fuzz.json", &d))
 		abort(); /* accepted, so valid */
 	int64_t grid = c.image / c.patch;
-	if (grid < 1 || siglip_tokens(&c) != grid * grid ||
-	    c.hidden % c.heads)
+	if (grid < 1 || siglip_tokens(&c) != grid * grid || c.hidden % c.heads)
 		abort();
 	return 0;
 }

@@ -671,6 +671,50 @@ test_huge_shares(void **state)
 	free(text);
 }
 
+/* Item 3, past the reader: `ipu inspect` of a package that declares
+ * 20,000 buffer kinds over 1472 tiles (its memory table used to take
+ * tiles x kinds x 8 bytes: 235 MB here) gives each kind's stats, worked
+ * out here by hand. */
+static void
+test_inspect_many_kinds(void **state)
+{
+	(void)state;
+	char out[1 << 16];
+	write_text("wide.txt", "input a f32 [2944, 8]\nb = add a a\n"
+	                       "output b\n");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "compile wide.txt -o wide.pkg"), 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s/wide.pkg", test_dir);
+	Package *p;
+	Diag d;
+	assert_int_equal(pkg_read_file(path, &p, &d), 0);
+	uint32_t T = p->tiles, base = p->chip->mem_base;
+	assert_int_equal(T, 1472);
+	char name[32];
+	for (uint32_t i = 0; i < 20000; i++) {
+		snprintf(name, sizeof name, "k%05u", i);
+		pkg_add_buffer(p, i % T, base, i % 100 + 1, name);
+	}
+	for (uint32_t t = 0; t < T; t++)
+		pkg_add_buffer(p, t, base, t + 1, "every");
+	snprintf(path, sizeof path, "%s/kinds.pkg", test_dir);
+	if (pkg_write_file(p, path, &d))
+		fail_msg("%s", d.msg);
+	pkg_free(p);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "inspect kinds.pkg --json > kinds.json"),
+	    0);
+	char *j = slurp("kinds.json", NULL);
+	/* one buffer of 100 bytes on tile 19999 mod 1472 = 863 */
+	expect_in(j, "{\"kind\": \"k19999\", \"min\": 0, \"median\": 0, "
+	             "\"max\": 100, \"max_tile\": 863}");
+	/* tile t holds t + 1 bytes: median the 736th smallest */
+	expect_in(j, "{\"kind\": \"every\", \"min\": 1, \"median\": 736, "
+	             "\"max\": 1472, \"max_tile\": 1471}");
+	free(j);
+}
+
 /* Two tiles: each points its mux at the other and expects one item, then
  * waits; nobody sends (a deadlock). */
 static const char deadlock_prog[] = "_start:\n"
@@ -984,6 +1028,7 @@ main(void)
 	    cmocka_unit_test(test_config_overflow),
 	    cmocka_unit_test(test_huge_shares),
 	    cmocka_unit_test(test_fault_context),
+	    cmocka_unit_test(test_inspect_many_kinds),
 	    cmocka_unit_test(test_small_items),
 	    cmocka_unit_test(test_casts_and_ranges),
 	};
