@@ -469,6 +469,17 @@ test_cycle_limits(void **state)
 	                         "--threads 1 --max-cycles 0x10"),
 	                 1);
 	expect_in(out, "stopped at the limit of --max-cycles 16");
+	/* the benchmarks that run programs of their own */
+	static const char *const own[] = {
+	    "bench tile-amp --rows 96 --max-cycles 50",
+	    "bench exchange --tiles 4 --threads 1 --max-cycles 50",
+	    "bench sim --tiles 2 --sgemm-n 16 --threads 1 --max-cycles 50"};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run_ipu(out, sizeof out, own[i]), 1);
+		expect_in(out,
+		          "stopped at the limit of 50 cycles (--max-cycles, "
+		          "default 10^9)");
+	}
 	write_text("tiny.json", tiny_config);
 	assert_int_equal(
 	    run_ipu(out, sizeof out, "model gen --config tiny.json --out t.st"),

@@ -313,13 +313,17 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 		return rc;
 	Tile *t = tile_new(cfg->chip, 0);
 	amp_job_load(j, res, t);
-	RunStatus st = tile_run(t, 100000000ull);
+	uint64_t limit = cfg->max_cycles ? cfg->max_cycles : BENCH_MAX_CYCLES;
+	RunStatus st = tile_run(t, limit);
 	if (st != RUN_DONE) {
 		char buf[600];
 		if (st == RUN_FAULT)
 			tile_format_fault(t, buf, sizeof buf);
 		else
-			snprintf(buf, sizeof buf, "did not finish");
+			snprintf(buf, sizeof buf,
+			         "stopped at the limit of %llu cycles "
+			         "(--max-cycles, default 10^9)",
+			         (unsigned long long)limit);
 		rc = diag_set(d, IPU_EFAULT, "kernels/amp.S", 0, 0, "%s", buf);
 		bench_tile_amp_free(res);
 	} else {

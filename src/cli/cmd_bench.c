@@ -60,9 +60,6 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
-	        "  --max-cycles N  stop the run after N cycles (default: 10 x "
-	        "the predicted\n"
-	        "                  cycles + 10^6)\n"
 	        "\n"
 	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
 	        "emulated chip and\n"
@@ -79,9 +76,12 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
-	        "  --max-cycles N  as for graph\n"
 	        "\n"
 	        "every benchmark:\n"
+	        "  --max-cycles N  stop the run after N cycles (default: graph "
+	        "and gemm 10 x\n"
+	        "                  the predicted cycles + 10^6, the others "
+	        "10^9)\n"
 	        "  --chip NAME     %s (default c600)\n"
 	        "  --timing P      timing profile: nominal (default), fast, "
 	        "slow, or e.g.\n"
@@ -271,6 +271,8 @@ tile_amp(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("tile-amp", argc, argv, opts,
@@ -326,6 +328,8 @@ exchange(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NAME_OPT("--pattern", parse_pattern, cfg.pattern,
 	             "p2p, multicast or all-to-all"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("exchange", argc, argv, opts,
@@ -383,6 +387,8 @@ sim_speed(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--sgemm-n", 16, 8192, cfg.sgemm_n),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("sim", argc, argv, opts,
