@@ -810,6 +810,35 @@ test_host_layouts(void **state)
 	      8, 0x1p-7);
 }
 
+/* A loop whose body's GEMM reads a weight of each iteration as its A in
+ * place (the kernel loads A and the C block in one bundle: they must be
+ * in different memory elements): the loop's weight region keeps that
+ * rule for the weights it holds (the differential test's seed 1003846:
+ * the run faulted with a memory element conflict). */
+static void
+test_loop_weight_apart(void **state)
+{
+	(void)state;
+	char text[2048];
+	size_t at = (size_t)snprintf(
+	    text, sizeof text, "input x f32 [3, 8]\ninput c f32 [3, 8]\n");
+	const char *in = "c";
+	char prev[16];
+	for (int k = 0; k < 4; k++) {
+		at += (size_t)snprintf(
+		    text + at, sizeof text - at,
+		    "weight a%d f32 [22, 3]\nweight b%d f32 [8, 48]\n"
+		    "weight s%d f32 [3, 8]\nm%d = matmul a%d %s\n"
+		    "n%d = matmul x b%d\nh%d = add s%d %s\n",
+		    k, k, k, k, k, in, k, k, k, k, in);
+		snprintf(prev, sizeof prev, "h%d", k);
+		in = prev;
+	}
+	snprintf(text + at, sizeof text - at, "output h3\nrepeat 4 m0 h0\n");
+	check("a loop reading each iteration's weight as A in place", text, 8,
+	      0x1p-20);
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -896,6 +925,7 @@ main(void)
 	    cmocka_unit_test(test_loop_input_output),
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_host_layouts),
+	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_refusals),
 	};
