@@ -839,6 +839,27 @@ test_loop_weight_apart(void **state)
 	      0x1p-20);
 }
 
+/* A transposed A made on the device with K = 1 (a partial K panel): the
+ * exchange sends the transposed rows with the column after them, which
+ * lands in the GEMM's zero padding; it must be zero, not whatever a dead
+ * f32 tensor left in that memory (the differential test's seed 2002985:
+ * NaN). The values' seed is fixed: the bug needs NaN bits there, which
+ * this one gives without the fix. */
+static void
+test_transposed_a_k1(void **state)
+{
+	(void)state;
+	rng = 0x77;
+	check("a transposed A of K = 1 after a transposed f32 tensor",
+	      "input x0 f16 [1, 1, 40]\ninput x1 f32 [12, 24]\n"
+	      "input x2 f16 [1, 40, 8]\nt3 = matmul x0 x2\n"
+	      "input t5 f32 [24, 12]\nt6 = reshape t5 [12, 24]\n"
+	      "t7 = transpose t6 [1, 0]\nt8 = reshape t7 [12, 24]\n"
+	      "t9 = add t8 x1\nweight w4 f16 [1, 1, 8]\n"
+	      "t13 = matmul t3 w4 transpose_a=1\noutput t8\noutput t13\n",
+	      4, 0x1p-8);
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -926,6 +947,7 @@ main(void)
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
+	    cmocka_unit_test(test_transposed_a_k1),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_refusals),
 	};
