@@ -860,6 +860,20 @@ test_transposed_a_k1(void **state)
 	      4, 0x1p-8);
 }
 
+/* An f16 softmax's rows take 24 bytes an atom (docs/kernel-rowwise.md);
+ * a cast of it to f8 in the same geometry had rows of 12 bytes and the
+ * cast kernel's 8-byte stores faulted (the differential test's seed
+ * 2001288): a mirror's rows are whole atoms of its own element type. */
+static void
+test_softmax_cast_f8(void **state)
+{
+	(void)state;
+	check("an f16 softmax over single columns, cast to f8",
+	      "weight w f16 [24, 8, 1]\nt = softmax w scale=0.5\n"
+	      "q = cast t f8_f143*2^-3\noutput q\n",
+	      4, 0x1p-3);
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -948,6 +962,7 @@ main(void)
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),
+	    cmocka_unit_test(test_softmax_cast_f8),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_refusals),
 	};
