@@ -127,15 +127,66 @@ err_at(const Interp *in, int32_t id, size_t e)
 	return in->err[id] ? in->err[id][e] : 0;
 }
 
+/* One row of a layernorm or softmax: its values x, the largest bound
+ * of them (big) and their largest magnitude (most), and the row's
+ * statistics: the mean and sigma = sqrt(var + eps), or the max and the
+ * sum of exps (and the min, for the softmax's largest argument). */
+typedef struct {
+	const long double *x;
+	double n, big, most;
+	long double a, b, lo;
+} Row;
+
+enum { STAT_ROUNDINGS = 4 }; /* docs/kernel-rowwise.md: 4 (n + 8) u */
+
+/* Element k of a layernorm row: the centred row moves by at most 2E (E =
+ * big) in every element, so its RMS, and sigma, by at most 2E; z = c /
+ * sigma then by at most 2E (1 + |z|) / (sigma - 2E) while sigma - 2E >
+ * sigma / 2, and always by at most sqrt(n) + |z|. The kernel's own
+ * error: 4 (n + 8) 2^-24 (|gamma| (|z| + max|x| / sigma) + |beta|). */
+static long double
+layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
+                  double *p, double *kern)
+{
+	long double z = (w->x[k] - w->a) / w->b, g = in->val[op->in[1]][k],
+	            be = in->val[op->in[2]][k];
+	double eg = err_at(in, op->in[1], k), eb = err_at(in, op->in[2], k);
+	double az = (double)fabsl(z), sigma = (double)w->b,
+	       lo = sigma - 2 * w->big;
+	double dz =
+	    lo > sigma / 2 ? 2 * w->big * (1 + az) / lo : sqrt(w->n) + az;
+	*p = (double)fabsl(g) * dz + (az + dz) * eg + eb;
+	double sd = lo > sqrt(op->attr.eps) ? lo : sqrt(op->attr.eps);
+	double scale = (az + dz) + (w->most + w->big) / sd;
+	*kern =
+	    sd > 0
+	        ? STAT_ROUNDINGS * (w->n + 8) * 0x1p-24 *
+	              (((double)fabsl(g) + eg) * scale + (double)fabsl(be) + eb)
+	        : INFINITY;
+	return z * g + be;
+}
+
+/* Element k of a softmax row: each exp and the sum move by factors
+ * within e^(+-s E), so y by at most y (e^(2 s E) - 1). The kernel's own
+ * relative error: 4 (n + 8 + t_max) 2^-24, t = s (x - max); the f16
+ * kernel's t = s x + (-s max) adds 2 |s max| 2^-24. */
+static long double
+softmax_element(const Op *op, const Row *w, ElemType o, size_t k, double *p,
+                double *kern)
+{
+	double s = op->attr.scale;
+	long double v = expl(s * (w->x[k] - w->a)) / w->b;
+	*p = (double)v * expm1(2 * s * w->big);
+	double tmax = s * ((double)(w->a - w->lo) + 2 * w->big);
+	double rel = STAT_ROUNDINGS * (w->n + 8 + tmax) * 0x1p-24;
+	if (o.dtype == DT_F16)
+		rel += 2 * s * ((double)fabsl(w->a) + w->big) * 0x1p-24;
+	*kern = rel * ((double)v + *p);
+	return v;
+}
+
 /* layernorm and softmax over the last axis (docs/kernel-rowwise.md: f32
- * statistics, one rounding to f16 at the end). With E the row's largest
- * input bound:
- *   layernorm: the centred row moves by at most 2E in every element, so
- *     its RMS, and sigma = sqrt(var + eps), by at most 2E; z = c / sigma
- *     then by at most 2E (1 + |z|) / (sigma - 2E) (while sigma - 2E >
- *     sigma / 2; else |z| <= sqrt(n) bounds it);
- *   softmax: each exp and the sum move by factors within e^(+-s E), so y
- *     by at most y (e^(2 s E) - 1). */
+ * statistics, one rounding to the output's type at the end). */
 static void
 interpret_rowwise(const Graph *g, const Op *op, Interp *in)
 {
@@ -143,71 +194,42 @@ interpret_rowwise(const Graph *g, const Op *op, Interp *in)
 	int32_t ix = op->in[0];
 	size_t cols = (size_t)o->shape.dim[o->shape.rank - 1],
 	       rows = (size_t)shape_elems(&o->shape) / cols;
-	long double *yv = in->val[o->id];
-	double *ye = in->err[o->id];
-	double n = (double)cols, u = 0x1p-24;
 	for (size_t r = 0; r < rows; r++) {
 		const long double *x = in->val[ix] + r * cols;
-		double big = 0, most = 0;
+		Row w = {.x = x, .n = (double)cols, .lo = x[0]};
 		for (size_t k = 0; k < cols; k++) {
 			double ek = err_at(in, ix, r * cols + k);
-			big = ek > big ? ek : big;
-			most = fabsl(x[k]) > most ? (double)fabsl(x[k]) : most;
+			w.big = ek > w.big ? ek : w.big;
+			if (fabsl(x[k]) > w.most)
+				w.most = (double)fabsl(x[k]);
 		}
-		long double a = 0, b = 0, lo_x = x[0];
 		if (op->kind == OP_LAYERNORM) {
 			for (size_t k = 0; k < cols; k++)
-				a += x[k];
-			a /= cols;
+				w.a += x[k];
+			w.a /= cols;
 			for (size_t k = 0; k < cols; k++)
-				b += (x[k] - a) * (x[k] - a);
-			b = sqrtl(b / cols + op->attr.eps);
+				w.b += (x[k] - w.a) * (x[k] - w.a);
+			w.b = sqrtl(w.b / cols + op->attr.eps);
 		} else {
-			a = x[0];
+			w.a = x[0];
 			for (size_t k = 1; k < cols; k++) {
-				a = fmaxl(a, x[k]);
-				lo_x = fminl(lo_x, x[k]);
+				w.a = fmaxl(w.a, x[k]);
+				w.lo = fminl(w.lo, x[k]);
 			}
 			for (size_t k = 0; k < cols; k++)
-				b += expl(op->attr.scale * (x[k] - a));
+				w.b += expl(op->attr.scale * (x[k] - w.a));
 		}
 		for (size_t k = 0; k < cols; k++) {
-			long double v;
 			double p, kern;
-			if (op->kind == OP_LAYERNORM) {
-				long double z = (x[k] - a) / b,
-				            gk = in->val[op->in[1]][k],
-				            bk = in->val[op->in[2]][k];
-				double eg = err_at(in, op->in[1], k),
-				       eb = err_at(in, op->in[2], k);
-				double az = (double)fabsl(z), lo = (double)b - 2 * big;
-				double dz = lo > (double)b / 2
-				                ? 2 * big * (1 + az) / lo
-				                : sqrt(n) + az;
-				p = (double)fabsl(gk) * dz + (az + dz) * eg + eb;
-				double sd = lo > sqrt(op->attr.eps)
-				                ? lo
-				                : sqrt(op->attr.eps);
-				kern = sd > 0 ? 4 * (n + 8) * u *
-				                    (((double)fabsl(gk) + eg) *
-				                         (az + dz + (most + big) / sd) +
-				                     (double)fabsl(bk) + eb)
-				              : INFINITY;
-				v = z * gk + bk;
-			} else {
-				double s = op->attr.scale;
-				v = expl(s * (x[k] - a)) / b;
-				p = (double)v * expm1(2 * s * big);
-				double tmax = s * (double)(a - lo_x) + 2 * s * big,
-				       rel = 4 * (n + 8 + tmax) * u;
-				if (o->elem.dtype == DT_F16) /* t = s x + (-s m) */
-					rel += 2 * s *
-					       ((double)fabsl(a) + big) * u;
-				kern = rel * ((double)v + p);
-			}
-			yv[r * cols + k] = interp_round(o->elem, v);
-			ye[r * cols + k] =
-			    settle(o->elem, yv[r * cols + k], p, kern);
+			long double v =
+			    op->kind == OP_LAYERNORM
+			        ? layernorm_element(in, op, &w, k, &p, &kern)
+			        : softmax_element(op, &w, o->elem, k, &p,
+			                          &kern);
+			size_t e = r * cols + k;
+			in->val[o->id][e] = interp_round(o->elem, v);
+			in->err[o->id][e] =
+			    settle(o->elem, in->val[o->id][e], p, kern);
 		}
 	}
 }
@@ -310,10 +332,10 @@ interp_run(const Graph *g, Interp *in)
 			case OP_ADD:
 			case OP_MUL: {
 				const Tensor *b = graph_tensor(g, op->in[1]);
-				size_t ia =
-				    broadcast_index(&a->shape, &o->shape, coord);
-				size_t ib =
-				    broadcast_index(&b->shape, &o->shape, coord);
+				size_t ia = broadcast_index(&a->shape,
+				                            &o->shape, coord);
+				size_t ib = broadcast_index(&b->shape,
+				                            &o->shape, coord);
 				long double s = x[ia], t = in->val[b->id][ib];
 				double es = err_at(in, a->id, ia),
 				       et = err_at(in, b->id, ib);
