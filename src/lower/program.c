@@ -443,7 +443,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
-			       l->chip->sync_internal_cycles;
+			       chip_rule(l->chip, TIMING_SYNC_INTERNAL);
 	}
 	tensor_place_free(pa);
 	tensor_place_free(pb);
@@ -1276,6 +1276,9 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 			break;
 		}
 		r = lower_op[op->kind](&b, op, d);
+		if (r &&
+		    strncmp(d->msg, "compile: ", 9)) /* e.g. the planner's */
+			op_error(&b, op, r, d);
 		if (!r && rm.count && i == rm.first + rm.len - 1) {
 			r = loop_end(&b, &rm, d);
 			i = rm.first + rm.count * rm.len - 1;
