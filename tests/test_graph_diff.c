@@ -815,6 +815,18 @@ leaf_values(const Tensor *t, uint64_t vseed)
 	return v;
 }
 
+/* The interpreter's values of g on the inputs' and weights' values of
+ * seed vseed. */
+static void
+interpret(const Graph *g, uint64_t vseed, Interp *in)
+{
+	interp_init(in, g);
+	for (int32_t id = 0; id < g->ntensors; id++)
+		if (g->tensors[id].producer < 0)
+			in->val[id] = leaf_values(&g->tensors[id], vseed);
+	interp_run(g, in);
+}
+
 /* Largest magnitude the bounds and kernels are exercised at without
  * overflow concerns (f16's largest is 65504). */
 static int
@@ -944,11 +956,7 @@ run_case(Graph *g, uint32_t tiles, uint64_t vseed, CaseResult *res)
 {
 	memset(res, 0, sizeof *res);
 	Interp in;
-	interp_init(&in, g);
-	for (int32_t id = 0; id < g->ntensors; id++)
-		if (g->tensors[id].producer < 0)
-			in.val[id] = leaf_values(&g->tensors[id], vseed);
-	interp_run(g, &in);
+	interpret(g, vseed, &in);
 	if (!in_range(g, &in)) {
 		res->status = CASE_SKIPPED;
 		interp_free(&in, g);
@@ -1278,11 +1286,7 @@ report(uint64_t seed, const char *shrunk, uint32_t tiles, uint64_t vseed,
 	if (write_new_file(path, shrunk, strlen(shrunk), &d))
 		print_message("(could not write %s: %s)\n", path, d.msg);
 	Interp in;
-	interp_init(&in, g);
-	for (int32_t id = 0; id < g->ntensors; id++)
-		if (g->tensors[id].producer < 0)
-			in.val[id] = leaf_values(&g->tensors[id], vseed);
-	interp_run(g, &in);
+	interpret(g, vseed, &in);
 	for (int32_t id = 0; id < g->ntensors; id++) {
 		const Tensor *t = &g->tensors[id];
 		if (t->producer < 0)
