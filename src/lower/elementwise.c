@@ -68,6 +68,11 @@ lower_mirror(Lowered *l, const TensorPlace *like, int32_t tensor, DType dt,
 		Piece p = like->piece[k];
 		if (one_row)
 			p.row0 = 0, p.rows = 1, p.pad_rows = 1;
+		/* rows of whole 8-byte atoms in this element size too (an f16
+		 * softmax's rows of 12 elements an atom, cast to f8) */
+		if (p.format == PF_ROWMAJOR && es < 8)
+			p.pad_cols =
+			    (p.pad_cols + 8 / es - 1) / (8 / es) * (8 / es);
 		uint32_t panels = (p.pad_cols + 15) / 16;
 		uint32_t bytes = p.format == PF_GEMM_C
 		                     ? panels * p.pad_rows * 16 * es
