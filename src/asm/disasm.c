@@ -6,11 +6,12 @@
  * is unambiguous, and the mnemonic is replaced by the full variant name
  * whenever the assembler would choose a different row for the printed
  * operands (asm_select is asked, so the two can never disagree). The two
- * no-op encodings print as nop and fnop. A word with the co-issue bit at an
- * 8-byte boundary, followed by an aux-lane word, prints as a bundle
- * "{ main ; aux }"; a two-word instruction (sendpicp) at an 8-byte boundary
- * prints as one line for its 8 bytes; anything that decodes to no row prints
- * as .word with a comment saying why.
+ * no-op encodings print as nop and fnop. A main-lane word with the
+ * co-issue bit, followed by an aux-lane word, prints as a bundle
+ * "{ main ; aux }" (at 4 mod 8 too, where poplibs has bundles: only rpt
+ * bodies must be 8-byte aligned); a two-word instruction (sendpicp) at an
+ * 8-byte boundary prints as one line for its 8 bytes; anything that decodes to
+ * no row prints as .word with a comment saying why.
  */
 #include "asmpriv.h"
 
@@ -21,12 +22,7 @@
 
 /* ---- growing text ---- */
 
-typedef struct {
-	char *p;
-	size_t n, cap;
-} Str;
-
-static void __attribute__((format(printf, 2, 3)))
+void
 str_printf(Str *s, const char *fmt, ...)
 {
 	for (;;) {
@@ -417,10 +413,11 @@ dis_code(Str *out, const Dis *D, const uint8_t *b, size_t len)
 		uint32_t a = D->base + (uint32_t)off;
 		labels(out, D, a);
 		uint32_t w[2] = {rd32(b + off), 0};
-		if ((w[0] & 0x80000000u) && a % 8 == 0 && off + 8 <= len) {
+		if ((w[0] & 0x80000000u) && off + 8 <= len) {
 			w[1] = rd32(b + off + 4);
-			if (!wide_text(D, (uint32_t)off, w[0], w[1], text,
-			               sizeof text) ||
+			if ((a % 8 == 0 &&
+			     !wide_text(D, (uint32_t)off, w[0], w[1], text,
+			                sizeof text)) ||
 			    !bundle_text(D, (uint32_t)off, w[0], w[1], text,
 			                 sizeof text)) {
 				line_start(out, D, a, w, 2);
