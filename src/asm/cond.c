@@ -38,11 +38,11 @@ static const struct {
 	const char *name;
 	CondKind kind;
 } conds[] = {
-    {".if", C_IF},       {".ifeq", C_IFEQ},   {".ifne", C_IFNE},
-    {".iflt", C_IFLT},   {".ifle", C_IFLE},   {".ifgt", C_IFGT},
-    {".ifge", C_IFGE},   {".ifdef", C_IFDEF}, {".ifndef", C_IFNDEF},
-    {".ifnotdef", C_IFNDEF}, {".ifc", C_IFC}, {".ifnc", C_IFNC},
-    {".ifeqs", C_IFEQS}, {".ifnes", C_IFNES}, {".ifb", C_IFB},
+    {".if", C_IF},           {".ifeq", C_IFEQ},   {".ifne", C_IFNE},
+    {".iflt", C_IFLT},       {".ifle", C_IFLE},   {".ifgt", C_IFGT},
+    {".ifge", C_IFGE},       {".ifdef", C_IFDEF}, {".ifndef", C_IFNDEF},
+    {".ifnotdef", C_IFNDEF}, {".ifc", C_IFC},     {".ifnc", C_IFNC},
+    {".ifeqs", C_IFEQS},     {".ifnes", C_IFNES}, {".ifb", C_IFB},
     {".ifnb", C_IFNB},
 };
 
@@ -137,13 +137,12 @@ trimmed(As *as, const char *a, const char *b)
 
 /* The two strings of .ifc/.ifeqs; -1 after an error. */
 static int
-two_strings(As *as, const SrcLine *l, const SrcPos *pos, const char *s,
-            int col, char **a, char **b)
+two_strings(As *as, const SrcLine *l, const SrcPos *pos, const char *s, int col,
+            char **a, char **b)
 {
 	const char *comma = piece_end(s);
 	if (*comma != ',') {
-		as_error(as, pos, col,
-		         "expected two strings separated by ','");
+		as_error(as, pos, col, "expected two strings separated by ','");
 		return -1;
 	}
 	*a = trimmed(as, s, comma);
@@ -209,8 +208,8 @@ evaluate(As *as, const SrcLine *l, const SrcPos *pos, const char *w, int kind)
 			return -1;
 		const char *qa = unquote(as, a), *qb = unquote(as, b);
 		if (!qa || !qb) {
-			as_error(as, pos, col, "'%s' compares two quoted strings",
-			         w);
+			as_error(as, pos, col,
+			         "'%s' compares two quoted strings", w);
 			return -1;
 		}
 		return (strcmp(qa, qb) == 0) == (kind == C_IFEQS);
@@ -270,9 +269,8 @@ cond_line(As *as, CondStack *cs, const SrcLine *l, const char *w)
 		f->active = f->parent && !f->taken;
 		f->taken |= f->active;
 	} else { /* .elseif */
-		int r = f->parent && !f->taken
-		            ? evaluate(as, l, &pos, w, C_IF)
-		            : 0;
+		int r =
+		    f->parent && !f->taken ? evaluate(as, l, &pos, w, C_IF) : 0;
 		f->active = r > 0;
 		f->taken |= f->active;
 	}
@@ -285,9 +283,10 @@ cond_finish(As *as, CondStack *cs)
 {
 	for (int i = cs->n - 1; i >= 0; i--) {
 		as->seq = as->lines;
-		as_error(as, &cs->v[i].pos, cs->v[i].col,
-		         "'.if' without '.endif' (conditionals must close in the "
-		         "file, macro or .rept body that opens them)");
+		as_error(
+		    as, &cs->v[i].pos, cs->v[i].col,
+		    "'.if' without '.endif' (conditionals must close in the "
+		    "file, macro or .rept body that opens them)");
 	}
 	free(cs->v);
 	*cs = (CondStack){0};

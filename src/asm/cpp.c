@@ -7,11 +7,11 @@
  * and no host headers (-nostdinc), with __IPU__ and __IPU_ARCH_VERSION__ (2
  * for the gc200, 21 for the c600) as popc defines them. Without clang, GCC's
  * `cpp` does, with one difference that matters to poplibs: it puts a blank
- * into `$\NAME` and into failed `##` pastes, which clang does not. The SDK headers such code includes
- * are written into a private temporary directory from sdk.c and searched
- * after the caller's -I directories; the directory is removed afterwards.
- * cpp's line markers carry the original file and line numbers through to
- * the assembler's messages (macro.c reads them).
+ * into `$\NAME` and into failed `##` pastes, which clang does not. The SDK
+ * headers such code includes are written into a private temporary directory
+ * from sdk.c and searched after the caller's -I directories; the directory is
+ * removed afterwards. cpp's line markers carry the original file and line
+ * numbers through to the assembler's messages (macro.c reads them).
  */
 #include "asmpriv.h"
 
@@ -136,14 +136,17 @@ asm_preprocess(const char *path, const AsmCppOptions *o, char **text,
 	char arch[40];
 	snprintf(arch, sizeof arch, "-D__IPU_ARCH_VERSION__=%d",
 	         chip->arch == ARCH_IPU21 ? 21 : 2);
-	char *fixed[] = {"clang",  "-E",        "-x",        "assembler-with-cpp",
-	                 "-undef", "-nostdinc", "-D__IPU__", arch};
+	char *fixed[] = {
+	    "clang",  "-E",        "-x",        "assembler-with-cpp",
+	    "-undef", "-nostdinc", "-D__IPU__", arch};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		bad |= push(argv, &n, fixed[i]);
 	for (int i = 0; o && i < o->ndefine; i++)
-		bad |= push(argv, &n, owned[nowned++] = concat("-D", "", o->define[i]));
+		bad |= push(argv, &n,
+		            owned[nowned++] = concat("-D", "", o->define[i]));
 	for (int i = 0; o && i < o->nundef; i++)
-		bad |= push(argv, &n, owned[nowned++] = concat("-U", "", o->undef[i]));
+		bad |= push(argv, &n,
+		            owned[nowned++] = concat("-U", "", o->undef[i]));
 	for (int i = 0; o && i < o->ninclude; i++) {
 		bad |= push(argv, &n, "-I");
 		bad |= push(argv, &n, (char *)o->include[i]);

@@ -104,12 +104,14 @@ ldconst(As *as, const SrcPos *pos, int mcol, const ParsedOp *ops, int nops,
 		return -1;
 	if (v < INT32_MIN || v > UINT32_MAX) {
 		as_error(as, pos, ops[1].col,
-		         "ldconst value %lld does not fit 32 bits", (long long)v);
+		         "ldconst value %lld does not fit 32 bits",
+		         (long long)v);
 		return -1;
 	}
 	uint32_t u = (uint32_t)v;
 	int aux = ops[0].a.cls == AOP_AREG;
-	RealInsn *r = start(&out[0], aux ? "setzi_aaan_zi" : "setzi_mmmn_zi", 2);
+	RealInsn *r =
+	    start(&out[0], aux ? "setzi_aaan_zi" : "setzi_mmmn_zi", 2);
 	r->op[0] = ops[0];
 	set_imm(as, &r->op[1], u & 0xfffff, ops[1].col);
 	if (!(u & 0xfff00000u))
@@ -238,8 +240,7 @@ pseudo_expand(As *as, const SrcPos *pos, const char *mn, int mcol,
 		} z[] = {{AOP_MREG, 1, 15, "or_mmmn"},
 		         {AOP_AREG, 1, 15, "or_aaan"},
 		         {AOP_AREG, 2, 14, "or64_aaan"}};
-		for (size_t i = 0; nops == 1 && i < sizeof z / sizeof z[0];
-		     i++)
+		for (size_t i = 0; nops == 1 && i < sizeof z / sizeof z[0]; i++)
 			if (reg(&ops[0], z[i].cls, z[i].nregs)) {
 				r = start(out, z[i].variant, 3);
 				r->op[0] = ops[0];
@@ -257,7 +258,8 @@ pseudo_expand(As *as, const SrcPos *pos, const char *mn, int mcol,
 	if (!strcmp(mn, "mov")) {
 		if (nops == 2 && ((mreg(&ops[0]) && mreg(&ops[1])) ||
 		                  (areg(&ops[0]) && areg(&ops[1])))) {
-			r = start(out, areg(&ops[0]) ? "or_aaan_zi" : "or_mmmn_zi",
+			r = start(out,
+			          areg(&ops[0]) ? "or_aaan_zi" : "or_mmmn_zi",
 			          3);
 			r->op[0] = ops[0];
 			r->op[1] = ops[1];

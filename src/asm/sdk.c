@@ -132,7 +132,8 @@ static const struct {
 	uint32_t arch;
 } csrs[] = {
 #define R(name, space, index, arch, note)                                      \
-	{NAME_##space(name), index + (SP_##space == SP_CSR_WU ? 0x100 : 0), arch},
+	{NAME_##space(name), index + (SP_##space == SP_CSR_WU ? 0x100 : 0),    \
+	 arch},
 #include "../target/csrs.def"
 #undef R
 };
@@ -145,8 +146,8 @@ sdk_names(const Chip *chip, SdkName *out, int max, int header_only)
 		if (n < max && (!header_only || fixed[i].flags & SDK_HEADER))
 			out[n++] = (SdkName){fixed[i].name, fixed[i].value};
 	for (size_t i = 0; i < sizeof csrs / sizeof csrs[0]; i++)
-		if (n < max && (!(csrs[i].arch & F_IPU21) ||
-		                chip->arch == ARCH_IPU21))
+		if (n < max &&
+		    (!(csrs[i].arch & F_IPU21) || chip->arch == ARCH_IPU21))
 			out[n++] = (SdkName){csrs[i].name, csrs[i].index};
 	if (n + 2 <= max) {
 		out[n++] = (SdkName){"TMEM_REGION0_BASE_ADDR", chip->mem_base};

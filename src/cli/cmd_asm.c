@@ -3,13 +3,15 @@
  * parsing, file handling and printing around asm/asm.h.
  *
  * Exit status: 0 success, 1 bad input (errors printed as file:line:col with
- * a caret), 2 usage error. No command writes over one of its inputs.
+ * a caret), 2 usage error. Outputs follow cli_check_outputs: never over an
+ * input, over an existing file only with --force.
  * The helpers declared in cli.h (cli_*) serve the other commands too.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../asm/asm.h"
 #include "cli.h"
@@ -59,6 +61,19 @@ cli_chip_arg(const char *cmd, const char *name)
 }
 
 int
+cli_timing_arg(const char *cmd, const char *spec, Timing *out)
+{
+	Diag d;
+	diag_clear(&d);
+	if (!timing_parse(spec, out, &d))
+		return 1;
+	char msg[512];
+	diag_format(&d, msg, sizeof msg);
+	fprintf(stderr, "ipu %s: %s\n", cmd, msg);
+	return 0;
+}
+
+int
 cli_threads_arg(const char *cmd, const char *v, int *out)
 {
 	char *end;
@@ -72,27 +87,27 @@ cli_threads_arg(const char *cmd, const char *v, int *out)
 	return 1;
 }
 
-/* Same file? By device and inode when both exist, else by name. */
-static int
-same_file(const char *a, const char *b)
+int
+cli_parse_cycles(const char *v, uint64_t *out)
 {
-	struct stat sa, sb;
-	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	return !strcmp(a, b);
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-' || n < 1 || n > INT64_MAX)
+		return -1;
+	*out = n;
+	return 0;
 }
 
 int
-cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin)
+cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out)
 {
-	for (int i = 0; i < nin; i++)
-		if (same_file(out, in[i])) {
-			fprintf(stderr,
-			        "ipu %s: output %s is also an input; refusing "
-			        "to overwrite it\n",
-			        cmd, out);
-			return 1;
-		}
+	if (!cli_parse_cycles(v, out))
+		return 1;
+	fprintf(stderr,
+	        "ipu %s: --max-cycles wants a number of cycles, 1 or more, "
+	        "got '%s'\n",
+	        cmd, v);
 	return 0;
 }
 
@@ -101,22 +116,23 @@ cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin)
 static void
 asm_usage(FILE *f)
 {
-	fprintf(
-	    f, "usage: ipu asm IN.s [-o OUT.o] [--chip c600|gc200] [-I DIR]... "
-	       "[-D NAME[=V]]... [-U NAME]... [--cpp|--no-cpp]\n"
-	       "\n"
-	       "Assemble IN.s into a relocatable ELF object (default OUT: IN "
-	       "with .o).\n"
-	       "  -o FILE        output object\n"
-	       "  --chip NAME    instructions available (default c600: "
-	       "ipu21)\n"
-	       "  --cpp          run the C preprocessor first (the default "
-	       "for IN.S)\n"
-	       "  --no-cpp       do not, even for IN.S\n"
-	       "  -I DIR, -D NAME[=VALUE], -U NAME   passed to the "
-	       "preprocessor\n"
-	       "Syntax, directives and the preprocessor step: "
-	       "docs/assembler.md.\n");
+	fprintf(f,
+	        "usage: ipu asm IN.s [-o OUT.o] [--force] [--chip c600|gc200] "
+	        "[-I DIR]... [-D NAME[=V]]... [-U NAME]... [--cpp|--no-cpp]\n"
+	        "\n"
+	        "Assemble IN.s into a relocatable ELF object (default OUT: IN "
+	        "with .o).\n"
+	        "  -o FILE        output object\n"
+	        "  --force        replace OUT if it exists\n"
+	        "  --chip NAME    instructions available (default c600: "
+	        "ipu21)\n"
+	        "  --cpp          run the C preprocessor first (the default "
+	        "for IN.S)\n"
+	        "  --no-cpp       do not, even for IN.S\n"
+	        "  -I DIR, -D NAME[=VALUE], -U NAME   passed to the "
+	        "preprocessor\n"
+	        "Syntax, directives and the preprocessor step: "
+	        "docs/assembler.md.\n");
 }
 
 /* -I DIR, -IDIR (and -D, -U): the value, advancing *i; NULL if argv[*i] is
@@ -144,7 +160,7 @@ wants_cpp(const char *in)
 	return n > 2 && !strcmp(in + n - 2, ".S");
 }
 
-/* Assemble `in`, through cpp when asked; errors are printed. */
+/* Assemble `in`, through the preprocessor when asked. */
 static int
 assemble(const char *in, int cpp, const AsmCppOptions *co,
          const AsmOptions *opt, Obj **o, DiagList *errs)
@@ -162,7 +178,7 @@ assemble(const char *in, int cpp, const AsmCppOptions *co,
 		return IPU_EINVAL;
 	}
 	if (d.msg[0])
-		fprintf(stderr, "ipu asm: cpp: %s\n", d.msg);
+		fprintf(stderr, "ipu asm: preprocessor: %s\n", d.msg);
 	int r = asm_source(in, text, len, opt, o, errs);
 	free(text);
 	return r;
@@ -194,20 +210,22 @@ cmd_asm(int argc, char **argv)
 	co.include = inc;
 	co.define = def;
 	co.undef = und;
-	int cpp = -1; /* by the file name */
-	int usage_rc = 2;
+	int force = 0, cpp = -1; /* cpp < 0: by the file name */
+	int status = 2;
 	for (int i = 1; i < argc; i++) {
 		int missing = 0;
 		if (is_help(argv[i])) {
 			asm_usage(stdout);
-			usage_rc = 0;
-			goto usage;
-		} else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
+			status = 0;
+			goto done;
+		} else if (!strcmp(argv[i], "--force"))
+			force = 1;
+		else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
 			out = v;
 		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                            &missing))) {
 			if (!(opt.chip = cli_chip_arg("asm", v)))
-				goto usage;
+				goto done;
 		} else if (!strcmp(argv[i], "--cpp") ||
 		           !strcmp(argv[i], "--no-cpp"))
 			cpp = argv[i][2] == 'c';
@@ -224,24 +242,24 @@ cmd_asm(int argc, char **argv)
 			                : "unknown option",
 			        argv[i]);
 			asm_usage(stderr);
-			goto usage;
+			goto done;
 		} else
 			in = argv[i];
 	}
 	if (!in) {
 		asm_usage(stderr);
-		goto usage;
+		goto done;
 	}
 	co.chip = opt.chip;
 	char *defout = out ? NULL : default_output(in, ".o");
 	if (!out)
 		out = defout;
-	char *ins[1] = {(char *)in};
-	int status = 1;
-	if (cli_refuse_overwrite("asm", out, ins, 1)) {
+	status = cli_check_outputs("asm", &out, 1, &in, 1, force);
+	if (status) {
 		free(defout);
-		goto usage;
+		goto done;
 	}
+	status = 1;
 	Obj *o;
 	DiagList errs;
 	int r =
@@ -270,15 +288,11 @@ cmd_asm(int argc, char **argv)
 	}
 	diaglist_free(&errs);
 	free(defout);
+done:
 	free(inc);
 	free(def);
 	free(und);
 	return status;
-usage:
-	free(inc);
-	free(def);
-	free(und);
-	return usage_rc;
 }
 
 /* ---- ipu link ---- */
@@ -286,11 +300,13 @@ usage:
 static void
 link_usage(FILE *f)
 {
-	fprintf(f, "usage: ipu link A.o [B.o ...] -o IMAGE [--section "
-	           "NAME=ADDR]... [--chip c600|gc200] [--entry SYMBOL]\n"
+	fprintf(f, "usage: ipu link A.o [B.o ...] -o IMAGE [--force] "
+	           "[--section NAME=ADDR]...\n"
+	           "                [--chip c600|gc200] [--entry SYMBOL]\n"
 	           "\n"
 	           "Link objects into a tile image (ELF executable).\n"
 	           "  -o FILE            output image\n"
+	           "  --force            replace IMAGE if it exists\n"
 	           "  --section N=ADDR   place section N at ADDR (repeatable); "
 	           "others follow\n"
 	           "                     from the chip's memory base, code "
@@ -324,7 +340,7 @@ cmd_link(int argc, char **argv)
 	char **in = xcalloc((size_t)argc, sizeof *in);
 	LinkPlace *place = xcalloc((size_t)argc, sizeof *place);
 	LinkOptions opt = {.place = place};
-	int nin = 0, status = 2;
+	int nin = 0, status = 2, force = 0;
 	Obj **objs = NULL;
 	for (int i = 1; i < argc; i++) {
 		int missing = 0;
@@ -332,7 +348,9 @@ cmd_link(int argc, char **argv)
 			link_usage(stdout);
 			status = 0;
 			goto done;
-		} else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
+		} else if (!strcmp(argv[i], "--force"))
+			force = 1;
+		else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
 			out = v;
 		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                            &missing))) {
@@ -367,7 +385,8 @@ cmd_link(int argc, char **argv)
 		link_usage(stderr);
 		goto done;
 	}
-	if (cli_refuse_overwrite("link", out, in, nin))
+	if ((status = cli_check_outputs("link", &out, 1,
+	                                (const char *const *)in, nin, force)))
 		goto done;
 	status = 1;
 	objs = xcalloc((size_t)nin, sizeof *objs);
