@@ -522,9 +522,18 @@ expand_macro(As *as, const Macro *m, const SrcLine *l, const Token *name)
 	}
 	for (int i = 0; i < m->nparams; i++)
 		args[i] = NULL;
-	for (int i = 0, next = 0; i < n; i++) {
-		int k = next++;
+	for (int i = 0, next = 0, named = 0; i < n; i++) {
+		int k = next;
+		if (named && !given[i].name) {
+			as_error(
+			    as, &pos, given[i].col,
+			    "a positional argument after a named one (NAME=) "
+			    "in a call of macro '%s'",
+			    m->name);
+			return end;
+		}
 		if (given[i].name) {
+			named = 1;
 			for (k = 0; k < m->nparams; k++)
 				if (!strcmp(m->param[k], given[i].name))
 					break;
@@ -540,6 +549,8 @@ expand_macro(As *as, const Macro *m, const SrcLine *l, const Token *name)
 			         "%d)",
 			         m->name, m->nparams);
 			return end;
+		} else {
+			next++;
 		}
 		args[k] = given[i].value;
 	}
