@@ -135,6 +135,15 @@ as_strndup(As *as, const char *s, size_t n)
 	return p;
 }
 
+void
+as_trim(const char **a, const char **b)
+{
+	while (*a < *b && (**a == ' ' || **a == '\t'))
+		(*a)++;
+	while (*b > *a && ((*b)[-1] == ' ' || (*b)[-1] == '\t'))
+		(*b)--;
+}
+
 static void
 arena_free(As *as)
 {

@@ -265,6 +265,8 @@ void as_warning(As *as, const SrcPos *pos, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void *as_alloc(As *as, size_t n);
 char *as_strndup(As *as, const char *s, size_t n);
+/* Narrow the text [*a, *b) to drop blanks at both ends. */
+void as_trim(const char **a, const char **b);
 int as_section(As *as, const char *name, uint32_t flags, int explicit_flags);
 int64_t as_reserve(As *as, const SrcPos *pos, int col, uint64_t n);
 int as_lookup(As *as, const char *name);

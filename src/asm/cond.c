@@ -128,10 +128,7 @@ piece_end(const char *s)
 static char *
 trimmed(As *as, const char *a, const char *b)
 {
-	while (a < b && (*a == ' ' || *a == '\t'))
-		a++;
-	while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-		b--;
+	as_trim(&a, &b);
 	return as_strndup(as, a, (size_t)(b - a));
 }
 

@@ -132,7 +132,9 @@ asm_preprocess(const char *path, const AsmCppOptions *o, char **text,
 	}
 	char *out = join(dir, "out.s"), *err = join(dir, "err.txt");
 	char *argv[MAX_ARGS], *owned[MAX_ARGS];
-	int n = 0, nowned = 0, bad = 0;
+	int n = 0, nowned = 0;
+	int bad =
+	    o && (o->ndefine + o->nundef + 2 * o->ninclude > MAX_ARGS - 16);
 	char arch[40];
 	snprintf(arch, sizeof arch, "-D__IPU_ARCH_VERSION__=%d",
 	         chip->arch == ARCH_IPU21 ? 21 : 2);
@@ -141,13 +143,13 @@ asm_preprocess(const char *path, const AsmCppOptions *o, char **text,
 	    "-undef", "-nostdinc", "-D__IPU__", arch};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		bad |= push(argv, &n, fixed[i]);
-	for (int i = 0; o && i < o->ndefine; i++)
+	for (int i = 0; o && !bad && i < o->ndefine; i++)
 		bad |= push(argv, &n,
 		            owned[nowned++] = concat("-D", "", o->define[i]));
-	for (int i = 0; o && i < o->nundef; i++)
+	for (int i = 0; o && !bad && i < o->nundef; i++)
 		bad |= push(argv, &n,
 		            owned[nowned++] = concat("-U", "", o->undef[i]));
-	for (int i = 0; o && i < o->ninclude; i++) {
+	for (int i = 0; o && !bad && i < o->ninclude; i++) {
 		bad |= push(argv, &n, "-I");
 		bad |= push(argv, &n, (char *)o->include[i]);
 	}

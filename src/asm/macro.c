@@ -261,10 +261,7 @@ starts_operator(const char *s)
 static char *
 arg_value(As *as, const char *a, const char *b)
 {
-	while (a < b && (*a == ' ' || *a == '\t'))
-		a++;
-	while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-		b--;
+	as_trim(&a, &b);
 	char *v = as_alloc(as, (size_t)(b - a) + 1), *o = v;
 	for (int q = 0; a < b; a++) {
 		if (*a == '"') {
@@ -334,7 +331,8 @@ macro_args(As *as, const char *line, const char *s, MacArg *out, int max,
 					break;
 				/* the operator, then blanks after it */
 				s = k + 1;
-				if (strchr("=<>&|!", *k) && strchr("=<>&|", *s))
+				if (*s && strchr("=<>&|!", *k) &&
+				    strchr("=<>&|", *s))
 					s++;
 				while (*s == ' ' || *s == '\t')
 					s++;
@@ -508,10 +506,9 @@ expand_macro(As *as, const Macro *m, const SrcLine *l, const Token *name)
 	if (m->vararg && n >= m->nparams && !given[m->nparams - 1].name) {
 		/* the last parameter takes the rest of the statement */
 		MacArg *v = &given[m->nparams - 1];
-		const char *b = end;
-		while (b > v->start && (b[-1] == ' ' || b[-1] == '\t'))
-			b--;
-		v->value = as_strndup(as, v->start, (size_t)(b - v->start));
+		const char *a = v->start, *b = end;
+		as_trim(&a, &b);
+		v->value = as_strndup(as, a, (size_t)(b - a));
 		n = m->nparams;
 	}
 	if (n < 0) {
