@@ -981,9 +981,11 @@ test_bundles_real(void **state)
 	(void)state;
 	/* A bundle may start at 4 mod 8 (poplibs has hundreds): no padding.
 	 * add_mmmn_zi with the co-issue bit, then fnop. */
-	Obj *o = as_ok("\tnop\n\t{ add $m0, $m0, 1\n\t  fnop }\n");
-	uint32_t w1[] = {0x42ff9000, 0xa0000001, 0x52ff9000};
-	check_words(o, w1, 3);
+	Obj *o = as_ok("\tnop\n\t{ add $m0, $m0, 1\n\t  fnop }\n"
+	               "\t{add $m0, $m0, 1\n\t fnop}\n");
+	uint32_t w1[] = {0x42ff9000, 0xa0000001, 0x52ff9000, 0xa0000001,
+	                 0x52ff9000};
+	check_words(o, w1, 5);
 	obj_free(o);
 	/* An rpt body must start 8-byte aligned (LLVM's check). */
 	expect_error("\t.align 8\n\trpt $m0, 0\n\t{ nop ; fnop }\n", 2, 2,
