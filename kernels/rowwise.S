@@ -4,8 +4,8 @@
 // src/kernels/rowwise.c fills the argument block and counts cycles.
 //
 // Supervisor entry, `call $m10, rw_softmax_f16` with $m0 -> argument
-// block. Clobbers $m1, $m2 and $WORKER0..5_BASE; preserves $m0 and
-// $m3-$m15 of the supervisor.
+// block. Clobbers $m1-$m4 and $WORKER0..5_BASE; preserves $m0 and
+// $m5-$m15 of the supervisor.
 //
 //   entry               per row
 //   rw_layernorm_f32    y = (x - mean) * rsqrt(var + eps) * gamma + beta
@@ -83,32 +83,34 @@
 	.section .text.rowwise, "ax"
 
 // Supervisor: $m0 -> argument block. Every worker's $WORKER_BASE is the
-// block, its $VERTEX_BASE its vertex.
+// block, its $VERTEX_BASE its vertex. The values the branch and the
+// runalls read are loaded before the CSR writes; the next pass's entry is
+// set while the workers run (docs/fidelity.md: sup-dep).
 .macro RW_ENTRY name, worker, s1, s2, s3
 	.globl \name
 	.type \name, @function
 \name:
+	ld32 $m3, $m0, $mzero, ARG_SPLIT / 4
+	add $m2, $m0, ARG_VERTEX
+	setzi $m1, \worker
+	setzi $m4, \s1
 	put $WORKER0_BASE, $m0
 	put $WORKER1_BASE, $m0
 	put $WORKER2_BASE, $m0
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
-	ld32 $m1, $m0, $mzero, ARG_SPLIT / 4
-	add $m2, $m0, ARG_VERTEX
-	brnz $m1, 1f
-	setzi $m1, \worker
+	brnz $m3, 1f
 	runall $m1, $m2, VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr
-1:	setzi $m1, \s1
-	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
-	sync TEXCH_SYNCZONE_LOCAL
+1:	runall $m4, $m2, SPLIT_VERTEX_BYTES / 4
 	setzi $m1, \s2
+	setzi $m4, \s3
+	sync TEXCH_SYNCZONE_LOCAL
 	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
-	setzi $m1, \s3
-	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
+	runall $m4, $m2, SPLIT_VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr
 	.size \name, . - \name
