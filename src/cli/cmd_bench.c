@@ -60,6 +60,9 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
+	        "  --max-cycles N  stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                  cycles + 10^6)\n"
 	        "\n"
 	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
 	        "emulated chip and\n"
@@ -76,6 +79,7 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
+	        "  --max-cycles N  as for graph\n"
 	        "\n"
 	        "every benchmark:\n"
 	        "  --chip NAME     %s (default c600)\n"
@@ -148,6 +152,12 @@ fp8_names(const int f152[2])
 	static const char *const names[2][2] = {{"f143", "f143,f152"},
 	                                        {"f152,f143", "f152"}};
 	return names[f152[0]][f152[1]];
+}
+
+static int
+parse_cycles(const char *s, void *dst)
+{
+	return cli_parse_cycles(s, dst);
 }
 
 static int
@@ -431,6 +441,8 @@ gemm(int argc, char **argv)
 	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
 	             "f143, f152, or A's,B's (f143,f152)"),
 	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("gemm", argc, argv, opts,
@@ -499,6 +511,8 @@ graph_bench(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("graph", argc, argv, opts,

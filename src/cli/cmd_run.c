@@ -11,7 +11,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +61,7 @@ usage(FILE *f)
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
 	        "[--chip C] [--timing P]\n"
-	        "                      [--threads N]\n"
+	        "                      [--threads N] [--max-cycles N]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -94,6 +93,9 @@ usage(FILE *f)
 	        "(default: $XDG_CACHE_HOME/ipu\n"
 	        "                or ~/.cache/ipu); --no-cache always "
 	        "compiles\n"
+	        "  --max-cycles N stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                cycles + 10^6)\n"
 	        "       ipu run graph --help: a graph file on .npy values\n");
 }
 
@@ -107,7 +109,8 @@ cmd_run(int argc, char **argv)
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
 	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
-	const char **images = xcalloc((size_t)argc, sizeof *images);
+	/* room for the images, then the other inputs */
+	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
 	int force = 0, bad = 0, no_cache = 0;
 	Timing timing = timing_nominal;
@@ -161,6 +164,9 @@ cmd_run(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
+		                              &missing))) {
+			bad = !cli_max_cycles_arg("run", v, &r.max_cycles);
 		} else {
 			fprintf(stderr, "ipu run: %s '%s'\n",
 			        missing ? "missing value for"
@@ -192,11 +198,16 @@ cmd_run(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct stat st;
-	if (out && !force && stat(out, &st) == 0) { /* before minutes of run */
-		fprintf(stderr, "%s: exists; --force replaces it\n", out);
+	/* before minutes of run: the inputs are the weights, the config and
+	 * the images or pixels */
+	images[r.nimages] = r.weights;
+	images[r.nimages + 1] = r.config;
+	images[r.nimages + 2] = r.pixels;
+	int refused = cli_check_outputs("run siglip", &out, 1, images,
+	                                r.nimages + 3, force);
+	if (refused) {
 		free(images);
-		return 1;
+		return refused;
 	}
 	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
 	r.cache_dir = cache ? cache : cache_default;

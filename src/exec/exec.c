@@ -251,13 +251,37 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	return e;
 }
 
+uint64_t
+exec_cycle_limit(uint64_t predicted)
+{
+	if (predicted > (UINT64_MAX - EXEC_CYCLES_SLACK) / EXEC_CYCLES_FACTOR)
+		return UINT64_MAX;
+	return EXEC_CYCLES_FACTOR * predicted + EXEC_CYCLES_SLACK;
+}
+
 int
-exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds, Diag *d)
+exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
+               uint64_t *cycles, double *host_seconds, Diag *d)
 {
 	ipu_error err;
+	uint64_t limit = max_cycles ? max_cycles : exec_cycle_limit(predicted);
 	double t0 = monotonic_seconds();
-	int e = IPU_OK;
-	if (ipu_run(dev, 0, &err))
+	int e = IPU_OK, kind = ipu_run(dev, limit, &err);
+	if (kind == IPU_ERR_TIMEOUT && max_cycles)
+		e = diag_set(d, IPU_EFAULT, NULL, 0, 0,
+		             "run: stopped at the limit of --max-cycles %llu "
+		             "(%s); a longer run needs a larger --max-cycles",
+		             (unsigned long long)limit, err.msg);
+	else if (kind == IPU_ERR_TIMEOUT)
+		e = diag_set(
+		    d, IPU_EFAULT, NULL, 0, 0,
+		    "run: stopped at the default limit of %llu cycles, "
+		    "%d x the %llu predicted + %d (%s): the program "
+		    "seems not to end; if it should run longer, give "
+		    "--max-cycles N",
+		    (unsigned long long)limit, EXEC_CYCLES_FACTOR,
+		    (unsigned long long)predicted, EXEC_CYCLES_SLACK, err.msg);
+	else if (kind)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
 	*host_seconds = monotonic_seconds() - t0;
 	*cycles = ipu_cycles(dev);
@@ -418,13 +442,8 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
 				             "%s is given twice (--in)",
 				             r->in[i].tensor);
 	}
-	for (int i = 0; !e && i < r->nout; i++) {
-		struct stat st;
+	for (int i = 0; !e && i < r->nout; i++)
 		e = bound_tensor(g, &r->out[i], 1, d);
-		if (!e && !r->force && stat(r->out[i].path, &st) == 0)
-			e = diag_set(d, IPU_EINVAL, r->out[i].path, 0, 0,
-			             "exists; --force replaces it");
-	}
 	for (int32_t id = 0; !e && id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
 		int given = t->producer >= 0;
@@ -516,7 +535,9 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 	if (!e)
 		e = write_inputs(r, g, v, dev, d);
 	if (!e)
-		e = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
+		e = exec_run_timed(dev, r->max_cycles,
+		                   res->build.predicted_cycles, &res->cycles,
+		                   &res->host_seconds, d);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)
