@@ -181,14 +181,16 @@
 	{ nop ; f32exp $a0, $a0 }
 	{ nop ; f32exp $a1, $a1 }
 .endm
+// Summed, and kept in dst for pass 3 (the lead atom's at its place; a
+// dst row holds f32 like x, and pass 2 has read an atom of x before it
+// stores the e in its place, so dst may be x).
+.macro SM32_SUM_LEAD p, s
+	SM32_EXP \p, \s
+	{ st64 $a0:1, $m2, $m8, 0 ; f32v2add $a10:11, $a10:11, $a0:1 }
+.endm
 .macro SM32_SUM p, s
 	SM32_EXP \p, \s
-	{ nop ; f32v2add $a10:11, $a10:11, $a0:1 }
-.endm
-.macro SM32_OUT p, s
-	SM32_EXP \p, \s
-	{ nop ; f32v2mul $a0:1, $a10:11:B, $a0:1 }
-	{ st64step $a0:1, $mzero, $m7+=, 1 ; fnop }
+	{ st64step $a0:1, $mzero, $m7+=, 1 ; f32v2add $a10:11, $a10:11, $a0:1 }
 .endm
 
 // The max: the lead atom masked (its padding lanes -inf), then the others.
@@ -209,20 +211,23 @@
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
 	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a2:3, $a2:3, $a4:5 }
-	{ nop ; or64 $a2:3, $a2:3, $a6:7 }
-	SM32_SUM $m6, 1
+	{ add $m7, $m2, 0 ; or64 $a2:3, $a2:3, $a6:7 }
+	SM32_SUM_LEAD $m6, 1
 	{ rpt $m5, 4 ; fnop }
 	SM32_SUM $m6, 1
 	{ nop ; f32add $a10, $a10, $a11 }
 .endm
-// y = e / sum over every atom, 1 / sum in $a10.
+// y = e / sum over every atom, e read back from dst (no exp again), 1 /
+// sum in $a10: the loop loads the next atom while it scales this one.
 .macro SM32_P3
-	{ add $m6, $m1, 0 ; fnop }
+	{ add $m6, $m2, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
-	{ ld64step $a2:3, $mzero, $m6+=, 1 ; fnop }
-	{ rpt $m5, 5 ; fnop }
-	SM32_OUT $m6, 1
-	SM32_OUT $m1, 0
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+	{ rpt $m5, 1 ; fnop }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2mul $a2:3, $a10:11:B, $a0:1 }
+	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+	{ nop ; f32v2mul $a2:3, $a10:11:B, $a0:1 }
+	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
 .endm
 
 // ---- softmax, f16: x atoms in $a0:1, the four f32 lanes in $a4:7,
