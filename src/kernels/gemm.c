@@ -340,9 +340,37 @@ n_panel(SupClock *s, const GemmShape *g, int last)
 	return r;
 }
 
+static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t bm,
+                            uint32_t bn, uint32_t bk);
+
+/* The planner prices tens of thousands of candidates, most of them the
+ * same few calls: a small cache per thread of recent calls. */
+typedef struct {
+	const Chip *chip;
+	uint32_t t, bm, bn, bk;
+	uint64_t cycles;
+} CycleMemo;
+enum { MEMO_SLOTS = 1024 };
+static _Thread_local CycleMemo memo[MEMO_SLOTS];
+
 uint64_t
 gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
                  uint32_t bk)
+{
+	uint64_t h = ((uint64_t)bm * 0x9e3779b1u ^ (uint64_t)bn * 0x85ebca77u ^
+	              (uint64_t)bk * 0xc2b2ae3du ^ (uint64_t)t ^
+	              (uint64_t)(uintptr_t)c) %
+	             MEMO_SLOTS;
+	CycleMemo *m = &memo[h];
+	if (m->chip != c || m->t != (uint32_t)t || m->bm != bm || m->bn != bn ||
+	    m->bk != bk)
+		*m = (CycleMemo){
+		    c, (uint32_t)t, bm, bn, bk, tile_cycles(c, t, bm, bn, bk)};
+	return m->cycles;
+}
+
+static uint64_t
+tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4;
 	GemmShape g = {.nk = gemm_k_panels(t, bk)};
