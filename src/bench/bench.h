@@ -25,6 +25,13 @@ typedef struct {
 
 /* c with every timing rule at bound b. */
 const Chip *bench_bound_chip(const Chip *c, TimingBound b);
+/* One run of a benchmark at chip `at` (its config in cfg): the cycles and
+ * the compiler's prediction (0 if none). */
+typedef int (*BenchOnce)(const void *cfg, const Chip *at, uint64_t *cycles,
+                         uint64_t *predicted, Diag *d);
+/* The runs at the fast and at the slow bound of c into *r. */
+int bench_range(BenchOnce once, const void *cfg, const Chip *c, BenchRange *r,
+                Diag *d);
 
 const char *amp_dtype_name(AmpDtype t);
 int amp_dtype_parse(const char *s, AmpDtype *t); /* 0 or -1 */
