@@ -810,7 +810,8 @@ test_fault_context(void **state)
 	                   "\tbr $m1\n");
 	assert_int_equal(run_ipu(out, sizeof out, "asm br.s"), 0);
 	assert_int_equal(run_ipu(out, sizeof out, "sim br.o"), 1);
-	expect_in(out, "supervisor, pc 0x4c004 [0x43100000: br $m1], cycle 1: "
+	/* the br reads $m1 sup-dep (6) cycles after the setzi */
+	expect_in(out, "supervisor, pc 0x4c004 [0x43100000: br $m1], cycle 6: "
 	               "INVALID_PC: br to 0x90000: code must lie in "
 	               "0x4c000..0x80000 and be 4-byte aligned");
 	expect_in(out, "the faulting pc is _start+0x4");
