@@ -200,4 +200,5 @@ def main():
     print("ok: %d tensors, %s, %d values regenerated" % (len(tensors), dtype, 64 * checked))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -243,7 +243,7 @@ gen_and_check(const char *preset, int layers, StDtype dtype, uint64_t seed,
 	snprintf(cfg, sizeof cfg, "%s.json", w);
 	Diag d;
 	diag_clear(&d);
-	if (siglip_gen(w, &c, dtype, seed, 0, &d) ||
+	if (siglip_gen(w, &c, dtype, seed, 0, 0, &d) ||
 	    siglip_config_write(cfg, &c, 0, &d))
 		fail_msg("%s", d.msg);
 	StFile f;
@@ -264,7 +264,7 @@ gen_and_check(const char *preset, int layers, StDtype dtype, uint64_t seed,
 	uint64_t m = st_elements(probe);
 	double *v = malloc(m * sizeof *v);
 	float *got = malloc(m * sizeof *got);
-	siglip_gen_values(&c, &t[n - 11], seed, v);
+	siglip_gen_values(&c, &t[n - 11], seed, 0, v);
 	assert_int_equal(st_to_f32(&f, probe, got, &d), 0);
 	for (uint64_t i = 0; i < m; i++)
 		assert_true(fabs(got[i] - v[i]) <= fabs(v[i]) * 0x1p-8);
@@ -302,18 +302,22 @@ test_gen_deterministic(void **state)
 	char a[128], b[128], e[128];
 	Diag d;
 	assert_int_equal(
-	    siglip_gen(in_dir(a, sizeof a, "a.st"), &c, ST_F32, 5, 0, &d), 0);
+	    siglip_gen(in_dir(a, sizeof a, "a.st"), &c, ST_F32, 5, 0, 0, &d),
+	    0);
 	assert_int_equal(
-	    siglip_gen(in_dir(b, sizeof b, "b.st"), &c, ST_F32, 5, 0, &d), 0);
+	    siglip_gen(in_dir(b, sizeof b, "b.st"), &c, ST_F32, 5, 0, 0, &d),
+	    0);
 	c.layers = 1;
 	assert_int_equal(
-	    siglip_gen(in_dir(e, sizeof e, "e.st"), &c, ST_F32, 6, 0, &d), 0);
+	    siglip_gen(in_dir(e, sizeof e, "e.st"), &c, ST_F32, 6, 0, 0, &d),
+	    0);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
 	assert_int_equal(system(cmd), 0);
-	assert_int_not_equal(siglip_gen(a, &c, ST_F32, 5, 0, &d), 0);
+	assert_int_not_equal(siglip_gen(a, &c, ST_F32, 5, 0, 0, &d), 0);
 	assert_non_null(strstr(d.msg, "refusing to overwrite"));
-	assert_int_equal(siglip_gen(a, &c, ST_F32, 5, 1, &d), 0); /* 1 layer */
+	assert_int_equal(siglip_gen(a, &c, ST_F32, 5, 0, 1, &d),
+	                 0); /* 1 layer */
 	StFile fa, fb, fe;
 	assert_int_equal(st_open(a, &fa, &d), 0);
 	assert_int_equal(st_open(b, &fb, &d), 0);
@@ -331,8 +335,70 @@ test_gen_deterministic(void **state)
 	st_free(&fa);
 	st_free(&fb);
 	st_free(&fe);
-	assert_int_not_equal(siglip_gen(a, &c, ST_I8, 5, 1, &d), 0);
+	assert_int_not_equal(siglip_gen(a, &c, ST_I8, 5, 0, 1, &d), 0);
 	assert_non_null(strstr(d.msg, "only F32, F16 and BF16"));
+}
+
+/* --realistic: tests/realistic_ref.py regenerates every tensor from the
+ * recipe's description; the plain and realistic checkpoints share their
+ * normals (a non-outlier LayerNorm bias is exactly 0.1 / 0.02 = 5 times
+ * the plain one), the planted register neurons' fc1 bias is -15, and a
+ * width too small for the recipe is refused. */
+static void
+test_gen_realistic(void **state)
+{
+	(void)state;
+	SiglipConfig c = tiny();
+	c.hidden = 32;
+	c.intermediate = 40;
+	c.heads = 2;
+	c.image = 32;
+	c.patch = 8;
+	c.layers = 2;
+	char w[128], p[128], cfg[160];
+	Diag d;
+	in_dir(w, sizeof w, "real.st");
+	in_dir(p, sizeof p, "plain.st");
+	in_dir(cfg, sizeof cfg, "real.json");
+	assert_int_equal(
+	    siglip_gen(w, &c, ST_F32, 11, SIGLIP_GEN_REALISTIC, 0, &d), 0);
+	assert_int_equal(siglip_gen(p, &c, ST_F32, 11, 0, 0, &d), 0);
+	assert_int_equal(siglip_config_write(cfg, &c, 0, &d), 0);
+	StFile fr, fp;
+	assert_int_equal(st_open(w, &fr, &d), 0);
+	assert_int_equal(st_open(p, &fp, &d), 0);
+	assert_int_equal(siglip_check(&c, &fr, w, NULL, &d), 0);
+	const char *lnb = "vision_model.encoder.layers.1.layer_norm2.bias";
+	float br[32], bp[32], b1[40];
+	assert_int_equal(st_to_f32(&fr, st_find(&fr, lnb), br, &d), 0);
+	assert_int_equal(st_to_f32(&fp, st_find(&fp, lnb), bp, &d), 0);
+	int same = 0;
+	for (int i = 0; i < 32; i++)
+		same += fabs(br[i] - 5 * bp[i]) <= 1e-6 * fabs(br[i]);
+	assert_int_equal(same, 32 - 2); /* two outlier channels moved */
+	assert_int_equal(
+	    st_to_f32(
+	        &fr, st_find(&fr, "vision_model.encoder.layers.0.mlp.fc1.bias"),
+	        b1, &d),
+	    0);
+	int reg = 0;
+	for (int i = 0; i < 40; i++)
+		reg += b1[i] == -15.0f;
+	assert_int_equal(reg, 4);
+	st_free(&fr);
+	st_free(&fp);
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		char cmd[1024];
+		snprintf(cmd, sizeof cmd,
+		         "/usr/bin/python3 %s/tests/realistic_ref.py %s %s 11",
+		         IPU_SOURCE_DIR, w, cfg);
+		assert_int_equal(system(cmd), 0);
+	}
+	c.hidden = 8;
+	c.heads = 1;
+	assert_int_not_equal(
+	    siglip_gen(w, &c, ST_F32, 11, SIGLIP_GEN_REALISTIC, 1, &d), 0);
+	assert_non_null(strstr(d.msg, "needs hidden_size >= 16"));
 }
 
 static void
@@ -407,6 +473,7 @@ main(void)
 	    cmocka_unit_test(test_gen_base_f16),
 	    cmocka_unit_test(test_gen_so400m),
 	    cmocka_unit_test(test_gen_deterministic),
+	    cmocka_unit_test(test_gen_realistic),
 	    cmocka_unit_test(test_cli),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -715,6 +715,95 @@ def _cmd_calibrate(args):
     print("--f8-scales " + ",".join(f"{p}={s}" for p, s in scales.items()))
 
 
+def activation_stats(pixels, weights, cfg):
+    """Per layer, in f64: each dense GEMM input's largest |x|, median |x| and
+    the ratio; the residual stream's largest |x|, its median, the count of
+    massive activations (|x| > 100 and > 1000 x the median |x| of their
+    hidden state: Sun et al. 2024) and of high-norm tokens (norm > 5 x the
+    median token norm); the attention mass on the top 2% of keys (by the
+    attention they receive), averaged over queries, heads and images.
+    Returns a list of (layer, {statistic: value}), the last entry the
+    post-LayerNorm output and the head."""
+    w = {k: v.to(torch.float64) for k, v in weights.items()}
+    x = torch.as_tensor(np.asarray(pixels)).to(torch.float64)
+    eps, heads = cfg.layer_norm_eps, cfg.num_attention_heads
+    rows = []
+
+    def gemm(row, pos, t):
+        a = t.abs()
+        row[pos + ".max"] = float(a.max())
+        row[pos + ".median"] = float(a.flatten().median())
+
+    def resid(row, h):
+        a = h.abs()
+        med = a.flatten(1).median(dim=1).values          # per image
+        row["resid.max"] = float(a.max())
+        row["resid.median"] = float(med.mean())
+        row["massive"] = int(((a > 100) & (a > 1000 * med[:, None, None])).sum()) / a.shape[0]
+        norm = h.norm(dim=-1)
+        row["high_norm"] = float((norm > 5 * norm.median(dim=-1, keepdim=True).values).float().mean())
+
+    def attend(row, q, k, v):
+        b, n, d = q.shape
+        qh, kh, vh = (_split_heads(t, heads) for t in (q, k, v))
+        p = softmax(torch.matmul(qh, kh.transpose(-1, -2)) * (d // heads) ** -0.5)
+        top = p.sum(2).topk(max(1, round(0.02 * n)), dim=-1).indices   # [b, heads, top]
+        mass = torch.gather(p, 3, top[:, :, None, :].expand(-1, -1, p.shape[2], -1)).sum(-1)
+        row["sink_mass"] = float(mass.mean())
+        return torch.matmul(p, vh).permute(0, 2, 1, 3).reshape(b, n, d)
+
+    with torch.no_grad():
+        h = patch_embed(x, w["embeddings.patch_embedding.weight"], w["embeddings.patch_embedding.bias"])
+        h = h + w["embeddings.position_embedding.weight"]
+        for i in range(cfg.num_hidden_layers):
+            p, row = f"encoder.layers.{i}.", {}
+            a = layer_norm(h, w[p + "layer_norm1.weight"], w[p + "layer_norm1.bias"], eps)
+            gemm(row, "qkv", a)
+            q, k, v = (linear(a, w[f"{p}self_attn.{n}_proj.weight"], w[f"{p}self_attn.{n}_proj.bias"])
+                       for n in "qkv")
+            o = attend(row, q, k, v)
+            gemm(row, "out", o)
+            h = h + linear(o, w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"])
+            a = layer_norm(h, w[p + "layer_norm2.weight"], w[p + "layer_norm2.bias"], eps)
+            gemm(row, "fc1", a)
+            g = gelu_tanh(linear(a, w[p + "mlp.fc1.weight"], w[p + "mlp.fc1.bias"]))
+            gemm(row, "fc2", g)
+            h = h + linear(g, w[p + "mlp.fc2.weight"], w[p + "mlp.fc2.bias"])
+            resid(row, h)
+            rows.append((str(i), row))
+        row = {}
+        resid(row, h)
+        last = layer_norm(h, w["post_layernorm.weight"], w["post_layernorm.bias"], eps)
+        if cfg.vision_use_head:
+            ranges = ActivationRanges()
+            map_head(last, w, cfg, act=ranges)
+            for pos in GEMM_POSITIONS[4:]:
+                row[pos + ".max"] = ranges.max[pos]
+        rows.append(("head", row))
+    return rows
+
+
+def _cmd_stats(args):
+    cfg = read_config(args.config)
+    if args.pixels:
+        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
+    else:
+        pixels = load_images(args.image, cfg.image_size)
+    weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    rows = activation_stats(pixels, weights, cfg)
+    cols = ("qkv", "out", "fc1", "fc2")
+    print("| layer | " + " | ".join(f"{c} max (max/median)" for c in cols)
+          + " | residual max (median) | massive / image | high-norm tokens | attention on top 2% keys |")
+    print("|---" * (len(cols) + 5) + "|")
+    for layer, r in rows[:-1]:
+        gem = " | ".join(f"{r[c + '.max']:.3g} ({r[c + '.max'] / max(r[c + '.median'], 1e-300):.0f})" for c in cols)
+        print(f"| {layer} | {gem} | {r['resid.max']:.4g} ({r['resid.median']:.3g}) | {r['massive']:g} "
+              f"| {100 * r['high_norm']:.2f}% | {r['sink_mass']:.3f} |")
+    head = rows[-1][1]
+    print("head inputs, largest |x|: " + ", ".join(f"{k[:-4]} {v:.3g}" for k, v in head.items() if k.endswith(".max")
+                                                 and k.startswith("head")))
+
+
 _OP_ARITY = {"layernorm": (3, 3), "gelu": (1, 1), "softmax": (1, 1), "attention": (3, 3),
              "linear": (2, 3), "patch_embed": (3, 3)}
 
@@ -834,6 +923,15 @@ def _parser():
     s.add_argument("--headroom", type=int, default=0,
                    help="binades added to each scale, for inputs larger than the calibration images' (default 0)")
     s.set_defaults(func=_cmd_calibrate)
+
+    s = sub.add_parser("stats", help="activation statistics per layer (f64): GEMM input ranges, massive "
+                                     "activations, high-norm tokens, attention sinks (docs/models.md)")
+    s.add_argument("--weights", required=True, help="safetensors checkpoint")
+    s.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
+    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
+    s.set_defaults(func=_cmd_stats)
 
     s = sub.add_parser("op", parents=[force, dt], help="one operator on .npy inputs, float32 .npy output")
     s.add_argument("name", choices=list(_OP_ARITY),

@@ -24,8 +24,9 @@ usage(FILE *f)
 	    f,
 	    "usage: ipu model gen (--preset NAME | --config C) [--layers N]\n"
 	    "                     [--dtype f32|f16|bf16] [--seed S] "
-	    "--out W.safetensors\n"
-	    "                     [--config-out config.json] [--force]\n"
+	    "[--realistic]\n"
+	    "                     --out W.safetensors [--config-out "
+	    "config.json] [--force]\n"
 	    "       ipu model check --weights W.safetensors "
 	    "(--config C | --preset NAME)\n"
 	    "       ipu model graph (--preset NAME | --config C) [--layers N] "
@@ -33,8 +34,8 @@ usage(FILE *f)
 	    "                       [--dtype f32|f16] [--no-head]\n"
 	    "  gen    write a synthetic SigLIP vision checkpoint: the "
 	    "Hugging Face\n"
-	    "         names and shapes, seeded values with realistic "
-	    "statistics\n"
+	    "         names and shapes, seeded values (the Hugging Face "
+	    "initialisation)\n"
 	    "  check  validate a checkpoint against a config and "
 	    "summarise it\n"
 	    "  graph  print the vision tower as a graph (docs/graph.md) "
@@ -44,6 +45,10 @@ usage(FILE *f)
 	    "  --layers N     keep only the first N encoder layers\n"
 	    "  --dtype T      f32 (default), f16 or bf16\n"
 	    "  --seed S       the generator's seed (default 0)\n"
+	    "  --realistic    trained towers' statistics: heavy tails, "
+	    "outlier channels,\n"
+	    "                 massive activations, attention sinks "
+	    "(docs/models.md)\n"
 	    "  --force        replace existing output files\n"
 	    "Exit status: 0 on success, 1 for a bad or mismatched file, 2 "
 	    "on a usage error.\n",
@@ -55,7 +60,7 @@ typedef struct {
 	long layers; /* 0: the config's */
 	StDtype dtype;
 	uint64_t seed;
-	int force;
+	int force, realistic;
 } Args;
 
 static int
@@ -123,6 +128,10 @@ parse_args(int argc, char **argv, Args *a)
 		const char *v = NULL;
 		if (!strcmp(argv[i], "--force")) {
 			a->force = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--realistic")) {
+			a->realistic = 1;
 			continue;
 		}
 		for (;
@@ -195,15 +204,16 @@ model_gen(const Args *a)
 		c.layers = (int)a->layers;
 	Diag d;
 	diag_clear(&d);
-	if (siglip_gen(a->out, &c, a->dtype, a->seed, a->force, &d) ||
+	if (siglip_gen(a->out, &c, a->dtype, a->seed,
+	               a->realistic ? SIGLIP_GEN_REALISTIC : 0, a->force, &d) ||
 	    (a->config_out &&
 	     siglip_config_write(a->config_out, &c, a->force, &d))) {
 		cli_print_diag(&d);
 		return 1;
 	}
-	printf("wrote %s (%d layers, %s, seed %" PRIu64 ")%s%s\n", a->out,
+	printf("wrote %s (%d layers, %s, seed %" PRIu64 "%s)%s%s\n", a->out,
 	       c.layers, st_dtype_name(a->dtype), a->seed,
-	       a->config_out ? " and " : "",
+	       a->realistic ? ", realistic" : "", a->config_out ? " and " : "",
 	       a->config_out ? a->config_out : "");
 	return 0;
 }
@@ -352,9 +362,11 @@ cmd_model(int argc, char **argv)
 		                "output is --out\n");
 		return 2;
 	}
-	if (!gen && (a.out || a.config_out || a.layers || a.force)) {
+	if (!gen &&
+	    (a.out || a.config_out || a.layers || a.force || a.realistic)) {
 		fprintf(stderr, "ipu model check: --out, --config-out, "
-		                "--layers and --force are for gen\n");
+		                "--layers, --realistic and --force are for "
+		                "gen\n");
 		return 2;
 	}
 	return gen ? model_gen(&a) : model_check(&a);

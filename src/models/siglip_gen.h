@@ -13,15 +13,20 @@
 
 #include "siglip_weights.h"
 
+/* flags: SIGLIP_GEN_REALISTIC adds the statistics of trained towers
+ * (heavy tails, outlier channels, massive activations, attention sinks;
+ * docs/models.md "Realistic checkpoints"). */
+enum { SIGLIP_GEN_REALISTIC = 1 };
+
 /* siglip_gen.c */
 /* Mean and standard deviation the generator draws t from. */
 void siglip_gen_stats(const SiglipConfig *c, const SiglipTensor *t,
                       double *mean, double *std);
 /* t's values before rounding to the file's dtype, into out[elements]. */
 void siglip_gen_values(const SiglipConfig *c, const SiglipTensor *t,
-                       uint64_t seed, double *out);
+                       uint64_t seed, unsigned flags, double *out);
 /* Write the checkpoint (dtype ST_F32, ST_F16 or ST_BF16) to path. */
 int siglip_gen(const char *path, const SiglipConfig *c, StDtype dtype,
-               uint64_t seed, int overwrite, Diag *d);
+               uint64_t seed, unsigned flags, int overwrite, Diag *d);
 
 #endif
