@@ -90,7 +90,7 @@ static void
 scales_arg(const SiglipResult *r, char *buf, size_t n)
 {
 	size_t at = 0;
-	for (int i = 0; i < SIGLIP_GEMMS && at < n; i++)
+	for (int i = 0; i < SIGLIP_EMBED && at < n; i++)
 		at +=
 		    (size_t)snprintf(buf + at, n - at, "%s%s=%d", i ? "," : "",
 		                     siglip_gemm_names[i], r->act_scale[i]);

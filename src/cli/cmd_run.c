@@ -16,6 +16,7 @@
 
 #include "../exec/exec.h"
 #include "../models/siglip_graph.h"
+#include "../models/siglip_quant.h"
 #include "../util/npy.h"
 #include "cli.h"
 
@@ -40,10 +41,18 @@ cli_siglip_dtype(const char *cmd, const char *name, DType *out)
 static void
 print_scales(const SiglipResult *res, FILE *f)
 {
+	if (res->quantized) {
+		fprintf(f, "quantized       the checkpoint's policy (%s)%s\n",
+		        SIGLIP_QUANT_KEY,
+		        res->unrolled ? "; its layers differ, so they run "
+		                        "unrolled, not as one loop body"
+		                      : "");
+		return;
+	}
 	if (!res->have_scales)
 		return;
 	fprintf(f, "f8 scales       ");
-	for (int i = 0; i < SIGLIP_GEMMS; i++)
+	for (int i = 0; i < SIGLIP_EMBED; i++)
 		fprintf(f, "%s%s=%d", i ? "," : "", siglip_gemm_names[i],
 		        res->act_scale[i]);
 	fprintf(f, "\n");
@@ -71,6 +80,10 @@ usage(FILE *f)
 	        "as SigLIP's processor\n"
 	        "  --pixels P    pixel values [B, 3, S, S] float32 instead "
 	        "(e.g. from ipu image)\n"
+	        "  W.safetensors a checkpoint, or one `ipu quant` wrote: "
+	        "that runs as its\n"
+	        "                policy says (docs/quantization.md), "
+	        "without --dtype\n"
 	        "  --dtype T     compute type (default f32); f8: the dense "
 	        "GEMMs in f8 F143\n"
 	        "                (weights scaled on the host, one scale per "
@@ -157,9 +170,11 @@ cmd_run(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
 			bad = cli_siglip_dtype("run", v, &r.dtype);
+			r.dtype_given = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--f8-scales",
 		                              &missing))) {
 			Diag d;
+			r.scales_given = 1;
 			if (siglip_f8_parse_scales(v, r.act_scale, r.act_set,
 			                           &d)) {
 				cli_print_diag(&d);

@@ -573,13 +573,21 @@ st_bytes(const StFile *f, const StTensor *t)
 int
 st_to_f32(const StFile *f, const StTensor *t, float *out, Diag *d)
 {
+	const uint8_t *p = st_bytes(f, t);
+	uint64_t n = st_elements(t);
+	if (t->dtype == ST_F8_E4M3FNUZ || t->dtype == ST_F8_E5M2FNUZ) {
+		/* the IPU's F143 and F152 codes at scale 2^0; NaN is 0x80 */
+		Fp8Format fmt =
+		    t->dtype == ST_F8_E4M3FNUZ ? FP8_F143 : FP8_F152;
+		for (uint64_t i = 0; i < n; i++)
+			out[i] = (float)fp_f8_to_f64(p[i], fmt, 0);
+		return IPU_OK;
+	}
 	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16 &&
 	    t->dtype != ST_F64)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "tensor '%s': no conversion from %s to f32",
 		                t->name, st_dtype_name(t->dtype));
-	const uint8_t *p = st_bytes(f, t);
-	uint64_t n = st_elements(t);
 	int size = dtypes[t->dtype].bits / 8;
 	unsigned flags = 0;
 	for (uint64_t i = 0; i < n; i++, p += size) {

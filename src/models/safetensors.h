@@ -109,8 +109,9 @@ const char *st_shape_str(char *buf, size_t len, int rank,
 const StTensor *st_find(const StFile *f, const char *name);
 uint64_t st_elements(const StTensor *t);
 const uint8_t *st_bytes(const StFile *f, const StTensor *t);
-/* The elements of an F32, F16, BF16 or F64 tensor as floats in out[],
- * which holds st_elements(t). Other dtypes are refused. */
+/* The elements of an F32, F16, BF16, F64, F8_E4M3FNUZ or F8_E5M2FNUZ
+ * (F143 and F152 codes, at scale 2^0) tensor as floats in out[], which
+ * holds st_elements(t). Other dtypes are refused. */
 int st_to_f32(const StFile *f, const StTensor *t, float *out, Diag *d);
 
 /* A tensor to write: its data comes later, through st_writer_put. */

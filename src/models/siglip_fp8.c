@@ -24,7 +24,7 @@ const char *const siglip_gemm_names[SIGLIP_GEMMS] = {
     [SIGLIP_FC1] = "fc1",           [SIGLIP_FC2] = "fc2",
     [SIGLIP_HEAD_Q] = "head.q",     [SIGLIP_HEAD_KV] = "head.kv",
     [SIGLIP_HEAD_OUT] = "head.out", [SIGLIP_HEAD_FC1] = "head.fc1",
-    [SIGLIP_HEAD_FC2] = "head.fc2"};
+    [SIGLIP_HEAD_FC2] = "head.fc2", [SIGLIP_EMBED] = "embed"};
 
 enum { F8_MIN_SCALE = -32, F8_MAX_SCALE = 31 };
 
@@ -223,7 +223,7 @@ siglip_f8_parse_scales(const char *text, int scale[SIGLIP_GEMMS],
 			i++;
 		char *num_end = NULL;
 		long v = eq && eq < end ? strtol(eq + 1, &num_end, 10) : 0;
-		if (i == SIGLIP_GEMMS || !eq || eq > end)
+		if (i >= SIGLIP_EMBED || !eq || eq > end)
 			return diag_set(
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "f8 scales '%s': '%.*s' is not POSITION=N; "

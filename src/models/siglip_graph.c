@@ -53,19 +53,45 @@ typedef struct {
 	const SiglipPrecision *p;
 	const char *dt;
 	int f8;
+	char
+	    cast[128]; /* the last activation cast emitted (k and v share it) */
 } Types;
 
-/* The name a dense GEMM reads for activation x at position `pos`: x, or in
- * f8 x cast on the device with the position's scale (once: q, k and v
- * share it). */
-static const char *
-gemm_input(Text *t, const Types *ty, SiglipGemm pos, const char *x, char *buf,
-           size_t n)
+/* Dense GEMM weight `name`'s type. */
+static SiglipWType
+wtype(const Types *ty, const char *name)
 {
+	SiglipWType t = {.dtype = DT_F16};
 	if (!ty->f8)
+		return t;
+	if (ty->p->weight_type) {
+		ty->p->weight_type(ty->p->ctx, name, &t);
+		return t;
+	}
+	if (strstr(name, ".patch_embedding."))
+		return t;
+	t.dtype = DT_F8_F143;
+	t.scale =
+	    ty->p->weight_scale ? ty->p->weight_scale(ty->p->ctx, name) : 0;
+	return t;
+}
+
+/* The name a dense GEMM with weight `w` reads for activation x at position
+ * `pos`: x, or if the weight is f8, x cast on the device with the
+ * position's format and scale (once: q, k and v share it). */
+static const char *
+gemm_input(Text *t, Types *ty, SiglipGemm pos, const char *x, const char *w,
+           char *buf, size_t n)
+{
+	if (!dtype_is_f8(wtype(ty, w).dtype))
 		return x;
 	snprintf(buf, n, "%s.f8", x);
-	put(t, "%s = cast %s f8_f143*2^%d\n", buf, x, ty->p->act_scale[pos]);
+	if (strcmp(ty->cast, buf)) {
+		put(t, "%s = cast %s %s*2^%d\n", buf, x,
+		    ty->p->act_f152[pos] ? "f8_f152" : "f8_f143",
+		    ty->p->act_scale[pos]);
+		snprintf(ty->cast, sizeof ty->cast, "%s", buf);
+	}
 	return buf;
 }
 
@@ -73,27 +99,61 @@ gemm_input(Text *t, const Types *ty, SiglipGemm pos, const char *x, char *buf,
 static const char *
 dense_type(const Types *ty, const char *name, char buf[32])
 {
-	if (!ty->f8)
+	SiglipWType w = wtype(ty, name);
+	if (!dtype_is_f8(w.dtype))
 		return ty->dt;
-	snprintf(buf, 32, "f8_f143*2^%d",
-	         ty->p->weight_scale ? ty->p->weight_scale(ty->p->ctx, name)
-	                             : 0);
+	snprintf(buf, 32, "%s*2^%d", dtype_name(w.dtype), w.scale);
 	return buf;
 }
 
-/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]); x as
- * gemm_input gave it. */
+/* The graph name of dense weight w's channel scales: "<w>_scale", or for
+ * a part of the head's in_proj_weight ("...in_proj_weight.q")
+ * "...in_proj_weight_scale.q" (siglip_weight_source: rows of the
+ * checkpoint's "...in_proj_weight_scale"). */
 static void
-linear(Text *t, const Types *ty, const char *y, const char *x, const char *w,
-       int in, int out)
+scale_name(const char *w, char *out, size_t n)
 {
-	char name[160], wt[32];
+	size_t len = strlen(w);
+	if (strstr(w, ".in_proj_") && len > 2 && w[len - 2] == '.')
+		snprintf(out, n, "%.*s_scale%s", (int)(len - 2), w,
+		         w + len - 2);
+	else
+		snprintf(out, n, "%s_scale", w);
+}
+
+/* y = mm (x channel scales) + b for dense weight `w` ([out, in]) of bias
+ * `bias`, the product `mm` already defined. */
+static void
+bias_add(Text *t, const Types *ty, const char *y, const char *mm, const char *w,
+         const char *bias, int out)
+{
+	if (wtype(ty, w).channel) {
+		char sc[192];
+		scale_name(w, sc, sizeof sc);
+		put(t, "weight %s %s [%d]\n", sc, ty->dt, out);
+		put(t, "%s.sc = mul %s %s\n", y, mm, sc);
+		put(t, "%s = add %s.sc %s\n", y, y, bias);
+	} else
+		put(t, "%s = add %s %s\n", y, mm, bias);
+}
+
+/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]), x at
+ * GEMM position pos. */
+static void
+linear(Text *t, Types *ty, SiglipGemm pos, const char *y, const char *x,
+       const char *w, int in, int out)
+{
+	char name[160], bias[168], wt[32], buf[128];
 	snprintf(name, sizeof name, "%s.weight", w);
+	snprintf(bias, sizeof bias, "%s.bias", w);
+	x = gemm_input(t, ty, pos, x, name, buf, sizeof buf);
 	put(t, "weight %s %s [%d, %d]\n", name, dense_type(ty, name, wt), out,
 	    in);
-	put(t, "weight %s.bias %s [%d]\n", w, ty->dt, out);
-	put(t, "%s.mm = matmul %s %s.weight transpose_b=1\n", y, x, w);
-	put(t, "%s = add %s.mm %s.bias\n", y, y, w);
+	put(t, "weight %s %s [%d]\n", bias, ty->dt, out);
+	put(t, "%s.mm = matmul %s %s transpose_b=1\n", y, x, name);
+	char mm[144];
+	snprintf(mm, sizeof mm, "%s.mm", y);
+	bias_add(t, ty, y, mm, name, bias, out);
 }
 
 static void
@@ -147,19 +207,17 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 /* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`; `pos` the
  * fc1 position (fc2's follows it) */
 static void
-mlp(Text *t, const Types *ty, SiglipGemm pos, const char *y, const char *x,
+mlp(Text *t, Types *ty, SiglipGemm pos, const char *y, const char *x,
     const char *w, int d, int f)
 {
-	char a[96], g[96], n1[96], n2[96], in[112];
+	char a[96], g[96], n1[96], n2[96];
 	snprintf(a, sizeof a, "%s.fc1", y);
 	snprintf(g, sizeof g, "%s.gelu", y);
 	snprintf(n1, sizeof n1, "%s.fc1", w);
 	snprintf(n2, sizeof n2, "%s.fc2", w);
-	linear(t, ty, a, gemm_input(t, ty, pos, x, in, sizeof in), n1, d, f);
+	linear(t, ty, pos, a, x, n1, d, f);
 	put(t, "%s = gelu %s\n", g, a);
-	linear(t, ty, y,
-	       gemm_input(t, ty, (SiglipGemm)(pos + 1), g, in, sizeof in), n2,
-	       f, d);
+	linear(t, ty, (SiglipGemm)(pos + 1), y, g, n2, f, d);
 }
 
 char *
@@ -178,26 +236,23 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	    c->layers, d, f, h, n, batch,
 	    ty.f8 ? "f8 dense GEMMs, f16 elsewhere" : dt);
 	put(&t, "input patches %s [%d, %d]\n", dt, rows, pp);
-	put(&t,
-	    "weight vision_model.embeddings.patch_embedding.weight %s "
-	    "[%d, %d]\n",
-	    dt, d, pp);
-	put(&t,
-	    "weight vision_model.embeddings.patch_embedding.bias %s "
-	    "[%d]\n",
-	    dt, d);
+	/* the patch embedding: the conv as a matmul of the patches */
+	const char *pw = "vision_model.embeddings.patch_embedding.weight",
+	           *pb = "vision_model.embeddings.patch_embedding.bias";
+	char pt[32], px[128];
+	const char *xp =
+	    gemm_input(&t, &ty, SIGLIP_EMBED, "patches", pw, px, sizeof px);
+	put(&t, "weight %s %s [%d, %d]\n", pw, dense_type(&ty, pw, pt), d, pp);
+	put(&t, "weight %s %s [%d]\n", pb, dt, d);
 	put(&t,
 	    "weight vision_model.embeddings.position_embedding.weight "
 	    "%s [%d, %d]\n",
 	    dt, rows, d);
-	put(&t, "emb.mm = matmul patches "
-	        "vision_model.embeddings.patch_embedding.weight "
-	        "transpose_b=1\n");
-	put(&t, "emb.b = add emb.mm "
-	        "vision_model.embeddings.patch_embedding.bias\n");
+	put(&t, "emb.mm = matmul %s %s transpose_b=1\n", xp, pw);
+	bias_add(&t, &ty, "emb.b", "emb.mm", pw, pb, d);
 	put(&t, "h0 = add emb.b "
 	        "vision_model.embeddings.position_embedding.weight\n");
-	char x[32], w[96], y[64], in[96];
+	char x[32], w[96], y[64];
 	snprintf(x, sizeof x, "h0");
 	for (int l = 0; l < c->layers; l++) {
 		char p[64], qkv[64], hd[3][64], a[64], o[64], r[64], m[64];
@@ -209,9 +264,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		 * (a permutation of whole rows), each a slice of it */
 		snprintf(qkv, sizeof qkv, "l%d.qkv", l);
 		snprintf(w, sizeof w, "%s.self_attn.qkv_proj", p);
-		linear(&t, &ty, qkv,
-		       gemm_input(&t, &ty, SIGLIP_QKV, y, in, sizeof in), w, d,
-		       3 * d);
+		linear(&t, &ty, SIGLIP_QKV, qkv, y, w, d, 3 * d);
 		put(&t, "%s.r = reshape %s [%d, %d, 3, %d, %d]\n", qkv, qkv,
 		    batch, n, h, dh);
 		put(&t, "%s.t = transpose %s.r [2, 0, 3, 1, 4]\n", qkv, qkv);
@@ -229,9 +282,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		attend_heads(&t, a, hd[0], hd[1], hd[2], batch, n, h, dh);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
-		linear(&t, &ty, o,
-		       gemm_input(&t, &ty, SIGLIP_OUT, a, in, sizeof in), w, d,
-		       d);
+		linear(&t, &ty, SIGLIP_OUT, o, a, w, d, d);
 		snprintf(r, sizeof r, "l%d.res1", l);
 		put(&t, "%s = add %s %s\n", r, x, o);
 		snprintf(y, sizeof y, "l%d.ln2", l);
@@ -245,7 +296,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	}
 	/* every layer is the same ops on its own weights: the compiler runs
 	 * the first as a loop body (docs/graph.md "Repeat") */
-	if (c->layers >= 2)
+	if (c->layers >= 2 && !p->unroll)
 		put(&t, "repeat %d l0.ln1 h1\n", c->layers);
 	layernorm(&t, dt, "last", x, "vision_model.post_layernorm", d,
 	          c->ln_eps);
@@ -256,34 +307,34 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	/* MAP head: the probe (one per image) attends over the tokens */
 	const char *hw = "vision_model.head.attention";
 	put(&t, "weight vision_model.head.probe %s [%d, %d]\n", dt, batch, d);
-	const char *part[3] = {"q", "k", "v"};
-	char hq[96];
-	const char *from[3] = {
-	    gemm_input(&t, &ty, SIGLIP_HEAD_Q, "vision_model.head.probe", hq,
-	               sizeof hq),
-	    gemm_input(&t, &ty, SIGLIP_HEAD_KV, "last", in, sizeof in)};
-	from[2] = from[1];
+	const char *part[3] = {"q", "k", "v"}, *from[3];
+	char name[3][160], buf[3][128];
 	for (int i = 0; i < 3; i++) {
-		char name[160], wt[32];
-		snprintf(name, sizeof name, "%s.in_proj_weight.%s", hw,
+		snprintf(name[i], sizeof name[i], "%s.in_proj_weight.%s", hw,
 		         part[i]);
-		put(&t, "weight %s %s [%d, %d]\n", name,
-		    dense_type(&ty, name, wt), d, d);
-		put(&t, "weight %s.in_proj_bias.%s %s [%d]\n", hw, part[i], dt,
-		    d);
-		put(&t,
-		    "head.%s.mm = matmul %s %s.in_proj_weight.%s "
-		    "transpose_b=1\n",
-		    part[i], from[i], hw, part[i]);
-		put(&t, "head.%s = add head.%s.mm %s.in_proj_bias.%s\n",
-		    part[i], part[i], hw, part[i]);
+		from[i] = i ? gemm_input(&t, &ty, SIGLIP_HEAD_KV, "last",
+		                         name[i], buf[i], sizeof buf[i])
+		            : gemm_input(&t, &ty, SIGLIP_HEAD_Q,
+		                         "vision_model.head.probe", name[i],
+		                         buf[i], sizeof buf[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		char bias[160], wt[32], y[32];
+		snprintf(bias, sizeof bias, "%s.in_proj_bias.%s", hw, part[i]);
+		snprintf(y, sizeof y, "head.%s", part[i]);
+		const char *x = from[i];
+		put(&t, "weight %s %s [%d, %d]\n", name[i],
+		    dense_type(&ty, name[i], wt), d, d);
+		put(&t, "weight %s %s [%d]\n", bias, dt, d);
+		char mm[48];
+		snprintf(mm, sizeof mm, "%s.mm", y);
+		put(&t, "%s = matmul %s %s transpose_b=1\n", mm, x, name[i]);
+		bias_add(&t, &ty, y, mm, name[i], bias, d);
 	}
 	attend(&t, "head.attn", "head.q", "head.k", "head.v", batch, 1, n, h,
 	       dh);
 	snprintf(w, sizeof w, "%s.out_proj", hw);
-	linear(&t, &ty, "head.out",
-	       gemm_input(&t, &ty, SIGLIP_HEAD_OUT, "head.attn", in, sizeof in),
-	       w, d, d);
+	linear(&t, &ty, SIGLIP_HEAD_OUT, "head.out", "head.attn", w, d, d);
 	layernorm(&t, dt, "head.ln", "head.out", "vision_model.head.layernorm",
 	          d, c->ln_eps);
 	mlp(&t, &ty, SIGLIP_HEAD_FC1, "head.mlp", "head.ln",

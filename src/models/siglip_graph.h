@@ -23,6 +23,8 @@ typedef enum {
 	SIGLIP_HEAD_OUT,
 	SIGLIP_HEAD_FC1,
 	SIGLIP_HEAD_FC2,
+	SIGLIP_EMBED, /* the patch embedding: f16 unless a quantized
+	                 checkpoint (siglip_quant.h) says otherwise */
 	SIGLIP_GEMMS
 } SiglipGemm;
 
@@ -33,12 +35,28 @@ extern const char *const siglip_gemm_names[SIGLIP_GEMMS];
  * (DT_F8_F143): the dense GEMMs take F143 operands, the weight with its own
  * scale (weight_scale) and the activation cast on the device with its
  * position's act_scale; their results and everything else are f16. */
+/* A dense GEMM weight's type in an f8 tower: DT_F16 (the GEMM runs in
+ * f16, its input is not cast) or an f8 format with its scale; `channel`:
+ * a vector "<weight>_scale" [out] (f16) multiplies the product before the
+ * bias is added (per-output-channel scales, docs/quantization.md). */
+typedef struct {
+	DType dtype;
+	int scale;
+	int channel;
+} SiglipWType;
+
 typedef struct {
 	DType dtype;
 	int act_scale[SIGLIP_GEMMS];
+	int act_f152[SIGLIP_GEMMS]; /* 1: the cast is to F152, not F143 */
 	/* f8: graph weight `name`'s scale (NULL: 2^0 for every weight) */
 	int (*weight_scale)(void *ctx, const char *name);
+	/* f8, optional, overrides weight_scale: graph weight `name`'s whole
+	 * type (without it the patch embedding stays f16, every other dense
+	 * GEMM is F143 with weight_scale's scale) */
+	void (*weight_type)(void *ctx, const char *name, SiglipWType *t);
 	void *ctx;
+	int unroll; /* 1: no `repeat` (the layers' types differ) */
 } SiglipPrecision;
 
 /* The tower for `batch` images, as the graph text form; output "pooled"
@@ -65,6 +83,9 @@ typedef struct {
 	int nimages;
 	const char *pixels; /* a .npy of pixel values [B, 3, S, S] (f32) */
 	DType dtype;        /* compute: f32, f16 or f8_f143 (f8 GEMMs) */
+	/* the user chose dtype, or gave --f8-scales (a quantized checkpoint,
+	 * siglip_quant.h, brings its own policy and refuses both) */
+	int dtype_given, scales_given;
 	/* f8: activation scales set by the user (set[i] nonzero), the others
 	 * from siglip_f8_bounds */
 	int act_scale[SIGLIP_GEMMS], act_set[SIGLIP_GEMMS];
@@ -98,11 +119,20 @@ typedef struct {
 	/* f8: the activation scales used (have_scales: chosen, even if
 	 * the run failed later) */
 	int act_scale[SIGLIP_GEMMS], have_scales;
+	/* the checkpoint was quantized (its policy ran); its layers did not
+	 * run as one loop body (their types differ) */
+	int quantized, unrolled;
 	/* range: the cycles with every timing rule at its fast and at its
 	 * slow bound (emulated or predicted as SiglipRun.range says; 0 when
 	 * not asked for) */
 	uint64_t cycles_fast, cycles_slow;
 } SiglipResult;
+
+/* A batch's pixel values [batch, C, S, S] (malloc'd): the images decoded
+ * and preprocessed as SigLIP's processor does, or a .npy of them. */
+int siglip_load_pixels(const SiglipConfig *c, const char *const *images,
+                       int nimages, const char *pixels, float **px, int *batch,
+                       Diag *d);
 
 /* Load, check, compile, run on the emulator, read the embedding. */
 int siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d);

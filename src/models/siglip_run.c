@@ -21,17 +21,18 @@
 #include "../image/image.h"
 #include "../util/npy.h"
 #include "safetensors.h"
+#include "siglip_quant.h"
 #include "siglip_weights.h"
 
-/* The batch's pixel values [B, 3, S, S]. */
-static int
-load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
-            Diag *d)
+int
+siglip_load_pixels(const SiglipConfig *c, const char *const *images,
+                   int nimages, const char *pixels, float **px, int *batch,
+                   Diag *d)
 {
 	size_t per = (size_t)c->channels * c->image * c->image;
-	if (r->pixels) {
+	if (pixels) {
 		NpyArray a;
-		int e = npy_read(r->pixels, &a, d);
+		int e = npy_read(pixels, &a, d);
 		if (e)
 			return e;
 		if (a.dtype != NPY_F32 || a.rank != 4 ||
@@ -39,7 +40,7 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 		    a.shape[2] != (uint64_t)c->image ||
 		    a.shape[3] != (uint64_t)c->image || !a.shape[0]) {
 			npy_free(&a);
-			return diag_set(d, IPU_EINVAL, r->pixels, 0, 0,
+			return diag_set(d, IPU_EINVAL, pixels, 0, 0,
 			                "pixel values must be f32 [B, %d, %d, "
 			                "%d] for this config",
 			                c->channels, c->image, c->image);
@@ -48,22 +49,22 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 		*px = a.data;
 		return IPU_OK;
 	}
-	if (r->nimages < 1)
+	if (nimages < 1)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "no image given (--image or --pixels)");
 	if (c->channels != 3)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "images are RGB; the config has %d channels",
 		                c->channels);
-	Image8 *img = xcalloc((size_t)r->nimages, sizeof *img);
+	Image8 *img = xcalloc((size_t)nimages, sizeof *img);
 	int e = IPU_OK, n = 0;
-	for (; n < r->nimages && !e; n++)
-		e = image_load(r->images[n], &img[n], d);
+	for (; n < nimages && !e; n++)
+		e = image_load(images[n], &img[n], d);
 	if (!e) {
-		*px = xmalloc((size_t)r->nimages * per * sizeof **px);
+		*px = xmalloc((size_t)nimages * per * sizeof **px);
 		Preprocess p = preprocess_siglip((uint32_t)c->image);
-		e = preprocess_images(img, (size_t)r->nimages, &p, *px, d);
-		*batch = r->nimages;
+		e = preprocess_images(img, (size_t)nimages, &p, *px, d);
+		*batch = nimages;
 	}
 	for (int i = 0; i < n; i++)
 		image_free(&img[i]);
@@ -168,6 +169,79 @@ weight_scale(void *ctx, const char *gname)
 	return scale;
 }
 
+/* siglip_graph_text's weight_type for a quantized checkpoint: the
+ * policy's type of the graph weight's checkpoint tensor (of its part);
+ * the three tensors of a fused qkv_proj must agree, as they run as one
+ * GEMM. The first problem stays in the context. */
+typedef struct {
+	const SiglipQuant *q;
+	int e;
+	Diag d;
+} QuantCtx;
+
+static void
+quant_type(void *ctx, const char *gname, SiglipWType *t)
+{
+	QuantCtx *qc = ctx;
+	SiglipSource src;
+	siglip_weight_source(gname, &src);
+	*t = (SiglipWType){.dtype = DT_F16};
+	for (int k = 0; k < src.n; k++) {
+		const SiglipQWeight *w = siglip_quant_find(qc->q, src.name[k]);
+		if (!w)
+			return; /* siglip_quant_read knows every dense weight */
+		SiglipWType x = {w->dtype,
+		                 w->scale[src.part > 0 ? src.part : 0],
+		                 w->channel};
+		if (k == 0)
+			*t = x;
+		else if ((x.dtype != t->dtype ||
+		          (dtype_is_f8(x.dtype) && x.scale != t->scale) ||
+		          x.channel != t->channel) &&
+		         !qc->e)
+			qc->e = diag_set(&qc->d, IPU_EINVAL, NULL, 0, 0,
+			                 "%s: '%s' and '%s' run as one fused "
+			                 "GEMM, so they need the same format, "
+			                 "scale and channel scales",
+			                 SIGLIP_QUANT_KEY, src.name[0],
+			                 src.name[k]);
+	}
+}
+
+/* 1 if some encoder layer's weights have other types than layer 0's:
+ * the layers then cannot run as one loop body. */
+static int
+layers_differ(const SiglipQuant *q)
+{
+	for (int i = 0; i < q->nweight; i++) {
+		const SiglipQWeight *w = &q->weight[i], *first = NULL;
+		if (w->layer <= 0)
+			continue;
+		const char *sfx = strchr(strstr(w->name, "layers.") + 7, '.');
+		for (int k = 0; k < q->nweight && !first; k++)
+			if (q->weight[k].layer == 0 &&
+			    !strcmp(
+			        strchr(strstr(q->weight[k].name, "layers.") + 7,
+			               '.'),
+			        sfx))
+				first = &q->weight[k];
+		if (first->dtype != w->dtype || first->channel != w->channel ||
+		    (dtype_is_f8(w->dtype) && first->scale[0] != w->scale[0]))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if graph weight gname comes from FP8 codes (a quantized checkpoint). */
+static int
+from_codes(const StFile *f, const char *gname)
+{
+	SiglipSource src;
+	siglip_weight_source(gname, &src);
+	const StTensor *s = st_find(f, src.name[0]);
+	return s && (s->dtype == ST_F8_E4M3FNUZ || s->dtype == ST_F8_E5M2FNUZ);
+}
+
 static int
 write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
              const float *patches, Diag *d)
@@ -186,6 +260,10 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 			memcpy(v, patches, n * sizeof *v);
 		else
 			e = weight_values(f, t->name, n, v, d);
+		/* a quantized checkpoint's FP8 codes read at 2^0: their
+		 * values are 2^scale that (the graph type's scale) */
+		for (size_t i = 0; !e && from_codes(f, t->name) && i < n; i++)
+			v[i] = ldexpf(v[i], t->elem.scale);
 		if (!e)
 			e = exec_write(dev, t, v, d);
 		free(v);
@@ -237,10 +315,39 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	float *px = NULL, *patches = NULL;
 	Graph *g = NULL;
 	Package *pk = NULL;
-	e = siglip_check(&c, &f, r->weights, NULL, d);
-	SiglipPrecision prec = {.dtype = r->dtype};
+	SiglipQuant q = {0};
+	int quant = siglip_is_quantized(&f);
+	DType dtype = r->dtype;
+	if (quant && r->dtype_given && !dtype_is_f8(r->dtype))
+		e = diag_set(d, IPU_EINVAL, r->weights, 0, 0,
+		             "a quantized checkpoint (\"%s\" metadata) runs "
+		             "as its policy says: drop --dtype %s",
+		             SIGLIP_QUANT_KEY, dtype_name(r->dtype));
+	else if (quant && r->scales_given)
+		e = diag_set(d, IPU_EINVAL, r->weights, 0, 0,
+		             "a quantized checkpoint carries its activation "
+		             "scales (\"%s\" metadata): drop --f8-scales",
+		             SIGLIP_QUANT_KEY);
+	else if (quant) {
+		e = siglip_quant_read(&c, &f, r->weights, &q, d);
+		dtype = DT_F8_F143;
+	} else
+		e = siglip_check(&c, &f, r->weights, NULL, d);
+	SiglipPrecision prec = {.dtype = dtype};
 	ScaleCtx sc = {.f = &f, .layers = c.layers};
-	if (!e && dtype_is_f8(r->dtype)) {
+	QuantCtx qc = {.q = &q};
+	if (!e && quant) {
+		prec.weight_type = quant_type;
+		prec.ctx = &qc;
+		prec.unroll = layers_differ(&q);
+		for (int i = 0; i < SIGLIP_GEMMS; i++) {
+			prec.act_scale[i] = q.act_scale[i];
+			prec.act_f152[i] = q.act[i] == DT_F8_F152;
+		}
+		memcpy(out->act_scale, prec.act_scale, sizeof prec.act_scale);
+		out->quantized = 1;
+		out->unrolled = prec.unroll;
+	} else if (!e && dtype_is_f8(r->dtype)) {
 		prec.weight_scale = weight_scale;
 		prec.ctx = &sc;
 		e = siglip_f8_bounds(&c, &f, prec.act_scale, d);
@@ -251,7 +358,8 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		out->have_scales = !e;
 	}
 	if (!e)
-		e = load_pixels(r, &c, &px, &out->batch, d);
+		e = siglip_load_pixels(&c, r->images, r->nimages, r->pixels,
+		                       &px, &out->batch, d);
 	if (!e) {
 		out->d = c.hidden;
 		size_t n = (size_t)out->batch * siglip_tokens(&c) * c.channels *
@@ -263,6 +371,8 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		int nerr = 0;
 		if ((e = sc.e))
 			*d = sc.d;
+		else if ((e = qc.e))
+			*d = qc.d;
 		else if ((e = graph_parse(text, strlen(text), "siglip", &g,
 		                          errs, &nerr)))
 			*d = errs[0];
@@ -300,6 +410,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		if (out->cycles)
 			out->mfu = ideal / ((double)out->cycles * chip->tiles);
 	}
+	siglip_quant_free(&q);
 	pkg_free(pk);
 	graph_free(g);
 	free(patches);
