@@ -479,10 +479,10 @@ test_exchange_error(void **state)
 	assert_int_equal(err.tile, 1);
 	/* Both tiles reach the first sync at cycle 1, released 126 cycles
 	 * later at 127; tile 0 sends after its brnz, at 128, one item a
-	 * cycle. Logical tiles 0 and 1 are physical 0 and 2: 30 cycles plus
-	 * one for the differing lane bit. The second item arrives at
-	 * 128 + 1 + 31. */
-	assert_int_equal(err.cycle, 128 + 1 + 31);
+	 * cycle. Logical tiles 0 and 1 are pair partners, physical 0 and 2:
+	 * 24 cycles (docs/chip.md). The second item arrives at
+	 * 128 + 1 + 24. */
+	assert_int_equal(err.cycle, 128 + 1 + 24);
 	assert_int_equal(err.context, -1);
 	assert_string_equal(err.fault_name, "");
 	ipu_close(dev);

@@ -7,9 +7,12 @@
  * incoming CSRs). Nothing is routed while tiles run: at each round of the
  * chip (sim/chip.c) every receiver is walked forward in cycle order,
  * interleaving its controls with the items that arrive at its mux from the
- * source the mux selects. Item i of a packet from tile s arrives at tile r
- * at depart + i + chip_route_cycles(s, r), the same for every pair of tiles
- * in every run: that is the time determinism of the chip.
+ * source the mux selects. Item i of a packet from tile s arrives (is
+ * written) at tile r at depart + i + chip_route_cycles(s, r), the same for
+ * every pair of tiles in every run: that is the time determinism of the
+ * chip. Controls are kept in the same frame: an XPIC takes effect
+ * chip_xpic_cycles after its issue (target/route.c). A received item
+ * counts ($INCOMING_DCOUNT, sync RECV) recv_land_cycles after its write.
  *
  * Every arriving item the mux selects must be expected ($INCOMING_DCOUNT >
  * 0), of the receiver's format, aligned, inside the receive window and not
@@ -241,12 +244,13 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		    "short",
 		    r->id, src, (unsigned long long)at);
 	uint32_t a = s->ptr;
+	uint64_t landed = at + 1 + c->recv_land_cycles;
 	if (w->dry) {
 		s->ptr += p->item;
 		if (--s->dcount == 0) {
-			s->zero_at = at + 1;
-			if (at + 1 >= w->from) {
-				w->ready = at + 1;
+			s->zero_at = landed;
+			if (landed >= w->from) {
+				w->ready = landed;
 				w->done = 1;
 			}
 		}
@@ -278,7 +282,7 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		p->pairsum[i] += pair_mark(c, r->id);
 	s->ptr += p->item;
 	if (--s->dcount == 0)
-		s->zero_at = at + 1;
+		s->zero_at = landed;
 	s->last_rx_cycle = at;
 	s->last_rx_addr = a;
 	if (!p->got[i]) {
@@ -445,9 +449,7 @@ int
 xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 {
 	const Chip *c = chipsim_chip(cs);
-	uint64_t lmax = c->route_base_cycles +
-	                (uint64_t)c->route_column_cycles * (c->columns - 1) +
-	                (uint64_t)c->route_row_cycles * (c->rows - 1) + 2;
+	uint64_t lmax = chip_route_max_cycles(c);
 	for (uint32_t id = 0; id < chipsim_tiles(cs); id++) {
 		Tile *t = chipsim_tile_if_exists(cs, id);
 		if (!t)

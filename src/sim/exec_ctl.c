@@ -614,10 +614,14 @@ exec_uput(Exec *e)
  * source in bits 10..0 and $INCOMING_FORMAT in bits 12..11 (DECISION).
  */
 
+/* An XPIC issued at `at` selects the words written from M cycles later
+ * on (target/route.c): it takes effect then, in the frame of the
+ * receiver's writes. The partner is in the same row, so has the same M. */
 static void
 xpic(Exec *e, uint64_t at, uint32_t sel, uint32_t value)
 {
 	Tile *t = e->tile;
+	at += chip_xpic_cycles(t->chip, t->id);
 	xch_control(t, XC_MUX, at, value & XPIC_SOURCE, sel & 1);
 	xch_control(t, XC_FORMAT, at, (value >> XPIC_FORMAT_SHIFT) & 3,
 	            sel & 1);

@@ -32,15 +32,18 @@ static const Chip chips[] = {
         .columns = 16,          /* ipu-stack.md 3.1 */
         .rows = 23,             /* ipu-stack.md 3.1: 23 x 64 = 1472 */
         .sync_local_cycles = 6, /* system.md 8.2: tile-local sync ~6 */
-        /* system.md 4.2: 90 (poplibs) .. 126 (IPU21 getMaxIPUSyncDelay) */
+        /* Poplar's IPU21 Target::getMaxIPUSyncDelay, "all tiles done ->
+         * last tile released" (poplibs ReductionPlan.cpp); fast bound 90
+         * (poplibs CTCLossPlan.cpp); docs/chip.md, "Syncs" */
         .sync_internal_cycles = 126,
+        /* IPU21 Target::getGlobalSyncCycles (ipu-stack.md cost model);
+         * fast bound 126: no faster than the on-chip barrier */
+        .sync_external_cycles = 600,
         /* system.md 4.2: host syncs take 1..5 us, assumed; 3 us here */
         .sync_host_cycles = 4455,
-        /* system.md 3.2/8.2: ~30-cycle floor, 2 cycles per row, a few
-         * per column (ipu-stack.md 3.3: column distance x 6) */
-        .route_base_cycles = 30,
-        .route_column_cycles = 6,
-        .route_row_cycles = 2,
+        /* the SDK's receive rows run 6 cycles past the last word's write
+         * before they end (ipu-stack.md 3.3); fast bound 0 */
+        .recv_land_cycles = 6,
         .mux_switch_cycles = 8, /* isa.md 9: BNET_PUTIOUTDLY (Mk1) */
         /* system.md 5.2: Gen4 x16 31.5 GB/s raw; 22 GB/s assumed */
         .host_bytes_per_s = 22e9,
@@ -63,10 +66,9 @@ static const Chip chips[] = {
         .rows = 23,
         .sync_local_cycles = 6,
         .sync_internal_cycles = 126, /* DECISION: as the C600 */
-        .sync_host_cycles = 3975,    /* 3 us at 1.325 GHz */
-        .route_base_cycles = 30,
-        .route_column_cycles = 6,
-        .route_row_cycles = 2,
+        .sync_external_cycles = 600,
+        .sync_host_cycles = 3975, /* 3 us at 1.325 GHz */
+        .recv_land_cycles = 6,
         .mux_switch_cycles = 8,
         /* The GC200 die has a Gen4 x16 port (system.md 1.1) */
         .host_bytes_per_s = 22e9,
@@ -160,29 +162,6 @@ uint32_t
 chip_pair(const Chip *c, uint32_t logical)
 {
 	return chip_logical(c, chip_physical(c, logical) ^ 2);
-}
-
-static uint32_t
-distance(uint32_t a, uint32_t b)
-{
-	return a > b ? a - b : b - a;
-}
-
-/*
- * Route latency, a linear model in the physical positions (DECISION, after
- * system.md 3.2 and ipu-stack.md 3.3, whose exact function is not
- * published): a floor, plus a cost per column group and per row of
- * distance, plus one cycle for each differing lane bit.
- */
-uint32_t
-chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst)
-{
-	uint32_t ps = chip_physical(c, src), pd = chip_physical(c, dst);
-	uint32_t lanes = ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
-	return c->route_base_cycles +
-	       c->route_column_cycles *
-	           distance((ps >> 2) & 15, (pd >> 2) & 15) +
-	       c->route_row_cycles * distance(ps >> 6, pd >> 6) + lanes;
 }
 
 uint64_t

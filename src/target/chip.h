@@ -62,10 +62,9 @@ typedef struct {
 	/* Timing constants of the emulator (cycles unless named otherwise). */
 	uint32_t sync_local_cycles;    /* sync LOCAL after the last exit */
 	uint32_t sync_internal_cycles; /* all tiles arrived -> released */
+	uint32_t sync_external_cycles; /* the same, GS1/GS2 without the host */
 	uint32_t sync_host_cycles;     /* a sync that includes the host */
-	uint32_t route_base_cycles;    /* send issue -> arrival, nearest */
-	uint32_t route_column_cycles;  /* per column group of distance */
-	uint32_t route_row_cycles;     /* per row of distance */
+	uint32_t recv_land_cycles;     /* last item written -> DCOUNT 0 seen */
 	uint32_t mux_switch_cycles;    /* put $INCOMING_MUX -> effective */
 	double host_bytes_per_s;       /* PCIe, one direction, sustained */
 } Chip;
@@ -98,9 +97,18 @@ uint32_t chip_physical(const Chip *c, uint32_t logical);
 uint32_t chip_logical(const Chip *c, uint32_t physical);
 /* The tile sharing the 64-bit exchange resources: physical id ^ 2. */
 uint32_t chip_pair(const Chip *c, uint32_t logical);
-/* Cycles from a send's issue to the word's arrival at the receiver's
- * incoming mux (docs/chip.md, "Latency"). */
+/* Exchange route timing (route.c; docs/chip.md, "Route latency"). The
+ * mux lead: a receiver's XPIC issued this many cycles after a sender's word
+ * (negative: before) selects that word. */
+int32_t chip_mux_lead(const Chip *c, uint32_t src, uint32_t dst);
+/* XPIC issue to the selected words' write at the receiver (and so to the
+ * XPIC taking effect in the emulator's frame): 52 + 2 x its row. */
+uint32_t chip_xpic_cycles(const Chip *c, uint32_t dst);
+/* A send's issue to the word's write at the receiver: lead + XPIC cycles,
+ * always positive. */
 uint32_t chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst);
+/* The largest chip_route_cycles over all pairs of tiles. */
+uint32_t chip_route_max_cycles(const Chip *c);
 /* Host link: cycles to move `bytes` over PCIe at this chip's clock. */
 uint64_t chip_host_cycles(const Chip *c, uint64_t bytes);
 
