@@ -159,14 +159,14 @@ p2p(uint32_t tiles, uint32_t src, uint32_t lo, uint32_t hi, uint32_t n,
 }
 
 /* Between the two tiles with the longest route of the chip: 781 to 44,
- * 164 cycles (docs/chip.md works it out by hand). */
+ * 164 cycles, down the spine (docs/chip.md works it out by hand). */
 static void
 test_point_to_point(void **state)
 {
 	(void)state;
 	const uint32_t T = 1472, S = 781, D = 44, N = 48;
 	assert_int_equal(latency(S, D), 164);
-	ChipSim *cs = p2p(T, S, D, D + 1, N, 1, 0, 2);
+	ChipSim *cs = p2p(T, S, D, D + 1, N, SCTL_DIR2, 0, 2);
 	expect_ok(cs);
 	expect_data(cs, D, N, S);
 	/* all tiles arrive at the first sync at cycle 1: released at 127;
@@ -187,7 +187,7 @@ test_multicast_all_tiles(void **state)
 {
 	(void)state;
 	const uint32_t T = 1472, S = 700, N = 16;
-	ChipSim *cs = p2p(T, S, 0, T, N, 1, 0, 2);
+	ChipSim *cs = p2p(T, S, 0, T, N, 3, 0, 2);
 	expect_ok(cs);
 	uint64_t sent = send_cycle(cs, S);
 	for (uint32_t r = 0; r < T; r++) {
@@ -216,7 +216,7 @@ static const char a2a_prog[] = "	.equ T, %u\n"
                                "	sync 3\n"
                                "	put $INCOMING_DCOUNT, $m2\n"
                                "	put $INCOMING_MUX, $m3\n"
-                               "	send N - 1, 0x60000 / 4, 1\n"
+                               "	send N - 1, 0x60000 / 4, 3\n"
                                "	sync 3\n"
                                "	br $lr\n";
 
@@ -260,7 +260,7 @@ test_paired_64bit(void **state)
 	(void)state;
 	const uint32_t T = 64, S = 5, D = 40, N = 32;
 	assert_int_equal(chip_pair(chip_default(), D), D + 1);
-	ChipSim *cs = p2p(T, S, D, D + 2, N, 4 | 1, 0, 1);
+	ChipSim *cs = p2p(T, S, D, D + 2, N, 4 | 3, 0, 1);
 	expect_ok(cs);
 	for (uint32_t r = D; r < D + 2; r++) {
 		expect_data(cs, r, 2 * N, S);
@@ -333,20 +333,39 @@ expect_error(ChipSim *cs, RunStatus want, const char *needle)
 	chipsim_free(cs);
 }
 
+/* A send reaches only the tiles in the directions its sctl names: 781 to
+ * 44 runs down the spine (displacement -47), so direction 1 alone misses;
+ * 0 to 1 (displacement 2) is up it, so direction 2 alone misses. */
+static void
+test_send_direction(void **state)
+{
+	(void)state;
+	assert_int_equal(chip_route_dir(chip_default(), 781, 44), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(chip_default(), 0, 1), SCTL_DIR1);
+	expect_error(p2p(1472, 781, 44, 45, 4, SCTL_DIR1, 0, 2), RUN_FAULT,
+	             "tile 44 is in direction 2: its words never reach it");
+	expect_error(p2p(16, 0, 1, 2, 4, SCTL_DIR2, 0, 1), RUN_FAULT,
+	             "tile 1 is in direction 1: its words never reach it");
+	ChipSim *cs = p2p(16, 0, 1, 2, 4, SCTL_DIR1, 0, 1);
+	expect_ok(cs);
+	expect_data(cs, 1, 4, 0);
+	chipsim_free(cs);
+}
+
 static void
 test_mistimed(void **state)
 {
 	(void)state;
 	/* more items expected than sent: the sync waits forever */
-	expect_error(p2p(16, 2, 9, 10, 8, 1, 2, 1), RUN_DEADLOCK,
+	expect_error(p2p(16, 2, 9, 10, 8, 3, 2, 1), RUN_DEADLOCK,
 	             "tile 9 waits in sync 3");
 	/* fewer expected than sent */
-	expect_error(p2p(16, 2, 9, 10, 8, 1, -1, 1), RUN_FAULT,
+	expect_error(p2p(16, 2, 9, 10, 8, 3, -1, 1), RUN_FAULT,
 	             "expects none ($INCOMING_DCOUNT = 0)");
 	/* a 64-bit item at a 32-bit receiver: send 64-bit, FMT forced 0 */
 	{
 		char text[4096];
-		snprintf(text, sizeof text, p2p_prog, 2u, 9u, 10u, 4u, 5u, 0u,
+		snprintf(text, sizeof text, p2p_prog, 2u, 9u, 10u, 4u, 7u, 0u,
 		         0);
 		ChipSim *cs = spmd(text, 16, 1);
 		fill(cs, 2, 8, 2);
@@ -357,7 +376,7 @@ test_mistimed(void **state)
 	             RUN_FAULT, "sans is not modelled");
 	/* 64-bit items to one tile of a pair (41 and 42 are in different
 	 * pairs) */
-	expect_error(p2p(64, 5, 41, 43, 8, 4 | 1, 0, 1), RUN_FAULT,
+	expect_error(p2p(64, 5, 41, 43, 8, 4 | 3, 0, 1), RUN_FAULT,
 	             "whole pairs must receive them");
 	/* the partner of a 64-bit sender sends at the same time */
 
@@ -575,6 +594,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_point_to_point),
+	    cmocka_unit_test(test_send_direction),
 	    cmocka_unit_test(test_multicast_all_tiles),
 	    cmocka_unit_test(test_all_to_all),
 	    cmocka_unit_test(test_paired_64bit),

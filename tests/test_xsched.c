@@ -17,9 +17,11 @@
 
 enum { PROG = 0x4c000, DATA = 0x60000 };
 
+enum { FIXTURE_TILES = 128 };
+
 typedef struct {
 	Lowered *l;
-	int32_t src[64], dst[64], save[64];
+	int32_t src[FIXTURE_TILES], dst[FIXTURE_TILES], save[FIXTURE_TILES];
 } Fixture;
 
 /* A buffer per tile for sending (1 KiB of pattern) and one for receiving
@@ -27,6 +29,7 @@ typedef struct {
 static void
 fixture(Fixture *f, uint32_t tiles)
 {
+	assert_true(tiles <= FIXTURE_TILES);
 	f->l = lower_new(chip_default(), tiles);
 	for (uint32_t t = 0; t < tiles; t++) {
 		f->src[t] = lower_buffer(f->l, t, 1024, 8, REGION_ANY, 0,
@@ -250,6 +253,42 @@ test_ring_phases(void **state)
 	lower_free(f.l);
 }
 
+/* Sends in both directions along the spine: tiles 46..91 are the second
+ * block of column group 0, whose tiles enter the spine a position further
+ * on, so their words to the first block (tiles 0..45) run down it
+ * (docs/chip.md: 50 -> 3 has displacement -4) and the first block's to
+ * them up it (3 -> 50: 5); from tile 60 (second block) the spine runs
+ * down to tiles 2 and 70 and up to tile 93 (column group 1). Codegen sets
+ * each send's direction bits for its destinations, both for that
+ * multicast; the chip model faults a word sent the wrong way. */
+static void
+test_both_directions(void **state)
+{
+	(void)state;
+	const Chip *c = chip_default();
+	assert_int_equal(chip_route_dir(c, 50, 3), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(c, 3, 50), SCTL_DIR1);
+	assert_int_equal(chip_route_dir(c, 60, 2), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(c, 60, 70), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(c, 60, 93), SCTL_DIR1);
+	Fixture f;
+	fixture(&f, 96);
+	Step *s = lower_step(f.l, STEP_EXCHANGE, "both ways");
+	uint32_t d3[1] = {3}, d50[1] = {50}, both[3] = {2, 70, 93},
+	         off[3] = {0, 0, 0}, off2[3] = {512, 512, 512};
+	xfer(s, 50, 20, 0, d3, off, 1, &f);
+	xfer(s, 3, 20, 0, d50, off, 1, &f);
+	xfer(s, 60, 30, 0, both, off2, 3, &f);
+	ChipSim *cs = run_fixture(&f);
+	check_schedule(f.l);
+	expect_words(cs, 3, 0, 50, 0, 20);
+	expect_words(cs, 50, 0, 3, 0, 20);
+	for (int k = 0; k < 3; k++)
+		expect_words(cs, both[k], 512, 60, 0, 30);
+	chipsim_free(cs);
+	lower_free(f.l);
+}
+
 /* Eight senders (tiles 0-7) each hold a block of eight 4-word rows, one
  * for each receiver (tiles 8-15), listed in receiver order, as a C block
  * cut into whole rows: listed as given, every sender begins with tile 8.
@@ -299,6 +338,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_multicast_and_gather),
 	    cmocka_unit_test(test_ring_phases),
+	    cmocka_unit_test(test_both_directions),
 	    cmocka_unit_test(test_blocks_to_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

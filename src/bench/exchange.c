@@ -18,8 +18,9 @@
  *                                 only when its count is 0)
  *   R + 1  put $INCOMING_MUX
  *   R + 2  brz: tiles that do not send go to the closing sync
- *   R + 3  the first of ceil(N / 256) back-to-back sends of 64 words; item
- *          j leaves at R + 3 + j and arrives latency(s, r) cycles later.
+ *   R + 3  the first of ceil(N / 256) back-to-back sends of 64 words, in
+ *          both directions (sctl 3: one program for every pair); item j
+ *          leaves at R + 3 + j and arrives latency(s, r) cycles later.
  */
 #include "bench.h"
 
@@ -118,7 +119,7 @@ program_text(uint32_t param, uint32_t src_addr, uint32_t words)
 	for (uint32_t w = 0; w < words; w += SEND_MAX_WORDS) {
 		uint32_t n =
 		    words - w < SEND_MAX_WORDS ? words - w : SEND_MAX_WORDS;
-		fprintf(f, "	send %u, 0x%x, 1\n", n - 1, src_addr / 4 + w);
+		fprintf(f, "	send %u, 0x%x, 3\n", n - 1, src_addr / 4 + w);
 	}
 	fprintf(f, "done:\n"
 	           "	sync 3\n"

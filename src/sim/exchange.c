@@ -78,7 +78,7 @@ xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value,
 }
 
 int
-xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
+xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir)
 {
 	Tile *t = e->tile;
 	uint32_t bytes = n * item;
@@ -92,8 +92,11 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
 	XState *x = &t->x;
 	GROW(x->pk, x->npk, x->cappk);
 	XPacket *p = &x->pk[x->npk++];
-	*p = (XPacket){
-	    .depart = t->cycle, .n = n, .item = item, .src_addr = addr};
+	*p = (XPacket){.depart = t->cycle,
+	               .n = n,
+	               .item = item,
+	               .src_addr = addr,
+	               .dir = dir};
 	p->data = xmalloc(bytes);
 	p->got = xcalloc(n, 1);
 	if (item == 8)
@@ -303,7 +306,9 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 	Tile *t = chipsim_tile_if_exists(cs, src);
 	if (!t)
 		return 0;
-	uint64_t lat = chip_route_cycles(w->r->chip, src, w->r->id);
+	const Chip *c = w->r->chip;
+	uint64_t lat = chip_route_cycles(c, src, w->r->id);
+	uint32_t dir = chip_route_dir(c, src, w->r->id);
 	XState *x = &t->x;
 	/* first packet whose last item arrives at or after `from` */
 	int lo = x->pk_done, hi = x->npk;
@@ -322,6 +327,16 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 			break;
 		uint32_t i0 = from > first ? (uint32_t)(from - first) : 0;
 		uint64_t i1 = to - first < p->n ? to - first : p->n;
+		if (i0 < i1 && !(p->dir & dir))
+			return chip_error(
+			    w->err, RUN_FAULT, w->r->id, first + i0,
+			    "exchange: tile %u's mux selects tile %u at cycle "
+			    "%llu, but that tile's send at cycle %llu goes in "
+			    "direction %u (sctl bits 1..0) and tile %u is in "
+			    "direction %u: its words never reach it",
+			    w->r->id, src, (unsigned long long)(first + i0),
+			    (unsigned long long)p->depart, p->dir, w->r->id,
+			    dir);
 		for (uint32_t i = i0; i < i1; i++) {
 			if (deliver(w, s, src, p, i, first + i))
 				return -1;

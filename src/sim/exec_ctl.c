@@ -639,7 +639,7 @@ stream_send(Exec *e, uint32_t addr, uint32_t n, uint32_t sctl)
 {
 	Tile *t = e->tile;
 	uint32_t item = sctl & SCTL_64 ? 8 : 4;
-	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item))
+	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item, sctl & SCTL_DIR))
 		return;
 	t->x.out_ptr = addr + n * item;
 	t->x.out_sctl = sctl;

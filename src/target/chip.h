@@ -76,12 +76,14 @@ enum {
 };
 
 /* Fields of the timed exchange instructions (docs/chip.md). A send's sctl:
- * bits 1..0 the direction (0: no packet), bit 2 64-bit items (ipu-stack.md
- * 3.2). An XPIC control's value (DECISION): the mux source in bits 10..0,
- * $INCOMING_FORMAT in bits 12..11 (0: 32-bit items, else 64-bit). */
+ * bits 1..0 the directions the words go (0: no packet; chip_route_dir),
+ * bit 2 64-bit items (ipu-stack.md 3.2). An XPIC control's value (DECISION):
+ * the mux source in bits 10..0, $INCOMING_FORMAT in bits 12..11 (0: 32-bit
+ * items, else 64-bit). */
 enum {
 	SCTL_DIR = 3,
-	SCTL_DIR1 = 1,
+	SCTL_DIR1 = 1, /* up the spine positions (displacement >= 1, route.c) */
+	SCTL_DIR2 = 2, /* down them */
 	SCTL_64 = 4,
 	XPIC_SOURCE = 0x7ff,
 	XPIC_FORMAT_SHIFT = 11,
@@ -109,6 +111,9 @@ uint32_t chip_xpic_cycles(const Chip *c, uint32_t dst);
 uint32_t chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst);
 /* The largest chip_route_cycles over all pairs of tiles. */
 uint32_t chip_route_max_cycles(const Chip *c);
+/* The direction bit (SCTL_DIR1 or SCTL_DIR2) a send needs in its sctl for
+ * its words to reach dst. */
+uint32_t chip_route_dir(const Chip *c, uint32_t src, uint32_t dst);
 /* Host link: cycles to move `bytes` over PCIe at this chip's clock. */
 uint64_t chip_host_cycles(const Chip *c, uint64_t bytes);
 

@@ -71,11 +71,18 @@ static const int tap[2][2] = {{5, 1}, {4, 2}}; /* [lane][parity == side] */
 static const int skew[2] = {5, 3};             /* [d's side] */
 static const int base[2][2] = {{-30, -30}, {-14, -30}}; /* [s side][d side] */
 
+/* The spine displacement D from s to d. */
+static int
+spine(Place s, Place d)
+{
+	int entry = s.pos + (s.side ^ s.parity);
+	return SPINE_STEP * (d.pos - entry) + tap[d.lane][d.parity == d.side];
+}
+
 static int32_t
 lead(Place s, Place d)
 {
-	int entry = s.pos + (s.side ^ s.parity);
-	int D = SPINE_STEP * (d.pos - entry) + tap[d.lane][d.parity == d.side];
+	int D = spine(s, d);
 	return (D < 0 ? -D : D) + skew[d.side] * (s.pos - d.pos) +
 	       ROW_STEP * (s.row - d.row) + base[s.side][d.side];
 }
@@ -84,6 +91,16 @@ int32_t
 chip_mux_lead(const Chip *c, uint32_t src, uint32_t dst)
 {
 	return lead(place(chip_physical(c, src)), place(chip_physical(c, dst)));
+}
+
+/* ipu-stack's `direction`: the route runs one way for D >= 1, the other
+ * otherwise; the rival's single-receiver sends set just that bit. */
+uint32_t
+chip_route_dir(const Chip *c, uint32_t src, uint32_t dst)
+{
+	int D =
+	    spine(place(chip_physical(c, src)), place(chip_physical(c, dst)));
+	return D >= 1 ? SCTL_DIR1 : SCTL_DIR2;
 }
 
 uint32_t
@@ -111,7 +128,8 @@ find_route_max(void)
 	for (uint32_t s = 0; s < n; s++)
 		for (uint32_t d = 0; d < n; d++) {
 			Place ps = place(s), pd = place(d);
-			int32_t l = lead(ps, pd) + WRITE_BASE + ROW_STEP * pd.row;
+			int32_t l =
+			    lead(ps, pd) + WRITE_BASE + ROW_STEP * pd.row;
 			if ((uint32_t)l > route_max)
 				route_max = (uint32_t)l;
 		}
