@@ -388,6 +388,24 @@ test_matmul_chain(void **state)
 	      16, 0x1p-7);
 }
 
+/* The same over the whole chip: transfers between every column group and
+ * both sides of the spine, up and down it, with routes from 18 to 164
+ * cycles (docs/chip.md, "Route latency"); the chip model faults any word
+ * the schedule mistimes or sends the wrong way. */
+static void
+test_whole_chip(void **state)
+{
+	(void)state;
+	check("f16 chain 64x256 . 256x2048 . 2048x128",
+	      "input x f16 [64, 256]\n"
+	      "weight w1 f16 [256, 2048]\n"
+	      "weight w2 f16 [2048, 128]\n"
+	      "h = matmul x w1\n"
+	      "y = matmul h w2\n"
+	      "output y\n",
+	      1472, 0x1p-7);
+}
+
 /* Data movement only: exact. */
 static void
 test_layout_ops(void **state)
@@ -959,6 +977,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_matmul_chain),
+	    cmocka_unit_test(test_whole_chip),
 	    cmocka_unit_test(test_layout_ops),
 	    cmocka_unit_test(test_elementwise),
 	    cmocka_unit_test(test_rowwise),
