@@ -24,7 +24,7 @@
  *     previous send to other tiles), and one M(d) before the cycle after
  *     the last arrival, to switch the mux off again (otherwise a later send
  *     of the same source, meant for others, would land too).
- * The phase ends when the last word has landed (chip.h recv_land_cycles
+ * The phase ends when the last word has landed (the rule recv-land
  * after its write).
  *
  * A transfer whose destinations are whole pairs of tiles goes as 64-bit
@@ -386,7 +386,7 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 	}
 	free_timelines(tl, l->tiles);
 	free(mark);
-	s->cycles = end + l->chip->recv_land_cycles;
+	s->cycles = end + chip_rule(l->chip, TIMING_RECV_LAND);
 	return IPU_OK;
 }
 

@@ -257,10 +257,10 @@ static uint64_t
 zone_cycles(const Chip *c, int zone)
 {
 	if (zone_has_host(zone))
-		return c->sync_host_cycles;
+		return chip_sync_host_cycles(c);
 	if (zone == 4 || zone == 6 || zone == 12 || zone == 14)
-		return c->sync_external_cycles;
-	return c->sync_internal_cycles;
+		return chip_rule(c, TIMING_SYNC_EXTERNAL);
+	return chip_rule(c, TIMING_SYNC_INTERNAL);
 }
 
 /* The transfers of this host sync; returns their cycles. */

@@ -12,7 +12,7 @@
  * every pair of tiles in every run: that is the time determinism of the
  * chip. Controls are kept in the same frame: an XPIC takes effect
  * chip_xpic_cycles after its issue (target/route.c). A received item
- * counts ($INCOMING_DCOUNT, sync RECV) recv_land_cycles after its write.
+ * counts ($INCOMING_DCOUNT, sync RECV) the rule recv-land after its write.
  *
  * Every arriving item the mux selects must be expected ($INCOMING_DCOUNT >
  * 0), of the receiver's format, aligned, inside the receive window and not
@@ -247,7 +247,7 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		    "short",
 		    r->id, src, (unsigned long long)at);
 	uint32_t a = s->ptr;
-	uint64_t landed = at + 1 + c->recv_land_cycles;
+	uint64_t landed = at + 1 + chip_rule(c, TIMING_RECV_LAND);
 	if (w->dry) {
 		s->ptr += p->item;
 		if (--s->dcount == 0) {

@@ -21,6 +21,7 @@
  * schedule can observe follows from X and M.
  */
 #include <pthread.h>
+#include <stdint.h>
 
 #include "chip.h"
 
@@ -62,11 +63,7 @@ place(uint32_t physical)
  *   rows    2 x (row of s - row of d);
  *   base    -14 from side 1 to side 0, -30 otherwise.
  */
-enum {
-	SPINE_STEP = 6,
-	ROW_STEP = 2,
-	WRITE_BASE = 52, /* M(d) = WRITE_BASE + ROW_STEP x row(d) */
-};
+enum { SPINE_STEP = 6, ROW_STEP = 2 };         /* also M(d)'s cycles a row */
 static const int tap[2][2] = {{5, 1}, {4, 2}}; /* [lane][parity == side] */
 static const int skew[2] = {5, 3};             /* [d's side] */
 static const int base[2][2] = {{-30, -30}, {-14, -30}}; /* [s side][d side] */
@@ -106,7 +103,8 @@ chip_route_dir(const Chip *c, uint32_t src, uint32_t dst)
 uint32_t
 chip_xpic_cycles(const Chip *c, uint32_t dst)
 {
-	return WRITE_BASE + ROW_STEP * (chip_physical(c, dst) >> 6);
+	return chip_rule(c, TIMING_XPIC_WRITE) +
+	       ROW_STEP * (chip_physical(c, dst) >> 6);
 }
 
 uint32_t
@@ -116,29 +114,28 @@ chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst)
 	                  (int32_t)chip_xpic_cycles(c, dst));
 }
 
-/* The longest route of the tile array, over all physical pairs: computed
- * once (both chips share the array, chip.c). */
-static uint32_t route_max;
-static pthread_once_t route_max_once = PTHREAD_ONCE_INIT;
+/* The longest lead + 2 x row(d) of the tile array, over all physical
+ * pairs: computed once (both chips share the array, chip.c). */
+static int32_t longest;
+static pthread_once_t longest_once = PTHREAD_ONCE_INIT;
 
 static void
-find_route_max(void)
+find_longest(void)
 {
 	uint32_t n = chip_default()->rows * 64;
+	longest = INT32_MIN;
 	for (uint32_t s = 0; s < n; s++)
 		for (uint32_t d = 0; d < n; d++) {
 			Place ps = place(s), pd = place(d);
-			int32_t l =
-			    lead(ps, pd) + WRITE_BASE + ROW_STEP * pd.row;
-			if ((uint32_t)l > route_max)
-				route_max = (uint32_t)l;
+			int32_t l = lead(ps, pd) + ROW_STEP * pd.row;
+			if (l > longest)
+				longest = l;
 		}
 }
 
 uint32_t
 chip_route_max_cycles(const Chip *c)
 {
-	(void)c;
-	pthread_once(&route_max_once, find_route_max);
-	return route_max;
+	pthread_once(&longest_once, find_longest);
+	return (uint32_t)(longest + (int32_t)chip_rule(c, TIMING_XPIC_WRITE));
 }
