@@ -29,6 +29,10 @@ latency(uint32_t s, uint32_t d)
 	return model_latency(s, d);
 }
 
+/* The chip spmd() builds: the C600 at nominal timing unless a test sets
+ * a profile (chip_timed). */
+static const Chip *model_chip;
+
 static ChipSim *
 spmd(const char *text, uint32_t tiles, int threads)
 {
@@ -46,7 +50,7 @@ spmd(const char *text, uint32_t tiles, int threads)
 	obj_free(o);
 	Image img;
 	assert_int_equal(img_from_obj(exe, &img, &d), 0);
-	ChipConfig cfg = {.chip = chip_default(),
+	ChipConfig cfg = {.chip = model_chip ? model_chip : chip_default(),
 	                  .tiles = tiles,
 	                  .threads = threads,
 	                  .trace = 1};
@@ -333,6 +337,65 @@ expect_error(ChipSim *cs, RunStatus want, const char *needle)
 	chipsim_free(cs);
 }
 
+/* The i-th sync (0-based) of a tile's trace. */
+static TraceEvent
+nth_sync(ChipSim *cs, uint32_t tile, int n)
+{
+	Tile *t = chipsim_tile(cs, tile);
+	for (int i = 0; i < t->ntrace; i++)
+		if (t->trace[i].kind == TR_SYNC && n-- == 0)
+			return t->trace[i];
+	fail_msg("tile %u has too few syncs", tile);
+	return t->trace[0];
+}
+
+/* The route and sync rules at each timing profile (docs/fidelity.md): the
+ * route is the same (no bounds); a sync releases its cost after the last
+ * arrival, 90 / 126 / 126 cycles for sync 3 and 126 / 600 / 600 for sync 4
+ * at fast / nominal / slow, and a receiver arrives when its last word has
+ * landed, 0 / 6 / 6 cycles after the write. */
+static void
+test_profiles(void **state)
+{
+	(void)state;
+	static const struct {
+		TimingBound bound;
+		uint32_t internal, external, land;
+	} cases[] = {{TIMING_FAST, 90, 126, 0},
+	             {TIMING_NOMINAL, 126, 600, 6},
+	             {TIMING_SLOW, 126, 600, 6}};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		Timing t;
+		timing_profile(&t, cases[k].bound);
+		model_chip = chip_timed(chip_default(), &t);
+		const uint32_t S = 781, D = 44, N = 8;
+		ChipSim *cs = p2p(1472, S, D, D + 1, N, SCTL_DIR2, 0, 2);
+		expect_ok(cs);
+		expect_data(cs, D, N, S);
+		uint64_t last = chipsim_tile(cs, D)->x.last_rx_cycle;
+		assert_int_equal(last, send_cycle(cs, S) + N - 1 + 164);
+		/* the opening sync: every tile arrives, then the cost */
+		uint64_t arrive = 0;
+		for (uint32_t i = 0; i < 1472; i++) {
+			TraceEvent e = nth_sync(cs, i, 0);
+			arrive = e.start > arrive ? e.start : arrive;
+		}
+		assert_int_equal(nth_sync(cs, D, 0).end,
+		                 arrive + cases[k].internal);
+		/* the closing one: the receiver's last word lands last */
+		assert_int_equal(nth_sync(cs, D, 1).end,
+		                 last + 1 + cases[k].land + cases[k].internal);
+		chipsim_free(cs);
+		/* an external sync (GS1) */
+		cs = spmd("_start:\n	sync 4\n	br $lr\n", 2, 1);
+		expect_ok(cs);
+		TraceEvent e = nth_sync(cs, 1, 0);
+		assert_int_equal(e.end, e.start + cases[k].external);
+		chipsim_free(cs);
+	}
+	model_chip = NULL;
+}
+
 /* A send reaches only the tiles in the directions its sctl names: 781 to
  * 44 runs down the spine (displacement -47), so direction 1 alone misses;
  * 0 to 1 (displacement 2) is up it, so direction 2 alone misses. */
@@ -595,6 +658,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_point_to_point),
 	    cmocka_unit_test(test_send_direction),
+	    cmocka_unit_test(test_profiles),
 	    cmocka_unit_test(test_multicast_all_tiles),
 	    cmocka_unit_test(test_all_to_all),
 	    cmocka_unit_test(test_paired_64bit),
