@@ -15,6 +15,10 @@
  *                     pointer (PIC) of each receive window exactly M(d)
  *                     after the XPIC that opens it, back to back.
  *
+ * Neither has bounds (a cycle off would misroute a word at every cutover of
+ * back-to-back windows), so no timing profile changes them: they live here,
+ * not in timing.def.
+ *
  * The emulator's frame is the receiver's memory write: a word arrives at
  * t + L(s, d) with L = X + M (18..164 cycles), and an XPIC takes effect
  * M(d) after its issue. Everything of the chip's exchange timing that a
@@ -63,7 +67,11 @@ place(uint32_t physical)
  *   rows    2 x (row of s - row of d);
  *   base    -14 from side 1 to side 0, -30 otherwise.
  */
-enum { SPINE_STEP = 6, ROW_STEP = 2 };         /* also M(d)'s cycles a row */
+enum {
+	SPINE_STEP = 6,
+	ROW_STEP = 2,    /* also M(d)'s cycles a row */
+	WRITE_BASE = 52, /* M(d) at row 0 */
+};
 static const int tap[2][2] = {{5, 1}, {4, 2}}; /* [lane][parity == side] */
 static const int skew[2] = {5, 3};             /* [d's side] */
 static const int base[2][2] = {{-30, -30}, {-14, -30}}; /* [s side][d side] */
@@ -103,8 +111,8 @@ chip_route_dir(const Chip *c, uint32_t src, uint32_t dst)
 uint32_t
 chip_xpic_cycles(const Chip *c, uint32_t dst)
 {
-	return chip_rule(c, TIMING_XPIC_WRITE) +
-	       ROW_STEP * (chip_physical(c, dst) >> 6);
+	(void)c;
+	return WRITE_BASE + ROW_STEP * (chip_physical(c, dst) >> 6);
 }
 
 uint32_t
@@ -114,28 +122,29 @@ chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst)
 	                  (int32_t)chip_xpic_cycles(c, dst));
 }
 
-/* The longest lead + 2 x row(d) of the tile array, over all physical
- * pairs: computed once (both chips share the array, chip.c). */
-static int32_t longest;
+/* The longest route of the tile array, over all physical pairs: computed
+ * once (both chips share the array, chip.c). */
+static uint32_t longest;
 static pthread_once_t longest_once = PTHREAD_ONCE_INIT;
 
 static void
 find_longest(void)
 {
 	uint32_t n = chip_default()->rows * 64;
-	longest = INT32_MIN;
 	for (uint32_t s = 0; s < n; s++)
 		for (uint32_t d = 0; d < n; d++) {
 			Place ps = place(s), pd = place(d);
-			int32_t l = lead(ps, pd) + ROW_STEP * pd.row;
-			if (l > longest)
-				longest = l;
+			int32_t l =
+			    lead(ps, pd) + WRITE_BASE + ROW_STEP * pd.row;
+			if ((uint32_t)l > longest)
+				longest = (uint32_t)l;
 		}
 }
 
 uint32_t
 chip_route_max_cycles(const Chip *c)
 {
+	(void)c;
 	pthread_once(&longest_once, find_longest);
-	return (uint32_t)(longest + (int32_t)chip_rule(c, TIMING_XPIC_WRITE));
+	return longest;
 }
