@@ -19,7 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../src/models/siglip_config.h"
 #include "../src/pkg/pkg.h"
+#include "../src/place/place.h"
 #include "../src/util/npy.h"
 
 static int
@@ -500,6 +502,173 @@ test_cycle_limits(void **state)
 	}
 }
 
+/* Item 8: 64-bit assembler expressions that leave the signed range are
+ * errors at the operator, not silent wraps (1 << 64 was 0). */
+static void
+test_expr_overflow(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("ov.s", "_start:\n"
+	                   "\t.equ a2, 1 << 64\n"
+	                   "\t.equ a3, 0x7fffffffffffffff + 1\n"
+	                   "\t.equ a4, 3 * 0x4000000000000000\n"
+	                   "\t.equ a5, -(-0x7fffffffffffffff - 1)\n"
+	                   "\t.equ a6, (-0x7fffffffffffffff - 1) - 1\n"
+	                   "\t.equ a7, 1 << 63\n"
+	                   "\t.equ a8, (-0x7fffffffffffffff - 1) / -1\n"
+	                   "\t.equ a9, 1 << -1\n"
+	                   "\t.word a2, a3, a4, a5, a6, a7, a8, a9\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm ov.s"), 1);
+	expect_in(out, "ov.s:2:13: shift count is not in 0..63");
+	expect_in(out, "ov.s:3:30: overflow: the result does not fit 64 bits "
+	               "(signed)");
+	expect_in(out, "ov.s:4:13: overflow");
+	expect_in(out, "ov.s:5:11: overflow");
+	expect_in(out, "ov.s:6:37: overflow");
+	expect_in(out, "ov.s:7:13: overflow");
+	expect_in(out, "ov.s:8:37: overflow");
+	expect_in(out, "ov.s:9:13: shift count");
+	expect_in(out, "8 errors");
+	/* what fits stays exact: the edges of the range, and patterns written
+	 * above INT64_MAX, which are their two's complement; each term below
+	 * is 1 or 0, the sum 5 */
+	write_text("ok.s", "\t.equ b2, 0x7ffffffffffffffe + 1\n"
+	                   "\t.equ b3, -0x7fffffffffffffff - 1\n"
+	                   "\t.equ b4, -1 << 63\n"
+	                   "\t.equ b5, 0xffffffffffffffff + 1\n"
+	                   "\t.equ b6, 1 << 62 >> 62\n"
+	                   "\t.equ b7, 3037000499 * 3037000499\n"
+	                   "_start:\n"
+	                   "\tsetzi $m0, b6 + b5 + (b2 - 0x7ffffffffffffffe) + "
+	                   "(b3 + 0x7fffffffffffffff + 2) + ((b4 >> 62) + 3) + "
+	                   "(b7 - 9223372030926249000)\n"
+	                   "\tbr $lr\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm ok.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim ok.o"), 0);
+	expect_in(out, "$m0 = 5 ");
+}
+
+/* Item 8: sizes whose products overflow an int: image_size 1048576 (or
+ * 65537 with patch 1) made 2^40 (or 2^32 + ...) tokens wrap to 0 or less,
+ * and the config passed. */
+static void
+test_config_overflow(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json, *needle;
+	} bad[] = {
+	    {"{\"image_size\": 1048576, \"patch_size\": 1}",
+	     "tokens (image_size / patch_size)^2: 1099511627776 elements"},
+	    {"{\"image_size\": 65537, \"patch_size\": 1}",
+	     "tokens (image_size / patch_size)^2: 4295098369 elements"},
+	    {"{\"image_size\": 46341, \"patch_size\": 1}",
+	     "tokens (image_size / patch_size)^2: 2147488281"},
+	    {"{\"image_size\": 2048, \"patch_size\": 8, "
+	     "\"num_attention_heads\": 1, \"hidden_size\": 8}",
+	     "the attention scores (num_attention_heads x tokens^2): "
+	     "4294967296"},
+	    {"{\"image_size\": 1024, \"patch_size\": 1, "
+	     "\"intermediate_size\": 4096, \"num_attention_heads\": 1}",
+	     "the MLP activations (tokens x intermediate_size): 4294967296"},
+	    {"{\"hidden_size\": 1048576, \"intermediate_size\": 1048576, "
+	     "\"num_attention_heads\": 1}",
+	     "the MLP weights (hidden_size x intermediate_size): "
+	     "1099511627776 elements"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		SiglipConfig c;
+		Diag d;
+		diag_clear(&d);
+		if (!siglip_config_parse(bad[i].json, strlen(bad[i].json),
+		                         "c.json", &c, &d))
+			fail_msg("%s: accepted", bad[i].json);
+		if (!strstr(d.msg, bad[i].needle))
+			fail_msg("'%s' not in '%s'", bad[i].needle, d.msg);
+	}
+	/* the largest grid whose tokens fit: 46340^2 = 2147395600 (the
+	 * config fails further on, on its pixels) */
+	SiglipConfig c;
+	Diag d;
+	const char *edge = "{\"image_size\": 46340, \"patch_size\": 1, "
+	                   "\"intermediate_size\": 1, \"hidden_size\": 1, "
+	                   "\"num_attention_heads\": 1}";
+	assert_int_not_equal(
+	    siglip_config_parse(edge, strlen(edge), "c.json", &c, &d), 0);
+	assert_null(strstr(d.msg, "tokens (image_size"));
+	expect_in(d.msg, "the pixels");
+	/* so400m and base are far inside */
+	assert_int_equal(siglip_preset("so400m", &c), 0);
+	assert_int_equal(siglip_config_validate(&c, "so400m", &d), 0);
+	/* the CLI: model check refuses the config instead of "matching" */
+	char out[4096];
+	write_text("huge.json", "{\"image_size\": 1048576, \"patch_size\": "
+	                        "1}\n");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model check --config huge.json --weights "
+	                         "none.st"),
+	                 1);
+	expect_in(out, "huge.json: tokens (image_size / patch_size)^2");
+}
+
+/* Item 8: a tensor share of 4 GiB or more no longer wraps: a tensor
+ * larger than the tiles' memory is refused before planning, naming it,
+ * its op and the tiles; and the placement report's per-tile maximum is
+ * 64-bit (it was clamped to 4,294,967,295 beside a 4,294,967,296 total). */
+static void
+test_huge_shares(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("big.txt", "input a f32 [65536, 16384]\nb = add a a\n"
+	                      "output b\n");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "compile big.txt -o big.pkg --tiles 1"),
+	    1);
+	expect_in(out, "tensor a f32 [65536, 16384] is 4294967296 bytes, more "
+	               "than the 638976 bytes of memory of the 1 tile it may "
+	               "use (the c600 has 1472)");
+	write_text("big2.txt", "input a f16 [8, 8]\n"
+	                       "b = reshape a [64]\n"
+	                       "c = cast b f32\n"
+	                       "output c\n"
+	                       "weight w f32 [600000]\n"
+	                       "d = add c c\n"
+	                       "output d\n");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "compile big2.txt -o big2.pkg --tiles 3"),
+	    1);
+	expect_in(out, "tensor w f32 [600000] is 2400000 bytes, more than the "
+	               "1916928 bytes of memory of the 3 tiles");
+	/* the report: two 3 GiB buffers on one tile */
+	Lowered l = {.chip = chip_default(), .tiles = 1};
+	Buffer b[2];
+	for (int i = 0; i < 2; i++)
+		b[i] = (Buffer){.tile = 0,
+		                .bytes = 3u << 30,
+		                .align = 8,
+		                .first = 0,
+		                .last = 0,
+		                .apart = -1,
+		                .what = "block"};
+	l.buf = b;
+	l.nbuf = l.capbuf = 2;
+	PlaceReport rep;
+	Diag d;
+	assert_int_equal(place_buffers(&l, NULL, &rep, &d), IPU_ERANGE);
+	char path[256];
+	snprintf(path, sizeof path, "%s/report.txt", test_dir);
+	FILE *f = fopen(path, "w");
+	place_report_print(&rep, f);
+	fclose(f);
+	place_report_free(&rep);
+	char *text = slurp("report.txt", NULL);
+	expect_in(text, "6,442,450,944 bytes in 2 buffers, at most "
+	                "6,442,450,944 on a tile");
+	free(text);
+}
+
 int
 main(void)
 {
@@ -511,6 +680,9 @@ main(void)
 	    cmocka_unit_test(test_endless_inputs),
 	    cmocka_unit_test(test_write_error_reason),
 	    cmocka_unit_test(test_cycle_limits),
+	    cmocka_unit_test(test_expr_overflow),
+	    cmocka_unit_test(test_config_overflow),
+	    cmocka_unit_test(test_huge_shares),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

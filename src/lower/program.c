@@ -1257,6 +1257,9 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 			break;
 		}
 		r = lower_op[op->kind](&b, op, d);
+		if (r &&
+		    strncmp(d->msg, "compile: ", 9)) /* e.g. the planner's */
+			op_error(&b, op, r, d);
 		if (!r && rm.count && i == rm.first + rm.len - 1) {
 			r = loop_end(&b, &rm, d);
 			i = rm.first + rm.count * rm.len - 1;
