@@ -6,12 +6,17 @@
  * are checked against the schedule of docs/bench-exchange.md worked out by
  * hand, with the route timing of docs/chip.md recomputed from the tile
  * geometry (support.c's model_latency) rather than through
- * src/target/route.c:
- *   release of the first sync  R = 6 + 126 (six instructions, then sync)
- *   last arrival               R + 3 + W - 1 + Lmax   (W = N / 4 items)
- *   exchange phase             last arrival + 1 - R = W + 3 + Lmax
- *   whole program              last arrival + 1 + 6 (the last word lands)
- *                              + 126 + 1 (sync, br $lr)
+ * src/target/route.c, and the nominal timing rules (docs/fidelity.md:
+ * D = B = P = 6, the landing of the last word recv-land = 6):
+ *   first sync                 the senders arrive at 2D + 1 + 2P (setzi,
+ *                              four loads, brz reading the first of them,
+ *                              two CSR writes), the others, which branch,
+ *                              at 2D + B + 2P
+ *   release                    R = the last arrival + 126
+ *   last arrival               R + P + W - 1 + Lmax   (W = N / 4 items)
+ *   exchange phase             last arrival + 1 - R = W + P + Lmax
+ *   whole program              last arrival + 1 + recv-land (the last word
+ *                              lands) + 126 + 1 (sync, br $lr)
  */
 #include "support.h"
 
@@ -19,7 +24,8 @@
 
 #include "../src/bench/bench.h"
 
-enum { SYNC = 126, FIRST_SYNC_AT = 6, LAND = 6 };
+enum { SYNC = 126 };
+#define RULE(r) ((uint64_t)chip_rule(chip_default(), TIMING_##r))
 
 /* The largest latency among the pairs a pattern uses on T tiles. */
 static uint32_t
@@ -63,14 +69,17 @@ check_cycles(ExchPattern p, uint32_t T, uint32_t bytes)
 {
 	ExchangeResult r = run(p, T, bytes);
 	uint32_t W = bytes / 4, L = pattern_latency(p, T);
-	uint64_t R = FIRST_SYNC_AT + SYNC;
+	uint64_t D = RULE(SUP_DEP), B = RULE(SUP_BRANCH), P = RULE(SUP_PUT);
+	uint64_t LAND = RULE(RECV_LAND);
+	uint64_t last = 2 * D + 2 * P + (p == EXCH_ALL_TO_ALL ? 1 : B);
+	uint64_t R = last + SYNC;
 	assert_int_equal(r.tiles, T);
 	assert_int_equal(r.release, R);
 	assert_int_equal(r.latency_max, L);
-	assert_int_equal(r.last_arrival, R + 3 + W - 1 + L);
-	assert_int_equal(r.exchange_cycles, W + 3 + L);
-	assert_int_equal(r.program_cycles, R + 3 + W + L + LAND + SYNC + 1);
-	double per_tile = (double)bytes / (double)(W + 3 + L);
+	assert_int_equal(r.last_arrival, R + P + W - 1 + L);
+	assert_int_equal(r.exchange_cycles, W + P + L);
+	assert_int_equal(r.program_cycles, R + P + W + L + LAND + SYNC + 1);
+	double per_tile = (double)bytes / (double)(W + P + L);
 	assert_float_equal(r.bytes_per_cycle_per_tile, per_tile, 1e-9);
 	uint32_t receivers = p == EXCH_P2P         ? 1
 	                     : p == EXCH_MULTICAST ? T - 1
@@ -166,8 +175,10 @@ test_p2p_any_pair(void **state)
 		assert_int_equal(r.latency_max, pairs[i].latency);
 		assert_int_equal(model_latency(pairs[i].from, pairs[i].to),
 		                 pairs[i].latency);
-		/* one word: three cycles after the release, then the route */
-		assert_int_equal(r.exchange_cycles, 3 + 1 + pairs[i].latency);
+		/* one word: sent after the count's CSR write (sup-put), then
+		 * the route */
+		assert_int_equal(r.exchange_cycles,
+		                 RULE(SUP_PUT) + 1 + pairs[i].latency);
 	}
 	/* no such tile; a pair for a pattern that has none */
 	ExchangeConfig cfg = {
@@ -183,7 +194,7 @@ test_p2p_any_pair(void **state)
 }
 
 /* Long messages approach the 4 bytes per cycle per tile of system.md 1.2:
- * only the fixed 3 + latency cycles are lost. */
+ * only the fixed sup-put + latency cycles are lost. */
 static void
 test_large_messages_reach_4_bytes_per_cycle(void **state)
 {
