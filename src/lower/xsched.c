@@ -2,11 +2,12 @@
  * xsched.c - the exchange scheduler: when every transfer of a phase is
  * sent, and when each receiver switches its mux and pointer.
  *
- * Time is counted from the release of the sync that opens the phase, when
- * every tile's supervisor starts the phase at the same cycle. Each tile's
+ * Time is counted from the phase's start, when every tile's supervisor,
+ * released by the sync that opens the phase and past the CSR write of its
+ * count (codegen.c), starts the phase at the same cycle. Each tile's
  * supervisor is one timeline: a send occupies it for one cycle per word, a
  * receive control (delaypic, delayxpic) for the cycle it is issued in, and
- * the first XS_PREAMBLE cycles set $INCOMING_DCOUNT. A word sent at cycle
+ * the first XS_PREAMBLE cycles switch the mux off. A word sent at cycle
  * t + i is written at destination d at t + i + latency(src, d)
  * (chip_route_cycles); the pointer control (PIC) acts when issued, the mux
  * control (XPIC) for a word written at cycle w is issued at w - M(d)
