@@ -17,6 +17,7 @@ int cmd_inspect(int argc, char **argv);   /* cmd_inspect.c */
 int cmd_compile(int argc, char **argv);   /* cmd_compile.c */
 int cmd_model(int argc, char **argv);     /* cmd_model.c */
 int cmd_image(int argc, char **argv);     /* cmd_image.c */
+int cmd_quant(int argc, char **argv);     /* cmd_quant.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);

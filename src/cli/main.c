@@ -18,6 +18,7 @@ static const struct {
     {"inspect", cmd_inspect, "summarise a package file"},
     {"model", cmd_model, "generate or check a SigLIP checkpoint"},
     {"image", cmd_image, "decode and preprocess images for a vision model"},
+    {"quant", cmd_quant, "quantize a SigLIP checkpoint to FP8"},
     {"run", cmd_run, "run SigLIP or a graph file on the emulated chip"},
 };
 

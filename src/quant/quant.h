@@ -1,0 +1,57 @@
+/*
+ * quant.h - FP8 quantization of a SigLIP checkpoint on the host (`ipu
+ * quant`, docs/quantization.md): calibrate on images, choose each dense
+ * GEMM's weight codes and scales and each GEMM position's activation
+ * scale by the chosen methods, optionally keep the fewest GEMMs in f16
+ * that reach a cosine target, estimate the result's accuracy on the host
+ * (host.h) and write the quantized checkpoint (siglip_quant.h) that `ipu
+ * run siglip` runs directly.
+ */
+#ifndef IPU_QUANT_H
+#define IPU_QUANT_H
+
+#include <stdio.h>
+
+#include "../models/siglip_quant.h"
+
+/* Methods; combine channel, mse and smooth freely. */
+enum {
+	QUANT_TENSOR = 1 << 0,  /* one power-of-two scale per weight: its max */
+	QUANT_CHANNEL = 1 << 1, /* per-output-channel weight scales */
+	QUANT_MSE = 1 << 2,     /* scales of least squared error, not the max */
+	QUANT_SMOOTH = 1 << 3,  /* migrate activation outliers into weights */
+};
+
+typedef struct {
+	unsigned methods;
+	double alpha;      /* smooth: migration strength in [0, 1] (0.5) */
+	double target_cos; /* > 0: the fewest GEMMs in f16 reaching it */
+	FILE *log;         /* progress lines, or NULL */
+} QuantOpts;
+
+typedef struct Quantized Quantized;
+
+/* "channel,mse" -> QUANT_CHANNEL | QUANT_MSE; names: tensor, channel, mse,
+ * smooth. */
+int quant_parse_methods(const char *text, unsigned *out, Diag *d);
+/* The methods as text (a static buffer's). */
+const char *quant_methods_name(unsigned methods);
+
+/* Quantize checkpoint f (siglip_check'ed against c) calibrating on
+ * pixels [ncalib, C, S, S]. */
+int quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
+                 int ncalib, const QuantOpts *o, Quantized **out, Diag *d);
+/* The chosen policy. */
+const SiglipQuant *quant_policy(const Quantized *q);
+/* Per image of pixels [n, C, S, S]: the cosine of the pooled embedding of
+ * the quantized tower (on the host, stored tensors rounded to f16 as the
+ * device does) against the float tower's (f32) into cos[n]. */
+void quant_eval(const Quantized *q, const float *pixels, int n, double *cos);
+/* The quantized checkpoint: f's tensors with the policy's codes, channel
+ * scales, smoothed LayerNorms and the policy in the metadata. `calib`
+ * describes the calibration images for the metadata. */
+int quant_write(const Quantized *q, const StFile *f, const char *calib,
+                const char *path, int overwrite, Diag *d);
+void quant_free(Quantized *q);
+
+#endif
