@@ -49,6 +49,8 @@ _ST_DTYPES = {
     "BOOL": ("u1", torch.bool),
     "F8_E4M3": ("u1", None),  # torch 1.13 has no fp8: decoded to float32
     "F8_E5M2": ("u1", None),
+    "F8_E4M3FNUZ": ("u1", None),  # the IPU's F143 and F152 (ipu quant's codes)
+    "F8_E5M2FNUZ": ("u1", None),
 }
 _TORCH_TO_ST = {t: name for name, (_, t) in _ST_DTYPES.items() if t is not None}
 
@@ -75,7 +77,22 @@ def _fp8_table(exp_bits, man_bits, ocp_e4m3):
     return table
 
 
-_FP8_TABLES = {"F8_E4M3": _fp8_table(4, 3, True), "F8_E5M2": _fp8_table(5, 2, False)}
+def _fnuz_table(exp_bits, man_bits):
+    """The 256 codes of an FNUZ format (bias 2^(e-1), no infinities, no
+    negative zero: 0x80 is the only NaN): F143 (max 240) and F152 (57344)."""
+    bias = 1 << (exp_bits - 1)
+    table = np.empty(256, dtype=np.float32)
+    for code in range(256):
+        e = (code >> man_bits) & ((1 << exp_bits) - 1)
+        m = code & ((1 << man_bits) - 1)
+        frac = m / (1 << man_bits)
+        value = frac * 2.0 ** (1 - bias) if e == 0 else (1 + frac) * 2.0 ** (e - bias)
+        table[code] = math.nan if code == 0x80 else (-value if code & 0x80 else value)
+    return table
+
+
+_FP8_TABLES = {"F8_E4M3": _fp8_table(4, 3, True), "F8_E5M2": _fp8_table(5, 2, False),
+               "F8_E4M3FNUZ": _fnuz_table(4, 3), "F8_E5M2FNUZ": _fnuz_table(5, 2)}
 
 
 def read_safetensors(path):
@@ -804,6 +821,242 @@ def _cmd_stats(args):
                                                  and k.startswith("head")))
 
 
+# --------------------------------------------------------------------------
+# Quantization (ipu quant): the algorithms written again from
+# docs/quantization.md, to check a quantized checkpoint against
+
+def read_metadata(path):
+    """The __metadata__ object of a safetensors file ({} if none)."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        return json.loads(f.read(n).decode("utf-8")).get("__metadata__", {})
+
+
+class _Calibration:
+    """act(): the largest |x| per GEMM position; per encoder layer the
+    channel maxima of the qkv and fc1 inputs; with keep, the inputs."""
+
+    def __init__(self, keep=False):
+        self.max, self.chan, self.inputs, self.layer, self.keep = {}, {}, {}, -1, keep
+
+    def __call__(self, pos, x):
+        if pos == "qkv":
+            self.layer += 1
+        a = x.abs()
+        self.max[pos] = max(self.max.get(pos, 0.0), float(a.max()))
+        if pos in ("qkv", "fc1"):
+            m = a.reshape(-1, a.shape[-1]).max(0).values
+            key = (self.layer, pos)
+            self.chan[key] = m if key not in self.chan else torch.maximum(self.chan[key], m)
+        if self.keep:
+            self.inputs.setdefault(pos, []).append(x.clone())
+        return x
+
+
+def _f16(x):
+    return float(torch.tensor(x, dtype=torch.float64).half().double())
+
+
+def _sse(w, s, c=1.0):
+    return float(((quantize_f143(w / c, s) * c - w) ** 2).sum())
+
+
+def smooth_weights(w, chan, layers, alpha):
+    """SmoothQuant on f64 weights w (in place): for LayerNorm channel j feeding
+    qkv or fc1, s_j = amax_j^alpha / wmax_j^(1 - alpha) (amax over the
+    calibration inputs, wmax over the fed weights' column j, s_j in
+    [1e-4, 1e4]; channels with either 0 keep s_j = 1); the LayerNorm's gain
+    and bias divided by s_j, the column multiplied."""
+    for i in range(layers):
+        p = f"encoder.layers.{i}."
+        for ln, pos, fed in (("layer_norm1", "qkv", ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")),
+                             ("layer_norm2", "fc1", ("mlp.fc1",))):
+            amax = chan[(i, pos)]
+            wmax = torch.stack([w[p + f + ".weight"].abs().max(0).values for f in fed]).max(0).values
+            ok = (amax > 0) & (wmax > 0)
+            s = torch.where(ok, (amax.clamp(min=1e-300) ** alpha / wmax.clamp(min=1e-300) ** (1 - alpha))
+                            .clamp(1e-4, 1e4), torch.ones_like(amax))
+            w[p + ln + ".weight"] = w[p + ln + ".weight"] / s
+            w[p + ln + ".bias"] = w[p + ln + ".bias"] / s
+            for f in fed:
+                w[p + f + ".weight"] = w[p + f + ".weight"] * s
+
+
+def act_scales(calib, mse):
+    """Each position's activation scale: the max's, or with mse the best
+    (least squared error over the calibration inputs) of it and the three
+    below, the first best."""
+    out = {}
+    for pos in GEMM_POSITIONS:
+        s = f8_scale(calib.max.get(pos, 0.0))
+        if mse and pos in calib.inputs:
+            errs = [sum(_sse(x, s - k) for x in calib.inputs[pos]) for k in range(4)]
+            s -= errs.index(min(errs))
+        out[pos] = s
+    return out
+
+
+def _groups(w, cfg):
+    """Scale groups: {group: [(name, rows slice or None)]}: an encoder layer's
+    weight with the same weight of every layer and q, k, v together; the
+    head's in_proj per part; the other head weights alone."""
+    groups = {}
+    for k in w:
+        if _is_dense(k) and not k.startswith("embeddings."):
+            groups.setdefault(_scale_group(k), []).append((k, None))
+    d = cfg.hidden_size
+    for i, part in enumerate("qkv"):
+        groups["head.in_proj." + part] = [("head.attention.in_proj_weight", slice(i * d, (i + 1) * d))]
+    return groups
+
+
+def quantize_weight_group(tensors, channel, mse):
+    """One scale group's weights [out, in] (f64): (scale, [(codes as values
+    at 2^scale, channel scales or None)]). tensor: the scale of the group's
+    max, with mse the best of it and the two below; channel: the max's scale,
+    and per row c = f16(rowmax / (240 2^s)) (at least 2^-14), with mse the
+    best of c0 f / 20 for f = 20..10, the first best."""
+    s = f8_scale(max(float(t.abs().max()) for t in tensors))
+    if not channel:
+        if mse:
+            errs = [sum(_sse(t, s - k) for t in tensors) for k in range(3)]
+            s -= errs.index(min(errs))
+        return s, [(quantize_f143(t, s), None) for t in tensors]
+    out = []
+    for t in tensors:
+        cs = []
+        for row in t:
+            m = float(row.abs().max())
+            c0 = m / math.ldexp(F143_MAX, s) if m > 0 else 1.0
+            c = max(_f16(c0), 2.0 ** -14)
+            if mse:
+                best = _sse(row, s, c)
+                for f in range(19, 9, -1):
+                    cf = max(_f16(c0 * f / 20), 2.0 ** -14)
+                    e = _sse(row, s, cf)
+                    if e < best:
+                        best, c = e, cf
+            cs.append(c)
+        cs = torch.tensor(cs, dtype=torch.float64)
+        out.append((quantize_f143(t / cs[:, None], s), cs))
+    return s, out
+
+
+class _PolicyActivations:
+    """act() of a quantized checkpoint: the input of each f8 weight cast to
+    F143 at its position's scale (per layer: mixed policies differ)."""
+
+    def __init__(self, policy):
+        self.p, self.layer = policy, -1
+        self.of = {"qkv": "self_attn.q_proj.weight", "out": "self_attn.out_proj.weight",
+                   "fc1": "mlp.fc1.weight", "fc2": "mlp.fc2.weight"}
+        self.head = {"head.q": "head.attention.in_proj_weight", "head.kv": "head.attention.in_proj_weight",
+                     "head.out": "head.attention.out_proj.weight", "head.fc1": "head.mlp.fc1.weight",
+                     "head.fc2": "head.mlp.fc2.weight"}
+
+    def __call__(self, pos, x):
+        if pos == "qkv":
+            self.layer += 1
+        name = self.head.get(pos) or f"encoder.layers.{self.layer}.{self.of[pos]}"
+        if self.p["weights"]["vision_model." + name] == "f16":
+            return x
+        return quantize_f143(x, self.p["activations"][pos]["scale"])
+
+
+def _cmd_quant_check(args):
+    cfg = read_config(args.config)
+    _refuse_existing([args.out], args.force)
+    policy = json.loads(read_metadata(args.quantized).get("ipu.quant", "null") or "null")
+    if not isinstance(policy, dict):
+        raise RefError(f"{args.quantized}: no ipu.quant metadata")
+    methods = set(policy.get("methods", "tensor").split(","))
+    channel, mse, smooth = "channel" in methods, "mse" in methods, "smooth" in methods
+    pixels = load_images(args.image, cfg.image_size)
+    orig = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    qt = read_safetensors(args.quantized)
+    w = {k: v.to(torch.float64) for k, v in orig.items()}
+    fails = []
+    if smooth:
+        calib = _Calibration()
+        tower(pixels, w, cfg, "f64", calib)
+        smooth_weights(w, calib.chan, cfg.num_hidden_layers, args.alpha)
+        for k in w:
+            if ".layer_norm" in k:
+                got = qt["vision_model." + k].double()
+                if not torch.allclose(got, w[k], rtol=1e-4, atol=1e-7):
+                    fails.append(f"{k}: smoothed LayerNorm differs by {float((got - w[k]).abs().max()):.3g}")
+    calib = _Calibration(keep=mse)
+    tower(pixels, w, cfg, "f64", calib)
+    acts = act_scales(calib, mse)
+    for pos, s in acts.items():
+        entry = policy["activations"].get(pos)
+        if isinstance(entry, dict) and entry["scale"] != s:
+            fails.append(f"activation {pos}: scale {entry['scale']}, the reference chose {s}")
+    tol = 1e-3 if smooth else 0.0   # smoothing in f32 moves a few ties
+    checked = 0
+    for group, members in _groups(w, cfg).items():
+        tensors = [w[k] if rows is None else w[k][rows] for k, rows in members]
+        s, quant = quantize_weight_group(tensors, channel, mse)
+        for (k, rows), (q, cs) in zip(members, quant):
+            full = "vision_model." + k
+            entry = policy["weights"][full]
+            got = qt[full].double()
+            if rows is not None:
+                got = got[rows]
+            if entry == "f16":
+                if not torch.allclose(got, tensors[0] if rows is not None else w[k], rtol=1e-5, atol=1e-7):
+                    fails.append(f"{k}: kept in f16, but its values differ")
+                continue
+            scale = entry["scale"] if rows is None else entry["scale"][rows.start // cfg.hidden_size]
+            if scale != s:
+                fails.append(f"{k}: weight scale {scale}, the reference chose {s}")
+                continue
+            got = got.reshape(q.shape) * 2.0 ** scale
+            bad = float((got != q).double().mean())
+            if bad > tol:
+                fails.append(f"{k}: {100 * bad:.4f}% of the codes differ from the reference's")
+            if channel:
+                c = qt[full + "_scale"].double()
+                if rows is not None:
+                    c = c[rows]
+                cbad = float((c != cs).double().mean())
+                if cbad > max(tol, 0) * 10:
+                    fails.append(f"{k}: {100 * cbad:.2f}% of the channel scales differ")
+            checked += 1
+    for f in fails:
+        print("FAIL " + f)
+    # the checkpoint as decoded, against the f64 tower of the original
+    ev = load_images(args.eval_image, cfg.image_size) if args.eval_image else pixels
+    wq = {}
+    for k in orig:
+        full = "vision_model." + k
+        v = qt[full].double()
+        entry = policy["weights"].get(full)
+        if isinstance(entry, dict):
+            sc = entry["scale"]
+            parts = v.split(cfg.hidden_size) if isinstance(sc, list) else [v]
+            scs = sc if isinstance(sc, list) else [sc]
+            v = torch.cat([p * 2.0 ** s for p, s in zip(parts, scs)])
+            if entry.get("channel_scales"):
+                c = qt[full + "_scale"].double()
+                v = v * c.reshape([-1] + [1] * (v.dim() - 1))
+        wq[k] = v
+    ref, _ = tower(ev, orig, cfg, "f64")
+    got, _ = tower(ev, wq, cfg, "f16", _PolicyActivations(policy))
+    if args.out:
+        _save_npy(args.out, got, args.force)
+    cos = compare(got, ref)["item_cosines"]
+    print("cosine against f64: " + " ".join(f"{c:.6f}" for c in cos)
+          + f" (min {min(cos):.6f} mean {sum(cos) / len(cos):.6f})")
+    if args.min_cos is not None and min(cos) < args.min_cos:
+        print(f"FAIL the smallest cosine {min(cos):.6f} is below {args.min_cos}")
+        return 1
+    if fails:
+        return 1
+    print(f"ok: {checked} weights, {len(acts)} activation scales as the reference chooses them ({policy['methods']})")
+    return 0
+
+
 _OP_ARITY = {"layernorm": (3, 3), "gelu": (1, 1), "softmax": (1, 1), "attention": (3, 3),
              "linear": (2, 3), "patch_embed": (3, 3)}
 
@@ -932,6 +1185,19 @@ def _parser():
     src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
     src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
     s.set_defaults(func=_cmd_stats)
+
+    s = sub.add_parser("quant-check", parents=[force], help="check a checkpoint ipu quant wrote against the algorithms written "
+                                           "again here, and its cosine against the f64 tower")
+    s.add_argument("--weights", required=True, help="the original checkpoint")
+    s.add_argument("--quantized", required=True, help="the checkpoint ipu quant wrote from it")
+    s.add_argument("--config", required=True, help="config.json")
+    s.add_argument("--image", action="append", required=True, help="a calibration image, as given to ipu quant")
+    s.add_argument("--eval-image", action="append", help="a held-out image (default: the calibration images)")
+    s.add_argument("--alpha", type=float, default=0.5, help="smooth's alpha as given to ipu quant (0.5)")
+    s.add_argument("--min-cos", type=float, help="exit 1 if a held-out image's cosine is below this")
+    s.add_argument("--out", help="the decoded checkpoint's pooled embedding of the held-out images (f16 "
+                                 "storage, F143 GEMM inputs) [B, d]")
+    s.set_defaults(func=_cmd_quant_check)
 
     s = sub.add_parser("op", parents=[force, dt], help="one operator on .npy inputs, float32 .npy output")
     s.add_argument("name", choices=list(_OP_ARITY),

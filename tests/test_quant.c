@@ -1,0 +1,361 @@
+/*
+ * test_quant.c - `ipu quant` (src/quant/) and the quantized checkpoint
+ * (siglip_quant.h) on a small --realistic checkpoint: each method's codes,
+ * channel scales, smoothed LayerNorms and scales against the algorithms
+ * written again in the PyTorch reference (tools/siglip_ref.py
+ * quant-check), the emulated run of a quantized checkpoint against the
+ * reference's decoding of it, the mixed-precision search, and the
+ * checkpoint format's errors.
+ */
+#include "support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/models/safetensors.h"
+#include "../src/models/siglip_config.h"
+#include "../src/models/siglip_quant.h"
+#include "../src/util/fp.h"
+#include "../src/util/npy.h"
+
+#define PHOTOS "/usr/lib/python3/dist-packages/skimage/data/"
+#define CALIB "--calib " PHOTOS "astronaut.png --calib " PHOTOS "coffee.png"
+#define EVAL "--eval " PHOTOS "chelsea.png --eval " PHOTOS "rocket.jpg"
+#define REF_CALIB "--image " PHOTOS "astronaut.png --image " PHOTOS "coffee.png"
+#define REF_EVAL                                                               \
+	"--eval-image " PHOTOS "chelsea.png --eval-image " PHOTOS "rocket.jpg"
+
+/* d 64, 2 heads, 2 layers, 16 patches of 8x8 */
+static const char tiny[] =
+    "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 64, "
+    "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"image_size\": 32, \"patch_size\": 8}";
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (test_dir_make("quant"))
+		return -1;
+	write_text("tiny.json", tiny);
+	char out[4096];
+	return run_ipu(out, sizeof out,
+	               "model gen --config tiny.json --realistic --seed 3 "
+	               "--out tiny.safetensors");
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return test_dir_remove();
+}
+
+static int
+shell(const char *line)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "cd %s && %s", test_dir, line);
+	return system(cmd);
+}
+
+/* ipu quant with `methods` (and `extra` options) into out_st, then the
+ * reference's check of it; its decoded tower's embedding of the held-out
+ * images into <out_st>.ref.npy. */
+static void
+quantize(const char *methods, const char *extra, const char *out_st)
+{
+	char args[1024], out[8192];
+	snprintf(args, sizeof args,
+	         "quant --weights tiny.safetensors --config tiny.json " CALIB
+	         " " EVAL " --method %s %s --out %s",
+	         methods, extra, out_st);
+	int rc = run_ipu(out, sizeof out, args);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	expect_in(out, "held-out        min");
+	snprintf(args, sizeof args,
+	         "/usr/bin/python3 %s/tools/siglip_ref.py quant-check "
+	         "--weights tiny.safetensors --quantized %s --config "
+	         "tiny.json " REF_CALIB " " REF_EVAL " --out %s.ref.npy",
+	         IPU_SOURCE_DIR, out_st, out_st);
+	assert_int_equal(shell(args), 0);
+}
+
+static void
+test_methods_match_reference(void **state)
+{
+	(void)state;
+	static const char *const methods[] = {"tensor",  "mse",
+	                                      "channel", "channel,mse",
+	                                      "smooth",  "channel,mse,smooth"};
+	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "q%zu.safetensors", i);
+		quantize(methods[i], "", name);
+	}
+}
+
+/* The pooled embedding of a run of checkpoint w on the held-out photos. */
+static SiglipResult
+emulate(const char *w)
+{
+	char wpath[256], cpath[256];
+	snprintf(wpath, sizeof wpath, "%s/%s", test_dir, w);
+	snprintf(cpath, sizeof cpath, "%s/tiny.json", test_dir);
+	const char *images[] = {PHOTOS "chelsea.png", PHOTOS "rocket.jpg"};
+	SiglipRun r = {.weights = wpath,
+	               .config = cpath,
+	               .images = images,
+	               .nimages = 2,
+	               .dtype = DT_F32,
+	               .threads = 2};
+	SiglipResult res;
+	Diag d;
+	if (siglip_run(&r, &res, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fail_msg("siglip_run: %s", buf);
+	}
+	return res;
+}
+
+/* Each image's cosine of the run against the .npy `ref`, at least min. */
+static void
+compare(const SiglipResult *r, const char *ref, double min)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", test_dir, ref);
+	NpyArray a;
+	Diag d;
+	assert_int_equal(npy_read(path, &a, &d), 0);
+	assert_int_equal(npy_count(&a), (uint64_t)r->batch * r->d);
+	const float *y = a.data;
+	for (int b = 0; b < r->batch; b++) {
+		double xy = 0, xx = 0, yy = 0;
+		for (int k = 0; k < r->d; k++) {
+			double p = r->embedding[b * r->d + k],
+			       q = y[b * r->d + k];
+			xy += p * q, xx += p * p, yy += q * q;
+		}
+		double cos = xy / sqrt(xx * yy);
+		print_message("image %d: cosine %.6f against %s (at least "
+		              "%.4f)\n",
+		              b, cos, ref, min);
+		assert_true(cos >= min);
+	}
+	npy_free(&a);
+}
+
+/* The emulated chip runs what the reference decodes from the checkpoint:
+ * channel scales, smoothed LayerNorms and the policy's casts. */
+static void
+test_run_quantized(void **state)
+{
+	(void)state;
+	quantize("channel,mse,smooth", "", "qrun.safetensors");
+	SiglipResult r = emulate("qrun.safetensors");
+	assert_true(r.quantized);
+	assert_false(r.unrolled);
+	compare(&r, "qrun.safetensors.ref.npy", 0.999);
+	siglip_result_free(&r);
+	/* it brings its own types */
+	char out[4096];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights qrun.safetensors "
+	                         "--config tiny.json --image " PHOTOS
+	                         "chelsea.png --dtype f16"),
+	                 1);
+	expect_in(out, "drop --dtype f16");
+}
+
+/* --target-cos between what all-f8 and all-f16 reach keeps some GEMMs
+ * in f16, not all; the layers then differ and run unrolled. */
+static void
+test_mixed(void **state)
+{
+	(void)state;
+	quantize("tensor", "--target-cos 0.9995", "qmix.safetensors");
+	char path[256];
+	snprintf(path, sizeof path, "%s/qmix.safetensors", test_dir);
+	StFile f;
+	SiglipConfig c;
+	Diag d;
+	assert_int_equal(siglip_config_parse(tiny, strlen(tiny), "t", &c, &d),
+	                 0);
+	assert_int_equal(st_open(path, &f, &d), 0);
+	SiglipQuant q;
+	assert_int_equal(siglip_quant_read(&c, &f, path, &q, &d), 0);
+	int kept = 0, f8 = 0;
+	for (int i = 1; i < q.nweight; i++) { /* the patch embedding: f16 */
+		kept += q.weight[i].dtype == DT_F16;
+		f8 += dtype_is_f8(q.weight[i].dtype);
+	}
+	print_message("%d weights kept in f16, %d in f8\n", kept, f8);
+	assert_true(kept >= 1);
+	assert_true(f8 >= 1);
+	siglip_quant_free(&q);
+	st_free(&f);
+	SiglipResult r = emulate("qmix.safetensors");
+	assert_true(r.unrolled);
+	compare(&r, "qmix.safetensors.ref.npy", 0.999);
+	siglip_result_free(&r);
+}
+
+/* A copy of checkpoint src as dst with: tensor `drop` left out, tensor
+ * `as_f16` stored as F16 values, and metadata ipu.quant's text with `from`
+ * replaced by `to` (NULLs: no change). */
+static void
+rewrite(const char *src, const char *dst, const char *drop, const char *as_f16,
+        const char *from, const char *to)
+{
+	StFile f;
+	Diag d;
+	assert_int_equal(st_open(src, &f, &d), 0);
+	StSpec *spec = calloc(f.ntensor, sizeof *spec);
+	const void **data = calloc(f.ntensor, sizeof *data);
+	void **own = calloc(f.ntensor, sizeof *own);
+	size_t n = 0;
+	for (size_t i = 0; i < f.ntensor; i++) {
+		const StTensor *t = &f.tensor[i];
+		if (drop && !strcmp(t->name, drop))
+			continue;
+		spec[n] = (StSpec){t->name, t->dtype, t->rank, t->shape};
+		data[n] = st_bytes(&f, t);
+		if (as_f16 && !strcmp(t->name, as_f16)) {
+			uint64_t m = st_elements(t);
+			float *v = malloc(m * sizeof *v);
+			uint16_t *h = malloc(m * sizeof *h);
+			assert_int_equal(st_to_f32(&f, t, v, &d), 0);
+			unsigned fl = 0;
+			for (uint64_t k = 0; k < m; k++)
+				h[k] = fp_f32_to_f16(fp_float_f32(v[k]), FP_RNE,
+				                     0, FP_OV_IEEE, &fl);
+			free(v);
+			spec[n].dtype = ST_F16;
+			data[n] = own[n] = h;
+		}
+		n++;
+	}
+	StMeta *meta = calloc(f.nmeta, sizeof *meta);
+	for (size_t i = 0; i < f.nmeta; i++) {
+		meta[i] = f.meta[i];
+		char *at = from && !strcmp(meta[i].key, SIGLIP_QUANT_KEY)
+		               ? strstr(meta[i].value, from)
+		               : NULL;
+		if (at) {
+			size_t len = strlen(meta[i].value) + strlen(to) + 1;
+			char *v = malloc(len);
+			snprintf(v, len, "%.*s%s%s", (int)(at - meta[i].value),
+			         meta[i].value, to, at + strlen(from));
+			meta[i].value = v;
+		}
+	}
+	assert_int_equal(st_write(dst, spec, data, n, meta, f.nmeta, 1, &d), 0);
+	for (size_t i = 0; i < f.nmeta; i++)
+		if (meta[i].value != f.meta[i].value)
+			free(meta[i].value);
+	for (size_t i = 0; i < n; i++)
+		free(own[i]);
+	free(meta);
+	free(own);
+	free(spec);
+	free(data);
+	st_free(&f);
+}
+
+/* The text of checkpoint path's ipu.quant entry that starts with `key`,
+ * up to its closing brace, into out. */
+static void
+policy_entry(const char *path, const char *key, char *out, size_t n)
+{
+	StFile f;
+	Diag d;
+	assert_int_equal(st_open(path, &f, &d), 0);
+	const char *at = NULL;
+	for (size_t i = 0; i < f.nmeta; i++)
+		if (!strcmp(f.meta[i].key, SIGLIP_QUANT_KEY))
+			at = strstr(f.meta[i].value, key);
+	assert_non_null(at);
+	snprintf(out, n, "%.*s", (int)(strchr(at, '}') - at + 1), at);
+	st_free(&f);
+}
+
+/* siglip_quant_read's message for checkpoint path */
+static void
+expect_refused(const char *path, const char *msg)
+{
+	SiglipConfig c;
+	StFile f;
+	Diag d;
+	assert_int_equal(siglip_config_parse(tiny, strlen(tiny), "t", &c, &d),
+	                 0);
+	assert_int_equal(st_open(path, &f, &d), 0);
+	SiglipQuant q;
+	assert_int_not_equal(siglip_quant_read(&c, &f, path, &q, &d), 0);
+	print_message("refused: %s\n", d.msg);
+	if (!strstr(d.msg, msg))
+		fail_msg("'%s' not in '%s'", msg, d.msg);
+	st_free(&f);
+}
+
+static void
+test_format_errors(void **state)
+{
+	(void)state;
+	quantize("channel", "", "qf.safetensors");
+	char src[256], bad[256];
+	snprintf(src, sizeof src, "%s/qf.safetensors", test_dir);
+	snprintf(bad, sizeof bad, "%s/bad.safetensors", test_dir);
+	const char *fc1 = "vision_model.encoder.layers.1.mlp.fc1.weight";
+	rewrite(src, bad, "vision_model.encoder.layers.1.mlp.fc1.weight_scale",
+	        NULL, NULL, NULL);
+	expect_refused(bad, "missing tensor "
+	                    "'vision_model.encoder.layers.1.mlp.fc1.weight_"
+	                    "scale'");
+	rewrite(src, bad, NULL, fc1, NULL, NULL);
+	expect_refused(bad, "dtype F16, but ipu.quant says F143");
+	rewrite(src, bad, NULL, NULL, "\"scale\":", "\"scales\":");
+	expect_refused(bad, "unknown key \"scales\"");
+	/* the qkv activation's entry without its scale */
+	char from[96];
+	policy_entry(src, "\"qkv\":{", from, sizeof from);
+	rewrite(src, bad, NULL, NULL, from, "\"qkv\":{\"format\":\"F143\"}");
+	expect_refused(bad, "'qkv': missing \"scale\"");
+	rewrite(src, bad, NULL, NULL, "\"version\":1", "\"version\":2");
+	expect_refused(bad, "\"version\" must be 1");
+	rewrite(src, bad, NULL, NULL, "\"F143\"", "\"E4M3\"");
+	expect_refused(bad, "\"format\" must be \"F143\" or \"F152\"");
+	/* ipu quant's own usage errors */
+	char out[4096];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB
+	                         " --method tensor,channel --out x.st"),
+	                 2);
+	expect_in(out, "one of them");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json --method mse --out x.st"),
+	                 2);
+	expect_in(out, "calibration images");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB
+	                         " --out tiny.safetensors --force"),
+	                 2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_methods_match_reference),
+	    cmocka_unit_test(test_run_quantized),
+	    cmocka_unit_test(test_mixed),
+	    cmocka_unit_test(test_format_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
