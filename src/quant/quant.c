@@ -613,14 +613,21 @@ quant_write(const Quantized *q, const StFile *f, const char *calib,
 {
 	size_t cap = f->ntensor + (size_t)q->pol.nweight, n = 0;
 	OutTensor *t = xcalloc(cap, sizeof *t);
+	SiglipTensor *vision;
+	size_t nvision = siglip_tensors(&q->c, &vision);
 	int e = IPU_OK;
 	for (size_t i = 0; i < f->ntensor && !e; i++) {
 		const StTensor *s = &f->tensor[i];
+		int known = 0; /* the vision tower's (not a text tower's) */
+		for (size_t k = 0; k < nvision && !known; k++)
+			known = !strcmp(vision[k].name, s->name);
+		if (!known || s->rank > 4)
+			continue;
 		const SiglipQWeight *w = siglip_quant_find(&q->pol, s->name);
 		int wi = w ? (int)(w - q->pol.weight) : -1;
 		OutTensor *o = &t[n++];
 		snprintf(o->name, sizeof o->name, "%s", s->name);
-		memcpy(o->shape, s->shape, sizeof o->shape);
+		memcpy(o->shape, s->shape, (size_t)s->rank * sizeof *o->shape);
 		o->spec = (StSpec){o->name, ST_F32, s->rank, o->shape};
 		uint64_t elems = st_elements(s);
 		const float *sm = smoothed(q, s->name);
@@ -666,6 +673,7 @@ quant_write(const Quantized *q, const StFile *f, const char *calib,
 	for (size_t i = 0; i < n; i++)
 		free(t[i].data);
 	free(t);
+	free(vision);
 	free(spec);
 	free(data);
 	free(json);
