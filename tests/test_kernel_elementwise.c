@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../src/asm/asm.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/elementwise.h"
 #include "../src/kernels/kernels.h"
 #include "../src/util/util.h"

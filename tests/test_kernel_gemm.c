@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/gemm.h"
 
 static long double

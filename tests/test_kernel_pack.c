@@ -13,6 +13,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/kernels/kernels.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/pack.h"
 #include "../src/util/util.h"
 

@@ -28,6 +28,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/kernels/kernels.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/rowwise.h"
 #include "../src/util/util.h"
 

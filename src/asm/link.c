@@ -53,12 +53,6 @@ oname(const Obj *o)
 	return o->name ? o->name : "<object>";
 }
 
-static uint64_t
-align_up(uint64_t v, uint32_t a)
-{
-	return (v + a - 1) & ~(uint64_t)(a - 1);
-}
-
 static int
 find_out(Linker *L, const char *name)
 {

@@ -126,12 +126,6 @@ cwei_layout(const DtypeInfo *dt, const uint8_t *w, uint8_t *out)
 	}
 }
 
-static uint32_t
-align_up(uint32_t v, uint32_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
 static void
 put32(uint8_t *p, uint32_t v)
 {

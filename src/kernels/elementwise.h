@@ -2,7 +2,7 @@
  * elementwise.h - the elementwise kernels (kernels/elementwise.S,
  * kernels/elementwise_f8.S) from the host side: which entry and object
  * serve an operation, the checks a call must pass, its argument block,
- * its exact cycle count, and a one-tile driver.
+ * its exact cycle count (its one-tile driver: src/bench/tile_kernel.h).
  *
  * A call walks
  *     for s < nseg, r < rows, c < cols:  dst[s,r,c] = f(a[s,r,c], b[s,r,c])
@@ -17,8 +17,7 @@
 
 #include <stdint.h>
 
-#include "../asm/asm.h"
-#include "../sim/sim.h"
+#include "../util/util.h"
 
 typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE } EwOp;
 typedef enum { EW_F32, EW_F16, EW_F8_F143, EW_F8_F152 } EwType;
@@ -55,12 +54,5 @@ int ew_check(const EwCall *c, Diag *d);
 void ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES]);
 /* Cycles of a checked call from the supervisor's entry to its return. */
 uint64_t ew_cycles(const EwCall *c);
-
-/* One-tile driver: t holds the image of ew_object() and the data; write
- * the argument block at args (8-aligned, EW_ARGS_BYTES free), run the
- * entry from the supervisor and return its cycles in *cycles. IPU_EINVAL
- * if ew_check fails, IPU_EFAULT (with the fault) if the kernel faults. */
-int ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
-                 uint64_t *cycles, Diag *d);
 
 #endif

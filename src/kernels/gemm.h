@@ -1,9 +1,9 @@
 /*
  * gemm.h - the per-tile GEMM kernel (kernels/gemm.S, kernels/gemm_f8.S)
  * from the host side: the data layouts as functions, the argument block,
- * the cycle formula for the compiler's cost model, and a one-tile driver
- * that runs the kernel on the emulator. docs/kernel-gemm.md describes the
- * layouts and the calling convention.
+ * the cycle formula for the compiler's cost model (the one-tile driver
+ * that runs it on the emulator: src/bench/tile_kernel.h).
+ * docs/kernel-gemm.md describes the layouts and the calling convention.
  *
  * Element types are passed as bit patterns: f16 and C of f8 as uint16_t,
  * f32 as uint32_t (IEEE single), f8 as uint8_t (format chosen by the
@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "../sim/sim.h"
+#include "../util/util.h"
 
 typedef enum { GEMM_F32, GEMM_F16, GEMM_F8 } GemmDtype;
 
@@ -74,14 +74,5 @@ void gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
 /* Cycles of one call (from the supervisor's entry to its return), by the
  * formula of docs/kernel-gemm.md. */
 uint64_t gemm_tile_cycles(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk);
-
-/* Run the kernel on one emulated tile: a[bm][bk], b[bk][bn] and c[bm][bn]
- * row-major; c is read (unless opt->zero) and written. *cycles gets the
- * cycles of the last call. IPU_ERANGE if the data does not fit the tile,
- * IPU_EINVAL for bad shapes or f8 on a chip without it, IPU_EFAULT if the
- * kernel faults. */
-int gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
-                  uint32_t bk, const void *a, const void *b, void *c,
-                  const GemmOptions *opt, uint64_t *cycles, Diag *d);
 
 #endif

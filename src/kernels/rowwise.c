@@ -376,39 +376,3 @@ rw_cycles(const RwCall *c)
 	assert(rw_entry(c->op, c->type) && "rw_cycles of an unchecked call");
 	return use_split(c) ? split_cycles(c) : rows_cycles(c);
 }
-
-int
-rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
-             uint64_t *cycles, Diag *d)
-{
-	int rc = rw_check(c, d);
-	if (rc)
-		return rc;
-	const char *name = rw_entry(c->op, c->type);
-	int64_t entry = img_symbol_addr(img, name);
-	if (entry < 0)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "rowwise: the image has no %s (link rowwise)",
-		                name);
-	uint8_t block[RW_ARGS_BYTES];
-	rw_args_fill(c, block);
-	if (tile_write(t, args, block, sizeof block))
-		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
-		                "rowwise: argument block at 0x%x is outside "
-		                "the tile",
-		                args);
-	uint64_t start = t->cycle;
-	t->ctx[0].m[0] = args;
-	tile_start(t, (uint32_t)entry);
-	RunStatus st = tile_run(t, start + 4000000000ull);
-	if (cycles)
-		*cycles = t->cycle - start;
-	if (st != RUN_DONE) {
-		char buf[600] = "did not finish";
-		if (st == RUN_FAULT)
-			tile_format_fault(t, buf, sizeof buf);
-		return diag_set(d, IPU_EFAULT, "kernels/rowwise.S", 0, 0,
-		                "%s: %s", name, buf);
-	}
-	return IPU_OK;
-}

@@ -1,7 +1,8 @@
 /*
  * rowwise.h - the row-wise kernels (kernels/rowwise.S) from the host
  * side: which entry serves an operation, the checks a call must pass, its
- * argument block, its exact cycle count, and a one-tile driver.
+ * argument block, its exact cycle count (its one-tile driver:
+ * src/bench/tile_kernel.h).
  *
  * A call works on `rows` rows of `cols` elements, row r of x at byte
  * x + r * x_stride and of dst at dst + r * dst_stride:
@@ -21,8 +22,7 @@
 
 #include <stdint.h>
 
-#include "../asm/asm.h"
-#include "../sim/sim.h"
+#include "../util/util.h"
 
 typedef enum { RW_LAYERNORM, RW_SOFTMAX } RwOp;
 typedef enum { RW_F32, RW_F16 } RwType;
@@ -62,12 +62,5 @@ int rw_check(const RwCall *c, Diag *d);
 void rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES]);
 /* Cycles of a checked call from the supervisor's entry to its return. */
 uint64_t rw_cycles(const RwCall *c);
-
-/* One-tile driver: t holds the image of "rowwise" and the data; write the
- * argument block at args (8-aligned, RW_ARGS_BYTES free), run the entry
- * from the supervisor and return its cycles in *cycles. IPU_EINVAL if
- * rw_check fails, IPU_EFAULT (with the fault) if the kernel faults. */
-int rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
-                 uint64_t *cycles, Diag *d);
 
 #endif

@@ -18,12 +18,6 @@
 
 #include "../kernels/wcopy.h"
 
-static uint32_t
-align_up(uint32_t v, uint32_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
 static void
 fill_wcopy_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 {

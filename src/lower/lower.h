@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 
+#include "../plan/plan.h"
 #include "../target/chip.h"
 #include "../util/util.h"
 
@@ -240,12 +241,4 @@ xfer_items(const Transfer *x)
 {
 	return x->wide ? x->words / 2 : x->words;
 }
-/* Phase-relative timing facts the scheduler and codegen share. */
-
-enum {
-	XS_PREAMBLE = 3, /* cycles after the sync before any event: set the
-	                    count, switch the mux off */
-	XS_RECV_GAP = 2, /* cycles between two transfers at a receiver */
-};
-
 #endif

@@ -22,7 +22,6 @@
 
 #include "../kernels/gemm.h"
 #include "../kernels/vadd.h"
-#include "../lower/lower.h"
 #include "plan.h"
 
 GemmDtype

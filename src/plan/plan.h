@@ -39,6 +39,15 @@
 #include "../target/chip.h"
 #include "../util/util.h"
 
+/* The exchange phase's shape, in cycles from the sync that opens it: the
+ * cost model prices it, the scheduler (lower/xsched.c) and codegen make
+ * it. */
+enum {
+	XS_PREAMBLE = 3, /* after the sync before any event: set the count,
+	                    switch the mux off */
+	XS_RECV_GAP = 2, /* between two transfers at a receiver */
+};
+
 typedef struct {
 	DType dtype;        /* of A and B; C is f16 (f16, f8) or f32 */
 	uint32_t m, n, k;   /* the problem */

@@ -82,6 +82,13 @@ fnv1a64(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
+/* v rounded up to a multiple of a (a > 0). */
+static inline uint64_t
+align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
 static inline uint32_t
 bits(uint32_t w, unsigned hi, unsigned lo)
