@@ -63,8 +63,9 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 			}
 		}
 	uint8_t args[VADD_ARGS_BYTES];
-	vadd_args_fill(DST, SRC, stride, nsrc, atoms, nseg, dst_seg, src_seg,
-	               args);
+	vadd_args_fill(
+	    &(VaddCall){DST, SRC, stride, nsrc, atoms, nseg, dst_seg, src_seg},
+	    args);
 	TileKernelCall k = {vadd_entry(f32), "vadd", args, sizeof args, ARGS};
 	if (tile_kernel_call(t, &img, &k, NULL, &d))
 		fail_msg("%s", d.msg);

@@ -812,8 +812,9 @@ static const struct {
     {"TAMP_F32_E4_P5", 5},
     {"TAMP_F32_E4_P6", 6},
     {"TAMP_F32_E4_P7", 7},
-    {"TEXCH_SYNCZONE_LOCAL", 2},       /* isa.md 3.4 */
-    {"TEXCH_SYNCZONE_INTERNAL", 3},    /* isa.md 3.4 */
+#define Z(name, zone, host, note) {"TEXCH_SYNCZONE_" #name, zone},
+#include "../target/syncs.def"
+#undef Z
     {"ZAACC_BITMASK", 8},              /* $FP_CLR.ZAACC, isa.md 2.3 */
     {"CSR_W_WSR__CTXTID_M1__MASK", 7}, /* $WSR.CTXTID_M1, isa.md 2.3 */
 };
@@ -962,11 +963,10 @@ asm_mnemonic_words(const char *mn)
 uint32_t
 asm_nop_word(void)
 {
-	Insn in = {.row = (int16_t)isa_row_by_variant("or_mmmn_zi"),
-	           .nops = 3,
-	           .op = {15, 15, 0}};
+	Insn in = {
+	    .row = (int16_t)INSN_or_mmmn_zi, .nops = 3, .op = {15, 15, 0}};
 	uint32_t w;
-	if (in.row < 0 || isa_encode(&in, &w))
+	if (isa_encode(&in, &w))
 		die("no encodable nop");
 	return w;
 }

@@ -139,7 +139,8 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	}
 
 	uint8_t argb[GEMM_ARGS_BYTES];
-	gemm_args_fill(t, bm, bn, bk, aa, bb, cc, opt, argb);
+	GemmCall call = {t, bm, bn, bk, aa, bb, cc, *opt};
+	gemm_args_fill(&call, argb);
 	uint8_t *pa = xmalloc(abytes), *pb = xmalloc(bbytes),
 	        *pc = xmalloc(cbytes);
 	gemm_pack_a(t, bm, bk, a, pa);

@@ -31,8 +31,24 @@ image_end(const Image *img)
 	for (int i = 0; i < img->nseg; i++)
 		if (img->seg[i].addr + img->seg[i].size > end)
 			end = img->seg[i].addr + img->seg[i].size;
-	return (end + 7) & ~7u;
+	return (uint32_t)align_up(end, 8);
 }
+
+/* The package file keeps its own numbers for what it shares with the
+ * compiler (the runtime reads it without the compiler's headers). */
+_Static_assert((int)PKG_ROLE_INPUT == ROLE_INPUT &&
+                   (int)PKG_ROLE_WEIGHT == ROLE_WEIGHT &&
+                   (int)PKG_ROLE_OUTPUT == ROLE_OUTPUT,
+               "roles");
+_Static_assert((int)PKG_PF_ROWMAJOR == PF_ROWMAJOR &&
+                   (int)PKG_PF_GEMM_B == PF_GEMM_B &&
+                   (int)PKG_PF_GEMM_C == PF_GEMM_C &&
+                   (int)PKG_PF_ROWMAJOR_T == PF_ROWMAJOR_T &&
+                   (int)PKG_PF_GEMM_B_T == PF_GEMM_B_T,
+               "piece formats");
+_Static_assert((int)PKG_STEP_EXCHANGE == STEP_EXCHANGE &&
+                   (int)PKG_STEP_COMPUTE == STEP_COMPUTE,
+               "step kinds");
 
 static void
 add_tensors(Package *pk, const Graph *g, const Lowered *l)

@@ -14,44 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	int size;
-	int f8;
-} dtypes[] = {
-#define X(id, name, size, f8) {name, size, f8},
-    GRAPH_DTYPES(X)
-#undef X
-};
-
-const char *
-dtype_name(DType t)
-{
-	return (unsigned)t < DT_COUNT ? dtypes[t].name : "?";
-}
-
-int
-dtype_size(DType t)
-{
-	return (unsigned)t < DT_COUNT ? dtypes[t].size : 0;
-}
-
-int
-dtype_is_f8(DType t)
-{
-	return (unsigned)t < DT_COUNT && dtypes[t].f8;
-}
-
-int
-dtype_from_name(const char *s, size_t len)
-{
-	for (int i = 0; i < DT_COUNT; i++)
-		if (strlen(dtypes[i].name) == len &&
-		    !memcmp(dtypes[i].name, s, len))
-			return i;
-	return -1;
-}
-
 int64_t
 shape_elems(const Shape *s)
 {

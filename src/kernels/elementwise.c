@@ -37,7 +37,7 @@ static const struct {
 
 typedef struct {
 	EwOp op;
-	EwType in, out;
+	DType in, out;
 	const char *entry;
 	int f8;         /* in kernels/elementwise_f8.S */
 	uint32_t group; /* elements per loop pass; transposes: block side */
@@ -49,20 +49,20 @@ typedef struct {
  * and mul entries 3 more to pick the bias loop; the f8 entries 4 more to
  * set $FP_INFMT and $FP_ISCL. */
 static const EwKernel kernels[] = {
-    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, 12},
-    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, 12},
-    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, 12},
-    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, 12},
-    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW, 9},
-    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, 9},
-    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
-    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
-    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
-    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
-    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, 9},
-    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, 9},
-    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16, 9},
-    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32, 9},
+    {EW_ADD, DT_F16, DT_F16, "ew_add_f16", 0, 4, LOOP_BINARY, 12},
+    {EW_ADD, DT_F32, DT_F32, "ew_add_f32", 0, 2, LOOP_BINARY, 12},
+    {EW_MUL, DT_F16, DT_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, 12},
+    {EW_MUL, DT_F32, DT_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, 12},
+    {EW_CAST, DT_F32, DT_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW, 9},
+    {EW_CAST, DT_F16, DT_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, 9},
+    {EW_CAST, DT_F16, DT_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
+    {EW_CAST, DT_F16, DT_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
+    {EW_CAST, DT_F8_F143, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
+    {EW_CAST, DT_F8_F152, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
+    {EW_GELU, DT_F16, DT_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, 9},
+    {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, 9},
+    {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16, 9},
+    {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32, 9},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
@@ -82,7 +82,7 @@ enum {
 };
 
 static const EwKernel *
-find(EwOp op, EwType in, EwType out)
+find(EwOp op, DType in, DType out)
 {
 	for (int i = 0; i < NKERNELS; i++)
 		if (kernels[i].op == op && kernels[i].in == in &&
@@ -92,39 +92,26 @@ find(EwOp op, EwType in, EwType out)
 }
 
 const char *
-ew_entry(EwOp op, EwType in, EwType out)
+ew_entry(EwOp op, DType in, DType out)
 {
 	const EwKernel *k = find(op, in, out);
 	return k ? k->entry : NULL;
 }
 
 const char *
-ew_object(EwOp op, EwType in, EwType out)
+ew_object(EwOp op, DType in, DType out)
 {
 	const EwKernel *k = find(op, in, out);
 	return !k ? NULL : k->f8 ? "elementwise_f8" : "elementwise";
 }
 
 uint32_t
-ew_col_multiple(EwType in, EwType out)
+ew_col_multiple(DType in, DType out)
 {
 	for (int i = 0; i < NKERNELS; i++)
 		if (kernels[i].in == in && kernels[i].out == out)
 			return kernels[i].group;
 	return 0;
-}
-
-uint32_t
-ew_type_bytes(EwType t)
-{
-	return t == EW_F32 ? 4 : t == EW_F16 ? 2 : 1;
-}
-
-const char *
-ew_type_name(EwType t)
-{
-	static const char *const names[] = {"f32", "f16", "f8 F143", "f8 F152"};
-	return (unsigned)t < 4 ? names[t] : "?";
 }
 
 /* An operand's elements: n2 x n1 x cols elements of es bytes, strides
@@ -152,7 +139,7 @@ spans_of(const EwCall *c, Span sp[3])
 		               c->nseg,
 		               c->rows,
 		               c->cols,
-		               ew_type_bytes(k ? c->in : c->out),
+		               (uint32_t)dtype_size(k ? c->in : c->out),
 		               r[k]->seg_stride,
 		               r[k]->row_stride};
 	if (c->op == EW_TRANSPOSE) {
@@ -219,7 +206,7 @@ walk_of(const EwKernel *k, const EwCall *c)
 		w.addr[i] = r[i]->addr;
 		w.seg[i] = r[i]->seg_stride;
 		w.line[i] = r[i]->row_stride;
-		w.gb[i] = k->group * ew_type_bytes(i ? c->in : c->out);
+		w.gb[i] = k->group * (uint32_t)dtype_size(i ? c->in : c->out);
 	}
 	if (c->op == EW_TRANSPOSE) {
 		w.lines = c->rows / k->group;
@@ -298,7 +285,7 @@ ew_check(const EwCall *c, Diag *d)
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
 		    "elementwise: %s from %s to %s is not supported", op,
-		    ew_type_name(c->in), ew_type_name(c->out));
+		    dtype_name(c->in), dtype_name(c->out));
 	if (!c->nseg || !c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: empty walk %u x %u x %u", op,
@@ -309,8 +296,8 @@ ew_check(const EwCall *c, Diag *d)
 		                "%u (%s to %s)",
 		                op, c->cols % k->group ? "cols" : "rows",
 		                c->cols % k->group ? c->cols : c->rows,
-		                k->group, ew_type_name(c->in),
-		                ew_type_name(c->out));
+		                k->group, dtype_name(c->in),
+		                dtype_name(c->out));
 	if (k->f8 && (c->fp8_scale < -32 || c->fp8_scale > 31))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: fp8 scale %d outside -32..31",
@@ -365,12 +352,6 @@ ew_check(const EwCall *c, Diag *d)
 	return IPU_OK;
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /* Worker w's share of the walk's groups: [first, first + count). */
 typedef struct {
 	uint64_t first, count;
@@ -394,25 +375,25 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 	Walk w = kernel_walk(k, c);
 	uint32_t A = w.groups;
 	memset(out, 0, EW_ARGS_BYTES);
-	put32(out + 0, A);
-	put32(out + 4, w.lines - 1);
+	put_le32(out + 0, A);
+	put_le32(out + 4, w.lines - 1);
 	for (int i = 0; i < w.n; i++) {
-		put32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
-		put32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
+		put_le32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
+		put_le32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
 	}
 	if (k->f8) {
-		EwType f8 = c->in == EW_F16 ? c->out : c->in;
-		put32(out + 32, (f8 == EW_F8_F152) << 1);
-		put32(out + 36, (uint32_t)c->fp8_scale & 63);
+		DType f8 = c->in == DT_F16 ? c->out : c->in;
+		put_le32(out + 32, (f8 == DT_F8_F152) << 1);
+		put_le32(out + 36, (uint32_t)c->fp8_scale & 63);
 	}
 	if (c->op == EW_TRANSPOSE) {
 		/* step strides in atoms (signed) */
-		put32(out + 32, c->a.row_stride / 8);
+		put_le32(out + 32, c->a.row_stride / 8);
 		int64_t back = 8 - (int64_t)(k->group - 1) * c->a.row_stride;
-		put32(out + 36, (uint32_t)(int32_t)(back / 8));
-		put32(out + 40, c->dst.row_stride / 8);
+		put_le32(out + 36, (uint32_t)(int32_t)(back / 8));
+		put_le32(out + 40, c->dst.row_stride / 8);
 	}
-	put32(out + 44, (uint32_t)w.bias);
+	put_le32(out + 44, (uint32_t)w.bias);
 	for (int v = 0; v < 6; v++) {
 		uint8_t *p = out + 48 + 24 * v;
 		Share s = share(&w, v);
@@ -421,13 +402,14 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 		uint64_t line = s.first / A, c0 = s.first % A;
 		uint32_t seg = (uint32_t)(line / w.lines),
 		         row = (uint32_t)(line % w.lines);
-		put32(p, (uint32_t)s.count);
+		put_le32(p, (uint32_t)s.count);
 		for (int i = 0; i < w.n; i++)
-			put32(p + 4 + 4 * i, w.addr[i] + seg * w.seg[i] +
-			                         row * w.line[i] +
-			                         (uint32_t)c0 * w.gb[i]);
-		put32(p + 16, (uint32_t)(s.count < A - c0 ? s.count : A - c0));
-		put32(p + 20, w.lines - 1 - row);
+			put_le32(p + 4 + 4 * i, w.addr[i] + seg * w.seg[i] +
+			                            row * w.line[i] +
+			                            (uint32_t)c0 * w.gb[i]);
+		put_le32(p + 16,
+		         (uint32_t)(s.count < A - c0 ? s.count : A - c0));
+		put_le32(p + 20, w.lines - 1 - row);
 	}
 }
 

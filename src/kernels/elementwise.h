@@ -17,10 +17,10 @@
 
 #include <stdint.h>
 
+#include "../target/dtype.h"
 #include "../util/util.h"
 
 typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE } EwOp;
-typedef enum { EW_F32, EW_F16, EW_F8_F143, EW_F8_F152 } EwType;
 
 typedef struct {
 	uint32_t addr, seg_stride, row_stride; /* bytes */
@@ -28,7 +28,7 @@ typedef struct {
 
 typedef struct {
 	EwOp op;
-	EwType in, out;            /* add, mul, gelu: equal */
+	DType in, out;             /* add, mul, gelu: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */
@@ -38,14 +38,12 @@ typedef struct {
 enum { EW_ARGS_BYTES = 48 + 6 * 24 };
 
 /* The entry symbol, NULL if the kernels do not support the combination. */
-const char *ew_entry(EwOp op, EwType in, EwType out);
+const char *ew_entry(EwOp op, DType in, DType out);
 /* The kernel object to link: "elementwise" or "elementwise_f8" (C600
  * only); NULL if unsupported. */
-const char *ew_object(EwOp op, EwType in, EwType out);
+const char *ew_object(EwOp op, DType in, DType out);
 /* cols must be a multiple of this (0 if unsupported). */
-uint32_t ew_col_multiple(EwType in, EwType out);
-uint32_t ew_type_bytes(EwType t);
-const char *ew_type_name(EwType t);
+uint32_t ew_col_multiple(DType in, DType out);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: support, shape,
  * 8-byte alignment of addresses and strides, dst overlapping itself or
  * an input other than exactly in place. */

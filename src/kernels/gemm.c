@@ -29,6 +29,12 @@ enum {
 	VERTEX_BYTES = 16,
 };
 
+GemmDtype
+gemm_dtype_of(DType t)
+{
+	return t == DT_F32 ? GEMM_F32 : dtype_is_f8(t) ? GEMM_F8 : GEMM_F16;
+}
+
 const char *
 gemm_dtype_name(GemmDtype t)
 {
@@ -190,12 +196,6 @@ gemm_entry(GemmDtype t)
 	                       : "gemm_f8";
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /*
  * Rows split as evenly as possible: worker w gets bm / 6 rows, one more if
  * w < bm % 6. With fewer than six rows the idle workers repeat row w % bm:
@@ -203,24 +203,22 @@ put32(uint8_t *p, uint32_t v)
  * results ten bundles later than any of them loads, so the copies agree.
  */
 void
-gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
-               uint32_t b, uint32_t c, const GemmOptions *opt,
-               uint8_t out[GEMM_ARGS_BYTES])
+gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 {
+	GemmDtype t = c->t;
+	uint32_t bm = c->bm, crow = c_row_bytes(t);
 	memset(out, 0, GEMM_ARGS_BYTES);
-	put32(out + ARG_A, a);
-	put32(out + ARG_B, b);
-	put32(out + ARG_C, c);
-	put32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
-	put32(out + ARG_CPANEL, bm * c_row_bytes(t));
-	put32(out + ARG_NP, gemm_n_panels(bn));
-	put32(out + ARG_NK, gemm_k_panels(t, bk));
-	put32(out + ARG_FLAGS, opt && opt->zero ? 1 : 0);
-	if (opt) {
-		put32(out + ARG_FP8FMT,
-		      (uint32_t)opt->fp8_in << 1 | (uint32_t)opt->fp8_w);
-		put32(out + ARG_FP8SCL, (uint32_t)opt->fp8_scale & 0x3f);
-	}
+	put_le32(out + ARG_A, c->a);
+	put_le32(out + ARG_B, c->b);
+	put_le32(out + ARG_C, c->c);
+	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
+	put_le32(out + ARG_CPANEL, bm * crow);
+	put_le32(out + ARG_NP, gemm_n_panels(c->bn));
+	put_le32(out + ARG_NK, gemm_k_panels(t, c->bk));
+	put_le32(out + ARG_FLAGS, c->opt.zero ? 1 : 0);
+	put_le32(out + ARG_FP8FMT,
+	         (uint32_t)c->opt.fp8_in << 1 | (uint32_t)c->opt.fp8_w);
+	put_le32(out + ARG_FP8SCL, (uint32_t)c->opt.fp8_scale & 0x3f);
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = bm / 6 + (w < bm % 6), row = first;
 		if (n == 0) {
@@ -228,10 +226,10 @@ gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
 			row = w % bm;
 		}
 		uint8_t *v = out + ARG_VERTEX + w * VERTEX_BYTES;
-		put32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
-		put32(v + V_CPTR, c + row * c_row_bytes(t));
-		put32(v + V_ROWS1, n - 1);
-		put32(v + V_OFFC, row * c_row_bytes(t));
+		put_le32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
+		put_le32(v + V_CPTR, c->c + row * crow);
+		put_le32(v + V_ROWS1, n - 1);
+		put_le32(v + V_OFFC, row * crow);
 		first += bm / 6 + (w < bm % 6);
 	}
 }

@@ -15,8 +15,11 @@
 
 #include <stdint.h>
 
+#include "../target/dtype.h"
+#include "../util/fp.h"
 #include "../util/util.h"
 
+/* The kernel's variants by element type: both f8 formats share one. */
 typedef enum { GEMM_F32, GEMM_F16, GEMM_F8 } GemmDtype;
 
 enum {
@@ -28,9 +31,7 @@ enum {
 	GEMM_FLAG_ZERO = 1,       /* C starts from zero (input C ignored) */
 };
 
-/* FP8 formats for $FP_INFMT (docs/emulator-amp.md: 0 = F143, 1 = F152). */
-typedef enum { GEMM_FP8_F143 = 0, GEMM_FP8_F152 = 1 } GemmFp8Format;
-
+GemmDtype gemm_dtype_of(DType t);
 const char *gemm_dtype_name(GemmDtype t);
 uint32_t gemm_k_panel(GemmDtype t);      /* K per panel: 8, 16 or 32 */
 uint32_t gemm_in_bytes(GemmDtype t);     /* bytes per A/B element */
@@ -57,19 +58,26 @@ void gemm_unpack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *in,
 
 /* Everything a call needs besides the shapes and the tile addresses. */
 typedef struct {
-	int zero;             /* C = A x B (else C += A x B) */
-	GemmFp8Format fp8_in; /* f8: format of A */
-	GemmFp8Format fp8_w;  /* f8: format of B */
-	int fp8_scale;        /* f8: products scaled by 2^scale, -32..31 */
-	uint32_t calls;       /* gemm_tile_run: back-to-back calls (0 = 1) */
+	int zero;         /* C = A x B (else C += A x B) */
+	Fp8Format fp8_in; /* f8: format of A ($FP_INFMT, fp.h) */
+	Fp8Format fp8_w;  /* f8: format of B */
+	int fp8_scale;    /* f8: products scaled by 2^scale, -32..31 */
+	uint32_t calls;   /* gemm_tile_run: back-to-back calls (0 = 1) */
 } GemmOptions;
 
-/* The kernel's entry symbol for t, and the argument block for a call with
- * A, B, C at the given tile addresses (little-endian words). */
+/* One call: C[bm x bn] (+)= A[bm x bk] x B[bk x bn], the operands at
+ * these tile addresses in the kernel's layouts. */
+typedef struct {
+	GemmDtype t;
+	uint32_t bm, bn, bk;
+	uint32_t a, b, c; /* tile addresses */
+	GemmOptions opt;
+} GemmCall;
+
+/* The kernel's entry symbol for t, and the argument block of a call
+ * (little-endian words). */
 const char *gemm_entry(GemmDtype t);
-void gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
-                    uint32_t a, uint32_t b, uint32_t c, const GemmOptions *opt,
-                    uint8_t out[GEMM_ARGS_BYTES]);
+void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
 
 /* Cycles of one call (from the supervisor's entry to its return), by the
  * formula of docs/kernel-gemm.md. */

@@ -31,14 +31,14 @@ static const struct {
 	Phase split[3];
 } kernels[2][2] = {
     [RW_LAYERNORM] =
-        {[RW_F32] =
+        {[DT_F32] =
              {"rw_layernorm_f32", 0, 34, 9, 0, {{15, 1}, {20, 3}, {24, 5}}},
-         [RW_F16] =
+         [DT_F16] =
              {"rw_layernorm_f16", 0, 56, 19, 3, {{18, 1}, {26, 5}, {37, 13}}}},
     [RW_SOFTMAX] =
-        {[RW_F32] =
+        {[DT_F32] =
              {"rw_softmax_f32", 1, 33, 12, 0, {{16, 1}, {23, 5}, {21, 6}}},
-         [RW_F16] =
+         [DT_F16] =
              {"rw_softmax_f16", 3, 44, 14, 0, {{18, 1}, {36, 10}, {19, 3}}}},
 };
 
@@ -61,23 +61,17 @@ enum {
 static const char *const op_names[] = {"layernorm", "softmax"};
 
 const char *
-rw_entry(RwOp op, RwType type)
+rw_entry(RwOp op, DType type)
 {
-	if ((unsigned)op > RW_SOFTMAX || (unsigned)type > RW_F16)
+	if ((unsigned)op > RW_SOFTMAX || (unsigned)type > DT_F16)
 		return NULL;
 	return kernels[op][type].entry;
 }
 
 uint32_t
-rw_type_bytes(RwType t)
+rw_group(DType t)
 {
-	return t == RW_F32 ? 4 : 2;
-}
-
-uint32_t
-rw_group(RwType t)
-{
-	return 8 / rw_type_bytes(t);
+	return 8 / (uint32_t)dtype_size(t);
 }
 
 static uint32_t
@@ -89,13 +83,13 @@ atoms_of(const RwCall *c)
 
 /* The f16 softmax keeps e in the dst row after the row's atoms. */
 static int
-keeps_e(RwOp op, RwType type)
+keeps_e(RwOp op, DType type)
 {
-	return op == RW_SOFTMAX && type == RW_F16;
+	return op == RW_SOFTMAX && type == DT_F16;
 }
 
 uint32_t
-rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols)
+rw_dst_row_bytes(RwOp op, DType type, uint32_t cols)
 {
 	RwCall c = {.type = type, .cols = cols};
 	return atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
@@ -184,12 +178,6 @@ rw_check(const RwCall *c, Diag *d)
 		                "> 0 (the kernel takes the max of x)",
 		                (double)c->scale);
 	return IPU_OK;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
 }
 
 static uint32_t
@@ -301,19 +289,20 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 {
 	assert(rw_entry(c->op, c->type) && "rw_args_fill of an unchecked call");
 	uint32_t atoms = atoms_of(c), g = rw_group(c->type);
-	uint32_t es = rw_type_bytes(c->type), valid = c->cols - (atoms - 1) * g;
+	uint32_t es = (uint32_t)dtype_size(c->type),
+	         valid = c->cols - (atoms - 1) * g;
 	memset(out, 0, RW_ARGS_BYTES);
-	put32(out + 0, atoms - 1);
-	put32(out + 4, (atoms - 1) * 8);
-	put32(out + 8, c->x_stride);
-	put32(out + 12, c->dst_stride);
+	put_le32(out + 0, atoms - 1);
+	put_le32(out + 4, (atoms - 1) * 8);
+	put_le32(out + 8, c->x_stride);
+	put_le32(out + 12, c->dst_stride);
 	if (c->op == RW_LAYERNORM) {
-		put32(out + 16, f32_bits((float)(1.0 / c->cols)));
-		put32(out + 20, f32_bits(c->eps));
-		put32(out + 24, c->gamma);
-		put32(out + 28, c->beta);
+		put_le32(out + 16, f32_bits((float)(1.0 / c->cols)));
+		put_le32(out + 20, f32_bits(c->eps));
+		put_le32(out + 24, c->gamma);
+		put_le32(out + 28, c->beta);
 	} else {
-		put32(out + 16, f32_bits(-c->scale));
+		put_le32(out + 16, f32_bits(-c->scale));
 	}
 	/* the tail set: the row's lanes kept, -inf in the others; the full
 	 * set keeps every lane (its fill is 0) */
@@ -327,13 +316,13 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			memcpy(tail + 8 + k * es, es == 4 ? ninf32 : ninf16,
 			       es);
 	}
-	for (uint32_t k = 0; c->type == RW_F16 && k < valid; k++)
-		put32(tail + 16 + 4 * k, UINT32_MAX);
+	for (uint32_t k = 0; c->type == DT_F16 && k < valid; k++)
+		put_le32(tail + 16 + 4 * k, UINT32_MAX);
 	memset(full, 0xff, 8);
 	memset(full + 16, 0xff, 16);
 	if (use_split(c)) {
 		uint32_t k = segments(c);
-		put32(out + ARG_SPLIT, 1);
+		put_le32(out + ARG_SPLIT, 1);
 		for (int w = 0; w < 6; w++) {
 			uint8_t *v = out + ARG_VERTEX + SPLIT_VERTEX_BYTES * w;
 			uint32_t a0, n, row = (uint32_t)w / k;
@@ -356,7 +345,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			        : 0,
 			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
 			for (int i = 0; i < 10; i++)
-				put32(v + 4 * i, words[i]);
+				put_le32(v + 4 * i, words[i]);
 		}
 		return;
 	}
@@ -364,9 +353,9 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		uint32_t first, count;
 		worker_rows(c->rows, w, &first, &count);
 		uint8_t *v = out + ARG_VERTEX + 16 * w;
-		put32(v, count);
-		put32(v + 4, c->x + first * c->x_stride);
-		put32(v + 8, c->dst + first * c->dst_stride);
+		put_le32(v, count);
+		put_le32(v + 4, c->x + first * c->x_stride);
+		put_le32(v + 8, c->dst + first * c->dst_stride);
 	}
 }
 

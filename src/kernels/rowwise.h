@@ -22,14 +22,14 @@
 
 #include <stdint.h>
 
+#include "../target/dtype.h"
 #include "../util/util.h"
 
 typedef enum { RW_LAYERNORM, RW_SOFTMAX } RwOp;
-typedef enum { RW_F32, RW_F16 } RwType;
 
 typedef struct {
 	RwOp op;
-	RwType type;          /* x, dst, gamma and beta */
+	DType type;           /* x, dst, gamma and beta */
 	uint32_t rows, cols;  /* cols <= RW_MAX_COLS(type) */
 	uint32_t x, x_stride; /* bytes; 8-aligned */
 	uint32_t dst, dst_stride;
@@ -45,15 +45,14 @@ enum {
 
 /* The entry symbol; NULL for an unknown op or type. The object is
  * "rowwise" (kernels/rowwise.S). */
-const char *rw_entry(RwOp op, RwType type);
-uint32_t rw_type_bytes(RwType t);
+const char *rw_entry(RwOp op, DType type);
 /* Elements per 8-byte atom: 2 (f32) or 4 (f16). dst rows are written up
  * to cols rounded up to this. */
-uint32_t rw_group(RwType t);
+uint32_t rw_group(DType t);
 /* Bytes a dst row takes: its atoms, 8 bytes each, and for the f16
  * softmax after them the row's e in f32 (16 bytes an atom), which pass 2
  * keeps for pass 3. dst_stride must be at least this (rows > 1). */
-uint32_t rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols);
+uint32_t rw_dst_row_bytes(RwOp op, DType type, uint32_t cols);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
  * shape, 8-byte alignment, overlapping rows, dst overlapping an input
  * other than x exactly in place, eps and scale. */

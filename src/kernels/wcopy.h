@@ -15,8 +15,11 @@ enum {
 
 /* bank: slot 0 of `iterations` slots of `slot` bytes (a multiple of 8);
  * dst: the working region. The first call copies slot 0. */
-void wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot,
-                     uint32_t iterations, uint8_t out[WCOPY_ARGS_BYTES]);
+typedef struct {
+	uint32_t bank, dst; /* tile addresses */
+	uint32_t slot, iterations;
+} WcopyCall;
+void wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES]);
 /* Cycles of one call, from the supervisor's entry to its return; wrap: the
  * call copies the last slot (the next is slot 0 again). */
 uint64_t wcopy_cycles(uint32_t slot, int wrap);

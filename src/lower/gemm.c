@@ -36,43 +36,15 @@
 #include "../kernels/vadd.h"
 
 static uint32_t
-ceil_div(uint32_t a, uint32_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static uint32_t
 min_u(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
 }
 
-/* param: 0 dtype, 1 rows, 2 cols, 3 k, 4 zero, 5 A's f8 format, 6 f8
- * scale (two's complement), 7 B's f8 format; ref: A, B, C. */
-static void
-fill_gemm_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
-{
-	GemmOptions opt = {.zero = (int)c->param[4],
-	                   .fp8_in = (GemmFp8Format)c->param[5],
-	                   .fp8_w = (GemmFp8Format)c->param[7],
-	                   .fp8_scale = (int32_t)c->param[6]};
-	gemm_args_fill((GemmDtype)c->param[0], c->param[1], c->param[2],
-	               c->param[3], addr[0], addr[1], addr[2], &opt, out);
-}
-
-/* param: 0 f32, 1 stride, 2 nsrc, 3 atoms, 4 nseg, 5 dst_seg, 6 src_seg;
- * ref: dst, src. */
-static void
-fill_vadd_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
-{
-	vadd_args_fill(addr[0], addr[1], c->param[1], c->param[2], c->param[3],
-	               c->param[4], c->param[5], c->param[6], out);
-}
-
 typedef struct {
 	const GemmPlan *p;
 	GemmDtype g;
-	GemmFp8Format fp8_a, fp8_b;
+	Fp8Format fp8_a, fp8_b;
 	int fp8_scale;
 	int ta, tb; /* A, B are the transposes of their tensors */
 	uint32_t a_row0, b_row0, c_row0; /* the batch's rows in the views */
@@ -203,8 +175,9 @@ tile_buffers(Lowered *l, Gemm *G)
 				G->c_blk[t] = lower_buffer(
 				    l, t,
 				    gemm_c_bytes(g, m, n) + gemm_c_tail(g) +
-				        (G->pk > 1 ? gemm_c_bytes(g, m, 16)
-				                   : 0),
+				        (G->pk > 1
+				             ? gemm_c_bytes(g, m, GEMM_COLS)
+				             : 0),
 				    16, REGION_INTERLEAVED, G->first, INT32_MAX,
 				    "C block");
 				if (!G->a_own) {
@@ -278,11 +251,11 @@ b_part(const Gemm *G, uint32_t q, uint32_t s, uint32_t j, uint32_t u, BPart *bp)
 	if (G->b_stored) {
 		uint32_t kq = b_kparts(G), np = u / kq;
 		first = u % kq * B_PART_KPANELS;
-		if (16 * np >= bp->cols || first >= nk)
+		if (GEMM_COLS * np >= bp->cols || first >= nk)
 			return 0;
 		n = B_PART_KPANELS;
-		bp->col0 += 16 * np;
-		bp->cols = min_u(16, bp->cols - 16 * np);
+		bp->col0 += GEMM_COLS * np;
+		bp->cols = min_u(GEMM_COLS, bp->cols - GEMM_COLS * np);
 	} else if (!G->p->b_local) {
 		n = k_part(nk, G->nb, u, &first);
 		if (!n)
@@ -320,7 +293,7 @@ b_chunk(Lowered *l, const Gemm *G, TensorPlace *tb, uint32_t q, uint32_t s,
 	                      .col0 = bp.col0,
 	                      .cols = bp.cols,
 	                      .pad_rows = ceil_div(bp.rows, kp) * kp,
-	                      .pad_cols = ceil_div(bp.cols, 16) * 16,
+	                      .pad_cols = gemm_n_panels(bp.cols) * GEMM_COLS,
 	                      .format = PF_GEMM_B});
 }
 
@@ -436,7 +409,8 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				if (!b_part(G, q, s, j, u, &bp))
 					continue;
 				int32_t b = G->b_in[b_index(G, q, s, j, u)];
-				uint32_t p0 = (bp.col0 - j * G->p->bn) / 16,
+				uint32_t p0 = (bp.col0 - j * G->p->bn) /
+				              GEMM_COLS,
 				         runs = ceil_div(bp.rows, kp) == bp.nk
 				                    ? 1
 				                    : gemm_n_panels(bp.cols),
@@ -483,16 +457,17 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				    0};
 				k->ref[2] = (BufRef){G->c_blk[t], 0};
 				k->nref = 3;
-				k->param[0] = g;
-				k->param[1] = m;
-				k->param[2] = n;
-				k->param[3] = ks;
-				k->param[4] = s == 0;
-				k->param[5] = G->fp8_a;
-				k->param[6] = (uint32_t)G->fp8_scale;
-				k->param[7] = G->fp8_b;
-
-				k->fill = fill_gemm_args;
+				k->args = (KernelArgs){
+				    KC_GEMM,
+				    .u.gemm = {
+				        .t = g,
+				        .bm = m,
+				        .bn = n,
+				        .bk = ks,
+				        .opt = {.zero = s == 0,
+				                .fp8_in = G->fp8_a,
+				                .fp8_w = G->fp8_b,
+				                .fp8_scale = G->fp8_scale}}};
 				k->cycles = gemm_tile_cycles(g, m, n, ks);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
@@ -511,8 +486,8 @@ typedef struct {
 static uint32_t
 slice_of(const Gemm *G, uint32_t i, uint32_t j, uint32_t q, Slice *sl)
 {
-	uint32_t m = rows_of(G, i), row = gemm_c_bytes(G->g, 1, 16);
-	sl->s = plan_gemm_slice(ceil_div(cols_of(G, j), 16), m, G->pk, q);
+	uint32_t m = rows_of(G, i), row = gemm_c_bytes(G->g, 1, GEMM_COLS);
+	sl->s = plan_gemm_slice(gemm_n_panels(cols_of(G, j)), m, G->pk, q);
 	sl->nseg = plan_gemm_slice_segments(&sl->s, m);
 	sl->off = (sl->s.panel * m + sl->s.row) * row;
 	sl->seg_stride = m * row;
@@ -584,14 +559,14 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				k->ref[0] = (BufRef){G->c_blk[t], sl.off};
 				k->ref[1] = (BufRef){rx[t], 0};
 				k->nref = 2;
-				k->param[0] = G->g == GEMM_F32;
-				k->param[1] = bytes;
-				k->param[2] = G->pk - 1;
-				k->param[3] = sl.seg_bytes / 8;
-				k->param[4] = sl.nseg;
-				k->param[5] = sl.seg_stride;
-				k->param[6] = sl.seg_bytes;
-				k->fill = fill_vadd_args;
+				k->args = (KernelArgs){
+				    KC_VADD,
+				    .u.vadd = {.stride = bytes,
+				               .nsrc = G->pk - 1,
+				               .atoms = sl.seg_bytes / 8,
+				               .nseg = sl.nseg,
+				               .dst_seg = sl.seg_stride,
+				               .src_seg = sl.seg_bytes}};
 				k->cycles = vadd_cycles(sl.seg_bytes / 8,
 				                        G->pk - 1, sl.nseg);
 				if (k->cycles > c->cycles)
@@ -606,28 +581,30 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				        .at = {G->c_blk[t], sl.off},
 				        .row0 = i * G->p->bm + sl.s.row,
 				        .rows = sl.s.rows,
-				        .col0 = j * G->p->bn + sl.s.panel * 16,
-				        .cols = min_u(sl.s.panels * 16,
-				                      n - sl.s.panel * 16),
+				        .col0 = j * G->p->bn +
+				                sl.s.panel * GEMM_COLS,
+				        .cols =
+				            min_u(sl.s.panels * GEMM_COLS,
+				                  n - sl.s.panel * GEMM_COLS),
 				        .pad_rows = sl.nseg > 1 ? rows_of(G, i)
 				                                : sl.s.rows,
-				        .pad_cols = sl.s.panels * 16,
+				        .pad_cols = sl.s.panels * GEMM_COLS,
 				        .format = PF_GEMM_C});
 			}
 	free(rx);
 }
 
-static GemmFp8Format
+static Fp8Format
 fp8_format(DType t)
 {
-	return t == DT_F8_F152 ? GEMM_FP8_F152 : GEMM_FP8_F143;
+	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
 }
 
 int
 lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 {
 	Gemm G = {.p = p,
-	          .g = plan_gemm_dtype(p->dtype),
+	          .g = gemm_dtype_of(p->dtype),
 	          .fp8_a = fp8_format(p->dtype),
 	          .fp8_b = fp8_format(o->dtype_b),
 	          .fp8_scale = o->fp8_scale,
@@ -665,7 +642,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.a_own = plan_gemm_a_in_place(p);
 	G.a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na, sizeof *G.a_in);
 	G.nb = p->b_local   ? G.pm
-	       : G.b_stored ? ceil_div(p->bn, 16) * b_kparts(&G)
+	       : G.b_stored ? gemm_n_panels(p->bn) * b_kparts(&G)
 	                    : plan_gemm_b_parts(p);
 	G.b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb, sizeof *G.b_in);
 	tile_buffers(l, &G);
@@ -689,7 +666,8 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 				            .col0 = j * p->bn,
 				            .cols = n,
 				            .pad_rows = rows_of(&G, i),
-				            .pad_cols = ceil_div(n, 16) * 16,
+				            .pad_cols =
+				                gemm_n_panels(n) * GEMM_COLS,
 				            .format = PF_GEMM_C});
 			}
 	}

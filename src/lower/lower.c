@@ -118,9 +118,55 @@ lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
 	return c;
 }
 
+void
+lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
+{
+	uint32_t at[CALL_MAX_REFS] = {0};
+	for (int i = 0; i < c->nref; i++)
+		at[i] = addr[i];
+	KernelArgs a = c->args;
+	switch (a.kind) {
+	case KC_GEMM:
+		a.u.gemm.a = at[0];
+		a.u.gemm.b = at[1];
+		a.u.gemm.c = at[2];
+		gemm_args_fill(&a.u.gemm, out);
+		return;
+	case KC_VADD:
+		a.u.vadd.dst = at[0];
+		a.u.vadd.src = at[1];
+		vadd_args_fill(&a.u.vadd, out);
+		return;
+	case KC_EW:
+		a.u.ew.dst.addr = at[0];
+		a.u.ew.a.addr = at[1];
+		a.u.ew.b.addr = at[2];
+		ew_args_fill(&a.u.ew, out);
+		return;
+	case KC_RW:
+		a.u.rw.dst = at[0];
+		a.u.rw.x = at[1];
+		a.u.rw.gamma = at[2];
+		a.u.rw.beta = at[3];
+		rw_args_fill(&a.u.rw, out);
+		return;
+	case KC_PACK:
+		a.u.pack.src = at[0];
+		a.u.pack.dst = at[1];
+		pack_args_fill(&a.u.pack, out);
+		return;
+	case KC_WCOPY:
+		a.u.wcopy.bank = at[0];
+		a.u.wcopy.dst = at[1];
+		wcopy_args_fill(&a.u.wcopy, out);
+		return;
+	}
+	die("lower_call_args: kernel kind %d", (int)a.kind);
+}
+
 TensorPlace *
 lower_tensor(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
-             uint8_t dtype)
+             DType dtype)
 {
 	GROW(l->tp, l->ntp, l->captp);
 	TensorPlace *tp = &l->tp[l->ntp++];
@@ -142,7 +188,7 @@ lower_piece(TensorPlace *tp)
 }
 
 TensorPlace *
-tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols, uint8_t dtype)
+tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols, DType dtype)
 {
 	TensorPlace *tp = xcalloc(1, sizeof *tp);
 	*tp = (TensorPlace){

@@ -19,6 +19,12 @@
 
 #include <stdint.h>
 
+#include "../kernels/elementwise.h"
+#include "../kernels/gemm.h"
+#include "../kernels/pack.h"
+#include "../kernels/rowwise.h"
+#include "../kernels/vadd.h"
+#include "../kernels/wcopy.h"
 #include "../plan/plan.h"
 #include "../target/chip.h"
 #include "../util/util.h"
@@ -70,13 +76,27 @@ typedef struct {
 	                     the cycle after the last word arrived */
 } Transfer;
 
-enum { CALL_MAX_REFS = 4, CALL_MAX_PARAMS = 16, CALL_MAX_ARG_BYTES = 256 };
+enum { CALL_MAX_REFS = 4 };
 
-/* A kernel call on one tile: $m0 points to its argument block, which the
- * kernel's fill function builds from the placed addresses of the call's
- * buffers and its parameters (shapes, flags). */
-typedef struct KernelCall KernelCall;
-struct KernelCall {
+/* What a kernel call computes: the kernel's own call struct (its host-side
+ * header), with the tile addresses left 0; they are the call's buffers
+ * (KernelCall.ref, in the order given here), filled in once placed
+ * (lower_call_args). */
+typedef enum { KC_GEMM, KC_VADD, KC_EW, KC_RW, KC_PACK, KC_WCOPY } KernelKind;
+typedef struct {
+	KernelKind kind;
+	union {
+		GemmCall gemm; /* KC_GEMM: ref A, B, C */
+		VaddCall vadd; /* KC_VADD: ref dst, src */
+		EwCall ew;     /* KC_EW: ref dst, a, b (add and mul) */
+		RwCall rw;     /* KC_RW: ref dst, x, gamma, beta (layernorm) */
+		PackCall pack; /* KC_PACK: ref src, dst */
+		WcopyCall wcopy; /* KC_WCOPY: ref bank, dst */
+	} u;
+} KernelArgs;
+
+/* A kernel call on one tile: $m0 points to its argument block. */
+typedef struct {
 	uint32_t tile;
 	const char *kernel; /* entry symbol in the linked kernels */
 	const char *object; /* the kernel object (kernels/NAME.S) it is in */
@@ -84,10 +104,9 @@ struct KernelCall {
 	uint32_t args_bytes;
 	BufRef ref[CALL_MAX_REFS]; /* buffers the kernel is given */
 	int nref;
-	uint32_t param[CALL_MAX_PARAMS];
-	void (*fill)(const KernelCall *c, const uint32_t *addr, uint8_t *out);
+	KernelArgs args;
 	uint64_t cycles; /* the kernel's cycle formula */
-};
+} KernelCall;
 
 typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 
@@ -139,7 +158,7 @@ typedef struct {
 typedef struct {
 	int32_t tensor; /* graph tensor id */
 	uint32_t rows, cols;
-	uint8_t dtype; /* graph DType */
+	DType dtype;
 	Piece *piece;
 	int npiece;
 } TensorPlace;
@@ -173,14 +192,17 @@ Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
  * lives for the whole program: kernels may rewrite it). */
 KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
                        const char *object, uint32_t args_bytes);
+/* The argument block of call c (c->args_bytes) with its buffers at the
+ * tile addresses addr[0 .. c->nref - 1]. */
+void lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out);
 
 TensorPlace *lower_tensor(Lowered *l, int32_t tensor, uint32_t rows,
-                          uint32_t cols, uint8_t dtype);
+                          uint32_t cols, DType dtype);
 Piece *lower_piece(TensorPlace *tp);
 /* A place of the caller's, outside l->tp (lower/graph.c keeps one per
  * tensor and gives the host's to the Lowered at the end). */
 TensorPlace *tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols,
-                              uint8_t dtype);
+                              DType dtype);
 void tensor_place_free(TensorPlace *tp);
 /* A new step at index `at`: later steps and every buffer lifetime from
  * `at` on move up by one (except first = 0, which means from the start:

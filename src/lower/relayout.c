@@ -46,7 +46,7 @@ add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
 static int
 place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 {
-	uint32_t es = (uint32_t)dtype_size((DType)tp->dtype);
+	uint32_t es = (uint32_t)dtype_size(tp->dtype);
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
 		int panels = p->format == PF_GEMM_C;
@@ -58,11 +58,12 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 			                "cannot move in runs (not supported "
 			                "yet)",
 			                tp->tensor);
-		uint32_t width = panels ? 16 : p->pad_cols;
+		uint32_t width = panels ? GEMM_COLS : p->pad_cols;
 		for (uint32_t c0 = 0; c0 < p->cols; c0 += width) {
 			uint32_t n =
 			    p->cols - c0 < width ? p->cols - c0 : width;
-			uint32_t seg = panels ? c0 / 16 * p->pad_rows : 0;
+			uint32_t seg =
+			    panels ? c0 / GEMM_COLS * p->pad_rows : 0;
 			for (uint32_t r = 0; r < p->rows; r++) {
 				uint64_t f =
 				    (uint64_t)(p->row0 + r) * tp->cols +
@@ -202,7 +203,7 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 	Runs src = {0}, dst = {0};
 	Copy *copy = NULL;
 	int ncopy = 0, cap = 0;
-	uint32_t es = (uint32_t)dtype_size((DType)to->dtype);
+	uint32_t es = (uint32_t)dtype_size(to->dtype);
 	int r = place_runs(from, map, &src, d);
 	if (!r)
 		r = place_runs(to, NULL, &dst, d);

@@ -15,22 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The row-wise kernels take f32 and f16. */
 static int
-rw_type_of(DType dt, RwType *t)
+rw_takes(DType t)
 {
-	if (dt != DT_F32 && dt != DT_F16)
-		return IPU_EINVAL;
-	*t = dt == DT_F32 ? RW_F32 : RW_F16;
-	return IPU_OK;
+	return t == DT_F32 || t == DT_F16;
 }
 
 int
 lower_rows_whole(const TensorPlace *tp)
 {
-	RwType t;
-	if (rw_type_of((DType)tp->dtype, &t))
+	DType t = tp->dtype;
+	if (!rw_takes(t))
 		return 0;
-	uint32_t es = rw_type_bytes(t), g = rw_group(t);
+	uint32_t es = (uint32_t)dtype_size(t), g = rw_group(t);
 	uint32_t atoms_cols = (tp->cols + g - 1) / g * g;
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
@@ -46,7 +44,7 @@ TensorPlace *
 lower_row_place(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
                 uint32_t pad_cols, DType dt, int32_t first, uint32_t tile0)
 {
-	TensorPlace *tp = tensor_place_new(tensor, rows, cols, (uint8_t)dt);
+	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
 	uint32_t es = (uint32_t)dtype_size(dt);
 	uint32_t per = (rows + l->tiles - 1) / l->tiles, k = 0;
 	for (uint32_t r0 = 0; r0 < rows; r0 += per, k++) {
@@ -72,12 +70,10 @@ TensorPlace *
 lower_rowwise_out(Lowered *l, RwOp op, const TensorPlace *x, int32_t tensor,
                   int32_t first, const char *what)
 {
-	RwType type = RW_F32; /* x's, checked by the caller */
-	rw_type_of((DType)x->dtype, &type);
-	uint32_t es = rw_type_bytes(type),
+	DType type = x->dtype; /* checked by the caller */
+	uint32_t es = (uint32_t)dtype_size(type),
 	         need = rw_dst_row_bytes(op, type, x->cols) / es;
-	TensorPlace *tp =
-	    tensor_place_new(tensor, x->rows, x->cols, (uint8_t)x->dtype);
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, x->dtype);
 	for (int k = 0; k < x->npiece; k++) {
 		Piece p = x->piece[k];
 		if (p.pad_cols < need)
@@ -91,85 +87,34 @@ lower_rowwise_out(Lowered *l, RwOp op, const TensorPlace *x, int32_t tensor,
 	return tp;
 }
 
-/* param: the RwCall's fields; ref: dst, x, gamma, beta. */
-enum {
-	P_OP,
-	P_TYPE,
-	P_ROWS,
-	P_COLS,
-	P_XSTRIDE,
-	P_DSTRIDE,
-	P_EPS,  /* f32 bits */
-	P_SCALE /* f32 bits */
-};
-
-static float
-f32_of(uint32_t b)
-{
-	float f;
-	memcpy(&f, &b, 4);
-	return f;
-}
-
-static uint32_t
-bits_of(float f)
-{
-	uint32_t b;
-	memcpy(&b, &f, 4);
-	return b;
-}
-
-static RwCall
-call_of(const KernelCall *k, const uint32_t *addr)
-{
-	const uint32_t *p = k->param;
-	return (RwCall){.op = (RwOp)p[P_OP],
-	                .type = (RwType)p[P_TYPE],
-	                .rows = p[P_ROWS],
-	                .cols = p[P_COLS],
-	                .dst = addr[0],
-	                .dst_stride = p[P_DSTRIDE],
-	                .x = addr[1],
-	                .x_stride = p[P_XSTRIDE],
-	                .gamma = k->nref > 2 ? addr[2] : 0,
-	                .beta = k->nref > 3 ? addr[3] : 0,
-	                .eps = f32_of(p[P_EPS]),
-	                .scale = f32_of(p[P_SCALE])};
-}
-
-static void
-fill_rw_args(const KernelCall *k, const uint32_t *addr, uint8_t *out)
-{
-	RwCall c = call_of(k, addr);
-	rw_args_fill(&c, out);
-}
-
 /* The call checked with its operands at disjoint addresses (placement
  * gives the real ones, 8-aligned and disjoint): shape, eps, scale. */
 static int
-check_call(const KernelCall *k, Diag *d)
+check_call(const RwCall *k, int gamma_beta, Diag *d)
 {
-	const uint32_t *p = k->param;
 	uint32_t span =
-	    p[P_ROWS] *
-	        (p[P_XSTRIDE] > p[P_DSTRIDE] ? p[P_XSTRIDE] : p[P_DSTRIDE]) +
-	    p[P_COLS] * 4 + 8;
-	span = (span + 7) & ~7u;
-	uint32_t addr[4] = {0, span, 2 * span, 3 * span};
-	RwCall c = call_of(k, addr);
+	    k->rows *
+	        (k->x_stride > k->dst_stride ? k->x_stride : k->dst_stride) +
+	    k->cols * 4 + 8;
+	span = (uint32_t)align_up(span, 8);
+	RwCall c = *k;
+	c.dst = 0;
+	c.x = span;
+	c.gamma = gamma_beta ? 2 * span : 0;
+	c.beta = gamma_beta ? 3 * span : 0;
 	return rw_check(&c, d);
 }
 
 /* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
  * set. */
 static uint64_t
-emit_call(Lowered *l, Step *s, RwOp op, RwType type, const TensorPlace *x,
+emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
           const TensorPlace *gamma, const TensorPlace *beta,
           const TensorPlace *out, int k, uint32_t r0, uint32_t rows, double eps,
           double scale, Diag *d)
 {
 	const Piece *px = &x->piece[k], *po = &out->piece[k];
-	uint32_t es = rw_type_bytes(type);
+	uint32_t es = (uint32_t)dtype_size(type);
 	KernelCall *c = lower_call(l, s, px->tile, rw_entry(op, type),
 	                           "rowwise", RW_ARGS_BYTES);
 	c->ref[0] = po->at;
@@ -182,30 +127,26 @@ emit_call(Lowered *l, Step *s, RwOp op, RwType type, const TensorPlace *x,
 		c->ref[3] = beta->piece[k].at;
 		c->nref = 4;
 	}
-	uint32_t *p = c->param;
-	p[P_OP] = op;
-	p[P_TYPE] = type;
-	p[P_ROWS] = rows;
-	p[P_COLS] = px->cols;
-	p[P_XSTRIDE] = px->pad_cols * es;
-	p[P_DSTRIDE] = po->pad_cols * es;
-	p[P_EPS] = bits_of((float)eps);
-	p[P_SCALE] = bits_of((float)scale);
-	c->fill = fill_rw_args;
-	if (check_call(c, d))
+	c->args = (KernelArgs){KC_RW, .u.rw = {.op = op,
+	                                       .type = type,
+	                                       .rows = rows,
+	                                       .cols = px->cols,
+	                                       .x_stride = px->pad_cols * es,
+	                                       .dst_stride = po->pad_cols * es,
+	                                       .eps = (float)eps,
+	                                       .scale = (float)scale}};
+	if (check_call(&c->args.u.rw, c->nref > 2, d))
 		return 0;
 	/* addresses do not change the count */
-	uint32_t zero[4] = {0, 0, 0, 0};
-	RwCall rc = call_of(c, zero);
-	c->cycles = rw_cycles(&rc);
+	c->cycles = rw_cycles(&c->args.u.rw);
 	return c->cycles;
 }
 
 /* The cycles of a call over `rows` rows of piece px (no emission). */
 static uint64_t
-rows_cycles(RwOp op, RwType type, const Piece *px, uint32_t rows)
+rows_cycles(RwOp op, DType type, const Piece *px, uint32_t rows)
 {
-	uint32_t es = rw_type_bytes(type);
+	uint32_t es = (uint32_t)dtype_size(type);
 	RwCall c = {.op = op,
 	            .type = type,
 	            .rows = rows,
@@ -222,11 +163,11 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               const TensorPlace *out, double eps, double scale,
               const char *what, Diag *d)
 {
-	RwType type;
-	if (rw_type_of((DType)x->dtype, &type))
+	DType type = x->dtype;
+	if (!rw_takes(type))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",
-		                dtype_name((DType)x->dtype));
+		                dtype_name(type));
 	if (!lower_rows_whole(x) || !lower_rows_whole(out))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: pieces without whole rows (an internal "

@@ -93,7 +93,7 @@ int
 lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
                      const Shape *perm, const TensorPlace *to, Diag *d)
 {
-	DType dt = (DType)to->dtype;
+	DType dt = to->dtype;
 	int r = lower_ew_supported(EW_TRANSPOSE, dt, dt, d);
 	if (r)
 		return r;
@@ -126,10 +126,8 @@ lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
 	if (split > (ca + 7) / 8)
 		split = (ca + 7) / 8;
 	uint32_t chunk = pad8((ca + split - 1) / split);
-	TensorPlace *p1 = tensor_place_new(from->tensor, nb * ca, cl,
-	                                   (uint8_t)dt),
-	            *p2 =
-	                tensor_place_new(to->tensor, nb * cl, ca, (uint8_t)dt);
+	TensorPlace *p1 = tensor_place_new(from->tensor, nb * ca, cl, dt),
+	            *p2 = tensor_place_new(to->tensor, nb * cl, ca, dt);
 	uint32_t *seen = xcalloc(l->tiles, sizeof *seen), slots = 0, i = 0;
 	int32_t at = l->nstep;
 	for (uint32_t bi = 0; bi < nb; bi++)

@@ -76,7 +76,6 @@ typedef struct {
 } GemmPlan;
 
 /* gemm_plan.c */
-GemmDtype plan_gemm_dtype(DType t);
 /* Slice q of a C block of np N-panels and `rows` rows split pk ways for
  * the reduction: rows [row, row + rows) of panels [panel, panel +
  * panels). By panels: with np >= pk the panels are split pk ways (all

@@ -162,7 +162,7 @@ find_tensor(const ipu_device *dev, const char *fn, const char *name,
 static size_t
 tensor_bytes(const PkgTensor *t)
 {
-	return (size_t)t->rows * t->cols * pkg_dtype_size(t->dtype);
+	return (size_t)t->rows * t->cols * (uint32_t)dtype_size(t->dtype);
 }
 
 /* A host buffer of the right size for tensor t. */
@@ -178,7 +178,7 @@ check_host(const char *fn, const PkgTensor *t, const void *buf, size_t bytes,
 		return rt_error(err, IPU_ERR_ARGUMENT,
 		                "%s: %zu bytes given; tensor '%s' (%s, %u x "
 		                "%u) has %zu",
-		                fn, bytes, t->name, pkg_dtype_name(t->dtype),
+		                fn, bytes, t->name, dtype_name(t->dtype),
 		                t->rows, t->cols, tensor_bytes(t));
 	return 0;
 }
@@ -193,7 +193,7 @@ unsupported(const char *fn, const PkgTensor *t, const PkgPiece *pc,
 	                fn, t->name, pc->tile, pkg_format_name(pc->format),
 	                strcmp(fn, "ipu_write_tensor") ? "back to row-major"
 	                                               : "from row-major",
-	                pkg_dtype_name(t->dtype));
+	                dtype_name(t->dtype));
 }
 
 int
@@ -256,6 +256,16 @@ ipu_read_tensor(ipu_device *dev, const char *name, void *dst, size_t bytes,
 	}
 	return r;
 }
+
+/* The runtime's public numbers are the package's. */
+_Static_assert((int)IPU_DTYPE_F32 == DT_F32 && (int)IPU_DTYPE_F16 == DT_F16 &&
+                   (int)IPU_DTYPE_F8_F143 == DT_F8_F143 &&
+                   (int)IPU_DTYPE_F8_F152 == DT_F8_F152 && DT_COUNT == 4,
+               "ipu_dtype mirrors DType");
+_Static_assert((int)IPU_ROLE_INPUT == PKG_ROLE_INPUT &&
+                   (int)IPU_ROLE_WEIGHT == PKG_ROLE_WEIGHT &&
+                   (int)IPU_ROLE_OUTPUT == PKG_ROLE_OUTPUT,
+               "ipu_tensor_role mirrors the package's roles");
 
 static void
 describe(const PkgTensor *t, ipu_tensor_desc *out)

@@ -240,16 +240,6 @@ report_fault(ChipSim *cs, ChipError *err)
 	tile_format_fault(first, err->msg, sizeof err->msg);
 }
 
-enum { ZONE_RECV = 0, ZONE_ANS = 1, ZONE_INTERNAL = 3 };
-
-/* Zones 5, 7, 13, 15 (GS1H, GS2H as slave or master) include the host
- * (isa.md 3.4). */
-static int
-zone_has_host(int zone)
-{
-	return zone == 5 || zone == 7 || zone == 13 || zone == 15;
-}
-
 /* The transfers of this host sync; returns their cycles. */
 static uint64_t
 host_transfers(ChipSim *cs)
@@ -367,7 +357,7 @@ settle(ChipSim *cs, ChipError *err)
 	int released = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++) {
 		Tile *t = cs->tile[i];
-		if (!t || t->wait.zone != ZONE_RECV)
+		if (!t || t->wait.zone != SYNC_RECV)
 			continue;
 		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
 		if (ready == UINT64_MAX)
@@ -390,7 +380,7 @@ settle(ChipSim *cs, ChipError *err)
 			continue;
 		if (t->ctx[0].state == CTXS_DONE)
 			continue;
-		if (t->wait.zone == ZONE_RECV)
+		if (t->wait.zone == SYNC_RECV)
 			return describe_wait(cs, t, err);
 		if (zone < 0)
 			zone = t->wait.zone;
@@ -408,9 +398,10 @@ settle(ChipSim *cs, ChipError *err)
 			last = arrive;
 	}
 	/* Tiles that have returned, or never started, take no part. */
-	uint64_t cost = zone_has_host(zone) ? cs->chip->sync_host_cycles
-	                                    : cs->chip->sync_internal_cycles;
-	if (zone_has_host(zone)) {
+	uint64_t cost = sync_zone_has_host(zone)
+	                    ? cs->chip->sync_host_cycles
+	                    : cs->chip->sync_internal_cycles;
+	if (sync_zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
 		cs->host_cycles += cost + xfer;
 		cost += xfer;

@@ -23,13 +23,6 @@ le32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static const OperandSpec *
 spec(const Exec *e, int i)
 {

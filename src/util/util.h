@@ -82,11 +82,26 @@ fnv1a64(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
+/* a / b rounded up (b > 0). */
+static inline uint32_t
+ceil_div(uint32_t a, uint32_t b)
+{
+	return (a + b - 1) / b;
+}
+
 /* v rounded up to a multiple of a (a > 0). */
 static inline uint64_t
 align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
+}
+
+/* v as four little-endian bytes at p (argument blocks, tile memory). */
+static inline void
+put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
