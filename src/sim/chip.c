@@ -399,8 +399,8 @@ settle(ChipSim *cs, ChipError *err)
 	}
 	/* Tiles that have returned, or never started, take no part. */
 	uint64_t cost = sync_zone_has_host(zone)
-	                    ? cs->chip->sync_host_cycles
-	                    : cs->chip->sync_internal_cycles;
+	                    ? chip_sync_host_cycles(cs->chip)
+	                    : chip_rule(cs->chip, TIMING_SYNC_INTERNAL);
 	if (sync_zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
 		cs->host_cycles += cost + xfer;
