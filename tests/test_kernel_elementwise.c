@@ -269,10 +269,10 @@ layout(uint32_t addr, const Shape *s, uint32_t es)
 
 static int print_rates; /* test_rates prints its calls */
 
-static const Image *
+static const TileImage *
 image(void)
 {
-	static Image img;
+	static TileImage img;
 	static int done;
 	if (!done) {
 		static const char *const names[] = {"elementwise",
@@ -332,7 +332,7 @@ run_case(EwOp op, DType in, DType out, int scale, const Shape *s)
 					         rnd_elem(op, in, out, scale));
 			}
 	Tile *t = tile_new(chip, 0);
-	const Image *img = image();
+	const TileImage *img = image();
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);
@@ -487,7 +487,7 @@ run_transpose(DType t, uint32_t nseg, uint32_t rows, uint32_t cols,
 	for (uint32_t i = 0; i < span; i++)
 		mem[i] = (uint8_t)rnd32();
 	Tile *tile = tile_new(chip_default(), 0);
-	const Image *img = image();
+	const TileImage *img = image();
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);
@@ -673,7 +673,7 @@ test_gc200(void **state)
 	assert_non_null(chip);
 	static const char *const plain[] = {"elementwise"};
 	static const char *const f8[] = {"elementwise_f8"};
-	Image img;
+	TileImage img;
 	Diag d;
 	assert_int_equal(kernel_image(f8, 1, chip, &img, &d) < 0, 1);
 	assert_int_equal(kernel_image(plain, 1, chip, &img, &d), 0);

@@ -132,10 +132,10 @@ get_elem(const uint8_t *p, DType t)
 
 /* ---- the tile ---- */
 
-static const Image *
+static const TileImage *
 image(void)
 {
-	static Image img;
+	static TileImage img;
 	static int done;
 	if (!done) {
 		static const char *const names[] = {"rowwise"};
@@ -246,7 +246,7 @@ run_case(RwOp op, DType type, const Block *bl)
 			             type, off + rnd_range(-spread, spread));
 
 	Tile *t = tile_new(chip_default(), 0);
-	const Image *img = image();
+	const TileImage *img = image();
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);

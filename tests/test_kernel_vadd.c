@@ -39,7 +39,7 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
 	const Chip *c = chip_default();
 	static const char *const names[] = {"vadd"};
-	Image img;
+	TileImage img;
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);

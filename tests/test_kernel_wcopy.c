@@ -28,7 +28,7 @@ check(uint32_t atoms, uint32_t iterations)
 {
 	const Chip *c = chip_default();
 	static const char *const names[] = {"wcopy"};
-	Image img;
+	TileImage img;
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);

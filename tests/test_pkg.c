@@ -56,7 +56,7 @@ static const char copy_prog[] =
 
 /* The copy program linked with the default layout (code at mem_base). */
 static void
-build_image(Image *img)
+build_image(TileImage *img)
 {
 	Obj *o, *exe;
 	DiagList errs = {0};
@@ -83,7 +83,7 @@ build_package(void)
 {
 	const Chip *c = chip_by_name("c600");
 	Package *p = pkg_new(c, 2);
-	Image img;
+	TileImage img;
 	build_image(&img);
 	uint32_t copy_addr = 0;
 	for (int i = 0; i < img.nseg; i++)

@@ -222,7 +222,7 @@ rehash(As *as)
 	}
 }
 
-int
+static int
 as_lookup(As *as, const char *name)
 {
 	if (!as->hcap)

@@ -234,7 +234,6 @@ void *as_alloc(As *as, size_t n);
 char *as_strndup(As *as, const char *s, size_t n);
 int as_section(As *as, const char *name, uint32_t flags, int explicit_flags);
 int64_t as_reserve(As *as, const SrcPos *pos, int col, uint64_t n);
-int as_lookup(As *as, const char *name);
 int as_symbol(As *as, const char *name, const SrcPos *pos, int col);
 void as_label(As *as, const char *name, int64_t numeric, const SrcPos *pos,
               int col);

@@ -342,7 +342,7 @@ isa_encode_operand(const OperandSpec *s, int64_t value)
 	return word;
 }
 
-int64_t
+static int64_t
 isa_decode_operand(const OperandSpec *s, uint32_t word)
 {
 	uint32_t f = 0;

@@ -135,7 +135,6 @@ int isa_encode_wide(const Insn *in, uint32_t w[2]);
 /* The field bits of one operand only, in the word that holds it (s->word);
  * for relocation. */
 uint32_t isa_encode_operand(const OperandSpec *s, int64_t value);
-int64_t isa_decode_operand(const OperandSpec *s, uint32_t word);
 
 /* Registers, CSRs. */
 const char *isa_mreg_name(int r);        /* "$m3", "$lr", "$mzero" ... */

@@ -131,7 +131,7 @@ cwei_layout(const DtypeInfo *dt, const uint8_t *w, uint8_t *out)
 struct AmpJob {
 	TileAmpConfig cfg;
 	const DtypeInfo *dt;
-	Image img;
+	TileImage img;
 	uint32_t entry;
 	uint32_t sup, vert, in, weights, partials, out, scratch, prow;
 	uint8_t cw[8 * CHIP_CWEI], state[16];

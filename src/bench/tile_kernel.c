@@ -11,7 +11,7 @@
 enum { CALL_MAX_CYCLES = 4000000000u };
 
 int
-tile_kernel_call(Tile *t, const Image *img, const TileKernelCall *c,
+tile_kernel_call(Tile *t, const TileImage *img, const TileKernelCall *c,
                  uint64_t *cycles, Diag *d)
 {
 	int64_t entry = img_symbol_addr(img, c->entry);
@@ -43,7 +43,7 @@ tile_kernel_call(Tile *t, const Image *img, const TileKernelCall *c,
 }
 
 int
-ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
+ew_tile_call(Tile *t, const TileImage *img, const EwCall *c, uint32_t args,
              uint64_t *cycles, Diag *d)
 {
 	int rc = ew_check(c, d);
@@ -58,7 +58,7 @@ ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
 }
 
 int
-pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
+pack_tile_call(Tile *t, const TileImage *img, const PackCall *c, uint32_t args,
                uint64_t *cycles, Diag *d)
 {
 	int rc = pack_check(c, d);
@@ -72,7 +72,7 @@ pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
 }
 
 int
-rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
+rw_tile_call(Tile *t, const TileImage *img, const RwCall *c, uint32_t args,
              uint64_t *cycles, Diag *d)
 {
 	int rc = rw_check(c, d);
@@ -101,7 +101,7 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 		                "f8 needs an ipu21 chip (c600); %s is %s",
 		                chip->name, chip->arch_name);
 	const char *names[] = {t == GEMM_F8 ? "gemm_f8" : "gemm"};
-	Image img;
+	TileImage img;
 	if (kernel_image(names, 1, chip, &img, d))
 		return IPU_EINVAL;
 	/*

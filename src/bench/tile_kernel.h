@@ -31,18 +31,18 @@ typedef struct {
  * *cycles (if not NULL) gets its cycles from entry to return. IPU_EINVAL
  * if img has no such entry, IPU_ERANGE if the block is outside the tile,
  * IPU_EFAULT (with the fault) if the kernel faults or does not finish. */
-int tile_kernel_call(Tile *t, const Image *img, const TileKernelCall *c,
+int tile_kernel_call(Tile *t, const TileImage *img, const TileKernelCall *c,
                      uint64_t *cycles, Diag *d);
 
 /* ew_check, then the elementwise call c with its block at args (8-aligned,
  * EW_ARGS_BYTES free); t holds the image of ew_object(). */
-int ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
+int ew_tile_call(Tile *t, const TileImage *img, const EwCall *c, uint32_t args,
                  uint64_t *cycles, Diag *d);
 /* pack_check, then the pack call c (block at args, PACK_ARGS_BYTES). */
-int pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
-                   uint64_t *cycles, Diag *d);
+int pack_tile_call(Tile *t, const TileImage *img, const PackCall *c,
+                   uint32_t args, uint64_t *cycles, Diag *d);
 /* rw_check, then the row-wise call c (block at args, RW_ARGS_BYTES). */
-int rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
+int rw_tile_call(Tile *t, const TileImage *img, const RwCall *c, uint32_t args,
                  uint64_t *cycles, Diag *d);
 
 /* The GEMM kernel on a new tile: a[bm][bk], b[bk][bn] and c[bm][bn]

@@ -176,8 +176,10 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 	*chip = chip_default();
 	*json = 0;
 	Timing timing = timing_nominal;
+	BenchOpt chip_opt = NAME_OPT("--chip", parse_chip, *chip, chip_names());
 	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
+		const char *s = argv[i], *val;
+		int missing = 0;
 		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 			usage(stdout);
 			return 0;
@@ -186,25 +188,27 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 			*json = 1;
 			continue;
 		}
-		if (!strcmp(s, "--timing") && val) {
+		if ((val =
+		         cli_opt_value(argc, argv, &i, "--timing", &missing))) {
 			if (!cli_timing_arg("bench", val, &timing))
 				return 2;
-			i++;
 			continue;
 		}
-		BenchOpt chip_opt =
-		    NAME_OPT("--chip", parse_chip, *chip, chip_names());
-		const BenchOpt *o = !strcmp(s, "--chip") ? &chip_opt : NULL;
-		for (int k = 0; k < nopts && !o; k++)
-			if (!strcmp(s, opts[k].opt))
-				o = &opts[k];
-		if (!o || !val) {
+		/* the option's value, the usual way (cli_opt_value) */
+		const BenchOpt *o = NULL;
+		for (int k = -1; k < nopts && !o && !missing; k++) {
+			const BenchOpt *c = k < 0 ? &chip_opt : &opts[k];
+			val = cli_opt_value(argc, argv, &i, c->opt, &missing);
+			o = val || missing ? c : NULL;
+		}
+		if (!o || missing) {
 			fprintf(stderr, "ipu bench %s: %s '%s'\n", bench,
-			        o ? "missing value for" : "unknown option", s);
+			        missing ? "missing value for"
+			                : "unknown option",
+			        s);
 			usage(stderr);
 			return 2;
 		}
-		i++;
 		if (o->name) {
 			if (o->name(val, o->dst)) {
 				fprintf(stderr,

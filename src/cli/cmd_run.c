@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 #include "../models/siglip_graph.h"
 #include "../util/npy.h"
 #include "cli.h"
@@ -209,7 +209,7 @@ cmd_run(int argc, char **argv)
 		free(images);
 		return refused;
 	}
-	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
+	char *cache_default = no_cache || cache ? NULL : runner_default_cache();
 	r.cache_dir = cache ? cache : cache_default;
 	r.images = images;
 	SiglipResult res;

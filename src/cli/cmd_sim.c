@@ -230,7 +230,7 @@ cmd_sim(int argc, char **argv)
 	int bad = cli_check_outputs("sim", &a.trace, 1, &a.path, 1, a.force);
 	if (bad)
 		return bad;
-	Image img;
+	TileImage img;
 	Diag d;
 	diag_clear(&d);
 	if (img_load_file(a.path, a.chip, &img, &d)) {

@@ -15,7 +15,7 @@
 #include "../lower/program.h"
 
 typedef struct {
-	Image img;
+	TileImage img;
 } Kernels;
 
 static int64_t
@@ -25,7 +25,7 @@ kernel_symbol(void *ctx, const char *name)
 }
 
 static uint32_t
-image_end(const Image *img)
+image_end(const TileImage *img)
 {
 	uint32_t end = 0;
 	for (int i = 0; i < img->nseg; i++)

@@ -16,40 +16,28 @@
 
 #include "../kernels/gemm.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* ---- CRC-32 ----------------------------------------------------------- */
 
-/* The reflected IEEE polynomial, one table of 256 entries built on first
- * use (a byte at a time is fast enough: packages are a few MB at most). */
-static uint32_t crc_table[256];
-static int crc_ready;
-
-static void
-crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-	crc_ready = 1;
-}
-
+/* zlib's CRC-32 (the IEEE polynomial, as gzip and PNG use it), fed at
+ * most UINT_MAX bytes at a time (its length is an unsigned int). */
 uint32_t
 pkg_crc32(uint32_t crc, const void *data, size_t len)
 {
-	if (!crc_ready)
-		crc_init(); /* idempotent: racing threads write equal values */
-	const uint8_t *b = data;
-	crc = ~crc;
-	for (size_t i = 0; i < len; i++)
-		crc = crc_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	const Bytef *b = data;
+	while (len) {
+		uInt n = len > UINT_MAX ? UINT_MAX : (uInt)len;
+		crc = (uint32_t)crc32(crc, b, n);
+		b += n;
+		len -= n;
+	}
+	return crc;
 }
 
 /* ---- facts ------------------------------------------------------------ */
@@ -215,7 +203,9 @@ blob_slot(Package *p, const void *data, uint32_t len)
 }
 
 /* Equal blobs are stored once (argument blocks repeat over tiles). */
-uint32_t
+/* The index of a blob with these bytes: an existing identical one, or a
+ * new one. len >= 1. */
+static uint32_t
 pkg_blob(Package *p, const void *data, uint32_t len)
 {
 	if (!len)

@@ -143,9 +143,7 @@ typedef struct {
 /* Building (codegen, tests). Strings and bytes are copied. */
 Package *pkg_new(const Chip *chip, uint32_t tiles);
 void pkg_free(Package *p);
-/* The index of a blob with these bytes: an existing identical one, or a
- * new one. len >= 1. */
-uint32_t pkg_blob(Package *p, const void *data, uint32_t len);
+/* Segments of these bytes: identical bytes are stored once (one blob). */
 void pkg_add_shared(Package *p, uint32_t addr, const void *data, uint32_t len);
 void pkg_add_segment(Package *p, uint32_t tile, uint32_t addr, const void *data,
                      uint32_t len);

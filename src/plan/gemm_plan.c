@@ -178,7 +178,7 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
 }
 
-int
+static int
 plan_gemm_price(const Chip *c, GemmPlan *p)
 {
 	GemmDtype g = gemm_dtype_of(p->dtype);

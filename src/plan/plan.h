@@ -99,8 +99,6 @@ int plan_gemm_a_in_place(const GemmPlan *p);
  * the grid column has owners to spare (pm / steps), at most one a
  * K-panel; else one. */
 uint32_t plan_gemm_b_parts(const GemmPlan *p);
-/* Price one candidate (fills the cost fields; 0 if it fits memory). */
-int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
  * *count - 1]. Plans with b_local are tried when they need at most
  * b_local_bytes of B a tile (0: never); b_made: B is made on the device

@@ -33,7 +33,8 @@ typedef struct {
 	void (*close)(void *be);
 	/* Write the image's segments into the tile and start its supervisor
 	 * at the entry. */
-	int (*load)(void *be, uint32_t tile, const Image *img, ipu_error *err);
+	int (*load)(void *be, uint32_t tile, const TileImage *img,
+	            ipu_error *err);
 	int (*write)(void *be, uint32_t tile, uint32_t addr, const void *src,
 	             uint32_t len, ipu_error *err);
 	int (*read)(void *be, uint32_t tile, uint32_t addr, void *dst,

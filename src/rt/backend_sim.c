@@ -28,7 +28,7 @@ simbe_close(void *be)
 }
 
 static int
-simbe_load(void *be, uint32_t tile, const Image *img, ipu_error *err)
+simbe_load(void *be, uint32_t tile, const TileImage *img, ipu_error *err)
 {
 	Tile *t = chipsim_tile(be, tile);
 	for (int i = 0; i < img->nseg; i++)

@@ -282,7 +282,7 @@ rt_check_dev(const ipu_device *dev, const char *fn, ipu_error *err)
 	return 0;
 }
 
-int
+static int
 rt_check_tile(const ipu_device *dev, const char *fn, uint32_t tile,
               ipu_error *err)
 {
@@ -333,7 +333,7 @@ check_image(const ipu_device *dev, const char *fn, const RtImage *im,
 {
 	const Chip *c = dev->cfg.chip;
 	for (int i = 0; i < im->img.nseg; i++) {
-		const ImgSegment *s = &im->img.seg[i];
+		const TileSegment *s = &im->img.seg[i];
 		if (!s->size)
 			continue;
 		if (!chip_in_memory(c, s->addr, s->size))

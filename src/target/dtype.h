@@ -12,9 +12,9 @@
 /* X(ID, text name, bytes per element, is f8). f8 values carry a
  * power-of-two scale outside the format (graph ElemType, docs/graph.md). */
 #define DTYPES(X)                                                              \
-	X(F32, "f32", 4, 0)  /* IEEE binary32 */                               \
-	X(F16, "f16", 2, 0)  /* IEEE binary16 */                               \
-	X(F8_F143, "f8_f143", 1, 1) /* 1-4-3, bias 8 (fp.h FP8_F143) */       \
+	X(F32, "f32", 4, 0)         /* IEEE binary32 */                        \
+	X(F16, "f16", 2, 0)         /* IEEE binary16 */                        \
+	X(F8_F143, "f8_f143", 1, 1) /* 1-4-3, bias 8 (fp.h FP8_F143) */        \
 	X(F8_F152, "f8_f152", 1, 1) /* 1-5-2, bias 16 (fp.h FP8_F152) */
 
 typedef enum {

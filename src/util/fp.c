@@ -281,7 +281,9 @@ fp_f16_mul(uint16_t a, uint16_t b, FpRound mode, uint32_t rbits, FpOverflow ov,
 	                     rbits, ov, flags);
 }
 
-uint32_t
+/* A binary32 result r computed in host float from n inputs: canonical NaN,
+ * IEEE flags. */
+static uint32_t
 fp_f32_result(float r, const uint32_t *in, int n, unsigned *flags)
 {
 	int anynan = 0, finite = 1;
@@ -465,12 +467,6 @@ fp_f8_to_f16(uint8_t q, Fp8Format fmt, int scale, FpOverflow ov,
 	return fp_f64_to_f16(fp_f8_to_f64(q, fmt, scale), FP_RNE, 0, ov, flags);
 }
 
-uint32_t
-fp_f8_to_f32(uint8_t q, Fp8Format fmt, int scale, unsigned *flags)
-{
-	return fp_f64_to_f32(fp_f8_to_f64(q, fmt, scale), FP_RNE, 0, flags);
-}
-
 uint8_t
 fp_f64_to_f8(double x, Fp8Format fmt, int scale, FpOverflow ov, unsigned *flags)
 {
@@ -511,15 +507,6 @@ fp_f16_to_f8(uint16_t h, Fp8Format fmt, int scale, FpOverflow ov,
 	if (fp_f16_issnan(h))
 		*flags |= FP_FLAG_INV;
 	return fp_f64_to_f8(fp_f16_to_f64(h), fmt, scale, ov, flags);
-}
-
-uint8_t
-fp_f32_to_f8(uint32_t f, Fp8Format fmt, int scale, FpOverflow ov,
-             unsigned *flags)
-{
-	if (fp_f32_issnan(f))
-		*flags |= FP_FLAG_INV;
-	return fp_f64_to_f8(fp_f32_float(f), fmt, scale, ov, flags);
 }
 
 /* Classification. */

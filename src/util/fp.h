@@ -116,8 +116,6 @@ uint32_t fp_f32_mul(uint32_t a, uint32_t b, unsigned *flags);
 uint32_t fp_f32_div(uint32_t a, uint32_t b, unsigned *flags);
 uint32_t fp_f32_sqrt(uint32_t a, unsigned *flags);
 uint32_t fp_f32_fma(uint32_t a, uint32_t b, uint32_t c, unsigned *flags);
-/* A binary32 result r computed in host float from n inputs. */
-uint32_t fp_f32_result(float r, const uint32_t *in, int n, unsigned *flags);
 
 /* Integers. Out-of-range and NaN inputs saturate (NaN gives 0) and raise
  * INV. */
@@ -136,12 +134,9 @@ uint32_t fp_f32_round_int(uint32_t f, FpRound mode, unsigned *flags);
 double fp_f8_to_f64(uint8_t q, Fp8Format fmt, int scale); /* NaN for 0x80 */
 uint16_t fp_f8_to_f16(uint8_t q, Fp8Format fmt, int scale, FpOverflow ov,
                       unsigned *flags);
-uint32_t fp_f8_to_f32(uint8_t q, Fp8Format fmt, int scale, unsigned *flags);
 uint8_t fp_f64_to_f8(double x, Fp8Format fmt, int scale, FpOverflow ov,
                      unsigned *flags);
 uint8_t fp_f16_to_f8(uint16_t h, Fp8Format fmt, int scale, FpOverflow ov,
-                     unsigned *flags);
-uint8_t fp_f32_to_f8(uint32_t f, Fp8Format fmt, int scale, FpOverflow ov,
                      unsigned *flags);
 /* The 6-bit two's complement scale field (bits 5..0) as an int. */
 int fp_scale6(uint32_t field);

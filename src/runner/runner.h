@@ -1,13 +1,13 @@
 /*
- * exec.h - a compiled graph on an emulated device: the package loaded, its
+ * runner.h - a compiled graph on an emulated device: the package loaded, its
  * tensors written and read as float values converted to and from their
  * element types, and `ipu run graph` (a graph file run on .npy data).
  *
  * Conversions round to nearest even; f8 values carry their tensor's scale
  * and saturate at the format's largest value (as the device's casts do).
  */
-#ifndef IPU_EXEC_H
-#define IPU_EXEC_H
+#ifndef IPU_RUNNER_H
+#define IPU_RUNNER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,13 +17,13 @@
 
 #include "../compile/compile.h"
 
-/* What exec_build reports of the package. */
+/* What runner_build reports of the package. */
 typedef struct {
 	uint64_t predicted_cycles;
 	double compile_ms; /* of the compile that made it */
 	uint32_t tiles, peak_tile_bytes;
 	int cached; /* 1: read from the cache, not compiled now */
-} ExecBuild;
+} RunnerBuild;
 
 /* g compiled for chip, or the package an earlier call stored in cache_dir
  * for the same graph (its text), chip and compiler (this executable's
@@ -34,73 +34,69 @@ typedef struct {
  * program does not fit the chip's memory, the placement's per-tile report
  * goes to `report` (NULL: nowhere; the error names the worst tile either
  * way). */
-int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
-               FILE *report, Package **pk, ExecBuild *b, Diag *d);
+int runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
+                 FILE *report, Package **pk, RunnerBuild *b, Diag *d);
 /* Entries a cache directory keeps: the most recently written or read. */
-enum { EXEC_CACHE_KEEP = 4 };
+enum { RUNNER_CACHE_KEEP = 4 };
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
-char *exec_default_cache(void);
+char *runner_default_cache(void);
 
-/* pk on a new emulated device of chip with `threads` host threads (>= 1). */
-int exec_open(const Chip *chip, const Package *pk, int threads,
-              ipu_device **dev, Diag *d);
+/* pk on a new emulated device of chip with `threads` host threads (>= 1).
+ * The device owns pk from here on (ipu_close frees it; a failure here
+ * frees it too). */
+int runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
+                Diag *d);
 
 /* One run of the loaded package: its cycles on the chip and the host's
  * seconds it took (also on a fault, whose message says where). A run
  * stops after max_cycles cycles, or with max_cycles 0 after
- * exec_cycle_limit(predicted): a package that loops forever (a corrupt
- * cache entry) ends with an error that names the limit and --max-cycles,
- * not a process that spins for ever. */
-int exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
-                   uint64_t *cycles, double *host_seconds, Diag *d);
-/* The default limit: EXEC_CYCLES_FACTOR times the predicted cycles plus
- * EXEC_CYCLES_SLACK. Predictions are within a few per cent of the
- * emulated cycles (docs/compiler.md), so no run that works comes near it,
- * and a program that never ends costs at most ten of its own runs. */
-enum { EXEC_CYCLES_FACTOR = 10, EXEC_CYCLES_SLACK = 1000000 };
-uint64_t exec_cycle_limit(uint64_t predicted);
-
-/* n values into e's bits (n * dtype_size bytes), and back. */
-void exec_encode(ElemType e, const float *v, size_t n, uint8_t *out);
-void exec_decode(ElemType e, const uint8_t *in, size_t n, float *out);
+ * RUNNER_CYCLES_FACTOR x predicted + RUNNER_CYCLES_SLACK: a package that
+ * loops forever (a corrupt cache entry) ends with an error that names the
+ * limit and --max-cycles, not a process that spins for ever. Predictions
+ * are within a few per cent of the emulated cycles (docs/compiler.md), so
+ * no run that works comes near the limit, and a program that never ends
+ * costs at most ten of its own runs. */
+int runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
+               uint64_t *cycles, double *host_seconds, Diag *d);
+enum { RUNNER_CYCLES_FACTOR = 10, RUNNER_CYCLES_SLACK = 1000000 };
 
 /* Every element of host tensor t (an input, weight or output of the
  * loaded package) from or into v. */
-int exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d);
-int exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d);
+int runner_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d);
+int runner_read(ipu_device *dev, const Tensor *t, float *v, Diag *d);
 
 /* A graph's text file parsed; d is the first error (file:line:col). */
-int exec_load_graph(const char *path, Graph **g, Diag *d);
+int runner_load_graph(const char *path, Graph **g, Diag *d);
 
 /* A tensor name bound to a .npy file. */
 typedef struct {
 	const char *tensor;
 	const char *path;
-} ExecFile;
+} RunnerFile;
 
 typedef struct {
-	const char *graph;  /* the graph's text file */
-	const Chip *chip;   /* NULL: the default chip */
-	int threads;        /* host threads of the emulator */
-	const ExecFile *in; /* every input and weight the program reads */
+	const char *graph;    /* the graph's text file */
+	const Chip *chip;     /* NULL: the default chip */
+	int threads;          /* host threads of the emulator */
+	const RunnerFile *in; /* every input and weight the program reads */
 	int nin;
-	const ExecFile *out; /* tensors written as f32 .npy after the run */
+	const RunnerFile *out; /* tensors written as f32 .npy after the run */
 	int nout;
 	int force;             /* replace existing output files */
-	const char *cache_dir; /* exec_build's; NULL: always compile */
-	uint64_t max_cycles;   /* exec_run_timed's; 0: the default */
-} ExecGraphRun;
+	const char *cache_dir; /* runner_build's; NULL: always compile */
+	uint64_t max_cycles;   /* runner_run's; 0: the default */
+} RunnerGraphRun;
 
 typedef struct {
 	uint64_t cycles;
 	double host_seconds;
-	ExecBuild build;
-} ExecResult;
+	RunnerBuild build;
+} RunnerResult;
 
 /* Parse, compile and run the graph once on r's inputs; write r's outputs.
  * Every check of names and shapes is done before the run; the caller
  * checks the output files (the CLI: cli_check_outputs), and the writes
  * still never replace a file without `force`. */
-int exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d);
+int runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d);
 
 #endif
