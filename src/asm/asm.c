@@ -2,7 +2,7 @@
  * asm.c - the assembler: statements to a relocatable object.
  *
  * Two passes over an in-memory item list. Pass 1 walks the source lines
- * (macro.c expands macros, .rept and .include into more lines), defines
+ * (pass1.c expands macros, .rept and .include into more lines), defines
  * labels, handles directives and records each instruction and data value as
  * an Item at a fixed section offset; every instruction is 4 bytes whatever
  * its variant, so addresses are final after pass 1. Pass 2 evaluates the

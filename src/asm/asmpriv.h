@@ -1,6 +1,6 @@
 /*
  * asmpriv.h - declarations shared by the assembler's files (lex.c, expr.c,
- * macro.c, asm.c) and nobody else: tokens, expressions, the assembler state.
+ * pass1.c, asm.c) and nobody else: tokens, expressions, the assembler state.
  *
  * The assembler state As lives for one asm_source() call. Strings and
  * expression nodes come from its arena and die with it; sections, symbols,
@@ -86,7 +86,7 @@ Expr *expr_num(const ExprHooks *h, int64_t v, int col);
 Expr *expr_sym(const ExprHooks *h, int sym, int col);
 Expr *expr_secrel(const ExprHooks *h, int sec, int64_t off, int col);
 
-/* ---- the assembler state (asm.c, macro.c) ---- */
+/* ---- the assembler state (asm.c, pass1.c) ---- */
 
 /* Where a statement came from. */
 typedef struct {
@@ -249,7 +249,7 @@ const char *asm_decor_text(Decor d);
 void as_select_error(As *as, const Item *it, const AsmOperand *ops, int code,
                      int bad);
 
-/* macro.c */
+/* pass1.c */
 void as_run_file(As *as, const char *file, const char *text, size_t len,
                  const SrcPos *from);
 
