@@ -149,26 +149,38 @@ kernels_used(const Lowered *l, KernelsUsed *u, Diag *d)
 }
 
 static int
-compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
-             int weight_copies, uint32_t gemm_bytes, double t0, Package **out,
-             CompileReport *rep, Diag *d)
+compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
+             uint32_t gemm_bytes, double t0, Package **out, CompileReport *rep,
+             Diag *d)
 {
+	const Chip *chip = o->chip;
+	FILE *dump = o->dump_to ? o->dump_to : stdout;
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
 	Lowered *l = NULL;
 	int r = graph_verify(g, d);
 	/* plan and lower every op, then schedule the exchanges */
 	if (!r)
-		r = lower_graph(g, chip, tiles, weight_copies, gemm_bytes, &l,
-		                rep->plan, sizeof rep->plan, d);
+		r = lower_graph(g, chip, o->tiles, weight_copies, gemm_bytes,
+		                &l, rep->plan, sizeof rep->plan, d);
 	if (r)
 		return r;
+	if (o->dump & COMPILE_DUMP_PLAN)
+		fprintf(dump, "# plan\n%s\n", rep->plan);
 	uint32_t used = l->tiles;
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)
 		save[t] = lower_buffer(l, t, 8, 8, REGION_ANY, 0, INT32_MAX,
 		                       "return address");
-	r = xsched_run(l, d);
+	r = lower_verify(l, d);
+	if (!r && (o->dump & COMPILE_DUMP_LOWER))
+		lower_print(l, dump);
+	if (!r)
+		r = xsched_run(l, d);
+	if (!r)
+		r = lower_verify_schedule(l, d);
+	if (!r && (o->dump & COMPILE_DUMP_SCHED))
+		lower_print_schedule(l, dump);
 	lower_index(l);
 	/* kernels, code sizes, placement */
 	Kernels k = {0};
@@ -186,6 +198,10 @@ compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
 		code_end[t] = code_at + codegen_size(l, t);
 	if (!r)
 		r = place_buffers(l, code_end, &rep->place, d);
+	if (!r)
+		r = place_verify(l, code_end, d);
+	if (!r && (o->dump & COMPILE_DUMP_PLACE))
+		place_print(l, code_end, dump);
 	/* code and package */
 	Package *pk = NULL;
 	if (!r) {
@@ -264,9 +280,13 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
               CompileReport *rep, Diag *d)
 {
 	double t0 = 1e3 * monotonic_seconds();
-	const Chip *chip = o && o->chip ? o->chip : chip_default();
-	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
-	if (check_sizes(g, chip, tiles, d)) {
+	CompileOptions opt = o ? *o : (CompileOptions){0};
+	if (!opt.chip)
+		opt.chip = chip_default();
+	if (!opt.tiles)
+		opt.tiles = opt.chip->tiles;
+	const Chip *chip = opt.chip;
+	if (check_sizes(g, chip, opt.tiles, d)) {
 		memset(rep, 0, sizeof *rep);
 		*out = NULL;
 		return IPU_ERANGE;
@@ -288,7 +308,15 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 				break;
 			compile_report_free(rep);
 		}
-		r = compile_once(g, chip, tiles, attempt[i].copies,
+		if (opt.dump && i)
+			fprintf(opt.dump_to ? opt.dump_to : stdout,
+			        "# placement failed: compiling again %s weight "
+			        "copies%s\n",
+			        attempt[i].copies ? "with" : "without",
+			        attempt[i].half
+			            ? ", GEMM plans within half a tile"
+			            : "");
+		r = compile_once(g, &opt, attempt[i].copies,
 		                 attempt[i].half ? half : 0, t0, out, rep, d);
 	}
 	return r;

@@ -251,6 +251,17 @@ int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
  * busiest tile's sent or received items, a gap per received transfer. */
 uint64_t lower_exchange_estimate(const Lowered *l, const Step *s);
 
+/* verify.c: the invariants of a lowered program (lower_verify, after
+ * lowering) and of its schedule (lower_verify_schedule, after
+ * xsched_run); the file's comment lists them. IPU_EINVAL with d naming
+ * the rule and where: an internal error. */
+int lower_verify(const Lowered *l, Diag *d);
+int lower_verify_schedule(const Lowered *l, Diag *d);
+/* print.c: the program as text (ipu compile --dump=lower), and each
+ * exchange step's schedule (--dump=sched). */
+void lower_print(const Lowered *l, FILE *f);
+void lower_print_schedule(const Lowered *l, FILE *f);
+
 /* xsched.c: the exchange scheduler. Gives every transfer of every
  * exchange step a start cycle such that no sender sends two things at
  * once, no receiver gets two items in a cycle, and every receiver's mux
