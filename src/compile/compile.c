@@ -158,15 +158,23 @@ compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
 	Lowered *l = NULL;
+	Plan *plan = NULL;
+	PlanOptions po = {weight_copies, gemm_bytes};
+	/* verify the graph, plan it, lower the plan */
 	int r = graph_verify(g, d);
-	/* plan and lower every op, then schedule the exchanges */
 	if (!r)
-		r = lower_graph(g, chip, o->tiles, weight_copies, gemm_bytes,
-		                &l, rep->plan, sizeof rep->plan, d);
+		r = plan_graph(g, chip, o->tiles, &po, &plan, d);
+	if (!r)
+		r = plan_verify(plan, d);
+	if (!r && (o->dump & COMPILE_DUMP_PLAN))
+		plan_print(plan, dump);
+	if (!r) {
+		snprintf(rep->plan, sizeof rep->plan, "%s", plan->desc);
+		r = lower_plan(plan, &l, d);
+	}
+	plan_free(plan);
 	if (r)
 		return r;
-	if (o->dump & COMPILE_DUMP_PLAN)
-		fprintf(dump, "# plan\n%s\n", rep->plan);
 	uint32_t used = l->tiles;
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)

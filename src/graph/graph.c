@@ -60,6 +60,27 @@ shape_equal(const Shape *a, const Shape *b)
 	return 1;
 }
 
+int64_t
+shape_batches(const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i + 2 < s->rank; i++)
+		n *= s->dim[i];
+	return n;
+}
+
+uint32_t
+tensor_view_cols(const Tensor *t)
+{
+	return (uint32_t)t->shape.dim[t->shape.rank - 1];
+}
+
+uint32_t
+tensor_view_rows(const Tensor *t)
+{
+	return (uint32_t)(shape_elems(&t->shape) / tensor_view_cols(t));
+}
+
 /* ---- the graph and its name index ---- */
 
 Graph *

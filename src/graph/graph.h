@@ -184,6 +184,12 @@ void shape_format(const Shape *s, char *buf, size_t len);
 void elem_format(ElemType e, char *buf, size_t len);
 int elem_equal(ElemType a, ElemType b);
 int shape_equal(const Shape *a, const Shape *b);
+/* The matrices a shape stacks: the product of the axes before the last
+ * two (1 for rank 1 and 2). */
+int64_t shape_batches(const Shape *s);
+/* A tensor's 2-D view: the last axis (cols) by all the others (rows). */
+uint32_t tensor_view_rows(const Tensor *t);
+uint32_t tensor_view_cols(const Tensor *t);
 
 Graph *graph_new(void);
 void graph_free(Graph *g);

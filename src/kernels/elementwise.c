@@ -98,6 +98,16 @@ ew_entry(EwOp op, DType in, DType out)
 	return k ? k->entry : NULL;
 }
 
+int
+ew_supported(EwOp op, DType in, DType out, Diag *d)
+{
+	if (ew_entry(op, in, out))
+		return IPU_OK;
+	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                "no elementwise kernel takes %s to %s for this op",
+	                dtype_name(in), dtype_name(out));
+}
+
 const char *
 ew_object(EwOp op, DType in, DType out)
 {

@@ -39,6 +39,9 @@ enum { EW_ARGS_BYTES = 48 + 6 * 24 };
 
 /* The entry symbol, NULL if the kernels do not support the combination. */
 const char *ew_entry(EwOp op, DType in, DType out);
+/* IPU_OK if a kernel does op from `in` to `out` elements, else IPU_EINVAL
+ * with a message naming the types. */
+int ew_supported(EwOp op, DType in, DType out, Diag *d);
 /* The kernel object to link: "elementwise" or "elementwise_f8" (C600
  * only); NULL if unsupported. */
 const char *ew_object(EwOp op, DType in, DType out);

@@ -18,40 +18,6 @@
 
 #include "../kernels/elementwise.h"
 
-int
-lower_ew_supported(EwOp op, DType in, DType out, Diag *d)
-{
-	if (ew_entry(op, in, out))
-		return IPU_OK;
-	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-	                "no elementwise kernel takes %s to %s for this op",
-	                dtype_name(in), dtype_name(out));
-}
-
-TensorPlace *
-lower_mirror(Lowered *l, const TensorPlace *like, int32_t tensor, DType dt,
-             int one_row, int32_t first, const char *what)
-{
-	uint32_t es = (uint32_t)dtype_size(dt);
-	TensorPlace *tp =
-	    tensor_place_new(tensor, one_row ? 1 : like->rows, like->cols, dt);
-	for (int k = 0; k < like->npiece; k++) {
-		Piece p = like->piece[k];
-		if (one_row)
-			p.row0 = 0, p.rows = 1, p.pad_rows = 1;
-		uint32_t panels = gemm_n_panels(p.pad_cols);
-		uint32_t bytes = p.format == PF_GEMM_C
-		                     ? panels * p.pad_rows * GEMM_COLS * es
-		                     : p.pad_rows * p.pad_cols * es;
-		p.at =
-		    (BufRef){lower_buffer(l, p.tile, (bytes + 7) & ~7u, 8,
-		                          REGION_ANY, first, INT32_MAX, what),
-		             0};
-		*lower_piece(tp) = p;
-	}
-	return tp;
-}
-
 /* A piece's strided walk for one operand of element size es. */
 static EwRef
 piece_ref(const Piece *p, uint32_t es, uint32_t *nseg, uint32_t *cols)
@@ -76,7 +42,7 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 	           *object = ew_object(op, in, to);
 	uint32_t mul = ew_col_multiple(in, to);
 	if (!entry)
-		return lower_ew_supported(op, a->dtype, out->dtype, d);
+		return ew_supported(op, a->dtype, out->dtype, d);
 	uint32_t ei = (uint32_t)dtype_size(in), eo = (uint32_t)dtype_size(to);
 	/* the k-th piece on each tile goes in compute step k */
 	uint32_t *seen = xcalloc(l->tiles, sizeof *seen);

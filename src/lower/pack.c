@@ -20,13 +20,6 @@
 #include "../plan/plan.h"
 
 int
-lower_is_packed(const TensorPlace *tp)
-{
-	return tp->npiece && (tp->piece[0].format == PF_GEMM_B ||
-	                      tp->piece[0].format == PF_GEMM_B_T);
-}
-
-int
 lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
              int32_t at, int *inserted, Diag *d)
 {
@@ -34,13 +27,8 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 	uint32_t es = (uint32_t)dtype_size(want->dtype);
 	int tr = want->piece[0].format == PF_GEMM_B_T;
 	*inserted = 0;
-	if (!pack_entry(g, tr))
-		return diag_set(
-		    d, IPU_EINVAL, NULL, 0, 0,
-		    "operand B (tensor %d) is f8 and already on the "
-		    "device; packing it is supported only with "
-		    "transpose_b=1 (B^T row-major is a copy)",
-		    want->tensor);
+	if (!pack_entry(g, tr)) /* the plan refuses these */
+		die("pack: no kernel packs tensor %d", want->tensor);
 	lower_insert_step(l, at, STEP_EXCHANGE, "matmul: B from its producer");
 	*inserted = 1;
 	TensorPlace *stage =
@@ -66,7 +54,7 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 		    (BufRef){lower_buffer(l, w->tile, rows * row, 8, REGION_ANY,
 		                          at, at + 1 + slot, "B to pack"),
 		             0};
-		*lower_piece(stage) = p;
+		*layout_piece(stage) = p;
 		Step *s = &l->step[at + 1 + slot];
 		KernelCall *c = lower_call(l, s, w->tile, pack_entry(g, tr),
 		                           "pack", PACK_ARGS_BYTES);

@@ -2,8 +2,8 @@
  * rowwise.c - lowering a row-wise op (layernorm, softmax) onto pieces that
  * hold whole rows.
  *
- * Contract: x's pieces hold whole rows (lower_rows_whole; program.c moves
- * x into lower_row_place's pieces when its home is not like that); the
+ * Contract: x's pieces hold whole rows (layout_rows_whole; program.c moves
+ * x into layout_rows's pieces when its home is not like that); the
  * output mirrors them; gamma and beta are one row on each piece's tile.
  * Each piece is one call of kernels/rowwise.S (src/kernels/rowwise.h) over
  * its rows, or two when that is faster: its rows but the last R mod 6 in
@@ -14,78 +14,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The row-wise kernels take f32 and f16. */
-static int
-rw_takes(DType t)
-{
-	return t == DT_F32 || t == DT_F16;
-}
-
-int
-lower_rows_whole(const TensorPlace *tp)
-{
-	DType t = tp->dtype;
-	if (!rw_takes(t))
-		return 0;
-	uint32_t es = (uint32_t)dtype_size(t), g = rw_group(t);
-	uint32_t atoms_cols = (tp->cols + g - 1) / g * g;
-	for (int k = 0; k < tp->npiece; k++) {
-		const Piece *p = &tp->piece[k];
-		if (p->format != PF_ROWMAJOR || p->col0 ||
-		    p->cols != tp->cols || p->pad_cols * es % 8 ||
-		    p->pad_cols < atoms_cols || p->at.offset % 8)
-			return 0;
-	}
-	return 1;
-}
-
-TensorPlace *
-lower_row_place(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
-                uint32_t pad_cols, DType dt, int32_t first, uint32_t tile0)
-{
-	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
-	uint32_t es = (uint32_t)dtype_size(dt);
-	uint32_t per = (rows + l->tiles - 1) / l->tiles, k = 0;
-	for (uint32_t r0 = 0; r0 < rows; r0 += per, k++) {
-		uint32_t t = (tile0 + k) % l->tiles;
-		uint32_t m = rows - r0 < per ? rows - r0 : per;
-		int32_t buf =
-		    lower_buffer(l, t, m * pad_cols * es, 8, REGION_ANY, first,
-		                 INT32_MAX, "row block");
-		*lower_piece(tp) = (Piece){.tile = t,
-		                           .at = {buf, 0},
-		                           .row0 = r0,
-		                           .rows = m,
-		                           .col0 = 0,
-		                           .cols = cols,
-		                           .pad_rows = m,
-		                           .pad_cols = pad_cols,
-		                           .format = PF_ROWMAJOR};
-	}
-	return tp;
-}
-
-TensorPlace *
-lower_rowwise_out(Lowered *l, RwOp op, const TensorPlace *x, int32_t tensor,
-                  int32_t first, const char *what)
-{
-	DType type = x->dtype; /* checked by the caller */
-	uint32_t es = (uint32_t)dtype_size(type),
-	         need = rw_dst_row_bytes(op, type, x->cols) / es;
-	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, x->dtype);
-	for (int k = 0; k < x->npiece; k++) {
-		Piece p = x->piece[k];
-		if (p.pad_cols < need)
-			p.pad_cols = need;
-		p.at = (BufRef){
-		    lower_buffer(l, p.tile, p.pad_rows * p.pad_cols * es, 8,
-		                 REGION_ANY, first, INT32_MAX, what),
-		    0};
-		*lower_piece(tp) = p;
-	}
-	return tp;
-}
 
 /* The call checked with its operands at disjoint addresses (placement
  * gives the real ones, 8-aligned and disjoint): shape, eps, scale. */
@@ -164,11 +92,11 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               const char *what, Diag *d)
 {
 	DType type = x->dtype;
-	if (!rw_takes(type))
+	if (type != DT_F32 && type != DT_F16)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",
 		                dtype_name(type));
-	if (!lower_rows_whole(x) || !lower_rows_whole(out))
+	if (!layout_rows_whole(x) || !layout_rows_whole(out))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: pieces without whole rows (an internal "
 		                "error)",

@@ -31,8 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-bad(Diag *d, const char *pass, const char *fmt, ...)
+static int bad(Diag *d, const char *pass, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static int
@@ -55,11 +54,12 @@ check_buffers(const Lowered *l, Diag *d)
 	for (int i = 0; i < l->nbuf; i++) {
 		const Buffer *b = &l->buf[i];
 		if (b->tile >= l->tiles)
-			return bad(d, "lower", "buffer %d (%s) on tile %u of %u",
-			           i, b->what, b->tile, l->tiles);
+			return bad(d, "lower",
+			           "buffer %d (%s) on tile %u of %u", i,
+			           b->what, b->tile, l->tiles);
 		if (b->align < 8 || (b->align & (b->align - 1)))
-			return bad(d, "lower", "buffer %d (%s) aligned to %u", i,
-			           b->what, b->align);
+			return bad(d, "lower", "buffer %d (%s) aligned to %u",
+			           i, b->what, b->align);
 		if (b->first < 0 || b->first > b->last)
 			return bad(d, "lower", "buffer %d (%s) lives %d..%d", i,
 			           b->what, b->first, b->last);
@@ -87,8 +87,9 @@ check_ref(const Lowered *l, BufRef r, uint64_t bytes, uint32_t tile,
 		return bad(d, "lower", "%s: buffer %d (%s) is empty", what,
 		           r.buf, b->what);
 	if (b->tile != tile)
-		return bad(d, "lower", "%s: buffer %d (%s) is on tile %u, not %u",
-		           what, r.buf, b->what, b->tile, tile);
+		return bad(d, "lower",
+		           "%s: buffer %d (%s) is on tile %u, not %u", what,
+		           r.buf, b->what, b->tile, tile);
 	if ((uint64_t)r.offset + bytes > b->bytes)
 		return bad(d, "lower",
 		           "%s: bytes %u..%llu of buffer %d (%s) of %u", what,
@@ -132,12 +133,14 @@ check_calls(const Lowered *l, int32_t i, uint8_t *seen, Diag *d)
 	int r = IPU_OK;
 	for (int k = 0; k < s->ncall && !r; k++) {
 		const KernelCall *c = &s->call[k];
-		snprintf(what, sizeof what, "step %d (%s), call of %s on tile %u",
-		         i, s->what, c->kernel, c->tile);
+		snprintf(what, sizeof what,
+		         "step %d (%s), call of %s on tile %u", i, s->what,
+		         c->kernel, c->tile);
 		if (c->tile >= l->tiles)
 			return bad(d, "lower", "%s: no such tile", what);
 		if (seen[c->tile]++)
-			r = bad(d, "lower", "%s: a second call on the tile", what);
+			r = bad(d, "lower", "%s: a second call on the tile",
+			        what);
 		if (!r)
 			r = check_ref(l, (BufRef){c->args_at, 0}, c->args_bytes,
 			              c->tile, i, what, d);
@@ -166,8 +169,8 @@ check_pieces(const Lowered *l, Diag *d)
 			uint32_t rows = t ? p->cols : p->rows,
 			         cols = t ? p->rows : p->cols;
 			if (p->row0 + p->rows > tp->rows ||
-			    p->col0 + p->cols > tp->cols || rows > p->pad_rows ||
-			    cols > p->pad_cols)
+			    p->col0 + p->cols > tp->cols ||
+			    rows > p->pad_rows || cols > p->pad_cols)
 				return bad(d, "lower",
 				           "%s: rows %u+%u cols %u+%u padded "
 				           "to %u x %u in a %u x %u tensor",
@@ -175,8 +178,8 @@ check_pieces(const Lowered *l, Diag *d)
 				           p->cols, p->pad_rows, p->pad_cols,
 				           tp->rows, tp->cols);
 			if (p->tile >= l->tiles)
-				return bad(d, "lower", "%s: tile %u of %u", what,
-				           p->tile, l->tiles);
+				return bad(d, "lower", "%s: tile %u of %u",
+				           what, p->tile, l->tiles);
 			int r = check_ref(l, p->at, 0, p->tile, -1, what, d);
 			if (r)
 				return r;
@@ -198,8 +201,9 @@ lower_verify(const Lowered *l, Diag *d)
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
 		if (s->kind == STEP_EXCHANGE ? s->ncall != 0 : s->nxfer != 0)
-			r = bad(d, "lower", "step %d (%s): %d calls, %d transfers",
-			        i, s->what, s->ncall, s->nxfer);
+			r = bad(d, "lower",
+			        "step %d (%s): %d calls, %d transfers", i,
+			        s->what, s->ncall, s->nxfer);
 		if (!r)
 			r = check_transfers(l, i, d);
 		if (!r)
@@ -250,22 +254,25 @@ step_events(const Lowered *l, const Step *s, Ev **ev, int *cap)
 	for (int k = 0; k < s->nxfer; k++) {
 		const Transfer *x = &s->xfer[k];
 		uint64_t items = xfer_items(x);
-		add_ev(ev, &n, cap,
-		       (Ev){x->src_tile, EV_SEND, x->start, x->start + items, k});
+		add_ev(
+		    ev, &n, cap,
+		    (Ev){x->src_tile, EV_SEND, x->start, x->start + items, k});
 		uint32_t mate = chip_pair(l->chip, x->src_tile);
 		if (x->wide && mate < l->tiles)
-			add_ev(ev, &n, cap,
-			       (Ev){mate, EV_WIRE, x->start, x->start + items,
-			            k});
+			add_ev(
+			    ev, &n, cap,
+			    (Ev){mate, EV_WIRE, x->start, x->start + items, k});
 		for (uint32_t j = 0; j < x->ndst; j++) {
 			uint32_t t = x->dst_tile[j];
-			add_ev(ev, &n, cap,
-			       (Ev){t, EV_WINDOW, x->mux_at[j], x->off_at[j], k});
+			add_ev(
+			    ev, &n, cap,
+			    (Ev){t, EV_WINDOW, x->mux_at[j], x->off_at[j], k});
 			uint64_t ctl[3] = {x->ptr_at[j], x->mux_at[j],
 			                   x->off_at[j]};
 			for (int c = 0; c < 3; c++)
-				add_ev(ev, &n, cap,
-				       (Ev){t, EV_CONTROL, ctl[c], ctl[c] + 1, k});
+				add_ev(
+				    ev, &n, cap,
+				    (Ev){t, EV_CONTROL, ctl[c], ctl[c] + 1, k});
 		}
 	}
 	qsort(*ev, (size_t)n, sizeof **ev, ev_order);
@@ -284,12 +291,13 @@ check_transfer_times(const Lowered *l, int32_t i, Diag *d)
 			           "step %d (%s), transfer %d sent at %llu", i,
 			           s->what, k, (unsigned long long)x->start);
 		for (uint32_t j = 0; j < x->ndst; j++) {
-			uint64_t first = x->start + chip_route_cycles(
-			                                l->chip, x->src_tile,
-			                                x->dst_tile[j]);
+			uint64_t first =
+			    x->start + chip_route_cycles(l->chip, x->src_tile,
+			                                 x->dst_tile[j]);
 			if (x->mux_at[j] != first ||
 			    x->off_at[j] != first + items ||
-			    x->ptr_at[j] >= first || x->ptr_at[j] < XS_PREAMBLE ||
+			    x->ptr_at[j] >= first ||
+			    x->ptr_at[j] < XS_PREAMBLE ||
 			    x->off_at[j] > s->cycles)
 				return bad(
 				    d, "schedule",
@@ -354,15 +362,16 @@ check_events(const Step *s, int32_t i, const Ev *ev, int n, Diag *d)
 			continue;
 		int clash = w->kind == EV_WIRE ? x->a < w->b : x->a == w->a;
 		if (clash)
-			return bad(d, "schedule",
-			           "step %d (%s), tile %u: transfer %d's send "
-			           "at %llu..%llu meets transfer %d's %s at %llu",
-			           i, s->what, w->tile, x->xfer,
-			           (unsigned long long)x->a,
-			           (unsigned long long)x->b, w->xfer,
-			           w->kind == EV_WIRE ? "64-bit send"
-			                              : "receive control",
-			           (unsigned long long)w->a);
+			return bad(
+			    d, "schedule",
+			    "step %d (%s), tile %u: transfer %d's send "
+			    "at %llu..%llu meets transfer %d's %s at %llu",
+			    i, s->what, w->tile, x->xfer,
+			    (unsigned long long)x->a, (unsigned long long)x->b,
+			    w->xfer,
+			    w->kind == EV_WIRE ? "64-bit send"
+			                       : "receive control",
+			    (unsigned long long)w->a);
 	}
 	return IPU_OK;
 }

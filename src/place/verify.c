@@ -58,7 +58,8 @@ check_bounds(const Lowered *l, const uint32_t *code_end, Diag *d)
 		if (b->region == REGION_INTERLEAVED && low < c->interleave)
 			low = c->interleave;
 		if (b->addr < low || (uint64_t)b->addr + b->bytes > c->mem_end)
-			return bad(d, l, i, "is outside its tile's data memory");
+			return bad(d, l, i,
+			           "is outside its tile's data memory");
 		if (b->addr % b->align)
 			return bad(d, l, i, "is not aligned");
 		const Buffer *p = b->apart >= 0 ? &l->buf[b->apart] : NULL;

@@ -65,6 +65,13 @@ void *xrealloc(void *p, size_t n);
 			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
 		}                                                              \
 	} while (0)
+/* An array that grows by doubling from 16 and keeps no capacity (its
+ * capacity is its count rounded up): full at n, so due to grow. */
+static inline int
+grow_full(int n)
+{
+	return n == 0 || (n >= 16 && (n & (n - 1)) == 0);
+}
 char *xstrdup(const char *s);
 
 /* A monotonic clock in seconds, for timing host work (clock.c). */
