@@ -43,7 +43,7 @@ plan_gemm_geom(GemmGeom *G, const GemmPlan *p, const GemmSite *site)
 	                .na = plan_gemm_a_parts(p),
 	                .a_own = plan_gemm_a_in_place(p),
 	                .site = *site};
-	G->nb = p->b_local        ? G->pm
+	G->nb = p->b_local       ? G->pm
 	        : site->spread_b ? gemm_n_panels(p->bn) * b_kparts(G)
 	                         : plan_gemm_b_parts(p);
 	G->a_row0 = site->batch * (site->ta ? p->k : p->m);
@@ -176,9 +176,10 @@ uint32_t
 plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j, uint32_t q,
                   GemmCSlice *sl)
 {
-	uint32_t m = plan_gemm_rows(G, i), row = gemm_c_bytes(G->g, 1, GEMM_COLS);
-	sl->s = plan_gemm_slice(gemm_n_panels(plan_gemm_cols(G, j)), m, G->pk,
-	                        q);
+	uint32_t m = plan_gemm_rows(G, i),
+	         row = gemm_c_bytes(G->g, 1, GEMM_COLS);
+	sl->s =
+	    plan_gemm_slice(gemm_n_panels(plan_gemm_cols(G, j)), m, G->pk, q);
 	sl->nseg = plan_gemm_slice_segments(&sl->s, m);
 	sl->off = (sl->s.panel * m + sl->s.row) * row;
 	sl->seg_stride = m * row;
@@ -229,9 +230,10 @@ b_chunk(GemmGeom *G, Storage *st, TensorPlace *tb, int32_t *b_in, uint32_t q,
 		return;
 	uint32_t kp = gemm_k_panel(G->g),
 	         bytes = gemm_b_bytes(G->g, bp.rows, bp.cols),
-	         owner = G->p->b_local ? plan_gemm_tile(G, q, i, j)
-	                               : b_owner(G, q, s, j,
-	                                         G->site.spread_b ? 0 : i, bytes);
+	         owner =
+	             G->p->b_local
+	                 ? plan_gemm_tile(G, q, i, j)
+	                 : b_owner(G, q, s, j, G->site.spread_b ? 0 : i, bytes);
 	int32_t b = st->buffer(st, owner, bytes, 16,
 	                       G->p->b_local ? REGION_INTERLEAVED : REGION_ANY,
 	                       "B input");
@@ -266,8 +268,8 @@ plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta, TensorPlace *tb,
 					                 nk, G->na, u, &c0);
 					if (!nc)
 						continue;
-					uint32_t owner =
-					             plan_gemm_a_owner(G, q, i, s, u),
+					uint32_t owner = plan_gemm_a_owner(
+					             G, q, i, s, u),
 					         m = plan_gemm_rows(G, i);
 					/* read in place: the kernel's tail */
 					int32_t b = st->buffer(
@@ -277,7 +279,8 @@ plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta, TensorPlace *tb,
 					        min_u(nc * kp, ks - c0 * kp)) +
 					        (G->a_own ? GEMM_A_TAIL : 0),
 					    16, REGION_ANY, "A input");
-					a_in[plan_gemm_a_index(G, q, s, i, u)] = b;
+					a_in[plan_gemm_a_index(G, q, s, i, u)] =
+					    b;
 					for (uint32_t c = c0; c < c0 + nc; c++)
 						operand_piece(
 						    ta, G->site.ta, G->a_row0,
@@ -325,8 +328,9 @@ plan_gemm_c_pieces(const GemmGeom *G, const int32_t *c_blk, TensorPlace *tc)
 					            .col0 = j * p->bn,
 					            .cols = n,
 					            .pad_rows = m,
-					            .pad_cols = gemm_n_panels(n) *
-					                        GEMM_COLS,
+					            .pad_cols =
+					                gemm_n_panels(n) *
+					                GEMM_COLS,
 					            .format = PF_GEMM_C});
 					continue;
 				}
@@ -338,16 +342,18 @@ plan_gemm_c_pieces(const GemmGeom *G, const int32_t *c_blk, TensorPlace *tc)
 					continue;
 				operand_piece(
 				    tc, 0, G->c_row0,
-				    (Piece){.tile = t,
-				            .at = {c_blk[t], sl.off},
-				            .row0 = i * p->bm + sl.s.row,
-				            .rows = sl.s.rows,
-				            .col0 = j * p->bn +
-				                    sl.s.panel * GEMM_COLS,
-				            .cols = min_u(sl.s.panels * GEMM_COLS,
-				                          n - sl.s.panel * GEMM_COLS),
-				            .pad_rows = sl.nseg > 1 ? m : sl.s.rows,
-				            .pad_cols = sl.s.panels * GEMM_COLS,
-				            .format = PF_GEMM_C});
+				    (Piece){
+				        .tile = t,
+				        .at = {c_blk[t], sl.off},
+				        .row0 = i * p->bm + sl.s.row,
+				        .rows = sl.s.rows,
+				        .col0 =
+				            j * p->bn + sl.s.panel * GEMM_COLS,
+				        .cols =
+				            min_u(sl.s.panels * GEMM_COLS,
+				                  n - sl.s.panel * GEMM_COLS),
+				        .pad_rows = sl.nseg > 1 ? m : sl.s.rows,
+				        .pad_cols = sl.s.panels * GEMM_COLS,
+				        .format = PF_GEMM_C});
 			}
 }

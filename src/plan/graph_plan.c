@@ -60,11 +60,11 @@ typedef struct {
 	const Chip *chip;
 	uint32_t tiles;
 	Numbers num;
-	TensorPlace **home;   /* by tensor id */
-	TensorPlace **made;   /* every layout made here, to free */
+	TensorPlace **home; /* by tensor id */
+	TensorPlace **made; /* every layout made here, to free */
 	int nmade, capmade;
-	uint32_t next_tile;   /* spread(): where the next partial layout
-	                         starts */
+	uint32_t next_tile;       /* spread(): where the next partial layout
+	                             starts */
 	uint32_t *weight_bytes;   /* by tile: bytes of weights stored by
 	                             the weight balance */
 	uint32_t next_weight_row; /* the grid row of a weight's first chunk
@@ -143,8 +143,9 @@ home_of(Planner *P, int32_t id, uint32_t *tile0)
 {
 	if (!P->home[id]) {
 		const Tensor *t = graph_tensor(P->g, id);
-		P->home[id] = default_layout(P, id, tensor_view_rows(t), tensor_view_cols(t),
-		                             t->elem.dtype, tile0);
+		P->home[id] =
+		    default_layout(P, id, tensor_view_rows(t),
+		                   tensor_view_cols(t), t->elem.dtype, tile0);
 	}
 	return P->home[id];
 }
@@ -198,10 +199,9 @@ copies_home(Planner *P, int32_t id, TensorPlace *want, OpPlan *o, Conv *c,
 		*c = (Conv){CONV_HOST, 0};
 		return IPU_OK;
 	}
-	TensorPlace *home =
-	    keep(P, layout_loop_copies(&P->num.st, want, &o->owners,
-	                               P->weight_bytes, P->tiles,
-	                               stored_times(P, id)));
+	TensorPlace *home = keep(
+	    P, layout_loop_copies(&P->num.st, want, &o->owners, P->weight_bytes,
+	                          P->tiles, stored_times(P, id)));
 	P->home[id] = home;
 	int r = price_move(P, home, want, NULL, c, d);
 	c->kind = CONV_LOOP_COPIES;
@@ -238,8 +238,8 @@ gemm_layouts(Planner *P, Storage *st, const GemmPlan *p, GemmSite *site,
 			for (uint32_t j = 0; j < G.pn; j++) {
 				uint32_t t = plan_gemm_tile(&G, q, i, j);
 				c_blk[t] = st->buffer(
-				    st, t, plan_gemm_c_block_bytes(&G, i, j), 16,
-				    REGION_INTERLEAVED, "C block");
+				    st, t, plan_gemm_c_block_bytes(&G, i, j),
+				    16, REGION_INTERLEAVED, "C block");
 			}
 	if (tc)
 		plan_gemm_c_pieces(&G, c_blk, tc);
@@ -478,18 +478,22 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		P->next_weight_row += plan->steps;
 	}
 	/* the layouts of every GEMM (the batches in rounds of group) */
-	TensorPlace *pa = keep(P, tensor_place_new(op->in[0],
-	                                            mm.a_home ? mm.a_home->rows
-	                                                      : tensor_view_rows(graph_tensor(P->g, op->in[0])),
-	                                            mm.a_home ? mm.a_home->cols
-	                                                      : tensor_view_cols(graph_tensor(P->g, op->in[0])),
-	                                            mm.dt)),
-	            *pb = keep(P, tensor_place_new(op->in[1], tensor_view_rows(tb),
-	                                            tensor_view_cols(tb), tb->elem.dtype)),
-	            *pc = keep(P, tensor_place_new(op->out, tensor_view_rows(tc),
-	                                            tensor_view_cols(tc),
-	                                            mm.dt == DT_F32 ? DT_F32
-	                                                            : DT_F16));
+	TensorPlace
+	    *pa = keep(
+	        P,
+	        tensor_place_new(
+	            op->in[0],
+	            mm.a_home ? mm.a_home->rows
+	                      : tensor_view_rows(graph_tensor(P->g, op->in[0])),
+	            mm.a_home ? mm.a_home->cols
+	                      : tensor_view_cols(graph_tensor(P->g, op->in[0])),
+	            mm.dt)),
+	    *pb =
+	        keep(P, tensor_place_new(op->in[1], tensor_view_rows(tb),
+	                                 tensor_view_cols(tb), tb->elem.dtype)),
+	    *pc = keep(P, tensor_place_new(op->out, tensor_view_rows(tc),
+	                                   tensor_view_cols(tc),
+	                                   mm.dt == DT_F32 ? DT_F32 : DT_F16));
 	for (uint32_t bi = 0; bi < mm.batches; bi++) {
 		GemmSite site = {.tile_base = o->tile0 + bi % o->group * one,
 		                 .ta = mm.ta,
@@ -522,10 +526,10 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		r = price_move(P, mm.a_home, pa, NULL, &c, d);
 		if (r)
 			return r;
-		o->in[0] = (Conv){o->in[0].kind == CONV_TRANSPOSE
-		                      ? CONV_TRANSPOSE
-		                      : CONV_MOVE,
-		                  c.cycles};
+		o->in[0] =
+		    (Conv){o->in[0].kind == CONV_TRANSPOSE ? CONV_TRANSPOSE
+		                                           : CONV_MOVE,
+		           c.cycles};
 	} else {
 		P->home[op->in[0]] = pa;
 		o->in[0].kind = CONV_HOST;
@@ -543,8 +547,9 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 {
 	const Tensor *t = graph_tensor(P->g, op->out);
 	TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
-	TensorPlace *to = default_layout(P, op->out, tensor_view_rows(t), tensor_view_cols(t),
-	                                 t->elem.dtype, &o->tile0);
+	TensorPlace *to =
+	    default_layout(P, op->out, tensor_view_rows(t), tensor_view_cols(t),
+	                   t->elem.dtype, &o->tile0);
 	int r = price_move(P, from, to, map, &o->in[0], d);
 	P->home[op->out] = to;
 	return r;
@@ -559,9 +564,9 @@ plan_reshape_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		return move_op(P, op, o, NULL, d);
 	/* the same 2-D view: the output is the input's pieces */
 	const TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
-	TensorPlace *to = keep(P, tensor_place_new(op->out, tensor_view_rows(out),
-	                                            tensor_view_cols(out),
-	                                            out->elem.dtype));
+	TensorPlace *to =
+	    keep(P, tensor_place_new(op->out, tensor_view_rows(out),
+	                             tensor_view_cols(out), out->elem.dtype));
 	for (int k = 0; k < from->npiece; k++)
 		*layout_piece(to) = from->piece[k];
 	P->home[op->out] = to;
@@ -579,11 +584,12 @@ plan_transpose_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		FlatMap map = layout_row_perm(&p, &in->shape, perm);
 		return move_op(P, op, o, &map, d);
 	}
-	/* the last axis moves: rows, 2-D transposes, rows (lower/transpose.c) */
+	/* the last axis moves: rows, 2-D transposes, rows (lower/transpose.c)
+	 */
 	home_of(P, op->in[0], &o->in_tile0);
-	P->home[op->out] = default_layout(P, op->out, tensor_view_rows(out),
-	                                  tensor_view_cols(out), out->elem.dtype,
-	                                  &o->tile0);
+	P->home[op->out] =
+	    default_layout(P, op->out, tensor_view_rows(out),
+	                   tensor_view_cols(out), out->elem.dtype, &o->tile0);
 	o->in[0].kind = CONV_TRANSPOSE;
 	int r = ew_supported(EW_TRANSPOSE, out->elem.dtype, out->elem.dtype, d);
 	return r ? plan_op_error(P->g, op, r, d) : IPU_OK;
@@ -621,9 +627,9 @@ plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	if (r)
 		return plan_op_error(P->g, op, r, d);
 	TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
-	P->home[op->out] = keep(P, layout_mirror(&P->num.st, from, op->out,
-	                                         t->elem.dtype, 0,
-	                                         "tensor block"));
+	P->home[op->out] =
+	    keep(P, layout_mirror(&P->num.st, from, op->out, t->elem.dtype, 0,
+	                          "tensor block"));
 	return IPU_OK;
 }
 
@@ -657,11 +663,11 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	if (!shape_equal(&graph_tensor(P->g, ia)->shape, &t->shape) ||
 	    (bcast && !row_broadcast(sb, &t->shape)))
 		return plan_op_error(P->g, op,
-		                diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                         "broadcasting other than one row "
-		                         "(a bias) down a tensor is not "
-		                         "supported yet"),
-		                d);
+		                     diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                              "broadcasting other than one row "
+		                              "(a bias) down a tensor is not "
+		                              "supported yet"),
+		                     d);
 	DType dt = t->elem.dtype;
 	EwOp ew = op->kind == OP_ADD ? EW_ADD : EW_MUL;
 	int r = ew_supported(ew, dt, dt, d);
@@ -669,11 +675,13 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		return plan_op_error(P->g, op, r, d);
 	Conv *ca = &o->in[swap], *cb = &o->in[!swap];
 	TensorPlace *pa = home_of(P, ia, &o->in_tile0);
-	if (ia == ib || (P->home[ib] && !bcast && layout_same(P->home[ib], pa))) {
+	if (ia == ib ||
+	    (P->home[ib] && !bcast && layout_same(P->home[ib], pa))) {
 		*cb = (Conv){CONV_NONE, 0};
 	} else {
-		TensorPlace *pb = keep(P, layout_mirror(&P->num.st, pa, ib, dt,
-		                                        bcast, "operand block"));
+		TensorPlace *pb =
+		    keep(P, layout_mirror(&P->num.st, pa, ib, dt, bcast,
+		                          "operand block"));
 		if (!P->home[ib]) {
 			r = copies_home(P, ib, pb, o, cb, d);
 		} else if (host_writes(P, ib)) {
@@ -685,8 +693,8 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 			return plan_op_error(P->g, op, r, d);
 	}
 	*ca = (Conv){CONV_NONE, 0};
-	P->home[op->out] = keep(P, layout_mirror(&P->num.st, pa, op->out, dt, 0,
-	                                         "tensor block"));
+	P->home[op->out] = keep(
+	    P, layout_mirror(&P->num.st, pa, op->out, dt, 0, "tensor block"));
 	return IPU_OK;
 }
 
@@ -706,9 +714,10 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	if (!px || !layout_rows_whole(px)) {
 		o->tile0 = spread(P, tensor_view_rows(x));
 		TensorPlace *rows = keep(
-		    P, layout_rows(&P->num.st, P->tiles, x->id, tensor_view_rows(x),
-		                   tensor_view_cols(x), layout_pad_cols(tensor_view_cols(x)),
-		                   dt, o->tile0));
+		    P, layout_rows(&P->num.st, P->tiles, x->id,
+		                   tensor_view_rows(x), tensor_view_cols(x),
+		                   layout_pad_cols(tensor_view_cols(x)), dt,
+		                   o->tile0));
 		if (px) {
 			r = price_move(P, px, rows, NULL, &o->in[0], d);
 		} else {
@@ -719,8 +728,8 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	}
 	for (int i = 0; i < 2 && !r && op->kind == OP_LAYERNORM; i++) {
 		int32_t id = op->in[1 + i];
-		TensorPlace *pv = keep(P, layout_mirror(&P->num.st, px, id, dt, 1,
-		                                        "operand row"));
+		TensorPlace *pv = keep(
+		    P, layout_mirror(&P->num.st, px, id, dt, 1, "operand row"));
 		if (!P->home[id]) /* the host writes each copy */
 			r = copies_home(P, id, pv, o, &o->in[1 + i], d);
 		else
@@ -734,11 +743,11 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	if (r)
 		return plan_op_error(P->g, op, r, d);
 	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
-	P->home[op->out] = keep(
-	    P, layout_widened(&P->num.st, px, op->out,
-	                      rw_dst_row_bytes(rw, dt, px->cols) /
-	                          (uint32_t)dtype_size(dt),
-	                      "tensor block"));
+	P->home[op->out] =
+	    keep(P, layout_widened(&P->num.st, px, op->out,
+	                           rw_dst_row_bytes(rw, dt, px->cols) /
+	                               (uint32_t)dtype_size(dt),
+	                           "tensor block"));
 	return IPU_OK;
 }
 
@@ -751,9 +760,9 @@ static int
 loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 {
 	TensorPlace *home = home_of(P, rm->carry_in, &P->plan->loop_tile0);
-	TensorPlace *carry = keep(P, layout_mirror(&P->num.st, home,
-	                                           rm->last_out, home->dtype, 0,
-	                                           "loop carry"));
+	TensorPlace *carry =
+	    keep(P, layout_mirror(&P->num.st, home, rm->last_out, home->dtype,
+	                          0, "loop carry"));
 	Conv c;
 	int r = price_move(P, home, carry, NULL, &c, d);
 	P->carry = rm->carry_in;

@@ -177,12 +177,13 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 		Piece p = like->piece[k];
 		if (one_row)
 			p.row0 = 0, p.rows = 1, p.pad_rows = 1;
-		uint32_t bytes =
-		    p.format == PF_GEMM_C
-		        ? gemm_n_panels(p.pad_cols) * p.pad_rows * GEMM_COLS * es
-		        : p.pad_rows * p.pad_cols * es;
-		p.at = (BufRef){st->buffer(st, p.tile, (uint32_t)align_up(bytes, 8),
-		                           8, REGION_ANY, what),
+		uint32_t bytes = p.format == PF_GEMM_C
+		                     ? gemm_n_panels(p.pad_cols) * p.pad_rows *
+		                           GEMM_COLS * es
+		                     : p.pad_rows * p.pad_cols * es;
+		p.at = (BufRef){st->buffer(st, p.tile,
+		                           (uint32_t)align_up(bytes, 8), 8,
+		                           REGION_ANY, what),
 		                0};
 		*layout_piece(tp) = p;
 	}
@@ -251,7 +252,8 @@ layout_loop_copies(Storage *st, const TensorPlace *want, TileLog *owners,
 		}
 		if (seen)
 			continue;
-		uint32_t pad = layout_pad_cols(p->cols), bytes = p->rows * pad * es;
+		uint32_t pad = layout_pad_cols(p->cols),
+		         bytes = p->rows * pad * es;
 		uint32_t t;
 		if (owners->replay) {
 			t = tile_log_next(owners);

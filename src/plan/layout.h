@@ -111,9 +111,8 @@ TensorPlace *layout_rows(Storage *st, uint32_t tiles, int32_t tensor,
 /* like's pieces (tiles, blocks, formats) for `tensor` in new buffers of
  * dt elements, `what` each; with one_row, one row of each piece (a row
  * broadcast down the block). */
-TensorPlace *layout_mirror(Storage *st, const TensorPlace *like,
-                           int32_t tensor, DType dt, int one_row,
-                           const char *what);
+TensorPlace *layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor,
+                           DType dt, int one_row, const char *what);
 /* x's pieces mirrored for `tensor`, each row at least `row_elems` long
  * (a row-wise kernel's dst rows), `what` each. */
 TensorPlace *layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
@@ -179,7 +178,7 @@ typedef struct {
 	uint64_t cols;
 } RowSlice;
 FlatMap layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
-                        const Shape *end);
+                         const Shape *end);
 
 /* One move: `words` 32-bit words from src on src_tile to every dst[k] on
  * dst_tile[k] (a multicast). */

@@ -33,12 +33,14 @@ plan_print(const Plan *p, FILE *f)
 			fprintf(f, "; %s %s", graph_tensor(g, op->in[k])->name,
 			        conv_name[o->in[k].kind]);
 			if (o->in[k].cycles)
-				fprintf(f, " %" PRIu64 " cycles", o->in[k].cycles);
+				fprintf(f, " %" PRIu64 " cycles",
+				        o->in[k].cycles);
 		}
 		if (op->kind == OP_MATMUL) {
 			char text[512];
 			plan_gemm_describe(&o->gemm, text, sizeof text);
-			fprintf(f, "; %s; %u side by side; B %s", text, o->group,
+			fprintf(f, "; %s; %u side by side; B %s", text,
+			        o->group,
 			        o->spread_b ? "by the weight balance"
 			                    : "in its grid");
 		}
