@@ -28,10 +28,10 @@ prog(Prog *p)
 {
 	Lowered *l = p->l = lower_new(chip_default(), 2);
 	for (uint32_t t = 0; t < 2; t++) {
-		p->src[t] = lower_buffer(l, t, 256, 8, REGION_ANY, 0, INT32_MAX,
-		                         "src");
-		p->dst[t] = lower_buffer(l, t, 256, 8, REGION_ANY, 0, INT32_MAX,
-		                         "dst");
+		p->src[t] =
+		    lower_buffer(l, t, 256, 8, REGION_ANY, 0, INT32_MAX, "src");
+		p->dst[t] =
+		    lower_buffer(l, t, 256, 8, REGION_ANY, 0, INT32_MAX, "dst");
 	}
 	Step *c = lower_step(l, STEP_COMPUTE, "add");
 	for (uint32_t t = 0; t < 2; t++) {
@@ -195,7 +195,8 @@ test_plan(void **state)
 	assert_int_equal(plan_graph(g, chip_default(), 16, &o, &plan, &d), 0);
 	assert_int_equal(plan_verify(plan, &d), 0);
 	assert_int_equal(plan->nop, 3);
-	const OpPlan *mm = &plan->op[0], *add = &plan->op[1], *tr = &plan->op[2];
+	const OpPlan *mm = &plan->op[0], *add = &plan->op[1],
+	             *tr = &plan->op[2];
 	/* both operands are new: the host writes them where the GEMM
 	 * wants them; nothing to move, nothing to price */
 	assert_int_equal(mm->in[0].kind, CONV_HOST);
@@ -229,8 +230,7 @@ test_plan(void **state)
 	                         "c = matmul a b\n"
 	                         "output c\n";
 	Graph *g8;
-	assert_int_equal(graph_parse(f8, strlen(f8), "t", &g8, errs, &nerr),
-	                 0);
+	assert_int_equal(graph_parse(f8, strlen(f8), "t", &g8, errs, &nerr), 0);
 	Plan *p8;
 	assert_int_not_equal(
 	    plan_graph(g8, chip_by_name("gc200"), 16, &o, &p8, &d), 0);

@@ -227,6 +227,8 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 {
 	Moves m = {0};
 	int r = layout_moves(from, to, map, &m, d);
+	if (!r)
+		layout_moves_interleave(&m, 0);
 	for (int i = 0; !r && i < m.n; i++) {
 		const Move *x = &m.move[i];
 		Transfer *t =

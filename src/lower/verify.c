@@ -215,68 +215,93 @@ lower_verify(const Lowered *l, Diag *d)
 
 /* ---- after scheduling -------------------------------------------------- */
 
-/* One event of a tile in a phase: a send [a, b), a 64-bit send on the
- * tile's wires by its partner [a, b), a receive window [a, b), or a
- * control at a (b = a + 1). */
-typedef enum { EV_SEND, EV_WIRE, EV_WINDOW, EV_CONTROL } EvKind;
+/* One event of a tile in a phase: a send, a 64-bit send on the tile's
+ * wires by its partner, a receive window (each [a, a + len)), or a
+ * control at a (len 1). A step's events are kept in buckets by (tile,
+ * kind), each sorted by start. */
+typedef enum { EV_SEND, EV_WIRE, EV_WINDOW, EV_CONTROL, EV_KINDS } EvKind;
 typedef struct {
-	uint32_t tile;
-	uint8_t kind;
-	uint64_t a, b;
-	int xfer;
+	uint64_t a;
+	uint32_t len;
+	int32_t xfer;
 } Ev;
+
+typedef struct {
+	Ev *ev;
+	size_t cap;
+	size_t *start; /* bucket (tile, kind) is ev[start[k] .. start[k+1]) */
+	size_t *fill;
+} Events;
 
 static int
 ev_order(const void *pa, const void *pb)
 {
 	const Ev *x = pa, *y = pb;
-	if (x->tile != y->tile)
-		return x->tile < y->tile ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
 	if (x->a != y->a)
 		return x->a < y->a ? -1 : 1;
 	return x->xfer - y->xfer;
 }
 
+/* Count event e into bucket (tile, kind), or place it there. */
 static void
-add_ev(Ev **ev, int *n, int *cap, Ev e)
+put(Events *e, int place, uint32_t tile, int kind, Ev ev)
 {
-	GROW(*ev, *n, *cap);
-	(*ev)[(*n)++] = e;
+	size_t key = (size_t)tile * EV_KINDS + (size_t)kind;
+	if (place)
+		e->ev[e->fill[key]++] = ev;
+	else
+		e->start[key + 1]++;
 }
 
-/* The events of step s; returns their number. */
-static int
-step_events(const Lowered *l, const Step *s, Ev **ev, int *cap)
+/* Visit every event of step s: count them, or place them. */
+static void
+walk_events(const Lowered *l, const Step *s, Events *e, int place)
 {
-	int n = 0;
 	for (int k = 0; k < s->nxfer; k++) {
 		const Transfer *x = &s->xfer[k];
-		uint64_t items = xfer_items(x);
-		add_ev(
-		    ev, &n, cap,
-		    (Ev){x->src_tile, EV_SEND, x->start, x->start + items, k});
-		uint32_t mate = chip_pair(l->chip, x->src_tile);
+		uint32_t items = xfer_items(x),
+		         mate = chip_pair(l->chip, x->src_tile);
+		put(e, place, x->src_tile, EV_SEND, (Ev){x->start, items, k});
 		if (x->wide && mate < l->tiles)
-			add_ev(
-			    ev, &n, cap,
-			    (Ev){mate, EV_WIRE, x->start, x->start + items, k});
+			put(e, place, mate, EV_WIRE, (Ev){x->start, items, k});
 		for (uint32_t j = 0; j < x->ndst; j++) {
 			uint32_t t = x->dst_tile[j];
-			add_ev(
-			    ev, &n, cap,
-			    (Ev){t, EV_WINDOW, x->mux_at[j], x->off_at[j], k});
-			uint64_t ctl[3] = {x->ptr_at[j], x->mux_at[j],
-			                   x->off_at[j]};
-			for (int c = 0; c < 3; c++)
-				add_ev(
-				    ev, &n, cap,
-				    (Ev){t, EV_CONTROL, ctl[c], ctl[c] + 1, k});
+			put(e, place, t, EV_WINDOW,
+			    (Ev){x->mux_at[j],
+			         (uint32_t)(x->off_at[j] - x->mux_at[j]), k});
+			put(e, place, t, EV_CONTROL, (Ev){x->ptr_at[j], 1, k});
+			put(e, place, t, EV_CONTROL, (Ev){x->mux_at[j], 1, k});
+			put(e, place, t, EV_CONTROL, (Ev){x->off_at[j], 1, k});
 		}
 	}
-	qsort(*ev, (size_t)n, sizeof **ev, ev_order);
-	return n;
+}
+
+/* Step s's events in their buckets, each sorted: the scheduler makes a
+ * tile's sends, windows and controls each in time order, so a bucket is
+ * sorted only if it is not already. */
+static void
+step_events(const Lowered *l, const Step *s, Events *e)
+{
+	size_t keys = (size_t)l->tiles * EV_KINDS;
+	memset(e->start, 0, (keys + 1) * sizeof *e->start);
+	walk_events(l, s, e, 0);
+	for (size_t k = 0; k < keys; k++)
+		e->start[k + 1] += e->start[k];
+	if (e->start[keys] > e->cap) {
+		e->cap = e->start[keys];
+		e->ev = xrealloc(e->ev, e->cap * sizeof *e->ev);
+	}
+	memcpy(e->fill, e->start, keys * sizeof *e->fill);
+	walk_events(l, s, e, 1);
+	for (size_t k = 0; k < keys; k++) {
+		Ev *b = e->ev + e->start[k];
+		size_t m = e->start[k + 1] - e->start[k];
+		for (size_t j = 1; j < m; j++)
+			if (ev_order(&b[j - 1], &b[j]) > 0) {
+				qsort(b, m, sizeof *b, ev_order);
+				break;
+			}
+	}
 }
 
 static int
@@ -316,62 +341,74 @@ check_transfer_times(const Lowered *l, int32_t i, Diag *d)
 	return IPU_OK;
 }
 
-/* Events sorted by (tile, kind, start): overlaps within a kind, and the
- * cross-kind rules of the file's comment. */
+/* Tile t's sends (sorted) against its wires or controls (sorted): a wire
+ * may not overlap a send, a control may not fall on a send's first cycle.
+ * A merge of the two lists. */
 static int
-check_events(const Step *s, int32_t i, const Ev *ev, int n, Diag *d)
+check_sends(const Step *s, int32_t i, uint32_t t, const Ev *send, size_t ns,
+            const Ev *w, size_t nw, int wire, Diag *d)
+{
+	size_t k = 0;
+	for (size_t e = 0; e < nw; e++) {
+		while (k < ns && send[k].a + send[k].len <= w[e].a)
+			k++; /* sends ended before */
+		if (k == ns)
+			break;
+		const Ev *x = &send[k];
+		if (wire ? x->a < w[e].a + w[e].len : x->a == w[e].a)
+			return bad(
+			    d, "schedule",
+			    "step %d (%s), tile %u: transfer %d's send at "
+			    "%llu..%llu meets transfer %d's %s at %llu",
+			    i, s->what, t, x->xfer, (unsigned long long)x->a,
+			    (unsigned long long)(x->a + x->len), w[e].xfer,
+			    wire ? "64-bit send" : "receive control",
+			    (unsigned long long)w[e].a);
+	}
+	return IPU_OK;
+}
+
+/* Overlaps within each bucket of a tile, and the cross-kind rules of the
+ * file's comment. */
+static int
+check_events(const Lowered *l, const Step *s, int32_t i, const Events *e,
+             Diag *d)
 {
 	static const char *const name[] = {"sends", "sends and 64-bit wires",
 	                                   "receive windows", "controls"};
-	for (int e = 1; e < n; e++) {
-		const Ev *p = &ev[e - 1], *q = &ev[e];
-		if (p->tile != q->tile || p->kind != q->kind)
-			continue;
-		uint64_t gap = q->kind == EV_WINDOW ? XS_RECV_GAP : 0;
-		if (q->a < p->b + gap)
-			return bad(d, "schedule",
-			           "step %d (%s), tile %u: %s of transfers %d "
-			           "and %d at %llu..%llu and %llu..%llu",
-			           i, s->what, q->tile, name[q->kind], p->xfer,
-			           q->xfer, (unsigned long long)p->a,
-			           (unsigned long long)p->b,
-			           (unsigned long long)q->a,
-			           (unsigned long long)q->b);
-	}
-	/* a send against the partner's 64-bit sends; a control on a send's
-	 * first cycle (by bisection over the tile's sorted sends) */
-	for (int e = 0; e < n; e++) {
-		const Ev *w = &ev[e];
-		if (w->kind != EV_WIRE && w->kind != EV_CONTROL)
-			continue;
-		/* the first send of w's tile ending after w starts (a
-		 * tile's sends sort first among its events) */
-		int lo = 0, hi = n;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			const Ev *m = &ev[mid];
-			if (m->tile < w->tile ||
-			    (m->tile == w->tile && m->kind == EV_SEND &&
-			     m->b <= w->a))
-				lo = mid + 1;
-			else
-				hi = mid;
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		const Ev *b[EV_KINDS];
+		size_t n[EV_KINDS];
+		for (int k = 0; k < EV_KINDS; k++) {
+			size_t key = (size_t)t * EV_KINDS + (size_t)k;
+			b[k] = e->ev + e->start[key];
+			n[k] = e->start[key + 1] - e->start[key];
 		}
-		const Ev *x = lo < n ? &ev[lo] : NULL;
-		if (!x || x->tile != w->tile || x->kind != EV_SEND)
-			continue;
-		int clash = w->kind == EV_WIRE ? x->a < w->b : x->a == w->a;
-		if (clash)
-			return bad(
-			    d, "schedule",
-			    "step %d (%s), tile %u: transfer %d's send "
-			    "at %llu..%llu meets transfer %d's %s at %llu",
-			    i, s->what, w->tile, x->xfer,
-			    (unsigned long long)x->a, (unsigned long long)x->b,
-			    w->xfer,
-			    w->kind == EV_WIRE ? "64-bit send"
-			                       : "receive control",
-			    (unsigned long long)w->a);
+		for (int k = 0; k < EV_KINDS; k++) {
+			uint64_t gap = k == EV_WINDOW ? XS_RECV_GAP : 0;
+			for (size_t j = 1; j < n[k]; j++) {
+				const Ev *p = &b[k][j - 1], *q = &b[k][j];
+				if (q->a < p->a + p->len + gap)
+					return bad(
+					    d, "schedule",
+					    "step %d (%s), tile %u: %s of "
+					    "transfers %d and %d at "
+					    "%llu..%llu and %llu..%llu",
+					    i, s->what, t, name[k], p->xfer,
+					    q->xfer, (unsigned long long)p->a,
+					    (unsigned long long)(p->a + p->len),
+					    (unsigned long long)q->a,
+					    (unsigned long long)(q->a +
+					                         q->len));
+			}
+		}
+		int r = check_sends(s, i, t, b[EV_SEND], n[EV_SEND], b[EV_WIRE],
+		                    n[EV_WIRE], 1, d);
+		if (!r)
+			r = check_sends(s, i, t, b[EV_SEND], n[EV_SEND],
+			                b[EV_CONTROL], n[EV_CONTROL], 0, d);
+		if (r)
+			return r;
 	}
 	return IPU_OK;
 }
@@ -379,18 +416,22 @@ check_events(const Step *s, int32_t i, const Ev *ev, int n, Diag *d)
 int
 lower_verify_schedule(const Lowered *l, Diag *d)
 {
-	Ev *ev = NULL;
-	int cap = 0, r = IPU_OK;
+	size_t keys = (size_t)l->tiles * EV_KINDS;
+	Events e = {.start = xmalloc((keys + 1) * sizeof *e.start),
+	            .fill = xmalloc((keys + 1) * sizeof *e.fill)};
+	int r = IPU_OK;
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
 		if (s->kind != STEP_EXCHANGE || !s->nxfer)
 			continue;
 		r = check_transfer_times(l, i, d);
 		if (!r) {
-			int n = step_events(l, s, &ev, &cap);
-			r = check_events(s, i, ev, n, d);
+			step_events(l, s, &e);
+			r = check_events(l, s, i, &e, d);
 		}
 	}
-	free(ev);
+	free(e.ev);
+	free(e.start);
+	free(e.fill);
 	return r;
 }

@@ -44,7 +44,7 @@ enum {
 /* Roles: the graph's TensorRole numbers; intermediates are not stored. */
 enum { PKG_ROLE_INPUT = 0, PKG_ROLE_WEIGHT = 1, PKG_ROLE_OUTPUT = 3 };
 
-/* Piece formats: lower.h's PieceFormat numbers. The _T formats hold the
+/* Piece formats: plan/layout.h's PieceFormat numbers. The _T formats hold the
  * transpose of the tensor's block (pad_rows x pad_cols on the tile, the
  * block's cols x rows of it used). */
 enum {

@@ -201,14 +201,18 @@ typedef struct {
 /* Appends to m the moves that fill every piece of `to` from where `from`
  * holds its elements: contiguous runs on both sides, merged where both
  * sides continue, one multicast per source run that several pieces need,
- * ordered round by round over the senders (every sender's first move,
- * then every sender's second, ...). The pieces must be row-major or in the
+ * sender by sender. The pieces must be row-major or in the
  * GEMM C layout (runs of whole words; a row's last run may end inside a
  * word whose rest is padding on both sides: it is moved whole); an
  * element of `to` that `from` does not hold is an error. */
 int layout_moves(const TensorPlace *from, const TensorPlace *to,
                  const FlatMap *map, Moves *m, Diag *d);
 void moves_free(Moves *m);
+/* The moves m[first ..] reordered round by round over the senders (every
+ * sender's first move, then every sender's second, ...), each sender's
+ * own order kept: the order an exchange should issue them in (the
+ * scheduler places transfers greedily in order). */
+void layout_moves_interleave(Moves *m, int first);
 /* An exchange of moves m[first ..] on `tiles` tiles, priced before
  * scheduling: the busiest tile's sent or received items, a gap per
  * received move, the phase's preamble. */

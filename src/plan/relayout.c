@@ -239,8 +239,8 @@ slot_cmp(const void *a, const void *b)
 	return x->at - y->at;
 }
 
-static void
-interleave(Moves *m, int first)
+void
+layout_moves_interleave(Moves *m, int first)
 {
 	if (m->n <= first)
 		return;
@@ -358,7 +358,6 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 			             "error)",
 			             to->tensor, (unsigned long long)f);
 	}
-	int first = m->n;
 	if (!r) {
 		ncopy = merge_copies(copy, ncopy);
 		qsort(copy, (size_t)ncopy, sizeof *copy, copy_by_src);
@@ -381,7 +380,6 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 			}
 			i = j;
 		}
-		interleave(m, first);
 	}
 	free(copy);
 	free(src.run);
