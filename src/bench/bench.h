@@ -13,6 +13,26 @@
 
 typedef enum { AMP_F32, AMP_F16, AMP_F8 } AmpDtype;
 
+/* A benchmark's cycles at the bounds of the timing profile
+ * (docs/fidelity.md): the same benchmark run again with every timing rule
+ * at its fast bound and at its slow bound (compiled for that profile
+ * where it compiles, its results checked as at nominal). */
+typedef struct {
+	int done;                                /* the bound runs were made */
+	uint64_t fast, slow;                     /* emulated cycles */
+	uint64_t predicted_fast, predicted_slow; /* the compiler's, if any */
+} BenchRange;
+
+/* c with every timing rule at bound b. */
+const Chip *bench_bound_chip(const Chip *c, TimingBound b);
+/* One run of a benchmark at chip `at` (its config in cfg): the cycles and
+ * the compiler's prediction (0 if none). */
+typedef int (*BenchOnce)(const void *cfg, const Chip *at, uint64_t *cycles,
+                         uint64_t *predicted, Diag *d);
+/* The runs at the fast and at the slow bound of c into *r. */
+int bench_range(BenchOnce once, const void *cfg, const Chip *c, BenchRange *r,
+                Diag *d);
+
 const char *amp_dtype_name(AmpDtype t);
 int amp_dtype_parse(const char *s, AmpDtype *t); /* 0 or -1 */
 
@@ -22,7 +42,14 @@ typedef struct {
 	uint32_t rows; /* rows of the input, split over six workers */
 	uint64_t seed; /* input data */
 	int fp8_scale; /* f8: power-of-two scale of inputs and of weights */
+	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
+	int range; /* also run at the timing bounds (TileAmpResult.range) */
 } TileAmpConfig;
+
+/* The cycle limit of the benchmarks' own programs (tile-amp, exchange,
+ * sim) without --max-cycles: as `ipu sim`'s, a thousand times their
+ * largest runs (a few million cycles). */
+#define BENCH_MAX_CYCLES 1000000000ull
 
 /*
  * One run of kernels/amp.S on one tile: out = partials + in x W with W of
@@ -37,6 +64,7 @@ typedef struct {
 	uint32_t peak_macs_per_cycle;
 	double max_rel_err; /* max |out - ref| / max |ref|, ref in f64 */
 	void *in, *w, *partials, *out; /* rows x k, k x 16, rows x 16 (x2) */
+	BenchRange range;
 } TileAmpResult;
 
 /* tile_amp.c */
@@ -69,10 +97,11 @@ int exch_pattern_parse(const char *s, ExchPattern *p); /* 0 or -1 */
 typedef struct {
 	const Chip *chip; /* NULL = the C600 */
 	ExchPattern pattern;
-	uint32_t tiles; /* 0 = all of the chip's */
-	uint32_t bytes; /* per receiving tile, a multiple of 4 */
-	int threads;    /* host threads of the chip model */
-	uint64_t seed;  /* payload */
+	uint32_t tiles;      /* 0 = all of the chip's */
+	uint32_t bytes;      /* per receiving tile, a multiple of 4 */
+	int threads;         /* host threads of the chip model */
+	uint64_t seed;       /* payload */
+	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
 } ExchangeConfig;
 
 typedef struct {
@@ -98,11 +127,12 @@ int bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d);
 /* ---- sim_speed.c: the emulator's own speed (docs/bench-sim.md) ---- */
 
 typedef struct {
-	const Chip *chip; /* NULL = the C600 */
-	uint32_t tiles;   /* 0 = all of the chip's */
-	uint32_t rows;    /* tile-amp f16 rows per tile */
-	int threads;      /* host threads, for the emulator and for SGEMM */
-	uint32_t sgemm_n; /* host SGEMM of n x n x n; 0 = none */
+	const Chip *chip;    /* NULL = the C600 */
+	uint32_t tiles;      /* 0 = all of the chip's */
+	uint32_t rows;       /* tile-amp f16 rows per tile */
+	int threads;         /* host threads, for the emulator and for SGEMM */
+	uint32_t sgemm_n;    /* host SGEMM of n x n x n; 0 = none */
+	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
 } SimSpeedConfig;
 
 typedef struct {
@@ -123,11 +153,12 @@ typedef struct {
 } SimSpeedResult;
 
 int bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d);
-/* Run the chip model to the end, timed (*seconds): 0, or IPU_EFAULT with d
- * naming `what` and the chip's error. */
+/* Run the chip model to the end or max_cycles (0: BENCH_MAX_CYCLES), timed
+ * (*seconds): 0, or IPU_EFAULT with d naming `what` and the chip's error
+ * (a timeout also the limit and --max-cycles). */
 struct ChipSim;
-int bench_run_chip(struct ChipSim *cs, const char *what, double *seconds,
-                   Diag *d);
+int bench_run_chip(struct ChipSim *cs, const char *what, uint64_t max_cycles,
+                   double *seconds, Diag *d);
 /* host_sgemm.c: the best of a few n x n x n cblas_sgemm runs on `threads`
  * OpenBLAS threads after a warm-up, in GFLOP/s. */
 double bench_host_sgemm(uint32_t n, int threads);
@@ -150,6 +181,7 @@ typedef struct {
 	int fp8_f152[2];        /* f8: A's, B's format is F152 (else F143) */
 	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
 	uint64_t max_cycles;    /* runner_run's; 0: the default */
+	int range; /* also run at the timing bounds (GemmBenchResult.range) */
 } GemmBenchConfig;
 
 /* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread
@@ -173,6 +205,7 @@ typedef struct {
 	uint32_t peak_tile_bytes; /* code + data on the fullest tile */
 	double host_seconds;      /* wall time of ipu_run */
 	char plan[2048];          /* the planner's description */
+	BenchRange range;
 } GemmBenchResult;
 
 /* Build the graph, compile, run on "sim:CHIP:tiles=T:threads=N", check
@@ -188,6 +221,7 @@ typedef struct {
 	int threads;         /* host threads of the emulator */
 	uint64_t seed;       /* input data */
 	uint64_t max_cycles; /* runner_run's; 0: the default */
+	int range; /* also run at the timing bounds (GraphBenchResult.range) */
 } GraphBenchConfig;
 
 typedef struct {
@@ -206,6 +240,7 @@ typedef struct {
 	uint32_t peak_tile_bytes;
 	double host_seconds;
 	char plan[2048];
+	BenchRange range;
 } GraphBenchResult;
 
 int bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d);

@@ -156,8 +156,8 @@ fail:
 	return diag_set(d, IPU_EFAULT, NULL, 0, 0, "%s: %s", what, err.msg);
 }
 
-int
-bench_gemm(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
+static int
+gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 {
 	memset(res, 0, sizeof *res);
 	GemmBenchConfig cfg = *cfg_in;
@@ -238,5 +238,31 @@ bench_gemm(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	free(c);
 	free(va);
 	free(vb);
+	return r;
+}
+
+static int
+gemm_at(const void *cfg, const Chip *at, uint64_t *cycles, uint64_t *predicted,
+        Diag *d)
+{
+	GemmBenchConfig c = *(const GemmBenchConfig *)cfg;
+	c.chip = at;
+	c.range = 0;
+	GemmBenchResult *x = xmalloc(sizeof *x);
+	int r = gemm_once(&c, x, d);
+	*cycles = x->cycles;
+	*predicted = x->predicted_cycles;
+	free(x);
+	return r;
+}
+
+int
+bench_gemm(const GemmBenchConfig *cfg, GemmBenchResult *res, Diag *d)
+{
+	int r = gemm_once(cfg, res, d);
+	if (!r && cfg->range)
+		r = bench_range(gemm_at, cfg,
+		                cfg->chip ? cfg->chip : chip_default(),
+		                &res->range, d);
 	return r;
 }

@@ -57,8 +57,8 @@ matmul_work(const Graph *g, const Chip *chip, GraphBenchResult *res)
 	}
 }
 
-int
-bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
+static int
+graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 {
 	memset(res, 0, sizeof *res);
 	const Chip *chip = cfg->chip ? cfg->chip : chip_default();
@@ -122,5 +122,31 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	if (dev)
 		ipu_close(dev);
 	graph_free(g);
+	return r;
+}
+
+static int
+graph_at(const void *cfg, const Chip *at, uint64_t *cycles, uint64_t *predicted,
+         Diag *d)
+{
+	GraphBenchConfig c = *(const GraphBenchConfig *)cfg;
+	c.chip = at;
+	c.range = 0;
+	GraphBenchResult *x = xmalloc(sizeof *x);
+	int r = graph_once(&c, x, d);
+	*cycles = x->cycles;
+	*predicted = x->predicted_cycles;
+	free(x);
+	return r;
+}
+
+int
+bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
+{
+	int r = graph_once(cfg, res, d);
+	if (!r && cfg->range)
+		r = bench_range(graph_at, cfg,
+		                cfg->chip ? cfg->chip : chip_default(),
+		                &res->range, d);
 	return r;
 }

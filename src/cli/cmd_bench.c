@@ -60,9 +60,6 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
-	        "  --max-cycles N  stop the run after N cycles (default: 10 x "
-	        "the predicted\n"
-	        "                  cycles + 10^6)\n"
 	        "\n"
 	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
 	        "emulated chip and\n"
@@ -79,14 +76,21 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
-	        "  --max-cycles N  as for graph\n"
 	        "\n"
 	        "every benchmark:\n"
+	        "  --max-cycles N  stop the run after N cycles (default: graph "
+	        "and gemm 10 x\n"
+	        "                  the predicted cycles + 10^6, the others "
+	        "10^9)\n"
 	        "  --chip NAME     %s (default c600)\n"
 	        "  --timing P      timing profile: nominal (default), fast, "
 	        "slow, or e.g.\n"
 	        "                  nominal,sup-dep=slow,f32exp=4 "
 	        "(docs/fidelity.md)\n"
+	        "  --no-range      tile-amp, gemm, graph: skip the runs with "
+	        "every timing rule\n"
+	        "                  at its fast and at its slow bound "
+	        "(cycles_fast, cycles_slow)\n"
 	        "  --json          one JSON object on stdout\n",
 	        chip_names());
 }
@@ -167,8 +171,43 @@ parse_pattern(const char *s, void *dst)
 	return exch_pattern_parse(s, dst);
 }
 
-/* Every benchmark's options: its table, then --chip and --json. Returns
- * -1 to go on, else the exit status (0 after --help). */
+/* --no-range: no runs at the timing bounds (tile-amp, gemm, graph). */
+static int no_range;
+
+/* The JSON fields of the timing profile and the bound runs. */
+static void
+json_range(const Chip *c, const BenchRange *r, int predicted)
+{
+	printf(", \"timing\": \"%s\"", c->timing->spec);
+	if (!r->done) {
+		printf(", \"cycles_fast\": null, \"cycles_slow\": null");
+		return;
+	}
+	printf(", \"cycles_fast\": %" PRIu64 ", \"cycles_slow\": %" PRIu64,
+	       r->fast, r->slow);
+	if (predicted)
+		printf(", \"predicted_fast\": %" PRIu64
+		       ", \"predicted_slow\": %" PRIu64,
+		       r->predicted_fast, r->predicted_slow);
+}
+
+static void
+text_range(const Chip *c, const BenchRange *r)
+{
+	if (r->done)
+		printf("  timing range    %" PRIu64 " .. %" PRIu64
+		       " cycles with every rule at its fast .. slow bound "
+		       "(profile %s here; docs/fidelity.md)\n",
+		       r->fast, r->slow, c->timing->spec);
+	else
+		printf("  timing          profile %s (--no-range: no runs at "
+		       "the bounds)\n",
+		       c->timing->spec);
+}
+
+/* Every benchmark's options: its table, then --chip, --timing,
+ * --no-range and --json. Returns -1 to go on, else the exit status (0
+ * after --help). */
 static int
 parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
            int nopts, const Chip **chip, int *json)
@@ -186,6 +225,10 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		}
 		if (!strcmp(s, "--json")) {
 			*json = 1;
+			continue;
+		}
+		if (!strcmp(s, "--no-range")) {
+			no_range = 1;
 			continue;
 		}
 		if ((val =
@@ -234,6 +277,17 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		else
 			*(int32_t *)o->dst = (int32_t)x;
 	}
+	/* --tiles against the chip (known only now: --chip may come last) */
+	for (int k = 0; k < nopts; k++)
+		if (!strcmp(opts[k].opt, "--tiles") &&
+		    *(const uint32_t *)opts[k].dst > (*chip)->tiles) {
+			fprintf(stderr,
+			        "ipu bench %s: --tiles %u: the %s has %u "
+			        "tiles\n",
+			        bench, *(const uint32_t *)opts[k].dst,
+			        (*chip)->name, (*chip)->tiles);
+			return 2;
+		}
 	*chip = chip_timed(*chip, &timing);
 	return -1;
 }
@@ -264,6 +318,8 @@ tile_amp(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("tile-amp", argc, argv, opts,
@@ -273,6 +329,7 @@ tile_amp(int argc, char **argv)
 	TileAmpResult r;
 	Diag d;
 	diag_clear(&d);
+	cfg.range = !no_range;
 	if (bench_tile_amp(&cfg, &r, &d))
 		return report_error("tile-amp", &d);
 	double eff = r.macs_per_cycle / r.peak_macs_per_cycle;
@@ -284,10 +341,12 @@ tile_amp(int argc, char **argv)
 		       "\"n\": 16, \"macs\": %" PRIu64 ", \"cycles\": %" PRIu64
 		       ", \"macs_per_cycle\": %.4f, "
 		       "\"peak_macs_per_cycle\": %u, \"efficiency\": %.4f, "
-		       "\"chip_tflops_equiv\": %.2f, \"max_rel_err\": %.3e}\n",
+		       "\"chip_tflops_equiv\": %.2f, \"max_rel_err\": %.3e",
 		       cfg.chip->name, amp_dtype_name(cfg.dtype), cfg.rows, r.k,
 		       r.macs, r.cycles, r.macs_per_cycle,
 		       r.peak_macs_per_cycle, eff, tflops, r.max_rel_err);
+		json_range(cfg.chip, &r.range, 0);
+		printf("}\n");
 	} else {
 		printf("tile-amp on one %s tile: %u rows x %u inputs x 16 "
 		       "outputs, %s\n",
@@ -300,6 +359,7 @@ tile_amp(int argc, char **argv)
 		       tflops, cfg.chip->clock_hz / 1e9, cfg.chip->tiles);
 		printf("  max rel. error  %.3e against an f64 reference\n",
 		       r.max_rel_err);
+		text_range(cfg.chip, &r.range);
 	}
 	bench_tile_amp_free(&r);
 	return 0;
@@ -319,6 +379,8 @@ exchange(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NAME_OPT("--pattern", parse_pattern, cfg.pattern,
 	             "p2p, multicast or all-to-all"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("exchange", argc, argv, opts,
@@ -376,6 +438,8 @@ sim_speed(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--sgemm-n", 16, 8192, cfg.sgemm_n),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("sim", argc, argv, opts,
@@ -456,6 +520,7 @@ gemm(int argc, char **argv)
 	GemmBenchResult r;
 	Diag d;
 	diag_clear(&d);
+	cfg.range = !no_range;
 	if (bench_gemm(&cfg, &r, &d))
 		return report_error("gemm", &d);
 	const char *dt = amp_dtype_name(cfg.dtype);
@@ -469,12 +534,14 @@ gemm(int argc, char **argv)
 		       "\"max_rel_err\": %.3e, \"ref_rows\": %u, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
 		       "\"host_seconds\": %.3f, \"threads\": %d, "
-		       "\"fp8_format\": \"%s\", \"fp8_scale\": %d}\n",
+		       "\"fp8_format\": \"%s\", \"fp8_scale\": %d",
 		       cfg.chip->name, dt, cfg.m, cfg.n, cfg.k, r.tiles,
 		       cfg.chip->tiles, r.macs, r.cycles, r.predicted_cycles,
 		       r.pred_error, r.mfu, r.max_rel_err, r.ref_rows,
 		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
 		       cfg.threads, fp8_names(cfg.fp8_f152), cfg.fp8_scale);
+		json_range(cfg.chip, &r.range, 1);
+		printf("}\n");
 		return 0;
 	}
 	printf("gemm %u x %u x %u %s on %u of %u %s tiles\n", cfg.m, cfg.n,
@@ -495,6 +562,7 @@ gemm(int argc, char **argv)
 	       r.compile_ms, r.peak_tile_bytes);
 	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,
 	       cfg.threads);
+	text_range(cfg.chip, &r.range);
 	printf("  plan            %s\n", r.plan);
 	return 0;
 }
@@ -530,11 +598,13 @@ graph_bench(int argc, char **argv)
 	GraphBenchResult r;
 	Diag d;
 	diag_clear(&d);
+	cfg.range = !no_range;
 	if (bench_graph(&cfg, &r, &d))
 		return report_error("graph", &d);
 	if (json) {
-		printf("{\"bench\": \"graph\", \"graph\": \"%s\", "
-		       "\"chip\": \"%s\", \"tiles\": %u, "
+		printf("{\"bench\": \"graph\", \"graph\": ");
+		cli_json_str(stdout, cfg.path);
+		printf(", \"chip\": \"%s\", \"tiles\": %u, "
 		       "\"chip_tiles\": %u, \"macs\": %" PRIu64
 		       ", \"flops\": %" PRIu64 ", \"cycles\": %" PRIu64
 		       ", \"predicted_cycles\": %" PRIu64
@@ -542,12 +612,14 @@ graph_bench(int argc, char **argv)
 		       ", \"compute_cycles\": %" PRIu64
 		       ", \"steps\": %u, \"mfu\": %.4f, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
-		       "\"host_seconds\": %.3f, \"threads\": %d}\n",
-		       cfg.path, cfg.chip->name, r.tiles, cfg.chip->tiles,
-		       r.macs, r.flops, r.cycles, r.predicted_cycles,
-		       r.pred_error, r.exchange_cycles, r.compute_cycles,
-		       r.steps, r.mfu, r.compile_ms, r.peak_tile_bytes,
-		       r.host_seconds, cfg.threads);
+		       "\"host_seconds\": %.3f, \"threads\": %d",
+		       cfg.chip->name, r.tiles, cfg.chip->tiles, r.macs,
+		       r.flops, r.cycles, r.predicted_cycles, r.pred_error,
+		       r.exchange_cycles, r.compute_cycles, r.steps, r.mfu,
+		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
+		       cfg.threads);
+		json_range(cfg.chip, &r.range, 1);
+		printf("}\n");
 		return 0;
 	}
 	printf("graph %s on %u of %u %s tiles\n", cfg.path, r.tiles,
@@ -564,6 +636,7 @@ graph_bench(int argc, char **argv)
 	       r.compile_ms, r.peak_tile_bytes);
 	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,
 	       cfg.threads);
+	text_range(cfg.chip, &r.range);
 	printf("  plan            %s\n", r.plan);
 	return 0;
 }

@@ -145,7 +145,13 @@ cmd_run_graph(int argc, char **argv)
 		RunnerResult res;
 		Diag d;
 		diag_clear(&d);
-		if (runner_graph_file(&r, &res, &d)) {
+		int failed = runner_graph_file(&r, &res, &d);
+		if (res.warning[0])
+			fprintf(stderr, "ipu run graph: warning: %s%s\n",
+			        res.warning,
+			        res.nwarned > 1 ? " (and other tensors too)"
+			                        : "");
+		if (failed) {
 			cli_print_diag(&d);
 			rc = 1;
 		} else {

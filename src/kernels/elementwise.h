@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "../target/chip.h"
 #include "../target/dtype.h"
 #include "../util/util.h"
 
@@ -53,7 +54,8 @@ uint32_t ew_col_multiple(DType in, DType out);
 int ew_check(const EwCall *c, Diag *d);
 /* The argument block of a checked call (little-endian words). */
 void ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES]);
-/* Cycles of a checked call from the supervisor's entry to its return. */
-uint64_t ew_cycles(const EwCall *c);
+/* Cycles of a checked call on chip c (its timing profile) from the
+ * supervisor's entry to its return. */
+uint64_t ew_cycles(const Chip *chip, const EwCall *c);
 
 #endif

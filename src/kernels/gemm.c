@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
+
 /* Argument block offsets: must match kernels/gemm.inc. */
 enum {
 	ARG_A = 0,
@@ -16,8 +18,8 @@ enum {
 	ARG_C = 8,
 	ARG_APANEL = 12,
 	ARG_CPANEL = 16,
-	ARG_NP = 20,
-	ARG_NK = 24,
+	ARG_NP1 = 20,
+	ARG_NK1 = 24,
 	ARG_FLAGS = 28,
 	ARG_FP8FMT = 32,
 	ARG_FP8SCL = 36,
@@ -213,8 +215,8 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	put_le32(out + ARG_C, c->c);
 	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
 	put_le32(out + ARG_CPANEL, bm * crow);
-	put_le32(out + ARG_NP, gemm_n_panels(c->bn));
-	put_le32(out + ARG_NK, gemm_k_panels(t, c->bk));
+	put_le32(out + ARG_NP1, gemm_n_panels(c->bn) - 1);
+	put_le32(out + ARG_NK1, gemm_k_panels(t, c->bk) - 1);
 	put_le32(out + ARG_FLAGS, c->opt.zero ? 1 : 0);
 	put_le32(out + ARG_FP8FMT,
 	         (uint32_t)c->opt.fp8_in << 1 | (uint32_t)c->opt.fp8_w);
@@ -235,26 +237,175 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 }
 
 /*
- * The cycle formula (docs/kernel-gemm.md derives it). P = AMP phases per
- * row (4 for f16 and f8, 8 for f32); the busiest workers have n =
- * ceil(bm / 6) rows and there are r = bm - 6(n - 1) of them. A worker
- * issues W = P(n + 2) + 10 times per panel (n rows plus the warm-up and
- * drain groups, one load and two store bundles, five set-up issues, rpt,
- * exit), once every 6 cycles; the supervisor adds 36 cycles per panel (32
- * ld128putcs, runall, the sync's latency), 2 more when a worker in slot 4
- * or 5 is among the busiest. A new N-panel's vertex update takes 29
- * cycles, less the slots that the workers with one row fewer free early
- * (P per such worker). The call itself costs 46 (50 for f8).
+ * The cycle formula (docs/kernel-gemm.md): the supervisor's code in
+ * gemm.inc instruction by instruction on a SupClock, the workers in closed
+ * form. P = AMP phases per row (4 for f16 and f8, 8 for f32); worker w has
+ * n_w rows (one when bm < 6) and issues W_w = P(n_w + 2) + 10 times a
+ * panel (n rows plus the warm-up and drain groups, one load and two store
+ * bundles, five set-up issues, rpt, exit), once every 6 cycles, from its
+ * first turn after the runall's launch delay.
+ *
+ * A K-panel's timing depends on the previous one only through the slot
+ * phase of its runall (cycle mod 6), so the panels repeat with a period of
+ * at most 6: once a phase comes back, whole periods are skipped (shifted
+ * by their cycles, a multiple of 6); likewise the N-panels, by the phase
+ * of their last runall. The last panel of each loop is always stepped.
  */
+
+typedef struct {
+	uint64_t issues[6]; /* W_w */
+	uint32_t nk;
+} GemmShape;
+
+/* Shift every cycle of the timeline by d (whole periods skipped). */
+static void
+shift(SupClock *s, uint64_t d)
+{
+	s->t += d;
+	s->last_exit += d;
+	for (int r = 0; r < 16; r++)
+		s->ready[r] += d;
+	for (int w = 0; w < 6; w++)
+		s->free[w] += d;
+}
+
+/* One K-panel (sync .. brnzdec); returns its runall's cycle. */
+static uint64_t
+k_panel(SupClock *s, const GemmShape *g, int last)
+{
+	uint64_t first[6], exit[6];
+	sup_sync(s);
+	sup_ops(s, 32); /* ld128putcs */
+	uint64_t r = sup_runall(s, SUP_M7 | SUP_M3, first);
+	for (int w = 0; w < 6; w++)
+		exit[w] = first[w] + 6 * (g->issues[w] - 1);
+	sup_workers(s, exit);
+	sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
+	sup_op(s, SUP_M6, SUP_M7, SUP_PLAIN);          /* mov */
+	sup_op(s, SUP_M4, SUP_M4, last ? SUP_PLAIN : SUP_TAKEN);
+	return r;
+}
+
+/* One N-panel (the vertex update .. brnzdec); returns the cycle of its
+ * last runall. */
+static uint64_t
+n_panel(SupClock *s, const GemmShape *g, int last)
+{
+	static const unsigned scratch[6] = {SUP_M3, SUP_M4,  SUP_M7,
+	                                    SUP_M9, SUP_M12, SUP_M13};
+	for (int w = 0; w < 6; w++)
+		sup_op(s, SUP_M0, scratch[w], SUP_PLAIN); /* ld32 offC */
+	for (int w = 0; w < 6; w++)
+		sup_op(s, scratch[w] | SUP_M1, scratch[w], SUP_PLAIN);
+	for (int w = 0; w < 6; w++)
+		sup_op(s, scratch[w] | SUP_M0, 0, SUP_PLAIN); /* st32 cptr */
+	sup_op(s, SUP_M14, SUP_M3, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN);
+	sup_op(s, SUP_M11, SUP_M7, SUP_PLAIN);
+	uint64_t seen[6], at[6], r = 0;
+	memset(seen, 0xff, sizeof seen);
+	for (uint32_t p = 0; p < g->nk; p++) {
+		r = k_panel(s, g, p == g->nk - 1);
+		uint32_t key = (uint32_t)(r % 6);
+		if (seen[key] != UINT64_MAX) {
+			uint64_t period = p - seen[key], left = g->nk - 2 - p;
+			uint64_t skip = p + 2 < g->nk ? left / period : 0;
+			shift(s, skip * (r - at[key]));
+			p += (uint32_t)(skip * period);
+			memset(seen, 0xff, sizeof seen);
+		} else {
+			seen[key] = p;
+			at[key] = r;
+		}
+	}
+	sup_op(s, SUP_M1 | SUP_M8, SUP_M1, SUP_PLAIN);
+	sup_op(s, SUP_M2, SUP_M2, last ? SUP_PLAIN : SUP_TAKEN);
+	return r;
+}
+
+static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t bm,
+                            uint32_t bn, uint32_t bk);
+
+/* The planner prices tens of thousands of candidates, most of them the
+ * same few calls: a small cache per thread of recent calls. */
+typedef struct {
+	const Chip *chip;
+	uint32_t t, bm, bn, bk;
+	uint64_t cycles;
+} CycleMemo;
+enum { MEMO_SLOTS = 1024 };
+static _Thread_local CycleMemo memo[MEMO_SLOTS];
+
 uint64_t
-gemm_tile_cycles(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
+gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
+                 uint32_t bk)
+{
+	uint64_t h = ((uint64_t)bm * 0x9e3779b1u ^ (uint64_t)bn * 0x85ebca77u ^
+	              (uint64_t)bk * 0xc2b2ae3du ^ (uint64_t)t ^
+	              (uint64_t)(uintptr_t)c) %
+	             MEMO_SLOTS;
+	CycleMemo *m = &memo[h];
+	if (m->chip != c || m->t != (uint32_t)t || m->bm != bm || m->bn != bn ||
+	    m->bk != bk)
+		*m = (CycleMemo){
+		    c, (uint32_t)t, bm, bn, bk, tile_cycles(c, t, bm, bn, bk)};
+	return m->cycles;
+}
+
+static uint64_t
+tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4;
-	uint64_t n = (bm + 5) / 6, r = bm - 6 * (n - 1);
-	uint64_t w = p * (n + 2) + 10;
-	uint64_t panel = 6 * w + 36 + (r >= 5 ? 2 : 0);
-	uint64_t hidden = n > 1 ? p * (6 - r) : 0;
-	uint64_t npanel = hidden < 29 ? 29 - hidden : 0;
-	uint64_t np = gemm_n_panels(bn), nk = gemm_k_panels(t, bk);
-	return np * nk * panel + (np - 1) * npanel + (t == GEMM_F8 ? 50 : 46);
+	GemmShape g = {.nk = gemm_k_panels(t, bk)};
+	for (uint32_t w = 0; w < 6; w++) {
+		uint64_t n = bm / 6 + (w < bm % 6);
+		g.issues[w] = p * ((n ? n : 1) + 2) + 10;
+	}
+	SupClock s;
+	sup_start(&s, c, 0);
+	static const unsigned base[6] = {SUP_M1, SUP_M2, SUP_M3,
+	                                 SUP_M4, SUP_M5, SUP_M6};
+	for (int w = 0; w < 6; w++)
+		sup_op(&s, SUP_M0, base[w], SUP_PLAIN); /* add */
+	sup_op(&s, SUP_M0, SUP_M7, SUP_PLAIN);          /* ld32 B */
+	sup_op(&s, SUP_M0, SUP_M9, SUP_PLAIN);          /* ld32 flags */
+	sup_op(&s, 0, SUP_M11, SUP_PLAIN);
+	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
+	if (t == GEMM_F8) {
+		sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
+		sup_op(&s, SUP_M0, SUP_M13, SUP_PLAIN);
+	}
+	for (int w = 0; w < 6; w++)
+		sup_op(&s, base[w], 0, SUP_PUT);
+	sup_op(&s, SUP_M7, 0, SUP_PUT); /* $CCCSLOAD */
+	if (t == GEMM_F8) {
+		sup_op(&s, SUP_M8, 0, SUP_PUT);
+		sup_op(&s, SUP_M13, 0, SUP_PUT);
+	}
+	sup_op(&s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
+	sup_op(&s, SUP_M0, SUP_M1, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M5, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M14, SUP_PLAIN);
+	sup_op(&s, 0, SUP_M6, SUP_PLAIN);
+	uint32_t np = gemm_n_panels(bn);
+	uint64_t seen[6], at[6];
+	memset(seen, 0xff, sizeof seen);
+	for (uint32_t q = 0; q < np; q++) {
+		uint64_t r = n_panel(&s, &g, q == np - 1);
+		uint32_t key = (uint32_t)(r % 6);
+		if (seen[key] != UINT64_MAX) {
+			uint64_t period = q - seen[key], left = np - 2 - q;
+			uint64_t skip = q + 2 < np ? left / period : 0;
+			shift(&s, skip * (r - at[key]));
+			q += (uint32_t)(skip * period);
+			memset(seen, 0xff, sizeof seen);
+		} else {
+			seen[key] = q;
+			at[key] = r;
+		}
+	}
+	sup_sync(&s);
+	return sup_return(&s, 0);
 }

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "../target/chip.h"
 #include "../target/dtype.h"
 #include "../util/fp.h"
 #include "../util/util.h"
@@ -79,8 +80,9 @@ typedef struct {
 const char *gemm_entry(GemmDtype t);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
 
-/* Cycles of one call (from the supervisor's entry to its return), by the
- * formula of docs/kernel-gemm.md. */
-uint64_t gemm_tile_cycles(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk);
+/* Cycles of one call on chip c (its timing profile), from the
+ * supervisor's entry to its return, by the formula of docs/kernel-gemm.md. */
+uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
+                          uint32_t bk);
 
 #endif

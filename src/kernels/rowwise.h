@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "../target/chip.h"
 #include "../target/dtype.h"
 #include "../util/util.h"
 
@@ -59,7 +60,8 @@ uint32_t rw_dst_row_bytes(RwOp op, DType type, uint32_t cols);
 int rw_check(const RwCall *c, Diag *d);
 /* The argument block of a checked call (little-endian words). */
 void rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES]);
-/* Cycles of a checked call from the supervisor's entry to its return. */
-uint64_t rw_cycles(const RwCall *c);
+/* Cycles of a checked call on chip c (its timing profile) from the
+ * supervisor's entry to its return. */
+uint64_t rw_cycles(const Chip *chip, const RwCall *c);
 
 #endif

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "../target/chip.h"
+
 enum { VADD_ARGS_BYTES = 40 + 6 * 24 };
 
 /* f32 (4-byte elements) or f16. */
@@ -20,6 +22,7 @@ typedef struct {
 } VaddCall;
 void vadd_args_fill(const VaddCall *c, uint8_t out[VADD_ARGS_BYTES]);
 /* Cycles of one call, from the supervisor's entry to its return. */
-uint64_t vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg);
+uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
+                     uint32_t nseg);
 
 #endif

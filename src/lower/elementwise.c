@@ -97,7 +97,7 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 		                                       .a = ra,
 		                                       .b = rb}};
 		/* addresses do not change the count: priced at zero */
-		c->cycles = ew_cycles(&c->args.u.ew);
+		c->cycles = ew_cycles(l->chip, &c->args.u.ew);
 		if (c->cycles > s->cycles)
 			s->cycles = c->cycles;
 	}

@@ -227,7 +227,7 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 			                       .fp8_in = G->fp8_a,
 			                       .fp8_w = G->fp8_b,
 			                       .fp8_scale = G->fp8_scale}}};
-			k->cycles = gemm_tile_cycles(g->g, m, n, ks);
+			k->cycles = gemm_tile_cycles(l->chip, g->g, m, n, ks);
 			if (k->cycles > c->cycles)
 				c->cycles = k->cycles;
 		}
@@ -328,8 +328,9 @@ reduce(Lowered *l, Gemm *G)
 				               .nseg = sl.nseg,
 				               .dst_seg = sl.seg_stride,
 				               .src_seg = sl.seg_bytes}};
-				k->cycles = vadd_cycles(sl.seg_bytes / 8,
-				                        g->pk - 1, sl.nseg);
+				k->cycles =
+				    vadd_cycles(l->chip, sl.seg_bytes / 8,
+				                g->pk - 1, sl.nseg);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 			}

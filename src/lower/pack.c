@@ -67,7 +67,7 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 		                                           .bn = bn,
 		                                           .stride = row}};
 		/* addresses do not change the count: priced at zero */
-		c->cycles = pack_cycles(&c->args.u.pack);
+		c->cycles = pack_cycles(l->chip, &c->args.u.pack);
 		if (c->cycles > s->cycles)
 			s->cycles = c->cycles;
 	}

@@ -165,17 +165,23 @@ mirror(Build *b, const TensorPlace *like, int32_t id, DType dt, int one_row,
 }
 
 /* Fill `want` (tensor id's place as a consumer wants it) before the
- * consumer's first step `at` from `from` (its home, or a place made from
- * it): an input or weight without either is written there by the host;
- * anything else is moved there by an exchange step inserted at `at` (and
- * packed, for a GEMM's B: pack.c). Returns the steps inserted. */
+ * consumer's first step `at`, as the plan's Conv c says: written there by
+ * the host (CONV_HOST: its home from now on; CONV_HOST_COPY: a copy, the
+ * home is elsewhere or chosen by the next consumer), or from `from` (its
+ * home, or a place made from it) by an exchange step inserted at `at`
+ * (and packed, for a GEMM's B: pack.c). Returns the steps inserted. */
 static int
-bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
-      int32_t at, const char *what, int *inserted, Diag *d)
+bring(Build *b, int32_t id, const Conv *c, const TensorPlace *from,
+      TensorPlace *want, int32_t at, const char *what, int *inserted, Diag *d)
 {
 	*inserted = 0;
-	if (!from) {
+	if (c->kind == CONV_HOST) {
 		b->home[id] = want;
+		return IPU_OK;
+	}
+	if (c->kind == CONV_HOST_COPY) {
+		GROW(b->copies, b->ncopies, b->capcopies);
+		b->copies[b->ncopies++] = want;
 		return IPU_OK;
 	}
 	int r;
@@ -335,16 +341,12 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	r = lower_batches(b, op, o, batches, ta, &owners, pa, pb, pc, d);
 	int moved = 0;
 	if (!r)
-		r = bring(b, op->in[1],
-		          o->in[1].kind == CONV_PACK ? b->home[op->in[1]]
-		                                     : NULL,
-		          pb, first, "matmul: B", &moved, d);
+		r = bring(b, op->in[1], &o->in[1], b->home[op->in[1]], pb,
+		          first, "matmul: B", &moved, d);
 	/* after B's steps: the reads bring records stay where they are */
 	if (!r)
-		r = bring(b, op->in[0],
-		          o->in[0].kind == CONV_HOST ? NULL : a_home, pa,
-		          first + moved, "matmul: A from its producer", &moved,
-		          d);
+		r = bring(b, op->in[0], &o->in[0], a_home, pa, first + moved,
+		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
 	if (a_home)
@@ -381,14 +383,12 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 	return IPU_OK;
 }
 
+/* An op that changes nothing in memory (plan_op_aliases): the output is
+ * the input's pieces. */
 static int
-lower_reshape_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
+alias_op(Build *b, const Op *op, const OpPlan *o)
 {
-	const Tensor *in = graph_tensor(b->g, op->in[0]),
-	             *out = graph_tensor(b->g, op->out);
-	if (tensor_view_cols(in) != tensor_view_cols(out))
-		return move_op(b, op, o, NULL, "reshape", d);
-	/* the same 2-D view: the output is the input's pieces */
+	const Tensor *out = graph_tensor(b->g, op->out);
 	const TensorPlace *from = home_of(b, op->in[0], o->in_tile0);
 	TensorPlace *to = new_place(b, op->out, tensor_view_rows(out),
 	                            tensor_view_cols(out), out->elem.dtype);
@@ -396,6 +396,14 @@ lower_reshape_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		*layout_piece(to) = from->piece[k];
 	b->home[op->out] = to;
 	return IPU_OK;
+}
+
+static int
+lower_reshape_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
+{
+	if (plan_op_aliases(b->g, op))
+		return alias_op(b, op, o);
+	return move_op(b, op, o, NULL, "reshape", d);
 }
 
 static int
@@ -445,6 +453,8 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	const Tensor *x = graph_tensor(b->g, op->in[0]),
 	             *t = graph_tensor(b->g, op->out);
 	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	if (plan_op_aliases(b->g, op))
+		return alias_op(b, op, o); /* a cast to its own type */
 	TensorPlace *from = home_of(b, op->in[0], o->in_tile0);
 	int32_t at = b->l->nstep;
 	TensorPlace *to =
@@ -790,23 +800,31 @@ loop_weight_places(const Build *b, const RepeatMap *rm, int *n)
 	return wp;
 }
 
-/* Host map of iteration k's weight j: weight 0's pieces, in the banks. */
+/* Tensor id's entry in the host's map: the pieces of tensor of's home
+ * and of every copy of it the host writes (a layout only one GEMM reads,
+ * a bias next to every block); with bank_of (id is iteration k's weight
+ * that stands for iteration 0's `of`), those pieces in slot k of each
+ * tile's loop weight bank. Nothing for a tensor no op reads. */
 static void
-loop_weight_map(const Build *b, const RepeatMap *rm, const LoopBank *bank_of,
-                int32_t id, int32_t slot)
+map_tensor(const Build *b, int32_t id, int32_t of, const LoopBank *bank_of,
+           uint32_t k)
 {
-	int32_t w0 = rm->weight[slot % rm->nweights];
-	uint32_t k = (uint32_t)(slot / rm->nweights);
-	const TensorPlace *h = b->home[w0];
-	TensorPlace *tp = lower_tensor(b->l, id, h->rows, h->cols, h->dtype);
+	const Tensor *t = graph_tensor(b->g, id);
+	TensorPlace *tp = NULL;
 	for (int c = -1; c < b->ncopies; c++) {
-		const TensorPlace *from = c < 0 ? h : b->copies[c];
-		if (from->tensor != w0)
+		const TensorPlace *from = c < 0 ? b->home[of] : b->copies[c];
+		if (!from || (c >= 0 && from->tensor != of))
 			continue;
+		if (!tp)
+			tp = lower_tensor(b->l, id, tensor_view_rows(t),
+			                  tensor_view_cols(t), t->elem.dtype);
 		for (int i = 0; i < from->npiece; i++) {
 			Piece p = from->piece[i];
-			const LoopBank *bk = &bank_of[p.tile];
-			p.at = (BufRef){bk->bank, k * bk->slot + p.at.offset};
+			if (bank_of) {
+				const LoopBank *bk = &bank_of[p.tile];
+				p.at = (BufRef){bk->bank,
+				                k * bk->slot + p.at.offset};
+			}
 			*layout_piece(tp) = p;
 		}
 	}
@@ -855,23 +873,12 @@ static void
 host_map(Build *b, const RepeatMap *rm, const LoopBank *bank_of)
 {
 	for (int32_t id = 0; id < b->g->ntensors; id++) {
-		const Tensor *t = graph_tensor(b->g, id);
-		const TensorPlace *h = b->home[id];
-		if (b->loop_slot[id] >= 0) {
-			loop_weight_map(b, rm, bank_of, id, b->loop_slot[id]);
-			continue;
-		}
-		if (!h || t->role == ROLE_INTERMEDIATE)
-			continue;
-		TensorPlace *tp =
-		    lower_tensor(b->l, id, h->rows, h->cols, h->dtype);
-		for (int k = 0; k < h->npiece; k++)
-			*layout_piece(tp) = h->piece[k];
-		for (int c = 0; c < b->ncopies; c++)
-			for (int k = 0; b->copies[c]->tensor == id &&
-			                k < b->copies[c]->npiece;
-			     k++)
-				*layout_piece(tp) = b->copies[c]->piece[k];
+		int32_t slot = b->loop_slot[id];
+		if (slot >= 0)
+			map_tensor(b, id, rm->weight[slot % rm->nweights],
+			           bank_of, (uint32_t)(slot / rm->nweights));
+		else if (graph_tensor(b->g, id)->role != ROLE_INTERMEDIATE)
+			map_tensor(b, id, id, NULL, 0);
 	}
 }
 

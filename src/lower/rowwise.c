@@ -66,13 +66,14 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
 	if (check_call(&c->args.u.rw, c->nref > 2, d))
 		return 0;
 	/* addresses do not change the count */
-	c->cycles = rw_cycles(&c->args.u.rw);
+	c->cycles = rw_cycles(l->chip, &c->args.u.rw);
 	return c->cycles;
 }
 
 /* The cycles of a call over `rows` rows of piece px (no emission). */
 static uint64_t
-rows_cycles(RwOp op, DType type, const Piece *px, uint32_t rows)
+rows_cycles(const Chip *chip, RwOp op, DType type, const Piece *px,
+            uint32_t rows)
 {
 	uint32_t es = (uint32_t)dtype_size(type);
 	RwCall c = {.op = op,
@@ -82,7 +83,7 @@ rows_cycles(RwOp op, DType type, const Piece *px, uint32_t rows)
 	            .x_stride = px->pad_cols * es,
 	            .dst_stride = px->pad_cols * es,
 	            .scale = 1};
-	return rw_cycles(&c);
+	return rw_cycles(chip, &c);
 }
 
 int
@@ -112,9 +113,9 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		const Piece *px = &x->piece[k];
 		uint32_t n = px->rows, left = n % CHIP_WORKERS;
 		if (n > CHIP_WORKERS && left &&
-		    rows_cycles(op, type, px, n - left) +
-		            rows_cycles(op, type, px, left) <
-		        rows_cycles(op, type, px, n))
+		    rows_cycles(l->chip, op, type, px, n - left) +
+		            rows_cycles(l->chip, op, type, px, left) <
+		        rows_cycles(l->chip, op, type, px, n))
 			rest[k] = left;
 	}
 	int32_t first = l->nstep;

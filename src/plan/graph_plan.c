@@ -161,6 +161,21 @@ host_writes(const Planner *P, int32_t id)
 	       id != P->carry;
 }
 
+/* Input or weight id, which has no home, is written by the host into
+ * `want`: its home from now on, unless only this op can read that layout
+ * (a GEMM's packed B, its transposed A): then a copy, and the next
+ * consumer chooses the home. */
+static void
+host_writes_into(Planner *P, int32_t id, TensorPlace *want, Conv *c)
+{
+	if (layout_readable(want)) {
+		P->home[id] = want;
+		*c = (Conv){CONV_HOST, 0};
+	} else {
+		*c = (Conv){CONV_HOST_COPY, 0};
+	}
+}
+
 /* The exchange that fills `to` from `from`, priced (with its sync). */
 static int
 price_move(const Planner *P, const TensorPlace *from, const TensorPlace *to,
@@ -383,15 +398,6 @@ check_matmul(Planner *P, const Op *op, OpPlan *o, Matmul *mm, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(P, op->in[0], &o->in_tile0);
-	for (int i = 0; i < 2; i++)
-		if (P->home[op->in[i]] && layout_is_packed(P->home[op->in[i]]))
-			return diag_set(
-			    d, IPU_EINVAL, NULL, 0, 0,
-			    "compile: matmul %s: operand %s (%s) is "
-			    "held in an earlier matmul's weight layout, "
-			    "which nothing reads back yet",
-			    c->name, i ? "B" : "A",
-			    graph_tensor(P->g, op->in[i])->name);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
 	*mm = (Matmul){.op = op,
@@ -518,8 +524,7 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 			    pb->tensor);
 		o->in[1].kind = CONV_PACK;
 	} else {
-		P->home[op->in[1]] = pb;
-		o->in[1].kind = CONV_HOST;
+		host_writes_into(P, op->in[1], pb, &o->in[1]);
 	}
 	if (mm.a_home) {
 		Conv c;
@@ -531,8 +536,7 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		                                           : CONV_MOVE,
 		           c.cycles};
 	} else {
-		P->home[op->in[0]] = pa;
-		o->in[0].kind = CONV_HOST;
+		host_writes_into(P, op->in[0], pa, &o->in[0]);
 	}
 	P->home[op->out] = pc;
 	return IPU_OK;
@@ -555,14 +559,23 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 	return r;
 }
 
-static int
-plan_reshape_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+int
+plan_op_aliases(const Graph *g, const Op *op)
 {
-	const Tensor *in = graph_tensor(P->g, op->in[0]),
-	             *out = graph_tensor(P->g, op->out);
-	if (tensor_view_cols(in) != tensor_view_cols(out))
-		return move_op(P, op, o, NULL, d);
-	/* the same 2-D view: the output is the input's pieces */
+	const Tensor *in = graph_tensor(g, op->in[0]),
+	             *out = graph_tensor(g, op->out);
+	if (op->kind == OP_RESHAPE)
+		return tensor_view_cols(in) == tensor_view_cols(out);
+	return op->kind == OP_CAST && in->elem.dtype == out->elem.dtype &&
+	       in->elem.scale == out->elem.scale;
+}
+
+/* An op that changes nothing in memory (plan_op_aliases): the output is
+ * the input's pieces. */
+static int
+alias_op(Planner *P, const Op *op, OpPlan *o)
+{
+	const Tensor *out = graph_tensor(P->g, op->out);
 	const TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
 	TensorPlace *to =
 	    keep(P, tensor_place_new(op->out, tensor_view_rows(out),
@@ -571,6 +584,14 @@ plan_reshape_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		*layout_piece(to) = from->piece[k];
 	P->home[op->out] = to;
 	return IPU_OK;
+}
+
+static int
+plan_reshape_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	if (plan_op_aliases(P->g, op))
+		return alias_op(P, op, o);
+	return move_op(P, op, o, NULL, d);
 }
 
 static int
@@ -623,6 +644,8 @@ plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	const Tensor *x = graph_tensor(P->g, op->in[0]),
 	             *t = graph_tensor(P->g, op->out);
 	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	if (plan_op_aliases(P->g, op))
+		return alias_op(P, op, o); /* a cast to its own type */
 	int r = ew_supported(ew, x->elem.dtype, t->elem.dtype, d);
 	if (r)
 		return plan_op_error(P->g, op, r, d);

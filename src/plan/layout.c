@@ -70,6 +70,16 @@ layout_is_packed(const TensorPlace *tp)
 }
 
 int
+layout_readable(const TensorPlace *tp)
+{
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].format != PF_ROWMAJOR &&
+		    tp->piece[k].format != PF_GEMM_C)
+			return 0;
+	return 1;
+}
+
+int
 layout_rows_whole(const TensorPlace *tp)
 {
 	DType t = tp->dtype;
@@ -177,6 +187,10 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 		Piece p = like->piece[k];
 		if (one_row)
 			p.row0 = 0, p.rows = 1, p.pad_rows = 1;
+		/* rows of whole 8-byte atoms in this element size too (an f16
+		 * softmax's rows of 12 elements an atom, cast to f8) */
+		if (p.format == PF_ROWMAJOR && es < 8)
+			p.pad_cols = (uint32_t)align_up(p.pad_cols, 8 / es);
 		uint32_t bytes = p.format == PF_GEMM_C
 		                     ? gemm_n_panels(p.pad_cols) * p.pad_rows *
 		                           GEMM_COLS * es

@@ -85,6 +85,10 @@ Piece *layout_piece(TensorPlace *tp); /* a new piece at the end */
 uint32_t layout_pad_cols(uint32_t cols);
 /* The same blocks on the same tiles in the same formats, piece by piece. */
 int layout_same(const TensorPlace *x, const TensorPlace *y);
+/* 1 if every piece of tp is row-major or GEMM C panels: what the
+ * exchange and the elementwise and row-wise kernels read (not a GEMM's
+ * transposed A or packed B, which only that GEMM reads). */
+int layout_readable(const TensorPlace *tp);
 /* 1 if tp's pieces are in the GEMM weight layout (PF_GEMM_B, _B_T). */
 int layout_is_packed(const TensorPlace *tp);
 /* 1 if the row-wise kernels can run on tp's pieces as they are: f32 or
@@ -108,9 +112,10 @@ TensorPlace *layout_default(Storage *st, uint32_t tiles, int32_t tensor,
 TensorPlace *layout_rows(Storage *st, uint32_t tiles, int32_t tensor,
                          uint32_t rows, uint32_t cols, uint32_t pad_cols,
                          DType dt, uint32_t tile0);
-/* like's pieces (tiles, blocks, formats) for `tensor` in new buffers of
- * dt elements, `what` each; with one_row, one row of each piece (a row
- * broadcast down the block). */
+/* like's pieces (tiles, blocks, formats; row-major rows padded to whole
+ * 8-byte atoms of dt) for `tensor` in new buffers of dt elements, `what`
+ * each; with one_row, one row of each piece (a row broadcast down the
+ * block). */
 TensorPlace *layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor,
                            DType dt, int one_row, const char *what);
 /* x's pieces mirrored for `tensor`, each row at least `row_elems` long

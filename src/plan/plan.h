@@ -48,8 +48,8 @@
  * cost model prices it, the scheduler (lower/xsched.c) and codegen make
  * it. */
 enum {
-	XS_PREAMBLE = 3, /* after the sync before any event: set the count,
-	                    switch the mux off */
+	XS_PREAMBLE = 3, /* after the sync before any event: the mux
+	                    switched off */
 	XS_RECV_GAP = 2, /* between two transfers at a receiver */
 };
 
@@ -213,8 +213,11 @@ typedef enum {
 	CONV_NONE,        /* where it is (its home) */
 	CONV_HOST,        /* an input or weight not yet anywhere: the host
 	                     writes it there, its home from now on */
-	CONV_HOST_COPY,   /* an input or weight placed by an earlier op: the
-	                     host writes this copy too */
+	CONV_HOST_COPY,   /* an input or weight the host writes here too: a
+	                     copy of its home (placed by an earlier op), or
+	                     in a layout only this op reads (a GEMM's packed
+	                     B, its transposed A) while the home is left to
+	                     the next consumer */
 	CONV_LOOP_COPIES, /* a loop weight wanted in several copies (a bias
 	                     next to every block): stored once, each distinct
 	                     block where the weight balance puts it, and
@@ -291,6 +294,10 @@ typedef struct {
 int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
                const PlanOptions *o, Plan **out, Diag *d);
 void plan_free(Plan *p);
+/* 1 if op changes nothing in memory, its output being its input's pieces:
+ * a reshape that keeps the 2-D view (rows x last axis), a cast to its own
+ * element type and scale. */
+int plan_op_aliases(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);

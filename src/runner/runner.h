@@ -91,6 +91,10 @@ typedef struct {
 	uint64_t cycles;
 	double host_seconds;
 	RunnerBuild build;
+	/* --in values beyond their tensor's element type: the first such
+	 * file and tensor ("" if none), and how many tensors have some */
+	char warning[512];
+	int nwarned;
 } RunnerResult;
 
 /* Parse, compile and run the graph once on r's inputs; write r's outputs.

@@ -2,13 +2,18 @@
  * sim.h - the tile emulator: one tile's state, the issue loop, and the
  * helpers that instruction semantics (exec_*.c) use.
  *
- * Timing model (docs/emulator.md has the full story and sources):
+ * Timing model (docs/emulator.md has the full story, docs/fidelity.md the
+ * rules and their sources; cost.c derives each instruction's costs):
  *   - Six issue slots, round-robin: cycle t belongs to slot t % 6.
  *   - A running worker owns one slot and issues one bundle (or one solo
- *     instruction) per turn, so every instruction has single-issue latency.
+ *     instruction) per turn, so every instruction has single-issue latency;
+ *     a transcendental keeps it from issuing for several turns.
  *   - The supervisor issues in every slot not owned by a running worker
- *     (isa.md 3.1: "one bundle per owned slot per round"; DECISION, flagged).
- *   - No other stalls: no caches, no speculation. sync waits.
+ *     (isa.md 3.1: "one bundle per owned slot per round"; DECISION, flagged),
+ *     through a pipeline as deep as the six slots: it waits for $m values
+ *     still in flight, after a taken branch and after a CSR write.
+ *   - A worker launched by run/runall first issues some cycles later.
+ *   - No caches, no speculation. sync waits.
  *
  * Bundle semantics: both halves read registers as they were before the
  * bundle; register writes are logged and committed after both have executed
@@ -91,6 +96,8 @@ typedef struct {
 	AmpState amp;
 	uint32_t dbg_data;
 	int exit_status; /* last exit* result, -1 = none */
+	uint64_t ready;  /* a worker issues from this cycle on (launch delay,
+	                    multi-turn instructions) */
 } Context;
 
 /* One pending register write of the bundle in flight. */
@@ -135,6 +142,8 @@ typedef struct {
 	uint32_t n;        /* items, one per cycle */
 	uint32_t item;     /* bytes per item: 4, or 8 for paired sends */
 	uint32_t src_addr; /* where the data came from, for messages */
+	uint32_t pc;       /* of the send, and the context (0 supervisor, */
+	uint8_t ctx;       /* 1..6 worker 0..5) that issued it: reports */
 	uint8_t *data;     /* n * item bytes, copied at the send */
 	uint8_t *got;      /* per item: received by some tile */
 	uint32_t ngot;     /* items received by some tile */
@@ -169,6 +178,7 @@ typedef struct {
 typedef struct {
 	int zone;       /* -1: not waiting */
 	uint64_t since; /* cycle of the sync instruction */
+	uint32_t pc;    /* of the sync instruction, for reports */
 } SyncWait;
 
 /* Trace events (sim/trace.c writes them as Chrome trace JSON). */
@@ -194,12 +204,16 @@ typedef struct {
 
 typedef void (*ExecFn)(Exec *);
 
-/* One entry of the decode cache: the instruction, its table row and its
- * semantics, so that an issue looks nothing up. */
+/* One entry of the decode cache: the instruction, its table row, its
+ * semantics and its costs (cost.c), so that an issue looks nothing up. */
+enum { SIM_HZ_BRANCH = 1, SIM_HZ_JUMP = 2, SIM_HZ_PUT = 4 };
 typedef struct {
 	Insn in;
 	const InsnDesc *d;
 	ExecFn fn;
+	uint16_t reads; /* $m registers read (bit r) */
+	uint16_t turns; /* worker turns taken (>= 1) */
+	uint8_t hazard; /* SIM_HZ_* */
 } DInsn;
 
 /* The $CWEI registers decoded to doubles for the AMP (sim/amp.c): entry k
@@ -247,7 +261,9 @@ struct Tile {
 	uint32_t region0_elems;
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
-	uint64_t sup_ready; /* the supervisor issues again from this cycle */
+	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
+	uint64_t mready[16]; /* the supervisor's $m values are out of the
+	                        pipeline from these cycles (sup-dep) */
 	SyncWait wait;
 	XState x;
 	int trace_on;
@@ -263,9 +279,12 @@ void tile_free(Tile *t);
  * `br $lr` from the entry function ends the run with $m0 as the status. */
 void tile_start(Tile *t, uint32_t entry);
 enum { SIM_HOST_RETURN = 0 };
-/* Start worker w (0..5) at entry as run/runall do: it takes slot w from the
- * next cycle. Returns -1 if that worker is already running. */
+/* Start worker w (0..5) at entry: it takes slot w from the next cycle.
+ * Returns -1 if that worker is already running. */
 int tile_start_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base);
+/* The same for run/runall at this cycle: the worker first issues after
+ * the launch delay (rule runall). */
+int tile_launch_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base);
 typedef enum {
 	RUN_DONE,    /* supervisor returned (or never ran) and workers exited */
 	RUN_FAULT,   /* t->fault says what */
@@ -283,6 +302,9 @@ int tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len);
 int tile_read(const Tile *t, uint32_t addr, void *dst, uint32_t len);
 /* One line describing the fault: tile, context, pc, disassembly, cause. */
 void tile_format_fault(const Tile *t, char *buf, size_t len);
+/* Context ctx's instruction at pc, as fault reports show it: "supervisor,
+ * pc 0x4c010 [0x...: sync 1]" (a bundle with both words). */
+void tile_format_pc(const Tile *t, int ctx, uint32_t pc, char *buf, size_t len);
 
 /* Helpers for exec_*.c. A fault stops the tile after the current bundle;
  * exec functions return right after raising one. */
@@ -386,6 +408,8 @@ typedef struct {
 	RunStatus status;
 	uint32_t tile; /* the tile it concerns */
 	uint64_t cycle;
+	int ctx;     /* the context whose instruction at pc it concerns (a */
+	uint32_t pc; /* fault, a send, a sync), or -1 and pc 0 if none */
 	char msg[768];
 } ChipError;
 
@@ -447,6 +471,14 @@ void xch_new_phase(Tile *t); /* at a global sync: forget written words */
 /* A 64-bit send uses the wires of both tiles of a physical pair: -1 and
  * err filled if the partner sent in the same cycles. */
 int xch_check_pairs(ChipSim *cs, ChipError *err);
+
+/* cost.c - timing of one decoded instruction (docs/fidelity.md) */
+/* Fill dc's reads, turns and hazard from its row and c's profile. */
+void sim_insn_cost(const Chip *c, DInsn *dc);
+/* The cycle from which the supervisor may issue i0 (and i1): when every
+ * $m value they read is out of the pipeline. */
+uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
+                                const DInsn *i1);
 
 /* Instruction semantics: one function per mnemonic, exec_<mnemonic>,
  * declared from the table. */

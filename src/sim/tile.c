@@ -86,6 +86,7 @@ tile_start(Tile *t, uint32_t entry)
 	s->state = CTXS_RUN;
 	s->pc = entry;
 	s->m[10] = SIM_HOST_RETURN;
+	t->sup_ready = t->cycle; /* a new start: nothing holds it back */
 }
 
 static void
@@ -325,6 +326,7 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		}
 		dc->d = isa_row(in->row);
 		dc->fn = exec_for_row[in->row];
+		sim_insn_cost(c, dc);
 		t->dvalid[idx] = 1;
 	}
 	return &t->dcache[idx];
@@ -352,6 +354,28 @@ static int
 in_rpt_body(const Context *c, uint32_t pc)
 {
 	return c->rpt_count > 0 && pc >= c->rpt_first && pc <= c->rpt_end;
+}
+
+/* The supervisor's pipeline after it issued at this cycle (cost.c made
+ * the hazards): the $m values it writes come out sup-dep cycles later; a
+ * jump, a conditional branch that branched (left the fall-through path)
+ * or a CSR write holds its next issue back. */
+static void
+sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
+{
+	const Chip *c = t->chip;
+	uint64_t out = t->cycle + chip_rule(c, TIMING_SUP_DEP);
+	for (int i = 0; i < e->nwr; i++)
+		if (e->wr[i].file == 0)
+			t->mready[e->wr[i].reg & 15] = out;
+	uint64_t next = 0;
+	if ((hazard & SIM_HZ_JUMP) || ((hazard & SIM_HZ_BRANCH) && redirected))
+		next = t->cycle + chip_rule(c, TIMING_SUP_BRANCH);
+	if ((hazard & SIM_HZ_PUT) &&
+	    t->cycle + chip_rule(c, TIMING_SUP_PUT) > next)
+		next = t->cycle + chip_rule(c, TIMING_SUP_PUT);
+	if (next > t->sup_ready)
+		t->sup_ready = next;
 }
 
 /* Issue one bundle or solo instruction for context `ci`. */
@@ -419,7 +443,16 @@ issue(Tile *t, int ci)
 		          d0->mnemonic);
 		goto fault;
 	}
-	e.next_pc = c->pc + (bundle || wide ? 8 : 4);
+	uint32_t fall_through = c->pc + (bundle || wide ? 8 : 4);
+	e.next_pc = fall_through;
+	if (ci == 0) {
+		/* the values it reads may still be in the pipeline */
+		uint64_t ready = sim_sup_operands_ready(t, i0, i1);
+		if (ready > t->cycle) {
+			t->sup_ready = ready;
+			return;
+		}
+	}
 
 	e.in = &i0->in;
 	e.d = d0;
@@ -431,6 +464,14 @@ issue(Tile *t, int ci)
 	}
 	if (t->faulted)
 		goto fault;
+	if (ci == 0)
+		sup_pipeline(t, &e, i0->hazard | (i1 ? i1->hazard : 0),
+		             e.next_pc != fall_through);
+	else if (i0->turns > 1 || (i1 && i1->turns > 1)) {
+		uint32_t turns =
+		    i1 && i1->turns > i0->turns ? i1->turns : i0->turns;
+		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (turns - 1) + 1;
+	}
 	commit(&e);
 	t->bundles++;
 	if (ci)
@@ -466,7 +507,17 @@ tile_start_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base)
 	c->fp_sts = 0;
 	c->fp_nfmt = t->sup.fp_infmt;
 	c->fp_scl = t->sup.fp_iscl;
+	c->ready = t->cycle;
 	t->slot_worker[w] = w + 1;
+	return 0;
+}
+
+int
+tile_launch_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base)
+{
+	if (tile_start_worker(t, w, entry, vertex_base))
+		return -1;
+	t->ctx[w + 1].ready = t->cycle + chip_rule(t->chip, TIMING_RUNALL);
 	return 0;
 }
 
@@ -493,7 +544,10 @@ issuer(Tile *t)
 	int slot = (int)(t->cycle % CHIP_SLOTS);
 	int w = t->slot_worker[slot];
 	if (w)
-		return t->ctx[w].state == CTXS_RUN ? w : -1;
+		return t->ctx[w].state == CTXS_RUN &&
+		               t->cycle >= t->ctx[w].ready
+		           ? w
+		           : -1;
 	Context *s = &t->ctx[0];
 	if (s->state == CTXS_SYNC && t->wait.zone < 0 && !workers_busy(t) &&
 	    t->cycle >= sync_ready(t)) {
@@ -528,7 +582,8 @@ tile_run(Tile *t, uint64_t max_cycles)
 		 * applies, and issuer() would pick that worker. */
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
-			issue(t, w);
+			if (t->cycle >= t->ctx[w].ready)
+				issue(t, w);
 			t->cycle++;
 			continue;
 		}
@@ -539,14 +594,19 @@ tile_run(Tile *t, uint64_t max_cycles)
 		if (!busy && sup != CTXS_RUN) {
 			if (sup != CTXS_SYNC)
 				return RUN_DONE;
-			/* Only the supervisor's sync is pending: jump ahead. */
+			/* Only the supervisor's sync is pending: jump ahead
+			 * (no further than the limit). */
 			if (t->cycle < sync_ready(t)) {
-				t->cycle = sync_ready(t);
+				t->cycle = sync_ready(t) < max_cycles
+				               ? sync_ready(t)
+				               : max_cycles;
 				continue;
 			}
 		}
 		if (!busy && sup == CTXS_RUN && t->cycle < t->sup_ready) {
-			t->cycle = t->sup_ready; /* send/delay in progress */
+			/* send, delay or a pipeline hazard in progress */
+			t->cycle = t->sup_ready < max_cycles ? t->sup_ready
+			                                     : max_cycles;
 			continue;
 		}
 		int ci = issuer(t);
@@ -557,46 +617,77 @@ tile_run(Tile *t, uint64_t max_cycles)
 	return t->faulted ? RUN_FAULT : RUN_TIMEOUT;
 }
 
+/* The words of one instruction or bundle and their disassembly:
+ * " [0x... 0x...: { a ; b }]". */
+static void
+format_words(const Tile *t, const uint32_t *word, int nwords, char *buf,
+             size_t len)
+{
+	Insn wide;
+	buf[0] = 0;
+	if (nwords == 2 &&
+	    isa_decode_wide(word[0], word[1], t->chip->arch, &wide) >= 0 &&
+	    (isa_row(wide.row)->flags & F_WIDE)) {
+		char text[120];
+		disasm_insn(&wide, t->chip->arch, text, sizeof text);
+		snprintf(buf, len, " [0x%08x 0x%08x: %s]", word[0], word[1],
+		         text);
+	} else if (nwords) {
+		char text[2][80];
+
+		for (int i = 0; i < nwords; i++) {
+			Insn in;
+			if (isa_decode(word[i], t->chip->arch, &in) < 0 ||
+			    disasm_insn(&in, t->chip->arch, text[i],
+			                sizeof text[i]) < 0)
+				snprintf(text[i], sizeof text[i],
+				         ".word 0x%08x", word[i]);
+		}
+		if (nwords == 1)
+			snprintf(buf, len, " [0x%08x: %s]", word[0], text[0]);
+		else
+			snprintf(buf, len, " [0x%08x 0x%08x: { %s ; %s }]",
+			         word[0], word[1], text[0], text[1]);
+	}
+}
+
+static void
+context_name(int ctx, char *buf, size_t len)
+{
+	if (ctx == 0)
+		snprintf(buf, len, "supervisor");
+	else
+		snprintf(buf, len, "worker %d", ctx - 1);
+}
+
 void
 tile_format_fault(const Tile *t, char *buf, size_t len)
 {
 	const Fault *f = &t->fault;
-	char who[32];
-	if (f->ctx == 0)
-		snprintf(who, sizeof who, "supervisor");
-	else
-		snprintf(who, sizeof who, "worker %d", f->ctx - 1);
-	/* The words and their disassembly: "[0x... 0x...: { a ; b }]". */
-	char words[200] = "";
-	Insn wide;
-	if (f->nwords == 2 &&
-	    isa_decode_wide(f->word[0], f->word[1], t->chip->arch, &wide) >=
-	        0 &&
-	    (isa_row(wide.row)->flags & F_WIDE)) {
-		char text[120];
-		disasm_insn(&wide, t->chip->arch, text, sizeof text);
-		snprintf(words, sizeof words, " [0x%08x 0x%08x: %s]",
-		         f->word[0], f->word[1], text);
-	} else if (f->nwords) {
-		char text[2][80];
-
-		for (int i = 0; i < f->nwords; i++) {
-			Insn in;
-			if (isa_decode(f->word[i], t->chip->arch, &in) < 0 ||
-			    disasm_insn(&in, t->chip->arch, text[i],
-			                sizeof text[i]) < 0)
-				snprintf(text[i], sizeof text[i],
-				         ".word 0x%08x", f->word[i]);
-		}
-		if (f->nwords == 1)
-			snprintf(words, sizeof words, " [0x%08x: %s]",
-			         f->word[0], text[0]);
-		else
-			snprintf(words, sizeof words,
-			         " [0x%08x 0x%08x: { %s ; %s }]", f->word[0],
-			         f->word[1], text[0], text[1]);
-	}
+	char who[32], words[200];
+	context_name(f->ctx, who, sizeof who);
+	format_words(t, f->word, f->nwords, words, sizeof words);
 	snprintf(buf, len, "tile %u, %s, pc 0x%05x%s, cycle %llu: %s: %s",
 	         t->id, who, f->pc, words, (unsigned long long)f->cycle,
 	         fault_type_name(f->type), f->cause);
+}
+
+void
+tile_format_pc(const Tile *t, int ctx, uint32_t pc, char *buf, size_t len)
+{
+	const Chip *c = t->chip;
+	char who[32], words[200] = "";
+	uint32_t w[2];
+	int n = 0;
+	context_name(ctx, who, sizeof who);
+	if (pc % 4 == 0 && pc >= c->mem_base && pc + 4 <= c->mem_end) {
+		w[n++] = mem_word(t, pc);
+		Insn in;
+		int wide = isa_decode(w[0], c->arch, &in) >= 0 &&
+		           (isa_row(in.row)->flags & F_WIDE);
+		if ((wide || w[0] >> 31) && pc + 8 <= c->mem_end)
+			w[n++] = mem_word(t, pc + 4);
+	}
+	format_words(t, w, n, words, sizeof words);
+	snprintf(buf, len, "%s, pc 0x%05x%s", who, pc, words);
 }
