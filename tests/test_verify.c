@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/codegen/codegen.h"
 #include "../src/compile/compile.h"
 #include "../src/lower/program.h"
 #include "../src/place/place.h"
@@ -93,6 +94,11 @@ test_lower_verify(void **state)
 	prog(&p); /* a buffer on a tile the program does not have */
 	lower_buffer(p.l, 5, 8, 8, REGION_ANY, 0, INT32_MAX, "stray");
 	refused(&p, "on tile 5 of 2");
+
+	prog(&p); /* an argument block that another buffer could share
+	           * after its call */
+	p.l->buf[p.args[1]].last = 0;
+	refused(&p, "not the whole program");
 }
 
 static void
@@ -169,6 +175,41 @@ test_place_verify(void **state)
 	uint32_t code_end[2] = {s0->addr + 16, chip_default()->mem_base};
 	assert_int_not_equal(place_verify(p.l, code_end, &d), 0);
 	expect_in(d.msg, "outside");
+	lower_free(p.l);
+}
+
+/* codegen_verify: a tile's program as placement assumed it. */
+static void
+test_codegen_verify(void **state)
+{
+	(void)state;
+	Prog p;
+	Diag d;
+	prog(&p);
+	int32_t save[2];
+	for (uint32_t t = 0; t < 2; t++)
+		save[t] = lower_buffer(p.l, t, 8, 8, REGION_ANY, 0, INT32_MAX,
+		                       "return address");
+	assert_int_equal(xsched_run(p.l, &d), 0);
+	lower_index(p.l);
+	const Chip *c = chip_default();
+	uint32_t code_end[2];
+	for (uint32_t t = 0; t < 2; t++)
+		code_end[t] = c->mem_base + codegen_size(p.l, t);
+	assert_int_equal(place_buffers(p.l, code_end, NULL, &d), 0);
+	TileCode tc;
+	assert_int_equal(
+	    codegen_tile(p.l, NULL, 1, c->mem_base, save[1], &tc, &d), 0);
+	assert_int_equal(tc.ndata, 1);
+	assert_int_equal(codegen_verify(p.l, &tc, code_end[1], &d), 0);
+	/* placed as if the program were a word shorter */
+	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1] - 4, &d), 0);
+	expect_in(d.msg, "placed as ending at");
+	/* an argument block written outside its buffer */
+	tc.data[0].addr += 8;
+	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1], &d), 0);
+	expect_in(d.msg, "are not buffer");
+	codegen_free(&tc);
 	lower_free(p.l);
 }
 
@@ -292,6 +333,7 @@ main(void)
 	    cmocka_unit_test(test_lower_verify),
 	    cmocka_unit_test(test_schedule_verify),
 	    cmocka_unit_test(test_place_verify),
+	    cmocka_unit_test(test_codegen_verify),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_dump),
 	};

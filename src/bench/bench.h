@@ -23,8 +23,6 @@ typedef struct {
 	uint64_t predicted_fast, predicted_slow; /* the compiler's, if any */
 } BenchRange;
 
-/* c with every timing rule at bound b. */
-const Chip *bench_bound_chip(const Chip *c, TimingBound b);
 /* One run of a benchmark at chip `at` (its config in cfg): the cycles and
  * the compiler's prediction (0 if none). */
 typedef int (*BenchOnce)(const void *cfg, const Chip *at, uint64_t *cycles,

@@ -349,7 +349,8 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	return rc;
 }
 
-const Chip *
+/* c with every timing rule at bound b. */
+static const Chip *
 bench_bound_chip(const Chip *c, TimingBound b)
 {
 	Timing t;

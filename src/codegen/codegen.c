@@ -300,7 +300,7 @@ emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
 	uint32_t addr[CALL_MAX_REFS];
 	for (int i = 0; i < c->nref; i++)
 		addr[i] = lower_addr(l, c->ref[i]);
-	DataSeg seg = {.addr = args, .len = c->args_bytes};
+	DataSeg seg = {.addr = args, .len = c->args_bytes, .buf = c->args_at};
 	seg.bytes = xcalloc(1, seg.len ? seg.len : 1);
 	lower_call_args(c, addr, seg.bytes);
 	GROW(tc->data, tc->ndata, tc->capdata);
@@ -380,6 +380,34 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 		                "codegen: tile %u: %u bytes of program at "
 		                "0x%05x pass the end of code memory 0x%05x",
 		                tile, e.len, code_addr, l->chip->exec_end);
+	return IPU_OK;
+}
+
+int
+codegen_verify(const Lowered *l, const TileCode *tc, uint32_t code_end, Diag *d)
+{
+	if (tc->code_addr + tc->code_len != code_end ||
+	    code_end > l->chip->exec_end)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "codegen verifier: tile %u: %u bytes of program "
+		    "at 0x%05x, placed as ending at 0x%05x (exec_end "
+		    "0x%05x) (an internal error)",
+		    tc->tile, tc->code_len, tc->code_addr, code_end,
+		    l->chip->exec_end);
+	for (int i = 0; i < tc->ndata; i++) {
+		const DataSeg *s = &tc->data[i];
+		const Buffer *b =
+		    s->buf >= 0 && s->buf < l->nbuf ? &l->buf[s->buf] : NULL;
+		if (!b || b->tile != tc->tile || b->addr != s->addr ||
+		    s->len > b->bytes || s->addr < code_end)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "codegen verifier: tile %u: %u bytes of "
+			    "data at 0x%05x are not buffer %d's "
+			    "(an internal error)",
+			    tc->tile, s->len, s->addr, (int)s->buf);
+	}
 	return IPU_OK;
 }
 

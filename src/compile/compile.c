@@ -73,7 +73,8 @@ add_tensors(Package *pk, const Graph *g, const Lowered *l)
 
 static int
 build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
-              uint32_t code_at, const int32_t *save, Diag *d)
+              uint32_t code_at, const uint32_t *code_end, const int32_t *save,
+              Diag *d)
 {
 	for (int i = 0; i < k->img.nseg; i++)
 		pkg_add_shared(pk, k->img.seg[i].addr, k->img.seg[i].bytes,
@@ -82,8 +83,12 @@ build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
 	for (uint32_t t = 0; t < l->tiles; t++) {
 		TileCode tc;
 		int r = codegen_tile(l, &ks, t, code_at, save[t], &tc, d);
-		if (r)
+		if (!r)
+			r = codegen_verify(l, &tc, code_end[t], d);
+		if (r) {
+			codegen_free(&tc);
 			return r;
+		}
 		pkg_set_entry(pk, t, tc.entry);
 		pkg_add_segment(pk, t, tc.code_addr, tc.code, tc.code_len);
 		for (int i = 0; i < tc.ndata; i++)
@@ -214,7 +219,7 @@ compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
 	Package *pk = NULL;
 	if (!r) {
 		pk = pkg_new(chip, used);
-		r = build_package(pk, g, l, &k, code_at, save, d);
+		r = build_package(pk, g, l, &k, code_at, code_end, save, d);
 	}
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);

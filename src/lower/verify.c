@@ -14,7 +14,8 @@
  *   - a step is an exchange of transfers or a compute step of calls, with
  *     at most one call per tile;
  *   - every buffer a step uses is live in that step (first <= step <=
- *     last), and the loop's steps, if any, are in range.
+ *     last), a call's argument block (loaded data) for the whole program,
+ *     and the loop's steps, if any, are in range.
  * After scheduling (lower_verify_schedule), in each exchange step, with n
  * a transfer's items and first = start + route latency at a destination:
  *   - a destination's mux switches at first and off at first + n, its
@@ -144,6 +145,14 @@ check_calls(const Lowered *l, int32_t i, uint8_t *seen, Diag *d)
 		if (!r)
 			r = check_ref(l, (BufRef){c->args_at, 0}, c->args_bytes,
 			              c->tile, i, what, d);
+		/* the argument block is data the package loads: nothing may
+		 * share its bytes at any step */
+		const Buffer *ab = &l->buf[c->args_at];
+		if (!r && (ab->first != 0 || ab->last != INT32_MAX))
+			r = bad(d, "lower",
+			        "%s: its argument block (buffer %d) lives "
+			        "%d..%d, not the whole program",
+			        what, c->args_at, ab->first, ab->last);
 		/* the buffers a kernel is given: their first byte here (the
 		 * kernel's ABI says how far it reads) */
 		for (int j = 0; !r && j < c->nref; j++)

@@ -55,7 +55,6 @@ int timing_rule_by_name(const char *name); /* -1 if none */
 int timing_rule_by_mnemonic(const char *mnemonic);
 /* Every rule at one bound. */
 void timing_profile(Timing *t, TimingBound b);
-const char *timing_bound_name(TimingBound b); /* "nominal", "fast", "slow" */
 /* Parse a profile (see above) into t. IPU_EINVAL with d filled on an
  * unknown rule or bound, a malformed or out-of-range value. */
 int timing_parse(const char *spec, Timing *t, Diag *d);
