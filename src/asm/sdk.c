@@ -69,7 +69,8 @@ static const struct {
     {"TSTACC_P0", 0, SDK_HEADER},
     {"TSTACC_P1", 1, SDK_HEADER},
 /* sync zones (target/syncs.def, isa.md 3.4) */
-#define Z(name, zone, host, note) {"TEXCH_SYNCZONE_" #name, zone, SDK_HEADER},
+#define Z(name, zone, host, ext, note)                                         \
+	{"TEXCH_SYNCZONE_" #name, zone, SDK_HEADER},
 #include "../target/syncs.def"
 #undef Z
     /* comparison results (poplibs comments: CTCInferenceSort.S,

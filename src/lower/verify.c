@@ -17,15 +17,18 @@
  *     last), a call's argument block (loaded data) for the whole program,
  *     and the loop's steps, if any, are in range.
  * After scheduling (lower_verify_schedule), in each exchange step, with n
- * a transfer's items and first = start + route latency at a destination:
- *   - a destination's mux switches at first and off at first + n, its
- *     pointer before first; all controls at or after XS_PREAMBLE;
+ * a transfer's items, first = start + route latency at a destination (the
+ * cycle its first word is written) and M the destination's XPIC-to-write
+ * delay (chip_xpic_cycles):
+ *   - a destination's mux switches at first - M and off at first + n - M,
+ *     its pointer by first; all controls at or after XS_PREAMBLE;
  *   - a tile's sends do not overlap, nor overlap its pair partner's
  *     64-bit sends;
  *   - a tile's receive windows do not overlap and lie XS_RECV_GAP apart;
  *   - no two controls of a tile fall in one cycle, and none on the first
  *     cycle of the tile's own send;
- *   - the step lasts until its last mux-off.
+ *   - the step lasts until its last word has landed (recv-land after its
+ *     write).
  */
 #include "lower.h"
 
@@ -317,6 +320,7 @@ static int
 check_transfer_times(const Lowered *l, int32_t i, Diag *d)
 {
 	const Step *s = &l->step[i];
+	uint64_t land = chip_rule(l->chip, TIMING_RECV_LAND);
 	for (int k = 0; k < s->nxfer; k++) {
 		const Transfer *x = &s->xfer[k];
 		uint64_t items = xfer_items(x);
@@ -325,25 +329,28 @@ check_transfer_times(const Lowered *l, int32_t i, Diag *d)
 			           "step %d (%s), transfer %d sent at %llu", i,
 			           s->what, k, (unsigned long long)x->start);
 		for (uint32_t j = 0; j < x->ndst; j++) {
+			uint32_t t = x->dst_tile[j];
 			uint64_t first =
-			    x->start + chip_route_cycles(l->chip, x->src_tile,
-			                                 x->dst_tile[j]);
-			if (x->mux_at[j] != first ||
-			    x->off_at[j] != first + items ||
-			    x->ptr_at[j] >= first ||
+			             x->start +
+			             chip_route_cycles(l->chip, x->src_tile, t),
+			         m = chip_xpic_cycles(l->chip, t);
+			if (first < XS_PREAMBLE + m ||
+			    x->mux_at[j] != first - m ||
+			    x->off_at[j] != first + items - m ||
+			    x->ptr_at[j] > first ||
 			    x->ptr_at[j] < XS_PREAMBLE ||
-			    x->off_at[j] > s->cycles)
+			    first + items + land > s->cycles)
 				return bad(
 				    d, "schedule",
 				    "step %d (%s), transfer %d to tile %u: "
-				    "arrives %llu..%llu, pointer at %llu, mux "
-				    "%llu..%llu, step %llu cycles",
-				    i, s->what, k, x->dst_tile[j],
-				    (unsigned long long)first,
+				    "written %llu..%llu, pointer at %llu, mux "
+				    "%llu..%llu (%llu ahead), step %llu cycles",
+				    i, s->what, k, t, (unsigned long long)first,
 				    (unsigned long long)(first + items),
 				    (unsigned long long)x->ptr_at[j],
 				    (unsigned long long)x->mux_at[j],
 				    (unsigned long long)x->off_at[j],
+				    (unsigned long long)m,
 				    (unsigned long long)s->cycles);
 		}
 	}

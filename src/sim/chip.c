@@ -244,6 +244,19 @@ report_fault(ChipSim *cs, ChipError *err)
 	tile_format_fault(first, err->msg, sizeof err->msg);
 }
 
+/* What a barrier in this zone costs after the last arrival: the host's,
+ * an external (GS1, GS2) or the on-chip sync's (syncs.def; docs/chip.md,
+ * "Syncs"). */
+static uint64_t
+zone_cycles(const Chip *c, int zone)
+{
+	if (sync_zone_has_host(zone))
+		return chip_sync_host_cycles(c);
+	if (sync_zone_is_external(zone))
+		return chip_rule(c, TIMING_SYNC_EXTERNAL);
+	return chip_rule(c, TIMING_SYNC_INTERNAL);
+}
+
 /* The transfers of this host sync; returns their cycles. */
 static uint64_t
 host_transfers(ChipSim *cs)
@@ -423,9 +436,7 @@ settle(ChipSim *cs, ChipError *err)
 			last = arrive;
 	}
 	/* Tiles that have returned, or never started, take no part. */
-	uint64_t cost = sync_zone_has_host(zone)
-	                    ? chip_sync_host_cycles(cs->chip)
-	                    : chip_rule(cs->chip, TIMING_SYNC_INTERNAL);
+	uint64_t cost = zone_cycles(cs->chip, zone);
 	if (sync_zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
 		cs->host_cycles += cost + xfer;
