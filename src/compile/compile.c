@@ -305,11 +305,18 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		return IPU_ERANGE;
 	}
 	/* Attempts, while placement fails (the report and the error are the
-	 * last one's): weight copies (GemmPlan.b_local) are budgeted on the
-	 * average tile's load, so they can tip a full tile over: without
-	 * them; each GEMM's plan is chosen as if it had the tile to itself,
-	 * but weights and other tensors share it: with GEMM plans that keep
-	 * at most half of a tile, with copies and without. */
+	 * last one's). A retry remains because the planner does not know a
+	 * whole tile's bytes: it prices each GEMM as if that GEMM had the
+	 * tile to itself (GemmPlan.tile_bytes, with a fixed reserve for the
+	 * kernels' code and the interleaved pairs) and budgets weight copies
+	 * on the average tile, while what a tile holds is known only after
+	 * lowering (every op's buffers and their lifetimes), scheduling and
+	 * codegen_size (the code, which grows with the steps): placement
+	 * measures it. So: without weight copies (GemmPlan.b_local), which
+	 * can tip a full tile over; then with GEMM plans that keep at most
+	 * half of a tile, with copies and without. A model that fits the
+	 * first time compiles once (docs/compiler.md, "Memory: why placement
+	 * may compile again", lists which do not). */
 	uint32_t half = (chip->mem_end - chip->mem_base) / 2;
 	static const struct {
 		int copies, half;
