@@ -67,6 +67,7 @@
  * emulated: each *slic instruction faults and says so.
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "../util/fp.h"
@@ -126,23 +127,39 @@ amp_phase(const AmpForm *f, uint32_t flags)
 }
 
 /* Round an accumulation to the f32 state. The one place to change if the
- * hardware turns out to accumulate differently. */
+ * hardware turns out to accumulate differently (with mac_vectors, its
+ * vector form; tests/test_sim_paths.c compares the two). */
 static float
 acc_round(double v)
 {
 	return (float)v;
 }
 
+/* FP8 values of every byte in both formats (fp.h's Fp8Format numbers them
+ * 0 = F143, 1 = F152), with scale 0: fp_f8_to_f64 with its ldexp calls
+ * once per value instead of once per input. */
+static double f8_table[2][256];
+static pthread_once_t f8_once = PTHREAD_ONCE_INIT;
+
+static void
+f8_table_init(void)
+{
+	for (int fmt = 0; fmt < 2; fmt++)
+		for (int b = 0; b < 256; b++)
+			f8_table[fmt][b] =
+			    fp_f8_to_f64((uint8_t)b, (Fp8Format)fmt, 0);
+}
+
 /* FP8 value of byte b in the format given by $FP_NFMT bit `bit` (0 for
- * weights, 1 for inputs); fp.h's Fp8Format numbers them 0 = F143,
- * 1 = F152. */
+ * weights, 1 for inputs). */
 static double
 f8_value(uint8_t b, uint32_t nfmt, int bit)
 {
-	return fp_f8_to_f64(b, (Fp8Format)((nfmt >> bit) & 1), 0);
+	pthread_once(&f8_once, f8_table_init);
+	return f8_table[(nfmt >> bit) & 1][b];
 }
 
-static double
+static inline __attribute__((always_inline)) double
 bits_double(uint64_t b)
 {
 	double d;
@@ -150,7 +167,7 @@ bits_double(uint64_t b)
 	return d;
 }
 
-static float
+static inline __attribute__((always_inline)) float
 bits_float(uint32_t b)
 {
 	float f;
@@ -162,7 +179,7 @@ bits_float(uint32_t b)
  * all 65536 inputs): normals rebias the exponent (15 -> 1023) and widen the
  * fraction; subnormals are m * 2^-24 exactly; NaN is the default quiet NaN
  * with the sign of h, as fp.c's -NAN/NAN. */
-static double
+static inline __attribute__((always_inline)) double
 f16_value(uint16_t h)
 {
 	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
@@ -183,7 +200,7 @@ f16_value(uint16_t h)
  * against it over every sign, exponent and top-16 fraction bits with
  * several tails); the rest (subnormal results, overflow, inf, NaN) goes to
  * fp.c. */
-static uint16_t
+static inline __attribute__((always_inline)) uint16_t
 f16_result(float v)
 {
 	uint32_t b;
@@ -201,7 +218,7 @@ f16_result(float v)
 }
 
 /* Element i of a 64-bit word holding 4 f16, 2 f32 or 8 f8. */
-static double
+static inline __attribute__((always_inline)) double
 elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 {
 	switch (fmt) {
@@ -217,7 +234,7 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 
 /* ARF register r as the semantics read it ($a14, $a15 read 0), without the
  * call: AMP operands are fixed register numbers of the instruction. */
-static uint32_t
+static inline __attribute__((always_inline)) uint32_t
 ra(const Exec *e, int r)
 {
 	return r >= 14 ? 0 : e->c->a[r];
@@ -225,7 +242,7 @@ ra(const Exec *e, int r)
 
 /* Read n elements of format fmt from ARF registers r, r+1 (low word first,
  * low bits first). */
-static void
+static inline __attribute__((always_inline)) void
 read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
 {
 	for (int i = 0; i < n; i++) {
@@ -240,7 +257,7 @@ read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
 }
 
 /* Write n results to ARF registers r, r+1 (low word first). */
-static void
+static inline __attribute__((always_inline)) void
 write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
 {
 	if (fmt == EF_F16) {
@@ -255,7 +272,7 @@ write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
 }
 
 /* The inputs of one instruction, as exact doubles. */
-static void
+static inline __attribute__((always_inline)) void
 read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
 {
 	if (f->in == EF_F32) {
@@ -267,59 +284,23 @@ read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
 		x[i] = elem64(w, f->in, i, e->c->fp_nfmt, 1);
 }
 
-/* Cache key of a weight format: f16, f32, or f8 in the format of the
- * $FP_NFMT weight bit. */
-static uint8_t
-weight_key(const Exec *e, ElemFmt in)
-{
-	return in == EF_F16   ? 1
-	       : in == EF_F32 ? 2
-	                      : (uint8_t)(3 + (e->c->fp_nfmt & 1));
-}
-
-static __attribute__((noinline)) const double *
-weights_decode(const Exec *e, ElemFmt in, uint8_t key, int k)
-{
-	Tile *t = e->tile;
-	AmpWeights *w = &t->amp_w;
-	int n = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
-	for (int i = 0; i < n; i++)
-		w->el[k][i] = elem64(t->cwei[k], in, i, e->c->fp_nfmt, 0);
-	w->raw[k] = t->cwei[k];
-	w->fmt[k] = key;
-	return w->el[k];
-}
-
-/* The elements of CWEI k as weights of a form with input format `in`
- * (cache key `key`), from the tile's decoded copy, refreshed when cwei[k]
- * or the key differs from what it was decoded from. Element i is what
- * elem64(cwei[k], in, i, nfmt, 0) returns. */
-static inline const double *
-weights_of(const Exec *e, ElemFmt in, uint8_t key, int k)
-{
-	const AmpWeights *w = &e->tile->amp_w;
-	if (w->raw[k] == e->tile->cwei[k] && w->fmt[k] == key)
-		return w->el[k];
-	return weights_decode(e, in, key, k);
-}
-
-/* 2^$FP_SCL for FP8 products, else 1. */
+/* 2^$FP_SCL for FP8 products, else 1: a power of two in -32..31, built
+ * from its bits. */
 static double
 product_scale(const Exec *e, const AmpForm *f)
 {
 	if (f->in != EF_F8)
 		return 1.0;
-	return ldexp(1.0, fp_scale6(e->c->fp_scl));
+	return bits_double((uint64_t)(1023 + fp_scale6(e->c->fp_scl)) << 52);
 }
 
-/* A NaN result of one engine's sum depends on which operand of each
- * multiply and add the host returns when NaNs meet, which C leaves to the
- * compiler. The model fixes it to what the x86 SSE build of the original
- * code did (its operand order: x * w, then * scale, then sum + product):
- * the first operand's NaN, else the second's, else the operation's own
- * default NaN. The fast loops below give the same non-NaN sums whatever the
- * operand order; a NaN sum is recomputed here with the order made
- * explicit. */
+/* One engine's sum, the model's reference: acc, then + x[i] * w[i]
+ * (* scale for FP8) for i = 0, 1, ... in double. Which NaN comes out when
+ * NaNs meet depends on which operand of each multiply and add the host
+ * returns, which C leaves to the compiler, so the order is made explicit:
+ * the first operand's NaN (quietened), else the second's, else the
+ * operation's own default NaN, as the x86 SSE build of the original code
+ * did with its operand order x * w, then * scale, then sum + product. */
 /* The NaN an operation returns for NaN operand a: a, quiet. Set by hand,
  * as the compiler may fold a float -> double -> float round trip of a
  * signalling NaN (a partial that became acc) into the unchanged value. */
@@ -344,8 +325,8 @@ nan_add(double a, double b)
 }
 
 static double
-mac_nan(float acc, const double *x, const double *w, int n, double scale,
-        int scaled)
+engine_sum(float acc, const double *x, const double *w, int n, double scale,
+           int scaled)
 {
 	double sum = acc;
 	for (int i = 0; i < n; i++) {
@@ -355,9 +336,185 @@ mac_nan(float acc, const double *x, const double *w, int n, double scale,
 	return sum;
 }
 
+/* Step 3 (multiply-accumulate), plain: every engine's weights decoded
+ * from cwei and its sum formed by engine_sum. Engine m at phase p uses
+ * CWEI cwei_index(m, col); its weight for input i is element elem0 + i of
+ * it (elem0 > 0 only when phases share one CWEI, with one input). */
+static inline __attribute__((always_inline)) void
+mac_plain(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
+          double scale)
+{
+	AmpState *s = &e->c->amp;
+	for (int m = 0; m < f->engines; m++) {
+		uint64_t cw = e->tile->cwei[cwei_index(m, col)];
+		double w[AMP_MAX_INPUTS];
+		for (int i = 0; i < n; i++)
+			w[i] = elem64(cw, f->in, elem0 + i, e->c->fp_nfmt, 0);
+		s->acc[m] = acc_round(
+		    engine_sum(s->acc[m], x, w, n, scale, f->in == EF_F8));
+	}
+}
+
+/*
+ * Step 3, fast: the same sums for all engines at once on host vectors, four
+ * engines per vector of doubles, from the tile's decoded weights
+ * (Tile.amp_w, by column, element and engine). Every lane does exactly the
+ * plain path's operations on its engine in the same order (a product, the
+ * scale, an add; no fused multiply-add: -ffp-contract=off) and rounds as
+ * acc_round does, so non-NaN sums give the same bits; when a sum is NaN the
+ * whole instruction's sums are left to the caller, who redoes that engine
+ * with engine_sum. Compiled twice, for the baseline ISA and for AVX2
+ * (chosen at run time).
+ */
+typedef double v4d __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+
+/* acc[m] for the engines, or 0 with the sums in sum[] if one is NaN. */
+static inline __attribute__((always_inline)) int
+mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
+            int engines, int scaled, double scale, double *sum)
+{
+	v4l nan = {0, 0, 0, 0};
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		v4f a;
+		memcpy(&a, acc + g, sizeof a);
+		v4d v = __builtin_convertvector(a, v4d);
+#pragma GCC unroll 8
+		for (int i = 0; i < n; i++) {
+			v4d wv;
+			memcpy(&wv, &w[i][g], sizeof wv);
+			v4d p = x[i] * wv;
+			if (scaled)
+				p = p * scale;
+			v = v + p;
+		}
+		nan |= v != v;
+		memcpy(sum + g, &v, sizeof v);
+	}
+	if (nan[0] | nan[1] | nan[2] | nan[3])
+		return 0;
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		v4d v;
+		memcpy(&v, sum + g, sizeof v);
+		v4f r = __builtin_convertvector(v, v4f);
+		memcpy(acc + g, &r, sizeof r);
+	}
+	return 1;
+}
+
+/* The forms' shapes as constants, so that each loop above unrolls:
+ * (inputs per engine, engines, scaled). */
+static inline __attribute__((always_inline)) int
+mac_shapes(int shape, float *acc, const double (*w)[16], const double *x,
+           double scale, double *sum)
+{
+	switch (shape) {
+	case 0:
+		return mac_vectors(acc, w, x, 8, 16, 1, scale, sum);
+	case 1:
+		return mac_vectors(acc, w, x, 4, 16, 0, 1.0, sum);
+	case 2:
+		return mac_vectors(acc, w, x, 4, 8, 0, 1.0, sum);
+	case 3:
+		return mac_vectors(acc, w, x, 1, 16, 0, 1.0, sum);
+	default:
+		return mac_vectors(acc, w, x, 1, 8, 0, 1.0, sum);
+	}
+}
+
+static int
+mac_shape(const AmpForm *f)
+{
+	return f->in == EF_F8                        ? 0
+	       : f->in == EF_F16 && f->engines == 16 ? 1
+	       : f->in == EF_F16                     ? 2
+	       : f->engines == 16                    ? 3
+	                                             : 4;
+}
+
+static int
+mac_portable(int shape, float *acc, const double (*w)[16], const double *x,
+             double scale, double *sum)
+{
+	return mac_shapes(shape, acc, w, x, scale, sum);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static int
+mac_avx2(int shape, float *acc, const double (*w)[16], const double *x,
+         double scale, double *sum)
+{
+	return mac_shapes(shape, acc, w, x, scale, sum);
+}
+#else
+#define mac_avx2 mac_portable
+#endif
+
+/* Cache key of a weight format: f16, f32, or f8 in the format of the
+ * $FP_NFMT weight bit. */
+static uint8_t
+weight_key(const Exec *e, ElemFmt in)
+{
+	return in == EF_F16   ? 1
+	       : in == EF_F32 ? 2
+	                      : (uint8_t)(3 + (e->c->fp_nfmt & 1));
+}
+
+/* Bring column col of amp_w up to date with cwei, for all 16 engines in the
+ * format of key. */
+static __attribute__((noinline)) void
+weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key)
+{
+	Tile *t = e->tile;
+	AmpWeights *aw = &t->amp_w;
+	int nel = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
+	for (int m = 0; m < AMP_ENGINES; m++) {
+		uint64_t cw = t->cwei[cwei_index(m, col)];
+		if (aw->raw[col][m] == cw && aw->key[col] == key)
+			continue;
+		for (int i = 0; i < nel; i++)
+			aw->w[col][i][m] = elem64(cw, in, i, e->c->fp_nfmt, 0);
+		aw->raw[col][m] = cw;
+	}
+	aw->key[col] = key;
+	aw->gen[col] = t->cwei_gen;
+}
+
+static inline __attribute__((always_inline)) void
+mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
+         double scale)
+{
+	Tile *t = e->tile;
+	AmpWeights *aw = &t->amp_w;
+	AmpState *s = &e->c->amp;
+	uint8_t key = weight_key(e, f->in);
+	if (aw->gen[col] != t->cwei_gen || aw->key[col] != key)
+		weights_refresh(e, f->in, col, key);
+	const double(*w)[16] = &aw->w[col][elem0];
+	double sum[AMP_ENGINES];
+	int shape = mac_shape(f);
+	if (sim_use_avx2() ? mac_avx2(shape, s->acc, w, x, scale, sum)
+	                   : mac_portable(shape, s->acc, w, x, scale, sum))
+		return;
+	for (int m = 0; m < f->engines; m++) {
+		if (isnan(sum[m])) {
+			double wm[AMP_MAX_INPUTS];
+			for (int i = 0; i < n; i++)
+				wm[i] = w[i][m];
+			sum[m] = engine_sum(s->acc[m], x, wm, n, scale,
+			                    f->in == EF_F8);
+		}
+		s->acc[m] = acc_round(sum[m]);
+	}
+}
+
 /* One AMP instruction of form f. Operands (all forms): dst, input,
- * partials, flags (insns.def). */
-static void
+ * partials, flags (insns.def). Inlined into each form's exec function, so
+ * that the form is a constant and every loop over engines unrolls. */
+static inline __attribute__((always_inline)) void
 amp_exec(Exec *e, const AmpForm *f)
 {
 	AmpState *s = &e->c->amp;
@@ -374,55 +531,18 @@ amp_exec(Exec *e, const AmpForm *f)
 	}
 
 	/* 3: multiply-accumulate. Engine m at phase p uses CWEI
-	 * cwei_index(m, p / per_cwei); its weight for input i is element i of
-	 * it, or element p % per_cwei when phases share one CWEI (then there
-	 * is one input). The sums are formed in the same order as always:
-	 * acc, then + x[i] * w * scale for i = 0, 1, ...; for f16 and f32
-	 * the scale is 1, and x * w * 1.0 is x * w, so that product is left
-	 * out. A NaN sum is redone by mac_nan. */
+	 * cwei_index(m, col); when phases share one CWEI (f32: one input),
+	 * phase p reads its element p % per_cwei. */
 	double x[AMP_MAX_INPUTS];
 	read_inputs(e, f, src, x);
 	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
 	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
-	uint8_t key = weight_key(e, f->in);
-	if (f->in == EF_F16) {
-		for (int m = 0; m < f->engines; m++) {
-			const double *w =
-			    weights_of(e, EF_F16, key, cwei_index(m, col));
-			double sum = s->acc[m];
-			sum += x[0] * w[0];
-			sum += x[1] * w[1];
-			sum += x[2] * w[2];
-			sum += x[3] * w[3];
-			if (isnan(sum))
-				sum = mac_nan(s->acc[m], x, w, 4, 1.0, 0);
-			s->acc[m] = acc_round(sum);
-		}
-	} else if (f->in == EF_F32) {
-		for (int m = 0; m < f->engines; m++) {
-			const double *w =
-			    weights_of(e, EF_F32, key, cwei_index(m, col));
-			double sum = s->acc[m];
-			sum += x[0] * w[elem0];
-			if (isnan(sum))
-				sum =
-				    mac_nan(s->acc[m], x, &w[elem0], 1, 1.0, 0);
-			s->acc[m] = acc_round(sum);
-		}
-	} else {
-		double scale = product_scale(e, f);
-		for (int m = 0; m < f->engines; m++) {
-			const double *w =
-			    weights_of(e, f->in, key, cwei_index(m, col));
-			double sum = s->acc[m];
-			for (int i = 0; i < f->ninputs; i++)
-				sum += x[i] * w[elem0 + i] * scale;
-			if (isnan(sum))
-				sum = mac_nan(s->acc[m], x, &w[elem0],
-				              f->ninputs, scale, 1);
-			s->acc[m] = acc_round(sum);
-		}
-	}
+	int n = f->in == EF_F32 ? 1 : f->ninputs;
+	double scale = product_scale(e, f);
+	if (sim_path == SIM_PLAIN)
+		mac_plain(e, f, col, elem0, x, n, scale);
+	else
+		mac_fast(e, f, col, elem0, x, n, scale);
 
 	/* 4: end of group. */
 	if (p == f->phases - 1)
@@ -549,6 +669,7 @@ putcs(Exec *e, int n)
 	if (!sim_load(e, addr, w, size))
 		return;
 	memcpy(&e->tile->cwei[k], w, size);
+	e->tile->cwei_gen++;
 	e->tile->sup.cccsload = addr + size;
 }
 

@@ -23,6 +23,18 @@
 #include "../target/chip.h"
 #include "../util/util.h"
 
+/* Paths with a fast and a plain form: the plain one is the reference
+ * semantics, written for clarity; the fast one must give the same state bit
+ * for bit, and the differential tests (tests/test_sim_paths.c) run both on
+ * the same programs and compare. SIM_PORTABLE is the fast path without the
+ * host's optional vector instructions (AVX2). Set before running; read by
+ * every host thread. */
+typedef enum { SIM_FAST, SIM_PORTABLE, SIM_PLAIN } SimPath;
+extern SimPath sim_path;
+/* 1 if the fast paths may use AVX2 (sim_path == SIM_FAST and the host has
+ * it). */
+int sim_use_avx2(void);
+
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
 #define FAULT_TYPES(X)                                                         \
 	X(NONE, 0)                                                             \
@@ -202,14 +214,16 @@ typedef struct {
 	ExecFn fn;
 } DInsn;
 
-/* The $CWEI registers decoded to doubles for the AMP (sim/amp.c): entry k
- * holds the elements of cwei[k] read in format fmt[k] (0 = nothing cached);
- * it is used only while raw[k] still equals cwei[k], so any writer of cwei
- * (instructions, tests, the host) invalidates it without telling anyone. */
+/* The $CWEI registers decoded to doubles for the AMP's fast path
+ * (sim/amp.c), laid out for host SIMD across engines: w[n][i][m] is element
+ * i of the register engine m reads at weight column n, in the format of
+ * cache key key[n] (0 = nothing decoded), decoded from raw[n][m]. Column n
+ * is used without a look at cwei while gen[n] equals Tile.cwei_gen. */
 typedef struct {
-	uint64_t raw[CHIP_CWEI];
-	uint8_t fmt[CHIP_CWEI];
-	double el[CHIP_CWEI][8];
+	double w[4][8][16];
+	uint64_t raw[4][16];
+	uint64_t gen[4];
+	uint8_t key[4];
 } AmpWeights;
 
 /* Supervisor CSRs that are plain storage. */
@@ -227,6 +241,10 @@ struct Tile {
 	Context ctx[CHIP_CONTEXTS];
 	SupervisorCsrs sup;
 	uint64_t cwei[CHIP_CWEI];
+	/* Changes whenever cwei may have: every instruction that writes it
+	 * adds 1, and so does tile_run on entry, for writers outside the
+	 * emulator (tests, the host), which act between runs. */
+	uint64_t cwei_gen;
 	AmpWeights amp_w; /* decoded cwei, a cache (sim/amp.c) */
 	uint64_t cycle;   /* cycles elapsed */
 	uint64_t bundles; /* issues (bundles or solo instructions) */

@@ -22,6 +22,18 @@ static const ExecFn exec_for_row[ISA_ROWS] = {
 #undef I
 };
 
+SimPath sim_path = SIM_FAST;
+
+int
+sim_use_avx2(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	return sim_path == SIM_FAST && __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
 const char *
 fault_type_name(FaultType t)
 {
@@ -520,6 +532,7 @@ tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
 RunStatus
 tile_run(Tile *t, uint64_t max_cycles)
 {
+	t->cwei_gen++; /* cwei may have been written since the last run */
 	while (t->cycle < max_cycles) {
 		if (t->faulted)
 			return RUN_FAULT;
