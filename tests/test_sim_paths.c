@@ -91,7 +91,8 @@ random_operand(const OperandSpec *s)
 			             : (int64_t)field - ((int64_t)1 << (w - 1));
 			break;
 		case OPK_Z:
-			v = (int64_t)((uint32_t)rnd() & ~((1u << (32 - w)) - 1));
+			v = (int64_t)((uint32_t)rnd() &
+			              ~((1u << (32 - w)) - 1));
 			break;
 		default:
 			v = below(4) ? below(16) : (int64_t)field;
@@ -259,8 +260,8 @@ make_program(Style style, int n, uint32_t *w)
 		}
 		if (k % 2) /* bundles are 8-byte aligned: pad with a solo */
 			w[k++] = enc("setzi_mmmn_zi", 2, 15, 0);
-		const RowSet *ar = style == STYLE_AMP && below(8) ? &amp_rows
-		                                                  : &aux_rows;
+		const RowSet *ar =
+		    style == STYLE_AMP && below(8) ? &amp_rows : &aux_rows;
 		w[k++] = (style == STYLE_AMP ? amp_load()
 		                             : random_word(&pair_rows)) |
 		         0x80000000u;
@@ -278,8 +279,8 @@ make_tile(const uint32_t *prog, int nwords, uint64_t seed)
 	uint64_t saved = rng;
 	rng = seed;
 	Tile *t = tile_new(c, 0);
-	assert_int_equal(tile_write(t, c->mem_base, prog, 4u * (uint32_t)nwords),
-	                 0);
+	assert_int_equal(
+	    tile_write(t, c->mem_base, prog, 4u * (uint32_t)nwords), 0);
 	uint32_t buf[WINDOW / 4];
 	for (uint32_t i = 0; i < WINDOW / 4; i++)
 		buf[i] = random_aword();
@@ -294,9 +295,10 @@ make_tile(const uint32_t *prog, int nwords, uint64_t seed)
 	t->sup.fp_iscl = below(64);
 	/* rounding mode (bits 18:16) and NANOO/ESR now and then; traps
 	 * rarely, so that programs mostly run to the end */
-	t->sup.fp_ictl = below(4) ? 0
-	                          : (below(8) << 16 | below(2) << 19 |
-	                             below(2) << 20 | (below(8) ? 0 : below(8)));
+	t->sup.fp_ictl = below(4)
+	                     ? 0
+	                     : (below(8) << 16 | below(2) << 19 |
+	                        below(2) << 20 | (below(8) ? 0 : below(8)));
 	assert_int_equal(tile_start_worker(t, 0, c->mem_base, 0), 0);
 	Context *x = &t->ctx[1];
 	random_mregs(c, x->m);
@@ -427,10 +429,11 @@ check_program(Style style, int issues, int index)
 		if (d) {
 			char f[768];
 			tile_format_fault(t[0], f, sizeof f);
-			fail_msg("program %d (style %d): %s differs between the "
-			         "plain and the %s path; plain run: %s",
-			         index, style, d, path_names[p],
-			         t[0]->faulted ? f : "no fault");
+			fail_msg(
+			    "program %d (style %d): %s differs between the "
+			    "plain and the %s path; plain run: %s",
+			    index, style, d, path_names[p],
+			    t[0]->faulted ? f : "no fault");
 		}
 	}
 	for (int p = 0; p < 3; p++)
@@ -444,11 +447,13 @@ run_programs(Style style, int count, int min_issues, int max_issues)
 	ran = completed = 0;
 	issued = 0;
 	for (int i = 0; i < count; i++)
-		check_program(style, min_issues + (int)below((uint32_t)(
-		                         max_issues - min_issues + 1)),
-		              i);
-	print_message("%d programs, %d ran to their exit, %llu issues\n",
-	              ran, completed, (unsigned long long)issued);
+		check_program(
+		    style,
+		    min_issues +
+		        (int)below((uint32_t)(max_issues - min_issues + 1)),
+		    i);
+	print_message("%d programs, %d ran to their exit, %llu issues\n", ran,
+	              completed, (unsigned long long)issued);
 	/* a generator whose programs all fault at once tests nothing */
 	assert_true(completed >= ran / 10);
 	assert_true(issued >= (uint64_t)ran * (uint64_t)min_issues / 4);

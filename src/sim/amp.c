@@ -175,25 +175,6 @@ bits_float(uint32_t b)
 	return f;
 }
 
-/* fp_f16_to_f64 without ldexp, bit for bit the same double (checked for
- * all 65536 inputs): normals rebias the exponent (15 -> 1023) and widen the
- * fraction; subnormals are m * 2^-24 exactly; NaN is the default quiet NaN
- * with the sign of h, as fp.c's -NAN/NAN. */
-static inline __attribute__((always_inline)) double
-f16_value(uint16_t h)
-{
-	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
-	uint64_t s = (uint64_t)(h & 0x8000u) << 48;
-	if (e == 0) {
-		double v = (double)m * 0x1p-24;
-		return h & 0x8000u ? -v : v;
-	}
-	if (e == 0x1f)
-		return bits_double(
-		    s | (m ? 0x7ff8000000000000ull : 0x7ff0000000000000ull));
-	return bits_double(s | (uint64_t)(e + 1008) << 52 | (uint64_t)m << 42);
-}
-
 /* An f32 state value as an f16 result: nearest even, overflow to
  * infinity. Zero and values that round to an f16 normal below 65520 are
  * converted here with integer rounding (the same result as fp.c's, checked
@@ -223,7 +204,7 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 {
 	switch (fmt) {
 	case EF_F16:
-		return f16_value((uint16_t)(w >> (16 * i)));
+		return fp_f16_to_f64((uint16_t)(w >> (16 * i)));
 	case EF_F32:
 		return bits_float((uint32_t)(w >> (32 * i)));
 	case EF_F8:
@@ -248,8 +229,8 @@ read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
 	for (int i = 0; i < n; i++) {
 		if (fmt == EF_F16) {
 			uint32_t w = ra(e, r + i / 2);
-			out[i] =
-			    (float)f16_value((uint16_t)(w >> (16 * (i % 2))));
+			out[i] = (float)fp_f16_to_f64(
+			    (uint16_t)(w >> (16 * (i % 2))));
 		} else {
 			out[i] = bits_float(ra(e, r + i));
 		}

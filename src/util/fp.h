@@ -15,6 +15,7 @@
 #define IPU_FP_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Rounding modes. Values 0..4 are the f32int immediate and (DECISION) the
  * $FP_CTL.RND encoding: the Colossus LLVM backend emits f32int imm 0 for
@@ -91,8 +92,26 @@ uint32_t fp_f64_to_f32(double x, FpRound mode, uint32_t rbits, unsigned *flags);
 /* binary32 -> binary16; a signalling NaN raises INV. */
 uint16_t fp_f32_to_f16(uint32_t f, FpRound mode, uint32_t rbits, FpOverflow ov,
                        unsigned *flags);
-/* binary16 -> exact values. NaNs become the canonical NaN. */
-double fp_f16_to_f64(uint16_t h);
+/* binary16 -> exact values. NaNs become the host's default NaN (quiet,
+ * positive payload 0) with the sign of h. Inline, by bit manipulation: the
+ * emulator converts every f16 operand with it. */
+static inline double
+fp_f16_to_f64(uint16_t h)
+{
+	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
+	uint64_t s = (uint64_t)(h & 0x8000u) << 48, b;
+	if (e == 0) { /* zero or subnormal: m * 2^-24, exact */
+		double v = (double)m * 0x1p-24;
+		return h & 0x8000u ? -v : v;
+	}
+	if (e == 0x1f)
+		b = s | (m ? 0x7ff8000000000000ull : 0x7ff0000000000000ull);
+	else /* rebias the exponent (15 -> 1023), widen the fraction */
+		b = s | (uint64_t)(e + 1008) << 52 | (uint64_t)m << 42;
+	double v;
+	memcpy(&v, &b, 8);
+	return v;
+}
 uint32_t fp_f16_to_f32(uint16_t h, unsigned *flags);
 
 /* binary16 arithmetic, computed exactly and rounded once. */
