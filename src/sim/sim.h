@@ -18,6 +18,7 @@
 #define IPU_SIM_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "../asm/isa.h"
 #include "../target/chip.h"
@@ -257,12 +258,14 @@ struct Tile {
 	/* bundle in flight */
 	MemAccess acc[4];
 	int nacc;
+	uint64_t acc_elems; /* memory elements they use, a mask */
 	/* decode cache: one entry per instruction word of executable memory */
 	DInsn *dcache;
 	uint8_t *dvalid;
 	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
 	int elem_shift;
 	uint32_t region0_elems;
+	int mem_fast; /* elements by shifts, at most 64: sim_load's fast path */
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t sup_ready; /* the supervisor issues again from this cycle */
@@ -381,9 +384,107 @@ sim_wa64(Exec *e, int r, uint64_t v)
 	sim_wa(e, r + 1, (uint32_t)(v >> 32));
 }
 /* Memory: check range, alignment, region and same-element conflicts within
- * the bundle; raise the fault and return 0 on failure. */
-int sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size);
-int sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size);
+ * the bundle; raise the fault and return 0 on failure. The plain forms
+ * (tile.c) check one rule after the other and log each access with its
+ * elements; sim_load and sim_store (below) first try the fast form, which
+ * passes only accesses that break no rule and otherwise leaves them to the
+ * plain one. */
+int sim_load_plain(Exec *e, uint32_t addr, void *dst, uint32_t size);
+int sim_store_plain(Exec *e, uint32_t addr, const void *src, uint32_t size);
+/* Forget decoded instructions in [addr, addr + len) (tile.c). */
+void sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len);
+
+static inline void
+sim_invalidate(Tile *t, uint32_t addr, uint32_t len)
+{
+	if (addr < t->chip->exec_end + 4) /* else data memory */
+		sim_invalidate_code(t, addr, len);
+}
+
+/* chip_mem_element for an address inside memory: the same formula with
+ * the division by the element size done as a shift. */
+static inline int
+sim_elem_of(const Tile *t, uint32_t addr)
+{
+	const Chip *c = t->chip;
+	if (!t->elem_shift)
+		return chip_mem_element(c, addr);
+	if (addr < c->interleave)
+		return (int)((addr - c->mem_base) >> t->elem_shift);
+	return (int)(t->region0_elems +
+	             2 * ((addr - c->interleave) >> (t->elem_shift + 1)) +
+	             ((addr >> 3) & 1));
+}
+
+/* memcpy with the common sizes as constants, so that they compile to
+ * plain moves instead of a library call. */
+static inline void
+sim_copy_bytes(void *dst, const void *src, uint32_t size)
+{
+	switch (size) {
+	case 4:
+		memcpy(dst, src, 4);
+		break;
+	case 8:
+		memcpy(dst, src, 8);
+		break;
+	case 16:
+		memcpy(dst, src, 16);
+		break;
+	default:
+		memcpy(dst, src, size);
+	}
+}
+
+/* The fast form of the memory checks: 1 and the access logged if it is in
+ * memory, aligned (sizes are powers of two), 128-bit only in the
+ * interleaved region, and in elements no earlier access of the bundle
+ * used (Tile.acc_elems); else 0. */
+static inline int
+sim_mem_fast(Exec *e, uint32_t addr, uint32_t size, int store)
+{
+	Tile *t = e->tile;
+	const Chip *c = t->chip;
+	if (!t->mem_fast || sim_path == SIM_PLAIN || addr < c->mem_base ||
+	    addr >= c->mem_end || size > c->mem_end - addr ||
+	    (size & (size - 1)) || (addr & (size - 1)) ||
+	    (size == 16 && addr < c->interleave) ||
+	    t->nacc == (int)(sizeof t->acc / sizeof t->acc[0]))
+		return 0;
+	int e0 = sim_elem_of(t, addr), e1 = -1;
+	uint64_t bits = 1ull << e0;
+	if (size == 16) {
+		e1 = sim_elem_of(t, addr + 8);
+		bits |= 1ull << e1;
+	}
+	uint64_t used = t->nacc ? t->acc_elems : 0;
+	if (used & bits)
+		return 0;
+	t->acc_elems = used | bits;
+	t->acc[t->nacc++] = (MemAccess){addr, size, (uint8_t)store, {e0, e1}};
+	return 1;
+}
+
+static inline int
+sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
+{
+	if (!sim_mem_fast(e, addr, size, 0))
+		return sim_load_plain(e, addr, dst, size);
+	Tile *t = e->tile;
+	sim_copy_bytes(dst, t->mem + (addr - t->chip->mem_base), size);
+	return 1;
+}
+
+static inline int
+sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
+{
+	if (!sim_mem_fast(e, addr, size, 1))
+		return sim_store_plain(e, addr, src, size);
+	Tile *t = e->tile;
+	sim_copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
+	sim_invalidate(t, addr, size);
+	return 1;
+}
 
 /* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.
  *

@@ -70,6 +70,7 @@ tile_new(const Chip *chip, uint32_t id)
 		while ((1u << t->elem_shift) < eb)
 			t->elem_shift++;
 		t->region0_elems = (chip->interleave - chip->mem_base) / eb;
+		t->mem_fast = chip_mem_elements(chip) <= 64;
 	}
 	xch_reset(&t->x);
 	return t;
@@ -100,8 +101,8 @@ tile_start(Tile *t, uint32_t entry)
 	s->m[10] = SIM_HOST_RETURN;
 }
 
-static void
-invalidate(Tile *t, uint32_t addr, uint32_t len)
+void
+sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len)
 {
 	const Chip *c = t->chip;
 	if (addr >= c->exec_end + 4)
@@ -123,7 +124,7 @@ tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len)
 	if (!chip_in_memory(t->chip, addr, len))
 		return -1;
 	memcpy(t->mem + (addr - t->chip->mem_base), src, len);
-	invalidate(t, addr, len);
+	sim_invalidate(t, addr, len);
 	return 0;
 }
 
@@ -173,21 +174,6 @@ commit(Exec *e)
 
 /* Memory. */
 
-/* chip_mem_element for an address inside memory: the same formula with
- * the division by the element size done as a shift. */
-static inline int
-elem_of(const Tile *t, uint32_t addr)
-{
-	const Chip *c = t->chip;
-	if (!t->elem_shift)
-		return chip_mem_element(c, addr);
-	if (addr < c->interleave)
-		return (int)((addr - c->mem_base) >> t->elem_shift);
-	return (int)(t->region0_elems +
-	             2 * ((addr - c->interleave) >> (t->elem_shift + 1)) +
-	             ((addr >> 3) & 1));
-}
-
 static int
 mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 {
@@ -218,10 +204,12 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 		return 0;
 	}
 	/* Same-element conflicts within one bundle (isa.md 8). A 128-bit
-	 * access uses both elements of its interleaved pair. */
-	int el[2] = {elem_of(t, addr), -1};
+	 * access uses both elements of its pair. */
+	int el[2] = {sim_elem_of(t, addr), -1};
 	if (size == 16)
-		el[1] = elem_of(t, addr + 8);
+		el[1] = sim_elem_of(t, addr + 8);
+	if (t->nacc == 0)
+		t->acc_elems = 0;
 	for (int i = 0; i < t->nacc; i++) {
 		MemAccess *o = &t->acc[i];
 		const int *oel = o->el; /* as computed above for o */
@@ -241,48 +229,32 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 	}
 	if (t->nacc == (int)(sizeof t->acc / sizeof t->acc[0]))
 		die("too many memory accesses in one bundle");
+	for (int a = 0; a < 2; a++)
+		if (el[a] >= 0 && el[a] < 64)
+			t->acc_elems |= 1ull << el[a];
 	t->acc[t->nacc++] =
 	    (MemAccess){addr, size, (uint8_t)store, {el[0], el[1]}};
 	return 1;
 }
 
-/* memcpy with the common sizes as constants, so that they compile to
- * plain moves instead of a library call. */
-static inline void
-copy_bytes(void *dst, const void *src, uint32_t size)
-{
-	switch (size) {
-	case 4:
-		memcpy(dst, src, 4);
-		break;
-	case 8:
-		memcpy(dst, src, 8);
-		break;
-	case 16:
-		memcpy(dst, src, 16);
-		break;
-	default:
-		memcpy(dst, src, size);
-	}
-}
-
 int
-sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
+sim_load_plain(Exec *e, uint32_t addr, void *dst, uint32_t size)
 {
 	if (!mem_check(e, addr, size, 0))
 		return 0;
-	copy_bytes(dst, e->tile->mem + (addr - e->tile->chip->mem_base), size);
+	sim_copy_bytes(dst, e->tile->mem + (addr - e->tile->chip->mem_base),
+	               size);
 	return 1;
 }
 
 int
-sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
+sim_store_plain(Exec *e, uint32_t addr, const void *src, uint32_t size)
 {
 	if (!mem_check(e, addr, size, 1))
 		return 0;
 	Tile *t = e->tile;
-	copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
-	invalidate(t, addr, size);
+	sim_copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
+	sim_invalidate(t, addr, size);
 	return 1;
 }
 

@@ -26,46 +26,6 @@ static const Fmt FMT_F32 = {24, -126, 127};
 static const Fmt FMT_F143 = {4, -7, 7};   /* bias 8, exponent 15 is normal */
 static const Fmt FMT_F152 = {3, -15, 15}; /* bias 16, exponent 31 is normal */
 
-float
-fp_f32_float(uint32_t bits)
-{
-	float f;
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
-uint32_t
-fp_float_f32(float f)
-{
-	uint32_t b;
-	memcpy(&b, &f, 4);
-	return b;
-}
-
-int
-fp_f32_isnan(uint32_t f)
-{
-	return (f & 0x7fffffffu) > 0x7f800000u;
-}
-
-int
-fp_f32_issnan(uint32_t f)
-{
-	return fp_f32_isnan(f) && !(f & 0x00400000u);
-}
-
-int
-fp_f16_isnan(uint16_t h)
-{
-	return (h & 0x7fff) > 0x7c00;
-}
-
-int
-fp_f16_issnan(uint16_t h)
-{
-	return fp_f16_isnan(h) && !(h & 0x0200);
-}
-
 static uint64_t
 double_bits(double x)
 {

@@ -73,15 +73,48 @@ enum {
 	FP16_MAX = 0x7bff,       /* 65504 */
 };
 
-/* Bit patterns <-> host values (binary32 is the host float). */
-float fp_f32_float(uint32_t bits);
-uint32_t fp_float_f32(float f);
+/* Bit patterns <-> host values (binary32 is the host float). These and
+ * the predicates are inline: the emulator uses them on every operand. */
+static inline float
+fp_f32_float(uint32_t bits)
+{
+	float f;
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+static inline uint32_t
+fp_float_f32(float f)
+{
+	uint32_t b;
+	memcpy(&b, &f, 4);
+	return b;
+}
 
 /* Predicates. */
-int fp_f32_isnan(uint32_t f);
-int fp_f32_issnan(uint32_t f);
-int fp_f16_isnan(uint16_t h);
-int fp_f16_issnan(uint16_t h);
+static inline int
+fp_f32_isnan(uint32_t f)
+{
+	return (f & 0x7fffffffu) > 0x7f800000u;
+}
+
+static inline int
+fp_f32_issnan(uint32_t f)
+{
+	return fp_f32_isnan(f) && !(f & 0x00400000u);
+}
+
+static inline int
+fp_f16_isnan(uint16_t h)
+{
+	return (h & 0x7fff) > 0x7c00;
+}
+
+static inline int
+fp_f16_issnan(uint16_t h)
+{
+	return fp_f16_isnan(h) && !(h & 0x0200);
+}
 
 /* Round the exact value x to binary16. NaN gives FP16_QNAN (no flag: the
  * caller knows whether an input was a NaN); infinities pass through. */
