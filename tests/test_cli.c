@@ -225,7 +225,7 @@ test_compile(void **state)
 	assert_int_equal(run_ipu(out, sizeof out, "inspect bmm.pkg"), 1);
 	/* a model that does not fit: the worst tiles, then a count */
 	write_text("big.txt", "input a f16 [32, 1024, 4096]\n"
-	                      "input b f16 [32, 4096, 4096]\n"
+	                      "input b f16 [32, 4096, 2048]\n"
 	                      "c = matmul a b\n"
 	                      "output c\n");
 	assert_int_equal(run_ipu(out, sizeof out, "compile big.txt -o big.pkg"),

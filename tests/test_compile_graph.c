@@ -241,10 +241,11 @@ interpret(const Graph *g, long double **val)
 /* Compile the text-form graph on `tiles` tiles (its plan must say
  * plan_has, unless NULL), run it with random inputs, and check every
  * output within rel x (the output's largest magnitude). Returns the
- * compile report's predicted cycles; *cycles the emulated. */
+ * compile report's predicted cycles; *cycles the emulated; *outs (unless
+ * outs is NULL) every output's bits, in tensor order (malloc'd). */
 static uint64_t
 run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
-          uint64_t *cycles)
+          uint64_t *cycles, uint8_t **outs)
 {
 	Graph *g;
 	Diag errs[GRAPH_MAX_ERRORS], d;
@@ -272,6 +273,9 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	if (ipu_load_package(dev, bytes, len, &err))
 		fail_msg("load: %s", err.msg);
 	long double **val = xcalloc((size_t)g->ntensors, sizeof *val);
+	size_t nout = 0;
+	if (outs)
+		*outs = NULL;
 	for (int32_t id = 0; id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
 		if (t->producer >= 0)
@@ -310,6 +314,11 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 				fail_msg("%s[%zu] = %.8Lg, expected %.8Lg",
 				         t->name, e, got, val[id][e]);
 		}
+		if (outs) {
+			*outs = xrealloc(*outs, nout + n * es);
+			memcpy(*outs + nout, bits, n * es);
+			nout += n * es;
+		}
 		free(bits);
 	}
 	*cycles = ipu_cycles(dev);
@@ -329,7 +338,8 @@ static void
 check_plan(const char *what, const char *text, uint32_t tiles, double rel,
            const char *plan_has)
 {
-	uint64_t cycles, pred = run_graph(text, tiles, rel, plan_has, &cycles);
+	uint64_t cycles,
+	    pred = run_graph(text, tiles, rel, plan_has, &cycles, NULL);
 	print_message("%s on %u tiles: %llu cycles, predicted %llu\n", what,
 	              tiles, (unsigned long long)cycles,
 	              (unsigned long long)pred);
@@ -879,6 +889,94 @@ test_loop(void **state)
 	assert_int_equal(gemms[1], 1);
 }
 
+/* issue 11, 1: the body's matmul reads the carry as A and its add reads
+ * it as the second operand (h = add m h_prev): every iteration must read
+ * the carry, not the loop's first input the host wrote next to m. */
+static void
+test_loop_carry_second(void **state)
+{
+	(void)state;
+	check("a loop reading the carry as matmul A and as add's b",
+	      "input x f32 [16, 16]\n"
+	      "weight w0 f32 [16, 16]\nweight w1 f32 [16, 16]\n"
+	      "weight w2 f32 [16, 16]\n"
+	      "m0 = matmul x w0\nh0 = add m0 x\n"
+	      "m1 = matmul h0 w1\nh1 = add m1 h0\n"
+	      "m2 = matmul h1 w2\nh2 = add m2 h1\n"
+	      "output h2\nrepeat 3 m0 h0\n",
+	      8, 0x1p-18);
+}
+
+/* issue 11, 2: the loop's first input read again after the loop, or a
+ * graph output (below), keeps its value: the carry has storage of its
+ * own. */
+static void
+test_loop_input_kept(void **state)
+{
+	(void)state;
+	check("a loop whose first input is read after it",
+	      "input x f32 [16, 16]\n"
+	      "weight w0 f32 [16, 16]\nweight w1 f32 [16, 16]\n"
+	      "h0 = add x w0\nh1 = add h0 w1\n"
+	      "y = add h1 x\noutput y\nrepeat 2 h0 h0\n",
+	      8, 0x1p-20);
+}
+
+static void
+test_loop_input_output(void **state)
+{
+	(void)state;
+	check("a loop whose first input is an output",
+	      "input x f32 [16, 16]\n"
+	      "weight w0 f32 [16, 16]\nweight w1 f32 [16, 16]\n"
+	      "x0 = gelu x\n"
+	      "m0 = matmul x0 w0\nh0 = add m0 x0\n"
+	      "m1 = matmul h0 w1\nh1 = add m1 h0\n"
+	      "output x0\noutput h1\nrepeat 2 m0 h0\n",
+	      8, 0x1p-18);
+}
+
+/* `repeat` adds no meaning: a body of elementwise and row-wise ops (the
+ * same arithmetic however it is placed) gives the same bits with and
+ * without the repeat line, carried as either operand, its first input
+ * an output and read after the loop. */
+static void
+test_loop_same_bits(void **state)
+{
+	(void)state;
+	char text[2048];
+	size_t at = (size_t)snprintf(text, sizeof text,
+	                             "input x f16 [12, 40]\nx0 = gelu x\n");
+	const char *in = "x0";
+	char prev[16];
+	for (int k = 0; k < 3; k++) {
+		at += (size_t)snprintf(
+		    text + at, sizeof text - at,
+		    "weight b%d f16 [40]\nweight g%d f16 [40]\n"
+		    "weight e%d f16 [40]\nweight s%d f16 [12, 40]\n"
+		    "a%d = add %s b%d\nn%d = layernorm a%d g%d e%d eps=1e-5\n"
+		    "m%d = mul s%d n%d\nh%d = add m%d %s\n",
+		    k, k, k, k, k, in, k, k, k, k, k, k, k, k, k, k, in);
+		snprintf(prev, sizeof prev, "h%d", k);
+		in = prev;
+	}
+	at += (size_t)snprintf(text + at, sizeof text - at,
+	                       "y = add h2 x0\noutput y\noutput x0\n");
+	uint8_t *bits[2];
+	uint64_t cycles;
+	for (int repeat = 0; repeat < 2; repeat++) {
+		if (repeat)
+			snprintf(text + at, sizeof text - at,
+			         "repeat 3 a0 h0\n");
+		rng = 0x5eed;
+		run_graph(text, 8, 0x1p-6, NULL, &cycles, &bits[repeat]);
+	}
+	/* y [12, 40] then x0 [12, 40], f16 */
+	assert_memory_equal(bits[0], bits[1], 2 * 12 * 40 * 2);
+	free(bits[0]);
+	free(bits[1]);
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -967,6 +1065,10 @@ main(void)
 	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_loop),
+	    cmocka_unit_test(test_loop_carry_second),
+	    cmocka_unit_test(test_loop_input_kept),
+	    cmocka_unit_test(test_loop_input_output),
+	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_refusals),
 	};

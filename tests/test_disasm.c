@@ -12,6 +12,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/cli/cmd_asm.c"
+#include "../src/cli/outputs.c"
 
 static const char *
 text_of(const char *variant, int nops, int32_t a, int32_t b, int32_t c)

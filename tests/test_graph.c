@@ -918,6 +918,52 @@ test_repeat(void **state)
 	check_error(&e[0], 8, 0,
 	            "repeat: no iteration reads what the one before made "
 	            "(nothing is carried)");
+	/* The loop runs iteration 0's code each time with the carry and the
+	 * weights swapped in; what that cannot express is refused (issue
+	 * 11: each of these compiled and ran wrong before). Iteration 0
+	 * reads x as the carry and as itself, which iteration 1 reads: */
+	parse_fail("input x f32 [4, 8]\nh0 = add x x\nh1 = add h0 x\n"
+	           "output h1\nrepeat 2 h0 h0\n",
+	           e);
+	check_error(&e[0], 5, 0,
+	            "repeat: 'h0' reads the carry 'x' where iteration 1 reads "
+	            "'x', a tensor made before the loop, not the carry");
+	/* iteration 2 starts again from x */
+	parse_fail("input x f32 [4, 8]\nweight w f32 [4, 8]\n"
+	           "h0 = add x w\nh1 = add h0 w\nh2 = add x w\n"
+	           "output h2\nrepeat 3 h0 h0\n",
+	           e);
+	check_error(&e[0], 7, 0,
+	            "repeat: 'h2' (iteration 2) reads 'x', a tensor made "
+	            "before the loop, where iteration 1 reads 'h0', the carry");
+	/* w1 stands for both of iteration 0's weights */
+	parse_fail("input x f32 [4, 8]\nweight a0 f32 [4, 8]\n"
+	           "weight b0 f32 [4, 8]\nweight w1 f32 [4, 8]\n"
+	           "h0 = add x a0\nk0 = mul h0 b0\n"
+	           "h1 = add k0 w1\nk1 = mul h1 w1\n"
+	           "output k1\nrepeat 2 h0 k0\n",
+	           e);
+	check_error(&e[0], 10, 0,
+	            "repeat: weight 'w1' is read by iteration 1 in place of "
+	            "'a0' and by iteration 1 in place of 'b0': each weight "
+	            "stands for one");
+	/* the carry w0 is also iteration 0's own weight */
+	parse_fail("weight w0 f32 [4, 8]\nweight w1 f32 [4, 8]\n"
+	           "h0 = add w0 w0\nh1 = add h0 w1\n"
+	           "output h1\nrepeat 2 h0 h0\n",
+	           e);
+	check_error(&e[0], 6, 0,
+	            "repeat: 'h0' reads the carry 'w0' where iteration 1 reads "
+	            "'w1', a weight of its own, not the carry");
+	/* a row carried into a matrix */
+	parse_fail("input x f16 [8]\nweight b0 f16 [4, 8]\n"
+	           "h0 = add x b0\nweight b1 f16 [4, 8]\nh1 = add h0 b1\n"
+	           "output h1\nrepeat 2 h0 h0\n",
+	           e);
+	check_error(&e[0], 7, 0,
+	            "repeat: the carry 'x' is f16 [8] but iteration 1 reads "
+	            "'h0', f16 [4, 8], in its place: the carry keeps its "
+	            "type and shape");
 }
 
 int

@@ -472,6 +472,10 @@ test_check_errors(void **state)
 	    "padded size 2 x 8 is smaller than the 6 x 2 block (transposed)",
 	    "unknown format 5",
 	    "tensor 0 ('x'): 12 of its 24 elements are in no piece",
+	    /* (2^32 - 1)^2 elements, 24 in pieces: counted, not allocated */
+	    "tensor 0 ('x'): 18446744065119617001 of its "
+	    "18446744065119617025 elements are in no piece",
+	    "shared segment 1 (0x4c010..0x4c020) overlaps shared segment 0",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		Package *p = build_package();
@@ -533,6 +537,14 @@ test_check_errors(void **state)
 		          * piece 1 copies rows 0..1, rows 2..3 are lost */
 			x->piece[1].row0 = 0;
 			break;
+		case 18:
+			x->rows = x->cols = 0xffffffffu;
+			break;
+		case 19: {
+			static const uint8_t code[16] = {0};
+			pkg_add_shared(p, 0x4c010, code, sizeof code);
+			break;
+		}
 		}
 		uint8_t *data = NULL;
 		size_t len;
@@ -545,6 +557,120 @@ test_check_errors(void **state)
 		p->tiles = 2;
 		pkg_free(p);
 	}
+}
+
+/* The offset in a written package of tensor `name`'s rows field (its
+ * record: str name, dtype, scale, role, 0, rows, cols). */
+static size_t
+tensor_rows_at(const uint8_t *data, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = PKG_HEADER_BYTES; i + 8 + n < len; i++)
+		if (data[i] == n && !data[i + 1] && !data[i + 2] &&
+		    !data[i + 3] && !memcmp(data + i + 4, name, n) &&
+		    !data[i + 4 + n + 3])
+			return i + 4 + n + 4;
+	fail_msg("no tensor record '%s'", name);
+	return 0;
+}
+
+/* A small package whose CRC is right but whose input declares a
+ * 2^32 - 1 by 2^32 - 1 tensor: the reader names the missing elements
+ * instead of asking for 2^61 bytes of bitmap (it used to abort). */
+static void
+test_huge_tensor_read(void **state)
+{
+	(void)state;
+	Package *p = build_package();
+	size_t len;
+	uint8_t *data = write_ok(p, &len);
+	assert_true(len < 4096);
+	size_t at = tensor_rows_at(data, len, "x");
+	patch32(data, len, at, 0xffffffffu);
+	patch32(data, len, at + 4, 0xffffffffu);
+	expect_read_error(data, len,
+	                  "tensor 0 ('x'): 18446744065119617001 of its "
+	                  "18446744065119617025 elements are in no piece");
+	/* the weight w too: 8 x 16 declared 65536 x 65536 */
+	free(data);
+	data = write_ok(p, &len);
+	at = tensor_rows_at(data, len, "w");
+	patch32(data, len, at, 65536);
+	patch32(data, len, at + 4, 65536);
+	expect_read_error(data, len, "4294967168 of its 4294967296");
+	free(data);
+	pkg_free(p);
+}
+
+/* Inputs may be replicated: random pieces of a 5 x 7 input, some
+ * overlapping, against a count of uncovered elements on a grid. */
+static void
+test_replicated_cover(void **state)
+{
+	(void)state;
+	enum { R = 5, C = 7, RADDR = 0x63000 };
+	unsigned seed = 12345;
+	int complete = 0, incomplete = 0;
+	for (int trial = 0; trial < 300; trial++) {
+		Package *p = build_package();
+		PkgTensor *t =
+		    pkg_add_tensor(p, "r", PKG_DT_F32, 0, PKG_ROLE_INPUT, R, C);
+		pkg_add_buffer(p, 0, RADDR, R * C * 4, "r copies");
+		int grid[R][C] = {{0}};
+		int npieces =
+		    1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 8;
+		for (int k = 0; k < npieces; k++) {
+			uint32_t v[4];
+			for (int j = 0; j < 4; j++)
+				v[j] = (seed = seed * 1103515245 + 12345) >> 16;
+			/* every other piece whole rows, so that some
+			 * trials cover the tensor */
+			uint32_t r0 = v[0] % R, c0 = k % 2 ? v[1] % C : 0;
+			uint32_t rows = 1 + v[2] % (R - r0),
+			         cols = k % 2 ? 1 + v[3] % (C - c0) : C;
+			*pkg_add_piece(t) =
+			    (PkgPiece){.tile = 0,
+			               .addr = RADDR,
+			               .row0 = r0,
+			               .rows = rows,
+			               .col0 = c0,
+			               .cols = cols,
+			               .pad_rows = rows,
+			               .pad_cols = cols,
+			               .format = PKG_PF_ROWMAJOR};
+			for (uint32_t r = r0; r < r0 + rows; r++)
+				for (uint32_t c = c0; c < c0 + cols; c++)
+					grid[r][c] = 1;
+		}
+		int missing = 0;
+		for (int r = 0; r < R; r++)
+			for (int c = 0; c < C; c++)
+				missing += !grid[r][c];
+		uint8_t *data = NULL;
+		size_t len;
+		Diag d;
+		int e = pkg_write(p, &data, &len, &d);
+		if (missing) {
+			char want[96];
+			snprintf(want, sizeof want,
+			         "tensor 3 ('r'): %d of its %d elements are "
+			         "in no piece",
+			         missing, R * C);
+			assert_int_not_equal(e, 0);
+			if (!strstr(d.msg, want))
+				fail_msg("trial %d: '%s' not in '%s'", trial,
+				         want, d.msg);
+			incomplete++;
+		} else {
+			if (e)
+				fail_msg("trial %d: %s", trial, d.msg);
+			complete++;
+		}
+		free(data);
+		pkg_free(p);
+	}
+	if (complete < 10 || incomplete < 10)
+		fail_msg("%d complete, %d incomplete", complete, incomplete);
 }
 
 /* A 3 x 5 f16 tensor (element (r, c) = 0x100 + 5r + c) and its block rows
@@ -974,6 +1100,8 @@ main(void)
 	    cmocka_unit_test(test_flipped_fixed_crc),
 	    cmocka_unit_test(test_header_errors),
 	    cmocka_unit_test(test_check_errors),
+	    cmocka_unit_test(test_huge_tensor_read),
+	    cmocka_unit_test(test_replicated_cover),
 	    cmocka_unit_test(test_pack_rowmajor),
 	    cmocka_unit_test(test_pack_gemm),
 	    cmocka_unit_test(test_runtime_package),

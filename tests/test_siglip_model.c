@@ -378,7 +378,7 @@ test_package_cache(void **state)
 	         "run siglip --weights c.safetensors --config c.json --image "
 	         "nothere.png --out c1.npy");
 	assert_int_equal(run_ipu(out, sizeof out, args), 1);
-	expect_in(out, "c1.npy: exists");
+	expect_in(out, "c1.npy exists; refusing to overwrite it");
 }
 
 /* The issue's real sizes: google/siglip-base-patch16-224 (12 layers, d

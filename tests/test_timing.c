@@ -267,10 +267,79 @@ test_control_faults(void **state)
 	expect_fault(w, 1, -1, FAULT_INVALID_OP, "exchange");
 }
 
+/* Profiles: bounds for every rule, per-rule overrides left to right,
+ * clear refusals, and interned timed chips. */
+static void
+test_profile_parse(void **state)
+{
+	(void)state;
+	Timing t;
+	Diag d;
+	int dep = timing_rule_by_name("sup-dep");
+	int exp = timing_rule_by_name("f32exp");
+	assert_true(dep >= 0 && exp >= 0);
+	assert_int_equal(timing_rule_by_mnemonic("f32exp"), exp);
+	assert_int_equal(timing_rule_by_mnemonic("f32add"), -1);
+	assert_int_equal(timing_parse("nominal", &t, &d), IPU_OK);
+	assert_true(timing_is_nominal(&t));
+	assert_int_equal(t.v[dep], 6);
+	assert_int_equal(timing_parse("slow", &t, &d), IPU_OK);
+	for (int r = 0; r < TIMING_RULES; r++)
+		assert_int_equal(t.v[r], timing_rule(r)->value[TIMING_SLOW]);
+	assert_int_equal(
+	    timing_parse("fast,f32exp=slow,sup-dep=5,f32exp=2", &t, &d),
+	    IPU_OK);
+	assert_int_equal(t.v[exp], 2); /* the last override wins */
+	assert_int_equal(t.v[dep], 5);
+	assert_int_equal(t.v[TIMING_SUP_BRANCH],
+	                 timing_rule(TIMING_SUP_BRANCH)->value[TIMING_FAST]);
+	assert_string_equal(t.spec, "fast,f32exp=slow,sup-dep=5,f32exp=2");
+	/* every bound satisfies fast <= nominal <= slow in cycles */
+	for (int r = 0; r < TIMING_RULES; r++) {
+		const TimingRuleInfo *i = timing_rule(r);
+		int bw = !strcmp(i->unit, "MB/s"); /* bandwidth: reversed */
+		uint32_t f = i->value[TIMING_FAST],
+		         n = i->value[TIMING_NOMINAL],
+		         s = i->value[TIMING_SLOW];
+		assert_true(bw ? f >= n && n >= s : f <= n && n <= s);
+		assert_true(i->source[0]);
+	}
+	static const char *const bad[] = {
+	    "",
+	    "medium",
+	    "nominal,",
+	    "nominal,f32exp",
+	    "nominal,x=slow",
+	    "nominal,f32exp=0",
+	    "nominal,f32exp=-1",
+	    "nominal,f32exp=12a",
+	    "nominal,f32exp=",
+	    "slow,=3",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		Timing keep = t;
+		assert_int_equal(timing_parse(bad[i], &t, &d), IPU_EINVAL);
+		assert_memory_equal(&keep, &t, sizeof t); /* untouched */
+		assert_non_null(strstr(d.msg, "--timing"));
+	}
+	const Chip *c = chip_default();
+	assert_ptr_equal(chip_timed(c, &timing_nominal), c);
+	assert_int_equal(timing_parse("slow", &t, &d), IPU_OK);
+	const Chip *s1 = chip_timed(c, &t), *s2 = chip_timed(s1, &t);
+	assert_ptr_not_equal(s1, c);
+	assert_ptr_equal(s1, s2); /* interned, and timed from the base */
+	assert_ptr_equal(s1->base, c);
+	assert_int_equal(chip_rule(s1, TIMING_SUP_DEP),
+	                 timing_rule(TIMING_SUP_DEP)->value[TIMING_SLOW]);
+	assert_string_equal(s1->name, "c600");
+	assert_int_equal(s1->tiles, c->tiles);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_profile_parse),
 	    cmocka_unit_test(test_supervisor_returns_status),
 	    cmocka_unit_test(test_runall_sync_timing),
 	    cmocka_unit_test(test_single_worker_rate),

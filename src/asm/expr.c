@@ -196,14 +196,24 @@ static const char not_reloc[] =
     "expression is not relocatable: use a constant, or one symbol plus or "
     "minus a constant";
 
-/* Wrapping arithmetic in uint64_t: the assembler's values are 64-bit and
- * overflow must not be undefined behaviour. */
+/* Bitwise results in uint64_t, as int64_t without undefined behaviour. */
 static int64_t
 wrap(uint64_t v)
 {
 	int64_t r;
 	memcpy(&r, &v, sizeof r);
 	return r;
+}
+
+/* Values are signed 64-bit (a number written above INT64_MAX is its
+ * two's-complement pattern: 0xffffffffffffffff is -1); + - * << and
+ * unary - that leave that range are errors at the operator, never a
+ * silent wrap (1 << 64 is not 0). */
+static int
+overflow(const ExprHooks *h, int col)
+{
+	return fail(h, col,
+	            "overflow: the result does not fit 64 bits (signed)");
 }
 
 static int
@@ -216,17 +226,16 @@ eval_add(const ExprHooks *h, int op, int col, ExprVal *a, const ExprVal *b)
 			a->sec = b->sec;
 			a->sym = b->sym;
 		}
-		a->v = wrap((uint64_t)a->v + (uint64_t)b->v);
-		return 0;
+		return __builtin_add_overflow(a->v, b->v, &a->v)
+		           ? overflow(h, col)
+		           : 0;
 	}
-	if (is_abs(b)) {
-		a->v = wrap((uint64_t)a->v - (uint64_t)b->v);
-		return 0;
-	}
-	if (a->sym < 0 && b->sym < 0 && a->sec == b->sec) {
-		a->v = wrap((uint64_t)a->v - (uint64_t)b->v);
-		a->sec = EV_ABS;
-		return 0;
+	if (is_abs(b) || (a->sym < 0 && b->sym < 0 && a->sec == b->sec)) {
+		if (!is_abs(b))
+			a->sec = EV_ABS;
+		return __builtin_sub_overflow(a->v, b->v, &a->v)
+		           ? overflow(h, col)
+		           : 0;
 	}
 	if (a->sym < 0 && b->sym < 0 && a->sec != EV_ABS && b->sec != EV_ABS)
 		return fail(h, col,
@@ -245,19 +254,26 @@ eval_bin(const ExprHooks *h, const Expr *e, ExprVal *a, const ExprVal *b)
 	uint64_t x = (uint64_t)a->v, y = (uint64_t)b->v;
 	switch (op) {
 	case '*':
-		a->v = wrap(x * y);
+		if (__builtin_mul_overflow(a->v, b->v, &a->v))
+			return overflow(h, e->col);
 		break;
 	case '/':
 	case '%':
 		if (b->v == 0)
 			return fail(h, e->col, "division by zero");
+		if (a->v == INT64_MIN && b->v == -1 && op == '/')
+			return overflow(h, e->col);
 		if (a->v == INT64_MIN && b->v == -1)
-			a->v = op == '/' ? INT64_MIN : 0;
+			a->v = 0;
 		else
 			a->v = op == '/' ? a->v / b->v : a->v % b->v;
 		break;
 	case P_SHL:
-		a->v = b->v < 0 || b->v > 63 ? 0 : wrap(x << y);
+		if (b->v < 0 || b->v > 63)
+			return fail(h, e->col, "shift count is not in 0..63");
+		if (wrap(x << y) >> y != a->v)
+			return overflow(h, e->col);
+		a->v = wrap(x << y);
 		break;
 	case P_SHR: /* arithmetic, as in GNU as */
 		a->v =
@@ -298,7 +314,9 @@ expr_eval(const ExprHooks *h, const Expr *e, ExprVal *out)
 			return -1;
 		if (!is_abs(out))
 			return fail(h, e->col, not_reloc);
-		out->v = e->op == E_NEG   ? wrap(0 - (uint64_t)out->v)
+		if (e->op == E_NEG && out->v == INT64_MIN)
+			return overflow(h, e->col);
+		out->v = e->op == E_NEG   ? -out->v
 		         : e->op == E_NOT ? ~out->v
 		                          : !out->v;
 		return 0;

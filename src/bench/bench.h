@@ -149,6 +149,7 @@ typedef struct {
 	uint64_t ref_full_macs; /* 0 = GEMM_REF_FULL_MACS (tests lower it) */
 	int fp8_f152[2];        /* f8: A's, B's format is F152 (else F143) */
 	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
+	uint64_t max_cycles;    /* exec_run_timed's; 0: the default */
 } GemmBenchConfig;
 
 /* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread
@@ -181,11 +182,12 @@ typedef struct {
 int bench_gemm(const GemmBenchConfig *cfg, GemmBenchResult *res, Diag *d);
 /* ---- graph: a model graph compiled and run (graph.c) ---- */
 typedef struct {
-	const char *path; /* the graph's text form */
-	const Chip *chip; /* NULL: the C600 */
-	uint32_t tiles;   /* 0: all */
-	int threads;      /* host threads of the emulator */
-	uint64_t seed;    /* input data */
+	const char *path;    /* the graph's text form */
+	const Chip *chip;    /* NULL: the C600 */
+	uint32_t tiles;      /* 0: all */
+	int threads;         /* host threads of the emulator */
+	uint64_t seed;       /* input data */
+	uint64_t max_cycles; /* exec_run_timed's; 0: the default */
 } GraphBenchConfig;
 
 typedef struct {

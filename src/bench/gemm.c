@@ -144,7 +144,8 @@ run(const GemmBenchConfig *cfg, const Package *pk, const void *a, const void *b,
 	if (ipu_write_tensor(dev, "a", a, m * k * in_es, &err) ||
 	    ipu_write_tensor(dev, "b", b, k * n * in_es, &err))
 		goto fail;
-	r = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
+	r = exec_run_timed(dev, cfg->max_cycles, pk->total_cycles, &res->cycles,
+	                   &res->host_seconds, d);
 	what = "read";
 	if (!r && ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
 		goto fail;

@@ -110,7 +110,8 @@ bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 		free(v);
 	}
 	if (!r)
-		r = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
+		r = exec_run_timed(dev, cfg->max_cycles, res->predicted_cycles,
+		                   &res->cycles, &res->host_seconds, d);
 	if (!r && res->cycles) {
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;

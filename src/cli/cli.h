@@ -32,9 +32,25 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
                           int *missing);
 /* The chip called `name`, or NULL after a message naming the known ones. */
 const Chip *cli_chip_arg(const char *cmd, const char *name);
+/* `--timing SPEC` (target/timing.h): the profile into *out, else 0 after
+ * a message. Commands apply it with chip_timed once all options are read. */
+int cli_timing_arg(const char *cmd, const char *spec, Timing *out);
 /* `--threads N`: 1..64 into *out, else 0 after a message. */
 int cli_threads_arg(const char *cmd, const char *v, int *out);
-/* 1 after a message if `out` is one of the inputs (same file), else 0. */
-int cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin);
+/* `--max-cycles N`, the cycles a run may take before it is stopped, for
+ * every command that runs the chip: a whole number 1..2^63-1 (decimal or
+ * 0x hex). cli_parse_cycles: 0, or -1 if v is not one; cli_max_cycles_arg:
+ * 1, or 0 after a message. */
+int cli_parse_cycles(const char *v, uint64_t *out);
+int cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out);
+/* The rule for every command's output files (docs/files.md; outputs.c),
+ * checked before any work: an output is never one of the inputs (the same
+ * file by device and inode, so hard links and symlinks count; --force does
+ * not change that), never given twice, in a folder that exists and can be
+ * written, not a folder, and not an existing file unless `force`. 0 if all
+ * hold; else a message and the exit status: 2 for an output that is an
+ * input or given twice, 1 otherwise. NULL entries are skipped. */
+int cli_check_outputs(const char *cmd, const char *const *out, int nout,
+                      const char *const *in, int nin, int force);
 
 #endif

@@ -3,13 +3,15 @@
  * parsing, file handling and printing around asm/asm.h.
  *
  * Exit status: 0 success, 1 bad input (errors printed as file:line:col with
- * a caret), 2 usage error. No command writes over one of its inputs.
+ * a caret), 2 usage error. Outputs follow cli_check_outputs: never over an
+ * input, over an existing file only with --force.
  * The helpers declared in cli.h (cli_*) serve the other commands too.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../asm/asm.h"
 #include "cli.h"
@@ -59,6 +61,19 @@ cli_chip_arg(const char *cmd, const char *name)
 }
 
 int
+cli_timing_arg(const char *cmd, const char *spec, Timing *out)
+{
+	Diag d;
+	diag_clear(&d);
+	if (!timing_parse(spec, out, &d))
+		return 1;
+	char msg[512];
+	diag_format(&d, msg, sizeof msg);
+	fprintf(stderr, "ipu %s: %s\n", cmd, msg);
+	return 0;
+}
+
+int
 cli_threads_arg(const char *cmd, const char *v, int *out)
 {
 	char *end;
@@ -72,27 +87,27 @@ cli_threads_arg(const char *cmd, const char *v, int *out)
 	return 1;
 }
 
-/* Same file? By device and inode when both exist, else by name. */
-static int
-same_file(const char *a, const char *b)
+int
+cli_parse_cycles(const char *v, uint64_t *out)
 {
-	struct stat sa, sb;
-	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	return !strcmp(a, b);
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-' || n < 1 || n > INT64_MAX)
+		return -1;
+	*out = n;
+	return 0;
 }
 
 int
-cli_refuse_overwrite(const char *cmd, const char *out, char **in, int nin)
+cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out)
 {
-	for (int i = 0; i < nin; i++)
-		if (same_file(out, in[i])) {
-			fprintf(stderr,
-			        "ipu %s: output %s is also an input; refusing "
-			        "to overwrite it\n",
-			        cmd, out);
-			return 1;
-		}
+	if (!cli_parse_cycles(v, out))
+		return 1;
+	fprintf(stderr,
+	        "ipu %s: --max-cycles wants a number of cycles, 1 or more, "
+	        "got '%s'\n",
+	        cmd, v);
 	return 0;
 }
 
@@ -102,11 +117,13 @@ static void
 asm_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu asm IN.s [-o OUT.o] [--chip c600|gc200]\n"
+	        "usage: ipu asm IN.s [-o OUT.o] [--force] [--chip "
+	        "c600|gc200]\n"
 	        "\n"
 	        "Assemble IN.s into a relocatable ELF object (default OUT: IN "
 	        "with .o).\n"
 	        "  -o FILE        output object\n"
+	        "  --force        replace OUT if it exists\n"
 	        "  --chip NAME    instructions available (default c600: "
 	        "ipu21)\n"
 	        "Syntax and directives: docs/assembler.md.\n");
@@ -130,12 +147,15 @@ cmd_asm(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *v;
 	AsmOptions opt = {0};
+	int force = 0;
 	for (int i = 1; i < argc; i++) {
 		int missing = 0;
 		if (is_help(argv[i])) {
 			asm_usage(stdout);
 			return 0;
-		} else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
+		} else if (!strcmp(argv[i], "--force"))
+			force = 1;
+		else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
 			out = v;
 		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                            &missing))) {
@@ -159,12 +179,12 @@ cmd_asm(int argc, char **argv)
 	char *def = out ? NULL : default_output(in, ".o");
 	if (!out)
 		out = def;
-	char *ins[1] = {(char *)in};
-	int status = 1;
-	if (cli_refuse_overwrite("asm", out, ins, 1)) {
+	int status = cli_check_outputs("asm", &out, 1, &in, 1, force);
+	if (status) {
 		free(def);
-		return 2;
+		return status;
 	}
+	status = 1;
 	Obj *o;
 	DiagList errs;
 	if (asm_file(in, &opt, &o, &errs)) {
@@ -190,11 +210,13 @@ cmd_asm(int argc, char **argv)
 static void
 link_usage(FILE *f)
 {
-	fprintf(f, "usage: ipu link A.o [B.o ...] -o IMAGE [--section "
-	           "NAME=ADDR]... [--chip c600|gc200] [--entry SYMBOL]\n"
+	fprintf(f, "usage: ipu link A.o [B.o ...] -o IMAGE [--force] "
+	           "[--section NAME=ADDR]...\n"
+	           "                [--chip c600|gc200] [--entry SYMBOL]\n"
 	           "\n"
 	           "Link objects into a tile image (ELF executable).\n"
 	           "  -o FILE            output image\n"
+	           "  --force            replace IMAGE if it exists\n"
 	           "  --section N=ADDR   place section N at ADDR (repeatable); "
 	           "others follow\n"
 	           "                     from the chip's memory base, code "
@@ -228,7 +250,7 @@ cmd_link(int argc, char **argv)
 	char **in = xcalloc((size_t)argc, sizeof *in);
 	LinkPlace *place = xcalloc((size_t)argc, sizeof *place);
 	LinkOptions opt = {.place = place};
-	int nin = 0, status = 2;
+	int nin = 0, status = 2, force = 0;
 	Obj **objs = NULL;
 	for (int i = 1; i < argc; i++) {
 		int missing = 0;
@@ -236,7 +258,9 @@ cmd_link(int argc, char **argv)
 			link_usage(stdout);
 			status = 0;
 			goto done;
-		} else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
+		} else if (!strcmp(argv[i], "--force"))
+			force = 1;
+		else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
 			out = v;
 		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                            &missing))) {
@@ -271,7 +295,8 @@ cmd_link(int argc, char **argv)
 		link_usage(stderr);
 		goto done;
 	}
-	if (cli_refuse_overwrite("link", out, in, nin))
+	if ((status = cli_check_outputs("link", &out, 1,
+	                                (const char *const *)in, nin, force)))
 		goto done;
 	status = 1;
 	objs = xcalloc((size_t)nin, sizeof *objs);

@@ -60,6 +60,9 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
+	        "  --max-cycles N  stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                  cycles + 10^6)\n"
 	        "\n"
 	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
 	        "emulated chip and\n"
@@ -76,9 +79,14 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
+	        "  --max-cycles N  as for graph\n"
 	        "\n"
 	        "every benchmark:\n"
 	        "  --chip NAME     %s (default c600)\n"
+	        "  --timing P      timing profile: nominal (default), fast, "
+	        "slow, or e.g.\n"
+	        "                  nominal,sup-dep=slow,f32exp=4 "
+	        "(docs/fidelity.md)\n"
 	        "  --json          one JSON object on stdout\n",
 	        chip_names());
 }
@@ -147,6 +155,12 @@ fp8_names(const int f152[2])
 }
 
 static int
+parse_cycles(const char *s, void *dst)
+{
+	return cli_parse_cycles(s, dst);
+}
+
+static int
 parse_pattern(const char *s, void *dst)
 
 {
@@ -161,6 +175,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 {
 	*chip = chip_default();
 	*json = 0;
+	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
 		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
@@ -169,6 +184,12 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		}
 		if (!strcmp(s, "--json")) {
 			*json = 1;
+			continue;
+		}
+		if (!strcmp(s, "--timing") && val) {
+			if (!cli_timing_arg("bench", val, &timing))
+				return 2;
+			i++;
 			continue;
 		}
 		BenchOpt chip_opt =
@@ -209,6 +230,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		else
 			*(int32_t *)o->dst = (int32_t)x;
 	}
+	*chip = chip_timed(*chip, &timing);
 	return -1;
 }
 
@@ -419,6 +441,8 @@ gemm(int argc, char **argv)
 	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
 	             "f143, f152, or A's,B's (f143,f152)"),
 	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("gemm", argc, argv, opts,
@@ -487,6 +511,8 @@ graph_bench(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("graph", argc, argv, opts,

@@ -11,7 +11,8 @@
  * with the line and a caret, all of them (up to GRAPH_MAX_ERRORS); a
  * program that does not fit tile memory prints the placement report,
  * which names every tile that overflows, at which step, with what and by
- * how much. The output is never one of the inputs.
+ * how much. The output is never the input, nor an existing file unless
+ * --force (cli_check_outputs).
  *
  * Exit status: 0 success, 1 a bad graph or one the compiler refuses, 2 a
  * usage error.
@@ -28,12 +29,16 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu compile GRAPH.txt -o OUT.pkg [--chip NAME] "
-	        "[--tiles N] [--report]\n"
+	        "usage: ipu compile GRAPH.txt -o OUT.pkg [--force] [--chip "
+	        "NAME]\n"
+	        "                   [--timing P] [--tiles N] [--report]\n"
 	        "  Compile a graph in the text form (docs/graph.md) to a "
 	        "package.\n"
 	        "  -o OUT.pkg   the package to write (not the input)\n"
+	        "  --force      replace OUT.pkg if it exists\n"
 	        "  --chip NAME  %s (default c600)\n"
+	        "  --timing P   timing profile of the cost model (default "
+	        "nominal)\n"
 	        "  --tiles N    tiles the compiler may use (default all)\n"
 	        "  --report     also print the placement report\n"
 	        "Exit status: 0 on success, 1 for a bad or refused graph, 2 on "
@@ -96,8 +101,9 @@ cmd_compile(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL;
 	const Chip *chip = chip_default();
+	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
-	int report = 0;
+	int report = 0, force = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int missing = 0;
@@ -106,12 +112,18 @@ cmd_compile(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--report")) {
 			report = 1;
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
 		                              &missing))) {
 			out = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                              &missing))) {
 			if (!(chip = cli_chip_arg("compile", v)))
+				return 2;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			if (!cli_timing_arg("compile", v, &timing))
 				return 2;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--tiles",
 		                              &missing))) {
@@ -147,15 +159,16 @@ cmd_compile(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	chip = chip_timed(chip, &timing);
 	if (tiles > chip->tiles) {
 		fprintf(stderr,
 		        "ipu compile: --tiles %u: the %s has %u tiles\n", tiles,
 		        chip->name, chip->tiles);
 		return 2;
 	}
-	char *ins[] = {(char *)in};
-	if (cli_refuse_overwrite("compile", out, ins, 1))
-		return 2;
+	int bad = cli_check_outputs("compile", &out, 1, &in, 1, force);
+	if (bad)
+		return bad;
 
 	Diag d;
 	diag_clear(&d);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../image/image.h"
 #include "../util/npy.h"
@@ -234,17 +233,11 @@ cmd_image(int argc, char **argv)
 		usage(stderr);
 		r = 2;
 	}
-	if (!r && o.out && cli_refuse_overwrite("image", o.out, o.ins, o.nin))
-		r = 2;
-	/* fail before the work; npy_write checks again, atomically */
-	if (!r && o.out && !o.force && access(o.out, F_OK) == 0) {
-		fprintf(
-		    stderr,
-		    "ipu image: %s exists; refusing to overwrite it (--force "
-		    "replaces it)\n",
-		    o.out);
-		r = 1;
-	}
+	/* before the work; npy_write checks again, atomically */
+	if (!r)
+		r = cli_check_outputs("image", &o.out, 1,
+		                      (const char *const *)o.ins, o.nin,
+		                      o.force);
 	if (!r)
 		r = run(&o);
 	free(o.ins);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../models/siglip_gen.h"
 #include "../models/siglip_graph.h"
@@ -171,19 +170,6 @@ load_config(const Args *a, SiglipConfig *c)
 }
 
 static int
-refuse_existing(const char *path, int force)
-{
-	if (path && !force && access(path, F_OK) == 0) {
-		fprintf(stderr,
-		        "ipu model: %s exists; refusing to overwrite it (use "
-		        "--force)\n",
-		        path);
-		return 1;
-	}
-	return 0;
-}
-
-static int
 model_gen(const Args *a)
 {
 	SiglipConfig c;
@@ -194,14 +180,10 @@ model_gen(const Args *a)
 		fprintf(stderr, "ipu model gen: no output: give --out W\n");
 		return 2;
 	}
-	if (a->config_out && !strcmp(a->config_out, a->out)) {
-		fprintf(stderr, "ipu model gen: --out and --config-out are the "
-		                "same file\n");
-		return 2;
-	}
-	if (refuse_existing(a->out, a->force) ||
-	    refuse_existing(a->config_out, a->force))
-		return 1;
+	const char *outs[2] = {a->out, a->config_out};
+	rc = cli_check_outputs("model gen", outs, 2, &a->config, 1, a->force);
+	if (rc)
+		return rc;
 	if (a->layers)
 		c.layers = (int)a->layers;
 	Diag d;

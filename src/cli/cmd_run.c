@@ -11,7 +11,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +60,8 @@ usage(FILE *f)
 	        "                      [--dtype f32|f16|f8] [--f8-scales "
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
-	        "[--chip C] [--threads N]\n"
+	        "[--chip C] [--timing P]\n"
+	        "                      [--threads N] [--max-cycles N]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -93,6 +93,9 @@ usage(FILE *f)
 	        "(default: $XDG_CACHE_HOME/ipu\n"
 	        "                or ~/.cache/ipu); --no-cache always "
 	        "compiles\n"
+	        "  --max-cycles N stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                cycles + 10^6)\n"
 	        "       ipu run graph --help: a graph file on .npy values\n");
 }
 
@@ -106,9 +109,11 @@ cmd_run(int argc, char **argv)
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
 	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
-	const char **images = xcalloc((size_t)argc, sizeof *images);
+	/* room for the images, then the other inputs */
+	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
 	int force = 0, bad = 0, no_cache = 0;
+	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
 		const char *v;
@@ -153,9 +158,15 @@ cmd_run(int argc, char **argv)
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run", v)))
 				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			bad = !cli_timing_arg("run", v, &timing);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
+		                              &missing))) {
+			bad = !cli_max_cycles_arg("run", v, &r.max_cycles);
 		} else {
 			fprintf(stderr, "ipu run: %s '%s'\n",
 			        missing ? "missing value for"
@@ -164,6 +175,7 @@ cmd_run(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	r.chip = chip_timed(r.chip ? r.chip : chip_default(), &timing);
 	int scales_set = 0;
 	for (int i = 0; i < SIGLIP_GEMMS; i++)
 		scales_set |= r.act_set[i];
@@ -186,11 +198,16 @@ cmd_run(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct stat st;
-	if (out && !force && stat(out, &st) == 0) { /* before minutes of run */
-		fprintf(stderr, "%s: exists; --force replaces it\n", out);
+	/* before minutes of run: the inputs are the weights, the config and
+	 * the images or pixels */
+	images[r.nimages] = r.weights;
+	images[r.nimages + 1] = r.config;
+	images[r.nimages + 2] = r.pixels;
+	int refused = cli_check_outputs("run siglip", &out, 1, images,
+	                                r.nimages + 3, force);
+	if (refused) {
 		free(images);
-		return 1;
+		return refused;
 	}
 	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
 	r.cache_dir = cache ? cache : cache_default;

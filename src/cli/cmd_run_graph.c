@@ -22,7 +22,8 @@ usage(FILE *f)
 	        "usage: ipu run graph --graph G [--in NAME=F.npy ...] "
 	        "[--out NAME=F.npy ...]\n"
 	        "                     [--force] [--cache DIR] [--chip C] "
-	        "[--threads N]\n"
+	        "[--timing P]\n"
+	        "                     [--threads N] [--max-cycles N]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -35,7 +36,10 @@ usage(FILE *f)
 	        "                 unless --force\n"
 	        "  --cache DIR    keep the compiled package in DIR and reuse "
 	        "it while the\n"
-	        "                 graph, the chip and this ipu are the same\n");
+	        "                 graph, the chip and this ipu are the same\n"
+	        "  --max-cycles N stop the run after N cycles (default: 10 x "
+	        "the predicted\n"
+	        "                 cycles + 10^6)\n");
 }
 
 /* NAME=PATH into b; 0 after a message if malformed. */
@@ -55,6 +59,25 @@ binding(const char *opt, char *v, ExecFile *b)
 	return 1;
 }
 
+/* The outputs against the inputs (the graph and every --in file) and each
+ * other, before anything is read or compiled. */
+static int
+check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
+{
+	const char **ins = xcalloc((size_t)r->nin + 1, sizeof *ins),
+	           **outs = xcalloc((size_t)r->nout + 1, sizeof *outs);
+	ins[0] = r->graph;
+	for (int i = 0; i < r->nin; i++)
+		ins[i + 1] = in[i].path;
+	for (int i = 0; i < r->nout; i++)
+		outs[i] = out[i].path;
+	int rc = cli_check_outputs("run graph", outs, r->nout, ins, r->nin + 1,
+	                           r->force);
+	free(ins);
+	free(outs);
+	return rc;
+}
+
 int
 cmd_run_graph(int argc, char **argv)
 {
@@ -62,6 +85,7 @@ cmd_run_graph(int argc, char **argv)
 	ExecFile *in = xcalloc((size_t)argc, sizeof *in),
 	         *out = xcalloc((size_t)argc, sizeof *out);
 	int bad = 0, help = 0;
+	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
@@ -85,9 +109,16 @@ cmd_run_graph(int argc, char **argv)
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run graph", v)))
 				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			bad = !cli_timing_arg("run graph", v, &timing);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run graph", v, &r.threads);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
+		                              &missing))) {
+			bad =
+			    !cli_max_cycles_arg("run graph", v, &r.max_cycles);
 		} else {
 			fprintf(stderr, "ipu run graph: %s '%s'\n",
 			        missing ? "missing value for"
@@ -96,6 +127,7 @@ cmd_run_graph(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	r.chip = chip_timed(r.chip ? r.chip : chip_default(), &timing);
 	if (!bad && !help && !r.graph) {
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;
@@ -104,6 +136,8 @@ cmd_run_graph(int argc, char **argv)
 	if (help || bad) {
 		usage(help ? stdout : stderr);
 		rc = help ? 0 : 2;
+	} else if ((rc = check_files(&r, in, out))) {
+		/* said why */
 	} else {
 		r.in = in;
 		r.out = out;

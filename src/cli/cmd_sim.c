@@ -23,6 +23,7 @@ typedef struct {
 	uint64_t max_cycles;
 	uint64_t tiles, threads, show_tile;
 	const char *trace;
+	int force;
 	int dump_regs;
 	int ndumps;
 	uint32_t dump_addr[MAX_DUMPS], dump_len[MAX_DUMPS];
@@ -36,10 +37,18 @@ usage(FILE *f)
 	        "  Run a single-tile program (image or object) on the "
 	        "emulator.\n"
 	        "  --chip NAME          %s (default c600)\n"
+	        "  --timing P           timing profile (default nominal; "
+	        "docs/fidelity.md)\n"
 	        "  --max-cycles N       stop after N cycles (default 10^9)\n"
 	        "  --dump-regs          print every context's registers\n"
 	        "  --dump-mem ADDR:LEN  print LEN bytes of tile memory at "
 	        "ADDR (repeatable)\n"
+	        "  --tiles N            run FILE on tiles 0..N-1 (default 1)\n"
+	        "  --tile T             the tile whose result and dumps are "
+	        "shown (default 0)\n"
+	        "  --threads N          host threads (default 1)\n"
+	        "  --trace OUT.json     write a Chrome trace of the run\n"
+	        "  --force              replace OUT.json if it exists\n"
 	        "Exit status: 0 when the supervisor returned, 1 on a fault, "
 	        "a timeout or a bad file, 2 on a usage error.\n",
 	        chip_names());
@@ -82,6 +91,7 @@ parse_args(int argc, char **argv, SimArgs *a)
 	               .max_cycles = 1000000000ull,
 	               .tiles = 1,
 	               .threads = 1};
+	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -98,14 +108,13 @@ parse_args(int argc, char **argv, SimArgs *a)
 				return -1;
 			}
 			i++;
-		} else if (!strcmp(s, "--max-cycles") && val) {
-			if (parse_u64(val, &a->max_cycles)) {
-				fprintf(stderr,
-				        "ipu sim: --max-cycles wants a "
-				        "number, got '%s'\n",
-				        val);
+		} else if (!strcmp(s, "--timing") && val) {
+			if (!cli_timing_arg("sim", val, &timing))
 				return -1;
-			}
+			i++;
+		} else if (!strcmp(s, "--max-cycles") && val) {
+			if (!cli_max_cycles_arg("sim", val, &a->max_cycles))
+				return -1;
 			i++;
 		} else if ((!strcmp(s, "--tiles") || !strcmp(s, "--threads") ||
 		            !strcmp(s, "--tile")) &&
@@ -128,6 +137,8 @@ parse_args(int argc, char **argv, SimArgs *a)
 			i++;
 		} else if (!strcmp(s, "--dump-regs")) {
 			a->dump_regs = 1;
+		} else if (!strcmp(s, "--force")) {
+			a->force = 1;
 		} else if (!strcmp(s, "--dump-mem") && val) {
 			if (a->ndumps == MAX_DUMPS ||
 			    parse_dump(val, &a->dump_addr[a->ndumps],
@@ -153,6 +164,7 @@ parse_args(int argc, char **argv, SimArgs *a)
 		usage(stderr);
 		return -1;
 	}
+	a->chip = chip_timed(a->chip, &timing);
 	return 0;
 }
 
@@ -215,6 +227,9 @@ cmd_sim(int argc, char **argv)
 		        (unsigned long long)a.show_tile);
 		return 2;
 	}
+	int bad = cli_check_outputs("sim", &a.trace, 1, &a.path, 1, a.force);
+	if (bad)
+		return bad;
 	Image img;
 	Diag d;
 	diag_clear(&d);
@@ -274,6 +289,12 @@ cmd_sim(int argc, char **argv)
 		                        : st == RUN_TIMEOUT ? "timeout"
 		                                            : "deadlock");
 		fprintf(stderr, "ipu sim: %s\n", err.msg);
+		if (st == RUN_TIMEOUT)
+			fprintf(stderr,
+			        "ipu sim: stopped at the limit of %llu cycles "
+			        "(--max-cycles, default 10^9); a longer run "
+			        "needs a larger --max-cycles\n",
+			        (unsigned long long)a.max_cycles);
 		Tile *ft = chipsim_tile(cs, err.tile);
 		uint32_t off;
 		const char *sym = NULL;
@@ -286,7 +307,7 @@ cmd_sim(int argc, char **argv)
 	if (a.trace) {
 		Diag td;
 		diag_clear(&td);
-		if (trace_write_json(cs, a.trace, &td)) {
+		if (trace_write_json(cs, a.trace, a.force, &td)) {
 			char buf[600];
 			diag_format(&td, buf, sizeof buf);
 			fprintf(stderr, "ipu sim: %s\n", buf);

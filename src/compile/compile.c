@@ -210,6 +210,39 @@ compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
 	return r;
 }
 
+/* A tensor larger than the memory of all the tiles the compiler may use
+ * can never be placed: said up front, naming it, the op that makes it and
+ * the tiles, rather than by a plan search or a placement of shares that no
+ * tile holds (a share of 4 GiB would not even fit a buffer's 32 bits). */
+static int
+check_sizes(const Graph *g, const Chip *chip, uint32_t tiles, Diag *d)
+{
+	uint64_t room = (uint64_t)tiles * (chip->mem_end - chip->mem_base);
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		uint64_t bytes = (uint64_t)shape_elems(&t->shape) *
+		                 (uint64_t)dtype_size(t->elem.dtype);
+		if (bytes <= room)
+			continue;
+		char shape[96], elem[32], op[GRAPH_MAX_NAME + 32] = "";
+		shape_format(&t->shape, shape, sizeof shape);
+		elem_format(t->elem, elem, sizeof elem);
+		if (t->producer >= 0)
+			snprintf(op, sizeof op, "%s %s: ",
+			         op_desc(g->ops[t->producer].kind)->name,
+			         t->name);
+		return diag_set(
+		    d, IPU_ERANGE, NULL, 0, 0,
+		    "compile: %stensor %s %s %s is %llu bytes, more "
+		    "than the %llu bytes of memory of the %u tile%s "
+		    "it may use (the %s has %u)",
+		    op, t->name, elem, shape, (unsigned long long)bytes,
+		    (unsigned long long)room, tiles, tiles == 1 ? "" : "s",
+		    chip->name, chip->tiles);
+	}
+	return IPU_OK;
+}
+
 int
 compile_graph(const Graph *g, const CompileOptions *o, Package **out,
               CompileReport *rep, Diag *d)
@@ -217,6 +250,11 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	double t0 = 1e3 * monotonic_seconds();
 	const Chip *chip = o && o->chip ? o->chip : chip_default();
 	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
+	if (check_sizes(g, chip, tiles, d)) {
+		memset(rep, 0, sizeof *rep);
+		*out = NULL;
+		return IPU_ERANGE;
+	}
 	/* Attempts, while placement fails (the report and the error are the
 	 * last one's): weight copies (GemmPlan.b_local) are budgeted on the
 	 * average tile's load, so they can tip a full tile over: without

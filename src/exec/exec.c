@@ -80,6 +80,8 @@ cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
 	char *text = graph_print_str(g);
 	uint64_t h = fnv1a64(FNV1A64_INIT, text, strlen(text) + 1);
 	h = fnv1a64(h, chip->name, strlen(chip->name) + 1);
+	/* the profile's values: the exchange schedule depends on them */
+	h = fnv1a64(h, chip->timing->v, sizeof chip->timing->v);
 	h = fnv1a64(h, &self_hash, sizeof self_hash);
 	free(text);
 	snprintf(out, len, "%s/%016" PRIx64, dir, h);
@@ -104,7 +106,7 @@ cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
 	Diag d;
 	if (!ok || pkg_read_file(path, pk, &d))
 		return 0;
-	if ((*pk)->chip != chip) {
+	if ((*pk)->chip != chip->base) {
 		pkg_free(*pk);
 		*pk = NULL;
 		return 0;
@@ -228,9 +230,12 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	int e = pkg_write(pk, &bytes, &len, d);
 	if (e)
 		return e;
-	char name[96];
-	snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d", chip->name,
-	         pk->tiles, threads > 0 ? threads : 1);
+	char name[96 + TIMING_SPEC_MAX];
+	int n = snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d",
+	                 chip->name, pk->tiles, threads > 0 ? threads : 1);
+	if (strcmp(chip->timing->spec, "nominal"))
+		snprintf(name + n, sizeof name - (size_t)n, ":timing=%s",
+		         chip->timing->spec);
 	ipu_error err;
 	ipu_device *v = ipu_open(name, &err);
 	if (!v)
@@ -246,13 +251,37 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	return e;
 }
 
+uint64_t
+exec_cycle_limit(uint64_t predicted)
+{
+	if (predicted > (UINT64_MAX - EXEC_CYCLES_SLACK) / EXEC_CYCLES_FACTOR)
+		return UINT64_MAX;
+	return EXEC_CYCLES_FACTOR * predicted + EXEC_CYCLES_SLACK;
+}
+
 int
-exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds, Diag *d)
+exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
+               uint64_t *cycles, double *host_seconds, Diag *d)
 {
 	ipu_error err;
+	uint64_t limit = max_cycles ? max_cycles : exec_cycle_limit(predicted);
 	double t0 = monotonic_seconds();
-	int e = IPU_OK;
-	if (ipu_run(dev, 0, &err))
+	int e = IPU_OK, kind = ipu_run(dev, limit, &err);
+	if (kind == IPU_ERR_TIMEOUT && max_cycles)
+		e = diag_set(d, IPU_EFAULT, NULL, 0, 0,
+		             "run: stopped at the limit of --max-cycles %llu "
+		             "(%s); a longer run needs a larger --max-cycles",
+		             (unsigned long long)limit, err.msg);
+	else if (kind == IPU_ERR_TIMEOUT)
+		e = diag_set(
+		    d, IPU_EFAULT, NULL, 0, 0,
+		    "run: stopped at the default limit of %llu cycles, "
+		    "%d x the %llu predicted + %d (%s): the program "
+		    "seems not to end; if it should run longer, give "
+		    "--max-cycles N",
+		    (unsigned long long)limit, EXEC_CYCLES_FACTOR,
+		    (unsigned long long)predicted, EXEC_CYCLES_SLACK, err.msg);
+	else if (kind)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
 	*host_seconds = monotonic_seconds() - t0;
 	*cycles = ipu_cycles(dev);
@@ -413,13 +442,8 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
 				             "%s is given twice (--in)",
 				             r->in[i].tensor);
 	}
-	for (int i = 0; !e && i < r->nout; i++) {
-		struct stat st;
+	for (int i = 0; !e && i < r->nout; i++)
 		e = bound_tensor(g, &r->out[i], 1, d);
-		if (!e && !r->force && stat(r->out[i].path, &st) == 0)
-			e = diag_set(d, IPU_EINVAL, r->out[i].path, 0, 0,
-			             "exists; --force replaces it");
-	}
 	for (int32_t id = 0; !e && id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
 		int given = t->producer >= 0;
@@ -511,7 +535,9 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 	if (!e)
 		e = write_inputs(r, g, v, dev, d);
 	if (!e)
-		e = exec_run_timed(dev, &res->cycles, &res->host_seconds, d);
+		e = exec_run_timed(dev, r->max_cycles,
+		                   res->build.predicted_cycles, &res->cycles,
+		                   &res->host_seconds, d);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)

@@ -46,9 +46,19 @@ int exec_open(const Chip *chip, const Package *pk, int threads,
               ipu_device **dev, Diag *d);
 
 /* One run of the loaded package: its cycles on the chip and the host's
- * seconds it took (also on a fault, whose message says where). */
-int exec_run_timed(ipu_device *dev, uint64_t *cycles, double *host_seconds,
-                   Diag *d);
+ * seconds it took (also on a fault, whose message says where). A run
+ * stops after max_cycles cycles, or with max_cycles 0 after
+ * exec_cycle_limit(predicted): a package that loops forever (a corrupt
+ * cache entry) ends with an error that names the limit and --max-cycles,
+ * not a process that spins for ever. */
+int exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
+                   uint64_t *cycles, double *host_seconds, Diag *d);
+/* The default limit: EXEC_CYCLES_FACTOR times the predicted cycles plus
+ * EXEC_CYCLES_SLACK. Predictions are within a few per cent of the
+ * emulated cycles (docs/compiler.md), so no run that works comes near it,
+ * and a program that never ends costs at most ten of its own runs. */
+enum { EXEC_CYCLES_FACTOR = 10, EXEC_CYCLES_SLACK = 1000000 };
+uint64_t exec_cycle_limit(uint64_t predicted);
 
 /* n values into e's bits (n * dtype_size bytes), and back. */
 void exec_encode(ElemType e, const float *v, size_t n, uint8_t *out);
@@ -78,6 +88,7 @@ typedef struct {
 	int nout;
 	int force;             /* replace existing output files */
 	const char *cache_dir; /* exec_build's; NULL: always compile */
+	uint64_t max_cycles;   /* exec_run_timed's; 0: the default */
 } ExecGraphRun;
 
 typedef struct {
@@ -87,7 +98,9 @@ typedef struct {
 } ExecResult;
 
 /* Parse, compile and run the graph once on r's inputs; write r's outputs.
- * Every check (names, shapes, files that exist) is done before the run. */
+ * Every check of names and shapes is done before the run; the caller
+ * checks the output files (the CLI: cli_check_outputs), and the writes
+ * still never replace a file without `force`. */
 int exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d);
 
 #endif

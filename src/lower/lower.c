@@ -281,7 +281,7 @@ lower_cycles(const Lowered *l)
 		        : 1;
 		total += n * s->cycles;
 		if (s->kind == STEP_EXCHANGE)
-			total += n * l->chip->sync_internal_cycles;
+			total += n * chip_rule(l->chip, TIMING_SYNC_INTERNAL);
 	}
 	return total;
 }

@@ -74,6 +74,10 @@ typedef struct {
 	                             iteration of the loop (RepeatMap) */
 	uint32_t gemm_bytes;      /* most bytes a GEMM plan may keep on a tile
 	                             (0: any the planner accepts) */
+	int32_t carry;            /* while the loop's body is lowered: its
+	                             carry_in, whose home is then the carry's
+	                             place (loop_begin); else -1 */
+	TensorPlace *carry_home;  /* carry_in's own home meanwhile */
 } Build;
 
 /* The 2-D view of a tensor: the last axis by all the others. */
@@ -229,6 +233,17 @@ home_of(Build *b, int32_t id)
 		                            t->elem.dtype, 0);
 	}
 	return b->home[id];
+}
+
+/* 1 if the host writes tensor id's values (an input or weight), so that
+ * a copy of it anywhere may be written by the host too; not the loop's
+ * carry in its body, which the loop's last step rewrites each iteration. */
+static int
+host_writes(const Build *b, int32_t id)
+{
+	const Tensor *t = graph_tensor(b->g, id);
+	return (t->role == ROLE_INPUT || t->role == ROLE_WEIGHT) &&
+	       id != b->carry;
 }
 
 /* Fill `want` (tensor id's place as a consumer wants it) before the
@@ -408,7 +423,7 @@ relayout_price(Build *b, const Matmul *mm, const GemmPlan *p)
 		Step *s = lower_step(l, STEP_EXCHANGE, "trial");
 		if (!lower_relayout(s, from, pa, NULL, &dd))
 			cost = lower_exchange_estimate(l, s) +
-			       l->chip->sync_internal_cycles;
+			       chip_rule(l->chip, TIMING_SYNC_INTERNAL);
 	}
 	tensor_place_free(pa);
 	tensor_place_free(pb);
@@ -846,7 +861,6 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 	} else {
 		pb = adopt(b, lower_mirror(b->l, pa, ib, dt, bcast, at,
 		                           "operand block"));
-		const Tensor *tb = graph_tensor(b->g, ib);
 		if (!b->home[ib]) {
 			/* an input or weight: the host writes it there (a
 			 * broadcast row once next to every block) */
@@ -854,7 +868,7 @@ lower_binary_op(Build *b, const Op *op, Diag *d)
 			r = home_of_copies(b, ib, pb, &s, at, d);
 			if (r)
 				return op_error(b, op, r, d);
-		} else if (tb->role == ROLE_INPUT || tb->role == ROLE_WEIGHT) {
+		} else if (host_writes(b, ib)) {
 			/* placed by an earlier op: the host writes this copy
 			 * too, instead of an exchange each run */
 			GROW(b->copies, b->ncopies, b->capcopies);
@@ -1076,19 +1090,40 @@ trim_lifetimes(Build *b)
 
 /* ---- the loop (loop.c) ------------------------------------------------ */
 
-/* The body's first step copies the iteration's weights into place. */
-static void
-loop_begin(Build *b, const RepeatMap *rm)
+/* Before the loop, the carry gets a place of its own, like carry_in's
+ * home, filled from it by an exchange: the body reads the carry there
+ * (b->carry: never as a value the host wrote), the loop's last step
+ * writes the next iteration's there, and carry_in keeps its value for
+ * whatever reads it after the loop. The place belongs to last_out, the
+ * tensor it holds after the loop. Then the body's first step copies the
+ * iteration's weights into place. */
+static int
+loop_begin(Build *b, const RepeatMap *rm, Diag *d)
 {
 	Lowered *l = b->l;
+	TensorPlace *home = home_of(b, rm->carry_in);
+	int32_t at = l->nstep;
+	TensorPlace *carry =
+	    adopt(b, lower_mirror(l, home, rm->last_out, (DType)home->dtype, 0,
+	                          at, "loop carry"));
+	Step *s = lower_step(l, STEP_EXCHANGE, "loop: carry in");
+	int r = lower_relayout(s, home, carry, NULL, d);
+	if (r)
+		return r;
+	use_place(b, home, at);
+	b->carry = rm->carry_in;
+	b->carry_home = home;
+	b->home[rm->carry_in] = carry;
 	l->loop_count = (uint32_t)rm->count;
 	l->loop_first = l->nstep;
 	l->loop_last = -1;
 	lower_step(l, STEP_COMPUTE, "loop: next weights");
+	return IPU_OK;
 }
 
-/* The body's last step moves the carry where the next iteration reads
- * it; after the loop, the last iteration's carry is there. */
+/* The body's last step moves the carry into its place, where the next
+ * iteration reads it; after the loop, the last iteration's carry is
+ * there. */
 static int
 loop_end(Build *b, const RepeatMap *rm, Diag *d)
 {
@@ -1102,6 +1137,8 @@ loop_end(Build *b, const RepeatMap *rm, Diag *d)
 	use_place(b, to, at);
 	b->l->loop_last = at;
 	b->home[rm->last_out] = to;
+	b->home[rm->carry_in] = b->carry_home;
+	b->carry = -1;
 	return IPU_OK;
 }
 
@@ -1172,6 +1209,7 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	           .l = lower_new(chip, tiles),
 	           .tiles = tiles,
 	           .gemm_bytes = gemm_bytes,
+	           .carry = -1,
 	           .desc = desc,
 	           .desc_len = desc_len};
 	desc[0] = 0;
@@ -1205,8 +1243,11 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 		             "compile: the graph has no operation");
 	for (int i = 0; i < g->nops && !r; i++) {
 		const Op *op = &g->ops[i];
-		if (rm.count && i == rm.first)
-			loop_begin(&b, &rm);
+		if (rm.count && i == rm.first) {
+			r = loop_begin(&b, &rm, d);
+			if (r)
+				break;
+		}
 		if (!lower_op[op->kind]) {
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "compile: op %d (%s, making %s) has no "
@@ -1216,6 +1257,9 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 			break;
 		}
 		r = lower_op[op->kind](&b, op, d);
+		if (r &&
+		    strncmp(d->msg, "compile: ", 9)) /* e.g. the planner's */
+			op_error(&b, op, r, d);
 		if (!r && rm.count && i == rm.first + rm.len - 1) {
 			r = loop_end(&b, &rm, d);
 			i = rm.first + rm.count * rm.len - 1;
@@ -1226,11 +1270,6 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 		trim_lifetimes(&b);
 		if (rm.count)
 			r = loop_banks(&b, &rm, &bank_of, d);
-		if (!r && rm.count &&
-		    graph_tensor(g, rm.last_out)->role == ROLE_OUTPUT)
-			for (int k = 0; k < b.home[rm.last_out]->npiece; k++)
-				b.l->buf[b.home[rm.last_out]->piece[k].at.buf]
-				    .last = INT32_MAX;
 		loop_lifetimes(b.l);
 	}
 	if (!r) {

@@ -756,11 +756,13 @@ st_writer_open(const char *path, const StSpec *spec, size_t n,
 	w->path = xstrdup(path);
 	w->overwrite = overwrite;
 	w->left = total;
-	int ok = fwrite(h, 1, hlen, w->f) == hlen;
+	errno = 0;
+	int ok = fwrite(h, 1, hlen, w->f) == hlen, e = errno;
 	free(h);
 	if (!ok) {
 		st_writer_abort(w);
-		return diag_set(d, IPU_EIO, path, 0, 0, "write error");
+		return diag_set(d, IPU_EIO, path, 0, 0, "write error: %s",
+		                e ? strerror(e) : "unknown reason");
 	}
 	*out = w;
 	return IPU_OK;
@@ -774,8 +776,10 @@ st_writer_put(StWriter *w, const void *data, size_t len, Diag *d)
 		                "%zu bytes of data but only %" PRIu64
 		                " remain to write",
 		                len, w->left);
+	errno = 0;
 	if (fwrite(data, 1, len, w->f) != len)
-		return diag_set(d, IPU_EIO, w->path, 0, 0, "write error");
+		return diag_set(d, IPU_EIO, w->path, 0, 0, "write error: %s",
+		                errno ? strerror(errno) : "unknown reason");
 	w->left -= len;
 	return IPU_OK;
 }
@@ -800,8 +804,7 @@ st_writer_close(StWriter *w, Diag *d)
 void
 st_writer_abort(StWriter *w)
 {
-	fclose(w->f);
-	remove(w->tmp);
+	file_discard_temp(w->f, w->tmp);
 	free(w->path);
 	free(w);
 }

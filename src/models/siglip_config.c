@@ -9,6 +9,7 @@
  */
 #include "siglip_config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,41 @@ siglip_config_read(const char *path, SiglipConfig *out, Diag *d)
 	return rc;
 }
 
+/* The model code counts elements of one image's tensors in int (tokens =
+ * grid^2, tokens x f activations, ...): every such count must fit, or an
+ * image_size of 1048576 with patch_size 1 makes 2^40 tokens wrap to 0 (and
+ * a "valid" config whose run asks for terabytes). Products in double,
+ * exact far beyond INT_MAX. */
+static int
+check_products(const SiglipConfig *c, const char *what, Diag *d)
+{
+	double grid = c->image / c->patch, tokens = grid * grid;
+	const struct {
+		const char *name;
+		double n;
+	} counts[] = {
+	    {"tokens (image_size / patch_size)^2", tokens},
+	    {"the pixels (num_channels x image_size^2)",
+	     (double)c->channels * c->image * c->image},
+	    {"the patch weights (num_channels x patch_size^2 x hidden_size)",
+	     (double)c->channels * c->patch * c->patch * c->hidden},
+	    {"the MLP activations (tokens x intermediate_size)",
+	     tokens * c->intermediate},
+	    {"the MLP weights (hidden_size x intermediate_size)",
+	     (double)c->hidden * c->intermediate},
+	    {"the attention scores (num_attention_heads x tokens^2)",
+	     c->heads * tokens * tokens},
+	};
+	for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+		if (counts[i].n > INT_MAX)
+			return diag_set(
+			    d, IPU_EINVAL, what, 0, 0,
+			    "%s: %.0f elements (of one image), more than "
+			    "the %d the model supports",
+			    counts[i].name, counts[i].n, INT_MAX);
+	return IPU_OK;
+}
+
 int
 siglip_config_validate(const SiglipConfig *c, const char *what, Diag *d)
 {
@@ -237,7 +273,7 @@ siglip_config_validate(const SiglipConfig *c, const char *what, Diag *d)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
 		                "layer_norm_eps %g is not in (0, 1)",
 		                c->ln_eps);
-	return IPU_OK;
+	return check_products(c, what, d);
 }
 
 int

@@ -75,6 +75,7 @@ typedef struct {
 	FILE *place_report;
 	/* exec_build's package cache (NULL: always compile) */
 	const char *cache_dir;
+	uint64_t max_cycles; /* exec_run_timed's; 0: the default */
 } SiglipRun;
 
 typedef struct {

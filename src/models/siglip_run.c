@@ -205,7 +205,8 @@ run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
 	if (!e)
-		e = exec_run_timed(dev, &out->cycles, &out->host_seconds, d);
+		e = exec_run_timed(dev, r->max_cycles, pk->total_cycles,
+		                   &out->cycles, &out->host_seconds, d);
 	const Tensor *res =
 	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
 	out->embedding =

@@ -435,37 +435,74 @@ check_segment(const Package *p, const PkgSegment *s, const char *what, Diag *d)
 	return 0;
 }
 
-/* Segments of one tile: no two overlap; the entry lies in one, below
- * exec_end, word-aligned. `r` has room for nshared + the tile's nseg. */
+/* The n segments as address ranges, sorted by address. */
+static void
+seg_ranges(const Package *p, const PkgSegment *s, uint32_t n, int shared,
+           Range *r)
+{
+	for (uint32_t i = 0; i < n; i++)
+		r[i] = (Range){s[i].addr, s[i].addr + p->blob[s[i].blob].len,
+		               shared, i};
+	qsort(r, n, sizeof *r, range_cmp);
+}
+
+/* The first of n sorted, disjoint ranges that ends after addr (n if none):
+ * the only one that can hold addr or overlap a range starting there. */
+static uint32_t
+range_after(const Range *r, uint32_t n, uint32_t addr)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (r[mid].hi > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* a overlaps b, a starting no lower; t is the tile unless both are
+ * shared. */
 static int
-check_tile_layout(const Package *p, uint32_t t, Range *r, Diag *d)
+overlap_error(uint32_t t, const Range *a, const Range *b, Diag *d)
+{
+	char where[32] = "";
+	if (!a->shared || !b->shared)
+		snprintf(where, sizeof where, "tile %u: ", t);
+	return bad(d,
+	           "%s%s segment %u (0x%x..0x%x) overlaps %s segment %u "
+	           "(0x%x..0x%x)",
+	           where, a->shared ? "shared" : "own", a->index, a->lo, a->hi,
+	           b->shared ? "shared" : "own", b->index, b->lo, b->hi);
+}
+
+/* Segments of one tile: no two overlap; the entry lies in one, below
+ * exec_end, word-aligned. `shared` holds the shared segments' ranges,
+ * sorted and disjoint; `own` has room for the tile's nseg. Searching the
+ * shared ranges keeps the time in the tile's own segments, however many
+ * shared ones a file declares. */
+static int
+check_tile_layout(const Package *p, uint32_t t, const Range *shared, Range *own,
+                  Diag *d)
 {
 	const PkgTile *pt = &p->tile[t];
 	const Chip *c = p->chip;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < p->nshared; i++, n++)
-		r[n] = (Range){
-		    p->shared[i].addr,
-		    p->shared[i].addr + p->blob[p->shared[i].blob].len, 1, i};
-	for (uint32_t i = 0; i < pt->nseg; i++, n++)
-		r[n] = (Range){pt->seg[i].addr,
-		               pt->seg[i].addr + p->blob[pt->seg[i].blob].len,
-		               0, i};
-	qsort(r, n, sizeof *r, range_cmp);
-	for (uint32_t i = 1; i < n; i++)
-		if (r[i].lo < r[i - 1].hi)
-			return bad(
-			    d,
-			    "tile %u: %s segment %u (0x%x..0x%x) overlaps %s "
-			    "segment %u (0x%x..0x%x)",
-			    t, r[i].shared ? "shared" : "own", r[i].index,
-			    r[i].lo, r[i].hi,
-			    r[i - 1].shared ? "shared" : "own", r[i - 1].index,
-			    r[i - 1].lo, r[i - 1].hi);
-	uint32_t e = pt->entry;
-	int found = 0;
+	uint32_t n = pt->nseg, ns = p->nshared;
+	seg_ranges(p, pt->seg, n, 0, own);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && own[i].lo < own[i - 1].hi)
+			return overlap_error(t, &own[i], &own[i - 1], d);
+		uint32_t k = range_after(shared, ns, own[i].lo);
+		if (k < ns && shared[k].lo < own[i].hi)
+			return shared[k].lo >= own[i].lo
+			           ? overlap_error(t, &shared[k], &own[i], d)
+			           : overlap_error(t, &own[i], &shared[k], d);
+	}
+	uint32_t e = pt->entry, k = range_after(shared, ns, e);
+	int found = k < ns && shared[k].lo <= e;
 	for (uint32_t i = 0; i < n && !found; i++)
-		found = e >= r[i].lo && e < r[i].hi;
+		found = e >= own[i].lo && e < own[i].hi;
 	if (!found || e % 4 || e >= c->exec_end)
 		return bad(d, "tile %u: entry 0x%x is %s", t, e,
 		           !found  ? "in none of the tile's segments"
@@ -532,34 +569,112 @@ check_piece(const Package *p, const PkgTensor *t, uint32_t ti, uint32_t k,
 	           what, (unsigned long long)bytes, pc->addr, pc->tile);
 }
 
+/* A piece's top or bottom edge for the sweep below: at `row`, the columns
+ * [xs[c0], xs[c1]) gain (+1) or lose (-1) a covering piece. */
+typedef struct {
+	uint32_t row, c0, c1;
+	int delta;
+} Edge;
+
+static int
+edge_cmp(const void *a, const void *b)
+{
+	const Edge *x = a, *y = b;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A segment tree over the elementary column intervals [xs[i], xs[i+1]):
+ * per node, how many pieces cover all of it and how many of its columns
+ * some piece covers. */
+typedef struct {
+	const uint32_t *xs;
+	uint32_t *count;
+	uint64_t *covered;
+} Cover;
+
+static void
+cover_add(Cover *cv, uint32_t node, uint32_t lo, uint32_t hi, uint32_t a,
+          uint32_t b, int delta)
+{
+	if (b <= lo || hi <= a)
+		return;
+	if (a <= lo && hi <= b) {
+		cv->count[node] += (uint32_t)delta;
+	} else {
+		uint32_t mid = lo + (hi - lo) / 2;
+		cover_add(cv, 2 * node, lo, mid, a, b, delta);
+		cover_add(cv, 2 * node + 1, mid, hi, a, b, delta);
+	}
+	cv->covered[node] =
+	    cv->count[node] ? cv->xs[hi] - cv->xs[lo]
+	    : hi - lo == 1  ? 0
+	                    : cv->covered[2 * node] + cv->covered[2 * node + 1];
+}
+
+/* Elements of t that no piece covers: the tensor's area less the area of
+ * the union of its pieces' rectangles, by a sweep down the rows. Memory and
+ * time grow with the number of pieces, never with the tensor's declared
+ * size (a corrupt file can declare 2^64 elements). The pieces lie inside
+ * the tensor (check_piece). */
+static uint64_t
+uncovered(const PkgTensor *t)
+{
+	uint32_t n = t->npiece, m = 0;
+	uint32_t *xs = xmalloc(2 * (size_t)n * sizeof *xs);
+	Edge *e = xmalloc(2 * (size_t)n * sizeof *e);
+	for (uint32_t k = 0; k < n; k++) {
+		xs[2 * k] = t->piece[k].col0;
+		xs[2 * k + 1] = t->piece[k].col0 + t->piece[k].cols;
+	}
+	qsort(xs, 2 * (size_t)n, sizeof *xs, u32_cmp);
+	for (uint32_t i = 0; i < 2 * n; i++)
+		if (!m || xs[i] != xs[m - 1])
+			xs[m++] = xs[i];
+	for (uint32_t k = 0; k < n; k++) {
+		const PkgPiece *pc = &t->piece[k];
+		uint32_t *x0 = bsearch(&pc->col0, xs, m, sizeof *xs, u32_cmp);
+		uint32_t c1 = pc->col0 + pc->cols;
+		uint32_t *x1 = bsearch(&c1, xs, m, sizeof *xs, u32_cmp);
+		uint32_t a = (uint32_t)(x0 - xs), b = (uint32_t)(x1 - xs);
+		e[2 * k] = (Edge){pc->row0, a, b, 1};
+		e[2 * k + 1] = (Edge){pc->row0 + pc->rows, a, b, -1};
+	}
+	qsort(e, 2 * (size_t)n, sizeof *e, edge_cmp);
+	Cover cv = {xs, xcalloc(4 * (size_t)m, sizeof *cv.count),
+	            xcalloc(4 * (size_t)m, sizeof *cv.covered)};
+	uint64_t area = 0;
+	for (uint32_t i = 0; i < 2 * n; i++) {
+		if (i)
+			area += cv.covered[1] * (e[i].row - e[i - 1].row);
+		cover_add(&cv, 1, 0, m - 1, e[i].c0, e[i].c1, e[i].delta);
+	}
+	free(cv.count);
+	free(cv.covered);
+	free(xs);
+	free(e);
+	return (uint64_t)t->rows * t->cols - area;
+}
+
 /* Inputs and weights may be replicated (the host writes every copy: a
  * bias next to every block that adds it): every element in at least one
- * piece, marked in a bitmap. */
+ * piece. */
 static int
 check_replicated_cover(const PkgTensor *t, uint32_t ti, Diag *d)
 {
-	uint64_t n = (uint64_t)t->rows * t->cols, missing = n;
-	uint8_t *seen = xcalloc((size_t)(n + 7) / 8, 1);
-	for (uint32_t k = 0; k < t->npiece; k++) {
-		const PkgPiece *pc = &t->piece[k];
-		for (uint32_t r = 0; r < pc->rows; r++)
-			for (uint32_t c = 0; c < pc->cols; c++) {
-				uint64_t e =
-				    (uint64_t)(pc->row0 + r) * t->cols +
-				    pc->col0 + c;
-				if (!(seen[e / 8] & (1u << (e % 8)))) {
-					seen[e / 8] |= (uint8_t)(1u << (e % 8));
-					missing--;
-				}
-			}
-	}
-	free(seen);
+	uint64_t missing = uncovered(t);
 	if (missing)
 		return bad(d,
 		           "tensor %u ('%s'): %llu of its %llu elements are "
 		           "in no piece",
 		           ti, t->name, (unsigned long long)missing,
-		           (unsigned long long)n);
+		           (unsigned long long)t->rows * t->cols);
 	return 0;
 }
 
@@ -709,13 +824,19 @@ pkg_check(const Package *p, Diag *d)
 		if (p->tile[t].nseg > maxseg)
 			maxseg = p->tile[t].nseg;
 	}
-	Range *r = xcalloc((size_t)p->nshared + maxseg, sizeof *r);
-	for (uint32_t t = 0; t < p->tiles; t++)
-		if (check_tile_layout(p, t, r, d)) {
-			free(r);
-			return IPU_EINVAL;
-		}
-	free(r);
+	Range *shared = xcalloc((size_t)p->nshared + 1, sizeof *shared),
+	      *own = xcalloc((size_t)maxseg + 1, sizeof *own);
+	seg_ranges(p, p->shared, p->nshared, 1, shared);
+	int r = 0;
+	for (uint32_t i = 1; i < p->nshared && !r; i++)
+		if (shared[i].lo < shared[i - 1].hi)
+			r = overlap_error(0, &shared[i], &shared[i - 1], d);
+	for (uint32_t t = 0; t < p->tiles && !r; t++)
+		r = check_tile_layout(p, t, shared, own, d);
+	free(shared);
+	free(own);
+	if (r)
+		return r;
 	for (uint32_t i = 0; i < p->nbuf; i++) {
 		const PkgBuffer *b = &p->buf[i];
 		if ((why = bad_text(b->kind, PKG_MAX_NAME, 0)))

@@ -629,9 +629,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		}
 		for (int k = 0; k < ksum_n; k++) {
 			if (ksum[k] > ks.k[k].tile_max)
-				ks.k[k].tile_max =
-				    (uint32_t)(ksum[k] > UINT32_MAX ? UINT32_MAX
-				                                    : ksum[k]);
+				ks.k[k].tile_max = ksum[k];
 			ksum[k] = 0;
 		}
 

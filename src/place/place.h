@@ -23,11 +23,11 @@
 
 /* Bytes of one kind: buffers aggregated by their `what` text. */
 typedef struct {
-	const char *what; /* the buffers' text ("code" for the code) */
-	uint64_t bytes;   /* sum of the sizes */
-	uint32_t count;   /* buffers (tiles, for "code") */
-	uint32_t
-	    tile_max; /* report totals: most bytes of this kind on a tile */
+	const char *what;  /* the buffers' text ("code" for the code) */
+	uint64_t bytes;    /* sum of the sizes */
+	uint32_t count;    /* buffers (tiles, for "code") */
+	uint64_t tile_max; /* report totals: most bytes of this kind on a
+	                      tile (4 GiB and more too) */
 } PlaceKind;
 
 /* Per tile use. */

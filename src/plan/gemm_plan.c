@@ -117,7 +117,7 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	uint64_t xch = XS_PREAMBLE +
 	               (p->pk - 1) * (words + nseg * (XS_RECV_GAP + 3)) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
-	return c->sync_internal_cycles + xch +
+	return chip_rule(c, TIMING_SYNC_INTERNAL) + xch +
 	       vadd_cycles((uint32_t)(bytes / 8 / nseg), p->pk - 1,
 	                   (uint32_t)nseg);
 }
@@ -204,9 +204,9 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	            &last_call);
 	p->reduce_cycles = reduce_cycles(c, p, g);
 	p->cycles = (uint64_t)(p->steps - 1) *
-	                (c->sync_internal_cycles + p->exchange_cycles +
-	                 p->compute_cycles) +
-	            c->sync_internal_cycles + last_xch + last_call +
+	                (chip_rule(c, TIMING_SYNC_INTERNAL) +
+	                 p->exchange_cycles + p->compute_cycles) +
+	            chip_rule(c, TIMING_SYNC_INTERNAL) + last_xch + last_call +
 	            p->reduce_cycles;
 	/* memory of the fullest tile */
 	uint32_t na = plan_gemm_a_parts(p);

@@ -167,7 +167,7 @@ simbe_write_trace(void *be, const char *path, ipu_error *err)
 {
 	Diag d;
 	diag_clear(&d);
-	if (trace_write_json(be, path, &d)) {
+	if (trace_write_json(be, path, 1, &d)) {
 		char buf[640];
 		diag_format(&d, buf, sizeof buf);
 		return rt_error(err, IPU_ERR_IO, "ipu_write_trace: %s", buf);

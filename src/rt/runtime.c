@@ -122,7 +122,7 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 {
 	static const char forms[] =
 	    "expected sim:c600 or sim:gc200, optionally followed by "
-	    ":tiles=N, :threads=N, :trace";
+	    ":tiles=N, :threads=N, :trace, :timing=PROFILE";
 	char buf[256];
 	if (strlen(name) >= sizeof buf)
 		return rt_error(err, IPU_ERR_ARGUMENT,
@@ -179,6 +179,14 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 			cfg->threads = (int)v;
 		} else if (!strcmp(opt, "trace")) {
 			cfg->trace = 1;
+		} else if (!strncmp(opt, "timing=", 7)) {
+			Timing t;
+			Diag d;
+			if (timing_parse(opt + 7, &t, &d))
+				return rt_error(err, IPU_ERR_ARGUMENT,
+				                "ipu_open: device '%s': %s",
+				                name, d.msg);
+			cfg->chip = chip_timed(cfg->chip, &t);
 		} else {
 			return rt_error(err, IPU_ERR_ARGUMENT,
 			                "ipu_open: device '%s': unknown option "

@@ -408,8 +408,9 @@ settle(ChipSim *cs, ChipError *err)
 			last = arrive;
 	}
 	/* Tiles that have returned, or never started, take no part. */
-	uint64_t cost = zone_has_host(zone) ? cs->chip->sync_host_cycles
-	                                    : cs->chip->sync_internal_cycles;
+	uint64_t cost = zone_has_host(zone)
+	                    ? chip_sync_host_cycles(cs->chip)
+	                    : chip_rule(cs->chip, TIMING_SYNC_INTERNAL);
 	if (zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
 		cs->host_cycles += cost + xfer;

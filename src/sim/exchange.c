@@ -445,9 +445,10 @@ int
 xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 {
 	const Chip *c = chipsim_chip(cs);
-	uint64_t lmax = c->route_base_cycles +
-	                (uint64_t)c->route_column_cycles * (c->columns - 1) +
-	                (uint64_t)c->route_row_cycles * (c->rows - 1) + 2;
+	uint64_t lmax =
+	    chip_rule(c, TIMING_ROUTE_BASE) +
+	    (uint64_t)chip_rule(c, TIMING_ROUTE_COLUMN) * (c->columns - 1) +
+	    (uint64_t)chip_rule(c, TIMING_ROUTE_ROW) * (c->rows - 1) + 2;
 	for (uint32_t id = 0; id < chipsim_tiles(cs); id++) {
 		Tile *t = chipsim_tile_if_exists(cs, id);
 		if (!t)

@@ -454,7 +454,8 @@ exchange_csr(Exec *e, int idx, uint32_t v)
 		if (map[i].idx == idx) {
 			uint64_t at = t->cycle + 1;
 			if (map[i].kind == XC_MUX)
-				at = t->cycle + t->chip->mux_switch_cycles;
+				at = t->cycle +
+				     chip_rule(t->chip, TIMING_MUX_SWITCH);
 			xch_control(t, map[i].kind, at, v, 0);
 		}
 }

@@ -537,8 +537,11 @@ int chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
 /* Host cycles spent in host syncs and transfers so far. */
 uint64_t chipsim_host_cycles(const ChipSim *cs);
 
-/* trace.c: the trace events of every tile as Chrome trace JSON. */
-int trace_write_json(const ChipSim *cs, const char *path, Diag *d);
+/* trace.c: the trace events of every tile as Chrome trace JSON, through a
+ * temporary file (file_create_temp); an existing file is replaced only if
+ * `overwrite`. */
+int trace_write_json(const ChipSim *cs, const char *path, int overwrite,
+                     Diag *d);
 
 /* exchange.c - the exchange of one tile (called by exec_ctl.c/chip.c) */
 /* A receive-side control from this tile's program, for itself or (partner)

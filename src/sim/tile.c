@@ -467,7 +467,7 @@ workers_busy(const Tile *t)
 static uint64_t
 sync_ready(const Tile *t)
 {
-	return t->last_exit + t->chip->sync_local_cycles;
+	return t->last_exit + chip_rule(t->chip, TIMING_SYNC_LOCAL);
 }
 
 /* The context that issues in this cycle, or -1. */

@@ -17,14 +17,12 @@ static const char *const kind_name[] = {
 };
 
 int
-trace_write_json(const ChipSim *cs, const char *path, Diag *d)
+trace_write_json(const ChipSim *cs, const char *path, int overwrite, Diag *d)
 {
 	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-		return diag_set(d, IPU_EIO, path, 0, 0, "path too long");
-	FILE *f = fopen(tmp, "w");
+	FILE *f = file_create_temp(path, tmp, sizeof tmp, d);
 	if (!f)
-		return diag_set(d, IPU_EIO, path, 0, 0, "cannot create");
+		return IPU_EIO;
 	const Chip *c = chipsim_chip(cs);
 	double us = 1e6 / c->clock_hz;
 	fprintf(f,
@@ -59,9 +57,5 @@ trace_write_json(const ChipSim *cs, const char *path, Diag *d)
 		}
 	}
 	fprintf(f, "\n]}\n");
-	if (fclose(f) || rename(tmp, path)) {
-		remove(tmp);
-		return diag_set(d, IPU_EIO, path, 0, 0, "cannot write");
-	}
-	return IPU_OK;
+	return file_commit_temp(f, tmp, path, overwrite, d);
 }

@@ -12,38 +12,31 @@
  */
 #include "chip.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../util/util.h"
 
 static const Chip chips[] = {
     {
         .name = "c600",
         .arch_name = "ipu21",
         .arch = ARCH_IPU21,
-        .tiles = 1472,          /* system.md 1.1 */
-        .clock_hz = 1.485e9,    /* system.md 1.3: 280 TF / (1472 x 128) */
-        .mem_base = 0x4C000,    /* isa.md 8, TMEM_REGION0_BASE_ADDR */
-        .mem_end = 0xE8000,     /* 624 KiB (system.md 1.1) */
-        .interleave = 0x80000,  /* ipu-stack.md 3.1 */
-        .exec_end = 0x80000,    /* ipu-stack.md 3.1 */
-        .elem_bytes = 0x4000,   /* isa.md 8, TMEM_ELEMSIZE */
-        .macs_f32 = 16,         /* system.md 1.2 */
-        .macs_f16 = 64,         /* system.md 1.2 */
-        .macs_f8 = 128,         /* system.md 1.2 */
-        .columns = 16,          /* ipu-stack.md 3.1 */
-        .rows = 23,             /* ipu-stack.md 3.1: 23 x 64 = 1472 */
-        .sync_local_cycles = 6, /* system.md 8.2: tile-local sync ~6 */
-        /* system.md 4.2: 90 (poplibs) .. 126 (IPU21 getMaxIPUSyncDelay) */
-        .sync_internal_cycles = 126,
-        /* system.md 4.2: host syncs take 1..5 us, assumed; 3 us here */
-        .sync_host_cycles = 4455,
-        /* system.md 3.2/8.2: ~30-cycle floor, 2 cycles per row, a few
-         * per column (ipu-stack.md 3.3: column distance x 6) */
-        .route_base_cycles = 30,
-        .route_column_cycles = 6,
-        .route_row_cycles = 2,
-        .mux_switch_cycles = 8, /* isa.md 9: BNET_PUTIOUTDLY (Mk1) */
-        /* system.md 5.2: Gen4 x16 31.5 GB/s raw; 22 GB/s assumed */
-        .host_bytes_per_s = 22e9,
+        .tiles = 1472,         /* system.md 1.1 */
+        .clock_hz = 1.485e9,   /* system.md 1.3: 280 TF / (1472 x 128) */
+        .mem_base = 0x4C000,   /* isa.md 8, TMEM_REGION0_BASE_ADDR */
+        .mem_end = 0xE8000,    /* 624 KiB (system.md 1.1) */
+        .interleave = 0x80000, /* ipu-stack.md 3.1 */
+        .exec_end = 0x80000,   /* ipu-stack.md 3.1 */
+        .elem_bytes = 0x4000,  /* isa.md 8, TMEM_ELEMSIZE */
+        .macs_f32 = 16,        /* system.md 1.2 */
+        .macs_f16 = 64,        /* system.md 1.2 */
+        .macs_f8 = 128,        /* system.md 1.2 */
+        .columns = 16,         /* ipu-stack.md 3.1 */
+        .rows = 23,            /* ipu-stack.md 3.1: 23 x 64 = 1472 */
+        .timing = &timing_nominal,
+        .base = &chips[0],
     },
     {
         .name = "gc200",
@@ -61,15 +54,8 @@ static const Chip chips[] = {
         .macs_f8 = 0,  /* no FP8 on ipu2 */
         .columns = 16, /* same tile array as the C600 */
         .rows = 23,
-        .sync_local_cycles = 6,
-        .sync_internal_cycles = 126, /* DECISION: as the C600 */
-        .sync_host_cycles = 3975,    /* 3 us at 1.325 GHz */
-        .route_base_cycles = 30,
-        .route_column_cycles = 6,
-        .route_row_cycles = 2,
-        .mux_switch_cycles = 8,
-        /* The GC200 die has a Gen4 x16 port (system.md 1.1) */
-        .host_bytes_per_s = 22e9,
+        .timing = &timing_nominal, /* DECISION: as the C600 */
+        .base = &chips[1],
     },
 };
 
@@ -93,6 +79,40 @@ const char *
 chip_names(void)
 {
 	return "c600 (ipu21), gc200 (ipu2)";
+}
+
+/* Timed chips, interned: a list that lives until exit. */
+typedef struct Timed {
+	Chip chip;
+	Timing timing;
+	struct Timed *next;
+} Timed;
+
+static Timed *timed;
+static pthread_mutex_t timed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const Chip *
+chip_timed(const Chip *c, const Timing *t)
+{
+	const Chip *base = c->base;
+	if (timing_is_nominal(t) && !strcmp(t->spec, "nominal"))
+		return base;
+	pthread_mutex_lock(&timed_lock);
+	Timed *x = timed;
+	while (x && !(x->chip.base == base &&
+	              !memcmp(x->timing.v, t->v, sizeof t->v) &&
+	              !strcmp(x->timing.spec, t->spec)))
+		x = x->next;
+	if (!x) {
+		x = xcalloc(1, sizeof *x);
+		x->chip = *base;
+		x->timing = *t;
+		x->chip.timing = &x->timing;
+		x->next = timed;
+		timed = x;
+	}
+	pthread_mutex_unlock(&timed_lock);
+	return &x->chip;
 }
 
 int
@@ -179,15 +199,23 @@ chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst)
 {
 	uint32_t ps = chip_physical(c, src), pd = chip_physical(c, dst);
 	uint32_t lanes = ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
-	return c->route_base_cycles +
-	       c->route_column_cycles *
+	return chip_rule(c, TIMING_ROUTE_BASE) +
+	       chip_rule(c, TIMING_ROUTE_COLUMN) *
 	           distance((ps >> 2) & 15, (pd >> 2) & 15) +
-	       c->route_row_cycles * distance(ps >> 6, pd >> 6) + lanes;
+	       chip_rule(c, TIMING_ROUTE_ROW) * distance(ps >> 6, pd >> 6) +
+	       lanes;
 }
 
 uint64_t
 chip_host_cycles(const Chip *c, uint64_t bytes)
 {
-	double s = (double)bytes / c->host_bytes_per_s;
+	double s = (double)bytes / (chip_rule(c, TIMING_HOST_LINK) * 1e6);
 	return (uint64_t)(s * c->clock_hz + 0.999999);
+}
+
+uint64_t
+chip_sync_host_cycles(const Chip *c)
+{
+	return (uint64_t)(chip_rule(c, TIMING_SYNC_HOST) * 1e-9 * c->clock_hz +
+	                  0.5);
 }

@@ -1,15 +1,18 @@
 /*
  * chip.h - facts about each IPU: tiles, tile memory map, clocks, peak rates,
- * and the emulator's timing constants.
+ * and the timing profile its emulation and cost model use (timing.h).
  *
  * Every number carries its source. Where the chip's behaviour is unknown the
- * value is a decision, marked DECISION, and listed in docs/emulator.md; reports
- * print the chip name so that results can be traced to these numbers.
+ * value is a decision, marked DECISION, and listed in docs/emulator.md (the
+ * timing rules: docs/fidelity.md); reports print the chip name and timing
+ * profile so that results can be traced to these numbers.
  */
 #ifndef IPU_CHIP_H
 #define IPU_CHIP_H
 
 #include <stdint.h>
+
+#include "timing.h"
 
 typedef enum {
 	ARCH_IPU2,  /* GC200 (Mk2), no FP8 */
@@ -38,7 +41,7 @@ enum {
 	CHIP_AACC = 32,    /* $AACC per worker, 2 AMP sets (isa.md 2.2) */
 };
 
-typedef struct {
+typedef struct Chip {
 	const char *name; /* "c600", "gc200" */
 	const char *arch_name;
 	Arch arch;
@@ -59,15 +62,10 @@ typedef struct {
 	uint32_t columns; /* column groups along the exchange spine */
 	uint32_t rows;    /* tile pairs per column group and block */
 
-	/* Timing constants of the emulator (cycles unless named otherwise). */
-	uint32_t sync_local_cycles;    /* sync LOCAL after the last exit */
-	uint32_t sync_internal_cycles; /* all tiles arrived -> released */
-	uint32_t sync_host_cycles;     /* a sync that includes the host */
-	uint32_t route_base_cycles;    /* send issue -> arrival, nearest */
-	uint32_t route_column_cycles;  /* per column group of distance */
-	uint32_t route_row_cycles;     /* per row of distance */
-	uint32_t mux_switch_cycles;    /* put $INCOMING_MUX -> effective */
-	double host_bytes_per_s;       /* PCIe, one direction, sustained */
+	/* The timing rules' values (timing.h); chip_by_name's chips carry
+	 * timing_nominal, chip_timed makes a chip with another profile. */
+	const Timing *timing;
+	const struct Chip *base; /* the chip_by_name chip this one times */
 } Chip;
 
 /* Source ids on the exchange besides tiles (the $INCOMING_MUX value). */
@@ -92,6 +90,17 @@ enum {
 const Chip *chip_by_name(const char *name); /* NULL if unknown */
 const Chip *chip_default(void);             /* the C600 */
 const char *chip_names(void);               /* "c600, gc200" for messages */
+/* The chip c (or the chip it times) with timing profile t: the same facts,
+ * other rule values. Chips are interned: the same base and profile give
+ * the same pointer, which lives until exit; a nominal profile gives the
+ * chip_by_name chip itself. */
+const Chip *chip_timed(const Chip *c, const Timing *t);
+/* The value of one timing rule for this chip. */
+static inline uint32_t
+chip_rule(const Chip *c, TimingRule r)
+{
+	return c->timing->v[r];
+}
 
 /* Logical tile id <-> physical id (ipu-stack.md 3.1). */
 uint32_t chip_physical(const Chip *c, uint32_t logical);
@@ -103,6 +112,8 @@ uint32_t chip_pair(const Chip *c, uint32_t logical);
 uint32_t chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst);
 /* Host link: cycles to move `bytes` over PCIe at this chip's clock. */
 uint64_t chip_host_cycles(const Chip *c, uint64_t bytes);
+/* Cycles of a sync that includes the host (rule sync-host, in ns). */
+uint64_t chip_sync_host_cycles(const Chip *c);
 
 /* Memory element of a byte address (0-based, both regions), -1 outside. */
 int chip_mem_element(const Chip *c, uint32_t addr);

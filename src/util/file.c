@@ -3,37 +3,167 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* A device, pipe or /proc file says nothing of its length and may never
+ * end (/dev/zero): it is read up to this many bytes, then refused. A
+ * regular file is read at its size, whatever that is, or refused if the
+ * memory for it cannot be had. */
+#define READ_NONREGULAR_MAX ((size_t)256 << 20)
 
 int
 read_file(const char *path, uint8_t **data, size_t *len, Diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
 		return diag_set(d, IPU_EIO, path, 0, 0, "cannot open: %s",
-		                strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = xmalloc(cap);
-	for (;;) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (n < cap)
-			break;
-		cap *= 2;
-		buf = xrealloc(buf, cap);
+		                strerror(e));
 	}
-	int err = ferror(f);
-	fclose(f);
-	if (err) {
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return diag_set(d, IPU_EIO, path, 0, 0, "is a directory");
+	}
+	int regular = S_ISREG(st.st_mode) && st.st_size > 0;
+	size_t limit = regular && (uint64_t)st.st_size > READ_NONREGULAR_MAX
+	                   ? (size_t)st.st_size
+	                   : READ_NONREGULAR_MAX;
+	/* one byte more than the size, to see the end in one pass */
+	size_t cap = regular ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return diag_set(d, IPU_ENOMEM, path, 0, 0,
+		                "%llu bytes: not enough memory to read it",
+		                (unsigned long long)st.st_size);
+	}
+	for (;;) {
+		if (n == cap) {
+			if (n > limit)
+				break;
+			cap = 2 * cap > limit + 1 ? limit + 1 : 2 * cap;
+			buf = xrealloc(buf, cap);
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			int e = got < 0 ? errno : 0;
+			close(fd);
+			if (!e)
+				break;
+			free(buf);
+			return diag_set(d, IPU_EIO, path, 0, 0,
+			                "read error: %s", strerror(e));
+		}
+		n += (size_t)got;
+	}
+	if (n > limit) {
+		close(fd);
 		free(buf);
-		return diag_set(d, IPU_EIO, path, 0, 0, "read error");
+		if (regular)
+			return diag_set(
+			    d, IPU_EIO, path, 0, 0,
+			    "grew past its size of %llu bytes while "
+			    "being read",
+			    (unsigned long long)st.st_size);
+		return diag_set(
+		    d, IPU_EIO, path, 0, 0,
+		    "more than %zu MiB from a file that is not a "
+		    "regular file (a device or a pipe that does not "
+		    "end?); stopped",
+		    READ_NONREGULAR_MAX >> 20);
 	}
 	*data = buf;
 	*len = n;
 	return IPU_OK;
+}
+
+/* ---- temporary files, removed on SIGINT, SIGTERM and SIGHUP ----------
+ *
+ * Every temporary file of file_create_temp is in this table from its
+ * creation to its commit or discard. The handler, which may run at any
+ * point of the program, only reads slots marked LIVE (their path is
+ * complete) and calls unlink(), which is async-signal-safe; then the
+ * signal is raised again with its default action, so the process ends as
+ * it would have. A slot's path is written before it becomes LIVE and
+ * not touched while LIVE. With more temporary files open at once than
+ * slots, the extra ones are not removed on a signal (no command comes
+ * near that). */
+enum { TEMP_SLOTS = 32, TEMP_FREE = 0, TEMP_CLAIMED, TEMP_LIVE };
+
+static struct {
+	atomic_int state;
+	char path[4096];
+} temp_slot[TEMP_SLOTS];
+
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void
+remove_temps_and_die(int sig)
+{
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (atomic_load(&temp_slot[i].state) == TEMP_LIVE)
+			unlink(temp_slot[i].path);
+	/* SA_RESETHAND restored the default action; it runs on return */
+	raise(sig);
+}
+
+/* Once: the handler for each signal whose action is still the default
+ * (one the user set to be ignored, e.g. by nohup, stays ignored). */
+static void
+install_cleanup(void)
+{
+	static atomic_flag done = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set(&done))
+		return;
+	for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals;
+	     i++) {
+		struct sigaction old, sa = {.sa_handler = remove_temps_and_die,
+		                            .sa_flags = SA_RESETHAND};
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(cleanup_signals[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_DFL)
+			sigaction(cleanup_signals[i], &sa, NULL);
+	}
+}
+
+static void
+temp_register(const char *tmp)
+{
+	install_cleanup();
+	for (int i = 0; i < TEMP_SLOTS; i++) {
+		int expect = TEMP_FREE;
+		if (strlen(tmp) < sizeof temp_slot[i].path &&
+		    atomic_compare_exchange_strong(&temp_slot[i].state, &expect,
+		                                   TEMP_CLAIMED)) {
+			strcpy(temp_slot[i].path, tmp);
+			atomic_store(&temp_slot[i].state, TEMP_LIVE);
+			return;
+		}
+	}
+}
+
+/* Before the name is unlinked or renamed away: after this, a signal no
+ * longer touches it. */
+static void
+temp_unregister(const char *tmp)
+{
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (atomic_load(&temp_slot[i].state) == TEMP_LIVE &&
+		    !strcmp(temp_slot[i].path, tmp)) {
+			atomic_store(&temp_slot[i].state, TEMP_FREE);
+			return;
+		}
 }
 
 /* O_EXCL on a name of our own rather than mkstemp, whose files are 0600:
@@ -52,16 +182,35 @@ file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d)
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
+	if (fd >= 0)
+		temp_register(tmp);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
 	if (!f) {
 		diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
 		         strerror(errno));
 		if (fd >= 0) {
 			close(fd);
+			temp_unregister(tmp);
 			remove(tmp);
 		}
 	}
 	return f;
+}
+
+void
+file_discard_temp(FILE *f, const char *tmp)
+{
+	fclose(f);
+	temp_unregister(tmp);
+	remove(tmp);
+}
+
+/* The reason of a failed write, for "write error: ...": errno's text (a
+ * full disk is "No space left on device"); -1 or 0 when it is gone. */
+static const char *
+write_reason(int e)
+{
+	return e > 0 ? strerror(e) : "an earlier write failed";
 }
 
 /* Without `overwrite`, link() publishes the file only if `path` does not
@@ -70,15 +219,25 @@ int
 file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
                  Diag *d)
 {
-	int err = ferror(f);
+	/* a write that failed earlier fails again at the flush, with its
+	 * reason in errno (ENOSPC stays ENOSPC) */
+	errno = 0;
+	int e = 0;
 	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		err = 1;
-	if (fclose(f) != 0 || err) {
+		e = errno ? errno : EIO;
+	if (!e && ferror(f))
+		e = -1;
+	if (fclose(f) != 0 && !e)
+		e = errno ? errno : EIO;
+	if (e) {
+		temp_unregister(tmp);
 		remove(tmp);
-		return diag_set(d, IPU_EIO, path, 0, 0, "write error");
+		return diag_set(d, IPU_EIO, path, 0, 0, "write error: %s",
+		                write_reason(e));
 	}
 	int rc = overwrite ? rename(tmp, path) : link(tmp, path);
-	int e = errno;
+	e = errno;
+	temp_unregister(tmp);
 	remove(tmp);
 	if (rc == 0)
 		return IPU_OK;
@@ -97,10 +256,12 @@ write_whole(const char *path, const void *data, size_t len, int overwrite,
 	FILE *f = file_create_temp(path, tmp, sizeof tmp, d);
 	if (!f)
 		return IPU_EIO;
+	errno = 0;
 	if (fwrite(data, 1, len, f) != len) {
-		fclose(f);
-		remove(tmp);
-		return diag_set(d, IPU_EIO, path, 0, 0, "write error");
+		int e = errno;
+		file_discard_temp(f, tmp);
+		return diag_set(d, IPU_EIO, path, 0, 0, "write error: %s",
+		                write_reason(e));
 	}
 	return file_commit_temp(f, tmp, path, overwrite, d);
 }

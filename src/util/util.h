@@ -105,14 +105,24 @@ sext(uint32_t v, unsigned width)
 /* File helpers (file.c). read_file returns IPU_OK and a malloc'd buffer. */
 int read_file(const char *path, uint8_t **data, size_t *len, Diag *d);
 int write_file(const char *path, const void *data, size_t len, Diag *d);
+/* read_file reads a regular file at its size, anything else (a device, a
+ * pipe) up to 256 MiB: /dev/zero is an error, not a process that fills
+ * memory. */
 /* Large outputs written in pieces, never half-written and never replacing
  * a file by accident: file_create_temp opens a new unique file next to
  * `path` (its name in tmp[tmplen]); file_commit_temp moves it to `path`,
  * failing if `path` exists unless `overwrite`, and removes the temporary
- * on any failure. Returns NULL / a negative IPU_E* with d filled. */
+ * on any failure; file_discard_temp closes and removes it. Returns NULL / a
+ * negative IPU_E* with d filled; a failed write says why (strerror).
+ * Until committed or discarded, the temporary is also removed if the
+ * process gets SIGINT, SIGTERM or SIGHUP (the first file_create_temp
+ * installs a handler for each of these whose action is the default; the
+ * handler removes the temporaries, then the signal takes its default
+ * action). */
 FILE *file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d);
 int file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
                      Diag *d);
+void file_discard_temp(FILE *f, const char *tmp);
 /* Like write_file, but fails (IPU_EIO, "exists") if path already exists. */
 int write_new_file(const char *path, const void *data, size_t len, Diag *d);
 
