@@ -1,19 +1,31 @@
 /* test_sim_paths.c - the emulator's fast paths against its plain ones
- * (sim.h, SimPath): the same random programs run under SIM_PLAIN (the
- * reference), SIM_PORTABLE and SIM_FAST must leave the same complete tile
- * state: every register of every context, the AMP state, the CWEI and CSRs,
- * all of memory, the cycle and issue counters, and the fault with its
- * cause. Programs are random bundles of every worker instruction that does
- * not change the flow (operands random within their fields, registers and
+ * (sim.h, SimPath), and its results for any number of host threads.
+ *
+ * One tile: the same random programs run under SIM_PLAIN (the reference),
+ * SIM_PORTABLE and SIM_FAST must leave the same complete tile state: every
+ * register of every context, the AMP state, the CWEI and CSRs, all of
+ * memory, the cycle and issue counters, and the fault with its cause.
+ * Programs are random bundles of every worker instruction that does not
+ * change the flow (operands random within their fields, registers and
  * memory random bit patterns with NaN, infinity, subnormal and plain
  * values), and AMP-heavy ones that keep the engines busy on the same
- * weights. */
+ * weights.
+ *
+ * The chip: compiled graphs that use every kernel (GEMMs in f16, f32 and
+ * f8, LayerNorm, softmax, GELU, adds, casts, transposes and the exchange
+ * between them) run on the plain path on one host thread and on the fast
+ * paths on 1, 2 and 5 threads; every tile's complete state, every trace
+ * event, the outputs and the cycle count must be the same. */
 #include "support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <ipu/runtime.h>
+
+#include "../src/compile/compile.h"
+#include "../src/rt/device.h"
 #include "../src/util/util.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -379,19 +391,78 @@ tile_diff(const Tile *a, const Tile *b)
 	SAME(fault.cycle);
 	if (strcmp(a->fault.cause, b->fault.cause))
 		return "fault.cause";
+	SAME(x.mux); /* the exchange's receive and send state */
+	SAME(x.ptr);
+	SAME(x.format);
+	SAME(x.dcount);
+	SAME(x.base);
+	SAME(x.size);
+	SAME(x.rx_until);
+	SAME(x.last_rx_cycle);
+	SAME(x.last_rx_addr);
+	SAME(x.zero_at);
+	SAME(x.ctl_done);
+	SAME(x.pctl_done);
+	SAME(x.nctl);
+	SAME(x.npk);
+	SAME(x.out_ptr);
+	SAME(x.out_sctl);
+	SAME(x.out_open);
 	SAME(sup_ready);
 	SAME(wait.zone);
 	SAME(wait.since);
 	SAME(compute_start);
 	SAME(ntrace);
-	if (a->ntrace &&
-	    memcmp(a->trace, b->trace, sizeof *a->trace * (size_t)a->ntrace))
-		return "trace";
+	for (int k = 0; k < a->ntrace; k++) {
+		const TraceEvent *x = &a->trace[k], *y = &b->trace[k];
+		if (x->start != y->start || x->end != y->end ||
+		    x->kind != y->kind || x->arg != y->arg)
+			return "trace"; /* field by field: the struct pads */
+	}
 	const Chip *c = a->chip;
 	if (memcmp(a->mem, b->mem, c->mem_end - c->mem_base))
 		return "memory";
 	return NULL;
 #undef SAME
+}
+
+/* FNV-1a over the state tile_diff compares (the fault only if there is
+ * one). */
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t
+tile_digest(const Tile *t)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < CHIP_CONTEXTS; i++) {
+		const Context *c = &t->ctx[i];
+		h = fnv(h, &c->state, sizeof c->state);
+		h = fnv(h, &c->pc, sizeof c->pc);
+		h = fnv(h, c->m, sizeof c->m);
+		h = fnv(h, c->a, sizeof c->a);
+		h = fnv(h, &c->fp_sts, sizeof c->fp_sts);
+		h = fnv(h, c->aacc, sizeof c->aacc);
+		h = fnv(h, &c->amp, sizeof c->amp);
+		h = fnv(h, c->prng, sizeof c->prng);
+	}
+	h = fnv(h, t->cwei, sizeof t->cwei);
+	h = fnv(h, &t->cycle, sizeof t->cycle);
+	h = fnv(h, &t->bundles, sizeof t->bundles);
+	if (t->faulted) {
+		h = fnv(h, &t->fault.type, sizeof t->fault.type);
+		h = fnv(h, &t->fault.pc, sizeof t->fault.pc);
+		h = fnv(h, &t->fault.addr, sizeof t->fault.addr);
+		h = fnv(h, t->fault.cause, strlen(t->fault.cause));
+	}
+	const Chip *c = t->chip;
+	return fnv(h, t->mem, c->mem_end - c->mem_base);
 }
 
 static const SimPath paths[] = {SIM_PLAIN, SIM_PORTABLE, SIM_FAST};
@@ -418,6 +489,12 @@ check_program(Style style, int issues, int index)
 	sim_path = SIM_FAST;
 	ran++;
 	completed += !t[0]->faulted;
+	/* SIM_PATHS_DIGEST=1: one line per program with a hash of its final
+	 * state, to compare the reference semantics across versions of the
+	 * code (a refactor of an exec function must not change it) */
+	if (getenv("SIM_PATHS_DIGEST"))
+		print_message("digest %d.%d %016llx\n", style, index,
+		              (unsigned long long)tile_digest(t[0]));
 	if (getenv("SHOW_FAULTS") && t[0]->faulted) {
 		char f[768];
 		tile_format_fault(t[0], f, sizeof f);
@@ -473,12 +550,225 @@ test_random_amp_programs(void **state)
 	run_programs(STYLE_AMP, 800, 8, 64);
 }
 
+/* A graph compiled for `tiles` tiles, run on the emulated C600 with seeded
+ * random inputs (bit patterns of their element type's plain values). */
+typedef struct {
+	ipu_device *dev;
+	uint64_t cycles;
+	uint8_t *out; /* every output's bytes, in tensor order */
+	size_t nout;
+} GraphRun;
+
+static void
+run_graph(const Package *pk, const Graph *g, uint32_t tiles, int threads,
+          GraphRun *r)
+{
+	uint8_t *bytes;
+	size_t len;
+	Diag d;
+	assert_int_equal(pkg_write(pk, &bytes, &len, &d), 0);
+	char name[96];
+	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=%d:trace", tiles,
+	         threads);
+	ipu_error err;
+	r->dev = ipu_open(name, &err);
+	assert_non_null(r->dev);
+	if (ipu_load_package(r->dev, bytes, len, &err))
+		fail_msg("load: %s", err.msg);
+	free(bytes);
+	uint64_t saved = rng;
+	rng = 0x1234567;
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->producer >= 0)
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape) *
+		           (size_t)dtype_size(t->elem.dtype);
+		uint8_t *v = xmalloc(n);
+		for (size_t i = 0; i < n; i++)
+			v[i] = (uint8_t)rnd();
+		/* plain values: f16 exponents near 1, f32 too, f8 any but
+		 * NaN */
+		size_t es = (size_t)dtype_size(t->elem.dtype);
+		for (size_t i = 0; i + es <= n; i += es) {
+			if (es == 2)
+				v[i + 1] = (uint8_t)((v[i + 1] & 0x83) | 0x38);
+			else if (es == 4)
+				v[i + 3] = (uint8_t)((v[i + 3] & 0x80) | 0x3e);
+			else if (v[i] == 0x80)
+				v[i] = 0;
+		}
+		if (ipu_write_tensor(r->dev, t->name, v, n, &err))
+			fail_msg("write %s: %s", t->name, err.msg);
+		free(v);
+	}
+	rng = saved;
+	if (ipu_run(r->dev, 0, &err))
+		fail_msg("run: %s", err.msg);
+	r->cycles = ipu_cycles(r->dev);
+	r->out = NULL;
+	r->nout = 0;
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->role != ROLE_OUTPUT)
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape) *
+		           (size_t)dtype_size(t->elem.dtype);
+		r->out = xrealloc(r->out, r->nout + n);
+		if (ipu_read_tensor(r->dev, t->name, r->out + r->nout, n, &err))
+			fail_msg("read %s: %s", t->name, err.msg);
+		r->nout += n;
+	}
+}
+
+/* Compile, then run on every path and thread count; compare with the plain
+ * run on one thread. */
+static void
+check_graph(const char *what, const char *text, uint32_t tiles)
+{
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	if (graph_parse(text, strlen(text), "paths.graph", &g, errs, &nerr))
+		fail_msg("%s: parse: %s", what, errs[0].msg);
+	CompileOptions o = {.chip = chip_default(), .tiles = tiles};
+	Package *pk;
+	CompileReport rep;
+	if (compile_graph(g, &o, &pk, &rep, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fail_msg("%s: compile: %s", what, buf);
+	}
+	static const struct {
+		SimPath path;
+		int threads;
+	} runs[] = {{SIM_PLAIN, 1},
+	            {SIM_FAST, 1},
+	            {SIM_FAST, 2},
+	            {SIM_PORTABLE, 3},
+	            {SIM_FAST, 5}};
+	GraphRun ref;
+	sim_path = runs[0].path;
+	run_graph(pk, g, tiles, runs[0].threads, &ref);
+	for (size_t k = 1; k < sizeof runs / sizeof runs[0]; k++) {
+		GraphRun r;
+		sim_path = runs[k].path;
+		run_graph(pk, g, tiles, runs[k].threads, &r);
+		const char *pn = path_names[runs[k].path == SIM_FAST       ? 2
+		                            : runs[k].path == SIM_PORTABLE ? 1
+		                                                           : 0];
+		if (r.cycles != ref.cycles)
+			fail_msg("%s: %llu cycles on the %s path with %d "
+			         "threads, %llu on the plain one",
+			         what, (unsigned long long)r.cycles, pn,
+			         runs[k].threads,
+			         (unsigned long long)ref.cycles);
+		assert_int_equal(r.nout, ref.nout);
+		if (memcmp(r.out, ref.out, ref.nout))
+			fail_msg("%s: outputs differ on the %s path with %d "
+			         "threads",
+			         what, pn, runs[k].threads);
+		ChipSim *a = ref.dev->be, *b = r.dev->be;
+		for (uint32_t id = 0; id < tiles; id++) {
+			Tile *ta = chipsim_tile_if_exists(a, id),
+			     *tb = chipsim_tile_if_exists(b, id);
+			assert_true(!ta == !tb);
+			const char *diff = ta ? tile_diff(ta, tb) : NULL;
+			if (diff)
+				fail_msg("%s: tile %u: %s differs on the %s "
+				         "path with %d threads",
+				         what, id, diff, pn, runs[k].threads);
+		}
+		ipu_close(r.dev);
+		free(r.out);
+	}
+	sim_path = SIM_FAST;
+	print_message("%s: %llu cycles, the same on every path and thread "
+	              "count\n",
+	              what, (unsigned long long)ref.cycles);
+	ipu_close(ref.dev);
+	free(ref.out);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	graph_free(g);
+}
+
+static void
+test_graphs_f16(void **state)
+{
+	(void)state;
+	check_graph("f16 layer",
+	            "input x f16 [40, 64]\n"
+	            "weight g f16 [64]\n"
+	            "weight be f16 [64]\n"
+	            "weight w1 f16 [64, 96]\n"
+	            "weight b1 f16 [96]\n"
+	            "weight w2 f16 [96, 64]\n"
+	            "n = layernorm x g be eps=1e-6\n"
+	            "h = matmul n w1\n"
+	            "hb = add h b1\n"
+	            "a = gelu hb\n"
+	            "y = matmul a w2\n"
+	            "r = add y x\n"
+	            "s = softmax r scale=0.125\n"
+	            "t = transpose s [1, 0]\n"
+	            "k = slice t [0, 0] [32, 40]\n"
+	            "output k\n"
+	            "output r\n",
+	            24);
+	/* the second product's K is split over groups and reduced (vadd) */
+	check_graph("f16 K-split chain",
+	            "input x f16 [16, 512]\n"
+	            "weight w f16 [512, 32]\n"
+	            "input a f16 [24, 16]\n"
+	            "h = matmul x w\n"
+	            "y = matmul a h\n"
+	            "output y\n",
+	            16);
+}
+
+static void
+test_graphs_f32_f8(void **state)
+{
+	(void)state;
+	check_graph("f32 attention",
+	            "input x f32 [12, 32]\n"
+	            "weight wq f32 [32, 32]\n"
+	            "weight wk f32 [32, 32]\n"
+	            "q = matmul x wq\n"
+	            "k = matmul x wk\n"
+	            "qr = reshape q [12, 2, 16]\n"
+	            "kr = reshape k [12, 2, 16]\n"
+	            "qh = transpose qr [1, 0, 2]\n"
+	            "kh = transpose kr [1, 0, 2]\n"
+	            "s = matmul qh kh transpose_b=1\n"
+	            "p = softmax s scale=0.25\n"
+	            "m = mul p p\n"
+	            "output m\n",
+	            8);
+	check_graph("f8 product, casts",
+	            "input x f8_f143 [32, 48]\n"
+	            "input k f8_f152 [40, 48]\n"
+	            "input z f32 [20, 24]\n"
+	            "c = cast k f16\n"
+	            "y = matmul x k transpose_b=1\n"
+	            "h = cast z f16\n"
+	            "q = cast h f8_f143*2^-2\n"
+	            "b = cast q f16\n"
+	            "output y\n"
+	            "output c\n"
+	            "output b\n",
+	            4);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
+	    cmocka_unit_test(test_graphs_f16),
+	    cmocka_unit_test(test_graphs_f32_f8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

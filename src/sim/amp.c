@@ -213,6 +213,79 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 	return 0;
 }
 
+/*
+ * Conversions of four halves at a time for the AVX2 path, by F16C: exact
+ * for every finite half and every non-NaN result; whenever a NaN could be
+ * involved they return 0 and leave the lanes to the scalar conversions,
+ * which give NaNs the model's payloads (F16C keeps the operand's).
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AMP_SIMD __attribute__((target("avx2,f16c")))
+
+/* Some half of w has the all-ones exponent (an infinity or a NaN). */
+static inline int
+any_special_half(uint64_t w)
+{
+	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
+	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
+}
+
+AMP_SIMD static inline int
+halves_to_doubles(uint64_t w, double *x)
+{
+	if (any_special_half(w))
+		return 0;
+	__m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w));
+	_mm256_storeu_pd(x, _mm256_cvtps_pd(f));
+	return 1;
+}
+
+AMP_SIMD static inline int
+halves_to_floats(uint64_t w, float *x)
+{
+	if (any_special_half(w))
+		return 0;
+	_mm_storeu_ps(x, _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w)));
+	return 1;
+}
+
+/* Four f32 results to halves, nearest even (f16_result), unless one is a
+ * NaN. */
+AMP_SIMD static inline int
+floats_to_halves(const float *v, uint64_t *w)
+{
+	__m128 f = _mm_loadu_ps(v);
+	if (_mm_movemask_ps(_mm_cmpunord_ps(f, f)))
+		return 0;
+	*w = (uint64_t)_mm_cvtsi128_si64(
+	    _mm_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	return 1;
+}
+#else
+#define AMP_SIMD
+static inline int
+halves_to_doubles(uint64_t w, double *x)
+{
+	(void)w, (void)x;
+	return 0;
+}
+
+static inline int
+halves_to_floats(uint64_t w, float *x)
+{
+	(void)w, (void)x;
+	return 0;
+}
+
+static inline int
+floats_to_halves(const float *v, uint64_t *w)
+{
+	(void)v, (void)w;
+	return 0;
+}
+#endif
+
 /* ARF register r as the semantics read it ($a14, $a15 read 0), without the
  * call: AMP operands are fixed register numbers of the instruction. */
 static inline __attribute__((always_inline)) uint32_t
@@ -222,30 +295,39 @@ ra(const Exec *e, int r)
 }
 
 /* Read n elements of format fmt from ARF registers r, r+1 (low word first,
- * low bits first). */
+ * low bits first); simd: F16C where it gives the same values. */
 static inline __attribute__((always_inline)) void
-read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
+read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out, int simd)
 {
-	for (int i = 0; i < n; i++) {
-		if (fmt == EF_F16) {
-			uint32_t w = ra(e, r + i / 2);
-			out[i] = (float)fp_f16_to_f64(
-			    (uint16_t)(w >> (16 * (i % 2))));
-		} else {
-			out[i] = bits_float(ra(e, r + i));
+	if (fmt == EF_F16) {
+		float h[4];
+		uint64_t w = (uint64_t)ra(e, r + 1) << 32 | ra(e, r);
+		if (simd && halves_to_floats(w, h)) {
+			memcpy(out, h, sizeof(float) * (size_t)n);
+			return;
 		}
+		for (int i = 0; i < n; i++)
+			out[i] =
+			    (float)fp_f16_to_f64((uint16_t)(w >> (16 * i)));
+		return;
 	}
+	for (int i = 0; i < n; i++)
+		out[i] = bits_float(ra(e, r + i));
 }
 
 /* Write n results to ARF registers r, r+1 (low word first). */
 static inline __attribute__((always_inline)) void
-write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
+write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v, int simd)
 {
 	if (fmt == EF_F16) {
+		uint64_t w = 0;
+		float f[4] = {0, 0, 0, 0};
+		memcpy(f, v, sizeof(float) * (size_t)n);
+		if (!(simd && floats_to_halves(f, &w)))
+			for (int i = 0; i < n; i++)
+				w |= (uint64_t)f16_result(v[i]) << (16 * i);
 		for (int i = 0; i < n; i += 2)
-			sim_wa(e, r + i / 2,
-			       (uint32_t)f16_result(v[i]) |
-			           (uint32_t)f16_result(v[i + 1]) << 16);
+			sim_wa(e, r + i / 2, (uint32_t)(w >> (16 * i)));
 	} else {
 		for (int i = 0; i < n; i++)
 			sim_wa(e, r + i, fp_float_f32(v[i]));
@@ -254,13 +336,15 @@ write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
 
 /* The inputs of one instruction, as exact doubles. */
 static inline __attribute__((always_inline)) void
-read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
+read_inputs(const Exec *e, const AmpForm *f, int r, double *x, int simd)
 {
 	if (f->in == EF_F32) {
 		x[0] = bits_float(ra(e, r));
 		return;
 	}
 	uint64_t w = (uint64_t)ra(e, r + 1) << 32 | ra(e, r);
+	if (f->in == EF_F16 && simd && halves_to_doubles(w, x))
+		return;
 	for (int i = 0; i < f->ninputs; i++)
 		x[i] = elem64(w, f->in, i, e->c->fp_nfmt, 1);
 }
@@ -344,8 +428,8 @@ mac_plain(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
  * scale, an add; no fused multiply-add: -ffp-contract=off) and rounds as
  * acc_round does, so non-NaN sums give the same bits; when a sum is NaN the
  * whole instruction's sums are left to the caller, who redoes that engine
- * with engine_sum. Compiled twice, for the baseline ISA and for AVX2
- * (chosen at run time).
+ * with engine_sum. Compiled twice, for the baseline ISA (mac_portable) and
+ * inside each form's AVX2 instance (AMP_FORM, chosen at run time).
  */
 typedef double v4d __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
@@ -423,17 +507,6 @@ mac_portable(int shape, float *acc, const double (*w)[16], const double *x,
 	return mac_shapes(shape, acc, w, x, scale, sum);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static int
-mac_avx2(int shape, float *acc, const double (*w)[16], const double *x,
-         double scale, double *sum)
-{
-	return mac_shapes(shape, acc, w, x, scale, sum);
-}
-#else
-#define mac_avx2 mac_portable
-#endif
-
 /* Cache key of a weight format: f16, f32, or f8 in the format of the
  * $FP_NFMT weight bit. */
 static uint8_t
@@ -466,7 +539,7 @@ weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key)
 
 static inline __attribute__((always_inline)) void
 mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
-         double scale)
+         double scale, int simd)
 {
 	Tile *t = e->tile;
 	AmpWeights *aw = &t->amp_w;
@@ -477,8 +550,9 @@ mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
 	const double(*w)[16] = &aw->w[col][elem0];
 	double sum[AMP_ENGINES];
 	int shape = mac_shape(f);
-	if (sim_use_avx2() ? mac_avx2(shape, s->acc, w, x, scale, sum)
-	                   : mac_portable(shape, s->acc, w, x, scale, sum))
+	/* simd: inlined into the AVX2 instance, so compiled for it */
+	if (simd ? mac_shapes(shape, s->acc, w, x, scale, sum)
+	         : mac_portable(shape, s->acc, w, x, scale, sum))
 		return;
 	for (int m = 0; m < f->engines; m++) {
 		if (isnan(sum[m])) {
@@ -494,9 +568,10 @@ mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
 
 /* One AMP instruction of form f. Operands (all forms): dst, input,
  * partials, flags (insns.def). Inlined into each form's exec function, so
- * that the form is a constant and every loop over engines unrolls. */
+ * that the form is a constant and every loop over engines unrolls; simd:
+ * the AVX2 and F16C instance (AMP_FORM). */
 static inline __attribute__((always_inline)) void
-amp_exec(Exec *e, const AmpForm *f)
+amp_exec(Exec *e, const AmpForm *f, int simd)
 {
 	AmpState *s = &e->c->amp;
 	int dst = e->in->op[0], src = e->in->op[1], part = e->in->op[2];
@@ -506,8 +581,8 @@ amp_exec(Exec *e, const AmpForm *f)
 	if (p % f->io_every == 0) {
 		int base = (p / f->io_every) * f->io;
 		float v[AMP_MAX_IO];
-		write_elems(e, dst, f->res, f->io, &s->done[base]);
-		read_elems(e, part, f->part, f->io, v);
+		write_elems(e, dst, f->res, f->io, &s->done[base], simd);
+		read_elems(e, part, f->part, f->io, v, simd);
 		memcpy(&s->next[base], v, sizeof(float) * (size_t)f->io);
 	}
 
@@ -515,7 +590,7 @@ amp_exec(Exec *e, const AmpForm *f)
 	 * cwei_index(m, col); when phases share one CWEI (f32: one input),
 	 * phase p reads its element p % per_cwei. */
 	double x[AMP_MAX_INPUTS];
-	read_inputs(e, f, src, x);
+	read_inputs(e, f, src, x, simd);
 	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
 	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
 	int n = f->in == EF_F32 ? 1 : f->ninputs;
@@ -523,7 +598,7 @@ amp_exec(Exec *e, const AmpForm *f)
 	if (sim_path == SIM_PLAIN)
 		mac_plain(e, f, col, elem0, x, n, scale);
 	else
-		mac_fast(e, f, col, elem0, x, n, scale);
+		mac_fast(e, f, col, elem0, x, n, scale, simd);
 
 	/* 4: end of group. */
 	if (p == f->phases - 1)
@@ -533,52 +608,32 @@ amp_exec(Exec *e, const AmpForm *f)
 		}
 }
 
+/* Each form's exec function, and its AVX2 and F16C instance. */
+#define AMP_FORM(mn, form)                                                     \
+	AMP_SIMD static void mn##_simd(Exec *e)                                \
+	{                                                                      \
+		amp_exec(e, &forms[form], 1);                                  \
+	}                                                                      \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		if (sim_use_avx2())                                            \
+			mn##_simd(e);                                          \
+		else                                                           \
+			amp_exec(e, &forms[form], 0);                          \
+	}
+
+AMP_FORM(f16v4hihoamp, HIHO)
+AMP_FORM(f16v4sihoamp, SIHO)
+AMP_FORM(f16v4sisoamp, SISO)
+AMP_FORM(f16v4hihov4amp, HIHOV4)
+AMP_FORM(f32sisoamp, F32SISO)
+AMP_FORM(f32sisov2amp, F32SISOV2)
+AMP_FORM(f8v8hihov4amp, F8HIHOV4)
+
 void
 sim_amp_clear(Context *c)
 {
 	memset(&c->amp, 0, sizeof c->amp);
-}
-
-void
-exec_f16v4hihoamp(Exec *e)
-{
-	amp_exec(e, &forms[HIHO]);
-}
-
-void
-exec_f16v4sihoamp(Exec *e)
-{
-	amp_exec(e, &forms[SIHO]);
-}
-
-void
-exec_f16v4sisoamp(Exec *e)
-{
-	amp_exec(e, &forms[SISO]);
-}
-
-void
-exec_f16v4hihov4amp(Exec *e)
-{
-	amp_exec(e, &forms[HIHOV4]);
-}
-
-void
-exec_f32sisoamp(Exec *e)
-{
-	amp_exec(e, &forms[F32SISO]);
-}
-
-void
-exec_f32sisov2amp(Exec *e)
-{
-	amp_exec(e, &forms[F32SISOV2]);
-}
-
-void
-exec_f8v8hihov4amp(Exec *e)
-{
-	amp_exec(e, &forms[F8HIHOV4]);
 }
 
 /* SLIC: isa.md 5.6 has only a sketch of the data flow; fault honestly. */

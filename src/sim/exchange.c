@@ -288,6 +288,65 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 	return 0;
 }
 
+/* Items i0 .. i1 - 1 of packet p, arriving at first + i, all at once when
+ * deliver() would take each of them without an error (checked up front:
+ * the format, enough items expected, and for a real walk the whole range
+ * aligned, in memory, in the window and not yet written this phase): what
+ * deliver() does item by item, done for the run. Returns 1 if it did, 0 if
+ * the items must go one by one (which raises any error where it occurs,
+ * and is the plain path: SIM_PLAIN always takes it). */
+static int
+deliver_run(Walk *w, RxState *s, XPacket *p, uint32_t i0, uint32_t i1,
+            uint64_t first)
+{
+	Tile *r = w->r;
+	const Chip *c = r->chip;
+	uint32_t k = i1 - i0, item = p->item;
+	if (sim_path == SIM_PLAIN || k < 2 || item != (s->format ? 8u : 4u) ||
+	    s->dcount < k)
+		return 0;
+	uint64_t last = first + i1 - 1; /* the run's last arrival */
+	uint32_t a = s->ptr, bytes = k * item;
+	if (w->dry) {
+		s->ptr += bytes;
+		if ((s->dcount -= k) == 0) {
+			s->zero_at = last + 1;
+			if (last + 1 >= w->from) {
+				w->ready = last + 1;
+				w->done = 1;
+			}
+		}
+		return 1;
+	}
+	if (a % item || !chip_in_memory(c, a, bytes) ||
+	    (s->size && (a < s->base || a + bytes > s->base + s->size)))
+		return 0;
+	XState *x = &r->x;
+	if (x->written_bits)
+		for (uint32_t wd = a / 4; wd < (a + bytes) / 4; wd++)
+			if (x->written_bits[wd / 64] & (1ull << (wd % 64)))
+				return 0;
+	for (uint32_t wd = a / 4; wd < (a + bytes) / 4; wd++)
+		written_before(x, wd);
+	tile_write(r, a, p->data + (size_t)i0 * item, bytes);
+	if (p->pairsum) {
+		uint64_t mark = pair_mark(c, r->id);
+		for (uint32_t i = i0; i < i1; i++)
+			p->pairsum[i] += mark;
+	}
+	s->ptr += bytes;
+	if ((s->dcount -= k) == 0)
+		s->zero_at = last + 1;
+	s->last_rx_cycle = last;
+	s->last_rx_addr = a + bytes - item;
+	for (uint32_t i = i0; i < i1; i++)
+		if (!p->got[i]) {
+			p->got[i] = 1;
+			p->ngot++;
+		}
+	return 1;
+}
+
 /* Items from `src` arriving in [from, to): packets in departure order,
  * items in order, so arrivals are in cycle order. */
 static int
@@ -318,6 +377,11 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 			break;
 		uint32_t i0 = from > first ? (uint32_t)(from - first) : 0;
 		uint64_t i1 = to - first < p->n ? to - first : p->n;
+		if (i1 > i0 && deliver_run(w, s, p, i0, (uint32_t)i1, first)) {
+			if (w->done)
+				return 0;
+			continue;
+		}
 		for (uint32_t i = i0; i < i1; i++) {
 			if (deliver(w, s, src, p, i, first + i))
 				return -1;

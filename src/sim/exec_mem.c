@@ -362,29 +362,33 @@ typedef struct {
 	int imm;    /* the selector immediate */
 } PaceOps;
 
-/* Decode the packed addresses into a[], log the post-incremented pair. */
-static void
+/* Decode the packed addresses into a[], log the post-incremented pair.
+ * Every paced form has the pair (an MRF pair) and the stride (an MRF
+ * register) as operands o.pair and o.stride. */
+static inline void
 pace_addresses(Exec *e, PaceOps o, const PaceAccess *acc, int n, uint32_t a[3])
 {
-	uint32_t w[2];
-	read_words(e, o.pair, w, 2);
-	ta_unpack(w[0], w[1], a);
+	int r = e->in->op[o.pair];
+	uint32_t lo = sim_rm(e, r), hi = sim_rm(e, r + 1);
+	ta_unpack(lo, hi, a);
 	uint32_t next[3] = {a[0], a[1], a[2]};
-	uint32_t stride = sim_src(e, o.stride);
+	uint32_t stride = sim_rm(e, e->in->op[o.stride]);
 	for (int k = 0; k < n; k++)
 		next[acc[k].which] =
 		    pace_next(a[acc[k].which], stride, acc[k].sel, acc[k].size);
-	ta_pack(next, &w[0], &w[1]);
-	write_words(e, o.pair, 0, w, 2);
+	ta_pack(next, &lo, &hi);
+	sim_wm(e, r, lo);
+	sim_wm(e, r + 1, hi);
 }
 
-static unsigned
+/* The selector bits of the immediate operand (a U operand). */
+static inline unsigned
 sel_bits(const Exec *e, int imm_op, int shift)
 {
-	return (sim_src(e, imm_op) >> shift) & 3u;
+	return ((uint32_t)e->in->op[imm_op] >> shift) & 3u;
 }
 
-static int
+static inline int
 load64(Exec *e, uint32_t addr, uint32_t w[2])
 {
 	uint8_t buf[8];
@@ -395,15 +399,23 @@ load64(Exec *e, uint32_t addr, uint32_t w[2])
 	return 1;
 }
 
-static int
+/* Store the ARF pair of operand op (the paced forms' data are ARF). */
+static inline int
 store64_from(Exec *e, uint32_t addr, int op)
 {
-	uint32_t w[2];
+	int r = e->in->op[op];
 	uint8_t buf[8];
-	read_words(e, op, w, 2);
-	put_le32(buf, w[0]);
-	put_le32(buf + 4, w[1]);
+	put_le32(buf, sim_ra(e, r));
+	put_le32(buf + 4, sim_ra(e, r + 1));
 	return sim_store(e, addr, buf, 8);
+}
+
+/* Log w[0], w[1] to ARF registers r, r + 1. */
+static inline void
+wa_pair(Exec *e, int r, const uint32_t w[2])
+{
+	sim_wa(e, r, w[0]);
+	sim_wa(e, r + 1, w[1]);
 }
 
 /* Do registers [r0, r0+n0) and [r1, r1+n1) overlap? */
@@ -430,8 +442,8 @@ exec_ld2x64pace(Exec *e)
 	pace_addresses(e, o, acc, 2, a);
 	if (!load64(e, a[0], w0) || !load64(e, a[1], w1))
 		return;
-	write_words(e, 0, 0, w0, 2);
-	write_words(e, 1, 0, w1, 2);
+	wa_pair(e, e->in->op[0], w0);
+	wa_pair(e, e->in->op[1], w1);
 }
 
 /* ld64a32pace / ld64b16pace $dst0:pair, $dst1, $ta+=, $stride, imm4:
@@ -456,8 +468,8 @@ ld64_and_narrow(Exec *e, const char *name, uint32_t size)
 	uint32_t v =
 	    size == 4 ? le32(buf)
 	              : ((uint32_t)buf[0] | (uint32_t)buf[1] << 8) * 0x10001u;
-	write_words(e, 0, 0, w0, 2);
-	write_words(e, 1, 0, &v, 1);
+	wa_pair(e, e->in->op[0], w0);
+	sim_wa(e, e->in->op[1], v);
 }
 
 void
@@ -485,7 +497,7 @@ exec_ldst64pace(Exec *e)
 	pace_addresses(e, o, acc, 2, a);
 	if (!load64(e, a[0], w) || !store64_from(e, a[2], 1))
 		return;
-	write_words(e, 0, 0, w, 2);
+	wa_pair(e, e->in->op[0], w);
 }
 
 /* ld2xst64pace $dst:quad, $src:pair, $ta+=, $stride, imm6:
@@ -503,8 +515,8 @@ exec_ld2xst64pace(Exec *e)
 	if (!load64(e, a[0], w0) || !load64(e, a[1], w1) ||
 	    !store64_from(e, a[2], 1))
 		return;
-	write_words(e, 0, 0, w0, 2);
-	write_words(e, 0, 2, w1, 2);
+	wa_pair(e, e->in->op[0], w0);
+	wa_pair(e, e->in->op[0] + 2, w1);
 }
 
 /* st64pace $src:pair, $ta+=, $stride, imm: src -> A2. The documents call

@@ -32,9 +32,14 @@
  * every host thread. */
 typedef enum { SIM_FAST, SIM_PORTABLE, SIM_PLAIN } SimPath;
 extern SimPath sim_path;
-/* 1 if the fast paths may use AVX2 (sim_path == SIM_FAST and the host has
- * it). */
-int sim_use_avx2(void);
+extern int sim_host_avx2; /* the host has AVX2 and F16C (x86-64) */
+
+/* 1 if the fast paths may use AVX2 and F16C. */
+static inline int
+sim_use_avx2(void)
+{
+	return sim_path == SIM_FAST && sim_host_avx2;
+}
 
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
 #define FAULT_TYPES(X)                                                         \
@@ -108,9 +113,10 @@ typedef struct {
 
 /* One pending register write of the bundle in flight. */
 typedef struct {
+	uint32_t *dst; /* the register, or Exec.sink for $mzero, $a14, $a15 */
+	uint32_t value;
 	uint8_t file; /* 0 = MRF, 1 = ARF */
 	uint8_t reg;
-	uint32_t value;
 } RegWrite;
 
 /* One memory access of the bundle in flight, for conflict checks. */
@@ -203,6 +209,7 @@ typedef struct {
 	uint32_t next_pc;  /* set by branches; starts as the fall-through */
 	RegWrite wr[16];
 	int nwr;
+	uint32_t sink; /* where writes to read-only registers go */
 } Exec;
 
 typedef void (*ExecFn)(Exec *);
@@ -323,23 +330,23 @@ sim_ra(const Exec *e, int r) /* $a14, $a15 read 0 (isa.md 2.1) */
 }
 
 static inline void
-sim_log_write(Exec *e, int file, int r, uint32_t v)
+sim_log_write(Exec *e, uint32_t *dst, int file, int r, uint32_t v)
 {
 	if (e->nwr == (int)(sizeof e->wr / sizeof e->wr[0]))
 		die("register write log overflow");
-	e->wr[e->nwr++] = (RegWrite){(uint8_t)file, (uint8_t)r, v};
+	e->wr[e->nwr++] = (RegWrite){dst, v, (uint8_t)file, (uint8_t)r};
 }
 
 static inline void
-sim_wm(Exec *e, int r, uint32_t v)
+sim_wm(Exec *e, int r, uint32_t v) /* $mzero ignores writes */
 {
-	sim_log_write(e, 0, r, v);
+	sim_log_write(e, r == 15 ? &e->sink : &e->c->m[r], 0, r, v);
 }
 
 static inline void
-sim_wa(Exec *e, int r, uint32_t v)
+sim_wa(Exec *e, int r, uint32_t v) /* so do $a14, $a15 */
 {
-	sim_log_write(e, 1, r, v);
+	sim_log_write(e, r >= 14 ? &e->sink : &e->c->a[r], 1, r, v);
 }
 
 /* Operand i as a value: register contents for M/A kinds, else the

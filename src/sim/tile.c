@@ -23,16 +23,17 @@ static const ExecFn exec_for_row[ISA_ROWS] = {
 };
 
 SimPath sim_path = SIM_FAST;
+int sim_host_avx2;
 
-int
-sim_use_avx2(void)
-{
 #if defined(__x86_64__) && defined(__GNUC__)
-	return sim_path == SIM_FAST && __builtin_cpu_supports("avx2");
-#else
-	return 0;
-#endif
+__attribute__((constructor)) static void
+find_host_simd(void)
+{
+	__builtin_cpu_init(); /* needed in a constructor */
+	sim_host_avx2 =
+	    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
 }
+#endif
 
 const char *
 fault_type_name(FaultType t)
@@ -162,13 +163,8 @@ sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
 static void
 commit(Exec *e)
 {
-	for (int i = 0; i < e->nwr; i++) {
-		RegWrite *w = &e->wr[i];
-		if (w->file == 0 && w->reg != 15)
-			e->c->m[w->reg] = w->value;
-		else if (w->file == 1 && w->reg < 14)
-			e->c->a[w->reg] = w->value;
-	}
+	for (int i = 0; i < e->nwr; i++)
+		*e->wr[i].dst = e->wr[i].value;
 	e->nwr = 0;
 }
 
