@@ -43,6 +43,9 @@ int cli_threads_arg(const char *cmd, const char *v, int *out);
  * 1, or 0 after a message. */
 int cli_parse_cycles(const char *v, uint64_t *out);
 int cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out);
+/* The progress line on stderr during runs of the emulator (progress.c):
+ * on when stderr is a terminal unless quiet (`--quiet`). */
+void cli_progress(int quiet);
 /* The rule for every command's output files (docs/files.md; outputs.c),
  * checked before any work: an output is never one of the inputs (the same
  * file by device and inode, so hard links and symlinks count; --force does

@@ -87,7 +87,9 @@ usage(FILE *f)
 	        "slow, or e.g.\n"
 	        "                  nominal,sup-dep=slow,f32exp=4 "
 	        "(docs/fidelity.md)\n"
-	        "  --json          one JSON object on stdout\n",
+	        "  --json          one JSON object on stdout\n"
+	        "  --quiet         no progress line on stderr (shown only "
+	        "when it is a terminal)\n",
 	        chip_names());
 }
 
@@ -175,6 +177,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 {
 	*chip = chip_default();
 	*json = 0;
+	int quiet = 0;
 	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
@@ -184,6 +187,10 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		}
 		if (!strcmp(s, "--json")) {
 			*json = 1;
+			continue;
+		}
+		if (!strcmp(s, "--quiet")) {
+			quiet = 1;
 			continue;
 		}
 		if (!strcmp(s, "--timing") && val) {
@@ -231,6 +238,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 			*(int32_t *)o->dst = (int32_t)x;
 	}
 	*chip = chip_timed(*chip, &timing);
+	cli_progress(quiet);
 	return -1;
 }
 

@@ -259,14 +259,38 @@ exec_cycle_limit(uint64_t predicted)
 	return EXEC_CYCLES_FACTOR * predicted + EXEC_CYCLES_SLACK;
 }
 
+static struct {
+	ExecProgressFn fn;
+	void *ctx;
+	uint64_t predicted; /* of the run in progress */
+} progress;
+
+void
+exec_set_progress(ExecProgressFn fn, void *ctx)
+{
+	progress.fn = fn;
+	progress.ctx = ctx;
+}
+
+static void
+progress_step(void *ctx, uint64_t cycles)
+{
+	(void)ctx;
+	progress.fn(progress.ctx, cycles, progress.predicted, 0);
+}
+
 int
 exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
                uint64_t *cycles, double *host_seconds, Diag *d)
 {
 	ipu_error err;
 	uint64_t limit = max_cycles ? max_cycles : exec_cycle_limit(predicted);
+	progress.predicted = predicted;
+	ipu_set_progress(dev, progress.fn ? progress_step : NULL, NULL, &err);
 	double t0 = monotonic_seconds();
 	int e = IPU_OK, kind = ipu_run(dev, limit, &err);
+	if (progress.fn)
+		progress.fn(progress.ctx, ipu_cycles(dev), predicted, 1);
 	if (kind == IPU_ERR_TIMEOUT && max_cycles)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0,
 		             "run: stopped at the limit of --max-cycles %llu "

@@ -53,6 +53,13 @@ int exec_open(const Chip *chip, const Package *pk, int threads,
  * not a process that spins for ever. */
 int exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
                    uint64_t *cycles, double *host_seconds, Diag *d);
+/* A display of runs' progress (cli/progress.c): exec_run_timed calls
+ * fn(ctx, done, predicted, 0) between the chip's rounds with the cycles so
+ * far and the compiler's prediction, and fn(ctx, cycles, predicted, 1)
+ * when the run has ended. NULL (the default): no display. */
+typedef void (*ExecProgressFn)(void *ctx, uint64_t done, uint64_t predicted,
+                               int finished);
+void exec_set_progress(ExecProgressFn fn, void *ctx);
 /* The default limit: EXEC_CYCLES_FACTOR times the predicted cycles plus
  * EXEC_CYCLES_SLACK. Predictions are within a few per cent of the
  * emulated cycles (docs/compiler.md), so no run that works comes near it,

@@ -530,6 +530,11 @@ Tile *chipsim_tile_if_exists(const ChipSim *cs, uint32_t id);
 /* Run every started tile until all have returned, one faults, a deadlock
  * is found, or a tile passes max_cycles. */
 RunStatus chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err);
+/* Call fn(ctx, cycles) from chipsim_run's thread after each of its rounds
+ * (at every sync of all tiles) with the chip's clock so far: the latest
+ * tile's cycle. NULL: none. For progress displays. */
+void chipsim_set_progress(ChipSim *cs, void (*fn)(void *ctx, uint64_t cycles),
+                          void *ctx);
 /* Cycles when the last tile finished (the program's length). */
 uint64_t chipsim_cycles(const ChipSim *cs);
 /* Host link: queue a host-to-tile write or a tile-to-host read that host
