@@ -421,6 +421,39 @@ test_f64_to_f16_random(void **state)
 	}
 }
 
+/* The inline nearest-even form against the general one: the f32 sweep
+ * (dense around every f16 value and midpoint) and every sign, exponent and
+ * top-16 fraction bits with several tails. */
+static void
+test_f32_to_f16_rne(void **state)
+{
+	(void)state;
+	size_t n;
+	uint32_t *v = f32_sweep(&n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned fa = 0, fb = 0;
+		assert_int_equal(
+		    fp_f32_to_f16_rne(v[i], &fa),
+		    fp_f32_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fb));
+		assert_int_equal(fa, fb);
+	}
+	free(v);
+	static const uint32_t tails[] = {0,      1,      0x0fff, 0x1000,
+	                                 0x1001, 0x1fff, 0x7fff, 0xffff};
+	for (uint32_t top = 0; top < 0x10000; top++)
+		for (int k = 0; k < 8; k++) {
+			uint32_t f = top << 16 | tails[k];
+			unsigned fa = 0, fb = 0;
+			uint16_t a = fp_f32_to_f16_rne(f, &fa),
+			         b = fp_f32_to_f16(f, FP_RNE, 0, FP_OV_IEEE,
+			                           &fb);
+			if (a != b || fa != fb)
+				fail_msg("0x%08x: 0x%04x (flags %u), want "
+				         "0x%04x (flags %u)",
+				         f, a, fa, b, fb);
+		}
+}
+
 /* fp_f64_to_f32 against the host's own conversion in the modes it has. */
 static void
 test_f64_to_f32_random(void **state)
@@ -730,6 +763,7 @@ main(void)
 	    cmocka_unit_test(test_stochastic),
 	    cmocka_unit_test(test_f64_to_f16_random),
 	    cmocka_unit_test(test_f64_to_f32_random),
+	    cmocka_unit_test(test_f32_to_f16_rne),
 	    cmocka_unit_test(test_f8_decode_all),
 	    cmocka_unit_test(test_f8_encode),
 	    cmocka_unit_test(test_classes),

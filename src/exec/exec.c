@@ -326,8 +326,7 @@ exec_encode(ElemType e, const float *v, size_t n, uint8_t *out)
 		if (e.dtype == DT_F32) {
 			memcpy(out + 4 * i, &v[i], 4);
 		} else if (e.dtype == DT_F16) {
-			uint16_t h =
-			    fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
+			uint16_t h = fp_f32_to_f16_rne(fp_float_f32(v[i]), &fl);
 			memcpy(out + 2 * i, &h, 2);
 		} else {
 			out[i] = fp_f64_to_f8(v[i], f8_format(e.dtype), e.scale,

@@ -176,26 +176,12 @@ bits_float(uint32_t b)
 }
 
 /* An f32 state value as an f16 result: nearest even, overflow to
- * infinity. Zero and values that round to an f16 normal below 65520 are
- * converted here with integer rounding (the same result as fp.c's, checked
- * against it over every sign, exponent and top-16 fraction bits with
- * several tails); the rest (subnormal results, overflow, inf, NaN) goes to
- * fp.c. */
+ * infinity; the AMP raises no $FP_STS flags (DECISION). */
 static inline __attribute__((always_inline)) uint16_t
 f16_result(float v)
 {
-	uint32_t b;
-	memcpy(&b, &v, 4);
-	uint32_t s = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
-	if (a == 0)
-		return (uint16_t)s;
-	if (a >= 0x38800000u && a < 0x477ff000u) { /* [2^-14, 65520) */
-		uint32_t r = (a - 0x38000000u) >> 13, rem = a & 0x1fffu;
-		r += rem > 0x1000u || (rem == 0x1000u && (r & 1));
-		return (uint16_t)(s | r);
-	}
-	unsigned flags = 0; /* the AMP raises no $FP_STS flags (DECISION) */
-	return fp_f32_to_f16(b, FP_RNE, 0, FP_OV_IEEE, &flags);
+	unsigned flags = 0;
+	return fp_f32_to_f16_rne(fp_float_f32(v), &flags);
 }
 
 /* Element i of a 64-bit word holding 4 f16, 2 f32 or 8 f8. */

@@ -125,6 +125,23 @@ uint32_t fp_f64_to_f32(double x, FpRound mode, uint32_t rbits, unsigned *flags);
 /* binary32 -> binary16; a signalling NaN raises INV. */
 uint16_t fp_f32_to_f16(uint32_t f, FpRound mode, uint32_t rbits, FpOverflow ov,
                        unsigned *flags);
+/* fp_f32_to_f16 in its most common use, nearest even with IEEE overflow,
+ * inline for zeros and results in the normal range (the integer rounding
+ * of round_code, specialised), the rest by fp_f32_to_f16. */
+static inline uint16_t
+fp_f32_to_f16_rne(uint32_t f, unsigned *flags)
+{
+	uint32_t s = (f >> 16) & 0x8000u, a = f & 0x7fffffffu;
+	if (a == 0)
+		return (uint16_t)s;
+	if (a >= 0x38800000u && a < 0x477ff000u) { /* [2^-14, 65520) */
+		uint32_t r = (a - 0x38000000u) >> 13, rem = a & 0x1fffu;
+		r += rem > 0x1000u || (rem == 0x1000u && (r & 1));
+		return (uint16_t)(s | r);
+	}
+	return fp_f32_to_f16(f, FP_RNE, 0, FP_OV_IEEE, flags);
+}
+
 /* binary16 -> exact values. NaNs become the host's default NaN (quiet,
  * positive payload 0) with the sign of h. Inline, by bit manipulation: the
  * emulator converts every f16 operand with it. */
