@@ -4,8 +4,8 @@
 // kernels/elementwise_f8.S holds the f8 casts (C600 only).
 //
 // Supervisor entry, `call $m10, ew_add_f16` with $m0 -> argument block
-// (elementwise.inc, docs/kernel-elementwise.md). Clobbers $m1-$m3 and
-// $WORKER0..5_BASE; preserves $m0 and $m4-$m15 of the supervisor.
+// (elementwise.inc, docs/kernel-elementwise.md). Clobbers $m1-$m4 and
+// $WORKER0..5_BASE; preserves $m0 and $m5-$m15 of the supervisor.
 //
 //   entry            line loop        group
 //   ew_add_f16       f16v4add         4 halves

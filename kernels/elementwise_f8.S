@@ -19,12 +19,17 @@
 	.globl \name
 	.type \name, @function
 \name:
-	ld32 $m1, $m0, $mzero, ARG_FP8FMT / 4
-	put $FP_INFMT, $m1
-	ld32 $m1, $m0, $mzero, ARG_FP8SCL / 4
-	put $FP_ISCL, $m1
-	EW_SUPERVISOR \worker
+	EW_SUPERVISOR \worker, EW_F8_LOADS, EW_F8_PUTS
 	.size \name, . - \name
+.endm
+
+.macro EW_F8_LOADS
+	ld32 $m3, $m0, $mzero, ARG_FP8FMT / 4
+	ld32 $m4, $m0, $mzero, ARG_FP8SCL / 4
+.endm
+.macro EW_F8_PUTS
+	put $FP_INFMT, $m3
+	put $FP_ISCL, $m4
 .endm
 
 	EW_F8_ENTRY ew_cast_f16_f8, ew_cast_f16_f8_worker

@@ -14,8 +14,9 @@
 //
 // Calling convention: `call $m10, gemm_f16` with $m0 -> argument block
 // (gemm.inc, docs/kernel-gemm.md), between syncs, workers idle. Returns
-// with `br $m10`. Clobbers $m0-$m7, $CCCSLOAD, $WORKER0..5_BASE, all $CWEI
-// and the workers' registers and AMP state; no exchange, only LOCAL syncs.
+// with `br $m10`. Clobbers $m0-$m9, $m11-$m14, $CCCSLOAD, $WORKER0..5_BASE,
+// all $CWEI and the workers' registers and AMP state; no exchange, only
+// LOCAL syncs.
 
 	.include "gemm.inc"
 

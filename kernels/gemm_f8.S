@@ -11,12 +11,17 @@
 
 	.globl gemm_f8
 	.type gemm_f8, @function
+.macro GEMM_F8_LOADS
+	ld32 $m8, $m0, $mzero, ARG_FP8FMT / 4
+	ld32 $m13, $m0, $mzero, ARG_FP8SCL / 4
+.endm
+.macro GEMM_F8_PUTS
+	put $FP_INFMT, $m8
+	put $FP_ISCL, $m13
+.endm
+
 gemm_f8:
-	ld32 $m5, $m0, $mzero, ARG_FP8FMT / 4
-	put $FP_INFMT, $m5
-	ld32 $m5, $m0, $mzero, ARG_FP8SCL / 4
-	put $FP_ISCL, $m5
-	GEMM_SUPERVISOR gemm_f8_worker, gemm_f8_worker_zero
+	GEMM_SUPERVISOR gemm_f8_worker, gemm_f8_worker_zero, GEMM_F8_LOADS, GEMM_F8_PUTS
 	.size gemm_f8, . - gemm_f8
 
 	GEMM_HIHO_WORKER gemm_f8_worker, f8v8hihov4amp, $a2:3

@@ -16,7 +16,7 @@
 // masked, the rest zero words).
 //
 // Supervisor entry, `call $m10, pack_b_f16` with $m0 -> argument block.
-// Clobbers $m1-$m7 and $WORKER0..5_BASE; preserves $m0 and $m8-$m15.
+// Clobbers $m1-$m9, $m11-$m14 and $WORKER0..5_BASE; preserves $m0.
 
 // Argument block (byte offsets), written by pack_args_fill().
 	.equ ARG_TDOWN, 0      // transposes: S / 8; copy: (S - 24) / 8
@@ -26,13 +26,16 @@
 	.equ ARG_WRAP, 16      // further src step into the next n-panel
 	.equ ARG_NK1, 20       // K-panels - 1
 	.equ ARG_ZN, 24        // rows past bn: panels to fix (0: none)
-	.equ ARG_ZA, 28        //   first zero word
-	.equ ARG_ZW1, 32       //   zero words per panel - 1
+	.equ ARG_ZA, 28        //   first zero row
+	.equ ARG_ZR1, 32       //   zero rows per panel - 1
 	.equ ARG_KN, 36        // K past bk: n-panels to fix (0: none)
-	.equ ARG_KA, 40        //   the first row's masked word
-	.equ ARG_KM, 44        //   its mask
+	.equ ARG_KA, 40        //   the first one's last K-panel
+	.equ ARG_KM, 44        //   the mask of a row's partial word
 	.equ ARG_KZ, 48        //   zero words after it in a row (0..7)
-	.equ ARG_KSTEP, 52     //   from the 16th row's word to the next panel's
+	.equ ARG_KSTEP, 52     //   from an n-panel's last K-panel to the next's
+	.equ ARG_ZSKIP, 56     // rows past bn: from a panel's last zero row to
+	                       //   the next panel's first (bytes)
+	.equ ARG_KW, 60        // K past bk: the partial word's byte offset
 	.equ ARG_VERTEX, 64    // six worker vertices of VERTEX_BYTES
 
 // Worker vertex ($mvertex_base), words:
@@ -48,14 +51,14 @@
 	.globl \name
 	.type \name, @function
 \name:
+	setzi $m1, \worker
+	add $m2, $m0, ARG_VERTEX
 	put $WORKER0_BASE, $m0
 	put $WORKER1_BASE, $m0
 	put $WORKER2_BASE, $m0
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
-	setzi $m1, \worker
-	add $m2, $m0, ARG_VERTEX
 	runall $m1, $m2, VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
 	bri pack_padding
@@ -66,48 +69,122 @@
 	PACK_ENTRY pack_b_f32, pack_b_f32_worker
 	PACK_ENTRY pack_bt, pack_bt_worker
 
-// The padding, after the workers: zero words 32 bits at a time.
+// The padding, after the workers: zero words 32 bits at a time. Unrolled
+// so that the supervisor's taken branches (docs/fidelity.md, sup-branch)
+// come once a row or once a panel, and a value is read 6 or more
+// instructions after it is loaded (sup-dep).
+.macro PACK_ZERO_ROW
+	st32 $mzero, $m2, $mzero, 0
+	st32 $mzero, $m2, $mzero, 1
+	st32 $mzero, $m2, $mzero, 2
+	st32 $mzero, $m2, $mzero, 3
+	st32 $mzero, $m2, $mzero, 4
+	st32 $mzero, $m2, $mzero, 5
+	st32 $mzero, $m2, $mzero, 6
+	st32 $mzero, $m2, $mzero, 7
+.endm
+
+// Rows r .. r+5 of a K-panel: their partial word ($m12 + 32 row) anded
+// with the mask $m5.
+.macro PACK_MASK6 r
+	ld32 $m3, $m12, $mzero, 8 * \r
+	ld32 $m4, $m12, $mzero, 8 * (\r + 1)
+	ld32 $m6, $m12, $mzero, 8 * (\r + 2)
+	ld32 $m8, $m12, $mzero, 8 * (\r + 3)
+	ld32 $m9, $m12, $mzero, 8 * (\r + 4)
+	ld32 $m11, $m12, $mzero, 8 * (\r + 5)
+	and $m3, $m3, $m5
+	and $m4, $m4, $m5
+	and $m6, $m6, $m5
+	and $m8, $m8, $m5
+	and $m9, $m9, $m5
+	and $m11, $m11, $m5
+	st32 $m3, $m12, $mzero, 8 * \r
+	st32 $m4, $m12, $mzero, 8 * (\r + 1)
+	st32 $m6, $m12, $mzero, 8 * (\r + 2)
+	st32 $m8, $m12, $mzero, 8 * (\r + 3)
+	st32 $m9, $m12, $mzero, 8 * (\r + 4)
+	st32 $m11, $m12, $mzero, 8 * (\r + 5)
+.endm
+.macro PACK_MASK4 r
+	ld32 $m3, $m12, $mzero, 8 * \r
+	ld32 $m4, $m12, $mzero, 8 * (\r + 1)
+	ld32 $m6, $m12, $mzero, 8 * (\r + 2)
+	ld32 $m8, $m12, $mzero, 8 * (\r + 3)
+	and $m3, $m3, $m5
+	and $m4, $m4, $m5
+	and $m6, $m6, $m5
+	and $m8, $m8, $m5
+	st32 $m3, $m12, $mzero, 8 * \r
+	st32 $m4, $m12, $mzero, 8 * (\r + 1)
+	st32 $m6, $m12, $mzero, 8 * (\r + 2)
+	st32 $m8, $m12, $mzero, 8 * (\r + 3)
+.endm
+
+// Word w of the 16 rows of a K-panel ($m2).
+.macro PACK_ZERO_WORD w
+	st32 $mzero, $m2, $mzero, \w
+	st32 $mzero, $m2, $mzero, 8 + \w
+	st32 $mzero, $m2, $mzero, 16 + \w
+	st32 $mzero, $m2, $mzero, 24 + \w
+	st32 $mzero, $m2, $mzero, 32 + \w
+	st32 $mzero, $m2, $mzero, 40 + \w
+	st32 $mzero, $m2, $mzero, 48 + \w
+	st32 $mzero, $m2, $mzero, 56 + \w
+	st32 $mzero, $m2, $mzero, 64 + \w
+	st32 $mzero, $m2, $mzero, 72 + \w
+	st32 $mzero, $m2, $mzero, 80 + \w
+	st32 $mzero, $m2, $mzero, 88 + \w
+	st32 $mzero, $m2, $mzero, 96 + \w
+	st32 $mzero, $m2, $mzero, 104 + \w
+	st32 $mzero, $m2, $mzero, 112 + \w
+	st32 $mzero, $m2, $mzero, 120 + \w
+.endm
+
 	.type pack_padding, @function
 pack_padding:
-	// rows past bn: ZN runs of ZW1 + 1 words, 512 bytes apart
+	// rows past bn: ZN panels of ZR1 + 1 rows, ZSKIP between them
 	ld32 $m1, $m0, $mzero, ARG_ZN / 4
+	ld32 $m2, $m0, $mzero, ARG_ZA / 4
+	ld32 $m6, $m0, $mzero, ARG_ZR1 / 4
+	ld32 $m7, $m0, $mzero, ARG_ZSKIP / 4
+	ld32 $m5, $m0, $mzero, ARG_KN / 4
+	ld32 $m4, $m0, $mzero, ARG_KZ / 4
 	brz $m1, 3f
 	add $m1, $m1, -1
-	ld32 $m2, $m0, $mzero, ARG_ZA / 4
-1:	ld32 $m3, $m0, $mzero, ARG_ZW1 / 4
-	add $m4, $m2, 0
-2:	st32step $mzero, $mzero, $m4+=, 1
+	mov $m3, $m6
+2:	PACK_ZERO_ROW
+	add $m2, $m2, 32
 	brnzdec $m3, 2b
-	add $m2, $m2, 512
-	brnzdec $m1, 1b
-	// K past bk: in each n-panel's last K-panel, 16 rows of one masked
-	// word and KZ zero words, stored by the last KZ of seven unrolled
-	// st32 (entered at 8f - 4 KZ: a cycle a word)
-3:	ld32 $m1, $m0, $mzero, ARG_KN / 4
-	brz $m1, 9f
-	add $m1, $m1, -1
+	add $m2, $m2, $m7
+	mov $m3, $m6
+	brnzdec $m1, 2b
+	// K past bk: in each n-panel's last K-panel, the 16 rows' partial
+	// words masked, then their KZ zero words after it: the last KZ
+	// blocks of PACK_ZERO_WORD 1..7, entered at 8f - 64 KZ
+3:	brz $m5, 9f
+	add $m1, $m5, -1
 	ld32 $m2, $m0, $mzero, ARG_KA / 4
 	ld32 $m5, $m0, $mzero, ARG_KM / 4
-	ld32 $m4, $m0, $mzero, ARG_KZ / 4
+	ld32 $m13, $m0, $mzero, ARG_KW / 4
+	ld32 $m14, $m0, $mzero, ARG_KSTEP / 4
 	setzi $m7, 8f
-	shl $m4, $m4, 2
+	shl $m4, $m4, 6
 	sub $m7, $m7, $m4
-4:	setzi $m6, 15
-5:	ld32 $m3, $m2, $mzero, 0
-	and $m3, $m3, $m5
-	st32 $m3, $m2, $mzero, 0
+	add $m12, $m2, $m13
+4:	PACK_MASK6 0
+	PACK_MASK6 6
+	PACK_MASK4 12
 	br $m7
-	st32 $mzero, $m2, $mzero, 7
-	st32 $mzero, $m2, $mzero, 6
-	st32 $mzero, $m2, $mzero, 5
-	st32 $mzero, $m2, $mzero, 4
-	st32 $mzero, $m2, $mzero, 3
-	st32 $mzero, $m2, $mzero, 2
-	st32 $mzero, $m2, $mzero, 1
-8:	add $m2, $m2, 32
-	brnzdec $m6, 5b
-	ld32 $m3, $m0, $mzero, ARG_KSTEP / 4
-	add $m2, $m2, $m3
+	PACK_ZERO_WORD 1
+	PACK_ZERO_WORD 2
+	PACK_ZERO_WORD 3
+	PACK_ZERO_WORD 4
+	PACK_ZERO_WORD 5
+	PACK_ZERO_WORD 6
+	PACK_ZERO_WORD 7
+8:	add $m2, $m2, $m14
+	add $m12, $m12, $m14
 	brnzdec $m1, 4b
 9:	br $lr
 	.size pack_padding, . - pack_padding

@@ -4,8 +4,8 @@
 // src/kernels/rowwise.c fills the argument block and counts cycles.
 //
 // Supervisor entry, `call $m10, rw_softmax_f16` with $m0 -> argument
-// block. Clobbers $m1, $m2 and $WORKER0..5_BASE; preserves $m0 and
-// $m3-$m15 of the supervisor.
+// block. Clobbers $m1-$m4 and $WORKER0..5_BASE; preserves $m0 and
+// $m5-$m15 of the supervisor.
 //
 //   entry               per row
 //   rw_layernorm_f32    y = (x - mean) * rsqrt(var + eps) * gamma + beta
@@ -83,32 +83,34 @@
 	.section .text.rowwise, "ax"
 
 // Supervisor: $m0 -> argument block. Every worker's $WORKER_BASE is the
-// block, its $VERTEX_BASE its vertex.
+// block, its $VERTEX_BASE its vertex. The values the branch and the
+// runalls read are loaded before the CSR writes; the next pass's entry is
+// set while the workers run (docs/fidelity.md: sup-dep).
 .macro RW_ENTRY name, worker, s1, s2, s3
 	.globl \name
 	.type \name, @function
 \name:
+	ld32 $m3, $m0, $mzero, ARG_SPLIT / 4
+	add $m2, $m0, ARG_VERTEX
+	setzi $m1, \worker
+	setzi $m4, \s1
 	put $WORKER0_BASE, $m0
 	put $WORKER1_BASE, $m0
 	put $WORKER2_BASE, $m0
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
-	ld32 $m1, $m0, $mzero, ARG_SPLIT / 4
-	add $m2, $m0, ARG_VERTEX
-	brnz $m1, 1f
-	setzi $m1, \worker
+	brnz $m3, 1f
 	runall $m1, $m2, VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr
-1:	setzi $m1, \s1
-	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
-	sync TEXCH_SYNCZONE_LOCAL
+1:	runall $m4, $m2, SPLIT_VERTEX_BYTES / 4
 	setzi $m1, \s2
+	setzi $m4, \s3
+	sync TEXCH_SYNCZONE_LOCAL
 	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
-	setzi $m1, \s3
-	runall $m1, $m2, SPLIT_VERTEX_BYTES / 4
+	runall $m4, $m2, SPLIT_VERTEX_BYTES / 4
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr
 	.size \name, . - \name
@@ -179,14 +181,16 @@
 	{ nop ; f32exp $a0, $a0 }
 	{ nop ; f32exp $a1, $a1 }
 .endm
+// Summed, and kept in dst for pass 3 (the lead atom's at its place; a
+// dst row holds f32 like x, and pass 2 has read an atom of x before it
+// stores the e in its place, so dst may be x).
+.macro SM32_SUM_LEAD p, s
+	SM32_EXP \p, \s
+	{ st64 $a0:1, $m2, $m8, 0 ; f32v2add $a10:11, $a10:11, $a0:1 }
+.endm
 .macro SM32_SUM p, s
 	SM32_EXP \p, \s
-	{ nop ; f32v2add $a10:11, $a10:11, $a0:1 }
-.endm
-.macro SM32_OUT p, s
-	SM32_EXP \p, \s
-	{ nop ; f32v2mul $a0:1, $a10:11:B, $a0:1 }
-	{ st64step $a0:1, $mzero, $m7+=, 1 ; fnop }
+	{ st64step $a0:1, $mzero, $m7+=, 1 ; f32v2add $a10:11, $a10:11, $a0:1 }
 .endm
 
 // The max: the lead atom masked (its padding lanes -inf), then the others.
@@ -207,20 +211,23 @@
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
 	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a2:3, $a2:3, $a4:5 }
-	{ nop ; or64 $a2:3, $a2:3, $a6:7 }
-	SM32_SUM $m6, 1
+	{ add $m7, $m2, 0 ; or64 $a2:3, $a2:3, $a6:7 }
+	SM32_SUM_LEAD $m6, 1
 	{ rpt $m5, 4 ; fnop }
 	SM32_SUM $m6, 1
 	{ nop ; f32add $a10, $a10, $a11 }
 .endm
-// y = e / sum over every atom, 1 / sum in $a10.
+// y = e / sum over every atom, e read back from dst (no exp again), 1 /
+// sum in $a10: the loop loads the next atom while it scales this one.
 .macro SM32_P3
-	{ add $m6, $m1, 0 ; fnop }
+	{ add $m6, $m2, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
-	{ ld64step $a2:3, $mzero, $m6+=, 1 ; fnop }
-	{ rpt $m5, 5 ; fnop }
-	SM32_OUT $m6, 1
-	SM32_OUT $m1, 0
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+	{ rpt $m5, 1 ; fnop }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2mul $a2:3, $a10:11:B, $a0:1 }
+	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+	{ nop ; f32v2mul $a2:3, $a10:11:B, $a0:1 }
+	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
 .endm
 
 // ---- softmax, f16: x atoms in $a0:1, the four f32 lanes in $a4:7,

@@ -43,15 +43,16 @@
 	.section .text.vadd, "ax"
 
 .macro VADD_SUPERVISOR worker
-	// each worker's $WORKER_BASE points at the argument block
+	// each worker's $WORKER_BASE points at the argument block; the
+	// runall's operands are ready by the time the CSR writes are done
+	setzi $m1, \worker
+	add $m2, $m0, ARG_RANGES
 	put $WORKER0_BASE, $m0
 	put $WORKER1_BASE, $m0
 	put $WORKER2_BASE, $m0
 	put $WORKER3_BASE, $m0
 	put $WORKER4_BASE, $m0
 	put $WORKER5_BASE, $m0
-	setzi $m1, \worker
-	add $m2, $m0, ARG_RANGES
 	runall $m1, $m2, RANGE_WORDS
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr

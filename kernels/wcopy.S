@@ -26,25 +26,26 @@
 	.globl wcopy
 	.type wcopy, @function
 wcopy:
-	put $WORKER0_BASE, $m0
-	put $WORKER1_BASE, $m0
-	put $WORKER2_BASE, $m0
-	put $WORKER3_BASE, $m0
-	put $WORKER4_BASE, $m0
-	put $WORKER5_BASE, $m0
-	setzi $m1, wcopy_worker
-	add $m2, $m0, ARG_RANGES
-	runall $m1, $m2, 2
-	sync TEXCH_SYNCZONE_LOCAL
-	// the next call's slot
+	// the next call's slot is worked out between the CSR writes (each
+	// holds the next issue back), stored once the workers have read src
 	ld32 $m3, $m0, $mzero, ARG_SRC
 	ld32 $m4, $m0, $mzero, ARG_SLOT
 	ld32 $m5, $m0, $mzero, ARG_END
+	ld32 $m6, $m0, $mzero, ARG_BANK
+	setzi $m1, wcopy_worker
+	add $m2, $m0, ARG_RANGES
+	put $WORKER0_BASE, $m0
 	add $m3, $m3, $m4
-	cmpult $m6, $m3, $m5
-	brnz $m6, 1f
-	ld32 $m3, $m0, $mzero, ARG_BANK
-1:	st32 $m3, $m0, $mzero, ARG_SRC
+	put $WORKER1_BASE, $m0
+	cmpult $m4, $m3, $m5
+	put $WORKER2_BASE, $m0
+	movz $m3, $m6, $m4              // past the last slot: back to the bank
+	put $WORKER3_BASE, $m0
+	put $WORKER4_BASE, $m0
+	put $WORKER5_BASE, $m0
+	runall $m1, $m2, 2
+	sync TEXCH_SYNCZONE_LOCAL
+	st32 $m3, $m0, $mzero, ARG_SRC
 	br $lr
 	.size wcopy, . - wcopy
 

@@ -38,6 +38,14 @@ run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
 	return t;
 }
 
+const Chip *
+profile_chip(TimingBound b)
+{
+	Timing t;
+	timing_profile(&t, b);
+	return chip_timed(chip_default(), &t);
+}
+
 Tile *
 worker_tile(const uint32_t *words, int n)
 {

@@ -20,6 +20,10 @@ uint32_t enc(const char *variant, int nops, ...);
  * supervisor. The caller frees the tile. */
 Tile *run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
                 uint64_t max_cycles, RunStatus *status);
+/* The default chip (C600) with every timing rule at bound b: the profiles
+ * that the exact cycle checks run under. */
+const Chip *profile_chip(TimingBound b);
+
 /* Registers a test did not set read as this, so untouched ones show. */
 #define POISON 0xdeadbeefu
 

@@ -6,17 +6,23 @@
  * are checked against the schedule of docs/bench-exchange.md worked out by
  * hand, with the latency model of docs/chip.md recomputed from the tile
  * geometry (support.c's model_latency) rather than through
- * src/target/chip.c:
- *   release of the first sync  R = 6 + 126 (six instructions, then sync)
- *   last arrival               R + 3 + W - 1 + Lmax   (W = N / 4 items)
- *   exchange phase             last arrival + 1 - R = W + 3 + Lmax
+ * src/target/chip.c, and the nominal timing rules (docs/fidelity.md:
+ * D = B = P = 6):
+ *   first sync                 the senders arrive at 2D + 1 + 2P (setzi,
+ *                              four loads, brz reading the first of them,
+ *                              two CSR writes), the others, which branch,
+ *                              at 2D + B + 2P
+ *   release                    R = the last arrival + 126
+ *   last arrival               R + P + W - 1 + Lmax   (W = N / 4 items)
+ *   exchange phase             last arrival + 1 - R = W + P + Lmax
  *   whole program              last arrival + 1 + 126 + 1 (sync, br $lr)
  */
 #include "support.h"
 
 #include "../src/bench/bench.h"
 
-enum { SYNC = 126, FIRST_SYNC_AT = 6 };
+enum { SYNC = 126 };
+#define RULE(r) ((uint64_t)chip_rule(chip_default(), TIMING_##r))
 
 /* The largest latency among the pairs a pattern uses on T tiles. */
 static uint32_t
@@ -55,14 +61,16 @@ check_cycles(ExchPattern p, uint32_t T, uint32_t bytes)
 {
 	ExchangeResult r = run(p, T, bytes);
 	uint32_t W = bytes / 4, L = pattern_latency(p, T);
-	uint64_t R = FIRST_SYNC_AT + SYNC;
+	uint64_t D = RULE(SUP_DEP), B = RULE(SUP_BRANCH), P = RULE(SUP_PUT);
+	uint64_t last = 2 * D + 2 * P + (p == EXCH_ALL_TO_ALL ? 1 : B);
+	uint64_t R = last + SYNC;
 	assert_int_equal(r.tiles, T);
 	assert_int_equal(r.release, R);
 	assert_int_equal(r.latency_max, L);
-	assert_int_equal(r.last_arrival, R + 3 + W - 1 + L);
-	assert_int_equal(r.exchange_cycles, W + 3 + L);
-	assert_int_equal(r.program_cycles, R + 3 + W + L + SYNC + 1);
-	double per_tile = (double)bytes / (double)(W + 3 + L);
+	assert_int_equal(r.last_arrival, R + P + W - 1 + L);
+	assert_int_equal(r.exchange_cycles, W + P + L);
+	assert_int_equal(r.program_cycles, R + P + W + L + SYNC + 1);
+	double per_tile = (double)bytes / (double)(W + P + L);
 	assert_float_equal(r.bytes_per_cycle_per_tile, per_tile, 1e-9);
 	uint32_t receivers = p == EXCH_P2P         ? 1
 	                     : p == EXCH_MULTICAST ? T - 1

@@ -119,6 +119,38 @@ test_sampled_reference(void **state)
 	assert_true(part.max_rel_err < 1e-2);
 }
 
+/* The range: the same GEMM again with every timing rule at its fast and
+ * at its slow bound, each the cycles of a run made at that profile, in
+ * order, and each bound run checked like the nominal one. */
+static void
+test_timing_range(void **state)
+{
+	(void)state;
+	GemmBenchConfig cfg = {.dtype = AMP_F16,
+	                       .m = 40,
+	                       .n = 48,
+	                       .k = 200,
+	                       .tiles = 8,
+	                       .threads = 2,
+	                       .seed = 5,
+	                       .range = 1};
+	GemmBenchResult r = run_ok(&cfg);
+	assert_true(r.range.done);
+	assert_true(r.range.fast < r.cycles && r.cycles < r.range.slow);
+	for (int b = TIMING_FAST; b <= TIMING_SLOW; b++) {
+		GemmBenchConfig at = cfg;
+		at.range = 0;
+		at.chip = profile_chip((TimingBound)b);
+		GemmBenchResult x = run_ok(&at);
+		assert_false(x.range.done);
+		assert_int_equal(x.cycles, b == TIMING_FAST ? r.range.fast
+		                                            : r.range.slow);
+		assert_int_equal(x.predicted_cycles,
+		                 b == TIMING_FAST ? r.range.predicted_fast
+		                                  : r.range.predicted_slow);
+	}
+}
+
 static void
 test_refusals(void **state)
 {
@@ -150,6 +182,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_shapes),
 	    cmocka_unit_test(test_sampled_reference),
+	    cmocka_unit_test(test_timing_range),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

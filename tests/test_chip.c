@@ -7,7 +7,11 @@
  * Programs are assembled from text at test time and loaded on every tile;
  * each reads its id from $TILE_ID. Delivery cycles are checked against the
  * latency model of docs/chip.md recomputed here from the tile geometry
- * (ipu-stack.md 3.1), not through src/target/chip.c.
+ * (ipu-stack.md 3.1), not through src/target/chip.c. A receiver sets up
+ * its window and mux before the sync that opens the phase and its count
+ * right after it (a tile with words due does not arrive at a sync); the
+ * supervisor's timing follows the nominal rules D = B = P = 6
+ * (docs/fidelity.md), which the comments use.
  */
 #include "support.h"
 
@@ -17,7 +21,13 @@
 
 #include "../src/asm/asm.h"
 
-enum { SRC_BUF = 0x60000, DST_BUF = 0x62000, R0 = 127 };
+enum { SRC_BUF = 0x60000, DST_BUF = 0x62000 };
+
+#define RULE(r) ((uint64_t)chip_rule(chip_default(), TIMING_##r))
+#define D RULE(SUP_DEP)
+#define B RULE(SUP_BRANCH)
+#define P RULE(SUP_PUT)
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* The model's constants (docs/chip.md): a 30-cycle floor, 6 per column
  * group, 2 per row, 1 per differing lane bit. */
@@ -132,7 +142,7 @@ static const char p2p_prog[] = "	.equ SRC, %u\n"
                                "	.equ EXTRA, %d\n"
                                "_start:\n"
                                "	get $m0, $TILE_ID\n"
-                               "	sync 3\n"
+                               "	setzi $m2, N + EXTRA\n"
                                "	cmpeq $m1, $m0, SRC\n"
                                "	brnz $m1, sender\n"
                                "	cmpult $m1, $m0, LO\n"
@@ -141,22 +151,35 @@ static const char p2p_prog[] = "	.equ SRC, %u\n"
                                "	brnz $m1, receiver\n"
                                "idle:\n"
                                "	sync 3\n"
+                               "	sync 3\n"
                                "	br $lr\n"
                                "sender:\n"
+                               "	sync 3\n"
                                "	send N - 1, 0x60000 / 4, SCTL\n"
                                "	sync 3\n"
                                "	br $lr\n"
                                "receiver:\n"
-                               "	setzi $m2, 0x62000\n"
-                               "	put $INCOMING_SINIT, $m2\n"
-                               "	setzi $m2, FMT\n"
-                               "	put $INCOMING_FORMAT, $m2\n"
-                               "	setzi $m2, N + EXTRA\n"
+                               "	setzi $m3, 0x62000\n"
+                               "	put $INCOMING_SINIT, $m3\n"
+                               "	setzi $m3, FMT\n"
+                               "	put $INCOMING_FORMAT, $m3\n"
+                               "	setzi $m3, SRC\n"
+                               "	put $INCOMING_MUX, $m3\n"
+                               "	sync 3\n"
                                "	put $INCOMING_DCOUNT, $m2\n"
-                               "	setzi $m2, SRC\n"
-                               "	put $INCOMING_MUX, $m2\n"
                                "	sync 3\n"
                                "	br $lr\n";
+
+/* The first sync's release in p2p_prog: the receivers come last. get at
+ * 0, setzi, cmpeq (reading $m0) at D, brnz at 2D; cmpult, brnz at 3D + 1;
+ * cmpult, brnz at 4D + 2, taken; setzi at 4D + 2 + B, then three CSR
+ * writes each reading the setzi before (D) and holding the next back (P):
+ * the sync at 7D + 2 + B + 3P = 68; 126 cycles later, 194. */
+static uint64_t
+p2p_release(void)
+{
+	return 7 * D + 2 + B + 3 * P + RULE(SYNC_INTERNAL);
+}
 
 static ChipSim *
 p2p(uint32_t tiles, uint32_t src, uint32_t lo, uint32_t hi, uint32_t n,
@@ -175,19 +198,20 @@ static void
 test_point_to_point(void **state)
 {
 	(void)state;
-	const uint32_t T = 1472, S = 0, D = 1471, N = 48;
-	ChipSim *cs = p2p(T, S, D, D + 1, N, 1, 0, 2);
+	const uint32_t T = 1472, S = 0, DT = 1471, N = 48;
+	ChipSim *cs = p2p(T, S, DT, DT + 1, N, 1, 0, 2);
 	expect_ok(cs);
-	expect_data(cs, D, N, S);
-	/* all tiles arrive at the first sync at cycle 1: released at 127;
-	 * the sender's cmpeq, brnz, then send */
-	assert_int_equal(send_cycle(cs, S), R0 + 2);
-	Tile *d = chipsim_tile(cs, D);
-	assert_int_equal(d->x.last_rx_cycle, R0 + 2 + N - 1 + latency(S, D));
+	expect_data(cs, DT, N, S);
+	/* the sender sends at the first sync's release */
+	assert_int_equal(p2p_release(), 194);
+	assert_int_equal(send_cycle(cs, S), p2p_release());
+	Tile *d = chipsim_tile(cs, DT);
+	assert_int_equal(d->x.last_rx_cycle,
+	                 p2p_release() + N - 1 + latency(S, DT));
 	/* the last sync: the receiver arrives after its last item */
 	uint64_t release = d->x.last_rx_cycle + 1 + 126;
 	assert_int_equal(chipsim_cycles(cs), release + 1);
-	assert_true(latency(S, D) > 100); /* opposite corners */
+	assert_true(latency(S, DT) > 100); /* opposite corners */
 	chipsim_free(cs);
 }
 
@@ -222,10 +246,10 @@ static const char a2a_prog[] = "	.equ T, %u\n"
                                "	add $m3, $m3, -T\n"
                                "1:	setzi $m2, 0x62000\n"
                                "	put $INCOMING_SINIT, $m2\n"
+                               "	put $INCOMING_MUX, $m3\n"
                                "	setzi $m2, N\n"
                                "	sync 3\n"
                                "	put $INCOMING_DCOUNT, $m2\n"
-                               "	put $INCOMING_MUX, $m3\n"
                                "	send N - 1, 0x60000 / 4, 1\n"
                                "	sync 3\n"
                                "	br $lr\n";
@@ -251,10 +275,13 @@ test_all_to_all(void **state)
 	for (uint32_t r = 0; r < T; r++) {
 		uint32_t s = (r + T / 2) % T;
 		expect_data(cs, r, N, s);
-		/* the last tile reaches the first sync at cycle 8 (one more
-		 * instruction for the wrap-around); each sends two cycles
-		 * after the release */
-		uint64_t sent = 8 + 126 + 2;
+		/* get at 0, add (reading $m0) at D, cmpult at 2D, brnz at
+		 * 3D: the tiles that branch come last, setzi at 3D + B, put
+		 * (reading it) at 4D + B, put, setzi, the sync at
+		 * 4D + B + 2P + 1 = 43, released 126 later; each sends after
+		 * its count's CSR write (P) */
+		uint64_t sent = 4 * D + B + 2 * P + 1 + RULE(SYNC_INTERNAL) + P;
+		assert_int_equal(sent, 175);
 		assert_int_equal(send_cycle(cs, s), sent);
 		assert_int_equal(chipsim_tile(cs, r)->x.last_rx_cycle,
 		                 sent + N - 1 + latency(s, r));
@@ -268,15 +295,15 @@ static void
 test_paired_64bit(void **state)
 {
 	(void)state;
-	const uint32_t T = 64, S = 5, D = 40, N = 32;
-	assert_int_equal(chip_pair(chip_default(), D), D + 1);
-	ChipSim *cs = p2p(T, S, D, D + 2, N, 4 | 1, 0, 1);
+	const uint32_t T = 64, S = 5, DT = 40, N = 32;
+	assert_int_equal(chip_pair(chip_default(), DT), DT + 1);
+	ChipSim *cs = p2p(T, S, DT, DT + 2, N, 4 | 1, 0, 1);
 	expect_ok(cs);
-	for (uint32_t r = D; r < D + 2; r++) {
+	for (uint32_t r = DT; r < DT + 2; r++) {
 		expect_data(cs, r, 2 * N, S);
 		Tile *d = chipsim_tile(cs, r);
 		assert_int_equal(d->x.last_rx_cycle,
-		                 R0 + 2 + N - 1 + latency(S, r));
+		                 p2p_release() + N - 1 + latency(S, r));
 	}
 	chipsim_free(cs);
 }
@@ -322,10 +349,13 @@ test_host_round_trip(void **state)
 	 * at 22 GB/s: 512 KiB -> 524288 / 22e9 s x 1.485e9 Hz = 35390.0 */
 	uint64_t xfer = (uint64_t)(524288.0 / 22e9 * 1.485e9 + 0.999999);
 	assert_int_equal(chipsim_host_cycles(cs), 2 * (4455 + xfer));
-	/* sync 5 at cycle 0; the loop is 4 instructions a word at one per
-	 * cycle, plus setzi x2 and the last sync */
+	/* sync 5 at cycle 0; setzi, setzi; the loop from when $m1 is ready
+	 * (D); a pass: ld, add, st32step each reading the one before (2D),
+	 * brnzdec, the next ld max(1 + B, D) later; the last: brnzdec, then
+	 * the sync */
 	uint64_t r0 = 0 + 4455 + xfer;
-	uint64_t arrive = r0 + 2 + 4 * (uint64_t)WORDS;
+	uint64_t arrive =
+	    r0 + D + (WORDS - 1) * (2 * D + MAX(1 + B, D)) + 2 * D + 2;
 	assert_int_equal(chipsim_cycles(cs), arrive + 4455 + xfer + 1);
 	free(in);
 	free(out);
@@ -386,11 +416,12 @@ test_mistimed(void **state)
 		snprintf(text, sizeof text,
 		         "_start:\n"
 		         "	get $m0, $TILE_ID\n"
-		         "	sync 3\n"
 		         "	brnz $m0, 1f\n"
+		         "	sync 3\n"
 		         "	send 3, 0x60000 / 4, 5\n"
 		         "	bri 2f\n"
-		         "1:	send 3, 0x60000 / 4, 1\n"
+		         "1:	sync 3\n"
+		         "	send 3, 0x60000 / 4, 1\n"
 		         "2:	sync 3\n"
 		         "	br $lr\n");
 		expect_error(spmd(text, 2, 1), RUN_FAULT,
@@ -403,8 +434,8 @@ static const char late_prog[] = "	.equ BASE, %u\n"
                                 "	.equ LATE, %u\n"
                                 "_start:\n"
                                 "	get $m0, $TILE_ID\n"
-                                "	sync 3\n"
                                 "	brnz $m0, receiver\n"
+                                "	sync 3\n"
                                 "	send 7, 0x60000 / 4, 1\n"
                                 "	sync 3\n"
                                 "	br $lr\n"
@@ -416,6 +447,7 @@ static const char late_prog[] = "	.equ BASE, %u\n"
                                 "	setzi $m2, SIZE\n"
                                 "	put $INCOMING_DELTA, $m2\n"
                                 "	setzi $m2, 8\n"
+                                "	sync 3\n"
                                 "	put $INCOMING_DCOUNT, $m2\n"
                                 "	delay LATE\n"
                                 "	put $INCOMING_MUX, $mzero\n"
@@ -439,9 +471,9 @@ test_receive_errors(void **state)
 	snprintf(text, sizeof text,
 	         "_start:\n"
 	         "	get $m0, $TILE_ID\n"
-	         "	sync 3\n"
 	         "	cmpeq $m1, $m0, 2\n"
 	         "	brnz $m1, receiver\n"
+	         "	sync 3\n"
 	         "	brz $m0, 1f\n"
 	         "	delay 200\n"
 	         "1:	send 1, 0x60000 / 4, 1\n"
@@ -450,14 +482,14 @@ test_receive_errors(void **state)
 	         "receiver:\n"
 	         "	setzi $m2, 0x62000\n"
 	         "	put $INCOMING_SINIT, $m2\n"
-	         "	setzi $m2, 4\n"
-	         "	put $INCOMING_DCOUNT, $m2\n"
 	         "	put $INCOMING_MUX, $mzero\n"
+	         "	setzi $m3, 4\n"
+	         "	setzi $m4, 1\n"
+	         "	sync 3\n"
+	         "	put $INCOMING_DCOUNT, $m3\n"
 	         "	delay 100\n"
-	         "	setzi $m2, 0x62000\n"
 	         "	put $INCOMING_SINIT, $m2\n"
-	         "	setzi $m2, 1\n"
-	         "	put $INCOMING_MUX, $m2\n"
+	         "	put $INCOMING_MUX, $m4\n"
 	         "	sync 3\n"
 	         "	br $lr\n");
 	expect_error(spmd(text, 3, 1), RUN_FAULT,

@@ -243,16 +243,21 @@ interpret(const Graph *g, long double **val)
  * output within rel x (the output's largest magnitude). Returns the
  * compile report's predicted cycles; *cycles the emulated; *outs (unless
  * outs is NULL) every output's bits, in tensor order (malloc'd). */
+/* The chip the graphs compile for and run on (test_timing_profiles sets
+ * the bounds of the timing profile). */
+static const Chip *run_chip;
+
 static uint64_t
 run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
           uint64_t *cycles, uint8_t **outs)
 {
+	const Chip *chip = run_chip ? run_chip : chip_default();
 	Graph *g;
 	Diag errs[GRAPH_MAX_ERRORS], d;
 	int nerr;
 	if (graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr))
 		fail_msg("parse: %s", errs[0].msg);
-	CompileOptions o = {.chip = chip_default(), .tiles = tiles};
+	CompileOptions o = {.chip = chip, .tiles = tiles};
 	Package *pk;
 	CompileReport rep;
 	if (compile_graph(g, &o, &pk, &rep, &d)) {
@@ -265,8 +270,9 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	uint8_t *bytes;
 	size_t len;
 	assert_int_equal(pkg_write(pk, &bytes, &len, &d), 0);
-	char name[64];
-	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=2", tiles);
+	char name[64 + TIMING_SPEC_MAX];
+	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=2:timing=%s",
+	         tiles, chip->timing->spec);
 	ipu_error err;
 	ipu_device *dev = ipu_open(name, &err);
 	assert_non_null(dev);
@@ -345,6 +351,8 @@ check_plan(const char *what, const char *text, uint32_t tiles, double rel,
 	              (unsigned long long)pred);
 	double err = ((double)pred - (double)cycles) / (double)cycles;
 	assert_true(err > -0.1 && err < 0.1);
+	if (run_chip) /* the bounds: the cost model follows them closely */
+		assert_true(err > -0.01 && err < 0.01);
 }
 
 static void
@@ -1052,6 +1060,58 @@ test_refusals(void **state)
 	               "compile: transpose y: no elementwise kernel");
 }
 
+/* Every kernel and the exchange scheduler under the bounds of the timing
+ * profile (docs/fidelity.md): graphs compiled for every rule at its fast
+ * and at its slow bound run fault-free and correct (checked against the
+ * interpreter; a mistimed exchange would fail the chip model's checks),
+ * and the cost model follows the emulator within 1%. Between them the
+ * graphs use every kernel: gemm, pack (B made on the device), vadd (K
+ * split), elementwise (add, gelu, casts, transposes), rowwise (layernorm,
+ * softmax), wcopy (the loop). */
+static void
+test_timing_profiles(void **state)
+{
+	(void)state;
+	for (int b = TIMING_FAST; b <= TIMING_SLOW; b++) {
+		run_chip = profile_chip((TimingBound)b);
+		check("pre-LN MLP block at a timing bound",
+		      "input x f16 [40, 64]\n"
+		      "weight g f16 [64]\nweight be f16 [64]\n"
+		      "weight w1 f16 [64, 96]\nweight b1 f16 [96]\n"
+		      "weight w2 f16 [96, 64]\nweight b2 f16 [64]\n"
+		      "n = layernorm x g be eps=1e-6\n"
+		      "h = matmul n w1\nhb = add h b1\na = gelu hb\n"
+		      "y = matmul a w2\nyb = add y b2\nr = add yb x\n"
+		      "output r\n",
+		      8, 0x1p-7);
+		check("attention with softmax at a timing bound, f32",
+		      "input x f32 [13, 32]\n"
+		      "weight wq f32 [32, 32]\nweight wk f32 [32, 32]\n"
+		      "weight wv f32 [32, 32]\n"
+		      "q = matmul x wq\nk = matmul x wk\nv = matmul x wv\n"
+		      "qr = reshape q [13, 2, 16]\nkr = reshape k [13, 2, 16]\n"
+		      "vr = reshape v [13, 2, 16]\n"
+		      "qh = transpose qr [1, 0, 2]\n"
+		      "kh = transpose kr [1, 0, 2]\n"
+		      "vh = transpose vr [1, 0, 2]\n"
+		      "s = matmul qh kh transpose_b=1\n"
+		      "p = softmax s scale=0.25\n"
+		      "o = matmul p vh\n"
+		      "output o\n",
+		      8, 0x1p-16);
+		check("K split and casts at a timing bound",
+		      "input x f32 [16, 900]\nweight w f32 [900, 48]\n"
+		      "y = matmul x w\ny16 = cast y f16\ny8 = cast y16 "
+		      "f8_f143*2^-2\n"
+		      "z = cast y8 f16\noutput z\noutput y16\n",
+		      24, 0x1p-3);
+		char text[4096];
+		loop_graph(text, sizeof text, 1);
+		check("a loop of 3 layers at a timing bound", text, 16, 0x1p-6);
+	}
+	run_chip = NULL;
+}
+
 int
 main(void)
 {
@@ -1070,6 +1130,7 @@ main(void)
 	    cmocka_unit_test(test_loop_input_output),
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_weights_spread),
+	    cmocka_unit_test(test_timing_profiles),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * slots, one call per iteration and then one more (the slot after the
  * last is slot 0 again), each time the working region compared byte for
  * byte with the slot it should hold, the bytes around it untouched, and
- * the call's cycles against wcopy_cycles (exact for the first call).
+ * the call's cycles against wcopy_cycles (exact for the first call), at
+ * the nominal timing profile and at its bounds.
  */
 #include "support.h"
 
@@ -23,9 +24,8 @@ byte_of(uint32_t slot, uint32_t i)
 }
 
 static void
-check(uint32_t atoms, uint32_t iterations)
+check(const Chip *c, uint32_t atoms, uint32_t iterations)
 {
-	const Chip *c = chip_default();
 	static const char *const names[] = {"wcopy"};
 	Image img;
 	Diag d;
@@ -70,7 +70,7 @@ check(uint32_t atoms, uint32_t iterations)
 		 * of the barrel, which moves each worker's first turn by up
 		 * to 5 cycles */
 		uint64_t took = t->cycle - before,
-		         model = wcopy_cycles(slot, k == iterations - 1);
+		         model = wcopy_cycles(c, slot);
 		if (call == 0)
 			assert_int_equal(took, model);
 		else if (took + 5 < model || took > model + 5)
@@ -91,7 +91,9 @@ test_wcopy(void **state)
 	static const uint32_t atoms[] = {1, 5, 6, 7, 100, 1433};
 	for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
 		for (uint32_t n = 1; n <= 3; n++)
-			check(atoms[i], n);
+			for (int b = TIMING_NOMINAL; b <= TIMING_SLOW; b++)
+				check(profile_chip((TimingBound)b), atoms[i],
+				      n);
 }
 
 int

@@ -7,8 +7,11 @@
  * Expected values are computed here from the program's definition (each
  * tile doubles its words and adds its id) and cycle counts are derived by
  * hand from the issue model (docs/emulator.md: the supervisor issues one
- * instruction per cycle when no worker runs; a worker issues once every 6
- * cycles) and the chip model (docs/chip.md); comments show the arithmetic.
+ * instruction per cycle when no worker runs, waits D cycles for a value
+ * it has just written, B after a taken branch, P after a CSR write; a
+ * worker issues once every 6 cycles and starts R cycles after run) and
+ * the chip model (docs/chip.md); comments show the arithmetic, with the
+ * nominal timing profile's D = B = P = R = 6 (docs/fidelity.md).
  */
 #include "support.h"
 
@@ -19,6 +22,13 @@
 #include <ipu/runtime.h>
 
 #include "../src/asm/asm.h"
+
+/* The nominal rules the counts below follow (docs/fidelity.md). */
+#define RULE(r) ((uint64_t)chip_rule(chip_default(), TIMING_##r))
+#define D RULE(SUP_DEP)
+#define B RULE(SUP_BRANCH)
+#define P RULE(SUP_PUT)
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* ELF bytes of an assembled program: linked into an image (ET_EXEC) or,
  * with link = 0, the relocatable object itself. */
@@ -207,14 +217,22 @@ double_on_tiles(ipu_device *dev, int link, uint32_t first, uint32_t ntiles)
 			assert_int_equal(out[i], 2 * input_word(t, i) + t);
 		ipu_counters c;
 		assert_int_equal(ipu_tile_counters(dev, t, &c, NULL), 0);
-		assert_int_equal(c.cycles, 4 + 5 * N);
+		/* get, setzi, setzi; the loop starts when $m1 is out of
+		 * the pipeline (1 + D); a pass: ld, add, add, st32step each
+		 * reading the one before (3D), brnzdec, then the next ld
+		 * when both the taken branch and the stepped $m1 allow it;
+		 * the last pass ends with brnzdec, br $lr: 403 cycles */
+		assert_int_equal(c.cycles,
+		                 1 + D + (N - 1) * (3 * D + MAX(1 + B, D)) +
+		                     3 * D + 3);
+		assert_int_equal(c.cycles, 403);
 		assert_int_equal(c.bundles, 4 + 5 * N);
 		assert_int_equal(c.worker_issues, 0);
 		assert_int_equal(c.loaded, 1);
 		assert_int_equal(c.returned, 1);
 		assert_int_equal(c.exit_status, t);
 	}
-	assert_int_equal(ipu_cycles(dev), 4 + 5 * N);
+	assert_int_equal(ipu_cycles(dev), 403);
 	assert_int_equal(ipu_host_cycles(dev), 0);
 }
 
@@ -290,25 +308,28 @@ test_tile_counters(void **state)
 	run_ok(dev);
 	ipu_counters c;
 	for (uint32_t t = 0; t < 4; t++) {
-		/* get, mov, brnzdec t + 1 times, br */
+		/* get at 0, mov (reading $m0) at D, brnzdec (reading $m1)
+		 * at 2D, t times more max(B, D) apart, br, end: 14 + 6t */
 		assert_int_equal(ipu_tile_counters(dev, t, &c, NULL), 0);
-		assert_int_equal(c.cycles, t + 4);
+		assert_int_equal(c.cycles, 2 * D + t * MAX(B, D) + 2);
+		assert_int_equal(c.cycles, 14 + 6 * t);
 		assert_int_equal(c.bundles, t + 4);
 		assert_int_equal(c.worker_issues, 0);
 		assert_int_equal(c.exit_status, t);
 	}
-	/* setzi at 0, run at 1: worker 0's slot 0 comes at 6; it issues K
-	 * nops and exitz 6 cycles apart, exiting at 6 + 6K; the supervisor's
-	 * sync (issued at 2) leaves 6 cycles after that, br $lr issues
-	 * there and the tile ends one cycle later: 13 + 6K. */
+	/* setzi at 0, run (reading $m1) at D = 6: worker 0 starts R = 6
+	 * cycles later, at its slot 0's turn 12; it issues K nops and exitz
+	 * 6 cycles apart, exiting at 12 + 6K; the supervisor's sync (issued
+	 * at 7) leaves 6 cycles after that, br $lr issues there and the
+	 * tile ends one cycle later: 19 + 6K. */
 	for (uint32_t t = 4; t < 6; t++) {
 		assert_int_equal(ipu_tile_counters(dev, t, &c, NULL), 0);
-		assert_int_equal(c.cycles, 13 + 6 * K);
+		assert_int_equal(c.cycles, 19 + 6 * K);
 		assert_int_equal(c.bundles, 4 + K + 1);
 		assert_int_equal(c.worker_issues, K + 1);
 		assert_int_equal(c.returned, 1);
 	}
-	assert_int_equal(ipu_cycles(dev), 13 + 6 * K);
+	assert_int_equal(ipu_cycles(dev), 19 + 6 * K);
 	ipu_close(dev);
 }
 
@@ -361,9 +382,13 @@ test_stream_host_syncs(void **state)
 	 * (more than 256 bytes into one tile at 4 a cycle: 64). */
 	const uint64_t sync = 4455 + 70;
 	assert_int_equal(ipu_host_cycles(dev), 2 * sync);
-	/* released from the first sync at 4525, 2 setzi + 4 x 64 loop, the
-	 * second sync, then br $lr */
-	assert_int_equal(ipu_cycles(dev), sync + 2 + 4 * WORDS + sync + 1);
+	/* released from the first sync at 4525: setzi, setzi; the loop
+	 * from when $m1 is ready (D); a pass: ld, add, st32step each reading
+	 * the one before (2D), brnzdec, the next ld max(1 + B, D) later;
+	 * the last: brnzdec, the second sync; then br $lr */
+	assert_int_equal(ipu_cycles(dev),
+	                 sync + D + (WORDS - 1) * (2 * D + MAX(1 + B, D)) +
+	                     2 * D + 2 + sync + 1);
 	ipu_close(dev);
 }
 
@@ -391,8 +416,9 @@ test_fault(void **state)
 	assert_int_equal(err.context, 0);
 	assert_int_equal(err.pc, bad);
 	assert_int_equal(err.address, 0);
-	/* get, cmpeq, brnz at cycles 0..2; the load at 3 */
-	assert_int_equal(err.cycle, 3);
+	/* get at 0, cmpeq (reading $m0) at D, brnz (reading $m1) at 2D,
+	 * taken: the load at 2D + B */
+	assert_int_equal(err.cycle, 2 * D + B);
 	assert_string_equal(err.fault_name, "INVALID_ADDR");
 	assert_int_equal(err.fault_type, 8);
 	assert_non_null(strstr(err.msg, "tile 2, supervisor"));
@@ -427,7 +453,8 @@ test_deadlock(void **state)
 	expect_err(ipu_run(dev, 0, &err), &err, IPU_ERR_DEADLOCK,
 	           "tile 1 waits in sync 3 but other tiles wait in sync 4");
 	assert_int_equal(err.tile, 1);
-	assert_int_equal(err.cycle, 2); /* get, brz, then the sync */
+	/* get, brz (reading $m0) at D, then the sync */
+	assert_int_equal(err.cycle, D + 1);
 	assert_int_equal(err.pc, IPU_UNKNOWN);
 	ipu_close(dev);
 }
@@ -450,20 +477,23 @@ test_timeout(void **state)
 	ipu_close(dev);
 }
 
-/* Tile 0 sends two words to tile 1, which expects one. */
+/* Tile 0 sends two words to tile 1, which expects one. The receiver sets
+ * its window and mux before the sync that opens the phase and the count
+ * right after it (a tile with words due does not arrive at a sync). */
 static const char exchange_prog[] = "_start:\n"
                                     "	get $m0, $TILE_ID\n"
-                                    "	sync 3\n"
                                     "	brnz $m0, receiver\n"
+                                    "	sync 3\n"
                                     "	send 1, 0x60000 / 4, 1\n"
                                     "	sync 3\n"
                                     "	br $lr\n"
                                     "receiver:\n"
                                     "	setzi $m2, 0x62000\n"
                                     "	put $INCOMING_SINIT, $m2\n"
-                                    "	setzi $m2, 1\n"
-                                    "	put $INCOMING_DCOUNT, $m2\n"
                                     "	put $INCOMING_MUX, $mzero\n"
+                                    "	setzi $m2, 1\n"
+                                    "	sync 3\n"
+                                    "	put $INCOMING_DCOUNT, $m2\n"
                                     "	sync 3\n"
                                     "	br $lr\n";
 
@@ -477,12 +507,16 @@ test_exchange_error(void **state)
 	expect_err(ipu_run(dev, 0, &err), &err, IPU_ERR_EXCHANGE,
 	           "expects none ($INCOMING_DCOUNT = 0)");
 	assert_int_equal(err.tile, 1);
-	/* Both tiles reach the first sync at cycle 1, released 126 cycles
-	 * later at 127; tile 0 sends after its brnz, at 128, one item a
-	 * cycle. Logical tiles 0 and 1 are physical 0 and 2: 30 cycles plus
-	 * one for the differing lane bit. The second item arrives at
-	 * 128 + 1 + 31. */
-	assert_int_equal(err.cycle, 128 + 1 + 31);
+	/* Tile 1 reaches the first sync last: get, brnz (reading $m0) at
+	 * D, taken; setzi at D + B, put (reading $m2) at 2D + B, put at
+	 * 2D + B + P, setzi, the sync at 2D + B + 2P + 1 = 31; released
+	 * 126 cycles later at 157, when tile 0 sends, one item a cycle.
+	 * Logical tiles 0 and 1 are physical 0 and 2: 30 cycles plus one
+	 * for the differing lane bit. The second item arrives at
+	 * 157 + 1 + 31. */
+	uint64_t release = 2 * D + B + 2 * P + 1 + RULE(SYNC_INTERNAL);
+	assert_int_equal(release, 157);
+	assert_int_equal(err.cycle, release + 1 + 31);
 	assert_int_equal(err.context, -1);
 	assert_string_equal(err.fault_name, "");
 	ipu_close(dev);

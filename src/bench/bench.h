@@ -13,6 +13,19 @@
 
 typedef enum { AMP_F32, AMP_F16, AMP_F8 } AmpDtype;
 
+/* A benchmark's cycles at the bounds of the timing profile
+ * (docs/fidelity.md): the same benchmark run again with every timing rule
+ * at its fast bound and at its slow bound (compiled for that profile
+ * where it compiles, its results checked as at nominal). */
+typedef struct {
+	int done;                                /* the bound runs were made */
+	uint64_t fast, slow;                     /* emulated cycles */
+	uint64_t predicted_fast, predicted_slow; /* the compiler's, if any */
+} BenchRange;
+
+/* c with every timing rule at bound b. */
+const Chip *bench_bound_chip(const Chip *c, TimingBound b);
+
 const char *amp_dtype_name(AmpDtype t);
 int amp_dtype_parse(const char *s, AmpDtype *t); /* 0 or -1 */
 
@@ -22,6 +35,7 @@ typedef struct {
 	uint32_t rows; /* rows of the input, split over six workers */
 	uint64_t seed; /* input data */
 	int fp8_scale; /* f8: power-of-two scale of inputs and of weights */
+	int range;     /* also run at the timing bounds (TileAmpResult.range) */
 } TileAmpConfig;
 
 /*
@@ -37,6 +51,7 @@ typedef struct {
 	uint32_t peak_macs_per_cycle;
 	double max_rel_err; /* max |out - ref| / max |ref|, ref in f64 */
 	void *in, *w, *partials, *out; /* rows x k, k x 16, rows x 16 (x2) */
+	BenchRange range;
 } TileAmpResult;
 
 /* tile_amp.c */
@@ -150,6 +165,7 @@ typedef struct {
 	int fp8_f152[2];        /* f8: A's, B's format is F152 (else F143) */
 	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
 	uint64_t max_cycles;    /* exec_run_timed's; 0: the default */
+	int range; /* also run at the timing bounds (GemmBenchResult.range) */
 } GemmBenchConfig;
 
 /* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread
@@ -173,6 +189,7 @@ typedef struct {
 	uint32_t peak_tile_bytes; /* code + data on the fullest tile */
 	double host_seconds;      /* wall time of ipu_run */
 	char plan[2048];          /* the planner's description */
+	BenchRange range;
 } GemmBenchResult;
 
 /* Build the graph, compile, run on "sim:CHIP:tiles=T:threads=N", check
@@ -188,6 +205,7 @@ typedef struct {
 	int threads;         /* host threads of the emulator */
 	uint64_t seed;       /* input data */
 	uint64_t max_cycles; /* exec_run_timed's; 0: the default */
+	int range; /* also run at the timing bounds (GraphBenchResult.range) */
 } GraphBenchConfig;
 
 typedef struct {
@@ -206,6 +224,7 @@ typedef struct {
 	uint32_t peak_tile_bytes;
 	double host_seconds;
 	char plan[2048];
+	BenchRange range;
 } GraphBenchResult;
 
 int bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d);

@@ -12,14 +12,15 @@
  *
  * Every tile runs the same program, assembled from text at run time; the
  * host writes each tile's part (receive pointer, item count, mux source,
- * whether it sends) into a parameter block. The schedule, relative to the
- * release R of the first sync (docs/bench-exchange.md derives the cycles):
- *   R      put $INCOMING_DCOUNT  (after the sync: a tile arrives at a sync
- *                                 only when its count is 0)
- *   R + 1  put $INCOMING_MUX
- *   R + 2  brz: tiles that do not send go to the closing sync
- *   R + 3  the first of ceil(N / 256) back-to-back sends of 64 words; item
- *          j leaves at R + 3 + j and arrives latency(s, r) cycles later.
+ * whether it sends) into a parameter block. Every tile points its receive
+ * window and mux before the sync that opens the phase; the count is set
+ * right after it (a tile arrives at a sync only when its count is 0).
+ * The schedule, relative to the release R of the first sync
+ * (docs/bench-exchange.md derives the cycles; P is the rule sup-put, the
+ * cycles a CSR write holds the next instruction back, docs/fidelity.md):
+ *   R      put $INCOMING_DCOUNT
+ *   R + P  the first of ceil(N / 256) back-to-back sends of 64 words; item
+ *          j leaves at R + P + j and arrives latency(s, r) cycles later.
  */
 #include "bench.h"
 
@@ -104,22 +105,28 @@ program_text(uint32_t param, uint32_t src_addr, uint32_t words)
 	fprintf(f,
 	        "_start:\n"
 	        "	setzi $m1, 0x%x\n"
-	        "	ld32 $m2, $m1, $mzero, 0\n"
-	        "	put $INCOMING_SINIT, $m2\n"
-	        "	ld32 $m3, $m1, $mzero, 1\n"
-	        "	ld32 $m4, $m1, $mzero, 2\n"
 	        "	ld32 $m5, $m1, $mzero, 3\n"
-	        "	sync 3\n"
-	        "	put $INCOMING_DCOUNT, $m3\n"
+	        "	ld32 $m2, $m1, $mzero, 0\n"
+	        "	ld32 $m4, $m1, $mzero, 2\n"
+	        "	ld32 $m3, $m1, $mzero, 1\n"
+	        "	brz $m5, idle\n"
+	        "	put $INCOMING_SINIT, $m2\n"
 	        "	put $INCOMING_MUX, $m4\n"
-	        "	brz $m5, done\n",
+	        "	sync 3\n"
+	        "	put $INCOMING_DCOUNT, $m3\n",
 	        param);
 	for (uint32_t w = 0; w < words; w += SEND_MAX_WORDS) {
 		uint32_t n =
 		    words - w < SEND_MAX_WORDS ? words - w : SEND_MAX_WORDS;
 		fprintf(f, "	send %u, 0x%x, 1\n", n - 1, src_addr / 4 + w);
 	}
-	fprintf(f, "done:\n"
+	fprintf(f, "	sync 3\n"
+	           "	br $lr\n"
+	           "idle:\n"
+	           "	put $INCOMING_SINIT, $m2\n"
+	           "	put $INCOMING_MUX, $m4\n"
+	           "	sync 3\n"
+	           "	put $INCOMING_DCOUNT, $m3\n"
 	           "	sync 3\n"
 	           "	br $lr\n");
 	fclose(f);

@@ -156,8 +156,8 @@ fail:
 	return diag_set(d, IPU_EFAULT, NULL, 0, 0, "%s: %s", what, err.msg);
 }
 
-int
-bench_gemm(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
+static int
+gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 {
 	memset(res, 0, sizeof *res);
 	GemmBenchConfig cfg = *cfg_in;
@@ -239,5 +239,27 @@ bench_gemm(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	free(c);
 	free(va);
 	free(vb);
+	return r;
+}
+
+int
+bench_gemm(const GemmBenchConfig *cfg, GemmBenchResult *res, Diag *d)
+{
+	int r = gemm_once(cfg, res, d);
+	for (int b = TIMING_FAST; !r && cfg->range && b <= TIMING_SLOW; b++) {
+		GemmBenchConfig at = *cfg;
+		at.chip = bench_bound_chip(
+		    cfg->chip ? cfg->chip : chip_default(), (TimingBound)b);
+		at.range = 0;
+		GemmBenchResult *x = xmalloc(sizeof *x);
+		r = gemm_once(&at, x, d);
+		*(b == TIMING_FAST ? &res->range.fast : &res->range.slow) =
+		    x->cycles;
+		*(b == TIMING_FAST ? &res->range.predicted_fast
+		                   : &res->range.predicted_slow) =
+		    x->predicted_cycles;
+		free(x);
+		res->range.done = !r && b == TIMING_SLOW;
+	}
 	return r;
 }

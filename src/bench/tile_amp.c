@@ -304,8 +304,8 @@ amp_job_free(AmpJob *j)
 	free(j);
 }
 
-int
-bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
+static int
+tile_amp_once(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 {
 	AmpJob *j;
 	int rc = amp_job_new(cfg, &j, res, d);
@@ -328,6 +328,37 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	tile_free(t);
 	amp_job_free(j);
 	return rc;
+}
+
+int
+bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
+{
+	int rc = tile_amp_once(cfg, res, d);
+	for (int b = TIMING_FAST; !rc && cfg->range && b <= TIMING_SLOW; b++) {
+		TileAmpConfig at = *cfg;
+		at.chip = bench_bound_chip(
+		    cfg->chip ? cfg->chip : chip_default(), (TimingBound)b);
+		at.range = 0;
+		TileAmpResult x;
+		rc = tile_amp_once(&at, &x, d);
+		if (!rc) {
+			*(b == TIMING_FAST ? &res->range.fast
+			                   : &res->range.slow) = x.cycles;
+			bench_tile_amp_free(&x);
+		}
+		res->range.done = !rc && b == TIMING_SLOW;
+	}
+	if (rc)
+		bench_tile_amp_free(res);
+	return rc;
+}
+
+const Chip *
+bench_bound_chip(const Chip *c, TimingBound b)
+{
+	Timing t;
+	timing_profile(&t, b);
+	return chip_timed(c, &t);
 }
 
 void

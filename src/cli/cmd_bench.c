@@ -87,6 +87,10 @@ usage(FILE *f)
 	        "slow, or e.g.\n"
 	        "                  nominal,sup-dep=slow,f32exp=4 "
 	        "(docs/fidelity.md)\n"
+	        "  --no-range      tile-amp, gemm, graph: skip the runs with "
+	        "every timing rule\n"
+	        "                  at its fast and at its slow bound "
+	        "(cycles_fast, cycles_slow)\n"
 	        "  --json          one JSON object on stdout\n"
 	        "  --quiet         no progress line on stderr (shown only "
 	        "when it is a terminal)\n",
@@ -169,8 +173,43 @@ parse_pattern(const char *s, void *dst)
 	return exch_pattern_parse(s, dst);
 }
 
-/* Every benchmark's options: its table, then --chip and --json. Returns
- * -1 to go on, else the exit status (0 after --help). */
+/* --no-range: no runs at the timing bounds (tile-amp, gemm, graph). */
+static int no_range;
+
+/* The JSON fields of the timing profile and the bound runs. */
+static void
+json_range(const Chip *c, const BenchRange *r, int predicted)
+{
+	printf(", \"timing\": \"%s\"", c->timing->spec);
+	if (!r->done) {
+		printf(", \"cycles_fast\": null, \"cycles_slow\": null");
+		return;
+	}
+	printf(", \"cycles_fast\": %" PRIu64 ", \"cycles_slow\": %" PRIu64,
+	       r->fast, r->slow);
+	if (predicted)
+		printf(", \"predicted_fast\": %" PRIu64
+		       ", \"predicted_slow\": %" PRIu64,
+		       r->predicted_fast, r->predicted_slow);
+}
+
+static void
+text_range(const Chip *c, const BenchRange *r)
+{
+	if (r->done)
+		printf("  timing range    %" PRIu64 " .. %" PRIu64
+		       " cycles with every rule at its fast .. slow bound "
+		       "(profile %s here; docs/fidelity.md)\n",
+		       r->fast, r->slow, c->timing->spec);
+	else
+		printf("  timing          profile %s (--no-range: no runs at "
+		       "the bounds)\n",
+		       c->timing->spec);
+}
+
+/* Every benchmark's options: its table, then --chip, --timing,
+ * --no-range and --json. Returns -1 to go on, else the exit status (0
+ * after --help). */
 static int
 parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
            int nopts, const Chip **chip, int *json)
@@ -191,6 +230,10 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		}
 		if (!strcmp(s, "--quiet")) {
 			quiet = 1;
+			continue;
+		}
+		if (!strcmp(s, "--no-range")) {
+			no_range = 1;
 			continue;
 		}
 		if (!strcmp(s, "--timing") && val) {
@@ -277,6 +320,7 @@ tile_amp(int argc, char **argv)
 	TileAmpResult r;
 	Diag d;
 	diag_clear(&d);
+	cfg.range = !no_range;
 	if (bench_tile_amp(&cfg, &r, &d))
 		return report_error("tile-amp", &d);
 	double eff = r.macs_per_cycle / r.peak_macs_per_cycle;
@@ -288,10 +332,12 @@ tile_amp(int argc, char **argv)
 		       "\"n\": 16, \"macs\": %" PRIu64 ", \"cycles\": %" PRIu64
 		       ", \"macs_per_cycle\": %.4f, "
 		       "\"peak_macs_per_cycle\": %u, \"efficiency\": %.4f, "
-		       "\"chip_tflops_equiv\": %.2f, \"max_rel_err\": %.3e}\n",
+		       "\"chip_tflops_equiv\": %.2f, \"max_rel_err\": %.3e",
 		       cfg.chip->name, amp_dtype_name(cfg.dtype), cfg.rows, r.k,
 		       r.macs, r.cycles, r.macs_per_cycle,
 		       r.peak_macs_per_cycle, eff, tflops, r.max_rel_err);
+		json_range(cfg.chip, &r.range, 0);
+		printf("}\n");
 	} else {
 		printf("tile-amp on one %s tile: %u rows x %u inputs x 16 "
 		       "outputs, %s\n",
@@ -304,6 +350,7 @@ tile_amp(int argc, char **argv)
 		       tflops, cfg.chip->clock_hz / 1e9, cfg.chip->tiles);
 		printf("  max rel. error  %.3e against an f64 reference\n",
 		       r.max_rel_err);
+		text_range(cfg.chip, &r.range);
 	}
 	bench_tile_amp_free(&r);
 	return 0;
@@ -460,6 +507,7 @@ gemm(int argc, char **argv)
 	GemmBenchResult r;
 	Diag d;
 	diag_clear(&d);
+	cfg.range = !no_range;
 	if (bench_gemm(&cfg, &r, &d))
 		return report_error("gemm", &d);
 	const char *dt = amp_dtype_name(cfg.dtype);
@@ -473,12 +521,14 @@ gemm(int argc, char **argv)
 		       "\"max_rel_err\": %.3e, \"ref_rows\": %u, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
 		       "\"host_seconds\": %.3f, \"threads\": %d, "
-		       "\"fp8_format\": \"%s\", \"fp8_scale\": %d}\n",
+		       "\"fp8_format\": \"%s\", \"fp8_scale\": %d",
 		       cfg.chip->name, dt, cfg.m, cfg.n, cfg.k, r.tiles,
 		       cfg.chip->tiles, r.macs, r.cycles, r.predicted_cycles,
 		       r.pred_error, r.mfu, r.max_rel_err, r.ref_rows,
 		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
 		       cfg.threads, fp8_names(cfg.fp8_f152), cfg.fp8_scale);
+		json_range(cfg.chip, &r.range, 1);
+		printf("}\n");
 		return 0;
 	}
 	printf("gemm %u x %u x %u %s on %u of %u %s tiles\n", cfg.m, cfg.n,
@@ -499,6 +549,7 @@ gemm(int argc, char **argv)
 	       r.compile_ms, r.peak_tile_bytes);
 	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,
 	       cfg.threads);
+	text_range(cfg.chip, &r.range);
 	printf("  plan            %s\n", r.plan);
 	return 0;
 }
@@ -534,6 +585,7 @@ graph_bench(int argc, char **argv)
 	GraphBenchResult r;
 	Diag d;
 	diag_clear(&d);
+	cfg.range = !no_range;
 	if (bench_graph(&cfg, &r, &d))
 		return report_error("graph", &d);
 	if (json) {
@@ -546,12 +598,14 @@ graph_bench(int argc, char **argv)
 		       ", \"compute_cycles\": %" PRIu64
 		       ", \"steps\": %u, \"mfu\": %.4f, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
-		       "\"host_seconds\": %.3f, \"threads\": %d}\n",
+		       "\"host_seconds\": %.3f, \"threads\": %d",
 		       cfg.path, cfg.chip->name, r.tiles, cfg.chip->tiles,
 		       r.macs, r.flops, r.cycles, r.predicted_cycles,
 		       r.pred_error, r.exchange_cycles, r.compute_cycles,
 		       r.steps, r.mfu, r.compile_ms, r.peak_tile_bytes,
 		       r.host_seconds, cfg.threads);
+		json_range(cfg.chip, &r.range, 1);
+		printf("}\n");
 		return 0;
 	}
 	printf("graph %s on %u of %u %s tiles\n", cfg.path, r.tiles,
@@ -568,6 +622,7 @@ graph_bench(int argc, char **argv)
 	       r.compile_ms, r.peak_tile_bytes);
 	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,
 	       cfg.threads);
+	text_range(cfg.chip, &r.range);
 	printf("  plan            %s\n", r.plan);
 	return 0;
 }

@@ -94,6 +94,14 @@ usage(FILE *f)
 	        "(default: $XDG_CACHE_HOME/ipu\n"
 	        "                or ~/.cache/ipu); --no-cache always "
 	        "compiles\n"
+	        "  --timing P    timing profile (default nominal; "
+	        "docs/fidelity.md)\n"
+	        "  --range R     the cycles with every timing rule at its "
+	        "fast and slow bound:\n"
+	        "                predict (default: compiled for those "
+	        "profiles, the cost\n"
+	        "                model's cycles), emulate (run too: three "
+	        "emulations), none\n"
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
 	        "                cycles + 10^6)\n"
@@ -111,7 +119,10 @@ cmd_run(int argc, char **argv)
 		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
-	SiglipRun r = {.dtype = DT_F32, .threads = 2, .place_report = stderr};
+	SiglipRun r = {.dtype = DT_F32,
+	               .threads = 2,
+	               .place_report = stderr,
+	               .range = SIGLIP_RANGE_PREDICT};
 	/* room for the images, then the other inputs */
 	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
@@ -166,6 +177,21 @@ cmd_run(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
 		                              &missing))) {
 			bad = !cli_timing_arg("run", v, &timing);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--range",
+		                              &missing))) {
+			static const char *const names[] = {"none", "predict",
+			                                    "emulate"};
+			int k = 0;
+			while (k < 3 && strcmp(v, names[k]))
+				k++;
+			if (k == 3) {
+				fprintf(stderr,
+				        "ipu run siglip: --range wants none, "
+				        "predict or emulate, got '%s'\n",
+				        v);
+				bad = 1;
+			}
+			r.range = k;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);
@@ -247,9 +273,16 @@ cmd_run(int argc, char **argv)
 		       b, res.d, sum / res.d, sqrt(sq), v[0], v[1 % res.d],
 		       v[2 % res.d]);
 	}
-	printf("cycles          %llu emulated, %llu predicted\n",
+	printf("cycles          %llu emulated, %llu predicted (timing %s)\n",
 	       (unsigned long long)res.cycles,
-	       (unsigned long long)res.predicted_cycles);
+	       (unsigned long long)res.predicted_cycles, r.chip->timing->spec);
+	if (r.range)
+		printf("timing range    %llu .. %llu cycles %s with every rule "
+		       "at its fast .. slow bound (docs/fidelity.md)\n",
+		       (unsigned long long)res.cycles_fast,
+		       (unsigned long long)res.cycles_slow,
+		       r.range == SIGLIP_RANGE_EMULATE ? "emulated"
+		                                       : "predicted");
 	printf("time            %.3f ms at the chip's clock, %.1f images/s\n",
 	       res.chip_seconds * 1e3, res.batch / res.chip_seconds);
 	printf("MFU             %.2f%% (matmul MACs)\n", 100 * res.mfu);

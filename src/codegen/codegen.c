@@ -4,8 +4,10 @@
  *
  * Exchange steps are straight-line and cycle-exact: after `sync 3` every
  * tile starts the phase in the same cycle, the supervisor issues one
- * instruction per cycle (no worker runs), and the schedule's events are
- * emitted in cycle order with `delay` in between. A control at cycle c is
+ * instruction per cycle (no worker runs; the phase's instructions read no
+ * register and branch nowhere, so no supervisor hazard delays them), and
+ * the schedule's events are emitted in cycle order with `delay` in
+ * between. A control at cycle c is
  * a delaypic/delayxpic whose last event is c; a send at cycle t is a
  * `send` issued at t (split into sends of at most 64 items, back to back;
  * 64-bit items for a transfer the scheduler made wide).
@@ -279,12 +281,18 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 	int n;
 	uint32_t dcount;
 	Event *ev = tile_events(l, s, tile, &n, &dcount);
-	emit(e, V_SYNC, 1, SYNC_INTERNAL);
-	/* cycles 0..2 of the phase (XS_PREAMBLE): the count, and the mux off
-	 * (it may still select the last source of the previous phase) */
+	/* The count is ready before the sync and written right after it
+	 * (a tile with words still due does not arrive at a sync); the CSR
+	 * write holds the next issue back (docs/fidelity.md, sup-put) by the
+	 * same on every tile, so the phase's cycles count from there: cycles
+	 * 0..2 (XS_PREAMBLE) switch the mux off (it may still select the
+	 * last source of the previous phase). What follows is straight-line
+	 * code that reads no register and branches nowhere: no supervisor
+	 * hazard changes its timing. */
 	emit(e, V_SETZI, 2, REG_M1, (int32_t)dcount);
+	emit(e, V_SYNC, 1, SYNC_INTERNAL);
 	emit(e, V_PUT, 2, CSR_INCOMING_DCOUNT, REG_M1);
-	emit(e, V_DELAYXPIC, 3, 0, 0, MUX_NONE);
+	emit(e, V_DELAYXPIC, 3, XS_PREAMBLE - 1, 0, MUX_NONE);
 	uint64_t cur = XS_PREAMBLE;
 	for (int i = 0; i < n; i++) {
 		if (ev[i].cycle < cur) {

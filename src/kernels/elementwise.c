@@ -3,18 +3,21 @@
  * kernels/elementwise_f8.S: the table of entries, the checks, the walk
  * normalisation, the argument block (six contiguous ranges of groups,
  * one per worker) and the exact cycle count, which follows the issue
- * model (docs/emulator.md): one issue per instruction or bundle, a worker
- * issuing every 6 cycles.
+ * model and the timing rules (docs/emulator.md, docs/fidelity.md).
  */
 #include "elementwise.h"
 
 #include <assert.h>
 #include <string.h>
 
+#include "kernels.h"
+
 #include "../util/util.h"
 
 /* The per-line loops of kernels/elementwise.inc and their issues: a line
- * of n groups costs per_group * n + fixed; setup runs once per worker. */
+ * of n groups costs per_group * n + fixed; setup runs once per worker.
+ * GELU's groups hold `sigm` f32sigm, each of which takes the worker's
+ * turns for several issues (docs/fidelity.md, rule f32sigm). */
 typedef enum {
 	LOOP_BINARY, /* EW_LINE_BINARY */
 	LOOP_NARROW, /* EW_LINE_NARROW */
@@ -26,13 +29,18 @@ typedef enum {
 	LOOP_BIAS,   /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
 } LoopKind;
 
+/* The supervisors of kernels/elementwise.inc: EW_SUPERVISOR, the add and
+ * mul entries (which pick the bias loop), the f8 entries (which set
+ * $FP_INFMT and $FP_ISCL). */
+typedef enum { SUP_BASIC, SUP_BINARY, SUP_F8 } SupKind;
+
 static const struct {
-	uint32_t per_group, fixed, setup;
+	uint32_t per_group, fixed, setup, sigm;
 } loop_cost[] = {
-    [LOOP_BINARY] = {3, 2, 0},  [LOOP_NARROW] = {3, 2, 0},
-    [LOOP_WIDEN] = {3, 1, 0},   [LOOP_GELU32] = {7, 2, 4},
-    [LOOP_GELU16] = {17, 2, 4}, [LOOP_T16] = {11, 1, 3},
-    [LOOP_T32] = {5, 1, 3},     [LOOP_BIAS] = {3, 4, 0},
+    [LOOP_BINARY] = {3, 2, 0, 0},  [LOOP_NARROW] = {3, 2, 0, 0},
+    [LOOP_WIDEN] = {3, 1, 0, 0},   [LOOP_GELU32] = {7, 2, 4, 2},
+    [LOOP_GELU16] = {17, 2, 4, 4}, [LOOP_T16] = {11, 1, 3, 0},
+    [LOOP_T32] = {5, 1, 3, 0},     [LOOP_BIAS] = {3, 4, 0, 0},
 };
 
 typedef struct {
@@ -42,27 +50,26 @@ typedef struct {
 	int f8;         /* in kernels/elementwise_f8.S */
 	uint32_t group; /* elements per loop pass; transposes: block side */
 	LoopKind loop;
-	uint32_t sup; /* supervisor issues up to and including runall */
+	SupKind sup;
 } EwKernel;
 
-/* Supervisors (kernels/elementwise.inc): EW_SUPERVISOR issues 9; the add
- * and mul entries 3 more to pick the bias loop; the f8 entries 4 more to
- * set $FP_INFMT and $FP_ISCL. */
 static const EwKernel kernels[] = {
-    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, 12},
-    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, 12},
-    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, 12},
-    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, 12},
-    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW, 9},
-    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, 9},
-    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
-    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, 13},
-    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
-    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, 13},
-    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, 9},
-    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, 9},
-    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16, 9},
-    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32, 9},
+    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, SUP_BINARY},
+    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, SUP_BINARY},
+    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, SUP_BINARY},
+    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, SUP_BINARY},
+    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW, SUP_BASIC},
+    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, SUP_BASIC},
+    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, SUP_F8},
+    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, SUP_F8},
+    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, SUP_F8},
+    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, SUP_F8},
+    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, SUP_BASIC},
+    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, SUP_BASIC},
+    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
+     SUP_BASIC},
+    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
+     SUP_BASIC},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
@@ -431,22 +438,25 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 	}
 }
 
-/* Issues of worker v, walking its lines as kernels/elementwise.inc does. */
+/* Turns of worker v (issues, and the extra turns of its transcendentals),
+ * walking its lines as kernels/elementwise.inc does. */
 static uint64_t
-worker_issues(const EwKernel *k, const Walk *w, int v)
+worker_turns(const Chip *chip, const EwKernel *k, const Walk *w, int v)
 {
 	uint64_t A = w->groups;
 	Share s = share(w, v);
 	if (!s.count)
 		return W_IDLE;
 	LoopKind loop = w->bias ? LOOP_BIAS : k->loop;
+	uint64_t per_group =
+	    loop_cost[loop].per_group +
+	    loop_cost[loop].sigm * (chip_rule(chip, TIMING_F32SIGM) - 1);
 	uint64_t issues = W_ENTRY + loop_cost[loop].setup;
 	uint64_t line = s.first / A, left = s.count;
 	uint64_t n = A - s.first % A < left ? A - s.first % A : left;
 	for (;;) {
 		left -= n;
-		issues += W_LINE + loop_cost[loop].per_group * n +
-		          loop_cost[loop].fixed;
+		issues += W_LINE + per_group * n + loop_cost[loop].fixed;
 		if (!left)
 			return issues + W_EXIT;
 		issues += W_NEXT;
@@ -457,23 +467,49 @@ worker_issues(const EwKernel *k, const Walk *w, int v)
 	}
 }
 
+/* The supervisor's code (elementwise.inc) on a SupClock, the workers from
+ * their first turns after the runall's launch delay; the sync leaves 6
+ * cycles after the last exit and `br $lr` issues then. */
 uint64_t
-ew_cycles(const EwCall *c)
+ew_cycles(const Chip *chip, const EwCall *c)
 {
+	enum { M0 = 1, M1 = 2, M2 = 4, M3 = 8, M4 = 16 };
 	const EwKernel *k = find(c->op, c->in, c->out);
 	assert(k && "ew_cycles of an unchecked call");
 	Walk w = kernel_walk(k, c);
-	/* runall issues at cycle R (the supervisor alone issues every
-	 * cycle); worker v starts at the next turn of slot v; the sync
-	 * leaves 6 cycles after the last exit and `br $lr` issues then. */
-	uint64_t R = k->sup - 1, last = 0;
-	for (int v = 0; v < 6; v++) {
-		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
-		uint64_t exit = start + 6 * (worker_issues(k, &w, v) - 1);
-		if (exit > last)
-			last = exit;
+	SupClock s;
+	sup_start(&s, chip, 0);
+	if (k->sup == SUP_BINARY) {
+		sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi bias */
+		sup_op(&s, M0, M3, SUP_PLAIN); /* ld32 */
+		sup_op(&s, 0, M4, SUP_PLAIN);  /* setzi */
+		sup_op(&s, M0, M2, SUP_PLAIN); /* add */
+		for (int i = 0; i < 6; i++) {
+			sup_op(&s, M0, 0, SUP_PUT);
+			if (i == 1)
+				sup_op(&s, M4 | M3, M1, SUP_PLAIN); /* movz */
+		}
+	} else {
+		if (k->sup == SUP_F8) {
+			sup_op(&s, M0, M3, SUP_PLAIN);
+			sup_op(&s, M0, M4, SUP_PLAIN);
+		}
+		sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi */
+		sup_op(&s, M0, M2, SUP_PLAIN); /* add */
+		for (int i = 0; i < 6; i++)
+			sup_op(&s, M0, 0, SUP_PUT);
+		if (k->sup == SUP_F8) {
+			sup_op(&s, M3, 0, SUP_PUT);
+			sup_op(&s, M4, 0, SUP_PUT);
+		}
 	}
-	return last + 6 + 1;
+	uint64_t first[6], exit[6];
+	sup_runall(&s, M1 | M2, first);
+	for (int v = 0; v < 6; v++)
+		exit[v] = first[v] + 6 * (worker_turns(chip, k, &w, v) - 1);
+	sup_workers(&s, exit);
+	sup_sync(&s);
+	return sup_return(&s, 0);
 }
 
 int

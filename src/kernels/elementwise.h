@@ -53,8 +53,9 @@ const char *ew_type_name(EwType t);
 int ew_check(const EwCall *c, Diag *d);
 /* The argument block of a checked call (little-endian words). */
 void ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES]);
-/* Cycles of a checked call from the supervisor's entry to its return. */
-uint64_t ew_cycles(const EwCall *c);
+/* Cycles of a checked call on chip c (its timing profile) from the
+ * supervisor's entry to its return. */
+uint64_t ew_cycles(const Chip *chip, const EwCall *c);
 
 /* One-tile driver: t holds the image of ew_object() and the data; write
  * the argument block at args (8-aligned, EW_ARGS_BYTES free), run the

@@ -18,8 +18,8 @@ enum {
 	ARG_C = 8,
 	ARG_APANEL = 12,
 	ARG_CPANEL = 16,
-	ARG_NP = 20,
-	ARG_NK = 24,
+	ARG_NP1 = 20,
+	ARG_NK1 = 24,
 	ARG_FLAGS = 28,
 	ARG_FP8FMT = 32,
 	ARG_FP8SCL = 36,
@@ -215,8 +215,8 @@ gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
 	put32(out + ARG_C, c);
 	put32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
 	put32(out + ARG_CPANEL, bm * c_row_bytes(t));
-	put32(out + ARG_NP, gemm_n_panels(bn));
-	put32(out + ARG_NK, gemm_k_panels(t, bk));
+	put32(out + ARG_NP1, gemm_n_panels(bn) - 1);
+	put32(out + ARG_NK1, gemm_k_panels(t, bk) - 1);
 	put32(out + ARG_FLAGS, opt && opt->zero ? 1 : 0);
 	if (opt) {
 		put32(out + ARG_FP8FMT,
@@ -239,28 +239,163 @@ gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
 }
 
 /*
- * The cycle formula (docs/kernel-gemm.md derives it). P = AMP phases per
- * row (4 for f16 and f8, 8 for f32); the busiest workers have n =
- * ceil(bm / 6) rows and there are r = bm - 6(n - 1) of them. A worker
- * issues W = P(n + 2) + 10 times per panel (n rows plus the warm-up and
- * drain groups, one load and two store bundles, five set-up issues, rpt,
- * exit), once every 6 cycles; the supervisor adds 36 cycles per panel (32
- * ld128putcs, runall, the sync's latency), 2 more when a worker in slot 4
- * or 5 is among the busiest. A new N-panel's vertex update takes 29
- * cycles, less the slots that the workers with one row fewer free early
- * (P per such worker). The call itself costs 46 (50 for f8).
+ * The cycle formula (docs/kernel-gemm.md): the supervisor's code in
+ * gemm.inc instruction by instruction on a SupClock, the workers in closed
+ * form. P = AMP phases per row (4 for f16 and f8, 8 for f32); worker w has
+ * n_w rows (one when bm < 6) and issues W_w = P(n_w + 2) + 10 times a
+ * panel (n rows plus the warm-up and drain groups, one load and two store
+ * bundles, five set-up issues, rpt, exit), once every 6 cycles, from its
+ * first turn after the runall's launch delay.
+ *
+ * A K-panel's timing depends on the previous one only through the slot
+ * phase of its runall (cycle mod 6), so the panels repeat with a period of
+ * at most 6: once a phase comes back, whole periods are skipped (shifted
+ * by their cycles, a multiple of 6); likewise the N-panels, by the phase
+ * of their last runall. The last panel of each loop is always stepped.
  */
+enum {
+	M0 = 1 << 0,
+	M1 = 1 << 1,
+	M2 = 1 << 2,
+	M3 = 1 << 3,
+	M4 = 1 << 4,
+	M5 = 1 << 5,
+	M6 = 1 << 6,
+	M7 = 1 << 7,
+	M8 = 1 << 8,
+	M9 = 1 << 9,
+	M11 = 1 << 11,
+	M12 = 1 << 12,
+	M13 = 1 << 13,
+	M14 = 1 << 14
+};
+
+typedef struct {
+	uint64_t issues[6]; /* W_w */
+	uint32_t nk;
+} GemmShape;
+
+/* Shift every cycle of the timeline by d (whole periods skipped). */
+static void
+shift(SupClock *s, uint64_t d)
+{
+	s->t += d;
+	s->last_exit += d;
+	for (int r = 0; r < 16; r++)
+		s->ready[r] += d;
+	for (int w = 0; w < 6; w++)
+		s->free[w] += d;
+}
+
+/* One K-panel (sync .. brnzdec); returns its runall's cycle. */
+static uint64_t
+k_panel(SupClock *s, const GemmShape *g, int last)
+{
+	uint64_t first[6], exit[6];
+	sup_sync(s);
+	sup_ops(s, 32); /* ld128putcs */
+	uint64_t r = sup_runall(s, M7 | M3, first);
+	for (int w = 0; w < 6; w++)
+		exit[w] = first[w] + 6 * (g->issues[w] - 1);
+	sup_workers(s, exit);
+	sup_op(s, M3 | M5, M3, SUP_PLAIN); /* add */
+	sup_op(s, M6, M7, SUP_PLAIN);      /* mov */
+	sup_op(s, M4, M4, last ? SUP_PLAIN : SUP_TAKEN);
+	return r;
+}
+
+/* One N-panel (the vertex update .. brnzdec); returns the cycle of its
+ * last runall. */
+static uint64_t
+n_panel(SupClock *s, const GemmShape *g, int last)
+{
+	static const unsigned scratch[6] = {M3, M4, M7, M9, M12, M13};
+	for (int w = 0; w < 6; w++)
+		sup_op(s, M0, scratch[w], SUP_PLAIN); /* ld32 offC */
+	for (int w = 0; w < 6; w++)
+		sup_op(s, scratch[w] | M1, scratch[w], SUP_PLAIN);
+	for (int w = 0; w < 6; w++)
+		sup_op(s, scratch[w] | M0, 0, SUP_PLAIN); /* st32 cptr */
+	sup_op(s, M14, M3, SUP_PLAIN);
+	sup_op(s, M0, M4, SUP_PLAIN);
+	sup_op(s, M11, M7, SUP_PLAIN);
+	uint64_t seen[6], at[6], r = 0;
+	memset(seen, 0xff, sizeof seen);
+	for (uint32_t p = 0; p < g->nk; p++) {
+		r = k_panel(s, g, p == g->nk - 1);
+		uint32_t key = (uint32_t)(r % 6);
+		if (seen[key] != UINT64_MAX) {
+			uint64_t period = p - seen[key], left = g->nk - 2 - p;
+			uint64_t skip = p + 2 < g->nk ? left / period : 0;
+			shift(s, skip * (r - at[key]));
+			p += (uint32_t)(skip * period);
+			memset(seen, 0xff, sizeof seen);
+		} else {
+			seen[key] = p;
+			at[key] = r;
+		}
+	}
+	sup_op(s, M1 | M8, M1, SUP_PLAIN);
+	sup_op(s, M2, M2, last ? SUP_PLAIN : SUP_TAKEN);
+	return r;
+}
+
 uint64_t
-gemm_tile_cycles(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
+gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
+                 uint32_t bk)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4;
-	uint64_t n = (bm + 5) / 6, r = bm - 6 * (n - 1);
-	uint64_t w = p * (n + 2) + 10;
-	uint64_t panel = 6 * w + 36 + (r >= 5 ? 2 : 0);
-	uint64_t hidden = n > 1 ? p * (6 - r) : 0;
-	uint64_t npanel = hidden < 29 ? 29 - hidden : 0;
-	uint64_t np = gemm_n_panels(bn), nk = gemm_k_panels(t, bk);
-	return np * nk * panel + (np - 1) * npanel + (t == GEMM_F8 ? 50 : 46);
+	GemmShape g = {.nk = gemm_k_panels(t, bk)};
+	for (uint32_t w = 0; w < 6; w++) {
+		uint64_t n = bm / 6 + (w < bm % 6);
+		g.issues[w] = p * ((n ? n : 1) + 2) + 10;
+	}
+	SupClock s;
+	sup_start(&s, c, 0);
+	static const unsigned base[6] = {M1, M2, M3, M4, M5, M6};
+	for (int w = 0; w < 6; w++)
+		sup_op(&s, M0, base[w], SUP_PLAIN); /* add */
+	sup_op(&s, M0, M7, SUP_PLAIN);              /* ld32 B */
+	sup_op(&s, M0, M9, SUP_PLAIN);              /* ld32 flags */
+	sup_op(&s, 0, M11, SUP_PLAIN);
+	sup_op(&s, 0, M12, SUP_PLAIN);
+	if (t == GEMM_F8) {
+		sup_op(&s, M0, M8, SUP_PLAIN);
+		sup_op(&s, M0, M13, SUP_PLAIN);
+	}
+	for (int w = 0; w < 6; w++)
+		sup_op(&s, base[w], 0, SUP_PUT);
+	sup_op(&s, M7, 0, SUP_PUT); /* $CCCSLOAD */
+	if (t == GEMM_F8) {
+		sup_op(&s, M8, 0, SUP_PUT);
+		sup_op(&s, M13, 0, SUP_PUT);
+	}
+	sup_op(&s, M12 | M9, M11, SUP_PLAIN); /* movz */
+	sup_op(&s, M0, M1, SUP_PLAIN);
+	sup_op(&s, M0, M2, SUP_PLAIN);
+	sup_op(&s, M0, M5, SUP_PLAIN);
+	sup_op(&s, M0, M8, SUP_PLAIN);
+	sup_op(&s, M0, M14, SUP_PLAIN);
+	sup_op(&s, 0, M6, SUP_PLAIN);
+	uint32_t np = gemm_n_panels(bn);
+	uint64_t seen[6], at[6];
+	memset(seen, 0xff, sizeof seen);
+	for (uint32_t q = 0; q < np; q++) {
+		uint64_t r = n_panel(&s, &g, q == np - 1);
+		uint32_t key = (uint32_t)(r % 6);
+		if (seen[key] != UINT64_MAX) {
+			uint64_t period = q - seen[key], left = np - 2 - q;
+			uint64_t skip = q + 2 < np ? left / period : 0;
+			shift(&s, skip * (r - at[key]));
+			q += (uint32_t)(skip * period);
+			memset(seen, 0xff, sizeof seen);
+		} else {
+			seen[key] = q;
+			at[key] = r;
+		}
+	}
+	sup_sync(&s);
+	return sup_return(&s, 0);
 }
 
 static uint32_t

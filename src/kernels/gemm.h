@@ -71,9 +71,10 @@ void gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
                     uint32_t a, uint32_t b, uint32_t c, const GemmOptions *opt,
                     uint8_t out[GEMM_ARGS_BYTES]);
 
-/* Cycles of one call (from the supervisor's entry to its return), by the
- * formula of docs/kernel-gemm.md. */
-uint64_t gemm_tile_cycles(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk);
+/* Cycles of one call on chip c (its timing profile), from the
+ * supervisor's entry to its return, by the formula of docs/kernel-gemm.md. */
+uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
+                          uint32_t bk);
 
 /* Run the kernel on one emulated tile: a[bm][bk], b[bk][bn] and c[bm][bn]
  * row-major; c is read (unless opt->zero) and written. *cycles gets the

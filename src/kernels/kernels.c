@@ -1,4 +1,5 @@
-/* kernels.c - lookup of the embedded kernel objects. */
+/* kernels.c - lookup of the embedded kernel objects; the supervisor
+ * timeline of the kernels' cycle formulas. */
 #include "kernels.h"
 
 #include <string.h>
@@ -37,4 +38,106 @@ kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
 	for (int i = 0; i < got; i++)
 		obj_free(objs[i]);
 	return r ? r : img_from_obj(exe, img, d);
+}
+
+void
+sup_start(SupClock *s, const Chip *c, uint64_t t)
+{
+	memset(s, 0, sizeof *s);
+	s->chip = c;
+	s->t = t;
+}
+
+/* The first cycle from c on whose slot no running worker owns. */
+static uint64_t
+free_slot(const SupClock *s, uint64_t c)
+{
+	for (int k = 0; k < CHIP_SLOTS && c < s->free[c % CHIP_SLOTS]; k++)
+		c = c + 1;
+	if (c < s->free[c % CHIP_SLOTS]) {
+		uint64_t soonest = UINT64_MAX;
+		for (int w = 0; w < CHIP_SLOTS; w++)
+			if (s->free[w] < soonest)
+				soonest = s->free[w];
+		if (soonest == UINT64_MAX)
+			die("sup_op: the workers run and sup_workers was not "
+			    "called");
+		while (c < s->free[c % CHIP_SLOTS])
+			c++;
+	}
+	return c;
+}
+
+uint64_t
+sup_op(SupClock *s, unsigned reads, unsigned writes, int kind)
+{
+	uint64_t c = s->t;
+	for (unsigned m = reads & 0x7fff; m; m &= m - 1) {
+		int r = __builtin_ctz(m);
+		if (s->ready[r] > c)
+			c = s->ready[r];
+	}
+	c = free_slot(s, c);
+	const Chip *chip = s->chip;
+	for (unsigned m = writes & 0x7fff; m; m &= m - 1)
+		s->ready[__builtin_ctz(m)] =
+		    c + chip_rule(chip, TIMING_SUP_DEP);
+	s->t = c + (kind == SUP_PUT     ? chip_rule(chip, TIMING_SUP_PUT)
+	            : kind == SUP_TAKEN ? chip_rule(chip, TIMING_SUP_BRANCH)
+	                                : 1);
+	return c;
+}
+
+void
+sup_ops(SupClock *s, uint64_t n)
+{
+	int busy = 0;
+	for (int w = 0; w < CHIP_SLOTS; w++)
+		busy |= s->free[w] > s->t;
+	if (!busy) {
+		s->t += n;
+		return;
+	}
+	while (n--)
+		sup_op(s, 0, 0, SUP_PLAIN);
+}
+
+uint64_t
+sup_runall(SupClock *s, unsigned reads, uint64_t first[6])
+{
+	uint64_t c = sup_op(s, reads, 0, SUP_PLAIN);
+	uint64_t go = c + chip_rule(s->chip, TIMING_RUNALL);
+	for (int w = 0; w < CHIP_WORKERS; w++) {
+		first[w] =
+		    go + (uint64_t)((w + CHIP_SLOTS - (int)(go % 6)) % 6);
+		s->free[w] = UINT64_MAX; /* running until sup_workers */
+	}
+	return c;
+}
+
+void
+sup_workers(SupClock *s, const uint64_t exit[6])
+{
+	s->last_exit = 0;
+	for (int w = 0; w < CHIP_WORKERS; w++) {
+		s->free[w] = exit[w] + 1;
+		if (exit[w] > s->last_exit)
+			s->last_exit = exit[w];
+	}
+}
+
+uint64_t
+sup_sync(SupClock *s)
+{
+	uint64_t c = sup_op(s, 0, 0, SUP_PLAIN);
+	uint64_t out = s->last_exit + chip_rule(s->chip, TIMING_SYNC_LOCAL);
+	if (out > s->t)
+		s->t = out;
+	return c;
+}
+
+uint64_t
+sup_return(SupClock *s, uint64_t entry)
+{
+	return sup_op(s, SUP_M(10), 0, SUP_TAKEN) + 1 - entry;
 }

@@ -25,4 +25,44 @@ const KernelObject *kernel_find(const char *name); /* NULL if none */
 int kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
                  Diag *d);
 
+/*
+ * The supervisor's timeline as the kernels' cycle formulas follow it: the
+ * emulator's rules (docs/emulator.md, docs/fidelity.md) applied to a
+ * kernel's supervisor code one instruction at a time, at the chip's timing
+ * profile. An instruction issues when the $m values it reads are out of
+ * the pipeline (sup-dep) and its slot is not a running worker's; a CSR
+ * write or a taken branch holds the next one back (sup-put, sup-branch).
+ * Workers launched by sup_runall start after the launch delay (runall),
+ * one per slot, and own their slots until they exit.
+ */
+typedef struct {
+	const Chip *chip;
+	uint64_t t;         /* the supervisor may issue from this cycle */
+	uint64_t ready[16]; /* its $m values are out of the pipeline */
+	uint64_t free[6];   /* slot w is the supervisor's from this cycle */
+	uint64_t last_exit;
+} SupClock;
+
+enum { SUP_PLAIN, SUP_PUT, SUP_TAKEN };
+#define SUP_M(r) (1u << (r))
+
+/* The supervisor enters at cycle t, its registers ready, workers idle. */
+void sup_start(SupClock *s, const Chip *c, uint64_t t);
+/* One instruction reading and writing these $m registers (SUP_M masks),
+ * of kind SUP_*; returns the cycle it issues. */
+uint64_t sup_op(SupClock *s, unsigned reads, unsigned writes, int kind);
+/* n instructions in a row that read nothing in flight (n cycles). */
+void sup_ops(SupClock *s, uint64_t n);
+/* runall reading `reads`: returns its cycle; first[w] gets worker w's
+ * first issue. */
+uint64_t sup_runall(SupClock *s, unsigned reads, uint64_t first[6]);
+/* The workers exit (their last issue) at exit[w]. */
+void sup_workers(SupClock *s, const uint64_t exit[6]);
+/* sync LOCAL: it issues, and the next instruction no earlier than
+ * sync-local cycles after the last exit. Returns the sync's cycle. */
+uint64_t sup_sync(SupClock *s);
+/* The call's cycles: from entry to the cycle after the returning
+ * `br $lr` (sup_op of it included). */
+uint64_t sup_return(SupClock *s, uint64_t entry);
+
 #endif

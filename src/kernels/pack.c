@@ -1,8 +1,8 @@
 /*
  * pack.c - host side of kernels/pack.S: the checks, the argument block
  * (the workers' panel ranges and the padding the supervisor zeroes) and
- * the exact cycle count, which follows the issue model (docs/emulator.md):
- * the supervisor alone issues every cycle, a worker every 6 cycles.
+ * the exact cycle count, which follows the issue model and the timing
+ * rules (docs/emulator.md, docs/fidelity.md).
  */
 #include "pack.h"
 
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../util/util.h"
+#include "kernels.h"
 
 /* Argument block offsets: must match kernels/pack.S. */
 enum {
@@ -21,12 +22,14 @@ enum {
 	ARG_NK1 = 20,
 	ARG_ZN = 24,
 	ARG_ZA = 28,
-	ARG_ZW1 = 32,
+	ARG_ZR1 = 32,
 	ARG_KN = 36,
 	ARG_KA = 40,
 	ARG_KM = 44,
 	ARG_KZ = 48,
 	ARG_KSTEP = 52,
+	ARG_ZSKIP = 56,
+	ARG_KW = 60,
 	ARG_VERTEX = 64,
 	VERTEX_BYTES = 16,
 	PANEL_ROW_BYTES = 32, /* a weight panel row: one K-panel, any type */
@@ -47,7 +50,6 @@ enum {
 	B_T16 = 1 + 4 * (1 + 4 * 11 + 3) + 1,
 	B_T32 = 1 + 4 * (1 + 8 * 5 + 3) + 1,
 	B_COPY = 1 + 16 * 8,
-	SUP_RUNALL = 9, /* supervisor issues up to and including runall */
 };
 
 const char *
@@ -189,17 +191,17 @@ pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
 		put32(out + ARG_ZA, c->dst +
 		                        (m.np - 1) * m.nk * GEMM_B_PANEL_BYTES +
 		                        m.vr * PANEL_ROW_BYTES);
-		put32(out + ARG_ZW1,
-		      (GEMM_COLS - m.vr) * PANEL_ROW_BYTES / 4 - 1);
+		put32(out + ARG_ZR1, GEMM_COLS - m.vr - 1);
+		put32(out + ARG_ZSKIP, m.vr * PANEL_ROW_BYTES);
 	}
 	if (m.vb < PANEL_ROW_BYTES) {
 		put32(out + ARG_KN, m.np);
-		put32(out + ARG_KA,
-		      c->dst + (m.nk - 1) * GEMM_B_PANEL_BYTES + m.vb / 4 * 4);
+		put32(out + ARG_KA, c->dst + (m.nk - 1) * GEMM_B_PANEL_BYTES);
 		put32(out + ARG_KM,
 		      m.vb % 4 ? (1u << (8 * (m.vb % 4))) - 1 : 0);
 		put32(out + ARG_KZ, 7 - m.vb / 4);
-		put32(out + ARG_KSTEP, (m.nk - 1) * GEMM_B_PANEL_BYTES);
+		put32(out + ARG_KSTEP, m.nk * GEMM_B_PANEL_BYTES);
+		put32(out + ARG_KW, m.vb / 4 * 4);
 	}
 	for (int w = 0; w < 6; w++) {
 		uint32_t first, count;
@@ -232,38 +234,116 @@ worker_issues(const PackCall *c, const Dims *m, int w)
 	       wraps * W_WRAP + W_EXIT;
 }
 
-/* Supervisor issues after the sync: bri, the padding (pack_padding), br. */
-static uint64_t
-padding_issues(const Dims *m)
+enum {
+	M0 = 1 << 0,
+	M1 = 1 << 1,
+	M2 = 1 << 2,
+	M3 = 1 << 3,
+	M4 = 1 << 4,
+	M5 = 1 << 5,
+	M6 = 1 << 6,
+	M7 = 1 << 7,
+	M8 = 1 << 8,
+	M9 = 1 << 9,
+	M11 = 1 << 11,
+	M12 = 1 << 12,
+	M13 = 1 << 13,
+	M14 = 1 << 14
+};
+
+/* PACK_MASK6 / PACK_MASK4: n loads, ands, stores through $m12. */
+static void
+mask_rows(SupClock *s, int n)
 {
-	uint64_t n = 1 + 2; /* bri; ld32, brz */
-	if (m->vr < GEMM_COLS) {
-		uint64_t words = (GEMM_COLS - m->vr) * PANEL_ROW_BYTES / 4;
-		n += 2 + m->nk * (4 + 2 * words);
-	}
-	n += 2; /* ld32, brz */
-	if (m->vb < PANEL_ROW_BYTES) {
-		uint64_t row = 4 + (7 - m->vb / 4) + 2;
-		n += 7 + m->np * (1 + GEMM_COLS * row + 3);
-	}
-	return n + 1; /* br $lr */
+	static const unsigned reg[6] = {M3, M4, M6, M8, M9, M11};
+	for (int i = 0; i < n; i++)
+		sup_op(s, M12, reg[i], SUP_PLAIN);
+	for (int i = 0; i < n; i++)
+		sup_op(s, reg[i] | M5, reg[i], SUP_PLAIN);
+	for (int i = 0; i < n; i++)
+		sup_op(s, reg[i] | M12, 0, SUP_PLAIN);
 }
 
+/* The supervisor after the sync: bri, pack_padding, br (kernels/pack.S,
+ * instruction by instruction). */
+static void
+padding(SupClock *s, const Dims *m)
+{
+	sup_op(s, 0, 0, SUP_TAKEN); /* bri pack_padding */
+	static const unsigned loads[6] = {M1, M2, M6, M7, M5, M4};
+	for (int i = 0; i < 6; i++)
+		sup_op(s, M0, loads[i], SUP_PLAIN);
+	int zero = m->vr < GEMM_COLS, mask = m->vb < PANEL_ROW_BYTES;
+	sup_op(s, M1, 0, zero ? SUP_PLAIN : SUP_TAKEN); /* brz */
+	if (zero) {
+		sup_op(s, M1, M1, SUP_PLAIN);
+		sup_op(s, M6, M3, SUP_PLAIN);
+		uint32_t rows = GEMM_COLS - m->vr;
+		for (uint32_t p = 0; p < m->nk; p++) {
+			for (uint32_t r = 0; r < rows; r++) {
+				sup_op(s, M2, 0, SUP_PLAIN);
+				sup_ops(s, 7); /* st32 ($m2 ready) */
+				sup_op(s, M2, M2, SUP_PLAIN);
+				sup_op(s, M3, M3,
+				       r + 1 < rows ? SUP_TAKEN : SUP_PLAIN);
+			}
+			sup_op(s, M2 | M7, M2, SUP_PLAIN);
+			sup_op(s, M6, M3, SUP_PLAIN);
+			sup_op(s, M1, M1,
+			       p + 1 < m->nk ? SUP_TAKEN : SUP_PLAIN);
+		}
+	}
+	sup_op(s, M5, 0, mask ? SUP_PLAIN : SUP_TAKEN); /* brz */
+	if (mask) {
+		sup_op(s, M5, M1, SUP_PLAIN);
+		sup_op(s, M0, M2, SUP_PLAIN);
+		sup_op(s, M0, M5, SUP_PLAIN);
+		sup_op(s, M0, M13, SUP_PLAIN);
+		sup_op(s, M0, M14, SUP_PLAIN);
+		sup_op(s, 0, M7, SUP_PLAIN);
+		sup_op(s, M4, M4, SUP_PLAIN);
+		sup_op(s, M7 | M4, M7, SUP_PLAIN);
+		sup_op(s, M2 | M13, M12, SUP_PLAIN);
+		uint64_t kz = 7 - m->vb / 4;
+		for (uint32_t q = 0; q < m->np; q++) {
+			mask_rows(s, 6);
+			mask_rows(s, 6);
+			mask_rows(s, 4);
+			sup_op(s, M7, 0, SUP_TAKEN); /* br $m7 */
+			if (kz) {
+				sup_op(s, M2, 0, SUP_PLAIN);
+				sup_ops(s, 16 * kz - 1);
+			}
+			sup_op(s, M2 | M14, M2, SUP_PLAIN);
+			sup_op(s, M12 | M14, M12, SUP_PLAIN);
+			sup_op(s, M1, M1,
+			       q + 1 < m->np ? SUP_TAKEN : SUP_PLAIN);
+		}
+	}
+}
+
+/* The supervisor's code in pack.S on a SupClock: setzi, add, six CSR
+ * writes, runall; worker v starts at its first turn after the launch
+ * delay; the sync leaves 6 cycles after the last exit; then the padding. */
 uint64_t
-pack_cycles(const PackCall *c)
+pack_cycles(const Chip *chip, const PackCall *c)
 {
 	assert(pack_entry(c->t, c->transposed) && "pack of an unchecked call");
 	Dims m = dims_of(c);
-	/* runall issues at cycle R; worker v starts at the next turn of
-	 * slot v; the sync leaves 6 cycles after the last exit */
-	uint64_t R = SUP_RUNALL - 1, last = 0;
-	for (int v = 0; v < 6; v++) {
-		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
-		uint64_t exit = start + 6 * (worker_issues(c, &m, v) - 1);
-		if (exit > last)
-			last = exit;
-	}
-	return last + 6 + padding_issues(&m);
+	SupClock s;
+	sup_start(&s, chip, 0);
+	sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi */
+	sup_op(&s, M0, M2, SUP_PLAIN); /* add */
+	for (int i = 0; i < 6; i++)
+		sup_op(&s, M0, 0, SUP_PUT);
+	uint64_t first[6], exit[6];
+	sup_runall(&s, M1 | M2, first);
+	for (int v = 0; v < 6; v++)
+		exit[v] = first[v] + 6 * (worker_issues(c, &m, v) - 1);
+	sup_workers(&s, exit);
+	sup_sync(&s);
+	padding(&s, &m);
+	return sup_return(&s, 0);
 }
 
 int

@@ -40,8 +40,9 @@ uint32_t pack_src_row_bytes(GemmDtype t, int transposed, uint32_t bk,
  * row, dst overlapping the source, anything past 4 GiB. */
 int pack_check(const PackCall *c, Diag *d);
 void pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES]);
-/* Cycles of a checked call from the supervisor's entry to its return. */
-uint64_t pack_cycles(const PackCall *c);
+/* Cycles of a checked call on chip c (its timing profile) from the
+ * supervisor's entry to its return. */
+uint64_t pack_cycles(const Chip *chip, const PackCall *c);
 
 /* One-tile driver: t holds the image of "pack" and the data; write the
  * argument block at args (8-aligned), run the entry from the supervisor

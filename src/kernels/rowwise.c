@@ -2,9 +2,8 @@
  * rowwise.c - host side of kernels/rowwise.S: the table of entries, the
  * checks, the argument block (the split of rows, or of one row's atoms,
  * over the six workers; the tail atom's masks) and the exact cycle count
- * of both modes, which follows the issue
- * model (docs/emulator.md): one issue per instruction or bundle, a worker
- * issuing every 6 cycles.
+ * of both modes, which follows the issue model and the timing rules
+ * (docs/emulator.md, docs/fidelity.md).
  */
 #include "rowwise.h"
 
@@ -13,6 +12,7 @@
 #include <string.h>
 
 #include "../util/util.h"
+#include "kernels.h"
 
 /* A worker's issues (kernels/rowwise.S). Rows mode: `setup` once after
  * the common entry, then per row `row` plus `atom` for each atom past the
@@ -37,7 +37,7 @@ static const struct {
              {"rw_layernorm_f16", 0, 56, 19, 3, {{18, 1}, {26, 5}, {37, 13}}}},
     [RW_SOFTMAX] =
         {[RW_F32] =
-             {"rw_softmax_f32", 1, 33, 12, 0, {{16, 1}, {23, 5}, {21, 6}}},
+             {"rw_softmax_f32", 1, 29, 8, 0, {{16, 1}, {23, 5}, {17, 2}}},
          [RW_F16] =
              {"rw_softmax_f16", 3, 44, 14, 0, {{18, 1}, {36, 10}, {19, 3}}}},
 };
@@ -45,9 +45,35 @@ static const struct {
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
  * RW_COMBINE's fixed issues. */
 enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 5 };
-/* The supervisor's issues up to and including the first runall
- * (RW_ENTRY), and from a sync's release to the next runall. */
-enum { SUP_RUNALL = 11, SUP_NEXT = 2 };
+
+/* The transcendentals of a row (rows mode) or of a segment's pass j
+ * (split mode) of n atoms: exp_atom * n + exp_fixed f32exp, oox f32oox,
+ * oorx f32oorx (kernels/rowwise.S); each takes its worker's turns for
+ * several issues (docs/fidelity.md). */
+typedef struct {
+	uint32_t exp_atom, exp_fixed, oox, oorx;
+} Trans;
+
+static const Trans row_trans[2][2] = {
+    [RW_LAYERNORM] = {[RW_F32] = {0, 0, 0, 1}, [RW_F16] = {0, 0, 0, 1}},
+    [RW_SOFTMAX] = {[RW_F32] = {2, 0, 1, 0}, [RW_F16] = {4, 0, 1, 0}},
+};
+static const Trans split_trans[2][2][3] = {
+    [RW_LAYERNORM] = {[RW_F32] = {{0}, {0}, {0, 0, 0, 1}},
+                      [RW_F16] = {{0}, {0}, {0, 0, 0, 1}}},
+    [RW_SOFTMAX] = {[RW_F32] = {{0}, {2, 0, 0, 0}, {0, 0, 1, 0}},
+                    [RW_F16] = {{0}, {4, 0, 0, 0}, {0, 0, 1, 0}}},
+};
+
+/* The turns beyond one issue each that the transcendentals take. */
+static uint64_t
+trans_turns(const Chip *chip, const Trans *t, uint64_t n)
+{
+	return (t->exp_atom * n + t->exp_fixed) *
+	           (chip_rule(chip, TIMING_F32EXP) - 1) +
+	       t->oox * (chip_rule(chip, TIMING_F32OOX) - 1) +
+	       t->oorx * (chip_rule(chip, TIMING_F32OORX) - 1);
+}
 
 /* Argument block offsets (kernels/rowwise.S). */
 enum {
@@ -228,72 +254,103 @@ segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 	return (uint32_t)w / k < c->rows;
 }
 
-/* Cycles of the workers' runs started by a runall at cycle R: the cycle
- * of the last exit. */
-static uint64_t
-last_exit(uint64_t R, const uint64_t issues[6])
+/* The supervisor up to the branch on the mode (RW_ENTRY, instruction by
+ * instruction): ld32 split, add, setzi, setzi, six CSR writes. */
+enum { M0 = 1, M1 = 2, M2 = 4, M3 = 8, M4 = 16 };
+
+static void
+entry(SupClock *s, const Chip *chip)
 {
-	uint64_t last = 0;
-	for (int v = 0; v < 6; v++) {
-		/* worker v starts at the next turn of slot v */
-		uint64_t start = R + 1 + (v + 6 - (R + 1) % 6) % 6;
-		uint64_t exit = start + 6 * (issues[v] - 1);
-		if (exit > last)
-			last = exit;
-	}
-	return last;
+	sup_start(s, chip, 0);
+	sup_op(s, M0, M3, SUP_PLAIN);
+	sup_op(s, M0, M2, SUP_PLAIN);
+	sup_op(s, 0, M1, SUP_PLAIN);
+	sup_op(s, 0, M4, SUP_PLAIN);
+	for (int i = 0; i < 6; i++)
+		sup_op(s, M0, 0, SUP_PUT);
+}
+
+/* A runall reading `reads` and its workers' turns: they start at their
+ * first turns after the launch delay and exit turns[v] - 1 turns later. */
+static void
+run_workers(SupClock *s, unsigned reads, const uint64_t turns[6])
+{
+	uint64_t first[6], exit[6];
+	sup_runall(s, reads, first);
+	for (int v = 0; v < 6; v++)
+		exit[v] = first[v] + 6 * (turns[v] - 1);
+	sup_workers(s, exit);
 }
 
 static uint64_t
-rows_cycles(const RwCall *c)
+rows_cycles(const Chip *chip, const RwCall *c)
 {
-	uint64_t n1 = atoms_of(c) - 1, issues[6];
+	uint64_t n1 = atoms_of(c) - 1, turns[6];
 	for (int v = 0; v < 6; v++) {
 		uint32_t first, rows;
 		worker_rows(c->rows, v, &first, &rows);
-		issues[v] =
+		turns[v] =
 		    rows ? W_ENTRY + kernels[c->op][c->type].setup +
 		               rows * (kernels[c->op][c->type].row +
 		                       n1 * kernels[c->op][c->type].atom -
-		                       (n1 ? 0 : kernels[c->op][c->type].one)) +
+		                       (n1 ? 0 : kernels[c->op][c->type].one) +
+		                       trans_turns(chip,
+		                                   &row_trans[c->op][c->type],
+		                                   n1 + 1)) +
 		               W_EXIT
 		         : W_IDLE;
 	}
-	/* the sync leaves 6 cycles after the last exit and `br $lr` issues
-	 * then */
-	return last_exit(SUP_RUNALL - 1, issues) + 6 + 1;
+	SupClock s;
+	entry(&s, chip);
+	sup_op(&s, M3, 0, SUP_PLAIN); /* brnz: rows mode */
+	run_workers(&s, M1 | M2, turns);
+	sup_sync(&s);
+	return sup_return(&s, 0);
 }
 
 static uint64_t
-split_cycles(const RwCall *c)
+split_cycles(const Chip *chip, const RwCall *c)
 {
 	uint32_t k = segments(c);
-	uint64_t R = SUP_RUNALL - 1, end = 0;
+	SupClock s;
+	entry(&s, chip);
+	sup_op(&s, M3, 0, SUP_TAKEN); /* brnz: split mode */
+	static const unsigned entry_reg[3] = {M4, M1, M4};
 	for (int j = 0; j < 3; j++) {
 		const Phase *ph = &kernels[c->op][c->type].split[j];
-		uint64_t issues[6];
+		uint64_t turns[6];
 		for (int v = 0; v < 6; v++) {
 			uint32_t a0, n;
-			issues[v] =
+			turns[v] =
 			    segment(c, k, v, &a0, &n)
 			        ? ph->fixed + ph->atom * (n - 1) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
 			              (j == 2 && n == 1
 			                   ? kernels[c->op][c->type].one
-			                   : 0)
+			                   : 0) +
+			              trans_turns(
+			                  chip, &split_trans[c->op][c->type][j],
+			                  n)
 			        : W_IDLE;
 		}
-		end = last_exit(R, issues) + 6;
-		R = end + SUP_NEXT - 1;
+		run_workers(&s, entry_reg[j] | M2, turns);
+		if (j == 0) {
+			sup_op(&s, 0, M1, SUP_PLAIN); /* setzi s2 */
+			sup_op(&s, 0, M4, SUP_PLAIN); /* setzi s3 */
+		}
+		sup_sync(&s);
 	}
-	return end + 1;
+	return sup_return(&s, 0);
 }
 
-/* Split mode when it has more than one segment a row and is faster. */
+/* Split mode when it has more than one segment a row and is faster: a
+ * choice made at the nominal timing profile, so that the argument block
+ * (and the code that writes it) is the same under every profile. */
 static int
 use_split(const RwCall *c)
 {
-	return segments(c) > 1 && split_cycles(c) < rows_cycles(c);
+	return segments(c) > 1 &&
+	       split_cycles(chip_default(), c) < rows_cycles(chip_default(), c);
 }
 
 void
@@ -371,10 +428,10 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 }
 
 uint64_t
-rw_cycles(const RwCall *c)
+rw_cycles(const Chip *chip, const RwCall *c)
 {
 	assert(rw_entry(c->op, c->type) && "rw_cycles of an unchecked call");
-	return use_split(c) ? split_cycles(c) : rows_cycles(c);
+	return use_split(c) ? split_cycles(chip, c) : rows_cycles(chip, c);
 }
 
 int

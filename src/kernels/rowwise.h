@@ -60,8 +60,9 @@ uint32_t rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols);
 int rw_check(const RwCall *c, Diag *d);
 /* The argument block of a checked call (little-endian words). */
 void rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES]);
-/* Cycles of a checked call from the supervisor's entry to its return. */
-uint64_t rw_cycles(const RwCall *c);
+/* Cycles of a checked call on chip c (its timing profile) from the
+ * supervisor's entry to its return. */
+uint64_t rw_cycles(const Chip *chip, const RwCall *c);
 
 /* One-tile driver: t holds the image of "rowwise" and the data; write the
  * argument block at args (8-aligned, RW_ARGS_BYTES free), run the entry

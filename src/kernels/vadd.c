@@ -2,11 +2,13 @@
  * vadd.c - host side of kernels/vadd.S: the argument block (the atoms of
  * all the segments as one range, shared by the six workers, the first
  * atoms % 6 one longer) and the cycle count that follows from the issue
- * model: every instruction one issue, a worker issuing every 6 cycles.
+ * model and the timing rules (docs/emulator.md, docs/fidelity.md).
  */
 #include "vadd.h"
 
 #include <string.h>
+
+#include "kernels.h"
 
 const char *
 vadd_entry(int f32)
@@ -60,20 +62,28 @@ vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
  * exitz), else 10 to set up; per part of n atoms 1 to read the sources,
  * per pass of three sources 9 + 4n, the exit test 2, the remainder test
  * 1, then 1 + 4 + 2n for each remaining source, the test for a next part
- * 1 and 11 to move to it; then the exit. The supervisor issues 8
- * instructions one per cycle, then the runall; worker w starts at the
- * first turn of slot w after it; the sync LOCAL leaves 6 cycles after the
- * last exit; then `br $lr`. */
+ * 1 and 11 to move to it; then the exit. The supervisor (vadd.S:
+ * setzi, add, six CSR writes, runall) is timed by SupClock; worker w
+ * starts at its first turn after the launch delay; the sync LOCAL leaves
+ * 6 cycles after the last exit; then `br $lr`. */
 uint64_t
-vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg)
+vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
-	uint64_t runall = 8, last = 0;
+	enum { M0 = 1, M1 = 2, M2 = 4 };
+	SupClock s;
+	sup_start(&s, c, 0);
+	sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi */
+	sup_op(&s, M0, M2, SUP_PLAIN); /* add */
+	for (int i = 0; i < 6; i++)
+		sup_op(&s, M0, 0, SUP_PUT);
+	uint64_t first[6], exit[6];
+	sup_runall(&s, M1 | M2, first);
 	uint64_t p3 = nsrc / 3, r = nsrc % 3;
 	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t first, n = share(atoms * nseg, w, &first);
+		uint32_t at0, n = share(atoms * nseg, w, &at0);
 		uint64_t issues = 3;
 		if (n) {
-			uint32_t at = first % atoms;
+			uint32_t at = at0 % atoms;
 			issues = 10;
 			while (n) {
 				uint32_t k = n < atoms - at ? n : atoms - at;
@@ -85,11 +95,9 @@ vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 				at = 0;
 			}
 		}
-		/* slot w's next turn after the runall */
-		uint64_t start = runall + 1 + (w + 6 - (runall + 1) % 6) % 6;
-		uint64_t exit = start + 6 * (issues - 1);
-		if (exit > last)
-			last = exit;
+		exit[w] = first[w] + 6 * (issues - 1);
 	}
-	return last + 6 + 1;
+	sup_workers(&s, exit);
+	sup_sync(&s);
+	return sup_return(&s, 0);
 }

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "../target/chip.h"
+
 enum { VADD_ARGS_BYTES = 40 + 6 * 24 };
 
 /* f32 (4-byte elements) or f16. */
@@ -18,6 +20,7 @@ void vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
                     uint32_t atoms, uint32_t nseg, uint32_t dst_seg,
                     uint32_t src_seg, uint8_t out[VADD_ARGS_BYTES]);
 /* Cycles of one call, from the supervisor's entry to its return. */
-uint64_t vadd_cycles(uint32_t atoms, uint32_t nsrc, uint32_t nseg);
+uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
+                     uint32_t nseg);
 
 #endif

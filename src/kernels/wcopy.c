@@ -1,12 +1,14 @@
 /*
  * wcopy.c - host side of kernels/wcopy.S: the argument block (six equal
  * ranges of atoms, the first atoms % 6 workers one longer) and the cycle
- * count that follows from the issue model: every instruction one issue,
- * a worker issuing every 6 cycles, the supervisor every cycle.
+ * count that follows from the issue model and the timing rules
+ * (docs/emulator.md, docs/fidelity.md).
  */
 #include "wcopy.h"
 
 #include <string.h>
+
+#include "kernels.h"
 
 static void
 put32(uint8_t *p, uint32_t v)
@@ -33,21 +35,36 @@ wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot, uint32_t iterations,
 	}
 }
 
-/* The supervisor issues 8 instructions, then the runall; worker w starts
- * at the first turn of slot w after it and issues 3 instructions (no
- * atoms) or 9 + 2 an atom; the sync LOCAL leaves 6 cycles after the last
- * exit; then the next slot (8 instructions, 9 when it wraps). */
+/* The supervisor's code in wcopy.S, instruction by instruction (the
+ * registers each reads and writes); worker w starts at its first turn
+ * after the runall's launch delay and issues 3 instructions (no atoms) or
+ * 9 + 2 an atom; the sync LOCAL leaves 6 cycles after the last exit. */
 uint64_t
-wcopy_cycles(uint32_t slot, int wrap)
+wcopy_cycles(const Chip *c, uint32_t slot)
 {
-	uint64_t runall = 8, last = 0, atoms = slot / 8;
+	enum { M0 = 1, M1 = 2, M2 = 4, M3 = 8, M4 = 16, M5 = 32, M6 = 64 };
+	SupClock s;
+	sup_start(&s, c, 0);
+	for (unsigned r = M3; r <= M6; r <<= 1)
+		sup_op(&s, M0, r, SUP_PLAIN); /* ld32 src, slot, end, bank */
+	sup_op(&s, 0, M1, SUP_PLAIN);         /* setzi */
+	sup_op(&s, M0, M2, SUP_PLAIN);        /* add */
+	sup_op(&s, M0, 0, SUP_PUT);
+	sup_op(&s, M3 | M4, M3, SUP_PLAIN); /* add */
+	sup_op(&s, M0, 0, SUP_PUT);
+	sup_op(&s, M3 | M5, M4, SUP_PLAIN); /* cmpult */
+	sup_op(&s, M0, 0, SUP_PUT);
+	sup_op(&s, M6 | M4, M3, SUP_PLAIN); /* movz */
+	for (int i = 0; i < 3; i++)
+		sup_op(&s, M0, 0, SUP_PUT);
+	uint64_t first[6], exit[6], atoms = slot / 8;
+	sup_runall(&s, M1 | M2, first);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = atoms / 6 + (w < atoms % 6);
-		uint64_t issues = n ? 9 + 2 * n : 3;
-		uint64_t start = runall + 1 + (w + 6 - (runall + 1) % 6) % 6;
-		uint64_t exit = start + 6 * (issues - 1);
-		if (exit > last)
-			last = exit;
+		exit[w] = first[w] + 6 * ((n ? 9 + 2 * n : 3) - 1);
 	}
-	return last + 6 + (wrap ? 9 : 8);
+	sup_workers(&s, exit);
+	sup_sync(&s);
+	sup_op(&s, M0 | M3, 0, SUP_PLAIN); /* st32 */
+	return sup_return(&s, 0);
 }

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "../target/chip.h"
+
 enum {
 	WCOPY_ARGS_BYTES = 24 + 6 * 8,
 	WCOPY_MAX_ATOMS = 6 * 65535, /* rpt counts are 16 bits */
@@ -17,8 +19,8 @@ enum {
  * dst: the working region. The first call copies slot 0. */
 void wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot,
                      uint32_t iterations, uint8_t out[WCOPY_ARGS_BYTES]);
-/* Cycles of one call, from the supervisor's entry to its return; wrap: the
- * call copies the last slot (the next is slot 0 again). */
-uint64_t wcopy_cycles(uint32_t slot, int wrap);
+/* Cycles of one call on chip c (its timing profile), from the
+ * supervisor's entry at a cycle that is a multiple of 6 to its return. */
+uint64_t wcopy_cycles(const Chip *c, uint32_t slot);
 
 #endif

@@ -185,7 +185,7 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 		/* addresses do not change the count: price it at zero */
 		uint32_t zero[3] = {0, 0, 0};
 		EwCall ec = call_of(c, zero);
-		c->cycles = ew_cycles(&ec);
+		c->cycles = ew_cycles(l->chip, &ec);
 		if (c->cycles > s->cycles)
 			s->cycles = c->cycles;
 	}

@@ -493,7 +493,8 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				k->param[7] = G->fp8_b;
 
 				k->fill = fill_gemm_args;
-				k->cycles = gemm_tile_cycles(g, m, n, ks);
+				k->cycles =
+				    gemm_tile_cycles(l->chip, g, m, n, ks);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 			}
@@ -592,8 +593,9 @@ reduce(Lowered *l, Gemm *G, TensorPlace *tc)
 				k->param[5] = sl.seg_stride;
 				k->param[6] = sl.seg_bytes;
 				k->fill = fill_vadd_args;
-				k->cycles = vadd_cycles(sl.seg_bytes / 8,
-				                        G->pk - 1, sl.nseg);
+				k->cycles =
+				    vadd_cycles(l->chip, sl.seg_bytes / 8,
+				                G->pk - 1, sl.nseg);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 				/* segments a block's panel apart: the piece's

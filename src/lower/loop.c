@@ -96,7 +96,7 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		c->param[0] = slot;
 		c->param[1] = l->loop_count;
 		c->fill = fill_wcopy_args;
-		c->cycles = wcopy_cycles(slot, 1);
+		c->cycles = wcopy_cycles(l->chip, slot);
 		if (c->cycles > copy->cycles)
 			copy->cycles = c->cycles;
 	}

@@ -269,10 +269,30 @@ lower_index(Lowered *l)
 	}
 }
 
+/*
+ * The supervisor code around the steps (codegen.c, emit_program), timed
+ * by the chip's rules (D = sup-dep, B = sup-branch, P = sup-put,
+ * docs/fidelity.md):
+ *   prologue  setzi, st32 of $lr reading it                 D + 1
+ *   call      setzi $m0; call (B) ... the kernel's br $lr
+ *             (its formula counts up to the cycle after the
+ *             br; the next issue is B - 1 later)             2B
+ *   exchange  setzi, the sync; put $INCOMING_DCOUNT after it
+ *             holds the phase's first cycle back             1 + P
+ *   loop      setzi, setzi, st32 of the count               D + 2
+ *             per pass: setzi, ld32, add, st32, each
+ *             reading the one before, brnz (taken but last)  3D + 1 + B
+ *   epilogue  setzi, ld32 $lr, br $lr, each reading the
+ *             one before                                     2D + 1
+ */
 uint64_t
 lower_cycles(const Lowered *l)
 {
-	uint64_t total = 0;
+	const Chip *c = l->chip;
+	uint64_t D = chip_rule(c, TIMING_SUP_DEP),
+	         B = chip_rule(c, TIMING_SUP_BRANCH),
+	         P = chip_rule(c, TIMING_SUP_PUT);
+	uint64_t total = (D + 1) + (2 * D + 1);
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
 		uint64_t n =
@@ -281,7 +301,12 @@ lower_cycles(const Lowered *l)
 		        : 1;
 		total += n * s->cycles;
 		if (s->kind == STEP_EXCHANGE)
-			total += n * chip_rule(l->chip, TIMING_SYNC_INTERNAL);
+			total +=
+			    n * (chip_rule(c, TIMING_SYNC_INTERNAL) + 1 + P);
+		else if (s->ncall)
+			total += n * 2 * B;
 	}
+	if (l->loop_count)
+		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1);
 	return total;
 }

@@ -243,8 +243,8 @@ xfer_items(const Transfer *x)
 /* Phase-relative timing facts the scheduler and codegen share. */
 
 enum {
-	XS_PREAMBLE = 3, /* cycles after the sync before any event: set the
-	                    count, switch the mux off */
+	XS_PREAMBLE = 3, /* cycles after the sync before any event: the mux
+	                    switched off */
 	XS_RECV_GAP = 2, /* cycles between two transfers at a receiver */
 };
 

@@ -102,7 +102,7 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 		/* addresses do not change the count: price it at zero */
 		uint32_t zero[2] = {0, 0};
 		PackCall pc = call_of(c, zero);
-		c->cycles = pack_cycles(&pc);
+		c->cycles = pack_cycles(l->chip, &pc);
 		if (c->cycles > s->cycles)
 			s->cycles = c->cycles;
 	}

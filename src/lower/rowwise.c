@@ -197,13 +197,14 @@ emit_call(Lowered *l, Step *s, RwOp op, RwType type, const TensorPlace *x,
 	/* addresses do not change the count */
 	uint32_t zero[4] = {0, 0, 0, 0};
 	RwCall rc = call_of(c, zero);
-	c->cycles = rw_cycles(&rc);
+	c->cycles = rw_cycles(l->chip, &rc);
 	return c->cycles;
 }
 
 /* The cycles of a call over `rows` rows of piece px (no emission). */
 static uint64_t
-rows_cycles(RwOp op, RwType type, const Piece *px, uint32_t rows)
+rows_cycles(const Chip *chip, RwOp op, RwType type, const Piece *px,
+            uint32_t rows)
 {
 	uint32_t es = rw_type_bytes(type);
 	RwCall c = {.op = op,
@@ -213,7 +214,7 @@ rows_cycles(RwOp op, RwType type, const Piece *px, uint32_t rows)
 	            .x_stride = px->pad_cols * es,
 	            .dst_stride = px->pad_cols * es,
 	            .scale = 1};
-	return rw_cycles(&c);
+	return rw_cycles(chip, &c);
 }
 
 int
@@ -243,9 +244,9 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		const Piece *px = &x->piece[k];
 		uint32_t n = px->rows, left = n % CHIP_WORKERS;
 		if (n > CHIP_WORKERS && left &&
-		    rows_cycles(op, type, px, n - left) +
-		            rows_cycles(op, type, px, left) <
-		        rows_cycles(op, type, px, n))
+		    rows_cycles(l->chip, op, type, px, n - left) +
+		            rows_cycles(l->chip, op, type, px, left) <
+		        rows_cycles(l->chip, op, type, px, n))
 			rest[k] = left;
 	}
 	int32_t first = l->nstep;

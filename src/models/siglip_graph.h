@@ -76,7 +76,17 @@ typedef struct {
 	/* exec_build's package cache (NULL: always compile) */
 	const char *cache_dir;
 	uint64_t max_cycles; /* exec_run_timed's; 0: the default */
+	/* the cycles at the timing profile's bounds (docs/fidelity.md):
+	 * SIGLIP_RANGE_PREDICT compiles for the profile with every rule at
+	 * its fast and at its slow bound and takes the cost model's cycles
+	 * (within 0.1% of emulation, docs/siglip.md); SIGLIP_RANGE_EMULATE
+	 * runs those programs too */
+	int range;
+	/* compile only (the bound runs of SIGLIP_RANGE_PREDICT) */
+	int compile_only;
 } SiglipRun;
+
+enum { SIGLIP_RANGE_NONE, SIGLIP_RANGE_PREDICT, SIGLIP_RANGE_EMULATE };
 
 typedef struct {
 	int batch, d;
@@ -88,6 +98,10 @@ typedef struct {
 	/* f8: the activation scales used (have_scales: chosen, even if
 	 * the run failed later) */
 	int act_scale[SIGLIP_GEMMS], have_scales;
+	/* range: the cycles with every timing rule at its fast and at its
+	 * slow bound (emulated or predicted as SiglipRun.range says; 0 when
+	 * not asked for) */
+	uint64_t cycles_fast, cycles_slow;
 } SiglipResult;
 
 /* Load, check, compile, run on the emulator, read the embedding. */

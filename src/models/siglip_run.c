@@ -218,8 +218,8 @@ run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
 	return e;
 }
 
-int
-siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
+static int
+run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
 	const Chip *chip = r->chip ? r->chip : chip_default();
@@ -278,9 +278,9 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		out->peak_tile_bytes = b.peak_tile_bytes;
 		out->cached = b.cached;
 	}
-	if (!e)
+	if (!e && !r->compile_only)
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
-	if (!e) {
+	if (!e && !r->compile_only) {
 		/* MFU: the time at each matmul's peak (f8 operands run at
 		 * the f8 rate) over the time taken */
 		double ideal = 0;
@@ -305,6 +305,26 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 	free(patches);
 	free(px);
 	st_free(&f);
+	return e;
+}
+
+int
+siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
+{
+	int e = run_once(r, out, d);
+	for (int b = TIMING_FAST; !e && r->range && b <= TIMING_SLOW; b++) {
+		SiglipRun at = *r;
+		Timing t;
+		timing_profile(&t, (TimingBound)b);
+		at.chip = chip_timed(r->chip ? r->chip : chip_default(), &t);
+		at.range = SIGLIP_RANGE_NONE;
+		at.compile_only = r->range == SIGLIP_RANGE_PREDICT;
+		SiglipResult x;
+		e = run_once(&at, &x, d);
+		*(b == TIMING_FAST ? &out->cycles_fast : &out->cycles_slow) =
+		    at.compile_only ? x.predicted_cycles : x.cycles;
+		siglip_result_free(&x);
+	}
 	return e;
 }
 

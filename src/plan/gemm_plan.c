@@ -118,7 +118,7 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	               (p->pk - 1) * (words + nseg * (XS_RECV_GAP + 3)) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
 	return chip_rule(c, TIMING_SYNC_INTERNAL) + xch +
-	       vadd_cycles((uint32_t)(bytes / 8 / nseg), p->pk - 1,
+	       vadd_cycles(c, (uint32_t)(bytes / 8 / nseg), p->pk - 1,
 	                   (uint32_t)nseg);
 }
 
@@ -187,7 +187,7 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
 	       (p->b_local ? 0 : b_cycles) +
 	       grid_latency(c, p->pk * p->pm * p->pn);
-	*call = gemm_tile_cycles(g, p->bm, p->bn, kc);
+	*call = gemm_tile_cycles(c, g, p->bm, p->bn, kc);
 }
 
 int

@@ -142,7 +142,7 @@ exec_run(Exec *e)
 		return;
 	for (int w = 0; w < CHIP_WORKERS; w++)
 		if (e->tile->ctx[w + 1].state != CTXS_RUN) {
-			tile_start_worker(e->tile, w, entry, vbase);
+			tile_launch_worker(e->tile, w, entry, vbase);
 			mark_compute(e->tile);
 			return;
 		}
@@ -163,7 +163,8 @@ exec_runall(Exec *e)
 	if (!entry_ok(e, entry, base) || !entry_ok(e, entry, base + step))
 		return;
 	for (int w = 0; w < CHIP_WORKERS; w++)
-		tile_start_worker(e->tile, w, entry, base + (uint32_t)w * step);
+		tile_launch_worker(e->tile, w, entry,
+		                   base + (uint32_t)w * step);
 	mark_compute(e->tile);
 }
 

@@ -2,13 +2,18 @@
  * sim.h - the tile emulator: one tile's state, the issue loop, and the
  * helpers that instruction semantics (exec_*.c) use.
  *
- * Timing model (docs/emulator.md has the full story and sources):
+ * Timing model (docs/emulator.md has the full story, docs/fidelity.md the
+ * rules and their sources; cost.c derives each instruction's costs):
  *   - Six issue slots, round-robin: cycle t belongs to slot t % 6.
  *   - A running worker owns one slot and issues one bundle (or one solo
- *     instruction) per turn, so every instruction has single-issue latency.
+ *     instruction) per turn, so every instruction has single-issue latency;
+ *     a transcendental keeps it from issuing for several turns.
  *   - The supervisor issues in every slot not owned by a running worker
- *     (isa.md 3.1: "one bundle per owned slot per round"; DECISION, flagged).
- *   - No other stalls: no caches, no speculation. sync waits.
+ *     (isa.md 3.1: "one bundle per owned slot per round"; DECISION, flagged),
+ *     through a pipeline as deep as the six slots: it waits for $m values
+ *     still in flight, after a taken branch and after a CSR write.
+ *   - A worker launched by run/runall first issues some cycles later.
+ *   - No caches, no speculation. sync waits.
  *
  * Bundle semantics: both halves read registers as they were before the
  * bundle; register writes are logged and committed after both have executed
@@ -109,6 +114,8 @@ typedef struct {
 	AmpState amp;
 	uint32_t dbg_data;
 	int exit_status; /* last exit* result, -1 = none */
+	uint64_t ready;  /* a worker issues from this cycle on (launch delay,
+	                    multi-turn instructions) */
 } Context;
 
 /* One pending register write of the bundle in flight. */
@@ -214,12 +221,16 @@ typedef struct {
 
 typedef void (*ExecFn)(Exec *);
 
-/* One entry of the decode cache: the instruction, its table row and its
- * semantics, so that an issue looks nothing up. */
+/* One entry of the decode cache: the instruction, its table row, its
+ * semantics and its costs (cost.c), so that an issue looks nothing up. */
+enum { SIM_HZ_BRANCH = 1, SIM_HZ_JUMP = 2, SIM_HZ_PUT = 4 };
 typedef struct {
 	Insn in;
 	const InsnDesc *d;
 	ExecFn fn;
+	uint16_t reads; /* $m registers read (bit r) */
+	uint16_t turns; /* worker turns taken (>= 1) */
+	uint8_t hazard; /* SIM_HZ_* */
 } DInsn;
 
 /* The $CWEI registers decoded to doubles for the AMP's fast path
@@ -275,7 +286,9 @@ struct Tile {
 	int mem_fast; /* elements by shifts, at most 64: sim_load's fast path */
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
-	uint64_t sup_ready; /* the supervisor issues again from this cycle */
+	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
+	uint64_t mready[16]; /* the supervisor's $m values are out of the
+	                        pipeline from these cycles (sup-dep) */
 	SyncWait wait;
 	XState x;
 	int trace_on;
@@ -291,9 +304,12 @@ void tile_free(Tile *t);
  * `br $lr` from the entry function ends the run with $m0 as the status. */
 void tile_start(Tile *t, uint32_t entry);
 enum { SIM_HOST_RETURN = 0 };
-/* Start worker w (0..5) at entry as run/runall do: it takes slot w from the
- * next cycle. Returns -1 if that worker is already running. */
+/* Start worker w (0..5) at entry: it takes slot w from the next cycle.
+ * Returns -1 if that worker is already running. */
 int tile_start_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base);
+/* The same for run/runall at this cycle: the worker first issues after
+ * the launch delay (rule runall). */
+int tile_launch_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base);
 typedef enum {
 	RUN_DONE,    /* supervisor returned (or never ran) and workers exited */
 	RUN_FAULT,   /* t->fault says what */
@@ -578,6 +594,14 @@ void xch_new_phase(Tile *t); /* at a global sync: forget written words */
 /* A 64-bit send uses the wires of both tiles of a physical pair: -1 and
  * err filled if the partner sent in the same cycles. */
 int xch_check_pairs(ChipSim *cs, ChipError *err);
+
+/* cost.c - timing of one decoded instruction (docs/fidelity.md) */
+/* Fill dc's reads, turns and hazard from its row and c's profile. */
+void sim_insn_cost(const Chip *c, DInsn *dc);
+/* The cycle from which the supervisor may issue i0 (and i1): when every
+ * $m value they read is out of the pipeline. */
+uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
+                                const DInsn *i1);
 
 /* Instruction semantics: one function per mnemonic, exec_<mnemonic>,
  * declared from the table. */

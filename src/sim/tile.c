@@ -100,6 +100,7 @@ tile_start(Tile *t, uint32_t entry)
 	s->state = CTXS_RUN;
 	s->pc = entry;
 	s->m[10] = SIM_HOST_RETURN;
+	t->sup_ready = t->cycle; /* a new start: nothing holds it back */
 }
 
 void
@@ -305,6 +306,7 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		}
 		dc->d = isa_row(in->row);
 		dc->fn = exec_for_row[in->row];
+		sim_insn_cost(c, dc);
 		t->dvalid[idx] = 1;
 	}
 	return &t->dcache[idx];
@@ -332,6 +334,28 @@ static int
 in_rpt_body(const Context *c, uint32_t pc)
 {
 	return c->rpt_count > 0 && pc >= c->rpt_first && pc <= c->rpt_end;
+}
+
+/* The supervisor's pipeline after it issued at this cycle (cost.c made
+ * the hazards): the $m values it writes come out sup-dep cycles later; a
+ * jump, a conditional branch that branched (left the fall-through path)
+ * or a CSR write holds its next issue back. */
+static void
+sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
+{
+	const Chip *c = t->chip;
+	uint64_t out = t->cycle + chip_rule(c, TIMING_SUP_DEP);
+	for (int i = 0; i < e->nwr; i++)
+		if (e->wr[i].file == 0)
+			t->mready[e->wr[i].reg & 15] = out;
+	uint64_t next = 0;
+	if ((hazard & SIM_HZ_JUMP) || ((hazard & SIM_HZ_BRANCH) && redirected))
+		next = t->cycle + chip_rule(c, TIMING_SUP_BRANCH);
+	if ((hazard & SIM_HZ_PUT) &&
+	    t->cycle + chip_rule(c, TIMING_SUP_PUT) > next)
+		next = t->cycle + chip_rule(c, TIMING_SUP_PUT);
+	if (next > t->sup_ready)
+		t->sup_ready = next;
 }
 
 /* Issue one bundle or solo instruction for context `ci`. */
@@ -399,7 +423,16 @@ issue(Tile *t, int ci)
 		          d0->mnemonic);
 		goto fault;
 	}
-	e.next_pc = c->pc + (bundle || wide ? 8 : 4);
+	uint32_t fall_through = c->pc + (bundle || wide ? 8 : 4);
+	e.next_pc = fall_through;
+	if (ci == 0) {
+		/* the values it reads may still be in the pipeline */
+		uint64_t ready = sim_sup_operands_ready(t, i0, i1);
+		if (ready > t->cycle) {
+			t->sup_ready = ready;
+			return;
+		}
+	}
 
 	e.in = &i0->in;
 	e.d = d0;
@@ -411,6 +444,14 @@ issue(Tile *t, int ci)
 	}
 	if (t->faulted)
 		goto fault;
+	if (ci == 0)
+		sup_pipeline(t, &e, i0->hazard | (i1 ? i1->hazard : 0),
+		             e.next_pc != fall_through);
+	else if (i0->turns > 1 || (i1 && i1->turns > 1)) {
+		uint32_t turns =
+		    i1 && i1->turns > i0->turns ? i1->turns : i0->turns;
+		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (turns - 1) + 1;
+	}
 	commit(&e);
 	t->bundles++;
 	if (ci)
@@ -446,7 +487,17 @@ tile_start_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base)
 	c->fp_sts = 0;
 	c->fp_nfmt = t->sup.fp_infmt;
 	c->fp_scl = t->sup.fp_iscl;
+	c->ready = t->cycle;
 	t->slot_worker[w] = w + 1;
+	return 0;
+}
+
+int
+tile_launch_worker(Tile *t, int w, uint32_t entry, uint32_t vertex_base)
+{
+	if (tile_start_worker(t, w, entry, vertex_base))
+		return -1;
+	t->ctx[w + 1].ready = t->cycle + chip_rule(t->chip, TIMING_RUNALL);
 	return 0;
 }
 
@@ -473,7 +524,10 @@ issuer(Tile *t)
 	int slot = (int)(t->cycle % CHIP_SLOTS);
 	int w = t->slot_worker[slot];
 	if (w)
-		return t->ctx[w].state == CTXS_RUN ? w : -1;
+		return t->ctx[w].state == CTXS_RUN &&
+		               t->cycle >= t->ctx[w].ready
+		           ? w
+		           : -1;
 	Context *s = &t->ctx[0];
 	if (s->state == CTXS_SYNC && t->wait.zone < 0 && !workers_busy(t) &&
 	    t->cycle >= sync_ready(t)) {
@@ -509,7 +563,8 @@ tile_run(Tile *t, uint64_t max_cycles)
 		 * applies, and issuer() would pick that worker. */
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
-			issue(t, w);
+			if (t->cycle >= t->ctx[w].ready)
+				issue(t, w);
 			t->cycle++;
 			continue;
 		}
@@ -520,14 +575,19 @@ tile_run(Tile *t, uint64_t max_cycles)
 		if (!busy && sup != CTXS_RUN) {
 			if (sup != CTXS_SYNC)
 				return RUN_DONE;
-			/* Only the supervisor's sync is pending: jump ahead. */
+			/* Only the supervisor's sync is pending: jump ahead
+			 * (no further than the limit). */
 			if (t->cycle < sync_ready(t)) {
-				t->cycle = sync_ready(t);
+				t->cycle = sync_ready(t) < max_cycles
+				               ? sync_ready(t)
+				               : max_cycles;
 				continue;
 			}
 		}
 		if (!busy && sup == CTXS_RUN && t->cycle < t->sup_ready) {
-			t->cycle = t->sup_ready; /* send/delay in progress */
+			/* send, delay or a pipeline hazard in progress */
+			t->cycle = t->sup_ready < max_cycles ? t->sup_ready
+			                                     : max_cycles;
 			continue;
 		}
 		int ci = issuer(t);
