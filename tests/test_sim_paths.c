@@ -363,6 +363,7 @@ tile_diff(const Tile *a, const Tile *b)
 		SAME(ctx[i].amp.done);
 		SAME(ctx[i].dbg_data);
 		SAME(ctx[i].exit_status);
+		SAME(ctx[i].ready);
 	}
 	i = -1; /* not a context's */
 	SAME(sup.ssr);
@@ -381,16 +382,19 @@ tile_diff(const Tile *a, const Tile *b)
 	SAME(slot_worker);
 	SAME(last_exit);
 	SAME(lc_and);
+	SAME(mready);
 	SAME(faulted);
-	SAME(fault.type);
-	SAME(fault.ctx);
-	SAME(fault.pc);
-	SAME(fault.word);
-	SAME(fault.nwords);
-	SAME(fault.addr);
-	SAME(fault.cycle);
-	if (strcmp(a->fault.cause, b->fault.cause))
-		return "fault.cause";
+	if (a->faulted) { /* the fault report; its words only then */
+		SAME(fault.type);
+		SAME(fault.ctx);
+		SAME(fault.pc);
+		SAME(fault.word);
+		SAME(fault.nwords);
+		SAME(fault.addr);
+		SAME(fault.cycle);
+		if (strcmp(a->fault.cause, b->fault.cause))
+			return "fault.cause";
+	}
 	SAME(x.mux); /* the exchange's receive and send state */
 	SAME(x.ptr);
 	SAME(x.format);

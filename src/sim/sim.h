@@ -233,6 +233,18 @@ typedef struct {
 	uint8_t hazard; /* SIM_HZ_* */
 } DInsn;
 
+/* One issue (a bundle, a solo or a two-word instruction) that started at
+ * a code address and passed every rule of fetch and decode: its halves,
+ * its words (for the report of a fault in its semantics), its length, and
+ * ISSUE_* for the rules that depend on who issues it and on rpt state, so
+ * that the next issue there runs without looking at them again. */
+enum { ISSUE_WORKER = 1, ISSUE_SUPERVISOR = 2, ISSUE_IN_RPT = 4 };
+typedef struct {
+	const DInsn *i0, *i1; /* main or only half; aux half or NULL */
+	uint32_t word[2];
+	uint8_t nwords, len, ok;
+} DIssue;
+
 /* The $CWEI registers decoded to doubles for the AMP's fast path
  * (sim/amp.c), laid out for host SIMD across engines: w[n][i][m] is element
  * i of the register engine m reads at weight column n, in the format of
@@ -280,6 +292,10 @@ struct Tile {
 	/* decode cache: one entry per instruction word of executable memory */
 	DInsn *dcache;
 	uint8_t *dvalid;
+	/* issue cache: the issue starting at each word, once decoded and
+	 * checked (tile.c); cleared with dvalid */
+	DIssue *issues;
+	uint8_t *ivalid;
 	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
 	int elem_shift;
 	uint32_t region0_elems;

@@ -58,6 +58,8 @@ tile_new(const Chip *chip, uint32_t id)
 	uint32_t words = (chip->exec_end - chip->mem_base) / 4;
 	t->dcache = xmap_zero(words * sizeof *t->dcache);
 	t->dvalid = xmap_zero(words);
+	t->issues = xmap_zero(words * sizeof *t->issues);
+	t->ivalid = xmap_zero(words);
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		t->ctx[i].exit_status = -1;
 	t->lc_and = 1;
@@ -87,6 +89,8 @@ tile_free(Tile *t)
 	xunmap(t->mem, c->mem_end - c->mem_base);
 	xunmap(t->dcache, words * sizeof *t->dcache);
 	xunmap(t->dvalid, words);
+	xunmap(t->issues, words * sizeof *t->issues);
+	xunmap(t->ivalid, words);
 
 	xch_free(&t->x);
 	free(t->trace);
@@ -116,8 +120,10 @@ sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len)
 		hi = c->exec_end;
 	/* from one word earlier: a two-word instruction decodes both */
 	lo = lo >= c->mem_base + 4 ? lo - 4 : c->mem_base;
-	for (uint32_t a = lo & ~3u; a < hi; a += 4)
+	for (uint32_t a = lo & ~3u; a < hi; a += 4) {
 		t->dvalid[(a - c->mem_base) / 4] = 0;
+		t->ivalid[(a - c->mem_base) / 4] = 0;
+	}
 }
 
 int
@@ -358,6 +364,109 @@ sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
 		t->sup_ready = next;
 }
 
+/* Fetch, decode and check the issue at c->pc as the plain path does, one
+ * rule after another: its halves into *i0, *i1 (NULL for a solo or a
+ * two-word instruction) and its length into *len; 0 after raising the
+ * fault. The words go to t->fault.word for a fault during execution. When
+ * every rule holds, the issue is remembered (Tile.issues) for the fast
+ * path, with the rules that depend on the context and on rpt state. */
+static int
+decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
+             uint32_t *len)
+{
+	Context *c = &t->ctx[ci];
+	uint32_t w0, w1 = 0;
+	*i0 = fetch(e, c->pc, &w0);
+	*i1 = NULL;
+	if (!*i0)
+		return 0;
+	t->fault.word[0] = w0;
+	t->fault.nwords = 1;
+	const InsnDesc *d0 = (*i0)->d, *d1 = NULL;
+	int wide = (d0->flags & F_WIDE) != 0;
+	int bundle = !wide && ((w0 >> 31) & 1);
+	if (wide) {
+		w1 = mem_word(t, c->pc + 4);
+		t->fault.word[1] = w1;
+		t->fault.nwords = 2;
+	}
+	int in_rpt = in_rpt_body(c, c->pc);
+	if (bundle) {
+		if (c->pc % 8) {
+			sim_fault(e, FAULT_INVALID_PC, c->pc,
+			          "bundle at 0x%05x is not 8-byte aligned",
+			          c->pc);
+			return 0;
+		}
+		*i1 = fetch(e, c->pc + 4, &w1);
+		if (!*i1)
+			return 0;
+		t->fault.word[1] = w1;
+		t->fault.nwords = 2;
+		d1 = (*i1)->d;
+		if (d0->lane != LANE_MAIN || d1->lane != LANE_AUX ||
+		    (w1 >> 31)) {
+			sim_fault(e, FAULT_INVALID_INSTR, c->pc,
+			          "a bundle is {main; aux}: got {%s; %s}",
+			          d0->mnemonic, d1->mnemonic);
+			return 0;
+		}
+	} else if (in_rpt) {
+		sim_fault(e, FAULT_INVALID_INSTR, c->pc,
+		          "solo instruction %s inside a rpt body",
+		          d0->mnemonic);
+		return 0;
+	}
+	if (!context_allows(e, d0) || (d1 && !context_allows(e, d1)))
+		return 0;
+	if (in_rpt && (d0->flags & (F_CONTROL | F_SYSTEM))) {
+		sim_fault(e, FAULT_INVALID_INSTR, c->pc,
+		          "%s (control/system) inside a rpt body",
+		          d0->mnemonic);
+		return 0;
+	}
+	*len = bundle || wide ? 8 : 4;
+	/* every rule held: remember what does not depend on this issue's
+	 * context and rpt state, and which of those rules it passes */
+	DIssue *u = &t->issues[(c->pc - t->chip->mem_base) / 4];
+	u->i0 = *i0;
+	u->i1 = *i1;
+	u->word[0] = w0;
+	u->word[1] = w1;
+	u->nwords = bundle || wide ? 2 : 1;
+	u->len = (uint8_t)*len;
+	u->ok = (uint8_t)((d0->ctx != CTX_S && (!d1 || d1->ctx != CTX_S)
+	                       ? ISSUE_WORKER
+	                       : 0) |
+	                  (d0->ctx != CTX_W && (!d1 || d1->ctx != CTX_W)
+	                       ? ISSUE_SUPERVISOR
+	                       : 0) |
+	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
+	                       ? ISSUE_IN_RPT
+	                       : 0));
+	t->ivalid[(c->pc - t->chip->mem_base) / 4] = 1;
+	return 1;
+}
+
+/* The remembered issue at c->pc if the fast path may take it: every rule
+ * decode_issue checks holds for this context and rpt state. NULL sends the
+ * issue to decode_issue (always on SIM_PLAIN). */
+static inline const DIssue *
+cached_issue(const Tile *t, const Context *c, int ci)
+{
+	const Chip *ch = t->chip;
+	uint32_t off = c->pc - ch->mem_base;
+	if (sim_path == SIM_PLAIN || off >= ch->exec_end - ch->mem_base ||
+	    (off & 3) || !t->ivalid[off / 4])
+		return NULL;
+	const DIssue *u = &t->issues[off / 4];
+	if (!(u->ok & (ci ? ISSUE_WORKER : ISSUE_SUPERVISOR)))
+		return NULL;
+	if (!(u->ok & ISSUE_IN_RPT) && in_rpt_body(c, c->pc))
+		return NULL;
+	return u;
+}
+
 /* Issue one bundle or solo instruction for context `ci`. */
 static void
 issue(Tile *t, int ci)
@@ -375,55 +484,17 @@ issue(Tile *t, int ci)
 	e.next_pc = 0;
 	e.nwr = 0;
 	t->nacc = 0;
-	uint32_t w0, w1 = 0;
-	const DInsn *i0 = fetch(&e, c->pc, &w0), *i1 = NULL;
-	if (!i0)
-		goto fault;
-	t->fault.word[0] = w0;
-	t->fault.nwords = 1;
-	const InsnDesc *d0 = i0->d, *d1 = NULL;
-	int wide = (d0->flags & F_WIDE) != 0;
-	int bundle = !wide && ((w0 >> 31) & 1);
-	if (wide) {
-		t->fault.word[1] = mem_word(t, c->pc + 4);
-		t->fault.nwords = 2;
-	}
-	int in_rpt = in_rpt_body(c, c->pc);
-	if (bundle) {
-		if (c->pc % 8) {
-			sim_fault(&e, FAULT_INVALID_PC, c->pc,
-			          "bundle at 0x%05x is not 8-byte aligned",
-			          c->pc);
-			goto fault;
-		}
-		i1 = fetch(&e, c->pc + 4, &w1);
-		if (!i1)
-			goto fault;
-		t->fault.word[1] = w1;
-		t->fault.nwords = 2;
-		d1 = i1->d;
-		if (d0->lane != LANE_MAIN || d1->lane != LANE_AUX ||
-		    (w1 >> 31)) {
-			sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
-			          "a bundle is {main; aux}: got {%s; %s}",
-			          d0->mnemonic, d1->mnemonic);
-			goto fault;
-		}
-	} else if (in_rpt) {
-		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
-		          "solo instruction %s inside a rpt body",
-		          d0->mnemonic);
+	const DInsn *i0, *i1;
+	uint32_t len;
+	const DIssue *u = cached_issue(t, c, ci);
+	if (u) {
+		i0 = u->i0;
+		i1 = u->i1;
+		len = u->len;
+	} else if (!decode_issue(t, &e, ci, &i0, &i1, &len)) {
 		goto fault;
 	}
-	if (!context_allows(&e, d0) || (d1 && !context_allows(&e, d1)))
-		goto fault;
-	if (in_rpt && (d0->flags & (F_CONTROL | F_SYSTEM))) {
-		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
-		          "%s (control/system) inside a rpt body",
-		          d0->mnemonic);
-		goto fault;
-	}
-	uint32_t fall_through = c->pc + (bundle || wide ? 8 : 4);
+	uint32_t fall_through = c->pc + len;
 	e.next_pc = fall_through;
 	if (ci == 0) {
 		/* the values it reads may still be in the pipeline */
@@ -435,15 +506,20 @@ issue(Tile *t, int ci)
 	}
 
 	e.in = &i0->in;
-	e.d = d0;
+	e.d = i0->d;
 	i0->fn(&e);
 	if (!t->faulted && i1) {
 		e.in = &i1->in;
-		e.d = d1;
+		e.d = i1->d;
 		i1->fn(&e);
 	}
-	if (t->faulted)
+	if (t->faulted) {
+		if (u) { /* decode_issue would have set them */
+			memcpy(t->fault.word, u->word, sizeof u->word);
+			t->fault.nwords = u->nwords;
+		}
 		goto fault;
+	}
 	if (ci == 0)
 		sup_pipeline(t, &e, i0->hazard | (i1 ? i1->hazard : 0),
 		             e.next_pc != fall_through);
