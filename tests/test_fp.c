@@ -454,6 +454,26 @@ test_f32_to_f16_rne(void **state)
 		}
 }
 
+/* The inline nearest-even form of fp_f64_to_f16 against the general one,
+ * on the random doubles above and every overflow rule. */
+static void
+test_f64_to_f16_rne(void **state)
+{
+	(void)state;
+	FpOverflow ovs[] = {FP_OV_IEEE, FP_OV_SAT, FP_OV_NAN};
+	for (int i = 0; i < 300000; i++) {
+		double x = random_exact();
+		FpOverflow ov = ovs[i % 3];
+		unsigned fa = 0, fb = 0;
+		uint16_t a = fp_f64_to_f16_rne(x, ov, &fa),
+		         b = fp_f64_to_f16(x, FP_RNE, 0, ov, &fb);
+		if (a != b || fa != fb)
+			fail_msg("%a ov %d: 0x%04x (flags %u), want 0x%04x "
+			         "(flags %u)",
+			         x, ov, a, fa, b, fb);
+	}
+}
+
 /* fp_f64_to_f32 against the host's own conversion in the modes it has. */
 static void
 test_f64_to_f32_random(void **state)
@@ -764,6 +784,7 @@ main(void)
 	    cmocka_unit_test(test_f64_to_f16_random),
 	    cmocka_unit_test(test_f64_to_f32_random),
 	    cmocka_unit_test(test_f32_to_f16_rne),
+	    cmocka_unit_test(test_f64_to_f16_rne),
 	    cmocka_unit_test(test_f8_decode_all),
 	    cmocka_unit_test(test_f8_encode),
 	    cmocka_unit_test(test_classes),

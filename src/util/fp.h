@@ -142,6 +142,27 @@ fp_f32_to_f16_rne(uint32_t f, unsigned *flags)
 	return fp_f32_to_f16(f, FP_RNE, 0, FP_OV_IEEE, flags);
 }
 
+/* fp_f64_to_f16 with nearest even, inline for zeros and results in the
+ * normal range, the rest by fp_f64_to_f16 (ov applies there). */
+static inline uint16_t
+fp_f64_to_f16_rne(double x, FpOverflow ov, unsigned *flags)
+{
+	uint64_t b;
+	memcpy(&b, &x, 8);
+	uint32_t s = (uint32_t)(b >> 48) & 0x8000u;
+	uint64_t a = b & 0x7fffffffffffffffull;
+	if (a == 0)
+		return (uint16_t)s;
+	/* [2^-14, 65520): rebias the exponent (1023 -> 15), keep 10 bits */
+	if (a >= 0x3f10000000000000ull && a < 0x40effe0000000000ull) {
+		uint64_t r = (a - 0x3f00000000000000ull) >> 42,
+		         rem = a & ((1ull << 42) - 1), half = 1ull << 41;
+		r += rem > half || (rem == half && (r & 1));
+		return (uint16_t)(s | r);
+	}
+	return fp_f64_to_f16(x, FP_RNE, 0, ov, flags);
+}
+
 /* binary16 -> exact values. NaNs become the host's default NaN (quiet,
  * positive payload 0) with the sign of h. Inline, by bit manipulation: the
  * emulator converts every f16 operand with it. */
