@@ -506,7 +506,7 @@ weight_key(const Exec *e, ElemFmt in)
 /* Bring column col of amp_w up to date with cwei, for all 16 engines in the
  * format of key. */
 static __attribute__((noinline)) void
-weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key)
+weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key, int simd)
 {
 	Tile *t = e->tile;
 	AmpWeights *aw = &t->amp_w;
@@ -515,8 +515,14 @@ weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key)
 		uint64_t cw = t->cwei[cwei_index(m, col)];
 		if (aw->raw[col][m] == cw && aw->key[col] == key)
 			continue;
-		for (int i = 0; i < nel; i++)
-			aw->w[col][i][m] = elem64(cw, in, i, e->c->fp_nfmt, 0);
+		double h[4];
+		if (in == EF_F16 && simd && halves_to_doubles(cw, h))
+			for (int i = 0; i < 4; i++)
+				aw->w[col][i][m] = h[i];
+		else
+			for (int i = 0; i < nel; i++)
+				aw->w[col][i][m] =
+				    elem64(cw, in, i, e->c->fp_nfmt, 0);
 		aw->raw[col][m] = cw;
 	}
 	aw->key[col] = key;
@@ -532,7 +538,7 @@ mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
 	AmpState *s = &e->c->amp;
 	uint8_t key = weight_key(e, f->in);
 	if (aw->gen[col] != t->cwei_gen || aw->key[col] != key)
-		weights_refresh(e, f->in, col, key);
+		weights_refresh(e, f->in, col, key, simd);
 	const double(*w)[16] = &aw->w[col][elem0];
 	double sum[AMP_ENGINES];
 	int shape = mac_shape(f);

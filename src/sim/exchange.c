@@ -214,6 +214,8 @@ typedef struct {
 	uint64_t ready; /* dry: when DCOUNT is 0 at or after `from` */
 	int done;       /* dry: ready is known */
 	ChipError *err;
+	uint32_t lat_src; /* the route latency from lat_src, kept: */
+	uint64_t lat;     /* the mux selects one source for many items */
 } Walk;
 
 /* Deliver item i of packet p from tile src, arriving at `at`. */
@@ -358,7 +360,11 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 	Tile *t = chipsim_tile_if_exists(cs, src);
 	if (!t)
 		return 0;
-	uint64_t lat = chip_route_cycles(w->r->chip, src, w->r->id);
+	if (w->lat_src != src) {
+		w->lat = chip_route_cycles(w->r->chip, src, w->r->id);
+		w->lat_src = src;
+	}
+	uint64_t lat = w->lat;
 	XState *x = &t->x;
 	/* first packet whose last item arrives at or after `from` */
 	int lo = x->pk_done, hi = x->npk;
@@ -457,7 +463,7 @@ xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 {
 	if (until <= r->x.rx_until)
 		return 0;
-	Walk w = {.cs = cs, .r = r, .err = err};
+	Walk w = {.cs = cs, .r = r, .err = err, .lat_src = UINT32_MAX};
 	return walk(&w, until);
 }
 
@@ -470,7 +476,8 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 	          .dry = 1,
 	          .from = from,
 	          .ready = UINT64_MAX,
-	          .err = &scratch};
+	          .err = &scratch,
+	          .lat_src = UINT32_MAX};
 	if (walk(&w, UINT64_MAX))
 		return UINT64_MAX;
 	return w.ready;

@@ -243,6 +243,8 @@ typedef struct {
 	const DInsn *i0, *i1; /* main or only half; aux half or NULL */
 	uint32_t word[2];
 	uint8_t nwords, len, ok;
+	uint8_t noop; /* bit h: half h only writes a register that ignores
+	                 writes (nop, fnop); a worker need not run it */
 } DIssue;
 
 /* The $CWEI registers decoded to doubles for the AMP's fast path

@@ -364,6 +364,20 @@ sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
 		t->sup_ready = next;
 }
 
+/* 1 if the instruction's only effect is a write to $mzero, $a14 or $a15,
+ * which ignore writes: an `or` there (the assembler's nop and fnop). Its
+ * log entry is all it leaves, which matters only to the supervisor's
+ * pipeline timing (sup_pipeline). */
+static int
+ignored_write(const DInsn *i)
+{
+	if (i->fn != exec_or)
+		return 0;
+	OperandKind k = i->d->op[0].kind;
+	return (k == OPK_M && i->in.op[0] == 15) ||
+	       (k == OPK_A && i->in.op[0] >= 14);
+}
+
 /* Fetch, decode and check the issue at c->pc as the plain path does, one
  * rule after another: its halves into *i0, *i1 (NULL for a solo or a
  * two-word instruction) and its length into *len; 0 after raising the
@@ -444,6 +458,8 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
 	                       ? ISSUE_IN_RPT
 	                       : 0));
+	u->noop =
+	    (uint8_t)(ignored_write(*i0) | (*i1 ? ignored_write(*i1) << 1 : 0));
 	t->ivalid[(c->pc - t->chip->mem_base) / 4] = 1;
 	return 1;
 }
@@ -505,10 +521,14 @@ issue(Tile *t, int ci)
 		}
 	}
 
-	e.in = &i0->in;
-	e.d = i0->d;
-	i0->fn(&e);
-	if (!t->faulted && i1) {
+	/* a worker skips the halves that do nothing (DIssue.noop) */
+	unsigned skip = u && ci ? u->noop : 0;
+	if (!(skip & 1)) {
+		e.in = &i0->in;
+		e.d = i0->d;
+		i0->fn(&e);
+	}
+	if (!t->faulted && i1 && !(skip & 2)) {
 		e.in = &i1->in;
 		e.d = i1->d;
 		i1->fn(&e);
