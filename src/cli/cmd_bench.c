@@ -443,8 +443,11 @@ sim_speed(int argc, char **argv)
 		       "\"rows_per_tile\": %u, \"threads\": %d, "
 		       "\"cycles\": %" PRIu64 ", \"tile_cycles\": %" PRIu64
 		       ", \"bundles\": %" PRIu64 ", \"host_seconds\": %.4f, "
+		       "\"cpu_seconds\": %.4f, "
 		       "\"tile_cycles_per_s\": %.4g, "
 		       "\"bundles_per_s\": %.4g, "
+		       "\"thread_ns_per_tile_cycle\": %.4g, "
+		       "\"cpu_ns_per_tile_cycle\": %.4g, "
 		       "\"emulated_gflops\": %.4g, "
 		       "\"emulated_chip_seconds\": %.4g, "
 		       "\"slowdown\": %.4g, \"sgemm_n\": %u, "
@@ -452,10 +455,12 @@ sim_speed(int argc, char **argv)
 		       "\"sgemm_over_emulated\": %.4g, "
 		       "\"max_rel_err\": %.3e}\n",
 		       cfg.chip->name, r.tiles, cfg.rows, r.threads, r.cycles,
-		       r.tile_cycles, r.bundles, r.host_seconds,
-		       r.tile_cycles_per_s, r.bundles_per_s, r.emulated_gflops,
-		       r.chip_seconds, r.slowdown, cfg.sgemm_n, r.sgemm_threads,
-		       r.sgemm_gflops, r.sgemm_over_emulated, r.max_rel_err);
+		       r.tile_cycles, r.bundles, r.host_seconds, r.cpu_seconds,
+		       r.tile_cycles_per_s, r.bundles_per_s,
+		       r.thread_ns_per_tile_cycle, r.cpu_ns_per_tile_cycle,
+		       r.emulated_gflops, r.chip_seconds, r.slowdown,
+		       cfg.sgemm_n, r.sgemm_threads, r.sgemm_gflops,
+		       r.sgemm_over_emulated, r.max_rel_err);
 		return 0;
 	}
 	printf("sim speed: kernels/amp.S f16, %u rows on each of %u %s tiles, "
@@ -467,6 +472,9 @@ sim_speed(int argc, char **argv)
 	printf("  emulator        %.3g tile-cycles/s, %.3g bundles/s, "
 	       "%.3g x slower than the chip\n",
 	       r.tile_cycles_per_s, r.bundles_per_s, r.slowdown);
+	printf("  per tile-cycle  %.1f ns of a host thread (wall x threads), "
+	       "%.1f ns of CPU time\n",
+	       r.thread_ns_per_tile_cycle, r.cpu_ns_per_tile_cycle);
 	printf("  emulated math   %.3g GFLOP/s of f16 AMP work\n",
 	       r.emulated_gflops);
 	printf("  host SGEMM      %.3g GFLOP/s (OpenBLAS, %u^3, %d threads): "

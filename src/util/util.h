@@ -69,6 +69,7 @@ char *xstrdup(const char *s);
 
 /* A monotonic clock in seconds, for timing host work (clock.c). */
 double monotonic_seconds(void);
+double process_cpu_seconds(void); /* CPU time of all threads */
 
 /* FNV-1a, 64 bits, over n bytes, continuing from h (start with
  * FNV1A64_INIT): stable names and cache keys, not cryptographic. */
