@@ -1,8 +1,11 @@
 /*
  * fuzz_asm.c - libFuzzer entry point for the assembler: arbitrary bytes as
- * a source file. Includes are disabled; the assembler must report errors
- * and never crash, hang or leak. When the input assembles, the object also
- * goes through the ELF writer, the reader and the disassembler.
+ * a source file (seeds in corpus/fuzz_asm: conditionals, macros, the
+ * pseudo-instructions and directives of real code). Includes are disabled
+ * (and the preprocessor, a separate program, is not run); the assembler
+ * must report errors and never crash, hang or leak. When the input
+ * assembles, the object also goes through the ELF writer, the reader and
+ * the disassembler.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	AsmOptions opt = {.no_include = 1};
+	DiagList warns = {0};
+	AsmOptions opt = {.no_include = 1, .warnings = &warns};
 	Obj *o;
 	DiagList errs;
 	if (asm_source("fuzz.s", (const char *)data, size, &opt, &o, &errs) ==
@@ -33,5 +37,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		obj_free(o);
 	}
 	diaglist_free(&errs);
+	diaglist_free(&warns);
 	return 0;
 }

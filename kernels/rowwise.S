@@ -176,8 +176,8 @@
 
 // e = exp(-scale (max - x)) = exp(scale (x - max)); loads the next x.
 .macro SM32_EXP p, s
-	{ nop ; f32v2sub $a0:1, $a12:13:B, $a2:3 }
-	{ ld64step $a2:3, $mzero, \p+=, \s ; f32v2mul $a0:1, $a8:9:B, $a0:1 }
+	{ nop ; f32v2sub $a0:1, $a12:B, $a2:3 }
+	{ ld64step $a2:3, $mzero, \p+=, \s ; f32v2mul $a0:1, $a8:B, $a0:1 }
 	{ nop ; f32exp $a0, $a0 }
 	{ nop ; f32exp $a1, $a1 }
 .endm
@@ -224,9 +224,9 @@
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
 	{ rpt $m5, 1 ; fnop }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2mul $a2:3, $a10:11:B, $a0:1 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2mul $a2:3, $a10:B, $a0:1 }
 	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
-	{ nop ; f32v2mul $a2:3, $a10:11:B, $a0:1 }
+	{ nop ; f32v2mul $a2:3, $a10:B, $a0:1 }
 	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
 .endm
 
@@ -237,10 +237,10 @@
 .macro SM16_EXP p, s
 	{ nop ; f16v2tof32 $a4:5, $a0 }
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f16v2tof32 $a6:7, $a1 }
-	{ nop ; f32v2sub $a4:5, $a12:13:B, $a4:5 }
-	{ nop ; f32v2sub $a6:7, $a12:13:B, $a6:7 }
-	{ nop ; f32v2mul $a4:5, $a8:9:B, $a4:5 }
-	{ nop ; f32v2mul $a6:7, $a8:9:B, $a6:7 }
+	{ nop ; f32v2sub $a4:5, $a12:B, $a4:5 }
+	{ nop ; f32v2sub $a6:7, $a12:B, $a6:7 }
+	{ nop ; f32v2mul $a4:5, $a8:B, $a4:5 }
+	{ nop ; f32v2mul $a6:7, $a8:B, $a6:7 }
 	{ nop ; f32exp $a4, $a4 }
 	{ nop ; f32exp $a5, $a5 }
 	{ nop ; f32exp $a6, $a6 }
@@ -258,8 +258,8 @@
 // replaces them).
 .macro SM16_OUT
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; f32v4tof16 $a12:13, $a0:3 }
-	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:11:B, $a4:5 }
-	{ st64step $a12:13, $mzero, $m7+=, 1 ; f32v2mul $a2:3, $a10:11:B, $a6:7 }
+	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:B, $a4:5 }
+	{ st64step $a12:13, $mzero, $m7+=, 1 ; f32v2mul $a2:3, $a10:B, $a6:7 }
 .endm
 
 // The max, in f16 (exact), widened.
@@ -327,8 +327,8 @@
 	{ add $m9, $m10, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; fnop }
-	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:11:B, $a4:5 }
-	{ rpt $m5, 2 ; f32v2mul $a2:3, $a10:11:B, $a6:7 }
+	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:B, $a4:5 }
+	{ rpt $m5, 2 ; f32v2mul $a2:3, $a10:B, $a6:7 }
 	SM16_OUT
 	{ nop ; f32v4tof16 $a12:13, $a0:3 }
 	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
@@ -419,14 +419,14 @@ sm\t\()_s3:
 // f32: x atoms in $a0:1, the mask in $a4:5, y in $a10:11.
 // acc += (x - mean)^2; loads the next x.
 .macro LN32_VAR p, s
-	{ nop ; f32v2add $a2:3, $a12:13:B, $a0:1 }
+	{ nop ; f32v2add $a2:3, $a12:B, $a0:1 }
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f32v2mul $a2:3, $a2:3, $a2:3 }
 	{ nop ; f32v2add $a10:11, $a10:11, $a2:3 }
 .endm
 // y = (x - mean) * rsqrt * gamma + beta; gamma in $a2:3, beta in $a6:7.
 .macro LN32_OUT p, s
-	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f32v2add $a0:1, $a12:13:B, $a0:1 }
-	{ ld64step $a6:7, $mzero, $m10+=, 1 ; f32v2mul $a0:1, $a8:9:B, $a0:1 }
+	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f32v2add $a0:1, $a12:B, $a0:1 }
+	{ ld64step $a6:7, $mzero, $m10+=, 1 ; f32v2mul $a0:1, $a8:B, $a0:1 }
 	{ nop ; f32v2mul $a10:11, $a2:3, $a0:1 }
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f32v2add $a10:11, $a6:7, $a10:11 }
 	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
@@ -445,7 +445,7 @@ sm\t\()_s3:
 .macro LN32_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
-	{ add $m6, $m1, 0 ; f32v2add $a2:3, $a12:13:B, $a0:1 }
+	{ add $m6, $m1, 0 ; f32v2add $a2:3, $a12:B, $a0:1 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; and64 $a2:3, $a2:3, $a4:5 }
 	{ nop ; f32v2mul $a10:11, $a2:3, $a2:3 }
 	{ rpt $m5, 2 ; fnop }
@@ -471,8 +471,8 @@ sm\t\()_s3:
 .macro LN16_VAR p, s
 	{ nop ; f16v2tof32 $a4:5, $a0 }
 	{ ld64step $a0:1, $mzero, \p+=, \s ; f16v2tof32 $a6:7, $a1 }
-	{ nop ; f32v2add $a4:5, $a12:13:B, $a4:5 }
-	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
+	{ nop ; f32v2add $a4:5, $a12:B, $a4:5 }
+	{ nop ; f32v2add $a6:7, $a12:B, $a6:7 }
 	{ nop ; f32v4sqacc $a4:7 }
 .endm
 // Atom k of pass 3: $a6:7 holds its high lanes widened, the
@@ -521,8 +521,8 @@ sm\t\()_s3:
 	{ ld64 $a2:3, $mworker_base, $m11, 2 ; uput $FP_CLR, $a4 }
 	{ ld64 $a10:11, $mworker_base, $m11, 3 ; f16v2tof32 $a4:5, $a0 }
 	{ add $m6, $m1, 0 ; f16v2tof32 $a6:7, $a1 }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a4:5, $a12:13:B, $a4:5 }
-	{ nop ; f32v2add $a6:7, $a12:13:B, $a6:7 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a4:5, $a12:B, $a4:5 }
+	{ nop ; f32v2add $a6:7, $a12:B, $a6:7 }
 	{ nop ; and64 $a4:5, $a4:5, $a2:3 }
 	{ nop ; and64 $a6:7, $a6:7, $a10:11 }
 	{ rpt $m5, 4 ; f32v4sqacc $a4:7 }

@@ -13,7 +13,7 @@ failed=0
 run_ctest() {
 	local log
 	log=$(mktemp)
-	(cd "$1" && ctest --output-on-failure -j "$jobs") | tee "$log" || true
+	(cd "$1" && ctest --output-on-failure -j "$jobs" -LE long) | tee "$log" || true
 	local total bad
 	total=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' "$log")
 	bad=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' "$log")

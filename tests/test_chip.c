@@ -503,7 +503,12 @@ test_receive_errors(void **state)
 	         "	br $lr\n"
 	         "1:	sync 4\n"
 	         "	br $lr\n");
-	expect_error(spmd(text, 2, 1), RUN_DEADLOCK, "other tiles wait");
+	expect_error(
+	    spmd(text, 2, 1), RUN_DEADLOCK,
+	    /* the brz reads $m0 sup-dep (6) cycles after the get: the
+	     * sync at 7 */
+	    "tile 1 waits in sync 3 since cycle 7 (supervisor, pc "
+	    "0x4c008 [0x41800003: sync 3]) but tile 0 waits in sync 4");
 }
 
 /* The timed forms: the sender opens a stream with send and continues it

@@ -1,6 +1,7 @@
 /*
  * test_cli.c - the `ipu` program end to end: assemble, link, run on the
  * emulator with register and memory dumps, a faulting program, bad usage,
+ * `ipu asm` on a .S file through the preprocessor,
  * the tile-amp and gemm benchmarks' JSON, and `ipu compile` (a package
  * that `ipu inspect` reads, parse errors with file:line:col, a graph the
  * compiler refuses, an output that would overwrite the input), and `ipu
@@ -73,6 +74,32 @@ test_asm_link_sim(void **state)
 	/* objects run directly too, linked with the default layout */
 	assert_int_equal(run_ipu(out, sizeof out, "sim sum.o"), 0);
 	expect_in(out, "$m0 = 615");
+}
+
+/* `ipu asm` on a .S file: the preprocessor step with -D, a .warning
+ * printed with its place, the SDK names; --no-cpp assembles the text as
+ * it is, where the #if'd-out line is an error at its line. */
+static void
+test_asm_preprocessed(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("k.S", "#include \"arch/gc_tile_defines.h\"\n"
+	                  "#if defined(TWO)\n"
+	                  "\tadd $m0, $m0, CTXT_WORKERS\n"
+	                  "#else\n"
+	                  "\tbogus\n"
+	                  "#endif\n"
+	                  "\t.warning \"check\"\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm k.S -DTWO -o k.o"), 0);
+	expect_in(out, "k.S:7:2: warning: check");
+	assert_int_equal(run_ipu(out, sizeof out, "asm k.S -o k.o --force"), 1);
+	expect_in(out, "k.S:5:2: unknown instruction 'bogus'");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "asm k.S -DTWO --no-cpp -o k2.o"), 1);
+	expect_in(out, "k.S:5:2: unknown instruction 'bogus'");
+	assert_int_equal(run_ipu(out, sizeof out, "asm k.S -I"), 2);
+	expect_in(out, "missing value for '-I'");
 }
 
 static void
@@ -405,6 +432,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_asm_link_sim),
+	    cmocka_unit_test(test_asm_preprocessed),
 	    cmocka_unit_test(test_sim_fault_and_usage),
 	    cmocka_unit_test(test_sim_tiles_trace),
 

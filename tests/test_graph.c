@@ -407,8 +407,7 @@ static const char every_op_text[] =
     "output s\n"
     "output sl\n"
     "output u\n"
-    "output ct\n"
-    "output u\n";
+    "output ct\n";
 
 static void
 test_round_trip(void **state)

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ipu/runtime.h>
+
 #include "../src/models/siglip_config.h"
 #include "../src/pkg/pkg.h"
 #include "../src/place/place.h"
@@ -467,6 +469,17 @@ test_cycle_limits(void **state)
 	                         "--threads 1 --max-cycles 0x10"),
 	                 1);
 	expect_in(out, "stopped at the limit of --max-cycles 16");
+	/* the benchmarks that run programs of their own */
+	static const char *const own[] = {
+	    "bench tile-amp --rows 96 --max-cycles 50",
+	    "bench exchange --tiles 4 --threads 1 --max-cycles 50",
+	    "bench sim --tiles 2 --sgemm-n 16 --threads 1 --max-cycles 50"};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run_ipu(out, sizeof out, own[i]), 1);
+		expect_in(out,
+		          "stopped at the limit of 50 cycles (--max-cycles, "
+		          "default 10^9)");
+	}
 	write_text("tiny.json", tiny_config);
 	assert_int_equal(
 	    run_ipu(out, sizeof out, "model gen --config tiny.json --out t.st"),
@@ -669,6 +682,349 @@ test_huge_shares(void **state)
 	free(text);
 }
 
+/* Item 3, past the reader: `ipu inspect` of a package that declares
+ * 20,000 buffer kinds over 1472 tiles (its memory table used to take
+ * tiles x kinds x 8 bytes: 235 MB here) gives each kind's stats, worked
+ * out here by hand. */
+static void
+test_inspect_many_kinds(void **state)
+{
+	(void)state;
+	char out[1 << 16];
+	write_text("wide.txt", "input a f32 [2944, 8]\nb = add a a\n"
+	                       "output b\n");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "compile wide.txt -o wide.pkg"), 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s/wide.pkg", test_dir);
+	Package *p;
+	Diag d;
+	assert_int_equal(pkg_read_file(path, &p, &d), 0);
+	uint32_t T = p->tiles, base = p->chip->mem_base;
+	assert_int_equal(T, 1472);
+	char name[32];
+	for (uint32_t i = 0; i < 20000; i++) {
+		snprintf(name, sizeof name, "k%05u", i);
+		pkg_add_buffer(p, i % T, base, i % 100 + 1, name);
+	}
+	for (uint32_t t = 0; t < T; t++)
+		pkg_add_buffer(p, t, base, t + 1, "every");
+	snprintf(path, sizeof path, "%s/kinds.pkg", test_dir);
+	if (pkg_write_file(p, path, &d))
+		fail_msg("%s", d.msg);
+	pkg_free(p);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "inspect kinds.pkg --json > kinds.json"),
+	    0);
+	char *j = slurp("kinds.json", NULL);
+	/* one buffer of 100 bytes on tile 19999 mod 1472 = 863 */
+	expect_in(j, "{\"kind\": \"k19999\", \"min\": 0, \"median\": 0, "
+	             "\"max\": 100, \"max_tile\": 863}");
+	/* tile t holds t + 1 bytes: median the 736th smallest */
+	expect_in(j, "{\"kind\": \"every\", \"min\": 1, \"median\": 736, "
+	             "\"max\": 1472, \"max_tile\": 1471}");
+	free(j);
+}
+
+/* Two tiles: each points its mux at the other and expects one item, then
+ * waits; nobody sends (a deadlock). */
+static const char deadlock_prog[] = "_start:\n"
+                                    "\tget $m0, $TILE_ID\n"
+                                    "\tsetzi $m2, 0x62000\n"
+                                    "\tput $INCOMING_SINIT, $m2\n"
+                                    "\tsetzi $m2, 1\n"
+                                    "\tsync 3\n"
+                                    "\tput $INCOMING_DCOUNT, $m2\n"
+                                    "\tsetzi $m1, 1\n"
+                                    "\tput $INCOMING_MUX, $m1\n"
+                                    "\tsync 3\n" /* 0x4c020 */
+                                    "\tbr $lr\n";
+
+/* Item 10: fault reports carry the context, the pc and the instruction:
+ * exchange errors (the send, or the receiving tile's sync), deadlocks (the
+ * sync each tile waits in), timeouts (the next instruction), and a branch
+ * to a bad address (the branch, its pc and the target, not the target as
+ * the pc); a model too large for the chip names its op and the tiles. */
+static void
+test_fault_context(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("dl.s", deadlock_prog);
+	assert_int_equal(run_ipu(out, sizeof out, "asm dl.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim dl.o --tiles 2"), 1);
+	expect_in(out, "deadlock: tile 0 waits in sync 3 since cycle ");
+	expect_in(out, "(supervisor, pc 0x4c020 [0x41800003: sync 3]) for 1 "
+	               "more items");
+	expect_in(out, "the reported pc is _start+0x20");
+	/* the same through the runtime's structured error */
+	size_t len;
+	char *obj = slurp("dl.o", &len);
+	ipu_error err;
+	ipu_device *dev = ipu_open("sim:c600:tiles=2:threads=1", &err);
+	assert_non_null(dev);
+	assert_int_equal(ipu_load_image(dev, obj, len, 0, 2, &err), 0);
+	assert_int_equal(ipu_run(dev, 0, &err), IPU_ERR_DEADLOCK);
+	assert_int_equal(err.context, 0);
+	assert_int_equal(err.pc, 0x4c020);
+	ipu_close(dev);
+	free(obj);
+	/* a send nobody receives: the send instruction */
+	write_text("lost.s", "_start:\n"
+	                     "\tsync 3\n"
+	                     "\tsend 0, 0x60000 / 4, 1\n"
+	                     "\tsync 3\n"
+	                     "\tbr $lr\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm lost.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim lost.o --tiles 2"), 1);
+	expect_in(out, "reached no tile: no receiver's mux selected tile 0 "
+	               "when it arrived; the send: tile 0, supervisor, pc "
+	               "0x4c004 [0x780c0001: send 0, 0x18000, 1]");
+	/* an item for a tile that expects none: where that tile waits */
+	write_text("nodc.s", "_start:\n"
+	                     "\tget $m0, $TILE_ID\n"
+	                     "\tadd $m1, $m0, 1\n"
+	                     "\tand $m1, $m1, 1\n"
+	                     "\tsetzi $m2, 0x62000\n"
+	                     "\tput $INCOMING_SINIT, $m2\n"
+	                     "\tsync 3\n"
+	                     "\tput $INCOMING_MUX, $m1\n"
+	                     "\tsend 0, 0x60000 / 4, 1\n"
+	                     "\tsync 3\n" /* 0x4c020 */
+	                     "\tbr $lr\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm nodc.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim nodc.o --tiles 2"), 1);
+	expect_in(out, "expects none ($INCOMING_DCOUNT = 0)");
+	expect_in(out, "tile 0's supervisor, pc 0x4c020 [0x41800003: sync 3] "
+	               "(waiting there)");
+	/* a timeout: the instruction it would run next */
+	write_text("spin.s", "_start:\n\tnop\n1:\tbri 1b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm spin.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim spin.o --max-cycles 40"),
+	                 1);
+	expect_in(out, "did not finish in 40 cycles (next: its supervisor, pc "
+	               "0x4c004 [0x40813001: bri 0x4c004])");
+	/* a branch out of code memory: the branch is the faulting pc */
+	write_text("br.s", "_start:\n"
+	                   "\tsetzi $m1, 0x90000\n"
+	                   "\tbr $m1\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm br.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim br.o"), 1);
+	/* the br reads $m1 sup-dep (6) cycles after the setzi */
+	expect_in(out, "supervisor, pc 0x4c004 [0x43100000: br $m1], cycle 6: "
+	               "INVALID_PC: br to 0x90000: code must lie in "
+	               "0x4c000..0x80000 and be 4-byte aligned");
+	expect_in(out, "the faulting pc is _start+0x4");
+	write_text("br2.s", "_start:\n"
+	                    "\tsetzi $m1, 1\n"
+	                    "\tbrnz $m1, 1f\n"
+	                    "\tnop\n"
+	                    "1:\tsetzi $m2, 0x4c002\n"
+	                    "\tbr $m2\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm br2.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim br2.o"), 1);
+	expect_in(out, "pc 0x4c010 [0x43200000: br $m2], cycle ");
+	expect_in(out, "br to 0x4c002: code must lie");
+	write_text("call.s", "_start:\n\tnop\n\tcall $m3, 0x90000\n");
+	assert_int_equal(run_ipu(out, sizeof out, "asm call.s"), 0);
+	assert_int_equal(run_ipu(out, sizeof out, "sim call.o"), 1);
+	expect_in(out, "pc 0x4c004 [");
+	expect_in(out, "call to 0x90000: code must lie");
+	/* a matmul no plan fits: its op, its output and the tiles */
+	write_text("mm.txt", "input a f16 [16384, 16384]\n"
+	                     "weight w f16 [16384, 16384]\n"
+	                     "c = matmul a w\n"
+	                     "output c\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile mm.txt -o mm.pkg"),
+	                 1);
+	expect_in(out, "compile: matmul c: gemm 16384 x 16384 x 16384 (f16) "
+	               "does not fit 1472 tiles in any plan");
+}
+
+/* Item 11, the smaller findings, each from its description. */
+static void
+test_small_items(void **state)
+{
+	(void)state;
+	char out[8192];
+	/* model gen --layers beyond the preset's; model graph's numbers */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --preset base --layers 14 --out "
+	                         "l.st"),
+	                 2);
+	expect_in(out, "--layers 14: the config has 12 layers");
+	assert_false(exists("l.st"));
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "model graph --preset base --layers x"),
+	    2);
+	expect_in(out, "--layers wants a number in 1..");
+	/* `output b` twice */
+	write_text("o2.txt", "input a f32 [2, 3]\nb = add a a\noutput b\n"
+	                     "output b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile o2.txt -o o2.pkg"),
+	                 1);
+	expect_in(out, "o2.txt:4:8: 'b' is already an output");
+	/* bench --tiles beyond the chip */
+	write_text("g1.txt", "input a f32 [2, 3]\nb = add a a\noutput b\n");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "bench graph --graph g1.txt --tiles 5000"),
+	    2);
+	expect_in(out, "--tiles 5000: the c600 has 1472 tiles");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "bench gemm --tiles 1473 --chip gc200"),
+	    2);
+	expect_in(out, "--tiles 1473: the gc200 has 1472 tiles");
+	/* bench graph --json: the path is a JSON string, escaped */
+	assert_int_equal(sh("cp g1.txt 'q\"b\\s.txt'"), 0);
+	assert_int_equal(sh("$IPU bench graph --graph 'q\"b\\s.txt' "
+	                    "--tiles 2 --threads 1 --json > j.json && "
+	                    "/usr/bin/python3 -c \"import json; "
+	                    "assert json.load(open('j.json'))['graph'] == "
+	                    "'q\\\"b\\\\\\\\s.txt'\""),
+	                 0);
+	/* run siglip: --image and --pixels together */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights w.st --config c.json "
+	                         "--image a.png --pixels p.npy"),
+	                 2);
+	expect_in(out, "--image and --pixels are two ways to give the batch: "
+	               "one of them");
+	/* --f8-scales with a position twice */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights w.st --config c.json "
+	                         "--pixels p.npy --dtype f8 --f8-scales "
+	                         "qkv=1,qkv=2"),
+	                 2);
+	expect_in(out, "f8 scales 'qkv=1,qkv=2': qkv is given twice");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights w.st --config c.json "
+	                         "--pixels p.npy --dtype f8 --f8-scales fc1=1 "
+	                         "--f8-scales fc1=2"),
+	                 2);
+	expect_in(out, "fc1 is given twice");
+	/* a config key given twice: the last value, as Python's json */
+	SiglipConfig c;
+	Diag d;
+	const char *dup = "{\"hidden_size\": 64, \"num_attention_heads\": 2, "
+	                  "\"hidden_size\": 32}";
+	assert_int_equal(siglip_config_parse(dup, strlen(dup), "c", &c, &d), 0);
+	assert_int_equal(c.hidden, 32);
+	const char *dup2 = "{\"vision_config\": {\"patch_size\": 32}, "
+	                   "\"model_type\": \"siglip\", \"vision_config\": "
+	                   "{\"patch_size\": 14, \"image_size\": 28}}";
+	assert_int_equal(siglip_config_parse(dup2, strlen(dup2), "c", &c, &d),
+	                 0);
+	assert_int_equal(c.patch, 14);
+	assert_int_equal(c.image, 28);
+	/* a NUL inside a .npy header ('<f4\0x' was read as '<f4') */
+	static const char dict[] =
+	    "{'descr': '<f4\0x', 'fortran_order': False, 'shape': (1,), }";
+	uint8_t npy[128] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 118, 0};
+	memset(npy + 10, ' ', 118);
+	memcpy(npy + 10, dict, sizeof dict - 1);
+	npy[127] = '\n';
+	uint8_t file[132];
+	memcpy(file, npy, 128);
+	memset(file + 128, 0, 4);
+	NpyArray a;
+	assert_int_not_equal(npy_decode(file, sizeof file, "nul.npy", &a, &d),
+	                     0);
+	expect_in(d.msg, "npy header: a NUL byte at byte 14 of the dict");
+	file[10 + 14] = '\''; /* '<f4'  : the same header without it */
+	file[10 + 15] = ' ';
+	file[10 + 16] = ' ';
+	assert_int_equal(npy_decode(file, sizeof file, "ok.npy", &a, &d), 0);
+	npy_free(&a);
+	/* the config fuzz target's seeds are accepted by the parser */
+	static const char *const seeds[] = {"so400m.json", "vision_only.json"};
+	for (int i = 0; i < 2; i++) {
+		char path[512];
+		snprintf(path, sizeof path,
+		         IPU_SOURCE_DIR "/fuzz/corpus/fuzz_config/%s",
+		         seeds[i]);
+		if (siglip_config_read(path, &c, &d))
+			fail_msg("%s: %s", seeds[i], d.msg);
+	}
+	assert_int_equal(c.image, 224);
+	assert_int_equal(c.use_head, 0);
+}
+
+/* Item 11: casts to a tensor's own type are the tensor (they were
+ * refused); casts and transposes without a kernel are refused naming the
+ * op, its tensor and what does exist; the fuzz corpus's every_op graph
+ * compiles; --in values beyond the element type are a warning naming the
+ * file, the tensor and the count. */
+static void
+test_casts_and_ranges(void **state)
+{
+	(void)state;
+	char out[8192];
+	write_text("id.txt", "input a f32 [2, 3]\n"
+	                     "b = cast a f32\n"
+	                     "c = add b a\n"
+	                     "output b\n"
+	                     "output c\n");
+	const float v[6] = {1.5f, -2, 0.25f, 3, 1e-3f, -7};
+	NpyArray a = {
+	    .dtype = NPY_F32, .rank = 2, .shape = {2, 3}, .data = (void *)v};
+	char path[256];
+	Diag d;
+	snprintf(path, sizeof path, "%s/ia.npy", test_dir);
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph id.txt --in a=ia.npy --out "
+	                         "b=ib.npy --out c=ic.npy --threads 1"),
+	                 0);
+	NpyArray b, c;
+	snprintf(path, sizeof path, "%s/ib.npy", test_dir);
+	assert_int_equal(npy_read(path, &b, &d), 0);
+	snprintf(path, sizeof path, "%s/ic.npy", test_dir);
+	assert_int_equal(npy_read(path, &c, &d), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_true(((float *)b.data)[i] == v[i]);
+		assert_true(((float *)c.data)[i] == 2 * v[i]);
+	}
+	npy_free(&b);
+	npy_free(&c);
+	write_text("c8.txt", "input a f32 [4, 8]\nb = cast a f8_f143\n"
+	                     "output b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile c8.txt -o c8.pkg"),
+	                 1);
+	expect_in(out, "compile: cast b: no elementwise kernel takes f32 to "
+	               "f8_f143 for this op (kernels exist for f32 -> f16, "
+	               "f16 -> f32, f16 -> f8_f143");
+	write_text("t8.txt", "input a f8_f143 [4, 8]\nb = transpose a [1, 0]\n"
+	                     "output b\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile t8.txt -o t8.pkg"),
+	                 1);
+	expect_in(out, "compile: transpose b: no elementwise kernel takes "
+	               "f8_f143 to f8_f143 for this op (kernels exist for f32, "
+	               "f16)");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile " IPU_SOURCE_DIR
+	                         "/fuzz/corpus/fuzz_graph/every_op.graph -o "
+	                         "every.pkg"),
+	                 0);
+	/* --in values beyond f16 */
+	write_text("h.txt", "input x f16 [2, 3]\ny = add x x\noutput y\n");
+	const float big[6] = {1, 70000, -2, -1e6f, 65504, 3};
+	a.data = (void *)big;
+	snprintf(path, sizeof path, "%s/big.npy", test_dir);
+	assert_int_equal(npy_write(path, &a, 1, &d), 0);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph h.txt --in x=big.npy "
+	                         "--threads 1"),
+	                 0);
+	expect_in(out, "ipu run graph: warning: big.npy: 2 of the 6 values of "
+	               "x (f16) are beyond what f16 holds and become infinite "
+	               "(the first: 70000, at index 1)");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run graph --graph h.txt --in x=ia.npy "
+	                         "--threads 1"),
+	                 0);
+	assert_null(strstr(out, "warning"));
+}
+
 int
 main(void)
 {
@@ -683,6 +1039,10 @@ main(void)
 	    cmocka_unit_test(test_expr_overflow),
 	    cmocka_unit_test(test_config_overflow),
 	    cmocka_unit_test(test_huge_shares),
+	    cmocka_unit_test(test_fault_context),
+	    cmocka_unit_test(test_inspect_many_kinds),
+	    cmocka_unit_test(test_small_items),
+	    cmocka_unit_test(test_casts_and_ranges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -450,12 +450,21 @@ test_deadlock(void **state)
 	ipu_device *dev = open_ok("sim:c600:tiles=3");
 	load_ok(dev, deadlock_prog, 1, 0, 3);
 	ipu_error err;
+	/* tile 1: get, brz (reading $m0) at D = 6, not taken, the sync at
+	 * D + 1 = 7; tile 0: the brz taken, its sync at D + B = 12 */
+	assert_int_equal(D + 1, 7);
+	assert_int_equal(D + B, 12);
 	expect_err(ipu_run(dev, 0, &err), &err, IPU_ERR_DEADLOCK,
-	           "tile 1 waits in sync 3 but other tiles wait in sync 4");
+	           "tile 1 waits in sync 3 since cycle 7 (supervisor, pc "
+	           "0x4c008 [0x41800003: sync 3]) but tile 0 waits in sync 4 "
+	           "since cycle 12 (supervisor, pc 0x4c010 [0x41800004: sync "
+	           "4])");
 	assert_int_equal(err.tile, 1);
 	/* get, brz (reading $m0) at D, then the sync */
 	assert_int_equal(err.cycle, D + 1);
-	assert_int_equal(err.pc, IPU_UNKNOWN);
+	/* the sync it waits in */
+	assert_int_equal(err.context, 0);
+	assert_int_equal(err.pc, 0x4c008);
 	ipu_close(dev);
 }
 
@@ -517,7 +526,12 @@ test_exchange_error(void **state)
 	uint64_t release = 2 * D + B + 2 * P + 1 + RULE(SYNC_INTERNAL);
 	assert_int_equal(release, 157);
 	assert_int_equal(err.cycle, release + 1 + 31);
-	assert_int_equal(err.context, -1);
+	/* the receiver's supervisor, waiting in its sync 3 */
+	expect_err(IPU_ERR_EXCHANGE, &err, IPU_ERR_EXCHANGE,
+	           "tile 1's supervisor, pc 0x4c030 [0x41800003: sync 3] "
+	           "(waiting there)");
+	assert_int_equal(err.context, 0);
+	assert_int_equal(err.pc, 0x4c030);
 	assert_string_equal(err.fault_name, "");
 	ipu_close(dev);
 }

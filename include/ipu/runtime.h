@@ -55,9 +55,11 @@ typedef enum {
 
 typedef struct {
 	ipu_error_kind kind;
-	uint32_t tile;       /* the tile concerned, or IPU_UNKNOWN */
+	uint32_t tile; /* the tile concerned, or IPU_UNKNOWN */
+	/* the instruction concerned: a fault's, the send of an exchange
+	 * error, the sync of a deadlock, the next one at a timeout */
 	int context;         /* 0 supervisor, 1..6 worker 0..5, -1 unknown */
-	uint32_t pc;         /* of the faulting instruction, or IPU_UNKNOWN */
+	uint32_t pc;         /* of that instruction, or IPU_UNKNOWN */
 	uint32_t address;    /* data or target address, or IPU_UNKNOWN */
 	uint64_t cycle;      /* tile cycle of the error, or IPU_UNKNOWN_CYCLE */
 	int fault_type;      /* IPU_ERR_FAULT: the $SSR/$WSR ETYPE, else 0 */

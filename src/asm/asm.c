@@ -27,6 +27,33 @@ enum {
 
 /* ---- errors ---- */
 
+/* Fill d with a message at pos/col (NULL pos: the file as a whole). */
+static void
+fill_diag(const As *as, Diag *d, const SrcPos *pos, int col, const char *fmt,
+          va_list ap)
+{
+	memset(d, 0, sizeof *d);
+	char msg[sizeof d->msg - 100]; /* room for the macro note */
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (pos && pos->macro)
+		snprintf(d->msg, sizeof d->msg, "%s (in macro '%.64s')", msg,
+		         pos->macro);
+	else
+		snprintf(d->msg, sizeof d->msg, "%s", msg);
+	if (pos) {
+		snprintf(d->file, sizeof d->file, "%s", pos->file);
+		d->line = pos->line;
+		d->col = col;
+		snprintf(d->source_line, sizeof d->source_line, "%s",
+		         pos->show ? pos->show : "");
+		for (char *p = d->source_line; *p; p++)
+			if (*p == '\t') /* one column per character */
+				*p = ' ';
+	} else {
+		snprintf(d->file, sizeof d->file, "%s", as->name);
+	}
+}
+
 void
 as_error(As *as, const SrcPos *pos, int col, const char *fmt, ...)
 {
@@ -45,30 +72,23 @@ as_error(As *as, const SrcPos *pos, int col, const char *fmt, ...)
 	as->errseq =
 	    xrealloc(as->errseq, (size_t)(as->errs.n + 1) * sizeof *as->errseq);
 	as->errseq[as->errs.n] = as->seq;
-	Diag *d = &as->errs.v[as->errs.n++];
-	memset(d, 0, sizeof *d);
-	char msg[sizeof d->msg - 100]; /* room for the macro note */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	fill_diag(as, &as->errs.v[as->errs.n++], pos, col, fmt, ap);
 	va_end(ap);
-	if (pos && pos->macro)
-		snprintf(d->msg, sizeof d->msg, "%s (in macro '%.64s')", msg,
-		         pos->macro);
-	else
-		snprintf(d->msg, sizeof d->msg, "%s", msg);
-	if (pos) {
-		snprintf(d->file, sizeof d->file, "%s", pos->file);
-		d->line = pos->line;
-		d->col = col;
-		snprintf(d->source_line, sizeof d->source_line, "%s",
-		         pos->show ? pos->show : "");
-		for (char *p = d->source_line; *p; p++)
-			if (*p == '\t') /* one column per character */
-				*p = ' ';
-	} else {
-		snprintf(d->file, sizeof d->file, "%s", as->name);
-	}
+}
+
+void
+as_warning(As *as, const SrcPos *pos, int col, const char *fmt, ...)
+{
+	DiagList *w = as->warnings;
+	if (!w || as->quiet || w->n >= 1000)
+		return;
+	w->v = xrealloc(w->v, (size_t)(w->n + 1) * sizeof *w->v);
+	va_list ap;
+	va_start(ap, fmt);
+	fill_diag(as, &w->v[w->n++], pos, col, fmt, ap);
+	va_end(ap);
 }
 
 void
@@ -113,6 +133,15 @@ as_strndup(As *as, const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = 0;
 	return p;
+}
+
+void
+as_trim(const char **a, const char **b)
+{
+	while (*a < *b && (**a == ' ' || **a == '\t'))
+		(*a)++;
+	while (*b > *a && ((*b)[-1] == ' ' || (*b)[-1] == '\t'))
+		(*b)--;
 }
 
 static void
@@ -639,6 +668,15 @@ resolve_sizes(As *as)
 		ASym *s = &as->sym[i];
 		if (!s->size_expr)
 			continue;
+		if (s->kind == SK_UNDEF && !s->used && !s->global) {
+			/* Not in the object (LLVM drops it too): a .size
+			 * naming the wrong symbol, as poplibs has one. */
+			as_warning(as, &s->size_pos, s->size_expr->col,
+			           ".size of '%s', which is neither defined "
+			           "nor used, is ignored",
+			           s->name);
+			continue;
+		}
 		ExprVal v;
 		as->pos = &s->size_pos;
 		if (expr_eval(&as->hooks, s->size_expr, &v))
@@ -654,12 +692,55 @@ resolve_sizes(As *as)
 	}
 }
 
+/* The lane of the row an item will get; -1 if it selects none (its error
+ * is reported when it is resolved). */
+static int
+item_lane(As *as, const Item *it)
+{
+	AsmOperand ops[ISA_MAX_OPS];
+	int32_t vals[ISA_MAX_OPS];
+	int r = 0;
+	as->pos = &it->pos;
+	as->quiet = 1;
+	for (int i = 0; i < it->nops && !r; i++) {
+		ExprVal ev;
+		ops[i] = it->op[i].a;
+		if (ops[i].cls != AOP_IMM)
+			continue;
+		r = expr_eval(&as->hooks, it->op[i].e, &ev);
+		ops[i].known = ev.sec == EV_ABS && ev.sym < 0;
+		ops[i].value = ev.v;
+	}
+	as->quiet = 0;
+	int row =
+	    r ? -1
+	      : asm_select(it->mnem, ops, it->nops, as->chip->arch, vals, NULL);
+	return row < 0 ? -1 : (int)isa_row(row)->lane;
+}
+
+/* Under .allow_optimizations a bundle written { aux ; main } is emitted as
+ * { main ; aux } (LLVM's SwapBundleInstructionsIfRequired). */
+static void
+order_bundle(As *as, Item *a)
+{
+	Item *b = a + 1;
+	if (item_lane(as, a) != LANE_AUX || item_lane(as, b) != LANE_MAIN)
+		return;
+	uint32_t off = a->off;
+	a->off = b->off;
+	b->off = off;
+	a->bundle = 2;
+	b->bundle = 1;
+}
+
 static void
 pass2(As *as)
 {
 	for (int i = 0; i < as->nitem && !as->stop; i++) {
 		Item *it = &as->item[i];
 		as->seq = it->seq;
+		if (it->bundle == 1 && it->swap_ok && i + 1 < as->nitem)
+			order_bundle(as, it);
 		if (it->kind == IT_INSN)
 			resolve_insn(as, it);
 		else
@@ -794,30 +875,6 @@ sort_errors(As *as)
 
 /* ---- driver ---- */
 
-static const struct {
-	const char *name;
-	int64_t value;
-} predefined[] = {
-    /* AMP phase flags: our own assignment (docs/assembler.md); the
-     * emulator reads the phase from the low bits of the flags. */
-    {"TAMP_F16V4_E4_P0", 0},
-    {"TAMP_F16V4_E4_P1", 1},
-    {"TAMP_F16V4_E4_P2", 2},
-    {"TAMP_F16V4_E4_P3", 3},
-    {"TAMP_F32_E4_P0", 0},
-    {"TAMP_F32_E4_P1", 1},
-    {"TAMP_F32_E4_P2", 2},
-    {"TAMP_F32_E4_P3", 3},
-    {"TAMP_F32_E4_P4", 4},
-    {"TAMP_F32_E4_P5", 5},
-    {"TAMP_F32_E4_P6", 6},
-    {"TAMP_F32_E4_P7", 7},
-    {"TEXCH_SYNCZONE_LOCAL", 2},       /* isa.md 3.4 */
-    {"TEXCH_SYNCZONE_INTERNAL", 3},    /* isa.md 3.4 */
-    {"ZAACC_BITMASK", 8},              /* $FP_CLR.ZAACC, isa.md 2.3 */
-    {"CSR_W_WSR__CTXTID_M1__MASK", 7}, /* $WSR.CTXTID_M1, isa.md 2.3 */
-};
-
 static void
 as_init(As *as, const char *name, const AsmOptions *opt)
 {
@@ -826,13 +883,17 @@ as_init(As *as, const char *name, const AsmOptions *opt)
 	as->chip = opt && opt->chip ? opt->chip : chip_default();
 	as->max_errors = opt && opt->max_errors > 0 ? opt->max_errors : 20;
 	as->no_include = opt && opt->no_include;
+	as->warnings = opt ? opt->warnings : NULL;
 	as->hooks = (ExprHooks){as,          hook_ident, hook_dot,
 	                        hook_symval, hook_error, hook_alloc};
 	as->ctx = CTX_B;
-	for (size_t i = 0; i < sizeof predefined / sizeof predefined[0]; i++) {
-		int s = as_symbol(as, predefined[i].name, NULL, 0);
+	/* The SDK's names (TAMP_..., CSR_..., sdk.c): never exported. */
+	SdkName sdk[512];
+	int nsdk = sdk_names(as->chip, sdk, 512, 0);
+	for (int i = 0; i < nsdk; i++) {
+		int s = as_symbol(as, sdk[i].name, NULL, 0);
 		as->sym[s].kind = SK_EQU;
-		as->sym[s].value = predefined[i].value;
+		as->sym[s].value = sdk[i].value;
 		as->sym[s].predefined = 1;
 		as->sym[s].pos.file = "<predefined>";
 	}
@@ -869,6 +930,7 @@ asm_source(const char *name, const char *text, size_t len,
 	if (as.in_bundle)
 		as_error(&as, &as.bundle_pos, as.bundle_col,
 		         "bundle is not closed with '}'");
+	as_check_rpt(&as);
 	pass2(&as);
 	if (as.errs.n == 0)
 		*out = build_obj(&as);

@@ -114,15 +114,17 @@ void obj_operand_range(const OperandSpec *s, char *buf, size_t len);
 
 /* asm.c */
 typedef struct {
-	const Chip *chip; /* rows available; NULL = chip_default() */
-	int max_errors;   /* stop after this many; 0 = 20 */
-	int no_include;   /* reject .include (fuzzing, tests) */
-} AsmOptions;
-
-typedef struct {
 	Diag *v; /* in source order */
 	int n;
 } DiagList;
+
+typedef struct {
+	const Chip *chip;   /* rows available; NULL = chip_default() */
+	int max_errors;     /* stop after this many; 0 = 20 */
+	int no_include;     /* reject .include (fuzzing, tests) */
+	DiagList *warnings; /* if set, .warning messages are appended here
+	                       (the caller frees them); else dropped */
+} AsmOptions;
 
 void diaglist_free(DiagList *l);
 
@@ -133,6 +135,26 @@ int asm_source(const char *name, const char *text, size_t len,
                const AsmOptions *opt, Obj **out, DiagList *errs);
 int asm_file(const char *path, const AsmOptions *opt, Obj **out,
              DiagList *errs);
+
+/* cpp.c: the C preprocessor step for .S files (docs/assembler.md). */
+typedef struct {
+	const Chip *chip;           /* __IPU_ARCH_VERSION__, SDK header values;
+	                               NULL = chip_default() */
+	const char *const *include; /* -I directories, searched before the
+	                               SDK headers' */
+	int ninclude;
+	const char *const *define; /* -D: "NAME" or "NAME=VALUE" */
+	int ndefine;
+	const char *const *undef; /* -U NAME */
+	int nundef;
+} AsmCppOptions;
+
+/* Run `cpp` on the file at path: *text (malloc'd, *len bytes) is its
+ * output, line markers included, for asm_source(path, ...). Returns 0
+ * (d->msg then holds any warnings cpp printed, else is empty) or IPU_E*
+ * with d saying why (cpp's messages, or that it could not run). */
+int asm_preprocess(const char *path, const AsmCppOptions *o, char **text,
+                   size_t *len, Diag *d);
 
 /* Variant selection, shared with the disassembler. An operand as written:
  * a register (first register of a pair/quad), an immediate, or a name

@@ -14,7 +14,8 @@
 typedef enum {
 	TK_EOL,
 	TK_IDENT, /* name, directive, mnemonic, "." */
-	TK_NUM,   /* integer or character literal; value in num */
+	TK_NUM,   /* integer or character literal; value in num. A half
+	           * literal (1.5h) has punct 'h' and num = its binary16 bits */
 	TK_LOCAL, /* 1f / 1b: num = label, punct = 'f' or 'b' */
 	TK_REG,   /* $name: s..len excludes the '$' */
 	TK_STR,   /* "...": s..len includes the quotes */
@@ -22,7 +23,18 @@ typedef enum {
 	TK_PUNCT, /* punct = a character or a P_* */
 } TokKind;
 
-enum { P_SHL = 256, P_SHR, P_PLUSEQ, P_PLUSPLUS };
+enum {
+	P_SHL = 256,
+	P_SHR,
+	P_PLUSEQ,
+	P_PLUSPLUS,
+	P_EQ,   /* == */
+	P_NE,   /* != or <> */
+	P_LE,   /* <= */
+	P_GE,   /* >= */
+	P_LAND, /* && */
+	P_LOR,  /* || */
+};
 
 typedef struct {
 	TokKind kind;
@@ -85,6 +97,14 @@ int expr_eval(const ExprHooks *h, const Expr *e, ExprVal *out);
 Expr *expr_num(const ExprHooks *h, int64_t v, int col);
 Expr *expr_sym(const ExprHooks *h, int sym, int col);
 Expr *expr_secrel(const ExprHooks *h, int sec, int64_t off, int col);
+
+/* disasm.c: growing text (p is NUL-terminated once anything is printed) */
+typedef struct {
+	char *p;
+	size_t n, cap;
+} Str;
+void str_printf(Str *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- the assembler state (asm.c, macro.c) ---- */
 
@@ -163,6 +183,10 @@ typedef struct {
 	long seq;        /* statement number, orders the errors */
 	int size;        /* IT_DATA: bytes (1, 2, 4) */
 	Expr *e;         /* IT_DATA: value */
+	int fnop;        /* written as fnop */
+	int rpt;         /* an rpt: its body must be 8-byte aligned */
+	int swap_ok;     /* bundle under .allow_optimizations: may be
+	                    reordered to { main ; aux } */
 } Item;
 
 typedef struct {
@@ -179,6 +203,8 @@ typedef struct {
 	int nparams;
 	char **param;
 	char **def; /* default text, or NULL */
+	int *req;   /* NAME:req: a value must be given */
+	int vararg; /* the last parameter takes the rest of the line */
 	SrcLine *body;
 	int nbody;
 } Macro;
@@ -212,9 +238,10 @@ struct As {
 	int nnum;
 	Macro *mac;
 	int nmac;
-	int in_bundle;  /* inside { } */
-	int bundle_n;   /* instructions so far in it */
-	int bundle_col; /* where it opened */
+	int in_bundle;   /* inside { } */
+	int bundle_n;    /* instructions so far in it */
+	int bundle_col;  /* where it opened */
+	int bundle_item; /* index of its first item */
 	SrcPos bundle_pos;
 	InsnContext ctx;     /* from .worker / .supervisor */
 	uint32_t objflags;   /* OBJF_* */
@@ -225,13 +252,21 @@ struct As {
 	long seq;            /* current statement number (errors sort by it) */
 	long *errseq;        /* per error */
 	unsigned expansions; /* \@ counter */
+	int allow_opt;       /* .allow_optimizations seen */
+	int allow_bad_rpt;   /* .allow_invalid_repeat seen */
+	DiagList *warnings;  /* AsmOptions.warnings: where .warning goes */
 };
 
 /* asm.c */
 void as_error(As *as, const SrcPos *pos, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* A message that does not fail the assembly (.warning). */
+void as_warning(As *as, const SrcPos *pos, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void *as_alloc(As *as, size_t n);
 char *as_strndup(As *as, const char *s, size_t n);
+/* Narrow the text [*a, *b) to drop blanks at both ends. */
+void as_trim(const char **a, const char **b);
 int as_section(As *as, const char *name, uint32_t flags, int explicit_flags);
 int64_t as_reserve(As *as, const SrcPos *pos, int col, uint64_t n);
 int as_lookup(As *as, const char *name);
@@ -253,5 +288,59 @@ void as_select_error(As *as, const Item *it, const AsmOperand *ops, int code,
 /* macro.c */
 void as_run_file(As *as, const char *file, const char *text, size_t len,
                  const SrcPos *from);
+/* After pass 1: every rpt body must start 8-byte aligned in a section
+ * aligned to at least 8 (errors otherwise, unless .allow_invalid_repeat). */
+void as_check_rpt(As *as);
+
+/* pseudo.c: a statement as the real instructions it stands for. */
+typedef struct {
+	const char *mnem; /* mnemonic or variant name */
+	int nops;
+	ParsedOp op[ISA_MAX_OPS];
+	int fnop; /* the aux no-op (bundle relaxation looks for it) */
+} RealInsn;
+/* Rewrite a pseudo-instruction or operand short form `mn ops` into out[]
+ * (at most 2): returns the count, 0 when the statement is none (assemble
+ * ops, which may have been respelt, as written), -1 after an error
+ * (reported). */
+int pseudo_expand(As *as, const SrcPos *pos, const char *mn, int mcol,
+                  ParsedOp *ops, int nops, RealInsn *out);
+
+/* sdk.c: the names of Graphcore's SDK headers with the project's values. */
+typedef struct {
+	const char *name;
+	int64_t value;
+} SdkName;
+/* Up to max names for chip into out[]; header_only leaves out those only
+ * predefined for the project's own kernels. Returns the count. */
+int sdk_names(const Chip *chip, SdkName *out, int max, int header_only);
+/* NULL-terminated: the header paths sdk_header_text knows. */
+extern const char *const sdk_header_paths[];
+/* The text of one of those headers (malloc'd), NULL for another path. */
+char *sdk_header_text(const char *path, const Chip *chip);
+
+/* cond.c: conditional assembly over one walk of lines (a file, a macro
+ * expansion, a .rept iteration). */
+typedef struct {
+	int parent;  /* the enclosing code is assembled */
+	int active;  /* this branch is assembled */
+	int taken;   /* some branch of this .if was (or is) assembled */
+	int in_else; /* past .else */
+	SrcPos pos;  /* of the .if, for "not closed" */
+	int col;
+} CondFrame;
+typedef struct {
+	CondFrame *v;
+	int n, cap;
+} CondStack;
+/* Is w (a line's first word) one of the conditional directives? */
+int cond_is_directive(const char *w);
+/* Handle line l if its first word w is a conditional directive: returns 1
+ * if it was one (consumed), else 0. */
+int cond_line(As *as, CondStack *cs, const SrcLine *l, const char *w);
+/* Are lines assembled at this point? */
+int cond_active(const CondStack *cs);
+/* End of the walk: every .if still open is an error. Frees the stack. */
+void cond_finish(As *as, CondStack *cs);
 
 #endif

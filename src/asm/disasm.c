@@ -6,11 +6,12 @@
  * is unambiguous, and the mnemonic is replaced by the full variant name
  * whenever the assembler would choose a different row for the printed
  * operands (asm_select is asked, so the two can never disagree). The two
- * no-op encodings print as nop and fnop. A word with the co-issue bit at an
- * 8-byte boundary, followed by an aux-lane word, prints as a bundle
- * "{ main ; aux }"; a two-word instruction (sendpicp) at an 8-byte boundary
- * prints as one line for its 8 bytes; anything that decodes to no row prints
- * as .word with a comment saying why.
+ * no-op encodings print as nop and fnop. A main-lane word with the
+ * co-issue bit, followed by an aux-lane word, prints as a bundle
+ * "{ main ; aux }" (at 4 mod 8 too, where poplibs has bundles: only rpt
+ * bodies must be 8-byte aligned); a two-word instruction (sendpicp) at an
+ * 8-byte boundary prints as one line for its 8 bytes; anything that decodes to
+ * no row prints as .word with a comment saying why.
  */
 #include "asmpriv.h"
 
@@ -19,14 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for one operand (a symbol name of up to 256 bytes plus an offset)
+ * and for one instruction's text. */
+enum { OPTEXT = 300, LINETEXT = 64 + ISA_MAX_OPS * (OPTEXT + 2) };
+
 /* ---- growing text ---- */
 
-typedef struct {
-	char *p;
-	size_t n, cap;
-} Str;
-
-static void __attribute__((format(printf, 2, 3)))
+void
 str_printf(Str *s, const char *fmt, ...)
 {
 	for (;;) {
@@ -180,7 +180,7 @@ noop_name(const Insn *in)
 /* One instruction; over[i], if set, is the text of a relocated operand
  * (an object's symbol reference). */
 static int
-insn_text(const Insn *in, Arch arch, const Obj *syms, char (*over)[96],
+insn_text(const Insn *in, Arch arch, const Obj *syms, char (*over)[OPTEXT],
           char *buf, size_t len)
 {
 	const InsnDesc *d = isa_row(in->row);
@@ -191,7 +191,7 @@ insn_text(const Insn *in, Arch arch, const Obj *syms, char (*over)[96],
 		snprintf(buf, len, "%s", nop);
 		return IPU_OK;
 	}
-	char text[ISA_MAX_OPS][96];
+	char text[ISA_MAX_OPS][OPTEXT];
 	AsmOperand a[ISA_MAX_OPS];
 	for (int i = 0; i < d->nops; i++) {
 		operand_text(d, i, in->op[i], syms, text[i], sizeof text[i],
@@ -297,7 +297,7 @@ reloc_note(Str *out, const Dis *D, uint32_t off, uint32_t len)
 		                   : r->type == R_IPU_16 ? "R_IPU_16"
 		                   : r->type == R_IPU_8  ? "R_IPU_8"
 		                                         : NULL;
-		char target[96];
+		char target[OPTEXT];
 		if (!type) /* operands print their symbol in place */
 			continue;
 		reloc_target(o, r, target, sizeof target);
@@ -307,7 +307,7 @@ reloc_note(Str *out, const Dis *D, uint32_t off, uint32_t len)
 
 /* Operand texts from the object's relocations on the word at off. */
 static int
-reloc_operands(const Dis *D, uint32_t off, char (*over)[96])
+reloc_operands(const Dis *D, uint32_t off, char (*over)[OPTEXT])
 {
 	const Obj *o = D->obj;
 	int any = 0;
@@ -317,7 +317,7 @@ reloc_operands(const Dis *D, uint32_t off, char (*over)[96])
 		if (r->section != D->sec || r->offset != off ||
 		    r->type < R_IPU_OPERAND0)
 			continue;
-		reloc_target(o, r, over[r->type - R_IPU_OPERAND0], 96);
+		reloc_target(o, r, over[r->type - R_IPU_OPERAND0], OPTEXT);
 		any = 1;
 	}
 	return any;
@@ -363,7 +363,7 @@ word_text(const Dis *D, uint32_t off, uint32_t w, char *buf, size_t len)
 		return -1;
 	}
 	const Obj *syms = D->obj && D->obj->kind == OBJ_EXEC ? D->obj : NULL;
-	char over[ISA_MAX_OPS][96];
+	char over[ISA_MAX_OPS][OPTEXT];
 	int any = reloc_operands(D, off, over);
 	insn_text(&in, D->arch, syms, any ? over : NULL, buf, len);
 	return 0;
@@ -379,7 +379,7 @@ wide_text(const Dis *D, uint32_t off, uint32_t w0, uint32_t w1, char *buf,
 	    !(isa_row(in.row)->flags & F_WIDE))
 		return -1;
 	const Obj *syms = D->obj && D->obj->kind == OBJ_EXEC ? D->obj : NULL;
-	char over[ISA_MAX_OPS][96];
+	char over[ISA_MAX_OPS][OPTEXT];
 	int any = reloc_operands(D, off, over);
 	insn_text(&in, D->arch, syms, any ? over : NULL, buf, len);
 	return 0;
@@ -399,7 +399,7 @@ bundle_text(const Dis *D, uint32_t off, uint32_t w0, uint32_t w1, char *buf,
 	    (da->flags & F_SOLO) || (db->flags & F_SOLO))
 		return -1;
 	const Obj *syms = D->obj && D->obj->kind == OBJ_EXEC ? D->obj : NULL;
-	char ta[200], tb[200], over[ISA_MAX_OPS][96];
+	char ta[LINETEXT], tb[LINETEXT], over[ISA_MAX_OPS][OPTEXT];
 	int any = reloc_operands(D, off, over);
 	insn_text(&a, D->arch, syms, any ? over : NULL, ta, sizeof ta);
 	any = reloc_operands(D, off + 4, over);
@@ -412,15 +412,16 @@ static void
 dis_code(Str *out, const Dis *D, const uint8_t *b, size_t len)
 {
 	size_t off = 0;
-	char text[500];
+	char text[2 * LINETEXT + 8];
 	while (off + 4 <= len) {
 		uint32_t a = D->base + (uint32_t)off;
 		labels(out, D, a);
 		uint32_t w[2] = {rd32(b + off), 0};
-		if ((w[0] & 0x80000000u) && a % 8 == 0 && off + 8 <= len) {
+		if ((w[0] & 0x80000000u) && off + 8 <= len) {
 			w[1] = rd32(b + off + 4);
-			if (!wide_text(D, (uint32_t)off, w[0], w[1], text,
-			               sizeof text) ||
+			if ((a % 8 == 0 &&
+			     !wide_text(D, (uint32_t)off, w[0], w[1], text,
+			                sizeof text)) ||
 			    !bundle_text(D, (uint32_t)off, w[0], w[1], text,
 			                 sizeof text)) {
 				line_start(out, D, a, w, 2);
@@ -449,13 +450,13 @@ dis_code(Str *out, const Dis *D, const uint8_t *b, size_t len)
 
 /* An R_IPU_32 relocation exactly on this word: its target text. */
 static int
-data_reloc(const Dis *D, uint32_t off, char *target)
+data_reloc(const Dis *D, uint32_t off, char target[OPTEXT])
 {
 	const Obj *o = D->obj;
 	for (int i = 0; o && o->kind == OBJ_REL && i < o->nrel; i++)
 		if (o->rel[i].section == D->sec && o->rel[i].offset == off &&
 		    o->rel[i].type == R_IPU_32) {
-			reloc_target(o, &o->rel[i], target, 96);
+			reloc_target(o, &o->rel[i], target, OPTEXT);
 			return 1;
 		}
 	return 0;
@@ -469,7 +470,7 @@ dis_data(Str *out, const Dis *D, const uint8_t *b, size_t len)
 		uint32_t a = D->base + (uint32_t)off;
 		labels(out, D, a);
 		const char *pre = D->flags & DIS_PLAIN ? "\t" : "  ";
-		char target[96];
+		char target[OPTEXT];
 		if (off + 4 <= len && data_reloc(D, (uint32_t)off, target)) {
 			if (D->flags & DIS_PLAIN)
 				str_printf(out, "%s.word %s\n", pre, target);

@@ -2,12 +2,14 @@
  * expr.c - assembler expressions: a precedence-climbing parser over tokens
  * and an evaluator over relocatable values.
  *
- * Operators and precedence are C's: unary - + ~ !, then * / %, + -, << >>,
- * &, ^, |. A value is absolute, section-relative (a label, ".") or an
- * undefined symbol plus a constant. Only these combine: rel + abs, abs + rel,
- * rel - abs, and rel - rel within one section (which is absolute); anything
- * else is an error, because no relocation could express it. Symbols are the
- * caller's business (ExprHooks), so the parser knows no symbol table.
+ * Operators and precedence are those of Graphcore's (LLVM's GNU-style)
+ * assembler, not C's: unary - + ~ !, then * / % << >>, then | & ^ (one
+ * level, left to right), + -, the comparisons == != <> < <= > >= (1 for
+ * true, 0 for false), &&, ||. A value is absolute, section-relative (a label,
+ * ".") or an undefined symbol plus a constant. Only these combine: rel + abs,
+ * abs + rel, rel - abs, and rel - rel within one section (which is absolute);
+ * anything else is an error, because no relocation could express it. Symbols
+ * are the caller's business (ExprHooks), so the parser knows no symbol table.
  */
 #include "asmpriv.h"
 
@@ -61,7 +63,9 @@ expr_secrel(const ExprHooks *h, int sec, int64_t off, int col)
 	return e;
 }
 
-/* Binding power of a binary operator token; 0 if it is not one. */
+/* Binding power of a binary operator token; 0 if it is not one. The levels
+ * are LLVM's getGNUBinOpPrecedence (the Colossus assembler is LLVM's MC),
+ * so `1 + 2 << 3` is 17 and `a | b + c` is (a | b) + c, as there. */
 static int
 binary_prec(const Token *t)
 {
@@ -71,18 +75,26 @@ binary_prec(const Token *t)
 	case '*':
 	case '/':
 	case '%':
-		return 6;
-	case '+':
-	case '-':
-		return 5;
 	case P_SHL:
 	case P_SHR:
-		return 4;
-	case '&':
-		return 3;
-	case '^':
-		return 2;
+		return 6;
 	case '|':
+	case '&':
+	case '^':
+		return 5;
+	case '+':
+	case '-':
+		return 4;
+	case P_EQ:
+	case P_NE:
+	case '<':
+	case P_LE:
+	case '>':
+	case P_GE:
+		return 3;
+	case P_LAND:
+		return 2;
+	case P_LOR:
 		return 1;
 	}
 	return 0;
@@ -98,6 +110,11 @@ parse_unary(const ExprHooks *h, const Token *t, int n, int *pos, int depth)
 	if (depth > 200) {
 		h->error(h->ctx, k->col, "expression nested too deeply");
 		return NULL;
+	}
+	if (k->kind == TK_PUNCT && k->punct == '-' && k[1].kind == TK_NUM &&
+	    k[1].punct == 'h') { /* -1.0h negates the binary16 value */
+		*pos += 2;
+		return expr_num(h, k[1].num ^ 0x8000, k->col);
 	}
 	if (k->kind == TK_PUNCT && (k->punct == '-' || k->punct == '+' ||
 	                            k->punct == '~' || k->punct == '!')) {
@@ -243,12 +260,50 @@ eval_add(const ExprHooks *h, int op, int col, ExprVal *a, const ExprVal *b)
 	return fail(h, col, not_reloc);
 }
 
+/* Comparisons and logical operators of absolute values: 1 or 0. */
+static int
+eval_logic(const ExprHooks *h, const Expr *e, ExprVal *a, const ExprVal *b)
+{
+	if (!is_abs(a) || !is_abs(b))
+		return fail(h, e->col, not_reloc);
+	int64_t x = a->v, y = b->v;
+	switch ((int)e->num) {
+	case P_EQ:
+		a->v = x == y;
+		break;
+	case P_NE:
+		a->v = x != y;
+		break;
+	case '<':
+		a->v = x < y;
+		break;
+	case P_LE:
+		a->v = x <= y;
+		break;
+	case '>':
+		a->v = x > y;
+		break;
+	case P_GE:
+		a->v = x >= y;
+		break;
+	case P_LAND:
+		a->v = x && y;
+		break;
+	default: /* P_LOR */
+		a->v = x || y;
+		break;
+	}
+	return 0;
+}
+
 static int
 eval_bin(const ExprHooks *h, const Expr *e, ExprVal *a, const ExprVal *b)
 {
 	int op = (int)e->num;
 	if (op == '+' || op == '-')
 		return eval_add(h, op, e->col, a, b);
+	if (binary_prec(&(Token){.kind = TK_PUNCT, .punct = op}) <= 3)
+		return eval_logic(h, e, a, b);
 	if (!is_abs(a) || !is_abs(b))
 		return fail(h, e->col, not_reloc);
 	uint64_t x = (uint64_t)a->v, y = (uint64_t)b->v;

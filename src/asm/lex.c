@@ -10,6 +10,8 @@
  */
 #include "asmpriv.h"
 
+#include "../util/fp.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +159,19 @@ lex_number(const char *line, const char *p, TokList *out, int *errcol,
 			push(out, TK_FLOAT, line, p, m);
 			return m;
 		}
+		/* A binary16 literal (1.0h), as Graphcore's assembler takes
+		 * it for setzi $a and friends: its bit pattern. */
+		if (m > n + 1 && p[m] == 'h' &&
+		    !ident_char((unsigned char)p[m + 1])) {
+			char buf[64];
+			unsigned flags = 0;
+			snprintf(buf, sizeof buf, "%.*s", m < 63 ? m : 63, p);
+			Token *t = push(out, TK_NUM, line, p, m + 1);
+			t->num = fp_f64_to_f16(strtod(buf, NULL), FP_RNE, 0,
+			                       FP_OV_IEEE, &flags);
+			t->punct = 'h';
+			return m + 1;
+		}
 	}
 	if (base == 10 && (p[n] == 'f' || p[n] == 'b') &&
 	    !ident_char((unsigned char)p[n + 1])) {
@@ -268,7 +283,12 @@ lex_line(const char *line, TokList *out, int *errcol, char *msg, size_t msglen)
 		} else if (ident_start(c)) {
 			for (n = 1; ident_char((unsigned char)p[n]); n++)
 				;
-			push(out, TK_IDENT, line, p, n);
+			Token *t = push(out, TK_IDENT, line, p, n);
+			if (n == 4 && !strncmp(p, "infh", 4)) {
+				t->kind = TK_NUM; /* binary16 infinity */
+				t->num = 0x7c00;
+				t->punct = 'h';
+			}
 		} else if (c == '$') {
 			for (n = 1; isalnum((unsigned char)p[n]) || p[n] == '_';
 			     n++)
@@ -287,10 +307,11 @@ lex_line(const char *line, TokList *out, int *errcol, char *msg, size_t msglen)
 			static const struct {
 				const char *s;
 				int p;
-			} two[] = {{"<<", P_SHL},
-			           {">>", P_SHR},
-			           {"+=", P_PLUSEQ},
-			           {"++", P_PLUSPLUS}};
+			} two[] = {
+			    {"<<", P_SHL},      {">>", P_SHR}, {"+=", P_PLUSEQ},
+			    {"++", P_PLUSPLUS}, {"==", P_EQ},  {"!=", P_NE},
+			    {"<>", P_NE},       {"<=", P_LE},  {">=", P_GE},
+			    {"&&", P_LAND},     {"||", P_LOR}};
 			n = 0;
 			for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
 				if (p[0] == two[i].s[0] &&
@@ -301,7 +322,7 @@ lex_line(const char *line, TokList *out, int *errcol, char *msg, size_t msglen)
 					break;
 				}
 			if (!n) {
-				if (!strchr(",:{}()+-*/%&|^~;=@!", c)) {
+				if (!strchr(",:{}()+-*/%&|^~;=@!<>", c)) {
 					*errcol = (int)(p - line) + 1;
 					if (isprint(c))
 						snprintf(msg, msglen,

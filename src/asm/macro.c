@@ -29,6 +29,44 @@ static void process_lines(As *as, const SrcLine *lines, int n);
 
 /* ---- lines ---- */
 
+/* A C preprocessor's line marker, `# 12 "file.S" 2` or `#line 12`: the next
+ * line is line 12 of file.S. Returns 1 and fills *line (and *name, *nlen
+ * when a name is given), else 0. */
+static int
+linemarker(const char *s, size_t len, long *line, const char **name,
+           size_t *nlen)
+{
+	size_t i = 1;
+	if (!len || s[0] != '#')
+		return 0;
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (len - i > 4 && !strncmp(s + i, "line", 4) &&
+	    (s[i + 4] == ' ' || s[i + 4] == '\t'))
+		for (i += 4; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
+			;
+	if (i >= len || s[i] < '0' || s[i] > '9')
+		return 0;
+	long v = 0;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+		if ((v = v * 10 + (s[i] - '0')) > INT32_MAX)
+			return 0;
+	*line = v;
+	*name = NULL;
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i < len && s[i] == '"') {
+		size_t j = i + 1;
+		while (j < len && s[j] != '"')
+			j++;
+		if (j >= len)
+			return 0;
+		*name = s + i + 1;
+		*nlen = j - i - 1;
+	}
+	return 1;
+}
+
 static SrcLine *
 split_lines(As *as, const char *file, const char *text, size_t len, int *n,
             int *unterminated)
@@ -42,6 +80,7 @@ split_lines(As *as, const char *file, const char *text, size_t len, int *n,
 		count += text[i] == '\n';
 	SrcLine *lines = as_alloc(as, (size_t)count * sizeof *lines);
 	size_t start = 0;
+	long next = 1; /* line number of the next line */
 	for (int k = 0; k < count; k++) {
 		size_t end = start;
 		while (end < len && text[end] != '\n')
@@ -49,10 +88,20 @@ split_lines(As *as, const char *file, const char *text, size_t len, int *n,
 		lex[end] = show[end] = 0;
 		if (end > start && show[end - 1] == '\r')
 			lex[end - 1] = show[end - 1] = 0;
+		int lineno = (int)next++;
 		lines[k] =
-		    (SrcLine){lex + start, show + start, file, k + 1, NULL};
+		    (SrcLine){lex + start, show + start, file, lineno, NULL};
+		long mark;
+		const char *name;
+		size_t nlen;
+		if (linemarker(text + start, end - start, &mark, &name,
+		               &nlen)) {
+			next = mark;
+			if (name)
+				file = as_strndup(as, name, nlen);
+		}
 		if (memchr(text + start, 0, end - start)) {
-			SrcPos pos = {file, k + 1, "", NULL};
+			SrcPos pos = {lines[k].file, lineno, "", NULL};
 			as_error(as, &pos, 1, "NUL byte in the source line");
 			lines[k].text = "";
 		}
@@ -74,8 +123,8 @@ as_run_file(As *as, const char *file, const char *text, size_t len,
 	file = as_strndup(as, file, strlen(file));
 	SrcLine *lines = split_lines(as, file, text, len, &n, &unterminated);
 	if (unterminated) {
-		SrcPos pos = {file, unterminated, lines[unterminated - 1].show,
-		              NULL};
+		const SrcLine *u = &lines[unterminated - 1];
+		SrcPos pos = {u->file, u->line, u->show, NULL};
 		as_error(as, &pos, 1, "comment started here is not closed");
 	}
 	as->depth++;
@@ -180,50 +229,130 @@ expect_comma(As *as, const SrcPos *pos, const Token *t)
 
 /* ---- .macro / .rept ---- */
 
-/* Split `s` at top-level commas into trimmed pieces (arena). */
+enum { MAX_PARAMS = 32 };
+
+/* One piece of a macro call or .macro line: an optional NAME= and a value. */
+typedef struct {
+	char *name;        /* keyword argument or parameter name, or NULL */
+	char *value;       /* as substituted: quotes of strings removed */
+	int col;           /* where the piece starts in the line */
+	const char *start; /* and that place itself */
+} MacArg;
+
 static int
-split_args(As *as, const char *s, char **out, int max)
+mac_ident_char(char c)
 {
-	int n = 0, depth = 0;
-	char q = 0;
-	const char *start = s;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (!*s)
-		return 0;
-	start = s;
-	for (;; s++) {
-		if (q) {
-			if (*s == '\\' && s[1])
-				s++;
-			else if (*s == q)
-				q = 0;
-			if (*s)
-				continue;
-		}
-		if (*s == '"' || *s == '\'')
-			q = *s;
-		else if (*s == '(')
-			depth++;
-		else if (*s == ')' && depth)
-			depth--;
-		if (*s == 0 || (*s == ',' && depth == 0)) {
-			const char *a = start, *b = s;
-			while (a < b && (*a == ' ' || *a == '\t'))
-				a++;
-			while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-				b--;
-			if (n == max)
-				return -1;
-			out[n++] = as_strndup(as, a, (size_t)(b - a));
-			if (!*s)
-				return n;
-			start = s + 1;
-		}
-	}
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.';
 }
 
-enum { MAX_PARAMS = 32 };
+/* Does an operator token start at s? (LLVM's isOperator: a blank before one
+ * does not end a macro argument.) A '.' starting a name is not one. */
+static int
+starts_operator(const char *s)
+{
+	if (s[0] == '.')
+		return !mac_ident_char(s[1]);
+	return s[0] && strchr("+-~/*=|^&!<>", s[0]) != NULL;
+}
+
+/* The value of argument text [a, b): trimmed, with the quotes of quoted
+ * strings dropped (LLVM substitutes a string's contents). */
+static char *
+arg_value(As *as, const char *a, const char *b)
+{
+	as_trim(&a, &b);
+	char *v = as_alloc(as, (size_t)(b - a) + 1), *o = v;
+	for (int q = 0; a < b; a++) {
+		if (*a == '"') {
+			q = !q;
+			continue;
+		}
+		if (q && *a == '\\' && a + 1 < b)
+			*o++ = *a++;
+		*o++ = *a;
+	}
+	*o = 0;
+	return v;
+}
+
+/* Split the arguments of a macro call (or the parameters of .macro) as
+ * LLVM's assembler does: pieces end at a top-level ',' or at a blank that is
+ * not followed by an operator, so `m a, b`, `m a b` and `m a + 1 b` all
+ * work; NAME=value names a parameter. Stops at the end of the line or a
+ * top-level ';'. Returns the count (-1 when more than max) and *end. */
+static int
+macro_args(As *as, const char *line, const char *s, MacArg *out, int max,
+           const char **end)
+{
+	int n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s || *s == ';')
+			break;
+		if (n == max) {
+			*end = s;
+			return -1;
+		}
+		MacArg *a = &out[n++];
+		a->col = (int)(s - line) + 1;
+		a->start = s;
+		a->name = NULL;
+		const char *id = s;
+		while (mac_ident_char(*id) && *id != '$' && *id != '.')
+			id++;
+		const char *eq = id;
+		while (*eq == ' ' || *eq == '\t')
+			eq++;
+		if (id > s && *eq == '=' && eq[1] != '=') {
+			a->name = as_strndup(as, s, (size_t)(id - s));
+			for (s = eq + 1; *s == ' ' || *s == '\t'; s++)
+				;
+		}
+		const char *v = s;
+		int depth = 0;
+		while (*s) {
+			if (*s == '"') { /* a string, blanks and all */
+				for (s++; *s && *s != '"'; s++)
+					if (*s == '\\' && s[1])
+						s++;
+				if (*s)
+					s++;
+				continue;
+			}
+			if (depth == 0 && (*s == ',' || *s == ';'))
+				break;
+			if (depth == 0 && (*s == ' ' || *s == '\t')) {
+				const char *k = s;
+				while (*k == ' ' || *k == '\t')
+					k++;
+				if (!starts_operator(k))
+					break;
+				/* the operator, then blanks after it */
+				s = k + 1;
+				if (*s && strchr("=<>&|!", *k) &&
+				    strchr("=<>&|", *s))
+					s++;
+				while (*s == ' ' || *s == '\t')
+					s++;
+				continue;
+			}
+			if (*s == '(')
+				depth++;
+			else if (*s == ')' && depth)
+				depth--;
+			s++;
+		}
+		a->value = arg_value(as, v, s);
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == ',')
+			s++;
+	}
+	*end = s;
+	return n;
+}
 
 static void
 define_macro(As *as, const SrcLine *l, const SrcLine *body, int nbody)
@@ -246,30 +375,54 @@ define_macro(As *as, const SrcLine *l, const SrcLine *body, int nbody)
 		         name);
 		return;
 	}
-	char *raw[MAX_PARAMS];
-	/* Parameters may be separated by commas or blanks (GNU as). */
-	char *params = as_strndup(as, s + nlen, strlen(s + nlen));
-	for (char *p = params; *p; p++)
-		if (*p == ' ' || *p == '\t')
-			*p = ',';
-	int n = split_args(as, params, raw, MAX_PARAMS), k = 0;
+	MacArg raw[MAX_PARAMS];
+	const char *end, *p = s + nlen;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == ',') /* .macro NAME, A, B */
+		p++;
+	/* NAME, NAME=default, NAME:req; separated by commas or blanks. */
+	int n = macro_args(as, l->text, p, raw, MAX_PARAMS, &end);
 	if (n < 0) {
-		as_error(as, &pos, 1, "too many macro parameters");
+		as_error(as, &pos, 1, "too many macro parameters (at most %d)",
+		         MAX_PARAMS);
 		return;
 	}
 	Macro m = {.name = name};
 	m.param = as_alloc(as, (size_t)(n + 1) * sizeof *m.param);
 	m.def = as_alloc(as, (size_t)(n + 1) * sizeof *m.def);
+	m.req = as_alloc(as, (size_t)(n + 1) * sizeof *m.req);
 	for (int i = 0; i < n; i++) {
-		if (!raw[i][0])
-			continue;
-		char *eq = strchr(raw[i], '=');
-		m.def[k] = eq ? eq + 1 : NULL;
-		if (eq)
-			*eq = 0;
-		m.param[k++] = raw[i];
+		char *p = raw[i].name ? raw[i].name : raw[i].value;
+		char *colon = strchr(p, ':');
+		m.req[i] = colon && !strcmp(colon, ":req");
+		int va = colon && !strcmp(colon, ":vararg");
+		if ((colon && !m.req[i] && !va) || (va && i != n - 1)) {
+			as_error(as, &pos, raw[i].col,
+			         va ? "only the last parameter may be :vararg"
+			            : "unsupported parameter qualifier '%s' "
+			              "(:req or :vararg)",
+			         colon);
+			return;
+		}
+		m.vararg = va;
+		if (colon)
+			*colon = 0;
+		for (const char *c = p; *c; c++)
+			if (!mac_ident_char(*c) || *c == '.' || *c == '$') {
+				as_error(as, &pos, raw[i].col,
+				         "bad macro parameter name '%s'", p);
+				return;
+			}
+		if (!*p) {
+			as_error(as, &pos, raw[i].col,
+			         "expected a parameter name");
+			return;
+		}
+		m.param[i] = p;
+		m.def[i] = raw[i].name ? raw[i].value : NULL;
 	}
-	m.nparams = k;
+	m.nparams = n;
 	m.body = (SrcLine *)body;
 	m.nbody = nbody;
 	for (int i = 0; i < as->nmac; i++)
@@ -310,12 +463,8 @@ substitute(As *as, const Macro *m, char **args, const char *s)
 				rep = "";
 				skip = 3;
 			} else {
-				size_t len = 0;
-				while (
-				    s[1 + len] == '_' ||
-				    (s[1 + len] >= 'a' && s[1 + len] <= 'z') ||
-				    (s[1 + len] >= 'A' && s[1 + len] <= 'Z') ||
-				    (s[1 + len] >= '0' && s[1 + len] <= '9'))
+				size_t len = 0; /* LLVM's identifier chars */
+				while (mac_ident_char(s[1 + len]))
 					len++;
 				for (int i = 0; i < m->nparams && len; i++)
 					if (strlen(m->param[i]) == len &&
@@ -343,38 +492,93 @@ substitute(As *as, const Macro *m, char **args, const char *s)
 	return r;
 }
 
-static void
+/* Expand the call of m at token `name`; returns where its arguments end
+ * in the line (a ';' may follow with more statements). */
+static const char *
 expand_macro(As *as, const Macro *m, const SrcLine *l, const Token *name)
 {
 	SrcPos pos = line_pos(l);
+	MacArg given[MAX_PARAMS + 1];
 	char *args[MAX_PARAMS];
-	int n = split_args(as, name->s + name->len, args, MAX_PARAMS);
-	if (n < 0 || n > m->nparams) {
+	const char *end;
+	int n = macro_args(as, l->text, name->s + name->len, given,
+	                   MAX_PARAMS + 1, &end);
+	if (m->vararg && n >= m->nparams && !given[m->nparams - 1].name) {
+		/* the last parameter takes the rest of the statement */
+		MacArg *v = &given[m->nparams - 1];
+		const char *a = v->start, *b = end;
+		as_trim(&a, &b);
+		v->value = as_strndup(as, a, (size_t)(b - a));
+		n = m->nparams;
+	}
+	if (n < 0) {
 		as_error(as, &pos, name->col,
 		         "too many arguments for macro '%s' (it takes %d)",
 		         m->name, m->nparams);
-		return;
+		return end;
+	}
+	for (int i = 0; i < m->nparams; i++)
+		args[i] = NULL;
+	for (int i = 0, next = 0, named = 0; i < n; i++) {
+		int k = next;
+		if (named && !given[i].name) {
+			as_error(
+			    as, &pos, given[i].col,
+			    "a positional argument after a named one (NAME=) "
+			    "in a call of macro '%s'",
+			    m->name);
+			return end;
+		}
+		if (given[i].name) {
+			named = 1;
+			for (k = 0; k < m->nparams; k++)
+				if (!strcmp(m->param[k], given[i].name))
+					break;
+			if (k == m->nparams) {
+				as_error(as, &pos, given[i].col,
+				         "macro '%s' has no parameter '%s'",
+				         m->name, given[i].name);
+				return end;
+			}
+		} else if (k >= m->nparams) {
+			as_error(as, &pos, given[i].col,
+			         "too many arguments for macro '%s' (it takes "
+			         "%d)",
+			         m->name, m->nparams);
+			return end;
+		} else {
+			next++;
+		}
+		args[k] = given[i].value;
 	}
 	for (int i = 0; i < m->nparams; i++) {
-		if (i < n && args[i][0])
+		if (args[i] && args[i][0])
 			continue;
+		if (m->req[i]) {
+			as_error(as, &pos, name->col,
+			         "missing value for required parameter '%s' of "
+			         "macro '%s'",
+			         m->param[i], m->name);
+			return end;
+		}
 		args[i] = m->def[i] ? m->def[i] : "";
 	}
 	if (as->depth >= MAX_DEPTH) {
 		as_error(as, &pos, name->col,
 		         "macro '%s' nested too deeply (recursive?)", m->name);
-		return;
+		return end;
 	}
-	as->expansions++;
 	SrcLine *lines = as_alloc(as, (size_t)(m->nbody + 1) * sizeof *lines);
 	for (int i = 0; i < m->nbody; i++) {
 		char *t = substitute(as, m, args, m->body[i].text);
 		lines[i] =
 		    (SrcLine){t, t, m->body[i].file, m->body[i].line, m->name};
 	}
+	as->expansions++; /* \@ counts from 0, as in LLVM */
 	as->depth++;
 	process_lines(as, lines, m->nbody);
 	as->depth--;
+	return end;
 }
 
 static void
@@ -544,86 +748,73 @@ operand(As *as, const SrcPos *pos, const Token *t, int n, int p, ParsedOp *op)
 	return p;
 }
 
-/* ---- pseudo-instructions (docs/assembler.md) ---- */
-
-static void
-set_reg(ParsedOp *op, AopClass cls, int num, int col)
-{
-	memset(op, 0, sizeof *op);
-	op->a = (AsmOperand){.cls = cls, .nregs = 1, .value = num};
-	op->col = col;
-}
-
-static void
-set_zero(As *as, ParsedOp *op, int col)
-{
-	memset(op, 0, sizeof *op);
-	op->a.cls = AOP_IMM;
-	op->e = expr_num(&as->hooks, 0, col);
-	op->col = col;
-}
-
-static int
-single(const ParsedOp *op, AopClass cls)
-{
-	return op->a.cls == cls && op->a.nregs == 1 && op->a.decor == DEC_NONE;
-}
-
-/* Rewrite a pseudo-instruction into its real form; 0 if `mn` is not one,
- * 1 if rewritten, -1 after an error. */
-static int
-pseudo(As *as, const SrcPos *pos, const Token *m, const char **mn,
-       ParsedOp *ops, int *nops)
-{
-	int col = m->col;
-	if (tok_is(m, "nop") || tok_is(m, "fnop")) {
-		int aux = tok_is(m, "fnop");
-		if (*nops) {
-			as_error(as, pos, col, "'%.*s' takes no operands",
-			         m->len, m->s);
-			return -1;
-		}
-		AopClass c = aux ? AOP_AREG : AOP_MREG;
-		set_reg(&ops[0], c, 15, col);
-		set_reg(&ops[1], c, 15, col);
-		set_zero(as, &ops[2], col);
-		*mn = aux ? "or_aaan_zi" : "or_mmmn_zi";
-		*nops = 3;
-		return 1;
-	}
-	if (tok_is(m, "zero")) {
-		if (*nops != 1 || (!single(&ops[0], AOP_MREG) &&
-		                   !single(&ops[0], AOP_AREG))) {
-			as_error(as, pos, col,
-			         "'zero' takes one register: zero $mN or "
-			         "zero $aN");
-			return -1;
-		}
-		AopClass c = ops[0].a.cls;
-		set_reg(&ops[1], c, 15, ops[0].col);
-		set_zero(as, &ops[2], ops[0].col);
-		*mn = c == AOP_AREG ? "or_aaan_zi" : "or_mmmn_zi";
-		*nops = 3;
-		return 1;
-	}
-	if (tok_is(m, "mov")) {
-		AopClass c = ops[0].a.cls;
-		if (*nops != 2 || !(c == AOP_MREG || c == AOP_AREG) ||
-		    !single(&ops[0], c) || !single(&ops[1], c)) {
-			as_error(as, pos, col,
-			         "'mov' copies a register: mov $mD, $mS or "
-			         "mov $aD, $aS");
-			return -1;
-		}
-		set_zero(as, &ops[2], ops[1].col);
-		*mn = c == AOP_AREG ? "or_aaan_zi" : "or_mmmn_zi";
-		*nops = 3;
-		return 1;
-	}
-	return 0;
-}
-
 /* ---- instructions ---- */
+
+/* Reserve and record one real instruction of the current statement. */
+static void
+emit_insn(As *as, const SrcPos *pos, int mcol, const RealInsn *r)
+{
+	const char *mn = r->mnem;
+	ASec *s = &as->sec[as->cur];
+	if (!(s->flags & SECF_EXEC) || (s->flags & SECF_NOBITS)) {
+		as_error(as, pos, mcol,
+		         "instruction in data section '%s' (use .text or "
+		         ".section NAME, \"ax\")",
+		         s->name);
+		return;
+	}
+	if (s->size % 4) {
+		as_error(as, pos, mcol,
+		         "instruction at %s+0x%x is not 4-byte aligned",
+		         s->name, s->size);
+		return;
+	}
+	int bundle = 0;
+	if (as->in_bundle) {
+		bundle = ++as->bundle_n;
+		if (bundle > 2) {
+			as_error(as, pos, mcol,
+			         "a bundle holds two instructions: "
+			         "{ main-lane ; aux-lane }");
+			return;
+		}
+		if (bundle == 1)
+			as->bundle_item = as->nitem;
+	}
+	int words = asm_mnemonic_words(mn);
+	if (words == 2 && bundle) {
+		as_error(as, pos, mcol,
+		         "'%s' is a two-word instruction and cannot be bundled",
+		         mn);
+		return;
+	}
+	if (words == 2 && s->size % 8)
+		as_error(as, pos, mcol,
+		         "'%s' at %s+0x%x is not 8-byte aligned: it is a "
+		         "two-word instruction (add .align 8 or a nop before "
+		         "it)",
+		         mn, s->name, s->size);
+	if (words == 2 && s->align < 8)
+		s->align = 8; /* so that linking keeps it aligned */
+	int64_t off = as_reserve(as, pos, mcol, 4u * (unsigned)words);
+	if (off < 0)
+		return;
+	Item *it = as_item(as, IT_INSN, pos, mcol);
+	if (!it)
+		return;
+	it->off = (uint32_t)off;
+	it->mnem = mn;
+	it->mcol = mcol;
+	it->nops = r->nops;
+	memcpy(it->op, r->op, (size_t)r->nops * sizeof *r->op);
+	it->bundle = bundle;
+	it->bcol = as->bundle_col;
+	it->ctx = as->ctx;
+	it->fnop = r->fnop;
+	it->rpt = !strncmp(mn, "rpt", 3) && (!mn[3] || mn[3] == '_');
+	if (it->rpt && as->allow_opt && s->align < 8)
+		s->align = 8; /* as LLVM does for a section with an rpt */
+}
 
 static int
 instruction(As *as, const SrcPos *pos, const Token *t, int n, int p)
@@ -656,74 +847,22 @@ instruction(As *as, const SrcPos *pos, const Token *t, int n, int p)
 		}
 	}
 	const char *mn = as_strndup(as, m->s, (size_t)m->len);
-	int ps =
-	    asm_known_mnemonic(mn) ? 0 : pseudo(as, pos, m, &mn, ops, &nops);
-	if (ps < 0)
+	RealInsn real[2];
+	int k = pseudo_expand(as, pos, mn, m->col, ops, nops, real);
+	if (k < 0)
 		return p;
-	if (!ps && !asm_known_mnemonic(mn)) {
-		Item tmp = {.pos = *pos, .mnem = mn, .mcol = m->col};
-		as_select_error(as, &tmp, NULL, SEL_NO_MNEMONIC, -1);
-		return p;
-	}
-	ASec *s = &as->sec[as->cur];
-	if (!(s->flags & SECF_EXEC) || (s->flags & SECF_NOBITS)) {
-		as_error(as, pos, m->col,
-		         "instruction in data section '%s' (use .text or "
-		         ".section NAME, \"ax\")",
-		         s->name);
-		return p;
-	}
-	if (s->size % 4) {
-		as_error(as, pos, m->col,
-		         "instruction at %s+0x%x is not 4-byte aligned",
-		         s->name, s->size);
-		return p;
-	}
-	int bundle = 0;
-	if (as->in_bundle) {
-		bundle = ++as->bundle_n;
-		if (bundle > 2) {
-			as_error(as, pos, m->col,
-			         "a bundle holds two instructions: "
-			         "{ main-lane ; aux-lane }");
+	if (k == 0) {
+		if (!asm_known_mnemonic(mn)) {
+			Item tmp = {.pos = *pos, .mnem = mn, .mcol = m->col};
+			as_select_error(as, &tmp, NULL, SEL_NO_MNEMONIC, -1);
 			return p;
 		}
-		if (bundle == 1 && s->size % 8) {
-			as_error(as, pos, as->bundle_col,
-			         "bundle at %s+0x%x is not 8-byte aligned (add "
-			         ".align 8 or a nop before it)",
-			         s->name, s->size);
-		}
+		real[0] = (RealInsn){.mnem = mn, .nops = nops};
+		memcpy(real[0].op, ops, (size_t)nops * sizeof *ops);
+		k = 1;
 	}
-	int words = asm_mnemonic_words(mn);
-	if (words == 2 && bundle) {
-		as_error(as, pos, m->col,
-		         "'%s' is a two-word instruction and cannot be bundled",
-		         mn);
-		return p;
-	}
-	if (words == 2 && s->size % 8)
-		as_error(as, pos, m->col,
-		         "'%s' at %s+0x%x is not 8-byte aligned: it is a "
-		         "two-word instruction (add .align 8 or a nop before "
-		         "it)",
-		         mn, s->name, s->size);
-	if (words == 2 && s->align < 8)
-		s->align = 8; /* so that linking keeps it aligned */
-	int64_t off = as_reserve(as, pos, m->col, 4u * (unsigned)words);
-	if (off < 0)
-		return p;
-	Item *it = as_item(as, IT_INSN, pos, m->col);
-	if (!it)
-		return p;
-	it->off = (uint32_t)off;
-	it->mnem = mn;
-	it->mcol = m->col;
-	it->nops = nops;
-	memcpy(it->op, ops, (size_t)nops * sizeof *ops);
-	it->bundle = bundle;
-	it->bcol = as->bundle_col;
-	it->ctx = as->ctx;
+	for (int i = 0; i < k; i++)
+		emit_insn(as, pos, m->col, &real[i]);
 	return p;
 }
 
@@ -757,14 +896,30 @@ d_section(As *as, const SrcPos *pos, const Token *t, int n, int p,
 	char name[MAX_NAME];
 	if (t[p].kind == TK_STR && t[p].len - 2 < MAX_NAME) {
 		snprintf(name, sizeof name, "%.*s", t[p].len - 2, t[p].s + 1);
-	} else if (tok_name(as, pos, &t[p], name, sizeof name,
-	                    "a section name"))
-		return skip_stmt(t, p);
+		p++;
+	} else {
+		/* As LLVM: the tokens up to a ',', a blank or the end, so a
+		 * name may hold punctuation (.text.f(x), .text.a-b). */
+		int q = p;
+		while (!stmt_end(&t[q]) && !is_punct(&t[q], ',') &&
+		       (q == p || t[q].s == t[q - 1].s + t[q - 1].len))
+			q++;
+		int len = q > p ? (int)(t[q - 1].s + t[q - 1].len - t[p].s) : 0;
+		if (len >= MAX_NAME) {
+			as_error(as, pos, t[p].col, "section name too long");
+			return skip_stmt(t, p);
+		}
+		snprintf(name, sizeof name, "%.*s", len, t[p].s);
+		if (q == p || t[p].kind == TK_STR) {
+			as_error(as, pos, t[p].col, "expected a section name");
+			return skip_stmt(t, p);
+		}
+		p = q;
+	}
 	if (!name[0]) {
 		as_error(as, pos, t[p].col, "empty section name");
 		return skip_stmt(t, p);
 	}
-	p++;
 	if (!is_punct(&t[p], ',')) {
 		as_section(as, name, 0, 0);
 		return p;
@@ -878,12 +1033,22 @@ d_globl(As *as, const SrcPos *pos, const Token *t, int n, int p,
 {
 	for (;;) {
 		char name[MAX_NAME];
-		if (tok_name(as, pos, &t[p], name, sizeof name,
-		             "a symbol name"))
-			return skip_stmt(t, p);
-		int s = as_symbol(as, name, pos, t[p].col);
-		as->sym[s].global = 1;
-		p++;
+		if (is_punct(&t[p], '@') && t[p + 1].kind == TK_IDENT) {
+			/* `.globl f, @function` (poplibs): LLVM makes a
+			 * global named "@function" of it; we drop it. */
+			as_warning(as, pos, t[p].col,
+			           "'@%.*s' in '%.*s' is not a symbol name; "
+			           "ignored",
+			           t[p + 1].len, t[p + 1].s, dir->len, dir->s);
+			p += 2;
+		} else {
+			if (tok_name(as, pos, &t[p], name, sizeof name,
+			             "a symbol name"))
+				return skip_stmt(t, p);
+			int s = as_symbol(as, name, pos, t[p].col);
+			as->sym[s].global = 1;
+			p++;
+		}
 		if (!is_punct(&t[p], ','))
 			return p;
 		p++;
@@ -912,9 +1077,11 @@ d_type(As *as, const SrcPos *pos, const Token *t, int n, int p,
        const Token *dir)
 {
 	char name[MAX_NAME];
-	int col;
-	if (name_comma(as, pos, t, &p, name, &col))
+	int col = t[p].col;
+	if (tok_name(as, pos, &t[p], name, sizeof name, "a symbol name"))
 		return skip_stmt(t, p);
+	if (is_punct(&t[++p], ',')) /* optional, as in LLVM */
+		p++;
 	int s = as_symbol(as, name, pos, col);
 	if (is_punct(&t[p], '@') || is_punct(&t[p], '%'))
 		p++;
@@ -1153,6 +1320,73 @@ d_context(As *as, const SrcPos *pos, const Token *t, int n, int p,
 	return p;
 }
 
+/* .error "text" / .warning "text": the text, at this line. */
+static int
+d_message(As *as, const SrcPos *pos, const Token *t, int n, int p,
+          const Token *dir)
+{
+	int warn = tok_is(dir, ".warning");
+	char *text = NULL;
+	size_t len;
+	if (t[p].kind == TK_STR) {
+		if (lex_string(&t[p], &text, &len)) {
+			as_error(as, pos, t[p].col, "bad escape in string");
+			return skip_stmt(t, p);
+		}
+		p++;
+	} else if (!stmt_end(&t[p])) {
+		as_error(as, pos, t[p].col, "'%.*s' takes a string in quotes",
+		         dir->len, dir->s);
+		return skip_stmt(t, p);
+	}
+	const char *msg = text   ? text
+	                  : warn ? ".warning directive invoked in source file"
+	                         : ".error directive invoked in source file";
+	if (warn)
+		as_warning(as, pos, dir->col, "%s", msg);
+	else
+		as_error(as, pos, dir->col, "%s", msg);
+	free(text);
+	return p;
+}
+
+/* .extern NAME, ...: accepted and ignored, as by LLVM and GNU as (an
+ * undefined symbol is external anyway). */
+static int
+d_extern(As *as, const SrcPos *pos, const Token *t, int n, int p,
+         const Token *dir)
+{
+	for (;;) {
+		char name[MAX_NAME];
+		if (tok_name(as, pos, &t[p], name, sizeof name,
+		             "a symbol name"))
+			return skip_stmt(t, p);
+		if (!is_punct(&t[++p], ','))
+			return p;
+		p++;
+	}
+}
+
+/* .allow_optimizations: from here on the assembler may reorder a bundle
+ * written { aux ; main } and turn { rpt ; fnop } at 4 mod 8 into a lone rpt
+ * so that the loop body is 8-byte aligned (LLVM's Colossus backend). */
+static int
+d_allow_opt(As *as, const SrcPos *pos, const Token *t, int n, int p,
+            const Token *dir)
+{
+	as->allow_opt = 1;
+	return p;
+}
+
+/* .allow_invalid_repeat: no rpt body alignment check (LLVM's). */
+static int
+d_allow_bad_rpt(As *as, const SrcPos *pos, const Token *t, int n, int p,
+                const Token *dir)
+{
+	as->allow_bad_rpt = 1;
+	return p;
+}
+
 static const struct {
 	const char *name;
 	DirFn fn;
@@ -1188,6 +1422,11 @@ static const struct {
     {".include", d_include},
     {".worker", d_context},
     {".supervisor", d_context},
+    {".error", d_message},
+    {".warning", d_message},
+    {".extern", d_extern},
+    {".allow_optimizations", d_allow_opt},
+    {".allow_invalid_repeat", d_allow_bad_rpt},
 };
 
 static int
@@ -1197,8 +1436,11 @@ directive(As *as, const SrcPos *pos, const Token *t, int n, int p)
 	for (size_t i = 0; i < sizeof directives / sizeof directives[0]; i++)
 		if (tok_is(dir, directives[i].name))
 			return directives[i].fn(as, pos, t, n, p + 1, dir);
+	char w[16];
+	snprintf(w, sizeof w, "%.*s", dir->len < 15 ? dir->len : 15, dir->s);
 	if (tok_is(dir, ".macro") || tok_is(dir, ".endm") ||
-	    tok_is(dir, ".rept") || tok_is(dir, ".endr"))
+	    tok_is(dir, ".rept") || tok_is(dir, ".endr") ||
+	    cond_is_directive(w))
 		as_error(as, pos, dir->col, "'%.*s' must start a line",
 		         dir->len, dir->s);
 	else
@@ -1222,6 +1464,25 @@ open_bundle(As *as, const SrcPos *pos, const Token *k)
 	as->bundle_pos = *pos;
 }
 
+/* { rpt ; fnop } (either order) at 4 mod 8 under .allow_optimizations
+ * becomes a lone rpt, so that the loop body after it is 8-byte aligned:
+ * the relaxation of LLVM's ColossusMCAsmBackend. */
+static void
+relax_rpt_bundle(As *as, Item *a, Item *b)
+{
+	if (!as->allow_opt || a->off % 8 == 0 ||
+	    !((a->rpt && b->fnop) || (a->fnop && b->rpt)))
+		return;
+	if (a->fnop) {
+		uint32_t off = a->off;
+		*a = *b;
+		a->off = off;
+	}
+	a->bundle = 0;
+	as->nitem--;
+	as->sec[a->sec].size -= 4;
+}
+
 static void
 close_bundle(As *as, const SrcPos *pos, const Token *k)
 {
@@ -1230,11 +1491,46 @@ close_bundle(As *as, const SrcPos *pos, const Token *k)
 		return;
 	}
 	as->in_bundle = 0;
-	if (as->bundle_n < 2)
+	if (as->bundle_n < 2) {
 		as_error(as, &as->bundle_pos, as->bundle_col,
 		         "a bundle needs two instructions, main-lane then "
 		         "aux-lane (found %d)",
 		         as->bundle_n);
+		return;
+	}
+	if (as->nitem != as->bundle_item + 2)
+		return; /* an instruction was refused (reported) */
+	Item *a = &as->item[as->bundle_item], *b = a + 1;
+	a->swap_ok = as->allow_opt;
+	relax_rpt_bundle(as, a, b);
+}
+
+void
+as_check_rpt(As *as)
+{
+	for (int i = 0; i < as->nitem && !as->allow_bad_rpt; i++) {
+		const Item *it = &as->item[i];
+		if (!it->rpt || it->bundle == 2)
+			continue;
+		uint32_t body = it->off + (it->bundle ? 8 : 4);
+		if (as->sec[it->sec].align >= 8 && body % 8 == 0)
+			continue;
+		as->seq = it->seq;
+		if (body % 8 == 0)
+			as_error(
+			    as, &it->pos, it->mcol,
+			    "the body of this rpt must be 8-byte aligned, "
+			    "but section '%s' is only %u-byte aligned (add "
+			    ".align 8 before the code)",
+			    as->sec[it->sec].name, as->sec[it->sec].align);
+		else
+			as_error(as, &it->pos, it->mcol,
+			         "the body of this rpt starts at %s+0x%x, not "
+			         "8-byte aligned: %s",
+			         as->sec[it->sec].name, body,
+			         it->bundle ? "add a nop before the bundled rpt"
+			                    : "bundle the rpt with fnop");
+	}
 }
 
 /* One statement from t[p]; returns the index after it. */
@@ -1284,9 +1580,12 @@ statement(As *as, const SrcPos *pos, const SrcLine *l, const Token *t, int n,
 	} else if (k->kind == TK_IDENT) {
 		const Macro *m = find_macro(as, k);
 		if (m) {
-			expand_macro(as, m, l, k);
-			return n -
-			       1; /* the arguments are the rest of the line */
+			/* The arguments run to the end of the line or a ';'. */
+			const char *end = expand_macro(as, m, l, k);
+			q = p + 1;
+			while (t[q].kind != TK_EOL && t[q].s < end)
+				q++;
+			return q;
 		}
 		q = instruction(as, pos, t, n, p);
 		if (q < 0)
@@ -1314,7 +1613,21 @@ process_line(As *as, const SrcLine *l)
 	as->seq = as->lines;
 	as->pos = &pos;
 	if (lex_line(l->text, &tl, &errcol, msg, sizeof msg)) {
-		as_error(as, &pos, errcol, "%s", msg);
+		/* A macro call's arguments are text, not tokens (`m 4x16bit`):
+		 * only then is a line that does not lex fine. */
+		char w[MAX_NAME];
+		first_word(l->text, w, sizeof w);
+		const char *at = l->text + strspn(l->text, " \t");
+		Token name = {.kind = TK_IDENT,
+		              .s = at,
+		              .len = (int)strlen(w),
+		              .col = (int)(at - l->text) + 1};
+		const Macro *m = w[0] ? find_macro(as, &name) : NULL;
+		const char *end = m ? expand_macro(as, m, l, &name) : NULL;
+		if (!m || *end)
+			as_error(as, &pos,
+			         m ? (int)(end - l->text) + 1 : errcol, "%s",
+			         msg);
 	} else {
 		int p = 0;
 		while (tl.v[p].kind != TK_EOL && !as->stop) {
@@ -1329,6 +1642,7 @@ process_line(As *as, const SrcLine *l)
 static void
 process_lines(As *as, const SrcLine *lines, int n)
 {
+	CondStack cs = {0};
 	for (int i = 0; i < n && !as->stop; i++) {
 		const SrcLine *l = &lines[i];
 		if (++as->lines > MAX_LINES) {
@@ -1338,10 +1652,12 @@ process_lines(As *as, const SrcLine *lines, int n)
 			         "and .rept",
 			         MAX_LINES);
 			as->stop = 1;
-			return;
+			break;
 		}
 		char w[16];
 		first_word(l->text, w, sizeof w);
+		if (cond_line(as, &cs, l, w) || !cond_active(&cs))
+			continue;
 		int isrept = !strcmp(w, ".rept");
 		if (isrept || !strcmp(w, ".macro")) {
 			const char *close = isrept ? ".endr" : ".endm";
@@ -1350,7 +1666,7 @@ process_lines(As *as, const SrcLine *lines, int n)
 				SrcPos pos = line_pos(l);
 				as_error(as, &pos, 1, "'%s' without '%s'", w,
 				         close);
-				return;
+				break;
 			}
 			as->seq = as->lines;
 			if (isrept)
@@ -1369,4 +1685,5 @@ process_lines(As *as, const SrcLine *lines, int n)
 		}
 		process_line(as, l);
 	}
+	cond_finish(as, &cs);
 }

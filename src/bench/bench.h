@@ -25,6 +25,13 @@ typedef struct {
 
 /* c with every timing rule at bound b. */
 const Chip *bench_bound_chip(const Chip *c, TimingBound b);
+/* One run of a benchmark at chip `at` (its config in cfg): the cycles and
+ * the compiler's prediction (0 if none). */
+typedef int (*BenchOnce)(const void *cfg, const Chip *at, uint64_t *cycles,
+                         uint64_t *predicted, Diag *d);
+/* The runs at the fast and at the slow bound of c into *r. */
+int bench_range(BenchOnce once, const void *cfg, const Chip *c, BenchRange *r,
+                Diag *d);
 
 const char *amp_dtype_name(AmpDtype t);
 int amp_dtype_parse(const char *s, AmpDtype *t); /* 0 or -1 */
@@ -35,8 +42,14 @@ typedef struct {
 	uint32_t rows; /* rows of the input, split over six workers */
 	uint64_t seed; /* input data */
 	int fp8_scale; /* f8: power-of-two scale of inputs and of weights */
-	int range;     /* also run at the timing bounds (TileAmpResult.range) */
+	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
+	int range; /* also run at the timing bounds (TileAmpResult.range) */
 } TileAmpConfig;
+
+/* The cycle limit of the benchmarks' own programs (tile-amp, exchange,
+ * sim) without --max-cycles: as `ipu sim`'s, a thousand times their
+ * largest runs (a few million cycles). */
+#define BENCH_MAX_CYCLES 1000000000ull
 
 /*
  * One run of kernels/amp.S on one tile: out = partials + in x W with W of
@@ -84,10 +97,11 @@ int exch_pattern_parse(const char *s, ExchPattern *p); /* 0 or -1 */
 typedef struct {
 	const Chip *chip; /* NULL = the C600 */
 	ExchPattern pattern;
-	uint32_t tiles; /* 0 = all of the chip's */
-	uint32_t bytes; /* per receiving tile, a multiple of 4 */
-	int threads;    /* host threads of the chip model */
-	uint64_t seed;  /* payload */
+	uint32_t tiles;      /* 0 = all of the chip's */
+	uint32_t bytes;      /* per receiving tile, a multiple of 4 */
+	int threads;         /* host threads of the chip model */
+	uint64_t seed;       /* payload */
+	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
 } ExchangeConfig;
 
 typedef struct {
@@ -113,11 +127,12 @@ int bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d);
 /* ---- sim_speed.c: the emulator's own speed (docs/bench-sim.md) ---- */
 
 typedef struct {
-	const Chip *chip; /* NULL = the C600 */
-	uint32_t tiles;   /* 0 = all of the chip's */
-	uint32_t rows;    /* tile-amp f16 rows per tile */
-	int threads;      /* host threads, for the emulator and for SGEMM */
-	uint32_t sgemm_n; /* host SGEMM of n x n x n; 0 = none */
+	const Chip *chip;    /* NULL = the C600 */
+	uint32_t tiles;      /* 0 = all of the chip's */
+	uint32_t rows;       /* tile-amp f16 rows per tile */
+	int threads;         /* host threads, for the emulator and for SGEMM */
+	uint32_t sgemm_n;    /* host SGEMM of n x n x n; 0 = none */
+	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
 } SimSpeedConfig;
 
 typedef struct {
@@ -142,11 +157,12 @@ typedef struct {
 } SimSpeedResult;
 
 int bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d);
-/* Run the chip model to the end, timed (*seconds): 0, or IPU_EFAULT with d
- * naming `what` and the chip's error. */
+/* Run the chip model to the end or max_cycles (0: BENCH_MAX_CYCLES), timed
+ * (*seconds): 0, or IPU_EFAULT with d naming `what` and the chip's error
+ * (a timeout also the limit and --max-cycles). */
 struct ChipSim;
-int bench_run_chip(struct ChipSim *cs, const char *what, double *seconds,
-                   Diag *d);
+int bench_run_chip(struct ChipSim *cs, const char *what, uint64_t max_cycles,
+                   double *seconds, Diag *d);
 /* host_sgemm.c: the best of a few n x n x n cblas_sgemm runs on `threads`
  * OpenBLAS threads after a warm-up, in GFLOP/s. */
 double bench_host_sgemm(uint32_t n, int threads);

@@ -246,7 +246,8 @@ bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d)
 	}
 	img_free(&img);
 
-	rc = bench_run_chip(cs, "exchange program", &res->host_seconds, d);
+	rc = bench_run_chip(cs, "exchange program", cfg->max_cycles,
+	                    &res->host_seconds, d);
 	if (rc)
 		goto done;
 	/* Every receiver holds its source's words, in order. */

@@ -242,24 +242,28 @@ gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	return r;
 }
 
+static int
+gemm_at(const void *cfg, const Chip *at, uint64_t *cycles, uint64_t *predicted,
+        Diag *d)
+{
+	GemmBenchConfig c = *(const GemmBenchConfig *)cfg;
+	c.chip = at;
+	c.range = 0;
+	GemmBenchResult *x = xmalloc(sizeof *x);
+	int r = gemm_once(&c, x, d);
+	*cycles = x->cycles;
+	*predicted = x->predicted_cycles;
+	free(x);
+	return r;
+}
+
 int
 bench_gemm(const GemmBenchConfig *cfg, GemmBenchResult *res, Diag *d)
 {
 	int r = gemm_once(cfg, res, d);
-	for (int b = TIMING_FAST; !r && cfg->range && b <= TIMING_SLOW; b++) {
-		GemmBenchConfig at = *cfg;
-		at.chip = bench_bound_chip(
-		    cfg->chip ? cfg->chip : chip_default(), (TimingBound)b);
-		at.range = 0;
-		GemmBenchResult *x = xmalloc(sizeof *x);
-		r = gemm_once(&at, x, d);
-		*(b == TIMING_FAST ? &res->range.fast : &res->range.slow) =
-		    x->cycles;
-		*(b == TIMING_FAST ? &res->range.predicted_fast
-		                   : &res->range.predicted_slow) =
-		    x->predicted_cycles;
-		free(x);
-		res->range.done = !r && b == TIMING_SLOW;
-	}
+	if (!r && cfg->range)
+		r = bench_range(gemm_at, cfg,
+		                cfg->chip ? cfg->chip : chip_default(),
+		                &res->range, d);
 	return r;
 }

@@ -126,24 +126,28 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	return r;
 }
 
+static int
+graph_at(const void *cfg, const Chip *at, uint64_t *cycles, uint64_t *predicted,
+         Diag *d)
+{
+	GraphBenchConfig c = *(const GraphBenchConfig *)cfg;
+	c.chip = at;
+	c.range = 0;
+	GraphBenchResult *x = xmalloc(sizeof *x);
+	int r = graph_once(&c, x, d);
+	*cycles = x->cycles;
+	*predicted = x->predicted_cycles;
+	free(x);
+	return r;
+}
+
 int
 bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 {
 	int r = graph_once(cfg, res, d);
-	for (int b = TIMING_FAST; !r && cfg->range && b <= TIMING_SLOW; b++) {
-		GraphBenchConfig at = *cfg;
-		at.chip = bench_bound_chip(
-		    cfg->chip ? cfg->chip : chip_default(), (TimingBound)b);
-		at.range = 0;
-		GraphBenchResult *x = xmalloc(sizeof *x);
-		r = graph_once(&at, x, d);
-		*(b == TIMING_FAST ? &res->range.fast : &res->range.slow) =
-		    x->cycles;
-		*(b == TIMING_FAST ? &res->range.predicted_fast
-		                   : &res->range.predicted_slow) =
-		    x->predicted_cycles;
-		free(x);
-		res->range.done = !r && b == TIMING_SLOW;
-	}
+	if (!r && cfg->range)
+		r = bench_range(graph_at, cfg,
+		                cfg->chip ? cfg->chip : chip_default(),
+		                &res->range, d);
 	return r;
 }

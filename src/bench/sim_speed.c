@@ -14,12 +14,19 @@
 #include "../sim/sim.h"
 
 int
-bench_run_chip(ChipSim *cs, const char *what, double *seconds, Diag *d)
+bench_run_chip(ChipSim *cs, const char *what, uint64_t max_cycles,
+               double *seconds, Diag *d)
 {
 	ChipError err;
+	uint64_t limit = max_cycles ? max_cycles : BENCH_MAX_CYCLES;
 	double t0 = monotonic_seconds();
-	RunStatus st = chipsim_run(cs, 1ull << 40, &err);
+	RunStatus st = chipsim_run(cs, limit, &err);
 	*seconds = monotonic_seconds() - t0;
+	if (st == RUN_TIMEOUT)
+		return diag_set(d, IPU_EFAULT, what, 0, 0,
+		                "stopped at the limit of %llu cycles "
+		                "(--max-cycles, default 10^9): %s",
+		                (unsigned long long)limit, err.msg);
 	return st == RUN_DONE
 	           ? IPU_OK
 	           : diag_set(d, IPU_EFAULT, what, 0, 0, "%s", err.msg);
@@ -47,7 +54,8 @@ bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d)
 		amp_job_load(job, &amp, chipsim_tile(cs, id));
 
 	double cpu0 = process_cpu_seconds();
-	rc = bench_run_chip(cs, "kernels/amp.S", &res->host_seconds, d);
+	rc = bench_run_chip(cs, "kernels/amp.S", cfg->max_cycles,
+	                    &res->host_seconds, d);
 	res->cpu_seconds = process_cpu_seconds() - cpu0;
 	if (rc)
 		goto done;

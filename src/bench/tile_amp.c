@@ -313,13 +313,17 @@ tile_amp_once(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 		return rc;
 	Tile *t = tile_new(cfg->chip, 0);
 	amp_job_load(j, res, t);
-	RunStatus st = tile_run(t, 100000000ull);
+	uint64_t limit = cfg->max_cycles ? cfg->max_cycles : BENCH_MAX_CYCLES;
+	RunStatus st = tile_run(t, limit);
 	if (st != RUN_DONE) {
 		char buf[600];
 		if (st == RUN_FAULT)
 			tile_format_fault(t, buf, sizeof buf);
 		else
-			snprintf(buf, sizeof buf, "did not finish");
+			snprintf(buf, sizeof buf,
+			         "stopped at the limit of %llu cycles "
+			         "(--max-cycles, default 10^9)",
+			         (unsigned long long)limit);
 		rc = diag_set(d, IPU_EFAULT, "kernels/amp.S", 0, 0, "%s", buf);
 		bench_tile_amp_free(res);
 	} else {
@@ -330,24 +334,28 @@ tile_amp_once(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	return rc;
 }
 
+static int
+tile_amp_at(const void *cfg, const Chip *at, uint64_t *cycles,
+            uint64_t *predicted, Diag *d)
+{
+	TileAmpConfig c = *(const TileAmpConfig *)cfg;
+	c.chip = at;
+	TileAmpResult x;
+	int rc = tile_amp_once(&c, &x, d);
+	*cycles = x.cycles;
+	*predicted = 0;
+	bench_tile_amp_free(&x);
+	return rc;
+}
+
 int
 bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 {
 	int rc = tile_amp_once(cfg, res, d);
-	for (int b = TIMING_FAST; !rc && cfg->range && b <= TIMING_SLOW; b++) {
-		TileAmpConfig at = *cfg;
-		at.chip = bench_bound_chip(
-		    cfg->chip ? cfg->chip : chip_default(), (TimingBound)b);
-		at.range = 0;
-		TileAmpResult x;
-		rc = tile_amp_once(&at, &x, d);
-		if (!rc) {
-			*(b == TIMING_FAST ? &res->range.fast
-			                   : &res->range.slow) = x.cycles;
-			bench_tile_amp_free(&x);
-		}
-		res->range.done = !rc && b == TIMING_SLOW;
-	}
+	if (!rc && cfg->range)
+		rc = bench_range(tile_amp_at, cfg,
+		                 cfg->chip ? cfg->chip : chip_default(),
+		                 &res->range, d);
 	if (rc)
 		bench_tile_amp_free(res);
 	return rc;
@@ -359,6 +367,19 @@ bench_bound_chip(const Chip *c, TimingBound b)
 	Timing t;
 	timing_profile(&t, b);
 	return chip_timed(c, &t);
+}
+
+int
+bench_range(BenchOnce once, const void *cfg, const Chip *c, BenchRange *r,
+            Diag *d)
+{
+	int rc = once(cfg, bench_bound_chip(c, TIMING_FAST), &r->fast,
+	              &r->predicted_fast, d);
+	if (!rc)
+		rc = once(cfg, bench_bound_chip(c, TIMING_SLOW), &r->slow,
+		          &r->predicted_slow, d);
+	r->done = !rc;
+	return rc;
 }
 
 void

@@ -46,6 +46,9 @@ int cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out);
 /* The progress line on stderr during runs of the emulator (progress.c):
  * on when stderr is a terminal unless quiet (`--quiet`). */
 void cli_progress(int quiet);
+/* s as a JSON string literal: quotes, backslashes and control characters
+ * escaped (a path may hold any of them). */
+void cli_json_str(FILE *f, const char *s);
 /* The rule for every command's output files (docs/files.md; outputs.c),
  * checked before any work: an output is never one of the inputs (the same
  * file by device and inode, so hard links and symlinks count; --force does

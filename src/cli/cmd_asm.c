@@ -111,14 +111,33 @@ cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out)
 	return 0;
 }
 
+void
+cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s == '\t')
+			fputs("\\t", f);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 /* ---- ipu asm ---- */
 
 static void
 asm_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu asm IN.s [-o OUT.o] [--force] [--chip "
-	        "c600|gc200]\n"
+	        "usage: ipu asm IN.s [-o OUT.o] [--force] [--chip c600|gc200] "
+	        "[-I DIR]... [-D NAME[=V]]... [-U NAME]... [--cpp|--no-cpp]\n"
 	        "\n"
 	        "Assemble IN.s into a relocatable ELF object (default OUT: IN "
 	        "with .o).\n"
@@ -126,7 +145,62 @@ asm_usage(FILE *f)
 	        "  --force        replace OUT if it exists\n"
 	        "  --chip NAME    instructions available (default c600: "
 	        "ipu21)\n"
-	        "Syntax and directives: docs/assembler.md.\n");
+	        "  --cpp          run the C preprocessor first (the default "
+	        "for IN.S)\n"
+	        "  --no-cpp       do not, even for IN.S\n"
+	        "  -I DIR, -D NAME[=VALUE], -U NAME   passed to the "
+	        "preprocessor\n"
+	        "Syntax, directives and the preprocessor step: "
+	        "docs/assembler.md.\n");
+}
+
+/* -I DIR, -IDIR (and -D, -U): the value, advancing *i; NULL if argv[*i] is
+ * not this flag; *missing when the value is absent. */
+static const char *
+short_value(int argc, char **argv, int *i, char flag, int *missing)
+{
+	const char *a = argv[*i];
+	if (a[0] != '-' || a[1] != flag)
+		return NULL;
+	if (a[2])
+		return a + 2;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* Does the name end in ".S" (assembly for the C preprocessor)? */
+static int
+wants_cpp(const char *in)
+{
+	size_t n = strlen(in);
+	return n > 2 && !strcmp(in + n - 2, ".S");
+}
+
+/* Assemble `in`, through the preprocessor when asked. */
+static int
+assemble(const char *in, int cpp, const AsmCppOptions *co,
+         const AsmOptions *opt, Obj **o, DiagList *errs)
+{
+	if (!cpp)
+		return asm_file(in, opt, o, errs);
+	char *text;
+	size_t len;
+	Diag d;
+	*o = NULL;
+	errs->v = NULL;
+	errs->n = 0;
+	if (asm_preprocess(in, co, &text, &len, &d)) {
+		cli_print_diag(&d);
+		return IPU_EINVAL;
+	}
+	if (d.msg[0])
+		fprintf(stderr, "ipu asm: preprocessor: %s\n", d.msg);
+	int r = asm_source(in, text, len, opt, o, errs);
+	free(text);
+	return r;
 }
 
 static char *
@@ -146,13 +220,23 @@ int
 cmd_asm(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *v;
-	AsmOptions opt = {0};
-	int force = 0;
+	DiagList warns = {0};
+	AsmOptions opt = {.warnings = &warns};
+	AsmCppOptions co = {0};
+	const char **inc = xcalloc((size_t)argc, sizeof *inc);
+	const char **def = xcalloc((size_t)argc, sizeof *def);
+	const char **und = xcalloc((size_t)argc, sizeof *und);
+	co.include = inc;
+	co.define = def;
+	co.undef = und;
+	int force = 0, cpp = -1; /* cpp < 0: by the file name */
+	int status = 2;
 	for (int i = 1; i < argc; i++) {
 		int missing = 0;
 		if (is_help(argv[i])) {
 			asm_usage(stdout);
-			return 0;
+			status = 0;
+			goto done;
 		} else if (!strcmp(argv[i], "--force"))
 			force = 1;
 		else if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)))
@@ -160,37 +244,58 @@ cmd_asm(int argc, char **argv)
 		else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                            &missing))) {
 			if (!(opt.chip = cli_chip_arg("asm", v)))
-				return 2;
-		} else if (missing || argv[i][0] == '-' || in) {
+				goto done;
+		} else if (!strcmp(argv[i], "--cpp") ||
+		           !strcmp(argv[i], "--no-cpp"))
+			cpp = argv[i][2] == 'c';
+		else if ((v = short_value(argc, argv, &i, 'I', &missing)))
+			inc[co.ninclude++] = v;
+		else if ((v = short_value(argc, argv, &i, 'D', &missing)))
+			def[co.ndefine++] = v;
+		else if ((v = short_value(argc, argv, &i, 'U', &missing)))
+			und[co.nundef++] = v;
+		else if (missing || argv[i][0] == '-' || in) {
 			fprintf(stderr, "ipu asm: %s '%s'\n",
 			        missing ? "missing value for"
 			        : in    ? "unexpected argument"
 			                : "unknown option",
 			        argv[i]);
 			asm_usage(stderr);
-			return 2;
+			goto done;
 		} else
 			in = argv[i];
 	}
 	if (!in) {
 		asm_usage(stderr);
-		return 2;
+		goto done;
 	}
-	char *def = out ? NULL : default_output(in, ".o");
+	co.chip = opt.chip;
+	char *defout = out ? NULL : default_output(in, ".o");
 	if (!out)
-		out = def;
-	int status = cli_check_outputs("asm", &out, 1, &in, 1, force);
+		out = defout;
+	status = cli_check_outputs("asm", &out, 1, &in, 1, force);
 	if (status) {
-		free(def);
-		return status;
+		free(defout);
+		goto done;
 	}
 	status = 1;
 	Obj *o;
 	DiagList errs;
-	if (asm_file(in, &opt, &o, &errs)) {
+	int r =
+	    assemble(in, cpp < 0 ? wants_cpp(in) : cpp, &co, &opt, &o, &errs);
+	for (int i = 0; i < warns.n; i++) {
+		Diag w = warns.v[i];
+		snprintf(w.msg, sizeof w.msg, "warning: %.480s",
+		         warns.v[i].msg);
+		cli_print_diag(&w);
+	}
+	diaglist_free(&warns);
+	if (r) {
 		for (int i = 0; i < errs.n; i++)
 			cli_print_diag(&errs.v[i]);
-		fprintf(stderr, "%d error%s\n", errs.n, errs.n == 1 ? "" : "s");
+		if (errs.n)
+			fprintf(stderr, "%d error%s\n", errs.n,
+			        errs.n == 1 ? "" : "s");
 	} else {
 		Diag d;
 		diag_clear(&d);
@@ -201,7 +306,11 @@ cmd_asm(int argc, char **argv)
 		obj_free(o);
 	}
 	diaglist_free(&errs);
+	free(defout);
+done:
+	free(inc);
 	free(def);
+	free(und);
 	return status;
 }
 

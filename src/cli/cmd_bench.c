@@ -60,9 +60,6 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
-	        "  --max-cycles N  stop the run after N cycles (default: 10 x "
-	        "the predicted\n"
-	        "                  cycles + 10^6)\n"
 	        "\n"
 	        "ipu bench gemm: C = A [M, K] x B [K, N] compiled, run on the "
 	        "emulated chip and\n"
@@ -79,9 +76,12 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
-	        "  --max-cycles N  as for graph\n"
 	        "\n"
 	        "every benchmark:\n"
+	        "  --max-cycles N  stop the run after N cycles (default: graph "
+	        "and gemm 10 x\n"
+	        "                  the predicted cycles + 10^6, the others "
+	        "10^9)\n"
 	        "  --chip NAME     %s (default c600)\n"
 	        "  --timing P      timing profile: nominal (default), fast, "
 	        "slow, or e.g.\n"
@@ -280,6 +280,17 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 		else
 			*(int32_t *)o->dst = (int32_t)x;
 	}
+	/* --tiles against the chip (known only now: --chip may come last) */
+	for (int k = 0; k < nopts; k++)
+		if (!strcmp(opts[k].opt, "--tiles") &&
+		    *(const uint32_t *)opts[k].dst > (*chip)->tiles) {
+			fprintf(stderr,
+			        "ipu bench %s: --tiles %u: the %s has %u "
+			        "tiles\n",
+			        bench, *(const uint32_t *)opts[k].dst,
+			        (*chip)->name, (*chip)->tiles);
+			return 2;
+		}
 	*chip = chip_timed(*chip, &timing);
 	cli_progress(quiet);
 	return -1;
@@ -311,6 +322,8 @@ tile_amp(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NUM_OPT("--fp8-scale", -15, 15, cfg.fp8_scale),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("tile-amp", argc, argv, opts,
@@ -370,6 +383,8 @@ exchange(int argc, char **argv)
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NAME_OPT("--pattern", parse_pattern, cfg.pattern,
 	             "p2p, multicast or all-to-all"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("exchange", argc, argv, opts,
@@ -427,6 +442,8 @@ sim_speed(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--sgemm-n", 16, 8192, cfg.sgemm_n),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
 	};
 	int json,
 	    rc = parse_opts("sim", argc, argv, opts,
@@ -597,8 +614,9 @@ graph_bench(int argc, char **argv)
 	if (bench_graph(&cfg, &r, &d))
 		return report_error("graph", &d);
 	if (json) {
-		printf("{\"bench\": \"graph\", \"graph\": \"%s\", "
-		       "\"chip\": \"%s\", \"tiles\": %u, "
+		printf("{\"bench\": \"graph\", \"graph\": ");
+		cli_json_str(stdout, cfg.path);
+		printf(", \"chip\": \"%s\", \"tiles\": %u, "
 		       "\"chip_tiles\": %u, \"macs\": %" PRIu64
 		       ", \"flops\": %" PRIu64 ", \"cycles\": %" PRIu64
 		       ", \"predicted_cycles\": %" PRIu64
@@ -607,11 +625,11 @@ graph_bench(int argc, char **argv)
 		       ", \"steps\": %u, \"mfu\": %.4f, "
 		       "\"compile_ms\": %.3f, \"peak_tile_bytes\": %u, "
 		       "\"host_seconds\": %.3f, \"threads\": %d",
-		       cfg.path, cfg.chip->name, r.tiles, cfg.chip->tiles,
-		       r.macs, r.flops, r.cycles, r.predicted_cycles,
-		       r.pred_error, r.exchange_cycles, r.compute_cycles,
-		       r.steps, r.mfu, r.compile_ms, r.peak_tile_bytes,
-		       r.host_seconds, cfg.threads);
+		       cfg.chip->name, r.tiles, cfg.chip->tiles, r.macs,
+		       r.flops, r.cycles, r.predicted_cycles, r.pred_error,
+		       r.exchange_cycles, r.compute_cycles, r.steps, r.mfu,
+		       r.compile_ms, r.peak_tile_bytes, r.host_seconds,
+		       cfg.threads);
 		json_range(cfg.chip, &r.range, 1);
 		printf("}\n");
 		return 0;

@@ -28,38 +28,64 @@ usage(FILE *f)
 	           "usage error.\n");
 }
 
-/* Per-tile byte counts of one kind of memory. */
-typedef struct {
-	const char *name;
-	uint64_t *bytes; /* by tile */
-} Kind;
-
+/* Min, median (the lower middle value for an even number of tiles) and
+ * max of a quantity over the tiles used, and the first tile with the max.
+ * Everything below works in the number of the package's records, never
+ * in tiles x records: a hostile package may declare 100,000 buffer kinds
+ * or shared segments (pkg_read bounds their count by the file's size). */
 typedef struct {
 	uint64_t min, median, max;
 	uint32_t max_tile;
 } Stats;
 
+/* One kind of memory and its bytes over the tiles. */
+typedef struct {
+	const char *name;
+	Stats st;
+	uint32_t first; /* the first buffer of the kind: the print order */
+} Kind;
+
+typedef struct {
+	uint32_t tile;
+	uint64_t bytes;
+} TileBytes;
+
 static int
-u64_cmp(const void *a, const void *b)
+tb_cmp(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	const TileBytes *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	return x->tile < y->tile ? -1 : x->tile > y->tile;
 }
 
-/* Median: the lower middle value for an even number of tiles. */
+/* Stats over n tiles of which the m in v (distinct tiles, bytes > 0) hold
+ * some and the others none; v is sorted. */
+static Stats
+stats_sparse(TileBytes *v, uint32_t m, uint32_t n)
+{
+	qsort(v, m, sizeof *v, tb_cmp);
+	uint32_t zeros = n - m, mid = (n - 1) / 2, top = m;
+	Stats st = {zeros ? 0 : v[0].bytes,
+	            mid < zeros ? 0 : v[mid - zeros].bytes,
+	            m ? v[m - 1].bytes : 0, 0};
+	while (top > 0 && v[top - 1].bytes == st.max)
+		top--;
+	st.max_tile = m ? v[top].tile : 0;
+	return st;
+}
+
+/* Stats of a value per tile (v[0..n), every tile). */
 static Stats
 stats(const uint64_t *v, uint32_t n)
 {
-	uint64_t *s = xmalloc(n * sizeof *s);
-	memcpy(s, v, n * sizeof *s);
-	qsort(s, n, sizeof *s, u64_cmp);
-	Stats st = {s[0], s[(n - 1) / 2], s[n - 1], 0};
+	TileBytes *tb = xmalloc(n * sizeof *tb);
+	uint32_t m = 0;
 	for (uint32_t t = 0; t < n; t++)
-		if (v[t] == st.max) {
-			st.max_tile = t;
-			break;
-		}
-	free(s);
+		if (v[t])
+			tb[m++] = (TileBytes){t, v[t]};
+	Stats st = stats_sparse(tb, m, n);
+	free(tb);
 	return st;
 }
 
@@ -74,21 +100,36 @@ span_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Bytes of tile memory covered by at least one of the spans. */
-static uint64_t
-union_bytes(Span *s, uint32_t n)
+/* The spans sorted and merged into disjoint ones, in place: their count. */
+static uint32_t
+merge_spans(Span *s, uint32_t n)
 {
 	qsort(s, n, sizeof *s, span_cmp);
-	uint64_t total = 0;
-	uint32_t end = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t lo = s[i].lo > end ? s[i].lo : end;
-		if (s[i].hi > lo)
-			total += s[i].hi - lo;
-		if (s[i].hi > end)
-			end = s[i].hi;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (m && s[i].lo <= s[m - 1].hi) {
+			if (s[i].hi > s[m - 1].hi)
+				s[m - 1].hi = s[i].hi;
+		} else {
+			s[m++] = s[i];
+		}
+	return m;
+}
+
+/* Bytes below address x of the n sorted, disjoint spans u; pre[i] holds
+ * the bytes of u[0..i). */
+static uint64_t
+covered_below(const Span *u, const uint64_t *pre, uint32_t n, uint32_t x)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (u[mid].hi > x)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	return total;
+	return pre[lo] + (lo < n && u[lo].lo < x ? x - u[lo].lo : 0);
 }
 
 typedef struct {
@@ -100,16 +141,60 @@ typedef struct {
 	uint32_t refs; /* segments referring to blobs */
 } Summary;
 
-static uint32_t
-kind_index(Summary *s, const char *name, uint32_t tiles)
+static int
+kind_first_cmp(const void *a, const void *b)
 {
-	for (uint32_t i = 0; i < s->nkind; i++)
-		if (!strcmp(s->kind[i].name, name))
-			return i;
-	s->kind = xrealloc(s->kind, (s->nkind + 1) * sizeof *s->kind);
-	s->kind[s->nkind].name = name;
-	s->kind[s->nkind].bytes = xcalloc(tiles, sizeof(uint64_t));
-	return s->nkind++;
+	const Kind *x = a, *y = b;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Buffer i's kind, then its tile, then i: a sort that groups kinds. */
+static const Package *sort_pkg;
+static int
+buf_cmp(const void *a, const void *b)
+{
+	const PkgBuffer *x = &sort_pkg->buf[*(const uint32_t *)a],
+	                *y = &sort_pkg->buf[*(const uint32_t *)b];
+	int c = strcmp(x->kind, y->kind);
+	if (c)
+		return c;
+	if (x->tile != y->tile)
+		return x->tile < y->tile ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The buffers' kinds, each with its stats over the tiles, in the order
+ * of their first buffer, after s->kind[0..from). */
+static void
+buffer_kinds(const Package *p, Summary *s)
+{
+	uint32_t n = p->nbuf, T = p->tiles;
+	uint32_t *ord = xmalloc((n + 1) * sizeof *ord);
+	TileBytes *tb = xmalloc((n + 1) * sizeof *tb);
+	for (uint32_t i = 0; i < n; i++)
+		ord[i] = i;
+	sort_pkg = p;
+	qsort(ord, n, sizeof *ord, buf_cmp);
+	s->kind = xrealloc(s->kind, (s->nkind + n) * sizeof *s->kind);
+	uint32_t from = s->nkind;
+	for (uint32_t i = 0; i < n;) {
+		const char *name = p->buf[ord[i]].kind;
+		uint32_t m = 0, first = ord[i];
+		for (; i < n && !strcmp(p->buf[ord[i]].kind, name); i++) {
+			const PkgBuffer *b = &p->buf[ord[i]];
+			if (m && tb[m - 1].tile == b->tile)
+				tb[m - 1].bytes += b->bytes;
+			else
+				tb[m++] = (TileBytes){b->tile, b->bytes};
+			if (ord[i] < first)
+				first = ord[i];
+		}
+		s->kind[s->nkind++] =
+		    (Kind){name, stats_sparse(tb, m, T), first};
+	}
+	qsort(s->kind + from, s->nkind - from, sizeof *s->kind, kind_first_cmp);
+	free(tb);
+	free(ord);
 }
 
 static void
@@ -122,67 +207,81 @@ summarise(const Package *p, Summary *s)
 	for (uint32_t i = 0; i < p->nshared; i++)
 		s->shared_bytes += p->blob[p->shared[i].blob].len;
 	s->refs = p->nshared;
-	uint32_t ks = kind_index(s, "shared code", T);
-	uint32_t ko = kind_index(s, "tile segments", T);
+	uint64_t *v = xcalloc(T, sizeof *v);
 	uint32_t maxseg = 0;
 	for (uint32_t t = 0; t < T; t++) {
-		s->kind[ks].bytes[t] = s->shared_bytes;
 		for (uint32_t i = 0; i < p->tile[t].nseg; i++)
-			s->kind[ko].bytes[t] +=
-			    p->blob[p->tile[t].seg[i].blob].len;
+			v[t] += p->blob[p->tile[t].seg[i].blob].len;
 		s->refs += p->tile[t].nseg;
 		if (p->tile[t].nseg > maxseg)
 			maxseg = p->tile[t].nseg;
 	}
-	/* buffers by kind, and every tile's spans for the union */
-	uint32_t *nb = xcalloc(T, sizeof *nb);
-	for (uint32_t i = 0; i < p->nbuf; i++) {
-		uint32_t k = kind_index(s, p->buf[i].kind, T);
-		s->kind[k].bytes[p->buf[i].tile] += p->buf[i].bytes;
-		nb[p->buf[i].tile]++;
+	s->kind = xcalloc(2, sizeof *s->kind);
+	s->kind[0] =
+	    (Kind){"shared code",
+	           {s->shared_bytes, s->shared_bytes, s->shared_bytes, 0},
+	           0};
+	s->kind[1] = (Kind){"tile segments", stats(v, T), 0};
+	s->nkind = 2;
+	free(v);
+	buffer_kinds(p, s);
+
+	/* the union of every tile's spans: the shared ones merged once,
+	 * then per tile its own (segments and buffers) merged, plus the
+	 * bytes of those outside the shared */
+	uint32_t *nb = xcalloc(T + 1, sizeof *nb), maxbuf = 0;
+	for (uint32_t i = 0; i < p->nbuf; i++)
+		nb[p->buf[i].tile + 1]++;
+	for (uint32_t t = 0; t < T; t++) {
+		maxbuf = nb[t + 1] > maxbuf ? nb[t + 1] : maxbuf;
+		nb[t + 1] += nb[t];
 	}
-	uint32_t maxbuf = 0;
-	for (uint32_t t = 0; t < T; t++)
-		if (nb[t] > maxbuf)
-			maxbuf = nb[t];
-	uint32_t *first = xcalloc(T + 1, sizeof *first);
-	for (uint32_t t = 0; t < T; t++)
-		first[t + 1] = first[t] + nb[t];
-	uint32_t *order = xcalloc(p->nbuf, sizeof *order);
-	memset(nb, 0, T * sizeof *nb);
+	uint32_t *order = xcalloc(p->nbuf + 1, sizeof *order),
+	         *fill = xcalloc(T, sizeof *fill);
 	for (uint32_t i = 0; i < p->nbuf; i++) {
 		uint32_t t = p->buf[i].tile;
-		order[first[t] + nb[t]++] = i;
+		order[nb[t] + fill[t]++] = i;
 	}
-	Span *sp = xcalloc((size_t)p->nshared + maxseg + maxbuf, sizeof *sp);
+	free(fill);
+	Span *u = xmalloc(((size_t)p->nshared + 1) * sizeof *u);
+	for (uint32_t i = 0; i < p->nshared; i++)
+		u[i] =
+		    (Span){p->shared[i].addr,
+		           p->shared[i].addr + p->blob[p->shared[i].blob].len};
+	uint32_t nu = merge_spans(u, p->nshared);
+	uint64_t *pre = xcalloc((size_t)nu + 1, sizeof *pre);
+	for (uint32_t i = 0; i < nu; i++)
+		pre[i + 1] = pre[i] + (u[i].hi - u[i].lo);
+	Span *sp = xmalloc(((size_t)maxseg + maxbuf + 1) * sizeof *sp);
 	s->used = xcalloc(T, sizeof *s->used);
 	for (uint32_t t = 0; t < T; t++) {
 		uint32_t n = 0;
-		for (uint32_t i = 0; i < p->nshared; i++, n++)
-			sp[n] = (Span){p->shared[i].addr,
-			               p->shared[i].addr +
-			                   p->blob[p->shared[i].blob].len};
 		for (uint32_t i = 0; i < p->tile[t].nseg; i++, n++) {
 			const PkgSegment *g = &p->tile[t].seg[i];
 			sp[n] = (Span){g->addr, g->addr + p->blob[g->blob].len};
 		}
-		for (uint32_t i = first[t]; i < first[t + 1]; i++, n++) {
+		for (uint32_t i = nb[t]; i < nb[t + 1]; i++, n++) {
 			const PkgBuffer *b = &p->buf[order[i]];
 			sp[n] = (Span){b->addr, b->addr + b->bytes};
 		}
-		s->used[t] = union_bytes(sp, n);
+		n = merge_spans(sp, n);
+		uint64_t used = pre[nu];
+		for (uint32_t i = 0; i < n; i++)
+			used += (sp[i].hi - sp[i].lo) -
+			        (covered_below(u, pre, nu, sp[i].hi) -
+			         covered_below(u, pre, nu, sp[i].lo));
+		s->used[t] = used;
 	}
 	free(sp);
+	free(pre);
+	free(u);
 	free(order);
-	free(first);
 	free(nb);
 }
 
 static void
 summary_free(Summary *s)
 {
-	for (uint32_t i = 0; i < s->nkind; i++)
-		free(s->kind[i].bytes);
 	free(s->kind);
 	free(s->used);
 }
@@ -193,36 +292,15 @@ step_kind(uint8_t k)
 	return k == PKG_STEP_EXCHANGE ? "exchange" : "compute";
 }
 
-/* A JSON string literal (names and texts are printable ASCII, the plan
- * may hold newlines and tabs: pkg_check). */
-static void
-json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else if (*s == '\t')
-			fputs("\\t", f);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void
 print_json(const Package *p, const Summary *s, const char *path, size_t len)
 {
 	const Chip *c = p->chip;
 	printf("{\"package\": ");
-	json_str(stdout, path);
+	cli_json_str(stdout, path);
 	printf(", \"format_version\": %d, \"bytes\": %zu, \"chip\": ",
 	       PKG_VERSION, len);
-	json_str(stdout, c->name);
+	cli_json_str(stdout, c->name);
 	printf(", \"tiles\": %u, \"chip_tiles\": %u, \"tile_memory\": %u,\n",
 	       p->tiles, c->tiles, c->mem_end - c->mem_base);
 	printf(" \"shared\": {\"segments\": %u, \"bytes\": %" PRIu64 "},\n",
@@ -235,9 +313,9 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 		const char *name =
 		    k < s->nkind ? s->kind[k].name : "total in use";
 		Stats st =
-		    stats(k < s->nkind ? s->kind[k].bytes : s->used, p->tiles);
+		    k < s->nkind ? s->kind[k].st : stats(s->used, p->tiles);
 		printf("%s\n  {\"kind\": ", k ? "," : "");
-		json_str(stdout, name);
+		cli_json_str(stdout, name);
 		printf(", \"min\": %" PRIu64 ", \"median\": %" PRIu64
 		       ", \"max\": %" PRIu64 ", \"max_tile\": %u}",
 		       st.min, st.median, st.max, st.max_tile);
@@ -250,14 +328,14 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 	for (uint32_t i = 0; i < p->nstep; i++) {
 		printf("%s\n  {\"kind\": \"%s\", \"what\": ", i ? "," : "",
 		       step_kind(p->step[i].kind));
-		json_str(stdout, p->step[i].what);
+		cli_json_str(stdout, p->step[i].what);
 		printf(", \"cycles\": %" PRIu64 ", \"runs\": %u}",
 		       p->step[i].cycles, p->step[i].runs);
 	}
 	printf("],\n \"kernels\": [");
 	for (uint32_t i = 0; i < p->nkernel; i++) {
 		printf("%s\n  {\"name\": ", i ? "," : "");
-		json_str(stdout, p->kernel[i].name);
+		cli_json_str(stdout, p->kernel[i].name);
 		printf(", \"addr\": %u, \"calls\": %u}", p->kernel[i].addr,
 		       p->kernel[i].calls);
 	}
@@ -265,7 +343,7 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 	for (uint32_t i = 0; i < p->ntensor; i++) {
 		const PkgTensor *t = &p->tensor[i];
 		printf("%s\n  {\"name\": ", i ? "," : "");
-		json_str(stdout, t->name);
+		cli_json_str(stdout, t->name);
 		printf(", \"dtype\": \"%s\", \"scale\": %d, \"role\": \"%s\", "
 		       "\"rows\": %u, \"cols\": %u, \"pieces\": %u}",
 		       pkg_dtype_name(t->dtype), t->scale,
@@ -276,7 +354,7 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 	       " \"plan\": ",
 	       p->total_cycles, (double)p->total_cycles / c->clock_hz,
 	       (double)p->compile_us / 1e6);
-	json_str(stdout, p->plan);
+	cli_json_str(stdout, p->plan);
 	printf("}\n");
 }
 
@@ -302,7 +380,7 @@ print_text(const Package *p, const Summary *s, const char *path, size_t len)
 		const char *name =
 		    k < s->nkind ? s->kind[k].name : "total in use";
 		Stats st =
-		    stats(k < s->nkind ? s->kind[k].bytes : s->used, p->tiles);
+		    k < s->nkind ? s->kind[k].st : stats(s->used, p->tiles);
 		printf("  %-24s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
 		       "  %u\n",
 		       name, st.min, st.median, st.max, st.max_tile);

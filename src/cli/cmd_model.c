@@ -184,6 +184,13 @@ model_gen(const Args *a)
 	rc = cli_check_outputs("model gen", outs, 2, &a->config, 1, a->force);
 	if (rc)
 		return rc;
+	if (a->layers > c.layers) {
+		fprintf(stderr,
+		        "ipu model gen: --layers %ld: the config has %d layers "
+		        "(--layers keeps the first N)\n",
+		        a->layers, c.layers);
+		return 2;
+	}
 	if (a->layers)
 		c.layers = (int)a->layers;
 	Diag d;
@@ -272,10 +279,16 @@ print_graph(int argc, char **argv)
 			have |= 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--layers",
 		                              &missing))) {
-			layers = atoi(v);
+			long n;
+			if (parse_number("--layers", v, 1, 1 << 20, &n))
+				return 2;
+			layers = (int)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--batch",
 		                              &missing))) {
-			batch = atoi(v);
+			long n;
+			if (parse_number("--batch", v, 1, 64, &n))
+				return 2;
+			batch = (int)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
 			if (cli_siglip_dtype("model graph", v, &dt))

@@ -215,7 +215,12 @@ cmd_run(int argc, char **argv)
 		                "f8\n");
 		bad = 1;
 	}
-	if (!bad && (!r.weights || !r.config || (!r.nimages == !r.pixels))) {
+	if (!bad && r.nimages && r.pixels) {
+		fprintf(stderr, "ipu run siglip: --image and --pixels are two "
+		                "ways to give the batch: one of them\n");
+		bad = 1;
+	}
+	if (!bad && (!r.weights || !r.config || (!r.nimages && !r.pixels))) {
 		fprintf(stderr, "ipu run siglip: --weights, --config and "
 		                "either --image or --pixels are needed\n");
 		bad = 1;

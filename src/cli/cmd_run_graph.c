@@ -150,7 +150,13 @@ cmd_run_graph(int argc, char **argv)
 		ExecResult res;
 		Diag d;
 		diag_clear(&d);
-		if (exec_graph_file(&r, &res, &d)) {
+		int failed = exec_graph_file(&r, &res, &d);
+		if (res.warning[0])
+			fprintf(stderr, "ipu run graph: warning: %s%s\n",
+			        res.warning,
+			        res.nwarned > 1 ? " (and other tensors too)"
+			                        : "");
+		if (failed) {
 			cli_print_diag(&d);
 			rc = 1;
 		} else {

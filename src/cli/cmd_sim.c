@@ -295,14 +295,13 @@ cmd_sim(int argc, char **argv)
 			        "(--max-cycles, default 10^9); a longer run "
 			        "needs a larger --max-cycles\n",
 			        (unsigned long long)a.max_cycles);
-		Tile *ft = chipsim_tile(cs, err.tile);
 		uint32_t off;
-		const char *sym = NULL;
-		if (st == RUN_FAULT && ft->faulted)
-			sym = img_symbol(&img, ft->fault.pc, &off);
+		const char *sym =
+		    err.ctx >= 0 ? img_symbol(&img, err.pc, &off) : NULL;
 		if (sym)
-			fprintf(stderr, "ipu sim: the faulting pc is %s+0x%x\n",
-			        sym, off);
+			fprintf(stderr, "ipu sim: the %s pc is %s+0x%x\n",
+			        st == RUN_FAULT ? "faulting" : "reported", sym,
+			        off);
 	}
 	if (a.trace) {
 		Diag td;

@@ -318,11 +318,13 @@ f8_format(DType t)
 	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
 }
 
-void
-exec_encode(ElemType e, const float *v, size_t n, uint8_t *out)
+size_t
+exec_encode(ElemType e, const float *v, size_t n, uint8_t *out,
+            size_t *first_over)
 {
-	unsigned fl = 0;
+	size_t over = 0;
 	for (size_t i = 0; i < n; i++) {
+		unsigned fl = 0;
 		if (e.dtype == DT_F32) {
 			memcpy(out + 4 * i, &v[i], 4);
 		} else if (e.dtype == DT_F16) {
@@ -332,7 +334,10 @@ exec_encode(ElemType e, const float *v, size_t n, uint8_t *out)
 			out[i] = fp_f64_to_f8(v[i], f8_format(e.dtype), e.scale,
 			                      FP_OV_SAT, &fl);
 		}
+		if ((fl & FP_FLAG_OFLO) && !over++ && first_over)
+			*first_over = i;
 	}
+	return over;
 }
 
 void
@@ -358,7 +363,7 @@ exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
 	size_t n = (size_t)shape_elems(&t->shape),
 	       es = (size_t)dtype_size(t->elem.dtype);
 	uint8_t *bits = xmalloc(n * es);
-	exec_encode(t->elem, v, n, bits);
+	exec_encode(t->elem, v, n, bits, NULL);
 	ipu_error err;
 	int e = IPU_OK;
 	if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
@@ -486,15 +491,46 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
 	return e;
 }
 
+/* Values the element type cannot hold (beyond f16's 65504, or an f8
+ * format's largest at the tensor's scale): the device would get inf or the
+ * largest value. Said in res->warning, the first such tensor in full. */
+static void
+check_range(const Tensor *t, const ExecFile *f, const float *v, ExecResult *res)
+{
+	size_t n = (size_t)shape_elems(&t->shape), first = 0;
+	uint8_t *bits = xmalloc(n * (size_t)dtype_size(t->elem.dtype));
+	size_t over = exec_encode(t->elem, v, n, bits, &first);
+	free(bits);
+	if (!over)
+		return;
+	char elem[32];
+	elem_format(t->elem, elem, sizeof elem);
+	if (!res->warning[0])
+		snprintf(res->warning, sizeof res->warning,
+		         "%s: %zu of the %zu values of %s (%s) are beyond "
+		         "what %s holds and become %s (the first: %g, at "
+		         "index %zu)",
+		         f->path, over, n, t->name, elem, elem,
+		         t->elem.dtype == DT_F16 ? "infinite"
+		                                 : "its largest value",
+		         (double)v[first], first);
+	res->nwarned++;
+}
+
 /* Every --in file read and checked (before anything is compiled): v[i]
  * the values of r->in[i]. */
 static int
-read_inputs(const ExecGraphRun *r, const Graph *g, float **v, Diag *d)
+read_inputs(const ExecGraphRun *r, const Graph *g, float **v, ExecResult *res,
+            Diag *d)
 {
 	int e = IPU_OK;
-	for (int i = 0; !e && i < r->nin; i++)
-		e = npy_values(graph_tensor(g, graph_find(g, r->in[i].tensor)),
-		               &r->in[i], &v[i], d);
+	for (int i = 0; !e && i < r->nin; i++) {
+		const Tensor *t =
+		    graph_tensor(g, graph_find(g, r->in[i].tensor));
+		e = npy_values(t, &r->in[i], &v[i], d);
+		if (!e)
+			check_range(t, &r->in[i], v[i], res);
+	}
 	return e;
 }
 
@@ -546,7 +582,7 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 		e = check_bindings(r, g, d);
 	float **v = xcalloc((size_t)r->nin + 1, sizeof *v);
 	if (!e)
-		e = read_inputs(r, g, v, d);
+		e = read_inputs(r, g, v, res, d);
 	Package *pk = NULL;
 	if (!e)
 		e = exec_build(g, chip, r->cache_dir, NULL, &pk, &res->build,

@@ -67,8 +67,11 @@ void exec_set_progress(ExecProgressFn fn, void *ctx);
 enum { EXEC_CYCLES_FACTOR = 10, EXEC_CYCLES_SLACK = 1000000 };
 uint64_t exec_cycle_limit(uint64_t predicted);
 
-/* n values into e's bits (n * dtype_size bytes), and back. */
-void exec_encode(ElemType e, const float *v, size_t n, uint8_t *out);
+/* n values into e's bits (n * dtype_size bytes), and back. exec_encode
+ * returns how many values were beyond e's range (f16: infinite; f8: the
+ * format's largest at the scale), the first at *first_over (may be NULL). */
+size_t exec_encode(ElemType e, const float *v, size_t n, uint8_t *out,
+                   size_t *first_over);
 void exec_decode(ElemType e, const uint8_t *in, size_t n, float *out);
 
 /* Every element of host tensor t (an input, weight or output of the
@@ -102,6 +105,10 @@ typedef struct {
 	uint64_t cycles;
 	double host_seconds;
 	ExecBuild build;
+	/* --in values beyond their tensor's element type: the first such
+	 * file and tensor ("" if none), and how many tensors have some */
+	char warning[512];
+	int nwarned;
 } ExecResult;
 
 /* Parse, compile and run the graph once on r's inputs; write r's outputs.

@@ -606,6 +606,11 @@ stmt_output(Parser *p)
 		return quiet ? 0 : IPU_EINVAL;
 	if (end_of_statement(p))
 		return IPU_EINVAL;
+	/* the builder takes a second mark as a no-op; in a file it is a
+	 * slip (a line pasted twice, a name meant to be another) */
+	if (graph_tensor(p->g, id)->role == ROLE_OUTPUT)
+		return perr(p, col, "'%s' is already an output",
+		            graph_tensor(p->g, id)->name);
 	return graph_mark_output(p->g, id, &d) ? builder_error(p, col, &d) : 0;
 }
 

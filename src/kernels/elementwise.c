@@ -32,7 +32,7 @@ typedef enum {
 /* The supervisors of kernels/elementwise.inc: EW_SUPERVISOR, the add and
  * mul entries (which pick the bias loop), the f8 entries (which set
  * $FP_INFMT and $FP_ISCL). */
-typedef enum { SUP_BASIC, SUP_BINARY, SUP_F8 } SupKind;
+typedef enum { ENTRY_BASIC, ENTRY_BINARY, ENTRY_F8 } EntryKind;
 
 static const struct {
 	uint32_t per_group, fixed, setup, sigm;
@@ -50,26 +50,29 @@ typedef struct {
 	int f8;         /* in kernels/elementwise_f8.S */
 	uint32_t group; /* elements per loop pass; transposes: block side */
 	LoopKind loop;
-	SupKind sup;
+	EntryKind sup;
 } EwKernel;
 
 static const EwKernel kernels[] = {
-    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, SUP_BINARY},
-    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, SUP_BINARY},
-    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, SUP_BINARY},
-    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, SUP_BINARY},
-    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW, SUP_BASIC},
-    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, SUP_BASIC},
-    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, SUP_F8},
-    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW, SUP_F8},
-    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, SUP_F8},
-    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, SUP_F8},
-    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, SUP_BASIC},
-    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, SUP_BASIC},
+    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
+    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
+    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
+    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
+    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW,
+     ENTRY_BASIC},
+    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, ENTRY_BASIC},
+    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
+     ENTRY_F8},
+    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
+     ENTRY_F8},
+    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
+    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
+    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, ENTRY_BASIC},
+    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
     {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
-     SUP_BASIC},
+     ENTRY_BASIC},
     {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
-     SUP_BASIC},
+     ENTRY_BASIC},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
@@ -473,38 +476,35 @@ worker_turns(const Chip *chip, const EwKernel *k, const Walk *w, int v)
 uint64_t
 ew_cycles(const Chip *chip, const EwCall *c)
 {
-	enum { M0 = 1, M1 = 2, M2 = 4, M3 = 8, M4 = 16 };
 	const EwKernel *k = find(c->op, c->in, c->out);
 	assert(k && "ew_cycles of an unchecked call");
 	Walk w = kernel_walk(k, c);
 	SupClock s;
 	sup_start(&s, chip, 0);
-	if (k->sup == SUP_BINARY) {
-		sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi bias */
-		sup_op(&s, M0, M3, SUP_PLAIN); /* ld32 */
-		sup_op(&s, 0, M4, SUP_PLAIN);  /* setzi */
-		sup_op(&s, M0, M2, SUP_PLAIN); /* add */
+	if (k->sup == ENTRY_BINARY) {
+		sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi bias */
+		sup_op(&s, SUP_M0, SUP_M3, SUP_PLAIN); /* ld32 */
+		sup_op(&s, 0, SUP_M4, SUP_PLAIN);      /* setzi */
+		sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
 		for (int i = 0; i < 6; i++) {
-			sup_op(&s, M0, 0, SUP_PUT);
+			sup_op(&s, SUP_M0, 0, SUP_PUT);
 			if (i == 1)
-				sup_op(&s, M4 | M3, M1, SUP_PLAIN); /* movz */
+				sup_op(&s, SUP_M4 | SUP_M3, SUP_M1,
+				       SUP_PLAIN); /* movz */
 		}
 	} else {
-		if (k->sup == SUP_F8) {
-			sup_op(&s, M0, M3, SUP_PLAIN);
-			sup_op(&s, M0, M4, SUP_PLAIN);
+		if (k->sup == ENTRY_F8) {
+			sup_op(&s, SUP_M0, SUP_M3, SUP_PLAIN);
+			sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN);
 		}
-		sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi */
-		sup_op(&s, M0, M2, SUP_PLAIN); /* add */
-		for (int i = 0; i < 6; i++)
-			sup_op(&s, M0, 0, SUP_PUT);
-		if (k->sup == SUP_F8) {
-			sup_op(&s, M3, 0, SUP_PUT);
-			sup_op(&s, M4, 0, SUP_PUT);
+		sup_entry(&s);
+		if (k->sup == ENTRY_F8) {
+			sup_op(&s, SUP_M3, 0, SUP_PUT);
+			sup_op(&s, SUP_M4, 0, SUP_PUT);
 		}
 	}
 	uint64_t first[6], exit[6];
-	sup_runall(&s, M1 | M2, first);
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	for (int v = 0; v < 6; v++)
 		exit[v] = first[v] + 6 * (worker_turns(chip, k, &w, v) - 1);
 	sup_workers(&s, exit);

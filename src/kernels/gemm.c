@@ -253,22 +253,6 @@ gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
  * by their cycles, a multiple of 6); likewise the N-panels, by the phase
  * of their last runall. The last panel of each loop is always stepped.
  */
-enum {
-	M0 = 1 << 0,
-	M1 = 1 << 1,
-	M2 = 1 << 2,
-	M3 = 1 << 3,
-	M4 = 1 << 4,
-	M5 = 1 << 5,
-	M6 = 1 << 6,
-	M7 = 1 << 7,
-	M8 = 1 << 8,
-	M9 = 1 << 9,
-	M11 = 1 << 11,
-	M12 = 1 << 12,
-	M13 = 1 << 13,
-	M14 = 1 << 14
-};
 
 typedef struct {
 	uint64_t issues[6]; /* W_w */
@@ -294,13 +278,13 @@ k_panel(SupClock *s, const GemmShape *g, int last)
 	uint64_t first[6], exit[6];
 	sup_sync(s);
 	sup_ops(s, 32); /* ld128putcs */
-	uint64_t r = sup_runall(s, M7 | M3, first);
+	uint64_t r = sup_runall(s, SUP_M7 | SUP_M3, first);
 	for (int w = 0; w < 6; w++)
 		exit[w] = first[w] + 6 * (g->issues[w] - 1);
 	sup_workers(s, exit);
-	sup_op(s, M3 | M5, M3, SUP_PLAIN); /* add */
-	sup_op(s, M6, M7, SUP_PLAIN);      /* mov */
-	sup_op(s, M4, M4, last ? SUP_PLAIN : SUP_TAKEN);
+	sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
+	sup_op(s, SUP_M6, SUP_M7, SUP_PLAIN);          /* mov */
+	sup_op(s, SUP_M4, SUP_M4, last ? SUP_PLAIN : SUP_TAKEN);
 	return r;
 }
 
@@ -309,16 +293,17 @@ k_panel(SupClock *s, const GemmShape *g, int last)
 static uint64_t
 n_panel(SupClock *s, const GemmShape *g, int last)
 {
-	static const unsigned scratch[6] = {M3, M4, M7, M9, M12, M13};
+	static const unsigned scratch[6] = {SUP_M3, SUP_M4,  SUP_M7,
+	                                    SUP_M9, SUP_M12, SUP_M13};
 	for (int w = 0; w < 6; w++)
-		sup_op(s, M0, scratch[w], SUP_PLAIN); /* ld32 offC */
+		sup_op(s, SUP_M0, scratch[w], SUP_PLAIN); /* ld32 offC */
 	for (int w = 0; w < 6; w++)
-		sup_op(s, scratch[w] | M1, scratch[w], SUP_PLAIN);
+		sup_op(s, scratch[w] | SUP_M1, scratch[w], SUP_PLAIN);
 	for (int w = 0; w < 6; w++)
-		sup_op(s, scratch[w] | M0, 0, SUP_PLAIN); /* st32 cptr */
-	sup_op(s, M14, M3, SUP_PLAIN);
-	sup_op(s, M0, M4, SUP_PLAIN);
-	sup_op(s, M11, M7, SUP_PLAIN);
+		sup_op(s, scratch[w] | SUP_M0, 0, SUP_PLAIN); /* st32 cptr */
+	sup_op(s, SUP_M14, SUP_M3, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN);
+	sup_op(s, SUP_M11, SUP_M7, SUP_PLAIN);
 	uint64_t seen[6], at[6], r = 0;
 	memset(seen, 0xff, sizeof seen);
 	for (uint32_t p = 0; p < g->nk; p++) {
@@ -335,14 +320,42 @@ n_panel(SupClock *s, const GemmShape *g, int last)
 			at[key] = r;
 		}
 	}
-	sup_op(s, M1 | M8, M1, SUP_PLAIN);
-	sup_op(s, M2, M2, last ? SUP_PLAIN : SUP_TAKEN);
+	sup_op(s, SUP_M1 | SUP_M8, SUP_M1, SUP_PLAIN);
+	sup_op(s, SUP_M2, SUP_M2, last ? SUP_PLAIN : SUP_TAKEN);
 	return r;
 }
+
+static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t bm,
+                            uint32_t bn, uint32_t bk);
+
+/* The planner prices tens of thousands of candidates, most of them the
+ * same few calls: a small cache per thread of recent calls. */
+typedef struct {
+	const Chip *chip;
+	uint32_t t, bm, bn, bk;
+	uint64_t cycles;
+} CycleMemo;
+enum { MEMO_SLOTS = 1024 };
+static _Thread_local CycleMemo memo[MEMO_SLOTS];
 
 uint64_t
 gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
                  uint32_t bk)
+{
+	uint64_t h = ((uint64_t)bm * 0x9e3779b1u ^ (uint64_t)bn * 0x85ebca77u ^
+	              (uint64_t)bk * 0xc2b2ae3du ^ (uint64_t)t ^
+	              (uint64_t)(uintptr_t)c) %
+	             MEMO_SLOTS;
+	CycleMemo *m = &memo[h];
+	if (m->chip != c || m->t != (uint32_t)t || m->bm != bm || m->bn != bn ||
+	    m->bk != bk)
+		*m = (CycleMemo){
+		    c, (uint32_t)t, bm, bn, bk, tile_cycles(c, t, bm, bn, bk)};
+	return m->cycles;
+}
+
+static uint64_t
+tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4;
 	GemmShape g = {.nk = gemm_k_panels(t, bk)};
@@ -352,31 +365,32 @@ gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
 	}
 	SupClock s;
 	sup_start(&s, c, 0);
-	static const unsigned base[6] = {M1, M2, M3, M4, M5, M6};
+	static const unsigned base[6] = {SUP_M1, SUP_M2, SUP_M3,
+	                                 SUP_M4, SUP_M5, SUP_M6};
 	for (int w = 0; w < 6; w++)
-		sup_op(&s, M0, base[w], SUP_PLAIN); /* add */
-	sup_op(&s, M0, M7, SUP_PLAIN);              /* ld32 B */
-	sup_op(&s, M0, M9, SUP_PLAIN);              /* ld32 flags */
-	sup_op(&s, 0, M11, SUP_PLAIN);
-	sup_op(&s, 0, M12, SUP_PLAIN);
+		sup_op(&s, SUP_M0, base[w], SUP_PLAIN); /* add */
+	sup_op(&s, SUP_M0, SUP_M7, SUP_PLAIN);          /* ld32 B */
+	sup_op(&s, SUP_M0, SUP_M9, SUP_PLAIN);          /* ld32 flags */
+	sup_op(&s, 0, SUP_M11, SUP_PLAIN);
+	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
 	if (t == GEMM_F8) {
-		sup_op(&s, M0, M8, SUP_PLAIN);
-		sup_op(&s, M0, M13, SUP_PLAIN);
+		sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
+		sup_op(&s, SUP_M0, SUP_M13, SUP_PLAIN);
 	}
 	for (int w = 0; w < 6; w++)
 		sup_op(&s, base[w], 0, SUP_PUT);
-	sup_op(&s, M7, 0, SUP_PUT); /* $CCCSLOAD */
+	sup_op(&s, SUP_M7, 0, SUP_PUT); /* $CCCSLOAD */
 	if (t == GEMM_F8) {
-		sup_op(&s, M8, 0, SUP_PUT);
-		sup_op(&s, M13, 0, SUP_PUT);
+		sup_op(&s, SUP_M8, 0, SUP_PUT);
+		sup_op(&s, SUP_M13, 0, SUP_PUT);
 	}
-	sup_op(&s, M12 | M9, M11, SUP_PLAIN); /* movz */
-	sup_op(&s, M0, M1, SUP_PLAIN);
-	sup_op(&s, M0, M2, SUP_PLAIN);
-	sup_op(&s, M0, M5, SUP_PLAIN);
-	sup_op(&s, M0, M8, SUP_PLAIN);
-	sup_op(&s, M0, M14, SUP_PLAIN);
-	sup_op(&s, 0, M6, SUP_PLAIN);
+	sup_op(&s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
+	sup_op(&s, SUP_M0, SUP_M1, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M5, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
+	sup_op(&s, SUP_M0, SUP_M14, SUP_PLAIN);
+	sup_op(&s, 0, SUP_M6, SUP_PLAIN);
 	uint32_t np = gemm_n_panels(bn);
 	uint64_t seen[6], at[6];
 	memset(seen, 0xff, sizeof seen);

@@ -102,6 +102,15 @@ sup_ops(SupClock *s, uint64_t n)
 		sup_op(s, 0, 0, SUP_PLAIN);
 }
 
+void
+sup_entry(SupClock *s)
+{
+	sup_op(s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
+	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
+	for (int i = 0; i < 6; i++)
+		sup_op(s, SUP_M0, 0, SUP_PUT);
+}
+
 uint64_t
 sup_runall(SupClock *s, unsigned reads, uint64_t first[6])
 {
@@ -139,5 +148,5 @@ sup_sync(SupClock *s)
 uint64_t
 sup_return(SupClock *s, uint64_t entry)
 {
-	return sup_op(s, SUP_M(10), 0, SUP_TAKEN) + 1 - entry;
+	return sup_op(s, SUP_M10, 0, SUP_TAKEN) + 1 - entry;
 }

@@ -44,15 +44,36 @@ typedef struct {
 } SupClock;
 
 enum { SUP_PLAIN, SUP_PUT, SUP_TAKEN };
-#define SUP_M(r) (1u << (r))
+/* The $m registers an instruction reads and writes, as sup_op's masks. */
+enum {
+	SUP_M0 = 1 << 0,
+	SUP_M1 = 1 << 1,
+	SUP_M2 = 1 << 2,
+	SUP_M3 = 1 << 3,
+	SUP_M4 = 1 << 4,
+	SUP_M5 = 1 << 5,
+	SUP_M6 = 1 << 6,
+	SUP_M7 = 1 << 7,
+	SUP_M8 = 1 << 8,
+	SUP_M9 = 1 << 9,
+	SUP_M10 = 1 << 10,
+	SUP_M11 = 1 << 11,
+	SUP_M12 = 1 << 12,
+	SUP_M13 = 1 << 13,
+	SUP_M14 = 1 << 14,
+};
 
 /* The supervisor enters at cycle t, its registers ready, workers idle. */
 void sup_start(SupClock *s, const Chip *c, uint64_t t);
-/* One instruction reading and writing these $m registers (SUP_M masks),
+/* One instruction reading and writing these $m registers (SUP_M* masks),
  * of kind SUP_*; returns the cycle it issues. */
 uint64_t sup_op(SupClock *s, unsigned reads, unsigned writes, int kind);
 /* n instructions in a row that read nothing in flight (n cycles). */
 void sup_ops(SupClock *s, uint64_t n);
+/* The common entry of the kernels whose workers' $WORKERn_BASE is the
+ * argument block ($m0): setzi $m1 (the entry), add $m2 (the vertices),
+ * six CSR writes of $m0. */
+void sup_entry(SupClock *s);
 /* runall reading `reads`: returns its cycle; first[w] gets worker w's
  * first issue. */
 uint64_t sup_runall(SupClock *s, unsigned reads, uint64_t first[6]);

@@ -234,34 +234,18 @@ worker_issues(const PackCall *c, const Dims *m, int w)
 	       wraps * W_WRAP + W_EXIT;
 }
 
-enum {
-	M0 = 1 << 0,
-	M1 = 1 << 1,
-	M2 = 1 << 2,
-	M3 = 1 << 3,
-	M4 = 1 << 4,
-	M5 = 1 << 5,
-	M6 = 1 << 6,
-	M7 = 1 << 7,
-	M8 = 1 << 8,
-	M9 = 1 << 9,
-	M11 = 1 << 11,
-	M12 = 1 << 12,
-	M13 = 1 << 13,
-	M14 = 1 << 14
-};
-
 /* PACK_MASK6 / PACK_MASK4: n loads, ands, stores through $m12. */
 static void
 mask_rows(SupClock *s, int n)
 {
-	static const unsigned reg[6] = {M3, M4, M6, M8, M9, M11};
+	static const unsigned reg[6] = {SUP_M3, SUP_M4, SUP_M6,
+	                                SUP_M8, SUP_M9, SUP_M11};
 	for (int i = 0; i < n; i++)
-		sup_op(s, M12, reg[i], SUP_PLAIN);
+		sup_op(s, SUP_M12, reg[i], SUP_PLAIN);
 	for (int i = 0; i < n; i++)
-		sup_op(s, reg[i] | M5, reg[i], SUP_PLAIN);
+		sup_op(s, reg[i] | SUP_M5, reg[i], SUP_PLAIN);
 	for (int i = 0; i < n; i++)
-		sup_op(s, reg[i] | M12, 0, SUP_PLAIN);
+		sup_op(s, reg[i] | SUP_M12, 0, SUP_PLAIN);
 }
 
 /* The supervisor after the sync: bri, pack_padding, br (kernels/pack.S,
@@ -270,53 +254,54 @@ static void
 padding(SupClock *s, const Dims *m)
 {
 	sup_op(s, 0, 0, SUP_TAKEN); /* bri pack_padding */
-	static const unsigned loads[6] = {M1, M2, M6, M7, M5, M4};
+	static const unsigned loads[6] = {SUP_M1, SUP_M2, SUP_M6,
+	                                  SUP_M7, SUP_M5, SUP_M4};
 	for (int i = 0; i < 6; i++)
-		sup_op(s, M0, loads[i], SUP_PLAIN);
+		sup_op(s, SUP_M0, loads[i], SUP_PLAIN);
 	int zero = m->vr < GEMM_COLS, mask = m->vb < PANEL_ROW_BYTES;
-	sup_op(s, M1, 0, zero ? SUP_PLAIN : SUP_TAKEN); /* brz */
+	sup_op(s, SUP_M1, 0, zero ? SUP_PLAIN : SUP_TAKEN); /* brz */
 	if (zero) {
-		sup_op(s, M1, M1, SUP_PLAIN);
-		sup_op(s, M6, M3, SUP_PLAIN);
+		sup_op(s, SUP_M1, SUP_M1, SUP_PLAIN);
+		sup_op(s, SUP_M6, SUP_M3, SUP_PLAIN);
 		uint32_t rows = GEMM_COLS - m->vr;
 		for (uint32_t p = 0; p < m->nk; p++) {
 			for (uint32_t r = 0; r < rows; r++) {
-				sup_op(s, M2, 0, SUP_PLAIN);
+				sup_op(s, SUP_M2, 0, SUP_PLAIN);
 				sup_ops(s, 7); /* st32 ($m2 ready) */
-				sup_op(s, M2, M2, SUP_PLAIN);
-				sup_op(s, M3, M3,
+				sup_op(s, SUP_M2, SUP_M2, SUP_PLAIN);
+				sup_op(s, SUP_M3, SUP_M3,
 				       r + 1 < rows ? SUP_TAKEN : SUP_PLAIN);
 			}
-			sup_op(s, M2 | M7, M2, SUP_PLAIN);
-			sup_op(s, M6, M3, SUP_PLAIN);
-			sup_op(s, M1, M1,
+			sup_op(s, SUP_M2 | SUP_M7, SUP_M2, SUP_PLAIN);
+			sup_op(s, SUP_M6, SUP_M3, SUP_PLAIN);
+			sup_op(s, SUP_M1, SUP_M1,
 			       p + 1 < m->nk ? SUP_TAKEN : SUP_PLAIN);
 		}
 	}
-	sup_op(s, M5, 0, mask ? SUP_PLAIN : SUP_TAKEN); /* brz */
+	sup_op(s, SUP_M5, 0, mask ? SUP_PLAIN : SUP_TAKEN); /* brz */
 	if (mask) {
-		sup_op(s, M5, M1, SUP_PLAIN);
-		sup_op(s, M0, M2, SUP_PLAIN);
-		sup_op(s, M0, M5, SUP_PLAIN);
-		sup_op(s, M0, M13, SUP_PLAIN);
-		sup_op(s, M0, M14, SUP_PLAIN);
-		sup_op(s, 0, M7, SUP_PLAIN);
-		sup_op(s, M4, M4, SUP_PLAIN);
-		sup_op(s, M7 | M4, M7, SUP_PLAIN);
-		sup_op(s, M2 | M13, M12, SUP_PLAIN);
+		sup_op(s, SUP_M5, SUP_M1, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M5, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M13, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M14, SUP_PLAIN);
+		sup_op(s, 0, SUP_M7, SUP_PLAIN);
+		sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN);
+		sup_op(s, SUP_M7 | SUP_M4, SUP_M7, SUP_PLAIN);
+		sup_op(s, SUP_M2 | SUP_M13, SUP_M12, SUP_PLAIN);
 		uint64_t kz = 7 - m->vb / 4;
 		for (uint32_t q = 0; q < m->np; q++) {
 			mask_rows(s, 6);
 			mask_rows(s, 6);
 			mask_rows(s, 4);
-			sup_op(s, M7, 0, SUP_TAKEN); /* br $m7 */
+			sup_op(s, SUP_M7, 0, SUP_TAKEN); /* br $m7 */
 			if (kz) {
-				sup_op(s, M2, 0, SUP_PLAIN);
+				sup_op(s, SUP_M2, 0, SUP_PLAIN);
 				sup_ops(s, 16 * kz - 1);
 			}
-			sup_op(s, M2 | M14, M2, SUP_PLAIN);
-			sup_op(s, M12 | M14, M12, SUP_PLAIN);
-			sup_op(s, M1, M1,
+			sup_op(s, SUP_M2 | SUP_M14, SUP_M2, SUP_PLAIN);
+			sup_op(s, SUP_M12 | SUP_M14, SUP_M12, SUP_PLAIN);
+			sup_op(s, SUP_M1, SUP_M1,
 			       q + 1 < m->np ? SUP_TAKEN : SUP_PLAIN);
 		}
 	}
@@ -332,12 +317,9 @@ pack_cycles(const Chip *chip, const PackCall *c)
 	Dims m = dims_of(c);
 	SupClock s;
 	sup_start(&s, chip, 0);
-	sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi */
-	sup_op(&s, M0, M2, SUP_PLAIN); /* add */
-	for (int i = 0; i < 6; i++)
-		sup_op(&s, M0, 0, SUP_PUT);
+	sup_entry(&s);
 	uint64_t first[6], exit[6];
-	sup_runall(&s, M1 | M2, first);
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	for (int v = 0; v < 6; v++)
 		exit[v] = first[v] + 6 * (worker_issues(c, &m, v) - 1);
 	sup_workers(&s, exit);

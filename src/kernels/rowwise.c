@@ -256,18 +256,16 @@ segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 
 /* The supervisor up to the branch on the mode (RW_ENTRY, instruction by
  * instruction): ld32 split, add, setzi, setzi, six CSR writes. */
-enum { M0 = 1, M1 = 2, M2 = 4, M3 = 8, M4 = 16 };
-
 static void
 entry(SupClock *s, const Chip *chip)
 {
 	sup_start(s, chip, 0);
-	sup_op(s, M0, M3, SUP_PLAIN);
-	sup_op(s, M0, M2, SUP_PLAIN);
-	sup_op(s, 0, M1, SUP_PLAIN);
-	sup_op(s, 0, M4, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M3, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
+	sup_op(s, 0, SUP_M1, SUP_PLAIN);
+	sup_op(s, 0, SUP_M4, SUP_PLAIN);
 	for (int i = 0; i < 6; i++)
-		sup_op(s, M0, 0, SUP_PUT);
+		sup_op(s, SUP_M0, 0, SUP_PUT);
 }
 
 /* A runall reading `reads` and its workers' turns: they start at their
@@ -302,8 +300,8 @@ rows_cycles(const Chip *chip, const RwCall *c)
 	}
 	SupClock s;
 	entry(&s, chip);
-	sup_op(&s, M3, 0, SUP_PLAIN); /* brnz: rows mode */
-	run_workers(&s, M1 | M2, turns);
+	sup_op(&s, SUP_M3, 0, SUP_PLAIN); /* brnz: rows mode */
+	run_workers(&s, SUP_M1 | SUP_M2, turns);
 	sup_sync(&s);
 	return sup_return(&s, 0);
 }
@@ -314,8 +312,8 @@ split_cycles(const Chip *chip, const RwCall *c)
 	uint32_t k = segments(c);
 	SupClock s;
 	entry(&s, chip);
-	sup_op(&s, M3, 0, SUP_TAKEN); /* brnz: split mode */
-	static const unsigned entry_reg[3] = {M4, M1, M4};
+	sup_op(&s, SUP_M3, 0, SUP_TAKEN); /* brnz: split mode */
+	static const unsigned entry_reg[3] = {SUP_M4, SUP_M1, SUP_M4};
 	for (int j = 0; j < 3; j++) {
 		const Phase *ph = &kernels[c->op][c->type].split[j];
 		uint64_t turns[6];
@@ -333,10 +331,10 @@ split_cycles(const Chip *chip, const RwCall *c)
 			                  n)
 			        : W_IDLE;
 		}
-		run_workers(&s, entry_reg[j] | M2, turns);
+		run_workers(&s, entry_reg[j] | SUP_M2, turns);
 		if (j == 0) {
-			sup_op(&s, 0, M1, SUP_PLAIN); /* setzi s2 */
-			sup_op(&s, 0, M4, SUP_PLAIN); /* setzi s3 */
+			sup_op(&s, 0, SUP_M1, SUP_PLAIN); /* setzi s2 */
+			sup_op(&s, 0, SUP_M4, SUP_PLAIN); /* setzi s3 */
 		}
 		sup_sync(&s);
 	}

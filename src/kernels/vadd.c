@@ -69,15 +69,11 @@ vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
 uint64_t
 vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
-	enum { M0 = 1, M1 = 2, M2 = 4 };
 	SupClock s;
 	sup_start(&s, c, 0);
-	sup_op(&s, 0, M1, SUP_PLAIN);  /* setzi */
-	sup_op(&s, M0, M2, SUP_PLAIN); /* add */
-	for (int i = 0; i < 6; i++)
-		sup_op(&s, M0, 0, SUP_PUT);
+	sup_entry(&s);
 	uint64_t first[6], exit[6];
-	sup_runall(&s, M1 | M2, first);
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	uint64_t p3 = nsrc / 3, r = nsrc % 3;
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t at0, n = share(atoms * nseg, w, &at0);

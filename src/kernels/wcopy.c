@@ -42,29 +42,29 @@ wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot, uint32_t iterations,
 uint64_t
 wcopy_cycles(const Chip *c, uint32_t slot)
 {
-	enum { M0 = 1, M1 = 2, M2 = 4, M3 = 8, M4 = 16, M5 = 32, M6 = 64 };
 	SupClock s;
 	sup_start(&s, c, 0);
-	for (unsigned r = M3; r <= M6; r <<= 1)
-		sup_op(&s, M0, r, SUP_PLAIN); /* ld32 src, slot, end, bank */
-	sup_op(&s, 0, M1, SUP_PLAIN);         /* setzi */
-	sup_op(&s, M0, M2, SUP_PLAIN);        /* add */
-	sup_op(&s, M0, 0, SUP_PUT);
-	sup_op(&s, M3 | M4, M3, SUP_PLAIN); /* add */
-	sup_op(&s, M0, 0, SUP_PUT);
-	sup_op(&s, M3 | M5, M4, SUP_PLAIN); /* cmpult */
-	sup_op(&s, M0, 0, SUP_PUT);
-	sup_op(&s, M6 | M4, M3, SUP_PLAIN); /* movz */
+	for (unsigned r = SUP_M3; r <= SUP_M6; r <<= 1)
+		sup_op(&s, SUP_M0, r,
+		       SUP_PLAIN);             /* ld32 src, slot, end, bank */
+	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
+	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
+	sup_op(&s, SUP_M0, 0, SUP_PUT);
+	sup_op(&s, SUP_M3 | SUP_M4, SUP_M3, SUP_PLAIN); /* add */
+	sup_op(&s, SUP_M0, 0, SUP_PUT);
+	sup_op(&s, SUP_M3 | SUP_M5, SUP_M4, SUP_PLAIN); /* cmpult */
+	sup_op(&s, SUP_M0, 0, SUP_PUT);
+	sup_op(&s, SUP_M6 | SUP_M4, SUP_M3, SUP_PLAIN); /* movz */
 	for (int i = 0; i < 3; i++)
-		sup_op(&s, M0, 0, SUP_PUT);
+		sup_op(&s, SUP_M0, 0, SUP_PUT);
 	uint64_t first[6], exit[6], atoms = slot / 8;
-	sup_runall(&s, M1 | M2, first);
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = atoms / 6 + (w < atoms % 6);
 		exit[w] = first[w] + 6 * ((n ? 9 + 2 * n : 3) - 1);
 	}
 	sup_workers(&s, exit);
 	sup_sync(&s);
-	sup_op(&s, M0 | M3, 0, SUP_PLAIN); /* st32 */
+	sup_op(&s, SUP_M0 | SUP_M3, 0, SUP_PLAIN); /* st32 */
 	return sup_return(&s, 0);
 }

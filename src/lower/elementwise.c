@@ -28,14 +28,33 @@ ew_type(DType t)
 	return of[t];
 }
 
+/* A refusal lists the type pairs that do have a kernel for the op, so
+ * that the message says what to write instead (a cast f32 -> f8 is two
+ * casts through f16, say). */
 int
 lower_ew_supported(EwOp op, DType in, DType out, Diag *d)
 {
 	if (ew_entry(op, ew_type(in), ew_type(out)))
 		return IPU_OK;
+	static const DType types[] = {DT_F32, DT_F16, DT_F8_F143, DT_F8_F152};
+	char have[256] = "";
+	size_t n = 0;
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			if (ew_entry(op, ew_type(types[i]),
+			             ew_type(types[j])) &&
+			    n < sizeof have)
+				n += (size_t)snprintf(
+				    have + n, sizeof have - n, "%s%s%s%s",
+				    n ? ", " : "", dtype_name(types[i]),
+				    types[i] == types[j] ? "" : " -> ",
+				    types[i] == types[j]
+				        ? ""
+				        : dtype_name(types[j]));
 	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-	                "no elementwise kernel takes %s to %s for this op",
-	                dtype_name(in), dtype_name(out));
+	                "no elementwise kernel takes %s to %s for this op "
+	                "(kernels exist for %s)",
+	                dtype_name(in), dtype_name(out), have);
 }
 
 TensorPlace *
@@ -49,6 +68,11 @@ lower_mirror(Lowered *l, const TensorPlace *like, int32_t tensor, DType dt,
 		Piece p = like->piece[k];
 		if (one_row)
 			p.row0 = 0, p.rows = 1, p.pad_rows = 1;
+		/* rows of whole 8-byte atoms in this element size too (an f16
+		 * softmax's rows of 12 elements an atom, cast to f8) */
+		if (p.format == PF_ROWMAJOR && es < 8)
+			p.pad_cols =
+			    (p.pad_cols + 8 / es - 1) / (8 / es) * (8 / es);
 		uint32_t panels = (p.pad_cols + 15) / 16;
 		uint32_t bytes = p.format == PF_GEMM_C
 		                     ? panels * p.pad_rows * 16 * es

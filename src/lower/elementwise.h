@@ -8,9 +8,10 @@
 
 /* IPU_OK if a kernel does op from `in` to `out` elements. */
 int lower_ew_supported(EwOp op, DType in, DType out, Diag *d);
-/* A new place for `tensor` with like's pieces (tiles, blocks, formats),
- * in new buffers of dt elements live from step `first`; with one_row, one
- * row of each piece (a row broadcast down the block). Caller frees. */
+/* A new place for `tensor` with like's pieces (tiles, blocks, formats;
+ * row-major rows padded to whole 8-byte atoms of dt), in new buffers of
+ * dt elements live from step `first`; with one_row, one row of each piece
+ * (a row broadcast down the block). Caller frees. */
 TensorPlace *lower_mirror(Lowered *l, const TensorPlace *like, int32_t tensor,
                           DType dt, int one_row, int32_t first,
                           const char *what);

@@ -38,6 +38,35 @@ typedef struct {
 	int32_t id;
 } Region;
 
+/* Member buffer i of region buffer `region` was kept apart from a
+ * partner (a GEMM's A read in place, from its C block: the kernel loads
+ * both in one bundle); the region now must be. A buffer names one
+ * partner, and the partners of weights (C blocks) name none: the partner
+ * names the region. */
+static int
+keep_apart(Lowered *l, int32_t i, int32_t region, Diag *d)
+{
+	int32_t p = l->buf[i].apart;
+	l->buf[i].apart = -1;
+	if (p < 0)
+		return IPU_OK;
+	if (l->buf[p].apart < 0 || l->buf[p].apart == region) {
+		l->buf[p].apart = region;
+		return IPU_OK;
+	}
+	if (l->buf[region].apart < 0 || l->buf[region].apart == p) {
+		l->buf[region].apart = p;
+		return IPU_OK;
+	}
+	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                "loop: tile %u: the loop's weights must stay apart "
+	                "from buffers %d (%s) and %d (%s), and a buffer has "
+	                "one such partner so far",
+	                l->buf[region].tile, (int)p, l->buf[p].what,
+	                (int)l->buf[region].apart,
+	                l->buf[l->buf[region].apart].what);
+}
+
 int
 loop_weights(Lowered *l, TensorPlace *const *places, int nw,
              TensorPlace *const *all, int nall, LoopBank **banks, int *nbanks,
@@ -110,6 +139,9 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		for (int32_t i = nbuf; i < l->nbuf; i++)
 			to[i] = (BufRef){-1, 0};
 		lower_remap(l, to, all, nall);
+		for (int32_t i = 0; i < nbuf && !err; i++)
+			if (member[i])
+				err = keep_apart(l, i, to[i].buf, d);
 	}
 	free(member);
 	free(to);

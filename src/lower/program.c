@@ -246,18 +246,38 @@ host_writes(const Build *b, int32_t id)
 	       id != b->carry;
 }
 
+/* 1 if every piece of tp is row-major or GEMM C panels: what the
+ * exchange and the elementwise kernels read (not a GEMM's transposed A
+ * or packed B, which only that GEMM reads). */
+static int
+readable(const TensorPlace *tp)
+{
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].format != PF_ROWMAJOR &&
+		    tp->piece[k].format != PF_GEMM_C)
+			return 0;
+	return 1;
+}
+
 /* Fill `want` (tensor id's place as a consumer wants it) before the
  * consumer's first step `at` from `from` (its home, or a place made from
- * it): an input or weight without either is written there by the host;
- * anything else is moved there by an exchange step inserted at `at` (and
- * packed, for a GEMM's B: pack.c). Returns the steps inserted. */
+ * it): an input or weight without either is written there by the host
+ * (and that is its home, unless only this GEMM can read it: a copy then,
+ * and the next consumer chooses the home); anything else is moved there
+ * by an exchange step inserted at `at` (and packed, for a GEMM's B:
+ * pack.c). Returns the steps inserted. */
 static int
 bring(Build *b, int32_t id, const TensorPlace *from, TensorPlace *want,
       int32_t at, const char *what, int *inserted, Diag *d)
 {
 	*inserted = 0;
-	if (!from) {
+	if (!from && readable(want)) {
 		b->home[id] = want;
+		return IPU_OK;
+	}
+	if (!from) {
+		GROW(b->copies, b->ncopies, b->capcopies);
+		b->copies[b->ncopies++] = want;
 		return IPU_OK;
 	}
 	int r;
@@ -545,15 +565,6 @@ check_matmul(Build *b, const Op *op, Matmul *mm, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0]);
-	for (int i = 0; i < 2; i++)
-		if (b->home[op->in[i]] && lower_is_packed(b->home[op->in[i]]))
-			return diag_set(
-			    d, IPU_EINVAL, NULL, 0, 0,
-			    "compile: matmul %s: operand %s (%s) is "
-			    "held in an earlier matmul's weight layout, "
-			    "which nothing reads back yet",
-			    c->name, i ? "B" : "A",
-			    graph_tensor(b->g, op->in[i])->name);
 	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
 	int ra = a->shape.rank, rb = bt->shape.rank;
 	*mm = (Matmul){.op = op,
@@ -706,6 +717,19 @@ move_op(Build *b, const Op *op, const FlatMap *map, const char *what, Diag *d)
 	return IPU_OK;
 }
 
+/* An op that changes nothing in memory: the output is the input's
+ * pieces. */
+static int
+alias_op(Build *b, const Op *op)
+{
+	const TensorPlace *from = home_of(b, op->in[0]);
+	TensorPlace *to = view_place(b, op->out);
+	for (int k = 0; k < from->npiece; k++)
+		*lower_piece(to) = from->piece[k];
+	b->home[op->out] = to;
+	return IPU_OK;
+}
+
 static int
 lower_reshape_op(Build *b, const Op *op, Diag *d)
 {
@@ -713,13 +737,7 @@ lower_reshape_op(Build *b, const Op *op, Diag *d)
 	             *out = graph_tensor(b->g, op->out);
 	if (view_cols(in) != view_cols(out))
 		return move_op(b, op, NULL, "reshape", d);
-	/* the same 2-D view: the output is the input's pieces */
-	const TensorPlace *from = home_of(b, op->in[0]);
-	TensorPlace *to = view_place(b, op->out);
-	for (int k = 0; k < from->npiece; k++)
-		*lower_piece(to) = from->piece[k];
-	b->home[op->out] = to;
-	return IPU_OK;
+	return alias_op(b, op); /* the same 2-D view */
 }
 
 static int
@@ -792,6 +810,9 @@ lower_unary_op(Build *b, const Op *op, Diag *d)
 	const Tensor *x = graph_tensor(b->g, op->in[0]),
 	             *o = graph_tensor(b->g, op->out);
 	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	if (ew == EW_CAST && x->elem.dtype == o->elem.dtype &&
+	    x->elem.scale == o->elem.scale)
+		return alias_op(b, op); /* a cast to its own type */
 	int r = lower_ew_supported(ew, x->elem.dtype, o->elem.dtype, d);
 	if (r)
 		return op_error(b, op, r, d);
@@ -1160,23 +1181,31 @@ loop_weight_places(const Build *b, const RepeatMap *rm, int *n)
 	return wp;
 }
 
-/* Host map of iteration k's weight j: weight 0's pieces, in the banks. */
+/* Tensor id's entry in the host's map: the pieces of tensor of's home
+ * and of every copy of it the host writes (a layout only one GEMM reads,
+ * a bias next to every block); with bank_of (id is iteration k's weight
+ * that stands for iteration 0's `of`), those pieces in slot k of each
+ * tile's loop weight bank. Nothing for a tensor no op reads. */
 static void
-loop_weight_map(const Build *b, const RepeatMap *rm, const LoopBank *bank_of,
-                int32_t id, int32_t slot)
+map_tensor(const Build *b, int32_t id, int32_t of, const LoopBank *bank_of,
+           uint32_t k)
 {
-	int32_t w0 = rm->weight[slot % rm->nweights];
-	uint32_t k = (uint32_t)(slot / rm->nweights);
-	const TensorPlace *h = b->home[w0];
-	TensorPlace *tp = lower_tensor(b->l, id, h->rows, h->cols, h->dtype);
+	const Tensor *t = graph_tensor(b->g, id);
+	TensorPlace *tp = NULL;
 	for (int c = -1; c < b->ncopies; c++) {
-		const TensorPlace *from = c < 0 ? h : b->copies[c];
-		if (from->tensor != w0)
+		const TensorPlace *from = c < 0 ? b->home[of] : b->copies[c];
+		if (!from || (c >= 0 && from->tensor != of))
 			continue;
+		if (!tp)
+			tp = lower_tensor(b->l, id, view_rows(t), view_cols(t),
+			                  (uint8_t)t->elem.dtype);
 		for (int i = 0; i < from->npiece; i++) {
 			Piece p = from->piece[i];
-			const LoopBank *bk = &bank_of[p.tile];
-			p.at = (BufRef){bk->bank, k * bk->slot + p.at.offset};
+			if (bank_of) {
+				const LoopBank *bk = &bank_of[p.tile];
+				p.at = (BufRef){bk->bank,
+				                k * bk->slot + p.at.offset};
+			}
 			*lower_piece(tp) = p;
 		}
 	}
@@ -1276,25 +1305,13 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 		/* the host's map: inputs, weights and outputs where they live
 		 */
 		for (int32_t id = 0; id < g->ntensors; id++) {
-			const Tensor *t = graph_tensor(g, id);
-			const TensorPlace *h = b.home[id];
-			if (loop_slot[id] >= 0) {
-				loop_weight_map(&b, &rm, bank_of, id,
-				                loop_slot[id]);
-				continue;
-			}
-			if (!h || t->role == ROLE_INTERMEDIATE)
-				continue;
-			TensorPlace *tp =
-			    lower_tensor(b.l, id, h->rows, h->cols, h->dtype);
-			for (int k = 0; k < h->npiece; k++)
-				*lower_piece(tp) = h->piece[k];
-			for (int c = 0; c < b.ncopies; c++)
-				for (int k = 0; b.copies[c]->tensor == id &&
-				                k < b.copies[c]->npiece;
-				     k++)
-					*lower_piece(tp) =
-					    b.copies[c]->piece[k];
+			int32_t slot = loop_slot[id];
+			if (slot >= 0)
+				map_tensor(
+				    &b, id, rm.weight[slot % rm.nweights],
+				    bank_of, (uint32_t)(slot / rm.nweights));
+			else if (graph_tensor(g, id)->role != ROLE_INTERMEDIATE)
+				map_tensor(&b, id, id, NULL, 0);
 		}
 		/* the tiles any buffer is on */
 		for (int i = 0; i < b.l->nbuf; i++)

@@ -89,6 +89,37 @@ pad8(uint32_t n)
 	return (n + 7) / 8 * 8;
 }
 
+/* T2's columns past a block's na rows come from T1's padding rows, and a
+ * row of T2 that ends inside a word (an odd f16 na) is sent with the
+ * column after it (relayout.c). That column may land in the padding of a
+ * GEMM's A, which the kernel multiplies by B's zero padding (NaN x 0 is
+ * NaN; the differential test found such NaNs from reused memory), so it
+ * must hold zero: row na of such a block gets a row of zeros (a buffer on
+ * its tile that nothing writes, so it keeps the loaded memory's zeros) in
+ * the exchange that fills the block. */
+static void
+zero_row_after(Lowered *l, Step *s, const TensorPlace *p1, uint32_t es)
+{
+	int32_t *zeros = xmalloc(l->tiles * sizeof *zeros);
+	for (uint32_t t = 0; t < l->tiles; t++)
+		zeros[t] = -1;
+	for (int k = 0; k < p1->npiece; k++) {
+		const Piece *p = &p1->piece[k];
+		uint32_t bytes = p->pad_cols * es;
+		if (es * p->rows % 4 == 0)
+			continue;
+		if (zeros[p->tile] < 0)
+			zeros[p->tile] =
+			    lower_buffer(l, p->tile, bytes, 8, REGION_ANY, 0,
+			                 INT32_MAX, "zeros");
+		Transfer *x = lower_transfer(
+		    s, p->tile, (BufRef){zeros[p->tile], 0}, bytes / 4, 1);
+		x->dst_tile[0] = p->tile;
+		x->dst[0] = (BufRef){p->at.buf, p->at.offset + p->rows * bytes};
+	}
+	free(zeros);
+}
+
 int
 lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
                      const Shape *perm, const TensorPlace *to, Diag *d)
@@ -171,8 +202,10 @@ lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
 	RowPerm m1, m2;
 	FlatMap f1 = lower_row_perm(&m1, in, &ord1),
 	        f2 = lower_row_perm(&m2, &t2, &back);
-	r = lower_relayout(lower_step(l, STEP_EXCHANGE, "transpose: rows"),
-	                   from, p1, &f1, d);
+	Step *s1 = lower_step(l, STEP_EXCHANGE, "transpose: rows");
+	r = lower_relayout(s1, from, p1, &f1, d);
+	if (!r)
+		zero_row_after(l, s1, p1, es);
 	if (!r)
 		r = lower_elementwise(l, EW_TRANSPOSE, p1, NULL, p2, 0,
 		                      "transpose", d);

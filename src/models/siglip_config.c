@@ -74,6 +74,19 @@ siglip_preset_names(void)
 	       "(siglip-so400m-patch14-384)";
 }
 
+/* The member `key` of object o; of several with that key, the last, as
+ * Python's json (and so transformers) keeps it (cJSON's lookup gives the
+ * first). */
+static const cJSON *
+member(const cJSON *o, const char *key)
+{
+	const cJSON *found = NULL;
+	for (const cJSON *c = o ? o->child : NULL; c; c = c->next)
+		if (c->string && !strcmp(c->string, key))
+			found = c;
+	return found;
+}
+
 /* An integer field: a JSON integer, or for image_size and patch_size also
  * [h, w] with h == w (transformers accepts a pair; we need squares). */
 static int
@@ -103,14 +116,14 @@ read_int(const cJSON *v, const char *key, int *out, const char *what, Diag *d)
 static int
 read_other(const cJSON *vc, SiglipConfig *c, const char *what, Diag *d)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(vc, "layer_norm_eps");
+	const cJSON *v = member(vc, "layer_norm_eps");
 	if (v) {
 		if (!cJSON_IsNumber(v))
 			return diag_set(d, IPU_EINVAL, what, 0, 0,
 			                "layer_norm_eps is not a number");
 		c->ln_eps = v->valuedouble;
 	}
-	v = cJSON_GetObjectItemCaseSensitive(vc, "hidden_act");
+	v = member(vc, "hidden_act");
 	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, ACT)))
 		return diag_set(
 		    d, IPU_EINVAL, what, 0, 0,
@@ -118,7 +131,7 @@ read_other(const cJSON *vc, SiglipConfig *c, const char *what, Diag *d)
 		    cJSON_IsString(v) ? "\"" : "",
 		    cJSON_IsString(v) ? v->valuestring : "(not a string)",
 		    cJSON_IsString(v) ? "\"" : "", ACT);
-	v = cJSON_GetObjectItemCaseSensitive(vc, "vision_use_head");
+	v = member(vc, "vision_use_head");
 	if (v) {
 		if (!cJSON_IsBool(v))
 			return diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -133,8 +146,7 @@ read_vision(const cJSON *vc, SiglipConfig *c, const char *what, Diag *d)
 {
 	for (size_t i = 0; i < NINT; i++) {
 		*field(c, i) = int_fields[i].dflt;
-		const cJSON *v =
-		    cJSON_GetObjectItemCaseSensitive(vc, int_fields[i].key);
+		const cJSON *v = member(vc, int_fields[i].key);
 		int rc =
 		    v ? read_int(v, int_fields[i].key, field(c, i), what, d)
 		      : 0;
@@ -153,9 +165,8 @@ static int
 find_vision(const cJSON *root, const cJSON **vc, const char *what, Diag *d)
 {
 	static const cJSON empty; /* SiglipConfig without vision_config */
-	const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
-	const cJSON *sub =
-	    cJSON_GetObjectItemCaseSensitive(root, "vision_config");
+	const cJSON *mt = member(root, "model_type");
+	const cJSON *sub = member(root, "vision_config");
 	const char *type = cJSON_IsString(mt) ? mt->valuestring : NULL;
 	if (mt && !type)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -170,7 +181,7 @@ find_vision(const cJSON *root, const cJSON **vc, const char *what, Diag *d)
 		if (!cJSON_IsObject(sub))
 			return diag_set(d, IPU_EINVAL, what, 0, 0,
 			                "vision_config is not an object");
-		mt = cJSON_GetObjectItemCaseSensitive(sub, "model_type");
+		mt = member(sub, "model_type");
 		if (mt && !(cJSON_IsString(mt) &&
 		            !strcmp(mt->valuestring, "siglip_vision_model")))
 			return diag_set(d, IPU_EINVAL, what, 0, 0,

@@ -237,6 +237,10 @@ siglip_f8_parse_scales(const char *text, int scale[SIGLIP_GEMMS],
 			                "power of two in %d..%d",
 			                text, siglip_gemm_names[i],
 			                F8_MIN_SCALE, F8_MAX_SCALE);
+		if (set[i])
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "f8 scales '%s': %s is given twice",
+			                text, siglip_gemm_names[i]);
 		scale[i] = (int)v;
 		set[i] = 1;
 		s = *end ? end + 1 : end;

@@ -124,6 +124,10 @@ simbe_run(void *be, uint64_t max_cycles, ipu_progress_fn progress,
 	rt_error(err, kind, "%s", ce.msg);
 	err->tile = ce.tile;
 	err->cycle = ce.cycle;
+	if (ce.ctx >= 0) {
+		err->context = ce.ctx;
+		err->pc = ce.pc;
+	}
 	const Tile *t = chipsim_tile_if_exists(cs, ce.tile);
 	if (kind == IPU_ERR_FAULT && t && t->faulted) {
 		const Fault *f = &t->fault;

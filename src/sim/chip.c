@@ -226,6 +226,8 @@ chip_error(ChipError *err, RunStatus st, uint32_t tile, uint64_t cycle,
 	err->status = st;
 	err->tile = tile;
 	err->cycle = cycle;
+	err->ctx = -1;
+	err->pc = 0;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -247,6 +249,8 @@ report_fault(ChipSim *cs, ChipError *err)
 	err->status = RUN_FAULT;
 	err->tile = first->id;
 	err->cycle = first->fault.cycle;
+	err->ctx = first->fault.ctx;
+	err->pc = first->fault.pc;
 	tile_format_fault(first, err->msg, sizeof err->msg);
 }
 
@@ -325,17 +329,42 @@ describe_wait(ChipSim *cs, Tile *t, ChipError *err)
 		snprintf(src, sizeof src, "the host");
 	else
 		snprintf(src, sizeof src, "tile %u", x->mux);
-	(void)cs;
-	return chip_error(
-	    err, RUN_DEADLOCK, t->id, t->wait.since,
-	    "deadlock: tile %u waits in sync %d since cycle %llu for "
-	    "%u more items ($INCOMING_DCOUNT) that will never come; "
-	    "its mux listens to %s; %s",
-	    t->id, t->wait.zone, (unsigned long long)t->wait.since, x->dcount,
-	    src,
-	    x->last_rx_cycle ? "it received its last item"
-	                     : "it "
-	                       "received nothing");
+	char at[320];
+	tile_format_pc(t, 0, t->wait.pc, at, sizeof at);
+	chip_error(err, RUN_DEADLOCK, t->id, t->wait.since,
+	           "deadlock: tile %u waits in sync %d since cycle %llu (%s) "
+	           "for %u more items ($INCOMING_DCOUNT) that will never "
+	           "come; its mux listens to %s; %s",
+	           t->id, t->wait.zone, (unsigned long long)t->wait.since, at,
+	           x->dcount, src,
+	           x->last_rx_cycle ? "it received its last item"
+	                            : "it received nothing");
+	err->ctx = 0;
+	err->pc = t->wait.pc;
+	return -1;
+}
+
+/* Tile t waits in another sync than the first waiting tile: both syncs,
+ * with their tiles, pcs and instructions. */
+static int
+sync_mismatch(ChipSim *cs, Tile *t, int zone, ChipError *err)
+{
+	Tile *o = NULL;
+	for (uint32_t i = 0; i < cs->ntiles && !o; i++)
+		if (cs->tile[i] && cs->tile[i]->wait.zone == zone &&
+		    cs->tile[i]->ctx[0].state != CTXS_DONE)
+			o = cs->tile[i];
+	char here[320], there[320];
+	tile_format_pc(t, 0, t->wait.pc, here, sizeof here);
+	tile_format_pc(o, 0, o->wait.pc, there, sizeof there);
+	chip_error(err, RUN_DEADLOCK, t->id, t->wait.since,
+	           "deadlock: tile %u waits in sync %d since cycle %llu "
+	           "(%s) but tile %u waits in sync %d since cycle %llu (%s)",
+	           t->id, t->wait.zone, (unsigned long long)t->wait.since, here,
+	           o->id, zone, (unsigned long long)o->wait.since, there);
+	err->ctx = 0;
+	err->pc = t->wait.pc;
+	return -1;
 }
 
 /* One barrier step after a round; returns 1 if tiles were released, 0 if
@@ -405,11 +434,7 @@ settle(ChipSim *cs, ChipError *err)
 		if (zone < 0)
 			zone = t->wait.zone;
 		else if (t->wait.zone != zone)
-			return chip_error(
-			    err, RUN_DEADLOCK, t->id, t->wait.since,
-			    "deadlock: tile %u waits in sync %d but "
-			    "other tiles wait in sync %d",
-			    t->id, t->wait.zone, zone);
+			return sync_mismatch(cs, t, zone, err);
 		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
 		if (ready == UINT64_MAX)
 			return describe_wait(cs, t, err);
@@ -455,15 +480,20 @@ chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
 				return RUN_FAULT;
 			}
 		for (uint32_t i = 0; i < cs->nrun; i++)
-			if (cs->status[i] == RUN_TIMEOUT)
-				return chip_error(
-				           err, RUN_TIMEOUT, cs->run[i],
-				           max_cycles,
+			if (cs->status[i] == RUN_TIMEOUT) {
+				Tile *t = cs->tile[cs->run[i]];
+				char at[320];
+				tile_format_pc(t, 0, t->ctx[0].pc, at,
+				               sizeof at);
+				chip_error(err, RUN_TIMEOUT, t->id, max_cycles,
 				           "tile %u did not finish in %llu "
-				           "cycles",
-				           cs->run[i],
-				           (unsigned long long)max_cycles),
-				       RUN_TIMEOUT;
+				           "cycles (next: its %s)",
+				           t->id,
+				           (unsigned long long)max_cycles, at);
+				err->ctx = 0;
+				err->pc = t->ctx[0].pc;
+				return RUN_TIMEOUT;
+			}
 		int r = settle(cs, err);
 		if (r < 0)
 			return err->status;

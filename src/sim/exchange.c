@@ -89,8 +89,12 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
 	XState *x = &t->x;
 	GROW(x->pk, x->npk, x->cappk);
 	XPacket *p = &x->pk[x->npk++];
-	*p = (XPacket){
-	    .depart = t->cycle, .n = n, .item = item, .src_addr = addr};
+	*p = (XPacket){.depart = t->cycle,
+	               .n = n,
+	               .item = item,
+	               .src_addr = addr,
+	               .pc = e->pc,
+	               .ctx = (uint8_t)e->ctx};
 	p->data = xmalloc(bytes);
 	p->got = xcalloc(n, 1);
 	if (item == 8)
@@ -218,6 +222,47 @@ typedef struct {
 	uint64_t lat;     /* the mux selects one source for many items */
 } Walk;
 
+/* Errors of the receiving side end with where the receiving tile's
+ * supervisor is (the sync it waits in, or its next instruction); the
+ * sending side's with the send instruction itself. ChipError's ctx and
+ * pc say the same. */
+static int __attribute__((format(printf, 3, 4)))
+rx_error(Walk *w, uint64_t at, const char *fmt, ...)
+{
+	const Tile *r = w->r;
+	char what[512], where[320];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	int waits = r->wait.zone >= 0;
+	uint32_t pc = waits ? r->wait.pc : r->ctx[0].pc;
+	tile_format_pc(r, 0, pc, where, sizeof where);
+	chip_error(w->err, RUN_FAULT, r->id, at, "%s; tile %u's %s%s", what,
+	           r->id, where,
+	           waits ? " (waiting there)" : " (its next instruction)");
+	w->err->ctx = 0;
+	w->err->pc = pc;
+	return -1;
+}
+
+static int __attribute__((format(printf, 5, 6)))
+tx_error(ChipError *err, const Tile *t, const XPacket *p, uint64_t at,
+         const char *fmt, ...)
+{
+	char what[512], where[320];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	tile_format_pc(t, p->ctx, p->pc, where, sizeof where);
+	chip_error(err, RUN_FAULT, t->id, at, "%s; the send: tile %u, %s", what,
+	           t->id, where);
+	err->ctx = p->ctx;
+	err->pc = p->pc;
+	return -1;
+}
+
 /* Deliver item i of packet p from tile src, arriving at `at`. */
 static int
 deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
@@ -226,17 +271,17 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 	const Chip *c = r->chip;
 	uint32_t fmt_item = s->format ? 8 : 4;
 	if (p->item != fmt_item)
-		return chip_error(w->err, RUN_FAULT, r->id, at,
-		                  "exchange: a %u-bit item from tile %u "
-		                  "(sent from 0x%05x) reached tile %u at cycle "
-		                  "%llu, whose $INCOMING_FORMAT is %u "
-		                  "(%u-bit items)",
-		                  8 * p->item, src, p->src_addr + i * p->item,
-		                  r->id, (unsigned long long)at, s->format,
-		                  8 * fmt_item);
+		return rx_error(w, at,
+		                "exchange: a %u-bit item from tile %u "
+		                "(sent from 0x%05x) reached tile %u at cycle "
+		                "%llu, whose $INCOMING_FORMAT is %u "
+		                "(%u-bit items)",
+		                8 * p->item, src, p->src_addr + i * p->item,
+		                r->id, (unsigned long long)at, s->format,
+		                8 * fmt_item);
 	if (s->dcount == 0)
-		return chip_error(
-		    w->err, RUN_FAULT, r->id, at,
+		return rx_error(
+		    w, at,
 		    "exchange: tile %u received an item from tile %u at "
 		    "cycle %llu but expects none ($INCOMING_DCOUNT = 0): "
 		    "the mux listens at the wrong time, or the count is "
@@ -255,23 +300,22 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		return 0;
 	}
 	if (a % p->item || !chip_in_memory(c, a, p->item))
-		return chip_error(w->err, RUN_FAULT, r->id, at,
-		                  "exchange: tile %u would write a %u-byte "
-		                  "item from tile %u at 0x%05x (cycle %llu): "
-		                  "misaligned or outside memory",
-		                  r->id, p->item, src, a,
-		                  (unsigned long long)at);
+		return rx_error(w, at,
+		                "exchange: tile %u would write a %u-byte "
+		                "item from tile %u at 0x%05x (cycle %llu): "
+		                "misaligned or outside memory",
+		                r->id, p->item, src, a, (unsigned long long)at);
 	if (s->size && (a < s->base || a + p->item > s->base + s->size))
-		return chip_error(w->err, RUN_FAULT, r->id, at,
-		                  "exchange: tile %u would write at 0x%05x "
-		                  "(item from tile %u, cycle %llu), outside "
-		                  "its receive window 0x%05x..0x%05x",
-		                  r->id, a, src, (unsigned long long)at,
-		                  s->base, s->base + s->size);
+		return rx_error(w, at,
+		                "exchange: tile %u would write at 0x%05x "
+		                "(item from tile %u, cycle %llu), outside "
+		                "its receive window 0x%05x..0x%05x",
+		                r->id, a, src, (unsigned long long)at, s->base,
+		                s->base + s->size);
 	for (uint32_t k = 0; k < p->item; k += 4)
 		if (written_before(&r->x, (a + k) / 4))
-			return chip_error(
-			    w->err, RUN_FAULT, r->id, at,
+			return rx_error(
+			    w, at,
 			    "exchange: word 0x%05x of tile %u written twice "
 			    "in one phase (again by tile %u at cycle %llu)",
 			    a + k, r->id, src, (unsigned long long)at);
@@ -534,8 +578,8 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 				uint32_t i = 0;
 				while (p->got[i])
 					i++;
-				return chip_error(
-				    err, RUN_FAULT, id, p->depart + i,
+				return tx_error(
+				    err, t, p, p->depart + i,
 				    "exchange: tile %u sent %u items at "
 				    "cycle %llu from 0x%05x; item %u (cycle "
 				    "%llu, from 0x%05x) reached no tile: "
@@ -548,8 +592,8 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 			}
 			for (uint32_t i = 0; p->pairsum && i < p->n; i++)
 				if (p->pairsum[i])
-					return chip_error(
-					    err, RUN_FAULT, id, p->depart + i,
+					return tx_error(
+					    err, t, p, p->depart + i,
 					    "exchange: 64-bit item %u of tile "
 					    "%u's send at cycle %llu (from "
 					    "0x%05x) reached a tile whose pair "
@@ -591,8 +635,8 @@ xch_check_pairs(ChipSim *cs, ChipError *err)
 				XPacket *q = &m->x.pk[k];
 				if (q->depart < p->depart + p->n &&
 				    p->depart < q->depart + q->n)
-					return chip_error(
-					    err, RUN_FAULT, id, p->depart,
+					return tx_error(
+					    err, t, p, p->depart,
 					    "exchange: tile %u sends 64-bit "
 					    "items at cycles %llu..%llu on "
 					    "the wires it shares with tile "

@@ -13,25 +13,44 @@
 #include "../util/util.h"
 #include "sim.h"
 
-/* Branches: targets are byte addresses (the table scales word fields). */
+/* Branches: targets are byte addresses (the table scales word fields).
+ * A target no fetch can take (outside code memory, not 4-byte aligned)
+ * faults at the branch, so that the report shows the branch, its pc and
+ * the target; a fault at the fetch would show the target only. The
+ * supervisor's return to the host (SIM_HOST_RETURN) is the exception. */
+static void
+jump(Exec *e, uint32_t target)
+{
+	const Chip *c = e->tile->chip;
+	if ((target < c->mem_base || target + 4 > c->exec_end || target % 4) &&
+	    !(target == SIM_HOST_RETURN && e->ctx == 0)) {
+		sim_fault(
+		    e, FAULT_INVALID_PC, target,
+		    "%s to 0x%05x: code must lie in 0x%05x..0x%05x and be "
+		    "4-byte aligned",
+		    e->d->mnemonic, target, c->mem_base, c->exec_end);
+		return;
+	}
+	e->next_pc = target;
+}
 
 static void
 branch_if(Exec *e, int cond)
 {
 	if (cond)
-		e->next_pc = (uint32_t)e->in->op[1];
+		jump(e, (uint32_t)e->in->op[1]);
 }
 
 void
 exec_bri(Exec *e)
 {
-	e->next_pc = (uint32_t)e->in->op[0];
+	jump(e, (uint32_t)e->in->op[0]);
 }
 
 void
 exec_br(Exec *e)
 {
-	e->next_pc = sim_src(e, 0);
+	jump(e, sim_src(e, 0));
 }
 
 void
@@ -65,7 +84,7 @@ exec_brnzdec(Exec *e)
 	uint32_t v = sim_src(e, 0);
 	if (v) {
 		sim_dst(e, 0, v - 1);
-		e->next_pc = (uint32_t)e->in->op[1];
+		jump(e, (uint32_t)e->in->op[1]);
 	}
 }
 
@@ -75,7 +94,7 @@ void
 exec_call(Exec *e)
 {
 	sim_dst(e, 0, e->next_pc);
-	e->next_pc = (uint32_t)e->in->op[1];
+	jump(e, (uint32_t)e->in->op[1]);
 }
 
 /*
@@ -239,6 +258,7 @@ exec_sync(Exec *e)
 	e->c->state = CTXS_SYNC;
 	t->wait.zone = (int)zone;
 	t->wait.since = t->cycle;
+	t->wait.pc = e->pc;
 }
 
 static void

@@ -161,6 +161,8 @@ typedef struct {
 	uint32_t n;        /* items, one per cycle */
 	uint32_t item;     /* bytes per item: 4, or 8 for paired sends */
 	uint32_t src_addr; /* where the data came from, for messages */
+	uint32_t pc;       /* of the send, and the context (0 supervisor, */
+	uint8_t ctx;       /* 1..6 worker 0..5) that issued it: reports */
 	uint8_t *data;     /* n * item bytes, copied at the send */
 	uint8_t *got;      /* per item: received by some tile */
 	uint32_t ngot;     /* items received by some tile */
@@ -195,6 +197,7 @@ typedef struct {
 typedef struct {
 	int zone;       /* -1: not waiting */
 	uint64_t since; /* cycle of the sync instruction */
+	uint32_t pc;    /* of the sync instruction, for reports */
 } SyncWait;
 
 /* Trace events (sim/trace.c writes them as Chrome trace JSON). */
@@ -345,6 +348,9 @@ int tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len);
 int tile_read(const Tile *t, uint32_t addr, void *dst, uint32_t len);
 /* One line describing the fault: tile, context, pc, disassembly, cause. */
 void tile_format_fault(const Tile *t, char *buf, size_t len);
+/* Context ctx's instruction at pc, as fault reports show it: "supervisor,
+ * pc 0x4c010 [0x...: sync 1]" (a bundle with both words). */
+void tile_format_pc(const Tile *t, int ctx, uint32_t pc, char *buf, size_t len);
 
 /* Helpers for exec_*.c. A fault stops the tile after the current bundle;
  * exec functions return right after raising one. */
@@ -546,6 +552,8 @@ typedef struct {
 	RunStatus status;
 	uint32_t tile; /* the tile it concerns */
 	uint64_t cycle;
+	int ctx;     /* the context whose instruction at pc it concerns (a */
+	uint32_t pc; /* fault, a send, a sync), or -1 and pc 0 if none */
 	char msg[768];
 } ChipError;
 

@@ -694,46 +694,77 @@ tile_run(Tile *t, uint64_t max_cycles)
 	return t->faulted ? RUN_FAULT : RUN_TIMEOUT;
 }
 
+/* The words of one instruction or bundle and their disassembly:
+ * " [0x... 0x...: { a ; b }]". */
+static void
+format_words(const Tile *t, const uint32_t *word, int nwords, char *buf,
+             size_t len)
+{
+	Insn wide;
+	buf[0] = 0;
+	if (nwords == 2 &&
+	    isa_decode_wide(word[0], word[1], t->chip->arch, &wide) >= 0 &&
+	    (isa_row(wide.row)->flags & F_WIDE)) {
+		char text[120];
+		disasm_insn(&wide, t->chip->arch, text, sizeof text);
+		snprintf(buf, len, " [0x%08x 0x%08x: %s]", word[0], word[1],
+		         text);
+	} else if (nwords) {
+		char text[2][80];
+
+		for (int i = 0; i < nwords; i++) {
+			Insn in;
+			if (isa_decode(word[i], t->chip->arch, &in) < 0 ||
+			    disasm_insn(&in, t->chip->arch, text[i],
+			                sizeof text[i]) < 0)
+				snprintf(text[i], sizeof text[i],
+				         ".word 0x%08x", word[i]);
+		}
+		if (nwords == 1)
+			snprintf(buf, len, " [0x%08x: %s]", word[0], text[0]);
+		else
+			snprintf(buf, len, " [0x%08x 0x%08x: { %s ; %s }]",
+			         word[0], word[1], text[0], text[1]);
+	}
+}
+
+static void
+context_name(int ctx, char *buf, size_t len)
+{
+	if (ctx == 0)
+		snprintf(buf, len, "supervisor");
+	else
+		snprintf(buf, len, "worker %d", ctx - 1);
+}
+
 void
 tile_format_fault(const Tile *t, char *buf, size_t len)
 {
 	const Fault *f = &t->fault;
-	char who[32];
-	if (f->ctx == 0)
-		snprintf(who, sizeof who, "supervisor");
-	else
-		snprintf(who, sizeof who, "worker %d", f->ctx - 1);
-	/* The words and their disassembly: "[0x... 0x...: { a ; b }]". */
-	char words[200] = "";
-	Insn wide;
-	if (f->nwords == 2 &&
-	    isa_decode_wide(f->word[0], f->word[1], t->chip->arch, &wide) >=
-	        0 &&
-	    (isa_row(wide.row)->flags & F_WIDE)) {
-		char text[120];
-		disasm_insn(&wide, t->chip->arch, text, sizeof text);
-		snprintf(words, sizeof words, " [0x%08x 0x%08x: %s]",
-		         f->word[0], f->word[1], text);
-	} else if (f->nwords) {
-		char text[2][80];
-
-		for (int i = 0; i < f->nwords; i++) {
-			Insn in;
-			if (isa_decode(f->word[i], t->chip->arch, &in) < 0 ||
-			    disasm_insn(&in, t->chip->arch, text[i],
-			                sizeof text[i]) < 0)
-				snprintf(text[i], sizeof text[i],
-				         ".word 0x%08x", f->word[i]);
-		}
-		if (f->nwords == 1)
-			snprintf(words, sizeof words, " [0x%08x: %s]",
-			         f->word[0], text[0]);
-		else
-			snprintf(words, sizeof words,
-			         " [0x%08x 0x%08x: { %s ; %s }]", f->word[0],
-			         f->word[1], text[0], text[1]);
-	}
+	char who[32], words[200];
+	context_name(f->ctx, who, sizeof who);
+	format_words(t, f->word, f->nwords, words, sizeof words);
 	snprintf(buf, len, "tile %u, %s, pc 0x%05x%s, cycle %llu: %s: %s",
 	         t->id, who, f->pc, words, (unsigned long long)f->cycle,
 	         fault_type_name(f->type), f->cause);
+}
+
+void
+tile_format_pc(const Tile *t, int ctx, uint32_t pc, char *buf, size_t len)
+{
+	const Chip *c = t->chip;
+	char who[32], words[200] = "";
+	uint32_t w[2];
+	int n = 0;
+	context_name(ctx, who, sizeof who);
+	if (pc % 4 == 0 && pc >= c->mem_base && pc + 4 <= c->mem_end) {
+		w[n++] = mem_word(t, pc);
+		Insn in;
+		int wide = isa_decode(w[0], c->arch, &in) >= 0 &&
+		           (isa_row(in.row)->flags & F_WIDE);
+		if ((wide || w[0] >> 31) && pc + 8 <= c->mem_end)
+			w[n++] = mem_word(t, pc + 4);
+	}
+	format_words(t, w, n, words, sizeof words);
+	snprintf(buf, len, "%s, pc 0x%05x%s", who, pc, words);
 }

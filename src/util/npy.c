@@ -303,6 +303,14 @@ npy_decode(const uint8_t *buf, size_t len, const char *name, NpyArray *out,
 		                "npy header says %zu bytes but the file has "
 		                "%zu after it",
 		                hlen, len - start);
+	/* Python refuses a NUL in the dict's text; here strcmp and strchr
+	 * would stop at one ('<f4\0junk' read as '<f4') */
+	const uint8_t *nul = memchr(buf + start, 0, hlen);
+	if (nul)
+		return diag_set(
+		    d, IPU_EINVAL, name, 0, 0,
+		    "npy header: a NUL byte at byte %zu of the dict",
+		    (size_t)(nul - (buf + start)));
 	Cursor c = {(const char *)buf + start, hlen, 0, name, d};
 	if (parse_dict(&c, out))
 		return IPU_EINVAL;

@@ -1,0 +1,406 @@
+/*
+ * interp.c - the graph interpreter of the compiler's tests (interp.h).
+ *
+ * Values: long double arithmetic on the inputs' exact values, each op's
+ * result rounded to its tensor's element type (as the device stores it).
+ *
+ * Bounds: for each element, err >= |device - val|, from three parts:
+ *   p  what the inputs' bounds can move the exact result (rigorous: a
+ *      product's |a| eb + |b| ea + ea eb, GELU's slope at most 1.13, a
+ *      row's normalisation and softmax below);
+ *   k  the kernel's own error before it stores its result, as its docs
+ *      state it ("Accuracy" of docs/kernel-gemm.md, kernel-elementwise.md,
+ *      kernel-rowwise.md);
+ *   and half an ulp of the result for the device's rounding and half for
+ *   ours (settle).
+ */
+#include "interp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/util/fp.h"
+
+static Fp8Format
+f8_format(DType dt)
+{
+	return dt == DT_F8_F152 ? FP8_F152 : FP8_F143;
+}
+
+void
+interp_to_bits(ElemType e, long double v, uint8_t *out)
+{
+	unsigned fl = 0;
+	if (e.dtype == DT_F32) {
+		float f = (float)v;
+		memcpy(out, &f, 4);
+	} else if (e.dtype == DT_F16) {
+		uint16_t h =
+		    fp_f64_to_f16((double)v, FP_RNE, 0, FP_OV_IEEE, &fl);
+		memcpy(out, &h, 2);
+	} else {
+		*out = fp_f64_to_f8((double)v, f8_format(e.dtype), e.scale,
+		                    FP_OV_SAT, &fl);
+	}
+}
+
+long double
+interp_from_bits(ElemType e, const uint8_t *in)
+{
+	if (e.dtype == DT_F32) {
+		float f;
+		memcpy(&f, in, 4);
+		return f;
+	}
+	if (e.dtype == DT_F16) {
+		uint16_t h;
+		memcpy(&h, in, 2);
+		return fp_f16_to_f64(h);
+	}
+	return fp_f8_to_f64(*in, f8_format(e.dtype), e.scale);
+}
+
+long double
+interp_round(ElemType e, long double v)
+{
+	uint8_t bits[4];
+	interp_to_bits(e, v, bits);
+	return interp_from_bits(e, bits);
+}
+
+/* Half an ulp relative to the value (normal numbers): 2^-(mantissa + 1). */
+static double
+unit(ElemType e)
+{
+	switch (e.dtype) {
+	case DT_F32:
+		return 0x1p-24;
+	case DT_F16:
+		return 0x1p-11;
+	case DT_F8_F143:
+		return 0x1p-4;
+	default:
+		return 0x1p-3;
+	}
+}
+
+/* Half the smallest subnormal: the rounding error near zero. */
+static double
+tiny(ElemType e)
+{
+	if (e.dtype == DT_F32)
+		return 0x1p-150;
+	if (e.dtype == DT_F16)
+		return 0x1p-25;
+	return fp_f8_to_f64(1, f8_format(e.dtype), e.scale) / 2;
+}
+
+/* The bound on a result y stored as o: p from the inputs' bounds, k the
+ * kernel's error before it rounds, then both roundings to o (of values
+ * up to |y| + p + k; the last factor covers |y| being itself rounded). */
+static double
+settle(ElemType o, long double y, double p, double k)
+{
+	if (!isfinite(y) || !isfinite(p) || !isfinite(k))
+		return INFINITY;
+	double m = (double)fabsl(y) + p + k;
+	return p + k + 2 * (unit(o) * m * (1 + 0x1p-8) + tiny(o));
+}
+
+/* Element index of `out` coordinates in a tensor of shape s, read with
+ * numpy broadcasting (axes aligned from the right, size-1 axes repeat). */
+static size_t
+broadcast_index(const Shape *s, const Shape *out, const int64_t *coord)
+{
+	size_t at = 0;
+	for (int i = 0; i < s->rank; i++) {
+		int64_t c = coord[out->rank - s->rank + i];
+		at = at * (size_t)s->dim[i] + (size_t)(s->dim[i] == 1 ? 0 : c);
+	}
+	return at;
+}
+
+static double
+err_at(const Interp *in, int32_t id, size_t e)
+{
+	return in->err[id] ? in->err[id][e] : 0;
+}
+
+/* One row of a layernorm or softmax: its values x, the largest bound
+ * of them (big) and their largest magnitude (most), and the row's
+ * statistics: the mean and sigma = sqrt(var + eps), or the max and the
+ * sum of exps (and the min, for the softmax's largest argument). */
+typedef struct {
+	const long double *x;
+	double n, big, most;
+	long double a, b, lo;
+} Row;
+
+enum { STAT_ROUNDINGS = 4 }; /* docs/kernel-rowwise.md: 4 (n + 8) u */
+
+/* Element k of a layernorm row: the centred row moves by at most 2E (E =
+ * big) in every element, so its RMS, and sigma, by at most 2E; z = c /
+ * sigma then by at most 2E (1 + |z|) / (sigma - 2E) while sigma - 2E >
+ * sigma / 2, and always by at most sqrt(n) + |z|. The kernel's own
+ * error: 4 (n + 8) 2^-24 (|gamma| (|z| + max|x| / sigma) + |beta|). */
+static long double
+layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
+                  double *p, double *kern)
+{
+	long double z = (w->x[k] - w->a) / w->b, g = in->val[op->in[1]][k],
+	            be = in->val[op->in[2]][k];
+	double eg = err_at(in, op->in[1], k), eb = err_at(in, op->in[2], k);
+	double az = (double)fabsl(z), sigma = (double)w->b,
+	       lo = sigma - 2 * w->big;
+	double dz =
+	    lo > sigma / 2 ? 2 * w->big * (1 + az) / lo : sqrt(w->n) + az;
+	*p = (double)fabsl(g) * dz + (az + dz) * eg + eb;
+	double sd = lo > sqrt(op->attr.eps) ? lo : sqrt(op->attr.eps);
+	double scale = (az + dz) + (w->most + w->big) / sd;
+	*kern =
+	    sd > 0
+	        ? STAT_ROUNDINGS * (w->n + 8) * 0x1p-24 *
+	              (((double)fabsl(g) + eg) * scale + (double)fabsl(be) + eb)
+	        : INFINITY;
+	return z * g + be;
+}
+
+/* Element k of a softmax row: each exp and the sum move by factors
+ * within e^(+-s E), so y by at most y (e^(2 s E) - 1). The kernel's own
+ * relative error: 4 (n + 8 + t_max) 2^-24, t = s (x - max); the f16
+ * kernel's t = s x + (-s max) adds 2 |s max| 2^-24. */
+static long double
+softmax_element(const Op *op, const Row *w, ElemType o, size_t k, double *p,
+                double *kern)
+{
+	double s = op->attr.scale;
+	long double v = expl(s * (w->x[k] - w->a)) / w->b;
+	*p = (double)v * expm1(2 * s * w->big);
+	double tmax = s * ((double)(w->a - w->lo) + 2 * w->big);
+	double rel = STAT_ROUNDINGS * (w->n + 8 + tmax) * 0x1p-24;
+	if (o.dtype == DT_F16)
+		rel += 2 * s * ((double)fabsl(w->a) + w->big) * 0x1p-24;
+	*kern = rel * ((double)v + *p);
+	return v;
+}
+
+/* layernorm and softmax over the last axis (docs/kernel-rowwise.md: f32
+ * statistics, one rounding to the output's type at the end). */
+static void
+interpret_rowwise(const Graph *g, const Op *op, Interp *in)
+{
+	const Tensor *o = graph_tensor(g, op->out);
+	int32_t ix = op->in[0];
+	size_t cols = (size_t)o->shape.dim[o->shape.rank - 1],
+	       rows = (size_t)shape_elems(&o->shape) / cols;
+	for (size_t r = 0; r < rows; r++) {
+		const long double *x = in->val[ix] + r * cols;
+		Row w = {.x = x, .n = (double)cols, .lo = x[0]};
+		for (size_t k = 0; k < cols; k++) {
+			double ek = err_at(in, ix, r * cols + k);
+			w.big = ek > w.big ? ek : w.big;
+			if (fabsl(x[k]) > w.most)
+				w.most = (double)fabsl(x[k]);
+		}
+		if (op->kind == OP_LAYERNORM) {
+			for (size_t k = 0; k < cols; k++)
+				w.a += x[k];
+			w.a /= cols;
+			for (size_t k = 0; k < cols; k++)
+				w.b += (x[k] - w.a) * (x[k] - w.a);
+			w.b = sqrtl(w.b / cols + op->attr.eps);
+		} else {
+			w.a = x[0];
+			for (size_t k = 1; k < cols; k++) {
+				w.a = fmaxl(w.a, x[k]);
+				w.lo = fminl(w.lo, x[k]);
+			}
+			for (size_t k = 0; k < cols; k++)
+				w.b += expl(op->attr.scale * (x[k] - w.a));
+		}
+		for (size_t k = 0; k < cols; k++) {
+			double p, kern;
+			long double v =
+			    op->kind == OP_LAYERNORM
+			        ? layernorm_element(in, op, &w, k, &p, &kern)
+			        : softmax_element(op, &w, o->elem, k, &p,
+			                          &kern);
+			size_t e = r * cols + k;
+			in->val[o->id][e] = interp_round(o->elem, v);
+			in->err[o->id][e] =
+			    settle(o->elem, in->val[o->id][e], p, kern);
+		}
+	}
+}
+
+/* Element e of a matmul (coordinates coord): the sum in long double; p
+ * from the operands' bounds; the kernel's f32 accumulation (`steps`
+ * roundings of 2^-24 per K-panel) and the rounding of each K-panel's
+ * partial and of each K group's partial in the reduction to C's type
+ * (docs/kernel-gemm.md "Accuracy"; at most 32 K groups). */
+static void
+matmul_element(const Graph *g, const Op *op, Interp *in, size_t e,
+               const int64_t *coord)
+{
+	const Tensor *o = graph_tensor(g, op->out),
+	             *a = graph_tensor(g, op->in[0]),
+	             *b = graph_tensor(g, op->in[1]);
+	int r = o->shape.rank, ra = a->shape.rank, rb = b->shape.rank;
+	int ta = op->attr.transpose_a, tb = op->attr.transpose_b;
+	size_t K = (size_t)a->shape.dim[ra - (ta ? 2 : 1)];
+	size_t batch = e / (size_t)(o->shape.dim[r - 2] * o->shape.dim[r - 1]);
+	size_t am = (size_t)(a->shape.dim[ra - 2] * a->shape.dim[ra - 1]),
+	       bm = (size_t)(b->shape.dim[rb - 2] * b->shape.dim[rb - 1]);
+	size_t M = (size_t)a->shape.dim[ra - (ta ? 1 : 2)],
+	       N = (size_t)b->shape.dim[rb - (tb ? 2 : 1)];
+	size_t row = (size_t)coord[r - 2], col = (size_t)coord[r - 1];
+	long double v = 0;
+	double p = 0, sum = 0;
+	for (size_t q = 0; q < K; q++) {
+		size_t ia = batch * am + (ta ? q * M + row : row * K + q),
+		       ib = batch * bm + (tb ? col * K + q : q * N + col);
+		long double x = in->val[a->id][ia], y = in->val[b->id][ib];
+		double ex = err_at(in, a->id, ia), ey = err_at(in, b->id, ib);
+		v += x * y;
+		sum += (double)fabsl(x * y);
+		p += (double)fabsl(x) * ey + (double)fabsl(y) * ex + ex * ey;
+	}
+	double panel = a->elem.dtype == DT_F32   ? 8
+	               : a->elem.dtype == DT_F16 ? 16
+	                                         : 32;
+	double nk = ceil((double)K / panel), groups = nk < 32 ? nk : 32;
+	double steps = a->elem.dtype == DT_F32 ? 8 : 4;
+	double kern =
+	    (nk * (steps * 0x1p-24 + unit(o->elem)) + groups * unit(o->elem)) *
+	        (sum + p) +
+	    (nk + groups) * tiny(o->elem);
+	in->val[o->id][e] = interp_round(o->elem, v);
+	in->err[o->id][e] = settle(o->elem, in->val[o->id][e], p, kern);
+}
+
+void
+interp_init(Interp *in, const Graph *g)
+{
+	in->val = xcalloc((size_t)g->ntensors, sizeof *in->val);
+	in->err = xcalloc((size_t)g->ntensors, sizeof *in->err);
+}
+
+void
+interp_free(Interp *in, const Graph *g)
+{
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		free(in->val[id]);
+		free(in->err[id]);
+	}
+	free(in->val);
+	free(in->err);
+}
+
+void
+interp_run(const Graph *g, Interp *in)
+{
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		const Tensor *o = graph_tensor(g, op->out),
+		             *a = graph_tensor(g, op->in[0]);
+		size_t n = (size_t)shape_elems(&o->shape);
+		long double *y = in->val[o->id] = xcalloc(n, sizeof *y);
+		double *ye = in->err[o->id] = xcalloc(n, sizeof *ye);
+		const long double *x = in->val[a->id];
+		int r = o->shape.rank;
+		if (op->kind == OP_LAYERNORM || op->kind == OP_SOFTMAX) {
+			interpret_rowwise(g, op, in);
+			continue;
+		}
+		int64_t coord[GRAPH_MAX_RANK];
+		for (size_t e = 0; e < n; e++) {
+			size_t rest = e;
+			for (int k = r - 1; k >= 0; k--) {
+				coord[k] =
+				    (int64_t)(rest % (size_t)o->shape.dim[k]);
+				rest /= (size_t)o->shape.dim[k];
+			}
+			if (op->kind == OP_MATMUL) {
+				matmul_element(g, op, in, e, coord);
+				continue;
+			}
+			long double v = 0;
+			double p = 0, kern = 0;
+			size_t at = e; /* the input element it reads */
+			switch (op->kind) {
+			case OP_ADD:
+			case OP_MUL: {
+				const Tensor *b = graph_tensor(g, op->in[1]);
+				size_t ia = broadcast_index(&a->shape,
+				                            &o->shape, coord);
+				size_t ib = broadcast_index(&b->shape,
+				                            &o->shape, coord);
+				long double s = x[ia], t = in->val[b->id][ib];
+				double es = err_at(in, a->id, ia),
+				       et = err_at(in, b->id, ib);
+				v = op->kind == OP_ADD ? s + t : s * t;
+				p = op->kind == OP_ADD
+				        ? es + et
+				        : (double)fabsl(s) * et +
+				              (double)fabsl(t) * es + es * et;
+				break;
+			}
+			case OP_CAST:
+			case OP_RESHAPE:
+				v = x[e];
+				p = err_at(in, a->id, e);
+				break;
+			case OP_GELU: {
+				/* kernel: (4 + 8 |2u|) 2^-24 |gelu| + 2^-148
+				 * in f32 (docs/kernel-elementwise.md) */
+				double ex = err_at(in, a->id, e),
+				       ax = (double)fabsl(x[e]) + ex;
+				double two_u = 2 * 0.7978845608028654 *
+				               (ax + 0.044715 * ax * ax * ax);
+				v = 0.5L * x[e] *
+				    (1 + tanhl(0.79788456080286535588L *
+				               (x[e] + 0.044715L * x[e] * x[e] *
+				                           x[e])));
+				p = 1.13 * ex;
+				kern = (4 + 8 * two_u) * 0x1p-24 *
+				           ((double)fabsl(v) + p) +
+				       0x1p-148;
+				break;
+			}
+			case OP_TRANSPOSE: {
+				/* output axis k is input axis perm[k] */
+				int64_t ic[GRAPH_MAX_RANK];
+				for (int k = 0; k < r; k++)
+					ic[op->attr.perm.dim[k]] = coord[k];
+				at = 0;
+				for (int k = 0; k < r; k++)
+					at = at * (size_t)a->shape.dim[k] +
+					     (size_t)ic[k];
+				v = x[at];
+				p = err_at(in, a->id, at);
+				break;
+			}
+			case OP_SLICE: {
+				at = 0;
+				for (int k = 0; k < r; k++)
+					at = at * (size_t)a->shape.dim[k] +
+					     (size_t)(coord[k] +
+					              op->attr.begin.dim[k]);
+				v = x[at];
+				p = err_at(in, a->id, at);
+				break;
+			}
+			default:
+				abort(); /* every op of ops.def is above */
+			}
+			y[e] = interp_round(o->elem, v);
+			/* moves are exact; casts and arithmetic round */
+			ye[e] = op->kind == OP_RESHAPE ||
+			                op->kind == OP_TRANSPOSE ||
+			                op->kind == OP_SLICE
+			            ? p
+			            : settle(o->elem, y[e], p, kern);
+		}
+	}
+}
