@@ -244,9 +244,13 @@ static uint32_t
 amp_load(void)
 {
 	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
-	switch (below(4)) {
+	switch (below(6)) {
 	case 0:
 		return enc("ld2x64pace_mmbn_ef", 5, p, q, 4, 15, 0);
+	case 4:
+		return enc("ldst64pace_mbbn_ef", 5, p, q, 4, 15, 0);
+	case 5:
+		return enc("st64pace_mbmn_ef", 4, p, 4, 15, 0);
 	case 1:
 		return enc("ld64step_mmbn_si", 4, p, (int)below(4),
 		           6 + (int)below(4), 1);
@@ -260,11 +264,18 @@ amp_load(void)
 }
 
 /* A worker program of n issues (bundles, and solo main-lane instructions
- * for STYLE_ANY) and exitz; returns its words. */
+ * for STYLE_ANY) and exitz; returns its words. STYLE_AMP's bundles are
+ * the body of { rpt 3 ; fnop }, as a kernel's inner loop is: the passes
+ * after the first run from the issue cache, so its fast forms (sim.h,
+ * SIM_FAST_FORMS) and tile.c's fused bundles meet the plain path here. */
 static int
 make_program(Style style, int n, uint32_t *w)
 {
 	int k = 0;
+	if (style == STYLE_AMP) {
+		w[k++] = enc("rpt_mmmn_zi_zi", 2, 3, n - 1) | 0x80000000u;
+		w[k++] = enc("or_aaan_zi", 3, 15, 15, 0); /* fnop */
+	}
 	for (int i = 0; i < n; i++) {
 		if (style == STYLE_ANY && below(4) == 0) {
 			w[k++] = random_word(&main_rows) & 0x7fffffffu;

@@ -67,7 +67,6 @@
  * emulated: each *slic instruction faults and says so.
  */
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "../util/fp.h"
@@ -139,9 +138,8 @@ acc_round(double v)
  * 0 = F143, 1 = F152), with scale 0: fp_f8_to_f64 with its ldexp calls
  * once per value instead of once per input. */
 static double f8_table[2][256];
-static pthread_once_t f8_once = PTHREAD_ONCE_INIT;
 
-static void
+__attribute__((constructor)) static void
 f8_table_init(void)
 {
 	for (int fmt = 0; fmt < 2; fmt++)
@@ -155,7 +153,6 @@ f8_table_init(void)
 static double
 f8_value(uint8_t b, uint32_t nfmt, int bit)
 {
-	pthread_once(&f8_once, f8_table_init);
 	return f8_table[(nfmt >> bit) & 1][b];
 }
 
@@ -207,7 +204,7 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define AMP_SIMD __attribute__((target("avx2,f16c")))
+#define AMP_SIMD __attribute__((target("avx2,f16c,fma")))
 
 /* Some half of w has the all-ones exponent (an infinity or a NaN). */
 static inline int
@@ -338,11 +335,11 @@ read_inputs(const Exec *e, const AmpForm *f, int r, double *x, int simd)
 /* 2^$FP_SCL for FP8 products, else 1: a power of two in -32..31, built
  * from its bits. */
 static double
-product_scale(const Exec *e, const AmpForm *f)
+product_scale(const Context *c, const AmpForm *f)
 {
 	if (f->in != EF_F8)
 		return 1.0;
-	return bits_double((uint64_t)(1023 + fp_scale6(e->c->fp_scl)) << 52);
+	return bits_double((uint64_t)(1023 + fp_scale6(c->fp_scl)) << 52);
 }
 
 /* One engine's sum, the model's reference: acc, then + x[i] * w[i]
@@ -421,6 +418,23 @@ typedef double v4d __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 
+/* The sums of the engines (sum[]) rounded to acc[], or 0 if one is NaN
+ * (nan: its lanes). */
+static inline __attribute__((always_inline)) int
+mac_result(float *acc, int engines, v4l nan, const double *sum)
+{
+	if (nan[0] | nan[1] | nan[2] | nan[3])
+		return 0;
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		v4d v;
+		memcpy(&v, sum + g, sizeof v);
+		v4f r = __builtin_convertvector(v, v4f);
+		memcpy(acc + g, &r, sizeof r);
+	}
+	return 1;
+}
+
 /* acc[m] for the engines, or 0 with the sums in sum[] if one is NaN. */
 static inline __attribute__((always_inline)) int
 mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
@@ -444,36 +458,67 @@ mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
 		nan |= v != v;
 		memcpy(sum + g, &v, sizeof v);
 	}
-	if (nan[0] | nan[1] | nan[2] | nan[3])
-		return 0;
+	return mac_result(acc, engines, nan, sum);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* mac_vectors with the multiply and the add fused (FMA), for the AVX2
+ * instance. Every product the AMP forms is exact in double (at most 24 x
+ * 24 significant bits, exponents far inside double's range), and so is an
+ * input times the FP8 scale (a power of two; (x 2^k) w = (x w) 2^k), so
+ * one rounding of v + x w is the plain path's rounding of its add. */
+AMP_SIMD static inline __attribute__((always_inline)) int
+mac_fused(float *acc, const double (*w)[16], const double *x, int n,
+          int engines, int scaled, double scale, double *sum)
+{
+	v4l nan = {0, 0, 0, 0};
+	__m256d xv[AMP_MAX_INPUTS];
+	for (int i = 0; i < n; i++)
+		xv[i] = _mm256_set1_pd(scaled ? x[i] * scale : x[i]);
 #pragma GCC unroll 4
 	for (int g = 0; g < engines; g += 4) {
-		v4d v;
-		memcpy(&v, sum + g, sizeof v);
-		v4f r = __builtin_convertvector(v, v4f);
-		memcpy(acc + g, &r, sizeof r);
+		__m256d v = _mm256_cvtps_pd(_mm_loadu_ps(acc + g));
+#pragma GCC unroll 8
+		for (int i = 0; i < n; i++)
+			v = _mm256_fmadd_pd(xv[i], _mm256_loadu_pd(&w[i][g]),
+			                    v);
+		nan |= (v4l)_mm256_cmp_pd(v, v, _CMP_UNORD_Q);
+		_mm256_storeu_pd(sum + g, v);
 	}
-	return 1;
+	return mac_result(acc, engines, nan, sum);
 }
+#endif
 
 /* The forms' shapes as constants, so that each loop above unrolls:
  * (inputs per engine, engines, scaled). */
-static inline __attribute__((always_inline)) int
-mac_shapes(int shape, float *acc, const double (*w)[16], const double *x,
-           double scale, double *sum)
-{
-	switch (shape) {
-	case 0:
-		return mac_vectors(acc, w, x, 8, 16, 1, scale, sum);
-	case 1:
-		return mac_vectors(acc, w, x, 4, 16, 0, 1.0, sum);
-	case 2:
-		return mac_vectors(acc, w, x, 4, 8, 0, 1.0, sum);
-	case 3:
-		return mac_vectors(acc, w, x, 1, 16, 0, 1.0, sum);
-	default:
-		return mac_vectors(acc, w, x, 1, 8, 0, 1.0, sum);
+#define MAC_SHAPES(mac)                                                        \
+	switch (shape) {                                                       \
+	case 0:                                                                \
+		return mac(acc, w, x, 8, 16, 1, scale, sum);                   \
+	case 1:                                                                \
+		return mac(acc, w, x, 4, 16, 0, 1.0, sum);                     \
+	case 2:                                                                \
+		return mac(acc, w, x, 4, 8, 0, 1.0, sum);                      \
+	case 3:                                                                \
+		return mac(acc, w, x, 1, 16, 0, 1.0, sum);                     \
+	default:                                                               \
+		return mac(acc, w, x, 1, 8, 0, 1.0, sum);                      \
 	}
+
+static int
+mac_portable(int shape, float *acc, const double (*w)[16], const double *x,
+             double scale, double *sum){MAC_SHAPES(mac_vectors)}
+
+/* Not always_inline: the portable instance of mac_fast names it too (and
+ * never calls it); the AVX2 instance, of the same target, inlines it. */
+AMP_SIMD static int mac_simd(int shape, float *acc, const double (*w)[16],
+                             const double *x, double scale, double *sum)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	MAC_SHAPES(mac_fused)
+#else
+	MAC_SHAPES(mac_vectors)
+#endif
 }
 
 static int
@@ -486,29 +531,22 @@ mac_shape(const AmpForm *f)
 	                                             : 4;
 }
 
-static int
-mac_portable(int shape, float *acc, const double (*w)[16], const double *x,
-             double scale, double *sum)
-{
-	return mac_shapes(shape, acc, w, x, scale, sum);
-}
-
 /* Cache key of a weight format: f16, f32, or f8 in the format of the
  * $FP_NFMT weight bit. */
 static uint8_t
-weight_key(const Exec *e, ElemFmt in)
+weight_key(const Context *c, ElemFmt in)
 {
 	return in == EF_F16   ? 1
 	       : in == EF_F32 ? 2
-	                      : (uint8_t)(3 + (e->c->fp_nfmt & 1));
+	                      : (uint8_t)(3 + (c->fp_nfmt & 1));
 }
 
 /* Bring column col of amp_w up to date with cwei, for all 16 engines in the
  * format of key. */
 static __attribute__((noinline)) void
-weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key, int simd)
+weights_refresh(Tile *t, const Context *c, ElemFmt in, int col, uint8_t key,
+                int simd)
 {
-	Tile *t = e->tile;
 	AmpWeights *aw = &t->amp_w;
 	int nel = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
 	for (int m = 0; m < AMP_ENGINES; m++) {
@@ -522,30 +560,32 @@ weights_refresh(Exec *e, ElemFmt in, int col, uint8_t key, int simd)
 		else
 			for (int i = 0; i < nel; i++)
 				aw->w[col][i][m] =
-				    elem64(cw, in, i, e->c->fp_nfmt, 0);
+				    elem64(cw, in, i, c->fp_nfmt, 0);
 		aw->raw[col][m] = cw;
 	}
 	aw->key[col] = key;
 	aw->gen[col] = t->cwei_gen;
 }
 
-static inline __attribute__((always_inline)) void
-mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
-         double scale, int simd)
+/* Column col of the decoded weights from elem0 on, brought up to date
+ * with cwei first if it may have changed. */
+static inline __attribute__((always_inline))
+const double (*mac_weights(Tile *t, const Context *c, const AmpForm *f, int col,
+                           int elem0, int simd))[16]
 {
-	Tile *t = e->tile;
 	AmpWeights *aw = &t->amp_w;
-	AmpState *s = &e->c->amp;
-	uint8_t key = weight_key(e, f->in);
+	uint8_t key = weight_key(c, f->in);
 	if (aw->gen[col] != t->cwei_gen || aw->key[col] != key)
-		weights_refresh(e, f->in, col, key, simd);
-	const double(*w)[16] = &aw->w[col][elem0];
-	double sum[AMP_ENGINES];
-	int shape = mac_shape(f);
-	/* simd: inlined into the AVX2 instance, so compiled for it */
-	if (simd ? mac_shapes(shape, s->acc, w, x, scale, sum)
-	         : mac_portable(shape, s->acc, w, x, scale, sum))
-		return;
+		weights_refresh(t, c, f->in, col, key, simd);
+	return &aw->w[col][elem0];
+}
+
+/* After a vector sum came out NaN: each engine's sum, NaN ones redone by
+ * engine_sum (its operand order decides which NaN), rounded to acc. */
+static __attribute__((noinline, cold)) void
+mac_nan(AmpState *s, const AmpForm *f, const double (*w)[16], const double *x,
+        int n, double scale, double *sum)
+{
 	for (int m = 0; m < f->engines; m++) {
 		if (isnan(sum[m])) {
 			double wm[AMP_MAX_INPUTS];
@@ -558,10 +598,24 @@ mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
 	}
 }
 
+static inline __attribute__((always_inline)) void
+mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
+         double scale, int simd)
+{
+	AmpState *s = &e->c->amp;
+	const double(*w)[16] = mac_weights(e->tile, e->c, f, col, elem0, simd);
+	double sum[AMP_ENGINES];
+	int shape = mac_shape(f);
+	/* simd: inlined into the AVX2 instance, so compiled for it */
+	if (!(simd ? mac_simd(shape, s->acc, w, x, scale, sum)
+	           : mac_portable(shape, s->acc, w, x, scale, sum)))
+		mac_nan(s, f, w, x, n, scale, sum);
+}
+
 /* One AMP instruction of form f. Operands (all forms): dst, input,
  * partials, flags (insns.def). Inlined into each form's exec function, so
  * that the form is a constant and every loop over engines unrolls; simd:
- * the AVX2 and F16C instance (AMP_FORM). */
+ * the AVX2, F16C and FMA instance (AMP_FORM). */
 static inline __attribute__((always_inline)) void
 amp_exec(Exec *e, const AmpForm *f, int simd)
 {
@@ -586,7 +640,7 @@ amp_exec(Exec *e, const AmpForm *f, int simd)
 	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
 	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
 	int n = f->in == EF_F32 ? 1 : f->ninputs;
-	double scale = product_scale(e, f);
+	double scale = product_scale(e->c, f);
 	if (sim_path == SIM_PLAIN)
 		mac_plain(e, f, col, elem0, x, n, scale);
 	else
@@ -600,7 +654,7 @@ amp_exec(Exec *e, const AmpForm *f, int simd)
 		}
 }
 
-/* Each form's exec function, and its AVX2 and F16C instance. */
+/* Each form's exec function, and its AVX2, F16C and FMA instance. */
 #define AMP_FORM(mn, form)                                                     \
 	AMP_SIMD static void mn##_simd(Exec *e)                                \
 	{                                                                      \
@@ -621,6 +675,117 @@ AMP_FORM(f16v4hihov4amp, HIHOV4)
 AMP_FORM(f32sisoamp, F32SISO)
 AMP_FORM(f32sisov2amp, F32SISOV2)
 AMP_FORM(f8v8hihov4amp, F8HIHOV4)
+
+/*
+ * The fast forms of the two AMP forms the compiler's GEMMs use (sim.h,
+ * SIM_FAST_FORMS, and the bundles of tile.c's issue_fused): amp_exec's
+ * steps for f16v4hihov4amp and f8v8hihov4amp written out for AVX2, F16C
+ * and FMA, in two steps. sim_amp_prepare reads the operands (before
+ * anything of the bundle is written) and declines when the vector
+ * conversions would not give exactly what the plain path does (a NaN
+ * among the results out, an infinity or a NaN among the f16 partials or
+ * inputs) or the host lacks those instructions; sim_amp_run does the rest
+ * and returns the results for the destination pair. A NaN sum is redone
+ * as mac_fast does.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+int
+sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
+{
+	const int32_t *op = in->op;
+	int src = op[1], part = op[2], p = op[3] & 3;
+	o->part = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1]) << 32 |
+	          (part >= 14 ? 0 : c->a[part]);
+	o->x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
+	       (src >= 14 ? 0 : c->a[src]);
+	const float *done = &c->amp.done[4 * p];
+	for (int i = 0; i < 4; i++)
+		if (isnan(done[i]))
+			return 0;
+	return sim_use_avx2() && !any_special_half(o->part) &&
+	       (f8 || !any_special_half(o->x));
+}
+
+AMP_SIMD uint64_t
+sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+{
+	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
+	AmpState *s = &c->amp;
+	int p = in->op[3] & 3;
+	/* 1, 2: engines 4p .. 4p + 3 give their results, take partials */
+	uint64_t res = (uint64_t)_mm_cvtsi128_si64(
+	    _mm_cvtps_ph(_mm_loadu_ps(&s->done[4 * p]),
+	                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	_mm_storeu_ps(&s->next[4 * p],
+	              _mm_cvtph_ps(_mm_cvtsi64_si128((long long)o->part)));
+	/* 3: the inputs, exact, and the weights of column p */
+	double x[AMP_MAX_INPUTS], scale = 1.0;
+	const double(*w)[16];
+	double sum[AMP_ENGINES];
+	int ok;
+	if (f8) {
+		const double *v = f8_table[(c->fp_nfmt >> 1) & 1];
+		for (int i = 0; i < 8; i++)
+			x[i] = v[(uint8_t)(o->x >> (8 * i))];
+		scale = product_scale(c, f);
+		w = mac_weights(t, c, f, p, 0, 1);
+		ok = mac_fused(s->acc, w, x, 8, 16, 1, scale, sum);
+	} else {
+		_mm256_storeu_pd(x, _mm256_cvtps_pd(_mm_cvtph_ps(
+		                        _mm_cvtsi64_si128((long long)o->x))));
+		w = mac_weights(t, c, f, p, 0, 1);
+		ok = mac_fused(s->acc, w, x, 4, 16, 0, 1.0, sum);
+	}
+	if (!ok)
+		mac_nan(s, f, w, x, f->ninputs, scale, sum);
+	/* 4: end of group */
+	if (p == 3) {
+		memcpy(s->done, s->acc, sizeof s->done);
+		memcpy(s->acc, s->next, sizeof s->acc);
+	}
+	return res;
+}
+#else
+int
+sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
+{
+	(void)c, (void)in, (void)f8, (void)o;
+	return 0;
+}
+
+uint64_t
+sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+{
+	(void)t, (void)c, (void)in, (void)f8, (void)o;
+	return 0;
+}
+#endif
+
+/* The fast forms: the results logged to the destination pair. */
+static inline __attribute__((always_inline)) void
+amp_v4_fast(Exec *e, int f8, ExecFn plain)
+{
+	AmpOp o;
+	if (!sim_amp_prepare(e->c, e->in, f8, &o)) {
+		plain(e);
+		return;
+	}
+	uint64_t res = sim_amp_run(e->tile, e->c, e->in, f8, &o);
+	sim_wa(e, e->in->op[0], (uint32_t)res);
+	sim_wa(e, e->in->op[0] + 1, (uint32_t)(res >> 32));
+}
+
+void
+fast_f16v4hihov4amp(Exec *e)
+{
+	amp_v4_fast(e, 0, exec_f16v4hihov4amp);
+}
+
+void
+fast_f8v8hihov4amp(Exec *e)
+{
+	amp_v4_fast(e, 1, exec_f8v8hihov4amp);
+}
 
 void
 sim_amp_clear(Context *c)

@@ -14,20 +14,17 @@
  */
 #include "sim.h"
 
-/* Tile memory is little-endian; assemble words byte by byte so the host's
- * byte order does not matter. */
+/* Tile memory is little-endian (sim.h). */
 static uint32_t
 le32(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	return sim_le32(p);
 }
 
 static void
 put_le32(uint8_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	sim_put_le32(p, v);
 }
 
 static const OperandSpec *
@@ -101,7 +98,7 @@ base_delta_ea(Exec *e, uint32_t size)
 /* Plain loads: `size` bytes into operand 0, widened by `mode`. */
 enum { WIDEN_NONE, WIDEN_ZERO, WIDEN_SIGN, WIDEN_BCAST };
 
-static void
+static inline __attribute__((always_inline)) void
 load_simple(Exec *e, uint32_t size, int mode)
 {
 	uint32_t addr = base_delta_ea(e, size);
@@ -132,7 +129,7 @@ load_simple(Exec *e, uint32_t size, int mode)
 	write_words(e, 0, 0, &v, 1);
 }
 
-static void
+static inline __attribute__((always_inline)) void
 store_simple(Exec *e, uint32_t size)
 {
 	uint32_t addr = base_delta_ea(e, size);
@@ -388,7 +385,7 @@ sel_bits(const Exec *e, int imm_op, int shift)
 	return ((uint32_t)e->in->op[imm_op] >> shift) & 3u;
 }
 
-static inline int
+static inline __attribute__((always_inline)) int
 load64(Exec *e, uint32_t addr, uint32_t w[2])
 {
 	uint8_t buf[8];
@@ -400,7 +397,7 @@ load64(Exec *e, uint32_t addr, uint32_t w[2])
 }
 
 /* Store the ARF pair of operand op (the paced forms' data are ARF). */
-static inline int
+static inline __attribute__((always_inline)) int
 store64_from(Exec *e, uint32_t addr, int op)
 {
 	int r = e->in->op[op];
@@ -530,6 +527,140 @@ exec_st64pace(Exec *e)
 	uint32_t a[3];
 	pace_addresses(e, o, acc, 1, a);
 	store64_from(e, a[2], 0);
+}
+
+/*
+ * The fast forms of the paced 64-bit forms (sim.h, SIM_FAST_FORMS, and
+ * the bundles of tile.c's issue_fused): sim_pace_prepare computes all an
+ * instruction would do (addresses, its pair register's new value, the
+ * words it loads and stores) without doing any of it, when its accesses
+ * pass sim_mem_fast8 together; else it declines and the plain form runs
+ * the instruction.
+ */
+static inline __attribute__((always_inline)) int
+pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
+             PaceOp *o)
+{
+	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
+	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
+	 * stride, imm4; st64pace src, ta, stride, imm */
+	const int32_t *op = in->op;
+	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
+	unsigned imm = (unsigned)op[k + 2];
+	int sel[3] = {-1, -1, -1};
+	switch (form) {
+	case PACE_LD2XST:
+		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
+		sel[2] = (int)(imm >> 4 & 3);
+		break;
+	case PACE_LD2X:
+		if (op[0] == op[1])
+			return 0; /* the plain form faults */
+		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
+		break;
+	case PACE_LDST:
+		sel[0] = (int)(imm & 3), sel[2] = (int)(imm >> 2 & 3);
+		break;
+	case PACE_ST:
+		sel[2] = (int)(imm & 3);
+		break;
+	}
+	int r = op[k];
+	uint32_t lo = r == 15 ? 0 : c->m[r], hi = r + 1 == 15 ? 0 : c->m[r + 1];
+	uint32_t st = op[k + 1] == 15 ? 0 : c->m[op[k + 1]];
+	uint32_t a[3], n[3], at[3];
+	ta_unpack(lo, hi, a);
+	int na = 0;
+#pragma GCC unroll 3
+	for (int i = 0; i < 3; i++) {
+		n[i] = a[i];
+		if (sel[i] >= 0) {
+			n[i] = pace_next(a[i], st, (unsigned)sel[i], 8);
+			at[na++] = a[i];
+		}
+	}
+	if (!sim_mem_fast8(t, at, na))
+		return 0;
+	o->pair = r;
+	ta_pack(n, &o->lo, &o->hi);
+	const uint8_t *mem = t->mem - t->chip->mem_base;
+	o->nload = 0;
+	for (int i = 0; i < 2; i++)
+		if (sel[i] >= 0) {
+			const uint8_t *p = mem + a[i];
+			o->ld[o->nload][0] = le32(p);
+			o->ld[o->nload][1] = le32(p + 4);
+			o->nload++;
+		}
+	o->dst[0] = op[0];
+	o->dst[1] = form == PACE_LD2XST ? op[0] + 2 : op[1];
+	o->store = sel[2] >= 0;
+	if (o->store) {
+		int src = form == PACE_ST ? op[0] : op[1];
+		o->sa = a[2];
+		o->st[0] = src >= 14 ? 0 : c->a[src];
+		o->st[1] = src + 1 >= 14 ? 0 : c->a[src + 1];
+	}
+	return 1;
+}
+
+/* pace_prepare for each form as a constant. */
+int
+sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
+                 PaceOp *o)
+{
+	switch (form) {
+	case PACE_LD2XST:
+		return pace_prepare(t, c, in, PACE_LD2XST, o);
+	case PACE_LD2X:
+		return pace_prepare(t, c, in, PACE_LD2X, o);
+	case PACE_LDST:
+		return pace_prepare(t, c, in, PACE_LDST, o);
+	case PACE_ST:
+		return pace_prepare(t, c, in, PACE_ST, o);
+	}
+	return 0;
+}
+
+/* The fast forms: the prepared effects, the register writes logged in the
+ * plain forms' order (the pair first). */
+static inline __attribute__((always_inline)) void
+pace_fast(Exec *e, PaceForm form, ExecFn plain)
+{
+	PaceOp o;
+	if (!pace_prepare(e->tile, e->c, e->in, form, &o)) {
+		plain(e);
+		return;
+	}
+	sim_pace_store(e->tile, &o);
+	sim_wm(e, o.pair, o.lo);
+	sim_wm(e, o.pair + 1, o.hi);
+	for (int k = 0; k < o.nload; k++)
+		wa_pair(e, o.dst[k], o.ld[k]);
+}
+
+void
+fast_ld2xst64pace(Exec *e)
+{
+	pace_fast(e, PACE_LD2XST, exec_ld2xst64pace);
+}
+
+void
+fast_ld2x64pace(Exec *e)
+{
+	pace_fast(e, PACE_LD2X, exec_ld2x64pace);
+}
+
+void
+fast_ldst64pace(Exec *e)
+{
+	pace_fast(e, PACE_LDST, exec_ldst64pace);
+}
+
+void
+fast_st64pace(Exec *e)
+{
+	pace_fast(e, PACE_ST, exec_st64pace);
 }
 
 /*

@@ -37,9 +37,9 @@
  * every host thread. */
 typedef enum { SIM_FAST, SIM_PORTABLE, SIM_PLAIN } SimPath;
 extern SimPath sim_path;
-extern int sim_host_avx2; /* the host has AVX2 and F16C (x86-64) */
+extern int sim_host_avx2; /* the host has AVX2, F16C and FMA (x86-64) */
 
-/* 1 if the fast paths may use AVX2 and F16C. */
+/* 1 if the fast paths may use AVX2, F16C and FMA. */
 static inline int
 sim_use_avx2(void)
 {
@@ -120,10 +120,9 @@ typedef struct {
 
 /* One pending register write of the bundle in flight. */
 typedef struct {
-	uint32_t *dst; /* the register, or Exec.sink for $mzero, $a14, $a15 */
+	uint32_t *dst; /* the register, or Exec.msink / Exec.sink for $mzero
+	                  and $a14, $a15 */
 	uint32_t value;
-	uint8_t file; /* 0 = MRF, 1 = ARF */
-	uint8_t reg;
 } RegWrite;
 
 /* One memory access of the bundle in flight, for conflict checks. */
@@ -219,10 +218,27 @@ typedef struct {
 	uint32_t next_pc;  /* set by branches; starts as the fall-through */
 	RegWrite wr[16];
 	int nwr;
-	uint32_t sink; /* where writes to read-only registers go */
+	/* where writes to registers that ignore them go: $mzero, and
+	 * $a14, $a15 (apart, so that the supervisor's pipeline can tell
+	 * $mzero's) */
+	uint32_t msink, sink;
 } Exec;
 
 typedef void (*ExecFn)(Exec *);
+
+/* Instructions with a fast form beside their plain one (exec_<mn>): the
+ * same semantics, specialised (fast_<mn>); the issue cache runs it on the
+ * fast paths, and tests/test_sim_paths.c compares the two. */
+#define SIM_FAST_FORMS(X)                                                      \
+	X(ld2xst64pace)                                                        \
+	X(ld2x64pace)                                                          \
+	X(ldst64pace)                                                          \
+	X(st64pace)                                                            \
+	X(f16v4hihov4amp)                                                      \
+	X(f8v8hihov4amp)
+#define X(mn) void fast_##mn(Exec *e);
+SIM_FAST_FORMS(X)
+#undef X
 
 /* One entry of the decode cache: the instruction, its table row, its
  * semantics and its costs (cost.c), so that an issue looks nothing up. */
@@ -231,6 +247,7 @@ typedef struct {
 	Insn in;
 	const InsnDesc *d;
 	ExecFn fn;
+	ExecFn fast;    /* its fast form, or fn */
 	uint16_t reads; /* $m registers read (bit r) */
 	uint16_t turns; /* worker turns taken (>= 1) */
 	uint8_t hazard; /* SIM_HZ_* */
@@ -244,10 +261,17 @@ typedef struct {
 enum { ISSUE_WORKER = 1, ISSUE_SUPERVISOR = 2, ISSUE_IN_RPT = 4 };
 typedef struct {
 	const DInsn *i0, *i1; /* main or only half; aux half or NULL */
+	/* what a worker runs for each half: its fast form, or NULL for a
+	 * half that is absent or only writes a register that ignores writes
+	 * (nop, fnop: its log entry would go nowhere) */
+	ExecFn work[2];
 	uint32_t word[2];
+	uint16_t turns; /* the larger of the halves' */
 	uint8_t nwords, len, ok;
-	uint8_t noop; /* bit h: half h only writes a register that ignores
-	                 writes (nop, fnop); a worker need not run it */
+	/* a bundle tile.c runs as one (issue_fused): a paced form
+	 * (PaceForm + 1, 0: not such a bundle) and an AMP form on the aux
+	 * side (1 f16v4hihov4amp, 2 f8v8hihov4amp, 0 none or a nop) */
+	uint8_t pace, amp;
 } DIssue;
 
 /* The $CWEI registers decoded to doubles for the AMP's fast path
@@ -297,6 +321,10 @@ struct Tile {
 	/* decode cache: one entry per instruction word of executable memory */
 	DInsn *dcache;
 	uint8_t *dvalid;
+	/* every decoded word lies in [code_lo, code_hi - 8): a write outside
+	 * [code_lo, code_hi) leaves the caches as they are (a two-word
+	 * instruction decodes the word after its first) */
+	uint32_t code_lo, code_hi;
 	/* issue cache: the issue starting at each word, once decoded and
 	 * checked (tile.c); cleared with dvalid */
 	DIssue *issues;
@@ -305,6 +333,9 @@ struct Tile {
 	int elem_shift;
 	uint32_t region0_elems;
 	int mem_fast; /* elements by shifts, at most 64: sim_load's fast path */
+	/* the chip's memory map, for the fast checks: mem_base, the offset
+	 * of the last 8 bytes of memory, and the interleaved region's start */
+	uint32_t mem_base, last8, interleave;
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
@@ -370,23 +401,26 @@ sim_ra(const Exec *e, int r) /* $a14, $a15 read 0 (isa.md 2.1) */
 }
 
 static inline void
-sim_log_write(Exec *e, uint32_t *dst, int file, int r, uint32_t v)
+sim_log_write(Exec *e, uint32_t *dst, uint32_t v)
 {
-	if (e->nwr == (int)(sizeof e->wr / sizeof e->wr[0]))
+	int n = e->nwr;
+	if (n == (int)(sizeof e->wr / sizeof e->wr[0]))
 		die("register write log overflow");
-	e->wr[e->nwr++] = (RegWrite){dst, v, (uint8_t)file, (uint8_t)r};
+	e->wr[n].dst = dst;
+	e->wr[n].value = v;
+	e->nwr = n + 1;
 }
 
 static inline void
 sim_wm(Exec *e, int r, uint32_t v) /* $mzero ignores writes */
 {
-	sim_log_write(e, r == 15 ? &e->sink : &e->c->m[r], 0, r, v);
+	sim_log_write(e, r == 15 ? &e->msink : &e->c->m[r], v);
 }
 
 static inline void
 sim_wa(Exec *e, int r, uint32_t v) /* so do $a14, $a15 */
 {
-	sim_log_write(e, r >= 14 ? &e->sink : &e->c->a[r], 1, r, v);
+	sim_log_write(e, r >= 14 ? &e->sink : &e->c->a[r], v);
 }
 
 /* Operand i as a value: register contents for M/A kinds, else the
@@ -444,13 +478,40 @@ void sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len);
 static inline void
 sim_invalidate(Tile *t, uint32_t addr, uint32_t len)
 {
-	if (addr < t->chip->exec_end + 4) /* else data memory */
+	/* only where something was decoded (Tile.code_lo, code_hi) */
+	if (addr < t->code_hi && addr + len > t->code_lo)
 		sim_invalidate_code(t, addr, len);
+}
+
+/* Tile memory is little-endian: words by bytes, whatever the host's byte
+ * order (on a little-endian host, as one move). */
+static inline uint32_t
+sim_le32(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+#else
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+#endif
+}
+
+static inline void
+sim_put_le32(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 4);
+#else
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 /* chip_mem_element for an address inside memory: the same formula with
  * the division by the element size done as a shift. */
-static inline int
+static inline __attribute__((always_inline)) int
 sim_elem_of(const Tile *t, uint32_t addr)
 {
 	const Chip *c = t->chip;
@@ -465,7 +526,7 @@ sim_elem_of(const Tile *t, uint32_t addr)
 
 /* memcpy with the common sizes as constants, so that they compile to
  * plain moves instead of a library call. */
-static inline void
+static inline __attribute__((always_inline)) void
 sim_copy_bytes(void *dst, const void *src, uint32_t size)
 {
 	switch (size) {
@@ -487,7 +548,7 @@ sim_copy_bytes(void *dst, const void *src, uint32_t size)
  * memory, aligned (sizes are powers of two), 128-bit only in the
  * interleaved region, and in elements no earlier access of the bundle
  * used (Tile.acc_elems); else 0. */
-static inline int
+static inline __attribute__((always_inline)) int
 sim_mem_fast(Exec *e, uint32_t addr, uint32_t size, int store)
 {
 	Tile *t = e->tile;
@@ -512,7 +573,39 @@ sim_mem_fast(Exec *e, uint32_t addr, uint32_t size, int store)
 	return 1;
 }
 
-static inline int
+/* The fast check of the n 8-byte accesses of one instruction (addr[k])
+ * together: 1 if each is in memory, aligned and in an element of its own,
+ * and nothing else in the bundle has accessed memory; else 0 (the plain
+ * checks must run). They are not logged: only main-lane instructions
+ * access memory (insns.def), so no access can follow in the bundle. */
+static inline __attribute__((always_inline)) int
+sim_mem_fast8(const Tile *t, const uint32_t *addr, int n)
+{
+	if (!t->mem_fast || sim_path == SIM_PLAIN || t->nacc)
+		return 0;
+	uint32_t base = t->mem_base, last8 = t->last8, il = t->interleave;
+	uint32_t r0 = t->region0_elems;
+	int sh = t->elem_shift;
+	uint64_t used = 0;
+#pragma GCC unroll 4
+	for (int k = 0; k < n; k++) {
+		uint32_t a = addr[k];
+		/* mem_base <= a <= mem_end - 8, by one unsigned compare */
+		if (a - base > last8 || (a & 7))
+			return 0;
+		/* sim_elem_of */
+		uint32_t el =
+		    a < il ? (a - base) >> sh
+		           : r0 + 2 * ((a - il) >> (sh + 1)) + ((a >> 3) & 1);
+		uint64_t bit = 1ull << el;
+		if (used & bit)
+			return 0;
+		used |= bit;
+	}
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int
 sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
 {
 	if (!sim_mem_fast(e, addr, size, 0))
@@ -522,7 +615,7 @@ sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
 	return 1;
 }
 
-static inline int
+static inline __attribute__((always_inline)) int
 sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
 {
 	if (!sim_mem_fast(e, addr, size, 1))
@@ -531,6 +624,47 @@ sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
 	sim_copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
 	sim_invalidate(t, addr, size);
 	return 1;
+}
+
+/* exec_mem.c: the paced 64-bit forms in two steps, for the fast paths:
+ * what the instruction would do, computed without doing it (0: it needs
+ * the plain form), then its memory store and register writes. */
+typedef enum { PACE_LD2XST, PACE_LD2X, PACE_LDST, PACE_ST } PaceForm;
+typedef struct {
+	int pair;        /* the $mAddr pair register */
+	uint32_t lo, hi; /* its value after the accesses */
+	int nload;       /* 64-bit loads, to the ARF pairs dst[] */
+	int dst[2];
+	uint32_t ld[2][2]; /* their words */
+	int store;         /* a 64-bit store of st[] at sa */
+	uint32_t st[2], sa;
+} PaceOp;
+int sim_pace_prepare(const Tile *t, const Context *c, const Insn *in,
+                     PaceForm form, PaceOp *o);
+
+static inline __attribute__((always_inline)) void
+sim_pace_store(Tile *t, const PaceOp *o)
+{
+	if (!o->store)
+		return;
+	uint8_t *p = t->mem + (o->sa - t->chip->mem_base);
+	sim_put_le32(p, o->st[0]);
+	sim_put_le32(p + 4, o->st[1]);
+	sim_invalidate(t, o->sa, 8);
+}
+
+/* The register writes, straight to the context (issue_fused). */
+static inline __attribute__((always_inline)) void
+sim_pace_write(Context *c, const PaceOp *o)
+{
+	if (o->pair != 15)
+		c->m[o->pair] = o->lo;
+	if (o->pair + 1 != 15)
+		c->m[o->pair + 1] = o->hi;
+	for (int k = 0; k < o->nload; k++)
+		for (int i = 0; i < 2; i++)
+			if (o->dst[k] + i < 14)
+				c->a[o->dst[k] + i] = o->ld[k][i];
 }
 
 /* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.
@@ -636,6 +770,16 @@ uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
 #undef I
 
 /* --- amp.c (AMP engines, docs/emulator-amp.md) --- */
+/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1) in two steps, for
+ * the fast paths: the operands read before the bundle writes anything, 0
+ * if the plain form must run it; then the instruction, returning the
+ * words for its destination pair. */
+typedef struct {
+	uint64_t x, part; /* the input and partials pairs */
+} AmpOp;
+int sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o);
+uint64_t sim_amp_run(Tile *t, Context *c, const Insn *in, int f8,
+                     const AmpOp *o);
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);
 

@@ -30,8 +30,9 @@ __attribute__((constructor)) static void
 find_host_simd(void)
 {
 	__builtin_cpu_init(); /* needed in a constructor */
-	sim_host_avx2 =
-	    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+	sim_host_avx2 = __builtin_cpu_supports("avx2") &&
+	                __builtin_cpu_supports("f16c") &&
+	                __builtin_cpu_supports("fma");
 }
 #endif
 
@@ -60,6 +61,7 @@ tile_new(const Chip *chip, uint32_t id)
 	t->dvalid = xmap_zero(words);
 	t->issues = xmap_zero(words * sizeof *t->issues);
 	t->ivalid = xmap_zero(words);
+	t->code_lo = UINT32_MAX;
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		t->ctx[i].exit_status = -1;
 	t->lc_and = 1;
@@ -73,8 +75,12 @@ tile_new(const Chip *chip, uint32_t id)
 		while ((1u << t->elem_shift) < eb)
 			t->elem_shift++;
 		t->region0_elems = (chip->interleave - chip->mem_base) / eb;
-		t->mem_fast = chip_mem_elements(chip) <= 64;
+		t->mem_fast = chip_mem_elements(chip) <= 64 &&
+		              chip->mem_end - chip->mem_base >= 8;
 	}
+	t->mem_base = chip->mem_base;
+	t->last8 = chip->mem_end - chip->mem_base - 8;
+	t->interleave = chip->interleave;
 	xch_reset(&t->x);
 	return t;
 }
@@ -271,6 +277,18 @@ mem_word(const Tile *t, uint32_t addr)
 	return w;
 }
 
+/* The fast form of an instruction's semantics, or its plain one. */
+static ExecFn
+fast_form(ExecFn plain)
+{
+#define X(mn)                                                                  \
+	if (plain == exec_##mn)                                                \
+		return fast_##mn;
+	SIM_FAST_FORMS(X)
+#undef X
+	return plain;
+}
+
 /* Decoded instruction at pc, or NULL after raising the fault. */
 static const DInsn *
 fetch(Exec *e, uint32_t pc, uint32_t *word)
@@ -312,8 +330,13 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		}
 		dc->d = isa_row(in->row);
 		dc->fn = exec_for_row[in->row];
+		dc->fast = fast_form(dc->fn);
 		sim_insn_cost(c, dc);
 		t->dvalid[idx] = 1;
+		if (pc < t->code_lo)
+			t->code_lo = pc;
+		if (pc + 8 > t->code_hi)
+			t->code_hi = pc + 8;
 	}
 	return &t->dcache[idx];
 }
@@ -351,9 +374,15 @@ sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
 {
 	const Chip *c = t->chip;
 	uint64_t out = t->cycle + chip_rule(c, TIMING_SUP_DEP);
-	for (int i = 0; i < e->nwr; i++)
-		if (e->wr[i].file == 0)
-			t->mready[e->wr[i].reg & 15] = out;
+	/* its $m writes: to its MRF, or to msink for $mzero */
+	uintptr_t m0 = (uintptr_t)e->c->m;
+	for (int i = 0; i < e->nwr; i++) {
+		uintptr_t off = (uintptr_t)e->wr[i].dst - m0;
+		if (e->wr[i].dst == &e->msink)
+			t->mready[15] = out;
+		else if (off < sizeof e->c->m)
+			t->mready[off / sizeof e->c->m[0]] = out;
+	}
 	uint64_t next = 0;
 	if ((hazard & SIM_HZ_JUMP) || ((hazard & SIM_HZ_BRANCH) && redirected))
 		next = t->cycle + chip_rule(c, TIMING_SUP_BRANCH);
@@ -376,6 +405,33 @@ ignored_write(const DInsn *i)
 	OperandKind k = i->d->op[0].kind;
 	return (k == OPK_M && i->in.op[0] == 15) ||
 	       (k == OPK_A && i->in.op[0] >= 14);
+}
+
+/* Whether issue_fused can run u: a paced form alone, beside a nop, or
+ * beside one of the AMP forms the fast paths have in two steps. */
+static void
+fused_shape(DIssue *u)
+{
+	static const struct {
+		ExecFn fn;
+		PaceForm form;
+	} paced[] = {{exec_ld2xst64pace, PACE_LD2XST},
+	             {exec_ld2x64pace, PACE_LD2X},
+	             {exec_ldst64pace, PACE_LDST},
+	             {exec_st64pace, PACE_ST}};
+	u->pace = u->amp = 0;
+	ExecFn aux = u->work[1] ? u->i1->fn : NULL;
+	int amp = !aux                         ? 0
+	          : aux == exec_f16v4hihov4amp ? 1
+	          : aux == exec_f8v8hihov4amp  ? 2
+	                                       : -1;
+	if (amp < 0 || !u->work[0])
+		return;
+	for (size_t k = 0; k < sizeof paced / sizeof paced[0]; k++)
+		if (u->i0->fn == paced[k].fn) {
+			u->pace = (uint8_t)(paced[k].form + 1);
+			u->amp = (uint8_t)amp;
+		}
 }
 
 /* Fetch, decode and check the issue at c->pc as the plain path does, one
@@ -458,8 +514,11 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
 	                       ? ISSUE_IN_RPT
 	                       : 0));
-	u->noop =
-	    (uint8_t)(ignored_write(*i0) | (*i1 ? ignored_write(*i1) << 1 : 0));
+	u->work[0] = ignored_write(*i0) ? NULL : (*i0)->fast;
+	u->work[1] = !*i1 || ignored_write(*i1) ? NULL : (*i1)->fast;
+	u->turns =
+	    *i1 && (*i1)->turns > (*i0)->turns ? (*i1)->turns : (*i0)->turns;
+	fused_shape(u);
 	t->ivalid[(c->pc - t->chip->mem_base) / 4] = 1;
 	return 1;
 }
@@ -521,17 +580,14 @@ issue(Tile *t, int ci)
 		}
 	}
 
-	/* a worker skips the halves that do nothing (DIssue.noop) */
-	unsigned skip = u && ci ? u->noop : 0;
-	if (!(skip & 1)) {
-		e.in = &i0->in;
-		e.d = i0->d;
-		i0->fn(&e);
-	}
-	if (!t->faulted && i1 && !(skip & 2)) {
+	/* a cached issue runs the fast forms */
+	e.in = &i0->in;
+	e.d = i0->d;
+	(u ? i0->fast : i0->fn)(&e);
+	if (!t->faulted && i1) {
 		e.in = &i1->in;
 		e.d = i1->d;
-		i1->fn(&e);
+		(u ? i1->fast : i1->fn)(&e);
 	}
 	if (t->faulted) {
 		if (u) { /* decode_issue would have set them */
@@ -564,6 +620,85 @@ issue(Tile *t, int ci)
 	return;
 fault:
 	c->state = CTXS_FAULTED;
+}
+
+/* A bundle of a paced load or store and an AMP instruction (or a nop),
+ * the inner loop of every GEMM, as one: both halves' operands read first,
+ * then the main half's store and register writes, then the AMP's (which
+ * win where both write a register, as the commit order of the log has
+ * it). Neither can fault once prepared. 0 if one of them declines: then
+ * the halves run as usual, nothing having changed. */
+static inline int
+issue_fused(Tile *t, Context *c, const DIssue *u)
+{
+	PaceOp po;
+	AmpOp ao;
+	if (!sim_pace_prepare(t, c, &u->i0->in, (PaceForm)(u->pace - 1), &po) ||
+	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
+		return 0;
+	sim_pace_store(t, &po);
+	sim_pace_write(c, &po);
+	if (u->amp) {
+		int dst = u->i1->in.op[0];
+		uint64_t res = sim_amp_run(t, c, &u->i1->in, u->amp == 2, &ao);
+		if (dst < 14)
+			c->a[dst] = (uint32_t)res;
+		if (dst + 1 < 14)
+			c->a[dst + 1] = (uint32_t)(res >> 32);
+	}
+	return 1;
+}
+
+/* A worker's issue when it is in the issue cache: what issue() does for
+ * it, with the halves' fast forms (DIssue.work) and none of the
+ * supervisor's rules. 0 if it is not cached, or not allowed there: then
+ * issue() must run it. */
+static inline int
+issue_cached_worker(Tile *t, int w)
+{
+	Context *c = &t->ctx[w];
+	const DIssue *u = cached_issue(t, c, w);
+	if (!u)
+		return 0;
+	uint32_t next_pc = c->pc + u->len;
+	if (u->pace && issue_fused(t, c, u))
+		goto issued;
+	Exec e;
+	e.tile = t;
+	e.c = c;
+	e.ctx = w;
+	e.pc = c->pc;
+	e.next_pc = c->pc + u->len;
+	e.nwr = 0;
+	t->nacc = 0;
+	if (u->work[0]) {
+		e.in = &u->i0->in;
+		e.d = u->i0->d;
+		u->work[0](&e);
+	}
+	if (u->work[1] && !t->faulted) {
+		e.in = &u->i1->in;
+		e.d = u->i1->d;
+		u->work[1](&e);
+	}
+	if (t->faulted) {
+		memcpy(t->fault.word, u->word, sizeof u->word);
+		t->fault.nwords = u->nwords;
+		c->state = CTXS_FAULTED;
+		return 1;
+	}
+	commit(&e);
+	next_pc = e.next_pc;
+issued:
+	if (u->turns > 1)
+		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
+	t->bundles++;
+	t->worker_issues++;
+	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
+		next_pc = c->rpt_first;
+	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
+		c->pc = next_pc;
+	return 1;
 }
 
 int
@@ -659,7 +794,8 @@ tile_run(Tile *t, uint64_t max_cycles)
 		 * applies, and issuer() would pick that worker. */
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
-			if (t->cycle >= t->ctx[w].ready)
+			if (t->cycle >= t->ctx[w].ready &&
+			    !issue_cached_worker(t, w))
 				issue(t, w);
 			t->cycle++;
 			continue;
