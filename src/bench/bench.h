@@ -144,7 +144,11 @@ typedef struct {
 	uint64_t tile_cycles; /* summed over tiles */
 	uint64_t bundles;     /* issues summed over tiles */
 	double host_seconds;  /* wall time of the chip model's run */
+	double cpu_seconds;   /* CPU time of that run, all threads */
 	double tile_cycles_per_s, bundles_per_s;
+	/* host nanoseconds per tile-cycle: of wall time times the threads,
+	 * and of CPU time (the figure other load does not change) */
+	double thread_ns_per_tile_cycle, cpu_ns_per_tile_cycle;
 	double emulated_gflops; /* the AMP work done per host second */
 	double chip_seconds;    /* cycles at the chip's clock */
 	double slowdown;        /* host_seconds / chip_seconds */

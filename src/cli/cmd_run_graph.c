@@ -23,7 +23,8 @@ usage(FILE *f)
 	        "[--out NAME=F.npy ...]\n"
 	        "                     [--force] [--cache DIR] [--chip C] "
 	        "[--timing P]\n"
-	        "                     [--threads N] [--max-cycles N]\n"
+	        "                     [--threads N] [--max-cycles N] "
+	        "[--quiet]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -39,7 +40,9 @@ usage(FILE *f)
 	        "                 graph, the chip and this ipu are the same\n"
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
-	        "                 cycles + 10^6)\n");
+	        "                 cycles + 10^6)\n"
+	        "  --quiet        no progress line on stderr (shown only when "
+	        "it is a terminal)\n");
 }
 
 /* NAME=PATH into b; 0 after a message if malformed. */
@@ -85,13 +88,15 @@ cmd_run_graph(int argc, char **argv)
 	RunnerGraphRun r = {.threads = 2};
 	RunnerFile *in = xcalloc((size_t)argc, sizeof *in),
 	           *out = xcalloc((size_t)argc, sizeof *out);
-	int bad = 0, help = 0;
+	int bad = 0, help = 0, quiet = 0;
 	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
 		if (!strcmp(argv[i], "--force")) {
 			r.force = 1;
+		} else if (!strcmp(argv[i], "--quiet")) {
+			quiet = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			help = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--graph",
@@ -142,6 +147,7 @@ cmd_run_graph(int argc, char **argv)
 	} else {
 		r.in = in;
 		r.out = out;
+		cli_progress(quiet);
 		RunnerResult res;
 		Diag d;
 		diag_clear(&d);

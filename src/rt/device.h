@@ -33,6 +33,8 @@ struct ipu_device {
 	Package *pkg;   /* the loaded package, or NULL */
 	char *pkg_name; /* for messages */
 	RtState state;
+	ipu_progress_fn progress; /* ipu_set_progress */
+	void *progress_ctx;
 };
 
 /* Every entry point starts with this: a scratch error when the caller

@@ -258,14 +258,38 @@ cycle_limit(uint64_t predicted)
 	return RUNNER_CYCLES_FACTOR * predicted + RUNNER_CYCLES_SLACK;
 }
 
+static struct {
+	RunnerProgressFn fn;
+	void *ctx;
+	uint64_t predicted; /* of the run in progress */
+} progress;
+
+void
+runner_set_progress(RunnerProgressFn fn, void *ctx)
+{
+	progress.fn = fn;
+	progress.ctx = ctx;
+}
+
+static void
+progress_step(void *ctx, uint64_t cycles)
+{
+	(void)ctx;
+	progress.fn(progress.ctx, cycles, progress.predicted, 0);
+}
+
 int
 runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
            uint64_t *cycles, double *host_seconds, Diag *d)
 {
 	ipu_error err;
 	uint64_t limit = max_cycles ? max_cycles : cycle_limit(predicted);
+	progress.predicted = predicted;
+	ipu_set_progress(dev, progress.fn ? progress_step : NULL, NULL, &err);
 	double t0 = monotonic_seconds();
 	int e = IPU_OK, kind = ipu_run(dev, limit, &err);
+	if (progress.fn)
+		progress.fn(progress.ctx, ipu_cycles(dev), predicted, 1);
 	if (kind == IPU_ERR_TIMEOUT && max_cycles)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0,
 		             "run: stopped at the limit of --max-cycles %llu "
@@ -308,8 +332,7 @@ encode_values(ElemType e, const float *v, size_t n, uint8_t *out,
 		if (e.dtype == DT_F32) {
 			memcpy(out + 4 * i, &v[i], 4);
 		} else if (e.dtype == DT_F16) {
-			uint16_t h =
-			    fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
+			uint16_t h = fp_f32_to_f16_rne(fp_float_f32(v[i]), &fl);
 			memcpy(out + 2 * i, &h, 2);
 		} else {
 			out[i] = fp_f64_to_f8(v[i], f8_format(e.dtype), e.scale,

@@ -59,6 +59,13 @@ int runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
 int runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
                uint64_t *cycles, double *host_seconds, Diag *d);
 enum { RUNNER_CYCLES_FACTOR = 10, RUNNER_CYCLES_SLACK = 1000000 };
+/* A display of runs' progress (cli/progress.c): runner_run calls
+ * fn(ctx, done, predicted, 0) between the chip's rounds with the cycles so
+ * far and the compiler's prediction, and fn(ctx, cycles, predicted, 1)
+ * when the run has ended. NULL (the default): no display. */
+typedef void (*RunnerProgressFn)(void *ctx, uint64_t done, uint64_t predicted,
+                                 int finished);
+void runner_set_progress(RunnerProgressFn fn, void *ctx);
 
 /* Every element of host tensor t (an input, weight or output of the
  * loaded package) from or into v. */

@@ -52,6 +52,8 @@ struct ChipSim {
 	uint64_t max_cycles;
 	uint32_t next; /* next index of run[] to take, under lock */
 	pthread_mutex_t lock;
+	void (*progress)(void *ctx, uint64_t cycles);
+	void *progress_ctx;
 };
 
 ChipSim *
@@ -98,6 +100,14 @@ uint32_t
 chipsim_tiles(const ChipSim *cs)
 {
 	return cs->ntiles;
+}
+
+void
+chipsim_set_progress(ChipSim *cs, void (*fn)(void *ctx, uint64_t cycles),
+                     void *ctx)
+{
+	cs->progress = fn;
+	cs->progress_ctx = ctx;
 }
 
 Tile *
@@ -490,6 +500,13 @@ chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
 			return err->status;
 		if (r == 0)
 			break;
+		if (cs->progress) {
+			uint64_t now = 0;
+			for (uint32_t i = 0; i < cs->ntiles; i++)
+				if (cs->tile[i] && cs->tile[i]->cycle > now)
+					now = cs->tile[i]->cycle;
+			cs->progress(cs->progress_ctx, now);
+		}
 	}
 	cs->end = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++)

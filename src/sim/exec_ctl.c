@@ -469,8 +469,10 @@ csr_put(Exec *e, int idx, uint32_t v)
 				t->lc_and = 0;
 			if (v & CR_LC_SET)
 				t->lc_and = 1;
-			if (v & CR_ZCWEI)
+			if (v & CR_ZCWEI) {
 				memset(t->cwei, 0, sizeof t->cwei);
+				t->cwei_gen++;
+			}
 			s->cr = v;
 		} else if (idx == CSR_FP_ICTL)
 			s->fp_ictl = v;

@@ -129,6 +129,13 @@ chip_is_interleaved(const Chip *c, uint32_t addr)
 }
 
 int
+chip_mem_elements(const Chip *c)
+{
+	return (int)((c->interleave - c->mem_base) / c->elem_bytes +
+	             (c->mem_end - c->interleave) / c->elem_bytes);
+}
+
+int
 chip_mem_element(const Chip *c, uint32_t addr)
 {
 	if (!chip_in_memory(c, addr, 1))

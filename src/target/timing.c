@@ -51,6 +51,12 @@ timing_rule_by_mnemonic(const char *mnemonic)
 	return -1;
 }
 
+const char *
+timing_bound_name(TimingBound b)
+{
+	return b <= TIMING_SLOW ? bound_names[b] : "?";
+}
+
 static int
 bound_by_name(const char *s, size_t len)
 {

@@ -53,6 +53,7 @@ const TimingRuleInfo *timing_rule(int r);  /* NULL if out of range */
 int timing_rule_by_name(const char *name); /* -1 if none */
 /* The rule that times worker instruction `mnemonic`, or -1. */
 int timing_rule_by_mnemonic(const char *mnemonic);
+const char *timing_bound_name(TimingBound b); /* "nominal", "fast", "slow" */
 /* Every rule at one bound. */
 void timing_profile(Timing *t, TimingBound b);
 /* Parse a profile (see above) into t. IPU_EINVAL with d filled on an

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 enum {
 	IPU_OK = 0,
@@ -76,6 +77,7 @@ char *xstrdup(const char *s);
 
 /* A monotonic clock in seconds, for timing host work (clock.c). */
 double monotonic_seconds(void);
+double process_cpu_seconds(void); /* CPU time of all threads */
 
 /* FNV-1a, 64 bits, over n bytes, continuing from h (start with
  * FNV1A64_INIT): stable names and cache keys, not cryptographic. */
@@ -103,12 +105,30 @@ align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-/* v as four little-endian bytes at p (argument blocks, tile memory). */
+/* Little-endian words by bytes (argument blocks, tile memory, files),
+ * whatever the host's byte order; on a little-endian host, one move. */
+static inline uint32_t
+get_le32(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+#else
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+#endif
+}
+
 static inline void
 put_le32(uint8_t *p, uint32_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 4);
+#else
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
