@@ -392,6 +392,8 @@ next_step(Lowered *l, Gemm *G, StepKind kind, const char *what)
 {
 	if (!G->shared)
 		lower_step(l, kind, what);
+	else
+		lower_step_tag(l, &l->step[G->next]);
 	return G->next++;
 }
 
@@ -495,6 +497,7 @@ superstep(Lowered *l, Gemm *G, uint32_t s)
 				k->fill = fill_gemm_args;
 				k->cycles =
 				    gemm_tile_cycles(l->chip, g, m, n, ks);
+				k->macs = (uint64_t)m * n * ks;
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 			}

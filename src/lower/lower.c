@@ -14,6 +14,7 @@ lower_new(const Chip *chip, uint32_t tiles)
 	Lowered *l = xcalloc(1, sizeof *l);
 	l->chip = chip;
 	l->tiles = tiles;
+	l->op = -1;
 	return l;
 }
 
@@ -29,6 +30,7 @@ lower_free(Lowered *l)
 		}
 		free(s->xfer);
 		free(s->call);
+		free(s->op);
 		free(s->first);
 		free(s->by_tile);
 		free(s->call_of);
@@ -65,7 +67,20 @@ lower_step(Lowered *l, StepKind kind, const char *what)
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
 	s->what = what;
+	lower_step_tag(l, s);
 	return s;
+}
+
+void
+lower_step_tag(const Lowered *l, Step *s)
+{
+	if (l->op < 0)
+		return;
+	for (int i = 0; i < s->nop; i++)
+		if (s->op[i] == l->op)
+			return;
+	s->op = xrealloc(s->op, (size_t)(s->nop + 1) * sizeof *s->op);
+	s->op[s->nop++] = l->op;
 }
 
 /* Steps hold their own arrays; their capacities are the counts rounded up
@@ -115,6 +130,7 @@ lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
 	c->args_bytes = args_bytes;
 	c->args_at = lower_buffer(l, tile, args_bytes, 8, REGION_ANY, 0,
 	                          INT32_MAX, "kernel arguments");
+	lower_step_tag(l, s);
 	return c;
 }
 

@@ -1273,10 +1273,12 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 	for (int i = 0; i < g->nops && !r; i++) {
 		const Op *op = &g->ops[i];
 		if (rm.count && i == rm.first) {
+			b.l->op = -1; /* the loop's own steps */
 			r = loop_begin(&b, &rm, d);
 			if (r)
 				break;
 		}
+		b.l->op = i;
 		if (!lower_op[op->kind]) {
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "compile: op %d (%s, making %s) has no "
@@ -1290,11 +1292,13 @@ lower_graph(const Graph *g, const Chip *chip, uint32_t tiles, int weight_copies,
 		    strncmp(d->msg, "compile: ", 9)) /* e.g. the planner's */
 			op_error(&b, op, r, d);
 		if (!r && rm.count && i == rm.first + rm.len - 1) {
+			b.l->op = -1;
 			r = loop_end(&b, &rm, d);
 			i = rm.first + rm.count * rm.len - 1;
 		}
 	}
 	LoopBank *bank_of = NULL;
+	b.l->op = -1; /* the loop's weight copies */
 	if (!r) {
 		trim_lifetimes(&b);
 		if (rm.count)

@@ -75,6 +75,7 @@ tile_free(Tile *t)
 	xunmap(t->dvalid, words);
 
 	xch_free(&t->x);
+	sim_observe_free(t);
 	free(t->trace);
 	free(t);
 }
@@ -272,6 +273,8 @@ sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
 	Tile *t = e->tile;
 	copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
 	invalidate(t, addr, size);
+	if (t->obs)
+		sim_observe_store(e, addr, size);
 	return 1;
 }
 
@@ -453,6 +456,9 @@ issue(Tile *t, int ci)
 			return;
 		}
 	}
+	if (t->obs && t->obs->flag[(c->pc - t->chip->mem_base) / 4] &&
+	    sim_observe_issue(&e))
+		goto fault; /* a breakpoint: stopped before the issue */
 
 	e.in = &i0->in;
 	e.d = d0;
@@ -565,6 +571,8 @@ issuer(Tile *t)
 void
 tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
 {
+	if (t->obs)
+		sim_observe_event(t, kind, start, end, arg);
 	if (!t->trace_on)
 		return;
 	GROW(t->trace, t->ntrace, t->captrace);
