@@ -157,9 +157,10 @@ build_package(void)
 	wb->category = PKG_MEM_WEIGHTS;
 	wb->first = 1;
 	wb->last = 1;
-	uint32_t op = pkg_add_op(p, "y", "copy", 48);
+	uint32_t op = pkg_add_op(p, "y", "copy", 48, PKG_DT_F32);
 	PkgStep *s0 = pkg_add_step(p, PKG_STEP_COMPUTE, "copy x to y", 60, 1);
 	s0->macs = 48;
+	s0->overhead = 9;
 	pkg_step_add_op(s0, op);
 	pkg_step_add_kernel(s0, 0);
 	pkg_add_step(p, PKG_STEP_EXCHANGE, "nothing to send", 7, 3);
@@ -275,6 +276,7 @@ compare(const Package *a, const Package *b)
 		assert_string_equal(a->op[i].name, b->op[i].name);
 		assert_string_equal(a->op[i].kind, b->op[i].kind);
 		assert_int_equal(a->op[i].macs, b->op[i].macs);
+		assert_int_equal(a->op[i].dtype, b->op[i].dtype);
 	}
 	assert_int_equal(a->nstep, b->nstep);
 	for (uint32_t i = 0; i < a->nstep; i++) {
@@ -283,6 +285,7 @@ compare(const Package *a, const Package *b)
 		assert_int_equal(x->cycles, y->cycles);
 		assert_string_equal(x->what, y->what);
 		assert_int_equal(x->macs, y->macs);
+		assert_int_equal(x->overhead, y->overhead);
 		assert_int_equal(x->nop, y->nop);
 		assert_int_equal(x->nkernel, y->nkernel);
 		for (uint32_t k = 0; k < x->nop; k++)

@@ -136,7 +136,8 @@ describe_program(Package *pk, const Graph *g, const Lowered *l,
 		const Op *op = &g->ops[i];
 		pkg_add_op(pk, graph_tensor(g, op->out)->name,
 		           op_desc(op->kind)->name,
-		           (uint64_t)graph_op_work(g, op).macs);
+		           (uint64_t)graph_op_work(g, op).macs,
+		           (uint8_t)graph_tensor(g, op->in[0])->elem.dtype);
 	}
 	uint8_t *cat = buffer_categories(g, l, save);
 	for (int i = 0; i < l->nbuf; i++) {
@@ -157,6 +158,7 @@ describe_program(Package *pk, const Graph *g, const Lowered *l,
 		    l->loop_count && i >= l->loop_first && i <= l->loop_last;
 		PkgStep *ps = pkg_add_step(pk, (uint8_t)s->kind, s->what,
 		                           s->cycles, loop ? l->loop_count : 1);
+		ps->overhead = lower_step_overhead(l, i);
 		for (int k = 0; k < s->nop; k++)
 			pkg_step_add_op(ps, (uint32_t)s->op[k]);
 		for (int k = 0; k < s->ncall; k++) {
@@ -218,7 +220,11 @@ layout_of(const Graph *g, const Lowered *l, Kernels *k, const KernelsUsed *ku,
 	describe_program(pk, g, l, ku, save);
 	uint32_t *at = xmalloc(((size_t)l->nstep + 1) * sizeof *at);
 	for (uint32_t t = 0; t < l->tiles; t++) {
-		codegen_size(l, t, at);
+		/* the program's bytes, as zeros: only its size matters */
+		uint32_t len = codegen_size(l, t, at);
+		uint8_t *zero = xcalloc(len ? len : 1, 1);
+		pkg_add_segment(pk, t, code_at, zero, len ? len : 1);
+		free(zero);
 		pkg_set_entry(pk, t, code_at);
 		for (int s = 0; s <= l->nstep; s++)
 			pkg_set_step_pc(pk, t, (uint32_t)s, code_at + at[s]);

@@ -196,7 +196,8 @@ cache_write(const char *dir, const char *base, const Package *pk,
 
 int
 exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
-           FILE *report, Package **pk, ExecBuild *b, Diag *d)
+           FILE *report, const ExecObserver *obs, Package **pk, ExecBuild *b,
+           Diag *d)
 {
 	memset(b, 0, sizeof *b);
 	char base[4200];
@@ -208,6 +209,8 @@ exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
 	int e = compile_graph(g, &co, pk, &rep, d);
 	if (e && rep.place.nover && report)
 		place_report_print(&rep.place, report);
+	if (e && rep.layout && obs && obs->unfit)
+		obs->unfit(obs->ctx, &rep);
 	b->predicted_cycles = rep.predicted_cycles;
 	b->compile_ms = rep.compile_ms;
 	b->tiles = rep.tiles_used;
@@ -221,8 +224,8 @@ exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
 /* ---- devices and tensors ---------------------------------------------- */
 
 int
-exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
-          Diag *d)
+exec_open(const Chip *chip, const Package *pk, int threads,
+          const ExecObserver *obs, ipu_device **dev, Diag *d)
 {
 	uint8_t *bytes;
 	size_t len;
@@ -244,6 +247,8 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	else if (ipu_load_package(v, bytes, len, &err))
 		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
 	free(bytes);
+	if (!e && obs && obs->loaded)
+		e = obs->loaded(obs->ctx, v, pk, d);
 	if (e && v)
 		ipu_close(v);
 	else
@@ -261,7 +266,8 @@ exec_cycle_limit(uint64_t predicted)
 
 int
 exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
-               uint64_t *cycles, double *host_seconds, Diag *d)
+               const ExecObserver *obs, uint64_t *cycles, double *host_seconds,
+               Diag *d)
 {
 	ipu_error err;
 	uint64_t limit = max_cycles ? max_cycles : exec_cycle_limit(predicted);
@@ -285,6 +291,8 @@ exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
 	*host_seconds = monotonic_seconds() - t0;
 	*cycles = ipu_cycles(dev);
+	if (obs && obs->ran)
+		obs->ran(obs->ctx, dev, e, &err, d);
 	return e;
 }
 
@@ -562,18 +570,18 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 		e = read_inputs(r, g, v, res, d);
 	Package *pk = NULL;
 	if (!e)
-		e = exec_build(g, chip, r->cache_dir, NULL, &pk, &res->build,
-		               d);
+		e = exec_build(g, chip, r->cache_dir, r->place_report,
+		               r->observe, &pk, &res->build, d);
 	ipu_device *dev = NULL;
 	if (!e)
-		e = exec_open(chip, pk, r->threads, &dev, d);
+		e = exec_open(chip, pk, r->threads, r->observe, &dev, d);
 	pkg_free(pk);
 	if (!e)
 		e = write_inputs(r, g, v, dev, d);
 	if (!e)
 		e = exec_run_timed(dev, r->max_cycles,
-		                   res->build.predicted_cycles, &res->cycles,
-		                   &res->host_seconds, d);
+		                   res->build.predicted_cycles, r->observe,
+		                   &res->cycles, &res->host_seconds, d);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)

@@ -17,6 +17,24 @@
 
 #include "../compile/compile.h"
 
+/* Something that watches runs from outside (src/profile: profiles,
+ * breakpoints, reports of where the tiles stopped); it can change nothing
+ * the program does. Any callback may be NULL. */
+typedef struct {
+	/* pk is loaded on dev and the run has not started: marks and
+	 * watches go on the device's tiles (rt_chipsim). Non-zero: do not
+	 * run (the error in d). */
+	int (*loaded)(void *ctx, ipu_device *dev, const Package *pk, Diag *d);
+	/* the run ended, rc 0, or stopped with rc and d (which it may
+	 * extend, e.g. with the steps the tiles stand in) and err, the
+	 * runtime's error */
+	void (*ran)(void *ctx, ipu_device *dev, int rc, const ipu_error *err,
+	            Diag *d);
+	/* the program does not fit the chip (rep->layout, rep->place) */
+	void (*unfit)(void *ctx, const CompileReport *rep);
+	void *ctx;
+} ExecObserver;
+
 /* What exec_build reports of the package. */
 typedef struct {
 	uint64_t predicted_cycles;
@@ -35,15 +53,17 @@ typedef struct {
  * goes to `report` (NULL: nowhere; the error names the worst tile either
  * way). */
 int exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
-               FILE *report, Package **pk, ExecBuild *b, Diag *d);
+               FILE *report, const ExecObserver *obs, Package **pk,
+               ExecBuild *b, Diag *d);
 /* Entries a cache directory keeps: the most recently written or read. */
 enum { EXEC_CACHE_KEEP = 4 };
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
 char *exec_default_cache(void);
 
-/* pk on a new emulated device of chip with `threads` host threads (>= 1). */
+/* pk on a new emulated device of chip with `threads` host threads (>= 1);
+ * obs (may be NULL) sees it loaded. */
 int exec_open(const Chip *chip, const Package *pk, int threads,
-              ipu_device **dev, Diag *d);
+              const ExecObserver *obs, ipu_device **dev, Diag *d);
 
 /* One run of the loaded package: its cycles on the chip and the host's
  * seconds it took (also on a fault, whose message says where). A run
@@ -52,7 +72,8 @@ int exec_open(const Chip *chip, const Package *pk, int threads,
  * cache entry) ends with an error that names the limit and --max-cycles,
  * not a process that spins for ever. */
 int exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
-                   uint64_t *cycles, double *host_seconds, Diag *d);
+                   const ExecObserver *obs, uint64_t *cycles,
+                   double *host_seconds, Diag *d);
 /* The default limit: EXEC_CYCLES_FACTOR times the predicted cycles plus
  * EXEC_CYCLES_SLACK. Predictions are within a few per cent of the
  * emulated cycles (docs/compiler.md), so no run that works comes near it,
@@ -89,9 +110,11 @@ typedef struct {
 	int nin;
 	const ExecFile *out; /* tensors written as f32 .npy after the run */
 	int nout;
-	int force;             /* replace existing output files */
-	const char *cache_dir; /* exec_build's; NULL: always compile */
-	uint64_t max_cycles;   /* exec_run_timed's; 0: the default */
+	int force;                   /* replace existing output files */
+	const char *cache_dir;       /* exec_build's; NULL: always compile */
+	uint64_t max_cycles;         /* exec_run_timed's; 0: the default */
+	FILE *place_report;          /* exec_build's; NULL: nowhere */
+	const ExecObserver *observe; /* NULL: none */
 } ExecGraphRun;
 
 typedef struct {

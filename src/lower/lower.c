@@ -302,12 +302,22 @@ lower_index(Lowered *l)
  *             one before                                     2D + 1
  */
 uint64_t
+lower_step_overhead(const Lowered *l, int i)
+{
+	const Chip *c = l->chip;
+	const Step *s = &l->step[i];
+	if (s->kind == STEP_EXCHANGE)
+		return chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+		       chip_rule(c, TIMING_SUP_PUT);
+	return s->ncall ? 2 * chip_rule(c, TIMING_SUP_BRANCH) : 0;
+}
+
+uint64_t
 lower_cycles(const Lowered *l)
 {
 	const Chip *c = l->chip;
 	uint64_t D = chip_rule(c, TIMING_SUP_DEP),
-	         B = chip_rule(c, TIMING_SUP_BRANCH),
-	         P = chip_rule(c, TIMING_SUP_PUT);
+	         B = chip_rule(c, TIMING_SUP_BRANCH);
 	uint64_t total = (D + 1) + (2 * D + 1);
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
@@ -315,12 +325,7 @@ lower_cycles(const Lowered *l)
 		    l->loop_count && i >= l->loop_first && i <= l->loop_last
 		        ? l->loop_count
 		        : 1;
-		total += n * s->cycles;
-		if (s->kind == STEP_EXCHANGE)
-			total +=
-			    n * (chip_rule(c, TIMING_SYNC_INTERNAL) + 1 + P);
-		else if (s->ncall)
-			total += n * 2 * B;
+		total += n * (s->cycles + lower_step_overhead(l, i));
 	}
 	if (l->loop_count)
 		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1);

@@ -213,6 +213,10 @@ void lower_index(Lowered *l);
  * their lengths plus one sync per exchange step, the loop's steps
  * loop_count times. */
 uint64_t lower_cycles(const Lowered *l);
+/* The supervisor's cycles around step i as lower_cycles counts them, a
+ * run: an exchange's sync, count and CSR write; a compute step's call and
+ * return (none if no tile calls). */
+uint64_t lower_step_overhead(const Lowered *l, int i);
 
 /* relayout.c: moving a tensor's elements from one place to another.
  * Element f (the flat row-major index of from's 2-D view) goes to element

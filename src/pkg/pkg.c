@@ -132,9 +132,15 @@ pkg_step_at(const Package *p, uint32_t tile, uint32_t pc)
 {
 	if (!p->step_pc || tile >= p->tiles)
 		return -1;
-	const uint32_t *at = p->step_pc + (size_t)tile * (p->nstep + 1);
+	return pkg_step_in(p->step_pc + (size_t)tile * (p->nstep + 1), p->nstep,
+	                   pc);
+}
+
+int32_t
+pkg_step_in(const uint32_t *at, uint32_t nstep, uint32_t pc)
+{
 	/* the last s with at[s] <= pc: the addresses never decrease */
-	uint32_t lo = 0, hi = p->nstep + 1;
+	uint32_t lo = 0, hi = nstep + 1;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (at[mid] <= pc)
@@ -142,7 +148,7 @@ pkg_step_at(const Package *p, uint32_t tile, uint32_t pc)
 		else
 			hi = mid;
 	}
-	return lo == 0 || lo > p->nstep ? -1 : (int32_t)lo - 1;
+	return lo == 0 || lo > nstep ? -1 : (int32_t)lo - 1;
 }
 
 const PkgTensor *
@@ -398,10 +404,11 @@ pkg_step_add_kernel(PkgStep *s, uint32_t kernel)
 }
 
 uint32_t
-pkg_add_op(Package *p, const char *name, const char *kind, uint64_t macs)
+pkg_add_op(Package *p, const char *name, const char *kind, uint64_t macs,
+           uint8_t dtype)
 {
 	GROW(p->op, p->nop, p->capop);
-	p->op[p->nop] = (PkgOp){xstrdup(name), xstrdup(kind), macs};
+	p->op[p->nop] = (PkgOp){xstrdup(name), xstrdup(kind), macs, dtype};
 	return p->nop++;
 }
 
@@ -946,6 +953,9 @@ pkg_check(const Package *p, Diag *d)
 		if ((why = bad_text(o->name, PKG_MAX_NAME, 0)) ||
 		    (why = bad_text(o->kind, PKG_MAX_NAME, 0)))
 			return bad(d, "op %u: the name or kind %s", i, why);
+		if (o->dtype >= PKG_DT_COUNT)
+			return bad(d, "op %u ('%s'): unknown dtype %u", i,
+			           o->name, o->dtype);
 	}
 	for (uint32_t i = 0; i < p->nstep; i++) {
 		const PkgStep *s = &p->step[i];
@@ -1101,6 +1111,7 @@ pkg_write(const Package *p, uint8_t **data, size_t *len, Diag *d)
 		put_str(&o, p->op[i].name);
 		put_str(&o, p->op[i].kind);
 		put_u64(&o, p->op[i].macs);
+		put_u32(&o, p->op[i].dtype);
 	}
 	put_u32(&o, p->nstep);
 	for (uint32_t i = 0; i < p->nstep; i++) {
@@ -1109,6 +1120,7 @@ pkg_write(const Package *p, uint8_t **data, size_t *len, Diag *d)
 		put_u32(&o, s->runs);
 		put_u64(&o, s->cycles);
 		put_str(&o, s->what);
+		put_u64(&o, s->overhead);
 		put_u64(&o, s->macs);
 		put_u32(&o, s->nop);
 		for (uint32_t k = 0; k < s->nop; k++)
@@ -1353,13 +1365,15 @@ parse(In *in, Package *p)
 		p->buf[i].last = get_u32(in, what);
 		p->buf[i].kind = get_str(in, PKG_MAX_NAME, what);
 	}
-	p->nop = p->capop = get_count(in, 16, "op count");
+	p->nop = p->capop = get_count(in, 20, "op count");
 	p->op = xcalloc(p->nop, sizeof *p->op);
 	for (uint32_t i = 0; i < p->nop && !in->bad; i++) {
 		snprintf(what, sizeof what, "op %u", i);
 		p->op[i].name = get_str(in, PKG_MAX_NAME, what);
 		p->op[i].kind = get_str(in, PKG_MAX_NAME, what);
 		p->op[i].macs = get_u64(in, what);
+		uint32_t dt = get_u32(in, what);
+		p->op[i].dtype = dt > 255 ? 255 : (uint8_t)dt;
 	}
 	p->nstep = p->capstep = get_count(in, 32, "step count");
 	p->step = xcalloc(p->nstep, sizeof *p->step);
@@ -1371,6 +1385,7 @@ parse(In *in, Package *p)
 		s->runs = get_u32(in, what);
 		s->cycles = get_u64(in, what);
 		s->what = get_str(in, PKG_MAX_NAME, what);
+		s->overhead = get_u64(in, what);
 		s->macs = get_u64(in, what);
 		s->nop = get_count(in, 4, what);
 		s->op = xcalloc(s->nop, sizeof *s->op);

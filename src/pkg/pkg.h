@@ -127,10 +127,12 @@ typedef struct {
 } PkgBuffer;
 
 /* An operation of the graph the program was compiled from: the tensor it
- * makes, its kind ("matmul") and its multiply-accumulates. */
+ * makes, its kind ("matmul"), its multiply-accumulates and the element
+ * type of its first input (the rate of a matmul's MACs). */
 typedef struct {
 	char *name, *kind;
 	uint64_t macs;
+	uint8_t dtype; /* PKG_DT_* */
 } PkgOp;
 
 typedef struct {
@@ -139,10 +141,12 @@ typedef struct {
 	                    iterations), >= 1 */
 	uint64_t cycles; /* of one run */
 	char *what;
-	uint64_t macs;    /* of one run: the graph's multiply-accumulates */
-	uint32_t *op;     /* indices into Package.op of the ops it serves */
-	uint32_t nop;     /*   (none: the loop's own steps) */
-	uint32_t *kernel; /* indices into Package.kernel of those it calls */
+	uint64_t overhead; /* of one run: the cost model's cycles around it
+	                      (the sync before an exchange, a call's) */
+	uint64_t macs;     /* of one run: the graph's multiply-accumulates */
+	uint32_t *op;      /* indices into Package.op of the ops it serves */
+	uint32_t nop;      /*   (none: the loop's own steps) */
+	uint32_t *kernel;  /* indices into Package.kernel of those it calls */
 	uint32_t nkernel;
 } PkgStep;
 
@@ -209,7 +213,7 @@ PkgStep *pkg_add_step(Package *p, uint8_t kind, const char *what,
 void pkg_step_add_op(PkgStep *s, uint32_t op);
 void pkg_step_add_kernel(PkgStep *s, uint32_t kernel);
 uint32_t pkg_add_op(Package *p, const char *name, const char *kind,
-                    uint64_t macs);
+                    uint64_t macs, uint8_t dtype);
 /* Record where the code of step s (0..nstep, after the last step is
  * added) starts on tile t. */
 void pkg_set_step_pc(Package *p, uint32_t tile, uint32_t step, uint32_t pc);
@@ -245,6 +249,8 @@ const char *pkg_mem_name(uint8_t category); /* "activations", ... */
  * at the same address), or -1: before the first step (the prologue), at
  * or after the epilogue, outside the program or no step code. */
 int32_t pkg_step_at(const Package *p, uint32_t tile, uint32_t pc);
+/* The same in one tile's nstep + 1 step code addresses. */
+int32_t pkg_step_in(const uint32_t *at, uint32_t nstep, uint32_t pc);
 /* Bytes a piece occupies on its tile. PF_ROWMAJOR: pad_rows x pad_cols
  * elements, row stride pad_cols, the block's elements top-left and zeros
  * elsewhere. PF_GEMM_B / PF_GEMM_C: that same padded block in the GEMM

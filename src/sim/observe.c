@@ -83,6 +83,10 @@ sim_observe_issue(Exec *e)
 		note(t, o, e->pc);
 	if (!(f & SIM_MARK_BREAK))
 		return 0;
+	if (o->break_skip) {
+		o->break_skip--;
+		return 0;
+	}
 	sim_fault(e, FAULT_IBRK, e->pc, "breakpoint at pc 0x%05x", e->pc);
 	return 1;
 }
@@ -163,11 +167,13 @@ sim_tile_status(const Tile *t, SimTileStatus *s)
 	const Context *sup = &t->ctx[0];
 	s->cycle = t->cycle;
 	s->pc = sup->pc;
+	s->lr = sup->m[10];
 	s->zone = -1;
 	if (t->faulted) {
 		s->state = SIM_AT_FAULT;
 		s->pc = t->fault.pc;
 		s->ctx = t->fault.ctx;
+		s->fault = t->fault.type;
 		s->cycle = t->fault.cycle;
 	} else if (sup->state == CTXS_DONE) {
 		s->state = SIM_AT_DONE;

@@ -500,9 +500,10 @@ struct SimObserve {
 	int nlog, caplog;
 	SimMark total; /* running totals (cycle and pc unused) */
 	uint32_t watch_addr, watch_len;
-	uint8_t *watch_old; /* the watched bytes when the watch was set */
-	int hit;            /* the watch stopped the tile */
-	int64_t hit_src;    /* the sending tile of that write, -1: a store */
+	uint8_t *watch_old;  /* the watched bytes when the watch was set */
+	uint32_t break_skip; /* breakpoint passes to let go first */
+	int hit;             /* the watch stopped the tile */
+	int64_t hit_src;     /* the sending tile of that write, -1: a store */
 };
 
 /* The tile's observer, made on first use. */
@@ -533,12 +534,14 @@ typedef enum {
 typedef struct {
 	SimAt state;
 	int ctx;        /* SIM_AT_FAULT: the context */
+	int fault;      /* SIM_AT_FAULT: its FaultType */
 	uint32_t pc;    /* the supervisor's (the sync's), or the fault's */
 	int zone;       /* SIM_AT_SYNC: the zone (-1: LOCAL, workers) */
 	uint64_t cycle; /* the tile's clock, or the fault's cycle */
 	uint64_t since; /* SIM_AT_SYNC: the sync's cycle */
 	uint32_t items; /* $INCOMING_DCOUNT: items still expected */
 	uint32_t mux;   /* the incoming mux's source */
+	uint32_t lr;    /* the supervisor's $m10 (a call's return) */
 	int workers;    /* workers running */
 } SimTileStatus;
 void sim_tile_status(const Tile *t, SimTileStatus *s);
