@@ -57,8 +57,8 @@ cli_parse_range(const char *s, uint32_t *addr, uint32_t *len)
 	if (!colon)
 		return -1;
 	*colon = 0;
-	if (cli_parse_u64(buf, &a) || cli_parse_u64(colon + 1, &l) || a > 0xffffffffu ||
-	    l == 0 || l > 0x100000)
+	if (cli_parse_u64(buf, &a) || cli_parse_u64(colon + 1, &l) ||
+	    a > 0xffffffffu || l == 0 || l > 0x100000)
 		return -1;
 	*addr = (uint32_t)a;
 	*len = (uint32_t)l;
@@ -163,8 +163,8 @@ cli_profile_opt(const char *cmd, int argc, char **argv, int *i,
 			*bad = 1;
 		}
 		o->show_tile = (int64_t)t;
-	} else if (run && (v = cli_opt_value(argc, argv, i, "--dump-mem",
-	                                     &missing))) {
+	} else if (run &&
+	           (v = cli_opt_value(argc, argv, i, "--dump-mem", &missing))) {
 		if (o->ndump == 16 ||
 		    cli_parse_range(v, &o->dump_addr[o->ndump],
 		                    &o->dump_len[o->ndump])) {
@@ -177,8 +177,8 @@ cli_profile_opt(const char *cmd, int argc, char **argv, int *i,
 		o->ndump++;
 	} else {
 		if (missing) {
-			fprintf(stderr, "ipu %s: missing value for '%s'\n",
-			        cmd, argv[*i]);
+			fprintf(stderr, "ipu %s: missing value for '%s'\n", cmd,
+			        argv[*i]);
 			*bad = 1;
 			return 1;
 		}
@@ -204,8 +204,9 @@ cli_profile_check(const char *cmd, const ProfileOptions *o,
 	/* DIR is made if it is missing (its parent must exist); then the
 	 * rule holds for each file in it */
 	if (mkdir(o->dir, 0777) && errno != EEXIST) {
-		fprintf(stderr, "ipu %s: --profile %s: cannot make the folder: "
-		                "%s\n",
+		fprintf(stderr,
+		        "ipu %s: --profile %s: cannot make the folder: "
+		        "%s\n",
 		        cmd, o->dir, strerror(errno));
 		return 1;
 	}

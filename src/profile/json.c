@@ -182,9 +182,12 @@ lane_json(const ProfRun *r, uint32_t K, const uint32_t *lanes, int nlanes)
 				e.arg += pt->ev[j].arg;
 			}
 			cJSON *x = cJSON_CreateArray();
-			cJSON_AddItemToArray(x, cJSON_CreateString(kind[e.kind]));
-			cJSON_AddItemToArray(x, cJSON_CreateNumber((double)e.start));
-			cJSON_AddItemToArray(x, cJSON_CreateNumber((double)e.end));
+			cJSON_AddItemToArray(x,
+			                     cJSON_CreateString(kind[e.kind]));
+			cJSON_AddItemToArray(
+			    x, cJSON_CreateNumber((double)e.start));
+			cJSON_AddItemToArray(x,
+			                     cJSON_CreateNumber((double)e.end));
 			cJSON_AddItemToArray(x, cJSON_CreateNumber(e.arg));
 			cJSON_AddItemToArray(ev, x);
 		}
@@ -294,8 +297,7 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 	double secs = (double)total / c->clock_hz;
 	cJSON_AddNumberToObject(run, "seconds", secs);
 	if (batch && total && r && !strcmp(r->status, "done"))
-		cJSON_AddNumberToObject(run, "images_per_second",
-		                        batch / secs);
+		cJSON_AddNumberToObject(run, "images_per_second", batch / secs);
 	double ideal = 0;
 	uint64_t macs = 0;
 	for (uint32_t i = 0; i < p->nop; i++)
@@ -312,9 +314,7 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 	cJSON_AddNumberToObject(run, "macs", (double)macs);
 	cJSON_AddNumberToObject(run, "mfu",
 	                        total ? ideal / ((double)total * c->tiles) : 0);
-	cJSON_AddNumberToObject(run, "host_seconds",
-	                        r ? r->host_seconds
-	                          : (f ? f->host_seconds : 0));
+	cJSON_AddNumberToObject(run, "host_seconds", f ? f->host_seconds : 0);
 	if (f)
 		cJSON_AddNumberToObject(run, "compile_seconds",
 		                        f->compile_seconds);
@@ -434,8 +434,8 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 	uint32_t tile_bytes = c->mem_end - c->mem_base;
 	cJSON *cats = cJSON_AddArrayToObject(mem, "categories");
 	for (int m = 0; m < PM_COUNT; m++)
-		cJSON_AddItemToArray(cats, cJSON_CreateString(
-		                               profile_mem_name((ProfMem)m)));
+		cJSON_AddItemToArray(
+		    cats, cJSON_CreateString(profile_mem_name((ProfMem)m)));
 	/* live data bytes per step and tile, by category at each tile's
 	 * peak step */
 	uint64_t *live = xcalloc((size_t)S * T + 1, sizeof *live);
@@ -474,7 +474,8 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 	}
 	for (uint32_t t = 0; t < T; t++) {
 		uint64_t used = p->code[t] + peak[t];
-		bycat[PM_FREE * T + t] = used < tile_bytes ? tile_bytes - used : 0;
+		bycat[PM_FREE * T + t] =
+		    used < tile_bytes ? tile_bytes - used : 0;
 	}
 	cJSON *pt = cJSON_AddObjectToObject(mem, "per_tile");
 	for (int m = 0; m < PM_COUNT; m++)
@@ -503,8 +504,9 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 		cJSON_AddNumberToObject(x, "step", peak_step[best]);
 		cJSON_AddNumberToObject(
 		    x, "free",
-		    used[best] < tile_bytes ? (double)(tile_bytes - used[best])
-		                            : -(double)(used[best] - tile_bytes));
+		    used[best] < tile_bytes
+		        ? (double)(tile_bytes - used[best])
+		        : -(double)(used[best] - tile_bytes));
 		cJSON_AddItemToArray(full, x);
 		used[best] = 0;
 	}

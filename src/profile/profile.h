@@ -118,19 +118,18 @@ typedef struct {
 typedef struct {
 	ProfEntry *entry; /* increasing instances (owned) */
 	int nentry;
-	SimMark total;   /* totals at the end */
-	uint64_t end;    /* the tile's clock at the end */
-	TraceEvent *ev;  /* the full trace (lanes only; owned) */
+	SimMark total;  /* totals at the end */
+	uint64_t end;   /* the tile's clock at the end */
+	TraceEvent *ev; /* the full trace (lanes only; owned) */
 	int nev;
 	SimTileStatus at; /* where it stopped */
 } ProfTile;
 
 typedef struct {
-	ProfTile *tile; /* [program tiles] */
-	uint64_t cycles; /* the run's: the last tile's end */
+	ProfTile *tile;     /* [program tiles] */
+	uint64_t cycles;    /* the run's: the last tile's end */
 	const char *status; /* "done", "fault", "break", ... */
 	char message[2048];
-	double host_seconds;
 } ProfRun;
 
 /* ---- a session: options, the observer, the outputs -------------------- */
@@ -216,8 +215,8 @@ cJSON *profile_json(const ProfProgram *p, const ProfRun *r,
                     const ProfileOptions *o, const ProfileFacts *f,
                     const uint32_t *lanes, int nlanes);
 /* trace.json: Chrome trace events of the chip and the lane tiles. */
-cJSON *profile_trace(const cJSON *prof, const ProfRun *r,
-                     const uint32_t *lanes, int nlanes);
+cJSON *profile_trace(const cJSON *prof, const ProfRun *r, const uint32_t *lanes,
+                     int nlanes);
 /* report.html: one self-contained page around profile.json's text. */
 int profile_report_write(FILE *f, const char *json_text);
 

@@ -66,16 +66,17 @@ profile_program(const Package *pk)
 	p->loop_first = p->loop_last = -1;
 	for (uint32_t i = 0; i < pk->nstep; i++) {
 		const PkgStep *s = &pk->step[i];
-		p->step[i] = (ProfStep){.kind = s->kind,
-		                        .what = xstrdup(s->what),
-		                        .runs = s->runs,
-		                        .predicted = s->cycles,
-		                        .overhead = s->overhead,
-		                        .macs = s->macs,
-		                        .op = dup_u32(s->op, s->nop),
-		                        .nop = s->nop,
-		                        .kernel = dup_u32(s->kernel, s->nkernel),
-		                        .nkernel = s->nkernel};
+		p->step[i] =
+		    (ProfStep){.kind = s->kind,
+		               .what = xstrdup(s->what),
+		               .runs = s->runs,
+		               .predicted = s->cycles,
+		               .overhead = s->overhead,
+		               .macs = s->macs,
+		               .op = dup_u32(s->op, s->nop),
+		               .nop = s->nop,
+		               .kernel = dup_u32(s->kernel, s->nkernel),
+		               .nkernel = s->nkernel};
 		/* the loop: the steps that run more than once, together */
 		if (s->runs > 1) {
 			if (p->loop_first < 0)
@@ -93,9 +94,9 @@ profile_program(const Package *pk)
 	p->nkernel = pk->nkernel;
 	p->kernel = xcalloc((size_t)pk->nkernel + 1, sizeof *p->kernel);
 	for (uint32_t i = 0; i < pk->nkernel; i++)
-		p->kernel[i] = (ProfKernel){xstrdup(pk->kernel[i].name),
-		                            pk->kernel[i].addr,
-		                            pk->kernel[i].calls};
+		p->kernel[i] =
+		    (ProfKernel){xstrdup(pk->kernel[i].name),
+		                 pk->kernel[i].addr, pk->kernel[i].calls};
 	size_t npc = (size_t)pk->tiles * (pk->nstep + 1);
 	if (pk->step_pc) {
 		p->step_pc = xmalloc(npc * sizeof *p->step_pc);
@@ -106,7 +107,8 @@ profile_program(const Package *pk)
 	for (uint32_t t = 0; t < pk->tiles; t++) {
 		p->code[t] = program_end(pk, t) - pk->chip->mem_base;
 		const uint32_t *at =
-		    p->step_pc ? p->step_pc + (size_t)t * (pk->nstep + 1) : NULL;
+		    p->step_pc ? p->step_pc + (size_t)t * (pk->nstep + 1)
+		               : NULL;
 		for (uint32_t s = 0; at && s < pk->nstep; s++)
 			if (pk->step[s].kind == PKG_STEP_EXCHANGE)
 				p->xcode[t] += at[s + 1] - at[s];

@@ -219,10 +219,12 @@ print_rows(const cJSON *prof, const Rows *r, int json, const char *what,
 				snprintf(err, sizeof err, "%+.1f%%",
 				         100 * (x->cycles / x->predicted - 1));
 		}
-		fprintf(f, "%-44.44s %12.0f %6.1f%% %12s %7s %14.0f %5.1f%% %12.0f\n",
-		        x->key, x->cycles, total ? 100 * x->cycles / total : 0,
-		        pred, err, x->macs,
-		        x->cycles ? 100 * x->ideal / x->cycles : 0, x->bytes);
+		fprintf(
+		    f,
+		    "%-44.44s %12.0f %6.1f%% %12s %7s %14.0f %5.1f%% %12.0f\n",
+		    x->key, x->cycles, total ? 100 * x->cycles / total : 0,
+		    pred, err, x->macs,
+		    x->cycles ? 100 * x->ideal / x->cycles : 0, x->bytes);
 	}
 	fprintf(f, "%-44s %12.0f (%s, %s)\n", "total", total,
 	        str(run, "status"), str(run, "source"));
@@ -234,9 +236,9 @@ print_tiles(const cJSON *prof, int json, FILE *f)
 {
 	const cJSON *t = cJSON_GetObjectItem(prof, "tiles"),
 	            *m = cJSON_GetObjectItem(prof, "memory");
-	static const char *const col[] = {"cycles",       "busy",
-	                                  "compute",      "barrier_wait",
-	                                  "recv_wait",    "bytes_sent"};
+	static const char *const col[] = {"cycles",    "busy",
+	                                  "compute",   "barrier_wait",
+	                                  "recv_wait", "bytes_sent"};
 	enum { NCOL = sizeof col / sizeof *col };
 	const cJSON *arr[NCOL];
 	for (int c = 0; c < NCOL; c++)
@@ -251,8 +253,9 @@ print_tiles(const cJSON *prof, int json, FILE *f)
 		ord[i] = i;
 	for (int i = 1; i < n; i++)
 		for (int j = i;
-		     j > 0 && cJSON_GetArrayItem(arr[1], ord[j])->valuedouble >
-		                  cJSON_GetArrayItem(arr[1], ord[j - 1])->valuedouble;
+		     j > 0 &&
+		     cJSON_GetArrayItem(arr[1], ord[j])->valuedouble >
+		         cJSON_GetArrayItem(arr[1], ord[j - 1])->valuedouble;
 		     j--) {
 			int x = ord[j];
 			ord[j] = ord[j - 1];
@@ -266,13 +269,16 @@ print_tiles(const cJSON *prof, int json, FILE *f)
 			for (int c = 0; c < NCOL; c++)
 				cJSON_AddNumberToObject(
 				    o, col[c],
-				    cJSON_GetArrayItem(arr[c], ord[i])->valuedouble);
+				    cJSON_GetArrayItem(arr[c], ord[i])
+				        ->valuedouble);
 			cJSON_AddNumberToObject(
 			    o, "peak_data_bytes",
-			    cJSON_GetNumberValue(cJSON_GetArrayItem(peak, ord[i])));
+			    cJSON_GetNumberValue(
+			        cJSON_GetArrayItem(peak, ord[i])));
 			cJSON_AddNumberToObject(
 			    o, "free_bytes",
-			    cJSON_GetNumberValue(cJSON_GetArrayItem(free_, ord[i])));
+			    cJSON_GetNumberValue(
+			        cJSON_GetArrayItem(free_, ord[i])));
 			cJSON_AddItemToArray(a, o);
 		}
 		char *s = cJSON_Print(a);
@@ -384,7 +390,9 @@ profile_diff(const cJSON *a, const cJSON *b, const char *name_a,
 			double d = c[i].b - c[i].a;
 			fprintf(f, "%-44.44s %12.0f %12.0f %+12.0f %8s\n",
 			        c[i].key, c[i].a, c[i].b, d,
-			        d < 0 ? "faster" : d > 0 ? "slower" : "same");
+			        d < 0   ? "faster"
+			        : d > 0 ? "slower"
+			                : "same");
 		}
 	}
 	free(c);

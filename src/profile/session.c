@@ -51,7 +51,11 @@ parse_lanes(const char *spec, uint32_t tiles, uint32_t **out, int *n, Diag *d)
 	uint32_t *v = NULL;
 	int cap = 0, k = 0;
 	if (!spec) {
-		uint32_t pick[] = {0, 1, tiles / 4, tiles / 2, 3 * tiles / 4,
+		uint32_t pick[] = {0,
+		                   1,
+		                   tiles / 4,
+		                   tiles / 2,
+		                   3 * tiles / 4,
 		                   tiles ? tiles - 1 : 0};
 		for (size_t i = 0; i < sizeof pick / sizeof *pick; i++) {
 			GROW(v, k, cap);
@@ -199,8 +203,8 @@ arm_tiles(ProfileSession *s, ChipSim *cs, Diag *d)
 	}
 	/* the lanes' full traces; tile 0's also gives the barriers */
 	if (o->dir) {
-		int e = parse_lanes(o->lanes, p->tiles, &s->lanes, &s->nlanes,
-		                    d);
+		int e =
+		    parse_lanes(o->lanes, p->tiles, &s->lanes, &s->nlanes, d);
 		if (e)
 			return e;
 		for (int i = 0; i < s->nlanes; i++) {
@@ -275,8 +279,8 @@ collect(ProfileSession *s, ChipSim *cs)
 		if (tl->obs) {
 			pt->total = tl->obs->total;
 			if (p->step_pc)
-				tile_entries(p, t, tl->obs->log,
-				             tl->obs->nlog, pt);
+				tile_entries(p, t, tl->obs->log, tl->obs->nlog,
+				             pt);
 		}
 		if (is_lane(s, t)) {
 			pt->ev = tl->trace;
@@ -312,8 +316,8 @@ describe_stop(ProfileSession *s, ChipSim *cs, uint32_t first)
 	profile_explain(s->prog, s->run, buf, sizeof buf);
 	fputs(buf, f);
 	if (s->asked_stop) {
-		uint32_t t = s->o.show_tile >= 0 ? (uint32_t)s->o.show_tile
-		                                 : first;
+		uint32_t t =
+		    s->o.show_tile >= 0 ? (uint32_t)s->o.show_tile : first;
 		profile_show_tile(cs, t, s->prog, &s->o, f);
 	}
 	fclose(f);
@@ -336,8 +340,7 @@ on_ran(void *ctx, ipu_device *dev, int rc, const ipu_error *err, Diag *d)
 	         rc ? d->msg : "");
 	s->asked_stop = rc && asked(&s->o, s->run->status);
 	if (rc)
-		describe_stop(s, cs,
-		              err->tile != IPU_UNKNOWN ? err->tile : 0);
+		describe_stop(s, cs, err->tile != IPU_UNKNOWN ? err->tile : 0);
 }
 
 static void
@@ -372,10 +375,8 @@ profile_new(const ProfileOptions *o)
 	s->o.command = dup_or_null(o->command);
 	s->o.source = dup_or_null(o->source);
 	s->o.dtype = dup_or_null(o->dtype);
-	s->obs = (ExecObserver){.loaded = on_loaded,
-	                        .ran = on_ran,
-	                        .unfit = on_unfit,
-	                        .ctx = s};
+	s->obs = (ExecObserver){
+	    .loaded = on_loaded, .ran = on_ran, .unfit = on_unfit, .ctx = s};
 	return s;
 }
 
@@ -456,13 +457,14 @@ profile_sim_arm(ProfileSession *s, ChipSim *cs, uint32_t tiles,
 		for (int i = 0; i < img->nseg; i++) {
 			const ImgSegment *g = &img->seg[i];
 			if (g->exec) {
-				uint32_t end = g->addr + g->size - p->chip->mem_base;
+				uint32_t end =
+				    g->addr + g->size - p->chip->mem_base;
 				if (end > p->code[t])
 					p->code[t] = end;
 			} else if (g->size) {
-				p->buf[p->nbuf++] = (ProfBuf){t, g->size, 0,
-				                              PKG_TO_END,
-				                              PKG_MEM_ACTIVATIONS};
+				p->buf[p->nbuf++] =
+				    (ProfBuf){t, g->size, 0, PKG_TO_END,
+				              PKG_MEM_ACTIVATIONS};
 			}
 		}
 	profile_program_free(s->prog);
@@ -581,15 +583,17 @@ profile_sim_ran(ProfileSession *s, ChipSim *cs, RunStatus st,
 		for (uint32_t k = 0; k < nrel; k++)
 			for (int i = 0; i < tl->ntrace; i++)
 				if (tl->trace[i].kind == TR_SYNC &&
-				    tl->trace[i].arg && tl->trace[i].end == rel[k]) {
-					pt->entry[pt->nentry++] =
-					    (ProfEntry){k + 1, totals_at(tl, rel[k])};
+				    tl->trace[i].arg &&
+				    tl->trace[i].end == rel[k]) {
+					pt->entry[pt->nentry++] = (ProfEntry){
+					    k + 1, totals_at(tl, rel[k])};
 					break;
 				}
 		if (is_lane(s, t) && tl->ntrace) { /* --trace writes them too */
 			pt->nev = tl->ntrace;
 			pt->ev = xmalloc((size_t)pt->nev * sizeof *pt->ev);
-			memcpy(pt->ev, tl->trace, (size_t)pt->nev * sizeof *pt->ev);
+			memcpy(pt->ev, tl->trace,
+			       (size_t)pt->nev * sizeof *pt->ev);
 		}
 		if (pt->end > r->cycles)
 			r->cycles = pt->end;
@@ -664,8 +668,7 @@ profile_finish(ProfileSession *s, const ProfileFacts *facts, Diag *d)
 	snprintf(path, sizeof path, "%s/profile.json", o->dir);
 	int e = write_json(path, prof, o->force, d);
 	if (!e) {
-		cJSON *tr =
-		    profile_trace(prof, s->run, s->lanes, s->nlanes);
+		cJSON *tr = profile_trace(prof, s->run, s->lanes, s->nlanes);
 		snprintf(path, sizeof path, "%s/trace.json", o->dir);
 		e = write_json(path, tr, o->force, d);
 		cJSON_Delete(tr);

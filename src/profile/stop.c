@@ -73,8 +73,8 @@ tile_ranges(const uint32_t *v, uint32_t n, char *buf, size_t len)
 		uint32_t j = i;
 		while (j + 1 < n && v[j + 1] == v[j] + 1)
 			j++;
-		at += (size_t)snprintf(buf + at, len - at, "%s%u", i ? ", " : "",
-		                       v[i]);
+		at += (size_t)snprintf(buf + at, len - at, "%s%u",
+		                       i ? ", " : "", v[i]);
 		if (j > i)
 			at += (size_t)snprintf(buf + at, len - at, "-%u", v[j]);
 		i = j + 1;
@@ -104,8 +104,8 @@ step_text(const ProfProgram *p, const Group *g, char *buf, size_t len)
 	if (g->step < 0)
 		return;
 	const ProfStep *s = &p->step[g->step];
-	size_t at = (size_t)snprintf(buf, len, ", step %d '%s'", g->step,
-	                             s->what);
+	size_t at =
+	    (size_t)snprintf(buf, len, ", step %d '%s'", g->step, s->what);
 	for (uint32_t k = 0; k < s->nop && at < len; k++)
 		at += (size_t)snprintf(buf + at, len - at, "%s%s",
 		                       k ? ", " : " of op ",
@@ -129,19 +129,19 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 		int zone = a->state == SIM_AT_SYNC ? a->zone : -2;
 		int fault = a->state == SIM_AT_FAULT ? a->fault : -1;
 		int i = 0;
-		while (i < ng && !(g[i].state == a->state && g[i].zone == zone &&
-		                   g[i].fault == fault && g[i].step == step &&
-		                   g[i].iter == iter))
+		while (i < ng && !(g[i].state == a->state &&
+		                   g[i].zone == zone && g[i].fault == fault &&
+		                   g[i].step == step && g[i].iter == iter))
 			i++;
 		if (i == ng) {
 			if (ng == MAX_GROUPS) {
 				other++;
 				continue;
 			}
-			g[ng++] = (Group){a->state, zone,     fault,    step,
-			                  a->pc,    a->pc,    a->since, a->since,
-			                  a->items, a->items, iter,     NULL,
-			                  0,        0};
+			g[ng++] = (Group){
+			    a->state, zone,     fault,    step,     a->pc,
+			    a->pc,    a->since, a->since, a->items, a->items,
+			    iter,     NULL,     0,        0};
 		}
 		Group *x = &g[i];
 		if (a->pc < x->pc_lo)
@@ -159,8 +159,8 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 		GROW(x->tile, x->ntile, x->cap);
 		x->tile[x->ntile++] = t;
 	}
-	size_t at = (size_t)snprintf(buf, len, "where the %u tiles stand:\n",
-	                             p->tiles);
+	size_t at =
+	    (size_t)snprintf(buf, len, "where the %u tiles stand:\n", p->tiles);
 	for (int i = 0; i < ng && at < len; i++) {
 		const Group *x = &g[i];
 		if (i == SHOWN) {
@@ -176,11 +176,11 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 		range_text(pcs, sizeof pcs, "pc", x->pc_lo, x->pc_hi, 1);
 		range_text(since, sizeof since, "cycle", x->since_lo,
 		           x->since_hi, 0);
-		range_text(items, sizeof items, "", x->items_lo, x->items_hi, 0);
-		const char *kernel =
-		    p->step_pc && x->pc_lo < p->step_pc[0]
-		        ? kernel_at(p, x->pc_lo)
-		        : NULL;
+		range_text(items, sizeof items, "", x->items_lo, x->items_hi,
+		           0);
+		const char *kernel = p->step_pc && x->pc_lo < p->step_pc[0]
+		                         ? kernel_at(p, x->pc_lo)
+		                         : NULL;
 		switch (x->state) {
 		case SIM_AT_IDLE:
 			snprintf(what, sizeof what, "never started");
@@ -207,27 +207,27 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 				         kernel ? " in kernel " : "",
 				         kernel ? kernel : "");
 			else if (x->zone == 0)
-				snprintf(what, sizeof what,
-				         "waiting in sync 0 (RECV) since %s for "
-				         "%s more items (%s)",
-				         since, items + 1,
-				         x->items_hi ? "that never come"
-				                     : "none due: the sync "
-				                       "would end");
+				snprintf(
+				    what, sizeof what,
+				    "waiting in sync 0 (RECV) since %s for "
+				    "%s more items (%s)",
+				    since, items + 1,
+				    x->items_hi ? "that never come"
+				                : "none due: the sync "
+				                  "would end");
 			else
 				snprintf(what, sizeof what,
 				         "waiting in sync %d since %s", x->zone,
 				         since);
 			break;
 		}
-		at += (size_t)snprintf(buf + at, len - at,
-		                       "  %u tile%s (%s): %s%s (%s)\n",
-		                       x->ntile, x->ntile == 1 ? "" : "s",
-		                       tiles, what, step, pcs);
+		at += (size_t)snprintf(
+		    buf + at, len - at, "  %u tile%s (%s): %s%s (%s)\n",
+		    x->ntile, x->ntile == 1 ? "" : "s", tiles, what, step, pcs);
 	}
 	if (other && at < len)
-		snprintf(buf + at, len - at, "  %u more tiles in other states\n",
-		         other);
+		snprintf(buf + at, len - at,
+		         "  %u more tiles in other states\n", other);
 	for (int i = 0; i < ng; i++)
 		free(g[i].tile);
 }

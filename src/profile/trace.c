@@ -56,7 +56,8 @@ meta(Out *o, const char *what, int pid, int64_t tid, const char *name)
 static void
 step_name(const cJSON *prof, int s, char *buf, size_t len)
 {
-	const cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(prof, "steps"), s);
+	const cJSON *st =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(prof, "steps"), s);
 	const cJSON *ops = cJSON_GetObjectItem(prof, "ops");
 	size_t at = (size_t)snprintf(
 	    buf, len, "%d %s", s,
@@ -80,7 +81,8 @@ step_name(const cJSON *prof, int s, char *buf, size_t len)
 static void
 step_args(const cJSON *prof, cJSON *a, int s, int iter)
 {
-	const cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(prof, "steps"), s);
+	const cJSON *st =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(prof, "steps"), s);
 	const cJSON *kers = cJSON_GetObjectItem(prof, "kernels");
 	cJSON_AddNumberToObject(a, "step", s);
 	cJSON_AddNumberToObject(a, "iteration", iter);
@@ -90,7 +92,8 @@ step_args(const cJSON *prof, cJSON *a, int s, int iter)
 	const cJSON *o;
 	cJSON_ArrayForEach(o, cJSON_GetObjectItem(st, "kernels"))
 	{
-		const cJSON *ker = cJSON_GetArrayItem(kers, (int)o->valuedouble);
+		const cJSON *ker =
+		    cJSON_GetArrayItem(kers, (int)o->valuedouble);
 		cJSON_AddItemToArray(k, cJSON_CreateString(cJSON_GetStringValue(
 		                            cJSON_GetObjectItem(ker, "name"))));
 	}
@@ -133,23 +136,24 @@ profile_trace(const cJSON *prof, const ProfRun *r, const uint32_t *lanes,
 	const cJSON *x;
 	cJSON_ArrayForEach(x, insts)
 	{
-		int s = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(x, "step"));
+		int s =
+		    (int)cJSON_GetNumberValue(cJSON_GetObjectItem(x, "step"));
 		int it = (int)cJSON_GetNumberValue(
 		    cJSON_GetObjectItem(x, "iteration"));
 		uint64_t start = (uint64_t)cJSON_GetNumberValue(
 		             cJSON_GetObjectItem(x, "start")),
 		         end = (uint64_t)cJSON_GetNumberValue(
 		             cJSON_GetObjectItem(x, "end"));
-		double rel = cJSON_GetNumberValue(
-		    cJSON_GetObjectItem(x, "sync_end"));
+		double rel =
+		    cJSON_GetNumberValue(cJSON_GetObjectItem(x, "sync_end"));
 		inst_step[k] = (uint32_t)s;
 		inst_iter[k++] = (uint32_t)it;
 		step_name(prof, s, name, sizeof name);
 		cJSON *a = slice(&o, name, "step", 0, 0, start, end);
 		step_args(prof, a, s, it);
-		cJSON_AddNumberToObject(a, "bytes_sent",
-		                        cJSON_GetNumberValue(cJSON_GetObjectItem(
-		                            x, "bytes_sent")));
+		cJSON_AddNumberToObject(
+		    a, "bytes_sent",
+		    cJSON_GetNumberValue(cJSON_GetObjectItem(x, "bytes_sent")));
 		if (rel >= (double)start && rel <= (double)end)
 			slice(&o, "sync", "sync", 0, 0, start, (uint64_t)rel);
 	}
