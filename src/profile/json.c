@@ -298,22 +298,24 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 	cJSON_AddNumberToObject(run, "seconds", secs);
 	if (batch && total && r && !strcmp(r->status, "done"))
 		cJSON_AddNumberToObject(run, "images_per_second", batch / secs);
-	double ideal = 0;
+	/* the matmuls' time at their peak rate, over the steps (a loop's
+	 * each run; the ops of a loop's later iterations have none) */
+	double ideal = 0, *sideal = xcalloc((size_t)S + 1, sizeof *sideal);
 	uint64_t macs = 0;
-	for (uint32_t i = 0; i < p->nop; i++)
-		if (p->op[i].peak && p->op[i].macs) {
-			/* a loop body's op stands for every iteration */
-			uint32_t runs = 1;
-			for (uint32_t s = 0; s < S; s++)
-				for (uint32_t k = 0; k < p->step[s].nop; k++)
-					if (p->step[s].op[k] == i)
-						runs = p->step[s].runs;
-			macs += p->op[i].macs * runs;
-			ideal += (double)p->op[i].macs * runs / p->op[i].peak;
-		}
+	for (uint32_t s = 0; s < S; s++) {
+		const ProfStep *st = &p->step[s];
+		uint32_t peak = 0; /* the rate of its first op with MACs */
+		for (uint32_t k = 0; k < st->nop && !peak; k++)
+			if (p->op[st->op[k]].macs)
+				peak = p->op[st->op[k]].peak;
+		if (peak)
+			sideal[s] =
+			    (double)st->macs * st->runs / peak / c->tiles;
+		ideal += sideal[s];
+		macs += st->macs * st->runs;
+	}
 	cJSON_AddNumberToObject(run, "macs", (double)macs);
-	cJSON_AddNumberToObject(run, "mfu",
-	                        total ? ideal / ((double)total * c->tiles) : 0);
+	cJSON_AddNumberToObject(run, "mfu", total ? ideal / (double)total : 0);
 	cJSON_AddNumberToObject(run, "host_seconds", f ? f->host_seconds : 0);
 	if (f)
 		cJSON_AddNumberToObject(run, "compile_seconds",
@@ -382,14 +384,7 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 		cJSON_AddNumberToObject(x, "predicted_overhead",
 		                        (double)st->overhead);
 		cJSON_AddNumberToObject(x, "macs", (double)st->macs);
-		/* the rate of its MACs: its first op with a peak */
-		uint32_t peak = 0;
-		for (uint32_t k = 0; k < st->nop && !peak; k++)
-			if (p->op[st->op[k]].macs)
-				peak = p->op[st->op[k]].peak;
-		cJSON_AddNumberToObject(
-		    x, "ideal_cycles",
-		    peak ? (double)st->macs * st->runs / peak / c->tiles : 0);
+		cJSON_AddNumberToObject(x, "ideal_cycles", sideal[s]);
 		cJSON_AddNumberToObject(x, "cycles", (double)scyc[s]);
 		cJSON_AddNumberToObject(x, "sync_cycles", (double)ssync[s]);
 		cJSON_AddNumberToObject(x, "bytes_sent", (double)ssent[s]);
@@ -516,6 +511,7 @@ profile_json(const ProfProgram *p, const ProfRun *r, const ProfileOptions *o,
 	free(peak);
 	free(bycat);
 	free(col);
+	free(sideal);
 	free(scyc);
 	free(ssync);
 	free(E);

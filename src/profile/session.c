@@ -177,9 +177,10 @@ arm_tiles(ProfileSession *s, ChipSim *cs, Diag *d)
 			continue;
 		const uint32_t *at =
 		    p->step_pc ? p->step_pc + (size_t)t * (p->nstep + 1) : NULL;
-		if (o->dir && at)
-			for (uint32_t k = 0; k <= p->nstep; k++)
-				sim_mark(tl, at[k], SIM_MARK_LOG);
+		/* always: a run that stops is then reported with the step
+		 * and iteration each tile is in */
+		for (uint32_t k = 0; at && k <= p->nstep; k++)
+			sim_mark(tl, at[k], SIM_MARK_LOG);
 		if (o->break_step >= 0 && at) {
 			sim_mark(tl, at[o->break_step], SIM_MARK_BREAK);
 			sim_observe(tl)->break_skip = o->break_iter;
@@ -549,8 +550,9 @@ profile_sim_ran(ProfileSession *s, ChipSim *cs, RunStatus st,
 	uint32_t nrel;
 	int *zone;
 	uint64_t *rel = releases(cs, p->tiles, &nrel, &zone);
-	/* the supersteps: between barrier releases */
-	p->nstep = nrel + 1;
+	/* the supersteps: between barrier releases (known from the tiles'
+	 * traces, recorded for a profile only) */
+	p->nstep = s->o.dir ? nrel + 1 : 0;
 	free(p->step);
 	p->step = xcalloc(p->nstep, sizeof *p->step);
 	for (uint32_t k = 0; k < p->nstep; k++) {
@@ -580,7 +582,7 @@ profile_sim_ran(ProfileSession *s, ChipSim *cs, RunStatus st,
 		sim_tile_status(tl, &pt->at);
 		pt->total = totals_at(tl, UINT64_MAX);
 		pt->entry = xcalloc((size_t)nrel + 1, sizeof *pt->entry);
-		for (uint32_t k = 0; k < nrel; k++)
+		for (uint32_t k = 0; k + 1 < p->nstep; k++)
 			for (int i = 0; i < tl->ntrace; i++)
 				if (tl->trace[i].kind == TR_SYNC &&
 				    tl->trace[i].arg &&

@@ -124,7 +124,11 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 	for (uint32_t t = 0; t < p->tiles; t++) {
 		const ProfTile *pt = &r->tile[t];
 		const SimTileStatus *a = &pt->at;
-		int32_t step = step_of(p, t, a);
+		/* ipu sim: the superstep it was in */
+		int32_t step = p->step_pc ? step_of(p, t, a)
+		               : pt->nentry
+		                   ? (int32_t)pt->entry[pt->nentry - 1].inst
+		                   : (p->nstep ? 0 : -1);
 		int32_t iter = iteration_of(p, pt);
 		int zone = a->state == SIM_AT_SYNC ? a->zone : -2;
 		int fault = a->state == SIM_AT_FAULT ? a->fault : -1;
@@ -176,8 +180,11 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 		range_text(pcs, sizeof pcs, "pc", x->pc_lo, x->pc_hi, 1);
 		range_text(since, sizeof since, "cycle", x->since_lo,
 		           x->since_hi, 0);
-		range_text(items, sizeof items, "", x->items_lo, x->items_hi,
-		           0);
+		if (x->items_lo == x->items_hi)
+			snprintf(items, sizeof items, "%u", x->items_lo);
+		else
+			snprintf(items, sizeof items, "%u..%u", x->items_lo,
+			         x->items_hi);
 		const char *kernel = p->step_pc && x->pc_lo < p->step_pc[0]
 		                         ? kernel_at(p, x->pc_lo)
 		                         : NULL;
@@ -211,14 +218,17 @@ profile_explain(const ProfProgram *p, const ProfRun *r, char *buf, size_t len)
 				    what, sizeof what,
 				    "waiting in sync 0 (RECV) since %s for "
 				    "%s more items (%s)",
-				    since, items + 1,
+				    since, items,
 				    x->items_hi ? "that never come"
 				                : "none due: the sync "
 				                  "would end");
 			else
 				snprintf(what, sizeof what,
-				         "waiting in sync %d since %s", x->zone,
-				         since);
+				         "waiting in sync %d since %s%s%s%s",
+				         x->zone, since,
+				         x->items_hi ? " with " : "",
+				         x->items_hi ? items : "",
+				         x->items_hi ? " items still due" : "");
 			break;
 		}
 		at += (size_t)snprintf(
@@ -285,7 +295,8 @@ profile_show_tile(ChipSim *cs, uint32_t tile, const ProfProgram *p,
 	SimTileStatus a;
 	sim_tile_status(t, &a);
 	char where[320];
-	tile_format_pc(t, 0, t->faulted ? t->fault.pc : t->ctx[0].pc, where,
+	tile_format_pc(t, t->faulted ? t->fault.ctx : 0,
+	               t->faulted ? t->fault.pc : t->ctx[0].pc, where,
 	               sizeof where);
 	int32_t s = step_of(p, tile, &a);
 	fprintf(f, "tile %u at cycle %" PRIu64 ": %s", tile, a.cycle, where);

@@ -173,21 +173,23 @@ function summary() {
 		? ((s.cycles / s.predicted_cycles - 1) * 100).toFixed(2) + "% vs predicted"
 		: "";
 	const fullest = P.memory.fullest[0];
+	const ran = s.status !== "unfit";
 	const cards = el("div", { class: "cards" },
 		card("status", s.status, s.timing + " timing"),
-		card("cycles (emulated)", fmt(s.cycles), err),
-		card("cycles (predicted)", fmt(s.predicted_cycles),
-			"by the compiler's cost model"),
-		card("time at " + (s.clock_hz / 1e6).toFixed(0) + " MHz",
-			us(s.cycles).toFixed(1) + " µs", s.chip + " (" + s.arch + ")"),
+		ran ? card("cycles (emulated)", fmt(s.cycles), err) : null,
+		ran ? card("cycles (predicted)", fmt(s.predicted_cycles),
+			"by the compiler's cost model") : null,
+		ran ? card("time at " + (s.clock_hz / 1e6).toFixed(0) + " MHz",
+			us(s.cycles).toFixed(1) + " µs", s.chip + " (" + s.arch + ")") : null,
 		s.images_per_second
 			? card("images/s", s.images_per_second.toFixed(1), "batch " + s.batch)
 			: null,
-		card("MFU", pct(s.mfu), fmt(s.macs) + " matmul MACs"),
+		ran ? card("MFU", pct(s.mfu), fmt(s.macs) + " matmul MACs") : null,
 		card("tiles", fmt(s.tiles), "of " + fmt(s.chip_tiles)),
 		fullest
-			? card("fullest tile", bytes(fullest.bytes),
-				`tile ${fullest.tile}, ${bytes(fullest.free)} free`)
+			? card("fullest tile", bytes(fullest.bytes), `tile ${fullest.tile}, ` +
+				(fullest.free >= 0 ? `${bytes(fullest.free)} free`
+					: `${bytes(-fullest.free)} over its memory`))
 			: null,
 		s.compile_seconds !== undefined
 			? card("compile", s.compile_seconds.toFixed(2) + " s",
@@ -520,12 +522,16 @@ function memoryView() {
 	const W = Math.max(600, Math.min(1400, window.innerWidth - 60)), H = 240;
 	const [c, g] = canvas(W, H);
 	const bw = (W - 70) / Math.max(1, TILES);
-	const Y = (b) => H - 20 - (b / tileBytes) * (H - 40);
+	/* a tile that does not fit goes past its memory: the scale shows it */
+	const used = (t) => cats.reduce((s, k) => s + per[k][t], 0);
+	let top = tileBytes;
+	for (let t = 0; t < TILES; t++) top = Math.max(top, used(t));
+	const Y = (b) => H - 20 - (b / top) * (H - 40);
 	g.font = "10px system-ui, sans-serif";
 	g.fillStyle = "#5f6b7a";
 	for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-		g.fillRect(55, Y(f * tileBytes), W - 60, 0.5);
-		g.fillText(bytes(f * tileBytes), 2, Y(f * tileBytes) + 3);
+		g.fillRect(55, Y(f * top), W - 60, 0.5);
+		g.fillText(bytes(f * top), 2, Y(f * top) + 3);
 	}
 	order.forEach((t, i) => {
 		let acc = 0;
@@ -536,6 +542,9 @@ function memoryView() {
 			acc += v;
 		}
 	});
+	g.fillStyle = "#c9504c";
+	g.fillRect(55, Y(tileBytes), W - 60, 1);
+	g.fillText("tile memory", W - 70, Y(tileBytes) - 3);
 	c.addEventListener("mousemove", (ev) => {
 		const r = c.getBoundingClientRect();
 		const i = Math.floor((ev.clientX - r.left - 60) / bw);
@@ -555,7 +564,7 @@ function memoryView() {
 		el("tbody", {}, ...m.fullest.map((f) => el("tr", {},
 			el("td", {}, String(f.tile)),
 			el("td", { class: "n" }, bytes(f.bytes)),
-			el("td", { class: "n" }, bytes(f.free)),
+			el("td", { class: "n" }, f.free >= 0 ? bytes(f.free) : "over by " + bytes(-f.free)),
 			el("td", { class: "n", title: stepName(f.step) }, String(f.step)),
 			...cats.slice(0, -1).map((k) => el("td", { class: "n" }, bytes(per[k][f.tile])))))));
 	const root = section("memory", "Memory per tile",
