@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../src/compile/compile.h"
 #include "../src/exec/exec.h"
@@ -137,7 +138,8 @@ run(const Compiled *c, const ExecObserver *obs, uint64_t max_cycles, Ran *out)
 	for (int32_t id = 0; id < c->g->ntensors; id++) {
 		const Tensor *t = graph_tensor(c->g, id);
 		ipu_tensor_desc desc;
-		if (t->producer >= 0 || ipu_tensor_info(dev, t->name, &desc, NULL))
+		if (t->producer >= 0 ||
+		    ipu_tensor_info(dev, t->name, &desc, NULL))
 			continue;
 		float *v = values(t);
 		assert_int_equal(exec_write(dev, t, v, &d), 0);
@@ -283,8 +285,12 @@ test_costs_nothing_and_adds_up(void **state)
 		                 c.pk->step[s].cycles);
 		/* each step's cycles: the sum of its instances' */
 		uint64_t sum = 0;
-		cJSON_ArrayForEach(x, insts) if ((uint32_t)num(x, "step") == s)
-		    sum += (uint64_t)(num(x, "end") - num(x, "start"));
+		cJSON_ArrayForEach(x, insts)
+		{
+			if ((uint32_t)num(x, "step") == s)
+				sum +=
+				    (uint64_t)(num(x, "end") - num(x, "start"));
+		}
 		assert_int_equal((uint64_t)num(st, "cycles"), sum);
 	}
 	assert_true(loop_steps > 0);
@@ -307,12 +313,17 @@ test_costs_nothing_and_adds_up(void **state)
 		                at(get(tiles, "barrier_wait"), t) ==
 		            at(get(tiles, "cycles"), t));
 		const cJSON *l = NULL, *y;
-		cJSON_ArrayForEach(y, lanes) if ((int)num(y, "tile") == t) l = y;
+		cJSON_ArrayForEach(y, lanes)
+		{
+			if ((int)num(y, "tile") == t)
+				l = y;
+		}
 		assert_non_null(l);
 		double sent = 0;
 		cJSON_ArrayForEach(y, cJSON_GetObjectItem(l, "events"))
 		{
-			if (!strcmp(cJSON_GetArrayItem(y, 0)->valuestring, "send"))
+			if (!strcmp(cJSON_GetArrayItem(y, 0)->valuestring,
+			            "send"))
 				sent += at(y, 3);
 		}
 		assert_true(sent == at(get(tiles, "bytes_sent"), t));
@@ -322,8 +333,8 @@ test_costs_nothing_and_adds_up(void **state)
 	uint32_t tile_bytes = c.pk->chip->mem_end - c.pk->chip->mem_base;
 	for (int t = 0; t < (int)c.pk->tiles; t++) {
 		const PlaceTile *pt = &c.rep.place.tile[t];
-		double code = at(get(per, "code"), t) +
-		              at(get(per, "exchange code"), t);
+		double code =
+		    at(get(per, "code"), t) + at(get(per, "exchange code"), t);
 		double data = at(get(per, "kernel arguments"), t) +
 		              at(get(per, "weights"), t) +
 		              at(get(per, "activations"), t) +
@@ -332,9 +343,9 @@ test_costs_nothing_and_adds_up(void **state)
 		assert_int_equal((uint64_t)data, pt->peak);
 		assert_int_equal((uint64_t)at(get(p, "memory.peak"), t),
 		                 pt->peak);
-		assert_int_equal((uint64_t)(code + data +
-		                            at(get(per, "free"), t)),
-		                 tile_bytes);
+		assert_int_equal(
+		    (uint64_t)(code + data + at(get(per, "free"), t)),
+		    tile_bytes);
 		assert_true(at(get(per, "weights"), t) > 0 || t >= 8);
 	}
 	cJSON_Delete(p);
@@ -436,11 +447,17 @@ test_break_and_watch(void **state)
 	uint32_t wt = y->piece[0].tile;
 	uint64_t when = stop.stop_cycle[wt];
 	const cJSON *lane = NULL, *e;
-	cJSON_ArrayForEach(e, get(p, "tiles.lanes")) if (num(e, "tile") == wt)
-	    lane = e;
+	cJSON_ArrayForEach(e, get(p, "tiles.lanes"))
+	{
+		if (num(e, "tile") == wt)
+			lane = e;
+	}
 	int inst = -1;
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(lane, "steps")) if (
-	    at(e, 1) <= when && when < at(e, 2)) inst = (int)at(e, 0);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(lane, "steps"))
+	{
+		if (at(e, 1) <= when && when < at(e, 2))
+			inst = (int)at(e, 0);
+	}
 	assert_true(inst >= 0);
 	const cJSON *in = cJSON_GetArrayItem(get(p, "instances"), inst);
 	snprintf(want, sizeof want, "stopped by DBRK");
@@ -553,8 +570,9 @@ test_cli(void **state)
 	cJSON_ArrayForEach(st, get(p, "steps"))
 	{
 		double pred = num(st, "predicted_cycles") * num(st, "runs");
-		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "kind")),
-		            "exchange"))
+		if (!strcmp(
+		        cJSON_GetStringValue(cJSON_GetObjectItem(st, "kind")),
+		        "exchange"))
 			xch += pred;
 		else
 			cmp += pred;
@@ -568,8 +586,8 @@ test_cli(void **state)
 	/* query: every grouping adds up to the run */
 	static const char *const by[] = {"op", "kernel", "step", "kind"};
 	for (int i = 0; i < 4; i++) {
-		snprintf(cmd, sizeof cmd, "profile query p --group-by %s --json",
-		         by[i]);
+		snprintf(cmd, sizeof cmd,
+		         "profile query p --group-by %s --json", by[i]);
 		assert_int_equal(run_ipu(out, sizeof out, cmd), 0);
 		cJSON *q = parse_out(out);
 		double sum = 0;
@@ -580,9 +598,9 @@ test_cli(void **state)
 	assert_int_equal(
 	    run_ipu(out, sizeof out, "profile query p --group-by op"), 0);
 	expect_in(out, "\nh ");
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "profile query p --group-by tile --json"),
-	                 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "profile query p --group-by tile --json"),
+	    0);
 	cJSON *q = parse_out(out);
 	assert_true(num(cJSON_GetArrayItem(q, 0), "busy") >=
 	            num(cJSON_GetArrayItem(q, 1), "busy"));
@@ -592,6 +610,15 @@ test_cli(void **state)
 	assert_int_equal(run_ipu(out, sizeof out, "profile query p"), 2);
 	assert_int_equal(
 	    run_ipu(out, sizeof out, "profile query nowhere --group-by op"), 1);
+	/* a profile.json the queries cannot trust: refused, with what and
+	 * where (fuzz/fuzz_profile.c tries the rest) */
+	snprintf(cmd, sizeof cmd, "%s/bad", test_dir);
+	assert_int_equal(mkdir(cmd, 0755), 0);
+	write_text("bad/profile.json",
+	           "{\"format\": \"ipu-profile\", \"version\": 1}");
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "profile query bad --group-by op"), 1);
+	expect_in(out, "bad/profile.json: \"run\" needs cycles and a status");
 	/* the trace: Chrome events with the steps' names */
 	char path[256];
 	snprintf(path, sizeof path, "%s/p/trace.json", test_dir);
@@ -634,9 +661,9 @@ test_cli_sim(void **state)
 	                  "\tsetzi $m0, 0\n"
 	                  "\tbr $lr\n");
 	assert_int_equal(run_ipu(out, sizeof out, "asm s.s"), 0);
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "sim s.o --tiles 4 --profile sp --force"),
-	                 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "sim s.o --tiles 4 --profile sp --force"),
+	    0);
 	char dir[256];
 	snprintf(dir, sizeof dir, "%s/sp", test_dir);
 	cJSON *p = load_profile(dir);
@@ -652,9 +679,8 @@ test_cli_sim(void **state)
 	assert_true(at(w, 0) > at(w, 3));
 	cJSON_Delete(p);
 	/* a break at a pc: every tile stops there */
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "sim s.o --tiles 4 --break 0x4c00c"),
-	                 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "sim s.o --tiles 4 --break 0x4c00c"), 0);
 	expect_in(out, "status:  stopped as asked");
 	expect_in(out, "4 tiles (0-3): stopped by IBRK");
 	/* a deadlock: tiles that wait with items due */
@@ -684,8 +710,8 @@ test_unfit(void **state)
 	/* twelve 256 KiB weights on 4 tiles of 624 KiB: each matmul has a
 	 * plan, all of them do not fit */
 	char text[2048];
-	size_t n = (size_t)snprintf(text, sizeof text,
-	                            "input x f32 [64, 256]\n");
+	size_t n =
+	    (size_t)snprintf(text, sizeof text, "input x f32 [64, 256]\n");
 	for (int i = 0; i < 12; i++) {
 		char a[16] = "x";
 		if (i)
@@ -730,7 +756,8 @@ test_unfit(void **state)
 	/* each overflowing tile: code and peak data as placement says, past
 	 * the tile's memory */
 	const cJSON *per = get(p, "memory.per_tile");
-	uint32_t tile_bytes = chip_default()->mem_end - chip_default()->mem_base;
+	uint32_t tile_bytes =
+	    chip_default()->mem_end - chip_default()->mem_base;
 	for (int i = 0; i < rep.place.nover; i++) {
 		const PlaceOverflow *ov = &rep.place.over[i];
 		int t = (int)ov->tile;
@@ -745,9 +772,9 @@ test_unfit(void **state)
 	}
 	const cJSON *full = cJSON_GetArrayItem(get(p, "memory.fullest"), 0);
 	assert_true(num(full, "free") < 0);
-	expect_in(cJSON_GetStringValue(cJSON_GetObjectItem(get(p, "run"),
-	                                                   "message")),
-	          "tile ");
+	expect_in(
+	    cJSON_GetStringValue(cJSON_GetObjectItem(get(p, "run"), "message")),
+	    "tile ");
 	cJSON_Delete(p);
 	compile_report_free(&rep);
 	graph_free(g);

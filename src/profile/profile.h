@@ -222,8 +222,12 @@ int profile_report_write(FILE *f, const char *json_text);
 
 /* ---- queries (query.c): `ipu profile` ---------------------------------- */
 
-/* profile.json of DIR, checked: format and version. */
+/* profile.json of DIR, checked (profile_check). */
 int profile_load(const char *dir, cJSON **out, Diag *d);
+/* Everything the queries read is there and of its type: the format and
+ * version, the run's cycles and status, named ops and kernels, steps with
+ * counts and in-range ops and kernels, a value of each kind per tile. */
+int profile_check(const cJSON *j, Diag *d);
 typedef enum { PQ_OP, PQ_KERNEL, PQ_STEP, PQ_TILE, PQ_KIND } ProfGroup;
 int profile_query(const cJSON *prof, ProfGroup by, int json, FILE *f);
 int profile_diff(const cJSON *a, const cJSON *b, const char *name_a,

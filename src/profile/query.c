@@ -28,6 +28,107 @@ str(const cJSON *o, const char *k)
 	return s ? s : "";
 }
 
+/* A finite number >= 0 (and at most max). */
+static int
+count(const cJSON *o, const char *k, double max)
+{
+	const cJSON *x = cJSON_GetObjectItem(o, k);
+	return cJSON_IsNumber(x) && x->valuedouble >= 0 &&
+	       x->valuedouble <= max;
+}
+
+/* An array of n counts (n < 0: any length, into *n). */
+static int
+counts(const cJSON *o, const char *k, int *n, double max)
+{
+	const cJSON *a = cJSON_GetObjectItem(o, k), *x;
+	if (!cJSON_IsArray(a) || (*n >= 0 && cJSON_GetArraySize(a) != *n))
+		return 0;
+	cJSON_ArrayForEach(x, a)
+	{
+		if (!cJSON_IsNumber(x) || x->valuedouble < 0 ||
+		    x->valuedouble > max)
+			return 0;
+	}
+	*n = cJSON_GetArraySize(a);
+	return 1;
+}
+
+/* Objects that each have a string "name". */
+static int
+named(const cJSON *a)
+{
+	const cJSON *x;
+	if (!cJSON_IsArray(a))
+		return 0;
+	cJSON_ArrayForEach(x, a)
+	{
+		if (!cJSON_IsString(cJSON_GetObjectItem(x, "name")))
+			return 0;
+	}
+	return 1;
+}
+
+int
+profile_check(const cJSON *j, Diag *d)
+{
+	static const double BIG = 1e18; /* beyond any cycle count */
+	const cJSON *run = cJSON_GetObjectItem(j, "run"),
+	            *ops = cJSON_GetObjectItem(j, "ops"),
+	            *kers = cJSON_GetObjectItem(j, "kernels"),
+	            *steps = cJSON_GetObjectItem(j, "steps"),
+	            *tiles = cJSON_GetObjectItem(j, "tiles"),
+	            *mem = cJSON_GetObjectItem(j, "memory"), *x;
+	const char *why = NULL;
+	if (strcmp(str(j, "format"), "ipu-profile") ||
+	    num(j, "version") != PROFILE_VERSION)
+		why = "not a profile of this version (format \"ipu-profile\")";
+	else if (!cJSON_IsObject(run) || !count(run, "cycles", BIG) ||
+	         !cJSON_IsString(cJSON_GetObjectItem(run, "status")))
+		why = "\"run\" needs cycles and a status";
+	else if (!named(ops) || !named(kers) || !cJSON_IsArray(steps))
+		why = "\"ops\", \"kernels\" and \"steps\" must be lists of "
+		      "named things";
+	static const char *const step_num[] = {
+	    "cycles", "sync_cycles",  "predicted_cycles", "predicted_overhead",
+	    "macs",   "ideal_cycles", "bytes_sent"};
+	int no = cJSON_GetArraySize(ops), nk = cJSON_GetArraySize(kers);
+	const cJSON *each = why ? NULL : steps;
+	cJSON_ArrayForEach(x, each)
+	{
+		int any = -1;
+		for (size_t i = 0; i < sizeof step_num / sizeof *step_num; i++)
+			if (!count(x, step_num[i], BIG))
+				why = "a step needs counts of its cycles, "
+				      "predictions, MACs and bytes";
+		if (!count(x, "index", 2147483647.0) || /* printed as int */
+		    !count(x, "runs", 4294967295.0) ||
+		    !cJSON_IsString(cJSON_GetObjectItem(x, "kind")) ||
+		    !cJSON_IsString(cJSON_GetObjectItem(x, "what")))
+			why = "a step needs runs, a kind and what it is";
+		if (!counts(x, "ops", &any, no - 1) ||
+		    !counts(x, "kernels", &(int){-1}, nk - 1))
+			why = "a step's ops and kernels must be indices of "
+			      "the lists";
+		if (why)
+			break;
+	}
+	int n = -1;
+	static const char *const per_tile[] = {
+	    "busy", "compute", "barrier_wait", "recv_wait", "bytes_sent"};
+	if (!why &&
+	    (!cJSON_IsObject(tiles) || !counts(tiles, "cycles", &n, BIG)))
+		why = "\"tiles\" needs its cycles";
+	for (size_t i = 0; !why && i < sizeof per_tile / sizeof *per_tile; i++)
+		if (!counts(tiles, per_tile[i], &n, BIG))
+			why = "\"tiles\" needs a value of each kind per tile";
+	if (!why &&
+	    (!cJSON_IsObject(mem) || !counts(mem, "peak", &n, BIG) ||
+	     !counts(cJSON_GetObjectItem(mem, "per_tile"), "free", &n, BIG)))
+		why = "\"memory\" needs the peak and the free bytes per tile";
+	return why ? diag_set(d, IPU_EINVAL, NULL, 0, 0, "%s", why) : IPU_OK;
+}
+
 int
 profile_load(const char *dir, cJSON **out, Diag *d)
 {
@@ -43,15 +144,10 @@ profile_load(const char *dir, cJSON **out, Diag *d)
 	free(text);
 	if (!j)
 		return diag_set(d, IPU_EINVAL, path, 0, 0, "not valid JSON");
-	if (strcmp(str(j, "format"), "ipu-profile") ||
-	    num(j, "version") != PROFILE_VERSION ||
-	    !cJSON_IsArray(cJSON_GetObjectItem(j, "steps")) ||
-	    !cJSON_IsObject(cJSON_GetObjectItem(j, "run"))) {
+	Diag why;
+	if (profile_check(j, &why)) {
 		cJSON_Delete(j);
-		return diag_set(d, IPU_EINVAL, path, 0, 0,
-		                "not a profile of version %d (format "
-		                "\"ipu-profile\")",
-		                PROFILE_VERSION);
+		return diag_set(d, IPU_EINVAL, path, 0, 0, "%s", why.msg);
 	}
 	*out = j;
 	return IPU_OK;
