@@ -62,26 +62,57 @@ worker_tile(const uint32_t *words, int n)
 	return t;
 }
 
-/* ipu-stack.md 3.1: lane = bit 0, pair = id / 2, 23 rows per block,
- * mirrored in odd blocks; physical = row * 64 + column field + 2 * lane. */
-static uint32_t
-model_physical(uint32_t logical)
+/*
+ * The exchange route timing of docs/chip.md ("Route latency"), written
+ * again from the logical id and per direction, as the docs state it, not
+ * as target/route.c computes it: a tile's block is pair / 23 (23 rows,
+ * mirrored in odd blocks), its column group block / 2, its parity block &
+ * 1; groups 0..7 are side 0 at spine positions 0..7, groups 15..8 side 1
+ * at positions 0..7.
+ */
+typedef struct {
+	int row, side, pos, lane, parity;
+} ModelTile;
+
+static ModelTile
+model_tile(uint32_t logical)
 {
-	uint32_t lane = logical & 1, pair = logical / 2;
-	uint32_t block = pair / 23, row = pair % 23;
-	if (block & 1)
-		row = 22 - row;
-	return row * 64 + (block / 2) * 4 + (block & 1) + 2 * lane;
+	int pair = (int)logical / 2, block = pair / 23, row = pair % 23;
+	int group = block / 2;
+	ModelTile t = {.row = block & 1 ? 22 - row : row,
+	               .side = group >= 8,
+	               .lane = (int)logical & 1,
+	               .parity = block & 1};
+	t.pos = t.side ? 15 - group : group;
+	return t;
+}
+
+int
+model_lead(uint32_t src, uint32_t dst)
+{
+	ModelTile s = model_tile(src), d = model_tile(dst);
+	int shift = s.side != s.parity; /* s enters a position further on */
+	int tap = d.lane ? (d.parity == d.side ? 2 : 4)
+	                 : (d.parity == d.side ? 1 : 5);
+	int skew = d.side ? 3 : 5;
+	int base = s.side == 1 && d.side == 0 ? -14 : -30;
+	int rows = 2 * (s.row - d.row);
+	if (6 * (d.pos - s.pos - shift) + tap >= 1) /* east */
+		return base + (6 - skew) * (d.pos - s.pos) - 6 * shift + tap +
+		       rows;
+	return base + (6 + skew) * (s.pos - d.pos) + 6 * shift - tap + rows;
 }
 
 uint32_t
-model_latency(uint32_t s, uint32_t d)
+model_write(uint32_t dst)
 {
-	uint32_t ps = model_physical(s), pd = model_physical(d);
-	int dc = (int)((ps >> 2) & 15) - (int)((pd >> 2) & 15);
-	int dr = (int)(ps >> 6) - (int)(pd >> 6);
-	return 30 + 6 * (uint32_t)abs(dc) + 2 * (uint32_t)abs(dr) +
-	       ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
+	return 52 + 2 * (uint32_t)model_tile(dst).row;
+}
+
+uint32_t
+model_latency(uint32_t src, uint32_t dst)
+{
+	return (uint32_t)(model_lead(src, dst) + (int)model_write(dst));
 }
 
 char test_dir[64];

@@ -32,11 +32,12 @@ const Chip *profile_chip(TimingBound b);
  * presets state in t->ctx[1], then calls tile_run. */
 Tile *worker_tile(const uint32_t *words, int n);
 
-/* The chip model's route latency between two logical C600 tiles
- * (docs/chip.md), worked out here from the tile geometry rather than
- * through src/target/chip.c: 30 cycles, 6 per column group, 2 per row, 1
- * per differing lane bit. */
-uint32_t model_latency(uint32_t src, uint32_t dst);
+/* The chip model's route timing between two logical C600 tiles
+ * (docs/chip.md, "Route latency"), worked out here from the tile geometry,
+ * per direction, rather than through src/target/route.c. */
+int model_lead(uint32_t src, uint32_t dst);         /* the mux lead X */
+uint32_t model_write(uint32_t dst);                 /* XPIC to write, M */
+uint32_t model_latency(uint32_t src, uint32_t dst); /* X + M */
 
 /* A temporary directory for one test file (setup/teardown of its group):
  * /tmp/ipu_test_NAME_XXXXXX, removed with everything in it. */

@@ -4,10 +4,10 @@
  *
  * The benchmark checks every received word itself; here its cycle counts
  * are checked against the schedule of docs/bench-exchange.md worked out by
- * hand, with the latency model of docs/chip.md recomputed from the tile
+ * hand, with the route timing of docs/chip.md recomputed from the tile
  * geometry (support.c's model_latency) rather than through
- * src/target/chip.c, and the nominal timing rules (docs/fidelity.md:
- * D = B = P = 6):
+ * src/target/route.c, and the nominal timing rules (docs/fidelity.md:
+ * D = B = P = 6, the landing of the last word recv-land = 6):
  *   first sync                 the senders arrive at 2D + 1 + 2P (setzi,
  *                              four loads, brz reading the first of them,
  *                              two CSR writes), the others, which branch,
@@ -15,9 +15,12 @@
  *   release                    R = the last arrival + 126
  *   last arrival               R + P + W - 1 + Lmax   (W = N / 4 items)
  *   exchange phase             last arrival + 1 - R = W + P + Lmax
- *   whole program              last arrival + 1 + 126 + 1 (sync, br $lr)
+ *   whole program              last arrival + 1 + recv-land (the last word
+ *                              lands) + 126 + 1 (sync, br $lr)
  */
 #include "support.h"
+
+#include <string.h>
 
 #include "../src/bench/bench.h"
 
@@ -45,8 +48,13 @@ pattern_latency(ExchPattern p, uint32_t T)
 static ExchangeResult
 run(ExchPattern p, uint32_t T, uint32_t bytes)
 {
-	ExchangeConfig cfg = {
-	    .pattern = p, .tiles = T, .bytes = bytes, .threads = 2, .seed = 7};
+	ExchangeConfig cfg = {.pattern = p,
+	                      .tiles = T,
+	                      .bytes = bytes,
+	                      .threads = 2,
+	                      .seed = 7,
+	                      .from = -1,
+	                      .to = -1};
 	ExchangeResult r;
 	Diag d;
 	diag_clear(&d);
@@ -62,6 +70,7 @@ check_cycles(ExchPattern p, uint32_t T, uint32_t bytes)
 	ExchangeResult r = run(p, T, bytes);
 	uint32_t W = bytes / 4, L = pattern_latency(p, T);
 	uint64_t D = RULE(SUP_DEP), B = RULE(SUP_BRANCH), P = RULE(SUP_PUT);
+	uint64_t LAND = RULE(RECV_LAND);
 	uint64_t last = 2 * D + 2 * P + (p == EXCH_ALL_TO_ALL ? 1 : B);
 	uint64_t R = last + SYNC;
 	assert_int_equal(r.tiles, T);
@@ -69,7 +78,7 @@ check_cycles(ExchPattern p, uint32_t T, uint32_t bytes)
 	assert_int_equal(r.latency_max, L);
 	assert_int_equal(r.last_arrival, R + P + W - 1 + L);
 	assert_int_equal(r.exchange_cycles, W + P + L);
-	assert_int_equal(r.program_cycles, R + P + W + L + SYNC + 1);
+	assert_int_equal(r.program_cycles, R + P + W + L + LAND + SYNC + 1);
 	double per_tile = (double)bytes / (double)(W + P + L);
 	assert_float_equal(r.bytes_per_cycle_per_tile, per_tile, 1e-9);
 	uint32_t receivers = p == EXCH_P2P         ? 1
@@ -109,8 +118,83 @@ test_p2p_takes_the_farthest_tile(void **state)
 	assert_int_equal(r.latency_min, model_latency(0, r.p2p_dst));
 }
 
+/* --from T1 --to T2: the route timing of chosen pairs, worked out by hand
+ * from docs/chip.md's rules (spine position p, side h, parity, lane, row;
+ * D the spine displacement; lead = base + skew term + |D| + 2 x row
+ * difference; latency = lead + 52 + 2 x the receiver's row):
+ *   0 -> 1     pair partners, lane tap 2: D = 2, lead -30 + 2 = -28, 24
+ *   0 -> 2     the row above, tap 1: lead -30 + 1 - 2 = -31, + 54 = 23
+ *   2 -> 0     back down: -30 + 1 + 2 = -27, + 52 = 25
+ *   0 -> 44    22 rows up: -30 + 1 - 44 = -73, + 96 = 23
+ *   44 -> 0    22 rows down: -30 + 1 + 44 = 15, + 52 = 67
+ *   0 -> 1471  the last tile: side 1, position 0, row 0, tap 2: -28, 24
+ *   0 -> 644   side 0's far end (p 7): east, -30 + 1 x 7 + 1 = -22, 30
+ *   644 -> 0   west: D = -41, -30 + 11 x 7 - 1 = 46, 98
+ *   0 -> 736   side 1's far end (p 7, tap 5): east, -30 + 3 x 7 + 5 = -4,
+ *              48
+ *   736 -> 0   west from side 1 (enters at p 8): D = -47, -14 + 11 x 7
+ *              + 6 - 1 = 68, 120
+ *   781 -> 44  as 736 -> 0, both 22 rows up: 68, + 96 = 164 (the chip's
+ *              longest route)
+ * and the mux leads of the rival's SDK-checked point-to-point vectors
+ * (ipu-stack crates/ipu-target exchange.rs tests: the sender waits 111 -
+ * lead): 0 -> 1286 -23, 736 -> 100 49, 1286 -> 1471 -14, 32 -> 0 3. */
+static void
+test_p2p_any_pair(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t from, to;
+		int lead;
+		uint32_t latency;
+	} pairs[] = {
+	    {0, 1, -28, 24},     {0, 2, -31, 23},       {2, 0, -27, 25},
+	    {0, 44, -73, 23},    {44, 0, 15, 67},       {0, 1471, -28, 24},
+	    {0, 644, -22, 30},   {644, 0, 46, 98},      {0, 736, -4, 48},
+	    {736, 0, 68, 120},   {781, 44, 68, 164},    {0, 1286, -23, 29},
+	    {736, 100, 49, 109}, {1286, 1471, -14, 38}, {32, 0, 3, 55},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		uint32_t hi =
+		    pairs[i].from > pairs[i].to ? pairs[i].from : pairs[i].to;
+		ExchangeConfig cfg = {.pattern = EXCH_P2P,
+		                      .tiles = hi + 1,
+		                      .bytes = 4,
+		                      .threads = 2,
+		                      .seed = 3,
+		                      .from = pairs[i].from,
+		                      .to = pairs[i].to};
+		ExchangeResult r;
+		Diag d;
+		if (bench_exchange(&cfg, &r, &d))
+			fail_msg("%u -> %u: %s", pairs[i].from, pairs[i].to,
+			         d.msg);
+		assert_int_equal(r.p2p_src, pairs[i].from);
+		assert_int_equal(r.p2p_dst, pairs[i].to);
+		assert_int_equal(r.p2p_lead, pairs[i].lead);
+		assert_int_equal(r.latency_max, pairs[i].latency);
+		assert_int_equal(model_latency(pairs[i].from, pairs[i].to),
+		                 pairs[i].latency);
+		/* one word: sent after the count's CSR write (sup-put), then
+		 * the route */
+		assert_int_equal(r.exchange_cycles,
+		                 RULE(SUP_PUT) + 1 + pairs[i].latency);
+	}
+	/* no such tile; a pair for a pattern that has none */
+	ExchangeConfig cfg = {
+	    .pattern = EXCH_P2P, .tiles = 64, .bytes = 4, .from = 0, .to = 64};
+	ExchangeResult r;
+	Diag d;
+	assert_int_equal(bench_exchange(&cfg, &r, &d), IPU_EINVAL);
+	assert_non_null(strstr(d.msg, "--to 64: there are tiles 0..63"));
+	cfg.pattern = EXCH_MULTICAST;
+	cfg.to = 1;
+	assert_int_equal(bench_exchange(&cfg, &r, &d), IPU_EINVAL);
+	assert_non_null(strstr(d.msg, "not of multicast"));
+}
+
 /* Long messages approach the 4 bytes per cycle per tile of system.md 1.2:
- * only the fixed 3 + latency cycles are lost. */
+ * only the fixed sup-put + latency cycles are lost. */
 static void
 test_large_messages_reach_4_bytes_per_cycle(void **state)
 {
@@ -127,7 +211,8 @@ static void
 test_bad_sizes(void **state)
 {
 	(void)state;
-	ExchangeConfig cfg = {.pattern = EXCH_P2P, .tiles = 4, .bytes = 6};
+	ExchangeConfig cfg = {
+	    .pattern = EXCH_P2P, .tiles = 4, .bytes = 6, .from = -1, .to = -1};
 	ExchangeResult r;
 	Diag d;
 	assert_int_equal(bench_exchange(&cfg, &r, &d), IPU_EINVAL);
@@ -176,6 +261,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cycles_match_the_model),
 	    cmocka_unit_test(test_p2p_takes_the_farthest_tile),
+	    cmocka_unit_test(test_p2p_any_pair),
 	    cmocka_unit_test(test_large_messages_reach_4_bytes_per_cycle),
 	    cmocka_unit_test(test_bad_sizes),
 	    cmocka_unit_test(test_sim_speed_smoke),

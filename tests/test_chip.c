@@ -6,11 +6,11 @@
  *
  * Programs are assembled from text at test time and loaded on every tile;
  * each reads its id from $TILE_ID. Delivery cycles are checked against the
- * latency model of docs/chip.md recomputed here from the tile geometry
- * (ipu-stack.md 3.1), not through src/target/chip.c. A receiver sets up
- * its window and mux before the sync that opens the phase and its count
- * right after it (a tile with words due does not arrive at a sync); the
- * supervisor's timing follows the nominal rules D = B = P = 6
+ * route timing of docs/chip.md recomputed from the tile geometry
+ * (support.c: model_latency), not through src/target/route.c. A receiver
+ * sets up its window and mux before the sync that opens the phase and its
+ * count right after it (a tile with words due does not arrive at a sync);
+ * the supervisor's timing follows the nominal rules D = B = P = 6
  * (docs/fidelity.md), which the comments use.
  */
 #include "support.h"
@@ -29,27 +29,19 @@ enum { SRC_BUF = 0x60000, DST_BUF = 0x62000 };
 #define P RULE(SUP_PUT)
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* The model's constants (docs/chip.md): a 30-cycle floor, 6 per column
- * group, 2 per row, 1 per differing lane bit. */
-static uint32_t
-phys(uint32_t logical)
-{
-	uint32_t lane = logical & 1, pair = logical / 2;
-	uint32_t block = pair / 23, row = pair % 23;
-	if (block & 1)
-		row = 22 - row;
-	return row * 64 + (block / 2) * 4 + (block & 1) + 2 * lane;
-}
+/* A received word counts this many cycles after its write
+ * (docs/chip.md: the SDK's receive rows end 6 cycles after it). */
+enum { LAND = 6 };
 
 static uint32_t
 latency(uint32_t s, uint32_t d)
 {
-	uint32_t ps = phys(s), pd = phys(d);
-	int dc = (int)((ps >> 2) & 15) - (int)((pd >> 2) & 15);
-	int dr = (int)(ps >> 6) - (int)(pd >> 6);
-	return 30 + 6 * (uint32_t)abs(dc) + 2 * (uint32_t)abs(dr) +
-	       ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
+	return model_latency(s, d);
 }
+
+/* The chip spmd() builds: the C600 at nominal timing unless a test sets
+ * a profile (chip_timed). */
+static const Chip *model_chip;
 
 static ChipSim *
 spmd(const char *text, uint32_t tiles, int threads)
@@ -68,7 +60,7 @@ spmd(const char *text, uint32_t tiles, int threads)
 	obj_free(o);
 	Image img;
 	assert_int_equal(img_from_obj(exe, &img, &d), 0);
-	ChipConfig cfg = {.chip = chip_default(),
+	ChipConfig cfg = {.chip = model_chip ? model_chip : chip_default(),
 	                  .tiles = tiles,
 	                  .threads = threads,
 	                  .trace = 1};
@@ -193,25 +185,26 @@ p2p(uint32_t tiles, uint32_t src, uint32_t lo, uint32_t hi, uint32_t n,
 	return cs;
 }
 
-/* Between distant tiles: the first and the last of the chip. */
+/* Between the two tiles with the longest route of the chip: 781 to 44,
+ * 164 cycles, down the spine (docs/chip.md works it out by hand). */
 static void
 test_point_to_point(void **state)
 {
 	(void)state;
-	const uint32_t T = 1472, S = 0, DT = 1471, N = 48;
-	ChipSim *cs = p2p(T, S, DT, DT + 1, N, 1, 0, 2);
+	const uint32_t T = 1472, S = 781, DT = 44, N = 48;
+	assert_int_equal(latency(S, DT), 164);
+	ChipSim *cs = p2p(T, S, DT, DT + 1, N, SCTL_DIR2, 0, 2);
 	expect_ok(cs);
 	expect_data(cs, DT, N, S);
 	/* the sender sends at the first sync's release */
 	assert_int_equal(p2p_release(), 194);
 	assert_int_equal(send_cycle(cs, S), p2p_release());
 	Tile *d = chipsim_tile(cs, DT);
-	assert_int_equal(d->x.last_rx_cycle,
-	                 p2p_release() + N - 1 + latency(S, DT));
-	/* the last sync: the receiver arrives after its last item */
-	uint64_t release = d->x.last_rx_cycle + 1 + 126;
+	assert_int_equal(d->x.last_rx_cycle, p2p_release() + N - 1 + 164);
+	/* the last sync: the receiver arrives when its last item has
+	 * landed */
+	uint64_t release = d->x.last_rx_cycle + 1 + LAND + 126;
 	assert_int_equal(chipsim_cycles(cs), release + 1);
-	assert_true(latency(S, DT) > 100); /* opposite corners */
 	chipsim_free(cs);
 }
 
@@ -221,7 +214,7 @@ test_multicast_all_tiles(void **state)
 {
 	(void)state;
 	const uint32_t T = 1472, S = 700, N = 16;
-	ChipSim *cs = p2p(T, S, 0, T, N, 1, 0, 2);
+	ChipSim *cs = p2p(T, S, 0, T, N, 3, 0, 2);
 	expect_ok(cs);
 	uint64_t sent = send_cycle(cs, S);
 	for (uint32_t r = 0; r < T; r++) {
@@ -250,7 +243,7 @@ static const char a2a_prog[] = "	.equ T, %u\n"
                                "	setzi $m2, N\n"
                                "	sync 3\n"
                                "	put $INCOMING_DCOUNT, $m2\n"
-                               "	send N - 1, 0x60000 / 4, 1\n"
+                               "	send N - 1, 0x60000 / 4, 3\n"
                                "	sync 3\n"
                                "	br $lr\n";
 
@@ -297,7 +290,7 @@ test_paired_64bit(void **state)
 	(void)state;
 	const uint32_t T = 64, S = 5, DT = 40, N = 32;
 	assert_int_equal(chip_pair(chip_default(), DT), DT + 1);
-	ChipSim *cs = p2p(T, S, DT, DT + 2, N, 4 | 1, 0, 1);
+	ChipSim *cs = p2p(T, S, DT, DT + 2, N, 4 | 3, 0, 1);
 	expect_ok(cs);
 	for (uint32_t r = DT; r < DT + 2; r++) {
 		expect_data(cs, r, 2 * N, S);
@@ -373,20 +366,101 @@ expect_error(ChipSim *cs, RunStatus want, const char *needle)
 	chipsim_free(cs);
 }
 
+/* The i-th sync (0-based) of a tile's trace. */
+static TraceEvent
+nth_sync(ChipSim *cs, uint32_t tile, int n)
+{
+	Tile *t = chipsim_tile(cs, tile);
+	for (int i = 0; i < t->ntrace; i++)
+		if (t->trace[i].kind == TR_SYNC && n-- == 0)
+			return t->trace[i];
+	fail_msg("tile %u has too few syncs", tile);
+	return t->trace[0];
+}
+
+/* The route and sync rules at each timing profile (docs/fidelity.md): the
+ * route is the same (no bounds); a sync releases its cost after the last
+ * arrival, 90 / 126 / 126 cycles for sync 3 and 126 / 600 / 600 for sync 4
+ * at fast / nominal / slow, and a receiver arrives when its last word has
+ * landed, 0 / 6 / 6 cycles after the write. */
+static void
+test_profiles(void **state)
+{
+	(void)state;
+	static const struct {
+		TimingBound bound;
+		uint32_t internal, external, land;
+	} cases[] = {{TIMING_FAST, 90, 126, 0},
+	             {TIMING_NOMINAL, 126, 600, 6},
+	             {TIMING_SLOW, 126, 600, 6}};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		Timing t;
+		timing_profile(&t, cases[k].bound);
+		model_chip = chip_timed(chip_default(), &t);
+		const uint32_t S = 781, DT = 44, N = 8;
+		ChipSim *cs = p2p(1472, S, DT, DT + 1, N, SCTL_DIR2, 0, 2);
+		expect_ok(cs);
+		expect_data(cs, DT, N, S);
+		uint64_t last = chipsim_tile(cs, DT)->x.last_rx_cycle;
+		assert_int_equal(last, send_cycle(cs, S) + N - 1 + 164);
+		/* the opening sync: every tile arrives, then the cost */
+		uint64_t arrive = 0;
+		for (uint32_t i = 0; i < 1472; i++) {
+			TraceEvent e = nth_sync(cs, i, 0);
+			arrive = e.start > arrive ? e.start : arrive;
+		}
+		assert_int_equal(nth_sync(cs, DT, 0).end,
+		                 arrive + cases[k].internal);
+		/* the closing one: the receiver's last word lands last */
+		assert_int_equal(nth_sync(cs, DT, 1).end,
+		                 last + 1 + cases[k].land + cases[k].internal);
+		chipsim_free(cs);
+		/* an external sync (GS1) */
+		cs = spmd("_start:\n	sync 4\n	br $lr\n", 2, 1);
+		expect_ok(cs);
+		TraceEvent e = nth_sync(cs, 1, 0);
+		assert_int_equal(e.end, e.start + cases[k].external);
+		chipsim_free(cs);
+	}
+	model_chip = NULL;
+}
+
+/* A send reaches only the tiles in the directions its sctl names: 781 to
+ * 44 runs down the spine (displacement -47), so direction 1 alone misses;
+ * 0 to 1 (displacement 2) is up it, so direction 2 alone misses. */
+static void
+test_send_direction(void **state)
+{
+	(void)state;
+	assert_int_equal(chip_route_dir(chip_default(), 781, 44), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(chip_default(), 0, 1), SCTL_DIR1);
+	/* the fault names the send: p2p_prog's sender branches to its sync
+	 * (the 12th word, pc 0x4c02c) and sends after it */
+	expect_error(p2p(1472, 781, 44, 45, 4, SCTL_DIR1, 0, 2), RUN_FAULT,
+	             "tile 44 is in direction 2: its words never reach it; "
+	             "the send: tile 781, supervisor, pc 0x4c030 [");
+	expect_error(p2p(16, 0, 1, 2, 4, SCTL_DIR2, 0, 1), RUN_FAULT,
+	             "tile 1 is in direction 1: its words never reach it");
+	ChipSim *cs = p2p(16, 0, 1, 2, 4, SCTL_DIR1, 0, 1);
+	expect_ok(cs);
+	expect_data(cs, 1, 4, 0);
+	chipsim_free(cs);
+}
+
 static void
 test_mistimed(void **state)
 {
 	(void)state;
 	/* more items expected than sent: the sync waits forever */
-	expect_error(p2p(16, 2, 9, 10, 8, 1, 2, 1), RUN_DEADLOCK,
+	expect_error(p2p(16, 2, 9, 10, 8, 3, 2, 1), RUN_DEADLOCK,
 	             "tile 9 waits in sync 3");
 	/* fewer expected than sent */
-	expect_error(p2p(16, 2, 9, 10, 8, 1, -1, 1), RUN_FAULT,
+	expect_error(p2p(16, 2, 9, 10, 8, 3, -1, 1), RUN_FAULT,
 	             "expects none ($INCOMING_DCOUNT = 0)");
 	/* a 64-bit item at a 32-bit receiver: send 64-bit, FMT forced 0 */
 	{
 		char text[4096];
-		snprintf(text, sizeof text, p2p_prog, 2u, 9u, 10u, 4u, 5u, 0u,
+		snprintf(text, sizeof text, p2p_prog, 2u, 9u, 10u, 4u, 7u, 0u,
 		         0);
 		ChipSim *cs = spmd(text, 16, 1);
 		fill(cs, 2, 8, 2);
@@ -397,7 +471,7 @@ test_mistimed(void **state)
 	             RUN_FAULT, "sans is not modelled");
 	/* 64-bit items to one tile of a pair (41 and 42 are in different
 	 * pairs) */
-	expect_error(p2p(64, 5, 41, 43, 8, 4 | 1, 0, 1), RUN_FAULT,
+	expect_error(p2p(64, 5, 41, 43, 8, 4 | 3, 0, 1), RUN_FAULT,
 	             "whole pairs must receive them");
 	/* the partner of a 64-bit sender sends at the same time */
 
@@ -542,7 +616,7 @@ static const char timed_prog[] =
     "	sendpicp 0, 0, 0, 0, 0, 0x62000 / 4\n"
     "	bri done\n"
     "sender:\n"
-    "	delay 20\n"
+    "	delay 100\n" /* after the receivers' XPICs: lead >= -78 */
     "	send 3, 0x60000 / 4, 1\n"
     "	sendoff 3, 4, 1\n"
     "	sendpic 3, 0, 0x7ff\n"
@@ -622,6 +696,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_point_to_point),
+	    cmocka_unit_test(test_send_direction),
+	    cmocka_unit_test(test_profiles),
 	    cmocka_unit_test(test_multicast_all_tiles),
 	    cmocka_unit_test(test_all_to_all),
 	    cmocka_unit_test(test_paired_64bit),

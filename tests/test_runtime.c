@@ -520,12 +520,11 @@ test_exchange_error(void **state)
 	 * D, taken; setzi at D + B, put (reading $m2) at 2D + B, put at
 	 * 2D + B + P, setzi, the sync at 2D + B + 2P + 1 = 31; released
 	 * 126 cycles later at 157, when tile 0 sends, one item a cycle.
-	 * Logical tiles 0 and 1 are physical 0 and 2: 30 cycles plus one
-	 * for the differing lane bit. The second item arrives at
-	 * 157 + 1 + 31. */
+	 * Logical tiles 0 and 1 are pair partners, physical 0 and 2: 24
+	 * cycles (docs/chip.md). The second item arrives at 157 + 1 + 24. */
 	uint64_t release = 2 * D + B + 2 * P + 1 + RULE(SYNC_INTERNAL);
 	assert_int_equal(release, 157);
-	assert_int_equal(err.cycle, release + 1 + 31);
+	assert_int_equal(err.cycle, release + 1 + 24);
 	/* the receiver's supervisor, waiting in its sync 3 */
 	expect_err(IPU_ERR_EXCHANGE, &err, IPU_ERR_EXCHANGE,
 	           "tile 1's supervisor, pc 0x4c030 [0x41800003: sync 3] "

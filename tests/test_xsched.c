@@ -17,9 +17,11 @@
 
 enum { PROG = 0x4c000, DATA = 0x60000 };
 
+enum { FIXTURE_TILES = 128 };
+
 typedef struct {
 	Lowered *l;
-	int32_t src[64], dst[64], save[64];
+	int32_t src[FIXTURE_TILES], dst[FIXTURE_TILES], save[FIXTURE_TILES];
 } Fixture;
 
 /* A buffer per tile for sending (1 KiB of pattern) and one for receiving
@@ -27,6 +29,7 @@ typedef struct {
 static void
 fixture(Fixture *f, uint32_t tiles)
 {
+	assert_true(tiles <= FIXTURE_TILES);
 	f->l = lower_new(chip_default(), tiles);
 	for (uint32_t t = 0; t < tiles; t++) {
 		f->src[t] = lower_buffer(f->l, t, 1024, 8, REGION_ANY, 0,
@@ -151,12 +154,22 @@ check_schedule(const Lowered *l)
 		for (int i = 0; i < s->nxfer; i++) {
 			const Transfer *x = &s->xfer[i];
 			for (uint32_t k = 0; k < x->ndst; k++) {
+				/* docs/chip.md: the mux control goes the
+				 * mux lead after the send, M before the
+				 * write; the pointer acts by the write */
+				uint32_t d = x->dst_tile[k];
 				uint64_t first =
-				    x->start +
-				    chip_route_cycles(l->chip, x->src_tile,
-				                      x->dst_tile[k]);
-				assert_true(x->ptr_at[k] < x->mux_at[k]);
-				assert_true(x->mux_at[k] <= first);
+				    x->start + model_latency(x->src_tile, d);
+				int64_t lead = model_lead(x->src_tile, d);
+				assert_int_equal((int64_t)x->mux_at[k] -
+				                     (int64_t)x->start,
+				                 lead);
+				assert_int_equal(x->mux_at[k] + model_write(d),
+				                 first);
+				assert_int_equal(x->off_at[k] + model_write(d),
+				                 first + xfer_items(x));
+				assert_true(x->ptr_at[k] <= first);
+				assert_true(x->mux_at[k] >= XS_PREAMBLE);
 			}
 		}
 	}
@@ -240,12 +253,51 @@ test_ring_phases(void **state)
 	lower_free(f.l);
 }
 
+/* Sends in both directions along the spine: tiles 46..91 are the second
+ * block of column group 0, whose tiles enter the spine a position further
+ * on, so their words to the first block (tiles 0..45) run down it
+ * (docs/chip.md: 50 -> 3 has displacement -4) and the first block's to
+ * them up it (3 -> 50: 5); from tile 60 (second block) the spine runs
+ * down to tiles 2 and 70 and up to tile 93 (column group 1). Codegen sets
+ * each send's direction bits for its destinations, both for that
+ * multicast; the chip model faults a word sent the wrong way. */
+static void
+test_both_directions(void **state)
+{
+	(void)state;
+	const Chip *c = chip_default();
+	assert_int_equal(chip_route_dir(c, 50, 3), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(c, 3, 50), SCTL_DIR1);
+	assert_int_equal(chip_route_dir(c, 60, 2), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(c, 60, 70), SCTL_DIR2);
+	assert_int_equal(chip_route_dir(c, 60, 93), SCTL_DIR1);
+	Fixture f;
+	fixture(&f, 96);
+	Step *s = lower_step(f.l, STEP_EXCHANGE, "both ways");
+	uint32_t d3[1] = {3}, d50[1] = {50}, both[3] = {2, 70, 93},
+	         off[3] = {0, 0, 0}, off2[3] = {512, 512, 512};
+	xfer(s, 50, 20, 0, d3, off, 1, &f);
+	xfer(s, 3, 20, 0, d50, off, 1, &f);
+	xfer(s, 60, 30, 0, both, off2, 3, &f);
+	ChipSim *cs = run_fixture(&f);
+	check_schedule(f.l);
+	expect_words(cs, 3, 0, 50, 0, 20);
+	expect_words(cs, 50, 0, 3, 0, 20);
+	for (int k = 0; k < 3; k++)
+		expect_words(cs, both[k], 512, 60, 0, 30);
+	chipsim_free(cs);
+	lower_free(f.l);
+}
+
 /* Eight senders (tiles 0-7) each hold a block of eight 4-word rows, one
  * for each receiver (tiles 8-15), listed in receiver order, as a C block
  * cut into whole rows: listed as given, every sender begins with tile 8.
  * The scheduler starts them at different receivers, so each receiver's
  * eight windows follow one another: 8 x (4 + 2 gap) cycles, plus the
- * preamble and the longest route, and a few cycles of control slack. */
+ * preamble and the longest route (at least the receiver's XPIC-to-write
+ * delay: its first mux control goes no earlier than the preamble's end),
+ * the 6 cycles the last word takes to land, and a few cycles of control
+ * slack. */
 static void
 test_blocks_to_rows(void **state)
 {
@@ -262,12 +314,17 @@ test_blocks_to_rows(void **state)
 	check_schedule(f.l);
 	uint32_t lat = 0;
 	for (uint32_t j = 0; j < 8; j++)
-		for (uint32_t k = 8; k < 16; k++)
-			if (model_latency(j, k) > lat)
-				lat = model_latency(j, k);
+		for (uint32_t k = 8; k < 16; k++) {
+			uint32_t l = model_latency(j, k), m = model_write(k);
+			if (m > l)
+				l = m;
+			if (l > lat)
+				lat = l;
+		}
 	print_message("rows: %llu cycles (longest route %u)\n",
 	              (unsigned long long)s->cycles, lat);
-	assert_true(s->cycles <= XS_PREAMBLE + 8 * (4 + XS_RECV_GAP) + lat + 8);
+	assert_true(s->cycles <=
+	            XS_PREAMBLE + 8 * (4 + XS_RECV_GAP) + lat + 6 + 8);
 	for (uint32_t j = 0; j < 8; j++)
 		for (uint32_t k = 0; k < 8; k++)
 			expect_words(cs, 8 + k, 16 * j, j, 16 * k, 4);
@@ -281,6 +338,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_multicast_and_gather),
 	    cmocka_unit_test(test_ring_phases),
+	    cmocka_unit_test(test_both_directions),
 	    cmocka_unit_test(test_blocks_to_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

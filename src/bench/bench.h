@@ -102,12 +102,16 @@ typedef struct {
 	int threads;         /* host threads of the chip model */
 	uint64_t seed;       /* payload */
 	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
+	/* p2p: the sending and the receiving tile; -1: tile 0, and the tile
+	 * with the longest route from the sender */
+	int64_t from, to;
 } ExchangeConfig;
 
 typedef struct {
 	uint32_t tiles, senders, receivers;
-	uint32_t bytes;   /* received by each receiving tile */
-	uint32_t p2p_dst; /* p2p: the receiving tile */
+	uint32_t bytes;            /* received by each receiving tile */
+	uint32_t p2p_src, p2p_dst; /* p2p: the sending and receiving tile */
+	int32_t p2p_lead;          /* p2p: their mux lead (chip.h) */
 	uint64_t release; /* cycle the sync that opens the phase releases */
 	uint64_t last_arrival;             /* cycle the last item arrives */
 	uint64_t exchange_cycles;          /* last_arrival + 1 - release */

@@ -3,8 +3,8 @@
  * syncs on the chip model, for three patterns, with every received word
  * checked.
  *
- *   p2p         tile 0 sends N bytes to the tile with the longest route
- *               from it (the far corner of the chip)
+ *   p2p         tile --from (0) sends N bytes to tile --to (the tile
+ *               with the longest route from the sender)
  *   multicast   tile 0 sends N bytes once; every other tile listens
  *   all-to-all  every tile i sends N bytes to (i + T/2) mod T and receives
  *               N bytes from (i - T/2) mod T: all tiles send and receive at
@@ -19,8 +19,9 @@
  * (docs/bench-exchange.md derives the cycles; P is the rule sup-put, the
  * cycles a CSR write holds the next instruction back, docs/fidelity.md):
  *   R      put $INCOMING_DCOUNT
- *   R + P  the first of ceil(N / 256) back-to-back sends of 64 words; item
- *          j leaves at R + P + j and arrives latency(s, r) cycles later.
+ *   R + P  the first of ceil(N / 256) back-to-back sends of 64 words, in
+ *          both directions (sctl 3: one program for every pair); item j
+ *          leaves at R + P + j and arrives latency(s, r) cycles later.
  */
 #include "bench.h"
 
@@ -78,12 +79,13 @@ plan_pattern(const ExchangeConfig *cfg, const Chip *c, uint32_t T,
 	for (uint32_t r = 0; r < T; r++)
 		src[r] = MUX_NONE;
 	if (cfg->pattern == EXCH_P2P) {
-		uint32_t far = 1;
-		for (uint32_t r = 2; r < T; r++)
-			if (chip_route_cycles(c, 0, r) >
-			    chip_route_cycles(c, 0, far))
-				far = r;
-		src[far] = 0;
+		uint32_t from = cfg->from >= 0 ? (uint32_t)cfg->from : 0;
+		uint32_t to = cfg->to >= 0 ? (uint32_t)cfg->to : from == 0;
+		for (uint32_t r = 0; cfg->to < 0 && r < T; r++)
+			if (r != from && chip_route_cycles(c, from, r) >
+			                     chip_route_cycles(c, from, to))
+				to = r;
+		src[to] = from;
 	} else if (cfg->pattern == EXCH_MULTICAST) {
 		for (uint32_t r = 1; r < T; r++)
 			src[r] = 0;
@@ -118,7 +120,7 @@ program_text(uint32_t param, uint32_t src_addr, uint32_t words)
 	for (uint32_t w = 0; w < words; w += SEND_MAX_WORDS) {
 		uint32_t n =
 		    words - w < SEND_MAX_WORDS ? words - w : SEND_MAX_WORDS;
-		fprintf(f, "	send %u, 0x%x, 1\n", n - 1, src_addr / 4 + w);
+		fprintf(f, "	send %u, 0x%x, 3\n", n - 1, src_addr / 4 + w);
 	}
 	fprintf(f, "	sync 3\n"
 	           "	br $lr\n"
@@ -180,6 +182,18 @@ bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d)
 	if (T < 2)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "an exchange needs at least 2 tiles");
+	if (cfg->pattern != EXCH_P2P && (cfg->from >= 0 || cfg->to >= 0))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "--from and --to choose the tiles of the p2p "
+		                "pattern, not of %s",
+		                exch_pattern_name(cfg->pattern));
+	if (cfg->from >= (int64_t)T || cfg->to >= (int64_t)T)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "--%s %lld: there are tiles 0..%u",
+		    cfg->from >= (int64_t)T ? "from" : "to",
+		    (long long)(cfg->from >= (int64_t)T ? cfg->from : cfg->to),
+		    T - 1);
 	if (cfg->bytes == 0 || cfg->bytes % 4)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "--bytes must be a positive multiple of 4 "
@@ -273,8 +287,11 @@ bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d)
 	res->bytes = cfg->bytes;
 	if (cfg->pattern == EXCH_P2P)
 		for (uint32_t r = 0; r < T; r++)
-			if (src[r] != MUX_NONE)
+			if (src[r] != MUX_NONE) {
+				res->p2p_src = src[r];
 				res->p2p_dst = r;
+				res->p2p_lead = chip_mux_lead(c, src[r], r);
+			}
 	res->release = first_release(chipsim_tile(cs, 0));
 	res->exchange_cycles = res->last_arrival + 1 - res->release;
 	res->program_cycles = chipsim_cycles(cs);

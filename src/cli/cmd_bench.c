@@ -33,6 +33,10 @@ usage(FILE *f)
 	        "every word checked\n"
 	        "  (docs/bench-exchange.md).\n"
 	        "  --pattern P     p2p, multicast or all-to-all (default p2p)\n"
+	        "  --from T1       p2p: the sending tile (default 0)\n"
+	        "  --to T2         p2p: the receiving tile (default: the one "
+	        "with the longest\n"
+	        "                  route from T1)\n"
 	        "  --bytes N       bytes each receiving tile gets (default "
 	        "16384)\n"
 	        "  --tiles T       tiles of the chip to use (default all)\n"
@@ -367,8 +371,12 @@ exchange(int argc, char **argv)
 	ExchangeConfig cfg = {.pattern = EXCH_P2P,
 	                      .bytes = 16384,
 	                      .threads = host_cores(),
-	                      .seed = 1};
+	                      .seed = 1,
+	                      .from = -1,
+	                      .to = -1};
 	const BenchOpt opts[] = {
+	    NUM_OPT("--from", 0, 65535, cfg.from),
+	    NUM_OPT("--to", 0, 65535, cfg.to),
 	    NUM_OPT("--bytes", 4, 1 << 20, cfg.bytes),
 	    NUM_OPT("--tiles", 2, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
@@ -390,8 +398,12 @@ exchange(int argc, char **argv)
 		return report_error("exchange", &d);
 	const char *p = exch_pattern_name(cfg.pattern);
 	if (json) {
-		printf("{\"bench\": \"exchange\", \"pattern\": \"%s\", "
-		       "\"chip\": \"%s\", \"tiles\": %u, \"senders\": %u, "
+		printf("{\"bench\": \"exchange\", \"pattern\": \"%s\", ", p);
+		if (cfg.pattern == EXCH_P2P)
+			printf("\"from\": %u, \"to\": %u, \"latency\": %u, "
+			       "\"mux_lead\": %d, ",
+			       r.p2p_src, r.p2p_dst, r.latency_max, r.p2p_lead);
+		printf("\"chip\": \"%s\", \"tiles\": %u, \"senders\": %u, "
 		       "\"receivers\": %u, \"bytes_per_receiver\": %u, "
 		       "\"release_cycle\": %" PRIu64
 		       ", \"exchange_cycles\": %" PRIu64
@@ -401,8 +413,8 @@ exchange(int argc, char **argv)
 		       "\"aggregate_bytes_per_cycle\": %.2f, "
 		       "\"tb_per_s\": %.4f, \"peak_tb_per_s\": %.4f, "
 		       "\"clock_ghz\": %.3f, \"host_seconds\": %.3f}\n",
-		       p, cfg.chip->name, r.tiles, r.senders, r.receivers,
-		       r.bytes, r.release, r.exchange_cycles, r.program_cycles,
+		       cfg.chip->name, r.tiles, r.senders, r.receivers, r.bytes,
+		       r.release, r.exchange_cycles, r.program_cycles,
 		       r.latency_min, r.latency_max, r.bytes_per_cycle_per_tile,
 		       r.aggregate_bytes_per_cycle, r.tb_per_s, r.peak_tb_per_s,
 		       cfg.chip->clock_hz / 1e9, r.host_seconds);
@@ -415,8 +427,13 @@ exchange(int argc, char **argv)
 	       "to the last arrival)\n",
 	       r.exchange_cycles);
 	printf("  whole program   %" PRIu64 " cycles\n", r.program_cycles);
-	printf("  route latency   %u..%u cycles\n", r.latency_min,
-	       r.latency_max);
+	if (cfg.pattern == EXCH_P2P)
+		printf("  route latency   %u cycles from tile %u to tile %u "
+		       "(mux lead %d)\n",
+		       r.latency_max, r.p2p_src, r.p2p_dst, r.p2p_lead);
+	else
+		printf("  route latency   %u..%u cycles\n", r.latency_min,
+		       r.latency_max);
 	printf("  per tile        %.3f bytes/cycle (system.md: 4)\n",
 	       r.bytes_per_cycle_per_tile);
 	printf("  aggregate       %.1f bytes/cycle = %.3f TB/s (peak %.3f)\n",

@@ -10,7 +10,8 @@
  * between. A control at cycle c is
  * a delaypic/delayxpic whose last event is c; a send at cycle t is a
  * `send` issued at t (split into sends of at most 64 items, back to back;
- * 64-bit items for a transfer the scheduler made wide).
+ * 64-bit items for a transfer the scheduler made wide), in the directions
+ * of its destinations along the spine (chip_route_dir).
  */
 #include "codegen.h"
 
@@ -128,7 +129,7 @@ typedef struct {
 	uint8_t kind;
 	uint32_t value; /* pointer or source address; mux: XPIC value */
 	uint32_t items; /* sends */
-	uint8_t wide;   /* sends: 64-bit items */
+	uint8_t sctl;   /* sends: directions (to every destination) and width */
 } Event;
 
 static int
@@ -164,9 +165,13 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 		int32_t j = s->by_tile[i].dst;
 		uint32_t fmt = x->wide ? 1u << XPIC_FORMAT_SHIFT : 0;
 		if (j < 0) {
+			uint32_t sctl = x->wide ? SCTL_64 : 0;
+			for (uint32_t k = 0; k < x->ndst; k++)
+				sctl |= chip_route_dir(l->chip, x->src_tile,
+				                       x->dst_tile[k]);
 			snd[ns++] =
 			    (Event){x->start, EV_SEND, lower_addr(l, x->src),
-			            xfer_items(x), x->wide};
+			            xfer_items(x), (uint8_t)sctl};
 			continue;
 		}
 		rcv[nr++] = (Event){x->ptr_at[j], EV_PTR,
@@ -250,8 +255,8 @@ emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
 		emit_delay(e, ev->cycle - *cur);
 	uint32_t addr = ev->value, done = 0;
 	int k = 0;
-	uint32_t item = ev->wide ? 8 : 4;
-	int32_t sctl = SCTL_DIR1 | (ev->wide ? SCTL_64 : 0);
+	uint32_t item = ev->sctl & SCTL_64 ? 8 : 4;
+	int32_t sctl = ev->sctl;
 	while (done < ev->items) {
 		uint64_t at = ev->cycle + done;
 		const Event *c =

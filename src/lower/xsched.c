@@ -2,13 +2,16 @@
  * xsched.c - the exchange scheduler: when every transfer of a phase is
  * sent, and when each receiver switches its mux and pointer.
  *
- * Time is counted from the release of the sync that opens the phase, when
- * every tile's supervisor starts the phase at the same cycle. Each tile's
+ * Time is counted from the phase's start, when every tile's supervisor,
+ * released by the sync that opens the phase and past the CSR write of its
+ * count (codegen.c), starts the phase at the same cycle. Each tile's
  * supervisor is one timeline: a send occupies it for one cycle per word, a
- * receive control (delaypic, delayxpic) for the cycle it takes effect, and
- * the first XS_PREAMBLE cycles set $INCOMING_DCOUNT. A word sent at cycle
- * t + i arrives at destination d at t + i + latency(src, d)
- * (chip_route_cycles).
+ * receive control (delaypic, delayxpic) for the cycle it is issued in, and
+ * the first XS_PREAMBLE cycles switch the mux off. A word sent at cycle
+ * t + i is written at destination d at t + i + latency(src, d)
+ * (chip_route_cycles); the pointer control (PIC) acts when issued, the mux
+ * control (XPIC) for a word written at cycle w is issued at w - M(d)
+ * (chip_xpic_cycles: the mux lead after the send, target/route.c).
  *
  * Greedy list scheduling in the order the lowering gave: each transfer
  * starts at the earliest cycle at which
@@ -16,14 +19,14 @@
  *   - at every destination it arrives after the previous transfer there
  *     ended, plus XS_RECV_GAP (windows are appended in time order, so a
  *     later transfer never has to be fitted before an earlier one);
-  *   - every destination has a free cycle for the pointer after its
- *     previous window's end, the first arrival's cycle free for the mux
- *     (switching earlier would catch the end of the source's previous
- *     send to other tiles), and the cycle
-
- *     after the last arrival free, to switch the mux off again (otherwise
- *     a later send of the same source, meant for others, would land too).
-  * The phase ends one cycle after the last arrival or event.
+ *   - every destination has a free cycle for the pointer after its
+ *     previous window's end, a free cycle for the mux M(d) before the
+ *     first arrival (switching earlier would catch the end of the source's
+ *     previous send to other tiles), and one M(d) before the cycle after
+ *     the last arrival, to switch the mux off again (otherwise a later send
+ *     of the same source, meant for others, would land too).
+ * The phase ends when the last word has landed (the rule recv-land
+ * after its write).
  *
  * A transfer whose destinations are whole pairs of tiles goes as 64-bit
  * items (Transfer.wide): half the cycles, but on the wires of the sender's
@@ -91,9 +94,9 @@ spans_start_at(const Spans *s, uint64_t c)
  * receive controls. A control may fall inside one of the tile's own sends
  * (codegen splits the send there and attaches the control to a sendpic),
  * but not on a send's first cycle, and two controls never share a cycle.
- * Controls come in increasing order (each receive window's pointer falls
- * after the previous window's mux-off, and windows are in time order) and
- * are searched by bisection. */
+ * They are kept sorted and searched by bisection; they come nearly in
+ * order (windows are in time order, a window's mux controls M(d) before
+ * its writes), so keeping them sorted moves few. */
 typedef struct {
 	Spans send;
 	Spans wire; /* the pair partner's 64-bit sends */
@@ -103,7 +106,7 @@ typedef struct {
 	uint64_t send_end; /* end of the last send */
 } Timeline;
 
-/* Controls are kept sorted; they come in order, so this appends. */
+/* Controls are kept sorted; they come nearly in order. */
 static void
 add_control(Timeline *tl, uint64_t c)
 {
@@ -137,34 +140,30 @@ control_free(const Timeline *tl, uint64_t own, uint64_t c)
 	       !spans_start_at(&tl->send, c);
 }
 
-/* The latest free control cycle in [lo, hi], or UINT64_MAX. */
-static uint64_t
-latest_free(const Timeline *tl, uint64_t own, uint64_t lo, uint64_t hi)
-{
-	for (uint64_t c = hi; c >= lo && c != UINT64_MAX; c--)
-		if (control_free(tl, own, c))
-			return c;
-	return UINT64_MAX;
-}
-
-/* The receive controls of destination d for a window starting at first:
- * the pointer any time after the previous window, the mux exactly at the
- * first arrival (earlier, the end of the source's previous send to other
- * tiles would still be passing), the mux off the cycle after the last. */
+/* The receive controls of destination d for a window whose first word is
+ * written at `first`: the pointer any time after the previous window and
+ * by the first word, the mux so that it acts exactly at the first word
+ * (earlier, the end of the source's previous send to other tiles would
+ * still be passing) and off again the cycle after the last; m is d's
+ * XPIC-to-write delay. */
 static int
 controls_fit(const Timeline *d, uint64_t own, uint64_t first, uint32_t words,
-             uint64_t *ptr, uint64_t *mux, uint64_t *off)
+             uint32_t m, uint64_t *ptr, uint64_t *mux, uint64_t *off)
 {
 	uint64_t lo = d->rx_end > XS_PREAMBLE ? d->rx_end : XS_PREAMBLE;
-	if (first < lo + 1 || !control_free(d, own, first) ||
-	    !control_free(d, own, first + words))
+	if (first < lo || first < XS_PREAMBLE + m)
 		return 0;
-	uint64_t p = latest_free(d, own, lo, first - 1);
-	if (p == UINT64_MAX)
+	uint64_t on = first - m, end = first + words - m, p = first;
+	if (!control_free(d, own, on) || !control_free(d, own, end))
+		return 0;
+	/* the latest free cycle for the pointer (lo >= XS_PREAMBLE > 0) */
+	while (p >= lo && (p == on || p == end || !control_free(d, own, p)))
+		p--;
+	if (p < lo)
 		return 0;
 	*ptr = p;
-	*mux = first;
-	*off = first + words;
+	*mux = on;
+	*off = end;
 	return 1;
 }
 
@@ -202,10 +201,15 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 		if (control_at(s, need))
 			need++;
 		for (uint32_t k = 0; k < x->ndst; k++) {
-			const Timeline *d = &tl[x->dst_tile[k]];
-			uint64_t lat =
-			    chip_route_cycles(c, x->src_tile, x->dst_tile[k]);
+			uint32_t dst = x->dst_tile[k];
+			const Timeline *d = &tl[dst];
+			uint64_t lat = chip_route_cycles(c, x->src_tile, dst);
+			/* the window after the last, and its mux control
+			 * (lat - M before the send) inside the phase */
 			uint64_t lo = d->rx_end + XS_RECV_GAP;
+			uint64_t m = chip_xpic_cycles(c, dst);
+			if (lo < XS_PREAMBLE + m)
+				lo = XS_PREAMBLE + m;
 			if (need + lat < lo)
 				need = lo - lat;
 		}
@@ -220,7 +224,8 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 			uint32_t dst = x->dst_tile[k];
 			uint64_t lat = chip_route_cycles(c, x->src_tile, dst);
 			ok = controls_fit(&tl[dst], dst == x->src_tile ? t : 0,
-			                  t + lat, n, &p, &m, &o);
+			                  t + lat, n, chip_xpic_cycles(c, dst),
+			                  &p, &m, &o);
 		}
 		if (ok)
 			return t;
@@ -240,11 +245,12 @@ commit(const Lowered *l, Timeline *tl, Transfer *x, uint64_t t)
 	if (x->wide && (mate = partner_of(l, tl, x->src_tile)))
 		spans_add(&mate->wire, t, t + n);
 	for (uint32_t k = 0; k < x->ndst; k++) {
-		Timeline *d = &tl[x->dst_tile[k]];
+		uint32_t dst = x->dst_tile[k];
+		Timeline *d = &tl[dst];
 		uint64_t first =
-		    t + chip_route_cycles(l->chip, x->src_tile, x->dst_tile[k]);
-		controls_fit(d, 0, first, n, &x->ptr_at[k], &x->mux_at[k],
-		             &x->off_at[k]);
+		    t + chip_route_cycles(l->chip, x->src_tile, dst);
+		controls_fit(d, 0, first, n, chip_xpic_cycles(l->chip, dst),
+		             &x->ptr_at[k], &x->mux_at[k], &x->off_at[k]);
 		add_control(d, x->ptr_at[k]);
 		add_control(d, x->mux_at[k]);
 		add_control(d, x->off_at[k]);
@@ -381,7 +387,7 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 	}
 	free_timelines(tl, l->tiles);
 	free(mark);
-	s->cycles = end;
+	s->cycles = end + chip_rule(l->chip, TIMING_RECV_LAND);
 	return IPU_OK;
 }
 

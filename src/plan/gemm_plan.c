@@ -37,18 +37,24 @@ ceil_div(uint32_t a, uint32_t b)
 	return (a + b - 1) / b;
 }
 
-/* The route latency across a pm x pn grid of consecutive tiles: bounded
- * by the chip's farthest pair; a grid row (consecutive ids) is close. */
+/* The route latency across a pm x pn grid of consecutive tiles, bounded
+ * by the chip's farthest pair (a grid row, consecutive ids, is close):
+ * from the phase's start to a word's landing. A receiver's mux control
+ * goes M(d) before the word is written and not before the phase starts,
+ * so no word is written sooner than M(d) (lower/xsched.c). */
 static uint64_t
 grid_latency(const Chip *c, uint32_t tiles)
 {
 	uint64_t worst = 0;
 	for (uint32_t t = 0; t < tiles; t += tiles / 16 + 1) {
-		uint64_t l = chip_route_cycles(c, 0, t);
+		uint64_t l = chip_route_cycles(c, 0, t),
+		         m = chip_xpic_cycles(c, t);
+		if (m > l)
+			l = m;
 		if (l > worst)
 			worst = l;
 	}
-	return worst;
+	return worst + chip_rule(c, TIMING_RECV_LAND);
 }
 
 enum { CODE_PER_STEP = 64, CODE_FIXED = 64 };

@@ -254,6 +254,19 @@ zone_has_host(int zone)
 	return zone == 5 || zone == 7 || zone == 13 || zone == 15;
 }
 
+/* What a barrier in this zone costs after the last arrival: the host's,
+ * an external (GS1, GS2: 4, 6, 12, 14) or the on-chip sync's (docs/chip.md,
+ * "Syncs"). */
+static uint64_t
+zone_cycles(const Chip *c, int zone)
+{
+	if (zone_has_host(zone))
+		return chip_sync_host_cycles(c);
+	if (zone == 4 || zone == 6 || zone == 12 || zone == 14)
+		return chip_rule(c, TIMING_SYNC_EXTERNAL);
+	return chip_rule(c, TIMING_SYNC_INTERNAL);
+}
+
 /* The transfers of this host sync; returns their cycles. */
 static uint64_t
 host_transfers(ChipSim *cs)
@@ -433,9 +446,7 @@ settle(ChipSim *cs, ChipError *err)
 			last = arrive;
 	}
 	/* Tiles that have returned, or never started, take no part. */
-	uint64_t cost = zone_has_host(zone)
-	                    ? chip_sync_host_cycles(cs->chip)
-	                    : chip_rule(cs->chip, TIMING_SYNC_INTERNAL);
+	uint64_t cost = zone_cycles(cs->chip, zone);
 	if (zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
 		cs->host_cycles += cost + xfer;

@@ -7,9 +7,12 @@
  * incoming CSRs). Nothing is routed while tiles run: at each round of the
  * chip (sim/chip.c) every receiver is walked forward in cycle order,
  * interleaving its controls with the items that arrive at its mux from the
- * source the mux selects. Item i of a packet from tile s arrives at tile r
- * at depart + i + chip_route_cycles(s, r), the same for every pair of tiles
- * in every run: that is the time determinism of the chip.
+ * source the mux selects. Item i of a packet from tile s arrives (is
+ * written) at tile r at depart + i + chip_route_cycles(s, r), the same for
+ * every pair of tiles in every run: that is the time determinism of the
+ * chip. Controls are kept in the same frame: an XPIC takes effect
+ * chip_xpic_cycles after its issue (target/route.c). A received item
+ * counts ($INCOMING_DCOUNT, sync RECV) the rule recv-land after its write.
  *
  * Every arriving item the mux selects must be expected ($INCOMING_DCOUNT >
  * 0), of the receiver's format, aligned, inside the receive window and not
@@ -75,7 +78,7 @@ xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value,
 }
 
 int
-xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
+xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir)
 {
 	Tile *t = e->tile;
 	uint32_t bytes = n * item;
@@ -93,6 +96,7 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item)
 	               .n = n,
 	               .item = item,
 	               .src_addr = addr,
+	               .dir = dir,
 	               .pc = e->pc,
 	               .ctx = (uint8_t)e->ctx};
 	p->data = xmalloc(bytes);
@@ -286,12 +290,13 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		    "short",
 		    r->id, src, (unsigned long long)at);
 	uint32_t a = s->ptr;
+	uint64_t landed = at + 1 + chip_rule(c, TIMING_RECV_LAND);
 	if (w->dry) {
 		s->ptr += p->item;
 		if (--s->dcount == 0) {
-			s->zero_at = at + 1;
-			if (at + 1 >= w->from) {
-				w->ready = at + 1;
+			s->zero_at = landed;
+			if (landed >= w->from) {
+				w->ready = landed;
 				w->done = 1;
 			}
 		}
@@ -324,7 +329,7 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		p->pairsum[i] += pair_mark(c, r->id);
 	s->ptr += p->item;
 	if (--s->dcount == 0)
-		s->zero_at = at + 1;
+		s->zero_at = landed;
 	s->last_rx_cycle = at;
 	s->last_rx_addr = a;
 	if (!p->got[i]) {
@@ -345,7 +350,9 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 	Tile *t = chipsim_tile_if_exists(cs, src);
 	if (!t)
 		return 0;
-	uint64_t lat = chip_route_cycles(w->r->chip, src, w->r->id);
+	const Chip *c = w->r->chip;
+	uint64_t lat = chip_route_cycles(c, src, w->r->id);
+	uint32_t dir = chip_route_dir(c, src, w->r->id);
 	XState *x = &t->x;
 	/* first packet whose last item arrives at or after `from` */
 	int lo = x->pk_done, hi = x->npk;
@@ -364,6 +371,16 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 			break;
 		uint32_t i0 = from > first ? (uint32_t)(from - first) : 0;
 		uint64_t i1 = to - first < p->n ? to - first : p->n;
+		if (i0 < i1 && !(p->dir & dir))
+			return tx_error(
+			    w->err, t, p, first + i0,
+			    "exchange: tile %u's mux selects tile %u at cycle "
+			    "%llu, but that tile's send at cycle %llu goes in "
+			    "direction %u (sctl bits 1..0) and tile %u is in "
+			    "direction %u: its words never reach it",
+			    w->r->id, src, (unsigned long long)(first + i0),
+			    (unsigned long long)p->depart, p->dir, w->r->id,
+			    dir);
 		for (uint32_t i = i0; i < i1; i++) {
 			if (deliver(w, s, src, p, i, first + i))
 				return -1;
@@ -491,10 +508,7 @@ int
 xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 {
 	const Chip *c = chipsim_chip(cs);
-	uint64_t lmax =
-	    chip_rule(c, TIMING_ROUTE_BASE) +
-	    (uint64_t)chip_rule(c, TIMING_ROUTE_COLUMN) * (c->columns - 1) +
-	    (uint64_t)chip_rule(c, TIMING_ROUTE_ROW) * (c->rows - 1) + 2;
+	uint64_t lmax = chip_route_max_cycles(c);
 	for (uint32_t id = 0; id < chipsim_tiles(cs); id++) {
 		Tile *t = chipsim_tile_if_exists(cs, id);
 		if (!t)

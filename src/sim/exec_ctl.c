@@ -636,10 +636,14 @@ exec_uput(Exec *e)
  * source in bits 10..0 and $INCOMING_FORMAT in bits 12..11 (DECISION).
  */
 
+/* An XPIC issued at `at` selects the words written from M cycles later
+ * on (target/route.c): it takes effect then, in the frame of the
+ * receiver's writes. The partner is in the same row, so has the same M. */
 static void
 xpic(Exec *e, uint64_t at, uint32_t sel, uint32_t value)
 {
 	Tile *t = e->tile;
+	at += chip_xpic_cycles(t->chip, t->id);
 	xch_control(t, XC_MUX, at, value & XPIC_SOURCE, sel & 1);
 	xch_control(t, XC_FORMAT, at, (value >> XPIC_FORMAT_SHIFT) & 3,
 	            sel & 1);
@@ -657,7 +661,7 @@ stream_send(Exec *e, uint32_t addr, uint32_t n, uint32_t sctl)
 {
 	Tile *t = e->tile;
 	uint32_t item = sctl & SCTL_64 ? 8 : 4;
-	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item))
+	if ((sctl & SCTL_DIR) && xch_send(e, addr, n, item, sctl & SCTL_DIR))
 		return;
 	t->x.out_ptr = addr + n * item;
 	t->x.out_sctl = sctl;

@@ -143,6 +143,7 @@ typedef struct {
 	uint32_t n;        /* items, one per cycle */
 	uint32_t item;     /* bytes per item: 4, or 8 for paired sends */
 	uint32_t src_addr; /* where the data came from, for messages */
+	uint32_t dir;      /* the sctl direction bits it goes (SCTL_DIR) */
 	uint32_t pc;       /* of the send, and the context (0 supervisor, */
 	uint8_t ctx;       /* 1..6 worker 0..5) that issued it: reports */
 	uint8_t *data;     /* n * item bytes, copied at the send */
@@ -456,7 +457,7 @@ int trace_write_json(const ChipSim *cs, const char *path, int overwrite,
 void xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value,
                  int partner);
 /* Log a send of n items from addr; 0 or a fault raised on e. */
-int xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item);
+int xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir);
 void xch_reset(XState *x);
 void xch_free(XState *x);
 /* Resolve deliveries to receiver r of items arriving before `until`,

@@ -182,30 +182,6 @@ chip_pair(const Chip *c, uint32_t logical)
 	return chip_logical(c, chip_physical(c, logical) ^ 2);
 }
 
-static uint32_t
-distance(uint32_t a, uint32_t b)
-{
-	return a > b ? a - b : b - a;
-}
-
-/*
- * Route latency, a linear model in the physical positions (DECISION, after
- * system.md 3.2 and ipu-stack.md 3.3, whose exact function is not
- * published): a floor, plus a cost per column group and per row of
- * distance, plus one cycle for each differing lane bit.
- */
-uint32_t
-chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst)
-{
-	uint32_t ps = chip_physical(c, src), pd = chip_physical(c, dst);
-	uint32_t lanes = ((ps ^ pd) & 1) + (((ps ^ pd) >> 1) & 1);
-	return chip_rule(c, TIMING_ROUTE_BASE) +
-	       chip_rule(c, TIMING_ROUTE_COLUMN) *
-	           distance((ps >> 2) & 15, (pd >> 2) & 15) +
-	       chip_rule(c, TIMING_ROUTE_ROW) * distance(ps >> 6, pd >> 6) +
-	       lanes;
-}
-
 uint64_t
 chip_host_cycles(const Chip *c, uint64_t bytes)
 {

@@ -75,12 +75,14 @@ enum {
 };
 
 /* Fields of the timed exchange instructions (docs/chip.md). A send's sctl:
- * bits 1..0 the direction (0: no packet), bit 2 64-bit items (ipu-stack.md
- * 3.2). An XPIC control's value (DECISION): the mux source in bits 10..0,
- * $INCOMING_FORMAT in bits 12..11 (0: 32-bit items, else 64-bit). */
+ * bits 1..0 the directions the words go (0: no packet; chip_route_dir),
+ * bit 2 64-bit items (ipu-stack.md 3.2). An XPIC control's value (DECISION):
+ * the mux source in bits 10..0, $INCOMING_FORMAT in bits 12..11 (0: 32-bit
+ * items, else 64-bit). */
 enum {
 	SCTL_DIR = 3,
-	SCTL_DIR1 = 1,
+	SCTL_DIR1 = 1, /* up the spine positions (displacement >= 1, route.c) */
+	SCTL_DIR2 = 2, /* down them */
 	SCTL_64 = 4,
 	XPIC_SOURCE = 0x7ff,
 	XPIC_FORMAT_SHIFT = 11,
@@ -107,9 +109,21 @@ uint32_t chip_physical(const Chip *c, uint32_t logical);
 uint32_t chip_logical(const Chip *c, uint32_t physical);
 /* The tile sharing the 64-bit exchange resources: physical id ^ 2. */
 uint32_t chip_pair(const Chip *c, uint32_t logical);
-/* Cycles from a send's issue to the word's arrival at the receiver's
- * incoming mux (docs/chip.md, "Latency"). */
+/* Exchange route timing (route.c; docs/chip.md, "Route latency"). The
+ * mux lead: a receiver's XPIC issued this many cycles after a sender's word
+ * (negative: before) selects that word. */
+int32_t chip_mux_lead(const Chip *c, uint32_t src, uint32_t dst);
+/* XPIC issue to the selected words' write at the receiver (and so to the
+ * XPIC taking effect in the emulator's frame): 52 + 2 x its row. */
+uint32_t chip_xpic_cycles(const Chip *c, uint32_t dst);
+/* A send's issue to the word's write at the receiver: lead + XPIC cycles,
+ * always positive. */
 uint32_t chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst);
+/* The largest chip_route_cycles over all pairs of tiles. */
+uint32_t chip_route_max_cycles(const Chip *c);
+/* The direction bit (SCTL_DIR1 or SCTL_DIR2) a send needs in its sctl for
+ * its words to reach dst. */
+uint32_t chip_route_dir(const Chip *c, uint32_t src, uint32_t dst);
 /* Host link: cycles to move `bytes` over PCIe at this chip's clock. */
 uint64_t chip_host_cycles(const Chip *c, uint64_t bytes);
 /* Cycles of a sync that includes the host (rule sync-host, in ns). */
