@@ -534,7 +534,7 @@ static void
 test_cli(void **state)
 {
 	(void)state;
-	static char out[1 << 16];
+	static char out[1 << 20]; /* tile --json: every tile of the chip */
 	write_text("g.graph", "input x f16 [48, 64]\n"
 	                      "weight w f16 [64, 96]\nweight b f16 [96]\n"
 	                      "h = matmul x w\ny = add h b\nz = gelu y\n"
