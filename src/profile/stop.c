@@ -11,9 +11,13 @@
 #include "../asm/isa.h"
 #include "profile.h"
 
+enum { IN_EPILOGUE = -2 };
+
 /* The step a tile's supervisor is in: the step whose code holds its pc,
  * or, inside a kernel (below the steps' code), the step of the call it
- * returns to. -1 if none (the prologue, the epilogue, no step code). */
+ * returns to. IN_EPILOGUE past the last step's code (also where a tile
+ * with no code in the steps after a break stops); -1 if none (the
+ * prologue, no step code). */
 static int32_t
 step_of(const ProfProgram *p, uint32_t t, const SimTileStatus *a)
 {
@@ -22,6 +26,8 @@ step_of(const ProfProgram *p, uint32_t t, const SimTileStatus *a)
 	const uint32_t *at = p->step_pc + (size_t)t * (p->nstep + 1);
 	if (a->pc < at[0] && a->lr >= at[0])
 		return pkg_step_in(at, p->nstep, a->lr - 4);
+	if (a->pc >= at[p->nstep])
+		return IN_EPILOGUE;
 	return pkg_step_in(at, p->nstep, a->pc);
 }
 
@@ -101,6 +107,10 @@ static void
 step_text(const ProfProgram *p, const Group *g, char *buf, size_t len)
 {
 	buf[0] = 0;
+	if (g->step == IN_EPILOGUE)
+		snprintf(buf, len,
+		         ", in the program's epilogue (no code in "
+		         "the steps after)");
 	if (g->step < 0)
 		return;
 	const ProfStep *s = &p->step[g->step];
