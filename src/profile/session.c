@@ -263,20 +263,39 @@ is_lane(const ProfileSession *s, uint32_t t)
 	return t == 0;
 }
 
+/* A run of the program's tiles, each with nothing seen yet. */
+static ProfRun *
+run_new(const ProfProgram *p)
+{
+	ProfRun *r = xcalloc(1, sizeof *r);
+	r->tile = xcalloc((size_t)p->tiles + 1, sizeof *r->tile);
+	return r;
+}
+
+/* Tile t of the chip, with its end and where it stopped noted in pt; NULL
+ * if the chip never made it. */
+static Tile *
+run_tile(ChipSim *cs, uint32_t t, ProfTile *pt)
+{
+	Tile *tl = chipsim_tile_if_exists(cs, t);
+	if (tl) {
+		pt->end = tl->cycle;
+		sim_tile_status(tl, &pt->at);
+	}
+	return tl;
+}
+
 /* Take what the tiles saw (the logs move into the run). */
 static ProfRun *
 collect(ProfileSession *s, ChipSim *cs)
 {
 	const ProfProgram *p = s->prog;
-	ProfRun *r = xcalloc(1, sizeof *r);
-	r->tile = xcalloc((size_t)p->tiles + 1, sizeof *r->tile);
+	ProfRun *r = run_new(p);
 	for (uint32_t t = 0; t < p->tiles; t++) {
-		Tile *tl = chipsim_tile_if_exists(cs, t);
 		ProfTile *pt = &r->tile[t];
+		Tile *tl = run_tile(cs, t, pt);
 		if (!tl)
 			continue;
-		pt->end = tl->cycle;
-		sim_tile_status(tl, &pt->at);
 		if (tl->obs) {
 			pt->total = tl->obs->total;
 			if (p->step_pc)
@@ -571,15 +590,12 @@ profile_sim_ran(ProfileSession *s, ChipSim *cs, RunStatus st,
 		                        .op = xcalloc(1, sizeof(uint32_t)),
 		                        .kernel = xcalloc(1, sizeof(uint32_t))};
 	}
-	ProfRun *r = xcalloc(1, sizeof *r);
-	r->tile = xcalloc((size_t)p->tiles + 1, sizeof *r->tile);
+	ProfRun *r = run_new(p);
 	for (uint32_t t = 0; t < p->tiles; t++) {
-		Tile *tl = chipsim_tile_if_exists(cs, t);
 		ProfTile *pt = &r->tile[t];
+		Tile *tl = run_tile(cs, t, pt);
 		if (!tl)
 			continue;
-		pt->end = tl->cycle;
-		sim_tile_status(tl, &pt->at);
 		pt->total = totals_at(tl, UINT64_MAX);
 		pt->entry = xcalloc((size_t)nrel + 1, sizeof *pt->entry);
 		for (uint32_t k = 0; k + 1 < p->nstep; k++)
