@@ -1,8 +1,11 @@
 /* support.c - helpers shared by the unit tests. */
 #include "support.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../src/util/npy.h"
 
 uint32_t
 enc(const char *variant, int nops, ...)
@@ -166,4 +169,41 @@ expect_in(const char *text, const char *needle)
 {
 	if (!strstr(text, needle))
 		fail_msg("'%s' not in:\n%s", needle, text);
+}
+
+void
+expect_diag_ok(int e, const Diag *d, const char *what)
+{
+	if (e) {
+		char buf[1024];
+		diag_format(d, buf, sizeof buf);
+		fail_msg("%s: %s", what, buf);
+	}
+}
+
+void
+expect_cosines(const float *got, int batch, int n, const char *ref_npy,
+               double min)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", test_dir, ref_npy);
+	NpyArray ref;
+	Diag d;
+	assert_int_equal(npy_read(path, &ref, &d), 0);
+	assert_int_equal(npy_count(&ref), (uint64_t)batch * (uint64_t)n);
+	const float *want = ref.data;
+	for (int b = 0; b < batch; b++) {
+		double dot = 0, na = 0, nb = 0;
+		for (int k = 0; k < n; k++) {
+			double x = got[(size_t)b * n + k],
+			       y = want[(size_t)b * n + k];
+			dot += x * y, na += x * x, nb += y * y;
+		}
+		double cos = dot / sqrt(na * nb);
+		print_message("image %d: cosine %.9f against %s (at least "
+		              "%.4f)\n",
+		              b, cos, ref_npy, min);
+		assert_true(cos >= min);
+	}
+	npy_free(&ref);
 }

@@ -53,5 +53,12 @@ void write_text(const char *name, const char *text);
 int run_ipu(char *out, size_t len, const char *args);
 /* Fails the test unless needle is in text. */
 void expect_in(const char *text, const char *needle);
+/* Fails the test with what and d's message unless e is 0. */
+void expect_diag_ok(int e, const Diag *d, const char *what);
+/* Fails the test unless each of the batch rows of got[batch, n] has a
+ * cosine of at least min against its row of the f32 .npy `ref_npy` of
+ * test_dir (which holds batch x n values); prints each cosine. */
+void expect_cosines(const float *got, int batch, int n, const char *ref_npy,
+                    double min);
 
 #endif

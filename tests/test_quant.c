@@ -114,39 +114,20 @@ emulate(const char *w)
 	               .threads = 2};
 	SiglipResult res;
 	Diag d;
-	if (siglip_run(&r, &res, &d)) {
-		char buf[1024];
-		diag_format(&d, buf, sizeof buf);
-		fail_msg("siglip_run: %s", buf);
-	}
+	expect_diag_ok(siglip_run(&r, &res, &d), &d, "siglip_run");
 	return res;
 }
 
-/* Each image's cosine of the run against the .npy `ref`, at least min. */
-static void
-compare(const SiglipResult *r, const char *ref, double min)
+/* siglip_quant_read of checkpoint path (opened into f) for the tiny
+ * config: its result. */
+static int
+read_policy(const char *path, StFile *f, SiglipQuant *q, Diag *d)
 {
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", test_dir, ref);
-	NpyArray a;
-	Diag d;
-	assert_int_equal(npy_read(path, &a, &d), 0);
-	assert_int_equal(npy_count(&a), (uint64_t)r->batch * r->d);
-	const float *y = a.data;
-	for (int b = 0; b < r->batch; b++) {
-		double xy = 0, xx = 0, yy = 0;
-		for (int k = 0; k < r->d; k++) {
-			double p = r->embedding[b * r->d + k],
-			       q = y[b * r->d + k];
-			xy += p * q, xx += p * p, yy += q * q;
-		}
-		double cos = xy / sqrt(xx * yy);
-		print_message("image %d: cosine %.6f against %s (at least "
-		              "%.4f)\n",
-		              b, cos, ref, min);
-		assert_true(cos >= min);
-	}
-	npy_free(&a);
+	SiglipConfig c;
+	assert_int_equal(siglip_config_parse(tiny, strlen(tiny), "t", &c, d),
+	                 0);
+	assert_int_equal(st_open(path, f, d), 0);
+	return siglip_quant_read(&c, f, path, q, d);
 }
 
 /* The emulated chip runs what the reference decodes from the checkpoint:
@@ -159,7 +140,8 @@ test_run_quantized(void **state)
 	SiglipResult r = emulate("qrun.safetensors");
 	assert_true(r.quantized);
 	assert_false(r.unrolled);
-	compare(&r, "qrun.safetensors.ref.npy", 0.999);
+	expect_cosines(r.embedding, r.batch, r.d, "qrun.safetensors.ref.npy",
+	               0.999);
 	siglip_result_free(&r);
 	/* it brings its own types */
 	char out[4096];
@@ -181,13 +163,9 @@ test_mixed(void **state)
 	char path[256];
 	snprintf(path, sizeof path, "%s/qmix.safetensors", test_dir);
 	StFile f;
-	SiglipConfig c;
-	Diag d;
-	assert_int_equal(siglip_config_parse(tiny, strlen(tiny), "t", &c, &d),
-	                 0);
-	assert_int_equal(st_open(path, &f, &d), 0);
 	SiglipQuant q;
-	assert_int_equal(siglip_quant_read(&c, &f, path, &q, &d), 0);
+	Diag d;
+	assert_int_equal(read_policy(path, &f, &q, &d), 0);
 	int kept = 0, f8 = 0;
 	for (int i = 1; i < q.nweight; i++) { /* the patch embedding: f16 */
 		kept += q.weight[i].dtype == DT_F16;
@@ -200,7 +178,8 @@ test_mixed(void **state)
 	st_free(&f);
 	SiglipResult r = emulate("qmix.safetensors");
 	assert_true(r.unrolled);
-	compare(&r, "qmix.safetensors.ref.npy", 0.999);
+	expect_cosines(r.embedding, r.batch, r.d, "qmix.safetensors.ref.npy",
+	               0.999);
 	siglip_result_free(&r);
 }
 
@@ -287,14 +266,10 @@ policy_entry(const char *path, const char *key, char *out, size_t n)
 static void
 expect_refused(const char *path, const char *msg)
 {
-	SiglipConfig c;
 	StFile f;
-	Diag d;
-	assert_int_equal(siglip_config_parse(tiny, strlen(tiny), "t", &c, &d),
-	                 0);
-	assert_int_equal(st_open(path, &f, &d), 0);
 	SiglipQuant q;
-	assert_int_not_equal(siglip_quant_read(&c, &f, path, &q, &d), 0);
+	Diag d;
+	assert_int_not_equal(read_policy(path, &f, &q, &d), 0);
 	print_message("refused: %s\n", d.msg);
 	if (!strstr(d.msg, msg))
 		fail_msg("'%s' not in '%s'", msg, d.msg);

@@ -44,32 +44,6 @@ shell(const char *fmt, const char *a, const char *b)
 		fail_msg("failed: %s", line);
 }
 
-/* The cosine of each image's embedding against the reference's. */
-static void
-compare(const SiglipResult *r, const char *ref_npy, double min_cos)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", test_dir, ref_npy);
-	NpyArray ref;
-	Diag d;
-	assert_int_equal(npy_read(path, &ref, &d), 0);
-	assert_int_equal(npy_count(&ref), (uint64_t)r->batch * r->d);
-	const float *want = ref.data;
-	for (int b = 0; b < r->batch; b++) {
-		double dot = 0, na = 0, nb = 0;
-		for (int k = 0; k < r->d; k++) {
-			double x = r->embedding[b * r->d + k],
-			       y = want[b * r->d + k];
-			dot += x * y, na += x * x, nb += y * y;
-		}
-		double cos = dot / sqrt(na * nb);
-		print_message("image %d: cosine %.9f (at least %.4f)\n", b, cos,
-		              min_cos);
-		assert_true(cos >= min_cos);
-	}
-	npy_free(&ref);
-}
-
 /* The PyTorch reference on the case's checkpoint and pixels into out;
  * `precision` its --dtype (and --f8-scales). */
 static void
@@ -133,15 +107,11 @@ run_case(const char *config_json, int size, int batch, const char *name,
 	               .threads = 2};
 	SiglipResult res;
 	Diag d;
-	if (siglip_run(&r, &res, &d)) {
-		char buf[1024];
-		diag_format(&d, buf, sizeof buf);
-		fail_msg("siglip_run: %s", buf);
-	}
+	expect_diag_ok(siglip_run(&r, &res, &d), &d, "siglip_run");
 	print_message("%s %s: %llu cycles (predicted %llu), %u tiles\n", name,
 	              dtype_name(dt), (unsigned long long)res.cycles,
 	              (unsigned long long)res.predicted_cycles, res.tiles);
-	compare(&res, ref, min_cos);
+	expect_cosines(res.embedding, res.batch, res.d, ref, min_cos);
 	if (min_sim > 0) {
 		char scales[512], args8[560], sim[80];
 		scales_arg(&res, scales, sizeof scales);
@@ -150,7 +120,7 @@ run_case(const char *config_json, int size, int batch, const char *name,
 		         scales);
 		snprintf(sim, sizeof sim, "%s.sim8.npy", name);
 		reference(w, cfg, name, args8, sim);
-		compare(&res, sim, min_sim);
+		expect_cosines(res.embedding, res.batch, res.d, sim, min_sim);
 	}
 	siglip_result_free(&res);
 }

@@ -692,6 +692,16 @@ def _cmd_preprocess(args):
     _save_npy(args.out, load_images(args.image, args.size), args.force)
 
 
+def _tower_inputs(args, cfg):
+    """The pixel values (--pixels or --image) and the vision weights
+    (--weights) of a command with the tower's inputs."""
+    if args.pixels:
+        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
+    else:
+        pixels = load_images(args.image, cfg.image_size)
+    return pixels, vision_weights(read_safetensors(args.weights), cfg, args.weights)
+
+
 def _cmd_run(args):
     cfg = read_config(args.config)
     if not cfg.vision_use_head and args.out:
@@ -699,11 +709,7 @@ def _cmd_run(args):
     if not args.out and not args.hidden:
         raise RefError("run: give --out and/or --hidden")
     _refuse_existing([args.out, args.hidden], args.force)
-    if args.pixels:
-        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
-    else:
-        pixels = load_images(args.image, cfg.image_size)
-    weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    pixels, weights = _tower_inputs(args, cfg)
     if (args.dtype == "f8") != bool(args.f8_scales):
         raise RefError("run: --f8-scales goes with --dtype f8, and --dtype f8 needs them")
     act = F8Activations(parse_f8_scales(args.f8_scales)) if args.f8_scales else _no_act
@@ -716,11 +722,7 @@ def _cmd_run(args):
 
 def _cmd_calibrate(args):
     cfg = read_config(args.config)
-    if args.pixels:
-        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
-    else:
-        pixels = load_images(args.image, cfg.image_size)
-    weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    pixels, weights = _tower_inputs(args, cfg)
     ranges = ActivationRanges()
     tower(pixels, weights, cfg, "f64", ranges)
     scales = {}
@@ -802,11 +804,7 @@ def activation_stats(pixels, weights, cfg):
 
 def _cmd_stats(args):
     cfg = read_config(args.config)
-    if args.pixels:
-        pixels = check_pixels(_load_npy(args.pixels), cfg, args.pixels)
-    else:
-        pixels = load_images(args.image, cfg.image_size)
-    weights = vision_weights(read_safetensors(args.weights), cfg, args.weights)
+    pixels, weights = _tower_inputs(args, cfg)
     rows = activation_stats(pixels, weights, cfg)
     cols = ("qkv", "out", "fc1", "fc2")
     print("| layer | " + " | ".join(f"{c} max (max/median)" for c in cols)
@@ -1147,6 +1145,12 @@ def _parser():
     dt.add_argument("--dtype", choices=list(PRECISIONS), default="f64",
                     help="arithmetic: f64 (reference truth), f32, f16 (f16 storage, f32 sums), f8 (f16 with "
                          "F143 dense GEMM operands); default f64")
+    tower_in = argparse.ArgumentParser(add_help=False)  # the tower's checkpoint and inputs
+    tower_in.add_argument("--weights", required=True, help="safetensors checkpoint")
+    tower_in.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
+    src = tower_in.add_mutually_exclusive_group(required=True)
+    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
+    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
 
     s = sub.add_parser("preprocess", parents=[force], help="images -> pixel_values [B, 3, N, N] float32 .npy")
     s.add_argument("--image", action="append", required=True, help="an image file (repeat for a batch)")
@@ -1154,36 +1158,21 @@ def _parser():
     s.add_argument("--out", required=True)
     s.set_defaults(func=_cmd_preprocess)
 
-    s = sub.add_parser("run", parents=[force, dt], help="the tower: pooled embedding [B, d], float32 .npy")
-    s.add_argument("--weights", required=True, help="safetensors checkpoint")
-    s.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
-    src = s.add_mutually_exclusive_group(required=True)
-    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
-    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
+    s = sub.add_parser("run", parents=[tower_in, force, dt], help="the tower: pooled embedding [B, d], float32 .npy")
     s.add_argument("--out", help="pooled embedding (pooler_output) [B, d]")
     s.add_argument("--hidden", help="last_hidden_state [B, N, d]")
     s.add_argument("--f8-scales", help="with --dtype f8: each GEMM position's activation scale, "
                                        "qkv=N,out=N,... as ipu run siglip --dtype f8 prints them")
     s.set_defaults(func=_cmd_run)
 
-    s = sub.add_parser("calibrate", help="largest |x| at each dense GEMM's input (f64) and the F143 scales "
+    s = sub.add_parser("calibrate", parents=[tower_in], help="largest |x| at each dense GEMM's input (f64) and the F143 scales "
                                          "that cover it, as --f8-scales")
-    s.add_argument("--weights", required=True, help="safetensors checkpoint")
-    s.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
-    src = s.add_mutually_exclusive_group(required=True)
-    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
-    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
     s.add_argument("--headroom", type=int, default=0,
                    help="binades added to each scale, for inputs larger than the calibration images' (default 0)")
     s.set_defaults(func=_cmd_calibrate)
 
-    s = sub.add_parser("stats", help="activation statistics per layer (f64): GEMM input ranges, massive "
+    s = sub.add_parser("stats", parents=[tower_in], help="activation statistics per layer (f64): GEMM input ranges, massive "
                                      "activations, high-norm tokens, attention sinks (docs/models.md)")
-    s.add_argument("--weights", required=True, help="safetensors checkpoint")
-    s.add_argument("--config", required=True, help="config.json (SiglipVisionConfig or SiglipConfig)")
-    src = s.add_mutually_exclusive_group(required=True)
-    src.add_argument("--image", action="append", help="an image file (repeat for a batch)")
-    src.add_argument("--pixels", help="pixel_values .npy, [B, 3, S, S] or [3, S, S]")
     s.set_defaults(func=_cmd_stats)
 
     s = sub.add_parser("quant-check", parents=[force], help="check a checkpoint ipu quant wrote against the algorithms written "

@@ -179,6 +179,50 @@ host_load(HostTower *t, const SiglipConfig *c, const StFile *f, Diag *d)
 	return e;
 }
 
+/* fn on every linear of t: the patch embedding's, each layer's, the
+ * head's. */
+static void
+each_linear(HostTower *t, void (*fn)(HostLinear *))
+{
+	fn(&t->embed);
+	for (int l = 0; t->layer && l < t->c.layers; l++) {
+		HostLayer *y = &t->layer[l];
+		HostLinear *lin[] = {&y->q,   &y->k,   &y->v,
+		                     &y->out, &y->fc1, &y->fc2};
+		for (int i = 0; i < 6; i++)
+			fn(lin[i]);
+	}
+	HostLinear *h[] = {&t->hq,   &t->hk,   &t->hv,
+	                   &t->hout, &t->hfc1, &t->hfc2};
+	for (int i = 0; i < 6; i++)
+		fn(h[i]);
+}
+
+/* fn on every other array of t, with its length: the position
+ * embedding, the LayerNorms' parameters, the probe. */
+static void
+each_vector(HostTower *t, void (*fn)(float **x, size_t n))
+{
+	size_t d = (size_t)t->c.hidden;
+	fn(&t->pos, (size_t)siglip_tokens(&t->c) * d);
+	for (int l = 0; t->layer && l < t->c.layers; l++) {
+		HostLayer *y = &t->layer[l];
+		float **v[] = {&y->ln1_g, &y->ln1_b, &y->ln2_g, &y->ln2_b};
+		for (int i = 0; i < 4; i++)
+			fn(v[i], d);
+	}
+	float **v[] = {&t->post_g, &t->post_b, &t->probe, &t->hln_g, &t->hln_b};
+	for (int i = 0; i < 5; i++)
+		fn(v[i], d);
+}
+
+static void
+vector_free(float **x, size_t n)
+{
+	(void)n;
+	free(*x);
+}
+
 static void
 linear_free(HostLinear *l)
 {
@@ -189,29 +233,9 @@ linear_free(HostLinear *l)
 void
 host_free(HostTower *t)
 {
-	linear_free(&t->embed);
-	free(t->pos);
-	for (int l = 0; t->layer && l < t->c.layers; l++) {
-		HostLayer *y = &t->layer[l];
-		free(y->ln1_g);
-		free(y->ln1_b);
-		free(y->ln2_g);
-		free(y->ln2_b);
-		HostLinear *lin[] = {&y->q,   &y->k,   &y->v,
-		                     &y->out, &y->fc1, &y->fc2};
-		for (int i = 0; i < 6; i++)
-			linear_free(lin[i]);
-	}
+	each_linear(t, linear_free);
+	each_vector(t, vector_free);
 	free(t->layer);
-	free(t->post_g);
-	free(t->post_b);
-	free(t->probe);
-	HostLinear *h[] = {&t->hq,   &t->hk,   &t->hv,
-	                   &t->hout, &t->hfc1, &t->hfc2};
-	for (int i = 0; i < 6; i++)
-		linear_free(h[i]);
-	free(t->hln_g);
-	free(t->hln_b);
 	memset(t, 0, sizeof *t);
 }
 
@@ -225,48 +249,29 @@ dup(const float *x, size_t n)
 	return y;
 }
 
+/* *x replaced by a copy of its n floats (NULL stays NULL) */
 static void
-linear_copy(HostLinear *dst, const HostLinear *src)
+vector_dup(float **x, size_t n)
 {
-	*dst = *src;
-	dst->w = dup(src->w, (size_t)src->out * src->in);
-	dst->b = dup(src->b, (size_t)src->out);
+	*x = dup(*x, n);
+}
+
+static void
+linear_dup(HostLinear *l)
+{
+	vector_dup(&l->w, (size_t)l->out * l->in);
+	vector_dup(&l->b, (size_t)l->out);
 }
 
 void
 host_copy(HostTower *dst, const HostTower *src)
 {
-	const SiglipConfig *c = &src->c;
-	size_t d = (size_t)c->hidden;
 	*dst = *src;
-	linear_copy(&dst->embed, &src->embed);
-	dst->pos = dup(src->pos, (size_t)siglip_tokens(c) * d);
-	dst->layer = xcalloc((size_t)c->layers, sizeof *dst->layer);
-	for (int l = 0; l < c->layers; l++) {
-		const HostLayer *s = &src->layer[l];
-		HostLayer *y = &dst->layer[l];
-		y->ln1_g = dup(s->ln1_g, d);
-		y->ln1_b = dup(s->ln1_b, d);
-		y->ln2_g = dup(s->ln2_g, d);
-		y->ln2_b = dup(s->ln2_b, d);
-		linear_copy(&y->q, &s->q);
-		linear_copy(&y->k, &s->k);
-		linear_copy(&y->v, &s->v);
-		linear_copy(&y->out, &s->out);
-		linear_copy(&y->fc1, &s->fc1);
-		linear_copy(&y->fc2, &s->fc2);
-	}
-	dst->post_g = dup(src->post_g, d);
-	dst->post_b = dup(src->post_b, d);
-	dst->probe = dup(src->probe, d);
-	linear_copy(&dst->hq, &src->hq);
-	linear_copy(&dst->hk, &src->hk);
-	linear_copy(&dst->hv, &src->hv);
-	linear_copy(&dst->hout, &src->hout);
-	linear_copy(&dst->hfc1, &src->hfc1);
-	linear_copy(&dst->hfc2, &src->hfc2);
-	dst->hln_g = dup(src->hln_g, d);
-	dst->hln_b = dup(src->hln_b, d);
+	dst->layer = xmalloc((size_t)src->c.layers * sizeof *dst->layer);
+	memcpy(dst->layer, src->layer,
+	       (size_t)src->c.layers * sizeof *dst->layer);
+	each_linear(dst, linear_dup);
+	each_vector(dst, vector_dup);
 }
 
 /* ---- operators ---- */
