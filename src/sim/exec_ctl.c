@@ -385,7 +385,7 @@ csr_get(Exec *e, int idx, uint32_t *v)
 		if (idx == S_PC)
 			*v = e->pc;
 		else if (idx == S_SSR)
-			*v = (uint32_t)t->lc_and;
+			*v = (uint32_t)t->lc_and | (uint32_t)t->etype[0] << 4;
 		else if (idx == S_CR)
 			*v = s->cr;
 		else if (idx == S_TILE_ID)
@@ -420,7 +420,8 @@ csr_get(Exec *e, int idx, uint32_t *v)
 		*v = e->pc;
 		break;
 	case W_WSR:
-		*v = (uint32_t)(e->ctx - 1); /* CTXTID_M1 [2:0] */
+		/* CTXTID_M1 [2:0], ETYPE [7:4] */
+		*v = (uint32_t)(e->ctx - 1) | (uint32_t)t->etype[e->ctx] << 4;
 		break;
 	case W_VERTEX_BASE:
 		*v = c->vertex_base;
