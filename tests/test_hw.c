@@ -149,10 +149,10 @@ test_model_reset_and_log(void **state)
 	assert_int_equal(v, 0); /* the reset cleared it */
 	char *t = log_text(log);
 	/* the driver's order: attach, id, monitor off, ICU reset, ... */
-	const char *order[] = {"USER_ATTACH", "SET_IPU_ID", "STOP_MONITOR",
-	                       "mail 4078020e", "START_MONITOR",
-	                       "ACCUMULATE_ERR", "ioctl 4004ed2d RESET",
-	                       "SET_SECONDARY_ID", "r 02000 -> 00000000"};
+	const char *order[] = {
+	    "USER_ATTACH",          "SET_IPU_ID",       "STOP_MONITOR",
+	    "mail 4078020e",        "START_MONITOR",    "ACCUMULATE_ERR",
+	    "ioctl 4004ed2d RESET", "SET_SECONDARY_ID", "r 02000 -> 00000000"};
 	const char *at = t;
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		const char *p = strstr(at, order[i]);
@@ -211,8 +211,8 @@ test_config_replay(void **state)
 	HwDev *d = hw_open("model:c600:tiles=1", log, &err);
 	assert_non_null(d);
 	uint8_t buf[256];
-	const uint32_t good[] = {0x2000, 0x1234, 0x302c, 5, 0x5404, 0x99,
-	                         0x3030, 9};
+	const uint32_t good[] = {0x2000, 0x1234, 0x302c, 5,
+	                         0x5404, 0x99,   0x3030, 9};
 	size_t n = make_config(buf, good, 4);
 	assert_int_equal(hw_replay_config(d, buf, n, "c.bin", &err), 0);
 	uint32_t v;
@@ -324,9 +324,8 @@ test_tdi_fault(void **state)
 	                 IPU_ERR_ARGUMENT);
 	assert_int_equal(hw_tile_pc(d, p, 7, &v, &err), IPU_ERR_ARGUMENT);
 	/* an instruction the debug interface cannot run: status says so */
-	assert_int_equal(hw_write32(d, card_tdi_reg(p, CARD_TDI_INSN),
-	                            0xffffffff, &err),
-	                 0);
+	assert_int_equal(
+	    hw_write32(d, card_tdi_reg(p, CARD_TDI_INSN), 0xffffffff, &err), 0);
 	hw_read32(d, card_tdi_reg(p, CARD_TDI_STATUS), &v, &err);
 	assert_true(v & CARD_TDI_FAILED);
 	hw_close(d);
@@ -403,11 +402,10 @@ test_autoloader(void **state)
 	static uint8_t big[CARD_BOOT_AREA + 4];
 	assert_int_equal(hw_install_bootloader(d, big, sizeof big, 4, &err),
 	                 IPU_ERR_ARGUMENT);
-	assert_int_equal(hw_write32(d, CARD_REG_AUTOLD_CSR,
-	                            3 << CARD_AUTOLD_TILE_SHIFT |
-	                                CARD_AUTOLD_GO,
-	                            &err),
-	                 IPU_ERR_IO);
+	assert_int_equal(
+	    hw_write32(d, CARD_REG_AUTOLD_CSR,
+	               3 << CARD_AUTOLD_TILE_SHIFT | CARD_AUTOLD_GO, &err),
+	    IPU_ERR_IO);
 	expect_in(err.msg, "without an image");
 	/* more tiles than the model's chip */
 	assert_int_equal(hw_install_bootloader(d, s->bytes, s->size, 5, &err),
@@ -420,9 +418,9 @@ test_autoloader(void **state)
 	assert_int_equal(chipsim_run(chip, 1000, &ce), RUN_DONE);
 	for (uint32_t id = 0; id < 4; id++) {
 		uint32_t v;
-		assert_int_equal(hw_tile_read(d, chip_physical(c, id), 0,
-		                              0x60000, &v, &err),
-		                 0);
+		assert_int_equal(
+		    hw_tile_read(d, chip_physical(c, id), 0, 0x60000, &v, &err),
+		    0);
 		assert_int_equal(v, id);
 	}
 	hw_close(d);
@@ -446,6 +444,14 @@ test_cli(void **state)
 	                         "--reset --log l.txt"),
 	                 0);
 	expect_in(out, "reset: ICU reset");
+	char path[128], logbuf[4096] = {0};
+	snprintf(path, sizeof path, "%s/l.txt", test_dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(fread(logbuf, 1, sizeof logbuf - 1, f) > 0);
+	fclose(f);
+	expect_in(logbuf, "mail 4078020e");
+	expect_in(logbuf, "r 30000 -> 00000000 TDI 0 CTXT_STATUS");
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "device info --device model:c600:tiles=2 "
 	                         "--log l.txt"),

@@ -198,8 +198,7 @@ cmd_device(int argc, char **argv)
 		else if ((v = cli_opt_value(argc, argv, &i, "--config",
 		                            &missing)))
 			config = v;
-		else if ((v = cli_opt_value(argc, argv, &i, "--log",
-		                            &missing)))
+		else if ((v = cli_opt_value(argc, argv, &i, "--log", &missing)))
 			logpath = v;
 		else if (!missing && !strcmp(argv[i], "--reset"))
 			do_reset = 1;
@@ -208,7 +207,8 @@ cmd_device(int argc, char **argv)
 		else if (!missing && !strcmp(argv[i], "--force"))
 			force = 1;
 		else if (!missing) {
-			fprintf(stderr, "ipu device info: unknown option '%s'\n",
+			fprintf(stderr,
+			        "ipu device info: unknown option '%s'\n",
 			        argv[i]);
 			return 2;
 		}
@@ -222,16 +222,19 @@ cmd_device(int argc, char **argv)
 		print_facts();
 		return 0;
 	}
+	/* The log is written through a temporary and kept whether or not
+	 * the device's steps succeed: it is how a failure is reported. */
 	FILE *log = NULL;
+	char tmp[4200];
+	Diag dg;
 	if (logpath && strcmp(logpath, "-")) {
 		const char *outs[] = {logpath}, *ins[] = {config};
 		int rc = cli_check_outputs("ipu device info", outs, 1, ins,
 		                           config ? 1 : 0, force);
 		if (rc)
 			return rc;
-		if (!(log = fopen(logpath, "w"))) {
-			fprintf(stderr, "ipu device info: %s: %s\n", logpath,
-			        strerror(errno));
+		if (!(log = file_create_temp(logpath, tmp, sizeof tmp, &dg))) {
+			fprintf(stderr, "ipu device info: %s\n", dg.msg);
 			return 1;
 		}
 	} else if (logpath)
@@ -246,7 +249,10 @@ cmd_device(int argc, char **argv)
 		rc = info(d, do_reset, config);
 		hw_close(d);
 	}
-	if (log && log != stderr)
-		fclose(log);
+	if (log && log != stderr &&
+	    file_commit_temp(log, tmp, logpath, force, &dg)) {
+		fprintf(stderr, "ipu device info: %s\n", dg.msg);
+		return 1;
+	}
 	return rc;
 }

@@ -213,20 +213,22 @@ hw_replay_config(HwDev *d, const uint8_t *bytes, size_t len, const char *what,
 		                what);
 	uint32_t n = le32(bytes + 8);
 	if ((len - CARD_CFG_HEADER) / 8 != n || (len - CARD_CFG_HEADER) % 8)
-		return rt_error(err, IPU_ERR_FORMAT,
-		                "%s: the header counts %u register writes "
-		                "(%llu bytes) but the file holds %zu bytes after "
-		                "it",
-		                what, n, 8ull * n, len - CARD_CFG_HEADER);
+		return rt_error(
+		    err, IPU_ERR_FORMAT,
+		    "%s: the header counts %u register writes "
+		    "(%llu bytes) but the file holds %zu bytes after "
+		    "it",
+		    what, n, 8ull * n, len - CARD_CFG_HEADER);
 	/* Check every write before the first one reaches the card. */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t off = le32(bytes + CARD_CFG_HEADER + 8 * i);
 		if (off % 4 || off > CARD_BAR_SIZE - 4)
-			return rt_error(err, IPU_ERR_FORMAT,
-			                "%s: write %u is at offset 0x%x, not a "
-			                "word of the 0x%x-byte BAR; nothing was "
-			                "written",
-			                what, i, off, CARD_BAR_SIZE);
+			return rt_error(
+			    err, IPU_ERR_FORMAT,
+			    "%s: write %u is at offset 0x%x, not a "
+			    "word of the 0x%x-byte BAR; nothing was "
+			    "written",
+			    what, i, off, CARD_BAR_SIZE);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *w = bytes + CARD_CFG_HEADER + 8 * i;
@@ -245,10 +247,11 @@ hw_replay_config(HwDev *d, const uint8_t *bytes, size_t len, const char *what,
 		    (rc = hw_read32(d, marks[i], &v, err)))
 			return rc;
 		if (v & CARD_HSP_MARK_MASK)
-			return rt_error(err, IPU_ERR_IO,
-			                "%s: the host sync mark at 0x%x reads %u "
-			                "after being cleared",
-			                d->name, marks[i], v & CARD_HSP_MARK_MASK);
+			return rt_error(
+			    err, IPU_ERR_IO,
+			    "%s: the host sync mark at 0x%x reads %u "
+			    "after being cleared",
+			    d->name, marks[i], v & CARD_HSP_MARK_MASK);
 	}
 	return 0;
 }
@@ -271,14 +274,15 @@ wait_autoloader(HwDev *d, ipu_error *err)
 }
 
 int
-hw_install_bootloader(HwDev *d, const uint8_t *img, size_t len,
-                      uint32_t tiles, ipu_error *err)
+hw_install_bootloader(HwDev *d, const uint8_t *img, size_t len, uint32_t tiles,
+                      ipu_error *err)
 {
 	if (!len || len > CARD_BOOT_AREA || len % 4)
-		return rt_error(err, IPU_ERR_ARGUMENT,
-		                "%s: a bootloader of %zu bytes: it must be whole "
-		                "words, 1..%u bytes",
-		                d->name, len, CARD_BOOT_AREA);
+		return rt_error(
+		    err, IPU_ERR_ARGUMENT,
+		    "%s: a bootloader of %zu bytes: it must be whole "
+		    "words, 1..%u bytes",
+		    d->name, len, CARD_BOOT_AREA);
 	if (!tiles || tiles - 1 > CARD_AUTOLD_TILE_MASK)
 		return rt_error(err, IPU_ERR_ARGUMENT,
 		                "%s: the autoloader takes 1..%u tiles, not %u",
@@ -372,8 +376,8 @@ tdi_exec(HwDev *d, uint32_t p, uint32_t ctx, uint32_t word, ipu_error *err)
 		return 0;
 	}
 	return rt_error(err, IPU_ERR_TIMEOUT,
-	                "%s: tile %u: a debug instruction stayed busy",
-	                d->name, p);
+	                "%s: tile %u: a debug instruction stayed busy", d->name,
+	                p);
 }
 
 enum { PUT_DBG_REG_SHIFT = 20 }; /* put $DBG_DATA, $mN (card.def) */
@@ -382,7 +386,8 @@ static int
 get_m(HwDev *d, uint32_t p, uint32_t ctx, uint32_t r, uint32_t *v,
       ipu_error *err)
 {
-	int rc = tdi_exec(d, p, ctx, CARD_TDI_PUT_DBG_M0 | r << PUT_DBG_REG_SHIFT, err);
+	int rc = tdi_exec(d, p, ctx,
+	                  CARD_TDI_PUT_DBG_M0 | r << PUT_DBG_REG_SHIFT, err);
 	return rc ? rc : tdi_read(d, p, CARD_TDI_DATA, v, err);
 }
 
@@ -409,8 +414,8 @@ with_stopped(HwDev *d, uint32_t p, uint32_t ctx, TdiOp op, void *arg,
 	    (rc = tdi_read(d, p, CARD_TDI_CTXT_STATUS, &sts, err)))
 		return rc;
 	uint32_t st = sts >> (2 * ctx) & 3, bit = 1u << ctx;
-	int stopped = st == CARD_MODEL_CTX_BREAK || st == CARD_MODEL_CTX_EXCPT ||
-	              st == CARD_MODEL_CTX_IDLE;
+	int stopped = st == CARD_MODEL_CTX_BREAK ||
+	              st == CARD_MODEL_CTX_EXCPT || st == CARD_MODEL_CTX_IDLE;
 	if (!stopped) {
 		if ((rc = tdi_write(d, p, CARD_TDI_RUN_BREAK, brk | bit, err)))
 			return rc;
@@ -423,10 +428,11 @@ with_stopped(HwDev *d, uint32_t p, uint32_t ctx, TdiOp op, void *arg,
 			    st == CARD_MODEL_CTX_EXCPT)
 				break;
 			if (i == HW_POLLS)
-				return rt_error(err, IPU_ERR_TIMEOUT,
-				                "%s: tile %u context %u did not "
-				                "stop",
-				                d->name, p, ctx);
+				return rt_error(
+				    err, IPU_ERR_TIMEOUT,
+				    "%s: tile %u context %u did not "
+				    "stop",
+				    d->name, p, ctx);
 		}
 	}
 	rc = op(d, p, ctx, arg, err);
@@ -467,8 +473,7 @@ hw_tile_pc(HwDev *d, uint32_t p, uint32_t ctx, uint32_t *pc, ipu_error *err)
 }
 
 int
-hw_tile_status(HwDev *d, uint32_t p, uint32_t ctx, uint32_t *sr,
-               ipu_error *err)
+hw_tile_status(HwDev *d, uint32_t p, uint32_t ctx, uint32_t *sr, ipu_error *err)
 {
 	uint32_t io[2] = {CARD_TDI_GET_M0_SR, 0};
 	int rc = with_stopped(d, p, ctx, op_get, io, err);
@@ -490,8 +495,9 @@ op_mem(HwDev *d, uint32_t p, uint32_t ctx, void *arg, ipu_error *err)
 	if (io[2])
 		rc = set_m(d, p, ctx, CARD_TDI_GET_M0_DBG, io[1], err);
 	if (!rc)
-		rc = tdi_exec(d, p, ctx, io[2] ? CARD_TDI_ST_M0_AT_M1 : CARD_TDI_LD_M0_AT_M1,
-		              err);
+		rc = tdi_exec(
+		    d, p, ctx,
+		    io[2] ? CARD_TDI_ST_M0_AT_M1 : CARD_TDI_LD_M0_AT_M1, err);
 	if (!rc && !io[2])
 		rc = get_m(d, p, ctx, 0, &io[1], err);
 	ipu_error e2;
@@ -518,8 +524,8 @@ check_word_addr(HwDev *d, uint32_t addr, ipu_error *err)
 }
 
 int
-hw_tile_read(HwDev *d, uint32_t p, uint32_t ctx, uint32_t addr,
-             uint32_t *word, ipu_error *err)
+hw_tile_read(HwDev *d, uint32_t p, uint32_t ctx, uint32_t addr, uint32_t *word,
+             ipu_error *err)
 {
 	uint32_t io[3] = {addr, 0, 0};
 	int rc = check_word_addr(d, addr, err);
@@ -530,8 +536,8 @@ hw_tile_read(HwDev *d, uint32_t p, uint32_t ctx, uint32_t addr,
 }
 
 int
-hw_tile_write(HwDev *d, uint32_t p, uint32_t ctx, uint32_t addr,
-              uint32_t word, ipu_error *err)
+hw_tile_write(HwDev *d, uint32_t p, uint32_t ctx, uint32_t addr, uint32_t word,
+              ipu_error *err)
 {
 	uint32_t io[3] = {addr, word, 1};
 	int rc = check_word_addr(d, addr, err);

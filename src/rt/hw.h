@@ -55,8 +55,7 @@ int hw_read32(HwDev *d, uint32_t off, uint32_t *v, ipu_error *err);
 int hw_write32(HwDev *d, uint32_t off, uint32_t v, ipu_error *err);
 int hw_ioctl(HwDev *d, unsigned long req, void *arg, ipu_error *err);
 
-int hw_mailbox(HwDev *d, const CardMail *req, CardMail *reply,
-               ipu_error *err);
+int hw_mailbox(HwDev *d, const CardMail *req, CardMail *reply, ipu_error *err);
 int hw_attach_buffer(HwDev *d, uint32_t index, void *p, uint32_t size,
                      ipu_error *err);
 int hw_detach_buffer(HwDev *d, uint32_t index, ipu_error *err);
@@ -79,8 +78,7 @@ int hw_install_bootloader(HwDev *d, const uint8_t *img, size_t len,
 /* Tile debug access by physical tile id and context (0 supervisor, 1..6
  * workers). Contexts that run are stopped (RUN_BREAK) for the access and
  * let go after; registers the access borrows ($m0, $m1) are restored. */
-int hw_tile_states(HwDev *d, uint32_t physical, uint32_t *sts,
-                   ipu_error *err);
+int hw_tile_states(HwDev *d, uint32_t physical, uint32_t *sts, ipu_error *err);
 int hw_tile_pc(HwDev *d, uint32_t physical, uint32_t ctx, uint32_t *pc,
                ipu_error *err);
 /* $SSR (ctx 0) or $WSR: ETYPE in bits 7..4. */

@@ -81,9 +81,8 @@ hw_model_open(const char *spec, const HwOps **ops, ipu_error *err)
 	ChipConfig cc = {.chip = c, .tiles = c->tiles, .threads = 1};
 	if (opt) {
 		char *end;
-		unsigned long n = strncmp(opt, "tiles=", 6)
-		                      ? 0
-		                      : strtoul(opt + 6, &end, 10);
+		unsigned long n =
+		    strncmp(opt, "tiles=", 6) ? 0 : strtoul(opt + 6, &end, 10);
 		if (!n || *end || n > c->tiles || opt[6] < '0' ||
 		    opt[6] > '9') {
 			rt_error(err, IPU_ERR_ARGUMENT,

@@ -56,8 +56,7 @@ struct CardSim {
 	TdiRegs *tdi; /* by physical id */
 };
 
-static int
-fail(char *msg, size_t len, const char *fmt, ...)
+static int fail(char *msg, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static int
@@ -213,8 +212,10 @@ tdi_write(CardSim *cs, uint32_t physical, uint32_t reg, uint32_t v, char *msg,
 		return 0;
 	case CARD_TDI_INSN_OWNER:
 		if (v >= CHIP_CONTEXTS)
-			return fail(msg, len, "TDI %u: owner context %u is not "
-			            "0..6", physical, v);
+			return fail(msg, len,
+			            "TDI %u: owner context %u is not "
+			            "0..6",
+			            physical, v);
 		r->owner = v;
 		return 0;
 	case CARD_TDI_EXCPT_STATE:
@@ -272,10 +273,11 @@ autoload(CardSim *cs, uint32_t csr, char *msg, size_t len)
 			            cs->nald, kib);
 		if ((csr & CARD_AUTOLD_PTR_MASK) !=
 		    ((cs->nald - 1) & CARD_AUTOLD_PTR_MASK))
-			return fail(msg, len,
-			            "autoloader: load pointer %u does not match "
-			            "%u words",
-			            csr & CARD_AUTOLD_PTR_MASK, cs->nald);
+			return fail(
+			    msg, len,
+			    "autoloader: load pointer %u does not match "
+			    "%u words",
+			    csr & CARD_AUTOLD_PTR_MASK, cs->nald);
 		free(cs->boot);
 		cs->boot = xmalloc(cs->nald * 4);
 		memcpy(cs->boot, cs->ald, cs->nald * 4);
@@ -283,8 +285,9 @@ autoload(CardSim *cs, uint32_t csr, char *msg, size_t len)
 		return 0;
 	}
 	if (!cs->boot)
-		return fail(msg, len, "autoloader: GO to tiles without an "
-		                      "image (no GO with DATA_PRESENT first)");
+		return fail(msg, len,
+		            "autoloader: GO to tiles without an "
+		            "image (no GO with DATA_PRESENT first)");
 	uint32_t last = csr >> CARD_AUTOLD_TILE_SHIFT & CARD_AUTOLD_TILE_MASK;
 	if (last >= chipsim_tiles(cs->chip))
 		return fail(msg, len,
@@ -307,10 +310,11 @@ static int
 check_off(uint32_t off, char *msg, size_t len)
 {
 	if (off % 4 || off > CARD_BAR_SIZE - 4)
-		return fail(msg, len,
-		            "BAR offset 0x%x is not a word inside the 0x%x-byte "
-		            "configuration BAR",
-		            off, CARD_BAR_SIZE);
+		return fail(
+		    msg, len,
+		    "BAR offset 0x%x is not a word inside the 0x%x-byte "
+		    "configuration BAR",
+		    off, CARD_BAR_SIZE);
 	return 0;
 }
 
@@ -369,8 +373,8 @@ ioc_fail(int *errnum, int e, char *msg, size_t len, const char *what)
 }
 
 int
-cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum,
-              char *msg, size_t len)
+cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum, char *msg,
+              size_t len)
 {
 	*errnum = 0;
 	if (req == CARD_IOCTL_USER_ATTACH) {
@@ -395,9 +399,10 @@ cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum,
 			return ioc_fail(errnum, EFAULT, msg, len,
 			                "MAILBOX: NULL message");
 		if (m->sent->w[0] != CARD_ICU_RESET_WORD)
-			return ioc_fail(errnum, EINVAL, msg, len,
-			                "MAILBOX: the card model knows only the "
-			                "ICU reset request");
+			return ioc_fail(
+			    errnum, EINVAL, msg, len,
+			    "MAILBOX: the card model knows only the "
+			    "ICU reset request");
 		reset(cs);
 		memset(m->received, 0, sizeof *m->received);
 		m->received->w[0] = CARD_MODEL_ICU_REPLY;
@@ -420,8 +425,9 @@ cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum,
 			cs->nbuf = n;
 		}
 		if (cs->buf[a->index].ptr)
-			return ioc_fail(errnum, EBUSY, msg, len,
-			                "BUFFER_ATTACH: index already attached");
+			return ioc_fail(
+			    errnum, EBUSY, msg, len,
+			    "BUFFER_ATTACH: index already attached");
 		cs->buf[a->index].ptr = (void *)(uintptr_t)a->address;
 		cs->buf[a->index].size = a->size;
 		return 0;
@@ -438,6 +444,5 @@ cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum,
 		return 0;
 	}
 	*errnum = ENOTTY;
-	return fail(msg, len, "ioctl 0x%08lx is not one of the driver's",
-	            req);
+	return fail(msg, len, "ioctl 0x%08lx is not one of the driver's", req);
 }

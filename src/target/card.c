@@ -30,11 +30,16 @@ card_xb_reg(uint32_t i)
 }
 
 static const char *const tdi_names[16] = {
-    [CARD_TDI_CTXT_STATUS] = "CTXT_STATUS", [CARD_TDI_RUN_BREAK] = "RUN_BREAK",
-    [CARD_TDI_INSN] = "INSN",               [CARD_TDI_INSN_OWNER] = "INSN_OWNER",
-    [CARD_TDI_EXCPT_STATE] = "EXCPT_STATE", [CARD_TDI_EXCPT_CLEAR] = "EXCPT_CLEAR",
-    [CARD_TDI_DATA] = "DATA",               [CARD_TDI_STATUS] = "STATUS",
-    [CARD_TDI_STATUS_CLEAR] = "STATUS_CLEAR", [CARD_TDI_DCOUNT] = "DCOUNT",
+    [CARD_TDI_CTXT_STATUS] = "CTXT_STATUS",
+    [CARD_TDI_RUN_BREAK] = "RUN_BREAK",
+    [CARD_TDI_INSN] = "INSN",
+    [CARD_TDI_INSN_OWNER] = "INSN_OWNER",
+    [CARD_TDI_EXCPT_STATE] = "EXCPT_STATE",
+    [CARD_TDI_EXCPT_CLEAR] = "EXCPT_CLEAR",
+    [CARD_TDI_DATA] = "DATA",
+    [CARD_TDI_STATUS] = "STATUS",
+    [CARD_TDI_STATUS_CLEAR] = "STATUS_CLEAR",
+    [CARD_TDI_DCOUNT] = "DCOUNT",
     [CARD_TDI_XCTL] = "XCTL",
 };
 
@@ -43,7 +48,8 @@ card_reg_name(uint32_t off, char *buf, uint32_t len)
 {
 	buf[0] = 0;
 	if (off >= CARD_TDI_BASE && off < CARD_BAR_SIZE) {
-		uint32_t rel = off - CARD_TDI_BASE, reg = rel % CARD_TDI_STRIDE / 4;
+		uint32_t rel = off - CARD_TDI_BASE,
+		         reg = rel % CARD_TDI_STRIDE / 4;
 		if (reg < 16 && tdi_names[reg])
 			snprintf(buf, len, "TDI %u %s", rel / CARD_TDI_STRIDE,
 			         tdi_names[reg]);

@@ -60,8 +60,10 @@ card_tdi_reg(uint32_t physical, uint32_t reg)
 /* The DCXCR register of exchange-buffer instance i (0..15). */
 uint32_t card_xb_reg(uint32_t i);
 /* A frame's payload bytes. */
-enum { CARD_FRAME_PAYLOAD = CARD_FRAME_SIZE - CARD_FRAME_HEADER -
-                            CARD_FRAME_TRAILER };
+enum {
+	CARD_FRAME_PAYLOAD =
+	    CARD_FRAME_SIZE - CARD_FRAME_HEADER - CARD_FRAME_TRAILER
+};
 
 /* The table as data, for `ipu device info --facts` and the docs. */
 typedef struct {
