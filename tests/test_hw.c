@@ -377,6 +377,53 @@ test_tdi_running(void **state)
 	fclose(log);
 }
 
+/* Random words at random addresses, read and written through the debug
+ * interface of an idle worker context, against the tile's memory read
+ * directly; and a random replay of bytes flipped in a good capture is
+ * either refused whole or applied. */
+static void
+test_random(void **state)
+{
+	(void)state;
+	ipu_error err;
+	HwDev *d = hw_open("model:c600:tiles=1", NULL, &err);
+	assert_non_null(d);
+	const Chip *c = chip_default();
+	Tile *t = chipsim_tile(cardsim_chip(hw_model(d)), 0);
+	uint32_t p = chip_physical(c, 0), seed = 12345;
+	uint32_t words = (c->mem_end - c->mem_base) / 4;
+	for (int i = 0; i < 300; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		uint32_t addr = c->mem_base + 4 * (seed % words), v, got;
+		seed = seed * 1664525u + 1013904223u;
+		v = seed;
+		int ctx = 1 + i % 6;
+		if (i & 1) {
+			tile_write(t, addr, &v, 4);
+			assert_int_equal(
+			    hw_tile_read(d, p, ctx, addr, &got, &err), 0);
+		} else {
+			assert_int_equal(
+			    hw_tile_write(d, p, ctx, addr, v, &err), 0);
+			tile_read(t, addr, &got, 4);
+		}
+		assert_int_equal(got, v);
+	}
+	uint8_t good[12 + 8 * 2], buf[sizeof good];
+	const uint32_t pairs[] = {0x2000, 0x11, 0x2004, 0x22};
+	make_config(good, pairs, 2);
+	for (int i = 0; i < 500; i++) {
+		memcpy(buf, good, sizeof buf);
+		seed = seed * 1664525u + 1013904223u;
+		buf[seed % sizeof buf] ^= (uint8_t)(1 + (seed >> 24) % 255);
+		size_t len = sizeof buf - (seed >> 8) % 3;
+		int rc = hw_replay_config(d, buf, len, "r.cfg", &err);
+		assert_true(rc == 0 || rc == IPU_ERR_FORMAT ||
+		            rc == IPU_ERR_IO);
+	}
+	hw_close(d);
+}
+
 /* The autoloader installs an image on tiles 0..n-1 and starts them. */
 static void
 test_autoloader(void **state)
@@ -481,6 +528,7 @@ main(void)
 	    cmocka_unit_test(test_config_replay),
 	    cmocka_unit_test(test_tdi_fault),
 	    cmocka_unit_test(test_tdi_running),
+	    cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_autoloader),
 	    cmocka_unit_test(test_cli),
 	};
