@@ -314,6 +314,13 @@ test_tdi_fault(void **state)
 	assert_int_equal(t->ctx[0].m[1], 0x60000);
 	assert_true(t->faulted);
 	assert_int_equal(t->fault.type, FAULT_INVALID_ADDR);
+	char line[600];
+	assert_int_equal(hw_tile_report(d, p, line, sizeof line, &err), 0);
+	char want[100];
+	snprintf(want, sizeof want,
+	         "supervisor: exception INVALID_ADDR at pc 0x%05x;", bad);
+	expect_in(line, want);
+	assert_null(strstr(line, "worker"));
 	/* an idle worker context works too; its $WSR has no exception */
 	assert_int_equal(hw_tile_status(d, p, 1, &v, &err), 0);
 	assert_int_equal(v, 0); /* CTXTID_M1 0, ETYPE none */
@@ -509,6 +516,14 @@ test_cli(void **state)
 	                         "bad.cfg"),
 	                 1);
 	expect_in(out, "not a configuration capture");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "device info --device model:c600:tiles=3 "
+	                         "--tiles 3"),
+	                 0);
+	expect_in(out, "tile 2, tile 64 (physical): every context idle");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "device info --device model:c600 --tiles 0"),
+	                 2);
 	assert_int_equal(run_ipu(out, sizeof out, "device info --facts"), 0);
 	expect_in(out, "REG_AUTOLD_CSR");
 	assert_int_equal(run_ipu(out, sizeof out, "device info --frob"), 2);

@@ -22,7 +22,7 @@ usage(FILE *f)
 	        "usage: ipu device probe\n"
 	        "       ipu device info [--device NAME] [--reset] "
 	        "[--config FILE] [--log FILE [--force]]\n"
-	        "                   [--facts]\n"
+	        "                   [--tiles N] [--facts]\n"
 	        "  probe     list the cards of Graphcore's kernel driver "
 	        "(/dev/ipuN) and open each\n"
 	        "  info      open one device and report its registers and "
@@ -38,6 +38,10 @@ usage(FILE *f)
 	        "  --log FILE     every register access and ioctl, one line "
 	        "each ('-': stderr)\n"
 	        "  --force        replace an existing log file\n"
+	        "  --tiles N      the state of tiles 0..N-1 through the tile "
+	        "debug interface:\n"
+	        "                 each context that is not idle, its pc, "
+	        "its exception\n"
 	        "  --facts        print the card's facts and decisions with "
 	        "their sources\n"
 	        "Exit status: 0 on success, 1 when no device can be opened "
@@ -118,7 +122,7 @@ print_facts(void)
 }
 
 static int
-info(HwDev *d, int do_reset, const char *config)
+info(HwDev *d, int do_reset, const char *config, uint32_t tiles)
 {
 	ipu_error err;
 	uint32_t v;
@@ -161,6 +165,14 @@ info(HwDev *d, int do_reset, const char *config)
 	for (int c = 0; c < 7; c++)
 		printf(" %u", v >> (2 * c) & 3);
 	printf("  (0 idle, 1 running, 2 stopped, 3 exception)\n");
+	const Chip *c = chip_default();
+	for (uint32_t t = 0; t < tiles; t++) {
+		char line[600];
+		if (hw_tile_report(d, chip_physical(c, t), line, sizeof line,
+		                   &err))
+			goto fail;
+		printf("tile %u, %s\n", t, line);
+	}
 	return 0;
 fail:
 	fprintf(stderr, "ipu device info: %s\n", err.msg);
@@ -190,6 +202,7 @@ cmd_device(int argc, char **argv)
 	}
 	const char *device = "hw:0", *config = NULL, *logpath = NULL;
 	int do_reset = 0, facts = 0, force = 0;
+	uint32_t tiles = 0;
 	for (int i = 2; i < argc; i++) {
 		int missing = 0;
 		const char *v;
@@ -200,7 +213,20 @@ cmd_device(int argc, char **argv)
 			config = v;
 		else if ((v = cli_opt_value(argc, argv, &i, "--log", &missing)))
 			logpath = v;
-		else if (!missing && !strcmp(argv[i], "--reset"))
+		else if ((v = cli_opt_value(argc, argv, &i, "--tiles",
+		                            &missing))) {
+			char *end;
+			unsigned long n = strtoul(v, &end, 10);
+			if (*v < '0' || *v > '9' || *end || !n ||
+			    n > chip_default()->tiles) {
+				fprintf(stderr,
+				        "ipu device info: --tiles must be "
+				        "1..%u\n",
+				        chip_default()->tiles);
+				return 2;
+			}
+			tiles = (uint32_t)n;
+		} else if (!missing && !strcmp(argv[i], "--reset"))
 			do_reset = 1;
 		else if (!missing && !strcmp(argv[i], "--facts"))
 			facts = 1;
@@ -246,7 +272,7 @@ cmd_device(int argc, char **argv)
 		fprintf(stderr, "ipu device info: %s\n", err.msg);
 		rc = err.kind == IPU_ERR_ARGUMENT ? 2 : 1;
 	} else {
-		rc = info(d, do_reset, config);
+		rc = info(d, do_reset, config, tiles);
 		hw_close(d);
 	}
 	if (log && log != stderr &&

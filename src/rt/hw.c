@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/sim.h"
 #include "../util/util.h"
 #include "backend.h"
 
@@ -542,4 +543,47 @@ hw_tile_write(HwDev *d, uint32_t p, uint32_t ctx, uint32_t addr, uint32_t word,
 	uint32_t io[3] = {addr, word, 1};
 	int rc = check_word_addr(d, addr, err);
 	return rc ? rc : with_stopped(d, p, ctx, op_mem, io, err);
+}
+
+int
+hw_tile_report(HwDev *d, uint32_t p, char *buf, size_t len, ipu_error *err)
+{
+	uint32_t sts;
+	int rc = hw_tile_states(d, p, &sts, err);
+	if (rc)
+		return rc;
+	size_t n = (size_t)snprintf(buf, len, "tile %u (physical):", p);
+	int shown = 0;
+	for (uint32_t c = 0; c < 7 && n < len; c++) {
+		uint32_t st = sts >> (2 * c) & 3, pc, sr;
+		if (st == CARD_MODEL_CTX_IDLE)
+			continue;
+		if ((rc = hw_tile_pc(d, p, c, &pc, err)))
+			return rc;
+		char who[16];
+		if (c)
+			snprintf(who, sizeof who, "worker %u", c - 1);
+		else
+			snprintf(who, sizeof who, "supervisor");
+		if (st == CARD_MODEL_CTX_EXCPT) {
+			if ((rc = hw_tile_status(d, p, c, &sr, err)))
+				return rc;
+			n += (size_t)snprintf(
+			    buf + n, len - n, " %s: exception %s at pc 0x%05x;",
+			    who, fault_type_name((FaultType)(sr >> 4 & 15)),
+			    pc);
+		} else {
+			n += (size_t)snprintf(
+			    buf + n, len - n,
+			    " %s: %s at pc "
+			    "0x%05x;",
+			    who,
+			    st == CARD_MODEL_CTX_RUN ? "running" : "stopped",
+			    pc);
+		}
+		shown++;
+	}
+	if (!shown && n < len)
+		snprintf(buf + n, len - n, " every context idle");
+	return 0;
 }

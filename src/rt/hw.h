@@ -92,6 +92,11 @@ int hw_tile_write(HwDev *d, uint32_t physical, uint32_t ctx, uint32_t addr,
 /* Where hw:N's node ipuN is looked for: $IPU_DEV_DIR, else /dev (tests
  * point it elsewhere). */
 const char *hw_dev_dir(void);
+/* One line for a hang or fault diagnosis: each context that is not idle,
+ * its state and pc, and the exception's name for one that excepted. */
+int hw_tile_report(HwDev *d, uint32_t physical, char *buf, size_t len,
+                   ipu_error *err);
+
 /* Implementations (hw_linux.c, hw_model.c): fill *ops and return the
  * state, or NULL with *err filled. */
 void *hw_linux_open(uint32_t index, const HwOps **ops, ipu_error *err);
