@@ -480,6 +480,63 @@ test_autoloader(void **state)
 	hw_close(d);
 }
 
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Frames and a batch, every field by hand: 993 bytes take 2 frames, the
+ * second with one byte of image. */
+static void
+test_frames(void **state)
+{
+	(void)state;
+	ipu_error err;
+	uint8_t img[993], out[2 * 1024];
+	for (size_t i = 0; i < sizeof img; i++)
+		img[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(hw_frames(992), 1);
+	assert_int_equal(hw_frames(993), 2);
+	assert_int_equal(hw_frame_tile(17, img, sizeof img, out, &err), 0);
+	assert_int_equal(get32(out), 0);
+	assert_int_equal(get32(out + 4), 17);
+	assert_int_equal(get32(out + 8), 0);
+	assert_int_equal(get32(out + 1024), 1);
+	assert_int_equal(get32(out + 1024 + 8), 8u << 24);
+	assert_memory_equal(out + 16, img, 992);
+	assert_int_equal(out[1024 + 16], img[992]);
+	for (int i = 1024 + 17; i < 2048 - 16; i++)
+		assert_int_equal(out[i], 0);
+	for (int i = 0; i < 16; i++) {
+		assert_int_equal(out[1008 + i], 0xff);
+		assert_int_equal(out[2032 + i], 0xff);
+	}
+	/* the limits: 643 frames of 992 bytes, no empty image */
+	static uint8_t big[644 * 992], bigout[644 * 1024];
+	assert_int_equal(hw_frame_tile(0, big, 643 * 992, bigout, &err), 0);
+	assert_int_equal(hw_frame_tile(0, big, 643 * 992 + 1, bigout, &err),
+	                 IPU_ERR_ARGUMENT);
+	assert_int_equal(hw_frame_tile(0, img, 0, out, &err), IPU_ERR_ARGUMENT);
+
+	/* a batch of two tiles: descriptors, then frames from 4096 */
+	static uint8_t buf[4096 + 3 * 1024];
+	HwTileImage t[2] = {{5, img, sizeof img}, {9, img, 10}};
+	assert_int_equal(hw_build_batch(buf, sizeof buf, t, 2, &err), 0);
+	assert_int_equal(get32(buf), 4096);
+	assert_int_equal(get32(buf + 4), 2);
+	assert_int_equal(get32(buf + 8), 4096 + 2048);
+	assert_int_equal(get32(buf + 12), 1);
+	assert_int_equal(get32(buf + 16), 0); /* slot 2 empty */
+	assert_int_equal(get32(buf + 4096 + 2048 + 4), 9);
+	assert_int_equal(get32(buf + 4096 + 2048 + 8), 8u << 24);
+	assert_memory_equal(buf + 4096 + 2048 + 16, img, 10);
+	/* one byte short of room */
+	assert_int_equal(hw_build_batch(buf, sizeof buf - 1, t, 2, &err),
+	                 IPU_ERR_ARGUMENT);
+}
+
 static void
 test_cli(void **state)
 {
@@ -545,6 +602,7 @@ main(void)
 	    cmocka_unit_test(test_tdi_running),
 	    cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_autoloader),
+	    cmocka_unit_test(test_frames),
 	    cmocka_unit_test(test_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -587,3 +587,73 @@ hw_tile_report(HwDev *d, uint32_t p, char *buf, size_t len, ipu_error *err)
 		snprintf(buf + n, len - n, " every context idle");
 	return 0;
 }
+
+size_t
+hw_frames(size_t len)
+{
+	return (len + CARD_FRAME_PAYLOAD - 1) / CARD_FRAME_PAYLOAD;
+}
+
+static void
+put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+int
+hw_frame_tile(uint32_t physical, const uint8_t *img, size_t len, uint8_t *out,
+              ipu_error *err)
+{
+	size_t n = hw_frames(len);
+	if (!n || n > CARD_FRAME_MAX)
+		return rt_error(err, IPU_ERR_ARGUMENT,
+		                "tile %u: an image of %zu bytes takes %zu "
+		                "frames; the loader takes 1..%u (%u bytes)",
+		                physical, len, n, CARD_FRAME_MAX,
+		                CARD_FRAME_MAX * CARD_FRAME_PAYLOAD);
+	for (size_t f = 0; f < n; f++) {
+		uint8_t *fr = out + f * CARD_FRAME_SIZE;
+		size_t at = f * CARD_FRAME_PAYLOAD;
+		size_t part = len - at < CARD_FRAME_PAYLOAD
+		                  ? len - at
+		                  : CARD_FRAME_PAYLOAD;
+		memset(fr, 0, CARD_FRAME_SIZE - CARD_FRAME_TRAILER);
+		put_le32(fr, (uint32_t)f);
+		put_le32(fr + 4, physical);
+		put_le32(fr + 8, f + 1 == n ? CARD_FRAME_LAST : 0);
+		memcpy(fr + CARD_FRAME_HEADER, img + at, part);
+		memset(fr + CARD_FRAME_SIZE - CARD_FRAME_TRAILER, 0xff,
+		       CARD_FRAME_TRAILER);
+	}
+	return 0;
+}
+
+int
+hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles, uint32_t n,
+               ipu_error *err)
+{
+	if (n > CARD_TILES_PER_BATCH || size < CARD_BOOT_AREA)
+		return rt_error(err, IPU_ERR_ARGUMENT,
+		                "a batch holds at most %u tiles in a buffer of "
+		                "at least %u bytes",
+		                CARD_TILES_PER_BATCH, CARD_BOOT_AREA);
+	memset(buf, 0, size);
+	size_t at = CARD_BOOT_AREA;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t frames = hw_frames(tiles[i].len);
+		if (frames * CARD_FRAME_SIZE > size - at)
+			return rt_error(err, IPU_ERR_ARGUMENT,
+			                "tile %u's %zu frames do not fit the "
+			                "transport buffer of %zu bytes",
+			                tiles[i].physical, frames, size);
+		int rc = hw_frame_tile(tiles[i].physical, tiles[i].img,
+		                       tiles[i].len, buf + at, err);
+		if (rc)
+			return rc;
+		put_le32(buf + 8 * i, (uint32_t)at);
+		put_le32(buf + 8 * i + 4, (uint32_t)frames);
+		at += frames * CARD_FRAME_SIZE;
+	}
+	return 0;
+}

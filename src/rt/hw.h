@@ -97,6 +97,27 @@ const char *hw_dev_dir(void);
 int hw_tile_report(HwDev *d, uint32_t physical, char *buf, size_t len,
                    ipu_error *err);
 
+/* The loader's host side (docs/hardware.md, step 6). One tile's image as
+ * frames of CARD_FRAME_SIZE bytes: header {u32 index, u32 physical tile,
+ * u32 flags (CARD_FRAME_LAST on the last)}, CARD_FRAME_PAYLOAD bytes of the
+ * image (zero-padded), a trailer of 0xff. hw_frames: the frames an image
+ * of len bytes takes. hw_frame_tile writes them into out (at least
+ * hw_frames(len) x CARD_FRAME_SIZE bytes): 0, or IPU_ERR_ARGUMENT for an
+ * empty image or one of more than CARD_FRAME_MAX frames. */
+size_t hw_frames(size_t len);
+int hw_frame_tile(uint32_t physical, const uint8_t *img, size_t len,
+                  uint8_t *out, ipu_error *err);
+/* One batch of up to CARD_TILES_PER_BATCH tiles in the transport buffer
+ * (size bytes, zeroed first): a descriptor {u32 offset, u32 frames} per
+ * slot at the start, the tiles' frames from CARD_BOOT_AREA on. */
+typedef struct {
+	uint32_t physical;
+	const uint8_t *img;
+	size_t len;
+} HwTileImage;
+int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
+                   uint32_t n, ipu_error *err);
+
 /* Implementations (hw_linux.c, hw_model.c): fill *ops and return the
  * state, or NULL with *err filled. */
 void *hw_linux_open(uint32_t index, const HwOps **ops, ipu_error *err);
