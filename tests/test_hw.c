@@ -267,6 +267,30 @@ assemble(const char *src, Image *img)
 	free(bytes);
 }
 
+/* Assemble `body` after a _start label, run it as tile 0's supervisor on
+ * the model's chip for max_cycles, expecting `st`; the address of label
+ * `sym` in *addr. */
+static Tile *
+run_on_tile0(HwDev *d, const char *body, const char *sym, uint32_t *addr,
+             uint64_t max_cycles, RunStatus st)
+{
+	char src[512];
+	snprintf(src, sizeof src, "\t.globl _start\n_start:\n%s", body);
+	ChipSim *chip = cardsim_chip(hw_model(d));
+	Image img;
+	assemble(src, &img);
+	Tile *t = chipsim_tile(chip, 0);
+	for (int i = 0; i < img.nseg; i++)
+		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
+		           img.seg[i].size);
+	tile_start(t, img.entry);
+	*addr = (uint32_t)img_symbol_addr(&img, sym);
+	img_free(&img);
+	ChipError ce;
+	assert_int_equal(chipsim_run(chip, max_cycles, &ce), st);
+	return t;
+}
+
 /* A supervisor that stores, sets registers and faults: the debug
  * interface reads its pc, exception, memory and registers, and puts back
  * the registers it borrows. */
@@ -277,24 +301,14 @@ test_tdi_fault(void **state)
 	ipu_error err;
 	HwDev *d = hw_open("model:c600:tiles=1", NULL, &err);
 	assert_non_null(d);
-	ChipSim *chip = cardsim_chip(hw_model(d));
-	Image img;
-	assemble("\t.globl _start\n_start:\n"
-	         "\tsetzi $m1, 0x60000\n"
-	         "\tsetzi $m2, 0x1234\n"
-	         "\tst32 $m2, $m1, $mzero, 0\n"
-	         "\tsetzi $m0, 77\n"
-	         "bad:\tld32 $m4, $mzero, $mzero, 0\n",
-	         &img);
-	Tile *t = chipsim_tile(chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
-	tile_start(t, img.entry);
-	uint32_t bad = (uint32_t)img_symbol_addr(&img, "bad");
-	img_free(&img);
-	ChipError ce;
-	assert_int_equal(chipsim_run(chip, 1000, &ce), RUN_FAULT);
+	uint32_t bad;
+	Tile *t = run_on_tile0(d,
+	                       "\tsetzi $m1, 0x60000\n"
+	                       "\tsetzi $m2, 0x1234\n"
+	                       "\tst32 $m2, $m1, $mzero, 0\n"
+	                       "\tsetzi $m0, 77\n"
+	                       "bad:\tld32 $m4, $mzero, $mzero, 0\n",
+	                       "bad", &bad, 1000, RUN_FAULT);
 
 	uint32_t p = chip_physical(chip_default(), 0), v;
 	assert_int_equal(hw_tile_states(d, p, &v, &err), 0);
@@ -348,21 +362,11 @@ test_tdi_running(void **state)
 	FILE *log = tmpfile();
 	HwDev *d = hw_open("model:c600:tiles=1", log, &err);
 	assert_non_null(d);
-	ChipSim *chip = cardsim_chip(hw_model(d));
-	Image img;
-	assemble("\t.globl _start\n_start:\n"
-	         "loop:\tsetzi $m0, 1\n"
-	         "\tbri loop\n",
-	         &img);
-	Tile *t = chipsim_tile(chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
-	tile_start(t, img.entry);
-	uint32_t loop = (uint32_t)img_symbol_addr(&img, "loop");
-	img_free(&img);
-	ChipError ce;
-	assert_int_equal(chipsim_run(chip, 101, &ce), RUN_TIMEOUT);
+	uint32_t loop;
+	Tile *t = run_on_tile0(d,
+	                       "loop:\tsetzi $m0, 1\n"
+	                       "\tbri loop\n",
+	                       "loop", &loop, 101, RUN_TIMEOUT);
 	uint32_t p = chip_physical(chip_default(), 0), v;
 	assert_int_equal(hw_tile_states(d, p, &v, &err), 0);
 	assert_int_equal(v & 3, CARD_MODEL_CTX_RUN);
