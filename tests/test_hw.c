@@ -252,7 +252,7 @@ test_config_replay(void **state)
 
 /* Assemble `src` with the default layout for the C600. */
 static void
-assemble(const char *src, Image *img)
+assemble(const char *src, TileImage *img)
 {
 	Obj *o;
 	DiagList errs = {0};
@@ -277,7 +277,7 @@ run_on_tile0(HwDev *d, const char *body, const char *sym, uint32_t *addr,
 	char src[512];
 	snprintf(src, sizeof src, "\t.globl _start\n_start:\n%s", body);
 	ChipSim *chip = cardsim_chip(hw_model(d));
-	Image img;
+	TileImage img;
 	assemble(src, &img);
 	Tile *t = chipsim_tile(chip, 0);
 	for (int i = 0; i < img.nseg; i++)
@@ -444,7 +444,7 @@ test_autoloader(void **state)
 	HwDev *d = hw_open("model:c600:tiles=4", NULL, &err);
 	assert_non_null(d);
 	const Chip *c = chip_default();
-	Image img;
+	TileImage img;
 	assemble("\t.globl _start\n_start:\n"
 	         "\tget $m0, $TILE_ID\n"
 	         "\tsetzi $m1, 0x60000\n"
@@ -452,7 +452,7 @@ test_autoloader(void **state)
 	         "\tbr $lr\n",
 	         &img);
 	assert_int_equal(img.entry, c->mem_base);
-	const ImgSegment *s = &img.seg[0];
+	const TileSegment *s = &img.seg[0];
 	assert_int_equal(s->addr, c->mem_base);
 	/* refused: no tiles, too large, a GO to tiles before an image */
 	assert_int_equal(hw_install_bootloader(d, s->bytes, s->size, 0, &err),

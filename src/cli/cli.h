@@ -44,6 +44,9 @@ int cli_threads_arg(const char *cmd, const char *v, int *out);
  * 1, or 0 after a message. */
 int cli_parse_cycles(const char *v, uint64_t *out);
 int cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out);
+/* The progress line on stderr during runs of the emulator (progress.c):
+ * on when stderr is a terminal unless quiet (`--quiet`). */
+void cli_progress(int quiet);
 /* s as a JSON string literal: quotes, backslashes and control characters
  * escaped (a path may hold any of them). */
 void cli_json_str(FILE *f, const char *s);

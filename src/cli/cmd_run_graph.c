@@ -2,7 +2,7 @@
  * cmd_run_graph.c - `ipu run graph --graph G [--in NAME=F.npy ...]
  * [--out NAME=F.npy ...] [--force] [--chip C] [--threads N]`: a graph file
  * (docs/graph.md) compiled and run once on the emulated chip on values
- * from .npy files (src/exec/exec.c); the named outputs written as float32
+ * from .npy files (src/runner/runner.c); the named outputs written as float32
  * .npy. Every input and weight needs values; nothing runs until every
  * name, shape and file has been checked.
  *
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 #include "cli.h"
 
 static void
@@ -23,7 +23,8 @@ usage(FILE *f)
 	        "[--out NAME=F.npy ...]\n"
 	        "                     [--force] [--cache DIR] [--chip C] "
 	        "[--timing P]\n"
-	        "                     [--threads N] [--max-cycles N]\n"
+	        "                     [--threads N] [--max-cycles N] "
+	        "[--quiet]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -39,12 +40,14 @@ usage(FILE *f)
 	        "                 graph, the chip and this ipu are the same\n"
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
-	        "                 cycles + 10^6)\n");
+	        "                 cycles + 10^6)\n"
+	        "  --quiet        no progress line on stderr (shown only when "
+	        "it is a terminal)\n");
 }
 
 /* NAME=PATH into b; 0 after a message if malformed. */
 static int
-binding(const char *opt, char *v, ExecFile *b)
+binding(const char *opt, char *v, RunnerFile *b)
 {
 	char *eq = strchr(v, '=');
 	if (!eq || eq == v || !eq[1]) {
@@ -62,7 +65,8 @@ binding(const char *opt, char *v, ExecFile *b)
 /* The outputs against the inputs (the graph and every --in file) and each
  * other, before anything is read or compiled. */
 static int
-check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
+check_files(const RunnerGraphRun *r, const RunnerFile *in,
+            const RunnerFile *out)
 {
 	const char **ins = xcalloc((size_t)r->nin + 1, sizeof *ins),
 	           **outs = xcalloc((size_t)r->nout + 1, sizeof *outs);
@@ -81,16 +85,18 @@ check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
 int
 cmd_run_graph(int argc, char **argv)
 {
-	ExecGraphRun r = {.threads = 2};
-	ExecFile *in = xcalloc((size_t)argc, sizeof *in),
-	         *out = xcalloc((size_t)argc, sizeof *out);
-	int bad = 0, help = 0;
+	RunnerGraphRun r = {.threads = 2};
+	RunnerFile *in = xcalloc((size_t)argc, sizeof *in),
+	           *out = xcalloc((size_t)argc, sizeof *out);
+	int bad = 0, help = 0, quiet = 0;
 	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
 		if (!strcmp(argv[i], "--force")) {
 			r.force = 1;
+		} else if (!strcmp(argv[i], "--quiet")) {
+			quiet = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			help = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--graph",
@@ -141,10 +147,11 @@ cmd_run_graph(int argc, char **argv)
 	} else {
 		r.in = in;
 		r.out = out;
-		ExecResult res;
+		cli_progress(quiet);
+		RunnerResult res;
 		Diag d;
 		diag_clear(&d);
-		int failed = exec_graph_file(&r, &res, &d);
+		int failed = runner_graph_file(&r, &res, &d);
 		if (res.warning[0])
 			fprintf(stderr, "ipu run graph: warning: %s%s\n",
 			        res.warning,

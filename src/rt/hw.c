@@ -195,13 +195,6 @@ hw_reset(HwDev *d, ipu_error *err)
 	return 0;
 }
 
-static uint32_t
-le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 int
 hw_replay_config(HwDev *d, const uint8_t *bytes, size_t len, const char *what,
                  ipu_error *err)
@@ -212,7 +205,7 @@ hw_replay_config(HwDev *d, const uint8_t *bytes, size_t len, const char *what,
 		                "%s: not a configuration capture (it must "
 		                "start with 'IPUCFG1' and a NUL)",
 		                what);
-	uint32_t n = le32(bytes + 8);
+	uint32_t n = get_le32(bytes + 8);
 	if ((len - CARD_CFG_HEADER) / 8 != n || (len - CARD_CFG_HEADER) % 8)
 		return rt_error(
 		    err, IPU_ERR_FORMAT,
@@ -222,7 +215,7 @@ hw_replay_config(HwDev *d, const uint8_t *bytes, size_t len, const char *what,
 		    what, n, 8ull * n, len - CARD_CFG_HEADER);
 	/* Check every write before the first one reaches the card. */
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t off = le32(bytes + CARD_CFG_HEADER + 8 * i);
+		uint32_t off = get_le32(bytes + CARD_CFG_HEADER + 8 * i);
 		if (off % 4 || off > CARD_BAR_SIZE - 4)
 			return rt_error(
 			    err, IPU_ERR_FORMAT,
@@ -233,10 +226,10 @@ hw_replay_config(HwDev *d, const uint8_t *bytes, size_t len, const char *what,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *w = bytes + CARD_CFG_HEADER + 8 * i;
-		uint32_t off = le32(w);
+		uint32_t off = get_le32(w);
 		if (off == CARD_REG_HSP_GS1 || off == CARD_REG_HSP_GS2)
 			continue; /* the capture's own sync protocol */
-		int rc = hw_write32(d, off, le32(w + 4), err);
+		int rc = hw_write32(d, off, get_le32(w + 4), err);
 		if (rc)
 			return rc;
 	}
@@ -295,7 +288,7 @@ hw_install_bootloader(HwDev *d, const uint8_t *img, size_t len, uint32_t tiles,
 	if ((rc = hw_write32(d, CARD_REG_AUTOLD_CSR, 0, err)))
 		return rc;
 	for (uint32_t i = 0; i < words; i++) {
-		uint32_t w = 4 * i < len ? le32(img + 4 * i) : 0;
+		uint32_t w = 4 * i < len ? get_le32(img + 4 * i) : 0;
 		if ((rc = hw_write32(d, CARD_REG_AUTOLD_DATA, w, err)))
 			return rc;
 	}
@@ -592,13 +585,6 @@ size_t
 hw_frames(size_t len)
 {
 	return (len + CARD_FRAME_PAYLOAD - 1) / CARD_FRAME_PAYLOAD;
-}
-
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> 8 * i);
 }
 
 int
