@@ -352,6 +352,29 @@ test_tdi_fault(void **state)
 	hw_close(d);
 }
 
+/* A watch the exchange hits stops the receiving tile outside sim_fault:
+ * the TDI must still read the supervisor as stopped by an exception whose
+ * ETYPE is DBRK. */
+static void
+test_tdi_watch(void **state)
+{
+	(void)state;
+	ipu_error err;
+	HwDev *d = hw_open("model:c600:tiles=1", NULL, &err);
+	assert_non_null(d);
+	uint32_t start;
+	Tile *t =
+	    run_on_tile0(d, "\tbr $lr\n", "_start", &start, 1000, RUN_DONE);
+	assert_int_equal(sim_watch(t, 0x60000, 4), 0);
+	sim_observe_receive(t, 0x60000, 4, 1, 0, start, t->cycle);
+	uint32_t p = chip_physical(chip_default(), 0), v;
+	assert_int_equal(hw_tile_states(d, p, &v, &err), 0);
+	assert_int_equal(v & 3, CARD_MODEL_CTX_EXCPT);
+	assert_int_equal(hw_tile_status(d, p, 0, &v, &err), 0);
+	assert_int_equal(v >> 4 & 15, FAULT_DBRK);
+	hw_close(d);
+}
+
 /* A running supervisor (stopped by a cycle limit mid-loop) is stopped with
  * RUN_BREAK for the read and let go after. */
 static void
@@ -603,6 +626,7 @@ main(void)
 	    cmocka_unit_test(test_model_reset_and_log),
 	    cmocka_unit_test(test_config_replay),
 	    cmocka_unit_test(test_tdi_fault),
+	    cmocka_unit_test(test_tdi_watch),
 	    cmocka_unit_test(test_tdi_running),
 	    cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_autoloader),

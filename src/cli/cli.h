@@ -20,6 +20,7 @@ int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
 int cmd_device(int argc, char **argv);    /* cmd_device.c */
+int cmd_profile(int argc, char **argv);   /* cmd_profile.c */
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
@@ -59,5 +60,10 @@ void cli_json_str(FILE *f, const char *s);
  * input or given twice, 1 otherwise. NULL entries are skipped. */
 int cli_check_outputs(const char *cmd, const char *const *out, int nout,
                       const char *const *in, int nin, int force);
+
+/* A whole number (decimal or 0x hex, no sign): 0, or -1. */
+int cli_parse_u64(const char *s, uint64_t *v);
+/* ADDR:LEN (LEN 1..2^20); 0, or -1 if malformed. */
+int cli_parse_range(const char *s, uint32_t *addr, uint32_t *len);
 
 #endif

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../runner/runner.h"
-#include "cli.h"
+#include "cli_profile.h"
 
 static void
 usage(FILE *f)
@@ -42,7 +42,12 @@ usage(FILE *f)
 	        "the predicted\n"
 	        "                 cycles + 10^6)\n"
 	        "  --quiet        no progress line on stderr (shown only when "
-	        "it is a terminal)\n");
+	        "it is a terminal)\n"
+	        "%s%s"
+	        "Exit status: 0 success (or a stop at --break or --watch), 1 "
+	        "a graph, file,\n"
+	        "compile or run error, 2 usage.\n",
+	        cli_profile_usage, cli_profile_show_usage);
 }
 
 /* NAME=PATH into b; 0 after a message if malformed. */
@@ -66,7 +71,7 @@ binding(const char *opt, char *v, RunnerFile *b)
  * other, before anything is read or compiled. */
 static int
 check_files(const RunnerGraphRun *r, const RunnerFile *in,
-            const RunnerFile *out)
+            const RunnerFile *out, const ProfileOptions *prof)
 {
 	const char **ins = xcalloc((size_t)r->nin + 1, sizeof *ins),
 	           **outs = xcalloc((size_t)r->nout + 1, sizeof *outs);
@@ -77,6 +82,8 @@ check_files(const RunnerGraphRun *r, const RunnerFile *in,
 		outs[i] = out[i].path;
 	int rc = cli_check_outputs("run graph", outs, r->nout, ins, r->nin + 1,
 	                           r->force);
+	if (!rc)
+		rc = cli_profile_check("run graph", prof, ins, r->nin + 1);
 	free(ins);
 	free(outs);
 	return rc;
@@ -85,7 +92,9 @@ check_files(const RunnerGraphRun *r, const RunnerFile *in,
 int
 cmd_run_graph(int argc, char **argv)
 {
-	RunnerGraphRun r = {.threads = 2};
+	RunnerGraphRun r = {.threads = 2, .place_report = stderr};
+	ProfileOptions prof;
+	cli_profile_defaults(&prof, "run graph");
 	RunnerFile *in = xcalloc((size_t)argc, sizeof *in),
 	           *out = xcalloc((size_t)argc, sizeof *out);
 	int bad = 0, help = 0, quiet = 0;
@@ -93,7 +102,10 @@ cmd_run_graph(int argc, char **argv)
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
-		if (!strcmp(argv[i], "--force")) {
+		if (cli_profile_opt("run graph", argc, argv, &i, &prof, 1,
+		                    &bad)) {
+			continue;
+		} else if (!strcmp(argv[i], "--force")) {
 			r.force = 1;
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = 1;
@@ -138,16 +150,20 @@ cmd_run_graph(int argc, char **argv)
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;
 	}
+	prof.force = r.force;
+	prof.source = r.graph;
 	int rc = 0;
 	if (help || bad) {
 		usage(help ? stdout : stderr);
 		rc = help ? 0 : 2;
-	} else if ((rc = check_files(&r, in, out))) {
+	} else if ((rc = check_files(&r, in, out, &prof))) {
 		/* said why */
 	} else {
 		r.in = in;
 		r.out = out;
 		cli_progress(quiet);
+		ProfileSession *ps = profile_new(&prof);
+		r.observe = profile_observer(ps);
 		RunnerResult res;
 		Diag d;
 		diag_clear(&d);
@@ -157,9 +173,11 @@ cmd_run_graph(int argc, char **argv)
 			        res.warning,
 			        res.nwarned > 1 ? " (and other tensors too)"
 			                        : "");
-		if (failed) {
+		if (failed && !profile_stopped_as_asked(ps)) {
 			cli_print_diag(&d);
 			rc = 1;
+		} else if (failed) {
+			printf("stopped         %s\n", d.msg);
 		} else {
 			printf(
 			    "cycles          %llu emulated, %llu predicted\n",
@@ -176,6 +194,12 @@ cmd_run_graph(int argc, char **argv)
 				printf("wrote           %s (%s)\n", out[i].path,
 				       out[i].tensor);
 		}
+		ProfileFacts facts = {.compile_seconds =
+		                          res.build.compile_ms / 1e3,
+		                      .host_seconds = res.host_seconds,
+		                      .cached = res.build.cached};
+		rc = cli_profile_finish("run graph", ps, &facts, failed);
+		profile_free(ps);
 	}
 	free(in);
 	free(out);
