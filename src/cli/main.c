@@ -20,6 +20,7 @@ static const struct {
     {"image", cmd_image, "decode and preprocess images for a vision model"},
     {"quant", cmd_quant, "quantize a SigLIP checkpoint to FP8"},
     {"run", cmd_run, "run SigLIP or a graph file on the emulated chip"},
+    {"device", cmd_device, "find and examine C600 cards (or the card model)"},
     {"profile", cmd_profile, "query or compare the profiles runs wrote"},
 };
 
