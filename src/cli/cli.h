@@ -19,6 +19,15 @@ int cmd_model(int argc, char **argv);     /* cmd_model.c */
 int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
+int cmd_run_onnx(int argc, char **argv);  /* cmd_run_onnx.c: `run onnx` */
+/* What `run graph` and `run onnx` share (cmd_run_graph.c). */
+struct ExecFile;
+/* "NAME=PATH" (v, modified) into b; 0 after a message if malformed. */
+int cli_binding(const char *cmd, const char *opt, char *v, struct ExecFile *b);
+/* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
+struct ExecBuild;
+void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
+                   const struct ExecBuild *b, double host_seconds);
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);

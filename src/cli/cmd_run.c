@@ -104,7 +104,8 @@ usage(FILE *f)
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
 	        "                cycles + 10^6)\n"
-	        "       ipu run graph --help: a graph file on .npy values\n");
+	        "       ipu run graph --help: a graph file on .npy values\n"
+	        "       ipu run onnx --help: an ONNX model on .npy values\n");
 }
 
 int
@@ -112,6 +113,8 @@ cmd_run(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "graph"))
 		return cmd_run_graph(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "onnx"))
+		return cmd_run_onnx(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "siglip")) {
 		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;

@@ -42,21 +42,36 @@ usage(FILE *f)
 	        "                 cycles + 10^6)\n");
 }
 
-/* NAME=PATH into b; 0 after a message if malformed. */
-static int
-binding(const char *opt, char *v, ExecFile *b)
+int
+cli_binding(const char *cmd, const char *opt, char *v, ExecFile *b)
 {
 	char *eq = strchr(v, '=');
 	if (!eq || eq == v || !eq[1]) {
-		fprintf(stderr,
-		        "ipu run graph: %s wants NAME=FILE.npy, got '%s'\n",
-		        opt, v);
+		fprintf(stderr, "ipu %s: %s wants NAME=FILE.npy, got '%s'\n",
+		        cmd, opt, v);
 		return 0;
 	}
 	*eq = 0;
 	b->tensor = v;
 	b->path = eq + 1;
 	return 1;
+}
+
+void
+cli_print_run(const Chip *chip, uint64_t cycles, double mfu, const ExecBuild *b,
+              double host_seconds)
+{
+	printf("cycles          %llu emulated, %llu predicted\n",
+	       (unsigned long long)cycles,
+	       (unsigned long long)b->predicted_cycles);
+	printf("time            %.3f ms at %.0f MHz\n",
+	       (double)cycles / chip->clock_hz * 1e3, chip->clock_hz / 1e6);
+	printf("MFU             %.3g%% (matmul MACs over %u tiles)\n",
+	       100 * mfu, chip->tiles);
+	printf("compile         %.1f ms%s, %u tiles, fullest tile %u bytes\n",
+	       b->compile_ms, b->cached ? " (package from the cache)" : "",
+	       b->tiles, b->peak_tile_bytes);
+	printf("emulation       %.1f s\n", host_seconds);
 }
 
 /* The outputs against the inputs (the graph and every --in file) and each
@@ -98,10 +113,12 @@ cmd_run_graph(int argc, char **argv)
 			r.graph = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--in",
 		                              &missing))) {
-			bad = !binding("--in", (char *)v, &in[r.nin++]);
+			bad = !cli_binding("run graph", "--in", (char *)v,
+			                   &in[r.nin++]);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
 		                              &missing))) {
-			bad = !binding("--out", (char *)v, &out[r.nout++]);
+			bad = !cli_binding("run graph", "--out", (char *)v,
+			                   &out[r.nout++]);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
 		                              &missing))) {
 			r.cache_dir = v;
@@ -154,17 +171,8 @@ cmd_run_graph(int argc, char **argv)
 			cli_print_diag(&d);
 			rc = 1;
 		} else {
-			printf(
-			    "cycles          %llu emulated, %llu predicted\n",
-			    (unsigned long long)res.cycles,
-			    (unsigned long long)res.build.predicted_cycles);
-			printf("compile         %.1f ms%s, %u tiles, fullest "
-			       "tile %u bytes\n",
-			       res.build.compile_ms,
-			       res.build.cached ? " (package from the cache)"
-			                        : "",
-			       res.build.tiles, res.build.peak_tile_bytes);
-			printf("emulation       %.1f s\n", res.host_seconds);
+			cli_print_run(r.chip, res.cycles, res.mfu, &res.build,
+			              res.host_seconds);
 			for (int i = 0; i < r.nout; i++)
 				printf("wrote           %s (%s)\n", out[i].path,
 				       out[i].tensor);

@@ -384,6 +384,28 @@ exec_load_graph(const char *path, Graph **g, Diag *d)
 	return e;
 }
 
+double
+exec_mfu(const Graph *g, const Chip *chip, uint64_t cycles, uint64_t *macs)
+{
+	double ideal = 0;
+	uint64_t total = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		if (op->kind != OP_MATMUL)
+			continue;
+		uint64_t m = (uint64_t)graph_op_work(g, op).macs;
+		DType dt = graph_tensor(g, op->in[0])->elem.dtype;
+		uint32_t peak = dt == DT_F32      ? chip->macs_f32
+		                : dtype_is_f8(dt) ? chip->macs_f8
+		                                  : chip->macs_f16;
+		total += m;
+		ideal += peak ? (double)m / peak : 0;
+	}
+	if (macs)
+		*macs = total;
+	return cycles ? ideal / ((double)cycles * chip->tiles) : 0;
+}
+
 /* The tensor a --in or --out binding names, checked for its role. */
 static int
 bound_tensor(const Graph *g, const ExecFile *f, int output, Diag *d)
@@ -407,9 +429,8 @@ bound_tensor(const Graph *g, const ExecFile *f, int output, Diag *d)
 	return IPU_OK;
 }
 
-/* The values of t from f's .npy: f32 or f16, exactly t's shape. */
-static int
-npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d)
+int
+exec_npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d)
 {
 	NpyArray a;
 	int e = npy_read(f->path, &a, d);
@@ -504,7 +525,7 @@ read_inputs(const ExecGraphRun *r, const Graph *g, float **v, ExecResult *res,
 	for (int i = 0; !e && i < r->nin; i++) {
 		const Tensor *t =
 		    graph_tensor(g, graph_find(g, r->in[i].tensor));
-		e = npy_values(t, &r->in[i], &v[i], d);
+		e = exec_npy_values(t, &r->in[i], &v[i], d);
 		if (!e)
 			check_range(t, &r->in[i], v[i], res);
 	}
@@ -574,6 +595,8 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 		e = exec_run_timed(dev, r->max_cycles,
 		                   res->build.predicted_cycles, &res->cycles,
 		                   &res->host_seconds, d);
+	if (!e)
+		res->mfu = exec_mfu(g, chip, res->cycles, NULL);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)

@@ -18,7 +18,7 @@
 #include "../compile/compile.h"
 
 /* What exec_build reports of the package. */
-typedef struct {
+typedef struct ExecBuild {
 	uint64_t predicted_cycles;
 	double compile_ms; /* of the compile that made it */
 	uint32_t tiles, peak_tile_bytes;
@@ -60,6 +60,13 @@ int exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
 enum { EXEC_CYCLES_FACTOR = 10, EXEC_CYCLES_SLACK = 1000000 };
 uint64_t exec_cycle_limit(uint64_t predicted);
 
+/* Model FLOP utilisation of a run of g that took `cycles`: the time each
+ * matmul needs at its first operand's peak MACs per tile-cycle (f8 at the
+ * f8 rate) over the time taken, on all of the chip's tiles; *macs (may be
+ * NULL) gets the matmuls' multiply-accumulates. 0 when cycles is 0. */
+double exec_mfu(const Graph *g, const Chip *chip, uint64_t cycles,
+                uint64_t *macs);
+
 /* n values into e's bits (n * dtype_size bytes), and back. exec_encode
  * returns how many values were beyond e's range (f16: infinite; f8: the
  * format's largest at the scale), the first at *first_over (may be NULL). */
@@ -76,10 +83,14 @@ int exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d);
 int exec_load_graph(const char *path, Graph **g, Diag *d);
 
 /* A tensor name bound to a .npy file. */
-typedef struct {
+typedef struct ExecFile {
 	const char *tensor;
 	const char *path;
 } ExecFile;
+
+/* The values of t from f's .npy: float32 or float16, exactly t's shape
+ * (*v malloc'd). */
+int exec_npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d);
 
 typedef struct {
 	const char *graph;  /* the graph's text file */
@@ -97,6 +108,7 @@ typedef struct {
 typedef struct {
 	uint64_t cycles;
 	double host_seconds;
+	double mfu; /* exec_mfu's */
 	ExecBuild build;
 	/* --in values beyond their tensor's element type: the first such
 	 * file and tensor ("" if none), and how many tensors have some */
