@@ -1468,8 +1468,7 @@ declare_inputs(Imp *im, OnnxModel *m, Diag *d)
 		         t->name ? t->name : "");
 		Value *v = define(im, t->name, V_HOST, -1, d);
 		if (!v || host_from_tensor(t, &v->h, what, d))
-			return diag_set(d, IPU_EINVAL, im->file, 0, 0, "%s",
-			                d->msg);
+			return IPU_EINVAL;
 	}
 	m->inputs = xcalloc(gp->n_input + 1, sizeof *m->inputs);
 	for (size_t i = 0; i < gp->n_input; i++) {

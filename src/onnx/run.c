@@ -13,7 +13,9 @@
 struct OnnxSession {
 	OnnxModel *m;
 	const Chip *chip;
-	ipu_device *dev;
+	Package *pk;
+	int threads;
+	ipu_device *dev; /* loaded, weights written, not run yet */
 	uint64_t predicted, max_cycles;
 	ExecBuild build;
 };
@@ -27,6 +29,24 @@ loaded(ipu_device *dev, const Tensor *t)
 	return !ipu_tensor_info(dev, t->name, &desc, &none);
 }
 
+/* A fresh device with the package and the weights (a device runs a
+ * loaded program once). */
+static int
+load(OnnxSession *s, Diag *d)
+{
+	const OnnxModel *m = s->m;
+	if (s->dev)
+		ipu_close(s->dev);
+	s->dev = NULL;
+	int e = exec_open(s->chip, s->pk, s->threads, &s->dev, d);
+	for (int i = 0; !e && i < m->nweights; i++) {
+		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
+		if (loaded(s->dev, t))
+			e = exec_write(s->dev, t, m->weight_value[i], d);
+	}
+	return e;
+}
+
 int
 onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
                   ExecBuild *b, Diag *d)
@@ -35,18 +55,11 @@ onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
 	s->m = m;
 	s->chip = o->chip ? o->chip : chip_default();
 	s->max_cycles = o->max_cycles;
-	Package *pk = NULL;
+	s->threads = o->threads > 0 ? o->threads : 2;
 	int e =
-	    exec_build(m->g, s->chip, o->cache_dir, NULL, &pk, &s->build, d);
+	    exec_build(m->g, s->chip, o->cache_dir, NULL, &s->pk, &s->build, d);
 	if (!e)
-		e = exec_open(s->chip, pk, o->threads > 0 ? o->threads : 2,
-		              &s->dev, d);
-	pkg_free(pk);
-	for (int i = 0; !e && i < m->nweights; i++) {
-		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
-		if (loaded(s->dev, t))
-			e = exec_write(s->dev, t, m->weight_value[i], d);
-	}
+		e = load(s, d);
 	s->predicted = s->build.predicted_cycles;
 	if (b)
 		*b = s->build;
@@ -72,7 +85,7 @@ onnx_session_run(OnnxSession *s, const float *const *in, float **out,
 	const OnnxModel *m = s->m;
 	memset(st, 0, sizeof *st);
 	st->build = s->build;
-	int e = IPU_OK;
+	int e = s->dev ? IPU_OK : load(s, d);
 	for (int i = 0; !e && i < m->ninputs; i++) {
 		const Tensor *t = graph_tensor(m->g, m->inputs[i].id);
 		if (loaded(s->dev, t))
@@ -84,6 +97,9 @@ onnx_session_run(OnnxSession *s, const float *const *in, float **out,
 	for (int i = 0; !e && i < m->noutputs; i++)
 		e = exec_read(s->dev, graph_tensor(m->g, m->outputs[i].id),
 		              out[i], d);
+	if (s->dev)
+		ipu_close(s->dev); /* the next run loads afresh */
+	s->dev = NULL;
 	if (!e) {
 		st->mfu = exec_mfu(m->g, s->chip, st->cycles, &st->macs);
 		st->chip_seconds = (double)st->cycles / s->chip->clock_hz;
@@ -98,6 +114,7 @@ onnx_session_close(OnnxSession *s)
 		return;
 	if (s->dev)
 		ipu_close(s->dev);
+	pkg_free(s->pk);
 	onnx_model_free(s->m);
 	free(s);
 }
