@@ -18,6 +18,9 @@ pkgs=(
 	python3-torch # the independent SigLIP reference (tests)
 	python3-pil # the SigLIP processor's bicubic resize, as a reference (tests)
 	python3-skimage # real photographs (its cat) for demos and tests
+	libprotobuf-c-dev # the ONNX reader's protobuf runtime
+	protobuf-c-compiler # protoc-c: C code for onnx.proto at build time
+	libonnx-dev # onnx.proto, the ONNX file format's schema
 )
 missing=()
 for p in "${pkgs[@]}"; do

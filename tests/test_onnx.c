@@ -70,8 +70,7 @@ vinfo(const char *name, int rank, const int64_t *dim, const char *param)
 }
 
 static Onnx__TensorProto *
-floats(const char *name, int rank, const int64_t *dim, const float *v,
-       size_t n)
+floats(const char *name, int rank, const int64_t *dim, const float *v, size_t n)
 {
 	Onnx__TensorProto *t = alloc(sizeof *t);
 	onnx__tensor_proto__init(t);
