@@ -5,7 +5,8 @@ seeded random weights, run through the Python package (python/ipu) and the
 cosine >= 0.9999 in f32, >= 0.999 in f16 (and >= 0.99 in f8; docs/onnx.md).  Malformed and
 unsupported files must fail with errors that say what and where.
 
-Usage: test_onnx_models.py BUILD_DIR.  Exits 77 (a skip) without torch."""
+Usage: test_onnx_models.py BUILD_DIR [unittest names, e.g. Models Cli].
+Exits 77 (a skip) without torch."""
 
 import math
 import os
@@ -54,6 +55,43 @@ class Attention(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
 
 
+class BertLayer(torch.nn.Module):
+    def __init__(s, d, h, f):
+        super().__init__(); s.h = h
+        s.q = torch.nn.Linear(d, d); s.k = torch.nn.Linear(d, d); s.v = torch.nn.Linear(d, d)
+        s.o = torch.nn.Linear(d, d); s.ln1 = torch.nn.LayerNorm(d, eps=1e-12)
+        s.f1 = torch.nn.Linear(d, f); s.f2 = torch.nn.Linear(f, d); s.ln2 = torch.nn.LayerNorm(d, eps=1e-12)
+    def forward(s, x, bias):
+        B, S, D = x.shape
+        sp = lambda t: t.view(B, S, s.h, D // s.h).permute(0, 2, 1, 3)
+        q, k, v = sp(s.q(x)), sp(s.k(x)), sp(s.v(x))
+        sc = q @ k.transpose(-1, -2) / math.sqrt(D // s.h) + bias
+        a = (torch.softmax(sc, dim=-1) @ v).permute(0, 2, 1, 3).contiguous().view(B, S, D)
+        x = s.ln1(x + s.o(a))
+        return s.ln2(x + s.f2(torch.nn.functional.gelu(s.f1(x))))
+
+class Bert(torch.nn.Module):
+    """A BERT-style text encoder in plain PyTorch: position and token-type
+    embeddings (their ids fixed, so the lookups fold), 12 post-norm layers,
+    an attention mask of ones (its bias folds to zeros and drops out).
+    Token ids need Gather with computed indices (docs/onnx.md), so the
+    token embeddings are the input."""
+
+    def __init__(s, d=64, h=4, f=256, layers=12, maxpos=64):
+        super().__init__()
+        s.pos = torch.nn.Embedding(maxpos, d); s.typ = torch.nn.Embedding(2, d)
+        s.ln = torch.nn.LayerNorm(d, eps=1e-12)
+        s.layers = torch.nn.ModuleList(BertLayer(d, h, f) for _ in range(layers))
+    def forward(s, x):  # x: token embeddings [B, S, d]
+        B, S, D = x.shape
+        ids = torch.arange(S).unsqueeze(0).expand(B, S)
+        x = s.ln(x + s.pos(ids) + s.typ(torch.zeros_like(ids)))
+        mask = torch.ones(B, S)
+        bias = (1.0 - mask[:, None, None, :]) * -10000.0
+        for l in s.layers:
+            x = l(x, bias)
+        return x
+
 def mlp():
     return torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
                                torch.nn.Linear(96, 32))
@@ -86,10 +124,13 @@ def cosine(a, b):
     return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
 
 
-class Models(unittest.TestCase):
-    def check(self, name, model, shape, opset=13):
+class Checked:
+    """Export, run in each dtype, compare with PyTorch."""
+
+    def check(self, name, model, shape, opset=13,
+              dtypes=(("f32", 0.9999), ("f16", 0.999), ("f8", 0.99))):
         path, x, ref = export(name, model, shape, opset)
-        for dtype, bound in (("f32", 0.9999), ("f16", 0.999), ("f8", 0.99)):
+        for dtype, bound in dtypes:
             m = ipu.compile(path, dtype=dtype)
             y = m.run(x=x)
             c = cosine(y, ref)
@@ -101,6 +142,9 @@ class Models(unittest.TestCase):
             self.assertGreater(m.stats["cycles"], 0)
             m.close()
 
+
+
+class Models(Checked, unittest.TestCase):
     def test_mlp(self):
         self.check("mlp", mlp, (16, 48))
 
@@ -117,6 +161,14 @@ class Models(unittest.TestCase):
         path, x, _ = export("mlp_again", mlp, (16, 48))
         m = ipu.compile(path)
         self.assertTrue(np.array_equal(m.run(x), m.run(x=x)))
+
+
+class BertEncoder(Checked, unittest.TestCase):
+    """Its own ctest entry (test_onnx_bert): about a minute of emulation."""
+
+    def test_bert(self):
+        self.check("bert", Bert, (2, 16, 64), dtypes=(("f32", 0.9999),
+                                                     ("f16", 0.999)))
 
 
 class Cli(unittest.TestCase):

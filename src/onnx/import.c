@@ -253,14 +253,6 @@ weight_new(Imp *im, const Onnx__NodeProto *n, const Host *h, double mul,
 	return id;
 }
 
-static int32_t
-weight_scalar(Imp *im, const Onnx__NodeProto *n, double x, const char *hint,
-              Diag *d)
-{
-	Host h = {.rank = 0, .n = 1, .type = T(FLOAT), .v = &x};
-	return weight_new(im, n, &h, 1, hint, d);
-}
-
 /* Where an IR error names no node, say which. */
 static int
 in_node(const Onnx__NodeProto *n, int32_t id, Diag *d)
@@ -625,6 +617,76 @@ out_name(const Imp *im, const Onnx__NodeProto *n, char *buf)
 	return buf;
 }
 
+/* The weight for constant c (times mul, or its reciprocal) as an operand
+ * of an elementwise op with a computed tensor of shape ts, in a form the
+ * compiler takes: one row [N] broadcast down the tensor (N its last axis)
+ * when c is uniform or varies along the last axis only, else c expanded
+ * to the full shape of the result. */
+static int32_t
+operand_weight(Imp *im, const Onnx__NodeProto *n, const Host *c, double mul,
+               int recip, const Shape *ts, const char *hint, Diag *d)
+{
+	Host cv = *c, hv;
+	int r = ts->rank > c->rank ? ts->rank : c->rank;
+	if (r > GRAPH_MAX_RANK) {
+		node_error(d, n, "rank %d is too large", r);
+		return -1;
+	}
+	int64_t dim[HOST_MAX_RANK], idx[HOST_MAX_RANK] = {0};
+	for (int i = 0; i < r; i++) {
+		int jt = i - (r - ts->rank), jc = i - (r - c->rank);
+		int64_t a = jt >= 0 ? ts->dim[jt] : 1,
+		        b = jc >= 0 ? c->dim[jc] : 1;
+		if (a != b && a != 1 && b != 1) {
+			node_error(d, n, "shapes do not broadcast");
+			return -1;
+		}
+		dim[i] = a > b ? a : b;
+	}
+	int uniform = 1, row = 1;
+	for (int64_t i = 1; i < c->n; i++)
+		uniform &= c->v[i] == c->v[0];
+	for (int i = 0; i + 1 < c->rank; i++)
+		row &= c->dim[i] == 1;
+	int64_t N = dim[r - 1];
+	if (uniform || row) {
+		if (host_alloc(&hv, T(FLOAT), 1, &N, d))
+			return -1;
+		for (int64_t i = 0; i < N; i++)
+			hv.v[i] = c->v[uniform || c->n == 1 ? 0 : i];
+	} else {
+		if (host_alloc(&hv, T(FLOAT), r, dim, d))
+			return -1;
+		for (int64_t i = 0; i < hv.n; i++) {
+			int64_t off = 0;
+			for (int k = 0; k < c->rank; k++) {
+				int64_t ik = idx[k + (r - c->rank)];
+				off =
+				    off * c->dim[k] + (c->dim[k] == 1 ? 0 : ik);
+			}
+			hv.v[i] = cv.v[off];
+			for (int k = r - 1; k >= 0 && ++idx[k] == dim[k]; k--)
+				idx[k] = 0;
+		}
+	}
+	for (int64_t i = 0; i < hv.n; i++)
+		hv.v[i] = recip ? mul / hv.v[i] : mul * hv.v[i];
+	int32_t w = weight_new(im, n, &hv, 1, hint, d);
+	host_free(&hv);
+	return w;
+}
+
+/* Is every value of c equal to x? */
+static int
+all_equal(const Host *c, double x)
+{
+	for (int64_t i = 0; i < c->n; i++)
+		if (c->v[i] != x)
+			return 0;
+	return 1;
+}
+
+/* Add, Sub, Mul, Div with at least one computed operand. */
 static int
 mapped_binary(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
               Diag *d)
@@ -635,52 +697,79 @@ mapped_binary(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
 	int rb = b->kind == V_TENSOR ? b->onnx_rank : b->h.rank;
 	if (rb > r)
 		r = rb;
-	int32_t x, y, id;
-	if (!strcmp(op, "Add") || !strcmp(op, "Mul")) {
-		x = a->kind == V_TENSOR ? a->id : weight_of(im, n, a, 0, d);
-		y = b->kind == V_TENSOR ? b->id : weight_of(im, n, b, 0, d);
-		if (x < 0 || y < 0)
-			return in_node(n, -1, d);
-		out_name(im, n, name);
-		id = op[0] == 'A' ? graph_add(im->g, x, y, name, d)
-		                  : graph_mul(im->g, x, y, name, d);
-		return set_tensor(im, n, ni, 0, id, r, d);
-	}
-	if (!strcmp(op, "Div")) {
-		if (b->kind != V_HOST)
+	int add = op[0] == 'A' || op[0] == 'S', id;
+	if (a->kind == V_TENSOR && b->kind == V_TENSOR) {
+		int32_t y = b->id;
+		if (op[0] == 'D')
 			return node_error(
 			    d, n,
 			    "division by a computed tensor "
 			    "is supported only inside LayerNorm's "
 			    "decomposition");
-		if (a->kind != V_TENSOR)
-			return node_error(d, n,
-			                  "a constant divided by a "
-			                  "computed tensor is not supported");
-		if (host_is_int(b->h.type))
-			return node_error(d, n, "integer division");
-		int32_t w = weight_new(im, n, &b->h, 1, b->name, d);
-		float *v = im->wval[im->nw - 1];
-		for (int64_t i = 0; w >= 0 && i < b->h.n; i++)
-			v[i] = (float)(1 / b->h.v[i]);
-		id = w < 0
-		         ? -1
-		         : graph_mul(im->g, a->id, w, out_name(im, n, name), d);
+		if (op[0] == 'S') {
+			Host one = {.rank = 0,
+			            .n = 1,
+			            .type = T(FLOAT),
+			            .v = (double[]){-1}};
+			const Tensor *tb = tensor(im, b);
+			int32_t m1 = operand_weight(im, n, &one, 1, 0,
+			                            &tb->shape, "minus_one", d);
+			y = m1 < 0 ? -1 : graph_mul(im->g, y, m1, NULL, d);
+			if (y < 0)
+				return in_node(n, -1, d);
+		}
+		out_name(im, n, name);
+		id = add ? graph_add(im->g, a->id, y, name, d)
+		         : graph_mul(im->g, a->id, y, name, d);
 		return set_tensor(im, n, ni, 0, id, r, d);
 	}
-	/* Sub: a + (-1) b */
-	if (b->kind == V_HOST) {
-		y = weight_new(im, n, &b->h, -1, b->name, d);
-		id = y < 0
-		         ? -1
-		         : graph_add(im->g, a->id, y, out_name(im, n, name), d);
-		return set_tensor(im, n, ni, 0, id, r, d);
+	/* a computed tensor t and a constant c */
+	int c_first = a->kind == V_HOST;
+	Value *t = c_first ? b : a, *c = c_first ? a : b;
+	if (host_is_int(c->h.type))
+		return node_error(d, n,
+		                  "integer constant '%.100s' used as a "
+		                  "float operand",
+		                  c->name);
+	if (op[0] == 'D' && c_first)
+		return node_error(d, n,
+		                  "a constant divided by a computed "
+		                  "tensor is not supported");
+	int32_t x = t->id;
+	const Tensor *tt = tensor(im, t);
+	double mul = 1;
+	if (op[0] == 'S' && c_first) { /* c - t = (-1) t + c */
+		Host one = {
+		    .rank = 0, .n = 1, .type = T(FLOAT), .v = (double[]){-1}};
+		int32_t m1 = operand_weight(im, n, &one, 1, 0, &tt->shape,
+		                            "minus_one", d);
+		x = m1 < 0 ? -1 : graph_mul(im->g, x, m1, NULL, d);
+		if (x < 0)
+			return in_node(n, -1, d);
+	} else if (op[0] == 'S') {
+		mul = -1;
 	}
-	int32_t m1 = weight_scalar(im, n, -1, "minus_one", d);
-	y = m1 < 0 ? -1 : graph_mul(im->g, b->id, m1, NULL, d);
-	x = a->kind == V_TENSOR ? a->id : weight_of(im, n, a, 0, d);
-	id = y < 0 || x < 0 ? -1
-	                    : graph_add(im->g, x, y, out_name(im, n, name), d);
+	/* x + 0 and x * 1 are x (the mask of ones' bias, a scale of 1) */
+	int same_shape = c->h.rank <= t->onnx_rank;
+	for (int i = 0; same_shape && i < c->h.rank; i++)
+		same_shape = c->h.dim[c->h.rank - 1 - i] == 1 ||
+		             c->h.dim[c->h.rank - 1 - i] ==
+		                 tt->shape.dim[tt->shape.rank - 1 - i];
+	if (same_shape && x == t->id && all_equal(&c->h, add ? 0 : 1)) {
+		Value *v = define(im, n->output[0], V_TENSOR, ni, d);
+		if (!v)
+			return IPU_EINVAL;
+		v->id = t->id;
+		v->onnx_rank = t->onnx_rank;
+		return IPU_OK;
+	}
+	int32_t w = operand_weight(im, n, &c->h, mul, op[0] == 'D', &tt->shape,
+	                           c->name, d);
+	if (w < 0)
+		return in_node(n, -1, d);
+	out_name(im, n, name);
+	id = add ? graph_add(im->g, x, w, name, d)
+	         : graph_mul(im->g, x, w, name, d);
 	return set_tensor(im, n, ni, 0, id, r, d);
 }
 
