@@ -404,6 +404,22 @@ test_bad_reshape(void **state)
 	expect_error(&md, "node 'reshape' (Reshape)", "cannot be reshaped");
 }
 
+/* What the fuzz target found: nodes without an op, a Reshape without its
+ * shape input. */
+static void
+test_fuzz_finds(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.node[5]->op_type = "";
+	expect_error(&md, "node 5 has no op_type", NULL);
+	good_model(&md);
+	md.node[6]->n_input = 1;
+	expect_error(&md, "node 'reshape' (Reshape)",
+	             "the shape must be known");
+}
+
 int
 main(void)
 {
@@ -418,6 +434,7 @@ main(void)
 	    cmocka_unit_test(test_no_ir_operator),
 	    cmocka_unit_test(test_bad_tensor_data),
 	    cmocka_unit_test(test_bad_reshape),
+	    cmocka_unit_test(test_fuzz_finds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

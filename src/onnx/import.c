@@ -313,7 +313,7 @@ node_of(const Imp *im, const Value *v)
 static int
 is_op(const Onnx__NodeProto *n, const char *op)
 {
-	return n && !strcmp(n->op_type, op);
+	return n && n->op_type && !strcmp(n->op_type, op);
 }
 
 static Value *
@@ -529,7 +529,8 @@ emit_layernorm(Imp *im, int ni, Value *x, double eps, Diag *d)
 	/* gamma and beta from a Mul and an Add that follow */
 	const Host *gamma = NULL, *beta = NULL;
 	int mi = sole_consumer(im, n->output[0]);
-	if (mi >= 0 && is_op(im->gp->node[mi], "Mul")) {
+	if (mi > ni && is_op(im->gp->node[mi], "Mul") &&
+	    im->gp->node[mi]->n_input == 2 && im->gp->node[mi]->n_output == 1) {
 		const Onnx__NodeProto *m = im->gp->node[mi];
 		Value *g = find(im, m->input[!strcmp(m->input[0], out)]);
 		if (row_param(g, N, &gamma)) {
@@ -538,7 +539,8 @@ emit_layernorm(Imp *im, int ni, Value *x, double eps, Diag *d)
 			int ai = sole_consumer(im, out);
 			const Onnx__NodeProto *a =
 			    ai >= 0 ? im->gp->node[ai] : NULL;
-			if (is_op(a, "Add")) {
+			if (ai > mi && is_op(a, "Add") && a->n_input == 2 &&
+			    a->n_output == 1) {
 				Value *b = find(
 				    im, a->input[!strcmp(a->input[0], out)]);
 				if (row_param(b, N, &beta)) {
@@ -1106,6 +1108,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	char name[GRAPH_MAX_NAME + 1];
 	int64_t dim[HOST_MAX_RANK], to[HOST_MAX_RANK], a;
 	int rank, e, axis;
+	if (!x)
+		return node_error(d, n, "its first input is missing");
 	if (n->n_output != 1 && strcmp(op, "Split") &&
 	    strcmp(op, "LayerNormalization"))
 		return node_error(d, n, "%zu outputs (1 expected)",
@@ -1165,7 +1169,7 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 		                  x->onnx_rank, d);
 	}
 	if (!strcmp(op, "Reshape")) {
-		if (nin < 2 || need_host(n, in[1], "the shape", d))
+		if (need_host(n, nin > 1 ? in[1] : NULL, "the shape", d))
 			return IPU_EINVAL;
 		if ((e = onnx_reshape_dims(n, dim, x->onnx_rank, &in[1]->h, to,
 		                           &rank, d)))
@@ -1405,8 +1409,8 @@ node(Imp *im, int ni, Diag *d)
 	if (!strcmp(n->op_type, "Constant"))
 		return constant_node(im, n, ni, d);
 	enum { MAX_IN = 64 };
-	Value *in[MAX_IN];
-	Host *hin[MAX_IN];
+	Value *in[MAX_IN] = {0};
+	Host *hin[MAX_IN] = {0};
 	int nin = (int)n->n_input, known = 1, deferred = 0;
 	if (nin > MAX_IN)
 		return node_error(d, n, "%d inputs (at most %d)", nin, MAX_IN);
@@ -1499,6 +1503,20 @@ check_opset(const Onnx__ModelProto *mp, const char *file, Diag *d)
 		return diag_set(d, IPU_EINVAL, file, 0, 0,
 		                "the model has no "
 		                "graph");
+	const Onnx__GraphProto *gp = mp->graph;
+	for (size_t i = 0; i < gp->n_node; i++)
+		if (!gp->node[i]->op_type || !gp->node[i]->op_type[0])
+			return diag_set(d, IPU_EINVAL, file, 0, 0,
+			                "node %zu has no op_type", i);
+	for (size_t i = 0; i < gp->n_input + gp->n_output; i++) {
+		const Onnx__ValueInfoProto *v =
+		    i < gp->n_input ? gp->input[i]
+		                    : gp->output[i - gp->n_input];
+		if (!v->name || !v->name[0])
+			return diag_set(d, IPU_EINVAL, file, 0, 0,
+			                "a graph %s has no name",
+			                i < gp->n_input ? "input" : "output");
+	}
 	if (mp->graph->n_sparse_initializer)
 		return diag_set(d, IPU_EINVAL, file, 0, 0,
 		                "sparse initializers are not supported");
