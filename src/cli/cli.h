@@ -24,6 +24,21 @@ int cmd_run_onnx(int argc, char **argv);  /* cmd_run_onnx.c: `run onnx` */
 struct ExecFile;
 /* "NAME=PATH" (v, modified) into b; 0 after a message if malformed. */
 int cli_binding(const char *cmd, const char *opt, char *v, struct ExecFile *b);
+/* The options both take: --in, --out, --cache, --chip, --timing,
+ * --threads, --max-cycles. */
+typedef struct {
+	struct ExecFile *in, *out; /* argc entries each */
+	int nin, nout;
+	const char *cache_dir;
+	const Chip *chip; /* NULL until given */
+	Timing timing;
+	int threads;
+	uint64_t max_cycles;
+} CliRunOptions;
+/* 1 if argv[*i] is one of them (*bad set if its value is malformed), 0
+ * if not (*missing set when it lacks its value). */
+int cli_run_option(const char *cmd, int argc, char **argv, int *i,
+                   CliRunOptions *o, int *bad, int *missing);
 /* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
 struct ExecBuild;
 void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,

@@ -57,6 +57,31 @@ cli_binding(const char *cmd, const char *opt, char *v, ExecFile *b)
 	return 1;
 }
 
+int
+cli_run_option(const char *cmd, int argc, char **argv, int *i, CliRunOptions *o,
+               int *bad, int *missing)
+{
+	const char *v;
+	if ((v = cli_opt_value(argc, argv, i, "--in", missing)))
+		*bad = !cli_binding(cmd, "--in", (char *)v, &o->in[o->nin++]);
+	else if ((v = cli_opt_value(argc, argv, i, "--out", missing)))
+		*bad =
+		    !cli_binding(cmd, "--out", (char *)v, &o->out[o->nout++]);
+	else if ((v = cli_opt_value(argc, argv, i, "--cache", missing)))
+		o->cache_dir = v;
+	else if ((v = cli_opt_value(argc, argv, i, "--chip", missing)))
+		*bad = !(o->chip = cli_chip_arg(cmd, v));
+	else if ((v = cli_opt_value(argc, argv, i, "--timing", missing)))
+		*bad = !cli_timing_arg(cmd, v, &o->timing);
+	else if ((v = cli_opt_value(argc, argv, i, "--threads", missing)))
+		*bad = !cli_threads_arg(cmd, v, &o->threads);
+	else if ((v = cli_opt_value(argc, argv, i, "--max-cycles", missing)))
+		*bad = !cli_max_cycles_arg(cmd, v, &o->max_cycles);
+	else
+		return 0;
+	return 1;
+}
+
 void
 cli_print_run(const Chip *chip, uint64_t cycles, double mfu, const ExecBuild *b,
               double host_seconds)
@@ -96,11 +121,13 @@ check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
 int
 cmd_run_graph(int argc, char **argv)
 {
-	ExecGraphRun r = {.threads = 2};
-	ExecFile *in = xcalloc((size_t)argc, sizeof *in),
-	         *out = xcalloc((size_t)argc, sizeof *out);
+	ExecGraphRun r = {0};
+	CliRunOptions o = {.in = xcalloc((size_t)argc, sizeof *o.in),
+	                   .out = xcalloc((size_t)argc, sizeof *o.out),
+	                   .timing = timing_nominal,
+	                   .threads = 2};
+	ExecFile *in = o.in, *out = o.out;
 	int bad = 0, help = 0;
-	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
@@ -111,32 +138,8 @@ cmd_run_graph(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--graph",
 		                              &missing))) {
 			r.graph = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--in",
-		                              &missing))) {
-			bad = !cli_binding("run graph", "--in", (char *)v,
-			                   &in[r.nin++]);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
-		                              &missing))) {
-			bad = !cli_binding("run graph", "--out", (char *)v,
-			                   &out[r.nout++]);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
-		                              &missing))) {
-			r.cache_dir = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
-		                              &missing))) {
-			if (!(r.chip = cli_chip_arg("run graph", v)))
-				bad = 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
-		                              &missing))) {
-			bad = !cli_timing_arg("run graph", v, &timing);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
-		                              &missing))) {
-			bad = !cli_threads_arg("run graph", v, &r.threads);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
-		                              &missing))) {
-			bad =
-			    !cli_max_cycles_arg("run graph", v, &r.max_cycles);
-		} else {
+		} else if (!cli_run_option("run graph", argc, argv, &i, &o,
+		                           &bad, &missing)) {
 			fprintf(stderr, "ipu run graph: %s '%s'\n",
 			        missing ? "missing value for"
 			                : "unknown option",
@@ -144,7 +147,12 @@ cmd_run_graph(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	r.chip = chip_timed(r.chip ? r.chip : chip_default(), &timing);
+	r.chip = chip_timed(o.chip ? o.chip : chip_default(), &o.timing);
+	r.nin = o.nin;
+	r.nout = o.nout;
+	r.cache_dir = o.cache_dir;
+	r.threads = o.threads;
+	r.max_cycles = o.max_cycles;
 	if (!bad && !help && !r.graph) {
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;

@@ -160,14 +160,14 @@ run(const char *model, OnnxDType dt, const OnnxRunOptions *o,
 int
 cmd_run_onnx(int argc, char **argv)
 {
-	const char *model = NULL;
+	const char *model = NULL, *cmd = "run onnx";
 	OnnxDType dt = ONNX_F32;
-	OnnxRunOptions o = {.threads = 2};
-	ExecFile *in = xcalloc((size_t)argc, sizeof *in),
-	         *out = xcalloc((size_t)argc, sizeof *out);
-	int nin = 0, nout = 0, force = 0, bad = 0, help = 0;
-	Timing timing = timing_nominal;
-	const char *cmd = "run onnx";
+	CliRunOptions o = {.in = xcalloc((size_t)argc, sizeof *o.in),
+	                   .out = xcalloc((size_t)argc, sizeof *o.out),
+	                   .timing = timing_nominal,
+	                   .threads = 2};
+	ExecFile *in = o.in, *out = o.out;
+	int force = 0, bad = 0, help = 0;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
@@ -178,13 +178,6 @@ cmd_run_onnx(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--model",
 		                              &missing))) {
 			model = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--in",
-		                              &missing))) {
-			bad = !cli_binding(cmd, "--in", (char *)v, &in[nin++]);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
-		                              &missing))) {
-			bad =
-			    !cli_binding(cmd, "--out", (char *)v, &out[nout++]);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
 			if (!onnx_dtype_from_name(v, &dt)) {
@@ -194,23 +187,8 @@ cmd_run_onnx(int argc, char **argv)
 				        v);
 				bad = 1;
 			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
-		                              &missing))) {
-			o.cache_dir = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
-		                              &missing))) {
-			if (!(o.chip = cli_chip_arg(cmd, v)))
-				bad = 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
-		                              &missing))) {
-			bad = !cli_timing_arg(cmd, v, &timing);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
-		                              &missing))) {
-			bad = !cli_threads_arg(cmd, v, &o.threads);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
-		                              &missing))) {
-			bad = !cli_max_cycles_arg(cmd, v, &o.max_cycles);
-		} else {
+		} else if (!cli_run_option(cmd, argc, argv, &i, &o, &bad,
+		                           &missing)) {
 			fprintf(stderr, "ipu run onnx: %s '%s'\n",
 			        missing ? "missing value for"
 			                : "unknown option",
@@ -218,7 +196,12 @@ cmd_run_onnx(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	o.chip = chip_timed(o.chip ? o.chip : chip_default(), &timing);
+	int nin = o.nin, nout = o.nout;
+	OnnxRunOptions ro = {
+	    .chip = chip_timed(o.chip ? o.chip : chip_default(), &o.timing),
+	    .threads = o.threads,
+	    .cache_dir = o.cache_dir,
+	    .max_cycles = o.max_cycles};
 	if (!bad && !help && !model) {
 		fprintf(stderr, "ipu run onnx: --model is needed\n");
 		bad = 1;
@@ -240,7 +223,7 @@ cmd_run_onnx(int argc, char **argv)
 		free(outs);
 		Diag d;
 		diag_clear(&d);
-		if (!rc && run(model, dt, &o, in, nin, out, nout, force, &d)) {
+		if (!rc && run(model, dt, &ro, in, nin, out, nout, force, &d)) {
 			cli_print_diag(&d);
 			rc = 1;
 		}
