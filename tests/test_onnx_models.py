@@ -97,6 +97,12 @@ def mlp():
                                torch.nn.Linear(96, 32))
 
 
+def mlp_tanh():
+    return torch.nn.Sequential(torch.nn.Linear(48, 96),
+                               torch.nn.GELU(approximate="tanh"),
+                               torch.nn.Linear(96, 32))
+
+
 def layernorm():
     return torch.nn.Sequential(torch.nn.Linear(64, 64),
                                torch.nn.LayerNorm(64, eps=1e-6))
@@ -147,6 +153,14 @@ class Checked:
 class Models(Checked, unittest.TestCase):
     def test_mlp(self):
         self.check("mlp", mlp, (16, 48))
+
+    def test_gelu_tanh(self):
+        # the tanh form is the IR's own gelu: no approximation, no note
+        path, x, ref = export("mlp_tanh", mlp_tanh, (16, 48))
+        m = ipu.compile(path)
+        self.assertEqual(m.notes, "")
+        self.assertLess(np.abs(m.run(x=x) - ref).max(), 1e-5)
+        self.check("mlp_tanh", mlp_tanh, (16, 48))
 
     def test_layernorm_decomposed(self):
         self.check("ln13", layernorm, (8, 64), opset=13)

@@ -385,53 +385,95 @@ mean_last(Imp *im, const Onnx__NodeProto *n, int rank)
 	return input(im, n, 0);
 }
 
-/* x if n is erf(x / sqrt 2) + 1 (either order), else NULL. */
+/* x if v is x * c for a scalar c near want (either order), else NULL. */
 static Value *
-erf_plus_one(Imp *im, const Onnx__NodeProto *n)
+times(Imp *im, const Value *v, double want)
+{
+	const Onnx__NodeProto *n = node_of(im, v);
+	Value *c, *x = NULL;
+	if (!is_op(n, "Mul") || !split2(im, n, is_scalar_near, &want, &c, &x))
+		return NULL;
+	return x;
+}
+
+/* x if v is x^3 (Pow(x, 3), or x * (x * x) in any order), else NULL. */
+static Value *
+cube(Imp *im, const Value *v)
+{
+	const Onnx__NodeProto *n = node_of(im, v);
+	double three = 3;
+	if (is_op(n, "Pow") && is_scalar_near(input(im, n, 1), &three))
+		return input(im, n, 0);
+	if (!is_op(n, "Mul") || n->n_input != 2)
+		return NULL;
+	for (int k = 0; k < 2; k++) {
+		Value *x = input(im, n, (size_t)k);
+		const Onnx__NodeProto *sq = node_of(im, input(im, n, 1 - k));
+		if (x && is_op(sq, "Mul") && sq->n_input == 2 &&
+		    input(im, sq, 0) == x && input(im, sq, 1) == x)
+			return x;
+	}
+	return NULL;
+}
+
+/* x if n is 1 + erf(x / sqrt 2) (*erf = 1) or 1 + tanh(sqrt(2 / pi) (x +
+ * 0.044715 x^3)) (*erf = 0), either order of every operation; else NULL. */
+static Value *
+gelu_inner(Imp *im, const Onnx__NodeProto *n, int *erf)
 {
 	double one = 1, r2 = sqrt(2), ir2 = 1 / sqrt(2);
-	Value *c, *e;
+	Value *c, *e, *x = NULL;
 	if (!is_op(n, "Add") || !split2(im, n, is_scalar_near, &one, &c, &e))
 		return NULL;
 	const Onnx__NodeProto *en = node_of(im, e);
-	if (!is_op(en, "Erf"))
-		return NULL;
-	const Onnx__NodeProto *q = node_of(im, input(im, en, 0));
-	Value *x = NULL;
-	if (is_op(q, "Div") && is_scalar_near(input(im, q, 1), &r2))
-		x = input(im, q, 0);
-	else if (is_op(q, "Mul"))
-		split2(im, q, is_scalar_near, &ir2, &c, &x);
+	if (is_op(en, "Erf")) {
+		const Onnx__NodeProto *q = node_of(im, input(im, en, 0));
+		if (is_op(q, "Div") && is_scalar_near(input(im, q, 1), &r2))
+			x = input(im, q, 0);
+		else
+			x = times(im, input(im, en, 0), ir2);
+		*erf = 1;
+	} else if (is_op(en, "Tanh")) {
+		Value *s = times(im, input(im, en, 0), sqrt(2 / acos(-1)));
+		const Onnx__NodeProto *a = node_of(im, s);
+		for (int k = 0; is_op(a, "Add") && a->n_input == 2 && k < 2;
+		     k++) {
+			Value *y = input(im, a, (size_t)k),
+			      *m = input(im, a, 1 - (size_t)k);
+			if (y && cube(im, times(im, m, 0.044715)) == y)
+				x = y;
+		}
+		*erf = 0;
+	}
 	return x && x->kind == V_TENSOR ? x : NULL;
 }
 
-/* GELU, x * 0.5 * (1 + erf(x / sqrt 2)), ending at Mul node n: its x. */
+/* GELU, x * 0.5 * (1 + inner) (gelu_inner's), ending at Mul node n: its
+ * x. */
 static Value *
-match_gelu(Imp *im, const Onnx__NodeProto *n)
+match_gelu(Imp *im, const Onnx__NodeProto *n, int *erf)
 {
 	double half = 0.5;
 	Value *c, *m, *a, *x;
 	if (!is_op(n, "Mul"))
 		return NULL;
-	/* (x * (1 + erf)) * 0.5 */
+	/* (x * (1 + inner)) * 0.5 */
 	if (split2(im, n, is_scalar_near, &half, &c, &m)) {
 		const Onnx__NodeProto *mn = node_of(im, m);
 		for (int k = 0; is_op(mn, "Mul") && k < 2; k++) {
 			x = input(im, mn, (size_t)k);
 			a = input(im, mn, 1 - (size_t)k);
 			if (x && x->kind == V_TENSOR &&
-			    erf_plus_one(im, node_of(im, a)) == x)
+			    gelu_inner(im, node_of(im, a), erf) == x)
 				return x;
 		}
 	}
-	/* (x * 0.5) * (1 + erf) */
+	/* (x * 0.5) * (1 + inner) */
 	for (int k = 0; k < 2 && n->n_input == 2; k++) {
 		Value *h = input(im, n, (size_t)k);
 		a = input(im, n, 1 - (size_t)k);
-		const Onnx__NodeProto *hn = node_of(im, h);
-		if (h && h->kind == V_TENSOR && is_op(hn, "Mul") &&
-		    split2(im, hn, is_scalar_near, &half, &c, &x) &&
-		    erf_plus_one(im, node_of(im, a)) == x)
+		if (h && h->kind == V_TENSOR && (x = times(im, h, 0.5)) &&
+		    gelu_inner(im, node_of(im, a), erf) == x)
 			return x;
 	}
 	return NULL;
@@ -593,7 +635,7 @@ defers(Imp *im, const Onnx__NodeProto *n)
 {
 	const char *op = n->op_type;
 	if (!strcmp(op, "ReduceMean") || !strcmp(op, "Pow") ||
-	    !strcmp(op, "Sqrt") || !strcmp(op, "Erf"))
+	    !strcmp(op, "Sqrt") || !strcmp(op, "Erf") || !strcmp(op, "Tanh"))
 		return 1;
 	if (!strcmp(op, "Div") || !strcmp(op, "Mul")) {
 		Value *b = input(im, n, 1);
@@ -1274,9 +1316,10 @@ emit_form(Imp *im, int ni, Value **in, int nin, int *blame_out, Diag *d)
 	char name[GRAPH_MAX_NAME + 1];
 	Value *x;
 	double eps = 0, c;
-	if ((x = match_gelu(im, n))) {
+	int erf = 0;
+	if ((x = match_gelu(im, n, &erf))) {
 		ir_name(im, n->output[0], name);
-		im->erf_gelu = 1;
+		im->erf_gelu |= erf;
 		return set_tensor(im, n, ni, 0,
 		                  op1(im, OP_GELU, x->id, NULL, name, d),
 		                  x->onnx_rank, d);
@@ -1308,8 +1351,9 @@ emit_form(Imp *im, int ni, Value **in, int nin, int *blame_out, Diag *d)
 		}
 	}
 	/* could still be inside a form: defer, blaming the first node */
-	static const char *const inner[] = {"Sub",  "Pow", "ReduceMean", "Add",
-	                                    "Sqrt", "Div", "Mul",        "Erf"};
+	static const char *const inner[] = {"Sub", "Pow",  "ReduceMean",
+	                                    "Add", "Sqrt", "Div",
+	                                    "Mul", "Erf",  "Tanh"};
 	int blame = -1;
 	for (int k = 0; k < nin; k++)
 		if (in[k] && in[k]->kind == V_DEFER && blame < 0)
@@ -1335,7 +1379,8 @@ blame_error(Imp *im, int blame, Diag *d)
 	                  "supported only inside the forms PyTorch exports "
 	                  "for LayerNorm (ReduceMean, Sub, Pow, Add, Sqrt, "
 	                  "Div over the last axis), GELU (x * 0.5 * (1 + "
-	                  "erf(x / sqrt 2))) and a scaled Softmax",
+	                  "erf(x / sqrt 2)) or its tanh form) and a scaled "
+	                  "Softmax",
 	                  b->op_type);
 }
 
