@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	Image8 img, small;
+	Image img, small;
 	Diag d;
 	diag_clear(&d);
 	if (image_decode(data, size, "fuzz", &img, &d) != 0) {

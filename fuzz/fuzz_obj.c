@@ -20,7 +20,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	free(disasm_obj(o, ARCH_IPU21, 0));
 	obj_free(o);
-	Image img;
+	TileImage img;
 	if (img_load(data, size, "fuzz.o", NULL, &img, &d) == 0)
 		img_free(&img);
 	return 0;

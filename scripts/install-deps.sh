@@ -15,6 +15,7 @@ pkgs=(
 	libcjson-dev # config.json of Hugging Face checkpoints
 	libpng-dev # PNG input images
 	libjpeg62-turbo-dev # JPEG input images
+	zlib1g-dev # the package file's CRC-32
 	python3-torch # the independent SigLIP reference (tests)
 	python3-pil # the SigLIP processor's bicubic resize, as a reference (tests)
 	python3-skimage # real photographs (its cat) for demos and tests

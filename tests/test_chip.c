@@ -58,7 +58,7 @@ spmd(const char *text, uint32_t tiles, int threads)
 	LinkOptions lo = {0};
 	assert_int_equal(link_objects(&o, 1, &lo, &exe, &d), 0);
 	obj_free(o);
-	Image img;
+	TileImage img;
 	assert_int_equal(img_from_obj(exe, &img, &d), 0);
 	ChipConfig cfg = {.chip = model_chip ? model_chip : chip_default(),
 	                  .tiles = tiles,

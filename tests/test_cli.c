@@ -402,7 +402,7 @@ test_run_graph(void **state)
 	snprintf(cmd, sizeof cmd, "test $(ls %s/cache/pkgs/*.pkg | wc -l) = 2",
 	         test_dir);
 	assert_int_equal(system(cmd), 0);
-	/* four more graphs: the cache keeps the EXEC_CACHE_KEEP (4) newest,
+	/* four more graphs: the cache keeps the RUNNER_CACHE_KEEP (4) newest,
 	 * each with its sidecar */
 	for (int i = 3; i <= 6; i++) {
 		char text[160], args[160];

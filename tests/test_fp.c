@@ -317,6 +317,194 @@ test_stochastic(void **state)
 	assert_int_equal(fl, 0);
 }
 
+static uint64_t rng = 0x853c49e6748fea9bull;
+
+static uint64_t
+rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Doubles as the emulator rounds them: sums, differences and products of
+ * two halves (exact in binary64), values with all 53 bits set at random
+ * exponents around the f16 range, and points just beside f16 values and
+ * midpoints. */
+static double
+random_exact(void)
+{
+	uint16_t a = (uint16_t)rnd(), b = (uint16_t)rnd();
+	double x = h_val(a & 0x7bff) * (a & 0x8000 ? -1 : 1),
+	       y = h_val(b & 0x7bff) * (b & 0x8000 ? -1 : 1);
+	switch (rnd() % 5) {
+	case 0:
+		return x + y;
+	case 1:
+		return x - y;
+	case 2:
+		return x * y;
+	case 3: {
+		double m = (double)(rnd() >> 11) * 0x1p-53; /* [0, 1) */
+		return ldexp(1 + m, (int)(rnd() % 48) - 34) *
+		       (rnd() & 1 ? -1 : 1);
+	}
+	default: {
+		double v = h_val(a & 0x7bff), next = h_val((a & 0x7bff) + 1u);
+		double mid = (v + next) / 2;
+		double at = rnd() & 1 ? mid : v;
+		return nextafter(at, rnd() & 1 ? INFINITY : 0) *
+		       (a & 0x8000 ? -1 : 1);
+	}
+	}
+}
+
+/* Stochastic rounding from the definition: away from zero iff the
+ * discarded fraction of an ulp exceeds rbits / 2^32; *over when the result
+ * left the finite range. */
+static uint16_t
+ref_f16_sr(double x, uint32_t rbits, FpOverflow ov, int *over)
+{
+	uint16_t s = signbit(x) ? 0x8000 : 0;
+	double a = fabs(x);
+	unsigned pick = 0x7c00; /* from 2^16 up: beyond any rounding */
+	if (a < 65536.0) {
+		unsigned lo = ref_f16(a, FP_RTZ, FP_OV_SAT); /* largest <= a */
+		double below = h_val(lo),
+		       above = lo < 0x7bff ? h_val(lo + 1) : 65536.0;
+		/* the ulp is a power of two: the division is exact */
+		pick = a != below && ldexp((a - below) / (above - below), 32) >
+		                         (double)rbits
+		           ? lo + 1
+		           : lo;
+	}
+	*over = pick > 0x7bff;
+	if (!*over)
+		return (uint16_t)(s | pick);
+	return ov == FP_OV_NAN   ? FP16_QNAN
+	       : ov == FP_OV_SAT ? (uint16_t)(s | 0x7bff)
+	                         : (uint16_t)(s | 0x7c00);
+}
+
+/* fp_f64_to_f16 on doubles that are not f32 values (sums of halves and
+ * more), every mode and overflow rule, against the neighbour search. */
+static void
+test_f64_to_f16_random(void **state)
+{
+	(void)state;
+	FpRound modes[] = {FP_RNE, FP_RUP, FP_RDN, FP_RTZ, FP_RNA, FP_RSR};
+	FpOverflow ovs[] = {FP_OV_IEEE, FP_OV_SAT, FP_OV_NAN};
+	for (int i = 0; i < 400000; i++) {
+		double x = random_exact();
+		FpRound mode = modes[i % 6];
+		FpOverflow ov = ovs[(i / 6) % 3];
+		uint32_t rbits = (uint32_t)rnd();
+		if (rnd() % 8 == 0)
+			rbits = rnd() & 1 ? 0 : 0xffffffffu;
+		unsigned fl = 0;
+		uint16_t got = fp_f64_to_f16(x, mode, rbits, ov, &fl);
+		int over;
+		uint16_t want;
+		if (mode == FP_RSR) {
+			want = ref_f16_sr(x, rbits, ov, &over);
+		} else {
+			want = ref_f16(x, mode, ov);
+			over = ref_f16(x, mode, FP_OV_NAN) == FP16_QNAN;
+		}
+		if (got != want)
+			fail_msg("%a mode %d ov %d rbits 0x%08x: got 0x%04x "
+			         "want 0x%04x",
+			         x, mode, ov, rbits, got, want);
+		/* OFLO exactly when the rounded value left the range */
+		assert_int_equal(!!(fl & FP_FLAG_OFLO), over);
+	}
+}
+
+/* The inline nearest-even form against the general one: the f32 sweep
+ * (dense around every f16 value and midpoint) and every sign, exponent and
+ * top-16 fraction bits with several tails. */
+static void
+test_f32_to_f16_rne(void **state)
+{
+	(void)state;
+	size_t n;
+	uint32_t *v = f32_sweep(&n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned fa = 0, fb = 0;
+		assert_int_equal(
+		    fp_f32_to_f16_rne(v[i], &fa),
+		    fp_f32_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fb));
+		assert_int_equal(fa, fb);
+	}
+	free(v);
+	static const uint32_t tails[] = {0,      1,      0x0fff, 0x1000,
+	                                 0x1001, 0x1fff, 0x7fff, 0xffff};
+	for (uint32_t top = 0; top < 0x10000; top++)
+		for (int k = 0; k < 8; k++) {
+			uint32_t f = top << 16 | tails[k];
+			unsigned fa = 0, fb = 0;
+			uint16_t a = fp_f32_to_f16_rne(f, &fa),
+			         b = fp_f32_to_f16(f, FP_RNE, 0, FP_OV_IEEE,
+			                           &fb);
+			if (a != b || fa != fb)
+				fail_msg("0x%08x: 0x%04x (flags %u), want "
+				         "0x%04x (flags %u)",
+				         f, a, fa, b, fb);
+		}
+}
+
+/* The inline nearest-even form of fp_f64_to_f16 against the general one,
+ * on the random doubles above and every overflow rule. */
+static void
+test_f64_to_f16_rne(void **state)
+{
+	(void)state;
+	FpOverflow ovs[] = {FP_OV_IEEE, FP_OV_SAT, FP_OV_NAN};
+	for (int i = 0; i < 300000; i++) {
+		double x = random_exact();
+		FpOverflow ov = ovs[i % 3];
+		unsigned fa = 0, fb = 0;
+		uint16_t a = fp_f64_to_f16_rne(x, ov, &fa),
+		         b = fp_f64_to_f16(x, FP_RNE, 0, ov, &fb);
+		if (a != b || fa != fb)
+			fail_msg("%a ov %d: 0x%04x (flags %u), want 0x%04x "
+			         "(flags %u)",
+			         x, ov, a, fa, b, fb);
+	}
+}
+
+/* fp_f64_to_f32 against the host's own conversion in the modes it has. */
+static void
+test_f64_to_f32_random(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 300000; i++) {
+		uint64_t b = rnd();
+		/* exponents around binary32's range, subnormals included */
+		uint64_t e = 1023 - 160 + rnd() % 300;
+		b = (b & 0x800fffffffffffffull) | e << 52;
+		double x;
+		memcpy(&x, &b, 8);
+		unsigned fl = 0;
+		float want = (float)x;
+		uint32_t wb;
+		memcpy(&wb, &want, 4);
+		uint32_t got = fp_f64_to_f32(x, FP_RNE, 0, &fl);
+		if (got != wb)
+			fail_msg("%a: got 0x%08x want 0x%08x", x, got, wb);
+		/* toward zero: the magnitude's bits truncated */
+		got = fp_f64_to_f32(x, FP_RTZ, 0, &fl);
+		float t = (float)x;
+		if (fabs((double)t) > fabs(x))
+			t = nextafterf(t, 0);
+		memcpy(&wb, &t, 4);
+		if (fabs(x) < 0x1p128 && got != wb)
+			fail_msg("%a toward zero: got 0x%08x want 0x%08x", x,
+			         got, wb);
+	}
+}
+
 /* FP8 from the definitions: value of code q in format (mbits, bias). */
 static double
 f8_def(unsigned q, int mbits, int bias)
@@ -593,6 +781,10 @@ main(void)
 	    cmocka_unit_test(test_f32_to_f16_modes),
 	    cmocka_unit_test(test_f16_ties),
 	    cmocka_unit_test(test_stochastic),
+	    cmocka_unit_test(test_f64_to_f16_random),
+	    cmocka_unit_test(test_f64_to_f32_random),
+	    cmocka_unit_test(test_f32_to_f16_rne),
+	    cmocka_unit_test(test_f64_to_f16_rne),
 	    cmocka_unit_test(test_f8_decode_all),
 	    cmocka_unit_test(test_f8_encode),
 	    cmocka_unit_test(test_classes),

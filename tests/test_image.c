@@ -77,7 +77,7 @@ each_case(const char *kind, void (*fn)(char **w, int n))
 }
 
 static void
-load(const char *name, Image8 *img)
+load(const char *name, Image *img)
 {
 	char p[512];
 	Diag d;
@@ -88,7 +88,7 @@ load(const char *name, Image8 *img)
 
 /* PIL's uint8 [h, w, 3] array against an image, byte for byte. */
 static void
-expect_pixels(const char *ref_name, const Image8 *img, const char *what)
+expect_pixels(const char *ref_name, const Image *img, const char *what)
 {
 	char p[512];
 	NpyArray ref;
@@ -117,7 +117,7 @@ static void
 check_decode(char **w, int n)
 {
 	assert_int_equal(n, 3);
-	Image8 img;
+	Image img;
 	load(w[1], &img);
 	expect_pixels(w[2], &img, w[1]);
 	image_free(&img);
@@ -149,7 +149,7 @@ decode_reports_format(void **state)
 	    {"rgb8_interlaced.png", IMAGE_PNG, "RGB 8-bit, interlaced"},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-		Image8 img;
+		Image img;
 		load(want[i].file, &img);
 		assert_int_equal(img.format, want[i].format);
 		assert_string_equal(img.layout, want[i].layout);
@@ -161,7 +161,7 @@ static void
 check_resize(char **w, int n)
 {
 	assert_int_equal(n, 6);
-	Image8 src, out;
+	Image src, out;
 	Diag d;
 	load(w[1], &src);
 	if (image_resize(&src, (uint32_t)atoi(w[2]), (uint32_t)atoi(w[3]),
@@ -192,12 +192,12 @@ resize_keeps_uniform_images(void **state)
 	uint8_t px[13 * 9 * 3];
 	for (size_t i = 0; i < sizeof px; i++)
 		px[i] = (uint8_t)(i % 3 == 0 ? 0 : i % 3 == 1 ? 137 : 255);
-	Image8 in = {.width = 13, .height = 9, .rgb = px};
+	Image in = {.width = 13, .height = 9, .rgb = px};
 	static const uint32_t sizes[][2] = {
 	    {1, 1}, {5, 3}, {13, 40}, {224, 224}, {2, 9}};
 	for (size_t s = 0; s < 5; s++)
 		for (int f = RESAMPLE_BILINEAR; f <= RESAMPLE_BICUBIC; f++) {
-			Image8 out;
+			Image out;
 			Diag d;
 			assert_int_equal(
 			    image_resize(&in, sizes[s][0], sizes[s][1],
@@ -218,7 +218,7 @@ resize_rejects_bad_arguments(void **state)
 {
 	(void)state;
 	uint8_t px[3] = {1, 2, 3};
-	Image8 in = {.width = 1, .height = 1, .rgb = px}, out;
+	Image in = {.width = 1, .height = 1, .rgb = px}, out;
 	Diag d;
 	assert_int_not_equal(
 	    image_resize(&in, 4, 4, (ResampleFilter)1, &out, &d), 0);
@@ -228,7 +228,7 @@ resize_rejects_bad_arguments(void **state)
 	assert_non_null(strstr(d.msg, "out of range"));
 	assert_int_not_equal(
 	    image_resize(&in, 1 << 14, 1 << 14, RESAMPLE_BICUBIC, &out, &d), 0);
-	Image8 empty = {0};
+	Image empty = {0};
 	assert_int_not_equal(
 	    image_resize(&empty, 4, 4, RESAMPLE_BICUBIC, &out, &d), 0);
 	assert_non_null(strstr(d.msg, "input image is empty"));
@@ -251,7 +251,7 @@ check_preprocess(char **w, int n)
 		p.std[c] = strtof(w[6 + c], NULL);
 	}
 	size_t nimg = (size_t)n - 10;
-	Image8 *imgs = calloc(nimg, sizeof *imgs);
+	Image *imgs = calloc(nimg, sizeof *imgs);
 	for (size_t i = 0; i < nimg; i++)
 		load(w[10 + i], &imgs[i]);
 	size_t per = (size_t)3 * p.size * p.size;
@@ -331,7 +331,7 @@ check_bad(char **w, int n)
 		if (strcmp(w[1], bad_files[i].file))
 			continue;
 		char p[512], text[1400];
-		Image8 img;
+		Image img;
 		Diag d;
 		diag_clear(&d);
 		case_path(p, sizeof p, w[1]);
@@ -354,7 +354,7 @@ malformed_files_fail_clearly(void **state)
 	(void)state;
 	assert_int_equal(each_case("bad", check_bad),
 	                 (int)(sizeof bad_files / sizeof bad_files[0]));
-	Image8 img;
+	Image img;
 	Diag d;
 	assert_int_not_equal(image_load("/nonexistent/x.png", &img, &d), 0);
 	assert_non_null(strstr(d.msg, "cannot open"));
@@ -368,7 +368,7 @@ malformed_files_fail_clearly(void **state)
 		char p[512];
 		uint8_t *buf;
 		size_t len;
-		Image8 full;
+		Image full;
 		case_path(p, sizeof p, whole[k]);
 		assert_int_equal(read_file(p, &buf, &len, &d), 0);
 		load(whole[k], &full);

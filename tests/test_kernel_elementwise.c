@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../src/asm/asm.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/elementwise.h"
 #include "../src/kernels/kernels.h"
 #include "../src/util/util.h"
@@ -120,16 +121,16 @@ rnd_real(double r)
 }
 
 static const Fmt *
-fmt8(EwType t)
+fmt8(DType t)
 {
-	return t == EW_F8_F143 ? &F143 : &F152;
+	return t == DT_F8_F143 ? &F143 : &F152;
 }
 
 /* A random input element of type t for op (bit pattern). */
 static uint32_t
-rnd_elem(EwOp op, EwType in, EwType out, int scale)
+rnd_elem(EwOp op, DType in, DType out, int scale)
 {
-	if (in == EW_F32) {
+	if (in == DT_F32) {
 		if (op == EW_CAST) {
 			/* f16 midpoints (exact ties) and values over the
 			 * f16 range, subnormals included */
@@ -143,8 +144,8 @@ rnd_elem(EwOp op, EwType in, EwType out, int scale)
 		}
 		return bits_of((float)rnd_real(op == EW_GELU ? 8 : 4));
 	}
-	if (in == EW_F16) {
-		if (op == EW_CAST && out != EW_F32) {
+	if (in == DT_F16) {
+		if (op == EW_CAST && out != DT_F32) {
 			/* over the scaled f8 range and a little beyond */
 			double top = decode(fmt8(out), 0x7f) * ldexp(1, scale);
 			return encode(&F16, rnd_real(top * 1.1), 0);
@@ -172,10 +173,10 @@ get_elem(const uint8_t *mem, uint32_t off, uint32_t es)
 }
 
 static double
-value(EwType t, uint32_t bits)
+value(DType t, uint32_t bits)
 {
-	return t == EW_F32   ? f32_of(bits)
-	       : t == EW_F16 ? decode(&F16, bits)
+	return t == DT_F32   ? f32_of(bits)
+	       : t == DT_F16 ? decode(&F16, bits)
 	                     : decode(fmt8(t), bits);
 }
 
@@ -203,16 +204,16 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 	case EW_MUL: {
 		double r = c->op == EW_ADD ? x + y : x * y; /* exact */
 		want =
-		    c->out == EW_F32 ? bits_of((float)r) : encode(&F16, r, 0);
+		    c->out == DT_F32 ? bits_of((float)r) : encode(&F16, r, 0);
 		break;
 	}
 	case EW_CAST:
-		if (c->out == EW_F32)
+		if (c->out == DT_F32)
 			want = bits_of((float)x);
-		else if (c->out == EW_F16)
+		else if (c->out == DT_F16)
 			want = encode(
 			    &F16,
-			    x * ldexp(1, c->in == EW_F32 ? 0 : c->fp8_scale),
+			    x * ldexp(1, c->in == DT_F32 ? 0 : c->fp8_scale),
 			    0);
 		else
 			want = encode(fmt8(c->out), x * ldexp(1, -c->fp8_scale),
@@ -229,7 +230,7 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 		       t = 2 * SQRT_2_PI * (x + 0.044715 * x * x * x);
 		double tol =
 		    (4 + 8 * fabs(t)) * ldexp(fabs(r), -24) + ldexp(1, -148);
-		if (c->out == EW_F16) {
+		if (c->out == DT_F16) {
 			uint32_t n = encode(&F16, r, 0) & 0x7fff;
 			double ulp = decode(&F16, n + 1) - decode(&F16, n);
 			tol += ulp / 2 + ldexp(1, -25);
@@ -268,10 +269,10 @@ layout(uint32_t addr, const Shape *s, uint32_t es)
 
 static int print_rates; /* test_rates prints its calls */
 
-static const Image *
+static const TileImage *
 image(void)
 {
-	static Image img;
+	static TileImage img;
 	static int done;
 	if (!done) {
 		static const char *const names[] = {"elementwise",
@@ -296,10 +297,10 @@ next_chip(void)
 }
 
 static void
-run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
+run_case(EwOp op, DType in, DType out, int scale, const Shape *s)
 {
 	const Chip *chip = next_chip();
-	uint32_t ei = ew_type_bytes(in), eo = ew_type_bytes(out);
+	uint32_t ei = (uint32_t)dtype_size(in), eo = (uint32_t)dtype_size(out);
 	EwCall c = {.op = op,
 	            .in = in,
 	            .out = out,
@@ -342,7 +343,7 @@ run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
 					         rnd_elem(op, in, out, scale));
 			}
 	Tile *t = tile_new(chip, 0);
-	const Image *img = image();
+	const TileImage *img = image();
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);
@@ -376,7 +377,7 @@ run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
 					fail_msg(
 					    "%s %s->%s %ux%ux%u [%u,%u,%u]: %s",
 					    ew_entry(op, in, out),
-					    ew_type_name(in), ew_type_name(out),
+					    dtype_name(in), dtype_name(out),
 					    s->nseg, s->rows, s->cols, g, r, k,
 					    why);
 				memset(written + od, 1, eo);
@@ -404,11 +405,11 @@ run_case(EwOp op, EwType in, EwType out, int scale, const Shape *s)
 
 /* Shapes in units of the entry's column multiple m. */
 static void
-run_shapes(EwOp op, EwType in, EwType out, int scale)
+run_shapes(EwOp op, DType in, DType out, int scale)
 {
 	uint32_t m = ew_col_multiple(in, out);
 	int binary = op == EW_ADD || op == EW_MUL;
-	int same = ew_type_bytes(in) == ew_type_bytes(out);
+	int same = (uint32_t)dtype_size(in) == (uint32_t)dtype_size(out);
 	const Shape shapes[] = {
 	    {1, 1, m, 0, 0, 0, 0, 0},       /* one group */
 	    {1, 1, 3 * m, 0, 0, 0, 0, 0},   /* fewer groups than workers */
@@ -439,18 +440,18 @@ static void
 test_add_mul(void **state)
 {
 	(void)state;
-	run_shapes(EW_ADD, EW_F16, EW_F16, 0);
-	run_shapes(EW_ADD, EW_F32, EW_F32, 0);
-	run_shapes(EW_MUL, EW_F16, EW_F16, 0);
-	run_shapes(EW_MUL, EW_F32, EW_F32, 0);
+	run_shapes(EW_ADD, DT_F16, DT_F16, 0);
+	run_shapes(EW_ADD, DT_F32, DT_F32, 0);
+	run_shapes(EW_MUL, DT_F16, DT_F16, 0);
+	run_shapes(EW_MUL, DT_F32, DT_F32, 0);
 }
 
 static void
 test_cast(void **state)
 {
 	(void)state;
-	run_shapes(EW_CAST, EW_F32, EW_F16, 0);
-	run_shapes(EW_CAST, EW_F16, EW_F32, 0);
+	run_shapes(EW_CAST, DT_F32, DT_F16, 0);
+	run_shapes(EW_CAST, DT_F16, DT_F32, 0);
 }
 
 static void
@@ -459,10 +460,10 @@ test_cast_f8(void **state)
 	(void)state;
 	static const int scales[] = {0, -3, 5};
 	for (int i = 0; i < 3; i++) {
-		run_shapes(EW_CAST, EW_F16, EW_F8_F143, scales[i]);
-		run_shapes(EW_CAST, EW_F16, EW_F8_F152, scales[i]);
-		run_shapes(EW_CAST, EW_F8_F143, EW_F16, scales[i]);
-		run_shapes(EW_CAST, EW_F8_F152, EW_F16, scales[i]);
+		run_shapes(EW_CAST, DT_F16, DT_F8_F143, scales[i]);
+		run_shapes(EW_CAST, DT_F16, DT_F8_F152, scales[i]);
+		run_shapes(EW_CAST, DT_F8_F143, DT_F16, scales[i]);
+		run_shapes(EW_CAST, DT_F8_F152, DT_F16, scales[i]);
 	}
 }
 
@@ -470,16 +471,16 @@ static void
 test_gelu(void **state)
 {
 	(void)state;
-	run_shapes(EW_GELU, EW_F16, EW_F16, 0);
-	run_shapes(EW_GELU, EW_F32, EW_F32, 0);
+	run_shapes(EW_GELU, DT_F16, DT_F16, 0);
+	run_shapes(EW_GELU, DT_F32, DT_F32, 0);
 }
 
 /* dst[s][c][r] = a[s][r][c], bit for bit; padding untouched. */
 static void
-run_transpose(EwType t, uint32_t nseg, uint32_t rows, uint32_t cols,
+run_transpose(DType t, uint32_t nseg, uint32_t rows, uint32_t cols,
               uint32_t pad)
 {
-	uint32_t e = ew_type_bytes(t);
+	uint32_t e = (uint32_t)dtype_size(t);
 	uint32_t ra = cols * e + pad, rd = rows * e + 2 * pad;
 	EwCall c = {.op = EW_TRANSPOSE,
 	            .in = t,
@@ -499,7 +500,7 @@ run_transpose(EwType t, uint32_t nseg, uint32_t rows, uint32_t cols,
 		mem[i] = (uint8_t)rnd32();
 	const Chip *chip = next_chip();
 	Tile *tile = tile_new(chip, 0);
-	const Image *img = image();
+	const TileImage *img = image();
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);
@@ -519,7 +520,7 @@ run_transpose(EwType t, uint32_t nseg, uint32_t rows, uint32_t cols,
 				if (memcmp(after + od, mem + oa, e))
 					fail_msg("transpose %s %ux%ux%u: "
 					         "[%u][%u][%u] wrong",
-					         ew_type_name(t), nseg, rows,
+					         dtype_name(t), nseg, rows,
 					         cols, g, r, k);
 				memset(written + od, 1, e);
 			}
@@ -530,7 +531,7 @@ run_transpose(EwType t, uint32_t nseg, uint32_t rows, uint32_t cols,
 	if (cycles != ew_cycles(chip, &c))
 		fail_msg("transpose %s %ux%ux%u: %llu cycles, ew_cycles says "
 		         "%llu",
-		         ew_type_name(t), nseg, rows, cols,
+		         dtype_name(t), nseg, rows, cols,
 		         (unsigned long long)cycles,
 		         (unsigned long long)ew_cycles(chip, &c));
 	if (print_rates)
@@ -555,9 +556,9 @@ test_transpose(void **state)
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const uint32_t *s = shapes[i];
-		run_transpose(EW_F16, s[0], s[1], s[2], s[3]);
-		run_transpose(EW_F32, s[0], s[1], s[2], s[3]);
-		run_transpose(EW_F32, s[0], s[1] / 2, s[2] / 2, s[3]);
+		run_transpose(DT_F16, s[0], s[1], s[2], s[3]);
+		run_transpose(DT_F32, s[0], s[1], s[2], s[3]);
+		run_transpose(DT_F32, s[0], s[1] / 2, s[2] / 2, s[3]);
 	}
 }
 
@@ -570,13 +571,13 @@ test_rates(void **state)
 	(void)state;
 	static const struct {
 		EwOp op;
-		EwType in, out;
+		DType in, out;
 	} entries[] = {
-	    {EW_ADD, EW_F16, EW_F16},      {EW_ADD, EW_F32, EW_F32},
-	    {EW_MUL, EW_F16, EW_F16},      {EW_CAST, EW_F32, EW_F16},
-	    {EW_CAST, EW_F16, EW_F32},     {EW_CAST, EW_F16, EW_F8_F143},
-	    {EW_CAST, EW_F8_F143, EW_F16}, {EW_GELU, EW_F16, EW_F16},
-	    {EW_GELU, EW_F32, EW_F32},
+	    {EW_ADD, DT_F16, DT_F16},      {EW_ADD, DT_F32, DT_F32},
+	    {EW_MUL, DT_F16, DT_F16},      {EW_CAST, DT_F32, DT_F16},
+	    {EW_CAST, DT_F16, DT_F32},     {EW_CAST, DT_F16, DT_F8_F143},
+	    {EW_CAST, DT_F8_F143, DT_F16}, {EW_GELU, DT_F16, DT_F16},
+	    {EW_GELU, DT_F32, DT_F32},
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		const Shape s = {1, 64, 256, 0, 0, 0, 0, 0};
@@ -584,9 +585,9 @@ test_rates(void **state)
 		run_case(entries[i].op, entries[i].in, entries[i].out, 0, &s);
 	}
 	const Shape bias = {8, 128, 16, 0, 0, 1, 0, 0};
-	run_case(EW_ADD, EW_F16, EW_F16, 0, &bias);
-	run_transpose(EW_F16, 1, 128, 128, 0);
-	run_transpose(EW_F32, 1, 128, 64, 0);
+	run_case(EW_ADD, DT_F16, DT_F16, 0, &bias);
+	run_transpose(DT_F16, 1, 128, 128, 0);
+	run_transpose(DT_F32, 1, 128, 64, 0);
 	print_rates = 0;
 }
 
@@ -605,8 +606,8 @@ test_check(void **state)
 {
 	(void)state;
 	const EwCall good = {.op = EW_ADD,
-	                     .in = EW_F16,
-	                     .out = EW_F16,
+	                     .in = DT_F16,
+	                     .out = DT_F16,
 	                     .nseg = 2,
 	                     .rows = 3,
 	                     .cols = 8,
@@ -641,19 +642,19 @@ test_check(void **state)
 	assert_int_equal(ew_check(&c, &d), IPU_OK);
 	c = good;
 	c.op = EW_CAST;
-	c.in = EW_F32;
+	c.in = DT_F32;
 	c.a = (EwRef){A_AT, 96, 32};
 	c.dst = c.a; /* in place with different element sizes */
 	expect_reject(&c, "overlaps a");
 	c = good;
 	c.op = EW_GELU;
-	c.in = c.out = EW_F8_F143;
+	c.in = c.out = DT_F8_F143;
 	expect_reject(&c, "not supported");
-	assert_null(ew_entry(EW_MUL, EW_F16, EW_F32));
-	assert_null(ew_entry(EW_CAST, EW_F32, EW_F8_F143));
+	assert_null(ew_entry(EW_MUL, DT_F16, DT_F32));
+	assert_null(ew_entry(EW_CAST, DT_F32, DT_F8_F143));
 	c = good;
 	c.op = EW_CAST;
-	c.out = EW_F8_F152;
+	c.out = DT_F8_F152;
 	c.fp8_scale = 32;
 	expect_reject(&c, "scale");
 	c = good;
@@ -668,11 +669,11 @@ test_check(void **state)
 	expect_reject(&c, "dst rows overlap");
 	c.dst = c.a; /* a transpose cannot be in place */
 	expect_reject(&c, "overlaps a");
-	assert_string_equal(ew_object(EW_CAST, EW_F8_F152, EW_F16),
+	assert_string_equal(ew_object(EW_CAST, DT_F8_F152, DT_F16),
 	                    "elementwise_f8");
-	assert_string_equal(ew_object(EW_GELU, EW_F16, EW_F16), "elementwise");
-	assert_int_equal(ew_col_multiple(EW_F16, EW_F8_F143), 8);
-	assert_int_equal(ew_col_multiple(EW_F32, EW_F32), 2);
+	assert_string_equal(ew_object(EW_GELU, DT_F16, DT_F16), "elementwise");
+	assert_int_equal(ew_col_multiple(DT_F16, DT_F8_F143), 8);
+	assert_int_equal(ew_col_multiple(DT_F32, DT_F32), 2);
 }
 
 /* The GC200 links elementwise.S alone (no f8 instruction in it) and runs
@@ -685,7 +686,7 @@ test_gc200(void **state)
 	assert_non_null(chip);
 	static const char *const plain[] = {"elementwise"};
 	static const char *const f8[] = {"elementwise_f8"};
-	Image img;
+	TileImage img;
 	Diag d;
 	assert_int_equal(kernel_image(f8, 1, chip, &img, &d) < 0, 1);
 	assert_int_equal(kernel_image(plain, 1, chip, &img, &d), 0);
@@ -701,8 +702,8 @@ test_gc200(void **state)
 	tile_write(t, A_AT, a, sizeof a);
 	tile_write(t, B_AT, b, sizeof b);
 	EwCall c = {.op = EW_MUL,
-	            .in = EW_F32,
-	            .out = EW_F32,
+	            .in = DT_F32,
+	            .out = DT_F32,
 	            .nseg = 1,
 	            .rows = 1,
 	            .cols = 16,

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/gemm.h"
 
 static long double
@@ -252,9 +253,9 @@ test_f8(void **state)
 	(void)state;
 	shapes(GEMM_F8);
 	Case cs = {.t = GEMM_F8, .bm = 31, .bn = 33, .bk = 200};
-	cs.opt = (GemmOptions){.fp8_in = GEMM_FP8_F152, .fp8_scale = -3};
+	cs.opt = (GemmOptions){.fp8_in = FP8_F152, .fp8_scale = -3};
 	check(cs);
-	cs.opt = (GemmOptions){.fp8_w = GEMM_FP8_F152, .fp8_scale = 2};
+	cs.opt = (GemmOptions){.fp8_w = FP8_F152, .fp8_scale = 2};
 	check(cs);
 }
 

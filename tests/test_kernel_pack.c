@@ -13,6 +13,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/kernels/kernels.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/pack.h"
 #include "../src/util/util.h"
 
@@ -31,10 +32,10 @@ rnd32(void)
 }
 
 /* The kernel linked for the C600 (0) or the GC200 (1). */
-static const Image *
+static const TileImage *
 image(const Chip *chip)
 {
-	static Image img[2];
+	static TileImage img[2];
 	static int done[2];
 	int i = chip->base != chip_default();
 	if (!done[i]) {
@@ -80,7 +81,7 @@ run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
 	gemm_pack_b(t, bk, bn, b, want);
 
 	Tile *tile = tile_new(chip, 0);
-	const Image *img = image(chip);
+	const TileImage *img = image(chip);
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);

@@ -28,6 +28,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/kernels/kernels.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/rowwise.h"
 #include "../src/util/util.h"
 
@@ -104,9 +105,9 @@ f32_bits(double x)
 
 /* Store x (exactly representable: made by f16_trunc or a float) at p. */
 static double
-put_elem(uint8_t *p, RwType t, double x)
+put_elem(uint8_t *p, DType t, double x)
 {
-	if (t == RW_F32) {
+	if (t == DT_F32) {
 		uint32_t b = f32_bits(x);
 		memcpy(p, &b, 4);
 		return f32_value(b);
@@ -117,9 +118,9 @@ put_elem(uint8_t *p, RwType t, double x)
 }
 
 static double
-get_elem(const uint8_t *p, RwType t)
+get_elem(const uint8_t *p, DType t)
 {
-	if (t == RW_F32) {
+	if (t == DT_F32) {
 		uint32_t b;
 		memcpy(&b, p, 4);
 		return f32_value(b);
@@ -131,10 +132,10 @@ get_elem(const uint8_t *p, RwType t)
 
 /* ---- the tile ---- */
 
-static const Image *
+static const TileImage *
 image(void)
 {
-	static Image img;
+	static TileImage img;
 	static int done;
 	if (!done) {
 		static const char *const names[] = {"rowwise"};
@@ -190,16 +191,16 @@ reference(const RwCall *c, const double *x, const double *g, const double *b,
 			tol[k] = 4 * (n + 8 + tmax) * U32 * ref[k];
 		}
 	}
-	if (c->type == RW_F16)
+	if (c->type == DT_F16)
 		for (uint32_t k = 0; k < n; k++)
 			tol[k] += 0x1p-11 * fabs(ref[k]) + 0x1p-25;
 }
 
 /* Runs one call and checks it; returns its cycles. */
 static uint64_t
-run_case(RwOp op, RwType type, const Block *bl)
+run_case(RwOp op, DType type, const Block *bl)
 {
-	uint32_t es = rw_type_bytes(type);
+	uint32_t es = (uint32_t)dtype_size(type);
 	/* x rows as long as dst's (the f16 softmax keeps e in f32 after
 	 * each dst row), so that a call may run in place */
 	uint32_t dbytes = rw_dst_row_bytes(op, type, bl->cols),
@@ -248,7 +249,7 @@ run_case(RwOp op, RwType type, const Block *bl)
 	static int turn;
 	const Chip *chip = profile_chip((TimingBound)(turn++ % 3));
 	Tile *t = tile_new(chip, 0);
-	const Image *img = image();
+	const TileImage *img = image();
 	for (int i = 0; i < img->nseg; i++)
 		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
 		           img->seg[i].size);
@@ -273,7 +274,7 @@ run_case(RwOp op, RwType type, const Block *bl)
 				    "want %.9g +- %.3g",
 				    op == RW_LAYERNORM ? "layernorm"
 				                       : "softmax",
-				    type == RW_F32 ? "f32" : "f16", bl->rows,
+				    type == DT_F32 ? "f32" : "f16", bl->rows,
 				    bl->cols, r, k, got, ref[k], tol[k]);
 		}
 		memset(written + row, 1, dbytes);
@@ -317,7 +318,7 @@ static const Block blocks[] = {
 };
 
 static void
-run_all(RwOp op, RwType type)
+run_all(RwOp op, DType type)
 {
 	for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
 		run_case(op, type, &blocks[i]);
@@ -326,25 +327,25 @@ run_all(RwOp op, RwType type)
 static void
 test_layernorm_f32(void **state)
 {
-	run_all(RW_LAYERNORM, RW_F32);
+	run_all(RW_LAYERNORM, DT_F32);
 }
 
 static void
 test_layernorm_f16(void **state)
 {
-	run_all(RW_LAYERNORM, RW_F16);
+	run_all(RW_LAYERNORM, DT_F16);
 }
 
 static void
 test_softmax_f32(void **state)
 {
-	run_all(RW_SOFTMAX, RW_F32);
+	run_all(RW_SOFTMAX, DT_F32);
 }
 
 static void
 test_softmax_f16(void **state)
 {
-	run_all(RW_SOFTMAX, RW_F16);
+	run_all(RW_SOFTMAX, DT_F16);
 }
 
 /* SigLIP's rows: LayerNorm over the 1152 features, softmax over the 729
@@ -355,19 +356,19 @@ test_siglip_rows(void **state)
 {
 	for (int op = 0; op < 2; op++)
 		for (int t = 0; t < 2; t++) {
-			uint64_t one = run_case((RwOp)op, (RwType)t,
+			uint64_t one = run_case((RwOp)op, (DType)t,
 			                        &(Block){1, 1152, 0, 0}),
-			         six = run_case((RwOp)op, (RwType)t,
+			         six = run_case((RwOp)op, (DType)t,
 			                        &(Block){6, 1152, 0, 0});
 			if (3 * one >= six)
 				fail_msg("1 row: %llu cycles, 6 rows: %llu",
 				         (unsigned long long)one,
 				         (unsigned long long)six);
 		}
-	run_case(RW_LAYERNORM, RW_F16, &(Block){8, 1152, 0, 0});
-	run_case(RW_LAYERNORM, RW_F32, &(Block){6, 1152, 0, 0});
-	run_case(RW_SOFTMAX, RW_F16, &(Block){7, 729, 8, 0});
-	run_case(RW_SOFTMAX, RW_F32, &(Block){6, 729, 0, 0});
+	run_case(RW_LAYERNORM, DT_F16, &(Block){8, 1152, 0, 0});
+	run_case(RW_LAYERNORM, DT_F32, &(Block){6, 1152, 0, 0});
+	run_case(RW_SOFTMAX, DT_F16, &(Block){7, 729, 8, 0});
+	run_case(RW_SOFTMAX, DT_F32, &(Block){6, 729, 0, 0});
 }
 
 static void
@@ -383,7 +384,7 @@ static void
 test_bad_calls(void **state)
 {
 	RwCall ok = {.op = RW_LAYERNORM,
-	             .type = RW_F16,
+	             .type = DT_F16,
 	             .rows = 4,
 	             .cols = 10,
 	             .x = X_AT,
@@ -397,7 +398,7 @@ test_bad_calls(void **state)
 	Diag d;
 	assert_int_equal(rw_check(&ok, &d), IPU_OK);
 	RwCall c = ok;
-	c.type = (RwType)7;
+	c.type = (DType)7;
 	check_bad(c, "not supported");
 	c = ok;
 	c.cols = 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../src/asm/asm.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/kernels.h"
 #include "../src/kernels/vadd.h"
 #include "../src/util/fp.h"
@@ -40,7 +41,7 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 	const Chip *c =
 	    profile_chip((TimingBound)((atoms + nsrc + nseg + f32) % 3));
 	static const char *const names[] = {"vadd"};
-	Image img;
+	TileImage img;
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);
@@ -64,17 +65,12 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 			}
 		}
 	uint8_t args[VADD_ARGS_BYTES];
-	vadd_args_fill(DST, SRC, stride, nsrc, atoms, nseg, dst_seg, src_seg,
-	               args);
-	tile_write(t, ARGS, args, sizeof args);
-	tile_start(t, (uint32_t)img_symbol_addr(&img, vadd_entry(f32)));
-	t->ctx[0].m[0] = ARGS;
-	RunStatus st = tile_run(t, 10000000);
-	if (st != RUN_DONE) {
-		char buf[512];
-		tile_format_fault(t, buf, sizeof buf);
-		fail_msg("%s", buf);
-	}
+	vadd_args_fill(
+	    &(VaddCall){DST, SRC, stride, nsrc, atoms, nseg, dst_seg, src_seg},
+	    args);
+	TileKernelCall k = {vadd_entry(f32), "vadd", args, sizeof args, ARGS};
+	if (tile_kernel_call(t, &img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
 	for (uint32_t e = 0; e < nseg * n; e++) {
 		uint32_t g = e / n, i = e % n;
 		double want;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../src/asm/asm.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/kernels/kernels.h"
 #include "../src/kernels/wcopy.h"
 
@@ -27,7 +28,7 @@ static void
 check(const Chip *c, uint32_t atoms, uint32_t iterations)
 {
 	static const char *const names[] = {"wcopy"};
-	Image img;
+	TileImage img;
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);
@@ -45,20 +46,15 @@ check(const Chip *c, uint32_t atoms, uint32_t iterations)
 	memset(want, 0xEE, slot + 2 * GUARD);
 	tile_write(t, DST - GUARD, want, slot + 2 * GUARD);
 	uint8_t args[WCOPY_ARGS_BYTES];
-	wcopy_args_fill(BANK, DST, slot, iterations, args);
-	tile_write(t, ARGS, args, sizeof args);
-	uint32_t entry = (uint32_t)img_symbol_addr(&img, "wcopy");
+	wcopy_args_fill(&(WcopyCall){BANK, DST, slot, iterations}, args);
+	/* the block is written once: the kernel steps its own source */
+	TileKernelCall kc = {"wcopy", "wcopy", args, sizeof args, ARGS};
 	for (uint32_t call = 0; call <= iterations; call++) {
 		uint32_t k = call % iterations;
-		uint64_t before = t->cycle;
-		tile_start(t, entry);
-		t->ctx[0].m[0] = ARGS;
-		RunStatus st = tile_run(t, 10000000);
-		if (st != RUN_DONE) {
-			char buf[512];
-			tile_format_fault(t, buf, sizeof buf);
-			fail_msg("%s", buf);
-		}
+		uint64_t took;
+		if (tile_kernel_call(t, &img, &kc, &took, &d))
+			fail_msg("%s", d.msg);
+		kc.args = NULL;
 		for (uint32_t i = 0; i < slot; i++)
 			want[GUARD + i] = byte_of(k, i);
 		tile_read(t, DST - GUARD, got, slot + 2 * GUARD);
@@ -69,8 +65,7 @@ check(const Chip *c, uint32_t atoms, uint32_t iterations)
 		/* exact from cycle 0; later calls start in another phase
 		 * of the barrel, which moves each worker's first turn by up
 		 * to 5 cycles */
-		uint64_t took = t->cycle - before,
-		         model = wcopy_cycles(c, slot);
+		uint64_t model = wcopy_cycles(c, slot);
 		if (call == 0)
 			assert_int_equal(took, model);
 		else if (took + 5 < model || took > model + 5)

@@ -366,7 +366,7 @@ test_image(void **state)
 	uint8_t *bytes;
 	size_t len;
 	assert_int_equal(obj_write(img, &bytes, &len, &d), 0);
-	Image im;
+	TileImage im;
 	assert_int_equal(img_read(bytes, len, &im, &d), 0);
 	assert_int_equal(im.entry, 0x4c000);
 	assert_int_equal(im.nseg, 3);

@@ -27,27 +27,6 @@
 #include "../src/lower/lower.h"
 #include "../src/pkg/pkg.h"
 
-/* The package mirrors the graph's and the lowering's numbers. */
-#define SAME(a, b) ((int)(a) == (int)(b))
-_Static_assert(SAME(PKG_DT_F32, DT_F32) && SAME(PKG_DT_F16, DT_F16) &&
-                   SAME(PKG_DT_F8_F143, DT_F8_F143) &&
-                   SAME(PKG_DT_F8_F152, DT_F8_F152),
-               "dtype numbers");
-_Static_assert(SAME(PKG_ROLE_INPUT, ROLE_INPUT) &&
-                   SAME(PKG_ROLE_WEIGHT, ROLE_WEIGHT) &&
-                   SAME(PKG_ROLE_OUTPUT, ROLE_OUTPUT),
-               "role numbers");
-_Static_assert(SAME(PKG_PF_ROWMAJOR, PF_ROWMAJOR) &&
-                   SAME(PKG_PF_GEMM_B, PF_GEMM_B) &&
-                   SAME(PKG_PF_GEMM_C, PF_GEMM_C),
-               "piece formats");
-_Static_assert(SAME(PKG_STEP_EXCHANGE, STEP_EXCHANGE) &&
-                   SAME(PKG_STEP_COMPUTE, STEP_COMPUTE),
-               "step kinds");
-_Static_assert(SAME(IPU_DTYPE_F8_F152, PKG_DT_F8_F152) &&
-                   SAME(IPU_ROLE_OUTPUT, PKG_ROLE_OUTPUT),
-               "runtime numbers");
-
 enum {
 	ARGS = 0x50000, /* each tile's argument block */
 	XADDR = 0x60000,
@@ -77,7 +56,7 @@ static const char copy_prog[] =
 
 /* The copy program linked with the default layout (code at mem_base). */
 static void
-build_image(Image *img)
+build_image(TileImage *img)
 {
 	Obj *o, *exe;
 	DiagList errs = {0};
@@ -104,7 +83,7 @@ build_package(void)
 {
 	const Chip *c = chip_by_name("c600");
 	Package *p = pkg_new(c, 2);
-	Image img;
+	TileImage img;
 	build_image(&img);
 	uint32_t copy_addr = 0;
 	for (int i = 0; i < img.nseg; i++)
@@ -115,9 +94,9 @@ build_package(void)
 	static const uint8_t consts[16] = {1, 2,  3,  4,  5,  6,  7,  8,
 	                                   9, 10, 11, 12, 13, 14, 15, 16};
 	PkgTensor *x =
-	    pkg_add_tensor(p, "x", PKG_DT_F32, 0, PKG_ROLE_INPUT, ROWS, COLS);
+	    pkg_add_tensor(p, "x", DT_F32, 0, PKG_ROLE_INPUT, ROWS, COLS);
 	PkgTensor *y =
-	    pkg_add_tensor(p, "y", PKG_DT_F32, 0, PKG_ROLE_OUTPUT, ROWS, COLS);
+	    pkg_add_tensor(p, "y", DT_F32, 0, PKG_ROLE_OUTPUT, ROWS, COLS);
 	for (uint32_t t = 0; t < 2; t++) {
 		uint32_t words = pad_rows_of[t] * PADC;
 		uint32_t args[3] = {XADDR, YADDR, words - 1};
@@ -144,7 +123,7 @@ build_package(void)
 	/* w: 8 x 16 f32 as one GEMM B panel (512 bytes), unused by the
 	 * program */
 	PkgTensor *w =
-	    pkg_add_tensor(p, "w", PKG_DT_F32, 0, PKG_ROLE_WEIGHT, 8, 16);
+	    pkg_add_tensor(p, "w", DT_F32, 0, PKG_ROLE_WEIGHT, 8, 16);
 	*pkg_add_piece(w) = (PkgPiece){.tile = 0,
 	                               .addr = WADDR,
 	                               .rows = 8,
@@ -614,7 +593,7 @@ test_replicated_cover(void **state)
 	for (int trial = 0; trial < 300; trial++) {
 		Package *p = build_package();
 		PkgTensor *t =
-		    pkg_add_tensor(p, "r", PKG_DT_F32, 0, PKG_ROLE_INPUT, R, C);
+		    pkg_add_tensor(p, "r", DT_F32, 0, PKG_ROLE_INPUT, R, C);
 		pkg_add_buffer(p, 0, RADDR, R * C * 4, "r copies");
 		int grid[R][C] = {{0}};
 		int npieces =
@@ -703,7 +682,7 @@ test_pack_rowmajor(void **state)
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		Package *p = pkg_new(chip_by_name("c600"), 1);
 		PkgTensor *t =
-		    pkg_add_tensor(p, "h", PKG_DT_F16, 0, PKG_ROLE_INPUT, 3, 5);
+		    pkg_add_tensor(p, "h", DT_F16, 0, PKG_ROLE_INPUT, 3, 5);
 		PkgPiece *pc = pkg_add_piece(t);
 		*pc = (PkgPiece){.tile = 0,
 		                 .addr = XADDR,
@@ -749,7 +728,7 @@ test_pack_gemm(void **state)
 	/* C: a 5 x 20 f32 tensor; the piece rows 1..3, all 20 columns, in
 	 * two column panels of 16 */
 	PkgTensor *c =
-	    pkg_add_tensor(p, "c", PKG_DT_F32, 0, PKG_ROLE_OUTPUT, 5, 20);
+	    pkg_add_tensor(p, "c", DT_F32, 0, PKG_ROLE_OUTPUT, 5, 20);
 	PkgPiece *pc = pkg_add_piece(c);
 	*pc = (PkgPiece){.row0 = 1,
 	                 .rows = 3,
@@ -775,7 +754,7 @@ test_pack_gemm(void **state)
 		assert_true(back[i] == (i >= 20 && i < 80 ? host[i] : 0.0f));
 	/* the C layout holds f8 too (a cast of a GEMM output keeps it):
 	 * 1-byte elements, 16 a panel row; element (r, col) of the block */
-	c->dtype = PKG_DT_F8_F143;
+	c->dtype = DT_F8_F143;
 	assert_true(pkg_piece_convertible(c, pc, 0));
 	assert_int_equal(pkg_piece_bytes(c, pc), 2 * 3 * 16);
 	uint8_t h8[100], t8[2 * 3 * 16];
@@ -787,13 +766,13 @@ test_pack_gemm(void **state)
 			assert_int_equal(
 			    t8[((col / 16) * 3 + r) * 16 + col % 16],
 			    col < 20 ? h8[(1 + r) * 20 + col] : 0);
-	c->dtype = PKG_DT_F32;
+	c->dtype = DT_F32;
 
 	/* B: 8 x 16 f32, one panel; (k = 3, col = 5) is register 21 (col 5:
 	 * idx / 32 = 0, (idx % 32) / 4 = 5; k = 3: phase 1, j = 1), word 1:
 	 * byte 8 * 21 + 4 */
 	PkgTensor *b =
-	    pkg_add_tensor(p, "b", PKG_DT_F32, 0, PKG_ROLE_WEIGHT, 8, 16);
+	    pkg_add_tensor(p, "b", DT_F32, 0, PKG_ROLE_WEIGHT, 8, 16);
 	PkgPiece *pb = pkg_add_piece(b);
 	*pb = (PkgPiece){.rows = 8,
 	                 .cols = 16,

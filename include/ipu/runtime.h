@@ -257,6 +257,16 @@ int ipu_stream_read(ipu_device *dev, uint32_t sync, uint32_t tile,
  */
 int ipu_run(ipu_device *dev, uint64_t max_cycles, ipu_error *err);
 
+/*
+ * Progress of the next runs, for a display: ipu_run calls fn(ctx, cycles)
+ * from its own thread, between the chip's rounds (at every sync of all
+ * tiles), with the chip's clock so far (the latest tile's cycle). fn NULL:
+ * no calls (the default). IPU_ERR_ARGUMENT for a NULL device.
+ */
+typedef void (*ipu_progress_fn)(void *ctx, uint64_t cycles);
+int ipu_set_progress(ipu_device *dev, ipu_progress_fn fn, void *ctx,
+                     ipu_error *err);
+
 /* The program's length: the cycle at which the last tile finished, after a
  * run that completed; 0 before a run or after one that failed. */
 uint64_t ipu_cycles(const ipu_device *dev);

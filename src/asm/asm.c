@@ -2,7 +2,7 @@
  * asm.c - the assembler: statements to a relocatable object.
  *
  * Two passes over an in-memory item list. Pass 1 walks the source lines
- * (macro.c expands macros, .rept and .include into more lines), defines
+ * (pass1.c expands macros, .rept and .include into more lines), defines
  * labels, handles directives and records each instruction and data value as
  * an Item at a fixed section offset; every instruction is 4 bytes whatever
  * its variant, so addresses are final after pass 1. Pass 2 evaluates the
@@ -1024,11 +1024,10 @@ asm_mnemonic_words(const char *mn)
 uint32_t
 asm_nop_word(void)
 {
-	Insn in = {.row = (int16_t)isa_row_by_variant("or_mmmn_zi"),
-	           .nops = 3,
-	           .op = {15, 15, 0}};
+	Insn in = {
+	    .row = (int16_t)INSN_or_mmmn_zi, .nops = 3, .op = {15, 15, 0}};
 	uint32_t w;
-	if (in.row < 0 || isa_encode(&in, &w))
+	if (isa_encode(&in, &w))
 		die("no encodable nop");
 	return w;
 }

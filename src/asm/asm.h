@@ -4,7 +4,7 @@
  *
  * Flow: assembly text -> asm_source() -> Obj (OBJ_REL) -> obj_write() ELF32
  * relocatable; objects -> link_objects() -> Obj (OBJ_EXEC) -> obj_write()
- * ELF32 executable tile image; image bytes -> img_read() -> Image (segments
+ * ELF32 executable tile image; image bytes -> img_read() -> TileImage (segments
  * the emulator copies into tile memory). Every encoding goes through isa.h;
  * nothing here knows an opcode. The syntax, directives, pseudo-instructions,
  * object format and link rules are described in docs/assembler.md.
@@ -209,30 +209,30 @@ typedef struct {
 	uint8_t *bytes;   /* size bytes (zero-filled beyond the file data) */
 	int exec;         /* holds code */
 	const char *name; /* section name, "" if unknown */
-} ImgSegment;
+} TileSegment;
 
 typedef struct {
 	uint32_t entry;
-	ImgSegment *seg;
+	TileSegment *seg;
 	int nseg;
 	Obj *obj; /* the OBJ_EXEC image: symbols for reports */
-} Image;
+} TileImage;
 
 /* The image of a linked object; takes ownership of `exe` (OBJ_EXEC). */
-int img_from_obj(Obj *exe, Image *img, Diag *d);
+int img_from_obj(Obj *exe, TileImage *img, Diag *d);
 /* Read an executable image (ELF ET_EXEC). */
-int img_read(const uint8_t *data, size_t len, Image *img, Diag *d);
+int img_read(const uint8_t *data, size_t len, TileImage *img, Diag *d);
 /* Read an image, or a relocatable object linked with the default layout
  * for `chip` (NULL = chip_default()). `name` is for messages. */
 int img_load(const uint8_t *data, size_t len, const char *name,
-             const Chip *chip, Image *img, Diag *d);
-int img_load_file(const char *path, const Chip *chip, Image *img, Diag *d);
-void img_free(Image *img);
+             const Chip *chip, TileImage *img, Diag *d);
+int img_load_file(const char *path, const Chip *chip, TileImage *img, Diag *d);
+void img_free(TileImage *img);
 /* The symbol at or nearest below addr (function or label), NULL if none;
  * *offset = addr - symbol. */
-const char *img_symbol(const Image *img, uint32_t addr, uint32_t *offset);
+const char *img_symbol(const TileImage *img, uint32_t addr, uint32_t *offset);
 /* Address of a defined symbol; -1 if none. */
-int64_t img_symbol_addr(const Image *img, const char *name);
+int64_t img_symbol_addr(const TileImage *img, const char *name);
 
 /* disasm.c (disasm_insn itself is declared in isa.h) */
 enum {
@@ -244,9 +244,5 @@ char *disasm_bytes(const uint8_t *bytes, size_t len, uint32_t addr, Arch arch,
                    int flags);
 /* Disassemble every section of an object or image with labels. */
 char *disasm_obj(const Obj *o, Arch arch, int flags);
-/* One instruction with names: targets print as symbols of `syms` (an
- * image, may be NULL). */
-int disasm_insn_syms(const Insn *in, Arch arch, const Obj *syms, char *buf,
-                     size_t len);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * asmpriv.h - declarations shared by the assembler's files (lex.c, expr.c,
- * macro.c, asm.c) and nobody else: tokens, expressions, the assembler state.
+ * pass1.c, asm.c) and nobody else: tokens, expressions, the assembler state.
  *
  * The assembler state As lives for one asm_source() call. Strings and
  * expression nodes come from its arena and die with it; sections, symbols,
@@ -106,7 +106,7 @@ typedef struct {
 void str_printf(Str *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* ---- the assembler state (asm.c, macro.c) ---- */
+/* ---- the assembler state (asm.c, pass1.c) ---- */
 
 /* Where a statement came from. */
 typedef struct {
@@ -269,6 +269,7 @@ char *as_strndup(As *as, const char *s, size_t n);
 void as_trim(const char **a, const char **b);
 int as_section(As *as, const char *name, uint32_t flags, int explicit_flags);
 int64_t as_reserve(As *as, const SrcPos *pos, int col, uint64_t n);
+/* The symbol named `name`, or -1 if there is none yet. */
 int as_lookup(As *as, const char *name);
 int as_symbol(As *as, const char *name, const SrcPos *pos, int col);
 void as_label(As *as, const char *name, int64_t numeric, const SrcPos *pos,
@@ -285,7 +286,7 @@ const char *asm_decor_text(Decor d);
 void as_select_error(As *as, const Item *it, const AsmOperand *ops, int code,
                      int bad);
 
-/* macro.c */
+/* pass1.c */
 void as_run_file(As *as, const char *file, const char *text, size_t len,
                  const SrcPos *from);
 /* After pass 1: every rpt body must start 8-byte aligned in a section

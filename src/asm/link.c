@@ -53,12 +53,6 @@ oname(const Obj *o)
 	return o->name ? o->name : "<object>";
 }
 
-static uint64_t
-align_up(uint64_t v, uint32_t a)
-{
-	return (v + a - 1) & ~(uint64_t)(a - 1);
-}
-
 static int
 find_out(Linker *L, const char *name)
 {
@@ -485,7 +479,7 @@ link_objects(Obj *const *objs, int n, const LinkOptions *opt, Obj **out,
 /* ---- images for the emulator ---- */
 
 int
-img_from_obj(Obj *o, Image *img, Diag *d)
+img_from_obj(Obj *o, TileImage *img, Diag *d)
 {
 	memset(img, 0, sizeof *img);
 	img->obj = o;
@@ -495,7 +489,7 @@ img_from_obj(Obj *o, Image *img, Diag *d)
 		const ObjSection *s = &o->sec[i];
 		if (!s->size)
 			continue;
-		ImgSegment *g = &img->seg[img->nseg++];
+		TileSegment *g = &img->seg[img->nseg++];
 		g->addr = s->addr;
 		g->size = s->size;
 		g->bytes = xcalloc(s->size, 1);
@@ -508,7 +502,7 @@ img_from_obj(Obj *o, Image *img, Diag *d)
 }
 
 int
-img_read(const uint8_t *data, size_t len, Image *img, Diag *d)
+img_read(const uint8_t *data, size_t len, TileImage *img, Diag *d)
 {
 	Obj *o;
 	memset(img, 0, sizeof *img);
@@ -525,7 +519,7 @@ img_read(const uint8_t *data, size_t len, Image *img, Diag *d)
 
 int
 img_load(const uint8_t *data, size_t len, const char *name, const Chip *chip,
-         Image *img, Diag *d)
+         TileImage *img, Diag *d)
 {
 	Obj *o, *exe;
 	memset(img, 0, sizeof *img);
@@ -543,7 +537,7 @@ img_load(const uint8_t *data, size_t len, const char *name, const Chip *chip,
 }
 
 int
-img_load_file(const char *path, const Chip *chip, Image *img, Diag *d)
+img_load_file(const char *path, const Chip *chip, TileImage *img, Diag *d)
 {
 	uint8_t *data;
 	size_t len;
@@ -557,7 +551,7 @@ img_load_file(const char *path, const Chip *chip, Image *img, Diag *d)
 }
 
 void
-img_free(Image *img)
+img_free(TileImage *img)
 {
 	for (int i = 0; i < img->nseg; i++)
 		free(img->seg[i].bytes);
@@ -567,7 +561,7 @@ img_free(Image *img)
 }
 
 const char *
-img_symbol(const Image *img, uint32_t addr, uint32_t *offset)
+img_symbol(const TileImage *img, uint32_t addr, uint32_t *offset)
 {
 	const ObjSymbol *best = NULL;
 	const Obj *o = img->obj;
@@ -586,7 +580,7 @@ img_symbol(const Image *img, uint32_t addr, uint32_t *offset)
 }
 
 int64_t
-img_symbol_addr(const Image *img, const char *name)
+img_symbol_addr(const TileImage *img, const char *name)
 {
 	const Obj *o = img->obj;
 	for (int bind = SYMB_GLOBAL; bind >= SYMB_LOCAL; bind--)

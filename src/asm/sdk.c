@@ -68,9 +68,11 @@ static const struct {
     {"TISTACC_P1", 1, SDK_HEADER},
     {"TSTACC_P0", 0, SDK_HEADER},
     {"TSTACC_P1", 1, SDK_HEADER},
-    /* sync zones (isa.md 3.4) */
-    {"TEXCH_SYNCZONE_LOCAL", 2, SDK_HEADER},
-    {"TEXCH_SYNCZONE_INTERNAL", 3, SDK_HEADER},
+/* sync zones (target/syncs.def, isa.md 3.4) */
+#define Z(name, zone, host, ext, note)                                         \
+	{"TEXCH_SYNCZONE_" #name, zone, SDK_HEADER},
+#include "../target/syncs.def"
+#undef Z
     /* comparison results (poplibs comments: CTCInferenceSort.S,
      * unaryOpsOps.h.S) */
     {"TFPU_FP32_TRUE", 0xffffffff, SDK_HEADER},

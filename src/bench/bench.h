@@ -23,8 +23,6 @@ typedef struct {
 	uint64_t predicted_fast, predicted_slow; /* the compiler's, if any */
 } BenchRange;
 
-/* c with every timing rule at bound b. */
-const Chip *bench_bound_chip(const Chip *c, TimingBound b);
 /* One run of a benchmark at chip `at` (its config in cfg): the cycles and
  * the compiler's prediction (0 if none). */
 typedef int (*BenchOnce)(const void *cfg, const Chip *at, uint64_t *cycles,
@@ -146,7 +144,11 @@ typedef struct {
 	uint64_t tile_cycles; /* summed over tiles */
 	uint64_t bundles;     /* issues summed over tiles */
 	double host_seconds;  /* wall time of the chip model's run */
+	double cpu_seconds;   /* CPU time of that run, all threads */
 	double tile_cycles_per_s, bundles_per_s;
+	/* host nanoseconds per tile-cycle: of wall time times the threads,
+	 * and of CPU time (the figure other load does not change) */
+	double thread_ns_per_tile_cycle, cpu_ns_per_tile_cycle;
 	double emulated_gflops; /* the AMP work done per host second */
 	double chip_seconds;    /* cycles at the chip's clock */
 	double slowdown;        /* host_seconds / chip_seconds */
@@ -184,7 +186,7 @@ typedef struct {
 	uint64_t ref_full_macs; /* 0 = GEMM_REF_FULL_MACS (tests lower it) */
 	int fp8_f152[2];        /* f8: A's, B's format is F152 (else F143) */
 	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
-	uint64_t max_cycles;    /* exec_run_timed's; 0: the default */
+	uint64_t max_cycles;    /* runner_run's; 0: the default */
 	int range; /* also run at the timing bounds (GemmBenchResult.range) */
 } GemmBenchConfig;
 
@@ -224,7 +226,7 @@ typedef struct {
 	uint32_t tiles;      /* 0: all */
 	int threads;         /* host threads of the emulator */
 	uint64_t seed;       /* input data */
-	uint64_t max_cycles; /* exec_run_timed's; 0: the default */
+	uint64_t max_cycles; /* runner_run's; 0: the default */
 	int range; /* also run at the timing bounds (GraphBenchResult.range) */
 } GraphBenchConfig;
 

@@ -136,7 +136,7 @@ program_text(uint32_t param, uint32_t src_addr, uint32_t words)
 }
 
 static int
-assemble(const char *text, const Chip *c, Image *img, Diag *d)
+assemble(const char *text, const Chip *c, TileImage *img, Diag *d)
 {
 	Obj *o, *exe;
 	DiagList errs = {0};
@@ -154,7 +154,7 @@ assemble(const char *text, const Chip *c, Image *img, Diag *d)
 }
 
 static uint32_t
-image_end(const Image *img, uint32_t lo)
+image_end(const TileImage *img, uint32_t lo)
 {
 	for (int i = 0; i < img->nseg; i++)
 		if (img->seg[i].addr + img->seg[i].size > lo)
@@ -202,7 +202,7 @@ bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d)
 	uint32_t words = cfg->bytes / 4;
 	/* The code grows with the sends; place it first, then the data. */
 	char *text = program_text(0, 0, words);
-	Image img;
+	TileImage img;
 	int rc = assemble(text, c, &img, d);
 	free(text);
 	if (rc)

@@ -25,7 +25,7 @@
 #include <ipu/runtime.h>
 
 #include "../compile/compile.h"
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 #include "../util/fp.h"
 
 uint32_t
@@ -127,7 +127,7 @@ check(const GemmBenchConfig *cfg, const double *va, const double *vb,
 
 /* Load the package, write a and b, run, read c; fills the run's fields. */
 static int
-run(const GemmBenchConfig *cfg, const Package *pk, const void *a, const void *b,
+run(const GemmBenchConfig *cfg, Package *pk, const void *a, const void *b,
     void *c, GemmBenchResult *res, Diag *d)
 {
 	size_t in_es = cfg->dtype == AMP_F32   ? 4
@@ -136,7 +136,7 @@ run(const GemmBenchConfig *cfg, const Package *pk, const void *a, const void *b,
 	size_t out_es = cfg->dtype == AMP_F32 ? 4 : 2;
 	size_t m = cfg->m, n = cfg->n, k = cfg->k;
 	ipu_device *dev;
-	int r = exec_open(cfg->chip, pk, cfg->threads, &dev, d);
+	int r = runner_open(cfg->chip, pk, cfg->threads, &dev, d);
 	if (r)
 		return r;
 	ipu_error err;
@@ -144,8 +144,8 @@ run(const GemmBenchConfig *cfg, const Package *pk, const void *a, const void *b,
 	if (ipu_write_tensor(dev, "a", a, m * k * in_es, &err) ||
 	    ipu_write_tensor(dev, "b", b, k * n * in_es, &err))
 		goto fail;
-	r = exec_run_timed(dev, cfg->max_cycles, pk->total_cycles, &res->cycles,
-	                   &res->host_seconds, d);
+	r = runner_run(dev, cfg->max_cycles, pk->total_cycles, &res->cycles,
+	               &res->host_seconds, d);
 	what = "read";
 	if (!r && ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
 		goto fail;
@@ -207,8 +207,7 @@ gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	uint64_t s = cfg.seed;
 	make_input(&cfg, 0, &s, m * k, a, va);
 	make_input(&cfg, 1, &s, k * n, b, vb);
-	r = run(&cfg, pk, a, b, c, res, d);
-	pkg_free(pk);
+	r = run(&cfg, pk, a, b, c, res, d); /* takes pk */
 	if (!r) {
 		uint64_t full =
 		    cfg.ref_full_macs ? cfg.ref_full_macs : GEMM_REF_FULL_MACS;

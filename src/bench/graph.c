@@ -15,7 +15,7 @@
 #include <ipu/runtime.h>
 
 #include "../compile/compile.h"
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 
 static uint64_t
 next(uint64_t *s)
@@ -63,7 +63,7 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	memset(res, 0, sizeof *res);
 	const Chip *chip = cfg->chip ? cfg->chip : chip_default();
 	Graph *g;
-	int r = exec_load_graph(cfg->path, &g, d);
+	int r = runner_load_graph(cfg->path, &g, d);
 	if (r)
 		return r;
 	CompileOptions co = {.chip = chip, .tiles = cfg->tiles};
@@ -93,8 +93,7 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	}
 
 	ipu_device *dev = NULL;
-	r = exec_open(chip, pk, cfg->threads, &dev, d);
-	pkg_free(pk);
+	r = runner_open(chip, pk, cfg->threads, &dev, d); /* takes pk */
 	uint64_t seed = cfg->seed;
 	for (int32_t id = 0; !r && id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
@@ -106,12 +105,12 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 		size_t n = (size_t)shape_elems(&t->shape);
 		float *v = xmalloc(n * sizeof *v);
 		random_values(&seed, v, n);
-		r = exec_write(dev, t, v, d);
+		r = runner_write(dev, t, v, d);
 		free(v);
 	}
 	if (!r)
-		r = exec_run_timed(dev, cfg->max_cycles, res->predicted_cycles,
-		                   &res->cycles, &res->host_seconds, d);
+		r = runner_run(dev, cfg->max_cycles, res->predicted_cycles,
+		               &res->cycles, &res->host_seconds, d);
 	if (!r && res->cycles) {
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;

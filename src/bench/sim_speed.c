@@ -53,8 +53,10 @@ bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d)
 	for (uint32_t id = 0; id < T; id++)
 		amp_job_load(job, &amp, chipsim_tile(cs, id));
 
+	double cpu0 = process_cpu_seconds();
 	rc = bench_run_chip(cs, "kernels/amp.S", cfg->max_cycles,
 	                    &res->host_seconds, d);
+	res->cpu_seconds = process_cpu_seconds() - cpu0;
 	if (rc)
 		goto done;
 	/* Tile 0 against the f64 reference; the others must match it, as
@@ -80,6 +82,10 @@ bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d)
 	res->cycles = chipsim_cycles(cs);
 	double s = res->host_seconds > 0 ? res->host_seconds : 1e-9;
 	res->tile_cycles_per_s = (double)res->tile_cycles / s;
+	res->thread_ns_per_tile_cycle =
+	    1e9 * s * res->threads / (double)res->tile_cycles;
+	res->cpu_ns_per_tile_cycle =
+	    1e9 * res->cpu_seconds / (double)res->tile_cycles;
 	res->bundles_per_s = (double)res->bundles / s;
 	res->emulated_gflops = 2.0 * (double)amp.macs * T / s / 1e9;
 	res->chip_seconds = (double)res->cycles / ac.chip->clock_hz;

@@ -126,24 +126,12 @@ cwei_layout(const DtypeInfo *dt, const uint8_t *w, uint8_t *out)
 	}
 }
 
-static uint32_t
-align_up(uint32_t v, uint32_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /* Everything needed to load the benchmark into any number of tiles: the
  * kernel image, the memory plan, and the data in tile form. */
 struct AmpJob {
 	TileAmpConfig cfg;
 	const DtypeInfo *dt;
-	Image img;
+	TileImage img;
 	uint32_t entry;
 	uint32_t sup, vert, in, weights, partials, out, scratch, prow;
 	uint8_t cw[8 * CHIP_CWEI], state[16];
@@ -223,10 +211,10 @@ amp_job_new(const TileAmpConfig *cfg, AmpJob **jobp, TileAmpResult *res,
 		put_value(cfg, res->partials, 0, i, bench_uniform(&s));
 	cwei_layout(dt, res->w, j->cw);
 	uint32_t scale6 = (uint32_t)cfg->fp8_scale & 0x3f;
-	put32(j->state, j->weights);
-	put32(j->state + 4, j->vert);
-	put32(j->state + 8, 0); /* F143 inputs and weights */
-	put32(j->state + 12, (scale6 + scale6) & 0x3f);
+	put_le32(j->state, j->weights);
+	put_le32(j->state + 4, j->vert);
+	put_le32(j->state + 8, 0); /* F143 inputs and weights */
+	put_le32(j->state + 12, (scale6 + scale6) & 0x3f);
 	*jobp = j;
 	return IPU_OK;
 }
@@ -246,11 +234,11 @@ amp_job_load(const AmpJob *j, const TileAmpResult *res, Tile *t)
 	for (uint32_t w = 0, first = 0; w < CHIP_WORKERS; w++) {
 		uint32_t n = rows / 6 + (w < rows % 6);
 		uint8_t v[VERTEX_BYTES];
-		put32(v, j->in + first * IN_ROW_BYTES);
-		put32(v + 4, j->partials + first * prow);
-		put32(v + 8, j->out + first * prow);
-		put32(v + 12, n);
-		put32(v + 16, j->scratch + 8 * w);
+		put_le32(v, j->in + first * IN_ROW_BYTES);
+		put_le32(v + 4, j->partials + first * prow);
+		put_le32(v + 8, j->out + first * prow);
+		put_le32(v + 12, n);
+		put_le32(v + 16, j->scratch + 8 * w);
 		tile_write(t, j->vert + w * VERTEX_BYTES, v, sizeof v);
 		first += n;
 	}
@@ -361,7 +349,8 @@ bench_tile_amp(const TileAmpConfig *cfg, TileAmpResult *res, Diag *d)
 	return rc;
 }
 
-const Chip *
+/* c with every timing rule at bound b. */
+static const Chip *
 bench_bound_chip(const Chip *c, TimingBound b)
 {
 	Timing t;

@@ -20,29 +20,30 @@ int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
 int cmd_run_onnx(int argc, char **argv);  /* cmd_run_onnx.c: `run onnx` */
-/* What `run graph` and `run onnx` share (cmd_run_graph.c). */
-struct ExecFile;
-/* "NAME=PATH" (v, modified) into b; 0 after a message if malformed. */
-int cli_binding(const char *cmd, const char *opt, char *v, struct ExecFile *b);
+/* What `run graph` and `run onnx` share (cmd_run_graph.c); runner.h
+ * defines the structs (cli.h stays free of the runtime's headers, which
+ * ipu-asm does not have). */
+struct RunnerFile;
+struct RunnerBuild;
 /* The options both take: --in, --out, --cache, --chip, --timing,
- * --threads, --max-cycles. */
+ * --threads, --max-cycles, --quiet. */
 typedef struct {
-	struct ExecFile *in, *out; /* argc entries each */
+	struct RunnerFile *in, *out; /* argc entries each */
 	int nin, nout;
 	const char *cache_dir;
 	const Chip *chip; /* NULL until given */
 	Timing timing;
 	int threads;
 	uint64_t max_cycles;
+	int quiet; /* --quiet: no progress line (cli_progress) */
 } CliRunOptions;
 /* 1 if argv[*i] is one of them (*bad set if its value is malformed), 0
  * if not (*missing set when it lacks its value). */
 int cli_run_option(const char *cmd, int argc, char **argv, int *i,
                    CliRunOptions *o, int *bad, int *missing);
 /* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
-struct ExecBuild;
 void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
-                   const struct ExecBuild *b, double host_seconds);
+                   const struct RunnerBuild *b, double host_seconds);
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
@@ -67,6 +68,9 @@ int cli_threads_arg(const char *cmd, const char *v, int *out);
  * 1, or 0 after a message. */
 int cli_parse_cycles(const char *v, uint64_t *out);
 int cli_max_cycles_arg(const char *cmd, const char *v, uint64_t *out);
+/* The progress line on stderr during runs of the emulator (progress.c):
+ * on when stderr is a terminal unless quiet (`--quiet`). */
+void cli_progress(int quiet);
 /* s as a JSON string literal: quotes, backslashes and control characters
  * escaped (a path may hold any of them). */
 void cli_json_str(FILE *f, const char *s);

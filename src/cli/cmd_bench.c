@@ -95,7 +95,9 @@ usage(FILE *f)
 	        "every timing rule\n"
 	        "                  at its fast and at its slow bound "
 	        "(cycles_fast, cycles_slow)\n"
-	        "  --json          one JSON object on stdout\n",
+	        "  --json          one JSON object on stdout\n"
+	        "  --quiet         no progress line on stderr (shown only "
+	        "when it is a terminal)\n",
 	        chip_names());
 }
 
@@ -218,9 +220,12 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 {
 	*chip = chip_default();
 	*json = 0;
+	int quiet = 0;
 	Timing timing = timing_nominal;
+	BenchOpt chip_opt = NAME_OPT("--chip", parse_chip, *chip, chip_names());
 	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : 0;
+		const char *s = argv[i], *val;
+		int missing = 0;
 		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 			usage(stdout);
 			return 0;
@@ -229,29 +234,35 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 			*json = 1;
 			continue;
 		}
+		if (!strcmp(s, "--quiet")) {
+			quiet = 1;
+			continue;
+		}
 		if (!strcmp(s, "--no-range")) {
 			no_range = 1;
 			continue;
 		}
-		if (!strcmp(s, "--timing") && val) {
+		if ((val =
+		         cli_opt_value(argc, argv, &i, "--timing", &missing))) {
 			if (!cli_timing_arg("bench", val, &timing))
 				return 2;
-			i++;
 			continue;
 		}
-		BenchOpt chip_opt =
-		    NAME_OPT("--chip", parse_chip, *chip, chip_names());
-		const BenchOpt *o = !strcmp(s, "--chip") ? &chip_opt : NULL;
-		for (int k = 0; k < nopts && !o; k++)
-			if (!strcmp(s, opts[k].opt))
-				o = &opts[k];
-		if (!o || !val) {
+		/* the option's value, the usual way (cli_opt_value) */
+		const BenchOpt *o = NULL;
+		for (int k = -1; k < nopts && !o && !missing; k++) {
+			const BenchOpt *c = k < 0 ? &chip_opt : &opts[k];
+			val = cli_opt_value(argc, argv, &i, c->opt, &missing);
+			o = val || missing ? c : NULL;
+		}
+		if (!o || missing) {
 			fprintf(stderr, "ipu bench %s: %s '%s'\n", bench,
-			        o ? "missing value for" : "unknown option", s);
+			        missing ? "missing value for"
+			                : "unknown option",
+			        s);
 			usage(stderr);
 			return 2;
 		}
-		i++;
 		if (o->name) {
 			if (o->name(val, o->dst)) {
 				fprintf(stderr,
@@ -289,6 +300,7 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 			return 2;
 		}
 	*chip = chip_timed(*chip, &timing);
+	cli_progress(quiet);
 	return -1;
 }
 
@@ -469,8 +481,11 @@ sim_speed(int argc, char **argv)
 		       "\"rows_per_tile\": %u, \"threads\": %d, "
 		       "\"cycles\": %" PRIu64 ", \"tile_cycles\": %" PRIu64
 		       ", \"bundles\": %" PRIu64 ", \"host_seconds\": %.4f, "
+		       "\"cpu_seconds\": %.4f, "
 		       "\"tile_cycles_per_s\": %.4g, "
 		       "\"bundles_per_s\": %.4g, "
+		       "\"thread_ns_per_tile_cycle\": %.4g, "
+		       "\"cpu_ns_per_tile_cycle\": %.4g, "
 		       "\"emulated_gflops\": %.4g, "
 		       "\"emulated_chip_seconds\": %.4g, "
 		       "\"slowdown\": %.4g, \"sgemm_n\": %u, "
@@ -478,10 +493,12 @@ sim_speed(int argc, char **argv)
 		       "\"sgemm_over_emulated\": %.4g, "
 		       "\"max_rel_err\": %.3e}\n",
 		       cfg.chip->name, r.tiles, cfg.rows, r.threads, r.cycles,
-		       r.tile_cycles, r.bundles, r.host_seconds,
-		       r.tile_cycles_per_s, r.bundles_per_s, r.emulated_gflops,
-		       r.chip_seconds, r.slowdown, cfg.sgemm_n, r.sgemm_threads,
-		       r.sgemm_gflops, r.sgemm_over_emulated, r.max_rel_err);
+		       r.tile_cycles, r.bundles, r.host_seconds, r.cpu_seconds,
+		       r.tile_cycles_per_s, r.bundles_per_s,
+		       r.thread_ns_per_tile_cycle, r.cpu_ns_per_tile_cycle,
+		       r.emulated_gflops, r.chip_seconds, r.slowdown,
+		       cfg.sgemm_n, r.sgemm_threads, r.sgemm_gflops,
+		       r.sgemm_over_emulated, r.max_rel_err);
 		return 0;
 	}
 	printf("sim speed: kernels/amp.S f16, %u rows on each of %u %s tiles, "
@@ -493,6 +510,9 @@ sim_speed(int argc, char **argv)
 	printf("  emulator        %.3g tile-cycles/s, %.3g bundles/s, "
 	       "%.3g x slower than the chip\n",
 	       r.tile_cycles_per_s, r.bundles_per_s, r.slowdown);
+	printf("  per tile-cycle  %.1f ns of a host thread (wall x threads), "
+	       "%.1f ns of CPU time\n",
+	       r.thread_ns_per_tile_cycle, r.cpu_ns_per_tile_cycle);
 	printf("  emulated math   %.3g GFLOP/s of f16 AMP work\n",
 	       r.emulated_gflops);
 	printf("  host SGEMM      %.3g GFLOP/s (OpenBLAS, %u^3, %d threads): "

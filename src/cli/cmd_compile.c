@@ -34,6 +34,7 @@ usage(FILE *f)
 	        "[--chip NAME]\n"
 	        "                   [--timing P] [--tiles N] [--report] "
 	        "[--dtype f32|f16|f8]\n"
+	        "                   [--dump PASS,...]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -46,6 +47,14 @@ usage(FILE *f)
 	        "nominal)\n"
 	        "  --tiles N    tiles the compiler may use (default all)\n"
 	        "  --report     also print the placement report\n"
+	        "  --dump P,... print what passes make, as text, before the "
+	        "summary:\n"
+	        "               plan (each op's plan), lower (buffers, steps, "
+	        "transfers,\n"
+	        "               kernel calls, tensor pieces), sched (every "
+	        "exchange's\n"
+	        "               send and receive cycles), place (every "
+	        "buffer's address)\n"
 	        "Exit status: 0 on success, 1 for a bad or refused graph, 2 on "
 	        "a usage error.\n",
 	        chip_names());
@@ -126,6 +135,38 @@ parse_graph(const char *in, Graph **g)
 	return 0;
 }
 
+/* `--dump plan,lower,...` into COMPILE_DUMP_* bits; 0 after a message. */
+static int
+dump_arg(const char *v, unsigned *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} pass[] = {{"plan", COMPILE_DUMP_PLAN},
+	            {"lower", COMPILE_DUMP_LOWER},
+	            {"sched", COMPILE_DUMP_SCHED},
+	            {"place", COMPILE_DUMP_PLACE}};
+	*out = 0;
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, ",");
+		unsigned bit = 0;
+		for (size_t i = 0; i < sizeof pass / sizeof *pass && !bit; i++)
+			if (strlen(pass[i].name) == n &&
+			    !strncmp(pass[i].name, p, n))
+				bit = pass[i].bit;
+		if (!bit) {
+			fprintf(stderr,
+			        "ipu compile: --dump: no pass '%.*s' (plan, "
+			        "lower, sched, place)\n",
+			        (int)n, p);
+			return 0;
+		}
+		*out |= bit;
+		p += n + (p[n] == ',');
+	}
+	return 1;
+}
+
 int
 cmd_compile(int argc, char **argv)
 {
@@ -135,6 +176,7 @@ cmd_compile(int argc, char **argv)
 	uint32_t tiles = 0;
 	int report = 0, force = 0;
 	OnnxDType dt = ONNX_F32;
+	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int missing = 0;
@@ -161,6 +203,10 @@ cmd_compile(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                              &missing))) {
 			if (!(chip = cli_chip_arg("compile", v)))
+				return 2;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--dump",
+		                              &missing))) {
+			if (!dump_arg(v, &dump))
 				return 2;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
 		                              &missing))) {
@@ -227,7 +273,8 @@ cmd_compile(int argc, char **argv)
 	} else if (parse_graph(in, &g)) {
 		return 1;
 	}
-	CompileOptions o = {.chip = chip, .tiles = tiles};
+	CompileOptions o = {
+	    .chip = chip, .tiles = tiles, .dump = dump, .dump_to = stdout};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

@@ -183,10 +183,10 @@ run(const ImageArgs *o)
 {
 	Diag d;
 	diag_clear(&d);
-	Image8 *imgs = xcalloc((size_t)o->nin, sizeof *imgs);
+	Image *imgs = xcalloc((size_t)o->nin, sizeof *imgs);
 	int r = 0, loaded = 0;
 	for (; loaded < o->nin; loaded++) {
-		Image8 *im = &imgs[loaded];
+		Image *im = &imgs[loaded];
 		if ((r = image_load(o->ins[loaded], im, &d)))
 			break;
 		printf("%s  %s %ux%u  %s\n", o->ins[loaded],

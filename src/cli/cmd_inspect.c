@@ -346,8 +346,8 @@ print_json(const Package *p, const Summary *s, const char *path, size_t len)
 		cli_json_str(stdout, t->name);
 		printf(", \"dtype\": \"%s\", \"scale\": %d, \"role\": \"%s\", "
 		       "\"rows\": %u, \"cols\": %u, \"pieces\": %u}",
-		       pkg_dtype_name(t->dtype), t->scale,
-		       pkg_role_name(t->role), t->rows, t->cols, t->npiece);
+		       dtype_name(t->dtype), t->scale, pkg_role_name(t->role),
+		       t->rows, t->cols, t->npiece);
 	}
 	printf("],\n \"predicted_cycles\": %" PRIu64
 	       ", \"predicted_seconds\": %.9g, \"compile_seconds\": %.6f,\n"
@@ -407,11 +407,11 @@ print_text(const Package *p, const Summary *s, const char *path, size_t len)
 	for (uint32_t i = 0; i < p->ntensor; i++) {
 		const PkgTensor *t = &p->tensor[i];
 		char dt[32];
-		if (t->dtype >= PKG_DT_F8_F143)
-			snprintf(dt, sizeof dt, "%s*2^%d",
-			         pkg_dtype_name(t->dtype), t->scale);
+		if (dtype_is_f8(t->dtype))
+			snprintf(dt, sizeof dt, "%s*2^%d", dtype_name(t->dtype),
+			         t->scale);
 		else
-			snprintf(dt, sizeof dt, "%s", pkg_dtype_name(t->dtype));
+			snprintf(dt, sizeof dt, "%s", dtype_name(t->dtype));
 		printf("  %-20s %-6s %-12s %u x %u, %u piece%s\n", t->name,
 		       pkg_role_name(t->role), dt, t->rows, t->cols, t->npiece,
 		       t->npiece == 1 ? "" : "s");

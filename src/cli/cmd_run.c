@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 #include "../models/siglip_graph.h"
 #include "../util/npy.h"
 #include "cli.h"
@@ -61,7 +61,8 @@ usage(FILE *f)
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
 	        "[--chip C] [--timing P]\n"
-	        "                      [--threads N] [--max-cycles N]\n"
+	        "                      [--threads N] [--max-cycles N] "
+	        "[--quiet]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -104,6 +105,8 @@ usage(FILE *f)
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
 	        "                cycles + 10^6)\n"
+	        "  --quiet       no progress line on stderr (shown only when "
+	        "it is a terminal)\n"
 	        "       ipu run graph --help: a graph file on .npy values\n"
 	        "       ipu run onnx --help: an ONNX model on .npy values\n");
 }
@@ -126,7 +129,7 @@ cmd_run(int argc, char **argv)
 	/* room for the images, then the other inputs */
 	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
-	int force = 0, bad = 0, no_cache = 0;
+	int force = 0, bad = 0, no_cache = 0, quiet = 0;
 	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
@@ -135,6 +138,8 @@ cmd_run(int argc, char **argv)
 			force = 1;
 		} else if (!strcmp(argv[i], "--no-cache")) {
 			no_cache = 1;
+		} else if (!strcmp(argv[i], "--quiet")) {
+			quiet = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			free(images);
@@ -243,9 +248,10 @@ cmd_run(int argc, char **argv)
 		free(images);
 		return refused;
 	}
-	char *cache_default = no_cache || cache ? NULL : exec_default_cache();
+	char *cache_default = no_cache || cache ? NULL : runner_default_cache();
 	r.cache_dir = cache ? cache : cache_default;
 	r.images = images;
+	cli_progress(quiet);
 	SiglipResult res;
 	Diag d;
 	diag_clear(&d);

@@ -2,7 +2,7 @@
  * cmd_run_graph.c - `ipu run graph --graph G [--in NAME=F.npy ...]
  * [--out NAME=F.npy ...] [--force] [--chip C] [--threads N]`: a graph file
  * (docs/graph.md) compiled and run once on the emulated chip on values
- * from .npy files (src/exec/exec.c); the named outputs written as float32
+ * from .npy files (src/runner/runner.c); the named outputs written as float32
  * .npy. Every input and weight needs values; nothing runs until every
  * name, shape and file has been checked.
  *
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 #include "cli.h"
 
 static void
@@ -23,7 +23,8 @@ usage(FILE *f)
 	        "[--out NAME=F.npy ...]\n"
 	        "                     [--force] [--cache DIR] [--chip C] "
 	        "[--timing P]\n"
-	        "                     [--threads N] [--max-cycles N]\n"
+	        "                     [--threads N] [--max-cycles N] "
+	        "[--quiet]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted).\n"
@@ -39,11 +40,14 @@ usage(FILE *f)
 	        "                 graph, the chip and this ipu are the same\n"
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
-	        "                 cycles + 10^6)\n");
+	        "                 cycles + 10^6)\n"
+	        "  --quiet        no progress line on stderr (shown only when "
+	        "it is a terminal)\n");
 }
 
-int
-cli_binding(const char *cmd, const char *opt, char *v, ExecFile *b)
+/* NAME=PATH (v, modified) into b; 0 after a message if malformed. */
+static int
+binding(const char *cmd, const char *opt, char *v, RunnerFile *b)
 {
 	char *eq = strchr(v, '=');
 	if (!eq || eq == v || !eq[1]) {
@@ -62,11 +66,12 @@ cli_run_option(const char *cmd, int argc, char **argv, int *i, CliRunOptions *o,
                int *bad, int *missing)
 {
 	const char *v;
-	if ((v = cli_opt_value(argc, argv, i, "--in", missing)))
-		*bad = !cli_binding(cmd, "--in", (char *)v, &o->in[o->nin++]);
+	if (!strcmp(argv[*i], "--quiet"))
+		o->quiet = 1;
+	else if ((v = cli_opt_value(argc, argv, i, "--in", missing)))
+		*bad = !binding(cmd, "--in", (char *)v, &o->in[o->nin++]);
 	else if ((v = cli_opt_value(argc, argv, i, "--out", missing)))
-		*bad =
-		    !cli_binding(cmd, "--out", (char *)v, &o->out[o->nout++]);
+		*bad = !binding(cmd, "--out", (char *)v, &o->out[o->nout++]);
 	else if ((v = cli_opt_value(argc, argv, i, "--cache", missing)))
 		o->cache_dir = v;
 	else if ((v = cli_opt_value(argc, argv, i, "--chip", missing)))
@@ -83,8 +88,8 @@ cli_run_option(const char *cmd, int argc, char **argv, int *i, CliRunOptions *o,
 }
 
 void
-cli_print_run(const Chip *chip, uint64_t cycles, double mfu, const ExecBuild *b,
-              double host_seconds)
+cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
+              const RunnerBuild *b, double host_seconds)
 {
 	printf("cycles          %llu emulated, %llu predicted\n",
 	       (unsigned long long)cycles,
@@ -102,7 +107,8 @@ cli_print_run(const Chip *chip, uint64_t cycles, double mfu, const ExecBuild *b,
 /* The outputs against the inputs (the graph and every --in file) and each
  * other, before anything is read or compiled. */
 static int
-check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
+check_files(const RunnerGraphRun *r, const RunnerFile *in,
+            const RunnerFile *out)
 {
 	const char **ins = xcalloc((size_t)r->nin + 1, sizeof *ins),
 	           **outs = xcalloc((size_t)r->nout + 1, sizeof *outs);
@@ -121,12 +127,12 @@ check_files(const ExecGraphRun *r, const ExecFile *in, const ExecFile *out)
 int
 cmd_run_graph(int argc, char **argv)
 {
-	ExecGraphRun r = {0};
+	RunnerGraphRun r = {0};
 	CliRunOptions o = {.in = xcalloc((size_t)argc, sizeof *o.in),
 	                   .out = xcalloc((size_t)argc, sizeof *o.out),
 	                   .timing = timing_nominal,
 	                   .threads = 2};
-	ExecFile *in = o.in, *out = o.out;
+	RunnerFile *in = o.in, *out = o.out;
 	int bad = 0, help = 0;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
@@ -166,10 +172,11 @@ cmd_run_graph(int argc, char **argv)
 	} else {
 		r.in = in;
 		r.out = out;
-		ExecResult res;
+		cli_progress(o.quiet);
+		RunnerResult res;
 		Diag d;
 		diag_clear(&d);
-		int failed = exec_graph_file(&r, &res, &d);
+		int failed = runner_graph_file(&r, &res, &d);
 		if (res.warning[0])
 			fprintf(stderr, "ipu run graph: warning: %s%s\n",
 			        res.warning,

@@ -1,9 +1,9 @@
 /*
  * cmd_run_onnx.c - `ipu run onnx --model M.onnx --in NAME=F.npy ...
  * [--out NAME=F.npy ...] [--dtype f32|f16|f8] [--force] [--cache DIR]
- * [--chip C] [--timing P] [--threads N] [--max-cycles N]`: an ONNX model
- * imported (src/onnx/), compiled (or its package read from the cache),
- * run once on the emulated chip on values from .npy files; prints what
+ * [--chip C] [--timing P] [--threads N] [--max-cycles N] [--quiet]`: an
+ * ONNX model imported (src/onnx/), compiled (or its package read from the
+ * cache), run once on the emulated chip on values from .npy files; prints what
  * `run graph` prints, writes the named outputs as float32 .npy. Nothing
  * runs until every name, shape and file has been checked.
  *
@@ -26,7 +26,7 @@ usage(FILE *f)
 	        "                    [--dtype f32|f16|f8] [--force] [--cache "
 	        "DIR] [--chip C]\n"
 	        "                    [--timing P] [--threads N] "
-	        "[--max-cycles N]\n"
+	        "[--max-cycles N] [--quiet]\n"
 	        "  Import the ONNX model (docs/onnx.md), compile it, run it "
 	        "once on the\n"
 	        "  emulated chip and print the cycles, the time at the "
@@ -45,13 +45,15 @@ usage(FILE *f)
 	        "                 graph, the chip and this ipu are the same\n"
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
-	        "                 cycles + 10^6)\n");
+	        "                 cycles + 10^6)\n"
+	        "  --quiet        no progress line on stderr (shown only when "
+	        "it is a terminal)\n");
 }
 
 /* Names against the model's ports, before any file is read. */
 static int
-check_names(const OnnxModel *m, const ExecFile *in, int nin,
-            const ExecFile *out, int nout, Diag *d)
+check_names(const OnnxModel *m, const RunnerFile *in, int nin,
+            const RunnerFile *out, int nout, Diag *d)
 {
 	for (int i = 0; i < nin; i++) {
 		if (!onnx_find_port(m, in[i].tensor, 0))
@@ -101,7 +103,7 @@ write_output(const OnnxPort *p, const float *v, const char *path, int force,
 
 static int
 run(const char *model, OnnxDType dt, const OnnxRunOptions *o,
-    const ExecFile *in, int nin, const ExecFile *out, int nout, int force,
+    const RunnerFile *in, int nin, const RunnerFile *out, int nout, int force,
     Diag *d)
 {
 	OnnxModel *m;
@@ -115,8 +117,8 @@ run(const char *model, OnnxDType dt, const OnnxRunOptions *o,
 	      **ov = xcalloc((size_t)m->noutputs + 1, sizeof *ov);
 	for (int i = 0; !e && i < nin; i++) {
 		const OnnxPort *p = onnx_find_port(m, in[i].tensor, 0);
-		e = exec_npy_values(graph_tensor(m->g, p->id), &in[i],
-		                    &iv[p - m->inputs], d);
+		e = runner_npy_values(graph_tensor(m->g, p->id), &in[i],
+		                      &iv[p - m->inputs], d);
 	}
 	for (int i = 0; i < m->noutputs; i++)
 		ov[i] = xmalloc((size_t)shape_elems(&m->outputs[i].shape) *
@@ -166,7 +168,7 @@ cmd_run_onnx(int argc, char **argv)
 	                   .out = xcalloc((size_t)argc, sizeof *o.out),
 	                   .timing = timing_nominal,
 	                   .threads = 2};
-	ExecFile *in = o.in, *out = o.out;
+	RunnerFile *in = o.in, *out = o.out;
 	int force = 0, bad = 0, help = 0;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
@@ -223,6 +225,7 @@ cmd_run_onnx(int argc, char **argv)
 		free(outs);
 		Diag d;
 		diag_clear(&d);
+		cli_progress(o.quiet);
 		if (!rc && run(model, dt, &ro, in, nin, out, nout, force, &d)) {
 			cli_print_diag(&d);
 			rc = 1;

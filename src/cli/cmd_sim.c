@@ -84,6 +84,19 @@ parse_dump(const char *s, uint32_t *addr, uint32_t *len)
 	return 0;
 }
 
+/* The value of a count option: a positive number (--tile: 0 too). */
+static int
+count_arg(const char *opt, const char *v, int zero, uint64_t *out)
+{
+	if (parse_u64(v, out) || *out > 100000 || (*out == 0 && !zero)) {
+		fprintf(stderr,
+		        "ipu sim: %s wants a positive number, got '%s'\n", opt,
+		        v);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 parse_args(int argc, char **argv, SimArgs *a)
 {
@@ -93,72 +106,62 @@ parse_args(int argc, char **argv, SimArgs *a)
 	               .threads = 1};
 	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *s = argv[i], *v;
+		int missing = 0, bad = 0;
 		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 			usage(stdout);
 			exit(0);
-		} else if (!strcmp(s, "--chip") && val) {
-			a->chip = chip_by_name(val);
-			if (!a->chip) {
-				fprintf(stderr,
-				        "ipu sim: unknown chip '%s' (known: "
-				        "%s)\n",
-				        val, chip_names());
-				return -1;
-			}
-			i++;
-		} else if (!strcmp(s, "--timing") && val) {
-			if (!cli_timing_arg("sim", val, &timing))
-				return -1;
-			i++;
-		} else if (!strcmp(s, "--max-cycles") && val) {
-			if (!cli_max_cycles_arg("sim", val, &a->max_cycles))
-				return -1;
-			i++;
-		} else if ((!strcmp(s, "--tiles") || !strcmp(s, "--threads") ||
-		            !strcmp(s, "--tile")) &&
-		           val) {
-			uint64_t v;
-			if (parse_u64(val, &v) || v > 100000 ||
-			    (v == 0 && strcmp(s, "--tile"))) {
-				fprintf(stderr,
-				        "ipu sim: %s wants a positive number, "
-				        "got '%s'\n",
-				        s, val);
-				return -1;
-			}
-			*(!strcmp(s, "--tiles")     ? &a->tiles
-			  : !strcmp(s, "--threads") ? &a->threads
-			                            : &a->show_tile) = v;
-			i++;
-		} else if (!strcmp(s, "--trace") && val) {
-			a->trace = val;
-			i++;
 		} else if (!strcmp(s, "--dump-regs")) {
 			a->dump_regs = 1;
 		} else if (!strcmp(s, "--force")) {
 			a->force = 1;
-		} else if (!strcmp(s, "--dump-mem") && val) {
-			if (a->ndumps == MAX_DUMPS ||
-			    parse_dump(val, &a->dump_addr[a->ndumps],
-			               &a->dump_len[a->ndumps])) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
+		                              &missing))) {
+			bad = !(a->chip = cli_chip_arg("sim", v));
+		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
+		                              &missing))) {
+			bad = !cli_timing_arg("sim", v, &timing);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
+		                              &missing))) {
+			bad = !cli_max_cycles_arg("sim", v, &a->max_cycles);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--tiles",
+		                              &missing))) {
+			bad = count_arg("--tiles", v, 0, &a->tiles);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
+		                              &missing))) {
+			bad = count_arg("--threads", v, 0, &a->threads);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--tile",
+		                              &missing))) {
+			bad = count_arg("--tile", v, 1, &a->show_tile);
+		} else if ((v = cli_opt_value(argc, argv, &i, "--trace",
+		                              &missing))) {
+			a->trace = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--dump-mem",
+		                              &missing))) {
+			bad = a->ndumps == MAX_DUMPS ||
+			      parse_dump(v, &a->dump_addr[a->ndumps],
+			                 &a->dump_len[a->ndumps]);
+			if (bad)
 				fprintf(stderr,
 				        "ipu sim: --dump-mem wants ADDR:LEN "
 				        "(at most %d), got '%s'\n",
-				        MAX_DUMPS, val);
-				return -1;
-			}
-			a->ndumps++;
-			i++;
+				        MAX_DUMPS, v);
+			else
+				a->ndumps++;
+		} else if (missing) {
+			fprintf(stderr, "ipu sim: missing value for %s\n", s);
+			return -1;
 		} else if (s[0] == '-') {
 			fprintf(stderr, "ipu sim: unknown option '%s'\n", s);
 			return -1;
 		} else if (a->path) {
 			fprintf(stderr, "ipu sim: one FILE only\n");
 			return -1;
-		} else
+		} else {
 			a->path = s;
+		}
+		if (bad)
+			return -1;
 	}
 	if (!a->path) {
 		usage(stderr);
@@ -230,7 +233,7 @@ cmd_sim(int argc, char **argv)
 	int bad = cli_check_outputs("sim", &a.trace, 1, &a.path, 1, a.force);
 	if (bad)
 		return bad;
-	Image img;
+	TileImage img;
 	Diag d;
 	diag_clear(&d);
 	if (img_load_file(a.path, a.chip, &img, &d)) {

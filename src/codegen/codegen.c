@@ -15,64 +15,17 @@
  */
 #include "codegen.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../asm/isa.h"
 
-/* The instruction variants the generated code uses, resolved once. */
-#define VARIANTS(X)                                                            \
-	X(SETZI, "setzi_mmmn_zi")                                              \
-	X(PUT, "put_mmmn_zi")                                                  \
-	X(SYNC, "sync_mmmn_zi")                                                \
-	X(DELAY, "delay_mmmn_zi")                                              \
-	X(DELAYPIC, "delaypic_mmmn_zi")                                        \
-	X(DELAYXPIC, "delayxpic_mmmn_zi")                                      \
-	X(SEND, "send_mmmn_zi")                                                \
-	X(SENDPIC, "sendpic_mmmn_zi")                                          \
-	X(CALL, "call_mmmn_zi")                                                \
-	X(ST32, "st32_mmmn_zi")                                                \
-	X(LD32, "ld32_mmmn_zi")                                                \
-	X(ADD, "add_mmmn_si")                                                  \
-	X(BRNZ, "brnz_mmmn_zi")                                                \
-	X(BR, "br_mmmn")
-
-enum {
-#define X(e, name) V_##e,
-	VARIANTS(X)
-#undef X
-	    V_COUNT
-};
-
-static const char *const variant_name[] = {
-#define X(e, name) name,
-    VARIANTS(X)
-#undef X
-};
-static int16_t variant_row[V_COUNT];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void
-resolve_variants(void)
-{
-	for (int i = 0; i < V_COUNT; i++) {
-		int r = isa_row_by_variant(variant_name[i]);
-		if (r < 0)
-			die("codegen: no variant %s", variant_name[i]);
-		variant_row[i] = (int16_t)r;
-	}
-}
-
 enum {
 	REG_M1 = 1,
 	REG_M2 = 2,
 	REG_LR = 10,
 	REG_MZERO = 15,
-	CSR_INCOMING_DCOUNT = 0xa6,
-	SYNC_RECV = 0,
-	SYNC_INTERNAL = 3,
 	SEND_MAX_ITEMS = 64,  /* items-1 in 6 bits (ipu-stack.md 3.2) */
 	DELAYPIC_MAX = 127,   /* events-1 in 7 bits */
 	DELAYXPIC_MAX = 4095, /* events-1 in 12 bits */
@@ -89,7 +42,7 @@ typedef struct {
 } Emit;
 
 static void
-emit(Emit *e, int v, int nops, ...)
+emit(Emit *e, InsnRow row, int nops, ...)
 {
 	if (e->err)
 		return;
@@ -97,7 +50,7 @@ emit(Emit *e, int v, int nops, ...)
 		e->len += 4;
 		return;
 	}
-	Insn in = {.row = variant_row[v], .nops = (uint8_t)nops};
+	Insn in = {.row = (int16_t)row, .nops = (uint8_t)nops};
 	va_list ap;
 	va_start(ap, nops);
 	for (int i = 0; i < nops; i++)
@@ -106,11 +59,11 @@ emit(Emit *e, int v, int nops, ...)
 	uint32_t w;
 	int r = isa_encode(&in, &w);
 	if (r) {
-		e->err =
-		    diag_set(e->d, IPU_ERANGE, NULL, 0, 0,
-		             "codegen: tile %u: operand %d of %s does not "
-		             "fit (value %d)",
-		             e->tile, -1 - r, variant_name[v], in.op[-1 - r]);
+		e->err = diag_set(e->d, IPU_ERANGE, NULL, 0, 0,
+		                  "codegen: tile %u: operand %d of %s does not "
+		                  "fit (value %d)",
+		                  e->tile, -1 - r, isa_row(row)->variant,
+		                  in.op[-1 - r]);
 		return;
 	}
 	if (e->len + 4 > e->cap) {
@@ -208,7 +161,7 @@ emit_delay(Emit *e, uint64_t events)
 	while (events > 0) {
 		uint64_t n =
 		    events > (uint64_t)DELAY_MAX + 1 ? DELAY_MAX + 1 : events;
-		emit(e, V_DELAY, 1, (int32_t)(n - 1));
+		emit(e, INSN_delay_mmmn_zi, 1, (int32_t)(n - 1));
 		events -= n;
 	}
 }
@@ -224,10 +177,11 @@ emit_control(Emit *e, uint64_t *cur, const Event *ev)
 		gap = max;
 	}
 	if (ev->kind == EV_PTR)
-		emit(e, V_DELAYPIC, 3, (int32_t)gap, 0,
+		emit(e, INSN_delaypic_mmmn_zi, 3, (int32_t)gap, 0,
 		     (int32_t)(ev->value / 4));
 	else
-		emit(e, V_DELAYXPIC, 3, (int32_t)gap, 0, (int32_t)ev->value);
+		emit(e, INSN_delayxpic_mmmn_zi, 3, (int32_t)gap, 0,
+		     (int32_t)ev->value);
 	*cur = ev->cycle + 1;
 }
 
@@ -269,10 +223,11 @@ emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
 		if (c) {
 			int32_t sel, value;
 			sendpic_control(c, &sel, &value);
-			emit(e, V_SENDPIC, 3, (int32_t)(n - 1), sel, value);
+			emit(e, INSN_sendpic_mmmn_zi, 3, (int32_t)(n - 1), sel,
+			     value);
 			k++;
 		} else {
-			emit(e, V_SEND, 3, (int32_t)(n - 1),
+			emit(e, INSN_send_mmmn_zi, 3, (int32_t)(n - 1),
 			     (int32_t)((addr + item * done) / 4), sctl);
 		}
 		done += n;
@@ -294,10 +249,10 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 	 * last source of the previous phase). What follows is straight-line
 	 * code that reads no register and branches nowhere: no supervisor
 	 * hazard changes its timing. */
-	emit(e, V_SETZI, 2, REG_M1, (int32_t)dcount);
-	emit(e, V_SYNC, 1, SYNC_INTERNAL);
-	emit(e, V_PUT, 2, CSR_INCOMING_DCOUNT, REG_M1);
-	emit(e, V_DELAYXPIC, 3, XS_PREAMBLE - 1, 0, MUX_NONE);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)dcount);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
+	emit(e, INSN_put_mmmn_zi, 2, CSR_INCOMING_DCOUNT, REG_M1);
+	emit(e, INSN_delayxpic_mmmn_zi, 3, XS_PREAMBLE - 1, 0, MUX_NONE);
 	uint64_t cur = XS_PREAMBLE;
 	for (int i = 0; i < n; i++) {
 		if (ev[i].cycle < cur) {
@@ -322,7 +277,7 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 	free(ev);
 	/* wait until every expected word has landed ($INCOMING_DCOUNT = 0)
 	 * before anything reads them (isa.md 9: sync RECV) */
-	emit(e, V_SYNC, 1, SYNC_RECV);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_RECV);
 }
 
 static const KernelCall *
@@ -336,23 +291,23 @@ emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
           TileCode *tc)
 {
 	uint32_t args = l->buf[c->args_at].addr;
-	emit(e, V_SETZI, 2, 0, (int32_t)args);
+	emit(e, INSN_setzi_mmmn_zi, 2, 0, (int32_t)args);
 	int64_t entry = ks ? ks->symbol(ks->ctx, c->kernel) : 0;
 	if (e->buf && entry < 0) {
 		e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
 		                  "codegen: no kernel named %s", c->kernel);
 		return;
 	}
-	emit(e, V_CALL, 2, REG_LR, (int32_t)entry);
+	emit(e, INSN_call_mmmn_zi, 2, REG_LR, (int32_t)entry);
 	if (!tc)
 		return;
 	/* the argument block, as data */
 	uint32_t addr[CALL_MAX_REFS];
 	for (int i = 0; i < c->nref; i++)
 		addr[i] = lower_addr(l, c->ref[i]);
-	DataSeg seg = {.addr = args, .len = c->args_bytes};
+	DataSeg seg = {.addr = args, .len = c->args_bytes, .buf = c->args_at};
 	seg.bytes = xcalloc(1, seg.len ? seg.len : 1);
-	c->fill(c, addr, seg.bytes);
+	lower_call_args(c, addr, seg.bytes);
 	GROW(tc->data, tc->ndata, tc->capdata);
 	tc->data[tc->ndata++] = seg;
 }
@@ -361,17 +316,18 @@ static void
 emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
              uint32_t save, TileCode *tc)
 {
-	pthread_once(&once, resolve_variants);
-	emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
-	emit(e, V_ST32, 4, REG_LR, REG_M1, REG_MZERO, 0);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)save);
+	emit(e, INSN_st32_mmmn_zi, 4, REG_LR, REG_M1, REG_MZERO, 0);
 	uint32_t head = 0;
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
 		if (l->loop_count && i == l->loop_first) {
 			/* iterations left, in the save buffer's second word */
-			emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
-			emit(e, V_SETZI, 2, REG_M2, (int32_t)l->loop_count);
-			emit(e, V_ST32, 4, REG_M2, REG_M1, REG_MZERO, 1);
+			emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)save);
+			emit(e, INSN_setzi_mmmn_zi, 2, REG_M2,
+			     (int32_t)l->loop_count);
+			emit(e, INSN_st32_mmmn_zi, 4, REG_M2, REG_M1, REG_MZERO,
+			     1);
 			head = e->base + e->len;
 		}
 		if (s->kind == STEP_EXCHANGE) {
@@ -382,16 +338,18 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 				emit_call(e, l, ks, c, tc);
 		}
 		if (l->loop_count && i == l->loop_last) {
-			emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
-			emit(e, V_LD32, 4, REG_M2, REG_M1, REG_MZERO, 1);
-			emit(e, V_ADD, 3, REG_M2, REG_M2, -1);
-			emit(e, V_ST32, 4, REG_M2, REG_M1, REG_MZERO, 1);
-			emit(e, V_BRNZ, 2, REG_M2, (int32_t)head);
+			emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)save);
+			emit(e, INSN_ld32_mmmn_zi, 4, REG_M2, REG_M1, REG_MZERO,
+			     1);
+			emit(e, INSN_add_mmmn_si, 3, REG_M2, REG_M2, -1);
+			emit(e, INSN_st32_mmmn_zi, 4, REG_M2, REG_M1, REG_MZERO,
+			     1);
+			emit(e, INSN_brnz_mmmn_zi, 2, REG_M2, (int32_t)head);
 		}
 	}
-	emit(e, V_SETZI, 2, REG_M1, (int32_t)save);
-	emit(e, V_LD32, 4, REG_LR, REG_M1, REG_MZERO, 0);
-	emit(e, V_BR, 1, REG_LR);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)save);
+	emit(e, INSN_ld32_mmmn_zi, 4, REG_LR, REG_M1, REG_MZERO, 0);
+	emit(e, INSN_br_mmmn, 1, REG_LR);
 }
 
 uint32_t
@@ -427,6 +385,34 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 		                "codegen: tile %u: %u bytes of program at "
 		                "0x%05x pass the end of code memory 0x%05x",
 		                tile, e.len, code_addr, l->chip->exec_end);
+	return IPU_OK;
+}
+
+int
+codegen_verify(const Lowered *l, const TileCode *tc, uint32_t code_end, Diag *d)
+{
+	if (tc->code_addr + tc->code_len != code_end ||
+	    code_end > l->chip->exec_end)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "codegen verifier: tile %u: %u bytes of program "
+		    "at 0x%05x, placed as ending at 0x%05x (exec_end "
+		    "0x%05x) (an internal error)",
+		    tc->tile, tc->code_len, tc->code_addr, code_end,
+		    l->chip->exec_end);
+	for (int i = 0; i < tc->ndata; i++) {
+		const DataSeg *s = &tc->data[i];
+		const Buffer *b =
+		    s->buf >= 0 && s->buf < l->nbuf ? &l->buf[s->buf] : NULL;
+		if (!b || b->tile != tc->tile || b->addr != s->addr ||
+		    s->len > b->bytes || s->addr < code_end)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "codegen verifier: tile %u: %u bytes of "
+			    "data at 0x%05x are not buffer %d's "
+			    "(an internal error)",
+			    tc->tile, s->len, s->addr, (int)s->buf);
+	}
 	return IPU_OK;
 }
 

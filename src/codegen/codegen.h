@@ -27,6 +27,7 @@ typedef struct {
 	uint32_t addr;
 	uint32_t len;
 	uint8_t *bytes;
+	int32_t buf; /* the buffer it initialises (a call's argument block) */
 } DataSeg;
 
 typedef struct {
@@ -57,5 +58,11 @@ uint32_t codegen_size(const Lowered *l, uint32_t tile);
 int codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
                  uint32_t code_addr, int32_t save_buf, TileCode *out, Diag *d);
 void codegen_free(TileCode *tc);
+/* Tile tc's program against what placement assumed: it starts at
+ * code_addr and ends at code_end (codegen_size's length), below exec_end,
+ * and each argument block fills its own buffer, above code_end. A failure
+ * is an internal error. */
+int codegen_verify(const Lowered *l, const TileCode *tc, uint32_t code_end,
+                   Diag *d);
 
 #endif

@@ -15,7 +15,7 @@
 #include "../lower/program.h"
 
 typedef struct {
-	Image img;
+	TileImage img;
 } Kernels;
 
 static int64_t
@@ -25,14 +25,30 @@ kernel_symbol(void *ctx, const char *name)
 }
 
 static uint32_t
-image_end(const Image *img)
+image_end(const TileImage *img)
 {
 	uint32_t end = 0;
 	for (int i = 0; i < img->nseg; i++)
 		if (img->seg[i].addr + img->seg[i].size > end)
 			end = img->seg[i].addr + img->seg[i].size;
-	return (end + 7) & ~7u;
+	return (uint32_t)align_up(end, 8);
 }
+
+/* The package file keeps its own numbers for what it shares with the
+ * compiler (the runtime reads it without the compiler's headers). */
+_Static_assert((int)PKG_ROLE_INPUT == ROLE_INPUT &&
+                   (int)PKG_ROLE_WEIGHT == ROLE_WEIGHT &&
+                   (int)PKG_ROLE_OUTPUT == ROLE_OUTPUT,
+               "roles");
+_Static_assert((int)PKG_PF_ROWMAJOR == PF_ROWMAJOR &&
+                   (int)PKG_PF_GEMM_B == PF_GEMM_B &&
+                   (int)PKG_PF_GEMM_C == PF_GEMM_C &&
+                   (int)PKG_PF_ROWMAJOR_T == PF_ROWMAJOR_T &&
+                   (int)PKG_PF_GEMM_B_T == PF_GEMM_B_T,
+               "piece formats");
+_Static_assert((int)PKG_STEP_EXCHANGE == STEP_EXCHANGE &&
+                   (int)PKG_STEP_COMPUTE == STEP_COMPUTE,
+               "step kinds");
 
 static void
 add_tensors(Package *pk, const Graph *g, const Lowered *l)
@@ -57,7 +73,8 @@ add_tensors(Package *pk, const Graph *g, const Lowered *l)
 
 static int
 build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
-              uint32_t code_at, const int32_t *save, Diag *d)
+              uint32_t code_at, const uint32_t *code_end, const int32_t *save,
+              Diag *d)
 {
 	for (int i = 0; i < k->img.nseg; i++)
 		pkg_add_shared(pk, k->img.seg[i].addr, k->img.seg[i].bytes,
@@ -66,8 +83,12 @@ build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
 	for (uint32_t t = 0; t < l->tiles; t++) {
 		TileCode tc;
 		int r = codegen_tile(l, &ks, t, code_at, save[t], &tc, d);
-		if (r)
+		if (!r)
+			r = codegen_verify(l, &tc, code_end[t], d);
+		if (r) {
+			codegen_free(&tc);
 			return r;
+		}
 		pkg_set_entry(pk, t, tc.entry);
 		pkg_add_segment(pk, t, tc.code_addr, tc.code, tc.code_len);
 		for (int i = 0; i < tc.ndata; i++)
@@ -133,18 +154,30 @@ kernels_used(const Lowered *l, KernelsUsed *u, Diag *d)
 }
 
 static int
-compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
-             int weight_copies, uint32_t gemm_bytes, double t0, Package **out,
-             CompileReport *rep, Diag *d)
+compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
+             uint32_t gemm_bytes, double t0, Package **out, CompileReport *rep,
+             Diag *d)
 {
+	const Chip *chip = o->chip;
+	FILE *dump = o->dump_to ? o->dump_to : stdout;
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
 	Lowered *l = NULL;
+	Plan *plan = NULL;
+	PlanOptions po = {weight_copies, gemm_bytes};
+	/* verify the graph, plan it, lower the plan */
 	int r = graph_verify(g, d);
-	/* plan and lower every op, then schedule the exchanges */
 	if (!r)
-		r = lower_graph(g, chip, tiles, weight_copies, gemm_bytes, &l,
-		                rep->plan, sizeof rep->plan, d);
+		r = plan_graph(g, chip, o->tiles, &po, &plan, d);
+	if (!r)
+		r = plan_verify(plan, d);
+	if (!r && (o->dump & COMPILE_DUMP_PLAN))
+		plan_print(plan, dump);
+	if (!r) {
+		snprintf(rep->plan, sizeof rep->plan, "%s", plan->desc);
+		r = lower_plan(plan, &l, d);
+	}
+	plan_free(plan);
 	if (r)
 		return r;
 	uint32_t used = l->tiles;
@@ -152,7 +185,15 @@ compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
 	for (uint32_t t = 0; t < used; t++)
 		save[t] = lower_buffer(l, t, 8, 8, REGION_ANY, 0, INT32_MAX,
 		                       "return address");
-	r = xsched_run(l, d);
+	r = lower_verify(l, d);
+	if (!r && (o->dump & COMPILE_DUMP_LOWER))
+		lower_print(l, dump);
+	if (!r)
+		r = xsched_run(l, d);
+	if (!r)
+		r = lower_verify_schedule(l, d);
+	if (!r && (o->dump & COMPILE_DUMP_SCHED))
+		lower_print_schedule(l, dump);
 	lower_index(l);
 	/* kernels, code sizes, placement */
 	Kernels k = {0};
@@ -170,11 +211,15 @@ compile_once(const Graph *g, const Chip *chip, uint32_t tiles,
 		code_end[t] = code_at + codegen_size(l, t);
 	if (!r)
 		r = place_buffers(l, code_end, &rep->place, d);
+	if (!r)
+		r = place_verify(l, code_end, d);
+	if (!r && (o->dump & COMPILE_DUMP_PLACE))
+		place_print(l, code_end, dump);
 	/* code and package */
 	Package *pk = NULL;
 	if (!r) {
 		pk = pkg_new(chip, used);
-		r = build_package(pk, g, l, &k, code_at, save, d);
+		r = build_package(pk, g, l, &k, code_at, code_end, save, d);
 	}
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);
@@ -248,19 +293,30 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
               CompileReport *rep, Diag *d)
 {
 	double t0 = 1e3 * monotonic_seconds();
-	const Chip *chip = o && o->chip ? o->chip : chip_default();
-	uint32_t tiles = o && o->tiles ? o->tiles : chip->tiles;
-	if (check_sizes(g, chip, tiles, d)) {
+	CompileOptions opt = o ? *o : (CompileOptions){0};
+	if (!opt.chip)
+		opt.chip = chip_default();
+	if (!opt.tiles)
+		opt.tiles = opt.chip->tiles;
+	const Chip *chip = opt.chip;
+	if (check_sizes(g, chip, opt.tiles, d)) {
 		memset(rep, 0, sizeof *rep);
 		*out = NULL;
 		return IPU_ERANGE;
 	}
 	/* Attempts, while placement fails (the report and the error are the
-	 * last one's): weight copies (GemmPlan.b_local) are budgeted on the
-	 * average tile's load, so they can tip a full tile over: without
-	 * them; each GEMM's plan is chosen as if it had the tile to itself,
-	 * but weights and other tensors share it: with GEMM plans that keep
-	 * at most half of a tile, with copies and without. */
+	 * last one's). A retry remains because the planner does not know a
+	 * whole tile's bytes: it prices each GEMM as if that GEMM had the
+	 * tile to itself (GemmPlan.tile_bytes, with a fixed reserve for the
+	 * kernels' code and the interleaved pairs) and budgets weight copies
+	 * on the average tile, while what a tile holds is known only after
+	 * lowering (every op's buffers and their lifetimes), scheduling and
+	 * codegen_size (the code, which grows with the steps): placement
+	 * measures it. So: without weight copies (GemmPlan.b_local), which
+	 * can tip a full tile over; then with GEMM plans that keep at most
+	 * half of a tile, with copies and without. A model that fits the
+	 * first time compiles once (docs/compiler.md, "Memory: why placement
+	 * may compile again", lists which do not). */
 	uint32_t half = (chip->mem_end - chip->mem_base) / 2;
 	static const struct {
 		int copies, half;
@@ -272,7 +328,15 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 				break;
 			compile_report_free(rep);
 		}
-		r = compile_once(g, chip, tiles, attempt[i].copies,
+		if (opt.dump && i)
+			fprintf(opt.dump_to ? opt.dump_to : stdout,
+			        "# placement failed: compiling again %s weight "
+			        "copies%s\n",
+			        attempt[i].copies ? "with" : "without",
+			        attempt[i].half
+			            ? ", GEMM plans within half a tile"
+			            : "");
+		r = compile_once(g, &opt, attempt[i].copies,
 		                 attempt[i].half ? half : 0, t0, out, rep, d);
 	}
 	return r;

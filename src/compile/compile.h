@@ -22,9 +22,19 @@
 #include "../target/chip.h"
 #include "../util/util.h"
 
+/* Passes whose result `ipu compile --dump` prints. */
+enum {
+	COMPILE_DUMP_PLAN = 1 << 0,  /* each op's plan */
+	COMPILE_DUMP_LOWER = 1 << 1, /* the lowered program (lower_print) */
+	COMPILE_DUMP_SCHED = 1 << 2, /* the exchange schedule */
+	COMPILE_DUMP_PLACE = 1 << 3, /* the buffers' addresses */
+};
+
 typedef struct {
 	const Chip *chip; /* NULL = the C600 */
 	uint32_t tiles;   /* 0 = all of the chip's */
+	unsigned dump;    /* COMPILE_DUMP_* bits: printed to dump_to */
+	FILE *dump_to;
 } CompileOptions;
 
 typedef struct {

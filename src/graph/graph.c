@@ -14,44 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	int size;
-	int f8;
-} dtypes[] = {
-#define X(id, name, size, f8) {name, size, f8},
-    GRAPH_DTYPES(X)
-#undef X
-};
-
-const char *
-dtype_name(DType t)
-{
-	return (unsigned)t < DT_COUNT ? dtypes[t].name : "?";
-}
-
-int
-dtype_size(DType t)
-{
-	return (unsigned)t < DT_COUNT ? dtypes[t].size : 0;
-}
-
-int
-dtype_is_f8(DType t)
-{
-	return (unsigned)t < DT_COUNT && dtypes[t].f8;
-}
-
-int
-dtype_from_name(const char *s, size_t len)
-{
-	for (int i = 0; i < DT_COUNT; i++)
-		if (strlen(dtypes[i].name) == len &&
-		    !memcmp(dtypes[i].name, s, len))
-			return i;
-	return -1;
-}
-
 int64_t
 shape_elems(const Shape *s)
 {
@@ -96,6 +58,27 @@ shape_equal(const Shape *a, const Shape *b)
 		if (a->dim[i] != b->dim[i])
 			return 0;
 	return 1;
+}
+
+int64_t
+shape_batches(const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i + 2 < s->rank; i++)
+		n *= s->dim[i];
+	return n;
+}
+
+uint32_t
+tensor_view_cols(const Tensor *t)
+{
+	return (uint32_t)t->shape.dim[t->shape.rank - 1];
+}
+
+uint32_t
+tensor_view_rows(const Tensor *t)
+{
+	return (uint32_t)(shape_elems(&t->shape) / tensor_view_cols(t));
 }
 
 /* ---- the graph and its name index ---- */

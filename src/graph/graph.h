@@ -8,7 +8,7 @@
  * before it, so the op list is a topological order. Inputs and weights are
  * declared, every other tensor is the output of exactly one op (SSA).
  * The operator set is the table in ops.def; element types are the
- * GRAPH_DTYPES table below. docs/graph.md describes the IR, the text form
+ * DTYPES table of target/dtype.h. docs/graph.md describes the IR, the text form
  * and how to add an operator.
  *
  * Errors are user errors: builders return a tensor id or -1, other
@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../target/dtype.h"
 #include "../util/util.h"
 
 enum {
@@ -36,20 +37,6 @@ enum {
 /* Largest element count of one tensor (2^40): keeps products of dims and
  * cost counts far from int64 overflow. */
 #define GRAPH_MAX_ELEMS ((int64_t)1 << 40)
-
-/* Element types: X(ID, text name, bytes per element, is f8). */
-#define GRAPH_DTYPES(X)                                                        \
-	X(F32, "f32", 4, 0)                                                    \
-	X(F16, "f16", 2, 0)                                                    \
-	X(F8_F143, "f8_f143", 1, 1)                                            \
-	X(F8_F152, "f8_f152", 1, 1)
-
-typedef enum {
-#define X(id, name, size, f8) DT_##id,
-	GRAPH_DTYPES(X)
-#undef X
-	    DT_COUNT
-} DType;
 
 /* Masks of dtypes for the ops.def dtypes column. */
 enum {
@@ -190,11 +177,6 @@ typedef struct Graph {
 } Graph;
 
 /* graph.c */
-const char *dtype_name(DType t);
-int dtype_size(DType t); /* bytes per element */
-int dtype_is_f8(DType t);
-/* Look up a dtype by its text name; -1 if none. */
-int dtype_from_name(const char *s, size_t len);
 int64_t shape_elems(const Shape *s);
 /* "[4, 7]" into buf. */
 void shape_format(const Shape *s, char *buf, size_t len);
@@ -202,6 +184,12 @@ void shape_format(const Shape *s, char *buf, size_t len);
 void elem_format(ElemType e, char *buf, size_t len);
 int elem_equal(ElemType a, ElemType b);
 int shape_equal(const Shape *a, const Shape *b);
+/* The matrices a shape stacks: the product of the axes before the last
+ * two (1 for rank 1 and 2). */
+int64_t shape_batches(const Shape *s);
+/* A tensor's 2-D view: the last axis (cols) by all the others (rows). */
+uint32_t tensor_view_rows(const Tensor *t);
+uint32_t tensor_view_cols(const Tensor *t);
 
 Graph *graph_new(void);
 void graph_free(Graph *g);

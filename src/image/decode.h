@@ -10,9 +10,9 @@
 
 #include "image.h"
 
-int decode_png(const uint8_t *buf, size_t len, const char *name, Image8 *out,
+int decode_png(const uint8_t *buf, size_t len, const char *name, Image *out,
                Diag *d);
-int decode_jpeg(const uint8_t *buf, size_t len, const char *name, Image8 *out,
+int decode_jpeg(const uint8_t *buf, size_t len, const char *name, Image *out,
                 Diag *d);
 
 /* Diag for width x height beyond IMAGE_MAX_PIXELS or zero; 0 if fine. */

@@ -14,7 +14,7 @@ static const struct {
 	const char *name;
 	const uint8_t *magic;
 	size_t magic_len;
-	int (*decode)(const uint8_t *, size_t, const char *, Image8 *, Diag *);
+	int (*decode)(const uint8_t *, size_t, const char *, Image *, Diag *);
 } formats[] = {
     {IMAGE_PNG, "PNG", (const uint8_t *)"\x89PNG\r\n\x1a\n", 8, decode_png},
     /* SOI then the first marker's 0xff */
@@ -49,7 +49,7 @@ image_check_size(uint64_t width, uint64_t height, const char *name, Diag *d)
 }
 
 int
-image_decode(const uint8_t *buf, size_t len, const char *name, Image8 *out,
+image_decode(const uint8_t *buf, size_t len, const char *name, Image *out,
              Diag *d)
 {
 	memset(out, 0, sizeof *out);
@@ -74,7 +74,7 @@ image_decode(const uint8_t *buf, size_t len, const char *name, Image8 *out,
 }
 
 int
-image_load(const char *path, Image8 *out, Diag *d)
+image_load(const char *path, Image *out, Diag *d)
 {
 	uint8_t *buf;
 	size_t len;
@@ -88,7 +88,7 @@ image_load(const char *path, Image8 *out, Diag *d)
 }
 
 void
-image_free(Image8 *img)
+image_free(Image *img)
 {
 	free(img->rgb);
 	img->rgb = NULL;

@@ -28,21 +28,22 @@ typedef enum {
 	IMAGE_RAW, /* made in memory (a resize result) */
 } ImageFormat;
 
-/* An 8-bit RGB image. Named Image8 because asm.h owns `Image`. */
+/* An 8-bit RGB image: a photograph (a tile's executable is asm.h's
+ * TileImage). */
 typedef struct {
 	uint32_t width, height; /* pixels, both > 0 */
 	uint8_t *rgb;           /* height rows of width R,G,B bytes; owned */
 	ImageFormat format;     /* what it was decoded from */
 	char layout[48];        /* the source's pixels, e.g. "palette 4-bit" */
-} Image8;
+} Image;
 
 /* image.c */
 /* Decode a file; the format comes from its first bytes, not its name. */
-int image_load(const char *path, Image8 *out, Diag *d);
+int image_load(const char *path, Image *out, Diag *d);
 /* Decode a file image in memory; `name` goes into diagnostics. */
-int image_decode(const uint8_t *buf, size_t len, const char *name, Image8 *out,
+int image_decode(const uint8_t *buf, size_t len, const char *name, Image *out,
                  Diag *d);
-void image_free(Image8 *img);
+void image_free(Image *img);
 const char *image_format_name(ImageFormat f);
 
 /* resize.c */
@@ -57,8 +58,8 @@ typedef enum {
  * byte: separable convolution, horizontal pass then vertical, the kernel
  * widened by the scale factor when shrinking, 22-bit fixed-point weights,
  * 8-bit rounding and clipping after each pass. */
-int image_resize(const Image8 *in, uint32_t width, uint32_t height,
-                 ResampleFilter filter, Image8 *out, Diag *d);
+int image_resize(const Image *in, uint32_t width, uint32_t height,
+                 ResampleFilter filter, Image *out, Diag *d);
 /* "bicubic" or "bilinear"; NULL for any other value. */
 const char *resample_name(ResampleFilter f);
 
@@ -77,7 +78,7 @@ Preprocess preprocess_siglip(uint32_t size);
  * transformers processor computes it (rescale in double, rounded to
  * float; then (x - mean) / std in float). out holds n * 3 * size * size
  * floats: [n][channel][row][column]. */
-int preprocess_images(const Image8 *imgs, size_t n, const Preprocess *p,
+int preprocess_images(const Image *imgs, size_t n, const Preprocess *p,
                       float *out, Diag *d);
 
 #endif

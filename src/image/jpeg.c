@@ -38,7 +38,7 @@ typedef struct {
 	JpegErr err;
 	const char *name; /* for messages */
 	Diag *d;
-	Image8 img;   /* being filled */
+	Image img;    /* being filled */
 	uint8_t *row; /* a gray row, before replication */
 } JpegJob;
 
@@ -129,7 +129,7 @@ jpeg_run(JpegJob *j, const uint8_t *buf, size_t len)
 }
 
 int
-decode_jpeg(const uint8_t *buf, size_t len, const char *name, Image8 *out,
+decode_jpeg(const uint8_t *buf, size_t len, const char *name, Image *out,
             Diag *d)
 {
 	JpegJob *j = xcalloc(1, sizeof *j);

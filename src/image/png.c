@@ -38,7 +38,7 @@ typedef struct {
 	                          else one row */
 	png_bytep *rows;       /* interlaced: pointers into raw */
 	int depth, color_type; /* of the file, before png_set_packing */
-	Image8 img;            /* being filled */
+	Image img;             /* being filled */
 	char msg[256];         /* libpng's error message */
 } PngJob;
 
@@ -168,7 +168,7 @@ png_run(PngJob *j)
 }
 
 int
-decode_png(const uint8_t *buf, size_t len, const char *name, Image8 *out,
+decode_png(const uint8_t *buf, size_t len, const char *name, Image *out,
            Diag *d)
 {
 	PngJob j = {.buf = buf, .len = len, .name = name, .d = d};

@@ -36,7 +36,7 @@ normalise(const uint8_t *rgb, uint32_t size, const Preprocess *p, float *out)
 }
 
 int
-preprocess_images(const Image8 *imgs, size_t n, const Preprocess *p, float *out,
+preprocess_images(const Image *imgs, size_t n, const Preprocess *p, float *out,
                   Diag *d)
 {
 	if (!p->size || (uint64_t)p->size * p->size > IMAGE_MAX_PIXELS)
@@ -51,7 +51,7 @@ preprocess_images(const Image8 *imgs, size_t n, const Preprocess *p, float *out,
 			                c);
 	size_t per_image = (size_t)3 * p->size * p->size;
 	for (size_t i = 0; i < n; i++) {
-		Image8 r;
+		Image r;
 		int err = image_resize(&imgs[i], p->size, p->size, p->resample,
 		                       &r, d);
 		if (err)

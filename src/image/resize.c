@@ -185,8 +185,8 @@ pass_vertical(const uint8_t *in, uint32_t w, const Taps *t, uint32_t out_h,
 }
 
 int
-image_resize(const Image8 *in, uint32_t width, uint32_t height,
-             ResampleFilter filter, Image8 *out, Diag *d)
+image_resize(const Image *in, uint32_t width, uint32_t height,
+             ResampleFilter filter, Image *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
 	if (!resample_name(filter))

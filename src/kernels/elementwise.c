@@ -8,6 +8,7 @@
 #include "elementwise.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -45,7 +46,7 @@ static const struct {
 
 typedef struct {
 	EwOp op;
-	EwType in, out;
+	DType in, out;
 	const char *entry;
 	int f8;         /* in kernels/elementwise_f8.S */
 	uint32_t group; /* elements per loop pass; transposes: block side */
@@ -54,24 +55,24 @@ typedef struct {
 } EwKernel;
 
 static const EwKernel kernels[] = {
-    {EW_ADD, EW_F16, EW_F16, "ew_add_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
-    {EW_ADD, EW_F32, EW_F32, "ew_add_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
-    {EW_MUL, EW_F16, EW_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
-    {EW_MUL, EW_F32, EW_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
-    {EW_CAST, EW_F32, EW_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW,
+    {EW_ADD, DT_F16, DT_F16, "ew_add_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
+    {EW_ADD, DT_F32, DT_F32, "ew_add_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
+    {EW_MUL, DT_F16, DT_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
+    {EW_MUL, DT_F32, DT_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
+    {EW_CAST, DT_F32, DT_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW,
      ENTRY_BASIC},
-    {EW_CAST, EW_F16, EW_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, ENTRY_BASIC},
-    {EW_CAST, EW_F16, EW_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
+    {EW_CAST, DT_F16, DT_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, ENTRY_BASIC},
+    {EW_CAST, DT_F16, DT_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
      ENTRY_F8},
-    {EW_CAST, EW_F16, EW_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
+    {EW_CAST, DT_F16, DT_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
      ENTRY_F8},
-    {EW_CAST, EW_F8_F143, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
-    {EW_CAST, EW_F8_F152, EW_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
-    {EW_GELU, EW_F16, EW_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, ENTRY_BASIC},
-    {EW_GELU, EW_F32, EW_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
-    {EW_TRANSPOSE, EW_F16, EW_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
+    {EW_CAST, DT_F8_F143, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
+    {EW_CAST, DT_F8_F152, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
+    {EW_GELU, DT_F16, DT_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, ENTRY_BASIC},
+    {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
+    {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
      ENTRY_BASIC},
-    {EW_TRANSPOSE, EW_F32, EW_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
+    {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
      ENTRY_BASIC},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
@@ -92,7 +93,7 @@ enum {
 };
 
 static const EwKernel *
-find(EwOp op, EwType in, EwType out)
+find(EwOp op, DType in, DType out)
 {
 	for (int i = 0; i < NKERNELS; i++)
 		if (kernels[i].op == op && kernels[i].in == in &&
@@ -102,39 +103,53 @@ find(EwOp op, EwType in, EwType out)
 }
 
 const char *
-ew_entry(EwOp op, EwType in, EwType out)
+ew_entry(EwOp op, DType in, DType out)
 {
 	const EwKernel *k = find(op, in, out);
 	return k ? k->entry : NULL;
 }
 
+/* A refusal lists the type pairs that do have a kernel for the op, so
+ * that the message says what to write instead (a cast f32 -> f8 is two
+ * casts through f16, say). */
+int
+ew_supported(EwOp op, DType in, DType out, Diag *d)
+{
+	if (ew_entry(op, in, out))
+		return IPU_OK;
+	static const DType types[] = {DT_F32, DT_F16, DT_F8_F143, DT_F8_F152};
+	char have[256] = "";
+	size_t n = 0;
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			if (ew_entry(op, types[i], types[j]) && n < sizeof have)
+				n += (size_t)snprintf(
+				    have + n, sizeof have - n, "%s%s%s%s",
+				    n ? ", " : "", dtype_name(types[i]),
+				    types[i] == types[j] ? "" : " -> ",
+				    types[i] == types[j]
+				        ? ""
+				        : dtype_name(types[j]));
+	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                "no elementwise kernel takes %s to %s for this op "
+	                "(kernels exist for %s)",
+	                dtype_name(in), dtype_name(out), have);
+}
+
 const char *
-ew_object(EwOp op, EwType in, EwType out)
+ew_object(EwOp op, DType in, DType out)
 {
 	const EwKernel *k = find(op, in, out);
 	return !k ? NULL : k->f8 ? "elementwise_f8" : "elementwise";
 }
 
 uint32_t
-ew_col_multiple(EwType in, EwType out)
+ew_col_multiple(DType in, DType out)
 {
 	for (int i = 0; i < NKERNELS; i++)
 		if (kernels[i].in == in && kernels[i].out == out)
 			return kernels[i].group;
 	return 0;
-}
-
-uint32_t
-ew_type_bytes(EwType t)
-{
-	return t == EW_F32 ? 4 : t == EW_F16 ? 2 : 1;
-}
-
-const char *
-ew_type_name(EwType t)
-{
-	static const char *const names[] = {"f32", "f16", "f8 F143", "f8 F152"};
-	return (unsigned)t < 4 ? names[t] : "?";
 }
 
 /* An operand's elements: n2 x n1 x cols elements of es bytes, strides
@@ -162,7 +177,7 @@ spans_of(const EwCall *c, Span sp[3])
 		               c->nseg,
 		               c->rows,
 		               c->cols,
-		               ew_type_bytes(k ? c->in : c->out),
+		               (uint32_t)dtype_size(k ? c->in : c->out),
 		               r[k]->seg_stride,
 		               r[k]->row_stride};
 	if (c->op == EW_TRANSPOSE) {
@@ -229,7 +244,7 @@ walk_of(const EwKernel *k, const EwCall *c)
 		w.addr[i] = r[i]->addr;
 		w.seg[i] = r[i]->seg_stride;
 		w.line[i] = r[i]->row_stride;
-		w.gb[i] = k->group * ew_type_bytes(i ? c->in : c->out);
+		w.gb[i] = k->group * (uint32_t)dtype_size(i ? c->in : c->out);
 	}
 	if (c->op == EW_TRANSPOSE) {
 		w.lines = c->rows / k->group;
@@ -308,7 +323,7 @@ ew_check(const EwCall *c, Diag *d)
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
 		    "elementwise: %s from %s to %s is not supported", op,
-		    ew_type_name(c->in), ew_type_name(c->out));
+		    dtype_name(c->in), dtype_name(c->out));
 	if (!c->nseg || !c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: empty walk %u x %u x %u", op,
@@ -319,8 +334,8 @@ ew_check(const EwCall *c, Diag *d)
 		                "%u (%s to %s)",
 		                op, c->cols % k->group ? "cols" : "rows",
 		                c->cols % k->group ? c->cols : c->rows,
-		                k->group, ew_type_name(c->in),
-		                ew_type_name(c->out));
+		                k->group, dtype_name(c->in),
+		                dtype_name(c->out));
 	if (k->f8 && (c->fp8_scale < -32 || c->fp8_scale > 31))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: fp8 scale %d outside -32..31",
@@ -375,12 +390,6 @@ ew_check(const EwCall *c, Diag *d)
 	return IPU_OK;
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /* Worker w's share of the walk's groups: [first, first + count). */
 typedef struct {
 	uint64_t first, count;
@@ -404,25 +413,25 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 	Walk w = kernel_walk(k, c);
 	uint32_t A = w.groups;
 	memset(out, 0, EW_ARGS_BYTES);
-	put32(out + 0, A);
-	put32(out + 4, w.lines - 1);
+	put_le32(out + 0, A);
+	put_le32(out + 4, w.lines - 1);
 	for (int i = 0; i < w.n; i++) {
-		put32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
-		put32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
+		put_le32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
+		put_le32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
 	}
 	if (k->f8) {
-		EwType f8 = c->in == EW_F16 ? c->out : c->in;
-		put32(out + 32, (f8 == EW_F8_F152) << 1);
-		put32(out + 36, (uint32_t)c->fp8_scale & 63);
+		DType f8 = c->in == DT_F16 ? c->out : c->in;
+		put_le32(out + 32, (f8 == DT_F8_F152) << 1);
+		put_le32(out + 36, (uint32_t)c->fp8_scale & 63);
 	}
 	if (c->op == EW_TRANSPOSE) {
 		/* step strides in atoms (signed) */
-		put32(out + 32, c->a.row_stride / 8);
+		put_le32(out + 32, c->a.row_stride / 8);
 		int64_t back = 8 - (int64_t)(k->group - 1) * c->a.row_stride;
-		put32(out + 36, (uint32_t)(int32_t)(back / 8));
-		put32(out + 40, c->dst.row_stride / 8);
+		put_le32(out + 36, (uint32_t)(int32_t)(back / 8));
+		put_le32(out + 40, c->dst.row_stride / 8);
 	}
-	put32(out + 44, (uint32_t)w.bias);
+	put_le32(out + 44, (uint32_t)w.bias);
 	for (int v = 0; v < 6; v++) {
 		uint8_t *p = out + 48 + 24 * v;
 		Share s = share(&w, v);
@@ -431,13 +440,14 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 		uint64_t line = s.first / A, c0 = s.first % A;
 		uint32_t seg = (uint32_t)(line / w.lines),
 		         row = (uint32_t)(line % w.lines);
-		put32(p, (uint32_t)s.count);
+		put_le32(p, (uint32_t)s.count);
 		for (int i = 0; i < w.n; i++)
-			put32(p + 4 + 4 * i, w.addr[i] + seg * w.seg[i] +
-			                         row * w.line[i] +
-			                         (uint32_t)c0 * w.gb[i]);
-		put32(p + 16, (uint32_t)(s.count < A - c0 ? s.count : A - c0));
-		put32(p + 20, w.lines - 1 - row);
+			put_le32(p + 4 + 4 * i, w.addr[i] + seg * w.seg[i] +
+			                            row * w.line[i] +
+			                            (uint32_t)c0 * w.gb[i]);
+		put_le32(p + 16,
+		         (uint32_t)(s.count < A - c0 ? s.count : A - c0));
+		put_le32(p + 20, w.lines - 1 - row);
 	}
 }
 
@@ -510,41 +520,4 @@ ew_cycles(const Chip *chip, const EwCall *c)
 	sup_workers(&s, exit);
 	sup_sync(&s);
 	return sup_return(&s, 0);
-}
-
-int
-ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
-             uint64_t *cycles, Diag *d)
-{
-	int rc = ew_check(c, d);
-	if (rc)
-		return rc;
-	const char *name = ew_entry(c->op, c->in, c->out);
-	int64_t entry = img_symbol_addr(img, name);
-	if (entry < 0)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "elementwise: the image has no %s (link %s)",
-		                name, ew_object(c->op, c->in, c->out));
-	uint8_t block[EW_ARGS_BYTES];
-	ew_args_fill(c, block);
-	if (tile_write(t, args, block, sizeof block))
-		return diag_set(
-		    d, IPU_ERANGE, NULL, 0, 0,
-		    "elementwise: argument block at 0x%x is outside "
-		    "the tile",
-		    args);
-	uint64_t start = t->cycle;
-	t->ctx[0].m[0] = args;
-	tile_start(t, (uint32_t)entry);
-	RunStatus st = tile_run(t, start + 4000000000ull);
-	if (cycles)
-		*cycles = t->cycle - start;
-	if (st != RUN_DONE) {
-		char buf[600] = "did not finish";
-		if (st == RUN_FAULT)
-			tile_format_fault(t, buf, sizeof buf);
-		return diag_set(d, IPU_EFAULT, "kernels/elementwise.S", 0, 0,
-		                "%s: %s", name, buf);
-	}
-	return IPU_OK;
 }

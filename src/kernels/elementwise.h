@@ -2,7 +2,7 @@
  * elementwise.h - the elementwise kernels (kernels/elementwise.S,
  * kernels/elementwise_f8.S) from the host side: which entry and object
  * serve an operation, the checks a call must pass, its argument block,
- * its exact cycle count, and a one-tile driver.
+ * its exact cycle count (its one-tile driver: src/bench/tile_kernel.h).
  *
  * A call walks
  *     for s < nseg, r < rows, c < cols:  dst[s,r,c] = f(a[s,r,c], b[s,r,c])
@@ -17,11 +17,11 @@
 
 #include <stdint.h>
 
-#include "../asm/asm.h"
-#include "../sim/sim.h"
+#include "../target/chip.h"
+#include "../target/dtype.h"
+#include "../util/util.h"
 
 typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE } EwOp;
-typedef enum { EW_F32, EW_F16, EW_F8_F143, EW_F8_F152 } EwType;
 
 typedef struct {
 	uint32_t addr, seg_stride, row_stride; /* bytes */
@@ -29,7 +29,7 @@ typedef struct {
 
 typedef struct {
 	EwOp op;
-	EwType in, out;            /* add, mul, gelu: equal */
+	DType in, out;             /* add, mul, gelu: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */
@@ -39,14 +39,15 @@ typedef struct {
 enum { EW_ARGS_BYTES = 48 + 6 * 24 };
 
 /* The entry symbol, NULL if the kernels do not support the combination. */
-const char *ew_entry(EwOp op, EwType in, EwType out);
+const char *ew_entry(EwOp op, DType in, DType out);
+/* IPU_OK if a kernel does op from `in` to `out` elements, else IPU_EINVAL
+ * with a message naming the types. */
+int ew_supported(EwOp op, DType in, DType out, Diag *d);
 /* The kernel object to link: "elementwise" or "elementwise_f8" (C600
  * only); NULL if unsupported. */
-const char *ew_object(EwOp op, EwType in, EwType out);
+const char *ew_object(EwOp op, DType in, DType out);
 /* cols must be a multiple of this (0 if unsupported). */
-uint32_t ew_col_multiple(EwType in, EwType out);
-uint32_t ew_type_bytes(EwType t);
-const char *ew_type_name(EwType t);
+uint32_t ew_col_multiple(DType in, DType out);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: support, shape,
  * 8-byte alignment of addresses and strides, dst overlapping itself or
  * an input other than exactly in place. */
@@ -56,12 +57,5 @@ void ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES]);
 /* Cycles of a checked call on chip c (its timing profile) from the
  * supervisor's entry to its return. */
 uint64_t ew_cycles(const Chip *chip, const EwCall *c);
-
-/* One-tile driver: t holds the image of ew_object() and the data; write
- * the argument block at args (8-aligned, EW_ARGS_BYTES free), run the
- * entry from the supervisor and return its cycles in *cycles. IPU_EINVAL
- * if ew_check fails, IPU_EFAULT (with the fault) if the kernel faults. */
-int ew_tile_call(Tile *t, const Image *img, const EwCall *c, uint32_t args,
-                 uint64_t *cycles, Diag *d);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * gemm.c - host side of the per-tile GEMM kernel (kernels/gemm.S,
- * kernels/gemm_f8.S): layouts, argument block, cycle formula and a one-tile
- * driver on the emulator. docs/kernel-gemm.md is the reference for every
- * layout and constant here.
+ * kernels/gemm_f8.S): layouts, argument block and cycle formula.
+ * docs/kernel-gemm.md is the reference for every layout and constant
+ * here.
  */
 #include "gemm.h"
 
@@ -30,6 +30,12 @@ enum {
 	V_OFFC = 12,
 	VERTEX_BYTES = 16,
 };
+
+GemmDtype
+gemm_dtype_of(DType t)
+{
+	return t == DT_F32 ? GEMM_F32 : dtype_is_f8(t) ? GEMM_F8 : GEMM_F16;
+}
 
 const char *
 gemm_dtype_name(GemmDtype t)
@@ -192,12 +198,6 @@ gemm_entry(GemmDtype t)
 	                       : "gemm_f8";
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /*
  * Rows split as evenly as possible: worker w gets bm / 6 rows, one more if
  * w < bm % 6. With fewer than six rows the idle workers repeat row w % bm:
@@ -205,24 +205,22 @@ put32(uint8_t *p, uint32_t v)
  * results ten bundles later than any of them loads, so the copies agree.
  */
 void
-gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
-               uint32_t b, uint32_t c, const GemmOptions *opt,
-               uint8_t out[GEMM_ARGS_BYTES])
+gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 {
+	GemmDtype t = c->t;
+	uint32_t bm = c->bm, crow = c_row_bytes(t);
 	memset(out, 0, GEMM_ARGS_BYTES);
-	put32(out + ARG_A, a);
-	put32(out + ARG_B, b);
-	put32(out + ARG_C, c);
-	put32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
-	put32(out + ARG_CPANEL, bm * c_row_bytes(t));
-	put32(out + ARG_NP1, gemm_n_panels(bn) - 1);
-	put32(out + ARG_NK1, gemm_k_panels(t, bk) - 1);
-	put32(out + ARG_FLAGS, opt && opt->zero ? 1 : 0);
-	if (opt) {
-		put32(out + ARG_FP8FMT,
-		      (uint32_t)opt->fp8_in << 1 | (uint32_t)opt->fp8_w);
-		put32(out + ARG_FP8SCL, (uint32_t)opt->fp8_scale & 0x3f);
-	}
+	put_le32(out + ARG_A, c->a);
+	put_le32(out + ARG_B, c->b);
+	put_le32(out + ARG_C, c->c);
+	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
+	put_le32(out + ARG_CPANEL, bm * crow);
+	put_le32(out + ARG_NP1, gemm_n_panels(c->bn) - 1);
+	put_le32(out + ARG_NK1, gemm_k_panels(t, c->bk) - 1);
+	put_le32(out + ARG_FLAGS, c->opt.zero ? 1 : 0);
+	put_le32(out + ARG_FP8FMT,
+	         (uint32_t)c->opt.fp8_in << 1 | (uint32_t)c->opt.fp8_w);
+	put_le32(out + ARG_FP8SCL, (uint32_t)c->opt.fp8_scale & 0x3f);
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = bm / 6 + (w < bm % 6), row = first;
 		if (n == 0) {
@@ -230,10 +228,10 @@ gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk, uint32_t a,
 			row = w % bm;
 		}
 		uint8_t *v = out + ARG_VERTEX + w * VERTEX_BYTES;
-		put32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
-		put32(v + V_CPTR, c + row * c_row_bytes(t));
-		put32(v + V_ROWS1, n - 1);
-		put32(v + V_OFFC, row * c_row_bytes(t));
+		put_le32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
+		put_le32(v + V_CPTR, c->c + row * crow);
+		put_le32(v + V_ROWS1, n - 1);
+		put_le32(v + V_OFFC, row * crow);
 		first += bm / 6 + (w < bm % 6);
 	}
 }
@@ -410,113 +408,4 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	}
 	sup_sync(&s);
 	return sup_return(&s, 0);
-}
-
-static uint32_t
-align_up(uint32_t v, uint32_t a)
-{
-	return (v + a - 1) / a * a;
-}
-
-int
-gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
-              uint32_t bk, const void *a, const void *b, void *c,
-              const GemmOptions *opt, uint64_t *cycles, Diag *d)
-{
-	static const GemmOptions defaults = {0};
-	if (!opt)
-		opt = &defaults;
-	if (bm == 0 || bn == 0 || bk == 0)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "gemm: empty shape %ux%ux%u", bm, bn, bk);
-	if (t == GEMM_F8 && chip->arch != ARCH_IPU21)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "f8 needs an ipu21 chip (c600); %s is %s",
-		                chip->name, chip->arch_name);
-	const char *names[] = {t == GEMM_F8 ? "gemm_f8" : "gemm"};
-	Image img;
-	if (kernel_image(names, 1, chip, &img, d))
-		return IPU_EINVAL;
-	int64_t entry = img_symbol_addr(&img, gemm_entry(t));
-	if (entry < 0)
-		die("kernels have no %s", gemm_entry(t));
-
-	/*
-	 * Memory plan. Region 0: code, argument block, A. A may run on into
-	 * the interleaved region; C (in place, needs interleaved memory for
-	 * its load/store pairs) then starts at the next 32 KiB pair boundary,
-	 * so that no bundle's input load meets C's element pair. B needs
-	 * 16-byte alignment in the interleaved region, anywhere.
-	 */
-	uint32_t abytes = gemm_a_bytes(t, bm, bk);
-	uint32_t bbytes = gemm_b_bytes(t, bk, bn);
-	uint32_t cbytes = gemm_c_bytes(t, bm, bn);
-	uint32_t pair = 2 * chip->elem_bytes;
-	uint32_t code_end = chip->mem_base;
-	for (int i = 0; i < img.nseg; i++)
-		if (img.seg[i].addr + img.seg[i].size > code_end)
-			code_end = img.seg[i].addr + img.seg[i].size;
-	uint32_t args = align_up(code_end, 16);
-	uint32_t aa = align_up(args + GEMM_ARGS_BYTES, 32);
-	uint32_t a_end = aa + abytes + GEMM_A_TAIL;
-	uint32_t bb =
-	    align_up(a_end > chip->interleave ? a_end : chip->interleave, 16);
-	uint32_t c_from =
-	    a_end > chip->interleave ? align_up(a_end, pair) : chip->interleave;
-	uint32_t cc = align_up(bb + bbytes > c_from ? bb + bbytes : c_from, 16);
-	uint64_t need = (uint64_t)cc + cbytes + gemm_c_tail(t);
-	if ((uint64_t)a_end + bbytes + cbytes > chip->mem_end ||
-	    need > chip->mem_end) {
-		img_free(&img);
-		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
-		                "gemm %s %ux%ux%u does not fit one tile: "
-		                "A %u, B %u, C %u bytes",
-		                gemm_dtype_name(t), bm, bn, bk, abytes, bbytes,
-		                cbytes);
-	}
-
-	uint8_t argb[GEMM_ARGS_BYTES];
-	gemm_args_fill(t, bm, bn, bk, aa, bb, cc, opt, argb);
-	uint8_t *pa = xmalloc(abytes), *pb = xmalloc(bbytes),
-	        *pc = xmalloc(cbytes);
-	gemm_pack_a(t, bm, bk, a, pa);
-	gemm_pack_b(t, bk, bn, b, pb);
-	gemm_pack_c(gemm_c_elem_bytes(t), bm, bn, c, pc);
-
-	Tile *tile = tile_new(chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(tile, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
-	tile_write(tile, args, argb, sizeof argb);
-	tile_write(tile, aa, pa, abytes);
-	tile_write(tile, bb, pb, bbytes);
-	tile_write(tile, cc, pc, cbytes);
-
-	int rc = IPU_OK;
-	uint32_t calls = opt->calls ? opt->calls : 1;
-	for (uint32_t i = 0; i < calls && rc == IPU_OK; i++) {
-		uint64_t start = tile->cycle;
-		tile->ctx[0].m[0] = args;
-		tile_start(tile, (uint32_t)entry);
-		RunStatus st = tile_run(tile, start + 4000000000ull);
-		if (st != RUN_DONE) {
-			char buf[600] = "did not finish";
-			if (st == RUN_FAULT)
-				tile_format_fault(tile, buf, sizeof buf);
-			rc = diag_set(d, IPU_EFAULT, "kernels/gemm.S", 0, 0,
-			              "%s", buf);
-		}
-		if (cycles)
-			*cycles = tile->cycle - start;
-	}
-	if (rc == IPU_OK) {
-		tile_read(tile, cc, pc, cbytes);
-		gemm_unpack_c(gemm_c_elem_bytes(t), bm, bn, pc, c);
-	}
-	tile_free(tile);
-	free(pa);
-	free(pb);
-	free(pc);
-	img_free(&img);
-	return rc;
 }

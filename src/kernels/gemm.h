@@ -1,9 +1,9 @@
 /*
  * gemm.h - the per-tile GEMM kernel (kernels/gemm.S, kernels/gemm_f8.S)
  * from the host side: the data layouts as functions, the argument block,
- * the cycle formula for the compiler's cost model, and a one-tile driver
- * that runs the kernel on the emulator. docs/kernel-gemm.md describes the
- * layouts and the calling convention.
+ * the cycle formula for the compiler's cost model (the one-tile driver
+ * that runs it on the emulator: src/bench/tile_kernel.h).
+ * docs/kernel-gemm.md describes the layouts and the calling convention.
  *
  * Element types are passed as bit patterns: f16 and C of f8 as uint16_t,
  * f32 as uint32_t (IEEE single), f8 as uint8_t (format chosen by the
@@ -15,8 +15,12 @@
 
 #include <stdint.h>
 
-#include "../sim/sim.h"
+#include "../target/chip.h"
+#include "../target/dtype.h"
+#include "../util/fp.h"
+#include "../util/util.h"
 
+/* The kernel's variants by element type: both f8 formats share one. */
 typedef enum { GEMM_F32, GEMM_F16, GEMM_F8 } GemmDtype;
 
 enum {
@@ -28,9 +32,7 @@ enum {
 	GEMM_FLAG_ZERO = 1,       /* C starts from zero (input C ignored) */
 };
 
-/* FP8 formats for $FP_INFMT (docs/emulator-amp.md: 0 = F143, 1 = F152). */
-typedef enum { GEMM_FP8_F143 = 0, GEMM_FP8_F152 = 1 } GemmFp8Format;
-
+GemmDtype gemm_dtype_of(DType t);
 const char *gemm_dtype_name(GemmDtype t);
 uint32_t gemm_k_panel(GemmDtype t);      /* K per panel: 8, 16 or 32 */
 uint32_t gemm_in_bytes(GemmDtype t);     /* bytes per A/B element */
@@ -57,32 +59,30 @@ void gemm_unpack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *in,
 
 /* Everything a call needs besides the shapes and the tile addresses. */
 typedef struct {
-	int zero;             /* C = A x B (else C += A x B) */
-	GemmFp8Format fp8_in; /* f8: format of A */
-	GemmFp8Format fp8_w;  /* f8: format of B */
-	int fp8_scale;        /* f8: products scaled by 2^scale, -32..31 */
-	uint32_t calls;       /* gemm_tile_run: back-to-back calls (0 = 1) */
+	int zero;         /* C = A x B (else C += A x B) */
+	Fp8Format fp8_in; /* f8: format of A ($FP_INFMT, fp.h) */
+	Fp8Format fp8_w;  /* f8: format of B */
+	int fp8_scale;    /* f8: products scaled by 2^scale, -32..31 */
+	uint32_t calls;   /* gemm_tile_run: back-to-back calls (0 = 1) */
 } GemmOptions;
 
-/* The kernel's entry symbol for t, and the argument block for a call with
- * A, B, C at the given tile addresses (little-endian words). */
+/* One call: C[bm x bn] (+)= A[bm x bk] x B[bk x bn], the operands at
+ * these tile addresses in the kernel's layouts. */
+typedef struct {
+	GemmDtype t;
+	uint32_t bm, bn, bk;
+	uint32_t a, b, c; /* tile addresses */
+	GemmOptions opt;
+} GemmCall;
+
+/* The kernel's entry symbol for t, and the argument block of a call
+ * (little-endian words). */
 const char *gemm_entry(GemmDtype t);
-void gemm_args_fill(GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
-                    uint32_t a, uint32_t b, uint32_t c, const GemmOptions *opt,
-                    uint8_t out[GEMM_ARGS_BYTES]);
+void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
 
 /* Cycles of one call on chip c (its timing profile), from the
  * supervisor's entry to its return, by the formula of docs/kernel-gemm.md. */
 uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
                           uint32_t bk);
-
-/* Run the kernel on one emulated tile: a[bm][bk], b[bk][bn] and c[bm][bn]
- * row-major; c is read (unless opt->zero) and written. *cycles gets the
- * cycles of the last call. IPU_ERANGE if the data does not fit the tile,
- * IPU_EINVAL for bad shapes or f8 on a chip without it, IPU_EFAULT if the
- * kernel faults. */
-int gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
-                  uint32_t bk, const void *a, const void *b, void *c,
-                  const GemmOptions *opt, uint64_t *cycles, Diag *d);
 
 #endif

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-const KernelObject *
+static const KernelObject *
 kernel_find(const char *name)
 {
 	for (const KernelObject *k = kernel_objects; k->name; k++)
@@ -14,7 +14,7 @@ kernel_find(const char *name)
 }
 
 int
-kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
+kernel_image(const char *const *names, int n, const Chip *chip, TileImage *img,
              Diag *d)
 {
 	Obj *objs[12] = {0};

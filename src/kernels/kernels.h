@@ -20,10 +20,9 @@ typedef struct {
 extern const KernelObject kernel_objects[]; /* ends with a NULL name */
 
 /* kernels.c */
-const KernelObject *kernel_find(const char *name); /* NULL if none */
 /* Link the named kernel objects for `chip` into an image. */
-int kernel_image(const char *const *names, int n, const Chip *chip, Image *img,
-                 Diag *d);
+int kernel_image(const char *const *names, int n, const Chip *chip,
+                 TileImage *img, Diag *d);
 
 /*
  * The supervisor's timeline as the kernels' cycle formulas follow it: the

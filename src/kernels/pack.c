@@ -120,12 +120,6 @@ pack_check(const PackCall *c, Diag *d)
 	return IPU_OK;
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 typedef struct {
 	uint32_t e, kp, np, nk, panels;
 	uint32_t vr; /* rows of the last n-panel that are B's columns */
@@ -173,35 +167,37 @@ pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
 	memset(out, 0, PACK_ARGS_BYTES);
 	if (c->transposed) {
 		/* the copy: 16 rows of 32 bytes, then the next K-panel */
-		put32(out + ARG_TDOWN, (s - 24) / 8);
-		put32(out + ARG_PANEL, PANEL_ROW_BYTES - GEMM_COLS * s);
-		put32(out + ARG_WRAP, GEMM_COLS * s - m.nk * PANEL_ROW_BYTES);
+		put_le32(out + ARG_TDOWN, (s - 24) / 8);
+		put_le32(out + ARG_PANEL, PANEL_ROW_BYTES - GEMM_COLS * s);
+		put_le32(out + ARG_WRAP,
+		         GEMM_COLS * s - m.nk * PANEL_ROW_BYTES);
 	} else {
 		/* square blocks of blk rows, 4 bands a panel */
 		int32_t blk = (int32_t)(8 / m.e);
-		put32(out + ARG_TDOWN, s / 8);
-		put32(out + ARG_TBACK,
-		      (uint32_t)((8 - (blk - 1) * (int32_t)s) / 8));
-		put32(out + ARG_BAND, (uint32_t)blk * s - GEMM_COLS * m.e);
-		put32(out + ARG_WRAP, GEMM_COLS * m.e - m.nk * m.kp * s);
+		put_le32(out + ARG_TDOWN, s / 8);
+		put_le32(out + ARG_TBACK,
+		         (uint32_t)((8 - (blk - 1) * (int32_t)s) / 8));
+		put_le32(out + ARG_BAND, (uint32_t)blk * s - GEMM_COLS * m.e);
+		put_le32(out + ARG_WRAP, GEMM_COLS * m.e - m.nk * m.kp * s);
 	}
-	put32(out + ARG_NK1, m.nk - 1);
+	put_le32(out + ARG_NK1, m.nk - 1);
 	if (m.vr < GEMM_COLS) {
-		put32(out + ARG_ZN, m.nk);
-		put32(out + ARG_ZA, c->dst +
-		                        (m.np - 1) * m.nk * GEMM_B_PANEL_BYTES +
-		                        m.vr * PANEL_ROW_BYTES);
-		put32(out + ARG_ZR1, GEMM_COLS - m.vr - 1);
-		put32(out + ARG_ZSKIP, m.vr * PANEL_ROW_BYTES);
+		put_le32(out + ARG_ZN, m.nk);
+		put_le32(out + ARG_ZA,
+		         c->dst + (m.np - 1) * m.nk * GEMM_B_PANEL_BYTES +
+		             m.vr * PANEL_ROW_BYTES);
+		put_le32(out + ARG_ZR1, GEMM_COLS - m.vr - 1);
+		put_le32(out + ARG_ZSKIP, m.vr * PANEL_ROW_BYTES);
 	}
 	if (m.vb < PANEL_ROW_BYTES) {
-		put32(out + ARG_KN, m.np);
-		put32(out + ARG_KA, c->dst + (m.nk - 1) * GEMM_B_PANEL_BYTES);
-		put32(out + ARG_KM,
-		      m.vb % 4 ? (1u << (8 * (m.vb % 4))) - 1 : 0);
-		put32(out + ARG_KZ, 7 - m.vb / 4);
-		put32(out + ARG_KSTEP, m.nk * GEMM_B_PANEL_BYTES);
-		put32(out + ARG_KW, m.vb / 4 * 4);
+		put_le32(out + ARG_KN, m.np);
+		put_le32(out + ARG_KA,
+		         c->dst + (m.nk - 1) * GEMM_B_PANEL_BYTES);
+		put_le32(out + ARG_KM,
+		         m.vb % 4 ? (1u << (8 * (m.vb % 4))) - 1 : 0);
+		put_le32(out + ARG_KZ, 7 - m.vb / 4);
+		put_le32(out + ARG_KSTEP, m.nk * GEMM_B_PANEL_BYTES);
+		put_le32(out + ARG_KW, m.vb / 4 * 4);
 	}
 	for (int w = 0; w < 6; w++) {
 		uint32_t first, count;
@@ -210,10 +206,10 @@ pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
 			continue;
 		uint32_t q = first / m.nk, p = first % m.nk;
 		uint8_t *v = out + ARG_VERTEX + w * VERTEX_BYTES;
-		put32(v, count);
-		put32(v + 4, panel_src(c, &m, q, p));
-		put32(v + 8, c->dst + first * GEMM_B_PANEL_BYTES);
-		put32(v + 12, m.nk - 1 - p);
+		put_le32(v, count);
+		put_le32(v + 4, panel_src(c, &m, q, p));
+		put_le32(v + 8, c->dst + first * GEMM_B_PANEL_BYTES);
+		put_le32(v + 12, m.nk - 1 - p);
 	}
 }
 
@@ -326,39 +322,4 @@ pack_cycles(const Chip *chip, const PackCall *c)
 	sup_sync(&s);
 	padding(&s, &m);
 	return sup_return(&s, 0);
-}
-
-int
-pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
-               uint64_t *cycles, Diag *d)
-{
-	int rc = pack_check(c, d);
-	if (rc)
-		return rc;
-	const char *name = pack_entry(c->t, c->transposed);
-	int64_t entry = img_symbol_addr(img, name);
-	if (entry < 0)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "pack: the image has no %s (link pack)", name);
-	uint8_t block[PACK_ARGS_BYTES];
-	pack_args_fill(c, block);
-	if (tile_write(t, args, block, sizeof block))
-		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
-		                "pack: argument block at 0x%x is outside the "
-		                "tile",
-		                args);
-	uint64_t start = t->cycle;
-	t->ctx[0].m[0] = args;
-	tile_start(t, (uint32_t)entry);
-	RunStatus st = tile_run(t, start + 4000000000ull);
-	if (cycles)
-		*cycles = t->cycle - start;
-	if (st != RUN_DONE) {
-		char buf[600] = "did not finish";
-		if (st == RUN_FAULT)
-			tile_format_fault(t, buf, sizeof buf);
-		return diag_set(d, IPU_EFAULT, "kernels/pack.S", 0, 0, "%s: %s",
-		                name, buf);
-	}
-	return IPU_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * pack.h - the weight-packing kernel (kernels/pack.S) from the host side:
  * the entry, the checks a call must pass, its argument block, its exact
- * cycle count and a one-tile driver.
+ * cycle count (its one-tile driver: src/bench/tile_kernel.h).
  *
  * A call writes the GEMM weight layout of B[bk x bn] (docs/kernel-gemm.md
  * "Layouts"; byte for byte what gemm_pack_b makes, padding zero) at dst,
@@ -15,8 +15,7 @@
 
 #include <stdint.h>
 
-#include "../asm/asm.h"
-#include "../sim/sim.h"
+#include "../util/util.h"
 #include "gemm.h"
 
 typedef struct {
@@ -43,12 +42,5 @@ void pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES]);
 /* Cycles of a checked call on chip c (its timing profile) from the
  * supervisor's entry to its return. */
 uint64_t pack_cycles(const Chip *chip, const PackCall *c);
-
-/* One-tile driver: t holds the image of "pack" and the data; write the
- * argument block at args (8-aligned), run the entry from the supervisor
- * and return its cycles. IPU_EINVAL if pack_check fails, IPU_EFAULT if
- * the kernel faults. */
-int pack_tile_call(Tile *t, const Image *img, const PackCall *c, uint32_t args,
-                   uint64_t *cycles, Diag *d);
 
 #endif

@@ -31,14 +31,14 @@ static const struct {
 	Phase split[3];
 } kernels[2][2] = {
     [RW_LAYERNORM] =
-        {[RW_F32] =
+        {[DT_F32] =
              {"rw_layernorm_f32", 0, 34, 9, 0, {{15, 1}, {20, 3}, {24, 5}}},
-         [RW_F16] =
+         [DT_F16] =
              {"rw_layernorm_f16", 0, 56, 19, 3, {{18, 1}, {26, 5}, {37, 13}}}},
     [RW_SOFTMAX] =
-        {[RW_F32] =
+        {[DT_F32] =
              {"rw_softmax_f32", 1, 29, 8, 0, {{16, 1}, {23, 5}, {17, 2}}},
-         [RW_F16] =
+         [DT_F16] =
              {"rw_softmax_f16", 3, 44, 14, 0, {{18, 1}, {36, 10}, {19, 3}}}},
 };
 
@@ -55,14 +55,14 @@ typedef struct {
 } Trans;
 
 static const Trans row_trans[2][2] = {
-    [RW_LAYERNORM] = {[RW_F32] = {0, 0, 0, 1}, [RW_F16] = {0, 0, 0, 1}},
-    [RW_SOFTMAX] = {[RW_F32] = {2, 0, 1, 0}, [RW_F16] = {4, 0, 1, 0}},
+    [RW_LAYERNORM] = {[DT_F32] = {0, 0, 0, 1}, [DT_F16] = {0, 0, 0, 1}},
+    [RW_SOFTMAX] = {[DT_F32] = {2, 0, 1, 0}, [DT_F16] = {4, 0, 1, 0}},
 };
 static const Trans split_trans[2][2][3] = {
-    [RW_LAYERNORM] = {[RW_F32] = {{0}, {0}, {0, 0, 0, 1}},
-                      [RW_F16] = {{0}, {0}, {0, 0, 0, 1}}},
-    [RW_SOFTMAX] = {[RW_F32] = {{0}, {2, 0, 0, 0}, {0, 0, 1, 0}},
-                    [RW_F16] = {{0}, {4, 0, 0, 0}, {0, 0, 1, 0}}},
+    [RW_LAYERNORM] = {[DT_F32] = {{0}, {0}, {0, 0, 0, 1}},
+                      [DT_F16] = {{0}, {0}, {0, 0, 0, 1}}},
+    [RW_SOFTMAX] = {[DT_F32] = {{0}, {2, 0, 0, 0}, {0, 0, 1, 0}},
+                    [DT_F16] = {{0}, {4, 0, 0, 0}, {0, 0, 1, 0}}},
 };
 
 /* The turns beyond one issue each that the transcendentals take. */
@@ -87,23 +87,17 @@ enum {
 static const char *const op_names[] = {"layernorm", "softmax"};
 
 const char *
-rw_entry(RwOp op, RwType type)
+rw_entry(RwOp op, DType type)
 {
-	if ((unsigned)op > RW_SOFTMAX || (unsigned)type > RW_F16)
+	if ((unsigned)op > RW_SOFTMAX || (unsigned)type > DT_F16)
 		return NULL;
 	return kernels[op][type].entry;
 }
 
 uint32_t
-rw_type_bytes(RwType t)
+rw_group(DType t)
 {
-	return t == RW_F32 ? 4 : 2;
-}
-
-uint32_t
-rw_group(RwType t)
-{
-	return 8 / rw_type_bytes(t);
+	return 8 / (uint32_t)dtype_size(t);
 }
 
 static uint32_t
@@ -115,13 +109,13 @@ atoms_of(const RwCall *c)
 
 /* The f16 softmax keeps e in the dst row after the row's atoms. */
 static int
-keeps_e(RwOp op, RwType type)
+keeps_e(RwOp op, DType type)
 {
-	return op == RW_SOFTMAX && type == RW_F16;
+	return op == RW_SOFTMAX && type == DT_F16;
 }
 
 uint32_t
-rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols)
+rw_dst_row_bytes(RwOp op, DType type, uint32_t cols)
 {
 	RwCall c = {.type = type, .cols = cols};
 	return atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
@@ -210,12 +204,6 @@ rw_check(const RwCall *c, Diag *d)
 		                "> 0 (the kernel takes the max of x)",
 		                (double)c->scale);
 	return IPU_OK;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
 }
 
 static uint32_t
@@ -356,19 +344,20 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 {
 	assert(rw_entry(c->op, c->type) && "rw_args_fill of an unchecked call");
 	uint32_t atoms = atoms_of(c), g = rw_group(c->type);
-	uint32_t es = rw_type_bytes(c->type), valid = c->cols - (atoms - 1) * g;
+	uint32_t es = (uint32_t)dtype_size(c->type),
+	         valid = c->cols - (atoms - 1) * g;
 	memset(out, 0, RW_ARGS_BYTES);
-	put32(out + 0, atoms - 1);
-	put32(out + 4, (atoms - 1) * 8);
-	put32(out + 8, c->x_stride);
-	put32(out + 12, c->dst_stride);
+	put_le32(out + 0, atoms - 1);
+	put_le32(out + 4, (atoms - 1) * 8);
+	put_le32(out + 8, c->x_stride);
+	put_le32(out + 12, c->dst_stride);
 	if (c->op == RW_LAYERNORM) {
-		put32(out + 16, f32_bits((float)(1.0 / c->cols)));
-		put32(out + 20, f32_bits(c->eps));
-		put32(out + 24, c->gamma);
-		put32(out + 28, c->beta);
+		put_le32(out + 16, f32_bits((float)(1.0 / c->cols)));
+		put_le32(out + 20, f32_bits(c->eps));
+		put_le32(out + 24, c->gamma);
+		put_le32(out + 28, c->beta);
 	} else {
-		put32(out + 16, f32_bits(-c->scale));
+		put_le32(out + 16, f32_bits(-c->scale));
 	}
 	/* the tail set: the row's lanes kept, -inf in the others; the full
 	 * set keeps every lane (its fill is 0) */
@@ -382,13 +371,13 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			memcpy(tail + 8 + k * es, es == 4 ? ninf32 : ninf16,
 			       es);
 	}
-	for (uint32_t k = 0; c->type == RW_F16 && k < valid; k++)
-		put32(tail + 16 + 4 * k, UINT32_MAX);
+	for (uint32_t k = 0; c->type == DT_F16 && k < valid; k++)
+		put_le32(tail + 16 + 4 * k, UINT32_MAX);
 	memset(full, 0xff, 8);
 	memset(full + 16, 0xff, 16);
 	if (use_split(c)) {
 		uint32_t k = segments(c);
-		put32(out + ARG_SPLIT, 1);
+		put_le32(out + ARG_SPLIT, 1);
 		for (int w = 0; w < 6; w++) {
 			uint8_t *v = out + ARG_VERTEX + SPLIT_VERTEX_BYTES * w;
 			uint32_t a0, n, row = (uint32_t)w / k;
@@ -411,7 +400,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			        : 0,
 			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
 			for (int i = 0; i < 10; i++)
-				put32(v + 4 * i, words[i]);
+				put_le32(v + 4 * i, words[i]);
 		}
 		return;
 	}
@@ -419,9 +408,9 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		uint32_t first, count;
 		worker_rows(c->rows, w, &first, &count);
 		uint8_t *v = out + ARG_VERTEX + 16 * w;
-		put32(v, count);
-		put32(v + 4, c->x + first * c->x_stride);
-		put32(v + 8, c->dst + first * c->dst_stride);
+		put_le32(v, count);
+		put_le32(v + 4, c->x + first * c->x_stride);
+		put_le32(v + 8, c->dst + first * c->dst_stride);
 	}
 }
 
@@ -430,40 +419,4 @@ rw_cycles(const Chip *chip, const RwCall *c)
 {
 	assert(rw_entry(c->op, c->type) && "rw_cycles of an unchecked call");
 	return use_split(c) ? split_cycles(chip, c) : rows_cycles(chip, c);
-}
-
-int
-rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
-             uint64_t *cycles, Diag *d)
-{
-	int rc = rw_check(c, d);
-	if (rc)
-		return rc;
-	const char *name = rw_entry(c->op, c->type);
-	int64_t entry = img_symbol_addr(img, name);
-	if (entry < 0)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "rowwise: the image has no %s (link rowwise)",
-		                name);
-	uint8_t block[RW_ARGS_BYTES];
-	rw_args_fill(c, block);
-	if (tile_write(t, args, block, sizeof block))
-		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
-		                "rowwise: argument block at 0x%x is outside "
-		                "the tile",
-		                args);
-	uint64_t start = t->cycle;
-	t->ctx[0].m[0] = args;
-	tile_start(t, (uint32_t)entry);
-	RunStatus st = tile_run(t, start + 4000000000ull);
-	if (cycles)
-		*cycles = t->cycle - start;
-	if (st != RUN_DONE) {
-		char buf[600] = "did not finish";
-		if (st == RUN_FAULT)
-			tile_format_fault(t, buf, sizeof buf);
-		return diag_set(d, IPU_EFAULT, "kernels/rowwise.S", 0, 0,
-		                "%s: %s", name, buf);
-	}
-	return IPU_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * rowwise.h - the row-wise kernels (kernels/rowwise.S) from the host
  * side: which entry serves an operation, the checks a call must pass, its
- * argument block, its exact cycle count, and a one-tile driver.
+ * argument block, its exact cycle count (its one-tile driver:
+ * src/bench/tile_kernel.h).
  *
  * A call works on `rows` rows of `cols` elements, row r of x at byte
  * x + r * x_stride and of dst at dst + r * dst_stride:
@@ -21,15 +22,15 @@
 
 #include <stdint.h>
 
-#include "../asm/asm.h"
-#include "../sim/sim.h"
+#include "../target/chip.h"
+#include "../target/dtype.h"
+#include "../util/util.h"
 
 typedef enum { RW_LAYERNORM, RW_SOFTMAX } RwOp;
-typedef enum { RW_F32, RW_F16 } RwType;
 
 typedef struct {
 	RwOp op;
-	RwType type;          /* x, dst, gamma and beta */
+	DType type;           /* x, dst, gamma and beta */
 	uint32_t rows, cols;  /* cols <= RW_MAX_COLS(type) */
 	uint32_t x, x_stride; /* bytes; 8-aligned */
 	uint32_t dst, dst_stride;
@@ -45,15 +46,14 @@ enum {
 
 /* The entry symbol; NULL for an unknown op or type. The object is
  * "rowwise" (kernels/rowwise.S). */
-const char *rw_entry(RwOp op, RwType type);
-uint32_t rw_type_bytes(RwType t);
+const char *rw_entry(RwOp op, DType type);
 /* Elements per 8-byte atom: 2 (f32) or 4 (f16). dst rows are written up
  * to cols rounded up to this. */
-uint32_t rw_group(RwType t);
+uint32_t rw_group(DType t);
 /* Bytes a dst row takes: its atoms, 8 bytes each, and for the f16
  * softmax after them the row's e in f32 (16 bytes an atom), which pass 2
  * keeps for pass 3. dst_stride must be at least this (rows > 1). */
-uint32_t rw_dst_row_bytes(RwOp op, RwType type, uint32_t cols);
+uint32_t rw_dst_row_bytes(RwOp op, DType type, uint32_t cols);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
  * shape, 8-byte alignment, overlapping rows, dst overlapping an input
  * other than x exactly in place, eps and scale. */
@@ -63,12 +63,5 @@ void rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES]);
 /* Cycles of a checked call on chip c (its timing profile) from the
  * supervisor's entry to its return. */
 uint64_t rw_cycles(const Chip *chip, const RwCall *c);
-
-/* One-tile driver: t holds the image of "rowwise" and the data; write the
- * argument block at args (8-aligned, RW_ARGS_BYTES free), run the entry
- * from the supervisor and return its cycles in *cycles. IPU_EINVAL if
- * rw_check fails, IPU_EFAULT (with the fault) if the kernel faults. */
-int rw_tile_call(Tile *t, const Image *img, const RwCall *c, uint32_t args,
-                 uint64_t *cycles, Diag *d);
 
 #endif

@@ -10,16 +10,12 @@
 
 #include "kernels.h"
 
+#include "../util/util.h"
+
 const char *
 vadd_entry(int f32)
 {
 	return f32 ? "vadd_f32" : "vadd_f16";
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
 }
 
 /* Worker w's share of the n atoms: *first and its count. */
@@ -31,30 +27,30 @@ share(uint32_t n, uint32_t w, uint32_t *first)
 }
 
 void
-vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
-               uint32_t atoms, uint32_t nseg, uint32_t dst_seg,
-               uint32_t src_seg, uint8_t out[VADD_ARGS_BYTES])
+vadd_args_fill(const VaddCall *c, uint8_t out[VADD_ARGS_BYTES])
 {
+	uint32_t dst = c->dst, src = c->src, atoms = c->atoms, nseg = c->nseg,
+	         dst_seg = c->dst_seg, src_seg = c->src_seg;
 	memset(out, 0, VADD_ARGS_BYTES);
-	put32(out, dst);
-	put32(out + 4, src);
-	put32(out + 8, stride);
-	put32(out + 12, nsrc);
-	put32(out + 16, nseg);
-	put32(out + 20, dst_seg);
-	put32(out + 24, src_seg);
-	put32(out + 28, atoms);
+	put_le32(out, dst);
+	put_le32(out + 4, src);
+	put_le32(out + 8, c->stride);
+	put_le32(out + 12, c->nsrc);
+	put_le32(out + 16, nseg);
+	put_le32(out + 20, dst_seg);
+	put_le32(out + 24, src_seg);
+	put_le32(out + 28, atoms);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t first, n = share(atoms * nseg, w, &first);
 		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
 		uint32_t here = n < atoms - at ? n : atoms - at;
 		uint8_t *r = out + 40 + 24 * w;
-		put32(r, dst + g * dst_seg + at * 8);
-		put32(r + 4, src + g * src_seg + at * 8);
-		put32(r + 8, here);
-		put32(r + 12, n - here);
-		put32(r + 16, dst + (g + 1) * dst_seg);
-		put32(r + 20, src + (g + 1) * src_seg);
+		put_le32(r, dst + g * dst_seg + at * 8);
+		put_le32(r + 4, src + g * src_seg + at * 8);
+		put_le32(r + 8, here);
+		put_le32(r + 12, n - here);
+		put_le32(r + 16, dst + (g + 1) * dst_seg);
+		put_le32(r + 20, src + (g + 1) * src_seg);
 	}
 }
 

@@ -14,11 +14,13 @@ enum { VADD_ARGS_BYTES = 40 + 6 * 24 };
 
 /* f32 (4-byte elements) or f16. */
 const char *vadd_entry(int f32);
-/* nseg segments of `atoms` atoms: dst's at dst + g * dst_seg, source k's at
- * src + k * stride + g * src_seg. */
-void vadd_args_fill(uint32_t dst, uint32_t src, uint32_t stride, uint32_t nsrc,
-                    uint32_t atoms, uint32_t nseg, uint32_t dst_seg,
-                    uint32_t src_seg, uint8_t out[VADD_ARGS_BYTES]);
+/* One call: nseg segments of `atoms` atoms, dst's at dst + g * dst_seg,
+ * source k's (k < nsrc) at src + k * stride + g * src_seg (bytes). */
+typedef struct {
+	uint32_t dst, src; /* tile addresses */
+	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg;
+} VaddCall;
+void vadd_args_fill(const VaddCall *c, uint8_t out[VADD_ARGS_BYTES]);
 /* Cycles of one call, from the supervisor's entry to its return. */
 uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
                      uint32_t nseg);

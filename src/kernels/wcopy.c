@@ -10,27 +10,23 @@
 
 #include "kernels.h"
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
+#include "../util/util.h"
 
 void
-wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot, uint32_t iterations,
-                uint8_t out[WCOPY_ARGS_BYTES])
+wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES])
 {
+	uint32_t bank = c->bank, slot = c->slot;
 	memset(out, 0, WCOPY_ARGS_BYTES);
-	put32(out, bank);
-	put32(out + 4, bank);
-	put32(out + 8, bank + iterations * slot);
-	put32(out + 12, slot);
-	put32(out + 16, dst);
+	put_le32(out, bank);
+	put_le32(out + 4, bank);
+	put_le32(out + 8, bank + c->iterations * slot);
+	put_le32(out + 12, slot);
+	put_le32(out + 16, c->dst);
 	uint32_t atoms = slot / 8;
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = atoms / 6 + (w < atoms % 6);
-		put32(out + 24 + 8 * w, first * 8);
-		put32(out + 28 + 8 * w, n);
+		put_le32(out + 24 + 8 * w, first * 8);
+		put_le32(out + 28 + 8 * w, n);
 		first += n;
 	}
 }

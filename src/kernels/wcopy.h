@@ -17,8 +17,11 @@ enum {
 
 /* bank: slot 0 of `iterations` slots of `slot` bytes (a multiple of 8);
  * dst: the working region. The first call copies slot 0. */
-void wcopy_args_fill(uint32_t bank, uint32_t dst, uint32_t slot,
-                     uint32_t iterations, uint8_t out[WCOPY_ARGS_BYTES]);
+typedef struct {
+	uint32_t bank, dst; /* tile addresses */
+	uint32_t slot, iterations;
+} WcopyCall;
+void wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES]);
 /* Cycles of one call on chip c (its timing profile), from the
  * supervisor's entry at a cycle that is a multiple of 6 to its return. */
 uint64_t wcopy_cycles(const Chip *c, uint32_t slot);

@@ -18,18 +18,6 @@
 
 #include "../kernels/wcopy.h"
 
-static uint32_t
-align_up(uint32_t v, uint32_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static void
-fill_wcopy_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
-{
-	wcopy_args_fill(addr[0], addr[1], c->param[0], c->param[1], out);
-}
-
 /* One tile's working region: its size, alignment, memory region and
  * buffer (once made). */
 typedef struct {
@@ -122,9 +110,9 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		c->ref[0] = (BufRef){bank, 0};
 		c->ref[1] = (BufRef){r->id, 0};
 		c->nref = 2;
-		c->param[0] = slot;
-		c->param[1] = l->loop_count;
-		c->fill = fill_wcopy_args;
+		c->args = (KernelArgs){
+		    KC_WCOPY,
+		    .u.wcopy = {.slot = slot, .iterations = l->loop_count}};
 		c->cycles = wcopy_cycles(l->chip, slot);
 		if (c->cycles > copy->cycles)
 			copy->cycles = c->cycles;

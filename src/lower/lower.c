@@ -68,19 +68,11 @@ lower_step(Lowered *l, StepKind kind, const char *what)
 	return s;
 }
 
-/* Steps hold their own arrays; their capacities are the counts rounded up
- * to a power of two, so growing needs no separate field. */
-static int
-pow2_full(int n)
-{
-	return n == 0 || (n >= 16 && (n & (n - 1)) == 0);
-}
-
 Transfer *
 lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
                uint32_t ndst)
 {
-	if (pow2_full(s->nxfer))
+	if (grow_full(s->nxfer))
 		s->xfer =
 		    xrealloc(s->xfer, (size_t)(s->nxfer ? 2 * s->nxfer : 16) *
 		                          sizeof *s->xfer);
@@ -103,7 +95,7 @@ KernelCall *
 lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
            const char *object, uint32_t args_bytes)
 {
-	if (pow2_full(s->ncall))
+	if (grow_full(s->ncall))
 		s->call =
 		    xrealloc(s->call, (size_t)(s->ncall ? 2 * s->ncall : 16) *
 		                          sizeof *s->call);
@@ -118,44 +110,61 @@ lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
 	return c;
 }
 
+void
+lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
+{
+	uint32_t at[CALL_MAX_REFS] = {0};
+	for (int i = 0; i < c->nref; i++)
+		at[i] = addr[i];
+	KernelArgs a = c->args;
+	switch (a.kind) {
+	case KC_GEMM:
+		a.u.gemm.a = at[0];
+		a.u.gemm.b = at[1];
+		a.u.gemm.c = at[2];
+		gemm_args_fill(&a.u.gemm, out);
+		return;
+	case KC_VADD:
+		a.u.vadd.dst = at[0];
+		a.u.vadd.src = at[1];
+		vadd_args_fill(&a.u.vadd, out);
+		return;
+	case KC_EW:
+		a.u.ew.dst.addr = at[0];
+		a.u.ew.a.addr = at[1];
+		a.u.ew.b.addr = at[2];
+		ew_args_fill(&a.u.ew, out);
+		return;
+	case KC_RW:
+		a.u.rw.dst = at[0];
+		a.u.rw.x = at[1];
+		a.u.rw.gamma = at[2];
+		a.u.rw.beta = at[3];
+		rw_args_fill(&a.u.rw, out);
+		return;
+	case KC_PACK:
+		a.u.pack.src = at[0];
+		a.u.pack.dst = at[1];
+		pack_args_fill(&a.u.pack, out);
+		return;
+	case KC_WCOPY:
+		a.u.wcopy.bank = at[0];
+		a.u.wcopy.dst = at[1];
+		wcopy_args_fill(&a.u.wcopy, out);
+		return;
+	}
+	die("lower_call_args: kernel kind %d", (int)a.kind);
+}
+
 TensorPlace *
 lower_tensor(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
-             uint8_t dtype)
+             DType dtype)
 {
 	GROW(l->tp, l->ntp, l->captp);
 	TensorPlace *tp = &l->tp[l->ntp++];
 	*tp = (TensorPlace){
 	    .tensor = tensor, .rows = rows, .cols = cols, .dtype = dtype};
 	return tp;
-}
-
-Piece *
-lower_piece(TensorPlace *tp)
-{
-	if (pow2_full(tp->npiece))
-		tp->piece = xrealloc(
-		    tp->piece, (size_t)(tp->npiece ? 2 * tp->npiece : 16) *
-		                   sizeof *tp->piece);
-	Piece *p = &tp->piece[tp->npiece++];
-	memset(p, 0, sizeof *p);
-	return p;
-}
-
-TensorPlace *
-tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols, uint8_t dtype)
-{
-	TensorPlace *tp = xcalloc(1, sizeof *tp);
-	*tp = (TensorPlace){
-	    .tensor = tensor, .rows = rows, .cols = cols, .dtype = dtype};
-	return tp;
-}
-
-void
-tensor_place_free(TensorPlace *tp)
-{
-	if (tp)
-		free(tp->piece);
-	free(tp);
 }
 
 Step *
@@ -212,15 +221,25 @@ lower_remap(Lowered *l, const BufRef *to, TensorPlace *const *places, int n)
 			move_ref(&places[i]->piece[k].at, to);
 }
 
-uint32_t
-lower_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes)
+int
+lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
+               const FlatMap *map, Diag *d)
 {
-	uint32_t best = 0;
-	for (uint32_t t = 1; t < tiles; t++)
-		if (stored[t] < stored[best])
-			best = t;
-	stored[best] += bytes;
-	return best;
+	Moves m = {0};
+	int r = layout_moves(from, to, map, &m, d);
+	if (!r)
+		layout_moves_interleave(&m, 0);
+	for (int i = 0; !r && i < m.n; i++) {
+		const Move *x = &m.move[i];
+		Transfer *t =
+		    lower_transfer(s, x->src_tile, x->src, x->words, x->ndst);
+		for (uint32_t k = 0; k < x->ndst; k++) {
+			t->dst_tile[k] = m.dst_tile[x->first + k];
+			t->dst[k] = m.dst[x->first + k];
+		}
+	}
+	moves_free(&m);
+	return r;
 }
 
 uint32_t

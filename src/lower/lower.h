@@ -2,30 +2,34 @@
  * lower.h - the lowered program: what every tile stores, exchanges and
  * computes, step by step.
  *
- * The lowering of a plan (lower/gemm.c, ...) fills a Lowered with buffers
- * (sizes and lifetimes, no addresses), steps (exchange phases made of
- * transfers, compute steps made of kernel calls) and, for the host, where
- * each graph tensor's elements live. Then, in order:
- *   - placement (place/) gives every buffer an address on its tile;
+ * The lowering carries out a plan (plan/plan.h; program.c, gemm.c, ...):
+ * it fills a Lowered with buffers (sizes and lifetimes, no addresses),
+ * steps (exchange phases made of transfers, compute steps made of kernel
+ * calls) and, for the host, where each graph tensor's elements live. Then,
+ * in the order compile.c runs them:
  *   - the exchange scheduler (xsched.c) gives every transfer its start
  *     cycle and every exchange step its length;
- *   - codegen (codegen/) writes each tile's supervisor program and links it
- *     with the kernels into a package (pkg/).
- * The cost model prices this same structure (lower_cycles), so the plan is
- * priced as it will be emitted.
+ *   - placement (place/) gives every buffer an address on its tile,
+ *     above the tile's code (whose length codegen_size knows before);
+ *   - codegen (codegen/) writes each tile's supervisor program, which
+ *     goes with the kernels into a package (pkg/).
+ * lower_cycles prices this same structure, the scheduled exchanges and
+ * the kernels' formulas: the predicted cycles of the package.
  */
 #ifndef IPU_LOWER_H
 #define IPU_LOWER_H
 
 #include <stdint.h>
 
+#include "../kernels/elementwise.h"
+#include "../kernels/gemm.h"
+#include "../kernels/pack.h"
+#include "../kernels/rowwise.h"
+#include "../kernels/vadd.h"
+#include "../kernels/wcopy.h"
+#include "../plan/plan.h"
 #include "../target/chip.h"
 #include "../util/util.h"
-
-typedef enum {
-	REGION_ANY,         /* anywhere in data memory */
-	REGION_INTERLEAVED, /* 128-bit accessible (ld128putcs sources) */
-} MemRegion;
 
 /* A buffer on one tile. Lifetimes are in steps: the buffer is live from
  * the start of step `first` to the end of step `last`. */
@@ -41,12 +45,6 @@ typedef struct {
 	const char *what; /* static text for reports: "A chunk", "C block" */
 	uint32_t addr;    /* placement's result (0 = not placed) */
 } Buffer;
-
-/* An address inside a buffer: buf's address + offset. */
-typedef struct {
-	int32_t buf;
-	uint32_t offset;
-} BufRef;
 
 /* One send, multicast to every destination. Its five per-destination
  * arrays are one allocation, at ptr_at (lower_transfer, lower_free). */
@@ -69,13 +67,27 @@ typedef struct {
 	                     the cycle after the last word arrived */
 } Transfer;
 
-enum { CALL_MAX_REFS = 4, CALL_MAX_PARAMS = 16, CALL_MAX_ARG_BYTES = 256 };
+enum { CALL_MAX_REFS = 4 };
 
-/* A kernel call on one tile: $m0 points to its argument block, which the
- * kernel's fill function builds from the placed addresses of the call's
- * buffers and its parameters (shapes, flags). */
-typedef struct KernelCall KernelCall;
-struct KernelCall {
+/* What a kernel call computes: the kernel's own call struct (its host-side
+ * header), with the tile addresses left 0; they are the call's buffers
+ * (KernelCall.ref, in the order given here), filled in once placed
+ * (lower_call_args). */
+typedef enum { KC_GEMM, KC_VADD, KC_EW, KC_RW, KC_PACK, KC_WCOPY } KernelKind;
+typedef struct {
+	KernelKind kind;
+	union {
+		GemmCall gemm; /* KC_GEMM: ref A, B, C */
+		VaddCall vadd; /* KC_VADD: ref dst, src */
+		EwCall ew;     /* KC_EW: ref dst, a, b (add and mul) */
+		RwCall rw;     /* KC_RW: ref dst, x, gamma, beta (layernorm) */
+		PackCall pack; /* KC_PACK: ref src, dst */
+		WcopyCall wcopy; /* KC_WCOPY: ref bank, dst */
+	} u;
+} KernelArgs;
+
+/* A kernel call on one tile: $m0 points to its argument block. */
+typedef struct {
 	uint32_t tile;
 	const char *kernel; /* entry symbol in the linked kernels */
 	const char *object; /* the kernel object (kernels/NAME.S) it is in */
@@ -83,10 +95,9 @@ struct KernelCall {
 	uint32_t args_bytes;
 	BufRef ref[CALL_MAX_REFS]; /* buffers the kernel is given */
 	int nref;
-	uint32_t param[CALL_MAX_PARAMS];
-	void (*fill)(const KernelCall *c, const uint32_t *addr, uint8_t *out);
+	KernelArgs args;
 	uint64_t cycles; /* the kernel's cycle formula */
-};
+} KernelCall;
 
 typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 
@@ -111,37 +122,6 @@ typedef struct {
 	TileXfer *by_tile;
 	int32_t *call_of;
 } Step;
-
-/* How a block of a tensor is laid out in a buffer. */
-typedef enum {
-	PF_ROWMAJOR, /* rows x cols elements, row stride = cols */
-	PF_GEMM_B,   /* the GEMM kernel's weight layout ($CWEI panels) */
-	PF_GEMM_C,   /* the GEMM kernel's output layout (column panels) */
-	/* the transpose of the tensor's block, in the layouts above: the
-	 * block's rows x cols are the tile's cols x rows */
-	PF_ROWMAJOR_T,
-	PF_GEMM_B_T,
-} PieceFormat;
-
-/* A block [row0, row0 + rows) x [col0, col0 + cols) of a tensor's 2-D
- * view, stored on one tile padded to pad_rows x pad_cols. */
-typedef struct {
-	uint32_t tile;
-	BufRef at;
-	uint32_t row0, rows, col0, cols;
-	uint32_t pad_rows, pad_cols;
-	uint8_t format; /* PieceFormat */
-} Piece;
-
-/* Where the elements of one graph tensor (an input or output) live. Every
- * element is in exactly one piece. */
-typedef struct {
-	int32_t tensor; /* graph tensor id */
-	uint32_t rows, cols;
-	uint8_t dtype; /* graph DType */
-	Piece *piece;
-	int npiece;
-} TensorPlace;
 
 typedef struct {
 	const Chip *chip;
@@ -172,24 +152,18 @@ Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
  * lives for the whole program: kernels may rewrite it). */
 KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
                        const char *object, uint32_t args_bytes);
+/* The argument block of call c (c->args_bytes) with its buffers at the
+ * tile addresses addr[0 .. c->nref - 1]. */
+void lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out);
 
 TensorPlace *lower_tensor(Lowered *l, int32_t tensor, uint32_t rows,
-                          uint32_t cols, uint8_t dtype);
-Piece *lower_piece(TensorPlace *tp);
-/* A place of the caller's, outside l->tp (lower/graph.c keeps one per
- * tensor and gives the host's to the Lowered at the end). */
-TensorPlace *tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols,
-                              uint8_t dtype);
-void tensor_place_free(TensorPlace *tp);
+                          uint32_t cols, DType dtype);
 /* A new step at index `at`: later steps and every buffer lifetime from
  * `at` on move up by one (except first = 0, which means from the start:
  * initialised data, host-written inputs), and so do the loop's bounds. */
 Step *lower_insert_step(Lowered *l, int32_t at, StepKind kind,
                         const char *what);
 uint32_t lower_addr(const Lowered *l, BufRef r); /* after placement */
-/* The tile (of 0 .. tiles - 1) with the fewest bytes in stored[], which
- * then stores `bytes` more: where weights go to spread evenly. */
-uint32_t lower_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes);
 /* Move buffer references: each BufRef to a buffer i with to[i].buf >= 0,
  * in l (transfers, calls, l->tp) and in places[0 .. n - 1], becomes
  * {to[i].buf, to[i].offset + its offset}; `apart` partners move too. */
@@ -204,29 +178,21 @@ void lower_index(Lowered *l);
  * loop_count times. */
 uint64_t lower_cycles(const Lowered *l);
 
-/* relayout.c: moving a tensor's elements from one place to another.
- * Element f (the flat row-major index of from's 2-D view) goes to element
- * map(f) of to's view; map must move each row of `from` as a whole (a
- * reshape keeps f; a permutation of axes before the last one moves rows;
- * a slice drops rows: map gives LOWER_DROP for elements not moved).
- * NULL: the identity. */
-#define LOWER_DROP UINT64_MAX
-typedef struct {
-	uint64_t (*fn)(const void *ctx, uint64_t flat);
-	const void *ctx;
-} FlatMap;
-/* Adds to exchange step s the transfers that fill every piece of `to`
- * from where `from` holds its elements: contiguous runs on both sides,
- * merged where both sides continue, one multicast per source run that
- * several pieces need. The pieces must be row-major or in the GEMM C
- * layout (runs of whole words; a row's last run may end inside a word
- * whose rest is padding on both sides: it is sent whole); an element of
- * `to` that `from` does not hold is an error. */
+/* An exchange step's transfers from moves (layout_moves): the moves that
+ * fill every piece of `to` from `from`, in s. */
 int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                    const FlatMap *map, Diag *d);
-/* An exchange step's cycles before scheduling, for the planner: the
- * busiest tile's sent or received items, a gap per received transfer. */
-uint64_t lower_exchange_estimate(const Lowered *l, const Step *s);
+
+/* verify.c: the invariants of a lowered program (lower_verify, after
+ * lowering) and of its schedule (lower_verify_schedule, after
+ * xsched_run); the file's comment lists them. IPU_EINVAL with d naming
+ * the rule and where: an internal error. */
+int lower_verify(const Lowered *l, Diag *d);
+int lower_verify_schedule(const Lowered *l, Diag *d);
+/* print.c: the program as text (ipu compile --dump=lower), and each
+ * exchange step's schedule (--dump=sched). */
+void lower_print(const Lowered *l, FILE *f);
+void lower_print_schedule(const Lowered *l, FILE *f);
 
 /* xsched.c: the exchange scheduler. Gives every transfer of every
  * exchange step a start cycle such that no sender sends two things at
@@ -240,12 +206,4 @@ xfer_items(const Transfer *x)
 {
 	return x->wide ? x->words / 2 : x->words;
 }
-/* Phase-relative timing facts the scheduler and codegen share. */
-
-enum {
-	XS_PREAMBLE = 3, /* cycles after the sync before any event: the mux
-	                    switched off */
-	XS_RECV_GAP = 2, /* cycles between two transfers at a receiver */
-};
-
 #endif

@@ -20,47 +20,15 @@
 #include "../plan/plan.h"
 
 int
-lower_is_packed(const TensorPlace *tp)
-{
-	return tp->npiece && (tp->piece[0].format == PF_GEMM_B ||
-	                      tp->piece[0].format == PF_GEMM_B_T);
-}
-
-/* param: 0 dtype, 1 transposed, 2 bk, 3 bn, 4 stride; ref: src, dst. */
-static PackCall
-call_of(const KernelCall *k, const uint32_t *addr)
-{
-	return (PackCall){.t = (GemmDtype)k->param[0],
-	                  .transposed = (int)k->param[1],
-	                  .bk = k->param[2],
-	                  .bn = k->param[3],
-	                  .src = addr[0],
-	                  .stride = k->param[4],
-	                  .dst = addr[1]};
-}
-
-static void
-fill_pack_args(const KernelCall *k, const uint32_t *addr, uint8_t *out)
-{
-	PackCall c = call_of(k, addr);
-	pack_args_fill(&c, out);
-}
-
-int
 lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
              int32_t at, int *inserted, Diag *d)
 {
-	GemmDtype g = plan_gemm_dtype((DType)want->dtype);
-	uint32_t es = (uint32_t)dtype_size((DType)want->dtype);
+	GemmDtype g = gemm_dtype_of(want->dtype);
+	uint32_t es = (uint32_t)dtype_size(want->dtype);
 	int tr = want->piece[0].format == PF_GEMM_B_T;
 	*inserted = 0;
-	if (!pack_entry(g, tr))
-		return diag_set(
-		    d, IPU_EINVAL, NULL, 0, 0,
-		    "operand B (tensor %d) is f8 and already on the "
-		    "device; packing it is supported only with "
-		    "transpose_b=1 (B^T row-major is a copy)",
-		    want->tensor);
+	if (!pack_entry(g, tr)) /* the plan refuses these */
+		die("pack: no kernel packs tensor %d", want->tensor);
 	lower_insert_step(l, at, STEP_EXCHANGE, "matmul: B from its producer");
 	*inserted = 1;
 	TensorPlace *stage =
@@ -86,23 +54,20 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 		    (BufRef){lower_buffer(l, w->tile, rows * row, 8, REGION_ANY,
 		                          at, at + 1 + slot, "B to pack"),
 		             0};
-		*lower_piece(stage) = p;
+		*layout_piece(stage) = p;
 		Step *s = &l->step[at + 1 + slot];
 		KernelCall *c = lower_call(l, s, w->tile, pack_entry(g, tr),
 		                           "pack", PACK_ARGS_BYTES);
 		c->ref[0] = p.at;
 		c->ref[1] = w->at;
 		c->nref = 2;
-		c->param[0] = g;
-		c->param[1] = (uint32_t)tr;
-		c->param[2] = bk;
-		c->param[3] = bn;
-		c->param[4] = row;
-		c->fill = fill_pack_args;
-		/* addresses do not change the count: price it at zero */
-		uint32_t zero[2] = {0, 0};
-		PackCall pc = call_of(c, zero);
-		c->cycles = pack_cycles(l->chip, &pc);
+		c->args = (KernelArgs){KC_PACK, .u.pack = {.t = g,
+		                                           .transposed = tr,
+		                                           .bk = bk,
+		                                           .bn = bn,
+		                                           .stride = row}};
+		/* addresses do not change the count: priced at zero */
+		c->cycles = pack_cycles(l->chip, &c->args.u.pack);
 		if (c->cycles > s->cycles)
 			s->cycles = c->cycles;
 	}

@@ -4,9 +4,7 @@
 
 #include "lower.h"
 
-/* 1 if tp's pieces are in the GEMM weight layout (PF_GEMM_B, _B_T). */
-int lower_is_packed(const TensorPlace *tp);
-/* Fill `want` (a GEMM's B pieces, lower_is_packed) from `from` (where B
+/* Fill `want` (a GEMM's B pieces, layout_is_packed) from `from` (where B
  * lives) in new steps from index `at` on: an exchange into row-major
  * blocks, then compute steps that pack each block (kernels/pack.S).
  * *inserted gets the number of steps. */

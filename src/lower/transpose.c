@@ -22,67 +22,6 @@
 
 #include "elementwise.h"
 
-static uint64_t
-permute_flat(const void *ctx, uint64_t flat)
-{
-	const RowPerm *p = ctx;
-	uint64_t row = flat / p->cols, col = flat % p->cols, to = 0;
-	int64_t digit[GRAPH_MAX_RANK];
-	for (int i = p->rank - 1; i >= 0; i--) {
-		digit[i] = (int64_t)(row % (uint64_t)p->in_dim[i]);
-		row /= (uint64_t)p->in_dim[i];
-	}
-	/* output axis i is input axis perm[i] */
-	for (int i = 0; i < p->rank; i++)
-		to += (uint64_t)(digit[p->perm[i]] * p->out_stride[i]);
-	return to * p->cols + col;
-}
-
-FlatMap
-lower_row_perm(RowPerm *p, const Shape *in, const Shape *perm)
-{
-	int rank = in->rank;
-	*p = (RowPerm){.rank = rank - 1, .cols = (uint64_t)in->dim[rank - 1]};
-	int64_t stride = 1;
-	for (int i = rank - 2; i >= 0; i--) {
-		p->in_dim[i] = in->dim[i];
-		p->perm[i] = perm->dim[i];
-		p->out_stride[i] = stride;
-		stride *= in->dim[perm->dim[i]];
-	}
-	return (FlatMap){permute_flat, p};
-}
-
-static uint64_t
-slice_flat(const void *ctx, uint64_t flat)
-{
-	const RowSlice *s = ctx;
-	uint64_t row = flat / s->cols, col = flat % s->cols, to = 0, stride = 1;
-	for (int i = s->rank - 1; i >= 0; i--) {
-		int64_t digit = (int64_t)(row % (uint64_t)s->in_dim[i]);
-		row /= (uint64_t)s->in_dim[i];
-		if (digit < s->begin[i] || digit >= s->end[i])
-			return LOWER_DROP;
-		to += (uint64_t)(digit - s->begin[i]) * stride;
-		stride *= (uint64_t)(s->end[i] - s->begin[i]);
-	}
-	return to * s->cols + col;
-}
-
-FlatMap
-lower_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
-                const Shape *end)
-{
-	*s = (RowSlice){.rank = in->rank - 1,
-	                .cols = (uint64_t)in->dim[in->rank - 1]};
-	for (int i = 0; i < s->rank; i++) {
-		s->in_dim[i] = in->dim[i];
-		s->begin[i] = begin->dim[i];
-		s->end[i] = end->dim[i];
-	}
-	return (FlatMap){slice_flat, s};
-}
-
 static uint32_t
 pad8(uint32_t n)
 {
@@ -124,8 +63,8 @@ int
 lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
                      const Shape *perm, const TensorPlace *to, Diag *d)
 {
-	DType dt = (DType)to->dtype;
-	int r = lower_ew_supported(EW_TRANSPOSE, dt, dt, d);
+	DType dt = to->dtype;
+	int r = ew_supported(EW_TRANSPOSE, dt, dt, d);
 	if (r)
 		return r;
 	int rank = in->rank, last = rank - 1;
@@ -157,10 +96,8 @@ lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
 	if (split > (ca + 7) / 8)
 		split = (ca + 7) / 8;
 	uint32_t chunk = pad8((ca + split - 1) / split);
-	TensorPlace *p1 = tensor_place_new(from->tensor, nb * ca, cl,
-	                                   (uint8_t)dt),
-	            *p2 =
-	                tensor_place_new(to->tensor, nb * cl, ca, (uint8_t)dt);
+	TensorPlace *p1 = tensor_place_new(from->tensor, nb * ca, cl, dt),
+	            *p2 = tensor_place_new(to->tensor, nb * cl, ca, dt);
 	uint32_t *seen = xcalloc(l->tiles, sizeof *seen), slots = 0, i = 0;
 	int32_t at = l->nstep;
 	for (uint32_t bi = 0; bi < nb; bi++)
@@ -177,31 +114,31 @@ lower_transpose_last(Lowered *l, const TensorPlace *from, const Shape *in,
 			        b2 =
 			            lower_buffer(l, tile, bytes, 8, REGION_ANY,
 			                         step, INT32_MAX, "transposed");
-			*lower_piece(p1) = (Piece){.tile = tile,
-			                           .at = {b1, 0},
-			                           .row0 = bi * ca + a0,
-			                           .rows = na,
-			                           .col0 = 0,
-			                           .cols = cl,
-			                           .pad_rows = pad8(na),
-			                           .pad_cols = pad8(cl),
-			                           .format = PF_ROWMAJOR};
-			*lower_piece(p2) = (Piece){.tile = tile,
-			                           .at = {b2, 0},
-			                           .row0 = bi * cl,
-			                           .rows = cl,
-			                           .col0 = a0,
-			                           .cols = na,
-			                           .pad_rows = pad8(cl),
-			                           .pad_cols = pad8(na),
-			                           .format = PF_ROWMAJOR};
+			*layout_piece(p1) = (Piece){.tile = tile,
+			                            .at = {b1, 0},
+			                            .row0 = bi * ca + a0,
+			                            .rows = na,
+			                            .col0 = 0,
+			                            .cols = cl,
+			                            .pad_rows = pad8(na),
+			                            .pad_cols = pad8(cl),
+			                            .format = PF_ROWMAJOR};
+			*layout_piece(p2) = (Piece){.tile = tile,
+			                            .at = {b2, 0},
+			                            .row0 = bi * cl,
+			                            .rows = cl,
+			                            .col0 = a0,
+			                            .cols = na,
+			                            .pad_rows = pad8(cl),
+			                            .pad_cols = pad8(na),
+			                            .format = PF_ROWMAJOR};
 		}
 	/* the transposed blocks live until the last exchange reads them */
 	for (int k = 0; k < p2->npiece; k++)
 		l->buf[p2->piece[k].at.buf].last = at + 1 + (int32_t)slots;
 	RowPerm m1, m2;
-	FlatMap f1 = lower_row_perm(&m1, in, &ord1),
-	        f2 = lower_row_perm(&m2, &t2, &back);
+	FlatMap f1 = layout_row_perm(&m1, in, &ord1),
+	        f2 = layout_row_perm(&m2, &t2, &back);
 	Step *s1 = lower_step(l, STEP_EXCHANGE, "transpose: rows");
 	r = lower_relayout(s1, from, p1, &f1, d);
 	if (!r)

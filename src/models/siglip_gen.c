@@ -36,14 +36,15 @@ static const struct {
     [SW_LN_BIAS] = {0, 0.02, STD_FIXED},
 };
 
-void
+/* Mean and standard deviation the generator draws t from. */
+static void
 siglip_gen_stats(const SiglipConfig *c, const SiglipTensor *t, double *mean,
                  double *std)
 {
 	*mean = kind_stats[t->kind].mean;
+	*std = kind_stats[t->kind].std;
 	switch (kind_stats[t->kind].rule) {
 	case STD_FIXED:
-		*std = kind_stats[t->kind].std;
 		break;
 	case STD_XAVIER: /* [out, in] */
 		*std = sqrt(2.0 / (double)(t->shape[0] + t->shape[1]));

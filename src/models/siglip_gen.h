@@ -14,9 +14,6 @@
 #include "siglip_weights.h"
 
 /* siglip_gen.c */
-/* Mean and standard deviation the generator draws t from. */
-void siglip_gen_stats(const SiglipConfig *c, const SiglipTensor *t,
-                      double *mean, double *std);
 /* t's values before rounding to the file's dtype, into out[elements]. */
 void siglip_gen_values(const SiglipConfig *c, const SiglipTensor *t,
                        uint64_t seed, double *out);

@@ -73,9 +73,9 @@ typedef struct {
 	/* where the placement report goes if the program does not fit the
 	 * chip's memory (NULL: nowhere; the error names the worst tile) */
 	FILE *place_report;
-	/* exec_build's package cache (NULL: always compile) */
+	/* runner_build's package cache (NULL: always compile) */
 	const char *cache_dir;
-	uint64_t max_cycles; /* exec_run_timed's; 0: the default */
+	uint64_t max_cycles; /* runner_run's; 0: the default */
 	/* the cycles at the timing profile's bounds (docs/fidelity.md):
 	 * SIGLIP_RANGE_PREDICT compiles for the profile with every rule at
 	 * its fast and at its slow bound and takes the cost model's cycles

@@ -19,7 +19,7 @@
 
 #include <ipu/runtime.h>
 
-#include "../exec/exec.h"
+#include "../runner/runner.h"
 #include "../image/image.h"
 #include "../util/npy.h"
 #include "safetensors.h"
@@ -57,7 +57,7 @@ load_pixels(const SiglipRun *r, const SiglipConfig *c, float **px, int *batch,
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "images are RGB; the config has %d channels",
 		                c->channels);
-	Image8 *img = xcalloc((size_t)r->nimages, sizeof *img);
+	Image *img = xcalloc((size_t)r->nimages, sizeof *img);
 	int e = IPU_OK, n = 0;
 	for (; n < r->nimages && !e; n++)
 		e = image_load(r->images[n], &img[n], d);
@@ -189,7 +189,7 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 		else
 			e = weight_values(f, t->name, n, v, d);
 		if (!e)
-			e = exec_write(dev, t, v, d);
+			e = runner_write(dev, t, v, d);
 		free(v);
 		if (e)
 			return e;
@@ -198,23 +198,23 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 }
 
 static int
-run_package(const SiglipRun *r, const Chip *chip, const Package *pk,
-            const Graph *g, const StFile *f, const SiglipConfig *c,
-            const float *patches, SiglipResult *out, Diag *d)
+run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
+            const StFile *f, const SiglipConfig *c, const float *patches,
+            SiglipResult *out, Diag *d)
 {
 	ipu_device *dev;
-	int e = exec_open(chip, pk, r->threads, &dev, d);
+	int e = runner_open(chip, pk, r->threads, &dev, d);
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
 	if (!e)
-		e = exec_run_timed(dev, r->max_cycles, pk->total_cycles,
-		                   &out->cycles, &out->host_seconds, d);
+		e = runner_run(dev, r->max_cycles, pk->total_cycles,
+		               &out->cycles, &out->host_seconds, d);
 	const Tensor *res =
 	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
 	out->embedding =
 	    xmalloc((size_t)shape_elems(&res->shape) * sizeof *out->embedding);
 	if (!e)
-		e = exec_read(dev, res, out->embedding, d);
+		e = runner_read(dev, res, out->embedding, d);
 	if (dev)
 		ipu_close(dev);
 	return e;
@@ -271,20 +271,22 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		free(text);
 	}
 	if (!e) {
-		ExecBuild b;
-		e = exec_build(g, chip, r->cache_dir, r->place_report, &pk, &b,
-		               d);
+		RunnerBuild b;
+		e = runner_build(g, chip, r->cache_dir, r->place_report, &pk,
+		                 &b, d);
 		out->compile_ms = b.compile_ms;
 		out->predicted_cycles = b.predicted_cycles;
 		out->tiles = b.tiles;
 		out->peak_tile_bytes = b.peak_tile_bytes;
 		out->cached = b.cached;
 	}
-	if (!e && !r->compile_only)
+	if (!e && !r->compile_only) {
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
+		pk = NULL; /* the device had it */
+	}
 	if (!e && !r->compile_only) {
 		uint64_t macs;
-		out->mfu = exec_mfu(g, chip, out->cycles, &macs);
+		out->mfu = runner_mfu(g, chip, out->cycles, &macs);
 		out->macs += macs;
 		out->chip_seconds = (double)out->cycles / chip->clock_hz;
 	}

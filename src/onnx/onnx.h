@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../exec/exec.h"
 #include "../graph/graph.h"
+#include "../runner/runner.h"
 
 /* The compute type of an imported model: f32, f16, or f8 (matmul weights
  * in f8 F143 with a power-of-two scale each, everything else in f16). */
@@ -62,24 +62,24 @@ typedef struct OnnxSession OnnxSession;
 typedef struct {
 	const Chip *chip;      /* NULL: the default chip */
 	int threads;           /* host threads of the emulator; 0: 2 */
-	const char *cache_dir; /* exec_build's; NULL: always compile */
-	uint64_t max_cycles;   /* exec_run_timed's; 0: the default */
+	const char *cache_dir; /* runner_build's; NULL: always compile */
+	uint64_t max_cycles;   /* runner_run's; 0: the default */
 } OnnxRunOptions;
 
 /* What a run measured. */
 typedef struct {
 	uint64_t cycles;
 	double chip_seconds; /* cycles at the chip's clock */
-	double mfu;          /* exec_mfu's */
+	double mfu;          /* runner_mfu's */
 	uint64_t macs;
 	double host_seconds;
-	ExecBuild build;
+	RunnerBuild build;
 } OnnxStats;
 
 /* m compiled (or read from the cache), loaded, its weights written. The
  * session keeps m (freed with it). */
 int onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **s,
-                      ExecBuild *b, Diag *d);
+                      RunnerBuild *b, Diag *d);
 const OnnxModel *onnx_session_model(const OnnxSession *s);
 /* One run: in[i] the values of m->inputs[i] (row-major, its shape); out[i]
  * receives those of m->outputs[i]. */

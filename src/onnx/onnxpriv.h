@@ -6,7 +6,7 @@
 #ifndef IPU_ONNXPRIV_H
 #define IPU_ONNXPRIV_H
 
-#include "onnx.pb-c.h"
+#include <onnx.pb-c.h> /* generated (CMakeLists.txt) */
 #include "onnx.h"
 
 enum {

@@ -1,6 +1,6 @@
 /*
  * run.c - an imported ONNX model on the emulated chip: compiled through
- * exec_build (and its cache: the package holds no weight values, so the
+ * runner_build (and its cache: the package holds no weight values, so the
  * key is the graph's text alone), loaded once with its weights, then run
  * on inputs as many times as asked (onnx.h). And the self-contained
  * package of `ipu compile model.onnx`, whose tiles hold the weights.
@@ -13,11 +13,13 @@
 struct OnnxSession {
 	OnnxModel *m;
 	const Chip *chip;
-	Package *pk;
+	Package *pk; /* the next load's (runner_open takes it), or NULL */
+	uint8_t *pkg_bytes; /* the package, for the loads after the first */
+	size_t pkg_len;
 	int threads;
 	ipu_device *dev; /* loaded, weights written, not run yet */
 	uint64_t predicted, max_cycles;
-	ExecBuild build;
+	RunnerBuild build;
 };
 
 /* Is tensor t in the loaded program (one that no op reads is not)? */
@@ -30,7 +32,8 @@ loaded(ipu_device *dev, const Tensor *t)
 }
 
 /* A fresh device with the package and the weights (a device runs a
- * loaded program once). */
+ * loaded program once, and owns its package: the first load takes the
+ * built one, the later ones a copy read back from its bytes). */
 static int
 load(OnnxSession *s, Diag *d)
 {
@@ -38,26 +41,34 @@ load(OnnxSession *s, Diag *d)
 	if (s->dev)
 		ipu_close(s->dev);
 	s->dev = NULL;
-	int e = exec_open(s->chip, s->pk, s->threads, &s->dev, d);
+	int e = s->pk ? IPU_OK
+	              : pkg_read(s->pkg_bytes, s->pkg_len, "onnx session",
+	                         &s->pk, d);
+	Package *pk = s->pk;
+	s->pk = NULL;
+	if (!e)
+		e = runner_open(s->chip, pk, s->threads, &s->dev, d);
 	for (int i = 0; !e && i < m->nweights; i++) {
 		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
 		if (loaded(s->dev, t))
-			e = exec_write(s->dev, t, m->weight_value[i], d);
+			e = runner_write(s->dev, t, m->weight_value[i], d);
 	}
 	return e;
 }
 
 int
 onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
-                  ExecBuild *b, Diag *d)
+                  RunnerBuild *b, Diag *d)
 {
 	OnnxSession *s = xcalloc(1, sizeof *s);
 	s->m = m;
 	s->chip = o->chip ? o->chip : chip_default();
 	s->max_cycles = o->max_cycles;
 	s->threads = o->threads > 0 ? o->threads : 2;
-	int e =
-	    exec_build(m->g, s->chip, o->cache_dir, NULL, &s->pk, &s->build, d);
+	int e = runner_build(m->g, s->chip, o->cache_dir, NULL, &s->pk,
+	                     &s->build, d);
+	if (!e)
+		e = pkg_write(s->pk, &s->pkg_bytes, &s->pkg_len, d);
 	if (!e)
 		e = load(s, d);
 	s->predicted = s->build.predicted_cycles;
@@ -89,19 +100,19 @@ onnx_session_run(OnnxSession *s, const float *const *in, float **out,
 	for (int i = 0; !e && i < m->ninputs; i++) {
 		const Tensor *t = graph_tensor(m->g, m->inputs[i].id);
 		if (loaded(s->dev, t))
-			e = exec_write(s->dev, t, in[i], d);
+			e = runner_write(s->dev, t, in[i], d);
 	}
 	if (!e)
-		e = exec_run_timed(s->dev, s->max_cycles, s->predicted,
-		                   &st->cycles, &st->host_seconds, d);
+		e = runner_run(s->dev, s->max_cycles, s->predicted, &st->cycles,
+		               &st->host_seconds, d);
 	for (int i = 0; !e && i < m->noutputs; i++)
-		e = exec_read(s->dev, graph_tensor(m->g, m->outputs[i].id),
-		              out[i], d);
+		e = runner_read(s->dev, graph_tensor(m->g, m->outputs[i].id),
+		                out[i], d);
 	if (s->dev)
 		ipu_close(s->dev); /* the next run loads afresh */
 	s->dev = NULL;
 	if (!e) {
-		st->mfu = exec_mfu(m->g, s->chip, st->cycles, &st->macs);
+		st->mfu = runner_mfu(m->g, s->chip, st->cycles, &st->macs);
 		st->chip_seconds = (double)st->cycles / s->chip->clock_hz;
 	}
 	return e;
@@ -115,6 +126,7 @@ onnx_session_close(OnnxSession *s)
 	if (s->dev)
 		ipu_close(s->dev);
 	pkg_free(s->pk);
+	free(s->pkg_bytes);
 	onnx_model_free(s->m);
 	free(s);
 }
@@ -132,7 +144,7 @@ onnx_compile_package(const OnnxModel *m, const CompileOptions *o, Package **pk,
 			continue; /* read by no op */
 		size_t n = (size_t)shape_elems(&t->shape);
 		uint8_t *host = xmalloc(n * (size_t)dtype_size(t->elem.dtype));
-		exec_encode(t->elem, m->weight_value[i], n, host, NULL);
+		runner_encode(t->elem, m->weight_value[i], n, host, NULL);
 		for (uint32_t k = 0; !e && k < pt->npiece; k++) {
 			const PkgPiece *pc = &pt->piece[k];
 			uint64_t bytes = pkg_piece_bytes(pt, pc);

@@ -16,57 +16,31 @@
 
 #include "../kernels/gemm.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* ---- CRC-32 ----------------------------------------------------------- */
 
-/* The reflected IEEE polynomial, one table of 256 entries built on first
- * use (a byte at a time is fast enough: packages are a few MB at most). */
-static uint32_t crc_table[256];
-static int crc_ready;
-
-static void
-crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-	crc_ready = 1;
-}
-
+/* zlib's CRC-32 (the IEEE polynomial, as gzip and PNG use it), fed at
+ * most UINT_MAX bytes at a time (its length is an unsigned int). */
 uint32_t
 pkg_crc32(uint32_t crc, const void *data, size_t len)
 {
-	if (!crc_ready)
-		crc_init(); /* idempotent: racing threads write equal values */
-	const uint8_t *b = data;
-	crc = ~crc;
-	for (size_t i = 0; i < len; i++)
-		crc = crc_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	const Bytef *b = data;
+	while (len) {
+		uInt n = len > UINT_MAX ? UINT_MAX : (uInt)len;
+		crc = (uint32_t)crc32(crc, b, n);
+		b += n;
+		len -= n;
+	}
+	return crc;
 }
 
 /* ---- facts ------------------------------------------------------------ */
-
-const char *
-pkg_dtype_name(uint8_t dtype)
-{
-	static const char *const names[] = {"f32", "f16", "f8_f143", "f8_f152"};
-	return dtype < PKG_DT_COUNT ? names[dtype] : "?";
-}
-
-uint32_t
-pkg_dtype_size(uint8_t dtype)
-{
-	static const uint32_t size[] = {4, 2, 1, 1};
-	return dtype < PKG_DT_COUNT ? size[dtype] : 0;
-}
 
 const char *
 pkg_role_name(uint8_t role)
@@ -129,31 +103,22 @@ pkg_find_tensor(const Package *p, const char *name)
 static int
 gemm_type(uint8_t dtype)
 {
-	switch (dtype) {
-	case PKG_DT_F32:
-		return GEMM_F32;
-	case PKG_DT_F16:
-		return GEMM_F16;
-	case PKG_DT_F8_F143:
-	case PKG_DT_F8_F152:
-		return GEMM_F8;
-	}
-	return -1;
+	return dtype < DT_COUNT ? (int)gemm_dtype_of(dtype) : -1;
 }
 
 /* The C layout's bytes: 16-column panels of pad_rows rows. */
 static uint64_t
 panel_bytes(const PkgTensor *t, const PkgPiece *pc)
 {
-	return (uint64_t)gemm_n_panels(pc->pad_cols) * pc->pad_rows * 16 *
-	       pkg_dtype_size(t->dtype);
+	return (uint64_t)gemm_n_panels(pc->pad_cols) * pc->pad_rows *
+	       GEMM_COLS * (uint32_t)dtype_size(t->dtype);
 }
 
 uint64_t
 pkg_piece_bytes(const PkgTensor *t, const PkgPiece *pc)
 {
-	uint64_t raw =
-	    (uint64_t)pc->pad_rows * pc->pad_cols * pkg_dtype_size(t->dtype);
+	uint64_t raw = (uint64_t)pc->pad_rows * pc->pad_cols *
+	               (uint32_t)dtype_size(t->dtype);
 	int g = gemm_type(t->dtype);
 	/* The GEMM sizes are 32-bit: only ask for blocks whose elements
 	 * alone fit in 2^24 bytes (far beyond a tile; the panels' padding
@@ -238,7 +203,9 @@ blob_slot(Package *p, const void *data, uint32_t len)
 }
 
 /* Equal blobs are stored once (argument blocks repeat over tiles). */
-uint32_t
+/* The index of a blob with these bytes: an existing identical one, or a
+ * new one. len >= 1. */
+static uint32_t
 pkg_blob(Package *p, const void *data, uint32_t len)
 {
 	if (!len)
@@ -536,8 +503,7 @@ check_piece(const Package *p, const PkgTensor *t, uint32_t ti, uint32_t k,
 	if (base_format(pc->format) != PKG_PF_ROWMAJOR &&
 	    gemm_type(t->dtype) < 0)
 		return bad(d, "%s: format %s cannot hold %s elements", what,
-		           pkg_format_name(pc->format),
-		           pkg_dtype_name(t->dtype));
+		           pkg_format_name(pc->format), dtype_name(t->dtype));
 	int tr = transposed(pc->format);
 	uint32_t brows = tr ? pc->cols : pc->rows,
 	         bcols = tr ? pc->rows : pc->cols;
@@ -742,16 +708,15 @@ check_tensors(const Package *p, Diag *d)
 			r = bad(d, "tensor %u: the name %s", i, why);
 			break;
 		}
-		if (t->dtype >= PKG_DT_COUNT)
+		if (t->dtype >= DT_COUNT)
 			r = bad(d, "tensor %u ('%s'): unknown dtype %u", i,
 			        t->name, t->dtype);
-		else if (t->dtype >= PKG_DT_F8_F143
-		             ? t->scale < -32 || t->scale > 31
-		             : t->scale != 0)
+		else if (dtype_is_f8(t->dtype) ? t->scale < -32 || t->scale > 31
+		                               : t->scale != 0)
 			r = bad(d,
 			        "tensor %u ('%s'): scale %d is not valid "
 			        "for %s (f8: -32..31, else 0)",
-			        i, t->name, t->scale, pkg_dtype_name(t->dtype));
+			        i, t->name, t->scale, dtype_name(t->dtype));
 		else if (t->role != PKG_ROLE_INPUT &&
 		         t->role != PKG_ROLE_WEIGHT &&
 		         t->role != PKG_ROLE_OUTPUT)
@@ -1355,7 +1320,7 @@ pkg_read_file(const char *path, Package **out, Diag *d)
 int
 pkg_piece_convertible(const PkgTensor *t, const PkgPiece *pc, int to_tile)
 {
-	if (!pkg_dtype_size(t->dtype))
+	if (!(uint32_t)dtype_size(t->dtype))
 		return 0;
 	switch (base_format(pc->format)) {
 	case PKG_PF_ROWMAJOR:
@@ -1391,7 +1356,7 @@ static void
 block_out(const PkgTensor *t, const PkgPiece *pc, const uint8_t *host,
           uint8_t *blk)
 {
-	size_t es = pkg_dtype_size(t->dtype);
+	size_t es = (uint32_t)dtype_size(t->dtype);
 	size_t row = (size_t)pc->pad_cols * es;
 	for (uint32_t r = 0; r < pc->pad_rows; r++) {
 		uint8_t *b = blk + r * row;
@@ -1418,7 +1383,7 @@ static void
 block_in(const PkgTensor *t, const PkgPiece *pc, const uint8_t *blk,
          uint8_t *host)
 {
-	size_t es = pkg_dtype_size(t->dtype);
+	size_t es = (uint32_t)dtype_size(t->dtype);
 	size_t row = (size_t)pc->pad_cols * es;
 	for (uint32_t r = 0; r < pc->pad_rows; r++) {
 		const uint8_t *b = blk + r * row;
@@ -1446,7 +1411,7 @@ pkg_piece_pack(const PkgTensor *t, const PkgPiece *pc, const void *host,
 		block_out(t, pc, host, tile_bytes);
 		return 0;
 	}
-	uint32_t es = pkg_dtype_size(t->dtype);
+	uint32_t es = (uint32_t)dtype_size(t->dtype);
 	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols * es);
 	block_out(t, pc, host, blk);
 	if (base_format(pc->format) == PKG_PF_GEMM_B)
@@ -1468,7 +1433,7 @@ pkg_piece_unpack(const PkgTensor *t, const PkgPiece *pc,
 		block_in(t, pc, tile_bytes, host);
 		return 0;
 	}
-	uint32_t es = pkg_dtype_size(t->dtype);
+	uint32_t es = (uint32_t)dtype_size(t->dtype);
 	uint8_t *blk = xmalloc((size_t)pc->pad_rows * pc->pad_cols * es);
 	gemm_unpack_c(es, pc->pad_rows, pc->pad_cols, tile_bytes, blk);
 	block_in(t, pc, blk, host);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "../target/chip.h"
+#include "../target/dtype.h"
 #include "../util/util.h"
 
 enum {
@@ -40,19 +41,10 @@ enum {
 /* The file's first 8 bytes. */
 #define PKG_MAGIC "IPUPKG\r\n"
 
-/* Element types: the graph's DType numbers (graph.h GRAPH_DTYPES). */
-enum {
-	PKG_DT_F32 = 0,
-	PKG_DT_F16 = 1,
-	PKG_DT_F8_F143 = 2,
-	PKG_DT_F8_F152 = 3,
-	PKG_DT_COUNT
-};
-
 /* Roles: the graph's TensorRole numbers; intermediates are not stored. */
 enum { PKG_ROLE_INPUT = 0, PKG_ROLE_WEIGHT = 1, PKG_ROLE_OUTPUT = 3 };
 
-/* Piece formats: lower.h's PieceFormat numbers. The _T formats hold the
+/* Piece formats: plan/layout.h's PieceFormat numbers. The _T formats hold the
  * transpose of the tensor's block (pad_rows x pad_cols on the tile, the
  * block's cols x rows of it used). */
 enum {
@@ -94,7 +86,7 @@ typedef struct {
 
 typedef struct {
 	char *name;
-	uint8_t dtype; /* PKG_DT_* */
+	uint8_t dtype; /* DType (target/dtype.h) */
 	int8_t scale;  /* f8: power-of-two scale (-32..31); else 0 */
 	uint8_t role;  /* PKG_ROLE_* */
 	uint32_t rows, cols;
@@ -151,9 +143,7 @@ typedef struct {
 /* Building (codegen, tests). Strings and bytes are copied. */
 Package *pkg_new(const Chip *chip, uint32_t tiles);
 void pkg_free(Package *p);
-/* The index of a blob with these bytes: an existing identical one, or a
- * new one. len >= 1. */
-uint32_t pkg_blob(Package *p, const void *data, uint32_t len);
+/* Segments of these bytes: identical bytes are stored once (one blob). */
 void pkg_add_shared(Package *p, uint32_t addr, const void *data, uint32_t len);
 void pkg_add_segment(Package *p, uint32_t tile, uint32_t addr, const void *data,
                      uint32_t len);
@@ -188,8 +178,6 @@ int pkg_read_file(const char *path, Package **out, Diag *d);
 uint32_t pkg_crc32(uint32_t crc, const void *data, size_t len);
 
 /* Facts and lookups. */
-const char *pkg_dtype_name(uint8_t dtype);   /* "f32", ...; "?" if unknown */
-uint32_t pkg_dtype_size(uint8_t dtype);      /* bytes; 0 if unknown */
 const char *pkg_role_name(uint8_t role);     /* "input", "weight", "output" */
 const char *pkg_format_name(uint8_t format); /* "rowmajor", "gemm_b", ... */
 const PkgTensor *pkg_find_tensor(const Package *p, const char *name);

@@ -81,12 +81,6 @@ unit_start(const Geo *g, uint64_t u)
 	return g->interleave + (u - g->r0) * 2 * g->elem;
 }
 
-static uint64_t
-align_up(uint64_t a, uint64_t align)
-{
-	return (a + align - 1) & ~(align - 1);
-}
-
 static int
 lifetimes_meet(int32_t f1, int32_t l1, int32_t f2, int32_t l2)
 {

@@ -22,20 +22,7 @@
 
 #include "../kernels/gemm.h"
 #include "../kernels/vadd.h"
-#include "../lower/lower.h"
 #include "plan.h"
-
-GemmDtype
-plan_gemm_dtype(DType t)
-{
-	return t == DT_F32 ? GEMM_F32 : dtype_is_f8(t) ? GEMM_F8 : GEMM_F16;
-}
-
-static uint32_t
-ceil_div(uint32_t a, uint32_t b)
-{
-	return (a + b - 1) / b;
-}
 
 /* The route latency across a pm x pn grid of consecutive tiles, bounded
  * by the chip's farthest pair (a grid row, consecutive ids, is close):
@@ -111,8 +98,9 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	uint64_t bytes = 0, nseg = 1; /* the largest slice */
 	for (uint32_t q = 0; q < p->pk; q++) {
 		GemmSlice s =
-		    plan_gemm_slice(ceil_div(p->bn, 16), p->bm, p->pk, q);
-		uint64_t b = (uint64_t)s.panels * gemm_c_bytes(g, s.rows, 16);
+		    plan_gemm_slice(gemm_n_panels(p->bn), p->bm, p->pk, q);
+		uint64_t b =
+		    (uint64_t)s.panels * gemm_c_bytes(g, s.rows, GEMM_COLS);
 		if (b > bytes) {
 			bytes = b;
 			nseg = plan_gemm_slice_segments(&s, p->bm);
@@ -132,7 +120,7 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 static uint32_t
 parts(const GemmPlan *p, uint32_t spare, uint32_t kc)
 {
-	uint32_t nk = ceil_div(kc, gemm_k_panel(plan_gemm_dtype(p->dtype)));
+	uint32_t nk = ceil_div(kc, gemm_k_panel(gemm_dtype_of(p->dtype)));
 	return spare < 1 ? 1 : spare < nk ? spare : nk;
 }
 
@@ -158,7 +146,7 @@ plan_gemm_b_parts(const GemmPlan *p)
 uint64_t
 plan_gemm_b_local_bytes(const GemmPlan *p)
 {
-	GemmDtype g = plan_gemm_dtype(p->dtype);
+	GemmDtype g = gemm_dtype_of(p->dtype);
 	return (uint64_t)(p->steps - 1) * gemm_b_bytes(g, p->kc, p->bn) +
 	       gemm_b_bytes(g, p->kg - (p->steps - 1) * p->kc, p->bn);
 }
@@ -169,7 +157,7 @@ static void
 step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
             uint64_t *call)
 {
-	GemmDtype g = plan_gemm_dtype(p->dtype);
+	GemmDtype g = gemm_dtype_of(p->dtype);
 	uint64_t a_words = gemm_a_bytes(g, p->bm, kc) / 4;
 	uint64_t b_words = gemm_b_bytes(g, kc, p->bn) / 4;
 	/* A goes to a grid row, B down a column; the one whose receivers are
@@ -187,7 +175,7 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	    plan_gemm_b_parts(p) > 1 ? parts(p, p->pm / p->steps, kc) : 1;
 	uint32_t windows = (own_a ? 0 : plan_gemm_a_parts(p)) +
 	                   (p->b_local ? 0
-	                    : nb > 1   ? nb * ceil_div(p->bn, 16)
+	                    : nb > 1   ? nb * gemm_n_panels(p->bn)
 	                               : 1);
 	*xch = XS_PREAMBLE + 3 + a_cycles +
 	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
@@ -196,10 +184,10 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	*call = gemm_tile_cycles(c, g, p->bm, p->bn, kc);
 }
 
-int
+static int
 plan_gemm_price(const Chip *c, GemmPlan *p)
 {
-	GemmDtype g = plan_gemm_dtype(p->dtype);
+	GemmDtype g = gemm_dtype_of(p->dtype);
 	p->steps = ceil_div(p->kg, p->kc);
 	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
 	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
@@ -265,12 +253,12 @@ static void
 search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
              uint32_t b_local_bytes, Best *best)
 {
-	uint32_t kp = gemm_k_panel(plan_gemm_dtype(proto.dtype));
+	uint32_t kp = gemm_k_panel(gemm_dtype_of(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
 		uint32_t pn = tiles / pk / pm;
 		if (!pn)
 			break;
-		uint32_t bn = ceil_div(ceil_div(proto.n, pn), 16) * 16;
+		uint32_t bn = gemm_n_panels(ceil_div(proto.n, pn)) * GEMM_COLS;
 		uint32_t bm = ceil_div(proto.m, pm);
 		/* K-panels a superstep: the powers of two, then all of kg */
 		uint32_t all = proto.kg / kp;
@@ -308,7 +296,7 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 	if (!m || !n || !k)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "gemm: empty problem %u x %u x %u", m, n, k);
-	uint32_t kp = gemm_k_panel(plan_gemm_dtype(t));
+	uint32_t kp = gemm_k_panel(gemm_dtype_of(t));
 	Best best = {.plan = out, .max = max};
 	for (uint32_t pk = 1; pk <= 32 && pk <= tiles; pk *= 2) {
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;

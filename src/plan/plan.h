@@ -1,10 +1,14 @@
 /*
- * plan.h - operator plans and the planner.
+ * plan.h - the planner: every choice the compiler makes, for the whole
+ * graph, before anything is lowered (graph_plan.c, Plan), and what those
+ * choices mean: layouts (layout.h), a GEMM plan on its tiles
+ * (gemm_layout.c), the GEMM planner and its cost model (gemm_plan.c).
  *
- * A plan says how an operation is spread over tiles and time; the lowering
- * (src/lower/) turns it into buffers, exchange phases and kernel calls.
- * The planner searches the candidate plans with a cost model that prices
- * each candidate the way the lowering will emit it (the same superstep
+ * A plan says how each operation is spread over tiles and time; the
+ * lowering (src/lower/) turns it into buffers, exchange phases and kernel
+ * calls, computing the same layouts with the same functions. The GEMM
+ * planner searches the candidate plans with a cost model that prices each
+ * candidate the way the lowering will emit it (the same superstep
  * structure, the same kernel cycle formula, the exchange scheduler's
  * phase shape), and checks per-tile memory.
  *
@@ -38,6 +42,16 @@
 #include "../kernels/gemm.h"
 #include "../target/chip.h"
 #include "../util/util.h"
+#include "layout.h"
+
+/* The exchange phase's shape, in cycles from the sync that opens it: the
+ * cost model prices it, the scheduler (lower/xsched.c) and codegen make
+ * it. */
+enum {
+	XS_PREAMBLE = 3, /* after the sync before any event: the mux
+	                    switched off */
+	XS_RECV_GAP = 2, /* between two transfers at a receiver */
+};
 
 typedef struct {
 	DType dtype;        /* of A and B; C is f16 (f16, f8) or f32 */
@@ -67,7 +81,6 @@ typedef struct {
 } GemmPlan;
 
 /* gemm_plan.c */
-GemmDtype plan_gemm_dtype(DType t);
 /* Slice q of a C block of np N-panels and `rows` rows split pk ways for
  * the reduction: rows [row, row + rows) of panels [panel, panel +
  * panels). By panels: with np >= pk the panels are split pk ways (all
@@ -91,8 +104,6 @@ int plan_gemm_a_in_place(const GemmPlan *p);
  * the grid column has owners to spare (pm / steps), at most one a
  * K-panel; else one. */
 uint32_t plan_gemm_b_parts(const GemmPlan *p);
-/* Price one candidate (fills the cost fields; 0 if it fits memory). */
-int plan_gemm_price(const Chip *c, GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
  * *count - 1]. Plans with b_local are tried when they need at most
  * b_local_bytes of B a tile (0: never); b_made: B is made on the device
@@ -107,5 +118,193 @@ int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
+
+/* ---- gemm_layout.c: a GEMM plan placed on tiles ---------------------- */
+
+/* Where one GEMM of a plan runs and stores its operands. */
+typedef struct {
+	uint32_t tile_base; /* tile (0, 0, 0) of the grid */
+	uint32_t tiles_all; /* the program's tiles */
+	int ta, tb;         /* A, B are the transposes of their tensors */
+	uint32_t batch;     /* its number among a batched matmul's GEMMs */
+	/* B's chunks: with spread_b, stored in parts of an n-panel by at
+	 * most 4 K-panels, each on the tile the weight balance chooses
+	 * (stored[]: bytes of weights per tile, each of B's counting b_times;
+	 * the choices go to / come from owners); otherwise chunk (s, j) on
+	 * grid row (b_rows_from + s) mod pm of column j */
+	int spread_b;
+	uint32_t *stored;
+	uint32_t b_times; /* 0 = 1 */
+	uint32_t b_rows_from;
+	TileLog *owners;
+} GemmSite;
+
+/* A GEMM plan on its site: the grid and the chunks' parts. */
+typedef struct {
+	const GemmPlan *p;
+	GemmDtype g;
+	uint32_t pm, pn, pk; /* grid rows, columns, K groups */
+	uint32_t na;         /* parts of an A chunk (plan_gemm_a_parts) */
+	int a_own;           /* plan_gemm_a_in_place */
+	uint32_t nb;         /* of a B chunk: copies (b_local), parts
+	                        (spread_b, b_parts) or 1 */
+	uint32_t a_row0, b_row0, c_row0; /* the batch's rows in the views */
+	GemmSite site;
+} GemmGeom;
+
+void plan_gemm_geom(GemmGeom *G, const GemmPlan *p, const GemmSite *site);
+/* Tile (q, i, j): q pm pn + i pn + j, or with pairs_down (pm even)
+ * q pm pn + (i / 2) 2 pn + 2 j + i mod 2. */
+uint32_t plan_gemm_tile(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j);
+/* The tile storing part u of A's chunk (i, s) of group q. */
+uint32_t plan_gemm_a_owner(const GemmGeom *G, uint32_t q, uint32_t i,
+                           uint32_t s, uint32_t u);
+/* Part u of nk K-panels split `parts` ways: its panel count, *first its
+ * first. */
+uint32_t plan_gemm_k_part(uint32_t nk, uint32_t parts, uint32_t u,
+                          uint32_t *first);
+/* Indices of A's chunk parts and B's chunk copies or parts. */
+size_t plan_gemm_a_index(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t i,
+                         uint32_t u);
+size_t plan_gemm_b_index(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t j,
+                         uint32_t i);
+uint32_t plan_gemm_rows(const GemmGeom *G, uint32_t i); /* C block rows */
+uint32_t plan_gemm_cols(const GemmGeom *G, uint32_t j); /* C block cols */
+/* K of group q in superstep s (0: nothing left), from *k0 on. */
+uint32_t plan_gemm_k_of(const GemmGeom *G, uint32_t q, uint32_t s,
+                        uint32_t *k0);
+/* B's chunk (s, j) of group q, or its part u: a block of B whose K-panels
+ * are [kp0, kp0 + its own) of the chunk's nk, which the chunk's layout
+ * (n-panel outer, K-panel inner) holds in a run per n-panel, one run when
+ * it has all nk. 0 if part u is empty. */
+typedef struct {
+	uint32_t row0, rows, col0, cols;
+	uint32_t kp0, nk;
+} GemmBPart;
+int plan_gemm_b_part(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t j,
+                     uint32_t u, GemmBPart *bp);
+/* Slice q of tile (., i, j)'s C block (plan_gemm_slice), its first
+ * segment's offset in the block, its segments, their bytes and the
+ * block's stride between them; returns its bytes. */
+typedef struct {
+	GemmSlice s;
+	uint32_t off, nseg, seg_bytes, seg_stride;
+} GemmCSlice;
+uint32_t plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j,
+                           uint32_t q, GemmCSlice *sl);
+/* Bytes of tile (., i, j)'s C block buffer. */
+uint32_t plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j);
+/* The buffers of the chunks of A and B each tile stores ("A input", "B
+ * input", from st in walk order; their numbers into a_in and b_in at
+ * plan_gemm_a_index / _b_index) and their pieces in ta and tb. With
+ * spread_b the weight balance places B's parts (or the site's owners
+ * replay the choices). */
+void plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta,
+                      TensorPlace *tb, int32_t *a_in, int32_t *b_in);
+/* C's pieces in the C blocks c_blk[tile]: each block, or with pk > 1
+ * each group's reduced slice of it. */
+void plan_gemm_c_pieces(const GemmGeom *G, const int32_t *c_blk,
+                        TensorPlace *tc);
+
+/* ---- graph_plan.c: the whole graph's plan ---------------------------- */
+
+/* How an op gets an input where it wants it (its layout for the op). */
+typedef enum {
+	CONV_NONE,        /* where it is (its home) */
+	CONV_HOST,        /* an input or weight not yet anywhere: the host
+	                     writes it there, its home from now on */
+	CONV_HOST_COPY,   /* an input or weight the host writes here too: a
+	                     copy of its home (placed by an earlier op), or
+	                     in a layout only this op reads (a GEMM's packed
+	                     B, its transposed A) while the home is left to
+	                     the next consumer */
+	CONV_LOOP_COPIES, /* a loop weight wanted in several copies (a bias
+	                     next to every block): stored once, each distinct
+	                     block where the weight balance puts it, and
+	                     copied by an exchange each iteration */
+	CONV_MOVE,        /* an exchange from its home */
+	CONV_PACK,        /* a GEMM's B made on the device: an exchange into
+	                     row-major blocks, packed into the weight layout
+	                     on the tiles */
+	CONV_TRANSPOSE,   /* a GEMM's transposed A on the device: transposed
+	                     there into the default layout, then moved */
+	CONV_COUNT
+} ConvKind;
+
+typedef struct {
+	uint8_t kind;    /* ConvKind */
+	uint64_t cycles; /* CONV_MOVE, CONV_LOOP_COPIES: the exchange as the
+	                    planner prices it (layout_moves_cycles + a sync);
+	                    0 for the others */
+} Conv;
+
+/* What the planner chose for one op: with the graph, all the lowering
+ * needs to lay the op out (the layouts are functions of these). */
+typedef struct {
+	/* the first tile of a layout on part of the chip (each starts where
+	 * the last one ended): the op's own (its output's default or
+	 * row-block layout, or its GEMMs' grid: tile0), that of an input the
+	 * op meets first (in_tile0), that of a matmul's A transposed on the
+	 * device (a_tile0) */
+	uint32_t tile0, in_tile0, a_tile0;
+	Conv in[GRAPH_MAX_INPUTS]; /* by input */
+	/* matmul */
+	GemmPlan gemm;        /* every GEMM's plan */
+	uint32_t group;       /* batched: GEMMs side by side */
+	uint8_t spread_b;     /* B (a weight) stored in parts placed by the
+	                         weight balance (GemmSite.spread_b) */
+	uint32_t b_rows_from; /* else a weight's first chunk's grid row */
+	/* the weight balance's choices, in the order the lowering meets
+	 * them: a matmul's B parts, a loop weight's distinct blocks */
+	TileLog owners;
+} OpPlan;
+
+typedef struct {
+	int weight_copies;   /* GEMM weights may be stored on every tile that
+	                        reads them (GemmPlan.b_local), within a budget
+	                        per tile */
+	uint32_t gemm_bytes; /* each GEMM's plan the cheapest whose data on a
+	                        tile (GemmPlan.tile_bytes) is at most this, if
+	                        the planner offers one (0: no limit) */
+} PlanOptions;
+
+enum { PLAN_DESC_MAX = 2048 };
+
+typedef struct {
+	const Graph *g;
+	const Chip *chip;
+	uint32_t tiles;  /* the tiles it may use: 0 .. tiles - 1 */
+	PlanOptions opt; /* what it was made with */
+	OpPlan *op;      /* by graph op (a loop's later iterations: unused) */
+	int nop;
+	RepeatMap loop;      /* the graph's repeat (count 0: none) */
+	int32_t *loop_slot;  /* by tensor: k * loop.nweights + j for
+	                        iteration k's weight j, else -1 */
+	uint32_t loop_tile0; /* the default layout of a loop's carry_in made
+	                        before the loop (if it had none) */
+	char desc[PLAN_DESC_MAX]; /* each op's plan, "; " between them */
+} Plan;
+
+/* Plans every op of the verified graph g on the chip's first `tiles`
+ * tiles, in graph order (greedy): each matmul's GEMM plan among the
+ * planner's cheapest candidates, priced with the exchange that brings A
+ * from where its producer left it; where each layout starts; how each
+ * input reaches its consumer and what that costs. Ops the compiler cannot
+ * do yet are refused here, with the op named. */
+int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
+               const PlanOptions *o, Plan **out, Diag *d);
+void plan_free(Plan *p);
+/* 1 if op changes nothing in memory, its output being its input's pieces:
+ * a reshape that keeps the 2-D view (rows x last axis), a cast to its own
+ * element type and scale. */
+int plan_op_aliases(const Graph *g, const Op *op);
+/* r, with d's message prefixed "compile: <op kind> <output>: ", the way
+ * the planner and the lowering name the op an error is about. */
+int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
+/* The plan as text (ipu compile --dump=plan): a line per op. */
+void plan_print(const Plan *p, FILE *f);
+/* The plan's invariants: every op planned, GEMM grids on the plan's
+ * tiles, first tiles in range, owners on tiles in range. */
+int plan_verify(const Plan *p, Diag *d);
 
 #endif

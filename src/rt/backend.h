@@ -33,7 +33,8 @@ typedef struct {
 	void (*close)(void *be);
 	/* Write the image's segments into the tile and start its supervisor
 	 * at the entry. */
-	int (*load)(void *be, uint32_t tile, const Image *img, ipu_error *err);
+	int (*load)(void *be, uint32_t tile, const TileImage *img,
+	            ipu_error *err);
 	int (*write)(void *be, uint32_t tile, uint32_t addr, const void *src,
 	             uint32_t len, ipu_error *err);
 	int (*read)(void *be, uint32_t tile, uint32_t addr, void *dst,
@@ -45,9 +46,11 @@ typedef struct {
 	int (*stream_read)(void *be, uint32_t sync, uint32_t tile,
 	                   uint32_t addr, void *dst, uint32_t len,
 	                   ipu_error *err);
-	/* max_cycles: UINT64_MAX for no limit. Fills the structured fields
-	 * of *err; runtime.c adds the symbol of a faulting pc. */
-	int (*run)(void *be, uint64_t max_cycles, ipu_error *err);
+	/* max_cycles: UINT64_MAX for no limit; progress: NULL or called
+	 * between rounds (ipu_set_progress). Fills the structured fields of
+	 * *err; runtime.c adds the symbol of a faulting pc. */
+	int (*run)(void *be, uint64_t max_cycles, ipu_progress_fn progress,
+	           void *progress_ctx, ipu_error *err);
 	/* All fields but `loaded`, which runtime.c knows. */
 	void (*counters)(void *be, uint32_t tile, ipu_counters *out);
 	uint64_t (*cycles)(void *be);

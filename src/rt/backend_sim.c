@@ -28,7 +28,7 @@ simbe_close(void *be)
 }
 
 static int
-simbe_load(void *be, uint32_t tile, const Image *img, ipu_error *err)
+simbe_load(void *be, uint32_t tile, const TileImage *img, ipu_error *err)
 {
 	Tile *t = chipsim_tile(be, tile);
 	for (int i = 0; i < img->nseg; i++)
@@ -97,10 +97,12 @@ fault_has_addr(FaultType t)
 }
 
 static int
-simbe_run(void *be, uint64_t max_cycles, ipu_error *err)
+simbe_run(void *be, uint64_t max_cycles, ipu_progress_fn progress,
+          void *progress_ctx, ipu_error *err)
 {
 	ChipSim *cs = be;
 	ChipError ce;
+	chipsim_set_progress(cs, progress, progress_ctx);
 	RunStatus st = chipsim_run(cs, max_cycles, &ce);
 	if (st == RUN_DONE)
 		return 0;

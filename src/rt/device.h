@@ -17,7 +17,7 @@
 
 /* An image shared by the tiles it was loaded on. */
 typedef struct {
-	Image img;
+	TileImage img;
 	char *name; /* for messages */
 	uint32_t refs;
 } RtImage;
@@ -33,6 +33,8 @@ struct ipu_device {
 	Package *pkg;   /* the loaded package, or NULL */
 	char *pkg_name; /* for messages */
 	RtState state;
+	ipu_progress_fn progress; /* ipu_set_progress */
+	void *progress_ctx;
 };
 
 /* Every entry point starts with this: a scratch error when the caller
@@ -49,8 +51,6 @@ int rt_check_dev(const ipu_device *dev, const char *fn, ipu_error *err);
 /* Read a whole input file for `fn` (runtime.c). */
 int rt_read_file(const char *fn, const char *path, uint8_t **data, size_t *len,
                  ipu_error *err);
-int rt_check_tile(const ipu_device *dev, const char *fn, uint32_t tile,
-                  ipu_error *err);
 /* In state RAN, replace the backend by a fresh one and drop every image
  * and the package; otherwise nothing. */
 int rt_fresh(ipu_device *dev, ipu_error *err);

@@ -6,7 +6,7 @@
  *
  * The package is parsed and validated by src/pkg/ before any tile is
  * touched; its segments reach the tiles through the backend's load call
- * as one Image per tile (shared segments first, then the tile's own), so
+ * as one TileImage per tile (shared segments first, then the tile's own), so
  * backends need nothing new.
  */
 #include <stdio.h>
@@ -15,19 +15,14 @@
 
 #include "../util/util.h"
 #include "device.h"
+#include "rt.h"
 
+/* Install the checked package p (the device owns it from here on, and
+ * frees it if this fails). */
 static int
-load_package(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
-             const char *name, ipu_error *err)
+install_package(ipu_device *dev, const char *fn, Package *p, const char *name,
+                ipu_error *err)
 {
-	Package *p;
-	Diag d;
-	diag_clear(&d);
-	if (pkg_read(data, len, name, &p, &d)) {
-		char buf[700];
-		diag_format(&d, buf, sizeof buf);
-		return rt_error(err, IPU_ERR_FORMAT, "%s: %s", fn, buf);
-	}
 	const Chip *c = dev->cfg.chip;
 	if (strcmp(p->chip->name, c->name)) {
 		rt_error(err, IPU_ERR_ARGUMENT,
@@ -66,14 +61,14 @@ load_package(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
 	for (uint32_t t = 0; t < p->tiles; t++)
 		if (p->tile[t].nseg > maxseg)
 			maxseg = p->tile[t].nseg;
-	ImgSegment *seg = xcalloc((size_t)p->nshared + maxseg, sizeof *seg);
+	TileSegment *seg = xcalloc((size_t)p->nshared + maxseg, sizeof *seg);
 	for (uint32_t i = 0; i < p->nshared; i++) {
 		const PkgBlob *b = &p->blob[p->shared[i].blob];
-		seg[i] = (ImgSegment){.addr = p->shared[i].addr,
-		                      .size = b->len,
-		                      .bytes = b->data,
-		                      .exec = p->shared[i].addr < c->exec_end,
-		                      .name = "shared"};
+		seg[i] = (TileSegment){.addr = p->shared[i].addr,
+		                       .size = b->len,
+		                       .bytes = b->data,
+		                       .exec = p->shared[i].addr < c->exec_end,
+		                       .name = "shared"};
 	}
 	dev->pkg = p;
 	dev->pkg_name = xstrdup(name);
@@ -83,15 +78,15 @@ load_package(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
 		for (uint32_t i = 0; i < pt->nseg; i++) {
 			const PkgBlob *b = &p->blob[pt->seg[i].blob];
 			seg[p->nshared + i] =
-			    (ImgSegment){.addr = pt->seg[i].addr,
-			                 .size = b->len,
-			                 .bytes = b->data,
-			                 .exec = pt->seg[i].addr < c->exec_end,
-			                 .name = "tile"};
+			    (TileSegment){.addr = pt->seg[i].addr,
+			                  .size = b->len,
+			                  .bytes = b->data,
+			                  .exec = pt->seg[i].addr < c->exec_end,
+			                  .name = "tile"};
 		}
-		Image img = {.entry = pt->entry,
-		             .seg = seg,
-		             .nseg = (int)(p->nshared + pt->nseg)};
+		TileImage img = {.entry = pt->entry,
+		                 .seg = seg,
+		                 .nseg = (int)(p->nshared + pt->nseg)};
 		if (dev->ops->load(dev->be, t, &img, err)) {
 			free(seg);
 			return err->kind;
@@ -99,6 +94,39 @@ load_package(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
 	}
 	free(seg);
 	return 0;
+}
+
+static int
+load_package(ipu_device *dev, const char *fn, const uint8_t *data, size_t len,
+             const char *name, ipu_error *err)
+{
+	Package *p;
+	Diag d;
+	diag_clear(&d);
+	if (pkg_read(data, len, name, &p, &d)) {
+		char buf[700];
+		diag_format(&d, buf, sizeof buf);
+		return rt_error(err, IPU_ERR_FORMAT, "%s: %s", fn, buf);
+	}
+	return install_package(dev, fn, p, name, err);
+}
+
+int
+rt_load_package(ipu_device *dev, Package *p, ipu_error *err)
+{
+	ERR_BEGIN(err);
+	const char *fn = "rt_load_package";
+	Diag d;
+	diag_clear(&d);
+	if (rt_check_dev(dev, fn, err)) {
+		pkg_free(p);
+		return err->kind;
+	}
+	if (pkg_check(p, &d)) {
+		pkg_free(p);
+		return rt_error(err, IPU_ERR_FORMAT, "%s: %s", fn, d.msg);
+	}
+	return install_package(dev, fn, p, "package", err);
 }
 
 int
@@ -162,7 +190,7 @@ find_tensor(const ipu_device *dev, const char *fn, const char *name,
 static size_t
 tensor_bytes(const PkgTensor *t)
 {
-	return (size_t)t->rows * t->cols * pkg_dtype_size(t->dtype);
+	return (size_t)t->rows * t->cols * (uint32_t)dtype_size(t->dtype);
 }
 
 /* A host buffer of the right size for tensor t. */
@@ -178,7 +206,7 @@ check_host(const char *fn, const PkgTensor *t, const void *buf, size_t bytes,
 		return rt_error(err, IPU_ERR_ARGUMENT,
 		                "%s: %zu bytes given; tensor '%s' (%s, %u x "
 		                "%u) has %zu",
-		                fn, bytes, t->name, pkg_dtype_name(t->dtype),
+		                fn, bytes, t->name, dtype_name(t->dtype),
 		                t->rows, t->cols, tensor_bytes(t));
 	return 0;
 }
@@ -193,7 +221,7 @@ unsupported(const char *fn, const PkgTensor *t, const PkgPiece *pc,
 	                fn, t->name, pc->tile, pkg_format_name(pc->format),
 	                strcmp(fn, "ipu_write_tensor") ? "back to row-major"
 	                                               : "from row-major",
-	                pkg_dtype_name(t->dtype));
+	                dtype_name(t->dtype));
 }
 
 int
@@ -256,6 +284,16 @@ ipu_read_tensor(ipu_device *dev, const char *name, void *dst, size_t bytes,
 	}
 	return r;
 }
+
+/* The runtime's public numbers are the package's. */
+_Static_assert((int)IPU_DTYPE_F32 == DT_F32 && (int)IPU_DTYPE_F16 == DT_F16 &&
+                   (int)IPU_DTYPE_F8_F143 == DT_F8_F143 &&
+                   (int)IPU_DTYPE_F8_F152 == DT_F8_F152 && DT_COUNT == 4,
+               "ipu_dtype mirrors DType");
+_Static_assert((int)IPU_ROLE_INPUT == PKG_ROLE_INPUT &&
+                   (int)IPU_ROLE_WEIGHT == PKG_ROLE_WEIGHT &&
+                   (int)IPU_ROLE_OUTPUT == PKG_ROLE_OUTPUT,
+               "ipu_tensor_role mirrors the package's roles");
 
 static void
 describe(const PkgTensor *t, ipu_tensor_desc *out)

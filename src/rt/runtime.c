@@ -282,7 +282,7 @@ rt_check_dev(const ipu_device *dev, const char *fn, ipu_error *err)
 	return 0;
 }
 
-int
+static int
 rt_check_tile(const ipu_device *dev, const char *fn, uint32_t tile,
               ipu_error *err)
 {
@@ -333,7 +333,7 @@ check_image(const ipu_device *dev, const char *fn, const RtImage *im,
 {
 	const Chip *c = dev->cfg.chip;
 	for (int i = 0; i < im->img.nseg; i++) {
-		const ImgSegment *s = &im->img.seg[i];
+		const TileSegment *s = &im->img.seg[i];
 		if (!s->size)
 			continue;
 		if (!chip_in_memory(c, s->addr, s->size))
@@ -676,11 +676,22 @@ ipu_run(ipu_device *dev, uint64_t max_cycles, ipu_error *err)
 		        : "the program has already run; load an image again "
 		          "(which resets the device) to run again");
 	dev->state = ST_RAN;
-	int r =
-	    dev->ops->run(dev->be, max_cycles ? max_cycles : UINT64_MAX, err);
+	int r = dev->ops->run(dev->be, max_cycles ? max_cycles : UINT64_MAX,
+	                      dev->progress, dev->progress_ctx, err);
 	if (r == IPU_ERR_FAULT)
 		add_fault_symbol(dev, err);
 	return r;
+}
+
+int
+ipu_set_progress(ipu_device *dev, ipu_progress_fn fn, void *ctx, ipu_error *err)
+{
+	ERR_BEGIN(err);
+	if (rt_check_dev(dev, "ipu_set_progress", err))
+		return err->kind;
+	dev->progress = fn;
+	dev->progress_ctx = ctx;
+	return 0;
 }
 
 uint64_t

@@ -126,23 +126,37 @@ amp_phase(const AmpForm *f, uint32_t flags)
 }
 
 /* Round an accumulation to the f32 state. The one place to change if the
- * hardware turns out to accumulate differently. */
+ * hardware turns out to accumulate differently (with mac_vectors, its
+ * vector form; tests/test_sim_paths.c compares the two). */
 static float
 acc_round(double v)
 {
 	return (float)v;
 }
 
+/* FP8 values of every byte in both formats (fp.h's Fp8Format numbers them
+ * 0 = F143, 1 = F152), with scale 0: fp_f8_to_f64 with its ldexp calls
+ * once per value instead of once per input. */
+static double f8_table[2][256];
+
+__attribute__((constructor)) static void
+f8_table_init(void)
+{
+	for (int fmt = 0; fmt < 2; fmt++)
+		for (int b = 0; b < 256; b++)
+			f8_table[fmt][b] =
+			    fp_f8_to_f64((uint8_t)b, (Fp8Format)fmt, 0);
+}
+
 /* FP8 value of byte b in the format given by $FP_NFMT bit `bit` (0 for
- * weights, 1 for inputs); fp.h's Fp8Format numbers them 0 = F143,
- * 1 = F152. */
+ * weights, 1 for inputs). */
 static double
 f8_value(uint8_t b, uint32_t nfmt, int bit)
 {
-	return fp_f8_to_f64(b, (Fp8Format)((nfmt >> bit) & 1), 0);
+	return f8_table[(nfmt >> bit) & 1][b];
 }
 
-static double
+static inline __attribute__((always_inline)) double
 bits_double(uint64_t b)
 {
 	double d;
@@ -150,7 +164,7 @@ bits_double(uint64_t b)
 	return d;
 }
 
-static float
+static inline __attribute__((always_inline)) float
 bits_float(uint32_t b)
 {
 	float f;
@@ -158,55 +172,22 @@ bits_float(uint32_t b)
 	return f;
 }
 
-/* fp_f16_to_f64 without ldexp, bit for bit the same double (checked for
- * all 65536 inputs): normals rebias the exponent (15 -> 1023) and widen the
- * fraction; subnormals are m * 2^-24 exactly; NaN is the default quiet NaN
- * with the sign of h, as fp.c's -NAN/NAN. */
-static double
-f16_value(uint16_t h)
-{
-	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
-	uint64_t s = (uint64_t)(h & 0x8000u) << 48;
-	if (e == 0) {
-		double v = (double)m * 0x1p-24;
-		return h & 0x8000u ? -v : v;
-	}
-	if (e == 0x1f)
-		return bits_double(
-		    s | (m ? 0x7ff8000000000000ull : 0x7ff0000000000000ull));
-	return bits_double(s | (uint64_t)(e + 1008) << 52 | (uint64_t)m << 42);
-}
-
 /* An f32 state value as an f16 result: nearest even, overflow to
- * infinity. Zero and values that round to an f16 normal below 65520 are
- * converted here with integer rounding (the same result as fp.c's, checked
- * against it over every sign, exponent and top-16 fraction bits with
- * several tails); the rest (subnormal results, overflow, inf, NaN) goes to
- * fp.c. */
-static uint16_t
+ * infinity; the AMP raises no $FP_STS flags (DECISION). */
+static inline __attribute__((always_inline)) uint16_t
 f16_result(float v)
 {
-	uint32_t b;
-	memcpy(&b, &v, 4);
-	uint32_t s = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
-	if (a == 0)
-		return (uint16_t)s;
-	if (a >= 0x38800000u && a < 0x477ff000u) { /* [2^-14, 65520) */
-		uint32_t r = (a - 0x38000000u) >> 13, rem = a & 0x1fffu;
-		r += rem > 0x1000u || (rem == 0x1000u && (r & 1));
-		return (uint16_t)(s | r);
-	}
-	unsigned flags = 0; /* the AMP raises no $FP_STS flags (DECISION) */
-	return fp_f32_to_f16(b, FP_RNE, 0, FP_OV_IEEE, &flags);
+	unsigned flags = 0;
+	return fp_f32_to_f16_rne(fp_float_f32(v), &flags);
 }
 
 /* Element i of a 64-bit word holding 4 f16, 2 f32 or 8 f8. */
-static double
+static inline __attribute__((always_inline)) double
 elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 {
 	switch (fmt) {
 	case EF_F16:
-		return f16_value((uint16_t)(w >> (16 * i)));
+		return fp_f16_to_f64((uint16_t)(w >> (16 * i)));
 	case EF_F32:
 		return bits_float((uint32_t)(w >> (32 * i)));
 	case EF_F8:
@@ -215,39 +196,121 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 	return 0;
 }
 
+/*
+ * Conversions of four halves at a time for the AVX2 path, by F16C: exact
+ * for every finite half and every non-NaN result; whenever a NaN could be
+ * involved they return 0 and leave the lanes to the scalar conversions,
+ * which give NaNs the model's payloads (F16C keeps the operand's).
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AMP_SIMD __attribute__((target("avx2,f16c,fma")))
+
+/* Some half of w has the all-ones exponent (an infinity or a NaN). */
+static inline int
+any_special_half(uint64_t w)
+{
+	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
+	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
+}
+
+AMP_SIMD static inline int
+halves_to_doubles(uint64_t w, double *x)
+{
+	if (any_special_half(w))
+		return 0;
+	__m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w));
+	_mm256_storeu_pd(x, _mm256_cvtps_pd(f));
+	return 1;
+}
+
+AMP_SIMD static inline int
+halves_to_floats(uint64_t w, float *x)
+{
+	if (any_special_half(w))
+		return 0;
+	_mm_storeu_ps(x, _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w)));
+	return 1;
+}
+
+/* Four f32 results to halves, nearest even (f16_result), unless one is a
+ * NaN. */
+AMP_SIMD static inline int
+floats_to_halves(const float *v, uint64_t *w)
+{
+	__m128 f = _mm_loadu_ps(v);
+	if (_mm_movemask_ps(_mm_cmpunord_ps(f, f)))
+		return 0;
+	*w = (uint64_t)_mm_cvtsi128_si64(
+	    _mm_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	return 1;
+}
+#else
+#define AMP_SIMD
+static inline int
+halves_to_doubles(uint64_t w, double *x)
+{
+	(void)w, (void)x;
+	return 0;
+}
+
+static inline int
+halves_to_floats(uint64_t w, float *x)
+{
+	(void)w, (void)x;
+	return 0;
+}
+
+static inline int
+floats_to_halves(const float *v, uint64_t *w)
+{
+	(void)v, (void)w;
+	return 0;
+}
+#endif
+
 /* ARF register r as the semantics read it ($a14, $a15 read 0), without the
  * call: AMP operands are fixed register numbers of the instruction. */
-static uint32_t
+static inline __attribute__((always_inline)) uint32_t
 ra(const Exec *e, int r)
 {
 	return r >= 14 ? 0 : e->c->a[r];
 }
 
 /* Read n elements of format fmt from ARF registers r, r+1 (low word first,
- * low bits first). */
-static void
-read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out)
+ * low bits first); simd: F16C where it gives the same values. */
+static inline __attribute__((always_inline)) void
+read_elems(const Exec *e, int r, ElemFmt fmt, int n, float *out, int simd)
 {
-	for (int i = 0; i < n; i++) {
-		if (fmt == EF_F16) {
-			uint32_t w = ra(e, r + i / 2);
-			out[i] =
-			    (float)f16_value((uint16_t)(w >> (16 * (i % 2))));
-		} else {
-			out[i] = bits_float(ra(e, r + i));
+	if (fmt == EF_F16) {
+		float h[4];
+		uint64_t w = (uint64_t)ra(e, r + 1) << 32 | ra(e, r);
+		if (simd && halves_to_floats(w, h)) {
+			memcpy(out, h, sizeof(float) * (size_t)n);
+			return;
 		}
+		for (int i = 0; i < n; i++)
+			out[i] =
+			    (float)fp_f16_to_f64((uint16_t)(w >> (16 * i)));
+		return;
 	}
+	for (int i = 0; i < n; i++)
+		out[i] = bits_float(ra(e, r + i));
 }
 
 /* Write n results to ARF registers r, r+1 (low word first). */
-static void
-write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
+static inline __attribute__((always_inline)) void
+write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v, int simd)
 {
 	if (fmt == EF_F16) {
+		uint64_t w = 0;
+		float f[4] = {0, 0, 0, 0};
+		memcpy(f, v, sizeof(float) * (size_t)n);
+		if (!(simd && floats_to_halves(f, &w)))
+			for (int i = 0; i < n; i++)
+				w |= (uint64_t)f16_result(v[i]) << (16 * i);
 		for (int i = 0; i < n; i += 2)
-			sim_wa(e, r + i / 2,
-			       (uint32_t)f16_result(v[i]) |
-			           (uint32_t)f16_result(v[i + 1]) << 16);
+			sim_wa(e, r + i / 2, (uint32_t)(w >> (16 * i)));
 	} else {
 		for (int i = 0; i < n; i++)
 			sim_wa(e, r + i, fp_float_f32(v[i]));
@@ -255,71 +318,37 @@ write_elems(Exec *e, int r, ElemFmt fmt, int n, const float *v)
 }
 
 /* The inputs of one instruction, as exact doubles. */
-static void
-read_inputs(const Exec *e, const AmpForm *f, int r, double *x)
+static inline __attribute__((always_inline)) void
+read_inputs(const Exec *e, const AmpForm *f, int r, double *x, int simd)
 {
 	if (f->in == EF_F32) {
 		x[0] = bits_float(ra(e, r));
 		return;
 	}
 	uint64_t w = (uint64_t)ra(e, r + 1) << 32 | ra(e, r);
+	if (f->in == EF_F16 && simd && halves_to_doubles(w, x))
+		return;
 	for (int i = 0; i < f->ninputs; i++)
 		x[i] = elem64(w, f->in, i, e->c->fp_nfmt, 1);
 }
 
-/* Cache key of a weight format: f16, f32, or f8 in the format of the
- * $FP_NFMT weight bit. */
-static uint8_t
-weight_key(const Exec *e, ElemFmt in)
-{
-	return in == EF_F16   ? 1
-	       : in == EF_F32 ? 2
-	                      : (uint8_t)(3 + (e->c->fp_nfmt & 1));
-}
-
-static __attribute__((noinline)) const double *
-weights_decode(const Exec *e, ElemFmt in, uint8_t key, int k)
-{
-	Tile *t = e->tile;
-	AmpWeights *w = &t->amp_w;
-	int n = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
-	for (int i = 0; i < n; i++)
-		w->el[k][i] = elem64(t->cwei[k], in, i, e->c->fp_nfmt, 0);
-	w->raw[k] = t->cwei[k];
-	w->fmt[k] = key;
-	return w->el[k];
-}
-
-/* The elements of CWEI k as weights of a form with input format `in`
- * (cache key `key`), from the tile's decoded copy, refreshed when cwei[k]
- * or the key differs from what it was decoded from. Element i is what
- * elem64(cwei[k], in, i, nfmt, 0) returns. */
-static inline const double *
-weights_of(const Exec *e, ElemFmt in, uint8_t key, int k)
-{
-	const AmpWeights *w = &e->tile->amp_w;
-	if (w->raw[k] == e->tile->cwei[k] && w->fmt[k] == key)
-		return w->el[k];
-	return weights_decode(e, in, key, k);
-}
-
-/* 2^$FP_SCL for FP8 products, else 1. */
+/* 2^$FP_SCL for FP8 products, else 1: a power of two in -32..31, built
+ * from its bits. */
 static double
-product_scale(const Exec *e, const AmpForm *f)
+product_scale(const Context *c, const AmpForm *f)
 {
 	if (f->in != EF_F8)
 		return 1.0;
-	return ldexp(1.0, fp_scale6(e->c->fp_scl));
+	return bits_double((uint64_t)(1023 + fp_scale6(c->fp_scl)) << 52);
 }
 
-/* A NaN result of one engine's sum depends on which operand of each
- * multiply and add the host returns when NaNs meet, which C leaves to the
- * compiler. The model fixes it to what the x86 SSE build of the original
- * code did (its operand order: x * w, then * scale, then sum + product):
- * the first operand's NaN, else the second's, else the operation's own
- * default NaN. The fast loops below give the same non-NaN sums whatever the
- * operand order; a NaN sum is recomputed here with the order made
- * explicit. */
+/* One engine's sum, the model's reference: acc, then + x[i] * w[i]
+ * (* scale for FP8) for i = 0, 1, ... in double. Which NaN comes out when
+ * NaNs meet depends on which operand of each multiply and add the host
+ * returns, which C leaves to the compiler, so the order is made explicit:
+ * the first operand's NaN (quietened), else the second's, else the
+ * operation's own default NaN, as the x86 SSE build of the original code
+ * did with its operand order x * w, then * scale, then sum + product. */
 /* The NaN an operation returns for NaN operand a: a, quiet. Set by hand,
  * as the compiler may fold a float -> double -> float round trip of a
  * signalling NaN (a partial that became acc) into the unchanged value. */
@@ -344,8 +373,8 @@ nan_add(double a, double b)
 }
 
 static double
-mac_nan(float acc, const double *x, const double *w, int n, double scale,
-        int scaled)
+engine_sum(float acc, const double *x, const double *w, int n, double scale,
+           int scaled)
 {
 	double sum = acc;
 	for (int i = 0; i < n; i++) {
@@ -355,10 +384,240 @@ mac_nan(float acc, const double *x, const double *w, int n, double scale,
 	return sum;
 }
 
+/* Step 3 (multiply-accumulate), plain: every engine's weights decoded
+ * from cwei and its sum formed by engine_sum. Engine m at phase p uses
+ * CWEI cwei_index(m, col); its weight for input i is element elem0 + i of
+ * it (elem0 > 0 only when phases share one CWEI, with one input). */
+static inline __attribute__((always_inline)) void
+mac_plain(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
+          double scale)
+{
+	AmpState *s = &e->c->amp;
+	for (int m = 0; m < f->engines; m++) {
+		uint64_t cw = e->tile->cwei[cwei_index(m, col)];
+		double w[AMP_MAX_INPUTS];
+		for (int i = 0; i < n; i++)
+			w[i] = elem64(cw, f->in, elem0 + i, e->c->fp_nfmt, 0);
+		s->acc[m] = acc_round(
+		    engine_sum(s->acc[m], x, w, n, scale, f->in == EF_F8));
+	}
+}
+
+/*
+ * Step 3, fast: the same sums for all engines at once on host vectors, four
+ * engines per vector of doubles, from the tile's decoded weights
+ * (Tile.amp_w, by column, element and engine). Every lane does exactly the
+ * plain path's operations on its engine in the same order (a product, the
+ * scale, an add; no fused multiply-add: -ffp-contract=off) and rounds as
+ * acc_round does, so non-NaN sums give the same bits; when a sum is NaN the
+ * whole instruction's sums are left to the caller, who redoes that engine
+ * with engine_sum. Compiled twice, for the baseline ISA (mac_portable) and
+ * inside each form's AVX2 instance (AMP_FORM, chosen at run time).
+ */
+typedef double v4d __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+
+/* The sums of the engines (sum[]) rounded to acc[], or 0 if one is NaN
+ * (nan: its lanes). */
+static inline __attribute__((always_inline)) int
+mac_result(float *acc, int engines, v4l nan, const double *sum)
+{
+	if (nan[0] | nan[1] | nan[2] | nan[3])
+		return 0;
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		v4d v;
+		memcpy(&v, sum + g, sizeof v);
+		v4f r = __builtin_convertvector(v, v4f);
+		memcpy(acc + g, &r, sizeof r);
+	}
+	return 1;
+}
+
+/* acc[m] for the engines, or 0 with the sums in sum[] if one is NaN. */
+static inline __attribute__((always_inline)) int
+mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
+            int engines, int scaled, double scale, double *sum)
+{
+	v4l nan = {0, 0, 0, 0};
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		v4f a;
+		memcpy(&a, acc + g, sizeof a);
+		v4d v = __builtin_convertvector(a, v4d);
+#pragma GCC unroll 8
+		for (int i = 0; i < n; i++) {
+			v4d wv;
+			memcpy(&wv, &w[i][g], sizeof wv);
+			v4d p = x[i] * wv;
+			if (scaled)
+				p = p * scale;
+			v = v + p;
+		}
+		nan |= v != v;
+		memcpy(sum + g, &v, sizeof v);
+	}
+	return mac_result(acc, engines, nan, sum);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* mac_vectors with the multiply and the add fused (FMA), for the AVX2
+ * instance. Every product the AMP forms is exact in double (at most 24 x
+ * 24 significant bits, exponents far inside double's range), and so is an
+ * input times the FP8 scale (a power of two; (x 2^k) w = (x w) 2^k), so
+ * one rounding of v + x w is the plain path's rounding of its add. */
+AMP_SIMD static inline __attribute__((always_inline)) int
+mac_fused(float *acc, const double (*w)[16], const double *x, int n,
+          int engines, int scaled, double scale, double *sum)
+{
+	v4l nan = {0, 0, 0, 0};
+	__m256d xv[AMP_MAX_INPUTS];
+	for (int i = 0; i < n; i++)
+		xv[i] = _mm256_set1_pd(scaled ? x[i] * scale : x[i]);
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		__m256d v = _mm256_cvtps_pd(_mm_loadu_ps(acc + g));
+#pragma GCC unroll 8
+		for (int i = 0; i < n; i++)
+			v = _mm256_fmadd_pd(xv[i], _mm256_loadu_pd(&w[i][g]),
+			                    v);
+		nan |= (v4l)_mm256_cmp_pd(v, v, _CMP_UNORD_Q);
+		_mm256_storeu_pd(sum + g, v);
+	}
+	return mac_result(acc, engines, nan, sum);
+}
+#endif
+
+/* The forms' shapes as constants, so that each loop above unrolls:
+ * (inputs per engine, engines, scaled). */
+#define MAC_SHAPES(mac)                                                        \
+	switch (shape) {                                                       \
+	case 0:                                                                \
+		return mac(acc, w, x, 8, 16, 1, scale, sum);                   \
+	case 1:                                                                \
+		return mac(acc, w, x, 4, 16, 0, 1.0, sum);                     \
+	case 2:                                                                \
+		return mac(acc, w, x, 4, 8, 0, 1.0, sum);                      \
+	case 3:                                                                \
+		return mac(acc, w, x, 1, 16, 0, 1.0, sum);                     \
+	default:                                                               \
+		return mac(acc, w, x, 1, 8, 0, 1.0, sum);                      \
+	}
+
+static int
+mac_portable(int shape, float *acc, const double (*w)[16], const double *x,
+             double scale, double *sum){MAC_SHAPES(mac_vectors)}
+
+/* Not always_inline: the portable instance of mac_fast names it too (and
+ * never calls it); the AVX2 instance, of the same target, inlines it. */
+AMP_SIMD static int mac_simd(int shape, float *acc, const double (*w)[16],
+                             const double *x, double scale, double *sum)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	MAC_SHAPES(mac_fused)
+#else
+	MAC_SHAPES(mac_vectors)
+#endif
+}
+
+static int
+mac_shape(const AmpForm *f)
+{
+	return f->in == EF_F8                        ? 0
+	       : f->in == EF_F16 && f->engines == 16 ? 1
+	       : f->in == EF_F16                     ? 2
+	       : f->engines == 16                    ? 3
+	                                             : 4;
+}
+
+/* Cache key of a weight format: f16, f32, or f8 in the format of the
+ * $FP_NFMT weight bit. */
+static uint8_t
+weight_key(const Context *c, ElemFmt in)
+{
+	return in == EF_F16   ? 1
+	       : in == EF_F32 ? 2
+	                      : (uint8_t)(3 + (c->fp_nfmt & 1));
+}
+
+/* Bring column col of amp_w up to date with cwei, for all 16 engines in the
+ * format of key. */
+static __attribute__((noinline)) void
+weights_refresh(Tile *t, const Context *c, ElemFmt in, int col, uint8_t key,
+                int simd)
+{
+	AmpWeights *aw = &t->amp_w;
+	int nel = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
+	for (int m = 0; m < AMP_ENGINES; m++) {
+		uint64_t cw = t->cwei[cwei_index(m, col)];
+		if (aw->raw[col][m] == cw && aw->key[col] == key)
+			continue;
+		double h[4];
+		if (in == EF_F16 && simd && halves_to_doubles(cw, h))
+			for (int i = 0; i < 4; i++)
+				aw->w[col][i][m] = h[i];
+		else
+			for (int i = 0; i < nel; i++)
+				aw->w[col][i][m] =
+				    elem64(cw, in, i, c->fp_nfmt, 0);
+		aw->raw[col][m] = cw;
+	}
+	aw->key[col] = key;
+	aw->gen[col] = t->cwei_gen;
+}
+
+/* Column col of the decoded weights from elem0 on, brought up to date
+ * with cwei first if it may have changed. */
+static inline __attribute__((always_inline))
+const double (*mac_weights(Tile *t, const Context *c, const AmpForm *f, int col,
+                           int elem0, int simd))[16]
+{
+	AmpWeights *aw = &t->amp_w;
+	uint8_t key = weight_key(c, f->in);
+	if (aw->gen[col] != t->cwei_gen || aw->key[col] != key)
+		weights_refresh(t, c, f->in, col, key, simd);
+	return &aw->w[col][elem0];
+}
+
+/* After a vector sum came out NaN: each engine's sum, NaN ones redone by
+ * engine_sum (its operand order decides which NaN), rounded to acc. */
+static __attribute__((noinline, cold)) void
+mac_nan(AmpState *s, const AmpForm *f, const double (*w)[16], const double *x,
+        int n, double scale, double *sum)
+{
+	for (int m = 0; m < f->engines; m++) {
+		if (isnan(sum[m])) {
+			double wm[AMP_MAX_INPUTS];
+			for (int i = 0; i < n; i++)
+				wm[i] = w[i][m];
+			sum[m] = engine_sum(s->acc[m], x, wm, n, scale,
+			                    f->in == EF_F8);
+		}
+		s->acc[m] = acc_round(sum[m]);
+	}
+}
+
+static inline __attribute__((always_inline)) void
+mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
+         double scale, int simd)
+{
+	AmpState *s = &e->c->amp;
+	const double(*w)[16] = mac_weights(e->tile, e->c, f, col, elem0, simd);
+	double sum[AMP_ENGINES];
+	int shape = mac_shape(f);
+	/* simd: inlined into the AVX2 instance, so compiled for it */
+	if (!(simd ? mac_simd(shape, s->acc, w, x, scale, sum)
+	           : mac_portable(shape, s->acc, w, x, scale, sum)))
+		mac_nan(s, f, w, x, n, scale, sum);
+}
+
 /* One AMP instruction of form f. Operands (all forms): dst, input,
- * partials, flags (insns.def). */
-static void
-amp_exec(Exec *e, const AmpForm *f)
+ * partials, flags (insns.def). Inlined into each form's exec function, so
+ * that the form is a constant and every loop over engines unrolls; simd:
+ * the AVX2, F16C and FMA instance (AMP_FORM). */
+static inline __attribute__((always_inline)) void
+amp_exec(Exec *e, const AmpForm *f, int simd)
 {
 	AmpState *s = &e->c->amp;
 	int dst = e->in->op[0], src = e->in->op[1], part = e->in->op[2];
@@ -368,61 +627,24 @@ amp_exec(Exec *e, const AmpForm *f)
 	if (p % f->io_every == 0) {
 		int base = (p / f->io_every) * f->io;
 		float v[AMP_MAX_IO];
-		write_elems(e, dst, f->res, f->io, &s->done[base]);
-		read_elems(e, part, f->part, f->io, v);
+		write_elems(e, dst, f->res, f->io, &s->done[base], simd);
+		read_elems(e, part, f->part, f->io, v, simd);
 		memcpy(&s->next[base], v, sizeof(float) * (size_t)f->io);
 	}
 
 	/* 3: multiply-accumulate. Engine m at phase p uses CWEI
-	 * cwei_index(m, p / per_cwei); its weight for input i is element i of
-	 * it, or element p % per_cwei when phases share one CWEI (then there
-	 * is one input). The sums are formed in the same order as always:
-	 * acc, then + x[i] * w * scale for i = 0, 1, ...; for f16 and f32
-	 * the scale is 1, and x * w * 1.0 is x * w, so that product is left
-	 * out. A NaN sum is redone by mac_nan. */
+	 * cwei_index(m, col); when phases share one CWEI (f32: one input),
+	 * phase p reads its element p % per_cwei. */
 	double x[AMP_MAX_INPUTS];
-	read_inputs(e, f, src, x);
+	read_inputs(e, f, src, x, simd);
 	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
 	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
-	uint8_t key = weight_key(e, f->in);
-	if (f->in == EF_F16) {
-		for (int m = 0; m < f->engines; m++) {
-			const double *w =
-			    weights_of(e, EF_F16, key, cwei_index(m, col));
-			double sum = s->acc[m];
-			sum += x[0] * w[0];
-			sum += x[1] * w[1];
-			sum += x[2] * w[2];
-			sum += x[3] * w[3];
-			if (isnan(sum))
-				sum = mac_nan(s->acc[m], x, w, 4, 1.0, 0);
-			s->acc[m] = acc_round(sum);
-		}
-	} else if (f->in == EF_F32) {
-		for (int m = 0; m < f->engines; m++) {
-			const double *w =
-			    weights_of(e, EF_F32, key, cwei_index(m, col));
-			double sum = s->acc[m];
-			sum += x[0] * w[elem0];
-			if (isnan(sum))
-				sum =
-				    mac_nan(s->acc[m], x, &w[elem0], 1, 1.0, 0);
-			s->acc[m] = acc_round(sum);
-		}
-	} else {
-		double scale = product_scale(e, f);
-		for (int m = 0; m < f->engines; m++) {
-			const double *w =
-			    weights_of(e, f->in, key, cwei_index(m, col));
-			double sum = s->acc[m];
-			for (int i = 0; i < f->ninputs; i++)
-				sum += x[i] * w[elem0 + i] * scale;
-			if (isnan(sum))
-				sum = mac_nan(s->acc[m], x, &w[elem0],
-				              f->ninputs, scale, 1);
-			s->acc[m] = acc_round(sum);
-		}
-	}
+	int n = f->in == EF_F32 ? 1 : f->ninputs;
+	double scale = product_scale(e->c, f);
+	if (sim_path == SIM_PLAIN)
+		mac_plain(e, f, col, elem0, x, n, scale);
+	else
+		mac_fast(e, f, col, elem0, x, n, scale, simd);
 
 	/* 4: end of group. */
 	if (p == f->phases - 1)
@@ -432,52 +654,143 @@ amp_exec(Exec *e, const AmpForm *f)
 		}
 }
 
+/* Each form's exec function, and its AVX2, F16C and FMA instance. */
+#define AMP_FORM(mn, form)                                                     \
+	AMP_SIMD static void mn##_simd(Exec *e)                                \
+	{                                                                      \
+		amp_exec(e, &forms[form], 1);                                  \
+	}                                                                      \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		if (sim_use_avx2())                                            \
+			mn##_simd(e);                                          \
+		else                                                           \
+			amp_exec(e, &forms[form], 0);                          \
+	}
+
+AMP_FORM(f16v4hihoamp, HIHO)
+AMP_FORM(f16v4sihoamp, SIHO)
+AMP_FORM(f16v4sisoamp, SISO)
+AMP_FORM(f16v4hihov4amp, HIHOV4)
+AMP_FORM(f32sisoamp, F32SISO)
+AMP_FORM(f32sisov2amp, F32SISOV2)
+AMP_FORM(f8v8hihov4amp, F8HIHOV4)
+
+/*
+ * The fast forms of the two AMP forms the compiler's GEMMs use (sim.h,
+ * SIM_FAST_FORMS, and the bundles of tile.c's issue_fused): amp_exec's
+ * steps for f16v4hihov4amp and f8v8hihov4amp written out for AVX2, F16C
+ * and FMA, in two steps. sim_amp_prepare reads the operands (before
+ * anything of the bundle is written) and declines when the vector
+ * conversions would not give exactly what the plain path does (a NaN
+ * among the results out, an infinity or a NaN among the f16 partials or
+ * inputs) or the host lacks those instructions; sim_amp_run does the rest
+ * and returns the results for the destination pair. A NaN sum is redone
+ * as mac_fast does.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+int
+sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
+{
+	const int32_t *op = in->op;
+	int src = op[1], part = op[2], p = op[3] & 3;
+	o->part = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1]) << 32 |
+	          (part >= 14 ? 0 : c->a[part]);
+	o->x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
+	       (src >= 14 ? 0 : c->a[src]);
+	const float *done = &c->amp.done[4 * p];
+	for (int i = 0; i < 4; i++)
+		if (isnan(done[i]))
+			return 0;
+	return sim_use_avx2() && !any_special_half(o->part) &&
+	       (f8 || !any_special_half(o->x));
+}
+
+AMP_SIMD uint64_t
+sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+{
+	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
+	AmpState *s = &c->amp;
+	int p = in->op[3] & 3;
+	/* 1, 2: engines 4p .. 4p + 3 give their results, take partials */
+	uint64_t res = (uint64_t)_mm_cvtsi128_si64(
+	    _mm_cvtps_ph(_mm_loadu_ps(&s->done[4 * p]),
+	                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	_mm_storeu_ps(&s->next[4 * p],
+	              _mm_cvtph_ps(_mm_cvtsi64_si128((long long)o->part)));
+	/* 3: the inputs, exact, and the weights of column p */
+	double x[AMP_MAX_INPUTS], scale = 1.0;
+	const double(*w)[16];
+	double sum[AMP_ENGINES];
+	int ok;
+	if (f8) {
+		const double *v = f8_table[(c->fp_nfmt >> 1) & 1];
+		for (int i = 0; i < 8; i++)
+			x[i] = v[(uint8_t)(o->x >> (8 * i))];
+		scale = product_scale(c, f);
+		w = mac_weights(t, c, f, p, 0, 1);
+		ok = mac_fused(s->acc, w, x, 8, 16, 1, scale, sum);
+	} else {
+		_mm256_storeu_pd(x, _mm256_cvtps_pd(_mm_cvtph_ps(
+		                        _mm_cvtsi64_si128((long long)o->x))));
+		w = mac_weights(t, c, f, p, 0, 1);
+		ok = mac_fused(s->acc, w, x, 4, 16, 0, 1.0, sum);
+	}
+	if (!ok)
+		mac_nan(s, f, w, x, f->ninputs, scale, sum);
+	/* 4: end of group */
+	if (p == 3) {
+		memcpy(s->done, s->acc, sizeof s->done);
+		memcpy(s->acc, s->next, sizeof s->acc);
+	}
+	return res;
+}
+#else
+int
+sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
+{
+	(void)c, (void)in, (void)f8, (void)o;
+	return 0;
+}
+
+uint64_t
+sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+{
+	(void)t, (void)c, (void)in, (void)f8, (void)o;
+	return 0;
+}
+#endif
+
+/* The fast forms: the results logged to the destination pair. */
+static inline __attribute__((always_inline)) void
+amp_v4_fast(Exec *e, int f8, ExecFn plain)
+{
+	AmpOp o;
+	if (!sim_amp_prepare(e->c, e->in, f8, &o)) {
+		plain(e);
+		return;
+	}
+	uint64_t res = sim_amp_run(e->tile, e->c, e->in, f8, &o);
+	sim_wa(e, e->in->op[0], (uint32_t)res);
+	sim_wa(e, e->in->op[0] + 1, (uint32_t)(res >> 32));
+}
+
+void
+fast_f16v4hihov4amp(Exec *e)
+{
+	amp_v4_fast(e, 0, exec_f16v4hihov4amp);
+}
+
+void
+fast_f8v8hihov4amp(Exec *e)
+{
+	amp_v4_fast(e, 1, exec_f8v8hihov4amp);
+}
+
 void
 sim_amp_clear(Context *c)
 {
 	memset(&c->amp, 0, sizeof c->amp);
-}
-
-void
-exec_f16v4hihoamp(Exec *e)
-{
-	amp_exec(e, &forms[HIHO]);
-}
-
-void
-exec_f16v4sihoamp(Exec *e)
-{
-	amp_exec(e, &forms[SIHO]);
-}
-
-void
-exec_f16v4sisoamp(Exec *e)
-{
-	amp_exec(e, &forms[SISO]);
-}
-
-void
-exec_f16v4hihov4amp(Exec *e)
-{
-	amp_exec(e, &forms[HIHOV4]);
-}
-
-void
-exec_f32sisoamp(Exec *e)
-{
-	amp_exec(e, &forms[F32SISO]);
-}
-
-void
-exec_f32sisov2amp(Exec *e)
-{
-	amp_exec(e, &forms[F32SISOV2]);
-}
-
-void
-exec_f8v8hihov4amp(Exec *e)
-{
-	amp_exec(e, &forms[F8HIHOV4]);
 }
 
 /* SLIC: isa.md 5.6 has only a sketch of the data flow; fault honestly. */
@@ -549,6 +862,7 @@ putcs(Exec *e, int n)
 	if (!sim_load(e, addr, w, size))
 		return;
 	memcpy(&e->tile->cwei[k], w, size);
+	e->tile->cwei_gen++;
 	e->tile->sup.cccsload = addr + size;
 }
 

@@ -52,6 +52,8 @@ struct ChipSim {
 	uint64_t max_cycles;
 	uint32_t next; /* next index of run[] to take, under lock */
 	pthread_mutex_t lock;
+	void (*progress)(void *ctx, uint64_t cycles);
+	void *progress_ctx;
 };
 
 ChipSim *
@@ -98,6 +100,14 @@ uint32_t
 chipsim_tiles(const ChipSim *cs)
 {
 	return cs->ntiles;
+}
+
+void
+chipsim_set_progress(ChipSim *cs, void (*fn)(void *ctx, uint64_t cycles),
+                     void *ctx)
+{
+	cs->progress = fn;
+	cs->progress_ctx = ctx;
 }
 
 Tile *
@@ -244,25 +254,15 @@ report_fault(ChipSim *cs, ChipError *err)
 	tile_format_fault(first, err->msg, sizeof err->msg);
 }
 
-enum { ZONE_RECV = 0, ZONE_ANS = 1, ZONE_INTERNAL = 3 };
-
-/* Zones 5, 7, 13, 15 (GS1H, GS2H as slave or master) include the host
- * (isa.md 3.4). */
-static int
-zone_has_host(int zone)
-{
-	return zone == 5 || zone == 7 || zone == 13 || zone == 15;
-}
-
 /* What a barrier in this zone costs after the last arrival: the host's,
- * an external (GS1, GS2: 4, 6, 12, 14) or the on-chip sync's (docs/chip.md,
+ * an external (GS1, GS2) or the on-chip sync's (syncs.def; docs/chip.md,
  * "Syncs"). */
 static uint64_t
 zone_cycles(const Chip *c, int zone)
 {
-	if (zone_has_host(zone))
+	if (sync_zone_has_host(zone))
 		return chip_sync_host_cycles(c);
-	if (zone == 4 || zone == 6 || zone == 12 || zone == 14)
+	if (sync_zone_is_external(zone))
 		return chip_rule(c, TIMING_SYNC_EXTERNAL);
 	return chip_rule(c, TIMING_SYNC_INTERNAL);
 }
@@ -409,7 +409,7 @@ settle(ChipSim *cs, ChipError *err)
 	int released = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++) {
 		Tile *t = cs->tile[i];
-		if (!t || t->wait.zone != ZONE_RECV)
+		if (!t || t->wait.zone != SYNC_RECV)
 			continue;
 		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
 		if (ready == UINT64_MAX)
@@ -432,7 +432,7 @@ settle(ChipSim *cs, ChipError *err)
 			continue;
 		if (t->ctx[0].state == CTXS_DONE)
 			continue;
-		if (t->wait.zone == ZONE_RECV)
+		if (t->wait.zone == SYNC_RECV)
 			return describe_wait(cs, t, err);
 		if (zone < 0)
 			zone = t->wait.zone;
@@ -447,7 +447,7 @@ settle(ChipSim *cs, ChipError *err)
 	}
 	/* Tiles that have returned, or never started, take no part. */
 	uint64_t cost = zone_cycles(cs->chip, zone);
-	if (zone_has_host(zone)) {
+	if (sync_zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
 		cs->host_cycles += cost + xfer;
 		cost += xfer;
@@ -500,6 +500,13 @@ chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
 			return err->status;
 		if (r == 0)
 			break;
+		if (cs->progress) {
+			uint64_t now = 0;
+			for (uint32_t i = 0; i < cs->ntiles; i++)
+				if (cs->tile[i] && cs->tile[i]->cycle > now)
+					now = cs->tile[i]->cycle;
+			cs->progress(cs->progress_ctx, now);
+		}
 	}
 	cs->end = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++)

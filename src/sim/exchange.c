@@ -222,6 +222,11 @@ typedef struct {
 	uint64_t ready; /* dry: when DCOUNT is 0 at or after `from` */
 	int done;       /* dry: ready is known */
 	ChipError *err;
+	/* the route latency and direction from lat_src, kept: the mux
+	 * selects one source for many items */
+	uint32_t lat_src;
+	uint64_t lat;
+	uint32_t dir;
 } Walk;
 
 /* Errors of the receiving side end with where the receiving tile's
@@ -337,6 +342,66 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 	return 0;
 }
 
+/* Items i0 .. i1 - 1 of packet p, arriving at first + i, all at once when
+ * deliver() would take each of them without an error (checked up front:
+ * the format, enough items expected, and for a real walk the whole range
+ * aligned, in memory, in the window and not yet written this phase): what
+ * deliver() does item by item, done for the run. Returns 1 if it did, 0 if
+ * the items must go one by one (which raises any error where it occurs,
+ * and is the plain path: SIM_PLAIN always takes it). */
+static int
+deliver_run(Walk *w, RxState *s, XPacket *p, uint32_t i0, uint32_t i1,
+            uint64_t first)
+{
+	Tile *r = w->r;
+	const Chip *c = r->chip;
+	uint32_t k = i1 - i0, item = p->item;
+	if (sim_path == SIM_PLAIN || k < 2 || item != (s->format ? 8u : 4u) ||
+	    s->dcount < k)
+		return 0;
+	uint64_t last = first + i1 - 1; /* the run's last arrival */
+	uint64_t landed = last + 1 + chip_rule(c, TIMING_RECV_LAND);
+	uint32_t a = s->ptr, bytes = k * item;
+	if (w->dry) {
+		s->ptr += bytes;
+		if ((s->dcount -= k) == 0) {
+			s->zero_at = landed;
+			if (landed >= w->from) {
+				w->ready = landed;
+				w->done = 1;
+			}
+		}
+		return 1;
+	}
+	if (a % item || !chip_in_memory(c, a, bytes) ||
+	    (s->size && (a < s->base || a + bytes > s->base + s->size)))
+		return 0;
+	XState *x = &r->x;
+	if (x->written_bits)
+		for (uint32_t wd = a / 4; wd < (a + bytes) / 4; wd++)
+			if (x->written_bits[wd / 64] & (1ull << (wd % 64)))
+				return 0;
+	for (uint32_t wd = a / 4; wd < (a + bytes) / 4; wd++)
+		written_before(x, wd);
+	tile_write(r, a, p->data + (size_t)i0 * item, bytes);
+	if (p->pairsum) {
+		uint64_t mark = pair_mark(c, r->id);
+		for (uint32_t i = i0; i < i1; i++)
+			p->pairsum[i] += mark;
+	}
+	s->ptr += bytes;
+	if ((s->dcount -= k) == 0)
+		s->zero_at = landed;
+	s->last_rx_cycle = last;
+	s->last_rx_addr = a + bytes - item;
+	for (uint32_t i = i0; i < i1; i++)
+		if (!p->got[i]) {
+			p->got[i] = 1;
+			p->ngot++;
+		}
+	return 1;
+}
+
 /* Items from `src` arriving in [from, to): packets in departure order,
  * items in order, so arrivals are in cycle order. */
 static int
@@ -348,9 +413,14 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 	Tile *t = chipsim_tile_if_exists(cs, src);
 	if (!t)
 		return 0;
-	const Chip *c = w->r->chip;
-	uint64_t lat = chip_route_cycles(c, src, w->r->id);
-	uint32_t dir = chip_route_dir(c, src, w->r->id);
+	if (w->lat_src != src) {
+		const Chip *c = w->r->chip;
+		w->lat = chip_route_cycles(c, src, w->r->id);
+		w->dir = chip_route_dir(c, src, w->r->id);
+		w->lat_src = src;
+	}
+	uint64_t lat = w->lat;
+	uint32_t dir = w->dir;
 	XState *x = &t->x;
 	/* first packet whose last item arrives at or after `from` */
 	int lo = x->pk_done, hi = x->npk;
@@ -379,6 +449,11 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 			    w->r->id, src, (unsigned long long)(first + i0),
 			    (unsigned long long)p->depart, p->dir, w->r->id,
 			    dir);
+		if (i1 > i0 && deliver_run(w, s, p, i0, (uint32_t)i1, first)) {
+			if (w->done)
+				return 0;
+			continue;
+		}
 		for (uint32_t i = i0; i < i1; i++) {
 			if (deliver(w, s, src, p, i, first + i))
 				return -1;
@@ -454,7 +529,7 @@ xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 {
 	if (until <= r->x.rx_until)
 		return 0;
-	Walk w = {.cs = cs, .r = r, .err = err};
+	Walk w = {.cs = cs, .r = r, .err = err, .lat_src = UINT32_MAX};
 	return walk(&w, until);
 }
 
@@ -467,7 +542,8 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 	          .dry = 1,
 	          .from = from,
 	          .ready = UINT64_MAX,
-	          .err = &scratch};
+	          .err = &scratch,
+	          .lat_src = UINT32_MAX};
 	if (walk(&w, UINT64_MAX))
 		return UINT64_MAX;
 	return w.ready;

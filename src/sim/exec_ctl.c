@@ -229,8 +229,6 @@ exec_exitneg(Exec *e)
  * other zone involves other tiles or the host: the chip model (chip.c)
  * decides when the supervisor goes on. A lone tile has no other zones.
  */
-enum { SYNC_LOCAL = 2 };
-
 void
 exec_sync(Exec *e)
 {
@@ -284,7 +282,8 @@ occupy(Exec *e, uint64_t events)
  * direction (0: no packet, the events still pass), bit 2 makes the items
  * 64-bit (the pair's wires).
  */
-enum { S_OUTGOING_BASE_IDX = 7 };
+/* $OUTGOING_BASE in SupervisorCsrs.exch */
+enum { OUTGOING_BASE = CSR_OUTGOING_BASE - CSR_INCOMING_MUX };
 
 /* Its semantics are not public (isa.md 9: "sync-and-send"? [unknown]), so
  * it is refused rather than guessed. */
@@ -313,36 +312,13 @@ exec_trap(Exec *e)
 	sim_fault(e, FAULT_PBRK0, 0, "trap %d", e->in->op[0]);
 }
 
-/* CSRs. Indices come from target/csrs.def; fields from isa.md 2.3. */
+/* CSRs: indices from target/csrs.def (isa.h's CSR_<name>), fields from
+ * isa.md 2.3. $PC, index 0, is common to both contexts. */
 
 enum {
-	/* worker, lower space */
-	W_PC = 0x00,
-	W_WSR = 0x01,
-	W_VERTEX_BASE = 0x02,
-	W_WORKER_BASE = 0x03,
-	W_REPEAT_COUNT = 0x04,
-	W_REPEAT_FIRST = 0x05,
-	W_REPEAT_END = 0x06,
-	W_COUNT_L = 0x60,
-	W_COUNT_U = 0x61,
-	W_DBG_DATA = 0x70,
-	/* supervisor */
-	S_PC = 0x00,
-	S_SSR = 0x01,
-	S_CR = 0x02,
-	S_TILE_ID = 0x03,
-	S_FP_ICTL = 0x20,
-	S_WORKER0_BASE = 0x21,
-	S_FP_INFMT = 0x31,
-	S_FP_ISCL = 0x33,
-	S_CCCSLOAD = 0x50,
-	S_COUNT_L = 0x60,
-	S_COUNT_U = 0x61,
-	S_DBG_DATA = 0x70,
-	S_CTXT_STS = 0x72,
-	S_EXCH_FIRST = 0xa0,
-	S_EXCH_LAST = 0xab,
+	/* the exchange CSRs, kept in SupervisorCsrs.exch */
+	EXCH_FIRST = CSR_INCOMING_MUX,
+	EXCH_LAST = CSR_EXCHANGE_ADJ,
 	/* $CR bits */
 	CR_LC_CLR = 1 << 0,
 	CR_LC_SET = 1 << 1,
@@ -382,68 +358,68 @@ csr_get(Exec *e, int idx, uint32_t *v)
 	Context *c = e->c;
 	if (e->ctx == 0) {
 		SupervisorCsrs *s = &t->sup;
-		if (idx == S_PC)
+		if (idx == CSR_PC)
 			*v = e->pc;
-		else if (idx == S_SSR)
+		else if (idx == CSR_SSR)
 			*v = (uint32_t)t->lc_and;
-		else if (idx == S_CR)
+		else if (idx == CSR_CR)
 			*v = s->cr;
-		else if (idx == S_TILE_ID)
+		else if (idx == CSR_TILE_ID)
 			*v = t->id;
-		else if (idx == S_FP_ICTL)
+		else if (idx == CSR_FP_ICTL)
 			*v = s->fp_ictl;
-		else if (idx >= S_WORKER0_BASE &&
-		         idx < S_WORKER0_BASE + CHIP_WORKERS)
-			*v = s->worker_base[idx - S_WORKER0_BASE];
-		else if (idx == S_FP_INFMT && ipu21_only(e, idx))
+		else if (idx >= CSR_WORKER0_BASE &&
+		         idx < CSR_WORKER0_BASE + CHIP_WORKERS)
+			*v = s->worker_base[idx - CSR_WORKER0_BASE];
+		else if (idx == CSR_FP_INFMT && ipu21_only(e, idx))
 			*v = s->fp_infmt;
-		else if (idx == S_FP_ISCL && ipu21_only(e, idx))
+		else if (idx == CSR_FP_ISCL && ipu21_only(e, idx))
 			*v = s->fp_iscl;
-		else if (idx == S_CCCSLOAD)
+		else if (idx == CSR_CCCSLOAD)
 			*v = s->cccsload;
-		else if (idx == S_COUNT_L)
+		else if (idx == CSR_SCOUNT_L)
 			*v = (uint32_t)t->cycle;
-		else if (idx == S_COUNT_U)
+		else if (idx == CSR_SCOUNT_U)
 			*v = (uint32_t)(t->cycle >> 32);
-		else if (idx == S_DBG_DATA)
+		else if (idx == CSR_SDBG_DATA)
 			*v = s->dbg_data;
-		else if (idx == S_CTXT_STS)
+		else if (idx == CSR_CTXT_STS)
 			*v = ctxt_sts(t);
-		else if (idx >= S_EXCH_FIRST && idx <= S_EXCH_LAST)
-			*v = s->exch[idx - S_EXCH_FIRST];
+		else if (idx >= EXCH_FIRST && idx <= EXCH_LAST)
+			*v = s->exch[idx - EXCH_FIRST];
 		else
 			goto bad;
 		return !t->faulted;
 	}
 	switch (idx) {
-	case W_PC:
+	case CSR_PC:
 		*v = e->pc;
 		break;
-	case W_WSR:
+	case CSR_WSR:
 		*v = (uint32_t)(e->ctx - 1); /* CTXTID_M1 [2:0] */
 		break;
-	case W_VERTEX_BASE:
+	case CSR_VERTEX_BASE:
 		*v = c->vertex_base;
 		break;
-	case W_WORKER_BASE:
+	case CSR_WORKER_BASE:
 		*v = c->worker_base;
 		break;
-	case W_REPEAT_COUNT:
+	case CSR_REPEAT_COUNT:
 		*v = c->rpt_count;
 		break;
-	case W_REPEAT_FIRST:
+	case CSR_REPEAT_FIRST:
 		*v = c->rpt_first;
 		break;
-	case W_REPEAT_END:
+	case CSR_REPEAT_END:
 		*v = c->rpt_end;
 		break;
-	case W_COUNT_L:
+	case CSR_COUNT_L:
 		*v = (uint32_t)t->cycle;
 		break;
-	case W_COUNT_U:
+	case CSR_COUNT_U:
 		*v = (uint32_t)(t->cycle >> 32);
 		break;
-	case W_DBG_DATA:
+	case CSR_DBG_DATA:
 		*v = c->dbg_data;
 		break;
 	default:
@@ -465,8 +441,9 @@ exchange_csr(Exec *e, int idx, uint32_t v)
 		int idx;
 		XControlKind kind;
 	} map[] = {
-	    {0xa0, XC_MUX},  {0xa2, XC_SIZE}, {0xa3, XC_FORMAT},
-	    {0xa4, XC_BASE}, {0xa5, XC_PTR},  {0xa6, XC_DCOUNT},
+	    {CSR_INCOMING_MUX, XC_MUX},       {CSR_INCOMING_DELTA, XC_SIZE},
+	    {CSR_INCOMING_FORMAT, XC_FORMAT}, {CSR_INCOMING_BASE, XC_BASE},
+	    {CSR_INCOMING_SINIT, XC_PTR},     {CSR_INCOMING_DCOUNT, XC_DCOUNT},
 	};
 	Tile *t = e->tile;
 	if (!t->cs)
@@ -487,29 +464,31 @@ csr_put(Exec *e, int idx, uint32_t v)
 	Tile *t = e->tile;
 	if (e->ctx == 0) {
 		SupervisorCsrs *s = &t->sup;
-		if (idx == S_CR) {
+		if (idx == CSR_CR) {
 			if (v & CR_LC_CLR)
 				t->lc_and = 0;
 			if (v & CR_LC_SET)
 				t->lc_and = 1;
-			if (v & CR_ZCWEI)
+			if (v & CR_ZCWEI) {
 				memset(t->cwei, 0, sizeof t->cwei);
+				t->cwei_gen++;
+			}
 			s->cr = v;
-		} else if (idx == S_FP_ICTL)
+		} else if (idx == CSR_FP_ICTL)
 			s->fp_ictl = v;
-		else if (idx >= S_WORKER0_BASE &&
-		         idx < S_WORKER0_BASE + CHIP_WORKERS)
-			s->worker_base[idx - S_WORKER0_BASE] = v & 0x1fffff;
-		else if (idx == S_FP_INFMT && ipu21_only(e, idx))
+		else if (idx >= CSR_WORKER0_BASE &&
+		         idx < CSR_WORKER0_BASE + CHIP_WORKERS)
+			s->worker_base[idx - CSR_WORKER0_BASE] = v & 0x1fffff;
+		else if (idx == CSR_FP_INFMT && ipu21_only(e, idx))
 			s->fp_infmt = v;
-		else if (idx == S_FP_ISCL && ipu21_only(e, idx))
+		else if (idx == CSR_FP_ISCL && ipu21_only(e, idx))
 			s->fp_iscl = v;
-		else if (idx == S_CCCSLOAD)
+		else if (idx == CSR_CCCSLOAD)
 			s->cccsload = v & 0x1fffff;
-		else if (idx == S_DBG_DATA)
+		else if (idx == CSR_SDBG_DATA)
 			s->dbg_data = v;
-		else if (idx >= S_EXCH_FIRST && idx <= S_EXCH_LAST) {
-			s->exch[idx - S_EXCH_FIRST] = v;
+		else if (idx >= EXCH_FIRST && idx <= EXCH_LAST) {
+			s->exch[idx - EXCH_FIRST] = v;
 			exchange_csr(e, idx, v);
 		} else if (!t->faulted)
 			sim_fault(e, FAULT_INVALID_OP, 0,
@@ -517,7 +496,7 @@ csr_put(Exec *e, int idx, uint32_t v)
 			          idx);
 		return;
 	}
-	if (idx == W_DBG_DATA)
+	if (idx == CSR_DBG_DATA)
 		e->c->dbg_data = v;
 	else
 		sim_fault(e, FAULT_INVALID_OP, 0,
@@ -538,17 +517,8 @@ exec_put(Exec *e)
 	csr_put(e, e->in->op[0], sim_src(e, 1));
 }
 
-/* Worker upper-space CSRs (uget/uput, isa.md 2.3). */
+/* Worker upper-space CSRs (uget/uput, isa.md 2.3): $FP_CLR's fields. */
 enum {
-	U_FP_STS = 0x00,
-	U_FP_CLR = 0x01,
-	U_FP_CTL = 0x02,
-	U_PRNG_0_0 = 0x03,
-	U_PRNG_1_1 = 0x06,
-	U_PRNG_SEED = 0x07,
-	U_TAS = 0x08,
-	U_FP_NFMT = 0x09,
-	U_FP_SCL = 0x0a,
 	FP_CLR_FLAGS = 0x7, /* INV, DIV0, OFLO */
 	FP_CLR_ZAACC = 1 << 3,
 };
@@ -557,14 +527,14 @@ enum {
 static uint32_t
 prng_get(const Context *c, int idx)
 {
-	int k = idx - U_PRNG_0_0;
+	int k = idx - CSR_PRNG_0_0;
 	return (uint32_t)(c->prng[k / 2] >> (32 * (k % 2)));
 }
 
 static void
 prng_set(Context *c, int idx, uint32_t v)
 {
-	int k = idx - U_PRNG_0_0, shift = 32 * (k % 2);
+	int k = idx - CSR_PRNG_0_0, shift = 32 * (k % 2);
 	c->prng[k / 2] =
 	    (c->prng[k / 2] & ~(0xffffffffull << shift)) | (uint64_t)v << shift;
 }
@@ -575,17 +545,17 @@ exec_uget(Exec *e)
 	Context *c = e->c;
 	int idx = e->in->op[1];
 	uint32_t v;
-	if (idx == U_FP_STS)
+	if (idx == CSR_FP_STS)
 		v = c->fp_sts;
-	else if (idx == U_FP_CTL)
+	else if (idx == CSR_FP_CTL)
 		v = c->fp_ctl;
-	else if (idx >= U_PRNG_0_0 && idx <= U_PRNG_1_1)
+	else if (idx >= CSR_PRNG_0_0 && idx <= CSR_PRNG_1_1)
 		v = prng_get(c, idx);
-	else if (idx == U_TAS)
+	else if (idx == CSR_TAS)
 		v = c->tas;
-	else if (idx == U_FP_NFMT && ipu21_only(e, 0x100 + idx))
+	else if (idx == CSR_FP_NFMT && ipu21_only(e, 0x100 + idx))
 		v = c->fp_nfmt;
-	else if (idx == U_FP_SCL && ipu21_only(e, 0x100 + idx))
+	else if (idx == CSR_FP_SCL && ipu21_only(e, 0x100 + idx))
 		v = c->fp_scl;
 	else {
 		if (!e->tile->faulted)
@@ -602,25 +572,25 @@ exec_uput(Exec *e)
 	Context *c = e->c;
 	int idx = e->in->op[0];
 	uint32_t v = sim_src(e, 1);
-	if (idx == U_FP_STS)
+	if (idx == CSR_FP_STS)
 		c->fp_sts = v & FP_CLR_FLAGS;
-	else if (idx == U_FP_CLR) {
+	else if (idx == CSR_FP_CLR) {
 		c->fp_sts &= ~(v & FP_CLR_FLAGS);
 		if (v & FP_CLR_ZAACC) {
 			memset(c->aacc, 0, sizeof c->aacc);
 			sim_amp_clear(c);
 		}
-	} else if (idx == U_FP_CTL)
+	} else if (idx == CSR_FP_CTL)
 		c->fp_ctl = v;
-	else if (idx >= U_PRNG_0_0 && idx <= U_PRNG_1_1)
+	else if (idx >= CSR_PRNG_0_0 && idx <= CSR_PRNG_1_1)
 		prng_set(c, idx, v);
-	else if (idx == U_PRNG_SEED)
+	else if (idx == CSR_PRNG_SEED)
 		sim_prng_seed(c, v);
-	else if (idx == U_TAS)
+	else if (idx == CSR_TAS)
 		c->tas = v;
-	else if (idx == U_FP_NFMT && ipu21_only(e, 0x100 + idx))
+	else if (idx == CSR_FP_NFMT && ipu21_only(e, 0x100 + idx))
 		c->fp_nfmt = v;
-	else if (idx == U_FP_SCL && ipu21_only(e, 0x100 + idx))
+	else if (idx == CSR_FP_SCL && ipu21_only(e, 0x100 + idx))
 		c->fp_scl = v;
 	else if (!e->tile->faulted)
 		sim_fault(e, FAULT_INVALID_OP, 0,
@@ -680,9 +650,8 @@ exec_send(Exec *e)
 		needs_chip(e, "send");
 		return;
 	}
-	stream_send(
-	    e, t->sup.exch[S_OUTGOING_BASE_IDX] + 4 * (uint32_t)e->in->op[1],
-	    (uint32_t)e->in->op[0] + 1, (uint32_t)e->in->op[2]);
+	stream_send(e, t->sup.exch[OUTGOING_BASE] + 4 * (uint32_t)e->in->op[1],
+	            (uint32_t)e->in->op[0] + 1, (uint32_t)e->in->op[2]);
 }
 
 static int
@@ -772,7 +741,6 @@ exec_sendpicp(Exec *e)
 	uint32_t sel = (uint32_t)e->in->op[0];
 	xpic(e, t->cycle, sel, (uint32_t)e->in->op[4]);
 	pic(e, t->cycle, sel, (uint32_t)e->in->op[5]);
-	stream_send(
-	    e, t->sup.exch[S_OUTGOING_BASE_IDX] + 4 * (uint32_t)e->in->op[2],
-	    (uint32_t)e->in->op[1] + 1, (uint32_t)e->in->op[3]);
+	stream_send(e, t->sup.exch[OUTGOING_BASE] + 4 * (uint32_t)e->in->op[2],
+	            (uint32_t)e->in->op[1] + 1, (uint32_t)e->in->op[3]);
 }

@@ -184,6 +184,18 @@ static uint16_t
 f16_binop(Exec *e, FpEnv *v, BinOp op, uint16_t a, uint16_t b)
 {
 	double x = fp_f16_to_f64(a), y = fp_f16_to_f64(b);
+	/* The fast path of add, sub and mul in nearest even: finite
+	 * operands, so an exact finite result that fp_f16_result would hand
+	 * straight to the rounding; fp_f64_to_f16_rne does that rounding. */
+	if (sim_path != SIM_PLAIN && v->mode == FP_RNE &&
+	    (a & 0x7c00) != 0x7c00 && (b & 0x7c00) != 0x7c00) {
+		if (op == OP_ADD)
+			return fp_f64_to_f16_rne(x + y, v->ov, &v->flags);
+		if (op == OP_SUB)
+			return fp_f64_to_f16_rne(x - y, v->ov, &v->flags);
+		if (op == OP_MUL)
+			return fp_f64_to_f16_rne(x * y, v->ov, &v->flags);
+	}
 	if (fp_f16_issnan(a) || fp_f16_issnan(b))
 		v->flags |= FP_FLAG_INV;
 	switch (op) {

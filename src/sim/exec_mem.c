@@ -14,22 +14,7 @@
  */
 #include "sim.h"
 
-/* Tile memory is little-endian; assemble words byte by byte so the host's
- * byte order does not matter. */
-static uint32_t
-le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
+/* Tile memory is little-endian: get_le32, put_le32 (util.h). */
 static const OperandSpec *
 spec(const Exec *e, int i)
 {
@@ -101,7 +86,7 @@ base_delta_ea(Exec *e, uint32_t size)
 /* Plain loads: `size` bytes into operand 0, widened by `mode`. */
 enum { WIDEN_NONE, WIDEN_ZERO, WIDEN_SIGN, WIDEN_BCAST };
 
-static void
+static inline __attribute__((always_inline)) void
 load_simple(Exec *e, uint32_t size, int mode)
 {
 	uint32_t addr = base_delta_ea(e, size);
@@ -111,7 +96,7 @@ load_simple(Exec *e, uint32_t size, int mode)
 	uint32_t w[4];
 	if (size >= 4) {
 		for (uint32_t k = 0; k < size / 4; k++)
-			w[k] = le32(buf + 4 * k);
+			w[k] = get_le32(buf + 4 * k);
 		write_words(e, 0, 0, w, (int)(size / 4));
 		return;
 	}
@@ -132,7 +117,7 @@ load_simple(Exec *e, uint32_t size, int mode)
 	write_words(e, 0, 0, &v, 1);
 }
 
-static void
+static inline __attribute__((always_inline)) void
 store_simple(Exec *e, uint32_t size)
 {
 	uint32_t addr = base_delta_ea(e, size);
@@ -362,48 +347,60 @@ typedef struct {
 	int imm;    /* the selector immediate */
 } PaceOps;
 
-/* Decode the packed addresses into a[], log the post-incremented pair. */
-static void
+/* Decode the packed addresses into a[], log the post-incremented pair.
+ * Every paced form has the pair (an MRF pair) and the stride (an MRF
+ * register) as operands o.pair and o.stride. */
+static inline void
 pace_addresses(Exec *e, PaceOps o, const PaceAccess *acc, int n, uint32_t a[3])
 {
-	uint32_t w[2];
-	read_words(e, o.pair, w, 2);
-	ta_unpack(w[0], w[1], a);
+	int r = e->in->op[o.pair];
+	uint32_t lo = sim_rm(e, r), hi = sim_rm(e, r + 1);
+	ta_unpack(lo, hi, a);
 	uint32_t next[3] = {a[0], a[1], a[2]};
-	uint32_t stride = sim_src(e, o.stride);
+	uint32_t stride = sim_rm(e, e->in->op[o.stride]);
 	for (int k = 0; k < n; k++)
 		next[acc[k].which] =
 		    pace_next(a[acc[k].which], stride, acc[k].sel, acc[k].size);
-	ta_pack(next, &w[0], &w[1]);
-	write_words(e, o.pair, 0, w, 2);
+	ta_pack(next, &lo, &hi);
+	sim_wm(e, r, lo);
+	sim_wm(e, r + 1, hi);
 }
 
-static unsigned
+/* The selector bits of the immediate operand (a U operand). */
+static inline unsigned
 sel_bits(const Exec *e, int imm_op, int shift)
 {
-	return (sim_src(e, imm_op) >> shift) & 3u;
+	return ((uint32_t)e->in->op[imm_op] >> shift) & 3u;
 }
 
-static int
+static inline __attribute__((always_inline)) int
 load64(Exec *e, uint32_t addr, uint32_t w[2])
 {
 	uint8_t buf[8];
 	if (!sim_load(e, addr, buf, 8))
 		return 0;
-	w[0] = le32(buf);
-	w[1] = le32(buf + 4);
+	w[0] = get_le32(buf);
+	w[1] = get_le32(buf + 4);
 	return 1;
 }
 
-static int
+/* Store the ARF pair of operand op (the paced forms' data are ARF). */
+static inline __attribute__((always_inline)) int
 store64_from(Exec *e, uint32_t addr, int op)
 {
-	uint32_t w[2];
+	int r = e->in->op[op];
 	uint8_t buf[8];
-	read_words(e, op, w, 2);
-	put_le32(buf, w[0]);
-	put_le32(buf + 4, w[1]);
+	put_le32(buf, sim_ra(e, r));
+	put_le32(buf + 4, sim_ra(e, r + 1));
 	return sim_store(e, addr, buf, 8);
+}
+
+/* Log w[0], w[1] to ARF registers r, r + 1. */
+static inline void
+wa_pair(Exec *e, int r, const uint32_t w[2])
+{
+	sim_wa(e, r, w[0]);
+	sim_wa(e, r + 1, w[1]);
 }
 
 /* Do registers [r0, r0+n0) and [r1, r1+n1) overlap? */
@@ -430,8 +427,8 @@ exec_ld2x64pace(Exec *e)
 	pace_addresses(e, o, acc, 2, a);
 	if (!load64(e, a[0], w0) || !load64(e, a[1], w1))
 		return;
-	write_words(e, 0, 0, w0, 2);
-	write_words(e, 1, 0, w1, 2);
+	wa_pair(e, e->in->op[0], w0);
+	wa_pair(e, e->in->op[1], w1);
 }
 
 /* ld64a32pace / ld64b16pace $dst0:pair, $dst1, $ta+=, $stride, imm4:
@@ -454,10 +451,10 @@ ld64_and_narrow(Exec *e, const char *name, uint32_t size)
 	if (!load64(e, a[0], w0) || !sim_load(e, a[1], buf, size))
 		return;
 	uint32_t v =
-	    size == 4 ? le32(buf)
+	    size == 4 ? get_le32(buf)
 	              : ((uint32_t)buf[0] | (uint32_t)buf[1] << 8) * 0x10001u;
-	write_words(e, 0, 0, w0, 2);
-	write_words(e, 1, 0, &v, 1);
+	wa_pair(e, e->in->op[0], w0);
+	sim_wa(e, e->in->op[1], v);
 }
 
 void
@@ -485,7 +482,7 @@ exec_ldst64pace(Exec *e)
 	pace_addresses(e, o, acc, 2, a);
 	if (!load64(e, a[0], w) || !store64_from(e, a[2], 1))
 		return;
-	write_words(e, 0, 0, w, 2);
+	wa_pair(e, e->in->op[0], w);
 }
 
 /* ld2xst64pace $dst:quad, $src:pair, $ta+=, $stride, imm6:
@@ -503,8 +500,8 @@ exec_ld2xst64pace(Exec *e)
 	if (!load64(e, a[0], w0) || !load64(e, a[1], w1) ||
 	    !store64_from(e, a[2], 1))
 		return;
-	write_words(e, 0, 0, w0, 2);
-	write_words(e, 0, 2, w1, 2);
+	wa_pair(e, e->in->op[0], w0);
+	wa_pair(e, e->in->op[0] + 2, w1);
 }
 
 /* st64pace $src:pair, $ta+=, $stride, imm: src -> A2. The documents call
@@ -518,6 +515,140 @@ exec_st64pace(Exec *e)
 	uint32_t a[3];
 	pace_addresses(e, o, acc, 1, a);
 	store64_from(e, a[2], 0);
+}
+
+/*
+ * The fast forms of the paced 64-bit forms (sim.h, SIM_FAST_FORMS, and
+ * the bundles of tile.c's issue_fused): sim_pace_prepare computes all an
+ * instruction would do (addresses, its pair register's new value, the
+ * words it loads and stores) without doing any of it, when its accesses
+ * pass sim_mem_fast8 together; else it declines and the plain form runs
+ * the instruction.
+ */
+static inline __attribute__((always_inline)) int
+pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
+             PaceOp *o)
+{
+	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
+	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
+	 * stride, imm4; st64pace src, ta, stride, imm */
+	const int32_t *op = in->op;
+	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
+	unsigned imm = (unsigned)op[k + 2];
+	int sel[3] = {-1, -1, -1};
+	switch (form) {
+	case PACE_LD2XST:
+		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
+		sel[2] = (int)(imm >> 4 & 3);
+		break;
+	case PACE_LD2X:
+		if (op[0] == op[1])
+			return 0; /* the plain form faults */
+		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
+		break;
+	case PACE_LDST:
+		sel[0] = (int)(imm & 3), sel[2] = (int)(imm >> 2 & 3);
+		break;
+	case PACE_ST:
+		sel[2] = (int)(imm & 3);
+		break;
+	}
+	int r = op[k];
+	uint32_t lo = r == 15 ? 0 : c->m[r], hi = r + 1 == 15 ? 0 : c->m[r + 1];
+	uint32_t st = op[k + 1] == 15 ? 0 : c->m[op[k + 1]];
+	uint32_t a[3], n[3], at[3];
+	ta_unpack(lo, hi, a);
+	int na = 0;
+#pragma GCC unroll 3
+	for (int i = 0; i < 3; i++) {
+		n[i] = a[i];
+		if (sel[i] >= 0) {
+			n[i] = pace_next(a[i], st, (unsigned)sel[i], 8);
+			at[na++] = a[i];
+		}
+	}
+	if (!sim_mem_fast8(t, at, na))
+		return 0;
+	o->pair = r;
+	ta_pack(n, &o->lo, &o->hi);
+	const uint8_t *mem = t->mem - t->chip->mem_base;
+	o->nload = 0;
+	for (int i = 0; i < 2; i++)
+		if (sel[i] >= 0) {
+			const uint8_t *p = mem + a[i];
+			o->ld[o->nload][0] = get_le32(p);
+			o->ld[o->nload][1] = get_le32(p + 4);
+			o->nload++;
+		}
+	o->dst[0] = op[0];
+	o->dst[1] = form == PACE_LD2XST ? op[0] + 2 : op[1];
+	o->store = sel[2] >= 0;
+	if (o->store) {
+		int src = form == PACE_ST ? op[0] : op[1];
+		o->sa = a[2];
+		o->st[0] = src >= 14 ? 0 : c->a[src];
+		o->st[1] = src + 1 >= 14 ? 0 : c->a[src + 1];
+	}
+	return 1;
+}
+
+/* pace_prepare for each form as a constant. */
+int
+sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
+                 PaceOp *o)
+{
+	switch (form) {
+	case PACE_LD2XST:
+		return pace_prepare(t, c, in, PACE_LD2XST, o);
+	case PACE_LD2X:
+		return pace_prepare(t, c, in, PACE_LD2X, o);
+	case PACE_LDST:
+		return pace_prepare(t, c, in, PACE_LDST, o);
+	case PACE_ST:
+		return pace_prepare(t, c, in, PACE_ST, o);
+	}
+	return 0;
+}
+
+/* The fast forms: the prepared effects, the register writes logged in the
+ * plain forms' order (the pair first). */
+static inline __attribute__((always_inline)) void
+pace_fast(Exec *e, PaceForm form, ExecFn plain)
+{
+	PaceOp o;
+	if (!pace_prepare(e->tile, e->c, e->in, form, &o)) {
+		plain(e);
+		return;
+	}
+	sim_pace_store(e->tile, &o);
+	sim_wm(e, o.pair, o.lo);
+	sim_wm(e, o.pair + 1, o.hi);
+	for (int k = 0; k < o.nload; k++)
+		wa_pair(e, o.dst[k], o.ld[k]);
+}
+
+void
+fast_ld2xst64pace(Exec *e)
+{
+	pace_fast(e, PACE_LD2XST, exec_ld2xst64pace);
+}
+
+void
+fast_ld2x64pace(Exec *e)
+{
+	pace_fast(e, PACE_LD2X, exec_ld2x64pace);
+}
+
+void
+fast_ldst64pace(Exec *e)
+{
+	pace_fast(e, PACE_LDST, exec_ldst64pace);
+}
+
+void
+fast_st64pace(Exec *e)
+{
+	pace_fast(e, PACE_ST, exec_st64pace);
 }
 
 /*
@@ -538,7 +669,7 @@ exec_ld64a32(Exec *e)
 	if (!load64(e, ptr, w) || !sim_load(e, base + delta, buf, 4))
 		return;
 	sim_wm(e, e->in->op[1], ptr + 8);
-	uint32_t v = le32(buf);
+	uint32_t v = get_le32(buf);
 	write_words(e, 0, 1, &v, 1);
 	write_words(e, 0, 2, w, 2);
 }
@@ -561,7 +692,7 @@ load_delta(Exec *e, int form, uint32_t size, int bcast)
 	    !sim_load(e, base + off, buf, size))
 		return;
 	uint32_t nd = form == DELTA_PAIR
-	                  ? le32(dbuf)
+	                  ? get_le32(dbuf)
 	                  : (uint32_t)dbuf[0] | (uint32_t)dbuf[1] << 8;
 	sim_wm(e, e->in->op[1], ptr + dsize);
 	sim_wm(e, e->in->op[3], nd);
@@ -569,9 +700,9 @@ load_delta(Exec *e, int form, uint32_t size, int bcast)
 	if (bcast) {
 		w[0] = ((uint32_t)buf[0] | (uint32_t)buf[1] << 8) * 0x10001u;
 	} else {
-		w[0] = le32(buf);
+		w[0] = get_le32(buf);
 		if (size == 8)
-			w[1] = le32(buf + 4);
+			w[1] = get_le32(buf + 4);
 	}
 	write_words(e, 0, 0, w, span(e, 0));
 }

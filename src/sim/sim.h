@@ -23,10 +23,28 @@
 #define IPU_SIM_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "../asm/isa.h"
 #include "../target/chip.h"
 #include "../util/util.h"
+
+/* Paths with a fast and a plain form: the plain one is the reference
+ * semantics, written for clarity; the fast one must give the same state bit
+ * for bit, and the differential tests (tests/test_sim_paths.c) run both on
+ * the same programs and compare. SIM_PORTABLE is the fast path without the
+ * host's optional vector instructions (AVX2). Set before running; read by
+ * every host thread. */
+typedef enum { SIM_FAST, SIM_PORTABLE, SIM_PLAIN } SimPath;
+extern SimPath sim_path;
+extern int sim_host_avx2; /* the host has AVX2, F16C and FMA (x86-64) */
+
+/* 1 if the fast paths may use AVX2, F16C and FMA. */
+static inline int
+sim_use_avx2(void)
+{
+	return sim_path == SIM_FAST && sim_host_avx2;
+}
 
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
 #define FAULT_TYPES(X)                                                         \
@@ -102,8 +120,8 @@ typedef struct {
 
 /* One pending register write of the bundle in flight. */
 typedef struct {
-	uint8_t file; /* 0 = MRF, 1 = ARF */
-	uint8_t reg;
+	uint32_t *dst; /* the register, or Exec.msink / Exec.sink for $mzero
+	                  and $a14, $a15 */
 	uint32_t value;
 } RegWrite;
 
@@ -201,9 +219,27 @@ typedef struct {
 	uint32_t next_pc;  /* set by branches; starts as the fall-through */
 	RegWrite wr[16];
 	int nwr;
+	/* where writes to registers that ignore them go: $mzero, and
+	 * $a14, $a15 (apart, so that the supervisor's pipeline can tell
+	 * $mzero's) */
+	uint32_t msink, sink;
 } Exec;
 
 typedef void (*ExecFn)(Exec *);
+
+/* Instructions with a fast form beside their plain one (exec_<mn>): the
+ * same semantics, specialised (fast_<mn>); the issue cache runs it on the
+ * fast paths, and tests/test_sim_paths.c compares the two. */
+#define SIM_FAST_FORMS(X)                                                      \
+	X(ld2xst64pace)                                                        \
+	X(ld2x64pace)                                                          \
+	X(ldst64pace)                                                          \
+	X(st64pace)                                                            \
+	X(f16v4hihov4amp)                                                      \
+	X(f8v8hihov4amp)
+#define X(mn) void fast_##mn(Exec *e);
+SIM_FAST_FORMS(X)
+#undef X
 
 /* One entry of the decode cache: the instruction, its table row, its
  * semantics and its costs (cost.c), so that an issue looks nothing up. */
@@ -212,19 +248,43 @@ typedef struct {
 	Insn in;
 	const InsnDesc *d;
 	ExecFn fn;
+	ExecFn fast;    /* its fast form, or fn */
 	uint16_t reads; /* $m registers read (bit r) */
 	uint16_t turns; /* worker turns taken (>= 1) */
 	uint8_t hazard; /* SIM_HZ_* */
 } DInsn;
 
-/* The $CWEI registers decoded to doubles for the AMP (sim/amp.c): entry k
- * holds the elements of cwei[k] read in format fmt[k] (0 = nothing cached);
- * it is used only while raw[k] still equals cwei[k], so any writer of cwei
- * (instructions, tests, the host) invalidates it without telling anyone. */
+/* One issue (a bundle, a solo or a two-word instruction) that started at
+ * a code address and passed every rule of fetch and decode: its halves,
+ * its words (for the report of a fault in its semantics), its length, and
+ * ISSUE_* for the rules that depend on who issues it and on rpt state, so
+ * that the next issue there runs without looking at them again. */
+enum { ISSUE_WORKER = 1, ISSUE_SUPERVISOR = 2, ISSUE_IN_RPT = 4 };
 typedef struct {
-	uint64_t raw[CHIP_CWEI];
-	uint8_t fmt[CHIP_CWEI];
-	double el[CHIP_CWEI][8];
+	const DInsn *i0, *i1; /* main or only half; aux half or NULL */
+	/* what a worker runs for each half: its fast form, or NULL for a
+	 * half that is absent or only writes a register that ignores writes
+	 * (nop, fnop: its log entry would go nowhere) */
+	ExecFn work[2];
+	uint32_t word[2];
+	uint16_t turns; /* the larger of the halves' */
+	uint8_t nwords, len, ok;
+	/* a bundle tile.c runs as one (issue_fused): a paced form
+	 * (PaceForm + 1, 0: not such a bundle) and an AMP form on the aux
+	 * side (1 f16v4hihov4amp, 2 f8v8hihov4amp, 0 none or a nop) */
+	uint8_t pace, amp;
+} DIssue;
+
+/* The $CWEI registers decoded to doubles for the AMP's fast path
+ * (sim/amp.c), laid out for host SIMD across engines: w[n][i][m] is element
+ * i of the register engine m reads at weight column n, in the format of
+ * cache key key[n] (0 = nothing decoded), decoded from raw[n][m]. Column n
+ * is used without a look at cwei while gen[n] equals Tile.cwei_gen. */
+typedef struct {
+	double w[4][8][16];
+	uint64_t raw[4][16];
+	uint64_t gen[4];
+	uint8_t key[4];
 } AmpWeights;
 
 /* Supervisor CSRs that are plain storage. */
@@ -242,6 +302,10 @@ struct Tile {
 	Context ctx[CHIP_CONTEXTS];
 	SupervisorCsrs sup;
 	uint64_t cwei[CHIP_CWEI];
+	/* Changes whenever cwei may have: every instruction that writes it
+	 * adds 1, and so does tile_run on entry, for writers outside the
+	 * emulator (tests, the host), which act between runs. */
+	uint64_t cwei_gen;
 	AmpWeights amp_w; /* decoded cwei, a cache (sim/amp.c) */
 	uint64_t cycle;   /* cycles elapsed */
 	uint64_t bundles; /* issues (bundles or solo instructions) */
@@ -254,12 +318,25 @@ struct Tile {
 	/* bundle in flight */
 	MemAccess acc[4];
 	int nacc;
+	uint64_t acc_elems; /* memory elements they use, a mask */
 	/* decode cache: one entry per instruction word of executable memory */
 	DInsn *dcache;
 	uint8_t *dvalid;
+	/* every decoded word lies in [code_lo, code_hi - 8): a write outside
+	 * [code_lo, code_hi) leaves the caches as they are (a two-word
+	 * instruction decodes the word after its first) */
+	uint32_t code_lo, code_hi;
+	/* issue cache: the issue starting at each word, once decoded and
+	 * checked (tile.c); cleared with dvalid */
+	DIssue *issues;
+	uint8_t *ivalid;
 	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
 	int elem_shift;
 	uint32_t region0_elems;
+	int mem_fast; /* elements by shifts, at most 64: sim_load's fast path */
+	/* the chip's memory map, for the fast checks: mem_base, the offset
+	 * of the last 8 bytes of memory, and the interleaved region's start */
+	uint32_t mem_base, last8, interleave;
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
@@ -325,23 +402,26 @@ sim_ra(const Exec *e, int r) /* $a14, $a15 read 0 (isa.md 2.1) */
 }
 
 static inline void
-sim_log_write(Exec *e, int file, int r, uint32_t v)
+sim_log_write(Exec *e, uint32_t *dst, uint32_t v)
 {
-	if (e->nwr == (int)(sizeof e->wr / sizeof e->wr[0]))
+	int n = e->nwr;
+	if (n == (int)(sizeof e->wr / sizeof e->wr[0]))
 		die("register write log overflow");
-	e->wr[e->nwr++] = (RegWrite){(uint8_t)file, (uint8_t)r, v};
+	e->wr[n].dst = dst;
+	e->wr[n].value = v;
+	e->nwr = n + 1;
 }
 
 static inline void
-sim_wm(Exec *e, int r, uint32_t v)
+sim_wm(Exec *e, int r, uint32_t v) /* $mzero ignores writes */
 {
-	sim_log_write(e, 0, r, v);
+	sim_log_write(e, r == 15 ? &e->msink : &e->c->m[r], v);
 }
 
 static inline void
-sim_wa(Exec *e, int r, uint32_t v)
+sim_wa(Exec *e, int r, uint32_t v) /* so do $a14, $a15 */
 {
-	sim_log_write(e, 1, r, v);
+	sim_log_write(e, r >= 14 ? &e->sink : &e->c->a[r], v);
 }
 
 /* Operand i as a value: register contents for M/A kinds, else the
@@ -386,9 +466,181 @@ sim_wa64(Exec *e, int r, uint64_t v)
 	sim_wa(e, r + 1, (uint32_t)(v >> 32));
 }
 /* Memory: check range, alignment, region and same-element conflicts within
- * the bundle; raise the fault and return 0 on failure. */
-int sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size);
-int sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size);
+ * the bundle; raise the fault and return 0 on failure. The plain forms
+ * (tile.c) check one rule after the other and log each access with its
+ * elements; sim_load and sim_store (below) first try the fast form, which
+ * passes only accesses that break no rule and otherwise leaves them to the
+ * plain one. */
+int sim_load_plain(Exec *e, uint32_t addr, void *dst, uint32_t size);
+int sim_store_plain(Exec *e, uint32_t addr, const void *src, uint32_t size);
+/* Forget decoded instructions in [addr, addr + len) (tile.c). */
+void sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len);
+
+static inline void
+sim_invalidate(Tile *t, uint32_t addr, uint32_t len)
+{
+	/* only where something was decoded (Tile.code_lo, code_hi) */
+	if (addr < t->code_hi && addr + len > t->code_lo)
+		sim_invalidate_code(t, addr, len);
+}
+
+/* chip_mem_element for an address inside memory: the same formula with
+ * the division by the element size done as a shift. */
+static inline __attribute__((always_inline)) int
+sim_elem_of(const Tile *t, uint32_t addr)
+{
+	const Chip *c = t->chip;
+	if (!t->elem_shift)
+		return chip_mem_element(c, addr);
+	if (addr < c->interleave)
+		return (int)((addr - c->mem_base) >> t->elem_shift);
+	return (int)(t->region0_elems +
+	             2 * ((addr - c->interleave) >> (t->elem_shift + 1)) +
+	             ((addr >> 3) & 1));
+}
+
+/* memcpy with the common sizes as constants, so that they compile to
+ * plain moves instead of a library call. */
+static inline __attribute__((always_inline)) void
+sim_copy_bytes(void *dst, const void *src, uint32_t size)
+{
+	switch (size) {
+	case 4:
+		memcpy(dst, src, 4);
+		break;
+	case 8:
+		memcpy(dst, src, 8);
+		break;
+	case 16:
+		memcpy(dst, src, 16);
+		break;
+	default:
+		memcpy(dst, src, size);
+	}
+}
+
+/* The fast form of the memory checks: 1 and the access logged if it is in
+ * memory, aligned (sizes are powers of two), 128-bit only in the
+ * interleaved region, and in elements no earlier access of the bundle
+ * used (Tile.acc_elems); else 0. */
+static inline __attribute__((always_inline)) int
+sim_mem_fast(Exec *e, uint32_t addr, uint32_t size, int store)
+{
+	Tile *t = e->tile;
+	const Chip *c = t->chip;
+	if (!t->mem_fast || sim_path == SIM_PLAIN || addr < c->mem_base ||
+	    addr >= c->mem_end || size > c->mem_end - addr ||
+	    (size & (size - 1)) || (addr & (size - 1)) ||
+	    (size == 16 && addr < c->interleave) ||
+	    t->nacc == (int)(sizeof t->acc / sizeof t->acc[0]))
+		return 0;
+	int e0 = sim_elem_of(t, addr), e1 = -1;
+	uint64_t bits = 1ull << e0;
+	if (size == 16) {
+		e1 = sim_elem_of(t, addr + 8);
+		bits |= 1ull << e1;
+	}
+	uint64_t used = t->nacc ? t->acc_elems : 0;
+	if (used & bits)
+		return 0;
+	t->acc_elems = used | bits;
+	t->acc[t->nacc++] = (MemAccess){addr, size, (uint8_t)store, {e0, e1}};
+	return 1;
+}
+
+/* The fast check of the n 8-byte accesses of one instruction (addr[k])
+ * together: 1 if each is in memory, aligned and in an element of its own,
+ * and nothing else in the bundle has accessed memory; else 0 (the plain
+ * checks must run). They are not logged: only main-lane instructions
+ * access memory (insns.def), so no access can follow in the bundle. */
+static inline __attribute__((always_inline)) int
+sim_mem_fast8(const Tile *t, const uint32_t *addr, int n)
+{
+	if (!t->mem_fast || sim_path == SIM_PLAIN || t->nacc)
+		return 0;
+	uint32_t base = t->mem_base, last8 = t->last8, il = t->interleave;
+	uint32_t r0 = t->region0_elems;
+	int sh = t->elem_shift;
+	uint64_t used = 0;
+#pragma GCC unroll 4
+	for (int k = 0; k < n; k++) {
+		uint32_t a = addr[k];
+		/* mem_base <= a <= mem_end - 8, by one unsigned compare */
+		if (a - base > last8 || (a & 7))
+			return 0;
+		/* sim_elem_of */
+		uint32_t el =
+		    a < il ? (a - base) >> sh
+		           : r0 + 2 * ((a - il) >> (sh + 1)) + ((a >> 3) & 1);
+		uint64_t bit = 1ull << el;
+		if (used & bit)
+			return 0;
+		used |= bit;
+	}
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int
+sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
+{
+	if (!sim_mem_fast(e, addr, size, 0))
+		return sim_load_plain(e, addr, dst, size);
+	Tile *t = e->tile;
+	sim_copy_bytes(dst, t->mem + (addr - t->chip->mem_base), size);
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int
+sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
+{
+	if (!sim_mem_fast(e, addr, size, 1))
+		return sim_store_plain(e, addr, src, size);
+	Tile *t = e->tile;
+	sim_copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
+	sim_invalidate(t, addr, size);
+	return 1;
+}
+
+/* exec_mem.c: the paced 64-bit forms in two steps, for the fast paths:
+ * what the instruction would do, computed without doing it (0: it needs
+ * the plain form), then its memory store and register writes. */
+typedef enum { PACE_LD2XST, PACE_LD2X, PACE_LDST, PACE_ST } PaceForm;
+typedef struct {
+	int pair;        /* the $mAddr pair register */
+	uint32_t lo, hi; /* its value after the accesses */
+	int nload;       /* 64-bit loads, to the ARF pairs dst[] */
+	int dst[2];
+	uint32_t ld[2][2]; /* their words */
+	int store;         /* a 64-bit store of st[] at sa */
+	uint32_t st[2], sa;
+} PaceOp;
+int sim_pace_prepare(const Tile *t, const Context *c, const Insn *in,
+                     PaceForm form, PaceOp *o);
+
+static inline __attribute__((always_inline)) void
+sim_pace_store(Tile *t, const PaceOp *o)
+{
+	if (!o->store)
+		return;
+	uint8_t *p = t->mem + (o->sa - t->chip->mem_base);
+	put_le32(p, o->st[0]);
+	put_le32(p + 4, o->st[1]);
+	sim_invalidate(t, o->sa, 8);
+}
+
+/* The register writes, straight to the context (issue_fused). */
+static inline __attribute__((always_inline)) void
+sim_pace_write(Context *c, const PaceOp *o)
+{
+	if (o->pair != 15)
+		c->m[o->pair] = o->lo;
+	if (o->pair + 1 != 15)
+		c->m[o->pair + 1] = o->hi;
+	for (int k = 0; k < o->nload; k++)
+		for (int i = 0; i < 2; i++)
+			if (o->dst[k] + i < 14)
+				c->a[o->dst[k] + i] = o->ld[k][i];
+}
 
 /* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.
  *
@@ -429,6 +681,11 @@ Tile *chipsim_tile_if_exists(const ChipSim *cs, uint32_t id);
 /* Run every started tile until all have returned, one faults, a deadlock
  * is found, or a tile passes max_cycles. */
 RunStatus chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err);
+/* Call fn(ctx, cycles) from chipsim_run's thread after each of its rounds
+ * (at every sync of all tiles) with the chip's clock so far: the latest
+ * tile's cycle. NULL: none. For progress displays. */
+void chipsim_set_progress(ChipSim *cs, void (*fn)(void *ctx, uint64_t cycles),
+                          void *ctx);
 /* Cycles when the last tile finished (the program's length). */
 uint64_t chipsim_cycles(const ChipSim *cs);
 /* Host link: queue a host-to-tile write or a tile-to-host read that host
@@ -488,6 +745,16 @@ uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
 #undef I
 
 /* --- amp.c (AMP engines, docs/emulator-amp.md) --- */
+/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1) in two steps, for
+ * the fast paths: the operands read before the bundle writes anything, 0
+ * if the plain form must run it; then the instruction, returning the
+ * words for its destination pair. */
+typedef struct {
+	uint64_t x, part; /* the input and partials pairs */
+} AmpOp;
+int sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o);
+uint64_t sim_amp_run(Tile *t, Context *c, const Insn *in, int f8,
+                     const AmpOp *o);
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);
 

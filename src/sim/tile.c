@@ -22,6 +22,20 @@ static const ExecFn exec_for_row[ISA_ROWS] = {
 #undef I
 };
 
+SimPath sim_path = SIM_FAST;
+int sim_host_avx2;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((constructor)) static void
+find_host_simd(void)
+{
+	__builtin_cpu_init(); /* needed in a constructor */
+	sim_host_avx2 = __builtin_cpu_supports("avx2") &&
+	                __builtin_cpu_supports("f16c") &&
+	                __builtin_cpu_supports("fma");
+}
+#endif
+
 const char *
 fault_type_name(FaultType t)
 {
@@ -45,6 +59,9 @@ tile_new(const Chip *chip, uint32_t id)
 	uint32_t words = (chip->exec_end - chip->mem_base) / 4;
 	t->dcache = xmap_zero(words * sizeof *t->dcache);
 	t->dvalid = xmap_zero(words);
+	t->issues = xmap_zero(words * sizeof *t->issues);
+	t->ivalid = xmap_zero(words);
+	t->code_lo = UINT32_MAX;
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		t->ctx[i].exit_status = -1;
 	t->lc_and = 1;
@@ -58,7 +75,12 @@ tile_new(const Chip *chip, uint32_t id)
 		while ((1u << t->elem_shift) < eb)
 			t->elem_shift++;
 		t->region0_elems = (chip->interleave - chip->mem_base) / eb;
+		t->mem_fast = chip_mem_elements(chip) <= 64 &&
+		              chip->mem_end - chip->mem_base >= 8;
 	}
+	t->mem_base = chip->mem_base;
+	t->last8 = chip->mem_end - chip->mem_base - 8;
+	t->interleave = chip->interleave;
 	xch_reset(&t->x);
 	return t;
 }
@@ -73,6 +95,8 @@ tile_free(Tile *t)
 	xunmap(t->mem, c->mem_end - c->mem_base);
 	xunmap(t->dcache, words * sizeof *t->dcache);
 	xunmap(t->dvalid, words);
+	xunmap(t->issues, words * sizeof *t->issues);
+	xunmap(t->ivalid, words);
 
 	xch_free(&t->x);
 	free(t->trace);
@@ -89,8 +113,8 @@ tile_start(Tile *t, uint32_t entry)
 	t->sup_ready = t->cycle; /* a new start: nothing holds it back */
 }
 
-static void
-invalidate(Tile *t, uint32_t addr, uint32_t len)
+void
+sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len)
 {
 	const Chip *c = t->chip;
 	if (addr >= c->exec_end + 4)
@@ -102,8 +126,10 @@ invalidate(Tile *t, uint32_t addr, uint32_t len)
 		hi = c->exec_end;
 	/* from one word earlier: a two-word instruction decodes both */
 	lo = lo >= c->mem_base + 4 ? lo - 4 : c->mem_base;
-	for (uint32_t a = lo & ~3u; a < hi; a += 4)
+	for (uint32_t a = lo & ~3u; a < hi; a += 4) {
 		t->dvalid[(a - c->mem_base) / 4] = 0;
+		t->ivalid[(a - c->mem_base) / 4] = 0;
+	}
 }
 
 int
@@ -112,7 +138,7 @@ tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len)
 	if (!chip_in_memory(t->chip, addr, len))
 		return -1;
 	memcpy(t->mem + (addr - t->chip->mem_base), src, len);
-	invalidate(t, addr, len);
+	sim_invalidate(t, addr, len);
 	return 0;
 }
 
@@ -150,32 +176,12 @@ sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
 static void
 commit(Exec *e)
 {
-	for (int i = 0; i < e->nwr; i++) {
-		RegWrite *w = &e->wr[i];
-		if (w->file == 0 && w->reg != 15)
-			e->c->m[w->reg] = w->value;
-		else if (w->file == 1 && w->reg < 14)
-			e->c->a[w->reg] = w->value;
-	}
+	for (int i = 0; i < e->nwr; i++)
+		*e->wr[i].dst = e->wr[i].value;
 	e->nwr = 0;
 }
 
 /* Memory. */
-
-/* chip_mem_element for an address inside memory: the same formula with
- * the division by the element size done as a shift. */
-static inline int
-elem_of(const Tile *t, uint32_t addr)
-{
-	const Chip *c = t->chip;
-	if (!t->elem_shift)
-		return chip_mem_element(c, addr);
-	if (addr < c->interleave)
-		return (int)((addr - c->mem_base) >> t->elem_shift);
-	return (int)(t->region0_elems +
-	             2 * ((addr - c->interleave) >> (t->elem_shift + 1)) +
-	             ((addr >> 3) & 1));
-}
 
 static int
 mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
@@ -207,10 +213,12 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 		return 0;
 	}
 	/* Same-element conflicts within one bundle (isa.md 8). A 128-bit
-	 * access uses both elements of its interleaved pair. */
-	int el[2] = {elem_of(t, addr), -1};
+	 * access uses both elements of its pair. */
+	int el[2] = {sim_elem_of(t, addr), -1};
 	if (size == 16)
-		el[1] = elem_of(t, addr + 8);
+		el[1] = sim_elem_of(t, addr + 8);
+	if (t->nacc == 0)
+		t->acc_elems = 0;
 	for (int i = 0; i < t->nacc; i++) {
 		MemAccess *o = &t->acc[i];
 		const int *oel = o->el; /* as computed above for o */
@@ -230,48 +238,32 @@ mem_check(Exec *e, uint32_t addr, uint32_t size, int store)
 	}
 	if (t->nacc == (int)(sizeof t->acc / sizeof t->acc[0]))
 		die("too many memory accesses in one bundle");
+	for (int a = 0; a < 2; a++)
+		if (el[a] >= 0 && el[a] < 64)
+			t->acc_elems |= 1ull << el[a];
 	t->acc[t->nacc++] =
 	    (MemAccess){addr, size, (uint8_t)store, {el[0], el[1]}};
 	return 1;
 }
 
-/* memcpy with the common sizes as constants, so that they compile to
- * plain moves instead of a library call. */
-static inline void
-copy_bytes(void *dst, const void *src, uint32_t size)
-{
-	switch (size) {
-	case 4:
-		memcpy(dst, src, 4);
-		break;
-	case 8:
-		memcpy(dst, src, 8);
-		break;
-	case 16:
-		memcpy(dst, src, 16);
-		break;
-	default:
-		memcpy(dst, src, size);
-	}
-}
-
 int
-sim_load(Exec *e, uint32_t addr, void *dst, uint32_t size)
+sim_load_plain(Exec *e, uint32_t addr, void *dst, uint32_t size)
 {
 	if (!mem_check(e, addr, size, 0))
 		return 0;
-	copy_bytes(dst, e->tile->mem + (addr - e->tile->chip->mem_base), size);
+	sim_copy_bytes(dst, e->tile->mem + (addr - e->tile->chip->mem_base),
+	               size);
 	return 1;
 }
 
 int
-sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
+sim_store_plain(Exec *e, uint32_t addr, const void *src, uint32_t size)
 {
 	if (!mem_check(e, addr, size, 1))
 		return 0;
 	Tile *t = e->tile;
-	copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
-	invalidate(t, addr, size);
+	sim_copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
+	sim_invalidate(t, addr, size);
 	return 1;
 }
 
@@ -283,6 +275,18 @@ mem_word(const Tile *t, uint32_t addr)
 	uint32_t w;
 	memcpy(&w, t->mem + (addr - t->chip->mem_base), 4);
 	return w;
+}
+
+/* The fast form of an instruction's semantics, or its plain one. */
+static ExecFn
+fast_form(ExecFn plain)
+{
+#define X(mn)                                                                  \
+	if (plain == exec_##mn)                                                \
+		return fast_##mn;
+	SIM_FAST_FORMS(X)
+#undef X
+	return plain;
 }
 
 /* Decoded instruction at pc, or NULL after raising the fault. */
@@ -326,8 +330,13 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		}
 		dc->d = isa_row(in->row);
 		dc->fn = exec_for_row[in->row];
+		dc->fast = fast_form(dc->fn);
 		sim_insn_cost(c, dc);
 		t->dvalid[idx] = 1;
+		if (pc < t->code_lo)
+			t->code_lo = pc;
+		if (pc + 8 > t->code_hi)
+			t->code_hi = pc + 8;
 	}
 	return &t->dcache[idx];
 }
@@ -365,9 +374,15 @@ sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
 {
 	const Chip *c = t->chip;
 	uint64_t out = t->cycle + chip_rule(c, TIMING_SUP_DEP);
-	for (int i = 0; i < e->nwr; i++)
-		if (e->wr[i].file == 0)
-			t->mready[e->wr[i].reg & 15] = out;
+	/* its $m writes: to its MRF, or to msink for $mzero */
+	uintptr_t m0 = (uintptr_t)e->c->m;
+	for (int i = 0; i < e->nwr; i++) {
+		uintptr_t off = (uintptr_t)e->wr[i].dst - m0;
+		if (e->wr[i].dst == &e->msink)
+			t->mready[15] = out;
+		else if (off < sizeof e->c->m)
+			t->mready[off / sizeof e->c->m[0]] = out;
+	}
 	uint64_t next = 0;
 	if ((hazard & SIM_HZ_JUMP) || ((hazard & SIM_HZ_BRANCH) && redirected))
 		next = t->cycle + chip_rule(c, TIMING_SUP_BRANCH);
@@ -376,6 +391,155 @@ sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
 		next = t->cycle + chip_rule(c, TIMING_SUP_PUT);
 	if (next > t->sup_ready)
 		t->sup_ready = next;
+}
+
+/* 1 if the instruction's only effect is a write to $mzero, $a14 or $a15,
+ * which ignore writes: an `or` there (the assembler's nop and fnop). Its
+ * log entry is all it leaves, which matters only to the supervisor's
+ * pipeline timing (sup_pipeline). */
+static int
+ignored_write(const DInsn *i)
+{
+	if (i->fn != exec_or)
+		return 0;
+	OperandKind k = i->d->op[0].kind;
+	return (k == OPK_M && i->in.op[0] == 15) ||
+	       (k == OPK_A && i->in.op[0] >= 14);
+}
+
+/* Whether issue_fused can run u: a paced form alone, beside a nop, or
+ * beside one of the AMP forms the fast paths have in two steps. */
+static void
+fused_shape(DIssue *u)
+{
+	static const struct {
+		ExecFn fn;
+		PaceForm form;
+	} paced[] = {{exec_ld2xst64pace, PACE_LD2XST},
+	             {exec_ld2x64pace, PACE_LD2X},
+	             {exec_ldst64pace, PACE_LDST},
+	             {exec_st64pace, PACE_ST}};
+	u->pace = u->amp = 0;
+	ExecFn aux = u->work[1] ? u->i1->fn : NULL;
+	int amp = !aux                         ? 0
+	          : aux == exec_f16v4hihov4amp ? 1
+	          : aux == exec_f8v8hihov4amp  ? 2
+	                                       : -1;
+	if (amp < 0 || !u->work[0])
+		return;
+	for (size_t k = 0; k < sizeof paced / sizeof paced[0]; k++)
+		if (u->i0->fn == paced[k].fn) {
+			u->pace = (uint8_t)(paced[k].form + 1);
+			u->amp = (uint8_t)amp;
+		}
+}
+
+/* Fetch, decode and check the issue at c->pc as the plain path does, one
+ * rule after another: its halves into *i0, *i1 (NULL for a solo or a
+ * two-word instruction) and its length into *len; 0 after raising the
+ * fault. The words go to t->fault.word for a fault during execution. When
+ * every rule holds, the issue is remembered (Tile.issues) for the fast
+ * path, with the rules that depend on the context and on rpt state. */
+static int
+decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
+             uint32_t *len)
+{
+	Context *c = &t->ctx[ci];
+	uint32_t w0, w1 = 0;
+	*i0 = fetch(e, c->pc, &w0);
+	*i1 = NULL;
+	if (!*i0)
+		return 0;
+	t->fault.word[0] = w0;
+	t->fault.nwords = 1;
+	const InsnDesc *d0 = (*i0)->d, *d1 = NULL;
+	int wide = (d0->flags & F_WIDE) != 0;
+	int bundle = !wide && ((w0 >> 31) & 1);
+	if (wide) {
+		w1 = mem_word(t, c->pc + 4);
+		t->fault.word[1] = w1;
+		t->fault.nwords = 2;
+	}
+	int in_rpt = in_rpt_body(c, c->pc);
+	if (bundle) {
+		if (c->pc % 8) {
+			sim_fault(e, FAULT_INVALID_PC, c->pc,
+			          "bundle at 0x%05x is not 8-byte aligned",
+			          c->pc);
+			return 0;
+		}
+		*i1 = fetch(e, c->pc + 4, &w1);
+		if (!*i1)
+			return 0;
+		t->fault.word[1] = w1;
+		t->fault.nwords = 2;
+		d1 = (*i1)->d;
+		if (d0->lane != LANE_MAIN || d1->lane != LANE_AUX ||
+		    (w1 >> 31)) {
+			sim_fault(e, FAULT_INVALID_INSTR, c->pc,
+			          "a bundle is {main; aux}: got {%s; %s}",
+			          d0->mnemonic, d1->mnemonic);
+			return 0;
+		}
+	} else if (in_rpt) {
+		sim_fault(e, FAULT_INVALID_INSTR, c->pc,
+		          "solo instruction %s inside a rpt body",
+		          d0->mnemonic);
+		return 0;
+	}
+	if (!context_allows(e, d0) || (d1 && !context_allows(e, d1)))
+		return 0;
+	if (in_rpt && (d0->flags & (F_CONTROL | F_SYSTEM))) {
+		sim_fault(e, FAULT_INVALID_INSTR, c->pc,
+		          "%s (control/system) inside a rpt body",
+		          d0->mnemonic);
+		return 0;
+	}
+	*len = bundle || wide ? 8 : 4;
+	/* every rule held: remember what does not depend on this issue's
+	 * context and rpt state, and which of those rules it passes */
+	DIssue *u = &t->issues[(c->pc - t->chip->mem_base) / 4];
+	u->i0 = *i0;
+	u->i1 = *i1;
+	u->word[0] = w0;
+	u->word[1] = w1;
+	u->nwords = bundle || wide ? 2 : 1;
+	u->len = (uint8_t)*len;
+	u->ok = (uint8_t)((d0->ctx != CTX_S && (!d1 || d1->ctx != CTX_S)
+	                       ? ISSUE_WORKER
+	                       : 0) |
+	                  (d0->ctx != CTX_W && (!d1 || d1->ctx != CTX_W)
+	                       ? ISSUE_SUPERVISOR
+	                       : 0) |
+	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
+	                       ? ISSUE_IN_RPT
+	                       : 0));
+	u->work[0] = ignored_write(*i0) ? NULL : (*i0)->fast;
+	u->work[1] = !*i1 || ignored_write(*i1) ? NULL : (*i1)->fast;
+	u->turns =
+	    *i1 && (*i1)->turns > (*i0)->turns ? (*i1)->turns : (*i0)->turns;
+	fused_shape(u);
+	t->ivalid[(c->pc - t->chip->mem_base) / 4] = 1;
+	return 1;
+}
+
+/* The remembered issue at c->pc if the fast path may take it: every rule
+ * decode_issue checks holds for this context and rpt state. NULL sends the
+ * issue to decode_issue (always on SIM_PLAIN). */
+static inline const DIssue *
+cached_issue(const Tile *t, const Context *c, int ci)
+{
+	const Chip *ch = t->chip;
+	uint32_t off = c->pc - ch->mem_base;
+	if (sim_path == SIM_PLAIN || off >= ch->exec_end - ch->mem_base ||
+	    (off & 3) || !t->ivalid[off / 4])
+		return NULL;
+	const DIssue *u = &t->issues[off / 4];
+	if (!(u->ok & (ci ? ISSUE_WORKER : ISSUE_SUPERVISOR)))
+		return NULL;
+	if (!(u->ok & ISSUE_IN_RPT) && in_rpt_body(c, c->pc))
+		return NULL;
+	return u;
 }
 
 /* Issue one bundle or solo instruction for context `ci`. */
@@ -395,55 +559,17 @@ issue(Tile *t, int ci)
 	e.next_pc = 0;
 	e.nwr = 0;
 	t->nacc = 0;
-	uint32_t w0, w1 = 0;
-	const DInsn *i0 = fetch(&e, c->pc, &w0), *i1 = NULL;
-	if (!i0)
-		goto fault;
-	t->fault.word[0] = w0;
-	t->fault.nwords = 1;
-	const InsnDesc *d0 = i0->d, *d1 = NULL;
-	int wide = (d0->flags & F_WIDE) != 0;
-	int bundle = !wide && ((w0 >> 31) & 1);
-	if (wide) {
-		t->fault.word[1] = mem_word(t, c->pc + 4);
-		t->fault.nwords = 2;
-	}
-	int in_rpt = in_rpt_body(c, c->pc);
-	if (bundle) {
-		if (c->pc % 8) {
-			sim_fault(&e, FAULT_INVALID_PC, c->pc,
-			          "bundle at 0x%05x is not 8-byte aligned",
-			          c->pc);
-			goto fault;
-		}
-		i1 = fetch(&e, c->pc + 4, &w1);
-		if (!i1)
-			goto fault;
-		t->fault.word[1] = w1;
-		t->fault.nwords = 2;
-		d1 = i1->d;
-		if (d0->lane != LANE_MAIN || d1->lane != LANE_AUX ||
-		    (w1 >> 31)) {
-			sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
-			          "a bundle is {main; aux}: got {%s; %s}",
-			          d0->mnemonic, d1->mnemonic);
-			goto fault;
-		}
-	} else if (in_rpt) {
-		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
-		          "solo instruction %s inside a rpt body",
-		          d0->mnemonic);
+	const DInsn *i0, *i1;
+	uint32_t len;
+	const DIssue *u = cached_issue(t, c, ci);
+	if (u) {
+		i0 = u->i0;
+		i1 = u->i1;
+		len = u->len;
+	} else if (!decode_issue(t, &e, ci, &i0, &i1, &len)) {
 		goto fault;
 	}
-	if (!context_allows(&e, d0) || (d1 && !context_allows(&e, d1)))
-		goto fault;
-	if (in_rpt && (d0->flags & (F_CONTROL | F_SYSTEM))) {
-		sim_fault(&e, FAULT_INVALID_INSTR, c->pc,
-		          "%s (control/system) inside a rpt body",
-		          d0->mnemonic);
-		goto fault;
-	}
-	uint32_t fall_through = c->pc + (bundle || wide ? 8 : 4);
+	uint32_t fall_through = c->pc + len;
 	e.next_pc = fall_through;
 	if (ci == 0) {
 		/* the values it reads may still be in the pipeline */
@@ -454,16 +580,22 @@ issue(Tile *t, int ci)
 		}
 	}
 
+	/* a cached issue runs the fast forms */
 	e.in = &i0->in;
-	e.d = d0;
-	i0->fn(&e);
+	e.d = i0->d;
+	(u ? i0->fast : i0->fn)(&e);
 	if (!t->faulted && i1) {
 		e.in = &i1->in;
-		e.d = d1;
-		i1->fn(&e);
+		e.d = i1->d;
+		(u ? i1->fast : i1->fn)(&e);
 	}
-	if (t->faulted)
+	if (t->faulted) {
+		if (u) { /* decode_issue would have set them */
+			memcpy(t->fault.word, u->word, sizeof u->word);
+			t->fault.nwords = u->nwords;
+		}
 		goto fault;
+	}
 	if (ci == 0)
 		sup_pipeline(t, &e, i0->hazard | (i1 ? i1->hazard : 0),
 		             e.next_pc != fall_through);
@@ -488,6 +620,85 @@ issue(Tile *t, int ci)
 	return;
 fault:
 	c->state = CTXS_FAULTED;
+}
+
+/* A bundle of a paced load or store and an AMP instruction (or a nop),
+ * the inner loop of every GEMM, as one: both halves' operands read first,
+ * then the main half's store and register writes, then the AMP's (which
+ * win where both write a register, as the commit order of the log has
+ * it). Neither can fault once prepared. 0 if one of them declines: then
+ * the halves run as usual, nothing having changed. */
+static inline int
+issue_fused(Tile *t, Context *c, const DIssue *u)
+{
+	PaceOp po;
+	AmpOp ao;
+	if (!sim_pace_prepare(t, c, &u->i0->in, (PaceForm)(u->pace - 1), &po) ||
+	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
+		return 0;
+	sim_pace_store(t, &po);
+	sim_pace_write(c, &po);
+	if (u->amp) {
+		int dst = u->i1->in.op[0];
+		uint64_t res = sim_amp_run(t, c, &u->i1->in, u->amp == 2, &ao);
+		if (dst < 14)
+			c->a[dst] = (uint32_t)res;
+		if (dst + 1 < 14)
+			c->a[dst + 1] = (uint32_t)(res >> 32);
+	}
+	return 1;
+}
+
+/* A worker's issue when it is in the issue cache: what issue() does for
+ * it, with the halves' fast forms (DIssue.work) and none of the
+ * supervisor's rules. 0 if it is not cached, or not allowed there: then
+ * issue() must run it. */
+static inline int
+issue_cached_worker(Tile *t, int w)
+{
+	Context *c = &t->ctx[w];
+	const DIssue *u = cached_issue(t, c, w);
+	if (!u)
+		return 0;
+	uint32_t next_pc = c->pc + u->len;
+	if (u->pace && issue_fused(t, c, u))
+		goto issued;
+	Exec e;
+	e.tile = t;
+	e.c = c;
+	e.ctx = w;
+	e.pc = c->pc;
+	e.next_pc = c->pc + u->len;
+	e.nwr = 0;
+	t->nacc = 0;
+	if (u->work[0]) {
+		e.in = &u->i0->in;
+		e.d = u->i0->d;
+		u->work[0](&e);
+	}
+	if (u->work[1] && !t->faulted) {
+		e.in = &u->i1->in;
+		e.d = u->i1->d;
+		u->work[1](&e);
+	}
+	if (t->faulted) {
+		memcpy(t->fault.word, u->word, sizeof u->word);
+		t->fault.nwords = u->nwords;
+		c->state = CTXS_FAULTED;
+		return 1;
+	}
+	commit(&e);
+	next_pc = e.next_pc;
+issued:
+	if (u->turns > 1)
+		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
+	t->bundles++;
+	t->worker_issues++;
+	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
+		next_pc = c->rpt_first;
+	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
+		c->pc = next_pc;
+	return 1;
 }
 
 int
@@ -574,6 +785,7 @@ tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
 RunStatus
 tile_run(Tile *t, uint64_t max_cycles)
 {
+	t->cwei_gen++; /* cwei may have been written since the last run */
 	while (t->cycle < max_cycles) {
 		if (t->faulted)
 			return RUN_FAULT;
@@ -582,7 +794,8 @@ tile_run(Tile *t, uint64_t max_cycles)
 		 * applies, and issuer() would pick that worker. */
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
-			if (t->cycle >= t->ctx[w].ready)
+			if (t->cycle >= t->ctx[w].ready &&
+			    !issue_cached_worker(t, w))
 				issue(t, w);
 			t->cycle++;
 			continue;

@@ -135,4 +135,39 @@ int chip_mem_elements(const Chip *c); /* number of elements */
 int chip_in_memory(const Chip *c, uint32_t addr, uint32_t size);
 int chip_is_interleaved(const Chip *c, uint32_t addr);
 
+/* Sync zones, the immediate of `sync` (syncs.def). */
+typedef enum {
+#define Z(name, zone, host, ext, note) SYNC_##name = zone,
+#include "syncs.def"
+#undef Z
+} SyncZone;
+
+/* 1 if `sync zone` includes the host (syncs.def), else 0. */
+static inline int
+sync_zone_has_host(int zone)
+{
+	switch (zone) {
+#define Z(name, zone, host, ext, note)                                         \
+	case zone:                                                             \
+		return host;
+#include "syncs.def"
+#undef Z
+	}
+	return 0;
+}
+
+/* 1 if `sync zone` spans IPUs without the host (syncs.def), else 0. */
+static inline int
+sync_zone_is_external(int zone)
+{
+	switch (zone) {
+#define Z(name, zone, host, ext, note)                                         \
+	case zone:                                                             \
+		return ext;
+#include "syncs.def"
+#undef Z
+	}
+	return 0;
+}
+
 #endif

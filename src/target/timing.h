@@ -53,9 +53,9 @@ const TimingRuleInfo *timing_rule(int r);  /* NULL if out of range */
 int timing_rule_by_name(const char *name); /* -1 if none */
 /* The rule that times worker instruction `mnemonic`, or -1. */
 int timing_rule_by_mnemonic(const char *mnemonic);
+const char *timing_bound_name(TimingBound b); /* "nominal", "fast", "slow" */
 /* Every rule at one bound. */
 void timing_profile(Timing *t, TimingBound b);
-const char *timing_bound_name(TimingBound b); /* "nominal", "fast", "slow" */
 /* Parse a profile (see above) into t. IPU_EINVAL with d filled on an
  * unknown rule or bound, a malformed or out-of-range value. */
 int timing_parse(const char *spec, Timing *t, Diag *d);

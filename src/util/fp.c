@@ -1,11 +1,12 @@
 /*
  * fp.c - the IPU's floating-point formats (see fp.h).
  *
- * Every narrowing goes through one routine, round_fmt(): the exact value is
- * held in a double (binary16 sums and products, binary32 values, FP8 values
- * and their power-of-two scalings are all exact in binary64), split into an
- * integer significand and a fraction of an ulp at the target precision,
- * and rounded by the mode. Binary32 arithmetic itself is the host's SSE
+ * Every narrowing goes through one routine, round_code(): the exact value
+ * is held in a double (binary16 sums and products, binary32 values, FP8
+ * values and their power-of-two scalings are all exact in binary64), split
+ * into its integer significand bits at the target precision and the bits
+ * below, rounded by the mode with integer comparisons (rounds_up), and
+ * encoded. Binary32 arithmetic itself is the host's SSE
  * arithmetic (round to nearest even, subnormals kept; the build uses
  * -ffp-contract=off and x86-64 has no excess precision).
  */
@@ -25,91 +26,98 @@ static const Fmt FMT_F32 = {24, -126, 127};
 static const Fmt FMT_F143 = {4, -7, 7};   /* bias 8, exponent 15 is normal */
 static const Fmt FMT_F152 = {3, -15, 15}; /* bias 16, exponent 31 is normal */
 
-float
-fp_f32_float(uint32_t bits)
+static uint64_t
+double_bits(double x)
 {
-	float f;
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
-uint32_t
-fp_float_f32(float f)
-{
-	uint32_t b;
-	memcpy(&b, &f, 4);
+	uint64_t b;
+	memcpy(&b, &x, 8);
 	return b;
 }
 
-int
-fp_f32_isnan(uint32_t f)
-{
-	return (f & 0x7fffffffu) > 0x7f800000u;
-}
-
-int
-fp_f32_issnan(uint32_t f)
-{
-	return fp_f32_isnan(f) && !(f & 0x00400000u);
-}
-
-int
-fp_f16_isnan(uint16_t h)
-{
-	return (h & 0x7fff) > 0x7c00;
-}
-
-int
-fp_f16_issnan(uint16_t h)
-{
-	return fp_f16_isnan(h) && !(h & 0x0200);
-}
-
 static double
-max_finite(const Fmt *f)
+bits_double(uint64_t b)
 {
-	return ldexp(2.0 - ldexp(1.0, 1 - f->p), f->emax);
+	double x;
+	memcpy(&x, &b, 8);
+	return x;
 }
 
-/* Whether a magnitude t + fr (t integral, 0 <= fr < 1) rounds up to t + 1
- * in this mode; neg is the sign of the value. */
-static int
-rounds_up(FpRound mode, int neg, double t, double fr, uint32_t rbits)
+/* 2^k, exactly, for k in the normal range of binary64. */
+static double
+pow2(int k)
 {
+	return bits_double((uint64_t)(k + 1023) << 52);
+}
+
+/* The finite nonzero |x| as m * 2^ex with m an integer of at most 53 bits;
+ * returns floor(log2 |x|). */
+static int
+split(double x, uint64_t *m, int *ex)
+{
+	uint64_t b = double_bits(x) & 0x7fffffffffffffffull;
+	int E = (int)(b >> 52);
+	*m = b & 0xfffffffffffffull;
+	if (E) {
+		*m |= 1ull << 52;
+		*ex = E - 1075;
+		return E - 1023;
+	}
+	*ex = -1074; /* a subnormal double */
+	return 63 - __builtin_clzll(*m) - 1074;
+}
+
+/* Whether a magnitude that is q ulps plus the fraction rem / 2^sh of an ulp
+ * (0 <= rem < 2^sh, sh >= 1) rounds up to q + 1 in this mode; neg is the
+ * sign of the value. Exact integer comparisons, whatever sh. */
+static int
+rounds_up(FpRound mode, int neg, uint64_t q, uint64_t rem, int sh,
+          uint32_t rbits)
+{
+	/* the fraction against 1/2: rem against 2^(sh-1) (rem < 2^53) */
+	int above_half = sh <= 64 && rem > (1ull << (sh - 1));
+	int at_half = sh <= 64 && rem == (1ull << (sh - 1));
 	switch (mode) {
 	case FP_RUP:
-		return !neg && fr > 0;
+		return !neg && rem;
 	case FP_RDN:
-		return neg && fr > 0;
+		return neg && rem;
 	case FP_RTZ:
 		return 0;
 	case FP_RNA:
-		return fr >= 0.5;
+		return above_half || at_half;
 	case FP_RSR:
-		return fr > ldexp((double)rbits, -32);
+		/* rem / 2^sh > rbits / 2^32 */
+		if (sh >= 96)
+			return rem && !rbits; /* rem / 2^sh < 2^-43 */
+		return ((unsigned __int128)rem << 32) >
+		       ((unsigned __int128)rbits << sh);
 	case FP_RNE:
 	default:
-		return fr > 0.5 || (fr == 0.5 && fmod(t, 2.0) != 0);
+		return above_half || (at_half && (q & 1));
 	}
 }
 
-/* Round the finite nonzero x to format f with unbounded exponent range;
- * *over is set when the magnitude exceeds the largest finite value. */
-static double
-round_fmt(double x, const Fmt *f, FpRound mode, uint32_t rbits, int *over)
+/* Round the finite nonzero x to format f with unbounded exponent range:
+ * the format's code of the rounded magnitude, ((e - emin) << (p - 1)) + q
+ * for q ulps of 2^(e - p + 1), e = max(floor(log2 |x|), emin), which is
+ * the IEEE-style encoding of the magnitude (subnormals included, and a
+ * carry into the next binade comes out right). *over is set when it is
+ * beyond the largest finite value. */
+static uint32_t
+round_code(double x, const Fmt *f, FpRound mode, uint32_t rbits, int *over)
 {
-	int neg = signbit(x) != 0;
-	double a = fabs(x);
-	int k;
-	frexp(a, &k);
-	int e = k - 1 < f->emin ? f->emin : k - 1;
-	int sh = e - f->p + 1; /* the ulp is 2^sh */
-	double q = ldexp(a, -sh);
-	double t = floor(q);
-	double fr = q - t; /* exact: q has fewer than 53 bits above 2^0 */
-	double r = ldexp(t + rounds_up(mode, neg, t, fr, rbits), sh);
-	*over = r > max_finite(f);
-	return neg ? -r : r;
+	uint64_t m;
+	int ex, lg = split(x, &m, &ex);
+	int e = lg < f->emin ? f->emin : lg;
+	int sh = e - f->p + 1 - ex; /* bits below the ulp: >= 53 - p */
+	uint64_t q = sh < 64 ? m >> sh : 0;
+	uint64_t rem = sh < 64 ? m & ((1ull << sh) - 1) : m;
+	q += (uint64_t)rounds_up(mode, signbit(x) != 0, q, rem, sh, rbits);
+	uint32_t code = ((uint32_t)(e - f->emin) << (f->p - 1)) + (uint32_t)q;
+	uint32_t max =
+	    ((uint32_t)(f->emax - f->emin) << (f->p - 1)) + (1u << f->p) - 1;
+	*over = code > max;
+	return code;
 }
 
 /* What an overflowed value becomes under IEEE rules for this mode. */
@@ -128,23 +136,6 @@ ieee_overflow_to_inf(FpRound mode, int neg)
 	}
 }
 
-/* Encode a value exactly representable in binary16 (|r| <= 65504). */
-static uint16_t
-enc_f16(double r)
-{
-	uint16_t s = signbit(r) ? 0x8000 : 0;
-	double a = fabs(r);
-	if (a == 0)
-		return s;
-	int k;
-	frexp(a, &k);
-	int e = k - 1;
-	if (e < -14)
-		return (uint16_t)(s | (uint16_t)ldexp(a, 24));
-	uint32_t m = (uint32_t)ldexp(a, 10 - e) - 1024;
-	return (uint16_t)(s | (uint32_t)(e + 15) << 10 | m);
-}
-
 uint16_t
 fp_f64_to_f16(double x, FpRound mode, uint32_t rbits, FpOverflow ov,
               unsigned *flags)
@@ -157,9 +148,9 @@ fp_f64_to_f16(double x, FpRound mode, uint32_t rbits, FpOverflow ov,
 	if (x == 0)
 		return s;
 	int over;
-	double r = round_fmt(x, &FMT_F16, mode, rbits, &over);
+	uint32_t code = round_code(x, &FMT_F16, mode, rbits, &over);
 	if (!over)
-		return enc_f16(r);
+		return (uint16_t)(s | code);
 	*flags |= FP_FLAG_OFLO;
 	if (ov == FP_OV_NAN)
 		return FP16_QNAN;
@@ -179,9 +170,9 @@ fp_f64_to_f32(double x, FpRound mode, uint32_t rbits, unsigned *flags)
 	if (x == 0)
 		return s;
 	int over;
-	double r = round_fmt(x, &FMT_F32, mode, rbits, &over);
+	uint32_t code = round_code(x, &FMT_F32, mode, rbits, &over);
 	if (!over)
-		return fp_float_f32((float)r); /* exact */
+		return s | code;
 	*flags |= FP_FLAG_OFLO;
 	if (ieee_overflow_to_inf(mode, s != 0))
 		return s | 0x7f800000u;
@@ -195,21 +186,6 @@ fp_f32_to_f16(uint32_t f, FpRound mode, uint32_t rbits, FpOverflow ov,
 	if (fp_f32_issnan(f))
 		*flags |= FP_FLAG_INV;
 	return fp_f64_to_f16(fp_f32_float(f), mode, rbits, ov, flags);
-}
-
-double
-fp_f16_to_f64(uint16_t h)
-{
-	int e = (h >> 10) & 0x1f;
-	int m = h & 0x3ff;
-	double v;
-	if (e == 0x1f)
-		v = m ? NAN : INFINITY;
-	else if (e == 0)
-		v = ldexp(m, -24);
-	else
-		v = ldexp(m + 1024, e - 25);
-	return h & 0x8000 ? -v : v;
 }
 
 uint32_t
@@ -281,7 +257,9 @@ fp_f16_mul(uint16_t a, uint16_t b, FpRound mode, uint32_t rbits, FpOverflow ov,
 	                     rbits, ov, flags);
 }
 
-uint32_t
+/* A binary32 result r computed in host float from n inputs: canonical NaN,
+ * IEEE flags. */
+static uint32_t
 fp_f32_result(float r, const uint32_t *in, int n, unsigned *flags)
 {
 	int anynan = 0, finite = 1;
@@ -357,12 +335,18 @@ fp_f32_fma(uint32_t a, uint32_t b, uint32_t c, unsigned *flags)
 static double
 round_integral(double x, FpRound mode)
 {
-	if (!isfinite(x) || fabs(x) >= 0x1p52)
+	if (!isfinite(x) || fabs(x) >= 0x1p52 || x == 0)
 		return x;
+	uint64_t m;
+	int ex;
+	split(x, &m, &ex);
+	int sh = -ex; /* >= 1: |x| < 2^52 */
+	uint64_t q = sh < 64 ? m >> sh : 0;
+	uint64_t rem = sh < 64 ? m & ((1ull << sh) - 1) : m;
 	int neg = signbit(x) != 0;
-	double a = fabs(x), t = floor(a), fr = a - t;
-	t += rounds_up(mode == FP_RSR ? FP_RNE : mode, neg, t, fr, 0);
-	return neg ? -t : t;
+	q += (uint64_t)rounds_up(mode == FP_RSR ? FP_RNE : mode, neg, q, rem,
+	                         sh, 0);
+	return neg ? -(double)q : (double)q;
 }
 
 int32_t
@@ -465,9 +449,9 @@ fp_f8_to_f64(uint8_t q, Fp8Format fmt, int scale)
 	const Fmt *f = f8fmt(fmt);
 	int mb = f->p - 1, bias = 1 - f->emin;
 	int e = (q & 0x7f) >> mb, m = q & ((1 << mb) - 1);
-	double v =
-	    e ? ldexp(m + (1 << mb), e - bias - mb) : ldexp(m, f->emin - mb);
-	v = ldexp(v, scale);
+	/* exact: a few bits times a power of two well inside binary64 */
+	double v = e ? (double)(m + (1 << mb)) * pow2(e - bias - mb + scale)
+	             : (double)m * pow2(f->emin - mb + scale);
 	return q & 0x80 ? -v : v;
 }
 
@@ -476,12 +460,6 @@ fp_f8_to_f16(uint8_t q, Fp8Format fmt, int scale, FpOverflow ov,
              unsigned *flags)
 {
 	return fp_f64_to_f16(fp_f8_to_f64(q, fmt, scale), FP_RNE, 0, ov, flags);
-}
-
-uint32_t
-fp_f8_to_f32(uint8_t q, Fp8Format fmt, int scale, unsigned *flags)
-{
-	return fp_f64_to_f32(fp_f8_to_f64(q, fmt, scale), FP_RNE, 0, flags);
 }
 
 uint8_t
@@ -494,26 +472,17 @@ fp_f64_to_f8(double x, Fp8Format fmt, int scale, FpOverflow ov, unsigned *flags)
 		return ov == FP_OV_NAN ? FP8_NAN : (uint8_t)(s | 0x7f);
 	if (x == 0)
 		return 0; /* no negative zero: 0x80 is the NaN */
-	const Fmt *f = f8fmt(fmt);
 	int over;
-	double r = round_fmt(ldexp(x, -scale), f, FP_RNE, 0, &over);
+	/* x * 2^-scale is exact: x comes from f16, f32 or f64 values far
+	 * from the ends of binary64's range, |scale| <= 32 */
+	uint32_t code =
+	    round_code(x * pow2(-scale), f8fmt(fmt), FP_RNE, 0, &over);
 	if (over) {
 		*flags |= FP_FLAG_OFLO;
 		return ov == FP_OV_NAN ? FP8_NAN : (uint8_t)(s | 0x7f);
 	}
-	if (r == 0)
+	if (code == 0)
 		return 0;
-	int mb = f->p - 1, bias = 1 - f->emin;
-	double a = fabs(r);
-	int k;
-	frexp(a, &k);
-	int e = k - 1;
-	unsigned code;
-	if (e < f->emin)
-		code = (unsigned)ldexp(a, mb - f->emin);
-	else
-		code = (unsigned)(e + bias) << mb |
-		       ((unsigned)ldexp(a, mb - e) - (1u << mb));
 	return (uint8_t)(s | code);
 }
 
@@ -524,15 +493,6 @@ fp_f16_to_f8(uint16_t h, Fp8Format fmt, int scale, FpOverflow ov,
 	if (fp_f16_issnan(h))
 		*flags |= FP_FLAG_INV;
 	return fp_f64_to_f8(fp_f16_to_f64(h), fmt, scale, ov, flags);
-}
-
-uint8_t
-fp_f32_to_f8(uint32_t f, Fp8Format fmt, int scale, FpOverflow ov,
-             unsigned *flags)
-{
-	if (fp_f32_issnan(f))
-		*flags |= FP_FLAG_INV;
-	return fp_f64_to_f8(fp_f32_float(f), fmt, scale, ov, flags);
 }
 
 /* Classification. */

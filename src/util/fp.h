@@ -15,6 +15,7 @@
 #define IPU_FP_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Rounding modes. Values 0..4 are the f32int immediate and (DECISION) the
  * $FP_CTL.RND encoding: the Colossus LLVM backend emits f32int imm 0 for
@@ -72,15 +73,48 @@ enum {
 	FP16_MAX = 0x7bff,       /* 65504 */
 };
 
-/* Bit patterns <-> host values (binary32 is the host float). */
-float fp_f32_float(uint32_t bits);
-uint32_t fp_float_f32(float f);
+/* Bit patterns <-> host values (binary32 is the host float). These and
+ * the predicates are inline: the emulator uses them on every operand. */
+static inline float
+fp_f32_float(uint32_t bits)
+{
+	float f;
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+static inline uint32_t
+fp_float_f32(float f)
+{
+	uint32_t b;
+	memcpy(&b, &f, 4);
+	return b;
+}
 
 /* Predicates. */
-int fp_f32_isnan(uint32_t f);
-int fp_f32_issnan(uint32_t f);
-int fp_f16_isnan(uint16_t h);
-int fp_f16_issnan(uint16_t h);
+static inline int
+fp_f32_isnan(uint32_t f)
+{
+	return (f & 0x7fffffffu) > 0x7f800000u;
+}
+
+static inline int
+fp_f32_issnan(uint32_t f)
+{
+	return fp_f32_isnan(f) && !(f & 0x00400000u);
+}
+
+static inline int
+fp_f16_isnan(uint16_t h)
+{
+	return (h & 0x7fff) > 0x7c00;
+}
+
+static inline int
+fp_f16_issnan(uint16_t h)
+{
+	return fp_f16_isnan(h) && !(h & 0x0200);
+}
 
 /* Round the exact value x to binary16. NaN gives FP16_QNAN (no flag: the
  * caller knows whether an input was a NaN); infinities pass through. */
@@ -91,8 +125,64 @@ uint32_t fp_f64_to_f32(double x, FpRound mode, uint32_t rbits, unsigned *flags);
 /* binary32 -> binary16; a signalling NaN raises INV. */
 uint16_t fp_f32_to_f16(uint32_t f, FpRound mode, uint32_t rbits, FpOverflow ov,
                        unsigned *flags);
-/* binary16 -> exact values. NaNs become the canonical NaN. */
-double fp_f16_to_f64(uint16_t h);
+/* fp_f32_to_f16 in its most common use, nearest even with IEEE overflow,
+ * inline for zeros and results in the normal range (the integer rounding
+ * of round_code, specialised), the rest by fp_f32_to_f16. */
+static inline uint16_t
+fp_f32_to_f16_rne(uint32_t f, unsigned *flags)
+{
+	uint32_t s = (f >> 16) & 0x8000u, a = f & 0x7fffffffu;
+	if (a == 0)
+		return (uint16_t)s;
+	if (a >= 0x38800000u && a < 0x477ff000u) { /* [2^-14, 65520) */
+		uint32_t r = (a - 0x38000000u) >> 13, rem = a & 0x1fffu;
+		r += rem > 0x1000u || (rem == 0x1000u && (r & 1));
+		return (uint16_t)(s | r);
+	}
+	return fp_f32_to_f16(f, FP_RNE, 0, FP_OV_IEEE, flags);
+}
+
+/* fp_f64_to_f16 with nearest even, inline for zeros and results in the
+ * normal range, the rest by fp_f64_to_f16 (ov applies there). */
+static inline uint16_t
+fp_f64_to_f16_rne(double x, FpOverflow ov, unsigned *flags)
+{
+	uint64_t b;
+	memcpy(&b, &x, 8);
+	uint32_t s = (uint32_t)(b >> 48) & 0x8000u;
+	uint64_t a = b & 0x7fffffffffffffffull;
+	if (a == 0)
+		return (uint16_t)s;
+	/* [2^-14, 65520): rebias the exponent (1023 -> 15), keep 10 bits */
+	if (a >= 0x3f10000000000000ull && a < 0x40effe0000000000ull) {
+		uint64_t r = (a - 0x3f00000000000000ull) >> 42,
+		         rem = a & ((1ull << 42) - 1), half = 1ull << 41;
+		r += rem > half || (rem == half && (r & 1));
+		return (uint16_t)(s | r);
+	}
+	return fp_f64_to_f16(x, FP_RNE, 0, ov, flags);
+}
+
+/* binary16 -> exact values. NaNs become the host's default NaN (quiet,
+ * positive payload 0) with the sign of h. Inline, by bit manipulation: the
+ * emulator converts every f16 operand with it. */
+static inline double
+fp_f16_to_f64(uint16_t h)
+{
+	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
+	uint64_t s = (uint64_t)(h & 0x8000u) << 48, b;
+	if (e == 0) { /* zero or subnormal: m * 2^-24, exact */
+		double v = (double)m * 0x1p-24;
+		return h & 0x8000u ? -v : v;
+	}
+	if (e == 0x1f)
+		b = s | (m ? 0x7ff8000000000000ull : 0x7ff0000000000000ull);
+	else /* rebias the exponent (15 -> 1023), widen the fraction */
+		b = s | (uint64_t)(e + 1008) << 52 | (uint64_t)m << 42;
+	double v;
+	memcpy(&v, &b, 8);
+	return v;
+}
 uint32_t fp_f16_to_f32(uint16_t h, unsigned *flags);
 
 /* binary16 arithmetic, computed exactly and rounded once. */
@@ -116,8 +206,6 @@ uint32_t fp_f32_mul(uint32_t a, uint32_t b, unsigned *flags);
 uint32_t fp_f32_div(uint32_t a, uint32_t b, unsigned *flags);
 uint32_t fp_f32_sqrt(uint32_t a, unsigned *flags);
 uint32_t fp_f32_fma(uint32_t a, uint32_t b, uint32_t c, unsigned *flags);
-/* A binary32 result r computed in host float from n inputs. */
-uint32_t fp_f32_result(float r, const uint32_t *in, int n, unsigned *flags);
 
 /* Integers. Out-of-range and NaN inputs saturate (NaN gives 0) and raise
  * INV. */
@@ -139,12 +227,9 @@ double fp_f8_to_f64(uint8_t q, Fp8Format fmt, int scale); /* NaN for 0x80 */
 int fp_f8_f143_scale(double max_abs);
 uint16_t fp_f8_to_f16(uint8_t q, Fp8Format fmt, int scale, FpOverflow ov,
                       unsigned *flags);
-uint32_t fp_f8_to_f32(uint8_t q, Fp8Format fmt, int scale, unsigned *flags);
 uint8_t fp_f64_to_f8(double x, Fp8Format fmt, int scale, FpOverflow ov,
                      unsigned *flags);
 uint8_t fp_f16_to_f8(uint16_t h, Fp8Format fmt, int scale, FpOverflow ov,
-                     unsigned *flags);
-uint8_t fp_f32_to_f8(uint32_t f, Fp8Format fmt, int scale, FpOverflow ov,
                      unsigned *flags);
 /* The 6-bit two's complement scale field (bits 5..0) as an int. */
 int fp_scale6(uint32_t field);

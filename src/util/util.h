@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 enum {
 	IPU_OK = 0,
@@ -65,10 +66,18 @@ void *xrealloc(void *p, size_t n);
 			    xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
 		}                                                              \
 	} while (0)
+/* An array that grows by doubling from 16 and keeps no capacity (its
+ * capacity is its count rounded up): full at n, so due to grow. */
+static inline int
+grow_full(int n)
+{
+	return n == 0 || (n >= 16 && (n & (n - 1)) == 0);
+}
 char *xstrdup(const char *s);
 
 /* A monotonic clock in seconds, for timing host work (clock.c). */
 double monotonic_seconds(void);
+double process_cpu_seconds(void); /* CPU time of all threads */
 
 /* FNV-1a, 64 bits, over n bytes, continuing from h (start with
  * FNV1A64_INIT): stable names and cache keys, not cryptographic. */
@@ -80,6 +89,46 @@ fnv1a64(uint64_t h, const void *data, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ p[i]) * 0x100000001b3u;
 	return h;
+}
+
+/* a / b rounded up (b > 0). */
+static inline uint32_t
+ceil_div(uint32_t a, uint32_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* v rounded up to a multiple of a (a > 0). */
+static inline uint64_t
+align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* Little-endian words by bytes (argument blocks, tile memory, files),
+ * whatever the host's byte order; on a little-endian host, one move. */
+static inline uint32_t
+get_le32(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+#else
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+#endif
+}
+
+static inline void
+put_le32(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 4);
+#else
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */

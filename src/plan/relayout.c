@@ -1,6 +1,7 @@
 /*
  * relayout.c - moving a tensor from the pieces its producer left to the
- * pieces a consumer wants, as one exchange step (lower.h).
+ * pieces a consumer wants: the moves of one exchange (layout.h), which
+ * the planner prices and the lowering makes into transfers.
  *
  * Both places are cut into runs: stretches of elements that are
  * consecutive in the tensor's flat row-major order and contiguous in a
@@ -11,14 +12,80 @@
  * The exchange moves whole 32-bit words: an overlap that ends both runs
  * on a half word (an odd number of f16 columns) takes the next element's
  * place too when both sides have row padding there.
- * Transfers that continue each other on both sides are merged, and equal
+ * Moves that continue each other on both sides are merged, and equal
  * sources going to several tiles become one multicast.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/graph.h"
-#include "lower.h"
+#include "../kernels/gemm.h"
+#include "layout.h"
+#include "plan.h"
+
+/* ---- maps over whole rows -------------------------------------------- */
+
+static uint64_t
+permute_flat(const void *ctx, uint64_t flat)
+{
+	const RowPerm *p = ctx;
+	uint64_t row = flat / p->cols, col = flat % p->cols, to = 0;
+	int64_t digit[GRAPH_MAX_RANK];
+	for (int i = p->rank - 1; i >= 0; i--) {
+		digit[i] = (int64_t)(row % (uint64_t)p->in_dim[i]);
+		row /= (uint64_t)p->in_dim[i];
+	}
+	/* output axis i is input axis perm[i] */
+	for (int i = 0; i < p->rank; i++)
+		to += (uint64_t)(digit[p->perm[i]] * p->out_stride[i]);
+	return to * p->cols + col;
+}
+
+FlatMap
+layout_row_perm(RowPerm *p, const Shape *in, const Shape *perm)
+{
+	int rank = in->rank;
+	*p = (RowPerm){.rank = rank - 1, .cols = (uint64_t)in->dim[rank - 1]};
+	int64_t stride = 1;
+	for (int i = rank - 2; i >= 0; i--) {
+		p->in_dim[i] = in->dim[i];
+		p->perm[i] = perm->dim[i];
+		p->out_stride[i] = stride;
+		stride *= in->dim[perm->dim[i]];
+	}
+	return (FlatMap){permute_flat, p};
+}
+
+static uint64_t
+slice_flat(const void *ctx, uint64_t flat)
+{
+	const RowSlice *s = ctx;
+	uint64_t row = flat / s->cols, col = flat % s->cols, to = 0, stride = 1;
+	for (int i = s->rank - 1; i >= 0; i--) {
+		int64_t digit = (int64_t)(row % (uint64_t)s->in_dim[i]);
+		row /= (uint64_t)s->in_dim[i];
+		if (digit < s->begin[i] || digit >= s->end[i])
+			return LAYOUT_DROP;
+		to += (uint64_t)(digit - s->begin[i]) * stride;
+		stride *= (uint64_t)(s->end[i] - s->begin[i]);
+	}
+	return to * s->cols + col;
+}
+
+FlatMap
+layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
+                 const Shape *end)
+{
+	*s = (RowSlice){.rank = in->rank - 1,
+	                .cols = (uint64_t)in->dim[in->rank - 1]};
+	for (int i = 0; i < s->rank; i++) {
+		s->in_dim[i] = in->dim[i];
+		s->begin[i] = begin->dim[i];
+		s->end[i] = end->dim[i];
+	}
+	return (FlatMap){slice_flat, s};
+}
+
+/* ---- runs -------------------------------------------------------------- */
 
 typedef struct {
 	uint64_t flat; /* first element, in the destination's flat order */
@@ -46,7 +113,7 @@ add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
 static int
 place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 {
-	uint32_t es = (uint32_t)dtype_size((DType)tp->dtype);
+	uint32_t es = (uint32_t)dtype_size(tp->dtype);
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
 		int panels = p->format == PF_GEMM_C;
@@ -58,18 +125,19 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 			                "cannot move in runs (not supported "
 			                "yet)",
 			                tp->tensor);
-		uint32_t width = panels ? 16 : p->pad_cols;
+		uint32_t width = panels ? GEMM_COLS : p->pad_cols;
 		for (uint32_t c0 = 0; c0 < p->cols; c0 += width) {
 			uint32_t n =
 			    p->cols - c0 < width ? p->cols - c0 : width;
-			uint32_t seg = panels ? c0 / 16 * p->pad_rows : 0;
+			uint32_t seg =
+			    panels ? c0 / GEMM_COLS * p->pad_rows : 0;
 			for (uint32_t r = 0; r < p->rows; r++) {
 				uint64_t f =
 				    (uint64_t)(p->row0 + r) * tp->cols +
 				    p->col0 + c0;
 				if (map && map->fn)
 					f = map->fn(map->ctx, f);
-				if (f == LOWER_DROP)
+				if (f == LAYOUT_DROP)
 					continue;
 				uint32_t off =
 				    p->at.offset + (seg + r) * width * es;
@@ -149,7 +217,7 @@ merge_copies(Copy *c, int n)
 	return m;
 }
 
-/* Transfers from `first` on, made sender by sender, reordered round by
+/* Moves from `first` on, made sender by sender, reordered round by
  * round: every sender's first transfer, then every sender's second, ...
  * The scheduler places transfers greedily in order, each after its
  * sender's previous send and its receivers' previous windows; sender by
@@ -171,38 +239,65 @@ slot_cmp(const void *a, const void *b)
 	return x->at - y->at;
 }
 
-static void
-interleave(Step *s, int first)
+void
+layout_moves_interleave(Moves *m, int first)
 {
-	if (s->nxfer <= first)
+	if (m->n <= first)
 		return;
-	size_t n = (size_t)(s->nxfer - first);
+	size_t n = (size_t)(m->n - first);
 	Slot *slot = xmalloc(n * sizeof *slot);
 	for (size_t i = 0; i < n; i++) {
-		const Transfer *x = &s->xfer[first + i];
+		const Move *x = &m->move[first + i];
 		uint32_t round =
-		    i && x->src_tile == s->xfer[first + i - 1].src_tile
+		    i && x->src_tile == m->move[first + i - 1].src_tile
 		        ? slot[i - 1].round + 1
 		        : 0;
 		slot[i] = (Slot){round, x->src_tile, first + (int)i};
 	}
 	qsort(slot, n, sizeof *slot, slot_cmp);
-	Transfer *was = xmalloc(n * sizeof *was);
-	memcpy(was, s->xfer + first, n * sizeof *was);
+	Move *was = xmalloc(n * sizeof *was);
+	memcpy(was, m->move + first, n * sizeof *was);
 	for (size_t i = 0; i < n; i++)
-		s->xfer[first + i] = was[slot[i].at - first];
+		m->move[first + i] = was[slot[i].at - first];
 	free(was);
 	free(slot);
 }
 
+/* A new move of `words` words from src to ndst destinations (filled in
+ * by the caller). */
+static Move *
+add_move(Moves *m, uint32_t src_tile, BufRef src, uint32_t words, uint32_t ndst)
+{
+	GROW(m->move, m->n, m->cap);
+	while (m->ndst + ndst > m->capdst) {
+		m->capdst = m->capdst ? 2 * m->capdst : 64;
+		m->dst_tile =
+		    xrealloc(m->dst_tile, m->capdst * sizeof *m->dst_tile);
+		m->dst = xrealloc(m->dst, m->capdst * sizeof *m->dst);
+	}
+	Move *x = &m->move[m->n++];
+	*x = (Move){src_tile, src, words, ndst, m->ndst};
+	m->ndst += ndst;
+	return x;
+}
+
+void
+moves_free(Moves *m)
+{
+	free(m->move);
+	free(m->dst_tile);
+	free(m->dst);
+	memset(m, 0, sizeof *m);
+}
+
 int
-lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
-               const FlatMap *map, Diag *d)
+layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
+             Moves *m, Diag *d)
 {
 	Runs src = {0}, dst = {0};
 	Copy *copy = NULL;
 	int ncopy = 0, cap = 0;
-	uint32_t es = (uint32_t)dtype_size((DType)to->dtype);
+	uint32_t es = (uint32_t)dtype_size(to->dtype);
 	int r = place_runs(from, map, &src, d);
 	if (!r)
 		r = place_runs(to, NULL, &dst, d);
@@ -263,7 +358,6 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			             "error)",
 			             to->tensor, (unsigned long long)f);
 	}
-	int first = s->nxfer;
 	if (!r) {
 		ncopy = merge_copies(copy, ncopy);
 		qsort(copy, (size_t)ncopy, sizeof *copy, copy_by_src);
@@ -275,16 +369,17 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 			       copy[j].src.offset == copy[i].src.offset &&
 			       copy[j].bytes == copy[i].bytes)
 				j++;
-			Transfer *x = lower_transfer(
-			    s, copy[i].src_tile, copy[i].src, copy[i].bytes / 4,
-			    (uint32_t)(j - i));
+			Move *x =
+			    add_move(m, copy[i].src_tile, copy[i].src,
+			             copy[i].bytes / 4, (uint32_t)(j - i));
 			for (int k = i; k < j; k++) {
-				x->dst_tile[k - i] = copy[k].dst_tile;
-				x->dst[k - i] = copy[k].dst;
+				m->dst_tile[x->first + (uint32_t)(k - i)] =
+				    copy[k].dst_tile;
+				m->dst[x->first + (uint32_t)(k - i)] =
+				    copy[k].dst;
 			}
 			i = j;
 		}
-		interleave(s, first);
 	}
 	free(copy);
 	free(src.run);
@@ -293,17 +388,18 @@ lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 }
 
 uint64_t
-lower_exchange_estimate(const Lowered *l, const Step *s)
+layout_moves_cycles(const Moves *m, int first, uint32_t tiles)
 {
-	uint64_t *sent = xcalloc(l->tiles, sizeof *sent),
-	         *got = xcalloc(l->tiles, sizeof *got), most = 0;
-	for (int i = 0; i < s->nxfer; i++) {
-		const Transfer *x = &s->xfer[i];
+	uint64_t *sent = xcalloc(tiles, sizeof *sent),
+	         *got = xcalloc(tiles, sizeof *got), most = 0;
+	for (int i = first; i < m->n; i++) {
+		const Move *x = &m->move[i];
 		sent[x->src_tile] += x->words;
 		for (uint32_t k = 0; k < x->ndst; k++)
-			got[x->dst_tile[k]] += x->words + XS_RECV_GAP;
+			got[m->dst_tile[x->first + k]] +=
+			    x->words + XS_RECV_GAP;
 	}
-	for (uint32_t t = 0; t < l->tiles; t++) {
+	for (uint32_t t = 0; t < tiles; t++) {
 		if (sent[t] > most)
 			most = sent[t];
 		if (got[t] > most)

@@ -1,8 +1,8 @@
 /*
- * exec.c - compiled graphs on the emulated device (exec.h): loading a
+ * runner.c - compiled graphs on the emulated device (runner.h): loading a
  * package, tensors as float values, and `ipu run graph`.
  */
-#include "exec.h"
+#include "runner.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../rt/rt.h"
 #include "../util/fp.h"
 #include "../util/npy.h"
 
@@ -37,7 +38,7 @@ hash_self(void)
 }
 
 char *
-exec_default_cache(void)
+runner_default_cache(void)
 {
 	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
 	char buf[4096];
@@ -90,7 +91,7 @@ cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
 
 /* The entry: its package and the sidecar with the report's numbers. */
 static int
-cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
+cache_read(const char *base, const Chip *chip, Package **pk, RunnerBuild *b)
 {
 	char path[4224];
 	unsigned long long peak;
@@ -111,11 +112,11 @@ cache_read(const char *base, const Chip *chip, Package **pk, ExecBuild *b)
 		*pk = NULL;
 		return 0;
 	}
-	*b = (ExecBuild){.predicted_cycles = (*pk)->total_cycles,
-	                 .compile_ms = ms,
-	                 .tiles = (*pk)->tiles,
-	                 .peak_tile_bytes = (uint32_t)peak,
-	                 .cached = 1};
+	*b = (RunnerBuild){.predicted_cycles = (*pk)->total_cycles,
+	                   .compile_ms = ms,
+	                   .tiles = (*pk)->tiles,
+	                   .peak_tile_bytes = (uint32_t)peak,
+	                   .cached = 1};
 	utimensat(AT_FDCWD, path, NULL, 0); /* recently used: kept longer */
 	return 1;
 }
@@ -133,7 +134,7 @@ entry_name(const char *name)
 	return 1;
 }
 
-/* At most EXEC_CACHE_KEEP entries stay, the most recently written or
+/* At most RUNNER_CACHE_KEEP entries stay, the most recently written or
  * read (a package of a SigLIP tower is 100 MB or more, and every rebuilt
  * `ipu` makes new names). */
 static void
@@ -158,7 +159,7 @@ cache_trim(const char *dir)
 		}
 	}
 	closedir(dh);
-	while (n > EXEC_CACHE_KEEP) {
+	while (n > RUNNER_CACHE_KEEP) {
 		int old = 0;
 		for (int i = 1; i < n; i++)
 			if (e[i].t.tv_sec < e[old].t.tv_sec ||
@@ -177,7 +178,7 @@ cache_trim(const char *dir)
  * replaced atomically (a reader never sees half a file). */
 static void
 cache_write(const char *dir, const char *base, const Package *pk,
-            const ExecBuild *b)
+            const RunnerBuild *b)
 {
 	char path[4224], text[128];
 	Diag d;
@@ -195,8 +196,8 @@ cache_write(const char *dir, const char *base, const Package *pk,
 }
 
 int
-exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
-           FILE *report, Package **pk, ExecBuild *b, Diag *d)
+runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
+             FILE *report, Package **pk, RunnerBuild *b, Diag *d)
 {
 	memset(b, 0, sizeof *b);
 	char base[4200];
@@ -221,15 +222,11 @@ exec_build(const Graph *g, const Chip *chip, const char *cache_dir,
 /* ---- devices and tensors ---------------------------------------------- */
 
 int
-exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
-          Diag *d)
+runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
+            Diag *d)
 {
-	uint8_t *bytes;
-	size_t len;
 	*dev = NULL;
-	int e = pkg_write(pk, &bytes, &len, d);
-	if (e)
-		return e;
+	int e = IPU_OK;
 	char name[96 + TIMING_SPEC_MAX];
 	int n = snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d",
 	                 chip->name, pk->tiles, threads > 0 ? threads : 1);
@@ -238,12 +235,13 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 		         chip->timing->spec);
 	ipu_error err;
 	ipu_device *v = ipu_open(name, &err);
-	if (!v)
+	if (!v) {
+		pkg_free(pk);
 		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "open %s: %s", name,
 		             err.msg);
-	else if (ipu_load_package(v, bytes, len, &err))
+	} else if (rt_load_package(v, pk, &err)) {
 		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
-	free(bytes);
+	}
 	if (e && v)
 		ipu_close(v);
 	else
@@ -251,22 +249,47 @@ exec_open(const Chip *chip, const Package *pk, int threads, ipu_device **dev,
 	return e;
 }
 
-uint64_t
-exec_cycle_limit(uint64_t predicted)
+static uint64_t
+cycle_limit(uint64_t predicted)
 {
-	if (predicted > (UINT64_MAX - EXEC_CYCLES_SLACK) / EXEC_CYCLES_FACTOR)
+	if (predicted >
+	    (UINT64_MAX - RUNNER_CYCLES_SLACK) / RUNNER_CYCLES_FACTOR)
 		return UINT64_MAX;
-	return EXEC_CYCLES_FACTOR * predicted + EXEC_CYCLES_SLACK;
+	return RUNNER_CYCLES_FACTOR * predicted + RUNNER_CYCLES_SLACK;
+}
+
+static struct {
+	RunnerProgressFn fn;
+	void *ctx;
+	uint64_t predicted; /* of the run in progress */
+} progress;
+
+void
+runner_set_progress(RunnerProgressFn fn, void *ctx)
+{
+	progress.fn = fn;
+	progress.ctx = ctx;
+}
+
+static void
+progress_step(void *ctx, uint64_t cycles)
+{
+	(void)ctx;
+	progress.fn(progress.ctx, cycles, progress.predicted, 0);
 }
 
 int
-exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
-               uint64_t *cycles, double *host_seconds, Diag *d)
+runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
+           uint64_t *cycles, double *host_seconds, Diag *d)
 {
 	ipu_error err;
-	uint64_t limit = max_cycles ? max_cycles : exec_cycle_limit(predicted);
+	uint64_t limit = max_cycles ? max_cycles : cycle_limit(predicted);
+	progress.predicted = predicted;
+	ipu_set_progress(dev, progress.fn ? progress_step : NULL, NULL, &err);
 	double t0 = monotonic_seconds();
 	int e = IPU_OK, kind = ipu_run(dev, limit, &err);
+	if (progress.fn)
+		progress.fn(progress.ctx, ipu_cycles(dev), predicted, 1);
 	if (kind == IPU_ERR_TIMEOUT && max_cycles)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0,
 		             "run: stopped at the limit of --max-cycles %llu "
@@ -279,8 +302,9 @@ exec_run_timed(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
 		    "%d x the %llu predicted + %d (%s): the program "
 		    "seems not to end; if it should run longer, give "
 		    "--max-cycles N",
-		    (unsigned long long)limit, EXEC_CYCLES_FACTOR,
-		    (unsigned long long)predicted, EXEC_CYCLES_SLACK, err.msg);
+		    (unsigned long long)limit, RUNNER_CYCLES_FACTOR,
+		    (unsigned long long)predicted, RUNNER_CYCLES_SLACK,
+		    err.msg);
 	else if (kind)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
 	*host_seconds = monotonic_seconds() - t0;
@@ -295,8 +319,8 @@ f8_format(DType t)
 }
 
 size_t
-exec_encode(ElemType e, const float *v, size_t n, uint8_t *out,
-            size_t *first_over)
+runner_encode(ElemType e, const float *v, size_t n, uint8_t *out,
+              size_t *first_over)
 {
 	size_t over = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -304,8 +328,7 @@ exec_encode(ElemType e, const float *v, size_t n, uint8_t *out,
 		if (e.dtype == DT_F32) {
 			memcpy(out + 4 * i, &v[i], 4);
 		} else if (e.dtype == DT_F16) {
-			uint16_t h =
-			    fp_f64_to_f16(v[i], FP_RNE, 0, FP_OV_IEEE, &fl);
+			uint16_t h = fp_f32_to_f16_rne(fp_float_f32(v[i]), &fl);
 			memcpy(out + 2 * i, &h, 2);
 		} else {
 			out[i] = fp_f64_to_f8(v[i], f8_format(e.dtype), e.scale,
@@ -317,8 +340,8 @@ exec_encode(ElemType e, const float *v, size_t n, uint8_t *out,
 	return over;
 }
 
-void
-exec_decode(ElemType e, const uint8_t *in, size_t n, float *out)
+static void
+decode_values(ElemType e, const uint8_t *in, size_t n, float *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (e.dtype == DT_F32) {
@@ -335,12 +358,12 @@ exec_decode(ElemType e, const uint8_t *in, size_t n, float *out)
 }
 
 int
-exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
+runner_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
 {
 	size_t n = (size_t)shape_elems(&t->shape),
 	       es = (size_t)dtype_size(t->elem.dtype);
 	uint8_t *bits = xmalloc(n * es);
-	exec_encode(t->elem, v, n, bits, NULL);
+	runner_encode(t->elem, v, n, bits, NULL);
 	ipu_error err;
 	int e = IPU_OK;
 	if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
@@ -351,7 +374,7 @@ exec_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
 }
 
 int
-exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d)
+runner_read(ipu_device *dev, const Tensor *t, float *v, Diag *d)
 {
 	size_t n = (size_t)shape_elems(&t->shape),
 	       es = (size_t)dtype_size(t->elem.dtype);
@@ -362,13 +385,13 @@ exec_read(ipu_device *dev, const Tensor *t, float *v, Diag *d)
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "read %s: %s", t->name,
 		             err.msg);
 	else
-		exec_decode(t->elem, bits, n, v);
+		decode_values(t->elem, bits, n, v);
 	free(bits);
 	return e;
 }
 
 int
-exec_load_graph(const char *path, Graph **g, Diag *d)
+runner_load_graph(const char *path, Graph **g, Diag *d)
 {
 	uint8_t *text;
 	size_t len;
@@ -385,7 +408,7 @@ exec_load_graph(const char *path, Graph **g, Diag *d)
 }
 
 double
-exec_mfu(const Graph *g, const Chip *chip, uint64_t cycles, uint64_t *macs)
+runner_mfu(const Graph *g, const Chip *chip, uint64_t cycles, uint64_t *macs)
 {
 	double ideal = 0;
 	uint64_t total = 0;
@@ -408,7 +431,7 @@ exec_mfu(const Graph *g, const Chip *chip, uint64_t cycles, uint64_t *macs)
 
 /* The tensor a --in or --out binding names, checked for its role. */
 static int
-bound_tensor(const Graph *g, const ExecFile *f, int output, Diag *d)
+bound_tensor(const Graph *g, const RunnerFile *f, int output, Diag *d)
 {
 	int32_t id = graph_find(g, f->tensor);
 	if (id < 0)
@@ -430,7 +453,7 @@ bound_tensor(const Graph *g, const ExecFile *f, int output, Diag *d)
 }
 
 int
-exec_npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d)
+runner_npy_values(const Tensor *t, const RunnerFile *f, float **v, Diag *d)
 {
 	NpyArray a;
 	int e = npy_read(f->path, &a, d);
@@ -449,15 +472,15 @@ exec_npy_values(const Tensor *t, const ExecFile *f, float **v, Diag *d)
 	}
 	size_t n = (size_t)npy_count(&a);
 	*v = xmalloc(n * sizeof **v);
-	exec_decode((ElemType){a.dtype == NPY_F32 ? DT_F32 : DT_F16, 0}, a.data,
-	            n, *v);
+	decode_values((ElemType){a.dtype == NPY_F32 ? DT_F32 : DT_F16, 0},
+	              a.data, n, *v);
 	npy_free(&a);
 	return IPU_OK;
 }
 
 /* Names, roles and files checked before anything is compiled or run. */
 static int
-check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
+check_bindings(const RunnerGraphRun *r, const Graph *g, Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nin; i++) {
@@ -493,11 +516,12 @@ check_bindings(const ExecGraphRun *r, const Graph *g, Diag *d)
  * format's largest at the tensor's scale): the device would get inf or the
  * largest value. Said in res->warning, the first such tensor in full. */
 static void
-check_range(const Tensor *t, const ExecFile *f, const float *v, ExecResult *res)
+check_range(const Tensor *t, const RunnerFile *f, const float *v,
+            RunnerResult *res)
 {
 	size_t n = (size_t)shape_elems(&t->shape), first = 0;
 	uint8_t *bits = xmalloc(n * (size_t)dtype_size(t->elem.dtype));
-	size_t over = exec_encode(t->elem, v, n, bits, &first);
+	size_t over = runner_encode(t->elem, v, n, bits, &first);
 	free(bits);
 	if (!over)
 		return;
@@ -518,14 +542,14 @@ check_range(const Tensor *t, const ExecFile *f, const float *v, ExecResult *res)
 /* Every --in file read and checked (before anything is compiled): v[i]
  * the values of r->in[i]. */
 static int
-read_inputs(const ExecGraphRun *r, const Graph *g, float **v, ExecResult *res,
-            Diag *d)
+read_inputs(const RunnerGraphRun *r, const Graph *g, float **v,
+            RunnerResult *res, Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nin; i++) {
 		const Tensor *t =
 		    graph_tensor(g, graph_find(g, r->in[i].tensor));
-		e = exec_npy_values(t, &r->in[i], &v[i], d);
+		e = runner_npy_values(t, &r->in[i], &v[i], d);
 		if (!e)
 			check_range(t, &r->in[i], v[i], res);
 	}
@@ -533,8 +557,8 @@ read_inputs(const ExecGraphRun *r, const Graph *g, float **v, ExecResult *res,
 }
 
 static int
-write_inputs(const ExecGraphRun *r, const Graph *g, float **v, ipu_device *dev,
-             Diag *d)
+write_inputs(const RunnerGraphRun *r, const Graph *g, float **v,
+             ipu_device *dev, Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nin; i++) {
@@ -544,13 +568,13 @@ write_inputs(const ExecGraphRun *r, const Graph *g, float **v, ipu_device *dev,
 		ipu_error none;
 		/* an input no op reads is not in the package */
 		if (!ipu_tensor_info(dev, t->name, &desc, &none))
-			e = exec_write(dev, t, v[i], d);
+			e = runner_write(dev, t, v[i], d);
 	}
 	return e;
 }
 
 static int
-write_outputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
+write_outputs(const RunnerGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
 {
 	int e = IPU_OK;
 	for (int i = 0; !e && i < r->nout; i++) {
@@ -560,7 +584,7 @@ write_outputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
 		for (int k = 0; k < a.rank; k++)
 			a.shape[k] = (uint64_t)t->shape.dim[k];
 		float *v = xmalloc((size_t)shape_elems(&t->shape) * sizeof *v);
-		e = exec_read(dev, t, v, d);
+		e = runner_read(dev, t, v, d);
 		a.data = v;
 		if (!e)
 			e = npy_write(r->out[i].path, &a, r->force, d);
@@ -570,12 +594,12 @@ write_outputs(const ExecGraphRun *r, const Graph *g, ipu_device *dev, Diag *d)
 }
 
 int
-exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
+runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d)
 {
 	memset(res, 0, sizeof *res);
 	const Chip *chip = r->chip ? r->chip : chip_default();
 	Graph *g = NULL;
-	int e = exec_load_graph(r->graph, &g, d);
+	int e = runner_load_graph(r->graph, &g, d);
 	if (!e)
 		e = check_bindings(r, g, d);
 	float **v = xcalloc((size_t)r->nin + 1, sizeof *v);
@@ -583,20 +607,20 @@ exec_graph_file(const ExecGraphRun *r, ExecResult *res, Diag *d)
 		e = read_inputs(r, g, v, res, d);
 	Package *pk = NULL;
 	if (!e)
-		e = exec_build(g, chip, r->cache_dir, NULL, &pk, &res->build,
-		               d);
+		e = runner_build(g, chip, r->cache_dir, NULL, &pk, &res->build,
+		                 d);
 	ipu_device *dev = NULL;
 	if (!e)
-		e = exec_open(chip, pk, r->threads, &dev, d);
-	pkg_free(pk);
+		e = runner_open(chip, pk, r->threads, &dev, d); /* takes pk */
+	else
+		pkg_free(pk);
 	if (!e)
 		e = write_inputs(r, g, v, dev, d);
 	if (!e)
-		e = exec_run_timed(dev, r->max_cycles,
-		                   res->build.predicted_cycles, &res->cycles,
-		                   &res->host_seconds, d);
+		e = runner_run(dev, r->max_cycles, res->build.predicted_cycles,
+		               &res->cycles, &res->host_seconds, d);
 	if (!e)
-		res->mfu = exec_mfu(g, chip, res->cycles, NULL);
+		res->mfu = runner_mfu(g, chip, res->cycles, NULL);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)

@@ -1,5 +1,5 @@
 /*
- * macro.c - pass 1 of the assembler: source text to items.
+ * pass1.c - pass 1 of the assembler: source text to items.
  *
  * A file becomes an array of SrcLine (comments blanked, lines split).
  * process_lines() walks such an array; block directives (.macro ... .endm,

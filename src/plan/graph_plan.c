@@ -1,0 +1,927 @@
+/*
+ * graph_plan.c - the whole graph's plan (plan.h, Plan): every choice the
+ * compiler makes, op by op in graph order, before anything is lowered.
+ *
+ * The planner follows each tensor's home: the layout where its producer
+ * leaves it, or for an input or weight the layout its first consumer
+ * wants (the host writes it there). Layouts are functions of the choices
+ * (layout.c, gemm_layout.c), computed here in a Storage that only numbers
+ * their buffers; the lowering computes the same layouts in its own
+ * buffers. For each op the planner chooses:
+ *   - a matmul's GEMM plan: for a single GEMM whose A has a home, the GEMM
+ *     planner's cheapest candidates are each priced with the exchange
+ *     that brings A there (layout_moves_cycles) and the cheapest sum
+ *     wins; batched GEMMs are priced as rounds of groups side by side;
+ *   - where each layout on part of the chip starts (spread): where the
+ *     last one ended, so that work, exchanges and code spread over the
+ *     chip;
+ *   - where weights are stored: a GEMM's B on every tile that reads it
+ *     (b_local) while a per-tile budget lasts, else once, in parts on the
+ *     tiles with the fewest weight bytes (the weight balance) when the
+ *     graph's weights are many or the GEMM small, else on grid rows that
+ *     rotate from weight to weight;
+ *   - how each input reaches the op (Conv): as it is, written there by
+ *     the host, or moved by an exchange (priced), packed or transposed.
+ * Contract: takes a verified graph; refuses, naming the op, what no
+ * kernel or lowering does yet.
+ */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/elementwise.h"
+#include "../kernels/pack.h"
+#include "../kernels/rowwise.h"
+
+enum {
+	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
+	COMPILE_MAX_BATCHES = 4096 /* GEMMs of one batched matmul */
+};
+
+/* The planner's Storage: buffers are numbers, nothing more. */
+typedef struct {
+	Storage st;
+	int32_t next;
+} Numbers;
+
+static int32_t
+number(Storage *st, uint32_t tile, uint32_t bytes, uint32_t align,
+       MemRegion region, const char *what)
+{
+	(void)tile, (void)bytes, (void)align, (void)region, (void)what;
+	return ((Numbers *)st)->next++;
+}
+
+typedef struct {
+	Plan *plan;
+	const Graph *g;
+	const Chip *chip;
+	uint32_t tiles;
+	Numbers num;
+	TensorPlace **home; /* by tensor id */
+	TensorPlace **made; /* every layout made here, to free */
+	int nmade, capmade;
+	uint32_t next_tile;       /* spread(): where the next partial layout
+	                             starts */
+	uint32_t *weight_bytes;   /* by tile: bytes of weights stored by
+	                             the weight balance */
+	uint32_t next_weight_row; /* the grid row of a weight's first chunk
+	                             stored in its own GEMM's grid */
+	uint32_t b_local_left;    /* bytes a tile may still give to weights
+	                             stored on every tile that reads them */
+	int weights_many; /* the graph's weights take an eighth of a tile
+	                     each or more */
+	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
+	                             iteration of the loop (RepeatMap) */
+	uint32_t loop_count;
+	int32_t carry;           /* while the loop's body is planned: its
+	                            carry_in, whose home is then the carry's
+	                            layout; else -1 */
+	TensorPlace *carry_home; /* carry_in's own home meanwhile */
+} Planner;
+
+static TensorPlace *
+keep(Planner *P, TensorPlace *tp)
+{
+	GROW(P->made, P->nmade, P->capmade);
+	return P->made[P->nmade++] = tp;
+}
+
+/* Add text to the plan's description; a new op's after "; ". */
+static void
+describe(Planner *P, const char *text, int new_op)
+{
+	char *desc = P->plan->desc;
+	size_t at = strlen(desc);
+	if (new_op && at)
+		snprintf(desc + at, PLAN_DESC_MAX - at, "; ");
+	at = strlen(desc);
+	snprintf(desc + at, PLAN_DESC_MAX - at, "%s", text);
+}
+
+int
+plan_op_error(const Graph *g, const Op *op, int r, Diag *d)
+{
+	char what[GRAPH_MAX_NAME + 32];
+	snprintf(what, sizeof what, "compile: %s %s", op_desc(op->kind)->name,
+	         graph_tensor(g, op->out)->name);
+	graph_diag_prefix(d, what);
+	return r;
+}
+
+/* The first tile of a new layout of `pieces` pieces: layouts that use
+ * part of the chip start where the last one ended, so that the work, the
+ * exchanges and their code spread over the tiles instead of piling up on
+ * tile 0 (a SigLIP layer's row-wise ops, per-head blocks). */
+static uint32_t
+spread(Planner *P, uint32_t pieces)
+{
+	if (pieces >= P->tiles)
+		return 0;
+	uint32_t t = P->next_tile % P->tiles;
+	P->next_tile = t + pieces;
+	return t;
+}
+
+/* The default layout of tensor id's view (rows x cols), from a tile
+ * spread() chooses, into *tile0. */
+static TensorPlace *
+default_layout(Planner *P, int32_t id, uint32_t rows, uint32_t cols, DType dt,
+               uint32_t *tile0)
+{
+	*tile0 = spread(P, layout_default_pieces(P->tiles, rows, cols));
+	return keep(P, layout_default(&P->num.st, P->tiles, id, rows, cols, dt,
+	                              *tile0));
+}
+
+/* The home of tensor id, in the default layout if it is an input or
+ * weight that has none yet (its first tile into *tile0). */
+static TensorPlace *
+home_of(Planner *P, int32_t id, uint32_t *tile0)
+{
+	if (!P->home[id]) {
+		const Tensor *t = graph_tensor(P->g, id);
+		P->home[id] =
+		    default_layout(P, id, tensor_view_rows(t),
+		                   tensor_view_cols(t), t->elem.dtype, tile0);
+	}
+	return P->home[id];
+}
+
+/* 1 if the host writes tensor id's values (an input or weight), so that
+ * a copy of it anywhere may be written by the host too; not the loop's
+ * carry in its body, which the loop's last step rewrites each iteration. */
+static int
+host_writes(const Planner *P, int32_t id)
+{
+	const Tensor *t = graph_tensor(P->g, id);
+	return (t->role == ROLE_INPUT || t->role == ROLE_WEIGHT) &&
+	       id != P->carry;
+}
+
+/* Input or weight id, which has no home, is written by the host into
+ * `want`: its home from now on, unless only this op can read that layout
+ * (a GEMM's packed B, its transposed A): then a copy, and the next
+ * consumer chooses the home. */
+static void
+host_writes_into(Planner *P, int32_t id, TensorPlace *want, Conv *c)
+{
+	if (layout_readable(want)) {
+		P->home[id] = want;
+		*c = (Conv){CONV_HOST, 0};
+	} else {
+		*c = (Conv){CONV_HOST_COPY, 0};
+	}
+}
+
+/* The exchange that fills `to` from `from`, priced (with its sync). */
+static int
+price_move(const Planner *P, const TensorPlace *from, const TensorPlace *to,
+           const FlatMap *map, Conv *c, Diag *d)
+{
+	Moves m = {0};
+	int r = layout_moves(from, to, map, &m, d);
+	if (!r)
+		*c = (Conv){CONV_MOVE,
+		            layout_moves_cycles(&m, 0, P->tiles) +
+		                chip_rule(P->chip, TIMING_SYNC_INTERNAL)};
+	moves_free(&m);
+	return r;
+}
+
+/* How many times each byte of weight id is stored: the loop's iterations
+ * for a weight of one iteration (the bank holds every iteration's). */
+static uint32_t
+stored_times(const Planner *P, int32_t id)
+{
+	return P->loop_slot[id] >= 0 ? P->loop_count : 1;
+}
+
+/* A weight wanted in several copies (`want`: a bias next to every block,
+ * LayerNorm's gamma and beta next to every piece of rows) that has no
+ * home: the host writes every copy; but a loop weight, which the bank
+ * holds once an iteration, is stored once, each distinct block on the
+ * tile storing the fewest weight bytes (logged in o->owners), and an
+ * exchange copies the blocks into `want`. */
+static int
+copies_home(Planner *P, int32_t id, TensorPlace *want, OpPlan *o, Conv *c,
+            Diag *d)
+{
+	if (P->loop_slot[id] < 0) {
+		P->home[id] = want;
+		*c = (Conv){CONV_HOST, 0};
+		return IPU_OK;
+	}
+	TensorPlace *home = keep(
+	    P, layout_loop_copies(&P->num.st, want, &o->owners, P->weight_bytes,
+	                          P->tiles, stored_times(P, id)));
+	P->home[id] = home;
+	int r = price_move(P, home, want, NULL, c, d);
+	c->kind = CONV_LOOP_COPIES;
+	return r;
+}
+
+/* ---- matmul ------------------------------------------------------------ */
+
+typedef struct {
+	const Op *op;
+	DType dt, dtype_b;
+	uint32_t m, n, k, batches;
+	int ta;                    /* A is stored transposed */
+	const TensorPlace *a_home; /* where A is (NULL: the host writes it) */
+} Matmul;
+
+/* A's and B's layouts for one GEMM of plan p on `site` (and C's, when tc
+ * is not NULL), their buffers from st. */
+static void
+gemm_layouts(Planner *P, Storage *st, const GemmPlan *p, GemmSite *site,
+             TensorPlace *ta, TensorPlace *tb, TensorPlace *tc)
+{
+	GemmGeom G;
+	site->tiles_all = P->tiles;
+	plan_gemm_geom(&G, p, site);
+	int32_t *a_in = xcalloc((size_t)G.pk * p->steps * G.pm * G.na,
+	                        sizeof *a_in),
+	        *b_in = xcalloc((size_t)G.pk * p->steps * G.pn * G.nb,
+	                        sizeof *b_in),
+	        *c_blk = xcalloc(P->tiles, sizeof *c_blk);
+	plan_gemm_inputs(&G, st, ta, tb, a_in, b_in);
+	for (uint32_t q = 0; tc && q < G.pk; q++)
+		for (uint32_t i = 0; i < G.pm; i++)
+			for (uint32_t j = 0; j < G.pn; j++) {
+				uint32_t t = plan_gemm_tile(&G, q, i, j);
+				c_blk[t] = st->buffer(
+				    st, t, plan_gemm_c_block_bytes(&G, i, j),
+				    16, REGION_INTERLEAVED, "C block");
+			}
+	if (tc)
+		plan_gemm_c_pieces(&G, c_blk, tc);
+	free(a_in);
+	free(b_in);
+	free(c_blk);
+}
+
+/* The cycles of bringing A from its home into the layout plan p wants
+ * (its grid from tile 0), or UINT64_MAX if the exchange cannot. */
+static uint64_t
+relayout_price(Planner *P, const Matmul *mm, const GemmPlan *p)
+{
+	const TensorPlace *from = mm->a_home;
+	TensorPlace *pa = tensor_place_new(from->tensor, from->rows, from->cols,
+	                                   from->dtype),
+	            *pb = tensor_place_new(-1, 1, 1, mm->dtype_b);
+	GemmSite site = {.ta = mm->ta, .tb = mm->op->attr.transpose_b};
+	Numbers trial = {{number}, 0}; /* its buffers are nobody's */
+	gemm_layouts(P, &trial.st, p, &site, pa, pb, NULL);
+	Conv c;
+	Diag dd;
+	uint64_t cost =
+	    price_move(P, from, pa, NULL, &c, &dd) ? UINT64_MAX : c.cycles;
+	tensor_place_free(pa);
+	tensor_place_free(pb);
+	return cost;
+}
+
+/* Plan p at `cost` beats the best so far (none: best UINT64_MAX): a plan
+ * within gemm_bytes before one over it, then the cheaper. */
+static int
+better(const Planner *P, const GemmPlan *p, uint64_t cost, const GemmPlan *cur,
+       uint64_t best)
+{
+	if (best == UINT64_MAX)
+		return 1;
+	uint32_t lim = P->plan->opt.gemm_bytes;
+	int over = lim && p->tile_bytes > lim,
+	    cur_over = lim && cur->tile_bytes > lim;
+	return over != cur_over ? !over : cost < best;
+}
+
+/* The plan for `batches` GEMMs of m x n x k: for each group size g (1 to
+ * 16, the powers of two, all of them at once), one GEMM planned on tiles /
+ * g tiles, priced as ceil(batches / g) rounds; the cheapest. A single GEMM
+ * whose A has a home is priced with the exchange that brings A. */
+static int
+choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
+            Diag *d)
+{
+	const Chip *chip = P->chip;
+	uint32_t tiles = P->tiles;
+	uint64_t best = UINT64_MAX;
+	/* a weight the host writes may be written to every tile that reads
+	 * it, while the budget lasts */
+	const Tensor *tb = graph_tensor(P->g, mm->op->in[1]);
+	uint32_t local =
+	    mm->batches == 1 && tb->role == ROLE_WEIGHT && !P->home[tb->id]
+	        ? P->b_local_left
+	        : 0;
+	/* B with a home is packed on the device */
+	int made = P->home[tb->id] != NULL;
+	if (mm->batches == 1 && mm->a_home) {
+		GemmPlan cand[GEMM_CANDIDATES];
+		int n;
+		int r =
+		    plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
+		                  local, made, cand, GEMM_CANDIDATES, &n, d);
+		for (int i = 0; !r && i < n; i++) {
+			uint64_t move = relayout_price(P, mm, &cand[i]);
+			if (move != UINT64_MAX &&
+			    better(P, &cand[i], cand[i].cycles + move, plan,
+			           best)) {
+				best = cand[i].cycles + move;
+				*plan = cand[i];
+				*group = 1;
+			}
+		}
+		if (r || best != UINT64_MAX)
+			return r;
+	}
+	for (uint32_t g = 1; g <= mm->batches && g <= tiles; g++) {
+		if (g > 16 && (g & (g - 1)) && g != mm->batches)
+			continue;
+		GemmPlan p;
+		Diag dd;
+		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k,
+		              local, made, &p, &dd))
+			continue;
+		uint64_t cost =
+		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
+		if (better(P, &p, cost, plan, best)) {
+			best = cost;
+			*plan = p;
+			*group = g;
+		}
+	}
+	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
+		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
+		                 made, plan, d);
+	if (plan->b_local)
+		P->b_local_left -= (uint32_t)plan_gemm_b_local_bytes(plan);
+	return IPU_OK;
+}
+
+static int
+check_matmul(Planner *P, const Op *op, OpPlan *o, Matmul *mm, Diag *d)
+{
+	const Tensor *a = graph_tensor(P->g, op->in[0]),
+	             *bt = graph_tensor(P->g, op->in[1]),
+	             *c = graph_tensor(P->g, op->out);
+	int64_t batches = shape_batches(&a->shape);
+	if (batches > COMPILE_MAX_BATCHES)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: %lld batches; at most %d "
+		                "so far (they run one after another)",
+		                c->name, (long long)batches,
+		                COMPILE_MAX_BATCHES);
+	/* f8 operands may mix the two formats (the kernel takes one each) */
+	if (a->elem.dtype != bt->elem.dtype &&
+	    !(dtype_is_f8(a->elem.dtype) && dtype_is_f8(bt->elem.dtype)))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: operands of different "
+		                "types (%s, %s)",
+		                c->name, dtype_name(a->elem.dtype),
+		                dtype_name(bt->elem.dtype));
+	if (dtype_is_f8(a->elem.dtype) && P->chip->arch != ARCH_IPU21)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: f8 needs an ipu21 chip; %s is %s",
+		                P->chip->name, P->chip->arch_name);
+	/* f8 values are q x 2^scale: the products carry both scales */
+	int scale = a->elem.scale + bt->elem.scale;
+	if (dtype_is_f8(a->elem.dtype) && (scale < -32 || scale > 31))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: matmul %s: the f8 scales 2^%d (%s) "
+		                "and 2^%d (%s) multiply to 2^%d, outside the "
+		                "kernel's 2^-32..2^31",
+		                c->name, a->elem.scale, a->name, bt->elem.scale,
+		                bt->name, scale);
+	/* both operands: the host writes it once, both are moved from there */
+	if (op->in[0] == op->in[1])
+		home_of(P, op->in[0], &o->in_tile0);
+	int tra = op->attr.transpose_a, trb = op->attr.transpose_b;
+	int ra = a->shape.rank, rb = bt->shape.rank;
+	*mm = (Matmul){.op = op,
+	               .dt = a->elem.dtype,
+	               .dtype_b = bt->elem.dtype,
+	               .m = (uint32_t)a->shape.dim[ra - (tra ? 1 : 2)],
+	               .k = (uint32_t)a->shape.dim[ra - (tra ? 2 : 1)],
+	               .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
+	               .batches = (uint32_t)batches,
+	               .ta = tra,
+	               .a_home = P->home[op->in[0]]};
+	return IPU_OK;
+}
+
+/* A transposed operand A that has a home is transposed on the device
+ * into a default layout of its own, [M x K] per batch, which the GEMM
+ * then reads as an untransposed A. */
+static int
+untranspose_a(Planner *P, OpPlan *o, Matmul *mm, Diag *d)
+{
+	const Tensor *a = graph_tensor(P->g, mm->op->in[0]);
+	if (dtype_is_f8(a->elem.dtype))
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "compile: matmul %s: operand A (%s) is f8, "
+		    "transposed and already on the device; there is "
+		    "no f8 transpose kernel yet",
+		    graph_tensor(P->g, mm->op->out)->name, a->name);
+	int r = ew_supported(EW_TRANSPOSE, a->elem.dtype, a->elem.dtype, d);
+	if (r)
+		return r;
+	mm->a_home = default_layout(P, a->id, mm->batches * mm->m, mm->k,
+	                            a->elem.dtype, &o->a_tile0);
+	mm->ta = 0;
+	return IPU_OK;
+}
+
+static int
+plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	Matmul mm = {0};
+	int r = check_matmul(P, op, o, &mm, d);
+	if (!r && mm.ta && mm.a_home) {
+		r = untranspose_a(P, o, &mm, d);
+		o->in[0].kind = CONV_TRANSPOSE;
+	}
+	if (!r)
+		r = choose_gemm(P, &mm, &o->gemm, &o->group, d);
+	if (r)
+		return r;
+	const GemmPlan *plan = &o->gemm;
+	char text[512];
+	plan_gemm_describe(plan, text, sizeof text);
+	describe(P, text, 1);
+	if (mm.batches > 1) {
+		snprintf(text, sizeof text,
+		         "; %u batches, %u at a time side by side", mm.batches,
+		         o->group);
+		describe(P, text, 0);
+	}
+	/* a GEMM on part of the chip starts where the last partial layout
+	 * ended, on an even tile (exchange pairs are tiles 2k, 2k + 1) */
+	uint32_t one = plan->pk * plan->pm * plan->pn, used = one * o->group;
+	o->tile0 = 0;
+	if (used < P->tiles) {
+		o->tile0 = P->next_tile % P->tiles & ~1u;
+		if (o->tile0 + used > P->tiles)
+			o->tile0 = 0;
+		P->next_tile = o->tile0 + used;
+	}
+	/* a weight is written once and kept (unless b_local), so that the
+	 * weights of a model do not pile up: when they are many, or the GEMM
+	 * is on less than half of the chip, its chunks go over the whole
+	 * chip; otherwise they stay in the grid, where the plan prices their
+	 * sends, on rows that rotate from weight to weight */
+	const Tensor *tb = graph_tensor(P->g, op->in[1]),
+	             *tc = graph_tensor(P->g, op->out);
+	int weight_b =
+	    tb->role == ROLE_WEIGHT && !P->home[tb->id] && !plan->b_local;
+	o->spread_b =
+	    (uint8_t)(weight_b && (P->weights_many || 2 * used < P->tiles));
+	if (weight_b && !o->spread_b) {
+		o->b_rows_from = P->next_weight_row;
+		P->next_weight_row += plan->steps;
+	}
+	/* the layouts of every GEMM (the batches in rounds of group) */
+	TensorPlace
+	    *pa = keep(
+	        P,
+	        tensor_place_new(
+	            op->in[0],
+	            mm.a_home ? mm.a_home->rows
+	                      : tensor_view_rows(graph_tensor(P->g, op->in[0])),
+	            mm.a_home ? mm.a_home->cols
+	                      : tensor_view_cols(graph_tensor(P->g, op->in[0])),
+	            mm.dt)),
+	    *pb =
+	        keep(P, tensor_place_new(op->in[1], tensor_view_rows(tb),
+	                                 tensor_view_cols(tb), tb->elem.dtype)),
+	    *pc = keep(P, tensor_place_new(op->out, tensor_view_rows(tc),
+	                                   tensor_view_cols(tc),
+	                                   mm.dt == DT_F32 ? DT_F32 : DT_F16));
+	for (uint32_t bi = 0; bi < mm.batches; bi++) {
+		GemmSite site = {.tile_base = o->tile0 + bi % o->group * one,
+		                 .ta = mm.ta,
+		                 .tb = op->attr.transpose_b,
+		                 .batch = bi,
+		                 .spread_b = o->spread_b,
+		                 .stored = P->weight_bytes,
+		                 .b_times = stored_times(P, op->in[1]),
+		                 .b_rows_from = o->b_rows_from,
+		                 .owners = &o->owners};
+		gemm_layouts(P, &P->num.st, plan, &site, pa, pb, pc);
+	}
+	/* how B and A get there */
+	if (P->home[op->in[1]]) {
+		uint8_t tr = (uint8_t)op->attr.transpose_b;
+		if (!pack_entry(gemm_dtype_of(pb->dtype), tr))
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "operand B (tensor %d) is f8 and already on the "
+			    "device; packing it is supported only with "
+			    "transpose_b=1 (B^T row-major is a copy)",
+			    pb->tensor);
+		o->in[1].kind = CONV_PACK;
+	} else {
+		host_writes_into(P, op->in[1], pb, &o->in[1]);
+	}
+	if (mm.a_home) {
+		Conv c;
+		r = price_move(P, mm.a_home, pa, NULL, &c, d);
+		if (r)
+			return r;
+		o->in[0] =
+		    (Conv){o->in[0].kind == CONV_TRANSPOSE ? CONV_TRANSPOSE
+		                                           : CONV_MOVE,
+		           c.cycles};
+	} else {
+		host_writes_into(P, op->in[0], pa, &o->in[0]);
+	}
+	P->home[op->out] = pc;
+	return IPU_OK;
+}
+
+/* ---- layout ops -------------------------------------------------------- */
+
+/* The output of a reshape or transpose: the same elements moved by `map`
+ * into a new default layout, in one exchange. */
+static int
+move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
+{
+	const Tensor *t = graph_tensor(P->g, op->out);
+	TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
+	TensorPlace *to =
+	    default_layout(P, op->out, tensor_view_rows(t), tensor_view_cols(t),
+	                   t->elem.dtype, &o->tile0);
+	int r = price_move(P, from, to, map, &o->in[0], d);
+	P->home[op->out] = to;
+	return r;
+}
+
+int
+plan_op_aliases(const Graph *g, const Op *op)
+{
+	const Tensor *in = graph_tensor(g, op->in[0]),
+	             *out = graph_tensor(g, op->out);
+	if (op->kind == OP_RESHAPE)
+		return tensor_view_cols(in) == tensor_view_cols(out);
+	return op->kind == OP_CAST && in->elem.dtype == out->elem.dtype &&
+	       in->elem.scale == out->elem.scale;
+}
+
+/* An op that changes nothing in memory (plan_op_aliases): the output is
+ * the input's pieces. */
+static int
+alias_op(Planner *P, const Op *op, OpPlan *o)
+{
+	const Tensor *out = graph_tensor(P->g, op->out);
+	const TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
+	TensorPlace *to =
+	    keep(P, tensor_place_new(op->out, tensor_view_rows(out),
+	                             tensor_view_cols(out), out->elem.dtype));
+	for (int k = 0; k < from->npiece; k++)
+		*layout_piece(to) = from->piece[k];
+	P->home[op->out] = to;
+	return IPU_OK;
+}
+
+static int
+plan_reshape_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	if (plan_op_aliases(P->g, op))
+		return alias_op(P, op, o);
+	return move_op(P, op, o, NULL, d);
+}
+
+static int
+plan_transpose_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	const Tensor *in = graph_tensor(P->g, op->in[0]),
+	             *out = graph_tensor(P->g, op->out);
+	const Shape *perm = &op->attr.perm;
+	if (perm->dim[in->shape.rank - 1] == in->shape.rank - 1) {
+		RowPerm p;
+		FlatMap map = layout_row_perm(&p, &in->shape, perm);
+		return move_op(P, op, o, &map, d);
+	}
+	/* the last axis moves: rows, 2-D transposes, rows (lower/transpose.c)
+	 */
+	home_of(P, op->in[0], &o->in_tile0);
+	P->home[op->out] =
+	    default_layout(P, op->out, tensor_view_rows(out),
+	                   tensor_view_cols(out), out->elem.dtype, &o->tile0);
+	o->in[0].kind = CONV_TRANSPOSE;
+	int r = ew_supported(EW_TRANSPOSE, out->elem.dtype, out->elem.dtype, d);
+	return r ? plan_op_error(P->g, op, r, d) : IPU_OK;
+}
+
+/* A slice of whole rows is an exchange that moves only the rows inside
+ * it; cutting the last axis would need runs within rows (not yet). */
+static int
+plan_slice_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	const Tensor *in = graph_tensor(P->g, op->in[0]);
+	int last = in->shape.rank - 1;
+	if (op->attr.begin.dim[last] != 0 ||
+	    op->attr.end.dim[last] != in->shape.dim[last])
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: slice %s: the last axis is cut; only "
+		                "slices of whole rows are supported so far",
+		                graph_tensor(P->g, op->out)->name);
+	RowSlice s;
+	FlatMap map =
+	    layout_row_slice(&s, &in->shape, &op->attr.begin, &op->attr.end);
+	return move_op(P, op, o, &map, d);
+}
+
+/* ---- elementwise ------------------------------------------------------- */
+
+/* out = op(x) on x's pieces: cast, gelu. */
+static int
+plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	const Tensor *x = graph_tensor(P->g, op->in[0]),
+	             *t = graph_tensor(P->g, op->out);
+	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	if (plan_op_aliases(P->g, op))
+		return alias_op(P, op, o); /* a cast to its own type */
+	int r = ew_supported(ew, x->elem.dtype, t->elem.dtype, d);
+	if (r)
+		return plan_op_error(P->g, op, r, d);
+	TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
+	P->home[op->out] =
+	    keep(P, layout_mirror(&P->num.st, from, op->out, t->elem.dtype, 0,
+	                          "tensor block"));
+	return IPU_OK;
+}
+
+/* 1 if s broadcasts down the rows of out's 2-D view: its last axis is
+ * out's, every other axis 1 (a bias). */
+static int
+row_broadcast(const Shape *s, const Shape *out)
+{
+	if (s->dim[s->rank - 1] != out->dim[out->rank - 1])
+		return 0;
+	for (int i = 0; i + 1 < s->rank; i++)
+		if (s->dim[i] != 1)
+			return 0;
+	return 1;
+}
+
+/* out = a op b on a's pieces (add, mul): b next to them, or one row of it
+ * next to each (a bias). */
+static int
+plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	int ia = op->in[0], ib = op->in[1], swap = 0;
+	const Tensor *t = graph_tensor(P->g, op->out);
+	if (!shape_equal(&graph_tensor(P->g, ia)->shape, &t->shape)) {
+		ia = op->in[1];
+		ib = op->in[0];
+		swap = 1;
+	}
+	const Shape *sb = &graph_tensor(P->g, ib)->shape;
+	int bcast = !shape_equal(sb, &t->shape);
+	if (!shape_equal(&graph_tensor(P->g, ia)->shape, &t->shape) ||
+	    (bcast && !row_broadcast(sb, &t->shape)))
+		return plan_op_error(P->g, op,
+		                     diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                              "broadcasting other than one row "
+		                              "(a bias) down a tensor is not "
+		                              "supported yet"),
+		                     d);
+	DType dt = t->elem.dtype;
+	EwOp ew = op->kind == OP_ADD ? EW_ADD : EW_MUL;
+	int r = ew_supported(ew, dt, dt, d);
+	if (r)
+		return plan_op_error(P->g, op, r, d);
+	Conv *ca = &o->in[swap], *cb = &o->in[!swap];
+	TensorPlace *pa = home_of(P, ia, &o->in_tile0);
+	if (ia == ib ||
+	    (P->home[ib] && !bcast && layout_same(P->home[ib], pa))) {
+		*cb = (Conv){CONV_NONE, 0};
+	} else {
+		TensorPlace *pb =
+		    keep(P, layout_mirror(&P->num.st, pa, ib, dt, bcast,
+		                          "operand block"));
+		if (!P->home[ib]) {
+			r = copies_home(P, ib, pb, o, cb, d);
+		} else if (host_writes(P, ib)) {
+			*cb = (Conv){CONV_HOST_COPY, 0};
+		} else {
+			r = price_move(P, P->home[ib], pb, NULL, cb, d);
+		}
+		if (r)
+			return plan_op_error(P->g, op, r, d);
+	}
+	*ca = (Conv){CONV_NONE, 0};
+	P->home[op->out] = keep(
+	    P, layout_mirror(&P->num.st, pa, op->out, dt, 0, "tensor block"));
+	return IPU_OK;
+}
+
+/* ---- row-wise ---------------------------------------------------------- */
+
+/* layernorm, softmax: x in pieces of whole rows, moved there when its
+ * home is not like that (or, an input seen here first, written there by
+ * the host); gamma and beta one row next to each piece. */
+static int
+plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	const Tensor *x = graph_tensor(P->g, op->in[0]);
+	DType dt = x->elem.dtype;
+	int r = IPU_OK;
+	TensorPlace *px = P->home[x->id];
+	o->in[0] = (Conv){CONV_NONE, 0};
+	if (!px || !layout_rows_whole(px)) {
+		o->tile0 = spread(P, tensor_view_rows(x));
+		TensorPlace *rows = keep(
+		    P, layout_rows(&P->num.st, P->tiles, x->id,
+		                   tensor_view_rows(x), tensor_view_cols(x),
+		                   layout_pad_cols(tensor_view_cols(x)), dt,
+		                   o->tile0));
+		if (px) {
+			r = price_move(P, px, rows, NULL, &o->in[0], d);
+		} else {
+			P->home[x->id] = rows;
+			o->in[0].kind = CONV_HOST;
+		}
+		px = rows;
+	}
+	for (int i = 0; i < 2 && !r && op->kind == OP_LAYERNORM; i++) {
+		int32_t id = op->in[1 + i];
+		TensorPlace *pv = keep(
+		    P, layout_mirror(&P->num.st, px, id, dt, 1, "operand row"));
+		if (!P->home[id]) /* the host writes each copy */
+			r = copies_home(P, id, pv, o, &o->in[1 + i], d);
+		else
+			r = price_move(P, P->home[id], pv, NULL, &o->in[1 + i],
+			               d);
+	}
+	if (!r && dt != DT_F32 && dt != DT_F16)
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "the row-wise kernels take f32 and f16, not %s",
+		             dtype_name(dt));
+	if (r)
+		return plan_op_error(P->g, op, r, d);
+	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	P->home[op->out] =
+	    keep(P, layout_widened(&P->num.st, px, op->out,
+	                           rw_dst_row_bytes(rw, dt, px->cols) /
+	                               (uint32_t)dtype_size(dt),
+	                           "tensor block"));
+	return IPU_OK;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+/* Before the loop, the carry gets a layout of its own, like carry_in's
+ * home, filled from it by an exchange: the body reads the carry there,
+ * the loop's last step writes the next iteration's there. */
+static int
+loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
+{
+	TensorPlace *home = home_of(P, rm->carry_in, &P->plan->loop_tile0);
+	TensorPlace *carry =
+	    keep(P, layout_mirror(&P->num.st, home, rm->last_out, home->dtype,
+	                          0, "loop carry"));
+	Conv c;
+	int r = price_move(P, home, carry, NULL, &c, d);
+	P->carry = rm->carry_in;
+	P->carry_home = home;
+	P->home[rm->carry_in] = carry;
+	return r;
+}
+
+/* The body's last step moves the carry into its layout; after the loop,
+ * the last iteration's carry is there. */
+static int
+loop_end(Planner *P, const RepeatMap *rm, Diag *d)
+{
+	TensorPlace *from = P->home[rm->carry_out], *to = P->home[rm->carry_in];
+	Conv c;
+	int r = price_move(P, from, to, NULL, &c, d);
+	P->home[rm->last_out] = to;
+	P->home[rm->carry_in] = P->carry_home;
+	P->carry = -1;
+	return r;
+}
+
+/* ---- the graph --------------------------------------------------------- */
+
+typedef int (*PlanOp)(Planner *P, const Op *op, OpPlan *o, Diag *d);
+
+static const PlanOp plan_op[OP_COUNT] = {
+    [OP_MATMUL] = plan_matmul_op,       [OP_ADD] = plan_binary_op,
+    [OP_MUL] = plan_binary_op,          [OP_CAST] = plan_unary_op,
+    [OP_GELU] = plan_unary_op,          [OP_RESHAPE] = plan_reshape_op,
+    [OP_TRANSPOSE] = plan_transpose_op, [OP_LAYERNORM] = plan_rowwise_op,
+    [OP_SOFTMAX] = plan_rowwise_op,     [OP_SLICE] = plan_slice_op,
+};
+
+/* The weight budgets: weights stored where they are read (b_local) may
+ * take an eighth of a tile, less the share of all the weights. */
+static void
+weight_budget(Planner *P)
+{
+	uint64_t weights = 0;
+	for (int32_t id = 0; id < P->g->ntensors; id++) {
+		const Tensor *t = graph_tensor(P->g, id);
+		if (t->role == ROLE_WEIGHT)
+			weights += (uint64_t)shape_elems(&t->shape) *
+			           (uint64_t)dtype_size(t->elem.dtype);
+	}
+	const Chip *chip = P->chip;
+	uint64_t eighth = (chip->mem_end - chip->mem_base) / 8,
+	         share = weights / (P->tiles ? P->tiles : 1);
+	P->b_local_left = P->plan->opt.weight_copies && share < eighth
+	                      ? (uint32_t)(eighth - share)
+	                      : 0;
+	P->weights_many = share >= eighth;
+}
+
+static int
+plan_ops(Planner *P, const RepeatMap *rm, Diag *d)
+{
+	const Graph *g = P->g;
+	if (!g->nops)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: the graph has no operation");
+	int r = IPU_OK;
+	for (int i = 0; i < g->nops && !r; i++) {
+		const Op *op = &g->ops[i];
+		if (rm->count && i == rm->first && (r = loop_begin(P, rm, d)))
+			break;
+		if (!plan_op[op->kind])
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "compile: op %d (%s, making %s) has no "
+			                "kernel yet",
+			                i, op_desc(op->kind)->name,
+			                graph_tensor(g, op->out)->name);
+		r = plan_op[op->kind](P, op, &P->plan->op[i], d);
+		if (r && strncmp(d->msg, "compile: ", 9)) /* e.g. plan_gemm's */
+			plan_op_error(P->g, op, r, d);
+		if (!r && rm->count && i == rm->first + rm->len - 1) {
+			r = loop_end(P, rm, d);
+			i = rm->first + rm->count * rm->len - 1;
+		}
+	}
+	return r;
+}
+
+int
+plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
+           const PlanOptions *o, Plan **out, Diag *d)
+{
+	Plan *plan = xcalloc(1, sizeof *plan);
+	*plan = (Plan){.g = g, .chip = chip, .tiles = tiles, .nop = g->nops};
+	if (o)
+		plan->opt = *o;
+	plan->op = xcalloc((size_t)g->nops + 1, sizeof *plan->op);
+	Planner P = {.plan = plan,
+	             .g = g,
+	             .chip = chip,
+	             .tiles = tiles,
+	             .num = {{number}, 0},
+	             .carry = -1};
+	P.home = xcalloc((size_t)g->ntensors, sizeof *P.home);
+	P.weight_bytes = xcalloc(tiles, sizeof *P.weight_bytes);
+	weight_budget(&P);
+	RepeatMap *rm = &plan->loop;
+	int r = graph_repeat_map(g, rm, d);
+	int32_t *loop_slot = xmalloc((size_t)g->ntensors * sizeof *loop_slot);
+	for (int32_t id = 0; id < g->ntensors; id++)
+		loop_slot[id] = -1;
+	for (int32_t k = 0; !r && k < rm->count * rm->nweights; k++)
+		loop_slot[rm->weight[k]] = k;
+	plan->loop_slot = loop_slot;
+	P.loop_slot = loop_slot;
+	P.loop_count = (uint32_t)rm->count;
+	if (!r)
+		r = plan_ops(&P, rm, d);
+	for (int i = 0; i < P.nmade; i++)
+		tensor_place_free(P.made[i]);
+	free(P.made);
+	free(P.weight_bytes);
+	free(P.home);
+	if (r) {
+		plan_free(plan);
+		plan = NULL;
+	}
+	*out = plan;
+	return r;
+}
+
+void
+plan_free(Plan *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->nop; i++)
+		free(p->op[i].owners.tile);
+	repeat_map_free(&p->loop);
+	free(p->loop_slot);
+	free(p->op);
+	free(p);
+}

@@ -1,0 +1,292 @@
+/*
+ * layout.c - tensor layouts: making them (the default layout, blocks of
+ * whole rows, mirrors of another layout) and asking of them (layout.h).
+ * Every buffer comes from the caller's Storage, in piece order.
+ */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/gemm.h"
+#include "../kernels/rowwise.h"
+
+TensorPlace *
+tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols, DType dtype)
+{
+	TensorPlace *tp = xcalloc(1, sizeof *tp);
+	*tp = (TensorPlace){
+	    .tensor = tensor, .rows = rows, .cols = cols, .dtype = dtype};
+	return tp;
+}
+
+void
+tensor_place_free(TensorPlace *tp)
+{
+	if (tp)
+		free(tp->piece);
+	free(tp);
+}
+
+Piece *
+layout_piece(TensorPlace *tp)
+{
+	int n = tp->npiece;
+	if (grow_full(n))
+		tp->piece = xrealloc(tp->piece, (size_t)(n ? 2 * n : 16) *
+		                                    sizeof *tp->piece);
+	Piece *p = &tp->piece[tp->npiece++];
+	memset(p, 0, sizeof *p);
+	return p;
+}
+
+uint32_t
+layout_pad_cols(uint32_t cols)
+{
+	return (cols + 7) / 8 * 8;
+}
+
+int
+layout_same(const TensorPlace *x, const TensorPlace *y)
+{
+	if (x->npiece != y->npiece)
+		return 0;
+	for (int k = 0; k < x->npiece; k++) {
+		const Piece *p = &x->piece[k], *q = &y->piece[k];
+		if (p->tile != q->tile || p->row0 != q->row0 ||
+		    p->rows != q->rows || p->col0 != q->col0 ||
+		    p->cols != q->cols || p->pad_rows != q->pad_rows ||
+		    p->pad_cols != q->pad_cols || p->format != q->format)
+			return 0;
+	}
+	return 1;
+}
+
+int
+layout_is_packed(const TensorPlace *tp)
+{
+	return tp->npiece && (tp->piece[0].format == PF_GEMM_B ||
+	                      tp->piece[0].format == PF_GEMM_B_T);
+}
+
+int
+layout_readable(const TensorPlace *tp)
+{
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].format != PF_ROWMAJOR &&
+		    tp->piece[k].format != PF_GEMM_C)
+			return 0;
+	return 1;
+}
+
+int
+layout_rows_whole(const TensorPlace *tp)
+{
+	DType t = tp->dtype;
+	if (t != DT_F32 && t != DT_F16)
+		return 0;
+	uint32_t es = (uint32_t)dtype_size(t), g = rw_group(t);
+	uint32_t atoms_cols = (tp->cols + g - 1) / g * g;
+	for (int k = 0; k < tp->npiece; k++) {
+		const Piece *p = &tp->piece[k];
+		if (p->format != PF_ROWMAJOR || p->col0 ||
+		    p->cols != tp->cols || p->pad_cols * es % 8 ||
+		    p->pad_cols < atoms_cols || p->at.offset % 8)
+			return 0;
+	}
+	return 1;
+}
+
+/* The default layout's grid: pr blocks of bm rows by pc of bn columns. */
+typedef struct {
+	uint32_t pr, pc, bm, bn;
+} Blocks;
+
+static Blocks
+default_blocks(uint32_t tiles, uint32_t rows, uint32_t cols)
+{
+	Blocks b;
+	b.pr = rows < tiles ? rows : tiles;
+	b.pc = tiles / b.pr;
+	uint32_t panels = gemm_n_panels(cols);
+	if (b.pc > panels)
+		b.pc = panels;
+	b.bm = ceil_div(rows, b.pr);
+	b.bn = ceil_div(panels, b.pc) * GEMM_COLS;
+	return b;
+}
+
+uint32_t
+layout_default_pieces(uint32_t tiles, uint32_t rows, uint32_t cols)
+{
+	Blocks b = default_blocks(tiles, rows, cols);
+	return b.pr * b.pc;
+}
+
+TensorPlace *
+layout_default(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
+               uint32_t cols, DType dt, uint32_t tile0)
+{
+	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
+	Blocks b = default_blocks(tiles, rows, cols);
+	uint32_t es = (uint32_t)dtype_size(dt), k = 0;
+	for (uint32_t r0 = 0; r0 < rows; r0 += b.bm)
+		for (uint32_t c0 = 0; c0 < cols; c0 += b.bn, k++) {
+			uint32_t t = (tile0 + k) % tiles;
+			uint32_t m = rows - r0 < b.bm ? rows - r0 : b.bm;
+			uint32_t n = cols - c0 < b.bn ? cols - c0 : b.bn;
+			uint32_t pad = layout_pad_cols(n);
+			int32_t buf = st->buffer(st, t, m * pad * es, 8,
+			                         REGION_ANY, "tensor block");
+			*layout_piece(tp) = (Piece){.tile = t,
+			                            .at = {buf, 0},
+			                            .row0 = r0,
+			                            .rows = m,
+			                            .col0 = c0,
+			                            .cols = n,
+			                            .pad_rows = m,
+			                            .pad_cols = pad,
+			                            .format = PF_ROWMAJOR};
+		}
+	return tp;
+}
+
+TensorPlace *
+layout_rows(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
+            uint32_t cols, uint32_t pad_cols, DType dt, uint32_t tile0)
+{
+	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
+	uint32_t es = (uint32_t)dtype_size(dt);
+	uint32_t per = ceil_div(rows, tiles), k = 0;
+	for (uint32_t r0 = 0; r0 < rows; r0 += per, k++) {
+		uint32_t t = (tile0 + k) % tiles;
+		uint32_t m = rows - r0 < per ? rows - r0 : per;
+		int32_t buf = st->buffer(st, t, m * pad_cols * es, 8,
+		                         REGION_ANY, "row block");
+		*layout_piece(tp) = (Piece){.tile = t,
+		                            .at = {buf, 0},
+		                            .row0 = r0,
+		                            .rows = m,
+		                            .col0 = 0,
+		                            .cols = cols,
+		                            .pad_rows = m,
+		                            .pad_cols = pad_cols,
+		                            .format = PF_ROWMAJOR};
+	}
+	return tp;
+}
+
+TensorPlace *
+layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
+              int one_row, const char *what)
+{
+	uint32_t es = (uint32_t)dtype_size(dt);
+	TensorPlace *tp =
+	    tensor_place_new(tensor, one_row ? 1 : like->rows, like->cols, dt);
+	for (int k = 0; k < like->npiece; k++) {
+		Piece p = like->piece[k];
+		if (one_row)
+			p.row0 = 0, p.rows = 1, p.pad_rows = 1;
+		/* rows of whole 8-byte atoms in this element size too (an f16
+		 * softmax's rows of 12 elements an atom, cast to f8) */
+		if (p.format == PF_ROWMAJOR && es < 8)
+			p.pad_cols = (uint32_t)align_up(p.pad_cols, 8 / es);
+		uint32_t bytes = p.format == PF_GEMM_C
+		                     ? gemm_n_panels(p.pad_cols) * p.pad_rows *
+		                           GEMM_COLS * es
+		                     : p.pad_rows * p.pad_cols * es;
+		p.at = (BufRef){st->buffer(st, p.tile,
+		                           (uint32_t)align_up(bytes, 8), 8,
+		                           REGION_ANY, what),
+		                0};
+		*layout_piece(tp) = p;
+	}
+	return tp;
+}
+
+TensorPlace *
+layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
+               uint32_t row_elems, const char *what)
+{
+	uint32_t es = (uint32_t)dtype_size(x->dtype);
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, x->dtype);
+	for (int k = 0; k < x->npiece; k++) {
+		Piece p = x->piece[k];
+		if (p.pad_cols < row_elems)
+			p.pad_cols = row_elems;
+		p.at = (BufRef){st->buffer(st, p.tile,
+		                           p.pad_rows * p.pad_cols * es, 8,
+		                           REGION_ANY, what),
+		                0};
+		*layout_piece(tp) = p;
+	}
+	return tp;
+}
+
+uint32_t
+layout_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes)
+{
+	uint32_t best = 0;
+	for (uint32_t t = 1; t < tiles; t++)
+		if (stored[t] < stored[best])
+			best = t;
+	stored[best] += bytes;
+	return best;
+}
+
+void
+tile_log_add(TileLog *log, uint32_t tile)
+{
+	GROW(log->tile, log->n, log->cap);
+	log->tile[log->n++] = tile;
+}
+
+uint32_t
+tile_log_next(TileLog *log)
+{
+	if (log->next >= log->n)
+		die("a layout placed more weight blocks than its plan");
+	return log->tile[log->next++];
+}
+
+TensorPlace *
+layout_loop_copies(Storage *st, const TensorPlace *want, TileLog *owners,
+                   uint32_t *stored, uint32_t tiles, uint32_t times)
+{
+	TensorPlace *home =
+	    tensor_place_new(want->tensor, want->rows, want->cols, want->dtype);
+	uint32_t es = (uint32_t)dtype_size(want->dtype);
+	for (int k = 0; k < want->npiece; k++) {
+		const Piece *p = &want->piece[k];
+		int seen = 0;
+		for (int i = 0; i < home->npiece && !seen; i++) {
+			const Piece *h = &home->piece[i];
+			seen = h->row0 == p->row0 && h->rows == p->rows &&
+			       h->col0 == p->col0 && h->cols == p->cols;
+		}
+		if (seen)
+			continue;
+		uint32_t pad = layout_pad_cols(p->cols),
+		         bytes = p->rows * pad * es;
+		uint32_t t;
+		if (owners->replay) {
+			t = tile_log_next(owners);
+		} else {
+			t = layout_least_stored(stored, tiles, bytes * times);
+			tile_log_add(owners, t);
+		}
+		*layout_piece(home) =
+		    (Piece){.tile = t,
+		            .at = {st->buffer(st, t, bytes, 8, REGION_ANY,
+		                              "loop weight"),
+		                   0},
+		            .row0 = p->row0,
+		            .rows = p->rows,
+		            .col0 = p->col0,
+		            .cols = p->cols,
+		            .pad_rows = p->rows,
+		            .pad_cols = pad,
+		            .format = PF_ROWMAJOR};
+	}
+	return home;
+}

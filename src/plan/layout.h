@@ -1,0 +1,226 @@
+/*
+ * layout.h - where a tensor's elements live: its layout (TensorPlace), a
+ * list of pieces, each a block of the tensor's 2-D view stored on one tile
+ * in one format, at an offset in a buffer.
+ *
+ * A layout is a function of the plan's decisions (which tiles, which
+ * format, how padded): the planner computes layouts to price and choose,
+ * and the lowering computes the same layouts with the same functions to
+ * carry the plan out. The two differ only in their Storage: the buffers a
+ * layout asks for are numbered by the planner (who counts their bytes per
+ * tile) and made in the Lowered by the lowering (lower_buffer, with
+ * lifetimes). A BufRef's buffer is the Storage's number.
+ *
+ * relayout (layout_moves) cuts two layouts into runs of elements and
+ * matches them: the moves that fill one layout from the other, which the
+ * planner prices (layout_moves_cycles) and the lowering turns into an
+ * exchange step.
+ */
+#ifndef IPU_LAYOUT_H
+#define IPU_LAYOUT_H
+
+#include <stdint.h>
+
+#include "../graph/graph.h"
+#include "../target/dtype.h"
+#include "../util/util.h"
+
+typedef enum {
+	REGION_ANY,         /* anywhere in data memory */
+	REGION_INTERLEAVED, /* 128-bit accessible (ld128putcs sources) */
+} MemRegion;
+
+/* An address inside a buffer: buf's address + offset. */
+typedef struct {
+	int32_t buf;
+	uint32_t offset;
+} BufRef;
+
+/* How a block of a tensor is laid out in a buffer. */
+typedef enum {
+	PF_ROWMAJOR, /* rows x cols elements, row stride = cols */
+	PF_GEMM_B,   /* the GEMM kernel's weight layout ($CWEI panels) */
+	PF_GEMM_C,   /* the GEMM kernel's output layout (column panels) */
+	/* the transpose of the tensor's block, in the layouts above: the
+	 * block's rows x cols are the tile's cols x rows */
+	PF_ROWMAJOR_T,
+	PF_GEMM_B_T,
+} PieceFormat;
+
+/* A block [row0, row0 + rows) x [col0, col0 + cols) of a tensor's 2-D
+ * view, stored on one tile padded to pad_rows x pad_cols. */
+typedef struct {
+	uint32_t tile;
+	BufRef at;
+	uint32_t row0, rows, col0, cols;
+	uint32_t pad_rows, pad_cols;
+	uint8_t format; /* PieceFormat */
+} Piece;
+
+/* Where the elements of one graph tensor live. Every element is in at
+ * least one piece (exactly one, except for copies the host writes). */
+typedef struct {
+	int32_t tensor; /* graph tensor id */
+	uint32_t rows, cols;
+	DType dtype;
+	Piece *piece;
+	int npiece;
+} TensorPlace;
+
+/* The buffers layouts are stored in: the planner's numbering or the
+ * lowering's buffers. `buffer` returns the new buffer's number. */
+typedef struct Storage Storage;
+struct Storage {
+	int32_t (*buffer)(Storage *s, uint32_t tile, uint32_t bytes,
+	                  uint32_t align, MemRegion region, const char *what);
+};
+
+/* layout.c */
+TensorPlace *tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols,
+                              DType dtype);
+void tensor_place_free(TensorPlace *tp);
+Piece *layout_piece(TensorPlace *tp); /* a new piece at the end */
+/* Elements per row a row-major layout pads to: a multiple of 8, what
+ * every elementwise kernel walks in (and whole 8-byte atoms). */
+uint32_t layout_pad_cols(uint32_t cols);
+/* The same blocks on the same tiles in the same formats, piece by piece. */
+int layout_same(const TensorPlace *x, const TensorPlace *y);
+/* 1 if every piece of tp is row-major or GEMM C panels: what the
+ * exchange and the elementwise and row-wise kernels read (not a GEMM's
+ * transposed A or packed B, which only that GEMM reads). */
+int layout_readable(const TensorPlace *tp);
+/* 1 if tp's pieces are in the GEMM weight layout (PF_GEMM_B, _B_T). */
+int layout_is_packed(const TensorPlace *tp);
+/* 1 if the row-wise kernels can run on tp's pieces as they are: f32 or
+ * f16, row-major, each holding whole rows, rows padded to whole 8-byte
+ * atoms. */
+int layout_rows_whole(const TensorPlace *tp);
+/* The pieces of the default layout of a rows x cols view on `tiles`
+ * tiles (a layout of fewer pieces than tiles starts where the last one
+ * ended: the planner's choice of tile0). */
+uint32_t layout_default_pieces(uint32_t tiles, uint32_t rows, uint32_t cols);
+/* The default layout of a rows x cols view on `tiles` tiles from tile0 on
+ * (wrapping): row-major blocks of whole rows spread over the tiles, and
+ * column blocks of multiples of 16 when there are fewer rows than tiles,
+ * rows padded to layout_pad_cols; a "tensor block" buffer each. */
+TensorPlace *layout_default(Storage *st, uint32_t tiles, int32_t tensor,
+                            uint32_t rows, uint32_t cols, DType dt,
+                            uint32_t tile0);
+/* Blocks of whole rows spread evenly over `tiles` tiles from tile0 on, one
+ * piece each, rows padded to pad_cols elements; a "row block" buffer
+ * each. */
+TensorPlace *layout_rows(Storage *st, uint32_t tiles, int32_t tensor,
+                         uint32_t rows, uint32_t cols, uint32_t pad_cols,
+                         DType dt, uint32_t tile0);
+/* like's pieces (tiles, blocks, formats; row-major rows padded to whole
+ * 8-byte atoms of dt) for `tensor` in new buffers of dt elements, `what`
+ * each; with one_row, one row of each piece (a row broadcast down the
+ * block). */
+TensorPlace *layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor,
+                           DType dt, int one_row, const char *what);
+/* x's pieces mirrored for `tensor`, each row at least `row_elems` long
+ * (a row-wise kernel's dst rows), `what` each. */
+TensorPlace *layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
+                            uint32_t row_elems, const char *what);
+/* The tile of 0 .. tiles - 1 with the fewest bytes in stored[], which
+ * then stores `bytes` more: where weights go to spread evenly. */
+uint32_t layout_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes);
+
+/* Tiles chosen in order (the weight balance's): the planner appends its
+ * choices, the lowering (replay) reads them back in the same order. */
+typedef struct {
+	uint32_t *tile;
+	uint32_t n, cap;
+	uint32_t next; /* replay: the next to read */
+	int replay;
+} TileLog;
+void tile_log_add(TileLog *log, uint32_t tile);
+/* The next tile of a replayed log (die()s past its end: a lowering that
+ * does not follow its plan). */
+uint32_t tile_log_next(TileLog *log);
+/* A weight of one loop iteration that a consumer wants in several copies
+ * (`want`: a bias next to every block, gamma next to every piece of
+ * rows) is stored once: each distinct block of `want` in a new "loop
+ * weight" buffer on the tile with the fewest bytes in stored[] (each byte
+ * counting `times`), or, replaying, on the log's next tile. */
+TensorPlace *layout_loop_copies(Storage *st, const TensorPlace *want,
+                                TileLog *owners, uint32_t *stored,
+                                uint32_t tiles, uint32_t times);
+
+/* relayout.c: moving a tensor's elements from one layout to another.
+ * Element f (the flat row-major index of from's 2-D view) goes to element
+ * map(f) of to's view; map must move each row of `from` as a whole (a
+ * reshape keeps f; a permutation of axes before the last one moves rows;
+ * a slice drops rows: map gives LAYOUT_DROP for elements not moved).
+ * NULL: the identity. */
+#define LAYOUT_DROP UINT64_MAX
+typedef struct {
+	uint64_t (*fn)(const void *ctx, uint64_t flat);
+	const void *ctx;
+} FlatMap;
+
+/* A permutation of the axes before the last, as a FlatMap over whole
+ * rows: a source row's index, as digits in the input's axes, goes to the
+ * output's row with the digits permuted. */
+typedef struct {
+	int rank; /* axes before the last */
+	int64_t in_dim[GRAPH_MAX_RANK], out_stride[GRAPH_MAX_RANK];
+	int64_t perm[GRAPH_MAX_RANK];
+	uint64_t cols;
+} RowPerm;
+
+/* The map of a tensor of shape `in` to the tensor whose axis k is in's
+ * axis perm->dim[k] (perm keeps the last axis). */
+FlatMap layout_row_perm(RowPerm *p, const Shape *in, const Shape *perm);
+
+/* A slice that keeps the last axis whole, as a FlatMap over whole rows:
+ * a source row inside [begin, end) on every axis goes to its place in the
+ * output, the others are dropped (LAYOUT_DROP). */
+typedef struct {
+	int rank; /* axes before the last */
+	int64_t in_dim[GRAPH_MAX_RANK], begin[GRAPH_MAX_RANK],
+	    end[GRAPH_MAX_RANK];
+	uint64_t cols;
+} RowSlice;
+FlatMap layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
+                         const Shape *end);
+
+/* One move: `words` 32-bit words from src on src_tile to every dst[k] on
+ * dst_tile[k] (a multicast). */
+typedef struct {
+	uint32_t src_tile;
+	BufRef src;
+	uint32_t words;
+	uint32_t ndst;
+	uint32_t first; /* its destinations: Moves.dst_tile / dst[first ..] */
+} Move;
+
+typedef struct {
+	Move *move;
+	int n, cap;
+	uint32_t *dst_tile;
+	BufRef *dst;
+	uint32_t ndst, capdst;
+} Moves;
+
+/* Appends to m the moves that fill every piece of `to` from where `from`
+ * holds its elements: contiguous runs on both sides, merged where both
+ * sides continue, one multicast per source run that several pieces need,
+ * sender by sender. The pieces must be row-major or in the
+ * GEMM C layout (runs of whole words; a row's last run may end inside a
+ * word whose rest is padding on both sides: it is moved whole); an
+ * element of `to` that `from` does not hold is an error. */
+int layout_moves(const TensorPlace *from, const TensorPlace *to,
+                 const FlatMap *map, Moves *m, Diag *d);
+void moves_free(Moves *m);
+/* The moves m[first ..] reordered round by round over the senders (every
+ * sender's first move, then every sender's second, ...), each sender's
+ * own order kept: the order an exchange should issue them in (the
+ * scheduler places transfers greedily in order). */
+void layout_moves_interleave(Moves *m, int first);
+/* An exchange of moves m[first ..] on `tiles` tiles, priced before
+ * scheduling: the busiest tile's sent or received items, a gap per
+ * received move, the phase's preamble. */
+uint64_t layout_moves_cycles(const Moves *m, int first, uint32_t tiles);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * print.c - the plan as text (ipu compile --dump=plan) and its verifier.
+ * A line per op: its index, kind and output, the first tiles of the
+ * layouts it makes, each input's way there (and the exchange's price),
+ * a matmul's GEMM plan and where its weight is stored, and the weight
+ * balance's choices.
+ */
+#include "plan.h"
+
+#include <inttypes.h>
+
+static const char *const conv_name[CONV_COUNT] = {
+    "as-is", "host", "host-copy", "loop-copies", "move", "pack", "transpose"};
+
+void
+plan_print(const Plan *p, FILE *f)
+{
+	fprintf(f, "# plan: %u tiles", p->tiles);
+	if (p->opt.weight_copies)
+		fputs(", weight copies", f);
+	if (p->opt.gemm_bytes)
+		fprintf(f, ", GEMM plans within %u bytes a tile",
+		        p->opt.gemm_bytes);
+	fputc('\n', f);
+	const Graph *g = p->g;
+	for (int i = 0; i < p->nop; i++) {
+		const Op *op = &g->ops[i];
+		const OpPlan *o = &p->op[i];
+		const OpDesc *od = op_desc(op->kind);
+		fprintf(f, "op %d %s %s: tile0 %u", i, od->name,
+		        graph_tensor(g, op->out)->name, o->tile0);
+		for (int k = 0; k < od->nin; k++) {
+			fprintf(f, "; %s %s", graph_tensor(g, op->in[k])->name,
+			        conv_name[o->in[k].kind]);
+			if (o->in[k].cycles)
+				fprintf(f, " %" PRIu64 " cycles",
+				        o->in[k].cycles);
+		}
+		if (op->kind == OP_MATMUL) {
+			char text[512];
+			plan_gemm_describe(&o->gemm, text, sizeof text);
+			fprintf(f, "; %s; %u side by side; B %s", text,
+			        o->group,
+			        o->spread_b ? "by the weight balance"
+			                    : "in its grid");
+		}
+		if (o->owners.n) {
+			fputs("; weight blocks on tiles", f);
+			for (uint32_t k = 0; k < o->owners.n; k++)
+				fprintf(f, " %u", o->owners.tile[k]);
+		}
+		fputc('\n', f);
+	}
+}
+
+int
+plan_verify(const Plan *p, Diag *d)
+{
+	const Graph *g = p->g;
+	for (int i = 0; i < p->nop; i++) {
+		const Op *op = &g->ops[i];
+		const OpPlan *o = &p->op[i];
+		const char *why = NULL;
+		if (o->tile0 >= p->tiles || o->in_tile0 >= p->tiles ||
+		    o->a_tile0 >= p->tiles)
+			why = "a first tile outside the plan's tiles";
+		for (uint32_t k = 0; !why && k < o->owners.n; k++)
+			if (o->owners.tile[k] >= p->tiles)
+				why = "a weight block outside the plan's tiles";
+		for (int k = 0; !why && k < op_desc(op->kind)->nin; k++)
+			if (o->in[k].kind >= CONV_COUNT)
+				why = "an input's way in is unknown";
+		if (!why && op->kind == OP_MATMUL &&
+		    (uint64_t)o->tile0 + (uint64_t)o->group * o->gemm.pk *
+		                             o->gemm.pm * o->gemm.pn >
+		        p->tiles)
+			why = "the GEMMs' grids pass the plan's tiles";
+		if (why)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "plan verifier: op %d (%s %s): %s (an "
+			                "internal error)",
+			                i, op_desc(op->kind)->name,
+			                graph_tensor(g, op->out)->name, why);
+	}
+	return IPU_OK;
+}

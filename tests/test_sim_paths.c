@@ -1,0 +1,792 @@
+/* test_sim_paths.c - the emulator's fast paths against its plain ones
+ * (sim.h, SimPath), and its results for any number of host threads.
+ *
+ * One tile: the same random programs run under SIM_PLAIN (the reference),
+ * SIM_PORTABLE and SIM_FAST must leave the same complete tile state: every
+ * register of every context, the AMP state, the CWEI and CSRs, all of
+ * memory, the cycle and issue counters, and the fault with its cause.
+ * Programs are random bundles of every worker instruction that does not
+ * change the flow (operands random within their fields, registers and
+ * memory random bit patterns with NaN, infinity, subnormal and plain
+ * values), and AMP-heavy ones that keep the engines busy on the same
+ * weights.
+ *
+ * The chip: compiled graphs that use every kernel (GEMMs in f16, f32 and
+ * f8, LayerNorm, softmax, GELU, adds, casts, transposes and the exchange
+ * between them) run on the plain path on one host thread and on the fast
+ * paths on 1, 2 and 5 threads; every tile's complete state, every trace
+ * event, the outputs and the cycle count must be the same. */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ipu/runtime.h>
+
+#include "../src/compile/compile.h"
+#include "../src/rt/device.h"
+#include "../src/util/util.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t
+rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t
+below(uint32_t n)
+{
+	return (uint32_t)(rnd() % n);
+}
+
+/* Rows of each kind a worker may issue in straight-line code. */
+typedef struct {
+	int16_t row[ISA_ROWS];
+	int n;
+} RowSet;
+
+/* main: every main-lane row; pair: those that may open a bundle */
+static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows;
+
+static void
+collect_rows(void)
+{
+	if (main_rows.n)
+		return;
+	const Chip *chip = chip_default();
+	for (int r = 0; r < isa_rows(); r++) {
+		const InsnDesc *d = isa_row(r);
+		if (d->ctx == CTX_S || !isa_available(d, chip->arch) ||
+		    (d->flags & (F_CONTROL | F_SYSTEM | F_WIDE)))
+			continue;
+		RowSet *s = d->lane == LANE_MAIN ? &main_rows : &aux_rows;
+		s->row[s->n++] = (int16_t)r;
+		if (d->lane == LANE_MAIN && !(d->flags & F_SOLO))
+			pair_rows.row[pair_rows.n++] = (int16_t)r;
+		if (strstr(d->mnemonic, "amp"))
+			amp_rows.row[amp_rows.n++] = (int16_t)r;
+		if (d->lane == LANE_MAIN && !(d->flags & F_SOLO) &&
+		    (d->flags & F_LOAD))
+			load_rows.row[load_rows.n++] = (int16_t)r;
+	}
+	assert_true(main_rows.n > 50 && aux_rows.n > 50 && amp_rows.n >= 7 &&
+	            load_rows.n > 10);
+}
+
+static int32_t
+random_operand(const OperandSpec *s)
+{
+	for (;;) {
+		int64_t v;
+		uint32_t w = s->width;
+		uint64_t field = w >= 32 ? rnd() : rnd() & ((1ull << w) - 1);
+		switch (s->kind) {
+		case OPK_M:
+		case OPK_A:
+			v = below(16);
+			break;
+		case OPK_MP:
+		case OPK_AP:
+			v = 2 * below(8);
+			break;
+		case OPK_AQ:
+			v = 4 * below(4);
+			break;
+		case OPK_S:
+			v = below(4) ? (int64_t)below(17) - 8
+			             : (int64_t)field - ((int64_t)1 << (w - 1));
+			break;
+		case OPK_Z:
+			v = (int64_t)((uint32_t)rnd() &
+			              ~((1u << (32 - w)) - 1));
+			break;
+		default:
+			v = below(4) ? below(16) : (int64_t)field;
+			break;
+		}
+		if (isa_operand_fits(s, v))
+			return (int32_t)v;
+	}
+}
+
+/* $m registers by role, so that most accesses land in memory: m0..m3 hold
+ * addresses, m4:5 packed addresses, m6..m9 small offsets, m10..m14 take
+ * results (make_tile sets them; instructions may change any of them). */
+static int32_t
+mreg_for(const InsnDesc *d, int i)
+{
+	static const int addr[] = {0, 1, 2, 3}, off[] = {6, 7, 8, 9, 15},
+	                 res[] = {10, 11, 12, 13, 14};
+	if (below(10) == 0)
+		return (int32_t)below(16);
+	if (i == 0 || !(d->flags & (F_LOAD | F_STORE)))
+		return res[below(5)];
+	/* the sparse loads: ptr++ and base are addresses, delta@ not */
+	int sparse = 0;
+	for (int k = 0; k < d->nops; k++)
+		sparse |= d->op[k].decor == DEC_PP;
+	Decor dec = d->op[i].decor;
+	int is_addr = dec == DEC_PP || (i == 1 && !sparse) ||
+	              (i == 2 && sparse && dec != DEC_AT);
+	return is_addr ? addr[below(4)] : off[below(5)];
+}
+
+static uint32_t
+random_word(const RowSet *set)
+{
+	Insn in = {.row = set->row[below((uint32_t)set->n)]};
+	const InsnDesc *d = isa_row(in.row);
+	in.nops = d->nops;
+	for (int i = 0; i < d->nops; i++) {
+		OperandKind k = d->op[i].kind;
+		if (k == OPK_M)
+			in.op[i] = mreg_for(d, i);
+		else if (k == OPK_MP && i > 0 && below(8))
+			in.op[i] = 4;
+		else
+			in.op[i] = random_operand(&d->op[i]);
+	}
+	uint32_t w;
+	assert_int_equal(isa_encode(&in, &w), 0);
+	return w;
+}
+
+/* Bit patterns: f16 pairs and f32 values, ordinary and special. */
+static uint16_t
+random_f16(void)
+{
+	static const uint16_t special[] = {0x0000, 0x8000, 0x7c00, 0xfc00,
+	                                   0x7e00, 0x7d00, 0xfe01, 0x0001,
+	                                   0x83ff, 0x7bff, 0xfbff, 0x0400};
+	uint32_t k = below(16);
+	if (k == 0)
+		return special[below(sizeof special / sizeof special[0])];
+	if (k == 1)
+		return (uint16_t)rnd();
+	/* sign, exponent near 1, any fraction */
+	return (uint16_t)((rnd() & 0x8000) | (uint32_t)(11 + below(9)) << 10 |
+	                  (rnd() & 0x3ff));
+}
+
+static uint32_t
+random_f32(void)
+{
+	static const uint32_t special[] = {
+	    0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000,
+	    0x7fa00001, 0xffc00123, 0x00000001, 0x807fffff, 0x7f7fffff,
+	    0x00800000, 0x477ff000, 0x477fefff, 0x33800000, 0x387fe000};
+	uint32_t k = below(16);
+	if (k == 0)
+		return special[below(sizeof special / sizeof special[0])];
+	if (k == 1)
+		return (uint32_t)rnd();
+	return (uint32_t)(rnd() & 0x80000000u) |
+	       (uint32_t)(120 + below(16)) << 23 | (uint32_t)(rnd() & 0x7fffff);
+}
+
+static uint32_t
+random_aword(void)
+{
+	switch (below(3)) {
+	case 0:
+		return random_f32();
+	case 1:
+		return (uint32_t)random_f16() | (uint32_t)random_f16() << 16;
+	default:
+		return (uint32_t)rnd();
+	}
+}
+
+/* Data windows that address registers point into: one in region 0 after
+ * the code, one in the interleaved region. */
+enum { CODE_BYTES = 0x1000, WINDOW = 0x2000 };
+
+static uint32_t
+window_address(const Chip *c)
+{
+	uint32_t a = below(2) ? c->mem_base + CODE_BYTES : c->interleave;
+	return a + 8 * below(WINDOW / 8);
+}
+
+/* $m values by role (mreg_for): addresses, packed addresses (the paced
+ * loads' $mAddr pair, exec_mem.c: three 21-bit addresses, the third split
+ * over the upper bits of both), small offsets (mostly multiples of 8, so
+ * that base + delta stays aligned), anything for the rest. */
+static void
+random_mregs(const Chip *c, uint32_t *m)
+{
+	for (int i = 0; i < 4; i++)
+		m[i] = window_address(c);
+	/* A0 in region 0, A1 interleaved, A2 in the next element of region
+	 * 0: the three accesses of ld2xst64pace hit three elements */
+	uint32_t a[3] = {c->mem_base + CODE_BYTES + 8 * below(WINDOW / 16),
+	                 c->interleave + 8 * below(WINDOW / 16),
+	                 c->mem_base + 2 * WINDOW + 8 * below(WINDOW / 16)};
+	m[4] = a[0] | (a[2] & 0x7ffu) << 21;
+	m[5] = a[1] | ((a[2] >> 11) & 0x3ffu) << 21;
+	for (int i = 6; i < 10; i++)
+		m[i] = below(8) ? 8 * below(16) : below(64);
+	for (int i = 10; i < 16; i++)
+		m[i] = below(2) ? (uint32_t)rnd() : below(64);
+}
+
+typedef enum { STYLE_ANY, STYLE_AMP } Style;
+
+/* The main half of an AMP-heavy bundle: the loads that feed AMP loops,
+ * on addresses that stay in memory (random_mregs). */
+static uint32_t
+amp_load(void)
+{
+	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
+	switch (below(6)) {
+	case 0:
+		return enc("ld2x64pace_mmbn_ef", 5, p, q, 4, 15, 0);
+	case 4:
+		return enc("ldst64pace_mbbn_ef", 5, p, q, 4, 15, 0);
+	case 5:
+		return enc("st64pace_mbmn_ef", 4, p, 4, 15, 0);
+	case 1:
+		return enc("ld64step_mmbn_si", 4, p, (int)below(4),
+		           6 + (int)below(4), 1);
+	case 2:
+		return enc("ld2xst64pace_mbbn_ef", 5, 4 * (int)below(4), p, 4,
+		           15, 0);
+	default:
+		return enc("setzi_mmmn_zi", 2, 10 + (int)below(5),
+		           (int)below(1000));
+	}
+}
+
+/* A worker program of n issues (bundles, and solo main-lane instructions
+ * for STYLE_ANY) and exitz; returns its words. STYLE_AMP's bundles are
+ * the body of { rpt 3 ; fnop }, as a kernel's inner loop is: the passes
+ * after the first run from the issue cache, so its fast forms (sim.h,
+ * SIM_FAST_FORMS) and tile.c's fused bundles meet the plain path here. */
+static int
+make_program(Style style, int n, uint32_t *w)
+{
+	int k = 0;
+	if (style == STYLE_AMP) {
+		w[k++] = enc("rpt_mmmn_zi_zi", 2, 3, n - 1) | 0x80000000u;
+		w[k++] = enc("or_aaan_zi", 3, 15, 15, 0); /* fnop */
+	}
+	for (int i = 0; i < n; i++) {
+		if (style == STYLE_ANY && below(4) == 0) {
+			w[k++] = random_word(&main_rows) & 0x7fffffffu;
+			continue;
+		}
+		if (k % 2) /* bundles are 8-byte aligned: pad with a solo */
+			w[k++] = enc("setzi_mmmn_zi", 2, 15, 0);
+		const RowSet *ar =
+		    style == STYLE_AMP && below(8) ? &amp_rows : &aux_rows;
+		w[k++] = (style == STYLE_AMP ? amp_load()
+		                             : random_word(&pair_rows)) |
+		         0x80000000u;
+		w[k++] = random_word(ar) & 0x7fffffffu;
+	}
+	w[k++] = enc("exitz_mmmn", 1, 15);
+	return k;
+}
+
+/* Everything a run may change, set from the same seed for every path. */
+static Tile *
+make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed)
+{
+	uint64_t saved = rng;
+	rng = seed;
+	Tile *t = tile_new(c, 0);
+	assert_int_equal(
+	    tile_write(t, c->mem_base, prog, 4u * (uint32_t)nwords), 0);
+	uint32_t buf[WINDOW / 4];
+	for (uint32_t i = 0; i < WINDOW / 4; i++)
+		buf[i] = random_aword();
+	assert_int_equal(tile_write(t, c->mem_base + CODE_BYTES, buf, WINDOW),
+	                 0);
+	for (uint32_t i = 0; i < WINDOW / 4; i++)
+		buf[i] = random_aword();
+	assert_int_equal(tile_write(t, c->interleave, buf, WINDOW), 0);
+	for (int k = 0; k < CHIP_CWEI; k++)
+		t->cwei[k] = (uint64_t)random_aword() << 32 | random_aword();
+	t->sup.fp_infmt = below(4);
+	t->sup.fp_iscl = below(64);
+	/* rounding mode (bits 18:16) and NANOO/ESR now and then; traps
+	 * rarely, so that programs mostly run to the end */
+	t->sup.fp_ictl = below(4)
+	                     ? 0
+	                     : (below(8) << 16 | below(2) << 19 |
+	                        below(2) << 20 | (below(8) ? 0 : below(8)));
+	assert_int_equal(tile_start_worker(t, 0, c->mem_base, 0), 0);
+	Context *x = &t->ctx[1];
+	random_mregs(c, x->m);
+	for (int i = 0; i < 16; i++)
+		x->a[i] = random_aword();
+	x->prng[0] = rnd();
+	x->prng[1] = rnd() | 1;
+	for (int i = 0; i < CHIP_AACC; i++)
+		x->aacc[i] = random_f32();
+	for (int m = 0; m < 16; m++) {
+		uint32_t v[3] = {random_f32(), random_f32(), random_f32()};
+		memcpy(&x->amp.acc[m], &v[0], 4);
+		memcpy(&x->amp.next[m], &v[1], 4);
+		memcpy(&x->amp.done[m], &v[2], 4);
+	}
+	rng = saved;
+	return t;
+}
+
+/* The first difference between two tiles' complete state, or NULL. */
+static const char *
+tile_diff(const Tile *a, const Tile *b)
+{
+	static char what[80];
+#define SAME(field)                                                            \
+	if (memcmp(&a->field, &b->field, sizeof a->field)) {                   \
+		snprintf(what, sizeof what, "%s (context %d)", #field, i);     \
+		return what;                                                   \
+	}
+	int i = 0;
+	for (i = 0; i < CHIP_CONTEXTS; i++) {
+		SAME(ctx[i].state);
+		SAME(ctx[i].pc);
+		SAME(ctx[i].m);
+		SAME(ctx[i].a);
+		SAME(ctx[i].rpt_count);
+		SAME(ctx[i].rpt_first);
+		SAME(ctx[i].rpt_end);
+		SAME(ctx[i].vertex_base);
+		SAME(ctx[i].worker_base);
+		SAME(ctx[i].fp_sts);
+		SAME(ctx[i].fp_ctl);
+		SAME(ctx[i].tas);
+		SAME(ctx[i].fp_nfmt);
+		SAME(ctx[i].fp_scl);
+		SAME(ctx[i].prng);
+		SAME(ctx[i].aacc);
+		SAME(ctx[i].amp.acc);
+		SAME(ctx[i].amp.next);
+		SAME(ctx[i].amp.done);
+		SAME(ctx[i].dbg_data);
+		SAME(ctx[i].exit_status);
+		SAME(ctx[i].ready);
+	}
+	i = -1; /* not a context's */
+	SAME(sup.ssr);
+	SAME(sup.cr);
+	SAME(sup.fp_ictl);
+	SAME(sup.fp_infmt);
+	SAME(sup.fp_iscl);
+	SAME(sup.cccsload);
+	SAME(sup.worker_base);
+	SAME(sup.exch);
+	SAME(sup.dbg_data);
+	SAME(cwei);
+	SAME(cycle);
+	SAME(bundles);
+	SAME(worker_issues);
+	SAME(slot_worker);
+	SAME(last_exit);
+	SAME(lc_and);
+	SAME(mready);
+	SAME(faulted);
+	if (a->faulted) { /* the fault report; its words only then */
+		SAME(fault.type);
+		SAME(fault.ctx);
+		SAME(fault.pc);
+		SAME(fault.word);
+		SAME(fault.nwords);
+		SAME(fault.addr);
+		SAME(fault.cycle);
+		if (strcmp(a->fault.cause, b->fault.cause))
+			return "fault.cause";
+	}
+	SAME(x.mux); /* the exchange's receive and send state */
+	SAME(x.ptr);
+	SAME(x.format);
+	SAME(x.dcount);
+	SAME(x.base);
+	SAME(x.size);
+	SAME(x.rx_until);
+	SAME(x.last_rx_cycle);
+	SAME(x.last_rx_addr);
+	SAME(x.zero_at);
+	SAME(x.ctl_done);
+	SAME(x.pctl_done);
+	SAME(x.nctl);
+	SAME(x.npk);
+	SAME(x.out_ptr);
+	SAME(x.out_sctl);
+	SAME(x.out_open);
+	SAME(sup_ready);
+	SAME(wait.zone);
+	SAME(wait.since);
+	SAME(compute_start);
+	SAME(ntrace);
+	for (int k = 0; k < a->ntrace; k++) {
+		const TraceEvent *x = &a->trace[k], *y = &b->trace[k];
+		if (x->start != y->start || x->end != y->end ||
+		    x->kind != y->kind || x->arg != y->arg)
+			return "trace"; /* field by field: the struct pads */
+	}
+	const Chip *c = a->chip;
+	if (memcmp(a->mem, b->mem, c->mem_end - c->mem_base))
+		return "memory";
+	return NULL;
+#undef SAME
+}
+
+/* FNV-1a over the state tile_diff compares (the fault only if there is
+ * one). */
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t
+tile_digest(const Tile *t)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < CHIP_CONTEXTS; i++) {
+		const Context *c = &t->ctx[i];
+		h = fnv(h, &c->state, sizeof c->state);
+		h = fnv(h, &c->pc, sizeof c->pc);
+		h = fnv(h, c->m, sizeof c->m);
+		h = fnv(h, c->a, sizeof c->a);
+		h = fnv(h, &c->fp_sts, sizeof c->fp_sts);
+		h = fnv(h, c->aacc, sizeof c->aacc);
+		h = fnv(h, &c->amp, sizeof c->amp);
+		h = fnv(h, c->prng, sizeof c->prng);
+	}
+	h = fnv(h, t->cwei, sizeof t->cwei);
+	h = fnv(h, &t->cycle, sizeof t->cycle);
+	h = fnv(h, &t->bundles, sizeof t->bundles);
+	if (t->faulted) {
+		h = fnv(h, &t->fault.type, sizeof t->fault.type);
+		h = fnv(h, &t->fault.pc, sizeof t->fault.pc);
+		h = fnv(h, &t->fault.addr, sizeof t->fault.addr);
+		h = fnv(h, t->fault.cause, strlen(t->fault.cause));
+	}
+	const Chip *c = t->chip;
+	return fnv(h, t->mem, c->mem_end - c->mem_base);
+}
+
+static const SimPath paths[] = {SIM_PLAIN, SIM_PORTABLE, SIM_FAST};
+static const char *const path_names[] = {"plain", "portable", "fast"};
+
+/* Programs run, and how many of them ran to their exit without a fault,
+ * so that a generator whose programs all fault early shows. */
+static int ran, completed;
+static uint64_t issued;
+
+/* Run one program under every path; fail on the first difference. */
+static void
+check_program(Style style, int issues, int index)
+{
+	uint32_t prog[CODE_BYTES / 4];
+	int n = make_program(style, issues, prog);
+	uint64_t seed = rnd();
+	/* every timing profile in turn: the fast paths keep each one's
+	 * cycles (the rules' values are in the decode cache's costs) */
+	const Chip *chip = profile_chip((TimingBound)(index % 3));
+	Tile *t[3];
+	for (int p = 0; p < 3; p++) {
+		sim_path = paths[p];
+		t[p] = make_tile(chip, prog, n, seed);
+		tile_run(t[p], 100000);
+	}
+	sim_path = SIM_FAST;
+	ran++;
+	completed += !t[0]->faulted;
+	/* SIM_PATHS_DIGEST=1: one line per program with a hash of its final
+	 * state, to compare the reference semantics across versions of the
+	 * code (a refactor of an exec function must not change it) */
+	if (getenv("SIM_PATHS_DIGEST"))
+		print_message("digest %d.%d %016llx\n", style, index,
+		              (unsigned long long)tile_digest(t[0]));
+	if (getenv("SHOW_FAULTS") && t[0]->faulted) {
+		char f[768];
+		tile_format_fault(t[0], f, sizeof f);
+		print_message("%s\n", f);
+	}
+	issued += t[0]->bundles;
+	for (int p = 1; p < 3; p++) {
+		const char *d = tile_diff(t[0], t[p]);
+		if (d) {
+			char f[768];
+			tile_format_fault(t[0], f, sizeof f);
+			fail_msg(
+			    "program %d (style %d, timing %s): %s differs "
+			    "between the plain and the %s path; plain run: %s",
+			    index, style,
+			    timing_bound_name((TimingBound)(index % 3)), d,
+			    path_names[p], t[0]->faulted ? f : "no fault");
+		}
+	}
+	for (int p = 0; p < 3; p++)
+		tile_free(t[p]);
+}
+
+static void
+run_programs(Style style, int count, int min_issues, int max_issues)
+{
+	collect_rows();
+	ran = completed = 0;
+	issued = 0;
+	for (int i = 0; i < count; i++)
+		check_program(
+		    style,
+		    min_issues +
+		        (int)below((uint32_t)(max_issues - min_issues + 1)),
+		    i);
+	print_message("%d programs, %d ran to their exit, %llu issues\n", ran,
+	              completed, (unsigned long long)issued);
+	/* a generator whose programs all fault at once tests nothing */
+	assert_true(completed >= ran / 10);
+	assert_true(issued >= (uint64_t)ran * (uint64_t)min_issues / 4);
+}
+
+static void
+test_random_programs(void **state)
+{
+	(void)state;
+	run_programs(STYLE_ANY, 1000, 1, 40);
+}
+
+static void
+test_random_amp_programs(void **state)
+{
+	(void)state;
+	run_programs(STYLE_AMP, 800, 8, 64);
+}
+
+/* A graph compiled for `tiles` tiles, run on the emulated C600 with seeded
+ * random inputs (bit patterns of their element type's plain values). */
+typedef struct {
+	ipu_device *dev;
+	uint64_t cycles;
+	uint8_t *out; /* every output's bytes, in tensor order */
+	size_t nout;
+} GraphRun;
+
+static void
+run_graph(const Package *pk, const Graph *g, uint32_t tiles, int threads,
+          GraphRun *r)
+{
+	uint8_t *bytes;
+	size_t len;
+	Diag d;
+	assert_int_equal(pkg_write(pk, &bytes, &len, &d), 0);
+	char name[96];
+	snprintf(name, sizeof name, "sim:c600:tiles=%u:threads=%d:trace", tiles,
+	         threads);
+	ipu_error err;
+	r->dev = ipu_open(name, &err);
+	assert_non_null(r->dev);
+	if (ipu_load_package(r->dev, bytes, len, &err))
+		fail_msg("load: %s", err.msg);
+	free(bytes);
+	uint64_t saved = rng;
+	rng = 0x1234567;
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->producer >= 0)
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape) *
+		           (size_t)dtype_size(t->elem.dtype);
+		uint8_t *v = xmalloc(n);
+		for (size_t i = 0; i < n; i++)
+			v[i] = (uint8_t)rnd();
+		/* plain values: f16 exponents near 1, f32 too, f8 any but
+		 * NaN */
+		size_t es = (size_t)dtype_size(t->elem.dtype);
+		for (size_t i = 0; i + es <= n; i += es) {
+			if (es == 2)
+				v[i + 1] = (uint8_t)((v[i + 1] & 0x83) | 0x38);
+			else if (es == 4)
+				v[i + 3] = (uint8_t)((v[i + 3] & 0x80) | 0x3e);
+			else if (v[i] == 0x80)
+				v[i] = 0;
+		}
+		if (ipu_write_tensor(r->dev, t->name, v, n, &err))
+			fail_msg("write %s: %s", t->name, err.msg);
+		free(v);
+	}
+	rng = saved;
+	if (ipu_run(r->dev, 0, &err))
+		fail_msg("run: %s", err.msg);
+	r->cycles = ipu_cycles(r->dev);
+	r->out = NULL;
+	r->nout = 0;
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = graph_tensor(g, id);
+		if (t->role != ROLE_OUTPUT)
+			continue;
+		size_t n = (size_t)shape_elems(&t->shape) *
+		           (size_t)dtype_size(t->elem.dtype);
+		r->out = xrealloc(r->out, r->nout + n);
+		if (ipu_read_tensor(r->dev, t->name, r->out + r->nout, n, &err))
+			fail_msg("read %s: %s", t->name, err.msg);
+		r->nout += n;
+	}
+}
+
+/* Compile, then run on every path and thread count; compare with the plain
+ * run on one thread. */
+static void
+check_graph(const char *what, const char *text, uint32_t tiles)
+{
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	if (graph_parse(text, strlen(text), "paths.graph", &g, errs, &nerr))
+		fail_msg("%s: parse: %s", what, errs[0].msg);
+	CompileOptions o = {.chip = chip_default(), .tiles = tiles};
+	Package *pk;
+	CompileReport rep;
+	if (compile_graph(g, &o, &pk, &rep, &d)) {
+		char buf[1024];
+		diag_format(&d, buf, sizeof buf);
+		fail_msg("%s: compile: %s", what, buf);
+	}
+	static const struct {
+		SimPath path;
+		int threads;
+	} runs[] = {{SIM_PLAIN, 1},
+	            {SIM_FAST, 1},
+	            {SIM_FAST, 2},
+	            {SIM_PORTABLE, 3},
+	            {SIM_FAST, 5}};
+	GraphRun ref;
+	sim_path = runs[0].path;
+	run_graph(pk, g, tiles, runs[0].threads, &ref);
+	for (size_t k = 1; k < sizeof runs / sizeof runs[0]; k++) {
+		GraphRun r;
+		sim_path = runs[k].path;
+		run_graph(pk, g, tiles, runs[k].threads, &r);
+		const char *pn = path_names[runs[k].path == SIM_FAST       ? 2
+		                            : runs[k].path == SIM_PORTABLE ? 1
+		                                                           : 0];
+		if (r.cycles != ref.cycles)
+			fail_msg("%s: %llu cycles on the %s path with %d "
+			         "threads, %llu on the plain one",
+			         what, (unsigned long long)r.cycles, pn,
+			         runs[k].threads,
+			         (unsigned long long)ref.cycles);
+		assert_int_equal(r.nout, ref.nout);
+		if (memcmp(r.out, ref.out, ref.nout))
+			fail_msg("%s: outputs differ on the %s path with %d "
+			         "threads",
+			         what, pn, runs[k].threads);
+		ChipSim *a = ref.dev->be, *b = r.dev->be;
+		for (uint32_t id = 0; id < tiles; id++) {
+			Tile *ta = chipsim_tile_if_exists(a, id),
+			     *tb = chipsim_tile_if_exists(b, id);
+			assert_true(!ta == !tb);
+			const char *diff = ta ? tile_diff(ta, tb) : NULL;
+			if (diff)
+				fail_msg("%s: tile %u: %s differs on the %s "
+				         "path with %d threads",
+				         what, id, diff, pn, runs[k].threads);
+		}
+		ipu_close(r.dev);
+		free(r.out);
+	}
+	sim_path = SIM_FAST;
+	print_message("%s: %llu cycles, the same on every path and thread "
+	              "count\n",
+	              what, (unsigned long long)ref.cycles);
+	ipu_close(ref.dev);
+	free(ref.out);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	graph_free(g);
+}
+
+static void
+test_graphs_f16(void **state)
+{
+	(void)state;
+	check_graph("f16 layer",
+	            "input x f16 [40, 64]\n"
+	            "weight g f16 [64]\n"
+	            "weight be f16 [64]\n"
+	            "weight w1 f16 [64, 96]\n"
+	            "weight b1 f16 [96]\n"
+	            "weight w2 f16 [96, 64]\n"
+	            "n = layernorm x g be eps=1e-6\n"
+	            "h = matmul n w1\n"
+	            "hb = add h b1\n"
+	            "a = gelu hb\n"
+	            "y = matmul a w2\n"
+	            "r = add y x\n"
+	            "s = softmax r scale=0.125\n"
+	            "t = transpose s [1, 0]\n"
+	            "k = slice t [0, 0] [32, 40]\n"
+	            "output k\n"
+	            "output r\n",
+	            24);
+	/* the second product's K is split over groups and reduced (vadd) */
+	check_graph("f16 K-split chain",
+	            "input x f16 [16, 512]\n"
+	            "weight w f16 [512, 32]\n"
+	            "input a f16 [24, 16]\n"
+	            "h = matmul x w\n"
+	            "y = matmul a h\n"
+	            "output y\n",
+	            16);
+}
+
+static void
+test_graphs_f32_f8(void **state)
+{
+	(void)state;
+	check_graph("f32 attention",
+	            "input x f32 [12, 32]\n"
+	            "weight wq f32 [32, 32]\n"
+	            "weight wk f32 [32, 32]\n"
+	            "q = matmul x wq\n"
+	            "k = matmul x wk\n"
+	            "qr = reshape q [12, 2, 16]\n"
+	            "kr = reshape k [12, 2, 16]\n"
+	            "qh = transpose qr [1, 0, 2]\n"
+	            "kh = transpose kr [1, 0, 2]\n"
+	            "s = matmul qh kh transpose_b=1\n"
+	            "p = softmax s scale=0.25\n"
+	            "m = mul p p\n"
+	            "output m\n",
+	            8);
+	check_graph("f8 product, casts",
+	            "input x f8_f143 [32, 48]\n"
+	            "input k f8_f152 [40, 48]\n"
+	            "input z f32 [20, 24]\n"
+	            "c = cast k f16\n"
+	            "y = matmul x k transpose_b=1\n"
+	            "h = cast z f16\n"
+	            "q = cast h f8_f143*2^-2\n"
+	            "b = cast q f16\n"
+	            "output y\n"
+	            "output c\n"
+	            "output b\n",
+	            4);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_random_programs),
+	    cmocka_unit_test(test_random_amp_programs),
+	    cmocka_unit_test(test_graphs_f16),
+	    cmocka_unit_test(test_graphs_f32_f8),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
