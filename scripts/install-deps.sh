@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what the project needs from Debian 12's packages (see README.md,
-# "Dependencies", for why each one is here). Does nothing when all are
-# present, so the test and main scripts can call it every time.
+# Installs what the project needs from Debian 12's packages, and the one
+# npm package of the browser check (see README.md, "Dependencies", for why
+# each one is here). Does nothing when all are present, so the test and
+# main scripts can call it every time.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 pkgs=(
 	build-essential # gcc, make: the C11 toolchain
 	cmake # build and test driver (CTest)
@@ -22,17 +24,30 @@ pkgs=(
 	libprotobuf-c-dev # the ONNX reader's protobuf runtime
 	protobuf-c-compiler # protoc-c: C code for onnx.proto at build time
 	libonnx-dev # onnx.proto, the ONNX file format's schema
+	chromium # the profile report checked in a real browser (tests)
 )
+# Node.js and npm drive chromium in that check (tests/browser); another
+# Node.js already installed (e.g. NodeSource's, which bundles npm) is used
+# as it is.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	pkgs+=(nodejs npm)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-	exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+	echo "installing: ${missing[*]}"
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "installing: ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# npm's playwright-core (the version in tests/browser/package-lock.json),
+# which drives Debian's chromium; it downloads no browser of its own.
+browser=tests/browser
+if [ ! -f "$browser/node_modules/playwright-core/package.json" ]; then
+	echo "installing: npm packages of $browser"
+	(cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
+fi

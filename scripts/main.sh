@@ -6,7 +6,8 @@
 # C600 in f16; then the independent PyTorch reference (tools/siglip_ref.py,
 # f32, its own PIL preprocessing of the same photo) and the cosine between
 # the two embeddings. Takes a few minutes: the emulator runs every cycle of
-# every tile (docs/siglip.md).
+# every tile (docs/siglip.md). The run's profile (docs/profile.md) goes to
+# build/siglip-base/profile: report.html, profile.json, trace.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -21,10 +22,12 @@ if [ ! -f "$dir/w.safetensors" ]; then
 fi
 build/ipu run siglip --weights "$dir/w.safetensors" --config "$dir/config.json" \
 	--image "$photo" --dtype f16 --out "$dir/embedding.npy" --force \
-	--threads "$(nproc)"
+	--threads "$(nproc)" --profile "$dir/profile"
 echo "reference (PyTorch, f32):"
 /usr/bin/python3 tools/siglip_ref.py run --weights "$dir/w.safetensors" \
 	--config "$dir/config.json" --image "$photo" --dtype f32 \
 	--out "$dir/reference.npy" --force >/dev/null
 /usr/bin/python3 tools/siglip_ref.py compare "$dir/embedding.npy" \
 	"$dir/reference.npy" --min-cos 0.999
+echo "profile of the run: $dir/profile/report.html (open it in a browser;"
+echo "  build/ipu profile query $dir/profile --group-by op for the table)"

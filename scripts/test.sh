@@ -23,6 +23,12 @@ run_ctest() {
 	failed=$((failed + bad))
 }
 
+# The report's browser check (test_report_browser) needs Debian's chromium,
+# which install-deps.sh installs; say so if it will be skipped.
+if [ ! -x /usr/bin/chromium ]; then
+	echo "note: test_report_browser will be skipped: no /usr/bin/chromium"
+fi
+
 echo "== release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"

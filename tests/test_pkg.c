@@ -105,7 +105,8 @@ build_package(void)
 		pkg_set_entry(p, t, img.entry);
 		pkg_add_buffer(p, t, XADDR, words * 4, "x block");
 		pkg_add_buffer(p, t, YADDR, words * 4, "y block");
-		pkg_add_buffer(p, t, ARGS, 12, "arguments");
+		pkg_add_buffer(p, t, ARGS, 12, "arguments")->category =
+		    PKG_MEM_ARGUMENTS;
 		PkgTensor *ts[2] = {x, y};
 		for (int k = 0; k < 2; k++) {
 			PkgPiece *pc = pkg_add_piece(ts[k]);
@@ -131,10 +132,25 @@ build_package(void)
 	                               .pad_rows = 8,
 	                               .pad_cols = 16,
 	                               .format = PKG_PF_GEMM_B};
-	pkg_add_buffer(p, 0, WADDR, 512, "w panels");
-	pkg_add_step(p, PKG_STEP_COMPUTE, "copy x to y", 60, 1);
+	PkgBuffer *wb = pkg_add_buffer(p, 0, WADDR, 512, "w panels");
+	wb->category = PKG_MEM_WEIGHTS;
+	wb->first = 1;
+	wb->last = 1;
+	uint32_t op = pkg_add_op(p, "y", "copy", 48, DT_F32);
+	PkgStep *s0 = pkg_add_step(p, PKG_STEP_COMPUTE, "copy x to y", 60, 1);
+	s0->macs = 48;
+	s0->overhead = 9;
+	pkg_step_add_op(s0, op);
+	pkg_step_add_kernel(s0, 0);
 	pkg_add_step(p, PKG_STEP_EXCHANGE, "nothing to send", 7, 3);
 	pkg_add_kernel(p, "copy", copy_addr, 2);
+	/* both steps start at the entry (the program has no step code of
+	 * its own), the epilogue at its return */
+	for (uint32_t t = 0; t < 2; t++) {
+		pkg_set_step_pc(p, t, 0, img.entry);
+		pkg_set_step_pc(p, t, 1, img.entry + 8);
+		pkg_set_step_pc(p, t, 2, img.entry + 32);
+	}
 	p->total_cycles = 67;
 	p->compile_us = 1500;
 	pkg_set_plan(p, "rows split over 2 tiles\n\t\"quoted\" line");
@@ -229,14 +245,38 @@ compare(const Package *a, const Package *b)
 		assert_int_equal(a->buf[i].tile, b->buf[i].tile);
 		assert_int_equal(a->buf[i].addr, b->buf[i].addr);
 		assert_int_equal(a->buf[i].bytes, b->buf[i].bytes);
+		assert_int_equal(a->buf[i].category, b->buf[i].category);
+		assert_int_equal(a->buf[i].first, b->buf[i].first);
+		assert_int_equal(a->buf[i].last, b->buf[i].last);
 		assert_string_equal(a->buf[i].kind, b->buf[i].kind);
+	}
+	assert_int_equal(a->nop, b->nop);
+	for (uint32_t i = 0; i < a->nop; i++) {
+		assert_string_equal(a->op[i].name, b->op[i].name);
+		assert_string_equal(a->op[i].kind, b->op[i].kind);
+		assert_int_equal(a->op[i].macs, b->op[i].macs);
+		assert_int_equal(a->op[i].dtype, b->op[i].dtype);
 	}
 	assert_int_equal(a->nstep, b->nstep);
 	for (uint32_t i = 0; i < a->nstep; i++) {
-		assert_int_equal(a->step[i].kind, b->step[i].kind);
-		assert_int_equal(a->step[i].cycles, b->step[i].cycles);
-		assert_string_equal(a->step[i].what, b->step[i].what);
+		const PkgStep *x = &a->step[i], *y = &b->step[i];
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->cycles, y->cycles);
+		assert_string_equal(x->what, y->what);
+		assert_int_equal(x->macs, y->macs);
+		assert_int_equal(x->overhead, y->overhead);
+		assert_int_equal(x->nop, y->nop);
+		assert_int_equal(x->nkernel, y->nkernel);
+		for (uint32_t k = 0; k < x->nop; k++)
+			assert_int_equal(x->op[k], y->op[k]);
+		for (uint32_t k = 0; k < x->nkernel; k++)
+			assert_int_equal(x->kernel[k], y->kernel[k]);
 	}
+	assert_int_equal(!a->step_pc, !b->step_pc);
+	if (a->step_pc)
+		assert_memory_equal(a->step_pc, b->step_pc,
+		                    a->tiles * (a->nstep + 1) *
+		                        sizeof *a->step_pc);
 	assert_int_equal(a->nkernel, b->nkernel);
 	for (uint32_t i = 0; i < a->nkernel; i++) {
 		assert_string_equal(a->kernel[i].name, b->kernel[i].name);
@@ -391,9 +431,9 @@ test_header_errors(void **state)
 	uint8_t *data = write_ok(p, &len);
 	uint8_t *copy = malloc(len + 4);
 	memcpy(copy, data, len);
-	patch32(copy, len, 8, 3);
+	patch32(copy, len, 8, 2);
 	expect_read_error(
-	    copy, len, "package format version 3; this build reads version 2");
+	    copy, len, "package format version 2; this build reads version 3");
 	memcpy(copy, data, len);
 	copy[24] ^= 1;
 	expect_read_error(copy, len, "checksum mismatch");
@@ -411,7 +451,7 @@ test_header_errors(void **state)
 	memcpy(copy, data, len);
 	memset(copy + len, 0, 4);
 	patch32(copy, len + 4, 16, (uint32_t)(len + 4 - PKG_HEADER_BYTES));
-	expect_read_error(copy, len + 4, "4 bytes follow the tensor table");
+	expect_read_error(copy, len + 4, "4 bytes follow the step code");
 	/* a huge blob count cannot make the reader allocate */
 	memcpy(copy, data, len);
 	size_t plan_at = 32 + 4 + 4 + 4 + 8 + 8;
@@ -455,6 +495,15 @@ test_check_errors(void **state)
 	    "tensor 0 ('x'): 18446744065119617001 of its "
 	    "18446744065119617025 elements are in no piece",
 	    "shared segment 1 (0x4c010..0x4c020) overlaps shared segment 0",
+	    "buffer 6 ('w panels'): unknown category 4",
+	    "buffer 6 ('w panels'): lifetime steps 1..0",
+	    "buffer 6 ('w panels'): lifetime steps 1..2 (2 steps",
+	    "step 0 ('copy x to y'): op 1 does not exist (the package has 1)",
+	    "step 0 ('copy x to y'): kernel 3 does not exist",
+	    "op 0: the name or kind is empty",
+	    "tile 1: step 2's code at 0x4c004 is not a word of executable "
+	    "memory at or after the previous step's",
+	    "tile 0: step 2's code at 0x80000 is not a word",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		Package *p = build_package();
@@ -524,6 +573,30 @@ test_check_errors(void **state)
 			pkg_add_shared(p, 0x4c010, code, sizeof code);
 			break;
 		}
+		case 20:
+			p->buf[6].category = PKG_MEM_COUNT;
+			break;
+		case 21:
+			p->buf[6].last = 0;
+			break;
+		case 22:
+			p->buf[6].last = 2;
+			break;
+		case 23:
+			p->step[0].op[0] = 1;
+			break;
+		case 24:
+			p->step[0].kernel[0] = 3;
+			break;
+		case 25:
+			p->op[0].kind[0] = 0;
+			break;
+		case 26:
+			p->step_pc[3 + 2] = p->step_pc[3 + 1] - 4;
+			break;
+		case 27:
+			p->step_pc[2] = 0x80000;
+			break;
 		}
 		uint8_t *data = NULL;
 		size_t len;

@@ -198,7 +198,7 @@ test_codegen_verify(void **state)
 	const Chip *c = chip_default();
 	uint32_t code_end[2];
 	for (uint32_t t = 0; t < 2; t++)
-		code_end[t] = c->mem_base + codegen_size(p.l, t);
+		code_end[t] = c->mem_base + codegen_size(p.l, t, NULL);
 	assert_int_equal(place_buffers(p.l, code_end, NULL, &d), 0);
 	TileCode tc;
 	assert_int_equal(

@@ -76,7 +76,7 @@ run_fixture(Fixture *f)
 		TileCode tc;
 		if (codegen_tile(f->l, NULL, t, PROG, f->save[t], &tc, &d))
 			fail_msg("%s", d.msg);
-		assert_int_equal(tc.code_len, codegen_size(f->l, t));
+		assert_int_equal(tc.code_len, codegen_size(f->l, t, NULL));
 		Tile *tile = chipsim_tile(cs, t);
 		tile_write(tile, tc.code_addr, tc.code, tc.code_len);
 		uint32_t words[256];

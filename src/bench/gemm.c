@@ -136,7 +136,7 @@ run(const GemmBenchConfig *cfg, Package *pk, const void *a, const void *b,
 	size_t out_es = cfg->dtype == AMP_F32 ? 4 : 2;
 	size_t m = cfg->m, n = cfg->n, k = cfg->k;
 	ipu_device *dev;
-	int r = runner_open(cfg->chip, pk, cfg->threads, &dev, d);
+	int r = runner_open(cfg->chip, pk, cfg->threads, NULL, &dev, d);
 	if (r)
 		return r;
 	ipu_error err;
@@ -144,8 +144,8 @@ run(const GemmBenchConfig *cfg, Package *pk, const void *a, const void *b,
 	if (ipu_write_tensor(dev, "a", a, m * k * in_es, &err) ||
 	    ipu_write_tensor(dev, "b", b, k * n * in_es, &err))
 		goto fail;
-	r = runner_run(dev, cfg->max_cycles, pk->total_cycles, &res->cycles,
-	               &res->host_seconds, d);
+	r = runner_run(dev, cfg->max_cycles, pk->total_cycles, NULL,
+	               &res->cycles, &res->host_seconds, d);
 	what = "read";
 	if (!r && ipu_read_tensor(dev, "c", c, m * n * out_es, &err))
 		goto fail;

@@ -93,7 +93,7 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	}
 
 	ipu_device *dev = NULL;
-	r = runner_open(chip, pk, cfg->threads, &dev, d); /* takes pk */
+	r = runner_open(chip, pk, cfg->threads, NULL, &dev, d); /* takes pk */
 	uint64_t seed = cfg->seed;
 	for (int32_t id = 0; !r && id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
@@ -110,7 +110,7 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	}
 	if (!r)
 		r = runner_run(dev, cfg->max_cycles, res->predicted_cycles,
-		               &res->cycles, &res->host_seconds, d);
+		               NULL, &res->cycles, &res->host_seconds, d);
 	if (!r && res->cycles) {
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;

@@ -37,6 +37,8 @@ typedef struct {
 	uint64_t max_cycles;
 	int quiet; /* --quiet: no progress line (cli_progress) */
 } CliRunOptions;
+/* Their usage lines for --cache, --max-cycles and --quiet. */
+extern const char cli_run_usage[];
 /* 1 if argv[*i] is one of them (*bad set if its value is malformed), 0
  * if not (*missing set when it lacks its value). */
 int cli_run_option(const char *cmd, int argc, char **argv, int *i,
@@ -44,6 +46,7 @@ int cli_run_option(const char *cmd, int argc, char **argv, int *i,
 /* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
 void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
                    const struct RunnerBuild *b, double host_seconds);
+int cmd_profile(int argc, char **argv); /* cmd_profile.c */
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
@@ -83,5 +86,10 @@ void cli_json_str(FILE *f, const char *s);
  * input or given twice, 1 otherwise. NULL entries are skipped. */
 int cli_check_outputs(const char *cmd, const char *const *out, int nout,
                       const char *const *in, int nin, int force);
+
+/* A whole number (decimal or 0x hex, no sign): 0, or -1. */
+int cli_parse_u64(const char *s, uint64_t *v);
+/* ADDR:LEN (LEN 1..2^20); 0, or -1 if malformed. */
+int cli_parse_range(const char *s, uint32_t *addr, uint32_t *len);
 
 #endif

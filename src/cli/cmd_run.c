@@ -17,7 +17,7 @@
 #include "../runner/runner.h"
 #include "../models/siglip_graph.h"
 #include "../util/npy.h"
-#include "cli.h"
+#include "cli_profile.h"
 
 int
 cli_siglip_dtype(const char *cmd, const char *name, DType *out)
@@ -107,8 +107,10 @@ usage(FILE *f)
 	        "                cycles + 10^6)\n"
 	        "  --quiet       no progress line on stderr (shown only when "
 	        "it is a terminal)\n"
+	        "%s%s"
 	        "       ipu run graph --help: a graph file on .npy values\n"
-	        "       ipu run onnx --help: an ONNX model on .npy values\n");
+	        "       ipu run onnx --help: an ONNX model on .npy values\n",
+	        cli_profile_usage, cli_profile_show_usage);
 }
 
 int
@@ -130,11 +132,16 @@ cmd_run(int argc, char **argv)
 	const char **images = xcalloc((size_t)argc + 3, sizeof *images);
 	const char *out = NULL, *cache = NULL;
 	int force = 0, bad = 0, no_cache = 0, quiet = 0;
+	ProfileOptions prof;
+	cli_profile_defaults(&prof, "run siglip");
 	Timing timing = timing_nominal;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
 		const char *v;
-		if (!strcmp(argv[i], "--force")) {
+		if (cli_profile_opt("run siglip", argc, argv, &i, &prof, 1,
+		                    &bad)) {
+			continue;
+		} else if (!strcmp(argv[i], "--force")) {
 			force = 1;
 		} else if (!strcmp(argv[i], "--no-cache")) {
 			no_cache = 1;
@@ -244,6 +251,12 @@ cmd_run(int argc, char **argv)
 	images[r.nimages + 2] = r.pixels;
 	int refused = cli_check_outputs("run siglip", &out, 1, images,
 	                                r.nimages + 3, force);
+	prof.force = force;
+	prof.source = r.weights;
+	prof.dtype = dtype_name(r.dtype);
+	if (!refused)
+		refused = cli_profile_check("run siglip", &prof, images,
+		                            r.nimages + 3);
 	if (refused) {
 		free(images);
 		return refused;
@@ -252,9 +265,15 @@ cmd_run(int argc, char **argv)
 	r.cache_dir = cache ? cache : cache_default;
 	r.images = images;
 	cli_progress(quiet);
+	/* the batch is known once the images are read; the profile's
+	 * summary takes it from the result */
+	ProfileSession *ps = NULL;
 	SiglipResult res;
 	Diag d;
 	diag_clear(&d);
+	prof.batch = r.nimages;
+	ps = profile_new(&prof);
+	r.observe = profile_observer(ps);
 	int e = siglip_run(&r, &res, &d);
 	if (!e && out) {
 		NpyArray a = {.dtype = NPY_F32,
@@ -263,13 +282,24 @@ cmd_run(int argc, char **argv)
 		              .data = res.embedding};
 		e = npy_write(out, &a, force, &d);
 	}
+	ProfileFacts facts = {.compile_seconds = res.compile_ms / 1e3,
+	                      .host_seconds = res.host_seconds,
+	                      .cached = res.cached,
+	                      .batch = res.batch};
 	if (e) {
-		print_scales(&res, stderr);
-		cli_print_diag(&d);
+		int asked = profile_stopped_as_asked(ps);
+		if (!asked) {
+			print_scales(&res, stderr);
+			cli_print_diag(&d);
+		} else {
+			printf("stopped         %s\n", d.msg);
+		}
+		int rc = cli_profile_finish("run siglip", ps, &facts, 1);
+		profile_free(ps);
 		siglip_result_free(&res);
 		free(images);
 		free(cache_default);
-		return 1;
+		return rc;
 	}
 	for (int b = 0; b < res.batch; b++) {
 		const float *v = res.embedding + (size_t)b * res.d;
@@ -301,8 +331,10 @@ cmd_run(int argc, char **argv)
 	print_scales(&res, stdout);
 	if (out)
 		printf("wrote           %s\n", out);
+	int rc = cli_profile_finish("run siglip", ps, &facts, 0);
+	profile_free(ps);
 	siglip_result_free(&res);
 	free(images);
 	free(cache_default);
-	return 0;
+	return rc;
 }

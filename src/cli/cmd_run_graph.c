@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../runner/runner.h"
-#include "cli.h"
+#include "cli_profile.h"
 
 static void
 usage(FILE *f)
@@ -27,7 +27,8 @@ usage(FILE *f)
 	        "[--quiet]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
-	        "  cycles (emulated and predicted).\n"
+	        "  cycles (emulated and predicted), the time at the chip's "
+	        "clock and MFU.\n"
 	        "  --in NAME=F    values of input or weight NAME: float32 or "
 	        "float16 .npy of\n"
 	        "                 its shape (converted to its element type, "
@@ -35,15 +36,22 @@ usage(FILE *f)
 	        "  --out NAME=F   output NAME as float32 .npy; never over an "
 	        "existing file\n"
 	        "                 unless --force\n"
-	        "  --cache DIR    keep the compiled package in DIR and reuse "
-	        "it while the\n"
-	        "                 graph, the chip and this ipu are the same\n"
-	        "  --max-cycles N stop the run after N cycles (default: 10 x "
-	        "the predicted\n"
-	        "                 cycles + 10^6)\n"
-	        "  --quiet        no progress line on stderr (shown only when "
-	        "it is a terminal)\n");
+	        "%s%s%s"
+	        "Exit status: 0 success (or a stop at --break or --watch), 1 "
+	        "a graph, file,\n"
+	        "compile or run error, 2 usage.\n",
+	        cli_run_usage, cli_profile_usage, cli_profile_show_usage);
 }
+
+const char cli_run_usage[] =
+    "  --cache DIR    keep the compiled package in DIR and reuse it while "
+    "the\n"
+    "                 graph, the chip and this ipu are the same\n"
+    "  --max-cycles N stop the run after N cycles (default: 10 x the "
+    "predicted\n"
+    "                 cycles + 10^6)\n"
+    "  --quiet        no progress line on stderr (shown only when it is a "
+    "terminal)\n";
 
 /* NAME=PATH (v, modified) into b; 0 after a message if malformed. */
 static int
@@ -108,7 +116,7 @@ cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
  * other, before anything is read or compiled. */
 static int
 check_files(const RunnerGraphRun *r, const RunnerFile *in,
-            const RunnerFile *out)
+            const RunnerFile *out, const ProfileOptions *prof)
 {
 	const char **ins = xcalloc((size_t)r->nin + 1, sizeof *ins),
 	           **outs = xcalloc((size_t)r->nout + 1, sizeof *outs);
@@ -119,6 +127,8 @@ check_files(const RunnerGraphRun *r, const RunnerFile *in,
 		outs[i] = out[i].path;
 	int rc = cli_check_outputs("run graph", outs, r->nout, ins, r->nin + 1,
 	                           r->force);
+	if (!rc)
+		rc = cli_profile_check("run graph", prof, ins, r->nin + 1);
 	free(ins);
 	free(outs);
 	return rc;
@@ -127,7 +137,9 @@ check_files(const RunnerGraphRun *r, const RunnerFile *in,
 int
 cmd_run_graph(int argc, char **argv)
 {
-	RunnerGraphRun r = {0};
+	RunnerGraphRun r = {.place_report = stderr};
+	ProfileOptions prof;
+	cli_profile_defaults(&prof, "run graph");
 	CliRunOptions o = {.in = xcalloc((size_t)argc, sizeof *o.in),
 	                   .out = xcalloc((size_t)argc, sizeof *o.out),
 	                   .timing = timing_nominal,
@@ -137,7 +149,10 @@ cmd_run_graph(int argc, char **argv)
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
-		if (!strcmp(argv[i], "--force")) {
+		if (cli_profile_opt("run graph", argc, argv, &i, &prof, 1,
+		                    &bad)) {
+			continue;
+		} else if (!strcmp(argv[i], "--force")) {
 			r.force = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			help = 1;
@@ -163,16 +178,20 @@ cmd_run_graph(int argc, char **argv)
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;
 	}
+	prof.force = r.force;
+	prof.source = r.graph;
 	int rc = 0;
 	if (help || bad) {
 		usage(help ? stdout : stderr);
 		rc = help ? 0 : 2;
-	} else if ((rc = check_files(&r, in, out))) {
+	} else if ((rc = check_files(&r, in, out, &prof))) {
 		/* said why */
 	} else {
 		r.in = in;
 		r.out = out;
 		cli_progress(o.quiet);
+		ProfileSession *ps = profile_new(&prof);
+		r.observe = profile_observer(ps);
 		RunnerResult res;
 		Diag d;
 		diag_clear(&d);
@@ -182,9 +201,11 @@ cmd_run_graph(int argc, char **argv)
 			        res.warning,
 			        res.nwarned > 1 ? " (and other tensors too)"
 			                        : "");
-		if (failed) {
+		if (failed && !profile_stopped_as_asked(ps)) {
 			cli_print_diag(&d);
 			rc = 1;
+		} else if (failed) {
+			printf("stopped         %s\n", d.msg);
 		} else {
 			cli_print_run(r.chip, res.cycles, res.mfu, &res.build,
 			              res.host_seconds);
@@ -192,6 +213,12 @@ cmd_run_graph(int argc, char **argv)
 				printf("wrote           %s (%s)\n", out[i].path,
 				       out[i].tensor);
 		}
+		ProfileFacts facts = {.compile_seconds =
+		                          res.build.compile_ms / 1e3,
+		                      .host_seconds = res.host_seconds,
+		                      .cached = res.build.cached};
+		rc = cli_profile_finish("run graph", ps, &facts, failed);
+		profile_free(ps);
 	}
 	free(in);
 	free(out);

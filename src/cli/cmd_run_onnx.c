@@ -40,14 +40,8 @@ usage(FILE *f)
 	        "  --dtype T      f32 (default), f16, or f8 (matmul weights "
 	        "in f8 F143, one\n"
 	        "                 power-of-two scale each; the rest in f16)\n"
-	        "  --cache DIR    keep the compiled package in DIR and reuse "
-	        "it while the\n"
-	        "                 graph, the chip and this ipu are the same\n"
-	        "  --max-cycles N stop the run after N cycles (default: 10 x "
-	        "the predicted\n"
-	        "                 cycles + 10^6)\n"
-	        "  --quiet        no progress line on stderr (shown only when "
-	        "it is a terminal)\n");
+	        "%s",
+	        cli_run_usage);
 }
 
 /* Names against the model's ports, before any file is read. */

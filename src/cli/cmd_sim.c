@@ -13,7 +13,7 @@
 
 #include "../asm/asm.h"
 #include "../sim/sim.h"
-#include "cli.h"
+#include "cli_profile.h"
 
 enum { MAX_DUMPS = 16 };
 
@@ -27,6 +27,8 @@ typedef struct {
 	int dump_regs;
 	int ndumps;
 	uint32_t dump_addr[MAX_DUMPS], dump_len[MAX_DUMPS];
+	ProfileOptions prof; /* --profile, --break, --watch */
+	int bad;
 } SimArgs;
 
 static void
@@ -47,48 +49,24 @@ usage(FILE *f)
 	        "  --tile T             the tile whose result and dumps are "
 	        "shown (default 0)\n"
 	        "  --threads N          host threads (default 1)\n"
-	        "  --trace OUT.json     write a Chrome trace of the run\n"
-	        "  --force              replace OUT.json if it exists\n"
-	        "Exit status: 0 when the supervisor returned, 1 on a fault, "
-	        "a timeout or a bad file, 2 on a usage error.\n",
-	        chip_names());
-}
-
-static int
-parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-')
-		return -1;
-	*v = x;
-	return 0;
-}
-
-static int
-parse_dump(const char *s, uint32_t *addr, uint32_t *len)
-{
-	char buf[64];
-	snprintf(buf, sizeof buf, "%s", s);
-	char *colon = strchr(buf, ':');
-	uint64_t a, l;
-	if (!colon)
-		return -1;
-	*colon = 0;
-	if (parse_u64(buf, &a) || parse_u64(colon + 1, &l) || a > 0xffffffffu ||
-	    l == 0 || l > 0x100000)
-		return -1;
-	*addr = (uint32_t)a;
-	*len = (uint32_t)l;
-	return 0;
+	        "  --trace OUT.json     write a Chrome trace of the run "
+	        "(kinds only)\n"
+	        "  --force              replace existing output files\n"
+	        "%s"
+	        "  (steps are the supersteps between syncs with other tiles; "
+	        "a stop shows --tile)\n"
+	        "Exit status: 0 when the supervisor returned or the run "
+	        "stopped at --break or\n"
+	        "--watch, 1 on a fault, a timeout or a bad file, 2 on a usage "
+	        "error.\n",
+	        chip_names(), cli_profile_usage);
 }
 
 /* The value of a count option: a positive number (--tile: 0 too). */
 static int
 count_arg(const char *opt, const char *v, int zero, uint64_t *out)
 {
-	if (parse_u64(v, out) || *out > 100000 || (*out == 0 && !zero)) {
+	if (cli_parse_u64(v, out) || *out > 100000 || (*out == 0 && !zero)) {
 		fprintf(stderr,
 		        "ipu sim: %s wants a positive number, got '%s'\n", opt,
 		        v);
@@ -104,11 +82,16 @@ parse_args(int argc, char **argv, SimArgs *a)
 	               .max_cycles = 1000000000ull,
 	               .tiles = 1,
 	               .threads = 1};
+	cli_profile_defaults(&a->prof, "sim");
 	Timing timing = timing_nominal;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i], *v;
 		int missing = 0, bad = 0;
-		if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+		if (cli_profile_opt("sim", argc, argv, &i, &a->prof, 0,
+		                    &a->bad)) {
+			if (a->bad)
+				return -1;
+		} else if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
 			usage(stdout);
 			exit(0);
 		} else if (!strcmp(s, "--dump-regs")) {
@@ -139,8 +122,8 @@ parse_args(int argc, char **argv, SimArgs *a)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dump-mem",
 		                              &missing))) {
 			bad = a->ndumps == MAX_DUMPS ||
-			      parse_dump(v, &a->dump_addr[a->ndumps],
-			                 &a->dump_len[a->ndumps]);
+			      cli_parse_range(v, &a->dump_addr[a->ndumps],
+			                      &a->dump_len[a->ndumps]);
 			if (bad)
 				fprintf(stderr,
 				        "ipu sim: --dump-mem wants ADDR:LEN "
@@ -171,50 +154,6 @@ parse_args(int argc, char **argv, SimArgs *a)
 	return 0;
 }
 
-static void
-dump_regs(const Tile *t)
-{
-	for (int i = 0; i < CHIP_CONTEXTS; i++) {
-		const Context *c = &t->ctx[i];
-		if (i == 0)
-			printf("supervisor");
-		else if (c->state == CTXS_IDLE && c->exit_status < 0)
-			continue; /* never ran */
-		else
-			printf("worker %d", i - 1);
-		printf(" (pc 0x%05x)\n", c->pc);
-		for (int r = 0; r < 16; r++)
-			printf("  %-6s 0x%08x%s", isa_mreg_name(r), c->m[r],
-			       r % 4 == 3 ? "\n" : "");
-		if (i == 0)
-			continue;
-		for (int r = 0; r < 16; r++)
-			printf("  %-6s 0x%08x%s", isa_areg_name(r, 1), c->a[r],
-			       r % 4 == 3 ? "\n" : "");
-	}
-}
-
-static void
-dump_mem(const Tile *t, uint32_t addr, uint32_t len)
-{
-	uint8_t *buf = malloc(len);
-	if (!buf || tile_read(t, addr, buf, len)) {
-		fprintf(stderr,
-		        "ipu sim: --dump-mem 0x%x:%u is outside tile memory "
-		        "0x%05x..0x%05x\n",
-		        addr, len, t->chip->mem_base, t->chip->mem_end);
-		free(buf);
-		return;
-	}
-	for (uint32_t i = 0; i < len; i += 16) {
-		printf("%05x:", addr + i);
-		for (uint32_t j = i; j < i + 16 && j < len; j++)
-			printf(" %02x", buf[j]);
-		printf("\n");
-	}
-	free(buf);
-}
-
 int
 cmd_sim(int argc, char **argv)
 {
@@ -231,6 +170,11 @@ cmd_sim(int argc, char **argv)
 		return 2;
 	}
 	int bad = cli_check_outputs("sim", &a.trace, 1, &a.path, 1, a.force);
+	a.prof.force = a.force;
+	a.prof.source = a.path;
+	a.prof.show_tile = (int64_t)a.show_tile;
+	if (!bad)
+		bad = cli_profile_check("sim", &a.prof, &a.path, 1);
 	if (bad)
 		return bad;
 	TileImage img;
@@ -265,8 +209,19 @@ cmd_sim(int argc, char **argv)
 			}
 		tile_start(t, img.entry);
 	}
+	ProfileSession *ps = profile_new(&a.prof);
+	if (profile_sim_arm(ps, cs, (uint32_t)a.tiles, &img, &d)) {
+		cli_print_diag(&d);
+		profile_free(ps);
+		chipsim_free(cs);
+		img_free(&img);
+		return 1;
+	}
+	double t0 = monotonic_seconds();
 	ChipError err;
 	RunStatus st = chipsim_run(cs, a.max_cycles, &err);
+	ProfileFacts facts = {.host_seconds = monotonic_seconds() - t0};
+	profile_sim_ran(ps, cs, st, &err);
 	Tile *t = chipsim_tile(cs, (uint32_t)a.show_tile);
 	uint64_t issued = 0, by_workers = 0;
 	for (uint32_t id = 0; id < a.tiles; id++) {
@@ -287,6 +242,8 @@ cmd_sim(int argc, char **argv)
 		       (unsigned long long)a.show_tile, t->ctx[0].m[0],
 		       t->ctx[0].m[0]);
 		rc = 0;
+	} else if (profile_stopped_as_asked(ps)) {
+		printf("status:  stopped as asked: %s\n", err.msg);
 	} else {
 		printf("status:  %s\n", st == RUN_FAULT     ? "fault"
 		                        : st == RUN_TIMEOUT ? "timeout"
@@ -306,6 +263,7 @@ cmd_sim(int argc, char **argv)
 			        st == RUN_FAULT ? "faulting" : "reported", sym,
 			        off);
 	}
+	int files = 0; /* an output could not be written */
 	if (a.trace) {
 		Diag td;
 		diag_clear(&td);
@@ -313,13 +271,20 @@ cmd_sim(int argc, char **argv)
 			char buf[600];
 			diag_format(&td, buf, sizeof buf);
 			fprintf(stderr, "ipu sim: %s\n", buf);
-			rc = 1;
+			files = 1;
 		}
 	}
 	if (a.dump_regs)
-		dump_regs(t);
+		profile_dump_regs(t, stdout);
 	for (int i = 0; i < a.ndumps; i++)
-		dump_mem(t, a.dump_addr[i], a.dump_len[i]);
+		if (profile_dump_mem(t, a.dump_addr[i], a.dump_len[i], stdout))
+			fprintf(stderr,
+			        "ipu sim: --dump-mem 0x%x:%u is outside tile "
+			        "memory 0x%05x..0x%05x\n",
+			        a.dump_addr[i], a.dump_len[i], a.chip->mem_base,
+			        a.chip->mem_end);
+	rc = cli_profile_finish("sim", ps, &facts, rc != 0) || files;
+	profile_free(ps);
 	chipsim_free(cs);
 	img_free(&img);
 	return rc;

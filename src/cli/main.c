@@ -19,6 +19,7 @@ static const struct {
     {"model", cmd_model, "generate or check a SigLIP checkpoint"},
     {"image", cmd_image, "decode and preprocess images for a vision model"},
     {"run", cmd_run, "run SigLIP or a graph file on the emulated chip"},
+    {"profile", cmd_profile, "query or compare the profiles runs wrote"},
 };
 
 static void

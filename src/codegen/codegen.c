@@ -37,6 +37,7 @@ typedef struct {
 	uint32_t len, cap;
 	uint32_t base; /* the code's address */
 	uint32_t tile;
+	uint32_t *step_at; /* NULL, or where each step starts */
 	int err;
 	Diag *d;
 } Emit;
@@ -330,6 +331,8 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 			     1);
 			head = e->base + e->len;
 		}
+		if (e->step_at)
+			e->step_at[i] = e->base + e->len;
 		if (s->kind == STEP_EXCHANGE) {
 			emit_exchange(e, l, s, tile);
 		} else {
@@ -347,15 +350,17 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 			emit(e, INSN_brnz_mmmn_zi, 2, REG_M2, (int32_t)head);
 		}
 	}
+	if (e->step_at)
+		e->step_at[l->nstep] = e->base + e->len;
 	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)save);
 	emit(e, INSN_ld32_mmmn_zi, 4, REG_LR, REG_M1, REG_MZERO, 0);
 	emit(e, INSN_br_mmmn, 1, REG_LR);
 }
 
 uint32_t
-codegen_size(const Lowered *l, uint32_t tile)
+codegen_size(const Lowered *l, uint32_t tile, uint32_t *step_at)
 {
-	Emit e = {.tile = tile};
+	Emit e = {.tile = tile, .step_at = step_at};
 	emit_program(&e, l, NULL, tile, 0, NULL);
 	return e.len;
 }
@@ -368,10 +373,12 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 	out->tile = tile;
 	out->code_addr = out->entry = code_addr;
 	out->save_addr = l->buf[save_buf].addr;
+	out->step_at = xmalloc(((size_t)l->nstep + 1) * sizeof *out->step_at);
 	Emit e = {.buf = xmalloc(1024),
 	          .cap = 1024,
 	          .base = code_addr,
 	          .tile = tile,
+	          .step_at = out->step_at,
 	          .d = d};
 	emit_program(&e, l, ks, tile, out->save_addr, out);
 	out->code = e.buf;
@@ -380,11 +387,13 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 		codegen_free(out);
 		return e.err;
 	}
-	if (code_addr + e.len > l->chip->exec_end)
+	if (code_addr + e.len > l->chip->exec_end) {
+		codegen_free(out);
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "codegen: tile %u: %u bytes of program at "
 		                "0x%05x pass the end of code memory 0x%05x",
 		                tile, e.len, code_addr, l->chip->exec_end);
+	}
 	return IPU_OK;
 }
 
@@ -420,6 +429,7 @@ void
 codegen_free(TileCode *tc)
 {
 	free(tc->code);
+	free(tc->step_at);
 	for (int i = 0; i < tc->ndata; i++)
 		free(tc->data[i].bytes);
 	free(tc->data);

@@ -39,6 +39,10 @@ typedef struct {
 	DataSeg *data;
 	int ndata, capdata;
 	uint32_t save_addr; /* the word holding the return address */
+	/* where each step's code starts (nstep + 1 entries: the last is the
+	 * epilogue); a loop's first step starts at the loop's head, after
+	 * the code that sets its count */
+	uint32_t *step_at;
 } TileCode;
 
 /* Where the kernels are and what their entry symbols are. */
@@ -51,8 +55,9 @@ typedef struct {
 
 /* codegen.c: both need the program indexed by tile (lower_index). */
 /* Bytes of tile t's program, before addresses are known (they do not
- * change instruction counts). */
-uint32_t codegen_size(const Lowered *l, uint32_t tile);
+ * change instruction counts); step_at (NULL, or nstep + 1 entries) gets
+ * TileCode.step_at's offsets from the program's start. */
+uint32_t codegen_size(const Lowered *l, uint32_t tile, uint32_t *step_at);
 /* Emit tile t's program at code_addr. Buffers must be placed and
  * transfers scheduled. save_buf: an 8-byte buffer of the tile. */
 int codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,

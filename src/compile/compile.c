@@ -71,45 +71,6 @@ add_tensors(Package *pk, const Graph *g, const Lowered *l)
 	}
 }
 
-static int
-build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
-              uint32_t code_at, const uint32_t *code_end, const int32_t *save,
-              Diag *d)
-{
-	for (int i = 0; i < k->img.nseg; i++)
-		pkg_add_shared(pk, k->img.seg[i].addr, k->img.seg[i].bytes,
-		               k->img.seg[i].size);
-	KernelSyms ks = {.symbol = kernel_symbol, .ctx = k};
-	for (uint32_t t = 0; t < l->tiles; t++) {
-		TileCode tc;
-		int r = codegen_tile(l, &ks, t, code_at, save[t], &tc, d);
-		if (!r)
-			r = codegen_verify(l, &tc, code_end[t], d);
-		if (r) {
-			codegen_free(&tc);
-			return r;
-		}
-		pkg_set_entry(pk, t, tc.entry);
-		pkg_add_segment(pk, t, tc.code_addr, tc.code, tc.code_len);
-		for (int i = 0; i < tc.ndata; i++)
-			pkg_add_segment(pk, t, tc.data[i].addr,
-			                tc.data[i].bytes, tc.data[i].len);
-		codegen_free(&tc);
-	}
-	add_tensors(pk, g, l);
-	for (int i = 0; i < l->nbuf; i++)
-		if (l->buf[i].bytes) /* an empty one holds nothing to show */
-			pkg_add_buffer(pk, l->buf[i].tile, l->buf[i].addr,
-			               l->buf[i].bytes, l->buf[i].what);
-	for (int i = 0; i < l->nstep; i++) {
-		int loop =
-		    l->loop_count && i >= l->loop_first && i <= l->loop_last;
-		pkg_add_step(pk, (uint8_t)l->step[i].kind, l->step[i].what,
-		             l->step[i].cycles, loop ? l->loop_count : 1);
-	}
-	return IPU_OK;
-}
-
 /* The kernel objects the program calls, each once, and its entries with
  * their numbers of calls (for the package's kernel list). */
 enum { MAX_KERNELS = 32 };
@@ -118,6 +79,7 @@ typedef struct {
 	const char *object[MAX_KERNELS], *entry[MAX_KERNELS];
 	uint32_t calls[MAX_KERNELS];
 	int nobject, nentry;
+	Kernels *syms; /* where they are, once linked */
 } KernelsUsed;
 
 static int
@@ -151,6 +113,144 @@ kernels_used(const Lowered *l, KernelsUsed *u, Diag *d)
 			u->calls[e]++;
 		}
 	return IPU_OK;
+}
+
+/* What each buffer holds (PKG_MEM_*): argument blocks, the return
+ * address, weights (the pieces of weight tensors the host writes, and the
+ * loop's weight bank and working region, which the loop's first step
+ * copies between), and everything else the program's data. */
+static uint8_t *
+buffer_categories(const Graph *g, const Lowered *l, const int32_t *save)
+{
+	uint8_t *cat = xcalloc((size_t)l->nbuf + 1, 1);
+	for (int i = 0; i < l->ntp; i++)
+		if (graph_tensor(g, l->tp[i].tensor)->role == ROLE_WEIGHT)
+			for (int k = 0; k < l->tp[i].npiece; k++)
+				cat[l->tp[i].piece[k].at.buf] = PKG_MEM_WEIGHTS;
+	for (int i = 0; i < l->nstep; i++)
+		for (int k = 0; k < l->step[i].ncall; k++) {
+			const KernelCall *c = &l->step[i].call[k];
+			cat[c->args_at] = PKG_MEM_ARGUMENTS;
+			for (int r = 0;
+			     l->loop_count && i == l->loop_first && r < c->nref;
+			     r++)
+				cat[c->ref[r].buf] = PKG_MEM_WEIGHTS;
+		}
+	for (uint32_t t = 0; t < l->tiles; t++)
+		cat[save[t]] = PKG_MEM_STACK;
+	return cat;
+}
+
+/* For reports and profiles (docs/profile.md): the graph's ops, every
+ * buffer with its category and lifetime, and every step with the ops it
+ * serves, the kernels it calls and their multiply-accumulates. */
+static void
+describe_program(Package *pk, const Graph *g, const Lowered *l,
+                 const KernelsUsed *ku, const int32_t *save)
+{
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		pkg_add_op(pk, graph_tensor(g, op->out)->name,
+		           op_desc(op->kind)->name,
+		           (uint64_t)graph_op_work(g, op).macs,
+		           (uint8_t)graph_tensor(g, op->in[0])->elem.dtype);
+	}
+	uint8_t *cat = buffer_categories(g, l, save);
+	for (int i = 0; i < l->nbuf; i++) {
+		const Buffer *b = &l->buf[i];
+		if (!b->bytes) /* an empty one holds nothing to show */
+			continue;
+		PkgBuffer *pb =
+		    pkg_add_buffer(pk, b->tile, b->addr, b->bytes, b->what);
+		pb->category = cat[i];
+		pb->first = (uint32_t)b->first;
+		pb->last =
+		    b->last == INT32_MAX ? PKG_TO_END : (uint32_t)b->last;
+	}
+	free(cat);
+	for (int i = 0; i < l->nstep; i++) {
+		const Step *s = &l->step[i];
+		int loop =
+		    l->loop_count && i >= l->loop_first && i <= l->loop_last;
+		PkgStep *ps = pkg_add_step(pk, (uint8_t)s->kind, s->what,
+		                           s->cycles, loop ? l->loop_count : 1);
+		ps->overhead = lower_step_overhead(l, i);
+		for (int k = 0; k < s->nop; k++)
+			pkg_step_add_op(ps, (uint32_t)s->op[k]);
+		for (int k = 0; k < s->ncall; k++) {
+			ps->macs += s->call[k].macs;
+			uint32_t e = (uint32_t)find_name(ku->entry, ku->nentry,
+			                                 s->call[k].kernel);
+			uint32_t j = 0;
+			while (j < ps->nkernel && ps->kernel[j] != e)
+				j++;
+			if (j == ps->nkernel)
+				pkg_step_add_kernel(ps, e);
+		}
+	}
+	for (int e = 0; e < ku->nentry; e++)
+		pkg_add_kernel(pk, ku->entry[e],
+		               (uint32_t)kernel_symbol(ku->syms, ku->entry[e]),
+		               ku->calls[e]);
+}
+
+static int
+build_package(Package *pk, const Graph *g, const Lowered *l, Kernels *k,
+              const KernelsUsed *ku, uint32_t code_at, const uint32_t *code_end,
+              const int32_t *save, Diag *d)
+{
+	for (int i = 0; i < k->img.nseg; i++)
+		pkg_add_shared(pk, k->img.seg[i].addr, k->img.seg[i].bytes,
+		               k->img.seg[i].size);
+	describe_program(pk, g, l, ku, save);
+	KernelSyms ks = {.symbol = kernel_symbol, .ctx = k};
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		TileCode tc;
+		int r = codegen_tile(l, &ks, t, code_at, save[t], &tc, d);
+		if (!r)
+			r = codegen_verify(l, &tc, code_end[t], d);
+		if (r) {
+			codegen_free(&tc);
+			return r;
+		}
+		pkg_set_entry(pk, t, tc.entry);
+		pkg_add_segment(pk, t, tc.code_addr, tc.code, tc.code_len);
+		for (int i = 0; i < tc.ndata; i++)
+			pkg_add_segment(pk, t, tc.data[i].addr,
+			                tc.data[i].bytes, tc.data[i].len);
+		for (int s = 0; s <= l->nstep; s++)
+			pkg_set_step_pc(pk, t, (uint32_t)s, tc.step_at[s]);
+		codegen_free(&tc);
+	}
+	add_tensors(pk, g, l);
+	return IPU_OK;
+}
+
+/* A program that does not fit: what placement made of it, as a package
+ * without code or tensors (buffers of tiles that did not fit at address
+ * 0), for the memory views of a profile (CompileReport.layout). */
+static Package *
+layout_of(const Graph *g, const Lowered *l, Kernels *k, const KernelsUsed *ku,
+          uint32_t code_at, const int32_t *save)
+{
+	Package *pk = pkg_new(l->chip, l->tiles);
+	for (int i = 0; i < k->img.nseg; i++)
+		pkg_add_shared(pk, k->img.seg[i].addr, k->img.seg[i].bytes,
+		               k->img.seg[i].size);
+	describe_program(pk, g, l, ku, save);
+	uint32_t *at = xmalloc(((size_t)l->nstep + 1) * sizeof *at);
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		/* the program's bytes, as zeros: only its size matters */
+		uint32_t len = codegen_size(l, t, at);
+		uint8_t *zero = xcalloc(len ? len : 1, 1);
+		pkg_add_segment(pk, t, code_at, zero, len ? len : 1);
+		free(zero);
+		pkg_set_entry(pk, t, code_at);
+		for (int s = 0; s <= l->nstep; s++)
+			pkg_set_step_pc(pk, t, (uint32_t)s, code_at + at[s]);
+	}
+	free(at);
+	return pk;
 }
 
 static int
@@ -202,24 +302,28 @@ compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
 		r = kernels_used(l, &ku, d);
 	if (!r)
 		r = kernel_image(ku.object, ku.nobject, chip, &k.img, d);
+	ku.syms = &k;
 
 	uint32_t code_at = image_end(&k.img);
 	if (code_at < chip->mem_base) /* no kernels: a program of exchanges */
 		code_at = chip->mem_base;
 	uint32_t *code_end = xcalloc(used, sizeof *code_end);
 	for (uint32_t t = 0; !r && t < used; t++)
-		code_end[t] = code_at + codegen_size(l, t);
+		code_end[t] = code_at + codegen_size(l, t, NULL);
 	if (!r)
 		r = place_buffers(l, code_end, &rep->place, d);
 	if (!r)
 		r = place_verify(l, code_end, d);
 	if (!r && (o->dump & COMPILE_DUMP_PLACE))
 		place_print(l, code_end, dump);
+	if (r && rep->place.nover)
+		rep->layout = layout_of(g, l, &k, &ku, code_at, save);
 	/* code and package */
 	Package *pk = NULL;
 	if (!r) {
 		pk = pkg_new(chip, used);
-		r = build_package(pk, g, l, &k, code_at, code_end, save, d);
+		r = build_package(pk, g, l, &k, &ku, code_at, code_end, save,
+		                  d);
 	}
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);
@@ -235,10 +339,6 @@ compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
 		}
 		pk->total_cycles = rep->predicted_cycles;
 		pkg_set_plan(pk, rep->plan);
-		for (int e = 0; e < ku.nentry; e++)
-			pkg_add_kernel(pk, ku.entry[e],
-			               (uint32_t)kernel_symbol(&k, ku.entry[e]),
-			               ku.calls[e]);
 		rep->compile_ms = 1e3 * monotonic_seconds() - t0;
 		pk->compile_us = (uint64_t)(rep->compile_ms * 1e3);
 		r = pkg_check(pk, d);
@@ -346,4 +446,6 @@ void
 compile_report_free(CompileReport *rep)
 {
 	place_report_free(&rep->place);
+	pkg_free(rep->layout);
+	rep->layout = NULL;
 }

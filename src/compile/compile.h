@@ -45,6 +45,10 @@ typedef struct {
 	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */
+	/* a program that does not fit: its buffers, steps and code sizes as
+	 * placement left them, as a package with no code or tensors (for a
+	 * profile's memory views); NULL otherwise */
+	Package *layout;
 } CompileReport;
 
 /* compile.c */

@@ -123,6 +123,8 @@ next_step(Lowered *l, Gemm *G, StepKind kind, const char *what)
 {
 	if (!G->shared)
 		lower_step(l, kind, what);
+	else
+		lower_step_tag(l, &l->step[G->next]);
 	return G->next++;
 }
 
@@ -228,6 +230,7 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 			                       .fp8_w = G->fp8_b,
 			                       .fp8_scale = G->fp8_scale}}};
 			k->cycles = gemm_tile_cycles(l->chip, g->g, m, n, ks);
+			k->macs = (uint64_t)m * n * ks;
 			if (k->cycles > c->cycles)
 				c->cycles = k->cycles;
 		}

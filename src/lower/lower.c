@@ -14,6 +14,7 @@ lower_new(const Chip *chip, uint32_t tiles)
 	Lowered *l = xcalloc(1, sizeof *l);
 	l->chip = chip;
 	l->tiles = tiles;
+	l->op = -1;
 	return l;
 }
 
@@ -29,6 +30,7 @@ lower_free(Lowered *l)
 		}
 		free(s->xfer);
 		free(s->call);
+		free(s->op);
 		free(s->first);
 		free(s->by_tile);
 		free(s->call_of);
@@ -65,7 +67,20 @@ lower_step(Lowered *l, StepKind kind, const char *what)
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
 	s->what = what;
+	lower_step_tag(l, s);
 	return s;
+}
+
+void
+lower_step_tag(const Lowered *l, Step *s)
+{
+	if (l->op < 0)
+		return;
+	for (int i = 0; i < s->nop; i++)
+		if (s->op[i] == l->op)
+			return;
+	s->op = xrealloc(s->op, (size_t)(s->nop + 1) * sizeof *s->op);
+	s->op[s->nop++] = l->op;
 }
 
 Transfer *
@@ -107,6 +122,7 @@ lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
 	c->args_bytes = args_bytes;
 	c->args_at = lower_buffer(l, tile, args_bytes, 8, REGION_ANY, 0,
 	                          INT32_MAX, "kernel arguments");
+	lower_step_tag(l, s);
 	return c;
 }
 
@@ -305,12 +321,22 @@ lower_index(Lowered *l)
  *             one before                                     2D + 1
  */
 uint64_t
+lower_step_overhead(const Lowered *l, int i)
+{
+	const Chip *c = l->chip;
+	const Step *s = &l->step[i];
+	if (s->kind == STEP_EXCHANGE)
+		return chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+		       chip_rule(c, TIMING_SUP_PUT);
+	return s->ncall ? 2 * chip_rule(c, TIMING_SUP_BRANCH) : 0;
+}
+
+uint64_t
 lower_cycles(const Lowered *l)
 {
 	const Chip *c = l->chip;
 	uint64_t D = chip_rule(c, TIMING_SUP_DEP),
-	         B = chip_rule(c, TIMING_SUP_BRANCH),
-	         P = chip_rule(c, TIMING_SUP_PUT);
+	         B = chip_rule(c, TIMING_SUP_BRANCH);
 	uint64_t total = (D + 1) + (2 * D + 1);
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
@@ -318,12 +344,7 @@ lower_cycles(const Lowered *l)
 		    l->loop_count && i >= l->loop_first && i <= l->loop_last
 		        ? l->loop_count
 		        : 1;
-		total += n * s->cycles;
-		if (s->kind == STEP_EXCHANGE)
-			total +=
-			    n * (chip_rule(c, TIMING_SYNC_INTERNAL) + 1 + P);
-		else if (s->ncall)
-			total += n * 2 * B;
+		total += n * (s->cycles + lower_step_overhead(l, i));
 	}
 	if (l->loop_count)
 		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1);

@@ -97,6 +97,7 @@ typedef struct {
 	int nref;
 	KernelArgs args;
 	uint64_t cycles; /* the kernel's cycle formula */
+	uint64_t macs;   /* the graph's multiply-accumulates it computes */
 } KernelCall;
 
 typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
@@ -115,6 +116,10 @@ typedef struct {
 	KernelCall *call; /* STEP_COMPUTE: at most one per tile */
 	int ncall;
 	uint64_t cycles; /* exchange: scheduled length; compute: max call */
+	/* the graph ops it serves (Lowered.op when it was made, or when an
+	 * op's calls or transfers joined it), for reports */
+	int32_t *op;
+	int nop;
 	/* lower_index: each tile's share, for codegen: tile t's transfers
 	 * are by_tile[first[t] .. first[t + 1] - 1], its call call_of[t]
 	 * (-1: none) */
@@ -137,6 +142,9 @@ typedef struct {
 	 * lowered). */
 	int32_t loop_first, loop_last;
 	uint32_t loop_count;
+	/* The graph op being lowered: new steps and calls are tagged with
+	 * it (Step.op); -1 for the loop's own steps. */
+	int32_t op;
 } Lowered;
 
 /* lower.c: building and freeing */
@@ -146,6 +154,8 @@ int32_t lower_buffer(Lowered *l, uint32_t tile, uint32_t bytes, uint32_t align,
                      MemRegion region, int32_t first, int32_t last,
                      const char *what);
 Step *lower_step(Lowered *l, StepKind kind, const char *what);
+/* Note that s serves the op being lowered (Lowered.op), once. */
+void lower_step_tag(const Lowered *l, Step *s);
 Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
                          uint32_t ndst);
 /* A call with an argument block of args_bytes (initialised data, so it
@@ -177,6 +187,10 @@ void lower_index(Lowered *l);
  * their lengths plus one sync per exchange step, the loop's steps
  * loop_count times. */
 uint64_t lower_cycles(const Lowered *l);
+/* The supervisor's cycles around step i as lower_cycles counts them, a
+ * run: an exchange's sync, count and CSR write; a compute step's call and
+ * return (none if no tile calls). */
+uint64_t lower_step_overhead(const Lowered *l, int i);
 
 /* An exchange step's transfers from moves (layout_moves): the moves that
  * fill every piece of `to` from `from`, in s. */

@@ -855,12 +855,17 @@ lower_ops(Build *b, const RepeatMap *rm, Diag *d)
 	int r = IPU_OK;
 	for (int i = 0; i < g->nops && !r; i++) {
 		const Op *op = &g->ops[i];
-		if (rm->count && i == rm->first && (r = loop_begin(b, rm, d)))
-			break;
+		if (rm->count && i == rm->first) {
+			b->l->op = -1; /* the loop's own steps */
+			if ((r = loop_begin(b, rm, d)))
+				break;
+		}
+		b->l->op = i;
 		r = lower_op[op->kind](b, op, &b->plan->op[i], d);
 		if (r && strncmp(d->msg, "compile: ", 9))
 			plan_op_error(b->g, op, r, d);
 		if (!r && rm->count && i == rm->first + rm->len - 1) {
+			b->l->op = -1;
 			r = loop_end(b, rm, d);
 			i = rm->first + rm->count * rm->len - 1;
 		}
@@ -896,6 +901,7 @@ lower_plan(const Plan *plan, Lowered **out, Diag *d)
 	const RepeatMap *rm = &plan->loop;
 	int r = lower_ops(&b, rm, d);
 	LoopBank *bank_of = NULL;
+	b.l->op = -1; /* the loop's weight copies */
 	if (!r) {
 		trim_lifetimes(&b);
 		if (rm->count)

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "../runner/runner.h"
 #include "../graph/graph.h"
 #include "../target/chip.h"
 #include "safetensors.h"
@@ -75,7 +76,8 @@ typedef struct {
 	FILE *place_report;
 	/* runner_build's package cache (NULL: always compile) */
 	const char *cache_dir;
-	uint64_t max_cycles; /* runner_run's; 0: the default */
+	uint64_t max_cycles;           /* runner_run's; 0: the default */
+	const RunnerObserver *observe; /* the run's observer, or NULL */
 	/* the cycles at the timing profile's bounds (docs/fidelity.md):
 	 * SIGLIP_RANGE_PREDICT compiles for the profile with every rule at
 	 * its fast and at its slow bound and takes the cost model's cycles

@@ -203,11 +203,11 @@ run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
             SiglipResult *out, Diag *d)
 {
 	ipu_device *dev;
-	int e = runner_open(chip, pk, r->threads, &dev, d);
+	int e = runner_open(chip, pk, r->threads, r->observe, &dev, d);
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
 	if (!e)
-		e = runner_run(dev, r->max_cycles, pk->total_cycles,
+		e = runner_run(dev, r->max_cycles, pk->total_cycles, r->observe,
 		               &out->cycles, &out->host_seconds, d);
 	const Tensor *res =
 	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
@@ -272,8 +272,8 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	}
 	if (!e) {
 		RunnerBuild b;
-		e = runner_build(g, chip, r->cache_dir, r->place_report, &pk,
-		                 &b, d);
+		e = runner_build(g, chip, r->cache_dir, r->place_report,
+		                 r->observe, &pk, &b, d);
 		out->compile_ms = b.compile_ms;
 		out->predicted_cycles = b.predicted_cycles;
 		out->tiles = b.tiles;
@@ -308,6 +308,7 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		timing_profile(&t, (TimingBound)b);
 		at.chip = chip_timed(r->chip ? r->chip : chip_default(), &t);
 		at.range = SIGLIP_RANGE_NONE;
+		at.observe = NULL; /* the run at nominal timing is observed */
 		at.compile_only = r->range == SIGLIP_RANGE_PREDICT;
 		SiglipResult x;
 		e = run_once(&at, &x, d);

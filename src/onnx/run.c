@@ -47,7 +47,7 @@ load(OnnxSession *s, Diag *d)
 	Package *pk = s->pk;
 	s->pk = NULL;
 	if (!e)
-		e = runner_open(s->chip, pk, s->threads, &s->dev, d);
+		e = runner_open(s->chip, pk, s->threads, NULL, &s->dev, d);
 	for (int i = 0; !e && i < m->nweights; i++) {
 		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
 		if (loaded(s->dev, t))
@@ -65,7 +65,7 @@ onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
 	s->chip = o->chip ? o->chip : chip_default();
 	s->max_cycles = o->max_cycles;
 	s->threads = o->threads > 0 ? o->threads : 2;
-	int e = runner_build(m->g, s->chip, o->cache_dir, NULL, &s->pk,
+	int e = runner_build(m->g, s->chip, o->cache_dir, NULL, NULL, &s->pk,
 	                     &s->build, d);
 	if (!e)
 		e = pkg_write(s->pk, &s->pkg_bytes, &s->pkg_len, d);
@@ -103,8 +103,8 @@ onnx_session_run(OnnxSession *s, const float *const *in, float **out,
 			e = runner_write(s->dev, t, in[i], d);
 	}
 	if (!e)
-		e = runner_run(s->dev, s->max_cycles, s->predicted, &st->cycles,
-		               &st->host_seconds, d);
+		e = runner_run(s->dev, s->max_cycles, s->predicted, NULL,
+		               &st->cycles, &st->host_seconds, d);
 	for (int i = 0; !e && i < m->noutputs; i++)
 		e = runner_read(s->dev, graph_tensor(m->g, m->outputs[i].id),
 		                out[i], d);

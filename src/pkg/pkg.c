@@ -89,6 +89,42 @@ transposed(uint8_t format)
 	return format != base_format(format);
 }
 
+const char *
+pkg_mem_name(uint8_t category)
+{
+	static const char *const names[PKG_MEM_COUNT] = {
+	    [PKG_MEM_ACTIVATIONS] = "activations",
+	    [PKG_MEM_WEIGHTS] = "weights",
+	    [PKG_MEM_ARGUMENTS] = "kernel arguments",
+	    [PKG_MEM_STACK] = "stack",
+	};
+	return category < PKG_MEM_COUNT ? names[category] : "?";
+}
+
+int32_t
+pkg_step_at(const Package *p, uint32_t tile, uint32_t pc)
+{
+	if (!p->step_pc || tile >= p->tiles)
+		return -1;
+	return pkg_step_in(p->step_pc + (size_t)tile * (p->nstep + 1), p->nstep,
+	                   pc);
+}
+
+int32_t
+pkg_step_in(const uint32_t *at, uint32_t nstep, uint32_t pc)
+{
+	/* the last s with at[s] <= pc: the addresses never decrease */
+	uint32_t lo = 0, hi = nstep + 1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (at[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 || lo > nstep ? -1 : (int32_t)lo - 1;
+}
+
 const PkgTensor *
 pkg_find_tensor(const Package *p, const char *name)
 {
@@ -167,12 +203,21 @@ pkg_free(Package *p)
 	for (uint32_t i = 0; i < p->nbuf; i++)
 		free(p->buf[i].kind);
 	free(p->buf);
-	for (uint32_t i = 0; i < p->nstep; i++)
+	for (uint32_t i = 0; i < p->nstep; i++) {
 		free(p->step[i].what);
+		free(p->step[i].op);
+		free(p->step[i].kernel);
+	}
 	free(p->step);
 	for (uint32_t i = 0; i < p->nkernel; i++)
 		free(p->kernel[i].name);
 	free(p->kernel);
+	for (uint32_t i = 0; i < p->nop; i++) {
+		free(p->op[i].name);
+		free(p->op[i].kind);
+	}
+	free(p->op);
+	free(p->step_pc);
 	free(p->plan);
 	free(p);
 }
@@ -286,24 +331,63 @@ pkg_add_piece(PkgTensor *t)
 	return pc;
 }
 
-void
+PkgBuffer *
 pkg_add_buffer(Package *p, uint32_t tile, uint32_t addr, uint32_t bytes,
                const char *kind)
 {
 	GROW(p->buf, p->nbuf, p->capbuf);
-	p->buf[p->nbuf++] = (PkgBuffer){
-	    .tile = tile, .addr = addr, .bytes = bytes, .kind = xstrdup(kind)};
+	p->buf[p->nbuf] = (PkgBuffer){.tile = tile,
+	                              .addr = addr,
+	                              .bytes = bytes,
+	                              .last = PKG_TO_END,
+	                              .kind = xstrdup(kind)};
+	return &p->buf[p->nbuf++];
 }
 
-void
+PkgStep *
 pkg_add_step(Package *p, uint8_t kind, const char *what, uint64_t cycles,
              uint32_t runs)
 {
 	GROW(p->step, p->nstep, p->capstep);
-	p->step[p->nstep++] = (PkgStep){.kind = kind,
-	                                .runs = runs,
-	                                .cycles = cycles,
-	                                .what = xstrdup(what)};
+	p->step[p->nstep] = (PkgStep){.kind = kind,
+	                              .runs = runs,
+	                              .cycles = cycles,
+	                              .what = xstrdup(what)};
+	return &p->step[p->nstep++];
+}
+
+void
+pkg_step_add_op(PkgStep *s, uint32_t op)
+{
+	s->op = xrealloc(s->op, (s->nop + 1) * sizeof *s->op);
+	s->op[s->nop++] = op;
+}
+
+void
+pkg_step_add_kernel(PkgStep *s, uint32_t kernel)
+{
+	s->kernel = xrealloc(s->kernel, (s->nkernel + 1) * sizeof *s->kernel);
+	s->kernel[s->nkernel++] = kernel;
+}
+
+uint32_t
+pkg_add_op(Package *p, const char *name, const char *kind, uint64_t macs,
+           uint8_t dtype)
+{
+	GROW(p->op, p->nop, p->capop);
+	p->op[p->nop] = (PkgOp){xstrdup(name), xstrdup(kind), macs, dtype};
+	return p->nop++;
+}
+
+void
+pkg_set_step_pc(Package *p, uint32_t tile, uint32_t step, uint32_t pc)
+{
+	if (tile >= p->tiles || step > p->nstep)
+		die("pkg_set_step_pc: tile %u step %u", tile, step);
+	if (!p->step_pc)
+		p->step_pc = xcalloc((size_t)p->tiles * (p->nstep + 1),
+		                     sizeof *p->step_pc);
+	p->step_pc[(size_t)tile * (p->nstep + 1) + step] = pc;
 }
 
 void
@@ -818,6 +902,25 @@ pkg_check(const Package *p, Diag *d)
 			           "of the %s",
 			           i, b->kind, b->bytes, b->addr, c->mem_base,
 			           c->mem_end, c->name);
+		if (b->category >= PKG_MEM_COUNT)
+			return bad(d, "buffer %u ('%s'): unknown category %u",
+			           i, b->kind, b->category);
+		if (b->first > b->last ||
+		    (b->last != PKG_TO_END && b->last >= p->nstep))
+			return bad(d,
+			           "buffer %u ('%s'): lifetime steps %u..%u "
+			           "(%u steps; %u: to the end)",
+			           i, b->kind, b->first, b->last, p->nstep,
+			           PKG_TO_END);
+	}
+	for (uint32_t i = 0; i < p->nop; i++) {
+		const PkgOp *o = &p->op[i];
+		if ((why = bad_text(o->name, PKG_MAX_NAME, 0)) ||
+		    (why = bad_text(o->kind, PKG_MAX_NAME, 0)))
+			return bad(d, "op %u: the name or kind %s", i, why);
+		if (o->dtype >= DT_COUNT)
+			return bad(d, "op %u ('%s'): unknown dtype %u", i,
+			           o->name, o->dtype);
 	}
 	for (uint32_t i = 0; i < p->nstep; i++) {
 		const PkgStep *s = &p->step[i];
@@ -829,6 +932,30 @@ pkg_check(const Package *p, Diag *d)
 		if (!s->runs)
 			return bad(d, "step %u ('%s'): runs 0 times", i,
 			           s->what);
+		for (uint32_t k = 0; k < s->nop; k++)
+			if (s->op[k] >= p->nop)
+				return bad(d,
+				           "step %u ('%s'): op %u does not "
+				           "exist (the package has %u)",
+				           i, s->what, s->op[k], p->nop);
+		for (uint32_t k = 0; k < s->nkernel; k++)
+			if (s->kernel[k] >= p->nkernel)
+				return bad(d,
+				           "step %u ('%s'): kernel %u does not "
+				           "exist (the package has %u)",
+				           i, s->what, s->kernel[k],
+				           p->nkernel);
+	}
+	for (uint32_t t = 0; p->step_pc && t < p->tiles; t++) {
+		const uint32_t *at = p->step_pc + (size_t)t * (p->nstep + 1);
+		for (uint32_t s = 0; s <= p->nstep; s++)
+			if (at[s] % 4 || at[s] < c->mem_base ||
+			    at[s] >= c->exec_end || (s && at[s] < at[s - 1]))
+				return bad(d,
+				           "tile %u: step %u's code at 0x%x is "
+				           "not a word of executable memory at "
+				           "or after the previous step's",
+				           t, s, at[s]);
 	}
 	for (uint32_t i = 0; i < p->nkernel; i++) {
 		const PkgKernel *k = &p->kernel[i];
@@ -939,14 +1066,33 @@ pkg_write(const Package *p, uint8_t **data, size_t *len, Diag *d)
 		put_u32(&o, p->buf[i].tile);
 		put_u32(&o, p->buf[i].addr);
 		put_u32(&o, p->buf[i].bytes);
+		put_u32(&o, p->buf[i].category);
+		put_u32(&o, p->buf[i].first);
+		put_u32(&o, p->buf[i].last);
 		put_str(&o, p->buf[i].kind);
+	}
+	put_u32(&o, p->nop);
+	for (uint32_t i = 0; i < p->nop; i++) {
+		put_str(&o, p->op[i].name);
+		put_str(&o, p->op[i].kind);
+		put_u64(&o, p->op[i].macs);
+		put_u32(&o, p->op[i].dtype);
 	}
 	put_u32(&o, p->nstep);
 	for (uint32_t i = 0; i < p->nstep; i++) {
-		put_u32(&o, p->step[i].kind);
-		put_u32(&o, p->step[i].runs);
-		put_u64(&o, p->step[i].cycles);
-		put_str(&o, p->step[i].what);
+		const PkgStep *s = &p->step[i];
+		put_u32(&o, s->kind);
+		put_u32(&o, s->runs);
+		put_u64(&o, s->cycles);
+		put_str(&o, s->what);
+		put_u64(&o, s->overhead);
+		put_u64(&o, s->macs);
+		put_u32(&o, s->nop);
+		for (uint32_t k = 0; k < s->nop; k++)
+			put_u32(&o, s->op[k]);
+		put_u32(&o, s->nkernel);
+		for (uint32_t k = 0; k < s->nkernel; k++)
+			put_u32(&o, s->kernel[k]);
 	}
 	put_u32(&o, p->nkernel);
 	for (uint32_t i = 0; i < p->nkernel; i++) {
@@ -974,6 +1120,10 @@ pkg_write(const Package *p, uint8_t **data, size_t *len, Diag *d)
 				put_u32(&o, f[j]);
 		}
 	}
+	size_t npc = p->step_pc ? (size_t)p->tiles * (p->nstep + 1) : 0;
+	put_u32(&o, (uint32_t)npc);
+	for (size_t i = 0; i < npc; i++)
+		put_u32(&o, p->step_pc[i]);
 	/* the header */
 	size_t body = o.n - PKG_HEADER_BYTES;
 	Out h = {0};
@@ -1167,24 +1317,49 @@ parse(In *in, Package *p)
 		get_segs(in, &p->tile[t].seg, &p->tile[t].nseg, what);
 		p->tile[t].capseg = p->tile[t].nseg;
 	}
-	p->nbuf = p->capbuf = get_count(in, 16, "buffer count");
+	p->nbuf = p->capbuf = get_count(in, 28, "buffer count");
 	p->buf = xcalloc(p->nbuf, sizeof *p->buf);
 	for (uint32_t i = 0; i < p->nbuf && !in->bad; i++) {
 		snprintf(what, sizeof what, "buffer %u", i);
 		p->buf[i].tile = get_u32(in, what);
 		p->buf[i].addr = get_u32(in, what);
 		p->buf[i].bytes = get_u32(in, what);
+		uint32_t cat = get_u32(in, what);
+		p->buf[i].category = cat > 255 ? 255 : (uint8_t)cat;
+		p->buf[i].first = get_u32(in, what);
+		p->buf[i].last = get_u32(in, what);
 		p->buf[i].kind = get_str(in, PKG_MAX_NAME, what);
 	}
-	p->nstep = p->capstep = get_count(in, 16, "step count");
+	p->nop = p->capop = get_count(in, 20, "op count");
+	p->op = xcalloc(p->nop, sizeof *p->op);
+	for (uint32_t i = 0; i < p->nop && !in->bad; i++) {
+		snprintf(what, sizeof what, "op %u", i);
+		p->op[i].name = get_str(in, PKG_MAX_NAME, what);
+		p->op[i].kind = get_str(in, PKG_MAX_NAME, what);
+		p->op[i].macs = get_u64(in, what);
+		uint32_t dt = get_u32(in, what);
+		p->op[i].dtype = dt > 255 ? 255 : (uint8_t)dt;
+	}
+	p->nstep = p->capstep = get_count(in, 32, "step count");
 	p->step = xcalloc(p->nstep, sizeof *p->step);
 	for (uint32_t i = 0; i < p->nstep && !in->bad; i++) {
+		PkgStep *s = &p->step[i];
 		snprintf(what, sizeof what, "step %u", i);
 		uint32_t kind = get_u32(in, what);
-		p->step[i].kind = kind > 255 ? 255 : (uint8_t)kind;
-		p->step[i].runs = get_u32(in, what);
-		p->step[i].cycles = get_u64(in, what);
-		p->step[i].what = get_str(in, PKG_MAX_NAME, what);
+		s->kind = kind > 255 ? 255 : (uint8_t)kind;
+		s->runs = get_u32(in, what);
+		s->cycles = get_u64(in, what);
+		s->what = get_str(in, PKG_MAX_NAME, what);
+		s->overhead = get_u64(in, what);
+		s->macs = get_u64(in, what);
+		s->nop = get_count(in, 4, what);
+		s->op = xcalloc(s->nop, sizeof *s->op);
+		for (uint32_t k = 0; k < s->nop; k++)
+			s->op[k] = get_u32(in, what);
+		s->nkernel = get_count(in, 4, what);
+		s->kernel = xcalloc(s->nkernel, sizeof *s->kernel);
+		for (uint32_t k = 0; k < s->nkernel; k++)
+			s->kernel[k] = get_u32(in, what);
 	}
 	p->nkernel = p->capkernel = get_count(in, 12, "kernel count");
 	p->kernel = xcalloc(p->nkernel, sizeof *p->kernel);
@@ -1228,11 +1403,23 @@ parse(In *in, Package *p)
 			pc->format = fmt > 255 ? 255 : (uint8_t)fmt;
 		}
 	}
+	size_t at_pc = in->at;
+	uint32_t npc = get_count(in, 4, "step code");
+	if (!in->bad && npc && npc != (uint64_t)p->tiles * (p->nstep + 1))
+		return bad(in->d,
+		           "step code at offset %zu: %u addresses, not 0 or "
+		           "%u tiles x %u (the steps and the epilogue)",
+		           at_pc, npc, p->tiles, p->nstep + 1);
+	if (npc && !in->bad) {
+		p->step_pc = xcalloc(npc, sizeof *p->step_pc);
+		for (uint32_t i = 0; i < npc; i++)
+			p->step_pc[i] = get_u32(in, "step code");
+	}
 	if (in->bad)
 		return IPU_EINVAL;
 	if (in->at != in->n)
 		return bad(in->d,
-		           "%zu bytes follow the tensor table at offset %zu",
+		           "%zu bytes follow the step code at offset %zu",
 		           in->n - in->at, in->at);
 	return 0;
 }

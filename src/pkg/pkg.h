@@ -32,7 +32,7 @@
 #include "../util/util.h"
 
 enum {
-	PKG_VERSION = 2, /* 2: steps have runs */
+	PKG_VERSION = 3, /* 2: steps have runs; 3: what a profile needs */
 	PKG_HEADER_BYTES = 32,
 	PKG_MAX_NAME = 255,     /* tensor, kernel, buffer kind, step text */
 	PKG_MAX_PLAN = 1 << 16, /* the plan description */
@@ -94,11 +94,38 @@ typedef struct {
 	uint32_t npiece, cappiece;
 } PkgTensor;
 
-/* A buffer as placed, for reports: `kind` says what it holds. */
+/* What a buffer holds, for memory reports (docs/profile.md): data the
+ * program computes (inputs and outputs too), weights, kernel argument
+ * blocks, the supervisor's saved return address and loop count. */
+enum {
+	PKG_MEM_ACTIVATIONS = 0,
+	PKG_MEM_WEIGHTS = 1,
+	PKG_MEM_ARGUMENTS = 2,
+	PKG_MEM_STACK = 3,
+	PKG_MEM_COUNT
+};
+/* A buffer's last step when it lives to the end of the program. */
+#define PKG_TO_END 0xffffffffu
+
+/* A buffer as placed, for reports: `kind` says what it holds. It is live
+ * from the start of step `first` to the end of step `last` (PKG_TO_END:
+ * the program's end); buffers whose lifetimes are disjoint may share
+ * bytes. */
 typedef struct {
 	uint32_t tile, addr, bytes;
+	uint8_t category; /* PKG_MEM_* */
+	uint32_t first, last;
 	char *kind;
 } PkgBuffer;
+
+/* An operation of the graph the program was compiled from: the tensor it
+ * makes, its kind ("matmul"), its multiply-accumulates and the element
+ * type of its first input (the rate of a matmul's MACs). */
+typedef struct {
+	char *name, *kind;
+	uint64_t macs;
+	uint8_t dtype; /* DType (target/dtype.h) */
+} PkgOp;
 
 typedef struct {
 	uint8_t kind;    /* PKG_STEP_* */
@@ -106,6 +133,13 @@ typedef struct {
 	                    iterations), >= 1 */
 	uint64_t cycles; /* of one run */
 	char *what;
+	uint64_t overhead; /* of one run: the cost model's cycles around it
+	                      (the sync before an exchange, a call's) */
+	uint64_t macs;     /* of one run: the graph's multiply-accumulates */
+	uint32_t *op;      /* indices into Package.op of the ops it serves */
+	uint32_t nop;      /*   (none: the loop's own steps) */
+	uint32_t *kernel;  /* indices into Package.kernel of those it calls */
+	uint32_t nkernel;
 } PkgStep;
 
 /* A kernel linked into the shared code: its entry and how many calls the
@@ -135,6 +169,12 @@ typedef struct {
 	uint32_t nstep, capstep;
 	PkgKernel *kernel;
 	uint32_t nkernel, capkernel;
+	PkgOp *op;
+	uint32_t nop, capop;
+	/* Where each step's code starts on each tile: step_pc[t * (nstep + 1)
+	 * + s] for step s of tile t, and at s = nstep the program's epilogue
+	 * (docs/package.md, "Step code"); NULL: not recorded. */
+	uint32_t *step_pc;
 	uint64_t total_cycles; /* predicted */
 	uint64_t compile_us;   /* compile time, microseconds */
 	char *plan;            /* free-form description; never NULL */
@@ -152,10 +192,21 @@ PkgTensor *pkg_add_tensor(Package *p, const char *name, uint8_t dtype,
                           int8_t scale, uint8_t role, uint32_t rows,
                           uint32_t cols);
 PkgPiece *pkg_add_piece(PkgTensor *t);
-void pkg_add_buffer(Package *p, uint32_t tile, uint32_t addr, uint32_t bytes,
-                    const char *kind);
-void pkg_add_step(Package *p, uint8_t kind, const char *what, uint64_t cycles,
-                  uint32_t runs);
+/* A buffer of category PKG_MEM_ACTIVATIONS alive for the whole program;
+ * the caller may set its category and lifetime. */
+PkgBuffer *pkg_add_buffer(Package *p, uint32_t tile, uint32_t addr,
+                          uint32_t bytes, const char *kind);
+/* A step serving no op and calling no kernel, of 0 MACs; see
+ * pkg_step_add_op / pkg_step_add_kernel. */
+PkgStep *pkg_add_step(Package *p, uint8_t kind, const char *what,
+                      uint64_t cycles, uint32_t runs);
+void pkg_step_add_op(PkgStep *s, uint32_t op);
+void pkg_step_add_kernel(PkgStep *s, uint32_t kernel);
+uint32_t pkg_add_op(Package *p, const char *name, const char *kind,
+                    uint64_t macs, uint8_t dtype);
+/* Record where the code of step s (0..nstep, after the last step is
+ * added) starts on tile t. */
+void pkg_set_step_pc(Package *p, uint32_t tile, uint32_t step, uint32_t pc);
 void pkg_add_kernel(Package *p, const char *name, uint32_t addr,
                     uint32_t calls);
 void pkg_set_plan(Package *p, const char *text);
@@ -181,6 +232,13 @@ uint32_t pkg_crc32(uint32_t crc, const void *data, size_t len);
 const char *pkg_role_name(uint8_t role);     /* "input", "weight", "output" */
 const char *pkg_format_name(uint8_t format); /* "rowmajor", "gemm_b", ... */
 const PkgTensor *pkg_find_tensor(const Package *p, const char *name);
+const char *pkg_mem_name(uint8_t category); /* "activations", ... */
+/* The step whose code holds pc on tile t (the last of several empty ones
+ * at the same address), or -1: before the first step (the prologue), at
+ * or after the epilogue, outside the program or no step code. */
+int32_t pkg_step_at(const Package *p, uint32_t tile, uint32_t pc);
+/* The same in one tile's nstep + 1 step code addresses. */
+int32_t pkg_step_in(const uint32_t *at, uint32_t nstep, uint32_t pc);
 /* Bytes a piece occupies on its tile. PF_ROWMAJOR: pad_rows x pad_cols
  * elements, row stride pad_cols, the block's elements top-left and zeros
  * elsewhere. PF_GEMM_B / PF_GEMM_C: that same padded block in the GEMM

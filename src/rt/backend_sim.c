@@ -9,6 +9,8 @@
 #include "../sim/sim.h"
 #include "../util/util.h"
 #include "backend.h"
+#include "device.h"
+#include "rt_sim.h"
 
 static void *
 simbe_open(const RtConfig *cfg, ipu_error *err)
@@ -196,3 +198,9 @@ const RtBackend rt_backend_sim = {
     .host_cycles = simbe_host_cycles,
     .write_trace = simbe_write_trace,
 };
+
+ChipSim *
+rt_chipsim(ipu_device *dev)
+{
+	return dev && dev->ops == &rt_backend_sim ? dev->be : NULL;
+}

@@ -197,7 +197,8 @@ cache_write(const char *dir, const char *base, const Package *pk,
 
 int
 runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
-             FILE *report, Package **pk, RunnerBuild *b, Diag *d)
+             FILE *report, const RunnerObserver *obs, Package **pk,
+             RunnerBuild *b, Diag *d)
 {
 	memset(b, 0, sizeof *b);
 	char base[4200];
@@ -209,6 +210,8 @@ runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
 	int e = compile_graph(g, &co, pk, &rep, d);
 	if (e && rep.place.nover && report)
 		place_report_print(&rep.place, report);
+	if (e && rep.layout && obs && obs->unfit)
+		obs->unfit(obs->ctx, &rep);
 	b->predicted_cycles = rep.predicted_cycles;
 	b->compile_ms = rep.compile_ms;
 	b->tiles = rep.tiles_used;
@@ -222,8 +225,8 @@ runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
 /* ---- devices and tensors ---------------------------------------------- */
 
 int
-runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
-            Diag *d)
+runner_open(const Chip *chip, Package *pk, int threads,
+            const RunnerObserver *obs, ipu_device **dev, Diag *d)
 {
 	*dev = NULL;
 	int e = IPU_OK;
@@ -242,6 +245,8 @@ runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
 	} else if (rt_load_package(v, pk, &err)) {
 		e = diag_set(d, IPU_EINVAL, NULL, 0, 0, "load: %s", err.msg);
 	}
+	if (!e && obs && obs->loaded)
+		e = obs->loaded(obs->ctx, v, pk, d);
 	if (e && v)
 		ipu_close(v);
 	else
@@ -280,7 +285,8 @@ progress_step(void *ctx, uint64_t cycles)
 
 int
 runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
-           uint64_t *cycles, double *host_seconds, Diag *d)
+           const RunnerObserver *obs, uint64_t *cycles, double *host_seconds,
+           Diag *d)
 {
 	ipu_error err;
 	uint64_t limit = max_cycles ? max_cycles : cycle_limit(predicted);
@@ -309,6 +315,8 @@ runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
 		e = diag_set(d, IPU_EFAULT, NULL, 0, 0, "run: %s", err.msg);
 	*host_seconds = monotonic_seconds() - t0;
 	*cycles = ipu_cycles(dev);
+	if (obs && obs->ran)
+		obs->ran(obs->ctx, dev, e, &err, d);
 	return e;
 }
 
@@ -607,18 +615,19 @@ runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d)
 		e = read_inputs(r, g, v, res, d);
 	Package *pk = NULL;
 	if (!e)
-		e = runner_build(g, chip, r->cache_dir, NULL, &pk, &res->build,
-		                 d);
+		e = runner_build(g, chip, r->cache_dir, r->place_report,
+		                 r->observe, &pk, &res->build, d);
 	ipu_device *dev = NULL;
 	if (!e)
-		e = runner_open(chip, pk, r->threads, &dev, d); /* takes pk */
+		e = runner_open(chip, pk, r->threads, r->observe, &dev,
+		                d); /* takes pk */
 	else
 		pkg_free(pk);
 	if (!e)
 		e = write_inputs(r, g, v, dev, d);
 	if (!e)
 		e = runner_run(dev, r->max_cycles, res->build.predicted_cycles,
-		               &res->cycles, &res->host_seconds, d);
+		               r->observe, &res->cycles, &res->host_seconds, d);
 	if (!e)
 		res->mfu = runner_mfu(g, chip, res->cycles, NULL);
 	if (!e)

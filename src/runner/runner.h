@@ -17,6 +17,24 @@
 
 #include "../compile/compile.h"
 
+/* Something that watches runs from outside (src/profile: profiles,
+ * breakpoints, reports of where the tiles stopped); it can change nothing
+ * the program does. Any callback may be NULL. */
+typedef struct {
+	/* pk is loaded on dev and the run has not started: marks and
+	 * watches go on the device's tiles (rt_chipsim). Non-zero: do not
+	 * run (the error in d). */
+	int (*loaded)(void *ctx, ipu_device *dev, const Package *pk, Diag *d);
+	/* the run ended, rc 0, or stopped with rc and d (which it may
+	 * extend, e.g. with the steps the tiles stand in) and err, the
+	 * runtime's error */
+	void (*ran)(void *ctx, ipu_device *dev, int rc, const ipu_error *err,
+	            Diag *d);
+	/* the program does not fit the chip (rep->layout, rep->place) */
+	void (*unfit)(void *ctx, const CompileReport *rep);
+	void *ctx;
+} RunnerObserver;
+
 /* What runner_build reports of the package. */
 typedef struct RunnerBuild {
 	uint64_t predicted_cycles;
@@ -35,17 +53,18 @@ typedef struct RunnerBuild {
  * goes to `report` (NULL: nowhere; the error names the worst tile either
  * way). */
 int runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
-                 FILE *report, Package **pk, RunnerBuild *b, Diag *d);
+                 FILE *report, const RunnerObserver *obs, Package **pk,
+                 RunnerBuild *b, Diag *d);
 /* Entries a cache directory keeps: the most recently written or read. */
 enum { RUNNER_CACHE_KEEP = 4 };
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
 char *runner_default_cache(void);
 
-/* pk on a new emulated device of chip with `threads` host threads (>= 1).
- * The device owns pk from here on (ipu_close frees it; a failure here
- * frees it too). */
-int runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
-                Diag *d);
+/* pk on a new emulated device of chip with `threads` host threads (>= 1);
+ * obs (may be NULL) sees it loaded. The device owns pk from here on
+ * (ipu_close frees it; a failure here frees it too). */
+int runner_open(const Chip *chip, Package *pk, int threads,
+                const RunnerObserver *obs, ipu_device **dev, Diag *d);
 
 /* One run of the loaded package: its cycles on the chip and the host's
  * seconds it took (also on a fault, whose message says where). A run
@@ -55,9 +74,10 @@ int runner_open(const Chip *chip, Package *pk, int threads, ipu_device **dev,
  * limit and --max-cycles, not a process that spins for ever. Predictions
  * are within a few per cent of the emulated cycles (docs/compiler.md), so
  * no run that works comes near the limit, and a program that never ends
- * costs at most ten of its own runs. */
+ * costs at most ten of its own runs. obs (may be NULL) sees it end. */
 int runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
-               uint64_t *cycles, double *host_seconds, Diag *d);
+               const RunnerObserver *obs, uint64_t *cycles,
+               double *host_seconds, Diag *d);
 enum { RUNNER_CYCLES_FACTOR = 10, RUNNER_CYCLES_SLACK = 1000000 };
 /* A display of runs' progress (cli/progress.c): runner_run calls
  * fn(ctx, done, predicted, 0) between the chip's rounds with the cycles so
@@ -109,6 +129,8 @@ typedef struct {
 	int force;             /* replace existing output files */
 	const char *cache_dir; /* runner_build's; NULL: always compile */
 	uint64_t max_cycles;   /* runner_run's; 0: the default */
+	FILE *place_report;    /* runner_build's; NULL: nowhere */
+	const RunnerObserver *observe; /* NULL: none */
 } RunnerGraphRun;
 
 typedef struct {

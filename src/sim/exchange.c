@@ -328,6 +328,8 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 			    "in one phase (again by tile %u at cycle %llu)",
 			    a + k, r->id, src, (unsigned long long)at);
 	tile_write(r, a, p->data + i * p->item, p->item);
+	if (r->obs)
+		sim_observe_receive(r, a, p->item, src, p->ctx, p->pc, at);
 	if (p->pairsum)
 		p->pairsum[i] += pair_mark(c, r->id);
 	s->ptr += p->item;

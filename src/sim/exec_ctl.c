@@ -637,7 +637,7 @@ stream_send(Exec *e, uint32_t addr, uint32_t n, uint32_t sctl)
 	t->x.out_sctl = sctl;
 	t->x.out_open = 1;
 	if (sctl & SCTL_DIR)
-		tile_trace(t, TR_SEND, t->cycle, t->cycle + n, n);
+		tile_trace(t, TR_SEND, t->cycle, t->cycle + n, n * item);
 	occupy(e, n);
 }
 

@@ -135,6 +135,7 @@ typedef struct {
 
 typedef struct Tile Tile;
 typedef struct ChipSim ChipSim;
+typedef struct SimObserve SimObserve;
 
 /* Exchange state of one tile (sim/exchange.c). Controls are the receive
  * side's settings in time order; packets are what it sent. */
@@ -205,7 +206,7 @@ typedef enum { TR_COMPUTE, TR_SYNC, TR_SEND, TR_HOST } TraceKind;
 typedef struct {
 	uint64_t start, end;
 	uint8_t kind; /* TraceKind */
-	uint32_t arg; /* zone, items, bytes */
+	uint32_t arg; /* sync: the zone; send: bytes */
 } TraceEvent;
 
 /* Everything an instruction's semantics may touch. */
@@ -348,6 +349,7 @@ struct Tile {
 	TraceEvent *trace;
 	int ntrace, captrace;
 	uint64_t compute_start; /* runall/run with no worker running */
+	SimObserve *obs; /* marks, watches, totals (observe.c); NULL: none */
 };
 
 /* tile.c */
@@ -729,6 +731,78 @@ void xch_new_phase(Tile *t); /* at a global sync: forget written words */
 /* A 64-bit send uses the wires of both tiles of a physical pair: -1 and
  * err filled if the partner sent in the same cycles. */
 int xch_check_pairs(ChipSim *cs, ChipError *err);
+
+/* ---- observe.c: watching tiles from outside (docs/profile.md) ----
+ * A mark is an instruction address of executable memory: when the
+ * supervisor issues there (SIM_MARK_LOG) the tile notes the cycle and its
+ * running totals (a SimMark); when any context is about to issue there
+ * (SIM_MARK_BREAK) the tile stops before it with an IBRK exception. A watch
+ * is a byte range: the first write to it (a store, or the exchange) stops
+ * the tile with a DBRK exception. None of this changes the program's
+ * cycles or memory. */
+enum { SIM_MARK_LOG = 1, SIM_MARK_BREAK = 2 };
+
+/* A tile's running totals; as of a mark, with its cycle and pc. */
+typedef struct {
+	uint64_t cycle; /* the supervisor issued at pc in this cycle */
+	uint32_t pc;
+	uint64_t sent;    /* bytes sent so far */
+	uint64_t barrier; /* cycles waited in syncs with other tiles */
+	uint64_t recv;    /* cycles waited in sync RECV (words in flight) */
+	uint64_t compute; /* cycles from a runall to its sync (workers) */
+} SimMark;
+
+struct SimObserve {
+	uint8_t *flag; /* per word below exec_end: SIM_MARK_* */
+	SimMark *log;  /* the marks passed, in order */
+	int nlog, caplog;
+	SimMark total; /* running totals (cycle and pc unused) */
+	uint32_t watch_addr, watch_len;
+	uint8_t *watch_old;  /* the watched bytes when the watch was set */
+	uint32_t break_skip; /* breakpoint passes to let go first */
+	int hit;             /* the watch stopped the tile */
+	int64_t hit_src;     /* the sending tile of that write, -1: a store */
+};
+
+/* The tile's observer, made on first use. */
+SimObserve *sim_observe(Tile *t);
+void sim_observe_free(Tile *t);
+/* Add flags to the instruction word at pc; -1 if pc is not one. */
+int sim_mark(Tile *t, uint32_t pc, unsigned flags);
+/* Watch [addr, addr + len) from now on; -1 if outside memory. */
+int sim_watch(Tile *t, uint32_t addr, uint32_t len);
+/* Hooks of the emulator (only when t->obs): an issue at a flagged word
+ * (returns 1 when a break stops it), a trace event, a store, a word the
+ * exchange writes. */
+int sim_observe_issue(Exec *e);
+void sim_observe_event(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
+                       uint32_t arg);
+void sim_observe_store(Exec *e, uint32_t addr, uint32_t len);
+void sim_observe_receive(Tile *t, uint32_t addr, uint32_t len, uint32_t src,
+                         int src_ctx, uint32_t src_pc, uint64_t at);
+
+/* Where a tile stands after a run (for reports of stops and hangs). */
+typedef enum {
+	SIM_AT_IDLE,  /* never started */
+	SIM_AT_RUN,   /* running (a timeout stopped the chip) */
+	SIM_AT_SYNC,  /* waiting in a sync */
+	SIM_AT_DONE,  /* returned to the host */
+	SIM_AT_FAULT, /* stopped by an exception (a break or watch too) */
+} SimAt;
+typedef struct {
+	SimAt state;
+	int ctx;        /* SIM_AT_FAULT: the context */
+	int fault;      /* SIM_AT_FAULT: its FaultType */
+	uint32_t pc;    /* the supervisor's (the sync's), or the fault's */
+	int zone;       /* SIM_AT_SYNC: the zone (-1: LOCAL, workers) */
+	uint64_t cycle; /* the tile's clock, or the fault's cycle */
+	uint64_t since; /* SIM_AT_SYNC: the sync's cycle */
+	uint32_t items; /* $INCOMING_DCOUNT: items still expected */
+	uint32_t mux;   /* the incoming mux's source */
+	uint32_t lr;    /* the supervisor's $m10 (a call's return) */
+	int workers;    /* workers running */
+} SimTileStatus;
+void sim_tile_status(const Tile *t, SimTileStatus *s);
 
 /* cost.c - timing of one decoded instruction (docs/fidelity.md) */
 /* Fill dc's reads, turns and hazard from its row and c's profile. */

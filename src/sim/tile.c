@@ -99,6 +99,7 @@ tile_free(Tile *t)
 	xunmap(t->ivalid, words);
 
 	xch_free(&t->x);
+	sim_observe_free(t);
 	free(t->trace);
 	free(t);
 }
@@ -264,6 +265,8 @@ sim_store_plain(Exec *e, uint32_t addr, const void *src, uint32_t size)
 	Tile *t = e->tile;
 	sim_copy_bytes(t->mem + (addr - t->chip->mem_base), src, size);
 	sim_invalidate(t, addr, size);
+	if (t->obs)
+		sim_observe_store(e, addr, size);
 	return 1;
 }
 
@@ -534,6 +537,8 @@ cached_issue(const Tile *t, const Context *c, int ci)
 	if (sim_path == SIM_PLAIN || off >= ch->exec_end - ch->mem_base ||
 	    (off & 3) || !t->ivalid[off / 4])
 		return NULL;
+	if (ci && t->obs && t->obs->flag[off / 4])
+		return NULL; /* issue() stops at a breakpoint */
 	const DIssue *u = &t->issues[off / 4];
 	if (!(u->ok & (ci ? ISSUE_WORKER : ISSUE_SUPERVISOR)))
 		return NULL;
@@ -579,6 +584,9 @@ issue(Tile *t, int ci)
 			return;
 		}
 	}
+	if (t->obs && t->obs->flag[(c->pc - t->chip->mem_base) / 4] &&
+	    sim_observe_issue(&e))
+		goto fault; /* a breakpoint: stopped before the issue */
 
 	/* a cached issue runs the fast forms */
 	e.in = &i0->in;
@@ -776,6 +784,8 @@ issuer(Tile *t)
 void
 tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
 {
+	if (t->obs)
+		sim_observe_event(t, kind, start, end, arg);
 	if (!t->trace_on)
 		return;
 	GROW(t->trace, t->ntrace, t->captrace);
