@@ -20,6 +20,8 @@ int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
 int cmd_run_onnx(int argc, char **argv);  /* cmd_run_onnx.c: `run onnx` */
+int cmd_device(int argc, char **argv);    /* cmd_device.c */
+int cmd_profile(int argc, char **argv);   /* cmd_profile.c */
 /* What `run graph` and `run onnx` share (cmd_run_graph.c); runner.h
  * defines the structs (cli.h stays free of the runtime's headers, which
  * ipu-asm does not have). */
@@ -46,7 +48,6 @@ int cli_run_option(const char *cmd, int argc, char **argv, int *i,
 /* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
 void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
                    const struct RunnerBuild *b, double host_seconds);
-int cmd_profile(int argc, char **argv); /* cmd_profile.c */
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
