@@ -21,6 +21,9 @@ pkgs=(
 	python3-torch # the independent SigLIP reference (tests)
 	python3-pil # the SigLIP processor's bicubic resize, as a reference (tests)
 	python3-skimage # real photographs (its cat) for demos and tests
+	libprotobuf-c-dev # the ONNX reader's protobuf runtime
+	protobuf-c-compiler # protoc-c: C code for onnx.proto at build time
+	libonnx-dev # onnx.proto, the ONNX file format's schema
 	chromium # the profile report checked in a real browser (tests)
 )
 # Node.js and npm drive chromium in that check (tests/browser); another

@@ -20,8 +20,35 @@ int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_quant(int argc, char **argv);     /* cmd_quant.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
+int cmd_run_onnx(int argc, char **argv);  /* cmd_run_onnx.c: `run onnx` */
 int cmd_device(int argc, char **argv);    /* cmd_device.c */
 int cmd_profile(int argc, char **argv);   /* cmd_profile.c */
+/* What `run graph` and `run onnx` share (cmd_run_graph.c); runner.h
+ * defines the structs (cli.h stays free of the runtime's headers, which
+ * ipu-asm does not have). */
+struct RunnerFile;
+struct RunnerBuild;
+/* The options both take: --in, --out, --cache, --chip, --timing,
+ * --threads, --max-cycles, --quiet. */
+typedef struct {
+	struct RunnerFile *in, *out; /* argc entries each */
+	int nin, nout;
+	const char *cache_dir;
+	const Chip *chip; /* NULL until given */
+	Timing timing;
+	int threads;
+	uint64_t max_cycles;
+	int quiet; /* --quiet: no progress line (cli_progress) */
+} CliRunOptions;
+/* Their usage lines for --cache, --max-cycles and --quiet. */
+extern const char cli_run_usage[];
+/* 1 if argv[*i] is one of them (*bad set if its value is malformed), 0
+ * if not (*missing set when it lacks its value). */
+int cli_run_option(const char *cmd, int argc, char **argv, int *i,
+                   CliRunOptions *o, int *bad, int *missing);
+/* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
+void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
+                   const struct RunnerBuild *b, double host_seconds);
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);

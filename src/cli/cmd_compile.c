@@ -23,18 +23,23 @@
 #include <string.h>
 
 #include "../compile/compile.h"
+#include "../onnx/onnx.h"
 #include "cli.h"
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu compile GRAPH.txt -o OUT.pkg [--force] [--chip "
-	        "NAME]\n"
-	        "                   [--timing P] [--tiles N] [--report]\n"
+	        "usage: ipu compile GRAPH.txt|MODEL.onnx -o OUT.pkg [--force] "
+	        "[--chip NAME]\n"
+	        "                   [--timing P] [--tiles N] [--report] "
+	        "[--dtype f32|f16|f8]\n"
 	        "                   [--dump PASS,...]\n"
-	        "  Compile a graph in the text form (docs/graph.md) to a "
+	        "  Compile a graph in the text form (docs/graph.md) or an "
+	        "ONNX model\n"
+	        "  (docs/onnx.md; its weights go into the package) to a "
 	        "package.\n"
+	        "  --dtype T    an ONNX model's compute type (default f32)\n"
 	        "  -o OUT.pkg   the package to write (not the input)\n"
 	        "  --force      replace OUT.pkg if it exists\n"
 	        "  --chip NAME  %s (default c600)\n"
@@ -105,6 +110,31 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	printf("wrote          %s\n", out);
 }
 
+/* A graph's text file parsed; 1 after printing every error. */
+static int
+parse_graph(const char *in, Graph **g)
+{
+	Diag d;
+	uint8_t *text;
+	size_t len;
+	if (read_file(in, &text, &len, &d)) {
+		cli_print_diag(&d);
+		return 1;
+	}
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerrs = 0;
+	int r = graph_parse((const char *)text, len, in, g, errs, &nerrs);
+	free(text);
+	if (r) {
+		for (int i = 0; i < nerrs; i++)
+			cli_print_diag(&errs[i]);
+		fprintf(stderr, "ipu compile: %s: %d error%s\n", in, nerrs,
+		        nerrs == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
 /* `--dump plan,lower,...` into COMPILE_DUMP_* bits; 0 after a message. */
 static int
 dump_arg(const char *v, unsigned *out)
@@ -145,6 +175,7 @@ cmd_compile(int argc, char **argv)
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0;
+	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -159,6 +190,16 @@ cmd_compile(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
 		                              &missing))) {
 			out = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
+		                              &missing))) {
+			if (!onnx_dtype_from_name(v, &dt)) {
+				fprintf(
+				    stderr,
+				    "ipu compile: --dtype wants f32, f16 or "
+				    "f8, got '%s'\n",
+				    v);
+				return 2;
+			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
 		                              &missing))) {
 			if (!(chip = cli_chip_arg("compile", v)))
@@ -218,29 +259,26 @@ cmd_compile(int argc, char **argv)
 
 	Diag d;
 	diag_clear(&d);
-	uint8_t *text;
-	size_t len;
-	if (read_file(in, &text, &len, &d)) {
-		cli_print_diag(&d);
-		return 1;
-	}
+	size_t inlen = strlen(in);
+	OnnxModel *m = NULL;
 	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerrs = 0;
-	int r = graph_parse((const char *)text, len, in, &g, errs, &nerrs);
-	free(text);
-	if (r) {
-		for (int i = 0; i < nerrs; i++)
-			cli_print_diag(&errs[i]);
-		fprintf(stderr, "ipu compile: %s: %d error%s\n", in, nerrs,
-		        nerrs == 1 ? "" : "s");
+	if (inlen > 5 && !strcmp(in + inlen - 5, ".onnx")) {
+		if (onnx_import_file(in, dt, &m, &d)) {
+			cli_print_diag(&d);
+			return 1;
+		}
+		if (m->notes[0])
+			fprintf(stderr, "ipu compile: note: %s\n", m->notes);
+		g = m->g;
+	} else if (parse_graph(in, &g)) {
 		return 1;
 	}
 	CompileOptions o = {
 	    .chip = chip, .tiles = tiles, .dump = dump, .dump_to = stdout};
 	Package *pk;
 	CompileReport rep;
-	r = compile_graph(g, &o, &pk, &rep, &d);
+	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)
+	          : compile_graph(g, &o, &pk, &rep, &d);
 	if (!r)
 		r = pkg_write_file(pk, out, &d);
 	if (r) {
@@ -256,6 +294,9 @@ cmd_compile(int argc, char **argv)
 	}
 	pkg_free(pk);
 	compile_report_free(&rep);
-	graph_free(g);
+	if (m)
+		onnx_model_free(m);
+	else
+		graph_free(g);
 	return r ? 1 : 0;
 }

@@ -121,7 +121,8 @@ usage(FILE *f)
 	        "  --quiet       no progress line on stderr (shown only when "
 	        "it is a terminal)\n"
 	        "%s%s"
-	        "       ipu run graph --help: a graph file on .npy values\n",
+	        "       ipu run graph --help: a graph file on .npy values\n"
+	        "       ipu run onnx --help: an ONNX model on .npy values\n",
 	        cli_profile_usage, cli_profile_show_usage);
 }
 
@@ -130,6 +131,8 @@ cmd_run(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "graph"))
 		return cmd_run_graph(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "onnx"))
+		return cmd_run_onnx(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "siglip")) {
 		usage(argc < 2 || !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;

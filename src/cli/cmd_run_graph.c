@@ -27,7 +27,8 @@ usage(FILE *f)
 	        "[--quiet]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
-	        "  cycles (emulated and predicted).\n"
+	        "  cycles (emulated and predicted), the time at the chip's "
+	        "clock and MFU.\n"
 	        "  --in NAME=F    values of input or weight NAME: float32 or "
 	        "float16 .npy of\n"
 	        "                 its shape (converted to its element type, "
@@ -35,36 +36,80 @@ usage(FILE *f)
 	        "  --out NAME=F   output NAME as float32 .npy; never over an "
 	        "existing file\n"
 	        "                 unless --force\n"
-	        "  --cache DIR    keep the compiled package in DIR and reuse "
-	        "it while the\n"
-	        "                 graph, the chip and this ipu are the same\n"
-	        "  --max-cycles N stop the run after N cycles (default: 10 x "
-	        "the predicted\n"
-	        "                 cycles + 10^6)\n"
-	        "  --quiet        no progress line on stderr (shown only when "
-	        "it is a terminal)\n"
-	        "%s%s"
+	        "%s%s%s"
 	        "Exit status: 0 success (or a stop at --break or --watch), 1 "
 	        "a graph, file,\n"
 	        "compile or run error, 2 usage.\n",
-	        cli_profile_usage, cli_profile_show_usage);
+	        cli_run_usage, cli_profile_usage, cli_profile_show_usage);
 }
 
-/* NAME=PATH into b; 0 after a message if malformed. */
+const char cli_run_usage[] =
+    "  --cache DIR    keep the compiled package in DIR and reuse it while "
+    "the\n"
+    "                 graph, the chip and this ipu are the same\n"
+    "  --max-cycles N stop the run after N cycles (default: 10 x the "
+    "predicted\n"
+    "                 cycles + 10^6)\n"
+    "  --quiet        no progress line on stderr (shown only when it is a "
+    "terminal)\n";
+
+/* NAME=PATH (v, modified) into b; 0 after a message if malformed. */
 static int
-binding(const char *opt, char *v, RunnerFile *b)
+binding(const char *cmd, const char *opt, char *v, RunnerFile *b)
 {
 	char *eq = strchr(v, '=');
 	if (!eq || eq == v || !eq[1]) {
-		fprintf(stderr,
-		        "ipu run graph: %s wants NAME=FILE.npy, got '%s'\n",
-		        opt, v);
+		fprintf(stderr, "ipu %s: %s wants NAME=FILE.npy, got '%s'\n",
+		        cmd, opt, v);
 		return 0;
 	}
 	*eq = 0;
 	b->tensor = v;
 	b->path = eq + 1;
 	return 1;
+}
+
+int
+cli_run_option(const char *cmd, int argc, char **argv, int *i, CliRunOptions *o,
+               int *bad, int *missing)
+{
+	const char *v;
+	if (!strcmp(argv[*i], "--quiet"))
+		o->quiet = 1;
+	else if ((v = cli_opt_value(argc, argv, i, "--in", missing)))
+		*bad = !binding(cmd, "--in", (char *)v, &o->in[o->nin++]);
+	else if ((v = cli_opt_value(argc, argv, i, "--out", missing)))
+		*bad = !binding(cmd, "--out", (char *)v, &o->out[o->nout++]);
+	else if ((v = cli_opt_value(argc, argv, i, "--cache", missing)))
+		o->cache_dir = v;
+	else if ((v = cli_opt_value(argc, argv, i, "--chip", missing)))
+		*bad = !(o->chip = cli_chip_arg(cmd, v));
+	else if ((v = cli_opt_value(argc, argv, i, "--timing", missing)))
+		*bad = !cli_timing_arg(cmd, v, &o->timing);
+	else if ((v = cli_opt_value(argc, argv, i, "--threads", missing)))
+		*bad = !cli_threads_arg(cmd, v, &o->threads);
+	else if ((v = cli_opt_value(argc, argv, i, "--max-cycles", missing)))
+		*bad = !cli_max_cycles_arg(cmd, v, &o->max_cycles);
+	else
+		return 0;
+	return 1;
+}
+
+void
+cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
+              const RunnerBuild *b, double host_seconds)
+{
+	printf("cycles          %llu emulated, %llu predicted\n",
+	       (unsigned long long)cycles,
+	       (unsigned long long)b->predicted_cycles);
+	printf("time            %.3f ms at %.0f MHz\n",
+	       (double)cycles / chip->clock_hz * 1e3, chip->clock_hz / 1e6);
+	printf("MFU             %.3g%% (matmul MACs over %u tiles)\n",
+	       100 * mfu, chip->tiles);
+	printf("compile         %.1f ms%s, %u tiles, fullest tile %u bytes\n",
+	       b->compile_ms, b->cached ? " (package from the cache)" : "",
+	       b->tiles, b->peak_tile_bytes);
+	printf("emulation       %.1f s\n", host_seconds);
 }
 
 /* The outputs against the inputs (the graph and every --in file) and each
@@ -92,13 +137,15 @@ check_files(const RunnerGraphRun *r, const RunnerFile *in,
 int
 cmd_run_graph(int argc, char **argv)
 {
-	RunnerGraphRun r = {.threads = 2, .place_report = stderr};
+	RunnerGraphRun r = {.place_report = stderr};
 	ProfileOptions prof;
 	cli_profile_defaults(&prof, "run graph");
-	RunnerFile *in = xcalloc((size_t)argc, sizeof *in),
-	           *out = xcalloc((size_t)argc, sizeof *out);
-	int bad = 0, help = 0, quiet = 0;
-	Timing timing = timing_nominal;
+	CliRunOptions o = {.in = xcalloc((size_t)argc, sizeof *o.in),
+	                   .out = xcalloc((size_t)argc, sizeof *o.out),
+	                   .timing = timing_nominal,
+	                   .threads = 2};
+	RunnerFile *in = o.in, *out = o.out;
+	int bad = 0, help = 0;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
 		const char *v;
@@ -107,37 +154,13 @@ cmd_run_graph(int argc, char **argv)
 			continue;
 		} else if (!strcmp(argv[i], "--force")) {
 			r.force = 1;
-		} else if (!strcmp(argv[i], "--quiet")) {
-			quiet = 1;
 		} else if (!strcmp(argv[i], "--help")) {
 			help = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--graph",
 		                              &missing))) {
 			r.graph = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--in",
-		                              &missing))) {
-			bad = !binding("--in", (char *)v, &in[r.nin++]);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--out",
-		                              &missing))) {
-			bad = !binding("--out", (char *)v, &out[r.nout++]);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--cache",
-		                              &missing))) {
-			r.cache_dir = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--chip",
-		                              &missing))) {
-			if (!(r.chip = cli_chip_arg("run graph", v)))
-				bad = 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
-		                              &missing))) {
-			bad = !cli_timing_arg("run graph", v, &timing);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
-		                              &missing))) {
-			bad = !cli_threads_arg("run graph", v, &r.threads);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--max-cycles",
-		                              &missing))) {
-			bad =
-			    !cli_max_cycles_arg("run graph", v, &r.max_cycles);
-		} else {
+		} else if (!cli_run_option("run graph", argc, argv, &i, &o,
+		                           &bad, &missing)) {
 			fprintf(stderr, "ipu run graph: %s '%s'\n",
 			        missing ? "missing value for"
 			                : "unknown option",
@@ -145,7 +168,12 @@ cmd_run_graph(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	r.chip = chip_timed(r.chip ? r.chip : chip_default(), &timing);
+	r.chip = chip_timed(o.chip ? o.chip : chip_default(), &o.timing);
+	r.nin = o.nin;
+	r.nout = o.nout;
+	r.cache_dir = o.cache_dir;
+	r.threads = o.threads;
+	r.max_cycles = o.max_cycles;
 	if (!bad && !help && !r.graph) {
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;
@@ -161,7 +189,7 @@ cmd_run_graph(int argc, char **argv)
 	} else {
 		r.in = in;
 		r.out = out;
-		cli_progress(quiet);
+		cli_progress(o.quiet);
 		ProfileSession *ps = profile_new(&prof);
 		r.observe = profile_observer(ps);
 		RunnerResult res;
@@ -179,17 +207,8 @@ cmd_run_graph(int argc, char **argv)
 		} else if (failed) {
 			printf("stopped         %s\n", d.msg);
 		} else {
-			printf(
-			    "cycles          %llu emulated, %llu predicted\n",
-			    (unsigned long long)res.cycles,
-			    (unsigned long long)res.build.predicted_cycles);
-			printf("compile         %.1f ms%s, %u tiles, fullest "
-			       "tile %u bytes\n",
-			       res.build.compile_ms,
-			       res.build.cached ? " (package from the cache)"
-			                        : "",
-			       res.build.tiles, res.build.peak_tile_bytes);
-			printf("emulation       %.1f s\n", res.host_seconds);
+			cli_print_run(r.chip, res.cycles, res.mfu, &res.build,
+			              res.host_seconds);
 			for (int i = 0; i < r.nout; i++)
 				printf("wrote           %s (%s)\n", out[i].path,
 				       out[i].tensor);

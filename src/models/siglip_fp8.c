@@ -19,29 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/fp.h"
+
 const char *const siglip_gemm_names[SIGLIP_GEMMS] = {
     [SIGLIP_QKV] = "qkv",           [SIGLIP_OUT] = "out",
     [SIGLIP_FC1] = "fc1",           [SIGLIP_FC2] = "fc2",
     [SIGLIP_HEAD_Q] = "head.q",     [SIGLIP_HEAD_KV] = "head.kv",
     [SIGLIP_HEAD_OUT] = "head.out", [SIGLIP_HEAD_FC1] = "head.fc1",
     [SIGLIP_HEAD_FC2] = "head.fc2", [SIGLIP_EMBED] = "embed"};
-
-enum { F8_MIN_SCALE = -32, F8_MAX_SCALE = 31 };
-
-int
-siglip_f8_scale(double max_abs)
-{
-	if (!(max_abs > 0))
-		return 0;
-	int s = (int)ceil(log2(max_abs / 240));
-	while (ldexp(240, s) < max_abs) /* log2's rounding */
-		s++;
-	while (ldexp(240, s - 1) >= max_abs)
-		s--;
-	return s < F8_MIN_SCALE   ? F8_MIN_SCALE
-	       : s > F8_MAX_SCALE ? F8_MAX_SCALE
-	                          : s;
-}
 
 /* A checkpoint tensor as floats (malloc'd); `rows` of `cols` from row
  * `row0` (the head's in_proj parts). */
@@ -203,7 +188,7 @@ siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
 		free(probe);
 	}
 	for (int i = 0; i < SIGLIP_GEMMS; i++)
-		scale[i] = siglip_f8_scale(max[i]);
+		scale[i] = fp_f8_f143_scale(max[i]);
 	return e;
 }
 
@@ -230,13 +215,13 @@ siglip_f8_parse_scales(const char *text, int scale[SIGLIP_GEMMS],
 			    "positions: qkv, out, fc1, fc2, head.q, head.kv, "
 			    "head.out, head.fc1, head.fc2",
 			    text, (int)(end - s), s);
-		if (num_end != end || num_end == eq + 1 || v < F8_MIN_SCALE ||
-		    v > F8_MAX_SCALE)
+		if (num_end != end || num_end == eq + 1 ||
+		    v < GRAPH_F8_SCALE_MIN || v > GRAPH_F8_SCALE_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "f8 scales '%s': %s wants an integer "
 			                "power of two in %d..%d",
 			                text, siglip_gemm_names[i],
-			                F8_MIN_SCALE, F8_MAX_SCALE);
+			                GRAPH_F8_SCALE_MIN, GRAPH_F8_SCALE_MAX);
 		if (set[i])
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "f8 scales '%s': %s is given twice",

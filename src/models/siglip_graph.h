@@ -141,10 +141,6 @@ int siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d);
 void siglip_result_free(SiglipResult *r);
 
 /* siglip_fp8.c */
-/* The smallest power-of-two scale N with max_abs <= 240 x 2^N: F143's
- * largest value covers max_abs, smaller values keep all the precision
- * the format has. */
-int siglip_f8_scale(double max_abs);
 /* Each GEMM position's activation scale from bounds that hold for any
  * input (so nothing is clipped): a LayerNorm output's |y_i| <= |g_i|
  * sqrt(d - 1) + |b_i|, a linear of it |W_j . y| + |c_j| <= |W_j|_2 |y|_2 +

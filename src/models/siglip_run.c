@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/fp.h"
+
 #include <ipu/runtime.h>
 
 #include "../runner/runner.h"
@@ -147,10 +149,10 @@ weight_scale(void *ctx, const char *gname)
 	ScaleCtx *sc = ctx;
 	static const char layer[] = "vision_model.encoder.layers.";
 	if (strncmp(gname, layer, sizeof layer - 1))
-		return siglip_f8_scale(max_abs(sc, gname));
+		return fp_f8_f143_scale(max_abs(sc, gname));
 	const char *suffix = strchr(gname + sizeof layer - 1, '.');
 	if (!suffix || strlen(suffix) >= sizeof sc->suffix[0])
-		return siglip_f8_scale(max_abs(sc, gname));
+		return fp_f8_f143_scale(max_abs(sc, gname));
 	for (int i = 0; i < sc->nmemo; i++)
 		if (!strcmp(sc->suffix[i], suffix))
 			return sc->scale[i];
@@ -160,7 +162,7 @@ weight_scale(void *ctx, const char *gname)
 		snprintf(name, sizeof name, "%s%d%s", layer, l, suffix);
 		max = fmax(max, max_abs(sc, name));
 	}
-	int scale = siglip_f8_scale(max);
+	int scale = fp_f8_f143_scale(max);
 	if (sc->nmemo < SCALE_MEMO) {
 		snprintf(sc->suffix[sc->nmemo], sizeof sc->suffix[0], "%s",
 		         suffix);
@@ -393,24 +395,10 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		pk = NULL; /* the device had it */
 	}
 	if (!e && !r->compile_only) {
-		/* MFU: the time at each matmul's peak (f8 operands run at
-		 * the f8 rate) over the time taken */
-		double ideal = 0;
-		for (int i = 0; i < g->nops; i++) {
-			const Op *op = &g->ops[i];
-			if (op->kind != OP_MATMUL)
-				continue;
-			uint64_t macs = (uint64_t)graph_op_work(g, op).macs;
-			DType dt = graph_tensor(g, op->in[0])->elem.dtype;
-			uint32_t peak = dt == DT_F32      ? chip->macs_f32
-			                : dtype_is_f8(dt) ? chip->macs_f8
-			                                  : chip->macs_f16;
-			out->macs += macs;
-			ideal += peak ? (double)macs / peak : 0;
-		}
+		uint64_t macs;
+		out->mfu = runner_mfu(g, chip, out->cycles, &macs);
+		out->macs += macs;
 		out->chip_seconds = (double)out->cycles / chip->clock_hz;
-		if (out->cycles)
-			out->mfu = ideal / ((double)out->cycles * chip->tiles);
 	}
 	siglip_quant_free(&q);
 	pkg_free(pk);

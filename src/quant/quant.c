@@ -263,7 +263,7 @@ group_scale(Quantized *q, SiglipGemm pos, int part)
 		for (size_t k = 0; k < (size_t)x->out * x->in; k++)
 			max = fmax(max, fabs(x->w[k]));
 	}
-	int smax = siglip_f8_scale(max), best = smax;
+	int smax = fp_f8_f143_scale(max), best = smax;
 	if (!(q->methods & QUANT_MSE) || (q->methods & QUANT_CHANNEL))
 		return smax;
 	double beste = INFINITY;
@@ -505,7 +505,7 @@ quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
 	}
 	calibrate(&q->fl, calib, ncalib, &k);
 	for (int p = 0; p < SIGLIP_GEMMS; p++)
-		k.smax[p] = siglip_f8_scale(k.max[p]);
+		k.smax[p] = fp_f8_f143_scale(k.max[p]);
 	q->pol.act_scale[SIGLIP_EMBED] = 0;
 	if (q->methods & QUANT_MSE) {
 		k.pass = 1;

@@ -326,12 +326,8 @@ f8_format(DType t)
 	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
 }
 
-/* n values into e's bits (n * dtype_size bytes), and back.
- * encode_values returns how many values were beyond e's range (f16:
- * infinite; f8: the format's largest at the scale), the first at
- * *first_over (may be NULL). */
-static size_t
-encode_values(ElemType e, const float *v, size_t n, uint8_t *out,
+size_t
+runner_encode(ElemType e, const float *v, size_t n, uint8_t *out,
               size_t *first_over)
 {
 	size_t over = 0;
@@ -375,7 +371,7 @@ runner_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d)
 	size_t n = (size_t)shape_elems(&t->shape),
 	       es = (size_t)dtype_size(t->elem.dtype);
 	uint8_t *bits = xmalloc(n * es);
-	encode_values(t->elem, v, n, bits, NULL);
+	runner_encode(t->elem, v, n, bits, NULL);
 	ipu_error err;
 	int e = IPU_OK;
 	if (ipu_write_tensor(dev, t->name, bits, n * es, &err))
@@ -419,6 +415,28 @@ runner_load_graph(const char *path, Graph **g, Diag *d)
 	return e;
 }
 
+double
+runner_mfu(const Graph *g, const Chip *chip, uint64_t cycles, uint64_t *macs)
+{
+	double ideal = 0;
+	uint64_t total = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *op = &g->ops[i];
+		if (op->kind != OP_MATMUL)
+			continue;
+		uint64_t m = (uint64_t)graph_op_work(g, op).macs;
+		DType dt = graph_tensor(g, op->in[0])->elem.dtype;
+		uint32_t peak = dt == DT_F32      ? chip->macs_f32
+		                : dtype_is_f8(dt) ? chip->macs_f8
+		                                  : chip->macs_f16;
+		total += m;
+		ideal += peak ? (double)m / peak : 0;
+	}
+	if (macs)
+		*macs = total;
+	return cycles ? ideal / ((double)cycles * chip->tiles) : 0;
+}
+
 /* The tensor a --in or --out binding names, checked for its role. */
 static int
 bound_tensor(const Graph *g, const RunnerFile *f, int output, Diag *d)
@@ -442,9 +460,8 @@ bound_tensor(const Graph *g, const RunnerFile *f, int output, Diag *d)
 	return IPU_OK;
 }
 
-/* The values of t from f's .npy: f32 or f16, exactly t's shape. */
-static int
-npy_values(const Tensor *t, const RunnerFile *f, float **v, Diag *d)
+int
+runner_npy_values(const Tensor *t, const RunnerFile *f, float **v, Diag *d)
 {
 	NpyArray a;
 	int e = npy_read(f->path, &a, d);
@@ -512,7 +529,7 @@ check_range(const Tensor *t, const RunnerFile *f, const float *v,
 {
 	size_t n = (size_t)shape_elems(&t->shape), first = 0;
 	uint8_t *bits = xmalloc(n * (size_t)dtype_size(t->elem.dtype));
-	size_t over = encode_values(t->elem, v, n, bits, &first);
+	size_t over = runner_encode(t->elem, v, n, bits, &first);
 	free(bits);
 	if (!over)
 		return;
@@ -540,7 +557,7 @@ read_inputs(const RunnerGraphRun *r, const Graph *g, float **v,
 	for (int i = 0; !e && i < r->nin; i++) {
 		const Tensor *t =
 		    graph_tensor(g, graph_find(g, r->in[i].tensor));
-		e = npy_values(t, &r->in[i], &v[i], d);
+		e = runner_npy_values(t, &r->in[i], &v[i], d);
 		if (!e)
 			check_range(t, &r->in[i], v[i], res);
 	}
@@ -611,6 +628,8 @@ runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d)
 	if (!e)
 		e = runner_run(dev, r->max_cycles, res->build.predicted_cycles,
 		               r->observe, &res->cycles, &res->host_seconds, d);
+	if (!e)
+		res->mfu = runner_mfu(g, chip, res->cycles, NULL);
 	if (!e)
 		e = write_outputs(r, g, dev, d);
 	if (dev)

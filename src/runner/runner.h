@@ -36,7 +36,7 @@ typedef struct {
 } RunnerObserver;
 
 /* What runner_build reports of the package. */
-typedef struct {
+typedef struct RunnerBuild {
 	uint64_t predicted_cycles;
 	double compile_ms; /* of the compile that made it */
 	uint32_t tiles, peak_tile_bytes;
@@ -87,6 +87,19 @@ typedef void (*RunnerProgressFn)(void *ctx, uint64_t done, uint64_t predicted,
                                  int finished);
 void runner_set_progress(RunnerProgressFn fn, void *ctx);
 
+/* Model FLOP utilisation of a run of g that took `cycles`: the time each
+ * matmul needs at its first operand's peak MACs per tile-cycle (f8 at the
+ * f8 rate) over the time taken, on all of the chip's tiles; *macs (may be
+ * NULL) gets the matmuls' multiply-accumulates. 0 when cycles is 0. */
+double runner_mfu(const Graph *g, const Chip *chip, uint64_t cycles,
+                  uint64_t *macs);
+
+/* n values into e's bits (n * dtype_size bytes), as runner_write converts
+ * them; returns how many were beyond e's range (f16: infinite; f8: the
+ * format's largest at the scale), the first at *first_over (may be NULL). */
+size_t runner_encode(ElemType e, const float *v, size_t n, uint8_t *out,
+                     size_t *first_over);
+
 /* Every element of host tensor t (an input, weight or output of the
  * loaded package) from or into v. */
 int runner_write(ipu_device *dev, const Tensor *t, const float *v, Diag *d);
@@ -96,10 +109,14 @@ int runner_read(ipu_device *dev, const Tensor *t, float *v, Diag *d);
 int runner_load_graph(const char *path, Graph **g, Diag *d);
 
 /* A tensor name bound to a .npy file. */
-typedef struct {
+typedef struct RunnerFile {
 	const char *tensor;
 	const char *path;
 } RunnerFile;
+
+/* The values of t from f's .npy: float32 or float16, exactly t's shape
+ * (*v malloc'd). */
+int runner_npy_values(const Tensor *t, const RunnerFile *f, float **v, Diag *d);
 
 typedef struct {
 	const char *graph;    /* the graph's text file */
@@ -119,6 +136,7 @@ typedef struct {
 typedef struct {
 	uint64_t cycles;
 	double host_seconds;
+	double mfu; /* runner_mfu's */
 	RunnerBuild build;
 	/* --in values beyond their tensor's element type: the first such
 	 * file and tensor ("" if none), and how many tensors have some */

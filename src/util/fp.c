@@ -428,6 +428,19 @@ fp_scale6(uint32_t field)
 	return s >= 32 ? s - 64 : s;
 }
 
+int
+fp_f8_f143_scale(double max_abs)
+{
+	if (!(max_abs > 0))
+		return 0;
+	int s = (int)ceil(log2(max_abs / 240));
+	while (ldexp(240, s) < max_abs) /* log2's rounding */
+		s++;
+	while (ldexp(240, s - 1) >= max_abs)
+		s--;
+	return s < -32 ? -32 : s > 31 ? 31 : s;
+}
+
 double
 fp_f8_to_f64(uint8_t q, Fp8Format fmt, int scale)
 {

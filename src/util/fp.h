@@ -222,6 +222,9 @@ uint32_t fp_f32_round_int(uint32_t f, FpRound mode, unsigned *flags);
  * infinities give 0x80 (FP_OV_NAN) or the largest magnitude (otherwise),
  * and overflow of a finite value raises OFLO. */
 double fp_f8_to_f64(uint8_t q, Fp8Format fmt, int scale); /* NaN for 0x80 */
+/* The smallest scale (in -32..31) at which F143 holds max_abs without
+ * saturating: 240 * 2^scale >= max_abs; 0 for max_abs 0 or NaN. */
+int fp_f8_f143_scale(double max_abs);
 uint16_t fp_f8_to_f16(uint8_t q, Fp8Format fmt, int scale, FpOverflow ov,
                       unsigned *flags);
 uint8_t fp_f64_to_f8(double x, Fp8Format fmt, int scale, FpOverflow ov,

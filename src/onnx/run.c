@@ -1,0 +1,167 @@
+/*
+ * run.c - an imported ONNX model on the emulated chip: compiled through
+ * runner_build (and its cache: the package holds no weight values, so the
+ * key is the graph's text alone), loaded once with its weights, then run
+ * on inputs as many times as asked (onnx.h). And the self-contained
+ * package of `ipu compile model.onnx`, whose tiles hold the weights.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.h"
+
+struct OnnxSession {
+	OnnxModel *m;
+	const Chip *chip;
+	Package *pk; /* the next load's (runner_open takes it), or NULL */
+	uint8_t *pkg_bytes; /* the package, for the loads after the first */
+	size_t pkg_len;
+	int threads;
+	ipu_device *dev; /* loaded, weights written, not run yet */
+	uint64_t predicted, max_cycles;
+	RunnerBuild build;
+};
+
+/* Is tensor t in the loaded program (one that no op reads is not)? */
+static int
+loaded(ipu_device *dev, const Tensor *t)
+{
+	ipu_tensor_desc desc;
+	ipu_error none;
+	return !ipu_tensor_info(dev, t->name, &desc, &none);
+}
+
+/* A fresh device with the package and the weights (a device runs a
+ * loaded program once, and owns its package: the first load takes the
+ * built one, the later ones a copy read back from its bytes). */
+static int
+load(OnnxSession *s, Diag *d)
+{
+	const OnnxModel *m = s->m;
+	if (s->dev)
+		ipu_close(s->dev);
+	s->dev = NULL;
+	int e = s->pk ? IPU_OK
+	              : pkg_read(s->pkg_bytes, s->pkg_len, "onnx session",
+	                         &s->pk, d);
+	Package *pk = s->pk;
+	s->pk = NULL;
+	if (!e)
+		e = runner_open(s->chip, pk, s->threads, NULL, &s->dev, d);
+	for (int i = 0; !e && i < m->nweights; i++) {
+		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
+		if (loaded(s->dev, t))
+			e = runner_write(s->dev, t, m->weight_value[i], d);
+	}
+	return e;
+}
+
+int
+onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
+                  RunnerBuild *b, Diag *d)
+{
+	OnnxSession *s = xcalloc(1, sizeof *s);
+	s->m = m;
+	s->chip = o->chip ? o->chip : chip_default();
+	s->max_cycles = o->max_cycles;
+	s->threads = o->threads > 0 ? o->threads : 2;
+	int e = runner_build(m->g, s->chip, o->cache_dir, NULL, NULL, &s->pk,
+	                     &s->build, d);
+	if (!e)
+		e = pkg_write(s->pk, &s->pkg_bytes, &s->pkg_len, d);
+	if (!e)
+		e = load(s, d);
+	s->predicted = s->build.predicted_cycles;
+	if (b)
+		*b = s->build;
+	if (e) {
+		s->m = NULL; /* the caller keeps m */
+		onnx_session_close(s);
+		return e;
+	}
+	*out = s;
+	return IPU_OK;
+}
+
+const OnnxModel *
+onnx_session_model(const OnnxSession *s)
+{
+	return s->m;
+}
+
+int
+onnx_session_run(OnnxSession *s, const float *const *in, float **out,
+                 OnnxStats *st, Diag *d)
+{
+	const OnnxModel *m = s->m;
+	memset(st, 0, sizeof *st);
+	st->build = s->build;
+	int e = s->dev ? IPU_OK : load(s, d);
+	for (int i = 0; !e && i < m->ninputs; i++) {
+		const Tensor *t = graph_tensor(m->g, m->inputs[i].id);
+		if (loaded(s->dev, t))
+			e = runner_write(s->dev, t, in[i], d);
+	}
+	if (!e)
+		e = runner_run(s->dev, s->max_cycles, s->predicted, NULL,
+		               &st->cycles, &st->host_seconds, d);
+	for (int i = 0; !e && i < m->noutputs; i++)
+		e = runner_read(s->dev, graph_tensor(m->g, m->outputs[i].id),
+		                out[i], d);
+	if (s->dev)
+		ipu_close(s->dev); /* the next run loads afresh */
+	s->dev = NULL;
+	if (!e) {
+		st->mfu = runner_mfu(m->g, s->chip, st->cycles, &st->macs);
+		st->chip_seconds = (double)st->cycles / s->chip->clock_hz;
+	}
+	return e;
+}
+
+void
+onnx_session_close(OnnxSession *s)
+{
+	if (!s)
+		return;
+	if (s->dev)
+		ipu_close(s->dev);
+	pkg_free(s->pk);
+	free(s->pkg_bytes);
+	onnx_model_free(s->m);
+	free(s);
+}
+
+int
+onnx_compile_package(const OnnxModel *m, const CompileOptions *o, Package **pk,
+                     CompileReport *rep, Diag *d)
+{
+	int e = compile_graph(m->g, o, pk, rep, d);
+	/* each weight's pieces packed into segments of their tiles */
+	for (int i = 0; !e && i < m->nweights; i++) {
+		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
+		const PkgTensor *pt = pkg_find_tensor(*pk, t->name);
+		if (!pt)
+			continue; /* read by no op */
+		size_t n = (size_t)shape_elems(&t->shape);
+		uint8_t *host = xmalloc(n * (size_t)dtype_size(t->elem.dtype));
+		runner_encode(t->elem, m->weight_value[i], n, host, NULL);
+		for (uint32_t k = 0; !e && k < pt->npiece; k++) {
+			const PkgPiece *pc = &pt->piece[k];
+			uint64_t bytes = pkg_piece_bytes(pt, pc);
+			uint8_t *tile = xmalloc((size_t)bytes);
+			if (pkg_piece_pack(pt, pc, host, tile))
+				e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+				             "weight %s: piece %u cannot be "
+				             "packed",
+				             t->name, k);
+			else
+				pkg_add_segment(*pk, pc->tile, pc->addr, tile,
+				                (uint32_t)bytes);
+			free(tile);
+		}
+		free(host);
+	}
+	if (!e)
+		e = pkg_check(*pk, d);
+	return e;
+}

@@ -1,0 +1,440 @@
+/*
+ * test_onnx.c - the ONNX importer (src/onnx/) on models built here with
+ * protobuf-c: a good model with a shape subgraph that must fold away,
+ * checked through the tests' graph interpreter against sums by hand; and
+ * files that must be refused with an error naming what and where
+ * (truncated, missing initializer, unknown op, wrong opset, dynamic
+ * shape, mismatched output shape, an op with no IR form, bad tensor data).
+ */
+#include "support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/onnx/onnx.h"
+#include "interp.h"
+#include "onnx.pb-c.h"
+
+/* Everything a model allocates, freed at the end of each test. */
+static void *arena[512];
+static int narena;
+
+static void *
+alloc(size_t n)
+{
+	assert_true(narena < 512);
+	return arena[narena++] = xcalloc(1, n);
+}
+
+static void
+arena_free(void)
+{
+	while (narena)
+		free(arena[--narena]);
+}
+
+static Onnx__ValueInfoProto *
+vinfo(const char *name, int rank, const int64_t *dim, const char *param)
+{
+	Onnx__ValueInfoProto *v = alloc(sizeof *v);
+	onnx__value_info_proto__init(v);
+	v->name = (char *)name;
+	Onnx__TypeProto *t = v->type = alloc(sizeof *t);
+	onnx__type_proto__init(t);
+	t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	Onnx__TypeProto__Tensor *tt = t->tensor_type = alloc(sizeof *tt);
+	onnx__type_proto__tensor__init(tt);
+	tt->has_elem_type = 1;
+	tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	Onnx__TensorShapeProto *s = tt->shape = alloc(sizeof *s);
+	onnx__tensor_shape_proto__init(s);
+	s->n_dim = (size_t)rank;
+	s->dim = alloc((size_t)rank * sizeof *s->dim);
+	for (int i = 0; i < rank; i++) {
+		Onnx__TensorShapeProto__Dimension *d = s->dim[i] =
+		    alloc(sizeof *d);
+		onnx__tensor_shape_proto__dimension__init(d);
+		if (param && i == 0) {
+			d->value_case =
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			d->dim_param = (char *)param;
+		} else {
+			d->value_case =
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = dim[i];
+		}
+	}
+	return v;
+}
+
+static Onnx__TensorProto *
+floats(const char *name, int rank, const int64_t *dim, const float *v, size_t n)
+{
+	Onnx__TensorProto *t = alloc(sizeof *t);
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->n_dims = (size_t)rank;
+	t->dims = (int64_t *)dim;
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	t->n_float_data = n;
+	t->float_data = (float *)v;
+	return t;
+}
+
+static Onnx__TensorProto *
+ints(const char *name, const int64_t *v, size_t n)
+{
+	Onnx__TensorProto *t = alloc(sizeof *t);
+	int64_t *dim = alloc(sizeof *dim);
+	*dim = (int64_t)n;
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->n_dims = 1;
+	t->dims = dim;
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	t->n_int64_data = n;
+	t->int64_data = (int64_t *)v;
+	return t;
+}
+
+/* A node; ins and outs NULL-terminated. */
+static Onnx__NodeProto *
+node(const char *op, const char *name, const char *const *ins,
+     const char *const *outs)
+{
+	Onnx__NodeProto *n = alloc(sizeof *n);
+	onnx__node_proto__init(n);
+	n->op_type = (char *)op;
+	n->name = (char *)name;
+	while (ins[n->n_input])
+		n->n_input++;
+	while (outs[n->n_output])
+		n->n_output++;
+	n->input = (char **)ins;
+	n->output = (char **)outs;
+	return n;
+}
+
+static void
+int_attr(Onnx__NodeProto *n, const char *name, int64_t v)
+{
+	Onnx__AttributeProto *a = alloc(sizeof *a);
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a->has_i = 1;
+	a->i = v;
+	n->attribute = alloc(sizeof *n->attribute);
+	n->attribute[0] = a;
+	n->n_attribute = 1;
+}
+
+typedef struct {
+	Onnx__ModelProto m;
+	Onnx__GraphProto g;
+	Onnx__OperatorSetIdProto op;
+	Onnx__OperatorSetIdProto *ops[1];
+	Onnx__NodeProto *node[16];
+	Onnx__TensorProto *init[8];
+	Onnx__ValueInfoProto *in[2], *out[2];
+} Model;
+
+static const int64_t XD[] = {2, 4}, WD[] = {4, 3}, BD[] = {3}, YD[] = {2, 3};
+static const float W[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+static const float Bv[] = {0.5f, -1, 2};
+static const int64_t ZERO[] = {0}, MINUS1[] = {-1};
+
+/* x [2, 4] -> y = reshape(x W + b, concat(unsqueeze(shape(x)[0]), [-1]))
+ * at opset 13: the shape arithmetic folds to a constant [2, -1]. */
+static void
+good_model(Model *md)
+{
+	memset(md, 0, sizeof *md);
+	onnx__model_proto__init(&md->m);
+	onnx__graph_proto__init(&md->g);
+	onnx__operator_set_id_proto__init(&md->op);
+	md->op.domain = "";
+	md->op.has_version = 1;
+	md->op.version = 13;
+	md->ops[0] = &md->op;
+	md->m.has_ir_version = 1;
+	md->m.ir_version = 7;
+	md->m.n_opset_import = 1;
+	md->m.opset_import = md->ops;
+	md->m.graph = &md->g;
+	static const char *const mm_in[] = {"x", "W", NULL};
+	static const char *const mm_out[] = {"mm", NULL};
+	static const char *const add_in[] = {"mm", "b", NULL};
+	static const char *const add_out[] = {"h", NULL};
+	static const char *const sh_in[] = {"x", NULL};
+	static const char *const sh_out[] = {"s", NULL};
+	static const char *const ga_in[] = {"s", "i0", NULL};
+	static const char *const ga_out[] = {"s0", NULL};
+	static const char *const un_in[] = {"s0", "zero", NULL};
+	static const char *const un_out[] = {"s1", NULL};
+	static const char *const cc_in[] = {"s1", "minus1", NULL};
+	static const char *const cc_out[] = {"shape", NULL};
+	static const char *const rs_in[] = {"h", "shape", NULL};
+	static const char *const rs_out[] = {"y", NULL};
+	int k = 0;
+	md->node[k++] = node("MatMul", "mm", mm_in, mm_out);
+	md->node[k++] = node("Add", "add", add_in, add_out);
+	md->node[k++] = node("Shape", "shape_of", sh_in, sh_out);
+	md->node[k++] = node("Gather", "gather", ga_in, ga_out);
+	md->node[k++] = node("Unsqueeze", "unsq", un_in, un_out);
+	Onnx__NodeProto *cc = node("Concat", "concat", cc_in, cc_out);
+	int_attr(cc, "axis", 0);
+	md->node[k++] = cc;
+	md->node[k++] = node("Reshape", "reshape", rs_in, rs_out);
+	md->g.n_node = (size_t)k;
+	md->g.node = md->node;
+	md->init[0] = floats("W", 2, WD, W, 12);
+	md->init[1] = floats("b", 1, BD, Bv, 3);
+	md->init[2] = ints("zero", ZERO, 1);
+	md->init[3] = ints("minus1", MINUS1, 1);
+	md->init[4] = ints("i0", ZERO, 1);
+	md->init[4]->n_dims = 0; /* a scalar index: Gather drops the axis */
+	md->g.n_initializer = 5;
+	md->g.initializer = md->init;
+	md->in[0] = vinfo("x", 2, XD, NULL);
+	md->out[0] = vinfo("y", 2, YD, NULL);
+	md->g.n_input = md->g.n_output = 1;
+	md->g.input = md->in;
+	md->g.output = md->out;
+}
+
+static uint8_t *
+pack(const Model *md, size_t *len)
+{
+	*len = onnx__model_proto__get_packed_size(&md->m);
+	uint8_t *b = xmalloc(*len);
+	onnx__model_proto__pack(&md->m, b);
+	return b;
+}
+
+/* Import md; returns the error text ("" on success, *out set). */
+static const char *
+import(const Model *md, OnnxModel **out)
+{
+	static Diag d;
+	size_t len;
+	uint8_t *b = pack(md, &len);
+	OnnxModel *m = NULL;
+	int e = onnx_import(b, len, "t.onnx", ONNX_F32, &m, &d);
+	free(b);
+	if (out)
+		*out = m;
+	else
+		onnx_model_free(m);
+	if (e) {
+		static char buf[1400];
+		diag_format(&d, buf, sizeof buf);
+		return buf;
+	}
+	return "";
+}
+
+static void
+expect_error(const Model *md, const char *a, const char *b)
+{
+	const char *msg = import(md, NULL);
+	if (!strstr(msg, a) || (b && !strstr(msg, b)))
+		fail_msg("error '%s' lacks '%s' / '%s'", msg, a, b ? b : "");
+	arena_free();
+}
+
+static void
+test_good_model(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	OnnxModel *m;
+	const char *msg = import(&md, &m);
+	assert_string_equal(msg, "");
+	assert_int_equal(m->ninputs, 1);
+	assert_int_equal(m->noutputs, 1);
+	assert_string_equal(m->inputs[0].name, "x");
+	assert_int_equal(m->nweights, 2);
+	/* the shape arithmetic left no op behind: matmul, add, reshape */
+	assert_true(m->g->nops <= 3);
+	for (int i = 0; i < m->g->nops; i++)
+		assert_true(m->g->ops[i].kind == OP_MATMUL ||
+		            m->g->ops[i].kind == OP_ADD ||
+		            m->g->ops[i].kind == OP_RESHAPE);
+	Interp in;
+	interp_init(&in, m->g);
+	long double x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (long double)(i - 3) / 4;
+	in.val[m->inputs[0].id] = xcalloc(8, sizeof(long double));
+	memcpy(in.val[m->inputs[0].id], x, sizeof x);
+	for (int w = 0; w < m->nweights; w++) {
+		int32_t id = m->weight_id[w];
+		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
+		in.val[id] = xcalloc(n, sizeof(long double));
+		for (size_t i = 0; i < n; i++)
+			in.val[id][i] = m->weight_value[w][i];
+	}
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int r = 0; r < 2; r++)
+		for (int c = 0; c < 3; c++) {
+			long double want = Bv[c];
+			for (int k = 0; k < 4; k++)
+				want += x[r * 4 + k] * W[k * 3 + c];
+			assert_true(fabsl(y[r * 3 + c] - want) < 1e-6L);
+		}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+}
+
+static void
+test_truncated(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	size_t len;
+	uint8_t *b = pack(&md, &len);
+	OnnxModel *m;
+	Diag d;
+	for (size_t cut = 1; cut < len; cut += 7) {
+		int e = onnx_import(b, cut, "t.onnx", ONNX_F32, &m, &d);
+		assert_int_not_equal(e, 0); /* never a crash, never a model */
+		assert_null(m);
+	}
+	assert_int_equal(onnx_import(b, len / 2, "t.onnx", ONNX_F16, &m, &d),
+	                 IPU_EINVAL);
+	assert_non_null(strstr(d.msg, "not a valid ONNX protobuf"));
+	assert_string_equal(d.file, "t.onnx");
+	free(b);
+	arena_free();
+}
+
+static void
+test_missing_initializer(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.g.n_initializer = 1; /* W only: no b */
+	expect_error(&md, "node 'add' (Add)", "input 'b' is not defined");
+}
+
+static void
+test_unknown_op(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.node[1]->op_type = "Frobnicate";
+	expect_error(&md, "node 'add' (Frobnicate)",
+	             "operator Frobnicate is not supported");
+}
+
+static void
+test_opset(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.op.version = 12;
+	expect_error(&md, "opset 12", "13..17");
+}
+
+static void
+test_dynamic_shape(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.in[0] = vinfo("x", 2, XD, "batch");
+	expect_error(&md, "input 'x'", "the symbol 'batch'");
+}
+
+static void
+test_output_shape(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	static const int64_t wrong[] = {3, 2};
+	md.out[0] = vinfo("y", 2, wrong, NULL);
+	expect_error(&md, "output 'y'", "[2, 3]");
+}
+
+static void
+test_no_ir_operator(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	/* y = ReduceMean(h): only LayerNorm's form holds a ReduceMean */
+	static const char *const in[] = {"h", NULL}, *const out[] = {"y", NULL};
+	md.node[2] = node("ReduceMean", "mean", in, out);
+	md.g.n_node = 3;
+	expect_error(&md, "node 'mean' (ReduceMean)", "LayerNorm");
+}
+
+static void
+test_bad_tensor_data(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.init[0]->n_float_data = 11; /* dims say 12 */
+	expect_error(&md, "initializer 'W'", "12 elements");
+}
+
+static void
+test_bad_reshape(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	static const int64_t five[] = {5};
+	md.init[3] = ints("minus1", five, 1); /* [2, 5] from 6 elements */
+	expect_error(&md, "node 'reshape' (Reshape)", "cannot be reshaped");
+}
+
+/* What the fuzz target found: nodes without an op, a Reshape without its
+ * shape input. */
+static void
+test_fuzz_finds(void **state)
+{
+	(void)state;
+	Model md;
+	good_model(&md);
+	md.node[5]->op_type = "";
+	expect_error(&md, "node 5 has no op_type", NULL);
+	good_model(&md);
+	md.node[6]->n_input = 1;
+	expect_error(&md, "node 'reshape' (Reshape)",
+	             "the shape must be known");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_good_model),
+	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_missing_initializer),
+	    cmocka_unit_test(test_unknown_op),
+	    cmocka_unit_test(test_opset),
+	    cmocka_unit_test(test_dynamic_shape),
+	    cmocka_unit_test(test_output_shape),
+	    cmocka_unit_test(test_no_ir_operator),
+	    cmocka_unit_test(test_bad_tensor_data),
+	    cmocka_unit_test(test_bad_reshape),
+	    cmocka_unit_test(test_fuzz_finds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""ONNX models exported by torch.onnx.export (Debian's python3-torch) with
+seeded random weights, run through the Python package (python/ipu) and the
+`ipu` command on the emulated C600, checked against PyTorch's own outputs:
+cosine >= 0.9999 in f32, >= 0.999 in f16 (and >= 0.99 in f8; docs/onnx.md).  Malformed and
+unsupported files must fail with errors that say what and where.
+
+Usage: test_onnx_models.py BUILD_DIR [unittest names, e.g. Models Cli].
+Exits 77 (a skip) without torch."""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:
+    print(f"SKIP: test_onnx_models needs python3-torch and python3-numpy ({e})")
+    sys.exit(77)
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
+sys.path.insert(0, os.path.join(BUILD, "python"))
+import ipu  # noqa: E402
+
+IPU = os.path.join(BUILD, "ipu")
+TMP = tempfile.mkdtemp(prefix="ipu-onnx-")
+
+
+class Attention(torch.nn.Module):
+    """A pre-norm transformer block as an encoder layer writes it."""
+
+    def __init__(self, d=64, heads=4, mlp=128):
+        super().__init__()
+        self.h = heads
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.out = torch.nn.Linear(d, d)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.fc1 = torch.nn.Linear(d, mlp)
+        self.fc2 = torch.nn.Linear(mlp, d)
+
+    def forward(self, x):
+        B, S, D = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+        q, k, v = (t.reshape(B, S, self.h, D // self.h).transpose(1, 2)
+                   for t in (q, k, v))
+        a = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(D // self.h),
+                          dim=-1)
+        x = x + self.out((a @ v).transpose(1, 2).reshape(B, S, D))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+
+class BertLayer(torch.nn.Module):
+    def __init__(s, d, h, f):
+        super().__init__(); s.h = h
+        s.q = torch.nn.Linear(d, d); s.k = torch.nn.Linear(d, d); s.v = torch.nn.Linear(d, d)
+        s.o = torch.nn.Linear(d, d); s.ln1 = torch.nn.LayerNorm(d, eps=1e-12)
+        s.f1 = torch.nn.Linear(d, f); s.f2 = torch.nn.Linear(f, d); s.ln2 = torch.nn.LayerNorm(d, eps=1e-12)
+    def forward(s, x, bias):
+        B, S, D = x.shape
+        sp = lambda t: t.view(B, S, s.h, D // s.h).permute(0, 2, 1, 3)
+        q, k, v = sp(s.q(x)), sp(s.k(x)), sp(s.v(x))
+        sc = q @ k.transpose(-1, -2) / math.sqrt(D // s.h) + bias
+        a = (torch.softmax(sc, dim=-1) @ v).permute(0, 2, 1, 3).contiguous().view(B, S, D)
+        x = s.ln1(x + s.o(a))
+        return s.ln2(x + s.f2(torch.nn.functional.gelu(s.f1(x))))
+
+class Bert(torch.nn.Module):
+    """A BERT-style text encoder in plain PyTorch: position and token-type
+    embeddings (their ids fixed, so the lookups fold), 12 post-norm layers,
+    an attention mask of ones (its bias folds to zeros and drops out).
+    Token ids need Gather with computed indices (docs/onnx.md), so the
+    token embeddings are the input."""
+
+    def __init__(s, d=64, h=4, f=256, layers=12, maxpos=64):
+        super().__init__()
+        s.pos = torch.nn.Embedding(maxpos, d); s.typ = torch.nn.Embedding(2, d)
+        s.ln = torch.nn.LayerNorm(d, eps=1e-12)
+        s.layers = torch.nn.ModuleList(BertLayer(d, h, f) for _ in range(layers))
+    def forward(s, x):  # x: token embeddings [B, S, d]
+        B, S, D = x.shape
+        ids = torch.arange(S).unsqueeze(0).expand(B, S)
+        x = s.ln(x + s.pos(ids) + s.typ(torch.zeros_like(ids)))
+        mask = torch.ones(B, S)
+        bias = (1.0 - mask[:, None, None, :]) * -10000.0
+        for l in s.layers:
+            x = l(x, bias)
+        return x
+
+def mlp():
+    return torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
+                               torch.nn.Linear(96, 32))
+
+
+def mlp_tanh():
+    return torch.nn.Sequential(torch.nn.Linear(48, 96),
+                               torch.nn.GELU(approximate="tanh"),
+                               torch.nn.Linear(96, 32))
+
+
+def layernorm():
+    return torch.nn.Sequential(torch.nn.Linear(64, 64),
+                               torch.nn.LayerNorm(64, eps=1e-6))
+
+
+def export(name, model, shape, opset=13, **kw):
+    """The model's ONNX file, its input and PyTorch's output."""
+    torch.manual_seed(0)
+    m = model()
+    for p in m.parameters():  # weights away from PyTorch's init scale
+        p.data.normal_(0, 0.5 / math.sqrt(p.shape[-1]))
+    m.eval()
+    x = torch.randn(*shape)
+    path = os.path.join(TMP, f"{name}.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, (x,), path, opset_version=opset,
+                          input_names=["x"], output_names=["y"], **kw)
+    with torch.no_grad():
+        return path, x.numpy(), m(x).numpy()
+
+
+def cosine(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+class Checked:
+    """Export, run in each dtype, compare with PyTorch."""
+
+    def check(self, name, model, shape, opset=13,
+              dtypes=(("f32", 0.9999), ("f16", 0.999), ("f8", 0.99))):
+        path, x, ref = export(name, model, shape, opset)
+        for dtype, bound in dtypes:
+            m = ipu.compile(path, dtype=dtype)
+            y = m.run(x=x)
+            c = cosine(y, ref)
+            print(f"{name} {dtype}: cosine {c:.7f}, max |err| "
+                  f"{np.abs(y - ref).max():.2e}, {m.stats['cycles']} cycles, "
+                  f"MFU {100 * m.stats['mfu']:.4f}%", file=sys.stderr)
+            self.assertEqual(y.shape, ref.shape)
+            self.assertGreaterEqual(c, bound, f"{name} in {dtype}")
+            self.assertGreater(m.stats["cycles"], 0)
+            m.close()
+
+
+
+class Models(Checked, unittest.TestCase):
+    def test_mlp(self):
+        self.check("mlp", mlp, (16, 48))
+
+    def test_gelu_tanh(self):
+        # the tanh form is the IR's own gelu: no approximation, no note
+        path, x, ref = export("mlp_tanh", mlp_tanh, (16, 48))
+        m = ipu.compile(path)
+        self.assertEqual(m.notes, "")
+        self.assertLess(np.abs(m.run(x=x) - ref).max(), 1e-5)
+        self.check("mlp_tanh", mlp_tanh, (16, 48))
+
+    def test_layernorm_decomposed(self):
+        self.check("ln13", layernorm, (8, 64), opset=13)
+
+    def test_layernorm_op(self):
+        self.check("ln17", layernorm, (8, 64), opset=17)
+
+    def test_attention_block(self):
+        self.check("attn", Attention, (2, 16, 64))
+
+    def test_runs_again_same(self):
+        path, x, _ = export("mlp_again", mlp, (16, 48))
+        m = ipu.compile(path)
+        self.assertTrue(np.array_equal(m.run(x), m.run(x=x)))
+
+
+class BertEncoder(Checked, unittest.TestCase):
+    """Its own ctest entry (test_onnx_bert): about a minute of emulation."""
+
+    def test_bert(self):
+        self.check("bert", Bert, (2, 16, 64), dtypes=(("f32", 0.9999),
+                                                     ("f16", 0.999)))
+
+
+class Cli(unittest.TestCase):
+    def ipu(self, *args):
+        return subprocess.run([IPU, *args], capture_output=True, text=True)
+
+    def test_run_and_compile(self):
+        path, x, ref = export("cli", mlp, (16, 48))
+        xin, yout = os.path.join(TMP, "cli_x.npy"), os.path.join(TMP, "cli_y.npy")
+        np.save(xin, x)
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                     "--out", f"y={yout}", "--cache", os.path.join(TMP, "cache"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for word in ("cycles", "time", "MFU"):
+            self.assertIn(word, r.stdout)
+        self.assertGreaterEqual(cosine(np.load(yout), ref), 0.9999)
+        # the second time from the cache, and never over the output
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                     "--out", f"y={yout}", "--cache", os.path.join(TMP, "cache"),
+                     "--force")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("package from the cache", r.stdout)
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                     "--out", f"y={yout}")
+        self.assertEqual(r.returncode, 1)
+        pkg = os.path.join(TMP, "cli.pkg")
+        r = self.ipu("compile", path, "-o", pkg, "--dtype", "f16")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.getsize(pkg) > 96 * 48 * 2)  # weights inside
+
+    def test_wrong_input_shape(self):
+        path, x, _ = export("shape", mlp, (16, 48))
+        bad = os.path.join(TMP, "bad_x.npy")
+        np.save(bad, x[:8])
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={bad}")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("[16, 48]", r.stderr)
+        with self.assertRaisesRegex(ValueError, r"\(16, 48\)"):
+            ipu.compile(path).run(x=x[:8])
+
+
+class Errors(unittest.TestCase):
+    def refused(self, path, *words):
+        with self.assertRaises(ipu.IpuError) as e:
+            ipu.compile(path)
+        for w in words:
+            self.assertIn(w, str(e.exception))
+        return str(e.exception)
+
+    def test_truncated(self):
+        path, _, _ = export("trunc", mlp, (4, 48))
+        with open(path, "rb") as f:
+            data = f.read()
+        cut = os.path.join(TMP, "cut.onnx")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) * 2 // 3])
+        self.refused(cut, "cut.onnx", "not a valid ONNX protobuf")
+
+    def test_unknown_op(self):
+        relu = lambda: torch.nn.Sequential(torch.nn.Linear(8, 8),  # noqa
+                                           torch.nn.ReLU())
+        path, _, _ = export("relu", relu, (4, 8))
+        self.refused(path, "Relu", "/1/Relu", "not supported")
+
+    def test_dynamic_shape(self):
+        path, _, _ = export("dyn", mlp, (4, 48),
+                            dynamic_axes={"x": {0: "batch"}})
+        self.refused(path, "input 'x'", "batch", "fixed")
+
+    def test_not_onnx(self):
+        junk = os.path.join(TMP, "junk.onnx")
+        with open(junk, "wb") as f:
+            f.write(b"\x08\x07not a model at all")
+        self.refused(junk, "junk.onnx")
+
+
+if __name__ == "__main__":
+    try:
+        unittest.main(verbosity=2)
+    finally:
+        import shutil
+        shutil.rmtree(TMP, ignore_errors=True)
