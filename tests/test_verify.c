@@ -287,6 +287,102 @@ test_plan(void **state)
 	graph_free(g);
 }
 
+/* What the matmuls on the tiles a measure found not to fit give up
+ * (plan_refit), and the next plan doing it. On 256 tiles the first
+ * matmul (32 x 64 x 48) runs on a grid of 32 x 4 tiles from tile 0, the
+ * second (4 K groups of 32 x 2) on all 256, both with weight copies
+ * (from --dump=plan): a tile past 128 concerns only the second. */
+static void
+test_refit(void **state)
+{
+	(void)state;
+	static const char text[] = "input a f16 [32, 48]\n"
+	                           "weight w f16 [48, 64]\n"
+	                           "weight bias f16 [64]\n"
+	                           "c = matmul a w\n"
+	                           "y = add c bias\n"
+	                           "weight w2 f16 [64, 32]\n"
+	                           "z = matmul y w2\n"
+	                           "output z\n";
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
+	                 0);
+	uint8_t fit[4] = {0};
+	PlanOptions o = {.weight_copies = 1, .fit = fit};
+	Plan *plan;
+	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
+	const GemmPlan *g0 = &plan->op[0].gemm, *g2 = &plan->op[2].gemm;
+	assert_int_equal(plan->op[0].tile0, 0);
+	assert_int_equal(g0->pk * g0->pm * g0->pn, 128);
+	assert_int_equal(g2->pk * g2->pm * g2->pn, 256);
+	assert_true(g0->b_local && g2->b_local);
+	/* tile 200: the second matmul's copies */
+	uint32_t over = 200;
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
+	assert_int_equal(fit[0], 0);
+	assert_int_equal(fit[1], 0);
+	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES);
+	plan_free(plan);
+	/* the next plan has no copies there, the first keeps its own */
+	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
+	assert_true(plan->op[0].gemm.b_local);
+	assert_false(plan->op[2].gemm.b_local);
+	/* still over: no copies left on tile 200, so its GEMM plan keeps
+	 * within half a tile; then nothing is left to give up */
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
+	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
+	assert_int_equal(fit[0], 0);
+	plan_free(plan);
+	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 0);
+	/* tile 5 is both matmuls': the first one's copies go too (the
+	 * second has none left to give) */
+	over = 5;
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
+	assert_int_equal(fit[0], PLAN_FIT_NO_COPIES);
+	plan_free(plan);
+	graph_free(g);
+}
+
+/* A graph whose tiles cannot hold it in any plan: planned twice (its
+ * matmuls have no weight copies, so their GEMM plans keep within half a
+ * tile at once), one per-tile report, the error naming a tile. The same
+ * matmuls on 8 tiles fit the first time: planned once. */
+static void
+test_refit_compile(void **state)
+{
+	(void)state;
+	char text[1024];
+	size_t n =
+	    (size_t)snprintf(text, sizeof text, "input x f32 [512, 256]\n");
+	for (int i = 0; i < 2; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n,
+		                      "weight w%d f32 [256, 256]\n"
+		                      "h%d = matmul %s w%d\n",
+		                      i, i, i ? "h0" : "x", i);
+	snprintf(text + n, sizeof text - n, "output h1\n");
+	write_text("big.graph", text);
+	char out[1 << 16];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile big.graph -o big.ipk --tiles 4 "
+	                         "--dump=plan"),
+	                 1);
+	const char *again = "# plan does not fit: 2 of 4 tiles; 2 matmuls";
+	expect_in(out, again);
+	assert_null(strstr(strstr(out, again) + 1, "# plan does not fit"));
+	expect_in(out, "within half a tile (measured)");
+	expect_in(out, "tile 1: needs ");
+	expect_in(out, "2 of 4 tiles do not fit");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile big.graph -o big.ipk --tiles 8 "
+	                         "--dump=plan"),
+	                 0);
+	assert_null(strstr(out, "# plan does not fit"));
+	expect_in(out, "wrote");
+}
+
 /* ipu compile --dump prints every pass's result before the summary. */
 static void
 test_dump(void **state)
@@ -338,6 +434,8 @@ main(void)
 	    cmocka_unit_test(test_place_verify),
 	    cmocka_unit_test(test_codegen_verify),
 	    cmocka_unit_test(test_plan),
+	    cmocka_unit_test(test_refit),
+	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
