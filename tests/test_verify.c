@@ -287,7 +287,7 @@ test_plan(void **state)
 	graph_free(g);
 }
 
-/* What the matmuls on the tiles a measure found not to fit give up
+/* What the next plan gives up when a measure found tiles that do not fit
  * (plan_refit), and the next plan doing it. On 256 tiles the first
  * matmul (32 x 64 x 48) runs on a grid of 32 x 4 tiles from tile 0, the
  * second (4 K groups of 32 x 2) on all 256, both with weight copies
@@ -329,26 +329,35 @@ test_refit(void **state)
 	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
 	assert_true(plan->op[0].gemm.b_local);
 	assert_false(plan->op[2].gemm.b_local);
-	/* still over: no copies left on tile 200, so its GEMM plan keeps
-	 * within half a tile; then nothing is left to give up */
-	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
-	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
-	assert_int_equal(fit[0], 0);
+	/* still over: every GEMM plan within half a tile (a changed plan
+	 * moves the layouts after it, and the tiles that overflow), copies
+	 * allowed again: the ladder's third attempt */
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 2);
+	assert_int_equal(fit[0], PLAN_FIT_HALF);
+	assert_int_equal(fit[1], 0);
+	assert_int_equal(fit[2], PLAN_FIT_HALF);
 	plan_free(plan);
 	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
+	assert_true(plan->op[0].gemm.b_local);
+	assert_true(plan->op[2].gemm.b_local);
+	/* then every copy */
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 2);
+	assert_int_equal(fit[0], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
+	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
+	plan_free(plan);
+	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
+	assert_false(plan->op[0].gemm.b_local);
+	assert_false(plan->op[2].gemm.b_local);
+	/* nothing is left to give up */
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 0);
-	/* tile 5 is both matmuls': the first one's copies go too (the
-	 * second has none left to give) */
-	over = 5;
-	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
-	assert_int_equal(fit[0], PLAN_FIT_NO_COPIES);
 	plan_free(plan);
 	graph_free(g);
 }
 
 /* A graph whose tiles cannot hold it in any plan: planned twice (its
  * matmuls have no weight copies, so their GEMM plans keep within half a
- * tile at once), one per-tile report, the error naming a tile. The same
+ * tile at once, and then nothing is left), one per-tile report, the
+ * error naming a tile. The same
  * matmuls on 8 tiles fit the first time: planned once. */
 static void
 test_refit_compile(void **state)

@@ -268,13 +268,12 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit)
 }
 
 /* The pipeline on the plan made with `fit` (by op, PLAN_FIT_*). When
- * placement finds tiles that do not fit and `may_refit`, *again is the
- * number of ops the planner gives up something for (fit updated); 0:
- * nothing left, and rep has the layout of the program that failed. */
+ * placement finds tiles that do not fit, *again is the number of ops the
+ * planner gives up something for (fit updated); 0: nothing left, and rep
+ * has the layout of the program that failed. */
 static int
-compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit,
-             int may_refit, int *again, double t0, Package **out,
-             CompileReport *rep, Diag *d)
+compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, int *again,
+             double t0, Package **out, CompileReport *rep, Diag *d)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
@@ -336,7 +335,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit,
 		r = place_verify(l, code_end, d);
 	if (!r && (o->dump & COMPILE_DUMP_PLACE))
 		place_print(l, code_end, dump);
-	if (r && rep->place.nover && may_refit)
+	if (r && rep->place.nover)
 		*again = refit(plan, &rep->place, fit);
 	if (r && rep->place.nover && !*again)
 		rep->layout = layout_of(g, l, &k, &ku, code_at, save);
@@ -411,11 +410,6 @@ check_sizes(const Graph *g, const Chip *chip, uint32_t tiles, Diag *d)
 	return IPU_OK;
 }
 
-/* Plans of one graph measured at most: each round's changes are few
- * (the matmuls on the tiles that did not fit), and a graph that cannot
- * fit should fail in about the time of a few compiles. */
-enum { COMPILE_MAX_PLANS = 6 };
-
 int
 compile_graph(const Graph *g, const CompileOptions *o, Package **out,
               CompileReport *rep, Diag *d)
@@ -432,9 +426,10 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		return IPU_ERANGE;
 	}
 	/* Plan, lower and measure with the placer (compile_once); while
-	 * tiles do not fit, the matmuls on them give up what they may
-	 * (plan_refit: weight copies, then GEMM plans of more than half a
-	 * tile) and the graph is planned again. The planner does not
+	 * tiles do not fit, the planner gives up what it may (plan_refit:
+	 * the copies of the matmuls on them, then every GEMM plan of more
+	 * than half a tile, then every copy; at most four plans) and the
+	 * graph is planned again. The planner does not
 	 * compute a whole tile's bytes itself yet (every op's buffers with
 	 * their lifetimes, and the code, exist only after lowering,
 	 * scheduling and codegen_size), so the measure is the lowering's.
@@ -443,15 +438,14 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	 * (docs/compiler.md, "Memory: what the planner knows"). */
 	uint8_t *fit = xcalloc((size_t)g->nops + 1, 1);
 	int r, again;
-	for (int round = 0;; round++) {
-		r = compile_once(g, &opt, fit, round + 1 < COMPILE_MAX_PLANS,
-		                 &again, t0, out, rep, d);
+	for (;;) {
+		r = compile_once(g, &opt, fit, &again, t0, out, rep, d);
 		if (!again)
 			break;
 		if (opt.dump)
 			fprintf(opt.dump_to ? opt.dump_to : stdout,
 			        "# plan does not fit: %d of %u tiles; %d "
-			        "matmul%s on them give%s up weight copies or "
+			        "matmul%s give%s up weight copies or "
 			        "GEMM plans over half a tile: planning again\n",
 			        rep->place.nover, rep->place.tiles, again,
 			        again == 1 ? "" : "s", again == 1 ? "s" : "");

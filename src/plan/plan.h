@@ -309,13 +309,13 @@ int plan_op_aliases(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
-/* fit.c: for the next plan of the same graph, what the matmuls whose
- * GEMMs run on a tile of over[0 .. nover - 1] (tiles a measure of plan p
- * found not to fit) give up, in fit (by graph op, PLAN_FIT_*, kept from
- * earlier rounds): on a tile where one still has weight copies, weight
- * copies; else plans of more than half a tile.
- * Returns the number of ops given something new to give up (0: nothing
- * is left to give up on those tiles). */
+/* fit.c: what the next plan of the same graph gives up (in fit, by
+ * graph op, PLAN_FIT_*, kept from earlier plans) when plan p was measured
+ * not to fit on tiles over[0 .. nover - 1]: after the first plan, the
+ * weight copies of the matmuls on those tiles if one has copies; else
+ * every matmul's GEMM plans of more than half a tile (copies allowed
+ * again); then every matmul's copies. Returns the number of ops given something
+ * new to give up (0: nothing is left). At most four plans in all. */
 int plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
