@@ -287,6 +287,25 @@ test_plan(void **state)
 	graph_free(g);
 }
 
+/* g planned again on 256 tiles with o, after old. */
+static Plan *
+replan(const Graph *g, const PlanOptions *o, Plan *old)
+{
+	plan_free(old);
+	Plan *p;
+	Diag d;
+	assert_int_equal(plan_graph(g, chip_default(), 256, o, &p, &d), 0);
+	return p;
+}
+
+/* test_refit's two matmuls (ops 0 and 2) have weight copies or not. */
+static void
+expect_copies(const Plan *p, int c0, int c2)
+{
+	assert_int_equal(p->op[0].gemm.b_local, c0);
+	assert_int_equal(p->op[2].gemm.b_local, c2);
+}
+
 /* What the next plan gives up when a measure found tiles that do not fit
  * (plan_refit), and the next plan doing it. On 256 tiles the first
  * matmul (32 x 64 x 48) runs on a grid of 32 x 4 tiles from tile 0, the
@@ -305,30 +324,27 @@ test_refit(void **state)
 	                           "z = matmul y w2\n"
 	                           "output z\n";
 	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
+	Diag errs[GRAPH_MAX_ERRORS];
 	int nerr;
 	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
 	                 0);
 	uint8_t fit[4] = {0};
 	PlanOptions o = {.weight_copies = 1, .fit = fit};
-	Plan *plan;
-	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
+	Plan *plan = replan(g, &o, NULL);
 	const GemmPlan *g0 = &plan->op[0].gemm, *g2 = &plan->op[2].gemm;
 	assert_int_equal(plan->op[0].tile0, 0);
 	assert_int_equal(g0->pk * g0->pm * g0->pn, 128);
 	assert_int_equal(g2->pk * g2->pm * g2->pn, 256);
-	assert_true(g0->b_local && g2->b_local);
+	expect_copies(plan, 1, 1);
 	/* tile 200: the second matmul's copies */
 	uint32_t over = 200;
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], 0);
 	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES);
-	plan_free(plan);
 	/* the next plan has no copies there, the first keeps its own */
-	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
-	assert_true(plan->op[0].gemm.b_local);
-	assert_false(plan->op[2].gemm.b_local);
+	plan = replan(g, &o, plan);
+	expect_copies(plan, 1, 0);
 	/* still over: every GEMM plan within half a tile (a changed plan
 	 * moves the layouts after it, and the tiles that overflow), copies
 	 * allowed again: the ladder's third attempt */
@@ -336,18 +352,14 @@ test_refit(void **state)
 	assert_int_equal(fit[0], PLAN_FIT_HALF);
 	assert_int_equal(fit[1], 0);
 	assert_int_equal(fit[2], PLAN_FIT_HALF);
-	plan_free(plan);
-	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
-	assert_true(plan->op[0].gemm.b_local);
-	assert_true(plan->op[2].gemm.b_local);
+	plan = replan(g, &o, plan);
+	expect_copies(plan, 1, 1);
 	/* then every copy */
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 2);
 	assert_int_equal(fit[0], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
 	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
-	plan_free(plan);
-	assert_int_equal(plan_graph(g, chip_default(), 256, &o, &plan, &d), 0);
-	assert_false(plan->op[0].gemm.b_local);
-	assert_false(plan->op[2].gemm.b_local);
+	plan = replan(g, &o, plan);
+	expect_copies(plan, 0, 0);
 	/* nothing is left to give up */
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 0);
 	plan_free(plan);
