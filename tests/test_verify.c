@@ -287,6 +287,123 @@ test_plan(void **state)
 	graph_free(g);
 }
 
+/* g planned again on 256 tiles with o, after old. */
+static Plan *
+replan(const Graph *g, const PlanOptions *o, Plan *old)
+{
+	plan_free(old);
+	Plan *p;
+	Diag d;
+	assert_int_equal(plan_graph(g, chip_default(), 256, o, &p, &d), 0);
+	return p;
+}
+
+/* test_refit's two matmuls (ops 0 and 2) have weight copies or not. */
+static void
+expect_copies(const Plan *p, int c0, int c2)
+{
+	assert_int_equal(p->op[0].gemm.b_local, c0);
+	assert_int_equal(p->op[2].gemm.b_local, c2);
+}
+
+/* What the next plan gives up when a measure found tiles that do not fit
+ * (plan_refit), and the next plan doing it. On 256 tiles the first
+ * matmul (32 x 64 x 48) runs on a grid of 32 x 4 tiles from tile 0, the
+ * second (4 K groups of 32 x 2) on all 256, both with weight copies
+ * (from --dump=plan): a tile past 128 concerns only the second. */
+static void
+test_refit(void **state)
+{
+	(void)state;
+	static const char text[] = "input a f16 [32, 48]\n"
+	                           "weight w f16 [48, 64]\n"
+	                           "weight bias f16 [64]\n"
+	                           "c = matmul a w\n"
+	                           "y = add c bias\n"
+	                           "weight w2 f16 [64, 32]\n"
+	                           "z = matmul y w2\n"
+	                           "output z\n";
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
+	                 0);
+	uint8_t fit[4] = {0};
+	PlanOptions o = {.weight_copies = 1, .fit = fit};
+	Plan *plan = replan(g, &o, NULL);
+	const GemmPlan *g0 = &plan->op[0].gemm, *g2 = &plan->op[2].gemm;
+	assert_int_equal(plan->op[0].tile0, 0);
+	assert_int_equal(g0->pk * g0->pm * g0->pn, 128);
+	assert_int_equal(g2->pk * g2->pm * g2->pn, 256);
+	expect_copies(plan, 1, 1);
+	/* tile 200: the second matmul's copies */
+	uint32_t over = 200;
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
+	assert_int_equal(fit[0], 0);
+	assert_int_equal(fit[1], 0);
+	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES);
+	/* the next plan has no copies there, the first keeps its own */
+	plan = replan(g, &o, plan);
+	expect_copies(plan, 1, 0);
+	/* still over: every GEMM plan within half a tile (a changed plan
+	 * moves the layouts after it, and the tiles that overflow), copies
+	 * allowed again: the ladder's third attempt */
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 2);
+	assert_int_equal(fit[0], PLAN_FIT_HALF);
+	assert_int_equal(fit[1], 0);
+	assert_int_equal(fit[2], PLAN_FIT_HALF);
+	plan = replan(g, &o, plan);
+	expect_copies(plan, 1, 1);
+	/* then every copy */
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 2);
+	assert_int_equal(fit[0], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
+	assert_int_equal(fit[2], PLAN_FIT_NO_COPIES | PLAN_FIT_HALF);
+	plan = replan(g, &o, plan);
+	expect_copies(plan, 0, 0);
+	/* nothing is left to give up */
+	assert_int_equal(plan_refit(plan, &over, 1, fit), 0);
+	plan_free(plan);
+	graph_free(g);
+}
+
+/* A graph whose tiles cannot hold it in any plan: planned twice (its
+ * matmuls have no weight copies, so their GEMM plans keep within half a
+ * tile at once, and then nothing is left), one per-tile report, the
+ * error naming a tile. The same
+ * matmuls on 8 tiles fit the first time: planned once. */
+static void
+test_refit_compile(void **state)
+{
+	(void)state;
+	char text[1024];
+	size_t n =
+	    (size_t)snprintf(text, sizeof text, "input x f32 [512, 256]\n");
+	for (int i = 0; i < 2; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n,
+		                      "weight w%d f32 [256, 256]\n"
+		                      "h%d = matmul %s w%d\n",
+		                      i, i, i ? "h0" : "x", i);
+	snprintf(text + n, sizeof text - n, "output h1\n");
+	write_text("big.graph", text);
+	char out[1 << 16];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile big.graph -o big.ipk --tiles 4 "
+	                         "--dump=plan"),
+	                 1);
+	const char *again = "# plan does not fit: 2 of 4 tiles; 2 matmuls";
+	expect_in(out, again);
+	assert_null(strstr(strstr(out, again) + 1, "# plan does not fit"));
+	expect_in(out, "within half a tile (measured)");
+	expect_in(out, "tile 1: needs ");
+	expect_in(out, "2 of 4 tiles do not fit");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile big.graph -o big.ipk --tiles 8 "
+	                         "--dump=plan"),
+	                 0);
+	assert_null(strstr(out, "# plan does not fit"));
+	expect_in(out, "wrote");
+}
+
 /* ipu compile --dump prints every pass's result before the summary. */
 static void
 test_dump(void **state)
@@ -338,6 +455,8 @@ main(void)
 	    cmocka_unit_test(test_place_verify),
 	    cmocka_unit_test(test_codegen_verify),
 	    cmocka_unit_test(test_plan),
+	    cmocka_unit_test(test_refit),
+	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

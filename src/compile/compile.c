@@ -253,18 +253,36 @@ layout_of(const Graph *g, const Lowered *l, Kernels *k, const KernelsUsed *ku,
 	return pk;
 }
 
+/* The tiles placement found not to fit, for plan_refit: what the
+ * planner gives up for the next plan (into fit); the number of ops given
+ * something new. */
 static int
-compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
-             uint32_t gemm_bytes, double t0, Package **out, CompileReport *rep,
-             Diag *d)
+refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit)
+{
+	uint32_t *over = xcalloc((size_t)rep->nover + 1, sizeof *over);
+	for (int i = 0; i < rep->nover; i++)
+		over[i] = rep->over[i].tile;
+	int n = plan_refit(plan, over, rep->nover, fit);
+	free(over);
+	return n;
+}
+
+/* The pipeline on the plan made with `fit` (by op, PLAN_FIT_*). When
+ * placement finds tiles that do not fit, *again is the number of ops the
+ * planner gives up something for (fit updated); 0: nothing left, and rep
+ * has the layout of the program that failed. */
+static int
+compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, int *again,
+             double t0, Package **out, CompileReport *rep, Diag *d)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
+	*again = 0;
 	Lowered *l = NULL;
 	Plan *plan = NULL;
-	PlanOptions po = {weight_copies, gemm_bytes};
+	PlanOptions po = {.weight_copies = 1, .fit = fit};
 	/* verify the graph, plan it, lower the plan */
 	int r = graph_verify(g, d);
 	if (!r)
@@ -277,9 +295,10 @@ compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
 		snprintf(rep->plan, sizeof rep->plan, "%s", plan->desc);
 		r = lower_plan(plan, &l, d);
 	}
-	plan_free(plan);
-	if (r)
+	if (r) {
+		plan_free(plan);
 		return r;
+	}
 	uint32_t used = l->tiles;
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)
@@ -317,7 +336,10 @@ compile_once(const Graph *g, const CompileOptions *o, int weight_copies,
 	if (!r && (o->dump & COMPILE_DUMP_PLACE))
 		place_print(l, code_end, dump);
 	if (r && rep->place.nover)
+		*again = refit(plan, &rep->place, fit);
+	if (r && rep->place.nover && !*again)
 		rep->layout = layout_of(g, l, &k, &ku, code_at, save);
+	plan_free(plan);
 	/* code and package */
 	Package *pk = NULL;
 	if (!r) {
@@ -398,47 +420,38 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		opt.chip = chip_default();
 	if (!opt.tiles)
 		opt.tiles = opt.chip->tiles;
-	const Chip *chip = opt.chip;
-	if (check_sizes(g, chip, opt.tiles, d)) {
+	if (check_sizes(g, opt.chip, opt.tiles, d)) {
 		memset(rep, 0, sizeof *rep);
 		*out = NULL;
 		return IPU_ERANGE;
 	}
-	/* Attempts, while placement fails (the report and the error are the
-	 * last one's). A retry remains because the planner does not know a
-	 * whole tile's bytes: it prices each GEMM as if that GEMM had the
-	 * tile to itself (GemmPlan.tile_bytes, with a fixed reserve for the
-	 * kernels' code and the interleaved pairs) and budgets weight copies
-	 * on the average tile, while what a tile holds is known only after
-	 * lowering (every op's buffers and their lifetimes), scheduling and
-	 * codegen_size (the code, which grows with the steps): placement
-	 * measures it. So: without weight copies (GemmPlan.b_local), which
-	 * can tip a full tile over; then with GEMM plans that keep at most
-	 * half of a tile, with copies and without. A model that fits the
-	 * first time compiles once (docs/compiler.md, "Memory: why placement
-	 * may compile again", lists which do not). */
-	uint32_t half = (chip->mem_end - chip->mem_base) / 2;
-	static const struct {
-		int copies, half;
-	} attempt[] = {{1, 0}, {0, 0}, {1, 1}, {0, 1}};
-	int r = IPU_OK;
-	for (size_t i = 0; i < sizeof attempt / sizeof *attempt; i++) {
-		if (i) {
-			if (!r || !rep->place.nover)
-				break;
-			compile_report_free(rep);
-		}
-		if (opt.dump && i)
+	/* Plan, lower and measure with the placer (compile_once); while
+	 * tiles do not fit, the planner gives up what it may (plan_refit:
+	 * the copies of the matmuls on them, then every GEMM plan of more
+	 * than half a tile, then every copy; at most four plans) and the
+	 * graph is planned again. The planner does not
+	 * compute a whole tile's bytes itself yet (every op's buffers with
+	 * their lifetimes, and the code, exist only after lowering,
+	 * scheduling and codegen_size), so the measure is the lowering's.
+	 * A graph that fits the first time compiles once; one that cannot
+	 * fit fails once, with the last plan's per-tile report
+	 * (docs/compiler.md, "Memory: what the planner knows"). */
+	uint8_t *fit = xcalloc((size_t)g->nops + 1, 1);
+	int r, again;
+	for (;;) {
+		r = compile_once(g, &opt, fit, &again, t0, out, rep, d);
+		if (!again)
+			break;
+		if (opt.dump)
 			fprintf(opt.dump_to ? opt.dump_to : stdout,
-			        "# placement failed: compiling again %s weight "
-			        "copies%s\n",
-			        attempt[i].copies ? "with" : "without",
-			        attempt[i].half
-			            ? ", GEMM plans within half a tile"
-			            : "");
-		r = compile_once(g, &opt, attempt[i].copies,
-		                 attempt[i].half ? half : 0, t0, out, rep, d);
+			        "# plan does not fit: %d of %u tiles; %d "
+			        "matmul%s give%s up weight copies or "
+			        "GEMM plans over half a tile: planning again\n",
+			        rep->place.nover, rep->place.tiles, again,
+			        again == 1 ? "" : "s", again == 1 ? "s" : "");
+		compile_report_free(rep);
 	}
+	free(fit);
 	return r;
 }
 

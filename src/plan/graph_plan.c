@@ -284,15 +284,27 @@ relayout_price(Planner *P, const Matmul *mm, const GemmPlan *p)
 	return cost;
 }
 
-/* Plan p at `cost` beats the best so far (none: best UINT64_MAX): a plan
- * within gemm_bytes before one over it, then the cheaper. */
+/* What an earlier plan's measure says of op (PLAN_FIT_*). */
+static uint8_t
+fit_of(const Planner *P, const Op *op)
+{
+	const uint8_t *fit = P->plan->opt.fit;
+	return fit ? fit[op - P->g->ops] : 0;
+}
+
+/* Plan p at `cost` beats the best so far (none: best UINT64_MAX): for an
+ * op measured too big for its tiles (PLAN_FIT_HALF), a plan within half
+ * a tile before one over it; then the cheaper. */
 static int
-better(const Planner *P, const GemmPlan *p, uint64_t cost, const GemmPlan *cur,
-       uint64_t best)
+better(const Planner *P, const Matmul *mm, const GemmPlan *p, uint64_t cost,
+       const GemmPlan *cur, uint64_t best)
 {
 	if (best == UINT64_MAX)
 		return 1;
-	uint32_t lim = P->plan->opt.gemm_bytes;
+	const Chip *c = P->chip;
+	uint32_t lim = fit_of(P, mm->op) & PLAN_FIT_HALF
+	                   ? (c->mem_end - c->mem_base) / 2
+	                   : 0;
 	int over = lim && p->tile_bytes > lim,
 	    cur_over = lim && cur->tile_bytes > lim;
 	return over != cur_over ? !over : cost < best;
@@ -310,12 +322,14 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	uint32_t tiles = P->tiles;
 	uint64_t best = UINT64_MAX;
 	/* a weight the host writes may be written to every tile that reads
-	 * it, while the budget lasts */
+	 * it, while the budget lasts, unless an earlier plan's copies were
+	 * measured too many for a tile of this GEMM */
 	const Tensor *tb = graph_tensor(P->g, mm->op->in[1]);
-	uint32_t local =
-	    mm->batches == 1 && tb->role == ROLE_WEIGHT && !P->home[tb->id]
-	        ? P->b_local_left
-	        : 0;
+	uint32_t local = mm->batches == 1 && tb->role == ROLE_WEIGHT &&
+	                         !P->home[tb->id] &&
+	                         !(fit_of(P, mm->op) & PLAN_FIT_NO_COPIES)
+	                     ? P->b_local_left
+	                     : 0;
 	/* B with a home is packed on the device */
 	int made = P->home[tb->id] != NULL;
 	if (mm->batches == 1 && mm->a_home) {
@@ -327,7 +341,7 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(P, mm, &cand[i]);
 			if (move != UINT64_MAX &&
-			    better(P, &cand[i], cand[i].cycles + move, plan,
+			    better(P, mm, &cand[i], cand[i].cycles + move, plan,
 			           best)) {
 				best = cand[i].cycles + move;
 				*plan = cand[i];
@@ -347,7 +361,7 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
-		if (better(P, &p, cost, plan, best)) {
+		if (better(P, mm, &p, cost, plan, best)) {
 			best = cost;
 			*plan = p;
 			*group = g;

@@ -259,13 +259,21 @@ typedef struct {
 	TileLog owners;
 } OpPlan;
 
+/* What the planner learned of an op from a measured earlier plan of the
+ * same graph (compile.c, "fit"): its GEMM grid covered a tile that did
+ * not fit, so it gives up what it may. */
+enum {
+	PLAN_FIT_NO_COPIES = 1, /* no weight copies (GemmPlan.b_local) */
+	PLAN_FIT_HALF = 2,      /* its GEMM plan the cheapest whose data on a
+	                           tile (GemmPlan.tile_bytes) is at most half
+	                           a tile, if the planner offers one */
+};
+
 typedef struct {
-	int weight_copies;   /* GEMM weights may be stored on every tile that
-	                        reads them (GemmPlan.b_local), within a budget
-	                        per tile */
-	uint32_t gemm_bytes; /* each GEMM's plan the cheapest whose data on a
-	                        tile (GemmPlan.tile_bytes) is at most this, if
-	                        the planner offers one (0: no limit) */
+	int weight_copies;  /* GEMM weights may be stored on every tile that
+	                       reads them (GemmPlan.b_local), within a budget
+	                       per tile */
+	const uint8_t *fit; /* by graph op: PLAN_FIT_* (NULL: none) */
 } PlanOptions;
 
 enum { PLAN_DESC_MAX = 2048 };
@@ -301,6 +309,14 @@ int plan_op_aliases(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
+/* fit.c: what the next plan of the same graph gives up (in fit, by
+ * graph op, PLAN_FIT_*, kept from earlier plans) when plan p was measured
+ * not to fit on tiles over[0 .. nover - 1]: after the first plan, the
+ * weight copies of the matmuls on those tiles if one has copies; else
+ * every matmul's GEMM plans of more than half a tile (copies allowed
+ * again); then every matmul's copies. Returns the number of ops given something
+ * new to give up (0: nothing is left). At most four plans in all. */
+int plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
 /* The plan's invariants: every op planned, GEMM grids on the plan's

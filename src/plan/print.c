@@ -18,9 +18,6 @@ plan_print(const Plan *p, FILE *f)
 	fprintf(f, "# plan: %u tiles", p->tiles);
 	if (p->opt.weight_copies)
 		fputs(", weight copies", f);
-	if (p->opt.gemm_bytes)
-		fprintf(f, ", GEMM plans within %u bytes a tile",
-		        p->opt.gemm_bytes);
 	fputc('\n', f);
 	const Graph *g = p->g;
 	for (int i = 0; i < p->nop; i++) {
@@ -43,6 +40,11 @@ plan_print(const Plan *p, FILE *f)
 			        o->group,
 			        o->spread_b ? "by the weight balance"
 			                    : "in its grid");
+			uint8_t fit = p->opt.fit ? p->opt.fit[i] : 0;
+			if (fit & PLAN_FIT_NO_COPIES)
+				fputs("; no weight copies (measured)", f);
+			if (fit & PLAN_FIT_HALF)
+				fputs("; within half a tile (measured)", f);
 		}
 		if (o->owners.n) {
 			fputs("; weight blocks on tiles", f);

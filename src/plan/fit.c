@@ -1,0 +1,105 @@
+/*
+ * fit.c - what a plan gives up when it was measured not to fit.
+ *
+ * The planner does not yet compute a whole tile's bytes itself (every
+ * op's buffers with their lifetimes, and the code, exist only after
+ * lowering, scheduling and codegen_size). compile.c measures a plan with
+ * the placer's own code and hands back the tiles that did not fit;
+ * plan_refit then chooses what the next plan of the same graph gives up,
+ * cheapest first:
+ *   1. after the first plan, the weight copies (GemmPlan.b_local) of the
+ *      matmuls on those tiles, if one of them has copies;
+ *   2. every matmul's GEMM plans of more than half a tile, with copies
+ *      again: not only on those tiles, because a plan that changes moves the
+ * layouts that start after it (spread), and with them the tiles that overflow
+ *      (So400m cut to 2 layers, f16 at batch 2, chased them for six
+ *      plans and did not fit);
+ *   3. every matmul's weight copies.
+ * Plans 3 and 4 are the last two of the ladder of global attempts this
+ * replaces (half a tile with copies, then without), so what it placed is
+ * still placed.
+ */
+#include "plan.h"
+
+/* 1 if matmul op i's GEMMs run on `tile`. */
+static int
+covers(const Plan *p, int i, uint32_t tile)
+{
+	const OpPlan *o = &p->op[i];
+	const GemmPlan *g = &o->gemm;
+	uint32_t n = g->pk * g->pm * g->pn * (o->group ? o->group : 1);
+	return tile >= o->tile0 && tile - o->tile0 < n;
+}
+
+/* 1 for a matmul the plan planned (a loop's later iterations are its
+ * body's). */
+static int
+planned_matmul(const Plan *p, int i)
+{
+	const RepeatMap *rm = &p->loop;
+	return p->g->ops[i].kind == OP_MATMUL &&
+	       (!rm->count || i < rm->first + rm->len ||
+	        i >= rm->first + rm->count * rm->len);
+}
+
+/* Marks `give` on every planned matmul without it; their number. */
+static int
+give_all(const Plan *p, uint8_t give, uint8_t *fit)
+{
+	int marked = 0;
+	for (int i = 0; i < p->nop; i++)
+		if (planned_matmul(p, i) && !(fit[i] & give)) {
+			fit[i] |= give;
+			marked++;
+		}
+	return marked;
+}
+
+/* Step 2: every matmul's GEMM plan within half a tile, with the copies
+ * step 1 took back (the ladder's third attempt); the matmuls newly
+ * marked. */
+static int
+all_half(const Plan *p, uint8_t *fit)
+{
+	int marked = 0;
+	for (int i = 0; i < p->nop; i++)
+		if (planned_matmul(p, i) && !(fit[i] & PLAN_FIT_HALF))
+			marked++;
+	for (int i = 0; marked && i < p->nop; i++)
+		if (planned_matmul(p, i))
+			fit[i] = PLAN_FIT_HALF;
+	return marked;
+}
+
+int
+plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit)
+{
+	int first = 1, copies = 0;
+	for (int i = 0; i < p->nop; i++) {
+		if (fit[i])
+			first = 0;
+		if (planned_matmul(p, i) && p->op[i].gemm.b_local)
+			copies = 1;
+	}
+	int marked = 0;
+	for (int k = 0; first && copies && k < nover; k++) {
+		/* a tile where a matmul has copies: none of its matmuls may
+		 * (the budget one leaves would go to the next) */
+		int here = 0;
+		for (int i = 0; i < p->nop; i++)
+			if (planned_matmul(p, i) && p->op[i].gemm.b_local &&
+			    covers(p, i, over[k]))
+				here = 1;
+		for (int i = 0; here && i < p->nop; i++)
+			if (planned_matmul(p, i) && covers(p, i, over[k]) &&
+			    !(fit[i] & PLAN_FIT_NO_COPIES)) {
+				fit[i] |= PLAN_FIT_NO_COPIES;
+				marked++;
+			}
+	}
+	if (!marked)
+		marked = all_half(p, fit);
+	if (!marked && copies)
+		marked = give_all(p, PLAN_FIT_NO_COPIES, fit);
+	return marked;
+}
