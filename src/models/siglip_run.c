@@ -282,9 +282,9 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
 		pk = NULL; /* the device had it */
 	}
-	if (!e && !r->compile_only) {
+	if (!e) {
 		/* MFU: the time at each matmul's peak (f8 operands run at
-		 * the f8 rate) over the time taken */
+		 * the f8 rate) over the time taken (none compiled only) */
 		double ideal = 0;
 		for (int i = 0; i < g->nops; i++) {
 			const Op *op = &g->ops[i];
