@@ -129,7 +129,8 @@ test_tiny_check(void **state)
 	double mfu = macs / (cycles * chip->tiles * chip->macs_f16);
 	assert_true(fabs(num(j, "mfu") / mfu - 1) < 1e-3);
 	assert_true(num(j, "fullest_tile_bytes") > 0);
-	assert_true(num(j, "fullest_tile_bytes") <= chip->mem_end - chip->mem_base);
+	assert_true(num(j, "fullest_tile_bytes") <=
+	            chip->mem_end - chip->mem_base);
 	assert_true(num(j, "compile_s") > 0);
 	assert_true(num(j, "emulation_s") > 0);
 	assert_true(num(j, "cosine") >= 0.999); /* f16's bar */
@@ -166,9 +167,9 @@ test_errors(void **state)
 	(void)state;
 	char out[8192];
 	write_text("tiny.json", tiny);
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "bench siglip --preset base --layers 13"),
-	                 1);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "bench siglip --preset base --layers 13"),
+	    1);
 	expect_in(out, "13 layers: the config has 12");
 	assert_int_equal(
 	    run_ipu(out, sizeof out, "bench siglip --weights w.safetensors"),
@@ -184,12 +185,12 @@ test_errors(void **state)
 	                         "--compile-only"),
 	                 1);
 	expect_in(out, "not with compile only");
-	assert_int_equal(
-	    run_ipu(out, sizeof out, "bench siglip --preset huge"), 1);
+	assert_int_equal(run_ipu(out, sizeof out, "bench siglip --preset huge"),
+	                 1);
 	expect_in(out, "unknown preset 'huge'");
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "bench siglip --preset base --dtype bf16"),
-	                 2);
+	assert_int_equal(
+	    run_ipu(out, sizeof out, "bench siglip --preset base --dtype bf16"),
+	    2);
 	expect_in(out, "--dtype wants f32, f16 or f8");
 	/* a checkpoint that is not there: said, nothing made */
 	assert_int_equal(run_ipu(out, sizeof out,

@@ -159,7 +159,8 @@ worst_cosine(const SiglipResult *r, const char *ref_path, double *cos, Diag *d)
 	int e = npy_read(ref_path, &ref, d);
 	if (e)
 		return e;
-	if (ref.dtype != NPY_F32 || npy_count(&ref) != (uint64_t)r->batch * r->d)
+	if (ref.dtype != NPY_F32 ||
+	    npy_count(&ref) != (uint64_t)r->batch * r->d)
 		e = diag_set(d, IPU_EINVAL, ref_path, 0, 0,
 		             "the reference's embedding is not f32 [%d, %d]",
 		             r->batch, r->d);
@@ -223,8 +224,8 @@ measure(const SiglipBenchConfig *cfg, const SiglipConfig *c, const Scratch *s,
 		res->images_per_s =
 		    cfg->batch * chip->clock_hz / (double)out.cycles;
 	if (!e && cfg->check)
-		e = run_reference(cfg->ref ? cfg->ref : IPU_SIGLIP_REF,
-		                  weights, config, s, d);
+		e = run_reference(cfg->ref ? cfg->ref : IPU_SIGLIP_REF, weights,
+		                  config, s, d);
 	if (!e && cfg->check)
 		e = worst_cosine(&out, s->path[MADE_REF], &res->cosine, d);
 	siglip_result_free(&out);
