@@ -161,43 +161,37 @@ test_preset_compile_only(void **state)
 	assert_int_equal(entries(tmp_dir), 0);
 }
 
+/* Refused arguments: the exit status and what the message names; the
+ * last, a checkpoint that is not there, after the scratch directory was
+ * made (it must be gone). */
 static void
 test_errors(void **state)
 {
 	(void)state;
-	char out[8192];
+	static const struct {
+		const char *args, *says;
+		int status;
+	} cases[] = {
+	    {"--preset base --layers 13", "13 layers: the config has 12", 1},
+	    {"--weights w.safetensors", "--preset NAME or --config C is needed",
+	     2},
+	    {"--config tiny.json --weights w.safetensors --layers 1",
+	     "no layer count", 1},
+	    {"--preset base --check --compile-only", "not with compile only",
+	     1},
+	    {"--preset huge", "unknown preset 'huge'", 1},
+	    {"--preset base --dtype bf16", "--dtype wants f32, f16 or f8", 2},
+	    {"--config tiny.json --weights missing.safetensors",
+	     "missing.safetensors", 1},
+	};
 	write_text("tiny.json", tiny);
-	assert_int_equal(
-	    run_ipu(out, sizeof out, "bench siglip --preset base --layers 13"),
-	    1);
-	expect_in(out, "13 layers: the config has 12");
-	assert_int_equal(
-	    run_ipu(out, sizeof out, "bench siglip --weights w.safetensors"),
-	    2);
-	expect_in(out, "--preset NAME or --config C is needed");
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "bench siglip --config tiny.json --weights "
-	                         "w.safetensors --layers 1"),
-	                 1);
-	expect_in(out, "no layer count");
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "bench siglip --preset base --check "
-	                         "--compile-only"),
-	                 1);
-	expect_in(out, "not with compile only");
-	assert_int_equal(run_ipu(out, sizeof out, "bench siglip --preset huge"),
-	                 1);
-	expect_in(out, "unknown preset 'huge'");
-	assert_int_equal(
-	    run_ipu(out, sizeof out, "bench siglip --preset base --dtype bf16"),
-	    2);
-	expect_in(out, "--dtype wants f32, f16 or f8");
-	/* a checkpoint that is not there: said, nothing made */
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "bench siglip --config tiny.json --weights "
-	                         "missing.safetensors"),
-	                 1);
-	expect_in(out, "missing.safetensors");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char out[8192], line[256];
+		snprintf(line, sizeof line, "bench siglip %s", cases[i].args);
+		assert_int_equal(run_ipu(out, sizeof out, line),
+		                 cases[i].status);
+		expect_in(out, cases[i].says);
+	}
 	assert_int_equal(entries(tmp_dir), 0);
 }
 
