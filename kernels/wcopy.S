@@ -50,6 +50,9 @@ wcopy:
 	.size wcopy, . - wcopy
 
 // $mvertex_base -> {first byte, atoms}; $mworker_base -> argument block.
+// One atom an issue: the first atom is loaded ahead, then each ldst64pace
+// stores the atom it holds while it loads the next (the store sends the
+// register's value from before the bundle), and st64pace stores the last.
 // Every instruction but exitz is a bundle, so the rpt body is 8-aligned.
 	.align 8
 	.type wcopy_worker, @function
@@ -61,8 +64,11 @@ wcopy_worker:
 	{ ld32 $m3, $mworker_base, $mzero, ARG_DST ; fnop }
 	{ add $m2, $m2, $m1 ; fnop }
 	{ add $m3, $m3, $m1 ; fnop }
-	{ rpt $m0, 1 ; fnop }
 	{ ld64step $a0:1, $mzero, $m2+=, 1 ; fnop }
-	{ st64step $a0:1, $mzero, $m3+=, 1 ; fnop }
+	{ add $m0, $m0, -1 ; fnop }
+	{ tapack $m4:5, $m2, $mzero, $m3 ; fnop }
+	{ rpt $m0, 0 ; fnop }
+	{ ldst64pace $a0:1, $a0:1, $m4:5+=, $mzero, 0 ; fnop }
+	{ st64pace $a0:1, $m4:5+=, $mzero, 0 ; fnop }
 9:	exitz $mzero
 	.size wcopy_worker, . - wcopy_worker

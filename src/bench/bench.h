@@ -7,8 +7,10 @@
 #define IPU_BENCH_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../target/chip.h"
+#include "../target/dtype.h"
 #include "../util/util.h"
 
 typedef enum { AMP_F32, AMP_F16, AMP_F8 } AmpDtype;
@@ -250,6 +252,44 @@ typedef struct {
 } GraphBenchResult;
 
 int bench_graph(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d);
+
+/* ---- siglip.c: the SigLIP vision tower end to end (`ipu bench siglip`,
+ * docs/bench-siglip.md) ---- */
+typedef struct {
+	/* the model: a preset's config (cut to `layers` if nonzero) or a
+	 * config.json; its checkpoint `weights` if given, else a seeded
+	 * synthetic one (siglip_gen) in a temporary directory */
+	const char *preset, *config, *weights;
+	int layers;          /* 0: the config's */
+	DType dtype;         /* compute: f32, f16 or f8_f143 */
+	int batch;           /* images: seeded pixel values in [-1, 1) */
+	uint64_t seed;       /* the checkpoint's and the pixels' */
+	int check;           /* also the f64 reference (tools/siglip_ref.py) */
+	const char *ref;     /* that script; NULL: the source tree's */
+	int compile_only;    /* no emulation (cycles 0) */
+	int range;           /* cycles at the timing bounds (predicted) */
+	const Chip *chip;    /* NULL: the C600 */
+	int threads;         /* host threads of the emulator */
+	uint64_t max_cycles; /* runner_run's; 0: the default */
+	FILE *place_report;  /* the placement report if it does not fit */
+} SiglipBenchConfig;
+
+typedef struct {
+	int layers, tokens, hidden, batch;
+	uint32_t tiles, fullest_tile_bytes;
+	uint64_t macs; /* of the matmuls, the whole batch */
+	uint64_t cycles, predicted_cycles;
+	uint64_t cycles_fast, cycles_slow; /* predicted, 0 without range */
+	double images_per_s;               /* batch x clock / cycles */
+	double mfu; /* each matmul's MACs at its operands' peak, over
+	               cycles x chip tiles (siglip_run) */
+	double compile_s, emulation_s;
+	double cosine; /* check: the worst image's against f64, else -2 */
+	DType dtype;
+	char config_name[64]; /* the preset, or "config" */
+} SiglipBenchResult;
+
+int bench_siglip(const SiglipBenchConfig *cfg, SiglipBenchResult *res, Diag *d);
 
 /* The chip's peak MACs per tile per cycle for the dtype (0: none). */
 uint32_t bench_peak_macs(const Chip *chip, AmpDtype t);

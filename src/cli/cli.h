@@ -52,6 +52,7 @@ void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */
 int cli_siglip_dtype(const char *cmd, const char *name, DType *out);
+int cli_siglip_dtype_parse(const char *name, DType *out); /* 0 or -1 */
 
 /* Helpers the commands share (cmd_asm.c). */
 /* A diagnostic on stderr: file:line:col: msg, the line and a caret. */

@@ -1,6 +1,7 @@
 /*
  * cmd_bench.c - `ipu bench NAME`: benchmarks on the emulator (tile-amp,
- * exchange, sim, gemm). Human-readable by default, one JSON object with
+ * exchange, sim, gemm, graph, siglip). Human-readable by default, one JSON
+ * object with
  * --json. They share one option parser driven by a table per benchmark.
  */
 #include <errno.h>
@@ -17,7 +18,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: ipu bench tile-amp|exchange|sim|gemm|graph [options]\n"
+	        "usage: ipu bench tile-amp|exchange|sim|gemm|graph|siglip "
+	        "[options]\n"
 	        "\n"
 	        "ipu bench tile-amp: one tile multiplies R rows by a K x 16 "
 	        "weight block\n"
@@ -81,6 +83,30 @@ usage(FILE *f)
 	        "cores)\n"
 	        "  --seed N        input data seed (default 1)\n"
 	        "\n"
+	        "ipu bench siglip: the SigLIP vision tower on a seeded "
+	        "synthetic checkpoint and\n"
+	        "  seeded pixels (in a temporary directory), compiled, run "
+	        "once and timed\n"
+	        "  (docs/bench-siglip.md).\n"
+	        "  --preset NAME   base or so400m (or --config C: a "
+	        "config.json)\n"
+	        "  --weights W     the config's own checkpoint instead of a "
+	        "synthetic one\n"
+	        "  --layers N      keep the first N encoder layers (synthetic "
+	        "checkpoints)\n"
+	        "  --dtype T       f32, f16 or f8 (default f8: f8 dense "
+	        "GEMMs)\n"
+	        "  --batch N       images (default 1)\n"
+	        "  --seed S        checkpoint and pixels seed (default 0)\n"
+	        "  --check         cosine of the worst image against the f64 "
+	        "reference\n"
+	        "                  (tools/siglip_ref.py on /usr/bin/python3; "
+	        "--ref SCRIPT)\n"
+	        "  --compile-only  compile, no emulation (does the batch "
+	        "fit?)\n"
+	        "  --threads N     host threads (default: the machine's "
+	        "cores)\n"
+	        "\n"
 	        "every benchmark:\n"
 	        "  --max-cycles N  stop the run after N cycles (default: graph "
 	        "and gemm 10 x\n"
@@ -91,7 +117,8 @@ usage(FILE *f)
 	        "slow, or e.g.\n"
 	        "                  nominal,sup-dep=slow,f32exp=4 "
 	        "(docs/fidelity.md)\n"
-	        "  --no-range      tile-amp, gemm, graph: skip the runs with "
+	        "  --no-range      tile-amp, gemm, graph, siglip: skip the "
+	        "runs with "
 	        "every timing rule\n"
 	        "                  at its fast and at its slow bound "
 	        "(cycles_fast, cycles_slow)\n"
@@ -120,6 +147,11 @@ typedef struct {
 #define NAME_OPT(opt, fn, field, want)                                         \
 	{                                                                      \
 		opt, 0, 0, &(field), 0, fn, want                               \
+	}
+/* An option without a value that sets the int field to 1. */
+#define FLAG_OPT(opt, field)                                                   \
+	{                                                                      \
+		opt, 0, 0, &(field), 0, NULL, NULL                             \
 	}
 
 static int
@@ -248,10 +280,19 @@ parse_opts(const char *bench, int argc, char **argv, const BenchOpt *opts,
 				return 2;
 			continue;
 		}
+		int flag = 0;
+		for (int k = 0; k < nopts && !flag; k++)
+			if (!opts[k].size && !opts[k].name &&
+			    !strcmp(s, opts[k].opt))
+				flag = *(int *)opts[k].dst = 1;
+		if (flag)
+			continue;
 		/* the option's value, the usual way (cli_opt_value) */
 		const BenchOpt *o = NULL;
 		for (int k = -1; k < nopts && !o && !missing; k++) {
 			const BenchOpt *c = k < 0 ? &chip_opt : &opts[k];
+			if (!c->size && !c->name)
+				continue; /* a flag */
 			val = cli_opt_value(argc, argv, &i, c->opt, &missing);
 			o = val || missing ? c : NULL;
 		}
@@ -674,6 +715,122 @@ graph_bench(int argc, char **argv)
 	return 0;
 }
 
+static int
+parse_siglip_dtype(const char *s, void *dst)
+{
+	return cli_siglip_dtype_parse(s, dst);
+}
+
+static void
+json_cycles(const char *name, uint64_t v)
+{
+	if (v)
+		printf(", \"%s\": %" PRIu64, name, v);
+	else
+		printf(", \"%s\": null", name);
+}
+
+static int
+siglip_bench(int argc, char **argv)
+{
+	SiglipBenchConfig cfg = {.dtype = DT_F8_F143,
+	                         .batch = 1,
+	                         .threads = host_cores(),
+	                         .place_report = stderr};
+	const BenchOpt opts[] = {
+	    NAME_OPT("--preset", parse_path, cfg.preset, "a preset"),
+	    NAME_OPT("--config", parse_path, cfg.config, "a config.json"),
+	    NAME_OPT("--weights", parse_path, cfg.weights, "a checkpoint"),
+	    NAME_OPT("--ref", parse_path, cfg.ref, "a script"),
+	    NUM_OPT("--layers", 1, 1 << 20, cfg.layers),
+	    NUM_OPT("--batch", 1, 64, cfg.batch),
+	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NUM_OPT("--threads", 1, 64, cfg.threads),
+	    NAME_OPT("--dtype", parse_siglip_dtype, cfg.dtype,
+	             "f32, f16 or f8"),
+	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
+	             "a number of cycles, 1 or more"),
+	    FLAG_OPT("--check", cfg.check),
+	    FLAG_OPT("--compile-only", cfg.compile_only),
+	};
+	int json,
+	    rc = parse_opts("siglip", argc, argv, opts,
+	                    sizeof opts / sizeof opts[0], &cfg.chip, &json);
+	if (rc >= 0)
+		return rc;
+	if (!cfg.preset && !cfg.config) {
+		fprintf(stderr, "ipu bench siglip: --preset NAME or --config "
+		                "C is needed\n");
+		return 2;
+	}
+	SiglipBenchResult r;
+	Diag d;
+	diag_clear(&d);
+	cfg.range = !no_range;
+	if (bench_siglip(&cfg, &r, &d))
+		return report_error("siglip", &d);
+	const char *dt = dtype_is_f8(r.dtype) ? "f8" : dtype_name(r.dtype);
+	if (json) {
+		printf("{\"bench\": \"siglip\", \"model\": ");
+		cli_json_str(stdout, r.config_name);
+		printf(", \"chip\": \"%s\", \"timing\": \"%s\", "
+		       "\"clock_hz\": %.0f, \"dtype\": \"%s\", "
+		       "\"layers\": %d, \"tokens\": %d, \"hidden\": %d, "
+		       "\"batch\": %d, \"seed\": %" PRIu64
+		       ", \"tiles\": %u, \"chip_tiles\": %u, "
+		       "\"macs\": %" PRIu64,
+		       cfg.chip->name, cfg.chip->timing->spec,
+		       cfg.chip->clock_hz, dt, r.layers, r.tokens, r.hidden,
+		       r.batch, cfg.seed, r.tiles, cfg.chip->tiles, r.macs);
+		json_cycles("cycles", r.cycles);
+		json_cycles("predicted_cycles", r.predicted_cycles);
+		json_cycles("cycles_fast", r.cycles_fast);
+		json_cycles("cycles_slow", r.cycles_slow);
+		printf(", \"images_per_s\": %.6g, \"mfu\": %.6g, "
+		       "\"fullest_tile_bytes\": %u, \"compile_s\": %.3f, "
+		       "\"emulation_s\": %.3f, \"threads\": %d",
+		       r.images_per_s, r.mfu, r.fullest_tile_bytes, r.compile_s,
+		       r.emulation_s, cfg.threads);
+		if (cfg.check)
+			printf(", \"cosine\": %.9f", r.cosine);
+		else
+			printf(", \"cosine\": null");
+		printf("}\n");
+		return 0;
+	}
+	printf("siglip %s, %d layers, %d tokens, d %d, %s, batch %d, seed "
+	       "%" PRIu64 ", on %u of %u %s tiles\n",
+	       r.config_name, r.layers, r.tokens, r.hidden, dt, r.batch,
+	       cfg.seed, r.tiles, cfg.chip->tiles, cfg.chip->name);
+	if (cfg.compile_only)
+		printf("  cycles          %" PRIu64 " predicted (compiled "
+		       "only)\n",
+		       r.predicted_cycles);
+	else
+		printf("  cycles          %" PRIu64 " emulated, %" PRIu64
+		       " predicted (timing %s)\n",
+		       r.cycles, r.predicted_cycles, cfg.chip->timing->spec);
+	if (cfg.range)
+		printf("  timing range    %" PRIu64 " .. %" PRIu64
+		       " cycles predicted with every rule at its fast .. slow "
+		       "bound (docs/fidelity.md)\n",
+		       r.cycles_fast, r.cycles_slow);
+	if (!cfg.compile_only)
+		printf("  speed           %.1f images/s at %.0f MHz, MFU "
+		       "%.2f%% (matmul MACs at their operands' peak)\n",
+		       r.images_per_s, cfg.chip->clock_hz / 1e6, 100 * r.mfu);
+	printf("  compile         %.1f s; fullest tile %u bytes\n", r.compile_s,
+	       r.fullest_tile_bytes);
+	if (!cfg.compile_only)
+		printf("  emulation       %.1f s on %d host threads\n",
+		       r.emulation_s, cfg.threads);
+	if (cfg.check)
+		printf("  cosine          %.9f against the f64 reference (the "
+		       "worst image)\n",
+		       r.cosine);
+	return 0;
+}
+
 int
 cmd_bench(int argc, char **argv)
 {
@@ -691,9 +848,11 @@ cmd_bench(int argc, char **argv)
 		return gemm(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "graph"))
 		return graph_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "siglip"))
+		return siglip_bench(argc - 1, argv + 1);
 	fprintf(stderr,
 	        "ipu bench: unknown benchmark '%s' (known: tile-amp, "
-	        "exchange, sim, gemm, graph)\n",
+	        "exchange, sim, gemm, graph, siglip)\n",
 	        argv[1]);
 	return 2;
 }

@@ -21,19 +21,27 @@
 #include "cli_profile.h"
 
 int
-cli_siglip_dtype(const char *cmd, const char *name, DType *out)
+cli_siglip_dtype_parse(const char *name, DType *out)
 {
 	int dt = dtype_from_name(name, strlen(name));
 	if (!strcmp(name, "f8"))
 		dt = DT_F8_F143;
-	if (dt != DT_F32 && dt != DT_F16 && dt != DT_F8_F143) {
+	if (dt != DT_F32 && dt != DT_F16 && dt != DT_F8_F143)
+		return -1;
+	*out = (DType)dt;
+	return 0;
+}
+
+int
+cli_siglip_dtype(const char *cmd, const char *name, DType *out)
+{
+	if (cli_siglip_dtype_parse(name, out)) {
 		fprintf(stderr,
 		        "ipu %s: --dtype wants f32, f16 or f8 (f8_f143), got "
 		        "'%s'\n",
 		        cmd, name);
 		return 1;
 	}
-	*out = (DType)dt;
 	return 0;
 }
 

@@ -34,7 +34,7 @@ wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES])
 /* The supervisor's code in wcopy.S, instruction by instruction (the
  * registers each reads and writes); worker w starts at its first turn
  * after the runall's launch delay and issues 3 instructions (no atoms) or
- * 9 + 2 an atom; the sync LOCAL leaves 6 cycles after the last exit. */
+ * 12 + 1 an atom; the sync LOCAL leaves 6 cycles after the last exit. */
 uint64_t
 wcopy_cycles(const Chip *c, uint32_t slot)
 {
@@ -57,7 +57,7 @@ wcopy_cycles(const Chip *c, uint32_t slot)
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = atoms / 6 + (w < atoms % 6);
-		exit[w] = first[w] + 6 * ((n ? 9 + 2 * n : 3) - 1);
+		exit[w] = first[w] + 6 * ((n ? 12 + n : 3) - 1);
 	}
 	sup_workers(&s, exit);
 	sup_sync(&s);

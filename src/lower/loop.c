@@ -104,6 +104,9 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		int32_t bank =
 		    lower_buffer(l, t, slot * l->loop_count, 8, REGION_ANY, 0,
 		                 INT32_MAX, "loop weight bank");
+		/* wcopy loads from the bank and stores to the region in one
+		 * bundle (ldst64pace): never in one memory element */
+		l->buf[bank].apart = r->id;
 		(*banks)[(*nbanks)++] = (LoopBank){t, r->id, bank, slot};
 		KernelCall *c =
 		    lower_call(l, copy, t, "wcopy", "wcopy", WCOPY_ARGS_BYTES);

@@ -394,7 +394,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
 		pk = NULL; /* the device had it */
 	}
-	if (!e && !r->compile_only) {
+	if (!e) { /* MACs even compiled only; MFU 0 without cycles */
 		uint64_t macs;
 		out->mfu = runner_mfu(g, chip, out->cycles, &macs);
 		out->macs += macs;

@@ -1,0 +1,207 @@
+/*
+ * test_bench_siglip.c - `ipu bench siglip` (docs/bench-siglip.md): its JSON
+ * fields against figures worked out here from the config and the chip's
+ * facts (the matmul MACs of a SigLIP tower by hand, images/s from the
+ * clock, MFU from the MACs and the f16 peak), the cosine against the f64
+ * reference, the predicted range around the prediction, and its files: a
+ * temporary directory of its own, removed afterwards; the user's files
+ * only read.
+ */
+#include "support.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/target/chip.h"
+
+static char tmp_dir[128]; /* TMPDIR of the runs */
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (test_dir_make("bench_siglip"))
+		return -1;
+	snprintf(tmp_dir, sizeof tmp_dir, "%s/tmp", test_dir);
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "mkdir %s", tmp_dir);
+	if (system(cmd))
+		return -1;
+	return setenv("TMPDIR", tmp_dir, 1);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return test_dir_remove();
+}
+
+/* Entries of a directory other than . and .. */
+static int
+entries(const char *path)
+{
+	DIR *d = opendir(path);
+	assert_non_null(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* `ipu bench siglip ARGS --json`, which must succeed: the JSON object
+ * it printed (other lines may be the reference's messages). */
+static cJSON *
+bench_json(const char *args)
+{
+	char out[8192], line[512];
+	snprintf(line, sizeof line, "bench siglip %s --json", args);
+	int rc = run_ipu(out, sizeof out, line);
+	if (rc)
+		fail_msg("exit %d:\n%s", rc, out);
+	const char *at = strstr(out, "{\"bench\": \"siglip\"");
+	if (!at)
+		fail_msg("no JSON in:\n%s", out);
+	cJSON *j = cJSON_Parse(at);
+	assert_non_null(j);
+	return j;
+}
+
+static double
+num(const cJSON *o, const char *k)
+{
+	const cJSON *x = cJSON_GetObjectItem(o, k);
+	if (!cJSON_IsNumber(x))
+		fail_msg("%s is not a number", k);
+	return x->valuedouble;
+}
+
+/* The matmul MACs of one image through a SigLIP tower, from the model's
+ * definition (docs/siglip.md; model.md): the patch embedding, per layer
+ * q, k, v, out, fc1, fc2 and the attention's two products, and the MAP
+ * head (its probe's query, k and v of every token, one query's attention,
+ * out, fc1, fc2). */
+static uint64_t
+tower_macs(uint64_t n, uint64_t p, uint64_t d, uint64_t f, uint64_t layers)
+{
+	uint64_t layer = n * (4 * d * d + 2 * d * f) + 2 * n * n * d;
+	uint64_t head = 2 * d * d + 2 * n * d * d + 2 * n * d + 2 * d * f;
+	return n * p * d + layers * layer + head;
+}
+
+/* d 64, 2 heads, 2 layers, 16 patches of 8 x 8 (test_siglip_model's) */
+static const char tiny[] =
+    "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 64, "
+    "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"image_size\": 32, \"patch_size\": 8}";
+
+static void
+test_tiny_check(void **state)
+{
+	(void)state;
+	write_text("tiny.json", tiny);
+	int before = entries(test_dir);
+	cJSON *j = bench_json("--config tiny.json --dtype f16 --batch 2 "
+	                      "--seed 3 --check --threads 2");
+	const Chip *chip = chip_default();
+	double cycles = num(j, "cycles"), pred = num(j, "predicted_cycles");
+	double macs = num(j, "macs");
+	print_message("tiny f16 batch 2: %.0f cycles (predicted %.0f, "
+	              "%.0f .. %.0f), cosine %.9f\n",
+	              cycles, pred, num(j, "cycles_fast"),
+	              num(j, "cycles_slow"), num(j, "cosine"));
+	assert_int_equal((int)num(j, "batch"), 2);
+	assert_int_equal((int)num(j, "tokens"), 16);
+	assert_true(macs == 2.0 * tower_macs(16, 3 * 8 * 8, 64, 128, 2));
+	assert_true(cycles > 0);
+	/* the cost model within 1% (docs/siglip.md: 0.1% on the towers) */
+	assert_true(fabs(pred / cycles - 1) < 0.01);
+	assert_true(num(j, "cycles_fast") <= pred);
+	assert_true(num(j, "cycles_slow") >= pred);
+	assert_true(num(j, "cycles_fast") < num(j, "cycles_slow"));
+	double ips = 2 * chip->clock_hz / cycles;
+	assert_true(fabs(num(j, "images_per_s") / ips - 1) < 1e-4);
+	double mfu = macs / (cycles * chip->tiles * chip->macs_f16);
+	assert_true(fabs(num(j, "mfu") / mfu - 1) < 1e-3);
+	assert_true(num(j, "fullest_tile_bytes") > 0);
+	assert_true(num(j, "fullest_tile_bytes") <=
+	            chip->mem_end - chip->mem_base);
+	assert_true(num(j, "compile_s") > 0);
+	assert_true(num(j, "emulation_s") > 0);
+	assert_true(num(j, "cosine") >= 0.999); /* f16's bar */
+	assert_true(num(j, "cosine") <= 1.000001);
+	cJSON_Delete(j);
+	/* nothing new beside the config; the scratch directory gone */
+	assert_int_equal(entries(test_dir), before);
+	assert_int_equal(entries(tmp_dir), 0);
+}
+
+/* A preset cut to one layer, compiled only: no cycles, the prediction,
+ * the MACs of base's layer and head at 196 tokens. */
+static void
+test_preset_compile_only(void **state)
+{
+	(void)state;
+	cJSON *j = bench_json("--preset base --layers 1 --dtype f16 "
+	                      "--compile-only --no-range");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cycles")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cycles_fast")));
+	assert_true(num(j, "predicted_cycles") > 0);
+	assert_int_equal((int)num(j, "layers"), 1);
+	assert_int_equal((int)num(j, "tokens"), 196);
+	assert_true(num(j, "macs") ==
+	            (double)tower_macs(196, 3 * 16 * 16, 768, 3072, 1));
+	assert_true(num(j, "images_per_s") == 0);
+	cJSON_Delete(j);
+	assert_int_equal(entries(tmp_dir), 0);
+}
+
+/* Refused arguments: the exit status and what the message names; the
+ * last, a checkpoint that is not there, after the scratch directory was
+ * made (it must be gone). */
+static void
+test_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *args, *says;
+		int status;
+	} cases[] = {
+	    {"--preset base --layers 13", "13 layers: the config has 12", 1},
+	    {"--weights w.safetensors", "--preset NAME or --config C is needed",
+	     2},
+	    {"--config tiny.json --weights w.safetensors --layers 1",
+	     "no layer count", 1},
+	    {"--preset base --check --compile-only", "not with compile only",
+	     1},
+	    {"--preset huge", "unknown preset 'huge'", 1},
+	    {"--preset base --dtype bf16", "--dtype wants f32, f16 or f8", 2},
+	    {"--config tiny.json --weights missing.safetensors",
+	     "missing.safetensors", 1},
+	};
+	write_text("tiny.json", tiny);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char out[8192], line[256];
+		snprintf(line, sizeof line, "bench siglip %s", cases[i].args);
+		assert_int_equal(run_ipu(out, sizeof out, line),
+		                 cases[i].status);
+		expect_in(out, cases[i].says);
+	}
+	assert_int_equal(entries(tmp_dir), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_preset_compile_only),
+	    cmocka_unit_test(test_tiny_check),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
