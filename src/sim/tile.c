@@ -5,7 +5,9 @@
  * The loop advances one cycle at a time. In cycle t, slot t % 6 issues for
  * the worker that owns it, or else for the supervisor if it can run. Cycles
  * in which nobody can issue are skipped in one step when every context is
- * waiting (sync), so the cost of the emulator follows issued work.
+ * waiting (sync, the supervisor's pipeline), and on the fast paths also
+ * while workers run (next_busy_issue), so the cost of the emulator follows
+ * issued work.
  */
 #include "sim.h"
 
