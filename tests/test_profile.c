@@ -163,6 +163,11 @@ run(const Compiled *c, const RunnerObserver *obs, uint64_t max_cycles, Ran *out)
 		out->bundles[t] = tl->bundles;
 		out->stopped[t] = tl->faulted;
 		out->stop_cycle[t] = tl->faulted ? tl->fault.cycle : tl->cycle;
+		/* a break or watch is the context's ETYPE too (what the
+		 * card's TDI reads), however the tile stopped */
+		if (tl->faulted)
+			assert_int_equal(tl->etype[tl->fault.ctx],
+			                 tl->fault.type);
 	}
 	if (!out->rc) {
 		const Tensor *y = graph_tensor(c->g, graph_find(c->g, "y"));

@@ -440,6 +440,7 @@ tile_diff(const Tile *a, const Tile *b)
 	SAME(slot_worker);
 	SAME(last_exit);
 	SAME(lc_and);
+	SAME(etype); /* $SSR/$WSR.ETYPE, the card's TDI reads them */
 	SAME(mready);
 	SAME(faulted);
 	if (a->faulted) { /* the fault report; its words only then */

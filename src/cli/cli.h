@@ -19,6 +19,7 @@ int cmd_model(int argc, char **argv);     /* cmd_model.c */
 int cmd_image(int argc, char **argv);     /* cmd_image.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_run_graph(int argc, char **argv); /* cmd_run_graph.c: `run graph` */
+int cmd_device(int argc, char **argv);    /* cmd_device.c */
 int cmd_profile(int argc, char **argv);   /* cmd_profile.c */
 /* A SigLIP compute type: f32, f16 or f8 (= f8_f143: f8 dense GEMMs);
  * 1 after a message otherwise (cmd_run.c). */

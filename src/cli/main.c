@@ -19,6 +19,7 @@ static const struct {
     {"model", cmd_model, "generate or check a SigLIP checkpoint"},
     {"image", cmd_image, "decode and preprocess images for a vision model"},
     {"run", cmd_run, "run SigLIP or a graph file on the emulated chip"},
+    {"device", cmd_device, "find and examine C600 cards (or the card model)"},
     {"profile", cmd_profile, "query or compare the profiles runs wrote"},
 };
 

@@ -361,7 +361,7 @@ csr_get(Exec *e, int idx, uint32_t *v)
 		if (idx == CSR_PC)
 			*v = e->pc;
 		else if (idx == CSR_SSR)
-			*v = (uint32_t)t->lc_and;
+			*v = (uint32_t)t->lc_and | (uint32_t)t->etype[0] << 4;
 		else if (idx == CSR_CR)
 			*v = s->cr;
 		else if (idx == CSR_TILE_ID)
@@ -396,7 +396,8 @@ csr_get(Exec *e, int idx, uint32_t *v)
 		*v = e->pc;
 		break;
 	case CSR_WSR:
-		*v = (uint32_t)(e->ctx - 1); /* CTXTID_M1 [2:0] */
+		/* CTXTID_M1 [2:0], ETYPE [7:4] */
+		*v = (uint32_t)(e->ctx - 1) | (uint32_t)t->etype[e->ctx] << 4;
 		break;
 	case CSR_VERTEX_BASE:
 		*v = c->vertex_base;

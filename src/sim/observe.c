@@ -160,6 +160,7 @@ sim_observe_receive(Tile *t, uint32_t addr, uint32_t len, uint32_t src,
 	         o->watch_addr, o->watch_addr + o->watch_len, addr, src,
 	         src_ctx ? "worker" : "supervisor", src_pc);
 	t->faulted = 1;
+	t->etype[0] = FAULT_DBRK; /* as sim_fault does ($SSR.ETYPE) */
 	t->ctx[0].state = CTXS_FAULTED;
 }
 

@@ -323,6 +323,9 @@ struct Tile {
 	int lc_and;                  /* AND of worker exit statuses */
 	Fault fault;
 	int faulted;
+	/* $SSR/$WSR.ETYPE [7:4] of each context: its exception, FAULT_NONE
+	 * if none (what the card's tile debug interface reads) */
+	uint8_t etype[CHIP_CONTEXTS];
 	/* bundle in flight */
 	MemAccess acc[4];
 	int nacc;
@@ -383,6 +386,13 @@ RunStatus tile_run(Tile *t, uint64_t max_cycles);
 /* Record a trace event when the tile's chip traces. */
 void tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
                 uint32_t arg);
+/* Execute one instruction word in context ctx as the card's tile debug
+ * interface does (TDI_INSTRUCTION): its effects on registers, CSRs and
+ * memory, without moving the pc or the clock. Control, two-word and system
+ * instructions other than get/put/uget/uput are refused (DECISION,
+ * docs/hardware.md). 0, or -1 with the
+ * reason in why; the tile's own fault state is left as it was. */
+int tile_debug_exec(Tile *t, int ctx, uint32_t word, char *why, size_t len);
 /* Copy bytes in/out of tile memory (host access, no faults; returns -1 when
  * the range is outside memory). Writes invalidate decoded instructions. */
 int tile_write(Tile *t, uint32_t addr, const void *src, uint32_t len);

@@ -163,6 +163,7 @@ sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
 	if (t->faulted)
 		return; /* the first fault of a bundle wins */
 	t->faulted = 1;
+	t->etype[e->ctx] = (uint8_t)type;
 	t->fault.type = type;
 	t->fault.ctx = e->ctx;
 	t->fault.pc = e->pc;
@@ -709,6 +710,55 @@ issued:
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = next_pc;
 	return 1;
+}
+
+int
+tile_debug_exec(Tile *t, int ctx, uint32_t word, char *why, size_t len)
+{
+	Insn in;
+	if (isa_decode(word, t->chip->arch, &in) < 0) {
+		snprintf(why, len, "0x%08x is not a valid %s instruction", word,
+		         t->chip->arch_name);
+		return -1;
+	}
+	const InsnDesc *d = isa_row(in.row);
+	/* CSR access is the debug interface's purpose; of the other system
+	 * instructions (sync, send, run...) nothing says what they do here */
+	int csr = !strcmp(d->mnemonic, "get") || !strcmp(d->mnemonic, "put") ||
+	          !strcmp(d->mnemonic, "uget") || !strcmp(d->mnemonic, "uput");
+	if ((d->flags & (F_CONTROL | F_WIDE)) ||
+	    ((d->flags & F_SYSTEM) && !csr)) {
+		snprintf(why, len,
+		         "%s: the card model executes no control, system or "
+		         "two-word instruction through the debug interface "
+		         "but get, put, uget and uput",
+		         d->mnemonic);
+		return -1;
+	}
+	Fault saved = t->fault;
+	int was_faulted = t->faulted;
+	uint8_t etype = t->etype[ctx];
+	t->faulted = 0;
+	Context *c = &t->ctx[ctx];
+	Exec e = {.tile = t,
+	          .c = c,
+	          .ctx = ctx,
+	          .in = &in,
+	          .d = d,
+	          .pc = c->pc,
+	          .next_pc = c->pc};
+	t->nacc = 0;
+	if (context_allows(&e, d))
+		exec_for_row[in.row](&e);
+	int bad = t->faulted;
+	if (bad)
+		snprintf(why, len, "%s", t->fault.cause);
+	else
+		commit(&e);
+	t->fault = saved;
+	t->faulted = was_faulted;
+	t->etype[ctx] = etype;
+	return bad ? -1 : 0;
 }
 
 int

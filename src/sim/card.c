@@ -1,0 +1,448 @@
+/*
+ * card.c - the register-level card model (card.h).
+ *
+ * The BAR is a word array: a register the model gives no meaning to reads
+ * back what was written last (so a configuration capture replays into it).
+ * The meaningful ones:
+ *   AUTOLD_CSR/TARGET/DATA  the autoloader: DATA words gather in a buffer;
+ *                           a GO with DATA_PRESENT takes them as the image;
+ *                           a GO without it writes the image at the base of
+ *                           tile memory of tiles 0..CSR's tile field and
+ *                           starts their supervisors there (DECISION).
+ *   HSP_GS1/GS2             host sync marks, the low 16 bits (stored; the
+ *                           model's chip does not consume them yet)
+ *   TDI block               per tile, by physical id: context states from
+ *                           the emulated contexts, RUN_BREAK, debug data
+ *                           and instruction injection (tile_debug_exec).
+ * ioctls check what the driver checks on the argument's face: a buffer
+ * attach needs a non-empty buffer; anything before USER_ATTACH is refused.
+ */
+#include "card.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../target/card.h"
+#include "../util/util.h"
+
+typedef struct {
+	void *ptr;
+	uint32_t size;
+} CardBuffer;
+
+/* The TDI registers of one tile that the model keeps (the rest are
+ * computed from the tile when read). */
+typedef struct {
+	uint32_t run_break, owner, status, excpt_state;
+} TdiRegs;
+
+struct CardSim {
+	ChipConfig cfg;
+	ChipSim *chip;
+	uint32_t *bar; /* CARD_BAR_SIZE / 4 words */
+	int attached;  /* USER_ATTACH seen */
+	int monitoring;
+	uint32_t resets;
+	CardBuffer *buf; /* by index */
+	uint32_t nbuf;
+	/* autoloader */
+	uint32_t ald[CARD_BOOT_AREA / 4];
+	uint32_t nald;  /* words written to DATA since CSR was cleared */
+	uint32_t *boot; /* the image taken by a GO with DATA_PRESENT */
+	uint32_t nboot;
+	TdiRegs *tdi; /* by physical id */
+};
+
+static int fail(char *msg, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+CardSim *
+cardsim_new(const ChipConfig *cfg)
+{
+	CardSim *cs = xcalloc(1, sizeof *cs);
+	cs->cfg = *cfg;
+	cs->chip = chipsim_new(cfg);
+	cs->bar = xcalloc(CARD_BAR_SIZE / 4, sizeof *cs->bar);
+	cs->tdi = xcalloc(cfg->chip->tiles, sizeof *cs->tdi);
+	return cs;
+}
+
+void
+cardsim_free(CardSim *cs)
+{
+	if (!cs)
+		return;
+	chipsim_free(cs->chip);
+	free(cs->bar);
+	free(cs->buf);
+	free(cs->boot);
+	free(cs->tdi);
+	free(cs);
+}
+
+ChipSim *
+cardsim_chip(CardSim *cs)
+{
+	return cs->chip;
+}
+
+uint32_t
+cardsim_resets(const CardSim *cs)
+{
+	return cs->resets;
+}
+
+void *
+cardsim_buffer(const CardSim *cs, uint32_t index, uint32_t *size)
+{
+	if (index >= cs->nbuf || !cs->buf[index].ptr)
+		return NULL;
+	*size = cs->buf[index].size;
+	return cs->buf[index].ptr;
+}
+
+/* The ICU reset: a fresh chip, every register back to 0. */
+static void
+reset(CardSim *cs)
+{
+	chipsim_free(cs->chip);
+	cs->chip = chipsim_new(&cs->cfg);
+	memset(cs->bar, 0, CARD_BAR_SIZE / 4 * sizeof *cs->bar);
+	memset(cs->tdi, 0, cs->cfg.chip->tiles * sizeof *cs->tdi);
+	cs->nald = 0;
+	free(cs->boot);
+	cs->boot = NULL;
+	cs->nboot = 0;
+	cs->resets++;
+}
+
+/* The emulated tile at a physical id, or NULL if the model's chip has no
+ * such tile (a device of fewer tiles). */
+static Tile *
+tile_at(CardSim *cs, uint32_t physical, int create)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	if (physical >= c->tiles)
+		return NULL;
+	uint32_t logical = chip_logical(c, physical);
+	if (logical >= chipsim_tiles(cs->chip))
+		return NULL;
+	return create ? chipsim_tile(cs->chip, logical)
+	              : chipsim_tile_if_exists(cs->chip, logical);
+}
+
+static uint32_t
+ctx_state(const Tile *t, const TdiRegs *r, int ci)
+{
+	if (t && t->etype[ci] != FAULT_NONE && t->ctx[ci].state == CTXS_FAULTED)
+		return CARD_MODEL_CTX_EXCPT;
+	int active = t && (t->ctx[ci].state == CTXS_RUN ||
+	                   t->ctx[ci].state == CTXS_SYNC);
+	if (r->run_break >> ci & 1)
+		return CARD_MODEL_CTX_BREAK;
+	return active ? CARD_MODEL_CTX_RUN : CARD_MODEL_CTX_IDLE;
+}
+
+static uint32_t *
+dbg_data(Tile *t, uint32_t ctx)
+{
+	return ctx ? &t->ctx[ctx].dbg_data : &t->sup.dbg_data;
+}
+
+static int
+tdi_read(CardSim *cs, uint32_t physical, uint32_t reg, uint32_t *v)
+{
+	TdiRegs *r = &cs->tdi[physical];
+	Tile *t = tile_at(cs, physical, 0);
+	*v = 0;
+	switch (reg) {
+	case CARD_TDI_CTXT_STATUS:
+		for (int ci = 0; ci < CHIP_CONTEXTS; ci++)
+			*v |= ctx_state(t, r, ci) << (2 * ci);
+		break;
+	case CARD_TDI_RUN_BREAK:
+		*v = r->run_break;
+		break;
+	case CARD_TDI_INSN_OWNER:
+		*v = r->owner;
+		break;
+	case CARD_TDI_EXCPT_STATE:
+		*v = r->excpt_state;
+		break;
+	case CARD_TDI_DATA:
+		if (t)
+			*v = *dbg_data(t, r->owner);
+		break;
+	case CARD_TDI_STATUS:
+		*v = r->status;
+		break;
+	case CARD_TDI_DCOUNT:
+		if (t)
+			*v = t->x.dcount;
+		break;
+	case CARD_TDI_XCTL:
+		if (t)
+			*v = t->sup.exch[0xa9 - 0xa0]; /* $EXCHANGE_CTL */
+		break;
+	}
+	return 0;
+}
+
+static int
+tdi_write(CardSim *cs, uint32_t physical, uint32_t reg, uint32_t v, char *msg,
+          size_t len)
+{
+	TdiRegs *r = &cs->tdi[physical];
+	switch (reg) {
+	case CARD_TDI_RUN_BREAK:
+		r->run_break = v & ((1u << CHIP_CONTEXTS) - 1);
+		return 0;
+	case CARD_TDI_INSN_OWNER:
+		if (v >= CHIP_CONTEXTS)
+			return fail(msg, len,
+			            "TDI %u: owner context %u is not "
+			            "0..6",
+			            physical, v);
+		r->owner = v;
+		return 0;
+	case CARD_TDI_EXCPT_STATE:
+		r->excpt_state = v;
+		return 0;
+	case CARD_TDI_EXCPT_CLEAR:
+		/* A stop by RUN_BREAK is the RUN_BREAK bit itself here, and
+		 * resuming a faulted context is not modelled: nothing. */
+		return 0;
+	case CARD_TDI_STATUS_CLEAR:
+		r->status &= ~v;
+		return 0;
+	case CARD_TDI_DATA: {
+		Tile *t = tile_at(cs, physical, 1);
+		if (t)
+			*dbg_data(t, r->owner) = v;
+		return 0;
+	}
+	case CARD_TDI_INSN: {
+		Tile *t = tile_at(cs, physical, 1);
+		char why[200];
+		r->status &= ~(uint32_t)CARD_TDI_FAILED;
+		if (!t) {
+			r->status |= 1;
+			return 0;
+		}
+		uint32_t st = ctx_state(t, r, (int)r->owner);
+		/* The context must be stopped or idle (the driver stops
+		 * it first): else the instruction fails (DECISION). */
+		if (st == CARD_MODEL_CTX_RUN) {
+			r->status |= 1;
+			return 0;
+		}
+		if (tile_debug_exec(t, (int)r->owner, v, why, sizeof why))
+			r->status |= 2;
+		return 0;
+	}
+	}
+	return 0; /* read-only or unmodelled: ignored */
+}
+
+/* The autoloader's second GO: the image into tiles 0..last, supervisors
+ * started at the base of tile memory. */
+static int
+autoload(CardSim *cs, uint32_t csr, char *msg, size_t len)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	uint32_t target = cs->bar[CARD_REG_AUTOLD_TARGET / 4];
+	if (csr & CARD_AUTOLD_DATA_PRESENT) {
+		uint32_t kib = target >> CARD_AUTOLD_ADDR_SHIFT & 0x3ff;
+		if (!cs->nald || kib * 1024 != cs->nald * 4)
+			return fail(msg, len,
+			            "autoloader: %u words written to DATA but "
+			            "TARGET says %u KiB",
+			            cs->nald, kib);
+		if ((csr & CARD_AUTOLD_PTR_MASK) !=
+		    ((cs->nald - 1) & CARD_AUTOLD_PTR_MASK))
+			return fail(
+			    msg, len,
+			    "autoloader: load pointer %u does not match "
+			    "%u words",
+			    csr & CARD_AUTOLD_PTR_MASK, cs->nald);
+		free(cs->boot);
+		cs->boot = xmalloc(cs->nald * 4);
+		memcpy(cs->boot, cs->ald, cs->nald * 4);
+		cs->nboot = cs->nald;
+		return 0;
+	}
+	if (!cs->boot)
+		return fail(msg, len,
+		            "autoloader: GO to tiles without an "
+		            "image (no GO with DATA_PRESENT first)");
+	uint32_t last = csr >> CARD_AUTOLD_TILE_SHIFT & CARD_AUTOLD_TILE_MASK;
+	if (last >= chipsim_tiles(cs->chip))
+		return fail(msg, len,
+		            "autoloader: tiles 0..%u, but the model's chip has "
+		            "%u",
+		            last, chipsim_tiles(cs->chip));
+	for (uint32_t p = 0, n = 0; p < c->tiles && n <= last; p++) {
+		Tile *t = tile_at(cs, p, 1);
+		if (!t)
+			continue;
+		n++;
+		if (tile_write(t, c->mem_base, cs->boot, cs->nboot * 4))
+			die("bootloader larger than tile memory");
+		tile_start(t, c->mem_base);
+	}
+	return 0;
+}
+
+static int
+check_off(uint32_t off, char *msg, size_t len)
+{
+	if (off % 4 || off > CARD_BAR_SIZE - 4)
+		return fail(
+		    msg, len,
+		    "BAR offset 0x%x is not a word inside the 0x%x-byte "
+		    "configuration BAR",
+		    off, CARD_BAR_SIZE);
+	return 0;
+}
+
+int
+cardsim_read32(CardSim *cs, uint32_t off, uint32_t *v, char *msg, size_t len)
+{
+	if (check_off(off, msg, len))
+		return -1;
+	if (off >= CARD_TDI_BASE &&
+	    off < CARD_TDI_BASE + cs->cfg.chip->tiles * CARD_TDI_STRIDE)
+		return tdi_read(cs, (off - CARD_TDI_BASE) / CARD_TDI_STRIDE,
+		                off % CARD_TDI_STRIDE / 4, v);
+	*v = cs->bar[off / 4];
+	if (off == CARD_REG_AUTOLD_CSR)
+		*v &= ~(uint32_t)CARD_AUTOLD_GO; /* done at once */
+	return 0;
+}
+
+int
+cardsim_write32(CardSim *cs, uint32_t off, uint32_t v, char *msg, size_t len)
+{
+	if (check_off(off, msg, len))
+		return -1;
+	if (off >= CARD_TDI_BASE &&
+	    off < CARD_TDI_BASE + cs->cfg.chip->tiles * CARD_TDI_STRIDE)
+		return tdi_write(cs, (off - CARD_TDI_BASE) / CARD_TDI_STRIDE,
+		                 off % CARD_TDI_STRIDE / 4, v, msg, len);
+	switch (off) {
+	case CARD_REG_AUTOLD_DATA:
+		if (cs->nald == CARD_BOOT_AREA / 4)
+			return fail(msg, len,
+			            "autoloader: more than %u words written to "
+			            "DATA (the bootloader area is %u bytes)",
+			            CARD_BOOT_AREA / 4, CARD_BOOT_AREA);
+		cs->ald[cs->nald++] = v;
+		return 0;
+	case CARD_REG_AUTOLD_CSR:
+		cs->bar[off / 4] = v;
+		if (!v)
+			cs->nald = 0;
+		return v & CARD_AUTOLD_GO ? autoload(cs, v, msg, len) : 0;
+	case CARD_REG_HSP_GS1:
+	case CARD_REG_HSP_GS2:
+		cs->bar[off / 4] = v & CARD_HSP_MARK_MASK;
+		return 0;
+	}
+	cs->bar[off / 4] = v;
+	return 0;
+}
+
+static int
+ioc_fail(int *errnum, int e, char *msg, size_t len, const char *what)
+{
+	*errnum = e;
+	return fail(msg, len, "%s", what);
+}
+
+int
+cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum, char *msg,
+              size_t len)
+{
+	*errnum = 0;
+	if (req == CARD_IOCTL_USER_ATTACH) {
+		cs->attached = 1;
+		return 0;
+	}
+	if (!cs->attached)
+		return ioc_fail(errnum, EPERM, msg, len,
+		                "the card model refuses ioctls before "
+		                "USER_ATTACH");
+	if (req == CARD_IOCTL_SET_IPU_ID || req == CARD_IOCTL_ACCUMULATE_ERR ||
+	    req == CARD_IOCTL_HEXOPT_IDENTITY || req == CARD_IOCTL_RESET ||
+	    req == CARD_IOCTL_SET_SECONDARY_ID)
+		return 0;
+	if (req == CARD_IOCTL_STOP_MONITOR || req == CARD_IOCTL_START_MONITOR) {
+		cs->monitoring = req == CARD_IOCTL_START_MONITOR;
+		return 0;
+	}
+	if (req == CARD_IOCTL_MAILBOX) {
+		const CardMailArg *m = arg;
+		if (!m || !m->sent || !m->received)
+			return ioc_fail(errnum, EFAULT, msg, len,
+			                "MAILBOX: NULL message");
+		if (m->sent->w[0] != CARD_ICU_RESET_WORD)
+			return ioc_fail(
+			    errnum, EINVAL, msg, len,
+			    "MAILBOX: the card model knows only the "
+			    "ICU reset request");
+		reset(cs);
+		memset(m->received, 0, sizeof *m->received);
+		m->received->w[0] = CARD_MODEL_ICU_REPLY;
+		return 0;
+	}
+	if (req == CARD_IOCTL_BUFFER_ATTACH) {
+		const CardAttach *a = arg;
+		if (!a || !a->address || !a->size)
+			return ioc_fail(errnum, EINVAL, msg, len,
+			                "BUFFER_ATTACH: empty buffer");
+		if (a->index >= 1u << 16)
+			return ioc_fail(errnum, EINVAL, msg, len,
+			                "BUFFER_ATTACH: the card model keeps "
+			                "buffer indices below 65536");
+		if (a->index >= cs->nbuf) {
+			uint32_t n = a->index + 1;
+			cs->buf = xrealloc(cs->buf, n * sizeof *cs->buf);
+			memset(cs->buf + cs->nbuf, 0,
+			       (n - cs->nbuf) * sizeof *cs->buf);
+			cs->nbuf = n;
+		}
+		if (cs->buf[a->index].ptr)
+			return ioc_fail(
+			    errnum, EBUSY, msg, len,
+			    "BUFFER_ATTACH: index already attached");
+		cs->buf[a->index].ptr = (void *)(uintptr_t)a->address;
+		cs->buf[a->index].size = a->size;
+		return 0;
+	}
+	if (req == CARD_IOCTL_BUFFER_DETACH) {
+		uint32_t i = (uint32_t)(uintptr_t)arg;
+		if (i < cs->nbuf)
+			cs->buf[i].ptr = NULL;
+		return 0;
+	}
+	if (req == CARD_IOCTL_DETACH_ALL) {
+		for (uint32_t i = 0; i < cs->nbuf; i++)
+			cs->buf[i].ptr = NULL;
+		return 0;
+	}
+	*errnum = ENOTTY;
+	return fail(msg, len, "ioctl 0x%08lx is not one of the driver's", req);
+}
