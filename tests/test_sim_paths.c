@@ -8,8 +8,11 @@
  * Programs are random bundles of every worker instruction that does not
  * change the flow (operands random within their fields, registers and
  * memory random bit patterns with NaN, infinity, subnormal and plain
- * values), and AMP-heavy ones that keep the engines busy on the same
- * weights.
+ * values), AMP-heavy ones that keep the engines busy on the same
+ * weights, and f16-heavy ones (the f16 add, sub, mul and conversion with
+ * fast forms), run by two workers. Their idle slots and waits on
+ * multi-turn instructions take the idle skipping of the fast paths
+ * (tile.c, next_busy_issue).
  *
  * The chip: compiled graphs that use every kernel (GEMMs in f16, f32 and
  * f8, LayerNorm, softmax, GELU, adds, casts, transposes and the exchange
@@ -52,7 +55,13 @@ typedef struct {
 } RowSet;
 
 /* main: every main-lane row; pair: those that may open a bundle */
-static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows;
+static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows, vec_rows;
+
+/* The aux-lane instructions with a fast form of their own (sim.h,
+ * SIM_FAST_FORMS) besides the AMP's: STYLE_VEC's bundles use them. */
+static const char *const vec_mnemonics[] = {"f16v2add",  "f16v4add", "f16v2sub",
+                                            "f16v4sub",  "f16v2mul", "f16v4mul",
+                                            "f16v2tof32"};
 
 static void
 collect_rows(void)
@@ -71,12 +80,16 @@ collect_rows(void)
 			pair_rows.row[pair_rows.n++] = (int16_t)r;
 		if (strstr(d->mnemonic, "amp"))
 			amp_rows.row[amp_rows.n++] = (int16_t)r;
+		for (size_t k = 0;
+		     k < sizeof vec_mnemonics / sizeof vec_mnemonics[0]; k++)
+			if (!strcmp(d->mnemonic, vec_mnemonics[k]))
+				vec_rows.row[vec_rows.n++] = (int16_t)r;
 		if (d->lane == LANE_MAIN && !(d->flags & F_SOLO) &&
 		    (d->flags & F_LOAD))
 			load_rows.row[load_rows.n++] = (int16_t)r;
 	}
 	assert_true(main_rows.n > 50 && aux_rows.n > 50 && amp_rows.n >= 7 &&
-	            load_rows.n > 10);
+	            load_rows.n > 10 && vec_rows.n >= 10);
 }
 
 static int32_t
@@ -236,7 +249,7 @@ random_mregs(const Chip *c, uint32_t *m)
 		m[i] = below(2) ? (uint32_t)rnd() : below(64);
 }
 
-typedef enum { STYLE_ANY, STYLE_AMP } Style;
+typedef enum { STYLE_ANY, STYLE_AMP, STYLE_VEC } Style;
 
 /* The main half of an AMP-heavy bundle: the loads that feed AMP loops,
  * on addresses that stay in memory (random_mregs). */
@@ -264,15 +277,17 @@ amp_load(void)
 }
 
 /* A worker program of n issues (bundles, and solo main-lane instructions
- * for STYLE_ANY) and exitz; returns its words. STYLE_AMP's bundles are
- * the body of { rpt 3 ; fnop }, as a kernel's inner loop is: the passes
- * after the first run from the issue cache, so its fast forms (sim.h,
- * SIM_FAST_FORMS) and tile.c's fused bundles meet the plain path here. */
+ * for STYLE_ANY) and exitz; returns its words. STYLE_AMP's and STYLE_VEC's
+ * bundles are the body of { rpt 3 ; fnop }, as a kernel's inner loop is:
+ * the passes after the first run from the issue cache, so its fast forms
+ * (sim.h, SIM_FAST_FORMS) and tile.c's fused bundles meet the plain path
+ * here. STYLE_VEC's aux halves are mostly the f16 instructions with fast
+ * forms (vec_rows), its main halves loads or anything. */
 static int
 make_program(Style style, int n, uint32_t *w)
 {
 	int k = 0;
-	if (style == STYLE_AMP) {
+	if (style != STYLE_ANY) {
 		w[k++] = enc("rpt_mmmn_zi_zi", 2, 3, n - 1) | 0x80000000u;
 		w[k++] = enc("or_aaan_zi", 3, 15, 15, 0); /* fnop */
 	}
@@ -283,20 +298,28 @@ make_program(Style style, int n, uint32_t *w)
 		}
 		if (k % 2) /* bundles are 8-byte aligned: pad with a solo */
 			w[k++] = enc("setzi_mmmn_zi", 2, 15, 0);
-		const RowSet *ar =
-		    style == STYLE_AMP && below(8) ? &amp_rows : &aux_rows;
-		w[k++] = (style == STYLE_AMP ? amp_load()
-		                             : random_word(&pair_rows)) |
-		         0x80000000u;
+		const RowSet *ar = style == STYLE_AMP && below(8) ? &amp_rows
+		                   : style == STYLE_VEC && below(16)
+		                       ? &vec_rows
+		                       : &aux_rows;
+		int load =
+		    style == STYLE_AMP || (style == STYLE_VEC && below(8));
+		w[k++] =
+		    (load ? amp_load() : random_word(&pair_rows)) | 0x80000000u;
 		w[k++] = random_word(ar) & 0x7fffffffu;
 	}
 	w[k++] = enc("exitz_mmmn", 1, 15);
 	return k;
 }
 
-/* Everything a run may change, set from the same seed for every path. */
+/* Everything a run may change, set from the same seed for every path.
+ * Worker 0 runs the program; with `pair`, worker 3 too (its own registers,
+ * the same code and memory) and a supervisor program, so that the idle
+ * skipping meets two running workers and a supervisor that issues in the
+ * free slots. */
 static Tile *
-make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed)
+make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed,
+          int pair)
 {
 	uint64_t saved = rng;
 	rng = seed;
@@ -335,6 +358,31 @@ make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed)
 		memcpy(&x->amp.acc[m], &v[0], 4);
 		memcpy(&x->amp.next[m], &v[1], 4);
 		memcpy(&x->amp.done[m], &v[2], 4);
+	}
+	if (pair) {
+		assert_int_equal(tile_start_worker(t, 3, c->mem_base, 0), 0);
+		Context *y = &t->ctx[4];
+		random_mregs(c, y->m);
+		for (int i = 0; i < 16; i++)
+			y->a[i] = random_aword();
+		y->prng[0] = rnd();
+		y->prng[1] = rnd() | 1;
+		/* and the supervisor beside them: pairs of a setzi and an
+		 * add that reads its result, so that it waits on its
+		 * pipeline (sup-dep) while the workers run; then br $lr */
+		uint32_t sup[2 * 24 + 1];
+		int ns = 0, pairs = 1 + (int)below(24);
+		for (int i = 0; i < pairs; i++) {
+			sup[ns++] =
+			    enc("setzi_mmmn_zi", 2, 1, (int)below(1000));
+			sup[ns++] =
+			    enc("add_mmmn_zi", 3, 2, 1, (int)below(100));
+		}
+		sup[ns++] = enc("br_mmmn", 1, 10);
+		uint32_t entry = c->mem_base + CODE_BYTES - 0x200;
+		assert_int_equal(tile_write(t, entry, sup, 4u * (uint32_t)ns),
+		                 0);
+		tile_start(t, entry);
 	}
 	rng = saved;
 	return t;
@@ -501,7 +549,7 @@ check_program(Style style, int issues, int index)
 	Tile *t[3];
 	for (int p = 0; p < 3; p++) {
 		sim_path = paths[p];
-		t[p] = make_tile(chip, prog, n, seed);
+		t[p] = make_tile(chip, prog, n, seed, style == STYLE_VEC);
 		tile_run(t[p], 100000);
 	}
 	sim_path = SIM_FAST;
@@ -567,6 +615,13 @@ test_random_amp_programs(void **state)
 {
 	(void)state;
 	run_programs(STYLE_AMP, 800, 8, 64);
+}
+
+static void
+test_random_vec_programs(void **state)
+{
+	(void)state;
+	run_programs(STYLE_VEC, 800, 8, 64);
 }
 
 /* A graph compiled for `tiles` tiles, run on the emulated C600 with seeded
@@ -786,6 +841,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
+	    cmocka_unit_test(test_random_vec_programs),
 	    cmocka_unit_test(test_graphs_f16),
 	    cmocka_unit_test(test_graphs_f32_f8),
 	};

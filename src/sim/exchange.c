@@ -198,6 +198,37 @@ written_before(XState *x, uint32_t w)
 	return 0;
 }
 
+/* Words [w0, w1) by 64-bit chunks of the bitmap of written_before: 1 if
+ * none of them has been written in this phase, and then they are recorded
+ * as written_before would record them one by one; else 0 and nothing is
+ * recorded. */
+static int
+written_range(XState *x, uint32_t w0, uint32_t w1)
+{
+	if (!x->written_bits)
+		x->written_bits = xmap_zero(WRITTEN_BYTES);
+	for (int mark = 0; mark < 2; mark++)
+		for (uint32_t w = w0; w < w1;) {
+			uint32_t n =
+			    64 - w % 64 < w1 - w ? 64 - w % 64 : w1 - w;
+			uint64_t bits = (n == 64 ? ~0ull : ((1ull << n) - 1))
+			                << (w % 64),
+			         *chunk = &x->written_bits[w / 64];
+			if (!mark && (*chunk & bits))
+				return 0;
+			if (mark) {
+				if (!*chunk) {
+					GROW(x->written, x->nwritten,
+					     x->capwritten);
+					x->written[x->nwritten++] = w;
+				}
+				*chunk |= bits;
+			}
+			w += n;
+		}
+	return 1;
+}
+
 /* A receiver's term in a 64-bit item's pair sum: the pair's hash, added
  * by its lower tile and subtracted by the other, so the sum over the
  * receivers is 0 when they are whole pairs (a lone tile leaves its pair's
@@ -378,13 +409,8 @@ deliver_run(Walk *w, RxState *s, XPacket *p, uint32_t i0, uint32_t i1,
 	if (a % item || !chip_in_memory(c, a, bytes) ||
 	    (s->size && (a < s->base || a + bytes > s->base + s->size)))
 		return 0;
-	XState *x = &r->x;
-	if (x->written_bits)
-		for (uint32_t wd = a / 4; wd < (a + bytes) / 4; wd++)
-			if (x->written_bits[wd / 64] & (1ull << (wd % 64)))
-				return 0;
-	for (uint32_t wd = a / 4; wd < (a + bytes) / 4; wd++)
-		written_before(x, wd);
+	if (!written_range(&r->x, a / 4, (a + bytes) / 4))
+		return 0;
 	tile_write(r, a, p->data + (size_t)i0 * item, bytes);
 	if (p->pairsum) {
 		uint64_t mark = pair_mark(c, r->id);

@@ -305,6 +305,67 @@ BIN16(f16v2sub, OP_SUB)
 BIN16(f16v4sub, OP_SUB)
 BIN16(f16v2mul, OP_MUL)
 BIN16(f16v4mul, OP_MUL)
+
+/* The fast forms of f16 add, sub and mul (sim.h, SIM_FAST_FORMS): the case
+ * f16_binop already takes apart, nearest even with no infinity or NaN among
+ * the operands, for the whole instruction at once, the lanes read straight
+ * from the registers as get16 reads them; anything else runs bin16. The
+ * exact result (in double) rounds as f16_binop rounds it. */
+static inline __attribute__((always_inline)) void
+fast_bin16(Exec *e, BinOp op)
+{
+	const Insn *in = e->in;
+	const InsnDesc *d = e->d;
+	int quad = d->op[0].kind == OPK_AP; /* 4 lanes, else 2 */
+	int r1 = in->op[1], r2 = in->op[2];
+	Decor dc = d->op[1].decor;
+	uint64_t a, b = sim_ra(e, r2);
+	if (dc == DEC_BL || dc == DEC_BU) {
+		uint64_t h =
+		    (uint16_t)(sim_ra(e, r1) >> (dc == DEC_BU ? 16 : 0));
+		a = h * 0x0001000100010001ull;
+	} else {
+		a = sim_ra(e, r1);
+		if (quad)
+			a |= (uint64_t)sim_ra(e, r1 + 1) << 32;
+	}
+	if (quad)
+		b |= (uint64_t)sim_ra(e, r2 + 1) << 32;
+	int n = quad ? 4 : 2;
+	FpEnv v = fpenv(e);
+	int special = 0; /* a lane with exponent 0x1f: infinity or NaN */
+	for (int k = 0; k < n; k++)
+		special |= ((a >> (16 * k)) & 0x7c00) == 0x7c00 ||
+		           ((b >> (16 * k)) & 0x7c00) == 0x7c00;
+	if (v.mode != FP_RNE || special) {
+		bin16(e, op);
+		return;
+	}
+	uint64_t r = 0;
+	for (int k = 0; k < n; k++) {
+		double x = fp_f16_to_f64((uint16_t)(a >> (16 * k))),
+		       y = fp_f16_to_f64((uint16_t)(b >> (16 * k)));
+		double z = op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y;
+		r |= (uint64_t)fp_f64_to_f16_rne(z, v.ov, &v.flags) << (16 * k);
+	}
+	if (!fpenv_finish(e, &v))
+		return;
+	sim_wa(e, in->op[0], (uint32_t)r);
+	if (quad)
+		sim_wa(e, in->op[0] + 1, (uint32_t)(r >> 32));
+}
+
+#define FAST16(mn, op)                                                         \
+	void fast_##mn(Exec *e)                                                \
+	{                                                                      \
+		fast_bin16(e, op);                                             \
+	}
+FAST16(f16v2add, OP_ADD)
+FAST16(f16v4add, OP_ADD)
+FAST16(f16v2sub, OP_SUB)
+FAST16(f16v4sub, OP_SUB)
+FAST16(f16v2mul, OP_MUL)
+FAST16(f16v4mul, OP_MUL)
 BIN16(f16v2min, OP_MIN)
 BIN16(f16v4min, OP_MIN)
 BIN16(f16v2max, OP_MAX)
@@ -721,6 +782,22 @@ void
 exec_f16v2tof32(Exec *e)
 {
 	f16_to_f32(e);
+}
+
+/* The fast form (SIM_FAST_FORMS): two halves with no NaN among them raise
+ * no flag, so the conversions go straight to the pair; else f16_to_f32. */
+void
+fast_f16v2tof32(Exec *e)
+{
+	uint32_t x = sim_ra(e, e->in->op[1]);
+	if ((x & 0x7c00) == 0x7c00 || (x & 0x7c000000) == 0x7c000000) {
+		f16_to_f32(e);
+		return;
+	}
+	int r = e->in->op[0];
+	sim_wa(e, r, fp_float_f32((float)fp_f16_to_f64((uint16_t)x)));
+	sim_wa(e, r + 1,
+	       fp_float_f32((float)fp_f16_to_f64((uint16_t)(x >> 16))));
 }
 
 /* Integers. $FP_CTL.RND applies (ESR does not: DECISION). */

@@ -237,7 +237,14 @@ typedef void (*ExecFn)(Exec *);
 	X(ldst64pace)                                                          \
 	X(st64pace)                                                            \
 	X(f16v4hihov4amp)                                                      \
-	X(f8v8hihov4amp)
+	X(f8v8hihov4amp)                                                       \
+	X(f16v2add)                                                            \
+	X(f16v4add)                                                            \
+	X(f16v2sub)                                                            \
+	X(f16v4sub)                                                            \
+	X(f16v2mul)                                                            \
+	X(f16v4mul)                                                            \
+	X(f16v2tof32)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X

@@ -5,7 +5,9 @@
  * The loop advances one cycle at a time. In cycle t, slot t % 6 issues for
  * the worker that owns it, or else for the supervisor if it can run. Cycles
  * in which nobody can issue are skipped in one step when every context is
- * waiting (sync), so the cost of the emulator follows issued work.
+ * waiting (sync, the supervisor's pipeline), and on the fast paths also
+ * while workers run (next_busy_issue), so the cost of the emulator follows
+ * issued work.
  */
 #include "sim.h"
 
@@ -831,6 +833,43 @@ issuer(Tile *t)
 	return 0;
 }
 
+/* While some worker runs, the first cycle after this one in which a context
+ * may issue, by issuer()'s rules: a running worker at a turn of its slot
+ * from its ready cycle on, the supervisor (when it runs) in a slot no
+ * worker owns from sup_ready on. Until then nothing changes: only an issue
+ * (a worker's exit) ends the workers' run, and with them running a
+ * supervisor in sync stays there. */
+static uint64_t
+next_busy_issue(const Tile *t)
+{
+	uint64_t from = t->cycle + 1, best = UINT64_MAX;
+	unsigned free = 0; /* slots no worker owns */
+	for (int s = 0; s < CHIP_SLOTS; s++) {
+		int w = t->slot_worker[s];
+		if (!w) {
+			free |= 1u << s;
+			continue;
+		}
+		if (t->ctx[w].state != CTXS_RUN)
+			continue; /* issuer() gives its slot to nobody */
+		uint64_t r = t->ctx[w].ready > from ? t->ctx[w].ready : from;
+		uint64_t c =
+		    r + (uint64_t)((s + CHIP_SLOTS - (int)(r % CHIP_SLOTS)) %
+		                   CHIP_SLOTS);
+		if (c < best)
+			best = c;
+	}
+	if (free && t->ctx[0].state == CTXS_RUN) {
+		uint64_t r = t->sup_ready > from ? t->sup_ready : from;
+		for (uint64_t c = r; c < r + CHIP_SLOTS && c < best; c++)
+			if (free & (1u << (c % CHIP_SLOTS))) {
+				best = c;
+				break;
+			}
+	}
+	return best;
+}
+
 void
 tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
 {
@@ -854,10 +893,18 @@ tile_run(Tile *t, uint64_t max_cycles)
 		 * applies, and issuer() would pick that worker. */
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
-			if (t->cycle >= t->ctx[w].ready &&
-			    !issue_cached_worker(t, w))
-				issue(t, w);
-			t->cycle++;
+			if (t->cycle >= t->ctx[w].ready) {
+				if (!issue_cached_worker(t, w))
+					issue(t, w);
+				t->cycle++;
+			} else if (sim_path == SIM_PLAIN) {
+				t->cycle++;
+			} else { /* waits (a multi-turn instruction): on to
+				    the next cycle anyone issues in */
+				uint64_t next = next_busy_issue(t);
+				t->cycle =
+				    next < max_cycles ? next : max_cycles;
+			}
 			continue;
 		}
 		int busy = workers_busy(t);
@@ -883,9 +930,17 @@ tile_run(Tile *t, uint64_t max_cycles)
 			continue;
 		}
 		int ci = issuer(t);
-		if (ci >= 0)
+		if (ci >= 0) {
 			issue(t, ci);
-		t->cycle++;
+			t->cycle++;
+		} else if (busy && sim_path != SIM_PLAIN) {
+			/* a dead cycle while workers run (issuer() changed
+			 * nothing): on to the next one anyone issues in */
+			uint64_t next = next_busy_issue(t);
+			t->cycle = next < max_cycles ? next : max_cycles;
+		} else {
+			t->cycle++;
+		}
 	}
 	return t->faulted ? RUN_FAULT : RUN_TIMEOUT;
 }
