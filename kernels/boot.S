@@ -67,8 +67,25 @@ boot_frame:
 	brnzdec $m2, 3b
 	bri 1b
 5:	brz $m8, 9f
+	// the program starts as on a fresh tile: its registers 0 (but
+	// the one that holds its entry)
+	setzi $m0, 0
+	setzi $m1, 0
+	setzi $m2, 0
+	setzi $m3, 0
+	setzi $m4, 0
+	setzi $m5, 0
+	setzi $m6, 0
+	setzi $m7, 0
+	setzi $m8, 0
 	br $m9
 7:	trap 1                          // a frame lost (out of order)
 9:	trap 3                          // GO before the last frame
 	.size boot, . - boot
+
+// The entry of a tile with no program: back to the host at once, as a
+// tile the emulator never starts takes part in nothing.
+	.globl boot_idle
+boot_idle:
+	br $lr
 

@@ -568,7 +568,7 @@ static void
 test_cli(void **state)
 {
 	(void)state;
-	char out[8192];
+	char out[32768];
 	assert_int_equal(test_dir_make("hw"), 0);
 	setenv("IPU_DEV_DIR", test_dir, 1);
 	assert_int_equal(run_ipu(out, sizeof out, "device probe"), 1);

@@ -268,6 +268,8 @@ tdi_write(CardSim *cs, uint32_t physical, uint32_t reg, uint32_t v, char *msg,
 	return 0; /* read-only or unmodelled: ignored */
 }
 
+static int run_chip(CardSim *cs, uint32_t stop);
+
 /* The autoloader's second GO: the image into tiles 0..last, supervisors
  * started at the base of tile memory. */
 static int
@@ -314,18 +316,34 @@ autoload(CardSim *cs, uint32_t csr, char *msg, size_t len)
 			die("bootloader larger than tile memory");
 		tile_start(t, c->mem_base);
 	}
+	/* the tiles run their bootloader until it waits for the host */
+	run_chip(cs, chipsim_host_syncs(cs->chip));
 	return 0;
 }
 
-/* Run the chip until it waits for the host at host sync `stop`
- * (UINT32_MAX: to its end); 0 if it got there. */
+/* Run the chip until it waits for the host at host sync `stop`, or
+ * ends; 0 if so, -1 if it stopped otherwise (cs->run says how). */
 static int
 run_chip(CardSim *cs, uint32_t stop)
 {
 	chipsim_set_host_stop(cs->chip, stop);
 	cs->run = chipsim_run(cs->chip, cs->max_cycles, &cs->run_err);
 	chipsim_set_host_stop(cs->chip, chipsim_host_syncs(cs->chip));
-	return cs->run == (stop == UINT32_MAX ? RUN_DONE : RUN_HOST) ? 0 : -1;
+	return cs->run == RUN_HOST || cs->run == RUN_DONE ? 0 : -1;
+}
+
+/* Where a frame for this tile lands: the bootloader's receive pointer,
+ * the supervisor's $m5 while it waits (MODEL_RECV_REG); 0 if that is not
+ * a frame's room of tile memory (the frame is lost). */
+static uint32_t
+recv_addr(CardSim *cs, uint32_t logical)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	const Tile *t = chipsim_tile_if_exists(cs->chip, logical);
+	if (!t)
+		return 0;
+	uint32_t a = t->ctx[0].m[CARD_MODEL_RECV_REG];
+	return chip_in_memory(c, a, CARD_FRAME_SIZE) ? a : 0;
 }
 
 /* A batch mark: the frames of host buffer 0's descriptors, frame k of
@@ -357,12 +375,13 @@ serve_batch(CardSim *cs, char *msg, size_t len)
 			    slot, n, off, size);
 		for (uint32_t k = 0; k < n; k++) {
 			const uint8_t *f = buf + off + k * CARD_FRAME_SIZE;
-			uint32_t p = get_le32(f + 4);
-			if (p >= c->tiles || !tile_at(cs, p, 0))
+			uint32_t p = get_le32(f + 4), at;
+			if (p >= c->tiles || !tile_at(cs, p, 0) ||
+			    !(at = recv_addr(cs, chip_logical(c, p))))
 				continue; /* no tile listens: lost */
-			chipsim_host_write(
-			    cs->chip, first + k, chip_logical(c, p),
-			    c->mem_base + CARD_BOOT_RECV, f, CARD_FRAME_SIZE);
+			chipsim_host_write(cs->chip, first + k,
+			                   chip_logical(c, p), at, f,
+			                   CARD_FRAME_SIZE);
 		}
 		if (n > most)
 			most = n;
@@ -373,20 +392,18 @@ serve_batch(CardSim *cs, char *msg, size_t len)
 }
 
 /* The handoff mark: GO to every started tile at the next host sync, then
- * the programs run to their end. */
+ * the programs run until they end or wait for the host again. */
 static void
 handoff(CardSim *cs)
 {
-	const Chip *c = chipsim_chip(cs->chip);
 	uint8_t go[16] = {0};
 	put_le32(go, CARD_BOOT_GO);
-	uint32_t sync = chipsim_host_syncs(cs->chip);
+	uint32_t sync = chipsim_host_syncs(cs->chip), at;
 	for (uint32_t i = 0; i < chipsim_tiles(cs->chip); i++)
-		if (chipsim_tile_if_exists(cs->chip, i))
-			chipsim_host_write(cs->chip, sync, i,
-			                   c->mem_base + CARD_BOOT_RECV, go,
+		if ((at = recv_addr(cs, i)))
+			chipsim_host_write(cs->chip, sync, i, at, go,
 			                   sizeof go);
-	if (!run_chip(cs, UINT32_MAX))
+	if (!run_chip(cs, sync + 1))
 		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
 }
 
