@@ -187,8 +187,8 @@ tdi_copy(ModelBe *m, uint32_t tile, uint32_t addr, uint8_t *buf, uint32_t len,
 			else
 				buf[a + b - addr] = w[b];
 		}
-		if (write && (rc = hw_tile_write(m->hw, p, 0, a, get_le32(w),
-		                                 err)))
+		if (write &&
+		    (rc = hw_tile_write(m->hw, p, 0, a, get_le32(w), err)))
 			return rc;
 	}
 	return 0;
@@ -229,8 +229,8 @@ mdl_stream(void *p, uint32_t sync, uint32_t tile, uint32_t addr,
 }
 
 static int
-mdl_stream_read(void *p, uint32_t sync, uint32_t tile, uint32_t addr,
-                void *dst, uint32_t len, ipu_error *err)
+mdl_stream_read(void *p, uint32_t sync, uint32_t tile, uint32_t addr, void *dst,
+                uint32_t len, ipu_error *err)
 {
 	return mdl_stream(p, sync, tile, addr, dst, len, err);
 }
@@ -256,8 +256,8 @@ diagnose(ModelBe *m, ipu_error *err)
 				continue;
 			char why[200];
 			snprintf(why, sizeof why, "%.199s", err->msg);
-			rt_error(err, IPU_ERR_FAULT, "tile %u (TDI): %.300s; %s",
-			         i, line, why);
+			rt_error(err, IPU_ERR_FAULT,
+			         "tile %u (TDI): %.300s; %s", i, line, why);
 			err->tile = i;
 			err->context = c;
 			err->pc = pc;
@@ -290,11 +290,12 @@ relocated_boot(ModelBe *m, uint32_t tile, TileImage *out, ipu_error *err)
 			}
 		}
 		if (g < c->mem_base + CARD_BOOT_AREA)
-			return rt_error(err, IPU_ERR_ARGUMENT,
-			                "model: tile %u: no %u free bytes for the "
-			                "bootloader in executable memory outside "
-			                "the program",
-			                tile, size);
+			return rt_error(
+			    err, IPU_ERR_ARGUMENT,
+			    "model: tile %u: no %u free bytes for the "
+			    "bootloader in executable memory outside "
+			    "the program",
+			    tile, size);
 	}
 	LinkPlace at = {".text.boot", g};
 	Diag d;
@@ -347,8 +348,8 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	 * (not the card's: a card has no such mark) */
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		ModelTile *t = &m->tile[i];
-		if (t->loaded &&
-		    sim_mark(chipsim_tile(chip, i), t->prog.entry, SIM_MARK_LOG))
+		if (t->loaded && sim_mark(chipsim_tile(chip, i), t->prog.entry,
+		                          SIM_MARK_LOG))
 			die("entry 0x%x is not code", t->prog.entry);
 	}
 	cardsim_set_max_cycles(cs, max_cycles);

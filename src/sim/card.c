@@ -403,7 +403,11 @@ handoff(CardSim *cs)
 		if ((at = recv_addr(cs, i)))
 			chipsim_host_write(cs->chip, sync, i, at, go,
 			                   sizeof go);
-	if (!run_chip(cs, sync + 1))
+	/* the programs start in the issue slot of a fresh tile's cycle 0 */
+	chipsim_set_host_phase(cs->chip, CHIP_SLOTS, CARD_MODEL_GO_PHASE);
+	int rc = run_chip(cs, sync + 1);
+	chipsim_set_host_phase(cs->chip, 0, 0);
+	if (!rc)
 		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
 }
 

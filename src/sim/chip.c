@@ -46,6 +46,7 @@ struct ChipSim {
 	uint64_t host_cycles;
 	uint32_t host_syncs; /* host syncs so far */
 	uint32_t host_stop;  /* the host is in no host sync from this on */
+	uint32_t host_period, host_phase; /* chipsim_set_host_phase */
 	/* a round's work for the pool */
 	uint32_t *run;
 	uint32_t nrun;
@@ -154,6 +155,13 @@ void
 chipsim_set_host_stop(ChipSim *cs, uint32_t n)
 {
 	cs->host_stop = n;
+}
+
+void
+chipsim_set_host_phase(ChipSim *cs, uint32_t period, uint32_t phase)
+{
+	cs->host_period = period;
+	cs->host_phase = period ? phase % period : 0;
 }
 
 static int
@@ -470,6 +478,12 @@ settle(ChipSim *cs, ChipError *err)
 		cost += xfer;
 	}
 	uint64_t at = last + cost;
+	if (sync_zone_has_host(zone) && cs->host_period) {
+		uint64_t r =
+		    (at + cs->host_period - cs->host_phase) % cs->host_period;
+		if (r)
+			at += cs->host_period - r;
+	}
 	for (uint32_t i = 0; i < cs->ntiles; i++) {
 		Tile *t = cs->tile[i];
 		if (!t || t->wait.zone < 0)

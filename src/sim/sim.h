@@ -721,6 +721,11 @@ uint32_t chipsim_host_syncs(const ChipSim *cs);
  * the default: the host is always there. For a model of the card, where
  * the host reaches a sync by writing a mark. */
 void chipsim_set_host_stop(ChipSim *cs, uint32_t n);
+/* Host syncs release at a cycle = phase (mod period), later than they
+ * would otherwise by less than period (period 0: at once, the default):
+ * when the host arrives is the host's choice, and the issue slot of a
+ * cycle is its number mod CHIP_SLOTS. */
+void chipsim_set_host_phase(ChipSim *cs, uint32_t period, uint32_t phase);
 
 /* trace.c: the trace events of every tile as Chrome trace JSON, through a
  * temporary file (file_create_temp); an existing file is replaced only if
