@@ -347,7 +347,28 @@ test_model_open(void **state)
 	expect_in(err.msg, "nothing is overwritten");
 	assert_null(ipu_open("model:gc200", &err));
 	expect_in(err.msg, "C600 only");
-	ipu_device *dev = ipu_open("model:c600:tiles=1", &err);
+	/* a program that never ends: the handoff's mark is never cleared,
+	 * TDI finds the tile running */
+	static const char loop[] = "\t.globl _start\n_start:\n1:\tbri 1b\n";
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(asm_source("l.s", loop, strlen(loop), NULL, &o, &errs),
+	                 0);
+	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
+	obj_free(o);
+	ipu_device *dev = ipu_open("model:c600:tiles=2", &err);
+	assert_non_null(dev);
+	assert_int_equal(ipu_load_image(dev, bytes, len, 1, 1, &err), 0);
+	assert_int_equal(ipu_run(dev, 5000, &err), IPU_ERR_TIMEOUT);
+	expect_in(err.msg, "tile 1 (TDI)");
+	expect_in(err.msg, "running");
+	assert_int_equal(err.tile, 1);
+	free(bytes);
+	ipu_close(dev);
+	dev = ipu_open("model:c600:tiles=1", &err);
 	assert_non_null(dev);
 	uint32_t w = 0;
 	assert_int_equal(ipu_stream_write(dev, 0, 0, 0x60000, &w, 4, &err),

@@ -235,8 +235,9 @@ mdl_stream_read(void *p, uint32_t sync, uint32_t tile, uint32_t addr, void *dst,
 	return mdl_stream(p, sync, tile, addr, dst, len, err);
 }
 
-/* After a load that did not finish: the first tile TDI finds in an
- * exception, named, or the load's own error. */
+/* After a load or run that did not finish: the first tile TDI finds in
+ * an exception, named; else the first that still runs; with the load's
+ * own error. */
 static int
 diagnose(ModelBe *m, ipu_error *err)
 {
@@ -266,6 +267,21 @@ diagnose(ModelBe *m, ipu_error *err)
 			         fault_type_name((FaultType)err->fault_type));
 			return IPU_ERR_FAULT;
 		}
+	}
+	/* none excepted: the first tile still running (a hang) */
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		uint32_t p = chip_physical(m->cfg.chip, i), sts;
+		ipu_error e2;
+		char line[300];
+		if (hw_tile_states(m->hw, p, &sts, &e2) || !sts ||
+		    hw_tile_report(m->hw, p, line, sizeof line, &e2))
+			continue;
+		char why[200];
+		snprintf(why, sizeof why, "%.199s", err->msg);
+		int kind = err->kind;
+		rt_error(err, kind, "tile %u (TDI): %.300s; %s", i, line, why);
+		err->tile = i;
+		return kind;
 	}
 	return err->kind;
 }

@@ -59,7 +59,7 @@ struct CardSim {
 	uint32_t *boot; /* the image taken by a GO with DATA_PRESENT */
 	uint32_t nboot;
 	TdiRegs *tdi;        /* by physical id */
-	uint64_t max_cycles; /* of one run of the chip */
+	uint64_t max_cycles; /* of the programs, from the handoff */
 	RunStatus run;       /* the last run's */
 	ChipError run_err;
 };
@@ -268,7 +268,7 @@ tdi_write(CardSim *cs, uint32_t physical, uint32_t reg, uint32_t v, char *msg,
 	return 0; /* read-only or unmodelled: ignored */
 }
 
-static int run_chip(CardSim *cs, uint32_t stop);
+static int run_chip(CardSim *cs, uint32_t stop, uint64_t limit);
 
 /* The autoloader's second GO: the image into tiles 0..last, supervisors
  * started at the base of tile memory. */
@@ -317,17 +317,17 @@ autoload(CardSim *cs, uint32_t csr, char *msg, size_t len)
 		tile_start(t, c->mem_base);
 	}
 	/* the tiles run their bootloader until it waits for the host */
-	run_chip(cs, chipsim_host_syncs(cs->chip));
+	run_chip(cs, chipsim_host_syncs(cs->chip), UINT64_MAX);
 	return 0;
 }
 
 /* Run the chip until it waits for the host at host sync `stop`, or
  * ends; 0 if so, -1 if it stopped otherwise (cs->run says how). */
 static int
-run_chip(CardSim *cs, uint32_t stop)
+run_chip(CardSim *cs, uint32_t stop, uint64_t limit)
 {
 	chipsim_set_host_stop(cs->chip, stop);
-	cs->run = chipsim_run(cs->chip, cs->max_cycles, &cs->run_err);
+	cs->run = chipsim_run(cs->chip, limit, &cs->run_err);
 	chipsim_set_host_stop(cs->chip, chipsim_host_syncs(cs->chip));
 	return cs->run == RUN_HOST || cs->run == RUN_DONE ? 0 : -1;
 }
@@ -386,7 +386,7 @@ serve_batch(CardSim *cs, char *msg, size_t len)
 		if (n > most)
 			most = n;
 	}
-	if (!run_chip(cs, first + most))
+	if (!run_chip(cs, first + most, UINT64_MAX))
 		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
 	return 0;
 }
@@ -405,7 +405,18 @@ handoff(CardSim *cs)
 			                   sizeof go);
 	/* the programs start in the issue slot of a fresh tile's cycle 0 */
 	chipsim_set_host_phase(cs->chip, CHIP_SLOTS, CARD_MODEL_GO_PHASE);
-	int rc = run_chip(cs, sync + 1);
+	/* max_cycles counts from here: the load's cycles are not the
+	 * program's */
+	uint64_t now = 0;
+	for (uint32_t i = 0; i < chipsim_tiles(cs->chip); i++) {
+		const Tile *t = chipsim_tile_if_exists(cs->chip, i);
+		if (t && t->cycle > now)
+			now = t->cycle;
+	}
+	uint64_t limit = cs->max_cycles > UINT64_MAX - now
+	                     ? UINT64_MAX
+	                     : now + cs->max_cycles;
+	int rc = run_chip(cs, sync + 1, limit);
 	chipsim_set_host_phase(cs->chip, 0, 0);
 	if (!rc)
 		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;

@@ -43,7 +43,8 @@ int cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum,
  * when it waits for the host at a sync, RUN_DONE after the handoff, else
  * what stopped it, in **err. */
 RunStatus cardsim_last_run(const CardSim *cs, const ChipError **err);
-/* The most cycles of one such run (default: no bound). */
+/* The most cycles the programs may run from the handoff (default: no
+ * bound); the load's runs end at host syncs. */
 void cardsim_set_max_cycles(CardSim *cs, uint64_t max_cycles);
 
 /* The host buffer attached under this index, or NULL. */
