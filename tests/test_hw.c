@@ -549,7 +549,7 @@ test_frames(void **state)
 
 	/* a batch of two tiles: descriptors, then frames from 4096 */
 	static uint8_t buf[4096 + 3 * 1024];
-	HwTileImage t[2] = {{5, img, sizeof img}, {9, img, 10}};
+	HwTileImage t[2] = {{5, img, sizeof img, NULL}, {9, img, 10, NULL}};
 	assert_int_equal(hw_build_batch(buf, sizeof buf, t, 2, &err), 0);
 	assert_int_equal(get32(buf), 4096);
 	assert_int_equal(get32(buf + 4), 2);
@@ -568,7 +568,7 @@ static void
 test_cli(void **state)
 {
 	(void)state;
-	char out[8192];
+	char out[32768];
 	assert_int_equal(test_dir_make("hw"), 0);
 	setenv("IPU_DEV_DIR", test_dir, 1);
 	assert_int_equal(run_ipu(out, sizeof out, "device probe"), 1);

@@ -82,6 +82,11 @@ const char *ipu_error_kind_name(ipu_error_kind kind);
  *                         online CPUs, at most 64); results do not depend
  *                         on it
  *   :trace                record a trace for ipu_write_trace
+ *   model:c600            the register-level card model, driven as a card
+ *                         is (docs/hardware.md): :tiles=N, :config=FILE
+ *                         (a configuration capture to replay), :log=FILE
+ *                         (every register access; a new file); no host
+ *                         streams yet
  *   hw:...                a hardware IPU: IPU_ERR_NO_BACKEND in this build
  * Returns a new device, owned by the caller (free with ipu_close), or NULL
  * with *err filled (IPU_ERR_ARGUMENT for a malformed name, an unknown

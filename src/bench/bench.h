@@ -11,6 +11,7 @@
 
 #include "../target/chip.h"
 #include "../target/dtype.h"
+#include "../runner/runner.h"
 #include "../util/util.h"
 
 typedef enum { AMP_F32, AMP_F16, AMP_F8 } AmpDtype;
@@ -190,6 +191,7 @@ typedef struct {
 	int fp8_scale;          /* f8: A and B are stored as x / 2^scale */
 	uint64_t max_cycles;    /* runner_run's; 0: the default */
 	int range; /* also run at the timing bounds (GemmBenchResult.range) */
+	const RunnerDevice *device; /* NULL: the emulator (sim:) */
 } GemmBenchConfig;
 
 /* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread

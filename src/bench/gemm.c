@@ -136,7 +136,8 @@ run(const GemmBenchConfig *cfg, Package *pk, const void *a, const void *b,
 	size_t out_es = cfg->dtype == AMP_F32 ? 4 : 2;
 	size_t m = cfg->m, n = cfg->n, k = cfg->k;
 	ipu_device *dev;
-	int r = runner_open(cfg->chip, pk, cfg->threads, NULL, &dev, d);
+	int r = runner_open_on(cfg->device, cfg->chip, pk, cfg->threads, NULL,
+	                       &dev, d);
 	if (r)
 		return r;
 	ipu_error err;

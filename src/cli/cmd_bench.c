@@ -78,6 +78,15 @@ usage(FILE *f)
 	        "(default f143)\n"
 	        "  --fp8-scale S   f8: A and B stored as x / 2^S (default 0)\n"
 	        "  --tiles T       tiles the compiler may use (default all)\n"
+	        "  --device D      sim (default), or model: the card model "
+	        "(model:c600),\n"
+	        "                  through the device interface and our "
+	        "bootloader, one run\n"
+	        "                  at the nominal timing (docs/hardware.md)\n"
+	        "  --config FILE   model: an IPUCFG1 capture to replay after "
+	        "the reset\n"
+	        "  --log FILE      model: every register access, ioctl and "
+	        "mailbox (new file)\n"
 
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
@@ -153,6 +162,29 @@ typedef struct {
 	{                                                                      \
 		opt, 0, 0, &(field), 0, NULL, NULL                             \
 	}
+
+static int
+parse_device(const char *s, void *dst)
+{
+	if (strcmp(s, "sim") && strcmp(s, "model"))
+		return -1;
+	*(int *)dst = !strcmp(s, "model");
+	return 0;
+}
+
+static int
+parse_path(const char *s, void *dst)
+{
+	*(const char **)dst = s;
+	return 0;
+}
+
+/* A file name that goes into a device name (fields split at ':'). */
+static int
+parse_device_path(const char *s, void *dst)
+{
+	return !*s || strchr(s, ':') ? -1 : parse_path(s, dst);
+}
 
 static int
 parse_chip(const char *s, void *dst)
@@ -572,7 +604,14 @@ gemm(int argc, char **argv)
 	                       .k = 256,
 	                       .threads = host_cores(),
 	                       .seed = 1};
+	RunnerDevice on = {0};
 	const BenchOpt opts[] = {
+	    NAME_OPT("--device", parse_device, on.model,
+	             "sim, or model (the card model, model:c600)"),
+	    NAME_OPT("--config", parse_device_path, on.config,
+	             "a file name without ':'"),
+	    NAME_OPT("--log", parse_device_path, on.log,
+	             "a file name without ':'"),
 	    NUM_OPT("--m", 1, 1 << 20, cfg.m),
 	    NUM_OPT("--n", 1, 1 << 20, cfg.n),
 	    NUM_OPT("--k", 1, 1 << 20, cfg.k),
@@ -595,6 +634,15 @@ gemm(int argc, char **argv)
 	Diag d;
 	diag_clear(&d);
 	cfg.range = !no_range;
+	if (on.model) {
+		/* the card model: one run at the nominal timing */
+		cfg.device = &on;
+		cfg.range = 0;
+	} else if (on.config || on.log) {
+		fprintf(stderr, "ipu bench gemm: --config and --log are for "
+		                "--device model\n");
+		return 2;
+	}
 	if (bench_gemm(&cfg, &r, &d))
 		return report_error("gemm", &d);
 	const char *dt = amp_dtype_name(cfg.dtype);
@@ -638,13 +686,6 @@ gemm(int argc, char **argv)
 	       cfg.threads);
 	text_range(cfg.chip, &r.range);
 	printf("  plan            %s\n", r.plan);
-	return 0;
-}
-
-static int
-parse_path(const char *s, void *dst)
-{
-	*(const char **)dst = s;
 	return 0;
 }
 

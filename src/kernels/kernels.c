@@ -17,6 +17,13 @@ int
 kernel_image(const char *const *names, int n, const Chip *chip, TileImage *img,
              Diag *d)
 {
+	return kernel_image_at(names, n, chip, NULL, 0, img, d);
+}
+
+int
+kernel_image_at(const char *const *names, int n, const Chip *chip,
+                const LinkPlace *place, int nplace, TileImage *img, Diag *d)
+{
 	Obj *objs[12] = {0};
 	int r = IPU_OK, got = 0;
 	if (n > (int)(sizeof objs / sizeof objs[0]))
@@ -32,7 +39,8 @@ kernel_image(const char *const *names, int n, const Chip *chip, TileImage *img,
 	}
 	Obj *exe = NULL;
 	if (!r) {
-		LinkOptions opt = {.chip = chip};
+		LinkOptions opt = {
+		    .chip = chip, .place = place, .nplace = nplace};
 		r = link_objects(objs, n, &opt, &exe, d);
 	}
 	for (int i = 0; i < got; i++)

@@ -23,6 +23,10 @@ extern const KernelObject kernel_objects[]; /* ends with a NULL name */
 /* Link the named kernel objects for `chip` into an image. */
 int kernel_image(const char *const *names, int n, const Chip *chip,
                  TileImage *img, Diag *d);
+/* The same with sections at fixed addresses. */
+int kernel_image_at(const char *const *names, int n, const Chip *chip,
+                    const LinkPlace *place, int nplace, TileImage *img,
+                    Diag *d);
 
 /*
  * The supervisor's timeline as the kernels' cycle formulas follow it: the

@@ -621,7 +621,7 @@ profile_sim_ran(ProfileSession *s, ChipSim *cs, RunStatus st,
 	static const char *const names[] = {
 	    [RUN_DONE] = "done",         [RUN_FAULT] = "fault",
 	    [RUN_TIMEOUT] = "timeout",   [RUN_SYNC] = "sync",
-	    [RUN_DEADLOCK] = "deadlock",
+	    [RUN_DEADLOCK] = "deadlock", [RUN_HOST] = "host",
 	};
 	r->status = names[st];
 	if (st == RUN_FAULT && err->tile < p->tiles) {

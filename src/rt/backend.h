@@ -6,9 +6,10 @@
  * count, memory map), parsing images and keeping their symbol tables, and
  * the order of calls (load, run, load again). A backend only moves bytes,
  * starts supervisors, runs and reports: so its functions may assume valid
- * arguments (tile in range, byte range inside tile memory). Today only the
- * emulator (backend_sim.c) exists; a hardware backend would be another
- * RtBackend listed in runtime.c's table under "hw".
+ * arguments (tile in range, byte range inside tile memory). The emulator
+ * (backend_sim.c) and the card model through the device interface
+ * (backend_model.c); a card's backend would be another RtBackend listed in
+ * runtime.c's table under "hw".
  */
 #ifndef IPU_RT_BACKEND_H
 #define IPU_RT_BACKEND_H
@@ -24,6 +25,8 @@ typedef struct {
 	uint32_t tiles; /* 1..chip->tiles */
 	int threads;    /* >= 1 */
 	int trace;
+	char config[256]; /* model: the configuration capture to replay */
+	char log[256];    /* model: the log of every register access */
 } RtConfig;
 
 typedef struct {
@@ -60,6 +63,7 @@ typedef struct {
 } RtBackend;
 
 extern const RtBackend rt_backend_sim;
+extern const RtBackend rt_backend_model;
 
 /* Fill *err (never NULL here) and return its kind. */
 int rt_error(ipu_error *err, ipu_error_kind kind, const char *fmt, ...)

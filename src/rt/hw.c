@@ -313,6 +313,54 @@ hw_install_bootloader(HwDev *d, const uint8_t *img, size_t len, uint32_t tiles,
 	return wait_autoloader(d, err);
 }
 
+/* Write a mark to HSP_GS1 and wait for the card to clear it. */
+static int
+hsp_mark(HwDev *d, uint32_t mark, const char *what, ipu_error *err)
+{
+	int rc = hw_write32(d, CARD_REG_HSP_GS1, mark, err);
+	for (int i = 0; !rc && i < HW_POLLS; i++) {
+		uint32_t v;
+		if ((rc = hw_read32(d, CARD_REG_HSP_GS1, &v, err)))
+			break;
+		if (!(v & CARD_HSP_MARK_MASK))
+			return 0;
+	}
+	return rc ? rc
+	          : rt_error(err, IPU_ERR_TIMEOUT,
+	                     "%s: %s: the card did not clear host sync mark "
+	                     "%u in HSP_GS1 (%d reads); a tile stopped or "
+	                     "never reached the sync: see the tile "
+	                     "diagnosis",
+	                     d->name, what, mark, HW_POLLS);
+}
+
+int
+hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
+        ipu_error *err)
+{
+	uint8_t *buf = xcalloc(1, CARD_TRANSPORT_SIZE);
+	int rc = hw_attach_buffer(d, 0, buf, CARD_TRANSPORT_SIZE, err);
+	for (uint32_t at = 0; !rc && at < n; at += CARD_TILES_PER_BATCH) {
+		uint32_t k = n - at < CARD_TILES_PER_BATCH
+		                 ? n - at
+		                 : CARD_TILES_PER_BATCH;
+		char what[64];
+		snprintf(what, sizeof what, "loading tiles %u..%u", at,
+		         at + k - 1);
+		if (!(rc = hw_build_batch(buf, CARD_TRANSPORT_SIZE, tiles + at,
+		                          k, err)))
+			rc = hsp_mark(d, CARD_MODEL_BATCH_MARK, what, err);
+	}
+	if (!rc)
+		rc = hsp_mark(d, handoff, "the handoff", err);
+	ipu_error e2;
+	int rc2 = hw_detach_buffer(d, 0, rc ? &e2 : err);
+	if (!rc)
+		rc = rc2;
+	free(buf);
+	return rc;
+}
+
 /* Tile debug access. */
 
 static int
@@ -615,6 +663,60 @@ hw_frame_tile(uint32_t physical, const uint8_t *img, size_t len, uint8_t *out,
 	return 0;
 }
 
+size_t
+hw_boot_frames(const TileImage *prog)
+{
+	size_t n = 1; /* the last: the entry */
+	for (int i = 0; i < prog->nseg; i++)
+		n += hw_frames(prog->seg[i].size);
+	return n;
+}
+
+/* One frame of ours: the driver's header with the payload's bytes in the
+ * flags and its address in the fourth word (card.def BOOT_*). */
+static void
+boot_frame(uint8_t *fr, uint32_t index, uint32_t physical, uint32_t flags,
+           uint32_t addr, const uint8_t *payload, size_t len)
+{
+	memset(fr, 0, CARD_FRAME_SIZE - CARD_FRAME_TRAILER);
+	put_le32(fr, index);
+	put_le32(fr + 4, physical);
+	put_le32(fr + 8, flags | (uint32_t)((len + 3) & ~(size_t)3));
+	put_le32(fr + 12, addr);
+	if (len)
+		memcpy(fr + CARD_FRAME_HEADER, payload, len);
+	memset(fr + CARD_FRAME_SIZE - CARD_FRAME_TRAILER, 0xff,
+	       CARD_FRAME_TRAILER);
+}
+
+int
+hw_frame_boot(uint32_t physical, const TileImage *prog, uint8_t *out,
+              ipu_error *err)
+{
+	size_t n = hw_boot_frames(prog);
+	if (n > CARD_BOOT_LEN_MASK)
+		return rt_error(err, IPU_ERR_ARGUMENT,
+		                "tile %u: an image of %zu frames; our "
+		                "bootloader takes at most %u",
+		                physical, n, CARD_BOOT_LEN_MASK);
+	uint32_t f = 0;
+	for (int i = 0; i < prog->nseg; i++) {
+		const TileSegment *sg = &prog->seg[i];
+		for (size_t at = 0; at < sg->size; at += CARD_FRAME_PAYLOAD) {
+			size_t part = sg->size - at < CARD_FRAME_PAYLOAD
+			                  ? sg->size - at
+			                  : CARD_FRAME_PAYLOAD;
+			boot_frame(out + f * CARD_FRAME_SIZE, f, physical, 0,
+			           sg->addr + (uint32_t)at, sg->bytes + at,
+			           part);
+			f++;
+		}
+	}
+	boot_frame(out + f * CARD_FRAME_SIZE, f, physical, CARD_FRAME_LAST,
+	           prog->entry, NULL, 0);
+	return 0;
+}
+
 int
 hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles, uint32_t n,
                ipu_error *err)
@@ -627,14 +729,18 @@ hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles, uint32_t n,
 	memset(buf, 0, size);
 	size_t at = CARD_BOOT_AREA;
 	for (uint32_t i = 0; i < n; i++) {
-		size_t frames = hw_frames(tiles[i].len);
+		const HwTileImage *t = &tiles[i];
+		size_t frames =
+		    t->prog ? hw_boot_frames(t->prog) : hw_frames(t->len);
 		if (frames * CARD_FRAME_SIZE > size - at)
 			return rt_error(err, IPU_ERR_ARGUMENT,
 			                "tile %u's %zu frames do not fit the "
 			                "transport buffer of %zu bytes",
 			                tiles[i].physical, frames, size);
-		int rc = hw_frame_tile(tiles[i].physical, tiles[i].img,
-		                       tiles[i].len, buf + at, err);
+		int rc =
+		    t->prog ? hw_frame_boot(t->physical, t->prog, buf + at, err)
+		            : hw_frame_tile(t->physical, t->img, t->len,
+		                            buf + at, err);
 		if (rc)
 			return rc;
 		put_le32(buf + 8 * i, (uint32_t)at);

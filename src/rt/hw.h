@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "../../include/ipu/runtime.h"
+#include "../asm/asm.h"
 #include "../target/card.h"
 
 typedef struct HwDev HwDev;
@@ -107,16 +108,35 @@ int hw_tile_report(HwDev *d, uint32_t physical, char *buf, size_t len,
 size_t hw_frames(size_t len);
 int hw_frame_tile(uint32_t physical, const uint8_t *img, size_t len,
                   uint8_t *out, ipu_error *err);
+/* The frames of our own bootloader (kernels/boot.S) for a program: the
+ * driver's frames with the payload's bytes in the flags' low half and its
+ * address in the header's fourth word, each segment in turn; then a last
+ * frame (CARD_FRAME_LAST) with the entry and no payload. Segment sizes are
+ * rounded up to whole words. */
+size_t hw_boot_frames(const TileImage *prog);
+int hw_frame_boot(uint32_t physical, const TileImage *prog, uint8_t *out,
+                  ipu_error *err);
 /* One batch of up to CARD_TILES_PER_BATCH tiles in the transport buffer
  * (size bytes, zeroed first): a descriptor {u32 offset, u32 frames} per
  * slot at the start, the tiles' frames from CARD_BOOT_AREA on. */
 typedef struct {
 	uint32_t physical;
-	const uint8_t *img;
+	const uint8_t *img; /* the SDK bootloader's flat image */
 	size_t len;
+	const TileImage *prog; /* or, if not NULL, a program for ours */
 } HwTileImage;
 int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
                    uint32_t n, ipu_error *err);
+
+/* Load programs through our own bootloader (installed on their tiles):
+ * a transport buffer attached as index 0; per batch of
+ * CARD_TILES_PER_BATCH tiles their frames (hw_build_batch, each with
+ * .prog) and a mark 1 in HSP_GS1 that the card clears when the tiles have
+ * them; then the mark `handoff`, after which they run. The card model
+ * runs the programs to their end within the handoff. A mark the card does
+ * not clear is IPU_ERR_TIMEOUT: diagnose the tiles (hw_tile_report). */
+int hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
+            ipu_error *err);
 
 /* Implementations (hw_linux.c, hw_model.c): fill *ops and return the
  * state, or NULL with *err filled. */

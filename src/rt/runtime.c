@@ -26,6 +26,7 @@ static const struct {
 	const RtBackend *backend;
 } backends[] = {
     {"sim", &rt_backend_sim},
+    {"model", &rt_backend_model},
     {"hw", NULL},
 };
 
@@ -122,7 +123,9 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 {
 	static const char forms[] =
 	    "expected sim:c600 or sim:gc200, optionally followed by "
-	    ":tiles=N, :threads=N, :trace, :timing=PROFILE";
+	    ":tiles=N, :threads=N, :trace, :timing=PROFILE; or model:c600 "
+	    "(the card model), optionally :tiles=N, :config=FILE, "
+	    ":log=FILE";
 	char buf[256];
 	if (strlen(name) >= sizeof buf)
 		return rt_error(err, IPU_ERR_ARGUMENT,
@@ -159,9 +162,32 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 	cfg->tiles = cfg->chip->tiles;
 	cfg->threads = default_threads();
 	cfg->trace = 0;
+	cfg->config[0] = cfg->log[0] = 0;
+	int model = *ops == &rt_backend_model;
+	if (model && cfg->chip->arch != ARCH_IPU21)
+		return rt_error(
+		    err, IPU_ERR_ARGUMENT,
+		    "ipu_open: device '%s': the card model is of the "
+		    "C600 only (model:c600)",
+		    name);
 	for (char *opt; (opt = next_field(&rest));) {
 		uint32_t v;
-		if (!strncmp(opt, "tiles=", 6)) {
+		char *file = NULL;
+		if (model && !strncmp(opt, "config=", 7))
+			file = cfg->config;
+		else if (model && !strncmp(opt, "log=", 4))
+			file = cfg->log;
+		if (file) {
+			const char *path = strchr(opt, '=') + 1;
+			if (!*path || strlen(path) >= sizeof cfg->config)
+				return rt_error(err, IPU_ERR_ARGUMENT,
+				                "ipu_open: device '%s': '%s' "
+				                "needs a file name of at most "
+				                "%zu bytes",
+				                name, opt,
+				                sizeof cfg->config - 1);
+			strcpy(file, path);
+		} else if (!strncmp(opt, "tiles=", 6)) {
 			if (parse_count(opt + 6, cfg->chip->tiles, &v))
 				return rt_error(
 				    err, IPU_ERR_ARGUMENT,
@@ -177,7 +203,7 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 				                "must be 1..64",
 				                name, opt);
 			cfg->threads = (int)v;
-		} else if (!strcmp(opt, "trace")) {
+		} else if (!model && !strcmp(opt, "trace")) {
 			cfg->trace = 1;
 		} else if (!strncmp(opt, "timing=", 7)) {
 			Timing t;

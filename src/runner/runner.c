@@ -228,14 +228,40 @@ int
 runner_open(const Chip *chip, Package *pk, int threads,
             const RunnerObserver *obs, ipu_device **dev, Diag *d)
 {
+	return runner_open_on(NULL, chip, pk, threads, obs, dev, d);
+}
+
+int
+runner_open_on(const RunnerDevice *on, const Chip *chip, Package *pk,
+               int threads, const RunnerObserver *obs, ipu_device **dev,
+               Diag *d)
+{
 	*dev = NULL;
 	int e = IPU_OK;
-	char name[96 + TIMING_SPEC_MAX];
-	int n = snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d",
-	                 chip->name, pk->tiles, threads > 0 ? threads : 1);
-	if (strcmp(chip->timing->spec, "nominal"))
-		snprintf(name + n, sizeof name - (size_t)n, ":timing=%s",
-		         chip->timing->spec);
+	char name[96 + TIMING_SPEC_MAX + 2 * 256];
+	int n;
+	if (on && on->model) {
+		if (strcmp(chip->timing->spec, "nominal")) {
+			pkg_free(pk);
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "the card model runs at the nominal "
+			                "timing only");
+		}
+		n = snprintf(name, sizeof name, "model:%s:tiles=%u", chip->name,
+		             pk->tiles);
+		if (on->config)
+			n += snprintf(name + n, sizeof name - (size_t)n,
+			              ":config=%s", on->config);
+		if (on->log)
+			snprintf(name + n, sizeof name - (size_t)n, ":log=%s",
+			         on->log);
+	} else {
+		n = snprintf(name, sizeof name, "sim:%s:tiles=%u:threads=%d",
+		             chip->name, pk->tiles, threads > 0 ? threads : 1);
+		if (strcmp(chip->timing->spec, "nominal"))
+			snprintf(name + n, sizeof name - (size_t)n,
+			         ":timing=%s", chip->timing->spec);
+	}
 	ipu_error err;
 	ipu_device *v = ipu_open(name, &err);
 	if (!v) {

@@ -65,6 +65,17 @@ char *runner_default_cache(void);
  * (ipu_close frees it; a failure here frees it too). */
 int runner_open(const Chip *chip, Package *pk, int threads,
                 const RunnerObserver *obs, ipu_device **dev, Diag *d);
+/* The same on a chosen device: NULL or !model, the emulator (sim:); else
+ * the card model through the device interface (model:, docs/hardware.md)
+ * with an optional configuration capture to replay and a log of every
+ * register access (file names without ':'). */
+typedef struct {
+	int model;
+	const char *config, *log;
+} RunnerDevice;
+int runner_open_on(const RunnerDevice *on, const Chip *chip, Package *pk,
+                   int threads, const RunnerObserver *obs, ipu_device **dev,
+                   Diag *d);
 
 /* One run of the loaded package: its cycles on the chip and the host's
  * seconds it took (also on a fault, whose message says where). A run

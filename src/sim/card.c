@@ -9,8 +9,13 @@
  *                           a GO without it writes the image at the base of
  *                           tile memory of tiles 0..CSR's tile field and
  *                           starts their supervisors there (DECISION).
- *   HSP_GS1/GS2             host sync marks, the low 16 bits (stored; the
- *                           model's chip does not consume them yet)
+ *   HSP_GS1                 a mark 1: a batch of frames in host buffer 0,
+ *                           one frame per tile per host sync into our
+ *                           bootloader's frame area; another mark: the
+ *                           handoff, GO to every started tile and the
+ *                           program run to its end (DECISIONs, card.def).
+ *                           The mark reads 0 once the chip has taken it.
+ *   HSP_GS2                 the low 16 bits, stored
  *   TDI block               per tile, by physical id: context states from
  *                           the emulated contexts, RUN_BREAK, debug data
  *                           and instruction injection (tile_debug_exec).
@@ -53,7 +58,10 @@ struct CardSim {
 	uint32_t nald;  /* words written to DATA since CSR was cleared */
 	uint32_t *boot; /* the image taken by a GO with DATA_PRESENT */
 	uint32_t nboot;
-	TdiRegs *tdi; /* by physical id */
+	TdiRegs *tdi;        /* by physical id */
+	uint64_t max_cycles; /* of the programs, from the handoff */
+	RunStatus run;       /* the last run's */
+	ChipError run_err;
 };
 
 static int fail(char *msg, size_t len, const char *fmt, ...)
@@ -77,6 +85,8 @@ cardsim_new(const ChipConfig *cfg)
 	cs->chip = chipsim_new(cfg);
 	cs->bar = xcalloc(CARD_BAR_SIZE / 4, sizeof *cs->bar);
 	cs->tdi = xcalloc(cfg->chip->tiles, sizeof *cs->tdi);
+	cs->max_cycles = UINT64_MAX;
+	chipsim_set_host_stop(cs->chip, 0);
 	return cs;
 }
 
@@ -120,6 +130,7 @@ reset(CardSim *cs)
 {
 	chipsim_free(cs->chip);
 	cs->chip = chipsim_new(&cs->cfg);
+	chipsim_set_host_stop(cs->chip, 0);
 	memset(cs->bar, 0, CARD_BAR_SIZE / 4 * sizeof *cs->bar);
 	memset(cs->tdi, 0, cs->cfg.chip->tiles * sizeof *cs->tdi);
 	cs->nald = 0;
@@ -257,6 +268,8 @@ tdi_write(CardSim *cs, uint32_t physical, uint32_t reg, uint32_t v, char *msg,
 	return 0; /* read-only or unmodelled: ignored */
 }
 
+static int run_chip(CardSim *cs, uint32_t stop, uint64_t limit);
+
 /* The autoloader's second GO: the image into tiles 0..last, supervisors
  * started at the base of tile memory. */
 static int
@@ -303,7 +316,123 @@ autoload(CardSim *cs, uint32_t csr, char *msg, size_t len)
 			die("bootloader larger than tile memory");
 		tile_start(t, c->mem_base);
 	}
+	/* the tiles run their bootloader until it waits for the host */
+	run_chip(cs, chipsim_host_syncs(cs->chip), UINT64_MAX);
 	return 0;
+}
+
+/* Run the chip until it waits for the host at host sync `stop`, or
+ * ends; 0 if so, -1 if it stopped otherwise (cs->run says how). */
+static int
+run_chip(CardSim *cs, uint32_t stop, uint64_t limit)
+{
+	chipsim_set_host_stop(cs->chip, stop);
+	cs->run = chipsim_run(cs->chip, limit, &cs->run_err);
+	chipsim_set_host_stop(cs->chip, chipsim_host_syncs(cs->chip));
+	return cs->run == RUN_HOST || cs->run == RUN_DONE ? 0 : -1;
+}
+
+/* Where a frame for this tile lands: the bootloader's receive pointer,
+ * the supervisor's $m5 while it waits (MODEL_RECV_REG); 0 if that is not
+ * a frame's room of tile memory (the frame is lost). */
+static uint32_t
+recv_addr(CardSim *cs, uint32_t logical)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	const Tile *t = chipsim_tile_if_exists(cs->chip, logical);
+	if (!t)
+		return 0;
+	uint32_t a = t->ctx[0].m[CARD_MODEL_RECV_REG];
+	return chip_in_memory(c, a, CARD_FRAME_SIZE) ? a : 0;
+}
+
+/* A batch mark: the frames of host buffer 0's descriptors, frame k of
+ * every tile at the k-th host sync from now, each into the frame area of
+ * the tile its header names. The mark stays set if the chip does not get
+ * to the sync after the last (a tile stopped or ran away). */
+static int
+serve_batch(CardSim *cs, char *msg, size_t len)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	uint32_t size;
+	const uint8_t *buf = cardsim_buffer(cs, 0, &size);
+	if (!buf || size < CARD_BOOT_AREA)
+		return fail(msg, len,
+		            "HSP_GS1 batch mark: no host buffer of at least "
+		            "%u bytes attached as index 0",
+		            CARD_BOOT_AREA);
+	uint32_t first = chipsim_host_syncs(cs->chip), most = 0;
+	for (uint32_t slot = 0; slot < CARD_TILES_PER_BATCH; slot++) {
+		uint32_t off = get_le32(buf + 8 * slot);
+		uint32_t n = get_le32(buf + 8 * slot + 4);
+		if (!n)
+			continue;
+		if (off > size || n > (size - off) / CARD_FRAME_SIZE)
+			return fail(
+			    msg, len,
+			    "HSP_GS1 batch mark: slot %u's %u frames at "
+			    "0x%x run past the %u-byte buffer",
+			    slot, n, off, size);
+		for (uint32_t k = 0; k < n; k++) {
+			const uint8_t *f = buf + off + k * CARD_FRAME_SIZE;
+			uint32_t p = get_le32(f + 4), at;
+			if (p >= c->tiles || !tile_at(cs, p, 0) ||
+			    !(at = recv_addr(cs, chip_logical(c, p))))
+				continue; /* no tile listens: lost */
+			chipsim_host_write(cs->chip, first + k,
+			                   chip_logical(c, p), at, f,
+			                   CARD_FRAME_SIZE);
+		}
+		if (n > most)
+			most = n;
+	}
+	if (!run_chip(cs, first + most, UINT64_MAX))
+		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
+	return 0;
+}
+
+/* The handoff mark: GO to every started tile at the next host sync, then
+ * the programs run until they end or wait for the host again. */
+static void
+handoff(CardSim *cs)
+{
+	uint8_t go[16] = {0};
+	put_le32(go, CARD_BOOT_GO);
+	uint32_t sync = chipsim_host_syncs(cs->chip), at;
+	for (uint32_t i = 0; i < chipsim_tiles(cs->chip); i++)
+		if ((at = recv_addr(cs, i)))
+			chipsim_host_write(cs->chip, sync, i, at, go,
+			                   sizeof go);
+	/* the programs start in the issue slot of a fresh tile's cycle 0 */
+	chipsim_set_host_phase(cs->chip, CHIP_SLOTS, CARD_MODEL_GO_PHASE);
+	/* max_cycles counts from here: the load's cycles are not the
+	 * program's */
+	uint64_t now = 0;
+	for (uint32_t i = 0; i < chipsim_tiles(cs->chip); i++) {
+		const Tile *t = chipsim_tile_if_exists(cs->chip, i);
+		if (t && t->cycle > now)
+			now = t->cycle;
+	}
+	uint64_t limit = cs->max_cycles > UINT64_MAX - now
+	                     ? UINT64_MAX
+	                     : now + cs->max_cycles;
+	int rc = run_chip(cs, sync + 1, limit);
+	chipsim_set_host_phase(cs->chip, 0, 0);
+	if (!rc)
+		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
+}
+
+RunStatus
+cardsim_last_run(const CardSim *cs, const ChipError **err)
+{
+	*err = &cs->run_err;
+	return cs->run;
+}
+
+void
+cardsim_set_max_cycles(CardSim *cs, uint64_t max_cycles)
+{
+	cs->max_cycles = max_cycles;
 }
 
 static int
@@ -357,6 +486,13 @@ cardsim_write32(CardSim *cs, uint32_t off, uint32_t v, char *msg, size_t len)
 			cs->nald = 0;
 		return v & CARD_AUTOLD_GO ? autoload(cs, v, msg, len) : 0;
 	case CARD_REG_HSP_GS1:
+		cs->bar[off / 4] = v & CARD_HSP_MARK_MASK;
+		if (!cs->bar[off / 4])
+			return 0;
+		if (cs->bar[off / 4] == CARD_MODEL_BATCH_MARK)
+			return serve_batch(cs, msg, len);
+		handoff(cs);
+		return 0;
 	case CARD_REG_HSP_GS2:
 		cs->bar[off / 4] = v & CARD_HSP_MARK_MASK;
 		return 0;

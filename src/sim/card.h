@@ -6,10 +6,10 @@
  * (src/hw/) drives it exactly as it drives /dev/ipuN; docs/hardware.md says
  * which behaviours are facts and which are the model's DECISIONs.
  *
- * What it does not do yet: run the chip on its own between register
- * accesses (the host sync marks are stored, no program consumes them), nor
- * serve host buffers to the tiles. Callers run the chip through
- * cardsim_chip().
+ * The chip runs when the host writes a mark to HSP_GS1 (a batch of frames
+ * for our bootloader, kernels/boot.S, or the handoff), until it waits for
+ * the host again; otherwise callers run it through cardsim_chip(). Host
+ * pages for a program's own host exchange are not served yet.
  */
 #ifndef IPU_SIM_CARD_H
 #define IPU_SIM_CARD_H
@@ -38,6 +38,14 @@ int cardsim_write32(CardSim *cs, uint32_t off, uint32_t v, char *msg,
                     size_t len);
 int cardsim_ioctl(CardSim *cs, unsigned long req, void *arg, int *errnum,
                   char *msg, size_t len);
+
+/* The last run of the chip the model made (a mark in HSP_GS1): RUN_HOST
+ * when it waits for the host at a sync, RUN_DONE after the handoff, else
+ * what stopped it, in **err. */
+RunStatus cardsim_last_run(const CardSim *cs, const ChipError **err);
+/* The most cycles the programs may run from the handoff (default: no
+ * bound); the load's runs end at host syncs. */
+void cardsim_set_max_cycles(CardSim *cs, uint64_t max_cycles);
 
 /* The host buffer attached under this index, or NULL. */
 void *cardsim_buffer(const CardSim *cs, uint32_t index, uint32_t *size);

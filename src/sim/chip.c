@@ -45,6 +45,8 @@ struct ChipSim {
 	int nhops, caphops;
 	uint64_t host_cycles;
 	uint32_t host_syncs; /* host syncs so far */
+	uint32_t host_stop;  /* the host is in no host sync from this on */
+	uint32_t host_period, host_phase; /* chipsim_set_host_phase */
 	/* a round's work for the pool */
 	uint32_t *run;
 	uint32_t nrun;
@@ -65,6 +67,7 @@ chipsim_new(const ChipConfig *cfg)
 	                 ? cfg->tiles
 	                 : cs->chip->tiles;
 	cs->threads = cfg->threads > 0 ? cfg->threads : 1;
+	cs->host_stop = UINT32_MAX;
 	cs->trace = cfg->trace;
 	cs->tile = xcalloc(cs->ntiles, sizeof *cs->tile);
 	cs->run = xcalloc(cs->ntiles, sizeof *cs->run);
@@ -140,6 +143,25 @@ uint64_t
 chipsim_host_cycles(const ChipSim *cs)
 {
 	return cs->host_cycles;
+}
+
+uint32_t
+chipsim_host_syncs(const ChipSim *cs)
+{
+	return cs->host_syncs;
+}
+
+void
+chipsim_set_host_stop(ChipSim *cs, uint32_t n)
+{
+	cs->host_stop = n;
+}
+
+void
+chipsim_set_host_phase(ChipSim *cs, uint32_t period, uint32_t phase)
+{
+	cs->host_period = period;
+	cs->host_phase = period ? phase % period : 0;
 }
 
 static int
@@ -371,7 +393,8 @@ sync_mismatch(ChipSim *cs, Tile *t, int zone, ChipError *err)
 }
 
 /* One barrier step after a round; returns 1 if tiles were released, 0 if
- * all tiles are done, -1 on an error. */
+ * all tiles are done, 2 if they wait for the host (host_stop), -1 on an
+ * error. */
 static int
 settle(ChipSim *cs, ChipError *err)
 {
@@ -446,6 +469,8 @@ settle(ChipSim *cs, ChipError *err)
 			last = arrive;
 	}
 	/* Tiles that have returned, or never started, take no part. */
+	if (sync_zone_has_host(zone) && cs->host_syncs >= cs->host_stop)
+		return 2;
 	uint64_t cost = zone_cycles(cs->chip, zone);
 	if (sync_zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);
@@ -453,6 +478,12 @@ settle(ChipSim *cs, ChipError *err)
 		cost += xfer;
 	}
 	uint64_t at = last + cost;
+	if (sync_zone_has_host(zone) && cs->host_period) {
+		uint64_t r =
+		    (at + cs->host_period - cs->host_phase) % cs->host_period;
+		if (r)
+			at += cs->host_period - r;
+	}
 	for (uint32_t i = 0; i < cs->ntiles; i++) {
 		Tile *t = cs->tile[i];
 		if (!t || t->wait.zone < 0)
@@ -498,6 +529,8 @@ chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
 		int r = settle(cs, err);
 		if (r < 0)
 			return err->status;
+		if (r == 2)
+			return RUN_HOST;
 		if (r == 0)
 			break;
 		if (cs->progress) {

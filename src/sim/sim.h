@@ -381,6 +381,8 @@ typedef enum {
 	RUN_TIMEOUT, /* max_cycles reached */
 	RUN_SYNC,    /* the supervisor waits in a sync with other tiles */
 	RUN_DEADLOCK, /* chip: tiles wait for each other or for lost words */
+	RUN_HOST,     /* chip: every tile waits in a host sync the host has not
+	               * reached yet (chipsim_set_host_stop) */
 } RunStatus;
 RunStatus tile_run(Tile *t, uint64_t max_cycles);
 /* Record a trace event when the tile's chip traces. */
@@ -718,6 +720,19 @@ int chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
                       void *dst, uint32_t len);
 /* Host cycles spent in host syncs and transfers so far. */
 uint64_t chipsim_host_cycles(const ChipSim *cs);
+/* Host syncs performed so far. */
+uint32_t chipsim_host_syncs(const ChipSim *cs);
+/* The host takes part in host syncs below `n` only: chipsim_run stops
+ * with RUN_HOST when every tile waits in host sync number n, leaving them
+ * waiting (a later run performs it if the stop has moved on). UINT32_MAX,
+ * the default: the host is always there. For a model of the card, where
+ * the host reaches a sync by writing a mark. */
+void chipsim_set_host_stop(ChipSim *cs, uint32_t n);
+/* Host syncs release at a cycle = phase (mod period), later than they
+ * would otherwise by less than period (period 0: at once, the default):
+ * when the host arrives is the host's choice, and the issue slot of a
+ * cycle is its number mod CHIP_SLOTS. */
+void chipsim_set_host_phase(ChipSim *cs, uint32_t period, uint32_t phase);
 
 /* trace.c: the trace events of every tile as Chrome trace JSON, through a
  * temporary file (file_create_temp); an existing file is replaced only if

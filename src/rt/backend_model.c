@@ -1,0 +1,425 @@
+/*
+ * backend_model.c - the runtime over the card's device interface
+ * ("model:c600"): everything goes through hw.h's register writes, ioctls
+ * and frames, as it would on a card, to the card model (sim/card.c).
+ *
+ *   open   reset (ICU mailbox), the configuration capture the user gave
+ *          (:config=FILE) replayed, our bootloader (kernels/boot.S)
+ *          installed by the autoloader on every tile
+ *   load   and writes before the run: kept, per tile, as segments
+ *   run    first a copy of the bootloader linked in a gap of each tile's
+ *          program (so that the program may fill the base of tile memory)
+ *          is sent and started; then every tile's segments in frames over
+ *          host buffer 0, batch by batch, and the handoff (hw_load, twice);
+ *          a tile without a program is started at boot_idle, which returns
+ *          at once. The copy's bytes stay in the gap: a program that reads
+ *          memory it never wrote sees them (the emulator's zeros on sim:)
+ *   read   and writes after the run: tile debug (TDI) memory words
+ *   fault  the tiles in an exception found and named through TDI
+ *
+ * The run's cycles are the model chip's from the first issue of the
+ * programs' entry (a log mark the model sets; the load and the
+ * bootloader's own cycles are excluded) to the last tile's end. Host
+ * streams are not served (no host pages yet): IPU_ERR_ARGUMENT.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/kernels.h"
+#include "../sim/card.h"
+#include "../sim/sim.h"
+#include "../util/util.h"
+#include "backend.h"
+#include "hw.h"
+
+typedef struct {
+	TileImage prog; /* entry and segments (copies) */
+	int loaded;     /* an image was loaded: entry is its */
+} ModelTile;
+
+typedef struct {
+	RtConfig cfg;
+	HwDev *hw;
+	FILE *log;
+	ModelTile *tile;    /* by logical id */
+	uint32_t boot_size; /* the bootloader image's bytes */
+	int booted;         /* the programs have been sent and run */
+	uint64_t entry_cycle;
+} ModelBe;
+
+static void
+drop_segments(ModelTile *t)
+{
+	for (int i = 0; i < t->prog.nseg; i++)
+		free(t->prog.seg[i].bytes);
+	free(t->prog.seg);
+	memset(t, 0, sizeof *t);
+}
+
+static void
+mdl_close(void *p)
+{
+	ModelBe *m = p;
+	if (!m)
+		return;
+	hw_close(m->hw);
+	if (m->log)
+		fclose(m->log);
+	for (uint32_t i = 0; m->tile && i < m->cfg.tiles; i++)
+		drop_segments(&m->tile[i]);
+	free(m->tile);
+	free(m);
+}
+
+/* Reset, configuration, bootloader: the card ready to take frames. */
+static int
+bring_up(ModelBe *m, ipu_error *err)
+{
+	int rc = hw_reset(m->hw, err);
+	if (!rc && m->cfg.config[0]) {
+		uint8_t *bytes;
+		size_t len;
+		Diag d;
+		if (read_file(m->cfg.config, &bytes, &len, &d))
+			return rt_error(err, IPU_ERR_IO,
+			                "configuration capture: %s", d.msg);
+		rc = hw_replay_config(m->hw, bytes, len, m->cfg.config, err);
+		free(bytes);
+	}
+	if (rc)
+		return rc;
+	TileImage boot;
+	Diag d;
+	const char *names[] = {"boot"};
+	if (kernel_image(names, 1, m->cfg.chip, &boot, &d))
+		die("the bootloader does not link: %s", d.msg);
+	if (boot.nseg != 1 || boot.entry != m->cfg.chip->mem_base ||
+	    img_symbol_addr(&boot, "boot_idle") < 0)
+		die("the bootloader's image is not one segment at the base of "
+		    "tile memory");
+	m->boot_size = boot.seg[0].size;
+	rc = hw_install_bootloader(m->hw, boot.seg[0].bytes, boot.seg[0].size,
+	                           m->cfg.tiles, err);
+	img_free(&boot);
+	return rc;
+}
+
+static void *
+mdl_open(const RtConfig *cfg, ipu_error *err)
+{
+	ModelBe *m = xcalloc(1, sizeof *m);
+	m->cfg = *cfg;
+	if (cfg->log[0] && !(m->log = fopen(cfg->log, "wx"))) {
+		rt_error(err, IPU_ERR_IO,
+		         "model: cannot create the log %s (it exists, or the "
+		         "directory cannot be written); nothing is overwritten",
+		         cfg->log);
+		free(m);
+		return NULL;
+	}
+	char name[64];
+	snprintf(name, sizeof name, "model:%s:tiles=%u", cfg->chip->name,
+	         cfg->tiles);
+	m->tile = xcalloc(cfg->tiles, sizeof *m->tile);
+	m->hw = hw_open(name, m->log, err);
+	if (!m->hw || bring_up(m, err)) {
+		mdl_close(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void
+add_segment(ModelTile *t, uint32_t addr, const void *src, uint32_t len)
+{
+	t->prog.seg = xrealloc(t->prog.seg, (size_t)(t->prog.nseg + 1) *
+	                                        sizeof *t->prog.seg);
+	TileSegment *s = &t->prog.seg[t->prog.nseg++];
+	memset(s, 0, sizeof *s);
+	s->addr = addr;
+	s->size = len;
+	s->bytes = xmalloc(len ? len : 1);
+	memcpy(s->bytes, src, len);
+}
+
+static int
+mdl_load(void *p, uint32_t tile, const TileImage *img, ipu_error *err)
+{
+	ModelBe *m = p;
+	if (m->booted) {
+		/* a new load after a run: the card starts again */
+		for (uint32_t i = 0; i < m->cfg.tiles; i++)
+			drop_segments(&m->tile[i]);
+		m->booted = 0;
+		int rc = bring_up(m, err);
+		if (rc)
+			return rc;
+	}
+	ModelTile *t = &m->tile[tile];
+	for (int i = 0; i < img->nseg; i++)
+		add_segment(t, img->seg[i].addr, img->seg[i].bytes,
+		            img->seg[i].size);
+	t->prog.entry = img->entry;
+	t->loaded = 1;
+	return 0;
+}
+
+/* Tile memory through TDI, a word at a time (bytes at the edges read and
+ * written back). */
+static int
+tdi_copy(ModelBe *m, uint32_t tile, uint32_t addr, uint8_t *buf, uint32_t len,
+         int write, ipu_error *err)
+{
+	uint32_t p = chip_physical(m->cfg.chip, tile);
+	for (uint32_t a = addr & ~3u; a < addr + len; a += 4) {
+		uint8_t w[4];
+		uint32_t v;
+		int rc = hw_tile_read(m->hw, p, 0, a, &v, err);
+		if (rc)
+			return rc;
+		put_le32(w, v);
+		for (uint32_t b = 0; b < 4; b++) {
+			if (a + b < addr || a + b >= addr + len)
+				continue;
+			if (write)
+				w[b] = buf[a + b - addr];
+			else
+				buf[a + b - addr] = w[b];
+		}
+		if (write &&
+		    (rc = hw_tile_write(m->hw, p, 0, a, get_le32(w), err)))
+			return rc;
+	}
+	return 0;
+}
+
+static int
+mdl_write(void *p, uint32_t tile, uint32_t addr, const void *src, uint32_t len,
+          ipu_error *err)
+{
+	ModelBe *m = p;
+	if (!m->booted) {
+		add_segment(&m->tile[tile], addr, src, len);
+		return 0;
+	}
+	return tdi_copy(m, tile, addr, (uint8_t *)src, len, 1, err);
+}
+
+static int
+mdl_read(void *p, uint32_t tile, uint32_t addr, void *dst, uint32_t len,
+         ipu_error *err)
+{
+	ModelBe *m = p;
+	if (!m->booted)
+		return rt_error(err, IPU_ERR_ARGUMENT,
+		                "model: tile memory is read after the run (the "
+		                "programs reach the card when it starts)");
+	return tdi_copy(m, tile, addr, dst, len, 0, err);
+}
+
+static int
+mdl_stream(void *p, uint32_t sync, uint32_t tile, uint32_t addr,
+           const void *src, uint32_t len, ipu_error *err)
+{
+	(void)p, (void)sync, (void)tile, (void)addr, (void)src, (void)len;
+	return rt_error(err, IPU_ERR_ARGUMENT,
+	                "model: host streams need host pages, which the card "
+	                "model does not serve yet; use sim:");
+}
+
+static int
+mdl_stream_read(void *p, uint32_t sync, uint32_t tile, uint32_t addr, void *dst,
+                uint32_t len, ipu_error *err)
+{
+	return mdl_stream(p, sync, tile, addr, dst, len, err);
+}
+
+/* After a load or run that did not finish: the first tile TDI finds in
+ * an exception, named; else the first that still runs; with the load's
+ * own error. */
+static int
+diagnose(ModelBe *m, ipu_error *err)
+{
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		uint32_t p = chip_physical(m->cfg.chip, i), sts;
+		ipu_error e2;
+		if (hw_tile_states(m->hw, p, &sts, &e2))
+			continue;
+		for (int c = 0; c < CHIP_CONTEXTS; c++) {
+			if ((sts >> 2 * c & 3) != CARD_MODEL_CTX_EXCPT)
+				continue;
+			char line[300];
+			uint32_t pc = 0, sr = 0;
+			if (hw_tile_report(m->hw, p, line, sizeof line, &e2) ||
+			    hw_tile_pc(m->hw, p, (uint32_t)c, &pc, &e2) ||
+			    hw_tile_status(m->hw, p, (uint32_t)c, &sr, &e2))
+				continue;
+			char why[200];
+			snprintf(why, sizeof why, "%.199s", err->msg);
+			rt_error(err, IPU_ERR_FAULT,
+			         "tile %u (TDI): %.300s; %s", i, line, why);
+			err->tile = i;
+			err->context = c;
+			err->pc = pc;
+			err->fault_type = (int)(sr >> 4 & 15);
+			snprintf(err->fault_name, sizeof err->fault_name, "%s",
+			         fault_type_name((FaultType)err->fault_type));
+			return IPU_ERR_FAULT;
+		}
+	}
+	/* none excepted: the first tile still running (a hang) */
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		uint32_t p = chip_physical(m->cfg.chip, i), sts;
+		ipu_error e2;
+		char line[300];
+		if (hw_tile_states(m->hw, p, &sts, &e2) || !sts ||
+		    hw_tile_report(m->hw, p, line, sizeof line, &e2))
+			continue;
+		char why[200];
+		snprintf(why, sizeof why, "%.199s", err->msg);
+		int kind = err->kind;
+		rt_error(err, kind, "tile %u (TDI): %.300s; %s", i, line, why);
+		err->tile = i;
+		return kind;
+	}
+	return err->kind;
+}
+
+/* The bootloader linked where it fits in no segment of the tile's
+ * program, nor in the first one's area, as high as it can be. */
+static int
+relocated_boot(ModelBe *m, uint32_t tile, TileImage *out, ipu_error *err)
+{
+	const Chip *c = m->cfg.chip;
+	const TileImage *prog = &m->tile[tile].prog;
+	uint32_t size = m->boot_size;
+	uint32_t top = c->exec_end < c->mem_end ? c->exec_end : c->mem_end;
+	uint32_t g = (top - size) & ~7u;
+	for (int moved = 1; moved;) {
+		moved = 0;
+		for (int i = 0; i < prog->nseg; i++) {
+			const TileSegment *s = &prog->seg[i];
+			if (s->addr < g + size && g < s->addr + s->size) {
+				g = s->addr < size ? 0 : (s->addr - size) & ~7u;
+				moved = 1;
+			}
+		}
+		if (g < c->mem_base + CARD_BOOT_AREA)
+			return rt_error(
+			    err, IPU_ERR_ARGUMENT,
+			    "model: tile %u: no %u free bytes for the "
+			    "bootloader in executable memory outside "
+			    "the program",
+			    tile, size);
+	}
+	LinkPlace at = {".text.boot", g};
+	Diag d;
+	const char *names[] = {"boot"};
+	if (kernel_image_at(names, 1, c, &at, 1, out, &d))
+		die("the bootloader does not link at 0x%x: %s", g, d.msg);
+	return 0;
+}
+
+/* Send each tile its image (prog[tile]) and hand off. */
+static int
+send(ModelBe *m, TileImage *prog, ipu_error *err)
+{
+	HwTileImage *ts = xcalloc(m->cfg.tiles, sizeof *ts);
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		ts[i].physical = chip_physical(m->cfg.chip, i);
+		ts[i].prog = &prog[i];
+	}
+	int rc = hw_load(m->hw, ts, m->cfg.tiles, CARD_HANDOFF_MARK, err);
+	free(ts);
+	return rc;
+}
+
+static int
+mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
+        void *progress_ctx, ipu_error *err)
+{
+	(void)progress, (void)progress_ctx;
+	ModelBe *m = p;
+	CardSim *cs = hw_model(m->hw);
+	ChipSim *chip = cardsim_chip(cs);
+	m->booted = 1;
+	TileImage *boot = xcalloc(m->cfg.tiles, sizeof *boot);
+	int rc = 0;
+	for (uint32_t i = 0; i < m->cfg.tiles && !rc; i++)
+		rc = relocated_boot(m, i, &boot[i], err);
+	if (!rc)
+		rc = send(m, boot, err);
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		ModelTile *t = &m->tile[i];
+		if (!t->loaded && !rc) /* the relocated copy's */
+			t->prog.entry =
+			    (uint32_t)img_symbol_addr(&boot[i], "boot_idle");
+		img_free(&boot[i]);
+	}
+	free(boot);
+	if (rc)
+		return diagnose(m, err);
+	/* the model's clock of the programs: their entry's first issue
+	 * (not the card's: a card has no such mark) */
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		ModelTile *t = &m->tile[i];
+		if (t->loaded && sim_mark(chipsim_tile(chip, i), t->prog.entry,
+		                          SIM_MARK_LOG))
+			die("entry 0x%x is not code", t->prog.entry);
+	}
+	cardsim_set_max_cycles(cs, max_cycles);
+	TileImage *progs = xcalloc(m->cfg.tiles, sizeof *progs);
+	for (uint32_t i = 0; i < m->cfg.tiles; i++)
+		progs[i] = m->tile[i].prog;
+	rc = send(m, progs, err);
+	free(progs);
+	m->entry_cycle = UINT64_MAX;
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		Tile *tl = chipsim_tile_if_exists(chip, i);
+		if (tl && tl->obs && tl->obs->nlog &&
+		    tl->obs->log[0].cycle < m->entry_cycle)
+			m->entry_cycle = tl->obs->log[0].cycle;
+	}
+	return rc ? diagnose(m, err) : 0;
+}
+
+static void
+mdl_counters(void *p, uint32_t tile, ipu_counters *out)
+{
+	ModelBe *m = p;
+	rt_backend_sim.counters(cardsim_chip(hw_model(m->hw)), tile, out);
+	if (out->cycles >= m->entry_cycle)
+		out->cycles -= m->entry_cycle;
+}
+
+static uint64_t
+mdl_cycles(void *p)
+{
+	ModelBe *m = p;
+	uint64_t end = chipsim_cycles(cardsim_chip(hw_model(m->hw)));
+	return end >= m->entry_cycle ? end - m->entry_cycle : 0;
+}
+
+static uint64_t
+mdl_host_cycles(void *p)
+{
+	ModelBe *m = p;
+	return chipsim_host_cycles(cardsim_chip(hw_model(m->hw)));
+}
+
+const RtBackend rt_backend_model = {
+    .name = "model",
+    .open = mdl_open,
+    .close = mdl_close,
+    .load = mdl_load,
+    .write = mdl_write,
+    .read = mdl_read,
+    .stream_write = mdl_stream,
+    .stream_read = mdl_stream_read,
+    .run = mdl_run,
+    .counters = mdl_counters,
+    .cycles = mdl_cycles,
+    .host_cycles = mdl_host_cycles,
+    .write_trace = NULL,
+};

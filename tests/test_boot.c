@@ -1,0 +1,394 @@
+/*
+ * test_boot.c - our own tile bootloader (kernels/boot.S) against the card
+ * model: installed by the autoloader, fed frames over host buffer 0 batch
+ * by batch (hw_load), the programs started at the handoff; and what the
+ * host sees when a frame is lost or a tile never gets its last frame.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/asm/asm.h"
+#include "../src/bench/bench.h"
+#include "../src/kernels/kernels.h"
+#include "../src/rt/hw.h"
+#include "../src/sim/card.h"
+#include "support.h"
+
+enum { WORDS = 600, OUT = 0x60000 }; /* 2400 bytes of data: 3 frames */
+
+static uint32_t
+pattern(uint32_t tile, uint32_t i)
+{
+	return tile * 0x9e3779b9u ^ (i * 2654435761u + 12345u);
+}
+
+/* A tile's program: stores $TILE_ID at OUT and returns; its data, WORDS
+ * words of pattern(), placed above the bootloader's area. */
+static void
+program(uint32_t tile, TileImage *img)
+{
+	const Chip *c = chip_default();
+	size_t cap = 300 + WORDS * 24;
+	char *src = malloc(cap);
+	int n = snprintf(src, cap,
+	                 "\t.section .text.prog, \"ax\"\n\t.globl _start\n"
+	                 "_start:\n\tget $m0, $TILE_ID\n"
+	                 "\tsetzi $m1, %u\n\tst32 $m0, $m1, $mzero, 0\n"
+	                 "\tbr $lr\n\t.section .data.d, \"aw\"\n",
+	                 OUT);
+	for (uint32_t i = 0; i < WORDS; i++)
+		n += snprintf(src + n, cap - n, "\t.word %u\n",
+		              pattern(tile, i));
+	Obj *o, *exe;
+	DiagList errs = {0};
+	Diag d;
+	if (asm_source("p.s", src, strlen(src), NULL, &o, &errs))
+		fail_msg("does not assemble: %s", errs.n ? errs.v[0].msg : "");
+	LinkPlace place[] = {{".text.prog", c->mem_base + CARD_BOOT_AREA},
+	                     {".data.d", c->mem_base + 2 * CARD_BOOT_AREA}};
+	LinkOptions opt = {.chip = c, .place = place, .nplace = 2};
+	assert_int_equal(link_objects(&o, 1, &opt, &exe, &d), 0);
+	obj_free(o);
+	assert_int_equal(img_from_obj(exe, img, &d), 0);
+	free(src);
+}
+
+/* A model of `tiles` tiles, reset, our bootloader installed on all. */
+static HwDev *
+booted(uint32_t tiles)
+{
+	char name[64];
+	snprintf(name, sizeof name, "model:c600:tiles=%u", tiles);
+	ipu_error err;
+	HwDev *d = hw_open(name, NULL, &err);
+	assert_non_null(d);
+	assert_int_equal(hw_reset(d, &err), 0);
+	TileImage boot;
+	const char *names[] = {"boot"};
+	Diag dg;
+	assert_int_equal(kernel_image(names, 1, chip_default(), &boot, &dg), 0);
+	assert_int_equal(boot.nseg, 1);
+	assert_int_equal(hw_install_bootloader(d, boot.seg[0].bytes,
+	                                       boot.seg[0].size, tiles, &err),
+	                 0);
+	img_free(&boot);
+	return d;
+}
+
+/* The image the autoloader takes: code at the base of tile memory, the
+ * frame area where the card model writes (card.def BOOT_RECV). */
+static void
+test_boot_image(void **state)
+{
+	(void)state;
+	const Chip *c = chip_default();
+	TileImage boot;
+	const char *names[] = {"boot"};
+	Diag d;
+	assert_int_equal(kernel_image(names, 1, c, &boot, &d), 0);
+	assert_int_equal(boot.entry, c->mem_base);
+	assert_int_equal(boot.nseg, 1);
+	assert_int_equal(boot.seg[0].addr, c->mem_base);
+	assert_true(boot.seg[0].size <= CARD_BOOT_AREA);
+	assert_int_equal(img_symbol_addr(&boot, "boot_frame"),
+	                 c->mem_base + CARD_BOOT_RECV);
+	img_free(&boot);
+}
+
+/* 70 tiles: two batches; every tile's data arrives across frames and its
+ * program runs after the handoff. */
+static void
+test_boot_load(void **state)
+{
+	(void)state;
+	enum { TILES = 70 };
+	const Chip *c = chip_default();
+	HwDev *d = booted(TILES);
+	TileImage *imgs = calloc(TILES, sizeof *imgs);
+	HwTileImage *ts = calloc(TILES, sizeof *ts);
+	for (uint32_t i = 0; i < TILES; i++) {
+		program(i, &imgs[i]);
+		ts[i].physical = chip_physical(c, i);
+		ts[i].prog = &imgs[i];
+	}
+	assert_int_equal(hw_boot_frames(&imgs[0]), 1 + 1 + 3);
+	ipu_error err;
+	assert_int_equal(hw_load(d, ts, TILES, CARD_HANDOFF_MARK, &err), 0);
+	const ChipError *ce;
+	assert_int_equal(cardsim_last_run(hw_model(d), &ce), RUN_DONE);
+	for (uint32_t i = 0; i < TILES; i += 23) {
+		uint32_t p = chip_physical(c, i), v;
+		assert_int_equal(hw_tile_read(d, p, 0, OUT, &v, &err), 0);
+		assert_int_equal(v, i);
+		for (uint32_t k = 0; k < WORDS; k += 97) {
+			assert_int_equal(hw_tile_read(d, p, 0,
+			                              c->mem_base +
+			                                  2 * CARD_BOOT_AREA +
+			                                  4 * k,
+			                              &v, &err),
+			                 0);
+			assert_int_equal(v, pattern(i, k));
+		}
+	}
+	for (uint32_t i = 0; i < TILES; i++)
+		img_free(&imgs[i]);
+	free(imgs);
+	free(ts);
+	hw_close(d);
+}
+
+/* One batch of 4 tiles, with `spoil` applied to the transport buffer
+ * before the mark: the mark is not cleared, the chip stopped with a
+ * fault, and tile `bad`'s diagnosis names the trap. */
+static void
+lost(void (*spoil)(uint8_t *buf, HwTileImage *ts), uint32_t bad)
+{
+	const Chip *c = chip_default();
+	HwDev *d = booted(4);
+	TileImage imgs[4];
+	HwTileImage ts[4] = {0};
+	for (uint32_t i = 0; i < 4; i++) {
+		program(i, &imgs[i]);
+		ts[i].physical = chip_physical(c, i);
+		ts[i].prog = &imgs[i];
+	}
+	uint8_t *buf = calloc(1, CARD_TRANSPORT_SIZE);
+	ipu_error err;
+	assert_int_equal(hw_attach_buffer(d, 0, buf, CARD_TRANSPORT_SIZE, &err),
+	                 0);
+	assert_int_equal(hw_build_batch(buf, CARD_TRANSPORT_SIZE, ts, 4, &err),
+	                 0);
+	spoil(buf, ts);
+	assert_int_equal(hw_write32(d, CARD_REG_HSP_GS1, 1, &err), 0);
+	uint32_t v;
+	assert_int_equal(hw_read32(d, CARD_REG_HSP_GS1, &v, &err), 0);
+	const ChipError *ce;
+	RunStatus st = cardsim_last_run(hw_model(d), &ce);
+	if (st == RUN_HOST) { /* the batch went in: the handoff fails */
+		assert_int_equal(v, 0);
+		assert_int_equal(
+		    hw_write32(d, CARD_REG_HSP_GS1, CARD_HANDOFF_MARK, &err),
+		    0);
+		st = cardsim_last_run(hw_model(d), &ce);
+	}
+	assert_int_equal(st, RUN_FAULT);
+	assert_int_equal(ce->tile, bad);
+	assert_int_equal(hw_read32(d, CARD_REG_HSP_GS1, &v, &err), 0);
+	assert_true(v != 0); /* the card never clears the mark */
+	char line[400];
+	assert_int_equal(
+	    hw_tile_report(d, chip_physical(c, bad), line, sizeof line, &err),
+	    0);
+	expect_in(line, "PBRK");
+	for (uint32_t i = 0; i < 4; i++)
+		img_free(&imgs[i]);
+	free(buf);
+	hw_close(d);
+}
+
+/* Tile 2's second frame never arrives: the third comes in its place. */
+static void
+drop_frame(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	uint32_t off = get_le32(buf + 8 * 2);
+	uint8_t *f = buf + off + CARD_FRAME_SIZE;
+	memmove(f, f + CARD_FRAME_SIZE, 3 * CARD_FRAME_SIZE);
+	put_le32(buf + 8 * 2 + 4, get_le32(buf + 8 * 2 + 4) - 1);
+}
+
+/* Tile 1 never gets its last frame: it cannot start at the handoff. */
+static void
+no_last(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	put_le32(buf + 8 * 1 + 4, get_le32(buf + 8 * 1 + 4) - 1);
+}
+
+static void
+test_boot_lost_frame(void **state)
+{
+	(void)state;
+	lost(drop_frame, 2);
+}
+
+static void
+test_boot_no_last(void **state)
+{
+	(void)state;
+	lost(no_last, 1);
+}
+
+/* The load as a whole reports the handoff it could not finish. */
+static void
+test_boot_timeout(void **state)
+{
+	(void)state;
+	HwDev *d = booted(2);
+	TileImage img;
+	program(0, &img);
+	HwTileImage ts[1] = {{.physical = 0, .prog = &img}};
+	ipu_error err;
+	/* tile 1 has no program: GO before its last frame */
+	assert_int_equal(hw_load(d, ts, 1, CARD_HANDOFF_MARK, &err),
+	                 IPU_ERR_TIMEOUT);
+	expect_in(err.msg, "the handoff");
+	img_free(&img);
+	hw_close(d);
+}
+
+/* The same image through sim: and model:, its cycles and what it stored. */
+static void
+same_run(const char *body, uint32_t tiles)
+{
+	const Chip *c = chip_default();
+	char src[1024];
+	snprintf(src, sizeof src,
+	         "\t.section .text.prog, \"ax\"\n\t.globl _start\n"
+	         "_start:\n%s",
+	         body);
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	if (asm_source("s.s", src, strlen(src), NULL, &o, &errs))
+		fail_msg("does not assemble: %s", errs.n ? errs.v[0].msg : "");
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
+	obj_free(o);
+	uint64_t cyc[2];
+	uint32_t out[2][4];
+	for (int k = 0; k < 2; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s:c600:tiles=%u",
+		         k ? "model" : "sim", tiles);
+		ipu_error err;
+		ipu_device *dev = ipu_open(name, &err);
+		assert_non_null(dev);
+		assert_int_equal(
+		    ipu_load_image(dev, bytes, len, 0, tiles, &err), 0);
+		assert_int_equal(ipu_run(dev, 100000, &err), 0);
+		cyc[k] = ipu_cycles(dev);
+		assert_int_equal(
+		    ipu_read(dev, tiles - 1, OUT, out[k], sizeof out[k], &err),
+		    0);
+		ipu_close(dev);
+	}
+	free(bytes);
+	assert_memory_equal(out[0], out[1], sizeof out[0]);
+	assert_int_equal(cyc[1], cyc[0]);
+	(void)c;
+}
+
+/* Programs through the runtime on model: as on sim: (the cycles from
+ * the entry's first issue to the last tile's end). */
+static void
+test_model_backend(void **state)
+{
+	(void)state;
+	same_run("\tsetzi $m1, 0x60000\n\tget $m0, $TILE_ID\n"
+	         "\tst32 $m0, $m1, $mzero, 0\n\tbr $lr\n",
+	         1);
+	same_run("\tsetzi $m1, 0x60000\n\tget $m0, $TILE_ID\n"
+	         "\tsync TEXCH_SYNCZONE_INTERNAL\n"
+	         "\tst32 $m0, $m1, $mzero, 0\n\tbr $lr\n",
+	         4);
+}
+
+/* The GEMM benchmark through the card model: the same C as on sim: (its
+ * largest error against the f64 reference, to the bit) and the same
+ * cycles (from the entry's first issue; the load excluded). */
+static void
+test_model_gemm(void **state)
+{
+	(void)state;
+	RunnerDevice on = {.model = 1};
+	GemmBenchConfig cfg = {.dtype = AMP_F16, .tiles = 2, .threads = 1};
+	cfg.m = cfg.n = cfg.k = 32; /* 2 tiles: an exchange and a sync */
+	cfg.seed = 3;
+	GemmBenchResult r[2];
+	Diag d;
+	for (int k = 0; k < 2; k++) {
+		cfg.device = k ? &on : NULL;
+		if (bench_gemm(&cfg, &r[k], &d))
+			fail_msg("%s", d.msg);
+	}
+	assert_true(r[0].max_rel_err == r[1].max_rel_err);
+	assert_true(r[0].max_rel_err < 1e-2);
+	assert_int_equal(r[1].cycles, r[0].cycles);
+}
+
+/* What model: refuses when it opens: a bad capture, a log that exists,
+ * a chip that is not the C600, host streams. */
+static void
+test_model_open(void **state)
+{
+	(void)state;
+	assert_int_equal(test_dir_make("boot"), 0);
+	char path[300], name[400];
+	snprintf(path, sizeof path, "%s/bad.cfg", test_dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("IPUCFG2", f);
+	fclose(f);
+	ipu_error err;
+	snprintf(name, sizeof name, "model:c600:tiles=2:config=%s", path);
+	assert_null(ipu_open(name, &err));
+	expect_in(err.msg, "not a configuration capture");
+	snprintf(name, sizeof name, "model:c600:tiles=2:log=%s", path);
+	assert_null(ipu_open(name, &err));
+	assert_int_equal(err.kind, IPU_ERR_IO);
+	expect_in(err.msg, "nothing is overwritten");
+	assert_null(ipu_open("model:gc200", &err));
+	expect_in(err.msg, "C600 only");
+	/* a program that never ends: the handoff's mark is never cleared,
+	 * TDI finds the tile running */
+	static const char loop[] = "\t.globl _start\n_start:\n1:\tbri 1b\n";
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(asm_source("l.s", loop, strlen(loop), NULL, &o, &errs),
+	                 0);
+	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
+	obj_free(o);
+	ipu_device *dev = ipu_open("model:c600:tiles=2", &err);
+	assert_non_null(dev);
+	assert_int_equal(ipu_load_image(dev, bytes, len, 1, 1, &err), 0);
+	assert_int_equal(ipu_run(dev, 5000, &err), IPU_ERR_TIMEOUT);
+	expect_in(err.msg, "tile 1 (TDI)");
+	expect_in(err.msg, "running");
+	assert_int_equal(err.tile, 1);
+	free(bytes);
+	ipu_close(dev);
+	dev = ipu_open("model:c600:tiles=1", &err);
+	assert_non_null(dev);
+	uint32_t w = 0;
+	assert_int_equal(ipu_stream_write(dev, 0, 0, 0x60000, &w, 4, &err),
+	                 IPU_ERR_ARGUMENT);
+	ipu_close(dev);
+	assert_int_equal(test_dir_remove(), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_boot_image),
+	    cmocka_unit_test(test_boot_load),
+	    cmocka_unit_test(test_boot_lost_frame),
+	    cmocka_unit_test(test_boot_no_last),
+	    cmocka_unit_test(test_boot_timeout),
+	    cmocka_unit_test(test_model_backend),
+	    cmocka_unit_test(test_model_gemm),
+	    cmocka_unit_test(test_model_open),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
