@@ -50,7 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t elems = (uint64_t)t->rows * t->cols;
 		if (elems > (16u << 20))
 			continue;
-		size_t bytes = (size_t)elems * pkg_dtype_size(t->dtype);
+		size_t bytes = (size_t)elems * dtype_size(t->dtype);
 		uint8_t *host = calloc(bytes, 1);
 		for (uint32_t k = 0; k < t->npiece; k++) {
 			uint8_t *tile =

@@ -419,11 +419,12 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 
 /* The sums of the engines (sum[]) rounded to acc[], or 0 if one is NaN
- * (nan: its lanes). */
+ * (nan: its lanes, passed reduced to a scalar: a 256-bit vector argument
+ * would change the ABI between the baseline and the AVX2 instances). */
 static inline __attribute__((always_inline)) int
-mac_result(float *acc, int engines, v4l nan, const double *sum)
+mac_result(float *acc, int engines, int64_t nan, const double *sum)
 {
-	if (nan[0] | nan[1] | nan[2] | nan[3])
+	if (nan)
 		return 0;
 #pragma GCC unroll 4
 	for (int g = 0; g < engines; g += 4) {
@@ -458,7 +459,7 @@ mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
 		nan |= v != v;
 		memcpy(sum + g, &v, sizeof v);
 	}
-	return mac_result(acc, engines, nan, sum);
+	return mac_result(acc, engines, nan[0] | nan[1] | nan[2] | nan[3], sum);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -485,7 +486,7 @@ mac_fused(float *acc, const double (*w)[16], const double *x, int n,
 		nan |= (v4l)_mm256_cmp_pd(v, v, _CMP_UNORD_Q);
 		_mm256_storeu_pd(sum + g, v);
 	}
-	return mac_result(acc, engines, nan, sum);
+	return mac_result(acc, engines, nan[0] | nan[1] | nan[2] | nan[3], sum);
 }
 #endif
 

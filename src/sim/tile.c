@@ -28,13 +28,17 @@ SimPath sim_path = SIM_FAST;
 int sim_host_avx2;
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+
 __attribute__((constructor)) static void
 find_host_simd(void)
 {
+	unsigned a, b, c, d;
 	__builtin_cpu_init(); /* needed in a constructor */
+	/* clang has no "f16c" for __builtin_cpu_supports: read CPUID leaf 1 */
+	int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 	sim_host_avx2 = __builtin_cpu_supports("avx2") &&
-	                __builtin_cpu_supports("f16c") &&
-	                __builtin_cpu_supports("fma");
+	                __builtin_cpu_supports("fma") && f16c;
 }
 #endif
 
