@@ -45,16 +45,31 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DIPU_FUZZ=ON \
 cmake --build build-fuzz -j "$jobs" --target fuzzers
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for f in build-fuzz/fuzz/fuzz_*; do
-	[ -x "$f" ] || continue
+# One fuzz target a core at a time; each writes its exit status to a file.
+fuzz_one() {
+	local f=$1 name
 	name=$(basename "$f")
 	mkdir -p "$work/$name"
 	# Seeds are copied so that new inputs never land in the source tree.
 	if [ -d "fuzz/corpus/$name" ]; then cp fuzz/corpus/"$name"/* "$work/$name/"; fi
-	if "$f" -max_total_time=15 -seed=1 "$work/$name" >"$work/$name.log" 2>&1; then
+	local rc=0
+	"$f" -max_total_time=10 -seed=1 "$work/$name" >"$work/$name.log" 2>&1 || rc=$?
+	echo "$rc" >"$work/$name.rc"
+}
+for f in build-fuzz/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	fuzz_one "$f" &
+done
+wait
+for f in build-fuzz/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	name=$(basename "$f")
+	if [ "$(cat "$work/$name.rc" 2>/dev/null)" = 0 ]; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
+		echo "$name failed:"
 	fi
 	tail -n 1 "$work/$name.log"
 done
