@@ -713,8 +713,8 @@ runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d)
 		                 r->observe, &pk, &res->build, d);
 	ipu_device *dev = NULL;
 	if (!e)
-		e = runner_open_on(r->device, chip, pk, r->threads,
-		                   r->observe, &dev, d); /* takes pk */
+		e = runner_open_on(r->device, chip, pk, r->threads, r->observe,
+		                   &dev, d); /* takes pk */
 	else
 		pkg_free(pk);
 	if (!e)
