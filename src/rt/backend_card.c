@@ -138,7 +138,8 @@ mdl_open(const RtConfig *cfg, ipu_error *err)
 		snprintf(name, sizeof name, "hw:%u", cfg->card);
 	m->tile = xcalloc(cfg->tiles, sizeof *m->tile);
 	m->hw = hw_open(name, m->log, err);
-	if (!m->hw && m->log) { /* no device: an empty log is no record */
+	if (!m->hw && m->log && ftell(m->log) == 0) {
+		/* no device at all: an empty log is no record */
 		fclose(m->log);
 		m->log = NULL;
 		remove(cfg->log);
