@@ -366,6 +366,41 @@ test_run_graph_device(void **state)
 	/* the log is never overwritten */
 	assert_int_equal(run_ipu(out, sizeof out, args), 1);
 	expect_in(out, "nothing is overwritten");
+	/* a configuration capture replayed first: one write to CCSR; and
+	 * one whose second write is outside the BAR, refused whole */
+	for (int k = 0; k < 2; k++) {
+		uint8_t cfg[28] = "IPUCFG1";
+		uint32_t w[4] = {k ? 2 : 1, 0x2000, 0x5, 0x80000};
+		for (int i = 0; i < 4; i++)
+			for (int b = 0; b < 4; b++)
+				cfg[8 + 4 * i + b] = (uint8_t)(w[i] >> 8 * b);
+		char path[300];
+		snprintf(path, sizeof path, "%s/c%d.cfg", test_dir, k);
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(cfg, 1, k ? 28 : 20, f), k ? 28 : 20);
+		fclose(f);
+	}
+	snprintf(args, sizeof args,
+	         "%s y=yc.npy --device model:c600:config=c0.cfg:log=c.log",
+	         run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_int_equal(emulated_cycles(out), emulated_cycles(sim));
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && cmp ys.npy yc.npy && grep -q '^w 02000 <- 00000005 "
+	         "CCSR$' c.log",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(args, sizeof args,
+	         "%s y=yc.npy --device model:c600:config=c1.cfg", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "c1.cfg: write 1 is at offset 0x80000, not a word of "
+	               "the 0x80000-byte BAR; nothing was written");
+	snprintf(args, sizeof args,
+	         "%s y=yc.npy --device model:c600:config=nothere.cfg", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "configuration capture: ");
+	expect_in(out, "nothere.cfg");
 	static const struct {
 		const char *device;
 		int rc;
