@@ -319,15 +319,6 @@ save_npy(const char *name, const float *v, int rank, uint64_t d0, uint64_t d1)
 	assert_int_equal(npy_write(path, &a, 1, &d), 0);
 }
 
-/* The "cycles ... emulated" line's number. */
-static unsigned long long
-emulated_cycles(const char *out)
-{
-	const char *c = strstr(out, "cycles ");
-	assert_non_null(c);
-	return strtoull(c + 7, NULL, 10);
-}
-
 /* ipu run graph through the card model (--device model:c600): the same
  * output file, byte for byte, and the same cycles as on the emulator,
  * and the log of every register access; what --device refuses. */
@@ -353,8 +344,8 @@ test_run_graph_device(void **state)
 	snprintf(args, sizeof args, "%s y=ym.npy --device model:c600:log=d.log",
 	         run);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
-	assert_true(emulated_cycles(sim) > 0);
-	assert_int_equal(emulated_cycles(out), emulated_cycles(sim));
+	assert_true(run_cycles(sim) > 0);
+	assert_int_equal(run_cycles(out), run_cycles(sim));
 	char cmd[512];
 	snprintf(cmd, sizeof cmd,
 	         "cd %s && cmp ys.npy ym.npy && grep -q '^ioctl c008ed0a "
@@ -385,7 +376,7 @@ test_run_graph_device(void **state)
 	         "%s y=yc.npy --device model:c600:config=c0.cfg:log=c.log",
 	         run);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
-	assert_int_equal(emulated_cycles(out), emulated_cycles(sim));
+	assert_int_equal(run_cycles(out), run_cycles(sim));
 	snprintf(cmd, sizeof cmd,
 	         "cd %s && cmp ys.npy yc.npy && grep -q '^w 02000 <- 00000005 "
 	         "CCSR$' c.log",
