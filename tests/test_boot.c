@@ -344,6 +344,40 @@ test_model_fault(void **state)
 	assert_true(e[0].fault_name[0] && e[0].pc != IPU_UNKNOWN);
 }
 
+/* A tile whose executable memory the program fills leaves no room for
+ * the relocated bootloader: the run says so (nothing reached the card,
+ * so no TDI diagnosis) instead of a wrong answer. */
+static void
+test_model_full_tile(void **state)
+{
+	(void)state;
+	static const char src[] = "\t.globl _start\n_start:\n\tbr $lr\n";
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(asm_source("e.s", src, strlen(src), NULL, &o, &errs),
+	                 0);
+	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
+	obj_free(o);
+	const Chip *c = chip_default();
+	uint32_t from = c->mem_base + CARD_BOOT_AREA, n = c->exec_end - from;
+	uint8_t *fill = calloc(1, n);
+	ipu_error err;
+	ipu_device *dev = ipu_open("model:c600:tiles=1", &err);
+	assert_non_null(dev);
+	assert_int_equal(ipu_load_image(dev, bytes, len, 0, 1, &err), 0);
+	assert_int_equal(ipu_write(dev, 0, from, fill, n, &err), 0);
+	assert_int_equal(ipu_run(dev, 100000, &err), IPU_ERR_ARGUMENT);
+	expect_in(err.msg, "tile 0: no ");
+	expect_in(err.msg, "free bytes for the bootloader");
+	assert_null(strstr(err.msg, "(TDI)"));
+	ipu_close(dev);
+	free(fill);
+	free(bytes);
+}
+
 /* The GEMM benchmark through the card model: the same C as on sim: (its
  * largest error against the f64 reference, to the bit) and the same
  * cycles (from the entry's first issue; the load excluded). */
@@ -431,6 +465,7 @@ main(void)
 	    cmocka_unit_test(test_boot_timeout),
 	    cmocka_unit_test(test_model_backend),
 	    cmocka_unit_test(test_model_fault),
+	    cmocka_unit_test(test_model_full_tile),
 	    cmocka_unit_test(test_model_gemm),
 	    cmocka_unit_test(test_model_open),
 	};

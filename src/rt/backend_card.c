@@ -333,8 +333,11 @@ relocated_boot(ModelBe *m, uint32_t tile, TileImage *out, ipu_error *err)
 			    err, IPU_ERR_ARGUMENT,
 			    "%s: tile %u: no %u free bytes for the "
 			    "bootloader in executable memory outside "
-			    "the program",
-			    kind(m), tile, size);
+			    "the program (its code and the tensors "
+			    "written before the run fill 0x%x..0x%x); "
+			    "this package runs on sim: only",
+			    kind(m), tile, size, c->mem_base + CARD_BOOT_AREA,
+			    top);
 	}
 	LinkPlace at = {".text.boot", g};
 	Diag d;
@@ -404,10 +407,12 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	ChipSim *chip = cs ? cardsim_chip(cs) : NULL;
 	m->booted = 1;
 	TileImage *boot = xcalloc(m->cfg.tiles, sizeof *boot);
-	int rc = 0;
+	int rc = 0, placed = 1;
 	for (uint32_t i = 0; i < m->cfg.tiles && !rc; i++)
 		rc = relocated_boot(m, i, &boot[i], err);
-	if (!rc)
+	if (rc)
+		placed = 0; /* nothing was sent: no tile to diagnose */
+	else
 		rc = send(m, boot, err);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		ModelTile *t = &m->tile[i];
@@ -418,7 +423,7 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	}
 	free(boot);
 	if (rc)
-		return diagnose(m, err);
+		return placed ? diagnose(m, err) : rc;
 	/* the model's clock of the programs: their entry's first issue
 	 * (not the card's: a card has no such mark) */
 	for (uint32_t i = 0; chip && i < m->cfg.tiles; i++) {
