@@ -164,6 +164,14 @@ run_ipu(char *out, size_t len, const char *args)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+unsigned long long
+run_cycles(const char *out)
+{
+	const char *c = strstr(out, "cycles ");
+	assert_non_null(c);
+	return strtoull(c + 7, NULL, 10);
+}
+
 void
 expect_in(const char *text, const char *needle)
 {

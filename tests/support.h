@@ -51,6 +51,8 @@ void write_text(const char *name, const char *text);
  * default package cache): its exit status, and its stdout and stderr in
  * out. */
 int run_ipu(char *out, size_t len, const char *args);
+/* The number after "cycles " in a run's output (ipu run graph/siglip). */
+unsigned long long run_cycles(const char *out);
 /* Fails the test unless needle is in text. */
 void expect_in(const char *text, const char *needle);
 /* Fails the test with what and d's message unless e is 0. */

@@ -301,6 +301,83 @@ test_model_backend(void **state)
 	         4);
 }
 
+/* A program that faults on tile 1 of 2 (a load outside tile memory):
+ * model: finds it through TDI (the handoff never completes) and reports
+ * the same tile, context, pc and exception as sim:. */
+static void
+test_model_fault(void **state)
+{
+	(void)state;
+	static const char src[] = "\t.globl _start\n_start:\n"
+	                          "\tget $m0, $TILE_ID\n"
+	                          "\tbrz $m0, 1f\n"
+	                          "\tsetzi $m1, 0x10\n"
+	                          "\tld32 $m2, $m1, $mzero, 0\n"
+	                          "1:\tbr $lr\n";
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(asm_source("f.s", src, strlen(src), NULL, &o, &errs),
+	                 0);
+	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
+	obj_free(o);
+	ipu_error e[2];
+	for (int k = 0; k < 2; k++) {
+		ipu_device *dev = ipu_open(
+		    k ? "model:c600:tiles=2" : "sim:c600:tiles=2", &e[k]);
+		assert_non_null(dev);
+		assert_int_equal(ipu_load_image(dev, bytes, len, 0, 2, &e[k]),
+		                 0);
+		assert_int_equal(ipu_run(dev, 100000, &e[k]), IPU_ERR_FAULT);
+		ipu_close(dev);
+	}
+	free(bytes);
+	expect_in(e[1].msg, "tile 1 (TDI)");
+	assert_int_equal(e[1].tile, 1);
+	assert_int_equal(e[1].tile, e[0].tile);
+	assert_int_equal(e[1].context, e[0].context);
+	assert_int_equal(e[1].pc, e[0].pc);
+	assert_int_equal(e[1].fault_type, e[0].fault_type);
+	assert_string_equal(e[1].fault_name, e[0].fault_name);
+	assert_true(e[0].fault_name[0] && e[0].pc != IPU_UNKNOWN);
+}
+
+/* A tile whose executable memory the program fills leaves no room for
+ * the relocated bootloader: the run says so (nothing reached the card,
+ * so no TDI diagnosis) instead of a wrong answer. */
+static void
+test_model_full_tile(void **state)
+{
+	(void)state;
+	static const char src[] = "\t.globl _start\n_start:\n\tbr $lr\n";
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	uint8_t *bytes;
+	size_t len;
+	assert_int_equal(asm_source("e.s", src, strlen(src), NULL, &o, &errs),
+	                 0);
+	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
+	obj_free(o);
+	const Chip *c = chip_default();
+	uint32_t from = c->mem_base + CARD_BOOT_AREA, n = c->exec_end - from;
+	uint8_t *fill = calloc(1, n);
+	ipu_error err;
+	ipu_device *dev = ipu_open("model:c600:tiles=1", &err);
+	assert_non_null(dev);
+	assert_int_equal(ipu_load_image(dev, bytes, len, 0, 1, &err), 0);
+	assert_int_equal(ipu_write(dev, 0, from, fill, n, &err), 0);
+	assert_int_equal(ipu_run(dev, 100000, &err), IPU_ERR_ARGUMENT);
+	expect_in(err.msg, "tile 0: no ");
+	expect_in(err.msg, "free bytes for the bootloader");
+	assert_null(strstr(err.msg, "(TDI)"));
+	ipu_close(dev);
+	free(fill);
+	free(bytes);
+}
+
 /* The GEMM benchmark through the card model: the same C as on sim: (its
  * largest error against the f64 reference, to the bit) and the same
  * cycles (from the entry's first issue; the load excluded). */
@@ -387,6 +464,8 @@ main(void)
 	    cmocka_unit_test(test_boot_no_last),
 	    cmocka_unit_test(test_boot_timeout),
 	    cmocka_unit_test(test_model_backend),
+	    cmocka_unit_test(test_model_fault),
+	    cmocka_unit_test(test_model_full_tile),
 	    cmocka_unit_test(test_model_gemm),
 	    cmocka_unit_test(test_model_open),
 	};

@@ -319,6 +319,103 @@ save_npy(const char *name, const float *v, int rank, uint64_t d0, uint64_t d1)
 	assert_int_equal(npy_write(path, &a, 1, &d), 0);
 }
 
+/* ipu run graph through the card model (--device model:c600): the same
+ * output file, byte for byte, and the same cycles as on the emulator,
+ * and the log of every register access; what --device refuses. */
+static void
+test_run_graph_device(void **state)
+{
+	(void)state;
+	char out[8192], sim[8192];
+	write_text("dm.txt", "input a f16 [32, 24]\nweight b f16 [24, 16]\n"
+	                     "c = matmul a b\ny = add c c\noutput y\n");
+	float a[32 * 24], b[24 * 16];
+	for (int i = 0; i < 32 * 24; i++)
+		a[i] = (float)(i % 7) - 3;
+	for (int i = 0; i < 24 * 16; i++)
+		b[i] = (float)(i % 5) * 0.25f;
+	save_npy("da.npy", a, 2, 32, 24);
+	save_npy("db.npy", b, 2, 24, 16);
+	const char *run = "run graph --graph dm.txt --in a=da.npy --in "
+	                  "b=db.npy --force --threads 1 --out";
+	char args[512];
+	snprintf(args, sizeof args, "%s y=ys.npy", run);
+	assert_int_equal(run_ipu(sim, sizeof sim, args), 0);
+	snprintf(args, sizeof args, "%s y=ym.npy --device model:c600:log=d.log",
+	         run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_true(run_cycles(sim) > 0);
+	assert_int_equal(run_cycles(out), run_cycles(sim));
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && cmp ys.npy ym.npy && grep -q '^ioctl c008ed0a "
+	         "USER_ATTACH$' d.log && grep -q '^mail 4078020e' d.log && "
+	         "grep -q '<- 00000001 HSP_GS1' d.log && grep -q "
+	         "'CTXT_STATUS' d.log",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	/* the log is never overwritten */
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "nothing is overwritten");
+	/* a configuration capture replayed first: one write to CCSR; and
+	 * one whose second write is outside the BAR, refused whole */
+	for (int k = 0; k < 2; k++) {
+		uint8_t cfg[28] = "IPUCFG1";
+		uint32_t w[4] = {k ? 2 : 1, 0x2000, 0x5, 0x80000};
+		for (int i = 0; i < 4; i++)
+			for (int b = 0; b < 4; b++)
+				cfg[8 + 4 * i + b] = (uint8_t)(w[i] >> 8 * b);
+		char path[300];
+		snprintf(path, sizeof path, "%s/c%d.cfg", test_dir, k);
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(cfg, 1, k ? 28 : 20, f), k ? 28 : 20);
+		fclose(f);
+	}
+	snprintf(args, sizeof args,
+	         "%s y=yc.npy --device model:c600:config=c0.cfg:log=c.log",
+	         run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_int_equal(run_cycles(out), run_cycles(sim));
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && cmp ys.npy yc.npy && grep -q '^w 02000 <- 00000005 "
+	         "CCSR$' c.log",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(args, sizeof args,
+	         "%s y=yc.npy --device model:c600:config=c1.cfg", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "c1.cfg: write 1 is at offset 0x80000, not a word of "
+	               "the 0x80000-byte BAR; nothing was written");
+	snprintf(args, sizeof args,
+	         "%s y=yc.npy --device model:c600:config=nothere.cfg", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "configuration capture: ");
+	expect_in(out, "nothere.cfg");
+	static const struct {
+		const char *device;
+		int rc;
+		const char *needle;
+	} bad[] = {
+	    {"model:gc200", 2, "the card model is of the C600 only"},
+	    {"model:c600:speed=2", 2, "'speed=2' is not :config=FILE"},
+	    {"card", 2, "expected sim, sim:CHIP, model:c600 or hw:N"},
+	    {"hw:x", 2, "expected hw:N"},
+	    {"sim:c700", 2, "unknown chip"},
+	    {"model:c600 --timing slow", 1, "nominal timing only"},
+	    {"model:c600 --profile p", 1, "need the emulator"},
+	    {"hw:0", 1, "/ipu0 does not exist: no C600 card"},
+	};
+	setenv("IPU_DEV_DIR", "/nonexistent/ipu-test", 1);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(args, sizeof args, "%s y=yb.npy --device %s", run,
+		         bad[i].device);
+		assert_int_equal(run_ipu(out, sizeof out, args), bad[i].rc);
+		expect_in(out, bad[i].needle);
+	}
+	unsetenv("IPU_DEV_DIR");
+}
+
 /* x * w + x, f32, on six values; refusals before anything runs. */
 static void
 test_run_graph(void **state)
@@ -440,6 +537,7 @@ main(void)
 	    cmocka_unit_test(test_compile),
 	    cmocka_unit_test(test_bench_gemm_json),
 	    cmocka_unit_test(test_run_graph),
+	    cmocka_unit_test(test_run_graph_device),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -98,6 +98,15 @@ test_linux_missing(void **state)
 	assert_null(hw_open("hw:0", NULL, &err));
 	assert_int_equal(err.kind, IPU_ERR_NO_BACKEND);
 	expect_in(err.msg, "/ipu0 does not exist");
+	/* the runtime's hw: backend: the same, and no empty log left */
+	char lname[200], l0[100];
+	snprintf(l0, sizeof l0, "%s/l0.txt", dir);
+	snprintf(lname, sizeof lname, "hw:0:log=%s", l0);
+	assert_null(ipu_open(lname, &err));
+	assert_int_equal(err.kind, IPU_ERR_NO_BACKEND);
+	expect_in(err.msg, "no C600 card, or Graphcore's kernel driver is "
+	                   "not loaded");
+	assert_int_equal(access(l0, F_OK), -1);
 	/* a regular file is no card: refused before any mapping */
 	char path[64];
 	snprintf(path, sizeof path, "%s/ipu3", dir);
@@ -106,6 +115,27 @@ test_linux_missing(void **state)
 	fclose(f);
 	assert_null(hw_open("hw:3", NULL, &err));
 	expect_in(err.msg, "not a character device");
+	remove(path);
+	/* a character device that maps but is not Graphcore's driver
+	 * (/dev/zero): the first ioctl, USER_ATTACH, says so; through the
+	 * runtime's hw: backend too, whose log keeps the failed ioctl */
+	snprintf(path, sizeof path, "%s/ipu1", dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	assert_null(hw_open("hw:1", NULL, &err));
+	assert_int_equal(err.kind, IPU_ERR_IO);
+	expect_in(err.msg, "ioctl USER_ATTACH (0xc008ed0a)");
+	char name[200], logp[100];
+	snprintf(logp, sizeof logp, "%s/l.txt", dir);
+	snprintf(name, sizeof name, "hw:1:tiles=4:log=%s", logp);
+	assert_null(ipu_open(name, &err));
+	expect_in(err.msg, "ioctl USER_ATTACH");
+	FILE *lf = fopen(logp, "r");
+	assert_non_null(lf); /* the failed ioctl is logged */
+	char line[200];
+	assert_non_null(fgets(line, sizeof line, lf));
+	expect_in(line, "ioctl c008ed0a USER_ATTACH failed");
+	fclose(lf);
+	remove(logp);
 	remove(path);
 	rmdir(dir);
 	unsetenv("IPU_DEV_DIR");

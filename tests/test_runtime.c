@@ -146,11 +146,17 @@ test_open_names(void **state)
 	    {"sim:c600:threads=65", IPU_ERR_ARGUMENT, "must be 1..64"},
 	    {"sim:c600:fast", IPU_ERR_ARGUMENT, "unknown option 'fast'"},
 	    {"ipu:c600", IPU_ERR_ARGUMENT, "unknown device 'ipu:c600'"},
-	    {"hw:0", IPU_ERR_NO_BACKEND, "no hardware backend"},
-	    {"hw", IPU_ERR_NO_BACKEND, "no hardware backend in this build"},
+	    {"hw:0", IPU_ERR_NO_BACKEND, "/ipu0 does not exist: no C600"},
+	    {"hw:7:tiles=2", IPU_ERR_NO_BACKEND, "/ipu7 does not exist"},
+	    {"hw", IPU_ERR_ARGUMENT, "names no card"},
+	    {"hw:c600", IPU_ERR_ARGUMENT, "expected hw:N"},
+	    {"hw:256", IPU_ERR_ARGUMENT, "(0..255)"},
+	    {"hw:0:trace", IPU_ERR_ARGUMENT, "unknown option 'trace'"},
 	    {"sim::c600", IPU_ERR_ARGUMENT, "names no chip"},
 	    {"sim:c600:", IPU_ERR_ARGUMENT, "unknown option ''"},
 	};
+	/* hw:N looks for ipuN here: no card, whatever the machine */
+	setenv("IPU_DEV_DIR", "/nonexistent/ipu-test", 1);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ipu_error err;
 		dev = ipu_open(bad[i].name, &err);
@@ -162,6 +168,7 @@ test_open_names(void **state)
 	assert_null(ipu_open(NULL, &err));
 	expect_err((int)err.kind, &err, IPU_ERR_ARGUMENT, "name is NULL");
 	assert_null(ipu_open("hw:0", NULL)); /* err may be NULL */
+	unsetenv("IPU_DEV_DIR");
 	assert_string_equal(ipu_error_kind_name(IPU_ERR_NO_BACKEND),
 	                    "no backend");
 }

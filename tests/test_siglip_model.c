@@ -311,6 +311,42 @@ test_errors(void **state)
 	expect_in(out, "--f8-scales needs --dtype f8");
 }
 
+/* ipu run siglip through the card model (--device model:c600, the card's
+ * whole sequence: reset, bootloader, frames, handoff, TDI reads): the
+ * same embedding file, byte for byte, and the same cycles as on the
+ * emulator, in f16 on a batch of 2; and the register log. */
+static void
+test_tiny_device(void **state)
+{
+	(void)state;
+	char out[4096], sim[4096];
+	write_text("dv.json", tiny);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --config dv.json --out "
+	                         "dv.safetensors --seed 5 --force"),
+	                 0);
+	const char *run =
+	    "run siglip --weights dv.safetensors --config dv.json --image "
+	    "/usr/lib/python3/dist-packages/skimage/data/chelsea.png --image "
+	    "/usr/lib/python3/dist-packages/skimage/data/coffee.png --dtype "
+	    "f16 --range none --quiet --force --out";
+	char args[512];
+	snprintf(args, sizeof args, "%s dvs.npy", run);
+	assert_int_equal(run_ipu(sim, sizeof sim, args), 0);
+	snprintf(args, sizeof args, "%s dvm.npy --device model:c600:log=dv.log",
+	         run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_true(run_cycles(sim) > 0);
+	assert_int_equal(run_cycles(out), run_cycles(sim));
+	expect_in(out, "image 1: embedding [64]");
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && cmp dvs.npy dvm.npy && grep -q '^mail 4078020e' "
+	         "dv.log && grep -q '<- 00000017 HSP_GS1' dv.log",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* ipu run siglip twice: the second run reads the package the first left
  * in the cache (the default one: XDG_CACHE_HOME is the test's directory)
  * and gives the same embedding; --no-cache compiles; an --out that exists
@@ -418,6 +454,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_graph_f8),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),
+	    cmocka_unit_test(test_tiny_device),
 	    cmocka_unit_test(test_so400m_shaped),
 	    cmocka_unit_test(test_tiny_f8),
 	    cmocka_unit_test(test_so400m_shaped_f8),

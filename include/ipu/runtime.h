@@ -42,7 +42,8 @@ typedef enum {
 	IPU_ERR_ARGUMENT,   /* bad argument or call out of order */
 	IPU_ERR_IO,         /* a file could not be read or written */
 	IPU_ERR_FORMAT,     /* the bytes are not a loadable image */
-	IPU_ERR_NO_BACKEND, /* the device kind is not built in (hw:...) */
+	IPU_ERR_NO_BACKEND, /* no such device: not built in, or no card (hw:N)
+	                     */
 	IPU_ERR_FAULT,      /* a tile's program raised an exception */
 	IPU_ERR_EXCHANGE,   /* the exchange between tiles went wrong */
 	IPU_ERR_DEADLOCK,   /* tiles wait for each other forever */
@@ -87,10 +88,14 @@ const char *ipu_error_kind_name(ipu_error_kind kind);
  *                         (a configuration capture to replay), :log=FILE
  *                         (every register access; a new file); no host
  *                         streams yet
- *   hw:...                a hardware IPU: IPU_ERR_NO_BACKEND in this build
+ *   hw:N                  a C600 card, /dev/ipuN of Graphcore's kernel
+ *                         driver, by the same sequence as model:c600 and
+ *                         its options; never run on a card yet
+ *                         (docs/hardware.md); no cycles or counters (0)
  * Returns a new device, owned by the caller (free with ipu_close), or NULL
  * with *err filled (IPU_ERR_ARGUMENT for a malformed name, an unknown
- * chip or option; IPU_ERR_NO_BACKEND for a backend not built in).
+ * chip or option; IPU_ERR_NO_BACKEND for a backend not built in, or a
+ * card that is not there: no /dev/ipuN, the driver not loaded).
  */
 ipu_device *ipu_open(const char *name, ipu_error *err);
 

@@ -46,6 +46,12 @@ extern const char cli_run_usage[];
  * if not (*missing set when it lacks its value). */
 int cli_run_option(const char *cmd, int argc, char **argv, int *i,
                    CliRunOptions *o, int *bad, int *missing);
+/* --device D (runner_device_parse; v is cut at its ':'): 1, or 0 after a
+ * message. The usage lines of --device. */
+struct RunnerDevice;
+int cli_device_arg(const char *cmd, char *v, struct RunnerDevice *on,
+                   const Chip **chip);
+extern const char cli_device_usage[];
 /* A run's cycles, time at the chip's clock, MFU, compile and emulation. */
 void cli_print_run(const Chip *chip, uint64_t cycles, double mfu,
                    const struct RunnerBuild *b, double host_seconds);

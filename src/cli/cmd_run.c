@@ -79,7 +79,7 @@ usage(FILE *f)
 	        "                      [--force] [--cache DIR | --no-cache] "
 	        "[--chip C] [--timing P]\n"
 	        "                      [--threads N] [--max-cycles N] "
-	        "[--quiet]\n"
+	        "[--device D] [--quiet]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -128,10 +128,10 @@ usage(FILE *f)
 	        "                cycles + 10^6)\n"
 	        "  --quiet       no progress line on stderr (shown only when "
 	        "it is a terminal)\n"
-	        "%s%s"
+	        "%s%s%s"
 	        "       ipu run graph --help: a graph file on .npy values\n"
 	        "       ipu run onnx --help: an ONNX model on .npy values\n",
-	        cli_profile_usage, cli_profile_show_usage);
+	        cli_device_usage, cli_profile_usage, cli_profile_show_usage);
 }
 
 int
@@ -156,6 +156,8 @@ cmd_run(int argc, char **argv)
 	ProfileOptions prof;
 	cli_profile_defaults(&prof, "run siglip");
 	Timing timing = timing_nominal;
+	RunnerDevice on = {0};
+	r.device = &on;
 	for (int i = 2; i < argc && !bad; i++) {
 		int missing = 0;
 		const char *v;
@@ -207,6 +209,10 @@ cmd_run(int argc, char **argv)
 		                              &missing))) {
 			if (!(r.chip = cli_chip_arg("run", v)))
 				bad = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--device",
+		                              &missing))) {
+			bad = !cli_device_arg("run siglip", (char *)v, &on,
+			                      &r.chip);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--timing",
 		                              &missing))) {
 			bad = !cli_timing_arg("run", v, &timing);

@@ -24,7 +24,7 @@ usage(FILE *f)
 	        "                     [--force] [--cache DIR] [--chip C] "
 	        "[--timing P]\n"
 	        "                     [--threads N] [--max-cycles N] "
-	        "[--quiet]\n"
+	        "[--device D] [--quiet]\n"
 	        "  Compile the graph file, run it once on the emulated chip "
 	        "and print the\n"
 	        "  cycles (emulated and predicted), the time at the chip's "
@@ -36,11 +36,12 @@ usage(FILE *f)
 	        "  --out NAME=F   output NAME as float32 .npy; never over an "
 	        "existing file\n"
 	        "                 unless --force\n"
-	        "%s%s%s"
+	        "%s%s%s%s"
 	        "Exit status: 0 success (or a stop at --break or --watch), 1 "
 	        "a graph, file,\n"
 	        "compile or run error, 2 usage.\n",
-	        cli_run_usage, cli_profile_usage, cli_profile_show_usage);
+	        cli_run_usage, cli_device_usage, cli_profile_usage,
+	        cli_profile_show_usage);
 }
 
 const char cli_run_usage[] =
@@ -52,6 +53,28 @@ const char cli_run_usage[] =
     "                 cycles + 10^6)\n"
     "  --quiet        no progress line on stderr (shown only when it is a "
     "terminal)\n";
+
+const char cli_device_usage[] =
+    "  --device D     sim (the emulator, default), or model:c600 (the card "
+    "model)\n"
+    "                 or hw:N (a card, /dev/ipuN) through the card's device "
+    "interface,\n"
+    "                 each optionally :config=FILE (a configuration "
+    "capture to replay)\n"
+    "                 and :log=FILE (every register access, a new file); "
+    "docs/hardware.md\n";
+
+int
+cli_device_arg(const char *cmd, char *v, RunnerDevice *on, const Chip **chip)
+{
+	Diag d;
+	diag_clear(&d);
+	if (runner_device_parse(v, on, chip, &d)) {
+		fprintf(stderr, "ipu %s: %s\n", cmd, d.msg);
+		return 0;
+	}
+	return 1;
+}
 
 /* NAME=PATH (v, modified) into b; 0 after a message if malformed. */
 static int
@@ -138,6 +161,7 @@ int
 cmd_run_graph(int argc, char **argv)
 {
 	RunnerGraphRun r = {.place_report = stderr};
+	RunnerDevice on = {0};
 	ProfileOptions prof;
 	cli_profile_defaults(&prof, "run graph");
 	CliRunOptions o = {.in = xcalloc((size_t)argc, sizeof *o.in),
@@ -159,6 +183,10 @@ cmd_run_graph(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--graph",
 		                              &missing))) {
 			r.graph = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--device",
+		                              &missing))) {
+			bad = !cli_device_arg("run graph", (char *)v, &on,
+			                      &o.chip);
 		} else if (!cli_run_option("run graph", argc, argv, &i, &o,
 		                           &bad, &missing)) {
 			fprintf(stderr, "ipu run graph: %s '%s'\n",
@@ -174,6 +202,7 @@ cmd_run_graph(int argc, char **argv)
 	r.cache_dir = o.cache_dir;
 	r.threads = o.threads;
 	r.max_cycles = o.max_cycles;
+	r.device = &on;
 	if (!bad && !help && !r.graph) {
 		fprintf(stderr, "ipu run graph: --graph is needed\n");
 		bad = 1;

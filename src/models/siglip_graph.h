@@ -99,6 +99,9 @@ typedef struct {
 	const char *cache_dir;
 	uint64_t max_cycles;           /* runner_run's; 0: the default */
 	const RunnerObserver *observe; /* the run's observer, or NULL */
+	/* the device of the run at nominal timing (NULL: the emulator);
+	 * the bounds' runs are the emulator's */
+	const struct RunnerDevice *device;
 	/* the cycles at the timing profile's bounds (docs/fidelity.md):
 	 * SIGLIP_RANGE_PREDICT compiles for the profile with every rule at
 	 * its fast and at its slow bound and takes the cost model's cycles

@@ -281,7 +281,8 @@ run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
             SiglipResult *out, Diag *d)
 {
 	ipu_device *dev;
-	int e = runner_open(chip, pk, r->threads, r->observe, &dev, d);
+	int e = runner_open_on(r->device, chip, pk, r->threads, r->observe,
+	                       &dev, d);
 	if (!e)
 		e = write_inputs(dev, g, f, patches, d);
 	if (!e)
@@ -420,6 +421,7 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		at.chip = chip_timed(r->chip ? r->chip : chip_default(), &t);
 		at.range = SIGLIP_RANGE_NONE;
 		at.observe = NULL; /* the run at nominal timing is observed */
+		at.device = NULL;  /* the card model: nominal timing only */
 		at.compile_only = r->range == SIGLIP_RANGE_PREDICT;
 		SiglipResult x;
 		e = run_once(&at, &x, d);

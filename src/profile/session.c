@@ -225,9 +225,16 @@ on_loaded(void *ctx, ipu_device *dev, const Package *pk, Diag *d)
 {
 	ProfileSession *s = ctx;
 	ChipSim *cs = rt_chipsim(dev);
+	const ProfileOptions *o = &s->o;
+	int asked = o->dir || o->break_step >= 0 || o->break_pc >= 0 ||
+	            o->watch_len || o->show_tile >= 0 || o->ndump;
+	if (!cs && !asked)
+		return IPU_OK; /* another device: nothing to observe */
 	if (!cs)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "profiles and breakpoints need the emulator");
+		                "profiles and breakpoints (--profile, --break, "
+		                "--watch, --show-tile, --dump-mem) need the "
+		                "emulator (--device sim)");
 	profile_program_free(s->prog);
 	s->prog = profile_program(pk);
 	return arm_tiles(s, cs, d);

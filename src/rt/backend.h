@@ -7,9 +7,8 @@
  * the order of calls (load, run, load again). A backend only moves bytes,
  * starts supervisors, runs and reports: so its functions may assume valid
  * arguments (tile in range, byte range inside tile memory). The emulator
- * (backend_sim.c) and the card model through the device interface
- * (backend_model.c); a card's backend would be another RtBackend listed in
- * runtime.c's table under "hw".
+ * (backend_sim.c); the card model and a card, both through the card's
+ * device interface (backend_card.c).
  */
 #ifndef IPU_RT_BACKEND_H
 #define IPU_RT_BACKEND_H
@@ -25,9 +24,16 @@ typedef struct {
 	uint32_t tiles; /* 1..chip->tiles */
 	int threads;    /* >= 1 */
 	int trace;
-	char config[256]; /* model: the configuration capture to replay */
-	char log[256];    /* model: the log of every register access */
+	char config[256]; /* model, hw: the configuration capture to replay */
+	char log[256];    /* model, hw: the log of every register access */
+	uint32_t card;    /* hw:N's N, or RT_CARD_MODEL */
 } RtConfig;
+#define RT_CARD_MODEL UINT32_MAX
+enum {
+	/* reads of the tiles' context states while a card's programs run
+	 * (about a microsecond each) before the run is a hang */
+	RT_CARD_POLLS = 10000000
+};
 
 typedef struct {
 	const char *name; /* the name prefix: "sim" */
@@ -64,6 +70,7 @@ typedef struct {
 
 extern const RtBackend rt_backend_sim;
 extern const RtBackend rt_backend_model;
+extern const RtBackend rt_backend_hw;
 
 /* Fill *err (never NULL here) and return its kind. */
 int rt_error(ipu_error *err, ipu_error_kind kind, const char *fmt, ...)

@@ -19,15 +19,14 @@
 #include "../util/util.h"
 #include "device.h"
 
-/* The device kinds a name may start with; NULL: not built in. A hardware
- * backend replaces the NULL of "hw". */
+/* The device kinds a name may start with. */
 static const struct {
 	const char *prefix;
 	const RtBackend *backend;
 } backends[] = {
     {"sim", &rt_backend_sim},
     {"model", &rt_backend_model},
-    {"hw", NULL},
+    {"hw", &rt_backend_hw},
 };
 
 void
@@ -124,8 +123,8 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 	static const char forms[] =
 	    "expected sim:c600 or sim:gc200, optionally followed by "
 	    ":tiles=N, :threads=N, :trace, :timing=PROFILE; or model:c600 "
-	    "(the card model), optionally :tiles=N, :config=FILE, "
-	    ":log=FILE";
+	    "(the card model) or hw:N (a card, /dev/ipuN), optionally "
+	    ":tiles=N, :config=FILE, :log=FILE";
 	char buf[256];
 	if (strlen(name) >= sizeof buf)
 		return rt_error(err, IPU_ERR_ARGUMENT,
@@ -148,11 +147,23 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 		                "sim:gc200",
 		                name);
 	*ops = backends[i].backend;
+	int hw = *ops == &rt_backend_hw;
 	char *chip = next_field(&rest);
 	if (!chip || !*chip)
 		return rt_error(err, IPU_ERR_ARGUMENT,
-		                "ipu_open: device '%s' names no chip: %s", name,
-		                forms);
+		                "ipu_open: device '%s' names no %s: %s", name,
+		                hw ? "card" : "chip", forms);
+	cfg->card = RT_CARD_MODEL;
+	if (hw) {
+		uint32_t n = 0;
+		if (strcmp(chip, "0") && parse_count(chip, 255, &n))
+			return rt_error(err, IPU_ERR_ARGUMENT,
+			                "ipu_open: device '%s': expected hw:N, "
+			                "N the number of /dev/ipuN (0..255)",
+			                name);
+		cfg->card = n;
+		chip = "c600"; /* the cards we drive */
+	}
 	cfg->chip = chip_by_name(chip);
 	if (!cfg->chip)
 		return rt_error(err, IPU_ERR_ARGUMENT,
@@ -163,8 +174,9 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 	cfg->threads = default_threads();
 	cfg->trace = 0;
 	cfg->config[0] = cfg->log[0] = 0;
-	int model = *ops == &rt_backend_model;
-	if (model && cfg->chip->arch != ARCH_IPU21)
+	/* through the card's device interface */
+	int card = *ops == &rt_backend_model || hw;
+	if (card && cfg->chip->arch != ARCH_IPU21)
 		return rt_error(
 		    err, IPU_ERR_ARGUMENT,
 		    "ipu_open: device '%s': the card model is of the "
@@ -173,9 +185,9 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 	for (char *opt; (opt = next_field(&rest));) {
 		uint32_t v;
 		char *file = NULL;
-		if (model && !strncmp(opt, "config=", 7))
+		if (card && !strncmp(opt, "config=", 7))
 			file = cfg->config;
-		else if (model && !strncmp(opt, "log=", 4))
+		else if (card && !strncmp(opt, "log=", 4))
 			file = cfg->log;
 		if (file) {
 			const char *path = strchr(opt, '=') + 1;
@@ -203,7 +215,7 @@ parse_name(const char *name, const RtBackend **ops, RtConfig *cfg,
 				                "must be 1..64",
 				                name, opt);
 			cfg->threads = (int)v;
-		} else if (!model && !strcmp(opt, "trace")) {
+		} else if (!card && !strcmp(opt, "trace")) {
 			cfg->trace = 1;
 		} else if (!strncmp(opt, "timing=", 7)) {
 			Timing t;

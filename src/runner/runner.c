@@ -240,15 +240,21 @@ runner_open_on(const RunnerDevice *on, const Chip *chip, Package *pk,
 	int e = IPU_OK;
 	char name[96 + TIMING_SPEC_MAX + 2 * 256];
 	int n;
-	if (on && on->model) {
-		if (strcmp(chip->timing->spec, "nominal")) {
+	if (on && (on->model || on->hw)) {
+		if (strcmp(chip->timing->spec, "nominal") ||
+		    chip->arch != ARCH_IPU21) {
 			pkg_free(pk);
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			                "the card model runs at the nominal "
-			                "timing only");
+			                "%s runs the C600 at the nominal "
+			                "timing only",
+			                on->hw ? "a card" : "the card model");
 		}
-		n = snprintf(name, sizeof name, "model:%s:tiles=%u", chip->name,
-		             pk->tiles);
+		if (on->hw)
+			n = snprintf(name, sizeof name, "hw:%u:tiles=%u",
+			             on->card, pk->tiles);
+		else
+			n = snprintf(name, sizeof name, "model:%s:tiles=%u",
+			             chip->name, pk->tiles);
 		if (on->config)
 			n += snprintf(name + n, sizeof name - (size_t)n,
 			              ":config=%s", on->config);
@@ -278,6 +284,68 @@ runner_open_on(const RunnerDevice *on, const Chip *chip, Package *pk,
 	else
 		*dev = v;
 	return e;
+}
+
+int
+runner_device_parse(char *spec, RunnerDevice *on, const Chip **chip, Diag *d)
+{
+	static const char forms[] =
+	    "sim, sim:CHIP, model:c600 or hw:N, the last two optionally "
+	    "with :config=FILE and :log=FILE";
+	memset(on, 0, sizeof *on);
+	char *rest = strchr(spec, ':');
+	if (rest)
+		*rest++ = 0;
+	if (!strcmp(spec, "sim")) {
+		const Chip *c = rest ? chip_by_name(rest) : NULL;
+		if (rest && !c)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "--device sim:%s: unknown chip (known: "
+			                "%s)",
+			                rest, chip_names());
+		if (c && chip)
+			*chip = c;
+		return IPU_OK;
+	}
+	on->model = !strcmp(spec, "model");
+	on->hw = !strcmp(spec, "hw");
+	if (!on->model && !on->hw)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "--device %s: expected %s", spec, forms);
+	char *field = rest ? rest : NULL;
+	if (field && (rest = strchr(field, ':')))
+		*rest++ = 0;
+	if (on->model && field && strcmp(field, "c600"))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "--device model:%s: the card model is of the "
+		                "C600 only (model:c600)",
+		                field);
+	if (on->hw) {
+		char *end;
+		unsigned long n = field && *field >= '0' && *field <= '9'
+		                      ? strtoul(field, &end, 10)
+		                      : 256;
+		if (n > 255 || *end)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "--device hw:%s: expected hw:N, N the "
+			                "number of /dev/ipuN (0..255)",
+			                field ? field : "");
+		on->card = (uint32_t)n;
+	}
+	for (char *opt = rest; opt; opt = rest) {
+		if ((rest = strchr(opt, ':')))
+			*rest++ = 0;
+		const char **file = !strncmp(opt, "config=", 7) ? &on->config
+		                    : !strncmp(opt, "log=", 4)  ? &on->log
+		                                                : NULL;
+		if (!file || !strchr(opt, '=')[1])
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "--device: '%s' is not :config=FILE or "
+			                ":log=FILE (expected %s)",
+			                opt, forms);
+		*file = strchr(opt, '=') + 1;
+	}
+	return IPU_OK;
 }
 
 static uint64_t
@@ -645,8 +713,8 @@ runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d)
 		                 r->observe, &pk, &res->build, d);
 	ipu_device *dev = NULL;
 	if (!e)
-		e = runner_open(chip, pk, r->threads, r->observe, &dev,
-		                d); /* takes pk */
+		e = runner_open_on(r->device, chip, pk, r->threads, r->observe,
+		                   &dev, d); /* takes pk */
 	else
 		pkg_free(pk);
 	if (!e)

@@ -65,14 +65,23 @@ char *runner_default_cache(void);
  * (ipu_close frees it; a failure here frees it too). */
 int runner_open(const Chip *chip, Package *pk, int threads,
                 const RunnerObserver *obs, ipu_device **dev, Diag *d);
-/* The same on a chosen device: NULL or !model, the emulator (sim:); else
- * the card model through the device interface (model:, docs/hardware.md)
- * with an optional configuration capture to replay and a log of every
- * register access (file names without ':'). */
-typedef struct {
-	int model;
+/* The same on a chosen device: NULL or neither model nor hw, the
+ * emulator (sim:); else through the card's device interface
+ * (docs/hardware.md): the card model (model:c600) or a card (hw:N, N =
+ * card), with an optional configuration capture to replay and a log of
+ * every register access (file names without ':'). */
+typedef struct RunnerDevice {
+	int model, hw;
+	uint32_t card; /* hw:N */
 	const char *config, *log;
 } RunnerDevice;
+/* "sim", "sim:CHIP", "model", "model:c600" or "hw:N", the last two
+ * optionally followed by :config=FILE and :log=FILE, into *on; spec is
+ * cut at its ':' and the file names point into it. *chip (may be NULL)
+ * gets sim:CHIP's chip (model and hw: the C600, which runner_open_on
+ * checks). IPU_EINVAL with d saying what is expected. */
+int runner_device_parse(char *spec, RunnerDevice *on, const Chip **chip,
+                        Diag *d);
 int runner_open_on(const RunnerDevice *on, const Chip *chip, Package *pk,
                    int threads, const RunnerObserver *obs, ipu_device **dev,
                    Diag *d);
@@ -142,6 +151,7 @@ typedef struct {
 	uint64_t max_cycles;   /* runner_run's; 0: the default */
 	FILE *place_report;    /* runner_build's; NULL: nowhere */
 	const RunnerObserver *observe; /* NULL: none */
+	const RunnerDevice *device;    /* NULL: the emulator */
 } RunnerGraphRun;
 
 typedef struct {

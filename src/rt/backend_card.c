@@ -1,7 +1,8 @@
 /*
- * backend_model.c - the runtime over the card's device interface
- * ("model:c600"): everything goes through hw.h's register writes, ioctls
- * and frames, as it would on a card, to the card model (sim/card.c).
+ * backend_card.c - the runtime over the card's device interface: the card
+ * model ("model:c600") and a card ("hw:N", /dev/ipuN). Both run the same
+ * sequence through hw.h's register writes, ioctls and frames; they differ
+ * only in the device under hw.h (hw_model.c, hw_linux.c).
  *
  *   open   reset (ICU mailbox), the configuration capture the user gave
  *          (:config=FILE) replayed, our bootloader (kernels/boot.S)
@@ -12,15 +13,19 @@
  *          is sent and started; then every tile's segments in frames over
  *          host buffer 0, batch by batch, and the handoff (hw_load, twice);
  *          a tile without a program is started at boot_idle, which returns
- *          at once. The copy's bytes stay in the gap: a program that reads
- *          memory it never wrote sees them (the emulator's zeros on sim:)
+ *          at once. Then every tile's contexts polled through TDI until
+ *          none runs. The copy's bytes stay in the gap: a program that
+ *          reads memory it never wrote sees them (the emulator's zeros on
+ *          sim:)
  *   read   and writes after the run: tile debug (TDI) memory words
  *   fault  the tiles in an exception found and named through TDI
  *
- * The run's cycles are the model chip's from the first issue of the
- * programs' entry (a log mark the model sets; the load and the
- * bootloader's own cycles are excluded) to the last tile's end. Host
- * streams are not served (no host pages yet): IPU_ERR_ARGUMENT.
+ * Cycles exist on the model only: the model chip's from the first issue
+ * of the programs' entry (a log mark the model sets; the load and the
+ * bootloader's own cycles are excluded) to the last tile's end. A card
+ * gives none (no public cycle counter): 0, and max_cycles is not
+ * enforced there (a program that never ends is a poll that times out).
+ * Host streams are not served (no host pages yet): IPU_ERR_ARGUMENT.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +52,13 @@ typedef struct {
 	int booted;         /* the programs have been sent and run */
 	uint64_t entry_cycle;
 } ModelBe;
+
+/* For messages: "model" or "hw". */
+static const char *
+kind(const ModelBe *m)
+{
+	return m->cfg.card == RT_CARD_MODEL ? "model" : "hw";
+}
 
 static void
 drop_segments(ModelTile *t)
@@ -112,17 +124,26 @@ mdl_open(const RtConfig *cfg, ipu_error *err)
 	m->cfg = *cfg;
 	if (cfg->log[0] && !(m->log = fopen(cfg->log, "wx"))) {
 		rt_error(err, IPU_ERR_IO,
-		         "model: cannot create the log %s (it exists, or the "
+		         "%s: cannot create the log %s (it exists, or the "
 		         "directory cannot be written); nothing is overwritten",
-		         cfg->log);
+		         cfg->card == RT_CARD_MODEL ? "model" : "hw", cfg->log);
 		free(m);
 		return NULL;
 	}
 	char name[64];
-	snprintf(name, sizeof name, "model:%s:tiles=%u", cfg->chip->name,
-	         cfg->tiles);
+	if (cfg->card == RT_CARD_MODEL)
+		snprintf(name, sizeof name, "model:%s:tiles=%u",
+		         cfg->chip->name, cfg->tiles);
+	else
+		snprintf(name, sizeof name, "hw:%u", cfg->card);
 	m->tile = xcalloc(cfg->tiles, sizeof *m->tile);
 	m->hw = hw_open(name, m->log, err);
+	if (!m->hw && m->log && ftell(m->log) == 0) {
+		/* no device at all: an empty log is no record */
+		fclose(m->log);
+		m->log = NULL;
+		remove(cfg->log);
+	}
 	if (!m->hw || bring_up(m, err)) {
 		mdl_close(m);
 		return NULL;
@@ -213,8 +234,9 @@ mdl_read(void *p, uint32_t tile, uint32_t addr, void *dst, uint32_t len,
 	ModelBe *m = p;
 	if (!m->booted)
 		return rt_error(err, IPU_ERR_ARGUMENT,
-		                "model: tile memory is read after the run (the "
-		                "programs reach the card when it starts)");
+		                "%s: tile memory is read after the run (the "
+		                "programs reach the card when it starts)",
+		                kind(m));
 	return tdi_copy(m, tile, addr, dst, len, 0, err);
 }
 
@@ -222,10 +244,11 @@ static int
 mdl_stream(void *p, uint32_t sync, uint32_t tile, uint32_t addr,
            const void *src, uint32_t len, ipu_error *err)
 {
-	(void)p, (void)sync, (void)tile, (void)addr, (void)src, (void)len;
+	(void)sync, (void)tile, (void)addr, (void)src, (void)len;
 	return rt_error(err, IPU_ERR_ARGUMENT,
-	                "model: host streams need host pages, which the card "
-	                "model does not serve yet; use sim:");
+	                "%s: host streams need host pages, which are not "
+	                "served yet; use sim:",
+	                kind(p));
 }
 
 static int
@@ -308,10 +331,13 @@ relocated_boot(ModelBe *m, uint32_t tile, TileImage *out, ipu_error *err)
 		if (g < c->mem_base + CARD_BOOT_AREA)
 			return rt_error(
 			    err, IPU_ERR_ARGUMENT,
-			    "model: tile %u: no %u free bytes for the "
+			    "%s: tile %u: no %u free bytes for the "
 			    "bootloader in executable memory outside "
-			    "the program",
-			    tile, size);
+			    "the program (its code and the tensors "
+			    "written before the run fill 0x%x..0x%x); "
+			    "this package runs on sim: only",
+			    kind(m), tile, size, c->mem_base + CARD_BOOT_AREA,
+			    top);
 	}
 	LinkPlace at = {".text.boot", g};
 	Diag d;
@@ -335,20 +361,58 @@ send(ModelBe *m, TileImage *prog, ipu_error *err)
 	return rc;
 }
 
+/* After the handoff: every tile's contexts through TDI until none runs
+ * (the model has run the programs to their end within the handoff, so
+ * one read a tile; a card's programs run on while the host polls). An
+ * exception ends the wait: IPU_ERR_FAULT for diagnose to name. */
+static int
+wait_programs(ModelBe *m, ipu_error *err)
+{
+	uint32_t next = 0;
+	for (long polls = 0; next < m->cfg.tiles; polls++) {
+		uint32_t sts;
+		int rc = hw_tile_states(m->hw, chip_physical(m->cfg.chip, next),
+		                        &sts, err);
+		if (rc)
+			return rc;
+		int running = 0;
+		for (int c = 0; c < CHIP_CONTEXTS; c++) {
+			uint32_t st = sts >> 2 * c & 3;
+			if (st == CARD_MODEL_CTX_EXCPT)
+				return rt_error(err, IPU_ERR_FAULT,
+				                "a context stopped in an "
+				                "exception");
+			running |= st == CARD_MODEL_CTX_RUN;
+		}
+		if (!running) {
+			next++;
+			continue;
+		}
+		if (polls >= RT_CARD_POLLS)
+			return rt_error(err, IPU_ERR_TIMEOUT,
+			                "the programs did not end (%d reads "
+			                "of the tiles' context states)",
+			                RT_CARD_POLLS);
+	}
+	return 0;
+}
+
 static int
 mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
         void *progress_ctx, ipu_error *err)
 {
 	(void)progress, (void)progress_ctx;
 	ModelBe *m = p;
-	CardSim *cs = hw_model(m->hw);
-	ChipSim *chip = cardsim_chip(cs);
+	CardSim *cs = hw_model(m->hw); /* NULL on a card */
+	ChipSim *chip = cs ? cardsim_chip(cs) : NULL;
 	m->booted = 1;
 	TileImage *boot = xcalloc(m->cfg.tiles, sizeof *boot);
-	int rc = 0;
+	int rc = 0, placed = 1;
 	for (uint32_t i = 0; i < m->cfg.tiles && !rc; i++)
 		rc = relocated_boot(m, i, &boot[i], err);
-	if (!rc)
+	if (rc)
+		placed = 0; /* nothing was sent: no tile to diagnose */
+	else
 		rc = send(m, boot, err);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		ModelTile *t = &m->tile[i];
@@ -359,23 +423,26 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	}
 	free(boot);
 	if (rc)
-		return diagnose(m, err);
+		return placed ? diagnose(m, err) : rc;
 	/* the model's clock of the programs: their entry's first issue
 	 * (not the card's: a card has no such mark) */
-	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+	for (uint32_t i = 0; chip && i < m->cfg.tiles; i++) {
 		ModelTile *t = &m->tile[i];
 		if (t->loaded && sim_mark(chipsim_tile(chip, i), t->prog.entry,
 		                          SIM_MARK_LOG))
 			die("entry 0x%x is not code", t->prog.entry);
 	}
-	cardsim_set_max_cycles(cs, max_cycles);
+	if (cs)
+		cardsim_set_max_cycles(cs, max_cycles);
 	TileImage *progs = xcalloc(m->cfg.tiles, sizeof *progs);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++)
 		progs[i] = m->tile[i].prog;
 	rc = send(m, progs, err);
 	free(progs);
+	if (!rc)
+		rc = wait_programs(m, err);
 	m->entry_cycle = UINT64_MAX;
-	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+	for (uint32_t i = 0; chip && i < m->cfg.tiles; i++) {
 		Tile *tl = chipsim_tile_if_exists(chip, i);
 		if (tl && tl->obs && tl->obs->nlog &&
 		    tl->obs->log[0].cycle < m->entry_cycle)
@@ -388,6 +455,8 @@ static void
 mdl_counters(void *p, uint32_t tile, ipu_counters *out)
 {
 	ModelBe *m = p;
+	if (!hw_model(m->hw))
+		return; /* a card: no counters we know how to read */
 	rt_backend_sim.counters(cardsim_chip(hw_model(m->hw)), tile, out);
 	if (out->cycles >= m->entry_cycle)
 		out->cycles -= m->entry_cycle;
@@ -397,6 +466,8 @@ static uint64_t
 mdl_cycles(void *p)
 {
 	ModelBe *m = p;
+	if (!hw_model(m->hw))
+		return 0;
 	uint64_t end = chipsim_cycles(cardsim_chip(hw_model(m->hw)));
 	return end >= m->entry_cycle ? end - m->entry_cycle : 0;
 }
@@ -405,11 +476,30 @@ static uint64_t
 mdl_host_cycles(void *p)
 {
 	ModelBe *m = p;
-	return chipsim_host_cycles(cardsim_chip(hw_model(m->hw)));
+	return hw_model(m->hw)
+	           ? chipsim_host_cycles(cardsim_chip(hw_model(m->hw)))
+	           : 0;
 }
 
 const RtBackend rt_backend_model = {
     .name = "model",
+    .open = mdl_open,
+    .close = mdl_close,
+    .load = mdl_load,
+    .write = mdl_write,
+    .read = mdl_read,
+    .stream_write = mdl_stream,
+    .stream_read = mdl_stream_read,
+    .run = mdl_run,
+    .counters = mdl_counters,
+    .cycles = mdl_cycles,
+    .host_cycles = mdl_host_cycles,
+    .write_trace = NULL,
+};
+
+/* The same over /dev/ipuN: never run on a card (docs/hardware.md). */
+const RtBackend rt_backend_hw = {
+    .name = "hw",
     .open = mdl_open,
     .close = mdl_close,
     .load = mdl_load,
