@@ -1,11 +1,11 @@
 /*
  * test_quant.c - `ipu quant` (src/quant/) and the quantized checkpoint
  * (siglip_quant.h) on a small --realistic checkpoint: each method's codes,
- * channel scales, smoothed LayerNorms and scales against the algorithms
- * written again in the PyTorch reference (tools/siglip_ref.py
- * quant-check), the emulated run of a quantized checkpoint against the
- * reference's decoding of it, the mixed-precision search, and the
- * checkpoint format's errors.
+ * channel scales, smoothed LayerNorms, GPTQ codes, corrected biases,
+ * formats and scales against the algorithms written again in the PyTorch
+ * reference (tools/siglip_ref.py quant-check), the emulated run of
+ * quantized checkpoints against the reference's decoding of them, the
+ * mixed-precision search, and the checkpoint format's errors.
  */
 #include "support.h"
 
@@ -184,6 +184,35 @@ test_run_quantized(void **state)
 	                         "chelsea.png --dtype f16"),
 	                 1);
 	expect_in(out, "drop --dtype f16");
+}
+
+/* GPTQ codes, corrected biases and F152 activations (chosen by the
+ * format method at the 99th percentile's scales) run on the emulated chip
+ * as the reference decodes them. */
+static void
+test_run_gptq_bias_f152(void **state)
+{
+	(void)state;
+	quantize_ref("gptq,bias,format,percentile", "--percentile 99",
+	             "--percentile 99", "qg.safetensors");
+	char path[256];
+	snprintf(path, sizeof path, "%s/qg.safetensors", test_dir);
+	StFile f;
+	SiglipQuant q;
+	Diag d;
+	assert_int_equal(read_policy(path, &f, &q, &d), 0);
+	int f152 = 0;
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		f152 += q.act[i] == DT_F8_F152;
+	print_message("%d activations cast to F152\n", f152);
+	assert_true(f152 >= 1);
+	siglip_quant_free(&q);
+	st_free(&f);
+	SiglipResult r = emulate("qg.safetensors");
+	assert_false(r.unrolled);
+	expect_cosines(r.embedding, r.batch, r.d, "qg.safetensors.ref.npy",
+	               0.999);
+	siglip_result_free(&r);
 }
 
 /* --target-cos between what all-f8 and all-f16 reach keeps some GEMMs
@@ -390,6 +419,7 @@ main(void)
 	    cmocka_unit_test(test_methods_match_reference),
 	    cmocka_unit_test(test_more_methods_match_reference),
 	    cmocka_unit_test(test_run_quantized),
+	    cmocka_unit_test(test_run_gptq_bias_f152),
 	    cmocka_unit_test(test_mixed),
 	    cmocka_unit_test(test_format_errors),
 	};
