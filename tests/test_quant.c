@@ -1,11 +1,11 @@
 /*
  * test_quant.c - `ipu quant` (src/quant/) and the quantized checkpoint
  * (siglip_quant.h) on a small --realistic checkpoint: each method's codes,
- * channel scales, smoothed LayerNorms and scales against the algorithms
- * written again in the PyTorch reference (tools/siglip_ref.py
- * quant-check), the emulated run of a quantized checkpoint against the
- * reference's decoding of it, the mixed-precision search, and the
- * checkpoint format's errors.
+ * channel scales, smoothed LayerNorms, GPTQ codes, corrected biases,
+ * formats and scales against the algorithms written again in the PyTorch
+ * reference (tools/siglip_ref.py quant-check), the emulated run of
+ * quantized checkpoints against the reference's decoding of them, the
+ * mixed-precision search, and the checkpoint format's errors.
  */
 #include "support.h"
 
@@ -62,10 +62,11 @@ shell(const char *line)
 }
 
 /* ipu quant with `methods` (and `extra` options) into out_st, then the
- * reference's check of it; its decoded tower's embedding of the held-out
- * images into <out_st>.ref.npy. */
+ * reference's check of it (with `ref_extra` options); its decoded tower's
+ * embedding of the held-out images into <out_st>.ref.npy. */
 static void
-quantize(const char *methods, const char *extra, const char *out_st)
+quantize_ref(const char *methods, const char *extra, const char *ref_extra,
+             const char *out_st)
 {
 	char args[1024], out[8192];
 	snprintf(args, sizeof args,
@@ -79,9 +80,15 @@ quantize(const char *methods, const char *extra, const char *out_st)
 	snprintf(args, sizeof args,
 	         "/usr/bin/python3 %s/tools/siglip_ref.py quant-check "
 	         "--weights tiny.safetensors --quantized %s --config "
-	         "tiny.json " REF_CALIB " " REF_EVAL " --out %s.ref.npy",
-	         IPU_SOURCE_DIR, out_st, out_st);
+	         "tiny.json " REF_CALIB " " REF_EVAL " %s --out %s.ref.npy",
+	         IPU_SOURCE_DIR, out_st, ref_extra, out_st);
 	assert_int_equal(shell(args), 0);
+}
+
+static void
+quantize(const char *methods, const char *extra, const char *out_st)
+{
+	quantize_ref(methods, extra, "", out_st);
 }
 
 static void
@@ -95,6 +102,32 @@ test_methods_match_reference(void **state)
 		char name[64];
 		snprintf(name, sizeof name, "q%zu.safetensors", i);
 		quantize(methods[i], "", name);
+	}
+}
+
+/* percentile, gptq, bias correction and the format choice (alone and with
+ * the others), each against the reference's own implementation; the
+ * options given to both. */
+static void
+test_more_methods_match_reference(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *methods, *opts;
+	} m[] = {
+	    {"percentile", "--percentile 99"},
+	    {"percentile,mse", "--percentile 99.9"},
+	    {"gptq", "--damp 0.01"},
+	    {"channel,gptq", "--damp 0.1"},
+	    {"bias", ""},
+	    {"channel,gptq,bias", ""},
+	    {"format", ""},
+	    {"format,percentile", "--percentile 90"},
+	};
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "m%zu.safetensors", i);
+		quantize_ref(m[i].methods, m[i].opts, m[i].opts, name);
 	}
 }
 
@@ -151,6 +184,35 @@ test_run_quantized(void **state)
 	                         "chelsea.png --dtype f16"),
 	                 1);
 	expect_in(out, "drop --dtype f16");
+}
+
+/* GPTQ codes, corrected biases and F152 activations (chosen by the
+ * format method at the 99th percentile's scales) run on the emulated chip
+ * as the reference decodes them. */
+static void
+test_run_gptq_bias_f152(void **state)
+{
+	(void)state;
+	quantize_ref("gptq,bias,format,percentile", "--percentile 99",
+	             "--percentile 99", "qg.safetensors");
+	char path[256];
+	snprintf(path, sizeof path, "%s/qg.safetensors", test_dir);
+	StFile f;
+	SiglipQuant q;
+	Diag d;
+	assert_int_equal(read_policy(path, &f, &q, &d), 0);
+	int f152 = 0;
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		f152 += q.act[i] == DT_F8_F152;
+	print_message("%d activations cast to F152\n", f152);
+	assert_true(f152 >= 1);
+	siglip_quant_free(&q);
+	st_free(&f);
+	SiglipResult r = emulate("qg.safetensors");
+	assert_false(r.unrolled);
+	expect_cosines(r.embedding, r.batch, r.d, "qg.safetensors.ref.npy",
+	               0.999);
+	siglip_result_free(&r);
 }
 
 /* --target-cos between what all-f8 and all-f16 reach keeps some GEMMs
@@ -319,6 +381,33 @@ test_format_errors(void **state)
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "quant --weights tiny.safetensors --config "
 	                         "tiny.json " CALIB
+	                         " --method percentile --percentile 0 --out "
+	                         "x.st"),
+	                 2);
+	expect_in(out, "--percentile wants a number in");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB
+	                         " --method tensor --percentile 99 --out x.st"),
+	                 2);
+	expect_in(out, "--percentile is for --method percentile");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB " --method tensor,gptk "
+	                         "--out x.st"),
+	                 2);
+	expect_in(out, "method 'gptk': not one of");
+	/* the head's q reads the probe alone: its Hessian has rank 1, which
+	 * GPTQ cannot invert without dampening */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB " --method gptq --damp 0 "
+	                         "--out x.st"),
+	                 1);
+	expect_in(out, "not positive definite");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB
 	                         " --out tiny.safetensors --force"),
 	                 2);
 }
@@ -328,7 +417,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_methods_match_reference),
+	    cmocka_unit_test(test_more_methods_match_reference),
 	    cmocka_unit_test(test_run_quantized),
+	    cmocka_unit_test(test_run_gptq_bias_f152),
 	    cmocka_unit_test(test_mixed),
 	    cmocka_unit_test(test_format_errors),
 	};

@@ -531,15 +531,39 @@ def f8_scale(max_abs):
     return min(max(s, -32), 31)
 
 
-def quantize_f143(t, scale):
-    """t rounded to F143 * 2^scale as the IPU's casts do: 4 significant bits,
-    nearest even, the smallest normal 2^-7 (below it steps of 2^-10), saturating
-    at +-240 (docs/emulator-float.md); computed in float64, where it is exact."""
+# format -> (significant bits, smallest normal exponent, largest value)
+FP8_GRIDS = {"F143": (4, -7, F143_MAX), "F152": (3, -15, 57344.0)}
+
+
+def quantize_fp8(t, scale, fmt="F143"):
+    """t rounded to fmt * 2^scale as the IPU's casts do: nearest even, steps of
+    the smallest normal's below it, saturating at the largest value
+    (docs/emulator-float.md); computed in float64, where it is exact."""
+    bits, emin, top = FP8_GRIDS[fmt]
     x = t.to(torch.float64) * 2.0 ** -scale
     _, e = torch.frexp(x)                               # |x| in [2^(e-1), 2^e)
-    step = torch.pow(2.0, (e - 1).clamp(min=-7).to(torch.float64) - 3)
-    q = (torch.round(x / step) * step).clamp(-F143_MAX, F143_MAX)
+    step = torch.pow(2.0, (e - 1).clamp(min=emin).to(torch.float64) - (bits - 1))
+    q = (torch.round(x / step) * step).clamp(-top, top)
     return (q * 2.0 ** scale).to(t.dtype)
+
+
+def quantize_f143(t, scale):
+    """t rounded to F143 * 2^scale: 4 significant bits, the smallest normal
+    2^-7, saturating at +-240."""
+    return quantize_fp8(t, scale, "F143")
+
+
+def fp8_scale(max_abs, fmt="F143"):
+    """The smallest power-of-two scale N with max_abs <= top * 2^N (-32..31)."""
+    top = FP8_GRIDS[fmt][2]
+    if not max_abs > 0:
+        return 0
+    s = math.ceil(math.log2(max_abs / top))
+    while math.ldexp(top, s) < max_abs:
+        s += 1
+    while math.ldexp(top, s - 1) >= max_abs:
+        s -= 1
+    return min(max(s, -32), 31)
 
 
 def _is_dense(name):
@@ -832,10 +856,12 @@ def read_metadata(path):
 
 class _Calibration:
     """act(): the largest |x| per GEMM position; per encoder layer the
-    channel maxima of the qkv and fc1 inputs; with keep, the inputs."""
+    channel maxima of the qkv and fc1 inputs; with keep, the inputs (by
+    position, and by (layer, position), layer -1 for the head's)."""
 
     def __init__(self, keep=False):
         self.max, self.chan, self.inputs, self.layer, self.keep = {}, {}, {}, -1, keep
+        self.by_layer = {}
 
     def __call__(self, pos, x):
         if pos == "qkv":
@@ -848,6 +874,8 @@ class _Calibration:
             self.chan[key] = m if key not in self.chan else torch.maximum(self.chan[key], m)
         if self.keep:
             self.inputs.setdefault(pos, []).append(x.clone())
+            key = (-1 if pos.startswith("head.") else self.layer, pos)
+            self.by_layer.setdefault(key, []).append(x.reshape(-1, x.shape[-1]).clone())
         return x
 
 
@@ -855,8 +883,8 @@ def _f16(x):
     return float(torch.tensor(x, dtype=torch.float64).half().double())
 
 
-def _sse(w, s, c=1.0):
-    return float(((quantize_f143(w / c, s) * c - w) ** 2).sum())
+def _sse(w, s, c=1.0, fmt="F143"):
+    return float(((quantize_fp8(w / c, s, fmt) * c - w) ** 2).sum())
 
 
 def smooth_weights(w, chan, layers, alpha):
@@ -880,17 +908,35 @@ def smooth_weights(w, chan, layers, alpha):
                 w[p + f + ".weight"] = w[p + f + ".weight"] * s
 
 
-def act_scales(calib, mse):
-    """Each position's activation scale: the max's, or with mse the best
-    (least squared error over the calibration inputs) of it and the three
-    below, the first best."""
+def _pct_scale(xs, pct, fmt):
+    """The scale of the nearest-rank P-th percentile of |x| over xs (a zero
+    percentile: -32)."""
+    a = torch.cat([x.abs().reshape(-1) for x in xs]).sort().values
+    k = max(math.ceil(pct * a.numel() / 100), 1)
+    v = float(a[k - 1])
+    return fp8_scale(v, fmt) if v > 0 else -32
+
+
+def act_scales(calib, mse, pct=None, fmt_choice=False):
+    """Each position's (scale, format): the max's scale, or with pct the
+    percentile's; with mse the best (least squared error over the
+    calibration inputs) of it and the three below, the first best; with
+    fmt_choice F152 at its own max's (or percentile's) scale where its
+    error is strictly less."""
     out = {}
     for pos in GEMM_POSITIONS:
-        s = f8_scale(calib.max.get(pos, 0.0))
-        if mse and pos in calib.inputs:
-            errs = [sum(_sse(x, s - k) for x in calib.inputs[pos]) for k in range(4)]
-            s -= errs.index(min(errs))
-        out[pos] = s
+        xs = calib.inputs.get(pos)
+        s = _pct_scale(xs, pct, "F143") if pct and xs else f8_scale(calib.max.get(pos, 0.0))
+        err = None
+        if (mse or fmt_choice) and xs:
+            errs = [sum(_sse(x, s - k) for x in xs) for k in range(4 if mse else 1)]
+            err = min(errs)
+            s -= errs.index(err)
+        out[pos] = (s, "F143")
+        if fmt_choice and xs:
+            s152 = _pct_scale(xs, pct, "F152") if pct else fp8_scale(calib.max.get(pos, 0.0), "F152")
+            if sum(_sse(x, s152, 1.0, "F152") for x in xs) < err:
+                out[pos] = (s152, "F152")
     return out
 
 
@@ -908,36 +954,79 @@ def _groups(w, cfg):
     return groups
 
 
-def quantize_weight_group(tensors, channel, mse):
-    """One scale group's weights [out, in] (f64): (scale, [(codes as values
-    at 2^scale, channel scales or None)]). tensor: the scale of the group's
-    max, with mse the best of it and the two below; channel: the max's scale,
-    and per row c = f16(rowmax / (240 2^s)) (at least 2^-14), with mse the
-    best of c0 f / 20 for f = 20..10, the first best."""
-    s = f8_scale(max(float(t.abs().max()) for t in tensors))
-    if not channel:
+def _channel_scales(t, s, mse, fmt):
+    """Per row of t: c = f16(rowmax / (top 2^s)) (at least 2^-14), with mse
+    the best of c0 f / 20 for f = 20..10, the first best; and the sum of the
+    rows' squared errors."""
+    cs, total = [], 0.0
+    for row in t:
+        m = float(row.abs().max())
+        c0 = m / math.ldexp(FP8_GRIDS[fmt][2], s) if m > 0 else 1.0
+        c = max(_f16(c0), 2.0 ** -14)
+        best = _sse(row, s, c, fmt)
         if mse:
-            errs = [sum(_sse(t, s - k) for t in tensors) for k in range(3)]
-            s -= errs.index(min(errs))
-        return s, [(quantize_f143(t, s), None) for t in tensors]
+            for f in range(19, 9, -1):
+                cf = max(_f16(c0 * f / 20), 2.0 ** -14)
+                e = _sse(row, s, cf, fmt)
+                if e < best:
+                    best, c = e, cf
+        cs.append(c)
+        total += best
+    return torch.tensor(cs, dtype=torch.float64), total
+
+
+def weight_group_scale(tensors, channel, mse, formats=("F143",)):
+    """One scale group's (scale, format): per format the scale of the group's
+    max, with mse (per tensor) the best of it and the two below; with two
+    formats the one of less squared error (nearest rounding, with the
+    channel scales), F143 first."""
+    mx = max(float(t.abs().max()) for t in tensors)
+    best = None
+    for fmt in formats:
+        s0 = fp8_scale(mx, fmt)
+        for s in range(s0, s0 - 3 if mse and not channel else s0 - 1, -1):
+            if channel:
+                e = sum(_channel_scales(t, s, mse, fmt)[1] for t in tensors)
+            else:
+                e = sum(_sse(t, s, 1.0, fmt) for t in tensors)
+            if best is None or e < best[0]:
+                best = (e, s, fmt)
+    return best[1], best[2]
+
+
+def quantize_weight_group(tensors, channel, mse, s, fmt="F143"):
+    """One scale group's weights [out, in] (f64) at 2^s in fmt, nearest:
+    [(codes as values at 2^s, channel scales or None)]."""
+    if not channel:
+        return [(quantize_fp8(t, s, fmt), None) for t in tensors]
     out = []
     for t in tensors:
-        cs = []
-        for row in t:
-            m = float(row.abs().max())
-            c0 = m / math.ldexp(F143_MAX, s) if m > 0 else 1.0
-            c = max(_f16(c0), 2.0 ** -14)
-            if mse:
-                best = _sse(row, s, c)
-                for f in range(19, 9, -1):
-                    cf = max(_f16(c0 * f / 20), 2.0 ** -14)
-                    e = _sse(row, s, cf)
-                    if e < best:
-                        best, c = e, cf
-            cs.append(c)
-        cs = torch.tensor(cs, dtype=torch.float64)
-        out.append((quantize_f143(t / cs[:, None], s), cs))
-    return s, out
+        cs = _channel_scales(t, s, mse, fmt)[0]
+        out.append((quantize_fp8(t / cs[:, None], s, fmt), cs))
+    return out
+
+
+def gptq_weight(w, h, s, fmt, cs, damp):
+    """GPTQ (Frantar et al. 2022) of w [out, in] (f64) against the inputs'
+    Hessian h = X^T X, written again one column at a time (no blocks): h
+    dampened by damp times its mean diagonal (a column never used: h_jj = 1,
+    its weights 0), U the upper Cholesky factor of h^-1; each column coded
+    (nearest at 2^s in fmt, times the channel scales cs), its error over
+    U_ii carried into the later columns by U's row. -> the coded values."""
+    w = w.clone()
+    h = h.clone()
+    dead = torch.diagonal(h) == 0
+    h[dead, dead] = 1
+    w[:, dead] = 0
+    h += damp * torch.diagonal(h).mean() * torch.eye(h.shape[0], dtype=h.dtype)
+    u = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(h)), upper=True)
+    c = torch.ones(w.shape[0], dtype=w.dtype) if cs is None else cs
+    q = torch.empty_like(w)
+    for i in range(w.shape[1]):
+        q[:, i] = quantize_fp8(w[:, i] / c, s, fmt) * c
+        err = (w[:, i] - q[:, i]) / u[i, i]
+        w[:, i:] -= err[:, None] * u[i, i:][None, :]
+    return q
 
 
 class _PolicyActivations:
@@ -958,7 +1047,21 @@ class _PolicyActivations:
         name = self.head.get(pos) or f"encoder.layers.{self.layer}.{self.of[pos]}"
         if self.p["weights"]["vision_model." + name] == "f16":
             return x
-        return quantize_f143(x, self.p["activations"][pos]["scale"])
+        a = self.p["activations"][pos]
+        return quantize_fp8(x, a["scale"], a["format"])
+
+
+def _reads(name, rows, d):
+    """The GEMM position whose input weight `name` (rows of it) reads."""
+    if name.startswith("head."):
+        if "in_proj" in name:
+            return "head.q" if rows.start == 0 else "head.kv"
+        return {"head.attention.out_proj.weight": "head.out", "head.mlp.fc1.weight": "head.fc1",
+                "head.mlp.fc2.weight": "head.fc2"}[name]
+    for key, pos in (("_proj.weight", "qkv"), ("fc1", "fc1"), ("fc2", "fc2")):
+        if key in name:
+            return "out" if "out_proj" in name else pos
+    raise RefError(f"{name}: not a dense GEMM weight")
 
 
 def _cmd_quant_check(args):
@@ -969,6 +1072,8 @@ def _cmd_quant_check(args):
         raise RefError(f"{args.quantized}: no ipu.quant metadata")
     methods = set(policy.get("methods", "tensor").split(","))
     channel, mse, smooth = "channel" in methods, "mse" in methods, "smooth" in methods
+    pct = args.percentile if "percentile" in methods else None
+    gptq, bias, fmt_choice = "gptq" in methods, "bias" in methods, "format" in methods
     pixels = load_images(args.image, cfg.image_size)
     orig = vision_weights(read_safetensors(args.weights), cfg, args.weights)
     qt = read_safetensors(args.quantized)
@@ -983,36 +1088,46 @@ def _cmd_quant_check(args):
                 got = qt["vision_model." + k].double()
                 if not torch.allclose(got, w[k], rtol=1e-4, atol=1e-7):
                     fails.append(f"{k}: smoothed LayerNorm differs by {float((got - w[k]).abs().max()):.3g}")
-    calib = _Calibration(keep=mse)
+    calib = _Calibration(keep=mse or pct is not None or gptq or bias or fmt_choice)
     tower(pixels, w, cfg, "f64", calib)
-    acts = act_scales(calib, mse)
-    for pos, s in acts.items():
+    acts = act_scales(calib, mse, pct, fmt_choice)
+    for pos, (s, fmt) in acts.items():
         entry = policy["activations"].get(pos)
-        if isinstance(entry, dict) and entry["scale"] != s:
-            fails.append(f"activation {pos}: scale {entry['scale']}, the reference chose {s}")
+        if isinstance(entry, dict) and (entry["scale"], entry["format"]) != (s, fmt):
+            fails.append(f"activation {pos}: {entry['format']} at scale {entry['scale']}, the reference chose "
+                         f"{fmt} at {s}")
     tol = 1e-3 if smooth else 0.0   # smoothing in f32 moves a few ties
     checked = 0
+    formats = ("F143", "F152") if fmt_choice else ("F143",)
+    d = cfg.hidden_size
+    head_in = "head.attention.in_proj_weight"
+    chosen = {g: weight_group_scale([w[k] if rows is None else w[k][rows] for k, rows in members],
+                                    channel, mse, formats)
+              for g, members in _groups(w, cfg).items()}
+    parts = [chosen["head.in_proj." + p][1] for p in "qkv"]
+    if len(set(parts)) > 1:   # one tensor, one format: F143 unless all chose F152
+        for p in "qkv":
+            g = "head.in_proj." + p
+            chosen[g] = weight_group_scale([w[k][rows] for k, rows in _groups(w, cfg)[g]], channel, mse)
     for group, members in _groups(w, cfg).items():
         tensors = [w[k] if rows is None else w[k][rows] for k, rows in members]
-        s, quant = quantize_weight_group(tensors, channel, mse)
-        for (k, rows), (q, cs) in zip(members, quant):
+        s, fmt = chosen[group]
+        quant = quantize_weight_group(tensors, channel, mse, s, fmt)
+        for (k, rows), t, (q, cs) in zip(members, tensors, quant):
             full = "vision_model." + k
             entry = policy["weights"][full]
             got = qt[full].double()
             if rows is not None:
                 got = got[rows]
             if entry == "f16":
-                if not torch.allclose(got, tensors[0] if rows is not None else w[k], rtol=1e-5, atol=1e-7):
+                if not torch.allclose(got, t, rtol=1e-5, atol=1e-7):
                     fails.append(f"{k}: kept in f16, but its values differ")
                 continue
-            scale = entry["scale"] if rows is None else entry["scale"][rows.start // cfg.hidden_size]
-            if scale != s:
-                fails.append(f"{k}: weight scale {scale}, the reference chose {s}")
+            scale = entry["scale"] if rows is None else entry["scale"][rows.start // d]
+            if (scale, entry["format"]) != (s, fmt):
+                fails.append(f"{k}: weight {entry['format']} at scale {scale}, the reference chose {fmt} at {s}")
                 continue
             got = got.reshape(q.shape) * 2.0 ** scale
-            bad = float((got != q).double().mean())
-            if bad > tol:
-                fails.append(f"{k}: {100 * bad:.4f}% of the codes differ from the reference's")
             if channel:
                 c = qt[full + "_scale"].double()
                 if rows is not None:
@@ -1020,6 +1135,40 @@ def _cmd_quant_check(args):
                 cbad = float((c != cs).double().mean())
                 if cbad > max(tol, 0) * 10:
                     fails.append(f"{k}: {100 * cbad:.2f}% of the channel scales differ")
+                got = got * c[:, None]
+                q = q * cs[:, None]
+            pos = _reads(k, rows, d)
+            layer = -1 if pos.startswith("head.") else int(k.split(".")[2])
+            if gptq:
+                x = torch.cat(calib.by_layer[(layer, pos)])
+                h = x.transpose(0, 1) @ x
+                ref = gptq_weight(t, h, s, fmt, cs, args.damp)
+                obj = lambda v: float(torch.trace((v - t) @ h @ (v - t).transpose(0, 1)))
+                bad = float((got != ref).double().mean())
+                print(f"gptq {k}: {100 * bad:.2f}% of codes differ from the reference's; objective "
+                      f"{obj(got):.4g}, the reference's {obj(ref):.4g}, nearest {obj(q):.4g}")
+                if bad > 0.01 or obj(got) > 1.02 * obj(ref) or not obj(got) < obj(q):
+                    fails.append(f"{k}: gptq differs from the reference's ({100 * bad:.2f}% of codes, "
+                                 f"objective {obj(got):.4g} against {obj(ref):.4g}, nearest {obj(q):.4g})")
+            else:
+                bad = float((got != q).double().mean())
+                if bad > tol:
+                    fails.append(f"{k}: {100 * bad:.4f}% of the codes differ from the reference's")
+            bname = full[:-len("weight")] + "bias"
+            b0 = w[k[:-len("weight")] + "bias"]
+            b0 = b0 if rows is None else b0[rows]
+            gotb = qt[bname].double()
+            gotb = gotb if rows is None else gotb[rows]
+            if bias:
+                m = torch.cat(calib.by_layer[(layer, pos)]).mean(0)
+                delta = (got - t) @ m
+                want = b0 - delta
+                tolb = 1e-4 * (b0.abs() + ((got - t).abs() @ m.abs())) + 1e-6
+                if not bool(((gotb - want).abs() <= tolb).all()) or not bool((delta.abs() > tolb).any()):
+                    fails.append(f"{bname}: corrected bias differs from b - E[x] (W_q - W) by "
+                                 f"{float((gotb - want).abs().max()):.3g}")
+            elif not torch.allclose(gotb, b0, rtol=1e-6, atol=1e-7):
+                fails.append(f"{bname}: changed without bias correction")
             checked += 1
     for f in fails:
         print("FAIL " + f)
@@ -1183,6 +1332,8 @@ def _parser():
     s.add_argument("--image", action="append", required=True, help="a calibration image, as given to ipu quant")
     s.add_argument("--eval-image", action="append", help="a held-out image (default: the calibration images)")
     s.add_argument("--alpha", type=float, default=0.5, help="smooth's alpha as given to ipu quant (0.5)")
+    s.add_argument("--percentile", type=float, default=99.99, help="percentile's P as given to ipu quant (99.99)")
+    s.add_argument("--damp", type=float, default=0.01, help="gptq's dampening as given to ipu quant (0.01)")
     s.add_argument("--min-cos", type=float, help="exit 1 if a held-out image's cosine is below this")
     s.add_argument("--out", help="the decoded checkpoint's pooled embedding of the held-out images (f16 "
                                  "storage, F143 GEMM inputs) [B, d]")

@@ -21,9 +21,10 @@ usage(FILE *f)
 	       "--calib-pixels P.npy)\n"
 	       "                 [--eval IMG ... | --eval-pixels P.npy] "
 	       "[--method M[,M...]]\n"
-	       "                 [--target-cos X] [--alpha A] --out "
-	       "Q.safetensors [--force]\n"
-	       "  Quantize the checkpoint's dense GEMMs to FP8 F143 on the "
+	       "                 [--target-cos X] [--alpha A] [--percentile "
+	       "P] [--damp X]\n"
+	       "                 --out Q.safetensors [--force]\n"
+	       "  Quantize the checkpoint's dense GEMMs to FP8 on the "
 	       "host, calibrating\n"
 	       "  on the --calib images, and write a checkpoint that `ipu "
 	       "run siglip` runs\n"
@@ -36,13 +37,26 @@ usage(FILE *f)
 	       "error, not the\n"
 	       "                 max), smooth (SmoothQuant: activation "
 	       "outliers into the\n"
-	       "                 weights of qkv and fc1); e.g. "
-	       "channel,mse,smooth\n"
+	       "                 weights of qkv and fc1), percentile "
+	       "(activation scales\n"
+	       "                 from the P-th percentile of |x|, not the "
+	       "max), gptq (weight\n"
+	       "                 codes by GPTQ on the calibration inputs), "
+	       "bias (bias\n"
+	       "                 correction of the weights' error), format "
+	       "(F143 or F152\n"
+	       "                 per tensor, the one of less squared error); "
+	       "e.g.\n"
+	       "                 channel,mse,smooth or tensor,gptq,bias\n"
 	       "  --target-cos X keep the fewest GEMMs in f16 for the "
 	       "calibration images'\n"
 	       "                 smallest cosine to reach X\n"
 	       "  --alpha A      smooth's migration strength in [0, 1] "
 	       "(default 0.5)\n"
+	       "  --percentile P percentile's P in (0, 100] (default 99.99)\n"
+	       "  --damp X       gptq's dampening in [0, 1], a fraction of "
+	       "the Hessian's mean\n"
+	       "                 diagonal (default 0.01)\n"
 	       "  --eval IMG     held-out images: print each one's cosine of "
 	       "the pooled\n"
 	       "                 embedding against the float tower (host "
@@ -57,7 +71,7 @@ usage(FILE *f)
 typedef struct {
 	const char *weights, *config, *out, *calib_px, *eval_px;
 	const char **calib, **eval;
-	int ncalib, neval, force;
+	int ncalib, neval, force, pct_given, damp_given;
 	QuantOpts o;
 } Args;
 
@@ -123,13 +137,31 @@ parse(int argc, char **argv, Args *a)
 		else if ((v = cli_opt_value(argc, argv, &i, "--alpha",
 		                            &missing)))
 			a->o.alpha = parse_num(v, 0, 1, "--alpha", &bad);
-		else {
+		else if ((v = cli_opt_value(argc, argv, &i, "--percentile",
+		                            &missing))) {
+			a->o.percentile =
+			    parse_num(v, 1e-9, 100, "--percentile", &bad);
+			a->pct_given = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--damp",
+		                              &missing))) {
+			a->o.damp = parse_num(v, 0, 1, "--damp", &bad);
+			a->damp_given = 1;
+		} else {
 			fprintf(stderr, "ipu quant: %s '%s'\n",
 			        missing ? "missing value for"
 			                : "unknown option",
 			        argv[i]);
 			bad = 1;
 		}
+	}
+	if (!bad && a->pct_given && !(a->o.methods & QUANT_PERCENTILE)) {
+		fprintf(stderr, "ipu quant: --percentile is for --method "
+		                "percentile\n");
+		bad = 1;
+	}
+	if (!bad && a->damp_given && !(a->o.methods & QUANT_GPTQ)) {
+		fprintf(stderr, "ipu quant: --damp is for --method gptq\n");
+		bad = 1;
 	}
 	if (!bad && (!a->weights || !a->config || !a->out)) {
 		fprintf(stderr, "ipu quant: --weights, --config and --out are "
@@ -200,18 +232,24 @@ run(const Args *a)
 		e = quant_siglip(&c, &f, calib, ncal, &a->o, &q, &d);
 	if (!e) {
 		const SiglipQuant *p = quant_policy(q);
-		int f8 = 0;
-		for (int i = 0; i < p->nweight; i++)
+		int f8 = 0, f152 = 0;
+		for (int i = 0; i < p->nweight; i++) {
 			f8 += dtype_is_f8(p->weight[i].dtype);
+			f152 += p->weight[i].dtype == DT_F8_F152;
+		}
 		printf("methods         %s\n", p->methods);
 		printf("f8 weights      %d of %d dense GEMM weights (the patch "
 		       "embedding stays f16)\n",
 		       f8, p->nweight);
+		if (f152)
+			printf("F152 weights    %d (the others F143)\n", f152);
 		printf("act scales      ");
 		for (int i = 0; i < SIGLIP_EMBED; i++)
 			printf("%s%s=%d%s", i ? "," : "", siglip_gemm_names[i],
 			       p->act_scale[i],
-			       dtype_is_f8(p->act[i]) ? "" : "(f16)");
+			       p->act[i] == DT_F8_F152  ? "(F152)"
+			       : dtype_is_f8(p->act[i]) ? ""
+			                                : "(f16)");
 		printf("\n");
 		double *cos = xmalloc((size_t)(nev ? nev : 1) * sizeof *cos);
 		if (nev) {
@@ -246,7 +284,10 @@ run(const Args *a)
 int
 cmd_quant(int argc, char **argv)
 {
-	Args a = {.o = {.alpha = 0.5, .log = stderr}};
+	Args a = {.o = {.alpha = 0.5,
+	                .percentile = 99.99,
+	                .damp = 0.01,
+	                .log = stderr}};
 	a.calib = xcalloc((size_t)argc, sizeof *a.calib);
 	a.eval = xcalloc((size_t)argc, sizeof *a.eval);
 	int bad = parse(argc, argv, &a), rc;

@@ -11,11 +11,18 @@
  */
 #include "quant.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "host.h"
+
+/* LAPACK (in OpenBLAS): Cholesky factor and inverse, column-major. */
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
+             int *info);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda,
+             int *info);
 
 struct Quantized {
 	SiglipConfig c;
@@ -25,9 +32,13 @@ struct Quantized {
 	uint8_t **codes; /* [nweight]: the checkpoint tensor's codes, or NULL */
 	float **chan;    /* [nweight]: channel scales [rows], or NULL */
 	unsigned methods;
+	QuantOpts o;
+	Fp8Format wfmt[SIGLIP_GEMMS][3]; /* each weight group's format */
+	Fp8Format afmt[SIGLIP_GEMMS];    /* each activation's format */
+	/* per GEMM input group (layer, position; group()): the Hessian
+	 * X^T X (gptq, upper triangle) and the column means (bias) */
+	double **hess, **mean;
 };
-
-enum { WMAX = 240 }; /* the largest F143 value at 2^0 */
 
 static const struct {
 	const char *name;
@@ -37,6 +48,10 @@ static const struct {
     {"channel", QUANT_CHANNEL},
     {"mse", QUANT_MSE},
     {"smooth", QUANT_SMOOTH},
+    {"percentile", QUANT_PERCENTILE},
+    {"gptq", QUANT_GPTQ},
+    {"bias", QUANT_BIAS},
+    {"format", QUANT_FORMAT},
 };
 enum { NMETHODS = sizeof method_names / sizeof method_names[0] };
 
@@ -51,10 +66,12 @@ quant_parse_methods(const char *text, unsigned *out, Diag *d)
 		                        strncmp(method_names[k].name, s, len)))
 			k++;
 		if (k == NMETHODS)
-			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			                "method '%.*s': not one of tensor, "
-			                "channel, mse, smooth",
-			                (int)len, s);
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "method '%.*s': not one of tensor, "
+			    "channel, mse, smooth, percentile, gptq, "
+			    "bias, format",
+			    (int)len, s);
 		*out |= method_names[k].bit;
 		s += len + (s[len] == ',');
 	}
@@ -132,18 +149,87 @@ reads(const SiglipQWeight *w, int k)
 	return w->parts == 3 && k == 0 ? SIGLIP_HEAD_Q : w->pos;
 }
 
+/* The GEMM input group of (layer, position): each encoder layer's four,
+ * then the head's five. */
+static int
+group(const SiglipConfig *c, int layer, SiglipGemm pos)
+{
+	return layer >= 0 ? layer * 4 + (int)pos
+	                  : c->layers * 4 + (int)(pos - SIGLIP_HEAD_Q);
+}
+
+static int
+ngroups(const SiglipConfig *c)
+{
+	return c->layers * 4 + 5;
+}
+
+/* The smallest scale (-32..31) at which fmt holds max_abs without
+ * saturating (fp_f8_f143_scale for either format). */
+static int
+fmt_scale(double max_abs, Fp8Format fmt)
+{
+	if (!(max_abs > 0))
+		return 0;
+	double m = host_f8_max(fmt);
+	int s = (int)ceil(log2(max_abs / m));
+	while (ldexp(m, s) < max_abs)
+		s++;
+	while (ldexp(m, s - 1) >= max_abs)
+		s--;
+	return s < -32 ? -32 : s > 31 ? 31 : s;
+}
+
 /* ---- calibration ---- */
 
-enum { ACT_CANDIDATES = 4 };
+enum { ACT_CANDIDATES = 4, NSCALES = 64 };
 
 typedef struct {
 	int pass; /* 0: maxima (and channel maxima), 1: squared errors */
 	double max[SIGLIP_GEMMS];
-	int smax[SIGLIP_GEMMS];
-	double sse[SIGLIP_GEMMS][ACT_CANDIDATES];
+	/* percentile: the count of elements by the scale each needs, per
+	 * format (index scale + 32; zeros at 0), and of all elements */
+	double need[2][SIGLIP_GEMMS][NSCALES], count[SIGLIP_GEMMS];
+	int smax[SIGLIP_GEMMS]; /* F143: the first candidate */
+	int s152[SIGLIP_GEMMS]; /* format: F152's scale */
+	double sse[SIGLIP_GEMMS][ACT_CANDIDATES], sse152[SIGLIP_GEMMS];
 	float *chmax; /* [layers][2 (qkv, fc1)][d], or NULL */
 	int d;
+	const SiglipConfig *c;
+	double **hess, **sum; /* per group (pass 0; NULL: not wanted) */
+	double *rows;         /* per group: the rows summed */
+	int *cols;            /* per group: the columns */
+	double *xd;           /* scratch for x in double */
+	int percentile, format;
 } Calib;
+
+/* Pass 0's sums per GEMM input group: X^T X (upper triangle) and the
+ * column sums. */
+static void
+calib_sums(Calib *k, int layer, SiglipGemm pos, const float *x, int rows,
+           int cols)
+{
+	int g = group(k->c, layer, pos);
+	size_t n = (size_t)rows * cols;
+	k->rows[g] += rows;
+	k->cols[g] = cols;
+	if (k->sum) {
+		if (!k->sum[g])
+			k->sum[g] = xcalloc((size_t)cols, sizeof *k->sum[g]);
+		for (size_t i = 0; i < n; i++)
+			k->sum[g][i % (size_t)cols] += x[i];
+	}
+	if (k->hess) {
+		if (!k->hess[g])
+			k->hess[g] =
+			    xcalloc((size_t)cols * cols, sizeof *k->hess[g]);
+		k->xd = xrealloc(k->xd, n * sizeof *k->xd);
+		for (size_t i = 0; i < n; i++)
+			k->xd[i] = x[i];
+		cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, cols, rows,
+		            1.0, k->xd, cols, 1.0, k->hess[g], cols);
+	}
+}
 
 static void
 calib_input(void *ctx, int layer, SiglipGemm pos, const float *x, int rows,
@@ -154,6 +240,16 @@ calib_input(void *ctx, int layer, SiglipGemm pos, const float *x, int rows,
 	if (k->pass == 0) {
 		for (size_t i = 0; i < n; i++)
 			k->max[pos] = fmax(k->max[pos], fabs(x[i]));
+		for (size_t i = 0; k->percentile && i < n; i++)
+			for (int f = 0; f < 2; f++) {
+				double a = fabs(x[i]);
+				k->need[f][pos]
+				       [a > 0 ? fmt_scale(a, (Fp8Format)f) + 32
+				              : 0] += 1;
+			}
+		k->count[pos] += (double)n;
+		if ((k->hess || k->sum) && pos != SIGLIP_EMBED)
+			calib_sums(k, layer, pos, x, rows, cols);
 		int slot = pos == SIGLIP_QKV ? 0 : pos == SIGLIP_FC1 ? 1 : -1;
 		if (k->chmax && layer >= 0 && slot >= 0) {
 			float *m = k->chmax + ((size_t)layer * 2 + slot) * k->d;
@@ -174,6 +270,24 @@ calib_input(void *ctx, int layer, SiglipGemm pos, const float *x, int rows,
 		}
 		k->sse[pos][c] += e;
 	}
+	double e = 0;
+	for (size_t i = 0; k->format && i < n; i++) {
+		double r = host_f8_round(x[i], FP8_F152, k->s152[pos]) - x[i];
+		e += r * r;
+	}
+	k->sse152[pos] += e;
+}
+
+/* percentile: the smallest scale at which at least P% of pos's elements
+ * fit fmt (the nearest-rank percentile of |x|'s scale). */
+static int
+pct_scale(const Calib *k, SiglipGemm pos, Fp8Format fmt, double p)
+{
+	double rank = fmax(ceil(p * k->count[pos] / 100), 1), cum = 0;
+	for (int i = 0; i < NSCALES; i++)
+		if ((cum += k->need[fmt][pos][i]) >= rank)
+			return i - 32;
+	return 31;
 }
 
 static void
@@ -222,35 +336,87 @@ f16_value(double x)
 }
 
 static double
-decode(uint8_t q, int scale)
+decode(uint8_t q, int scale, Fp8Format fmt)
 {
-	return fp_f8_to_f64(q, FP8_F143, scale);
+	return fp_f8_to_f64(q, fmt, scale);
 }
 
 static uint8_t
-encode(double x, int scale)
+encode(double x, int scale, Fp8Format fmt)
 {
 	unsigned fl = 0;
-	return fp_f64_to_f8(x, FP8_F143, scale, FP_OV_SAT, &fl);
+	return fp_f64_to_f8(x, fmt, scale, FP_OV_SAT, &fl);
 }
 
 /* Squared error of w[n] / c coded at 2^s, decoded times c. */
 static double
-sse(const float *w, size_t n, int s, double c)
+sse(const float *w, size_t n, int s, double c, Fp8Format fmt)
 {
 	double e = 0;
 	for (size_t i = 0; i < n; i++) {
-		double r = decode(encode(w[i] / c, s), s) * c - w[i];
+		double r = decode(encode(w[i] / c, s, fmt), s, fmt) * c - w[i];
 		e += r * r;
 	}
 	return e;
 }
 
+/* Row row[in]'s channel scale at 2^s in fmt (1 without channel scales)
+ * and its squared error with nearest rounding into *err: the max's, or
+ * with mse the best of it times 20/20 ... 10/20. */
+static double
+row_scale(const Quantized *q, const float *row, size_t in, int s, Fp8Format fmt,
+          double *err)
+{
+	if (!(q->methods & QUANT_CHANNEL)) {
+		*err = sse(row, in, s, 1, fmt);
+		return 1;
+	}
+	double m = 0;
+	for (size_t k = 0; k < in; k++)
+		m = fmax(m, fabs(row[k]));
+	double c0 = m > 0 ? m / ldexp(host_f8_max(fmt), s) : 1;
+	double c = fmax(f16_value(c0), 0x1p-14);
+	*err = sse(row, in, s, c, fmt);
+	for (int f = 19; (q->methods & QUANT_MSE) && f >= 10; f--) {
+		double cf = fmax(f16_value(c0 * f / 20), 0x1p-14);
+		double e = sse(row, in, s, cf, fmt);
+		if (e < *err) {
+			*err = e;
+			c = cf;
+		}
+	}
+	return c;
+}
+
+/* The squared error of weight group (pos, part) coded at 2^s in fmt with
+ * nearest rounding (and its channel scales). */
+static double
+group_err(const Quantized *q, SiglipGemm pos, int part, int s, Fp8Format fmt)
+{
+	double e = 0;
+	for (int i = 0; i < q->pol.nweight; i++) {
+		const SiglipQWeight *w = &q->pol.weight[i];
+		HostLinear *l[3];
+		linears((HostTower *)&q->fl, w, l);
+		if (w->pos != pos)
+			continue;
+		const HostLinear *x = l[w->parts == 3 ? part : 0];
+		for (int o = 0; o < x->out; o++) {
+			double r;
+			row_scale(q, x->w + (size_t)o * x->in, (size_t)x->in, s,
+			          fmt, &r);
+			e += r;
+		}
+	}
+	return e;
+}
+
 /* One scale group: every weight at GEMM position pos (part `part` of the
- * head's in_proj_weight). Its scale: the max's, or with mse the best of
- * it and the two below. */
+ * head's in_proj_weight). Its scale: the max's, or with mse (per tensor)
+ * the best of it and the two below; with format, F143 or F152, the one
+ * of less squared error (nearest rounding), into *fmt. */
 static int
-group_scale(Quantized *q, SiglipGemm pos, int part)
+group_scale(Quantized *q, SiglipGemm pos, int part, int formats, Fp8Format *fmt)
 {
 	double max = 0;
 	for (int i = 0; i < q->pol.nweight; i++) {
@@ -263,78 +429,162 @@ group_scale(Quantized *q, SiglipGemm pos, int part)
 		for (size_t k = 0; k < (size_t)x->out * x->in; k++)
 			max = fmax(max, fabs(x->w[k]));
 	}
-	int smax = fp_f8_f143_scale(max), best = smax;
-	if (!(q->methods & QUANT_MSE) || (q->methods & QUANT_CHANNEL))
-		return smax;
+	int nf = formats, best = 0;
 	double beste = INFINITY;
-	for (int s = smax; s >= smax - 2; s--) {
-		double e = 0;
-		for (int i = 0; i < q->pol.nweight; i++) {
-			SiglipQWeight *w = &q->pol.weight[i];
-			HostLinear *l[3];
-			linears(&q->fl, w, l);
-			if (w->pos == pos) {
-				HostLinear *x = l[w->parts == 3 ? part : 0];
-				e += sse(x->w, (size_t)x->out * x->in, s, 1);
+	*fmt = FP8_F143;
+	for (int f = 0; f < nf; f++) {
+		int smax = fmt_scale(max, (Fp8Format)f);
+		int low =
+		    (q->methods & QUANT_MSE) && !(q->methods & QUANT_CHANNEL)
+		        ? smax - 2
+		        : smax;
+		for (int s = smax; s >= low; s--) {
+			double e =
+			    nf > 1 || low < smax
+			        ? group_err(q, pos, part, s, (Fp8Format)f)
+			        : 0;
+			if (e < beste) {
+				beste = e;
+				best = s;
+				*fmt = (Fp8Format)f;
 			}
-		}
-		if (e < beste) {
-			beste = e;
-			best = s;
 		}
 	}
 	return best;
 }
 
-/* Quantize HostLinear src at 2^s (with channel scales into chan[out]) into
- * codes[out in] and dst's weights (decoded). */
-static void
-quantize_linear(const Quantized *q, const HostLinear *src, int s,
-                uint8_t *codes, float *chan, HostLinear *dst)
+/* GPTQ (Frantar et al. 2022, "GPTQ: accurate post-training quantization
+ * for generative pre-trained transformers"): the columns of w [out, in]
+ * coded in order, each one's error, weighted by the inverse Hessian's
+ * Cholesky factor, carried into the columns not yet coded; blocks of
+ * GPTQ_BLOCK columns, the rest updated once per block. h is X^T X
+ * (upper triangle; dampened here by damp times its mean diagonal).
+ * Codes into codes[out in], their values into deq. */
+enum { GPTQ_BLOCK = 128 };
+
+static int
+gptq(const HostLinear *src, const double *h, const double *chan, int s,
+     Fp8Format fmt, double damp, uint8_t *codes, float *deq, Diag *d)
 {
-	size_t in = (size_t)src->in;
-	for (int o = 0; o < src->out; o++) {
-		const float *row = src->w + o * in;
-		double c = 1;
-		if (chan) {
-			double m = 0;
-			for (size_t k = 0; k < in; k++)
-				m = fmax(m, fabs(row[k]));
-			double c0 = m > 0 ? m / ldexp(WMAX, s) : 1;
-			c = fmax(f16_value(c0), 0x1p-14);
-			if (q->methods & QUANT_MSE) {
-				double beste = sse(row, in, s, c);
-				for (int f = 19; f >= 10; f--) {
-					double cf = fmax(f16_value(c0 * f / 20),
-					                 0x1p-14);
-					double e = sse(row, in, s, cf);
-					if (e < beste) {
-						beste = e;
-						c = cf;
-					}
-				}
-			}
-			chan[o] = (float)c;
+	int out = src->out, n = src->in, info = 0;
+	size_t nn = (size_t)n * n;
+	double *u = xmalloc(nn * sizeof *u),
+	       *w = xmalloc((size_t)out * n * sizeof *w),
+	       *err = xmalloc((size_t)out * GPTQ_BLOCK * sizeof *err);
+	memcpy(u, h, nn * sizeof *u);
+	for (size_t i = 0; i < (size_t)out * n; i++)
+		w[i] = src->w[i];
+	double diag = 0;
+	for (int j = 0; j < n; j++) {
+		if (u[(size_t)j * n + j] == 0) { /* a column never used */
+			u[(size_t)j * n + j] = 1;
+			for (int o = 0; o < out; o++)
+				w[(size_t)o * n + j] = 0;
 		}
-		for (size_t k = 0; k < in; k++) {
-			uint8_t b = encode(row[k] / c, s);
-			codes[o * in + k] = b;
-			dst->w[o * in + k] = (float)(decode(b, s) * c);
-		}
+		diag += u[(size_t)j * n + j];
 	}
+	for (int j = 0; j < n; j++)
+		u[(size_t)j * n + j] += damp * diag / n;
+	/* row-major upper = column-major lower: H = L L^T, then H^-1, then
+	 * H^-1 = L L^T again, whose L^T is the upper factor U wanted */
+	const char lo = 'L';
+	dpotrf_(&lo, &n, u, &n, &info);
+	if (!info)
+		dpotri_(&lo, &n, u, &n, &info);
+	if (!info)
+		dpotrf_(&lo, &n, u, &n, &info);
+	if (info) {
+		free(u);
+		free(w);
+		free(err);
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "gptq: the Hessian of a %d x %d weight's "
+		                "inputs is not positive definite (column %d); "
+		                "give a dampening --damp above 0",
+		                out, n, info);
+	}
+	for (int b0 = 0; b0 < n; b0 += GPTQ_BLOCK) {
+		int b1 = b0 + GPTQ_BLOCK < n ? b0 + GPTQ_BLOCK : n;
+		for (int i = b0; i < b1; i++) {
+			const double *ui = u + (size_t)i * n;
+			for (int o = 0; o < out; o++) {
+				double *wo = w + (size_t)o * n,
+				       c = chan ? chan[o] : 1;
+				uint8_t b = encode(wo[i] / c, s, fmt);
+				double v = decode(b, s, fmt) * c,
+				       e = (wo[i] - v) / ui[i];
+				codes[(size_t)o * n + i] = b;
+				deq[(size_t)o * n + i] = (float)v;
+				err[(size_t)o * GPTQ_BLOCK + (i - b0)] = e;
+				for (int j = i + 1; j < b1; j++)
+					wo[j] -= e * ui[j];
+			}
+		}
+		if (b1 < n)
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+			            out, n - b1, b1 - b0, -1.0, err, GPTQ_BLOCK,
+			            u + (size_t)b0 * n + b1, n, 1.0, w + b1, n);
+	}
+	free(u);
+	free(w);
+	free(err);
+	return IPU_OK;
 }
 
-static void
-quantize_weights(Quantized *q)
+/* Quantize HostLinear src at 2^s in fmt (with channel scales into
+ * chan[out]) into codes[out in] and dst's weights (decoded): nearest, or
+ * with h (X^T X of its inputs) GPTQ. */
+static int
+quantize_linear(const Quantized *q, const HostLinear *src, int s, Fp8Format fmt,
+                const double *h, uint8_t *codes, float *chan, HostLinear *dst,
+                Diag *d)
+{
+	size_t in = (size_t)src->in;
+	double *c = xmalloc((size_t)src->out * sizeof *c);
+	for (int o = 0; o < src->out; o++) {
+		double e;
+		c[o] = row_scale(q, src->w + o * in, in, s, fmt, &e);
+		if (chan)
+			chan[o] = (float)c[o];
+	}
+	int r = IPU_OK;
+	if (h)
+		r = gptq(src, h, c, s, fmt, q->o.damp, codes, dst->w, d);
+	else
+		for (int o = 0; o < src->out; o++)
+			for (size_t k = 0; k < in; k++) {
+				uint8_t b =
+				    encode(src->w[o * in + k] / c[o], s, fmt);
+				codes[o * in + k] = b;
+				dst->w[o * in + k] =
+				    (float)(decode(b, s, fmt) * c[o]);
+			}
+	free(c);
+	return r;
+}
+
+static int
+quantize_weights(Quantized *q, Diag *d)
 {
 	int chan = (q->methods & QUANT_CHANNEL) != 0;
 	int gscale[SIGLIP_GEMMS][3];
+	int nf = q->methods & QUANT_FORMAT ? 2 : 1;
 	for (int p = 0; p < SIGLIP_GEMMS; p++)
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 3; k++) {
+			q->wfmt[p][k] = FP8_F143;
 			gscale[p][k] = p == SIGLIP_EMBED ? 0
 			               : k && p != SIGLIP_HEAD_KV
 			                   ? 0
-			                   : group_scale(q, (SiglipGemm)p, k);
+			                   : group_scale(q, (SiglipGemm)p, k,
+			                                 nf, &q->wfmt[p][k]);
+		}
+	/* the head's in_proj_weight is one tensor of one format: F143
+	 * unless each part chose F152 */
+	Fp8Format *hf = q->wfmt[SIGLIP_HEAD_KV];
+	if (hf[0] != hf[1] || hf[1] != hf[2])
+		for (int k = 0; k < 3; k++)
+			gscale[SIGLIP_HEAD_KV][k] =
+			    group_scale(q, SIGLIP_HEAD_KV, k, 1, &hf[k]);
 	for (int i = 0; i < q->pol.nweight; i++) {
 		SiglipQWeight *w = &q->pol.weight[i];
 		if (w->pos == SIGLIP_EMBED)
@@ -347,18 +597,34 @@ quantize_weights(Quantized *q)
 		if (chan)
 			q->chan[i] = xmalloc((size_t)src[0]->out * np *
 			                     sizeof *q->chan[i]);
-		w->dtype = DT_F8_F143;
 		w->channel = chan;
 		for (int k = 0; k < np; k++) {
 			w->scale[k] = gscale[w->pos][k];
-			quantize_linear(
-			    q, src[k], w->scale[k], q->codes[i] + k * per,
-			    chan ? q->chan[i] + k * src[0]->out : NULL, dst[k]);
+			const double *h =
+			    q->hess
+			        ? q->hess[group(&q->c, w->layer, reads(w, k))]
+			        : NULL;
+			int e = quantize_linear(
+			    q, src[k], w->scale[k], q->wfmt[w->pos][k], h,
+			    q->codes[i] + k * per,
+			    chan ? q->chan[i] + k * src[0]->out : NULL, dst[k],
+			    d);
+			if (e)
+				return e;
 		}
 	}
+	return IPU_OK;
 }
 
-/* Weight i in f8 (the codes' decoded values, its input cast) or f16. */
+static DType
+fmt_dtype(Fp8Format f)
+{
+	return f == FP8_F152 ? DT_F8_F152 : DT_F8_F143;
+}
+
+/* Weight i in f8 (the codes' decoded values, its input cast) or f16.
+ * With bias correction an f8 weight's bias is b - E[x] (W_q - W)^T, x
+ * its float inputs' mean over the calibration images. */
 static void
 set_f8(Quantized *q, int i, int f8)
 {
@@ -366,24 +632,34 @@ set_f8(Quantized *q, int i, int f8)
 	HostLinear *src[3], *dst[3];
 	int np = linears(&q->fl, w, src);
 	linears(&q->qt, w, dst);
-	size_t per = (size_t)src[0]->out * src[0]->in;
+	size_t in = (size_t)src[0]->in, per = (size_t)src[0]->out * in;
 	for (int k = 0; k < np; k++) {
+		Fp8Format fmt = q->wfmt[w->pos][k];
 		for (size_t e = 0; e < per; e++) {
-			double c =
-			    q->chan[i]
-			        ? q->chan[i][k * src[0]->out + e / src[0]->in]
-			        : 1;
+			double c = q->chan[i]
+			               ? q->chan[i][k * src[0]->out + e / in]
+			               : 1;
 			dst[k]->w[e] =
 			    f8 ? (float)(decode(q->codes[i][k * per + e],
-			                        w->scale[k]) *
+			                        w->scale[k], fmt) *
 			                 c)
 			       : src[k]->w[e];
 		}
+		const double *m =
+		    q->mean ? q->mean[group(&q->c, w->layer, reads(w, k))]
+		            : NULL;
+		for (int o = 0; o < src[0]->out; o++) {
+			double b = src[k]->b[o];
+			for (size_t j = 0; f8 && m && j < in; j++)
+				b -= m[j] * ((double)dst[k]->w[o * in + j] -
+				             src[k]->w[o * in + j]);
+			dst[k]->b[o] = (float)b;
+		}
 		dst[k]->f8 = f8;
-		dst[k]->fmt = FP8_F143;
+		dst[k]->fmt = q->afmt[reads(w, k)];
 		dst[k]->scale = q->pol.act_scale[reads(w, k)];
 	}
-	w->dtype = f8 ? DT_F8_F143 : DT_F16;
+	w->dtype = f8 ? fmt_dtype(q->wfmt[w->pos][0]) : DT_F16;
 }
 
 /* ---- the mixed-precision search ---- */
@@ -469,12 +745,50 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 
 /* ---- the whole ---- */
 
+/* Activation scales and formats from the calibration passes: the max's
+ * power of two, or with percentile the P-th percentile's, then with mse
+ * the best of it and the three below; with format F152 (at its max's or
+ * percentile's scale) where its squared error is less. */
+static void
+act_scales(Quantized *q, const float *calib, int ncalib, Calib *k)
+{
+	int pct = (q->methods & QUANT_PERCENTILE) != 0;
+	for (int p = 0; p < SIGLIP_GEMMS; p++) {
+		k->smax[p] =
+		    pct ? pct_scale(k, (SiglipGemm)p, FP8_F143, q->o.percentile)
+		        : fmt_scale(k->max[p], FP8_F143);
+		k->s152[p] =
+		    pct ? pct_scale(k, (SiglipGemm)p, FP8_F152, q->o.percentile)
+		        : fmt_scale(k->max[p], FP8_F152);
+	}
+	k->format = (q->methods & QUANT_FORMAT) != 0;
+	if ((q->methods & QUANT_MSE) || k->format) {
+		k->pass = 1;
+		calibrate(&q->fl, calib, ncalib, k);
+	}
+	for (int p = 0; p < SIGLIP_GEMMS; p++) {
+		int best = 0;
+		for (int cand = 1;
+		     (q->methods & QUANT_MSE) && cand < ACT_CANDIDATES; cand++)
+			if (k->sse[p][cand] < k->sse[p][best])
+				best = cand;
+		q->pol.act_scale[p] = k->smax[p] - best;
+		q->afmt[p] = FP8_F143;
+		if (k->format && k->sse152[p] < k->sse[p][best]) {
+			q->afmt[p] = FP8_F152;
+			q->pol.act_scale[p] = k->s152[p];
+		}
+	}
+	q->pol.act_scale[SIGLIP_EMBED] = 0;
+}
+
 int
 quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
              int ncalib, const QuantOpts *o, Quantized **out, Diag *d)
 {
 	Quantized *q = xcalloc(1, sizeof *q);
 	q->c = *c;
+	q->o = *o;
 	q->methods =
 	    o->methods & QUANT_CHANNEL ? o->methods : o->methods | QUANT_TENSOR;
 	int e = host_load(&q->fl, c, f, d);
@@ -485,43 +799,53 @@ quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
 	q->pol.nweight = siglip_dense_weights(c, &q->pol.weight);
 	q->codes = xcalloc((size_t)q->pol.nweight, sizeof *q->codes);
 	q->chan = xcalloc((size_t)q->pol.nweight, sizeof *q->chan);
-	int d_ = c->hidden;
-	Calib k = {.d = d_};
+	int d_ = c->hidden, ng = ngroups(c);
+	Calib *k = xcalloc(1, sizeof *k);
 	if (q->methods & QUANT_SMOOTH) {
-		k.chmax = xcalloc((size_t)c->layers * 2 * d_, sizeof *k.chmax);
-		calibrate(&q->fl, calib, ncalib, &k);
+		*k = (Calib){.d = d_, .c = c};
+		k->chmax =
+		    xcalloc((size_t)c->layers * 2 * d_, sizeof *k->chmax);
+		calibrate(&q->fl, calib, ncalib, k);
 		for (int l = 0; l < c->layers; l++) {
 			HostLayer *y = &q->fl.layer[l];
 			HostLinear *qkv[3] = {&y->q, &y->k, &y->v},
 			           *fc1 = &y->fc1;
 			smooth(y->ln1_g, y->ln1_b, qkv, 3,
-			       k.chmax + (size_t)l * 2 * d_, d_, o->alpha);
+			       k->chmax + (size_t)l * 2 * d_, d_, o->alpha);
 			smooth(y->ln2_g, y->ln2_b, &fc1, 1,
-			       k.chmax + ((size_t)l * 2 + 1) * d_, d_,
+			       k->chmax + ((size_t)l * 2 + 1) * d_, d_,
 			       o->alpha);
 		}
-		free(k.chmax);
-		k = (Calib){.d = d_};
+		free(k->chmax);
 	}
-	calibrate(&q->fl, calib, ncalib, &k);
-	for (int p = 0; p < SIGLIP_GEMMS; p++)
-		k.smax[p] = fp_f8_f143_scale(k.max[p]);
-	q->pol.act_scale[SIGLIP_EMBED] = 0;
-	if (q->methods & QUANT_MSE) {
-		k.pass = 1;
-		calibrate(&q->fl, calib, ncalib, &k);
+	*k = (Calib){.d = d_,
+	             .c = c,
+	             .percentile = (q->methods & QUANT_PERCENTILE) != 0};
+	k->rows = xcalloc((size_t)ng, sizeof *k->rows);
+	k->cols = xcalloc((size_t)ng, sizeof *k->cols);
+	if (q->methods & QUANT_GPTQ)
+		k->hess = xcalloc((size_t)ng, sizeof *k->hess);
+	if (q->methods & QUANT_BIAS)
+		k->sum = xcalloc((size_t)ng, sizeof *k->sum);
+	calibrate(&q->fl, calib, ncalib, k);
+	q->hess = k->hess;
+	q->mean = k->sum; /* sums, divided next */
+	for (int g = 0; q->mean && g < ng; g++) {
+		for (int j = 0; q->mean[g] && j < k->cols[g]; j++)
+			q->mean[g][j] /= k->rows[g];
 	}
-	for (int p = 0; p < SIGLIP_GEMMS; p++) {
-		int best = 0;
-		for (int cand = 1;
-		     (q->methods & QUANT_MSE) && cand < ACT_CANDIDATES; cand++)
-			if (k.sse[p][cand] < k.sse[p][best])
-				best = cand;
-		q->pol.act_scale[p] = k.smax[p] - best;
-	}
+	free(k->rows);
+	free(k->cols);
+	free(k->xd);
+	act_scales(q, calib, ncalib, k);
+	free(k);
 	host_copy(&q->qt, &q->fl);
 	q->qt.f16 = 1;
-	quantize_weights(q);
+	e = quantize_weights(q, d);
+	if (e) {
+		quant_free(q);
+		return e;
+	}
 	for (int i = 0; i < q->pol.nweight; i++)
 		if (q->codes[i])
 			set_f8(q, i, 1);
@@ -532,7 +856,8 @@ quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
 	for (int i = 0; i < q->pol.nweight; i++) {
 		const SiglipQWeight *w = &q->pol.weight[i];
 		for (int k2 = 0; dtype_is_f8(w->dtype) && k2 < w->parts; k2++)
-			q->pol.act[reads(w, k2)] = DT_F8_F143;
+			q->pol.act[reads(w, k2)] =
+			    fmt_dtype(q->afmt[reads(w, k2)]);
 	}
 	q->pol.methods = xstrdup(quant_methods_name(q->methods));
 	*out = q;
@@ -571,6 +896,29 @@ smoothed(const Quantized *q, const char *name)
 	       : !strcmp(end, ".layer_norm2.weight") ? y->ln2_g
 	       : !strcmp(end, ".layer_norm2.bias")   ? y->ln2_b
 	                                             : NULL;
+}
+
+/* The corrected bias of an f8 weight (bias correction) as it is now, or
+ * NULL (malloc'd, all parts). */
+static float *
+corrected_bias(const Quantized *q, const char *name)
+{
+	size_t len = strlen(name);
+	char wname[SIGLIP_MAX_NAME + 8];
+	if (!(q->methods & QUANT_BIAS) || len < 4 ||
+	    strcmp(name + len - 4, "bias") || len + 2 >= sizeof wname)
+		return NULL;
+	snprintf(wname, sizeof wname, "%.*sweight", (int)(len - 4), name);
+	const SiglipQWeight *w = siglip_quant_find(&q->pol, wname);
+	if (!w || !dtype_is_f8(w->dtype))
+		return NULL;
+	HostLinear *l[3];
+	int np = linears((HostTower *)&q->qt, w, l);
+	float *v = xmalloc((size_t)l[0]->out * np * sizeof *v);
+	for (int k = 0; k < np; k++)
+		memcpy(v + (size_t)k * l[0]->out, l[k]->b,
+		       (size_t)l[0]->out * sizeof *v);
+	return v;
 }
 
 /* Tensor i of the output: its spec and bytes (malloc'd). */
@@ -631,8 +979,14 @@ quant_write(const Quantized *q, const StFile *f, const char *calib,
 		o->spec = (StSpec){o->name, ST_F32, s->rank, o->shape};
 		uint64_t elems = st_elements(s);
 		const float *sm = smoothed(q, s->name);
-		if (w && dtype_is_f8(w->dtype)) {
-			o->spec.dtype = ST_F8_E4M3FNUZ;
+		float *cb = corrected_bias(q, s->name);
+		if (cb) {
+			o->data = f32_bytes(cb, elems);
+			o->len = elems * 4;
+			free(cb);
+		} else if (w && dtype_is_f8(w->dtype)) {
+			o->spec.dtype = w->dtype == DT_F8_F152 ? ST_F8_E5M2FNUZ
+			                                       : ST_F8_E4M3FNUZ;
 			o->len = elems;
 			o->data = xmalloc(elems);
 			memcpy(o->data, q->codes[wi], elems);
@@ -691,6 +1045,12 @@ quant_free(Quantized *q)
 	}
 	free(q->codes);
 	free(q->chan);
+	for (int g = 0; g < ngroups(&q->c); g++) {
+		free(q->hess ? q->hess[g] : NULL);
+		free(q->mean ? q->mean[g] : NULL);
+	}
+	free(q->hess);
+	free(q->mean);
 	siglip_quant_free(&q->pol);
 	host_free(&q->fl);
 	host_free(&q->qt);

@@ -14,17 +14,23 @@
 
 #include "../models/siglip_quant.h"
 
-/* Methods; combine channel, mse and smooth freely. */
+/* Methods; combine all but tensor with channel freely. */
 enum {
 	QUANT_TENSOR = 1 << 0,  /* one power-of-two scale per weight: its max */
 	QUANT_CHANNEL = 1 << 1, /* per-output-channel weight scales */
 	QUANT_MSE = 1 << 2,     /* scales of least squared error, not the max */
 	QUANT_SMOOTH = 1 << 3,  /* migrate activation outliers into weights */
+	QUANT_PERCENTILE = 1 << 4, /* activation scales from a percentile */
+	QUANT_GPTQ = 1 << 5,       /* weight codes by GPTQ, not nearest */
+	QUANT_BIAS = 1 << 6,       /* bias correction of the weights' error */
+	QUANT_FORMAT = 1 << 7,     /* F143 or F152 per tensor by error */
 };
 
 typedef struct {
 	unsigned methods;
 	double alpha;      /* smooth: migration strength in [0, 1] (0.5) */
+	double percentile; /* percentile: P in (0, 100] (99.99) */
+	double damp;       /* gptq: dampening, a fraction of mean diag H */
 	double target_cos; /* > 0: the fewest GEMMs in f16 reaching it */
 	FILE *log;         /* progress lines, or NULL */
 } QuantOpts;
@@ -32,13 +38,14 @@ typedef struct {
 typedef struct Quantized Quantized;
 
 /* "channel,mse" -> QUANT_CHANNEL | QUANT_MSE; names: tensor, channel, mse,
- * smooth. */
+ * smooth, percentile, gptq, bias, format. */
 int quant_parse_methods(const char *text, unsigned *out, Diag *d);
 /* The methods as text (a static buffer's). */
 const char *quant_methods_name(unsigned methods);
 
 /* Quantize checkpoint f (siglip_check'ed against c) calibrating on
- * pixels [ncalib, C, S, S]. */
+ * pixels [ncalib, C, S, S]. Fails (with d) only when GPTQ meets a
+ * Hessian that is not positive definite (no dampening). */
 int quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
                  int ncalib, const QuantOpts *o, Quantized **out, Diag *d);
 /* The chosen policy. */
