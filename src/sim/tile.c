@@ -643,12 +643,12 @@ fault:
  * win where both write a register, as the commit order of the log has
  * it). Neither can fault once prepared. 0 if one of them declines: then
  * the halves run as usual, nothing having changed. */
-static inline int
-issue_fused(Tile *t, Context *c, const DIssue *u)
+static inline __attribute__((always_inline)) int
+fused_form(Tile *t, Context *c, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
 	AmpOp ao;
-	if (!sim_pace_prepare(t, c, &u->i0->in, (PaceForm)(u->pace - 1), &po) ||
+	if (!sim_pace_prepare(t, c, &u->i0->in, form, &po) ||
 	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
 		return 0;
 	sim_pace_store(t, &po);
@@ -662,6 +662,23 @@ issue_fused(Tile *t, Context *c, const DIssue *u)
 			c->a[dst + 1] = (uint32_t)(res >> 32);
 	}
 	return 1;
+}
+
+/* fused_form with the paced form a constant (DIssue.pace). */
+static inline int
+issue_fused(Tile *t, Context *c, const DIssue *u)
+{
+	switch (u->pace) {
+	case PACE_LD2XST + 1:
+		return fused_form(t, c, u, PACE_LD2XST);
+	case PACE_LD2X + 1:
+		return fused_form(t, c, u, PACE_LD2X);
+	case PACE_LDST + 1:
+		return fused_form(t, c, u, PACE_LDST);
+	case PACE_ST + 1:
+		return fused_form(t, c, u, PACE_ST);
+	}
+	return 0;
 }
 
 /* A worker's issue when it is in the issue cache: what issue() does for
