@@ -681,20 +681,13 @@ issue_fused(Tile *t, Context *c, const DIssue *u)
 	return 0;
 }
 
-/* A worker's issue when it is in the issue cache: what issue() does for
- * it, with the halves' fast forms (DIssue.work) and none of the
- * supervisor's rules. 0 if it is not cached, or not allowed there: then
- * issue() must run it. */
-static inline int
-issue_cached_worker(Tile *t, int w)
+/* The halves of a cached worker issue through their fast forms
+ * (DIssue.work) and the write log: the new pc into *next_pc, or 0 after a
+ * fault. Apart from issue_cached_worker, so that the fused bundles' path
+ * does not carry the Exec on its stack. */
+static __attribute__((noinline)) int
+issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 {
-	Context *c = &t->ctx[w];
-	const DIssue *u = cached_issue(t, c, w);
-	if (!u)
-		return 0;
-	uint32_t next_pc = c->pc + u->len;
-	if (u->pace && issue_fused(t, c, u))
-		goto issued;
 	Exec e;
 	e.tile = t;
 	e.c = c;
@@ -717,11 +710,28 @@ issue_cached_worker(Tile *t, int w)
 		memcpy(t->fault.word, u->word, sizeof u->word);
 		t->fault.nwords = u->nwords;
 		c->state = CTXS_FAULTED;
-		return 1;
+		return 0;
 	}
 	commit(&e);
-	next_pc = e.next_pc;
-issued:
+	*next_pc = e.next_pc;
+	return 1;
+}
+
+/* A worker's issue when it is in the issue cache: what issue() does for
+ * it, with the halves' fast forms (DIssue.work) and none of the
+ * supervisor's rules. 0 if it is not cached, or not allowed there: then
+ * issue() must run it. */
+static inline int
+issue_cached_worker(Tile *t, int w)
+{
+	Context *c = &t->ctx[w];
+	const DIssue *u = cached_issue(t, c, w);
+	if (!u)
+		return 0;
+	uint32_t next_pc = c->pc + u->len;
+	if (!(u->pace && issue_fused(t, c, u)) &&
+	    !issue_halves(t, c, w, u, &next_pc))
+		return 1; /* faulted */
 	if (u->turns > 1)
 		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
 	t->bundles++;
