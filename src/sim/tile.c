@@ -729,6 +729,7 @@ issue_cached_worker(Tile *t, int w)
 	if (!u)
 		return 0;
 	uint32_t next_pc = c->pc + u->len;
+	t->nacc = 0; /* a new bundle: no access yet (the fast checks ask) */
 	if (!(u->pace && issue_fused(t, c, u)) &&
 	    !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
