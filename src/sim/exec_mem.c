@@ -326,8 +326,8 @@ pace_addresses(Exec *e, PaceOps o, const PaceAccess *acc, int n, uint32_t a[3])
 	uint32_t next[3] = {a[0], a[1], a[2]};
 	uint32_t stride = sim_rm(e, e->in->op[o.stride]);
 	for (int k = 0; k < n; k++)
-		next[acc[k].which] =
-		    sim_pace_next(a[acc[k].which], stride, acc[k].sel, acc[k].size);
+		next[acc[k].which] = sim_pace_next(a[acc[k].which], stride,
+		                                   acc[k].sel, acc[k].size);
 	sim_ta_pack(next, &lo, &hi);
 	sim_wm(e, r, lo);
 	sim_wm(e, r + 1, hi);

@@ -636,8 +636,9 @@ typedef struct {
 	uint32_t st[2], sa;
 } PaceOp;
 /*
- * exec_mem.c's triple-packed addresses (isa.md 4.3; bit layout unknown, isa.md 10.4).
- * DECISION: three 21-bit byte addresses A0, A1, A2 in an MRF pair:
+ * Triple-packed addresses of the paced forms (exec_mem.c; isa.md 4.3, bit
+ * layout unknown, isa.md 10.4). DECISION: three 21-bit byte addresses A0,
+ * A1, A2 in an MRF pair:
  *   low  register = A0[20:0] | A2[10:0]  << 21
  *   high register = A1[20:0] | A2[20:11] << 21   (bit 31 unused, 0)
  * This keeps "the lower register provides the 1st load address, the upper
@@ -680,7 +681,7 @@ sim_pace_next(uint32_t addr, uint32_t stride, unsigned sel, uint32_t size)
  * bundles keep the PaceOp in registers, with the form a constant. */
 static inline __attribute__((always_inline)) int
 sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
-             PaceOp *o)
+                 PaceOp *o)
 {
 	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
 	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
