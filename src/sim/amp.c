@@ -699,10 +699,10 @@ sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
 	          (part >= 14 ? 0 : c->a[part]);
 	o->x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
 	       (src >= 14 ? 0 : c->a[src]);
-	const float *done = &c->amp.done[4 * p];
-	for (int i = 0; i < 4; i++)
-		if (isnan(done[i]))
-			return 0;
+	/* a NaN among the 4 results out (SSE, in every x86-64) */
+	__m128 done = _mm_loadu_ps(&c->amp.done[4 * p]);
+	if (_mm_movemask_ps(_mm_cmpunord_ps(done, done)))
+		return 0;
 	return sim_use_avx2() && !any_special_half(o->part) &&
 	       (f8 || !any_special_half(o->x));
 }

@@ -281,37 +281,13 @@ exec_stm32step(Exec *e)
 	sim_store(e, base, buf, 4);
 }
 
-/*
- * Triple-packed addresses (isa.md 4.3; bit layout unknown, isa.md 10.4).
- * DECISION: three 21-bit byte addresses A0, A1, A2 in an MRF pair:
- *   low  register = A0[20:0] | A2[10:0]  << 21
- *   high register = A1[20:0] | A2[20:11] << 21   (bit 31 unused, 0)
- * This keeps "the lower register provides the 1st load address, the upper
- * the 2nd, the store address is split over the upper bits of both".
- */
-enum { TA_BITS = 21 };
-#define TA_MASK ((1u << TA_BITS) - 1)
-
-static void
-ta_unpack(uint32_t lo, uint32_t hi, uint32_t a[3])
-{
-	a[0] = lo & TA_MASK;
-	a[1] = hi & TA_MASK;
-	a[2] = (lo >> TA_BITS) | ((hi >> TA_BITS) & 0x3ffu) << 11;
-}
-
-static void
-ta_pack(const uint32_t a[3], uint32_t *lo, uint32_t *hi)
-{
-	*lo = (a[0] & TA_MASK) | (a[2] & 0x7ffu) << TA_BITS;
-	*hi = (a[1] & TA_MASK) | ((a[2] >> 11) & 0x3ffu) << TA_BITS;
-}
+/* Triple-packed addresses: sim.h (sim_ta_unpack, sim_ta_pack). */
 
 void
 exec_tapack(Exec *e)
 {
 	uint32_t a[3] = {sim_src(e, 1), sim_src(e, 2), sim_src(e, 3)}, w[2];
-	ta_pack(a, &w[0], &w[1]);
+	sim_ta_pack(a, &w[0], &w[1]);
 	write_words(e, 0, 0, w, 2);
 }
 
@@ -329,16 +305,7 @@ typedef struct {
 	uint32_t size;
 } PaceAccess;
 
-static uint32_t
-pace_next(uint32_t addr, uint32_t stride, unsigned sel, uint32_t size)
-{
-	int32_t n = 1;
-	if (sel) {
-		uint32_t f = (stride >> (10 * (sel - 1))) & 0x3ffu;
-		n = (int32_t)(f ^ 0x200u) - 0x200; /* sign-extend 10 bits */
-	}
-	return (addr + (uint32_t)n * size) & TA_MASK;
-}
+/* sim_pace_next (the rule above): sim.h. */
 
 /* Operands of every pace form, by index. */
 typedef struct {
@@ -355,13 +322,13 @@ pace_addresses(Exec *e, PaceOps o, const PaceAccess *acc, int n, uint32_t a[3])
 {
 	int r = e->in->op[o.pair];
 	uint32_t lo = sim_rm(e, r), hi = sim_rm(e, r + 1);
-	ta_unpack(lo, hi, a);
+	sim_ta_unpack(lo, hi, a);
 	uint32_t next[3] = {a[0], a[1], a[2]};
 	uint32_t stride = sim_rm(e, e->in->op[o.stride]);
 	for (int k = 0; k < n; k++)
-		next[acc[k].which] =
-		    pace_next(a[acc[k].which], stride, acc[k].sel, acc[k].size);
-	ta_pack(next, &lo, &hi);
+		next[acc[k].which] = sim_pace_next(a[acc[k].which], stride,
+		                                   acc[k].sel, acc[k].size);
+	sim_ta_pack(next, &lo, &hi);
 	sim_wm(e, r, lo);
 	sim_wm(e, r + 1, hi);
 }
@@ -525,98 +492,13 @@ exec_st64pace(Exec *e)
  * pass sim_mem_fast8 together; else it declines and the plain form runs
  * the instruction.
  */
-static inline __attribute__((always_inline)) int
-pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
-             PaceOp *o)
-{
-	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
-	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
-	 * stride, imm4; st64pace src, ta, stride, imm */
-	const int32_t *op = in->op;
-	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
-	unsigned imm = (unsigned)op[k + 2];
-	int sel[3] = {-1, -1, -1};
-	switch (form) {
-	case PACE_LD2XST:
-		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
-		sel[2] = (int)(imm >> 4 & 3);
-		break;
-	case PACE_LD2X:
-		if (op[0] == op[1])
-			return 0; /* the plain form faults */
-		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
-		break;
-	case PACE_LDST:
-		sel[0] = (int)(imm & 3), sel[2] = (int)(imm >> 2 & 3);
-		break;
-	case PACE_ST:
-		sel[2] = (int)(imm & 3);
-		break;
-	}
-	int r = op[k];
-	uint32_t lo = r == 15 ? 0 : c->m[r], hi = r + 1 == 15 ? 0 : c->m[r + 1];
-	uint32_t st = op[k + 1] == 15 ? 0 : c->m[op[k + 1]];
-	uint32_t a[3], n[3], at[3];
-	ta_unpack(lo, hi, a);
-	int na = 0;
-#pragma GCC unroll 3
-	for (int i = 0; i < 3; i++) {
-		n[i] = a[i];
-		if (sel[i] >= 0) {
-			n[i] = pace_next(a[i], st, (unsigned)sel[i], 8);
-			at[na++] = a[i];
-		}
-	}
-	if (!sim_mem_fast8(t, at, na))
-		return 0;
-	o->pair = r;
-	ta_pack(n, &o->lo, &o->hi);
-	const uint8_t *mem = t->mem - t->chip->mem_base;
-	o->nload = 0;
-	for (int i = 0; i < 2; i++)
-		if (sel[i] >= 0) {
-			const uint8_t *p = mem + a[i];
-			o->ld[o->nload][0] = get_le32(p);
-			o->ld[o->nload][1] = get_le32(p + 4);
-			o->nload++;
-		}
-	o->dst[0] = op[0];
-	o->dst[1] = form == PACE_LD2XST ? op[0] + 2 : op[1];
-	o->store = sel[2] >= 0;
-	if (o->store) {
-		int src = form == PACE_ST ? op[0] : op[1];
-		o->sa = a[2];
-		o->st[0] = src >= 14 ? 0 : c->a[src];
-		o->st[1] = src + 1 >= 14 ? 0 : c->a[src + 1];
-	}
-	return 1;
-}
-
-/* pace_prepare for each form as a constant. */
-int
-sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
-                 PaceOp *o)
-{
-	switch (form) {
-	case PACE_LD2XST:
-		return pace_prepare(t, c, in, PACE_LD2XST, o);
-	case PACE_LD2X:
-		return pace_prepare(t, c, in, PACE_LD2X, o);
-	case PACE_LDST:
-		return pace_prepare(t, c, in, PACE_LDST, o);
-	case PACE_ST:
-		return pace_prepare(t, c, in, PACE_ST, o);
-	}
-	return 0;
-}
-
 /* The fast forms: the prepared effects, the register writes logged in the
  * plain forms' order (the pair first). */
 static inline __attribute__((always_inline)) void
 pace_fast(Exec *e, PaceForm form, ExecFn plain)
 {
 	PaceOp o;
-	if (!pace_prepare(e->tile, e->c, e->in, form, &o)) {
+	if (!sim_pace_prepare(e->tile, e->c, e->in, form, &o)) {
 		plain(e);
 		return;
 	}

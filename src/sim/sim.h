@@ -635,8 +635,116 @@ typedef struct {
 	int store;         /* a 64-bit store of st[] at sa */
 	uint32_t st[2], sa;
 } PaceOp;
-int sim_pace_prepare(const Tile *t, const Context *c, const Insn *in,
-                     PaceForm form, PaceOp *o);
+/*
+ * Triple-packed addresses of the paced forms (exec_mem.c; isa.md 4.3, bit
+ * layout unknown, isa.md 10.4). DECISION: three 21-bit byte addresses A0,
+ * A1, A2 in an MRF pair:
+ *   low  register = A0[20:0] | A2[10:0]  << 21
+ *   high register = A1[20:0] | A2[20:11] << 21   (bit 31 unused, 0)
+ * This keeps "the lower register provides the 1st load address, the upper
+ * the 2nd, the store address is split over the upper bits of both".
+ */
+enum { TA_BITS = 21 };
+#define TA_MASK ((1u << TA_BITS) - 1)
+
+static inline void
+sim_ta_unpack(uint32_t lo, uint32_t hi, uint32_t a[3])
+{
+	a[0] = lo & TA_MASK;
+	a[1] = hi & TA_MASK;
+	a[2] = (lo >> TA_BITS) | ((hi >> TA_BITS) & 0x3ffu) << 11;
+}
+
+static inline void
+sim_ta_pack(const uint32_t a[3], uint32_t *lo, uint32_t *hi)
+{
+	*lo = (a[0] & TA_MASK) | (a[2] & 0x7ffu) << TA_BITS;
+	*hi = (a[1] & TA_MASK) | ((a[2] >> 11) & 0x3ffu) << TA_BITS;
+}
+
+/* One paced access's next address (selector sel, access size). */
+static inline uint32_t
+sim_pace_next(uint32_t addr, uint32_t stride, unsigned sel, uint32_t size)
+{
+	int32_t n = 1;
+	if (sel) {
+		uint32_t f = (stride >> (10 * (sel - 1))) & 0x3ffu;
+		n = (int32_t)(f ^ 0x200u) - 0x200; /* sign-extend 10 bits */
+	}
+	return (addr + (uint32_t)n * size) & TA_MASK;
+}
+
+/* sim_pace_prepare computes all a paced form would do (addresses, its pair
+ * register's new value, the words it loads and stores) without doing any of
+ * it, when its accesses pass sim_mem_fast8 together; else it declines (0)
+ * and the plain form runs the instruction. Inline so that tile.c's fused
+ * bundles keep the PaceOp in registers, with the form a constant. */
+static inline __attribute__((always_inline)) int
+sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
+                 PaceOp *o)
+{
+	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
+	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
+	 * stride, imm4; st64pace src, ta, stride, imm */
+	const int32_t *op = in->op;
+	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
+	unsigned imm = (unsigned)op[k + 2];
+	int sel[3] = {-1, -1, -1};
+	switch (form) {
+	case PACE_LD2XST:
+		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
+		sel[2] = (int)(imm >> 4 & 3);
+		break;
+	case PACE_LD2X:
+		if (op[0] == op[1])
+			return 0; /* the plain form faults */
+		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
+		break;
+	case PACE_LDST:
+		sel[0] = (int)(imm & 3), sel[2] = (int)(imm >> 2 & 3);
+		break;
+	case PACE_ST:
+		sel[2] = (int)(imm & 3);
+		break;
+	}
+	int r = op[k];
+	uint32_t lo = r == 15 ? 0 : c->m[r], hi = r + 1 == 15 ? 0 : c->m[r + 1];
+	uint32_t st = op[k + 1] == 15 ? 0 : c->m[op[k + 1]];
+	uint32_t a[3], n[3], at[3];
+	sim_ta_unpack(lo, hi, a);
+	int na = 0;
+#pragma GCC unroll 3
+	for (int i = 0; i < 3; i++) {
+		n[i] = a[i];
+		if (sel[i] >= 0) {
+			n[i] = sim_pace_next(a[i], st, (unsigned)sel[i], 8);
+			at[na++] = a[i];
+		}
+	}
+	if (!sim_mem_fast8(t, at, na))
+		return 0;
+	o->pair = r;
+	sim_ta_pack(n, &o->lo, &o->hi);
+	const uint8_t *mem = t->mem - t->chip->mem_base;
+	o->nload = 0;
+	for (int i = 0; i < 2; i++)
+		if (sel[i] >= 0) {
+			const uint8_t *p = mem + a[i];
+			o->ld[o->nload][0] = get_le32(p);
+			o->ld[o->nload][1] = get_le32(p + 4);
+			o->nload++;
+		}
+	o->dst[0] = op[0];
+	o->dst[1] = form == PACE_LD2XST ? op[0] + 2 : op[1];
+	o->store = sel[2] >= 0;
+	if (o->store) {
+		int src = form == PACE_ST ? op[0] : op[1];
+		o->sa = a[2];
+		o->st[0] = src >= 14 ? 0 : c->a[src];
+		o->st[1] = src + 1 >= 14 ? 0 : c->a[src + 1];
+	}
+	return 1;
+}
 
 static inline __attribute__((always_inline)) void
 sim_pace_store(Tile *t, const PaceOp *o)

@@ -643,12 +643,12 @@ fault:
  * win where both write a register, as the commit order of the log has
  * it). Neither can fault once prepared. 0 if one of them declines: then
  * the halves run as usual, nothing having changed. */
-static inline int
-issue_fused(Tile *t, Context *c, const DIssue *u)
+static inline __attribute__((always_inline)) int
+fused_form(Tile *t, Context *c, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
 	AmpOp ao;
-	if (!sim_pace_prepare(t, c, &u->i0->in, (PaceForm)(u->pace - 1), &po) ||
+	if (!sim_pace_prepare(t, c, &u->i0->in, form, &po) ||
 	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
 		return 0;
 	sim_pace_store(t, &po);
@@ -664,20 +664,30 @@ issue_fused(Tile *t, Context *c, const DIssue *u)
 	return 1;
 }
 
-/* A worker's issue when it is in the issue cache: what issue() does for
- * it, with the halves' fast forms (DIssue.work) and none of the
- * supervisor's rules. 0 if it is not cached, or not allowed there: then
- * issue() must run it. */
+/* fused_form with the paced form a constant (DIssue.pace). */
 static inline int
-issue_cached_worker(Tile *t, int w)
+issue_fused(Tile *t, Context *c, const DIssue *u)
 {
-	Context *c = &t->ctx[w];
-	const DIssue *u = cached_issue(t, c, w);
-	if (!u)
-		return 0;
-	uint32_t next_pc = c->pc + u->len;
-	if (u->pace && issue_fused(t, c, u))
-		goto issued;
+	switch (u->pace) {
+	case PACE_LD2XST + 1:
+		return fused_form(t, c, u, PACE_LD2XST);
+	case PACE_LD2X + 1:
+		return fused_form(t, c, u, PACE_LD2X);
+	case PACE_LDST + 1:
+		return fused_form(t, c, u, PACE_LDST);
+	case PACE_ST + 1:
+		return fused_form(t, c, u, PACE_ST);
+	}
+	return 0;
+}
+
+/* The halves of a cached worker issue through their fast forms
+ * (DIssue.work) and the write log: the new pc into *next_pc, or 0 after a
+ * fault. Apart from issue_cached_worker, so that the fused bundles' path
+ * does not carry the Exec on its stack. */
+static __attribute__((noinline)) int
+issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
+{
 	Exec e;
 	e.tile = t;
 	e.c = c;
@@ -700,11 +710,29 @@ issue_cached_worker(Tile *t, int w)
 		memcpy(t->fault.word, u->word, sizeof u->word);
 		t->fault.nwords = u->nwords;
 		c->state = CTXS_FAULTED;
-		return 1;
+		return 0;
 	}
 	commit(&e);
-	next_pc = e.next_pc;
-issued:
+	*next_pc = e.next_pc;
+	return 1;
+}
+
+/* A worker's issue when it is in the issue cache: what issue() does for
+ * it, with the halves' fast forms (DIssue.work) and none of the
+ * supervisor's rules. 0 if it is not cached, or not allowed there: then
+ * issue() must run it. */
+static inline int
+issue_cached_worker(Tile *t, int w)
+{
+	Context *c = &t->ctx[w];
+	const DIssue *u = cached_issue(t, c, w);
+	if (!u)
+		return 0;
+	uint32_t next_pc = c->pc + u->len;
+	t->nacc = 0; /* a new bundle: no access yet (the fast checks ask) */
+	if (!(u->pace && issue_fused(t, c, u)) &&
+	    !issue_halves(t, c, w, u, &next_pc))
+		return 1; /* faulted */
 	if (u->turns > 1)
 		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
 	t->bundles++;
