@@ -283,15 +283,13 @@ run_panel(SupClock *s, const GemmShape *g, unsigned reads)
 	return r;
 }
 
-/* A K-panel with another after it in its N-panel (sync .. brnzdec): the
- * next panel's 32 ld128putcs issue in the slots the workers free. */
+/* Loop 2: the K-panel's weights, sync, runall, add, brnzdec. */
 static uint64_t
 k_panel(SupClock *s, const GemmShape *g, int last)
 {
-	uint64_t r = run_panel(s, g, SUP_M7 | SUP_M3);
+	sup_ops(s, 32); /* ld128putcs */
+	uint64_t r = run_panel(s, g, SUP_M6 | SUP_M3);
 	sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
-	sup_op(s, SUP_M6, SUP_M7, SUP_PLAIN);          /* mov */
-	sup_ops(s, 32);                                /* ld128putcs */
 	sup_op(s, SUP_M4, SUP_M4, last ? SUP_PLAIN : SUP_TAKEN);
 	return r;
 }
@@ -339,11 +337,12 @@ n_panel(SupClock *s, const GemmShape *g, int last)
 		return r;
 	}
 	cptrs(s, 1);
-	sup_op(s, SUP_M14, SUP_M3, SUP_PLAIN);
-	sup_op(s, SUP_M11, SUP_M7, SUP_PLAIN);
-	sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN); /* add -1 */
-	uint32_t mid = g->nk - 1;             /* K-panels before the last */
-	uint64_t seen[6], at[6], r = 0;
+	sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN);            /* add -1 */
+	uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14); /* first K-panel */
+	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN);  /* add */
+	uint32_t mid = g->nk - 1; /* the K-panels after the first */
+	uint64_t seen[6], at[6];
+
 	memset(seen, 0xff, sizeof seen);
 	for (uint32_t p = 0; p < mid; p++) {
 		r = k_panel(s, g, p == mid - 1);
@@ -359,7 +358,6 @@ n_panel(SupClock *s, const GemmShape *g, int last)
 			at[key] = r;
 		}
 	}
-	r = run_panel(s, g, SUP_M7 | SUP_M3); /* the last K-panel */
 	n_panel_end(s, last);
 	return r;
 }
