@@ -402,14 +402,16 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	}
 	SupClock s;
 	sup_start(&s, c, 0);
+	sup_op(&s, 0, SUP_M11, SUP_PLAIN); /* setzi the entries */
+	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
+	if (t == GEMM_F32)
+		sup_op(&s, 0, 0, SUP_TAKEN); /* bri to gemm_f16's code */
 	static const unsigned base[6] = {SUP_M1, SUP_M2, SUP_M3,
 	                                 SUP_M4, SUP_M5, SUP_M6};
 	for (int w = 0; w < 6; w++)
 		sup_op(&s, SUP_M0, base[w], SUP_PLAIN); /* add */
 	sup_op(&s, SUP_M0, SUP_M7, SUP_PLAIN);          /* ld32 B */
 	sup_op(&s, SUP_M0, SUP_M9, SUP_PLAIN);          /* ld32 flags */
-	sup_op(&s, 0, SUP_M11, SUP_PLAIN);
-	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
 	if (t == GEMM_F8) {
 		sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
 		sup_op(&s, SUP_M0, SUP_M13, SUP_PLAIN);
@@ -427,9 +429,9 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	sup_op(&s, SUP_M0, SUP_M5, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M14, SUP_PLAIN);
-	sup_op(&s, 0, SUP_M6, SUP_PLAIN);
-	sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN); /* ld32 nk - 1 */
-	sup_ops(&s, 32);                       /* the first panel's weights */
+	sup_op(&s, SUP_M12, SUP_M6, SUP_PLAIN); /* mov */
+	sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN);  /* ld32 nk - 1 */
+	sup_ops(&s, 32);                        /* the first panel's weights */
 	sup_op(&s, SUP_M4, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */
 	uint32_t np = gemm_n_panels(bn);
 	uint64_t seen[6], at[6];
