@@ -22,17 +22,24 @@
 
 	.section .text.gemm, "ax"
 
-	.globl gemm_f16
-	.type gemm_f16, @function
-gemm_f16:
-	GEMM_SUPERVISOR gemm_f16_worker, gemm_f16_worker_zero
-	.size gemm_f16, . - gemm_f16
-
+// One supervisor for both: gemm_f32 sets its entries and joins gemm_f16's
+// code (one taken branch, 6 cycles a call, for about 800 bytes of code).
 	.globl gemm_f32
 	.type gemm_f32, @function
 gemm_f32:
-	GEMM_SUPERVISOR gemm_f32_worker, gemm_f32_worker_zero
+	setzi $m11, gemm_f32_worker_zero
+	setzi $m12, gemm_f32_worker
+	bri .Lgemm_body
 	.size gemm_f32, . - gemm_f32
+
+	.globl gemm_f16
+	.type gemm_f16, @function
+gemm_f16:
+	setzi $m11, gemm_f16_worker_zero
+	setzi $m12, gemm_f16_worker
+.Lgemm_body:
+	GEMM_SUPERVISOR
+	.size gemm_f16, . - gemm_f16
 
 	GEMM_HIHO_WORKER gemm_f16_worker, f16v4hihov4amp, $a2:3
 	GEMM_HIHO_WORKER gemm_f16_worker_zero, f16v4hihov4amp, $azeros

@@ -21,7 +21,9 @@
 .endm
 
 gemm_f8:
-	GEMM_SUPERVISOR gemm_f8_worker, gemm_f8_worker_zero, GEMM_F8_LOADS, GEMM_F8_PUTS
+	setzi $m11, gemm_f8_worker_zero
+	setzi $m12, gemm_f8_worker
+	GEMM_SUPERVISOR GEMM_F8_LOADS, GEMM_F8_PUTS
 	.size gemm_f8, . - gemm_f8
 
 	GEMM_HIHO_WORKER gemm_f8_worker, f8v8hihov4amp, $a2:3

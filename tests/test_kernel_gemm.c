@@ -289,7 +289,8 @@ test_cycle_formula(void **state)
 	    {GEMM_F8, 400, 32, 64},   {GEMM_F16, 128, 128, 128},
 	    {GEMM_F16, 768, 32, 256}, {GEMM_F32, 384, 32, 128},
 	    {GEMM_F8, 768, 32, 512},  {GEMM_F16, 50, 160, 480},
-	    {GEMM_F32, 13, 112, 200},
+	    {GEMM_F32, 13, 112, 200}, {GEMM_F8, 146, 48, 288},
+	    {GEMM_F16, 73, 80, 96},   {GEMM_F32, 100, 80, 8},
 	};
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		Case cs = {.t = (GemmDtype)s[i][0],

@@ -269,27 +269,35 @@ shift(SupClock *s, uint64_t d)
 		s->free[w] += d;
 }
 
-/* One K-panel (sync .. brnzdec); returns its runall's cycle. */
+/* sync, runall (of the entry in $m7 or $m11, the A panel in $m3 or
+ * $m14) and the workers of one panel; returns the runall's cycle. */
 static uint64_t
-k_panel(SupClock *s, const GemmShape *g, int last)
+run_panel(SupClock *s, const GemmShape *g, unsigned reads)
 {
 	uint64_t first[6], exit[6];
 	sup_sync(s);
-	sup_ops(s, 32); /* ld128putcs */
-	uint64_t r = sup_runall(s, SUP_M7 | SUP_M3, first);
+	uint64_t r = sup_runall(s, reads, first);
 	for (int w = 0; w < 6; w++)
 		exit[w] = first[w] + 6 * (g->issues[w] - 1);
 	sup_workers(s, exit);
+	return r;
+}
+
+/* Loop 2: the K-panel's weights, sync, runall, add, brnzdec. */
+static uint64_t
+k_panel(SupClock *s, const GemmShape *g, int last)
+{
+	sup_ops(s, 32); /* ld128putcs */
+	uint64_t r = run_panel(s, g, SUP_M6 | SUP_M3);
 	sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
-	sup_op(s, SUP_M6, SUP_M7, SUP_PLAIN);          /* mov */
 	sup_op(s, SUP_M4, SUP_M4, last ? SUP_PLAIN : SUP_TAKEN);
 	return r;
 }
 
-/* One N-panel (the vertex update .. brnzdec); returns the cycle of its
- * last runall. */
-static uint64_t
-n_panel(SupClock *s, const GemmShape *g, int last)
+/* GEMM_CPTRS: the vertices' C pointers, with the ld32 of nk - 1 after the
+ * second store when `nk` (the N-loop with a K loop). */
+static void
+cptrs(SupClock *s, int nk)
 {
 	static const unsigned scratch[6] = {SUP_M3, SUP_M4,  SUP_M7,
 	                                    SUP_M9, SUP_M12, SUP_M13};
@@ -297,19 +305,51 @@ n_panel(SupClock *s, const GemmShape *g, int last)
 		sup_op(s, SUP_M0, scratch[w], SUP_PLAIN); /* ld32 offC */
 	for (int w = 0; w < 6; w++)
 		sup_op(s, scratch[w] | SUP_M1, scratch[w], SUP_PLAIN);
-	for (int w = 0; w < 6; w++)
+	for (int w = 0; w < 6; w++) {
 		sup_op(s, scratch[w] | SUP_M0, 0, SUP_PLAIN); /* st32 cptr */
-	sup_op(s, SUP_M14, SUP_M3, SUP_PLAIN);
-	sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN);
-	sup_op(s, SUP_M11, SUP_M7, SUP_PLAIN);
-	uint64_t seen[6], at[6], r = 0;
+		if (w == 1 && nk)
+			sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN); /* ld32 nk - 1 */
+	}
+}
+
+/* The end of an N-panel after its last runall: add, brz to the return on
+ * the last one, else the next panel's weights and brnzdec. */
+static void
+n_panel_end(SupClock *s, int last)
+{
+	sup_op(s, SUP_M1 | SUP_M8, SUP_M1, SUP_PLAIN);      /* add */
+	sup_op(s, SUP_M2, 0, last ? SUP_TAKEN : SUP_PLAIN); /* brz */
+	if (!last) {
+		sup_ops(s, 32); /* the next N-panel's first ld128putcs */
+		sup_op(s, SUP_M2, SUP_M2, SUP_TAKEN); /* brnzdec */
+	}
+}
+
+/* One N-panel (the vertex update .. brnzdec); returns the cycle of its
+ * last runall. */
+static uint64_t
+n_panel(SupClock *s, const GemmShape *g, int last)
+{
+	if (g->nk == 1) { /* the loop at 5: */
+		cptrs(s, 0);
+		uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14);
+		n_panel_end(s, last);
+		return r;
+	}
+	cptrs(s, 1);
+	sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN);            /* add -1 */
+	uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14); /* first K-panel */
+	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN);  /* add */
+	uint32_t mid = g->nk - 1; /* the K-panels after the first */
+	uint64_t seen[6], at[6];
+
 	memset(seen, 0xff, sizeof seen);
-	for (uint32_t p = 0; p < g->nk; p++) {
-		r = k_panel(s, g, p == g->nk - 1);
+	for (uint32_t p = 0; p < mid; p++) {
+		r = k_panel(s, g, p == mid - 1);
 		uint32_t key = (uint32_t)(r % 6);
 		if (seen[key] != UINT64_MAX) {
-			uint64_t period = p - seen[key], left = g->nk - 2 - p;
-			uint64_t skip = p + 2 < g->nk ? left / period : 0;
+			uint64_t period = p - seen[key], left = mid - 2 - p;
+			uint64_t skip = p + 2 < mid ? left / period : 0;
 			shift(s, skip * (r - at[key]));
 			p += (uint32_t)(skip * period);
 			memset(seen, 0xff, sizeof seen);
@@ -318,8 +358,7 @@ n_panel(SupClock *s, const GemmShape *g, int last)
 			at[key] = r;
 		}
 	}
-	sup_op(s, SUP_M1 | SUP_M8, SUP_M1, SUP_PLAIN);
-	sup_op(s, SUP_M2, SUP_M2, last ? SUP_PLAIN : SUP_TAKEN);
+	n_panel_end(s, last);
 	return r;
 }
 
@@ -363,14 +402,16 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	}
 	SupClock s;
 	sup_start(&s, c, 0);
+	sup_op(&s, 0, SUP_M11, SUP_PLAIN); /* setzi the entries */
+	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
+	if (t == GEMM_F32)
+		sup_op(&s, 0, 0, SUP_TAKEN); /* bri to gemm_f16's code */
 	static const unsigned base[6] = {SUP_M1, SUP_M2, SUP_M3,
 	                                 SUP_M4, SUP_M5, SUP_M6};
 	for (int w = 0; w < 6; w++)
 		sup_op(&s, SUP_M0, base[w], SUP_PLAIN); /* add */
 	sup_op(&s, SUP_M0, SUP_M7, SUP_PLAIN);          /* ld32 B */
 	sup_op(&s, SUP_M0, SUP_M9, SUP_PLAIN);          /* ld32 flags */
-	sup_op(&s, 0, SUP_M11, SUP_PLAIN);
-	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
 	if (t == GEMM_F8) {
 		sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
 		sup_op(&s, SUP_M0, SUP_M13, SUP_PLAIN);
@@ -388,7 +429,10 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	sup_op(&s, SUP_M0, SUP_M5, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M14, SUP_PLAIN);
-	sup_op(&s, 0, SUP_M6, SUP_PLAIN);
+	sup_op(&s, SUP_M12, SUP_M6, SUP_PLAIN); /* mov */
+	sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN);  /* ld32 nk - 1 */
+	sup_ops(&s, 32);                        /* the first panel's weights */
+	sup_op(&s, SUP_M4, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */
 	uint32_t np = gemm_n_panels(bn);
 	uint64_t seen[6], at[6];
 	memset(seen, 0xff, sizeof seen);

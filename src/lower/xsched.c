@@ -187,6 +187,17 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 	uint32_t n = xfer_items(x);
 	const Timeline *s = &tl[x->src_tile];
 	const Timeline *mate = x->wide ? partner_of(l, tl, x->src_tile) : NULL;
+	/* A tile that receives its own send has its mux controls at t + lat
+	 * - m and t + lat + n - m: when one of them is t itself, the cycle of
+	 * the send, for every t, the transfer cannot go in this width. */
+	for (uint32_t k = 0; k < x->ndst; k++)
+		if (x->dst_tile[k] == x->src_tile) {
+			uint64_t lat =
+			    chip_route_cycles(c, x->src_tile, x->src_tile);
+			uint64_t m = chip_xpic_cycles(c, x->src_tile);
+			if (lat == m || lat + n == m)
+				return UINT64_MAX;
+		}
 	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
 		uint64_t need = t > s->send_end ? t : s->send_end, end;
 		/* the wires: our sends, the partner's 64-bit sends and, for
@@ -368,6 +379,10 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 		}
 		x->wide = (uint8_t)wide_ok(l, x, mark);
 		uint64_t t = earliest_start(l, tl, x);
+		if (t == UINT64_MAX && x->wide) { /* twice the items, 32-bit */
+			x->wide = 0;
+			t = earliest_start(l, tl, x);
+		}
 		if (t == UINT64_MAX) {
 			free_timelines(tl, l->tiles);
 			free(mark);
