@@ -256,7 +256,7 @@ layout_of(const Graph *g, const Lowered *l, Kernels *k, const KernelsUsed *ku,
 enum {
 	/* plans made again with nothing new to give up, only the weight
 	 * balance started from the last plan's measure (compile_graph) */
-	BALANCE_ROUNDS = 3
+	BALANCE_ROUNDS = 4
 };
 
 /* What the placer measured of the plans so far, for the next. */
@@ -298,9 +298,10 @@ balance_may_fit(const Plan *plan, const uint64_t *need)
  * starts. With nothing left to give up, while the rounds last and the
  * balance could help, -1: the same plan again with only the balance
  * started anew, the tiles over weighed down by what they were over by
- * (equal loads alone swapped which few tiles overflowed: So400m f8 at
- * batch 2, 3 then 5 tiles), as long as each round shrinks the bytes
- * over. */
+ * and a margin (equal loads alone swapped which few tiles overflowed:
+ * So400m f8 at batch 2, 3 then 5 tiles; without the margin 3, 3, 2, 1,
+ * the last 192 bytes past the end), as long as each round shrinks the
+ * bytes over. */
 static int
 refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 {
@@ -334,9 +335,12 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 	    (!m->rounds || total < m->over) && balance_may_fit(plan, need)) {
 		m->rounds++;
 		n = -1;
+		/* what it was over by and a 64th of the tile: the slack
+		 * that alignment and the element rules leave (20 KB on
+		 * So400m's tiles) may sink a tile over by a few bytes again */
 		for (uint32_t t = 0; t < T; t++)
 			if (need[t] > mem)
-				m->extra[t] += need[t] - mem;
+				m->extra[t] += need[t] - mem + mem / 64;
 	}
 	for (uint32_t t = 0; t < T; t++) {
 		uint64_t l =
@@ -510,7 +514,10 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	 * tiles do not fit, the planner gives up what it may (plan_refit:
 	 * the copies of the matmuls on them, then every GEMM plan of more
 	 * than half a tile, then every copy; at most four plans) and the
-	 * graph is planned again. The planner does not
+	 * graph is planned again, its weight balance started from each
+	 * tile's bytes as measured (refit); with nothing left to give up,
+	 * up to BALANCE_ROUNDS plans more with only the balance started
+	 * anew, while they shrink what is over. The planner does not
 	 * compute a whole tile's bytes itself yet (every op's buffers with
 	 * their lifetimes, and the code, exist only after lowering,
 	 * scheduling and codegen_size), so the measure is the lowering's.
