@@ -253,17 +253,102 @@ layout_of(const Graph *g, const Lowered *l, Kernels *k, const KernelsUsed *ku,
 	return pk;
 }
 
+enum {
+	/* plans made again with nothing new to give up, only the weight
+	 * balance started from the last plan's measure (compile_graph) */
+	BALANCE_ROUNDS = 4
+};
+
+/* What the placer measured of the plans so far, for the next. */
+typedef struct {
+	uint32_t *load;  /* by tile: the next plan's PlanOptions.load */
+	uint64_t *extra; /* by tile: the bytes it was over by in the plans
+	                    made again for the balance only, added to its
+	                    load so that the balance keeps off it */
+	int rounds;      /* such plans so far */
+	uint64_t over;   /* the bytes the last plan's tiles were over by */
+} Measure;
+
+/* 1 if the weight balance could make the plan fit: every tile over
+ * stores more balanced weight bytes than it is over by, and the tiles
+ * that fit have room for all that is over (need: by tile, as measured). */
+static int
+balance_may_fit(const Plan *plan, const uint64_t *need)
+{
+	uint64_t mem = plan->chip->mem_end - plan->chip->mem_base, over = 0,
+	         room = 0;
+	for (uint32_t t = 0; t < plan->tiles; t++) {
+		uint64_t w = plan->weight_bytes ? plan->weight_bytes[t] : 0;
+		if (need[t] > mem && w < need[t] - mem)
+			return 0;
+		if (need[t] > mem)
+			over += need[t] - mem;
+		else
+			room += mem - need[t];
+	}
+	return over && over <= room;
+}
+
 /* The tiles placement found not to fit, for plan_refit: what the
  * planner gives up for the next plan (into fit); the number of ops given
- * something new. */
+ * something new. Every tile's bytes besides the weights the plan's
+ * balance stored there go into m->load: the placer's measure (code and
+ * the most data live at once; for a tile that did not fit, its best
+ * packing's end if that is more), from which the next plan's balance
+ * starts. With nothing left to give up, while the rounds last and the
+ * balance could help, -1: the same plan again with only the balance
+ * started anew, the tiles over weighed down by what they were over by
+ * and a margin (equal loads alone swapped which few tiles overflowed:
+ * So400m f8 at batch 2, 3 then 5 tiles; without the margin 3, 3, 2, 1,
+ * the last 192 bytes past the end), as long as each round shrinks the
+ * bytes over. */
 static int
-refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit)
+refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 {
 	uint32_t *over = xcalloc((size_t)rep->nover + 1, sizeof *over);
 	for (int i = 0; i < rep->nover; i++)
 		over[i] = rep->over[i].tile;
 	int n = plan_refit(plan, over, rep->nover, fit);
 	free(over);
+	uint32_t T = plan->tiles;
+	uint64_t mem = plan->chip->mem_end - plan->chip->mem_base;
+	if (!m->load) {
+		m->load = xcalloc(T, sizeof *m->load);
+		m->extra = xcalloc(T, sizeof *m->extra);
+	}
+	uint64_t *need = xcalloc(T, sizeof *need);
+	for (uint32_t t = 0; t < T && t < rep->tiles; t++)
+		need[t] = (uint64_t)rep->tile[t].code + rep->tile[t].peak;
+	for (int i = 0; i < rep->nover; i++) {
+		const PlaceOverflow *o = &rep->over[i];
+		uint64_t packed = o->packed > plan->chip->mem_base
+		                      ? o->packed - plan->chip->mem_base
+		                      : 0;
+		if (o->tile < T && packed > need[o->tile])
+			need[o->tile] = packed;
+	}
+	uint64_t total = 0;
+	for (uint32_t t = 0; t < T; t++)
+		total += need[t] > mem ? need[t] - mem : 0;
+	/* a round that did not shrink what is over gives up */
+	if (!n && m->rounds < BALANCE_ROUNDS &&
+	    (!m->rounds || total < m->over) && balance_may_fit(plan, need)) {
+		m->rounds++;
+		n = -1;
+		/* what it was over by and a 64th of the tile: the slack
+		 * that alignment and the element rules leave (20 KB on
+		 * So400m's tiles) may sink a tile over by a few bytes again */
+		for (uint32_t t = 0; t < T; t++)
+			if (need[t] > mem)
+				m->extra[t] += need[t] - mem + mem / 64;
+	}
+	for (uint32_t t = 0; t < T; t++) {
+		uint64_t l =
+		    (uint64_t)plan_tile_load(plan, t, need[t]) + m->extra[t];
+		m->load[t] = l > UINT32_MAX ? UINT32_MAX : (uint32_t)l;
+	}
+	m->over = total;
+	free(need);
 	return n;
 }
 
@@ -272,8 +357,8 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit)
  * planner gives up something for (fit updated); 0: nothing left, and rep
  * has the layout of the program that failed. */
 static int
-compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, int *again,
-             double t0, Package **out, CompileReport *rep, Diag *d)
+compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
+             int *again, double t0, Package **out, CompileReport *rep, Diag *d)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
@@ -282,7 +367,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, int *again,
 	*again = 0;
 	Lowered *l = NULL;
 	Plan *plan = NULL;
-	PlanOptions po = {.weight_copies = 1, .fit = fit};
+	PlanOptions po = {.weight_copies = 1, .fit = fit, .load = m->load};
 	/* verify the graph, plan it, lower the plan */
 	int r = graph_verify(g, d);
 	if (!r)
@@ -336,7 +421,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, int *again,
 	if (!r && (o->dump & COMPILE_DUMP_PLACE))
 		place_print(l, code_end, dump);
 	if (r && rep->place.nover)
-		*again = refit(plan, &rep->place, fit);
+		*again = refit(plan, &rep->place, fit, m);
 	if (r && rep->place.nover && !*again)
 		rep->layout = layout_of(g, l, &k, &ku, code_at, save);
 	plan_free(plan);
@@ -429,7 +514,10 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	 * tiles do not fit, the planner gives up what it may (plan_refit:
 	 * the copies of the matmuls on them, then every GEMM plan of more
 	 * than half a tile, then every copy; at most four plans) and the
-	 * graph is planned again. The planner does not
+	 * graph is planned again, its weight balance started from each
+	 * tile's bytes as measured (refit); with nothing left to give up,
+	 * up to BALANCE_ROUNDS plans more with only the balance started
+	 * anew, while they shrink what is over. The planner does not
 	 * compute a whole tile's bytes itself yet (every op's buffers with
 	 * their lifetimes, and the code, exist only after lowering,
 	 * scheduling and codegen_size), so the measure is the lowering's.
@@ -437,12 +525,20 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	 * fit fails once, with the last plan's per-tile report
 	 * (docs/compiler.md, "Memory: what the planner knows"). */
 	uint8_t *fit = xcalloc((size_t)g->nops + 1, 1);
+	Measure m = {0};
 	int r, again;
 	for (;;) {
-		r = compile_once(g, &opt, fit, &again, t0, out, rep, d);
+		r = compile_once(g, &opt, fit, &m, &again, t0, out, rep, d);
 		if (!again)
 			break;
-		if (opt.dump)
+		if (opt.dump && again < 0)
+			fprintf(
+			    opt.dump_to ? opt.dump_to : stdout,
+			    "# plan does not fit: %d of %u tiles; the weight "
+			    "balance starts from the bytes measured on each "
+			    "tile: planning again\n",
+			    rep->place.nover, rep->place.tiles);
+		else if (opt.dump)
 			fprintf(opt.dump_to ? opt.dump_to : stdout,
 			        "# plan does not fit: %d of %u tiles; %d "
 			        "matmul%s give%s up weight copies or "
@@ -452,6 +548,8 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		compile_report_free(rep);
 	}
 	free(fit);
+	free(m.load);
+	free(m.extra);
 	return r;
 }
 

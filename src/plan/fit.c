@@ -103,3 +103,11 @@ plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit)
 		marked = give_all(p, PLAN_FIT_NO_COPIES, fit);
 	return marked;
 }
+
+uint32_t
+plan_tile_load(const Plan *p, uint32_t t, uint64_t need)
+{
+	uint64_t w = p->weight_bytes && t < p->tiles ? p->weight_bytes[t] : 0;
+	need = need > w ? need - w : 0;
+	return need > UINT32_MAX ? UINT32_MAX : (uint32_t)need;
+}

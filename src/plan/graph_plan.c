@@ -901,6 +901,8 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	             .carry = -1};
 	P.home = xcalloc((size_t)g->ntensors, sizeof *P.home);
 	P.weight_bytes = xcalloc(tiles, sizeof *P.weight_bytes);
+	for (uint32_t t = 0; plan->opt.load && t < tiles; t++)
+		P.weight_bytes[t] = plan->opt.load[t];
 	weight_budget(&P);
 	RepeatMap *rm = &plan->loop;
 	int r = graph_repeat_map(g, rm, d);
@@ -917,7 +919,9 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	for (int i = 0; i < P.nmade; i++)
 		tensor_place_free(P.made[i]);
 	free(P.made);
-	free(P.weight_bytes);
+	for (uint32_t t = 0; plan->opt.load && t < tiles; t++)
+		P.weight_bytes[t] -= plan->opt.load[t];
+	plan->weight_bytes = P.weight_bytes;
 	free(P.home);
 	if (r) {
 		plan_free(plan);
@@ -936,6 +940,7 @@ plan_free(Plan *p)
 		free(p->op[i].owners.tile);
 	repeat_map_free(&p->loop);
 	free(p->loop_slot);
+	free(p->weight_bytes);
 	free(p->op);
 	free(p);
 }

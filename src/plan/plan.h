@@ -270,10 +270,16 @@ enum {
 };
 
 typedef struct {
-	int weight_copies;  /* GEMM weights may be stored on every tile that
-	                       reads them (GemmPlan.b_local), within a budget
-	                       per tile */
-	const uint8_t *fit; /* by graph op: PLAN_FIT_* (NULL: none) */
+	int weight_copies;    /* GEMM weights may be stored on every tile that
+	                         reads them (GemmPlan.b_local), within a budget
+	                         per tile */
+	const uint8_t *fit;   /* by graph op: PLAN_FIT_* (NULL: none) */
+	const uint32_t *load; /* by tile: the bytes a measured earlier plan
+	                         held there besides the weights the balance
+	                         stored (code and live data at its peak,
+	                         plan_tile_load); the weight balance starts
+	                         from them, so that it fills the emptiest
+	                         tiles (NULL: from zero) */
 } PlanOptions;
 
 enum { PLAN_DESC_MAX = 2048 };
@@ -285,11 +291,13 @@ typedef struct {
 	PlanOptions opt; /* what it was made with */
 	OpPlan *op;      /* by graph op (a loop's later iterations: unused) */
 	int nop;
-	RepeatMap loop;      /* the graph's repeat (count 0: none) */
-	int32_t *loop_slot;  /* by tensor: k * loop.nweights + j for
-	                        iteration k's weight j, else -1 */
-	uint32_t loop_tile0; /* the default layout of a loop's carry_in made
-	                        before the loop (if it had none) */
+	RepeatMap loop;         /* the graph's repeat (count 0: none) */
+	int32_t *loop_slot;     /* by tensor: k * loop.nweights + j for
+	                           iteration k's weight j, else -1 */
+	uint32_t loop_tile0;    /* the default layout of a loop's carry_in made
+	                           before the loop (if it had none) */
+	uint32_t *weight_bytes; /* by tile: the weight balance's bytes stored
+	                           there (a loop weight's once an iteration) */
 	char desc[PLAN_DESC_MAX]; /* each op's plan, "; " between them */
 } Plan;
 
@@ -317,6 +325,10 @@ int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
  * again); then every matmul's copies. Returns the number of ops given something
  * new to give up (0: nothing is left). At most four plans in all. */
 int plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit);
+/* fit.c: what tile t of plan p held besides the weights its balance
+ * stored there, measured by the placer (`need`: code + the most data live
+ * at one step): the next plan's PlanOptions.load. */
+uint32_t plan_tile_load(const Plan *p, uint32_t t, uint64_t need);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
 /* The plan's invariants: every op planned, GEMM grids on the plan's
