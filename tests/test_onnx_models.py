@@ -92,6 +92,22 @@ class Bert(torch.nn.Module):
             x = l(x, bias)
         return x
 
+class Cnn(torch.nn.Module):
+    """A small CNN: a patch convolution (kernel = stride 4), GELU, a 1x1
+    convolution, GELU, the mean over the image as pooling, a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.patch = torch.nn.Conv2d(3, 32, 4, stride=4)
+        s.pw = torch.nn.Conv2d(32, 64, 1)
+        s.fc = torch.nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = torch.nn.functional.gelu(s.patch(x))
+        x = torch.nn.functional.gelu(s.pw(x))
+        return s.fc(x.mean(dim=(2, 3)))
+
+
 def mlp():
     return torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
                                torch.nn.Linear(96, 32))
@@ -170,6 +186,9 @@ class Models(Checked, unittest.TestCase):
 
     def test_attention_block(self):
         self.check("attn", Attention, (2, 16, 64))
+
+    def test_cnn(self):
+        self.check("cnn", Cnn, (2, 3, 32, 32))
 
     def test_runs_again_same(self):
         path, x, _ = export("mlp_again", mlp, (16, 48))
