@@ -1354,6 +1354,114 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	return set_tensor(im, n, ni, 0, t, 4, d);
 }
 
+/* Concat of computed tensors and constants (weights) along an axis before
+ * the last: IR concats, two inputs at a time. */
+static int
+emit_concat(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+            Diag *d)
+{
+	int64_t a;
+	int axis, e, r = -1;
+	for (int k = 0; k < nin; k++)
+		if (in[k] && in[k]->kind == V_TENSOR)
+			r = in[k]->onnx_rank;
+	if ((e = attr_int(n, "axis", 0, &a, d)) ||
+	    (e = axis_norm(n, a, r, &axis, d)))
+		return e;
+	if (axis == r - 1)
+		return node_error(d, n,
+		                  "Concat along the last axis of a computed "
+		                  "tensor is not supported yet (only axes "
+		                  "before it)");
+	int32_t acc = -1;
+	char name[GRAPH_MAX_NAME + 1];
+	for (int k = 0; k < nin; k++) {
+		if (!in[k])
+			return node_error(d, n, "input %d is missing", k);
+		int rk =
+		    in[k]->kind == V_TENSOR ? in[k]->onnx_rank : in[k]->h.rank;
+		if (rk != r)
+			return node_error(d, n, "inputs of ranks %d and %d", r,
+			                  rk);
+		int32_t t = in[k]->kind == V_TENSOR
+		                ? in[k]->id
+		                : weight_of(im, n, in[k], 0, d);
+		if (t < 0)
+			return in_node(n, -1, d);
+		if (acc < 0) {
+			acc = t;
+			continue;
+		}
+		int32_t io[GRAPH_MAX_INPUTS] = {acc, t, -1};
+		OpAttrs at = {.axis = axis};
+		acc = graph_op(im->g, OP_CONCAT, io, &at,
+		               k == nin - 1 ? out_name(im, n, name) : NULL, d);
+		if (acc < 0)
+			return in_node(n, -1, d);
+	}
+	if (nin == 1)
+		acc =
+		    graph_reshape(im->g, acc, &graph_tensor(im->g, acc)->shape,
+		                  out_name(im, n, name), d);
+	return set_tensor(im, n, ni, 0, acc, r, d);
+}
+
+/* Gather of a computed tensor with constant indices: a scalar index (the
+ * class token: x[:, 0]) is a slice with that axis dropped, a run of
+ * consecutive indices a slice. */
+static int
+emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+            Diag *d)
+{
+	Value *x = in[0], *ix = nin > 1 ? in[1] : NULL;
+	int64_t a, dim[HOST_MAX_RANK], b[HOST_MAX_RANK], en[HOST_MAX_RANK];
+	int axis, e, r = x->onnx_rank;
+	if ((e = attr_int(n, "axis", 0, &a, d)) ||
+	    (e = axis_norm(n, a, r, &axis, d)))
+		return e;
+	if (!ix || ix->kind != V_HOST || !host_is_int(ix->h.type) ||
+	    ix->h.rank > 1 || ix->h.n < 1)
+		return node_error(d, n,
+		                  "indices into a computed tensor must be "
+		                  "constant integers, a scalar or a list "
+		                  "(computed indices, as token ids, are not "
+		                  "supported yet)");
+	onnx_dims(im, x, dim);
+	for (int i = 0; i < r; i++)
+		b[i] = 0, en[i] = dim[i];
+	int64_t first = (int64_t)ix->h.v[0];
+	if (first < 0)
+		first += dim[axis];
+	for (int64_t i = 0; i < ix->h.n; i++) {
+		int64_t v = (int64_t)ix->h.v[i];
+		if (v < 0)
+			v += dim[axis];
+		if (v != first + i || v < 0 || v >= dim[axis])
+			return node_error(d, n,
+			                  "indices must be consecutive and "
+			                  "inside axis %d (size %lld)",
+			                  axis, (long long)dim[axis]);
+	}
+	b[axis] = first;
+	en[axis] = first + ix->h.n;
+	if (ix->h.rank == 1)
+		return emit_slice(im, n, ni, 0, x, b, en, d);
+	/* a scalar index: the slice, then the axis dropped */
+	char tmp[300];
+	snprintf(tmp, sizeof tmp, "%s.slice", n->output[0]);
+	char *keep = n->output[0];
+	n->output[0] = tmp;
+	e = emit_slice(im, n, ni, 0, x, b, en, d);
+	n->output[0] = keep;
+	if (e)
+		return e;
+	int64_t to[HOST_MAX_RANK];
+	for (int i = 0, k = 0; i < r; i++)
+		if (i != axis)
+			to[k++] = dim[i];
+	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
+}
+
 /* A node with a computed input, mapped onto IR operators. */
 static int
 emit(Imp *im, int ni, Value **in, int nin, Diag *d)
@@ -1402,6 +1510,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 			return node_error(d, n, "needs A and B");
 		return emit_gemm(im, n, ni, in, d);
 	}
+	if (!strcmp(op, "Concat"))
+		return emit_concat(im, n, ni, in, nin, d);
 	if (x->kind != V_TENSOR)
 		return node_error(d, n, "its first input must be computed");
 	onnx_dims(im, x, dim);
@@ -1452,6 +1562,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	}
 	if (!strcmp(op, "Conv"))
 		return emit_conv(im, n, ni, in, nin, d);
+	if (!strcmp(op, "Gather"))
+		return emit_gather(im, n, ni, in, nin, d);
 	if (!strcmp(op, "ReduceMean"))
 		return emit_mean(im, n, ni, x, d);
 	if (!strcmp(op, "Slice"))
