@@ -391,6 +391,26 @@ interp_run(const Graph *g, Interp *in)
 				p = err_at(in, a->id, at);
 				break;
 			}
+			case OP_CONCAT: {
+				/* from a, or from b past a's part of the axis
+				 */
+				int ax = op->attr.axis;
+				const Tensor *src = a;
+				int64_t c[GRAPH_MAX_RANK] = {0};
+				for (int k = 0; k < r; k++)
+					c[k] = coord[k];
+				if (c[ax] >= a->shape.dim[ax]) {
+					c[ax] -= a->shape.dim[ax];
+					src = graph_tensor(g, op->in[1]);
+				}
+				at = 0;
+				for (int k = 0; k < r; k++)
+					at = at * (size_t)src->shape.dim[k] +
+					     (size_t)c[k];
+				v = in->val[src->id][at];
+				p = err_at(in, src->id, at);
+				break;
+			}
 			default:
 				abort(); /* every op of ops.def is above */
 			}
@@ -398,7 +418,8 @@ interp_run(const Graph *g, Interp *in)
 			/* moves are exact; casts and arithmetic round */
 			ye[e] = op->kind == OP_RESHAPE ||
 			                op->kind == OP_TRANSPOSE ||
-			                op->kind == OP_SLICE
+			                op->kind == OP_SLICE ||
+			                op->kind == OP_CONCAT
 			            ? p
 			            : settle(o->elem, y[e], p, kern);
 		}

@@ -295,6 +295,32 @@ test_layout_ops(void **state)
 	      "output s\n"
 	      "output v\n",
 	      6, 0x1p-8);
+	/* a ViT's class token: a weight row joined before computed patch
+	 * rows along a middle axis, then the sum with a position table */
+	check("concat of a weight and a product (class token)",
+	      "input x f16 [10, 16]\n"
+	      "weight w f16 [16, 24]\n"
+	      "weight cls f16 [2, 1, 24]\n"
+	      "weight pos f16 [24]\n"
+	      "h = matmul x w\n"
+	      "h3 = reshape h [2, 5, 24]\n"
+	      "c = concat cls h3 axis=1\n"
+	      "y = add c pos\n"
+	      "output y\n",
+	      6, 0x1p-9);
+	/* f32, along the first axis, both computed, more rows than tiles */
+	check("concat of two products along axis 0",
+	      "input x f32 [40, 8]\n"
+	      "weight w f32 [8, 6]\n"
+	      "weight v f32 [8, 6]\n"
+	      "a = matmul x w\n"
+	      "b = matmul x v\n"
+	      "a3 = reshape a [5, 8, 6]\n"
+	      "b3 = reshape b [5, 8, 6]\n"
+	      "c = concat a3 b3 axis=0\n"
+	      "c2 = concat b3 c axis=0\n"
+	      "output c2\n",
+	      4, 0x1p-20);
 }
 
 /* Transposes that move the last axis: rows into whole-row blocks, the
@@ -978,6 +1004,11 @@ test_refusals(void **state)
 	               "y = slice x [0, 2] [4, 6]\n"
 	               "output y\n",
 	               "slice y: the last axis is cut");
+	expect_refusal("input x f16 [4, 8]\n"
+	               "input z f16 [4, 2]\n"
+	               "y = concat x z axis=1\n"
+	               "output y\n",
+	               "concat y: joined along the last axis");
 	/* no transpose kernel for f8 */
 	expect_refusal("input x f8_f143 [8, 16]\n"
 	               "y = transpose x [1, 0]\n"

@@ -404,7 +404,10 @@ static const char every_op_text[] =
     "n = layernorm u ln_g ln_b eps=1e-6\n"
     "s = softmax n scale=0.125\n"
     "sl = slice s [1, 0, 2] [6, 3, 4]\n"
+    "sl2 = slice s [0, 0, 0] [6, 2, 4]\n"
+    "cc = concat s sl2 axis=1\n"
     "output s\n"
+    "output cc\n"
     "output sl\n"
     "output u\n"
     "output ct\n";

@@ -463,7 +463,7 @@ gen_op_on(Gen *G, Cand x)
 	Rng *r = G->r;
 	Type tx = tensor(G, x);
 	OpAttrs a = {0};
-	switch (below(r, 14)) {
+	switch (below(r, 15)) {
 	case 0:
 	case 1:
 	case 2:
@@ -526,6 +526,23 @@ gen_op_on(Gen *G, Cand x)
 		if (x.id >= 0)
 			emit(G, OP_GELU, &x, 1, NULL);
 		break;
+	case 14: { /* joined with itself or a leaf along any axis */
+		int rk = tx.shape.rank;
+		/* the last axis (refused by the compiler) now and then */
+		a.axis = (int)below(
+		    r, (uint32_t)(rk > 1 && chance(r, 0.85) ? rk - 1 : rk));
+		Shape s = tx.shape;
+		s.dim[a.axis] = 1 + below(r, 4);
+		Cand c[2] = {x, chance(r, 0.2) ? x : leaf(G, tx.elem, &s)};
+		if (chance(r, 0.5)) {
+			Cand t = c[0];
+			c[0] = c[1];
+			c[1] = t;
+		}
+		if (c[0].id >= 0 && c[1].id >= 0)
+			emit(G, OP_CONCAT, c, 2, &a);
+		break;
+	}
 	case 11:
 	case 12: {
 		x = widen(G, x);

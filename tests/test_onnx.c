@@ -376,11 +376,11 @@ test_no_ir_operator(void **state)
 	(void)state;
 	Model md;
 	good_model(&md);
-	/* y = ReduceMean(h): only LayerNorm's form holds a ReduceMean */
+	/* y = Sqrt(h): only LayerNorm's form holds a Sqrt */
 	static const char *const in[] = {"h", NULL}, *const out[] = {"y", NULL};
-	md.node[2] = node("ReduceMean", "mean", in, out);
+	md.node[2] = node("Sqrt", "sqrt", in, out);
 	md.g.n_node = 3;
-	expect_error(&md, "node 'mean' (ReduceMean)", "LayerNorm");
+	expect_error(&md, "node 'sqrt' (Sqrt)", "LayerNorm");
 }
 
 static void
@@ -402,6 +402,113 @@ test_bad_reshape(void **state)
 	static const int64_t five[] = {5};
 	md.init[3] = ints("minus1", five, 1); /* [2, 5] from 6 elements */
 	expect_error(&md, "node 'reshape' (Reshape)", "cannot be reshaped");
+}
+
+static void
+ints_attr(Onnx__NodeProto *n, const char *name, const int64_t *v, size_t cnt)
+{
+	Onnx__AttributeProto *a = alloc(sizeof *a);
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+	a->n_ints = cnt;
+	a->ints = (int64_t *)v;
+	Onnx__AttributeProto **was = n->attribute;
+	n->attribute = alloc((n->n_attribute + 1) * sizeof *n->attribute);
+	for (size_t i = 0; i < n->n_attribute; i++)
+		n->attribute[i] = was[i];
+	n->attribute[n->n_attribute++] = a;
+}
+
+/* x [1, 2, 4, 4] -> Conv (2 x 2 kernel, stride 2, bias) -> ReduceMean
+ * over the image -> y [1, 3]: the patches times the weight and the mean as
+ * matmuls (through tests/interp.c) against sums by hand. */
+static const int64_t CXD[] = {1, 2, 4, 4}, CWD[] = {3, 2, 2, 2}, CBD[] = {3},
+                     CYD[] = {1, 3}, TWO2[] = {2, 2}, AXES23[] = {2, 3},
+                     PADS1[] = {1, 1, 1, 1};
+static float CW[24];
+static const float CB[] = {0.25f, -0.5f, 1};
+
+static void
+conv_model(Model *md)
+{
+	good_model(md);
+	for (int i = 0; i < 24; i++)
+		CW[i] = (float)((i * 7) % 11 - 5) / 4;
+	static const char *const cv_in[] = {"x", "CW", "CB", NULL};
+	static const char *const cv_out[] = {"c", NULL};
+	static const char *const mn_in[] = {"c", NULL};
+	static const char *const mn_out[] = {"y", NULL};
+	Onnx__NodeProto *cv = node("Conv", "conv", cv_in, cv_out);
+	ints_attr(cv, "kernel_shape", TWO2, 2);
+	ints_attr(cv, "strides", TWO2, 2);
+	Onnx__NodeProto *mn = node("ReduceMean", "mean", mn_in, mn_out);
+	int_attr(mn, "keepdims", 0); /* first: int_attr sets the only one */
+	ints_attr(mn, "axes", AXES23, 2);
+	md->node[0] = cv;
+	md->node[1] = mn;
+	md->g.n_node = 2;
+	md->init[0] = floats("CW", 4, CWD, CW, 24);
+	md->init[1] = floats("CB", 1, CBD, CB, 3);
+	md->g.n_initializer = 2;
+	md->in[0] = vinfo("x", 4, CXD, NULL);
+	md->out[0] = vinfo("y", 2, CYD, NULL);
+}
+
+static void
+test_conv_mean(void **state)
+{
+	(void)state;
+	Model md;
+	conv_model(&md);
+	OnnxModel *m;
+	const char *msg = import(&md, &m);
+	assert_string_equal(msg, "");
+	Interp in;
+	interp_init(&in, m->g);
+	long double x[32];
+	for (int i = 0; i < 32; i++)
+		x[i] = (long double)((i * 5) % 13 - 6) / 8;
+	in.val[m->inputs[0].id] = xcalloc(32, sizeof(long double));
+	memcpy(in.val[m->inputs[0].id], x, sizeof x);
+	for (int w = 0; w < m->nweights; w++) {
+		int32_t id = m->weight_id[w];
+		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
+		in.val[id] = xcalloc(n, sizeof(long double));
+		for (size_t i = 0; i < n; i++)
+			in.val[id][i] = m->weight_value[w][i];
+	}
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int o = 0; o < 3; o++) {
+		long double want = 0; /* the mean of the 4 outputs */
+		for (int py = 0; py < 2; py++)
+			for (int px = 0; px < 2; px++) {
+				long double s = CB[o];
+				for (int c = 0; c < 2; c++)
+					for (int i = 0; i < 2; i++)
+						for (int j = 0; j < 2; j++)
+							s += CW[((o * 2 + c) *
+							             2 +
+							         i) *
+							            2 +
+							        j] *
+							     x[(c * 4 + py * 2 +
+							        i) *
+							           4 +
+							       px * 2 + j];
+				want += s / 4;
+			}
+		assert_true(fabsl(y[o] - want) < 1e-5L);
+	}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+	/* padding is refused with the node named */
+	conv_model(&md);
+	ints_attr(md.node[0], "pads", PADS1, 4);
+	expect_error(&md, "node 'conv' (Conv)", "strides equal its kernel");
 }
 
 /* What the fuzz target found: nodes without an op, a Reshape without its
@@ -435,6 +542,7 @@ main(void)
 	    cmocka_unit_test(test_bad_tensor_data),
 	    cmocka_unit_test(test_bad_reshape),
 	    cmocka_unit_test(test_fuzz_finds),
+	    cmocka_unit_test(test_conv_mean),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

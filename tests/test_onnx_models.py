@@ -92,6 +92,32 @@ class Bert(torch.nn.Module):
             x = l(x, bias)
         return x
 
+class Cnn(torch.nn.Module):
+    """A small CNN: a patch convolution (kernel = stride 4), GELU, a 1x1
+    convolution, GELU, the mean over the image as pooling, a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.patch = torch.nn.Conv2d(3, 32, 4, stride=4)
+        s.pw = torch.nn.Conv2d(32, 64, 1)
+        s.fc = torch.nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = torch.nn.functional.gelu(s.patch(x))
+        x = torch.nn.functional.gelu(s.pw(x))
+        return s.fc(x.mean(dim=(2, 3)))
+
+
+def vit_b16(image=32, layers=2):
+    """torchvision's ViT-B/16 (widths, heads, patch) with fewer layers and a
+    smaller image, so that it emulates in seconds: patch Conv, class token
+    Concat, nn.MultiheadAttention, token-0 Gather."""
+    from torchvision.models.vision_transformer import VisionTransformer
+    return lambda: VisionTransformer(image_size=image, patch_size=16,
+                                     num_layers=layers, num_heads=12,
+                                     hidden_dim=768, mlp_dim=3072)
+
+
 def mlp():
     return torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
                                torch.nn.Linear(96, 32))
@@ -170,6 +196,17 @@ class Models(Checked, unittest.TestCase):
 
     def test_attention_block(self):
         self.check("attn", Attention, (2, 16, 64))
+
+    def test_cnn(self):
+        self.check("cnn", Cnn, (2, 3, 32, 32))
+
+    def test_vit(self):
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            self.skipTest("needs python3-torchvision")
+        self.check("vit", vit_b16(), (1, 3, 32, 32),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
 
     def test_runs_again_same(self):
         path, x, _ = export("mlp_again", mlp, (16, 48))

@@ -75,7 +75,7 @@ typedef struct {
 } Tensor;
 
 /* Attribute kinds and ids (ops.def ATTR rows). */
-typedef enum { AK_FLAG, AK_ELEM, AK_DIMS, AK_FLOAT } AttrKind;
+typedef enum { AK_FLAG, AK_ELEM, AK_DIMS, AK_FLOAT, AK_INT } AttrKind;
 
 typedef enum {
 #define ATTR(id, name, kind, field, positional) ATTR_##id,
@@ -100,6 +100,7 @@ typedef struct {
 	Shape end;       /* begin.dim[i] .. end.dim[i] - 1 */
 	double eps;      /* layernorm: added to the variance, finite, >= 0 */
 	double scale;    /* softmax: multiplies x, finite, > 0 */
+	int axis;        /* concat: the axis joined, 0 .. rank - 1 */
 } OpAttrs;
 
 typedef enum {

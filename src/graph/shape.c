@@ -205,6 +205,34 @@ infer_slice(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 }
 
 static int
+infer_concat(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
+{
+	const Shape *x = &in[0]->shape, *y = &in[1]->shape;
+	char sx[128], sy[128], ex[32], ey[32];
+	if (!elem_equal(in[0]->elem, in[1]->elem)) {
+		elem_format(in[0]->elem, ex, sizeof ex);
+		elem_format(in[1]->elem, ey, sizeof ey);
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "a is %s, b %s: want one element type", ex, ey);
+	}
+	int ok = x->rank == y->rank && a->axis < x->rank;
+	for (int i = 0; ok && i < x->rank; i++)
+		ok = i == a->axis || x->dim[i] == y->dim[i];
+	if (!ok)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "a %s and b %s do not join along axis %d (same "
+		                "rank, other axes equal)",
+		                shape_str(x, sx, sizeof sx),
+		                shape_str(y, sy, sizeof sy), a->axis);
+	out->shape = *x;
+	out->shape.dim[a->axis] += y->dim[a->axis];
+	out->elem = in[0]->elem;
+	return shape_elems(&out->shape) > GRAPH_MAX_ELEMS
+	           ? diag_set(d, IPU_EINVAL, NULL, 0, 0, "too many elements")
+	           : 0;
+}
+
+static int
 infer_layernorm(const Tensor *const in[], const OpAttrs *a, Tensor *out,
                 Diag *d)
 {
@@ -406,6 +434,14 @@ check_attr(OpAttrs *a, AttrId id, int used, Diag *d)
 				                "%s: entries past the rank are "
 				                "not zero",
 				                attrs[id].name);
+		return 0;
+	}
+	case AK_INT: {
+		int v = *(int *)p;
+		if (v < 0 || (!used && v))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "%s=%d: want %s", attrs[id].name, v,
+			                used ? "an int >= 0" : "none");
 		return 0;
 	}
 	case AK_FLOAT: {

@@ -52,6 +52,7 @@ attr_is_zero(OpAttrs *a, AttrId id)
 	void *p = attr_ptr(a, id);
 	switch (attr_desc(id)->kind) {
 	case AK_FLAG:
+	case AK_INT:
 		return !*(int *)p;
 	case AK_FLOAT:
 		return *(double *)p == 0 && !signbit(*(double *)p);
@@ -66,7 +67,7 @@ print_attr(FILE *f, OpAttrs *a, AttrId id)
 	const AttrDesc *ad = attr_desc(id);
 	void *p = attr_ptr(a, id);
 	char buf[160];
-	if (ad->kind == AK_FLAG) {
+	if (ad->kind == AK_FLAG || ad->kind == AK_INT) {
 		snprintf(buf, sizeof buf, "%d", *(int *)p);
 	} else if (ad->kind == AK_ELEM) {
 		elem_format(*(ElemType *)p, buf, sizeof buf);
@@ -459,6 +460,17 @@ parse_attr_value(Parser *p, OpAttrs *a, AttrId id)
 		if (x != 0 && x != 1)
 			return perr(p, col, "%s takes 0 or 1",
 			            attr_desc(id)->name);
+		*(int *)v = (int)x;
+		return 0;
+	}
+	case AK_INT: {
+		int64_t x = 0;
+		int col = peek(p)->col;
+		if (expect_int(p, &x))
+			return IPU_EINVAL;
+		if (x < 0 || x >= GRAPH_MAX_RANK)
+			return perr(p, col, "%s takes 0 .. %d",
+			            attr_desc(id)->name, GRAPH_MAX_RANK - 1);
 		*(int *)v = (int)x;
 		return 0;
 	}

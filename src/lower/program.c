@@ -444,6 +444,35 @@ lower_slice_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	return move_op(b, op, o, &map, "slice", d);
 }
 
+/* A concat along an axis before the last: one exchange step moves the
+ * rows of both inputs into the output's place (the plan refuses others). */
+static int
+lower_concat_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
+{
+	const Tensor *x = graph_tensor(b->g, op->in[0]),
+	             *y = graph_tensor(b->g, op->in[1]),
+	             *t = graph_tensor(b->g, op->out);
+	TensorPlace *from[2] = {home_of(b, op->in[0], o->in_tile0),
+	                        home_of(b, op->in[1], o->a_tile0)};
+	int32_t at = b->l->nstep;
+	Step *s = lower_step(b->l, STEP_EXCHANGE, "concat");
+	TensorPlace *to =
+	    default_place(b, op->out, tensor_view_rows(t), tensor_view_cols(t),
+	                  t->elem.dtype, at, o->tile0);
+	for (int k = 0; k < 2; k++) {
+		RowConcat c;
+		FlatMap map = layout_row_concat(&c, &x->shape, &y->shape,
+		                                op->attr.axis, k);
+		int r = lower_relayout(s, from[k], to, &map, d);
+		if (r)
+			return r;
+		use_place(b, from[k], at);
+	}
+	use_place(b, to, at);
+	b->home[op->out] = to;
+	return IPU_OK;
+}
+
 /* ---- elementwise ------------------------------------------------------- */
 
 /* out = op(x) on x's pieces: cast, gelu. */
@@ -610,6 +639,7 @@ static const LowerOp lower_op[OP_COUNT] = {
     [OP_GELU] = lower_unary_op,          [OP_RESHAPE] = lower_reshape_op,
     [OP_TRANSPOSE] = lower_transpose_op, [OP_LAYERNORM] = lower_rowwise_op,
     [OP_SOFTMAX] = lower_rowwise_op,     [OP_SLICE] = lower_slice_op,
+    [OP_CONCAT] = lower_concat_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

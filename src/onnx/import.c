@@ -634,8 +634,17 @@ static int
 defers(Imp *im, const Onnx__NodeProto *n)
 {
 	const char *op = n->op_type;
-	if (!strcmp(op, "ReduceMean") || !strcmp(op, "Pow") ||
-	    !strcmp(op, "Sqrt") || !strcmp(op, "Erf") || !strcmp(op, "Tanh"))
+	if (!strcmp(op, "ReduceMean")) {
+		/* LayerNorm's mean: over the last axis, read by its Sub */
+		Value *x = input(im, n, 0);
+		int ci =
+		    n->n_output == 1 ? sole_consumer(im, n->output[0]) : -1;
+		return x && x->kind == V_TENSOR &&
+		       mean_last(im, n, x->onnx_rank) &&
+		       (ci < 0 || is_op(im->gp->node[ci], "Sub"));
+	}
+	if (!strcmp(op, "Pow") || !strcmp(op, "Sqrt") || !strcmp(op, "Erf") ||
+	    !strcmp(op, "Tanh"))
 		return 1;
 	if (!strcmp(op, "Div") || !strcmp(op, "Mul")) {
 		Value *b = input(im, n, 1);
@@ -817,6 +826,21 @@ mapped_binary(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
 	return set_tensor(im, n, ni, 0, id, r, d);
 }
 
+/* f8: a computed operand of an f8 weight is cast to F143 at scale 0
+ * (the kernels take one input type; DECISION in docs/onnx.md). */
+static int
+f8_pair(Imp *im, int32_t *x, int32_t *y, Diag *d)
+{
+	const ElemType f8 = {DT_F8_F143, 0};
+	int fx = dtype_is_f8(graph_tensor(im->g, *x)->elem.dtype),
+	    fy = dtype_is_f8(graph_tensor(im->g, *y)->elem.dtype);
+	if (fx != fy && !fx)
+		*x = graph_cast(im->g, *x, f8, NULL, d);
+	if (fx != fy && !fy && *x >= 0)
+		*y = graph_cast(im->g, *y, f8, NULL, d);
+	return *x < 0 || *y < 0 ? IPU_EINVAL : IPU_OK;
+}
+
 static int
 emit_matmul(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
             int transpose_b, Diag *d)
@@ -827,18 +851,7 @@ emit_matmul(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
 		return node_error(d, n, "MatMul of a scalar");
 	int32_t x = a->kind == V_TENSOR ? a->id : weight_of(im, n, a, 1, d);
 	int32_t y = b->kind == V_TENSOR ? b->id : weight_of(im, n, b, 1, d);
-	if (x < 0 || y < 0)
-		return in_node(n, -1, d);
-	/* f8: a computed operand of an f8 weight is cast to F143 at scale 0
-	 * (the kernels take one input type; DECISION in docs/onnx.md) */
-	const ElemType f8 = {DT_F8_F143, 0};
-	int fx = dtype_is_f8(graph_tensor(im->g, x)->elem.dtype),
-	    fy = dtype_is_f8(graph_tensor(im->g, y)->elem.dtype);
-	if (fx != fy && !fx)
-		x = graph_cast(im->g, x, f8, NULL, d);
-	if (fx != fy && !fy && x >= 0)
-		y = graph_cast(im->g, y, f8, NULL, d);
-	if (x < 0 || y < 0)
+	if (x < 0 || y < 0 || f8_pair(im, &x, &y, d))
 		return in_node(n, -1, d);
 	Shape sa = graph_tensor(im->g, x)->shape,
 	      sb = graph_tensor(im->g, y)->shape;
@@ -1140,6 +1153,315 @@ is_float_type(int64_t t)
 	       t == T(BFLOAT16);
 }
 
+/* Is the list of count ints (absent: count -1) all equal to want? */
+static int
+ints_all(const int64_t *v, int count, int64_t want)
+{
+	for (int i = 0; i < count; i++)
+		if (v[i] != want)
+			return 0;
+	return 1;
+}
+
+/* The mean of x over its last axis K as a matmul by a column of 1/K: x
+ * is [M, K], the result [M, 1] (the IR has no reduction but the GEMM).
+ * In f32 (x cast to it if need be): a column of f16 would be half words,
+ * which the exchange does not move; the caller casts the result back. */
+static int32_t
+mean_rows(Imp *im, const Onnx__NodeProto *n, int32_t x, Diag *d)
+{
+	Shape s = {2, {graph_tensor(im->g, x)->shape.dim[1], 1}};
+	char name[GRAPH_MAX_NAME + 1], hint[300];
+	snprintf(hint, sizeof hint, "%s.mean", n->output[0]);
+	ir_name(im, hint, name);
+	int32_t w = graph_weight(im->g, name, (ElemType){DT_F32, 0}, &s, d);
+	if (w < 0)
+		return -1;
+	Host col = {.rank = 2, .dim = {s.dim[0], 1}, .n = s.dim[0]};
+	col.v = xmalloc((size_t)col.n * sizeof *col.v);
+	for (int64_t i = 0; i < col.n; i++)
+		col.v[i] = 1.0 / (double)col.n;
+	add_weight_values(im, w, &col, 1);
+	free(col.v);
+	if (graph_tensor(im->g, x)->elem.dtype != DT_F32)
+		x = graph_cast(im->g, x, (ElemType){DT_F32, 0}, NULL, d);
+	return x < 0 ? -1 : graph_matmul(im->g, x, w, 0, NULL, d);
+}
+
+/* ReduceMean over any axes of a computed tensor, outside LayerNorm's
+ * form: the reduced axes moved last (a transpose, unless they are last
+ * already), the tensor viewed as [M, K], its rows' means by mean_rows. */
+static int
+emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int r = x->onnx_rank, na, e;
+	int64_t axes[HOST_MAX_RANK], keep, dim[HOST_MAX_RANK],
+	    out[HOST_MAX_RANK];
+	if ((e = attr_ints(n, "axes", axes, HOST_MAX_RANK, &na, d)) ||
+	    (e = attr_int(n, "keepdims", 1, &keep, d)))
+		return e;
+	if (n->n_input > 1)
+		return node_error(d, n,
+		                  "axes as an input (opset 18) is not "
+		                  "supported");
+	onnx_dims(im, x, dim);
+	int red[HOST_MAX_RANK] = {0}, nout = 0;
+	for (int i = 0; i < (na < 0 ? r : na); i++) {
+		int a = i;
+		if (na >= 0 && (e = axis_norm(n, axes[i], r, &a, d)))
+			return e;
+		if (red[a])
+			return node_error(d, n, "axis %d is listed twice", a);
+		red[a] = 1;
+	}
+	OpAttrs at = {0};
+	at.perm.rank = r;
+	int64_t M = 1, K = 1;
+	int moved = 0, k = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < r; i++)
+			if (red[i] == pass) {
+				at.perm.dim[k++] = i;
+				*(pass ? &K : &M) *= dim[i];
+			}
+	for (int i = 0; i < r; i++)
+		moved |= at.perm.dim[i] != i;
+	for (int i = 0; i < r; i++)
+		if (!red[i] || keep)
+			out[nout++] = red[i] ? 1 : dim[i];
+	int32_t t = x->id;
+	if (moved)
+		t = op1(im, OP_TRANSPOSE, t, &at, NULL, d);
+	Shape s = {2, {M, K}}, so;
+	if (t >= 0)
+		t = reshape(im, t, &s, NULL, d);
+	if (t >= 0)
+		t = mean_rows(im, n, t, d);
+	if (t < 0 || ir_shape(n, nout, out, &so, d))
+		return in_node(n, -1, d);
+	char name[GRAPH_MAX_NAME + 1];
+	int cast = graph_tensor(im->g, x->id)->elem.dtype != DT_F32;
+	t = graph_reshape(im->g, t, &so, cast ? NULL : out_name(im, n, name),
+	                  d);
+	if (t >= 0 && cast)
+		t = graph_cast(im->g, t, graph_tensor(im->g, x->id)->elem,
+		               out_name(im, n, name), d);
+	return set_tensor(im, n, ni, 0, t, nout, d);
+}
+
+/* Conv whose stride equals its kernel, without padding, dilation or
+ * groups (a ViT's patch embedding; 1x1 when the kernel is 1): a product
+ * of the image's patches and the weight. The image [N, C, H, W] as
+ * [N, C, H/kh, kh, W/kw, kw], its axes into [N, H/kh, W/kw, C, kh, kw],
+ * rows [N P, C kh kw] times the weight [O, C kh kw] transposed, the bias
+ * added, the result [N, P, O] back to [N, O, H/kh, W/kw]. */
+static int
+emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+          Diag *d)
+{
+	Value *x = in[0], *w = nin > 1 ? in[1] : NULL,
+	      *b = nin > 2 ? in[2] : NULL;
+	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[HOST_MAX_RANK],
+	    dil[HOST_MAX_RANK], group, dim[HOST_MAX_RANK];
+	int nks, nst, npads, ndil, e;
+	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
+	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
+	    (e = attr_ints(n, "pads", pads, HOST_MAX_RANK, &npads, d)) ||
+	    (e = attr_ints(n, "dilations", dil, HOST_MAX_RANK, &ndil, d)) ||
+	    (e = attr_int(n, "group", 1, &group, d)))
+		return e;
+	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	if (ap && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)) &&
+	    !(ap->s.len == 5 && !memcmp(ap->s.data, "VALID", 5)))
+		return node_error(d, n,
+		                  "auto_pad other than NOTSET or VALID "
+		                  "is not supported");
+	if (x->onnx_rank != 4)
+		return node_error(d, n,
+		                  "a %d-D input: only 2-D convolutions "
+		                  "([N, C, H, W]) are supported",
+		                  x->onnx_rank);
+	if (!w || w->kind != V_HOST || host_is_int(w->h.type) || w->h.rank != 4)
+		return node_error(d, n,
+		                  "the weight must be a float constant "
+		                  "[O, C, kh, kw]");
+	onnx_dims(im, x, dim);
+	int64_t O = w->h.dim[0], C = dim[1], kh = w->h.dim[2], kw = w->h.dim[3];
+	if (group != 1 || w->h.dim[1] != C)
+		return node_error(
+		    d, n,
+		    "group %lld, weight [%lld, %lld, ..] for %lld "
+		    "channels: only group 1 is supported",
+		    (long long)group, (long long)O, (long long)w->h.dim[1],
+		    (long long)C);
+	if ((nks >= 0 && (nks != 2 || ks[0] != kh || ks[1] != kw)) ||
+	    (nst >= 0 && (nst != 2 || st[0] != kh || st[1] != kw)) ||
+	    (nst < 0 && (kh != 1 || kw != 1)) || !ints_all(pads, npads, 0) ||
+	    !ints_all(dil, ndil, 1))
+		return node_error(d, n,
+		                  "only a convolution whose strides equal its "
+		                  "kernel (%lld x %lld), with no padding or "
+		                  "dilation, is supported (a patch embedding, "
+		                  "a 1x1 convolution)",
+		                  (long long)kh, (long long)kw);
+	if (dim[2] % kh || dim[3] % kw)
+		return node_error(d, n,
+		                  "the image %lld x %lld is not a whole number "
+		                  "of %lld x %lld patches",
+		                  (long long)dim[2], (long long)dim[3],
+		                  (long long)kh, (long long)kw);
+	if (b && (b->kind != V_HOST || host_is_int(b->h.type) || b->h.n != O))
+		return node_error(d, n,
+		                  "the bias must be a float constant "
+		                  "[O]");
+	int64_t N = dim[0], Hp = dim[2] / kh, Wp = dim[3] / kw;
+	int32_t t = x->id;
+	OpAttrs at = {0};
+	if (kh == 1 && kw == 1) {
+		at.perm = (Shape){4, {0, 2, 3, 1}};
+	} else {
+		Shape s6 = {6, {N, C, Hp, kh, Wp, kw}};
+		t = reshape(im, t, &s6, NULL, d);
+		at.perm = (Shape){6, {0, 2, 4, 1, 3, 5}};
+	}
+	if (t >= 0 && C > 1) /* with one channel the order is right */
+		t = op1(im, OP_TRANSPOSE, t, &at, NULL, d);
+	Shape sa = {2, {N * Hp * Wp, C * kh * kw}};
+	if (t >= 0)
+		t = reshape(im, t, &sa, NULL, d);
+	/* the weight [O, C kh kw], PyTorch's order, as B transposed */
+	Value wv = *w;
+	wv.h.rank = 2;
+	wv.h.dim[1] = C * kh * kw;
+	wv.w[0] = wv.w[1] = -1;
+	int32_t y = t < 0 ? -1 : weight_of(im, n, &wv, 1, d);
+	if (y < 0 || f8_pair(im, &t, &y, d))
+		return in_node(n, -1, d);
+	t = graph_matmul(im->g, t, y, GRAPH_TRANSPOSE_B, NULL, d);
+	if (t >= 0 && b) {
+		int32_t bw = operand_weight(im, n, &b->h, 1, 0,
+		                            &graph_tensor(im->g, t)->shape,
+		                            n->input[2], d);
+		t = bw < 0 ? -1 : graph_add(im->g, t, bw, NULL, d);
+	}
+	Shape s4 = {4, {N, Hp, Wp, O}};
+	if (t >= 0)
+		t = reshape(im, t, &s4, NULL, d);
+	at.perm = (Shape){4, {0, 3, 1, 2}};
+	char name[GRAPH_MAX_NAME + 1];
+	if (t >= 0)
+		t = op1(im, OP_TRANSPOSE, t, &at, out_name(im, n, name), d);
+	return set_tensor(im, n, ni, 0, t, 4, d);
+}
+
+/* Concat of computed tensors and constants (weights) along an axis before
+ * the last: IR concats, two inputs at a time. */
+static int
+emit_concat(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+            Diag *d)
+{
+	int64_t a;
+	int axis, e, r = -1;
+	for (int k = 0; k < nin; k++)
+		if (in[k] && in[k]->kind == V_TENSOR)
+			r = in[k]->onnx_rank;
+	if ((e = attr_int(n, "axis", 0, &a, d)) ||
+	    (e = axis_norm(n, a, r, &axis, d)))
+		return e;
+	if (axis == r - 1)
+		return node_error(d, n,
+		                  "Concat along the last axis of a computed "
+		                  "tensor is not supported yet (only axes "
+		                  "before it)");
+	int32_t acc = -1;
+	char name[GRAPH_MAX_NAME + 1];
+	for (int k = 0; k < nin; k++) {
+		if (!in[k])
+			return node_error(d, n, "input %d is missing", k);
+		int rk =
+		    in[k]->kind == V_TENSOR ? in[k]->onnx_rank : in[k]->h.rank;
+		if (rk != r)
+			return node_error(d, n, "inputs of ranks %d and %d", r,
+			                  rk);
+		int32_t t = in[k]->kind == V_TENSOR
+		                ? in[k]->id
+		                : weight_of(im, n, in[k], 0, d);
+		if (t < 0)
+			return in_node(n, -1, d);
+		if (acc < 0) {
+			acc = t;
+			continue;
+		}
+		int32_t io[GRAPH_MAX_INPUTS] = {acc, t, -1};
+		OpAttrs at = {.axis = axis};
+		acc = graph_op(im->g, OP_CONCAT, io, &at,
+		               k == nin - 1 ? out_name(im, n, name) : NULL, d);
+		if (acc < 0)
+			return in_node(n, -1, d);
+	}
+	if (nin == 1)
+		acc =
+		    graph_reshape(im->g, acc, &graph_tensor(im->g, acc)->shape,
+		                  out_name(im, n, name), d);
+	return set_tensor(im, n, ni, 0, acc, r, d);
+}
+
+/* Gather of a computed tensor with constant indices: a scalar index (the
+ * class token: x[:, 0]) is a slice with that axis dropped, a run of
+ * consecutive indices a slice. */
+static int
+emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+            Diag *d)
+{
+	Value *x = in[0], *ix = nin > 1 ? in[1] : NULL;
+	int64_t a, dim[HOST_MAX_RANK], b[HOST_MAX_RANK], en[HOST_MAX_RANK];
+	int axis, e, r = x->onnx_rank;
+	if ((e = attr_int(n, "axis", 0, &a, d)) ||
+	    (e = axis_norm(n, a, r, &axis, d)))
+		return e;
+	if (!ix || ix->kind != V_HOST || !host_is_int(ix->h.type) ||
+	    ix->h.rank > 1 || ix->h.n < 1)
+		return node_error(d, n,
+		                  "indices into a computed tensor must be "
+		                  "constant integers, a scalar or a list "
+		                  "(computed indices, as token ids, are not "
+		                  "supported yet)");
+	onnx_dims(im, x, dim);
+	for (int i = 0; i < r; i++)
+		b[i] = 0, en[i] = dim[i];
+	int64_t first = (int64_t)ix->h.v[0];
+	if (first < 0)
+		first += dim[axis];
+	for (int64_t i = 0; i < ix->h.n; i++) {
+		int64_t v = (int64_t)ix->h.v[i];
+		if (v < 0)
+			v += dim[axis];
+		if (v != first + i || v < 0 || v >= dim[axis])
+			return node_error(d, n,
+			                  "indices must be consecutive and "
+			                  "inside axis %d (size %lld)",
+			                  axis, (long long)dim[axis]);
+	}
+	b[axis] = first;
+	en[axis] = first + ix->h.n;
+	if (ix->h.rank == 1)
+		return emit_slice(im, n, ni, 0, x, b, en, d);
+	/* a scalar index: the slice, then the axis dropped */
+	char tmp[300];
+	snprintf(tmp, sizeof tmp, "%s.slice", n->output[0]);
+	char *keep = n->output[0];
+	n->output[0] = tmp;
+	e = emit_slice(im, n, ni, 0, x, b, en, d);
+	n->output[0] = keep;
+	if (e)
+		return e;
+	int64_t to[HOST_MAX_RANK];
+	for (int i = 0, k = 0; i < r; i++)
+		if (i != axis)
+			to[k++] = dim[i];
+	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
+}
+
 /* A node with a computed input, mapped onto IR operators. */
 static int
 emit(Imp *im, int ni, Value **in, int nin, Diag *d)
@@ -1188,6 +1510,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 			return node_error(d, n, "needs A and B");
 		return emit_gemm(im, n, ni, in, d);
 	}
+	if (!strcmp(op, "Concat"))
+		return emit_concat(im, n, ni, in, nin, d);
 	if (x->kind != V_TENSOR)
 		return node_error(d, n, "its first input must be computed");
 	onnx_dims(im, x, dim);
@@ -1236,6 +1560,12 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 			two[i >= axis] *= dim[i];
 		return emit_reshape_to(im, n, ni, 0, x, 2, two, d);
 	}
+	if (!strcmp(op, "Conv"))
+		return emit_conv(im, n, ni, in, nin, d);
+	if (!strcmp(op, "Gather"))
+		return emit_gather(im, n, ni, in, nin, d);
+	if (!strcmp(op, "ReduceMean"))
+		return emit_mean(im, n, ni, x, d);
 	if (!strcmp(op, "Slice"))
 		return emit_slice_node(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Split"))
@@ -1296,7 +1626,7 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 		                           out_name(im, n, name), d),
 		                  x->onnx_rank, d);
 	}
-	if (fold_supports(op) || !strcmp(op, "ReduceMean"))
+	if (fold_supports(op))
 		return node_error(d, n,
 		                  "%s of a computed tensor has no IR "
 		                  "operator (it is computed only when its "

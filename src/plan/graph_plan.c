@@ -649,6 +649,38 @@ plan_slice_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	return move_op(P, op, o, &map, d);
 }
 
+/* A concat along an axis before the last: one exchange moves the rows of
+ * both inputs into the output's default layout (b's home, if it is an
+ * input or weight placed here, starts at a_tile0); joining along the last
+ * axis would need runs within rows (not yet). */
+static int
+plan_concat_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	const Tensor *a = graph_tensor(P->g, op->in[0]),
+	             *b = graph_tensor(P->g, op->in[1]),
+	             *t = graph_tensor(P->g, op->out);
+	if (op->attr.axis == a->shape.rank - 1)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "compile: concat %s: joined along the last "
+		                "axis; only axes before it are supported so "
+		                "far",
+		                t->name);
+	TensorPlace *from[2] = {home_of(P, op->in[0], &o->in_tile0),
+	                        home_of(P, op->in[1], &o->a_tile0)};
+	TensorPlace *to =
+	    default_layout(P, op->out, tensor_view_rows(t), tensor_view_cols(t),
+	                   t->elem.dtype, &o->tile0);
+	int r = 0;
+	for (int k = 0; k < 2 && !r; k++) {
+		RowConcat c;
+		FlatMap map = layout_row_concat(&c, &a->shape, &b->shape,
+		                                op->attr.axis, k);
+		r = price_move(P, from[k], to, &map, &o->in[k], d);
+	}
+	P->home[op->out] = to;
+	return r;
+}
+
 /* ---- elementwise ------------------------------------------------------- */
 
 /* out = op(x) on x's pieces: cast, gelu. */
@@ -832,6 +864,7 @@ static const PlanOp plan_op[OP_COUNT] = {
     [OP_GELU] = plan_unary_op,          [OP_RESHAPE] = plan_reshape_op,
     [OP_TRANSPOSE] = plan_transpose_op, [OP_LAYERNORM] = plan_rowwise_op,
     [OP_SOFTMAX] = plan_rowwise_op,     [OP_SLICE] = plan_slice_op,
+    [OP_CONCAT] = plan_concat_op,
 };
 
 /* The weight budgets: weights stored where they are read (b_local) may

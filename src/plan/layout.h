@@ -157,6 +157,9 @@ TensorPlace *layout_loop_copies(Storage *st, const TensorPlace *want,
 typedef struct {
 	uint64_t (*fn)(const void *ctx, uint64_t flat);
 	const void *ctx;
+	/* 1: fills part of `to` only (a concat's input), the rest of `to`
+	 * comes from other sources; 0: every element of `to` is moved */
+	int partial;
 } FlatMap;
 
 /* A permutation of the axes before the last, as a FlatMap over whole
@@ -184,6 +187,19 @@ typedef struct {
 } RowSlice;
 FlatMap layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
                          const Shape *end);
+
+/* Input k (0 or 1) of a concat along an axis before the last, as a
+ * partial FlatMap over whole rows: a row of a's or b's goes to its place
+ * in out, b's past a's part of the axis. */
+typedef struct {
+	int rank; /* axes before the last */
+	int64_t in_dim[GRAPH_MAX_RANK], out_dim[GRAPH_MAX_RANK];
+	int axis;
+	int64_t offset; /* added to the axis: 0 for a, a's dim for b */
+	uint64_t cols;
+} RowConcat;
+FlatMap layout_row_concat(RowConcat *c, const Shape *a, const Shape *b,
+                          int axis, int k);
 
 /* One move: `words` 32-bit words from src on src_tile to every dst[k] on
  * dst_tile[k] (a multicast). */

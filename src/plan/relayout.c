@@ -52,7 +52,7 @@ layout_row_perm(RowPerm *p, const Shape *in, const Shape *perm)
 		p->out_stride[i] = stride;
 		stride *= in->dim[perm->dim[i]];
 	}
-	return (FlatMap){permute_flat, p};
+	return (FlatMap){permute_flat, p, 0};
 }
 
 static uint64_t
@@ -82,7 +82,38 @@ layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
 		s->begin[i] = begin->dim[i];
 		s->end[i] = end->dim[i];
 	}
-	return (FlatMap){slice_flat, s};
+	return (FlatMap){slice_flat, s, 0};
+}
+
+static uint64_t
+concat_flat(const void *ctx, uint64_t flat)
+{
+	const RowConcat *c = ctx;
+	uint64_t row = flat / c->cols, col = flat % c->cols, to = 0, stride = 1;
+	for (int i = c->rank - 1; i >= 0; i--) {
+		int64_t digit = (int64_t)(row % (uint64_t)c->in_dim[i]);
+		row /= (uint64_t)c->in_dim[i];
+		if (i == c->axis)
+			digit += c->offset;
+		to += (uint64_t)digit * stride;
+		stride *= (uint64_t)c->out_dim[i];
+	}
+	return to * c->cols + col;
+}
+
+FlatMap
+layout_row_concat(RowConcat *c, const Shape *a, const Shape *b, int axis, int k)
+{
+	const Shape *in = k ? b : a;
+	*c = (RowConcat){.rank = in->rank - 1,
+	                 .axis = axis,
+	                 .offset = k ? a->dim[axis] : 0,
+	                 .cols = (uint64_t)in->dim[in->rank - 1]};
+	for (int i = 0; i < c->rank; i++) {
+		c->in_dim[i] = in->dim[i];
+		c->out_dim[i] = i == axis ? a->dim[i] + b->dim[i] : a->dim[i];
+	}
+	return (FlatMap){concat_flat, c, 1};
 }
 
 /* ---- runs -------------------------------------------------------------- */
@@ -319,8 +350,11 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 			const Run *h = &src.run[j];
 			if (h->flat + h->len <= f)
 				continue;
-			if (h->flat > f)
+			if (h->flat > f &&
+			    (!map || !map->partial || h->flat >= end))
 				break;
+			if (h->flat > f)
+				f = h->flat; /* a gap another source fills */
 			uint64_t stop =
 			    h->flat + h->len < end ? h->flat + h->len : end;
 			uint32_t so = (uint32_t)(f - h->flat) * es,
@@ -351,7 +385,7 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 			    (BufRef){w->at.buf, w->at.offset + dof}, bytes};
 			f = stop;
 		}
-		if (!r && f < end)
+		if (!r && f < end && !(map && map->partial))
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "relayout of tensor %d: element %llu is "
 			             "in no piece of its source (an internal "
