@@ -19,6 +19,7 @@ pkgs=(
 	libjpeg62-turbo-dev # JPEG input images
 	zlib1g-dev # the package file's CRC-32
 	python3-torch # the independent SigLIP reference (tests)
+	python3-torchvision # torchvision's ViT-B/16, exported to ONNX in the tests
 	python3-pil # the SigLIP processor's bicubic resize, as a reference (tests)
 	python3-skimage # real photographs (its cat) for demos and tests
 	libprotobuf-c-dev # the ONNX reader's protobuf runtime
