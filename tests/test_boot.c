@@ -243,25 +243,31 @@ test_boot_timeout(void **state)
 	hw_close(d);
 }
 
+/* src assembled into an object file's bytes (the caller frees them). */
+static void
+object_bytes(const char *src, uint8_t **bytes, size_t *len)
+{
+	Obj *o;
+	DiagList errs = {0};
+	Diag d;
+	if (asm_source("t.s", src, strlen(src), NULL, &o, &errs))
+		fail_msg("does not assemble: %s", errs.n ? errs.v[0].msg : "");
+	assert_int_equal(obj_write(o, bytes, len, &d), 0);
+	obj_free(o);
+}
+
 /* The same image through sim: and model:, its cycles and what it stored. */
 static void
 same_run(const char *body, uint32_t tiles)
 {
-	const Chip *c = chip_default();
 	char src[1024];
 	snprintf(src, sizeof src,
 	         "\t.section .text.prog, \"ax\"\n\t.globl _start\n"
 	         "_start:\n%s",
 	         body);
-	Obj *o;
-	DiagList errs = {0};
-	Diag d;
-	if (asm_source("s.s", src, strlen(src), NULL, &o, &errs))
-		fail_msg("does not assemble: %s", errs.n ? errs.v[0].msg : "");
 	uint8_t *bytes;
 	size_t len;
-	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
-	obj_free(o);
+	object_bytes(src, &bytes, &len);
 	uint64_t cyc[2];
 	uint32_t out[2][4];
 	for (int k = 0; k < 2; k++) {
@@ -283,7 +289,6 @@ same_run(const char *body, uint32_t tiles)
 	free(bytes);
 	assert_memory_equal(out[0], out[1], sizeof out[0]);
 	assert_int_equal(cyc[1], cyc[0]);
-	(void)c;
 }
 
 /* Programs through the runtime on model: as on sim: (the cycles from
@@ -314,15 +319,9 @@ test_model_fault(void **state)
 	                          "\tsetzi $m1, 0x10\n"
 	                          "\tld32 $m2, $m1, $mzero, 0\n"
 	                          "1:\tbr $lr\n";
-	Obj *o;
-	DiagList errs = {0};
-	Diag d;
 	uint8_t *bytes;
 	size_t len;
-	assert_int_equal(asm_source("f.s", src, strlen(src), NULL, &o, &errs),
-	                 0);
-	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
-	obj_free(o);
+	object_bytes(src, &bytes, &len);
 	ipu_error e[2];
 	for (int k = 0; k < 2; k++) {
 		ipu_device *dev = ipu_open(
@@ -352,15 +351,9 @@ test_model_full_tile(void **state)
 {
 	(void)state;
 	static const char src[] = "\t.globl _start\n_start:\n\tbr $lr\n";
-	Obj *o;
-	DiagList errs = {0};
-	Diag d;
 	uint8_t *bytes;
 	size_t len;
-	assert_int_equal(asm_source("e.s", src, strlen(src), NULL, &o, &errs),
-	                 0);
-	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
-	obj_free(o);
+	object_bytes(src, &bytes, &len);
 	const Chip *c = chip_default();
 	uint32_t from = c->mem_base + CARD_BOOT_AREA, n = c->exec_end - from;
 	uint8_t *fill = calloc(1, n);
@@ -427,15 +420,9 @@ test_model_open(void **state)
 	/* a program that never ends: the handoff's mark is never cleared,
 	 * TDI finds the tile running */
 	static const char loop[] = "\t.globl _start\n_start:\n1:\tbri 1b\n";
-	Obj *o;
-	DiagList errs = {0};
-	Diag d;
 	uint8_t *bytes;
 	size_t len;
-	assert_int_equal(asm_source("l.s", loop, strlen(loop), NULL, &o, &errs),
-	                 0);
-	assert_int_equal(obj_write(o, &bytes, &len, &d), 0);
-	obj_free(o);
+	object_bytes(loop, &bytes, &len);
 	ipu_device *dev = ipu_open("model:c600:tiles=2", &err);
 	assert_non_null(dev);
 	assert_int_equal(ipu_load_image(dev, bytes, len, 1, 1, &err), 0);
