@@ -429,6 +429,24 @@ test_dump(void **state)
 	expect_in(out, "# schedule:");
 	expect_in(out, "# placement:");
 	expect_in(out, "wrote");
+	/* --dump=code, by hand: 8 x 16 x 16 on 2 tiles, A read in place and
+	 * B on both (no transfer). The exchange step is 5 instructions of 4
+	 * bytes (the count, sync, the count's CSR, the mux off, sync RECV),
+	 * the multiply 2 (its arguments' pointer, call), the rest the entry
+	 * (2: save the return address) and the return (3): 20 + 8 + 20 = 48
+	 * a tile, 96 in all. */
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile mm.graph -o mm3.ipk --tiles 4 "
+	                         "--dump=code"),
+	                 0);
+	expect_in(out, "# code: 2 tiles, 96 bytes of programs\n");
+	expect_in(out, "step 0 \"gemm: A and B chunks\" 40 bytes, at most 20 "
+	               "on tile 0\n");
+	expect_in(out, "tile 1 program 48 bytes\n"
+	               "  step 0 \"gemm: A and B chunks\" 20 bytes, 0 "
+	               "transfers\n"
+	               "  step 1 \"gemm: multiply\" 8 bytes\n"
+	               "  rest 20 bytes\n");
 	assert_int_equal(
 	    run_ipu(out, sizeof out,
 	            "compile mm.graph -o mm2.ipk --dump=plan,bogus"),

@@ -53,8 +53,9 @@ usage(FILE *f)
 	        "transfers,\n"
 	        "               kernel calls, tensor pieces), sched (every "
 	        "exchange's\n"
-	        "               send and receive cycles), place (every "
-	        "buffer's address)\n"
+	        "               send and receive cycles), code (each "
+	        "program's bytes by\n"
+	        "               step), place (every buffer's address)\n"
 	        "Exit status: 0 on success, 1 for a bad or refused graph, 2 on "
 	        "a usage error.\n",
 	        chip_names());
@@ -145,6 +146,7 @@ dump_arg(const char *v, unsigned *out)
 	} pass[] = {{"plan", COMPILE_DUMP_PLAN},
 	            {"lower", COMPILE_DUMP_LOWER},
 	            {"sched", COMPILE_DUMP_SCHED},
+	            {"code", COMPILE_DUMP_CODE},
 	            {"place", COMPILE_DUMP_PLACE}};
 	*out = 0;
 	for (const char *p = v; *p;) {
@@ -157,7 +159,7 @@ dump_arg(const char *v, unsigned *out)
 		if (!bit) {
 			fprintf(stderr,
 			        "ipu compile: --dump: no pass '%.*s' (plan, "
-			        "lower, sched, place)\n",
+			        "lower, sched, code, place)\n",
 			        (int)n, p);
 			return 0;
 		}

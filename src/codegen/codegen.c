@@ -15,6 +15,7 @@
  */
 #include "codegen.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +364,71 @@ codegen_size(const Lowered *l, uint32_t tile, uint32_t *step_at)
 	Emit e = {.tile = tile, .step_at = step_at};
 	emit_program(&e, l, NULL, tile, 0, NULL);
 	return e.len;
+}
+
+/* The transfers tile t sends or receives in exchange step s. */
+static uint32_t
+tile_xfers(const Step *s, uint32_t t)
+{
+	return s->kind == STEP_EXCHANGE ? s->first[t + 1] - s->first[t] : 0;
+}
+
+void
+codegen_print(const Lowered *l, FILE *f)
+{
+	uint32_t ns = (uint32_t)l->nstep;
+	uint32_t *at = xmalloc(((size_t)ns + 1) * sizeof *at);
+	uint32_t *len =
+	    xmalloc(((size_t)l->tiles ? l->tiles : 1) * sizeof *len);
+	uint64_t *sum = xcalloc((size_t)ns + 1, sizeof *sum);
+	uint32_t *max = xcalloc((size_t)ns + 1, sizeof *max);
+	uint32_t *max_on = xcalloc((size_t)ns + 1, sizeof *max_on);
+	uint32_t *per = xmalloc(((size_t)l->tiles * ns + 1) * sizeof *per);
+	uint64_t all = 0;
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		len[t] = codegen_size(l, t, at);
+		all += len[t];
+		for (uint32_t s = 0; s < ns; s++) {
+			uint32_t b = at[s + 1] - at[s];
+			per[(size_t)t * ns + s] = b;
+			sum[s] += b;
+			if (b > max[s]) {
+				max[s] = b;
+				max_on[s] = t;
+			}
+		}
+	}
+	fprintf(f, "# code: %u tiles, %" PRIu64 " bytes of programs\n",
+	        l->tiles, all);
+	for (uint32_t s = 0; s < ns; s++)
+		if (sum[s])
+			fprintf(f,
+			        "step %u \"%s\" %" PRIu64
+			        " bytes, at most %u on tile %u\n",
+			        s, l->step[s].what, sum[s], max[s], max_on[s]);
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		fprintf(f, "tile %u program %u bytes\n", t, len[t]);
+		uint32_t steps = 0;
+		for (uint32_t s = 0; s < ns; s++) {
+			uint32_t b = per[(size_t)t * ns + s];
+			if (!b)
+				continue;
+			steps += b;
+			fprintf(f, "  step %u \"%s\" %u bytes", s,
+			        l->step[s].what, b);
+			if (l->step[s].kind == STEP_EXCHANGE)
+				fprintf(f, ", %u transfers",
+				        tile_xfers(&l->step[s], t));
+			fputc('\n', f);
+		}
+		fprintf(f, "  rest %u bytes\n", len[t] - steps);
+	}
+	free(per);
+	free(max_on);
+	free(max);
+	free(sum);
+	free(len);
+	free(at);
 }
 
 int

@@ -19,6 +19,7 @@
 #define IPU_CODEGEN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../lower/lower.h"
 #include "../util/util.h"
@@ -58,6 +59,14 @@ typedef struct {
  * change instruction counts); step_at (NULL, or nstep + 1 entries) gets
  * TileCode.step_at's offsets from the program's start. */
 uint32_t codegen_size(const Lowered *l, uint32_t tile, uint32_t *step_at);
+/* Each program's bytes by step, for `ipu compile --dump=code`: per step
+ * the chip's total and its largest share; per tile its program's length
+ * and each step that has code there, with the transfers the tile sends
+ * and receives in an exchange step (the code grows with them: a send and
+ * three receive controls each). A loop's count and branch are counted
+ * with the steps beside them; the entry and return as "rest". The program
+ * must be indexed (lower_index). */
+void codegen_print(const Lowered *l, FILE *f);
 /* Emit tile t's program at code_addr. Buffers must be placed and
  * transfers scheduled. save_buf: an 8-byte buffer of the tile. */
 int codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,

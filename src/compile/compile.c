@@ -414,6 +414,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	uint32_t *code_end = xcalloc(used, sizeof *code_end);
 	for (uint32_t t = 0; !r && t < used; t++)
 		code_end[t] = code_at + codegen_size(l, t, NULL);
+	if (!r && (o->dump & COMPILE_DUMP_CODE))
+		codegen_print(l, dump);
 	if (!r)
 		r = place_buffers(l, code_end, &rep->place, d);
 	if (!r)

@@ -28,6 +28,7 @@ enum {
 	COMPILE_DUMP_LOWER = 1 << 1, /* the lowered program (lower_print) */
 	COMPILE_DUMP_SCHED = 1 << 2, /* the exchange schedule */
 	COMPILE_DUMP_PLACE = 1 << 3, /* the buffers' addresses */
+	COMPILE_DUMP_CODE = 1 << 4,  /* each program's bytes by step */
 };
 
 typedef struct {
