@@ -413,6 +413,17 @@ test_elementwise(void **state)
 	      "y = add m x\n"
 	      "output y\n",
 	      8, 0x1p-9);
+	/* read only by a cast to f8: the GELU runs in f16 (EW_GELU_H);
+	 * read by the host too: in f32 */
+	check("gelu cast to f8",
+	      "input x f16 [37, 40]\n"
+	      "input z f16 [37, 40]\n"
+	      "s = mul x z\n"
+	      "t = add s x\n"
+	      "g = gelu t\n"
+	      "q = cast g f8_f143*2^-3\n"
+	      "output q\n",
+	      8, 0x1p-2);
 	check("f32 casts to f16, f8 and back",
 	      "input x f32 [20, 24]\n"
 	      "h = cast x f16\n"

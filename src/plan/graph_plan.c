@@ -584,6 +584,28 @@ plan_op_aliases(const Graph *g, const Op *op)
 	       in->elem.scale == out->elem.scale;
 }
 
+int
+plan_gelu_in_f16(const Graph *g, const Op *op)
+{
+	const Tensor *t = graph_tensor(g, op->out);
+	if (op->kind != OP_GELU || t->elem.dtype != DT_F16 ||
+	    t->role == ROLE_OUTPUT)
+		return 0;
+	int readers = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *c = &g->ops[i];
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++) {
+			if (c->in[k] != op->out)
+				continue;
+			if (c->kind != OP_CAST ||
+			    !dtype_is_f8(graph_tensor(g, c->out)->elem.dtype))
+				return 0;
+			readers++;
+		}
+	}
+	return readers > 0;
+}
+
 /* An op that changes nothing in memory (plan_op_aliases): the output is
  * the input's pieces. */
 static int
@@ -689,7 +711,9 @@ plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(P->g, op->in[0]),
 	             *t = graph_tensor(P->g, op->out);
-	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	EwOp ew = op->kind == OP_CAST          ? EW_CAST
+	          : plan_gelu_in_f16(P->g, op) ? EW_GELU_H
+	                                       : EW_GELU;
 	if (plan_op_aliases(P->g, op))
 		return alias_op(P, op, o); /* a cast to its own type */
 	int r = ew_supported(ew, x->elem.dtype, t->elem.dtype, d);

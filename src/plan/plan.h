@@ -314,6 +314,10 @@ void plan_free(Plan *p);
  * a reshape that keeps the 2-D view (rows x last axis), a cast to its own
  * element type and scale. */
 int plan_op_aliases(const Graph *g, const Op *op);
+/* 1 if op is an f16 GELU whose result only goes to casts to f8 (not to
+ * the host): its kernel may compute in f16 (EW_GELU_H), whose rounding is
+ * far below an f8 step, instead of in f32. */
+int plan_gelu_in_f16(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
