@@ -413,8 +413,16 @@ test_elementwise(void **state)
 	      "y = add m x\n"
 	      "output y\n",
 	      8, 0x1p-9);
-	/* read only by a cast to f8: the GELU runs in f16 (EW_GELU_H);
-	 * read by the host too: in f32 */
+	/* read only by casts to f8: the GELU runs in f16 (EW_GELU_H), and
+	 * with one such cast it writes the cast's f8 result itself */
+	check("gelu cast to f8 twice",
+	      "input x f16 [37, 40]\n"
+	      "g = gelu x\n"
+	      "q = cast g f8_f143*2^-3\n"
+	      "p = cast g f8_f152\n"
+	      "output q\n"
+	      "output p\n",
+	      8, 0x1p-2);
 	check("gelu cast to f8",
 	      "input x f16 [37, 40]\n"
 	      "input z f16 [37, 40]\n"

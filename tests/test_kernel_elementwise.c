@@ -241,10 +241,21 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 		double tol =
 		    fabs(r) * (q * (1 + ldexp(1, -10)) + ldexp(2.01, -11)) +
 		    ldexp(1, -25) * (2 + fabs(x));
+		if (fabs(x) >= 256) /* sigmoid 1 or 0 */
+			r = x > 0 ? x : 0, tol = 0;
 		double g = value(c->out, got);
-		if (fabs(x) >= 256 || fabs(g - r) <= tol)
-			if (fabs(x) < 256 || g == (x > 0 ? x : 0))
+		if (c->out != DT_F16) {
+			/* then narrowed to f8 (round to nearest, monotonic):
+			 * between the codes of the interval's ends */
+			const Fmt *f = fmt8(c->out);
+			double k = ldexp(1, -c->fp8_scale);
+			double lo = decode(f, encode(f, (r - tol) * k, 1)),
+			       hi = decode(f, encode(f, (r + tol) * k, 1));
+			if (g >= lo && g <= hi)
 				return 0;
+		} else if (fabs(g - r) <= tol) {
+			return 0;
+		}
 		snprintf(why, len, "gelu_h(%.9g) = %.9g, want %.9g +- %.3g", x,
 		         g, r, tol);
 		return 1;
@@ -504,6 +515,9 @@ test_gelu(void **state)
 	run_shapes(EW_GELU, DT_F16, DT_F16, 0);
 	run_shapes(EW_GELU, DT_F32, DT_F32, 0);
 	run_shapes(EW_GELU_H, DT_F16, DT_F16, 0);
+	run_shapes(EW_GELU_H, DT_F16, DT_F8_F143, 0);
+	run_shapes(EW_GELU_H, DT_F16, DT_F8_F143, -3);
+	run_shapes(EW_GELU_H, DT_F16, DT_F8_F152, 2);
 }
 
 /* dst[s][c][r] = a[s][r][c], bit for bit; padding untouched. */
@@ -604,11 +618,12 @@ test_rates(void **state)
 		EwOp op;
 		DType in, out;
 	} entries[] = {
-	    {EW_ADD, DT_F16, DT_F16},      {EW_ADD, DT_F32, DT_F32},
-	    {EW_MUL, DT_F16, DT_F16},      {EW_CAST, DT_F32, DT_F16},
-	    {EW_CAST, DT_F16, DT_F32},     {EW_CAST, DT_F16, DT_F8_F143},
-	    {EW_CAST, DT_F8_F143, DT_F16}, {EW_GELU, DT_F16, DT_F16},
-	    {EW_GELU, DT_F32, DT_F32},     {EW_GELU_H, DT_F16, DT_F16},
+	    {EW_ADD, DT_F16, DT_F16},        {EW_ADD, DT_F32, DT_F32},
+	    {EW_MUL, DT_F16, DT_F16},        {EW_CAST, DT_F32, DT_F16},
+	    {EW_CAST, DT_F16, DT_F32},       {EW_CAST, DT_F16, DT_F8_F143},
+	    {EW_CAST, DT_F8_F143, DT_F16},   {EW_GELU, DT_F16, DT_F16},
+	    {EW_GELU, DT_F32, DT_F32},       {EW_GELU_H, DT_F16, DT_F16},
+	    {EW_GELU_H, DT_F16, DT_F8_F143},
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		const Shape s = {1, 64, 256, 0, 0, 0, 0, 0};

@@ -21,15 +21,16 @@
  * EW_LINE_GELU16H), each of which takes the worker's turns for several
  * issues (docs/fidelity.md, rules f32sigm and f16v2sigm). */
 typedef enum {
-	LOOP_BINARY,  /* EW_LINE_BINARY */
-	LOOP_NARROW,  /* EW_LINE_NARROW */
-	LOOP_WIDEN,   /* EW_LINE_WIDEN */
-	LOOP_GELU32,  /* EW_LINE_GELU32 */
-	LOOP_GELU16,  /* EW_LINE_GELU16 */
-	LOOP_GELU16H, /* EW_LINE_GELU16H */
-	LOOP_T16,     /* EW_LINE_T16 */
-	LOOP_T32,     /* EW_LINE_T32 */
-	LOOP_BIAS,    /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
+	LOOP_BINARY,   /* EW_LINE_BINARY */
+	LOOP_NARROW,   /* EW_LINE_NARROW */
+	LOOP_WIDEN,    /* EW_LINE_WIDEN */
+	LOOP_GELU32,   /* EW_LINE_GELU32 */
+	LOOP_GELU16,   /* EW_LINE_GELU16 */
+	LOOP_GELU16H,  /* EW_LINE_GELU16H */
+	LOOP_GELU16H8, /* EW_LINE_GELU16H8 */
+	LOOP_T16,      /* EW_LINE_T16 */
+	LOOP_T32,      /* EW_LINE_T32 */
+	LOOP_BIAS,     /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
 } LoopKind;
 
 /* The supervisors of kernels/elementwise.inc: EW_SUPERVISOR, the add and
@@ -47,6 +48,7 @@ static const struct {
     [LOOP_GELU32] = {7, 2, 4, 2, TIMING_F32SIGM},
     [LOOP_GELU16] = {17, 2, 4, 4, TIMING_F32SIGM},
     [LOOP_GELU16H] = {7, 2, 2, 2, TIMING_F16V2SIGM},
+    [LOOP_GELU16H8] = {15, 2, 2, 4, TIMING_F16V2SIGM},
     [LOOP_T16] = {11, 1, 3, 0},
     [LOOP_T32] = {5, 1, 3, 0},
     [LOOP_BIAS] = {3, 4, 0, 0},
@@ -80,6 +82,10 @@ static const EwKernel kernels[] = {
     {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
     {EW_GELU_H, DT_F16, DT_F16, "ew_gelu_f16h", 0, 4, LOOP_GELU16H,
      ENTRY_BASIC},
+    {EW_GELU_H, DT_F16, DT_F8_F143, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
+     ENTRY_F8},
+    {EW_GELU_H, DT_F16, DT_F8_F152, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
+     ENTRY_F8},
     {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
      ENTRY_BASIC},
     {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
