@@ -16,6 +16,7 @@
 //   ew_cast_f16_f32  f16v2tof32 x 2   4 (f16 in, f32 out)
 //   ew_gelu_f16      in f32           4 halves
 //   ew_gelu_f32                       2 floats
+//   ew_gelu_f16h     in f16           4 halves (a result bound for f8)
 //   ew_transpose_f16 sort4x16lo/hi    4 x 4 block
 //   ew_transpose_f32 sort4x32lo/hi    2 x 2 block
 
@@ -31,6 +32,7 @@
 	EW_ENTRY ew_cast_f16_f32, ew_cast_f16_f32_worker
 	EW_ENTRY ew_gelu_f16, ew_gelu_f16_worker
 	EW_ENTRY ew_gelu_f32, ew_gelu_f32_worker
+	EW_ENTRY ew_gelu_f16h, ew_gelu_f16h_worker
 	EW_ENTRY ew_transpose_f16, ew_transpose_f16_worker
 	EW_ENTRY ew_transpose_f32, ew_transpose_f32_worker
 
@@ -77,5 +79,6 @@
 	EW_WORKER ew_cast_f16_f32_worker, TO32
 	EW_WORKER ew_gelu_f16_worker, EW_LINE_GELU16, EW_GELU16_SETUP
 	EW_WORKER ew_gelu_f32_worker, EW_LINE_GELU32, EW_GELU32_SETUP
+	EW_WORKER ew_gelu_f16h_worker, EW_LINE_GELU16H, EW_GELU16H_SETUP
 	EW_WORKER ew_transpose_f16_worker, EW_LINE_T16, EW_T_SETUP
 	EW_WORKER ew_transpose_f32_worker, EW_LINE_T32, EW_T_SETUP

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/plan/plan.h"
 #include "../src/util/fp.h"
 
 static Fp8Format
@@ -366,6 +367,18 @@ interp_run(const Graph *g, Interp *in)
 				kern = (4 + 8 * two_u) * 0x1p-24 *
 				           ((double)fabsl(v) + p) +
 				       0x1p-148;
+				/* a GELU read only by casts to f8 runs in f16
+				 * (plan_gelu_in_f16): 2u within 6 2^-11 |2u|
+				 * + 2^-24, the sigmoid's relative change at
+				 * most exp of that, its rounding, subnormals
+				 * (docs/kernel-elementwise.md) */
+				if (plan_gelu_in_f16(g, op))
+					kern = (expm1(6 * 0x1p-11 * two_u +
+					              0x1p-24) *
+					            (1 + 0x1p-10) +
+					        2.01 * 0x1p-11) *
+					           ((double)fabsl(v) + p) +
+					       0x1p-25 * (2 + ax);
 				break;
 			}
 			case OP_TRANSPOSE: {

@@ -413,6 +413,25 @@ test_elementwise(void **state)
 	      "y = add m x\n"
 	      "output y\n",
 	      8, 0x1p-9);
+	/* read only by casts to f8: the GELU runs in f16 (EW_GELU_H), and
+	 * with one such cast it writes the cast's f8 result itself */
+	check("gelu cast to f8 twice",
+	      "input x f16 [37, 40]\n"
+	      "g = gelu x\n"
+	      "q = cast g f8_f143*2^-3\n"
+	      "p = cast g f8_f152\n"
+	      "output q\n"
+	      "output p\n",
+	      8, 0x1p-2);
+	check("gelu cast to f8",
+	      "input x f16 [37, 40]\n"
+	      "input z f16 [37, 40]\n"
+	      "s = mul x z\n"
+	      "t = add s x\n"
+	      "g = gelu t\n"
+	      "q = cast g f8_f143*2^-3\n"
+	      "output q\n",
+	      8, 0x1p-2);
 	check("f32 casts to f16, f8 and back",
 	      "input x f32 [20, 24]\n"
 	      "h = cast x f16\n"

@@ -152,7 +152,11 @@ rnd_elem(EwOp op, DType in, DType out, int scale)
 		}
 		if (op == EW_CAST)
 			return rnd32() % 0x7c00 | (rnd32() & 0x8000);
-		return encode(&F16, rnd_real(op == EW_GELU ? 8 : 4), 0);
+		if (op == EW_GELU_H && rnd32() % 16 == 0)
+			return encode(&F16, rnd_real(400), 0); /* x^2 > f16 */
+		return encode(
+		    &F16, rnd_real(op == EW_GELU || op == EW_GELU_H ? 8 : 4),
+		    0);
 	}
 	uint32_t q = rnd32() & 0xff;
 	return q == 0x80 ? 0 : q; /* f8: any code but the NaN */
@@ -219,6 +223,43 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 			want = encode(fmt8(c->out), x * ldexp(1, -c->fp8_scale),
 			              1);
 		break;
+	case EW_GELU_H: {
+		/* GELU in f16 arithmetic, u = 2^-11: 2u = x (C0 + C1 x^2)
+		 * with C0, C1 rounded to f16 (relative u each) and four
+		 * roundings: relative at most 5u (6u with the second-order
+		 * terms), plus 2^-24 absolute where x^2 is subnormal; where
+		 * x^2 saturates (|x| >= 256) the sigmoid is 1 or 0 in both.
+		 * sigmoid(t + e) / sigmoid(t) is within exp(+-m |e|), m the
+		 * largest (1 - sigmoid) between: 1, or 1 - sigmoid(t - |e|)
+		 * for t > 0. The sigmoid and the product round once each
+		 * (relative u, 2^-25 absolute below the normals). */
+		double r = gelu(x),
+		       t = 2 * SQRT_2_PI * (x + 0.044715 * x * x * x);
+		double e = 6 * ldexp(fabs(t), -11) + ldexp(1, -24);
+		double m = t - e > 0 ? 1 / (1 + exp(t - e)) : 1;
+		double q = m * e < 30 ? expm1(m * e) : 1e13; /* r ~ 0 */
+		double tol =
+		    fabs(r) * (q * (1 + ldexp(1, -10)) + ldexp(2.01, -11)) +
+		    ldexp(1, -25) * (2 + fabs(x));
+		if (fabs(x) >= 256) /* sigmoid 1 or 0 */
+			r = x > 0 ? x : 0, tol = 0;
+		double g = value(c->out, got);
+		if (c->out != DT_F16) {
+			/* then narrowed to f8 (round to nearest, monotonic):
+			 * between the codes of the interval's ends */
+			const Fmt *f = fmt8(c->out);
+			double k = ldexp(1, -c->fp8_scale);
+			double lo = decode(f, encode(f, (r - tol) * k, 1)),
+			       hi = decode(f, encode(f, (r + tol) * k, 1));
+			if (g >= lo && g <= hi)
+				return 0;
+		} else if (fabs(g - r) <= tol) {
+			return 0;
+		}
+		snprintf(why, len, "gelu_h(%.9g) = %.9g, want %.9g +- %.3g", x,
+		         g, r, tol);
+		return 1;
+	}
 	default: {
 		/* GELU in f32: 2u = x (C0 + C1 x^2) with C0, C1 rounded to
 		 * f32 (relative 2^-24 each), four roundings to form it: its
@@ -473,6 +514,10 @@ test_gelu(void **state)
 	(void)state;
 	run_shapes(EW_GELU, DT_F16, DT_F16, 0);
 	run_shapes(EW_GELU, DT_F32, DT_F32, 0);
+	run_shapes(EW_GELU_H, DT_F16, DT_F16, 0);
+	run_shapes(EW_GELU_H, DT_F16, DT_F8_F143, 0);
+	run_shapes(EW_GELU_H, DT_F16, DT_F8_F143, -3);
+	run_shapes(EW_GELU_H, DT_F16, DT_F8_F152, 2);
 }
 
 /* dst[s][c][r] = a[s][r][c], bit for bit; padding untouched. */
@@ -573,11 +618,12 @@ test_rates(void **state)
 		EwOp op;
 		DType in, out;
 	} entries[] = {
-	    {EW_ADD, DT_F16, DT_F16},      {EW_ADD, DT_F32, DT_F32},
-	    {EW_MUL, DT_F16, DT_F16},      {EW_CAST, DT_F32, DT_F16},
-	    {EW_CAST, DT_F16, DT_F32},     {EW_CAST, DT_F16, DT_F8_F143},
-	    {EW_CAST, DT_F8_F143, DT_F16}, {EW_GELU, DT_F16, DT_F16},
-	    {EW_GELU, DT_F32, DT_F32},
+	    {EW_ADD, DT_F16, DT_F16},        {EW_ADD, DT_F32, DT_F32},
+	    {EW_MUL, DT_F16, DT_F16},        {EW_CAST, DT_F32, DT_F16},
+	    {EW_CAST, DT_F16, DT_F32},       {EW_CAST, DT_F16, DT_F8_F143},
+	    {EW_CAST, DT_F8_F143, DT_F16},   {EW_GELU, DT_F16, DT_F16},
+	    {EW_GELU, DT_F32, DT_F32},       {EW_GELU_H, DT_F16, DT_F16},
+	    {EW_GELU_H, DT_F16, DT_F8_F143},
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		const Shape s = {1, 64, 256, 0, 0, 0, 0, 0};

@@ -17,17 +17,20 @@
 
 /* The per-line loops of kernels/elementwise.inc and their issues: a line
  * of n groups costs per_group * n + fixed; setup runs once per worker.
- * GELU's groups hold `sigm` f32sigm, each of which takes the worker's
- * turns for several issues (docs/fidelity.md, rule f32sigm). */
+ * GELU's groups hold `sigm` sigmoids (f32sigm, or f16v2sigm in
+ * EW_LINE_GELU16H), each of which takes the worker's turns for several
+ * issues (docs/fidelity.md, rules f32sigm and f16v2sigm). */
 typedef enum {
-	LOOP_BINARY, /* EW_LINE_BINARY */
-	LOOP_NARROW, /* EW_LINE_NARROW */
-	LOOP_WIDEN,  /* EW_LINE_WIDEN */
-	LOOP_GELU32, /* EW_LINE_GELU32 */
-	LOOP_GELU16, /* EW_LINE_GELU16 */
-	LOOP_T16,    /* EW_LINE_T16 */
-	LOOP_T32,    /* EW_LINE_T32 */
-	LOOP_BIAS,   /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
+	LOOP_BINARY,   /* EW_LINE_BINARY */
+	LOOP_NARROW,   /* EW_LINE_NARROW */
+	LOOP_WIDEN,    /* EW_LINE_WIDEN */
+	LOOP_GELU32,   /* EW_LINE_GELU32 */
+	LOOP_GELU16,   /* EW_LINE_GELU16 */
+	LOOP_GELU16H,  /* EW_LINE_GELU16H */
+	LOOP_GELU16H8, /* EW_LINE_GELU16H8 */
+	LOOP_T16,      /* EW_LINE_T16 */
+	LOOP_T32,      /* EW_LINE_T32 */
+	LOOP_BIAS,     /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
 } LoopKind;
 
 /* The supervisors of kernels/elementwise.inc: EW_SUPERVISOR, the add and
@@ -37,11 +40,18 @@ typedef enum { ENTRY_BASIC, ENTRY_BINARY, ENTRY_F8 } EntryKind;
 
 static const struct {
 	uint32_t per_group, fixed, setup, sigm;
+	TimingRule rule; /* the sigmoid's (0: none) */
 } loop_cost[] = {
-    [LOOP_BINARY] = {3, 2, 0, 0},  [LOOP_NARROW] = {3, 2, 0, 0},
-    [LOOP_WIDEN] = {3, 1, 0, 0},   [LOOP_GELU32] = {7, 2, 4, 2},
-    [LOOP_GELU16] = {17, 2, 4, 4}, [LOOP_T16] = {11, 1, 3, 0},
-    [LOOP_T32] = {5, 1, 3, 0},     [LOOP_BIAS] = {3, 4, 0, 0},
+    [LOOP_BINARY] = {3, 2, 0, 0, 0},
+    [LOOP_NARROW] = {3, 2, 0, 0, 0},
+    [LOOP_WIDEN] = {3, 1, 0, 0, 0},
+    [LOOP_GELU32] = {7, 2, 4, 2, TIMING_F32SIGM},
+    [LOOP_GELU16] = {17, 2, 4, 4, TIMING_F32SIGM},
+    [LOOP_GELU16H] = {7, 2, 2, 2, TIMING_F16V2SIGM},
+    [LOOP_GELU16H8] = {15, 2, 2, 4, TIMING_F16V2SIGM},
+    [LOOP_T16] = {11, 1, 3, 0},
+    [LOOP_T32] = {5, 1, 3, 0},
+    [LOOP_BIAS] = {3, 4, 0, 0},
 };
 
 typedef struct {
@@ -70,6 +80,12 @@ static const EwKernel kernels[] = {
     {EW_CAST, DT_F8_F152, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
     {EW_GELU, DT_F16, DT_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, ENTRY_BASIC},
     {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
+    {EW_GELU_H, DT_F16, DT_F16, "ew_gelu_f16h", 0, 4, LOOP_GELU16H,
+     ENTRY_BASIC},
+    {EW_GELU_H, DT_F16, DT_F8_F143, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
+     ENTRY_F8},
+    {EW_GELU_H, DT_F16, DT_F8_F152, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
+     ENTRY_F8},
     {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
      ENTRY_BASIC},
     {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
@@ -77,8 +93,8 @@ static const EwKernel kernels[] = {
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
-static const char *const op_names[] = {"add", "mul", "cast", "gelu",
-                                       "transpose"};
+static const char *const op_names[] = {"add",  "mul",       "cast",
+                                       "gelu", "transpose", "gelu (f16)"};
 
 /* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
  * line's count update, the tail of a line that is not the last, the
@@ -317,7 +333,9 @@ kernel_walk(const EwKernel *k, const EwCall *c)
 int
 ew_check(const EwCall *c, Diag *d)
 {
-	const char *op = (unsigned)c->op < 5 ? op_names[c->op] : "?";
+	const char *op = (unsigned)c->op < sizeof op_names / sizeof op_names[0]
+	                     ? op_names[c->op]
+	                     : "?";
 	const EwKernel *k = find(c->op, c->in, c->out);
 	if (!k)
 		return diag_set(
@@ -463,7 +481,10 @@ worker_turns(const Chip *chip, const EwKernel *k, const Walk *w, int v)
 	LoopKind loop = w->bias ? LOOP_BIAS : k->loop;
 	uint64_t per_group =
 	    loop_cost[loop].per_group +
-	    loop_cost[loop].sigm * (chip_rule(chip, TIMING_F32SIGM) - 1);
+	    (loop_cost[loop].sigm
+	         ? loop_cost[loop].sigm *
+	               (chip_rule(chip, loop_cost[loop].rule) - 1)
+	         : 0);
 	uint64_t issues = W_ENTRY + loop_cost[loop].setup;
 	uint64_t line = s.first / A, left = s.count;
 	uint64_t n = A - s.first % A < left ? A - s.first % A : left;

@@ -21,7 +21,9 @@
 #include "../target/dtype.h"
 #include "../util/util.h"
 
-typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE } EwOp;
+/* EW_GELU_H: GELU in f16 arithmetic (its 2u and sigmoid rounded to f16),
+ * for a result that is narrowed to f8 next; EW_GELU computes in f32. */
+typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE, EW_GELU_H } EwOp;
 
 typedef struct {
 	uint32_t addr, seg_stride, row_stride; /* bytes */
@@ -29,7 +31,7 @@ typedef struct {
 
 typedef struct {
 	EwOp op;
-	DType in, out;             /* add, mul, gelu: equal */
+	DType in, out;             /* add, mul, gelus: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */

@@ -481,9 +481,15 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(b->g, op->in[0]),
 	             *t = graph_tensor(b->g, op->out);
-	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	EwOp ew = op->kind == OP_CAST          ? EW_CAST
+	          : plan_gelu_in_f16(b->g, op) ? EW_GELU_H
+	                                       : EW_GELU;
 	if (plan_op_aliases(b->g, op))
 		return alias_op(b, op, o); /* a cast to its own type */
+	/* a GELU that writes its cast's f8 result (plan_gelu_fused_cast) */
+	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(b->g, op) : -1;
+	if (fc >= 0)
+		t = graph_tensor(b->g, b->g->ops[fc].out);
 	TensorPlace *from = home_of(b, op->in[0], o->in_tile0);
 	int32_t at = b->l->nstep;
 	TensorPlace *to =

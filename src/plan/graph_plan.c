@@ -580,8 +580,52 @@ plan_op_aliases(const Graph *g, const Op *op)
 	             *out = graph_tensor(g, op->out);
 	if (op->kind == OP_RESHAPE)
 		return tensor_view_cols(in) == tensor_view_cols(out);
-	return op->kind == OP_CAST && in->elem.dtype == out->elem.dtype &&
-	       in->elem.scale == out->elem.scale;
+	if (op->kind != OP_CAST)
+		return 0;
+	if (in->elem.dtype == out->elem.dtype &&
+	    in->elem.scale == out->elem.scale)
+		return 1;
+	return in->producer >= 0 &&
+	       plan_gelu_fused_cast(g, &g->ops[in->producer]) ==
+	           (int32_t)(op - g->ops);
+}
+
+int
+plan_gelu_in_f16(const Graph *g, const Op *op)
+{
+	const Tensor *t = graph_tensor(g, op->out);
+	if (op->kind != OP_GELU || t->elem.dtype != DT_F16 ||
+	    t->role == ROLE_OUTPUT)
+		return 0;
+	int readers = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *c = &g->ops[i];
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++) {
+			if (c->in[k] != op->out)
+				continue;
+			if (c->kind != OP_CAST ||
+			    !dtype_is_f8(graph_tensor(g, c->out)->elem.dtype))
+				return 0;
+			readers++;
+		}
+	}
+	return readers > 0;
+}
+
+int32_t
+plan_gelu_fused_cast(const Graph *g, const Op *op)
+{
+	if (!plan_gelu_in_f16(g, op))
+		return -1;
+	int32_t cast = -1;
+	for (int i = 0; i < g->nops; i++)
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
+			if (g->ops[i].in[k] == op->out) {
+				if (cast >= 0)
+					return -1;
+				cast = i;
+			}
+	return cast;
 }
 
 /* An op that changes nothing in memory (plan_op_aliases): the output is
@@ -689,16 +733,21 @@ plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(P->g, op->in[0]),
 	             *t = graph_tensor(P->g, op->out);
-	EwOp ew = op->kind == OP_CAST ? EW_CAST : EW_GELU;
+	EwOp ew = op->kind == OP_CAST          ? EW_CAST
+	          : plan_gelu_in_f16(P->g, op) ? EW_GELU_H
+	                                       : EW_GELU;
 	if (plan_op_aliases(P->g, op))
 		return alias_op(P, op, o); /* a cast to its own type */
-	int r = ew_supported(ew, x->elem.dtype, t->elem.dtype, d);
+	/* a GELU that writes its cast's f8 result: its home has the f8 type */
+	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(P->g, op) : -1;
+	DType to = fc >= 0 ? graph_tensor(P->g, P->g->ops[fc].out)->elem.dtype
+	                   : t->elem.dtype;
+	int r = ew_supported(ew, x->elem.dtype, to, d);
 	if (r)
 		return plan_op_error(P->g, op, r, d);
 	TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
-	P->home[op->out] =
-	    keep(P, layout_mirror(&P->num.st, from, op->out, t->elem.dtype, 0,
-	                          "tensor block"));
+	P->home[op->out] = keep(
+	    P, layout_mirror(&P->num.st, from, op->out, to, 0, "tensor block"));
 	return IPU_OK;
 }
 

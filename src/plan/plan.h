@@ -312,8 +312,18 @@ int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 void plan_free(Plan *p);
 /* 1 if op changes nothing in memory, its output being its input's pieces:
  * a reshape that keeps the 2-D view (rows x last axis), a cast to its own
- * element type and scale. */
+ * element type and scale, a cast that its GELU computed
+ * (plan_gelu_fused_cast). */
 int plan_op_aliases(const Graph *g, const Op *op);
+/* 1 if op is an f16 GELU whose result only goes to casts to f8 (not to
+ * the host): its kernel may compute in f16 (EW_GELU_H), whose rounding is
+ * far below an f8 step, instead of in f32. */
+int plan_gelu_in_f16(const Graph *g, const Op *op);
+/* The index in g->ops of the one cast to f8 that reads op's result, if op
+ * is such a GELU (plan_gelu_in_f16) with no other reader: the GELU's
+ * kernel writes the cast's f8 result (EW_GELU_H from f16 to f8) and the
+ * cast aliases it (plan_op_aliases). Else -1. */
+int32_t plan_gelu_fused_cast(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
