@@ -603,6 +603,73 @@ run_programs(Style style, int count, int min_issues, int max_issues)
 	assert_true(issued >= (uint64_t)ran * (uint64_t)min_issues / 4);
 }
 
+/* The fast paths' per-thread decode memo (tile.c, decode_word) is keyed
+ * by the word and the architecture: a word only the C600 decodes (an FP8
+ * instruction) must still fault on a GC200 tile right after a C600 tile
+ * decoded it, and decode on the C600 after the GC200 refused it. Each run
+ * is compared with the plain path's, which decodes every word itself. */
+static void
+test_decode_memo_arch(void **state)
+{
+	(void)state;
+	const Chip *chips[2] = {chip_by_name("c600"), chip_by_name("gc200")};
+	assert_non_null(chips[0]);
+	assert_non_null(chips[1]);
+	RowSet f8 = {.n = 0};
+	for (int r = 0; r < isa_rows(); r++) {
+		const InsnDesc *d = isa_row(r);
+		if (d->ctx != CTX_S && isa_available(d, chips[0]->arch) &&
+		    !isa_available(d, chips[1]->arch) &&
+		    !(d->flags & (F_CONTROL | F_SYSTEM | F_WIDE | F_SOLO)))
+			f8.row[f8.n++] = (int16_t)r;
+	}
+	assert_true(f8.n >= 4);
+	int faults[2] = {0, 0};
+	for (int i = 0; i < 200; i++) {
+		uint32_t word = random_word(&f8), prog[3];
+		Insn in;
+		assert_true(isa_decode(word, chips[0]->arch, &in) >= 0);
+		int aux = isa_row(in.row)->lane == LANE_AUX, n = 0;
+		/* { nop ; word } or { word ; fnop }, then exitz */
+		prog[n++] = (aux ? enc("setzi_mmmn_zi", 2, 15, 0)
+		                 : word & 0x7fffffffu) |
+		            0x80000000u;
+		prog[n++] =
+		    aux ? word & 0x7fffffffu : enc("or_aaan_zi", 3, 15, 15, 0);
+		prog[n++] = enc("exitz_mmmn", 1, 15);
+		uint64_t seed = rnd();
+		/* the C600 first, then the GC200; every other time the
+		 * reverse */
+		for (int j = 0; j < 2; j++) {
+			const Chip *c = chips[(i + j) % 2];
+			Tile *t[2];
+			for (int p = 0; p < 2; p++) {
+				sim_path = p ? SIM_FAST : SIM_PLAIN;
+				t[p] = make_tile(c, prog, n, seed, 0);
+				tile_run(t[p], 10000);
+			}
+			sim_path = SIM_FAST;
+			const char *d = tile_diff(t[0], t[1]);
+			if (d)
+				fail_msg(
+				    "word 0x%08x on %s: %s differs between "
+				    "the plain and the fast path",
+				    word, c->name, d);
+			/* refused by the decoder (not, say, an FP8 form
+			 * that is not emulated) */
+			faults[c == chips[1]] +=
+			    t[0]->faulted &&
+			    t[0]->fault.type == FAULT_INVALID_INSTR &&
+			    strstr(t[0]->fault.cause, "is not a valid");
+			for (int p = 0; p < 2; p++)
+				tile_free(t[p]);
+		}
+	}
+	/* the GC200 refused every word; the C600 decoded them */
+	assert_int_equal(faults[1], 200);
+	assert_int_equal(faults[0], 0);
+}
+
 static void
 test_random_programs(void **state)
 {
@@ -839,6 +906,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_decode_memo_arch),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),

@@ -46,11 +46,8 @@ xch_reset(XState *x)
 void
 xch_free(XState *x)
 {
-	for (int i = x->pk_done; i < x->npk; i++) {
-		free(x->pk[i].data);
-		free(x->pk[i].got);
-		free(x->pk[i].pairsum);
-	}
+	for (int i = x->pk_done; i < x->npk; i++)
+		free(x->pk[i].data); /* got and pairsum share its block */
 	free(x->pk);
 	free(x->ctl);
 	free(x->written);
@@ -99,10 +96,16 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir)
 	               .dir = dir,
 	               .pc = e->pc,
 	               .ctx = (uint8_t)e->ctx};
-	p->data = xmalloc(bytes);
-	p->got = xcalloc(n, 1);
-	if (item == 8)
-		p->pairsum = xcalloc(n, sizeof *p->pairsum);
+	/* one block: the data, then (64-bit items) pairsum, 8-aligned as
+	 * the data is n * 8 bytes, then got */
+	size_t sums = item == 8 ? (size_t)n * sizeof *p->pairsum : 0;
+	p->data = xmalloc(bytes + sums + n);
+	if (item == 8) {
+		p->pairsum = (uint64_t *)(void *)(p->data + bytes);
+		memset(p->pairsum, 0, sums);
+	}
+	p->got = p->data + bytes + sums;
+	memset(p->got, 0, n);
 	tile_read(t, addr, p->data, bytes);
 	return 0;
 }
@@ -651,9 +654,7 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 					    i, id,
 					    (unsigned long long)p->depart,
 					    p->src_addr + i * p->item);
-			free(p->data);
-			free(p->got);
-			free(p->pairsum);
+			free(p->data); /* and got, pairsum */
 			p->data = p->got = NULL;
 			p->pairsum = NULL;
 

@@ -164,7 +164,8 @@ typedef struct {
 	uint32_t dir;      /* the sctl direction bits it goes (SCTL_DIR) */
 	uint32_t pc;       /* of the send, and the context (0 supervisor, */
 	uint8_t ctx;       /* 1..6 worker 0..5) that issued it: reports */
-	uint8_t *data;     /* n * item bytes, copied at the send */
+	uint8_t *data;     /* n * item bytes, copied at the send; the */
+	                   /* block also holds got and pairsum */
 	uint8_t *got;      /* per item: received by some tile */
 	uint32_t ngot;     /* items received by some tile */
 	/* 64-bit items: per item, a sum over its receivers that is 0 when
