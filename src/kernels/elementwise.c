@@ -28,6 +28,7 @@ typedef enum {
 	LOOP_T16,    /* EW_LINE_T16 */
 	LOOP_T32,    /* EW_LINE_T32 */
 	LOOP_BIAS,   /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
+	LOOP_UNARY0, /* EW_LINE_UNARY0 */
 } LoopKind;
 
 /* The supervisors of kernels/elementwise.inc: EW_SUPERVISOR, the add and
@@ -42,6 +43,7 @@ static const struct {
     [LOOP_WIDEN] = {3, 1, 0, 0},   [LOOP_GELU32] = {7, 2, 4, 2},
     [LOOP_GELU16] = {17, 2, 4, 4}, [LOOP_T16] = {11, 1, 3, 0},
     [LOOP_T32] = {5, 1, 3, 0},     [LOOP_BIAS] = {3, 4, 0, 0},
+    [LOOP_UNARY0] = {2, 2, 0, 0},
 };
 
 typedef struct {
@@ -70,6 +72,8 @@ static const EwKernel kernels[] = {
     {EW_CAST, DT_F8_F152, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
     {EW_GELU, DT_F16, DT_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, ENTRY_BASIC},
     {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
+    {EW_RELU, DT_F16, DT_F16, "ew_relu_f16", 0, 4, LOOP_UNARY0, ENTRY_BASIC},
+    {EW_RELU, DT_F32, DT_F32, "ew_relu_f32", 0, 2, LOOP_UNARY0, ENTRY_BASIC},
     {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
      ENTRY_BASIC},
     {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
@@ -77,8 +81,8 @@ static const EwKernel kernels[] = {
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
-static const char *const op_names[] = {"add", "mul", "cast", "gelu",
-                                       "transpose"};
+static const char *const op_names[] = {"add",  "mul",       "cast",
+                                       "gelu", "transpose", "relu"};
 
 /* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
  * line's count update, the tail of a line that is not the last, the
@@ -317,7 +321,7 @@ kernel_walk(const EwKernel *k, const EwCall *c)
 int
 ew_check(const EwCall *c, Diag *d)
 {
-	const char *op = (unsigned)c->op < 5 ? op_names[c->op] : "?";
+	const char *op = (unsigned)c->op < 6 ? op_names[c->op] : "?";
 	const EwKernel *k = find(c->op, c->in, c->out);
 	if (!k)
 		return diag_set(

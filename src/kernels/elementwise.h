@@ -21,7 +21,14 @@
 #include "../target/dtype.h"
 #include "../util/util.h"
 
-typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE } EwOp;
+typedef enum {
+	EW_ADD,
+	EW_MUL,
+	EW_CAST,
+	EW_GELU,
+	EW_TRANSPOSE,
+	EW_RELU /* max(x, 0) */
+} EwOp;
 
 typedef struct {
 	uint32_t addr, seg_stride, row_stride; /* bytes */
@@ -29,7 +36,7 @@ typedef struct {
 
 typedef struct {
 	EwOp op;
-	DType in, out;             /* add, mul, gelu: equal */
+	DType in, out;             /* add, mul, gelu, relu: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */

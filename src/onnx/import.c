@@ -36,6 +36,8 @@ typedef struct {
 	int onnx_rank; /* V_TENSOR: its ONNX rank (the IR's is >= 1) */
 	int32_t w[2];  /* V_HOST: its IR weight, activation / f8 type */
 	int node;      /* the producing node, -1 for inputs, initializers */
+	int ints;      /* an integer model input (f32 in the IR) */
+	int64_t range; /* ints: Gather rows it indexes (the fewest) */
 	int blame;     /* V_DEFER: the node with no IR operator */
 } Value;
 
@@ -1462,6 +1464,116 @@ emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
 }
 
+/* A weight of f32 values h (a lookup's rows of ones and of -v). */
+static int32_t
+weight_f32(Imp *im, const Host *h, const char *onnx, const char *suffix,
+           Diag *d)
+{
+	char hint[300], name[GRAPH_MAX_NAME + 1];
+	snprintf(hint, sizeof hint, "%s.%s", onnx, suffix);
+	ir_name(im, hint, name);
+	Shape s = {h->rank, {0}};
+	for (int i = 0; i < h->rank; i++)
+		s.dim[i] = h->dim[i];
+	int32_t id = graph_weight(im->g, name, (ElemType){DT_F32, 0}, &s, d);
+	if (id >= 0)
+		add_weight_values(im, id, h, 1);
+	return id;
+}
+
+/* Gather of rows of a constant table [V, ..] by computed indices (token
+ * ids: an integer model input, f32 in the IR) as a product with their
+ * one-hot rows, built on the chip in f32 from the N indices:
+ *     rep = ids [N, 1] x ones [1, V]           rep[i, v] = id_i
+ *     oh  = relu(1 - (rep - v)^2)              1 where v = id_i, else 0
+ *     out = oh [N, V] x table [V, D]           exactly table[id_i]
+ * exact for integer ids below 2^24 (the session checks them; a product
+ * with one 1 and zeros adds nothing else). */
+static int
+emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
+            int axis, Diag *d)
+{
+	if (axis != 0 || tab->h.rank < 1)
+		return node_error(d, n,
+		                  "computed indices are supported into axis "
+		                  "0 of a constant table (an embedding "
+		                  "lookup), not axis %d",
+		                  axis);
+	if (host_is_int(tab->h.type))
+		return node_error(d, n, "an integer table is not supported");
+	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
+	        N = shape_elems(&tensor(im, ix)->shape);
+	if (V > (1 << 24))
+		return node_error(d, n,
+		                  "a table of %lld rows (at most 2^24: the "
+		                  "indices are exact f32 values)",
+		                  (long long)V);
+	int64_t odim[HOST_MAX_RANK];
+	int orank = ix->onnx_rank + tab->h.rank - 1;
+	if (orank > GRAPH_MAX_RANK)
+		return node_error(d, n, "the result has rank %d", orank);
+	onnx_dims(im, ix, odim);
+	for (int i = 1; i < tab->h.rank; i++)
+		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
+	Host row = {.rank = 1, .dim = {V}, .n = V};
+	Host one = {.rank = 2, .dim = {1, V}, .n = V};
+	row.v = xmalloc((size_t)V * sizeof *row.v);
+	one.v = xmalloc((size_t)V * sizeof *one.v);
+	const char *o = n->output[0];
+	for (int64_t v = 0; v < V; v++)
+		one.v[v] = 1;
+	int32_t w1 = weight_f32(im, &one, o, "ones", d), wv = -1, wm = -1,
+	        wp = -1;
+	for (int64_t v = 0; v < V; v++)
+		row.v[v] = -(double)v;
+	if (w1 >= 0)
+		wv = weight_f32(im, &row, o, "minus_v", d);
+	for (int64_t v = 0; v < V; v++)
+		row.v[v] = -1;
+	if (wv >= 0)
+		wm = weight_f32(im, &row, o, "minus_one", d);
+	one.rank = 1; /* ones as a row [V] */
+	one.dim[0] = V;
+	if (wm >= 0)
+		wp = weight_f32(im, &one, o, "plus_one", d);
+	free(row.v);
+	free(one.v);
+	Shape col = {2, {N, 1}};
+	int32_t t = wp < 0 ? -1 : reshape(im, ix->id, &col, NULL, d);
+	if (t >= 0)
+		t = graph_matmul(im->g, t, w1, 0, NULL, d);
+	if (t >= 0)
+		t = graph_add(im->g, t, wv, NULL, d);
+	if (t >= 0)
+		t = graph_mul(im->g, t, t, NULL, d);
+	if (t >= 0)
+		t = graph_mul(im->g, t, wm, NULL, d);
+	if (t >= 0)
+		t = graph_add(im->g, t, wp, NULL, d);
+	if (t >= 0)
+		t = op1(im, OP_RELU, t, NULL, NULL, d);
+	if (t >= 0 && im->act.dtype != DT_F32)
+		t = graph_cast(im->g, t, im->act, NULL, d);
+	int32_t w = t < 0 ? -1 : weight_of(im, n, tab, 1, d);
+	if (w < 0)
+		return in_node(n, -1, d);
+	Shape flat = {2, {V, D}};
+	if (tab->h.rank != 2)
+		w = reshape(im, w, &flat, NULL, d);
+	if (w < 0 || f8_pair(im, &t, &w, d))
+		return in_node(n, -1, d);
+	t = graph_matmul(im->g, t, w, 0, NULL, d);
+	Shape so;
+	if (t < 0 || ir_shape(n, orank, odim, &so, d))
+		return in_node(n, -1, d);
+	char name[GRAPH_MAX_NAME + 1];
+	ir_name(im, o, name);
+	if (!ix->range || V < ix->range)
+		ix->range = V; /* the session checks the ids against it */
+	return set_tensor(im, n, ni, 0, graph_reshape(im->g, t, &so, name, d),
+	                  orank, d);
+}
+
 /* A node with a computed input, mapped onto IR operators. */
 static int
 emit(Imp *im, int ni, Value **in, int nin, Diag *d)
@@ -1512,6 +1624,13 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	}
 	if (!strcmp(op, "Concat"))
 		return emit_concat(im, n, ni, in, nin, d);
+	if (!strcmp(op, "Gather") && x->kind == V_HOST && nin == 2 && in[1] &&
+	    in[1]->kind == V_TENSOR) {
+		if ((e = attr_int(n, "axis", 0, &a, d)) ||
+		    (e = axis_norm(n, a, x->h.rank, &axis, d)))
+			return e;
+		return emit_lookup(im, n, ni, x, in[1], axis, d);
+	}
 	if (x->kind != V_TENSOR)
 		return node_error(d, n, "its first input must be computed");
 	onnx_dims(im, x, dim);
@@ -1560,6 +1679,10 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 			two[i >= axis] *= dim[i];
 		return emit_reshape_to(im, n, ni, 0, x, 2, two, d);
 	}
+	if (!strcmp(op, "Relu"))
+		return set_tensor(im, n, ni, 0,
+		                  op1(im, OP_RELU, x->id, NULL, name, d),
+		                  x->onnx_rank, d);
 	if (!strcmp(op, "Conv"))
 		return emit_conv(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Gather"))
@@ -1813,6 +1936,17 @@ node(Imp *im, int ni, Diag *d)
 		return v ? onnx_shape_of(n, in[0]->onnx_rank, dim, &v->h, d)
 		         : IPU_EINVAL;
 	}
+	for (int k = 0; k < nin; k++)
+		if (in[k] && in[k]->ints &&
+		    (strcmp(op, "Gather") || k != 1 || !in[0] ||
+		     in[0]->kind != V_HOST))
+			return node_error(
+			    d, n,
+			    "integer input '%.100s' is read as "
+			    "input %d: integer inputs are supported "
+			    "only as the indices of a Gather from a "
+			    "constant table (an embedding lookup)",
+			    in[k]->name, k);
 	if (known && fold_supports(op)) {
 		if (n->n_output != 1)
 			return node_error(d, n, "%zu outputs (1 expected)",
@@ -1978,23 +2112,25 @@ declare_inputs(Imp *im, OnnxModel *m, Diag *d)
 			return diag_set(d, IPU_EINVAL, im->file, 0, 0,
 			                "input '%.100s' has no shape",
 			                vi->name);
-		if (!is_float_type(elem))
-			return diag_set(
-			    d, IPU_EINVAL, im->file, 0, 0,
-			    "input '%.100s' has element type %d: only float "
-			    "inputs are supported (integer inputs such as "
-			    "token ids need Gather with computed indices, not "
-			    "in the IR yet)",
-			    vi->name, elem);
+		int ints = elem == T(INT64) || elem == T(INT32);
+		if (!is_float_type(elem) && !ints)
+			return diag_set(d, IPU_EINVAL, im->file, 0, 0,
+			                "input '%.100s' has element type %d: "
+			                "float, int32 and int64 inputs are "
+			                "supported",
+			                vi->name, elem);
 		Value *v = define(im, vi->name, V_TENSOR, -1, d);
 		if (!v)
 			return IPU_EINVAL;
+		v->ints = ints;
 		Shape s = {rank ? rank : 1, {1}};
 		for (int k = 0; k < rank; k++)
 			s.dim[k] = dim[k];
 		char name[GRAPH_MAX_NAME + 1];
 		ir_name(im, vi->name, name);
-		if ((v->id = graph_input(im->g, name, im->act, &s, d)) < 0)
+		/* integers as exact f32 values (indices below 2^24) */
+		ElemType et = ints ? (ElemType){DT_F32, 0} : im->act;
+		if ((v->id = graph_input(im->g, name, et, &s, d)) < 0)
 			return IPU_EINVAL;
 		v->onnx_rank = rank;
 		OnnxPort *p = &m->inputs[m->ninputs++];
@@ -2002,6 +2138,7 @@ declare_inputs(Imp *im, OnnxModel *m, Diag *d)
 		p->id = v->id;
 		p->shape = s;
 		p->onnx_rank = rank;
+		p->is_int = ints;
 	}
 	if (!m->ninputs)
 		return diag_set(d, IPU_EINVAL, im->file, 0, 0,
@@ -2174,6 +2311,10 @@ onnx_import(const uint8_t *data, size_t len, const char *file, OnnxDType t,
 		e = node(&im, (int)i, d);
 	if (!e)
 		e = mark_outputs(&im, m, d);
+	for (int i = 0; !e && i < m->ninputs; i++)
+		if (m->inputs[i].is_int)
+			m->inputs[i].index_range =
+			    find(&im, m->inputs[i].name)->range;
 	if (!e)
 		e = drop_dead(&im, m, d);
 	if (!e)
