@@ -124,6 +124,24 @@ class Cnn(torch.nn.Module):
         return s.fc(x.mean(dim=(2, 3)))
 
 
+class CnnRelu(torch.nn.Module):
+    """ReLU and pooling: a patch convolution, ReLU, 2x2 average pooling,
+    a 1x1 convolution, ReLU, global average pooling, a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.patch = torch.nn.Conv2d(3, 16, 4, stride=4)
+        s.pool = torch.nn.AvgPool2d(2)
+        s.pw = torch.nn.Conv2d(16, 32, 1)
+        s.gap = torch.nn.AdaptiveAvgPool2d(1)
+        s.fc = torch.nn.Linear(32, 10)
+
+    def forward(s, x):
+        x = s.pool(torch.relu(s.patch(x)))
+        x = s.gap(torch.relu(s.pw(x)))
+        return s.fc(torch.flatten(x, 1))
+
+
 def vit_b16(image=32, layers=2):
     """torchvision's ViT-B/16 (widths, heads, patch) with fewer layers and a
     smaller image, so that it emulates in seconds: patch Conv, class token
@@ -217,6 +235,9 @@ class Models(Checked, unittest.TestCase):
 
     def test_cnn(self):
         self.check("cnn", Cnn, (2, 3, 32, 32))
+
+    def test_cnn_relu_pool(self):
+        self.check("cnn_relu", CnnRelu, (2, 3, 32, 32))
 
     def test_vit(self):
         try:
@@ -323,6 +344,11 @@ class Errors(unittest.TestCase):
                                           torch.nn.Sigmoid())
         path, _, _ = export("sigmoid", sig, (4, 8))
         self.refused(path, "Sigmoid", "/1/Sigmoid", "not supported")
+
+    def test_pool_padded(self):
+        pool = lambda: torch.nn.AvgPool2d(3, stride=1, padding=1)  # noqa
+        path, _, _ = export("pool_pad", pool, (1, 2, 8, 8))
+        self.refused(path, "Pad", "only a Pad of zeros")
 
     def test_ids_other_use(self):
         # an integer input read other than as Gather indices

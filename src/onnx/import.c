@@ -38,6 +38,7 @@ typedef struct {
 	int node;      /* the producing node, -1 for inputs, initializers */
 	int ints;      /* an integer model input (f32 in the IR) */
 	int64_t range; /* ints: Gather rows it indexes (the fewest) */
+	int wide;      /* held in f32 though activations are f16 (below) */
 	int blame;     /* V_DEFER: the node with no IR operator */
 } Value;
 
@@ -963,8 +964,15 @@ emit_reshape_to(Imp *im, const Onnx__NodeProto *n, int ni, size_t k, Value *x,
 		return IPU_EINVAL;
 	char name[GRAPH_MAX_NAME + 1];
 	ir_name(im, n->output[k], name);
-	int32_t id = graph_reshape(im->g, x->id, &s, name, d);
-	return set_tensor(im, n, ni, k, id, rank, d);
+	/* a wide value narrowed once its last axis is not 1 */
+	int narrow = x->wide && s.dim[s.rank - 1] > 1;
+	int32_t id = graph_reshape(im->g, x->id, &s, narrow ? NULL : name, d);
+	if (id >= 0 && narrow)
+		id = graph_cast(im->g, id, im->act, name, d);
+	if (set_tensor(im, n, ni, k, id, rank, d))
+		return IPU_EINVAL;
+	find(im, n->output[k])->wide = x->wide && !narrow;
+	return IPU_OK;
 }
 
 static int
@@ -1190,32 +1198,16 @@ mean_rows(Imp *im, const Onnx__NodeProto *n, int32_t x, Diag *d)
 	return x < 0 ? -1 : graph_matmul(im->g, x, w, 0, NULL, d);
 }
 
-/* ReduceMean over any axes of a computed tensor, outside LayerNorm's
- * form: the reduced axes moved last (a transpose, unless they are last
- * already), the tensor viewed as [M, K], its rows' means by mean_rows. */
+/* The mean of x over the axes red[i] != 0 (kept as 1 if keep): the
+ * reduced axes moved last (a transpose, unless they are last already),
+ * the tensor viewed as [M, K], its rows' means by mean_rows. */
 static int
-emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+emit_mean_axes(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
+               const int *red, int keep, Diag *d)
 {
-	int r = x->onnx_rank, na, e;
-	int64_t axes[HOST_MAX_RANK], keep, dim[HOST_MAX_RANK],
-	    out[HOST_MAX_RANK];
-	if ((e = attr_ints(n, "axes", axes, HOST_MAX_RANK, &na, d)) ||
-	    (e = attr_int(n, "keepdims", 1, &keep, d)))
-		return e;
-	if (n->n_input > 1)
-		return node_error(d, n,
-		                  "axes as an input (opset 18) is not "
-		                  "supported");
+	int r = x->onnx_rank, nout = 0;
+	int64_t dim[HOST_MAX_RANK], out[HOST_MAX_RANK];
 	onnx_dims(im, x, dim);
-	int red[HOST_MAX_RANK] = {0}, nout = 0;
-	for (int i = 0; i < (na < 0 ? r : na); i++) {
-		int a = i;
-		if (na >= 0 && (e = axis_norm(n, axes[i], r, &a, d)))
-			return e;
-		if (red[a])
-			return node_error(d, n, "axis %d is listed twice", a);
-		red[a] = 1;
-	}
 	OpAttrs at = {0};
 	at.perm.rank = r;
 	int64_t M = 1, K = 1;
@@ -1243,12 +1235,113 @@ emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 		return in_node(n, -1, d);
 	char name[GRAPH_MAX_NAME + 1];
 	int cast = graph_tensor(im->g, x->id)->elem.dtype != DT_F32;
-	t = graph_reshape(im->g, t, &so, cast ? NULL : out_name(im, n, name),
-	                  d);
-	if (t >= 0 && cast)
-		t = graph_cast(im->g, t, graph_tensor(im->g, x->id)->elem,
-		               out_name(im, n, name), d);
+	/* [.., 1] in f16 would be pieces of half words, which the exchange
+	 * does not move: such a result stays f32 (wide) until a reshape
+	 * gives it a longer last axis */
+	int wide = cast && so.dim[so.rank - 1] == 1 && M > 1;
+	if (wide) {
+		t = graph_reshape(im->g, t, &so, out_name(im, n, name), d);
+		if (set_tensor(im, n, ni, 0, t, nout, d))
+			return IPU_EINVAL;
+		find(im, n->output[0])->wide = 1;
+		return IPU_OK;
+	}
+	if (cast) {
+		/* cast as [M] rows: a cast of [.., 1] would be pieces of
+		 * half words, which the exchange does not move */
+		Shape m1 = {1, {M}};
+		t = graph_reshape(im->g, t, &m1, NULL, d);
+		if (t >= 0)
+			t = graph_cast(im->g, t,
+			               graph_tensor(im->g, x->id)->elem, NULL,
+			               d);
+	}
+	if (t >= 0)
+		t = graph_reshape(im->g, t, &so, out_name(im, n, name), d);
 	return set_tensor(im, n, ni, 0, t, nout, d);
+}
+
+/* ReduceMean over any axes of a computed tensor, outside LayerNorm's
+ * form. */
+static int
+emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int r = x->onnx_rank, na, e;
+	int64_t axes[HOST_MAX_RANK], keep;
+	if ((e = attr_ints(n, "axes", axes, HOST_MAX_RANK, &na, d)) ||
+	    (e = attr_int(n, "keepdims", 1, &keep, d)))
+		return e;
+	if (n->n_input > 1)
+		return node_error(d, n,
+		                  "axes as an input (opset 18) is not "
+		                  "supported");
+	int red[HOST_MAX_RANK] = {0};
+	for (int i = 0; i < (na < 0 ? r : na); i++) {
+		int a = i;
+		if (na >= 0 && (e = axis_norm(n, axes[i], r, &a, d)))
+			return e;
+		if (red[a])
+			return node_error(d, n, "axis %d is listed twice", a);
+		red[a] = 1;
+	}
+	return emit_mean_axes(im, n, ni, x, red, keep != 0, d);
+}
+
+/* GlobalAveragePool: the mean over the spatial axes, kept as 1s.
+ * AveragePool with strides equal to its kernel and no padding (the
+ * windows tile the image): the image [N, C, H, W] viewed as
+ * [N, C, H/kh, kh, W/kw, kw], the mean over the kh and kw axes. */
+static int
+emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int r = x->onnx_rank, red[HOST_MAX_RANK] = {0}, e;
+	if (r < 3)
+		return node_error(d, n,
+		                  "an input of rank %d (N, C and "
+		                  "spatial axes expected)",
+		                  r);
+	if (!strcmp(n->op_type, "GlobalAveragePool")) {
+		for (int i = 2; i < r; i++)
+			red[i] = 1;
+		return emit_mean_axes(im, n, ni, x, red, 1, d);
+	}
+	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
+	    ceil_mode, dim[HOST_MAX_RANK];
+	int nks, nst, npads;
+	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
+	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
+	    (e = attr_ints(n, "pads", pads, 2 * HOST_MAX_RANK, &npads, d)) ||
+	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)))
+		return e;
+	onnx_dims(im, x, dim);
+	int ok =
+	    r == 4 && nks == 2 && nst == 2 && ceil_mode == 0 &&
+	    ints_all(pads, npads, 0) &&
+	    (!ap || (ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6))) &&
+	    !attr_find(n, "dilations");
+	for (int i = 0; ok && i < 2; i++)
+		ok = ks[i] >= 1 && st[i] == ks[i] && dim[2 + i] % ks[i] == 0;
+	if (!ok)
+		return node_error(d, n,
+		                  "only 2-D pooling whose strides equal its "
+		                  "kernel, without padding, dilation or "
+		                  "ceil_mode, over an image its windows tile "
+		                  "is supported");
+	int64_t v[6] = {dim[0], dim[1],         dim[2] / ks[0],
+	                ks[0],  dim[3] / ks[1], ks[1]};
+	char hint[300], name[GRAPH_MAX_NAME + 1];
+	snprintf(hint, sizeof hint, "%s.windows", n->output[0]);
+	ir_name(im, hint, name);
+	Shape s = {6, {v[0], v[1], v[2], v[3], v[4], v[5]}};
+	int32_t t = graph_reshape(im->g, x->id, &s, name, d);
+	if (t < 0)
+		return in_node(n, -1, d);
+	Value w = *x;
+	w.id = t;
+	w.onnx_rank = 6;
+	red[3] = red[5] = 1;
+	return emit_mean_axes(im, n, ni, &w, red, 0, d);
 }
 
 /* Conv whose stride equals its kernel, without padding, dilation or
@@ -1586,6 +1679,17 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	int rank, e, axis;
 	if (!x)
 		return node_error(d, n, "its first input is missing");
+	int reshapes = !strcmp(op, "Reshape") || !strcmp(op, "Flatten") ||
+	               !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze");
+	for (int k = 0; k < nin; k++)
+		if (in[k] && in[k]->wide && !(reshapes && k == 0)) {
+			int32_t c =
+			    graph_cast(im->g, in[k]->id, im->act, NULL, d);
+			if (c < 0)
+				return in_node(n, -1, d);
+			in[k]->id = c; /* every later reader takes the cast */
+			in[k]->wide = 0;
+		}
 	if (n->n_output != 1 && strcmp(op, "Split") &&
 	    strcmp(op, "LayerNormalization"))
 		return node_error(d, n, "%zu outputs (1 expected)",
@@ -1689,6 +1793,19 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 		return emit_gather(im, n, ni, in, nin, d);
 	if (!strcmp(op, "ReduceMean"))
 		return emit_mean(im, n, ni, x, d);
+	if (!strcmp(op, "Pad")) {
+		/* PyTorch writes a Pad of zeros before AvgPool2d */
+		int zero = nin > 1 && in[1] && in[1]->kind == V_HOST;
+		for (int64_t i = 0; zero && i < in[1]->h.n; i++)
+			zero = in[1]->h.v[i] == 0;
+		if (!zero)
+			return node_error(d, n,
+			                  "only a Pad of zeros (constant "
+			                  "pads, all 0) is supported");
+		return set_tensor(im, n, ni, 0, x->id, x->onnx_rank, d);
+	}
+	if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "AveragePool"))
+		return emit_pool(im, n, ni, x, d);
 	if (!strcmp(op, "Slice"))
 		return emit_slice_node(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Split"))
