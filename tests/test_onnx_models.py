@@ -283,6 +283,17 @@ class BertEncoder(Checked, unittest.TestCase):
                    dtypes=(("f32", 0.9999), ("f16", 0.999)))
 
 
+class BertBase(Checked, unittest.TestCase):
+    """BERT-base at full size from token ids (d 768, 12 heads, FFN 3072,
+    12 layers, vocabulary 30522, 128 tokens) in f16: test_onnx_bert_base,
+    labels real;long (23 minutes on a shared 2-core machine)."""
+
+    def test_bert_base(self):
+        self.check("bert_base", bert(12, d=768, h=12, f=3072, maxpos=512,
+                                     vocab=30522),
+                   (1, 128), make=token_ids(30522), dtypes=(("f16", 0.999),))
+
+
 class Cli(unittest.TestCase):
     def ipu(self, *args):
         return subprocess.run([IPU, *args], capture_output=True, text=True)
