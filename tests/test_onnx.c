@@ -577,6 +577,11 @@ test_lookup(void **state)
 	static const char *const bad_out[] = {"e", NULL};
 	md.node[0] = node("Add", "add_ids", bad_in, bad_out);
 	expect_error(&md, "node 'add_ids' (Add)", "integer input 'x'");
+	/* float indices */
+	lookup_model(&md);
+	md.in[0]->type->tensor_type->elem_type =
+	    ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	expect_error(&md, "node 'lookup' (Gather)", "integer model input");
 }
 
 /* What the fuzz target found: nodes without an op, a Reshape without its

@@ -946,13 +946,14 @@ emit_gemm(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, Diag *d)
 	n->output[0] = keep;
 	if (e || !in[2])
 		return e;
-	Value *p = find(im, mm);
+	/* found again: defining mm may have moved the values */
+	Value *p = find(im, mm), *c = find(im, n->input[2]);
 	Onnx__NodeProto add = *n;
 	char *ins[2] = {mm, n->input[2]};
 	add.op_type = "Add";
 	add.input = ins;
 	add.n_input = 2;
-	return mapped_binary(im, &add, ni, p, in[2], d);
+	return mapped_binary(im, &add, ni, p, c, d);
 }
 
 static int
@@ -1594,6 +1595,11 @@ emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
 		                  axis);
 	if (host_is_int(tab->h.type))
 		return node_error(d, n, "an integer table is not supported");
+	if (!ix->ints)
+		return node_error(d, n,
+		                  "computed indices must be an integer model "
+		                  "input (token ids), not a computed or float "
+		                  "tensor");
 	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
 	        N = shape_elems(&tensor(im, ix)->shape);
 	if (V > (1 << 24))
