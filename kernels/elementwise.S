@@ -1,5 +1,5 @@
 // elementwise.S - elementwise kernels over a strided walk (add, mul,
-// f32 <-> f16 casts, GELU, 2-D transposes), f16 and f32, for the GC200
+// f32 <-> f16 casts, GELU, ReLU, 2-D transposes), f16 and f32, for the GC200
 // and the C600.
 // kernels/elementwise_f8.S holds the f8 casts (C600 only).
 //
@@ -17,6 +17,8 @@
 //   ew_gelu_f16      in f32           4 halves
 //   ew_gelu_f32                       2 floats
 //   ew_gelu_f16h     in f16           4 halves (a result bound for f8)
+//   ew_relu_f16      f16v4max 0       4 halves
+//   ew_relu_f32      f32v2max 0       2 floats
 //   ew_transpose_f16 sort4x16lo/hi    4 x 4 block
 //   ew_transpose_f32 sort4x32lo/hi    2 x 2 block
 
@@ -33,6 +35,8 @@
 	EW_ENTRY ew_gelu_f16, ew_gelu_f16_worker
 	EW_ENTRY ew_gelu_f32, ew_gelu_f32_worker
 	EW_ENTRY ew_gelu_f16h, ew_gelu_f16h_worker
+	EW_ENTRY ew_relu_f16, ew_relu_f16_worker
+	EW_ENTRY ew_relu_f32, ew_relu_f32_worker
 	EW_ENTRY ew_transpose_f16, ew_transpose_f16_worker
 	EW_ENTRY ew_transpose_f32, ew_transpose_f32_worker
 
@@ -60,6 +64,12 @@
 .macro MUL32_BIAS
 	EW_LINE_BIAS8 f32v2mul
 .endm
+.macro RELU16
+	EW_LINE_UNARY0 f16v4max
+.endm
+.macro RELU32
+	EW_LINE_UNARY0 f32v2max
+.endm
 .macro TO16
 	EW_LINE_NARROW f32v4tof16
 .endm
@@ -80,5 +90,7 @@
 	EW_WORKER ew_gelu_f16_worker, EW_LINE_GELU16, EW_GELU16_SETUP
 	EW_WORKER ew_gelu_f32_worker, EW_LINE_GELU32, EW_GELU32_SETUP
 	EW_WORKER ew_gelu_f16h_worker, EW_LINE_GELU16H, EW_GELU16H_SETUP
+	EW_WORKER ew_relu_f16_worker, RELU16
+	EW_WORKER ew_relu_f32_worker, RELU32
 	EW_WORKER ew_transpose_f16_worker, EW_LINE_T16, EW_T_SETUP
 	EW_WORKER ew_transpose_f32_worker, EW_LINE_T32, EW_T_SETUP

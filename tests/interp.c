@@ -352,6 +352,12 @@ interp_run(const Graph *g, Interp *in)
 				v = x[e];
 				p = err_at(in, a->id, e);
 				break;
+			case OP_RELU:
+				/* exact: x or 0 (an input's error passes
+				 * through, shrunk by nothing) */
+				v = x[e] > 0 ? x[e] : 0;
+				p = err_at(in, a->id, e);
+				break;
 			case OP_GELU: {
 				/* kernel: (4 + 8 |2u|) 2^-24 |gelu| + 2^-148
 				 * in f32 (docs/kernel-elementwise.md) */

@@ -394,6 +394,7 @@ static const char every_op_text[] =
     "d = add c bias\n"
     "e = mul d d\n"
     "e2 = gelu e\n"
+    "e3 = relu e2\n"
     "f = cast e2 f8_f152*2^7\n"
     "g = cast f f8_f143*2^-32\n"
     "r = reshape g [6, 4, 6]\n"

@@ -524,7 +524,8 @@ gen_op_on(Gen *G, Cand x)
 	case 10:
 		x = widen(G, x);
 		if (x.id >= 0)
-			emit(G, OP_GELU, &x, 1, NULL);
+			emit(G, chance(r, 0.7) ? OP_GELU : OP_RELU, &x, 1,
+			     NULL);
 		break;
 	case 14: { /* joined with itself or a leaf along any axis */
 		int rk = tx.shape.rank;

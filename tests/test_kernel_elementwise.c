@@ -260,6 +260,13 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 		         g, r, tol);
 		return 1;
 	}
+	case EW_RELU:
+		/* max(x, +0): x itself when positive, else +0 (either zero
+		 * for a zero x) */
+		want = x > 0 ? a : 0;
+		if (x == 0 && got == a)
+			return 0;
+		break;
 	default: {
 		/* GELU in f32: 2u = x (C0 + C1 x^2) with C0, C1 rounded to
 		 * f32 (relative 2^-24 each), four roundings to form it: its
@@ -520,6 +527,14 @@ test_gelu(void **state)
 	run_shapes(EW_GELU_H, DT_F16, DT_F8_F152, 2);
 }
 
+static void
+test_relu(void **state)
+{
+	(void)state;
+	run_shapes(EW_RELU, DT_F16, DT_F16, 0);
+	run_shapes(EW_RELU, DT_F32, DT_F32, 0);
+}
+
 /* dst[s][c][r] = a[s][r][c], bit for bit; padding untouched. */
 static void
 run_transpose(DType t, uint32_t nseg, uint32_t rows, uint32_t cols,
@@ -623,7 +638,8 @@ test_rates(void **state)
 	    {EW_CAST, DT_F16, DT_F32},       {EW_CAST, DT_F16, DT_F8_F143},
 	    {EW_CAST, DT_F8_F143, DT_F16},   {EW_GELU, DT_F16, DT_F16},
 	    {EW_GELU, DT_F32, DT_F32},       {EW_GELU_H, DT_F16, DT_F16},
-	    {EW_GELU_H, DT_F16, DT_F8_F143},
+	    {EW_GELU_H, DT_F16, DT_F8_F143}, {EW_RELU, DT_F16, DT_F16},
+	    {EW_RELU, DT_F32, DT_F32},
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		const Shape s = {1, 64, 256, 0, 0, 0, 0, 0};
@@ -771,10 +787,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_add_mul), cmocka_unit_test(test_cast),
-	    cmocka_unit_test(test_cast_f8), cmocka_unit_test(test_gelu),
-	    cmocka_unit_test(test_check),   cmocka_unit_test(test_rates),
-	    cmocka_unit_test(test_gc200),   cmocka_unit_test(test_transpose),
+	    cmocka_unit_test(test_add_mul),   cmocka_unit_test(test_cast),
+	    cmocka_unit_test(test_cast_f8),   cmocka_unit_test(test_gelu),
+	    cmocka_unit_test(test_relu),      cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_rates),     cmocka_unit_test(test_gc200),
+	    cmocka_unit_test(test_transpose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -511,6 +511,79 @@ test_conv_mean(void **state)
 	expect_error(&md, "node 'conv' (Conv)", "strides equal its kernel");
 }
 
+/* ids [2, 3] (int64) -> Gather from a table [5, 2] -> Relu -> y [2, 3, 2]:
+ * the one-hot product and the relu (through tests/interp.c) against the
+ * table's rows picked by hand; an integer input read by another op is
+ * refused. */
+static const int64_t IDD[] = {2, 3}, TD[] = {5, 2}, LYD[] = {2, 3, 2};
+static const float TAB[] = {0.5f, -1, 2, 3, -4, 0.25f, 1.5f, -2, 7, 0};
+
+static void
+lookup_model(Model *md)
+{
+	good_model(md);
+	static const char *const ga_in[] = {"T", "x", NULL};
+	static const char *const ga_out[] = {"e", NULL};
+	static const char *const re_in[] = {"e", NULL};
+	static const char *const re_out[] = {"y", NULL};
+	md->node[0] = node("Gather", "lookup", ga_in, ga_out);
+	md->node[1] = node("Relu", "relu", re_in, re_out);
+	md->g.n_node = 2;
+	md->init[0] = floats("T", 2, TD, TAB, 10);
+	md->g.n_initializer = 1;
+	md->in[0] = vinfo("x", 2, IDD, NULL);
+	md->in[0]->type->tensor_type->elem_type =
+	    ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	md->out[0] = vinfo("y", 3, LYD, NULL);
+}
+
+static void
+test_lookup(void **state)
+{
+	(void)state;
+	Model md;
+	lookup_model(&md);
+	OnnxModel *m;
+	const char *msg = import(&md, &m);
+	assert_string_equal(msg, "");
+	assert_true(m->inputs[0].is_int);
+	assert_int_equal(m->inputs[0].index_range, 5);
+	Interp in;
+	interp_init(&in, m->g);
+	static const int ids[6] = {4, 0, 2, 2, 3, 1};
+	in.val[m->inputs[0].id] = xcalloc(6, sizeof(long double));
+	for (int i = 0; i < 6; i++)
+		in.val[m->inputs[0].id][i] = ids[i];
+	for (int w = 0; w < m->nweights; w++) {
+		int32_t id = m->weight_id[w];
+		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
+		in.val[id] = xcalloc(n, sizeof(long double));
+		for (size_t i = 0; i < n; i++)
+			in.val[id][i] = m->weight_value[w][i];
+	}
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int i = 0; i < 6; i++)
+		for (int c = 0; c < 2; c++) {
+			float t = TAB[ids[i] * 2 + c];
+			assert_true(y[i * 2 + c] == (t > 0 ? t : 0));
+		}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+	/* the ids read as a float operand */
+	lookup_model(&md);
+	static const char *const bad_in[] = {"x", "x", NULL};
+	static const char *const bad_out[] = {"e", NULL};
+	md.node[0] = node("Add", "add_ids", bad_in, bad_out);
+	expect_error(&md, "node 'add_ids' (Add)", "integer input 'x'");
+	/* float indices */
+	lookup_model(&md);
+	md.in[0]->type->tensor_type->elem_type =
+	    ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	expect_error(&md, "node 'lookup' (Gather)", "integer model input");
+}
+
 /* What the fuzz target found: nodes without an op, a Reshape without its
  * shape input. */
 static void
@@ -543,6 +616,7 @@ main(void)
 	    cmocka_unit_test(test_bad_reshape),
 	    cmocka_unit_test(test_fuzz_finds),
 	    cmocka_unit_test(test_conv_mean),
+	    cmocka_unit_test(test_lookup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

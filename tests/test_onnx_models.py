@@ -71,26 +71,42 @@ class BertLayer(torch.nn.Module):
         return s.ln2(x + s.f2(torch.nn.functional.gelu(s.f1(x))))
 
 class Bert(torch.nn.Module):
-    """A BERT-style text encoder in plain PyTorch: position and token-type
-    embeddings (their ids fixed, so the lookups fold), 12 post-norm layers,
-    an attention mask of ones (its bias folds to zeros and drops out).
-    Token ids need Gather with computed indices (docs/onnx.md), so the
-    token embeddings are the input."""
+    """A BERT-style text encoder in plain PyTorch: token ids (an int64
+    input) through token, position and token-type embeddings, post-norm
+    layers, an attention mask of ones made from the ids as Hugging Face
+    writes it (its bias folds to zeros and drops out). The token lookup
+    is a Gather with computed indices; the position and type lookups have
+    fixed ids and fold."""
 
-    def __init__(s, d=64, h=4, f=256, layers=12, maxpos=64):
+    def __init__(s, d=64, h=4, f=256, layers=12, maxpos=64, vocab=1000):
         super().__init__()
+        s.tok = torch.nn.Embedding(vocab, d)
         s.pos = torch.nn.Embedding(maxpos, d); s.typ = torch.nn.Embedding(2, d)
         s.ln = torch.nn.LayerNorm(d, eps=1e-12)
         s.layers = torch.nn.ModuleList(BertLayer(d, h, f) for _ in range(layers))
-    def forward(s, x):  # x: token embeddings [B, S, d]
-        B, S, D = x.shape
-        ids = torch.arange(S).unsqueeze(0).expand(B, S)
-        x = s.ln(x + s.pos(ids) + s.typ(torch.zeros_like(ids)))
-        mask = torch.ones(B, S)
-        bias = (1.0 - mask[:, None, None, :]) * -10000.0
+    def forward(s, ids):  # ids: token ids [B, S]
+        B, S = ids.shape
+        pos = torch.arange(S).unsqueeze(0).expand(B, S)
+        x = s.ln(s.tok(ids) + s.pos(pos) + s.typ(torch.zeros_like(ids)))
+        mask = torch.ones_like(ids)
+        bias = ((1.0 - mask[:, None, None, :].to(torch.float32)) *
+                torch.finfo(torch.float32).min)
         for l in s.layers:
             x = l(x, bias)
         return x
+
+
+def bert(layers, **kw):
+    return lambda: Bert(layers=layers, **kw)
+
+
+def token_ids(vocab):
+    """An input maker: int64 ids over the whole vocabulary, both ends in."""
+    def make(shape):
+        ids = torch.randint(0, vocab, shape)
+        ids.view(-1)[:2] = torch.tensor([0, vocab - 1])
+        return ids
+    return make
 
 class Cnn(torch.nn.Module):
     """A small CNN: a patch convolution (kernel = stride 4), GELU, a 1x1
@@ -106,6 +122,24 @@ class Cnn(torch.nn.Module):
         x = torch.nn.functional.gelu(s.patch(x))
         x = torch.nn.functional.gelu(s.pw(x))
         return s.fc(x.mean(dim=(2, 3)))
+
+
+class CnnRelu(torch.nn.Module):
+    """ReLU and pooling: a patch convolution, ReLU, 2x2 average pooling,
+    a 1x1 convolution, ReLU, global average pooling, a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.patch = torch.nn.Conv2d(3, 16, 4, stride=4)
+        s.pool = torch.nn.AvgPool2d(2)
+        s.pw = torch.nn.Conv2d(16, 32, 1)
+        s.gap = torch.nn.AdaptiveAvgPool2d(1)
+        s.fc = torch.nn.Linear(32, 10)
+
+    def forward(s, x):
+        x = s.pool(torch.relu(s.patch(x)))
+        x = s.gap(torch.relu(s.pw(x)))
+        return s.fc(torch.flatten(x, 1))
 
 
 def vit_b16(image=32, layers=2):
@@ -134,14 +168,15 @@ def layernorm():
                                torch.nn.LayerNorm(64, eps=1e-6))
 
 
-def export(name, model, shape, opset=13, **kw):
-    """The model's ONNX file, its input and PyTorch's output."""
+def export(name, model, shape, opset=13, make=torch.randn, **kw):
+    """The model's ONNX file, its input (make(shape)) and PyTorch's
+    output."""
     torch.manual_seed(0)
     m = model()
     for p in m.parameters():  # weights away from PyTorch's init scale
         p.data.normal_(0, 0.5 / math.sqrt(p.shape[-1]))
     m.eval()
-    x = torch.randn(*shape)
+    x = make(shape)
     path = os.path.join(TMP, f"{name}.onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -160,8 +195,9 @@ class Checked:
     """Export, run in each dtype, compare with PyTorch."""
 
     def check(self, name, model, shape, opset=13,
-              dtypes=(("f32", 0.9999), ("f16", 0.999), ("f8", 0.99))):
-        path, x, ref = export(name, model, shape, opset)
+              dtypes=(("f32", 0.9999), ("f16", 0.999), ("f8", 0.99)),
+              make=torch.randn):
+        path, x, ref = export(name, model, shape, opset, make)
         for dtype, bound in dtypes:
             m = ipu.compile(path, dtype=dtype)
             y = m.run(x=x)
@@ -200,6 +236,9 @@ class Models(Checked, unittest.TestCase):
     def test_cnn(self):
         self.check("cnn", Cnn, (2, 3, 32, 32))
 
+    def test_cnn_relu_pool(self):
+        self.check("cnn_relu", CnnRelu, (2, 3, 32, 32))
+
     def test_vit(self):
         try:
             import torchvision  # noqa: F401
@@ -207,6 +246,28 @@ class Models(Checked, unittest.TestCase):
             self.skipTest("needs python3-torchvision")
         self.check("vit", vit_b16(), (1, 3, 32, 32),
                    dtypes=(("f32", 0.9999), ("f16", 0.999)))
+
+    def test_bert_ids(self):
+        # token ids in, 2 layers: the embedding lookup on the chip
+        self.check("bert2", bert(2), (2, 16), make=token_ids(1000),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
+
+    def test_bad_ids(self):
+        path, x, _ = export("bert_ids", bert(1, vocab=50), (1, 8),
+                            make=token_ids(50))
+        m = ipu.compile(path)
+        self.assertEqual(m.run(x=x).shape, (1, 8, 64))
+        for bad, word in ((50, "50"), (-51, "-51"), (2.5, "2.5")):
+            y = x.astype(np.float64)
+            y[0, 3] = bad
+            with self.assertRaisesRegex(ipu.IpuError, "element 3 is " + word):
+                m.run(x=y)
+        # negatives count from the end, as in Gather
+        y = x.copy()
+        y[0, 5] = -1
+        z = x.copy()
+        z[0, 5] = 49
+        self.assertTrue(np.array_equal(m.run(x=y), m.run(x=z)))
 
     def test_runs_again_same(self):
         path, x, _ = export("mlp_again", mlp, (16, 48))
@@ -218,8 +279,19 @@ class BertEncoder(Checked, unittest.TestCase):
     """Its own ctest entry (test_onnx_bert): about a minute of emulation."""
 
     def test_bert(self):
-        self.check("bert", Bert, (2, 16, 64), dtypes=(("f32", 0.9999),
-                                                     ("f16", 0.999)))
+        self.check("bert", bert(12), (2, 16), make=token_ids(1000),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
+
+
+class BertBase(Checked, unittest.TestCase):
+    """BERT-base at full size from token ids (d 768, 12 heads, FFN 3072,
+    12 layers, vocabulary 30522, 128 tokens) in f16: test_onnx_bert_base,
+    labels real;long (23 minutes on a shared 2-core machine)."""
+
+    def test_bert_base(self):
+        self.check("bert_base", bert(12, d=768, h=12, f=3072, maxpos=512,
+                                     vocab=30522),
+                   (1, 128), make=token_ids(30522), dtypes=(("f16", 0.999),))
 
 
 class Cli(unittest.TestCase):
@@ -279,10 +351,23 @@ class Errors(unittest.TestCase):
         self.refused(cut, "cut.onnx", "not a valid ONNX protobuf")
 
     def test_unknown_op(self):
-        relu = lambda: torch.nn.Sequential(torch.nn.Linear(8, 8),  # noqa
-                                           torch.nn.ReLU())
-        path, _, _ = export("relu", relu, (4, 8))
-        self.refused(path, "Relu", "/1/Relu", "not supported")
+        sig = lambda: torch.nn.Sequential(torch.nn.Linear(8, 8),  # noqa
+                                          torch.nn.Sigmoid())
+        path, _, _ = export("sigmoid", sig, (4, 8))
+        self.refused(path, "Sigmoid", "/1/Sigmoid", "not supported")
+
+    def test_pool_padded(self):
+        pool = lambda: torch.nn.AvgPool2d(3, stride=1, padding=1)  # noqa
+        path, _, _ = export("pool_pad", pool, (1, 2, 8, 8))
+        self.refused(path, "Pad", "only a Pad of zeros")
+
+    def test_ids_other_use(self):
+        # an integer input read other than as Gather indices
+        class Cast(torch.nn.Module):
+            def forward(s, ids):
+                return ids.to(torch.float32) * 2
+        path, _, _ = export("ids_cast", Cast, (2, 4), make=token_ids(10))
+        self.refused(path, "integer input 'x'", "Gather")
 
     def test_dynamic_shape(self):
         path, _, _ = export("dyn", mlp, (4, 48),

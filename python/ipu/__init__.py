@@ -97,7 +97,12 @@ class Model:
         for name, shape in self.inputs:
             if name not in given:
                 raise TypeError(f"input {name} {list(shape)} is missing")
-            a = np.ascontiguousarray(given[name], dtype=np.float32)
+            a = np.asarray(given[name])
+            if (np.issubdtype(a.dtype, np.integer) and a.size
+                    and np.abs(a).max() >= 1 << 24):
+                raise ValueError(f"input {name}: integers from 2^24 on "
+                                 f"are not exact as float32 values")
+            a = np.ascontiguousarray(a, dtype=np.float32)
             if a.shape != shape:
                 raise ValueError(f"input {name} has shape {a.shape}, the "
                                  f"model wants {shape}")

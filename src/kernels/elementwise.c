@@ -31,6 +31,7 @@ typedef enum {
 	LOOP_T16,      /* EW_LINE_T16 */
 	LOOP_T32,      /* EW_LINE_T32 */
 	LOOP_BIAS,     /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
+	LOOP_UNARY0,   /* EW_LINE_UNARY0 */
 } LoopKind;
 
 /* The supervisors of kernels/elementwise.inc: EW_SUPERVISOR, the add and
@@ -52,6 +53,7 @@ static const struct {
     [LOOP_T16] = {11, 1, 3, 0},
     [LOOP_T32] = {5, 1, 3, 0},
     [LOOP_BIAS] = {3, 4, 0, 0},
+    [LOOP_UNARY0] = {2, 2, 0, 0, 0},
 };
 
 typedef struct {
@@ -86,6 +88,8 @@ static const EwKernel kernels[] = {
      ENTRY_F8},
     {EW_GELU_H, DT_F16, DT_F8_F152, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
      ENTRY_F8},
+    {EW_RELU, DT_F16, DT_F16, "ew_relu_f16", 0, 4, LOOP_UNARY0, ENTRY_BASIC},
+    {EW_RELU, DT_F32, DT_F32, "ew_relu_f32", 0, 2, LOOP_UNARY0, ENTRY_BASIC},
     {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
      ENTRY_BASIC},
     {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
@@ -93,8 +97,8 @@ static const EwKernel kernels[] = {
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
-static const char *const op_names[] = {"add",  "mul",       "cast",
-                                       "gelu", "transpose", "gelu (f16)"};
+static const char *const op_names[] = {
+    "add", "mul", "cast", "gelu", "transpose", "gelu (f16)", "relu"};
 
 /* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
  * line's count update, the tail of a line that is not the last, the

@@ -23,7 +23,15 @@
 
 /* EW_GELU_H: GELU in f16 arithmetic (its 2u and sigmoid rounded to f16),
  * for a result that is narrowed to f8 next; EW_GELU computes in f32. */
-typedef enum { EW_ADD, EW_MUL, EW_CAST, EW_GELU, EW_TRANSPOSE, EW_GELU_H } EwOp;
+typedef enum {
+	EW_ADD,
+	EW_MUL,
+	EW_CAST,
+	EW_GELU,
+	EW_TRANSPOSE,
+	EW_GELU_H,
+	EW_RELU /* max(x, 0) */
+} EwOp;
 
 typedef struct {
 	uint32_t addr, seg_stride, row_stride; /* bytes */
@@ -31,7 +39,7 @@ typedef struct {
 
 typedef struct {
 	EwOp op;
-	DType in, out;             /* add, mul, gelus: equal */
+	DType in, out;             /* add, mul, gelus, relu: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */

@@ -475,13 +475,14 @@ lower_concat_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 
 /* ---- elementwise ------------------------------------------------------- */
 
-/* out = op(x) on x's pieces: cast, gelu. */
+/* out = op(x) on x's pieces: cast, gelu, relu. */
 static int
 lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(b->g, op->in[0]),
 	             *t = graph_tensor(b->g, op->out);
 	EwOp ew = op->kind == OP_CAST          ? EW_CAST
+	          : op->kind == OP_RELU        ? EW_RELU
 	          : plan_gelu_in_f16(b->g, op) ? EW_GELU_H
 	                                       : EW_GELU;
 	if (plan_op_aliases(b->g, op))
@@ -645,7 +646,7 @@ static const LowerOp lower_op[OP_COUNT] = {
     [OP_GELU] = lower_unary_op,          [OP_RESHAPE] = lower_reshape_op,
     [OP_TRANSPOSE] = lower_transpose_op, [OP_LAYERNORM] = lower_rowwise_op,
     [OP_SOFTMAX] = lower_rowwise_op,     [OP_SLICE] = lower_slice_op,
-    [OP_CONCAT] = lower_concat_op,
+    [OP_CONCAT] = lower_concat_op,       [OP_RELU] = lower_unary_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

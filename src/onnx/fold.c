@@ -461,6 +461,11 @@ u_neg(double x)
 	return -x;
 }
 static double
+u_relu(double x)
+{
+	return x > 0 ? x : 0;
+}
+static double
 u_not(double x)
 {
 	return x == 0;
@@ -526,7 +531,8 @@ fold_supports(const char *op)
 	                                  "Shape",
 	                                  "Constant",
 	                                  "Exp",
-	                                  "Abs"};
+	                                  "Abs",
+	                                  "Relu"};
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
 		if (!strcmp(op, ops[i]))
 			return 1;
@@ -1038,10 +1044,9 @@ fold_node(const Onnx__NodeProto *n, Host *const *in, int nin, Host *out,
 	static const struct {
 		const char *op;
 		double (*f)(double);
-	} un[] = {{"Sqrt", sqrt}, {"Reciprocal", u_recip},
-	          {"Neg", u_neg}, {"Erf", erf},
-	          {"Tanh", tanh}, {"Not", u_not},
-	          {"Exp", exp},   {"Abs", fabs}};
+	} un[] = {{"Sqrt", sqrt}, {"Reciprocal", u_recip}, {"Neg", u_neg},
+	          {"Erf", erf},   {"Tanh", tanh},          {"Not", u_not},
+	          {"Exp", exp},   {"Abs", fabs},           {"Relu", u_relu}};
 	for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
 		if (!strcmp(op, un[i].op))
 			return fold_unary(in[0], out, un[i].f, d);

@@ -36,6 +36,9 @@ typedef struct {
 	int onnx_rank; /* V_TENSOR: its ONNX rank (the IR's is >= 1) */
 	int32_t w[2];  /* V_HOST: its IR weight, activation / f8 type */
 	int node;      /* the producing node, -1 for inputs, initializers */
+	int ints;      /* an integer model input (f32 in the IR) */
+	int64_t range; /* ints: Gather rows it indexes (the fewest) */
+	int wide;      /* held in f32 though activations are f16 (below) */
 	int blame;     /* V_DEFER: the node with no IR operator */
 } Value;
 
@@ -943,13 +946,14 @@ emit_gemm(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, Diag *d)
 	n->output[0] = keep;
 	if (e || !in[2])
 		return e;
-	Value *p = find(im, mm);
+	/* found again: defining mm may have moved the values */
+	Value *p = find(im, mm), *c = find(im, n->input[2]);
 	Onnx__NodeProto add = *n;
 	char *ins[2] = {mm, n->input[2]};
 	add.op_type = "Add";
 	add.input = ins;
 	add.n_input = 2;
-	return mapped_binary(im, &add, ni, p, in[2], d);
+	return mapped_binary(im, &add, ni, p, c, d);
 }
 
 static int
@@ -961,8 +965,15 @@ emit_reshape_to(Imp *im, const Onnx__NodeProto *n, int ni, size_t k, Value *x,
 		return IPU_EINVAL;
 	char name[GRAPH_MAX_NAME + 1];
 	ir_name(im, n->output[k], name);
-	int32_t id = graph_reshape(im->g, x->id, &s, name, d);
-	return set_tensor(im, n, ni, k, id, rank, d);
+	/* a wide value narrowed once its last axis is not 1 */
+	int narrow = x->wide && s.dim[s.rank - 1] > 1;
+	int32_t id = graph_reshape(im->g, x->id, &s, narrow ? NULL : name, d);
+	if (id >= 0 && narrow)
+		id = graph_cast(im->g, id, im->act, name, d);
+	if (set_tensor(im, n, ni, k, id, rank, d))
+		return IPU_EINVAL;
+	find(im, n->output[k])->wide = x->wide && !narrow;
+	return IPU_OK;
 }
 
 static int
@@ -1188,32 +1199,16 @@ mean_rows(Imp *im, const Onnx__NodeProto *n, int32_t x, Diag *d)
 	return x < 0 ? -1 : graph_matmul(im->g, x, w, 0, NULL, d);
 }
 
-/* ReduceMean over any axes of a computed tensor, outside LayerNorm's
- * form: the reduced axes moved last (a transpose, unless they are last
- * already), the tensor viewed as [M, K], its rows' means by mean_rows. */
+/* The mean of x over the axes red[i] != 0 (kept as 1 if keep): the
+ * reduced axes moved last (a transpose, unless they are last already),
+ * the tensor viewed as [M, K], its rows' means by mean_rows. */
 static int
-emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+emit_mean_axes(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
+               const int *red, int keep, Diag *d)
 {
-	int r = x->onnx_rank, na, e;
-	int64_t axes[HOST_MAX_RANK], keep, dim[HOST_MAX_RANK],
-	    out[HOST_MAX_RANK];
-	if ((e = attr_ints(n, "axes", axes, HOST_MAX_RANK, &na, d)) ||
-	    (e = attr_int(n, "keepdims", 1, &keep, d)))
-		return e;
-	if (n->n_input > 1)
-		return node_error(d, n,
-		                  "axes as an input (opset 18) is not "
-		                  "supported");
+	int r = x->onnx_rank, nout = 0;
+	int64_t dim[HOST_MAX_RANK], out[HOST_MAX_RANK];
 	onnx_dims(im, x, dim);
-	int red[HOST_MAX_RANK] = {0}, nout = 0;
-	for (int i = 0; i < (na < 0 ? r : na); i++) {
-		int a = i;
-		if (na >= 0 && (e = axis_norm(n, axes[i], r, &a, d)))
-			return e;
-		if (red[a])
-			return node_error(d, n, "axis %d is listed twice", a);
-		red[a] = 1;
-	}
 	OpAttrs at = {0};
 	at.perm.rank = r;
 	int64_t M = 1, K = 1;
@@ -1241,12 +1236,113 @@ emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 		return in_node(n, -1, d);
 	char name[GRAPH_MAX_NAME + 1];
 	int cast = graph_tensor(im->g, x->id)->elem.dtype != DT_F32;
-	t = graph_reshape(im->g, t, &so, cast ? NULL : out_name(im, n, name),
-	                  d);
-	if (t >= 0 && cast)
-		t = graph_cast(im->g, t, graph_tensor(im->g, x->id)->elem,
-		               out_name(im, n, name), d);
+	/* [.., 1] in f16 would be pieces of half words, which the exchange
+	 * does not move: such a result stays f32 (wide) until a reshape
+	 * gives it a longer last axis */
+	int wide = cast && so.dim[so.rank - 1] == 1 && M > 1;
+	if (wide) {
+		t = graph_reshape(im->g, t, &so, out_name(im, n, name), d);
+		if (set_tensor(im, n, ni, 0, t, nout, d))
+			return IPU_EINVAL;
+		find(im, n->output[0])->wide = 1;
+		return IPU_OK;
+	}
+	if (cast) {
+		/* cast as [M] rows: a cast of [.., 1] would be pieces of
+		 * half words, which the exchange does not move */
+		Shape m1 = {1, {M}};
+		t = graph_reshape(im->g, t, &m1, NULL, d);
+		if (t >= 0)
+			t = graph_cast(im->g, t,
+			               graph_tensor(im->g, x->id)->elem, NULL,
+			               d);
+	}
+	if (t >= 0)
+		t = graph_reshape(im->g, t, &so, out_name(im, n, name), d);
 	return set_tensor(im, n, ni, 0, t, nout, d);
+}
+
+/* ReduceMean over any axes of a computed tensor, outside LayerNorm's
+ * form. */
+static int
+emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int r = x->onnx_rank, na, e;
+	int64_t axes[HOST_MAX_RANK], keep;
+	if ((e = attr_ints(n, "axes", axes, HOST_MAX_RANK, &na, d)) ||
+	    (e = attr_int(n, "keepdims", 1, &keep, d)))
+		return e;
+	if (n->n_input > 1)
+		return node_error(d, n,
+		                  "axes as an input (opset 18) is not "
+		                  "supported");
+	int red[HOST_MAX_RANK] = {0};
+	for (int i = 0; i < (na < 0 ? r : na); i++) {
+		int a = i;
+		if (na >= 0 && (e = axis_norm(n, axes[i], r, &a, d)))
+			return e;
+		if (red[a])
+			return node_error(d, n, "axis %d is listed twice", a);
+		red[a] = 1;
+	}
+	return emit_mean_axes(im, n, ni, x, red, keep != 0, d);
+}
+
+/* GlobalAveragePool: the mean over the spatial axes, kept as 1s.
+ * AveragePool with strides equal to its kernel and no padding (the
+ * windows tile the image): the image [N, C, H, W] viewed as
+ * [N, C, H/kh, kh, W/kw, kw], the mean over the kh and kw axes. */
+static int
+emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int r = x->onnx_rank, red[HOST_MAX_RANK] = {0}, e;
+	if (r < 3)
+		return node_error(d, n,
+		                  "an input of rank %d (N, C and "
+		                  "spatial axes expected)",
+		                  r);
+	if (!strcmp(n->op_type, "GlobalAveragePool")) {
+		for (int i = 2; i < r; i++)
+			red[i] = 1;
+		return emit_mean_axes(im, n, ni, x, red, 1, d);
+	}
+	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
+	    ceil_mode, dim[HOST_MAX_RANK];
+	int nks, nst, npads;
+	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
+	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
+	    (e = attr_ints(n, "pads", pads, 2 * HOST_MAX_RANK, &npads, d)) ||
+	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)))
+		return e;
+	onnx_dims(im, x, dim);
+	int ok =
+	    r == 4 && nks == 2 && nst == 2 && ceil_mode == 0 &&
+	    ints_all(pads, npads, 0) &&
+	    (!ap || (ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6))) &&
+	    !attr_find(n, "dilations");
+	for (int i = 0; ok && i < 2; i++)
+		ok = ks[i] >= 1 && st[i] == ks[i] && dim[2 + i] % ks[i] == 0;
+	if (!ok)
+		return node_error(d, n,
+		                  "only 2-D pooling whose strides equal its "
+		                  "kernel, without padding, dilation or "
+		                  "ceil_mode, over an image its windows tile "
+		                  "is supported");
+	int64_t v[6] = {dim[0], dim[1],         dim[2] / ks[0],
+	                ks[0],  dim[3] / ks[1], ks[1]};
+	char hint[300], name[GRAPH_MAX_NAME + 1];
+	snprintf(hint, sizeof hint, "%s.windows", n->output[0]);
+	ir_name(im, hint, name);
+	Shape s = {6, {v[0], v[1], v[2], v[3], v[4], v[5]}};
+	int32_t t = graph_reshape(im->g, x->id, &s, name, d);
+	if (t < 0)
+		return in_node(n, -1, d);
+	Value w = *x;
+	w.id = t;
+	w.onnx_rank = 6;
+	red[3] = red[5] = 1;
+	return emit_mean_axes(im, n, ni, &w, red, 0, d);
 }
 
 /* Conv whose stride equals its kernel, without padding, dilation or
@@ -1462,6 +1558,121 @@ emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
 }
 
+/* A weight of f32 values h (a lookup's rows of ones and of -v). */
+static int32_t
+weight_f32(Imp *im, const Host *h, const char *onnx, const char *suffix,
+           Diag *d)
+{
+	char hint[300], name[GRAPH_MAX_NAME + 1];
+	snprintf(hint, sizeof hint, "%s.%s", onnx, suffix);
+	ir_name(im, hint, name);
+	Shape s = {h->rank, {0}};
+	for (int i = 0; i < h->rank; i++)
+		s.dim[i] = h->dim[i];
+	int32_t id = graph_weight(im->g, name, (ElemType){DT_F32, 0}, &s, d);
+	if (id >= 0)
+		add_weight_values(im, id, h, 1);
+	return id;
+}
+
+/* Gather of rows of a constant table [V, ..] by computed indices (token
+ * ids: an integer model input, f32 in the IR) as a product with their
+ * one-hot rows, built on the chip in f32 from the N indices:
+ *     rep = ids [N, 1] x ones [1, V]           rep[i, v] = id_i
+ *     oh  = relu(1 - (rep - v)^2)              1 where v = id_i, else 0
+ *     out = oh [N, V] x table [V, D]           exactly table[id_i]
+ * exact for integer ids below 2^24 (the session checks them; a product
+ * with one 1 and zeros adds nothing else). */
+static int
+emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
+            int axis, Diag *d)
+{
+	if (axis != 0 || tab->h.rank < 1)
+		return node_error(d, n,
+		                  "computed indices are supported into axis "
+		                  "0 of a constant table (an embedding "
+		                  "lookup), not axis %d",
+		                  axis);
+	if (host_is_int(tab->h.type))
+		return node_error(d, n, "an integer table is not supported");
+	if (!ix->ints)
+		return node_error(d, n,
+		                  "computed indices must be an integer model "
+		                  "input (token ids), not a computed or float "
+		                  "tensor");
+	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
+	        N = shape_elems(&tensor(im, ix)->shape);
+	if (V > (1 << 24))
+		return node_error(d, n,
+		                  "a table of %lld rows (at most 2^24: the "
+		                  "indices are exact f32 values)",
+		                  (long long)V);
+	int64_t odim[HOST_MAX_RANK];
+	int orank = ix->onnx_rank + tab->h.rank - 1;
+	if (orank > GRAPH_MAX_RANK)
+		return node_error(d, n, "the result has rank %d", orank);
+	onnx_dims(im, ix, odim);
+	for (int i = 1; i < tab->h.rank; i++)
+		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
+	Host row = {.rank = 1, .dim = {V}, .n = V};
+	Host one = {.rank = 2, .dim = {1, V}, .n = V};
+	row.v = xmalloc((size_t)V * sizeof *row.v);
+	one.v = xmalloc((size_t)V * sizeof *one.v);
+	const char *o = n->output[0];
+	for (int64_t v = 0; v < V; v++)
+		one.v[v] = 1;
+	int32_t w1 = weight_f32(im, &one, o, "ones", d), wv = -1, wm = -1,
+	        wp = -1;
+	for (int64_t v = 0; v < V; v++)
+		row.v[v] = -(double)v;
+	if (w1 >= 0)
+		wv = weight_f32(im, &row, o, "minus_v", d);
+	for (int64_t v = 0; v < V; v++)
+		row.v[v] = -1;
+	if (wv >= 0)
+		wm = weight_f32(im, &row, o, "minus_one", d);
+	one.rank = 1; /* ones as a row [V] */
+	one.dim[0] = V;
+	if (wm >= 0)
+		wp = weight_f32(im, &one, o, "plus_one", d);
+	free(row.v);
+	free(one.v);
+	Shape col = {2, {N, 1}};
+	int32_t t = wp < 0 ? -1 : reshape(im, ix->id, &col, NULL, d);
+	if (t >= 0)
+		t = graph_matmul(im->g, t, w1, 0, NULL, d);
+	if (t >= 0)
+		t = graph_add(im->g, t, wv, NULL, d);
+	if (t >= 0)
+		t = graph_mul(im->g, t, t, NULL, d);
+	if (t >= 0)
+		t = graph_mul(im->g, t, wm, NULL, d);
+	if (t >= 0)
+		t = graph_add(im->g, t, wp, NULL, d);
+	if (t >= 0)
+		t = op1(im, OP_RELU, t, NULL, NULL, d);
+	if (t >= 0 && im->act.dtype != DT_F32)
+		t = graph_cast(im->g, t, im->act, NULL, d);
+	int32_t w = t < 0 ? -1 : weight_of(im, n, tab, 1, d);
+	if (w < 0)
+		return in_node(n, -1, d);
+	Shape flat = {2, {V, D}};
+	if (tab->h.rank != 2)
+		w = reshape(im, w, &flat, NULL, d);
+	if (w < 0 || f8_pair(im, &t, &w, d))
+		return in_node(n, -1, d);
+	t = graph_matmul(im->g, t, w, 0, NULL, d);
+	Shape so;
+	if (t < 0 || ir_shape(n, orank, odim, &so, d))
+		return in_node(n, -1, d);
+	char name[GRAPH_MAX_NAME + 1];
+	ir_name(im, o, name);
+	if (!ix->range || V < ix->range)
+		ix->range = V; /* the session checks the ids against it */
+	return set_tensor(im, n, ni, 0, graph_reshape(im->g, t, &so, name, d),
+	                  orank, d);
+}
+
 /* A node with a computed input, mapped onto IR operators. */
 static int
 emit(Imp *im, int ni, Value **in, int nin, Diag *d)
@@ -1474,6 +1685,17 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	int rank, e, axis;
 	if (!x)
 		return node_error(d, n, "its first input is missing");
+	int reshapes = !strcmp(op, "Reshape") || !strcmp(op, "Flatten") ||
+	               !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze");
+	for (int k = 0; k < nin; k++)
+		if (in[k] && in[k]->wide && !(reshapes && k == 0)) {
+			int32_t c =
+			    graph_cast(im->g, in[k]->id, im->act, NULL, d);
+			if (c < 0)
+				return in_node(n, -1, d);
+			in[k]->id = c; /* every later reader takes the cast */
+			in[k]->wide = 0;
+		}
 	if (n->n_output != 1 && strcmp(op, "Split") &&
 	    strcmp(op, "LayerNormalization"))
 		return node_error(d, n, "%zu outputs (1 expected)",
@@ -1512,6 +1734,13 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	}
 	if (!strcmp(op, "Concat"))
 		return emit_concat(im, n, ni, in, nin, d);
+	if (!strcmp(op, "Gather") && x->kind == V_HOST && nin == 2 && in[1] &&
+	    in[1]->kind == V_TENSOR) {
+		if ((e = attr_int(n, "axis", 0, &a, d)) ||
+		    (e = axis_norm(n, a, x->h.rank, &axis, d)))
+			return e;
+		return emit_lookup(im, n, ni, x, in[1], axis, d);
+	}
 	if (x->kind != V_TENSOR)
 		return node_error(d, n, "its first input must be computed");
 	onnx_dims(im, x, dim);
@@ -1560,12 +1789,29 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 			two[i >= axis] *= dim[i];
 		return emit_reshape_to(im, n, ni, 0, x, 2, two, d);
 	}
+	if (!strcmp(op, "Relu"))
+		return set_tensor(im, n, ni, 0,
+		                  op1(im, OP_RELU, x->id, NULL, name, d),
+		                  x->onnx_rank, d);
 	if (!strcmp(op, "Conv"))
 		return emit_conv(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Gather"))
 		return emit_gather(im, n, ni, in, nin, d);
 	if (!strcmp(op, "ReduceMean"))
 		return emit_mean(im, n, ni, x, d);
+	if (!strcmp(op, "Pad")) {
+		/* PyTorch writes a Pad of zeros before AvgPool2d */
+		int zero = nin > 1 && in[1] && in[1]->kind == V_HOST;
+		for (int64_t i = 0; zero && i < in[1]->h.n; i++)
+			zero = in[1]->h.v[i] == 0;
+		if (!zero)
+			return node_error(d, n,
+			                  "only a Pad of zeros (constant "
+			                  "pads, all 0) is supported");
+		return set_tensor(im, n, ni, 0, x->id, x->onnx_rank, d);
+	}
+	if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "AveragePool"))
+		return emit_pool(im, n, ni, x, d);
 	if (!strcmp(op, "Slice"))
 		return emit_slice_node(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Split"))
@@ -1813,6 +2059,17 @@ node(Imp *im, int ni, Diag *d)
 		return v ? onnx_shape_of(n, in[0]->onnx_rank, dim, &v->h, d)
 		         : IPU_EINVAL;
 	}
+	for (int k = 0; k < nin; k++)
+		if (in[k] && in[k]->ints &&
+		    (strcmp(op, "Gather") || k != 1 || !in[0] ||
+		     in[0]->kind != V_HOST))
+			return node_error(
+			    d, n,
+			    "integer input '%.100s' is read as "
+			    "input %d: integer inputs are supported "
+			    "only as the indices of a Gather from a "
+			    "constant table (an embedding lookup)",
+			    in[k]->name, k);
 	if (known && fold_supports(op)) {
 		if (n->n_output != 1)
 			return node_error(d, n, "%zu outputs (1 expected)",
@@ -1978,23 +2235,25 @@ declare_inputs(Imp *im, OnnxModel *m, Diag *d)
 			return diag_set(d, IPU_EINVAL, im->file, 0, 0,
 			                "input '%.100s' has no shape",
 			                vi->name);
-		if (!is_float_type(elem))
-			return diag_set(
-			    d, IPU_EINVAL, im->file, 0, 0,
-			    "input '%.100s' has element type %d: only float "
-			    "inputs are supported (integer inputs such as "
-			    "token ids need Gather with computed indices, not "
-			    "in the IR yet)",
-			    vi->name, elem);
+		int ints = elem == T(INT64) || elem == T(INT32);
+		if (!is_float_type(elem) && !ints)
+			return diag_set(d, IPU_EINVAL, im->file, 0, 0,
+			                "input '%.100s' has element type %d: "
+			                "float, int32 and int64 inputs are "
+			                "supported",
+			                vi->name, elem);
 		Value *v = define(im, vi->name, V_TENSOR, -1, d);
 		if (!v)
 			return IPU_EINVAL;
+		v->ints = ints;
 		Shape s = {rank ? rank : 1, {1}};
 		for (int k = 0; k < rank; k++)
 			s.dim[k] = dim[k];
 		char name[GRAPH_MAX_NAME + 1];
 		ir_name(im, vi->name, name);
-		if ((v->id = graph_input(im->g, name, im->act, &s, d)) < 0)
+		/* integers as exact f32 values (indices below 2^24) */
+		ElemType et = ints ? (ElemType){DT_F32, 0} : im->act;
+		if ((v->id = graph_input(im->g, name, et, &s, d)) < 0)
 			return IPU_EINVAL;
 		v->onnx_rank = rank;
 		OnnxPort *p = &m->inputs[m->ninputs++];
@@ -2002,6 +2261,7 @@ declare_inputs(Imp *im, OnnxModel *m, Diag *d)
 		p->id = v->id;
 		p->shape = s;
 		p->onnx_rank = rank;
+		p->is_int = ints;
 	}
 	if (!m->ninputs)
 		return diag_set(d, IPU_EINVAL, im->file, 0, 0,
@@ -2174,6 +2434,10 @@ onnx_import(const uint8_t *data, size_t len, const char *file, OnnxDType t,
 		e = node(&im, (int)i, d);
 	if (!e)
 		e = mark_outputs(&im, m, d);
+	for (int i = 0; !e && i < m->ninputs; i++)
+		if (m->inputs[i].is_int)
+			m->inputs[i].index_range =
+			    find(&im, m->inputs[i].name)->range;
 	if (!e)
 		e = drop_dead(&im, m, d);
 	if (!e)

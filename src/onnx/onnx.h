@@ -32,6 +32,11 @@ typedef struct {
 	int32_t id;    /* the IR tensor */
 	Shape shape;   /* the ONNX shape (rank 0 stored as [1]) */
 	int onnx_rank; /* the ONNX rank (0 for a scalar) */
+	/* an integer input (token ids): its values, given as floats, must
+	 * be integers in [-index_range, index_range) (negatives count from
+	 * the end, as Gather's do); 0 for a float input */
+	int64_t index_range;
+	int is_int;
 } OnnxPort;
 
 typedef struct {

@@ -5,6 +5,7 @@
  * on inputs as many times as asked (onnx.h). And the self-contained
  * package of `ipu compile model.onnx`, whose tiles hold the weights.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,30 @@ onnx_session_model(const OnnxSession *s)
 	return s->m;
 }
 
+/* An integer input's values checked (integers inside the table that
+ * Gather reads: the one-hot lookup would give a row of zeros, not an
+ * error, for any other) and negatives counted from the end. */
+static int
+index_values(const OnnxPort *p, const float *in, float **out, Diag *d)
+{
+	int64_t n = shape_elems(&p->shape), r = p->index_range;
+	float *v = xmalloc((size_t)n * sizeof *v);
+	for (int64_t i = 0; i < n; i++) {
+		double x = in[i];
+		if (x != floor(x) || x < (double)-r || x >= (double)r) {
+			free(v);
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "input '%.100s': element %lld is %.9g, "
+			                "not an index into the %lld rows of "
+			                "its Gather",
+			                p->name, (long long)i, x, (long long)r);
+		}
+		v[i] = (float)(x < 0 ? x + (double)r : x);
+	}
+	*out = v;
+	return IPU_OK;
+}
+
 int
 onnx_session_run(OnnxSession *s, const float *const *in, float **out,
                  OnnxStats *st, Diag *d)
@@ -99,8 +124,12 @@ onnx_session_run(OnnxSession *s, const float *const *in, float **out,
 	int e = s->dev ? IPU_OK : load(s, d);
 	for (int i = 0; !e && i < m->ninputs; i++) {
 		const Tensor *t = graph_tensor(m->g, m->inputs[i].id);
-		if (loaded(s->dev, t))
-			e = runner_write(s->dev, t, in[i], d);
+		float *ids = NULL;
+		if (m->inputs[i].index_range)
+			e = index_values(&m->inputs[i], in[i], &ids, d);
+		if (!e && loaded(s->dev, t))
+			e = runner_write(s->dev, t, ids ? ids : in[i], d);
+		free(ids);
 	}
 	if (!e)
 		e = runner_run(s->dev, s->max_cycles, s->predicted, NULL,

@@ -727,13 +727,14 @@ plan_concat_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 
 /* ---- elementwise ------------------------------------------------------- */
 
-/* out = op(x) on x's pieces: cast, gelu. */
+/* out = op(x) on x's pieces: cast, gelu, relu. */
 static int
 plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(P->g, op->in[0]),
 	             *t = graph_tensor(P->g, op->out);
 	EwOp ew = op->kind == OP_CAST          ? EW_CAST
+	          : op->kind == OP_RELU        ? EW_RELU
 	          : plan_gelu_in_f16(P->g, op) ? EW_GELU_H
 	                                       : EW_GELU;
 	if (plan_op_aliases(P->g, op))
@@ -913,7 +914,7 @@ static const PlanOp plan_op[OP_COUNT] = {
     [OP_GELU] = plan_unary_op,          [OP_RESHAPE] = plan_reshape_op,
     [OP_TRANSPOSE] = plan_transpose_op, [OP_LAYERNORM] = plan_rowwise_op,
     [OP_SOFTMAX] = plan_rowwise_op,     [OP_SLICE] = plan_slice_op,
-    [OP_CONCAT] = plan_concat_op,
+    [OP_CONCAT] = plan_concat_op,       [OP_RELU] = plan_unary_op,
 };
 
 /* The weight budgets: weights stored where they are read (b_local) may
