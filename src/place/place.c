@@ -376,12 +376,13 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 		o->need = code;
 		o->avail = code_room;
 		o->over = code - code_room;
-	} else if (code + live > mem) {
+	} else if (plan_tile_over(l->chip, (TileBytes){code, live})) {
+		/* the memory model's bound (plan/mem.c), the planner's too */
 		o->kind = PLACE_OVER_TOTAL;
 		o->step = step;
-		o->need = code + live;
+		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
-		o->over = o->need - mem;
+		o->over = plan_tile_over(l->chip, (TileBytes){code, live});
 	} else if (ilive > imem) {
 		o->kind = PLACE_OVER_INTERLEAVED;
 		o->step = istep;
@@ -391,7 +392,7 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 	} else {
 		o->kind = PLACE_OVER_PACKING;
 		o->step = step;
-		o->need = code + live;
+		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
 		o->over = packed - g->mem_end;
 	}
