@@ -470,7 +470,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 static int
 check_sizes(const Graph *g, const Chip *chip, uint32_t tiles, Diag *d)
 {
-	uint64_t room = (uint64_t)tiles * (chip->mem_end - chip->mem_base);
+	uint64_t room = (uint64_t)tiles * plan_tile_room(chip);
 	for (int32_t id = 0; id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
 		uint64_t bytes = (uint64_t)shape_elems(&t->shape) *

@@ -303,7 +303,7 @@ better(const Planner *P, const Matmul *mm, const GemmPlan *p, uint64_t cost,
 		return 1;
 	const Chip *c = P->chip;
 	uint32_t lim = fit_of(P, mm->op) & PLAN_FIT_HALF
-	                   ? (c->mem_end - c->mem_base) / 2
+	                   ? (uint32_t)(plan_tile_room(c) / 2)
 	                   : 0;
 	int over = lim && p->tile_bytes > lim,
 	    cur_over = lim && cur->tile_bytes > lim;
@@ -880,7 +880,7 @@ weight_budget(Planner *P)
 			           (uint64_t)dtype_size(t->elem.dtype);
 	}
 	const Chip *chip = P->chip;
-	uint64_t eighth = (chip->mem_end - chip->mem_base) / 8,
+	uint64_t eighth = plan_tile_room(chip) / 8,
 	         share = weights / (P->tiles ? P->tiles : 1);
 	P->b_local_left = P->plan->opt.weight_copies && share < eighth
 	                      ? (uint32_t)(eighth - share)
