@@ -471,6 +471,50 @@ test_memory_model(void **state)
 	}
 }
 
+/* The weight-copy budget is per tile: three 1 x 16 x 16384 f32 matmuls on
+ * 256 tiles each take a grid of 32 K groups of one tile (kg 512), side
+ * by side from tiles 0, 32 and 64 (from --dump=plan), and each tile of a
+ * grid stores 512 x 16 x 4 = 32,768 bytes of its B's copies. The budget,
+ * an eighth of a tile less the share of all weights, is 638,976 / 8 -
+ * 3 x 16384 x 16 x 4 / 256 = 67,584 bytes: each tile holds one
+ * matmul's copies, so all three have them (a budget on the sum of all
+ * copies, 98,304 bytes, refused the third; predicted 63,061 cycles then,
+ * 54,759 now), and the program places. */
+static void
+test_copy_budget(void **state)
+{
+	(void)state;
+	char text[512];
+	size_t n = 0;
+	for (int i = 0; i < 3; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n,
+		                      "input a%d f32 [1, 16384]\n"
+		                      "weight w%d f32 [16384, 16]\n"
+		                      "c%d = matmul a%d w%d\noutput c%d\n",
+		                      i, i, i, i, i, i);
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(graph_parse(text, n, "t", &g, errs, &nerr), 0);
+	PlanOptions o = {.weight_copies = 1};
+	Plan *plan = replan(g, &o, NULL);
+	for (int i = 0; i < 3; i++) {
+		const OpPlan *op = &plan->op[i];
+		assert_int_equal(op->tile0, 32 * i);
+		assert_int_equal(op->gemm.pk * op->gemm.pm * op->gemm.pn, 32);
+		assert_int_equal(op->gemm.b_local, 1);
+		assert_int_equal(plan_gemm_b_local_bytes(&op->gemm), 32768);
+	}
+	plan_free(plan);
+	Package *pk;
+	CompileReport rep;
+	CompileOptions co = {.tiles = 256};
+	assert_int_equal(compile_graph(g, &co, &pk, &rep, &d), 0);
+	compile_report_free(&rep);
+	pkg_free(pk);
+	graph_free(g);
+}
+
 /* ipu compile --dump prints every pass's result before the summary. */
 static void
 test_dump(void **state)
@@ -525,6 +569,7 @@ main(void)
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_memory_model),
+	    cmocka_unit_test(test_copy_budget),
 	    cmocka_unit_test(test_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
