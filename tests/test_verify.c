@@ -408,6 +408,113 @@ test_refit_compile(void **state)
 	expect_in(out, "wrote");
 }
 
+/* The tile memory model (plan/mem.c) on single matmuls compiled on the
+ * whole chip: the kernels' code the planner counts is at least the shared
+ * code the package links (its own segments), and the GEMM planner's
+ * bound on its chosen plan's fullest tile (plan_gemm_need: its estimate
+ * with that code and the placement slack) covers what the placer measured
+ * on every tile (code + the most data live at one step) and is within the
+ * tile. Not yet equal: the estimate counts the tile's program as 64 bytes
+ * a superstep and pads nothing (docs/compiler.md, "Memory: what the
+ * planner knows"). */
+static void
+test_memory_model(void **state)
+{
+	(void)state;
+	static const char *const graphs[] = {
+	    "input a f32 [100, 200]\nweight b f32 [200, 300]\n"
+	    "c = matmul a b\noutput c\n",
+	    "input a f16 [729, 72]\nweight b f16 [72, 729]\n"
+	    "c = matmul a b\noutput c\n",
+	    "input a f8_f143 [2, 4304]\nweight b f8_f143 [4304, 1152]\n"
+	    "c = matmul a b\noutput c\n",
+	};
+	const Chip *chip = chip_default();
+	uint64_t kernels = plan_kernels_code(chip);
+	assert_true(kernels > 0 && kernels < plan_tile_room(chip));
+	for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
+		Graph *g;
+		Diag errs[GRAPH_MAX_ERRORS], d;
+		int nerr;
+		assert_int_equal(graph_parse(graphs[i], strlen(graphs[i]), "t",
+		                             &g, errs, &nerr),
+		                 0);
+		Package *pk;
+		CompileReport rep;
+		assert_int_equal(compile_graph(g, NULL, &pk, &rep, &d), 0);
+		uint64_t shared = 0;
+		for (uint32_t k = 0; k < pk->nshared; k++) {
+			uint64_t end = pk->shared[k].addr +
+			               pk->blob[pk->shared[k].blob].len;
+			if (end - chip->mem_base > shared)
+				shared = end - chip->mem_base;
+		}
+		assert_true(shared > 0 && shared <= kernels);
+		uint64_t measured = 0;
+		for (uint32_t t = 0; t < rep.place.tiles; t++) {
+			const PlaceTile *pt = &rep.place.tile[t];
+			if (pt->code + pt->peak > measured)
+				measured = pt->code + pt->peak;
+		}
+		Plan *plan;
+		PlanOptions po = {.weight_copies = 1};
+		assert_int_equal(
+		    plan_graph(g, chip, chip->tiles, &po, &plan, &d), 0);
+		uint64_t bound =
+		    plan_tile_need(plan_gemm_need(&plan->op[0].gemm, kernels));
+		assert_true(measured <= bound);
+		assert_true(bound <= plan_tile_room(chip));
+		plan_free(plan);
+		compile_report_free(&rep);
+		pkg_free(pk);
+		graph_free(g);
+	}
+}
+
+/* The weight-copy budget is per tile: three 1 x 16 x 16384 f32 matmuls on
+ * 256 tiles each take a grid of 32 K groups of one tile (kg 512), side
+ * by side from tiles 0, 32 and 64 (from --dump=plan), and each tile of a
+ * grid stores 512 x 16 x 4 = 32,768 bytes of its B's copies. The budget,
+ * an eighth of a tile less the share of all weights, is 638,976 / 8 -
+ * 3 x 16384 x 16 x 4 / 256 = 67,584 bytes: each tile holds one
+ * matmul's copies, so all three have them (a budget on the sum of all
+ * copies, 98,304 bytes, refused the third; predicted 63,061 cycles then,
+ * 54,759 now), and the program places. */
+static void
+test_copy_budget(void **state)
+{
+	(void)state;
+	char text[512];
+	size_t n = 0;
+	for (int i = 0; i < 3; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n,
+		                      "input a%d f32 [1, 16384]\n"
+		                      "weight w%d f32 [16384, 16]\n"
+		                      "c%d = matmul a%d w%d\noutput c%d\n",
+		                      i, i, i, i, i, i);
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(graph_parse(text, n, "t", &g, errs, &nerr), 0);
+	PlanOptions o = {.weight_copies = 1};
+	Plan *plan = replan(g, &o, NULL);
+	for (int i = 0; i < 3; i++) {
+		const OpPlan *op = &plan->op[i];
+		assert_int_equal(op->tile0, 32 * i);
+		assert_int_equal(op->gemm.pk * op->gemm.pm * op->gemm.pn, 32);
+		assert_int_equal(op->gemm.b_local, 1);
+		assert_int_equal(plan_gemm_b_local_bytes(&op->gemm), 32768);
+	}
+	plan_free(plan);
+	Package *pk;
+	CompileReport rep;
+	CompileOptions co = {.tiles = 256};
+	assert_int_equal(compile_graph(g, &co, &pk, &rep, &d), 0);
+	compile_report_free(&rep);
+	pkg_free(pk);
+	graph_free(g);
+}
+
 /* ipu compile --dump prints every pass's result before the summary. */
 static void
 test_dump(void **state)
@@ -479,6 +586,8 @@ main(void)
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_compile),
+	    cmocka_unit_test(test_memory_model),
+	    cmocka_unit_test(test_copy_budget),
 	    cmocka_unit_test(test_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

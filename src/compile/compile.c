@@ -275,8 +275,7 @@ typedef struct {
 static int
 balance_may_fit(const Plan *plan, const uint64_t *need)
 {
-	uint64_t mem = plan->chip->mem_end - plan->chip->mem_base, over = 0,
-	         room = 0;
+	uint64_t mem = plan_tile_room(plan->chip), over = 0, room = 0;
 	for (uint32_t t = 0; t < plan->tiles; t++) {
 		uint64_t w = plan->weight_bytes ? plan->weight_bytes[t] : 0;
 		if (need[t] > mem && w < need[t] - mem)
@@ -311,14 +310,15 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 	int n = plan_refit(plan, over, rep->nover, fit);
 	free(over);
 	uint32_t T = plan->tiles;
-	uint64_t mem = plan->chip->mem_end - plan->chip->mem_base;
+	uint64_t mem = plan_tile_room(plan->chip);
 	if (!m->load) {
 		m->load = xcalloc(T, sizeof *m->load);
 		m->extra = xcalloc(T, sizeof *m->extra);
 	}
 	uint64_t *need = xcalloc(T, sizeof *need);
 	for (uint32_t t = 0; t < T && t < rep->tiles; t++)
-		need[t] = (uint64_t)rep->tile[t].code + rep->tile[t].peak;
+		need[t] = plan_tile_need(
+		    (TileBytes){rep->tile[t].code, rep->tile[t].peak});
 	for (int i = 0; i < rep->nover; i++) {
 		const PlaceOverflow *o = &rep->over[i];
 		uint64_t packed = o->packed > plan->chip->mem_base
@@ -442,9 +442,10 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		 * leaves below the interleaved region */
 		for (uint32_t t = 0; t < used; t++) {
 			const PlaceTile *pt = &rep->place.tile[t];
-			if (pt->code + pt->peak > rep->peak_tile_bytes)
-				rep->peak_tile_bytes =
-				    (uint32_t)(pt->code + pt->peak);
+			uint64_t need =
+			    plan_tile_need((TileBytes){pt->code, pt->peak});
+			if (need > rep->peak_tile_bytes)
+				rep->peak_tile_bytes = (uint32_t)need;
 		}
 		pk->total_cycles = rep->predicted_cycles;
 		pkg_set_plan(pk, rep->plan);
@@ -471,7 +472,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 static int
 check_sizes(const Graph *g, const Chip *chip, uint32_t tiles, Diag *d)
 {
-	uint64_t room = (uint64_t)tiles * (chip->mem_end - chip->mem_base);
+	uint64_t room = (uint64_t)tiles * plan_tile_room(chip);
 	for (int32_t id = 0; id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
 		uint64_t bytes = (uint64_t)shape_elems(&t->shape) *

@@ -365,7 +365,7 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 	int32_t step, istep;
 	uint64_t live = peak_live(s, n, 0, &step);
 	uint64_t ilive = peak_live(s, n, 1, &istep);
-	uint64_t mem = g->mem_end - g->mem_base;
+	uint64_t mem = plan_tile_room(l->chip);
 	uint64_t imem = g->mem_end - g->interleave;
 	memset(o, 0, sizeof *o);
 	o->tile = tile;
@@ -376,12 +376,13 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 		o->need = code;
 		o->avail = code_room;
 		o->over = code - code_room;
-	} else if (code + live > mem) {
+	} else if (plan_tile_over(l->chip, (TileBytes){code, live})) {
+		/* the memory model's bound (plan/mem.c), the planner's too */
 		o->kind = PLACE_OVER_TOTAL;
 		o->step = step;
-		o->need = code + live;
+		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
-		o->over = o->need - mem;
+		o->over = plan_tile_over(l->chip, (TileBytes){code, live});
 	} else if (ilive > imem) {
 		o->kind = PLACE_OVER_INTERLEAVED;
 		o->step = istep;
@@ -391,7 +392,7 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 	} else {
 		o->kind = PLACE_OVER_PACKING;
 		o->step = step;
-		o->need = code + live;
+		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
 		o->over = packed - g->mem_end;
 	}
@@ -543,7 +544,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 	uint32_t T = l->tiles;
 	rep->tiles = T;
 	rep->mem_end = c->mem_end;
-	rep->mem_bytes = c->mem_end - c->mem_base;
+	rep->mem_bytes = (uint32_t)plan_tile_room(c);
 	rep->tile = xcalloc(T ? T : 1, sizeof *rep->tile);
 	rep->nbuf = (uint64_t)l->nbuf;
 

@@ -13,7 +13,9 @@
  *   kernel    gemm_tile_cycles (src/kernels/gemm.h), the kernel's own
  *             cycle formula, checked against the emulator in its tests
  * Memory: the stored input chunks, the two receive buffers, the C block,
- * the code (about 60 bytes per superstep) and the kernel argument blocks.
+ * the kernel argument blocks and the code (the kernels' image at its
+ * largest, plan_kernels_code, and about 60 bytes a superstep), within the
+ * tile memory model's bound (mem.c).
  * The search enumerates pk in 1, 2, 4, 8, every pm (pn = the tiles left)
  * and kc of 1..64 K panels: tens of thousands of candidates, a few ms.
  */
@@ -44,7 +46,16 @@ grid_latency(const Chip *c, uint32_t tiles)
 	return worst + chip_rule(c, TIMING_RECV_LAND);
 }
 
-enum { CODE_PER_STEP = 64, CODE_FIXED = 64 };
+enum {
+	/* the candidate's own program, an estimate: codegen_size sizes it
+	 * only after lowering and scheduling */
+	CODE_PER_STEP = 64,
+	CODE_FIXED = 64,
+	/* two 32 KiB interleaved pairs for placement to keep the A chunk and
+	 * the C block apart (4096^3 f8 in 2 supersteps of K 512, 588,704
+	 * bytes, did not place) */
+	APART_SLACK = 65536
+};
 
 /* Part k of n split `parts` ways: its size, *first its first. */
 static uint32_t
@@ -184,13 +195,38 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	*call = gemm_tile_cycles(c, g, p->bm, p->bn, kc);
 }
 
+TileBytes
+plan_gemm_need(const GemmPlan *p, uint64_t kernels)
+{
+	GemmDtype g = gemm_dtype_of(p->dtype);
+	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
+	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
+	uint32_t na = plan_gemm_a_parts(p);
+	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
+	                   ceil_div((uint32_t)a_words, na) * 4;
+	uint32_t nb = plan_gemm_b_parts(p);
+	uint64_t b_store = p->b_local
+	                       ? plan_gemm_b_local_bytes(p)
+	                       : (uint64_t)ceil_div(p->steps * nb, p->pm) *
+	                             ceil_div((uint32_t)b_words, nb) * 4;
+	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
+	uint64_t data = a_store + b_store +
+	                4 * ((plan_gemm_a_in_place(p) ? 0 : a_words) +
+	                     (p->b_local ? 0 : b_words)) +
+	                c_bytes * (p->pk > 1 ? 2 : 1) +
+	                (uint64_t)p->steps * GEMM_ARGS_BYTES;
+	return (TileBytes){kernels + (uint64_t)p->steps * CODE_PER_STEP +
+	                       CODE_FIXED,
+	                   data + APART_SLACK};
+}
+
+/* Prices p; 0 if its fullest tile fits with `kernels` bytes of kernels'
+ * code (plan_gemm_need within plan_tile_over), else -1. */
 static int
-plan_gemm_price(const Chip *c, GemmPlan *p)
+plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p)
 {
 	GemmDtype g = gemm_dtype_of(p->dtype);
 	p->steps = ceil_div(p->kg, p->kc);
-	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
-	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
 	step_cycles(c, p, p->kc, &p->exchange_cycles, &p->compute_cycles);
 	/* the last superstep has what is left of kg */
 	uint64_t last_xch, last_call;
@@ -202,28 +238,11 @@ plan_gemm_price(const Chip *c, GemmPlan *p)
 	                 p->exchange_cycles + p->compute_cycles) +
 	            chip_rule(c, TIMING_SYNC_INTERNAL) + last_xch + last_call +
 	            p->reduce_cycles;
-	/* memory of the fullest tile */
-	uint32_t na = plan_gemm_a_parts(p);
-	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
-	                   ceil_div((uint32_t)a_words, na) * 4;
-	uint32_t nb = plan_gemm_b_parts(p);
-	uint64_t b_store = p->b_local
-	                       ? plan_gemm_b_local_bytes(p)
-	                       : (uint64_t)ceil_div(p->steps * nb, p->pm) *
-	                             ceil_div((uint32_t)b_words, nb) * 4;
-	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
-	uint64_t bytes =
-	    a_store + b_store +
-	    4 * ((plan_gemm_a_in_place(p) ? 0 : a_words) +
-	         (p->b_local ? 0 : b_words)) +
-	    c_bytes * (p->pk > 1 ? 2 : 1) +
-	    (uint64_t)p->steps * (CODE_PER_STEP + GEMM_ARGS_BYTES) + CODE_FIXED;
+	TileBytes need = plan_gemm_need(p, kernels);
+	/* the plan's own bytes, without the kernels and the slack */
+	uint64_t bytes = plan_tile_need(need) - kernels - APART_SLACK;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
-	/* leave room for the kernels' own code, and two 32 KiB interleaved
-	 * pairs for placement to keep the A chunk and the C block apart
-	 * (4096^3 f8 in 2 supersteps of K 512, 588,704 bytes, did not
-	 * place) */
-	return bytes + 16384 + 65536 <= c->mem_end - c->mem_base ? 0 : -1;
+	return plan_tile_over(c, need) ? -1 : 0;
 }
 
 /* The cheapest plans so far, cheapest first. */
@@ -250,8 +269,8 @@ keep(Best *b, const GemmPlan *p)
 
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
-search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
-             uint32_t b_local_bytes, Best *best)
+search_grids(const Chip *c, uint64_t kernels, uint32_t tiles, uint32_t pk,
+             GemmPlan proto, uint32_t b_local_bytes, Best *best)
 {
 	uint32_t kp = gemm_k_panel(gemm_dtype_of(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
@@ -277,7 +296,7 @@ search_grids(const Chip *c, uint32_t tiles, uint32_t pk, GemmPlan proto,
 					best->tried++;
 					p.pairs_down = (uint8_t)down;
 					p.b_local = (uint8_t)local;
-					if (!plan_gemm_price(c, &p) &&
+					if (!plan_gemm_price(c, kernels, &p) &&
 					    (!local ||
 					     plan_gemm_b_local_bytes(&p) <=
 					         b_local_bytes))
@@ -298,6 +317,7 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		                "gemm: empty problem %u x %u x %u", m, n, k);
 	uint32_t kp = gemm_k_panel(gemm_dtype_of(t));
 	Best best = {.plan = out, .max = max};
+	uint64_t kernels = plan_kernels_code(c);
 	for (uint32_t pk = 1; pk <= 32 && pk <= tiles; pk *= 2) {
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
@@ -309,7 +329,8 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		                  .pk = pk,
 		                  .kg = kg,
 		                  .b_parts = (uint8_t)(b_made != 0)};
-		search_grids(c, tiles, pk, proto, b_local_bytes, &best);
+		search_grids(c, kernels, tiles, pk, proto, b_local_bytes,
+		             &best);
 	}
 	if (!best.n)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,

@@ -69,8 +69,10 @@ typedef struct {
 	                             the weight balance */
 	uint32_t next_weight_row; /* the grid row of a weight's first chunk
 	                             stored in its own GEMM's grid */
-	uint32_t b_local_left;    /* bytes a tile may still give to weights
-	                             stored on every tile that reads them */
+	uint32_t copy_room;       /* bytes a tile may give to weights stored
+	                             on every tile that reads them (b_local) */
+	uint32_t *copies;         /* by tile: such copies' bytes so far */
+	uint32_t copies_max;      /* the most on one tile */
 	int weights_many; /* the graph's weights take an eighth of a tile
 	                     each or more */
 	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
@@ -303,11 +305,21 @@ better(const Planner *P, const Matmul *mm, const GemmPlan *p, uint64_t cost,
 		return 1;
 	const Chip *c = P->chip;
 	uint32_t lim = fit_of(P, mm->op) & PLAN_FIT_HALF
-	                   ? (c->mem_end - c->mem_base) / 2
+	                   ? (uint32_t)(plan_tile_room(c) / 2)
 	                   : 0;
 	int over = lim && p->tile_bytes > lim,
 	    cur_over = lim && cur->tile_bytes > lim;
 	return over != cur_over ? !over : cost < best;
+}
+
+/* What the copy budget leaves on the tile with the most copies: a
+ * GEMM's grid may cover any tile, and one that starts at tile 0 covers
+ * the tiles of every earlier one on the whole chip, so this is the budget
+ * the sum of all copies left before when they overlapped. */
+static uint32_t
+copy_left(const Planner *P)
+{
+	return P->copy_room > P->copies_max ? P->copy_room - P->copies_max : 0;
 }
 
 /* The plan for `batches` GEMMs of m x n x k: for each group size g (1 to
@@ -328,7 +340,7 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	uint32_t local = mm->batches == 1 && tb->role == ROLE_WEIGHT &&
 	                         !P->home[tb->id] &&
 	                         !(fit_of(P, mm->op) & PLAN_FIT_NO_COPIES)
-	                     ? P->b_local_left
+	                     ? copy_left(P)
 	                     : 0;
 	/* B with a home is packed on the device */
 	int made = P->home[tb->id] != NULL;
@@ -370,8 +382,6 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
 		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
 		                 made, plan, d);
-	if (plan->b_local)
-		P->b_local_left -= (uint32_t)plan_gemm_b_local_bytes(plan);
 	return IPU_OK;
 }
 
@@ -481,6 +491,12 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		if (o->tile0 + used > P->tiles)
 			o->tile0 = 0;
 		P->next_tile = o->tile0 + used;
+	}
+	/* weight copies take their bytes on each tile of the grid */
+	for (uint32_t t = o->tile0; plan->b_local && t < o->tile0 + used; t++) {
+		P->copies[t] += (uint32_t)plan_gemm_b_local_bytes(plan);
+		if (P->copies[t] > P->copies_max)
+			P->copies_max = P->copies[t];
 	}
 	/* a weight is written once and kept (unless b_local), so that the
 	 * weights of a model do not pile up: when they are many, or the GEMM
@@ -930,11 +946,11 @@ weight_budget(Planner *P)
 			           (uint64_t)dtype_size(t->elem.dtype);
 	}
 	const Chip *chip = P->chip;
-	uint64_t eighth = (chip->mem_end - chip->mem_base) / 8,
+	uint64_t eighth = plan_tile_room(chip) / 8,
 	         share = weights / (P->tiles ? P->tiles : 1);
-	P->b_local_left = P->plan->opt.weight_copies && share < eighth
-	                      ? (uint32_t)(eighth - share)
-	                      : 0;
+	P->copy_room = P->plan->opt.weight_copies && share < eighth
+	                   ? (uint32_t)(eighth - share)
+	                   : 0;
 	P->weights_many = share >= eighth;
 }
 
@@ -984,6 +1000,7 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	             .carry = -1};
 	P.home = xcalloc((size_t)g->ntensors, sizeof *P.home);
 	P.weight_bytes = xcalloc(tiles, sizeof *P.weight_bytes);
+	P.copies = xcalloc(tiles, sizeof *P.copies);
 	for (uint32_t t = 0; plan->opt.load && t < tiles; t++)
 		P.weight_bytes[t] = plan->opt.load[t];
 	weight_budget(&P);
@@ -1005,6 +1022,7 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	for (uint32_t t = 0; plan->opt.load && t < tiles; t++)
 		P.weight_bytes[t] -= plan->opt.load[t];
 	plan->weight_bytes = P.weight_bytes;
+	free(P.copies);
 	free(P.home);
 	if (r) {
 		plan_free(plan);

@@ -339,6 +339,27 @@ int plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit);
  * stored there, measured by the placer (`need`: code + the most data live
  * at one step): the next plan's PlanOptions.load. */
 uint32_t plan_tile_load(const Plan *p, uint32_t t, uint64_t need);
+/* mem.c: the tile memory model, one bound for the planner's estimates
+ * and the placer's measure. A tile holds, from mem_base, its code and
+ * then its data; at every step both must fit. */
+typedef struct {
+	uint64_t code; /* the kernels' shared image and the tile's program */
+	uint64_t data; /* the most data bytes live at one step */
+} TileBytes;
+/* The bytes of a tile for code and data (mem_end - mem_base). */
+uint64_t plan_tile_room(const Chip *c);
+/* What a tile needs: its code and its data at their peak. */
+uint64_t plan_tile_need(TileBytes b);
+/* The bytes by which b passes the tile's room (0: it fits). */
+uint64_t plan_tile_over(const Chip *c, TileBytes b);
+/* The kernels' shared image at its largest, every kernel object linked:
+ * the code every program starts after is at most this. */
+uint64_t plan_kernels_code(const Chip *c);
+/* gemm_plan.c: the GEMM planner's estimate of a priced plan's fullest
+ * tile in the memory model's terms, with `kernels` bytes of kernels' code
+ * (plan_kernels_code): the bound it admits candidates by. Not yet the
+ * lowering's sizes (docs/compiler.md, "Memory: what the planner knows"). */
+TileBytes plan_gemm_need(const GemmPlan *p, uint64_t kernels);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
 /* The plan's invariants: every op planned, GEMM grids on the plan's
