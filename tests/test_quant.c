@@ -123,6 +123,8 @@ test_more_methods_match_reference(void **state)
 	    {"channel,gptq,bias", ""},
 	    {"format", ""},
 	    {"format,percentile", "--percentile 90"},
+	    {"block", "--block 32"},
+	    {"block,gptq,bias", "--block 64"},
 	};
 	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
 		char name[64];
@@ -412,6 +414,49 @@ test_format_errors(void **state)
 	                 2);
 }
 
+/* Per-K-block scales: written by ipu quant (the codes checked above),
+ * refused by the run (the device has no K-block lowering yet), and
+ * ipu quant's errors for them. */
+static void
+test_block(void **state)
+{
+	(void)state;
+	char out[8192], path[256];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB " --method block --block "
+	                         "32 --out qb.safetensors"),
+	                 0);
+	expect_in(out, "refuses this checkpoint");
+	snprintf(path, sizeof path, "%s/qb.safetensors", test_dir);
+	expect_refused(path, "per-K-block scales (\"k_block\") are not run "
+	                     "by the device yet");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "run siglip --weights qb.safetensors "
+	                         "--config tiny.json --image " PHOTOS
+	                         "chelsea.png"),
+	                 1);
+	expect_in(out, "not run by the device yet");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB " --method block --block "
+	                         "48 --out x.st"),
+	                 2);
+	expect_in(out, "--block wants a multiple of 32");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB
+	                         " --method tensor --block 32 --out x.st"),
+	                 2);
+	expect_in(out, "--block is for --method block");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "quant --weights tiny.safetensors --config "
+	                         "tiny.json " CALIB
+	                         " --method channel,block --out x.st"),
+	                 2);
+	expect_in(out, "method block with mse, format or channel");
+}
+
 int
 main(void)
 {
@@ -422,6 +467,7 @@ main(void)
 	    cmocka_unit_test(test_run_gptq_bias_f152),
 	    cmocka_unit_test(test_mixed),
 	    cmocka_unit_test(test_format_errors),
+	    cmocka_unit_test(test_block),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

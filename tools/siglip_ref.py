@@ -1006,12 +1006,28 @@ def quantize_weight_group(tensors, channel, mse, s, fmt="F143"):
     return out
 
 
+def block_scales(t, s, block, fmt="F143"):
+    """Per row of t [out, in] and block of `block` columns: the block's max
+    over the format's top at 2^s, rounded to f16, at least 2^-14 (1 for an
+    all-zero block) -> [out, blocks], and the same spread over [out, in]."""
+    top = FP8_GRIDS[fmt][2]
+    out = []
+    for b0 in range(0, t.shape[1], block):
+        m = t[:, b0:b0 + block].abs().amax(1)
+        c = torch.tensor([max(_f16(float(v) / math.ldexp(top, s)), 2.0 ** -14) if v > 0 else 1.0 for v in m],
+                         dtype=torch.float64)
+        out.append(c)
+    bs = torch.stack(out, 1)
+    return bs, bs.repeat_interleave(block, 1)[:, :t.shape[1]]
+
+
 def gptq_weight(w, h, s, fmt, cs, damp):
     """GPTQ (Frantar et al. 2022) of w [out, in] (f64) against the inputs'
     Hessian h = X^T X, written again one column at a time (no blocks): h
     dampened by damp times its mean diagonal (a column never used: h_jj = 1,
     its weights 0), U the upper Cholesky factor of h^-1; each column coded
-    (nearest at 2^s in fmt, times the channel scales cs), its error over
+    (nearest at 2^s in fmt, times the channel scales cs [out], or the
+    scales of each element cs [out, in]), its error over
     U_ii carried into the later columns by U's row. -> the coded values."""
     w = w.clone()
     h = h.clone()
@@ -1021,9 +1037,10 @@ def gptq_weight(w, h, s, fmt, cs, damp):
     h += damp * torch.diagonal(h).mean() * torch.eye(h.shape[0], dtype=h.dtype)
     u = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(h)), upper=True)
     c = torch.ones(w.shape[0], dtype=w.dtype) if cs is None else cs
+    c = c if c.dim() == 2 else c[:, None].expand(w.shape)
     q = torch.empty_like(w)
     for i in range(w.shape[1]):
-        q[:, i] = quantize_fp8(w[:, i] / c, s, fmt) * c
+        q[:, i] = quantize_fp8(w[:, i] / c[:, i], s, fmt) * c[:, i]
         err = (w[:, i] - q[:, i]) / u[i, i]
         w[:, i:] -= err[:, None] * u[i, i:][None, :]
     return q
@@ -1074,6 +1091,7 @@ def _cmd_quant_check(args):
     channel, mse, smooth = "channel" in methods, "mse" in methods, "smooth" in methods
     pct = args.percentile if "percentile" in methods else None
     gptq, bias, fmt_choice = "gptq" in methods, "bias" in methods, "format" in methods
+    block = args.block if "block" in methods else 0
     pixels = load_images(args.image, cfg.image_size)
     orig = vision_weights(read_safetensors(args.weights), cfg, args.weights)
     qt = read_safetensors(args.quantized)
@@ -1112,7 +1130,13 @@ def _cmd_quant_check(args):
     for group, members in _groups(w, cfg).items():
         tensors = [w[k] if rows is None else w[k][rows] for k, rows in members]
         s, fmt = chosen[group]
-        quant = quantize_weight_group(tensors, channel, mse, s, fmt)
+        if block:   # a scale per row and block of K instead of the channel scales
+            quant = []
+            for t in tensors:
+                cs = block_scales(t, s, block, fmt)[1]
+                quant.append((quantize_fp8(t / cs, s, fmt), cs))
+        else:
+            quant = quantize_weight_group(tensors, channel, mse, s, fmt)
         for (k, rows), t, (q, cs) in zip(members, tensors, quant):
             full = "vision_model." + k
             entry = policy["weights"][full]
@@ -1128,7 +1152,19 @@ def _cmd_quant_check(args):
                 fails.append(f"{k}: weight {entry['format']} at scale {scale}, the reference chose {fmt} at {s}")
                 continue
             got = got.reshape(q.shape) * 2.0 ** scale
-            if channel:
+            if block:
+                if entry.get("k_block") != block:
+                    fails.append(f"{k}: k_block {entry.get('k_block')}, the reference's {block}")
+                    continue
+                kb = qt[full + "_kscale"].double()
+                kb = kb if rows is None else kb[rows]
+                want = block_scales(t, s, block, fmt)[0]
+                if kb.shape != want.shape or bool((kb != want).any()):
+                    fails.append(f"{k}: K-block scales differ from the reference's")
+                    continue
+                got = got * cs
+                q = q * cs
+            elif channel:
                 c = qt[full + "_scale"].double()
                 if rows is not None:
                     c = c[rows]
@@ -1187,6 +1223,9 @@ def _cmd_quant_check(args):
             if entry.get("channel_scales"):
                 c = qt[full + "_scale"].double()
                 v = v * c.reshape([-1] + [1] * (v.dim() - 1))
+            if entry.get("k_block"):
+                kb = qt[full + "_kscale"].double()
+                v = v * kb.repeat_interleave(entry["k_block"], 1)[:, :v.shape[1]]
         wq[k] = v
     ref, _ = tower(ev, orig, cfg, "f64")
     got, _ = tower(ev, wq, cfg, "f16", _PolicyActivations(policy))
@@ -1333,6 +1372,7 @@ def _parser():
     s.add_argument("--eval-image", action="append", help="a held-out image (default: the calibration images)")
     s.add_argument("--alpha", type=float, default=0.5, help="smooth's alpha as given to ipu quant (0.5)")
     s.add_argument("--percentile", type=float, default=99.99, help="percentile's P as given to ipu quant (99.99)")
+    s.add_argument("--block", type=int, default=128, help="block's columns per K block as given to ipu quant (128)")
     s.add_argument("--damp", type=float, default=0.01, help="gptq's dampening as given to ipu quant (0.01)")
     s.add_argument("--min-cos", type=float, help="exit 1 if a held-out image's cosine is below this")
     s.add_argument("--out", help="the decoded checkpoint's pooled embedding of the held-out images (f16 "

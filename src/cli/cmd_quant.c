@@ -23,6 +23,7 @@ usage(FILE *f)
 	       "[--method M[,M...]]\n"
 	       "                 [--target-cos X] [--alpha A] [--percentile "
 	       "P] [--damp X]\n"
+	       "                 [--block B]\n"
 	       "                 --out Q.safetensors [--force]\n"
 	       "  Quantize the checkpoint's dense GEMMs to FP8 on the "
 	       "host, calibrating\n"
@@ -45,8 +46,11 @@ usage(FILE *f)
 	       "bias (bias\n"
 	       "                 correction of the weights' error), format "
 	       "(F143 or F152\n"
-	       "                 per tensor, the one of less squared error); "
-	       "e.g.\n"
+	       "                 per tensor, the one of less squared error), "
+	       "block (a weight\n"
+	       "                 scale per block of B input columns; the "
+	       "device does not run\n"
+	       "                 these yet: host estimate only); e.g.\n"
 	       "                 channel,mse,smooth or tensor,gptq,bias\n"
 	       "  --target-cos X keep the fewest GEMMs in f16 for the "
 	       "calibration images'\n"
@@ -57,6 +61,8 @@ usage(FILE *f)
 	       "  --damp X       gptq's dampening in [0, 1], a fraction of "
 	       "the Hessian's mean\n"
 	       "                 diagonal (default 0.01)\n"
+	       "  --block B      block's columns per K block, a multiple of "
+	       "32 (default 128)\n"
 	       "  --eval IMG     held-out images: print each one's cosine of "
 	       "the pooled\n"
 	       "                 embedding against the float tower (host "
@@ -71,7 +77,7 @@ usage(FILE *f)
 typedef struct {
 	const char *weights, *config, *out, *calib_px, *eval_px;
 	const char **calib, **eval;
-	int ncalib, neval, force, pct_given, damp_given;
+	int ncalib, neval, force, pct_given, damp_given, block_given;
 	QuantOpts o;
 } Args;
 
@@ -146,6 +152,19 @@ parse(int argc, char **argv, Args *a)
 		                              &missing))) {
 			a->o.damp = parse_num(v, 0, 1, "--damp", &bad);
 			a->damp_given = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--block",
+		                              &missing))) {
+			double b = parse_num(v, 32, 65536, "--block", &bad);
+			a->o.block = (int)b;
+			if (!bad && (b != a->o.block || a->o.block % 32)) {
+				fprintf(stderr,
+				        "ipu quant: --block wants a multiple "
+				        "of 32 (the f8 GEMM's K panel), got "
+				        "'%s'\n",
+				        v);
+				bad = 1;
+			}
+			a->block_given = 1;
 		} else {
 			fprintf(stderr, "ipu quant: %s '%s'\n",
 			        missing ? "missing value for"
@@ -161,6 +180,10 @@ parse(int argc, char **argv, Args *a)
 	}
 	if (!bad && a->damp_given && !(a->o.methods & QUANT_GPTQ)) {
 		fprintf(stderr, "ipu quant: --damp is for --method gptq\n");
+		bad = 1;
+	}
+	if (!bad && a->block_given && !(a->o.methods & QUANT_BLOCK)) {
+		fprintf(stderr, "ipu quant: --block is for --method block\n");
 		bad = 1;
 	}
 	if (!bad && (!a->weights || !a->config || !a->out)) {
@@ -271,6 +294,10 @@ run(const Args *a)
 		free(desc);
 		if (!e)
 			printf("wrote %s\n", a->out);
+		if (!e && (a->o.methods & QUANT_BLOCK))
+			printf("note            per-K-block scales: `ipu run "
+			       "siglip` refuses this checkpoint (no K-block "
+			       "lowering on the device yet)\n");
 	}
 	if (e)
 		cli_print_diag(&d);
@@ -287,6 +314,7 @@ cmd_quant(int argc, char **argv)
 	Args a = {.o = {.alpha = 0.5,
 	                .percentile = 99.99,
 	                .damp = 0.01,
+	                .block = 128,
 	                .log = stderr}};
 	a.calib = xcalloc((size_t)argc, sizeof *a.calib);
 	a.eval = xcalloc((size_t)argc, sizeof *a.eval);

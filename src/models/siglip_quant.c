@@ -80,6 +80,12 @@ siglip_quant_scale_name(const char *weight, char *out, size_t n)
 	snprintf(out, n, "%s_scale", weight);
 }
 
+void
+siglip_quant_kscale_name(const char *weight, char *out, size_t n)
+{
+	snprintf(out, n, "%s_kscale", weight);
+}
+
 static const StMeta *
 meta(const StFile *f, const char *key)
 {
@@ -164,6 +170,13 @@ parse_entry(const cJSON *e, const char *what, const char *name, int parts,
 			sc = k;
 		else if (weight && !strcmp(k->string, "channel_scales"))
 			ch = k;
+		else if (weight && !strcmp(k->string, "k_block"))
+			return bad(d, what,
+			           "'%s': per-K-block scales (\"k_block\") "
+			           "are not run by the device yet: the GEMM "
+			           "has one product scale for all of K "
+			           "(docs/quantization.md)",
+			           name);
 		else
 			return bad(d, what, "'%s': unknown key \"%s\"", name,
 			           k->string);
@@ -440,7 +453,7 @@ siglip_quant_read(const SiglipConfig *c, const StFile *f, const char *what,
 }
 
 static cJSON *
-entry(DType dt, const int *scale, int parts, int channel)
+entry(DType dt, const int *scale, int parts, int channel, int k_block)
 {
 	if (!dtype_is_f8(dt))
 		return cJSON_CreateString("f16");
@@ -453,6 +466,8 @@ entry(DType dt, const int *scale, int parts, int channel)
 		cJSON_AddNumberToObject(o, "scale", scale[0]);
 	if (channel)
 		cJSON_AddTrueToObject(o, "channel_scales");
+	if (k_block)
+		cJSON_AddNumberToObject(o, "k_block", k_block);
 	return o;
 }
 
@@ -467,14 +482,15 @@ siglip_quant_json(const SiglipQuant *q)
 		cJSON_AddStringToObject(root, "calibration", q->calibration);
 	cJSON *acts = cJSON_AddObjectToObject(root, "activations");
 	for (int i = 0; i < SIGLIP_GEMMS; i++)
-		cJSON_AddItemToObject(acts, siglip_gemm_names[i],
-		                      entry(q->act[i], &q->act_scale[i], 1, 0));
+		cJSON_AddItemToObject(
+		    acts, siglip_gemm_names[i],
+		    entry(q->act[i], &q->act_scale[i], 1, 0, 0));
 	cJSON *ws = cJSON_AddObjectToObject(root, "weights");
 	for (int i = 0; i < q->nweight; i++) {
 		const SiglipQWeight *w = &q->weight[i];
-		cJSON_AddItemToObject(
-		    ws, w->name,
-		    entry(w->dtype, w->scale, w->parts, w->channel));
+		cJSON_AddItemToObject(ws, w->name,
+		                      entry(w->dtype, w->scale, w->parts,
+		                            w->channel, w->k_block));
 	}
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);

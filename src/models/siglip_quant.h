@@ -35,6 +35,11 @@ typedef struct {
 	DType dtype;  /* DT_F16 (kept), DT_F8_F143, DT_F8_F152 */
 	int scale[3]; /* f8: 2^scale, per part */
 	int channel;  /* f8: "<name>_scale" F32 [out] multiplies */
+	/* f8: > 0: a scale per row and block of k_block input columns,
+	 * "<name>_kscale" F32 [out, K / k_block rounded up] multiplies
+	 * ("k_block"; written by ipu quant, not run by the device yet:
+	 * siglip_quant_read refuses it) */
+	int k_block;
 } SiglipQWeight;
 
 typedef struct {
@@ -69,5 +74,7 @@ void siglip_quant_free(SiglipQuant *q);
 
 /* The name of a weight's channel-scale tensor ("<name>_scale"). */
 void siglip_quant_scale_name(const char *weight, char *out, size_t n);
+/* The name of a weight's K-block-scale tensor ("<name>_kscale"). */
+void siglip_quant_kscale_name(const char *weight, char *out, size_t n);
 
 #endif

@@ -31,6 +31,7 @@ struct Quantized {
 	HostTower qt; /* as the device computes: decoded weights, f8 inputs */
 	uint8_t **codes; /* [nweight]: the checkpoint tensor's codes, or NULL */
 	float **chan;    /* [nweight]: channel scales [rows], or NULL */
+	float **kscale; /* [nweight]: K-block scales [parts][blocks], or NULL */
 	unsigned methods;
 	QuantOpts o;
 	Fp8Format wfmt[SIGLIP_GEMMS][3]; /* each weight group's format */
@@ -52,6 +53,7 @@ static const struct {
     {"gptq", QUANT_GPTQ},
     {"bias", QUANT_BIAS},
     {"format", QUANT_FORMAT},
+    {"block", QUANT_BLOCK},
 };
 enum { NMETHODS = sizeof method_names / sizeof method_names[0] };
 
@@ -70,7 +72,7 @@ quant_parse_methods(const char *text, unsigned *out, Diag *d)
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "method '%.*s': not one of tensor, "
 			    "channel, mse, smooth, percentile, gptq, "
-			    "bias, format",
+			    "bias, format, block",
 			    (int)len, s);
 		*out |= method_names[k].bit;
 		s += len + (s[len] == ',');
@@ -81,6 +83,13 @@ quant_parse_methods(const char *text, unsigned *out, Diag *d)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "methods tensor and channel are two kinds of "
 		                "weight scale: one of them");
+	if ((*out & QUANT_BLOCK) &&
+	    (*out & (QUANT_MSE | QUANT_FORMAT | QUANT_CHANNEL)))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "method block with mse, format or channel: "
+		                "not built (block scales each row's blocks; "
+		                "the others' weight scale searches do not "
+		                "know blocks)");
 	return IPU_OK;
 }
 
@@ -459,12 +468,13 @@ group_scale(Quantized *q, SiglipGemm pos, int part, int formats, Fp8Format *fmt)
  * Cholesky factor, carried into the columns not yet coded; blocks of
  * GPTQ_BLOCK columns, the rest updated once per block. h is X^T X
  * (upper triangle; dampened here by damp times its mean diagonal).
- * Codes into codes[out in], their values into deq. */
+ * Row o, column i is coded at 2^s times cm[o nb + i / bsz] (channel
+ * scales: nb 1, bsz in). Codes into codes[out in], values into deq. */
 enum { GPTQ_BLOCK = 128 };
 
 static int
-gptq(const HostLinear *src, const double *h, const double *chan, int s,
-     Fp8Format fmt, double damp, uint8_t *codes, float *deq, Diag *d)
+gptq(const HostLinear *src, const double *h, const double *cm, int nb, int bsz,
+     int s, Fp8Format fmt, double damp, uint8_t *codes, float *deq, Diag *d)
 {
 	int out = src->out, n = src->in, info = 0;
 	size_t nn = (size_t)n * n;
@@ -509,9 +519,9 @@ gptq(const HostLinear *src, const double *h, const double *chan, int s,
 			const double *ui = u + (size_t)i * n;
 			for (int o = 0; o < out; o++) {
 				double *wo = w + (size_t)o * n,
-				       c = chan ? chan[o] : 1;
-				uint8_t b = encode(wo[i] / c, s, fmt);
-				double v = decode(b, s, fmt) * c,
+				       ci = cm[(size_t)o * nb + i / bsz];
+				uint8_t b = encode(wo[i] / ci, s, fmt);
+				double v = decode(b, s, fmt) * ci,
 				       e = (wo[i] - v) / ui[i];
 				codes[(size_t)o * n + i] = b;
 				deq[(size_t)o * n + i] = (float)v;
@@ -532,35 +542,63 @@ gptq(const HostLinear *src, const double *h, const double *chan, int s,
 }
 
 /* Quantize HostLinear src at 2^s in fmt (with channel scales into
- * chan[out]) into codes[out in] and dst's weights (decoded): nearest, or
- * with h (X^T X of its inputs) GPTQ. */
+ * chan[out]; with block, a scale per row and block of K into
+ * ksc[out][blocks]: the row's max in the block over the format's top at
+ * 2^s, in f16 as channel scales are) into codes[out in] and dst's weights
+ * (decoded): nearest, or with h (X^T X of its inputs) GPTQ. */
 static int
 quantize_linear(const Quantized *q, const HostLinear *src, int s, Fp8Format fmt,
-                const double *h, uint8_t *codes, float *chan, HostLinear *dst,
-                Diag *d)
+                const double *h, uint8_t *codes, float *chan, float *ksc,
+                HostLinear *dst, Diag *d)
 {
-	size_t in = (size_t)src->in;
-	double *c = xmalloc((size_t)src->out * sizeof *c);
-	for (int o = 0; o < src->out; o++) {
-		double e;
-		c[o] = row_scale(q, src->w + o * in, in, s, fmt, &e);
-		if (chan)
-			chan[o] = (float)c[o];
-	}
+	size_t in = (size_t)src->in, bsz = ksc ? (size_t)q->o.block : in;
+	size_t nb = (in + bsz - 1) / bsz;
+	double *c = xmalloc((size_t)src->out * nb * sizeof *c);
+	for (int o = 0; o < src->out; o++)
+		for (size_t b0 = 0; b0 < in; b0 += bsz) {
+			size_t b1 = b0 + bsz < in ? b0 + bsz : in;
+			const float *row = src->w + o * in;
+			double e, m = 0, v;
+			if (ksc) {
+				for (size_t k = b0; k < b1; k++)
+					m = fmax(m, fabs(row[k]));
+				v = m > 0 ? fmax(f16_value(
+				                     m / ldexp(host_f8_max(fmt),
+				                               s)),
+				                 0x1p-14)
+				          : 1;
+				ksc[o * nb + b0 / bsz] = (float)v;
+			} else {
+				v = row_scale(q, row, in, s, fmt, &e);
+				if (chan)
+					chan[o] = (float)v;
+			}
+			c[o * nb + b0 / bsz] = v;
+		}
 	int r = IPU_OK;
 	if (h)
-		r = gptq(src, h, c, s, fmt, q->o.damp, codes, dst->w, d);
+		r = gptq(src, h, c, (int)nb, (int)bsz, s, fmt, q->o.damp, codes,
+		         dst->w, d);
 	else
 		for (int o = 0; o < src->out; o++)
 			for (size_t k = 0; k < in; k++) {
+				double ck = c[o * nb + k / bsz];
 				uint8_t b =
-				    encode(src->w[o * in + k] / c[o], s, fmt);
+				    encode(src->w[o * in + k] / ck, s, fmt);
 				codes[o * in + k] = b;
 				dst->w[o * in + k] =
-				    (float)(decode(b, s, fmt) * c[o]);
+				    (float)(decode(b, s, fmt) * ck);
 			}
 	free(c);
 	return r;
+}
+
+/* Weight w's K blocks per part (0 without per-K-block scales). */
+static int
+kblocks(const Quantized *q, const HostLinear *l)
+{
+	return q->methods & QUANT_BLOCK ? (l->in + q->o.block - 1) / q->o.block
+	                                : 0;
 }
 
 static int
@@ -597,7 +635,12 @@ quantize_weights(Quantized *q, Diag *d)
 		if (chan)
 			q->chan[i] = xmalloc((size_t)src[0]->out * np *
 			                     sizeof *q->chan[i]);
+		int nb = kblocks(q, src[0]);
+		if (nb)
+			q->kscale[i] = xmalloc((size_t)src[0]->out * nb * np *
+			                       sizeof *q->kscale[i]);
 		w->channel = chan;
+		w->k_block = nb ? q->o.block : 0;
 		for (int k = 0; k < np; k++) {
 			w->scale[k] = gscale[w->pos][k];
 			const double *h =
@@ -607,8 +650,10 @@ quantize_weights(Quantized *q, Diag *d)
 			int e = quantize_linear(
 			    q, src[k], w->scale[k], q->wfmt[w->pos][k], h,
 			    q->codes[i] + k * per,
-			    chan ? q->chan[i] + k * src[0]->out : NULL, dst[k],
-			    d);
+			    chan ? q->chan[i] + k * src[0]->out : NULL,
+			    nb ? q->kscale[i] + (size_t)k * src[0]->out * nb
+			       : NULL,
+			    dst[k], d);
 			if (e)
 				return e;
 		}
@@ -639,6 +684,11 @@ set_f8(Quantized *q, int i, int f8)
 			double c = q->chan[i]
 			               ? q->chan[i][k * src[0]->out + e / in]
 			               : 1;
+			if (q->kscale[i])
+				c = q->kscale[i][((size_t)k * src[0]->out +
+				                  e / in) *
+				                     kblocks(q, src[0]) +
+				                 e % in / (size_t)q->o.block];
 			dst[k]->w[e] =
 			    f8 ? (float)(decode(q->codes[i][k * per + e],
 			                        w->scale[k], fmt) *
@@ -799,6 +849,7 @@ quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
 	q->pol.nweight = siglip_dense_weights(c, &q->pol.weight);
 	q->codes = xcalloc((size_t)q->pol.nweight, sizeof *q->codes);
 	q->chan = xcalloc((size_t)q->pol.nweight, sizeof *q->chan);
+	q->kscale = xcalloc((size_t)q->pol.nweight, sizeof *q->kscale);
 	int d_ = c->hidden, ng = ngroups(c);
 	Calib *k = xcalloc(1, sizeof *k);
 	if (q->methods & QUANT_SMOOTH) {
@@ -959,7 +1010,7 @@ int
 quant_write(const Quantized *q, const StFile *f, const char *calib,
             const char *path, int overwrite, Diag *d)
 {
-	size_t cap = f->ntensor + (size_t)q->pol.nweight, n = 0;
+	size_t cap = f->ntensor + 2 * (size_t)q->pol.nweight, n = 0;
 	OutTensor *t = xcalloc(cap, sizeof *t);
 	SiglipTensor *vision;
 	size_t nvision = siglip_tensors(&q->c, &vision);
@@ -1011,6 +1062,18 @@ quant_write(const Quantized *q, const StFile *f, const char *calib,
 			c->data = f32_bytes(q->chan[wi], s->shape[0]);
 			c->len = s->shape[0] * 4;
 		}
+		if (w && dtype_is_f8(w->dtype) && w->k_block) {
+			OutTensor *c = &t[n++];
+			siglip_quant_kscale_name(s->name, c->name,
+			                         sizeof c->name);
+			c->shape[0] = s->shape[0];
+			c->shape[1] = (s->shape[1] + (uint64_t)w->k_block - 1) /
+			              (uint64_t)w->k_block;
+			c->spec = (StSpec){c->name, ST_F32, 2, c->shape};
+			c->data =
+			    f32_bytes(q->kscale[wi], c->shape[0] * c->shape[1]);
+			c->len = c->shape[0] * c->shape[1] * 4;
+		}
 	}
 	SiglipQuant pol = q->pol;
 	pol.calibration = (char *)calib;
@@ -1042,9 +1105,11 @@ quant_free(Quantized *q)
 	for (int i = 0; i < q->pol.nweight; i++) {
 		free(q->codes[i]);
 		free(q->chan[i]);
+		free(q->kscale[i]);
 	}
 	free(q->codes);
 	free(q->chan);
+	free(q->kscale);
 	for (int g = 0; g < ngroups(&q->c); g++) {
 		free(q->hess ? q->hess[g] : NULL);
 		free(q->mean ? q->mean[g] : NULL);

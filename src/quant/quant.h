@@ -24,6 +24,7 @@ enum {
 	QUANT_GPTQ = 1 << 5,       /* weight codes by GPTQ, not nearest */
 	QUANT_BIAS = 1 << 6,       /* bias correction of the weights' error */
 	QUANT_FORMAT = 1 << 7,     /* F143 or F152 per tensor by error */
+	QUANT_BLOCK = 1 << 8,      /* per-K-block weight scales (host only) */
 };
 
 typedef struct {
@@ -32,13 +33,14 @@ typedef struct {
 	double percentile; /* percentile: P in (0, 100] (99.99) */
 	double damp;       /* gptq: dampening, a fraction of mean diag H */
 	double target_cos; /* > 0: the fewest GEMMs in f16 reaching it */
+	int block;         /* block: columns per K block (128) */
 	FILE *log;         /* progress lines, or NULL */
 } QuantOpts;
 
 typedef struct Quantized Quantized;
 
 /* "channel,mse" -> QUANT_CHANNEL | QUANT_MSE; names: tensor, channel, mse,
- * smooth, percentile, gptq, bias, format. */
+ * smooth, percentile, gptq, bias, format, block. */
 int quant_parse_methods(const char *text, unsigned *out, Diag *d);
 /* The methods as text (a static buffer's). */
 const char *quant_methods_name(unsigned methods);
