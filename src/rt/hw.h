@@ -124,6 +124,10 @@ typedef struct {
 	const uint8_t *img; /* the SDK bootloader's flat image */
 	size_t len;
 	const TileImage *prog; /* or, if not NULL, a program for ours */
+	/* hw_load: the bytes written at the tile's receive address at the
+	 * handoff (BOOT_RAW), if any tile has some; else the GO frame */
+	const uint8_t *raw;
+	uint32_t raw_len;
 } HwTileImage;
 int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
                    uint32_t n, ipu_error *err);
