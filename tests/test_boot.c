@@ -313,16 +313,32 @@ test_model_backend(void **state)
 /* A program that faults on tile 1 of 2 (a load outside tile memory):
  * model: finds it through TDI (the handoff never completes) and reports
  * the same tile, context, pc and exception as sim:. */
+static void fault_both(const char *src);
+
 static void
 test_model_fault(void **state)
 {
 	(void)state;
-	static const char src[] = "\t.globl _start\n_start:\n"
-	                          "\tget $m0, $TILE_ID\n"
-	                          "\tbrz $m0, 1f\n"
-	                          "\tsetzi $m1, 0x10\n"
-	                          "\tld32 $m2, $m1, $mzero, 0\n"
-	                          "1:\tbr $lr\n";
+	/* the entry at the base (the copy in a gap) and 8 KiB above it
+	 * (the fall-through load) */
+	for (int low = 0; low <= 8192; low += 8192) {
+		char src[512];
+		snprintf(src, sizeof src,
+		         "\t.section .text.prog, \"ax\"\n\t.space %d\n"
+		         "\t.globl _start\n_start:\n"
+		         "\tget $m0, $TILE_ID\n"
+		         "\tbrz $m0, 1f\n"
+		         "\tsetzi $m1, 0x10\n"
+		         "\tld32 $m2, $m1, $mzero, 0\n"
+		         "1:\tbr $lr\n",
+		         low);
+		fault_both(src);
+	}
+}
+
+static void
+fault_both(const char *src)
+{
 	uint8_t *bytes;
 	size_t len;
 	object_bytes(src, &bytes, &len);
