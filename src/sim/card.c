@@ -12,7 +12,9 @@
  *   HSP_GS1                 a mark 1: a batch of frames in host buffer 0,
  *                           one frame per tile per host sync into our
  *                           bootloader's frame area; another mark: the
- *                           handoff, GO to every started tile and the
+ *                           handoff, GO to every started tile (and with
+ *                           a BOOT_RAW table in buffer 0, at the next
+ *                           sync each listed tile's bytes) and the
  *                           program run to its end (DECISIONs, card.def).
  *                           The mark reads 0 once the chip has taken it.
  *   HSP_GS2                 the low 16 bits, stored
