@@ -152,6 +152,19 @@ mdl_open(const RtConfig *cfg, ipu_error *err)
 }
 
 static void
+push_segment(TileImage *img, uint32_t addr, const uint8_t *src, uint32_t len)
+{
+	img->seg =
+	    xrealloc(img->seg, (size_t)(img->nseg + 1) * sizeof *img->seg);
+	TileSegment *s = &img->seg[img->nseg++];
+	memset(s, 0, sizeof *s);
+	s->addr = addr;
+	s->size = len;
+	s->bytes = xmalloc(len ? len : 1);
+	memcpy(s->bytes, src, len);
+}
+
+static void
 add_segment(ModelTile *t, uint32_t addr, const void *src, uint32_t len)
 {
 	TileSegment *last = t->prog.nseg ? &t->prog.seg[t->prog.nseg - 1] : 0;
@@ -163,14 +176,7 @@ add_segment(ModelTile *t, uint32_t addr, const void *src, uint32_t len)
 		last->size += len;
 		return;
 	}
-	t->prog.seg = xrealloc(t->prog.seg, (size_t)(t->prog.nseg + 1) *
-	                                        sizeof *t->prog.seg);
-	TileSegment *s = &t->prog.seg[t->prog.nseg++];
-	memset(s, 0, sizeof *s);
-	s->addr = addr;
-	s->size = len;
-	s->bytes = xmalloc(len ? len : 1);
-	memcpy(s->bytes, src, len);
+	push_segment(&t->prog, addr, src, len);
 }
 
 static int
@@ -391,19 +397,6 @@ region_bytes(const TileImage *prog, uint32_t lo, uint32_t hi)
 			memcpy(out + (a - lo), s->bytes + (a - s->addr), b - a);
 	}
 	return out;
-}
-
-static void
-push_segment(TileImage *img, uint32_t addr, const uint8_t *src, uint32_t len)
-{
-	img->seg =
-	    xrealloc(img->seg, (size_t)(img->nseg + 1) * sizeof *img->seg);
-	TileSegment *s = &img->seg[img->nseg++];
-	memset(s, 0, sizeof *s);
-	s->addr = addr;
-	s->size = len;
-	s->bytes = xmalloc(len ? len : 1);
-	memcpy(s->bytes, src, len);
 }
 
 /* The first stage of the fall-through load (fall_through): the program's
