@@ -54,16 +54,18 @@ boot_frame:
 	brz $m3, 2f
 	setzi $m8, 1
 	mov $m9, $m4
+	setzi $m3, boot_end
+	cmpeq $m3, $m9, $m3
+	brz $m3, 1b
+	setzi $m9, boot_fall            // the program starts where we end
 	bri 1b
 2:	shl $m2, $m2, 16                // payload bytes -> words
 	shr $m2, $m2, 18
 	brz $m2, 1b
 	add $m2, $m2, -1
 	add $m3, $m5, 16
-3:	ld32 $m0, $m3, $mzero, 0
-	st32 $m0, $m4, $mzero, 0
-	add $m3, $m3, 4
-	add $m4, $m4, 4
+3:	ld32step $m0, $mzero, $m3+=, 1
+	st32step $m0, $mzero, $m4+=, 1
 	brnzdec $m2, 3b
 	bri 1b
 5:	brz $m8, 9f
@@ -81,11 +83,32 @@ boot_frame:
 	br $m9
 7:	trap 1                          // a frame lost (out of order)
 9:	trap 3                          // GO before the last frame
-	.size boot, . - boot
 
 // The entry of a tile with no program: back to the host at once, as a
 // tile the emulator never starts takes part in nothing.
 	.globl boot_idle
 boot_idle:
 	br $lr
+
+// A copy linked just below the program's entry (the last frame's address
+// is boot_end) hands off by falling through: after GO it waits once more,
+// and at that sync the host's data for this tile is the program's own
+// bytes for the whole image (BOOT_RAW), written from $m5 = boot, so that
+// the program may fill every byte below its entry; nothing of ours runs
+// after it.
+boot_fall:
+	setzi $m0, 0
+	setzi $m1, 0
+	setzi $m2, 0
+	setzi $m3, 0
+	setzi $m4, 0
+	setzi $m6, 0
+	setzi $m7, 0
+	setzi $m8, 0
+	setzi $m9, 0
+	setzi $m5, boot
+	sync TEXCH_SYNCZONE_GS1H
+	.globl boot_end
+boot_end:
+	.size boot, . - boot
 

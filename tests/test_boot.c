@@ -96,6 +96,10 @@ test_boot_image(void **state)
 	assert_int_equal(boot.nseg, 1);
 	assert_int_equal(boot.seg[0].addr, c->mem_base);
 	assert_true(boot.seg[0].size <= CARD_BOOT_AREA);
+	/* a copy ending at an entry (aligned to 8) starts aligned too */
+	assert_int_equal(img_symbol_addr(&boot, "boot_end"),
+	                 c->mem_base + boot.seg[0].size);
+	assert_int_equal(boot.seg[0].size % 8, 0);
 	assert_int_equal(img_symbol_addr(&boot, "boot_frame"),
 	                 c->mem_base + CARD_BOOT_RECV);
 	img_free(&boot);
@@ -309,16 +313,32 @@ test_model_backend(void **state)
 /* A program that faults on tile 1 of 2 (a load outside tile memory):
  * model: finds it through TDI (the handoff never completes) and reports
  * the same tile, context, pc and exception as sim:. */
+static void fault_both(const char *src);
+
 static void
 test_model_fault(void **state)
 {
 	(void)state;
-	static const char src[] = "\t.globl _start\n_start:\n"
-	                          "\tget $m0, $TILE_ID\n"
-	                          "\tbrz $m0, 1f\n"
-	                          "\tsetzi $m1, 0x10\n"
-	                          "\tld32 $m2, $m1, $mzero, 0\n"
-	                          "1:\tbr $lr\n";
+	/* the entry at the base (the copy in a gap) and 8 KiB above it
+	 * (the fall-through load) */
+	for (int low = 0; low <= 8192; low += 8192) {
+		char src[512];
+		snprintf(src, sizeof src,
+		         "\t.section .text.prog, \"ax\"\n\t.space %d\n"
+		         "\t.globl _start\n_start:\n"
+		         "\tget $m0, $TILE_ID\n"
+		         "\tbrz $m0, 1f\n"
+		         "\tsetzi $m1, 0x10\n"
+		         "\tld32 $m2, $m1, $mzero, 0\n"
+		         "1:\tbr $lr\n",
+		         low);
+		fault_both(src);
+	}
+}
+
+static void
+fault_both(const char *src)
+{
 	uint8_t *bytes;
 	size_t len;
 	object_bytes(src, &bytes, &len);
@@ -367,6 +387,81 @@ test_model_full_tile(void **state)
 	expect_in(err.msg, "free bytes for the bootloader");
 	assert_null(strstr(err.msg, "(TDI)"));
 	ipu_close(dev);
+	free(fill);
+	free(bytes);
+}
+
+/* A program whose bytes fill every byte of executable memory, its entry
+ * well above the base: the load falls through (a copy of the bootloader
+ * ends at the entry, and the program's own bytes for the copy's place
+ * come at the handoff), and the program sees the same memory and takes
+ * the same cycles as on sim:. It stores what lies at the base (where the
+ * installed bootloader was), at the copy's first word and just below the
+ * entry. */
+static void
+test_model_fall_through(void **state)
+{
+	(void)state;
+	const Chip *c = chip_default();
+	enum { LOW = 8192, CODE = 64, SEEN = 0x90000 };
+	TileImage boot;
+	const char *names[] = {"boot"};
+	Diag dg;
+	assert_int_equal(kernel_image(names, 1, c, &boot, &dg), 0);
+	uint32_t entry = c->mem_base + LOW, copy = entry - boot.seg[0].size;
+	img_free(&boot);
+	char src[1024];
+	snprintf(src, sizeof src,
+	         "\t.section .text.prog, \"ax\"\n\t.space %u\n"
+	         "\t.globl _start\n_start:\n"
+	         "\tsetzi $m1, 0x%x\n"
+	         "\tsetzi $m2, 0x%x\n\tld32 $m0, $m2, $mzero, 0\n"
+	         "\tst32 $m0, $m1, $mzero, 0\n"
+	         "\tsetzi $m2, 0x%x\n\tld32 $m0, $m2, $mzero, 0\n"
+	         "\tst32 $m0, $m1, $mzero, 1\n"
+	         "\tsetzi $m2, 0x%x\n\tld32 $m0, $m2, $mzero, 0\n"
+	         "\tst32 $m0, $m1, $mzero, 2\n\tbr $lr\n",
+	         LOW, SEEN, c->mem_base, copy, entry - 4);
+	uint8_t *bytes;
+	size_t len;
+	object_bytes(src, &bytes, &len);
+	uint32_t n = c->exec_end - c->mem_base;
+	uint32_t *fill = malloc(n);
+	for (uint32_t i = 0; i < n / 4; i++)
+		fill[i] = 0x9e3779b9u * (i + 1);
+	uint32_t seen[2][3], mem[2][3][64];
+	uint64_t cyc[2];
+	for (int k = 0; k < 2; k++) {
+		ipu_error err;
+		ipu_device *dev = ipu_open(
+		    k ? "model:c600:tiles=1" : "sim:c600:tiles=1", &err);
+		assert_non_null(dev);
+		assert_int_equal(ipu_load_image(dev, bytes, len, 0, 1, &err),
+		                 0);
+		/* all but the program's code */
+		assert_int_equal(
+		    ipu_write(dev, 0, c->mem_base, fill, LOW, &err), 0);
+		assert_int_equal(ipu_write(dev, 0, entry + CODE,
+		                           (uint8_t *)fill + LOW + CODE,
+		                           n - LOW - CODE, &err),
+		                 0);
+		assert_int_equal(ipu_run(dev, 100000, &err), 0);
+		cyc[k] = ipu_cycles(dev);
+		assert_int_equal(
+		    ipu_read(dev, 0, SEEN, seen[k], sizeof seen[k], &err), 0);
+		const uint32_t at[3] = {c->mem_base, copy, entry - 256};
+		for (int r = 0; r < 3; r++)
+			assert_int_equal(ipu_read(dev, 0, at[r], mem[k][r],
+			                          sizeof mem[k][r], &err),
+			                 0);
+		ipu_close(dev);
+	}
+	assert_int_equal(seen[0][0], fill[0]);
+	assert_int_equal(seen[0][1], fill[(copy - c->mem_base) / 4]);
+	assert_int_equal(seen[0][2], fill[LOW / 4 - 1]);
+	assert_memory_equal(seen[0], seen[1], sizeof seen[0]);
+	assert_memory_equal(mem[0], mem[1], sizeof mem[0]);
+	assert_int_equal(cyc[1], cyc[0]);
 	free(fill);
 	free(bytes);
 }
@@ -453,6 +548,7 @@ main(void)
 	    cmocka_unit_test(test_model_backend),
 	    cmocka_unit_test(test_model_fault),
 	    cmocka_unit_test(test_model_full_tile),
+	    cmocka_unit_test(test_model_fall_through),
 	    cmocka_unit_test(test_model_gemm),
 	    cmocka_unit_test(test_model_open),
 	};

@@ -298,6 +298,26 @@ test_bench_gemm_json(void **state)
 	assert_true(json_number(out, "compile_ms") > 0);
 	assert_true(json_number(out, "peak_tile_bytes") > 0);
 	assert_true(json_number(out, "host_seconds") >= 0);
+	/* through the card model, named as run graph names it: the same
+	 * cycles and error, and the register log */
+	char model[4096], cmd[512];
+	assert_int_equal(run_ipu(model, sizeof model,
+	                         "bench gemm --m 64 --n 48 --k 40 --tiles 8 "
+	                         "--threads 2 --json --device "
+	                         "model:c600:log=gemm.log"),
+	                 0);
+	assert_true(json_number(model, "cycles") == cycles);
+	assert_true(json_number(model, "max_rel_err") ==
+	            json_number(out, "max_rel_err"));
+	snprintf(cmd, sizeof cmd,
+	         "grep -q '^mail 4078020e' %s/gemm.log && rm %s/gemm.log",
+	         test_dir, test_dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run_ipu(model, sizeof model,
+	                         "bench gemm --m 16 --n 16 --k 16 --device "
+	                         "model:gc200"),
+	                 2);
+	expect_in(model, "--device wants sim, model, model:c600 or hw:N");
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "bench gemm --m 16 --n 16 --k 16 --dtype f8 "
 	                         "--chip gc200"),

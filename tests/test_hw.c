@@ -579,7 +579,8 @@ test_frames(void **state)
 
 	/* a batch of two tiles: descriptors, then frames from 4096 */
 	static uint8_t buf[4096 + 3 * 1024];
-	HwTileImage t[2] = {{5, img, sizeof img, NULL}, {9, img, 10, NULL}};
+	HwTileImage t[2] = {{.physical = 5, .img = img, .len = sizeof img},
+	                    {.physical = 9, .img = img, .len = 10}};
 	assert_int_equal(hw_build_batch(buf, sizeof buf, t, 2, &err), 0);
 	assert_int_equal(get32(buf), 4096);
 	assert_int_equal(get32(buf + 4), 2);

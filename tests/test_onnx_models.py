@@ -322,6 +322,31 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.getsize(pkg) > 96 * 48 * 2)  # weights inside
 
+    def test_device_model(self):
+        # through the card model (docs/hardware.md): sim's output bytes
+        # and cycles, and the register log
+        path, x, _ = export("dev", mlp, (16, 48))
+        xin = os.path.join(TMP, "dev_x.npy")
+        np.save(xin, x)
+        outs, cycles = [], []
+        for dev in ("sim", "model:c600:log=" + os.path.join(TMP, "dev.log")):
+            y = os.path.join(TMP, f"dev_{len(outs)}.npy")
+            r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                         "--out", f"y={y}", "--force", "--device", dev,
+                         "--cache", os.path.join(TMP, "cache"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            cycles.append(r.stdout.split("cycles")[1].split()[0])
+            with open(y, "rb") as f:
+                outs.append(f.read())
+        self.assertEqual(outs[0], outs[1])
+        self.assertEqual(cycles[0], cycles[1])
+        with open(os.path.join(TMP, "dev.log")) as f:
+            self.assertIn("<- 00000001 HSP_GS1", f.read())
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                     "--device", "model:gc200")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("the card model is of the C600 only", r.stderr)
+
     def test_wrong_input_shape(self):
         path, x, _ = export("shape", mlp, (16, 48))
         bad = os.path.join(TMP, "bad_x.npy")

@@ -78,11 +78,14 @@ usage(FILE *f)
 	        "(default f143)\n"
 	        "  --fp8-scale S   f8: A and B stored as x / 2^S (default 0)\n"
 	        "  --tiles T       tiles the compiler may use (default all)\n"
-	        "  --device D      sim (default), or model: the card model "
-	        "(model:c600),\n"
-	        "                  through the device interface and our "
-	        "bootloader, one run\n"
-	        "                  at the nominal timing (docs/hardware.md)\n"
+	        "  --device D      sim (default), or model:c600 (the card "
+	        "model; also model)\n"
+	        "                  or hw:N (a card, /dev/ipuN), through the "
+	        "device interface\n"
+	        "                  and our bootloader, one run at the nominal "
+	        "timing; each\n"
+	        "                  optionally :config=FILE and :log=FILE "
+	        "(docs/hardware.md)\n"
 	        "  --config FILE   model: an IPUCFG1 capture to replay after "
 	        "the reset\n"
 	        "  --log FILE      model: every register access, ioctl and "
@@ -163,12 +166,26 @@ typedef struct {
 		opt, 0, 0, &(field), 0, NULL, NULL                             \
 	}
 
+/* sim, model (model:c600), or the card forms of run graph's --device
+ * (model:c600[:config=F][:log=F], hw:N[...]); --config and --log given
+ * apart are kept. The names point into a copy kept for the process. */
 static int
 parse_device(const char *s, void *dst)
 {
-	if (strcmp(s, "sim") && strcmp(s, "model"))
+	static char spec[4096];
+	RunnerDevice *on = dst, t;
+	Diag d;
+	diag_clear(&d);
+	if (!strncmp(s, "sim:", 4) || strlen(s) >= sizeof spec)
 		return -1;
-	*(int *)dst = !strcmp(s, "model");
+	strcpy(spec, s);
+	if (runner_device_parse(spec, &t, NULL, &d))
+		return -1;
+	on->model = t.model;
+	on->hw = t.hw;
+	on->card = t.card;
+	on->config = t.config ? t.config : on->config;
+	on->log = t.log ? t.log : on->log;
 	return 0;
 }
 
@@ -606,8 +623,9 @@ gemm(int argc, char **argv)
 	                       .seed = 1};
 	RunnerDevice on = {0};
 	const BenchOpt opts[] = {
-	    NAME_OPT("--device", parse_device, on.model,
-	             "sim, or model (the card model, model:c600)"),
+	    NAME_OPT("--device", parse_device, on,
+	             "sim, model, model:c600 or hw:N, the last two "
+	             "optionally with :config=FILE and :log=FILE"),
 	    NAME_OPT("--config", parse_device_path, on.config,
 	             "a file name without ':'"),
 	    NAME_OPT("--log", parse_device_path, on.log,
@@ -634,13 +652,13 @@ gemm(int argc, char **argv)
 	Diag d;
 	diag_clear(&d);
 	cfg.range = !no_range;
-	if (on.model) {
-		/* the card model: one run at the nominal timing */
+	if (on.model || on.hw) {
+		/* a card or its model: one run at the nominal timing */
 		cfg.device = &on;
 		cfg.range = 0;
 	} else if (on.config || on.log) {
 		fprintf(stderr, "ipu bench gemm: --config and --log are for "
-		                "--device model\n");
+		                "--device model or hw:N\n");
 		return 2;
 	}
 	if (bench_gemm(&cfg, &r, &d))

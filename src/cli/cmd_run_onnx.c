@@ -1,9 +1,10 @@
 /*
  * cmd_run_onnx.c - `ipu run onnx --model M.onnx --in NAME=F.npy ...
  * [--out NAME=F.npy ...] [--dtype f32|f16|f8] [--force] [--cache DIR]
- * [--chip C] [--timing P] [--threads N] [--max-cycles N] [--quiet]`: an
- * ONNX model imported (src/onnx/), compiled (or its package read from the
- * cache), run once on the emulated chip on values from .npy files; prints what
+ * [--chip C] [--timing P] [--threads N] [--max-cycles N] [--device D]
+ * [--quiet]`: an ONNX model imported (src/onnx/), compiled (or its package
+ * read from the cache), run once on the emulated chip (or through the card
+ * model, or a card: --device) on values from .npy files; prints what
  * `run graph` prints, writes the named outputs as float32 .npy. Nothing
  * runs until every name, shape and file has been checked.
  *
@@ -26,7 +27,7 @@ usage(FILE *f)
 	        "                    [--dtype f32|f16|f8] [--force] [--cache "
 	        "DIR] [--chip C]\n"
 	        "                    [--timing P] [--threads N] "
-	        "[--max-cycles N] [--quiet]\n"
+	        "[--max-cycles N] [--device D] [--quiet]\n"
 	        "  Import the ONNX model (docs/onnx.md), compile it, run it "
 	        "once on the\n"
 	        "  emulated chip and print the cycles, the time at the "
@@ -40,8 +41,8 @@ usage(FILE *f)
 	        "  --dtype T      f32 (default), f16, or f8 (matmul weights "
 	        "in f8 F143, one\n"
 	        "                 power-of-two scale each; the rest in f16)\n"
-	        "%s",
-	        cli_run_usage);
+	        "%s%s",
+	        cli_run_usage, cli_device_usage);
 }
 
 /* Names against the model's ports, before any file is read. */
@@ -163,6 +164,7 @@ cmd_run_onnx(int argc, char **argv)
 	                   .timing = timing_nominal,
 	                   .threads = 2};
 	RunnerFile *in = o.in, *out = o.out;
+	RunnerDevice on = {0};
 	int force = 0, bad = 0, help = 0;
 	for (int i = 2; i < argc && !bad && !help; i++) {
 		int missing = 0;
@@ -174,6 +176,9 @@ cmd_run_onnx(int argc, char **argv)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--model",
 		                              &missing))) {
 			model = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--device",
+		                              &missing))) {
+			bad = !cli_device_arg(cmd, (char *)v, &on, &o.chip);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
 			if (!onnx_dtype_from_name(v, &dt)) {
@@ -197,7 +202,8 @@ cmd_run_onnx(int argc, char **argv)
 	    .chip = chip_timed(o.chip ? o.chip : chip_default(), &o.timing),
 	    .threads = o.threads,
 	    .cache_dir = o.cache_dir,
-	    .max_cycles = o.max_cycles};
+	    .max_cycles = o.max_cycles,
+	    .device = &on};
 	if (!bad && !help && !model) {
 		fprintf(stderr, "ipu run onnx: --model is needed\n");
 		bad = 1;

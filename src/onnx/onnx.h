@@ -65,10 +65,11 @@ const OnnxPort *onnx_find_port(const OnnxModel *m, const char *name,
 typedef struct OnnxSession OnnxSession;
 
 typedef struct {
-	const Chip *chip;      /* NULL: the default chip */
-	int threads;           /* host threads of the emulator; 0: 2 */
-	const char *cache_dir; /* runner_build's; NULL: always compile */
-	uint64_t max_cycles;   /* runner_run's; 0: the default */
+	const Chip *chip;           /* NULL: the default chip */
+	int threads;                /* host threads of the emulator; 0: 2 */
+	const char *cache_dir;      /* runner_build's; NULL: always compile */
+	uint64_t max_cycles;        /* runner_run's; 0: the default */
+	const RunnerDevice *device; /* runner_open_on's; NULL: the emulator */
 } OnnxRunOptions;
 
 /* What a run measured. */

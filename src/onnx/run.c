@@ -18,7 +18,8 @@ struct OnnxSession {
 	uint8_t *pkg_bytes; /* the package, for the loads after the first */
 	size_t pkg_len;
 	int threads;
-	ipu_device *dev; /* loaded, weights written, not run yet */
+	const RunnerDevice *device; /* NULL: the emulator */
+	ipu_device *dev;            /* loaded, weights written, not run yet */
 	uint64_t predicted, max_cycles;
 	RunnerBuild build;
 };
@@ -48,7 +49,8 @@ load(OnnxSession *s, Diag *d)
 	Package *pk = s->pk;
 	s->pk = NULL;
 	if (!e)
-		e = runner_open(s->chip, pk, s->threads, NULL, &s->dev, d);
+		e = runner_open_on(s->device, s->chip, pk, s->threads, NULL,
+		                   &s->dev, d);
 	for (int i = 0; !e && i < m->nweights; i++) {
 		const Tensor *t = graph_tensor(m->g, m->weight_id[i]);
 		if (loaded(s->dev, t))
@@ -65,6 +67,7 @@ onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
 	s->m = m;
 	s->chip = o->chip ? o->chip : chip_default();
 	s->max_cycles = o->max_cycles;
+	s->device = o->device;
 	s->threads = o->threads > 0 ? o->threads : 2;
 	int e = runner_build(m->g, s->chip, o->cache_dir, NULL, NULL, &s->pk,
 	                     &s->build, d);

@@ -152,16 +152,31 @@ mdl_open(const RtConfig *cfg, ipu_error *err)
 }
 
 static void
-add_segment(ModelTile *t, uint32_t addr, const void *src, uint32_t len)
+push_segment(TileImage *img, uint32_t addr, const uint8_t *src, uint32_t len)
 {
-	t->prog.seg = xrealloc(t->prog.seg, (size_t)(t->prog.nseg + 1) *
-	                                        sizeof *t->prog.seg);
-	TileSegment *s = &t->prog.seg[t->prog.nseg++];
+	img->seg =
+	    xrealloc(img->seg, (size_t)(img->nseg + 1) * sizeof *img->seg);
+	TileSegment *s = &img->seg[img->nseg++];
 	memset(s, 0, sizeof *s);
 	s->addr = addr;
 	s->size = len;
 	s->bytes = xmalloc(len ? len : 1);
 	memcpy(s->bytes, src, len);
+}
+
+static void
+add_segment(ModelTile *t, uint32_t addr, const void *src, uint32_t len)
+{
+	TileSegment *last = t->prog.nseg ? &t->prog.seg[t->prog.nseg - 1] : 0;
+	if (last && len && last->size && addr == last->addr + last->size &&
+	    last->size <= UINT32_MAX - len) {
+		/* one run of bytes: fewer frames (a frame per segment) */
+		last->bytes = xrealloc(last->bytes, last->size + len);
+		memcpy(last->bytes + last->size, src, len);
+		last->size += len;
+		return;
+	}
+	push_segment(&t->prog, addr, src, len);
 }
 
 static int
@@ -309,6 +324,17 @@ diagnose(ModelBe *m, ipu_error *err)
 	return err->kind;
 }
 
+/* The bootloader linked at g. */
+static void
+link_boot(const ModelBe *m, uint32_t g, TileImage *out)
+{
+	LinkPlace at = {".text.boot", g};
+	Diag d;
+	const char *names[] = {"boot"};
+	if (kernel_image_at(names, 1, m->cfg.chip, &at, 1, out, &d))
+		die("the bootloader does not link at 0x%x: %s", g, d.msg);
+}
+
 /* The bootloader linked where it fits in no segment of the tile's
  * program, nor in the first one's area, as high as it can be. */
 static int
@@ -339,22 +365,83 @@ relocated_boot(ModelBe *m, uint32_t tile, TileImage *out, ipu_error *err)
 			    kind(m), tile, size, c->mem_base + CARD_BOOT_AREA,
 			    top);
 	}
-	LinkPlace at = {".text.boot", g};
-	Diag d;
-	const char *names[] = {"boot"};
-	if (kernel_image_at(names, 1, c, &at, 1, out, &d))
-		die("the bootloader does not link at 0x%x: %s", g, d.msg);
+	link_boot(m, g, out);
 	return 0;
 }
 
-/* Send each tile its image (prog[tile]) and hand off. */
+/* Where a copy of the bootloader that ends at the tile's entry starts
+ * (the fall-through handoff, kernels/boot.S): below the entry, in
+ * executable memory, above the installed bootloader; 0 if it cannot. */
+static uint32_t
+below_entry(const ModelBe *m, const ModelTile *t)
+{
+	const Chip *c = m->cfg.chip;
+	uint32_t e = t->prog.entry;
+	if (!t->loaded || e % 8 || e > c->exec_end ||
+	    e < c->mem_base + 2 * m->boot_size)
+		return 0;
+	return e - m->boot_size;
+}
+
+/* The program's bytes in [lo, hi): its segments in order (a later one
+ * over an earlier), zeros where none (the emulator's fresh memory). */
+static uint8_t *
+region_bytes(const TileImage *prog, uint32_t lo, uint32_t hi)
+{
+	uint8_t *out = xcalloc(1, hi - lo);
+	for (int i = 0; i < prog->nseg; i++) {
+		const TileSegment *s = &prog->seg[i];
+		uint32_t a = s->addr > lo ? s->addr : lo,
+		         b = s->addr + s->size < hi ? s->addr + s->size : hi;
+		if (a < b)
+			memcpy(out + (a - lo), s->bytes + (a - s->addr), b - a);
+	}
+	return out;
+}
+
+/* The first stage of the fall-through load (fall_through): the program's
+ * bytes outside the installed bootloader's [base, base + boot) and the
+ * copy's [g, entry), then the copy (boot), started at its base. */
+static void
+first_stage(const ModelBe *m, const TileImage *prog, uint32_t g,
+            TileImage *boot, TileImage *out)
+{
+	const Chip *c = m->cfg.chip;
+	const uint32_t cut[2][2] = {{c->mem_base, c->mem_base + m->boot_size},
+	                            {g, prog->entry}};
+	memset(out, 0, sizeof *out);
+	for (int i = 0; i < prog->nseg; i++) {
+		const TileSegment *s = &prog->seg[i];
+		/* the parts of [a, end) outside both cuts (cut[0] is below
+		 * cut[1]) */
+		uint32_t a = s->addr, end = s->addr + s->size;
+		for (int k = 0; k <= 2 && a < end; k++) {
+			uint32_t b = k < 2 && cut[k][0] < end ? cut[k][0] : end;
+			if (b > a)
+				push_segment(out, a, s->bytes + (a - s->addr),
+				             b - a);
+			if (k < 2 && cut[k][1] > a)
+				a = cut[k][1];
+		}
+	}
+	for (int i = 0; i < boot->nseg; i++)
+		push_segment(out, boot->seg[i].addr, boot->seg[i].bytes,
+		             boot->seg[i].size);
+	out->entry = boot->entry;
+}
+
+/* Send each tile its image (prog[tile]) and hand off, with the bytes
+ * raw[tile] (may be NULL) at the handoff. */
 static int
-send(ModelBe *m, TileImage *prog, ipu_error *err)
+send(ModelBe *m, TileImage *prog, uint8_t **raw, uint32_t *raw_len,
+     ipu_error *err)
 {
 	HwTileImage *ts = xcalloc(m->cfg.tiles, sizeof *ts);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		ts[i].physical = chip_physical(m->cfg.chip, i);
 		ts[i].prog = &prog[i];
+		ts[i].raw = raw ? raw[i] : NULL;
+		ts[i].raw_len = raw ? raw_len[i] : 0;
 	}
 	int rc = hw_load(m->hw, ts, m->cfg.tiles, CARD_HANDOFF_MARK, err);
 	free(ts);
@@ -397,6 +484,106 @@ wait_programs(ModelBe *m, ipu_error *err)
 	return 0;
 }
 
+/* The stages' images and the handoff's bytes. Fall-through (every
+ * loaded tile's entry leaves room below it for a copy of the bootloader
+ * above the installed one): first the program but for the installed
+ * bootloader's bytes and the copy's, with the copy, started; then the
+ * installed bootloader's bytes and the entry, after which the copy waits
+ * in its last sync; and at the handoff the copy's bytes, the program's
+ * own (raw), over which it falls into the entry. So every byte of the
+ * program arrives, however full its executable memory. Else (a program
+ * that starts near the base) the copy goes in a gap of the program
+ * (relocated_boot) and the whole program follows. A tile without a
+ * program gets a copy in a gap that returns at once (boot_idle). */
+typedef struct {
+	TileImage *boot;  /* the copies */
+	TileImage *first; /* fall-through: the first stage's (not owning) */
+	TileImage *second;
+	uint8_t **raw;
+	uint32_t *raw_len;
+	int fall;
+} Stages;
+
+static void
+stages_free(const ModelBe *m, Stages *st)
+{
+	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
+		img_free(&st->boot[i]);
+		if (st->fall) {
+			free(st->first[i].seg);
+			img_free(&st->second[i]);
+			free(st->raw[i]);
+		}
+	}
+	free(st->boot);
+	free(st->first);
+	free(st->second);
+	free(st->raw);
+	free(st->raw_len);
+}
+
+static int
+plan_stages(ModelBe *m, Stages *st, ipu_error *err)
+{
+	const Chip *c = m->cfg.chip;
+	uint32_t n = m->cfg.tiles;
+	memset(st, 0, sizeof *st);
+	st->fall = 1;
+	for (uint32_t i = 0; i < n; i++)
+		if (m->tile[i].loaded && !below_entry(m, &m->tile[i]))
+			st->fall = 0;
+	st->boot = xcalloc(n, sizeof *st->boot);
+	if (st->fall) {
+		st->first = xcalloc(n, sizeof *st->first);
+		st->second = xcalloc(n, sizeof *st->second);
+		st->raw = xcalloc(n, sizeof *st->raw);
+		st->raw_len = xcalloc(n, sizeof *st->raw_len);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		ModelTile *t = &m->tile[i];
+		uint32_t g = st->fall ? below_entry(m, t) : 0;
+		if (!g) {
+			int rc = relocated_boot(m, i, &st->boot[i], err);
+			if (rc)
+				return rc;
+			if (!t->loaded) /* the copy's */
+				t->prog.entry = (uint32_t)img_symbol_addr(
+				    &st->boot[i], "boot_idle");
+			if (st->fall) {
+				/* GO at the handoff's first sync: no raw
+				 * bytes */
+				st->first[i].seg =
+				    xmalloc(sizeof *st->first[i].seg);
+				st->first[i].seg[0] = st->boot[i].seg[0];
+				st->first[i].nseg = 1;
+				st->first[i].entry = st->boot[i].entry;
+				st->second[i].entry = t->prog.entry;
+				for (int k = 0; k < t->prog.nseg; k++)
+					push_segment(&st->second[i],
+					             t->prog.seg[k].addr,
+					             t->prog.seg[k].bytes,
+					             t->prog.seg[k].size);
+			}
+			continue;
+		}
+		link_boot(m, g, &st->boot[i]);
+		if (st->boot[i].nseg != 1 ||
+		    st->boot[i].seg[0].addr + st->boot[i].seg[0].size !=
+		        t->prog.entry)
+			die("the bootloader's copy does not end at 0x%x",
+			    t->prog.entry);
+		first_stage(m, &t->prog, g, &st->boot[i], &st->first[i]);
+		uint8_t *low = region_bytes(&t->prog, c->mem_base,
+		                            c->mem_base + m->boot_size);
+		push_segment(&st->second[i], c->mem_base, low, m->boot_size);
+		free(low);
+		st->second[i].entry = t->prog.entry;
+		st->raw[i] = region_bytes(&t->prog, g, t->prog.entry);
+		st->raw_len[i] = m->boot_size;
+	}
+	return 0;
+}
+
 static int
 mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
         void *progress_ctx, ipu_error *err)
@@ -406,24 +593,17 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	CardSim *cs = hw_model(m->hw); /* NULL on a card */
 	ChipSim *chip = cs ? cardsim_chip(cs) : NULL;
 	m->booted = 1;
-	TileImage *boot = xcalloc(m->cfg.tiles, sizeof *boot);
-	int rc = 0, placed = 1;
-	for (uint32_t i = 0; i < m->cfg.tiles && !rc; i++)
-		rc = relocated_boot(m, i, &boot[i], err);
-	if (rc)
-		placed = 0; /* nothing was sent: no tile to diagnose */
-	else
-		rc = send(m, boot, err);
-	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
-		ModelTile *t = &m->tile[i];
-		if (!t->loaded && !rc) /* the relocated copy's */
-			t->prog.entry =
-			    (uint32_t)img_symbol_addr(&boot[i], "boot_idle");
-		img_free(&boot[i]);
+	Stages st;
+	int rc = plan_stages(m, &st, err);
+	if (rc) {
+		stages_free(m, &st);
+		return rc; /* nothing was sent: no tile to diagnose */
 	}
-	free(boot);
-	if (rc)
-		return placed ? diagnose(m, err) : rc;
+	rc = send(m, st.fall ? st.first : st.boot, NULL, NULL, err);
+	if (rc) {
+		stages_free(m, &st);
+		return diagnose(m, err);
+	}
 	/* the model's clock of the programs: their entry's first issue
 	 * (not the card's: a card has no such mark) */
 	for (uint32_t i = 0; chip && i < m->cfg.tiles; i++) {
@@ -436,9 +616,10 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 		cardsim_set_max_cycles(cs, max_cycles);
 	TileImage *progs = xcalloc(m->cfg.tiles, sizeof *progs);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++)
-		progs[i] = m->tile[i].prog;
-	rc = send(m, progs, err);
+		progs[i] = st.fall ? st.second[i] : m->tile[i].prog;
+	rc = send(m, progs, st.raw, st.raw_len, err);
 	free(progs);
+	stages_free(m, &st);
 	if (!rc)
 		rc = wait_programs(m, err);
 	m->entry_cycle = UINT64_MAX;

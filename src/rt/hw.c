@@ -334,6 +334,42 @@ hsp_mark(HwDev *d, uint32_t mark, const char *what, ipu_error *err)
 	                     d->name, what, mark, HW_POLLS);
 }
 
+/* The handoff's BOOT_RAW table in the transport buffer, if any tile has
+ * raw bytes (card.def BOOT_RAW); else the buffer is left as it is. */
+static int
+raw_table(uint8_t *buf, size_t size, const HwTileImage *tiles, uint32_t n,
+          ipu_error *err)
+{
+	uint32_t count = 0;
+	for (uint32_t i = 0; i < n; i++)
+		count += tiles[i].raw_len > 0;
+	if (!count)
+		return 0;
+	size_t at = 8 + (size_t)12 * count, e = 8;
+	memset(buf, 0, size);
+	put_le32(buf, CARD_BOOT_RAW);
+	put_le32(buf + 4, count);
+	for (uint32_t i = 0; i < n; i++) {
+		const HwTileImage *t = &tiles[i];
+		if (!t->raw_len)
+			continue;
+		at = (at + 7) & ~(size_t)7;
+		if (t->raw_len > size - at)
+			return rt_error(
+			    err, IPU_ERR_ARGUMENT,
+			    "the handoff's bytes for %u tiles do not "
+			    "fit the transport buffer of %zu bytes",
+			    count, size);
+		put_le32(buf + e, t->physical);
+		put_le32(buf + e + 4, (uint32_t)at);
+		put_le32(buf + e + 8, t->raw_len);
+		memcpy(buf + at, t->raw, t->raw_len);
+		e += 12;
+		at += t->raw_len;
+	}
+	return 0;
+}
+
 int
 hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
         ipu_error *err)
@@ -351,6 +387,8 @@ hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
 		                          k, err)))
 			rc = hsp_mark(d, CARD_MODEL_BATCH_MARK, what, err);
 	}
+	if (!rc)
+		rc = raw_table(buf, CARD_TRANSPORT_SIZE, tiles, n, err);
 	if (!rc)
 		rc = hsp_mark(d, handoff, "the handoff", err);
 	ipu_error e2;

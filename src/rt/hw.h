@@ -124,6 +124,11 @@ typedef struct {
 	const uint8_t *img; /* the SDK bootloader's flat image */
 	size_t len;
 	const TileImage *prog; /* or, if not NULL, a program for ours */
+	/* hw_load: the bytes written at the tile's receive address at the
+	 * handoff's second sync (BOOT_RAW), if any tile has some; all get
+	 * the GO frame at its first */
+	const uint8_t *raw;
+	uint32_t raw_len;
 } HwTileImage;
 int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
                    uint32_t n, ipu_error *err);
@@ -132,9 +137,11 @@ int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
  * a transport buffer attached as index 0; per batch of
  * CARD_TILES_PER_BATCH tiles their frames (hw_build_batch, each with
  * .prog) and a mark 1 in HSP_GS1 that the card clears when the tiles have
- * them; then the mark `handoff`, after which they run. The card model
- * runs the programs to their end within the handoff. A mark the card does
- * not clear is IPU_ERR_TIMEOUT: diagnose the tiles (hw_tile_report). */
+ * them; then the mark `handoff` (with a BOOT_RAW table of the tiles'
+ * .raw bytes in the buffer if any has some), after which they run. The
+ * card model runs the programs to their end within the handoff. A mark
+ * the card does not clear is IPU_ERR_TIMEOUT: diagnose the tiles
+ * (hw_tile_report). */
 int hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
             ipu_error *err);
 

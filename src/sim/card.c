@@ -12,7 +12,9 @@
  *   HSP_GS1                 a mark 1: a batch of frames in host buffer 0,
  *                           one frame per tile per host sync into our
  *                           bootloader's frame area; another mark: the
- *                           handoff, GO to every started tile and the
+ *                           handoff, GO to every started tile (and with
+ *                           a BOOT_RAW table in buffer 0, at the next
+ *                           sync each listed tile's bytes) and the
  *                           program run to its end (DECISIONs, card.def).
  *                           The mark reads 0 once the chip has taken it.
  *   HSP_GS2                 the low 16 bits, stored
@@ -391,10 +393,47 @@ serve_batch(CardSim *cs, char *msg, size_t len)
 	return 0;
 }
 
-/* The handoff mark: GO to every started tile at the next host sync, then
- * the programs run until they end or wait for the host again. */
-static void
-handoff(CardSim *cs)
+/* Host buffer 0's BOOT_RAW table: each listed tile's bytes at its
+ * receive address at host sync `sync`; 1 if there is a table, 0 if not,
+ * -1 if it is malformed. */
+static int
+raw_handoff(CardSim *cs, uint32_t sync, char *msg, size_t len)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	uint32_t size;
+	const uint8_t *buf = cardsim_buffer(cs, 0, &size);
+	if (!buf || size < 8 || get_le32(buf) != CARD_BOOT_RAW)
+		return 0;
+	uint32_t n = get_le32(buf + 4);
+	if (n > (size - 8) / 12)
+		return fail(msg, len,
+		            "handoff: %u raw entries overrun the "
+		            "buffer",
+		            n);
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *e = buf + 8 + 12 * k;
+		uint32_t p = get_le32(e), off = get_le32(e + 4),
+		         bytes = get_le32(e + 8), at;
+		if (off > size || bytes > size - off)
+			return fail(msg, len,
+			            "handoff: entry %u's %u bytes at 0x%x run "
+			            "past the %u-byte buffer",
+			            k, bytes, off, size);
+		if (p >= c->tiles || !tile_at(cs, p, 0) ||
+		    !(at = recv_addr(cs, chip_logical(c, p))) ||
+		    !chip_in_memory(c, at, bytes))
+			continue; /* no tile listens: lost */
+		chipsim_host_write(cs->chip, sync, chip_logical(c, p), at,
+		                   buf + off, bytes);
+	}
+	return 1;
+}
+
+/* The handoff mark: GO to every started tile at the next host sync (or
+ * the BOOT_RAW table's bytes), then the programs run until they end or
+ * wait for the host again. */
+static int
+handoff(CardSim *cs, char *msg, size_t len)
 {
 	uint8_t go[16] = {0};
 	put_le32(go, CARD_BOOT_GO);
@@ -403,8 +442,21 @@ handoff(CardSim *cs)
 		if ((at = recv_addr(cs, i)))
 			chipsim_host_write(cs->chip, sync, i, at, go,
 			                   sizeof go);
+	/* with a BOOT_RAW table, the tiles that fall through wait once
+	 * more after GO, for their bytes at the next sync */
+	uint32_t size;
+	const uint8_t *buf = cardsim_buffer(cs, 0, &size);
+	int raw = buf && size >= 4 && get_le32(buf) == CARD_BOOT_RAW;
+	if (raw) {
+		if (run_chip(cs, sync + 1, UINT64_MAX))
+			return 0; /* the mark stays set: the host diagnoses */
+		if (raw_handoff(cs, ++sync, msg, len) < 0)
+			return -1;
+	}
 	/* the programs start in the issue slot of a fresh tile's cycle 0 */
-	chipsim_set_host_phase(cs->chip, CHIP_SLOTS, CARD_MODEL_GO_PHASE);
+	chipsim_set_host_phase(cs->chip, CHIP_SLOTS,
+	                       raw ? CARD_MODEL_RAW_PHASE
+	                           : CARD_MODEL_GO_PHASE);
 	/* max_cycles counts from here: the load's cycles are not the
 	 * program's */
 	uint64_t now = 0;
@@ -420,6 +472,7 @@ handoff(CardSim *cs)
 	chipsim_set_host_phase(cs->chip, 0, 0);
 	if (!rc)
 		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
+	return 0;
 }
 
 RunStatus
@@ -491,8 +544,7 @@ cardsim_write32(CardSim *cs, uint32_t off, uint32_t v, char *msg, size_t len)
 			return 0;
 		if (cs->bar[off / 4] == CARD_MODEL_BATCH_MARK)
 			return serve_batch(cs, msg, len);
-		handoff(cs);
-		return 0;
+		return handoff(cs, msg, len);
 	case CARD_REG_HSP_GS2:
 		cs->bar[off / 4] = v & CARD_HSP_MARK_MASK;
 		return 0;
