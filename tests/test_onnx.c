@@ -248,6 +248,19 @@ expect_error(const Model *md, const char *a, const char *b)
 	arena_free();
 }
 
+/* The imported model's weights as the interpreter's values. */
+static void
+interp_set_weights(Interp *in, const OnnxModel *m)
+{
+	for (int w = 0; w < m->nweights; w++) {
+		int32_t id = m->weight_id[w];
+		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
+		in->val[id] = xcalloc(n, sizeof(long double));
+		for (size_t i = 0; i < n; i++)
+			in->val[id][i] = m->weight_value[w][i];
+	}
+}
+
 static void
 test_good_model(void **state)
 {
@@ -274,13 +287,7 @@ test_good_model(void **state)
 		x[i] = (long double)(i - 3) / 4;
 	in.val[m->inputs[0].id] = xcalloc(8, sizeof(long double));
 	memcpy(in.val[m->inputs[0].id], x, sizeof x);
-	for (int w = 0; w < m->nweights; w++) {
-		int32_t id = m->weight_id[w];
-		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
-		in.val[id] = xcalloc(n, sizeof(long double));
-		for (size_t i = 0; i < n; i++)
-			in.val[id][i] = m->weight_value[w][i];
-	}
+	interp_set_weights(&in, m);
 	interp_run(m->g, &in);
 	const long double *y = in.val[m->outputs[0].id];
 	for (int r = 0; r < 2; r++)
@@ -472,13 +479,7 @@ test_conv_mean(void **state)
 		x[i] = (long double)((i * 5) % 13 - 6) / 8;
 	in.val[m->inputs[0].id] = xcalloc(32, sizeof(long double));
 	memcpy(in.val[m->inputs[0].id], x, sizeof x);
-	for (int w = 0; w < m->nweights; w++) {
-		int32_t id = m->weight_id[w];
-		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
-		in.val[id] = xcalloc(n, sizeof(long double));
-		for (size_t i = 0; i < n; i++)
-			in.val[id][i] = m->weight_value[w][i];
-	}
+	interp_set_weights(&in, m);
 	interp_run(m->g, &in);
 	const long double *y = in.val[m->outputs[0].id];
 	for (int o = 0; o < 3; o++) {
@@ -554,13 +555,7 @@ test_lookup(void **state)
 	in.val[m->inputs[0].id] = xcalloc(6, sizeof(long double));
 	for (int i = 0; i < 6; i++)
 		in.val[m->inputs[0].id][i] = ids[i];
-	for (int w = 0; w < m->nweights; w++) {
-		int32_t id = m->weight_id[w];
-		size_t n = (size_t)shape_elems(&graph_tensor(m->g, id)->shape);
-		in.val[id] = xcalloc(n, sizeof(long double));
-		for (size_t i = 0; i < n; i++)
-			in.val[id][i] = m->weight_value[w][i];
-	}
+	interp_set_weights(&in, m);
 	interp_run(m->g, &in);
 	const long double *y = in.val[m->outputs[0].id];
 	for (int i = 0; i < 6; i++)
