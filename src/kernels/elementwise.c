@@ -50,9 +50,9 @@ static const struct {
     [LOOP_GELU16] = {17, 2, 4, 4, TIMING_F32SIGM},
     [LOOP_GELU16H] = {7, 2, 2, 2, TIMING_F16V2SIGM},
     [LOOP_GELU16H8] = {15, 2, 2, 4, TIMING_F16V2SIGM},
-    [LOOP_T16] = {11, 1, 3, 0},
-    [LOOP_T32] = {5, 1, 3, 0},
-    [LOOP_BIAS] = {3, 4, 0, 0},
+    [LOOP_T16] = {11, 1, 3, 0, 0},
+    [LOOP_T32] = {5, 1, 3, 0, 0},
+    [LOOP_BIAS] = {3, 4, 0, 0, 0},
     [LOOP_UNARY0] = {2, 2, 0, 0, 0},
 };
 

@@ -510,7 +510,7 @@ stages_free(const ModelBe *m, Stages *st)
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		img_free(&st->boot[i]);
 		if (st->fall) {
-			free(st->first[i].seg);
+			img_free(&st->first[i]); /* each owns its bytes */
 			img_free(&st->second[i]);
 			free(st->raw[i]);
 		}
@@ -552,10 +552,10 @@ plan_stages(ModelBe *m, Stages *st, ipu_error *err)
 			if (st->fall) {
 				/* GO at the handoff's first sync: no raw
 				 * bytes */
-				st->first[i].seg =
-				    xmalloc(sizeof *st->first[i].seg);
-				st->first[i].seg[0] = st->boot[i].seg[0];
-				st->first[i].nseg = 1;
+				push_segment(&st->first[i],
+				             st->boot[i].seg[0].addr,
+				             st->boot[i].seg[0].bytes,
+				             st->boot[i].seg[0].size);
 				st->first[i].entry = st->boot[i].entry;
 				st->second[i].entry = t->prog.entry;
 				for (int k = 0; k < t->prog.nseg; k++)
