@@ -481,10 +481,7 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(b->g, op->in[0]),
 	             *t = graph_tensor(b->g, op->out);
-	EwOp ew = op->kind == OP_CAST          ? EW_CAST
-	          : op->kind == OP_RELU        ? EW_RELU
-	          : plan_gelu_in_f16(b->g, op) ? EW_GELU_H
-	                                       : EW_GELU;
+	EwOp ew = plan_unary_kernel(b->g, op);
 	if (plan_op_aliases(b->g, op))
 		return alias_op(b, op, o); /* a cast to its own type */
 	/* a GELU that writes its cast's f8 result (plan_gelu_fused_cast) */

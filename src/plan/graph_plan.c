@@ -606,6 +606,15 @@ plan_op_aliases(const Graph *g, const Op *op)
 	           (int32_t)(op - g->ops);
 }
 
+EwOp
+plan_unary_kernel(const Graph *g, const Op *op)
+{
+	return op->kind == OP_CAST       ? EW_CAST
+	       : op->kind == OP_RELU     ? EW_RELU
+	       : plan_gelu_in_f16(g, op) ? EW_GELU_H
+	                                 : EW_GELU;
+}
+
 int
 plan_gelu_in_f16(const Graph *g, const Op *op)
 {
@@ -749,10 +758,7 @@ plan_unary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *x = graph_tensor(P->g, op->in[0]),
 	             *t = graph_tensor(P->g, op->out);
-	EwOp ew = op->kind == OP_CAST          ? EW_CAST
-	          : op->kind == OP_RELU        ? EW_RELU
-	          : plan_gelu_in_f16(P->g, op) ? EW_GELU_H
-	                                       : EW_GELU;
+	EwOp ew = plan_unary_kernel(P->g, op);
 	if (plan_op_aliases(P->g, op))
 		return alias_op(P, op, o); /* a cast to its own type */
 	/* a GELU that writes its cast's f8 result: its home has the f8 type */

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "../graph/graph.h"
+#include "../kernels/elementwise.h"
 #include "../kernels/gemm.h"
 #include "../target/chip.h"
 #include "../util/util.h"
@@ -319,6 +320,9 @@ int plan_op_aliases(const Graph *g, const Op *op);
  * the host): its kernel may compute in f16 (EW_GELU_H), whose rounding is
  * far below an f8 step, instead of in f32. */
 int plan_gelu_in_f16(const Graph *g, const Op *op);
+/* The elementwise kernel of a unary op (cast, relu, gelu), one choice
+ * for the planner's pricing and lowering's call. */
+EwOp plan_unary_kernel(const Graph *g, const Op *op);
 /* The index in g->ops of the one cast to f8 that reads op's result, if op
  * is such a GELU (plan_gelu_in_f16) with no other reader: the GELU's
  * kernel writes the cast's f8 result (EW_GELU_H from f16 to f8) and the
