@@ -63,4 +63,20 @@ void expect_diag_ok(int e, const Diag *d, const char *what);
 void expect_cosines(const float *got, int batch, int n, const char *ref_npy,
                     double min);
 
+/* A case that repeats, at a cost of minutes under the sanitizers, code
+ * paths that cheaper cases run there too: skipped (and said so) in the
+ * sanitizer build, run in the release build. `covered_by` names the cases
+ * that take its paths under the sanitizers. */
+#ifdef IPU_TEST_SANITIZED
+#define SKIP_UNDER_SANITIZERS(covered_by)                                      \
+	do {                                                                   \
+		print_message("skipped under the sanitizers (covered there "   \
+		              "by %s)\n",                                      \
+		              covered_by);                                     \
+		skip();                                                        \
+	} while (0)
+#else
+#define SKIP_UNDER_SANITIZERS(covered_by) (void)(covered_by)
+#endif
+
 #endif

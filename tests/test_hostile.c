@@ -1028,6 +1028,12 @@ test_casts_and_ranges(void **state)
 int
 main(void)
 {
+	/* test_signal_removes_temps needs these signals' default action, as
+	 * a terminal gives it; under nohup or as a background job they come
+	 * ignored, and the cleanup rightly leaves an ignored signal alone. */
+	static const int defaults[] = {SIGINT, SIGTERM, SIGHUP};
+	for (int i = 0; i < 3; i++)
+		signal(defaults[i], SIG_DFL);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_outputs_never_inputs),
 	    cmocka_unit_test(test_outputs_checked_first),

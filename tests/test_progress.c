@@ -1,7 +1,8 @@
 /* test_progress.c - the progress line of long emulations (cli/progress.c):
  * on stderr when it is a terminal, erased when the run ends, off with
  * --quiet, and never in a pipe. The terminal is a pseudo-terminal, the run
- * a GEMM of a second or so, with the first line due at once
+ * a small GEMM (a K reduction after its superstep: two syncs, so the
+ * line is drawn before the end), with the first line due at once
  * (IPU_PROGRESS_AFTER=0). */
 #define _XOPEN_SOURCE 700
 #include "support.h"
@@ -15,7 +16,7 @@
 #include <unistd.h>
 
 static const char gemm_args[] =
-    "bench gemm --m 512 --n 512 --k 768 --tiles 32 --threads 1";
+    "bench gemm --m 128 --n 128 --k 256 --tiles 8 --threads 1";
 
 /* Run `ipu ARGS` with stdout and stderr on a new pseudo-terminal: all it
  * wrote into out, and its exit status. */

@@ -143,6 +143,8 @@ static void
 test_tiny_f32(void **state)
 {
 	(void)state;
+	SKIP_UNDER_SANITIZERS(
+	    "test_compile_graph's f32 graphs and test_tiny_f8");
 	run_case(tiny, 32, 2, "tiny", DT_F32, 0.9999, 0);
 }
 
@@ -150,6 +152,7 @@ static void
 test_tiny_f16(void **state)
 {
 	(void)state;
+	SKIP_UNDER_SANITIZERS("test_tiny_f8 (f16 outside the GEMMs)");
 	run_case(tiny, 32, 2, "tiny16", DT_F16, 0.999, 0);
 }
 
@@ -157,6 +160,7 @@ static void
 test_so400m_shaped(void **state)
 {
 	(void)state;
+	SKIP_UNDER_SANITIZERS("test_so400m_shaped_f8");
 	run_case(so400m_like, 48, 2, "so400m_like", DT_F32, 0.9999, 0);
 }
 
@@ -319,6 +323,7 @@ static void
 test_tiny_device(void **state)
 {
 	(void)state;
+	SKIP_UNDER_SANITIZERS("test_hw (the card model) and test_tiny_f8");
 	char out[4096], sim[4096];
 	write_text("dv.json", tiny);
 	assert_int_equal(run_ipu(out, sizeof out,
