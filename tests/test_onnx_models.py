@@ -358,6 +358,39 @@ class Cli(unittest.TestCase):
             ipu.compile(path).run(x=x[:8])
 
 
+    def test_ids_npy(self):
+        # token ids as int64 and int32 .npy; other dtypes and ids outside
+        # the table refused naming the input
+        path, x, ref = export("cli_ids", bert(1, vocab=50), (1, 8),
+                              make=token_ids(50))
+        outs = []
+        for dt in (np.int64, np.int32):
+            xin = os.path.join(TMP, f"ids_{dt.__name__}.npy")
+            y = os.path.join(TMP, f"ids_y_{dt.__name__}.npy")
+            np.save(xin, x.astype(dt))
+            r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                         "--out", f"y={y}", "--force",
+                         "--cache", os.path.join(TMP, "cache"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs.append(np.load(y))
+        self.assertGreaterEqual(cosine(outs[0], ref), 0.9999)
+        self.assertTrue(np.array_equal(outs[0], outs[1]))
+        for bad, word in ((x.astype(np.float32), "int64 or int32"),
+                          (x.astype(np.int16), "'<i2' is not supported"),
+                          (x[:, :4], "int64 or int32 .npy of shape [1, 8]")):
+            xin = os.path.join(TMP, "ids_bad.npy")
+            np.save(xin, bad)
+            r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(word, r.stderr)
+        far = x.copy()
+        far[0, 2] = (1 << 40) + 1  # not exact as a float: named as given
+        np.save(xin, far)
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"element 2 is {(1 << 40) + 1}, not an index", r.stderr)
+
+
 class Errors(unittest.TestCase):
     def refused(self, path, *words):
         with self.assertRaises(ipu.IpuError) as e:

@@ -93,6 +93,13 @@ int onnx_session_run(OnnxSession *s, const float *const *in, float **out,
                      OnnxStats *st, Diag *d);
 void onnx_session_close(OnnxSession *s);
 
+/* The values of model input p (its shape) read from the .npy file at
+ * path, as onnx_session_run takes them: a float input's from float32 or
+ * float16, an integer input's (token ids) from int64 or int32, each an
+ * index into its Gather's table. */
+int onnx_input_npy(const OnnxModel *m, const OnnxPort *p, const char *path,
+                   float **v, Diag *d);
+
 /* The model compiled into a package that holds its weights' values too
  * (`ipu compile model.onnx`). */
 int onnx_compile_package(const OnnxModel *m, const CompileOptions *o,
