@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../src/onnx/onnx.h"
+#include "../src/plan/plan.h"
 #include "interp.h"
 #include "onnx.pb-c.h"
 
@@ -512,15 +513,17 @@ test_conv_mean(void **state)
 	expect_error(&md, "node 'conv' (Conv)", "strides equal its kernel");
 }
 
-/* ids [2, 3] (int64) -> Gather from a table [5, 2] -> Relu -> y [2, 3, 2]:
- * the one-hot product and the relu (through tests/interp.c) against the
- * table's rows picked by hand; an integer input read by another op is
- * refused. */
-static const int64_t IDD[] = {2, 3}, TD[] = {5, 2}, LYD[] = {2, 3, 2};
+/* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:
+ * the IR's gather (a table of 5 rows) or, for a table too large for its
+ * blocks (PLAN_GATHER_TABLE_MAX), the one-hot product, and the relu
+ * (through tests/interp.c) against the table's rows picked by hand; an
+ * integer input read by another op is refused. */
+static const int64_t IDD[] = {2, 3}, LYD[] = {2, 3, 2};
 static const float TAB[] = {0.5f, -1, 2, 3, -4, 0.25f, 1.5f, -2, 7, 0};
+enum { BIG = PLAN_GATHER_TABLE_MAX / 32 + 1 }; /* rows: 8 f32 columns */
 
 static void
-lookup_model(Model *md)
+lookup_model(Model *md, int64_t rows, const float *tab)
 {
 	good_model(md);
 	static const char *const ga_in[] = {"T", "x", NULL};
@@ -530,7 +533,10 @@ lookup_model(Model *md)
 	md->node[0] = node("Gather", "lookup", ga_in, ga_out);
 	md->node[1] = node("Relu", "relu", re_in, re_out);
 	md->g.n_node = 2;
-	md->init[0] = floats("T", 2, TD, TAB, 10);
+	int64_t *td = alloc(2 * sizeof *td);
+	td[0] = rows;
+	td[1] = 2;
+	md->init[0] = floats("T", 2, td, tab, (size_t)rows * 2);
 	md->g.n_initializer = 1;
 	md->in[0] = vinfo("x", 2, IDD, NULL);
 	md->in[0]->type->tensor_type->elem_type =
@@ -538,20 +544,23 @@ lookup_model(Model *md)
 	md->out[0] = vinfo("y", 3, LYD, NULL);
 }
 
-static void
-test_lookup(void **state)
+/* The model of a table of `rows` imported and interpreted on ids; 1 if
+ * it has a gather op. */
+static int
+lookup_check(int64_t rows, const float *tab, const int ids[6])
 {
-	(void)state;
 	Model md;
-	lookup_model(&md);
+	lookup_model(&md, rows, tab);
 	OnnxModel *m;
 	const char *msg = import(&md, &m);
 	assert_string_equal(msg, "");
 	assert_true(m->inputs[0].is_int);
-	assert_int_equal(m->inputs[0].index_range, 5);
+	assert_int_equal(m->inputs[0].index_range, rows);
+	int gathers = 0;
+	for (int i = 0; i < m->g->nops; i++)
+		gathers += m->g->ops[i].kind == OP_GATHER;
 	Interp in;
 	interp_init(&in, m->g);
-	static const int ids[6] = {4, 0, 2, 2, 3, 1};
 	in.val[m->inputs[0].id] = xcalloc(6, sizeof(long double));
 	for (int i = 0; i < 6; i++)
 		in.val[m->inputs[0].id][i] = ids[i];
@@ -560,20 +569,36 @@ test_lookup(void **state)
 	const long double *y = in.val[m->outputs[0].id];
 	for (int i = 0; i < 6; i++)
 		for (int c = 0; c < 2; c++) {
-			float t = TAB[ids[i] * 2 + c];
+			float t = tab[ids[i] * 2 + c];
 			assert_true(y[i * 2 + c] == (t > 0 ? t : 0));
 		}
 	interp_free(&in, m->g);
 	onnx_model_free(m);
 	arena_free();
+	return gathers;
+}
+
+static void
+test_lookup(void **state)
+{
+	(void)state;
+	static const int ids[6] = {4, 0, 2, 2, 3, 1};
+	assert_int_equal(lookup_check(5, TAB, ids), 1);
+	float *big = xmalloc(BIG * 2 * sizeof *big);
+	for (int i = 0; i < BIG * 2; i++)
+		big[i] = (float)(i % 37) - 18;
+	static const int far[6] = {BIG - 1, 0, 1000, 1000, 7, BIG - 2};
+	assert_int_equal(lookup_check(BIG, big, far), 0);
+	free(big);
+	Model md;
 	/* the ids read as a float operand */
-	lookup_model(&md);
+	lookup_model(&md, 5, TAB);
 	static const char *const bad_in[] = {"x", "x", NULL};
 	static const char *const bad_out[] = {"e", NULL};
 	md.node[0] = node("Add", "add_ids", bad_in, bad_out);
 	expect_error(&md, "node 'add_ids' (Add)", "integer input 'x'");
 	/* float indices */
-	lookup_model(&md);
+	lookup_model(&md, 5, TAB);
 	md.in[0]->type->tensor_type->elem_type =
 	    ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
 	expect_error(&md, "node 'lookup' (Gather)", "integer model input");

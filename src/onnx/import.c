@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plan/plan.h"
 #include "../util/fp.h"
 #include "onnxpriv.h"
 
@@ -1575,45 +1576,20 @@ weight_f32(Imp *im, const Host *h, const char *onnx, const char *suffix,
 	return id;
 }
 
-/* Gather of rows of a constant table [V, ..] by computed indices (token
- * ids: an integer model input, f32 in the IR) as a product with their
- * one-hot rows, built on the chip in f32 from the N indices:
+/* The one-hot product of emit_lookup: the rows of table w [V, D] picked
+ * by the N indices ix as a product with their one-hot rows, built on the
+ * chip in f32:
  *     rep = ids [N, 1] x ones [1, V]           rep[i, v] = id_i
  *     oh  = relu(1 - (rep - v)^2)              1 where v = id_i, else 0
  *     out = oh [N, V] x table [V, D]           exactly table[id_i]
  * exact for integer ids below 2^24 (the session checks them; a product
  * with one 1 and zeros adds nothing else). */
-static int
-emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
-            int axis, Diag *d)
+static int32_t
+one_hot_lookup(Imp *im, const Onnx__NodeProto *n, Value *tab, Value *ix,
+               Diag *d)
 {
-	if (axis != 0 || tab->h.rank < 1)
-		return node_error(d, n,
-		                  "computed indices are supported into axis "
-		                  "0 of a constant table (an embedding "
-		                  "lookup), not axis %d",
-		                  axis);
-	if (host_is_int(tab->h.type))
-		return node_error(d, n, "an integer table is not supported");
-	if (!ix->ints)
-		return node_error(d, n,
-		                  "computed indices must be an integer model "
-		                  "input (token ids), not a computed or float "
-		                  "tensor");
 	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
 	        N = shape_elems(&tensor(im, ix)->shape);
-	if (V > (1 << 24))
-		return node_error(d, n,
-		                  "a table of %lld rows (at most 2^24: the "
-		                  "indices are exact f32 values)",
-		                  (long long)V);
-	int64_t odim[HOST_MAX_RANK];
-	int orank = ix->onnx_rank + tab->h.rank - 1;
-	if (orank > GRAPH_MAX_RANK)
-		return node_error(d, n, "the result has rank %d", orank);
-	onnx_dims(im, ix, odim);
-	for (int i = 1; i < tab->h.rank; i++)
-		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
 	Host row = {.rank = 1, .dim = {V}, .n = V};
 	Host one = {.rank = 2, .dim = {1, V}, .n = V};
 	row.v = xmalloc((size_t)V * sizeof *row.v);
@@ -1655,18 +1631,71 @@ emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
 		t = graph_cast(im->g, t, im->act, NULL, d);
 	int32_t w = t < 0 ? -1 : weight_of(im, n, tab, 1, d);
 	if (w < 0)
-		return in_node(n, -1, d);
+		return -1;
 	Shape flat = {2, {V, D}};
 	if (tab->h.rank != 2)
 		w = reshape(im, w, &flat, NULL, d);
 	if (w < 0 || f8_pair(im, &t, &w, d))
-		return in_node(n, -1, d);
-	t = graph_matmul(im->g, t, w, 0, NULL, d);
+		return -1;
+	return graph_matmul(im->g, t, w, 0, NULL, d);
+}
+
+/* Gather of rows of a constant table [V, ..] (axis 0) by computed
+ * indices (token ids: an integer model input, f32 in the IR): the IR's
+ * gather (a copy on the tiles holding the table's columns) when a block
+ * of 8 of the table's columns fits the planner's bound for a tile
+ * (PLAN_GATHER_TABLE_MAX), else the one-hot product (DECISIONS in
+ * docs/onnx.md). */
+static int
+emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
+            int axis, Diag *d)
+{
+	if (axis != 0 || tab->h.rank < 1)
+		return node_error(d, n,
+		                  "computed indices are supported into axis "
+		                  "0 of a constant table (an embedding "
+		                  "lookup), not axis %d",
+		                  axis);
+	if (host_is_int(tab->h.type))
+		return node_error(d, n, "an integer table is not supported");
+	if (!ix->ints)
+		return node_error(d, n,
+		                  "computed indices must be an integer model "
+		                  "input (token ids), not a computed or float "
+		                  "tensor");
+	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
+	        N = shape_elems(&tensor(im, ix)->shape);
+	if (V > (1 << 24))
+		return node_error(d, n,
+		                  "a table of %lld rows (at most 2^24: the "
+		                  "indices are exact f32 values)",
+		                  (long long)V);
+	int64_t odim[HOST_MAX_RANK];
+	int orank = ix->onnx_rank + tab->h.rank - 1;
+	if (orank > GRAPH_MAX_RANK)
+		return node_error(d, n, "the result has rank %d", orank);
+	onnx_dims(im, ix, odim);
+	for (int i = 1; i < tab->h.rank; i++)
+		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
+	int32_t t;
+	if (V * 8 * dtype_size(im->act.dtype) <= PLAN_GATHER_TABLE_MAX) {
+		Shape flat = {2, {V, D}}, ids = {1, {N}};
+		int32_t in[2] = {weight_of(im, n, tab, 0, d), -1};
+		if (in[0] >= 0 && tab->h.rank != 2)
+			in[0] = reshape(im, in[0], &flat, NULL, d);
+		if (in[0] >= 0)
+			in[1] = reshape(im, ix->id, &ids, NULL, d);
+		t = in[1] < 0 ? -1
+		              : graph_op(im->g, OP_GATHER, in, &(OpAttrs){0},
+		                         NULL, d);
+	} else {
+		t = one_hot_lookup(im, n, tab, ix, d);
+	}
 	Shape so;
 	if (t < 0 || ir_shape(n, orank, odim, &so, d))
 		return in_node(n, -1, d);
 	char name[GRAPH_MAX_NAME + 1];
-	ir_name(im, o, name);
+	ir_name(im, n->output[0], name);
 	if (!ix->range || V < ix->range)
 		ix->range = V; /* the session checks the ids against it */
 	return set_tensor(im, n, ni, 0, graph_reshape(im->g, t, &so, name, d),
