@@ -604,6 +604,87 @@ test_lookup(void **state)
 	expect_error(&md, "node 'lookup' (Gather)", "integer model input");
 }
 
+/* x [2, 3, 4] + cast(unsqueeze(m, 1)): an int64 mask [2, 4] as a bias
+ * [2, 1, 4] repeated over x's rows (interpreted against sums by hand);
+ * the mask unsqueezed at axis 2 against x [2, 4, 3] (a broadcast along
+ * the last axis) is refused, and so is Gather by the reshaped ints. */
+static const int64_t MXD[] = {2, 3, 4}, MXD2[] = {2, 4, 3}, MD[] = {2, 4},
+                     ONE[] = {1}, TWO[] = {2};
+
+static void
+mask_model(Model *md, const int64_t *xd, const int64_t *axis)
+{
+	good_model(md);
+	static const char *const un_in[] = {"m", "axis", NULL};
+	static const char *const un_out[] = {"mu", NULL};
+	static const char *const ca_in[] = {"mu", NULL};
+	static const char *const ca_out[] = {"mf", NULL};
+	static const char *const ad_in[] = {"x", "mf", NULL};
+	static const char *const ad_out[] = {"y", NULL};
+	md->node[0] = node("Unsqueeze", "unsq", un_in, un_out);
+	md->node[1] = node("Cast", "cast", ca_in, ca_out);
+	int_attr(md->node[1], "to", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+	md->node[2] = node("Add", "add", ad_in, ad_out);
+	md->g.n_node = 3;
+	md->init[0] = ints("axis", axis, 1);
+	md->g.n_initializer = 1;
+	md->in[0] = vinfo("x", 3, xd, NULL);
+	md->in[1] = vinfo("m", 2, MD, NULL);
+	md->in[1]->type->tensor_type->elem_type =
+	    ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	md->g.n_input = 2;
+	md->out[0] = vinfo("y", 3, xd, NULL);
+}
+
+static void
+test_mask(void **state)
+{
+	(void)state;
+	Model md;
+	mask_model(&md, MXD, ONE);
+	OnnxModel *m;
+	assert_string_equal(import(&md, &m), "");
+	assert_true(m->inputs[1].is_int);
+	assert_int_equal(m->inputs[1].index_range, 0);
+	Interp in;
+	interp_init(&in, m->g);
+	long double *x = in.val[m->inputs[0].id] =
+	                xcalloc(24, sizeof(long double)),
+	            *mk = in.val[m->inputs[1].id] =
+	                xcalloc(8, sizeof(long double));
+	for (int i = 0; i < 24; i++)
+		x[i] = i * 0.5L;
+	for (int i = 0; i < 8; i++)
+		mk[i] = i % 3;
+	interp_set_weights(&in, m);
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int b = 0; b < 2; b++)
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 4; c++) {
+				int i = (b * 3 + r) * 4 + c;
+				assert_true(y[i] == x[i] + mk[b * 4 + c]);
+			}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+	mask_model(&md, MXD2, TWO);
+	expect_error(&md, "node 'add' (Add)", "broadcasting a computed");
+	/* the reshaped ints as Gather indices */
+	mask_model(&md, MXD, ONE);
+	static const char *const ga_in[] = {"T", "mu", NULL};
+	static const char *const ga_out[] = {"y", NULL};
+	md.node[1] = node("Gather", "lookup", ga_in, ga_out);
+	md.g.n_node = 2;
+	static const int64_t td[] = {3, 2}, yd[] = {2, 1, 4, 2};
+	md.init[1] = floats("T", 2, td, TAB, 6);
+	md.g.n_initializer = 2;
+	md.g.n_input = 1;
+	md.in[0] = md.in[1];
+	md.out[0] = vinfo("y", 4, yd, NULL);
+	expect_error(&md, "node 'lookup' (Gather)", "reshaped model input");
+}
+
 /* What the fuzz target found: nodes without an op, a Reshape without its
  * shape input. */
 static void
@@ -637,6 +718,7 @@ main(void)
 	    cmocka_unit_test(test_fuzz_finds),
 	    cmocka_unit_test(test_conv_mean),
 	    cmocka_unit_test(test_lookup),
+	    cmocka_unit_test(test_mask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,8 @@ typedef struct {
 	int onnx_rank; /* the ONNX rank (0 for a scalar) */
 	/* an integer input (token ids): its values, given as floats, must
 	 * be integers in [-index_range, index_range) (negatives count from
-	 * the end, as Gather's do); 0 for a float input */
+	 * the end, as Gather's do); 0 for a float input, or an integer one
+	 * no Gather reads (a mask: integers below 2^24 in magnitude) */
 	int64_t index_range;
 	int is_int;
 } OnnxPort;
