@@ -11,16 +11,13 @@
 
 #include "../target/chip.h"
 
-enum {
-	GATHER_ARGS_BYTES = 16 + 6 * 8,
-	GATHER_MAX_ATOMS = 65536, /* rpt counts atoms - 1 in 16 bits */
-};
+enum { GATHER_ARGS_BYTES = 16 + 6 * 8 };
 
 typedef struct {
 	uint32_t table, ids, dst; /* tile addresses: 8-aligned, ids 4 */
 	uint32_t rows;            /* ids, and dst rows */
-	uint32_t atoms;           /* a row of table and dst, 1 ..
-	                             GATHER_MAX_ATOMS */
+	uint32_t atoms;           /* a row of table and dst, 1 .. 65536 (the rpt
+	                             counts atoms - 1 in 16 bits) */
 } GatherCall;
 void gather_args_fill(const GatherCall *c, uint8_t out[GATHER_ARGS_BYTES]);
 /* Cycles of one call on chip c (its timing profile), from the

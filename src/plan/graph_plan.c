@@ -906,16 +906,15 @@ plan_gather_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	uint32_t v = (uint32_t)tab->shape.dim[0],
 	         dcols = (uint32_t)tab->shape.dim[1],
 	         n = (uint32_t)ids->shape.dim[0];
-	uint32_t tiles = layout_gather_tiles(P->tiles, dcols);
-	uint64_t block = (uint64_t)v * layout_pad_cols(ceil_div(dcols, tiles)) *
-	                 (uint64_t)dtype_size(tab->elem.dtype);
+	uint32_t w = layout_gather_block(P->tiles, dcols);
+	uint64_t block =
+	    (uint64_t)v * w * (uint64_t)dtype_size(tab->elem.dtype);
 	int r = IPU_OK;
-	/* (a row of at most that is far from GATHER_MAX_ATOMS) */
 	if (block > PLAN_GATHER_TABLE_MAX)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		             "a table block of %llu bytes a tile (at most %d)",
 		             (unsigned long long)block, PLAN_GATHER_TABLE_MAX);
-	o->tile0 = spread(P, tiles);
+	o->tile0 = spread(P, ceil_div(dcols, w));
 	TensorPlace *pl[3];
 	int32_t id[3] = {op->in[0], op->in[1], op->out};
 	layout_gather(&P->num.st, P->tiles, o->tile0, id, v, dcols, n,

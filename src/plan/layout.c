@@ -176,18 +176,11 @@ layout_rows(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 	return tp;
 }
 
-/* Columns of a gather's blocks: whole groups of 8 spread over the tiles. */
-static uint32_t
-gather_block(uint32_t tiles, uint32_t dcols)
-{
-	uint32_t groups = ceil_div(dcols, 8);
-	return ceil_div(groups, groups < tiles ? groups : tiles) * 8;
-}
-
 uint32_t
-layout_gather_tiles(uint32_t tiles, uint32_t dcols)
+layout_gather_block(uint32_t tiles, uint32_t dcols)
 {
-	return ceil_div(dcols, gather_block(tiles, dcols));
+	uint32_t groups = ceil_div(dcols, 8); /* of 8 columns */
+	return ceil_div(groups, groups < tiles ? groups : tiles) * 8;
 }
 
 void
@@ -203,7 +196,7 @@ layout_gather(Storage *st, uint32_t tiles, uint32_t tile0, const int32_t id[3],
 	DType type[3] = {dt, DT_F32, dt};
 	for (int i = 0; i < 3; i++)
 		place[i] = tensor_place_new(id[i], rows[i], cols[i], type[i]);
-	uint32_t w = gather_block(tiles, dcols);
+	uint32_t w = layout_gather_block(tiles, dcols);
 	for (uint32_t c0 = 0, k = 0; c0 < dcols; c0 += w, k++) {
 		uint32_t t = (tile0 + k) % tiles,
 		         cw = dcols - c0 < w ? dcols - c0 : w;
