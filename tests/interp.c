@@ -430,6 +430,20 @@ interp_run(const Graph *g, Interp *in)
 				p = err_at(in, src->id, at);
 				break;
 			}
+			case OP_GATHER: {
+				/* table row ids[n] (the ids are exact
+				 * integers in [0, V): the graph's contract) */
+				const Tensor *ids = graph_tensor(g, op->in[1]);
+				long double id = in->val[ids->id][coord[0]];
+				if (id != floorl(id) || id < 0 ||
+				    id >= a->shape.dim[0])
+					abort();
+				at = (size_t)id * (size_t)a->shape.dim[1] +
+				     (size_t)coord[1];
+				v = x[at];
+				p = err_at(in, a->id, at);
+				break;
+			}
 			default:
 				abort(); /* every op of ops.def is above */
 			}
@@ -438,7 +452,8 @@ interp_run(const Graph *g, Interp *in)
 			ye[e] = op->kind == OP_RESHAPE ||
 			                op->kind == OP_TRANSPOSE ||
 			                op->kind == OP_SLICE ||
-			                op->kind == OP_CONCAT
+			                op->kind == OP_CONCAT ||
+			                op->kind == OP_GATHER
 			            ? p
 			            : settle(o->elem, y[e], p, kern);
 		}

@@ -1,6 +1,6 @@
 """npy_ref.py write|check DIR - numpy's side of tests/test_npy.c.
 
-write: numpy.save files the C reader must read (f32, f16, u8, a scalar,
+write: numpy.save files the C reader must read (f32, f16, u8, i32, i64, a scalar,
 an empty array, version 2.0) or refuse (Fortran order, big-endian,
 float64).
 check: load the files the C writer made and compare them, their dtype,
@@ -19,6 +19,10 @@ def value(dtype, shape):
     i = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     if dtype == np.uint8:
         return ((i * 7) % 256).astype(np.uint8)
+    if dtype == np.int32:
+        return (i * 40503 - 1000000).astype(np.int32)
+    if dtype == np.int64:
+        return (i * 3000000007 - (1 << 40)).astype(np.int64)
     if dtype == np.float16:
         return ((i % 97) * 0.125 - 3).astype(np.float16)
     return ((i % 251) * 0.25 - 17).astype(np.float32)
@@ -28,6 +32,8 @@ ARRAYS = {  # name: dtype, shape (the C side writes the same set)
     "f32": (np.float32, (2, 3, 4)),
     "f16": (np.float16, (5, 7)),
     "u8": (np.uint8, (300,)),
+    "i32": (np.int32, (3, 5)),
+    "i64": (np.int64, (2, 8)),
     "scalar": (np.float32, ()),
     "rank5": (np.float32, (1, 2, 1, 3, 2)),
     "empty": (np.float32, (0, 4)),

@@ -205,6 +205,23 @@ test_cast_reshape_transpose(void **state)
 	              "non-empty range of every axis of x [2, 3, 4]");
 	sa = (OpAttrs){.begin = *SHAPE(0, 0), .end = *SHAPE(2, 3)};
 	assert_int_equal(graph_op(g, OP_SLICE, &x, &sa, NULL, &d), -1);
+
+	/* gather: rows of a table [V, D] by f32 ids [N] */
+	int32_t gi[2] = {graph_weight(g, "tab", F16, SHAPE(7, 5), &d),
+	                 graph_input(g, "ids", F32, SHAPE(3), &d)};
+	int32_t gt = graph_op(g, OP_GATHER, gi, &(OpAttrs){0}, NULL, &d);
+	check_shape(g, gt, SHAPE(3, 5));
+	assert_int_equal(graph_tensor(g, gt)->elem.dtype, DT_F16);
+	gi[1] = x;
+	assert_int_equal(graph_op(g, OP_GATHER, gi, &(OpAttrs){0}, NULL, &d),
+	                 -1);
+	check_msg(&d, "gather: table [7, 5] and ids [2, 3, 4]: want a table "
+	              "[V, D] and ids [N]");
+	gi[1] = graph_input(g, "ids16", F16, SHAPE(3), &d);
+	assert_int_equal(graph_op(g, OP_GATHER, gi, &(OpAttrs){0}, NULL, &d),
+	                 -1);
+	check_msg(&d, "gather: ids are f16; want f32 (integers as exact "
+	              "values)");
 	graph_free(g);
 }
 
@@ -407,6 +424,10 @@ static const char every_op_text[] =
     "sl = slice s [1, 0, 2] [6, 3, 4]\n"
     "sl2 = slice s [0, 0, 0] [6, 2, 4]\n"
     "cc = concat s sl2 axis=1\n"
+    "weight tab f16 [5, 4]\n"
+    "input ids f32 [3]\n"
+    "gt = gather tab ids\n"
+    "output gt\n"
     "output s\n"
     "output cc\n"
     "output sl\n"

@@ -463,7 +463,7 @@ gen_op_on(Gen *G, Cand x)
 	Rng *r = G->r;
 	Type tx = tensor(G, x);
 	OpAttrs a = {0};
-	switch (below(r, 15)) {
+	switch (below(r, 16)) {
 	case 0:
 	case 1:
 	case 2:
@@ -542,6 +542,26 @@ gen_op_on(Gen *G, Cand x)
 		}
 		if (c[0].id >= 0 && c[1].id >= 0)
 			emit(G, OP_CONCAT, c, 2, &a);
+		break;
+	}
+	case 15: { /* rows of x's 2-D view picked by ids: an input named
+		    "id<rows>_<k>", whose values are integers below rows */
+		int rk = tx.shape.rank;
+		int64_t rows = shape_elems(&tx.shape) / tx.shape.dim[rk - 1];
+		Cand c[2] = {x, {-1, {REF_SHARED, -1}}};
+		if (rk != 2) {
+			a.shape = (Shape){2, {rows, tx.shape.dim[rk - 1]}};
+			c[0] = emit(G, OP_RESHAPE, &x, 1, &a);
+		}
+		char name[32];
+		snprintf(name, sizeof name, "id%lld_%d", (long long)rows,
+		         G->nleaf++);
+		Diag d;
+		c[1].id = graph_input(G->g, name, (ElemType){DT_F32, 0},
+		                      &(Shape){1, {1 + below(r, 40)}}, &d);
+		c[1].ref.v = c[1].id;
+		if (c[0].id >= 0 && c[1].id >= 0)
+			emit(G, OP_GATHER, c, 2, NULL);
 		break;
 	}
 	case 11:
@@ -819,14 +839,21 @@ name_hash(const char *s)
 }
 
 /* The values of input or weight t for value seed vseed: uniform in
- * [-1, 1] (f8: [-4, 4] x 2^scale), rounded to its type; by name, so
- * that shrinking the graph keeps every other tensor's values. */
+ * [-1, 1] (f8: [-4, 4] x 2^scale), rounded to its type, or a gather's
+ * ids (case 15 of gen_op_on); by name, so that shrinking the graph keeps
+ * every other tensor's values. */
 static long double *
 leaf_values(const Tensor *t, uint64_t vseed)
 {
 	Rng r = {vseed ^ name_hash(t->name)};
 	size_t n = (size_t)shape_elems(&t->shape);
 	long double *v = xcalloc(n, sizeof *v);
+	long long rows;
+	if (sscanf(t->name, "id%lld_", &rows) == 1) { /* gather ids */
+		for (size_t e = 0; e < n; e++)
+			v[e] = below(&r, (uint32_t)rows);
+		return v;
+	}
 	double f = is_wide(t->elem.dtype) ? 1 : 4 * ldexp(1, t->elem.scale);
 	for (size_t e = 0; e < n; e++)
 		v[e] = interp_round(t->elem, uniform(&r) * f);

@@ -47,6 +47,8 @@ static const struct {
     {"f32", NPY_F32, 3, {2, 3, 4}},
     {"f16", NPY_F16, 2, {5, 7}},
     {"u8", NPY_U8, 1, {300}},
+    {"i32", NPY_I32, 2, {3, 5}},
+    {"i64", NPY_I64, 2, {2, 8}},
     {"scalar", NPY_F32, 0, {0}},
     {"rank5", NPY_F32, 5, {1, 2, 1, 3, 2}},
     {"empty", NPY_F32, 2, {0, 4}},
@@ -60,6 +62,12 @@ value(NpyDtype t, uint64_t i, uint8_t *out)
 	unsigned flags = 0;
 	if (t == NPY_U8) {
 		out[0] = (uint8_t)(i * 7 % 256);
+	} else if (t == NPY_I32) {
+		int32_t v = (int32_t)i * 40503 - 1000000;
+		memcpy(out, &v, 4);
+	} else if (t == NPY_I64) {
+		int64_t v = (int64_t)i * 3000000007 - ((int64_t)1 << 40);
+		memcpy(out, &v, 8);
 	} else if (t == NPY_F16) {
 		uint16_t h = fp_f64_to_f16((double)(i % 97) * 0.125 - 3, FP_RNE,
 		                           0, FP_OV_IEEE, &flags);
@@ -203,8 +211,8 @@ refuses_malformed_headers(void **state)
 	    {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
 	     "'shape': ()}",
 	     4, "duplicate key"},
-	    {"{'descr': '<i4', 'fortran_order': False, 'shape': ()}", 4,
-	     "dtype '<i4' is not supported"},
+	    {"{'descr': '<i2', 'fortran_order': False, 'shape': ()}", 2,
+	     "dtype '<i2' is not supported"},
 	    {"{'descr': '<f4', 'fortran_order': false, 'shape': ()}", 4,
 	     "expected True or False"},
 	    {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, -1)}", 0,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../src/onnx/onnx.h"
+#include "../src/plan/plan.h"
 #include "interp.h"
 #include "onnx.pb-c.h"
 
@@ -512,15 +513,17 @@ test_conv_mean(void **state)
 	expect_error(&md, "node 'conv' (Conv)", "strides equal its kernel");
 }
 
-/* ids [2, 3] (int64) -> Gather from a table [5, 2] -> Relu -> y [2, 3, 2]:
- * the one-hot product and the relu (through tests/interp.c) against the
- * table's rows picked by hand; an integer input read by another op is
- * refused. */
-static const int64_t IDD[] = {2, 3}, TD[] = {5, 2}, LYD[] = {2, 3, 2};
+/* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:
+ * the IR's gather (a table of 5 rows) or, for a table too large for its
+ * blocks (PLAN_GATHER_TABLE_MAX), the one-hot product, and the relu
+ * (through tests/interp.c) against the table's rows picked by hand; an
+ * integer input read by another op is refused. */
+static const int64_t IDD[] = {2, 3}, LYD[] = {2, 3, 2};
 static const float TAB[] = {0.5f, -1, 2, 3, -4, 0.25f, 1.5f, -2, 7, 0};
+enum { BIG = PLAN_GATHER_TABLE_MAX / 32 + 1 }; /* rows: 8 f32 columns */
 
 static void
-lookup_model(Model *md)
+lookup_model(Model *md, int64_t rows, const float *tab)
 {
 	good_model(md);
 	static const char *const ga_in[] = {"T", "x", NULL};
@@ -530,7 +533,10 @@ lookup_model(Model *md)
 	md->node[0] = node("Gather", "lookup", ga_in, ga_out);
 	md->node[1] = node("Relu", "relu", re_in, re_out);
 	md->g.n_node = 2;
-	md->init[0] = floats("T", 2, TD, TAB, 10);
+	int64_t *td = alloc(2 * sizeof *td);
+	td[0] = rows;
+	td[1] = 2;
+	md->init[0] = floats("T", 2, td, tab, (size_t)rows * 2);
 	md->g.n_initializer = 1;
 	md->in[0] = vinfo("x", 2, IDD, NULL);
 	md->in[0]->type->tensor_type->elem_type =
@@ -538,20 +544,23 @@ lookup_model(Model *md)
 	md->out[0] = vinfo("y", 3, LYD, NULL);
 }
 
-static void
-test_lookup(void **state)
+/* The model of a table of `rows` imported and interpreted on ids; 1 if
+ * it has a gather op. */
+static int
+lookup_check(int64_t rows, const float *tab, const int ids[6])
 {
-	(void)state;
 	Model md;
-	lookup_model(&md);
+	lookup_model(&md, rows, tab);
 	OnnxModel *m;
 	const char *msg = import(&md, &m);
 	assert_string_equal(msg, "");
 	assert_true(m->inputs[0].is_int);
-	assert_int_equal(m->inputs[0].index_range, 5);
+	assert_int_equal(m->inputs[0].index_range, rows);
+	int gathers = 0;
+	for (int i = 0; i < m->g->nops; i++)
+		gathers += m->g->ops[i].kind == OP_GATHER;
 	Interp in;
 	interp_init(&in, m->g);
-	static const int ids[6] = {4, 0, 2, 2, 3, 1};
 	in.val[m->inputs[0].id] = xcalloc(6, sizeof(long double));
 	for (int i = 0; i < 6; i++)
 		in.val[m->inputs[0].id][i] = ids[i];
@@ -560,23 +569,120 @@ test_lookup(void **state)
 	const long double *y = in.val[m->outputs[0].id];
 	for (int i = 0; i < 6; i++)
 		for (int c = 0; c < 2; c++) {
-			float t = TAB[ids[i] * 2 + c];
+			float t = tab[ids[i] * 2 + c];
 			assert_true(y[i * 2 + c] == (t > 0 ? t : 0));
 		}
 	interp_free(&in, m->g);
 	onnx_model_free(m);
 	arena_free();
+	return gathers;
+}
+
+static void
+test_lookup(void **state)
+{
+	(void)state;
+	static const int ids[6] = {4, 0, 2, 2, 3, 1};
+	assert_int_equal(lookup_check(5, TAB, ids), 1);
+	float *big = xmalloc(BIG * 2 * sizeof *big);
+	for (int i = 0; i < BIG * 2; i++)
+		big[i] = (float)(i % 37) - 18;
+	static const int far[6] = {BIG - 1, 0, 1000, 1000, 7, BIG - 2};
+	assert_int_equal(lookup_check(BIG, big, far), 0);
+	free(big);
+	Model md;
 	/* the ids read as a float operand */
-	lookup_model(&md);
+	lookup_model(&md, 5, TAB);
 	static const char *const bad_in[] = {"x", "x", NULL};
 	static const char *const bad_out[] = {"e", NULL};
 	md.node[0] = node("Add", "add_ids", bad_in, bad_out);
 	expect_error(&md, "node 'add_ids' (Add)", "integer input 'x'");
 	/* float indices */
-	lookup_model(&md);
+	lookup_model(&md, 5, TAB);
 	md.in[0]->type->tensor_type->elem_type =
 	    ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
 	expect_error(&md, "node 'lookup' (Gather)", "integer model input");
+}
+
+/* x [2, 3, 4] + cast(unsqueeze(m, 1)): an int64 mask [2, 4] as a bias
+ * [2, 1, 4] repeated over x's rows (interpreted against sums by hand);
+ * the mask unsqueezed at axis 2 against x [2, 4, 3] (a broadcast along
+ * the last axis) is refused, and so is Gather by the reshaped ints. */
+static const int64_t MXD[] = {2, 3, 4}, MXD2[] = {2, 4, 3}, MD[] = {2, 4},
+                     ONE[] = {1}, TWO[] = {2};
+
+static void
+mask_model(Model *md, const int64_t *xd, const int64_t *axis)
+{
+	good_model(md);
+	static const char *const un_in[] = {"m", "axis", NULL};
+	static const char *const un_out[] = {"mu", NULL};
+	static const char *const ca_in[] = {"mu", NULL};
+	static const char *const ca_out[] = {"mf", NULL};
+	static const char *const ad_in[] = {"x", "mf", NULL};
+	static const char *const ad_out[] = {"y", NULL};
+	md->node[0] = node("Unsqueeze", "unsq", un_in, un_out);
+	md->node[1] = node("Cast", "cast", ca_in, ca_out);
+	int_attr(md->node[1], "to", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+	md->node[2] = node("Add", "add", ad_in, ad_out);
+	md->g.n_node = 3;
+	md->init[0] = ints("axis", axis, 1);
+	md->g.n_initializer = 1;
+	md->in[0] = vinfo("x", 3, xd, NULL);
+	md->in[1] = vinfo("m", 2, MD, NULL);
+	md->in[1]->type->tensor_type->elem_type =
+	    ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	md->g.n_input = 2;
+	md->out[0] = vinfo("y", 3, xd, NULL);
+}
+
+static void
+test_mask(void **state)
+{
+	(void)state;
+	Model md;
+	mask_model(&md, MXD, ONE);
+	OnnxModel *m;
+	assert_string_equal(import(&md, &m), "");
+	assert_true(m->inputs[1].is_int);
+	assert_int_equal(m->inputs[1].index_range, 0);
+	Interp in;
+	interp_init(&in, m->g);
+	long double *x = in.val[m->inputs[0].id] =
+	                xcalloc(24, sizeof(long double)),
+	            *mk = in.val[m->inputs[1].id] =
+	                xcalloc(8, sizeof(long double));
+	for (int i = 0; i < 24; i++)
+		x[i] = i * 0.5L;
+	for (int i = 0; i < 8; i++)
+		mk[i] = i % 3;
+	interp_set_weights(&in, m);
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int b = 0; b < 2; b++)
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 4; c++) {
+				int i = (b * 3 + r) * 4 + c;
+				assert_true(y[i] == x[i] + mk[b * 4 + c]);
+			}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+	mask_model(&md, MXD2, TWO);
+	expect_error(&md, "node 'add' (Add)", "broadcasting a computed");
+	/* the reshaped ints as Gather indices */
+	mask_model(&md, MXD, ONE);
+	static const char *const ga_in[] = {"T", "mu", NULL};
+	static const char *const ga_out[] = {"y", NULL};
+	md.node[1] = node("Gather", "lookup", ga_in, ga_out);
+	md.g.n_node = 2;
+	static const int64_t td[] = {3, 2}, yd[] = {2, 1, 4, 2};
+	md.init[1] = floats("T", 2, td, TAB, 6);
+	md.g.n_initializer = 2;
+	md.g.n_input = 1;
+	md.in[0] = md.in[1];
+	md.out[0] = vinfo("y", 4, yd, NULL);
+	expect_error(&md, "node 'lookup' (Gather)", "reshaped model input");
 }
 
 /* What the fuzz target found: nodes without an op, a Reshape without its
@@ -612,6 +718,7 @@ main(void)
 	    cmocka_unit_test(test_fuzz_finds),
 	    cmocka_unit_test(test_conv_mean),
 	    cmocka_unit_test(test_lookup),
+	    cmocka_unit_test(test_mask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,6 +96,21 @@ class Bert(torch.nn.Module):
         return x
 
 
+class MaskedBert(Bert):
+    """The encoder with the attention mask as a second int64 input [B, S],
+    its bias (1 - mask) * -10000 added to the scores [B, H, S, S] as
+    [B, 1, 1, S] (BERT's original constant: finfo.min is -inf in f16)."""
+
+    def forward(s, ids, mask):
+        B, S = ids.shape
+        pos = torch.arange(S).unsqueeze(0).expand(B, S)
+        x = s.ln(s.tok(ids) + s.pos(pos) + s.typ(torch.zeros_like(ids)))
+        bias = (1.0 - mask[:, None, None, :].to(torch.float32)) * -10000.0
+        for l in s.layers:
+            x = l(x, bias)
+        return x
+
+
 def bert(layers, **kw):
     return lambda: Bert(layers=layers, **kw)
 
@@ -269,6 +284,44 @@ class Models(Checked, unittest.TestCase):
         z[0, 5] = 49
         self.assertTrue(np.array_equal(m.run(x=y), m.run(x=z)))
 
+    def test_bert_mask(self):
+        # the mask a model input: its bias [B, 1, 1, S] repeated over the
+        # heads' rows on the chip; the second sequence padded
+        torch.manual_seed(0)
+        m = MaskedBert(layers=1, vocab=50)
+        for p in m.parameters():
+            p.data.normal_(0, 0.5 / math.sqrt(p.shape[-1]))
+        m.eval()
+        ids = token_ids(50)((2, 8))
+        mask = torch.ones(2, 8, dtype=torch.int64)
+        mask[1, 5:] = 0
+        path = os.path.join(TMP, "bert_mask.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(m, (ids, mask), path, opset_version=13,
+                              input_names=["ids", "mask"],
+                              output_names=["y"])
+        with torch.no_grad():
+            ref = m(ids, mask).numpy()
+            unmasked = m(ids, torch.ones_like(mask)).numpy()
+        # the mask matters far more than the error (cosine alone would
+        # pass without it)
+        moved = np.abs(ref - unmasked).max()
+        self.assertGreater(moved, 1e-3)
+        for dtype, bound, part in (("f32", 0.9999, 0.01), ("f16", 0.999, 0.5)):
+            c = ipu.compile(path, dtype=dtype)
+            y = c.run(ids=ids.numpy(), mask=mask.numpy())
+            print(f"bert_mask {dtype}: cosine {cosine(y, ref):.7f}, max "
+                  f"|err| {np.abs(y - ref).max():.2e} (the mask moves "
+                  f"{moved:.2e}), {c.stats['cycles']} cycles",
+                  file=sys.stderr)
+            self.assertGreaterEqual(cosine(y, ref), bound)
+            self.assertLess(np.abs(y - ref).max(), part * moved)
+            with self.assertRaisesRegex(ipu.IpuError, "element 3 is 0.5"):
+                c.run(ids=ids.numpy(), mask=np.where(
+                    np.arange(16).reshape(2, 8) == 3, 0.5, mask.numpy()))
+            c.close()
+
     def test_runs_again_same(self):
         path, x, _ = export("mlp_again", mlp, (16, 48))
         m = ipu.compile(path)
@@ -358,6 +411,39 @@ class Cli(unittest.TestCase):
             ipu.compile(path).run(x=x[:8])
 
 
+    def test_ids_npy(self):
+        # token ids as int64 and int32 .npy; other dtypes and ids outside
+        # the table refused naming the input
+        path, x, ref = export("cli_ids", bert(1, vocab=50), (1, 8),
+                              make=token_ids(50))
+        outs = []
+        for dt in (np.int64, np.int32):
+            xin = os.path.join(TMP, f"ids_{dt.__name__}.npy")
+            y = os.path.join(TMP, f"ids_y_{dt.__name__}.npy")
+            np.save(xin, x.astype(dt))
+            r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}",
+                         "--out", f"y={y}", "--force",
+                         "--cache", os.path.join(TMP, "cache"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs.append(np.load(y))
+        self.assertGreaterEqual(cosine(outs[0], ref), 0.9999)
+        self.assertTrue(np.array_equal(outs[0], outs[1]))
+        for bad, word in ((x.astype(np.float32), "int64 or int32"),
+                          (x.astype(np.int16), "'<i2' is not supported"),
+                          (x[:, :4], "int64 or int32 .npy of shape [1, 8]")):
+            xin = os.path.join(TMP, "ids_bad.npy")
+            np.save(xin, bad)
+            r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(word, r.stderr)
+        far = x.copy()
+        far[0, 2] = (1 << 40) + 1  # not exact as a float: named as given
+        np.save(xin, far)
+        r = self.ipu("run", "onnx", "--model", path, "--in", f"x={xin}")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"element 2 is {(1 << 40) + 1}, not an index", r.stderr)
+
+
 class Errors(unittest.TestCase):
     def refused(self, path, *words):
         with self.assertRaises(ipu.IpuError) as e:
@@ -387,12 +473,13 @@ class Errors(unittest.TestCase):
         self.refused(path, "Pad", "only a Pad of zeros")
 
     def test_ids_other_use(self):
-        # an integer input read other than as Gather indices
-        class Cast(torch.nn.Module):
+        # an integer input read other than as Gather indices or a mask
+        # (reshaped, cast to float)
+        class Add(torch.nn.Module):
             def forward(s, ids):
-                return ids.to(torch.float32) * 2
-        path, _, _ = export("ids_cast", Cast, (2, 4), make=token_ids(10))
-        self.refused(path, "integer input 'x'", "Gather")
+                return (ids + 1).to(torch.float32)
+        path, _, _ = export("ids_add", Add, (2, 4), make=token_ids(10))
+        self.refused(path, "integer input 'x'", "Gather", "mask")
 
     def test_dynamic_shape(self):
         path, _, _ = export("dyn", mlp, (4, 48),

@@ -32,9 +32,9 @@ usage(FILE *f)
 	        "once on the\n"
 	        "  emulated chip and print the cycles, the time at the "
 	        "chip's clock and MFU.\n"
-	        "  --in NAME=F    values of model input NAME: float32 or "
-	        "float16 .npy of its\n"
-	        "                 shape\n"
+	        "  --in NAME=F    values of model input NAME: a .npy of its "
+	        "shape, float32 or\n"
+	        "                 float16 (int64 or int32 for token ids)\n"
 	        "  --out NAME=F   model output NAME as float32 .npy; never "
 	        "over an existing\n"
 	        "                 file unless --force\n"
@@ -112,8 +112,7 @@ run(const char *model, OnnxDType dt, const OnnxRunOptions *o,
 	      **ov = xcalloc((size_t)m->noutputs + 1, sizeof *ov);
 	for (int i = 0; !e && i < nin; i++) {
 		const OnnxPort *p = onnx_find_port(m, in[i].tensor, 0);
-		e = runner_npy_values(graph_tensor(m->g, p->id), &in[i],
-		                      &iv[p - m->inputs], d);
+		e = onnx_input_npy(m, p, in[i].path, &iv[p - m->inputs], d);
 	}
 	for (int i = 0; i < m->noutputs; i++)
 		ov[i] = xmalloc((size_t)shape_elems(&m->outputs[i].shape) *

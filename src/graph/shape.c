@@ -233,6 +233,30 @@ infer_concat(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 }
 
 static int
+infer_gather(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
+{
+	(void)a;
+	const Shape *t = &in[0]->shape, *ids = &in[1]->shape;
+	char st[128], si[128];
+	if (t->rank != 2 || ids->rank != 1)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "table %s and ids %s: want a table [V, D] and "
+		                "ids [N]",
+		                shape_str(t, st, sizeof st),
+		                shape_str(ids, si, sizeof si));
+	if (in[1]->elem.dtype != DT_F32)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "ids are %s; want f32 (integers as exact "
+		                "values)",
+		                dtype_name(in[1]->elem.dtype));
+	out->shape = (Shape){2, {ids->dim[0], t->dim[1]}};
+	out->elem = in[0]->elem;
+	return shape_elems(&out->shape) > GRAPH_MAX_ELEMS
+	           ? diag_set(d, IPU_EINVAL, NULL, 0, 0, "too many elements")
+	           : 0;
+}
+
+static int
 infer_layernorm(const Tensor *const in[], const OpAttrs *a, Tensor *out,
                 Diag *d)
 {

@@ -168,6 +168,12 @@ lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 		a.u.wcopy.dst = at[1];
 		wcopy_args_fill(&a.u.wcopy, out);
 		return;
+	case KC_GATHER:
+		a.u.gather.table = at[0];
+		a.u.gather.ids = at[1];
+		a.u.gather.dst = at[2];
+		gather_args_fill(&a.u.gather, out);
+		return;
 	}
 	die("lower_call_args: kernel kind %d", (int)a.kind);
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../kernels/elementwise.h"
+#include "../kernels/gather.h"
 #include "../kernels/gemm.h"
 #include "../kernels/pack.h"
 #include "../kernels/rowwise.h"
@@ -73,7 +74,15 @@ enum { CALL_MAX_REFS = 4 };
  * header), with the tile addresses left 0; they are the call's buffers
  * (KernelCall.ref, in the order given here), filled in once placed
  * (lower_call_args). */
-typedef enum { KC_GEMM, KC_VADD, KC_EW, KC_RW, KC_PACK, KC_WCOPY } KernelKind;
+typedef enum {
+	KC_GEMM,
+	KC_VADD,
+	KC_EW,
+	KC_RW,
+	KC_PACK,
+	KC_WCOPY,
+	KC_GATHER
+} KernelKind;
 typedef struct {
 	KernelKind kind;
 	union {
@@ -82,7 +91,8 @@ typedef struct {
 		EwCall ew;     /* KC_EW: ref dst, a, b (add and mul) */
 		RwCall rw;     /* KC_RW: ref dst, x, gamma, beta (layernorm) */
 		PackCall pack; /* KC_PACK: ref src, dst */
-		WcopyCall wcopy; /* KC_WCOPY: ref bank, dst */
+		WcopyCall wcopy;   /* KC_WCOPY: ref bank, dst */
+		GatherCall gather; /* KC_GATHER: ref table, ids, dst */
 	} u;
 } KernelArgs;
 

@@ -633,6 +633,59 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	return IPU_OK;
 }
 
+/* ---- gather ------------------------------------------------------------ */
+
+/* A gather (plan_gather_op): table and ids brought into layout_gather's
+ * places as the plan says, then one kernels/gather.S call a column block,
+ * all in one compute step. */
+static int
+lower_gather_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
+{
+	const Tensor *tab = graph_tensor(b->g, op->in[0]),
+	             *ids = graph_tensor(b->g, op->in[1]);
+	DType dt = tab->elem.dtype;
+	Buffers bs = buffers_from(b, b->l->nstep);
+	TensorPlace *pl[3];
+	int32_t id[3] = {op->in[0], op->in[1], op->out};
+	layout_gather(&bs.st, b->tiles, o->tile0, id,
+	              (uint32_t)tab->shape.dim[0], (uint32_t)tab->shape.dim[1],
+	              (uint32_t)ids->shape.dim[0], dt, pl);
+	for (int i = 0; i < 3; i++)
+		adopt(b, pl[i]);
+	int r = IPU_OK;
+	for (int i = 0; i < 2 && !r; i++) {
+		int inserted;
+		r = bring(b, id[i], &o->in[i], b->home[id[i]], pl[i],
+		          b->l->nstep, "gather input", &inserted, d);
+	}
+	if (r)
+		return plan_op_error(b->g, op, r, d);
+	Step *s = lower_step(b->l, STEP_COMPUTE, "gather");
+	for (int k = 0; k < pl[2]->npiece; k++) {
+		const Piece *po = &pl[2]->piece[k];
+		KernelCall *c = lower_call(b->l, s, po->tile, "gather",
+		                           "gather", GATHER_ARGS_BYTES);
+		/* each ldst64pace loads the table and stores dst */
+		b->l->buf[pl[0]->piece[k].at.buf].apart = po->at.buf;
+		c->ref[0] = pl[0]->piece[k].at;
+		c->ref[1] = pl[1]->piece[k].at;
+		c->ref[2] = po->at;
+		c->nref = 3;
+		c->args = (KernelArgs){
+		    KC_GATHER,
+		    .u.gather = {.rows = po->rows,
+		                 .atoms = po->pad_cols *
+		                          (uint32_t)dtype_size(dt) / 8}};
+		c->cycles = gather_cycles(b->l->chip, &c->args.u.gather);
+		if (c->cycles > s->cycles)
+			s->cycles = c->cycles;
+	}
+	for (int i = 0; i < 3; i++)
+		use_place(b, pl[i], b->l->nstep - 1);
+	b->home[op->out] = pl[2];
+	return IPU_OK;
+}
+
 /* ---- the graph --------------------------------------------------------- */
 
 typedef int (*LowerOp)(Build *b, const Op *op, const OpPlan *o, Diag *d);
@@ -644,6 +697,7 @@ static const LowerOp lower_op[OP_COUNT] = {
     [OP_TRANSPOSE] = lower_transpose_op, [OP_LAYERNORM] = lower_rowwise_op,
     [OP_SOFTMAX] = lower_rowwise_op,     [OP_SLICE] = lower_slice_op,
     [OP_CONCAT] = lower_concat_op,       [OP_RELU] = lower_unary_op,
+    [OP_GATHER] = lower_gather_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plan/plan.h"
 #include "../util/fp.h"
 #include "onnxpriv.h"
 
@@ -36,7 +37,8 @@ typedef struct {
 	int onnx_rank; /* V_TENSOR: its ONNX rank (the IR's is >= 1) */
 	int32_t w[2];  /* V_HOST: its IR weight, activation / f8 type */
 	int node;      /* the producing node, -1 for inputs, initializers */
-	int ints;      /* an integer model input (f32 in the IR) */
+	int ints;      /* an integer model input (f32 in the IR), or 2: one
+	                  reshaped (a mask before its Cast) */
 	int64_t range; /* ints: Gather rows it indexes (the fewest) */
 	int wide;      /* held in f32 though activations are f16 (below) */
 	int blame;     /* V_DEFER: the node with no IR operator */
@@ -742,6 +744,72 @@ all_equal(const Host *c, double x)
 	return 1;
 }
 
+/* A weight of values h in type e (a lookup's rows of ones and of -v, a
+ * mask's ones). */
+static int32_t
+weight_host(Imp *im, const Host *h, ElemType e, const char *onnx,
+            const char *suffix, Diag *d)
+{
+	char hint[300], name[GRAPH_MAX_NAME + 1];
+	snprintf(hint, sizeof hint, "%s.%s", onnx, suffix);
+	ir_name(im, hint, name);
+	Shape s = {h->rank, {0}};
+	for (int i = 0; i < h->rank; i++)
+		s.dim[i] = h->dim[i];
+	int32_t id = graph_weight(im->g, name, e, &s, d);
+	if (id >= 0)
+		add_weight_values(im, id, h, 1);
+	return id;
+}
+
+/* Tensor y of a computed elementwise pair, broadcast to shape r in a form
+ * the compiler takes: as it is when it is r or one row (every axis but the
+ * last 1); when its leading axes are r's and the rest but the last 1 (an
+ * attention mask's bias [B, 1, 1, S] against scores [B, H, S, S]), the
+ * rows repeated by a batched product with ones: [P, M, 1] x [P, 1, S],
+ * exact (each element one value times 1). */
+static int32_t
+expand_rows(Imp *im, const Onnx__NodeProto *n, int32_t y, const Shape *r,
+            Diag *d)
+{
+	const Shape *s = &graph_tensor(im->g, y)->shape;
+	int k = r->rank, off = k - s->rank, p = 0;
+	int64_t dim[GRAPH_MAX_RANK] = {0};
+	for (int i = 0; i < k; i++)
+		dim[i] = i < off ? 1 : s->dim[i - off];
+	while (p < k - 1 && dim[p] == r->dim[p] && dim[p] != 1)
+		p++;
+	int ok = dim[k - 1] == r->dim[k - 1];
+	for (int i = p; i < k - 1; i++)
+		ok &= dim[i] == 1;
+	if (!ok) {
+		node_error(d, n,
+		           "broadcasting a computed tensor other than along "
+		           "its leading axes' rows (a bias [B, 1, 1, S]) is "
+		           "not supported");
+		return -1;
+	}
+	int64_t P = 1, M = 1;
+	for (int i = 0; i < p; i++)
+		P *= r->dim[i];
+	for (int i = p; i < k - 1; i++)
+		M *= r->dim[i];
+	if (p == 0 || M == 1)
+		return p == 0 ? y : reshape(im, y, r, NULL, d);
+	Host one = {.rank = 3, .dim = {P, M, 1}, .n = P * M};
+	one.v = xmalloc((size_t)one.n * sizeof *one.v);
+	for (int64_t i = 0; i < one.n; i++)
+		one.v[i] = 1;
+	int32_t w = weight_host(im, &one, graph_tensor(im->g, y)->elem,
+	                        n->output[0], "ones", d);
+	free(one.v);
+	Shape row = {3, {P, 1, r->dim[k - 1]}};
+	int32_t t = w < 0 ? -1 : reshape(im, y, &row, NULL, d);
+	if (t >= 0)
+		t = graph_matmul(im->g, w, t, 0, NULL, d);
+	return t < 0 ? -1 : reshape(im, t, r, NULL, d);
+}
+
 /* Add, Sub, Mul, Div with at least one computed operand. */
 static int
 mapped_binary(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
@@ -774,9 +842,21 @@ mapped_binary(Imp *im, const Onnx__NodeProto *n, int ni, Value *a, Value *b,
 			if (y < 0)
 				return in_node(n, -1, d);
 		}
+		/* the broadcast operand repeated to the other's shape */
+		int32_t x = a->id;
+		Shape sa = tensor(im, a)->shape,
+		      sb = graph_tensor(im->g, y)->shape;
+		if (!shape_equal(&sa, &sb)) {
+			int a_full = shape_elems(&sa) >= shape_elems(&sb);
+			int32_t *small = a_full ? &y : &x;
+			*small =
+			    expand_rows(im, n, *small, a_full ? &sa : &sb, d);
+			if (*small < 0)
+				return in_node(n, -1, d);
+		}
 		out_name(im, n, name);
-		id = add ? graph_add(im->g, a->id, y, name, d)
-		         : graph_mul(im->g, a->id, y, name, d);
+		id = add ? graph_add(im->g, x, y, name, d)
+		         : graph_mul(im->g, x, y, name, d);
 		return set_tensor(im, n, ni, 0, id, r, d);
 	}
 	/* a computed tensor t and a constant c */
@@ -1558,62 +1638,20 @@ emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
 }
 
-/* A weight of f32 values h (a lookup's rows of ones and of -v). */
-static int32_t
-weight_f32(Imp *im, const Host *h, const char *onnx, const char *suffix,
-           Diag *d)
-{
-	char hint[300], name[GRAPH_MAX_NAME + 1];
-	snprintf(hint, sizeof hint, "%s.%s", onnx, suffix);
-	ir_name(im, hint, name);
-	Shape s = {h->rank, {0}};
-	for (int i = 0; i < h->rank; i++)
-		s.dim[i] = h->dim[i];
-	int32_t id = graph_weight(im->g, name, (ElemType){DT_F32, 0}, &s, d);
-	if (id >= 0)
-		add_weight_values(im, id, h, 1);
-	return id;
-}
-
-/* Gather of rows of a constant table [V, ..] by computed indices (token
- * ids: an integer model input, f32 in the IR) as a product with their
- * one-hot rows, built on the chip in f32 from the N indices:
+/* The one-hot product of emit_lookup: the rows of table w [V, D] picked
+ * by the N indices ix as a product with their one-hot rows, built on the
+ * chip in f32:
  *     rep = ids [N, 1] x ones [1, V]           rep[i, v] = id_i
  *     oh  = relu(1 - (rep - v)^2)              1 where v = id_i, else 0
  *     out = oh [N, V] x table [V, D]           exactly table[id_i]
  * exact for integer ids below 2^24 (the session checks them; a product
  * with one 1 and zeros adds nothing else). */
-static int
-emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
-            int axis, Diag *d)
+static int32_t
+one_hot_lookup(Imp *im, const Onnx__NodeProto *n, Value *tab, Value *ix,
+               Diag *d)
 {
-	if (axis != 0 || tab->h.rank < 1)
-		return node_error(d, n,
-		                  "computed indices are supported into axis "
-		                  "0 of a constant table (an embedding "
-		                  "lookup), not axis %d",
-		                  axis);
-	if (host_is_int(tab->h.type))
-		return node_error(d, n, "an integer table is not supported");
-	if (!ix->ints)
-		return node_error(d, n,
-		                  "computed indices must be an integer model "
-		                  "input (token ids), not a computed or float "
-		                  "tensor");
 	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
 	        N = shape_elems(&tensor(im, ix)->shape);
-	if (V > (1 << 24))
-		return node_error(d, n,
-		                  "a table of %lld rows (at most 2^24: the "
-		                  "indices are exact f32 values)",
-		                  (long long)V);
-	int64_t odim[HOST_MAX_RANK];
-	int orank = ix->onnx_rank + tab->h.rank - 1;
-	if (orank > GRAPH_MAX_RANK)
-		return node_error(d, n, "the result has rank %d", orank);
-	onnx_dims(im, ix, odim);
-	for (int i = 1; i < tab->h.rank; i++)
-		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
 	Host row = {.rank = 1, .dim = {V}, .n = V};
 	Host one = {.rank = 2, .dim = {1, V}, .n = V};
 	row.v = xmalloc((size_t)V * sizeof *row.v);
@@ -1621,20 +1659,23 @@ emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
 	const char *o = n->output[0];
 	for (int64_t v = 0; v < V; v++)
 		one.v[v] = 1;
-	int32_t w1 = weight_f32(im, &one, o, "ones", d), wv = -1, wm = -1,
-	        wp = -1;
+	int32_t w1 = weight_host(im, &one, (ElemType){DT_F32, 0}, o, "ones", d),
+	        wv = -1, wm = -1, wp = -1;
 	for (int64_t v = 0; v < V; v++)
 		row.v[v] = -(double)v;
 	if (w1 >= 0)
-		wv = weight_f32(im, &row, o, "minus_v", d);
+		wv = weight_host(im, &row, (ElemType){DT_F32, 0}, o, "minus_v",
+		                 d);
 	for (int64_t v = 0; v < V; v++)
 		row.v[v] = -1;
 	if (wv >= 0)
-		wm = weight_f32(im, &row, o, "minus_one", d);
+		wm = weight_host(im, &row, (ElemType){DT_F32, 0}, o,
+		                 "minus_one", d);
 	one.rank = 1; /* ones as a row [V] */
 	one.dim[0] = V;
 	if (wm >= 0)
-		wp = weight_f32(im, &one, o, "plus_one", d);
+		wp = weight_host(im, &one, (ElemType){DT_F32, 0}, o, "plus_one",
+		                 d);
 	free(row.v);
 	free(one.v);
 	Shape col = {2, {N, 1}};
@@ -1655,18 +1696,75 @@ emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
 		t = graph_cast(im->g, t, im->act, NULL, d);
 	int32_t w = t < 0 ? -1 : weight_of(im, n, tab, 1, d);
 	if (w < 0)
-		return in_node(n, -1, d);
+		return -1;
 	Shape flat = {2, {V, D}};
 	if (tab->h.rank != 2)
 		w = reshape(im, w, &flat, NULL, d);
 	if (w < 0 || f8_pair(im, &t, &w, d))
-		return in_node(n, -1, d);
-	t = graph_matmul(im->g, t, w, 0, NULL, d);
+		return -1;
+	return graph_matmul(im->g, t, w, 0, NULL, d);
+}
+
+/* Gather of rows of a constant table [V, ..] (axis 0) by computed
+ * indices (token ids: an integer model input, f32 in the IR): the IR's
+ * gather (a copy on the tiles holding the table's columns) when a block
+ * of 8 of the table's columns fits the planner's bound for a tile
+ * (PLAN_GATHER_TABLE_MAX), else the one-hot product (DECISIONS in
+ * docs/onnx.md). */
+static int
+emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
+            int axis, Diag *d)
+{
+	if (axis != 0 || tab->h.rank < 1)
+		return node_error(d, n,
+		                  "computed indices are supported into axis "
+		                  "0 of a constant table (an embedding "
+		                  "lookup), not axis %d",
+		                  axis);
+	if (host_is_int(tab->h.type))
+		return node_error(d, n, "an integer table is not supported");
+	if (ix->ints == 2)
+		return node_error(d, n,
+		                  "the indices are a reshaped model input; "
+		                  "they must be the input itself");
+	if (!ix->ints)
+		return node_error(d, n,
+		                  "computed indices must be an integer model "
+		                  "input (token ids), not a computed or float "
+		                  "tensor");
+	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
+	        N = shape_elems(&tensor(im, ix)->shape);
+	if (V > (1 << 24))
+		return node_error(d, n,
+		                  "a table of %lld rows (at most 2^24: the "
+		                  "indices are exact f32 values)",
+		                  (long long)V);
+	int64_t odim[HOST_MAX_RANK];
+	int orank = ix->onnx_rank + tab->h.rank - 1;
+	if (orank > GRAPH_MAX_RANK)
+		return node_error(d, n, "the result has rank %d", orank);
+	onnx_dims(im, ix, odim);
+	for (int i = 1; i < tab->h.rank; i++)
+		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
+	int32_t t;
+	if (V * 8 * dtype_size(im->act.dtype) <= PLAN_GATHER_TABLE_MAX) {
+		Shape flat = {2, {V, D}}, ids = {1, {N}};
+		int32_t in[2] = {weight_of(im, n, tab, 0, d), -1};
+		if (in[0] >= 0 && tab->h.rank != 2)
+			in[0] = reshape(im, in[0], &flat, NULL, d);
+		if (in[0] >= 0)
+			in[1] = reshape(im, ix->id, &ids, NULL, d);
+		t = in[1] < 0 ? -1
+		              : graph_op(im->g, OP_GATHER, in, &(OpAttrs){0},
+		                         NULL, d);
+	} else {
+		t = one_hot_lookup(im, n, tab, ix, d);
+	}
 	Shape so;
 	if (t < 0 || ir_shape(n, orank, odim, &so, d))
 		return in_node(n, -1, d);
 	char name[GRAPH_MAX_NAME + 1];
-	ir_name(im, o, name);
+	ir_name(im, n->output[0], name);
 	if (!ix->range || V < ix->range)
 		ix->range = V; /* the session checks the ids against it */
 	return set_tensor(im, n, ni, 0, graph_reshape(im->g, t, &so, name, d),
@@ -2059,8 +2157,13 @@ node(Imp *im, int ni, Diag *d)
 		return v ? onnx_shape_of(n, in[0]->onnx_rank, dim, &v->h, d)
 		         : IPU_EINVAL;
 	}
+	/* an integer input: Gather's indices (the input itself), or reshaped
+	 * and cast to a float type (an attention mask) */
+	int int_view = !strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") ||
+	               !strcmp(op, "Reshape") || !strcmp(op, "Flatten") ||
+	               !strcmp(op, "Identity") || !strcmp(op, "Cast");
 	for (int k = 0; k < nin; k++)
-		if (in[k] && in[k]->ints &&
+		if (in[k] && in[k]->ints && (k != 0 || !int_view) &&
 		    (strcmp(op, "Gather") || k != 1 || !in[0] ||
 		     in[0]->kind != V_HOST))
 			return node_error(
@@ -2068,7 +2171,9 @@ node(Imp *im, int ni, Diag *d)
 			    "integer input '%.100s' is read as "
 			    "input %d: integer inputs are supported "
 			    "only as the indices of a Gather from a "
-			    "constant table (an embedding lookup)",
+			    "constant table (an embedding lookup), or "
+			    "reshaped and cast to a float type (an "
+			    "attention mask)",
 			    in[k]->name, k);
 	if (known && fold_supports(op)) {
 		if (n->n_output != 1)
@@ -2105,7 +2210,16 @@ node(Imp *im, int ni, Diag *d)
 		v->blame = ni;
 		return IPU_OK;
 	}
-	return emit(im, ni, in, nin, d);
+	int e = emit(im, ni, in, nin, d);
+	if (!e && nin && in[0] && in[0]->ints && int_view) {
+		/* the IR tensor is f32 (the input's type): a Cast makes it
+		 * a float tensor, held wide if activations are f16 */
+		Value *v = find(im, n->output[0]);
+		int cast = !strcmp(op, "Cast");
+		v->ints = cast ? 0 : 2;
+		v->wide = cast && im->act.dtype != DT_F32;
+	}
+	return e;
 }
 
 /* ---- the model ------------------------------------------------------------

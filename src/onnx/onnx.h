@@ -34,7 +34,8 @@ typedef struct {
 	int onnx_rank; /* the ONNX rank (0 for a scalar) */
 	/* an integer input (token ids): its values, given as floats, must
 	 * be integers in [-index_range, index_range) (negatives count from
-	 * the end, as Gather's do); 0 for a float input */
+	 * the end, as Gather's do); 0 for a float input, or an integer one
+	 * no Gather reads (a mask: integers below 2^24 in magnitude) */
 	int64_t index_range;
 	int is_int;
 } OnnxPort;
@@ -92,6 +93,13 @@ const OnnxModel *onnx_session_model(const OnnxSession *s);
 int onnx_session_run(OnnxSession *s, const float *const *in, float **out,
                      OnnxStats *st, Diag *d);
 void onnx_session_close(OnnxSession *s);
+
+/* The values of model input p (its shape) read from the .npy file at
+ * path, as onnx_session_run takes them: a float input's from float32 or
+ * float16, an integer input's (token ids) from int64 or int32, each an
+ * index into its Gather's table. */
+int onnx_input_npy(const OnnxModel *m, const OnnxPort *p, const char *path,
+                   float **v, Diag *d);
 
 /* The model compiled into a package that holds its weights' values too
  * (`ipu compile model.onnx`). */

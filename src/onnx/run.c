@@ -6,10 +6,13 @@
  * package of `ipu compile model.onnx`, whose tiles hold the weights.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx.h"
+
+#include "../util/npy.h"
 
 struct OnnxSession {
 	OnnxModel *m;
@@ -93,28 +96,99 @@ onnx_session_model(const OnnxSession *s)
 	return s->m;
 }
 
+/* Element i of integer input p is x, which is no index into its table
+ * (or, read by no Gather, no integer below 2^24 in magnitude: exact as
+ * f32). */
+static int
+not_index(const OnnxPort *p, int64_t i, const char *x, Diag *d)
+{
+	if (!p->index_range)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "input '%.100s': element %lld is %s, not an "
+		                "integer below 2^24 in magnitude",
+		                p->name, (long long)i, x);
+	return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                "input '%.100s': element %lld is %s, not an index into "
+	                "the %lld rows of its Gather",
+	                p->name, (long long)i, x, (long long)p->index_range);
+}
+
+/* The bound of integer input p's values: its Gather's rows (negatives
+ * count from the end), or 2^24 for one no Gather reads (a mask). */
+static int64_t
+int_bound(const OnnxPort *p)
+{
+	return p->index_range ? p->index_range : (int64_t)1 << 24;
+}
+
 /* An integer input's values checked (integers inside the table that
- * Gather reads: the one-hot lookup would give a row of zeros, not an
- * error, for any other) and negatives counted from the end. */
+ * Gather reads: the lookup would give a row of zeros or read past the
+ * table, not an error, for any other) and negatives counted from the
+ * end. */
 static int
 index_values(const OnnxPort *p, const float *in, float **out, Diag *d)
 {
-	int64_t n = shape_elems(&p->shape), r = p->index_range;
+	int64_t n = shape_elems(&p->shape), r = int_bound(p);
 	float *v = xmalloc((size_t)n * sizeof *v);
 	for (int64_t i = 0; i < n; i++) {
 		double x = in[i];
 		if (x != floor(x) || x < (double)-r || x >= (double)r) {
 			free(v);
-			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			                "input '%.100s': element %lld is %.9g, "
-			                "not an index into the %lld rows of "
-			                "its Gather",
-			                p->name, (long long)i, x, (long long)r);
+			char s[32];
+			snprintf(s, sizeof s, "%.9g", x);
+			return not_index(p, i, s, d);
 		}
-		v[i] = (float)(x < 0 ? x + (double)r : x);
+		v[i] = (float)(x < 0 && p->index_range ? x + (double)r : x);
 	}
 	*out = v;
 	return IPU_OK;
+}
+
+int
+onnx_input_npy(const OnnxModel *m, const OnnxPort *p, const char *path,
+               float **v, Diag *d)
+{
+	if (!p->is_int)
+		return runner_npy_values(graph_tensor(m->g, p->id),
+		                         &(RunnerFile){.path = path}, v, d);
+	NpyArray a;
+	int e = npy_read(path, &a, d);
+	if (e)
+		return e;
+	int same = a.rank == p->onnx_rank &&
+	           (a.dtype == NPY_I64 || a.dtype == NPY_I32);
+	for (int i = 0; same && i < a.rank; i++)
+		same = a.shape[i] == (uint64_t)p->shape.dim[i];
+	if (!same) {
+		char want[96];
+		shape_format(&p->shape, want, sizeof want);
+		npy_free(&a);
+		return diag_set(d, IPU_EINVAL, path, 0, 0,
+		                "input '%.100s' holds token ids: it needs an "
+		                "int64 or int32 .npy of shape %s",
+		                p->name, p->onnx_rank ? want : "() (a scalar)");
+	}
+	int64_t n = shape_elems(&p->shape);
+	*v = xmalloc((size_t)n * sizeof **v);
+	for (int64_t i = 0; !e && i < n; i++) {
+		int64_t x;
+		if (a.dtype == NPY_I64)
+			memcpy(&x, (const int64_t *)a.data + i, sizeof x);
+		else
+			x = ((const int32_t *)a.data)[i];
+		char s[32];
+		snprintf(s, sizeof s, "%lld", (long long)x);
+		/* checked here as an integer: far ones are not exact floats */
+		if (x < -int_bound(p) || x >= int_bound(p))
+			e = not_index(p, i, s, d);
+		(*v)[i] = (float)x;
+	}
+	npy_free(&a);
+	if (e) {
+		free(*v);
+		*v = NULL;
+	}
+	return e;
 }
 
 int
@@ -128,7 +202,7 @@ onnx_session_run(OnnxSession *s, const float *const *in, float **out,
 	for (int i = 0; !e && i < m->ninputs; i++) {
 		const Tensor *t = graph_tensor(m->g, m->inputs[i].id);
 		float *ids = NULL;
-		if (m->inputs[i].index_range)
+		if (m->inputs[i].is_int)
 			e = index_values(&m->inputs[i], in[i], &ids, d);
 		if (!e && loaded(s->dev, t))
 			e = runner_write(s->dev, t, ids ? ids : in[i], d);

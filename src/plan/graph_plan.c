@@ -892,6 +892,54 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	return IPU_OK;
 }
 
+/* ---- gather ------------------------------------------------------------ */
+
+/* A gather: its table in column blocks, the ids next to each, the output
+ * in the same blocks (layout_gather); an input without a home is written
+ * there by the host, one with a home moved there (or written there too,
+ * by the host that wrote its home). */
+static int
+plan_gather_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
+{
+	const Tensor *tab = graph_tensor(P->g, op->in[0]),
+	             *ids = graph_tensor(P->g, op->in[1]);
+	uint32_t v = (uint32_t)tab->shape.dim[0],
+	         dcols = (uint32_t)tab->shape.dim[1],
+	         n = (uint32_t)ids->shape.dim[0];
+	uint32_t w = layout_gather_block(P->tiles, dcols);
+	uint64_t block =
+	    (uint64_t)v * w * (uint64_t)dtype_size(tab->elem.dtype);
+	int r = IPU_OK;
+	if (block > PLAN_GATHER_TABLE_MAX)
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "a table block of %llu bytes a tile (at most %d)",
+		             (unsigned long long)block, PLAN_GATHER_TABLE_MAX);
+	o->tile0 = spread(P, ceil_div(dcols, w));
+	TensorPlace *pl[3];
+	int32_t id[3] = {op->in[0], op->in[1], op->out};
+	layout_gather(&P->num.st, P->tiles, o->tile0, id, v, dcols, n,
+	              tab->elem.dtype, pl);
+	for (int i = 0; i < 3; i++)
+		keep(P, pl[i]);
+	for (int i = 0; i < 2 && !r; i++) {
+		if (P->loop_slot[id[i]] >= 0)
+			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "a gather's input is a loop weight (not "
+			             "supported yet)");
+		else if (!P->home[id[i]])
+			host_writes_into(P, id[i], pl[i], &o->in[i]);
+		else if (host_writes(P, id[i]))
+			o->in[i] = (Conv){CONV_HOST_COPY, 0};
+		else
+			r = price_move(P, P->home[id[i]], pl[i], NULL,
+			               &o->in[i], d);
+	}
+	if (r)
+		return plan_op_error(P->g, op, r, d);
+	P->home[op->out] = pl[2];
+	return IPU_OK;
+}
+
 /* ---- the loop ---------------------------------------------------------- */
 
 /* Before the loop, the carry gets a layout of its own, like carry_in's
@@ -937,6 +985,7 @@ static const PlanOp plan_op[OP_COUNT] = {
     [OP_TRANSPOSE] = plan_transpose_op, [OP_LAYERNORM] = plan_rowwise_op,
     [OP_SOFTMAX] = plan_rowwise_op,     [OP_SLICE] = plan_slice_op,
     [OP_CONCAT] = plan_concat_op,       [OP_RELU] = plan_unary_op,
+    [OP_GATHER] = plan_gather_op,
 };
 
 /* The weight budgets: weights stored where they are read (b_local) may

@@ -176,6 +176,48 @@ layout_rows(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 	return tp;
 }
 
+uint32_t
+layout_gather_block(uint32_t tiles, uint32_t dcols)
+{
+	uint32_t groups = ceil_div(dcols, 8); /* of 8 columns */
+	return ceil_div(groups, groups < tiles ? groups : tiles) * 8;
+}
+
+void
+layout_gather(Storage *st, uint32_t tiles, uint32_t tile0, const int32_t id[3],
+              uint32_t v, uint32_t dcols, uint32_t n, DType dt,
+              TensorPlace *place[3])
+{
+	static const char *const what[3] = {"table block", "ids",
+	                                    "tensor block"};
+	uint32_t rows[3] = {v, 1, n}, cols[3] = {dcols, n, dcols},
+	         es[3] = {(uint32_t)dtype_size(dt), 4,
+	                  (uint32_t)dtype_size(dt)};
+	DType type[3] = {dt, DT_F32, dt};
+	for (int i = 0; i < 3; i++)
+		place[i] = tensor_place_new(id[i], rows[i], cols[i], type[i]);
+	uint32_t w = layout_gather_block(tiles, dcols);
+	for (uint32_t c0 = 0, k = 0; c0 < dcols; c0 += w, k++) {
+		uint32_t t = (tile0 + k) % tiles,
+		         cw = dcols - c0 < w ? dcols - c0 : w;
+		for (int i = 0; i < 3; i++) {
+			uint32_t c = i == 1 ? n : cw, pad = layout_pad_cols(c);
+			int32_t buf = st->buffer(st, t, rows[i] * pad * es[i],
+			                         8, REGION_ANY, what[i]);
+			*layout_piece(place[i]) =
+			    (Piece){.tile = t,
+			            .at = {buf, 0},
+			            .row0 = 0,
+			            .rows = rows[i],
+			            .col0 = i == 1 ? 0 : c0,
+			            .cols = c,
+			            .pad_rows = rows[i],
+			            .pad_cols = pad,
+			            .format = PF_ROWMAJOR};
+		}
+	}
+}
+
 TensorPlace *
 layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
               int one_row, const char *what)

@@ -122,6 +122,16 @@ TensorPlace *layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor,
  * (a row-wise kernel's dst rows), `what` each. */
 TensorPlace *layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
                             uint32_t row_elems, const char *what);
+/* A gather's layouts (kernels/gather.S): the table [v, dcols] in column
+ * blocks of all v rows, layout_gather_block columns each (a multiple of
+ * 8: whole atoms; the last one may be narrower, padded to 8) on as many
+ * tiles from tile0 on (wrapping); the ids [n] whole next to each block;
+ * the output [n, dcols] in the table's column blocks: place[0] table,
+ * [1] ids, [2] output. */
+uint32_t layout_gather_block(uint32_t tiles, uint32_t dcols);
+void layout_gather(Storage *st, uint32_t tiles, uint32_t tile0,
+                   const int32_t id[3], uint32_t v, uint32_t dcols, uint32_t n,
+                   DType dt, TensorPlace *place[3]);
 /* The tile of 0 .. tiles - 1 with the fewest bytes in stored[], which
  * then stores `bytes` more: where weights go to spread evenly. */
 uint32_t layout_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes);

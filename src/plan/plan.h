@@ -283,7 +283,13 @@ typedef struct {
 	                         tiles (NULL: from zero) */
 } PlanOptions;
 
-enum { PLAN_DESC_MAX = 2048 };
+enum {
+	PLAN_DESC_MAX = 2048,
+	/* Bytes of a gather's table block a tile may hold (layout_gather);
+	 * the ONNX importer takes a gather only for tables whose narrowest
+	 * block (8 columns) fits (docs/onnx.md). */
+	PLAN_GATHER_TABLE_MAX = 64 << 10,
+};
 
 typedef struct {
 	const Graph *g;

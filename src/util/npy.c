@@ -24,9 +24,8 @@ static const struct {
 	const char *descr;
 	size_t size;
 } dtypes[] = {
-    [NPY_F32] = {"<f4", 4},
-    [NPY_F16] = {"<f2", 2},
-    [NPY_U8] = {"|u1", 1},
+    [NPY_F32] = {"<f4", 4}, [NPY_F16] = {"<f2", 2}, [NPY_U8] = {"|u1", 1},
+    [NPY_I32] = {"<i4", 4}, [NPY_I64] = {"<i8", 8},
 };
 enum { NDTYPES = sizeof dtypes / sizeof dtypes[0] };
 
@@ -172,9 +171,11 @@ parse_descr(Cursor *c, NpyDtype *t)
 		*t = NPY_U8;
 		return 0;
 	}
-	char msg[96];
+	char msg[128];
 	snprintf(msg, sizeof msg,
-	         "dtype '%s' is not supported (only '<f4', '<f2', '|u1')", s);
+	         "dtype '%s' is not supported (only '<f4', '<f2', '|u1', "
+	         "'<i4', '<i8')",
+	         s);
 	return bad(c, msg);
 }
 

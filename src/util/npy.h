@@ -24,6 +24,8 @@ typedef enum {
 	NPY_F32, /* '<f4' */
 	NPY_F16, /* '<f2', IEEE binary16 bit patterns */
 	NPY_U8,  /* '|u1' */
+	NPY_I32, /* '<i4' */
+	NPY_I64, /* '<i8' */
 } NpyDtype;
 
 enum { NPY_MAX_RANK = 32 }; /* numpy's own limit (NPY_MAXDIMS) */
