@@ -413,8 +413,9 @@ test_refit_compile(void **state)
  * code the package links (its own segments), and the data the GEMM
  * planner counts on its chosen plan's fullest tile (plan_gemm_need: the
  * lowering's buffer sizes) is the most data the placer measured live on a
- * tile. The program's code is still an estimate (docs/compiler.md,
- * "Memory: what the planner knows"). */
+ * tile, and the code it counts (the kernels and the program by the code
+ * rules, plan_code_phase and plan_code_xfers) covers every tile's code
+ * (docs/compiler.md, "Memory: what the planner knows"). */
 static void
 test_memory_model(void **state)
 {
@@ -448,16 +449,21 @@ test_memory_model(void **state)
 				shared = end - chip->mem_base;
 		}
 		assert_true(shared > 0 && shared <= kernels);
-		uint64_t data = 0;
-		for (uint32_t t = 0; t < rep.place.tiles; t++)
-			if (rep.place.tile[t].peak > data)
-				data = rep.place.tile[t].peak;
+		uint64_t data = 0, code = 0;
+		for (uint32_t t = 0; t < rep.place.tiles; t++) {
+			const PlaceTile *pt = &rep.place.tile[t];
+			if (pt->peak > data)
+				data = pt->peak;
+			if (pt->code > code)
+				code = pt->code;
+		}
 		Plan *plan;
 		PlanOptions po = {.weight_copies = 1};
 		assert_int_equal(
 		    plan_graph(g, chip, chip->tiles, &po, &plan, &d), 0);
 		TileBytes need = plan_gemm_need(&plan->op[0].gemm, kernels);
 		assert_int_equal(need.data, data);
+		assert_true(code <= need.code);
 		assert_true(plan_tile_need(need) <= plan_tile_room(chip));
 		plan_free(plan);
 		compile_report_free(&rep);

@@ -49,10 +49,6 @@ grid_latency(const Chip *c, uint32_t tiles)
 }
 
 enum {
-	/* the candidate's own program, an estimate: codegen_size sizes it
-	 * only after lowering and scheduling */
-	CODE_PER_STEP = 64,
-	CODE_FIXED = 64,
 	/* two 32 KiB interleaved pairs for placement to keep the A chunk and
 	 * the C block apart (4096^3 f8 in 2 supersteps of K 512, 588,704
 	 * bytes, did not place) */
@@ -235,6 +231,84 @@ b_part(const GemmGeom *G, uint32_t s, uint32_t u)
 	           : 0;
 }
 
+/* The runs B's part u of chunk (s, 0) is sent in (send_b in
+ * lower/gemm.c: one when it has the chunk's K-panels, else one an
+ * n-panel); 0: the part is empty. */
+static uint32_t
+b_runs(const GemmGeom *G, uint32_t s, uint32_t u, uint32_t *bytes)
+{
+	GemmBPart bp;
+	if (!plan_gemm_b_part(G, 0, s, 0, u, &bp))
+		return 0;
+	*bytes = gemm_b_bytes(G->g, bp.rows, bp.cols);
+	return ceil_div(bp.rows, gemm_k_panel(G->g)) == bp.nk
+	           ? 1
+	           : gemm_n_panels(bp.cols);
+}
+
+/* The code of sending a stored part: A's to the grid row, B's in its
+ * runs down the column (none with b_local). */
+static uint32_t
+a_send(const GemmGeom *G, uint32_t s, uint32_t u)
+{
+	uint32_t b = G->a_own ? 0 : a_part(G, s, u);
+	return b ? (uint32_t)plan_code_xfers(0, 1, b / 4) : 0;
+}
+
+static uint32_t
+b_send(const GemmGeom *G, uint32_t s, uint32_t u)
+{
+	uint32_t bytes = 0, runs = b_runs(G, s, u, &bytes);
+	return runs ? (uint32_t)plan_code_xfers(0, runs, bytes / 4) : 0;
+}
+
+/* The program of the GEMM on its fullest tile by the code rules (plan.h,
+ * CODE_*): per superstep the exchange phase with the receives of every
+ * tile (A's parts, B's runs) and a call; the sends of the tile that
+ * stores the most; with pk > 1 the reduction's phase, partials and add. */
+static uint64_t
+program_bytes(const GemmGeom *G)
+{
+	const GemmPlan *p = G->p;
+	uint64_t code = CODE_PROGRAM_INSNS * CODE_INSN;
+	for (uint32_t s = 0; s < p->steps; s++) {
+		uint64_t recv = 0;
+		for (uint32_t u = 0; u < G->na && !G->a_own; u++)
+			recv += a_part(G, s, u) > 0;
+		for (uint32_t u = 0; u < G->nb && !p->b_local; u++) {
+			uint32_t bytes;
+			recv += b_runs(G, s, u, &bytes);
+		}
+		code += plan_code_phase(p->exchange_cycles) +
+		        plan_code_xfers(recv, 0, 0) +
+		        CODE_CALL_INSNS * CODE_INSN;
+	}
+	code += most_stored(G, G->pn, G->na, a_send);
+	if (!p->b_local)
+		code += most_stored(G, G->pm, G->nb, b_send);
+	uint64_t reduce = 0;
+	for (uint32_t q = 0; q < G->pk && G->pk > 1; q++) {
+		/* group q receives its slice from the others and sends
+		 * theirs */
+		GemmCSlice sl;
+		plan_gemm_c_slice(G, 0, 0, q, &sl);
+		uint64_t recv = (uint64_t)(G->pk - 1) * sl.nseg, sends = 0,
+		         items = 0;
+		for (uint32_t o = 0; o < G->pk; o++) {
+			if (o == q || !plan_gemm_c_slice(G, 0, 0, o, &sl))
+				continue;
+			sends += sl.nseg;
+			items += (uint64_t)sl.nseg * sl.seg_bytes / 4;
+		}
+		uint64_t r = plan_code_phase(p->reduce_cycles) +
+		             plan_code_xfers(recv, sends, items) +
+		             CODE_CALL_INSNS * CODE_INSN;
+		if (r > reduce)
+			reduce = r;
+	}
+	return code + reduce;
+}
+
 TileBytes
 plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 {
@@ -254,8 +328,7 @@ plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 	uint64_t a_store = most_stored(&G, G.pn, G.na, a_part);
 	uint64_t b_store = p->b_local ? most_stored(&G, 1, 1, b_part)
 	                              : most_stored(&G, G.pm, G.nb, b_part);
-	return (TileBytes){kernels + (uint64_t)p->steps * CODE_PER_STEP +
-	                       CODE_FIXED,
+	return (TileBytes){kernels + program_bytes(&G),
 	                   a_store + b_store + bufs + PLAN_SAVE_BYTES};
 }
 

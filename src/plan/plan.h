@@ -375,6 +375,29 @@ typedef struct {
 	uint64_t code; /* the kernels' shared image and the tile's program */
 	uint64_t data; /* the most data bytes live at one step */
 } TileBytes;
+/* The supervisor code codegen emits (codegen.c, emit_program), in
+ * instructions of CODE_INSN bytes: the rules the planner bounds a
+ * program's size by (plan_code_phase, plan_code_xfers), which
+ * codegen_verify checks on every tile's program. */
+enum {
+	CODE_INSN = 4,
+	CODE_PROGRAM_INSNS = 5, /* prologue 2, epilogue 3 */
+	CODE_LOOP_INSNS = 8,    /* the count stored 3, counted and branched 5 */
+	CODE_CALL_INSNS = 2,    /* $m0 set, call */
+	CODE_EXCHANGE_INSNS = 5, /* the count, sync, its write, the mux
+	                            off, sync RECV */
+	CODE_SEND_ITEMS = 64,    /* items a send instruction carries */
+	CODE_DELAY_LOG2 = 19     /* cycles a delay instruction burns: 2^19 */
+};
+/* At most the bytes of a tile's exchange phase of `cycles` (its events
+ * aside): the fixed part and a delay for every 2^19 cycles. */
+uint64_t plan_code_phase(uint64_t cycles);
+/* At most the bytes of the events of a tile that receives `recv`
+ * transfers and sends `sends` transfers of `items` items in all in an
+ * exchange phase: each receive's three controls (pointer, mux, mux off)
+ * each with a delay before it or a send split by it, each send in
+ * instructions of CODE_SEND_ITEMS items and a delay before it. */
+uint64_t plan_code_xfers(uint64_t recv, uint64_t sends, uint64_t items);
 /* The bytes of a tile for code and data (mem_end - mem_base). */
 uint64_t plan_tile_room(const Chip *c);
 /* What a tile needs: its code and its data at their peak. */
