@@ -181,7 +181,8 @@ test_place_verify(void **state)
 	lower_free(p.l);
 }
 
-/* codegen_verify: a tile's program as placement assumed it. */
+/* codegen_verify: a tile's program as placement assumed it, within the
+ * code rules. */
 static void
 test_codegen_verify(void **state)
 {
@@ -208,6 +209,13 @@ test_codegen_verify(void **state)
 	/* placed as if the program were a word shorter */
 	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1] - 4, &d), 0);
 	expect_in(d.msg, "placed as ending at");
+	/* a program longer than the code rules allow (plan_code_phase,
+	 * plan_code_xfers): a kilobyte more, placed so */
+	tc.code_len += 1024;
+	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1] + 1024, &d),
+	                     0);
+	expect_in(d.msg, "more than the code rules");
+	tc.code_len -= 1024;
 	/* an argument block written outside its buffer */
 	tc.data[0].addr += 8;
 	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1], &d), 0);

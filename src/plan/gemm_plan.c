@@ -333,7 +333,8 @@ plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 }
 
 /* Prices p; 0 if its fullest tile fits with `kernels` bytes of kernels'
- * code (plan_gemm_need within plan_tile_over), else -1. */
+ * code and the placement slack (plan_gemm_need within plan_tile_over),
+ * else -1. */
 static int
 plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p)
 {
