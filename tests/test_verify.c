@@ -181,7 +181,8 @@ test_place_verify(void **state)
 	lower_free(p.l);
 }
 
-/* codegen_verify: a tile's program as placement assumed it. */
+/* codegen_verify: a tile's program as placement assumed it, within the
+ * code rules. */
 static void
 test_codegen_verify(void **state)
 {
@@ -208,6 +209,13 @@ test_codegen_verify(void **state)
 	/* placed as if the program were a word shorter */
 	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1] - 4, &d), 0);
 	expect_in(d.msg, "placed as ending at");
+	/* a program longer than the code rules allow (plan_code_phase,
+	 * plan_code_xfers): a kilobyte more, placed so */
+	tc.code_len += 1024;
+	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1] + 1024, &d),
+	                     0);
+	expect_in(d.msg, "more than the code rules");
+	tc.code_len -= 1024;
 	/* an argument block written outside its buffer */
 	tc.data[0].addr += 8;
 	assert_int_not_equal(codegen_verify(p.l, &tc, code_end[1], &d), 0);
@@ -410,13 +418,12 @@ test_refit_compile(void **state)
 
 /* The tile memory model (plan/mem.c) on single matmuls compiled on the
  * whole chip: the kernels' code the planner counts is at least the shared
- * code the package links (its own segments), and the GEMM planner's
- * bound on its chosen plan's fullest tile (plan_gemm_need: its estimate
- * with that code and the placement slack) covers what the placer measured
- * on every tile (code + the most data live at one step) and is within the
- * tile. Not yet equal: the estimate counts the tile's program as 64 bytes
- * a superstep and pads nothing (docs/compiler.md, "Memory: what the
- * planner knows"). */
+ * code the package links (its own segments), and the data the GEMM
+ * planner counts on its chosen plan's fullest tile (plan_gemm_need: the
+ * lowering's buffer sizes) is the most data the placer measured live on a
+ * tile, and the code it counts (the kernels and the program by the code
+ * rules, plan_code_phase and plan_code_xfers) covers every tile's code
+ * (docs/compiler.md, "Memory: what the planner knows"). */
 static void
 test_memory_model(void **state)
 {
@@ -450,20 +457,22 @@ test_memory_model(void **state)
 				shared = end - chip->mem_base;
 		}
 		assert_true(shared > 0 && shared <= kernels);
-		uint64_t measured = 0;
+		uint64_t data = 0, code = 0;
 		for (uint32_t t = 0; t < rep.place.tiles; t++) {
 			const PlaceTile *pt = &rep.place.tile[t];
-			if (pt->code + pt->peak > measured)
-				measured = pt->code + pt->peak;
+			if (pt->peak > data)
+				data = pt->peak;
+			if (pt->code > code)
+				code = pt->code;
 		}
 		Plan *plan;
 		PlanOptions po = {.weight_copies = 1};
 		assert_int_equal(
 		    plan_graph(g, chip, chip->tiles, &po, &plan, &d), 0);
-		uint64_t bound =
-		    plan_tile_need(plan_gemm_need(&plan->op[0].gemm, kernels));
-		assert_true(measured <= bound);
-		assert_true(bound <= plan_tile_room(chip));
+		TileBytes need = plan_gemm_need(&plan->op[0].gemm, kernels);
+		assert_int_equal(need.data, data);
+		assert_true(code <= need.code);
+		assert_true(plan_tile_need(need) <= plan_tile_room(chip));
 		plan_free(plan);
 		compile_report_free(&rep);
 		pkg_free(pk);

@@ -27,10 +27,11 @@ enum {
 	REG_M2 = 2,
 	REG_LR = 10,
 	REG_MZERO = 15,
-	SEND_MAX_ITEMS = 64,  /* items-1 in 6 bits (ipu-stack.md 3.2) */
+	/* items-1 in 6 bits (ipu-stack.md 3.2) */
+	SEND_MAX_ITEMS = CODE_SEND_ITEMS,
 	DELAYPIC_MAX = 127,   /* events-1 in 7 bits */
 	DELAYXPIC_MAX = 4095, /* events-1 in 12 bits */
-	DELAY_MAX = (1 << 19) - 1,
+	DELAY_MAX = (1 << CODE_DELAY_LOG2) - 1,
 };
 
 typedef struct {
@@ -463,9 +464,47 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 	return IPU_OK;
 }
 
+/* The most bytes tile t's program may take by the code rules the planner
+ * sizes programs with (plan.h, CODE_*). */
+static uint64_t
+code_bound(const Lowered *l, uint32_t t)
+{
+	uint64_t insns =
+	    CODE_PROGRAM_INSNS + (l->loop_count ? CODE_LOOP_INSNS : 0);
+	uint64_t bytes = 0;
+	for (int i = 0; i < l->nstep; i++) {
+		const Step *s = &l->step[i];
+		if (s->kind != STEP_EXCHANGE) {
+			insns += call_of(s, t) ? CODE_CALL_INSNS : 0;
+			continue;
+		}
+		uint64_t recv = 0, sends = 0, items = 0;
+		for (uint32_t k = s->first[t]; k < s->first[t + 1]; k++) {
+			const Transfer *x = &s->xfer[s->by_tile[k].xfer];
+			if (s->by_tile[k].dst >= 0) {
+				recv++;
+			} else {
+				sends++;
+				items += xfer_items(x);
+			}
+		}
+		bytes += plan_code_phase(s->cycles) +
+		         plan_code_xfers(recv, sends, items);
+	}
+	return bytes + insns * CODE_INSN;
+}
+
 int
 codegen_verify(const Lowered *l, const TileCode *tc, uint32_t code_end, Diag *d)
 {
+	uint64_t bound = code_bound(l, tc->tile);
+	if (tc->code_len > bound)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "codegen verifier: tile %u: %u bytes of program, "
+		    "more than the code rules' %llu (an internal "
+		    "error)",
+		    tc->tile, tc->code_len, (unsigned long long)bound);
 	if (tc->code_addr + tc->code_len != code_end ||
 	    code_end > l->chip->exec_end)
 		return diag_set(

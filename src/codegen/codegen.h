@@ -74,6 +74,7 @@ int codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 void codegen_free(TileCode *tc);
 /* Tile tc's program against what placement assumed: it starts at
  * code_addr and ends at code_end (codegen_size's length), below exec_end,
+ * within the code rules the planner sizes programs by (plan.h, CODE_*),
  * and each argument block fills its own buffer, above code_end. A failure
  * is an internal error. */
 int codegen_verify(const Lowered *l, const TileCode *tc, uint32_t code_end,

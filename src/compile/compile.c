@@ -387,8 +387,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	uint32_t used = l->tiles;
 	int32_t *save = xcalloc(used, sizeof *save);
 	for (uint32_t t = 0; t < used; t++)
-		save[t] = lower_buffer(l, t, 8, 8, REGION_ANY, 0, INT32_MAX,
-		                       "return address");
+		save[t] = lower_buffer(l, t, PLAN_SAVE_BYTES, 8, REGION_ANY, 0,
+		                       INT32_MAX, "return address");
 	r = lower_verify(l, d);
 	if (!r && (o->dump & COMPILE_DUMP_LOWER))
 		lower_print(l, dump);

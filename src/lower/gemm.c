@@ -70,26 +70,21 @@ tile_buffers(Lowered *l, Gemm *G)
 	for (uint32_t q = 0; q < g->pk; q++)
 		for (uint32_t i = 0; i < g->pm; i++)
 			for (uint32_t j = 0; j < g->pn; j++) {
-				uint32_t t = plan_gemm_tile(g, q, i, j),
-				         m = plan_gemm_rows(g, i),
-				         n = plan_gemm_cols(g, j),
-				         kc = g->p->kc;
+				uint32_t t = plan_gemm_tile(g, q, i, j);
+				GemmTileBuffers b =
+				    plan_gemm_tile_buffers(g, q, i, j);
 				G->c_blk[t] = lower_buffer(
-				    l, t, plan_gemm_c_block_bytes(g, i, j), 16,
-				    REGION_INTERLEAVED, G->first, INT32_MAX,
-				    "C block");
+				    l, t, b.c_block, 16, REGION_INTERLEAVED,
+				    G->first, INT32_MAX, "C block");
 				if (!g->a_own) {
 					G->a_rx[t] = lower_buffer(
-					    l, t,
-					    gemm_a_bytes(g->g, m, kc) +
-					        GEMM_A_TAIL,
-					    16, REGION_ANY, G->first, G->last,
-					    "A chunk");
+					    l, t, b.a_chunk, 16, REGION_ANY,
+					    G->first, G->last, "A chunk");
 					l->buf[G->a_rx[t]].apart = G->c_blk[t];
 				}
 				if (!g->p->b_local)
 					G->b_rx[t] = lower_buffer(
-					    l, t, gemm_b_bytes(g->g, kc, n), 16,
+					    l, t, b.b_chunk, 16,
 					    REGION_INTERLEAVED, G->first,
 					    G->last, "B chunk");
 			}
@@ -285,7 +280,10 @@ reduce(Lowered *l, Gemm *G)
 						/* vadd loads a partial and
 						 * the C block in one bundle */
 						rx[t] = lower_buffer(
-						    l, t, bytes * (g->pk - 1),
+						    l, t,
+						    plan_gemm_tile_buffers(g, q,
+						                           i, j)
+						        .c_partials,
 						    16, REGION_ANY, G->first,
 						    G->last, "C partials");
 						l->buf[rx[t]].apart =

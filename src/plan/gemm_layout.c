@@ -18,6 +18,8 @@
 
 #include <stdlib.h>
 
+#include "../kernels/vadd.h"
+
 static uint32_t
 min_u(uint32_t a, uint32_t b)
 {
@@ -197,6 +199,42 @@ plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j)
 	       (G->pk > 1 ? gemm_c_bytes(G->g, m, GEMM_COLS) : 0);
 }
 
+GemmTileBuffers
+plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
+{
+	uint32_t m = plan_gemm_rows(G, i), n = plan_gemm_cols(G, j),
+	         kc = G->p->kc;
+	GemmTileBuffers b = {
+	    .a_chunk = G->a_own ? 0 : gemm_a_bytes(G->g, m, kc) + GEMM_A_TAIL,
+	    .b_chunk = G->p->b_local ? 0 : gemm_b_bytes(G->g, kc, n),
+	    .c_block = plan_gemm_c_block_bytes(G, i, j)};
+	for (uint32_t s = 0; s < G->p->steps; s++) {
+		uint32_t k0;
+		if (plan_gemm_k_of(G, q, s, &k0))
+			b.args += GEMM_ARGS_BYTES;
+	}
+	GemmCSlice sl;
+	if (G->pk > 1 && plan_gemm_c_slice(G, i, j, q, &sl)) {
+		b.c_partials = sl.nseg * sl.seg_bytes * (G->pk - 1);
+		b.args += VADD_ARGS_BYTES;
+	}
+	return b;
+}
+
+uint32_t
+plan_gemm_a_part_bytes(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t i,
+                       uint32_t u)
+{
+	uint32_t kp = gemm_k_panel(G->g), k0, ks = plan_gemm_k_of(G, q, s, &k0),
+	         c0, nc = plan_gemm_k_part(ceil_div(ks, kp), G->na, u, &c0);
+	if (!nc)
+		return 0;
+	/* read in place: the kernel's tail */
+	return gemm_a_bytes(G->g, plan_gemm_rows(G, i),
+	                    min_u(nc * kp, ks - c0 * kp)) +
+	       (G->a_own ? GEMM_A_TAIL : 0);
+}
+
 /* A piece of an operand (or of C), its block's rows moved down by row0
  * (the batch's first row in the tensor's 2-D view): of its tensor as it
  * is, or (transposed) the tensor's block is the operand block's
@@ -271,13 +309,10 @@ plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta, TensorPlace *tb,
 					uint32_t owner = plan_gemm_a_owner(
 					             G, q, i, s, u),
 					         m = plan_gemm_rows(G, i);
-					/* read in place: the kernel's tail */
 					int32_t b = st->buffer(
 					    st, owner,
-					    gemm_a_bytes(
-					        g, m,
-					        min_u(nc * kp, ks - c0 * kp)) +
-					        (G->a_own ? GEMM_A_TAIL : 0),
+					    plan_gemm_a_part_bytes(G, q, s, i,
+					                           u),
 					    16, REGION_ANY, "A input");
 					a_in[plan_gemm_a_index(G, q, s, i, u)] =
 					    b;

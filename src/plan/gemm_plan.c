@@ -12,10 +12,12 @@
  *             route latency across the grid and the receive gap
  *   kernel    gemm_tile_cycles (src/kernels/gemm.h), the kernel's own
  *             cycle formula, checked against the emulator in its tests
- * Memory: the stored input chunks, the two receive buffers, the C block,
- * the kernel argument blocks and the code (the kernels' image at its
- * largest, plan_kernels_code, and about 60 bytes a superstep), within the
- * tile memory model's bound (mem.c).
+ * Memory: the fullest tile's buffers as the lowering sizes them (the
+ * stored input chunks, the receive buffers, the C block, the partials,
+ * the kernel argument blocks: plan_gemm_need) and the code (the kernels'
+ * image at its largest, plan_kernels_code, and an estimate of the
+ * program), with a placement slack, within the tile memory model's
+ * bound (mem.c).
  * The search enumerates pk in 1, 2, 4, 8, every pm (pn = the tiles left)
  * and kc of 1..64 K panels: tens of thousands of candidates, a few ms.
  */
@@ -47,10 +49,6 @@ grid_latency(const Chip *c, uint32_t tiles)
 }
 
 enum {
-	/* the candidate's own program, an estimate: codegen_size sizes it
-	 * only after lowering and scheduling */
-	CODE_PER_STEP = 64,
-	CODE_FIXED = 64,
 	/* two 32 KiB interleaved pairs for placement to keep the A chunk and
 	 * the C block apart (4096^3 f8 in 2 supersteps of K 512, 588,704
 	 * bytes, did not place) */
@@ -195,33 +193,148 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	*call = gemm_tile_cycles(c, g, p->bm, p->bn, kc);
 }
 
+/* The most bytes of stored chunk parts a tile of a grid line of `line`
+ * tiles holds: part u of superstep s sits `s + u steps` places along
+ * the line (mod line), so tile j holds the positions j, j + line, ...
+ * of the steps x parts; bytes(G, s, u) sizes one. */
+static uint64_t
+most_stored(const GemmGeom *G, uint32_t line, uint32_t parts,
+            uint32_t (*bytes)(const GemmGeom *, uint32_t, uint32_t))
+{
+	uint32_t n = G->p->steps * parts;
+	uint64_t most = 0;
+	for (uint32_t j = 0; j < line && j < n; j++) {
+		uint64_t sum = 0;
+		for (uint32_t at = j; at < n; at += line)
+			sum += bytes(G, at % G->p->steps, at / G->p->steps);
+		if (sum > most)
+			most = sum;
+	}
+	return most;
+}
+
+/* Part u of group 0's A chunk (0, s), the largest rows. */
+static uint32_t
+a_part(const GemmGeom *G, uint32_t s, uint32_t u)
+{
+	return plan_gemm_a_part_bytes(G, 0, s, 0, u);
+}
+
+/* Part u of group 0's B chunk (s, 0), the largest columns (b_local: the
+ * whole chunk, u the copy). */
+static uint32_t
+b_part(const GemmGeom *G, uint32_t s, uint32_t u)
+{
+	GemmBPart bp;
+	return plan_gemm_b_part(G, 0, s, 0, u, &bp)
+	           ? gemm_b_bytes(G->g, bp.rows, bp.cols)
+	           : 0;
+}
+
+/* The runs B's part u of chunk (s, 0) is sent in (send_b in
+ * lower/gemm.c: one when it has the chunk's K-panels, else one an
+ * n-panel); 0: the part is empty. */
+static uint32_t
+b_runs(const GemmGeom *G, uint32_t s, uint32_t u, uint32_t *bytes)
+{
+	GemmBPart bp;
+	if (!plan_gemm_b_part(G, 0, s, 0, u, &bp))
+		return 0;
+	*bytes = gemm_b_bytes(G->g, bp.rows, bp.cols);
+	return ceil_div(bp.rows, gemm_k_panel(G->g)) == bp.nk
+	           ? 1
+	           : gemm_n_panels(bp.cols);
+}
+
+/* The code of sending a stored part: A's to the grid row, B's in its
+ * runs down the column (none with b_local). */
+static uint32_t
+a_send(const GemmGeom *G, uint32_t s, uint32_t u)
+{
+	uint32_t b = G->a_own ? 0 : a_part(G, s, u);
+	return b ? (uint32_t)plan_code_xfers(0, 1, b / 4) : 0;
+}
+
+static uint32_t
+b_send(const GemmGeom *G, uint32_t s, uint32_t u)
+{
+	uint32_t bytes = 0, runs = b_runs(G, s, u, &bytes);
+	return runs ? (uint32_t)plan_code_xfers(0, runs, bytes / 4) : 0;
+}
+
+/* The program of the GEMM on its fullest tile by the code rules (plan.h,
+ * CODE_*): per superstep the exchange phase with the receives of every
+ * tile (A's parts, B's runs) and a call; the sends of the tile that
+ * stores the most; with pk > 1 the reduction's phase, partials and add. */
+static uint64_t
+program_bytes(const GemmGeom *G)
+{
+	const GemmPlan *p = G->p;
+	uint64_t code = CODE_PROGRAM_INSNS * CODE_INSN;
+	for (uint32_t s = 0; s < p->steps; s++) {
+		uint64_t recv = 0;
+		for (uint32_t u = 0; u < G->na && !G->a_own; u++)
+			recv += a_part(G, s, u) > 0;
+		for (uint32_t u = 0; u < G->nb && !p->b_local; u++) {
+			uint32_t bytes;
+			recv += b_runs(G, s, u, &bytes);
+		}
+		code += plan_code_phase(p->exchange_cycles) +
+		        plan_code_xfers(recv, 0, 0) +
+		        CODE_CALL_INSNS * CODE_INSN;
+	}
+	code += most_stored(G, G->pn, G->na, a_send);
+	if (!p->b_local)
+		code += most_stored(G, G->pm, G->nb, b_send);
+	uint64_t reduce = 0;
+	for (uint32_t q = 0; q < G->pk && G->pk > 1; q++) {
+		/* group q receives its slice from the others and sends
+		 * theirs */
+		GemmCSlice sl;
+		plan_gemm_c_slice(G, 0, 0, q, &sl);
+		uint64_t recv = (uint64_t)(G->pk - 1) * sl.nseg, sends = 0,
+		         items = 0;
+		for (uint32_t o = 0; o < G->pk; o++) {
+			if (o == q || !plan_gemm_c_slice(G, 0, 0, o, &sl))
+				continue;
+			sends += sl.nseg;
+			items += (uint64_t)sl.nseg * sl.seg_bytes / 4;
+		}
+		uint64_t r = plan_code_phase(p->reduce_cycles) +
+		             plan_code_xfers(recv, sends, items) +
+		             CODE_CALL_INSNS * CODE_INSN;
+		if (r > reduce)
+			reduce = r;
+	}
+	return code + reduce;
+}
+
 TileBytes
 plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 {
-	GemmDtype g = gemm_dtype_of(p->dtype);
-	uint64_t a_words = gemm_a_bytes(g, p->bm, p->kc) / 4;
-	uint64_t b_words = gemm_b_bytes(g, p->kc, p->bn) / 4;
-	uint32_t na = plan_gemm_a_parts(p);
-	uint64_t a_store = (uint64_t)ceil_div(p->steps * na, p->pn) *
-	                   ceil_div((uint32_t)a_words, na) * 4;
-	uint32_t nb = plan_gemm_b_parts(p);
-	uint64_t b_store = p->b_local
-	                       ? plan_gemm_b_local_bytes(p)
-	                       : (uint64_t)ceil_div(p->steps * nb, p->pm) *
-	                             ceil_div((uint32_t)b_words, nb) * 4;
-	uint64_t c_bytes = gemm_c_bytes(g, p->bm, p->bn);
-	uint64_t data = a_store + b_store +
-	                4 * ((plan_gemm_a_in_place(p) ? 0 : a_words) +
-	                     (p->b_local ? 0 : b_words)) +
-	                c_bytes * (p->pk > 1 ? 2 : 1) +
-	                (uint64_t)p->steps * GEMM_ARGS_BYTES;
-	return (TileBytes){kernels + (uint64_t)p->steps * CODE_PER_STEP +
-	                       CODE_FIXED,
-	                   data + APART_SLACK};
+	/* the grid from tile 0 with B's chunks on rotating rows: the
+	 * sizes the lowering gives the buffers (plan_gemm_tile_buffers,
+	 * the stored parts) on the fullest block, (0, 0) */
+	GemmGeom G;
+	plan_gemm_geom(&G, p, &(GemmSite){0});
+	uint64_t bufs = 0;
+	for (uint32_t q = 0; q < G.pk; q++) {
+		GemmTileBuffers b = plan_gemm_tile_buffers(&G, q, 0, 0);
+		uint64_t sum = (uint64_t)b.a_chunk + b.b_chunk + b.c_block +
+		               b.c_partials + b.args;
+		if (sum > bufs)
+			bufs = sum;
+	}
+	uint64_t a_store = most_stored(&G, G.pn, G.na, a_part);
+	uint64_t b_store = p->b_local ? most_stored(&G, 1, 1, b_part)
+	                              : most_stored(&G, G.pm, G.nb, b_part);
+	return (TileBytes){kernels + program_bytes(&G),
+	                   a_store + b_store + bufs + PLAN_SAVE_BYTES};
 }
 
 /* Prices p; 0 if its fullest tile fits with `kernels` bytes of kernels'
- * code (plan_gemm_need within plan_tile_over), else -1. */
+ * code and the placement slack (plan_gemm_need within plan_tile_over),
+ * else -1. */
 static int
 plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p)
 {
@@ -239,9 +352,10 @@ plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p)
 	            chip_rule(c, TIMING_SYNC_INTERNAL) + last_xch + last_call +
 	            p->reduce_cycles;
 	TileBytes need = plan_gemm_need(p, kernels);
-	/* the plan's own bytes, without the kernels and the slack */
-	uint64_t bytes = plan_tile_need(need) - kernels - APART_SLACK;
+	/* the plan's own bytes, without the kernels */
+	uint64_t bytes = plan_tile_need(need) - kernels;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+	need.data += APART_SLACK;
 	return plan_tile_over(c, need) ? -1 : 0;
 }
 

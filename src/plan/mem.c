@@ -35,6 +35,20 @@ plan_tile_over(const Chip *c, TileBytes b)
 }
 
 uint64_t
+plan_code_phase(uint64_t cycles)
+{
+	return (CODE_EXCHANGE_INSNS + (cycles >> CODE_DELAY_LOG2)) * CODE_INSN;
+}
+
+uint64_t
+plan_code_xfers(uint64_t recv, uint64_t sends, uint64_t items)
+{
+	/* a send's items in instructions: ceil per send, so at most one more
+	 * a send than the items' own */
+	return (3 * 2 * recv + 2 * sends + items / CODE_SEND_ITEMS) * CODE_INSN;
+}
+
+uint64_t
 plan_kernels_code(const Chip *c)
 {
 	const char *names[64];

@@ -77,7 +77,8 @@ typedef struct {
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
 	uint64_t reduce_cycles;   /* pk > 1: the reduction's exchange + add */
 	uint64_t cycles;          /* the whole GEMM */
-	uint32_t tile_bytes;      /* peak data bytes on the fullest tile */
+	uint32_t tile_bytes;      /* the fullest tile's data and program
+	                             (plan_gemm_need less the kernels) */
 	uint32_t candidates;      /* plans the search priced */
 } GemmPlan;
 
@@ -195,6 +196,25 @@ uint32_t plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j,
                            uint32_t q, GemmCSlice *sl);
 /* Bytes of tile (., i, j)'s C block buffer. */
 uint32_t plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j);
+/* The buffers tile (q, i, j) holds for the GEMM besides the chunks it
+ * stores, in bytes: lower/gemm.c makes them this size, the planner sizes
+ * a plan's tiles with them (plan_gemm_need). The receive buffers and the
+ * partials live in the GEMM's steps, the C block from its first step
+ * on, the argument blocks (a GEMM call a superstep with K, a vadd) for
+ * the whole program. */
+typedef struct {
+	uint32_t a_chunk;    /* A received (0: read in place) */
+	uint32_t b_chunk;    /* B received (0: b_local) */
+	uint32_t c_block;    /* plan_gemm_c_block_bytes */
+	uint32_t c_partials; /* pk > 1: the other groups' partial slices */
+	uint32_t args;       /* the kernel calls' argument blocks */
+} GemmTileBuffers;
+GemmTileBuffers plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q,
+                                       uint32_t i, uint32_t j);
+/* Bytes of the buffer storing part u of A's chunk (i, s) of group q
+ * (0: the part is empty). */
+uint32_t plan_gemm_a_part_bytes(const GemmGeom *G, uint32_t q, uint32_t s,
+                                uint32_t i, uint32_t u);
 /* The buffers of the chunks of A and B each tile stores ("A input", "B
  * input", from st in walk order; their numbers into a_in and b_in at
  * plan_gemm_a_index / _b_index) and their pieces in ta and tb. With
@@ -352,10 +372,38 @@ uint32_t plan_tile_load(const Plan *p, uint32_t t, uint64_t need);
 /* mem.c: the tile memory model, one bound for the planner's estimates
  * and the placer's measure. A tile holds, from mem_base, its code and
  * then its data; at every step both must fit. */
+enum {
+	/* every tile's save buffer: the program's return address and a
+	 * loop's count (codegen), live the whole program */
+	PLAN_SAVE_BYTES = 8
+};
 typedef struct {
 	uint64_t code; /* the kernels' shared image and the tile's program */
 	uint64_t data; /* the most data bytes live at one step */
 } TileBytes;
+/* The supervisor code codegen emits (codegen.c, emit_program), in
+ * instructions of CODE_INSN bytes: the rules the planner bounds a
+ * program's size by (plan_code_phase, plan_code_xfers), which
+ * codegen_verify checks on every tile's program. */
+enum {
+	CODE_INSN = 4,
+	CODE_PROGRAM_INSNS = 5, /* prologue 2, epilogue 3 */
+	CODE_LOOP_INSNS = 8,    /* the count stored 3, counted and branched 5 */
+	CODE_CALL_INSNS = 2,    /* $m0 set, call */
+	CODE_EXCHANGE_INSNS = 5, /* the count, sync, its write, the mux
+	                            off, sync RECV */
+	CODE_SEND_ITEMS = 64,    /* items a send instruction carries */
+	CODE_DELAY_LOG2 = 19     /* cycles a delay instruction burns: 2^19 */
+};
+/* At most the bytes of a tile's exchange phase of `cycles` (its events
+ * aside): the fixed part and a delay for every 2^19 cycles. */
+uint64_t plan_code_phase(uint64_t cycles);
+/* At most the bytes of the events of a tile that receives `recv`
+ * transfers and sends `sends` transfers of `items` items in all in an
+ * exchange phase: each receive's three controls (pointer, mux, mux off)
+ * each with a delay before it or a send split by it, each send in
+ * instructions of CODE_SEND_ITEMS items and a delay before it. */
+uint64_t plan_code_xfers(uint64_t recv, uint64_t sends, uint64_t items);
 /* The bytes of a tile for code and data (mem_end - mem_base). */
 uint64_t plan_tile_room(const Chip *c);
 /* What a tile needs: its code and its data at their peak. */
@@ -365,10 +413,13 @@ uint64_t plan_tile_over(const Chip *c, TileBytes b);
 /* The kernels' shared image at its largest, every kernel object linked:
  * the code every program starts after is at most this. */
 uint64_t plan_kernels_code(const Chip *c);
-/* gemm_plan.c: the GEMM planner's estimate of a priced plan's fullest
- * tile in the memory model's terms, with `kernels` bytes of kernels' code
- * (plan_kernels_code): the bound it admits candidates by. Not yet the
- * lowering's sizes (docs/compiler.md, "Memory: what the planner knows"). */
+/* gemm_plan.c: a priced plan's fullest tile in the memory model's terms,
+ * with `kernels` bytes of kernels' code (plan_kernels_code): as data the
+ * bytes the lowering gives its buffers there (plan_gemm_tile_buffers, the
+ * stored chunks with B on rotating rows, the save buffer), as code the
+ * kernels and an estimate of the program. The planner admits a candidate
+ * if this and a placement slack fit (docs/compiler.md, "Memory: what the
+ * planner knows"). */
 TileBytes plan_gemm_need(const GemmPlan *p, uint64_t kernels);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
