@@ -378,8 +378,9 @@ struct Tile {
 /* tile.c */
 Tile *tile_new(const Chip *chip, uint32_t id);
 void tile_free(Tile *t);
-/* Let t use the store s (which outlives it) instead of its own. Before
- * its first run. */
+/* Let t use the store s (which outlives it, and serves only tiles of
+ * t->chip: the key is the words) instead of its own. Before its first
+ * run. */
 void tile_share_code(Tile *t, SimCode *s);
 /* Start the supervisor at `entry`; $lr holds SIM_HOST_RETURN, so that
  * `br $lr` from the entry function ends the run with $m0 as the status. */

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,19 +487,39 @@ typedef struct {
 	DInsn half[2];
 } SharedIssue;
 
+/* A table of the store: mask + 1 slots, NULL where free. A grown store
+ * keeps its older tables (a thread may still be reading one) until it is
+ * freed. */
+typedef struct CodeTable {
+	struct CodeTable *older;
+	uint32_t mask;
+	_Atomic(SharedIssue *) slot[];
+} CodeTable;
+
+/* Readers load the table and its slots with acquire, without the lock;
+ * writers (under the lock) fill an entry before they publish it, and a
+ * grown table before it replaces the old one. */
 struct SimCode {
 	pthread_mutex_t lock;
-	SharedIssue **slot; /* mask + 1 of them, NULL where free */
-	uint32_t mask, n;
+	_Atomic(CodeTable *) table;
+	uint32_t n;
 };
+
+static CodeTable *
+code_table(uint32_t mask)
+{
+	CodeTable *tb =
+	    xcalloc(1, sizeof *tb + (mask + 1) * sizeof tb->slot[0]);
+	tb->mask = mask;
+	return tb; /* all slots NULL: calloc's zeros */
+}
 
 SimCode *
 sim_code_new(void)
 {
 	SimCode *s = xcalloc(1, sizeof *s);
 	pthread_mutex_init(&s->lock, NULL);
-	s->mask = 1023;
-	s->slot = xcalloc(s->mask + 1, sizeof *s->slot);
+	atomic_init(&s->table, code_table(1023));
 	return s;
 }
 
@@ -507,9 +528,14 @@ sim_code_free(SimCode *s)
 {
 	if (!s)
 		return;
-	for (uint32_t i = 0; i <= s->mask; i++)
-		free(s->slot[i]);
-	free(s->slot);
+	CodeTable *tb = atomic_load(&s->table);
+	for (uint32_t i = 0; i <= tb->mask; i++)
+		free(atomic_load(&tb->slot[i]));
+	while (tb) {
+		CodeTable *older = tb->older;
+		free(tb);
+		tb = older;
+	}
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -523,25 +549,23 @@ tile_share_code(Tile *t, SimCode *s)
 	t->own_code = 0;
 }
 
-static uint32_t
-code_hash(uint32_t w0, uint32_t w1)
+/* The entry with these words in tb, or NULL; *free_slot gets the slot it
+ * would take. */
+static SharedIssue *
+code_find(CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
+          _Atomic(SharedIssue *) **free_slot)
 {
 	uint32_t h = w0 * 0x9e3779b1u ^ w1 * 0x85ebca77u;
-	return h ^ h >> 15;
-}
-
-/* The slot of the issue with these words, or the free slot it would take;
- * under the lock. */
-static SharedIssue **
-code_slot(const SimCode *s, uint32_t w0, uint32_t w1, uint8_t nwords)
-{
-	for (uint32_t i = code_hash(w0, w1);; i++) {
-		SharedIssue **p = &s->slot[i & s->mask];
-		if (!*p)
-			return p;
-		const DIssue *u = &(*p)->u;
-		if (u->word[0] == w0 && u->word[1] == w1 && u->nwords == nwords)
-			return p;
+	for (uint32_t i = h ^ h >> 15;; i++) {
+		_Atomic(SharedIssue *) *p = &tb->slot[i & tb->mask];
+		SharedIssue *e = atomic_load_explicit(p, memory_order_acquire);
+		if (!e) {
+			*free_slot = p;
+			return NULL;
+		}
+		if (e->u.word[0] == w0 && e->u.word[1] == w1 &&
+		    e->u.nwords == nwords)
+			return e;
 	}
 }
 
@@ -551,22 +575,29 @@ static const DIssue *
 code_intern(SimCode *s, const DIssue *u)
 {
 	pthread_mutex_lock(&s->lock);
-	SharedIssue **p = code_slot(s, u->word[0], u->word[1], u->nwords);
-	if (!*p) {
-		if (2 * (s->n + 1) > s->mask + 1) { /* at most half full */
-			SimCode old = *s;
-			s->mask = 2 * s->mask + 1;
-			s->slot = xcalloc(s->mask + 1, sizeof *s->slot);
-			for (uint32_t i = 0; i <= old.mask; i++)
-				if (old.slot[i]) {
-					const DIssue *o = &old.slot[i]->u;
-					*code_slot(s, o->word[0], o->word[1],
-					           o->nwords) = old.slot[i];
-				}
-			free(old.slot);
-			p = code_slot(s, u->word[0], u->word[1], u->nwords);
+	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_relaxed);
+	_Atomic(SharedIssue *) *p;
+	SharedIssue *e = code_find(tb, u->word[0], u->word[1], u->nwords, &p);
+	if (!e) {
+		if (2 * (s->n + 1) > tb->mask + 1) { /* at most half full */
+			CodeTable *nt = code_table(2 * tb->mask + 1);
+			nt->older = tb;
+			for (uint32_t i = 0; i <= tb->mask; i++) {
+				SharedIssue *o = atomic_load_explicit(
+				    &tb->slot[i], memory_order_relaxed);
+				_Atomic(SharedIssue *) *q;
+				if (o &&
+				    !code_find(nt, o->u.word[0], o->u.word[1],
+				               o->u.nwords, &q))
+					atomic_store_explicit(
+					    q, o, memory_order_relaxed);
+			}
+			atomic_store_explicit(&s->table, nt,
+			                      memory_order_release);
+			tb = nt;
+			code_find(tb, u->word[0], u->word[1], u->nwords, &p);
 		}
-		SharedIssue *e = xmalloc(sizeof *e);
+		e = xmalloc(sizeof *e);
 		e->u = *u;
 		e->half[0] = *u->i0;
 		e->u.i0 = &e->half[0];
@@ -576,12 +607,11 @@ code_intern(SimCode *s, const DIssue *u)
 		} else {
 			memset(&e->half[1], 0, sizeof e->half[1]);
 		}
-		*p = e;
+		atomic_store_explicit(p, e, memory_order_release);
 		s->n++;
 	}
-	const DIssue *r = &(*p)->u;
 	pthread_mutex_unlock(&s->lock);
-	return r;
+	return &e->u;
 }
 
 /* An issue the store has for the words at pc, now in the tile's cache; or
@@ -599,13 +629,13 @@ shared_issue(Tile *t, uint32_t pc)
 	uint32_t w0 = mem_word(t, pc);
 	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
 	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
-	pthread_mutex_lock(&s->lock);
+	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+	_Atomic(SharedIssue *) *p;
 	SharedIssue *e = NULL;
 	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
-		e = *code_slot(s, w0, 0, 1);
+		e = code_find(tb, w0, 0, 1, &p);
 	if (!e && two)
-		e = *code_slot(s, w0, w1, 2);
-	pthread_mutex_unlock(&s->lock);
+		e = code_find(tb, w0, w1, 2, &p);
 	if (!e)
 		return NULL;
 	/* the range fetch would have noted: each word decoded, plus 8 */
