@@ -609,13 +609,13 @@ run_programs(Style style, int count, int min_issues, int max_issues)
 	assert_true(issued >= (uint64_t)ran * (uint64_t)min_issues / 4);
 }
 
-/* The fast paths' per-thread decode memo (tile.c, decode_word) is keyed
- * by the word and the architecture: a word only the C600 decodes (an FP8
+/* The fast paths' decoded issues are a chip's (a lone tile's own store, a
+ * chip model's shared one, tile.c): a word only the C600 decodes (an FP8
  * instruction) must still fault on a GC200 tile right after a C600 tile
- * decoded it, and decode on the C600 after the GC200 refused it. Each run
- * is compared with the plain path's, which decodes every word itself. */
+ * ran it, and decode on the C600 after the GC200 refused it. Each run is
+ * compared with the plain path's, which decodes every word itself. */
 static void
-test_decode_memo_arch(void **state)
+test_decode_arch(void **state)
 {
 	(void)state;
 	const Chip *chips[2] = {chip_by_name("c600"), chip_by_name("gc200")};
@@ -987,7 +987,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_decode_memo_arch),
+	    cmocka_unit_test(test_decode_arch),
 	    cmocka_unit_test(test_shared_issues),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),

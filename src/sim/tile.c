@@ -302,37 +302,6 @@ fast_form(ExecFn plain)
 	return plain;
 }
 
-/* isa_decode through a per-thread memo: the tiles of a chip run the same
- * kernels, so most first decodes are of a word some tile has decoded
- * before. isa_decode is a function of the word and the architecture, the
- * memo's key; it keeps successes only. The plain path decodes every word
- * itself, so the differential tests (test_sim_paths) compare the two. */
-enum { MEMO_BITS = 12 };
-typedef struct {
-	uint32_t word;
-	uint8_t arch, valid;
-	Insn in;
-} DecodeMemo;
-static _Thread_local DecodeMemo decode_memo[1u << MEMO_BITS];
-
-static int
-decode_word(uint32_t word, Arch arch, Insn *in)
-{
-	if (sim_path == SIM_PLAIN)
-		return isa_decode(word, arch, in);
-	DecodeMemo *m = &decode_memo[(word * 0x9e3779b1u) >> (32 - MEMO_BITS)];
-	if (m->valid && m->word == word && m->arch == (uint8_t)arch) {
-		*in = m->in;
-		return in->row;
-	}
-	Insn fresh = {0};
-	int row = isa_decode(word, arch, &fresh);
-	*in = fresh;
-	if (row >= 0)
-		*m = (DecodeMemo){word, (uint8_t)arch, 1, fresh};
-	return row;
-}
-
 /* Decoded instruction at pc, or NULL after raising the fault. */
 static const DInsn *
 fetch(Exec *e, uint32_t pc, uint32_t *word)
@@ -351,7 +320,7 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 	if (!t->dvalid[idx]) {
 		DInsn *dc = &t->dcache[idx];
 		Insn *in = &dc->in;
-		if (decode_word(*word, c->arch, in) < 0) {
+		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
 			t->fault.nwords = 1;
 			sim_fault(e, FAULT_INVALID_INSTR, pc,
