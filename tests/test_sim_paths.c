@@ -318,12 +318,11 @@ make_program(Style style, int n, uint32_t *w)
  * skipping meets two running workers and a supervisor that issues in the
  * free slots. */
 static Tile *
-make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed,
-          int pair)
+setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed, int pair)
 {
+	const Chip *c = t->chip;
 	uint64_t saved = rng;
 	rng = seed;
-	Tile *t = tile_new(c, 0);
 	assert_int_equal(
 	    tile_write(t, c->mem_base, prog, 4u * (uint32_t)nwords), 0);
 	uint32_t buf[WINDOW / 4];
@@ -386,6 +385,13 @@ make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed,
 	}
 	rng = saved;
 	return t;
+}
+
+static Tile *
+make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed,
+          int pair)
+{
+	return setup_tile(tile_new(c, 0), prog, nwords, seed, pair);
 }
 
 /* The first difference between two tiles' complete state, or NULL. */
@@ -603,13 +609,13 @@ run_programs(Style style, int count, int min_issues, int max_issues)
 	assert_true(issued >= (uint64_t)ran * (uint64_t)min_issues / 4);
 }
 
-/* The fast paths' per-thread decode memo (tile.c, decode_word) is keyed
- * by the word and the architecture: a word only the C600 decodes (an FP8
+/* The fast paths' decoded issues are a chip's (a lone tile's own store, a
+ * chip model's shared one, tile.c): a word only the C600 decodes (an FP8
  * instruction) must still fault on a GC200 tile right after a C600 tile
- * decoded it, and decode on the C600 after the GC200 refused it. Each run
- * is compared with the plain path's, which decodes every word itself. */
+ * ran it, and decode on the C600 after the GC200 refused it. Each run is
+ * compared with the plain path's, which decodes every word itself. */
 static void
-test_decode_memo_arch(void **state)
+test_decode_arch(void **state)
 {
 	(void)state;
 	const Chip *chips[2] = {chip_by_name("c600"), chip_by_name("gc200")};
@@ -668,6 +674,81 @@ test_decode_memo_arch(void **state)
 	/* the GC200 refused every word; the C600 decoded them */
 	assert_int_equal(faults[1], 200);
 	assert_int_equal(faults[0], 0);
+}
+
+/* Decoded issues shared by tiles (tile.c, SimCode) are keyed by their
+ * words: the same words at another address, run by another context or
+ * beside another word must do there what the plain path does. Tiles
+ * sharing one store run, in turn, variants of a random program after the
+ * earlier ones filled the store: the program itself, the same again (all
+ * from the store), with one word changed, 4 bytes further on (its bundles
+ * misaligned), and run by the supervisor too. Each is compared with a
+ * plain lone tile. */
+enum { VAR_SAME, VAR_AGAIN, VAR_WORD, VAR_SHIFT, VAR_SUP, VARIANTS };
+
+static Tile *
+variant_tile(Tile *t, int v, const uint32_t *prog, int n, uint64_t seed,
+             uint32_t word, int at)
+{
+	const Chip *c = t->chip;
+	setup_tile(t, prog, n, seed, 0);
+	if (v == VAR_WORD)
+		assert_int_equal(
+		    tile_write(t, c->mem_base + 4u * (uint32_t)at, &word, 4),
+		    0);
+	if (v == VAR_SHIFT) {
+		assert_int_equal(
+		    tile_write(t, c->mem_base + 4, prog, 4u * (uint32_t)n), 0);
+		t->ctx[1].pc = c->mem_base + 4;
+	}
+	if (v == VAR_SUP)
+		tile_start(t, c->mem_base);
+	return t;
+}
+
+static void
+test_shared_issues(void **state)
+{
+	(void)state;
+	collect_rows();
+	int differ = 0;
+	for (int i = 0; i < 40; i++) {
+		uint32_t prog[CODE_BYTES / 4];
+		Style style = i % 3 ? STYLE_AMP : STYLE_ANY;
+		int n = make_program(style, 1 + (int)below(24), prog);
+		uint64_t seed = rnd();
+		int at = (int)below((uint32_t)n);
+		uint32_t word = random_word(below(2) ? &aux_rows : &pair_rows) |
+		                (prog[at] & 0x80000000u);
+		const Chip *chip = profile_chip((TimingBound)(i % 3));
+		SimCode *code = sim_code_new();
+		Tile *fast[VARIANTS];
+		for (int v = 0; v < VARIANTS; v++) {
+			sim_path = SIM_PLAIN;
+			Tile *ref = variant_tile(tile_new(chip, 0), v, prog, n,
+			                         seed, word, at);
+			tile_run(ref, 100000);
+			sim_path = i % 2 ? SIM_FAST : SIM_PORTABLE;
+			fast[v] = tile_new(chip, 0);
+			tile_share_code(fast[v], code);
+			variant_tile(fast[v], v, prog, n, seed, word, at);
+			tile_run(fast[v], 100000);
+			sim_path = SIM_FAST;
+			const char *d = tile_diff(ref, fast[v]);
+			if (d)
+				fail_msg("program %d, variant %d: %s differs "
+				         "between the plain path and tiles "
+				         "sharing decoded issues",
+				         i, v, d);
+			differ += v && tile_diff(fast[0], fast[v]) != NULL;
+			tile_free(ref);
+		}
+		for (int v = 0; v < VARIANTS; v++)
+			tile_free(fast[v]);
+		sim_code_free(code);
+	}
+	/* the variants did run differently from the program itself */
+	assert_true(differ > 40 * 2);
 }
 
 static void
@@ -906,7 +987,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_decode_memo_arch),
+	    cmocka_unit_test(test_decode_arch),
+	    cmocka_unit_test(test_shared_issues),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),

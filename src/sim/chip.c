@@ -54,6 +54,7 @@ struct ChipSim {
 	uint64_t max_cycles;
 	uint32_t next; /* next index of run[] to take, under lock */
 	pthread_mutex_t lock;
+	SimCode *code; /* the tiles' decoded issues */
 	void (*progress)(void *ctx, uint64_t cycles);
 	void *progress_ctx;
 };
@@ -73,6 +74,7 @@ chipsim_new(const ChipConfig *cfg)
 	cs->run = xcalloc(cs->ntiles, sizeof *cs->run);
 	cs->status = xcalloc(cs->ntiles, sizeof *cs->status);
 	pthread_mutex_init(&cs->lock, NULL);
+	cs->code = sim_code_new();
 	return cs;
 }
 
@@ -89,6 +91,7 @@ chipsim_free(ChipSim *cs)
 	free(cs->tile);
 	free(cs->run);
 	free(cs->status);
+	sim_code_free(cs->code);
 	pthread_mutex_destroy(&cs->lock);
 	free(cs);
 }
@@ -127,6 +130,7 @@ chipsim_tile(ChipSim *cs, uint32_t id)
 	if (!cs->tile[id]) {
 		Tile *t = tile_new(cs->chip, id);
 		t->cs = cs;
+		tile_share_code(t, cs->code);
 		t->trace_on = cs->trace;
 		cs->tile[id] = t;
 	}

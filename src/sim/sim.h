@@ -284,6 +284,16 @@ typedef struct {
 	uint8_t pace, amp;
 } DIssue;
 
+/* Decoded issues shared by tiles (tile.c): each is a function of its
+ * words and the chip alone, so one copy serves every tile that has those
+ * words, wherever they lie (the rules that depend on the address, the
+ * context and rpt state are checked per tile, as for its own cache). Built
+ * on first use under a lock, immutable after; the issue loop reads it
+ * through each tile's Tile.issue_at. */
+typedef struct SimCode SimCode;
+SimCode *sim_code_new(void);
+void sim_code_free(SimCode *s);
+
 /* The $CWEI registers decoded to doubles for the AMP's fast path
  * (sim/amp.c), laid out for host SIMD across engines: w[n][i][m] is element
  * i of the register engine m reads at weight column n, in the format of
@@ -339,9 +349,11 @@ struct Tile {
 	 * instruction decodes the word after its first) */
 	uint32_t code_lo, code_hi;
 	/* issue cache: the issue starting at each word, once decoded and
-	 * checked (tile.c); cleared with dvalid */
-	DIssue *issues;
-	uint8_t *ivalid;
+	 * checked (tile.c), or NULL; cleared with dvalid. The issues are
+	 * the store's (`code`), shared by the tiles of a chip model. */
+	const DIssue **issue_at;
+	SimCode *code;
+	int own_code; /* a lone tile's store, freed with it */
 	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
 	int elem_shift;
 	uint32_t region0_elems;
@@ -366,6 +378,10 @@ struct Tile {
 /* tile.c */
 Tile *tile_new(const Chip *chip, uint32_t id);
 void tile_free(Tile *t);
+/* Let t use the store s (which outlives it, and serves only tiles of
+ * t->chip: the key is the words) instead of its own. Before its first
+ * run. */
+void tile_share_code(Tile *t, SimCode *s);
 /* Start the supervisor at `entry`; $lr holds SIM_HOST_RETURN, so that
  * `br $lr` from the entry function ends the run with $m0 as the status. */
 void tile_start(Tile *t, uint32_t entry);

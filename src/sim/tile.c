@@ -11,7 +11,9 @@
  */
 #include "sim.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +67,8 @@ tile_new(const Chip *chip, uint32_t id)
 	uint32_t words = (chip->exec_end - chip->mem_base) / 4;
 	t->dcache = xmap_zero(words * sizeof *t->dcache);
 	t->dvalid = xmap_zero(words);
-	t->issues = xmap_zero(words * sizeof *t->issues);
-	t->ivalid = xmap_zero(words);
+	t->issue_at = xmap_zero(words * sizeof *t->issue_at);
+	t->own_code = 1; /* its store is made when it first decodes */
 	t->code_lo = UINT32_MAX;
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		t->ctx[i].exit_status = -1;
@@ -101,8 +103,9 @@ tile_free(Tile *t)
 	xunmap(t->mem, c->mem_end - c->mem_base);
 	xunmap(t->dcache, words * sizeof *t->dcache);
 	xunmap(t->dvalid, words);
-	xunmap(t->issues, words * sizeof *t->issues);
-	xunmap(t->ivalid, words);
+	xunmap(t->issue_at, words * sizeof *t->issue_at);
+	if (t->own_code)
+		sim_code_free(t->code);
 
 	xch_free(&t->x);
 	sim_observe_free(t);
@@ -135,7 +138,7 @@ sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len)
 	lo = lo >= c->mem_base + 4 ? lo - 4 : c->mem_base;
 	for (uint32_t a = lo & ~3u; a < hi; a += 4) {
 		t->dvalid[(a - c->mem_base) / 4] = 0;
-		t->ivalid[(a - c->mem_base) / 4] = 0;
+		t->issue_at[(a - c->mem_base) / 4] = NULL;
 	}
 }
 
@@ -299,37 +302,6 @@ fast_form(ExecFn plain)
 	return plain;
 }
 
-/* isa_decode through a per-thread memo: the tiles of a chip run the same
- * kernels, so most first decodes are of a word some tile has decoded
- * before. isa_decode is a function of the word and the architecture, the
- * memo's key; it keeps successes only. The plain path decodes every word
- * itself, so the differential tests (test_sim_paths) compare the two. */
-enum { MEMO_BITS = 12 };
-typedef struct {
-	uint32_t word;
-	uint8_t arch, valid;
-	Insn in;
-} DecodeMemo;
-static _Thread_local DecodeMemo decode_memo[1u << MEMO_BITS];
-
-static int
-decode_word(uint32_t word, Arch arch, Insn *in)
-{
-	if (sim_path == SIM_PLAIN)
-		return isa_decode(word, arch, in);
-	DecodeMemo *m = &decode_memo[(word * 0x9e3779b1u) >> (32 - MEMO_BITS)];
-	if (m->valid && m->word == word && m->arch == (uint8_t)arch) {
-		*in = m->in;
-		return in->row;
-	}
-	Insn fresh = {0};
-	int row = isa_decode(word, arch, &fresh);
-	*in = fresh;
-	if (row >= 0)
-		*m = (DecodeMemo){word, (uint8_t)arch, 1, fresh};
-	return row;
-}
-
 /* Decoded instruction at pc, or NULL after raising the fault. */
 static const DInsn *
 fetch(Exec *e, uint32_t pc, uint32_t *word)
@@ -348,7 +320,7 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 	if (!t->dvalid[idx]) {
 		DInsn *dc = &t->dcache[idx];
 		Insn *in = &dc->in;
-		if (decode_word(*word, c->arch, in) < 0) {
+		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
 			t->fault.nwords = 1;
 			sim_fault(e, FAULT_INVALID_INSTR, pc,
@@ -475,6 +447,176 @@ fused_shape(DIssue *u)
 		}
 }
 
+/* The shared store of decoded issues (SimCode, sim.h): an open-addressed
+ * table keyed by an issue's words (word[1] is 0 for a one-word issue).
+ * Each entry holds its halves, so that an issue and what it runs lie
+ * together in the host's caches. */
+typedef struct {
+	DIssue u;
+	DInsn half[2];
+} SharedIssue;
+
+/* A table of the store: mask + 1 slots, NULL where free. A grown store
+ * keeps its older tables (a thread may still be reading one) until it is
+ * freed. */
+typedef struct CodeTable {
+	struct CodeTable *older;
+	uint32_t mask;
+	_Atomic(SharedIssue *) slot[];
+} CodeTable;
+
+/* Readers load the table and its slots with acquire, without the lock;
+ * writers (under the lock) fill an entry before they publish it, and a
+ * grown table before it replaces the old one. */
+struct SimCode {
+	pthread_mutex_t lock;
+	_Atomic(CodeTable *) table;
+	uint32_t n;
+};
+
+static CodeTable *
+code_table(uint32_t mask)
+{
+	CodeTable *tb =
+	    xcalloc(1, sizeof *tb + (mask + 1) * sizeof tb->slot[0]);
+	tb->mask = mask;
+	return tb; /* all slots NULL: calloc's zeros */
+}
+
+SimCode *
+sim_code_new(void)
+{
+	SimCode *s = xcalloc(1, sizeof *s);
+	pthread_mutex_init(&s->lock, NULL);
+	atomic_init(&s->table, code_table(1023));
+	return s;
+}
+
+void
+sim_code_free(SimCode *s)
+{
+	if (!s)
+		return;
+	CodeTable *tb = atomic_load(&s->table);
+	for (uint32_t i = 0; i <= tb->mask; i++)
+		free(atomic_load(&tb->slot[i]));
+	while (tb) {
+		CodeTable *older = tb->older;
+		free(tb);
+		tb = older;
+	}
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void
+tile_share_code(Tile *t, SimCode *s)
+{
+	if (t->own_code)
+		sim_code_free(t->code);
+	t->code = s;
+	t->own_code = 0;
+}
+
+/* The entry with these words in tb, or NULL; *free_slot gets the slot it
+ * would take. */
+static SharedIssue *
+code_find(CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
+          _Atomic(SharedIssue *) **free_slot)
+{
+	uint32_t h = w0 * 0x9e3779b1u ^ w1 * 0x85ebca77u;
+	for (uint32_t i = h ^ h >> 15;; i++) {
+		_Atomic(SharedIssue *) *p = &tb->slot[i & tb->mask];
+		SharedIssue *e = atomic_load_explicit(p, memory_order_acquire);
+		if (!e) {
+			*free_slot = p;
+			return NULL;
+		}
+		if (e->u.word[0] == w0 && e->u.word[1] == w1 &&
+		    e->u.nwords == nwords)
+			return e;
+	}
+}
+
+/* The store's copy of u (a new one, or the one another tile made: the
+ * same, as both are functions of the words and the chip). */
+static const DIssue *
+code_intern(SimCode *s, const DIssue *u)
+{
+	pthread_mutex_lock(&s->lock);
+	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_relaxed);
+	_Atomic(SharedIssue *) *p;
+	SharedIssue *e = code_find(tb, u->word[0], u->word[1], u->nwords, &p);
+	if (!e) {
+		if (2 * (s->n + 1) > tb->mask + 1) { /* at most half full */
+			CodeTable *nt = code_table(2 * tb->mask + 1);
+			nt->older = tb;
+			for (uint32_t i = 0; i <= tb->mask; i++) {
+				SharedIssue *o = atomic_load_explicit(
+				    &tb->slot[i], memory_order_relaxed);
+				_Atomic(SharedIssue *) *q;
+				if (o &&
+				    !code_find(nt, o->u.word[0], o->u.word[1],
+				               o->u.nwords, &q))
+					atomic_store_explicit(
+					    q, o, memory_order_relaxed);
+			}
+			atomic_store_explicit(&s->table, nt,
+			                      memory_order_release);
+			tb = nt;
+			code_find(tb, u->word[0], u->word[1], u->nwords, &p);
+		}
+		e = xmalloc(sizeof *e);
+		e->u = *u;
+		e->half[0] = *u->i0;
+		e->u.i0 = &e->half[0];
+		if (u->i1) {
+			e->half[1] = *u->i1;
+			e->u.i1 = &e->half[1];
+		} else {
+			memset(&e->half[1], 0, sizeof e->half[1]);
+		}
+		atomic_store_explicit(p, e, memory_order_release);
+		s->n++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return &e->u;
+}
+
+/* An issue the store has for the words at pc, now in the tile's cache; or
+ * NULL (decode_issue decodes it, or raises the fault). Only the rules that
+ * depend on the address are left to check here: a store entry passed every
+ * other rule of fetch and decode somewhere, and cached_issue checks those
+ * of the context and rpt state. */
+static __attribute__((noinline)) const DIssue *
+shared_issue(Tile *t, uint32_t pc)
+{
+	const Chip *ch = t->chip;
+	SimCode *s = t->code;
+	if (!s)
+		return NULL;
+	uint32_t w0 = mem_word(t, pc);
+	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
+	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
+	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+	_Atomic(SharedIssue *) *p;
+	SharedIssue *e = NULL;
+	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
+		e = code_find(tb, w0, 0, 1, &p);
+	if (!e && two)
+		e = code_find(tb, w0, w1, 2, &p);
+	if (!e)
+		return NULL;
+	/* the range fetch would have noted: each word decoded, plus 8 */
+	uint32_t hi = pc + (e->u.i1 ? 12 : 8);
+	if (pc < t->code_lo)
+		t->code_lo = pc;
+	if (hi > t->code_hi)
+		t->code_hi = hi;
+	t->issue_at[(pc - ch->mem_base) / 4] = &e->u;
+	return &e->u;
+}
+
 /* Fetch, decode and check the issue at c->pc as the plain path does, one
  * rule after another: its halves into *i0, *i1 (NULL for a solo or a
  * two-word instruction) and its length into *len; 0 after raising the
@@ -491,7 +633,9 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	*i1 = NULL;
 	if (!*i0)
 		return 0;
+	/* word[1] too, as an issue from the cache sets both (DIssue.word) */
 	t->fault.word[0] = w0;
+	t->fault.word[1] = 0;
 	t->fault.nwords = 1;
 	const InsnDesc *d0 = (*i0)->d, *d1 = NULL;
 	int wide = (d0->flags & F_WIDE) != 0;
@@ -538,8 +682,11 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	}
 	*len = bundle || wide ? 8 : 4;
 	/* every rule held: remember what does not depend on this issue's
-	 * context and rpt state, and which of those rules it passes */
-	DIssue *u = &t->issues[(c->pc - t->chip->mem_base) / 4];
+	 * context and rpt state, and which of those rules it passes (only
+	 * the fast paths read it) */
+	if (sim_path == SIM_PLAIN)
+		return 1;
+	DIssue issue, *u = &issue;
 	u->i0 = *i0;
 	u->i1 = *i1;
 	u->word[0] = w0;
@@ -560,7 +707,9 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	u->turns =
 	    *i1 && (*i1)->turns > (*i0)->turns ? (*i1)->turns : (*i0)->turns;
 	fused_shape(u);
-	t->ivalid[(c->pc - t->chip->mem_base) / 4] = 1;
+	if (!t->code)
+		t->code = sim_code_new();
+	t->issue_at[(c->pc - t->chip->mem_base) / 4] = code_intern(t->code, u);
 	return 1;
 }
 
@@ -568,16 +717,18 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
  * decode_issue checks holds for this context and rpt state. NULL sends the
  * issue to decode_issue (always on SIM_PLAIN). */
 static inline const DIssue *
-cached_issue(const Tile *t, const Context *c, int ci)
+cached_issue(Tile *t, const Context *c, int ci)
 {
 	const Chip *ch = t->chip;
 	uint32_t off = c->pc - ch->mem_base;
 	if (sim_path == SIM_PLAIN || off >= ch->exec_end - ch->mem_base ||
-	    (off & 3) || !t->ivalid[off / 4])
+	    (off & 3))
 		return NULL;
 	if (ci && t->obs && t->obs->flag[off / 4])
 		return NULL; /* issue() stops at a breakpoint */
-	const DIssue *u = &t->issues[off / 4];
+	const DIssue *u = t->issue_at[off / 4];
+	if (!u && !(u = shared_issue(t, c->pc)))
+		return NULL;
 	if (!(u->ok & (ci ? ISSUE_WORKER : ISSUE_SUPERVISOR)))
 		return NULL;
 	if (!(u->ok & ISSUE_IN_RPT) && in_rpt_body(c, c->pc))
