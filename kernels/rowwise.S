@@ -27,9 +27,12 @@
 // full ones in a rpt loop. The last pass writes every atom, the padding
 // lanes of the tail included (their values are unspecified).
 //
-// The f16 softmax keeps each atom's e, in f32, in the dst row after the
-// row's atoms (a dst row takes 24 bytes an atom: rw_dst_row_bytes), so
-// that pass 3 multiplies by 1 / sum instead of computing exp again.
+// The f16 softmax keeps each atom's e, in f32, where the host says (a
+// row-major dst row after its atoms, 24 bytes an atom: rw_dst_row_bytes;
+// a panel dst after its panels), so that pass 3 multiplies by 1 / sum
+// instead of computing exp again. Its dst may also be in the GEMM C
+// layout (16-column panels), which the PV GEMM reads as its A: pass 3
+// stores a row's atoms four at a time, a panel row each.
 //
 // A rpt body reads the next atom while it works on the current one, so
 // a loop over n atoms is a load, n - 1 bodies and an epilogue: the body
@@ -54,6 +57,8 @@
 	.equ ARG_TAILSET, 32
 	.equ ARG_FULLSET, 64
 	.equ ARG_SPLIT, 96     // 1: split mode
+	.equ ARG_JUMP, 100     // f16 softmax: atoms from a dst panel row's
+	                       // last atom to the next panel's (1: row-major)
 	.equ ARG_VERTEX, 104   // six worker vertices
 	.equ FP_CLR_ZAACC, 8   // $FP_CLR: zero the accumulators
 
@@ -61,6 +66,7 @@
 	.equ V_ROWS, 0         // rows of this worker (0: idle)
 	.equ V_X, 1            // its first x row
 	.equ V_D, 2            // its first dst row
+	.equ V_E, 3            // f16 softmax: where it keeps a row's e
 	.equ VERTEX_BYTES, 16
 
 // Split-mode vertex, words: the worker's segment of one row.
@@ -253,13 +259,13 @@
 	{ st64step $a6:7, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a6:7 }
 .endm
 // y = e / sum, pipelined a third: the previous atom's y is rounded (from
-// $a0:3) and stored (from $a12:13) while this atom's e is loaded into
-// $a4:7 and scaled into $a0:3 (the aux pipe reads $a0:3 before the mul
-// replaces them).
-.macro SM16_OUT
+// $a0:3) and stored (from $a12:13, the cursor moving by \j atoms) while
+// this atom's e is loaded into $a4:7 and scaled into $a0:3 (the aux pipe
+// reads $a0:3 before the mul replaces them).
+.macro SM16_OUT j
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; f32v4tof16 $a12:13, $a0:3 }
 	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:B, $a4:5 }
-	{ st64step $a12:13, $mzero, $m7+=, 1 ; f32v2mul $a2:3, $a10:B, $a6:7 }
+	{ st64step $a12:13, $mzero, $m7+=, \j ; f32v2mul $a2:3, $a10:B, $a6:7 }
 .endm
 
 // The max, in f16 (exact), widened.
@@ -321,23 +327,33 @@
 .macro SM32_TAS
 .endm
 // Pass 3 reads the e back: no exp again. The first atom is scaled
-// before the loop, the last rounded and stored after it; every load is
-// of this segment's e.
+// before the loops, the last rounded and stored after them; every load
+// is of this segment's e. The y go out four atoms (16 halves, a panel
+// row of the GEMM C layout) at a time, the cursor then moving by
+// ARG_JUMP atoms to the next panel: atoms - 1 = 4 F + r, F loop bodies
+// of four atoms, then r of one.
 .macro SM16_P3
 	{ add $m9, $m10, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; fnop }
 	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:B, $a4:5 }
-	{ rpt $m5, 2 ; f32v2mul $a2:3, $a10:B, $a6:7 }
-	SM16_OUT
+	{ shr $m10, $m5, 2 ; f32v2mul $a2:3, $a10:B, $a6:7 }
+	{ ld32 $m6, $mworker_base, $mzero, ARG_JUMP / 4 ; fnop }
+	{ and $m14, $m5, 3 ; fnop }
+	{ rpt $m10, 11 ; fnop }
+	SM16_OUT 1
+	SM16_OUT 1
+	SM16_OUT 1
+	SM16_OUT $m6
+	{ rpt $m14, 2 ; fnop }
+	SM16_OUT 1
 	{ nop ; f32v4tof16 $a12:13, $a0:3 }
 	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
 .endm
-// Where pass 2 keeps e: after the dst row's atoms (rows mode), or the
-// segment's place there (split mode: the vertex's S_E).
+// Where pass 2 keeps e: the worker's place (rows mode: V_E, reused row
+// after row), or the segment's (split mode: S_E).
 .macro SM16_EROW
-	{ add $m10, $m2, $m8 ; fnop }
-	{ add $m10, $m10, 8 ; fnop }
+	{ ld32 $m10, $mvertex_base, $mzero, V_E ; fnop }
 .endm
 .macro SM16_ESEG
 	{ ld32 $m10, $mvertex_base, $mzero, S_E ; fnop }

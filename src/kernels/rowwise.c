@@ -39,7 +39,7 @@ static const struct {
         {[DT_F32] =
              {"rw_softmax_f32", 1, 29, 8, 0, {{16, 1}, {23, 5}, {17, 2}}},
          [DT_F16] =
-             {"rw_softmax_f16", 3, 44, 14, 0, {{18, 1}, {36, 10}, {19, 3}}}},
+             {"rw_softmax_f16", 3, 47, 14, 0, {{18, 1}, {36, 10}, {23, 3}}}},
 };
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -80,8 +80,10 @@ enum {
 	ARG_TAILSET = 32,
 	ARG_FULLSET = 64,
 	ARG_SPLIT = 96,
+	ARG_JUMP = 100,
 	ARG_VERTEX = 104,
-	SPLIT_VERTEX_BYTES = 56
+	SPLIT_VERTEX_BYTES = 56,
+	PANEL_ATOMS = 4 /* a panel row of the GEMM C layout: 16 halves */
 };
 
 static const char *const op_names[] = {"layernorm", "softmax"};
@@ -107,7 +109,15 @@ atoms_of(const RwCall *c)
 	return (uint32_t)(((uint64_t)c->cols + g - 1) / g);
 }
 
-/* The f16 softmax keeps e in the dst row after the row's atoms. */
+/* A panel dst's 16-column panels. */
+static uint32_t
+panels_of(const RwCall *c)
+{
+	return (atoms_of(c) + PANEL_ATOMS - 1) / PANEL_ATOMS;
+}
+
+/* The f16 softmax keeps e in the dst row after the row's atoms, or after
+ * a panel dst's panels. */
 static int
 keeps_e(RwOp op, DType type)
 {
@@ -119,6 +129,20 @@ rw_dst_row_bytes(RwOp op, DType type, uint32_t cols)
 {
 	RwCall c = {.type = type, .cols = cols};
 	return atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
+}
+
+uint32_t
+rw_panel_e_bytes(uint32_t rows, uint32_t cols)
+{
+	RwCall c = {.type = DT_F16, .cols = cols};
+	return (rows < 6 ? rows : 6) * atoms_of(&c) * 16;
+}
+
+/* Where a panel dst's e start. */
+static uint32_t
+panel_e(const RwCall *c)
+{
+	return c->dst + panels_of(c) * c->dst_panel;
 }
 
 /* Last byte + 1 of rows of `bytes` at `stride` (64-bit: no overflow). */
@@ -149,6 +173,22 @@ rw_check(const RwCall *c, Diag *d)
 		                op, c->cols, RW_MAX_ATOMS);
 	int ln = c->op == RW_LAYERNORM;
 	uint32_t dbytes = rw_dst_row_bytes(c->op, c->type, c->cols);
+	if (c->dst_panel) {
+		if (!keeps_e(c->op, c->type))
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "rowwise %s: a dst in panels is for the "
+			    "f16 softmax only",
+			    op);
+		if (c->dst_stride != PANEL_ATOMS * 8 || c->dst_panel % 8 ||
+		    c->dst_panel < c->rows * PANEL_ATOMS * 8)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "rowwise %s: dst panels of %u bytes "
+			                "with rows of %u: not %u rows of 32 "
+			                "bytes, 8-aligned",
+			                op, c->dst_panel, c->dst_stride,
+			                c->rows);
+	}
 	struct {
 		const char *name;
 		uint32_t addr, stride, rows, bytes;
@@ -164,26 +204,34 @@ rw_check(const RwCall *c, Diag *d)
 			                "stride %u is not a multiple of 8",
 			                op, ref[i].name, ref[i].addr,
 			                ref[i].stride);
-		if (rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
+		if ((i || !c->dst_panel) &&
+		    rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
 		             ref[i].bytes) > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s runs past 4 GiB", op,
 			                ref[i].name);
 	}
-	if (c->rows > 1 && c->dst_stride < dbytes)
+	if (c->rows > 1 && !c->dst_panel && c->dst_stride < dbytes)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "rowwise %s: dst rows overlap (stride %u for "
 		                "%u bytes a row%s)",
 		                op, c->dst_stride, dbytes,
 		                dbytes > bytes ? ", e in f32 after the row"
 		                               : "");
-	uint64_t dend = rows_end(c->dst, c->rows, c->dst_stride, dbytes);
+	uint64_t dend = c->dst_panel
+	                    ? (uint64_t)c->dst +
+	                          (uint64_t)panels_of(c) * c->dst_panel +
+	                          rw_panel_e_bytes(c->rows, c->cols)
+	                    : rows_end(c->dst, c->rows, c->dst_stride, dbytes);
+	if (dend > UINT32_MAX)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "rowwise %s: dst runs past 4 GiB", op);
 	for (int i = 1; i < n; i++) {
 		uint64_t end = rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
 		                        ref[i].bytes);
 		int overlap = ref[i].addr < dend && c->dst < end;
-		int same =
-		    i == 1 && c->x == c->dst && c->x_stride == c->dst_stride;
+		int same = i == 1 && !c->dst_panel && c->x == c->dst &&
+		           c->x_stride == c->dst_stride;
 		if (overlap && !same)
 			return diag_set(
 			    d, IPU_EINVAL, NULL, 0, 0,
@@ -225,20 +273,29 @@ worker_rows(uint32_t rows, int w, uint32_t *first, uint32_t *count)
 }
 
 /* Split mode: k segments a row (1: rows mode only); worker w takes
- * segment w % k of row w / k, atoms [a0, a0 + n). */
+ * segment w % k of row w / k, atoms [a0, a0 + n): whole panels for a
+ * panel dst (pass 3 stores a panel row at a time). */
 static uint32_t
 segments(const RwCall *c)
 {
-	uint32_t k = c->rows < 6 ? 6 / c->rows : 1, atoms = atoms_of(c);
-	return k < atoms ? k : atoms;
+	uint32_t k = c->rows < 6 ? 6 / c->rows : 1,
+	         units = c->dst_panel ? panels_of(c) : atoms_of(c);
+	return k < units ? k : units;
 }
 
 static int
 segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 {
 	uint32_t atoms = atoms_of(c), seg = (uint32_t)w % k;
-	*a0 = seg * atoms / k;
-	*n = (seg + 1) * atoms / k - *a0;
+	if (c->dst_panel) {
+		uint32_t p = panels_of(c),
+		         end = (seg + 1) * p / k * PANEL_ATOMS;
+		*a0 = seg * p / k * PANEL_ATOMS;
+		*n = (end < atoms ? end : atoms) - *a0;
+	} else {
+		*a0 = seg * atoms / k;
+		*n = (seg + 1) * atoms / k - *a0;
+	}
 	return (uint32_t)w / k < c->rows;
 }
 
@@ -351,6 +408,8 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	put_le32(out + 4, (atoms - 1) * 8);
 	put_le32(out + 8, c->x_stride);
 	put_le32(out + 12, c->dst_stride);
+	put_le32(out + ARG_JUMP,
+	         c->dst_panel ? c->dst_panel / 8 - (PANEL_ATOMS - 1) : 1);
 	if (c->op == RW_LAYERNORM) {
 		put_le32(out + 16, f32_bits((float)(1.0 / c->cols)));
 		put_le32(out + 20, f32_bits(c->eps));
@@ -386,7 +445,9 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			uint32_t words[10] = {
 			    1,
 			    c->x + row * c->x_stride + a0 * 8,
-			    c->dst + row * c->dst_stride + a0 * 8,
+			    c->dst + row * c->dst_stride +
+			        (c->dst_panel ? a0 / PANEL_ATOMS * c->dst_panel
+			                      : a0 * 8),
 			    n - 1,
 			    (n - 1) * 8,
 			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,
@@ -394,6 +455,8 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
 			                             : ARG_FULLSET,
 			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8
+			    : c->dst_panel
+			        ? panel_e(c) + (row * atoms + a0) * 16
 			    : keeps_e(c->op, c->type)
 			        ? c->dst + row * c->dst_stride + atoms * 8 +
 			              a0 * 16
@@ -411,6 +474,14 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		put_le32(v, count);
 		put_le32(v + 4, c->x + first * c->x_stride);
 		put_le32(v + 8, c->dst + first * c->dst_stride);
+		/* the f16 softmax's e: after the worker's first dst row, or
+		 * its slot after a panel dst's panels (a row a worker) */
+		uint32_t slot = c->rows < 6 ? first : (uint32_t)w;
+		if (keeps_e(c->op, c->type))
+			put_le32(v + 12, c->dst_panel
+			                     ? panel_e(c) + slot * atoms * 16
+			                     : c->dst + first * c->dst_stride +
+			                           atoms * 8);
 	}
 }
 

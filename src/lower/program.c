@@ -616,10 +616,7 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
 	Buffers bs = buffers_from(b, b->l->nstep);
 	TensorPlace *out =
-	    adopt(b, layout_widened(&bs.st, px, op->out,
-	                            rw_dst_row_bytes(rw, dt, px->cols) /
-	                                (uint32_t)dtype_size(dt),
-	                            "tensor block"));
+	    adopt(b, layout_rowwise_out(&bs.st, px, op->out, rw));
 	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
 	                  op->attr.scale, op_desc(op->kind)->name, d);
 	if (r)

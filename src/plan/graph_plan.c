@@ -885,10 +885,7 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		return plan_op_error(P->g, op, r, d);
 	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
 	P->home[op->out] =
-	    keep(P, layout_widened(&P->num.st, px, op->out,
-	                           rw_dst_row_bytes(rw, dt, px->cols) /
-	                               (uint32_t)dtype_size(dt),
-	                           "tensor block"));
+	    keep(P, layout_rowwise_out(&P->num.st, px, op->out, rw));
 	return IPU_OK;
 }
 

@@ -204,7 +204,9 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 	return tp;
 }
 
-TensorPlace *
+/* x's pieces mirrored for `tensor`, each row at least `row_elems` long
+ * (a row-wise kernel's dst rows), `what` each. */
+static TensorPlace *
 layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
                uint32_t row_elems, const char *what)
 {
@@ -217,6 +219,32 @@ layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
 		p.at = (BufRef){st->buffer(st, p.tile,
 		                           p.pad_rows * p.pad_cols * es, 8,
 		                           REGION_ANY, what),
+		                0};
+		*layout_piece(tp) = p;
+	}
+	return tp;
+}
+
+TensorPlace *
+layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op)
+{
+	DType dt = x->dtype;
+	uint32_t es = (uint32_t)dtype_size(dt);
+	if (op != RW_SOFTMAX || dt != DT_F16)
+		return layout_widened(st, x, tensor,
+		                      rw_dst_row_bytes(op, dt, x->cols) / es,
+		                      "tensor block");
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, dt);
+	for (int k = 0; k < x->npiece; k++) {
+		Piece p = x->piece[k];
+		p.format = PF_GEMM_C;
+		p.pad_cols = gemm_n_panels(p.cols) * GEMM_COLS;
+		/* a call from row r0 on keeps its e r0 panel rows further on
+		 * (lower/rowwise.c cuts a piece into two calls) */
+		uint32_t bytes = (p.pad_cols + GEMM_COLS) * p.pad_rows * es +
+		                 rw_panel_e_bytes(p.pad_rows, p.cols);
+		p.at = (BufRef){st->buffer(st, p.tile, bytes, 8, REGION_ANY,
+		                           "tensor block"),
 		                0};
 		*layout_piece(tp) = p;
 	}
