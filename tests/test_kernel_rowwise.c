@@ -2,7 +2,7 @@
  * test_kernel_rowwise.c - kernels/rowwise.S on one emulated tile: both
  * ops in f32 and f16 over several blocks (one element, fewer rows than
  * workers, rows ending inside an atom, padded row strides, in place,
- * SigLIP-sized rows; the f16 softmax also into the GEMM C layout's
+ * SigLIP-sized rows; the f16 softmax also from and into the GEMM C layout's
  * panels), random data, compared with a double-precision
  * reference written here, and the call's cycles with rw_cycles (exact).
  * Bad calls are rejected by rw_check with a message.
@@ -153,6 +153,7 @@ typedef struct {
 	uint32_t pad; /* bytes of row stride past the row's atoms */
 	int in_place;
 	uint32_t panel; /* 0, or dst in panels of rows + panel - 1 rows */
+	int x_panels;   /* x in such panels too */
 } Block;
 
 /* Reference row results for row r into ref[0..cols-1] and per-element
@@ -213,7 +214,8 @@ run_case(RwOp op, DType type, const Block *bl)
 	            .rows = bl->rows,
 	            .cols = bl->cols,
 	            .x = X_AT,
-	            .x_stride = stride,
+	            .x_stride = bl->x_panels ? 32 : stride,
+	            .x_panel = bl->x_panels ? panel : 0,
 	            .dst = bl->in_place ? X_AT : D_AT,
 	            .dst_stride = panel ? 32 : stride,
 	            .dst_panel = panel,
@@ -243,10 +245,14 @@ run_case(RwOp op, DType type, const Block *bl)
 		bv[k] = put_elem(mem + B_AT - G_AT + k * es, type,
 		                 rnd_range(-1, 1));
 	}
+	/* element k of row r: in a row, or in its panel row */
+#define AT(p, r, k)                                                            \
+	((r) * ((p) ? 32 : stride) +                                           \
+	 ((p) ? (k) / 16 * (p) + (k) % 16 * es : (k)*es))
 	for (uint32_t r = 0; r < bl->rows; r++)
 		for (uint32_t k = 0; k < bl->cols; k++)
 			x[r * bl->cols + k] =
-			    put_elem(mem + X_AT - G_AT + r * stride + k * es,
+			    put_elem(mem + X_AT - G_AT + AT(c.x_panel, r, k),
 			             type, off + rnd_range(-spread, spread));
 
 	/* the calls take turns at the nominal profile and its bounds */
@@ -267,11 +273,8 @@ run_case(RwOp op, DType type, const Block *bl)
 	double *ref = xmalloc(sizeof(double) * bl->cols),
 	       *tol = xmalloc(sizeof(double) * bl->cols);
 	uint8_t *written = xcalloc(span, 1);
-	/* element k of dst row r: in a row, or (panels) in its panel row */
 	uint32_t g = 8 / es, atoms = (bl->cols + g - 1) / g;
-#define DST_AT(r, k)                                                           \
-	(c.dst - G_AT + (r)*c.dst_stride +                                     \
-	 (panel ? (k) / 16 * panel + (k) % 16 * es : (k)*es))
+#define DST_AT(r, k) (c.dst - G_AT + AT(panel, r, k))
 	for (uint32_t r = 0; r < bl->rows; r++) {
 		reference(&c, x + r * bl->cols, gv, bv, ref, tol);
 		for (uint32_t k = 0; k < bl->cols; k++) {
@@ -291,6 +294,7 @@ run_case(RwOp op, DType type, const Block *bl)
 			memset(written + DST_AT(r, a * g), 1, 8);
 	}
 #undef DST_AT
+#undef AT
 	if (panel) /* the e after the panels */
 		memset(written + c.dst - G_AT + (atoms + 3) / 4 * panel, 1,
 		       rw_panel_e_bytes(bl->rows, bl->cols));
@@ -318,18 +322,18 @@ run_case(RwOp op, DType type, const Block *bl)
 }
 
 static const Block blocks[] = {
-    {1, 1, 0, 0, 0},    /* one element, a tail of one lane */
-    {3, 5, 0, 0, 0},    /* fewer rows than workers; a partial tail */
-    {7, 64, 0, 0, 0},   /* whole atoms */
-    {13, 37, 16, 0, 0}, /* padded rows, odd cols */
-    {9, 30, 8, 1, 0},   /* in place */
-    {6, 2, 0, 0, 0},    /* one atom a row (f32) */
+    {1, 1, 0, 0, 0, 0},    /* one element, a tail of one lane */
+    {3, 5, 0, 0, 0, 0},    /* fewer rows than workers; a partial tail */
+    {7, 64, 0, 0, 0, 0},   /* whole atoms */
+    {13, 37, 16, 0, 0, 0}, /* padded rows, odd cols */
+    {9, 30, 8, 1, 0, 0},   /* in place */
+    {6, 2, 0, 0, 0, 0},    /* one atom a row (f32) */
     /* fewer rows than workers: rows split into segments */
-    {1, 300, 0, 0, 0},
-    {2, 101, 8, 0, 0},
-    {5, 64, 0, 0, 0},
-    {4, 37, 16, 1, 0},
-    {1, 9, 0, 0, 0},
+    {1, 300, 0, 0, 0, 0},
+    {2, 101, 8, 0, 0, 0},
+    {5, 64, 0, 0, 0, 0},
+    {4, 37, 16, 1, 0, 0},
+    {1, 9, 0, 0, 0, 0},
 };
 
 static void
@@ -372,18 +376,18 @@ test_siglip_rows(void **state)
 	for (int op = 0; op < 2; op++)
 		for (int t = 0; t < 2; t++) {
 			uint64_t one = run_case((RwOp)op, (DType)t,
-			                        &(Block){1, 1152, 0, 0, 0}),
+			                        &(Block){1, 1152, 0, 0, 0, 0}),
 			         six = run_case((RwOp)op, (DType)t,
-			                        &(Block){6, 1152, 0, 0, 0});
+			                        &(Block){6, 1152, 0, 0, 0, 0});
 			if (3 * one >= six)
 				fail_msg("1 row: %llu cycles, 6 rows: %llu",
 				         (unsigned long long)one,
 				         (unsigned long long)six);
 		}
-	run_case(RW_LAYERNORM, DT_F16, &(Block){8, 1152, 0, 0, 0});
-	run_case(RW_LAYERNORM, DT_F32, &(Block){6, 1152, 0, 0, 0});
-	run_case(RW_SOFTMAX, DT_F16, &(Block){7, 729, 8, 0, 0});
-	run_case(RW_SOFTMAX, DT_F32, &(Block){6, 729, 0, 0, 0});
+	run_case(RW_LAYERNORM, DT_F16, &(Block){8, 1152, 0, 0, 0, 0});
+	run_case(RW_LAYERNORM, DT_F32, &(Block){6, 1152, 0, 0, 0, 0});
+	run_case(RW_SOFTMAX, DT_F16, &(Block){7, 729, 8, 0, 0, 0});
+	run_case(RW_SOFTMAX, DT_F32, &(Block){6, 729, 0, 0, 0, 0});
 }
 
 /* The f16 softmax into the GEMM C layout: rows mode (a worker taking two
@@ -393,10 +397,28 @@ static void
 test_softmax_panels(void **state)
 {
 	static const Block panels[] = {
-	    {1, 1, 0, 0, 1},   {3, 5, 0, 0, 2},   {7, 64, 16, 0, 1},
-	    {13, 37, 0, 0, 3}, {1, 20, 0, 0, 1},  {2, 101, 8, 0, 2},
-	    {5, 64, 0, 0, 1},  {1, 729, 0, 0, 1}, {8, 729, 0, 0, 1},
-	    {6, 33, 0, 0, 1},
+	    {1, 1, 0, 0, 1, 0},
+	    {3, 5, 0, 0, 2, 0},
+	    {7, 64, 16, 0, 1, 0},
+	    {13, 37, 0, 0, 3, 0},
+	    {1, 20, 0, 0, 1, 0},
+	    {2, 101, 8, 0, 2, 0},
+	    {5, 64, 0, 0, 1, 0},
+	    {1, 729, 0, 0, 1, 0},
+	    {8, 729, 0, 0, 1, 0},
+	    {6, 33, 0, 0, 1, 0},
+	    /* x in panels too */
+	    {1, 1, 0, 0, 1, 1},
+	    {3, 5, 0, 0, 2, 1},
+	    {7, 64, 0, 0, 1, 1},
+	    {13, 37, 0, 0, 3, 1},
+	    {1, 20, 0, 0, 1, 1},
+	    {2, 101, 0, 0, 2, 1},
+	    {1, 17, 0, 0, 1, 1},
+	    {1, 729, 0, 0, 1, 1},
+	    {8, 729, 0, 0, 1, 1},
+	    {6, 33, 0, 0, 1, 1},
+	    {4, 100, 0, 0, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
 		run_case(RW_SOFTMAX, DT_F16, &panels[i]);
@@ -470,22 +492,31 @@ test_bad_calls(void **state)
 	c = ok;
 	c.dst = 0xfffffff8u;
 	check_bad(c, "4 GiB");
-	/* a dst in panels: the f16 softmax's, 32-byte rows, panels of
-	 * every row, apart from x */
+	/* x and dst in panels: the f16 softmax's, 32-byte rows, panels
+	 * of every row, apart from each other */
 	c = ok;
 	c.dst_stride = 32;
 	c.dst_panel = 4 * 32;
-	check_bad(c, "f16 softmax only");
+	check_bad(c, "dst in panels of 128 bytes with rows of 32: not the "
+	             "f16 softmax's");
 	c.op = RW_SOFTMAX;
 	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c.x_stride = 32;
+	c.x_panel = 4 * 32;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c.x_panel = 3 * 32;
+	check_bad(c, "x in panels of 96");
+	c.x_panel = 4 * 32;
 	c.dst_stride = 24;
-	check_bad(c, "not 4 rows of 32");
+	check_bad(c, "not the f16 softmax's 4 rows of 32");
 	c.dst_stride = 32;
 	c.dst_panel = 3 * 32;
-	check_bad(c, "not 4 rows of 32");
+	check_bad(c, "not the f16 softmax's 4 rows of 32");
 	c.dst_panel = 4 * 32;
-	c.dst = X_AT - 8;
+	c.dst = X_AT + 8; /* x's panels end at 128 bytes */
 	check_bad(c, "overlaps x");
+	c.dst = X_AT + 128;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
 	c.dst = 0xffffff80u;
 	check_bad(c, "4 GiB");
 }

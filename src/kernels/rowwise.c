@@ -19,27 +19,33 @@
  * first (the rpt bodies of its three passes). Split mode, pass j: `fixed`
  * plus `atom` per atom of its segment past the first, plus (passes 2 and
  * 3) RW_COMBINE's 5 + 2 (k - 1) over the row's k partials. A row or
- * segment of one atom takes `one` fewer in its last pass (the f16
- * layernorm's, pipelined, skips its loop's way in and out). */
+ * segment of one atom takes `one` fewer in pass `one_pass` (the f16
+ * layernorm's last, pipelined, skips its loop's way in and out; the f16
+ * softmax's second skips its loops' counts). */
 typedef struct {
 	uint32_t fixed, atom;
 } Phase;
 
 static const struct {
 	const char *entry;
-	uint32_t setup, row, atom, one;
+	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
 } kernels[2][2] = {
     [RW_LAYERNORM] =
         {[DT_F32] =
-             {"rw_layernorm_f32", 0, 34, 9, 0, {{15, 1}, {20, 3}, {24, 5}}},
-         [DT_F16] =
-             {"rw_layernorm_f16", 0, 56, 19, 3, {{18, 1}, {26, 5}, {37, 13}}}},
+             {"rw_layernorm_f32", 0, 34, 9, 0, 2, {{15, 1}, {20, 3}, {24, 5}}},
+         [DT_F16] = {"rw_layernorm_f16",
+                     0,
+                     56,
+                     19,
+                     3,
+                     2,
+                     {{18, 1}, {26, 5}, {37, 13}}}},
     [RW_SOFTMAX] =
         {[DT_F32] =
-             {"rw_softmax_f32", 1, 29, 8, 0, {{16, 1}, {23, 5}, {17, 2}}},
+             {"rw_softmax_f32", 1, 29, 8, 0, 2, {{16, 1}, {23, 5}, {17, 2}}},
          [DT_F16] =
-             {"rw_softmax_f16", 3, 47, 14, 0, {{18, 1}, {36, 10}, {23, 3}}}},
+             {"rw_softmax_f16", 3, 55, 14, 4, 1, {{22, 1}, {40, 10}, {23, 3}}}},
 };
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -82,6 +88,7 @@ enum {
 	ARG_SPLIT = 96,
 	ARG_JUMP = 100,
 	ARG_VERTEX = 104,
+	ARG_XJUMP = 440,
 	SPLIT_VERTEX_BYTES = 56,
 	PANEL_ATOMS = 4 /* a panel row of the GEMM C layout: 16 halves */
 };
@@ -138,6 +145,21 @@ rw_panel_e_bytes(uint32_t rows, uint32_t cols)
 	return (rows < 6 ? rows : 6) * atoms_of(&c) * 16;
 }
 
+/* Byte offset of a row's atom a: in the row, or in a panel layout of
+ * panels `panel` bytes apart. */
+static uint32_t
+atom_offset(uint32_t a, uint32_t panel)
+{
+	return panel ? a / PANEL_ATOMS * panel + a % PANEL_ATOMS * 8 : a * 8;
+}
+
+/* A jump from a panel row's last atom to the next panel's (1: rows). */
+static uint32_t
+panel_jump(uint32_t panel)
+{
+	return panel ? panel / 8 - (PANEL_ATOMS - 1) : 1;
+}
+
 /* Where a panel dst's e start. */
 static uint32_t
 panel_e(const RwCall *c)
@@ -173,40 +195,44 @@ rw_check(const RwCall *c, Diag *d)
 		                op, c->cols, RW_MAX_ATOMS);
 	int ln = c->op == RW_LAYERNORM;
 	uint32_t dbytes = rw_dst_row_bytes(c->op, c->type, c->cols);
-	if (c->dst_panel) {
-		if (!keeps_e(c->op, c->type))
-			return diag_set(
-			    d, IPU_EINVAL, NULL, 0, 0,
-			    "rowwise %s: a dst in panels is for the "
-			    "f16 softmax only",
-			    op);
-		if (c->dst_stride != PANEL_ATOMS * 8 || c->dst_panel % 8 ||
-		    c->dst_panel < c->rows * PANEL_ATOMS * 8)
-			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			                "rowwise %s: dst panels of %u bytes "
-			                "with rows of %u: not %u rows of 32 "
-			                "bytes, 8-aligned",
-			                op, c->dst_panel, c->dst_stride,
-			                c->rows);
-	}
+	/* panels: the f16 softmax's, rows of one panel row, every row in
+	 * each panel */
 	struct {
 		const char *name;
-		uint32_t addr, stride, rows, bytes;
-	} ref[4] = {{"dst", c->dst, c->dst_stride, c->rows, dbytes},
-	            {"x", c->x, c->x_stride, c->rows, bytes},
-	            {"gamma", c->gamma, 0, 1, bytes},
-	            {"beta", c->beta, 0, 1, bytes}};
+		uint32_t addr, stride, rows, bytes, panel;
+	} ref[4] = {
+	    {"dst", c->dst, c->dst_stride, c->rows, dbytes, c->dst_panel},
+	    {"x", c->x, c->x_stride, c->rows, bytes, c->x_panel},
+	    {"gamma", c->gamma, 0, 1, bytes, 0},
+	    {"beta", c->beta, 0, 1, bytes, 0}};
 	int n = ln ? 4 : 2;
+	uint64_t end[4];
 	for (int i = 0; i < n; i++) {
+		if (ref[i].panel &&
+		    (!keeps_e(c->op, c->type) ||
+		     ref[i].stride != PANEL_ATOMS * 8 || ref[i].panel % 8 ||
+		     ref[i].panel < c->rows * PANEL_ATOMS * 8))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "rowwise %s: %s in panels of %u bytes "
+			                "with rows of %u: not the f16 "
+			                "softmax's %u rows of 32 bytes, "
+			                "8-aligned",
+			                op, ref[i].name, ref[i].panel,
+			                ref[i].stride, c->rows);
 		if (ref[i].addr % 8 || ref[i].stride % 8)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s address 0x%x or row "
 			                "stride %u is not a multiple of 8",
 			                op, ref[i].name, ref[i].addr,
 			                ref[i].stride);
-		if ((i || !c->dst_panel) &&
-		    rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
-		             ref[i].bytes) > UINT32_MAX)
+		/* a panel dst keeps the e after its panels */
+		end[i] = ref[i].panel
+		             ? (uint64_t)ref[i].addr +
+		                   (uint64_t)panels_of(c) * ref[i].panel +
+		                   (i ? 0 : rw_panel_e_bytes(c->rows, c->cols))
+		             : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
+		                        ref[i].bytes);
+		if (end[i] > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s runs past 4 GiB", op,
 			                ref[i].name);
@@ -218,28 +244,18 @@ rw_check(const RwCall *c, Diag *d)
 		                op, c->dst_stride, dbytes,
 		                dbytes > bytes ? ", e in f32 after the row"
 		                               : "");
-	uint64_t dend = c->dst_panel
-	                    ? (uint64_t)c->dst +
-	                          (uint64_t)panels_of(c) * c->dst_panel +
-	                          rw_panel_e_bytes(c->rows, c->cols)
-	                    : rows_end(c->dst, c->rows, c->dst_stride, dbytes);
-	if (dend > UINT32_MAX)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "rowwise %s: dst runs past 4 GiB", op);
 	for (int i = 1; i < n; i++) {
-		uint64_t end = rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
-		                        ref[i].bytes);
-		int overlap = ref[i].addr < dend && c->dst < end;
-		int same = i == 1 && !c->dst_panel && c->x == c->dst &&
-		           c->x_stride == c->dst_stride;
+		int overlap = ref[i].addr < end[0] && c->dst < end[i];
+		int same = i == 1 && !c->dst_panel && !c->x_panel &&
+		           c->x == c->dst && c->x_stride == c->dst_stride;
 		if (overlap && !same)
 			return diag_set(
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "rowwise %s: dst [0x%x, 0x%llx) overlaps "
 			    "%s [0x%x, 0x%llx) other than exactly "
 			    "in place",
-			    op, c->dst, (unsigned long long)dend, ref[i].name,
-			    ref[i].addr, (unsigned long long)end);
+			    op, c->dst, (unsigned long long)end[0], ref[i].name,
+			    ref[i].addr, (unsigned long long)end[i]);
 	}
 	if (ln && !(isfinite(c->eps) && c->eps >= 0))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -279,7 +295,8 @@ static uint32_t
 segments(const RwCall *c)
 {
 	uint32_t k = c->rows < 6 ? 6 / c->rows : 1,
-	         units = c->dst_panel ? panels_of(c) : atoms_of(c);
+	         units =
+	             c->dst_panel || c->x_panel ? panels_of(c) : atoms_of(c);
 	return k < units ? k : units;
 }
 
@@ -287,7 +304,7 @@ static int
 segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 {
 	uint32_t atoms = atoms_of(c), seg = (uint32_t)w % k;
-	if (c->dst_panel) {
+	if (c->dst_panel || c->x_panel) {
 		uint32_t p = panels_of(c),
 		         end = (seg + 1) * p / k * PANEL_ATOMS;
 		*a0 = seg * p / k * PANEL_ATOMS;
@@ -368,7 +385,9 @@ split_cycles(const Chip *chip, const RwCall *c)
 			    segment(c, k, v, &a0, &n)
 			        ? ph->fixed + ph->atom * (n - 1) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
-			              (j == 2 && n == 1
+			              ((uint32_t)j == kernels[c->op][c->type]
+			                                  .one_pass &&
+			                       n == 1
 			                   ? kernels[c->op][c->type].one
 			                   : 0) +
 			              trans_turns(
@@ -405,11 +424,11 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	         valid = c->cols - (atoms - 1) * g;
 	memset(out, 0, RW_ARGS_BYTES);
 	put_le32(out + 0, atoms - 1);
-	put_le32(out + 4, (atoms - 1) * 8);
+	put_le32(out + 4, atom_offset(atoms - 1, c->x_panel));
 	put_le32(out + 8, c->x_stride);
 	put_le32(out + 12, c->dst_stride);
-	put_le32(out + ARG_JUMP,
-	         c->dst_panel ? c->dst_panel / 8 - (PANEL_ATOMS - 1) : 1);
+	put_le32(out + ARG_JUMP, panel_jump(c->dst_panel));
+	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel));
 	if (c->op == RW_LAYERNORM) {
 		put_le32(out + 16, f32_bits((float)(1.0 / c->cols)));
 		put_le32(out + 20, f32_bits(c->eps));
@@ -444,12 +463,12 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 				continue;
 			uint32_t words[10] = {
 			    1,
-			    c->x + row * c->x_stride + a0 * 8,
+			    c->x + row * c->x_stride +
+			        atom_offset(a0, c->x_panel),
 			    c->dst + row * c->dst_stride +
-			        (c->dst_panel ? a0 / PANEL_ATOMS * c->dst_panel
-			                      : a0 * 8),
+			        atom_offset(a0, c->dst_panel),
 			    n - 1,
-			    (n - 1) * 8,
+			    atom_offset(n - 1, c->x_panel),
 			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,
 			    k - 1,
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET

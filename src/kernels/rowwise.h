@@ -12,7 +12,8 @@
  * and the sum of one row, computed in f32; gamma and beta are one row of
  * cols elements of x's type. dst is written in whole 8-byte atoms: the
  * lanes of a row's last atom past cols get unspecified values (the f16
- * softmax may write dst in the GEMM C layout: dst_panel). With
+ * softmax may read x and write dst in the GEMM C layout: x_panel,
+ * dst_panel). With
  * fewer than six rows each row may be cut into segments over the workers
  * (split mode, chosen by rw_args_fill when rw_cycles says it is faster);
  * the kernel then writes partial statistics into its argument block.
@@ -34,6 +35,8 @@ typedef struct {
 	DType type;           /* x, dst, gamma and beta */
 	uint32_t rows, cols;  /* cols <= RW_MAX_COLS(type) */
 	uint32_t x, x_stride; /* bytes; 8-aligned */
+	/* 0, or (f16 softmax) x is in the GEMM C layout, as dst_panel */
+	uint32_t x_panel;
 	uint32_t dst, dst_stride;
 	/* 0, or (f16 softmax) dst is in the GEMM C layout: columns
 	 * [16p, 16p + 16) of row r at dst + r * dst_stride + p * dst_panel,
@@ -45,7 +48,7 @@ typedef struct {
 } RwCall;
 
 enum {
-	RW_ARGS_BYTES = 440,
+	RW_ARGS_BYTES = 448,
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 

@@ -2,8 +2,9 @@
  * rowwise.c - lowering a row-wise op (layernorm, softmax) onto pieces that
  * hold whole rows.
  *
- * Contract: x's pieces hold whole rows (layout_rows_whole; program.c moves
- * x into layout_rows's pieces when its home is not like that); the
+ * Contract: x's pieces hold whole rows (layout_rowwise_reads; program.c
+ * moves x into layout_rowwise_in's pieces when its home is not like
+ * that); the
  * output has the same blocks (layout_rowwise_out: rows, or the f16
  * softmax's GEMM C panels); gamma and beta are one row on each piece's
  * tile.
@@ -26,9 +27,8 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 	    k->rows *
 	        (k->x_stride > k->dst_stride ? k->x_stride : k->dst_stride) +
 	    k->cols * 4 + 8 +
-	    (k->dst_panel ? gemm_n_panels(k->cols) * k->dst_panel +
-	                        rw_panel_e_bytes(k->rows, k->cols)
-	                  : 0);
+	    gemm_n_panels(k->cols) * (k->x_panel + k->dst_panel) +
+	    (k->dst_panel ? rw_panel_e_bytes(k->rows, k->cols) : 0);
 	span = (uint32_t)align_up(span, 8);
 	RwCall c = *k;
 	c.dst = 0;
@@ -44,16 +44,18 @@ piece_call(RwOp op, DType type, const Piece *px, const Piece *po, uint32_t rows,
            double eps, double scale)
 {
 	uint32_t es = (uint32_t)dtype_size(type);
-	/* dst rows: a panel row of 16 columns, or whole rows */
-	int panels = po->format == PF_GEMM_C;
-	uint32_t drow = (panels ? GEMM_COLS : po->pad_cols) * es;
+	/* rows: a panel row of 16 columns, or whole rows */
+	int xp = px->format == PF_GEMM_C, dp = po->format == PF_GEMM_C;
+	uint32_t xrow = (xp ? GEMM_COLS : px->pad_cols) * es,
+	         drow = (dp ? GEMM_COLS : po->pad_cols) * es;
 	return (RwCall){.op = op,
 	                .type = type,
 	                .rows = rows,
 	                .cols = px->cols,
-	                .x_stride = px->pad_cols * es,
+	                .x_stride = xrow,
+	                .x_panel = xp ? px->pad_rows * xrow : 0,
 	                .dst_stride = drow,
-	                .dst_panel = panels ? po->pad_rows * drow : 0,
+	                .dst_panel = dp ? po->pad_rows * drow : 0,
 	                .eps = (float)eps,
 	                .scale = (float)scale};
 }
@@ -67,7 +69,6 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
           double scale, Diag *d)
 {
 	const Piece *px = &x->piece[k], *po = &out->piece[k];
-	uint32_t es = (uint32_t)dtype_size(type);
 	KernelCall *c = lower_call(l, s, px->tile, rw_entry(op, type),
 	                           "rowwise", RW_ARGS_BYTES);
 	c->args = (KernelArgs){
@@ -75,7 +76,7 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
 	c->ref[0] = po->at;
 	c->ref[0].offset += r0 * c->args.u.rw.dst_stride;
 	c->ref[1] = px->at;
-	c->ref[1].offset += r0 * px->pad_cols * es;
+	c->ref[1].offset += r0 * c->args.u.rw.x_stride;
 	c->nref = 2;
 	if (gamma && beta) {
 		c->ref[2] = gamma->piece[k].at;
@@ -110,7 +111,7 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",
 		                dtype_name(type));
-	if (!layout_rows_whole(x))
+	if (!layout_rowwise_reads(x, op))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: pieces without whole rows (an internal "
 		                "error)",

@@ -225,12 +225,49 @@ layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
 	return tp;
 }
 
+/* The f16 softmax reads and writes the GEMM C layout. */
+static int
+rowwise_panels(RwOp op, DType dt)
+{
+	return op == RW_SOFTMAX && dt == DT_F16;
+}
+
+int
+layout_rowwise_reads(const TensorPlace *tp, RwOp op)
+{
+	if (!rowwise_panels(op, tp->dtype))
+		return layout_rows_whole(tp);
+	for (int k = 0; k < tp->npiece; k++) {
+		const Piece *p = &tp->piece[k];
+		if (p->format != PF_GEMM_C || p->col0 || p->cols != tp->cols ||
+		    p->pad_cols != gemm_n_panels(p->cols) * GEMM_COLS ||
+		    p->at.offset % 8)
+			return 0;
+	}
+	return 1;
+}
+
+TensorPlace *
+layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
+                  uint32_t cols, DType dt, uint32_t tile0, RwOp op)
+{
+	int panels = rowwise_panels(op, dt);
+	TensorPlace *tp = layout_rows(st, tiles, tensor, rows, cols,
+	                              panels ? gemm_n_panels(cols) * GEMM_COLS
+	                                     : layout_pad_cols(cols),
+	                              dt, tile0);
+	/* the same bytes: pad_rows x pad_cols */
+	for (int k = 0; panels && k < tp->npiece; k++)
+		tp->piece[k].format = PF_GEMM_C;
+	return tp;
+}
+
 TensorPlace *
 layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op)
 {
 	DType dt = x->dtype;
 	uint32_t es = (uint32_t)dtype_size(dt);
-	if (op != RW_SOFTMAX || dt != DT_F16)
+	if (!rowwise_panels(op, dt))
 		return layout_widened(st, x, tensor,
 		                      rw_dst_row_bytes(op, dt, x->cols) / es,
 		                      "tensor block");
