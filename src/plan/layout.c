@@ -79,21 +79,26 @@ layout_readable(const TensorPlace *tp)
 	return 1;
 }
 
+/* Is p (of tp, f32 or f16) row-major whole rows of whole atoms? */
+static int
+piece_rows_whole(const TensorPlace *tp, const Piece *p)
+{
+	uint32_t es = (uint32_t)dtype_size(tp->dtype), g = rw_group(tp->dtype);
+	return p->format == PF_ROWMAJOR && !p->col0 && p->cols == tp->cols &&
+	       p->pad_cols * es % 8 == 0 &&
+	       p->pad_cols >= (tp->cols + g - 1) / g * g &&
+	       p->at.offset % 8 == 0;
+}
+
 int
 layout_rows_whole(const TensorPlace *tp)
 {
 	DType t = tp->dtype;
 	if (t != DT_F32 && t != DT_F16)
 		return 0;
-	uint32_t es = (uint32_t)dtype_size(t), g = rw_group(t);
-	uint32_t atoms_cols = (tp->cols + g - 1) / g * g;
-	for (int k = 0; k < tp->npiece; k++) {
-		const Piece *p = &tp->piece[k];
-		if (p->format != PF_ROWMAJOR || p->col0 ||
-		    p->cols != tp->cols || p->pad_cols * es % 8 ||
-		    p->pad_cols < atoms_cols || p->at.offset % 8)
+	for (int k = 0; k < tp->npiece; k++)
+		if (!piece_rows_whole(tp, &tp->piece[k]))
 			return 0;
-	}
 	return 1;
 }
 
@@ -239,9 +244,11 @@ layout_rowwise_reads(const TensorPlace *tp, RwOp op)
 		return layout_rows_whole(tp);
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
-		if (p->format != PF_GEMM_C || p->col0 || p->cols != tp->cols ||
-		    p->pad_cols != gemm_n_panels(p->cols) * GEMM_COLS ||
-		    p->at.offset % 8)
+		int panels =
+		    p->format == PF_GEMM_C && !p->col0 && p->cols == tp->cols &&
+		    p->pad_cols == gemm_n_panels(p->cols) * GEMM_COLS &&
+		    p->at.offset % 8 == 0;
+		if (!panels && !piece_rows_whole(tp, p))
 			return 0;
 	}
 	return 1;

@@ -120,8 +120,8 @@ TensorPlace *layout_rows(Storage *st, uint32_t tiles, int32_t tensor,
 TensorPlace *layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor,
                            DType dt, int one_row, const char *what);
 /* 1 if the row-wise kernel of op reads tp's pieces as they are: whole
- * rows (layout_rows_whole), or for the f16 softmax whole rows in the GEMM
- * C layout. */
+ * rows (layout_rows_whole), for the f16 softmax also whole rows in the
+ * GEMM C layout. */
 int layout_rowwise_reads(const TensorPlace *tp, RwOp op);
 /* layout_rows for op's kernel: for the f16 softmax in the GEMM C layout
  * (a GEMM's C panels then move into it in blocks of a panel's rows). */
