@@ -27,9 +27,12 @@
 // full ones in a rpt loop. The last pass writes every atom, the padding
 // lanes of the tail included (their values are unspecified).
 //
-// The f16 softmax keeps each atom's e, in f32, in the dst row after the
-// row's atoms (a dst row takes 24 bytes an atom: rw_dst_row_bytes), so
-// that pass 3 multiplies by 1 / sum instead of computing exp again.
+// The f16 softmax keeps each atom's e, in f32, where the host says (a
+// row-major dst row after its atoms, 24 bytes an atom: rw_dst_row_bytes;
+// a panel dst after its panels), so that pass 3 multiplies by 1 / sum
+// instead of computing exp again. Its dst may also be in the GEMM C
+// layout (16-column panels), which the PV GEMM reads as its A: pass 3
+// stores a row's atoms four at a time, a panel row each.
 //
 // A rpt body reads the next atom while it works on the current one, so
 // a loop over n atoms is a load, n - 1 bodies and an epilogue: the body
@@ -54,13 +57,17 @@
 	.equ ARG_TAILSET, 32
 	.equ ARG_FULLSET, 64
 	.equ ARG_SPLIT, 96     // 1: split mode
+	.equ ARG_JUMP, 100     // f16 softmax: atoms from a dst panel row's
+	                       // last atom to the next panel's (1: row-major)
 	.equ ARG_VERTEX, 104   // six worker vertices
+	.equ ARG_XJUMP, 440    // f16 softmax: ARG_JUMP for x
 	.equ FP_CLR_ZAACC, 8   // $FP_CLR: zero the accumulators
 
 // Rows-mode vertex ($mvertex_base), words:
 	.equ V_ROWS, 0         // rows of this worker (0: idle)
 	.equ V_X, 1            // its first x row
 	.equ V_D, 2            // its first dst row
+	.equ V_E, 3            // f16 softmax: where it keeps a row's e
 	.equ VERTEX_BYTES, 16
 
 // Split-mode vertex, words: the worker's segment of one row.
@@ -253,56 +260,81 @@
 	{ st64step $a6:7, $mzero, $m9+=, 1 ; f32v2add $a10:11, $a10:11, $a6:7 }
 .endm
 // y = e / sum, pipelined a third: the previous atom's y is rounded (from
-// $a0:3) and stored (from $a12:13) while this atom's e is loaded into
-// $a4:7 and scaled into $a0:3 (the aux pipe reads $a0:3 before the mul
-// replaces them).
-.macro SM16_OUT
+// $a0:3) and stored (from $a12:13, the cursor moving by \j atoms) while
+// this atom's e is loaded into $a4:7 and scaled into $a0:3 (the aux pipe
+// reads $a0:3 before the mul replaces them).
+.macro SM16_OUT j
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; f32v4tof16 $a12:13, $a0:3 }
 	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:B, $a4:5 }
-	{ st64step $a12:13, $mzero, $m7+=, 1 ; f32v2mul $a2:3, $a10:B, $a6:7 }
+	{ st64step $a12:13, $mzero, $m7+=, \j ; f32v2mul $a2:3, $a10:B, $a6:7 }
 .endm
 
-// The max, in f16 (exact), widened.
+// The max, in f16 (exact), widened. x is read four atoms (a panel row)
+// at a time, the cursor moving by ARG_XJUMP atoms (in $m7) after the
+// fourth: atoms - 1 = 4 F + r loads, F loop bodies of four, r of one.
 .macro SM16_P1
 	{ ld64 $a0:1, $m1, $m8, 0 ; fnop }
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
 	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; or64 $a2:3, $a0:1, $a6:7 }
-	{ rpt $m5, 0 ; fnop }
+	{ ld32 $m7, $mworker_base, $mzero, ARG_XJUMP / 4 ; fnop }
+	{ shr $m14, $m5, 2 ; fnop }
+	{ rpt $m14, 3 ; fnop }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
+	{ ld64step $a0:1, $mzero, $m6+=, $m7 ; f16v4max $a2:3, $a2:3, $a0:1 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
+	{ and $m14, $m5, 3 ; fnop }
+	{ rpt $m14, 0 ; fnop }
 	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
 	{ nop ; f16v4maxc $a2, $a2:3 }
 	{ nop ; f16v2maxc $a2, $a2 }
 	{ nop ; f16tof32 $a12, $a2 }
 .endm
 // Pass 2 keeps each atom's e, in f32, from $m10 (the segment's first
-// atom; the lead atom's at twice its f16 offset), for pass 3. After the
+// atom; the lead atom's 16 bytes an atom further), for pass 3. After the
 // lead, t = scale x - scale max is one fused f32v2axpy a lane pair ($TAS
 // = scale, c = -scale max in $a12:13), which hands back the pair before:
 // the loop finishes atom k (t of its low lanes, then of its high ones
-// with the next atom's low lanes) while it widens atom k + 1.
+// with the next atom's low lanes) while it widens atom k + 1. x is read
+// as in pass 1 ($m7: ARG_XJUMP): the atoms - 2 loads of the loops, from
+// atom 1 on, are F bodies of four atoms, then r of one.
 .macro SM16_P2
 	{ ld64 $a0:1, $m1, $m8, 0 ; and64 $a10:11, $a10:11, $azeros }
 	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
 	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
 	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
-	{ add $m9, $m10, $m8 ; or64 $a0:1, $a0:1, $a6:7 }
-	{ add $m9, $m9, $m8 ; fnop }
+	{ shl $m9, $m5, 4 ; or64 $a0:1, $a0:1, $a6:7 }
+	{ add $m9, $m9, $m10 ; fnop }
 	SM16_SUM $m6, 1
 	{ add $m9, $m10, 0 ; f32mul $a13, $a8, $a12 }
-	{ nop ; f32mul $a12, $a8, $a12 }
+	{ ld32 $m7, $mworker_base, $mzero, ARG_XJUMP / 4 ; f32mul $a12, $a8, $a12 }
 	{ brz $m5, 8f ; f16v2tof32 $a4:5, $a0 }
 	{ add $m14, $m5, -1 ; f16v2tof32 $a6:7, $a1 }
-	{ rpt $m14, 9 ; f32v2axpy $azeros, $a4:5, $a12:13 }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2axpy $a2:3, $a6:7, $a12:13 }
-	{ nop ; f16v2tof32 $a4:5, $a0 }
-	{ nop ; f16v2tof32 $a6:7, $a1 }
-	{ nop ; f32v2axpy $a4:5, $a4:5, $a12:13 }
-	SM16_EXP4
+	{ shr $m14, $m14, 2 ; fnop }
+	{ rpt $m14, 39 ; f32v2axpy $azeros, $a4:5, $a12:13 }
+	SM16_P2_BODY 1
+	SM16_P2_BODY 1
+	SM16_P2_BODY $m7
+	SM16_P2_BODY 1
+	{ add $m14, $m5, -1 ; fnop }
+	{ and $m14, $m14, 3 ; fnop }
+	{ rpt $m14, 9 ; fnop }
+	SM16_P2_BODY 1
 	{ nop ; f32v2axpy $a2:3, $a6:7, $a12:13 }
 	{ nop ; f32v2axpy $a4:5, $a6:7, $a12:13 }
 	SM16_EXP4
 8:	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+// One atom of pass 2's loop: the next x loaded (the cursor then moving
+// by \j atoms), this one's t finished, its e kept and summed.
+.macro SM16_P2_BODY j
+	{ ld64step $a0:1, $mzero, $m6+=, \j ; f32v2axpy $a2:3, $a6:7, $a12:13 }
+	{ nop ; f16v2tof32 $a4:5, $a0 }
+	{ nop ; f16v2tof32 $a6:7, $a1 }
+	{ nop ; f32v2axpy $a4:5, $a4:5, $a12:13 }
+	SM16_EXP4
 .endm
 // e of t in $a2:5, kept at $m9 and summed.
 .macro SM16_EXP4
@@ -321,23 +353,33 @@
 .macro SM32_TAS
 .endm
 // Pass 3 reads the e back: no exp again. The first atom is scaled
-// before the loop, the last rounded and stored after it; every load is
-// of this segment's e.
+// before the loops, the last rounded and stored after them; every load
+// is of this segment's e. The y go out four atoms (16 halves, a panel
+// row of the GEMM C layout) at a time, the cursor then moving by
+// ARG_JUMP atoms to the next panel: atoms - 1 = 4 F + r, F loop bodies
+// of four atoms, then r of one.
 .macro SM16_P3
 	{ add $m9, $m10, 0 ; fnop }
 	{ add $m7, $m2, 0 ; fnop }
 	{ ld64step $a4:5, $mzero, $m9+=, 1 ; fnop }
 	{ ld64step $a6:7, $mzero, $m9+=, 1 ; f32v2mul $a0:1, $a10:B, $a4:5 }
-	{ rpt $m5, 2 ; f32v2mul $a2:3, $a10:B, $a6:7 }
-	SM16_OUT
+	{ shr $m10, $m5, 2 ; f32v2mul $a2:3, $a10:B, $a6:7 }
+	{ ld32 $m6, $mworker_base, $mzero, ARG_JUMP / 4 ; fnop }
+	{ and $m14, $m5, 3 ; fnop }
+	{ rpt $m10, 11 ; fnop }
+	SM16_OUT 1
+	SM16_OUT 1
+	SM16_OUT 1
+	SM16_OUT $m6
+	{ rpt $m14, 2 ; fnop }
+	SM16_OUT 1
 	{ nop ; f32v4tof16 $a12:13, $a0:3 }
 	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
 .endm
-// Where pass 2 keeps e: after the dst row's atoms (rows mode), or the
-// segment's place there (split mode: the vertex's S_E).
+// Where pass 2 keeps e: the worker's place (rows mode: V_E, reused row
+// after row), or the segment's (split mode: S_E).
 .macro SM16_EROW
-	{ add $m10, $m2, $m8 ; fnop }
-	{ add $m10, $m10, 8 ; fnop }
+	{ ld32 $m10, $mvertex_base, $mzero, V_E ; fnop }
 .endm
 .macro SM16_ESEG
 	{ ld32 $m10, $mvertex_base, $mzero, S_E ; fnop }

@@ -2,7 +2,8 @@
  * test_kernel_rowwise.c - kernels/rowwise.S on one emulated tile: both
  * ops in f32 and f16 over several blocks (one element, fewer rows than
  * workers, rows ending inside an atom, padded row strides, in place,
- * SigLIP-sized rows), random data, compared with a double-precision
+ * SigLIP-sized rows; the f16 softmax also from and into the GEMM C layout's
+ * panels), random data, compared with a double-precision
  * reference written here, and the call's cycles with rw_cycles (exact).
  * Bad calls are rejected by rw_check with a message.
  *
@@ -151,6 +152,8 @@ typedef struct {
 	uint32_t rows, cols;
 	uint32_t pad; /* bytes of row stride past the row's atoms */
 	int in_place;
+	uint32_t panel; /* 0, or dst in panels of rows + panel - 1 rows */
+	int x_panels;   /* x in such panels too */
 } Block;
 
 /* Reference row results for row r into ref[0..cols-1] and per-element
@@ -204,15 +207,18 @@ run_case(RwOp op, DType type, const Block *bl)
 	/* x rows as long as dst's (the f16 softmax keeps e in f32 after
 	 * each dst row), so that a call may run in place */
 	uint32_t dbytes = rw_dst_row_bytes(op, type, bl->cols),
-	         stride = dbytes + bl->pad;
+	         stride = dbytes + bl->pad,
+	         panel = bl->panel ? (bl->rows + bl->panel - 1) * 32 : 0;
 	RwCall c = {.op = op,
 	            .type = type,
 	            .rows = bl->rows,
 	            .cols = bl->cols,
 	            .x = X_AT,
-	            .x_stride = stride,
+	            .x_stride = bl->x_panels ? 32 : stride,
+	            .x_panel = bl->x_panels ? panel : 0,
 	            .dst = bl->in_place ? X_AT : D_AT,
-	            .dst_stride = stride,
+	            .dst_stride = panel ? 32 : stride,
+	            .dst_panel = panel,
 	            .gamma = G_AT,
 	            .beta = B_AT,
 	            .eps = 1e-6f,
@@ -239,10 +245,14 @@ run_case(RwOp op, DType type, const Block *bl)
 		bv[k] = put_elem(mem + B_AT - G_AT + k * es, type,
 		                 rnd_range(-1, 1));
 	}
+	/* element k of row r: in a row, or in its panel row */
+#define AT(p, r, k)                                                            \
+	((r) * ((p) ? 32 : stride) +                                           \
+	 ((p) ? (k) / 16 * (p) + (k) % 16 * es : (k)*es))
 	for (uint32_t r = 0; r < bl->rows; r++)
 		for (uint32_t k = 0; k < bl->cols; k++)
 			x[r * bl->cols + k] =
-			    put_elem(mem + X_AT - G_AT + r * stride + k * es,
+			    put_elem(mem + X_AT - G_AT + AT(c.x_panel, r, k),
 			             type, off + rnd_range(-spread, spread));
 
 	/* the calls take turns at the nominal profile and its bounds */
@@ -263,11 +273,12 @@ run_case(RwOp op, DType type, const Block *bl)
 	double *ref = xmalloc(sizeof(double) * bl->cols),
 	       *tol = xmalloc(sizeof(double) * bl->cols);
 	uint8_t *written = xcalloc(span, 1);
+	uint32_t g = 8 / es, atoms = (bl->cols + g - 1) / g;
+#define DST_AT(r, k) (c.dst - G_AT + AT(panel, r, k))
 	for (uint32_t r = 0; r < bl->rows; r++) {
 		reference(&c, x + r * bl->cols, gv, bv, ref, tol);
-		uint32_t row = c.dst - G_AT + r * stride;
 		for (uint32_t k = 0; k < bl->cols; k++) {
-			double got = get_elem(after + row + k * es, type);
+			double got = get_elem(after + DST_AT(r, k), type);
 			if (!(fabs(got - ref[k]) <= tol[k]))
 				fail_msg(
 				    "%s %s %ux%u: row %u col %u: got %.9g, "
@@ -277,8 +288,16 @@ run_case(RwOp op, DType type, const Block *bl)
 				    type == DT_F32 ? "f32" : "f16", bl->rows,
 				    bl->cols, r, k, got, ref[k], tol[k]);
 		}
-		memset(written + row, 1, dbytes);
+		if (!panel)
+			memset(written + DST_AT(r, 0), 1, dbytes);
+		for (uint32_t a = 0; panel && a < atoms; a++)
+			memset(written + DST_AT(r, a * g), 1, 8);
 	}
+#undef DST_AT
+#undef AT
+	if (panel) /* the e after the panels */
+		memset(written + c.dst - G_AT + (atoms + 3) / 4 * panel, 1,
+		       rw_panel_e_bytes(bl->rows, bl->cols));
 	/* nothing else changed but the argument block */
 	memset(written + ARGS - G_AT, 1, RW_ARGS_BYTES);
 	for (uint32_t i = 0; i < span; i++)
@@ -303,18 +322,18 @@ run_case(RwOp op, DType type, const Block *bl)
 }
 
 static const Block blocks[] = {
-    {1, 1, 0, 0},    /* one element, a tail of one lane */
-    {3, 5, 0, 0},    /* fewer rows than workers; a partial tail */
-    {7, 64, 0, 0},   /* whole atoms */
-    {13, 37, 16, 0}, /* padded rows, odd cols */
-    {9, 30, 8, 1},   /* in place */
-    {6, 2, 0, 0},    /* one atom a row (f32) */
+    {1, 1, 0, 0, 0, 0},    /* one element, a tail of one lane */
+    {3, 5, 0, 0, 0, 0},    /* fewer rows than workers; a partial tail */
+    {7, 64, 0, 0, 0, 0},   /* whole atoms */
+    {13, 37, 16, 0, 0, 0}, /* padded rows, odd cols */
+    {9, 30, 8, 1, 0, 0},   /* in place */
+    {6, 2, 0, 0, 0, 0},    /* one atom a row (f32) */
     /* fewer rows than workers: rows split into segments */
-    {1, 300, 0, 0},
-    {2, 101, 8, 0},
-    {5, 64, 0, 0},
-    {4, 37, 16, 1},
-    {1, 9, 0, 0},
+    {1, 300, 0, 0, 0, 0},
+    {2, 101, 8, 0, 0, 0},
+    {5, 64, 0, 0, 0, 0},
+    {4, 37, 16, 1, 0, 0},
+    {1, 9, 0, 0, 0, 0},
 };
 
 static void
@@ -357,18 +376,52 @@ test_siglip_rows(void **state)
 	for (int op = 0; op < 2; op++)
 		for (int t = 0; t < 2; t++) {
 			uint64_t one = run_case((RwOp)op, (DType)t,
-			                        &(Block){1, 1152, 0, 0}),
+			                        &(Block){1, 1152, 0, 0, 0, 0}),
 			         six = run_case((RwOp)op, (DType)t,
-			                        &(Block){6, 1152, 0, 0});
+			                        &(Block){6, 1152, 0, 0, 0, 0});
 			if (3 * one >= six)
 				fail_msg("1 row: %llu cycles, 6 rows: %llu",
 				         (unsigned long long)one,
 				         (unsigned long long)six);
 		}
-	run_case(RW_LAYERNORM, DT_F16, &(Block){8, 1152, 0, 0});
-	run_case(RW_LAYERNORM, DT_F32, &(Block){6, 1152, 0, 0});
-	run_case(RW_SOFTMAX, DT_F16, &(Block){7, 729, 8, 0});
-	run_case(RW_SOFTMAX, DT_F32, &(Block){6, 729, 0, 0});
+	run_case(RW_LAYERNORM, DT_F16, &(Block){8, 1152, 0, 0, 0, 0});
+	run_case(RW_LAYERNORM, DT_F32, &(Block){6, 1152, 0, 0, 0, 0});
+	run_case(RW_SOFTMAX, DT_F16, &(Block){7, 729, 8, 0, 0, 0});
+	run_case(RW_SOFTMAX, DT_F32, &(Block){6, 729, 0, 0, 0, 0});
+}
+
+/* The f16 softmax into the GEMM C layout: rows mode (a worker taking two
+ * rows, a partial last panel, padded panels), split mode (segments of
+ * whole panels), one panel, SigLIP's 8 rows of 729 a tile. */
+static void
+test_softmax_panels(void **state)
+{
+	static const Block panels[] = {
+	    {1, 1, 0, 0, 1, 0},
+	    {3, 5, 0, 0, 2, 0},
+	    {7, 64, 16, 0, 1, 0},
+	    {13, 37, 0, 0, 3, 0},
+	    {1, 20, 0, 0, 1, 0},
+	    {2, 101, 8, 0, 2, 0},
+	    {5, 64, 0, 0, 1, 0},
+	    {1, 729, 0, 0, 1, 0},
+	    {8, 729, 0, 0, 1, 0},
+	    {6, 33, 0, 0, 1, 0},
+	    /* x in panels too */
+	    {1, 1, 0, 0, 1, 1},
+	    {3, 5, 0, 0, 2, 1},
+	    {7, 64, 0, 0, 1, 1},
+	    {13, 37, 0, 0, 3, 1},
+	    {1, 20, 0, 0, 1, 1},
+	    {2, 101, 0, 0, 2, 1},
+	    {1, 17, 0, 0, 1, 1},
+	    {1, 729, 0, 0, 1, 1},
+	    {8, 729, 0, 0, 1, 1},
+	    {6, 33, 0, 0, 1, 1},
+	    {4, 100, 0, 0, 1, 1},
+	};
+	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
+		run_case(RW_SOFTMAX, DT_F16, &panels[i]);
 }
 
 static void
@@ -439,6 +492,33 @@ test_bad_calls(void **state)
 	c = ok;
 	c.dst = 0xfffffff8u;
 	check_bad(c, "4 GiB");
+	/* x and dst in panels: the f16 softmax's, 32-byte rows, panels
+	 * of every row, apart from each other */
+	c = ok;
+	c.dst_stride = 32;
+	c.dst_panel = 4 * 32;
+	check_bad(c, "dst in panels of 128 bytes with rows of 32: not the "
+	             "f16 softmax's");
+	c.op = RW_SOFTMAX;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c.x_stride = 32;
+	c.x_panel = 4 * 32;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c.x_panel = 3 * 32;
+	check_bad(c, "x in panels of 96");
+	c.x_panel = 4 * 32;
+	c.dst_stride = 24;
+	check_bad(c, "not the f16 softmax's 4 rows of 32");
+	c.dst_stride = 32;
+	c.dst_panel = 3 * 32;
+	check_bad(c, "not the f16 softmax's 4 rows of 32");
+	c.dst_panel = 4 * 32;
+	c.dst = X_AT + 8; /* x's panels end at 128 bytes */
+	check_bad(c, "overlaps x");
+	c.dst = X_AT + 128;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c.dst = 0xffffff80u;
+	check_bad(c, "4 GiB");
 }
 
 int
@@ -450,6 +530,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_f32),
 	    cmocka_unit_test(test_softmax_f16),
 	    cmocka_unit_test(test_siglip_rows),
+	    cmocka_unit_test(test_softmax_panels),
 	    cmocka_unit_test(test_bad_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,27 +19,33 @@
  * first (the rpt bodies of its three passes). Split mode, pass j: `fixed`
  * plus `atom` per atom of its segment past the first, plus (passes 2 and
  * 3) RW_COMBINE's 5 + 2 (k - 1) over the row's k partials. A row or
- * segment of one atom takes `one` fewer in its last pass (the f16
- * layernorm's, pipelined, skips its loop's way in and out). */
+ * segment of one atom takes `one` fewer in pass `one_pass` (the f16
+ * layernorm's last, pipelined, skips its loop's way in and out; the f16
+ * softmax's second skips its loops' counts). */
 typedef struct {
 	uint32_t fixed, atom;
 } Phase;
 
 static const struct {
 	const char *entry;
-	uint32_t setup, row, atom, one;
+	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
 } kernels[2][2] = {
     [RW_LAYERNORM] =
         {[DT_F32] =
-             {"rw_layernorm_f32", 0, 34, 9, 0, {{15, 1}, {20, 3}, {24, 5}}},
-         [DT_F16] =
-             {"rw_layernorm_f16", 0, 56, 19, 3, {{18, 1}, {26, 5}, {37, 13}}}},
+             {"rw_layernorm_f32", 0, 34, 9, 0, 2, {{15, 1}, {20, 3}, {24, 5}}},
+         [DT_F16] = {"rw_layernorm_f16",
+                     0,
+                     56,
+                     19,
+                     3,
+                     2,
+                     {{18, 1}, {26, 5}, {37, 13}}}},
     [RW_SOFTMAX] =
         {[DT_F32] =
-             {"rw_softmax_f32", 1, 29, 8, 0, {{16, 1}, {23, 5}, {17, 2}}},
+             {"rw_softmax_f32", 1, 29, 8, 0, 2, {{16, 1}, {23, 5}, {17, 2}}},
          [DT_F16] =
-             {"rw_softmax_f16", 3, 44, 14, 0, {{18, 1}, {36, 10}, {19, 3}}}},
+             {"rw_softmax_f16", 3, 55, 14, 4, 1, {{22, 1}, {40, 10}, {23, 3}}}},
 };
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -80,8 +86,11 @@ enum {
 	ARG_TAILSET = 32,
 	ARG_FULLSET = 64,
 	ARG_SPLIT = 96,
+	ARG_JUMP = 100,
 	ARG_VERTEX = 104,
-	SPLIT_VERTEX_BYTES = 56
+	ARG_XJUMP = 440,
+	SPLIT_VERTEX_BYTES = 56,
+	PANEL_ATOMS = 4 /* a panel row of the GEMM C layout: 16 halves */
 };
 
 static const char *const op_names[] = {"layernorm", "softmax"};
@@ -107,7 +116,15 @@ atoms_of(const RwCall *c)
 	return (uint32_t)(((uint64_t)c->cols + g - 1) / g);
 }
 
-/* The f16 softmax keeps e in the dst row after the row's atoms. */
+/* A panel dst's 16-column panels. */
+static uint32_t
+panels_of(const RwCall *c)
+{
+	return (atoms_of(c) + PANEL_ATOMS - 1) / PANEL_ATOMS;
+}
+
+/* The f16 softmax keeps e in the dst row after the row's atoms, or after
+ * a panel dst's panels. */
 static int
 keeps_e(RwOp op, DType type)
 {
@@ -119,6 +136,35 @@ rw_dst_row_bytes(RwOp op, DType type, uint32_t cols)
 {
 	RwCall c = {.type = type, .cols = cols};
 	return atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
+}
+
+uint32_t
+rw_panel_e_bytes(uint32_t rows, uint32_t cols)
+{
+	RwCall c = {.type = DT_F16, .cols = cols};
+	return (rows < 6 ? rows : 6) * atoms_of(&c) * 16;
+}
+
+/* Byte offset of a row's atom a: in the row, or in a panel layout of
+ * panels `panel` bytes apart. */
+static uint32_t
+atom_offset(uint32_t a, uint32_t panel)
+{
+	return panel ? a / PANEL_ATOMS * panel + a % PANEL_ATOMS * 8 : a * 8;
+}
+
+/* A jump from a panel row's last atom to the next panel's (1: rows). */
+static uint32_t
+panel_jump(uint32_t panel)
+{
+	return panel ? panel / 8 - (PANEL_ATOMS - 1) : 1;
+}
+
+/* Where a panel dst's e start. */
+static uint32_t
+panel_e(const RwCall *c)
+{
+	return c->dst + panels_of(c) * c->dst_panel;
 }
 
 /* Last byte + 1 of rows of `bytes` at `stride` (64-bit: no overflow). */
@@ -149,49 +195,67 @@ rw_check(const RwCall *c, Diag *d)
 		                op, c->cols, RW_MAX_ATOMS);
 	int ln = c->op == RW_LAYERNORM;
 	uint32_t dbytes = rw_dst_row_bytes(c->op, c->type, c->cols);
+	/* panels: the f16 softmax's, rows of one panel row, every row in
+	 * each panel */
 	struct {
 		const char *name;
-		uint32_t addr, stride, rows, bytes;
-	} ref[4] = {{"dst", c->dst, c->dst_stride, c->rows, dbytes},
-	            {"x", c->x, c->x_stride, c->rows, bytes},
-	            {"gamma", c->gamma, 0, 1, bytes},
-	            {"beta", c->beta, 0, 1, bytes}};
+		uint32_t addr, stride, rows, bytes, panel;
+	} ref[4] = {
+	    {"dst", c->dst, c->dst_stride, c->rows, dbytes, c->dst_panel},
+	    {"x", c->x, c->x_stride, c->rows, bytes, c->x_panel},
+	    {"gamma", c->gamma, 0, 1, bytes, 0},
+	    {"beta", c->beta, 0, 1, bytes, 0}};
 	int n = ln ? 4 : 2;
+	uint64_t end[4];
 	for (int i = 0; i < n; i++) {
+		if (ref[i].panel &&
+		    (!keeps_e(c->op, c->type) ||
+		     ref[i].stride != PANEL_ATOMS * 8 || ref[i].panel % 8 ||
+		     ref[i].panel < c->rows * PANEL_ATOMS * 8))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "rowwise %s: %s in panels of %u bytes "
+			                "with rows of %u: not the f16 "
+			                "softmax's %u rows of 32 bytes, "
+			                "8-aligned",
+			                op, ref[i].name, ref[i].panel,
+			                ref[i].stride, c->rows);
 		if (ref[i].addr % 8 || ref[i].stride % 8)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s address 0x%x or row "
 			                "stride %u is not a multiple of 8",
 			                op, ref[i].name, ref[i].addr,
 			                ref[i].stride);
-		if (rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
-		             ref[i].bytes) > UINT32_MAX)
+		/* a panel dst keeps the e after its panels */
+		end[i] = ref[i].panel
+		             ? (uint64_t)ref[i].addr +
+		                   (uint64_t)panels_of(c) * ref[i].panel +
+		                   (i ? 0 : rw_panel_e_bytes(c->rows, c->cols))
+		             : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
+		                        ref[i].bytes);
+		if (end[i] > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s runs past 4 GiB", op,
 			                ref[i].name);
 	}
-	if (c->rows > 1 && c->dst_stride < dbytes)
+	if (c->rows > 1 && !c->dst_panel && c->dst_stride < dbytes)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "rowwise %s: dst rows overlap (stride %u for "
 		                "%u bytes a row%s)",
 		                op, c->dst_stride, dbytes,
 		                dbytes > bytes ? ", e in f32 after the row"
 		                               : "");
-	uint64_t dend = rows_end(c->dst, c->rows, c->dst_stride, dbytes);
 	for (int i = 1; i < n; i++) {
-		uint64_t end = rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
-		                        ref[i].bytes);
-		int overlap = ref[i].addr < dend && c->dst < end;
-		int same =
-		    i == 1 && c->x == c->dst && c->x_stride == c->dst_stride;
+		int overlap = ref[i].addr < end[0] && c->dst < end[i];
+		int same = i == 1 && !c->dst_panel && !c->x_panel &&
+		           c->x == c->dst && c->x_stride == c->dst_stride;
 		if (overlap && !same)
 			return diag_set(
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "rowwise %s: dst [0x%x, 0x%llx) overlaps "
 			    "%s [0x%x, 0x%llx) other than exactly "
 			    "in place",
-			    op, c->dst, (unsigned long long)dend, ref[i].name,
-			    ref[i].addr, (unsigned long long)end);
+			    op, c->dst, (unsigned long long)end[0], ref[i].name,
+			    ref[i].addr, (unsigned long long)end[i]);
 	}
 	if (ln && !(isfinite(c->eps) && c->eps >= 0))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -225,20 +289,30 @@ worker_rows(uint32_t rows, int w, uint32_t *first, uint32_t *count)
 }
 
 /* Split mode: k segments a row (1: rows mode only); worker w takes
- * segment w % k of row w / k, atoms [a0, a0 + n). */
+ * segment w % k of row w / k, atoms [a0, a0 + n): whole panels for a
+ * panel dst (pass 3 stores a panel row at a time). */
 static uint32_t
 segments(const RwCall *c)
 {
-	uint32_t k = c->rows < 6 ? 6 / c->rows : 1, atoms = atoms_of(c);
-	return k < atoms ? k : atoms;
+	uint32_t k = c->rows < 6 ? 6 / c->rows : 1,
+	         units =
+	             c->dst_panel || c->x_panel ? panels_of(c) : atoms_of(c);
+	return k < units ? k : units;
 }
 
 static int
 segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 {
 	uint32_t atoms = atoms_of(c), seg = (uint32_t)w % k;
-	*a0 = seg * atoms / k;
-	*n = (seg + 1) * atoms / k - *a0;
+	if (c->dst_panel || c->x_panel) {
+		uint32_t p = panels_of(c),
+		         end = (seg + 1) * p / k * PANEL_ATOMS;
+		*a0 = seg * p / k * PANEL_ATOMS;
+		*n = (end < atoms ? end : atoms) - *a0;
+	} else {
+		*a0 = seg * atoms / k;
+		*n = (seg + 1) * atoms / k - *a0;
+	}
 	return (uint32_t)w / k < c->rows;
 }
 
@@ -311,7 +385,9 @@ split_cycles(const Chip *chip, const RwCall *c)
 			    segment(c, k, v, &a0, &n)
 			        ? ph->fixed + ph->atom * (n - 1) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
-			              (j == 2 && n == 1
+			              ((uint32_t)j == kernels[c->op][c->type]
+			                                  .one_pass &&
+			                       n == 1
 			                   ? kernels[c->op][c->type].one
 			                   : 0) +
 			              trans_turns(
@@ -348,9 +424,11 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	         valid = c->cols - (atoms - 1) * g;
 	memset(out, 0, RW_ARGS_BYTES);
 	put_le32(out + 0, atoms - 1);
-	put_le32(out + 4, (atoms - 1) * 8);
+	put_le32(out + 4, atom_offset(atoms - 1, c->x_panel));
 	put_le32(out + 8, c->x_stride);
 	put_le32(out + 12, c->dst_stride);
+	put_le32(out + ARG_JUMP, panel_jump(c->dst_panel));
+	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel));
 	if (c->op == RW_LAYERNORM) {
 		put_le32(out + 16, f32_bits((float)(1.0 / c->cols)));
 		put_le32(out + 20, f32_bits(c->eps));
@@ -385,15 +463,19 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 				continue;
 			uint32_t words[10] = {
 			    1,
-			    c->x + row * c->x_stride + a0 * 8,
-			    c->dst + row * c->dst_stride + a0 * 8,
+			    c->x + row * c->x_stride +
+			        atom_offset(a0, c->x_panel),
+			    c->dst + row * c->dst_stride +
+			        atom_offset(a0, c->dst_panel),
 			    n - 1,
-			    (n - 1) * 8,
+			    atom_offset(n - 1, c->x_panel),
 			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,
 			    k - 1,
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
 			                             : ARG_FULLSET,
 			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8
+			    : c->dst_panel
+			        ? panel_e(c) + (row * atoms + a0) * 16
 			    : keeps_e(c->op, c->type)
 			        ? c->dst + row * c->dst_stride + atoms * 8 +
 			              a0 * 16
@@ -411,6 +493,14 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		put_le32(v, count);
 		put_le32(v + 4, c->x + first * c->x_stride);
 		put_le32(v + 8, c->dst + first * c->dst_stride);
+		/* the f16 softmax's e: after the worker's first dst row, or
+		 * its slot after a panel dst's panels (a row a worker) */
+		uint32_t slot = c->rows < 6 ? first : (uint32_t)w;
+		if (keeps_e(c->op, c->type))
+			put_le32(v + 12, c->dst_panel
+			                     ? panel_e(c) + slot * atoms * 16
+			                     : c->dst + first * c->dst_stride +
+			                           atoms * 8);
 	}
 }
 

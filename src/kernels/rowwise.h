@@ -11,7 +11,9 @@
  * with the mean, the variance (about the mean, divided by cols), the max
  * and the sum of one row, computed in f32; gamma and beta are one row of
  * cols elements of x's type. dst is written in whole 8-byte atoms: the
- * lanes of a row's last atom past cols get unspecified values. With
+ * lanes of a row's last atom past cols get unspecified values (the f16
+ * softmax may read x and write dst in the GEMM C layout: x_panel,
+ * dst_panel). With
  * fewer than six rows each row may be cut into segments over the workers
  * (split mode, chosen by rw_args_fill when rw_cycles says it is faster);
  * the kernel then writes partial statistics into its argument block.
@@ -33,14 +35,20 @@ typedef struct {
 	DType type;           /* x, dst, gamma and beta */
 	uint32_t rows, cols;  /* cols <= RW_MAX_COLS(type) */
 	uint32_t x, x_stride; /* bytes; 8-aligned */
+	/* 0, or (f16 softmax) x is in the GEMM C layout, as dst_panel */
+	uint32_t x_panel;
 	uint32_t dst, dst_stride;
+	/* 0, or (f16 softmax) dst is in the GEMM C layout: columns
+	 * [16p, 16p + 16) of row r at dst + r * dst_stride + p * dst_panel,
+	 * dst_stride 32 (a panel row), e kept after the panels */
+	uint32_t dst_panel;
 	uint32_t gamma, beta; /* layernorm: addresses of one row each */
 	float eps;            /* layernorm: >= 0, finite */
 	float scale;          /* softmax: > 0, finite */
 } RwCall;
 
 enum {
-	RW_ARGS_BYTES = 440,
+	RW_ARGS_BYTES = 448,
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 
@@ -54,6 +62,9 @@ uint32_t rw_group(DType t);
  * softmax after them the row's e in f32 (16 bytes an atom), which pass 2
  * keeps for pass 3. dst_stride must be at least this (rows > 1). */
 uint32_t rw_dst_row_bytes(RwOp op, DType type, uint32_t cols);
+/* Bytes after a panel dst's panels (dst_panel) where the f16 softmax
+ * keeps the e of a row a worker (at most six rows at a time), in f32. */
+uint32_t rw_panel_e_bytes(uint32_t rows, uint32_t cols);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
  * shape, 8-byte alignment, overlapping rows, dst overlapping an input
  * other than x exactly in place, eps and scale. */

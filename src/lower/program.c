@@ -576,13 +576,13 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	Step *s = NULL;
 	int r = IPU_OK;
 	TensorPlace *px = b->home[x->id];
+	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
 	if (o->in[0].kind != CONV_NONE) {
 		Buffers bs = buffers_from(b, at);
-		TensorPlace *rows = adopt(
-		    b, layout_rows(&bs.st, b->tiles, x->id, tensor_view_rows(x),
-		                   tensor_view_cols(x),
-		                   layout_pad_cols(tensor_view_cols(x)), dt,
-		                   o->tile0));
+		TensorPlace *rows =
+		    adopt(b, layout_rowwise_in(
+		                 &bs.st, b->tiles, x->id, tensor_view_rows(x),
+		                 tensor_view_cols(x), dt, o->tile0, rw));
 		if (o->in[0].kind == CONV_MOVE) {
 			s = lower_step(b->l, STEP_EXCHANGE, "rows");
 			r = lower_relayout(s, px, rows, NULL, d);
@@ -613,13 +613,9 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	}
 	if (r)
 		return plan_op_error(b->g, op, r, d);
-	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
 	Buffers bs = buffers_from(b, b->l->nstep);
 	TensorPlace *out =
-	    adopt(b, layout_widened(&bs.st, px, op->out,
-	                            rw_dst_row_bytes(rw, dt, px->cols) /
-	                                (uint32_t)dtype_size(dt),
-	                            "tensor block"));
+	    adopt(b, layout_rowwise_out(&bs.st, px, op->out, rw));
 	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
 	                  op->attr.scale, op_desc(op->kind)->name, d);
 	if (r)

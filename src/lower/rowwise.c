@@ -2,9 +2,12 @@
  * rowwise.c - lowering a row-wise op (layernorm, softmax) onto pieces that
  * hold whole rows.
  *
- * Contract: x's pieces hold whole rows (layout_rows_whole; program.c moves
- * x into layout_rows's pieces when its home is not like that); the
- * output mirrors them; gamma and beta are one row on each piece's tile.
+ * Contract: x's pieces hold whole rows (layout_rowwise_reads; program.c
+ * moves x into layout_rowwise_in's pieces when its home is not like
+ * that); the
+ * output has the same blocks (layout_rowwise_out: rows, or the f16
+ * softmax's GEMM C panels); gamma and beta are one row on each piece's
+ * tile.
  * Each piece is one call of kernels/rowwise.S (src/kernels/rowwise.h) over
  * its rows, or two when that is faster: its rows but the last R mod 6 in
  * rows mode, then those in split mode. A step holds one call a tile, so
@@ -23,7 +26,9 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 	uint32_t span =
 	    k->rows *
 	        (k->x_stride > k->dst_stride ? k->x_stride : k->dst_stride) +
-	    k->cols * 4 + 8;
+	    k->cols * 4 + 8 +
+	    gemm_n_panels(k->cols) * (k->x_panel + k->dst_panel) +
+	    (k->dst_panel ? rw_panel_e_bytes(k->rows, k->cols) : 0);
 	span = (uint32_t)align_up(span, 8);
 	RwCall c = *k;
 	c.dst = 0;
@@ -31,6 +36,28 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 	c.gamma = gamma_beta ? 2 * span : 0;
 	c.beta = gamma_beta ? 3 * span : 0;
 	return rw_check(&c, d);
+}
+
+/* A call over `rows` rows of piece px into po (addresses 0). */
+static RwCall
+piece_call(RwOp op, DType type, const Piece *px, const Piece *po, uint32_t rows,
+           double eps, double scale)
+{
+	uint32_t es = (uint32_t)dtype_size(type);
+	/* rows: a panel row of 16 columns, or whole rows */
+	int xp = px->format == PF_GEMM_C, dp = po->format == PF_GEMM_C;
+	uint32_t xrow = (xp ? GEMM_COLS : px->pad_cols) * es,
+	         drow = (dp ? GEMM_COLS : po->pad_cols) * es;
+	return (RwCall){.op = op,
+	                .type = type,
+	                .rows = rows,
+	                .cols = px->cols,
+	                .x_stride = xrow,
+	                .x_panel = xp ? px->pad_rows * xrow : 0,
+	                .dst_stride = drow,
+	                .dst_panel = dp ? po->pad_rows * drow : 0,
+	                .eps = (float)eps,
+	                .scale = (float)scale};
 }
 
 /* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
@@ -42,27 +69,20 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
           double scale, Diag *d)
 {
 	const Piece *px = &x->piece[k], *po = &out->piece[k];
-	uint32_t es = (uint32_t)dtype_size(type);
 	KernelCall *c = lower_call(l, s, px->tile, rw_entry(op, type),
 	                           "rowwise", RW_ARGS_BYTES);
+	c->args = (KernelArgs){
+	    KC_RW, .u.rw = piece_call(op, type, px, po, rows, eps, scale)};
 	c->ref[0] = po->at;
-	c->ref[0].offset += r0 * po->pad_cols * es;
+	c->ref[0].offset += r0 * c->args.u.rw.dst_stride;
 	c->ref[1] = px->at;
-	c->ref[1].offset += r0 * px->pad_cols * es;
+	c->ref[1].offset += r0 * c->args.u.rw.x_stride;
 	c->nref = 2;
 	if (gamma && beta) {
 		c->ref[2] = gamma->piece[k].at;
 		c->ref[3] = beta->piece[k].at;
 		c->nref = 4;
 	}
-	c->args = (KernelArgs){KC_RW, .u.rw = {.op = op,
-	                                       .type = type,
-	                                       .rows = rows,
-	                                       .cols = px->cols,
-	                                       .x_stride = px->pad_cols * es,
-	                                       .dst_stride = po->pad_cols * es,
-	                                       .eps = (float)eps,
-	                                       .scale = (float)scale}};
 	if (check_call(&c->args.u.rw, c->nref > 2, d))
 		return 0;
 	/* addresses do not change the count */
@@ -70,19 +90,13 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
 	return c->cycles;
 }
 
-/* The cycles of a call over `rows` rows of piece px (no emission). */
+/* The cycles of a call over `rows` rows of piece px into po (no
+ * emission). */
 static uint64_t
 rows_cycles(const Chip *chip, RwOp op, DType type, const Piece *px,
-            uint32_t rows)
+            const Piece *po, uint32_t rows)
 {
-	uint32_t es = (uint32_t)dtype_size(type);
-	RwCall c = {.op = op,
-	            .type = type,
-	            .rows = rows,
-	            .cols = px->cols,
-	            .x_stride = px->pad_cols * es,
-	            .dst_stride = px->pad_cols * es,
-	            .scale = 1};
+	RwCall c = piece_call(op, type, px, po, rows, 0, 1);
 	return rw_cycles(chip, &c);
 }
 
@@ -97,7 +111,7 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",
 		                dtype_name(type));
-	if (!layout_rows_whole(x) || !layout_rows_whole(out))
+	if (!layout_rowwise_reads(x, op))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: pieces without whole rows (an internal "
 		                "error)",
@@ -110,12 +124,12 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 	uint32_t *seen = xcalloc(l->tiles, sizeof *seen),
 	         *rest = xcalloc((size_t)x->npiece, sizeof *rest);
 	for (int k = 0; k < x->npiece; k++) {
-		const Piece *px = &x->piece[k];
+		const Piece *px = &x->piece[k], *po = &out->piece[k];
 		uint32_t n = px->rows, left = n % CHIP_WORKERS;
 		if (n > CHIP_WORKERS && left &&
-		    rows_cycles(l->chip, op, type, px, n - left) +
-		            rows_cycles(l->chip, op, type, px, left) <
-		        rows_cycles(l->chip, op, type, px, n))
+		    rows_cycles(l->chip, op, type, px, po, n - left) +
+		            rows_cycles(l->chip, op, type, px, po, left) <
+		        rows_cycles(l->chip, op, type, px, po, n))
 			rest[k] = left;
 	}
 	int32_t first = l->nstep;

@@ -6,7 +6,7 @@
 #include "../kernels/rowwise.h"
 #include "lower.h"
 
-/* out (layout_widened from x, rw_dst_row_bytes long rows) = op(x) per row, in
+/* out (layout_rowwise_out of x) = op(x) per row, in
  * new compute steps at the end; gamma and beta (layernorm; NULL for softmax):
  * one row next to each piece of x (layout_mirror with one_row). eps and scale
  * as in OpAttrs. */

@@ -852,13 +852,14 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	int r = IPU_OK;
 	TensorPlace *px = P->home[x->id];
 	o->in[0] = (Conv){CONV_NONE, 0};
-	if (!px || !layout_rows_whole(px)) {
+	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	if (!px || !layout_rowwise_reads(px, rw)) {
 		o->tile0 = spread(P, tensor_view_rows(x));
-		TensorPlace *rows = keep(
-		    P, layout_rows(&P->num.st, P->tiles, x->id,
-		                   tensor_view_rows(x), tensor_view_cols(x),
-		                   layout_pad_cols(tensor_view_cols(x)), dt,
-		                   o->tile0));
+		TensorPlace *rows =
+		    keep(P, layout_rowwise_in(&P->num.st, P->tiles, x->id,
+		                              tensor_view_rows(x),
+		                              tensor_view_cols(x), dt, o->tile0,
+		                              rw));
 		if (px) {
 			r = price_move(P, px, rows, NULL, &o->in[0], d);
 		} else {
@@ -883,12 +884,8 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		             dtype_name(dt));
 	if (r)
 		return plan_op_error(P->g, op, r, d);
-	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
 	P->home[op->out] =
-	    keep(P, layout_widened(&P->num.st, px, op->out,
-	                           rw_dst_row_bytes(rw, dt, px->cols) /
-	                               (uint32_t)dtype_size(dt),
-	                           "tensor block"));
+	    keep(P, layout_rowwise_out(&P->num.st, px, op->out, rw));
 	return IPU_OK;
 }
 

@@ -79,21 +79,26 @@ layout_readable(const TensorPlace *tp)
 	return 1;
 }
 
+/* Is p (of tp, f32 or f16) row-major whole rows of whole atoms? */
+static int
+piece_rows_whole(const TensorPlace *tp, const Piece *p)
+{
+	uint32_t es = (uint32_t)dtype_size(tp->dtype), g = rw_group(tp->dtype);
+	return p->format == PF_ROWMAJOR && !p->col0 && p->cols == tp->cols &&
+	       p->pad_cols * es % 8 == 0 &&
+	       p->pad_cols >= (tp->cols + g - 1) / g * g &&
+	       p->at.offset % 8 == 0;
+}
+
 int
 layout_rows_whole(const TensorPlace *tp)
 {
 	DType t = tp->dtype;
 	if (t != DT_F32 && t != DT_F16)
 		return 0;
-	uint32_t es = (uint32_t)dtype_size(t), g = rw_group(t);
-	uint32_t atoms_cols = (tp->cols + g - 1) / g * g;
-	for (int k = 0; k < tp->npiece; k++) {
-		const Piece *p = &tp->piece[k];
-		if (p->format != PF_ROWMAJOR || p->col0 ||
-		    p->cols != tp->cols || p->pad_cols * es % 8 ||
-		    p->pad_cols < atoms_cols || p->at.offset % 8)
+	for (int k = 0; k < tp->npiece; k++)
+		if (!piece_rows_whole(tp, &tp->piece[k]))
 			return 0;
-	}
 	return 1;
 }
 
@@ -246,7 +251,9 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 	return tp;
 }
 
-TensorPlace *
+/* x's pieces mirrored for `tensor`, each row at least `row_elems` long
+ * (a row-wise kernel's dst rows), `what` each. */
+static TensorPlace *
 layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
                uint32_t row_elems, const char *what)
 {
@@ -259,6 +266,71 @@ layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
 		p.at = (BufRef){st->buffer(st, p.tile,
 		                           p.pad_rows * p.pad_cols * es, 8,
 		                           REGION_ANY, what),
+		                0};
+		*layout_piece(tp) = p;
+	}
+	return tp;
+}
+
+/* The f16 softmax reads and writes the GEMM C layout. */
+static int
+rowwise_panels(RwOp op, DType dt)
+{
+	return op == RW_SOFTMAX && dt == DT_F16;
+}
+
+int
+layout_rowwise_reads(const TensorPlace *tp, RwOp op)
+{
+	if (!rowwise_panels(op, tp->dtype))
+		return layout_rows_whole(tp);
+	for (int k = 0; k < tp->npiece; k++) {
+		const Piece *p = &tp->piece[k];
+		int panels =
+		    p->format == PF_GEMM_C && !p->col0 && p->cols == tp->cols &&
+		    p->pad_cols == gemm_n_panels(p->cols) * GEMM_COLS &&
+		    p->at.offset % 8 == 0;
+		if (!panels && !piece_rows_whole(tp, p))
+			return 0;
+	}
+	return 1;
+}
+
+TensorPlace *
+layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
+                  uint32_t cols, DType dt, uint32_t tile0, RwOp op)
+{
+	int panels = rowwise_panels(op, dt);
+	TensorPlace *tp = layout_rows(st, tiles, tensor, rows, cols,
+	                              panels ? gemm_n_panels(cols) * GEMM_COLS
+	                                     : layout_pad_cols(cols),
+	                              dt, tile0);
+	/* the same bytes: pad_rows x pad_cols */
+	for (int k = 0; panels && k < tp->npiece; k++)
+		tp->piece[k].format = PF_GEMM_C;
+	return tp;
+}
+
+TensorPlace *
+layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op)
+{
+	DType dt = x->dtype;
+	uint32_t es = (uint32_t)dtype_size(dt);
+	if (!rowwise_panels(op, dt))
+		return layout_widened(st, x, tensor,
+		                      rw_dst_row_bytes(op, dt, x->cols) / es,
+		                      "tensor block");
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, dt);
+	for (int k = 0; k < x->npiece; k++) {
+		Piece p = x->piece[k];
+		p.format = PF_GEMM_C;
+		p.pad_cols = gemm_n_panels(p.cols) * GEMM_COLS;
+		/* a call from row r0 on keeps its e r0 panel rows further on
+		 * (lower/rowwise.c cuts a piece into two calls) */
+		uint32_t bytes = (p.pad_cols + GEMM_COLS) * p.pad_rows * es +
+		                 rw_panel_e_bytes(p.pad_rows, p.cols);
+		p.at = (BufRef){st->buffer(st, p.tile, bytes, 8, REGION_ANY,
+		                           "tensor block"),
 		                0};
 		*layout_piece(tp) = p;
 	}

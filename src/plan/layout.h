@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../graph/graph.h"
+#include "../kernels/rowwise.h"
 #include "../target/dtype.h"
 #include "../util/util.h"
 
@@ -118,10 +119,6 @@ TensorPlace *layout_rows(Storage *st, uint32_t tiles, int32_t tensor,
  * block). */
 TensorPlace *layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor,
                            DType dt, int one_row, const char *what);
-/* x's pieces mirrored for `tensor`, each row at least `row_elems` long
- * (a row-wise kernel's dst rows), `what` each. */
-TensorPlace *layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
-                            uint32_t row_elems, const char *what);
 /* A gather's layouts (kernels/gather.S): the table [v, dcols] in column
  * blocks of all v rows, layout_gather_block columns each (a multiple of
  * 8: whole atoms; the last one may be narrower, padded to 8) on as many
@@ -132,6 +129,22 @@ uint32_t layout_gather_block(uint32_t tiles, uint32_t dcols);
 void layout_gather(Storage *st, uint32_t tiles, uint32_t tile0,
                    const int32_t id[3], uint32_t v, uint32_t dcols, uint32_t n,
                    DType dt, TensorPlace *place[3]);
+/* 1 if the row-wise kernel of op reads tp's pieces as they are: whole
+ * rows (layout_rows_whole), for the f16 softmax also whole rows in the
+ * GEMM C layout. */
+int layout_rowwise_reads(const TensorPlace *tp, RwOp op);
+/* layout_rows for op's kernel: for the f16 softmax in the GEMM C layout
+ * (a GEMM's C panels then move into it in blocks of a panel's rows). */
+TensorPlace *layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor,
+                               uint32_t rows, uint32_t cols, DType dt,
+                               uint32_t tile0, RwOp op);
+/* The output of a row-wise op on x's pieces of whole rows, `tensor`,
+ * "tensor block" buffers: x's rows widened to rw_dst_row_bytes, or for
+ * the f16 softmax in the GEMM C layout (16-column panels, what a GEMM
+ * reads as its A: its relayout then moves panel blocks, not 16-element
+ * runs of each row) with the kernel's e after the panels. */
+TensorPlace *layout_rowwise_out(Storage *st, const TensorPlace *x,
+                                int32_t tensor, RwOp op);
 /* The tile of 0 .. tiles - 1 with the fewest bytes in stored[], which
  * then stores `bytes` more: where weights go to spread evenly. */
 uint32_t layout_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes);
