@@ -157,6 +157,23 @@ class CnnRelu(torch.nn.Module):
         return s.fc(torch.flatten(x, 1))
 
 
+class CnnMax(torch.nn.Module):
+    """Max pooling: a patch convolution, ReLU, 3x3 max pooling of stride 2
+    and padding 1 (ResNet's stem), 2x2 max pooling (windows that tile the
+    image), a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.patch = torch.nn.Conv2d(3, 16, 2, stride=2)
+        s.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        s.pool2 = torch.nn.MaxPool2d(2)
+        s.fc = torch.nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = s.pool2(s.pool(torch.relu(s.patch(x))))
+        return s.fc(torch.flatten(x, 1))
+
+
 def vit_b16(image=32, layers=2):
     """torchvision's ViT-B/16 (widths, heads, patch) with fewer layers and a
     smaller image, so that it emulates in seconds: patch Conv, class token
@@ -253,6 +270,9 @@ class Models(Checked, unittest.TestCase):
 
     def test_cnn_relu_pool(self):
         self.check("cnn_relu", CnnRelu, (2, 3, 32, 32))
+
+    def test_cnn_maxpool(self):
+        self.check("cnn_max", CnnMax, (2, 3, 16, 16))
 
     def test_vit(self):
         try:
@@ -471,6 +491,13 @@ class Errors(unittest.TestCase):
         pool = lambda: torch.nn.AvgPool2d(3, stride=1, padding=1)  # noqa
         path, _, _ = export("pool_pad", pool, (1, 2, 8, 8))
         self.refused(path, "Pad", "only a Pad of zeros")
+
+    def test_maxpool_refused(self):
+        for name, pool, word in (
+                ("ceil", torch.nn.MaxPool2d(3, 2, ceil_mode=True), "ceil_mode"),
+                ("dil", torch.nn.MaxPool2d(2, dilation=2), "dilations")):
+            path, _, _ = export("max_" + name, lambda: pool, (1, 2, 9, 9))
+            self.refused(path, "MaxPool", "/MaxPool", word, "not supported")
 
     def test_ids_other_use(self):
         # an integer input read other than as Gather indices or a mask

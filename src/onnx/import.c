@@ -13,6 +13,7 @@
  * node with no IR operator. Dead IR ops (bypassed by a form) are dropped
  * at the end.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1425,6 +1426,180 @@ emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 	return emit_mean_axes(im, n, ni, &w, red, 0, d);
 }
 
+/* x joined along axis a (before the last) with a constant `fill` of
+ * `len` rows on one side (after: 1 = after x). */
+static int32_t
+pad_axis(Imp *im, const Onnx__NodeProto *n, int32_t x, int a, int64_t len,
+         int after, double fill, Diag *d)
+{
+	const Shape *s = &graph_tensor(im->g, x)->shape;
+	int64_t dim[HOST_MAX_RANK];
+	for (int i = 0; i < s->rank; i++)
+		dim[i] = s->dim[i];
+	dim[a] = len;
+	Host h = {0};
+	if (host_alloc(&h, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, s->rank, dim,
+	               d))
+		return -1;
+	for (int64_t i = 0; i < h.n; i++)
+		h.v[i] = fill;
+	char hint[300];
+	snprintf(hint, sizeof hint, "%s.pad", n->output[0]);
+	int32_t w = weight_new(im, n, &h, 1, hint, d);
+	host_tensor_free(&h);
+	int32_t io[GRAPH_MAX_INPUTS] = {after ? x : w, after ? w : x, -1};
+	OpAttrs at = {.axis = a};
+	return w < 0 ? -1 : graph_op(im->g, OP_CONCAT, io, &at, NULL, d);
+}
+
+/* The window taps of a 2-D pooling or convolution over x [N, C, H, W]
+ * with kernel k, strides s and ONNX pads (h, w begin; h, w end) filled
+ * with `fill`: tap[i kw + j] is [OH, OW, N, C], element (oh, ow) the
+ * image's (oh s0 + i - pads[0], ow s1 + j - pads[1]). The image goes
+ * channels last, [H, W, N, C], so that every cut is of whole rows (the
+ * compiler's slices); each spatial axis is padded (or cut) to
+ * Lq = s ((k - 1) / s + O) elements and viewed as [Lq / s, s], so that a
+ * tap is one slice with steps of 1. */
+static int
+emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
+          const int64_t *s, const int64_t *pads, double fill, int32_t *tap,
+          int64_t *out_hw, Diag *d)
+{
+	int64_t dim[HOST_MAX_RANK];
+	onnx_dims(im, x, dim);
+	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}};
+	int32_t t = op1(im, OP_TRANSPOSE, x->id, &at, NULL, d);
+	int64_t q[2];
+	for (int a = 0; a < 2 && t >= 0; a++) {
+		int64_t L = dim[2 + a], o = L + pads[a] + pads[a + 2] - k[a];
+		if (o < 0)
+			return node_error(d, n,
+			                  "a kernel of %lld is larger than the "
+			                  "padded image (%lld)",
+			                  (long long)k[a],
+			                  (long long)(o + k[a]));
+		out_hw[a] = o / s[a] + 1;
+		q[a] = s[a] * ((k[a] - 1) / s[a] + out_hw[a]);
+		int64_t after = q[a] - pads[a] - L;
+		if (after < 0) { /* rows no window reads */
+			OpAttrs sl = {
+			    .begin = {4, {0}},
+			    .end = {4, {dim[2], dim[3], dim[0], dim[1]}}};
+			sl.end.dim[a] = L + after;
+			t = op1(im, OP_SLICE, t, &sl, NULL, d);
+		}
+		if (t >= 0 && pads[a] > 0)
+			t = pad_axis(im, n, t, a, pads[a], 0, fill, d);
+		if (t >= 0 && after > 0)
+			t = pad_axis(im, n, t, a, after, 1, fill, d);
+	}
+	Shape v = {6, {q[0] / s[0], s[0], q[1] / s[1], s[1], dim[0], dim[1]}};
+	if (t >= 0)
+		t = reshape(im, t, &v, NULL, d);
+	Shape o = {4, {out_hw[0], out_hw[1], dim[0], dim[1]}};
+	for (int i = 0; i < k[0] && t >= 0; i++)
+		for (int j = 0; j < k[1]; j++) {
+			OpAttrs sl = {
+			    .begin = {6,
+			              {i / s[0], i % s[0], j / s[1], j % s[1],
+			               0, 0}},
+			    .end = {6,
+			            {i / s[0] + out_hw[0], i % s[0] + 1,
+			             j / s[1] + out_hw[1], j % s[1] + 1, dim[0],
+			             dim[1]}}};
+			int32_t c = op1(im, OP_SLICE, t, &sl, NULL, d);
+			tap[i * k[1] + j] =
+			    c < 0 ? -1 : reshape(im, c, &o, NULL, d);
+			if (tap[i * k[1] + j] < 0)
+				return in_node(n, -1, d);
+		}
+	return in_node(n, t, d);
+}
+
+/* The windows' taps [OH, OW, N, C] back to ONNX's [N, C, OH, OW]. */
+static int
+emit_taps_done(Imp *im, const Onnx__NodeProto *n, int ni, int32_t t, Diag *d)
+{
+	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}};
+	char name[GRAPH_MAX_NAME + 1];
+	if (t >= 0)
+		t = op1(im, OP_TRANSPOSE, t, &at, out_name(im, n, name), d);
+	return set_tensor(im, n, ni, 0, t, 4, d);
+}
+
+enum { TAPS_MAX = 64 }; /* kernel elements of a pooling or padded Conv */
+
+/* MaxPool 2-D: the IR max of its windows' taps (emit_taps), the padding
+ * the lowest finite value of the activation type, which no window takes
+ * since each holds an image element when pads < kernel (PyTorch's pad <=
+ * kernel / 2). Exact: max picks one of its inputs. */
+static int
+emit_maxpool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
+	    dil[HOST_MAX_RANK], ceil_mode, order;
+	int nks, nst, npads, ndil, e;
+	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
+	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
+	    (e = attr_ints(n, "pads", pads, 2 * HOST_MAX_RANK, &npads, d)) ||
+	    (e = attr_ints(n, "dilations", dil, HOST_MAX_RANK, &ndil, d)) ||
+	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)) ||
+	    (e = attr_int(n, "storage_order", 0, &order, d)))
+		return e;
+	if (x->onnx_rank != 4 || nks != 2)
+		return node_error(d, n,
+		                  "only 2-D max pooling ([N, C, H, W], a "
+		                  "kernel_shape of 2) is supported");
+	if (ceil_mode)
+		return node_error(d, n, "ceil_mode 1 is not supported");
+	if (!ints_all(dil, ndil, 1))
+		return node_error(d, n,
+		                  "dilations other than 1 are not "
+		                  "supported");
+	if (order)
+		return node_error(d, n,
+		                  "storage_order 1 (the Indices output's "
+		                  "order) is not supported");
+	if (n->n_output > 1 && n->output[1][0])
+		return node_error(d, n, "the Indices output is not supported");
+	if (ap && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)))
+		return node_error(d, n,
+		                  "auto_pad other than NOTSET is not "
+		                  "supported");
+	if (nst < 0)
+		st[0] = st[1] = 1;
+	if (npads < 0)
+		memset(pads, 0, 4 * sizeof *pads);
+	int ok = nst == 2 || nst < 0, okpad = npads == 4 || npads < 0;
+	for (int i = 0; i < 2; i++) {
+		ok &= ks[i] >= 1 && st[i] >= 1;
+		for (int j = 0; j < 2 && okpad; j++)
+			okpad = pads[2 * j + i] >= 0 && pads[2 * j + i] < ks[i];
+	}
+	if (!ok || ks[0] * ks[1] > TAPS_MAX)
+		return node_error(d, n,
+		                  "kernel_shape and strides of 2 positive "
+		                  "values each, at most %d kernel elements, "
+		                  "are supported",
+		                  TAPS_MAX);
+	if (!okpad)
+		return node_error(d, n,
+		                  "pads of 4 values, each below the kernel, "
+		                  "are supported");
+	int32_t tap[TAPS_MAX];
+	int64_t ohw[2];
+	double low = im->act.dtype == DT_F32 ? -FLT_MAX : -65504.0;
+	if ((e = emit_taps(im, n, x, ks, st, pads, low, tap, ohw, d)))
+		return e;
+	int32_t m = tap[0];
+	for (int i = 1; i < ks[0] * ks[1] && m >= 0; i++) {
+		int32_t io[GRAPH_MAX_INPUTS] = {m, tap[i], -1};
+		m = graph_op(im->g, OP_MAX, io, NULL, NULL, d);
+	}
+	return m < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, m, d);
+}
+
 /* Conv whose stride equals its kernel, without padding, dilation or
  * groups (a ViT's patch embedding; 1x1 when the kernel is 1): a product
  * of the image's patches and the weight. The image [N, C, H, W] as
@@ -1910,6 +2085,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	}
 	if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "AveragePool"))
 		return emit_pool(im, n, ni, x, d);
+	if (!strcmp(op, "MaxPool"))
+		return emit_maxpool(im, n, ni, x, d);
 	if (!strcmp(op, "Slice"))
 		return emit_slice_node(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Split"))
