@@ -431,7 +431,9 @@ ints_attr(Onnx__NodeProto *n, const char *name, const int64_t *v, size_t cnt)
 
 /* x [1, 2, 4, 4] -> Conv (2 x 2 kernel, stride 2, bias) -> ReduceMean
  * over the image -> y [1, 3]: the patches times the weight and the mean as
- * matmuls (through tests/interp.c) against sums by hand. */
+ * matmuls (through tests/interp.c) against sums by hand; padded by 1 (3 x
+ * 3 windows, those at the edges half outside): the windows' taps joined
+ * and times the reordered weight. */
 static const int64_t CXD[] = {1, 2, 4, 4}, CWD[] = {3, 2, 2, 2}, CBD[] = {3},
                      CYD[] = {1, 3}, TWO2[] = {2, 2}, AXES23[] = {2, 3},
                      PADS1[] = {1, 1, 1, 1};
@@ -469,48 +471,66 @@ test_conv_mean(void **state)
 {
 	(void)state;
 	Model md;
-	conv_model(&md);
-	OnnxModel *m;
-	const char *msg = import(&md, &m);
-	assert_string_equal(msg, "");
-	Interp in;
-	interp_init(&in, m->g);
-	long double x[32];
-	for (int i = 0; i < 32; i++)
-		x[i] = (long double)((i * 5) % 13 - 6) / 8;
-	in.val[m->inputs[0].id] = xcalloc(32, sizeof(long double));
-	memcpy(in.val[m->inputs[0].id], x, sizeof x);
-	interp_set_weights(&in, m);
-	interp_run(m->g, &in);
-	const long double *y = in.val[m->outputs[0].id];
-	for (int o = 0; o < 3; o++) {
-		long double want = 0; /* the mean of the 4 outputs */
-		for (int py = 0; py < 2; py++)
-			for (int px = 0; px < 2; px++) {
-				long double s = CB[o];
-				for (int c = 0; c < 2; c++)
-					for (int i = 0; i < 2; i++)
-						for (int j = 0; j < 2; j++)
-							s += CW[((o * 2 + c) *
-							             2 +
-							         i) *
-							            2 +
-							        j] *
-							     x[(c * 4 + py * 2 +
-							        i) *
-							           4 +
-							       px * 2 + j];
-				want += s / 4;
-			}
-		assert_true(fabsl(y[o] - want) < 1e-5L);
+	for (int p = 0; p < 2; p++) {
+		conv_model(&md);
+		if (p)
+			ints_attr(md.node[0], "pads", PADS1, 4);
+		OnnxModel *m;
+		const char *msg = import(&md, &m);
+		assert_string_equal(msg, "");
+		Interp in;
+		interp_init(&in, m->g);
+		long double x[32];
+		for (int i = 0; i < 32; i++)
+			x[i] = (long double)((i * 5) % 13 - 6) / 8;
+		in.val[m->inputs[0].id] = xcalloc(32, sizeof(long double));
+		memcpy(in.val[m->inputs[0].id], x, sizeof x);
+		interp_set_weights(&in, m);
+		interp_run(m->g, &in);
+		const long double *y = in.val[m->outputs[0].id];
+		int side = 2 + p; /* output positions a side */
+		for (int o = 0; o < 3; o++) {
+			long double want = 0; /* the mean of the outputs */
+			for (int py = 0; py < side; py++)
+				for (int px = 0; px < side; px++) {
+					long double s = CB[o];
+					for (int c = 0; c < 2; c++)
+						for (int i = 0; i < 2; i++)
+							for (int j = 0; j < 2;
+							     j++) {
+								int r = py * 2 +
+								        i - p,
+								    q = px * 2 +
+								        j - p;
+								if (r < 0 ||
+								    r > 3 ||
+								    q < 0 ||
+								    q > 3)
+									continue;
+								s +=
+								    CW[((o * 2 +
+								         c) *
+								            2 +
+								        i) *
+								           2 +
+								       j] *
+								    x[(c * 4 +
+								       r) *
+								          4 +
+								      q];
+							}
+					want += s / (side * side);
+				}
+			assert_true(fabsl(y[o] - want) < 1e-5L);
+		}
+		interp_free(&in, m->g);
+		onnx_model_free(m);
+		arena_free();
 	}
-	interp_free(&in, m->g);
-	onnx_model_free(m);
-	arena_free();
-	/* padding is refused with the node named */
+	/* dilation is refused with the node named */
 	conv_model(&md);
-	ints_attr(md.node[0], "pads", PADS1, 4);
-	expect_error(&md, "node 'conv' (Conv)", "strides equal its kernel");
+	ints_attr(md.node[0], "dilations", TWO2, 2);
+	expect_error(&md, "node 'conv' (Conv)", "dilations other than 1");
 }
 
 /* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:

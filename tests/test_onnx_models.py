@@ -174,6 +174,22 @@ class CnnMax(torch.nn.Module):
         return s.fc(torch.flatten(x, 1))
 
 
+class CnnPad(torch.nn.Module):
+    """Padded convolutions: 3x3 of stride 1 and padding 1, ReLU, 3x3 of
+    stride 2 and padding 1, ReLU, 2x2 max pooling, a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        s.c2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        s.pool = torch.nn.MaxPool2d(2)
+        s.fc = torch.nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = torch.relu(s.c2(torch.relu(s.c1(x))))
+        return s.fc(torch.flatten(s.pool(x), 1))
+
+
 def vit_b16(image=32, layers=2):
     """torchvision's ViT-B/16 (widths, heads, patch) with fewer layers and a
     smaller image, so that it emulates in seconds: patch Conv, class token
@@ -273,6 +289,9 @@ class Models(Checked, unittest.TestCase):
 
     def test_cnn_maxpool(self):
         self.check("cnn_max", CnnMax, (2, 3, 16, 16))
+
+    def test_cnn_padded_conv(self):
+        self.check("cnn_pad", CnnPad, (2, 3, 8, 8))
 
     def test_vit(self):
         try:

@@ -1459,16 +1459,23 @@ pad_axis(Imp *im, const Onnx__NodeProto *n, int32_t x, int a, int64_t len,
  * channels last, [H, W, N, C], so that every cut is of whole rows (the
  * compiler's slices); each spatial axis is padded (or cut) to
  * Lq = s ((k - 1) / s + O) elements and viewed as [Lq / s, s], so that a
- * tap is one slice with steps of 1. */
+ * tap is one slice with steps of 1. Rows of an odd C in f16 are not
+ * whole words, which the exchange moves: there the image gets one more
+ * channel of `fill` first (dim[1] says how many the taps have). */
 static int
 emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
           const int64_t *s, const int64_t *pads, double fill, int32_t *tap,
-          int64_t *out_hw, Diag *d)
+          int64_t *out_hw, int64_t *dim, Diag *d)
 {
-	int64_t dim[HOST_MAX_RANK];
 	onnx_dims(im, x, dim);
+	int32_t t = x->id;
+	if (dim[1] % 2 && dtype_size(im->act.dtype) < 4) {
+		t = pad_axis(im, n, t, 1, 1, 1, fill, d);
+		dim[1]++;
+	}
 	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}};
-	int32_t t = op1(im, OP_TRANSPOSE, x->id, &at, NULL, d);
+	if (t >= 0)
+		t = op1(im, OP_TRANSPOSE, t, &at, NULL, d);
 	int64_t q[2];
 	for (int a = 0; a < 2 && t >= 0; a++) {
 		int64_t L = dim[2 + a], o = L + pads[a] + pads[a + 2] - k[a];
@@ -1516,14 +1523,22 @@ emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
 	return in_node(n, t, d);
 }
 
-/* The windows' taps [OH, OW, N, C] back to ONNX's [N, C, OH, OW]. */
+/* The windows' taps [OH, OW, N, C'] back to ONNX's [N, C, OH, OW] (the
+ * first C channels). */
 static int
-emit_taps_done(Imp *im, const Onnx__NodeProto *n, int ni, int32_t t, Diag *d)
+emit_taps_done(Imp *im, const Onnx__NodeProto *n, int ni, int32_t t, int64_t C,
+               Diag *d)
 {
-	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}};
+	const Shape *s = &graph_tensor(im->g, t)->shape;
+	int cut = s->dim[3] != C;
+	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}},
+	        sl = {.begin = {4, {0}},
+	              .end = {4, {s->dim[2], C, s->dim[0], s->dim[1]}}};
 	char name[GRAPH_MAX_NAME + 1];
-	if (t >= 0)
-		t = op1(im, OP_TRANSPOSE, t, &at, out_name(im, n, name), d);
+	t = op1(im, OP_TRANSPOSE, t, &at, cut ? NULL : out_name(im, n, name),
+	        d);
+	if (t >= 0 && cut)
+		t = op1(im, OP_SLICE, t, &sl, out_name(im, n, name), d);
 	return set_tensor(im, n, ni, 0, t, 4, d);
 }
 
@@ -1588,21 +1603,94 @@ emit_maxpool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 		                  "pads of 4 values, each below the kernel, "
 		                  "are supported");
 	int32_t tap[TAPS_MAX];
-	int64_t ohw[2];
+	int64_t ohw[2], dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1];
 	double low = im->act.dtype == DT_F32 ? -FLT_MAX : -65504.0;
-	if ((e = emit_taps(im, n, x, ks, st, pads, low, tap, ohw, d)))
+	if ((e = emit_taps(im, n, x, ks, st, pads, low, tap, ohw, dim, d)))
 		return e;
 	int32_t m = tap[0];
 	for (int i = 1; i < ks[0] * ks[1] && m >= 0; i++) {
 		int32_t io[GRAPH_MAX_INPUTS] = {m, tap[i], -1};
 		m = graph_op(im->g, OP_MAX, io, NULL, NULL, d);
 	}
-	return m < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, m, d);
+	return m < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, m, C, d);
+}
+
+/* The bias b [O] (if any) added to t [M, O]. */
+static int32_t
+conv_bias(Imp *im, const Onnx__NodeProto *n, int32_t t, const Value *b, Diag *d)
+{
+	if (t < 0 || !b)
+		return t;
+	int32_t bw = operand_weight(
+	    im, n, &b->h, 1, 0, &graph_tensor(im->g, t)->shape, n->input[2], d);
+	return bw < 0 ? -1 : graph_add(im->g, t, bw, NULL, d);
+}
+
+/* Conv with padding or strides other than its kernel (a 3x3 of stride 1
+ * and padding 1): im2col. The taps of its windows (emit_taps, padded
+ * with zeros) [OH, OW, N, C] as [M, 1, C], M = OH OW N, joined (IR
+ * concats) into rows [M, kh kw C], times the weight reordered on the
+ * host to [O, kh, kw, C] (`transpose_b`); the bias added, the result
+ * [OH, OW, N, O] back to [N, O, OH, OW]. Exact: the same products as
+ * the convolution, summed in another order. */
+static int
+emit_conv_taps(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
+               const Value *w, const Value *b, const int64_t *st,
+               const int64_t *pads, Diag *d)
+{
+	int64_t O = w->h.dim[0], C = w->h.dim[1],
+	        k[2] = {w->h.dim[2], w->h.dim[3]};
+	if (k[0] * k[1] > TAPS_MAX)
+		return node_error(d, n,
+		                  "a kernel of %lld x %lld: at most %d "
+		                  "elements are supported with padding or "
+		                  "strides other than the kernel",
+		                  (long long)k[0], (long long)k[1], TAPS_MAX);
+	int32_t tap[TAPS_MAX];
+	int64_t ohw[2], dim[HOST_MAX_RANK];
+	int e = emit_taps(im, n, x, k, st, pads, 0, tap, ohw, dim, d);
+	if (e)
+		return e;
+	int64_t N = dim[0], Cz = dim[1], M = ohw[0] * ohw[1] * N,
+	        K = k[0] * k[1];
+	Shape row = {3, {M, 1, Cz}};
+	int32_t t = reshape(im, tap[0], &row, NULL, d);
+	for (int i = 1; i < K && t >= 0; i++) {
+		int32_t io[GRAPH_MAX_INPUTS] = {
+		    t, reshape(im, tap[i], &row, NULL, d), -1};
+		OpAttrs at = {.axis = 1};
+		t = io[1] < 0 ? -1
+		              : graph_op(im->g, OP_CONCAT, io, &at, NULL, d);
+	}
+	Shape sa = {2, {M, K * Cz}};
+	if (t >= 0)
+		t = reshape(im, t, &sa, NULL, d);
+	Value wv = *w;
+	wv.w[0] = wv.w[1] = -1;
+	int64_t wd[2] = {O, K * Cz};
+	if (t < 0 || host_alloc(&wv.h, w->h.type, 2, wd, d))
+		return in_node(n, t, d);
+	for (int64_t o = 0; o < O; o++) /* a padding channel's zeros too */
+		for (int64_t c = 0; c < C; c++)
+			for (int64_t j = 0; j < K; j++)
+				wv.h.v[(o * K + j) * Cz + c] =
+				    w->h.v[(o * C + c) * K + j];
+	int32_t y = weight_of(im, n, &wv, 1, d);
+	host_tensor_free(&wv.h);
+	if (y < 0 || f8_pair(im, &t, &y, d))
+		return in_node(n, -1, d);
+	t = graph_matmul(im->g, t, y, GRAPH_TRANSPOSE_B, NULL, d);
+	t = conv_bias(im, n, t, b, d);
+	Shape s4 = {4, {ohw[0], ohw[1], N, O}};
+	if (t >= 0)
+		t = reshape(im, t, &s4, NULL, d);
+	return t < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, t, O, d);
 }
 
 /* Conv whose stride equals its kernel, without padding, dilation or
  * groups (a ViT's patch embedding; 1x1 when the kernel is 1): a product
- * of the image's patches and the weight. The image [N, C, H, W] as
+ * of the image's patches and the weight; other strides and padding
+ * through emit_conv_taps. The image [N, C, H, W] as
  * [N, C, H/kh, kh, W/kw, kw], its axes into [N, H/kh, W/kw, C, kh, kw],
  * rows [N P, C kh kw] times the weight [O, C kh kw] transposed, the bias
  * added, the result [N, P, O] back to [N, O, H/kh, W/kw]. */
@@ -1645,26 +1733,32 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 		    "channels: only group 1 is supported",
 		    (long long)group, (long long)O, (long long)w->h.dim[1],
 		    (long long)C);
-	if ((nks >= 0 && (nks != 2 || ks[0] != kh || ks[1] != kw)) ||
-	    (nst >= 0 && (nst != 2 || st[0] != kh || st[1] != kw)) ||
-	    (nst < 0 && (kh != 1 || kw != 1)) || !ints_all(pads, npads, 0) ||
-	    !ints_all(dil, ndil, 1))
+	if (nks >= 0 && (nks != 2 || ks[0] != kh || ks[1] != kw))
 		return node_error(d, n,
-		                  "only a convolution whose strides equal its "
-		                  "kernel (%lld x %lld), with no padding or "
-		                  "dilation, is supported (a patch embedding, "
-		                  "a 1x1 convolution)",
+		                  "kernel_shape is not the weight's %lld x "
+		                  "%lld",
 		                  (long long)kh, (long long)kw);
-	if (dim[2] % kh || dim[3] % kw)
+	if (!ints_all(dil, ndil, 1))
 		return node_error(d, n,
-		                  "the image %lld x %lld is not a whole number "
-		                  "of %lld x %lld patches",
-		                  (long long)dim[2], (long long)dim[3],
-		                  (long long)kh, (long long)kw);
+		                  "dilations other than 1 are not "
+		                  "supported");
+	if (nst < 0)
+		st[0] = st[1] = 1;
+	if (npads < 0)
+		memset(pads, 0, 4 * sizeof *pads);
+	if ((nst >= 0 && nst != 2) || st[0] < 1 || st[1] < 1 ||
+	    (npads >= 0 && npads != 4) ||
+	    !(pads[0] >= 0 && pads[1] >= 0 && pads[2] >= 0 && pads[3] >= 0))
+		return node_error(d, n,
+		                  "strides of 2 positive values and pads of 4 "
+		                  "non-negative ones are supported");
 	if (b && (b->kind != V_HOST || host_is_int(b->h.type) || b->h.n != O))
 		return node_error(d, n,
 		                  "the bias must be a float constant "
 		                  "[O]");
+	if (st[0] != kh || st[1] != kw || !ints_all(pads, 4, 0) ||
+	    dim[2] % kh || dim[3] % kw)
+		return emit_conv_taps(im, n, ni, x, w, b, st, pads, d);
 	int64_t N = dim[0], Hp = dim[2] / kh, Wp = dim[3] / kw;
 	int32_t t = x->id;
 	OpAttrs at = {0};
@@ -1689,12 +1783,7 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	if (y < 0 || f8_pair(im, &t, &y, d))
 		return in_node(n, -1, d);
 	t = graph_matmul(im->g, t, y, GRAPH_TRANSPOSE_B, NULL, d);
-	if (t >= 0 && b) {
-		int32_t bw = operand_weight(im, n, &b->h, 1, 0,
-		                            &graph_tensor(im->g, t)->shape,
-		                            n->input[2], d);
-		t = bw < 0 ? -1 : graph_add(im->g, t, bw, NULL, d);
-	}
+	t = conv_bias(im, n, t, b, d);
 	Shape s4 = {4, {N, Hp, Wp, O}};
 	if (t >= 0)
 		t = reshape(im, t, &s4, NULL, d);
