@@ -289,6 +289,15 @@ class Models(Checked, unittest.TestCase):
 
     def test_cnn_maxpool(self):
         self.check("cnn_max", CnnMax, (2, 3, 16, 16))
+        # exact, also on a 3-channel image (f16 pads it to 4 channels,
+        # cut after): PyTorch's values, in f16 those of x rounded
+        path, x, ref = export("max3", lambda: torch.nn.MaxPool2d(3, 2, 1),
+                              (1, 3, 8, 8))
+        for dtype, want in (("f32", ref),
+                            ("f16", ref.astype(np.float16).astype(np.float32))):
+            m = ipu.compile(path, dtype=dtype)
+            self.assertTrue(np.array_equal(m.run(x=x), want), dtype)
+            m.close()
 
     def test_cnn_padded_conv(self):
         self.check("cnn_pad", CnnPad, (2, 3, 8, 8))
