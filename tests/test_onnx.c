@@ -533,6 +533,75 @@ test_conv_mean(void **state)
 	expect_error(&md, "node 'conv' (Conv)", "dilations other than 1");
 }
 
+/* x [1, 2, 5, 5] -> MaxPool (3 x 3, stride 2, pads 1) -> y [1, 2, 3, 3]
+ * (ResNet's stem pooling; the edge windows partly outside), interpreted
+ * against the windows' maxima by hand; an attribute `what` set to 1
+ * first (ceil_mode, storage_order: refused). */
+static const int64_t PXD[] = {1, 2, 5, 5}, PYD[] = {1, 2, 3, 3},
+                     THREE2[] = {3, 3};
+
+static void
+maxpool_model(Model *md, const char *what)
+{
+	good_model(md);
+	static const char *const mp_in[] = {"x", NULL};
+	static const char *const mp_out[] = {"y", NULL};
+	Onnx__NodeProto *mp = node("MaxPool", "pool", mp_in, mp_out);
+	if (what)
+		int_attr(mp, what, 1); /* first: int_attr sets the only one */
+	ints_attr(mp, "kernel_shape", THREE2, 2);
+	ints_attr(mp, "strides", TWO2, 2);
+	ints_attr(mp, "pads", PADS1, 4);
+	md->node[0] = mp;
+	md->g.n_node = 1;
+	md->g.n_initializer = 0;
+	md->in[0] = vinfo("x", 4, PXD, NULL);
+	md->out[0] = vinfo("y", 4, PYD, NULL);
+}
+
+static void
+test_maxpool(void **state)
+{
+	(void)state;
+	Model md;
+	maxpool_model(&md, NULL);
+	OnnxModel *m;
+	const char *msg = import(&md, &m);
+	assert_string_equal(msg, "");
+	Interp in;
+	interp_init(&in, m->g);
+	long double *x = xcalloc(50, sizeof *x);
+	for (int i = 0; i < 50; i++)
+		x[i] = (long double)((i * 17) % 23 - 15) / 4; /* mostly < 0 */
+	in.val[m->inputs[0].id] = x;
+	interp_set_weights(&in, m);
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int c = 0; c < 2; c++)
+		for (int oy = 0; oy < 3; oy++)
+			for (int ox = 0; ox < 3; ox++) {
+				long double want = -INFINITY;
+				for (int r = oy * 2 - 1; r <= oy * 2 + 1; r++)
+					for (int q = ox * 2 - 1;
+					     q <= ox * 2 + 1; q++)
+						if (r >= 0 && r < 5 && q >= 0 &&
+						    q < 5 &&
+						    x[(c * 5 + r) * 5 + q] >
+						        want)
+							want =
+							    x[(c * 5 + r) * 5 +
+							      q];
+				assert_true(y[(c * 3 + oy) * 3 + ox] == want);
+			}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+	maxpool_model(&md, "ceil_mode");
+	expect_error(&md, "node 'pool' (MaxPool)", "ceil_mode 1 is not");
+	maxpool_model(&md, "storage_order");
+	expect_error(&md, "node 'pool' (MaxPool)", "storage_order 1");
+}
+
 /* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:
  * the IR's gather (a table of 5 rows) or, for a table too large for its
  * blocks (PLAN_GATHER_TABLE_MAX), the one-hot product, and the relu
@@ -737,6 +806,7 @@ main(void)
 	    cmocka_unit_test(test_bad_reshape),
 	    cmocka_unit_test(test_fuzz_finds),
 	    cmocka_unit_test(test_conv_mean),
+	    cmocka_unit_test(test_maxpool),
 	    cmocka_unit_test(test_lookup),
 	    cmocka_unit_test(test_mask),
 	};
