@@ -288,7 +288,8 @@ class Models(Checked, unittest.TestCase):
         self.check("cnn_relu", CnnRelu, (2, 3, 32, 32))
 
     def test_cnn_maxpool(self):
-        self.check("cnn_max", CnnMax, (2, 3, 16, 16))
+        self.check("cnn_max", CnnMax, (2, 3, 16, 16),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
         # exact, also on a 3-channel image (f16 pads it to 4 channels,
         # cut after): PyTorch's values, in f16 those of x rounded
         path, x, ref = export("max3", lambda: torch.nn.MaxPool2d(3, 2, 1),
@@ -300,7 +301,8 @@ class Models(Checked, unittest.TestCase):
             m.close()
 
     def test_cnn_padded_conv(self):
-        self.check("cnn_pad", CnnPad, (2, 3, 8, 8))
+        self.check("cnn_pad", CnnPad, (2, 3, 8, 8),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
 
     def test_vit(self):
         try:
