@@ -12,6 +12,8 @@
 //   ew_add_f32       f32v2add         2 floats
 //   ew_mul_f16       f16v4mul         4 halves
 //   ew_mul_f32       f32v2mul         2 floats
+//   ew_max_f16       f16v4max         4 halves
+//   ew_max_f32       f32v2max         2 floats
 //   ew_cast_f32_f16  f32v4tof16       4 (f32 in, f16 out)
 //   ew_cast_f16_f32  f16v2tof32 x 2   4 (f16 in, f32 out)
 //   ew_gelu_f16      in f32           4 halves
@@ -30,6 +32,8 @@
 	EW_BINARY_ENTRY ew_add_f32, ew_add_f32_worker, ew_add_f32_bias
 	EW_BINARY_ENTRY ew_mul_f16, ew_mul_f16_worker, ew_mul_f16_bias
 	EW_BINARY_ENTRY ew_mul_f32, ew_mul_f32_worker, ew_mul_f32_bias
+	EW_BINARY_ENTRY ew_max_f16, ew_max_f16_worker, ew_max_f16_bias
+	EW_BINARY_ENTRY ew_max_f32, ew_max_f32_worker, ew_max_f32_bias
 	EW_ENTRY ew_cast_f32_f16, ew_cast_f32_f16_worker
 	EW_ENTRY ew_cast_f16_f32, ew_cast_f16_f32_worker
 	EW_ENTRY ew_gelu_f16, ew_gelu_f16_worker
@@ -51,6 +55,18 @@
 .endm
 .macro MUL32
 	EW_LINE_BINARY f32v2mul
+.endm
+.macro MAX16
+	EW_LINE_BINARY f16v4max
+.endm
+.macro MAX32
+	EW_LINE_BINARY f32v2max
+.endm
+.macro MAX16_BIAS
+	EW_LINE_BIAS4 f16v4max
+.endm
+.macro MAX32_BIAS
+	EW_LINE_BIAS8 f32v2max
 .endm
 .macro ADD16_BIAS
 	EW_LINE_BIAS4 f16v4add
@@ -85,6 +101,10 @@
 	EW_WORKER ew_add_f32_bias, ADD32_BIAS
 	EW_WORKER ew_mul_f16_bias, MUL16_BIAS
 	EW_WORKER ew_mul_f32_bias, MUL32_BIAS
+	EW_WORKER ew_max_f16_worker, MAX16
+	EW_WORKER ew_max_f32_worker, MAX32
+	EW_WORKER ew_max_f16_bias, MAX16_BIAS
+	EW_WORKER ew_max_f32_bias, MAX32_BIAS
 	EW_WORKER ew_cast_f32_f16_worker, TO16
 	EW_WORKER ew_cast_f16_f32_worker, TO32
 	EW_WORKER ew_gelu_f16_worker, EW_LINE_GELU16, EW_GELU16_SETUP

@@ -331,7 +331,8 @@ interp_run(const Graph *g, Interp *in)
 			size_t at = e; /* the input element it reads */
 			switch (op->kind) {
 			case OP_ADD:
-			case OP_MUL: {
+			case OP_MUL:
+			case OP_MAX: {
 				const Tensor *b = graph_tensor(g, op->in[1]);
 				size_t ia = broadcast_index(&a->shape,
 				                            &o->shape, coord);
@@ -340,11 +341,16 @@ interp_run(const Graph *g, Interp *in)
 				long double s = x[ia], t = in->val[b->id][ib];
 				double es = err_at(in, a->id, ia),
 				       et = err_at(in, b->id, ib);
-				v = op->kind == OP_ADD ? s + t : s * t;
-				p = op->kind == OP_ADD
-				        ? es + et
-				        : (double)fabsl(s) * et +
-				              (double)fabsl(t) * es + es * et;
+				v = op->kind == OP_ADD   ? s + t
+				    : op->kind == OP_MUL ? s * t
+				    : s > t              ? s
+				                         : t;
+				/* max: exact, the larger error of the two */
+				p = op->kind == OP_ADD ? es + et
+				    : op->kind == OP_MUL
+				        ? (double)fabsl(s) * et +
+				              (double)fabsl(t) * es + es * et
+				        : fmax(es, et);
 				break;
 			}
 			case OP_CAST:

@@ -412,6 +412,7 @@ static const char every_op_text[] =
     "e = mul d d\n"
     "e2 = gelu e\n"
     "e3 = relu e2\n"
+    "e4 = max e2 bias\n"
     "f = cast e2 f8_f152*2^7\n"
     "g = cast f f8_f143*2^-32\n"
     "r = reshape g [6, 4, 6]\n"
@@ -432,7 +433,8 @@ static const char every_op_text[] =
     "output cc\n"
     "output sl\n"
     "output u\n"
-    "output ct\n";
+    "output ct\n"
+    "output e4\n";
 
 static void
 test_round_trip(void **state)

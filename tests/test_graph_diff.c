@@ -474,7 +474,8 @@ gen_op_on(Gen *G, Cand x)
 		gen_binary(G, OP_ADD, x, chance(r, 0.5));
 		break;
 	case 5:
-		gen_binary(G, OP_MUL, x, chance(r, 0.5));
+		gen_binary(G, chance(r, 0.5) ? OP_MUL : OP_MAX, x,
+		           chance(r, 0.5));
 		break;
 	case 6:
 		/* mostly a cast the compiler has (through f16 if need be),

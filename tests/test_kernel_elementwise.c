@@ -211,6 +211,10 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 		    c->out == DT_F32 ? bits_of((float)r) : encode(&F16, r, 0);
 		break;
 	}
+	case EW_MAX:
+		/* the larger input's bits; -0 < +0 */
+		want = x > y || (x == y && !signbit(x)) ? a : b;
+		break;
 	case EW_CAST:
 		if (c->out == DT_F32)
 			want = bits_of((float)x);
@@ -358,7 +362,7 @@ run_case(EwOp op, DType in, DType out, int scale, const Shape *s)
 	            .cols = s->cols};
 	c.a = layout(A_AT, s, ei);
 	c.dst = s->in_place ? c.a : layout(D_AT, s, eo);
-	int binary = op == EW_ADD || op == EW_MUL;
+	int binary = op == EW_ADD || op == EW_MUL || op == EW_MAX;
 	if (binary) {
 		c.b = layout(B_AT, s, ei);
 		if (s->bcast)
@@ -456,7 +460,7 @@ static void
 run_shapes(EwOp op, DType in, DType out, int scale)
 {
 	uint32_t m = ew_col_multiple(in, out);
-	int binary = op == EW_ADD || op == EW_MUL;
+	int binary = op == EW_ADD || op == EW_MUL || op == EW_MAX;
 	int same = (uint32_t)dtype_size(in) == (uint32_t)dtype_size(out);
 	const Shape shapes[] = {
 	    {1, 1, m, 0, 0, 0, 0, 0},       /* one group */
@@ -485,13 +489,15 @@ run_shapes(EwOp op, DType in, DType out, int scale)
 }
 
 static void
-test_add_mul(void **state)
+test_binary(void **state)
 {
 	(void)state;
 	run_shapes(EW_ADD, DT_F16, DT_F16, 0);
 	run_shapes(EW_ADD, DT_F32, DT_F32, 0);
 	run_shapes(EW_MUL, DT_F16, DT_F16, 0);
 	run_shapes(EW_MUL, DT_F32, DT_F32, 0);
+	run_shapes(EW_MAX, DT_F16, DT_F16, 0);
+	run_shapes(EW_MAX, DT_F32, DT_F32, 0);
 }
 
 static void
@@ -639,7 +645,7 @@ test_rates(void **state)
 	    {EW_CAST, DT_F8_F143, DT_F16},   {EW_GELU, DT_F16, DT_F16},
 	    {EW_GELU, DT_F32, DT_F32},       {EW_GELU_H, DT_F16, DT_F16},
 	    {EW_GELU_H, DT_F16, DT_F8_F143}, {EW_RELU, DT_F16, DT_F16},
-	    {EW_RELU, DT_F32, DT_F32},
+	    {EW_RELU, DT_F32, DT_F32},       {EW_MAX, DT_F32, DT_F32},
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		const Shape s = {1, 64, 256, 0, 0, 0, 0, 0};
@@ -787,7 +793,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_add_mul),   cmocka_unit_test(test_cast),
+	    cmocka_unit_test(test_binary),    cmocka_unit_test(test_cast),
 	    cmocka_unit_test(test_cast_f8),   cmocka_unit_test(test_gelu),
 	    cmocka_unit_test(test_relu),      cmocka_unit_test(test_check),
 	    cmocka_unit_test(test_rates),     cmocka_unit_test(test_gc200),

@@ -431,7 +431,9 @@ ints_attr(Onnx__NodeProto *n, const char *name, const int64_t *v, size_t cnt)
 
 /* x [1, 2, 4, 4] -> Conv (2 x 2 kernel, stride 2, bias) -> ReduceMean
  * over the image -> y [1, 3]: the patches times the weight and the mean as
- * matmuls (through tests/interp.c) against sums by hand. */
+ * matmuls (through tests/interp.c) against sums by hand; padded by 1 (3 x
+ * 3 windows, those at the edges half outside): the windows' taps joined
+ * and times the reordered weight. */
 static const int64_t CXD[] = {1, 2, 4, 4}, CWD[] = {3, 2, 2, 2}, CBD[] = {3},
                      CYD[] = {1, 3}, TWO2[] = {2, 2}, AXES23[] = {2, 3},
                      PADS1[] = {1, 1, 1, 1};
@@ -469,48 +471,135 @@ test_conv_mean(void **state)
 {
 	(void)state;
 	Model md;
+	for (int p = 0; p < 2; p++) {
+		conv_model(&md);
+		if (p)
+			ints_attr(md.node[0], "pads", PADS1, 4);
+		OnnxModel *m;
+		const char *msg = import(&md, &m);
+		assert_string_equal(msg, "");
+		Interp in;
+		interp_init(&in, m->g);
+		long double x[32];
+		for (int i = 0; i < 32; i++)
+			x[i] = (long double)((i * 5) % 13 - 6) / 8;
+		in.val[m->inputs[0].id] = xcalloc(32, sizeof(long double));
+		memcpy(in.val[m->inputs[0].id], x, sizeof x);
+		interp_set_weights(&in, m);
+		interp_run(m->g, &in);
+		const long double *y = in.val[m->outputs[0].id];
+		int side = 2 + p; /* output positions a side */
+		for (int o = 0; o < 3; o++) {
+			long double want = 0; /* the mean of the outputs */
+			for (int py = 0; py < side; py++)
+				for (int px = 0; px < side; px++) {
+					long double s = CB[o];
+					for (int c = 0; c < 2; c++)
+						for (int i = 0; i < 2; i++)
+							for (int j = 0; j < 2;
+							     j++) {
+								int r = py * 2 +
+								        i - p,
+								    q = px * 2 +
+								        j - p;
+								if (r < 0 ||
+								    r > 3 ||
+								    q < 0 ||
+								    q > 3)
+									continue;
+								s +=
+								    CW[((o * 2 +
+								         c) *
+								            2 +
+								        i) *
+								           2 +
+								       j] *
+								    x[(c * 4 +
+								       r) *
+								          4 +
+								      q];
+							}
+					want += s / (side * side);
+				}
+			assert_true(fabsl(y[o] - want) < 1e-5L);
+		}
+		interp_free(&in, m->g);
+		onnx_model_free(m);
+		arena_free();
+	}
+	/* dilation is refused with the node named */
 	conv_model(&md);
+	ints_attr(md.node[0], "dilations", TWO2, 2);
+	expect_error(&md, "node 'conv' (Conv)", "dilations other than 1");
+}
+
+/* x [1, 2, 5, 5] -> MaxPool (3 x 3, stride 2, pads 1) -> y [1, 2, 3, 3]
+ * (ResNet's stem pooling; the edge windows partly outside), interpreted
+ * against the windows' maxima by hand; an attribute `what` set to 1
+ * first (ceil_mode, storage_order: refused). */
+static const int64_t PXD[] = {1, 2, 5, 5}, PYD[] = {1, 2, 3, 3},
+                     THREE2[] = {3, 3};
+
+static void
+maxpool_model(Model *md, const char *what)
+{
+	good_model(md);
+	static const char *const mp_in[] = {"x", NULL};
+	static const char *const mp_out[] = {"y", NULL};
+	Onnx__NodeProto *mp = node("MaxPool", "pool", mp_in, mp_out);
+	if (what)
+		int_attr(mp, what, 1); /* first: int_attr sets the only one */
+	ints_attr(mp, "kernel_shape", THREE2, 2);
+	ints_attr(mp, "strides", TWO2, 2);
+	ints_attr(mp, "pads", PADS1, 4);
+	md->node[0] = mp;
+	md->g.n_node = 1;
+	md->g.n_initializer = 0;
+	md->in[0] = vinfo("x", 4, PXD, NULL);
+	md->out[0] = vinfo("y", 4, PYD, NULL);
+}
+
+static void
+test_maxpool(void **state)
+{
+	(void)state;
+	Model md;
+	maxpool_model(&md, NULL);
 	OnnxModel *m;
 	const char *msg = import(&md, &m);
 	assert_string_equal(msg, "");
 	Interp in;
 	interp_init(&in, m->g);
-	long double x[32];
-	for (int i = 0; i < 32; i++)
-		x[i] = (long double)((i * 5) % 13 - 6) / 8;
-	in.val[m->inputs[0].id] = xcalloc(32, sizeof(long double));
-	memcpy(in.val[m->inputs[0].id], x, sizeof x);
+	long double *x = xcalloc(50, sizeof *x);
+	for (int i = 0; i < 50; i++)
+		x[i] = (long double)((i * 17) % 23 - 15) / 4; /* mostly < 0 */
+	in.val[m->inputs[0].id] = x;
 	interp_set_weights(&in, m);
 	interp_run(m->g, &in);
 	const long double *y = in.val[m->outputs[0].id];
-	for (int o = 0; o < 3; o++) {
-		long double want = 0; /* the mean of the 4 outputs */
-		for (int py = 0; py < 2; py++)
-			for (int px = 0; px < 2; px++) {
-				long double s = CB[o];
-				for (int c = 0; c < 2; c++)
-					for (int i = 0; i < 2; i++)
-						for (int j = 0; j < 2; j++)
-							s += CW[((o * 2 + c) *
-							             2 +
-							         i) *
-							            2 +
-							        j] *
-							     x[(c * 4 + py * 2 +
-							        i) *
-							           4 +
-							       px * 2 + j];
-				want += s / 4;
+	for (int c = 0; c < 2; c++)
+		for (int oy = 0; oy < 3; oy++)
+			for (int ox = 0; ox < 3; ox++) {
+				long double want = -INFINITY;
+				for (int r = oy * 2 - 1; r <= oy * 2 + 1; r++)
+					for (int q = ox * 2 - 1;
+					     q <= ox * 2 + 1; q++)
+						if (r >= 0 && r < 5 && q >= 0 &&
+						    q < 5 &&
+						    x[(c * 5 + r) * 5 + q] >
+						        want)
+							want =
+							    x[(c * 5 + r) * 5 +
+							      q];
+				assert_true(y[(c * 3 + oy) * 3 + ox] == want);
 			}
-		assert_true(fabsl(y[o] - want) < 1e-5L);
-	}
 	interp_free(&in, m->g);
 	onnx_model_free(m);
 	arena_free();
-	/* padding is refused with the node named */
-	conv_model(&md);
-	ints_attr(md.node[0], "pads", PADS1, 4);
-	expect_error(&md, "node 'conv' (Conv)", "strides equal its kernel");
+	maxpool_model(&md, "ceil_mode");
+	expect_error(&md, "node 'pool' (MaxPool)", "ceil_mode 1 is not");
+	maxpool_model(&md, "storage_order");
+	expect_error(&md, "node 'pool' (MaxPool)", "storage_order 1");
 }
 
 /* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:
@@ -717,6 +806,7 @@ main(void)
 	    cmocka_unit_test(test_bad_reshape),
 	    cmocka_unit_test(test_fuzz_finds),
 	    cmocka_unit_test(test_conv_mean),
+	    cmocka_unit_test(test_maxpool),
 	    cmocka_unit_test(test_lookup),
 	    cmocka_unit_test(test_mask),
 	};

@@ -157,6 +157,39 @@ class CnnRelu(torch.nn.Module):
         return s.fc(torch.flatten(x, 1))
 
 
+class CnnMax(torch.nn.Module):
+    """Max pooling: a patch convolution, ReLU, 3x3 max pooling of stride 2
+    and padding 1 (ResNet's stem), 2x2 max pooling (windows that tile the
+    image), a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.patch = torch.nn.Conv2d(3, 16, 2, stride=2)
+        s.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        s.pool2 = torch.nn.MaxPool2d(2)
+        s.fc = torch.nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = s.pool2(s.pool(torch.relu(s.patch(x))))
+        return s.fc(torch.flatten(x, 1))
+
+
+class CnnPad(torch.nn.Module):
+    """Padded convolutions: 3x3 of stride 1 and padding 1, ReLU, 3x3 of
+    stride 2 and padding 1, ReLU, 2x2 max pooling, a classifier."""
+
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        s.c2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        s.pool = torch.nn.MaxPool2d(2)
+        s.fc = torch.nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = torch.relu(s.c2(torch.relu(s.c1(x))))
+        return s.fc(torch.flatten(s.pool(x), 1))
+
+
 def vit_b16(image=32, layers=2):
     """torchvision's ViT-B/16 (widths, heads, patch) with fewer layers and a
     smaller image, so that it emulates in seconds: patch Conv, class token
@@ -253,6 +286,23 @@ class Models(Checked, unittest.TestCase):
 
     def test_cnn_relu_pool(self):
         self.check("cnn_relu", CnnRelu, (2, 3, 32, 32))
+
+    def test_cnn_maxpool(self):
+        self.check("cnn_max", CnnMax, (2, 3, 16, 16),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
+        # exact, also on a 3-channel image (f16 pads it to 4 channels,
+        # cut after): PyTorch's values, in f16 those of x rounded
+        path, x, ref = export("max3", lambda: torch.nn.MaxPool2d(3, 2, 1),
+                              (1, 3, 8, 8))
+        for dtype, want in (("f32", ref),
+                            ("f16", ref.astype(np.float16).astype(np.float32))):
+            m = ipu.compile(path, dtype=dtype)
+            self.assertTrue(np.array_equal(m.run(x=x), want), dtype)
+            m.close()
+
+    def test_cnn_padded_conv(self):
+        self.check("cnn_pad", CnnPad, (2, 3, 8, 8),
+                   dtypes=(("f32", 0.9999), ("f16", 0.999)))
 
     def test_vit(self):
         try:
@@ -471,6 +521,13 @@ class Errors(unittest.TestCase):
         pool = lambda: torch.nn.AvgPool2d(3, stride=1, padding=1)  # noqa
         path, _, _ = export("pool_pad", pool, (1, 2, 8, 8))
         self.refused(path, "Pad", "only a Pad of zeros")
+
+    def test_maxpool_refused(self):
+        for name, pool, word in (
+                ("ceil", torch.nn.MaxPool2d(3, 2, ceil_mode=True), "ceil_mode"),
+                ("dil", torch.nn.MaxPool2d(2, dilation=2), "dilations")):
+            path, _, _ = export("max_" + name, lambda: pool, (1, 2, 9, 9))
+            self.refused(path, "MaxPool", "/MaxPool", word, "not supported")
 
     def test_ids_other_use(self):
         # an integer input read other than as Gather indices or a mask

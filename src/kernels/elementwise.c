@@ -71,6 +71,8 @@ static const EwKernel kernels[] = {
     {EW_ADD, DT_F32, DT_F32, "ew_add_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
     {EW_MUL, DT_F16, DT_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
     {EW_MUL, DT_F32, DT_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
+    {EW_MAX, DT_F16, DT_F16, "ew_max_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
+    {EW_MAX, DT_F32, DT_F32, "ew_max_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
     {EW_CAST, DT_F32, DT_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW,
      ENTRY_BASIC},
     {EW_CAST, DT_F16, DT_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, ENTRY_BASIC},
@@ -98,7 +100,7 @@ static const EwKernel kernels[] = {
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
 static const char *const op_names[] = {
-    "add", "mul", "cast", "gelu", "transpose", "gelu (f16)", "relu"};
+    "add", "mul", "cast", "gelu", "transpose", "gelu (f16)", "relu", "max"};
 
 /* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
  * line's count update, the tail of a line that is not the last, the
@@ -185,7 +187,7 @@ static const char *const ref_names[] = {"dst", "a", "b"};
 static int
 binary(EwOp op)
 {
-	return op == EW_ADD || op == EW_MUL;
+	return op == EW_ADD || op == EW_MUL || op == EW_MAX;
 }
 
 static int

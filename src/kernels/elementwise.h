@@ -30,7 +30,8 @@ typedef enum {
 	EW_GELU,
 	EW_TRANSPOSE,
 	EW_GELU_H,
-	EW_RELU /* max(x, 0) */
+	EW_RELU, /* max(x, 0) */
+	EW_MAX
 } EwOp;
 
 typedef struct {
@@ -39,11 +40,11 @@ typedef struct {
 
 typedef struct {
 	EwOp op;
-	DType in, out;             /* add, mul, gelus, relu: equal */
+	DType in, out;             /* add, mul, max, gelus, relu: equal */
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */
-	EwRef dst, a, b;           /* b: add and mul only */
+	EwRef dst, a, b;           /* b: add, mul and max only */
 } EwCall;
 
 enum { EW_ARGS_BYTES = 48 + 6 * 24 };

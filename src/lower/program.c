@@ -505,7 +505,7 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	return IPU_OK;
 }
 
-/* out = a op b on a's pieces (add, mul): b next to them, or one row of it
+/* out = a op b on a's pieces (add, mul, max): b next to them, or one row of it
  * next to each (a bias), as the plan's Conv says. */
 static int
 lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
@@ -516,7 +516,9 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	const Tensor *t = graph_tensor(b->g, op->out);
 	int bcast = !shape_equal(&graph_tensor(b->g, ib)->shape, &t->shape);
 	DType dt = t->elem.dtype;
-	EwOp ew = op->kind == OP_ADD ? EW_ADD : EW_MUL;
+	EwOp ew = op->kind == OP_ADD   ? EW_ADD
+	          : op->kind == OP_MUL ? EW_MUL
+	                               : EW_MAX;
 	TensorPlace *pa = home_of(b, ia, o->in_tile0), *pb;
 	int32_t at = b->l->nstep;
 	const Conv *cb = &o->in[!swap];
@@ -687,13 +689,13 @@ lower_gather_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 typedef int (*LowerOp)(Build *b, const Op *op, const OpPlan *o, Diag *d);
 
 static const LowerOp lower_op[OP_COUNT] = {
-    [OP_MATMUL] = lower_matmul_op,       [OP_ADD] = lower_binary_op,
-    [OP_MUL] = lower_binary_op,          [OP_CAST] = lower_unary_op,
-    [OP_GELU] = lower_unary_op,          [OP_RESHAPE] = lower_reshape_op,
-    [OP_TRANSPOSE] = lower_transpose_op, [OP_LAYERNORM] = lower_rowwise_op,
-    [OP_SOFTMAX] = lower_rowwise_op,     [OP_SLICE] = lower_slice_op,
-    [OP_CONCAT] = lower_concat_op,       [OP_RELU] = lower_unary_op,
-    [OP_GATHER] = lower_gather_op,
+    [OP_MATMUL] = lower_matmul_op,     [OP_ADD] = lower_binary_op,
+    [OP_MUL] = lower_binary_op,        [OP_MAX] = lower_binary_op,
+    [OP_CAST] = lower_unary_op,        [OP_GELU] = lower_unary_op,
+    [OP_RESHAPE] = lower_reshape_op,   [OP_TRANSPOSE] = lower_transpose_op,
+    [OP_LAYERNORM] = lower_rowwise_op, [OP_SOFTMAX] = lower_rowwise_op,
+    [OP_SLICE] = lower_slice_op,       [OP_CONCAT] = lower_concat_op,
+    [OP_RELU] = lower_unary_op,        [OP_GATHER] = lower_gather_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

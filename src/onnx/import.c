@@ -13,6 +13,7 @@
  * node with no IR operator. Dead IR ops (bypassed by a form) are dropped
  * at the end.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1425,9 +1426,271 @@ emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 	return emit_mean_axes(im, n, ni, &w, red, 0, d);
 }
 
+/* x joined along axis a (before the last) with a constant `fill` of
+ * `len` rows on one side (after: 1 = after x). */
+static int32_t
+pad_axis(Imp *im, const Onnx__NodeProto *n, int32_t x, int a, int64_t len,
+         int after, double fill, Diag *d)
+{
+	const Shape *s = &graph_tensor(im->g, x)->shape;
+	int64_t dim[HOST_MAX_RANK];
+	for (int i = 0; i < s->rank; i++)
+		dim[i] = s->dim[i];
+	dim[a] = len;
+	Host h = {0};
+	if (host_alloc(&h, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, s->rank, dim,
+	               d))
+		return -1;
+	for (int64_t i = 0; i < h.n; i++)
+		h.v[i] = fill;
+	char hint[300];
+	snprintf(hint, sizeof hint, "%s.pad", n->output[0]);
+	int32_t w = weight_new(im, n, &h, 1, hint, d);
+	host_tensor_free(&h);
+	int32_t io[GRAPH_MAX_INPUTS] = {after ? x : w, after ? w : x, -1};
+	OpAttrs at = {.axis = a};
+	return w < 0 ? -1 : graph_op(im->g, OP_CONCAT, io, &at, NULL, d);
+}
+
+/* The window taps of a 2-D pooling or convolution over x [N, C, H, W]
+ * with kernel k, strides s and ONNX pads (h, w begin; h, w end) filled
+ * with `fill`: tap[i kw + j] is [OH, OW, N, C], element (oh, ow) the
+ * image's (oh s0 + i - pads[0], ow s1 + j - pads[1]). The image goes
+ * channels last, [H, W, N, C], so that every cut is of whole rows (the
+ * compiler's slices); each spatial axis is padded (or cut) to
+ * Lq = s ((k - 1) / s + O) elements and viewed as [Lq / s, s], so that a
+ * tap is one slice with steps of 1. Rows of an odd C in f16 are not
+ * whole words, which the exchange moves: there the image gets one more
+ * channel of `fill` first (dim[1] says how many the taps have). */
+static int
+emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
+          const int64_t *s, const int64_t *pads, double fill, int32_t *tap,
+          int64_t *out_hw, int64_t *dim, Diag *d)
+{
+	onnx_dims(im, x, dim);
+	int32_t t = x->id;
+	if (dim[1] % 2 && dtype_size(im->act.dtype) < 4) {
+		t = pad_axis(im, n, t, 1, 1, 1, fill, d);
+		dim[1]++;
+	}
+	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}};
+	if (t >= 0)
+		t = op1(im, OP_TRANSPOSE, t, &at, NULL, d);
+	int64_t q[2];
+	for (int a = 0; a < 2 && t >= 0; a++) {
+		int64_t L = dim[2 + a], o = L + pads[a] + pads[a + 2] - k[a];
+		if (o < 0)
+			return node_error(d, n,
+			                  "a kernel of %lld is larger than the "
+			                  "padded image (%lld)",
+			                  (long long)k[a],
+			                  (long long)(o + k[a]));
+		out_hw[a] = o / s[a] + 1;
+		q[a] = s[a] * ((k[a] - 1) / s[a] + out_hw[a]);
+		int64_t after = q[a] - pads[a] - L;
+		if (after < 0) { /* rows no window reads */
+			OpAttrs sl = {
+			    .begin = {4, {0}},
+			    .end = {4, {dim[2], dim[3], dim[0], dim[1]}}};
+			sl.end.dim[a] = L + after;
+			t = op1(im, OP_SLICE, t, &sl, NULL, d);
+		}
+		if (t >= 0 && pads[a] > 0)
+			t = pad_axis(im, n, t, a, pads[a], 0, fill, d);
+		if (t >= 0 && after > 0)
+			t = pad_axis(im, n, t, a, after, 1, fill, d);
+	}
+	Shape v = {6, {q[0] / s[0], s[0], q[1] / s[1], s[1], dim[0], dim[1]}};
+	if (t >= 0)
+		t = reshape(im, t, &v, NULL, d);
+	Shape o = {4, {out_hw[0], out_hw[1], dim[0], dim[1]}};
+	for (int i = 0; i < k[0] && t >= 0; i++)
+		for (int j = 0; j < k[1]; j++) {
+			OpAttrs sl = {
+			    .begin = {6,
+			              {i / s[0], i % s[0], j / s[1], j % s[1],
+			               0, 0}},
+			    .end = {6,
+			            {i / s[0] + out_hw[0], i % s[0] + 1,
+			             j / s[1] + out_hw[1], j % s[1] + 1, dim[0],
+			             dim[1]}}};
+			int32_t c = op1(im, OP_SLICE, t, &sl, NULL, d);
+			tap[i * k[1] + j] =
+			    c < 0 ? -1 : reshape(im, c, &o, NULL, d);
+			if (tap[i * k[1] + j] < 0)
+				return in_node(n, -1, d);
+		}
+	return in_node(n, t, d);
+}
+
+/* The windows' taps [OH, OW, N, C'] back to ONNX's [N, C, OH, OW] (the
+ * first C channels). */
+static int
+emit_taps_done(Imp *im, const Onnx__NodeProto *n, int ni, int32_t t, int64_t C,
+               Diag *d)
+{
+	const Shape *s = &graph_tensor(im->g, t)->shape;
+	int cut = s->dim[3] != C;
+	OpAttrs at = {.perm = {4, {2, 3, 0, 1}}},
+	        sl = {.begin = {4, {0}},
+	              .end = {4, {s->dim[2], C, s->dim[0], s->dim[1]}}};
+	char name[GRAPH_MAX_NAME + 1];
+	t = op1(im, OP_TRANSPOSE, t, &at, cut ? NULL : out_name(im, n, name),
+	        d);
+	if (t >= 0 && cut)
+		t = op1(im, OP_SLICE, t, &sl, out_name(im, n, name), d);
+	return set_tensor(im, n, ni, 0, t, 4, d);
+}
+
+enum { TAPS_MAX = 64 }; /* kernel elements of a pooling or padded Conv */
+
+/* MaxPool 2-D: the IR max of its windows' taps (emit_taps), the padding
+ * the lowest finite value of the activation type, which no window takes
+ * since each holds an image element when pads < kernel (PyTorch's pad <=
+ * kernel / 2). Exact: max picks one of its inputs. */
+static int
+emit_maxpool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
+	    dil[HOST_MAX_RANK], ceil_mode, order;
+	int nks, nst, npads, ndil, e;
+	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
+	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
+	    (e = attr_ints(n, "pads", pads, 2 * HOST_MAX_RANK, &npads, d)) ||
+	    (e = attr_ints(n, "dilations", dil, HOST_MAX_RANK, &ndil, d)) ||
+	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)) ||
+	    (e = attr_int(n, "storage_order", 0, &order, d)))
+		return e;
+	if (x->onnx_rank != 4 || nks != 2)
+		return node_error(d, n,
+		                  "only 2-D max pooling ([N, C, H, W], a "
+		                  "kernel_shape of 2) is supported");
+	if (ceil_mode)
+		return node_error(d, n, "ceil_mode 1 is not supported");
+	if (!ints_all(dil, ndil, 1))
+		return node_error(d, n,
+		                  "dilations other than 1 are not "
+		                  "supported");
+	if (order)
+		return node_error(d, n,
+		                  "storage_order 1 (the Indices output's "
+		                  "order) is not supported");
+	if (n->n_output > 1 && n->output[1][0])
+		return node_error(d, n, "the Indices output is not supported");
+	if (ap && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)))
+		return node_error(d, n,
+		                  "auto_pad other than NOTSET is not "
+		                  "supported");
+	if (nst < 0)
+		st[0] = st[1] = 1;
+	if (npads < 0)
+		memset(pads, 0, 4 * sizeof *pads);
+	int ok = nst == 2 || nst < 0, okpad = npads == 4 || npads < 0;
+	for (int i = 0; i < 2; i++) {
+		ok &= ks[i] >= 1 && st[i] >= 1;
+		for (int j = 0; j < 2 && okpad; j++)
+			okpad = pads[2 * j + i] >= 0 && pads[2 * j + i] < ks[i];
+	}
+	if (!ok || ks[0] * ks[1] > TAPS_MAX)
+		return node_error(d, n,
+		                  "kernel_shape and strides of 2 positive "
+		                  "values each, at most %d kernel elements, "
+		                  "are supported",
+		                  TAPS_MAX);
+	if (!okpad)
+		return node_error(d, n,
+		                  "pads of 4 values, each below the kernel, "
+		                  "are supported");
+	int32_t tap[TAPS_MAX];
+	int64_t ohw[2], dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1];
+	double low = im->act.dtype == DT_F32 ? -FLT_MAX : -65504.0;
+	if ((e = emit_taps(im, n, x, ks, st, pads, low, tap, ohw, dim, d)))
+		return e;
+	int32_t m = tap[0];
+	for (int i = 1; i < ks[0] * ks[1] && m >= 0; i++) {
+		int32_t io[GRAPH_MAX_INPUTS] = {m, tap[i], -1};
+		m = graph_op(im->g, OP_MAX, io, NULL, NULL, d);
+	}
+	return m < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, m, C, d);
+}
+
+/* The bias b [O] (if any) added to t [M, O]. */
+static int32_t
+conv_bias(Imp *im, const Onnx__NodeProto *n, int32_t t, const Value *b, Diag *d)
+{
+	if (t < 0 || !b)
+		return t;
+	int32_t bw = operand_weight(
+	    im, n, &b->h, 1, 0, &graph_tensor(im->g, t)->shape, n->input[2], d);
+	return bw < 0 ? -1 : graph_add(im->g, t, bw, NULL, d);
+}
+
+/* Conv with padding or strides other than its kernel (a 3x3 of stride 1
+ * and padding 1): im2col. The taps of its windows (emit_taps, padded
+ * with zeros) [OH, OW, N, C] as [M, 1, C], M = OH OW N, joined (IR
+ * concats) into rows [M, kh kw C], times the weight reordered on the
+ * host to [O, kh, kw, C] (`transpose_b`); the bias added, the result
+ * [OH, OW, N, O] back to [N, O, OH, OW]. Exact: the same products as
+ * the convolution, summed in another order. */
+static int
+emit_conv_taps(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
+               const Value *w, const Value *b, const int64_t *st,
+               const int64_t *pads, Diag *d)
+{
+	int64_t O = w->h.dim[0], C = w->h.dim[1],
+	        k[2] = {w->h.dim[2], w->h.dim[3]};
+	if (k[0] * k[1] > TAPS_MAX)
+		return node_error(d, n,
+		                  "a kernel of %lld x %lld: at most %d "
+		                  "elements are supported with padding or "
+		                  "strides other than the kernel",
+		                  (long long)k[0], (long long)k[1], TAPS_MAX);
+	int32_t tap[TAPS_MAX];
+	int64_t ohw[2], dim[HOST_MAX_RANK];
+	int e = emit_taps(im, n, x, k, st, pads, 0, tap, ohw, dim, d);
+	if (e)
+		return e;
+	int64_t N = dim[0], Cz = dim[1], M = ohw[0] * ohw[1] * N,
+	        K = k[0] * k[1];
+	Shape row = {3, {M, 1, Cz}};
+	int32_t t = reshape(im, tap[0], &row, NULL, d);
+	for (int i = 1; i < K && t >= 0; i++) {
+		int32_t io[GRAPH_MAX_INPUTS] = {
+		    t, reshape(im, tap[i], &row, NULL, d), -1};
+		OpAttrs at = {.axis = 1};
+		t = io[1] < 0 ? -1
+		              : graph_op(im->g, OP_CONCAT, io, &at, NULL, d);
+	}
+	Shape sa = {2, {M, K * Cz}};
+	if (t >= 0)
+		t = reshape(im, t, &sa, NULL, d);
+	Value wv = *w;
+	wv.w[0] = wv.w[1] = -1;
+	int64_t wd[2] = {O, K * Cz};
+	if (t < 0 || host_alloc(&wv.h, w->h.type, 2, wd, d))
+		return in_node(n, t, d);
+	for (int64_t o = 0; o < O; o++) /* a padding channel's zeros too */
+		for (int64_t c = 0; c < C; c++)
+			for (int64_t j = 0; j < K; j++)
+				wv.h.v[(o * K + j) * Cz + c] =
+				    w->h.v[(o * C + c) * K + j];
+	int32_t y = weight_of(im, n, &wv, 1, d);
+	host_tensor_free(&wv.h);
+	if (y < 0 || f8_pair(im, &t, &y, d))
+		return in_node(n, -1, d);
+	t = graph_matmul(im->g, t, y, GRAPH_TRANSPOSE_B, NULL, d);
+	t = conv_bias(im, n, t, b, d);
+	Shape s4 = {4, {ohw[0], ohw[1], N, O}};
+	if (t >= 0)
+		t = reshape(im, t, &s4, NULL, d);
+	return t < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, t, O, d);
+}
+
 /* Conv whose stride equals its kernel, without padding, dilation or
  * groups (a ViT's patch embedding; 1x1 when the kernel is 1): a product
- * of the image's patches and the weight. The image [N, C, H, W] as
+ * of the image's patches and the weight; other strides and padding
+ * through emit_conv_taps. The image [N, C, H, W] as
  * [N, C, H/kh, kh, W/kw, kw], its axes into [N, H/kh, W/kw, C, kh, kw],
  * rows [N P, C kh kw] times the weight [O, C kh kw] transposed, the bias
  * added, the result [N, P, O] back to [N, O, H/kh, W/kw]. */
@@ -1470,26 +1733,32 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 		    "channels: only group 1 is supported",
 		    (long long)group, (long long)O, (long long)w->h.dim[1],
 		    (long long)C);
-	if ((nks >= 0 && (nks != 2 || ks[0] != kh || ks[1] != kw)) ||
-	    (nst >= 0 && (nst != 2 || st[0] != kh || st[1] != kw)) ||
-	    (nst < 0 && (kh != 1 || kw != 1)) || !ints_all(pads, npads, 0) ||
-	    !ints_all(dil, ndil, 1))
+	if (nks >= 0 && (nks != 2 || ks[0] != kh || ks[1] != kw))
 		return node_error(d, n,
-		                  "only a convolution whose strides equal its "
-		                  "kernel (%lld x %lld), with no padding or "
-		                  "dilation, is supported (a patch embedding, "
-		                  "a 1x1 convolution)",
+		                  "kernel_shape is not the weight's %lld x "
+		                  "%lld",
 		                  (long long)kh, (long long)kw);
-	if (dim[2] % kh || dim[3] % kw)
+	if (!ints_all(dil, ndil, 1))
 		return node_error(d, n,
-		                  "the image %lld x %lld is not a whole number "
-		                  "of %lld x %lld patches",
-		                  (long long)dim[2], (long long)dim[3],
-		                  (long long)kh, (long long)kw);
+		                  "dilations other than 1 are not "
+		                  "supported");
+	if (nst < 0)
+		st[0] = st[1] = 1;
+	if (npads < 0)
+		memset(pads, 0, 4 * sizeof *pads);
+	if ((nst >= 0 && nst != 2) || st[0] < 1 || st[1] < 1 ||
+	    (npads >= 0 && npads != 4) ||
+	    !(pads[0] >= 0 && pads[1] >= 0 && pads[2] >= 0 && pads[3] >= 0))
+		return node_error(d, n,
+		                  "strides of 2 positive values and pads of 4 "
+		                  "non-negative ones are supported");
 	if (b && (b->kind != V_HOST || host_is_int(b->h.type) || b->h.n != O))
 		return node_error(d, n,
 		                  "the bias must be a float constant "
 		                  "[O]");
+	if (st[0] != kh || st[1] != kw || !ints_all(pads, 4, 0) ||
+	    dim[2] % kh || dim[3] % kw)
+		return emit_conv_taps(im, n, ni, x, w, b, st, pads, d);
 	int64_t N = dim[0], Hp = dim[2] / kh, Wp = dim[3] / kw;
 	int32_t t = x->id;
 	OpAttrs at = {0};
@@ -1514,12 +1783,7 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	if (y < 0 || f8_pair(im, &t, &y, d))
 		return in_node(n, -1, d);
 	t = graph_matmul(im->g, t, y, GRAPH_TRANSPOSE_B, NULL, d);
-	if (t >= 0 && b) {
-		int32_t bw = operand_weight(im, n, &b->h, 1, 0,
-		                            &graph_tensor(im->g, t)->shape,
-		                            n->input[2], d);
-		t = bw < 0 ? -1 : graph_add(im->g, t, bw, NULL, d);
-	}
+	t = conv_bias(im, n, t, b, d);
 	Shape s4 = {4, {N, Hp, Wp, O}};
 	if (t >= 0)
 		t = reshape(im, t, &s4, NULL, d);
@@ -1910,6 +2174,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 	}
 	if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "AveragePool"))
 		return emit_pool(im, n, ni, x, d);
+	if (!strcmp(op, "MaxPool"))
+		return emit_maxpool(im, n, ni, x, d);
 	if (!strcmp(op, "Slice"))
 		return emit_slice_node(im, n, ni, in, nin, d);
 	if (!strcmp(op, "Split"))

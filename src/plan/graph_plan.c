@@ -787,7 +787,7 @@ row_broadcast(const Shape *s, const Shape *out)
 	return 1;
 }
 
-/* out = a op b on a's pieces (add, mul): b next to them, or one row of it
+/* out = a op b on a's pieces (add, mul, max): b next to them, or one row of it
  * next to each (a bias). */
 static int
 plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
@@ -810,7 +810,9 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		                              "supported yet"),
 		                     d);
 	DType dt = t->elem.dtype;
-	EwOp ew = op->kind == OP_ADD ? EW_ADD : EW_MUL;
+	EwOp ew = op->kind == OP_ADD   ? EW_ADD
+	          : op->kind == OP_MUL ? EW_MUL
+	                               : EW_MAX;
 	int r = ew_supported(ew, dt, dt, d);
 	if (r)
 		return plan_op_error(P->g, op, r, d);
@@ -976,13 +978,13 @@ loop_end(Planner *P, const RepeatMap *rm, Diag *d)
 typedef int (*PlanOp)(Planner *P, const Op *op, OpPlan *o, Diag *d);
 
 static const PlanOp plan_op[OP_COUNT] = {
-    [OP_MATMUL] = plan_matmul_op,       [OP_ADD] = plan_binary_op,
-    [OP_MUL] = plan_binary_op,          [OP_CAST] = plan_unary_op,
-    [OP_GELU] = plan_unary_op,          [OP_RESHAPE] = plan_reshape_op,
-    [OP_TRANSPOSE] = plan_transpose_op, [OP_LAYERNORM] = plan_rowwise_op,
-    [OP_SOFTMAX] = plan_rowwise_op,     [OP_SLICE] = plan_slice_op,
-    [OP_CONCAT] = plan_concat_op,       [OP_RELU] = plan_unary_op,
-    [OP_GATHER] = plan_gather_op,
+    [OP_MATMUL] = plan_matmul_op,     [OP_ADD] = plan_binary_op,
+    [OP_MUL] = plan_binary_op,        [OP_MAX] = plan_binary_op,
+    [OP_CAST] = plan_unary_op,        [OP_GELU] = plan_unary_op,
+    [OP_RESHAPE] = plan_reshape_op,   [OP_TRANSPOSE] = plan_transpose_op,
+    [OP_LAYERNORM] = plan_rowwise_op, [OP_SOFTMAX] = plan_rowwise_op,
+    [OP_SLICE] = plan_slice_op,       [OP_CONCAT] = plan_concat_op,
+    [OP_RELU] = plan_unary_op,        [OP_GATHER] = plan_gather_op,
 };
 
 /* The weight budgets: weights stored where they are read (b_local) may
