@@ -312,13 +312,39 @@ make_program(Style style, int n, uint32_t *w)
 	return k;
 }
 
-/* Everything a run may change, set from the same seed for every path.
- * Worker 0 runs the program; with `pair`, worker 3 too (its own registers,
- * the same code and memory) and a supervisor program, so that the idle
- * skipping meets two running workers and a supervisor that issues in the
- * free slots. */
+/* A running worker w with random registers and AMP state. */
+static void
+start_random_worker(Tile *t, int w)
+{
+	const Chip *c = t->chip;
+	assert_int_equal(tile_start_worker(t, w, c->mem_base, 0), 0);
+	Context *x = &t->ctx[w + 1];
+	random_mregs(c, x->m);
+	for (int i = 0; i < 16; i++)
+		x->a[i] = random_aword();
+	x->prng[0] = rnd();
+	x->prng[1] = rnd() | 1;
+	for (int i = 0; i < CHIP_AACC; i++)
+		x->aacc[i] = random_f32();
+	for (int m = 0; m < 16; m++) {
+		uint32_t v[3] = {random_f32(), random_f32(), random_f32()};
+		memcpy(&x->amp.acc[m], &v[0], 4);
+		memcpy(&x->amp.next[m], &v[1], 4);
+		memcpy(&x->amp.done[m], &v[2], 4);
+	}
+}
+
+/* Who runs the program: worker 0; workers 0 and 3 with a supervisor
+ * program, so that the idle skipping meets two running workers and a
+ * supervisor that issues in the free slots; all six workers, so that
+ * tile.c's run_fused issues a GEMM's fused bundles from every slot in
+ * turn (their loads and stores meet in the same memory). */
+typedef enum { RUN_ONE, RUN_PAIR, RUN_ALL } Runners;
+
+/* Everything a run may change, set from the same seed for every path. */
 static Tile *
-setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed, int pair)
+setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed,
+           Runners who)
 {
 	const Chip *c = t->chip;
 	uint64_t saved = rng;
@@ -343,29 +369,12 @@ setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed, int pair)
 	                     ? 0
 	                     : (below(8) << 16 | below(2) << 19 |
 	                        below(2) << 20 | (below(8) ? 0 : below(8)));
-	assert_int_equal(tile_start_worker(t, 0, c->mem_base, 0), 0);
-	Context *x = &t->ctx[1];
-	random_mregs(c, x->m);
-	for (int i = 0; i < 16; i++)
-		x->a[i] = random_aword();
-	x->prng[0] = rnd();
-	x->prng[1] = rnd() | 1;
-	for (int i = 0; i < CHIP_AACC; i++)
-		x->aacc[i] = random_f32();
-	for (int m = 0; m < 16; m++) {
-		uint32_t v[3] = {random_f32(), random_f32(), random_f32()};
-		memcpy(&x->amp.acc[m], &v[0], 4);
-		memcpy(&x->amp.next[m], &v[1], 4);
-		memcpy(&x->amp.done[m], &v[2], 4);
-	}
-	if (pair) {
-		assert_int_equal(tile_start_worker(t, 3, c->mem_base, 0), 0);
-		Context *y = &t->ctx[4];
-		random_mregs(c, y->m);
-		for (int i = 0; i < 16; i++)
-			y->a[i] = random_aword();
-		y->prng[0] = rnd();
-		y->prng[1] = rnd() | 1;
+	start_random_worker(t, 0);
+	if (who == RUN_ALL)
+		for (int w = 1; w < CHIP_WORKERS; w++)
+			start_random_worker(t, w);
+	if (who == RUN_PAIR) {
+		start_random_worker(t, 3);
 		/* and the supervisor beside them: pairs of a setzi and an
 		 * add that reads its result, so that it waits on its
 		 * pipeline (sup-dep) while the workers run; then br $lr */
@@ -389,9 +398,9 @@ setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed, int pair)
 
 static Tile *
 make_tile(const Chip *c, const uint32_t *prog, int nwords, uint64_t seed,
-          int pair)
+          Runners who)
 {
-	return setup_tile(tile_new(c, 0), prog, nwords, seed, pair);
+	return setup_tile(tile_new(c, 0), prog, nwords, seed, who);
 }
 
 /* The first difference between two tiles' complete state, or NULL. */
@@ -552,10 +561,14 @@ check_program(Style style, int issues, int index)
 	/* every timing profile in turn: the fast paths keep each one's
 	 * cycles (the rules' values are in the decode cache's costs) */
 	const Chip *chip = profile_chip((TimingBound)(index % 3));
+	/* every fourth AMP program on all six workers (at each profile) */
+	Runners who = style == STYLE_VEC                      ? RUN_PAIR
+	              : style == STYLE_AMP && index % 12 >= 9 ? RUN_ALL
+	                                                      : RUN_ONE;
 	Tile *t[3];
 	for (int p = 0; p < 3; p++) {
 		sim_path = paths[p];
-		t[p] = make_tile(chip, prog, n, seed, style == STYLE_VEC);
+		t[p] = make_tile(chip, prog, n, seed, who);
 		tile_run(t[p], 100000);
 	}
 	sim_path = SIM_FAST;
@@ -651,7 +664,7 @@ test_decode_arch(void **state)
 			Tile *t[2];
 			for (int p = 0; p < 2; p++) {
 				sim_path = p ? SIM_FAST : SIM_PLAIN;
-				t[p] = make_tile(c, prog, n, seed, 0);
+				t[p] = make_tile(c, prog, n, seed, RUN_ONE);
 				tile_run(t[p], 10000);
 			}
 			sim_path = SIM_FAST;
@@ -691,7 +704,7 @@ variant_tile(Tile *t, int v, const uint32_t *prog, int n, uint64_t seed,
              uint32_t word, int at)
 {
 	const Chip *c = t->chip;
-	setup_tile(t, prog, n, seed, 0);
+	setup_tile(t, prog, n, seed, RUN_ONE);
 	if (v == VAR_WORD)
 		assert_int_equal(
 		    tile_write(t, c->mem_base + 4u * (uint32_t)at, &word, 4),

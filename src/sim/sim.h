@@ -269,6 +269,9 @@ typedef struct {
  * ISSUE_* for the rules that depend on who issues it and on rpt state, so
  * that the next issue there runs without looking at them again. */
 enum { ISSUE_WORKER = 1, ISSUE_SUPERVISOR = 2, ISSUE_IN_RPT = 4 };
+/* a worker's fused bundle (pace != 0) allowed in an rpt body: tile.c's
+ * run_fused may issue it */
+enum { ISSUE_LOOP = 8 };
 typedef struct {
 	const DInsn *i0, *i1; /* main or only half; aux half or NULL */
 	/* what a worker runs for each half: its fast form, or NULL for a

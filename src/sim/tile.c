@@ -445,6 +445,8 @@ fused_shape(DIssue *u)
 			u->pace = (uint8_t)(paced[k].form + 1);
 			u->amp = (uint8_t)amp;
 		}
+	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
+		u->ok |= ISSUE_LOOP;
 }
 
 /* The shared store of decoded issues (SimCode, sim.h): an open-addressed
@@ -902,7 +904,8 @@ issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 /* A worker's issue when it is in the issue cache: what issue() does for
  * it, with the halves' fast forms (DIssue.work) and none of the
  * supervisor's rules. 0 if it is not cached, or not allowed there: then
- * issue() must run it. */
+ * issue() must run it; 2 if it ran as a fused bundle (run_fused may go
+ * on), else 1. */
 static inline int
 issue_cached_worker(Tile *t, int w)
 {
@@ -912,8 +915,8 @@ issue_cached_worker(Tile *t, int w)
 		return 0;
 	uint32_t next_pc = c->pc + u->len;
 	t->nacc = 0; /* a new bundle: no access yet (the fast checks ask) */
-	if (!(u->pace && issue_fused(t, c, u)) &&
-	    !issue_halves(t, c, w, u, &next_pc))
+	int fused = u->pace && issue_fused(t, c, u);
+	if (!fused && !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
 	if (u->turns > 1)
 		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
@@ -923,7 +926,58 @@ issue_cached_worker(Tile *t, int w)
 		next_pc = c->rpt_first;
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = next_pc;
-	return 1;
+	return fused ? 2 : 1;
+}
+
+/* The GEMM's steady state, entered after a fused bundle: from the next
+ * cycle on, while the slot's worker is ready at a fused bundle (ISSUE_LOOP:
+ * also allowed to a worker and in an rpt body), issue it as
+ * issue_cached_worker would, cycle by cycle in the same order. Only on a
+ * fast path (the caller checks). A marked word (a breakpoint or log mark of
+ * the observer, set between runs) ends the loop there, as does a write to
+ * code (it clears issue_at), a fault, any other issue and max_cycles; a
+ * watch makes the fused forms decline (mem_fast), so issue_halves'
+ * stores report to it. */
+static __attribute__((noinline)) void
+run_fused(Tile *t, uint64_t max_cycles)
+{
+	const uint32_t base = t->chip->mem_base;
+	const uint32_t lim = t->chip->exec_end - base;
+	const uint8_t *mark = t->obs ? t->obs->flag : NULL;
+	uint64_t cycle = t->cycle;
+	unsigned slot = (unsigned)(cycle % CHIP_SLOTS);
+	while (cycle < max_cycles) {
+		int w = t->slot_worker[slot];
+		Context *c = &t->ctx[w];
+		if (!w || c->state != CTXS_RUN || cycle < c->ready)
+			break;
+		uint32_t off = c->pc - base;
+		if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+			break;
+		const DIssue *u = t->issue_at[off / 4];
+		if (!u || !(u->ok & ISSUE_LOOP))
+			break;
+		uint32_t next_pc = c->pc + u->len;
+		t->nacc = 0;
+		if (!issue_fused(t, c, u)) {
+			t->cycle = cycle; /* a fault's report reads it */
+			if (!issue_halves(t, c, w, u, &next_pc)) {
+				cycle++;
+				break; /* faulted: tile_run reports it */
+			}
+		}
+		if (u->turns > 1)
+			c->ready =
+			    cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
+		t->bundles++;
+		t->worker_issues++;
+		if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
+			next_pc = c->rpt_first;
+		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
+		cycle++;
+		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+	}
+	t->cycle = cycle;
 }
 
 int
@@ -1108,9 +1162,12 @@ tile_run(Tile *t, uint64_t max_cycles)
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
 			if (t->cycle >= t->ctx[w].ready) {
-				if (!issue_cached_worker(t, w))
+				int r = issue_cached_worker(t, w);
+				if (!r)
 					issue(t, w);
 				t->cycle++;
+				if (r == 2)
+					run_fused(t, max_cycles);
 			} else if (sim_path == SIM_PLAIN) {
 				t->cycle++;
 			} else { /* waits (a multi-turn instruction): on to
