@@ -289,6 +289,20 @@ wide_ok(const Lowered *l, const Transfer *x, uint8_t *mark)
 	return ok;
 }
 
+/* The earliest start of x, 64-bit when `wide` (wide_ok) and it can go so
+ * (x->wide says which width it got), or UINT64_MAX. */
+static uint64_t
+start_of(const Lowered *l, Timeline *tl, Transfer *x, int wide)
+{
+	x->wide = (uint8_t)wide;
+	uint64_t t = earliest_start(l, tl, x);
+	if (t == UINT64_MAX && x->wide) { /* twice the items, 32-bit */
+		x->wide = 0;
+		t = earliest_start(l, tl, x);
+	}
+	return t;
+}
+
 static void
 free_timelines(Timeline *tl, uint32_t n)
 {
@@ -300,6 +314,56 @@ free_timelines(Timeline *tl, uint32_t n)
 	free(tl);
 }
 
+/* A step's transfers by sender: the senders in the order each first
+ * appears, and each one's transfers in step order, idx[first[t] ..
+ * first[t] + count[t]). */
+typedef struct {
+	uint32_t ns, *order, *count, *first, *idx;
+} Senders;
+
+static void
+senders_of(const Lowered *l, const Step *s, Senders *g)
+{
+	g->ns = 0;
+	g->count = xcalloc(l->tiles, sizeof *g->count);
+	g->order = xmalloc((size_t)l->tiles * sizeof *g->order);
+	g->first = xmalloc((size_t)l->tiles * sizeof *g->first);
+	g->idx = xmalloc((size_t)s->nxfer * sizeof *g->idx + 1);
+	for (int i = 0; i < s->nxfer; i++)
+		if (g->count[s->xfer[i].src_tile]++ == 0)
+			g->order[g->ns++] = s->xfer[i].src_tile;
+	uint32_t *fill = xcalloc(l->tiles, sizeof *fill), at = 0;
+	for (uint32_t k = 0; k < g->ns; k++) {
+		g->first[g->order[k]] = at;
+		at += g->count[g->order[k]];
+	}
+	for (int i = 0; i < s->nxfer; i++) {
+		uint32_t t = s->xfer[i].src_tile;
+		g->idx[g->first[t] + fill[t]++] = (uint32_t)i;
+	}
+	free(fill);
+}
+
+static void
+senders_free(Senders *g)
+{
+	free(g->order);
+	free(g->count);
+	free(g->first);
+	free(g->idx);
+}
+
+/* Put s's transfers in the order of `pick` (indices into s->xfer). */
+static void
+permute(Step *s, const uint32_t *pick)
+{
+	Transfer *out = xmalloc((size_t)s->nxfer * sizeof *out + 1);
+	for (int i = 0; i < s->nxfer; i++)
+		out[i] = s->xfer[pick[i]];
+	memcpy(s->xfer, out, (size_t)s->nxfer * sizeof *out);
+	free(out);
+}
+
 /* Order s's transfers round by round over the senders (in the order each
  * first appears), each sender's own order kept but rotated: the G senders
  * whose first transfer goes to the same tile start at q / G of the way
@@ -308,57 +372,160 @@ free_timelines(Timeline *tl, uint32_t n)
  * C block turned into whole rows has every column block's sender begin
  * with the same row's tile, and those sends queue one behind another
  * (SigLIP's scores before the softmax: 147,105 -> see docs/compiler.md). */
-static void
+static int
 interleave(const Lowered *l, Step *s)
 {
-	uint32_t ns = 0, *count = xcalloc(l->tiles, sizeof *count),
-	         *order = xmalloc((size_t)l->tiles * sizeof *order);
-	for (int i = 0; i < s->nxfer; i++)
-		if (count[s->xfer[i].src_tile]++ == 0)
-			order[ns++] = s->xfer[i].src_tile;
-	/* each sender's transfers, in step order: idx[first[t] ..] */
-	uint32_t *first = xmalloc((size_t)l->tiles * sizeof *first),
-	         *fill = xcalloc(l->tiles, sizeof *fill),
-	         *idx = xmalloc((size_t)s->nxfer * sizeof *idx), at = 0;
-	for (uint32_t k = 0; k < ns; k++) {
-		first[order[k]] = at;
-		at += count[order[k]];
-	}
-	for (int i = 0; i < s->nxfer; i++) {
-		uint32_t t = s->xfer[i].src_tile;
-		idx[first[t] + fill[t]++] = (uint32_t)i;
-	}
+	Senders g;
+	senders_of(l, s, &g);
 	/* rank of each sender among those sharing its first destination */
 	uint32_t *group = xcalloc(l->tiles, sizeof *group),
 	         *rank = xmalloc((size_t)l->tiles * sizeof *rank), most = 0;
-	for (uint32_t k = 0; k < ns; k++) {
-		uint32_t t = order[k];
-		uint32_t to = s->xfer[idx[first[t]]].dst_tile[0];
+	for (uint32_t k = 0; k < g.ns; k++) {
+		uint32_t t = g.order[k];
+		uint32_t to = s->xfer[g.idx[g.first[t]]].dst_tile[0];
 		rank[t] = group[to]++;
-		if (count[t] > most)
-			most = count[t];
+		if (g.count[t] > most)
+			most = g.count[t];
 	}
-	Transfer *out = xmalloc((size_t)s->nxfer * sizeof *out);
+	uint32_t *pick = xmalloc((size_t)s->nxfer * sizeof *pick + 1);
 	int n = 0;
 	for (uint32_t r = 0; r < most; r++)
-		for (uint32_t k = 0; k < ns; k++) {
-			uint32_t t = order[k], c = count[t];
+		for (uint32_t k = 0; k < g.ns; k++) {
+			uint32_t t = g.order[k], c = g.count[t];
 			if (r >= c)
 				continue;
-			uint32_t to = s->xfer[idx[first[t]]].dst_tile[0];
+			uint32_t to = s->xfer[g.idx[g.first[t]]].dst_tile[0];
 			uint32_t rot =
 			    (uint32_t)((uint64_t)rank[t] * c / group[to]);
-			out[n++] = s->xfer[idx[first[t] + (rot + r) % c]];
+			pick[n++] = g.idx[g.first[t] + (rot + r) % c];
 		}
-	memcpy(s->xfer, out, (size_t)s->nxfer * sizeof *out);
-	free(out);
+	permute(s, pick);
+	free(pick);
 	free(rank);
 	free(group);
-	free(idx);
-	free(fill);
-	free(first);
-	free(order);
-	free(count);
+	senders_free(&g);
+	return 0;
+}
+
+/* How far into each sender's list earliest_first looks. */
+enum { XS_WINDOW = 64 };
+
+/* A min-heap of senders keyed by a lower bound of their next start. */
+typedef struct {
+	uint64_t key;
+	uint32_t rank; /* the sender's place in Senders.order: ties */
+} Entry;
+
+static int
+entry_less(Entry a, Entry b)
+{
+	return a.key < b.key || (a.key == b.key && a.rank < b.rank);
+}
+
+static void
+heap_push(Entry *h, uint32_t *n, Entry e)
+{
+	uint32_t i = (*n)++;
+	for (; i > 0 && entry_less(e, h[(i - 1) / 2]); i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = e;
+}
+
+static Entry
+heap_pop(Entry *h, uint32_t *n)
+{
+	Entry top = h[0], e = h[--*n];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && entry_less(h[c + 1], h[c]))
+			c++;
+		if (!entry_less(h[c], e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+	return top;
+}
+
+/* Order s's transfers as list scheduling on the fly places them. Each
+ * sender looks at the first XS_WINDOW transfers left in its list and
+ * takes the one that can start earliest (ties: the earlier in its list).
+ * `global`: the transfer that starts earliest over all senders goes next
+ * (ties: the earlier sender); otherwise the sender that is free first
+ * takes its turn. The fixed orders leave a sender idle while the receiver
+ * it meets next is still busy, though another of its receivers is free:
+ * with windows of 64 words and routes of 18..164 cycles, a rotation's
+ * rounds drift apart (docs/compiler.md, "Exchange scheduling rules").
+ * The first way starves senders whose receivers others keep busy, the
+ * second fills gaps worse; each wins on some steps. 1 if some transfer
+ * has no start. */
+static int
+dynamic_order(const Lowered *l, Step *s, int global)
+{
+	Senders g;
+	senders_of(l, s, &g);
+	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
+	uint8_t *mark = xcalloc(l->tiles, 1);
+	uint32_t *head = xcalloc(l->tiles, sizeof *head),
+	         *pick = xmalloc((size_t)s->nxfer * sizeof *pick + 1), nh = 0;
+	Entry *h = xmalloc((size_t)g.ns * sizeof *h + 1);
+	uint8_t *wide = xmalloc((size_t)s->nxfer + 1);
+	for (int i = 0; i < s->nxfer; i++)
+		wide[i] = (uint8_t)wide_ok(l, &s->xfer[i], mark);
+	int n = 0, bad = 0;
+	for (uint32_t k = 0; k < g.ns; k++)
+		heap_push(h, &nh, (Entry){.key = 0, .rank = k});
+	while (nh && !bad) {
+		Entry e = heap_pop(h, &nh);
+		uint32_t t = g.order[e.rank], *list = g.idx + g.first[t];
+		uint32_t left = g.count[t] - head[t], best = 0;
+		uint64_t at = UINT64_MAX;
+		/* none starts before the key: the first that does is best */
+		for (uint32_t w = 0; w < left && w < XS_WINDOW && at > e.key;
+		     w++) {
+			uint32_t i = list[head[t] + w];
+			uint64_t v = start_of(l, tl, &s->xfer[i], wide[i]);
+			if (v < at) {
+				at = v;
+				best = w;
+			}
+		}
+		if (at == UINT64_MAX) {
+			bad = 1;
+			break;
+		}
+		if (global && at > e.key) { /* others may start earlier */
+			heap_push(h, &nh, (Entry){.key = at, .rank = e.rank});
+			continue;
+		}
+		/* take it out of the window, keeping the others' order */
+		uint32_t i = list[head[t] + best];
+		for (uint32_t w = head[t] + best; w > head[t]; w--)
+			list[w] = list[w - 1];
+		head[t]++;
+		Transfer *x = &s->xfer[i];
+		start_of(l, tl, x, wide[i]);
+		commit(l, tl, x, at);
+		pick[n++] = i;
+		if (head[t] < g.count[t])
+			heap_push(
+			    h, &nh,
+			    (Entry){.key = tl[t].send_end, .rank = e.rank});
+	}
+	if (!bad)
+		permute(s, pick);
+	free(wide);
+	free(h);
+	free(pick);
+	free(head);
+	free_timelines(tl, l->tiles);
+	free(mark);
+	senders_free(&g);
+	return bad;
 }
 
 static int
@@ -377,12 +544,7 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 			                "words",
 			                s->what, i, x->src_tile, x->words);
 		}
-		x->wide = (uint8_t)wide_ok(l, x, mark);
-		uint64_t t = earliest_start(l, tl, x);
-		if (t == UINT64_MAX && x->wide) { /* twice the items, 32-bit */
-			x->wide = 0;
-			t = earliest_start(l, tl, x);
-		}
+		uint64_t t = start_of(l, tl, x, wide_ok(l, x, mark));
 		if (t == UINT64_MAX) {
 			free_timelines(tl, l->tiles);
 			free(mark);
@@ -439,40 +601,90 @@ restore_controls(Step *s, const uint64_t *p)
 	}
 }
 
-/* A step's schedule in the order the lowering gave and interleaved,
- * keeping the shorter: interleaving cut SigLIP's scores-into-rows
- * exchange 34-fold but lengthens some GEMM chunk exchanges (a 4096^3 f16
- * GEMM by 11% overall), so neither order is always the better. */
+static int
+sender_first(const Lowered *l, Step *s)
+{
+	return dynamic_order(l, s, 0);
+}
+
+static int
+earliest_first(const Lowered *l, Step *s)
+{
+	return dynamic_order(l, s, 1);
+}
+
+/* A lower bound of a step's length after a schedule has set the widths:
+ * the busiest tile's sends, or its receive windows with their gaps, after
+ * the preamble. */
+static uint64_t
+step_bound(const Lowered *l, const Step *s)
+{
+	uint64_t *busy = xcalloc(2 * (size_t)l->tiles, sizeof *busy), most = 0;
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		uint64_t n = xfer_items(x);
+		busy[x->src_tile] += n;
+		for (uint32_t k = 0; k < x->ndst; k++)
+			busy[l->tiles + x->dst_tile[k]] += n + XS_RECV_GAP;
+	}
+	for (size_t t = 0; t < 2 * (size_t)l->tiles; t++)
+		if (busy[t] > most)
+			most = busy[t];
+	free(busy);
+	return XS_PREAMBLE + most;
+}
+
+/* A step's schedule in the order the lowering gave, interleaved, sender
+ * first and earliest first, keeping the shortest: interleaving cut
+ * SigLIP's scores-into-rows exchange 34-fold but lengthens some GEMM chunk
+ * exchanges (a 4096^3 f16 GEMM by 11% overall), and no order is always the
+ * best. The two built on the fly cost the most compile time: they are
+ * tried only when the better fixed order is more than the longest route
+ * past the bound. */
 static int
 schedule_step(const Lowered *l, Step *s, Diag *d)
 {
-	int r = schedule_order(l, s, d);
-	if (r) { /* the other order may still find a schedule */
-		interleave(l, s);
-		return schedule_order(l, s, d);
-	}
+	static int (*const reorder[])(const Lowered *, Step *) = {
+	    NULL, interleave, sender_first, earliest_first};
 	if (!s->nxfer) /* nothing to reorder: a GEMM superstep whose A is read
 	                  in place and whose B is local has no transfers */
-		return IPU_OK;
-	/* the first schedule: the transfers (their starts and widths) and
-	 * the controls in their shared arrays */
+		return schedule_order(l, s, d);
 	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
-	Transfer *kept = xmalloc(bytes + 1);
-	memcpy(kept, s->xfer, bytes);
-	uint64_t first = s->cycles, *ctl = save_controls(s);
-	interleave(l, s);
-	int moved = 0; /* each transfer owns its destination arrays */
-	for (int i = 0; i < s->nxfer && !moved; i++)
-		moved = kept[i].dst_tile != s->xfer[i].dst_tile;
-	Diag dd;
-	if (!moved || schedule_order(l, s, &dd) || s->cycles >= first) {
-		memcpy(s->xfer, kept, bytes);
+	Transfer *given = xmalloc(bytes), *best = xmalloc(bytes);
+	memcpy(given, s->xfer, bytes);
+	uint64_t cycles = UINT64_MAX, *ctl = NULL, good = 0;
+	for (size_t r = 0;
+	     r < sizeof reorder / sizeof *reorder && (r < 2 || cycles > good);
+	     r++) {
+		memcpy(s->xfer, given, bytes);
+		Diag dd;
+		if (reorder[r] && reorder[r](l, s))
+			continue;
+		int moved = !r; /* each transfer owns its destination arrays */
+		for (int i = 0; i < s->nxfer && !moved; i++)
+			moved = given[i].dst_tile != s->xfer[i].dst_tile;
+		if (!moved || schedule_order(l, s, r ? &dd : d) ||
+		    s->cycles >= cycles)
+			continue;
+		cycles = s->cycles;
+		if (!good)
+			good = step_bound(l, s) +
+			       chip_route_max_cycles(l->chip) +
+			       chip_rule(l->chip, TIMING_RECV_LAND);
+		memcpy(best, s->xfer, bytes);
+		free(ctl);
+		ctl = save_controls(s);
+	}
+	int found = ctl != NULL;
+	if (found) {
+		memcpy(s->xfer, best, bytes);
 		restore_controls(s, ctl);
-		s->cycles = first;
+		s->cycles = cycles;
 	}
 	free(ctl);
-	free(kept);
-	return IPU_OK;
+	free(best);
+	free(given);
+	return found ? IPU_OK : IPU_EINVAL;
 }
 
 int
