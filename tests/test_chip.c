@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../src/asm/asm.h"
+#include "../src/bench/tile_kernel.h"
 
 enum { SRC_BUF = 0x60000, DST_BUF = 0x62000 };
 
@@ -67,9 +68,7 @@ spmd(const char *text, uint32_t tiles, int threads)
 	ChipSim *cs = chipsim_new(&cfg);
 	for (uint32_t id = 0; id < tiles; id++) {
 		Tile *t = chipsim_tile(cs, id);
-		for (int i = 0; i < img.nseg; i++)
-			tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-			           img.seg[i].size);
+		tile_load_image(t, &img);
 		tile_start(t, img.entry);
 	}
 	img_free(&img);

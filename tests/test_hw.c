@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../src/asm/asm.h"
+#include "../src/bench/tile_kernel.h"
 #include "../src/rt/hw.h"
 #include "../src/sim/card.h"
 #include "support.h"
@@ -310,9 +311,7 @@ run_on_tile0(HwDev *d, const char *body, const char *sym, uint32_t *addr,
 	TileImage img;
 	assemble(src, &img);
 	Tile *t = chipsim_tile(chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
+	tile_load_image(t, &img);
 	tile_start(t, img.entry);
 	*addr = (uint32_t)img_symbol_addr(&img, sym);
 	img_free(&img);

@@ -396,9 +396,7 @@ run_case(EwOp op, DType in, DType out, int scale, const Shape *s)
 			}
 	Tile *t = tile_new(chip, 0);
 	const TileImage *img = image();
-	for (int i = 0; i < img->nseg; i++)
-		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
-		           img->seg[i].size);
+	tile_load_image(t, img);
 	tile_write(t, A_AT, mem, span);
 	uint64_t cycles = 0;
 	if (ew_tile_call(t, img, &c, ARGS, &cycles, &d))
@@ -567,9 +565,7 @@ run_transpose(DType t, uint32_t nseg, uint32_t rows, uint32_t cols,
 	const Chip *chip = next_chip();
 	Tile *tile = tile_new(chip, 0);
 	const TileImage *img = image();
-	for (int i = 0; i < img->nseg; i++)
-		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
-		           img->seg[i].size);
+	tile_load_image(tile, img);
 	tile_write(tile, A_AT, mem, span);
 	uint64_t cycles = 0;
 	if (ew_tile_call(tile, img, &c, ARGS, &cycles, &d))
@@ -759,9 +755,7 @@ test_gc200(void **state)
 	assert_int_equal(kernel_image(f8, 1, chip, &img, &d) < 0, 1);
 	assert_int_equal(kernel_image(plain, 1, chip, &img, &d), 0);
 	Tile *t = tile_new(chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
+	tile_load_image(t, &img);
 	float a[16], b[16], got[16];
 	for (int i = 0; i < 16; i++) {
 		a[i] = (float)i / 8;

@@ -37,9 +37,7 @@ check(const Chip *c, uint32_t vrows, uint32_t atoms, uint32_t rows)
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
+	tile_load_image(t, &img);
 	uint32_t row = atoms * 8, out = rows * row;
 	for (uint32_t v = 0; v < vrows; v++)
 		for (uint32_t i = 0; i < row; i++) {

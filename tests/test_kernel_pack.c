@@ -82,9 +82,7 @@ run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
 
 	Tile *tile = tile_new(chip, 0);
 	const TileImage *img = image(chip);
-	for (int i = 0; i < img->nseg; i++)
-		tile_write(tile, img->seg[i].addr, img->seg[i].bytes,
-		           img->seg[i].size);
+	tile_load_image(tile, img);
 	tile_write(tile, SRC_AT, mem, SPAN);
 	uint64_t cycles = 0;
 	if (pack_tile_call(tile, img, &c, ARGS, &cycles, &d))

@@ -260,9 +260,7 @@ run_case(RwOp op, DType type, const Block *bl)
 	const Chip *chip = profile_chip((TimingBound)(turn++ % 3));
 	Tile *t = tile_new(chip, 0);
 	const TileImage *img = image();
-	for (int i = 0; i < img->nseg; i++)
-		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
-		           img->seg[i].size);
+	tile_load_image(t, img);
 	tile_write(t, G_AT, mem, span);
 	uint64_t cycles = 0;
 	if (rw_tile_call(t, img, &c, ARGS, &cycles, &d))

@@ -45,9 +45,7 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
+	tile_load_image(t, &img);
 	/* segments apart in dst (a gap after each), back to back in each
 	 * source */
 	uint32_t es = f32 ? 4 : 2, n = atoms * 8 / es;

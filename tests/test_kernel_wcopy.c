@@ -32,9 +32,7 @@ check(const Chip *c, uint32_t atoms, uint32_t iterations)
 	Diag d;
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
+	tile_load_image(t, &img);
 	uint32_t slot = atoms * 8;
 	uint8_t *want = xmalloc(slot + 2 * GUARD),
 	        *got = xmalloc(slot + 2 * GUARD);

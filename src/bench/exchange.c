@@ -31,6 +31,7 @@
 
 #include "../asm/asm.h"
 #include "../sim/sim.h"
+#include "tile_kernel.h"
 
 enum {
 	SEND_MAX_WORDS = 64, /* send's count field: words-1 in 6 bits */
@@ -236,9 +237,7 @@ bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d)
 	res->latency_min = UINT32_MAX;
 	for (uint32_t id = 0; id < T; id++) {
 		Tile *t = chipsim_tile(cs, id);
-		for (int i = 0; i < img.nseg; i++)
-			tile_write(t, img.seg[i].addr, img.seg[i].bytes,
-			           img.seg[i].size);
+		tile_load_image(t, &img);
 		uint32_t p[4] = {dst_addr, src[id] == MUX_NONE ? 0 : words,
 		                 src[id], sends[id]};
 		tile_write(t, param, p, sizeof p);

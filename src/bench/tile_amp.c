@@ -20,6 +20,7 @@
 #include "../asm/asm.h"
 #include "../kernels/kernels.h"
 #include "../sim/sim.h"
+#include "tile_kernel.h"
 #include "../util/fp.h"
 
 enum {
@@ -224,9 +225,7 @@ amp_job_load(const AmpJob *j, const TileAmpResult *res, Tile *t)
 {
 	const DtypeInfo *dt = j->dt;
 	uint32_t rows = j->cfg.rows, prow = j->prow;
-	for (int i = 0; i < j->img.nseg; i++)
-		tile_write(t, j->img.seg[i].addr, j->img.seg[i].bytes,
-		           j->img.seg[i].size);
+	tile_load_image(t, &j->img);
 	tile_write(t, j->weights, j->cw, sizeof j->cw);
 	tile_write(t, j->in, res->in, rows * dt->k * dt->in_bytes);
 	tile_write(t, j->partials, res->partials, rows * prow);

@@ -10,6 +10,12 @@
 /* A kernel call's time limit: far beyond any call the tests make. */
 enum { CALL_MAX_CYCLES = 4000000000u };
 
+void
+tile_load_image(Tile *t, const TileImage *img)
+{
+	tile_load_image(t, img);
+}
+
 int
 tile_kernel_call(Tile *t, const TileImage *img, const TileKernelCall *c,
                  uint64_t *cycles, Diag *d)
@@ -148,9 +154,7 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	gemm_pack_c(gemm_c_elem_bytes(t), bm, bn, c, pc);
 
 	Tile *tile = tile_new(chip, 0);
-	for (int i = 0; i < img.nseg; i++)
-		tile_write(tile, img.seg[i].addr, img.seg[i].bytes,
-		           img.seg[i].size);
+	tile_load_image(tile, &img);
 	tile_write(tile, aa, pa, abytes);
 	tile_write(tile, bb, pb, bbytes);
 	tile_write(tile, cc, pc, cbytes);

@@ -27,6 +27,9 @@ typedef struct {
 	uint32_t args_bytes, args_at;
 } TileKernelCall;
 
+/* Write img's segments into t (a tile of img's chip). */
+void tile_load_image(Tile *t, const TileImage *img);
+
 /* Run the call on t, which holds img and the data, from the supervisor:
  * *cycles (if not NULL) gets its cycles from entry to return. IPU_EINVAL
  * if img has no such entry, IPU_ERANGE if the block is outside the tile,
