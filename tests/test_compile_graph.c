@@ -828,6 +828,23 @@ test_loop_input_output(void **state)
 	      8, 0x1p-18);
 }
 
+/* A GELU made before the loop whose one reader is the body's first cast
+ * to f8 (test_graph_diff_long, case seed 1012242): the GELU must not
+ * write that cast's result itself, which only iteration 0 would see
+ * (plan_gelu_fused_cast). Every f8 output within one step of f8. */
+static void
+test_loop_gelu_cast_carry(void **state)
+{
+	(void)state;
+	check("a loop whose carry is a GELU's cast to f8",
+	      "input x0 f16 [4, 16]\nt3 = gelu x0\n"
+	      "t4 = cast t3 f8_f143*2^1\nt5 = cast t4 f16\n"
+	      "t6 = cast t5 f8_f143*2^1\nt7 = cast t6 f16\n"
+	      "t8 = cast t7 f8_f143*2^1\nt9 = cast t8 f16\n"
+	      "output t9\nrepeat 3 t4 t5\n",
+	      12, 0.13);
+}
+
 /* `repeat` adds no meaning: a body of elementwise and row-wise ops (the
  * same arithmetic however it is placed) gives the same bits with and
  * without the repeat line, carried as either operand, its first input
@@ -1104,6 +1121,7 @@ main(void)
 	    cmocka_unit_test(test_loop_carry_second),
 	    cmocka_unit_test(test_loop_input_kept),
 	    cmocka_unit_test(test_loop_input_output),
+	    cmocka_unit_test(test_loop_gelu_cast_carry),
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),

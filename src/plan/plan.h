@@ -352,7 +352,8 @@ EwOp plan_unary_kernel(const Graph *g, const Op *op);
 /* The index in g->ops of the one cast to f8 that reads op's result, if op
  * is such a GELU (plan_gelu_in_f16) with no other reader: the GELU's
  * kernel writes the cast's f8 result (EW_GELU_H from f16 to f8) and the
- * cast aliases it (plan_op_aliases). Else -1. */
+ * cast aliases it (plan_op_aliases); both in the same iteration of the
+ * graph's repeat, or both outside it. Else -1. */
 int32_t plan_gelu_fused_cast(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
