@@ -13,7 +13,9 @@ enum { CALL_MAX_CYCLES = 4000000000u };
 void
 tile_load_image(Tile *t, const TileImage *img)
 {
-	tile_load_image(t, img);
+	for (int i = 0; i < img->nseg; i++)
+		tile_write(t, img->seg[i].addr, img->seg[i].bytes,
+		           img->seg[i].size);
 }
 
 int
