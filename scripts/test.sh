@@ -54,7 +54,8 @@ fuzz_one() {
 	# Seeds are copied so that new inputs never land in the source tree.
 	if [ -d "fuzz/corpus/$name" ]; then cp fuzz/corpus/"$name"/* "$work/$name/"; fi
 	local rc=0
-	"$f" -max_total_time=5 -seed=1 "$work/$name" >"$work/$name.log" 2>&1 || rc=$?
+	"$f" -max_total_time=5 -seed=1 -artifact_prefix="$work/$name-" \
+		"$work/$name" >"$work/$name.log" 2>&1 || rc=$?
 	echo "$rc" >"$work/$name.rc"
 }
 for f in build-fuzz/fuzz/fuzz_*; do
@@ -70,7 +71,16 @@ for f in build-fuzz/fuzz/fuzz_*; do
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
+		# the sanitizer's report and the input that caused it
 		echo "$name failed:"
+		grep -A 30 -m 1 '^==[0-9]*==ERROR\|runtime error' \
+			"$work/$name.log" || true
+		for crash in "$work/$name"-*; do
+			[ -f "$crash" ] || continue
+			echo "input $crash (base64):"
+			base64 "$crash" | head -c 4000
+			echo
+		done
 	fi
 	tail -n 1 "$work/$name.log"
 done

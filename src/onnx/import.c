@@ -51,7 +51,8 @@ typedef struct {
 	OnnxDType dt;
 	ElemType act; /* activations and non-matmul weights */
 	Graph *g;
-	Value *val;
+	Value **val; /* each its own allocation: pointers to values stay
+	              * valid while later ones are defined */
 	int nval, capval;
 	int32_t *index; /* open addressing: value + 1; 0 empty */
 	int index_cap;
@@ -81,8 +82,8 @@ find(Imp *im, const char *name)
 		int32_t k = im->index[h & (uint64_t)(im->index_cap - 1)];
 		if (!k)
 			return NULL;
-		if (!strcmp(im->val[k - 1].name, name))
-			return &im->val[k - 1];
+		if (!strcmp(im->val[k - 1]->name, name))
+			return im->val[k - 1];
 	}
 }
 
@@ -95,7 +96,7 @@ reindex(Imp *im)
 		im->index_cap *= 2;
 	im->index = xcalloc((size_t)im->index_cap, sizeof *im->index);
 	for (int i = 0; i < im->nval; i++)
-		for (uint64_t h = name_hash(im->val[i].name);; h++) {
+		for (uint64_t h = name_hash(im->val[i]->name);; h++) {
 			int32_t *slot =
 			    &im->index[h & (uint64_t)(im->index_cap - 1)];
 			if (!*slot) {
@@ -119,8 +120,7 @@ define(Imp *im, const char *name, VKind kind, int node, Diag *d)
 		return NULL;
 	}
 	GROW(im->val, im->nval, im->capval);
-	Value *v = &im->val[im->nval++];
-	memset(v, 0, sizeof *v);
+	Value *v = im->val[im->nval++] = xcalloc(1, sizeof *v);
 	v->name = name;
 	v->kind = kind;
 	v->node = node;
@@ -2842,8 +2842,10 @@ onnx_import(const uint8_t *data, size_t len, const char *file, OnnxDType t,
 	} else {
 		onnx_model_free(m);
 	}
-	for (int i = 0; i < im.nval; i++)
-		host_tensor_free(&im.val[i].h);
+	for (int i = 0; i < im.nval; i++) {
+		host_tensor_free(&im.val[i]->h);
+		free(im.val[i]);
+	}
 	for (int i = 0; i < im.nw; i++)
 		free(im.wval[i]);
 	free(im.wid);
