@@ -8,6 +8,7 @@
  */
 #include "support.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,15 +219,16 @@ pack(const Model *md, size_t *len)
 	return b;
 }
 
-/* Import md; returns the error text ("" on success, *out set). */
+/* Import md in type t; returns the error text ("" on success, *out
+ * set). */
 static const char *
-import(const Model *md, OnnxModel **out)
+import_as(const Model *md, OnnxDType t, OnnxModel **out)
 {
 	static Diag d;
 	size_t len;
 	uint8_t *b = pack(md, &len);
 	OnnxModel *m = NULL;
-	int e = onnx_import(b, len, "t.onnx", ONNX_F32, &m, &d);
+	int e = onnx_import(b, len, "t.onnx", t, &m, &d);
 	free(b);
 	if (out)
 		*out = m;
@@ -238,6 +240,12 @@ import(const Model *md, OnnxModel **out)
 		return buf;
 	}
 	return "";
+}
+
+static const char *
+import(const Model *md, OnnxModel **out)
+{
+	return import_as(md, ONNX_F32, out);
 }
 
 static void
@@ -774,6 +782,43 @@ test_mask(void **state)
 	expect_error(&md, "node 'lookup' (Gather)", "reshaped model input");
 }
 
+/* good_model's bias with float32's lowest value (PyTorch's mask constant
+ * finfo.min), 1e5 and -inf: as an f16 weight the finite ones are clamped
+ * to +-65504 (as f16 they would be infinite, and 0 x inf NaN), with a
+ * note; -inf stays; in f32 they are as given. */
+static void
+test_clamp(void **state)
+{
+	(void)state;
+	static const float big[] = {-FLT_MAX, 1e5f, -INFINITY};
+	for (int f16 = 0; f16 < 2; f16++) {
+		Model md;
+		good_model(&md);
+		md.init[1] = floats("b", 1, BD, big, 3);
+		OnnxModel *m;
+		assert_string_equal(
+		    import_as(&md, f16 ? ONNX_F16 : ONNX_F32, &m), "");
+		const float *b = NULL;
+		for (int w = 0; w < m->nweights; w++)
+			if (!strcmp(graph_tensor(m->g, m->weight_id[w])->name,
+			            "b"))
+				b = m->weight_value[w];
+		assert_non_null(b);
+		assert_true(b[0] == (f16 ? -65504.0f : -FLT_MAX));
+		assert_true(b[1] == (f16 ? 65504.0f : 1e5f));
+		assert_true(b[2] == -INFINITY);
+		if (f16)
+			assert_non_null(strstr(m->notes, "2 constants beyond "
+			                                 "f16's range clamped "
+			                                 "to +-65504 (the "
+			                                 "first in b)"));
+		else
+			assert_string_equal(m->notes, "");
+		onnx_model_free(m);
+		arena_free();
+	}
+}
+
 /* What the fuzz target found: nodes without an op, a Reshape without its
  * shape input. */
 static void
@@ -809,6 +854,7 @@ main(void)
 	    cmocka_unit_test(test_maxpool),
 	    cmocka_unit_test(test_lookup),
 	    cmocka_unit_test(test_mask),
+	    cmocka_unit_test(test_clamp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,14 +98,16 @@ class Bert(torch.nn.Module):
 
 class MaskedBert(Bert):
     """The encoder with the attention mask as a second int64 input [B, S],
-    its bias (1 - mask) * -10000 added to the scores [B, H, S, S] as
-    [B, 1, 1, S] (BERT's original constant: finfo.min is -inf in f16)."""
+    its bias (1 - mask) * finfo(float32).min added to the scores [B, H, S,
+    S] as [B, 1, 1, S], as Hugging Face writes it (the constant, infinite
+    in f16, is clamped to f16's range by the import)."""
 
     def forward(s, ids, mask):
         B, S = ids.shape
         pos = torch.arange(S).unsqueeze(0).expand(B, S)
         x = s.ln(s.tok(ids) + s.pos(pos) + s.typ(torch.zeros_like(ids)))
-        bias = (1.0 - mask[:, None, None, :].to(torch.float32)) * -10000.0
+        bias = ((1.0 - mask[:, None, None, :].to(torch.float32)) *
+                torch.finfo(torch.float32).min)
         for l in s.layers:
             x = l(x, bias)
         return x
@@ -367,6 +369,7 @@ class Models(Checked, unittest.TestCase):
                   file=sys.stderr)
             self.assertGreaterEqual(cosine(y, ref), bound)
             self.assertLess(np.abs(y - ref).max(), part * moved)
+            self.assertEqual("clamped" in c.notes, dtype == "f16")
             with self.assertRaisesRegex(ipu.IpuError, "element 3 is 0.5"):
                 c.run(ids=ids.numpy(), mask=np.where(
                     np.arange(16).reshape(2, 8) == 3, 0.5, mask.numpy()))

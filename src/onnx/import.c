@@ -62,7 +62,9 @@ typedef struct {
 	int32_t *wid;
 	float **wval;
 	int nw, capw;
-	int erf_gelu; /* an Erf GELU was mapped to the IR's tanh form */
+	int erf_gelu;         /* an Erf GELU was mapped to the IR's tanh form */
+	int64_t clamped;      /* constants clamped to f16's range */
+	char clamped_in[128]; /* the first weight holding one */
 } Imp;
 
 /* ---- values ------------------------------------------------------------ */
@@ -188,6 +190,13 @@ ir_shape(const Onnx__NodeProto *n, int rank, const int64_t *dim, Shape *s,
 	return IPU_OK;
 }
 
+/* The largest finite value of an activation type. */
+static double
+act_max(DType t)
+{
+	return t == DT_F16 ? fp_f16_to_f64(FP16_MAX) : FLT_MAX;
+}
+
 static int
 add_weight_values(Imp *im, int32_t id, const Host *h, double mul)
 {
@@ -197,9 +206,25 @@ add_weight_values(Imp *im, int32_t id, const Host *h, double mul)
 		im->wval =
 		    xrealloc(im->wval, (size_t)im->capw * sizeof *im->wval);
 	}
+	/* A finite constant beyond f16's range would be infinite as an f16
+	 * weight, and 0 x inf is NaN: PyTorch's attention masks, (1 - m) x
+	 * finfo(float32).min, would give NaN where a token is kept. It is
+	 * clamped to f16's largest finite value instead (infinities stay:
+	 * they are the model's own). f8 saturates as it is encoded, f32
+	 * holds what folding rounded to float. */
+	const Tensor *t = graph_tensor(im->g, id);
+	double top = t->elem.dtype == DT_F16 ? act_max(DT_F16) : INFINITY;
 	float *v = xmalloc((size_t)h->n * sizeof *v);
-	for (int64_t i = 0; i < h->n; i++)
-		v[i] = (float)(h->v[i] * mul);
+	for (int64_t i = 0; i < h->n; i++) {
+		double x = h->v[i] * mul;
+		if (isfinite(x) && fabs(x) > top) {
+			x = copysign(top, x);
+			if (!im->clamped++)
+				snprintf(im->clamped_in, sizeof im->clamped_in,
+				         "%s", t->name);
+		}
+		v[i] = (float)x;
+	}
 	im->wid[im->nw] = id;
 	im->wval[im->nw++] = v;
 	return IPU_OK;
@@ -1604,7 +1629,7 @@ emit_maxpool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 		                  "are supported");
 	int32_t tap[TAPS_MAX];
 	int64_t ohw[2], dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1];
-	double low = im->act.dtype == DT_F32 ? -FLT_MAX : -65504.0;
+	double low = -act_max(im->act.dtype);
 	if ((e = emit_taps(im, n, x, ks, st, pads, low, tap, ohw, dim, d)))
 		return e;
 	int32_t m = tap[0];
@@ -2838,6 +2863,14 @@ onnx_import(const uint8_t *data, size_t len, const char *file, OnnxDType t,
 			    m->notes, sizeof m->notes,
 			    "GELU (erf) computed as the IR's tanh "
 			    "approximation (they differ by at most 4.7e-4)");
+		if (im.clamped) {
+			size_t k = strlen(m->notes);
+			snprintf(m->notes + k, sizeof m->notes - k,
+			         "%s%lld constants beyond f16's range clamped "
+			         "to +-65504 (the first in %.60s)",
+			         k ? "; " : "", (long long)im.clamped,
+			         im.clamped_in);
+		}
 		*out = m;
 	} else {
 		onnx_model_free(m);
