@@ -121,6 +121,17 @@ node(const char *op, const char *name, const char *const *ins,
 	return n;
 }
 
+/* a appended to n's attributes */
+static void
+add_attr(Onnx__NodeProto *n, Onnx__AttributeProto *a)
+{
+	Onnx__AttributeProto **was = n->attribute;
+	n->attribute = alloc((n->n_attribute + 1) * sizeof *n->attribute);
+	for (size_t i = 0; i < n->n_attribute; i++)
+		n->attribute[i] = was[i];
+	n->attribute[n->n_attribute++] = a;
+}
+
 static void
 int_attr(Onnx__NodeProto *n, const char *name, int64_t v)
 {
@@ -131,9 +142,21 @@ int_attr(Onnx__NodeProto *n, const char *name, int64_t v)
 	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
 	a->has_i = 1;
 	a->i = v;
-	n->attribute = alloc(sizeof *n->attribute);
-	n->attribute[0] = a;
-	n->n_attribute = 1;
+	add_attr(n, a);
+}
+
+static void
+str_attr(Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *a = alloc(sizeof *a);
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+	a->has_s = 1;
+	a->s.len = strlen(v);
+	a->s.data = (uint8_t *)v;
+	add_attr(n, a);
 }
 
 typedef struct {
@@ -430,11 +453,7 @@ ints_attr(Onnx__NodeProto *n, const char *name, const int64_t *v, size_t cnt)
 	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
 	a->n_ints = cnt;
 	a->ints = (int64_t *)v;
-	Onnx__AttributeProto **was = n->attribute;
-	n->attribute = alloc((n->n_attribute + 1) * sizeof *n->attribute);
-	for (size_t i = 0; i < n->n_attribute; i++)
-		n->attribute[i] = was[i];
-	n->attribute[n->n_attribute++] = a;
+	add_attr(n, a);
 }
 
 /* x [1, 2, 4, 4] -> Conv (2 x 2 kernel, stride 2, bias) -> ReduceMean
@@ -462,7 +481,7 @@ conv_model(Model *md)
 	ints_attr(cv, "kernel_shape", TWO2, 2);
 	ints_attr(cv, "strides", TWO2, 2);
 	Onnx__NodeProto *mn = node("ReduceMean", "mean", mn_in, mn_out);
-	int_attr(mn, "keepdims", 0); /* first: int_attr sets the only one */
+	int_attr(mn, "keepdims", 0);
 	ints_attr(mn, "axes", AXES23, 2);
 	md->node[0] = cv;
 	md->node[1] = mn;
@@ -535,16 +554,12 @@ test_conv_mean(void **state)
 		onnx_model_free(m);
 		arena_free();
 	}
-	/* dilation is refused with the node named */
-	conv_model(&md);
-	ints_attr(md.node[0], "dilations", TWO2, 2);
-	expect_error(&md, "node 'conv' (Conv)", "dilations other than 1");
 }
 
 /* x [1, 2, 5, 5] -> MaxPool (3 x 3, stride 2, pads 1) -> y [1, 2, 3, 3]
  * (ResNet's stem pooling; the edge windows partly outside), interpreted
  * against the windows' maxima by hand; an attribute `what` set to 1
- * first (ceil_mode, storage_order: refused). */
+ * (storage_order: refused). */
 static const int64_t PXD[] = {1, 2, 5, 5}, PYD[] = {1, 2, 3, 3},
                      THREE2[] = {3, 3};
 
@@ -556,7 +571,7 @@ maxpool_model(Model *md, const char *what)
 	static const char *const mp_out[] = {"y", NULL};
 	Onnx__NodeProto *mp = node("MaxPool", "pool", mp_in, mp_out);
 	if (what)
-		int_attr(mp, what, 1); /* first: int_attr sets the only one */
+		int_attr(mp, what, 1);
 	ints_attr(mp, "kernel_shape", THREE2, 2);
 	ints_attr(mp, "strides", TWO2, 2);
 	ints_attr(mp, "pads", PADS1, 4);
@@ -604,10 +619,241 @@ test_maxpool(void **state)
 	interp_free(&in, m->g);
 	onnx_model_free(m);
 	arena_free();
-	maxpool_model(&md, "ceil_mode");
-	expect_error(&md, "node 'pool' (MaxPool)", "ceil_mode 1 is not");
 	maxpool_model(&md, "storage_order");
-	expect_error(&md, "node 'pool' (MaxPool)", "storage_order 1");
+	expect_error(&md, "node 'pool' (MaxPool)", "attribute storage_order 1");
+}
+
+/* One 2-D window op (Conv, MaxPool, AveragePool; pre: a Pad of zeros
+ * around the image first), checked through tests/interp.c against loops
+ * over the windows here that follow ONNX's definitions. */
+typedef struct {
+	const char *op;
+	int64_t x[4], k[2], s[2], dl[2], pads[4], pre[4];
+	int64_t O, group, ceil, inc; /* Conv's O, group; pooling's modes */
+} Win2;
+
+/* The output size along axis a (ONNX's, PyTorch's ceil_mode rule). */
+static int64_t
+win2_out(const Win2 *c, int a, int64_t L)
+{
+	int64_t span = L + c->pads[a] + c->pads[a + 2] -
+	               c->dl[a] * (c->k[a] - 1) - 1,
+	        o = (c->ceil ? span + c->s[a] - 1 : span) / c->s[a] + 1;
+	return c->ceil && (o - 1) * c->s[a] >= L + c->pads[a] ? o - 1 : o;
+}
+
+static Onnx__NodeProto *
+win2_node(const Win2 *c, const char *in)
+{
+	const char **ins = alloc(4 * sizeof *ins),
+	           **outs = alloc(2 * sizeof *outs);
+	ins[0] = in;
+	ins[1] = c->O ? "CW" : NULL;
+	ins[2] = c->O ? "CB" : NULL;
+	outs[0] = "y";
+	Onnx__NodeProto *n = node(c->op, "win", ins, outs);
+	if (c->group != 1)
+		int_attr(n, "group", c->group);
+	if (c->ceil)
+		int_attr(n, "ceil_mode", 1);
+	if (c->inc)
+		int_attr(n, "count_include_pad", 1);
+	ints_attr(n, "kernel_shape", c->k, 2);
+	ints_attr(n, "strides", c->s, 2);
+	ints_attr(n, "dilations", c->dl, 2);
+	ints_attr(n, "pads", c->pads, 4);
+	return n;
+}
+
+/* md for case c; w, b its Conv weight and bias; yd its output dims. */
+static void
+win2_model(Model *md, const Win2 *c, float *w, float *b, int64_t *yd)
+{
+	good_model(md);
+	int64_t L[2] = {c->x[2] + c->pre[0] + c->pre[2],
+	                c->x[3] + c->pre[1] + c->pre[3]};
+	yd[0] = c->x[0];
+	yd[1] = c->O ? c->O : c->x[1];
+	yd[2] = win2_out(c, 0, L[0]);
+	yd[3] = win2_out(c, 1, L[1]);
+	int k = 0;
+	if (c->pre[0] || c->pre[1] || c->pre[2] || c->pre[3]) {
+		static const char *const pd_in[] = {"x", "pp", NULL};
+		static const char *const pd_out[] = {"xp", NULL};
+		md->node[k++] = node("Pad", "pad", pd_in, pd_out);
+		int64_t *pp = alloc(8 * sizeof *pp);
+		pp[2] = c->pre[0], pp[3] = c->pre[1];
+		pp[6] = c->pre[2], pp[7] = c->pre[3];
+		md->init[md->g.n_initializer = 0] = ints("pp", pp, 8);
+		md->g.n_initializer = 1;
+	} else {
+		md->g.n_initializer = 0;
+	}
+	md->node[k] = win2_node(c, k ? "xp" : "x");
+	md->g.n_node = (size_t)k + 1;
+	if (c->O) {
+		int64_t *wd = alloc(4 * sizeof *wd), *bd = alloc(sizeof *bd);
+		wd[0] = c->O, wd[1] = c->x[1] / c->group;
+		wd[2] = c->k[0], wd[3] = c->k[1];
+		*bd = c->O;
+		size_t nw = (size_t)(wd[0] * wd[1] * wd[2] * wd[3]);
+		for (size_t i = 0; i < nw; i++)
+			w[i] = (float)((int)(i * 7 % 11) - 5) / 4;
+		for (int64_t o = 0; o < c->O; o++)
+			b[o] = (float)(o % 3) / 2 - 0.5f;
+		md->init[md->g.n_initializer++] = floats("CW", 4, wd, w, nw);
+		md->init[md->g.n_initializer++] =
+		    floats("CB", 1, bd, b, (size_t)c->O);
+	}
+	md->in[0] = vinfo("x", 4, c->x, NULL);
+	md->out[0] = vinfo("y", 4, yd, NULL);
+}
+
+/* The reference: x zero-padded by pre, then the op by its definition. */
+static long double
+win2_ref(const Win2 *c, const long double *x, const float *w, const float *b,
+         int64_t n, int64_t o, int64_t i, int64_t j)
+{
+	int64_t H = c->x[2], W = c->x[3], C = c->x[1],
+	        Hp = H + c->pre[0] + c->pre[2], Wp = W + c->pre[1] + c->pre[3];
+	int64_t cg = C / c->group, og = c->O / c->group;
+	long double acc = c->O                        ? b[o]
+	                  : !strcmp(c->op, "MaxPool") ? -INFINITY
+	                                              : 0;
+	int64_t cnt = 0, c0 = c->O ? o / og * cg : o,
+	        c1 = c->O ? c0 + cg : o + 1;
+	for (int64_t ch = c0; ch < c1; ch++)
+		for (int64_t a = 0; a < c->k[0]; a++)
+			for (int64_t e = 0; e < c->k[1]; e++) {
+				int64_t r = i * c->s[0] + a * c->dl[0] -
+				            c->pads[0],
+				        q = j * c->s[1] + e * c->dl[1] -
+				            c->pads[1];
+				int in = r >= 0 && r < Hp && q >= 0 && q < Wp;
+				cnt += c->inc ? r < Hp + c->pads[2] &&
+				                    q < Wp + c->pads[3]
+				              : in;
+				if (!in)
+					continue;
+				r -= c->pre[0], q -= c->pre[1];
+				long double v =
+				    r >= 0 && r < H && q >= 0 && q < W
+				        ? x[((n * C + ch) * H + r) * W + q]
+				        : 0;
+				if (c->O)
+					acc += w[((o * cg + ch - c0) * c->k[0] +
+					          a) *
+					             c->k[1] +
+					         e] *
+					       v;
+				else if (!strcmp(c->op, "MaxPool"))
+					acc = v > acc ? v : acc;
+				else
+					acc += v;
+			}
+	return !strcmp(c->op, "AveragePool") ? acc / cnt : acc;
+}
+
+static void
+test_windows(void **state)
+{
+	(void)state;
+	/* op, x, kernel, strides, dilations, pads, Pad's, O, group, ceil_mode,
+	 * count_include_pad */
+	/* clang-format off */
+	static const Win2 cases[] = {
+	    /* dilated convolutions */
+	    {"Conv", {1, 2, 7, 7}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}, {0}, 3, 1, 0, 0},
+	    {"Conv", {1, 3, 6, 5}, {2, 3}, {2, 1}, {2, 1}, {1, 0, 0, 1}, {0}, 2, 1, 0, 0},
+	    /* groups: 2 of 2 channels, depthwise, and the patch product */
+	    {"Conv", {1, 4, 5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0}, 6, 2, 0, 0},
+	    {"Conv", {2, 3, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {0}, 3, 3, 0, 0},
+	    {"Conv", {1, 4, 4, 4}, {2, 2}, {2, 2}, {1, 1}, {0}, {0}, 2, 2, 0, 0},
+	    /* a Pad of zeros before a Conv */
+	    {"Conv", {1, 2, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {0}, {1, 0, 1, 2}, 2, 1, 0, 0},
+	    /* MaxPool: ceil_mode (its last window dropped when it would start
+	     * in the padding), dilations */
+	    {"MaxPool", {1, 2, 6, 6}, {3, 3}, {2, 2}, {1, 1}, {0}, {0}, 0, 1, 1, 0},
+	    {"MaxPool", {1, 1, 5, 5}, {2, 2}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0}, 0, 1, 1, 0},
+	    {"MaxPool", {1, 2, 7, 7}, {2, 2}, {1, 1}, {2, 2}, {1, 1, 1, 1}, {0}, 0, 1, 0, 0},
+	    /* AveragePool: padded (count_include_pad both ways), ceil_mode,
+	     * overlapping, after a Pad of zeros (PyTorch's count_include_pad) */
+	    {"AveragePool", {1, 2, 5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0}, 0, 1, 0, 0},
+	    {"AveragePool", {1, 2, 5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0}, 0, 1, 0, 1},
+	    {"AveragePool", {1, 1, 6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0}, 0, 1, 1, 1},
+	    {"AveragePool", {1, 1, 6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0}, 0, 1, 1, 0},
+	    {"AveragePool", {2, 3, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}, 0, 1, 0, 0},
+	    {"AveragePool", {1, 2, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {0}, {1, 1, 1, 1}, 0, 1, 0, 0},
+	};
+	/* clang-format on */
+	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+		const Win2 *c = &cases[ci];
+		Model md;
+		float w[256], b[8];
+		int64_t yd[4];
+		win2_model(&md, c, w, b, yd);
+		OnnxModel *m;
+		const char *msg = import(&md, &m);
+		if (msg[0])
+			fail_msg("case %zu: %s", ci, msg);
+		Interp in;
+		interp_init(&in, m->g);
+		int64_t nx = c->x[0] * c->x[1] * c->x[2] * c->x[3];
+		long double *x = xcalloc((size_t)nx, sizeof *x);
+		for (int64_t i = 0; i < nx; i++)
+			x[i] = (long double)((i * 17) % 23 - 11) / 4;
+		in.val[m->inputs[0].id] = x;
+		interp_set_weights(&in, m);
+		interp_run(m->g, &in);
+		const long double *y = in.val[m->outputs[0].id];
+		for (int64_t n = 0; n < yd[0]; n++)
+			for (int64_t o = 0; o < yd[1]; o++)
+				for (int64_t i = 0; i < yd[2]; i++)
+					for (int64_t j = 0; j < yd[3]; j++) {
+						long double
+						    want = win2_ref(c, x, w, b,
+						                    n, o, i, j),
+						    got = y[((n * yd[1] + o) *
+						                 yd[2] +
+						             i) *
+						                yd[3] +
+						            j];
+						if (fabsl(got - want) > 1e-6L)
+							fail_msg(
+							    "case %zu: y[%lld, "
+							    "%lld, %lld, %lld] "
+							    "%Lg, want %Lg",
+							    ci, (long long)n,
+							    (long long)o,
+							    (long long)i,
+							    (long long)j, got,
+							    want);
+					}
+		interp_free(&in, m->g);
+		onnx_model_free(m);
+		arena_free();
+	}
+	/* refused, naming the attribute or input */
+	/* clang-format off */
+	static const Win2 bad_group = {"Conv", {1, 2, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}, 4, 4, 0, 0},
+	    empty_window = {"MaxPool", {1, 1, 4, 4}, {2, 2}, {1, 1}, {1, 1}, {2, 2, 2, 2}, {0}, 0, 1, 0, 0},
+	    max_after_pad = {"MaxPool", {1, 1, 4, 4}, {2, 2}, {1, 1}, {1, 1}, {0}, {1, 1, 1, 1}, 0, 1, 0, 0},
+	    big_kernel = {"AveragePool", {1, 1, 12, 12}, {9, 9}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {0}, 0, 1, 0, 0};
+	/* clang-format on */
+	float w[256], b[8];
+	int64_t yd[4];
+	Model md;
+	win2_model(&md, &bad_group, w, b, yd);
+	expect_error(&md, "node 'win' (Conv)", "attribute group 4");
+	win2_model(&md, &empty_window, w, b, yd);
+	expect_error(&md, "node 'win' (MaxPool)", "attribute pads: window 0");
+	win2_model(&md, &max_after_pad, w, b, yd);
+	expect_error(&md, "node 'pad' (Pad)", "attribute mode, inputs pads");
+	win2_model(&md, &big_kernel, w, b, yd);
+	expect_error(&md, "node 'win' (AveragePool)", "attribute kernel_shape");
+	win2_model(&md, &cases[6], w, b, yd);
+	str_attr(md.node[0], "auto_pad", "SAME_UPPER");
+	expect_error(&md, "node 'win' (MaxPool)", "attribute auto_pad");
 }
 
 /* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:
@@ -855,6 +1101,7 @@ main(void)
 	    cmocka_unit_test(test_lookup),
 	    cmocka_unit_test(test_mask),
 	    cmocka_unit_test(test_clamp),
+	    cmocka_unit_test(test_windows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

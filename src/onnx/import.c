@@ -33,16 +33,19 @@ typedef enum { V_HOST, V_TENSOR, V_DEFER } VKind;
 typedef struct {
 	const char *name;
 	VKind kind;
-	Host h;        /* V_HOST */
-	int32_t id;    /* V_TENSOR: the IR tensor */
-	int onnx_rank; /* V_TENSOR: its ONNX rank (the IR's is >= 1) */
-	int32_t w[2];  /* V_HOST: its IR weight, activation / f8 type */
-	int node;      /* the producing node, -1 for inputs, initializers */
-	int ints;      /* an integer model input (f32 in the IR), or 2: one
-	                  reshaped (a mask before its Cast) */
-	int64_t range; /* ints: Gather rows it indexes (the fewest) */
-	int wide;      /* held in f32 though activations are f16 (below) */
-	int blame;     /* V_DEFER: the node with no IR operator */
+	Host h;         /* V_HOST */
+	int32_t id;     /* V_TENSOR: the IR tensor */
+	int onnx_rank;  /* V_TENSOR: its ONNX rank (the IR's is >= 1) */
+	int32_t w[2];   /* V_HOST: its IR weight, activation / f8 type */
+	int node;       /* the producing node, -1 for inputs, initializers */
+	int ints;       /* an integer model input (f32 in the IR), or 2: one
+	                   reshaped (a mask before its Cast) */
+	int64_t range;  /* ints: Gather rows it indexes (the fewest) */
+	int wide;       /* held in f32 though activations are f16 (below) */
+	int blame;      /* V_DEFER: the node with no IR operator */
+	int64_t pad[4]; /* V_TENSOR: zeros around its spatial axes (h, w
+	                   begin; h, w end), a Pad the Conv or AveragePool
+	                   reading it applies */
 } Value;
 
 typedef struct {
@@ -1394,61 +1397,122 @@ emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 	return emit_mean_axes(im, n, ni, x, red, keep != 0, d);
 }
 
-/* GlobalAveragePool: the mean over the spatial axes, kept as 1s.
- * AveragePool with strides equal to its kernel and no padding (the
- * windows tile the image): the image [N, C, H, W] viewed as
- * [N, C, H/kh, kh, W/kw, kw], the mean over the kh and kw axes. */
-static int
-emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+/* A 2-D pooling or convolution window: kernel k, strides s, dilations dl,
+ * ONNX pads (h, w begin; h, w end), ceil_mode; o the output size. */
+typedef struct {
+	int64_t k[2], s[2], dl[2], pads[4], o[2];
+	int ceil;
+} Win;
+
+/* The output size along spatial axis a of an image of L elements: ONNX's
+ * (and PyTorch's) floor or ceiling, a ceil_mode window that would start
+ * in the end padding dropped; 0 if the kernel's extent is larger than
+ * the padded image. */
+static int64_t
+win_out(const Win *w, int a, int64_t L)
 {
-	int r = x->onnx_rank, red[HOST_MAX_RANK] = {0}, e;
-	if (r < 3)
-		return node_error(d, n,
-		                  "an input of rank %d (N, C and "
-		                  "spatial axes expected)",
-		                  r);
-	if (!strcmp(n->op_type, "GlobalAveragePool")) {
-		for (int i = 2; i < r; i++)
-			red[i] = 1;
-		return emit_mean_axes(im, n, ni, x, red, 1, d);
+	int64_t span =
+	    L + w->pads[a] + w->pads[a + 2] - (w->dl[a] * (w->k[a] - 1) + 1);
+	if (span < 0)
+		return 0;
+	int64_t o = (w->ceil ? span + w->s[a] - 1 : span) / w->s[a] + 1;
+	if (w->ceil && (o - 1) * w->s[a] >= L + w->pads[a])
+		o--;
+	return o;
+}
+
+/* How many taps of window j along axis a fall in [lo, hi) (the image's
+ * coordinates). */
+static int64_t
+win_count(const Win *w, int a, int64_t j, int64_t lo, int64_t hi)
+{
+	int64_t c = 0;
+	for (int64_t i = 0; i < w->k[a]; i++) {
+		int64_t p = j * w->s[a] + i * w->dl[a] - w->pads[a];
+		c += p >= lo && p < hi;
 	}
+	return c;
+}
+
+static int
+is_str(const Onnx__AttributeProto *a, const char *s)
+{
+	return a->s.len == strlen(s) && !memcmp(a->s.data, s, a->s.len);
+}
+
+/* The window attributes of a 2-D Conv or pooling node; kernel_shape as
+ * kw (a Conv's weight) when absent (NULL: required). Errors name the
+ * attribute. */
+static int
+win_attrs(const Onnx__NodeProto *n, const int64_t *kw, Win *w, Diag *d)
+{
 	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
-	    ceil_mode, dim[HOST_MAX_RANK];
-	int nks, nst, npads;
-	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	    dil[HOST_MAX_RANK], ceil_mode;
+	int nks, nst, npads, ndil, e;
 	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
 	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
 	    (e = attr_ints(n, "pads", pads, 2 * HOST_MAX_RANK, &npads, d)) ||
+	    (e = attr_ints(n, "dilations", dil, HOST_MAX_RANK, &ndil, d)) ||
 	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)))
 		return e;
-	onnx_dims(im, x, dim);
-	int ok =
-	    r == 4 && nks == 2 && nst == 2 && ceil_mode == 0 &&
-	    ints_all(pads, npads, 0) &&
-	    (!ap || (ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6))) &&
-	    !attr_find(n, "dilations");
-	for (int i = 0; ok && i < 2; i++)
-		ok = ks[i] >= 1 && st[i] == ks[i] && dim[2 + i] % ks[i] == 0;
-	if (!ok)
+	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
+	if (ap && !is_str(ap, "NOTSET") && !is_str(ap, "VALID"))
 		return node_error(d, n,
-		                  "only 2-D pooling whose strides equal its "
-		                  "kernel, without padding, dilation or "
-		                  "ceil_mode, over an image its windows tile "
-		                  "is supported");
-	int64_t v[6] = {dim[0], dim[1],         dim[2] / ks[0],
-	                ks[0],  dim[3] / ks[1], ks[1]};
-	char hint[300], name[GRAPH_MAX_NAME + 1];
-	snprintf(hint, sizeof hint, "%s.windows", n->output[0]);
-	ir_name(im, hint, name);
-	Shape s = {6, {v[0], v[1], v[2], v[3], v[4], v[5]}};
-	int32_t t = graph_reshape(im->g, x->id, &s, name, d);
-	if (t < 0)
-		return in_node(n, -1, d);
-	Value w = *x;
-	w.id = t;
-	w.onnx_rank = 6;
-	red[3] = red[5] = 1;
-	return emit_mean_axes(im, n, ni, &w, red, 0, d);
+		                  "attribute auto_pad: only NOTSET and VALID "
+		                  "are supported");
+	memset(w, 0, sizeof *w);
+	w->ceil = ceil_mode != 0;
+	if (nks < 0 && !kw)
+		return node_error(d, n, "attribute kernel_shape is required");
+	if (nks >= 0 &&
+	    (nks != 2 || (kw && (ks[0] != kw[0] || ks[1] != kw[1]))))
+		return node_error(d, n,
+		                  "attribute kernel_shape: 2 values expected "
+		                  "(a Conv's: its weight's)");
+	if ((nst >= 0 && nst != 2) || (ndil >= 0 && ndil != 2) ||
+	    (npads >= 0 && npads != 4))
+		return node_error(d, n,
+		                  "attributes strides, dilations, pads: 2, 2 "
+		                  "and 4 values expected (2-D)");
+	for (int a = 0; a < 2; a++) {
+		w->k[a] = nks >= 0 ? ks[a] : kw[a];
+		w->s[a] = nst >= 0 ? st[a] : 1;
+		w->dl[a] = ndil >= 0 ? dil[a] : 1;
+		if (w->k[a] < 1 || w->s[a] < 1 || w->dl[a] < 1)
+			return node_error(
+			    d, n,
+			    "attributes kernel_shape, strides, "
+			    "dilations: positive values expected");
+	}
+	for (int i = 0; i < 4; i++) {
+		w->pads[i] =
+		    npads >= 0 && !(ap && is_str(ap, "VALID")) ? pads[i] : 0;
+		if (w->pads[i] < 0)
+			return node_error(d, n,
+			                  "attribute pads: negative values are "
+			                  "not supported");
+	}
+	return IPU_OK;
+}
+
+/* Is every window along both axes one with an image element (a MaxPool's
+ * padding is never its maximum, an AveragePool's count never 0)? Else an
+ * error naming pads. */
+static int
+win_hits(const Onnx__NodeProto *n, const Win *w, const int64_t *dim,
+         const int64_t *lo, const int64_t *hi, Diag *d)
+{
+	for (int a = 0; a < 2; a++)
+		for (int64_t j = 0; j < w->o[a]; j++)
+			if (!win_count(w, a, j, lo[a], dim[2 + a] + hi[a]))
+				return node_error(
+				    d, n,
+				    "attribute pads: window %lld of spatial "
+				    "axis %d holds no image element (pads "
+				    "larger than the kernel's extent are not "
+				    "supported)",
+				    (long long)j, a);
+	return IPU_OK;
 }
 
 /* x joined along axis a (before the last) with a constant `fill` of
@@ -1477,22 +1541,42 @@ pad_axis(Imp *im, const Onnx__NodeProto *n, int32_t x, int a, int64_t len,
 	return w < 0 ? -1 : graph_op(im->g, OP_CONCAT, io, &at, NULL, d);
 }
 
+enum { TAPS_MAX = 64 }; /* kernel elements of a pooling or padded Conv */
+
 /* The window taps of a 2-D pooling or convolution over x [N, C, H, W]
- * with kernel k, strides s and ONNX pads (h, w begin; h, w end) filled
- * with `fill`: tap[i kw + j] is [OH, OW, N, C], element (oh, ow) the
- * image's (oh s0 + i - pads[0], ow s1 + j - pads[1]). The image goes
- * channels last, [H, W, N, C], so that every cut is of whole rows (the
- * compiler's slices); each spatial axis is padded (or cut) to
- * Lq = s ((k - 1) / s + O) elements and viewed as [Lq / s, s], so that a
- * tap is one slice with steps of 1. Rows of an odd C in f16 are not
- * whole words, which the exchange moves: there the image gets one more
- * channel of `fill` first (dim[1] says how many the taps have). */
+ * (window w, its output size set here) padded with `fill`: tap[i kw + j]
+ * is [OH, OW, N, C], element (oh, ow) the image's (oh s0 + i dl0 -
+ * pads[0], ow s1 + j dl1 - pads[1]). The image goes channels last,
+ * [H, W, N, C], so that every cut is of whole rows (the compiler's
+ * slices); each spatial axis is padded (or cut) to Lq = s ((e - 1) / s +
+ * O) elements, e = dl (k - 1) + 1 the kernel's extent, and viewed as
+ * [Lq / s, s], so that a tap is one slice with steps of 1. Rows of an odd
+ * C in f16 are not whole words, which the exchange moves: there the
+ * image gets one more channel of `fill` first (dim[1] says how many the
+ * taps have). */
 static int
-emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
-          const int64_t *s, const int64_t *pads, double fill, int32_t *tap,
-          int64_t *out_hw, int64_t *dim, Diag *d)
+emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, Win *w,
+          double fill, int32_t *tap, int64_t *dim, Diag *d)
 {
 	onnx_dims(im, x, dim);
+	if (w->k[0] * w->k[1] > TAPS_MAX)
+		return node_error(d, n,
+		                  "attribute kernel_shape: a kernel of %lld x "
+		                  "%lld; at most %d elements are supported "
+		                  "(but for a Conv whose strides are its "
+		                  "kernel, unpadded)",
+		                  (long long)w->k[0], (long long)w->k[1],
+		                  TAPS_MAX);
+	for (int a = 0; a < 2; a++)
+		if (!(w->o[a] = win_out(w, a, dim[2 + a])))
+			return node_error(
+			    d, n,
+			    "attributes kernel_shape, dilations: the "
+			    "kernel's extent %lld is larger than the padded "
+			    "image (%lld)",
+			    (long long)(w->dl[a] * (w->k[a] - 1) + 1),
+			    (long long)(dim[2 + a] + w->pads[a] +
+			                w->pads[a + 2]));
 	int32_t t = x->id;
 	if (dim[1] % 2 && dtype_size(im->act.dtype) < 4) {
 		t = pad_axis(im, n, t, 1, 1, 1, fill, d);
@@ -1503,16 +1587,9 @@ emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
 		t = op1(im, OP_TRANSPOSE, t, &at, NULL, d);
 	int64_t q[2];
 	for (int a = 0; a < 2 && t >= 0; a++) {
-		int64_t L = dim[2 + a], o = L + pads[a] + pads[a + 2] - k[a];
-		if (o < 0)
-			return node_error(d, n,
-			                  "a kernel of %lld is larger than the "
-			                  "padded image (%lld)",
-			                  (long long)k[a],
-			                  (long long)(o + k[a]));
-		out_hw[a] = o / s[a] + 1;
-		q[a] = s[a] * ((k[a] - 1) / s[a] + out_hw[a]);
-		int64_t after = q[a] - pads[a] - L;
+		int64_t L = dim[2 + a], s = w->s[a];
+		q[a] = s * ((w->dl[a] * (w->k[a] - 1)) / s + w->o[a]);
+		int64_t after = q[a] - w->pads[a] - L;
 		if (after < 0) { /* rows no window reads */
 			OpAttrs sl = {
 			    .begin = {4, {0}},
@@ -1520,29 +1597,30 @@ emit_taps(Imp *im, const Onnx__NodeProto *n, const Value *x, const int64_t *k,
 			sl.end.dim[a] = L + after;
 			t = op1(im, OP_SLICE, t, &sl, NULL, d);
 		}
-		if (t >= 0 && pads[a] > 0)
-			t = pad_axis(im, n, t, a, pads[a], 0, fill, d);
+		if (t >= 0 && w->pads[a] > 0)
+			t = pad_axis(im, n, t, a, w->pads[a], 0, fill, d);
 		if (t >= 0 && after > 0)
 			t = pad_axis(im, n, t, a, after, 1, fill, d);
 	}
+	const int64_t *s = w->s;
 	Shape v = {6, {q[0] / s[0], s[0], q[1] / s[1], s[1], dim[0], dim[1]}};
 	if (t >= 0)
 		t = reshape(im, t, &v, NULL, d);
-	Shape o = {4, {out_hw[0], out_hw[1], dim[0], dim[1]}};
-	for (int i = 0; i < k[0] && t >= 0; i++)
-		for (int j = 0; j < k[1]; j++) {
-			OpAttrs sl = {
-			    .begin = {6,
-			              {i / s[0], i % s[0], j / s[1], j % s[1],
-			               0, 0}},
-			    .end = {6,
-			            {i / s[0] + out_hw[0], i % s[0] + 1,
-			             j / s[1] + out_hw[1], j % s[1] + 1, dim[0],
-			             dim[1]}}};
+	Shape o = {4, {w->o[0], w->o[1], dim[0], dim[1]}};
+	for (int i = 0; i < w->k[0] && t >= 0; i++)
+		for (int j = 0; j < w->k[1]; j++) {
+			int64_t y = i * w->dl[0], z = j * w->dl[1];
+			OpAttrs sl = {.begin = {6,
+			                        {y / s[0], y % s[0], z / s[1],
+			                         z % s[1], 0, 0}},
+			              .end = {6,
+			                      {y / s[0] + w->o[0], y % s[0] + 1,
+			                       z / s[1] + w->o[1], z % s[1] + 1,
+			                       dim[0], dim[1]}}};
 			int32_t c = op1(im, OP_SLICE, t, &sl, NULL, d);
-			tap[i * k[1] + j] =
+			tap[i * w->k[1] + j] =
 			    c < 0 ? -1 : reshape(im, c, &o, NULL, d);
-			if (tap[i * k[1] + j] < 0)
+			if (tap[i * w->k[1] + j] < 0)
 				return in_node(n, -1, d);
 		}
 	return in_node(n, t, d);
@@ -1567,76 +1645,151 @@ emit_taps_done(Imp *im, const Onnx__NodeProto *n, int ni, int32_t t, int64_t C,
 	return set_tensor(im, n, ni, 0, t, 4, d);
 }
 
-enum { TAPS_MAX = 64 }; /* kernel elements of a pooling or padded Conv */
+/* The taps of window w combined by the binary op k (max, add). */
+static int32_t
+taps_reduce(Imp *im, const Win *w, const int32_t *tap, OpKind k, Diag *d)
+{
+	int32_t m = tap[0];
+	for (int i = 1; i < w->k[0] * w->k[1] && m >= 0; i++) {
+		int32_t io[GRAPH_MAX_INPUTS] = {m, tap[i], -1};
+		m = graph_op(im->g, k, io, NULL, NULL, d);
+	}
+	return m;
+}
+
+/* AveragePool other than windows that tile the image (padded,
+ * overlapping, ceil_mode, or after a Pad of zeros it absorbs: x->pad):
+ * the sum of the taps (emit_taps, padded with zeros) times a weight of
+ * 1 / the count of each window, [OH, OW, 1, 1]. The count is of the taps
+ * inside the image and the absorbed Pad's zeros, with count_include_pad
+ * also inside the pads (PyTorch's: within the padded image, so a
+ * ceil_mode window's taps past it are not counted). */
+static int
+emit_pool_taps(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Win *w,
+               Diag *d)
+{
+	int64_t inc, dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1];
+	int e;
+	if ((e = attr_int(n, "count_include_pad", 0, &inc, d)))
+		return e;
+	int32_t tap[TAPS_MAX];
+	for (int i = 0; i < 4; i++)
+		w->pads[i] += x->pad[i];
+	if ((e = emit_taps(im, n, x, w, 0, tap, dim, d)))
+		return e;
+	onnx_dims(im, x, dim); /* the image's, not a padding channel's */
+	int64_t lo[2], hi[2];
+	for (int a = 0; a < 2; a++) {
+		lo[a] = -(inc ? w->pads[a] : x->pad[a]);
+		hi[a] = inc ? w->pads[a + 2] : x->pad[a + 2];
+	}
+	if ((e = win_hits(n, w, dim, lo, hi, d)))
+		return e;
+	int32_t t = taps_reduce(im, w, tap, OP_ADD, d);
+	if (t < 0)
+		return in_node(n, -1, d);
+	Host c = {0};
+	int64_t cd[4] = {w->o[0], w->o[1], 1, 1};
+	if ((e = host_alloc(&c, T(FLOAT), 4, cd, d)))
+		return e;
+	for (int64_t i = 0; i < w->o[0]; i++)
+		for (int64_t j = 0; j < w->o[1]; j++)
+			c.v[i * w->o[1] + j] =
+			    1.0 /
+			    (double)(win_count(w, 0, i, lo[0], dim[2] + hi[0]) *
+			             win_count(w, 1, j, lo[1], dim[3] + hi[1]));
+	int32_t cw = operand_weight(
+	    im, n, &c, 1, 0, &graph_tensor(im->g, t)->shape, n->output[0], d);
+	host_tensor_free(&c);
+	t = cw < 0 ? -1 : graph_mul(im->g, t, cw, NULL, d);
+	return t < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, t, C, d);
+}
+
+/* GlobalAveragePool: the mean over the spatial axes, kept as 1s.
+ * AveragePool with strides equal to its kernel and no padding (the
+ * windows tile the image): the image [N, C, H, W] viewed as
+ * [N, C, H/kh, kh, W/kw, kw], the mean over the kh and kw axes; other
+ * AveragePools through emit_pool_taps. */
+static int
+emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
+{
+	int r = x->onnx_rank, red[HOST_MAX_RANK] = {0}, e;
+	if (r < 3)
+		return node_error(d, n,
+		                  "an input of rank %d (N, C and "
+		                  "spatial axes expected)",
+		                  r);
+	if (!strcmp(n->op_type, "GlobalAveragePool")) {
+		for (int i = 2; i < r; i++)
+			red[i] = 1;
+		return emit_mean_axes(im, n, ni, x, red, 1, d);
+	}
+	if (r != 4)
+		return node_error(d, n,
+		                  "a %d-D input: only 2-D pooling ([N, C, H, "
+		                  "W]) is supported",
+		                  r);
+	Win w;
+	int64_t dim[HOST_MAX_RANK];
+	if ((e = win_attrs(n, NULL, &w, d)))
+		return e;
+	onnx_dims(im, x, dim);
+	int tiles = !w.ceil && ints_all(w.pads, 4, 0) && ints_all(x->pad, 4, 0);
+	for (int i = 0; tiles && i < 2; i++)
+		tiles = w.s[i] == w.k[i] && w.dl[i] == 1 &&
+		        dim[2 + i] % w.k[i] == 0;
+	if (!tiles)
+		return emit_pool_taps(im, n, ni, x, &w, d);
+	int64_t v[6] = {dim[0], dim[1],          dim[2] / w.k[0],
+	                w.k[0], dim[3] / w.k[1], w.k[1]};
+	char hint[300], name[GRAPH_MAX_NAME + 1];
+	snprintf(hint, sizeof hint, "%s.windows", n->output[0]);
+	ir_name(im, hint, name);
+	Shape s = {6, {v[0], v[1], v[2], v[3], v[4], v[5]}};
+	int32_t t = graph_reshape(im->g, x->id, &s, name, d);
+	if (t < 0)
+		return in_node(n, -1, d);
+	Value wv = *x;
+	wv.id = t;
+	wv.onnx_rank = 6;
+	red[3] = red[5] = 1;
+	return emit_mean_axes(im, n, ni, &wv, red, 0, d);
+}
 
 /* MaxPool 2-D: the IR max of its windows' taps (emit_taps), the padding
  * the lowest finite value of the activation type, which no window takes
- * since each holds an image element when pads < kernel (PyTorch's pad <=
- * kernel / 2). Exact: max picks one of its inputs. */
+ * since each holds an image element (win_hits). Exact: max picks one of
+ * its inputs. */
 static int
 emit_maxpool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 {
-	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
-	    dil[HOST_MAX_RANK], ceil_mode, order;
-	int nks, nst, npads, ndil, e;
-	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
-	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
-	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
-	    (e = attr_ints(n, "pads", pads, 2 * HOST_MAX_RANK, &npads, d)) ||
-	    (e = attr_ints(n, "dilations", dil, HOST_MAX_RANK, &ndil, d)) ||
-	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)) ||
-	    (e = attr_int(n, "storage_order", 0, &order, d)))
+	int64_t order;
+	int e;
+	Win w;
+	if ((e = attr_int(n, "storage_order", 0, &order, d)))
 		return e;
-	if (x->onnx_rank != 4 || nks != 2)
+	if (x->onnx_rank != 4)
 		return node_error(d, n,
-		                  "only 2-D max pooling ([N, C, H, W], a "
-		                  "kernel_shape of 2) is supported");
-	if (ceil_mode)
-		return node_error(d, n, "ceil_mode 1 is not supported");
-	if (!ints_all(dil, ndil, 1))
-		return node_error(d, n,
-		                  "dilations other than 1 are not "
+		                  "only 2-D max pooling ([N, C, H, W]) is "
 		                  "supported");
 	if (order)
 		return node_error(d, n,
-		                  "storage_order 1 (the Indices output's "
-		                  "order) is not supported");
+		                  "attribute storage_order 1 (the Indices "
+		                  "output's order) is not supported");
 	if (n->n_output > 1 && n->output[1][0])
 		return node_error(d, n, "the Indices output is not supported");
-	if (ap && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)))
-		return node_error(d, n,
-		                  "auto_pad other than NOTSET is not "
-		                  "supported");
-	if (nst < 0)
-		st[0] = st[1] = 1;
-	if (npads < 0)
-		memset(pads, 0, 4 * sizeof *pads);
-	int ok = nst == 2 || nst < 0, okpad = npads == 4 || npads < 0;
-	for (int i = 0; i < 2; i++) {
-		ok &= ks[i] >= 1 && st[i] >= 1;
-		for (int j = 0; j < 2 && okpad; j++)
-			okpad = pads[2 * j + i] >= 0 && pads[2 * j + i] < ks[i];
-	}
-	if (!ok || ks[0] * ks[1] > TAPS_MAX)
-		return node_error(d, n,
-		                  "kernel_shape and strides of 2 positive "
-		                  "values each, at most %d kernel elements, "
-		                  "are supported",
-		                  TAPS_MAX);
-	if (!okpad)
-		return node_error(d, n,
-		                  "pads of 4 values, each below the kernel, "
-		                  "are supported");
-	int32_t tap[TAPS_MAX];
-	int64_t ohw[2], dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1];
-	double low = -act_max(im->act.dtype);
-	if ((e = emit_taps(im, n, x, ks, st, pads, low, tap, ohw, dim, d)))
+	if ((e = win_attrs(n, NULL, &w, d)))
 		return e;
-	int32_t m = tap[0];
-	for (int i = 1; i < ks[0] * ks[1] && m >= 0; i++) {
-		int32_t io[GRAPH_MAX_INPUTS] = {m, tap[i], -1};
-		m = graph_op(im->g, OP_MAX, io, NULL, NULL, d);
-	}
+	int32_t tap[TAPS_MAX];
+	int64_t dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1],
+	                            zero[2] = {0, 0};
+	double low = -act_max(im->act.dtype);
+	if ((e = emit_taps(im, n, x, &w, low, tap, dim, d)))
+		return e;
+	onnx_dims(im, x, dim);
+	if ((e = win_hits(n, &w, dim, zero, zero, d)))
+		return e;
+	int32_t m = taps_reduce(im, &w, tap, OP_MAX, d);
 	return m < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, m, C, d);
 }
 
@@ -1651,33 +1804,26 @@ conv_bias(Imp *im, const Onnx__NodeProto *n, int32_t t, const Value *b, Diag *d)
 	return bw < 0 ? -1 : graph_add(im->g, t, bw, NULL, d);
 }
 
-/* Conv with padding or strides other than its kernel (a 3x3 of stride 1
- * and padding 1): im2col. The taps of its windows (emit_taps, padded
- * with zeros) [OH, OW, N, C] as [M, 1, C], M = OH OW N, joined (IR
- * concats) into rows [M, kh kw C], times the weight reordered on the
- * host to [O, kh, kw, C] (`transpose_b`); the bias added, the result
- * [OH, OW, N, O] back to [N, O, OH, OW]. Exact: the same products as
- * the convolution, summed in another order. */
+/* Conv with padding, dilations or strides other than its kernel (a 3x3
+ * of stride 1 and padding 1): im2col. The taps of its windows
+ * (emit_taps, padded with zeros) [OH, OW, N, C] as [M, 1, C], M = OH OW
+ * N, joined (IR concats) into rows [M, kh kw C], times the weight w
+ * [O, C, kh, kw] reordered on the host to [O, kh, kw, C]
+ * (`transpose_b`); the bias added, the result [OH, OW, N, O] back to
+ * [N, O, OH, OW]. Exact: the same products as the convolution, summed in
+ * another order. */
 static int
 emit_conv_taps(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
-               const Value *w, const Value *b, const int64_t *st,
-               const int64_t *pads, Diag *d)
+               const Value *w, const Value *b, Win *win, Diag *d)
 {
-	int64_t O = w->h.dim[0], C = w->h.dim[1],
-	        k[2] = {w->h.dim[2], w->h.dim[3]};
-	if (k[0] * k[1] > TAPS_MAX)
-		return node_error(d, n,
-		                  "a kernel of %lld x %lld: at most %d "
-		                  "elements are supported with padding or "
-		                  "strides other than the kernel",
-		                  (long long)k[0], (long long)k[1], TAPS_MAX);
+	int64_t O = w->h.dim[0], C = w->h.dim[1];
 	int32_t tap[TAPS_MAX];
-	int64_t ohw[2], dim[HOST_MAX_RANK];
-	int e = emit_taps(im, n, x, k, st, pads, 0, tap, ohw, dim, d);
+	int64_t dim[HOST_MAX_RANK];
+	int e = emit_taps(im, n, x, win, 0, tap, dim, d);
 	if (e)
 		return e;
-	int64_t N = dim[0], Cz = dim[1], M = ohw[0] * ohw[1] * N,
-	        K = k[0] * k[1];
+	int64_t N = dim[0], Cz = dim[1], M = win->o[0] * win->o[1] * N,
+	        K = win->k[0] * win->k[1];
 	Shape row = {3, {M, 1, Cz}};
 	int32_t t = reshape(im, tap[0], &row, NULL, d);
 	for (int i = 1; i < K && t >= 0; i++) {
@@ -1706,85 +1852,47 @@ emit_conv_taps(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
 		return in_node(n, -1, d);
 	t = graph_matmul(im->g, t, y, GRAPH_TRANSPOSE_B, NULL, d);
 	t = conv_bias(im, n, t, b, d);
-	Shape s4 = {4, {ohw[0], ohw[1], N, O}};
+	Shape s4 = {4, {win->o[0], win->o[1], N, O}};
 	if (t >= 0)
 		t = reshape(im, t, &s4, NULL, d);
 	return t < 0 ? in_node(n, -1, d) : emit_taps_done(im, n, ni, t, O, d);
 }
 
-/* Conv whose stride equals its kernel, without padding, dilation or
- * groups (a ViT's patch embedding; 1x1 when the kernel is 1): a product
- * of the image's patches and the weight; other strides and padding
- * through emit_conv_taps. The image [N, C, H, W] as
- * [N, C, H/kh, kh, W/kw, kw], its axes into [N, H/kh, W/kw, C, kh, kw],
- * rows [N P, C kh kw] times the weight [O, C kh kw] transposed, the bias
- * added, the result [N, P, O] back to [N, O, H/kh, W/kw]. */
+/* Conv's weight [O, C / g, kh, kw] of g groups as the block-diagonal
+ * [O, C, kh, kw] of one (zeros outside output o's group's channels). */
 static int
-emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
-          Diag *d)
+conv_ungroup(const Onnx__NodeProto *n, const Host *w, int64_t g, int64_t C,
+             Host *out, Diag *d)
 {
-	Value *x = in[0], *w = nin > 1 ? in[1] : NULL,
-	      *b = nin > 2 ? in[2] : NULL;
-	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[HOST_MAX_RANK],
-	    dil[HOST_MAX_RANK], group, dim[HOST_MAX_RANK];
-	int nks, nst, npads, ndil, e;
-	if ((e = attr_ints(n, "kernel_shape", ks, HOST_MAX_RANK, &nks, d)) ||
-	    (e = attr_ints(n, "strides", st, HOST_MAX_RANK, &nst, d)) ||
-	    (e = attr_ints(n, "pads", pads, HOST_MAX_RANK, &npads, d)) ||
-	    (e = attr_ints(n, "dilations", dil, HOST_MAX_RANK, &ndil, d)) ||
-	    (e = attr_int(n, "group", 1, &group, d)))
-		return e;
-	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
-	if (ap && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)) &&
-	    !(ap->s.len == 5 && !memcmp(ap->s.data, "VALID", 5)))
+	int64_t O = w->dim[0], Cg = w->dim[1], K = w->dim[2] * w->dim[3];
+	if (g < 1 || C % g || O % g || Cg != C / g)
 		return node_error(d, n,
-		                  "auto_pad other than NOTSET or VALID "
-		                  "is not supported");
-	if (x->onnx_rank != 4)
-		return node_error(d, n,
-		                  "a %d-D input: only 2-D convolutions "
-		                  "([N, C, H, W]) are supported",
-		                  x->onnx_rank);
-	if (!w || w->kind != V_HOST || host_is_int(w->h.type) || w->h.rank != 4)
-		return node_error(d, n,
-		                  "the weight must be a float constant "
-		                  "[O, C, kh, kw]");
+		                  "attribute group %lld: the weight [%lld, "
+		                  "%lld, ..] does not fit %lld channels in "
+		                  "%lld groups",
+		                  (long long)g, (long long)O, (long long)Cg,
+		                  (long long)C, (long long)g);
+	int64_t dim[4] = {O, C, w->dim[2], w->dim[3]};
+	if (host_alloc(out, w->type, 4, dim, d))
+		return IPU_EINVAL;
+	for (int64_t o = 0; o < O; o++)
+		for (int64_t c = 0; c < Cg; c++)
+			memcpy(&out->v[(o * C + o / (O / g) * Cg + c) * K],
+			       &w->v[(o * Cg + c) * K],
+			       (size_t)K * sizeof *out->v);
+	return IPU_OK;
+}
+
+/* Conv whose strides are its kernel, unpadded and undilated (emit_conv):
+ * the patches' rows times the weight w [O, C, kh, kw]. */
+static int
+emit_conv_patches(Imp *im, const Onnx__NodeProto *n, int ni, Value *x,
+                  const Value *w, const Value *b, Diag *d)
+{
+	int64_t dim[HOST_MAX_RANK];
 	onnx_dims(im, x, dim);
-	int64_t O = w->h.dim[0], C = dim[1], kh = w->h.dim[2], kw = w->h.dim[3];
-	if (group != 1 || w->h.dim[1] != C)
-		return node_error(
-		    d, n,
-		    "group %lld, weight [%lld, %lld, ..] for %lld "
-		    "channels: only group 1 is supported",
-		    (long long)group, (long long)O, (long long)w->h.dim[1],
-		    (long long)C);
-	if (nks >= 0 && (nks != 2 || ks[0] != kh || ks[1] != kw))
-		return node_error(d, n,
-		                  "kernel_shape is not the weight's %lld x "
-		                  "%lld",
-		                  (long long)kh, (long long)kw);
-	if (!ints_all(dil, ndil, 1))
-		return node_error(d, n,
-		                  "dilations other than 1 are not "
-		                  "supported");
-	if (nst < 0)
-		st[0] = st[1] = 1;
-	if (npads < 0)
-		memset(pads, 0, 4 * sizeof *pads);
-	if ((nst >= 0 && nst != 2) || st[0] < 1 || st[1] < 1 ||
-	    (npads >= 0 && npads != 4) ||
-	    !(pads[0] >= 0 && pads[1] >= 0 && pads[2] >= 0 && pads[3] >= 0))
-		return node_error(d, n,
-		                  "strides of 2 positive values and pads of 4 "
-		                  "non-negative ones are supported");
-	if (b && (b->kind != V_HOST || host_is_int(b->h.type) || b->h.n != O))
-		return node_error(d, n,
-		                  "the bias must be a float constant "
-		                  "[O]");
-	if (st[0] != kh || st[1] != kw || !ints_all(pads, 4, 0) ||
-	    dim[2] % kh || dim[3] % kw)
-		return emit_conv_taps(im, n, ni, x, w, b, st, pads, d);
-	int64_t N = dim[0], Hp = dim[2] / kh, Wp = dim[3] / kw;
+	int64_t O = w->h.dim[0], C = dim[1], kh = w->h.dim[2], kw = w->h.dim[3],
+	        N = dim[0], Hp = dim[2] / kh, Wp = dim[3] / kw;
 	int32_t t = x->id;
 	OpAttrs at = {0};
 	if (kh == 1 && kw == 1) {
@@ -1803,7 +1911,6 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	Value wv = *w;
 	wv.h.rank = 2;
 	wv.h.dim[1] = C * kh * kw;
-	wv.w[0] = wv.w[1] = -1;
 	int32_t y = t < 0 ? -1 : weight_of(im, n, &wv, 1, d);
 	if (y < 0 || f8_pair(im, &t, &y, d))
 		return in_node(n, -1, d);
@@ -1817,6 +1924,103 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	if (t >= 0)
 		t = op1(im, OP_TRANSPOSE, t, &at, out_name(im, n, name), d);
 	return set_tensor(im, n, ni, 0, t, 4, d);
+}
+
+/* Conv 2-D. Groups: the block-diagonal weight of one (conv_ungroup).
+ * Strides equal to its kernel, without padding or dilation (a ViT's
+ * patch embedding; 1x1 when the kernel is 1): a product of the image's
+ * patches and the weight; others through emit_conv_taps. The image
+ * [N, C, H, W] as [N, C, H/kh, kh, W/kw, kw], its axes into [N, H/kh,
+ * W/kw, C, kh, kw], rows [N P, C kh kw] times the weight [O, C kh kw]
+ * transposed, the bias added, the result [N, P, O] back to [N, O, H/kh,
+ * W/kw]. */
+static int
+emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+          Diag *d)
+{
+	Value *x = in[0], *w = nin > 1 ? in[1] : NULL,
+	      *b = nin > 2 ? in[2] : NULL;
+	int64_t group, dim[HOST_MAX_RANK];
+	int e;
+	if ((e = attr_int(n, "group", 1, &group, d)))
+		return e;
+	if (x->onnx_rank != 4)
+		return node_error(d, n,
+		                  "a %d-D input: only 2-D convolutions "
+		                  "([N, C, H, W]) are supported",
+		                  x->onnx_rank);
+	if (!w || w->kind != V_HOST || host_is_int(w->h.type) || w->h.rank != 4)
+		return node_error(d, n,
+		                  "the weight must be a float constant "
+		                  "[O, C, kh, kw]");
+	onnx_dims(im, x, dim);
+	int64_t O = w->h.dim[0], C = dim[1], kh = w->h.dim[2], kw = w->h.dim[3];
+	Win win;
+	if ((e = win_attrs(n, &w->h.dim[2], &win, d)))
+		return e;
+	for (int i = 0; i < 4; i++)
+		win.pads[i] += x->pad[i];
+	if (b && (b->kind != V_HOST || host_is_int(b->h.type) || b->h.n != O))
+		return node_error(d, n,
+		                  "the bias must be a float constant "
+		                  "[O]");
+	Value wv = *w; /* the weight of one group */
+	wv.w[0] = wv.w[1] = -1;
+	int own = group != 1 || w->h.dim[1] != C;
+	if (own && (e = conv_ungroup(n, &w->h, group, C, &wv.h, d)))
+		return e;
+	if (win.s[0] != kh || win.s[1] != kw || win.dl[0] != 1 ||
+	    win.dl[1] != 1 || !ints_all(win.pads, 4, 0) || dim[2] % kh ||
+	    dim[3] % kw)
+		e = emit_conv_taps(im, n, ni, x, &wv, b, &win, d);
+	else
+		e = emit_conv_patches(im, n, ni, x, &wv, b, d);
+	if (own)
+		host_tensor_free(&wv.h);
+	return e;
+}
+
+/* Pad: of zero widths, nothing (PyTorch writes one before AvgPool2d);
+ * constant zeros around the spatial axes of [N, C, H, W] read only by a
+ * Conv or AveragePool (PyTorch's AvgPool2d with count_include_pad), left
+ * to that node (Value.pad). */
+static int
+emit_pad(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
+         Diag *d)
+{
+	Value *x = in[0], *p = nin > 1 ? in[1] : NULL,
+	      *c = nin > 2 ? in[2] : NULL;
+	const Onnx__AttributeProto *mode = attr_find(n, "mode");
+	double z = 0;
+	int r = x->onnx_rank, ok = p && p->kind == V_HOST && p->h.n == 2 * r;
+	for (int64_t i = 0; ok && i < p->h.n; i++)
+		ok = p->h.v[i] >= 0;
+	if (!ok)
+		return node_error(d, n,
+		                  "input pads: a constant of 2 x rank "
+		                  "non-negative values is supported");
+	if (all_equal(&p->h, 0))
+		return set_tensor(im, n, ni, 0, x->id, r, d);
+	int ci = n->n_output == 1 ? sole_consumer(im, n->output[0]) : -1;
+	const Onnx__NodeProto *cn = ci >= 0 ? im->gp->node[ci] : NULL;
+	ok = (!mode || is_str(mode, "constant")) && r == 4 &&
+	     (!c || (scalar(c, &z) && z == 0)) && p->h.v[0] == 0 &&
+	     p->h.v[1] == 0 && p->h.v[4] == 0 && p->h.v[5] == 0 &&
+	     (is_op(cn, "Conv") || is_op(cn, "AveragePool")) &&
+	     !strcmp(cn->input[0], n->output[0]);
+	if (!ok)
+		return node_error(d, n,
+		                  "attribute mode, inputs pads and "
+		                  "constant_value: only zeros around the "
+		                  "spatial axes of [N, C, H, W] that a Conv or "
+		                  "AveragePool alone reads are supported");
+	int e = set_tensor(im, n, ni, 0, x->id, r, d);
+	if (!e) {
+		Value *v = find(im, n->output[0]);
+		for (int i = 0; i < 4; i++)
+			v->pad[i] = (int64_t)p->h.v[2 + i / 2 * 4 + i % 2];
+	}
+	return e;
 }
 
 /* Concat of computed tensors and constants (weights) along an axis before
@@ -2186,17 +2390,8 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 		return emit_gather(im, n, ni, in, nin, d);
 	if (!strcmp(op, "ReduceMean"))
 		return emit_mean(im, n, ni, x, d);
-	if (!strcmp(op, "Pad")) {
-		/* PyTorch writes a Pad of zeros before AvgPool2d */
-		int zero = nin > 1 && in[1] && in[1]->kind == V_HOST;
-		for (int64_t i = 0; zero && i < in[1]->h.n; i++)
-			zero = in[1]->h.v[i] == 0;
-		if (!zero)
-			return node_error(d, n,
-			                  "only a Pad of zeros (constant "
-			                  "pads, all 0) is supported");
-		return set_tensor(im, n, ni, 0, x->id, x->onnx_rank, d);
-	}
+	if (!strcmp(op, "Pad"))
+		return emit_pad(im, n, ni, in, nin, d);
 	if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "AveragePool"))
 		return emit_pool(im, n, ni, x, d);
 	if (!strcmp(op, "MaxPool"))
