@@ -490,7 +490,8 @@ test_model_gemm(void **state)
 }
 
 /* What model: refuses when it opens: a bad capture, a log that exists,
- * a chip that is not the C600, host streams. */
+ * a chip that is not the C600; a program that never ends, host streams
+ * beyond the program's host syncs. */
 static void
 test_model_open(void **state)
 {
@@ -527,11 +528,22 @@ test_model_open(void **state)
 	assert_int_equal(err.tile, 1);
 	free(bytes);
 	ipu_close(dev);
+	/* host streams that name a host sync the program never reaches:
+	 * the card never clears that phase's mark */
+	static const char one_sync[] =
+	    "\t.globl _start\n_start:\n\tsync 5\n\tbr $lr\n";
+	object_bytes(one_sync, &bytes, &len);
 	dev = ipu_open("model:c600:tiles=1", &err);
 	assert_non_null(dev);
-	uint32_t w = 0;
-	assert_int_equal(ipu_stream_write(dev, 0, 0, 0x60000, &w, 4, &err),
-	                 IPU_ERR_ARGUMENT);
+	assert_int_equal(ipu_load_image(dev, bytes, len, 0, 1, &err), 0);
+	uint32_t w = 7;
+	assert_int_equal(ipu_stream_write(dev, 0, 0, OUT, &w, 4, &err), 0);
+	assert_int_equal(ipu_stream_read(dev, 1, 0, OUT, &w, 4, &err), 0);
+	assert_int_equal(ipu_run(dev, 0, &err), IPU_ERR_TIMEOUT);
+	expect_in(err.msg, "host phase 1: the card did not clear host sync "
+	                   "mark 1 in HSP_GS2");
+	assert_int_equal(w, 7);
+	free(bytes);
 	ipu_close(dev);
 	assert_int_equal(test_dir_remove(), 0);
 }

@@ -145,6 +145,15 @@ int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
 int hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
             ipu_error *err);
 
+/* The program's own host exchange after the handoff (docs/hardware.md,
+ * step 8): every buffer detached, then pages[i] (sizes[i] bytes)
+ * attached as index i in order, EXCHANGE_WINDOW_BASE = HEXOPT before
+ * each; and host phase k: HSP_GS2 = 1, then polled until the card
+ * clears it (IPU_ERR_TIMEOUT if it does not). */
+int hw_attach_pages(HwDev *d, void *const *pages, const uint32_t *sizes,
+                    uint32_t n, ipu_error *err);
+int hw_host_phase(HwDev *d, uint32_t k, ipu_error *err);
+
 /* Implementations (hw_linux.c, hw_model.c): fill *ops and return the
  * state, or NULL with *err filled. */
 void *hw_linux_open(uint32_t index, const HwOps **ops, ipu_error *err);
