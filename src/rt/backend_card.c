@@ -383,10 +383,11 @@ serve_streams(ModelBe *m, ipu_error *err)
 }
 
 /* After a load or run that did not finish: the first tile TDI finds in
- * an exception, named; else the first that still runs; with the load's
- * own error. */
+ * an exception, named (during a load, boot_at[tile] the address of the
+ * bootloader that ran there: a stop of its is named as the frame it
+ * refused); else the first that still runs; with the load's own error. */
 static int
-diagnose(ModelBe *m, ipu_error *err)
+diagnose(ModelBe *m, const uint32_t *boot_at, ipu_error *err)
 {
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		uint32_t p = chip_physical(m->cfg.chip, i), sts;
@@ -402,10 +403,27 @@ diagnose(ModelBe *m, ipu_error *err)
 			    hw_tile_pc(m->hw, p, (uint32_t)c, &pc, &e2) ||
 			    hw_tile_status(m->hw, p, (uint32_t)c, &sr, &e2))
 				continue;
-			char why[200];
+			char why[200], stop[128] = "";
 			snprintf(why, sizeof why, "%.199s", err->msg);
+			if (boot_at) {
+				TileImage boot;
+				Diag d;
+				const char *names[] = {"boot"};
+				if (kernel_image(names, 1, m->cfg.chip, &boot,
+				                 &d))
+					die("the bootloader does not link: %s",
+					    d.msg);
+				const char *s =
+				    hw_boot_stop(&boot, boot_at[i], pc);
+				if (s)
+					snprintf(stop, sizeof stop,
+					         " our bootloader refused %s;",
+					         s);
+				img_free(&boot);
+			}
 			rt_error(err, IPU_ERR_FAULT,
-			         "tile %u (TDI): %.300s; %s", i, line, why);
+			         "tile %u (TDI): %.300s;%s %s", i, line, stop,
+			         why);
 			err->tile = i;
 			err->context = c;
 			err->pc = pc;
@@ -708,10 +726,17 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 		stages_free(m, &st);
 		return rc; /* nothing was sent: no tile to diagnose */
 	}
+	/* where the bootloader that takes each stage runs: the installed
+	 * one, then the copies */
+	uint32_t *at = xcalloc(m->cfg.tiles, sizeof *at);
+	for (uint32_t i = 0; i < m->cfg.tiles; i++)
+		at[i] = m->cfg.chip->mem_base;
 	rc = send(m, st.fall ? st.first : st.boot, NULL, NULL, err);
 	if (rc) {
 		stages_free(m, &st);
-		return diagnose(m, err);
+		rc = diagnose(m, at, err);
+		free(at);
+		return rc;
 	}
 	/* the model's clock of the programs: their entry's first issue
 	 * (not the card's: a card has no such mark) */
@@ -726,7 +751,10 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	TileImage *progs = xcalloc(m->cfg.tiles, sizeof *progs);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++)
 		progs[i] = st.fall ? st.second[i] : m->tile[i].prog;
+	for (uint32_t i = 0; i < m->cfg.tiles; i++)
+		at[i] = st.boot[i].seg[0].addr;
 	rc = send(m, progs, st.raw, st.raw_len, err);
+	int loading = rc != 0;
 	free(progs);
 	stages_free(m, &st);
 	/* the programs' host syncs from here (the load's are not theirs) */
@@ -743,7 +771,10 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 		    tl->obs->log[0].cycle < m->entry_cycle)
 			m->entry_cycle = tl->obs->log[0].cycle;
 	}
-	return rc ? diagnose(m, err) : 0;
+	if (rc)
+		rc = diagnose(m, loading ? at : NULL, err);
+	free(at);
+	return rc;
 }
 
 static void

@@ -690,6 +690,33 @@ hw_tile_report(HwDev *d, uint32_t p, char *buf, size_t len, ipu_error *err)
 	return 0;
 }
 
+const char *
+hw_boot_stop(const TileImage *boot, uint32_t at, uint32_t pc)
+{
+	static const struct {
+		const char *label, *why;
+	} stops[] = {
+	    {"boot_lost", "a frame out of order (one was lost, or its index "
+	                  "is no mark of ours)"},
+	    {"boot_early", "the handoff (GO) before the tile's last frame"},
+	    {"boot_bad_flags", "a frame whose flags hold more than the "
+	                       "last-frame mark and the payload's length"},
+	    {"boot_bad_len", "a frame whose payload length is not a multiple "
+	                     "of 4 or more than a frame's payload"},
+	    {"boot_bad_addr", "a frame whose payload would overwrite the "
+	                      "running bootloader"},
+	    {"boot_store", "a frame whose payload address is misaligned or "
+	                   "outside tile memory (its store faulted)"},
+	};
+	uint32_t base = boot->seg[0].addr;
+	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+		int64_t a = img_symbol_addr(boot, stops[i].label);
+		if (a >= 0 && pc - at == (uint32_t)a - base)
+			return stops[i].why;
+	}
+	return NULL;
+}
+
 size_t
 hw_frames(size_t len)
 {

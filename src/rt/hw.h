@@ -97,6 +97,10 @@ const char *hw_dev_dir(void);
  * its state and pc, and the exception's name for one that excepted. */
 int hw_tile_report(HwDev *d, uint32_t physical, char *buf, size_t len,
                    ipu_error *err);
+/* Why our bootloader (kernels/boot.S; `boot` its image as linked at the
+ * base of tile memory), running linked at `at`, stopped at pc: the frame
+ * it refused, or NULL if pc is none of its stops. */
+const char *hw_boot_stop(const TileImage *boot, uint32_t at, uint32_t pc);
 
 /* The loader's host side (docs/hardware.md, step 6). One tile's image as
  * frames of CARD_FRAME_SIZE bytes: header {u32 index, u32 physical tile,
