@@ -231,9 +231,10 @@ no_last(uint8_t *buf, HwTileImage *ts)
 	put_le32(buf + 8 * 1 + 4, get_le32(buf + 8 * 1 + 4) - 1);
 }
 
-/* Malformed frames: tile 1's first frame with an unknown flag, tile 3's
- * with a payload longer than a frame's, tile 0's over the bootloader,
- * tile 2's past the end of tile memory. */
+/* Malformed frames: tile 3's first frame with an index that is no mark,
+ * tile 1's with an unknown flag, tile 3's with a payload longer than a
+ * frame's, tile 0's over the bootloader, tile 2's past the end of tile
+ * memory. */
 static uint8_t *
 first_frame(uint8_t *buf, uint32_t slot)
 {
@@ -246,6 +247,13 @@ bad_flags(uint8_t *buf, HwTileImage *ts)
 	(void)ts;
 	uint8_t *f = first_frame(buf, 1);
 	put_le32(f + 8, get_le32(f + 8) | 1u << 20);
+}
+
+static void
+bad_index(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	put_le32(first_frame(buf, 3), 0x12345678);
 }
 
 static void
@@ -277,6 +285,7 @@ test_boot_lost_frame(void **state)
 {
 	(void)state;
 	lost(drop_frame, 2, "PBRK", "out of order");
+	lost(bad_index, 3, "PBRK", "index is no mark of ours");
 	lost(bad_flags, 1, "PBRK", "flags hold more");
 	lost(bad_len, 3, "PBRK", "length is not a multiple of 4 or more");
 	lost(over_boot, 0, "PBRK", "overwrite the running bootloader");
