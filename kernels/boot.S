@@ -14,14 +14,21 @@
 //   16  payload      a multiple of 4 bytes
 // The bootloader writes BOOT_NONE over the index before each sync, so a
 // sync that brings nothing is told apart from one that brings a frame. A
-// frame out of order (one was lost: trap 1) or a GO before the last frame
-// (trap 3) stops the tile with an exception, which the host reads through
-// the tile debug interface. Frames after the last are
+// frame it cannot take stops the tile with an exception, which the host
+// reads through the tile debug interface and names by the pc's label
+// (hw_boot_stop): out of order, one lost or an index that is no mark of
+// ours (boot_lost), a GO before the last frame (boot_early), flags other
+// than the last-frame mark and the length (boot_bad_flags), a length not
+// a multiple of 4 or over a frame's payload (boot_bad_len), a payload
+// over this bootloader (boot_bad_addr); one misaligned or outside tile
+// memory faults at its store (boot_store). Frames after the last are
 // waited out until GO. The numbers are src/target/card.def's BOOT_* rows.
 
 	.equ BOOT_NONE, 0xffffffff
 	.equ BOOT_GO, 0xfffffffe
 	.equ FRAME_LAST_SHIFT, 24
+	.equ FRAME_LAST_HIGH, 0x800     // CARD_FRAME_LAST >> 16
+	.equ FRAME_PAYLOAD, 992         // CARD_FRAME_PAYLOAD
 
 	.section .text.boot, "ax"
 	.globl boot
@@ -46,12 +53,15 @@ boot_frame:
 	brnz $m3, 5f
 	brnz $m8, 1b                    // after the last: wait for GO
 	cmpne $m3, $m2, $m1
-	brnz $m3, 7f
+	brnz $m3, boot_lost
 	ld32 $m2, $m5, $mzero, 2
 	ld32 $m4, $m5, $mzero, 3
 	add $m1, $m1, 1
-	shr $m3, $m2, FRAME_LAST_SHIFT
+	shr $m3, $m2, 16                // the flags' high half
 	brz $m3, 2f
+	setzi $m6, FRAME_LAST_HIGH
+	cmpne $m6, $m3, $m6
+	brnz $m6, boot_bad_flags
 	setzi $m8, 1
 	mov $m9, $m4
 	setzi $m3, boot_end
@@ -59,12 +69,26 @@ boot_frame:
 	brz $m3, 1b
 	setzi $m9, boot_fall            // the program starts where we end
 	bri 1b
-2:	shl $m2, $m2, 16                // payload bytes -> words
-	shr $m2, $m2, 18
+2:	shl $m2, $m2, 16                // payload bytes
+	shr $m2, $m2, 16
+	and $m3, $m2, 3
+	brnz $m3, boot_bad_len
+	cmpult $m3, $m2, FRAME_PAYLOAD + 1
+	brz $m3, boot_bad_len
 	brz $m2, 1b
+	add $m6, $m4, $m2               // over [boot, boot_end)?
+	setzi $m3, boot
+	cmpult $m3, $m3, $m6
+	setzi $m0, boot_end
+	cmpult $m0, $m4, $m0
+	and $m3, $m3, $m0
+	brnz $m3, boot_bad_addr
+	shr $m2, $m2, 2                 // -> words
 	add $m2, $m2, -1
 	add $m3, $m5, 16
 3:	ld32step $m0, $mzero, $m3+=, 1
+	.globl boot_store
+boot_store:
 	st32step $m0, $mzero, $m4+=, 1
 	brnzdec $m2, 3b
 	bri 1b
@@ -81,8 +105,18 @@ boot_frame:
 	setzi $m7, 0
 	setzi $m8, 0
 	br $m9
-7:	trap 1                          // a frame lost (out of order)
-9:	trap 3                          // GO before the last frame
+	.globl boot_lost, boot_early, boot_bad_flags, boot_bad_len
+	.globl boot_bad_addr
+boot_lost:
+	trap 1
+boot_early:
+9:	trap 3
+boot_bad_flags:
+	trap 4
+boot_bad_len:
+	trap 5
+boot_bad_addr:
+	trap 6
 
 // The entry of a tile with no program: back to the host at once, as a
 // tile the emulator never starts takes part in nothing.

@@ -149,9 +149,11 @@ test_boot_load(void **state)
 
 /* One batch of 4 tiles, with `spoil` applied to the transport buffer
  * before the mark: the mark is not cleared, the chip stopped with a
- * fault, and tile `bad`'s diagnosis names the trap. */
+ * fault, tile `bad`'s diagnosis names the exception `etype`, and its pc
+ * is the bootloader's stop for `why`. */
 static void
-lost(void (*spoil)(uint8_t *buf, HwTileImage *ts), uint32_t bad)
+lost(void (*spoil)(uint8_t *buf, HwTileImage *ts), uint32_t bad,
+     const char *etype, const char *why)
 {
 	const Chip *c = chip_default();
 	HwDev *d = booted(4);
@@ -189,7 +191,21 @@ lost(void (*spoil)(uint8_t *buf, HwTileImage *ts), uint32_t bad)
 	assert_int_equal(
 	    hw_tile_report(d, chip_physical(c, bad), line, sizeof line, &err),
 	    0);
-	expect_in(line, "PBRK");
+	expect_in(line, etype);
+	uint32_t pc;
+	assert_int_equal(hw_tile_pc(d, chip_physical(c, bad), 0, &pc, &err), 0);
+	TileImage boot;
+	const char *names[] = {"boot"};
+	Diag dg;
+	assert_int_equal(kernel_image(names, 1, c, &boot, &dg), 0);
+	const char *stop = hw_boot_stop(&boot, c->mem_base, pc);
+	assert_non_null(stop);
+	expect_in(stop, why);
+	/* the same stop in a copy linked elsewhere; none in the program */
+	assert_ptr_equal(hw_boot_stop(&boot, c->mem_base + 0x8000, pc + 0x8000),
+	                 stop);
+	assert_null(hw_boot_stop(&boot, c->mem_base, OUT));
+	img_free(&boot);
 	for (uint32_t i = 0; i < 4; i++)
 		img_free(&imgs[i]);
 	free(buf);
@@ -215,18 +231,72 @@ no_last(uint8_t *buf, HwTileImage *ts)
 	put_le32(buf + 8 * 1 + 4, get_le32(buf + 8 * 1 + 4) - 1);
 }
 
+/* Malformed frames: tile 3's first frame with an index that is no mark,
+ * tile 1's with an unknown flag, tile 3's with a payload longer than a
+ * frame's, tile 0's over the bootloader, tile 2's past the end of tile
+ * memory. */
+static uint8_t *
+first_frame(uint8_t *buf, uint32_t slot)
+{
+	return buf + get_le32(buf + 8 * slot);
+}
+
+static void
+bad_flags(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	uint8_t *f = first_frame(buf, 1);
+	put_le32(f + 8, get_le32(f + 8) | 1u << 20);
+}
+
+static void
+bad_index(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	put_le32(first_frame(buf, 3), 0x12345678);
+}
+
+static void
+bad_len(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	put_le32(first_frame(buf, 3) + 8, CARD_FRAME_PAYLOAD + 4);
+}
+
+static void
+over_boot(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	/* the payload's last word is the bootloader's first */
+	uint8_t *f = first_frame(buf, 0);
+	uint32_t n = get_le32(f + 8) & CARD_BOOT_LEN_MASK;
+	put_le32(f + 12, chip_default()->mem_base + 4 - n);
+}
+
+static void
+past_memory(uint8_t *buf, HwTileImage *ts)
+{
+	(void)ts;
+	put_le32(first_frame(buf, 2) + 12, chip_default()->mem_end - 8);
+}
+
 static void
 test_boot_lost_frame(void **state)
 {
 	(void)state;
-	lost(drop_frame, 2);
+	lost(drop_frame, 2, "PBRK", "out of order");
+	lost(bad_index, 3, "PBRK", "index is no mark of ours");
+	lost(bad_flags, 1, "PBRK", "flags hold more");
+	lost(bad_len, 3, "PBRK", "length is not a multiple of 4 or more");
+	lost(over_boot, 0, "PBRK", "overwrite the running bootloader");
+	lost(past_memory, 2, "INVALID_ADDR", "outside tile memory");
 }
 
 static void
 test_boot_no_last(void **state)
 {
 	(void)state;
-	lost(no_last, 1);
+	lost(no_last, 1, "PBRK", "GO) before the tile's last frame");
 }
 
 /* The load as a whole reports the handoff it could not finish. */
@@ -490,7 +560,8 @@ test_model_gemm(void **state)
 }
 
 /* What model: refuses when it opens: a bad capture, a log that exists,
- * a chip that is not the C600, host streams. */
+ * a chip that is not the C600; a program that never ends, host streams
+ * beyond the program's host syncs. */
 static void
 test_model_open(void **state)
 {
@@ -527,11 +598,22 @@ test_model_open(void **state)
 	assert_int_equal(err.tile, 1);
 	free(bytes);
 	ipu_close(dev);
+	/* host streams that name a host sync the program never reaches:
+	 * the card never clears that phase's mark */
+	static const char one_sync[] =
+	    "\t.globl _start\n_start:\n\tsync 5\n\tbr $lr\n";
+	object_bytes(one_sync, &bytes, &len);
 	dev = ipu_open("model:c600:tiles=1", &err);
 	assert_non_null(dev);
-	uint32_t w = 0;
-	assert_int_equal(ipu_stream_write(dev, 0, 0, 0x60000, &w, 4, &err),
-	                 IPU_ERR_ARGUMENT);
+	assert_int_equal(ipu_load_image(dev, bytes, len, 0, 1, &err), 0);
+	uint32_t w = 7;
+	assert_int_equal(ipu_stream_write(dev, 0, 0, OUT, &w, 4, &err), 0);
+	assert_int_equal(ipu_stream_read(dev, 1, 0, OUT, &w, 4, &err), 0);
+	assert_int_equal(ipu_run(dev, 0, &err), IPU_ERR_TIMEOUT);
+	expect_in(err.msg, "host phase 1: the card did not clear host sync "
+	                   "mark 1 in HSP_GS2");
+	assert_int_equal(w, 7);
+	free(bytes);
 	ipu_close(dev);
 	assert_int_equal(test_dir_remove(), 0);
 }

@@ -359,44 +359,71 @@ static const char stream_prog[] = "	.equ WORDS, 64\n"
                                   "	.space WORDS * 4\n"
                                   "	.size buf, . - buf\n";
 
+/* The same on sim: and through the card model, whose host streams go
+ * over host pages, a host phase (an HSP_GS2 mark) per host sync. */
 static void
 test_stream_host_syncs(void **state)
 {
 	(void)state;
 	enum { T = 4, WORDS = 64 };
-	ipu_device *dev = open_ok("sim:c600:tiles=4");
-	load_ok(dev, stream_prog, 1, 0, T);
-	uint32_t buf;
-	assert_int_equal(ipu_symbol(dev, 0, "buf", &buf, NULL, NULL), 0);
-	uint32_t in[WORDS], out[T][WORDS];
-	memset(out, 0, sizeof out);
-	for (uint32_t t = 0; t < T; t++) {
-		for (uint32_t i = 0; i < WORDS; i++)
-			in[i] = 1000u * t + 7 * i;
-		/* `in` is copied: reuse it for the next tile */
-		assert_int_equal(
-		    ipu_stream_write(dev, 0, t, buf, in, sizeof in, NULL), 0);
-		assert_int_equal(ipu_stream_read(dev, 1, t, buf, out[t],
-		                                 sizeof out[t], NULL),
+	assert_int_equal(test_dir_make("stream"), 0);
+	char model[128];
+	snprintf(model, sizeof model, "model:c600:tiles=4:log=%s/m.log",
+	         test_dir);
+	const char *const names[] = {"sim:c600:tiles=4", model};
+	for (int k = 0; k < 2; k++) {
+		ipu_device *dev = open_ok(names[k]);
+		load_ok(dev, stream_prog, 1, 0, T);
+		uint32_t buf;
+		assert_int_equal(ipu_symbol(dev, 0, "buf", &buf, NULL, NULL),
 		                 0);
+		uint32_t in[WORDS], out[T][WORDS];
+		memset(out, 0, sizeof out);
+		for (uint32_t t = 0; t < T; t++) {
+			for (uint32_t i = 0; i < WORDS; i++)
+				in[i] = 1000u * t + 7 * i;
+			/* `in` is copied: reuse it for the next tile */
+			assert_int_equal(ipu_stream_write(dev, 0, t, buf, in,
+			                                  sizeof in, NULL),
+			                 0);
+			assert_int_equal(ipu_stream_read(dev, 1, t, buf, out[t],
+			                                 sizeof out[t], NULL),
+			                 0);
+		}
+		run_ok(dev);
+		for (uint32_t t = 0; t < T; t++)
+			for (uint32_t i = 0; i < WORDS; i++)
+				assert_int_equal(out[t][i],
+				                 1000u * t + 7 * i + 1);
+		/* Each host sync: 3 us at 1.485 GHz (4455 cycles) plus 1024
+		 * bytes, over PCIe at 22 GB/s: 1024 / 22e9 * 1.485e9 = 69.12
+		 * -> 70 cycles (more than 256 bytes into one tile at 4 a
+		 * cycle: 64). */
+		const uint64_t sync = 4455 + 70;
+		assert_int_equal(ipu_host_cycles(dev), 2 * sync);
+		/* released from the first sync at 4525: setzi, setzi; the
+		 * loop from when $m1 is ready (D); a pass: ld, add, st32step
+		 * each reading the one before (2D), brnzdec, the next ld
+		 * max(1 + B, D) later; the last: brnzdec, the second sync;
+		 * then br $lr */
+		assert_int_equal(ipu_cycles(dev),
+		                 sync + D +
+		                     (WORDS - 1) * (2 * D + MAX(1 + B, D)) +
+		                     2 * D + 2 + sync + 1);
+		ipu_close(dev);
 	}
-	run_ok(dev);
-	for (uint32_t t = 0; t < T; t++)
-		for (uint32_t i = 0; i < WORDS; i++)
-			assert_int_equal(out[t][i], 1000u * t + 7 * i + 1);
-	/* Each host sync: 3 us at 1.485 GHz (4455 cycles) plus 1024 bytes,
-	 * over PCIe at 22 GB/s: 1024 / 22e9 * 1.485e9 = 69.12 -> 70 cycles
-	 * (more than 256 bytes into one tile at 4 a cycle: 64). */
-	const uint64_t sync = 4455 + 70;
-	assert_int_equal(ipu_host_cycles(dev), 2 * sync);
-	/* released from the first sync at 4525: setzi, setzi; the loop
-	 * from when $m1 is ready (D); a pass: ld, add, st32step each reading
-	 * the one before (2D), brnzdec, the next ld max(1 + B, D) later;
-	 * the last: brnzdec, the second sync; then br $lr */
-	assert_int_equal(ipu_cycles(dev),
-	                 sync + D + (WORDS - 1) * (2 * D + MAX(1 + B, D)) +
-	                     2 * D + 2 + sync + 1);
-	ipu_close(dev);
+	/* the register-level traffic: a mark 1 in HSP_GS2 for each of the
+	 * two host syncs, cleared by the card; four buffers attached (the
+	 * two loads' transport buffers, the two host pages) */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "cd %s && test $(grep -c '^w 03030 <- 00000001 HSP_GS2$' "
+	         "m.log) = 2 && test $(grep -c '^r 03030 -> 00000000 "
+	         "HSP_GS2$' m.log) = 2 && test $(grep -c '^ioctl .* "
+	         "BUFFER_ATTACH' m.log) = 4",
+	         test_dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(test_dir_remove(), 0);
 }
 
 static const char fault_prog[] = "_start:\n"

@@ -86,12 +86,14 @@ const char *ipu_error_kind_name(ipu_error_kind kind);
  *   model:c600            the register-level card model, driven as a card
  *                         is (docs/hardware.md): :tiles=N, :config=FILE
  *                         (a configuration capture to replay), :log=FILE
- *                         (every register access; a new file); no host
- *                         streams yet
+ *                         (every register access; a new file); host
+ *                         streams over host pages, one host phase per
+ *                         host sync up to the last a stream names
  *   hw:N                  a C600 card, /dev/ipuN of Graphcore's kernel
  *                         driver, by the same sequence as model:c600 and
  *                         its options; never run on a card yet
- *                         (docs/hardware.md); no cycles or counters (0)
+ *                         (docs/hardware.md); no cycles or counters (0),
+ *                         no host streams (IPU_ERR_ARGUMENT)
  * Returns a new device, owned by the caller (free with ipu_close), or NULL
  * with *err filled (IPU_ERR_ARGUMENT for a malformed name, an unknown
  * chip or option; IPU_ERR_NO_BACKEND for a backend not built in, or a

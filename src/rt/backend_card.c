@@ -25,7 +25,12 @@
  * bootloader's own cycles are excluded) to the last tile's end. A card
  * gives none (no public cycle counter): 0, and max_cycles is not
  * enforced there (a program that never ends is a poll that times out).
- * Host streams are not served (no host pages yet): IPU_ERR_ARGUMENT.
+ * Host streams (model: only): kept until the run; after the handoff a
+ * command table and the streams' bytes in two host buffers attached as
+ * host pages, then one host phase (an HSP_GS2 mark) per host sync up to
+ * the last a stream names; the reads come back in the data page. A card
+ * refuses them: there the tiles' own programs move host data (card.def
+ * HOST_*).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +48,14 @@ typedef struct {
 	int loaded;     /* an image was loaded: entry is its */
 } ModelTile;
 
+/* A host stream queued for the run: a write's bytes (a copy) or a
+ * read's destination. */
+typedef struct {
+	uint32_t sync, tile, addr, len;
+	uint8_t *src;
+	void *dst;
+} CardStream;
+
 typedef struct {
 	RtConfig cfg;
 	HwDev *hw;
@@ -51,6 +64,9 @@ typedef struct {
 	uint32_t boot_size; /* the bootloader image's bytes */
 	int booted;         /* the programs have been sent and run */
 	uint64_t entry_cycle;
+	uint64_t entry_host_cycles; /* the load's host syncs' */
+	CardStream *streams;
+	uint32_t nstreams;
 } ModelBe;
 
 /* For messages: "model" or "hw". */
@@ -70,11 +86,22 @@ drop_segments(ModelTile *t)
 }
 
 static void
+drop_streams(ModelBe *m)
+{
+	for (uint32_t i = 0; i < m->nstreams; i++)
+		free(m->streams[i].src);
+	free(m->streams);
+	m->streams = NULL;
+	m->nstreams = 0;
+}
+
+static void
 mdl_close(void *p)
 {
 	ModelBe *m = p;
 	if (!m)
 		return;
+	drop_streams(m);
 	hw_close(m->hw);
 	if (m->log)
 		fclose(m->log);
@@ -187,6 +214,7 @@ mdl_load(void *p, uint32_t tile, const TileImage *img, ipu_error *err)
 		/* a new load after a run: the card starts again */
 		for (uint32_t i = 0; i < m->cfg.tiles; i++)
 			drop_segments(&m->tile[i]);
+		drop_streams(m);
 		m->booted = 0;
 		int rc = bring_up(m, err);
 		if (rc)
@@ -256,28 +284,110 @@ mdl_read(void *p, uint32_t tile, uint32_t addr, void *dst, uint32_t len,
 }
 
 static int
+queue_stream(ModelBe *m, uint32_t sync, uint32_t tile, uint32_t addr,
+             const void *src, void *dst, uint32_t len, ipu_error *err)
+{
+	if (m->cfg.card != RT_CARD_MODEL)
+		return rt_error(err, IPU_ERR_ARGUMENT,
+		                "hw: host streams need the tiles' own host "
+		                "exchange (on a card a host sync moves no data "
+		                "by itself), which our programs do not have; "
+		                "model: and sim: serve them");
+	m->streams =
+	    xrealloc(m->streams, (m->nstreams + 1) * sizeof *m->streams);
+	CardStream *s = &m->streams[m->nstreams++];
+	*s = (CardStream){
+	    .sync = sync, .tile = tile, .addr = addr, .len = len, .dst = dst};
+	if (src) {
+		s->src = xmalloc(len ? len : 1);
+		memcpy(s->src, src, len);
+	}
+	return 0;
+}
+
+static int
 mdl_stream(void *p, uint32_t sync, uint32_t tile, uint32_t addr,
            const void *src, uint32_t len, ipu_error *err)
 {
-	(void)sync, (void)tile, (void)addr, (void)src, (void)len;
-	return rt_error(err, IPU_ERR_ARGUMENT,
-	                "%s: host streams need host pages, which are not "
-	                "served yet; use sim:",
-	                kind(p));
+	return queue_stream(p, sync, tile, addr, src, NULL, len, err);
 }
 
 static int
 mdl_stream_read(void *p, uint32_t sync, uint32_t tile, uint32_t addr, void *dst,
                 uint32_t len, ipu_error *err)
 {
-	return mdl_stream(p, sync, tile, addr, dst, len, err);
+	return queue_stream(p, sync, tile, addr, NULL, dst, len, err);
+}
+
+/* Whole host pages for n bytes (at least one). */
+static uint32_t
+host_pages(size_t n)
+{
+	size_t pages = n ? (n + CARD_HOST_PAGE - 1) / CARD_HOST_PAGE : 1;
+	if (pages > UINT32_MAX / CARD_HOST_PAGE)
+		die("host streams of %zu bytes", n);
+	return (uint32_t)pages * CARD_HOST_PAGE;
+}
+
+/* After the handoff, the programs wait in their first host sync: the
+ * streams' table and bytes attached as host pages, a host phase per host
+ * sync up to the last a stream names, the reads copied out. */
+static int
+serve_streams(ModelBe *m, ipu_error *err)
+{
+	size_t bytes = 0;
+	uint32_t phases = 0;
+	for (uint32_t i = 0; i < m->nstreams; i++) {
+		bytes += (m->streams[i].len + 3u) & ~3u;
+		if (m->streams[i].sync >= phases)
+			phases = m->streams[i].sync + 1;
+	}
+	uint32_t size[2] = {
+	    host_pages(4 + (size_t)4 * CARD_HOST_ENTRY_WORDS * m->nstreams),
+	    host_pages(bytes)};
+	uint8_t *page[2] = {xcalloc(1, size[0]), xcalloc(1, size[1])};
+	uint8_t *tab = page[CARD_HOST_TABLE_PAGE],
+	        *data = page[CARD_HOST_DATA_PAGE];
+	put_le32(tab, m->nstreams);
+	uint32_t off = 0;
+	for (uint32_t i = 0; i < m->nstreams; i++) {
+		const CardStream *s = &m->streams[i];
+		uint8_t *e = tab + 4 + 4 * CARD_HOST_ENTRY_WORDS * i;
+		put_le32(e, s->sync);
+		put_le32(e + 4, chip_physical(m->cfg.chip, s->tile));
+		put_le32(e + 8, s->addr);
+		put_le32(e + 12, s->len | (s->dst ? CARD_HOST_TO_HOST : 0));
+		put_le32(e + 16, off);
+		if (s->src)
+			memcpy(data + off, s->src, s->len);
+		off += (s->len + 3u) & ~3u;
+	}
+	int rc = hw_attach_pages(m->hw, (void *const *)page, size, 2, err);
+	for (uint32_t k = 0; !rc && k < phases; k++)
+		rc = hw_host_phase(m->hw, k, err);
+	off = 0;
+	for (uint32_t i = 0; !rc && i < m->nstreams; i++) {
+		const CardStream *s = &m->streams[i];
+		if (s->dst)
+			memcpy(s->dst, data + off, s->len);
+		off += (s->len + 3u) & ~3u;
+	}
+	for (uint32_t i = 0; i < 2; i++) {
+		ipu_error e2;
+		int rc2 = hw_detach_buffer(m->hw, i, rc ? &e2 : err);
+		if (!rc)
+			rc = rc2;
+		free(page[i]);
+	}
+	return rc;
 }
 
 /* After a load or run that did not finish: the first tile TDI finds in
- * an exception, named; else the first that still runs; with the load's
- * own error. */
+ * an exception, named (during a load, boot_at[tile] the address of the
+ * bootloader that ran there: a stop of its is named as the frame it
+ * refused); else the first that still runs; with the load's own error. */
 static int
-diagnose(ModelBe *m, ipu_error *err)
+diagnose(ModelBe *m, const uint32_t *boot_at, ipu_error *err)
 {
 	for (uint32_t i = 0; i < m->cfg.tiles; i++) {
 		uint32_t p = chip_physical(m->cfg.chip, i), sts;
@@ -293,10 +403,27 @@ diagnose(ModelBe *m, ipu_error *err)
 			    hw_tile_pc(m->hw, p, (uint32_t)c, &pc, &e2) ||
 			    hw_tile_status(m->hw, p, (uint32_t)c, &sr, &e2))
 				continue;
-			char why[200];
+			char why[200], stop[128] = "";
 			snprintf(why, sizeof why, "%.199s", err->msg);
+			if (boot_at) {
+				TileImage boot;
+				Diag d;
+				const char *names[] = {"boot"};
+				if (kernel_image(names, 1, m->cfg.chip, &boot,
+				                 &d))
+					die("the bootloader does not link: %s",
+					    d.msg);
+				const char *s =
+				    hw_boot_stop(&boot, boot_at[i], pc);
+				if (s)
+					snprintf(stop, sizeof stop,
+					         " our bootloader refused %s;",
+					         s);
+				img_free(&boot);
+			}
 			rt_error(err, IPU_ERR_FAULT,
-			         "tile %u (TDI): %.300s; %s", i, line, why);
+			         "tile %u (TDI): %.300s;%s %s", i, line, stop,
+			         why);
 			err->tile = i;
 			err->context = c;
 			err->pc = pc;
@@ -599,10 +726,17 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 		stages_free(m, &st);
 		return rc; /* nothing was sent: no tile to diagnose */
 	}
+	/* where the bootloader that takes each stage runs: the installed
+	 * one, then the copies */
+	uint32_t *at = xcalloc(m->cfg.tiles, sizeof *at);
+	for (uint32_t i = 0; i < m->cfg.tiles; i++)
+		at[i] = m->cfg.chip->mem_base;
 	rc = send(m, st.fall ? st.first : st.boot, NULL, NULL, err);
 	if (rc) {
 		stages_free(m, &st);
-		return diagnose(m, err);
+		rc = diagnose(m, at, err);
+		free(at);
+		return rc;
 	}
 	/* the model's clock of the programs: their entry's first issue
 	 * (not the card's: a card has no such mark) */
@@ -617,9 +751,17 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 	TileImage *progs = xcalloc(m->cfg.tiles, sizeof *progs);
 	for (uint32_t i = 0; i < m->cfg.tiles; i++)
 		progs[i] = st.fall ? st.second[i] : m->tile[i].prog;
+	for (uint32_t i = 0; i < m->cfg.tiles; i++)
+		at[i] = st.boot[i].seg[0].addr;
 	rc = send(m, progs, st.raw, st.raw_len, err);
+	int loading = rc != 0;
 	free(progs);
 	stages_free(m, &st);
+	/* the programs' host syncs from here (the load's are not theirs) */
+	m->entry_host_cycles = chip ? chipsim_host_cycles(chip) : 0;
+	if (!rc && m->nstreams)
+		rc = serve_streams(m, err);
+	drop_streams(m);
 	if (!rc)
 		rc = wait_programs(m, err);
 	m->entry_cycle = UINT64_MAX;
@@ -629,7 +771,10 @@ mdl_run(void *p, uint64_t max_cycles, ipu_progress_fn progress,
 		    tl->obs->log[0].cycle < m->entry_cycle)
 			m->entry_cycle = tl->obs->log[0].cycle;
 	}
-	return rc ? diagnose(m, err) : 0;
+	if (rc)
+		rc = diagnose(m, loading ? at : NULL, err);
+	free(at);
+	return rc;
 }
 
 static void
@@ -658,7 +803,8 @@ mdl_host_cycles(void *p)
 {
 	ModelBe *m = p;
 	return hw_model(m->hw)
-	           ? chipsim_host_cycles(cardsim_chip(hw_model(m->hw)))
+	           ? chipsim_host_cycles(cardsim_chip(hw_model(m->hw))) -
+	                 m->entry_host_cycles
 	           : 0;
 }
 

@@ -313,14 +313,15 @@ hw_install_bootloader(HwDev *d, const uint8_t *img, size_t len, uint32_t tiles,
 	return wait_autoloader(d, err);
 }
 
-/* Write a mark to HSP_GS1 and wait for the card to clear it. */
+/* Write a mark to an HSP register and wait for the card to clear it. */
 static int
-hsp_mark(HwDev *d, uint32_t mark, const char *what, ipu_error *err)
+hsp_mark(HwDev *d, uint32_t reg, uint32_t mark, const char *what,
+         ipu_error *err)
 {
-	int rc = hw_write32(d, CARD_REG_HSP_GS1, mark, err);
+	int rc = hw_write32(d, reg, mark, err);
 	for (int i = 0; !rc && i < HW_POLLS; i++) {
 		uint32_t v;
-		if ((rc = hw_read32(d, CARD_REG_HSP_GS1, &v, err)))
+		if ((rc = hw_read32(d, reg, &v, err)))
 			break;
 		if (!(v & CARD_HSP_MARK_MASK))
 			return 0;
@@ -328,10 +329,11 @@ hsp_mark(HwDev *d, uint32_t mark, const char *what, ipu_error *err)
 	return rc ? rc
 	          : rt_error(err, IPU_ERR_TIMEOUT,
 	                     "%s: %s: the card did not clear host sync mark "
-	                     "%u in HSP_GS1 (%d reads); a tile stopped or "
+	                     "%u in HSP_GS%d (%d reads); a tile stopped or "
 	                     "never reached the sync: see the tile "
 	                     "diagnosis",
-	                     d->name, what, mark, HW_POLLS);
+	                     d->name, what, mark,
+	                     reg == CARD_REG_HSP_GS1 ? 1 : 2, HW_POLLS);
 }
 
 /* The handoff's BOOT_RAW table in the transport buffer, if any tile has
@@ -385,18 +387,39 @@ hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
 		         at + k - 1);
 		if (!(rc = hw_build_batch(buf, CARD_TRANSPORT_SIZE, tiles + at,
 		                          k, err)))
-			rc = hsp_mark(d, CARD_MODEL_BATCH_MARK, what, err);
+			rc = hsp_mark(d, CARD_REG_HSP_GS1,
+			              CARD_MODEL_BATCH_MARK, what, err);
 	}
 	if (!rc)
 		rc = raw_table(buf, CARD_TRANSPORT_SIZE, tiles, n, err);
 	if (!rc)
-		rc = hsp_mark(d, handoff, "the handoff", err);
+		rc = hsp_mark(d, CARD_REG_HSP_GS1, handoff, "the handoff", err);
 	ipu_error e2;
 	int rc2 = hw_detach_buffer(d, 0, rc ? &e2 : err);
 	if (!rc)
 		rc = rc2;
 	free(buf);
 	return rc;
+}
+
+int
+hw_attach_pages(HwDev *d, void *const *pages, const uint32_t *sizes, uint32_t n,
+                ipu_error *err)
+{
+	int rc = hw_ioctl(d, CARD_IOCTL_DETACH_ALL, NULL, err);
+	for (uint32_t i = 0; !rc && i < n; i++)
+		if (!(rc = hw_write32(d, CARD_REG_XWINDOW, CARD_XWINDOW_HEXOPT,
+		                      err)))
+			rc = hw_attach_buffer(d, i, pages[i], sizes[i], err);
+	return rc;
+}
+
+int
+hw_host_phase(HwDev *d, uint32_t k, ipu_error *err)
+{
+	char what[48];
+	snprintf(what, sizeof what, "host phase %u", k);
+	return hsp_mark(d, CARD_REG_HSP_GS2, CARD_HSP_PHASE_MARK, what, err);
 }
 
 /* Tile debug access. */
@@ -665,6 +688,33 @@ hw_tile_report(HwDev *d, uint32_t p, char *buf, size_t len, ipu_error *err)
 	if (!shown && n < len)
 		snprintf(buf + n, len - n, " every context idle");
 	return 0;
+}
+
+const char *
+hw_boot_stop(const TileImage *boot, uint32_t at, uint32_t pc)
+{
+	static const struct {
+		const char *label, *why;
+	} stops[] = {
+	    {"boot_lost", "a frame out of order (one was lost, or its index "
+	                  "is no mark of ours)"},
+	    {"boot_early", "the handoff (GO) before the tile's last frame"},
+	    {"boot_bad_flags", "a frame whose flags hold more than the "
+	                       "last-frame mark and the payload's length"},
+	    {"boot_bad_len", "a frame whose payload length is not a multiple "
+	                     "of 4 or more than a frame's payload"},
+	    {"boot_bad_addr", "a frame whose payload would overwrite the "
+	                      "running bootloader"},
+	    {"boot_store", "a frame whose payload address is misaligned or "
+	                   "outside tile memory (its store faulted)"},
+	};
+	uint32_t base = boot->seg[0].addr;
+	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+		int64_t a = img_symbol_addr(boot, stops[i].label);
+		if (a >= 0 && pc - at == (uint32_t)a - base)
+			return stops[i].why;
+	}
+	return NULL;
 }
 
 size_t

@@ -97,6 +97,10 @@ const char *hw_dev_dir(void);
  * its state and pc, and the exception's name for one that excepted. */
 int hw_tile_report(HwDev *d, uint32_t physical, char *buf, size_t len,
                    ipu_error *err);
+/* Why our bootloader (kernels/boot.S; `boot` its image as linked at the
+ * base of tile memory), running linked at `at`, stopped at pc: the frame
+ * it refused, or NULL if pc is none of its stops. */
+const char *hw_boot_stop(const TileImage *boot, uint32_t at, uint32_t pc);
 
 /* The loader's host side (docs/hardware.md, step 6). One tile's image as
  * frames of CARD_FRAME_SIZE bytes: header {u32 index, u32 physical tile,
@@ -144,6 +148,15 @@ int hw_build_batch(uint8_t *buf, size_t size, const HwTileImage *tiles,
  * (hw_tile_report). */
 int hw_load(HwDev *d, const HwTileImage *tiles, uint32_t n, uint32_t handoff,
             ipu_error *err);
+
+/* The program's own host exchange after the handoff (docs/hardware.md,
+ * step 8): every buffer detached, then pages[i] (sizes[i] bytes)
+ * attached as index i in order, EXCHANGE_WINDOW_BASE = HEXOPT before
+ * each; and host phase k: HSP_GS2 = 1, then polled until the card
+ * clears it (IPU_ERR_TIMEOUT if it does not). */
+int hw_attach_pages(HwDev *d, void *const *pages, const uint32_t *sizes,
+                    uint32_t n, ipu_error *err);
+int hw_host_phase(HwDev *d, uint32_t k, ipu_error *err);
 
 /* Implementations (hw_linux.c, hw_model.c): fill *ops and return the
  * state, or NULL with *err filled. */

@@ -17,7 +17,13 @@
  *                           sync each listed tile's bytes) and the
  *                           program run to its end (DECISIONs, card.def).
  *                           The mark reads 0 once the chip has taken it.
- *   HSP_GS2                 the low 16 bits, stored
+ *   HSP_GS2                 after the handoff, a mark 1 is a host phase
+ *                           while the tiles wait in a host sync: the
+ *                           command table's transfers for it (host
+ *                           buffers HOST_TABLE_PAGE, HOST_DATA_PAGE), the
+ *                           programs run on to their next host sync or
+ *                           end, and the mark cleared (DECISION,
+ *                           MODEL_HOST_PHASE); otherwise stored
  *   TDI block               per tile, by physical id: context states from
  *                           the emulated contexts, RUN_BREAK, debug data
  *                           and instruction injection (tile_debug_exec).
@@ -62,6 +68,9 @@ struct CardSim {
 	uint32_t nboot;
 	TdiRegs *tdi;        /* by physical id */
 	uint64_t max_cycles; /* of the programs, from the handoff */
+	int handed_off;      /* the programs run: HSP_GS2 serves phases */
+	uint32_t phase;      /* host phases served since the handoff */
+	uint64_t limit;      /* the handoff's cycle bound (max_cycles) */
 	RunStatus run;       /* the last run's */
 	ChipError run_err;
 };
@@ -139,6 +148,7 @@ reset(CardSim *cs)
 	free(cs->boot);
 	cs->boot = NULL;
 	cs->nboot = 0;
+	cs->handed_off = 0;
 	cs->resets++;
 }
 
@@ -472,6 +482,66 @@ handoff(CardSim *cs, char *msg, size_t len)
 	chipsim_set_host_phase(cs->chip, 0, 0);
 	if (!rc)
 		cs->bar[CARD_REG_HSP_GS1 / 4] = 0;
+	cs->handed_off = 1;
+	cs->phase = 0;
+	cs->limit = limit;
+	return 0;
+}
+
+/* A host phase (HSP_GS2 mark 1 after the handoff): if every tile waits
+ * in a host sync, the command table's entries of this phase become that
+ * sync's transfers (a read lands in the data page when the sync is
+ * performed), the programs run on, and the mark is cleared when they
+ * wait for the host again or end. */
+static int
+host_phase(CardSim *cs, char *msg, size_t len)
+{
+	const Chip *c = chipsim_chip(cs->chip);
+	if (cs->run != RUN_HOST)
+		return 0; /* no tile in a host sync: the mark stays */
+	uint32_t tsize = 0, dsize = 0;
+	const uint8_t *tab = cardsim_buffer(cs, CARD_HOST_TABLE_PAGE, &tsize);
+	uint8_t *data = cardsim_buffer(cs, CARD_HOST_DATA_PAGE, &dsize);
+	uint32_t sync = chipsim_host_syncs(cs->chip);
+	uint32_t n = tab && tsize >= 4 ? get_le32(tab) : 0;
+	if (n > (tsize - 4) / (4 * CARD_HOST_ENTRY_WORDS))
+		return fail(msg, len,
+		            "host phase %u: the command table's %u entries "
+		            "overrun its %u bytes",
+		            cs->phase, n, tsize);
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *e = tab + 4 + 4 * CARD_HOST_ENTRY_WORDS * k;
+		if (get_le32(e) != cs->phase)
+			continue;
+		uint32_t p = get_le32(e + 4), addr = get_le32(e + 8),
+		         w = get_le32(e + 12), off = get_le32(e + 16),
+		         bytes = w & ~(uint32_t)CARD_HOST_TO_HOST;
+		if (!data || off > dsize || bytes > dsize - off)
+			return fail(
+			    msg, len,
+			    "host phase %u: entry %u's %u bytes at 0x%x "
+			    "run past the %u-byte data page",
+			    cs->phase, k, bytes, off, dsize);
+		int rc = p >= c->tiles || !tile_at(cs, p, 0);
+		if (!rc)
+			rc = w & CARD_HOST_TO_HOST
+			         ? chipsim_host_read(cs->chip, sync,
+			                             chip_logical(c, p), addr,
+			                             data + off, bytes)
+			         : chipsim_host_write(cs->chip, sync,
+			                              chip_logical(c, p), addr,
+			                              data + off, bytes);
+		if (rc)
+			return fail(
+			    msg, len,
+			    "host phase %u: entry %u: %u bytes at 0x%x "
+			    "of physical tile %u are not tile memory of "
+			    "the model's chip",
+			    cs->phase, k, bytes, addr, p);
+	}
+	cs->phase++;
+	if (!run_chip(cs, sync + 1, cs->limit))
+		cs->bar[CARD_REG_HSP_GS2 / 4] = 0;
 	return 0;
 }
 
@@ -547,6 +617,8 @@ cardsim_write32(CardSim *cs, uint32_t off, uint32_t v, char *msg, size_t len)
 		return handoff(cs, msg, len);
 	case CARD_REG_HSP_GS2:
 		cs->bar[off / 4] = v & CARD_HSP_MARK_MASK;
+		if (cs->handed_off && cs->bar[off / 4] == CARD_HSP_PHASE_MARK)
+			return host_phase(cs, msg, len);
 		return 0;
 	}
 	cs->bar[off / 4] = v;
