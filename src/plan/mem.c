@@ -105,7 +105,6 @@ void
 plan_pack_init(TilePack *s, int max)
 {
 	size_t m = (size_t)(max > 0 ? max : 0) + 1;
-	s->max = (int)m - 1;
 	s->key = xcalloc(2 * m, sizeof *s->key);
 	s->tmp = xcalloc(2 * m, sizeof *s->tmp);
 	s->placed = xcalloc(m, sizeof *s->placed);

@@ -427,7 +427,8 @@ typedef struct {
 	                        shares no memory element with (a kernel
 	                        reads both in one bundle), or -1 */
 } TileBuf;
-/* Scratch of plan_tile_pack and plan_tile_live for up to `max` buffers. */
+/* Scratch of plan_tile_pack and plan_tile_live, for tiles of up to the
+ * `max` buffers plan_pack_init was given. */
 typedef struct {
 	uint64_t hi, lo;
 	int64_t v;
@@ -437,7 +438,6 @@ typedef struct {
 	int32_t first, last;
 } PackPlaced;
 typedef struct {
-	int max;
 	PackKey *key, *tmp; /* placement orders; live-byte events */
 	PackPlaced *placed; /* sorted by address */
 	uint64_t *addr;
