@@ -187,6 +187,12 @@ plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j, uint32_t q,
 	return sl->nseg * sl->seg_bytes;
 }
 
+int32_t
+plan_gemm_program_steps(const GemmPlan *p)
+{
+	return 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0);
+}
+
 uint32_t
 plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j)
 {

@@ -330,11 +330,24 @@ program_bytes(const GemmGeom *G)
  * superstep; the partials (apart from the C block, which vadd reads
  * with them, live in the GEMM's steps) and vadd's arguments; the save
  * buffer (compile.c). A new array of *n. */
+/* A buffer of the GEMM's fullest tile, live from its first step. */
+static TileBuf
+gemm_buf(uint32_t bytes, uint32_t align, MemRegion region, int32_t last,
+         int32_t apart)
+{
+	return (TileBuf){.bytes = bytes,
+	                 .align = align,
+	                 .region = region,
+	                 .first = 0,
+	                 .last = last,
+	                 .apart = apart};
+}
+
 static TileBuf *
 fullest_tile(const GemmGeom *G, int *n)
 {
 	const GemmPlan *p = G->p;
-	int32_t last = 2 * (int32_t)p->steps + (G->pk > 1 ? 2 : 0) - 1;
+	int32_t last = plan_gemm_program_steps(p) - 1, all = INT32_MAX;
 	GemmTileBuffers tb = {0};
 	uint64_t most = 0;
 	for (uint32_t q = 0; q < G->pk; q++) {
@@ -352,45 +365,35 @@ fullest_tile(const GemmGeom *G, int *n)
 	uint32_t ja = fullest_stored(G, G->pn, G->na, a_part, &bytes);
 	uint32_t lb = p->b_local ? 1 : G->pm, nb = p->b_local ? 1 : G->nb,
 	         jb = fullest_stored(G, lb, nb, b_part, &bytes);
+	MemRegion b_region = p->b_local ? REGION_INTERLEAVED : REGION_ANY;
 	TileBuf *b =
 	    xcalloc(6 + (size_t)p->steps * (G->na + nb + 1), sizeof *b);
-	int k = 0;
-	b[k++] =
-	    (TileBuf){tb.c_block, 16, REGION_INTERLEAVED, 0, INT32_MAX, -1};
+	int k = 0; /* the C block is buffer 0 */
+	b[k++] = gemm_buf(tb.c_block, 16, REGION_INTERLEAVED, all, -1);
 	if (tb.a_chunk)
-		b[k++] = (TileBuf){tb.a_chunk, 16, REGION_ANY, 0, last, 0};
+		b[k++] = gemm_buf(tb.a_chunk, 16, REGION_ANY, last, 0);
 	if (tb.b_chunk)
-		b[k++] =
-		    (TileBuf){tb.b_chunk, 16, REGION_INTERLEAVED, 0, last, -1};
+		b[k++] = gemm_buf(tb.b_chunk, 16, REGION_INTERLEAVED, last, -1);
 	for (uint32_t s = 0; s < p->steps; s++) {
 		for (uint32_t u = 0; u < G->na; u++) {
 			uint32_t at = s + u * p->steps, a = a_part(G, s, u);
 			if (at % G->pn == ja && a)
-				b[k++] = (TileBuf){
-				    a, 16,   REGION_ANY,
-				    0, last, G->a_own && u == 0 ? 0 : -1};
+				b[k++] = gemm_buf(a, 16, REGION_ANY, last,
+				                  G->a_own && u == 0 ? 0 : -1);
 		}
 		for (uint32_t u = 0; u < nb; u++) {
 			uint32_t at = s + u * p->steps, a = b_part(G, s, u);
 			if (at % lb == jb && a)
-				b[k++] = (TileBuf){
-				    a,
-				    16,
-				    p->b_local ? REGION_INTERLEAVED : REGION_ANY,
-				    0,
-				    INT32_MAX,
-				    -1};
+				b[k++] = gemm_buf(a, 16, b_region, all, -1);
 		}
 	}
 	for (uint32_t c = 0; c < tb.calls; c++)
-		b[k++] =
-		    (TileBuf){GEMM_ARGS_BYTES, 8, REGION_ANY, 0, INT32_MAX, -1};
+		b[k++] = gemm_buf(GEMM_ARGS_BYTES, 8, REGION_ANY, all, -1);
 	if (tb.c_partials) {
-		b[k++] = (TileBuf){tb.c_partials, 16, REGION_ANY, 0, last, 0};
-		b[k++] =
-		    (TileBuf){VADD_ARGS_BYTES, 8, REGION_ANY, 0, INT32_MAX, -1};
+		b[k++] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
+		b[k++] = gemm_buf(VADD_ARGS_BYTES, 8, REGION_ANY, all, -1);
 	}
-	b[k++] = (TileBuf){PLAN_SAVE_BYTES, 8, REGION_ANY, 0, INT32_MAX, -1};
+	b[k++] = gemm_buf(PLAN_SAVE_BYTES, 8, REGION_ANY, all, -1);
 	*n = k;
 	return b;
 }
