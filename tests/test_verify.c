@@ -416,39 +416,84 @@ test_refit_compile(void **state)
 	expect_in(out, "wrote");
 }
 
+/* The high water of tile t when plan's program is placed above the tile
+ * codes of rep with the pipeline's buffers (the lowering's and the save
+ * buffers), the element rule taken away. */
+static uint64_t
+high_without_rule(const Plan *plan, const CompileReport *rep, uint32_t t)
+{
+	Lowered *l;
+	Diag d;
+	assert_int_equal(lower_plan(plan, &l, &d), 0);
+	for (uint32_t u = 0; u < l->tiles; u++)
+		lower_buffer(l, u, PLAN_SAVE_BYTES, 8, REGION_ANY, 0, INT32_MAX,
+		             "return address");
+	for (int i = 0; i < l->nbuf; i++)
+		l->buf[i].apart = -1;
+	uint32_t *code_end = xcalloc(l->tiles, sizeof *code_end);
+	for (uint32_t u = 0; u < l->tiles; u++)
+		code_end[u] = l->chip->mem_base + rep->place.tile[u].code;
+	PlaceReport pr;
+	assert_int_equal(place_buffers(l, code_end, &pr, &d), 0);
+	uint64_t high = pr.tile[t].high;
+	place_report_free(&pr);
+	free(code_end);
+	lower_free(l);
+	return high;
+}
+
 /* The tile memory model (plan/mem.c) on single matmuls compiled on the
- * whole chip: the kernels' code the planner counts is at least the shared
- * code the package links (its own segments), and the data the GEMM
- * planner counts on its chosen plan's fullest tile (plan_gemm_need: the
- * lowering's buffer sizes) is the most data the placer measured live on a
- * tile, and the code it counts (the kernels and the program by the code
- * rules, plan_code_phase and plan_code_xfers) covers every tile's code
+ * whole chip or on 64 tiles: the kernels' code the planner counts is at
+ * least the shared code the package links (its own segments); the data
+ * the GEMM planner counts on its chosen plan's fullest tile
+ * (plan_gemm_need: the lowering's buffer sizes) is the most data the
+ * placer measured live on a tile, and the code it counts (the kernels and
+ * the program by the code rules, plan_code_phase and plan_code_xfers)
+ * covers every tile's code; and the same tile packed by the placer's
+ * packing (plan_gemm_packed) above the code of the tile placed highest
+ * ends where the placer's ends, also where the element rule costs bytes
+ * (the last two: placed again without it, that tile ends lower), and
+ * above the planner's own code it ends within the tile
  * (docs/compiler.md, "Memory: what the planner knows"). */
 static void
 test_memory_model(void **state)
 {
 	(void)state;
-	static const char *const graphs[] = {
-	    "input a f32 [100, 200]\nweight b f32 [200, 300]\n"
-	    "c = matmul a b\noutput c\n",
-	    "input a f16 [729, 72]\nweight b f16 [72, 729]\n"
-	    "c = matmul a b\noutput c\n",
-	    "input a f8_f143 [2, 4304]\nweight b f8_f143 [4304, 1152]\n"
-	    "c = matmul a b\noutput c\n",
+	static const struct {
+		const char *graph;
+		uint32_t tiles; /* 0: the whole chip */
+		int rule_costs;
+	} cases[] = {
+	    {"input a f32 [100, 200]\nweight b f32 [200, 300]\n"
+	     "c = matmul a b\noutput c\n",
+	     0, 0},
+	    {"input a f16 [729, 72]\nweight b f16 [72, 729]\n"
+	     "c = matmul a b\noutput c\n",
+	     0, 0},
+	    {"input a f8_f143 [2, 4304]\nweight b f8_f143 [4304, 1152]\n"
+	     "c = matmul a b\noutput c\n",
+	     0, 0},
+	    {"input a f16 [2048, 512]\nweight b f16 [512, 512]\n"
+	     "c = matmul a b\noutput c\n",
+	     64, 1},
+	    {"input a f32 [512, 512]\nweight b f32 [512, 2048]\n"
+	     "c = matmul a b\noutput c\n",
+	     64, 1},
 	};
 	const Chip *chip = chip_default();
 	uint64_t kernels = plan_kernels_code(chip);
 	assert_true(kernels > 0 && kernels < plan_tile_room(chip));
-	for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		Graph *g;
 		Diag errs[GRAPH_MAX_ERRORS], d;
 		int nerr;
-		assert_int_equal(graph_parse(graphs[i], strlen(graphs[i]), "t",
-		                             &g, errs, &nerr),
-		                 0);
+		const char *text = cases[i].graph;
+		assert_int_equal(
+		    graph_parse(text, strlen(text), "t", &g, errs, &nerr), 0);
 		Package *pk;
 		CompileReport rep;
-		assert_int_equal(compile_graph(g, NULL, &pk, &rep, &d), 0);
+		CompileOptions co = {.tiles = cases[i].tiles};
+		assert_int_equal(compile_graph(g, &co, &pk, &rep, &d), 0);
 		uint64_t shared = 0;
 		for (uint32_t k = 0; k < pk->nshared; k++) {
 			uint64_t end = pk->shared[k].addr +
@@ -458,6 +503,7 @@ test_memory_model(void **state)
 		}
 		assert_true(shared > 0 && shared <= kernels);
 		uint64_t data = 0, code = 0;
+		uint32_t top = rep.place.top_tile;
 		for (uint32_t t = 0; t < rep.place.tiles; t++) {
 			const PlaceTile *pt = &rep.place.tile[t];
 			if (pt->peak > data)
@@ -467,12 +513,23 @@ test_memory_model(void **state)
 		}
 		Plan *plan;
 		PlanOptions po = {.weight_copies = 1};
-		assert_int_equal(
-		    plan_graph(g, chip, chip->tiles, &po, &plan, &d), 0);
-		TileBytes need = plan_gemm_need(&plan->op[0].gemm, kernels);
+		uint32_t tiles = co.tiles ? co.tiles : chip->tiles;
+		assert_int_equal(plan_graph(g, chip, tiles, &po, &plan, &d), 0);
+		const GemmPlan *gp = &plan->op[0].gemm;
+		TileBytes need = plan_gemm_need(gp, kernels);
 		assert_int_equal(need.data, data);
 		assert_true(code <= need.code);
 		assert_true(plan_tile_need(need) <= plan_tile_room(chip));
+		uint32_t top_code = rep.place.tile[top].code;
+		assert_int_equal(chip->mem_base + top_code +
+		                     plan_gemm_packed(chip, gp, top_code),
+		                 rep.place.tile[top].high);
+		if (cases[i].rule_costs)
+			assert_true(high_without_rule(plan, &rep, top) <
+			            rep.place.tile[top].high);
+		assert_true(chip->mem_base + need.code +
+		                plan_gemm_packed(chip, gp, need.code) <=
+		            chip->mem_end);
 		plan_free(plan);
 		compile_report_free(&rep);
 		pkg_free(pk);

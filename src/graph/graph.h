@@ -269,6 +269,9 @@ typedef struct {
 	int32_t *weight;   /* [count][nweights]: iteration k's weight j
 	                      (weight[j]: iteration 0's) */
 } RepeatMap;
+/* The iteration (0 .. count - 1) of repeat r that op o belongs to; -1
+ * outside the loop or with no loop (count 0). */
+int32_t graph_repeat_iteration(const GraphRepeat *r, int32_t o);
 /* Check g->repeat (count 0: *m empty, IPU_OK) and describe it. The first
  * broken rule is reported, naming the op and iteration. Free with
  * repeat_map_free. */

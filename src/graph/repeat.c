@@ -62,13 +62,12 @@ typedef struct {
 	int8_t *kind;      /* [len][GRAPH_MAX_INPUTS]: iteration 1's ReadKind */
 } Check;
 
-/* Iteration of op o: 0 .. count - 1, or -1 outside the loop. */
-static int32_t
-iteration_of(const RepeatMap *m, int32_t o)
+int32_t
+graph_repeat_iteration(const GraphRepeat *r, int32_t o)
 {
-	if (o < m->first || o >= m->first + m->len * m->count)
+	if (o < r->first || o >= r->first + r->len * r->count)
 		return -1;
-	return (o - m->first) / m->len;
+	return (o - r->first) / r->len;
 }
 
 static const char *
@@ -189,8 +188,9 @@ check_reader(const Check *c, const int32_t *wit, int32_t o, int32_t t, Diag *d)
 {
 	const Graph *g = c->g;
 	const RepeatMap *m = c->m;
-	int32_t io = iteration_of(m, o), p = g->tensors[t].producer;
-	int32_t ip = p >= 0 ? iteration_of(m, p) : -1;
+	int32_t io = graph_repeat_iteration(&g->repeat, o),
+	        p = g->tensors[t].producer;
+	int32_t ip = p >= 0 ? graph_repeat_iteration(&g->repeat, p) : -1;
 	if (wit[t] >= 0 && wit[t] != io)
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
@@ -301,7 +301,8 @@ check_uses(Check *c, Diag *d)
 	for (int32_t t = 0; t < g->ntensors && !r; t++) {
 		int32_t p = g->tensors[t].producer;
 		if (g->tensors[t].role == ROLE_OUTPUT && p >= 0 &&
-		    iteration_of(m, p) >= 0 && t != m->last_out)
+		    graph_repeat_iteration(&g->repeat, p) >= 0 &&
+		    t != m->last_out)
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "repeat: output '%s' is made in the loop "
 			             "and is not the last iteration's carry",

@@ -358,7 +358,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	 * exchange and add */
 	G.shared = o->step_base >= 0;
 	G.first = G.next = G.shared ? o->step_base : l->nstep;
-	G.last = G.first + 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0) - 1;
+	G.last = G.first + plan_gemm_program_steps(p) - 1;
 	uint32_t tiles = g->pk * g->pm * g->pn;
 	if (site.tile_base + tiles > l->tiles ||
 	    (G.shared && G.last >= l->nstep))

@@ -1,8 +1,10 @@
 /*
  * place.c - placement of a Lowered program's buffers in tile memory.
  *
- * Tiles are independent. For each tile, the buffers are packed by a greedy
- * first-fit over address and lifetime: they are taken in a fixed order
+ * Tiles are independent. For each tile, the buffers are packed by the tile
+ * memory model's packer (plan_tile_pack, src/plan/mem.c, which the GEMM
+ * planner runs on its candidates' fullest tiles too), a greedy first-fit
+ * over address and lifetime: they are taken in a fixed order
  * (interleaved ones first, then the ones live for the tile's whole program,
  * then by size, largest first) and each goes to the lowest aligned address
  * at which it overlaps no already placed buffer whose lifetime meets its
@@ -18,265 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The memory map as placement sees it, in 64-bit arithmetic so that a
- * packing with memory unbounded above cannot wrap. */
-typedef struct {
-	uint64_t mem_base, interleave, mem_end, elem;
-	uint64_t r0; /* elements below the interleaved region */
-} Geo;
-
-/* One buffer of the tile being placed. */
-typedef struct {
-	int32_t id; /* index in Lowered.buf */
-	int32_t local;
-	uint32_t bytes;
-	uint32_t align;
-	uint8_t region;
-	uint8_t whole; /* live for the tile's whole step span */
-	int32_t first, last;
-	int32_t apart; /* local index of the partner, or -1 */
-} Item;
-
-/* A sort key: (hi, lo) compared as one 128-bit number; v rides along
- * (an item's local index, or an event's change of live bytes). */
-typedef struct {
-	uint64_t hi, lo;
-	int64_t v;
-} Key;
-
-/* A placed buffer, kept in an array sorted by address. */
-typedef struct {
-	uint64_t addr, end;
-	int32_t first, last;
-} Placed;
-
-/* Scratch for one tile, sized for the largest tile. */
-typedef struct {
-	Item *item;     /* in local order */
-	Key *key;       /* placement order; sweep events */
-	Key *tmp;       /* for sort_keys */
-	Placed *placed; /* sorted by address */
-	uint64_t *addr; /* by local index */
-	uint64_t *best; /* the best packing's addresses */
-	int *pstart;    /* partners of local i: pl[pstart[i] .. pstart[i+1]) */
-	int *pl;
-	int *fill; /* partner lists being filled */
-} Scratch;
-
-/* Unit of the `apart` rule: a 16 KiB element below the interleaved region,
- * a 32 KiB pair of elements in it (and, for an unbounded packing, beyond). */
-static uint64_t
-unit_of(const Geo *g, uint64_t a)
-{
-	if (a < g->interleave)
-		return (a - g->mem_base) / g->elem;
-	return g->r0 + (a - g->interleave) / (2 * g->elem);
-}
-
-static uint64_t
-unit_start(const Geo *g, uint64_t u)
-{
-	if (u < g->r0)
-		return g->mem_base + u * g->elem;
-	return g->interleave + (u - g->r0) * 2 * g->elem;
-}
-
-static int
-lifetimes_meet(int32_t f1, int32_t l1, int32_t f2, int32_t l2)
-{
-	return !(l1 < f2 || l2 < f1);
-}
-
 static const char *
 what_of(const char *w)
 {
 	return w ? w : "buffer";
-}
-
-/* ---- sorting ------------------------------------------------------- */
-
-/* Stable sort of k[0..n) by (hi, lo), tmp holding n more: least
- * significant digit first, 8 bits at a time, skipping the digits in which
- * all keys agree (most of them: sizes and steps are small numbers). */
-static void
-sort_keys(Key *k, Key *tmp, int n)
-{
-	if (n < 2)
-		return;
-	uint64_t dlo = 0, dhi = 0;
-	for (int i = 1; i < n; i++) {
-		dlo |= k[i].lo ^ k[0].lo;
-		dhi |= k[i].hi ^ k[0].hi;
-	}
-	Key *src = k, *dst = tmp;
-	for (int pass = 0; pass < 16; pass++) {
-		int word = pass / 8, shift = 8 * (pass % 8);
-		if (!(((word ? dhi : dlo) >> shift) & 0xff))
-			continue;
-		int count[257] = {0};
-		for (int i = 0; i < n; i++) {
-			uint64_t w = word ? src[i].hi : src[i].lo;
-			count[((w >> shift) & 0xff) + 1]++;
-		}
-		for (int d = 0; d < 256; d++)
-			count[d + 1] += count[d];
-		for (int i = 0; i < n; i++) {
-			uint64_t w = word ? src[i].hi : src[i].lo;
-			dst[count[(w >> shift) & 0xff]++] = src[i];
-		}
-		Key *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != k)
-		memcpy(k, src, (size_t)n * sizeof *k);
-}
-
-/* A signed step as an unsigned number of the same order. */
-static uint64_t
-step_key(int64_t step)
-{
-	return (uint64_t)step ^ (1ull << 63);
-}
-
-/*
- * The placement orders, as keys over the items in local order (the sort
- * is stable, so ties go by buffer index). Interleaved buffers come first
- * in all three: their window is the narrower one.
- *   0: whole-program buffers (the bottom layer), then largest first, then
- *      longest-lived, then earliest;
- *   1: longest-lived first, then largest, then earliest;
- *   2: largest first, then earliest.
- */
-enum { NORDERS = 3 };
-
-static void
-order_keys(const Item *it, int n, int order, Key *k)
-{
-	for (int i = 0; i < n; i++) {
-		uint64_t other = it[i].region != REGION_INTERLEAVED;
-		uint64_t nbytes = (uint32_t)~it[i].bytes; /* larger first */
-		uint64_t nspan =
-		    (uint32_t) ~(uint32_t)((int64_t)it[i].last - it[i].first);
-		uint64_t first = (uint32_t)it[i].first ^ 0x80000000u;
-		switch (order) {
-		case 0:
-			k[i].hi = other << 63 | (uint64_t)!it[i].whole << 62 |
-			          nbytes << 30;
-			k[i].lo = nspan << 32 | first;
-			break;
-		case 1:
-			k[i].hi = other << 63 | nspan << 31;
-			k[i].lo = nbytes << 32 | first;
-			break;
-		default:
-			k[i].hi = other << 63 | nbytes << 31;
-			k[i].lo = first;
-			break;
-		}
-		k[i].v = i;
-	}
-}
-
-/* ---- packing one tile ------------------------------------------------ */
-
-/*
- * Pack the n items in the order of s->key from `lo` up, memory unbounded above.
- * Writes s->addr[local]; returns the high-water address (lo if nothing
- * takes memory).
- */
-static uint64_t
-pack(const Geo *g, uint64_t lo, Scratch *s, int n)
-{
-	int np = 0;
-	uint64_t high = lo;
-	for (int i = 0; i < n; i++)
-		s->addr[i] = UINT64_MAX; /* not placed yet */
-	for (int k = 0; k < n; k++) {
-		const Item *it = &s->item[s->key[k].v];
-		uint64_t base = lo;
-		if (it->region == REGION_INTERLEAVED && base < g->interleave)
-			base = g->interleave;
-		uint64_t a = align_up(base, it->align);
-		if (it->bytes == 0) {
-			s->addr[it->local] = a;
-			continue;
-		}
-		for (;;) {
-			for (int j = 0; j < np; j++) {
-				const Placed *p = &s->placed[j];
-				if (p->addr >= a + it->bytes)
-					break;
-				if (p->end <= a ||
-				    !lifetimes_meet(p->first, p->last,
-				                    it->first, it->last))
-					continue;
-				a = align_up(p->end, it->align);
-			}
-			int moved = 0;
-			for (int q = s->pstart[it->local];
-			     q < s->pstart[it->local + 1]; q++) {
-				int o = s->pl[q];
-				uint64_t oa = s->addr[o];
-				uint32_t ob = s->item[o].bytes;
-				if (oa == UINT64_MAX || ob == 0)
-					continue;
-				uint64_t olast = unit_of(g, oa + ob - 1);
-				if (unit_of(g, a) <= olast &&
-				    unit_of(g, oa) <=
-				        unit_of(g, a + it->bytes - 1)) {
-					a = align_up(unit_start(g, olast + 1),
-					             it->align);
-					moved = 1;
-				}
-			}
-			if (!moved)
-				break;
-		}
-		s->addr[it->local] = a;
-		/* insert, keeping the array sorted by address */
-		int at = np;
-		while (at > 0 && s->placed[at - 1].addr > a)
-			at--;
-		memmove(&s->placed[at + 1], &s->placed[at],
-		        (size_t)(np - at) * sizeof *s->placed);
-		s->placed[at] = (Placed){a, a + it->bytes, it->first, it->last};
-		np++;
-		if (a + it->bytes > high)
-			high = a + it->bytes;
-	}
-	return high;
-}
-
-/* ---- live bytes ------------------------------------------------------ */
-
-/* The most bytes live at one step among the items (only the interleaved
- * ones if `inter`), and the first step with that many. */
-static uint64_t
-peak_live(Scratch *s, int n, int inter, int32_t *step)
-{
-	int ne = 0;
-	for (int i = 0; i < n; i++) {
-		const Item *it = &s->item[i];
-		if (inter && it->region != REGION_INTERLEAVED)
-			continue;
-		s->key[ne++] = (Key){step_key(it->first), 0, it->bytes};
-		s->key[ne++] = (Key){step_key((int64_t)it->last + 1), 0,
-		                     -(int64_t)it->bytes};
-	}
-	sort_keys(s->key, s->tmp, ne);
-	int64_t cur = 0, best = 0;
-	*step = 0;
-	for (int e = 0; e < ne;) {
-		uint64_t at = s->key[e].hi;
-		while (e < ne && s->key[e].hi == at)
-			cur += s->key[e++].v;
-		if (cur > best) {
-			best = cur;
-			*step = (int32_t)(int64_t)(at ^ (1ull << 63));
-		}
-	}
-	return (uint64_t)best;
 }
 
 /* ---- kinds ----------------------------------------------------------- */
@@ -358,15 +105,16 @@ cmp_kind(const void *pa, const void *pb)
 /* code_room: the bytes of code the tile can fetch from (exec_end -
  * mem_base) */
 static void
-fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
-              uint32_t code, uint32_t code_room, uint64_t packed,
-              PlaceOverflow *o)
+fill_overflow(const Lowered *l, const TileBuf *b, const int *tid, int n,
+              TilePack *s, uint32_t tile, uint32_t code, uint32_t code_room,
+              uint64_t packed, PlaceOverflow *o)
 {
+	const Chip *c = l->chip;
 	int32_t step, istep;
-	uint64_t live = peak_live(s, n, 0, &step);
-	uint64_t ilive = peak_live(s, n, 1, &istep);
-	uint64_t mem = plan_tile_room(l->chip);
-	uint64_t imem = g->mem_end - g->interleave;
+	uint64_t live = plan_tile_live(b, n, 0, s, &step);
+	uint64_t ilive = plan_tile_live(b, n, 1, s, &istep);
+	uint64_t mem = plan_tile_room(c);
+	uint64_t imem = c->mem_end - c->interleave;
 	memset(o, 0, sizeof *o);
 	o->tile = tile;
 	o->packed = packed;
@@ -394,7 +142,7 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 		o->step = step;
 		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
-		o->over = packed - g->mem_end;
+		o->over = packed - c->mem_end;
 	}
 	int inter = o->kind == PLACE_OVER_INTERLEAVED;
 	o->live = xcalloc((size_t)n + 1, sizeof *o->live);
@@ -402,12 +150,12 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 		o->live[o->nlive++] = (PlaceKind){"code", code, 1, code};
 	int from = o->nlive;
 	for (int i = 0; i < n; i++) {
-		const Item *it = &s->item[i];
+		const TileBuf *it = &b[i];
 		if (it->first > o->step || it->last < o->step)
 			continue;
 		if (inter && it->region != REGION_INTERLEAVED)
 			continue;
-		const char *w = what_of(l->buf[it->id].what);
+		const char *w = what_of(l->buf[tid[i]].what);
 		int k;
 		for (k = from; k < o->nlive; k++)
 			if (!strcmp(o->live[k].what, w))
@@ -426,11 +174,11 @@ fill_overflow(const Lowered *l, const Geo *g, Scratch *s, int n, uint32_t tile,
 /* ---- the same tile twice --------------------------------------------- */
 
 static uint64_t
-tile_hash(const Scratch *s, int n, uint32_t code_end)
+tile_hash(const TileBuf *b, int n, uint32_t code_end)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ code_end;
 	for (int i = 0; i < n; i++) {
-		const Item *it = &s->item[i];
+		const TileBuf *it = &b[i];
 		uint64_t v[3] = {
 		    it->bytes | (uint64_t)it->align << 32,
 		    (uint32_t)it->first | (uint64_t)(uint32_t)it->last << 32,
@@ -539,8 +287,6 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		return rc;
 
 	const Chip *c = l->chip;
-	Geo g = {c->mem_base, c->interleave, c->mem_end, c->elem_bytes,
-	         (c->interleave - c->mem_base) / c->elem_bytes};
 	uint32_t T = l->tiles;
 	rep->tiles = T;
 	rep->mem_end = c->mem_end;
@@ -566,17 +312,10 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 	}
 	free(fill);
 
-	Scratch s;
-	size_t m = (size_t)nmax + 1;
-	s.item = xcalloc(m, sizeof *s.item);
-	s.key = xcalloc(2 * m, sizeof *s.key);
-	s.tmp = xcalloc(2 * m, sizeof *s.tmp);
-	s.placed = xcalloc(m, sizeof *s.placed);
-	s.addr = xcalloc(m, sizeof *s.addr);
-	s.best = xcalloc(m, sizeof *s.best);
-	s.pstart = xcalloc(m + 1, sizeof *s.pstart);
-	s.pl = xcalloc(2 * m, sizeof *s.pl);
-	s.fill = xcalloc(m, sizeof *s.fill);
+	TilePack s;
+	plan_pack_init(&s, nmax);
+	TileBuf *tb = xcalloc((size_t)nmax + 1, sizeof *tb);
+	uint64_t *addr = xcalloc((size_t)nmax + 1, sizeof *addr);
 
 	/* Tiles placed before, by hash (open addressing; -1 = empty). */
 	size_t mcap = 16;
@@ -628,31 +367,21 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 			ksum[k] = 0;
 		}
 
-		/* the tile's items */
-		int32_t smin = INT32_MAX, smax = INT32_MIN;
+		/* the tile's buffers in the memory model's terms */
 		for (int i = 0; i < n; i++) {
 			const Buffer *b = &l->buf[tid[i]];
-			Item *it = &s.item[i];
-			it->id = tid[i];
-			it->local = i;
-			it->bytes = b->bytes;
-			it->align = b->align < 8 ? 8 : b->align;
-			it->region = b->region;
-			it->first = b->first;
-			it->last = b->last;
-			it->apart =
-			    b->apart < 0 ? -1 : local_of(tid, n, b->apart);
-			if (b->first < smin)
-				smin = b->first;
-			if (b->last > smax)
-				smax = b->last;
+			tb[i] = (TileBuf){
+			    .bytes = b->bytes,
+			    .align = b->align,
+			    .region = b->region,
+			    .first = b->first,
+			    .last = b->last,
+			    .apart =
+			        b->apart < 0 ? -1 : local_of(tid, n, b->apart)};
 		}
-		for (int i = 0; i < n; i++)
-			s.item[i].whole =
-			    s.item[i].first <= smin && s.item[i].last >= smax;
 
 		/* a tile like an earlier one takes its addresses */
-		uint64_t h = tile_hash(&s, n, ce);
+		uint64_t h = tile_hash(tb, n, ce);
 		size_t hb = (size_t)h & (mcap - 1);
 		int copied = 0;
 		for (; mtile[hb] >= 0; hb = (hb + 1) & (mcap - 1)) {
@@ -666,7 +395,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 			for (int i = 0; i < n && same_apart; i++) {
 				int32_t a = l->buf[oid[i]].apart;
 				if (a >= 0 &&
-				    local_of(oid, n, a) != s.item[i].apart)
+				    local_of(oid, n, a) != tb[i].apart)
 					same_apart = 0;
 			}
 			if (!same_apart)
@@ -682,44 +411,16 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		if (copied)
 			continue;
 
-		/* partners of the `apart` rule, both directions */
-		memset(s.pstart, 0, (size_t)(n + 1) * sizeof *s.pstart);
-		for (int i = 0; i < n; i++)
-			if (s.item[i].apart >= 0) {
-				s.pstart[i + 1]++;
-				s.pstart[s.item[i].apart + 1]++;
-			}
-		for (int i = 0; i < n; i++)
-			s.pstart[i + 1] += s.pstart[i];
-		for (int i = 0; i < n; i++)
-			s.fill[i] = s.pstart[i];
-		for (int i = 0; i < n; i++)
-			if (s.item[i].apart >= 0) {
-				int j = s.item[i].apart;
-				s.pl[s.fill[i]++] = j;
-				s.pl[s.fill[j]++] = i;
-			}
-
-		pt->peak = peak_live(&s, n, 0, &pt->peak_step);
+		pt->peak = plan_tile_live(tb, n, 0, &s, &pt->peak_step);
 
 		/* too much code: the data are not placed, but what they would
 		 * need is reported with it */
-		uint64_t best = UINT64_MAX;
-		for (int o = 0; ce <= c->exec_end && o < NORDERS; o++) {
-			order_keys(s.item, n, o, s.key);
-			sort_keys(s.key, s.tmp, n);
-			uint64_t high = pack(&g, ce, &s, n);
-			if (high < best) {
-				best = high;
-				memcpy(s.best, s.addr,
-				       (size_t)n * sizeof *s.addr);
-			}
-			if (best <= g.mem_end)
-				break;
-		}
-		if (best <= g.mem_end) {
+		uint64_t best = ce <= c->exec_end
+		                    ? plan_tile_pack(c, ce, tb, n, &s, addr)
+		                    : UINT64_MAX;
+		if (best <= c->mem_end) {
 			for (int i = 0; i < n; i++)
-				l->buf[tid[i]].addr = (uint32_t)s.best[i];
+				l->buf[tid[i]].addr = (uint32_t)addr[i];
 			pt->high = (uint32_t)best;
 			mhash[hb] = h;
 			mtile[hb] = t;
@@ -730,7 +431,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		pt->high = 0;
 		GROW(rep->over, rep->nover, capover);
 		PlaceOverflow *o = &rep->over[rep->nover++];
-		fill_overflow(l, &g, &s, n, t, pt->code,
+		fill_overflow(l, tb, tid, n, &s, t, pt->code,
 		              c->exec_end - c->mem_base, best, o);
 		if (worst < 0 || o->over > worst_over) {
 			worst = rep->nover - 1;
@@ -762,15 +463,9 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 	free(ksum);
 	free(mhash);
 	free(mtile);
-	free(s.item);
-	free(s.key);
-	free(s.tmp);
-	free(s.placed);
-	free(s.addr);
-	free(s.best);
-	free(s.pstart);
-	free(s.pl);
-	free(s.fill);
+	plan_pack_free(&s);
+	free(tb);
+	free(addr);
 	free(start);
 	free(ids);
 	if (rep == &dummy)

@@ -36,10 +36,8 @@ covers(const Plan *p, int i, uint32_t tile)
 static int
 planned_matmul(const Plan *p, int i)
 {
-	const RepeatMap *rm = &p->loop;
 	return p->g->ops[i].kind == OP_MATMUL &&
-	       (!rm->count || i < rm->first + rm->len ||
-	        i >= rm->first + rm->count * rm->len);
+	       graph_repeat_iteration(&p->g->repeat, i) <= 0;
 }
 
 /* Marks `give` on every planned matmul without it; their number. */

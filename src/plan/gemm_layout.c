@@ -18,8 +18,6 @@
 
 #include <stdlib.h>
 
-#include "../kernels/vadd.h"
-
 static uint32_t
 min_u(uint32_t a, uint32_t b)
 {
@@ -189,6 +187,12 @@ plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j, uint32_t q,
 	return sl->nseg * sl->seg_bytes;
 }
 
+int32_t
+plan_gemm_program_steps(const GemmPlan *p)
+{
+	return 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0);
+}
+
 uint32_t
 plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j)
 {
@@ -211,13 +215,11 @@ plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
 	for (uint32_t s = 0; s < G->p->steps; s++) {
 		uint32_t k0;
 		if (plan_gemm_k_of(G, q, s, &k0))
-			b.args += GEMM_ARGS_BYTES;
+			b.calls++;
 	}
 	GemmCSlice sl;
-	if (G->pk > 1 && plan_gemm_c_slice(G, i, j, q, &sl)) {
+	if (G->pk > 1 && plan_gemm_c_slice(G, i, j, q, &sl))
 		b.c_partials = sl.nseg * sl.seg_bytes * (G->pk - 1);
-		b.args += VADD_ARGS_BYTES;
-	}
 	return b;
 }
 

@@ -15,13 +15,16 @@
  * Memory: the fullest tile's buffers as the lowering sizes them (the
  * stored input chunks, the receive buffers, the C block, the partials,
  * the kernel argument blocks: plan_gemm_need) and the code (the kernels'
- * image at its largest, plan_kernels_code, and an estimate of the
- * program), with a placement slack, within the tile memory model's
- * bound (mem.c).
+ * image at its largest, plan_kernels_code, and a bound on the program)
+ * within the tile memory model's bound (mem.c); for a candidate among the
+ * cheapest, the same buffers packed above that code by the placer's
+ * packing (plan_gemm_packed: the element rule keeps some apart) within
+ * the tile.
  * The search enumerates pk in 1, 2, 4, 8, every pm (pn = the tiles left)
  * and kc of 1..64 K panels: tens of thousands of candidates, a few ms.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/gemm.h"
@@ -47,13 +50,6 @@ grid_latency(const Chip *c, uint32_t tiles)
 	}
 	return worst + chip_rule(c, TIMING_RECV_LAND);
 }
-
-enum {
-	/* two 32 KiB interleaved pairs for placement to keep the A chunk and
-	 * the C block apart (4096^3 f8 in 2 supersteps of K 512, 588,704
-	 * bytes, did not place) */
-	APART_SLACK = 65536
-};
 
 /* Part k of n split `parts` ways: its size, *first its first. */
 static uint32_t
@@ -193,23 +189,36 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	*call = gemm_tile_cycles(c, g, p->bm, p->bn, kc);
 }
 
-/* The most bytes of stored chunk parts a tile of a grid line of `line`
- * tiles holds: part u of superstep s sits `s + u steps` places along
- * the line (mod line), so tile j holds the positions j, j + line, ...
- * of the steps x parts; bytes(G, s, u) sizes one. */
-static uint64_t
-most_stored(const GemmGeom *G, uint32_t line, uint32_t parts,
-            uint32_t (*bytes)(const GemmGeom *, uint32_t, uint32_t))
+typedef uint32_t (*PartBytes)(const GemmGeom *, uint32_t, uint32_t);
+
+/* The tile of a grid line of `line` tiles that holds the most bytes of
+ * stored chunk parts (the first such), *most those bytes: part u of
+ * superstep s sits `s + u steps` places along the line (mod line), so
+ * tile j holds the positions j, j + line, ... of the steps x parts;
+ * bytes(G, s, u) sizes one. */
+static uint32_t
+fullest_stored(const GemmGeom *G, uint32_t line, uint32_t parts,
+               PartBytes bytes, uint64_t *most)
 {
-	uint32_t n = G->p->steps * parts;
-	uint64_t most = 0;
+	uint32_t n = G->p->steps * parts, fullest = 0;
+	*most = 0;
 	for (uint32_t j = 0; j < line && j < n; j++) {
 		uint64_t sum = 0;
 		for (uint32_t at = j; at < n; at += line)
 			sum += bytes(G, at % G->p->steps, at / G->p->steps);
-		if (sum > most)
-			most = sum;
+		if (sum > *most) {
+			*most = sum;
+			fullest = j;
+		}
 	}
+	return fullest;
+}
+
+static uint64_t
+most_stored(const GemmGeom *G, uint32_t line, uint32_t parts, PartBytes bytes)
+{
+	uint64_t most;
+	fullest_stored(G, line, parts, bytes, &most);
 	return most;
 }
 
@@ -309,34 +318,121 @@ program_bytes(const GemmGeom *G)
 	return code + reduce;
 }
 
+/* The buffers of the grid's fullest tile as lower/gemm.c makes them and
+ * in its order (ties of the packer's orders go by it), the GEMM's steps
+ * from 0: of the K group with the most (plan_gemm_tile_buffers on block
+ * (q, 0, 0)) its C block, the A chunk (apart from the C block: the kernel
+ * reads both in one bundle) and the B chunk, which live in the GEMM's
+ * steps; the stored parts of the tiles of the grid row and column that
+ * store the most, superstep by superstep (A's, an activation, in the
+ * GEMM's steps, one the kernel reads in place apart from the C block;
+ * then B's, a weight, the whole program); a GEMM call's arguments a
+ * superstep; the partials (apart from the C block, which vadd reads
+ * with them, live in the GEMM's steps) and vadd's arguments; the save
+ * buffer (compile.c). A new array of *n. */
+/* A buffer of the GEMM's fullest tile, live from its first step. */
+static TileBuf
+gemm_buf(uint32_t bytes, uint32_t align, MemRegion region, int32_t last,
+         int32_t apart)
+{
+	return (TileBuf){.bytes = bytes,
+	                 .align = align,
+	                 .region = region,
+	                 .first = 0,
+	                 .last = last,
+	                 .apart = apart};
+}
+
+static TileBuf *
+fullest_tile(const GemmGeom *G, int *n)
+{
+	const GemmPlan *p = G->p;
+	int32_t last = plan_gemm_program_steps(p) - 1, all = INT32_MAX;
+	GemmTileBuffers tb = {0};
+	uint64_t most = 0;
+	for (uint32_t q = 0; q < G->pk; q++) {
+		GemmTileBuffers b = plan_gemm_tile_buffers(G, q, 0, 0);
+		uint64_t sum = (uint64_t)b.a_chunk + b.b_chunk + b.c_block +
+		               b.c_partials +
+		               (uint64_t)b.calls * GEMM_ARGS_BYTES +
+		               (b.c_partials ? VADD_ARGS_BYTES : 0);
+		if (sum > most) {
+			most = sum;
+			tb = b;
+		}
+	}
+	uint64_t bytes;
+	uint32_t ja = fullest_stored(G, G->pn, G->na, a_part, &bytes);
+	uint32_t lb = p->b_local ? 1 : G->pm, nb = p->b_local ? 1 : G->nb,
+	         jb = fullest_stored(G, lb, nb, b_part, &bytes);
+	MemRegion b_region = p->b_local ? REGION_INTERLEAVED : REGION_ANY;
+	TileBuf *b =
+	    xcalloc(6 + (size_t)p->steps * (G->na + nb + 1), sizeof *b);
+	int k = 0; /* the C block is buffer 0 */
+	b[k++] = gemm_buf(tb.c_block, 16, REGION_INTERLEAVED, all, -1);
+	if (tb.a_chunk)
+		b[k++] = gemm_buf(tb.a_chunk, 16, REGION_ANY, last, 0);
+	if (tb.b_chunk)
+		b[k++] = gemm_buf(tb.b_chunk, 16, REGION_INTERLEAVED, last, -1);
+	for (uint32_t s = 0; s < p->steps; s++) {
+		for (uint32_t u = 0; u < G->na; u++) {
+			uint32_t at = s + u * p->steps, a = a_part(G, s, u);
+			if (at % G->pn == ja && a)
+				b[k++] = gemm_buf(a, 16, REGION_ANY, last,
+				                  G->a_own && u == 0 ? 0 : -1);
+		}
+		for (uint32_t u = 0; u < nb; u++) {
+			uint32_t at = s + u * p->steps, a = b_part(G, s, u);
+			if (at % lb == jb && a)
+				b[k++] = gemm_buf(a, 16, b_region, all, -1);
+		}
+	}
+	for (uint32_t c = 0; c < tb.calls; c++)
+		b[k++] = gemm_buf(GEMM_ARGS_BYTES, 8, REGION_ANY, all, -1);
+	if (tb.c_partials) {
+		b[k++] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
+		b[k++] = gemm_buf(VADD_ARGS_BYTES, 8, REGION_ANY, all, -1);
+	}
+	b[k++] = gemm_buf(PLAN_SAVE_BYTES, 8, REGION_ANY, all, -1);
+	*n = k;
+	return b;
+}
+
 TileBytes
 plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 {
-	/* the grid from tile 0 with B's chunks on rotating rows: the
-	 * sizes the lowering gives the buffers (plan_gemm_tile_buffers,
-	 * the stored parts) on the fullest block, (0, 0) */
+	/* the grid from tile 0 with B's chunks on rotating rows */
 	GemmGeom G;
 	plan_gemm_geom(&G, p, &(GemmSite){0});
-	uint64_t bufs = 0;
-	for (uint32_t q = 0; q < G.pk; q++) {
-		GemmTileBuffers b = plan_gemm_tile_buffers(&G, q, 0, 0);
-		uint64_t sum = (uint64_t)b.a_chunk + b.b_chunk + b.c_block +
-		               b.c_partials + b.args;
-		if (sum > bufs)
-			bufs = sum;
-	}
-	uint64_t a_store = most_stored(&G, G.pn, G.na, a_part);
-	uint64_t b_store = p->b_local ? most_stored(&G, 1, 1, b_part)
-	                              : most_stored(&G, G.pm, G.nb, b_part);
-	return (TileBytes){kernels + program_bytes(&G),
-	                   a_store + b_store + bufs + PLAN_SAVE_BYTES};
+	int n;
+	TileBuf *b = fullest_tile(&G, &n);
+	uint64_t data = 0; /* all live in the GEMM's first step */
+	for (int i = 0; i < n; i++)
+		data += b[i].bytes;
+	free(b);
+	return (TileBytes){kernels + program_bytes(&G), data};
 }
 
-/* Prices p; 0 if its fullest tile fits with `kernels` bytes of kernels'
- * code and the placement slack (plan_gemm_need within plan_tile_over),
- * else -1. */
+uint64_t
+plan_gemm_packed(const Chip *c, const GemmPlan *p, uint64_t code)
+{
+	GemmGeom G;
+	plan_gemm_geom(&G, p, &(GemmSite){0});
+	int n;
+	TileBuf *b = fullest_tile(&G, &n);
+	TilePack s;
+	plan_pack_init(&s, n);
+	uint64_t high = plan_tile_pack(c, c->mem_base + code, b, n, &s, NULL);
+	plan_pack_free(&s);
+	free(b);
+	return high - c->mem_base - code;
+}
+
+/* Prices p; 0 if its fullest tile's code and data at their peak fit
+ * with `kernels` bytes of kernels' code (plan_gemm_need within
+ * plan_tile_over), else -1; *need the tile. */
 static int
-plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p)
+plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p, TileBytes *need)
 {
 	GemmDtype g = gemm_dtype_of(p->dtype);
 	p->steps = ceil_div(p->kg, p->kc);
@@ -351,12 +447,11 @@ plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p)
 	                 p->exchange_cycles + p->compute_cycles) +
 	            chip_rule(c, TIMING_SYNC_INTERNAL) + last_xch + last_call +
 	            p->reduce_cycles;
-	TileBytes need = plan_gemm_need(p, kernels);
+	*need = plan_gemm_need(p, kernels);
 	/* the plan's own bytes, without the kernels */
-	uint64_t bytes = plan_tile_need(need) - kernels;
+	uint64_t bytes = plan_tile_need(*need) - kernels;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
-	need.data += APART_SLACK;
-	return plan_tile_over(c, need) ? -1 : 0;
+	return plan_tile_over(c, *need) ? -1 : 0;
 }
 
 /* The cheapest plans so far, cheapest first. */
@@ -366,12 +461,20 @@ typedef struct {
 	uint32_t tried;
 } Best;
 
-static void
-keep(Best *b, const GemmPlan *p)
+/* Where p goes among the cheapest (b->max: not among them). */
+static int
+rank(const Best *b, const GemmPlan *p)
 {
 	int at = b->n;
 	while (at > 0 && p->cycles < b->plan[at - 1].cycles)
 		at--;
+	return at;
+}
+
+static void
+keep(Best *b, const GemmPlan *p)
+{
+	int at = rank(b, p);
 	if (at >= b->max)
 		return;
 	int move = (b->n < b->max ? b->n : b->max - 1) - at;
@@ -410,10 +513,21 @@ search_grids(const Chip *c, uint64_t kernels, uint32_t tiles, uint32_t pk,
 					best->tried++;
 					p.pairs_down = (uint8_t)down;
 					p.b_local = (uint8_t)local;
-					if (!plan_gemm_price(c, kernels, &p) &&
+					/* the fullest tile packed (the
+					 * placer's packing: the element rule
+					 * costs bytes) only for a plan among
+					 * the cheapest */
+					TileBytes need;
+					if (!plan_gemm_price(c, kernels, &p,
+					                     &need) &&
 					    (!local ||
 					     plan_gemm_b_local_bytes(&p) <=
-					         b_local_bytes))
+					         b_local_bytes) &&
+					    rank(best, &p) < best->max &&
+					    plan_gemm_packed(c, &p,
+					                     need.code) <=
+					        c->mem_end - c->mem_base -
+					            need.code)
 						keep(best, &p);
 				}
 		}

@@ -637,16 +637,6 @@ plan_gelu_in_f16(const Graph *g, const Op *op)
 	return readers > 0;
 }
 
-/* The iteration of g's repeat that op i belongs to; -1 outside the loop. */
-static int
-repeat_iteration(const Graph *g, int32_t i)
-{
-	const GraphRepeat *r = &g->repeat;
-	if (r->count == 0 || i < r->first || i >= r->first + r->count * r->len)
-		return -1;
-	return (i - r->first) / r->len;
-}
-
 int32_t
 plan_gelu_fused_cast(const Graph *g, const Op *op)
 {
@@ -663,8 +653,9 @@ plan_gelu_fused_cast(const Graph *g, const Op *op)
 	/* Both in the same iteration or both outside the loop: a loop body
 	 * runs its own ops each time, so a cast at the body's start that
 	 * reads a GELU made before the loop (the carry) must stay a cast. */
-	if (cast >= 0 && repeat_iteration(g, cast) !=
-	                     repeat_iteration(g, (int32_t)(op - g->ops)))
+	if (cast >= 0 &&
+	    graph_repeat_iteration(&g->repeat, cast) !=
+	        graph_repeat_iteration(&g->repeat, (int32_t)(op - g->ops)))
 		return -1;
 	return cast;
 }

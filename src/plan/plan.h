@@ -196,6 +196,10 @@ uint32_t plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j,
                            uint32_t q, GemmCSlice *sl);
 /* Bytes of tile (., i, j)'s C block buffer. */
 uint32_t plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j);
+/* The steps the lowering of plan p makes: an exchange and a multiply a
+ * superstep, then with pk > 1 the reduction's exchange and add (the
+ * receive buffers live in them). */
+int32_t plan_gemm_program_steps(const GemmPlan *p);
 /* The buffers tile (q, i, j) holds for the GEMM besides the chunks it
  * stores, in bytes: lower/gemm.c makes them this size, the planner sizes
  * a plan's tiles with them (plan_gemm_need). The receive buffers and the
@@ -206,8 +210,10 @@ typedef struct {
 	uint32_t a_chunk;    /* A received (0: read in place) */
 	uint32_t b_chunk;    /* B received (0: b_local) */
 	uint32_t c_block;    /* plan_gemm_c_block_bytes */
-	uint32_t c_partials; /* pk > 1: the other groups' partial slices */
-	uint32_t args;       /* the kernel calls' argument blocks */
+	uint32_t c_partials; /* pk > 1: the other groups' partial slices
+	                        (and a vadd's VADD_ARGS_BYTES arguments) */
+	uint32_t calls;      /* GEMM calls, GEMM_ARGS_BYTES of arguments
+	                        each */
 } GemmTileBuffers;
 GemmTileBuffers plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q,
                                        uint32_t i, uint32_t j);
@@ -414,14 +420,63 @@ uint64_t plan_tile_over(const Chip *c, TileBytes b);
 /* The kernels' shared image at its largest, every kernel object linked:
  * the code every program starts after is at most this. */
 uint64_t plan_kernels_code(const Chip *c);
+/* One buffer of a tile as the memory model packs it (the placer's
+ * Buffer; the GEMM planner's fullest tile). */
+typedef struct {
+	uint32_t bytes;
+	uint32_t align;      /* a power of two; below 8 counts as 8 */
+	uint8_t region;      /* MemRegion */
+	int32_t first, last; /* the steps it is live in */
+	int32_t apart;       /* the index of a buffer of the same tile it
+	                        shares no memory element with (a kernel
+	                        reads both in one bundle), or -1 */
+} TileBuf;
+/* Scratch of plan_tile_pack and plan_tile_live, for tiles of up to the
+ * `max` buffers plan_pack_init was given. */
+typedef struct {
+	uint64_t hi, lo;
+	int64_t v;
+} PackKey;
+typedef struct {
+	uint64_t addr, end;
+	int32_t first, last;
+} PackPlaced;
+typedef struct {
+	PackKey *key, *tmp; /* placement orders; live-byte events */
+	PackPlaced *placed; /* sorted by address */
+	uint64_t *addr;
+	uint8_t *whole;   /* live for the tile's whole step span */
+	int *pstart, *pl; /* partners of i: pl[pstart[i] .. pstart[i + 1]) */
+	int *fill;
+} TilePack;
+void plan_pack_init(TilePack *s, int max);
+void plan_pack_free(TilePack *s);
+/* Packs b[0..n) from code_end up, memory unbounded above, under the
+ * placement rules (alignment, region, lifetimes, the `apart` rule by
+ * memory element, docs/placement.md) in up to three orders, keeping the
+ * first that ends within mem_end: returns its high-water address (the
+ * lowest found if none does; code_end if nothing takes memory) and, if
+ * addr, each buffer's address in it. Deterministic. */
+uint64_t plan_tile_pack(const Chip *c, uint64_t code_end, const TileBuf *b,
+                        int n, TilePack *s, uint64_t *addr);
+/* The most bytes live at one step among b[0..n) (only the interleaved
+ * ones if inter); *step the first step with that many (0 if none). */
+uint64_t plan_tile_live(const TileBuf *b, int n, int inter, TilePack *s,
+                        int32_t *step);
 /* gemm_plan.c: a priced plan's fullest tile in the memory model's terms,
  * with `kernels` bytes of kernels' code (plan_kernels_code): as data the
  * bytes the lowering gives its buffers there (plan_gemm_tile_buffers, the
- * stored chunks with B on rotating rows, the save buffer), as code the
- * kernels and an estimate of the program. The planner admits a candidate
- * if this and a placement slack fit (docs/compiler.md, "Memory: what the
- * planner knows"). */
+ * stored chunks with B on rotating rows, the save buffer), all live at
+ * once, as code the kernels and a bound on the program (docs/compiler.md,
+ * "Memory: what the planner knows"). */
 TileBytes plan_gemm_need(const GemmPlan *p, uint64_t kernels);
+/* The data bytes the same tile's buffers take when packed above `code`
+ * bytes of code by the placer's packing (plan_tile_pack: alignment,
+ * regions, lifetimes and the element rule, which keeps the A chunk, a
+ * chunk read in place and the partials apart from the C block): its
+ * high water less its code end. The planner admits a candidate whose
+ * tile, with plan_gemm_need's code, ends within mem_end. */
+uint64_t plan_gemm_packed(const Chip *c, const GemmPlan *p, uint64_t code);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
 /* The plan's invariants: every op planned, GEMM grids on the plan's
