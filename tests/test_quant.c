@@ -432,6 +432,20 @@ test_block(void **state)
 	expect_cosines(r.embedding, r.batch, r.d, "qb.safetensors.ref.npy",
 	               0.999);
 	siglip_result_free(&r);
+	/* the format's errors for blocks */
+	char src[256], bad[256];
+	snprintf(src, sizeof src, "%s/qb.safetensors", test_dir);
+	snprintf(bad, sizeof bad, "%s/badb.safetensors", test_dir);
+	rewrite(src, bad, "vision_model.encoder.layers.0.mlp.fc2.weight_kscale",
+	        NULL, NULL, NULL);
+	expect_refused(bad, "missing tensor "
+	                    "'vision_model.encoder.layers.0.mlp.fc2.weight_"
+	                    "kscale' (the K-block scales");
+	rewrite(src, bad, NULL, NULL, "\"k_block\":32", "\"k_block\":48");
+	expect_refused(bad, "\"k_block\" must be a multiple of 32");
+	rewrite(src, bad, NULL, NULL, "\"k_block\":32", "\"k_block\":64");
+	expect_refused(bad, "must be F32 [64, 1] (one scale per output "
+	                    "channel and block of K)");
 	char out[8192];
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "quant --weights tiny.safetensors --config "
