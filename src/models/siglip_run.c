@@ -102,7 +102,7 @@ weight_values(const StFile *f, const SiglipQuant *q, const char *gname,
 		                "graph weight %s: %s has no K blocks", gname,
 		                src.name[0]);
 	for (int k = 0; !e && k < src.n; k++) {
-		char name[SIGLIP_MAX_NAME + 8];
+		char name[sizeof src.name[0] + 8];
 		if (src.kscale)
 			siglip_quant_kscale_name(src.name[k], name,
 			                         sizeof name);
