@@ -125,7 +125,6 @@ test_more_methods_match_reference(void **state)
 	    {"channel,gptq,bias", ""},
 	    {"format", ""},
 	    {"format,percentile", "--percentile 90"},
-	    {"block", "--block 32"},
 	    {"block,gptq,bias", "--block 64"},
 	};
 	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
@@ -416,29 +415,38 @@ test_format_errors(void **state)
 	                 2);
 }
 
-/* Per-K-block scales: written by ipu quant (the codes checked above),
- * refused by the run (the device has no K-block lowering yet), and
- * ipu quant's errors for them. */
+/* Per-K-block scales: every code and block scale against the reference's
+ * (with gptq and bias above), the emulated run (each GEMM by blocks of 32
+ * input columns) against the reference's decoding of the checkpoint with
+ * the device's roundings (--device-blocks: each block's product, scaled
+ * product and running sum in f16), and ipu quant's errors for them. */
 static void
 test_block(void **state)
 {
 	(void)state;
-	char out[8192], path[256];
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "quant --weights tiny.safetensors --config "
-	                         "tiny.json " CALIB " --method block --block "
-	                         "32 --out qb.safetensors"),
-	                 0);
-	expect_in(out, "refuses this checkpoint");
-	snprintf(path, sizeof path, "%s/qb.safetensors", test_dir);
-	expect_refused(path, "per-K-block scales (\"k_block\") are not run "
-	                     "by the device yet");
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "run siglip --weights qb.safetensors "
-	                         "--config tiny.json --image " PHOTOS
-	                         "chelsea.png"),
-	                 1);
-	expect_in(out, "not run by the device yet");
+	quantize_ref("block", "--block 32", "--block 32 --device-blocks",
+	             "qb.safetensors");
+	SiglipResult r = emulate("qb.safetensors");
+	assert_true(r.quantized);
+	assert_false(r.unrolled);
+	expect_cosines(r.embedding, r.batch, r.d, "qb.safetensors.ref.npy",
+	               0.999);
+	siglip_result_free(&r);
+	/* the format's errors for blocks */
+	char src[256], bad[256];
+	snprintf(src, sizeof src, "%s/qb.safetensors", test_dir);
+	snprintf(bad, sizeof bad, "%s/badb.safetensors", test_dir);
+	rewrite(src, bad, "vision_model.encoder.layers.0.mlp.fc2.weight_kscale",
+	        NULL, NULL, NULL);
+	expect_refused(bad, "missing tensor "
+	                    "'vision_model.encoder.layers.0.mlp.fc2.weight_"
+	                    "kscale' (the K-block scales");
+	rewrite(src, bad, NULL, NULL, "\"k_block\":32", "\"k_block\":48");
+	expect_refused(bad, "\"k_block\" must be a multiple of 32");
+	rewrite(src, bad, NULL, NULL, "\"k_block\":32", "\"k_block\":64");
+	expect_refused(bad, "must be F32 [64, 1] (one scale per output "
+	                    "channel and block of K)");
+	char out[8192];
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "quant --weights tiny.safetensors --config "
 	                         "tiny.json " CALIB " --method block --block "

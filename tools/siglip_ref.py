@@ -398,9 +398,42 @@ def _same(t):
     return t
 
 
+class KBlockWeight:
+    """A weight with per-K-block scales as the device runs it (quant-check
+    --device-blocks): w [out, in] the codes times 2^scale, c [out, blocks] the
+    scales; each block's product is rounded, multiplied by its scales (rounded)
+    and added to the running sum (rounded), block by block."""
+
+    def __init__(self, w, c, block):
+        self.w, self.c, self.block = w, c, block
+        self.dtype = w.dtype
+
+    def to(self, dtype):
+        return KBlockWeight(self.w.to(dtype), self.c.to(dtype), self.block)
+
+    def half(self):
+        return KBlockWeight(self.w.half(), self.c.half(), self.block)
+
+    def __getitem__(self, rows):
+        return KBlockWeight(self.w[rows], self.c[rows], self.block)
+
+    def product(self, x, rnd):
+        acc = None
+        for b in range(self.c.shape[1]):
+            cols = slice(b * self.block, (b + 1) * self.block)
+            p = rnd(torch.matmul(x[..., cols], self.w[:, cols].transpose(0, 1)))
+            p = rnd(p * self.c[:, b])
+            acc = p if acc is None else rnd(acc + p)
+        return acc
+
+
 def linear(x, weight, bias=None, rnd=_same):
-    """x @ weight^T + bias, with weight [out, in] as PyTorch stores it."""
-    y = torch.matmul(x, weight.transpose(0, 1))
+    """x @ weight^T + bias, with weight [out, in] as PyTorch stores it (or a
+    KBlockWeight)."""
+    if isinstance(weight, KBlockWeight):
+        y = weight.product(x, rnd)
+    else:
+        y = torch.matmul(x, weight.transpose(0, 1))
     if bias is not None:
         y = y + bias
     return rnd(y)
@@ -1223,7 +1256,9 @@ def _cmd_quant_check(args):
             if entry.get("channel_scales"):
                 c = qt[full + "_scale"].double()
                 v = v * c.reshape([-1] + [1] * (v.dim() - 1))
-            if entry.get("k_block"):
+            if entry.get("k_block") and args.device_blocks:
+                v = KBlockWeight(v, qt[full + "_kscale"].double(), entry["k_block"])
+            elif entry.get("k_block"):
                 kb = qt[full + "_kscale"].double()
                 v = v * kb.repeat_interleave(entry["k_block"], 1)[:, :v.shape[1]]
         wq[k] = v
@@ -1375,6 +1410,9 @@ def _parser():
     s.add_argument("--block", type=int, default=128, help="block's columns per K block as given to ipu quant (128)")
     s.add_argument("--damp", type=float, default=0.01, help="gptq's dampening as given to ipu quant (0.01)")
     s.add_argument("--min-cos", type=float, help="exit 1 if a held-out image's cosine is below this")
+    s.add_argument("--device-blocks", action="store_true",
+                   help="decode per-K-block scales as the device runs them: each block's product rounded to f16, "
+                        "scaled and summed in f16 (default: the weights' values, one product)")
     s.add_argument("--out", help="the decoded checkpoint's pooled embedding of the held-out images (f16 "
                                  "storage, F143 GEMM inputs) [B, d]")
     s.set_defaults(func=_cmd_quant_check)

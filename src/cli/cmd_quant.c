@@ -294,10 +294,6 @@ run(const Args *a)
 		free(desc);
 		if (!e)
 			printf("wrote %s\n", a->out);
-		if (!e && (a->o.methods & QUANT_BLOCK))
-			printf("note            per-K-block scales: `ipu run "
-			       "siglip` refuses this checkpoint (no K-block "
-			       "lowering on the device yet)\n");
 	}
 	if (e)
 		cli_print_diag(&d);

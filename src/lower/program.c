@@ -432,8 +432,8 @@ lower_transpose_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	return IPU_OK;
 }
 
-/* A slice of whole rows is an exchange that moves only the rows inside
- * it (the plan refuses others). */
+/* A slice is an exchange that moves only the rows inside it, and of each
+ * row the columns inside it. */
 static int
 lower_slice_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {

@@ -13,7 +13,10 @@
  *     into q, k and v parts (".q", ".k", ".v");
  *   - each encoder layer's q_proj, k_proj and v_proj are one fused
  *     qkv_proj [3d, d] (and bias [3d]): one GEMM of 3d columns, whose
- *     output is split into heads and sliced into q, k and v.
+ *     output is split into heads and sliced into q, k and v;
+ *   - a weight with per-K-block scales is one graph weight per block of
+ *     input columns (".kb<b>") and one scale vector per block (".ks<b>",
+ *     a column of the checkpoint's "<weight>_kscale").
  * The input is the batch's patches [B N, 3 P P], each patch flattened
  * channel first, then row, then column, tokens row-major over the grid
  * (siglip_patches makes them from pixel values).
@@ -121,6 +124,48 @@ scale_name(const char *w, char *out, size_t n)
 		snprintf(out, n, "%s_scale", w);
 }
 
+/* "<y>.mm" = x w^T for dense weight `w` [out, in] and x [rows, in] (the
+ * GEMM's input, cast if w is f8): one matmul, or with per-K-block scales
+ * one per block of x's columns (an exchange slices them out of the cast
+ * input), each product multiplied by its block's scales, summed. */
+static void
+product(Text *t, const Types *ty, const char *y, const char *x, const char *w,
+        int rows, int in, int out)
+{
+	SiglipWType wt = wtype(ty, w);
+	char type[32];
+	if (!wt.k_block) {
+		put(t, "weight %s %s [%d, %d]\n", w, dense_type(ty, w, type),
+		    out, in);
+		put(t, "%s.mm = matmul %s %s transpose_b=1\n", y, x, w);
+		return;
+	}
+	int nb = (in + wt.k_block - 1) / wt.k_block;
+	for (int b = 0; b < nb; b++) {
+		int c0 = b * wt.k_block,
+		    c1 = c0 + wt.k_block < in ? c0 + wt.k_block : in;
+		put(t, "weight %s.kb%d %s [%d, %d]\n", w, b,
+		    dense_type(ty, w, type), out, c1 - c0);
+		put(t, "weight %s.ks%d %s [%d]\n", w, b, ty->dt, out);
+		put(t, "%s.x%d = slice %s [0, %d] [%d, %d]\n", y, b, x, c0,
+		    rows, c1);
+		put(t, "%s.p%d = matmul %s.x%d %s.kb%d transpose_b=1\n", y, b,
+		    y, b, w, b);
+		/* the running sum: <y>.a<b>, the last one <y>.mm */
+		char sum[96];
+		if (b == nb - 1)
+			snprintf(sum, sizeof sum, "%s.mm", y);
+		else
+			snprintf(sum, sizeof sum, "%s.a%d", y, b);
+		if (!b) {
+			put(t, "%s = mul %s.p0 %s.ks0\n", sum, y, w);
+			continue;
+		}
+		put(t, "%s.s%d = mul %s.p%d %s.ks%d\n", y, b, y, b, w, b);
+		put(t, "%s = add %s.a%d %s.s%d\n", sum, y, b - 1, y, b);
+	}
+}
+
 /* y = mm (x channel scales) + b for dense weight `w` ([out, in]) of bias
  * `bias`, the product `mm` already defined. */
 static void
@@ -137,20 +182,18 @@ bias_add(Text *t, const Types *ty, const char *y, const char *mm, const char *w,
 		put(t, "%s = add %s %s\n", y, mm, bias);
 }
 
-/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]), x at
- * GEMM position pos. */
+/* y = x W^T + b for a checkpoint Linear named `w` (weight [out, in]), x
+ * [rows, in] at GEMM position pos. */
 static void
 linear(Text *t, Types *ty, SiglipGemm pos, const char *y, const char *x,
-       const char *w, int in, int out)
+       const char *w, int rows, int in, int out)
 {
-	char name[160], bias[168], wt[32], buf[128];
+	char name[160], bias[168], buf[128];
 	snprintf(name, sizeof name, "%s.weight", w);
 	snprintf(bias, sizeof bias, "%s.bias", w);
 	x = gemm_input(t, ty, pos, x, name, buf, sizeof buf);
-	put(t, "weight %s %s [%d, %d]\n", name, dense_type(ty, name, wt), out,
-	    in);
+	product(t, ty, y, x, name, rows, in, out);
 	put(t, "weight %s %s [%d]\n", bias, ty->dt, out);
-	put(t, "%s.mm = matmul %s %s transpose_b=1\n", y, x, name);
 	char mm[144];
 	snprintf(mm, sizeof mm, "%s.mm", y);
 	bias_add(t, ty, y, mm, name, bias, out);
@@ -204,20 +247,20 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 	attend_heads(t, y, qh, kh, vh, b, qrows, h, dh);
 }
 
-/* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`; `pos` the
- * fc1 position (fc2's follows it) */
+/* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`, x [rows,
+ * d]; `pos` the fc1 position (fc2's follows it) */
 static void
 mlp(Text *t, Types *ty, SiglipGemm pos, const char *y, const char *x,
-    const char *w, int d, int f)
+    const char *w, int rows, int d, int f)
 {
 	char a[96], g[96], n1[96], n2[96];
 	snprintf(a, sizeof a, "%s.fc1", y);
 	snprintf(g, sizeof g, "%s.gelu", y);
 	snprintf(n1, sizeof n1, "%s.fc1", w);
 	snprintf(n2, sizeof n2, "%s.fc2", w);
-	linear(t, ty, pos, a, x, n1, d, f);
+	linear(t, ty, pos, a, x, n1, rows, d, f);
 	put(t, "%s = gelu %s\n", g, a);
-	linear(t, ty, (SiglipGemm)(pos + 1), y, g, n2, f, d);
+	linear(t, ty, (SiglipGemm)(pos + 1), y, g, n2, rows, f, d);
 }
 
 char *
@@ -239,16 +282,15 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	/* the patch embedding: the conv as a matmul of the patches */
 	const char *pw = "vision_model.embeddings.patch_embedding.weight",
 	           *pb = "vision_model.embeddings.patch_embedding.bias";
-	char pt[32], px[128];
+	char px[128];
 	const char *xp =
 	    gemm_input(&t, &ty, SIGLIP_EMBED, "patches", pw, px, sizeof px);
-	put(&t, "weight %s %s [%d, %d]\n", pw, dense_type(&ty, pw, pt), d, pp);
+	product(&t, &ty, "emb", xp, pw, rows, pp, d);
 	put(&t, "weight %s %s [%d]\n", pb, dt, d);
 	put(&t,
 	    "weight vision_model.embeddings.position_embedding.weight "
 	    "%s [%d, %d]\n",
 	    dt, rows, d);
-	put(&t, "emb.mm = matmul %s %s transpose_b=1\n", xp, pw);
 	bias_add(&t, &ty, "emb.b", "emb.mm", pw, pb, d);
 	put(&t, "h0 = add emb.b "
 	        "vision_model.embeddings.position_embedding.weight\n");
@@ -264,7 +306,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		 * (a permutation of whole rows), each a slice of it */
 		snprintf(qkv, sizeof qkv, "l%d.qkv", l);
 		snprintf(w, sizeof w, "%s.self_attn.qkv_proj", p);
-		linear(&t, &ty, SIGLIP_QKV, qkv, y, w, d, 3 * d);
+		linear(&t, &ty, SIGLIP_QKV, qkv, y, w, rows, d, 3 * d);
 		put(&t, "%s.r = reshape %s [%d, %d, 3, %d, %d]\n", qkv, qkv,
 		    batch, n, h, dh);
 		put(&t, "%s.t = transpose %s.r [2, 0, 3, 1, 4]\n", qkv, qkv);
@@ -282,7 +324,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		attend_heads(&t, a, hd[0], hd[1], hd[2], batch, n, h, dh);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
-		linear(&t, &ty, SIGLIP_OUT, o, a, w, d, d);
+		linear(&t, &ty, SIGLIP_OUT, o, a, w, rows, d, d);
 		snprintf(r, sizeof r, "l%d.res1", l);
 		put(&t, "%s = add %s %s\n", r, x, o);
 		snprintf(y, sizeof y, "l%d.ln2", l);
@@ -290,7 +332,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		layernorm(&t, dt, y, r, w, d, c->ln_eps);
 		snprintf(m, sizeof m, "l%d.mlp", l);
 		snprintf(w, sizeof w, "%s.mlp", p);
-		mlp(&t, &ty, SIGLIP_FC1, m, y, w, d, f);
+		mlp(&t, &ty, SIGLIP_FC1, m, y, w, rows, d, f);
 		snprintf(x, sizeof x, "h%d", l + 1);
 		put(&t, "%s = add %s %s\n", x, r, m);
 	}
@@ -319,26 +361,24 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		                         buf[i], sizeof buf[i]);
 	}
 	for (int i = 0; i < 3; i++) {
-		char bias[160], wt[32], y[32];
+		char bias[160], y[32];
 		snprintf(bias, sizeof bias, "%s.in_proj_bias.%s", hw, part[i]);
 		snprintf(y, sizeof y, "head.%s", part[i]);
-		const char *x = from[i];
-		put(&t, "weight %s %s [%d, %d]\n", name[i],
-		    dense_type(&ty, name[i], wt), d, d);
+		product(&t, &ty, y, from[i], name[i], i ? rows : batch, d, d);
 		put(&t, "weight %s %s [%d]\n", bias, dt, d);
 		char mm[48];
 		snprintf(mm, sizeof mm, "%s.mm", y);
-		put(&t, "%s = matmul %s %s transpose_b=1\n", mm, x, name[i]);
 		bias_add(&t, &ty, y, mm, name[i], bias, d);
 	}
 	attend(&t, "head.attn", "head.q", "head.k", "head.v", batch, 1, n, h,
 	       dh);
 	snprintf(w, sizeof w, "%s.out_proj", hw);
-	linear(&t, &ty, SIGLIP_HEAD_OUT, "head.out", "head.attn", w, d, d);
+	linear(&t, &ty, SIGLIP_HEAD_OUT, "head.out", "head.attn", w, batch, d,
+	       d);
 	layernorm(&t, dt, "head.ln", "head.out", "vision_model.head.layernorm",
 	          d, c->ln_eps);
 	mlp(&t, &ty, SIGLIP_HEAD_FC1, "head.mlp", "head.ln",
-	    "vision_model.head.mlp", d, f);
+	    "vision_model.head.mlp", batch, d, f);
 	put(&t, "pooled = add head.out head.mlp\n");
 	put(&t, "output pooled\n");
 	return t.text;
@@ -347,9 +387,21 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 void
 siglip_weight_source(const char *graph_name, SiglipSource *s)
 {
-	size_t n = strlen(graph_name);
-	*s = (SiglipSource){.n = 1, .part = -1};
+	*s = (SiglipSource){.n = 1, .part = -1, .block = -1};
+	/* a K block: ".kb<b>" or ".ks<b>" after the weight's graph name */
+	char g[256];
+	snprintf(g, sizeof g, "%s", graph_name);
+	char *dot = strrchr(g, '.');
+	int b, at;
+	if (dot && (!strncmp(dot, ".kb", 3) || !strncmp(dot, ".ks", 3)) &&
+	    sscanf(dot + 3, "%d%n", &b, &at) == 1 && !dot[3 + at] && b >= 0) {
+		s->block = b;
+		s->kscale = dot[2] == 's';
+		*dot = 0;
+	}
+	graph_name = g;
 	snprintf(s->name[0], sizeof s->name[0], "%s", graph_name);
+	size_t n = strlen(graph_name);
 	static const char *const suffix[3] = {".q", ".k", ".v"};
 	for (int i = 0; i < 3; i++)
 		if (n > 2 && strstr(graph_name, ".in_proj_") &&

@@ -39,11 +39,16 @@ extern const char *const siglip_gemm_names[SIGLIP_GEMMS];
 /* A dense GEMM weight's type in an f8 tower: DT_F16 (the GEMM runs in
  * f16, its input is not cast) or an f8 format with its scale; `channel`:
  * a vector "<weight>_scale" [out] (f16) multiplies the product before the
- * bias is added (per-output-channel scales, docs/quantization.md). */
+ * bias is added (per-output-channel scales, docs/quantization.md);
+ * `k_block` > 0: the GEMM runs by blocks of k_block input columns, block
+ * b's weight "<weight>.kb<b>" [out, k_block] (the last block shorter) and
+ * its product multiplied by the vector "<weight>.ks<b>" [out] (f16), the
+ * blocks summed (per-K-block scales). */
 typedef struct {
 	DType dtype;
 	int scale;
 	int channel;
+	int k_block;
 } SiglipWType;
 
 typedef struct {
@@ -67,10 +72,14 @@ char *siglip_graph_text(const SiglipConfig *c, int batch,
 /* Where a graph weight comes from: n checkpoint tensors, concatenated
  * by rows (an encoder layer's fused qkv_proj: its q_proj, k_proj and
  * v_proj), and for the head's split in_proj the part (0 q, 1 k, 2 v; rows
- * part d .. part d + d - 1), else -1. */
+ * part d .. part d + d - 1), else -1; `block` >= 0 (a K block of a
+ * per-K-block-scaled weight, "<w>.kb<b>" or "<w>.ks<b>"): of those rows
+ * the columns of block `block`, of the weights (name[], kscale 0) or of
+ * their K-block scales ("<name>_kscale", kscale 1: column `block`). */
 typedef struct {
 	char name[3][256];
 	int n, part;
+	int block, kscale;
 } SiglipSource;
 void siglip_weight_source(const char *graph_name, SiglipSource *s);
 /* Pixel values [batch, channels, image, image] to the graph's patches

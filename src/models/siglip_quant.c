@@ -147,12 +147,15 @@ scale_of(const cJSON *v, int *out)
 }
 
 /* {"format": "F143"|"F152", "scale": N} of a position or weight (parts
- * scales for the head's in_proj_weight), or "f16"; only `allowed` keys. */
+ * scales for the head's in_proj_weight; a weight's may add
+ * "channel_scales" and "k_block"), or "f16". */
 static int
 parse_entry(const cJSON *e, const char *what, const char *name, int parts,
-            int weight, DType *dt, int *scale, int *channel, Diag *d)
+            int weight, DType *dt, int *scale, int *channel, int *k_block,
+            Diag *d)
 {
 	*channel = 0;
+	*k_block = 0;
 	if (cJSON_IsString(e) && !strcmp(e->valuestring, "f16")) {
 		*dt = DT_F16;
 		return IPU_OK;
@@ -162,7 +165,7 @@ parse_entry(const cJSON *e, const char *what, const char *name, int parts,
 		           "'%s': not \"f16\" or an object with "
 		           "\"format\" and \"scale\"",
 		           name);
-	const cJSON *fmt = NULL, *sc = NULL, *ch = NULL;
+	const cJSON *fmt = NULL, *sc = NULL, *ch = NULL, *kb = NULL;
 	for (const cJSON *k = e->child; k; k = k->next) {
 		if (!strcmp(k->string, "format"))
 			fmt = k;
@@ -171,12 +174,7 @@ parse_entry(const cJSON *e, const char *what, const char *name, int parts,
 		else if (weight && !strcmp(k->string, "channel_scales"))
 			ch = k;
 		else if (weight && !strcmp(k->string, "k_block"))
-			return bad(d, what,
-			           "'%s': per-K-block scales (\"k_block\") "
-			           "are not run by the device yet: the GEMM "
-			           "has one product scale for all of K "
-			           "(docs/quantization.md)",
-			           name);
+			kb = k;
 		else
 			return bad(d, what, "'%s': unknown key \"%s\"", name,
 			           k->string);
@@ -211,6 +209,16 @@ parse_entry(const cJSON *e, const char *what, const char *name, int parts,
 		           "or false",
 		           name);
 	*channel = ch && cJSON_IsTrue(ch);
+	/* blocks of 32k columns: the device slices them out of the f8
+	 * input on whole words */
+	if (kb && (!cJSON_IsNumber(kb) || kb->valuedouble < 32 ||
+	           kb->valuedouble > 65536 ||
+	           kb->valuedouble != 32 * floor(kb->valuedouble / 32)))
+		return bad(d, what,
+		           "'%s': \"k_block\" must be a multiple of 32 "
+		           "(input columns per block, up to 65536)",
+		           name);
+	*k_block = kb ? (int)kb->valuedouble : 0;
 	return IPU_OK;
 }
 
@@ -228,39 +236,63 @@ check_codes(const StFile *f, const StTensor *t, const char *what, Diag *d)
 	return IPU_OK;
 }
 
+/* A scale tensor of weight w (its checkpoint tensor wt): kscale 0, its
+ * channel scales "<w>_scale", F32 [out]; 1, its K-block scales
+ * "<w>_kscale", F32 [out, K / k_block rounded up]; there if and only if
+ * the policy says so, of that shape, finite and positive. */
 static int
-check_channel(const StFile *f, const SiglipQWeight *w, const StTensor *wt,
-              const char *what, Diag *d)
+check_scales(const StFile *f, const SiglipQWeight *w, const StTensor *wt,
+             int kscale, const char *what, Diag *d)
 {
+	int want = kscale ? w->k_block > 0 : w->channel,
+	    k_block = kscale ? w->k_block : 0;
 	char name[SIGLIP_MAX_NAME + 8];
-	siglip_quant_scale_name(w->name, name, sizeof name);
+	const char *kind = kscale ? "K-block" : "channel";
+	if (kscale)
+		siglip_quant_kscale_name(w->name, name, sizeof name);
+	else
+		siglip_quant_scale_name(w->name, name, sizeof name);
 	const StTensor *s = st_find(f, name);
-	if (!w->channel)
+	if (!want)
 		return s ? diag_set(d, IPU_EINVAL, what, 0, 0,
 		                    "tensor '%s' is there, but %s '%s' has no "
-		                    "\"channel_scales\"",
-		                    name, SIGLIP_QUANT_KEY, w->name)
+		                    "\"%s\"",
+		                    name, SIGLIP_QUANT_KEY, w->name,
+		                    kscale ? "k_block" : "channel_scales")
 		         : IPU_OK;
 	if (!s)
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "missing tensor '%s' (the channel scales %s "
-		                "says '%s' has)",
-		                name, SIGLIP_QUANT_KEY, w->name);
-	if (s->dtype != ST_F32 || s->rank != 1 || s->shape[0] != wt->shape[0])
+		                "missing tensor '%s' (the %s scales %s says "
+		                "'%s' has)",
+		                name, kind, SIGLIP_QUANT_KEY, w->name);
+	uint64_t rows = wt->shape[0],
+	         blocks = k_block ? (wt->shape[1] + (uint64_t)k_block - 1) /
+	                                (uint64_t)k_block
+	                          : 1;
+	char want_shape[64];
+	if (k_block)
+		snprintf(want_shape, sizeof want_shape, "[%llu, %llu]",
+		         (unsigned long long)rows, (unsigned long long)blocks);
+	else
+		snprintf(want_shape, sizeof want_shape, "[%llu]",
+		         (unsigned long long)rows);
+	if (s->dtype != ST_F32 || s->rank != (k_block ? 2 : 1) ||
+	    s->shape[0] != rows || (k_block && s->shape[1] != blocks))
 		return diag_set(d, IPU_EINVAL, what, 0, 0,
-		                "tensor '%s': must be F32 [%llu] (one scale "
-		                "per output channel), is %s of %llu elements",
-		                name, (unsigned long long)wt->shape[0],
+		                "tensor '%s': must be F32 %s (one scale per "
+		                "output channel%s), is %s of %llu elements",
+		                name, want_shape,
+		                k_block ? " and block of K" : "",
 		                st_dtype_name(s->dtype),
 		                (unsigned long long)st_elements(s));
-	float *v = xmalloc(wt->shape[0] * sizeof *v);
+	float *v = xmalloc(rows * blocks * sizeof *v);
 	int e = st_to_f32(f, s, v, d);
-	for (uint64_t i = 0; !e && i < wt->shape[0]; i++)
+	for (uint64_t i = 0; !e && i < rows * blocks; i++)
 		if (!(v[i] > 0) || isinf(v[i]))
 			e = diag_set(d, IPU_EINVAL, what, 0, 0,
-			             "tensor '%s': element %llu is %g; channel "
+			             "tensor '%s': element %llu is %g; %s "
 			             "scales must be finite and positive",
-			             name, (unsigned long long)i, v[i]);
+			             name, (unsigned long long)i, v[i], kind);
 	free(v);
 	return e;
 }
@@ -310,10 +342,10 @@ check_tensors(const SiglipConfig *c, const StFile *f, const SiglipQuant *q,
 			             w ? " (the policy keeps it in f16)" : "");
 		else if (f8)
 			e = check_codes(f, s, what, d);
-		if (!e && w)
-			e = check_channel(f, w, s, what, d);
+		for (int k = 0; k < 2 && !e && w; k++)
+			e = check_scales(f, w, s, k, what, d);
 	}
-	/* nothing else but the channel scales */
+	/* nothing else but the channel and K-block scales */
 	for (size_t i = 0; !e && i < f->ntensor; i++) {
 		const char *name = f->tensor[i].name;
 		int known = 0;
@@ -323,6 +355,9 @@ check_tensors(const SiglipConfig *c, const StFile *f, const SiglipQuant *q,
 			char s[SIGLIP_MAX_NAME + 8];
 			siglip_quant_scale_name(q->weight[k].name, s, sizeof s);
 			known = q->weight[k].channel && !strcmp(s, name);
+			siglip_quant_kscale_name(q->weight[k].name, s,
+			                         sizeof s);
+			known |= q->weight[k].k_block > 0 && !strcmp(s, name);
 		}
 		if (!known)
 			e = diag_set(d, IPU_EINVAL, what, 0, 0,
@@ -376,9 +411,9 @@ parse_policy(const cJSON *root, const char *what, SiglipQuant *q, Diag *d)
 		if (set[i])
 			return bad(d, what, "activations: \"%s\" given twice",
 			           k->string);
-		int ch, sc[3];
+		int ch, kb, sc[3];
 		int e = parse_entry(k, what, k->string, 1, 0, &q->act[i], sc,
-		                    &ch, d);
+		                    &ch, &kb, d);
 		if (e)
 			return e;
 		q->act_scale[i] = sc[0];
@@ -396,7 +431,7 @@ parse_policy(const cJSON *root, const char *what, SiglipQuant *q, Diag *d)
 			    "this config",
 			    k->string);
 		int e = parse_entry(k, what, k->string, w->parts, 1, &w->dtype,
-		                    w->scale, &w->channel, d);
+		                    w->scale, &w->channel, &w->k_block, d);
 		if (e)
 			return e;
 	}

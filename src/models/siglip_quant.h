@@ -4,7 +4,8 @@
  * weight either kept (F16, F32 or BF16) or stored as FP8 codes
  * (F8_E4M3FNUZ = F143, F8_E5M2FNUZ = F152) with a power-of-two scale and,
  * optionally, a per-output-channel scale tensor "<weight>_scale" (F32
- * [out]); the scales and the activations' formats and scales in the
+ * [out]) or per-K-block scales "<weight>_kscale" (F32 [out, blocks]); the
+ * scales and the activations' formats and scales in the
  * safetensors metadata under "ipu.quant", a JSON object:
  *
  *   {"version": 1, "methods": "...", "calibration": "...",
@@ -14,8 +15,9 @@
  *                           "channel_scales": true}, "<name>": "f16", ...}}
  *
  * A weight element's value is decode(code) x 2^scale (x its row's channel
- * scale). The head's in_proj_weight holds q, k and v: its scale is a list
- * of three, one per part. siglip_quant_read checks all of it against the
+ * scale) (x its row's and column block's K-block scale, "k_block": B
+ * columns a block). The head's in_proj_weight holds q, k and v: its scale is a
+ * list of three, one per part. siglip_quant_read checks all of it against the
  * config and names the first problem.
  */
 #ifndef IPU_SIGLIP_QUANT_H
@@ -35,10 +37,9 @@ typedef struct {
 	DType dtype;  /* DT_F16 (kept), DT_F8_F143, DT_F8_F152 */
 	int scale[3]; /* f8: 2^scale, per part */
 	int channel;  /* f8: "<name>_scale" F32 [out] multiplies */
-	/* f8: > 0: a scale per row and block of k_block input columns,
-	 * "<name>_kscale" F32 [out, K / k_block rounded up] multiplies
-	 * ("k_block"; written by ipu quant, not run by the device yet:
-	 * siglip_quant_read refuses it) */
+	/* f8: > 0 (a multiple of 32): a scale per row and block of
+	 * k_block input columns, "<name>_kscale" F32 [out, K / k_block
+	 * rounded up] multiplies ("k_block") */
 	int k_block;
 } SiglipQWeight;
 

@@ -74,27 +74,69 @@ siglip_load_pixels(const SiglipConfig *c, const char *const *images,
 	return e;
 }
 
+/* Columns [c0, c1) of rows [r0, r0 + rows) of matrix m [.., cols]. */
+static void
+columns(const float *m, size_t cols, size_t r0, size_t rows, size_t c0,
+        size_t c1, float *to)
+{
+	for (size_t r = 0; r < rows; r++)
+		memcpy(to + r * (c1 - c0), m + (r0 + r) * cols + c0,
+		       (c1 - c0) * sizeof *to);
+}
+
 /* Graph weight `gname` ([want] elements) from the checkpoint, as f32
- * values (siglip_weight_source says from which tensors). */
+ * values (siglip_weight_source says from which tensors; a K block's
+ * columns by q's k_block). */
 static int
-weight_values(const StFile *f, const char *gname, size_t want, float *out,
-              Diag *d)
+weight_values(const StFile *f, const SiglipQuant *q, const char *gname,
+              size_t want, float *out, Diag *d)
 {
 	SiglipSource src;
 	siglip_weight_source(gname, &src);
 	int e = IPU_OK;
 	size_t each = want / (size_t)src.n;
+	const SiglipQWeight *w =
+	    src.block >= 0 && q ? siglip_quant_find(q, src.name[0]) : NULL;
+	if (src.block >= 0 && (!w || !w->k_block))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "graph weight %s: %s has no K blocks", gname,
+		                src.name[0]);
 	for (int k = 0; !e && k < src.n; k++) {
-		const StTensor *s = st_find(f, src.name[k]);
+		char name[sizeof src.name[0] + 8];
+		if (src.kscale)
+			siglip_quant_kscale_name(src.name[k], name,
+			                         sizeof name);
+		else
+			snprintf(name, sizeof name, "%s", src.name[k]);
+		const StTensor *s = st_find(f, name);
 		if (!s)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "the checkpoint has no %s (for graph "
 			                "weight %s)",
-			                src.name[k], gname);
+			                name, gname);
 		size_t have = st_elements(s);
 		float *all = xmalloc(have * sizeof *all), *to = out + k * each;
 		e = st_to_f32(f, s, all, d);
-		if (!e && src.part >= 0 && have == 3 * each) /* rows part d */
+		if (!e && w) { /* a K block of rows part d (or all rows) */
+			size_t cols = s->shape[1],
+			       rows = s->shape[0] / (src.part >= 0 ? 3 : 1),
+			       c0 = src.kscale ? (size_t)src.block
+			                       : (size_t)src.block * w->k_block,
+			       c1 = src.kscale ? c0 + 1
+			                       : c0 + (size_t)w->k_block;
+			c1 = c1 < cols ? c1 : cols;
+			if (c0 < c1 && rows * (c1 - c0) == each)
+				columns(all, cols,
+				        src.part >= 0 ? src.part * rows : 0,
+				        rows, c0, c1, to);
+			else
+				e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+				             "graph weight %s holds %zu "
+				             "elements, block %d of %s %zu",
+				             gname, want, src.block, name,
+				             c0 < c1 ? rows * (c1 - c0) : 0);
+		} else if (!e && src.part >= 0 &&
+		           have == 3 * each) /* rows part d */
 			memcpy(to, all + (size_t)src.part * each,
 			       each * sizeof *to);
 		else if (!e && src.part < 0 && each % have == 0) /* repeated
@@ -136,7 +178,7 @@ max_abs(ScaleCtx *sc, const char *gname)
 	size_t n = st_elements(s) * (size_t)src.n / (src.part >= 0 ? 3 : 1);
 	float *v = xmalloc(n * sizeof *v);
 	double max = 0;
-	sc->e = weight_values(sc->f, gname, n, v, &sc->d);
+	sc->e = weight_values(sc->f, NULL, gname, n, v, &sc->d);
 	for (size_t i = 0; !sc->e && i < n; i++)
 		max = fmax(max, fabs(v[i]));
 	free(v);
@@ -194,17 +236,17 @@ quant_type(void *ctx, const char *gname, SiglipWType *t)
 			return; /* siglip_quant_read knows every dense weight */
 		SiglipWType x = {w->dtype,
 		                 w->scale[src.part > 0 ? src.part : 0],
-		                 w->channel};
+		                 w->channel, w->k_block};
 		if (k == 0)
 			*t = x;
 		else if ((x.dtype != t->dtype ||
 		          (dtype_is_f8(x.dtype) && x.scale != t->scale) ||
-		          x.channel != t->channel) &&
+		          x.channel != t->channel || x.k_block != t->k_block) &&
 		         !qc->e)
 			qc->e = diag_set(&qc->d, IPU_EINVAL, NULL, 0, 0,
 			                 "%s: '%s' and '%s' run as one fused "
 			                 "GEMM, so they need the same format, "
-			                 "scale and channel scales",
+			                 "scale, channel scales and K blocks",
 			                 SIGLIP_QUANT_KEY, src.name[0],
 			                 src.name[k]);
 	}
@@ -228,6 +270,7 @@ layers_differ(const SiglipQuant *q)
 			        sfx))
 				first = &q->weight[k];
 		if (first->dtype != w->dtype || first->channel != w->channel ||
+		    first->k_block != w->k_block ||
 		    (dtype_is_f8(w->dtype) && first->scale[0] != w->scale[0]))
 			return 1;
 	}
@@ -240,13 +283,15 @@ from_codes(const StFile *f, const char *gname)
 {
 	SiglipSource src;
 	siglip_weight_source(gname, &src);
+	if (src.kscale)
+		return 0;
 	const StTensor *s = st_find(f, src.name[0]);
 	return s && (s->dtype == ST_F8_E4M3FNUZ || s->dtype == ST_F8_E5M2FNUZ);
 }
 
 static int
 write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
-             const float *patches, Diag *d)
+             const SiglipQuant *q, const float *patches, Diag *d)
 {
 	for (int32_t id = 0; id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
@@ -261,7 +306,7 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 		if (!strcmp(t->name, "patches"))
 			memcpy(v, patches, n * sizeof *v);
 		else
-			e = weight_values(f, t->name, n, v, d);
+			e = weight_values(f, q, t->name, n, v, d);
 		/* a quantized checkpoint's FP8 codes read at 2^0: their
 		 * values are 2^scale that (the graph type's scale) */
 		for (size_t i = 0; !e && from_codes(f, t->name) && i < n; i++)
@@ -277,14 +322,14 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 
 static int
 run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
-            const StFile *f, const SiglipConfig *c, const float *patches,
-            SiglipResult *out, Diag *d)
+            const StFile *f, const SiglipQuant *q, const SiglipConfig *c,
+            const float *patches, SiglipResult *out, Diag *d)
 {
 	ipu_device *dev;
 	int e = runner_open_on(r->device, chip, pk, r->threads, r->observe,
 	                       &dev, d);
 	if (!e)
-		e = write_inputs(dev, g, f, patches, d);
+		e = write_inputs(dev, g, f, q, patches, d);
 	if (!e)
 		e = runner_run(dev, r->max_cycles, pk->total_cycles, r->observe,
 		               &out->cycles, &out->host_seconds, d);
@@ -392,7 +437,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		out->cached = b.cached;
 	}
 	if (!e && !r->compile_only) {
-		e = run_package(r, chip, pk, g, &f, &c, patches, out, d);
+		e = run_package(r, chip, pk, g, &f, &q, &c, patches, out, d);
 		pk = NULL; /* the device had it */
 	}
 	if (!e) { /* MACs even compiled only; MFU 0 without cycles */

@@ -706,19 +706,12 @@ plan_transpose_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	return r ? plan_op_error(P->g, op, r, d) : IPU_OK;
 }
 
-/* A slice of whole rows is an exchange that moves only the rows inside
- * it; cutting the last axis would need runs within rows (not yet). */
+/* A slice is an exchange that moves only the rows inside it, and of
+ * each row the columns inside it. */
 static int
 plan_slice_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *in = graph_tensor(P->g, op->in[0]);
-	int last = in->shape.rank - 1;
-	if (op->attr.begin.dim[last] != 0 ||
-	    op->attr.end.dim[last] != in->shape.dim[last])
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "compile: slice %s: the last axis is cut; only "
-		                "slices of whole rows are supported so far",
-		                graph_tensor(P->g, op->out)->name);
 	RowSlice s;
 	FlatMap map =
 	    layout_row_slice(&s, &in->shape, &op->attr.begin, &op->attr.end);

@@ -174,7 +174,9 @@ TensorPlace *layout_loop_copies(Storage *st, const TensorPlace *want,
  * Element f (the flat row-major index of from's 2-D view) goes to element
  * map(f) of to's view; map must move each row of `from` as a whole (a
  * reshape keeps f; a permutation of axes before the last one moves rows;
- * a slice drops rows: map gives LAYOUT_DROP for elements not moved).
+ * a slice drops rows: map gives LAYOUT_DROP for elements not moved), or
+ * with a column window only the columns [col_begin, col_end) of each row
+ * (a slice that cuts the last axis), each such part as a whole.
  * NULL: the identity. */
 #define LAYOUT_DROP UINT64_MAX
 typedef struct {
@@ -183,6 +185,8 @@ typedef struct {
 	/* 1: fills part of `to` only (a concat's input), the rest of `to`
 	 * comes from other sources; 0: every element of `to` is moved */
 	int partial;
+	/* col_end > 0: of each of from's rows only these columns move */
+	uint64_t col_begin, col_end;
 } FlatMap;
 
 /* A permutation of the axes before the last, as a FlatMap over whole
@@ -199,14 +203,15 @@ typedef struct {
  * axis perm->dim[k] (perm keeps the last axis). */
 FlatMap layout_row_perm(RowPerm *p, const Shape *in, const Shape *perm);
 
-/* A slice that keeps the last axis whole, as a FlatMap over whole rows:
- * a source row inside [begin, end) on every axis goes to its place in the
- * output, the others are dropped (LAYOUT_DROP). */
+/* A slice as a FlatMap over rows: a source row inside [begin, end) on
+ * every axis before the last goes to its place in the output, the others
+ * are dropped (LAYOUT_DROP); of each row the columns of the last axis's
+ * [begin, end) move (a column window when that cuts the row). */
 typedef struct {
 	int rank; /* axes before the last */
 	int64_t in_dim[GRAPH_MAX_RANK], begin[GRAPH_MAX_RANK],
 	    end[GRAPH_MAX_RANK];
-	uint64_t cols;
+	uint64_t cols, col_begin, out_cols;
 } RowSlice;
 FlatMap layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
                          const Shape *end);

@@ -52,7 +52,7 @@ layout_row_perm(RowPerm *p, const Shape *in, const Shape *perm)
 		p->out_stride[i] = stride;
 		stride *= in->dim[perm->dim[i]];
 	}
-	return (FlatMap){permute_flat, p, 0};
+	return (FlatMap){permute_flat, p, 0, 0, 0};
 }
 
 static uint64_t
@@ -60,6 +60,8 @@ slice_flat(const void *ctx, uint64_t flat)
 {
 	const RowSlice *s = ctx;
 	uint64_t row = flat / s->cols, col = flat % s->cols, to = 0, stride = 1;
+	if (col < s->col_begin || col >= s->col_begin + s->out_cols)
+		return LAYOUT_DROP;
 	for (int i = s->rank - 1; i >= 0; i--) {
 		int64_t digit = (int64_t)(row % (uint64_t)s->in_dim[i]);
 		row /= (uint64_t)s->in_dim[i];
@@ -68,21 +70,27 @@ slice_flat(const void *ctx, uint64_t flat)
 		to += (uint64_t)(digit - s->begin[i]) * stride;
 		stride *= (uint64_t)(s->end[i] - s->begin[i]);
 	}
-	return to * s->cols + col;
+	return to * s->out_cols + col - s->col_begin;
 }
 
 FlatMap
 layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
                  const Shape *end)
 {
-	*s = (RowSlice){.rank = in->rank - 1,
-	                .cols = (uint64_t)in->dim[in->rank - 1]};
+	int last = in->rank - 1;
+	*s = (RowSlice){.rank = last,
+	                .cols = (uint64_t)in->dim[last],
+	                .col_begin = (uint64_t)begin->dim[last],
+	                .out_cols =
+	                    (uint64_t)(end->dim[last] - begin->dim[last])};
 	for (int i = 0; i < s->rank; i++) {
 		s->in_dim[i] = in->dim[i];
 		s->begin[i] = begin->dim[i];
 		s->end[i] = end->dim[i];
 	}
-	return (FlatMap){slice_flat, s, 0};
+	int cut = s->out_cols != s->cols;
+	return (FlatMap){slice_flat, s, 0, cut ? s->col_begin : 0,
+	                 cut ? s->col_begin + s->out_cols : 0};
 }
 
 static uint64_t
@@ -113,7 +121,7 @@ layout_row_concat(RowConcat *c, const Shape *a, const Shape *b, int axis, int k)
 		c->in_dim[i] = in->dim[i];
 		c->out_dim[i] = i == axis ? a->dim[i] + b->dim[i] : a->dim[i];
 	}
-	return (FlatMap){concat_flat, c, 1};
+	return (FlatMap){concat_flat, c, 1, 0, 0};
 }
 
 /* ---- runs -------------------------------------------------------------- */
@@ -140,7 +148,8 @@ add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
- * so that a FlatMap may move it as a whole). */
+ * so that a FlatMap may move it as a whole; cut to the map's column
+ * window, with no padding after a run cut short). */
 static int
 place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 {
@@ -162,17 +171,31 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 			    p->cols - c0 < width ? p->cols - c0 : width;
 			uint32_t seg =
 			    panels ? c0 / GEMM_COLS * p->pad_rows : 0;
+			/* the run's columns [lo, hi) of the row */
+			uint64_t lo = p->col0 + c0, hi = lo + n,
+			         room = (width - n) * es;
+			if (map && map->col_end) {
+				if (hi > map->col_end) {
+					hi = map->col_end;
+					room = 0;
+				}
+				if (lo < map->col_begin)
+					lo = map->col_begin;
+				if (lo >= hi)
+					continue;
+			}
 			for (uint32_t r = 0; r < p->rows; r++) {
 				uint64_t f =
-				    (uint64_t)(p->row0 + r) * tp->cols +
-				    p->col0 + c0;
+				    (uint64_t)(p->row0 + r) * tp->cols + lo;
 				if (map && map->fn)
 					f = map->fn(map->ctx, f);
 				if (f == LAYOUT_DROP)
 					continue;
 				uint32_t off =
-				    p->at.offset + (seg + r) * width * es;
-				add_run(rs, f, n, (width - n) * es, p->tile,
+				    p->at.offset + (seg + r) * width * es +
+				    (uint32_t)(lo - p->col0 - c0) * es;
+				add_run(rs, f, (uint32_t)(hi - lo),
+				        (uint32_t)room, p->tile,
 				        (BufRef){p->at.buf, off});
 			}
 		}
