@@ -369,6 +369,10 @@ struct Tile {
 	 * checks of sim_mem_fast8, when a is 8-aligned and in
 	 * [box_lo[i], box_lo[i] + 8 box_n[i]) (box_n 0: none yet) */
 	uint32_t box_lo[CHIP_CONTEXTS][3], box_n[CHIP_CONTEXTS][3];
+	/* checks left before the next try to build boxes, after a try
+	 * found two streams in one block (small buffers share an
+	 * interleaved pair, their words alternating between its elements) */
+	uint8_t box_wait[CHIP_CONTEXTS];
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
@@ -745,6 +749,7 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
 		for (int j = 0; j < i; j++)
 			if (sel[j] >= 0 && blk[j] == lo) {
 				memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
+				t->box_wait[ctx] = 64;
 				return;
 			}
 		t->box_lo[ctx][i] = lo;
@@ -805,8 +810,10 @@ sim_pace_prepare(Tile *t, const Context *c, const Insn *in, PaceForm form,
 	    !sim_pace_boxed(t, ctx, a, sel)) {
 		if (!sim_mem_fast8(t, at, na))
 			return 0;
-		if (ctx >= 0)
+		if (ctx >= 0 && !t->box_wait[ctx])
 			sim_pace_box(t, ctx, a, sel);
+		else if (ctx >= 0)
+			t->box_wait[ctx]--;
 	}
 	o->pair = r;
 	sim_ta_pack(n, &o->lo, &o->hi);
