@@ -785,6 +785,126 @@ test_random_vec_programs(void **state)
 	run_programs(STYLE_VEC, 800, 8, 64);
 }
 
+/* The fused bundles' boxes (sim.h, sim_pace_box): a paced stream's
+ * accesses skip the memory checks while they stay in the element (or
+ * interleaved pair) of the last checked access, apart from the other
+ * streams'. Streams here start near element and pair boundaries, at the
+ * ends of memory, misaligned now and then, or in another stream's element,
+ * and move by random strides through an rpt body of paced bundles, so
+ * that they cross into other elements, into each other's and out of
+ * memory; compared with the plain path on complete tile state. */
+static uint32_t
+stream_start(const Chip *c, uint32_t other)
+{
+	/* other: an earlier stream's start, or 0 for the first */
+	uint32_t eb = c->elem_bytes, a;
+	switch (other ? below(8) : 4) {
+	case 0:
+		a = below(2) ? c->mem_end : c->mem_base;
+		break;
+	case 1:
+	case 2:
+		a = other;
+		break;
+	case 3: /* just below the element of the other */
+		return (other & ~(eb - 1)) - 8 * (1 + below(4));
+	default:
+		a = below(2)
+		        ? c->mem_base +
+		              eb * below((c->interleave - c->mem_base) / eb)
+		        : c->interleave +
+		              2 * eb *
+		                  below((c->mem_end - c->interleave) /
+		                        (2 * eb));
+	}
+	a += 8 * below(16) - 64 + (below(64) ? 0 : 4);
+	return a & 0x1fffffu;
+}
+
+static uint32_t
+paced_bundle_main(void)
+{
+	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
+	switch (below(4)) {
+	case 0:
+		return enc("ld2x64pace_mmbn_ef", 5, p, q, 4, 6, (int)below(16));
+	case 1:
+		return enc("ldst64pace_mbbn_ef", 5, p, q, 4, 6, (int)below(16));
+	case 2:
+		return enc("st64pace_mbmn_ef", 4, p, 4, 6, (int)below(4));
+	default:
+		return enc("ld2xst64pace_mbbn_ef", 5, 4 * (int)below(4), p, 4,
+		           6, (int)below(64));
+	}
+}
+
+static void
+test_pace_boxes(void **state)
+{
+	(void)state;
+	collect_rows();
+	int faults = 0, done = 0;
+	for (int i = 0; i < 300; i++) {
+		/* { rpt ; fnop } over 1 to 3 paced bundles, then exitz */
+		uint32_t prog[16];
+		int n = 0, body = 1 + (int)below(3);
+		prog[n++] =
+		    enc("rpt_mmmn_zi_zi", 2, 2 + (int)below(40), body - 1) |
+		    0x80000000u;
+		prog[n++] = enc("or_aaan_zi", 3, 15, 15, 0);
+		for (int k = 0; k < body; k++) {
+			prog[n++] = paced_bundle_main() | 0x80000000u;
+			prog[n++] = below(4)
+			                ? enc("or_aaan_zi", 3, 15, 15, 0)
+			                : random_word(&amp_rows) & 0x7fffffffu;
+		}
+		prog[n++] = enc("exitz_mmmn", 1, 15);
+		const Chip *chip = profile_chip((TimingBound)(i % 3));
+		Runners who = i % 4 ? RUN_ONE : RUN_ALL;
+		uint64_t seed = rnd();
+		/* each worker's $m4:5 (three streams) and $m6 (strides:
+		 * three 10-bit fields, mostly small) */
+		uint32_t m[CHIP_WORKERS][3];
+		for (int w = 0; w < CHIP_WORKERS; w++) {
+			uint32_t a[3];
+			for (int s = 0; s < 3; s++)
+				a[s] = stream_start(chip, s ? a[below(s)] : 0);
+			m[w][0] = (a[0] & 0x1fffffu) | (a[2] & 0x7ffu) << 21;
+			m[w][1] = (a[1] & 0x1fffffu) | ((a[2] >> 11) & 0x3ffu)
+			                                   << 21;
+			m[w][2] = 0;
+			for (int f = 0; f < 3; f++)
+				m[w][2] |=
+				    ((below(4) ? below(9) - 4 : below(1024)) &
+				     0x3ffu)
+				    << (10 * f);
+		}
+		Tile *t[2];
+		for (int p = 0; p < 2; p++) {
+			sim_path = p ? SIM_FAST : SIM_PLAIN;
+			t[p] = make_tile(chip, prog, n, seed, who);
+			for (int w = 0; w < CHIP_WORKERS; w++)
+				memcpy(&t[p]->ctx[w + 1].m[4], m[w],
+				       sizeof m[w]);
+			tile_run(t[p], 100000);
+		}
+		sim_path = SIM_FAST;
+		const char *d = tile_diff(t[0], t[1]);
+		if (d)
+			fail_msg("program %d: %s differs between the plain "
+			         "and the fast path",
+			         i, d);
+		faults += t[0]->faulted;
+		done += !t[0]->faulted;
+		for (int p = 0; p < 2; p++)
+			tile_free(t[p]);
+	}
+	print_message("%d programs faulted, %d ran to their exit\n", faults,
+	              done);
+	/* streams did go astray, and did run through */
+	assert_true(faults >= 30 && done >= 30);
+}
+
 /* A graph compiled for `tiles` tiles, run on the emulated C600 with seeded
  * random inputs (bit patterns of their element type's plain values). */
 typedef struct {
@@ -1002,6 +1122,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decode_arch),
 	    cmocka_unit_test(test_shared_issues),
+	    cmocka_unit_test(test_pace_boxes),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),

@@ -54,6 +54,15 @@ struct ChipSim {
 	uint64_t max_cycles;
 	uint32_t next; /* next index of run[] to take, under lock */
 	pthread_mutex_t lock;
+	/* the pool's helpers (threads - 1 of them), started at the first
+	 * round with work for two, kept until chipsim_free: `rounds` counts
+	 * the rounds handed to them, `busy` the helpers not yet done with
+	 * the last one, `quit` ends them; all under lock */
+	pthread_t helper[63];
+	int nhelpers;
+	pthread_cond_t go, idle;
+	uint64_t rounds;
+	int busy, quit;
 	SimCode *code; /* the tiles' decoded issues */
 	void (*progress)(void *ctx, uint64_t cycles);
 	void *progress_ctx;
@@ -74,6 +83,8 @@ chipsim_new(const ChipConfig *cfg)
 	cs->run = xcalloc(cs->ntiles, sizeof *cs->run);
 	cs->status = xcalloc(cs->ntiles, sizeof *cs->status);
 	pthread_mutex_init(&cs->lock, NULL);
+	pthread_cond_init(&cs->go, NULL);
+	pthread_cond_init(&cs->idle, NULL);
 	cs->code = sim_code_new();
 	return cs;
 }
@@ -83,6 +94,12 @@ chipsim_free(ChipSim *cs)
 {
 	if (!cs)
 		return;
+	pthread_mutex_lock(&cs->lock);
+	cs->quit = 1;
+	pthread_cond_broadcast(&cs->go);
+	pthread_mutex_unlock(&cs->lock);
+	for (int i = 0; i < cs->nhelpers; i++)
+		pthread_join(cs->helper[i], NULL);
 	for (uint32_t i = 0; i < cs->ntiles; i++)
 		tile_free(cs->tile[i]);
 	for (int i = 0; i < cs->nhops; i++)
@@ -93,6 +110,8 @@ chipsim_free(ChipSim *cs)
 	free(cs->status);
 	sim_code_free(cs->code);
 	pthread_mutex_destroy(&cs->lock);
+	pthread_cond_destroy(&cs->go);
+	pthread_cond_destroy(&cs->idle);
 	free(cs);
 }
 
@@ -201,37 +220,71 @@ chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
 
 /* The pool: each thread takes the next tile of the round until none is
  * left. */
-static void *
-worker_main(void *arg)
+static void
+take_tiles(ChipSim *cs)
 {
-	ChipSim *cs = arg;
 	for (;;) {
 		pthread_mutex_lock(&cs->lock);
 		uint32_t i = cs->next++;
 		pthread_mutex_unlock(&cs->lock);
 		if (i >= cs->nrun)
-			return NULL;
+			return;
 		cs->status[i] = tile_run(cs->tile[cs->run[i]], cs->max_cycles);
 	}
 }
 
+/* A helper: each round handed to the helpers, once. */
+static void *
+helper_main(void *arg)
+{
+	ChipSim *cs = arg;
+	uint64_t done = 0;
+	pthread_mutex_lock(&cs->lock);
+	for (;;) {
+		while (cs->rounds == done && !cs->quit)
+			pthread_cond_wait(&cs->go, &cs->lock);
+		if (cs->quit)
+			break;
+		done = cs->rounds;
+		pthread_mutex_unlock(&cs->lock);
+		take_tiles(cs);
+		pthread_mutex_lock(&cs->lock);
+		if (--cs->busy == 0)
+			pthread_cond_signal(&cs->idle);
+	}
+	pthread_mutex_unlock(&cs->lock);
+	return NULL;
+}
+
+/* The round's tiles on this thread and the helpers (started once, so
+ * that a run of many short rounds does not start threads for each). */
 static void
 run_round(ChipSim *cs)
 {
 	cs->next = 0;
-	int n = cs->threads < (int)cs->nrun ? cs->threads : (int)cs->nrun;
-	if (n <= 1) {
-		worker_main(cs);
+	if (cs->threads <= 1 || cs->nrun <= 1) {
+		take_tiles(cs);
 		return;
 	}
-	pthread_t th[64];
-	if (n > 64)
-		n = 64;
-	for (int i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, worker_main, cs))
-			die("cannot start a host thread");
-	for (int i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+	if (!cs->nhelpers) {
+		int n = cs->threads - 1;
+		if (n > (int)(sizeof cs->helper / sizeof cs->helper[0]))
+			n = (int)(sizeof cs->helper / sizeof cs->helper[0]);
+		for (; cs->nhelpers < n; cs->nhelpers++)
+			if (pthread_create(&cs->helper[cs->nhelpers], NULL,
+			                   helper_main, cs))
+				die("cannot start a host thread");
+	}
+	pthread_mutex_lock(&cs->lock);
+	cs->rounds++;
+	cs->busy = cs->nhelpers;
+	pthread_cond_broadcast(&cs->go);
+	pthread_mutex_unlock(&cs->lock);
+	take_tiles(cs);
+	pthread_mutex_lock(&cs->lock);
+	while (cs->busy)
+		pthread_cond_wait(&cs->idle, &cs->lock);
+	pthread_mutex_unlock(&cs->lock);
 }
 
 static int

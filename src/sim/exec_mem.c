@@ -498,7 +498,7 @@ static inline __attribute__((always_inline)) void
 pace_fast(Exec *e, PaceForm form, ExecFn plain)
 {
 	PaceOp o;
-	if (!sim_pace_prepare(e->tile, e->c, e->in, form, &o)) {
+	if (!sim_pace_prepare(e->tile, e->c, e->in, form, &o, -1)) {
 		plain(e);
 		return;
 	}

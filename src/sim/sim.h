@@ -364,6 +364,15 @@ struct Tile {
 	/* the chip's memory map, for the fast checks: mem_base, the offset
 	 * of the last 8 bytes of memory, and the interleaved region's start */
 	uint32_t mem_base, last8, interleave;
+	/* per context, the paced streams' (two loads, the store) boxes, built
+	 * together by sim_pace_prepare: stream i is proven at a, without the
+	 * checks of sim_mem_fast8, when a is 8-aligned and in
+	 * [box_lo[i], box_lo[i] + 8 box_n[i]) (box_n 0: none yet) */
+	uint32_t box_lo[CHIP_CONTEXTS][3], box_n[CHIP_CONTEXTS][3];
+	/* checks left before the next try to build boxes, after a try
+	 * found two streams in one block (small buffers share an
+	 * interleaved pair, their words alternating between its elements) */
+	uint8_t box_wait[CHIP_CONTEXTS];
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
@@ -694,14 +703,70 @@ sim_pace_next(uint32_t addr, uint32_t stride, unsigned sel, uint32_t size)
 	return (addr + (uint32_t)n * size) & TA_MASK;
 }
 
+/* Whether a paced instruction's accesses (stream i at a[i] where sel[i]
+ * >= 0) lie in the boxes of its context (Tile.box_lo, box_n). The boxes
+ * are built together, each one whole memory element, or one pair of the
+ * interleaved region, a different one for each stream, inside memory: so
+ * any accesses inside them pass sim_mem_fast8. A rotate folds the
+ * alignment into the bound. */
+static inline __attribute__((always_inline)) int
+sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, const int *sel)
+{
+#pragma GCC unroll 3
+	for (int i = 0; i < 3; i++)
+		if (sel[i] >= 0) {
+			uint32_t d = a[i] - t->box_lo[ctx][i];
+			if ((d >> 3 | d << 29) >= t->box_n[ctx][i])
+				return 0;
+		}
+	return 1;
+}
+
+/* After sim_mem_fast8 passed the accesses a[i] (sel[i] >= 0): the boxes
+ * that hold them, when they are all in blocks (elements, or interleaved
+ * pairs) of their own; else none. */
+static inline void
+sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
+{
+	uint32_t base = t->mem_base, il = t->interleave;
+	uint32_t blk[3];
+	int sh = t->elem_shift;
+	memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
+	for (int i = 0; i < 3; i++) {
+		if (sel[i] < 0)
+			continue;
+		/* mem_base, interleave and mem_end are on boundaries
+		 * (tile_new) */
+		uint32_t lo, hi;
+		if (a[i] < il) {
+			lo = base + ((a[i] - base) >> sh << sh);
+			hi = lo + (1u << sh);
+		} else {
+			lo = il + ((a[i] - il) >> (sh + 1) << (sh + 1));
+			hi = lo + (2u << sh);
+		}
+		blk[i] = lo;
+		for (int j = 0; j < i; j++)
+			if (sel[j] >= 0 && blk[j] == lo) {
+				memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
+				t->box_wait[ctx] = 64;
+				return;
+			}
+		t->box_lo[ctx][i] = lo;
+		t->box_n[ctx][i] = (hi - lo) / 8;
+	}
+}
+
 /* sim_pace_prepare computes all a paced form would do (addresses, its pair
  * register's new value, the words it loads and stores) without doing any of
  * it, when its accesses pass sim_mem_fast8 together; else it declines (0)
  * and the plain form runs the instruction. Inline so that tile.c's fused
- * bundles keep the PaceOp in registers, with the form a constant. */
+ * bundles keep the PaceOp in registers, with the form a constant. ctx >= 0
+ * (the fused bundles): accesses inside that context's boxes skip the
+ * checks, and passed checks build new boxes. */
 static inline __attribute__((always_inline)) int
-sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
-                 PaceOp *o)
+sim_pace_prepare(Tile *t, const Context *c, const Insn *in, PaceForm form,
+                 PaceOp *o, int ctx)
 {
 	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
 	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
@@ -741,8 +806,15 @@ sim_pace_prepare(const Tile *t, const Context *c, const Insn *in, PaceForm form,
 			at[na++] = a[i];
 		}
 	}
-	if (!sim_mem_fast8(t, at, na))
-		return 0;
+	if (ctx < 0 || !t->mem_fast || sim_path == SIM_PLAIN || t->nacc ||
+	    !sim_pace_boxed(t, ctx, a, sel)) {
+		if (!sim_mem_fast8(t, at, na))
+			return 0;
+		if (ctx >= 0 && !t->box_wait[ctx])
+			sim_pace_box(t, ctx, a, sel);
+		else if (ctx >= 0)
+			t->box_wait[ctx]--;
+	}
 	o->pair = r;
 	sim_ta_pack(n, &o->lo, &o->hi);
 	const uint8_t *mem = t->mem - t->chip->mem_base;

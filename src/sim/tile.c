@@ -75,11 +75,14 @@ tile_new(const Chip *chip, uint32_t id)
 	t->lc_and = 1;
 	t->wait.zone = -1;
 	/* Elements by shifts when they are a power of two and both regions
-	 * start on element boundaries (both chips); else chip_mem_element. */
+	 * start and end on element boundaries (both chips); else
+	 * chip_mem_element. */
 	uint32_t eb = chip->elem_bytes;
 	if (eb >= 16 && !(eb & (eb - 1)) && chip->mem_base % eb == 0 &&
 	    chip->interleave % (2 * eb) == 0 &&
-	    chip->interleave >= chip->mem_base) {
+	    chip->interleave >= chip->mem_base &&
+	    chip->mem_end >= chip->interleave &&
+	    (chip->mem_end - chip->interleave) % (2 * eb) == 0) {
 		while ((1u << t->elem_shift) < eb)
 			t->elem_shift++;
 		t->region0_elems = (chip->interleave - chip->mem_base) / eb;
@@ -322,6 +325,7 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		Insn *in = &dc->in;
 		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
+			t->fault.word[1] = 0; /* not the last decoded issue's */
 			t->fault.nwords = 1;
 			sim_fault(e, FAULT_INVALID_INSTR, pc,
 			          "0x%08x is not a valid %s instruction", *word,
@@ -832,7 +836,7 @@ fused_form(Tile *t, Context *c, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
 	AmpOp ao;
-	if (!sim_pace_prepare(t, c, &u->i0->in, form, &po) ||
+	if (!sim_pace_prepare(t, c, &u->i0->in, form, &po, (int)(c - t->ctx)) ||
 	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
 		return 0;
 	sim_pace_store(t, &po);
