@@ -40,7 +40,8 @@ prog(Prog *p)
 		k->ref[0] = (BufRef){p->src[t], 0};
 		k->ref[1] = (BufRef){p->dst[t], 0};
 		k->nref = 2;
-		k->args = (KernelArgs){KC_WCOPY, .u.wcopy = {8, 1}};
+		k->args = (KernelArgs){KC_WCOPY,
+		                       .u.wcopy = {.slot = 8, .iterations = 1}};
 		p->args[t] = k->args_at;
 	}
 	p->x = lower_step(l, STEP_EXCHANGE, "move");
@@ -72,7 +73,8 @@ test_lower_verify(void **state)
 
 	prog(&p); /* a second call on tile 1 in the compute step */
 	KernelCall *k = lower_call(p.l, &p.l->step[0], 1, "wcopy", "wcopy", 72);
-	k->args = (KernelArgs){KC_WCOPY, .u.wcopy = {8, 1}};
+	k->args =
+	    (KernelArgs){KC_WCOPY, .u.wcopy = {.slot = 8, .iterations = 1}};
 	refused(&p, "a second call on the tile");
 
 	prog(&p); /* the transfer runs past its destination */
