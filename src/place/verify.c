@@ -25,16 +25,6 @@ by_addr(const void *pa, const void *pb)
 	return a->id - b->id;
 }
 
-/* The memory element (the apart rule's unit) of address a. */
-static uint32_t
-element(const Chip *c, uint32_t a)
-{
-	if (a < c->interleave)
-		return (a - c->mem_base) / c->elem_bytes;
-	return (c->interleave - c->mem_base) / c->elem_bytes +
-	       (a - c->interleave) / (2 * c->elem_bytes);
-}
-
 static int
 bad(Diag *d, const Lowered *l, int32_t i, const char *rule)
 {
@@ -64,8 +54,10 @@ check_bounds(const Lowered *l, const uint32_t *code_end, Diag *d)
 			return bad(d, l, i, "is not aligned");
 		const Buffer *p = b->apart >= 0 ? &l->buf[b->apart] : NULL;
 		if (p && p->bytes &&
-		    element(c, b->addr) <= element(c, p->addr + p->bytes - 1) &&
-		    element(c, p->addr) <= element(c, b->addr + b->bytes - 1))
+		    chip_apart_unit(c, b->addr) <=
+		        chip_apart_unit(c, p->addr + p->bytes - 1) &&
+		    chip_apart_unit(c, p->addr) <=
+		        chip_apart_unit(c, b->addr + b->bytes - 1))
 			return bad(d, l, i,
 			           "shares a memory element with its `apart` "
 			           "partner");

@@ -75,17 +75,7 @@ plan_kernels_code(const Chip *c)
 
 /* ---- packing one tile (docs/placement.md, "The algorithm") ---------- */
 
-/* Unit of the `apart` rule: a 16 KiB element below the interleaved region,
- * a 32 KiB pair of elements in it (and, for an unbounded packing, beyond). */
-static uint64_t
-unit_of(const Chip *c, uint64_t a)
-{
-	if (a < c->interleave)
-		return (a - c->mem_base) / c->elem_bytes;
-	return (c->interleave - c->mem_base) / c->elem_bytes +
-	       (a - c->interleave) / (2 * c->elem_bytes);
-}
-
+/* The first address of chip_apart_unit's unit u. */
 static uint64_t
 unit_start(const Chip *c, uint64_t u)
 {
@@ -254,10 +244,11 @@ pack(const Chip *c, uint64_t lo, const TileBuf *b, TilePack *s, int n)
 				uint32_t ob = b[o].bytes;
 				if (oa == UINT64_MAX || ob == 0)
 					continue;
-				uint64_t olast = unit_of(c, oa + ob - 1);
-				if (unit_of(c, a) <= olast &&
-				    unit_of(c, oa) <=
-				        unit_of(c, a + it->bytes - 1)) {
+				uint64_t olast =
+				    chip_apart_unit(c, oa + ob - 1);
+				if (chip_apart_unit(c, a) <= olast &&
+				    chip_apart_unit(c, oa) <=
+				        chip_apart_unit(c, a + it->bytes - 1)) {
 					a = align_up(unit_start(c, olast + 1),
 					             align);
 					moved = 1;

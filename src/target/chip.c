@@ -147,6 +147,15 @@ chip_mem_element(const Chip *c, uint32_t addr)
 	return (int)(region0 + 2 * pair + ((addr >> 3) & 1));
 }
 
+uint64_t
+chip_apart_unit(const Chip *c, uint64_t addr)
+{
+	if (addr < c->interleave)
+		return (addr - c->mem_base) / c->elem_bytes;
+	return (c->interleave - c->mem_base) / c->elem_bytes +
+	       (addr - c->interleave) / (2 * c->elem_bytes);
+}
+
 /*
  * Logical -> physical (ipu-stack.md 3.1): lane = bit 0, pair = id / 2;
  * block = pair / rows, row = pair % rows, mirrored in odd blocks; the column

@@ -132,6 +132,10 @@ uint64_t chip_sync_host_cycles(const Chip *c);
 /* Memory element of a byte address (0-based, both regions), -1 outside. */
 int chip_mem_element(const Chip *c, uint32_t addr);
 int chip_mem_elements(const Chip *c); /* number of elements */
+/* The unit of the placer's `apart` rule that holds addr: an element below
+ * the interleaved region, a pair of elements in it (and past the memory's
+ * end, for the planner's unbounded packing, further pairs). */
+uint64_t chip_apart_unit(const Chip *c, uint64_t addr);
 int chip_in_memory(const Chip *c, uint32_t addr, uint32_t size);
 int chip_is_interleaved(const Chip *c, uint32_t addr);
 
