@@ -858,12 +858,14 @@ test_windows(void **state)
 
 /* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:
  * the IR's gather (a table of 5 rows) or, for a table too large for its
- * blocks (PLAN_GATHER_TABLE_MAX), the one-hot product, and the relu
- * (through tests/interp.c) against the table's rows picked by hand; an
- * integer input read by another op is refused. */
+ * blocks (PLAN_GATHER_TABLE_MAX), one gather a block of rows, and the
+ * relu (through tests/interp.c, which aborts on an id outside a gather's
+ * table) against the table's rows picked by hand; an integer input read
+ * by another op is refused. */
 static const int64_t IDD[] = {2, 3}, LYD[] = {2, 3, 2};
 static const float TAB[] = {0.5f, -1, 2, 3, -4, 0.25f, 1.5f, -2, 7, 0};
-enum { BIG = PLAN_GATHER_TABLE_MAX / 32 + 1 }; /* rows: 8 f32 columns */
+/* rows of 3 blocks: 8 f32 columns, 2 rows of zeros each (split_lookup) */
+enum { BLOCK = PLAN_GATHER_TABLE_MAX / 32 - 2, BIG = 3 * BLOCK - 1 };
 
 static void
 lookup_model(Model *md, int64_t rows, const float *tab)
@@ -887,8 +889,8 @@ lookup_model(Model *md, int64_t rows, const float *tab)
 	md->out[0] = vinfo("y", 3, LYD, NULL);
 }
 
-/* The model of a table of `rows` imported and interpreted on ids; 1 if
- * it has a gather op. */
+/* The model of a table of `rows` imported and interpreted on ids; its
+ * number of gather ops. */
 static int
 lookup_check(int64_t rows, const float *tab, const int ids[6])
 {
@@ -929,9 +931,12 @@ test_lookup(void **state)
 	assert_int_equal(lookup_check(5, TAB, ids), 1);
 	float *big = xmalloc(BIG * 2 * sizeof *big);
 	for (int i = 0; i < BIG * 2; i++)
-		big[i] = (float)(i % 37) - 18;
-	static const int far[6] = {BIG - 1, 0, 1000, 1000, 7, BIG - 2};
-	assert_int_equal(lookup_check(BIG, big, far), 0);
+		big[i] =
+		    (float)(i % 37) + 0.5f; /* positive: a row of zeros shows */
+	/* each block's first and last rows (R = BIG / 3 rows a block) */
+	enum { R = BIG / 3 + 1 };
+	static const int far[6] = {BIG - 1, 0, R - 1, R, 2 * R - 1, 2 * R};
+	assert_int_equal(lookup_check(BIG, big, far), 3);
 	free(big);
 	Model md;
 	/* the ids read as a float operand */

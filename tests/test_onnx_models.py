@@ -358,6 +358,26 @@ class Models(Checked, unittest.TestCase):
         self.check("bert2", bert(2), (2, 16), make=token_ids(1000),
                    dtypes=(("f32", 0.9999), ("f16", 0.999)))
 
+    def test_lookup_split(self):
+        # a table too large for one gather (9000 rows: blocks of 1800 rows
+        # in f32, 3000 in f16), ids on every block's edges: PyTorch's rows
+        # exactly (in f16 rounded), none from two blocks or a zero row
+        edges = [0, 1799, 1800, 2999, 3000, 3599, 3600, 5399, 5400, 5999,
+                 6000, 7199, 7200, 8999, 4500, 17]
+        def make(shape):
+            return torch.tensor(edges * 2).reshape(shape)
+        path, x, ref = export("lookup_split",
+                              lambda: torch.nn.Embedding(9000, 16), (2, 16),
+                              make=make)
+        for dtype, want in (("f32", ref),
+                            ("f16", ref.astype(np.float16).astype(np.float32))):
+            m = ipu.compile(path, dtype=dtype)
+            y = m.run(x=x)
+            print(f"lookup_split {dtype}: {m.stats['cycles']} cycles",
+                  file=sys.stderr)
+            self.assertTrue(np.array_equal(y, want), dtype)
+            m.close()
+
     def test_bad_ids(self):
         path, x, _ = export("bert_ids", bert(1, vocab=50), (1, 8),
                             make=token_ids(50))

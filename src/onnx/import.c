@@ -2131,78 +2131,97 @@ emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
 }
 
-/* The one-hot product of emit_lookup: the rows of table w [V, D] picked
- * by the N indices ix as a product with their one-hot rows, built on the
- * chip in f32:
- *     rep = ids [N, 1] x ones [1, V]           rep[i, v] = id_i
- *     oh  = relu(1 - (rep - v)^2)              1 where v = id_i, else 0
- *     out = oh [N, V] x table [V, D]           exactly table[id_i]
- * exact for integer ids below 2^24 (the session checks them; a product
- * with one 1 and zeros adds nothing else). */
+/* A weight [n] of f32 value c (a row-split lookup's id arithmetic). */
 static int32_t
-one_hot_lookup(Imp *im, const Onnx__NodeProto *n, Value *tab, Value *ix,
-               Diag *d)
+id_const(Imp *im, const Onnx__NodeProto *n, int64_t N, double c,
+         const char *what, int64_t blk, Diag *d)
 {
-	int64_t V = tab->h.dim[0], D = tab->h.n / (V ? V : 1),
-	        N = shape_elems(&tensor(im, ix)->shape);
-	Host row = {.rank = 1, .dim = {V}, .n = V};
-	Host one = {.rank = 2, .dim = {1, V}, .n = V};
-	row.v = xmalloc((size_t)V * sizeof *row.v);
-	one.v = xmalloc((size_t)V * sizeof *one.v);
-	const char *o = n->output[0];
-	for (int64_t v = 0; v < V; v++)
-		one.v[v] = 1;
-	int32_t w1 = weight_host(im, &one, (ElemType){DT_F32, 0}, o, "ones", d),
-	        wv = -1, wm = -1, wp = -1;
-	for (int64_t v = 0; v < V; v++)
-		row.v[v] = -(double)v;
-	if (w1 >= 0)
-		wv = weight_host(im, &row, (ElemType){DT_F32, 0}, o, "minus_v",
-		                 d);
-	for (int64_t v = 0; v < V; v++)
-		row.v[v] = -1;
-	if (wv >= 0)
-		wm = weight_host(im, &row, (ElemType){DT_F32, 0}, o,
-		                 "minus_one", d);
-	one.rank = 1; /* ones as a row [V] */
-	one.dim[0] = V;
-	if (wm >= 0)
-		wp = weight_host(im, &one, (ElemType){DT_F32, 0}, o, "plus_one",
-		                 d);
-	free(row.v);
-	free(one.v);
-	Shape col = {2, {N, 1}};
-	int32_t t = wp < 0 ? -1 : reshape(im, ix->id, &col, NULL, d);
-	if (t >= 0)
-		t = graph_matmul(im->g, t, w1, 0, NULL, d);
-	if (t >= 0)
-		t = graph_add(im->g, t, wv, NULL, d);
-	if (t >= 0)
-		t = graph_mul(im->g, t, t, NULL, d);
-	if (t >= 0)
-		t = graph_mul(im->g, t, wm, NULL, d);
-	if (t >= 0)
-		t = graph_add(im->g, t, wp, NULL, d);
-	if (t >= 0)
-		t = op1(im, OP_RELU, t, NULL, NULL, d);
-	if (t >= 0 && im->act.dtype != DT_F32)
-		t = graph_cast(im->g, t, im->act, NULL, d);
-	int32_t w = t < 0 ? -1 : weight_of(im, n, tab, 1, d);
-	if (w < 0)
-		return -1;
-	Shape flat = {2, {V, D}};
-	if (tab->h.rank != 2)
-		w = reshape(im, w, &flat, NULL, d);
-	if (w < 0 || f8_pair(im, &t, &w, d))
-		return -1;
-	return graph_matmul(im->g, t, w, 0, NULL, d);
+	Host h = {.rank = 1, .dim = {N}, .n = N};
+	h.v = xmalloc((size_t)N * sizeof *h.v);
+	for (int64_t i = 0; i < N; i++)
+		h.v[i] = c;
+	char suffix[40];
+	snprintf(suffix, sizeof suffix, "%s%lld", what, (long long)blk);
+	int32_t w =
+	    weight_host(im, &h, (ElemType){DT_F32, 0}, n->output[0], suffix, d);
+	free(h.v);
+	return w;
+}
+
+/* The lookup of emit_lookup for a table too large for one gather (a
+ * block of 8 columns above PLAN_GATHER_TABLE_MAX): B blocks of R rows,
+ * each an IR gather from its own table [zeros; rows r0 .. r0 + R - 1;
+ * zeros] by the N ids [N] moved into it on the chip in f32:
+ *     j = clamp(id - r0 + 1, 0, R + 1) = a - relu(a - (R + 1)),
+ *     a = relu(id - r0 + 1)
+ * a row of zeros for an id outside the block (the clamps that cannot
+ * bite, below in the first block and above in the last, left out; exact
+ * for integers below 2^24), and the B results summed by `add`s: each id
+ * is in one block, so each sum is its row plus zeros, exact. */
+static int32_t
+split_lookup(Imp *im, const Onnx__NodeProto *n, Value *tab, int32_t ids,
+             Diag *d)
+{
+	int64_t V = tab->h.dim[0], D = tab->h.n / V,
+	        N = graph_tensor(im->g, ids)->shape.dim[0],
+	        rmax = PLAN_GATHER_TABLE_MAX /
+	                   (8 * (int64_t)dtype_size(im->act.dtype)) -
+	               2,
+	        B = (V + rmax - 1) / rmax, R = (V + B - 1) / B;
+	Host t = {.rank = 2, .dim = {R + 2, D}};
+	t.v = xmalloc((size_t)((R + 2) * D) * sizeof *t.v);
+	int32_t sum = -1, neg = id_const(im, n, N, -1, "minus_one", 0, d);
+	for (int64_t b = 0; b < B && neg >= 0; b++) {
+		int64_t r0 = b * R, rows = V - r0 < R ? V - r0 : R;
+		t.dim[0] = rows + 2;
+		t.n = (rows + 2) * D;
+		memset(t.v, 0, (size_t)t.n * sizeof *t.v);
+		memcpy(t.v + D, tab->h.v + r0 * D,
+		       (size_t)(rows * D) * sizeof *t.v);
+		char suffix[40];
+		snprintf(suffix, sizeof suffix, "rows%lld", (long long)b);
+		int32_t in[2] = {
+		    weight_host(im, &t, im->act, n->output[0], suffix, d),
+		    id_const(im, n, N, (double)(1 - r0), "shift", b, d)};
+		if (in[0] < 0 || in[1] < 0)
+			break;
+		int32_t j = graph_add(im->g, ids, in[1], NULL, d);
+		if (j >= 0 && r0 > 0)
+			j = op1(im, OP_RELU, j, NULL, NULL, d);
+		if (j >= 0 && r0 + rows < V) {
+			int32_t top = id_const(im, n, N, (double)-(rows + 1),
+			                       "top", b, d),
+			        u = top < 0 ? -1
+			                    : graph_add(im->g, j, top, NULL, d);
+			if (u >= 0)
+				u = op1(im, OP_RELU, u, NULL, NULL, d);
+			if (u >= 0)
+				u = graph_mul(im->g, u, neg, NULL, d);
+			j = u < 0 ? -1 : graph_add(im->g, j, u, NULL, d);
+		}
+		in[1] = j;
+		int32_t g = j < 0 ? -1
+		                  : graph_op(im->g, OP_GATHER, in,
+		                             &(OpAttrs){0}, NULL, d);
+		if (g < 0)
+			break;
+		sum = b ? graph_add(im->g, sum, g, NULL, d) : g;
+		if (sum < 0)
+			break;
+		if (b == B - 1) {
+			free(t.v);
+			return sum;
+		}
+	}
+	free(t.v);
+	return -1;
 }
 
 /* Gather of rows of a constant table [V, ..] (axis 0) by computed
  * indices (token ids: an integer model input, f32 in the IR): the IR's
  * gather (a copy on the tiles holding the table's columns) when a block
  * of 8 of the table's columns fits the planner's bound for a tile
- * (PLAN_GATHER_TABLE_MAX), else the one-hot product (DECISIONS in
+ * (PLAN_GATHER_TABLE_MAX), else split by rows (split_lookup; DECISIONS in
  * docs/onnx.md). */
 static int
 emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
@@ -2239,19 +2258,18 @@ emit_lookup(Imp *im, const Onnx__NodeProto *n, int ni, Value *tab, Value *ix,
 	onnx_dims(im, ix, odim);
 	for (int i = 1; i < tab->h.rank; i++)
 		odim[ix->onnx_rank + i - 1] = tab->h.dim[i];
-	int32_t t;
-	if (V * 8 * dtype_size(im->act.dtype) <= PLAN_GATHER_TABLE_MAX) {
-		Shape flat = {2, {V, D}}, ids = {1, {N}};
-		int32_t in[2] = {weight_of(im, n, tab, 0, d), -1};
+	Shape flat = {2, {V, D}}, ids = {1, {N}};
+	int32_t t = reshape(im, ix->id, &ids, NULL, d);
+	if (t >= 0 &&
+	    V * 8 * dtype_size(im->act.dtype) <= PLAN_GATHER_TABLE_MAX) {
+		int32_t in[2] = {weight_of(im, n, tab, 0, d), t};
 		if (in[0] >= 0 && tab->h.rank != 2)
 			in[0] = reshape(im, in[0], &flat, NULL, d);
-		if (in[0] >= 0)
-			in[1] = reshape(im, ix->id, &ids, NULL, d);
-		t = in[1] < 0 ? -1
+		t = in[0] < 0 ? -1
 		              : graph_op(im->g, OP_GATHER, in, &(OpAttrs){0},
 		                         NULL, d);
-	} else {
-		t = one_hot_lookup(im, n, tab, ix, d);
+	} else if (t >= 0) {
+		t = split_lookup(im, n, tab, t, d);
 	}
 	Shape so;
 	if (t < 0 || ir_shape(n, orank, odim, &so, d))
