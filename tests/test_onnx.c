@@ -621,6 +621,11 @@ test_maxpool(void **state)
 	arena_free();
 	maxpool_model(&md, "storage_order");
 	expect_error(&md, "node 'pool' (MaxPool)", "attribute storage_order 1");
+	maxpool_model(&md, NULL);
+	static const char *const with_idx[] = {"y", "idx", NULL};
+	md.node[0]->output = (char **)with_idx;
+	md.node[0]->n_output = 2;
+	expect_error(&md, "node 'pool' (MaxPool)", "the Indices output");
 }
 
 /* One 2-D window op (Conv, MaxPool, AveragePool; pre: a Pad of zeros
@@ -754,6 +759,66 @@ win2_ref(const Win2 *c, const long double *x, const float *w, const float *b,
 	return !strcmp(c->op, "AveragePool") ? acc / cnt : acc;
 }
 
+/* auto_pad = mode in place of n's pads. */
+static void
+set_autopad(Onnx__NodeProto *n, const char *mode)
+{
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (!strcmp(n->attribute[i]->name, "pads"))
+			n->attribute[i] = n->attribute[--n->n_attribute];
+	str_attr(n, "auto_pad", mode);
+}
+
+/* Case c (auto_pad: that attribute in place of its pads, which are what
+ * it must come to) imported and interpreted against win2_ref. */
+static void
+win2_check(const Win2 *c, const char *autopad, size_t ci)
+{
+	Model md;
+	float w[256], b[8];
+	int64_t yd[4];
+	win2_model(&md, c, w, b, yd);
+	if (autopad)
+		set_autopad(md.node[0], autopad);
+	OnnxModel *m;
+	const char *msg = import(&md, &m);
+	if (msg[0])
+		fail_msg("case %zu: %s", ci, msg);
+	Interp in;
+	interp_init(&in, m->g);
+	int64_t nx = c->x[0] * c->x[1] * c->x[2] * c->x[3];
+	long double *x = xcalloc((size_t)nx, sizeof *x);
+	for (int64_t i = 0; i < nx; i++)
+		x[i] = (long double)((i * 17) % 23 - 11) / 4;
+	in.val[m->inputs[0].id] = x;
+	interp_set_weights(&in, m);
+	interp_run(m->g, &in);
+	const long double *y = in.val[m->outputs[0].id];
+	for (int64_t n = 0; n < yd[0]; n++)
+		for (int64_t o = 0; o < yd[1]; o++)
+			for (int64_t i = 0; i < yd[2]; i++)
+				for (int64_t j = 0; j < yd[3]; j++) {
+					long double
+					    want = win2_ref(c, x, w, b, n, o, i,
+					                    j),
+					    got = y[((n * yd[1] + o) * yd[2] +
+					             i) *
+					                yd[3] +
+					            j];
+					if (fabsl(got - want) > 1e-6L)
+						fail_msg(
+						    "case %zu: y[%lld, "
+						    "%lld, %lld, %lld] "
+						    "%Lg, want %Lg",
+						    ci, (long long)n,
+						    (long long)o, (long long)i,
+						    (long long)j, got, want);
+				}
+	interp_free(&in, m->g);
+	onnx_model_free(m);
+	arena_free();
+}
+
 static void
 test_windows(void **state)
 {
@@ -786,53 +851,26 @@ test_windows(void **state)
 	    {"AveragePool", {1, 2, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {0}, {1, 1, 1, 1}, 0, 1, 0, 0},
 	};
 	/* clang-format on */
-	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-		const Win2 *c = &cases[ci];
-		Model md;
-		float w[256], b[8];
-		int64_t yd[4];
-		win2_model(&md, c, w, b, yd);
-		OnnxModel *m;
-		const char *msg = import(&md, &m);
-		if (msg[0])
-			fail_msg("case %zu: %s", ci, msg);
-		Interp in;
-		interp_init(&in, m->g);
-		int64_t nx = c->x[0] * c->x[1] * c->x[2] * c->x[3];
-		long double *x = xcalloc((size_t)nx, sizeof *x);
-		for (int64_t i = 0; i < nx; i++)
-			x[i] = (long double)((i * 17) % 23 - 11) / 4;
-		in.val[m->inputs[0].id] = x;
-		interp_set_weights(&in, m);
-		interp_run(m->g, &in);
-		const long double *y = in.val[m->outputs[0].id];
-		for (int64_t n = 0; n < yd[0]; n++)
-			for (int64_t o = 0; o < yd[1]; o++)
-				for (int64_t i = 0; i < yd[2]; i++)
-					for (int64_t j = 0; j < yd[3]; j++) {
-						long double
-						    want = win2_ref(c, x, w, b,
-						                    n, o, i, j),
-						    got = y[((n * yd[1] + o) *
-						                 yd[2] +
-						             i) *
-						                yd[3] +
-						            j];
-						if (fabsl(got - want) > 1e-6L)
-							fail_msg(
-							    "case %zu: y[%lld, "
-							    "%lld, %lld, %lld] "
-							    "%Lg, want %Lg",
-							    ci, (long long)n,
-							    (long long)o,
-							    (long long)i,
-							    (long long)j, got,
-							    want);
-					}
-		interp_free(&in, m->g);
-		onnx_model_free(m);
-		arena_free();
-	}
+	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+		win2_check(&cases[ci], NULL, ci);
+	/* auto_pad: the pads it must come to (Conv SAME_UPPER as PyTorch's
+	 * padding='same' pads, found with F.conv2d on a one-hot image; the
+	 * odd one first for SAME_LOWER; strided pools: ONNX's ceil(L / s)
+	 * windows by hand) */
+	/* clang-format off */
+	static const Win2 same[] = {
+	    {"Conv", {1, 2, 5, 5}, {4, 2}, {1, 1}, {1, 1}, {1, 0, 2, 1}, {0}, 2, 1, 0, 0},
+	    {"Conv", {1, 2, 5, 5}, {2, 2}, {1, 1}, {3, 3}, {1, 1, 2, 2}, {0}, 2, 1, 0, 0},
+	    {"Conv", {1, 2, 5, 5}, {4, 2}, {1, 1}, {1, 1}, {2, 1, 1, 0}, {0}, 2, 1, 0, 0},
+	    {"MaxPool", {1, 2, 6, 5}, {3, 3}, {2, 2}, {1, 1}, {0, 1, 1, 1}, {0}, 0, 1, 0, 0},
+	    {"AveragePool", {1, 2, 5, 6}, {2, 2}, {2, 2}, {1, 1}, {1, 0, 0, 0}, {0}, 0, 1, 0, 0},
+	};
+	/* clang-format on */
+	static const char *const mode[] = {"SAME_UPPER", "SAME_UPPER",
+	                                   "SAME_LOWER", "SAME_UPPER",
+	                                   "SAME_LOWER"};
+	for (size_t ci = 0; ci < sizeof same / sizeof same[0]; ci++)
+		win2_check(&same[ci], mode[ci], ci);
 	/* refused, naming the attribute or input */
 	/* clang-format off */
 	static const Win2 bad_group = {"Conv", {1, 2, 4, 4}, {3, 3}, {1, 1}, {1, 1}, {0}, {0}, 4, 4, 0, 0},
@@ -853,7 +891,13 @@ test_windows(void **state)
 	expect_error(&md, "node 'win' (AveragePool)", "attribute kernel_shape");
 	win2_model(&md, &cases[6], w, b, yd);
 	str_attr(md.node[0], "auto_pad", "SAME_UPPER");
-	expect_error(&md, "node 'win' (MaxPool)", "attribute auto_pad");
+	expect_error(&md, "node 'win' (MaxPool)",
+	             "attribute auto_pad SAME_UPPER with pads or ceil_mode");
+	win2_model(&md, &same[3], w, b, yd);
+	set_autopad(md.node[0], "SAME");
+	expect_error(&md, "node 'win' (MaxPool)",
+	             "attribute auto_pad: NOTSET, VALID, SAME_UPPER or "
+	             "SAME_LOWER expected, not 'SAME'");
 }
 
 /* ids [2, 3] (int64) -> Gather from a table [V, 2] -> Relu -> y [2, 3, 2]:

@@ -1434,17 +1434,28 @@ win_count(const Win *w, int a, int64_t j, int64_t lo, int64_t hi)
 	return c;
 }
 
+/* The spatial sizes L of x [N, C, H, W] (dims dim) with the Pad of zeros
+ * it holds (Value.pad). */
+static void
+win_len(const Value *x, const int64_t *dim, int64_t L[2])
+{
+	for (int a = 0; a < 2; a++)
+		L[a] = dim[2 + a] + x->pad[a] + x->pad[a + 2];
+}
+
 static int
 is_str(const Onnx__AttributeProto *a, const char *s)
 {
 	return a->s.len == strlen(s) && !memcmp(a->s.data, s, a->s.len);
 }
 
-/* The window attributes of a 2-D Conv or pooling node; kernel_shape as
+/* The window attributes of a 2-D Conv or pooling node whose input has L
+ * elements a spatial axis (an absorbed Pad's included); kernel_shape as
  * kw (a Conv's weight) when absent (NULL: required). Errors name the
  * attribute. */
 static int
-win_attrs(const Onnx__NodeProto *n, const int64_t *kw, Win *w, Diag *d)
+win_attrs(const Onnx__NodeProto *n, const int64_t *kw, const int64_t L[2],
+          Win *w, Diag *d)
 {
 	int64_t ks[HOST_MAX_RANK], st[HOST_MAX_RANK], pads[2 * HOST_MAX_RANK],
 	    dil[HOST_MAX_RANK], ceil_mode;
@@ -1456,10 +1467,21 @@ win_attrs(const Onnx__NodeProto *n, const int64_t *kw, Win *w, Diag *d)
 	    (e = attr_int(n, "ceil_mode", 0, &ceil_mode, d)))
 		return e;
 	const Onnx__AttributeProto *ap = attr_find(n, "auto_pad");
-	if (ap && !is_str(ap, "NOTSET") && !is_str(ap, "VALID"))
+	int lower = ap && is_str(ap, "SAME_LOWER"),
+	    same = lower || (ap && is_str(ap, "SAME_UPPER"));
+	if (ap && !same && !is_str(ap, "NOTSET") && !is_str(ap, "VALID"))
 		return node_error(d, n,
-		                  "attribute auto_pad: only NOTSET and VALID "
-		                  "are supported");
+		                  "attribute auto_pad: NOTSET, VALID, "
+		                  "SAME_UPPER or SAME_LOWER expected, not "
+		                  "'%.*s'",
+		                  (int)(ap->s.len < 40 ? ap->s.len : 40),
+		                  (const char *)ap->s.data);
+	if (same && (npads >= 0 || ceil_mode))
+		return node_error(d, n,
+		                  "attribute auto_pad SAME_%s with pads or "
+		                  "ceil_mode is not supported (ONNX: pads "
+		                  "are computed)",
+		                  lower ? "LOWER" : "UPPER");
 	memset(w, 0, sizeof *w);
 	w->ceil = ceil_mode != 0;
 	if (nks < 0 && !kw)
@@ -1491,6 +1513,16 @@ win_attrs(const Onnx__NodeProto *n, const int64_t *kw, Win *w, Diag *d)
 			return node_error(d, n,
 			                  "attribute pads: negative values are "
 			                  "not supported");
+	}
+	/* SAME: ceil(L / s) windows, the padding they need split in two,
+	 * the odd one at the end (UPPER) or the beginning (LOWER) */
+	for (int a = 0; same && a < 2; a++) {
+		int64_t o = (L[a] + w->s[a] - 1) / w->s[a],
+		        t = (o - 1) * w->s[a] + w->dl[a] * (w->k[a] - 1) + 1 -
+		            L[a];
+		t = t < 0 ? 0 : t;
+		w->pads[a] = lower ? (t + 1) / 2 : t / 2;
+		w->pads[a + 2] = t - w->pads[a];
 	}
 	return IPU_OK;
 }
@@ -1730,10 +1762,11 @@ emit_pool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 		                  "W]) is supported",
 		                  r);
 	Win w;
-	int64_t dim[HOST_MAX_RANK];
-	if ((e = win_attrs(n, NULL, &w, d)))
-		return e;
+	int64_t dim[HOST_MAX_RANK], L[2];
 	onnx_dims(im, x, dim);
+	win_len(x, dim, L);
+	if ((e = win_attrs(n, NULL, L, &w, d)))
+		return e;
 	int tiles = !w.ceil && ints_all(w.pads, 4, 0) && ints_all(x->pad, 4, 0);
 	for (int i = 0; tiles && i < 2; i++)
 		tiles = w.s[i] == w.k[i] && w.dl[i] == 1 &&
@@ -1776,13 +1809,20 @@ emit_maxpool(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 		return node_error(d, n,
 		                  "attribute storage_order 1 (the Indices "
 		                  "output's order) is not supported");
+	if (n->n_output > 2)
+		return node_error(d, n, "%zu outputs (at most 2)", n->n_output);
 	if (n->n_output > 1 && n->output[1][0])
-		return node_error(d, n, "the Indices output is not supported");
-	if ((e = win_attrs(n, NULL, &w, d)))
-		return e;
+		return node_error(d, n,
+		                  "the Indices output ('%.100s') is not "
+		                  "supported",
+		                  n->output[1]);
 	int32_t tap[TAPS_MAX];
 	int64_t dim[HOST_MAX_RANK], C = tensor(im, x)->shape.dim[1],
-	                            zero[2] = {0, 0};
+	                            zero[2] = {0, 0}, L[2];
+	onnx_dims(im, x, dim);
+	win_len(x, dim, L);
+	if ((e = win_attrs(n, NULL, L, &w, d)))
+		return e;
 	double low = -act_max(im->act.dtype);
 	if ((e = emit_taps(im, n, x, &w, low, tap, dim, d)))
 		return e;
@@ -1956,7 +1996,9 @@ emit_conv(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	onnx_dims(im, x, dim);
 	int64_t O = w->h.dim[0], C = dim[1], kh = w->h.dim[2], kw = w->h.dim[3];
 	Win win;
-	if ((e = win_attrs(n, &w->h.dim[2], &win, d)))
+	int64_t L[2];
+	win_len(x, dim, L);
+	if ((e = win_attrs(n, &w->h.dim[2], L, &win, d)))
 		return e;
 	for (int i = 0; i < 4; i++)
 		win.pads[i] += x->pad[i];
@@ -2306,7 +2348,7 @@ emit(Imp *im, int ni, Value **in, int nin, Diag *d)
 			in[k]->wide = 0;
 		}
 	if (n->n_output != 1 && strcmp(op, "Split") &&
-	    strcmp(op, "LayerNormalization"))
+	    strcmp(op, "LayerNormalization") && strcmp(op, "MaxPool"))
 		return node_error(d, n, "%zu outputs (1 expected)",
 		                  n->n_output);
 	if (!strcmp(op, "Identity") || !strcmp(op, "Cast")) {
