@@ -312,8 +312,9 @@ typedef struct {
 enum {
 	PLAN_DESC_MAX = 2048,
 	/* Bytes of a gather's table block a tile may hold (layout_gather);
-	 * the ONNX importer takes a gather only for tables whose narrowest
-	 * block (8 columns) fits (docs/onnx.md). */
+	 * the ONNX importer splits a table whose narrowest block (8
+	 * columns) does not fit into gathers of blocks of rows that do
+	 * (split_lookup, docs/onnx.md). */
 	PLAN_GATHER_TABLE_MAX = 64 << 10,
 };
 
