@@ -889,6 +889,10 @@ test_windows(void **state)
 	expect_error(&md, "node 'pad' (Pad)", "attribute mode, inputs pads");
 	win2_model(&md, &big_kernel, w, b, yd);
 	expect_error(&md, "node 'win' (AveragePool)", "attribute kernel_shape");
+	Win2 far = cases[6];
+	far.s[0] = (int64_t)1 << 21;
+	win2_model(&md, &far, w, b, yd);
+	expect_error(&md, "node 'win' (MaxPool)", "values in 1 .. 2^20");
 	win2_model(&md, &cases[6], w, b, yd);
 	str_attr(md.node[0], "auto_pad", "SAME_UPPER");
 	expect_error(&md, "node 'win' (MaxPool)",

@@ -1397,6 +1397,8 @@ emit_mean(Imp *im, const Onnx__NodeProto *n, int ni, Value *x, Diag *d)
 	return emit_mean_axes(im, n, ni, x, red, keep != 0, d);
 }
 
+enum { WIN_MAX = 1 << 20 }; /* kernel_shape, strides, dilations */
+
 /* A 2-D pooling or convolution window: kernel k, strides s, dilations dl,
  * ONNX pads (h, w begin; h, w end), ceil_mode; o the output size. */
 typedef struct {
@@ -1500,11 +1502,14 @@ win_attrs(const Onnx__NodeProto *n, const int64_t *kw, const int64_t L[2],
 		w->k[a] = nks >= 0 ? ks[a] : kw[a];
 		w->s[a] = nst >= 0 ? st[a] : 1;
 		w->dl[a] = ndil >= 0 ? dil[a] : 1;
-		if (w->k[a] < 1 || w->s[a] < 1 || w->dl[a] < 1)
+		/* bounded so that the window arithmetic cannot overflow */
+		if (w->k[a] < 1 || w->s[a] < 1 || w->dl[a] < 1 ||
+		    w->k[a] > WIN_MAX || w->s[a] > WIN_MAX ||
+		    w->dl[a] > WIN_MAX)
 			return node_error(
 			    d, n,
 			    "attributes kernel_shape, strides, "
-			    "dilations: positive values expected");
+			    "dilations: values in 1 .. 2^20 expected");
 	}
 	for (int i = 0; i < 4; i++) {
 		w->pads[i] =
