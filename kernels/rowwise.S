@@ -12,6 +12,7 @@
 //   rw_layernorm_f16    the same, computed in f32, rounded once to f16
 //   rw_softmax_f32      y = exp(scale (x - max)) / sum
 //   rw_softmax_f16      the same, computed in f32, rounded once to f16
+//   rw_softmax_f16h     the same, max and sum in f32, t, exp and y in f16
 //
 // Two modes (ARG_SPLIT). Rows: the workers take whole rows (the host
 // gives worker w a contiguous range of rows) and run the three passes of
@@ -127,6 +128,7 @@
 	RW_ENTRY rw_layernorm_f16, ln16_rows, ln16_s1, ln16_s2, ln16_s3
 	RW_ENTRY rw_softmax_f32, sm32_rows, sm32_s1, sm32_s2, sm32_s3
 	RW_ENTRY rw_softmax_f16, sm16_rows, sm16_s1, sm16_s2, sm16_s3
+	RW_ENTRY rw_softmax_f16h, sm16h_rows, sm16h_s1, sm16h_s2, sm16h_s3
 
 // Worker registers: $m0 rows left - 1, $m1 / $m2 the x / dst row (or
 // segment), $m3 / $m4 the row strides, $m5 atoms - 1, $m6 / $m7 the x /
@@ -389,7 +391,87 @@
 .macro SM32_ESEG
 .endm
 
-// Softmax workers: \t is 32 or 16.
+// ---- softmax, f16 with its exps in f16 (rw_softmax_f16h): pass 1 as
+// SM16's; then x atoms in $a0:1, (max, max, max, max) in $a4:5 and
+// (-scale) x 4 in $a6:7, t and e in $a2:3, a pair sum of e in $a12:13,
+// the sum (then its reciprocal) in $a10:11. e is kept in f16, in the
+// first half of its atom's 16 bytes of SM16's place ----
+
+// One atom: the next x loaded (the cursor then moving by \j atoms), t =
+// -scale (max - x) and e = exp t in f16, e kept at $m9 and summed in f32
+// (f16v4sum: the lane pairs' sums, exact).
+.macro SM16h_BODY j
+	{ ld64step $a0:1, $mzero, $m6+=, \j ; f16v4sub $a2:3, $a4:5, $a0:1 }
+	{ nop ; f16v4mul $a2:3, $a6:7, $a2:3 }
+	{ nop ; f16v2exp $a2, $a2 }
+	{ nop ; f16v2exp $a3, $a3 }
+	{ st64step $a2:3, $mzero, $m9+=, 2 ; f16v4sum $a12:13, $a2:3 }
+	{ nop ; f32v2add $a10:11, $a10:11, $a12:13 }
+.endm
+// The lead atom (masked: -inf in its padding, e = 0 there) first, its e
+// 16 bytes an atom after the segment's first ($m10), then the others in
+// order, x read as in pass 1 ($m7: ARG_XJUMP): atoms - 1 = 4 F + r, F
+// bodies of four atoms, then r of one. The max and -scale are exact in
+// f16 (the max is an x; f32tof16 writes both halves).
+.macro SM16h_P2
+	{ ld64 $a0:1, $m1, $m8, 0 ; and64 $a10:11, $a10:11, $azeros }
+	{ ld64 $a4:5, $mworker_base, $m11, 0 ; fnop }
+	{ ld64 $a6:7, $mworker_base, $m11, 1 ; fnop }
+	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a4:5 }
+	{ shl $m9, $m5, 4 ; or64 $a0:1, $a0:1, $a6:7 }
+	{ add $m9, $m9, $m10 ; f32tof16 $a4, $a12 }
+	{ ld32 $m7, $mworker_base, $mzero, ARG_XJUMP / 4 ; f32tof16 $a5, $a12 }
+	{ shr $m14, $m5, 2 ; f32tof16 $a6, $a8 }
+	{ nop ; f32tof16 $a7, $a8 }
+	SM16h_BODY 1
+	{ add $m9, $m10, 0 ; fnop }
+	{ rpt $m14, 23 ; fnop }
+	SM16h_BODY 1
+	SM16h_BODY 1
+	SM16h_BODY $m7
+	SM16h_BODY 1
+	{ and $m14, $m5, 3 ; fnop }
+	{ rpt $m14, 5 ; fnop }
+	SM16h_BODY 1
+	{ nop ; f32add $a10, $a10, $a11 }
+.endm
+// y = e / sum in f16: e times the reciprocal rounded to f16, the y stored
+// four atoms (a panel row) at a time, the cursor then moving by ARG_JUMP
+// atoms, as SM16_P3. A body loads the next e while it scales this one.
+.macro SM16h_OUT j
+	{ ld64step $a0:1, $mzero, $m9+=, 2 ; f16v4mul $a2:3, $a4:5, $a0:1 }
+	{ st64step $a2:3, $mzero, $m7+=, \j ; fnop }
+.endm
+.macro SM16h_P3
+	{ add $m9, $m10, 0 ; f32tof16 $a4, $a10 }
+	{ add $m7, $m2, 0 ; f32tof16 $a5, $a10 }
+	{ ld64step $a0:1, $mzero, $m9+=, 2 ; fnop }
+	{ ld32 $m6, $mworker_base, $mzero, ARG_JUMP / 4 ; fnop }
+	{ shr $m10, $m5, 2 ; fnop }
+	{ and $m14, $m5, 3 ; fnop }
+	{ rpt $m10, 7 ; fnop }
+	SM16h_OUT 1
+	SM16h_OUT 1
+	SM16h_OUT 1
+	SM16h_OUT $m6
+	{ rpt $m14, 1 ; fnop }
+	SM16h_OUT 1
+	{ nop ; f16v4mul $a2:3, $a4:5, $a0:1 }
+	{ st64step $a2:3, $mzero, $m7+=, 1 ; fnop }
+.endm
+.macro SM16h_P1
+	SM16_P1
+.endm
+.macro SM16h_TAS
+.endm
+.macro SM16h_EROW
+	SM16_EROW
+.endm
+.macro SM16h_ESEG
+	SM16_ESEG
+.endm
+
+// Softmax workers: \t is 32, 16 or 16h.
 .macro SM_WORKERS t
 	.align 8
 sm\t\()_rows:
@@ -440,6 +522,7 @@ sm\t\()_s3:
 
 	SM_WORKERS 32
 	SM_WORKERS 16
+	SM_WORKERS 16h
 
 // ---- layernorm: the sums in $a10 (f16: pair sums in $a8:9 first),
 // -mean in $a12, rsqrt in $a8 (f32) or $a10 (f16) ----

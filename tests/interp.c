@@ -170,19 +170,26 @@ layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
 /* Element k of a softmax row: each exp and the sum move by factors
  * within e^(+-s E), so y by at most y (e^(2 s E) - 1). The kernel's own
  * relative error: 4 (n + 8 + t_max) 2^-24, t = s (x - max); the f16
- * kernel's t = s x + (-s max) adds 2 |s max| 2^-24. */
+ * kernel's t = s x + (-s max) adds 2 |s max| 2^-24. With its exps in f16
+ * (plan_softmax_in_f16; docs/kernel-rowwise.md): e within 2^-10 |t| +
+ * 2^-11 relative and 2^-25 absolute, the sum within the same relative
+ * error and n 2^-25, the reciprocal and y rounded to f16. */
 static long double
-softmax_element(const Op *op, const Row *w, ElemType o, size_t k, double *p,
-                double *kern)
+softmax_element(const Graph *g, const Op *op, const Row *w, ElemType o,
+                size_t k, double *p, double *kern)
 {
 	double s = op->attr.scale;
 	long double v = expl(s * (w->x[k] - w->a)) / w->b;
 	*p = (double)v * expm1(2 * s * w->big);
 	double tmax = s * ((double)(w->a - w->lo) + 2 * w->big);
-	double rel = STAT_ROUNDINGS * (w->n + 8 + tmax) * 0x1p-24;
+	double rel = STAT_ROUNDINGS * (w->n + 8 + tmax) * 0x1p-24, abs = 0;
 	if (o.dtype == DT_F16)
 		rel += 2 * s * ((double)fabsl(w->a) + w->big) * 0x1p-24;
-	*kern = rel * ((double)v + *p);
+	if (plan_softmax_in_f16(g, op)) {
+		rel += 2 * (0x1p-10 * tmax + 0x1p-11) + 2 * 0x1p-11;
+		abs = (2 + w->n) * 0x1p-25;
+	}
+	*kern = rel * ((double)v + *p) + abs;
 	return v;
 }
 
@@ -225,7 +232,7 @@ interpret_rowwise(const Graph *g, const Op *op, Interp *in)
 			long double v =
 			    op->kind == OP_LAYERNORM
 			        ? layernorm_element(in, op, &w, k, &p, &kern)
-			        : softmax_element(op, &w, o->elem, k, &p,
+			        : softmax_element(g, op, &w, o->elem, k, &p,
 			                          &kern);
 			size_t e = r * cols + k;
 			in->val[o->id][e] = interp_round(o->elem, v);

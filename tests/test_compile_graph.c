@@ -1010,6 +1010,46 @@ test_softmax_cast_f8(void **state)
 	      4, 0x1p-3);
 }
 
+/* The attention's probabilities times V, its heads side by side and
+ * cast to f8 (the f8 tower's out_proj input): the softmax takes its exps
+ * in f16 (plan_softmax_in_f16, rw_softmax_f16h), within the
+ * interpreter's bound for that kernel; not when the product also goes
+ * to the host, nor with a second matmul before the cast. */
+static void
+test_softmax_f16_exps(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input s f16 [2, 24, 40]\ninput v f16 [2, 40, 8]\n"
+	    "p = softmax s scale=0.5\no = matmul p v\n"
+	    "t = transpose o [1, 0, 2]\nr = reshape t [24, 16]\n"
+	    "q = cast r f8_f143*2^-2\noutput q\n";
+	check("an f16 softmax times V, cast to f8", text, 8, 0x1p-3);
+	static const struct {
+		const char *tail;
+		int want;
+	} cases[] = {
+	    {"", 1},
+	    {"output o\n", 0},
+	    {"weight w f16 [16, 8]\nz = matmul r w\n"
+	     "y = cast z f8_f143*2^0\noutput y\n",
+	     0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[512];
+		snprintf(buf, sizeof buf, "%s%s", text, cases[i].tail);
+		Graph *g;
+		Diag errs[GRAPH_MAX_ERRORS];
+		int nerr;
+		if (graph_parse(buf, strlen(buf), "test.graph", &g, errs,
+		                &nerr))
+			fail_msg("parse: %s", errs[0].msg);
+		assert_int_equal(plan_softmax_in_f16(g, &g->ops[0]),
+		                 cases[i].want);
+		graph_free(g);
+	}
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -1154,6 +1194,7 @@ main(void)
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),
 	    cmocka_unit_test(test_softmax_cast_f8),
+	    cmocka_unit_test(test_softmax_f16_exps),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_timing_profiles),
 	    cmocka_unit_test(test_refusals),

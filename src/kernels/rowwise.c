@@ -26,11 +26,13 @@ typedef struct {
 	uint32_t fixed, atom;
 } Phase;
 
-static const struct {
+typedef struct {
 	const char *entry;
 	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
-} kernels[2][2] = {
+} Kernel;
+
+static const Kernel kernels[2][2] = {
     [RW_LAYERNORM] =
         {[DT_F32] =
              {"rw_layernorm_f32", 0, 34, 9, 0, 2, {{15, 1}, {20, 3}, {24, 5}}},
@@ -48,28 +50,54 @@ static const struct {
              {"rw_softmax_f16", 3, 55, 14, 4, 1, {{22, 1}, {40, 10}, {23, 3}}}},
 };
 
+/* The f16 softmax with t, exp and y in f16 (RwCall.exp_f16). */
+static const Kernel softmax_f16h = {"rw_softmax_f16h",          1, 48, 9, 0, 1,
+                                    {{22, 1}, {32, 6}, {22, 2}}};
+
+static const Kernel *
+kernel_of(const RwCall *c)
+{
+	return c->exp_f16 ? &softmax_f16h : &kernels[c->op][c->type];
+}
+
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
  * RW_COMBINE's fixed issues. */
 enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 5 };
 
 /* The transcendentals of a row (rows mode) or of a segment's pass j
- * (split mode) of n atoms: exp_atom * n + exp_fixed f32exp, oox f32oox,
- * oorx f32oorx (kernels/rowwise.S); each takes its worker's turns for
- * several issues (docs/fidelity.md). */
+ * (split mode) of n atoms: exp_atom * n + exp_fixed f32exp, exp16_atom *
+ * n f16v2exp, oox f32oox, oorx f32oorx (kernels/rowwise.S); each takes
+ * its worker's turns for several issues (docs/fidelity.md). */
 typedef struct {
-	uint32_t exp_atom, exp_fixed, oox, oorx;
+	uint32_t exp_atom, exp_fixed, oox, oorx, exp16_atom;
 } Trans;
 
 static const Trans row_trans[2][2] = {
-    [RW_LAYERNORM] = {[DT_F32] = {0, 0, 0, 1}, [DT_F16] = {0, 0, 0, 1}},
-    [RW_SOFTMAX] = {[DT_F32] = {2, 0, 1, 0}, [DT_F16] = {4, 0, 1, 0}},
+    [RW_LAYERNORM] = {[DT_F32] = {0, 0, 0, 1, 0}, [DT_F16] = {0, 0, 0, 1, 0}},
+    [RW_SOFTMAX] = {[DT_F32] = {2, 0, 1, 0, 0}, [DT_F16] = {4, 0, 1, 0, 0}},
 };
 static const Trans split_trans[2][2][3] = {
-    [RW_LAYERNORM] = {[DT_F32] = {{0}, {0}, {0, 0, 0, 1}},
-                      [DT_F16] = {{0}, {0}, {0, 0, 0, 1}}},
-    [RW_SOFTMAX] = {[DT_F32] = {{0}, {2, 0, 0, 0}, {0, 0, 1, 0}},
-                    [DT_F16] = {{0}, {4, 0, 0, 0}, {0, 0, 1, 0}}},
+    [RW_LAYERNORM] = {[DT_F32] = {{0}, {0}, {0, 0, 0, 1, 0}},
+                      [DT_F16] = {{0}, {0}, {0, 0, 0, 1, 0}}},
+    [RW_SOFTMAX] = {[DT_F32] = {{0}, {2, 0, 0, 0, 0}, {0, 0, 1, 0, 0}},
+                    [DT_F16] = {{0}, {4, 0, 0, 0, 0}, {0, 0, 1, 0, 0}}},
 };
+static const Trans row_trans_f16h = {0, 0, 1, 0, 2};
+static const Trans split_trans_f16h[3] = {
+    {0}, {0, 0, 0, 0, 2}, {0, 0, 1, 0, 0}};
+
+static const Trans *
+row_trans_of(const RwCall *c)
+{
+	return c->exp_f16 ? &row_trans_f16h : &row_trans[c->op][c->type];
+}
+
+static const Trans *
+split_trans_of(const RwCall *c, int j)
+{
+	return c->exp_f16 ? &split_trans_f16h[j]
+	                  : &split_trans[c->op][c->type][j];
+}
 
 /* The turns beyond one issue each that the transcendentals take. */
 static uint64_t
@@ -77,6 +105,7 @@ trans_turns(const Chip *chip, const Trans *t, uint64_t n)
 {
 	return (t->exp_atom * n + t->exp_fixed) *
 	           (chip_rule(chip, TIMING_F32EXP) - 1) +
+	       t->exp16_atom * n * (chip_rule(chip, TIMING_F16V2EXP) - 1) +
 	       t->oox * (chip_rule(chip, TIMING_F32OOX) - 1) +
 	       t->oorx * (chip_rule(chip, TIMING_F32OORX) - 1);
 }
@@ -96,11 +125,12 @@ enum {
 static const char *const op_names[] = {"layernorm", "softmax"};
 
 const char *
-rw_entry(RwOp op, DType type)
+rw_entry(const RwCall *c)
 {
-	if ((unsigned)op > RW_SOFTMAX || (unsigned)type > DT_F16)
+	if ((unsigned)c->op > RW_SOFTMAX || (unsigned)c->type > DT_F16 ||
+	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)))
 		return NULL;
-	return kernels[op][type].entry;
+	return kernel_of(c)->entry;
 }
 
 uint32_t
@@ -177,11 +207,12 @@ rows_end(uint32_t addr, uint32_t rows, uint32_t stride, uint32_t bytes)
 int
 rw_check(const RwCall *c, Diag *d)
 {
-	const char *entry = rw_entry(c->op, c->type);
+	const char *entry = rw_entry(c);
 	if (!entry)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "rowwise: op %d on type %d is not supported",
-		                (int)c->op, (int)c->type);
+		                "rowwise: op %d on type %d%s is not supported",
+		                (int)c->op, (int)c->type,
+		                c->exp_f16 ? " with exps in f16" : "");
 	const char *op = op_names[c->op];
 	if (!c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -346,19 +377,18 @@ static uint64_t
 rows_cycles(const Chip *chip, const RwCall *c)
 {
 	uint64_t n1 = atoms_of(c) - 1, turns[6];
+	const Kernel *k = kernel_of(c);
 	for (int v = 0; v < 6; v++) {
 		uint32_t first, rows;
 		worker_rows(c->rows, v, &first, &rows);
 		turns[v] =
-		    rows ? W_ENTRY + kernels[c->op][c->type].setup +
-		               rows * (kernels[c->op][c->type].row +
-		                       n1 * kernels[c->op][c->type].atom -
-		                       (n1 ? 0 : kernels[c->op][c->type].one) +
-		                       trans_turns(chip,
-		                                   &row_trans[c->op][c->type],
-		                                   n1 + 1)) +
-		               W_EXIT
-		         : W_IDLE;
+		    rows
+		        ? W_ENTRY + k->setup +
+		              rows *
+		                  (k->row + n1 * k->atom - (n1 ? 0 : k->one) +
+		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
+		              W_EXIT
+		        : W_IDLE;
 	}
 	SupClock s;
 	entry(&s, chip);
@@ -377,7 +407,7 @@ split_cycles(const Chip *chip, const RwCall *c)
 	sup_op(&s, SUP_M3, 0, SUP_TAKEN); /* brnz: split mode */
 	static const unsigned entry_reg[3] = {SUP_M4, SUP_M1, SUP_M4};
 	for (int j = 0; j < 3; j++) {
-		const Phase *ph = &kernels[c->op][c->type].split[j];
+		const Phase *ph = &kernel_of(c)->split[j];
 		uint64_t turns[6];
 		for (int v = 0; v < 6; v++) {
 			uint32_t a0, n;
@@ -385,14 +415,11 @@ split_cycles(const Chip *chip, const RwCall *c)
 			    segment(c, k, v, &a0, &n)
 			        ? ph->fixed + ph->atom * (n - 1) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
-			              ((uint32_t)j == kernels[c->op][c->type]
-			                                  .one_pass &&
+			              ((uint32_t)j == kernel_of(c)->one_pass &&
 			                       n == 1
-			                   ? kernels[c->op][c->type].one
+			                   ? kernel_of(c)->one
 			                   : 0) +
-			              trans_turns(
-			                  chip, &split_trans[c->op][c->type][j],
-			                  n)
+			              trans_turns(chip, split_trans_of(c, j), n)
 			        : W_IDLE;
 		}
 		run_workers(&s, entry_reg[j] | SUP_M2, turns);
@@ -418,7 +445,7 @@ use_split(const RwCall *c)
 void
 rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 {
-	assert(rw_entry(c->op, c->type) && "rw_args_fill of an unchecked call");
+	assert(rw_entry(c) && "rw_args_fill of an unchecked call");
 	uint32_t atoms = atoms_of(c), g = rw_group(c->type);
 	uint32_t es = (uint32_t)dtype_size(c->type),
 	         valid = c->cols - (atoms - 1) * g;
@@ -507,6 +534,6 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 uint64_t
 rw_cycles(const Chip *chip, const RwCall *c)
 {
-	assert(rw_entry(c->op, c->type) && "rw_cycles of an unchecked call");
+	assert(rw_entry(c) && "rw_cycles of an unchecked call");
 	return use_split(c) ? split_cycles(chip, c) : rows_cycles(chip, c);
 }

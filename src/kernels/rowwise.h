@@ -45,6 +45,9 @@ typedef struct {
 	uint32_t gamma, beta; /* layernorm: addresses of one row each */
 	float eps;            /* layernorm: >= 0, finite */
 	float scale;          /* softmax: > 0, finite */
+	/* f16 softmax: t, exp and y in f16 (rw_softmax_f16h; the max and
+	 * the sum in f32), for a result only read at f8's precision */
+	int exp_f16;
 } RwCall;
 
 enum {
@@ -52,9 +55,9 @@ enum {
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 
-/* The entry symbol; NULL for an unknown op or type. The object is
- * "rowwise" (kernels/rowwise.S). */
-const char *rw_entry(RwOp op, DType type);
+/* The entry symbol of a call (its op, type and exp_f16); NULL for an
+ * unknown op or type. The object is "rowwise" (kernels/rowwise.S). */
+const char *rw_entry(const RwCall *c);
 /* Elements per 8-byte atom: 2 (f32) or 4 (f16). dst rows are written up
  * to cols rounded up to this. */
 uint32_t rw_group(DType t);

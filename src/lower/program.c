@@ -619,7 +619,8 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	TensorPlace *out =
 	    adopt(b, layout_rowwise_out(&bs.st, px, op->out, rw));
 	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
-	                  op->attr.scale, op_desc(op->kind)->name, d);
+	                  op->attr.scale, plan_softmax_in_f16(b->g, op),
+	                  op_desc(op->kind)->name, d);
 	if (r)
 		return plan_op_error(b->g, op, r, d);
 	int32_t last = b->l->nstep - 1;

@@ -41,7 +41,7 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 /* A call over `rows` rows of piece px into po (addresses 0). */
 static RwCall
 piece_call(RwOp op, DType type, const Piece *px, const Piece *po, uint32_t rows,
-           double eps, double scale)
+           double eps, double scale, int exp_f16)
 {
 	uint32_t es = (uint32_t)dtype_size(type);
 	/* rows: a panel row of 16 columns, or whole rows */
@@ -57,7 +57,8 @@ piece_call(RwOp op, DType type, const Piece *px, const Piece *po, uint32_t rows,
 	                .dst_stride = drow,
 	                .dst_panel = dp ? po->pad_rows * drow : 0,
 	                .eps = (float)eps,
-	                .scale = (float)scale};
+	                .scale = (float)scale,
+	                .exp_f16 = exp_f16};
 }
 
 /* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
@@ -66,13 +67,13 @@ static uint64_t
 emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
           const TensorPlace *gamma, const TensorPlace *beta,
           const TensorPlace *out, int k, uint32_t r0, uint32_t rows, double eps,
-          double scale, Diag *d)
+          double scale, int exp_f16, Diag *d)
 {
 	const Piece *px = &x->piece[k], *po = &out->piece[k];
-	KernelCall *c = lower_call(l, s, px->tile, rw_entry(op, type),
-	                           "rowwise", RW_ARGS_BYTES);
-	c->args = (KernelArgs){
-	    KC_RW, .u.rw = piece_call(op, type, px, po, rows, eps, scale)};
+	RwCall rc = piece_call(op, type, px, po, rows, eps, scale, exp_f16);
+	KernelCall *c =
+	    lower_call(l, s, px->tile, rw_entry(&rc), "rowwise", RW_ARGS_BYTES);
+	c->args = (KernelArgs){KC_RW, .u.rw = rc};
 	c->ref[0] = po->at;
 	c->ref[0].offset += r0 * c->args.u.rw.dst_stride;
 	c->ref[1] = px->at;
@@ -94,16 +95,16 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
  * emission). */
 static uint64_t
 rows_cycles(const Chip *chip, RwOp op, DType type, const Piece *px,
-            const Piece *po, uint32_t rows)
+            const Piece *po, uint32_t rows, int exp_f16)
 {
-	RwCall c = piece_call(op, type, px, po, rows, 0, 1);
+	RwCall c = piece_call(op, type, px, po, rows, 0, 1, exp_f16);
 	return rw_cycles(chip, &c);
 }
 
 int
 lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               const TensorPlace *gamma, const TensorPlace *beta,
-              const TensorPlace *out, double eps, double scale,
+              const TensorPlace *out, double eps, double scale, int exp_f16,
               const char *what, Diag *d)
 {
 	DType type = x->dtype;
@@ -127,9 +128,10 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		const Piece *px = &x->piece[k], *po = &out->piece[k];
 		uint32_t n = px->rows, left = n % CHIP_WORKERS;
 		if (n > CHIP_WORKERS && left &&
-		    rows_cycles(l->chip, op, type, px, po, n - left) +
-		            rows_cycles(l->chip, op, type, px, po, left) <
-		        rows_cycles(l->chip, op, type, px, po, n))
+		    rows_cycles(l->chip, op, type, px, po, n - left, exp_f16) +
+		            rows_cycles(l->chip, op, type, px, po, left,
+		                        exp_f16) <
+		        rows_cycles(l->chip, op, type, px, po, n, exp_f16))
 			rest[k] = left;
 	}
 	int32_t first = l->nstep;
@@ -145,8 +147,9 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 			Step *s = &l->step[first + (int32_t)slot];
 			uint32_t r0 = pass ? px->rows - rest[k] : 0,
 			         n = pass ? rest[k] : px->rows - rest[k];
-			uint64_t c = emit_call(l, s, op, type, x, gamma, beta,
-			                       out, k, r0, n, eps, scale, d);
+			uint64_t c =
+			    emit_call(l, s, op, type, x, gamma, beta, out, k,
+			              r0, n, eps, scale, exp_f16, d);
 			if (!c)
 				r = IPU_EINVAL;
 			if (c > s->cycles)

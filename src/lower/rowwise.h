@@ -9,10 +9,11 @@
 /* out (layout_rowwise_out of x) = op(x) per row, in
  * new compute steps at the end; gamma and beta (layernorm; NULL for softmax):
  * one row next to each piece of x (layout_mirror with one_row). eps and scale
- * as in OpAttrs. */
+ * as in OpAttrs; exp_f16: the f16 softmax's kernel with its exps in f16
+ * (plan_softmax_in_f16). */
 int lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
                   const TensorPlace *gamma, const TensorPlace *beta,
-                  const TensorPlace *out, double eps, double scale,
+                  const TensorPlace *out, double eps, double scale, int exp_f16,
                   const char *what, Diag *d);
 
 #endif

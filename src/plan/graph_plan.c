@@ -637,6 +637,45 @@ plan_gelu_in_f16(const Graph *g, const Op *op)
 	return readers > 0;
 }
 
+/* 1 if tensor id goes to the host or to no op at all, or some reader
+ * does not lead it to casts to f8 (through reshapes and transposes and
+ * at most `matmuls` matmuls). */
+static int
+read_past_f8(const Graph *g, int32_t id, int matmuls)
+{
+	if (graph_tensor(g, id)->role == ROLE_OUTPUT)
+		return 1;
+	int readers = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *c = &g->ops[i];
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++) {
+			if (c->in[k] != id)
+				continue;
+			readers++;
+			int ok =
+			    c->kind == OP_CAST
+			        ? dtype_is_f8(
+			              graph_tensor(g, c->out)->elem.dtype)
+			    : c->kind == OP_RESHAPE || c->kind == OP_TRANSPOSE
+			        ? !read_past_f8(g, c->out, matmuls)
+			    : c->kind == OP_MATMUL && matmuls > 0
+			        ? !read_past_f8(g, c->out, matmuls - 1)
+			        : 0;
+			if (!ok)
+				return 1;
+		}
+	}
+	return !readers;
+}
+
+int
+plan_softmax_in_f16(const Graph *g, const Op *op)
+{
+	return op->kind == OP_SOFTMAX &&
+	       graph_tensor(g, op->out)->elem.dtype == DT_F16 &&
+	       !read_past_f8(g, op->out, 1);
+}
+
 int32_t
 plan_gelu_fused_cast(const Graph *g, const Op *op)
 {

@@ -353,6 +353,12 @@ int plan_op_aliases(const Graph *g, const Op *op);
  * the host): its kernel may compute in f16 (EW_GELU_H), whose rounding is
  * far below an f8 step, instead of in f32. */
 int plan_gelu_in_f16(const Graph *g, const Op *op);
+/* 1 if op is an f16 softmax whose result reaches only casts to f8
+ * (through reshapes, transposes and one matmul: the attention's
+ * probabilities times V, then its output cast for out_proj): its kernel
+ * may take t, exp and y in f16 (rw_softmax_f16h), whose roundings, a few
+ * f16 ulps, are far below an f8 step. */
+int plan_softmax_in_f16(const Graph *g, const Op *op);
 /* The elementwise kernel of a unary op (cast, relu, gelu), one choice
  * for the planner's pricing and lowering's call. */
 EwOp plan_unary_kernel(const Graph *g, const Op *op);
