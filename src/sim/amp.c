@@ -731,10 +731,10 @@ group_end(AmpState *s, int p)
 		}
 }
 
-static uint64_t amp_run_f16(Tile *t, Context *c, int p, uint64_t xw,
-                            uint64_t part);
-static uint64_t amp_run_f8(Tile *t, Context *c, int p, uint64_t xw,
-                           uint64_t part);
+AMP_SIMD static uint64_t amp_run_f16(Tile *t, Context *c, int p, uint64_t xw,
+                                     uint64_t part);
+AMP_SIMD static uint64_t amp_run_f8(Tile *t, Context *c, int p, uint64_t xw,
+                                    uint64_t part);
 
 /* The rest of amp_run after a NaN sum: the sums redone by mac_redo for
  * the f16 or f8 inputs of word xw, then step 4. Called last, so that the
