@@ -688,7 +688,7 @@ AMP_FORM(f8v8hihov4amp, F8HIHOV4)
  * the results for the destination pair. A NaN sum is redone as mac_fast
  * does. The rare paths (weights to decode, NaN sums) are calls in tail
  * position, so that the common one saves no registers and keeps its
- * vectors in registers (about 60 host instructions for f16, 80 for f8).
+ * vectors in registers (about 80 host instructions for f16, 120 for f8).
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 int
