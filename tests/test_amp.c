@@ -758,6 +758,145 @@ test_amp_state(void **state)
 	tile_free(t);
 }
 
+/* The three paths of sim.h (plain, portable, fast with AVX2) on random AMP
+ * instructions of every form: the plain path's conversions and
+ * engine_sum are the model's reference, the others decode weights into a
+ * cache (FP8 ones with $FP_SCL folded in) and sum on host vectors, and
+ * redo NaN sums plainly. Inputs, weights, partials and state are random
+ * bit patterns, a third of the programs with no special values (so that
+ * the vector sums stand), the others with NaNs (signalling too),
+ * infinities and denormals, 1 in 64 or 1 in 8; FP8 codes of every kind,
+ * both FP8 formats, every scale. Each tile runs twice with the CWEI kept
+ * and the formats and scale changed, so that a stale decoded weight would
+ * show. Registers, AMP state and cycles must match the plain path's. */
+static uint32_t odds; /* 1 in odds values special; 0: none */
+
+static uint16_t
+rnd_half(void)
+{
+	static const uint16_t special[] = {0x0000, 0x8000, 0x7c00, 0xfc00,
+	                                   0x7e00, 0x7d01, 0xfe01, 0x0001,
+	                                   0x83ff, 0x7bff, 0x0400, 0x8080};
+	if (!odds || rnd() % odds)
+		return rnd_f16();
+	return rnd() % 2 ? special[rnd() % (sizeof special / sizeof special[0])]
+	                 : (uint16_t)rnd();
+}
+
+/* Two halves, or an f32 (FP8 codes come from both). */
+static uint32_t
+rnd_word(void)
+{
+	static const uint32_t special[] = {
+	    0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000,
+	    0x7fa00001, 0xffc00123, 0x00000001, 0x807fffff, 0x7f7fffff};
+	if (odds && rnd() % odds == 0)
+		return special[rnd() % (sizeof special / sizeof special[0])];
+	if (rnd() % 4 == 0) /* an f32 near 1 */
+		return (rnd() & 0x80000000u) | (120 + rnd() % 16) << 23 |
+		       (rnd() & 0x7fffff);
+	return (uint32_t)rnd_half() << 16 | rnd_half();
+}
+
+enum { PATH_RUNS = 2, PATH_INSNS = 12 };
+
+/* Run prog on t as worker 0 with random registers, AMP state, formats and
+ * scale from seed; the worker's state after it into out; the cycles. */
+static uint64_t
+run_path(Tile *t, const uint32_t *prog, int n, uint32_t seed, Context *out)
+{
+	uint32_t base = t->chip->mem_base;
+	rng_state = seed;
+	assert_int_equal(tile_write(t, base, prog, (uint32_t)n * 4), 0);
+	t->sup.fp_infmt = rnd() % 4;
+	t->sup.fp_iscl = rnd() % 64;
+	assert_int_equal(tile_start_worker(t, 0, base, 0), 0);
+	Context *c = &t->ctx[1];
+	for (int i = 0; i < 16; i++)
+		c->a[i] = rnd_word();
+	for (int m = 0; m < 16; m++) {
+		uint32_t v[3] = {rnd_word(), rnd_word(), rnd_word()};
+		memcpy(&c->amp.acc[m], &v[0], 4);
+		memcpy(&c->amp.next[m], &v[1], 4);
+		memcpy(&c->amp.done[m], &v[2], 4);
+	}
+	uint64_t start = t->cycle;
+	check_done(t, tile_run(t, t->cycle + 10000));
+	*out = *c;
+	return t->cycle - start;
+}
+
+static void
+test_paths_random(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *variant;
+		int pair[3]; /* dst, input, partials: a register pair */
+	} forms[] = {
+	    {"f16v4hihoamp_aaan_ef", {0, 1, 0}},
+	    {"f16v4sihoamp_aaan_ef", {0, 1, 1}},
+	    {"f16v4sisoamp_aaan_ef", {1, 1, 1}},
+	    {"f16v4hihov4amp_aaan_ef", {1, 1, 1}},
+	    {"f32sisoamp_aaan_ef", {1, 0, 1}},
+	    {"f32sisov2amp_aaan_ef", {1, 0, 1}},
+	    {"f8v8hihov4amp_aaan_ef", {1, 1, 1}},
+	};
+	static const SimPath paths[] = {SIM_PLAIN, SIM_PORTABLE, SIM_FAST};
+	int nans = 0;
+	for (int k = 0; k < 7 * 40; k++) {
+		int f = k % 7;
+		uint32_t seed = 7919u * (uint32_t)k + 1;
+		rng_state = seed;
+		odds = (uint32_t[]){0, 64, 8}[k / 7 % 3];
+		uint32_t prog[PATH_INSNS + 1];
+		for (int i = 0; i < PATH_INSNS; i++) {
+			int r[3];
+			for (int j = 0; j < 3; j++)
+				r[j] = (int)(rnd() % 16) &
+				       (forms[f].pair[j] ? ~1 : ~0);
+			prog[i] = enc(forms[f].variant, 4, r[0], r[1], r[2],
+			              (int)(rnd() % 64));
+		}
+		prog[PATH_INSNS] = enc("exitz_mmmn", 1, 15);
+		uint64_t cwei[CHIP_CWEI];
+		for (int i = 0; i < CHIP_CWEI; i++)
+			cwei[i] = (uint64_t)rnd_word() << 32 | rnd_word();
+		Context ref[PATH_RUNS];
+		uint64_t ref_cycles[PATH_RUNS];
+		for (int p = 0; p < 3; p++) {
+			sim_path = paths[p];
+			Tile *t = tile_new(chip_default(), 0);
+			memcpy(t->cwei, cwei, sizeof cwei);
+			for (int run = 0; run < PATH_RUNS; run++) {
+				Context got;
+				uint64_t cycles = run_path(
+				    t, prog, PATH_INSNS + 1,
+				    seed + 1000003u * (uint32_t)run, &got);
+				if (p == 0) {
+					ref[run] = got;
+					ref_cycles[run] = cycles;
+					for (int m = 0; m < 16; m++)
+						nans += isnan(got.amp.acc[m]);
+					continue;
+				}
+				if (cycles != ref_cycles[run] ||
+				    memcmp(got.a, ref[run].a, sizeof got.a) ||
+				    memcmp(&got.amp, &ref[run].amp,
+				           sizeof got.amp))
+					fail_msg("%s, program %d, run %d: path "
+					         "%d differs from the plain "
+					         "path",
+					         forms[f].variant, k, run, p);
+			}
+			tile_free(t);
+		}
+		sim_path = SIM_FAST;
+	}
+	/* NaN sums happened (the vector paths' fallback ran) */
+	assert_true(nans > 100);
+}
+
 int
 main(void)
 {
@@ -778,6 +917,7 @@ main(void)
 	    cmocka_unit_test(test_f8_not_on_ipu2),
 	    cmocka_unit_test(test_slic_faults),
 	    cmocka_unit_test(test_amp_state),
+	    cmocka_unit_test(test_paths_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

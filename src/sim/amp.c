@@ -389,58 +389,53 @@ engine_sum(float acc, const double *x, const double *w, int n, double scale,
  * CWEI cwei_index(m, col); its weight for input i is element elem0 + i of
  * it (elem0 > 0 only when phases share one CWEI, with one input). */
 static inline __attribute__((always_inline)) void
-mac_plain(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
-          double scale)
+mac_plain(const Tile *t, Context *c, const AmpForm *f, int col, int elem0,
+          const double *x, int n, double scale)
 {
-	AmpState *s = &e->c->amp;
+	AmpState *s = &c->amp;
 	for (int m = 0; m < f->engines; m++) {
-		uint64_t cw = e->tile->cwei[cwei_index(m, col)];
+		uint64_t cw = t->cwei[cwei_index(m, col)];
 		double w[AMP_MAX_INPUTS];
 		for (int i = 0; i < n; i++)
-			w[i] = elem64(cw, f->in, elem0 + i, e->c->fp_nfmt, 0);
+			w[i] = elem64(cw, f->in, elem0 + i, c->fp_nfmt, 0);
 		s->acc[m] = acc_round(
 		    engine_sum(s->acc[m], x, w, n, scale, f->in == EF_F8));
 	}
 }
 
+/* After a vector sum came out NaN (acc unchanged): the instruction's sums
+ * again, plain (engine_sum's operand order decides which NaN). */
+static __attribute__((noinline, cold)) void
+mac_redo(const Tile *t, Context *c, const AmpForm *f, int col, int elem0,
+         const double *x, int n)
+{
+	mac_plain(t, c, f, col, elem0, x, n, product_scale(c, f));
+}
+
 /*
  * Step 3, fast: the same sums for all engines at once on host vectors, four
  * engines per vector of doubles, from the tile's decoded weights
- * (Tile.amp_w, by column, element and engine). Every lane does exactly the
- * plain path's operations on its engine in the same order (a product, the
- * scale, an add; no fused multiply-add: -ffp-contract=off) and rounds as
- * acc_round does, so non-NaN sums give the same bits; when a sum is NaN the
- * whole instruction's sums are left to the caller, who redoes that engine
- * with engine_sum. Compiled twice, for the baseline ISA (mac_portable) and
- * inside each form's AVX2 instance (AMP_FORM, chosen at run time).
+ * (Tile.amp_w, by column, element and engine; FP8 weights with the product
+ * scale folded in). Every lane does exactly the plain path's operations on
+ * its engine in the same order (a product, an add; no fused multiply-add:
+ * -ffp-contract=off) and rounds as acc_round does, so non-NaN sums give the
+ * same bits; x w 2^k is exact whichever way it is grouped (the product of
+ * two inputs has at most 24 x 24 significant bits, and 2^k with k in
+ * -32..31 keeps every FP8 product far inside double's range). When a sum
+ * is NaN, acc is left as it was and the caller redoes the instruction with
+ * mac_redo. Compiled twice, for the baseline ISA (mac_portable) and inside
+ * each form's AVX2 instance (AMP_FORM, chosen at run time).
  */
 typedef double v4d __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 
-/* The sums of the engines (sum[]) rounded to acc[], or 0 if one is NaN
- * (nan: its lanes, passed reduced to a scalar: a 256-bit vector argument
- * would change the ABI between the baseline and the AVX2 instances). */
-static inline __attribute__((always_inline)) int
-mac_result(float *acc, int engines, int64_t nan, const double *sum)
-{
-	if (nan)
-		return 0;
-#pragma GCC unroll 4
-	for (int g = 0; g < engines; g += 4) {
-		v4d v;
-		memcpy(&v, sum + g, sizeof v);
-		v4f r = __builtin_convertvector(v, v4f);
-		memcpy(acc + g, &r, sizeof r);
-	}
-	return 1;
-}
-
-/* acc[m] for the engines, or 0 with the sums in sum[] if one is NaN. */
+/* acc[m] for the engines, or 0 if a sum is NaN. */
 static inline __attribute__((always_inline)) int
 mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
-            int engines, int scaled, double scale, double *sum)
+            int engines)
 {
+	v4d sum[AMP_ENGINES / 4];
 	v4l nan = {0, 0, 0, 0};
 #pragma GCC unroll 4
 	for (int g = 0; g < engines; g += 4) {
@@ -451,31 +446,31 @@ mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
 		for (int i = 0; i < n; i++) {
 			v4d wv;
 			memcpy(&wv, &w[i][g], sizeof wv);
-			v4d p = x[i] * wv;
-			if (scaled)
-				p = p * scale;
-			v = v + p;
+			v = v + x[i] * wv;
 		}
 		nan |= v != v;
-		memcpy(sum + g, &v, sizeof v);
+		sum[g / 4] = v;
 	}
-	return mac_result(acc, engines, nan[0] | nan[1] | nan[2] | nan[3], sum);
+	if (nan[0] | nan[1] | nan[2] | nan[3])
+		return 0;
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4) {
+		v4f r = __builtin_convertvector(sum[g / 4], v4f);
+		memcpy(acc + g, &r, sizeof r);
+	}
+	return 1;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* mac_vectors with the multiply and the add fused (FMA), for the AVX2
- * instance. Every product the AMP forms is exact in double (at most 24 x
- * 24 significant bits, exponents far inside double's range), and so is an
- * input times the FP8 scale (a power of two; (x 2^k) w = (x w) 2^k), so
- * one rounding of v + x w is the plain path's rounding of its add. */
+ * instance, on inputs broadcast to vectors (xv[i]: input i in every lane).
+ * Every product is exact in double (above), so one rounding of v + x w is
+ * the plain path's rounding of its add. */
 AMP_SIMD static inline __attribute__((always_inline)) int
-mac_fused(float *acc, const double (*w)[16], const double *x, int n,
-          int engines, int scaled, double scale, double *sum)
+mac_fused(float *acc, const double (*w)[16], const __m256d *xv, int n,
+          int engines)
 {
-	v4l nan = {0, 0, 0, 0};
-	__m256d xv[AMP_MAX_INPUTS];
-	for (int i = 0; i < n; i++)
-		xv[i] = _mm256_set1_pd(scaled ? x[i] * scale : x[i]);
+	__m256d sum[AMP_ENGINES / 4], nan = _mm256_setzero_pd();
 #pragma GCC unroll 4
 	for (int g = 0; g < engines; g += 4) {
 		__m256d v = _mm256_cvtps_pd(_mm_loadu_ps(acc + g));
@@ -483,40 +478,60 @@ mac_fused(float *acc, const double (*w)[16], const double *x, int n,
 		for (int i = 0; i < n; i++)
 			v = _mm256_fmadd_pd(xv[i], _mm256_loadu_pd(&w[i][g]),
 			                    v);
-		nan |= (v4l)_mm256_cmp_pd(v, v, _CMP_UNORD_Q);
-		_mm256_storeu_pd(sum + g, v);
+		sum[g / 4] = v;
+		/* unordered pairs: a NaN in either */
+		if (g % 8 == 4)
+			nan = _mm256_or_pd(nan, _mm256_cmp_pd(sum[g / 4 - 1], v,
+			                                      _CMP_UNORD_Q));
 	}
-	return mac_result(acc, engines, nan[0] | nan[1] | nan[2] | nan[3], sum);
+	if (_mm256_movemask_pd(nan))
+		return 0;
+#pragma GCC unroll 4
+	for (int g = 0; g < engines; g += 4)
+		_mm_storeu_ps(acc + g, _mm256_cvtpd_ps(sum[g / 4]));
+	return 1;
+}
+
+/* mac_fused on inputs in an array. */
+AMP_SIMD static inline __attribute__((always_inline)) int
+mac_fused_x(float *acc, const double (*w)[16], const double *x, int n,
+            int engines)
+{
+	__m256d xv[AMP_MAX_INPUTS];
+#pragma GCC unroll 8
+	for (int i = 0; i < n; i++)
+		xv[i] = _mm256_set1_pd(x[i]);
+	return mac_fused(acc, w, xv, n, engines);
 }
 #endif
 
 /* The forms' shapes as constants, so that each loop above unrolls:
- * (inputs per engine, engines, scaled). */
+ * (inputs per engine, engines). */
 #define MAC_SHAPES(mac)                                                        \
 	switch (shape) {                                                       \
 	case 0:                                                                \
-		return mac(acc, w, x, 8, 16, 1, scale, sum);                   \
+		return mac(acc, w, x, 8, 16);                                  \
 	case 1:                                                                \
-		return mac(acc, w, x, 4, 16, 0, 1.0, sum);                     \
+		return mac(acc, w, x, 4, 16);                                  \
 	case 2:                                                                \
-		return mac(acc, w, x, 4, 8, 0, 1.0, sum);                      \
+		return mac(acc, w, x, 4, 8);                                   \
 	case 3:                                                                \
-		return mac(acc, w, x, 1, 16, 0, 1.0, sum);                     \
+		return mac(acc, w, x, 1, 16);                                  \
 	default:                                                               \
-		return mac(acc, w, x, 1, 8, 0, 1.0, sum);                      \
+		return mac(acc, w, x, 1, 8);                                   \
 	}
 
 static int
-mac_portable(int shape, float *acc, const double (*w)[16], const double *x,
-             double scale, double *sum){MAC_SHAPES(mac_vectors)}
+mac_portable(int shape, float *acc, const double (*w)[16],
+             const double *x){MAC_SHAPES(mac_vectors)}
 
 /* Not always_inline: the portable instance of mac_fast names it too (and
  * never calls it); the AVX2 instance, of the same target, inlines it. */
 AMP_SIMD static int mac_simd(int shape, float *acc, const double (*w)[16],
-                             const double *x, double scale, double *sum)
+                             const double *x)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	MAC_SHAPES(mac_fused)
+	MAC_SHAPES(mac_fused_x)
 #else
 	MAC_SHAPES(mac_vectors)
 #endif
@@ -533,23 +548,27 @@ mac_shape(const AmpForm *f)
 }
 
 /* Cache key of a weight format: f16, f32, or f8 in the format of the
- * $FP_NFMT weight bit. */
-static uint8_t
+ * $FP_NFMT weight bit with the product scale ($FP_SCL's 6 bits). */
+static inline __attribute__((always_inline)) uint8_t
 weight_key(const Context *c, ElemFmt in)
 {
-	return in == EF_F16   ? 1
-	       : in == EF_F32 ? 2
-	                      : (uint8_t)(3 + (c->fp_nfmt & 1));
+	return in == EF_F16 ? 1
+	       : in == EF_F32
+	           ? 2
+	           : (uint8_t)(3 + (c->fp_nfmt & 1) + 2 * (c->fp_scl & 63));
 }
 
 /* Bring column col of amp_w up to date with cwei, for all 16 engines in the
- * format of key. */
+ * format of key; FP8 weights times the product scale (exact, a power of
+ * two: mac_vectors). */
 static __attribute__((noinline)) void
-weights_refresh(Tile *t, const Context *c, ElemFmt in, int col, uint8_t key,
-                int simd)
+weights_refresh(Tile *t, const Context *c, const AmpForm *f, int col,
+                uint8_t key, int simd)
 {
 	AmpWeights *aw = &t->amp_w;
+	ElemFmt in = f->in;
 	int nel = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
+	double scale = product_scale(c, f);
 	for (int m = 0; m < AMP_ENGINES; m++) {
 		uint64_t cw = t->cwei[cwei_index(m, col)];
 		if (aw->raw[col][m] == cw && aw->key[col] == key)
@@ -561,7 +580,7 @@ weights_refresh(Tile *t, const Context *c, ElemFmt in, int col, uint8_t key,
 		else
 			for (int i = 0; i < nel; i++)
 				aw->w[col][i][m] =
-				    elem64(cw, in, i, c->fp_nfmt, 0);
+				    elem64(cw, in, i, c->fp_nfmt, 0) * scale;
 		aw->raw[col][m] = cw;
 	}
 	aw->key[col] = key;
@@ -577,40 +596,20 @@ const double (*mac_weights(Tile *t, const Context *c, const AmpForm *f, int col,
 	AmpWeights *aw = &t->amp_w;
 	uint8_t key = weight_key(c, f->in);
 	if (aw->gen[col] != t->cwei_gen || aw->key[col] != key)
-		weights_refresh(t, c, f->in, col, key, simd);
+		weights_refresh(t, c, f, col, key, simd);
 	return &aw->w[col][elem0];
-}
-
-/* After a vector sum came out NaN: each engine's sum, NaN ones redone by
- * engine_sum (its operand order decides which NaN), rounded to acc. */
-static __attribute__((noinline, cold)) void
-mac_nan(AmpState *s, const AmpForm *f, const double (*w)[16], const double *x,
-        int n, double scale, double *sum)
-{
-	for (int m = 0; m < f->engines; m++) {
-		if (isnan(sum[m])) {
-			double wm[AMP_MAX_INPUTS];
-			for (int i = 0; i < n; i++)
-				wm[i] = w[i][m];
-			sum[m] = engine_sum(s->acc[m], x, wm, n, scale,
-			                    f->in == EF_F8);
-		}
-		s->acc[m] = acc_round(sum[m]);
-	}
 }
 
 static inline __attribute__((always_inline)) void
 mac_fast(Exec *e, const AmpForm *f, int col, int elem0, const double *x, int n,
-         double scale, int simd)
+         int simd)
 {
-	AmpState *s = &e->c->amp;
 	const double(*w)[16] = mac_weights(e->tile, e->c, f, col, elem0, simd);
-	double sum[AMP_ENGINES];
 	int shape = mac_shape(f);
 	/* simd: inlined into the AVX2 instance, so compiled for it */
-	if (!(simd ? mac_simd(shape, s->acc, w, x, scale, sum)
-	           : mac_portable(shape, s->acc, w, x, scale, sum)))
-		mac_nan(s, f, w, x, n, scale, sum);
+	if (!(simd ? mac_simd(shape, e->c->amp.acc, w, x)
+	           : mac_portable(shape, e->c->amp.acc, w, x)))
+		mac_redo(e->tile, e->c, f, col, elem0, x, n);
 }
 
 /* One AMP instruction of form f. Operands (all forms): dst, input,
@@ -641,11 +640,11 @@ amp_exec(Exec *e, const AmpForm *f, int simd)
 	int per_cwei = f->phases / AMP_COLUMNS; /* phases sharing one CWEI */
 	int col = p / per_cwei, elem0 = per_cwei > 1 ? p % per_cwei : 0;
 	int n = f->in == EF_F32 ? 1 : f->ninputs;
-	double scale = product_scale(e->c, f);
 	if (sim_path == SIM_PLAIN)
-		mac_plain(e, f, col, elem0, x, n, scale);
+		mac_plain(e->tile, e->c, f, col, elem0, x, n,
+		          product_scale(e->c, f));
 	else
-		mac_fast(e, f, col, elem0, x, n, scale, simd);
+		mac_fast(e, f, col, elem0, x, n, simd);
 
 	/* 4: end of group. */
 	if (p == f->phases - 1)
@@ -684,67 +683,147 @@ AMP_FORM(f8v8hihov4amp, F8HIHOV4)
  * and FMA, in two steps. sim_amp_prepare reads the operands (before
  * anything of the bundle is written) and declines when the vector
  * conversions would not give exactly what the plain path does (a NaN
- * among the results out, an infinity or a NaN among the f16 partials or
- * inputs) or the host lacks those instructions; sim_amp_run does the rest
- * and returns the results for the destination pair. A NaN sum is redone
- * as mac_fast does.
+ * among the results out, an infinity or a NaN among the partials) or the
+ * host lacks those instructions; sim_amp_run does the rest and returns
+ * the results for the destination pair. A NaN sum is redone as mac_fast
+ * does. The rare paths (weights to decode, NaN sums) are calls in tail
+ * position, so that the common one saves no registers and keeps its
+ * vectors in registers (about 80 host instructions for f16, 120 for f8).
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 int
 sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
 {
+	(void)f8; /* both forms' inputs are read alike */
 	const int32_t *op = in->op;
 	int src = op[1], part = op[2], p = op[3] & 3;
-	o->part = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1]) << 32 |
-	          (part >= 14 ? 0 : c->a[part]);
-	o->x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
-	       (src >= 14 ? 0 : c->a[src]);
-	/* a NaN among the 4 results out (SSE, in every x86-64) */
+	if (src < 13 && part < 13) { /* both pairs inside $a0..$a12 */
+		memcpy(&o->x, &c->a[src], 8);
+		memcpy(&o->part, &c->a[part], 8);
+	} else {
+		o->part = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1])
+		              << 32 |
+		          (part >= 14 ? 0 : c->a[part]);
+		o->x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
+		       (src >= 14 ? 0 : c->a[src]);
+	}
+	/* a NaN among the 4 results out, a half with the all-ones exponent
+	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
+	 * makes every sum NaN, which sim_amp_run redoes from the input word */
 	__m128 done = _mm_loadu_ps(&c->amp.done[4 * p]);
-	if (_mm_movemask_ps(_mm_cmpunord_ps(done, done)))
-		return 0;
-	return sim_use_avx2() && !any_special_half(o->part) &&
-	       (f8 || !any_special_half(o->x));
+	__m128i h = _mm_cvtsi64_si128((long long)o->part);
+	__m128i ex = _mm_set1_epi16(0x7c00);
+	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
+	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
+	return !bad && sim_use_avx2();
 }
 
-AMP_SIMD uint64_t
-sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+/* Step 4 of the fast forms: end of group after phase 3. */
+AMP_SIMD static inline __attribute__((always_inline)) void
+group_end(AmpState *s, int p)
+{
+	if (p == 3)
+		for (int g = 0; g < AMP_ENGINES; g += 8) {
+			_mm256_storeu_ps(&s->done[g],
+			                 _mm256_loadu_ps(&s->acc[g]));
+			_mm256_storeu_ps(&s->acc[g],
+			                 _mm256_loadu_ps(&s->next[g]));
+		}
+}
+
+AMP_SIMD static uint64_t amp_run_f16(Tile *t, Context *c, int p, uint64_t xw,
+                                     uint64_t part);
+AMP_SIMD static uint64_t amp_run_f8(Tile *t, Context *c, int p, uint64_t xw,
+                                    uint64_t part);
+
+/* The rest of amp_run after a NaN sum: the sums redone by mac_redo for
+ * the f16 or f8 inputs of word xw, then step 4. Called last, so that the
+ * common path saves no registers. */
+AMP_SIMD static __attribute__((noinline, cold)) uint64_t
+amp_run_nan(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t res)
+{
+	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
+	double x[AMP_MAX_INPUTS];
+	for (int i = 0; i < f->ninputs; i++)
+		x[i] = elem64(xw, f->in, i, c->fp_nfmt, 1);
+	mac_redo(t, c, f, p, 0, x, f->ninputs);
+	group_end(&c->amp, p);
+	return res;
+}
+
+/* amp_run with the weights of column p out of date: brought up to date,
+ * then run. */
+static __attribute__((noinline)) uint64_t
+amp_run_stale(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
+{
+	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
+	weights_refresh(t, c, f, p, weight_key(c, f->in), 1);
+	return f8 ? amp_run_f8(t, c, p, xw, part)
+	          : amp_run_f16(t, c, p, xw, part);
+}
+
+/* sim_amp_run for one form (f8 a constant). */
+AMP_SIMD static inline __attribute__((always_inline)) uint64_t
+amp_run(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 {
 	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
 	AmpState *s = &c->amp;
-	int p = in->op[3] & 3;
+	AmpWeights *aw = &t->amp_w;
+	if (aw->gen[p] != t->cwei_gen || aw->key[p] != weight_key(c, f->in))
+		return amp_run_stale(t, c, p, f8, xw, part);
+	const double(*w)[16] = aw->w[p];
 	/* 1, 2: engines 4p .. 4p + 3 give their results, take partials */
 	uint64_t res = (uint64_t)_mm_cvtsi128_si64(
 	    _mm_cvtps_ph(_mm_loadu_ps(&s->done[4 * p]),
 	                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 	_mm_storeu_ps(&s->next[4 * p],
-	              _mm_cvtph_ps(_mm_cvtsi64_si128((long long)o->part)));
-	/* 3: the inputs, exact, and the weights of column p */
-	double x[AMP_MAX_INPUTS], scale = 1.0;
-	const double(*w)[16];
-	double sum[AMP_ENGINES];
+	              _mm_cvtph_ps(_mm_cvtsi64_si128((long long)part)));
+	/* 3: the inputs, exact, each in every lane of a vector */
+	__m256d xv[AMP_MAX_INPUTS];
 	int ok;
 	if (f8) {
 		const double *v = f8_table[(c->fp_nfmt >> 1) & 1];
-		for (int i = 0; i < 8; i++)
-			x[i] = v[(uint8_t)(o->x >> (8 * i))];
-		scale = product_scale(c, f);
-		w = mac_weights(t, c, f, p, 0, 1);
-		ok = mac_fused(s->acc, w, x, 8, 16, 1, scale, sum);
+		uint32_t lo = (uint32_t)xw, hi = (uint32_t)(xw >> 32);
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++) {
+			xv[i] = _mm256_broadcast_sd(&v[(lo >> (8 * i)) & 255]);
+			xv[i + 4] =
+			    _mm256_broadcast_sd(&v[(hi >> (8 * i)) & 255]);
+		}
+		ok = mac_fused(s->acc, w, xv, 8, 16);
 	} else {
-		_mm256_storeu_pd(x, _mm256_cvtps_pd(_mm_cvtph_ps(
-		                        _mm_cvtsi64_si128((long long)o->x))));
-		w = mac_weights(t, c, f, p, 0, 1);
-		ok = mac_fused(s->acc, w, x, 4, 16, 0, 1.0, sum);
+		__m256d x = _mm256_cvtps_pd(
+		    _mm_cvtph_ps(_mm_cvtsi64_si128((long long)xw)));
+		xv[0] = _mm256_permute4x64_pd(x, 0x00);
+		xv[1] = _mm256_permute4x64_pd(x, 0x55);
+		xv[2] = _mm256_permute4x64_pd(x, 0xaa);
+		xv[3] = _mm256_permute4x64_pd(x, 0xff);
+		ok = mac_fused(s->acc, w, xv, 4, 16);
 	}
 	if (!ok)
-		mac_nan(s, f, w, x, f->ninputs, scale, sum);
-	/* 4: end of group */
-	if (p == 3) {
-		memcpy(s->done, s->acc, sizeof s->done);
-		memcpy(s->acc, s->next, sizeof s->acc);
-	}
+		return amp_run_nan(t, c, p, f8, xw, res);
+	group_end(s, p);
 	return res;
+}
+
+AMP_SIMD static uint64_t
+amp_run_f16(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
+{
+	return amp_run(t, c, p, 0, xw, part);
+}
+
+AMP_SIMD static uint64_t
+amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
+{
+	return amp_run(t, c, p, 1, xw, part);
+}
+
+uint64_t
+sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+{
+	int p = in->op[3] & 3;
+	return f8 ? amp_run_f8(t, c, p, o->x, o->part)
+	          : amp_run_f16(t, c, p, o->x, o->part);
 }
 #else
 int

@@ -300,8 +300,9 @@ void sim_code_free(SimCode *s);
 /* The $CWEI registers decoded to doubles for the AMP's fast path
  * (sim/amp.c), laid out for host SIMD across engines: w[n][i][m] is element
  * i of the register engine m reads at weight column n, in the format of
- * cache key key[n] (0 = nothing decoded), decoded from raw[n][m]. Column n
- * is used without a look at cwei while gen[n] equals Tile.cwei_gen. */
+ * cache key key[n] (0 = nothing decoded; FP8 weights times 2^$FP_SCL, which
+ * the key includes), decoded from raw[n][m]. Column n is used without a
+ * look at cwei while gen[n] equals Tile.cwei_gen. */
 typedef struct {
 	double w[4][8][16];
 	uint64_t raw[4][16];
