@@ -437,6 +437,7 @@ fused_shape(DIssue *u)
 	             {exec_ldst64pace, PACE_LDST},
 	             {exec_st64pace, PACE_ST}};
 	u->pace = u->amp = 0;
+	memset(&u->pd, 0, sizeof u->pd);
 	ExecFn aux = u->work[1] ? u->i1->fn : NULL;
 	int amp = !aux                         ? 0
 	          : aux == exec_f16v4hihov4amp ? 1
@@ -448,6 +449,7 @@ fused_shape(DIssue *u)
 		if (u->i0->fn == paced[k].fn) {
 			u->pace = (uint8_t)(paced[k].form + 1);
 			u->amp = (uint8_t)amp;
+			sim_pace_decode(&u->i0->in, paced[k].form, &u->pd);
 		}
 	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
 		u->ok |= ISSUE_LOOP;
@@ -836,11 +838,11 @@ fused_form(Tile *t, Context *c, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
 	AmpOp ao;
-	if (!sim_pace_prepare(t, c, &u->i0->in, form, &po, (int)(c - t->ctx)) ||
+	if (!sim_pace_prepare(t, c, &u->pd, form, &po, (int)(c - t->ctx)) ||
 	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
 		return 0;
-	sim_pace_store(t, &po);
-	sim_pace_write(c, &po);
+	sim_pace_store(t, form, &po);
+	sim_pace_write(c, &u->pd, form, &po);
 	if (u->amp) {
 		int dst = u->i1->in.op[0];
 		uint64_t res = sim_amp_run(t, c, &u->i1->in, u->amp == 2, &ao);
