@@ -275,6 +275,10 @@ typedef struct {
 	uint8_t src;    /* the stored ARF pair (14: $a14:15, read as 0) */
 	uint8_t dst[2]; /* the loaded ARF pairs (14: the writes go nowhere) */
 	uint8_t sel[3]; /* the selectors of A0, A1, A2 (0 if no access) */
+	/* bit i: A(i) moves by a field of the stride register (a selector
+	 * other than 0, the register not $mzero); else by step[i] bytes */
+	uint8_t vary;
+	uint8_t step[3];
 } PaceDec;
 
 /* One issue (a bundle, a solo or a two-word instruction) that started at
@@ -686,35 +690,6 @@ sim_pace_on(PaceForm form, int i)
 	return on[form] >> i & 1;
 }
 
-/* The operands of a paced form's instruction (ld2xst64pace dst:quad,
- * src:pair, ta, stride, imm6; ld2x64pace dst0, dst1, ta, stride, imm4;
- * ldst64pace dst, src, ta, stride, imm4; st64pace src, ta, stride, imm).
- * Registers are in range and pairs even (isa_decode). */
-static inline __attribute__((always_inline)) void
-sim_pace_decode(const Insn *in, PaceForm form, PaceDec *d)
-{
-	const int32_t *op = in->op;
-	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
-	unsigned imm = (unsigned)op[k + 2];
-	d->ok = !(form == PACE_LD2X && op[0] == op[1]);
-	d->pair = (uint8_t)op[k];
-	d->stride = (uint8_t)op[k + 1];
-	d->src = (uint8_t)(form == PACE_ST     ? op[0]
-	                   : form == PACE_LD2X ? 0 /* no store */
-	                                       : op[1]);
-	d->dst[0] = (uint8_t)(form == PACE_ST ? 0 : op[0]);
-	d->dst[1] = (uint8_t)(form == PACE_LD2XST ? op[0] + 2
-	                      : form == PACE_LD2X ? op[1]
-	                                          : 0 /* one load or none */);
-	/* the selectors, two bits each, of the accesses in order */
-	for (int i = 0; i < 3; i++) {
-		d->sel[i] = 0;
-		if (sim_pace_on(form, i)) {
-			d->sel[i] = (uint8_t)(imm & 3);
-			imm >>= 2;
-		}
-	}
-}
 /*
  * Triple-packed addresses of the paced forms (exec_mem.c; isa.md 4.3, bit
  * layout unknown, isa.md 10.4). DECISION: three 21-bit byte addresses A0,
@@ -754,18 +729,53 @@ sim_pace_next(uint32_t addr, uint32_t stride, unsigned sel, uint32_t size)
 	return (addr + (uint32_t)n * size) & TA_MASK;
 }
 
-/* Whether a paced instruction's accesses (stream i at a[i] where sel[i]
- * >= 0) lie in the boxes of its context (Tile.box_lo, box_n). The boxes
+/* The operands of a paced form's instruction (ld2xst64pace dst:quad,
+ * src:pair, ta, stride, imm6; ld2x64pace dst0, dst1, ta, stride, imm4;
+ * ldst64pace dst, src, ta, stride, imm4; st64pace src, ta, stride, imm).
+ * Registers are in range and pairs even (isa_decode). */
+static inline __attribute__((always_inline)) void
+sim_pace_decode(const Insn *in, PaceForm form, PaceDec *d)
+{
+	const int32_t *op = in->op;
+	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
+	unsigned imm = (unsigned)op[k + 2];
+	d->ok = !(form == PACE_LD2X && op[0] == op[1]);
+	d->pair = (uint8_t)op[k];
+	d->stride = (uint8_t)op[k + 1];
+	d->src = (uint8_t)(form == PACE_ST     ? op[0]
+	                   : form == PACE_LD2X ? 0 /* no store */
+	                                       : op[1]);
+	d->dst[0] = (uint8_t)(form == PACE_ST ? 0 : op[0]);
+	d->dst[1] = (uint8_t)(form == PACE_LD2XST ? op[0] + 2
+	                      : form == PACE_LD2X ? op[1]
+	                                          : 0 /* one load or none */);
+	/* the selectors, two bits each, of the accesses in order */
+	d->vary = 0;
+	for (int i = 0; i < 3; i++) {
+		d->sel[i] = d->step[i] = 0;
+		if (!sim_pace_on(form, i))
+			continue;
+		d->sel[i] = (uint8_t)(imm & 3);
+		imm >>= 2;
+		if (d->sel[i] && d->stride != 15)
+			d->vary |= (uint8_t)(1u << i);
+		else /* one access on, or a field of $mzero */
+			d->step[i] = (uint8_t)sim_pace_next(0, 0, d->sel[i], 8);
+	}
+}
+
+/* Whether a paced instruction's accesses (stream i at a[i] where bit i of
+ * on is set) lie in the boxes of its context (Tile.box_lo, box_n). The boxes
  * are built together, each one whole memory element, or one pair of the
  * interleaved region, a different one for each stream, inside memory: so
  * any accesses inside them pass sim_mem_fast8. A rotate folds the
  * alignment into the bound. */
 static inline __attribute__((always_inline)) int
-sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, const int *sel)
+sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, unsigned on)
 {
 #pragma GCC unroll 3
 	for (int i = 0; i < 3; i++)
-		if (sel[i] >= 0) {
+		if (on >> i & 1) {
 			uint32_t d = a[i] - t->box_lo[ctx][i];
 			if ((d >> 3 | d << 29) >= t->box_n[ctx][i])
 				return 0;
@@ -773,18 +783,18 @@ sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, const int *sel)
 	return 1;
 }
 
-/* After sim_mem_fast8 passed the accesses a[i] (sel[i] >= 0): the boxes
+/* After sim_mem_fast8 passed the accesses a[i] (bit i of on): the boxes
  * that hold them, when they are all in blocks (elements, or interleaved
  * pairs) of their own; else none. */
 static inline void
-sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
+sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 {
 	uint32_t base = t->mem_base, il = t->interleave;
 	uint32_t blk[3];
 	int sh = t->elem_shift;
 	memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
 	for (int i = 0; i < 3; i++) {
-		if (sel[i] < 0)
+		if (!(on >> i & 1))
 			continue;
 		/* mem_base, interleave and mem_end are on boundaries
 		 * (tile_new) */
@@ -798,7 +808,7 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
 		}
 		blk[i] = lo;
 		for (int j = 0; j < i; j++)
-			if (sel[j] >= 0 && blk[j] == lo) {
+			if ((on >> j & 1) && blk[j] == lo) {
 				memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
 				t->box_wait[ctx] = 64;
 				return;
@@ -821,34 +831,36 @@ sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 {
 	if (!d->ok)
 		return 0; /* the plain form faults */
-	int sel[3];       /* -1: no access (sim_pace_boxed, sim_pace_box) */
+	unsigned on = 0;  /* bit i: A(i) is accessed (a constant) */
 	for (int i = 0; i < 3; i++)
-		sel[i] = sim_pace_on(form, i) ? d->sel[i] : -1;
+		on |= (unsigned)sim_pace_on(form, i) << i;
 	int r = d->pair;
 	uint32_t lo = c->m[r], hi = r == 14 ? 0 : c->m[r + 1];
-	uint32_t st = d->stride == 15 ? 0 : c->m[d->stride];
+	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
 	uint32_t a[3], n[3], at[3];
 	sim_ta_unpack(lo, hi, a);
 	int na = 0;
 #pragma GCC unroll 3
 	for (int i = 0; i < 3; i++) {
 		n[i] = a[i];
-		if (sim_pace_on(form, i)) {
-			n[i] = sim_pace_next(a[i], st, d->sel[i], 8);
+		if (on >> i & 1) {
+			n[i] = d->vary >> i & 1
+			           ? sim_pace_next(a[i], st, d->sel[i], 8)
+			           : (a[i] + d->step[i]) & TA_MASK;
 			at[na++] = a[i];
 		}
 	}
 	if (ctx < 0 || !t->mem_fast || sim_path == SIM_PLAIN || t->nacc ||
-	    !sim_pace_boxed(t, ctx, a, sel)) {
+	    !sim_pace_boxed(t, ctx, a, on)) {
 		if (!sim_mem_fast8(t, at, na))
 			return 0;
 		if (ctx >= 0 && !t->box_wait[ctx])
-			sim_pace_box(t, ctx, a, sel);
+			sim_pace_box(t, ctx, a, on);
 		else if (ctx >= 0)
 			t->box_wait[ctx]--;
 	}
 	sim_ta_pack(n, &o->lo, &o->hi);
-	const uint8_t *mem = t->mem - t->chip->mem_base;
+	const uint8_t *mem = t->mem - t->mem_base;
 #pragma GCC unroll 2
 	for (int i = 0, k = 0; i < 2; i++)
 		if (sim_pace_on(form, i)) {
@@ -878,7 +890,7 @@ sim_pace_store(Tile *t, PaceForm form, const PaceOp *o)
 {
 	if (!sim_pace_on(form, 2))
 		return;
-	uint8_t *p = t->mem + (o->sa - t->chip->mem_base);
+	uint8_t *p = t->mem + (o->sa - t->mem_base);
 	put_le32(p, o->st[0]);
 	put_le32(p + 4, o->st[1]);
 	sim_invalidate(t, o->sa, 8);
