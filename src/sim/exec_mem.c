@@ -497,16 +497,18 @@ exec_st64pace(Exec *e)
 static inline __attribute__((always_inline)) void
 pace_fast(Exec *e, PaceForm form, ExecFn plain)
 {
+	PaceDec d;
 	PaceOp o;
-	if (!sim_pace_prepare(e->tile, e->c, e->in, form, &o, -1)) {
+	sim_pace_decode(e->in, form, &d);
+	if (!sim_pace_prepare(e->tile, e->c, &d, form, &o, -1)) {
 		plain(e);
 		return;
 	}
-	sim_pace_store(e->tile, &o);
-	sim_wm(e, o.pair, o.lo);
-	sim_wm(e, o.pair + 1, o.hi);
-	for (int k = 0; k < o.nload; k++)
-		wa_pair(e, o.dst[k], o.ld[k]);
+	sim_pace_store(e->tile, form, &o);
+	sim_wm(e, d.pair, o.lo);
+	sim_wm(e, d.pair + 1, o.hi);
+	for (int k = 0; k < sim_pace_loads(form); k++)
+		wa_pair(e, d.dst[k], o.ld[k]);
 }
 
 void

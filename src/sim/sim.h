@@ -263,6 +263,24 @@ typedef struct {
 	uint8_t hazard; /* SIM_HZ_* */
 } DInsn;
 
+/* The paced 64-bit forms the fast paths run in two steps (exec_mem.c,
+ * sim_pace_prepare), and their operands decoded from the instruction
+ * (sim_pace_decode): a fused bundle's DIssue holds them, decoded once for
+ * every issue of its words. */
+typedef enum { PACE_LD2XST, PACE_LD2X, PACE_LDST, PACE_ST } PaceForm;
+typedef struct {
+	uint8_t ok;     /* 0: the plain form faults (ld2x64pace, one pair) */
+	uint8_t pair;   /* the $mAddr pair (even: 14 has $mzero above) */
+	uint8_t stride; /* the $mStride register (15: $mzero) */
+	uint8_t src;    /* the stored ARF pair (14: $a14:15, read as 0) */
+	uint8_t dst[2]; /* the loaded ARF pairs (14: the writes go nowhere) */
+	uint8_t sel[3]; /* the selectors of A0, A1, A2 (0 if no access) */
+	/* bit i: A(i) moves by a field of the stride register (a selector
+	 * other than 0, the register not $mzero); else by step[i] bytes */
+	uint8_t vary;
+	uint8_t step[3];
+} PaceDec;
+
 /* One issue (a bundle, a solo or a two-word instruction) that started at
  * a code address and passed every rule of fetch and decode: its halves,
  * its words (for the report of a fault in its semantics), its length, and
@@ -285,6 +303,7 @@ typedef struct {
 	 * (PaceForm + 1, 0: not such a bundle) and an AMP form on the aux
 	 * side (1 f16v4hihov4amp, 2 f8v8hihov4amp, 0 none or a nop) */
 	uint8_t pace, amp;
+	PaceDec pd; /* the paced form's operands, if pace */
 } DIssue;
 
 /* Decoded issues shared by tiles (tile.c): each is a function of its
@@ -652,19 +671,26 @@ sim_store(Exec *e, uint32_t addr, const void *src, uint32_t size)
 	return 1;
 }
 
-/* exec_mem.c: the paced 64-bit forms in two steps, for the fast paths:
- * what the instruction would do, computed without doing it (0: it needs
- * the plain form), then its memory store and register writes. */
-typedef enum { PACE_LD2XST, PACE_LD2X, PACE_LDST, PACE_ST } PaceForm;
+/* The paced 64-bit forms in two steps, for the fast paths: what the
+ * instruction would do, computed without doing it (0: it needs the plain
+ * form), then its memory store and register writes. Which of A0, A1, A2
+ * a form accesses is a constant of the form (sim_pace_on); its loads go to
+ * PaceDec.dst in the order of A0, A1. */
 typedef struct {
-	int pair;        /* the $mAddr pair register */
-	uint32_t lo, hi; /* its value after the accesses */
-	int nload;       /* 64-bit loads, to the ARF pairs dst[] */
-	int dst[2];
-	uint32_t ld[2][2]; /* their words */
-	int store;         /* a 64-bit store of st[] at sa */
-	uint32_t st[2], sa;
+	uint32_t lo, hi;    /* the pair's value after the accesses */
+	uint32_t ld[2][2];  /* the loaded words */
+	uint32_t st[2], sa; /* the stored words and their address */
 } PaceOp;
+
+/* Whether form accesses address i (A0, A1: loads, A2: the store). */
+static inline int
+sim_pace_on(PaceForm form, int i)
+{
+	static const uint8_t on[4] = {
+	    [PACE_LD2XST] = 7, [PACE_LD2X] = 3, [PACE_LDST] = 5, [PACE_ST] = 4};
+	return on[form] >> i & 1;
+}
+
 /*
  * Triple-packed addresses of the paced forms (exec_mem.c; isa.md 4.3, bit
  * layout unknown, isa.md 10.4). DECISION: three 21-bit byte addresses A0,
@@ -704,18 +730,53 @@ sim_pace_next(uint32_t addr, uint32_t stride, unsigned sel, uint32_t size)
 	return (addr + (uint32_t)n * size) & TA_MASK;
 }
 
-/* Whether a paced instruction's accesses (stream i at a[i] where sel[i]
- * >= 0) lie in the boxes of its context (Tile.box_lo, box_n). The boxes
+/* The operands of a paced form's instruction (ld2xst64pace dst:quad,
+ * src:pair, ta, stride, imm6; ld2x64pace dst0, dst1, ta, stride, imm4;
+ * ldst64pace dst, src, ta, stride, imm4; st64pace src, ta, stride, imm).
+ * Registers are in range and pairs even (isa_decode). */
+static inline __attribute__((always_inline)) void
+sim_pace_decode(const Insn *in, PaceForm form, PaceDec *d)
+{
+	const int32_t *op = in->op;
+	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
+	unsigned imm = (unsigned)op[k + 2];
+	d->ok = !(form == PACE_LD2X && op[0] == op[1]);
+	d->pair = (uint8_t)op[k];
+	d->stride = (uint8_t)op[k + 1];
+	d->src = (uint8_t)(form == PACE_ST     ? op[0]
+	                   : form == PACE_LD2X ? 0 /* no store */
+	                                       : op[1]);
+	d->dst[0] = (uint8_t)(form == PACE_ST ? 0 : op[0]);
+	d->dst[1] = (uint8_t)(form == PACE_LD2XST ? op[0] + 2
+	                      : form == PACE_LD2X ? op[1]
+	                                          : 0 /* one load or none */);
+	/* the selectors, two bits each, of the accesses in order */
+	d->vary = 0;
+	for (int i = 0; i < 3; i++) {
+		d->sel[i] = d->step[i] = 0;
+		if (!sim_pace_on(form, i))
+			continue;
+		d->sel[i] = (uint8_t)(imm & 3);
+		imm >>= 2;
+		if (d->sel[i] && d->stride != 15)
+			d->vary |= (uint8_t)(1u << i);
+		else /* one access on, or a field of $mzero */
+			d->step[i] = (uint8_t)sim_pace_next(0, 0, d->sel[i], 8);
+	}
+}
+
+/* Whether a paced instruction's accesses (stream i at a[i] where bit i of
+ * on is set) lie in the boxes of its context (Tile.box_lo, box_n). The boxes
  * are built together, each one whole memory element, or one pair of the
  * interleaved region, a different one for each stream, inside memory: so
  * any accesses inside them pass sim_mem_fast8. A rotate folds the
  * alignment into the bound. */
 static inline __attribute__((always_inline)) int
-sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, const int *sel)
+sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, unsigned on)
 {
 #pragma GCC unroll 3
 	for (int i = 0; i < 3; i++)
-		if (sel[i] >= 0) {
+		if (on >> i & 1) {
 			uint32_t d = a[i] - t->box_lo[ctx][i];
 			if ((d >> 3 | d << 29) >= t->box_n[ctx][i])
 				return 0;
@@ -723,18 +784,18 @@ sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, const int *sel)
 	return 1;
 }
 
-/* After sim_mem_fast8 passed the accesses a[i] (sel[i] >= 0): the boxes
+/* After sim_mem_fast8 passed the accesses a[i] (bit i of on): the boxes
  * that hold them, when they are all in blocks (elements, or interleaved
  * pairs) of their own; else none. */
 static inline void
-sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
+sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 {
 	uint32_t base = t->mem_base, il = t->interleave;
 	uint32_t blk[3];
 	int sh = t->elem_shift;
 	memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
 	for (int i = 0; i < 3; i++) {
-		if (sel[i] < 0)
+		if (!(on >> i & 1))
 			continue;
 		/* mem_base, interleave and mem_end are on boundaries
 		 * (tile_new) */
@@ -748,7 +809,7 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
 		}
 		blk[i] = lo;
 		for (int j = 0; j < i; j++)
-			if (sel[j] >= 0 && blk[j] == lo) {
+			if ((on >> j & 1) && blk[j] == lo) {
 				memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
 				t->box_wait[ctx] = 64;
 				return;
@@ -766,102 +827,90 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, const int *sel)
  * (the fused bundles): accesses inside that context's boxes skip the
  * checks, and passed checks build new boxes. */
 static inline __attribute__((always_inline)) int
-sim_pace_prepare(Tile *t, const Context *c, const Insn *in, PaceForm form,
+sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
                  PaceOp *o, int ctx)
 {
-	/* operands: ld2xst64pace dst:quad, src:pair, ta, stride, imm6;
-	 * ld2x64pace dst0, dst1, ta, stride, imm4; ldst64pace dst, src, ta,
-	 * stride, imm4; st64pace src, ta, stride, imm */
-	const int32_t *op = in->op;
-	int k = form == PACE_ST ? 1 : 2; /* the pair's operand */
-	unsigned imm = (unsigned)op[k + 2];
-	int sel[3] = {-1, -1, -1};
-	switch (form) {
-	case PACE_LD2XST:
-		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
-		sel[2] = (int)(imm >> 4 & 3);
-		break;
-	case PACE_LD2X:
-		if (op[0] == op[1])
-			return 0; /* the plain form faults */
-		sel[0] = (int)(imm & 3), sel[1] = (int)(imm >> 2 & 3);
-		break;
-	case PACE_LDST:
-		sel[0] = (int)(imm & 3), sel[2] = (int)(imm >> 2 & 3);
-		break;
-	case PACE_ST:
-		sel[2] = (int)(imm & 3);
-		break;
-	}
-	int r = op[k];
-	uint32_t lo = r == 15 ? 0 : c->m[r], hi = r + 1 == 15 ? 0 : c->m[r + 1];
-	uint32_t st = op[k + 1] == 15 ? 0 : c->m[op[k + 1]];
+	if (!d->ok)
+		return 0; /* the plain form faults */
+	unsigned on = 0;  /* bit i: A(i) is accessed (a constant) */
+	for (int i = 0; i < 3; i++)
+		on |= (unsigned)sim_pace_on(form, i) << i;
+	int r = d->pair;
+	uint32_t lo = c->m[r], hi = r == 14 ? 0 : c->m[r + 1];
+	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
 	uint32_t a[3], n[3], at[3];
 	sim_ta_unpack(lo, hi, a);
 	int na = 0;
 #pragma GCC unroll 3
 	for (int i = 0; i < 3; i++) {
 		n[i] = a[i];
-		if (sel[i] >= 0) {
-			n[i] = sim_pace_next(a[i], st, (unsigned)sel[i], 8);
+		if (on >> i & 1) {
+			n[i] = d->vary >> i & 1
+			           ? sim_pace_next(a[i], st, d->sel[i], 8)
+			           : (a[i] + d->step[i]) & TA_MASK;
 			at[na++] = a[i];
 		}
 	}
 	if (ctx < 0 || !t->mem_fast || sim_path == SIM_PLAIN || t->nacc ||
-	    !sim_pace_boxed(t, ctx, a, sel)) {
+	    !sim_pace_boxed(t, ctx, a, on)) {
 		if (!sim_mem_fast8(t, at, na))
 			return 0;
 		if (ctx >= 0 && !t->box_wait[ctx])
-			sim_pace_box(t, ctx, a, sel);
+			sim_pace_box(t, ctx, a, on);
 		else if (ctx >= 0)
 			t->box_wait[ctx]--;
 	}
-	o->pair = r;
 	sim_ta_pack(n, &o->lo, &o->hi);
-	const uint8_t *mem = t->mem - t->chip->mem_base;
-	o->nload = 0;
-	for (int i = 0; i < 2; i++)
-		if (sel[i] >= 0) {
+	const uint8_t *mem = t->mem - t->mem_base;
+#pragma GCC unroll 2
+	for (int i = 0, k = 0; i < 2; i++)
+		if (sim_pace_on(form, i)) {
 			const uint8_t *p = mem + a[i];
-			o->ld[o->nload][0] = get_le32(p);
-			o->ld[o->nload][1] = get_le32(p + 4);
-			o->nload++;
+			o->ld[k][0] = get_le32(p);
+			o->ld[k][1] = get_le32(p + 4);
+			k++;
 		}
-	o->dst[0] = op[0];
-	o->dst[1] = form == PACE_LD2XST ? op[0] + 2 : op[1];
-	o->store = sel[2] >= 0;
-	if (o->store) {
-		int src = form == PACE_ST ? op[0] : op[1];
+	if (sim_pace_on(form, 2)) {
+		int src = d->src;
 		o->sa = a[2];
-		o->st[0] = src >= 14 ? 0 : c->a[src];
-		o->st[1] = src + 1 >= 14 ? 0 : c->a[src + 1];
+		o->st[0] = src == 14 ? 0 : c->a[src];
+		o->st[1] = src == 14 ? 0 : c->a[src + 1];
 	}
 	return 1;
 }
 
-static inline __attribute__((always_inline)) void
-sim_pace_store(Tile *t, const PaceOp *o)
+/* How many 64-bit loads form makes (to PaceDec.dst[0], then dst[1]). */
+static inline int
+sim_pace_loads(PaceForm form)
 {
-	if (!o->store)
+	return sim_pace_on(form, 0) + sim_pace_on(form, 1);
+}
+
+static inline __attribute__((always_inline)) void
+sim_pace_store(Tile *t, PaceForm form, const PaceOp *o)
+{
+	if (!sim_pace_on(form, 2))
 		return;
-	uint8_t *p = t->mem + (o->sa - t->chip->mem_base);
+	uint8_t *p = t->mem + (o->sa - t->mem_base);
 	put_le32(p, o->st[0]);
 	put_le32(p + 4, o->st[1]);
 	sim_invalidate(t, o->sa, 8);
 }
 
-/* The register writes, straight to the context (issue_fused). */
+/* The register writes, straight to the context (issue_fused): the pair
+ * ($mzero above $m14), then the loads (none to $a14:15). */
 static inline __attribute__((always_inline)) void
-sim_pace_write(Context *c, const PaceOp *o)
+sim_pace_write(Context *c, const PaceDec *d, PaceForm form, const PaceOp *o)
 {
-	if (o->pair != 15)
-		c->m[o->pair] = o->lo;
-	if (o->pair + 1 != 15)
-		c->m[o->pair + 1] = o->hi;
-	for (int k = 0; k < o->nload; k++)
-		for (int i = 0; i < 2; i++)
-			if (o->dst[k] + i < 14)
-				c->a[o->dst[k] + i] = o->ld[k][i];
+	c->m[d->pair] = o->lo;
+	if (d->pair != 14)
+		c->m[d->pair + 1] = o->hi;
+#pragma GCC unroll 2
+	for (int k = 0; k < sim_pace_loads(form); k++)
+		if (d->dst[k] != 14) {
+			c->a[d->dst[k]] = o->ld[k][0];
+			c->a[d->dst[k] + 1] = o->ld[k][1];
+		}
 }
 
 /* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.

@@ -437,6 +437,7 @@ fused_shape(DIssue *u)
 	             {exec_ldst64pace, PACE_LDST},
 	             {exec_st64pace, PACE_ST}};
 	u->pace = u->amp = 0;
+	memset(&u->pd, 0, sizeof u->pd);
 	ExecFn aux = u->work[1] ? u->i1->fn : NULL;
 	int amp = !aux                         ? 0
 	          : aux == exec_f16v4hihov4amp ? 1
@@ -448,6 +449,7 @@ fused_shape(DIssue *u)
 		if (u->i0->fn == paced[k].fn) {
 			u->pace = (uint8_t)(paced[k].form + 1);
 			u->amp = (uint8_t)amp;
+			sim_pace_decode(&u->i0->in, paced[k].form, &u->pd);
 		}
 	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
 		u->ok |= ISSUE_LOOP;
@@ -832,15 +834,15 @@ fault:
  * it). Neither can fault once prepared. 0 if one of them declines: then
  * the halves run as usual, nothing having changed. */
 static inline __attribute__((always_inline)) int
-fused_form(Tile *t, Context *c, const DIssue *u, PaceForm form)
+fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
 	AmpOp ao;
-	if (!sim_pace_prepare(t, c, &u->i0->in, form, &po, (int)(c - t->ctx)) ||
+	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
 	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
 		return 0;
-	sim_pace_store(t, &po);
-	sim_pace_write(c, &po);
+	sim_pace_store(t, form, &po);
+	sim_pace_write(c, &u->pd, form, &po);
 	if (u->amp) {
 		int dst = u->i1->in.op[0];
 		uint64_t res = sim_amp_run(t, c, &u->i1->in, u->amp == 2, &ao);
@@ -852,19 +854,20 @@ fused_form(Tile *t, Context *c, const DIssue *u, PaceForm form)
 	return 1;
 }
 
-/* fused_form with the paced form a constant (DIssue.pace). */
+/* fused_form with the paced form a constant (DIssue.pace), for worker w
+ * (c: its context). */
 static inline int
-issue_fused(Tile *t, Context *c, const DIssue *u)
+issue_fused(Tile *t, Context *c, int w, const DIssue *u)
 {
 	switch (u->pace) {
 	case PACE_LD2XST + 1:
-		return fused_form(t, c, u, PACE_LD2XST);
+		return fused_form(t, c, w, u, PACE_LD2XST);
 	case PACE_LD2X + 1:
-		return fused_form(t, c, u, PACE_LD2X);
+		return fused_form(t, c, w, u, PACE_LD2X);
 	case PACE_LDST + 1:
-		return fused_form(t, c, u, PACE_LDST);
+		return fused_form(t, c, w, u, PACE_LDST);
 	case PACE_ST + 1:
-		return fused_form(t, c, u, PACE_ST);
+		return fused_form(t, c, w, u, PACE_ST);
 	}
 	return 0;
 }
@@ -919,7 +922,7 @@ issue_cached_worker(Tile *t, int w)
 		return 0;
 	uint32_t next_pc = c->pc + u->len;
 	t->nacc = 0; /* a new bundle: no access yet (the fast checks ask) */
-	int fused = u->pace && issue_fused(t, c, u);
+	int fused = u->pace && issue_fused(t, c, w, u);
 	if (!fused && !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
 	if (u->turns > 1)
@@ -963,7 +966,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!issue_fused(t, c, u)) {
+		if (!issue_fused(t, c, w, u)) {
 			t->cycle = cycle; /* a fault's report reads it */
 			if (!issue_halves(t, c, w, u, &next_pc)) {
 				cycle++;
