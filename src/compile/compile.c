@@ -262,6 +262,8 @@ enum {
 /* What the placer measured of the plans so far, for the next. */
 typedef struct {
 	uint32_t *load;  /* by tile: the next plan's PlanOptions.load */
+	uint32_t *code;  /* by tile: the last plan's code, the next plan's
+	                    PlanOptions.code */
 	uint64_t *extra; /* by tile: the bytes it was over by in the plans
 	                    made again for the balance only, added to its
 	                    load so that the balance keeps off it */
@@ -314,7 +316,10 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 	if (!m->load) {
 		m->load = xcalloc(T, sizeof *m->load);
 		m->extra = xcalloc(T, sizeof *m->extra);
+		m->code = xcalloc(T, sizeof *m->code);
 	}
+	for (uint32_t t = 0; t < T && t < rep->tiles; t++)
+		m->code[t] = rep->tile[t].code;
 	uint64_t *need = xcalloc(T, sizeof *need);
 	for (uint32_t t = 0; t < T && t < rep->tiles; t++)
 		need[t] = plan_tile_need(
@@ -367,7 +372,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	*again = 0;
 	Lowered *l = NULL;
 	Plan *plan = NULL;
-	PlanOptions po = {.weight_copies = 1, .fit = fit, .load = m->load};
+	PlanOptions po = {
+	    .weight_copies = 1, .fit = fit, .load = m->load, .code = m->code};
 	/* verify the graph, plan it, lower the plan */
 	int r = graph_verify(g, d);
 	if (!r)
@@ -553,6 +559,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	free(fit);
 	free(m.load);
 	free(m.extra);
+	free(m.code);
 	return r;
 }
 

@@ -24,8 +24,6 @@ min_u(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-enum { B_PART_KPANELS = 4 };
-
 static uint32_t
 b_kparts(const GemmGeom *G)
 {

@@ -429,10 +429,12 @@ plan_gemm_packed(const Chip *c, const GemmPlan *p, uint64_t code)
 }
 
 /* Prices p; 0 if its fullest tile's code and data at their peak fit
- * with `kernels` bytes of kernels' code (plan_gemm_need within
- * plan_tile_over), else -1; *need the tile. */
+ * with `kernels` bytes of kernels' code and `held` bytes of the rest of
+ * the program (plan_gemm_need within plan_tile_over), else -1; *need the
+ * tile. */
 static int
-plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p, TileBytes *need)
+plan_gemm_price(const Chip *c, uint64_t kernels, uint64_t held, GemmPlan *p,
+                TileBytes *need)
 {
 	GemmDtype g = gemm_dtype_of(p->dtype);
 	p->steps = ceil_div(p->kg, p->kc);
@@ -451,7 +453,9 @@ plan_gemm_price(const Chip *c, uint64_t kernels, GemmPlan *p, TileBytes *need)
 	/* the plan's own bytes, without the kernels */
 	uint64_t bytes = plan_tile_need(*need) - kernels;
 	p->tile_bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
-	return plan_tile_over(c, *need) ? -1 : 0;
+	return plan_tile_over(c, (TileBytes){need->code + held, need->data})
+	           ? -1
+	           : 0;
 }
 
 /* The cheapest plans so far, cheapest first. */
@@ -486,8 +490,8 @@ keep(Best *b, const GemmPlan *p)
 
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
-search_grids(const Chip *c, uint64_t kernels, uint32_t tiles, uint32_t pk,
-             GemmPlan proto, uint32_t b_local_bytes, Best *best)
+search_grids(const Chip *c, uint64_t kernels, uint64_t held, uint32_t tiles,
+             uint32_t pk, GemmPlan proto, uint32_t b_local_bytes, Best *best)
 {
 	uint32_t kp = gemm_k_panel(gemm_dtype_of(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
@@ -515,19 +519,21 @@ search_grids(const Chip *c, uint64_t kernels, uint32_t tiles, uint32_t pk,
 					p.b_local = (uint8_t)local;
 					/* the fullest tile packed (the
 					 * placer's packing: the element rule
-					 * costs bytes) only for a plan among
-					 * the cheapest */
+					 * costs bytes) above the code and
+					 * what the rest of the program
+					 * holds, only for a plan among the
+					 * cheapest */
 					TileBytes need;
-					if (!plan_gemm_price(c, kernels, &p,
-					                     &need) &&
+					if (!plan_gemm_price(c, kernels, held,
+					                     &p, &need) &&
 					    (!local ||
 					     plan_gemm_b_local_bytes(&p) <=
 					         b_local_bytes) &&
 					    rank(best, &p) < best->max &&
-					    plan_gemm_packed(c, &p,
-					                     need.code) <=
+					    plan_gemm_packed(
+					        c, &p, need.code + held) <=
 					        c->mem_end - c->mem_base -
-					            need.code)
+					            need.code - held)
 						keep(best, &p);
 				}
 		}
@@ -536,8 +542,8 @@ search_grids(const Chip *c, uint64_t kernels, uint32_t tiles, uint32_t pk,
 
 int
 plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, uint32_t b_local_bytes, int b_made, GemmPlan *out,
-              int max, int *count, Diag *d)
+              uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
+              GemmPlan *out, int max, int *count, Diag *d)
 {
 	*count = 0;
 	if (!m || !n || !k)
@@ -557,9 +563,16 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		                  .pk = pk,
 		                  .kg = kg,
 		                  .b_parts = (uint8_t)(b_made != 0)};
-		search_grids(c, kernels, tiles, pk, proto, b_local_bytes,
+		search_grids(c, kernels, held, tiles, pk, proto, b_local_bytes,
 		             &best);
 	}
+	if (!best.n && held)
+		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
+		                "gemm %u x %u x %u (%s) does not fit %u tiles "
+		                "in any plan beside the %llu bytes a tile the "
+		                "rest of the program holds",
+		                m, n, k, dtype_name(t), tiles,
+		                (unsigned long long)held);
 	if (!best.n)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "gemm %u x %u x %u (%s) does not fit %u tiles "
@@ -573,12 +586,12 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 
 int
 plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-          uint32_t k, uint32_t b_local_bytes, int b_made, GemmPlan *out,
-          Diag *d)
+          uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
+          GemmPlan *out, Diag *d)
 {
 	int count;
-	return plan_gemm_top(c, tiles, t, m, n, k, b_local_bytes, b_made, out,
-	                     1, &count, d);
+	return plan_gemm_top(c, tiles, t, m, n, k, b_local_bytes, b_made, held,
+	                     out, 1, &count, d);
 }
 
 void

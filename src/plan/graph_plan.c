@@ -73,8 +73,13 @@ typedef struct {
 	                             on every tile that reads them (b_local) */
 	uint32_t *copies;         /* by tile: such copies' bytes so far */
 	uint32_t copies_max;      /* the most on one tile */
-	int weights_many; /* the graph's weights take an eighth of a tile
-	                     each or more */
+	int weights_many;   /* the graph's weights take an eighth of a tile
+	                       each or more */
+	uint64_t weights;   /* bytes of every weight of the graph, a loop's
+	                       working region (one iteration's) counted too */
+	uint64_t held_code; /* the most code an earlier plan measured on a
+	                       tile beyond the kernels' bound (PlanOptions.code;
+	                       the GEMM's plan counts that bound) */
 	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
 	                             iteration of the loop (RepeatMap) */
 	uint32_t loop_count;
@@ -312,6 +317,55 @@ better(const Planner *P, const Matmul *mm, const GemmPlan *p, uint64_t cost,
 	return over != cur_over ? !over : cost < best;
 }
 
+/* The bytes every tile of mm's grid holds for the rest of the program
+ * while it runs (plan_gemm_top's held): the share of every weight but
+ * mm's own B (its chunks are in its plan's bytes), with the slack of the
+ * balance's unit if weights are spread, and the code an earlier plan
+ * measured. */
+static uint64_t
+held_for(const Planner *P, const Matmul *mm)
+{
+	const Tensor *tb = graph_tensor(P->g, mm->op->in[1]);
+	uint64_t own = tb->role == ROLE_WEIGHT
+	                   ? (uint64_t)shape_elems(&tb->shape) *
+	                         (uint64_t)dtype_size(tb->elem.dtype)
+	                   : 0;
+	uint64_t rest = P->weights > own ? P->weights - own : 0;
+	/* a spread part goes to the tile of its column with the fewest
+	 * bytes, so a tile holds at most the share and one part more */
+	uint64_t part = P->weights_many
+	                    ? (uint64_t)B_PART_KPANELS *
+	                          gemm_k_panel(gemm_dtype_of(tb->elem.dtype)) *
+	                          GEMM_COLS * dtype_size(tb->elem.dtype) *
+	                          stored_times(P, tb->id)
+	                    : 0;
+	return rest / (P->tiles ? P->tiles : 1) + part + P->held_code;
+}
+
+/* What every GEMM's budget starts from (held_for): the weights with the
+ * loop's working region, and the most code measured on a tile. */
+static void
+held_budget(Planner *P)
+{
+	for (int32_t id = 0; id < P->g->ntensors; id++) {
+		const Tensor *t = graph_tensor(P->g, id);
+		uint64_t bytes = (uint64_t)shape_elems(&t->shape) *
+		                 (uint64_t)dtype_size(t->elem.dtype);
+		if (t->role == ROLE_WEIGHT)
+			P->weights += bytes;
+		/* the working region holds an iteration's weights again */
+		if (P->loop_slot[id] >= 0 &&
+		    P->loop_slot[id] < P->plan->loop.nweights)
+			P->weights += bytes;
+	}
+	const uint32_t *code = P->plan->opt.code;
+	uint64_t most = 0, kernels = code ? plan_kernels_code(P->chip) : 0;
+	for (uint32_t t = 0; code && t < P->tiles; t++)
+		if (code[t] > most)
+			most = code[t];
+	P->held_code = most > kernels ? most - kernels : 0;
+}
+
 /* What the copy budget leaves on the tile with the most copies: a
  * GEMM's grid may cover any tile, and one that starts at tile 0 covers
  * the tiles of every earlier one on the whole chip, so this is the budget
@@ -344,12 +398,13 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	                     : 0;
 	/* B with a home is packed on the device */
 	int made = P->home[tb->id] != NULL;
+	uint64_t held = held_for(P, mm);
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
-		int r =
-		    plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
-		                  local, made, cand, GEMM_CANDIDATES, &n, d);
+		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
+		                      local, made, held, cand, GEMM_CANDIDATES,
+		                      &n, d);
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(P, mm, &cand[i]);
 			if (move != UINT64_MAX &&
@@ -369,7 +424,7 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		GemmPlan p;
 		Diag dd;
 		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k,
-		              local, made, &p, &dd))
+		              local, made, held, &p, &dd))
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;
@@ -381,7 +436,7 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	}
 	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
 		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
-		                 made, plan, d);
+		                 made, held, plan, d);
 	return IPU_OK;
 }
 
@@ -1107,8 +1162,10 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	plan->loop_slot = loop_slot;
 	P.loop_slot = loop_slot;
 	P.loop_count = (uint32_t)rm->count;
-	if (!r)
+	if (!r) {
+		held_budget(&P);
 		r = plan_ops(&P, rm, d);
+	}
 	for (int i = 0; i < P.nmade; i++)
 		tensor_place_free(P.made[i]);
 	free(P.made);

@@ -109,19 +109,29 @@ uint32_t plan_gemm_b_parts(const GemmPlan *p);
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
  * *count - 1]. Plans with b_local are tried when they need at most
  * b_local_bytes of B a tile (0: never); b_made: B is made on the device
- * (the plans have b_parts). */
+ * (the plans have b_parts); held: bytes every tile of the grid holds for
+ * the rest of the program while the GEMM runs (its code, the weights
+ * stored for the whole program), below which the plan's fullest tile is
+ * packed: a plan is admitted only if it fits above them, and none
+ * fitting is an error that says so. */
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
                   uint32_t n, uint32_t k, uint32_t b_local_bytes, int b_made,
-                  GemmPlan *out, int max, int *count, Diag *d);
+                  uint64_t held, GemmPlan *out, int max, int *count, Diag *d);
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, uint32_t b_local_bytes, int b_made, GemmPlan *out,
-              Diag *d);
+              uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
+              GemmPlan *out, Diag *d);
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
 
 /* ---- gemm_layout.c: a GEMM plan placed on tiles ---------------------- */
+
+enum {
+	/* K-panels of a spread B's part at most: the weight balance's unit
+	 * (GemmSite.spread_b) */
+	B_PART_KPANELS = 4
+};
 
 /* Where one GEMM of a plan runs and stores its operands. */
 typedef struct {
@@ -307,6 +317,10 @@ typedef struct {
 	                         plan_tile_load); the weight balance starts
 	                         from them, so that it fills the emptiest
 	                         tiles (NULL: from zero) */
+	const uint32_t *code; /* by tile: the code (kernels and program) a
+	                         measured earlier plan held there; each GEMM
+	                         plan then fits beside the most of it (NULL:
+	                         not known) */
 } PlanOptions;
 
 enum {
