@@ -178,26 +178,70 @@ partner_of(const Lowered *l, Timeline *tl, uint32_t tile)
 	return mate < l->tiles ? &tl[mate] : NULL;
 }
 
-/* The earliest start for transfer x given the timelines, or UINT64_MAX. */
-static uint64_t
-earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
+/* The route from a transfer's sender to one of its destinations: its
+ * cycles (chip_route_cycles) and the destination's mux delay
+ * (chip_xpic_cycles), found once; the search asks at every cycle it
+ * tries. */
+typedef struct {
+	uint32_t tile, lat, m;
+} Hop;
+
+static void
+hops_of(const Lowered *l, const Transfer *x, Hop *hop)
 {
-	const Chip *c = l->chip;
-	uint64_t t = XS_PREAMBLE;
+	for (uint32_t k = 0; k < x->ndst; k++) {
+		uint32_t dst = x->dst_tile[k];
+		hop[k] =
+		    (Hop){.tile = dst,
+		          .lat = chip_route_cycles(l->chip, x->src_tile, dst),
+		          .m = chip_xpic_cycles(l->chip, dst)};
+	}
+}
+
+/* Can x go in its width (x->wide) at all? A tile that receives its own
+ * send has its mux controls at t + lat - m and t + lat + n - m: when one
+ * of them is t itself, the cycle of the send, for every t, it cannot. */
+static int
+width_fits(const Transfer *x, const Hop *hop)
+{
+	uint32_t n = xfer_items(x);
+	for (uint32_t k = 0; k < x->ndst; k++)
+		if (hop[k].tile == x->src_tile &&
+		    (hop[k].lat == hop[k].m || hop[k].lat + n == hop[k].m))
+			return 0;
+	return 1;
+}
+
+/* A lower bound of x's start: its sender's last send and, at every
+ * destination, the window after the last and its mux control (lat - M
+ * before the send) inside the phase. */
+static uint64_t
+start_bound(const Timeline *tl, uint32_t src, const Hop *hop, uint32_t ndst)
+{
+	uint64_t need = tl[src].send_end;
+	for (uint32_t k = 0; k < ndst; k++) {
+		uint64_t lo = tl[hop[k].tile].rx_end + XS_RECV_GAP;
+		if (lo < XS_PREAMBLE + hop[k].m)
+			lo = XS_PREAMBLE + hop[k].m;
+		if (need + hop[k].lat < lo)
+			need = lo - hop[k].lat;
+	}
+	return need;
+}
+
+/* The earliest start at or after `from` for transfer x given the
+ * timelines, or UINT64_MAX. Adding to the timelines only takes starts
+ * away (a busier sender, later windows, more controls), so a start found
+ * before, or start_bound, is a valid `from`: the search gives the same
+ * start as from the preamble. */
+static uint64_t
+earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
+               const Hop *hop, uint64_t from)
+{
+	uint64_t t = from;
 	uint32_t n = xfer_items(x);
 	const Timeline *s = &tl[x->src_tile];
 	const Timeline *mate = x->wide ? partner_of(l, tl, x->src_tile) : NULL;
-	/* A tile that receives its own send has its mux controls at t + lat
-	 * - m and t + lat + n - m: when one of them is t itself, the cycle of
-	 * the send, for every t, the transfer cannot go in this width. */
-	for (uint32_t k = 0; k < x->ndst; k++)
-		if (x->dst_tile[k] == x->src_tile) {
-			uint64_t lat =
-			    chip_route_cycles(c, x->src_tile, x->src_tile);
-			uint64_t m = chip_xpic_cycles(c, x->src_tile);
-			if (lat == m || lat + n == m)
-				return UINT64_MAX;
-		}
 	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
 		uint64_t need = t > s->send_end ? t : s->send_end, end;
 		/* the wires: our sends, the partner's 64-bit sends and, for
@@ -211,19 +255,9 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 				need = end;
 		if (control_at(s, need))
 			need++;
-		for (uint32_t k = 0; k < x->ndst; k++) {
-			uint32_t dst = x->dst_tile[k];
-			const Timeline *d = &tl[dst];
-			uint64_t lat = chip_route_cycles(c, x->src_tile, dst);
-			/* the window after the last, and its mux control
-			 * (lat - M before the send) inside the phase */
-			uint64_t lo = d->rx_end + XS_RECV_GAP;
-			uint64_t m = chip_xpic_cycles(c, dst);
-			if (lo < XS_PREAMBLE + m)
-				lo = XS_PREAMBLE + m;
-			if (need + lat < lo)
-				need = lo - lat;
-		}
+		uint64_t bound = start_bound(tl, x->src_tile, hop, x->ndst);
+		if (need < bound)
+			need = bound;
 		if (need != t) {
 			t = need;
 			continue;
@@ -232,11 +266,10 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 		int ok = 1;
 		for (uint32_t k = 0; k < x->ndst && ok; k++) {
 			uint64_t p, m, o;
-			uint32_t dst = x->dst_tile[k];
-			uint64_t lat = chip_route_cycles(c, x->src_tile, dst);
-			ok = controls_fit(&tl[dst], dst == x->src_tile ? t : 0,
-			                  t + lat, n, chip_xpic_cycles(c, dst),
-			                  &p, &m, &o);
+			ok = controls_fit(&tl[hop[k].tile],
+			                  hop[k].tile == x->src_tile ? t : 0,
+			                  t + hop[k].lat, n, hop[k].m, &p, &m,
+			                  &o);
 		}
 		if (ok)
 			return t;
@@ -246,7 +279,7 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x)
 }
 
 static void
-commit(const Lowered *l, Timeline *tl, Transfer *x, uint64_t t)
+commit(const Lowered *l, Timeline *tl, Transfer *x, const Hop *hop, uint64_t t)
 {
 	uint32_t n = xfer_items(x);
 	Timeline *s = &tl[x->src_tile], *mate;
@@ -256,12 +289,10 @@ commit(const Lowered *l, Timeline *tl, Transfer *x, uint64_t t)
 	if (x->wide && (mate = partner_of(l, tl, x->src_tile)))
 		spans_add(&mate->wire, t, t + n);
 	for (uint32_t k = 0; k < x->ndst; k++) {
-		uint32_t dst = x->dst_tile[k];
-		Timeline *d = &tl[dst];
-		uint64_t first =
-		    t + chip_route_cycles(l->chip, x->src_tile, dst);
-		controls_fit(d, 0, first, n, chip_xpic_cycles(l->chip, dst),
-		             &x->ptr_at[k], &x->mux_at[k], &x->off_at[k]);
+		Timeline *d = &tl[hop[k].tile];
+		uint64_t first = t + hop[k].lat;
+		controls_fit(d, 0, first, n, hop[k].m, &x->ptr_at[k],
+		             &x->mux_at[k], &x->off_at[k]);
 		add_control(d, x->ptr_at[k]);
 		add_control(d, x->mux_at[k]);
 		add_control(d, x->off_at[k]);
@@ -289,17 +320,27 @@ wide_ok(const Lowered *l, const Transfer *x, uint8_t *mark)
 	return ok;
 }
 
+/* Give x 64-bit items if `wide` (wide_ok) and it can go so; 0 if it can
+ * go in neither width. */
+static int
+set_width(Transfer *x, const Hop *hop, int wide)
+{
+	x->wide = (uint8_t)wide;
+	if (x->wide && !width_fits(x, hop))
+		x->wide = 0; /* twice the items, 32-bit */
+	return width_fits(x, hop);
+}
+
 /* The earliest start of x, 64-bit when `wide` (wide_ok) and it can go so
  * (x->wide says which width it got), or UINT64_MAX. */
 static uint64_t
-start_of(const Lowered *l, Timeline *tl, Transfer *x, int wide)
+start_of(const Lowered *l, Timeline *tl, Transfer *x, const Hop *hop, int wide)
 {
-	x->wide = (uint8_t)wide;
-	uint64_t t = earliest_start(l, tl, x);
-	if (t == UINT64_MAX && x->wide) { /* twice the items, 32-bit */
-		x->wide = 0;
-		t = earliest_start(l, tl, x);
-	}
+	if (!set_width(x, hop, wide))
+		return UINT64_MAX;
+	uint64_t t = earliest_start(l, tl, x, hop, XS_PREAMBLE);
+	if (t == UINT64_MAX && x->wide && set_width(x, hop, 0))
+		t = earliest_start(l, tl, x, hop, XS_PREAMBLE);
 	return t;
 }
 
@@ -451,6 +492,45 @@ heap_pop(Entry *h, uint32_t *n)
 	return top;
 }
 
+/* What dynamic_order knows of each transfer's start (earliest_start):
+ * the start found last is a lower bound of the next, and the next while
+ * none of the timelines it read (its sender's, the partner's for a
+ * 64-bit send, its destinations') has changed since. A sender's window
+ * asks again after each of its commits; with start_bound, most of its
+ * transfers need no search to see that they cannot beat the best. By a
+ * transfer's place in Senders.idx: a window's transfers lie together. */
+typedef struct {
+	uint64_t *at;      /* a lower bound: its start found last or more */
+	uint32_t *seen;    /* the clock of that search (0: none) */
+	Hop *hop;          /* its destinations', from hop[first[p]] */
+	size_t *first;     /* where its hops start (and the last's end) */
+	uint32_t *touched; /* per tile: the clock of its last change */
+	uint32_t clock;    /* commits so far, from 1 */
+} Known;
+
+/* The start of x (at place p) with what k knows: in x->wide's width if it
+ * goes so, else 32-bit from then on. */
+static uint64_t
+known_start(const Lowered *l, Timeline *tl, Known *k, Transfer *x, uint32_t p)
+{
+	const Hop *hop = k->hop + k->first[p];
+	if (k->seen[p]) {
+		int same = k->touched[x->src_tile] <= k->seen[p];
+		uint32_t mate = chip_pair(l->chip, x->src_tile);
+		if (x->wide && mate < l->tiles)
+			same = same && k->touched[mate] <= k->seen[p];
+		for (uint32_t d = 0; d < x->ndst && same; d++)
+			same = k->touched[hop[d].tile] <= k->seen[p];
+		if (same)
+			return k->at[p];
+	}
+	k->seen[p] = k->clock;
+	k->at[p] = earliest_start(l, tl, x, hop, k->at[p]);
+	if (k->at[p] == UINT64_MAX && x->wide && set_width(x, hop, 0))
+		k->at[p] = earliest_start(l, tl, x, hop, XS_PREAMBLE);
+	return k->at[p];
+}
+
 /* Order s's transfers as list scheduling on the fly places them. Each
  * sender looks at the first XS_WINDOW transfers left in its list and
  * takes the one that can start earliest (ties: the earlier in its list).
@@ -470,25 +550,54 @@ dynamic_order(const Lowered *l, Step *s, int global)
 	senders_of(l, s, &g);
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
+	size_t nx = (size_t)s->nxfer, nhop = 0;
 	uint32_t *head = xcalloc(l->tiles, sizeof *head),
-	         *pick = xmalloc((size_t)s->nxfer * sizeof *pick + 1), nh = 0;
+	         *pick = xmalloc(nx * sizeof *pick + 1),
+	         *slot = xmalloc(nx * sizeof *slot + 1), nh = 0;
 	Entry *h = xmalloc((size_t)g.ns * sizeof *h + 1);
-	uint8_t *wide = xmalloc((size_t)s->nxfer + 1);
-	for (int i = 0; i < s->nxfer; i++)
-		wide[i] = (uint8_t)wide_ok(l, &s->xfer[i], mark);
+	Known k = {.at = xmalloc(nx * sizeof *k.at + 1),
+	           .seen = xcalloc(nx + 1, sizeof *k.seen),
+	           .first = xmalloc((nx + 1) * sizeof *k.first),
+	           .touched = xcalloc(l->tiles, sizeof *k.touched),
+	           .clock = 1};
+	for (size_t p = 0; p < nx; p++) {
+		k.first[p] = nhop;
+		nhop += s->xfer[g.idx[p]].ndst;
+	}
+	k.first[nx] = nhop;
+	k.hop = xmalloc(nhop * sizeof *k.hop + 1);
+	for (size_t p = 0; p < nx; p++) {
+		Transfer *x = &s->xfer[g.idx[p]];
+		Hop *hop = k.hop + k.first[p];
+		hops_of(l, x, hop);
+		k.at[p] = set_width(x, hop, wide_ok(l, x, mark)) ? XS_PREAMBLE
+		                                                 : UINT64_MAX;
+		slot[p] = (uint32_t)p;
+	}
 	int n = 0, bad = 0;
-	for (uint32_t k = 0; k < g.ns; k++)
-		heap_push(h, &nh, (Entry){.key = 0, .rank = k});
+	for (uint32_t r = 0; r < g.ns; r++)
+		heap_push(h, &nh, (Entry){.key = 0, .rank = r});
 	while (nh && !bad) {
 		Entry e = heap_pop(h, &nh);
-		uint32_t t = g.order[e.rank], *list = g.idx + g.first[t];
+		uint32_t t = g.order[e.rank], *list = slot + g.first[t];
 		uint32_t left = g.count[t] - head[t], best = 0;
 		uint64_t at = UINT64_MAX;
-		/* none starts before the key: the first that does is best */
+		/* none starts before the key: the first that does is best; one
+		 * that cannot start before the best so far is not */
 		for (uint32_t w = 0; w < left && w < XS_WINDOW && at > e.key;
 		     w++) {
-			uint32_t i = list[head[t] + w];
-			uint64_t v = start_of(l, tl, &s->xfer[i], wide[i]);
+			uint32_t p = list[head[t] + w];
+			if (k.at[p] >= at)
+				continue;
+			uint64_t b = start_bound(
+			    tl, t, k.hop + k.first[p],
+			    (uint32_t)(k.first[p + 1] - k.first[p]));
+			if (b > k.at[p])
+				k.at[p] = b;
+			if (k.at[p] >= at)
+				continue;
+			uint64_t v =
+			    known_start(l, tl, &k, &s->xfer[g.idx[p]], p);
 			if (v < at) {
 				at = v;
 				best = w;
@@ -503,14 +612,22 @@ dynamic_order(const Lowered *l, Step *s, int global)
 			continue;
 		}
 		/* take it out of the window, keeping the others' order */
-		uint32_t i = list[head[t] + best];
+		uint32_t p = list[head[t] + best];
 		for (uint32_t w = head[t] + best; w > head[t]; w--)
 			list[w] = list[w - 1];
 		head[t]++;
-		Transfer *x = &s->xfer[i];
-		start_of(l, tl, x, wide[i]);
-		commit(l, tl, x, at);
-		pick[n++] = i;
+		Transfer *x = &s->xfer[g.idx[p]];
+		const Hop *hop = k.hop + k.first[p];
+		commit(l, tl, x, hop, at);
+		/* the timelines commit changed */
+		k.clock++;
+		k.touched[x->src_tile] = k.clock;
+		uint32_t mate = chip_pair(l->chip, x->src_tile);
+		if (x->wide && mate < l->tiles)
+			k.touched[mate] = k.clock;
+		for (uint32_t d = 0; d < x->ndst; d++)
+			k.touched[hop[d].tile] = k.clock;
+		pick[n++] = g.idx[p];
 		if (head[t] < g.count[t])
 			heap_push(
 			    h, &nh,
@@ -518,7 +635,12 @@ dynamic_order(const Lowered *l, Step *s, int global)
 	}
 	if (!bad)
 		permute(s, pick);
-	free(wide);
+	free(k.at);
+	free(k.seen);
+	free(k.first);
+	free(k.hop);
+	free(k.touched);
+	free(slot);
 	free(h);
 	free(pick);
 	free(head);
@@ -534,36 +656,44 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = XS_PREAMBLE;
+	Hop *hop = NULL;
+	uint32_t nhop = 0;
 	for (int i = 0; i < s->nxfer; i++) {
 		Transfer *x = &s->xfer[i];
 		if (x->src_tile >= l->tiles || x->words == 0) {
 			free_timelines(tl, l->tiles);
 			free(mark);
+			free(hop);
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s: transfer %d from tile %u of %u "
 			                "words",
 			                s->what, i, x->src_tile, x->words);
 		}
-		uint64_t t = start_of(l, tl, x, wide_ok(l, x, mark));
+		if (x->ndst > nhop) {
+			nhop = x->ndst;
+			hop = xrealloc(hop, nhop * sizeof *hop);
+		}
+		hops_of(l, x, hop);
+		uint64_t t = start_of(l, tl, x, hop, wide_ok(l, x, mark));
 		if (t == UINT64_MAX) {
 			free_timelines(tl, l->tiles);
 			free(mark);
+			free(hop);
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s: the exchange scheduler found no "
 			                "start for transfer %d from tile %u",
 			                s->what, i, x->src_tile);
 		}
-		commit(l, tl, x, t);
+		commit(l, tl, x, hop, t);
 		for (uint32_t k = 0; k < x->ndst; k++) {
-			uint64_t last = t + xfer_items(x) +
-			                chip_route_cycles(l->chip, x->src_tile,
-			                                  x->dst_tile[k]);
+			uint64_t last = t + xfer_items(x) + hop[k].lat;
 			if (last > end)
 				end = last;
 		}
 	}
 	free_timelines(tl, l->tiles);
 	free(mark);
+	free(hop);
 	s->cycles = end + chip_rule(l->chip, TIMING_RECV_LAND);
 	return IPU_OK;
 }
