@@ -779,6 +779,85 @@ count_of(const char *text, const char *word)
 	return n;
 }
 
+/* SigLIP's attention on a fused projection: [t, 3 h d] -> [1, t, 3, h, d]
+ * -> [3, 1, h, t, d], a slice each for q, k and v, and the heads back
+ * into [t, h d]. The layout ops read once are views: their reader takes
+ * the elements from the viewed tensor (a chain of maps cut at units of d
+ * columns: 24, a panel and a half); the transpose read three times is
+ * made once, from the product's panels through the reshape's view. */
+static void
+test_views(void **state)
+{
+	(void)state;
+	const char *text = "input x f16 [40, 32]\n"
+	                   "weight w f16 [32, 144]\n"
+	                   "h = matmul x w\n"
+	                   "r = reshape h [1, 40, 3, 2, 24]\n"
+	                   "t = transpose r [2, 0, 3, 1, 4]\n"
+	                   "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 40, 24]\n"
+	                   "q = reshape qs [1, 2, 40, 24]\n"
+	                   "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 40, 24]\n"
+	                   "k = reshape ks [1, 2, 40, 24]\n"
+	                   "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 40, 24]\n"
+	                   "v = reshape vs [1, 2, 40, 24]\n"
+	                   "s = matmul q k transpose_b=1\n"
+	                   "p = softmax s scale=0.25\n"
+	                   "o = matmul p v\n"
+	                   "ot = transpose o [0, 2, 1, 3]\n"
+	                   "y = reshape ot [40, 48]\n"
+	                   "output y\n";
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	assert_int_equal(
+	    graph_parse(text, strlen(text), "views.graph", &g, errs, &nerr), 0);
+	/* by op: r, the slices, their reshapes and ot are views */
+	static const int view[] = {0, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0};
+	assert_int_equal(g->nops, 14);
+	for (int i = 0; i < g->nops; i++)
+		assert_int_equal(plan_op_is_view(g, &g->ops[i]), view[i]);
+	MapChain c;
+	/* k: row (1, 0, j, i) of t, from t's rows 80 + 40 j + i */
+	int32_t k = g->ops[6].out, tt = g->ops[2].out;
+	assert_int_equal(plan_view_of(g, k, &c), tt);
+	FlatMap m;
+	const FlatMap *fm = layout_chain_map(&c, &m);
+	assert_non_null(fm);
+	assert_int_equal(c.unit, 24);
+	assert_int_equal(fm->fn(fm->ctx, (80 + 40 + 7) * 24 + 5),
+	                 (40 + 7) * 24 + 5);
+	assert_true(fm->fn(fm->ctx, 7 * 24) == LAYOUT_DROP);
+	/* t is made from h: h's element (7, 2 48 + 24 + 5), v's head 1,
+	 * goes to t's row (2, 0, 1, 7) */
+	assert_int_equal(plan_move_of(g, &g->ops[2], &c), g->ops[0].out);
+	fm = layout_chain_map(&c, &m);
+	assert_int_equal(c.unit, 24);
+	assert_int_equal(fm->fn(fm->ctx, 7 * 144 + 125),
+	                 ((2 * 2 + 1) * 40 + 7) * 24 + 5);
+	/* a tensor is its own view; q k^T reads no exchange's slice */
+	assert_int_equal(plan_view_of(g, tt, &c), tt);
+	assert_null(layout_chain_map(&c, &m));
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&dump, &len);
+	CompileOptions o = {
+	    .tiles = 16, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
+	Package *pk;
+	CompileReport rep;
+	Diag d;
+	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	fclose(f);
+	/* steps: the one transpose, y's reshape; no slice, no other */
+	assert_int_equal(count_of(dump, "\"transpose\""), 1);
+	assert_int_equal(count_of(dump, "\"reshape\""), 1);
+	assert_int_equal(count_of(dump, "\"slice\""), 0);
+	free(dump);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	graph_free(g);
+	check("views of a fused projection", text, 16, 0x1p-7);
+}
+
 /* The device runs the body three times (its weights copied into place
  * before each iteration, the carry moved back after it) and must give
  * what the interpreter gets from the ops as written; the plan is made for
@@ -1184,6 +1263,7 @@ main(void)
 	    cmocka_unit_test(test_transpose_last),
 	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
+	    cmocka_unit_test(test_views),
 	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_loop_carry_second),
 	    cmocka_unit_test(test_loop_input_kept),

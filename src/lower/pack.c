@@ -20,8 +20,8 @@
 #include "../plan/plan.h"
 
 int
-lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
-             int32_t at, int *inserted, Diag *d)
+lower_pack_b(Lowered *l, const TensorPlace *from, const FlatMap *map,
+             const TensorPlace *want, int32_t at, int *inserted, Diag *d)
 {
 	GemmDtype g = gemm_dtype_of(want->dtype);
 	uint32_t es = (uint32_t)dtype_size(want->dtype);
@@ -71,7 +71,7 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const TensorPlace *want,
 		if (c->cycles > s->cycles)
 			s->cycles = c->cycles;
 	}
-	int r = lower_relayout(&l->step[at], from, stage, NULL, d);
+	int r = lower_relayout(&l->step[at], from, stage, map, d);
 	free(seen);
 	tensor_place_free(stage);
 	return r;

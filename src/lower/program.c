@@ -168,11 +168,13 @@ mirror(Build *b, const TensorPlace *like, int32_t id, DType dt, int one_row,
  * consumer's first step `at`, as the plan's Conv c says: written there by
  * the host (CONV_HOST: its home from now on; CONV_HOST_COPY: a copy, the
  * home is elsewhere or chosen by the next consumer), or from `from` (its
- * home, or a place made from it) by an exchange step inserted at `at`
- * (and packed, for a GEMM's B: pack.c). Returns the steps inserted. */
+ * home, a place made from it, or with `map` the home of the tensor it
+ * views) by an exchange step inserted at `at` (and packed, for a GEMM's
+ * B: pack.c). Returns the steps inserted. */
 static int
 bring(Build *b, int32_t id, const Conv *c, const TensorPlace *from,
-      TensorPlace *want, int32_t at, const char *what, int *inserted, Diag *d)
+      const FlatMap *map, TensorPlace *want, int32_t at, const char *what,
+      int *inserted, Diag *d)
 {
 	*inserted = 0;
 	if (c->kind == CONV_HOST) {
@@ -186,11 +188,11 @@ bring(Build *b, int32_t id, const Conv *c, const TensorPlace *from,
 	}
 	int r;
 	if (layout_is_packed(want)) {
-		r = lower_pack_b(b->l, from, want, at, inserted, d);
+		r = lower_pack_b(b->l, from, map, want, at, inserted, d);
 	} else {
 		Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
 		*inserted = 1;
-		r = lower_relayout(s, from, want, NULL, d);
+		r = lower_relayout(s, from, want, map, d);
 	}
 	if (r)
 		return r;
@@ -318,7 +320,10 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0], o->in_tile0);
-	TensorPlace *a_home = b->home[op->in[0]];
+	MapChain av, bv;
+	FlatMap amap, bmap;
+	TensorPlace *a_home = b->home[plan_view_of(b->g, op->in[0], &av)],
+	            *b_home = b->home[plan_view_of(b->g, op->in[1], &bv)];
 	int r = IPU_OK;
 	if (o->in[0].kind == CONV_TRANSPOSE) {
 		r = untranspose_a(b, o, a, batches, m, k, &a_home, d);
@@ -327,10 +332,9 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	if (r)
 		return r;
 	DType dt = a->elem.dtype;
-	TensorPlace *pa = a_home ? new_place(b, op->in[0], a_home->rows,
-	                                     a_home->cols, dt)
-	                         : new_place(b, op->in[0], tensor_view_rows(a),
-	                                     tensor_view_cols(a), dt),
+	TensorPlace *pa = ta ? new_place(b, op->in[0], tensor_view_rows(a),
+	                                 tensor_view_cols(a), dt)
+	                     : new_place(b, op->in[0], batches * m, k, dt),
 	            *pb = new_place(b, op->in[1], tensor_view_rows(tb),
 	                            tensor_view_cols(tb), tb->elem.dtype),
 	            *pc = new_place(b, op->out, tensor_view_rows(tc),
@@ -341,11 +345,13 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	r = lower_batches(b, op, o, batches, ta, &owners, pa, pb, pc, d);
 	int moved = 0;
 	if (!r)
-		r = bring(b, op->in[1], &o->in[1], b->home[op->in[1]], pb,
-		          first, "matmul: B", &moved, d);
+		r = bring(b, op->in[1], &o->in[1], b_home,
+		          layout_chain_map(&bv, &bmap), pb, first, "matmul: B",
+		          &moved, d);
 	/* after B's steps: the reads bring records stay where they are */
 	if (!r)
-		r = bring(b, op->in[0], &o->in[0], a_home, pa, first + moved,
+		r = bring(b, op->in[0], &o->in[0], a_home,
+		          layout_chain_map(&av, &amap), pa, first + moved,
 		          "matmul: A from its producer", &moved, d);
 	if (r)
 		return r;
@@ -361,14 +367,22 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 
 /* ---- layout ops -------------------------------------------------------- */
 
-/* The output of a reshape or transpose: the same elements moved by `map`
- * into a new default layout, in one exchange step. */
+/* The output of a reshape, transpose or slice: the same elements moved
+ * by `map` into a new default layout, in one exchange step; from the
+ * tensor its input views, if it is a view (with the view's maps and its
+ * own). */
 static int
 move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
         const char *what, Diag *d)
 {
 	const Tensor *t = graph_tensor(b->g, op->out);
-	TensorPlace *from = home_of(b, op->in[0], o->in_tile0);
+	MapChain c;
+	FlatMap cm;
+	int32_t base = plan_move_of(b->g, op, &c);
+	TensorPlace *from =
+	    c.unit ? b->home[base] : home_of(b, op->in[0], o->in_tile0);
+	if (c.unit)
+		map = layout_chain_map(&c, &cm);
 	int32_t at = b->l->nstep;
 	Step *s = lower_step(b->l, STEP_EXCHANGE, what);
 	TensorPlace *to =
@@ -401,6 +415,8 @@ alias_op(Build *b, const Op *op, const OpPlan *o)
 static int
 lower_reshape_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
+	if (plan_op_is_view(b->g, op)) /* its reader reads the viewed tensor */
+		return IPU_OK;
 	if (plan_op_aliases(b->g, op))
 		return alias_op(b, op, o);
 	return move_op(b, op, o, NULL, "reshape", d);
@@ -412,6 +428,8 @@ lower_transpose_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	const Tensor *in = graph_tensor(b->g, op->in[0]),
 	             *out = graph_tensor(b->g, op->out);
 	const Shape *perm = &op->attr.perm;
+	if (plan_op_is_view(b->g, op))
+		return IPU_OK;
 	if (o->in[0].kind != CONV_TRANSPOSE) {
 		RowPerm p;
 		FlatMap map = layout_row_perm(&p, &in->shape, perm);
@@ -438,6 +456,8 @@ static int
 lower_slice_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
 	const Tensor *in = graph_tensor(b->g, op->in[0]);
+	if (plan_op_is_view(b->g, op))
+		return IPU_OK;
 	RowSlice s;
 	FlatMap map =
 	    layout_row_slice(&s, &in->shape, &op->attr.begin, &op->attr.end);
@@ -654,7 +674,7 @@ lower_gather_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	int r = IPU_OK;
 	for (int i = 0; i < 2 && !r; i++) {
 		int inserted;
-		r = bring(b, id[i], &o->in[i], b->home[id[i]], pl[i],
+		r = bring(b, id[i], &o->in[i], b->home[id[i]], NULL, pl[i],
 		          b->l->nstep, "gather input", &inserted, d);
 	}
 	if (r)

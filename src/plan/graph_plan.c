@@ -238,6 +238,8 @@ typedef struct {
 	uint32_t m, n, k, batches;
 	int ta;                    /* A is stored transposed */
 	const TensorPlace *a_home; /* where A is (NULL: the host writes it) */
+	MapChain a_view;           /* A a view of a_home's tensor: the maps */
+	uint32_t a_rows, a_cols;   /* A's 2-D view as the GEMM reads it */
 } Matmul;
 
 /* A's and B's layouts for one GEMM of plan p on `site` (and C's, when tc
@@ -276,16 +278,19 @@ static uint64_t
 relayout_price(Planner *P, const Matmul *mm, const GemmPlan *p)
 {
 	const TensorPlace *from = mm->a_home;
-	TensorPlace *pa = tensor_place_new(from->tensor, from->rows, from->cols,
-	                                   from->dtype),
+	TensorPlace *pa = tensor_place_new(mm->op->in[0], mm->a_rows,
+	                                   mm->a_cols, from->dtype),
 	            *pb = tensor_place_new(-1, 1, 1, mm->dtype_b);
 	GemmSite site = {.ta = mm->ta, .tb = mm->op->attr.transpose_b};
 	Numbers trial = {{number}, 0}; /* its buffers are nobody's */
 	gemm_layouts(P, &trial.st, p, &site, pa, pb, NULL);
 	Conv c;
 	Diag dd;
-	uint64_t cost =
-	    price_move(P, from, pa, NULL, &c, &dd) ? UINT64_MAX : c.cycles;
+	FlatMap map;
+	uint64_t cost = price_move(P, from, pa,
+	                           layout_chain_map(&mm->a_view, &map), &c, &dd)
+	                    ? UINT64_MAX
+	                    : c.cycles;
 	tensor_place_free(pa);
 	tensor_place_free(pb);
 	return cost;
@@ -397,7 +402,8 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	                     ? copy_left(P)
 	                     : 0;
 	/* B with a home is packed on the device */
-	int made = P->home[tb->id] != NULL;
+	MapChain bv;
+	int made = P->home[plan_view_of(P->g, tb->id, &bv)] != NULL;
 	uint64_t held = held_for(P, mm);
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
@@ -487,7 +493,9 @@ check_matmul(Planner *P, const Op *op, OpPlan *o, Matmul *mm, Diag *d)
 	               .n = (uint32_t)bt->shape.dim[rb - (trb ? 2 : 1)],
 	               .batches = (uint32_t)batches,
 	               .ta = tra,
-	               .a_home = P->home[op->in[0]]};
+	               .a_rows = tensor_view_rows(a),
+	               .a_cols = tensor_view_cols(a)};
+	mm->a_home = P->home[plan_view_of(P->g, op->in[0], &mm->a_view)];
 	return IPU_OK;
 }
 
@@ -511,6 +519,8 @@ untranspose_a(Planner *P, OpPlan *o, Matmul *mm, Diag *d)
 	mm->a_home = default_layout(P, a->id, mm->batches * mm->m, mm->k,
 	                            a->elem.dtype, &o->a_tile0);
 	mm->ta = 0;
+	mm->a_rows = mm->a_home->rows;
+	mm->a_cols = mm->a_home->cols;
 	return IPU_OK;
 }
 
@@ -569,22 +579,15 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		P->next_weight_row += plan->steps;
 	}
 	/* the layouts of every GEMM (the batches in rounds of group) */
-	TensorPlace
-	    *pa = keep(
-	        P,
-	        tensor_place_new(
-	            op->in[0],
-	            mm.a_home ? mm.a_home->rows
-	                      : tensor_view_rows(graph_tensor(P->g, op->in[0])),
-	            mm.a_home ? mm.a_home->cols
-	                      : tensor_view_cols(graph_tensor(P->g, op->in[0])),
-	            mm.dt)),
-	    *pb =
-	        keep(P, tensor_place_new(op->in[1], tensor_view_rows(tb),
-	                                 tensor_view_cols(tb), tb->elem.dtype)),
-	    *pc = keep(P, tensor_place_new(op->out, tensor_view_rows(tc),
-	                                   tensor_view_cols(tc),
-	                                   mm.dt == DT_F32 ? DT_F32 : DT_F16));
+	TensorPlace *pa = keep(P, tensor_place_new(op->in[0], mm.a_rows,
+	                                           mm.a_cols, mm.dt)),
+	            *pb = keep(P, tensor_place_new(
+	                              op->in[1], tensor_view_rows(tb),
+	                              tensor_view_cols(tb), tb->elem.dtype)),
+	            *pc = keep(
+	                P, tensor_place_new(op->out, tensor_view_rows(tc),
+	                                    tensor_view_cols(tc),
+	                                    mm.dt == DT_F32 ? DT_F32 : DT_F16));
 	for (uint32_t bi = 0; bi < mm.batches; bi++) {
 		GemmSite site = {.tile_base = o->tile0 + bi % o->group * one,
 		                 .ta = mm.ta,
@@ -598,7 +601,8 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		gemm_layouts(P, &P->num.st, plan, &site, pa, pb, pc);
 	}
 	/* how B and A get there */
-	if (P->home[op->in[1]]) {
+	MapChain bv;
+	if (P->home[plan_view_of(P->g, op->in[1], &bv)]) {
 		uint8_t tr = (uint8_t)op->attr.transpose_b;
 		if (!pack_entry(gemm_dtype_of(pb->dtype), tr))
 			return diag_set(
@@ -613,7 +617,9 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	}
 	if (mm.a_home) {
 		Conv c;
-		r = price_move(P, mm.a_home, pa, NULL, &c, d);
+		FlatMap map;
+		r = price_move(P, mm.a_home, pa,
+		               layout_chain_map(&mm.a_view, &map), &c, d);
 		if (r)
 			return r;
 		o->in[0] =
@@ -629,13 +635,20 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 
 /* ---- layout ops -------------------------------------------------------- */
 
-/* The output of a reshape or transpose: the same elements moved by `map`
- * into a new default layout, in one exchange. */
+/* The output of a reshape, transpose or slice: the same elements moved
+ * by `map` into a new default layout, in one exchange; from the tensor
+ * its input views, if it is a view (with the view's maps and its own). */
 static int
 move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 {
 	const Tensor *t = graph_tensor(P->g, op->out);
-	TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
+	MapChain c;
+	FlatMap cm;
+	int32_t base = plan_move_of(P->g, op, &c);
+	TensorPlace *from =
+	    c.unit ? P->home[base] : home_of(P, op->in[0], &o->in_tile0);
+	if (c.unit)
+		map = layout_chain_map(&c, &cm);
 	TensorPlace *to =
 	    default_layout(P, op->out, tensor_view_rows(t), tensor_view_cols(t),
 	                   t->elem.dtype, &o->tile0);
@@ -644,13 +657,128 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 	return r;
 }
 
+/* 1 if op may be a view (plan_op_is_view) by its kind and types alone:
+ * a reshape, a transpose that keeps the last axis, a slice of whole
+ * rows, of a computed tensor, every last axis of whole 32-bit words
+ * (the chain's unit then is too) */
+static int
+view_kind(const Graph *g, const Op *op)
+{
+	const Tensor *in = graph_tensor(g, op->in[0]),
+	             *out = graph_tensor(g, op->out);
+	int last = in->shape.rank - 1;
+	if (op->kind == OP_TRANSPOSE ? op->attr.perm.dim[last] != last
+	    : op->kind == OP_SLICE
+	        ? op->attr.begin.dim[last] != 0 ||
+	              op->attr.end.dim[last] != in->shape.dim[last]
+	        : op->kind != OP_RESHAPE)
+		return 0;
+	uint32_t es = (uint32_t)dtype_size(in->elem.dtype);
+	return in->producer >= 0 && tensor_view_cols(in) * es % 4 == 0 &&
+	       tensor_view_cols(out) * es % 4 == 0;
+}
+
+/* Layout ops of view_kind in a row above op (op included). */
+static int
+chain_length(const Graph *g, const Op *op)
+{
+	int n = 0;
+	for (; view_kind(g, op);
+	     op = &g->ops[graph_tensor(g, op->in[0])->producer])
+		n++;
+	return n;
+}
+
+int
+plan_op_is_view(const Graph *g, const Op *op)
+{
+	if (!view_kind(g, op) || chain_length(g, op) >= LAYOUT_CHAIN_MAX)
+		return 0;
+	const Tensor *t = graph_tensor(g, op->out);
+	int32_t at = graph_repeat_iteration(&g->repeat, (int32_t)(op - g->ops));
+	if (t->role == ROLE_OUTPUT ||
+	    graph_repeat_iteration(&g->repeat,
+	                           graph_tensor(g, op->in[0])->producer) != at)
+		return 0;
+	/* one reader, in the same iteration: a matmul reading it as an
+	 * untransposed A or as B (packed on the device), or a layout op of
+	 * view_kind (itself a view, or an exchange from the viewed tensor) */
+	int readers = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *c = &g->ops[i];
+		int a = c->in[0] == t->id, b = 0;
+		for (int k = 1; k < GRAPH_MAX_INPUTS; k++)
+			b += c->in[k] == t->id;
+		if (!a && !b)
+			continue;
+		if (readers++ || a + b > 1 ||
+		    graph_repeat_iteration(&g->repeat, i) != at)
+			return 0;
+		if (c->kind == OP_MATMUL ? a && c->attr.transpose_a
+		                         : b || !view_kind(g, c))
+			return 0;
+	}
+	return 1;
+}
+
+/* The maps of op (a reshape, a transpose that keeps the last axis or a
+ * slice of whole rows) appended to c. */
+static void
+chain_add(const Graph *g, const Op *op, MapChain *c)
+{
+	const Tensor *in = graph_tensor(g, op->in[0]);
+	uint64_t a = c->unit ? c->unit : tensor_view_cols(in),
+	         b = tensor_view_cols(graph_tensor(g, op->out));
+	while (b) { /* the greatest common divisor */
+		uint64_t r = a % b;
+		a = b;
+		b = r;
+	}
+	c->unit = a;
+	if (op->kind == OP_TRANSPOSE)
+		layout_row_perm(&c->p[c->n++], &in->shape, &op->attr.perm);
+	else if (op->kind == OP_SLICE) {
+		c->slice[c->n] = 1;
+		layout_row_slice(&c->s[c->n++], &in->shape, &op->attr.begin,
+		                 &op->attr.end);
+	}
+}
+
+int32_t
+plan_view_of(const Graph *g, int32_t id, MapChain *c)
+{
+	const Op *chain[LAYOUT_CHAIN_MAX];
+	int n = 0;
+	memset(c, 0, sizeof *c);
+	for (const Tensor *t = graph_tensor(g, id);
+	     t->producer >= 0 && plan_op_is_view(g, &g->ops[t->producer]);
+	     t = graph_tensor(g, id)) {
+		chain[n++] = &g->ops[t->producer];
+		id = chain[n - 1]->in[0];
+	}
+	while (n)
+		chain_add(g, chain[--n], c);
+	return id;
+}
+
+int32_t
+plan_move_of(const Graph *g, const Op *op, MapChain *c)
+{
+	int32_t id = plan_view_of(g, op->in[0], c);
+	if (c->unit)
+		chain_add(g, op, c);
+	return id;
+}
+
 int
 plan_op_aliases(const Graph *g, const Op *op)
 {
 	const Tensor *in = graph_tensor(g, op->in[0]),
 	             *out = graph_tensor(g, op->out);
-	if (op->kind == OP_RESHAPE)
-		return tensor_view_cols(in) == tensor_view_cols(out);
+	if (op->kind == OP_RESHAPE) /* of a view: no pieces to alias */
+		return tensor_view_cols(in) == tensor_view_cols(out) &&
+		       !(in->producer >= 0 &&
+		         plan_op_is_view(g, &g->ops[in->producer]));
 	if (op->kind != OP_CAST)
 		return 0;
 	if (in->elem.dtype == out->elem.dtype &&
@@ -773,6 +901,8 @@ alias_op(Planner *P, const Op *op, OpPlan *o)
 static int
 plan_reshape_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
+	if (plan_op_is_view(P->g, op)) /* its reader reads the viewed tensor */
+		return IPU_OK;
 	if (plan_op_aliases(P->g, op))
 		return alias_op(P, op, o);
 	return move_op(P, op, o, NULL, d);
@@ -784,6 +914,8 @@ plan_transpose_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	const Tensor *in = graph_tensor(P->g, op->in[0]),
 	             *out = graph_tensor(P->g, op->out);
 	const Shape *perm = &op->attr.perm;
+	if (plan_op_is_view(P->g, op))
+		return IPU_OK;
 	if (perm->dim[in->shape.rank - 1] == in->shape.rank - 1) {
 		RowPerm p;
 		FlatMap map = layout_row_perm(&p, &in->shape, perm);
@@ -806,6 +938,8 @@ static int
 plan_slice_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *in = graph_tensor(P->g, op->in[0]);
+	if (plan_op_is_view(P->g, op))
+		return IPU_OK;
 	RowSlice s;
 	FlatMap map =
 	    layout_row_slice(&s, &in->shape, &op->attr.begin, &op->attr.end);

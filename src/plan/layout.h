@@ -187,6 +187,10 @@ typedef struct {
 	int partial;
 	/* col_end > 0: of each of from's rows only these columns move */
 	uint64_t col_begin, col_end;
+	/* > 0: from's runs are cut at multiples of `unit` elements of its
+	 * flat order, and each such part moves as a whole (a chain of maps
+	 * over the rows of narrower tensors: MapChain) */
+	uint64_t unit;
 } FlatMap;
 
 /* A permutation of the axes before the last, as a FlatMap over whole
@@ -228,6 +232,22 @@ typedef struct {
 } RowConcat;
 FlatMap layout_row_concat(RowConcat *c, const Shape *a, const Shape *b,
                           int axis, int k);
+
+/* Maps over whole rows applied in turn: a tensor seen through reshapes
+ * (the flat order kept), permutations of the axes before the last and
+ * slices of whole rows of another one (plan_view_of). Its unit is the
+ * greatest common divisor of every tensor's last axis in the chain, so
+ * that a unit of the first tensor lies in one row of each. */
+enum { LAYOUT_CHAIN_MAX = 8 };
+typedef struct {
+	int n;                           /* maps */
+	uint8_t slice[LAYOUT_CHAIN_MAX]; /* map k: 1 s[k], 0 p[k] */
+	RowPerm p[LAYOUT_CHAIN_MAX];
+	RowSlice s[LAYOUT_CHAIN_MAX];
+	uint64_t unit; /* 0: no chain (the tensor itself) */
+} MapChain;
+/* The chain's map in *m, or NULL for no chain (the identity). */
+const FlatMap *layout_chain_map(const MapChain *c, FlatMap *m);
 
 /* One move: `words` 32-bit words from src on src_tile to every dst[k] on
  * dst_tile[k] (a multicast). */

@@ -359,10 +359,27 @@ int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
                const PlanOptions *o, Plan **out, Diag *d);
 void plan_free(Plan *p);
 /* 1 if op changes nothing in memory, its output being its input's pieces:
- * a reshape that keeps the 2-D view (rows x last axis), a cast to its own
+ * a reshape that keeps the 2-D view (rows x last axis) of a tensor that is
+ * no view (plan_op_is_view), a cast to its own
  * element type and scale, a cast that its GELU computed
  * (plan_gelu_fused_cast). */
 int plan_op_aliases(const Graph *g, const Op *op);
+/* 1 if op is a layout op whose output is only a view: a reshape, a
+ * transpose that keeps the last axis or a slice of whole rows, of a
+ * tensor an op computes, with one reader: a matmul reading it as an
+ * untransposed A or as B made on the device, or another such layout op.
+ * The reader takes the elements straight from the viewed tensor's home
+ * (plan_view_of), one exchange instead of one for each layout op; a
+ * tensor read several times is made once (the So400m attention's q, k
+ * and v rows, read from there as row-major runs instead of from the
+ * GEMM's 16-column panels). */
+int plan_op_is_view(const Graph *g, const Op *op);
+/* The tensor that tensor id views (id itself if no view op made it),
+ * with in *c the maps from its flat order to id's (c->unit 0: none). */
+int32_t plan_view_of(const Graph *g, int32_t id, MapChain *c);
+/* For a layout op that is no view: the tensor its input views and in *c
+ * the maps from there to its output (c->unit 0: its input is no view). */
+int32_t plan_move_of(const Graph *g, const Op *op, MapChain *c);
 /* 1 if op is an f16 GELU whose result only goes to casts to f8 (not to
  * the host): its kernel may compute in f16 (EW_GELU_H), whose rounding is
  * far below an f8 step, instead of in f32. */

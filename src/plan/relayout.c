@@ -52,7 +52,7 @@ layout_row_perm(RowPerm *p, const Shape *in, const Shape *perm)
 		p->out_stride[i] = stride;
 		stride *= in->dim[perm->dim[i]];
 	}
-	return (FlatMap){permute_flat, p, 0, 0, 0};
+	return (FlatMap){.fn = permute_flat, .ctx = p};
 }
 
 static uint64_t
@@ -89,8 +89,10 @@ layout_row_slice(RowSlice *s, const Shape *in, const Shape *begin,
 		s->end[i] = end->dim[i];
 	}
 	int cut = s->out_cols != s->cols;
-	return (FlatMap){slice_flat, s, 0, cut ? s->col_begin : 0,
-	                 cut ? s->col_begin + s->out_cols : 0};
+	return (FlatMap){.fn = slice_flat,
+	                 .ctx = s,
+	                 .col_begin = cut ? s->col_begin : 0,
+	                 .col_end = cut ? s->col_begin + s->out_cols : 0};
 }
 
 static uint64_t
@@ -121,7 +123,26 @@ layout_row_concat(RowConcat *c, const Shape *a, const Shape *b, int axis, int k)
 		c->in_dim[i] = in->dim[i];
 		c->out_dim[i] = i == axis ? a->dim[i] + b->dim[i] : a->dim[i];
 	}
-	return (FlatMap){concat_flat, c, 1, 0, 0};
+	return (FlatMap){.fn = concat_flat, .ctx = c, .partial = 1};
+}
+
+static uint64_t
+chain_flat(const void *ctx, uint64_t flat)
+{
+	const MapChain *c = ctx;
+	for (int k = 0; k < c->n && flat != LAYOUT_DROP; k++)
+		flat = c->slice[k] ? slice_flat(&c->s[k], flat)
+		                   : permute_flat(&c->p[k], flat);
+	return flat;
+}
+
+const FlatMap *
+layout_chain_map(const MapChain *c, FlatMap *m)
+{
+	if (!c->unit)
+		return NULL;
+	*m = (FlatMap){.fn = chain_flat, .ctx = c, .unit = c->unit};
+	return m;
 }
 
 /* ---- runs -------------------------------------------------------------- */
@@ -148,8 +169,9 @@ add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
- * so that a FlatMap may move it as a whole; cut to the map's column
- * window, with no padding after a run cut short). */
+ * and one unit of a chain's, so that a FlatMap may move it as a whole;
+ * cut to the map's column window, with no padding after a run cut
+ * short). */
 static int
 place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 {
@@ -184,20 +206,29 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 				if (lo >= hi)
 					continue;
 			}
-			for (uint32_t r = 0; r < p->rows; r++) {
-				uint64_t f =
-				    (uint64_t)(p->row0 + r) * tp->cols + lo;
-				if (map && map->fn)
-					f = map->fn(map->ctx, f);
-				if (f == LAYOUT_DROP)
-					continue;
-				uint32_t off =
-				    p->at.offset + (seg + r) * width * es +
-				    (uint32_t)(lo - p->col0 - c0) * es;
-				add_run(rs, f, (uint32_t)(hi - lo),
-				        (uint32_t)room, p->tile,
-				        (BufRef){p->at.buf, off});
-			}
+			for (uint32_t r = 0; r < p->rows; r++)
+				for (uint64_t a = lo, b; a < hi; a = b) {
+					uint64_t f =
+					    (uint64_t)(p->row0 + r) * tp->cols +
+					    a;
+					b = hi;
+					if (map && map->unit &&
+					    a + map->unit - f % map->unit < hi)
+						b = a + map->unit -
+						    f % map->unit;
+					if (map && map->fn)
+						f = map->fn(map->ctx, f);
+					if (f == LAYOUT_DROP)
+						continue;
+					uint32_t off =
+					    p->at.offset +
+					    (seg + r) * width * es +
+					    (uint32_t)(a - p->col0 - c0) * es;
+					add_run(rs, f, (uint32_t)(b - a),
+					        b == hi ? (uint32_t)room : 0,
+					        p->tile,
+					        (BufRef){p->at.buf, off});
+				}
 		}
 	}
 	return IPU_OK;
