@@ -319,8 +319,9 @@ expect_copies(const Plan *p, int c0, int c2)
 /* What the next plan gives up when a measure found tiles that do not fit
  * (plan_refit), and the next plan doing it. On 256 tiles the first
  * matmul (32 x 64 x 48) runs on a grid of 32 x 4 tiles from tile 0, the
- * second (4 K groups of 32 x 2) on all 256, both with weight copies
- * (from --dump=plan): a tile past 128 concerns only the second. */
+ * second (32 x 32 x 64: 1 K group of 32 x 2) on tiles 128 to 191, both
+ * with weight copies (from --dump=plan): a tile from 128 to 191 concerns
+ * only the second. */
 static void
 test_refit(void **state)
 {
@@ -344,10 +345,11 @@ test_refit(void **state)
 	const GemmPlan *g0 = &plan->op[0].gemm, *g2 = &plan->op[2].gemm;
 	assert_int_equal(plan->op[0].tile0, 0);
 	assert_int_equal(g0->pk * g0->pm * g0->pn, 128);
-	assert_int_equal(g2->pk * g2->pm * g2->pn, 256);
+	assert_int_equal(plan->op[2].tile0, 128);
+	assert_int_equal(g2->pk * g2->pm * g2->pn, 64);
 	expect_copies(plan, 1, 1);
-	/* tile 200: the second matmul's copies */
-	uint32_t over = 200;
+	/* tile 150: the second matmul's copies */
+	uint32_t over = 150;
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], 0);

@@ -15,9 +15,7 @@
 enum {
 	ARG_A = 0,
 	ARG_B = 4,
-	ARG_C = 8,
 	ARG_APANEL = 12,
-	ARG_CPANEL = 16,
 	ARG_NP1 = 20,
 	ARG_NK1 = 24,
 	ARG_FLAGS = 28,
@@ -27,7 +25,7 @@ enum {
 	V_OFFA = 0,
 	V_CPTR = 4,
 	V_ROWS1 = 8,
-	V_OFFC = 12,
+	V_CPANEL = 12,
 	VERTEX_BYTES = 16,
 };
 
@@ -212,9 +210,7 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
-	put_le32(out + ARG_C, c->c);
 	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
-	put_le32(out + ARG_CPANEL, bm * crow);
 	put_le32(out + ARG_NP1, gemm_n_panels(c->bn) - 1);
 	put_le32(out + ARG_NK1, gemm_k_panels(t, c->bk) - 1);
 	put_le32(out + ARG_FLAGS, c->opt.zero ? 1 : 0);
@@ -229,9 +225,10 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		}
 		uint8_t *v = out + ARG_VERTEX + w * VERTEX_BYTES;
 		put_le32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
-		put_le32(v + V_CPTR, c->c + row * crow);
+		/* the full entry adds V_CPANEL before the first panel */
+		put_le32(v + V_CPTR, c->c + row * crow - bm * crow);
 		put_le32(v + V_ROWS1, n - 1);
-		put_le32(v + V_OFFC, row * crow);
+		put_le32(v + V_CPANEL, bm * crow);
 		first += bm / 6 + (w < bm % 6);
 	}
 }
@@ -240,10 +237,12 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
  * The cycle formula (docs/kernel-gemm.md): the supervisor's code in
  * gemm.inc instruction by instruction on a SupClock, the workers in closed
  * form. P = AMP phases per row (4 for f16 and f8, 8 for f32); worker w has
- * n_w rows (one when bm < 6) and issues W_w = P(n_w + 2) + 10 times a
- * panel (n rows plus the warm-up and drain groups, one load and two store
- * bundles, five set-up issues, rpt, exit), once every 6 cycles, from its
- * first turn after the runall's launch delay.
+ * n_w rows (one when bm < 6) and issues W_w = P(n_w + 2) + 5 times a
+ * panel after its entry (n rows plus the warm-up and drain groups, one
+ * load and two store bundles, rpt, exit), once every 6 cycles, from its
+ * first turn after the runall's launch delay. The entry is 7 issues in the
+ * call's first run, 3 in the first run of a further N-panel and 2 in a
+ * further K-panel's (WORKER_ENTRY).
  *
  * A K-panel's timing depends on the previous one only through the slot
  * phase of its runall (cycle mod 6), so the panels repeat with a period of
@@ -257,6 +256,10 @@ typedef struct {
 	uint32_t nk;
 } GemmShape;
 
+/* The worker entry's issues: the call's first run, a further N-panel's
+ * first run, a further K-panel's run. */
+enum { ENTRY_FULL = 7, ENTRY_NEXT_N = 3, ENTRY_NEXT_K = 2 };
+
 /* Shift every cycle of the timeline by d (whole periods skipped). */
 static void
 shift(SupClock *s, uint64_t d)
@@ -269,16 +272,17 @@ shift(SupClock *s, uint64_t d)
 		s->free[w] += d;
 }
 
-/* sync, runall (of the entry in $m7 or $m11, the A panel in $m3 or
- * $m14) and the workers of one panel; returns the runall's cycle. */
+/* sync, runall (of the entry in $m6 or $m11, the A panel in $m3 or $m14)
+ * and the workers of one panel entered with `entry` issues; returns the
+ * runall's cycle. */
 static uint64_t
-run_panel(SupClock *s, const GemmShape *g, unsigned reads)
+run_panel(SupClock *s, const GemmShape *g, unsigned reads, uint64_t entry)
 {
 	uint64_t first[6], exit[6];
 	sup_sync(s);
 	uint64_t r = sup_runall(s, reads, first);
 	for (int w = 0; w < 6; w++)
-		exit[w] = first[w] + 6 * (g->issues[w] - 1);
+		exit[w] = first[w] + 6 * (entry + g->issues[w] - 1);
 	sup_workers(s, exit);
 	return r;
 }
@@ -288,36 +292,19 @@ static uint64_t
 k_panel(SupClock *s, const GemmShape *g, int last)
 {
 	sup_ops(s, 32); /* ld128putcs */
-	uint64_t r = run_panel(s, g, SUP_M6 | SUP_M3);
+	uint64_t r = run_panel(s, g, SUP_M6 | SUP_M3, ENTRY_NEXT_K);
 	sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 	sup_op(s, SUP_M4, SUP_M4, last ? SUP_PLAIN : SUP_TAKEN);
 	return r;
 }
 
-/* GEMM_CPTRS: the vertices' C pointers, with the ld32 of nk - 1 after the
- * second store when `nk` (the N-loop with a K loop). */
-static void
-cptrs(SupClock *s, int nk)
-{
-	static const unsigned scratch[6] = {SUP_M3, SUP_M4,  SUP_M7,
-	                                    SUP_M9, SUP_M12, SUP_M13};
-	for (int w = 0; w < 6; w++)
-		sup_op(s, SUP_M0, scratch[w], SUP_PLAIN); /* ld32 offC */
-	for (int w = 0; w < 6; w++)
-		sup_op(s, scratch[w] | SUP_M1, scratch[w], SUP_PLAIN);
-	for (int w = 0; w < 6; w++) {
-		sup_op(s, scratch[w] | SUP_M0, 0, SUP_PLAIN); /* st32 cptr */
-		if (w == 1 && nk)
-			sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN); /* ld32 nk - 1 */
-	}
-}
-
-/* The end of an N-panel after its last runall: add, brz to the return on
- * the last one, else the next panel's weights and brnzdec. */
+/* The end of an N-panel after its last runall: or (the next N-panel's
+ * entry), brz to the return on the last one, else the next panel's
+ * weights and brnzdec. */
 static void
 n_panel_end(SupClock *s, int last)
 {
-	sup_op(s, SUP_M1 | SUP_M8, SUP_M1, SUP_PLAIN);      /* add */
+	sup_op(s, SUP_M11, SUP_M11, SUP_PLAIN);             /* or */
 	sup_op(s, SUP_M2, 0, last ? SUP_TAKEN : SUP_PLAIN); /* brz */
 	if (!last) {
 		sup_ops(s, 32); /* the next N-panel's first ld128putcs */
@@ -325,21 +312,20 @@ n_panel_end(SupClock *s, int last)
 	}
 }
 
-/* One N-panel (the vertex update .. brnzdec); returns the cycle of its
- * last runall. */
+/* One N-panel (the K counter .. brnzdec), the call's first when `first`;
+ * returns the cycle of its last runall. */
 static uint64_t
-n_panel(SupClock *s, const GemmShape *g, int last)
+n_panel(SupClock *s, const GemmShape *g, int first, int last)
 {
+	uint64_t entry = first ? ENTRY_FULL : ENTRY_NEXT_N;
 	if (g->nk == 1) { /* the loop at 5: */
-		cptrs(s, 0);
-		uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14);
+		uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14, entry);
 		n_panel_end(s, last);
 		return r;
 	}
-	cptrs(s, 1);
-	sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN);            /* add -1 */
-	uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14); /* first K-panel */
-	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN);  /* add */
+	sup_op(s, SUP_M8, SUP_M4, SUP_PLAIN); /* add: K-panels left - 1 */
+	uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14, entry);
+	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 	uint32_t mid = g->nk - 1; /* the K-panels after the first */
 	uint64_t seen[6], at[6];
 
@@ -398,7 +384,7 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	GemmShape g = {.nk = gemm_k_panels(t, bk)};
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = bm / 6 + (w < bm % 6);
-		g.issues[w] = p * ((n ? n : 1) + 2) + 10;
+		g.issues[w] = p * ((n ? n : 1) + 2) + 5;
 	}
 	SupClock s;
 	sup_start(&s, c, 0);
@@ -424,20 +410,19 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 		sup_op(&s, SUP_M13, 0, SUP_PUT);
 	}
 	sup_op(&s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
-	sup_op(&s, SUP_M0, SUP_M1, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M5, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M14, SUP_PLAIN);
-	sup_op(&s, SUP_M12, SUP_M6, SUP_PLAIN); /* mov */
-	sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN);  /* ld32 nk - 1 */
-	sup_ops(&s, 32);                        /* the first panel's weights */
-	sup_op(&s, SUP_M4, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */
+	sup_op(&s, SUP_M12, SUP_M6,
+	       SUP_PLAIN); /* add: the next K-panel's entry */
+	sup_ops(&s, 32);   /* the first panel's weights */
+	sup_op(&s, SUP_M8, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */
 	uint32_t np = gemm_n_panels(bn);
 	uint64_t seen[6], at[6];
 	memset(seen, 0xff, sizeof seen);
 	for (uint32_t q = 0; q < np; q++) {
-		uint64_t r = n_panel(&s, &g, q == np - 1);
+		uint64_t r = n_panel(&s, &g, q == 0, q == np - 1);
 		uint32_t key = (uint32_t)(r % 6);
 		if (seen[key] != UINT64_MAX) {
 			uint64_t period = q - seen[key], left = np - 2 - q;
