@@ -458,11 +458,20 @@ fused_shape(DIssue *u)
 /* The shared store of decoded issues (SimCode, sim.h): an open-addressed
  * table keyed by an issue's words (word[1] is 0 for a one-word issue).
  * Each entry holds its halves, so that an issue and what it runs lie
- * together in the host's caches. */
+ * together in the host's caches: each part on cache lines of its own, the
+ * entries in blocks in the order they were made (code in address order, so
+ * that the next issue's lines are near). A tile meets most of its issues
+ * once per pass over its code, in a store far larger than the caches. */
 typedef struct {
-	DIssue u;
-	DInsn half[2];
+	_Alignas(64) DIssue u;
+	_Alignas(64) DInsn half[2];
 } SharedIssue;
+
+enum { CODE_BLOCK = 256 }; /* entries per block */
+typedef struct CodeBlock {
+	SharedIssue e[CODE_BLOCK];
+	struct CodeBlock *next;
+} CodeBlock;
 
 /* A table of the store: mask + 1 slots, NULL where free. A grown store
  * keeps its older tables (a thread may still be reading one) until it is
@@ -480,6 +489,7 @@ struct SimCode {
 	pthread_mutex_t lock;
 	_Atomic(CodeTable *) table;
 	uint32_t n;
+	CodeBlock *blocks; /* the newest first; n % CODE_BLOCK of it used */
 };
 
 static CodeTable *
@@ -505,9 +515,12 @@ sim_code_free(SimCode *s)
 {
 	if (!s)
 		return;
+	while (s->blocks) {
+		CodeBlock *next = s->blocks->next;
+		free(s->blocks);
+		s->blocks = next;
+	}
 	CodeTable *tb = atomic_load(&s->table);
-	for (uint32_t i = 0; i <= tb->mask; i++)
-		free(atomic_load(&tb->slot[i]));
 	while (tb) {
 		CodeTable *older = tb->older;
 		free(tb);
@@ -574,7 +587,14 @@ code_intern(SimCode *s, const DIssue *u)
 			tb = nt;
 			code_find(tb, u->word[0], u->word[1], u->nwords, &p);
 		}
-		e = xmalloc(sizeof *e);
+		if (s->n % CODE_BLOCK == 0) {
+			CodeBlock *b = aligned_alloc(64, sizeof *b);
+			if (!b)
+				die("out of memory (%zu bytes)", sizeof *b);
+			b->next = s->blocks;
+			s->blocks = b;
+		}
+		e = &s->blocks->e[s->n % CODE_BLOCK];
 		e->u = *u;
 		e->half[0] = *u->i0;
 		e->u.i0 = &e->half[0];
