@@ -305,9 +305,14 @@ fast_form(ExecFn plain)
 	return plain;
 }
 
-/* Decoded instruction at pc, or NULL after raising the fault. */
+/* Decoded instruction at pc, or NULL after raising the fault. On the fast
+ * paths it is decoded into *scratch, not into the tile's own cache: its
+ * issue goes to the shared store and the tile's issue cache, so the next
+ * issue there does not come here (unless it faults or an observer's mark
+ * sends it, whose decodes are kept), and the tile's cache would be a
+ * page of fresh memory for every 64 words of code. */
 static const DInsn *
-fetch(Exec *e, uint32_t pc, uint32_t *word)
+fetch(Exec *e, uint32_t pc, uint32_t *word, DInsn *scratch)
 {
 	Tile *t = e->tile;
 	const Chip *c = t->chip;
@@ -321,7 +326,9 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 	uint32_t idx = (pc - c->mem_base) / 4;
 	*word = mem_word(t, pc);
 	if (!t->dvalid[idx]) {
-		DInsn *dc = &t->dcache[idx];
+		int keep =
+		    sim_path == SIM_PLAIN || (t->obs && t->obs->flag[idx]);
+		DInsn *dc = keep ? &t->dcache[idx] : scratch;
 		Insn *in = &dc->in;
 		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
@@ -349,11 +356,12 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		dc->fn = exec_for_row[in->row];
 		dc->fast = fast_form(dc->fn);
 		sim_insn_cost(c, dc);
-		t->dvalid[idx] = 1;
+		t->dvalid[idx] = (uint8_t)keep;
 		if (pc < t->code_lo)
 			t->code_lo = pc;
 		if (pc + 8 > t->code_hi)
 			t->code_hi = pc + 8;
+		return dc;
 	}
 	return &t->dcache[idx];
 }
@@ -653,11 +661,11 @@ shared_issue(Tile *t, uint32_t pc)
  * path, with the rules that depend on the context and on rpt state. */
 static int
 decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
-             uint32_t *len)
+             uint32_t *len, DInsn scratch[2])
 {
 	Context *c = &t->ctx[ci];
 	uint32_t w0, w1 = 0;
-	*i0 = fetch(e, c->pc, &w0);
+	*i0 = fetch(e, c->pc, &w0, &scratch[0]);
 	*i1 = NULL;
 	if (!*i0)
 		return 0;
@@ -681,7 +689,7 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 			          c->pc);
 			return 0;
 		}
-		*i1 = fetch(e, c->pc + 4, &w1);
+		*i1 = fetch(e, c->pc + 4, &w1, &scratch[1]);
 		if (!*i1)
 			return 0;
 		t->fault.word[1] = w1;
@@ -782,13 +790,14 @@ issue(Tile *t, int ci)
 	e.nwr = 0;
 	t->nacc = 0;
 	const DInsn *i0, *i1;
+	DInsn scratch[2];
 	uint32_t len;
 	const DIssue *u = cached_issue(t, c, ci);
 	if (u) {
 		i0 = u->i0;
 		i1 = u->i1;
 		len = u->len;
-	} else if (!decode_issue(t, &e, ci, &i0, &i1, &len)) {
+	} else if (!decode_issue(t, &e, ci, &i0, &i1, &len, scratch)) {
 		goto fault;
 	}
 	uint32_t fall_through = c->pc + len;
