@@ -497,7 +497,7 @@ struct SimCode {
 	pthread_mutex_t lock;
 	_Atomic(CodeTable *) table;
 	uint32_t n;
-	CodeBlock *blocks; /* the newest first; n % CODE_BLOCK of it used */
+	CodeBlock *blocks; /* the newest first, filled in order */
 };
 
 static CodeTable *
