@@ -866,15 +866,14 @@ static inline __attribute__((always_inline)) int
 fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
-	AmpOp ao;
+	uint64_t res = 0;
 	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
-	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
+	    (u->amp && !sim_amp_fast(t, c, &u->i1->in, u->amp == 2, &res)))
 		return 0;
 	sim_pace_store(t, form, &po);
 	sim_pace_write(c, &u->pd, form, &po);
 	if (u->amp) {
 		int dst = u->i1->in.op[0];
-		uint64_t res = sim_amp_run(t, c, &u->i1->in, u->amp == 2, &ao);
 		if (dst < 14)
 			c->a[dst] = (uint32_t)res;
 		if (dst + 1 < 14)
