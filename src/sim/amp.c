@@ -680,43 +680,16 @@ AMP_FORM(f8v8hihov4amp, F8HIHOV4)
  * The fast forms of the two AMP forms the compiler's GEMMs use (sim.h,
  * SIM_FAST_FORMS, and the bundles of tile.c's issue_fused): amp_exec's
  * steps for f16v4hihov4amp and f8v8hihov4amp written out for AVX2, F16C
- * and FMA, in two steps. sim_amp_prepare reads the operands (before
- * anything of the bundle is written) and declines when the vector
+ * and FMA. sim_amp_fast reads the operands and declines when the vector
  * conversions would not give exactly what the plain path does (a NaN
  * among the results out, an infinity or a NaN among the partials) or the
- * host lacks those instructions; sim_amp_run does the rest and returns
+ * host lacks those instructions; else amp_run does the rest and returns
  * the results for the destination pair. A NaN sum is redone as mac_fast
  * does. The rare paths (weights to decode, NaN sums) are calls in tail
  * position, so that the common one saves no registers and keeps its
  * vectors in registers (about 80 host instructions for f16, 120 for f8).
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-int
-sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
-{
-	(void)f8; /* both forms' inputs are read alike */
-	const int32_t *op = in->op;
-	int src = op[1], part = op[2], p = op[3] & 3;
-	if (src < 13 && part < 13) { /* both pairs inside $a0..$a12 */
-		memcpy(&o->x, &c->a[src], 8);
-		memcpy(&o->part, &c->a[part], 8);
-	} else {
-		o->part = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1])
-		              << 32 |
-		          (part >= 14 ? 0 : c->a[part]);
-		o->x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
-		       (src >= 14 ? 0 : c->a[src]);
-	}
-	/* a NaN among the 4 results out, a half with the all-ones exponent
-	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
-	 * makes every sum NaN, which sim_amp_run redoes from the input word */
-	__m128 done = _mm_loadu_ps(&c->amp.done[4 * p]);
-	__m128i h = _mm_cvtsi64_si128((long long)o->part);
-	__m128i ex = _mm_set1_epi16(0x7c00);
-	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
-	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
-	return !bad && sim_use_avx2();
-}
 
 /* Step 4 of the fast forms: end of group after phase 3. */
 AMP_SIMD static inline __attribute__((always_inline)) void
@@ -762,7 +735,7 @@ amp_run_stale(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 	          : amp_run_f16(t, c, p, xw, part);
 }
 
-/* sim_amp_run for one form (f8 a constant). */
+/* sim_amp_fast's work for one form (f8 a constant). */
 AMP_SIMD static inline __attribute__((always_inline)) uint64_t
 amp_run(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 {
@@ -818,25 +791,39 @@ amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
 	return amp_run(t, c, p, 1, xw, part);
 }
 
-uint64_t
-sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
+int
+sim_amp_fast(Tile *t, Context *c, const Insn *in, int f8, uint64_t *res)
 {
-	int p = in->op[3] & 3;
-	return f8 ? amp_run_f8(t, c, p, o->x, o->part)
-	          : amp_run_f16(t, c, p, o->x, o->part);
+	const int32_t *op = in->op;
+	int src = op[1], part = op[2], p = op[3] & 3;
+	uint64_t x, pt;              /* the input and partials pairs */
+	if (src < 13 && part < 13) { /* both pairs inside $a0..$a12 */
+		memcpy(&x, &c->a[src], 8);
+		memcpy(&pt, &c->a[part], 8);
+	} else {
+		pt = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1]) << 32 |
+		     (part >= 14 ? 0 : c->a[part]);
+		x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
+		    (src >= 14 ? 0 : c->a[src]);
+	}
+	/* a NaN among the 4 results out, a half with the all-ones exponent
+	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
+	 * makes every sum NaN, which amp_run redoes from the input word */
+	__m128 done = _mm_loadu_ps(&c->amp.done[4 * p]);
+	__m128i h = _mm_cvtsi64_si128((long long)pt);
+	__m128i ex = _mm_set1_epi16(0x7c00);
+	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
+	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
+	if (bad || !sim_use_avx2())
+		return 0;
+	*res = f8 ? amp_run_f8(t, c, p, x, pt) : amp_run_f16(t, c, p, x, pt);
+	return 1;
 }
 #else
 int
-sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o)
+sim_amp_fast(Tile *t, Context *c, const Insn *in, int f8, uint64_t *res)
 {
-	(void)c, (void)in, (void)f8, (void)o;
-	return 0;
-}
-
-uint64_t
-sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
-{
-	(void)t, (void)c, (void)in, (void)f8, (void)o;
+	(void)t, (void)c, (void)in, (void)f8, (void)res;
 	return 0;
 }
 #endif
@@ -845,12 +832,11 @@ sim_amp_run(Tile *t, Context *c, const Insn *in, int f8, const AmpOp *o)
 static inline __attribute__((always_inline)) void
 amp_v4_fast(Exec *e, int f8, ExecFn plain)
 {
-	AmpOp o;
-	if (!sim_amp_prepare(e->c, e->in, f8, &o)) {
+	uint64_t res;
+	if (!sim_amp_fast(e->tile, e->c, e->in, f8, &res)) {
 		plain(e);
 		return;
 	}
-	uint64_t res = sim_amp_run(e->tile, e->c, e->in, f8, &o);
 	sim_wa(e, e->in->op[0], (uint32_t)res);
 	sim_wa(e, e->in->op[0] + 1, (uint32_t)(res >> 32));
 }

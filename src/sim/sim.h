@@ -1101,16 +1101,13 @@ uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
 #undef I
 
 /* --- amp.c (AMP engines, docs/emulator-amp.md) --- */
-/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1) in two steps, for
- * the fast paths: the operands read before the bundle writes anything, 0
- * if the plain form must run it; then the instruction, returning the
- * words for its destination pair. */
-typedef struct {
-	uint64_t x, part; /* the input and partials pairs */
-} AmpOp;
-int sim_amp_prepare(const Context *c, const Insn *in, int f8, AmpOp *o);
-uint64_t sim_amp_run(Tile *t, Context *c, const Insn *in, int f8,
-                     const AmpOp *o);
+/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1) for the fast
+ * paths: 0, having changed nothing, if the plain form must run it; else
+ * the instruction's AMP work done and the words for its destination pair
+ * in *res, not yet written. It reads no register but its operands and
+ * $FP_NFMT/$FP_SCL, and no memory, so a bundle's main half may write its
+ * own registers and memory after it (tile.c's fused bundles). */
+int sim_amp_fast(Tile *t, Context *c, const Insn *in, int f8, uint64_t *res);
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);
 

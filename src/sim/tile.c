@@ -305,9 +305,14 @@ fast_form(ExecFn plain)
 	return plain;
 }
 
-/* Decoded instruction at pc, or NULL after raising the fault. */
+/* Decoded instruction at pc, or NULL after raising the fault. On the fast
+ * paths it is decoded into *scratch, not into the tile's own cache: its
+ * issue goes to the shared store and the tile's issue cache, so the next
+ * issue there does not come here (unless it faults or an observer's mark
+ * sends it, whose decodes are kept), and the tile's cache would be a
+ * page of fresh memory for every 64 words of code. */
 static const DInsn *
-fetch(Exec *e, uint32_t pc, uint32_t *word)
+fetch(Exec *e, uint32_t pc, uint32_t *word, DInsn *scratch)
 {
 	Tile *t = e->tile;
 	const Chip *c = t->chip;
@@ -321,7 +326,9 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 	uint32_t idx = (pc - c->mem_base) / 4;
 	*word = mem_word(t, pc);
 	if (!t->dvalid[idx]) {
-		DInsn *dc = &t->dcache[idx];
+		int keep =
+		    sim_path == SIM_PLAIN || (t->obs && t->obs->flag[idx]);
+		DInsn *dc = keep ? &t->dcache[idx] : scratch;
 		Insn *in = &dc->in;
 		if (isa_decode(*word, c->arch, in) < 0) {
 			t->fault.word[0] = *word;
@@ -349,11 +356,12 @@ fetch(Exec *e, uint32_t pc, uint32_t *word)
 		dc->fn = exec_for_row[in->row];
 		dc->fast = fast_form(dc->fn);
 		sim_insn_cost(c, dc);
-		t->dvalid[idx] = 1;
+		t->dvalid[idx] = (uint8_t)keep;
 		if (pc < t->code_lo)
 			t->code_lo = pc;
 		if (pc + 8 > t->code_hi)
 			t->code_hi = pc + 8;
+		return dc;
 	}
 	return &t->dcache[idx];
 }
@@ -458,11 +466,20 @@ fused_shape(DIssue *u)
 /* The shared store of decoded issues (SimCode, sim.h): an open-addressed
  * table keyed by an issue's words (word[1] is 0 for a one-word issue).
  * Each entry holds its halves, so that an issue and what it runs lie
- * together in the host's caches. */
+ * together in the host's caches: each part on cache lines of its own, the
+ * entries in blocks in the order they were made (code in address order, so
+ * that the next issue's lines are near). A tile meets most of its issues
+ * once per pass over its code, in a store far larger than the caches. */
 typedef struct {
-	DIssue u;
-	DInsn half[2];
+	_Alignas(64) DIssue u;
+	_Alignas(64) DInsn half[2];
 } SharedIssue;
+
+enum { CODE_BLOCK = 256 }; /* entries per block */
+typedef struct CodeBlock {
+	SharedIssue e[CODE_BLOCK];
+	struct CodeBlock *next;
+} CodeBlock;
 
 /* A table of the store: mask + 1 slots, NULL where free. A grown store
  * keeps its older tables (a thread may still be reading one) until it is
@@ -480,6 +497,7 @@ struct SimCode {
 	pthread_mutex_t lock;
 	_Atomic(CodeTable *) table;
 	uint32_t n;
+	CodeBlock *blocks; /* the newest first, filled in order */
 };
 
 static CodeTable *
@@ -505,9 +523,12 @@ sim_code_free(SimCode *s)
 {
 	if (!s)
 		return;
+	while (s->blocks) {
+		CodeBlock *next = s->blocks->next;
+		free(s->blocks);
+		s->blocks = next;
+	}
 	CodeTable *tb = atomic_load(&s->table);
-	for (uint32_t i = 0; i <= tb->mask; i++)
-		free(atomic_load(&tb->slot[i]));
 	while (tb) {
 		CodeTable *older = tb->older;
 		free(tb);
@@ -574,7 +595,14 @@ code_intern(SimCode *s, const DIssue *u)
 			tb = nt;
 			code_find(tb, u->word[0], u->word[1], u->nwords, &p);
 		}
-		e = xmalloc(sizeof *e);
+		if (s->n % CODE_BLOCK == 0) {
+			CodeBlock *b = aligned_alloc(64, sizeof *b);
+			if (!b)
+				die("out of memory (%zu bytes)", sizeof *b);
+			b->next = s->blocks;
+			s->blocks = b;
+		}
+		e = &s->blocks->e[s->n % CODE_BLOCK];
 		e->u = *u;
 		e->half[0] = *u->i0;
 		e->u.i0 = &e->half[0];
@@ -633,11 +661,11 @@ shared_issue(Tile *t, uint32_t pc)
  * path, with the rules that depend on the context and on rpt state. */
 static int
 decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
-             uint32_t *len)
+             uint32_t *len, DInsn scratch[2])
 {
 	Context *c = &t->ctx[ci];
 	uint32_t w0, w1 = 0;
-	*i0 = fetch(e, c->pc, &w0);
+	*i0 = fetch(e, c->pc, &w0, &scratch[0]);
 	*i1 = NULL;
 	if (!*i0)
 		return 0;
@@ -661,7 +689,7 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 			          c->pc);
 			return 0;
 		}
-		*i1 = fetch(e, c->pc + 4, &w1);
+		*i1 = fetch(e, c->pc + 4, &w1, &scratch[1]);
 		if (!*i1)
 			return 0;
 		t->fault.word[1] = w1;
@@ -762,13 +790,14 @@ issue(Tile *t, int ci)
 	e.nwr = 0;
 	t->nacc = 0;
 	const DInsn *i0, *i1;
+	DInsn scratch[2];
 	uint32_t len;
 	const DIssue *u = cached_issue(t, c, ci);
 	if (u) {
 		i0 = u->i0;
 		i1 = u->i1;
 		len = u->len;
-	} else if (!decode_issue(t, &e, ci, &i0, &i1, &len)) {
+	} else if (!decode_issue(t, &e, ci, &i0, &i1, &len, scratch)) {
 		goto fault;
 	}
 	uint32_t fall_through = c->pc + len;
@@ -837,15 +866,14 @@ static inline __attribute__((always_inline)) int
 fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 {
 	PaceOp po;
-	AmpOp ao;
+	uint64_t res = 0;
 	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
-	    (u->amp && !sim_amp_prepare(c, &u->i1->in, u->amp == 2, &ao)))
+	    (u->amp && !sim_amp_fast(t, c, &u->i1->in, u->amp == 2, &res)))
 		return 0;
 	sim_pace_store(t, form, &po);
 	sim_pace_write(c, &u->pd, form, &po);
 	if (u->amp) {
 		int dst = u->i1->in.op[0];
-		uint64_t res = sim_amp_run(t, c, &u->i1->in, u->amp == 2, &ao);
 		if (dst < 14)
 			c->a[dst] = (uint32_t)res;
 		if (dst + 1 < 14)
