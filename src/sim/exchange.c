@@ -43,11 +43,65 @@ xch_reset(XState *x)
 	x->mux = MUX_NONE;
 }
 
+/* Packet blocks come from chunks of the tile's own: sends are many and
+ * small, and most are freed within a few rounds. A chunk whose blocks are
+ * all freed becomes the one spare (or is freed if there is one already). */
+enum { CHUNK_BYTES = 16384 };
+static void
+retire(XState *x, XChunk *c)
+{
+	if (x->spare)
+		free(c);
+	else
+		x->spare = c;
+}
+
+/* A block of `size` bytes, 16-aligned. */
+static uint8_t *
+block_new(XState *x, size_t size, XChunk **from)
+{
+	size = (size + 15) & ~(size_t)15;
+	XChunk *c = x->chunk;
+	if (!c || c->cap - c->used < size) {
+		if (c && !c->live)
+			retire(x, c);
+		c = x->spare;
+		if (c && c->cap >= size) {
+			x->spare = NULL;
+		} else {
+			size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
+			c = xmalloc(sizeof *c + cap);
+			c->cap = cap;
+			c->live = 0;
+		}
+		c->used = 0;
+		x->chunk = c;
+	}
+	uint8_t *b = c->mem + c->used;
+	c->used += size;
+	c->live++;
+	*from = c;
+	return b;
+}
+
+static void
+block_free(XState *x, XChunk *c)
+{
+	if (--c->live)
+		return;
+	if (c == x->chunk)
+		c->used = 0;
+	else
+		retire(x, c);
+}
+
 void
 xch_free(XState *x)
 {
 	for (int i = x->pk_done; i < x->npk; i++)
-		free(x->pk[i].data); /* got and pairsum share its block */
+		block_free(x, x->pk[i].chunk); /* data, got and pairsum */
+	free(x->chunk);
+	free(x->spare);
 	free(x->pk);
 	free(x->ctl);
 	free(x->written);
@@ -99,7 +153,7 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir)
 	/* one block: the data, then (64-bit items) pairsum, 8-aligned as
 	 * the data is n * 8 bytes, then got */
 	size_t sums = item == 8 ? (size_t)n * sizeof *p->pairsum : 0;
-	p->data = xmalloc(bytes + sums + n);
+	p->data = block_new(x, bytes + sums + n, &p->chunk);
 	if (item == 8) {
 		p->pairsum = (uint64_t *)(void *)(p->data + bytes);
 		memset(p->pairsum, 0, sums);
@@ -654,8 +708,9 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 					    i, id,
 					    (unsigned long long)p->depart,
 					    p->src_addr + i * p->item);
-			free(p->data); /* and got, pairsum */
+			block_free(x, p->chunk); /* data, got, pairsum */
 			p->data = p->got = NULL;
+			p->chunk = NULL;
 			p->pairsum = NULL;
 
 			x->pk_done++;

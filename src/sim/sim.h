@@ -156,6 +156,15 @@ typedef struct {
 	uint32_t value;
 } XControl;
 
+/* Where a tile's packet blocks come from (exchange.c, xch_send): blocks
+ * are freed in the order they were made, so a chunk is cut from its start
+ * and reused once its last block is freed. */
+typedef struct {
+	size_t cap, used; /* bytes of mem, and cut from it */
+	uint32_t live;    /* blocks cut and not yet freed */
+	_Alignas(16) uint8_t mem[];
+} XChunk;
+
 typedef struct {
 	uint64_t depart;   /* cycle the first item leaves the sender */
 	uint32_t n;        /* items, one per cycle */
@@ -166,6 +175,7 @@ typedef struct {
 	uint8_t ctx;       /* 1..6 worker 0..5) that issued it: reports */
 	uint8_t *data;     /* n * item bytes, copied at the send; the */
 	                   /* block also holds got and pairsum */
+	XChunk *chunk;     /* the block's chunk */
 	uint8_t *got;      /* per item: received by some tile */
 	uint32_t ngot;     /* items received by some tile */
 	/* 64-bit items: per item, a sum over its receivers that is 0 when
@@ -179,6 +189,7 @@ typedef struct {
 	uint32_t seq;
 	XPacket *pk;
 	int npk, cappk, pk_done; /* packets fully decided so far */
+	XChunk *chunk, *spare;   /* packet blocks: cut from, and free */
 	int pk_checked;          /* packets checked against the pair */
 	uint32_t out_ptr;        /* outgoing stream: next source address */
 	uint32_t out_sctl;       /* and its direction/width bits */
