@@ -772,6 +772,9 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 		set_unit(q, &u[k], 1);
 	}
 	qsort(u, (size_t)nu, sizeof *u, by_gain);
+	for (int k = 0; log && k < nu; k++)
+		fprintf(log, "search: gain %s %.2e\n",
+		        q->pol.weight[u[k].first].name, u[k].gain);
 	/* the shortest prefix (of units in f16) reaching the target, by
 	 * bisection: none does not, all do or are the best there is */
 	int lo = 1, hi = nu;
