@@ -444,13 +444,18 @@ interp_run(const Graph *g, Interp *in)
 				break;
 			}
 			case OP_GATHER: {
-				/* table row ids[n] (the ids are exact
-				 * integers in [0, V): the graph's contract) */
+				/* table row clamp(id - base, 0, V - 1)
+				 * (the ids are integers: the graph's
+				 * contract) */
 				const Tensor *ids = graph_tensor(g, op->in[1]);
-				long double id = in->val[ids->id][coord[0]];
-				if (id != floorl(id) || id < 0 ||
-				    id >= a->shape.dim[0])
+				long double id =
+				    in->val[ids->id][coord[0]] - op->attr.base;
+				if (id != floorl(id))
 					abort();
+				id = id < 0 ? 0
+				     : id >= a->shape.dim[0]
+				         ? a->shape.dim[0] - 1
+				         : id;
 				at = (size_t)id * (size_t)a->shape.dim[1] +
 				     (size_t)coord[1];
 				v = x[at];

@@ -222,6 +222,15 @@ test_cast_reshape_transpose(void **state)
 	                 -1);
 	check_msg(&d, "gather: ids are f16; want f32 (integers as exact "
 	              "values)");
+	/* a row split's block: ids from base, f32-exact past its end */
+	gi[1] = graph_input(g, "ids2", F32, SHAPE(3), &d);
+	assert_true(graph_op(g, OP_GATHER, gi, &(OpAttrs){.base = 1 << 23},
+	                     NULL, &d) >= 0);
+	assert_int_equal(graph_op(g, OP_GATHER, gi,
+	                          &(OpAttrs){.base = (1 << 24) - 6}, NULL, &d),
+	                 -1);
+	check_msg(&d, "gather: base=16777210 and 7 rows pass 2^24 (ids are "
+	              "exact f32 integers below it)");
 	graph_free(g);
 }
 
@@ -428,7 +437,9 @@ static const char every_op_text[] =
     "weight tab f16 [5, 4]\n"
     "input ids f32 [3]\n"
     "gt = gather tab ids\n"
+    "gb = gather tab ids base=30000\n"
     "output gt\n"
+    "output gb\n"
     "output s\n"
     "output cc\n"
     "output sl\n"
@@ -638,6 +649,8 @@ test_parse_error_cases(void **state)
 	           "y = matmul x x transpose_a=1 transpose_a=0\n",
 	           e);
 	check_error(&e[0], 2, 30, "transpose_a given twice");
+	parse_fail("input x f16 [2, 2]\ny = concat x x axis=16777217\n", e);
+	check_error(&e[0], 2, 21, "axis takes 0 .. 2^24");
 	parse_fail("input x f16 [2]\nx = add x x\n", e);
 	check_error(&e[0], 2, 1, "tensor 'x' is already defined");
 	parse_fail("input x f16 [2] $\n", e);

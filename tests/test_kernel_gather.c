@@ -1,9 +1,10 @@
 /*
  * test_kernel_gather.c - kernels/gather.S on one tile: a table of
- * distinct bytes, ids picked by hand (both ends, repeats, any order), dst
- * compared byte for byte with the table's rows ids[n], the bytes around
- * it untouched, and the call's cycles against gather_cycles (exact), at
- * the nominal timing profile and at its bounds.
+ * distinct bytes, ids picked by hand (both ends, repeats, any order, and
+ * some below and above the table, which read its end rows), dst compared
+ * byte for byte with the table's rows clamp(ids[n] - base), the bytes
+ * around it untouched, and the call's cycles against gather_cycles
+ * (exact), at the nominal timing profile and at its bounds.
  */
 #include "support.h"
 
@@ -30,7 +31,8 @@ byte_of(uint32_t row, uint32_t i)
 }
 
 static void
-check(const Chip *c, uint32_t vrows, uint32_t atoms, uint32_t rows)
+check(const Chip *c, uint32_t vrows, uint32_t atoms, uint32_t rows,
+      uint32_t base)
 {
 	static const char *const names[] = {"gather"};
 	TileImage img;
@@ -44,11 +46,19 @@ check(const Chip *c, uint32_t vrows, uint32_t atoms, uint32_t rows)
 			uint8_t b = byte_of(v, i);
 			tile_write(t, TABLE + v * row + i, &b, 1);
 		}
-	/* ids: the last row, row 0, then a walk with repeats */
-	uint32_t *id = xmalloc(rows * sizeof *id);
+	/* ids: the last row, row 0, then a walk with repeats over the rows
+	 * and 3 ids either side, which read the end rows */
+	uint32_t *row_of = xmalloc(rows * sizeof *row_of);
 	for (uint32_t n = 0; n < rows; n++) {
-		id[n] = n == 0 ? vrows - 1 : n == 1 ? 0 : (n * 7 + 3) % vrows;
-		float f = (float)id[n];
+		int64_t id =
+		    n == 0   ? base + vrows - 1
+		    : n == 1 ? base
+		             : (int64_t)base - 3 + (n * 7 + 3) % (vrows + 6);
+		row_of[n] = id < (int64_t)base ? 0
+		            : id >= base + (int64_t)vrows
+		                ? vrows - 1
+		                : (uint32_t)(id - base);
+		float f = (float)id;
 		tile_write(t, IDS + 4 * n, &f, 4);
 	}
 	uint8_t *want = xmalloc(out + 2 * GUARD),
@@ -57,8 +67,14 @@ check(const Chip *c, uint32_t vrows, uint32_t atoms, uint32_t rows)
 	tile_write(t, DST - GUARD, want, out + 2 * GUARD);
 	for (uint32_t n = 0; n < rows; n++)
 		for (uint32_t i = 0; i < row; i++)
-			want[GUARD + n * row + i] = byte_of(id[n], i);
-	GatherCall k = {TABLE, IDS, DST, rows, atoms};
+			want[GUARD + n * row + i] = byte_of(row_of[n], i);
+	GatherCall k = {.table = TABLE,
+	                .ids = IDS,
+	                .dst = DST,
+	                .rows = rows,
+	                .base = base,
+	                .vrows = vrows,
+	                .atoms = atoms};
 	uint8_t args[GATHER_ARGS_BYTES];
 	gather_args_fill(&k, args);
 	TileKernelCall kc = {"gather", "gather", args, sizeof args, ARGS};
@@ -67,10 +83,11 @@ check(const Chip *c, uint32_t vrows, uint32_t atoms, uint32_t rows)
 		fail_msg("%s", d.msg);
 	tile_read(t, DST - GUARD, got, out + 2 * GUARD);
 	if (memcmp(got, want, out + 2 * GUARD))
-		fail_msg("atoms %u, rows %u: dst is not the rows picked", atoms,
-		         rows);
+		fail_msg("atoms %u, rows %u, base %u: dst is not the rows "
+		         "picked",
+		         atoms, rows, base);
 	assert_int_equal(took, gather_cycles(c, &k));
-	free(id);
+	free(row_of);
 	free(want);
 	free(got);
 	tile_free(t);
@@ -81,13 +98,23 @@ static void
 test_gather(void **state)
 {
 	(void)state;
-	static const uint32_t shapes[][3] = {
-	    {1, 1, 1}, {5, 1, 7}, {40, 2, 6}, {40, 4, 13}, {1000, 8, 32},
+	/* V, atoms, rows, base: base 0 (negative ids), a row split's block
+	 * (BERT-base's last in f16: 3816 rows from 26712), one past the
+	 * address 0x60000 in rows (the table's address less base rows
+	 * wraps) */
+	static const uint32_t shapes[][4] = {
+	    {1, 1, 1, 0},
+	    {5, 1, 7, 0},
+	    {40, 2, 6, 3},
+	    {40, 4, 13, 0},
+	    {1000, 8, 32, 0},
+	    {3818, 2, 40, 26711},
+	    {3, 1, 9, 0x60000 / 8 + 1},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		for (int b = TIMING_NOMINAL; b <= TIMING_SLOW; b++)
 			check(profile_chip((TimingBound)b), shapes[i][0],
-			      shapes[i][1], shapes[i][2]);
+			      shapes[i][1], shapes[i][2], shapes[i][3]);
 }
 
 int

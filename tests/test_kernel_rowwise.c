@@ -103,21 +103,12 @@ f32_value(uint32_t b)
 	return f;
 }
 
-static uint32_t
-f32_bits(double x)
-{
-	float f = (float)x;
-	uint32_t b;
-	memcpy(&b, &f, 4);
-	return b;
-}
-
 /* Store x (exactly representable: made by f16_trunc or a float) at p. */
 static double
 put_elem(uint8_t *p, DType t, double x)
 {
 	if (t == DT_F32) {
-		uint32_t b = f32_bits(x);
+		uint32_t b = f32_bits((float)x);
 		memcpy(p, &b, 4);
 		return f32_value(b);
 	}

@@ -33,6 +33,9 @@ enum {
 	GRAPH_MAX_ERRORS = 8,     /* errors graph_parse reports */
 	GRAPH_F8_SCALE_MIN = -32, /* the 6-bit scale field (fp.h) */
 	GRAPH_F8_SCALE_MAX = 31,
+	/* An int attribute's bound (concat's axis, gather's base): 2^24,
+	 * below which f32 holds every integer */
+	GRAPH_MAX_INT_ATTR = 1 << 24,
 };
 /* Largest element count of one tensor (2^40): keeps products of dims and
  * cost counts far from int64 overflow. */
@@ -101,6 +104,7 @@ typedef struct {
 	double eps;      /* layernorm: added to the variance, finite, >= 0 */
 	double scale;    /* softmax: multiplies x, finite, > 0 */
 	int axis;        /* concat: the axis joined, 0 .. rank - 1 */
+	int base;        /* gather: the id of the table's row 0 */
 } OpAttrs;
 
 typedef enum {

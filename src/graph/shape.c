@@ -235,7 +235,6 @@ infer_concat(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 static int
 infer_gather(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 {
-	(void)a;
 	const Shape *t = &in[0]->shape, *ids = &in[1]->shape;
 	char st[128], si[128];
 	if (t->rank != 2 || ids->rank != 1)
@@ -249,6 +248,12 @@ infer_gather(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 		                "ids are %s; want f32 (integers as exact "
 		                "values)",
 		                dtype_name(in[1]->elem.dtype));
+	/* the kernel clamps ids as f32 to base .. base + V - 1: exact */
+	if (a->base + t->dim[0] > GRAPH_MAX_INT_ATTR)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "base=%d and %lld rows pass 2^24 (ids are "
+		                "exact f32 integers below it)",
+		                a->base, (long long)t->dim[0]);
 	out->shape = (Shape){2, {ids->dim[0], t->dim[1]}};
 	out->elem = in[0]->elem;
 	return shape_elems(&out->shape) > GRAPH_MAX_ELEMS
@@ -462,10 +467,10 @@ check_attr(OpAttrs *a, AttrId id, int used, Diag *d)
 	}
 	case AK_INT: {
 		int v = *(int *)p;
-		if (v < 0 || (!used && v))
+		if (v < 0 || v > GRAPH_MAX_INT_ATTR || (!used && v))
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s=%d: want %s", attrs[id].name, v,
-			                used ? "an int >= 0" : "none");
+			                used ? "an int in 0 .. 2^24" : "none");
 		return 0;
 	}
 	case AK_FLOAT: {

@@ -468,9 +468,9 @@ parse_attr_value(Parser *p, OpAttrs *a, AttrId id)
 		int col = peek(p)->col;
 		if (expect_int(p, &x))
 			return IPU_EINVAL;
-		if (x < 0 || x >= GRAPH_MAX_RANK)
-			return perr(p, col, "%s takes 0 .. %d",
-			            attr_desc(id)->name, GRAPH_MAX_RANK - 1);
+		if (x < 0 || x > GRAPH_MAX_INT_ATTR)
+			return perr(p, col, "%s takes 0 .. 2^24",
+			            attr_desc(id)->name);
 		*(int *)v = (int)x;
 		return 0;
 	}

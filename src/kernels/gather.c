@@ -1,6 +1,8 @@
 /*
- * gather.c - host side of kernels/gather.S: the argument block (six
- * ranges of rows, the first rows % 6 workers one longer) and the cycle
+ * gather.c - host side of kernels/gather.S: the argument block (the
+ * table's address less base rows, so that the kernel indexes it by the
+ * clamped id itself; the clamp's bounds as f32; six ranges of rows, the
+ * first rows % 6 workers one longer) and the cycle
  * count that follows from the issue model and the timing rules
  * (docs/emulator.md, docs/fidelity.md).
  */
@@ -23,21 +25,25 @@ void
 gather_args_fill(const GatherCall *c, uint8_t out[GATHER_ARGS_BYTES])
 {
 	memset(out, 0, GATHER_ARGS_BYTES);
-	put_le32(out, c->table);
+	/* wraps below address 0 when base rows are more than the address:
+	 * the kernel adds them back (32-bit arithmetic) */
+	put_le32(out, c->table - c->base * c->atoms * 8);
 	put_le32(out + 4, c->ids);
 	put_le32(out + 8, c->dst);
 	put_le32(out + 12, c->atoms);
+	put_le32(out + 16, f32_bits((float)c->base));
+	put_le32(out + 20, f32_bits((float)(c->base + c->vrows - 1)));
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = worker_rows(c->rows, w);
-		put_le32(out + 16 + 8 * w, first);
-		put_le32(out + 20 + 8 * w, n);
+		put_le32(out + 24 + 8 * w, first);
+		put_le32(out + 28 + 8 * w, n);
 		first += n;
 	}
 }
 
 /* The supervisor's code in gather.S, instruction by instruction; worker
  * w starts at its first turn after the runall's launch delay and issues
- * 3 instructions (no rows) or 15 + (10 + atoms) a row, one a turn (all
+ * 3 instructions (no rows) or 16 + (11 + atoms) a row, one a turn (all
  * bundles, no transcendental); the sync LOCAL leaves 6 cycles after the
  * last exit. */
 uint64_t
@@ -55,7 +61,7 @@ gather_cycles(const Chip *c, const GatherCall *k)
 		uint64_t n = worker_rows(k->rows, w);
 		exit[w] =
 		    first[w] +
-		    6 * ((n ? 15 + n * (10 + (uint64_t)k->atoms) : 3) - 1);
+		    6 * ((n ? 16 + n * (11 + (uint64_t)k->atoms) : 3) - 1);
 	}
 	sup_workers(&s, exit);
 	sup_sync(&s);

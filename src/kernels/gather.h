@@ -1,8 +1,10 @@
 /*
  * gather.h - the gather kernel (kernels/gather.S) from the host side: its
  * argument block and cycle formula. One call copies, for each of `rows`
- * f32 ids (integers inside the table, checked by the host), the table's
- * row ids[n] (a block of columns, `atoms` 8-byte atoms) to dst row n.
+ * f32 ids (integers below 2^24 in magnitude), the table's row
+ * clamp(ids[n] - base, 0, vrows - 1) (a block of columns, `atoms` 8-byte
+ * atoms) to dst row n: an id outside base .. base + vrows - 1 reads an
+ * end row, never past the table.
  */
 #ifndef IPU_GATHER_H
 #define IPU_GATHER_H
@@ -11,11 +13,13 @@
 
 #include "../target/chip.h"
 
-enum { GATHER_ARGS_BYTES = 16 + 6 * 8 };
+enum { GATHER_ARGS_BYTES = 24 + 6 * 8 };
 
 typedef struct {
 	uint32_t table, ids, dst; /* tile addresses: 8-aligned, ids 4 */
 	uint32_t rows;            /* ids, and dst rows */
+	uint32_t base, vrows;     /* the id of table row 0; table rows, >= 1;
+	                             base + vrows <= 2^24 */
 	uint32_t atoms;           /* a row of table and dst, 1 .. 65536 (the rpt
 	                             counts atoms - 1 in 16 bits) */
 } GatherCall;

@@ -301,14 +301,6 @@ rw_check(const RwCall *c, Diag *d)
 	return IPU_OK;
 }
 
-static uint32_t
-f32_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /* Worker w's rows: [first, first + count). */
 static void
 worker_rows(uint32_t rows, int w, uint32_t *first, uint32_t *count)

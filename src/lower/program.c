@@ -693,6 +693,8 @@ lower_gather_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		c->args = (KernelArgs){
 		    KC_GATHER,
 		    .u.gather = {.rows = po->rows,
+		                 .base = (uint32_t)op->attr.base,
+		                 .vrows = (uint32_t)tab->shape.dim[0],
 		                 .atoms = po->pad_cols *
 		                          (uint32_t)dtype_size(dt) / 8}};
 		c->cycles = gather_cycles(b->l->chip, &c->args.u.gather);

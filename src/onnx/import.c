@@ -2178,78 +2178,43 @@ emit_gather(Imp *im, const Onnx__NodeProto *n, int ni, Value **in, int nin,
 	return emit_reshape_to(im, n, ni, 0, find(im, tmp), r - 1, to, d);
 }
 
-/* A weight [n] of f32 value c (a row-split lookup's id arithmetic). */
-static int32_t
-id_const(Imp *im, const Onnx__NodeProto *n, int64_t N, double c,
-         const char *what, int64_t blk, Diag *d)
-{
-	Host h = {.rank = 1, .dim = {N}, .n = N};
-	h.v = xmalloc((size_t)N * sizeof *h.v);
-	for (int64_t i = 0; i < N; i++)
-		h.v[i] = c;
-	char suffix[40];
-	snprintf(suffix, sizeof suffix, "%s%lld", what, (long long)blk);
-	int32_t w =
-	    weight_host(im, &h, (ElemType){DT_F32, 0}, n->output[0], suffix, d);
-	free(h.v);
-	return w;
-}
-
 /* The lookup of emit_lookup for a table too large for one gather (a
  * block of 8 columns above PLAN_GATHER_TABLE_MAX): B blocks of R rows,
  * each an IR gather from its own table [zeros; rows r0 .. r0 + R - 1;
- * zeros] by the N ids [N] moved into it on the chip in f32:
- *     j = clamp(id - r0 + 1, 0, R + 1) = a - relu(a - (R + 1)),
- *     a = relu(id - r0 + 1)
- * a row of zeros for an id outside the block (the clamps that cannot
- * bite, below in the first block and above in the last, left out; exact
- * for integers below 2^24), and the B results summed by `add`s: each id
- * is in one block, so each sum is its row plus zeros, exact. */
+ * zeros] (no zeros before the first block or after the last: no id is
+ * there) with `base` the id of its row 0; the gather clamps each id into
+ * the table, so an id outside the block reads a row of zeros; the B
+ * results summed by `add`s: each id is in one block, so each sum is its
+ * row plus zeros, exact. */
 static int32_t
 split_lookup(Imp *im, const Onnx__NodeProto *n, Value *tab, int32_t ids,
              Diag *d)
 {
 	int64_t V = tab->h.dim[0], D = tab->h.n / V,
-	        N = graph_tensor(im->g, ids)->shape.dim[0],
 	        rmax = PLAN_GATHER_TABLE_MAX /
 	                   (8 * (int64_t)dtype_size(im->act.dtype)) -
 	               2,
 	        B = (V + rmax - 1) / rmax, R = (V + B - 1) / B;
 	Host t = {.rank = 2, .dim = {R + 2, D}};
 	t.v = xmalloc((size_t)((R + 2) * D) * sizeof *t.v);
-	int32_t sum = -1, neg = id_const(im, n, N, -1, "minus_one", 0, d);
-	for (int64_t b = 0; b < B && neg >= 0; b++) {
-		int64_t r0 = b * R, rows = V - r0 < R ? V - r0 : R;
-		t.dim[0] = rows + 2;
-		t.n = (rows + 2) * D;
+	int32_t sum = -1;
+	for (int64_t b = 0; b < B; b++) {
+		int64_t r0 = b * R, rows = V - r0 < R ? V - r0 : R,
+		        before = b > 0, after = b < B - 1;
+		t.dim[0] = before + rows + after;
+		t.n = t.dim[0] * D;
 		memset(t.v, 0, (size_t)t.n * sizeof *t.v);
-		memcpy(t.v + D, tab->h.v + r0 * D,
+		memcpy(t.v + before * D, tab->h.v + r0 * D,
 		       (size_t)(rows * D) * sizeof *t.v);
 		char suffix[40];
 		snprintf(suffix, sizeof suffix, "rows%lld", (long long)b);
 		int32_t in[2] = {
-		    weight_host(im, &t, im->act, n->output[0], suffix, d),
-		    id_const(im, n, N, (double)(1 - r0), "shift", b, d)};
-		if (in[0] < 0 || in[1] < 0)
-			break;
-		int32_t j = graph_add(im->g, ids, in[1], NULL, d);
-		if (j >= 0 && r0 > 0)
-			j = op1(im, OP_RELU, j, NULL, NULL, d);
-		if (j >= 0 && r0 + rows < V) {
-			int32_t top = id_const(im, n, N, (double)-(rows + 1),
-			                       "top", b, d),
-			        u = top < 0 ? -1
-			                    : graph_add(im->g, j, top, NULL, d);
-			if (u >= 0)
-				u = op1(im, OP_RELU, u, NULL, NULL, d);
-			if (u >= 0)
-				u = graph_mul(im->g, u, neg, NULL, d);
-			j = u < 0 ? -1 : graph_add(im->g, j, u, NULL, d);
-		}
-		in[1] = j;
-		int32_t g = j < 0 ? -1
-		                  : graph_op(im->g, OP_GATHER, in,
-		                             &(OpAttrs){0}, NULL, d);
+		    weight_host(im, &t, im->act, n->output[0], suffix, d), ids};
+		int32_t g =
+		    in[0] < 0 ? -1
+		              : graph_op(im->g, OP_GATHER, in,
+		                         &(OpAttrs){.base = (int)(r0 - before)},
+		                         NULL, d);
 		if (g < 0)
 			break;
 		sum = b ? graph_add(im->g, sum, g, NULL, d) : g;
