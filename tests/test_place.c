@@ -254,6 +254,30 @@ test_interleaved(void **state)
 	free_lowered(l);
 }
 
+/* A whole-program buffer larger than region 0 (a loop's weight bank)
+ * beside a whole-program interleaved one. Orders 0 to 2 put the
+ * interleaved buffer first, at 0x80000, and the bank above it: 0x80000 +
+ * 200,000 + 400,000 = 1,124,288, past mem_end (0xE8000 = 950,272). Order
+ * 3 puts the bank first, at mem_base, running into the interleaved
+ * region (0x4C000 + 400,000 = 0xADA80), and the interleaved buffer above
+ * it: 0xADA80 + 200,000 = 911,296, within the tile. */
+static void
+test_bottom_layer(void **state)
+{
+	(void)state;
+	Lowered *l = new_lowered(1);
+	const Chip *c = l->chip;
+	int in = add(l, 0, 200000, 16, REGION_INTERLEAVED, 0, 5, "L");
+	int bank = add(l, 0, 400000, 8, REGION_ANY, 0, 5, "bank");
+	PlaceReport rep;
+	assert_int_equal(place_buffers(l, NULL, &rep, NULL), IPU_OK);
+	check_placement(l, NULL, -1);
+	assert_int_equal(l->buf[bank].addr, c->mem_base);
+	assert_int_equal(l->buf[in].addr, 0xADA80);
+	place_report_free(&rep);
+	free_lowered(l);
+}
+
 static void
 test_apart(void **state)
 {
@@ -582,6 +606,7 @@ main(void)
 	    cmocka_unit_test(test_lifetimes),
 	    cmocka_unit_test(test_random_rules),
 	    cmocka_unit_test(test_interleaved),
+	    cmocka_unit_test(test_bottom_layer),
 	    cmocka_unit_test(test_apart),
 	    cmocka_unit_test(test_code_end),
 	    cmocka_unit_test(test_overflow),

@@ -52,6 +52,9 @@ typedef struct {
 	int nused;
 	Zeroed *zeroed; /* buffers whose padding must stay zero (pad_zero) */
 	int nzeroed, capzeroed;
+	TensorPlace **refill; /* copies of a loop weight an exchange fills
+	                         each iteration (loop_copies) */
+	int nrefill, caprefill;
 	uint32_t tiles_used;
 	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
 	                             iteration of the loop (RepeatMap) */
@@ -216,6 +219,8 @@ loop_copies(Build *b, const OpPlan *o, TileLog *owners, int32_t id,
 	if (!*s)
 		*s = lower_step(b->l, STEP_EXCHANGE, "broadcast");
 	use_place(b, home, at);
+	GROW(b->refill, b->nrefill, b->caprefill);
+	b->refill[b->nrefill++] = want;
 	return lower_relayout(*s, home, want, NULL, d);
 }
 
@@ -806,6 +811,18 @@ trim_lifetimes(Build *b)
 {
 	size_used(b);
 	uint8_t *keep = xcalloc((size_t)b->l->nbuf, 1);
+	/* a loop weight's copy that an exchange fills each iteration lives
+	 * from that exchange to its reader, not as its weight; one with
+	 * padding stays, so that its padding keeps the loaded zeros */
+	uint8_t *refilled = xcalloc((size_t)b->l->nbuf, 1);
+	for (int i = 0; i < b->nrefill; i++) {
+		const TensorPlace *tp = b->refill[i];
+		int padded = 0;
+		for (int k = 0; k < tp->npiece; k++)
+			padded |= tp->piece[k].cols < tp->piece[k].pad_cols;
+		for (int k = 0; !padded && k < tp->npiece; k++)
+			refilled[tp->piece[k].at.buf] = 1;
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < b->nmade; i++) {
 			const TensorPlace *tp = b->made[i];
@@ -813,6 +830,8 @@ trim_lifetimes(Build *b)
 			for (int k = 0; t && k < tp->npiece; k++) {
 				int32_t id = tp->piece[k].at.buf;
 				Buffer *buf = &b->l->buf[id];
+				if (pass == 0 && refilled[id])
+					continue;
 				if (pass == 0) {
 					keep[id] |=
 					    t->role == ROLE_WEIGHT ||
@@ -835,6 +854,7 @@ trim_lifetimes(Build *b)
 			}
 		}
 	free(keep);
+	free(refilled);
 	share_zeroed(b);
 }
 
@@ -1033,6 +1053,7 @@ lower_plan(const Plan *plan, Lowered **out, Diag *d)
 	free(b.home);
 	free(b.used);
 	free(b.zeroed);
+	free(b.refill);
 	if (r) {
 		lower_free(b.l);
 		b.l = NULL;

@@ -165,14 +165,19 @@ step_key(int64_t step)
 
 /*
  * The placement orders, as keys over the buffers in index order (the sort
- * is stable, so ties go by index). Interleaved buffers come first in all
- * three: their window is the narrower one.
+ * is stable, so ties go by index). Interleaved buffers come first in the
+ * first three: their window is the narrower one.
  *   0: whole-program buffers (the bottom layer), then largest first, then
  *      longest-lived, then earliest;
  *   1: longest-lived first, then largest, then earliest;
- *   2: largest first, then earliest.
+ *   2: largest first, then earliest;
+ *   3: as 0, but the whole-program buffers in either region first: a
+ *      buffer larger than region 0 left above the code (a loop's weight
+ *      bank) then starts at the code and runs into the interleaved
+ *      region, instead of above the interleaved buffers with region 0 a
+ *      gap that the small buffers fill only in part.
  */
-enum { NORDERS = 3 };
+enum { NORDERS = 4 };
 
 static void
 order_keys(const TileBuf *b, const uint8_t *whole, int n, int order, PackKey *k)
@@ -187,6 +192,11 @@ order_keys(const TileBuf *b, const uint8_t *whole, int n, int order, PackKey *k)
 		case 0:
 			k[i].hi = other << 63 | (uint64_t)!whole[i] << 62 |
 			          nbytes << 30;
+			k[i].lo = nspan << 32 | first;
+			break;
+		case 3:
+			k[i].hi = (uint64_t)!whole[i] << 63 |
+			          (whole[i] ? 0 : other) << 62 | nbytes << 30;
 			k[i].lo = nspan << 32 | first;
 			break;
 		case 1:
