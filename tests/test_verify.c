@@ -280,6 +280,28 @@ test_plan(void **state)
 	assert_true(l->tiles <= 16);
 	lower_free(l);
 
+	/* weights of an eighth of a tile or more (a 512 KB w on 4 tiles):
+	 * the bias's copies, which the host would write for the whole
+	 * program, are instead stored once and copied by an exchange */
+	static const char many[] = "input a f32 [32, 64]\n"
+	                           "weight w f32 [64, 2048]\n"
+	                           "weight bias f32 [2048]\n"
+	                           "c = matmul a w\n"
+	                           "y = add c bias\n"
+	                           "output y\n";
+	Graph *gm;
+	assert_int_equal(graph_parse(many, strlen(many), "t", &gm, errs, &nerr),
+	                 0);
+	Plan *pm;
+	assert_int_equal(plan_graph(gm, chip_default(), 4, &o, &pm, &d), 0);
+	assert_int_equal(pm->op[1].in[1].kind, CONV_LOOP_COPIES);
+	assert_true(pm->op[1].in[1].cycles > 0);
+	assert_int_equal(lower_plan(pm, &l, &d), 0);
+	assert_int_equal(lower_verify(l, &d), 0);
+	lower_free(l);
+	plan_free(pm);
+	graph_free(gm);
+
 	/* a plan that refuses: f8 on an ipu2 chip */
 	static const char f8[] = "input a f8_f143*2^0 [8, 8]\n"
 	                         "input b f8_f143*2^0 [8, 8]\n"

@@ -209,14 +209,16 @@ stored_times(const Planner *P, int32_t id)
 /* A weight wanted in several copies (`want`: a bias next to every block,
  * LayerNorm's gamma and beta next to every piece of rows) that has no
  * home: the host writes every copy; but a loop weight, which the bank
- * holds once an iteration, is stored once, each distinct block on the
- * tile storing the fewest weight bytes (logged in o->owners), and an
- * exchange copies the blocks into `want`. */
+ * holds once an iteration, or any when the weights take much of a tile
+ * (copies the host writes live the whole program: So400m f8's position
+ * embedding at batch 4, 18,720 bytes on a tile), is stored once, each
+ * distinct block on the tile storing the fewest weight bytes (logged in
+ * o->owners), and an exchange copies the blocks into `want`. */
 static int
 copies_home(Planner *P, int32_t id, TensorPlace *want, OpPlan *o, Conv *c,
             Diag *d)
 {
-	if (P->loop_slot[id] < 0) {
+	if (P->loop_slot[id] < 0 && !P->weights_many) {
 		P->home[id] = want;
 		*c = (Conv){CONV_HOST, 0};
 		return IPU_OK;

@@ -255,10 +255,12 @@ typedef enum {
 	                     in a layout only this op reads (a GEMM's packed
 	                     B, its transposed A) while the home is left to
 	                     the next consumer */
-	CONV_LOOP_COPIES, /* a loop weight wanted in several copies (a bias
-	                     next to every block): stored once, each distinct
-	                     block where the weight balance puts it, and
-	                     copied by an exchange each iteration */
+	CONV_LOOP_COPIES, /* a loop weight (or any, when the weights take
+	                     much of a tile: copies_home) wanted in several
+	                     copies (a bias next to every block): stored
+	                     once, each distinct block where the weight
+	                     balance puts it, and copied by an exchange each
+	                     iteration */
 	CONV_MOVE,        /* an exchange from its home */
 	CONV_PACK,        /* a GEMM's B made on the device: an exchange into
 	                     row-major blocks, packed into the weight layout
