@@ -39,6 +39,7 @@
 #include "../src/kernels/kernels.h"
 #include "../src/bench/tile_kernel.h"
 #include "../src/kernels/rowwise.h"
+#include "../src/util/fp.h"
 #include "../src/util/util.h"
 
 enum {
@@ -108,7 +109,7 @@ static double
 put_elem(uint8_t *p, DType t, double x)
 {
 	if (t == DT_F32) {
-		uint32_t b = f32_bits((float)x);
+		uint32_t b = fp_float_f32((float)x);
 		memcpy(p, &b, 4);
 		return f32_value(b);
 	}

@@ -12,6 +12,7 @@
 
 #include "kernels.h"
 
+#include "../util/fp.h"
 #include "../util/util.h"
 
 /* Rows of worker w. */
@@ -31,8 +32,8 @@ gather_args_fill(const GatherCall *c, uint8_t out[GATHER_ARGS_BYTES])
 	put_le32(out + 4, c->ids);
 	put_le32(out + 8, c->dst);
 	put_le32(out + 12, c->atoms);
-	put_le32(out + 16, f32_bits((float)c->base));
-	put_le32(out + 20, f32_bits((float)(c->base + c->vrows - 1)));
+	put_le32(out + 16, fp_float_f32((float)c->base));
+	put_le32(out + 20, fp_float_f32((float)(c->base + c->vrows - 1)));
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = worker_rows(c->rows, w);
 		put_le32(out + 24 + 8 * w, first);

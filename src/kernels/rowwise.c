@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../util/fp.h"
 #include "../util/util.h"
 #include "kernels.h"
 
@@ -449,12 +450,12 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	put_le32(out + ARG_JUMP, panel_jump(c->dst_panel));
 	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel));
 	if (c->op == RW_LAYERNORM) {
-		put_le32(out + 16, f32_bits((float)(1.0 / c->cols)));
-		put_le32(out + 20, f32_bits(c->eps));
+		put_le32(out + 16, fp_float_f32((float)(1.0 / c->cols)));
+		put_le32(out + 20, fp_float_f32(c->eps));
 		put_le32(out + 24, c->gamma);
 		put_le32(out + 28, c->beta);
 	} else {
-		put_le32(out + 16, f32_bits(-c->scale));
+		put_le32(out + 16, fp_float_f32(-c->scale));
 	}
 	/* the tail set: the row's lanes kept, -inf in the others; the full
 	 * set keeps every lane (its fill is 0) */

@@ -131,15 +131,6 @@ put_le32(uint8_t *p, uint32_t v)
 #endif
 }
 
-/* A float's bits (an f32 in an argument block, with put_le32). */
-static inline uint32_t
-f32_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /* Bits hi..lo of w, hi >= lo, 0 <= hi < 32. */
 static inline uint32_t
 bits(uint32_t w, unsigned hi, unsigned lo)
