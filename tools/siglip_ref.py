@@ -1114,6 +1114,99 @@ def _reads(name, rows, d):
     raise RefError(f"{name}: not a dense GEMM weight")
 
 
+def _search_units(cfg):
+    """The mixed-precision search's units as ipu quant forms them: the weights
+    that run as one GEMM (a layer's q, k and v) or one weight."""
+    units = []
+    for i in range(cfg.num_hidden_layers):
+        p = f"encoder.layers.{i}."
+        units += [[p + f"self_attn.{n}_proj.weight" for n in "qkv"], [p + "self_attn.out_proj.weight"],
+                  [p + "mlp.fc1.weight"], [p + "mlp.fc2.weight"]]
+    return units + [["head.attention.in_proj_weight"], ["head.attention.out_proj.weight"],
+                    ["head.mlp.fc1.weight"], ["head.mlp.fc2.weight"]]
+
+
+def mixed_search(pixels, w, f8, acts, cfg):
+    """ipu quant's --target-cos search written again on the reference's
+    decoding (f16 storage, the policy's casts; a kept unit's weights f16, its
+    inputs not cast), judged as ipu quant judges it: the smallest cosine over
+    the calibration images, here against the f64 tower.  w: the float weights
+    (f64), f8: {name: [(rows, decoded f8 values)]}, acts: {position: (scale,
+    format)}.  -> (each unit's gain alone over all f8, best first: [(unit's
+    first weight, gain)]; the cosine with the first n of that ranking kept,
+    n = 0 .. all)."""
+    ref, _ = tower(pixels, w, cfg, "f64")
+    units = _search_units(cfg)
+    activations = {pos: {"scale": s, "format": fmt} for pos, (s, fmt) in acts.items()}
+
+    def cos(kept):
+        wq, names = dict(w), {}
+        for i, u in enumerate(units):
+            for k in u:
+                names["vision_model." + k] = "f16" if i in kept else "f8"
+                if i not in kept:
+                    wq[k] = torch.cat([v for _, v in f8[k]])
+        got, _ = tower(pixels, wq, cfg, "f16", _PolicyActivations({"weights": names, "activations": activations}))
+        return min(compare(got, ref)["item_cosines"])
+
+    base = cos(set())
+    gains = sorted(((cos({i}) - base, i) for i in range(len(units))), key=lambda g: -g[0])
+    curve = [cos({i for _, i in gains[:n]}) for n in range(len(units) + 1)]
+    return [("vision_model." + units[i][0], g) for g, i in gains], curve
+
+
+def _search_tol(cos):
+    """How far ipu quant's host model and the reference's decoding may put
+    one cosine (or a gain over an all-f8 cosine) apart: they round to f16 at
+    other points (the product before the bias add, the attention scores
+    before their scale), which moves elements across F143's rounding ties,
+    so they differ by a part of the error itself.  Measured on the d-64
+    --realistic test checkpoint (docs/quantization.md): gains 9.9e-4 apart
+    at 1 - cos 2.5e-3 (`tensor`), 4.5% of 1 - cos apart at 0.27
+    (`percentile` at P 97); twice each."""
+    return 2e-3 + 0.1 * (1 - cos)
+
+
+def check_search(log_path, gains, curve, policy):
+    """ipu quant's search (its log, the kept weights in its policy) against
+    mixed_search's: the all-f8 cosine and every unit's gain within
+    _search_tol; the choice (the fewest of the ranking kept whose cosine
+    reaches the target) the same, which the check requires to be decided by
+    margins above _search_tol: the units kept and the others' gains apart by
+    twice it, every prefix's cosine that far on its side of the target.
+    -> the failures."""
+    with open(log_path) as f:
+        log = f.read()
+    m = re.search(r"search: all f8: cosine ([0-9.]+) \(target ([0-9.]+)\)", log)
+    if not m:
+        return [f"{log_path}: no search in ipu quant's log"]
+    base, target = float(m.group(1)), float(m.group(2))
+    theirs = {n: float(g) for n, g in re.findall(r"search: gain (\S+) (\S+)", log)}
+    fails, tol = [], _search_tol(curve[0])
+    print(f"search: all f8: cosine {base:.6f} (ipu quant), {curve[0]:.6f} (reference), tolerance {tol:.2g}")
+    if abs(base - curve[0]) > tol:
+        fails.append(f"search: all-f8 cosine {base:.6f}, the reference's {curve[0]:.6f}")
+    for n, g in gains:
+        got = theirs.get(n)
+        print(f"search: gain {n} {got if got is None else f'{got:.2e}'} (ipu quant), {g:.2e} (reference)")
+        if theirs and not (got is not None and abs(got - g) <= tol):
+            fails.append(f"search: {n}'s gain {got}, the reference's {g:.2e}")
+    print("search: the reference's cosine with the first n kept: " + " ".join(f"{c:.6f}" for c in curve))
+    n = next((i for i, c in enumerate(curve) if c >= target), len(curve) - 1)
+    decided = (all(c < target - _search_tol(c) for c in curve[:n])
+               and all(c >= target + _search_tol(c) for c in curve[n:-1])
+               and (n in (0, len(gains)) or gains[n - 1][1] - gains[n][1] > 2 * tol))
+    if not decided:
+        return fails + [f"search: target {target} is not decided by margins above the tolerance here"]
+    kept = {k for k, e in policy["weights"].items() if e == "f16"}
+    want = {k for k, _ in gains[:n]}
+    got = {k for k, _ in gains if k in kept}
+    print(f"search: the reference keeps {n} in f16 ({', '.join(sorted(want))}), ipu quant {len(got)}")
+    if got != want:
+        fails.append(f"search: ipu quant kept {sorted(got)}, the reference {sorted(want)}")
+    return fails
+
+
 def _cmd_quant_check(args):
     cfg = read_config(args.config)
     _refuse_existing([args.out], args.force)
@@ -1151,6 +1244,7 @@ def _cmd_quant_check(args):
     checked = 0
     formats = ("F143", "F152") if fmt_choice else ("F143",)
     d = cfg.hidden_size
+    f8 = {}   # the reference's own f8 weights, nearest rounding: {name: [(rows, values)]}
     head_in = "head.attention.in_proj_weight"
     chosen = {g: weight_group_scale([w[k] if rows is None else w[k][rows] for k, rows in members],
                                     channel, mse, formats)
@@ -1171,6 +1265,7 @@ def _cmd_quant_check(args):
         else:
             quant = quantize_weight_group(tensors, channel, mse, s, fmt)
         for (k, rows), t, (q, cs) in zip(members, tensors, quant):
+            f8.setdefault(k, []).append((rows, q * cs if block else q * cs[:, None] if channel else q))
             full = "vision_model." + k
             entry = policy["weights"][full]
             got = qt[full].double()
@@ -1239,6 +1334,10 @@ def _cmd_quant_check(args):
             elif not torch.allclose(gotb, b0, rtol=1e-6, atol=1e-7):
                 fails.append(f"{bname}: changed without bias correction")
             checked += 1
+    if args.search_log:
+        if gptq or bias:
+            raise RefError("--search-log: the search is written again for nearest rounding only (not gptq, bias)")
+        fails += check_search(args.search_log, *mixed_search(pixels, w, f8, acts, cfg), policy)
     for f in fails:
         print("FAIL " + f)
     # the checkpoint as decoded, against the f64 tower of the original
@@ -1410,6 +1509,7 @@ def _parser():
     s.add_argument("--block", type=int, default=128, help="block's columns per K block as given to ipu quant (128)")
     s.add_argument("--damp", type=float, default=0.01, help="gptq's dampening as given to ipu quant (0.01)")
     s.add_argument("--min-cos", type=float, help="exit 1 if a held-out image's cosine is below this")
+    s.add_argument("--search-log", help="ipu quant --target-cos's output: check its search against the reference's")
     s.add_argument("--device-blocks", action="store_true",
                    help="decode per-K-block scales as the device runs them: each block's product rounded to f16, "
                         "scaled and summed in f16 (default: the weights' values, one product)")
