@@ -1194,16 +1194,16 @@ def check_search(log_path, gains, curve, policy):
     print("search: the reference's cosine with the first n kept: " + " ".join(f"{c:.6f}" for c in curve))
     n = next((i for i, c in enumerate(curve) if c >= target), len(curve) - 1)
     decided = (all(c < target - _search_tol(c) for c in curve[:n])
-               and all(c >= target + _search_tol(c) for c in curve[n:-1])
+               and (n == 0 or all(c >= target + _search_tol(c) for c in curve[n:-1]))
                and (n in (0, len(gains)) or gains[n - 1][1] - gains[n][1] > 2 * tol))
     if not decided:
         return fails + [f"search: target {target} is not decided by margins above the tolerance here"]
     kept = {k for k, e in policy["weights"].items() if e == "f16"}
     want = {k for k, _ in gains[:n]}
-    got = {k for k, _ in gains if k in kept}
-    print(f"search: the reference keeps {n} in f16 ({', '.join(sorted(want))}), ipu quant {len(got)}")
-    if got != want:
-        fails.append(f"search: ipu quant kept {sorted(got)}, the reference {sorted(want)}")
+    theirs_kept = {k for k, _ in gains if k in kept}
+    print(f"search: the reference keeps {n} in f16 ({', '.join(sorted(want))}), ipu quant {len(theirs_kept)}")
+    if theirs_kept != want:
+        fails.append(f"search: ipu quant kept {sorted(theirs_kept)}, the reference {sorted(want)}")
     return fails
 
 
