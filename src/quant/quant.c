@@ -714,14 +714,41 @@ set_f8(Quantized *q, int i, int f8)
 
 /* ---- the mixed-precision search ---- */
 
-static double
-min_cos(const Quantized *q, const float *px, int n)
+/* The float tower's embeddings of n images [n, hidden]: the search
+ * compares every policy with them, so they are computed once. */
+static float *
+float_embeddings(const Quantized *q, const float *px, int n)
 {
-	double *c = xmalloc((size_t)n * sizeof *c), m = 1;
-	quant_eval(q, px, n, c);
+	size_t per = (size_t)q->c.channels * q->c.image * q->c.image,
+	       d = (size_t)q->c.hidden;
+	float *e = xmalloc((size_t)n * d * sizeof *e);
+	for (int i = 0; i < n; i++) {
+		float *r = host_forward(&q->fl, px + i * per, 1, NULL);
+		memcpy(e + i * d, r, d * sizeof *e);
+		free(r);
+	}
+	return e;
+}
+
+/* The quantized tower's cosine against ref (the float tower's embedding)
+ * on image i of px. */
+static double
+quant_cos(const Quantized *q, const float *px, int i, const float *ref)
+{
+	size_t per = (size_t)q->c.channels * q->c.image * q->c.image,
+	       d = (size_t)q->c.hidden;
+	float *got = host_forward(&q->qt, px + i * per, 1, NULL);
+	double c = host_cosine(ref + i * d, got, d);
+	free(got);
+	return c;
+}
+
+static double
+min_cos(const Quantized *q, const float *px, int n, const float *ref)
+{
+	double m = 1;
 	for (int i = 0; i < n; i++)
-		m = fmin(m, c[i]);
-	free(c);
+		m = fmin(m, quant_cos(q, px, i, ref));
 	return m;
 }
 
@@ -758,17 +785,19 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 			u[nu++] = (Unit){.first = i, .n = len};
 		i += len;
 	}
-	double base = min_cos(q, px, n);
+	float *ref = float_embeddings(q, px, n);
+	double base = min_cos(q, px, n, ref);
 	if (log)
 		fprintf(log, "search: all f8: cosine %.6f (target %.6f)\n",
 		        base, target);
 	if (base >= target) {
+		free(ref);
 		free(u);
 		return;
 	}
 	for (int k = 0; k < nu; k++) {
 		set_unit(q, &u[k], 0);
-		u[k].gain = min_cos(q, px, n) - base;
+		u[k].gain = min_cos(q, px, n, ref) - base;
 		set_unit(q, &u[k], 1);
 	}
 	qsort(u, (size_t)nu, sizeof *u, by_gain);
@@ -782,7 +811,7 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 		int mid = (lo + hi) / 2;
 		for (int k = 0; k < nu; k++)
 			set_unit(q, &u[k], k >= mid);
-		double c = min_cos(q, px, n);
+		double c = min_cos(q, px, n, ref);
 		if (log)
 			fprintf(log, "search: %d of %d in f16: cosine %.6f\n",
 			        mid, nu, c);
@@ -793,6 +822,7 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 	}
 	for (int k = 0; k < nu; k++)
 		set_unit(q, &u[k], k >= lo);
+	free(ref);
 	free(u);
 }
 
@@ -921,14 +951,10 @@ quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
 void
 quant_eval(const Quantized *q, const float *pixels, int n, double *cos)
 {
-	size_t per = (size_t)q->c.channels * q->c.image * q->c.image;
-	for (int i = 0; i < n; i++) {
-		float *ref = host_forward(&q->fl, pixels + i * per, 1, NULL),
-		      *got = host_forward(&q->qt, pixels + i * per, 1, NULL);
-		cos[i] = host_cosine(ref, got, (size_t)q->c.hidden);
-		free(ref);
-		free(got);
-	}
+	float *ref = float_embeddings(q, pixels, n);
+	for (int i = 0; i < n; i++)
+		cos[i] = quant_cos(q, pixels, i, ref);
+	free(ref);
 }
 
 /* ---- writing ---- */
