@@ -468,27 +468,36 @@ test_held_budget(void **state)
  * sized beside the weights only, does not fit (the code, 89 KB a tile,
  * and the input x are not in its budget); the next one, sized beside
  * the code the placer measured too, has no GEMM plan: the planner says
- * so, naming the budget, and stops. */
+ * so, naming the budget, and stops, saying how many plans it made. With
+ * x of 1024 rows on 6 tiles the second plan places, and the summary says
+ * so ("plans 2"); a graph placed at once prints no such line. */
 static void
-test_refit_compile(void **state)
+write_two_matmuls(const char *path, int rows)
 {
-	(void)state;
 	char text[1024];
-	size_t n =
-	    (size_t)snprintf(text, sizeof text, "input x f32 [512, 256]\n");
+	size_t n = (size_t)snprintf(text, sizeof text,
+	                            "input x f32 [%d, 256]\n", rows);
 	for (int i = 0; i < 2; i++)
 		n += (size_t)snprintf(text + n, sizeof text - n,
 		                      "weight w%d f32 [256, 256]\n"
 		                      "h%d = matmul %s w%d\n",
 		                      i, i, i ? "h0" : "x", i);
 	snprintf(text + n, sizeof text - n, "output h1\n");
-	write_text("big.graph", text);
+	write_text(path, text);
+}
+
+static void
+test_refit_compile(void **state)
+{
+	(void)state;
+	write_two_matmuls("big.graph", 512);
 	char out[1 << 16];
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile big.graph -o big.ipk --tiles 4 "
 	                         "--dump=plan"),
 	                 0);
 	assert_null(strstr(out, "# plan does not fit"));
+	assert_null(strstr(out, "plans "));
 	expect_in(out, "wrote");
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile big.graph -o big3.ipk --tiles 3 "
@@ -499,6 +508,15 @@ test_refit_compile(void **state)
 	assert_null(strstr(strstr(out, again) + 1, "# plan does not fit"));
 	expect_in(out, "matmul h0: gemm 512 x 256 x 256 (f32) does not fit "
 	               "3 tiles in any plan beside the ");
+	expect_in(out, "big.graph: planned 2 times (placement found tiles "
+	               "over in the first 1)");
+	write_two_matmuls("tall.graph", 1024);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile tall.graph -o tall.ipk --tiles 6"),
+	                 0);
+	expect_in(out, "plans          2 (placement found tiles over in "
+	               "the first 1)");
+	expect_in(out, "wrote");
 }
 
 /* The high water of tile t when plan's program is placed above the tile

@@ -107,6 +107,12 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	       c->name);
 	printf("fullest tile   %u of %u bytes (code and data)\n",
 	       rep->peak_tile_bytes, c->mem_end - c->mem_base);
+	/* only when placement sent the graph back to the planner, so that a
+	 * graph planned once prints what it did before */
+	if (rep->plans > 1)
+		printf("plans          %d (placement found tiles over in the "
+		       "first %d)\n",
+		       rep->plans, rep->plans - 1);
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);
 }
@@ -287,6 +293,11 @@ cmd_compile(int argc, char **argv)
 		char buf[1400];
 		diag_format(&d, buf, sizeof buf);
 		fprintf(stderr, "ipu compile: %s: %s\n", in, buf);
+		if (rep.plans > 1)
+			fprintf(stderr,
+			        "ipu compile: %s: planned %d times (placement "
+			        "found tiles over in the first %d)\n",
+			        in, rep.plans, rep.plans - 1);
 		if (rep.place.nover)
 			place_report_print(&rep.place, stderr);
 	} else {

@@ -535,9 +535,10 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	 * (docs/compiler.md, "Memory: what the planner knows"). */
 	uint8_t *fit = xcalloc((size_t)g->nops + 1, 1);
 	Measure m = {0};
-	int r, again;
+	int r, again, plans = 0;
 	for (;;) {
 		r = compile_once(g, &opt, fit, &m, &again, t0, out, rep, d);
+		plans++;
 		if (!again)
 			break;
 		if (opt.dump && again < 0)
@@ -556,6 +557,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 			        again == 1 ? "" : "s", again == 1 ? "s" : "");
 		compile_report_free(rep);
 	}
+	rep->plans = plans;
 	free(fit);
 	free(m.load);
 	free(m.extra);

@@ -43,6 +43,9 @@ typedef struct {
 	double compile_ms;
 	uint32_t peak_tile_bytes; /* the most code + live data of a tile */
 	uint32_t tiles_used;
+	int plans;         /* plans made: more than 1 when placement found tiles
+	                     over (docs/compiler.md, "Memory: what the planner
+	                     knows") */
 	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */

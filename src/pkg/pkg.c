@@ -89,27 +89,6 @@ transposed(uint8_t format)
 	return format != base_format(format);
 }
 
-const char *
-pkg_mem_name(uint8_t category)
-{
-	static const char *const names[PKG_MEM_COUNT] = {
-	    [PKG_MEM_ACTIVATIONS] = "activations",
-	    [PKG_MEM_WEIGHTS] = "weights",
-	    [PKG_MEM_ARGUMENTS] = "kernel arguments",
-	    [PKG_MEM_STACK] = "stack",
-	};
-	return category < PKG_MEM_COUNT ? names[category] : "?";
-}
-
-int32_t
-pkg_step_at(const Package *p, uint32_t tile, uint32_t pc)
-{
-	if (!p->step_pc || tile >= p->tiles)
-		return -1;
-	return pkg_step_in(p->step_pc + (size_t)tile * (p->nstep + 1), p->nstep,
-	                   pc);
-}
-
 int32_t
 pkg_step_in(const uint32_t *at, uint32_t nstep, uint32_t pc)
 {

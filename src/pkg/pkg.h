@@ -232,12 +232,10 @@ uint32_t pkg_crc32(uint32_t crc, const void *data, size_t len);
 const char *pkg_role_name(uint8_t role);     /* "input", "weight", "output" */
 const char *pkg_format_name(uint8_t format); /* "rowmajor", "gemm_b", ... */
 const PkgTensor *pkg_find_tensor(const Package *p, const char *name);
-const char *pkg_mem_name(uint8_t category); /* "activations", ... */
-/* The step whose code holds pc on tile t (the last of several empty ones
- * at the same address), or -1: before the first step (the prologue), at
- * or after the epilogue, outside the program or no step code. */
-int32_t pkg_step_at(const Package *p, uint32_t tile, uint32_t pc);
-/* The same in one tile's nstep + 1 step code addresses. */
+/* The step whose code holds pc in one tile's nstep + 1 step code
+ * addresses (the last of several empty ones at the same address), or -1:
+ * before the first step (the prologue), at or after the epilogue, outside
+ * the program or no step code. */
 int32_t pkg_step_in(const uint32_t *at, uint32_t nstep, uint32_t pc);
 /* Bytes a piece occupies on its tile. PF_ROWMAJOR: pad_rows x pad_cols
  * elements, row stride pad_cols, the block's elements top-left and zeros

@@ -40,7 +40,9 @@ layout_piece(TensorPlace *tp)
 	return p;
 }
 
-uint32_t
+/* Elements per row a row-major layout pads to: a multiple of 8, what
+ * every elementwise kernel walks in (and whole 8-byte atoms). */
+static uint32_t
 layout_pad_cols(uint32_t cols)
 {
 	return (cols + 7) / 8 * 8;
@@ -90,7 +92,10 @@ piece_rows_whole(const TensorPlace *tp, const Piece *p)
 	       p->at.offset % 8 == 0;
 }
 
-int
+/* 1 if the row-wise kernels can run on tp's pieces as they are: f32 or
+ * f16, row-major, each holding whole rows, rows padded to whole 8-byte
+ * atoms. */
+static int
 layout_rows_whole(const TensorPlace *tp)
 {
 	DType t = tp->dtype;
@@ -156,7 +161,10 @@ layout_default(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 	return tp;
 }
 
-TensorPlace *
+/* Blocks of whole rows spread evenly over `tiles` tiles from tile0 on, one
+ * piece each, rows padded to pad_cols elements; a "row block" buffer
+ * each. */
+static TensorPlace *
 layout_rows(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
             uint32_t cols, uint32_t pad_cols, DType dt, uint32_t tile0)
 {

@@ -81,9 +81,6 @@ TensorPlace *tensor_place_new(int32_t tensor, uint32_t rows, uint32_t cols,
                               DType dtype);
 void tensor_place_free(TensorPlace *tp);
 Piece *layout_piece(TensorPlace *tp); /* a new piece at the end */
-/* Elements per row a row-major layout pads to: a multiple of 8, what
- * every elementwise kernel walks in (and whole 8-byte atoms). */
-uint32_t layout_pad_cols(uint32_t cols);
 /* The same blocks on the same tiles in the same formats, piece by piece. */
 int layout_same(const TensorPlace *x, const TensorPlace *y);
 /* 1 if every piece of tp is row-major or GEMM C panels: what the
@@ -92,10 +89,6 @@ int layout_same(const TensorPlace *x, const TensorPlace *y);
 int layout_readable(const TensorPlace *tp);
 /* 1 if tp's pieces are in the GEMM weight layout (PF_GEMM_B, _B_T). */
 int layout_is_packed(const TensorPlace *tp);
-/* 1 if the row-wise kernels can run on tp's pieces as they are: f32 or
- * f16, row-major, each holding whole rows, rows padded to whole 8-byte
- * atoms. */
-int layout_rows_whole(const TensorPlace *tp);
 /* The pieces of the default layout of a rows x cols view on `tiles`
  * tiles (a layout of fewer pieces than tiles starts where the last one
  * ended: the planner's choice of tile0). */
@@ -107,12 +100,6 @@ uint32_t layout_default_pieces(uint32_t tiles, uint32_t rows, uint32_t cols);
 TensorPlace *layout_default(Storage *st, uint32_t tiles, int32_t tensor,
                             uint32_t rows, uint32_t cols, DType dt,
                             uint32_t tile0);
-/* Blocks of whole rows spread evenly over `tiles` tiles from tile0 on, one
- * piece each, rows padded to pad_cols elements; a "row block" buffer
- * each. */
-TensorPlace *layout_rows(Storage *st, uint32_t tiles, int32_t tensor,
-                         uint32_t rows, uint32_t cols, uint32_t pad_cols,
-                         DType dt, uint32_t tile0);
 /* like's pieces (tiles, blocks, formats; row-major rows padded to whole
  * 8-byte atoms of dt) for `tensor` in new buffers of dt elements, `what`
  * each; with one_row, one row of each piece (a row broadcast down the

@@ -39,7 +39,8 @@ host_f8_round(float x, Fp8Format fmt, int scale)
 	return (float)ldexp(r, scale);
 }
 
-void
+/* Every element of x[n] so rounded (host_f8_round). */
+static void
 host_f8_round_all(float *x, size_t n, Fp8Format fmt, int scale)
 {
 	for (size_t i = 0; i < n; i++)
@@ -381,7 +382,8 @@ attention(const HostTower *t, const float *q, const float *k, const float *v,
 
 /* ---- the tower ---- */
 
-void
+/* The layers of the forward pass on a batch; h is [batch N, d]. */
+static void
 host_embed(const HostTower *t, const float *pixels, int batch, float *h,
            const HostHooks *hk)
 {
@@ -397,7 +399,7 @@ host_embed(const HostTower *t, const float *pixels, int batch, float *h,
 	free(patches);
 }
 
-void
+static void
 host_layer(const HostTower *t, int l, float *h, int batch, const HostHooks *hk)
 {
 	const HostLayer *y = &t->layer[l];
@@ -428,7 +430,8 @@ host_layer(const HostTower *t, int l, float *h, int batch, const HostHooks *hk)
 	free(m);
 }
 
-void
+/* post LayerNorm and the MAP head: pooled [batch, d] */
+static void
 host_head(const HostTower *t, const float *h, int batch, float *pooled,
           const HostHooks *hk)
 {

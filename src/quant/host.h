@@ -58,14 +58,6 @@ void host_free(HostTower *t);
 /* A deep copy (weights and settings). */
 void host_copy(HostTower *dst, const HostTower *src);
 
-/* The layers of the forward pass on a batch; h is [batch N, d]. */
-void host_embed(const HostTower *t, const float *pixels, int batch, float *h,
-                const HostHooks *hk);
-void host_layer(const HostTower *t, int l, float *h, int batch,
-                const HostHooks *hk);
-/* post LayerNorm and the MAP head: pooled [batch, d] */
-void host_head(const HostTower *t, const float *h, int batch, float *pooled,
-               const HostHooks *hk);
 /* All of it: pixels [batch, C, S, S] -> pooled [batch, d] (malloc'd). */
 float *host_forward(const HostTower *t, const float *pixels, int batch,
                     const HostHooks *hk);
@@ -73,8 +65,6 @@ float *host_forward(const HostTower *t, const float *pixels, int batch,
 /* x rounded to the FP8 format's grid at 2^scale: nearest even, saturating
  * at the largest value (the device's cast with NANOO clear). */
 float host_f8_round(float x, Fp8Format fmt, int scale);
-/* Every element of x[n] so rounded. */
-void host_f8_round_all(float *x, size_t n, Fp8Format fmt, int scale);
 /* The largest finite value of the format at 2^0 (240, 57344). */
 double host_f8_max(Fp8Format fmt);
 

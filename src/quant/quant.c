@@ -93,7 +93,8 @@ quant_parse_methods(const char *text, unsigned *out, Diag *d)
 	return IPU_OK;
 }
 
-const char *
+/* The methods as text (a static buffer's). */
+static const char *
 quant_methods_name(unsigned methods)
 {
 	static char buf[64];

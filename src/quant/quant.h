@@ -42,8 +42,6 @@ typedef struct Quantized Quantized;
 /* "channel,mse" -> QUANT_CHANNEL | QUANT_MSE; names: tensor, channel, mse,
  * smooth, percentile, gptq, bias, format, block. */
 int quant_parse_methods(const char *text, unsigned *out, Diag *d);
-/* The methods as text (a static buffer's). */
-const char *quant_methods_name(unsigned methods);
 
 /* Quantize checkpoint f (siglip_check'ed against c) calibrating on
  * pixels [ncalib, C, S, S]. Fails (with d) only when GPTQ meets a

@@ -96,12 +96,6 @@ hw_model(HwDev *d)
 	return strcmp(d->ops->kind, "model") ? NULL : d->impl;
 }
 
-void
-hw_set_log(HwDev *d, FILE *f)
-{
-	d->log = f;
-}
-
 int
 hw_read32(HwDev *d, uint32_t off, uint32_t *v, ipu_error *err)
 {
@@ -777,7 +771,8 @@ boot_frame(uint8_t *fr, uint32_t index, uint32_t physical, uint32_t flags,
 	       CARD_FRAME_TRAILER);
 }
 
-int
+/* One tile's boot frames (hw.h, hw_boot_frames) into out. */
+static int
 hw_frame_boot(uint32_t physical, const TileImage *prog, uint8_t *out,
               ipu_error *err)
 {

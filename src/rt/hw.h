@@ -9,7 +9,7 @@
  *   hw:N          /dev/ipuN of Graphcore's kernel driver (hw_linux.c)
  *   model:CHIP    the register-level card model around the emulator
  *                 (hw_model.c over sim/card.c), options :tiles=N
- * Every register access and ioctl can be logged (hw_set_log), one line
+ * Every register access and ioctl can be logged (hw_open's log), one line
  * each, the same lines for both, so that a run on the model and one on a
  * card can be compared. The numbers are target/card.def's; docs/hardware.md
  * is the sequence step by step.
@@ -49,8 +49,6 @@ const char *hw_name(const HwDev *d);
 const char *hw_kind(const HwDev *d);
 /* The card model under a model: device, NULL for a card. */
 struct CardSim *hw_model(HwDev *d);
-/* Log every access from now on to f (NULL: stop). */
-void hw_set_log(HwDev *d, FILE *f);
 
 int hw_read32(HwDev *d, uint32_t off, uint32_t *v, ipu_error *err);
 int hw_write32(HwDev *d, uint32_t off, uint32_t v, ipu_error *err);
@@ -118,8 +116,6 @@ int hw_frame_tile(uint32_t physical, const uint8_t *img, size_t len,
  * frame (CARD_FRAME_LAST) with the entry and no payload. Segment sizes are
  * rounded up to whole words. */
 size_t hw_boot_frames(const TileImage *prog);
-int hw_frame_boot(uint32_t physical, const TileImage *prog, uint8_t *out,
-                  ipu_error *err);
 /* One batch of up to CARD_TILES_PER_BATCH tiles in the transport buffer
  * (size bytes, zeroed first): a descriptor {u32 offset, u32 frames} per
  * slot at the start, the tiles' frames from CARD_BOOT_AREA on. */

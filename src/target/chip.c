@@ -123,12 +123,6 @@ chip_in_memory(const Chip *c, uint32_t addr, uint32_t size)
 }
 
 int
-chip_is_interleaved(const Chip *c, uint32_t addr)
-{
-	return addr >= c->interleave && addr < c->mem_end;
-}
-
-int
 chip_mem_elements(const Chip *c)
 {
 	return (int)((c->interleave - c->mem_base) / c->elem_bytes +

@@ -137,7 +137,6 @@ int chip_mem_elements(const Chip *c); /* number of elements */
  * end, for the planner's unbounded packing, further pairs). */
 uint64_t chip_apart_unit(const Chip *c, uint64_t addr);
 int chip_in_memory(const Chip *c, uint32_t addr, uint32_t size);
-int chip_is_interleaved(const Chip *c, uint32_t addr);
 
 /* Sync zones, the immediate of `sync` (syncs.def). */
 typedef enum {
