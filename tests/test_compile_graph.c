@@ -1089,6 +1089,66 @@ test_softmax_cast_f8(void **state)
 	      4, 0x1p-3);
 }
 
+/* A row-wise op's private input (layout_into_rows): a row's last move
+ * also fills the padding after it, so that the 8 rows of a panel of 9
+ * f16 columns (18 bytes, 32 a row with the padding) continue each other
+ * and move as one transfer of 8 x 32 bytes, not 8 of 5 words (the 18
+ * bytes and the last half word's padding). */
+static void
+test_relayout_pad_free(void **state)
+{
+	(void)state;
+	TensorPlace *tp[2];
+	for (int i = 0; i < 2; i++) {
+		tp[i] = tensor_place_new(0, 8, 9, DT_F16);
+		*layout_piece(tp[i]) = (Piece){.tile = (uint32_t)i,
+		                               .at = {i, 0},
+		                               .rows = 8,
+		                               .cols = 9,
+		                               .pad_rows = 8,
+		                               .pad_cols = 16,
+		                               .format = PF_GEMM_C};
+	}
+	Diag d;
+	Moves m = {0};
+	assert_int_equal(layout_moves(tp[0], tp[1], NULL, &m, &d), 0);
+	assert_int_equal(m.n, 8);
+	for (int i = 0; i < m.n; i++) {
+		assert_int_equal(m.move[i].words, 5);
+		assert_int_equal(m.dst[m.move[i].first].offset,
+		                 m.move[i].src.offset);
+	}
+	moves_free(&m);
+	assert_int_equal(layout_moves(tp[0], tp[1], &layout_into_rows, &m, &d),
+	                 0);
+	assert_int_equal(m.n, 1);
+	assert_int_equal(m.move[0].words, 64);
+	assert_int_equal(m.move[0].src_tile, 0);
+	assert_int_equal(m.dst_tile[m.move[0].first], 1);
+	moves_free(&m);
+	/* a row-major source of 10 columns without padding: nothing more
+	 * moves (both sides must have the room) */
+	tensor_place_free(tp[0]);
+	tp[0] = tensor_place_new(0, 8, 10, DT_F16);
+	*layout_piece(tp[0]) = (Piece){.tile = 0,
+	                               .at = {0, 0},
+	                               .rows = 8,
+	                               .cols = 10,
+	                               .pad_rows = 8,
+	                               .pad_cols = 10,
+	                               .format = PF_ROWMAJOR};
+	tp[1]->cols = 10;
+	tp[1]->piece[0].cols = 10;
+	assert_int_equal(layout_moves(tp[0], tp[1], &layout_into_rows, &m, &d),
+	                 0);
+	assert_int_equal(m.n, 8);
+	for (int i = 0; i < m.n; i++)
+		assert_int_equal(m.move[i].words, 5);
+	moves_free(&m);
+	for (int i = 0; i < 2; i++)
+		tensor_place_free(tp[i]);
+}
+
 /* The attention's probabilities times V, its heads side by side and
  * cast to f8 (the f8 tower's out_proj input): the softmax takes its exps
  * in f16 (plan_softmax_in_f16, rw_softmax_f16h), within the
@@ -1273,6 +1333,7 @@ main(void)
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),
+	    cmocka_unit_test(test_relayout_pad_free),
 	    cmocka_unit_test(test_softmax_cast_f8),
 	    cmocka_unit_test(test_softmax_f16_exps),
 	    cmocka_unit_test(test_weights_spread),

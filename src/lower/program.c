@@ -612,7 +612,7 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		                 tensor_view_cols(x), dt, o->tile0, rw));
 		if (o->in[0].kind == CONV_MOVE) {
 			s = lower_step(b->l, STEP_EXCHANGE, "rows");
-			r = lower_relayout(s, px, rows, NULL, d);
+			r = lower_relayout(s, px, rows, &layout_into_rows, d);
 			use_place(b, px, at);
 		} else {
 			b->home[x->id] = rows;

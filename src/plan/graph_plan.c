@@ -1093,7 +1093,8 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		                              tensor_view_cols(x), dt, o->tile0,
 		                              rw));
 		if (px) {
-			r = price_move(P, px, rows, NULL, &o->in[0], d);
+			r = price_move(P, px, rows, &layout_into_rows,
+			               &o->in[0], d);
 		} else {
 			P->home[x->id] = rows;
 			o->in[0].kind = CONV_HOST;

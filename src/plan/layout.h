@@ -178,7 +178,15 @@ typedef struct {
 	 * flat order, and each such part moves as a whole (a chain of maps
 	 * over the rows of narrower tensors: MapChain) */
 	uint64_t unit;
+	/* 1: no reader of `to` looks at its rows' padding (a row-wise
+	 * kernel's private input: it masks a row's last atom and reads no
+	 * further), so a row's last move also fills the padding after it
+	 * from the source's: the rows of a panel then continue each other
+	 * on both sides and merge into one transfer */
+	int pad_free;
 } FlatMap;
+/* The identity into a row-wise kernel's private input (pad_free). */
+extern const FlatMap layout_into_rows;
 
 /* A permutation of the axes before the last, as a FlatMap over whole
  * rows: a source row's index, as digits in the input's axes, goes to the

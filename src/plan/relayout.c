@@ -145,6 +145,8 @@ layout_chain_map(const MapChain *c, FlatMap *m)
 	return m;
 }
 
+const FlatMap layout_into_rows = {.pad_free = 1};
+
 /* ---- runs -------------------------------------------------------------- */
 
 typedef struct {
@@ -415,11 +417,17 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 			         dof = (uint32_t)(f - w->flat) * es,
 			         bytes = (uint32_t)(stop - f) * es;
 			/* a row's last piece of a word: the rest of the word
-			 * is padding on both sides (an odd f16 row), send it */
+			 * is padding on both sides (an odd f16 row), send it;
+			 * into a padding no one reads, as much of it as both
+			 * sides have, in whole words */
+			int row_end = stop == h->flat + h->len &&
+			              stop == w->flat + w->len;
+			uint32_t room = h->room < w->room ? h->room : w->room;
 			uint32_t tail = (4 - bytes % 4) % 4;
-			if (tail && stop == h->flat + h->len &&
-			    stop == w->flat + w->len && h->room >= tail &&
-			    w->room >= tail)
+			if (row_end && map && map->pad_free &&
+			    (bytes + room) / 4 * 4 > bytes)
+				tail = (bytes + room) / 4 * 4 - bytes;
+			if (tail && row_end && room >= tail)
 				bytes += tail;
 			if ((h->at.offset + so) % 4 ||
 			    (w->at.offset + dof) % 4 || bytes % 4) {
