@@ -579,7 +579,7 @@ test_memory_model(void **state)
 	    {"input a f16 [2048, 512]\nweight b f16 [512, 512]\n"
 	     "c = matmul a b\noutput c\n",
 	     64, 1},
-	    {"input a f32 [512, 512]\nweight b f32 [512, 2048]\n"
+	    {"input a f32 [512, 1024]\nweight b f32 [1024, 2048]\n"
 	     "c = matmul a b\noutput c\n",
 	     64, 1},
 	};
@@ -638,6 +638,51 @@ test_memory_model(void **state)
 		pkg_free(pk);
 		graph_free(g);
 	}
+}
+
+/* A K-split GEMM's C partials are live only in its reduction (the last
+ * two steps: the exchange and the add), after the A and B chunks, which
+ * live only in the supersteps (an exchange and a multiply each), so that
+ * the placer can give the partials the chunks' bytes. */
+static void
+test_gemm_lifetimes(void **state)
+{
+	(void)state;
+	/* 2 K groups of 1 x 32 tiles, 8 supersteps (--dump=plan) */
+	const char *text = "input a f32 [512, 1024]\ninput b f32 [1024, 2048]\n"
+	                   "c = matmul a b\noutput c\n";
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
+	                 0);
+	Plan *plan;
+	PlanOptions po = {.weight_copies = 1};
+	assert_int_equal(plan_graph(g, chip_default(), 64, &po, &plan, &d), 0);
+	const GemmPlan *gp = &plan->op[0].gemm;
+	assert_true(gp->pk > 1 && gp->steps > 1);
+	int32_t steps = 2 * (int32_t)gp->steps; /* of the supersteps */
+	Lowered *l;
+	assert_int_equal(lower_plan(plan, &l, &d), 0);
+	assert_int_equal(l->nstep, steps + 2);
+	int chunks = 0, partials = 0;
+	for (int i = 0; i < l->nbuf; i++) {
+		const Buffer *b = &l->buf[i];
+		if (!strcmp(b->what, "A chunk") ||
+		    !strcmp(b->what, "B chunk")) {
+			assert_int_equal(b->first, 0);
+			assert_int_equal(b->last, steps - 1);
+			chunks++;
+		} else if (!strcmp(b->what, "C partials")) {
+			assert_int_equal(b->first, steps);
+			assert_int_equal(b->last, steps + 1);
+			partials++;
+		}
+	}
+	assert_true(chunks > 0 && partials > 0);
+	lower_free(l);
+	plan_free(plan);
+	graph_free(g);
 }
 
 /* The weight-copy budget is per tile: three 1 x 16 x 16384 f32 matmuls on
@@ -757,6 +802,7 @@ main(void)
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_held_budget),
 	    cmocka_unit_test(test_memory_model),
+	    cmocka_unit_test(test_gemm_lifetimes),
 	    cmocka_unit_test(test_copy_budget),
 	    cmocka_unit_test(test_dump),
 	};

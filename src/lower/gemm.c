@@ -39,8 +39,11 @@ typedef struct {
 	GemmGeom geo; /* the plan on its tiles (plan/gemm_layout.c) */
 	Fp8Format fp8_a, fp8_b;
 	int fp8_scale;
-	int32_t first, last; /* the steps of this GEMM: the receive buffers'
-	                        lifetime (inputs and C live throughout) */
+	int32_t first, last; /* the steps of this GEMM (inputs and C live
+	                        throughout) */
+	int32_t chunks_last; /* the last superstep's kernel: the A and B
+	                        chunks' last step; the partials live after
+	                        it, so they share the chunks' bytes */
 	int32_t next;        /* the next step to make or (shared) to join */
 	int shared;          /* join the steps of an earlier GEMM */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
@@ -79,14 +82,15 @@ tile_buffers(Lowered *l, Gemm *G)
 				if (!g->a_own) {
 					G->a_rx[t] = lower_buffer(
 					    l, t, b.a_chunk, 16, REGION_ANY,
-					    G->first, G->last, "A chunk");
+					    G->first, G->chunks_last,
+					    "A chunk");
 					l->buf[G->a_rx[t]].apart = G->c_blk[t];
 				}
 				if (!g->p->b_local)
 					G->b_rx[t] = lower_buffer(
 					    l, t, b.b_chunk, 16,
 					    REGION_INTERLEAVED, G->first,
-					    G->last, "B chunk");
+					    G->chunks_last, "B chunk");
 			}
 }
 
@@ -284,8 +288,9 @@ reduce(Lowered *l, Gemm *G)
 						    plan_gemm_tile_buffers(g, q,
 						                           i, j)
 						        .c_partials,
-						    16, REGION_ANY, G->first,
-						    G->last, "C partials");
+						    16, REGION_ANY,
+						    G->chunks_last + 1, G->last,
+						    "C partials");
 						l->buf[rx[t]].apart =
 						    G->c_blk[t];
 					}
@@ -359,6 +364,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	G.shared = o->step_base >= 0;
 	G.first = G.next = G.shared ? o->step_base : l->nstep;
 	G.last = G.first + plan_gemm_program_steps(p) - 1;
+	G.chunks_last = G.first + plan_gemm_superstep_steps(p) - 1;
 	uint32_t tiles = g->pk * g->pm * g->pn;
 	if (site.tile_base + tiles > l->tiles ||
 	    (G.shared && G.last >= l->nstep))

@@ -186,9 +186,15 @@ plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j, uint32_t q,
 }
 
 int32_t
+plan_gemm_superstep_steps(const GemmPlan *p)
+{
+	return 2 * (int32_t)p->steps;
+}
+
+int32_t
 plan_gemm_program_steps(const GemmPlan *p)
 {
-	return 2 * (int32_t)p->steps + (p->pk > 1 ? 2 : 0);
+	return plan_gemm_superstep_steps(p) + (p->pk > 1 ? 2 : 0);
 }
 
 uint32_t

@@ -322,14 +322,14 @@ program_bytes(const GemmGeom *G)
  * in its order (ties of the packer's orders go by it), the GEMM's steps
  * from 0: of the K group with the most (plan_gemm_tile_buffers on block
  * (q, 0, 0)) its C block, the A chunk (apart from the C block: the kernel
- * reads both in one bundle) and the B chunk, which live in the GEMM's
- * steps; the stored parts of the tiles of the grid row and column that
- * store the most, superstep by superstep (A's, an activation, in the
+ * reads both in one bundle) and the B chunk, which live in the
+ * supersteps' steps; the stored parts of the tiles of the grid row and column
+ * that store the most, superstep by superstep (A's, an activation, in the
  * GEMM's steps, one the kernel reads in place apart from the C block;
  * then B's, a weight, the whole program); a GEMM call's arguments a
  * superstep; the partials (apart from the C block, which vadd reads
- * with them, live in the GEMM's steps) and vadd's arguments; the save
- * buffer (compile.c). A new array of *n. */
+ * with them, live in the reduction's steps, after the chunks) and
+ * vadd's arguments; the save buffer (compile.c). A new array of *n. */
 /* A buffer of the GEMM's fullest tile, live from its first step. */
 static TileBuf
 gemm_buf(uint32_t bytes, uint32_t align, MemRegion region, int32_t last,
@@ -347,14 +347,16 @@ static TileBuf *
 fullest_tile(const GemmGeom *G, int *n)
 {
 	const GemmPlan *p = G->p;
-	int32_t last = plan_gemm_program_steps(p) - 1, all = INT32_MAX;
+	int32_t last = plan_gemm_program_steps(p) - 1, all = INT32_MAX,
+	        chunks = plan_gemm_superstep_steps(p) - 1;
 	GemmTileBuffers tb = {0};
 	uint64_t most = 0;
 	for (uint32_t q = 0; q < G->pk; q++) {
 		GemmTileBuffers b = plan_gemm_tile_buffers(G, q, 0, 0);
-		uint64_t sum = (uint64_t)b.a_chunk + b.b_chunk + b.c_block +
-		               b.c_partials +
-		               (uint64_t)b.calls * GEMM_ARGS_BYTES +
+		/* the chunks, then the partials in their bytes */
+		uint64_t chunks = (uint64_t)b.a_chunk + b.b_chunk,
+		         sum = (chunks > b.c_partials ? chunks : b.c_partials) +
+		               b.c_block + (uint64_t)b.calls * GEMM_ARGS_BYTES +
 		               (b.c_partials ? VADD_ARGS_BYTES : 0);
 		if (sum > most) {
 			most = sum;
@@ -371,9 +373,10 @@ fullest_tile(const GemmGeom *G, int *n)
 	int k = 0; /* the C block is buffer 0 */
 	b[k++] = gemm_buf(tb.c_block, 16, REGION_INTERLEAVED, all, -1);
 	if (tb.a_chunk)
-		b[k++] = gemm_buf(tb.a_chunk, 16, REGION_ANY, last, 0);
+		b[k++] = gemm_buf(tb.a_chunk, 16, REGION_ANY, chunks, 0);
 	if (tb.b_chunk)
-		b[k++] = gemm_buf(tb.b_chunk, 16, REGION_INTERLEAVED, last, -1);
+		b[k++] =
+		    gemm_buf(tb.b_chunk, 16, REGION_INTERLEAVED, chunks, -1);
 	for (uint32_t s = 0; s < p->steps; s++) {
 		for (uint32_t u = 0; u < G->na; u++) {
 			uint32_t at = s + u * p->steps, a = a_part(G, s, u);
@@ -390,7 +393,8 @@ fullest_tile(const GemmGeom *G, int *n)
 	for (uint32_t c = 0; c < tb.calls; c++)
 		b[k++] = gemm_buf(GEMM_ARGS_BYTES, 8, REGION_ANY, all, -1);
 	if (tb.c_partials) {
-		b[k++] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
+		b[k] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
+		b[k++].first = chunks + 1;
 		b[k++] = gemm_buf(VADD_ARGS_BYTES, 8, REGION_ANY, all, -1);
 	}
 	b[k++] = gemm_buf(PLAN_SAVE_BYTES, 8, REGION_ANY, all, -1);
@@ -406,9 +410,17 @@ plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 	plan_gemm_geom(&G, p, &(GemmSite){0});
 	int n;
 	TileBuf *b = fullest_tile(&G, &n);
-	uint64_t data = 0; /* all live in the GEMM's first step */
-	for (int i = 0; i < n; i++)
-		data += b[i].bytes;
+	/* the most live at one step: the first, or the reduction's first,
+	 * where the partials replace the chunks */
+	int32_t red = plan_gemm_superstep_steps(p);
+	uint64_t first = 0, reduce = 0;
+	for (int i = 0; i < n; i++) {
+		if (b[i].first == 0)
+			first += b[i].bytes;
+		if (b[i].first <= red && red <= b[i].last)
+			reduce += b[i].bytes;
+	}
+	uint64_t data = first > reduce ? first : reduce;
 	free(b);
 	return (TileBytes){kernels + program_bytes(&G), data};
 }

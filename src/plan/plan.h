@@ -207,9 +207,10 @@ uint32_t plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j,
 /* Bytes of tile (., i, j)'s C block buffer. */
 uint32_t plan_gemm_c_block_bytes(const GemmGeom *G, uint32_t i, uint32_t j);
 /* The steps the lowering of plan p makes: an exchange and a multiply a
- * superstep, then with pk > 1 the reduction's exchange and add (the
- * receive buffers live in them). */
+ * superstep (the A and B chunks live in them), then with pk > 1 the
+ * reduction's exchange and add (the partials live in them). */
 int32_t plan_gemm_program_steps(const GemmPlan *p);
+int32_t plan_gemm_superstep_steps(const GemmPlan *p);
 /* The buffers tile (q, i, j) holds for the GEMM besides the chunks it
  * stores, in bytes: lower/gemm.c makes them this size, the planner sizes
  * a plan's tiles with them (plan_gemm_need). The receive buffers and the
