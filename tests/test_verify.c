@@ -302,6 +302,34 @@ test_plan(void **state)
 	plan_free(pm);
 	graph_free(gm);
 
+	/* such a weight of distinct blocks (as SigLIP's position embedding),
+	 * with a measured load that leaves tile 3 far the emptiest: its
+	 * blocks go to distinct tiles, not all to tile 3, whose sends would
+	 * be the whole exchange */
+	static const char pos[] = "input a f32 [32, 64]\n"
+	                          "weight w f32 [64, 2048]\n"
+	                          "weight pos f32 [32, 2048]\n"
+	                          "c = matmul a w\n"
+	                          "y = add c pos\n"
+	                          "output y\n";
+	assert_int_equal(graph_parse(pos, strlen(pos), "t", &gm, errs, &nerr),
+	                 0);
+	static const uint32_t load[4] = {400000, 400000, 400000, 0};
+	PlanOptions ol = {.weight_copies = 1, .load = load};
+	assert_int_equal(plan_graph(gm, chip_default(), 4, &ol, &pm, &d), 0);
+	const OpPlan *pa = &pm->op[1];
+	assert_int_equal(pa->in[1].kind, CONV_LOOP_COPIES);
+	assert_true(pa->owners.n >= 2 && pa->owners.n <= 4);
+	for (uint32_t i = 0; i < pa->owners.n; i++)
+		for (uint32_t j = 0; j < i; j++)
+			assert_int_not_equal(pa->owners.tile[i],
+			                     pa->owners.tile[j]);
+	assert_int_equal(lower_plan(pm, &l, &d), 0);
+	assert_int_equal(lower_verify(l, &d), 0);
+	lower_free(l);
+	plan_free(pm);
+	graph_free(gm);
+
 	/* a plan that refuses: f8 on an ipu2 chip */
 	static const char f8[] = "input a f8_f143*2^0 [8, 8]\n"
 	                         "input b f8_f143*2^0 [8, 8]\n"

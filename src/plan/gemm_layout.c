@@ -88,7 +88,8 @@ b_owner(GemmGeom *G, uint32_t q, uint32_t s, uint32_t j, uint32_t u,
 	bytes *= st->b_times;
 	uint32_t best;
 	if (2 * G->pk * G->pm * G->pn < st->tiles_all) {
-		best = layout_least_stored(st->stored, st->tiles_all, bytes);
+		best =
+		    layout_least_stored(st->stored, NULL, st->tiles_all, bytes);
 	} else {
 		best = plan_gemm_tile(G, q, rot, j);
 		for (uint32_t i = 1; i < G->pm; i++) {

@@ -132,9 +132,11 @@ TensorPlace *layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor,
  * runs of each row) with the kernel's e after the panels. */
 TensorPlace *layout_rowwise_out(Storage *st, const TensorPlace *x,
                                 int32_t tensor, RwOp op);
-/* The tile of 0 .. tiles - 1 with the fewest bytes in stored[], which
- * then stores `bytes` more: where weights go to spread evenly. */
-uint32_t layout_least_stored(uint32_t *stored, uint32_t tiles, uint32_t bytes);
+/* The tile of 0 .. tiles - 1 (not one marked in skip[], when not NULL;
+ * some must be unmarked) with the fewest bytes in stored[], which then
+ * stores `bytes` more: where weights go to spread evenly. */
+uint32_t layout_least_stored(uint32_t *stored, const uint8_t *skip,
+                             uint32_t tiles, uint32_t bytes);
 
 /* Tiles chosen in order (the weight balance's): the planner appends its
  * choices, the lowering (replay) reads them back in the same order. */
@@ -152,7 +154,8 @@ uint32_t tile_log_next(TileLog *log);
  * (`want`: a bias next to every block, gamma next to every piece of
  * rows) is stored once: each distinct block of `want` in a new "loop
  * weight" buffer on the tile with the fewest bytes in stored[] (each byte
- * counting `times`), or, replaying, on the log's next tile. */
+ * counting `times`) that holds no other block of it while some tile
+ * holds none, or, replaying, on the log's next tile. */
 TensorPlace *layout_loop_copies(Storage *st, const TensorPlace *want,
                                 TileLog *owners, uint32_t *stored,
                                 uint32_t tiles, uint32_t times);
