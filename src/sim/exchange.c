@@ -720,9 +720,11 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 
 /* Drop the packets and controls of tile t that no walk reads again, so
  * that a long run's exchange state stays the size of a few phases', not
- * of the whole run. Between rounds only: the pair partner's pctl_done
+ * of the whole run: at 64, a tile's arrays stay a few KiB (at 1,024 the
+ * sends grew them by reallocation and first touches for most of a layer,
+ * docs/bench-sim.md). Between rounds only: the pair partner's pctl_done
  * indexes t's controls. */
-enum { COMPACT_MIN = 1024 };
+enum { COMPACT_MIN = 64 };
 static void
 compact(Tile *t, Tile *mate)
 {
