@@ -718,6 +718,29 @@ test_thread_determinism(void **state)
 	chipsim_free(ref);
 }
 
+/* A watch on the fourth of 8 words a tile receives stops it, whether the
+ * walk delivers them one by one or as one run (the fast paths). */
+static void
+test_receive_watch(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		SimPath saved = sim_path;
+		sim_path = k ? SIM_FAST : SIM_PLAIN;
+		ChipSim *cs = p2p(16, 2, 9, 10, 8, 3, 0, 1);
+		Tile *t = chipsim_tile(cs, 9);
+		assert_int_equal(sim_watch(t, DST_BUF + 12, 4), 0);
+		ChipError err;
+		run(cs, &err);
+		sim_path = saved;
+		assert_int_equal(t->obs->hit, 1);
+		assert_int_equal(t->obs->hit_src, 2);
+		assert_int_equal(t->fault.type, FAULT_DBRK);
+		assert_int_equal(t->fault.addr, DST_BUF + 12);
+		chipsim_free(cs);
+	}
+}
+
 /* Tile 0 sends 8 words to every other tile; tiles BAD1 and BAD2 have a
  * 16-byte receive window, so their fifth word is an error. */
 static const char window_prog[] = "	.equ BAD1, %u\n"
@@ -823,6 +846,7 @@ main(void)
 	    cmocka_unit_test(test_timed_controls),
 	    cmocka_unit_test(test_thread_determinism),
 	    cmocka_unit_test(test_error_state_threads),
+	    cmocka_unit_test(test_receive_watch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
