@@ -321,7 +321,7 @@ static void
 commit_tile(ChipSim *cs, uint32_t i)
 {
 	if (i < cs->ncommit)
-		xch_commit(cs->tile[cs->walk[i]], cs->threads > 1);
+		xch_commit(cs->tile[cs->walk[i]]);
 	else
 		xch_discard(cs->tile[cs->walk[i]]);
 }
@@ -366,6 +366,8 @@ resolve_walks(ChipSim *cs, ChipError *err)
 		cs->ncommit++;
 	pool_run(cs, cs->nwalk, commit_tile);
 	uint32_t k = cs->ncommit;
+	for (uint32_t i = 0; i < k; i++)
+		xch_commit_senders(cs->tile[cs->walk[i]]);
 	if (k < cs->nwalk &&
 	    !xch_resolve(cs, cs->tile[cs->walk[k]], cs->until[k], err))
 		die("chipsim: an exchange walk failed only on its own thread");

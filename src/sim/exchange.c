@@ -622,32 +622,13 @@ xch_walk(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 	return 0;
 }
 
-/* Items i0..i1-1 of p have reached a tile: their flags set; how many
- * were not set before. Shared: most items reach many tiles, so the flag is
- * read before it is written. */
-static uint32_t
-got_items(XPacket *p, uint32_t i0, uint32_t i1, int shared)
-{
-	uint32_t fresh = 0;
-	for (uint32_t i = i0; i < i1; i++) {
-		if (!shared) {
-			fresh += !p->got[i];
-			p->got[i] = 1;
-		} else if (!__atomic_load_n(&p->got[i], __ATOMIC_RELAXED)) {
-			fresh += !__atomic_exchange_n(&p->got[i], 1,
-			                              __ATOMIC_RELAXED);
-		}
-	}
-	return fresh;
-}
-
 void
-xch_commit(Tile *r, int shared)
+xch_commit(Tile *r)
 {
 	XState *x = &r->x;
 	for (int k = 0; k < x->nrecv; k++) {
 		const XRecv *v = &x->recv[k];
-		XPacket *p = v->p;
+		const XPacket *p = v->p;
 		if (!p)
 			continue;
 		uint32_t item = p->item, n = v->i1 - v->i0;
@@ -656,25 +637,32 @@ xch_commit(Tile *r, int shared)
 		for (uint32_t i = 0; r->obs && i < n; i++)
 			sim_observe_receive(r, v->addr + i * item, item, v->src,
 			                    p->ctx, p->pc, v->at + i);
-		if (p->pairsum) {
-			uint64_t mark = pair_mark(r->chip, r->id);
-			for (uint32_t i = v->i0; i < v->i1; i++)
-				if (shared)
-					__atomic_fetch_add(&p->pairsum[i], mark,
-					                   __ATOMIC_RELAXED);
-				else
-					p->pairsum[i] += mark;
-		}
-		uint32_t fresh = got_items(p, v->i0, v->i1, shared);
-		if (shared)
-			__atomic_fetch_add(&p->ngot, fresh, __ATOMIC_RELAXED);
-		else
-			p->ngot += fresh;
 	}
 	if (x->walked)
 		rx_store(x, &x->walk_rx, x->walk_until);
-	x->nrecv = 0;
 	x->walked = 0;
+}
+
+void
+xch_commit_senders(Tile *r)
+{
+	XState *x = &r->x;
+	for (int k = 0; k < x->nrecv; k++) {
+		const XRecv *v = &x->recv[k];
+		XPacket *p = v->p;
+		if (!p)
+			continue;
+		if (p->pairsum) {
+			uint64_t mark = pair_mark(r->chip, r->id);
+			for (uint32_t i = v->i0; i < v->i1; i++)
+				p->pairsum[i] += mark;
+		}
+		for (uint32_t i = v->i0; i < v->i1; i++) {
+			p->ngot += !p->got[i];
+			p->got[i] = 1;
+		}
+	}
+	x->nrecv = 0;
 }
 
 void
@@ -698,7 +686,8 @@ int
 xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 {
 	int rc = xch_walk(cs, r, until, err);
-	xch_commit(r, 0);
+	xch_commit(r);
+	xch_commit_senders(r);
 	return rc;
 }
 

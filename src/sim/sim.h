@@ -1041,16 +1041,18 @@ void xch_free(XState *x);
  * given every sender's packets so far. Returns 0, or -1 with err filled;
  * xch_walk then xch_commit. */
 int xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err);
-/* The two halves of xch_resolve, so that receivers can be walked on
- * several threads and the walks kept only up to the first that fails.
- * xch_walk decides r's deliveries and checks them, writing nothing but
- * r's written bits; it only reads the senders, so walks of different
- * receivers may run at once. xch_commit then writes them (r's memory, the
- * senders' per-item flags and pair sums: atomically if `shared`, as other
- * commits may run at once) and, if the walk ended well, r's receive
- * state. xch_discard instead leaves r as it was before the walk. */
+/* The parts of xch_resolve, so that receivers can be walked on several
+ * threads and the walks kept only up to the first that fails. xch_walk
+ * decides r's deliveries and checks them, writing nothing but r's written
+ * bits; it only reads the senders, so walks of different receivers may
+ * run at once. xch_commit then writes r's memory and, if the walk ended
+ * well, its receive state (commits of different receivers may run at
+ * once), and xch_commit_senders the senders' per-item flags and pair sums
+ * (one thread: receivers share them; plain adds cost less than atomic
+ * ones). xch_discard instead leaves r as it was before the walk. */
 int xch_walk(ChipSim *cs, Tile *r, uint64_t until, ChipError *err);
-void xch_commit(Tile *r, int shared);
+void xch_commit(Tile *r);
+void xch_commit_senders(Tile *r);
 void xch_discard(Tile *r);
 /* The cycle at which r has received every item it expects (DCOUNT = 0),
  * assuming its controls stay as they are after cycle `from`; UINT64_MAX if
