@@ -666,6 +666,36 @@ test_timed_controls(void **state)
 	chipsim_free(cs);
 }
 
+/* Tiles 0..T-1 of two runs: the same cycles, trace, memory and
+ * exchange state. */
+static void
+expect_same_tiles(ChipSim *cs, ChipSim *ref, uint32_t T)
+{
+	assert_int_equal(chipsim_cycles(cs), chipsim_cycles(ref));
+	for (uint32_t i = 0; i < T; i++) {
+		Tile *a = chipsim_tile(cs, i), *b = chipsim_tile(ref, i);
+		assert_int_equal(a->cycle, b->cycle);
+		assert_int_equal(a->bundles, b->bundles);
+		assert_int_equal(a->wait.zone, b->wait.zone);
+		assert_int_equal(a->ntrace, b->ntrace);
+		for (int e = 0; e < a->ntrace; e++) {
+			assert_int_equal(a->trace[e].start, b->trace[e].start);
+			assert_int_equal(a->trace[e].end, b->trace[e].end);
+			assert_int_equal(a->trace[e].kind, b->trace[e].kind);
+		}
+		assert_memory_equal(a->mem, b->mem,
+		                    a->chip->mem_end - a->chip->mem_base);
+		assert_int_equal(a->x.rx_until, b->x.rx_until);
+		assert_int_equal(a->x.ptr, b->x.ptr);
+		assert_int_equal(a->x.dcount, b->x.dcount);
+		assert_int_equal(a->x.last_rx_cycle, b->x.last_rx_cycle);
+		assert_int_equal(a->x.ctl_done, b->x.ctl_done);
+		assert_int_equal(a->x.nwritten, b->x.nwritten);
+		for (int k = 0; k < a->x.npk; k++)
+			assert_int_equal(a->x.pk[k].ngot, b->x.pk[k].ngot);
+	}
+}
+
 /* The same program gives the same memory, cycles and trace with 1, 2 and
  * 16 host threads. */
 static void
@@ -682,26 +712,118 @@ test_thread_determinism(void **state)
 			ref = cs;
 			continue;
 		}
-		assert_int_equal(chipsim_cycles(cs), chipsim_cycles(ref));
-		for (uint32_t i = 0; i < T; i++) {
-			Tile *a = chipsim_tile(cs, i),
-			     *b = chipsim_tile(ref, i);
-			assert_int_equal(a->cycle, b->cycle);
-			assert_int_equal(a->bundles, b->bundles);
-			assert_int_equal(a->ntrace, b->ntrace);
-			for (int e = 0; e < a->ntrace; e++) {
-				assert_int_equal(a->trace[e].start,
-				                 b->trace[e].start);
-				assert_int_equal(a->trace[e].end,
-				                 b->trace[e].end);
-				assert_int_equal(a->trace[e].kind,
-				                 b->trace[e].kind);
-			}
+		expect_same_tiles(cs, ref, T);
+		chipsim_free(cs);
+	}
+	chipsim_free(ref);
+}
 
-			assert_memory_equal(a->mem, b->mem,
-			                    a->chip->mem_end -
-			                        a->chip->mem_base);
+/* A watch on the fourth of 8 words a tile receives stops it, whether the
+ * walk delivers them one by one or as one run (the fast paths). */
+static void
+test_receive_watch(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		SimPath saved = sim_path;
+		sim_path = k ? SIM_FAST : SIM_PLAIN;
+		ChipSim *cs = p2p(16, 2, 9, 10, 8, 3, 0, 1);
+		Tile *t = chipsim_tile(cs, 9);
+		assert_int_equal(sim_watch(t, DST_BUF + 12, 4), 0);
+		ChipError err;
+		run(cs, &err);
+		sim_path = saved;
+		assert_int_equal(t->obs->hit, 1);
+		assert_int_equal(t->obs->hit_src, 2);
+		assert_int_equal(t->fault.type, FAULT_DBRK);
+		assert_int_equal(t->fault.addr, DST_BUF + 12);
+		chipsim_free(cs);
+	}
+}
+
+/* Tile 0 sends 8 words to every other tile; tiles BAD1 and BAD2 have a
+ * 16-byte receive window, so their fifth word is an error. */
+static const char window_prog[] = "	.equ BAD1, %u\n"
+                                  "	.equ BAD2, %u\n"
+                                  "_start:\n"
+                                  "	get $m0, $TILE_ID\n"
+                                  "	brnz $m0, receiver\n"
+                                  "	sync 3\n"
+                                  "	send 7, 0x60000 / 4, 1\n"
+                                  "	sync 3\n"
+                                  "	br $lr\n"
+                                  "receiver:\n"
+                                  "	setzi $m2, 0x62000\n"
+                                  "	put $INCOMING_SINIT, $m2\n"
+                                  "	put $INCOMING_BASE, $m2\n"
+                                  "	setzi $m3, 0\n"
+                                  "	cmpeq $m1, $m0, BAD1\n"
+                                  "	brz $m1, 1f\n"
+                                  "	setzi $m3, 16\n"
+                                  "1:	cmpeq $m1, $m0, BAD2\n"
+                                  "	brz $m1, 2f\n"
+                                  "	setzi $m3, 16\n"
+                                  "2:	put $INCOMING_DELTA, $m3\n"
+                                  "	setzi $m2, 8\n"
+                                  "	sync 3\n"
+                                  "	put $INCOMING_DCOUNT, $m2\n"
+                                  "	put $INCOMING_MUX, $mzero\n"
+                                  "	sync 3\n"
+                                  "	br $lr\n";
+
+/* An exchange error leaves the chip as the walk of one receiver after
+ * another in tile order leaves it, however many threads walk them at
+ * once: the tiles before the first failing one (9) have all 8 words, it
+ * has the 4 before its error, and the tiles after it, the other failing
+ * one (17) too, have nothing written and nothing marked written. */
+static void
+test_error_state_threads(void **state)
+{
+	(void)state;
+	enum { T = 24, BAD1 = 9, BAD2 = 17 };
+	char text[2048];
+	snprintf(text, sizeof text, window_prog, (unsigned)BAD1,
+	         (unsigned)BAD2);
+	ChipSim *ref = NULL;
+	const int threads[] = {1, 2, 3};
+	for (int k = 0; k < 3; k++) {
+		ChipSim *cs = spmd(text, T, threads[k]);
+		fill(cs, 0, 8, 0);
+		ChipError err;
+		assert_int_equal(run(cs, &err), RUN_FAULT);
+		assert_int_equal(err.tile, BAD1);
+		if (!strstr(err.msg, "tile 9 would write at 0x62010 (item "
+		                     "from tile 0"))
+			fail_msg("%s", err.msg);
+		for (uint32_t i = 1; i < T; i++) {
+			const XState *x = &chipsim_tile(cs, i)->x;
+			uint32_t words = i < BAD1 ? 8 : i == BAD1 ? 4 : 0;
+			uint32_t v[8];
+			tile_read(chipsim_tile(cs, i), DST_BUF, v, sizeof v);
+			for (uint32_t w = 0; w < 8; w++)
+				if (v[w] != (w < words ? w * 0x9e3779b9u : 0))
+					fail_msg("%d threads: tile %u word %u: "
+					         "0x%x",
+					         threads[k], i, w, v[w]);
+			/* the words marked written in this phase: the tiles
+			 * before the failing one were released into a new
+			 * phase, the failing one keeps its 4, and those after
+			 * it have none */
+			uint64_t bits = x->written_bits
+			                    ? x->written_bits[DST_BUF / 4 / 64]
+			                    : 0;
+			assert_int_equal(bits, i == BAD1 ? 0xf : 0);
+			assert_int_equal(x->nwritten, i == BAD1);
+			/* the receive state: stored only by a walk that ended
+			 * well */
+			assert_int_equal(x->ptr, DST_BUF + (i < BAD1 ? 32 : 0));
+			assert_int_equal(x->dcount, i < BAD1 ? 0 : 8);
 		}
+		if (!ref) {
+			ref = cs;
+			continue;
+		}
+		expect_same_tiles(cs, ref, T);
 		chipsim_free(cs);
 	}
 	chipsim_free(ref);
@@ -723,6 +845,8 @@ main(void)
 	    cmocka_unit_test(test_receive_errors),
 	    cmocka_unit_test(test_timed_controls),
 	    cmocka_unit_test(test_thread_determinism),
+	    cmocka_unit_test(test_error_state_threads),
+	    cmocka_unit_test(test_receive_watch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,8 +6,10 @@
  * sync with other tiles. Tiles share nothing while they run (sends and
  * receive controls go into per-tile logs), so the pool's threads never
  * touch the same tile and the result cannot depend on their number. Then,
- * single-threaded and in tile order:
- *   1. the exchange is resolved up to where every log is complete;
+ * in tile order:
+ *   1. the exchange is resolved up to where every log is complete (the
+ *      receivers are walked on the pool and their walks committed up to
+ *      the first that fails: resolve_walks);
  *   2. tiles waiting in `sync 0` (RECV) whose expected items have all
  *      arrived go on after the last one;
  *   3. otherwise, when every waiting tile is in the same global zone, the
@@ -47,12 +49,20 @@ struct ChipSim {
 	uint32_t host_syncs; /* host syncs so far */
 	uint32_t host_stop;  /* the host is in no host sync from this on */
 	uint32_t host_period, host_phase; /* chipsim_set_host_phase */
-	/* a round's work for the pool */
+	/* a round's tiles */
 	uint32_t *run;
 	uint32_t nrun;
 	RunStatus *status;
 	uint64_t max_cycles;
-	uint32_t next; /* next index of run[] to take, under lock */
+	/* the exchange's walks (resolve): tiles, each to its cycle */
+	uint32_t *walk;
+	uint64_t *until;
+	int *walk_rc;
+	uint32_t nwalk, ncommit;
+	/* the pool's work: job(cs, i) for i < njobs; next is the next i to
+	 * take (atomic) */
+	void (*job)(ChipSim *cs, uint32_t i);
+	uint32_t njobs, next;
 	pthread_mutex_t lock;
 	/* the pool's helpers (threads - 1 of them), started at the first
 	 * round with work for two, kept until chipsim_free: `rounds` counts
@@ -82,6 +92,9 @@ chipsim_new(const ChipConfig *cfg)
 	cs->tile = xcalloc(cs->ntiles, sizeof *cs->tile);
 	cs->run = xcalloc(cs->ntiles, sizeof *cs->run);
 	cs->status = xcalloc(cs->ntiles, sizeof *cs->status);
+	cs->walk = xcalloc(cs->ntiles, sizeof *cs->walk);
+	cs->until = xcalloc(cs->ntiles, sizeof *cs->until);
+	cs->walk_rc = xcalloc(cs->ntiles, sizeof *cs->walk_rc);
 	pthread_mutex_init(&cs->lock, NULL);
 	pthread_cond_init(&cs->go, NULL);
 	pthread_cond_init(&cs->idle, NULL);
@@ -108,6 +121,9 @@ chipsim_free(ChipSim *cs)
 	free(cs->tile);
 	free(cs->run);
 	free(cs->status);
+	free(cs->walk);
+	free(cs->until);
+	free(cs->walk_rc);
 	sim_code_free(cs->code);
 	pthread_mutex_destroy(&cs->lock);
 	pthread_cond_destroy(&cs->go);
@@ -218,18 +234,15 @@ chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
 	return host_op(cs, sync, tile, addr, len, NULL, dst);
 }
 
-/* The pool: each thread takes the next tile of the round until none is
- * left. */
+/* The pool: each thread takes the next job until none is left. */
 static void
-take_tiles(ChipSim *cs)
+take_jobs(ChipSim *cs)
 {
 	for (;;) {
-		pthread_mutex_lock(&cs->lock);
-		uint32_t i = cs->next++;
-		pthread_mutex_unlock(&cs->lock);
-		if (i >= cs->nrun)
+		uint32_t i = __atomic_fetch_add(&cs->next, 1, __ATOMIC_RELAXED);
+		if (i >= cs->njobs)
 			return;
-		cs->status[i] = tile_run(cs->tile[cs->run[i]], cs->max_cycles);
+		cs->job(cs, i);
 	}
 }
 
@@ -247,7 +260,7 @@ helper_main(void *arg)
 			break;
 		done = cs->rounds;
 		pthread_mutex_unlock(&cs->lock);
-		take_tiles(cs);
+		take_jobs(cs);
 		pthread_mutex_lock(&cs->lock);
 		if (--cs->busy == 0)
 			pthread_cond_signal(&cs->idle);
@@ -256,14 +269,17 @@ helper_main(void *arg)
 	return NULL;
 }
 
-/* The round's tiles on this thread and the helpers (started once, so
- * that a run of many short rounds does not start threads for each). */
+/* job(cs, i) for every i < n on this thread and the helpers (started
+ * once, so that a run of many short rounds does not start threads for
+ * each). */
 static void
-run_round(ChipSim *cs)
+pool_run(ChipSim *cs, uint32_t n, void (*job)(ChipSim *cs, uint32_t i))
 {
+	cs->job = job;
+	cs->njobs = n;
 	cs->next = 0;
-	if (cs->threads <= 1 || cs->nrun <= 1) {
-		take_tiles(cs);
+	if (cs->threads <= 1 || n <= 1) {
+		take_jobs(cs);
 		return;
 	}
 	if (!cs->nhelpers) {
@@ -280,11 +296,82 @@ run_round(ChipSim *cs)
 	cs->busy = cs->nhelpers;
 	pthread_cond_broadcast(&cs->go);
 	pthread_mutex_unlock(&cs->lock);
-	take_tiles(cs);
+	take_jobs(cs);
 	pthread_mutex_lock(&cs->lock);
 	while (cs->busy)
 		pthread_cond_wait(&cs->idle, &cs->lock);
 	pthread_mutex_unlock(&cs->lock);
+}
+
+static void
+run_tile(ChipSim *cs, uint32_t i)
+{
+	cs->status[i] = tile_run(cs->tile[cs->run[i]], cs->max_cycles);
+}
+
+static void
+walk_tile(ChipSim *cs, uint32_t i)
+{
+	ChipError scratch; /* the failing walk is walked again for its error */
+	cs->walk_rc[i] =
+	    xch_walk(cs, cs->tile[cs->walk[i]], cs->until[i], &scratch);
+}
+
+static void
+commit_tile(ChipSim *cs, uint32_t i)
+{
+	if (i < cs->ncommit)
+		xch_commit(cs->tile[cs->walk[i]]);
+	else
+		xch_discard(cs->tile[cs->walk[i]]);
+}
+
+static void
+ready_tile(ChipSim *cs, uint32_t i)
+{
+	const Tile *t = cs->tile[cs->walk[i]];
+	cs->until[i] = xch_ready_cycle(cs, t, t->wait.since);
+}
+
+/* The tiles waiting in sync RECV (recv 1), or (0) in other syncs and not
+ * done, in walk[] and in tile order, and their xch_ready_cycle in until[]:
+ * dry walks, which change nothing, so all at once. */
+static void
+ready_cycles(ChipSim *cs, int recv)
+{
+	cs->nwalk = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		const Tile *t = cs->tile[i];
+		if (t &&
+		    (recv ? t->wait.zone == SYNC_RECV
+		          : t->wait.zone >= 0 && t->wait.zone != SYNC_RECV &&
+		                t->ctx[0].state != CTXS_DONE))
+			cs->walk[cs->nwalk++] = i;
+	}
+	pool_run(cs, cs->nwalk, ready_tile);
+}
+
+/* Resolve the exchange at tiles walk[0..nwalk) in that order, each up to
+ * until[i], as xch_resolve one after another would: all are walked at
+ * once, those before the first that fails are committed, and the rest
+ * discarded; the failing one is then resolved alone, which leaves it as
+ * the serial walk would (its items before the error written) and fills
+ * err. Returns how many were resolved without an error. */
+static uint32_t
+resolve_walks(ChipSim *cs, ChipError *err)
+{
+	pool_run(cs, cs->nwalk, walk_tile);
+	cs->ncommit = 0;
+	while (cs->ncommit < cs->nwalk && !cs->walk_rc[cs->ncommit])
+		cs->ncommit++;
+	pool_run(cs, cs->nwalk, commit_tile);
+	uint32_t k = cs->ncommit;
+	for (uint32_t i = 0; i < k; i++)
+		xch_commit_senders(cs->tile[cs->walk[i]]);
+	if (k < cs->nwalk &&
+	    !xch_resolve(cs, cs->tile[cs->walk[k]], cs->until[k], err))
+		die("chipsim: an exchange walk failed only on its own thread");
+	return k;
 }
 
 static int
@@ -471,9 +558,14 @@ settle(ChipSim *cs, ChipError *err)
 	if (xch_check_pairs(cs, err))
 		return -1;
 	/* 1. resolve the exchange as far as every log is complete */
+	cs->nwalk = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++)
-		if (cs->tile[i] && xch_resolve(cs, cs->tile[i], horizon, err))
-			return -1;
+		if (cs->tile[i] && cs->tile[i]->x.rx_until < horizon) {
+			cs->walk[cs->nwalk] = i;
+			cs->until[cs->nwalk++] = horizon;
+		}
+	if (resolve_walks(cs, err) < cs->nwalk)
+		return -1;
 
 	if (!waiting)
 		return xch_check_lost(cs, UINT64_MAX, err);
@@ -486,24 +578,27 @@ settle(ChipSim *cs, ChipError *err)
 	if (xch_check_lost(cs, known, err))
 		return -1;
 	/* 2. sync RECV: go on after the last expected item */
-	int released = 0;
-	for (uint32_t i = 0; i < cs->ntiles; i++) {
-		Tile *t = cs->tile[i];
-		if (!t || t->wait.zone != SYNC_RECV)
+	ready_cycles(cs, 1);
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < cs->nwalk; k++) {
+		const Tile *t = cs->tile[cs->walk[k]];
+		if (cs->until[k] == UINT64_MAX)
 			continue;
-		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
-		if (ready == UINT64_MAX)
-			continue;
-		uint64_t at =
-		    ready > t->wait.since + 1 ? ready : t->wait.since + 1;
-		if (xch_resolve(cs, t, at, err))
-			return -1;
-		release(cs, t, at, 0);
-		released++;
+		cs->walk[n] = cs->walk[k];
+		cs->until[n++] = cs->until[k] > t->wait.since + 1
+		                     ? cs->until[k]
+		                     : t->wait.since + 1;
 	}
-	if (released)
-		return 1;
+	cs->nwalk = n;
+	if (cs->nwalk) {
+		uint32_t ok = resolve_walks(cs, err);
+		for (uint32_t k = 0; k < ok; k++)
+			release(cs, cs->tile[cs->walk[k]], cs->until[k], 0);
+		return ok < cs->nwalk ? -1 : 1;
+	}
 	/* 3. a global barrier */
+	ready_cycles(cs, 0);
+	uint32_t k = 0;
 	int zone = -1;
 	uint64_t last = 0;
 	for (uint32_t i = 0; i < cs->ntiles; i++) {
@@ -518,7 +613,7 @@ settle(ChipSim *cs, ChipError *err)
 			zone = t->wait.zone;
 		else if (t->wait.zone != zone)
 			return sync_mismatch(cs, t, zone, err);
-		uint64_t ready = xch_ready_cycle(cs, t, t->wait.since);
+		uint64_t ready = cs->until[k++];
 		if (ready == UINT64_MAX)
 			return describe_wait(cs, t, err);
 		uint64_t arrive = ready > t->wait.since ? ready : t->wait.since;
@@ -541,15 +636,16 @@ settle(ChipSim *cs, ChipError *err)
 		if (r)
 			at += cs->host_period - r;
 	}
-	for (uint32_t i = 0; i < cs->ntiles; i++) {
-		Tile *t = cs->tile[i];
-		if (!t || t->wait.zone < 0)
-			continue;
-		if (xch_resolve(cs, t, at, err))
-			return -1;
-		release(cs, t, at, 1);
-	}
-	return 1;
+	cs->nwalk = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		if (cs->tile[i] && cs->tile[i]->wait.zone >= 0) {
+			cs->walk[cs->nwalk] = i;
+			cs->until[cs->nwalk++] = at;
+		}
+	uint32_t ok = resolve_walks(cs, err);
+	for (uint32_t k = 0; k < ok; k++)
+		release(cs, cs->tile[cs->walk[k]], at, 1);
+	return ok < cs->nwalk ? -1 : 1;
 }
 
 RunStatus
@@ -562,7 +658,7 @@ chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err)
 		for (uint32_t i = 0; i < cs->ntiles; i++)
 			if (cs->tile[i] && runnable(cs->tile[i]))
 				cs->run[cs->nrun++] = i;
-		run_round(cs);
+		pool_run(cs, cs->nrun, run_tile);
 		for (uint32_t i = 0; i < cs->nrun; i++)
 			if (cs->status[i] == RUN_FAULT) {
 				report_fault(cs, err);

@@ -13,6 +13,9 @@
  * chip. Controls are kept in the same frame: an XPIC takes effect
  * chip_xpic_cycles after its issue (target/route.c). A received item
  * counts ($INCOMING_DCOUNT, sync RECV) the rule recv-land after its write.
+ * A walk only notes what it delivers (xch_walk) and writes it when it is
+ * committed (xch_commit), so that receivers can be walked on several
+ * threads and those after an error left untouched (chip.c).
  *
  * Every arriving item the mux selects must be expected ($INCOMING_DCOUNT >
  * 0), of the receiver's format, aligned, inside the receive window and not
@@ -105,6 +108,7 @@ xch_free(XState *x)
 	free(x->pk);
 	free(x->ctl);
 	free(x->written);
+	free(x->recv);
 	xunmap(x->written_bits, WRITTEN_BYTES);
 
 	memset(x, 0, sizeof *x);
@@ -173,28 +177,18 @@ xch_new_phase(Tile *t)
 	x->nwritten = 0;
 }
 
-/* The receive state a walk advances: a copy, so that a dry walk leaves the
- * tile untouched. */
-typedef struct {
-	uint32_t mux, ptr, format, dcount, base, size;
-	uint64_t last_rx_cycle;
-	uint32_t last_rx_addr;
-	int ctl;          /* next of our own controls */
-	int pctl;         /* next of the pair partner's controls */
-	uint64_t zero_at; /* when dcount last became 0 */
-} RxState;
-
+/* A walk advances a copy of the receive state: a dry walk leaves the tile
+ * untouched, and a real one's is stored when it is committed. */
 static void
-rx_load(const XState *x, RxState *s)
+rx_load(const XState *x, XRx *s)
 {
-	*s = (RxState){x->mux,           x->ptr,          x->format,
-	               x->dcount,        x->base,         x->size,
-	               x->last_rx_cycle, x->last_rx_addr, x->ctl_done,
-	               x->pctl_done,     x->zero_at};
+	*s = (XRx){x->mux,      x->ptr,       x->format,        x->dcount,
+	           x->base,     x->size,      x->last_rx_cycle, x->last_rx_addr,
+	           x->ctl_done, x->pctl_done, x->zero_at};
 }
 
 static void
-rx_store(XState *x, const RxState *s, uint64_t until)
+rx_store(XState *x, const XRx *s, uint64_t until)
 {
 	x->mux = s->mux;
 	x->ptr = s->ptr;
@@ -211,7 +205,7 @@ rx_store(XState *x, const RxState *s, uint64_t until)
 }
 
 static void
-apply_control(RxState *s, const XControl *c)
+apply_control(XRx *s, const XControl *c)
 {
 	switch ((XControlKind)c->kind) {
 	case XC_MUX:
@@ -358,9 +352,25 @@ tx_error(ChipError *err, const Tile *t, const XPacket *p, uint64_t at,
 	return -1;
 }
 
+/* Items delivered to a walk's tile, for xch_commit to write: joined to
+ * the last note when they continue it. */
+static void
+note_recv(XState *x, XPacket *p, uint32_t src, uint32_t i0, uint32_t i1,
+          uint32_t addr, uint64_t at)
+{
+	XRecv *l = x->nrecv ? &x->recv[x->nrecv - 1] : NULL;
+	if (p && l && l->p == p && l->i1 == i0 &&
+	    l->addr + (l->i1 - l->i0) * p->item == addr) {
+		l->i1 = i1;
+		return;
+	}
+	GROW(x->recv, x->nrecv, x->caprecv);
+	x->recv[x->nrecv++] = (XRecv){p, at, src, addr, i0, i1};
+}
+
 /* Deliver item i of packet p from tile src, arriving at `at`. */
 static int
-deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
+deliver(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 {
 	Tile *r = w->r;
 	const Chip *c = r->chip;
@@ -409,26 +419,21 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		                r->id, a, src, (unsigned long long)at, s->base,
 		                s->base + s->size);
 	for (uint32_t k = 0; k < p->item; k += 4)
-		if (written_before(&r->x, (a + k) / 4))
+		if (written_before(&r->x, (a + k) / 4)) {
+			if (k) /* word a's bit is set: xch_discard clears it */
+				note_recv(&r->x, NULL, 0, 0, 0, a, at);
 			return rx_error(
 			    w, at,
 			    "exchange: word 0x%05x of tile %u written twice "
 			    "in one phase (again by tile %u at cycle %llu)",
 			    a + k, r->id, src, (unsigned long long)at);
-	tile_write(r, a, p->data + i * p->item, p->item);
-	if (r->obs)
-		sim_observe_receive(r, a, p->item, src, p->ctx, p->pc, at);
-	if (p->pairsum)
-		p->pairsum[i] += pair_mark(c, r->id);
+		}
+	note_recv(&r->x, p, src, i, i + 1, a, at);
 	s->ptr += p->item;
 	if (--s->dcount == 0)
 		s->zero_at = landed;
 	s->last_rx_cycle = at;
 	s->last_rx_addr = a;
-	if (!p->got[i]) {
-		p->got[i] = 1;
-		p->ngot++;
-	}
 	return 0;
 }
 
@@ -440,7 +445,7 @@ deliver(Walk *w, RxState *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
  * the items must go one by one (which raises any error where it occurs,
  * and is the plain path: SIM_PLAIN always takes it). */
 static int
-deliver_run(Walk *w, RxState *s, XPacket *p, uint32_t i0, uint32_t i1,
+deliver_run(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i0, uint32_t i1,
             uint64_t first)
 {
 	Tile *r = w->r;
@@ -468,29 +473,19 @@ deliver_run(Walk *w, RxState *s, XPacket *p, uint32_t i0, uint32_t i1,
 		return 0;
 	if (!written_range(&r->x, a / 4, (a + bytes) / 4))
 		return 0;
-	tile_write(r, a, p->data + (size_t)i0 * item, bytes);
-	if (p->pairsum) {
-		uint64_t mark = pair_mark(c, r->id);
-		for (uint32_t i = i0; i < i1; i++)
-			p->pairsum[i] += mark;
-	}
+	note_recv(&r->x, p, src, i0, i1, a, first + i0);
 	s->ptr += bytes;
 	if ((s->dcount -= k) == 0)
 		s->zero_at = landed;
 	s->last_rx_cycle = last;
 	s->last_rx_addr = a + bytes - item;
-	for (uint32_t i = i0; i < i1; i++)
-		if (!p->got[i]) {
-			p->got[i] = 1;
-			p->ngot++;
-		}
 	return 1;
 }
 
 /* Items from `src` arriving in [from, to): packets in departure order,
  * items in order, so arrivals are in cycle order. */
 static int
-deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
+deliver_from(Walk *w, XRx *s, uint32_t src, uint64_t from, uint64_t to)
 {
 	ChipSim *cs = w->cs;
 	if (src >= chipsim_tiles(cs))
@@ -534,7 +529,8 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
 			    w->r->id, src, (unsigned long long)(first + i0),
 			    (unsigned long long)p->depart, p->dir, w->r->id,
 			    dir);
-		if (i1 > i0 && deliver_run(w, s, p, i0, (uint32_t)i1, first)) {
+		if (i1 > i0 &&
+		    deliver_run(w, s, src, p, i0, (uint32_t)i1, first)) {
 			if (w->done)
 				return 0;
 			continue;
@@ -553,7 +549,7 @@ deliver_from(Walk *w, RxState *s, uint32_t src, uint64_t from, uint64_t to)
  * the next one its pair partner issued for it (our own first on a tie).
  * Skips the entries meant for the other tile. */
 static const XControl *
-next_control(const XState *x, const XState *mx, RxState *s)
+next_control(const XState *x, const XState *mx, XRx *s)
 {
 	while (s->ctl < x->nctl && x->ctl[s->ctl].partner)
 		s->ctl++;
@@ -572,7 +568,7 @@ walk(Walk *w, uint64_t until)
 
 {
 	XState *x = &w->r->x;
-	RxState s;
+	XRx s;
 	rx_load(x, &s);
 	Tile *mate =
 	    chipsim_tile_if_exists(w->cs, chip_pair(w->r->chip, w->r->id));
@@ -602,20 +598,97 @@ walk(Walk *w, uint64_t until)
 				s.pctl++;
 		}
 	}
-	if (!w->dry)
-		rx_store(x, &s, until);
-	else if (s.dcount == 0) /* it became 0 during the last stretch */
+	if (!w->dry) {
+		x->walk_rx = s;
+		x->walk_until = until;
+	} else if (s.dcount == 0) /* it became 0 during the last stretch */
 		w->ready = s.zero_at > w->from ? s.zero_at : w->from;
 	return 0;
 }
 
 int
-xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
+xch_walk(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 {
-	if (until <= r->x.rx_until)
+	XState *x = &r->x;
+	x->nrecv = 0;
+	x->nwritten0 = x->nwritten;
+	x->walked = 0;
+	if (until <= x->rx_until)
 		return 0;
 	Walk w = {.cs = cs, .r = r, .err = err, .lat_src = UINT32_MAX};
-	return walk(&w, until);
+	if (walk(&w, until))
+		return -1;
+	x->walked = 1;
+	return 0;
+}
+
+void
+xch_commit(Tile *r)
+{
+	XState *x = &r->x;
+	for (int k = 0; k < x->nrecv; k++) {
+		const XRecv *v = &x->recv[k];
+		const XPacket *p = v->p;
+		if (!p)
+			continue;
+		uint32_t item = p->item, n = v->i1 - v->i0;
+		tile_write(r, v->addr, p->data + (size_t)v->i0 * item,
+		           n * item);
+		for (uint32_t i = 0; r->obs && i < n; i++)
+			sim_observe_receive(r, v->addr + i * item, item, v->src,
+			                    p->ctx, p->pc, v->at + i);
+	}
+	if (x->walked)
+		rx_store(x, &x->walk_rx, x->walk_until);
+	x->walked = 0;
+}
+
+void
+xch_commit_senders(Tile *r)
+{
+	XState *x = &r->x;
+	for (int k = 0; k < x->nrecv; k++) {
+		const XRecv *v = &x->recv[k];
+		XPacket *p = v->p;
+		if (!p)
+			continue;
+		if (p->pairsum) {
+			uint64_t mark = pair_mark(r->chip, r->id);
+			for (uint32_t i = v->i0; i < v->i1; i++)
+				p->pairsum[i] += mark;
+		}
+		for (uint32_t i = v->i0; i < v->i1; i++) {
+			p->ngot += !p->got[i];
+			p->got[i] = 1;
+		}
+	}
+	x->nrecv = 0;
+}
+
+void
+xch_discard(Tile *r)
+{
+	XState *x = &r->x;
+	for (int k = 0; k < x->nrecv; k++) {
+		const XRecv *v = &x->recv[k];
+		uint32_t w0 = v->addr / 4,
+		         w1 =
+		             w0 + (v->p ? (v->i1 - v->i0) * v->p->item / 4 : 1);
+		for (uint32_t w = w0; w < w1; w++)
+			x->written_bits[w / 64] &= ~(1ull << (w % 64));
+	}
+	x->nwritten = x->nwritten0; /* the chunks it added are 0 again */
+	x->nrecv = 0;
+	x->walked = 0;
+}
+
+int
+xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
+{
+	int rc = xch_walk(cs, r, until, err);
+	xch_commit(r);
+	xch_commit_senders(r);
+	return rc;
 }
 
 uint64_t
@@ -636,9 +709,11 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 
 /* Drop the packets and controls of tile t that no walk reads again, so
  * that a long run's exchange state stays the size of a few phases', not
- * of the whole run. Between rounds only: the pair partner's pctl_done
+ * of the whole run: at 64, a tile's arrays stay a few KiB (at 1,024 the
+ * sends grew them by reallocation and first touches for most of a layer,
+ * docs/bench-sim.md). Between rounds only: the pair partner's pctl_done
  * indexes t's controls. */
-enum { COMPACT_MIN = 1024 };
+enum { COMPACT_MIN = 64 };
 static void
 compact(Tile *t, Tile *mate)
 {

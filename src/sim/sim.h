@@ -183,6 +183,27 @@ typedef struct {
 	uint64_t *pairsum;
 } XPacket;
 
+/* The receive state a walk advances (exchange.c), from XState's fields
+ * and the next controls to apply. */
+typedef struct {
+	uint32_t mux, ptr, format, dcount, base, size;
+	uint64_t last_rx_cycle;
+	uint32_t last_rx_addr;
+	int ctl;          /* next of our own controls */
+	int pctl;         /* next of the pair partner's controls */
+	uint64_t zero_at; /* when dcount last became 0 */
+} XRx;
+
+/* Items a walk delivered, written to its tile when the walk is committed
+ * (exchange.c, xch_walk): items i0..i1-1 of packet p from tile src, the
+ * first arriving at `at`, to addr on. p NULL: the one word at addr whose
+ * written bit an item set before it failed. */
+typedef struct {
+	XPacket *p;
+	uint64_t at;
+	uint32_t src, addr, i0, i1;
+} XRecv;
+
 typedef struct {
 	XControl *ctl;
 	int nctl, capctl, ctl_done; /* controls resolved so far */
@@ -204,6 +225,12 @@ typedef struct {
 	uint64_t *written_bits; /* words written by the exchange this phase */
 	uint32_t *written;      /* a word in each touched chunk of the bitmap */
 	int nwritten, capwritten;
+	/* a walk not yet committed (xch_walk): its deliveries, nwritten
+	 * before it, and (walked 1: it ended well) the state it reached */
+	XRecv *recv;
+	int nrecv, caprecv, nwritten0, walked;
+	uint64_t walk_until;
+	XRx walk_rx;
 } XState;
 
 /* What the supervisor waits for in a sync with the chip. */
@@ -1011,8 +1038,22 @@ int xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir);
 void xch_reset(XState *x);
 void xch_free(XState *x);
 /* Resolve deliveries to receiver r of items arriving before `until`,
- * given every sender's packets so far. Returns 0, or -1 with err filled. */
+ * given every sender's packets so far. Returns 0, or -1 with err filled;
+ * xch_walk then xch_commit. */
 int xch_resolve(ChipSim *cs, Tile *r, uint64_t until, ChipError *err);
+/* The parts of xch_resolve, so that receivers can be walked on several
+ * threads and the walks kept only up to the first that fails. xch_walk
+ * decides r's deliveries and checks them, writing nothing but r's written
+ * bits; it only reads the senders, so walks of different receivers may
+ * run at once. xch_commit then writes r's memory and, if the walk ended
+ * well, its receive state (commits of different receivers may run at
+ * once), and xch_commit_senders the senders' per-item flags and pair sums
+ * (one thread: receivers share them; plain adds cost less than atomic
+ * ones). xch_discard instead leaves r as it was before the walk. */
+int xch_walk(ChipSim *cs, Tile *r, uint64_t until, ChipError *err);
+void xch_commit(Tile *r);
+void xch_commit_senders(Tile *r);
+void xch_discard(Tile *r);
 /* The cycle at which r has received every item it expects (DCOUNT = 0),
  * assuming its controls stay as they are after cycle `from`; UINT64_MAX if
  * it never will. Does not change r. */
