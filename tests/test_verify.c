@@ -330,6 +330,36 @@ test_plan(void **state)
 	plan_free(pm);
 	graph_free(gm);
 
+	/* a GEMM on less than half of the chip spreads its weight's parts
+	 * over the whole chip: with a load that leaves tile 511 far the
+	 * emptiest, they go to distinct tiles, not all to tile 511 (So400m
+	 * f8's head fc2 at batch 1: 155 KB on each of 32 tiles, which then
+	 * sent them) */
+	static const char head[] = "input a f32 [2, 64]\n"
+	                           "weight w f32 [64, 64]\n"
+	                           "c = matmul a w\n"
+	                           "output c\n";
+	assert_int_equal(graph_parse(head, strlen(head), "t", &gm, errs, &nerr),
+	                 0);
+	uint32_t load512[512];
+	for (uint32_t t = 0; t < 512; t++)
+		load512[t] = t == 511 ? 0 : 400000;
+	PlanOptions oh = {.load = load512};
+	assert_int_equal(plan_graph(gm, chip_default(), 512, &oh, &pm, &d), 0);
+	const OpPlan *ph = &pm->op[0];
+	assert_true(ph->spread_b);
+	assert_true(2 * ph->gemm.pk * ph->gemm.pm * ph->gemm.pn < 512);
+	assert_true(ph->owners.n >= 2 && ph->owners.n <= 512);
+	for (uint32_t i = 0; i < ph->owners.n; i++)
+		for (uint32_t j = 0; j < i; j++)
+			assert_int_not_equal(ph->owners.tile[i],
+			                     ph->owners.tile[j]);
+	assert_int_equal(lower_plan(pm, &l, &d), 0);
+	assert_int_equal(lower_verify(l, &d), 0);
+	lower_free(l);
+	plan_free(pm);
+	graph_free(gm);
+
 	/* a plan that refuses: f8 on an ipu2 chip */
 	static const char f8[] = "input a f8_f143*2^0 [8, 8]\n"
 	                         "input b f8_f143*2^0 [8, 8]\n"

@@ -358,6 +358,20 @@ layout_least_stored(uint32_t *stored, const uint8_t *skip, uint32_t tiles,
 	return best;
 }
 
+uint32_t
+layout_least_apart(uint32_t *stored, uint8_t *held, uint32_t *used,
+                   uint32_t tiles, uint32_t bytes)
+{
+	if (*used == tiles) {
+		memset(held, 0, tiles);
+		*used = 0;
+	}
+	uint32_t t = layout_least_stored(stored, held, tiles, bytes);
+	held[t] = 1;
+	++*used;
+	return t;
+}
+
 void
 tile_log_add(TileLog *log, uint32_t tile)
 {
@@ -401,14 +415,8 @@ layout_loop_copies(Storage *st, const TensorPlace *want, TileLog *owners,
 		if (owners->replay) {
 			t = tile_log_next(owners);
 		} else {
-			if (used == tiles) {
-				memset(held, 0, tiles);
-				used = 0;
-			}
-			t = layout_least_stored(stored, held, tiles,
-			                        bytes * times);
-			held[t] = 1;
-			used++;
+			t = layout_least_apart(stored, held, &used, tiles,
+			                       bytes * times);
 			tile_log_add(owners, t);
 		}
 		*layout_piece(home) =

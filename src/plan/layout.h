@@ -137,6 +137,11 @@ TensorPlace *layout_rowwise_out(Storage *st, const TensorPlace *x,
  * stores `bytes` more: where weights go to spread evenly. */
 uint32_t layout_least_stored(uint32_t *stored, const uint8_t *skip,
                              uint32_t tiles, uint32_t bytes);
+/* layout_least_stored of the tiles not yet in held[] (*used of them;
+ * all again once every tile is), which it then marks: one block of a
+ * weight a tile while tiles remain, so that no tile sends many. */
+uint32_t layout_least_apart(uint32_t *stored, uint8_t *held, uint32_t *used,
+                            uint32_t tiles, uint32_t bytes);
 
 /* Tiles chosen in order (the weight balance's): the planner appends its
  * choices, the lowering (replay) reads them back in the same order. */

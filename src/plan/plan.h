@@ -162,6 +162,10 @@ typedef struct {
 	                        (spread_b, b_parts) or 1 */
 	uint32_t a_row0, b_row0, c_row0; /* the batch's rows in the views */
 	GemmSite site;
+	/* spread_b over the whole chip: the tiles that hold a part of B
+	 * (held_n of them) while plan_gemm_inputs places it */
+	uint8_t *held;
+	uint32_t held_n;
 } GemmGeom;
 
 void plan_gemm_geom(GemmGeom *G, const GemmPlan *p, const GemmSite *site);
