@@ -226,6 +226,16 @@ test_codegen_verify(void **state)
 	lower_free(p.l);
 }
 
+/* no tile holds two of an op's weight parts */
+static void
+assert_owners_distinct(const OpPlan *op)
+{
+	for (uint32_t i = 0; i < op->owners.n; i++)
+		for (uint32_t j = 0; j < i; j++)
+			assert_int_not_equal(op->owners.tile[i],
+			                     op->owners.tile[j]);
+}
+
 /* A matmul whose B is a weight, a bias added to it, and the plan's
  * choices for them. */
 static void
@@ -320,10 +330,7 @@ test_plan(void **state)
 	const OpPlan *pa = &pm->op[1];
 	assert_int_equal(pa->in[1].kind, CONV_LOOP_COPIES);
 	assert_true(pa->owners.n >= 2 && pa->owners.n <= 4);
-	for (uint32_t i = 0; i < pa->owners.n; i++)
-		for (uint32_t j = 0; j < i; j++)
-			assert_int_not_equal(pa->owners.tile[i],
-			                     pa->owners.tile[j]);
+	assert_owners_distinct(pa);
 	assert_int_equal(lower_plan(pm, &l, &d), 0);
 	assert_int_equal(lower_verify(l, &d), 0);
 	lower_free(l);
@@ -350,10 +357,7 @@ test_plan(void **state)
 	assert_true(ph->spread_b);
 	assert_true(2 * ph->gemm.pk * ph->gemm.pm * ph->gemm.pn < 512);
 	assert_true(ph->owners.n >= 2 && ph->owners.n <= 512);
-	for (uint32_t i = 0; i < ph->owners.n; i++)
-		for (uint32_t j = 0; j < i; j++)
-			assert_int_not_equal(ph->owners.tile[i],
-			                     ph->owners.tile[j]);
+	assert_owners_distinct(ph);
 	assert_int_equal(lower_plan(pm, &l, &d), 0);
 	assert_int_equal(lower_verify(l, &d), 0);
 	lower_free(l);
