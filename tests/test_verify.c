@@ -226,6 +226,19 @@ test_codegen_verify(void **state)
 	lower_free(p.l);
 }
 
+/* the plan lowers and its program passes the verifier; then both go */
+static void
+lower_verified_free(Plan *pm, Graph *gm)
+{
+	Lowered *l;
+	Diag d;
+	assert_int_equal(lower_plan(pm, &l, &d), 0);
+	assert_int_equal(lower_verify(l, &d), 0);
+	lower_free(l);
+	plan_free(pm);
+	graph_free(gm);
+}
+
 /* no tile holds two of an op's weight parts */
 static void
 assert_owners_distinct(const OpPlan *op)
@@ -306,11 +319,7 @@ test_plan(void **state)
 	assert_int_equal(plan_graph(gm, chip_default(), 4, &o, &pm, &d), 0);
 	assert_int_equal(pm->op[1].in[1].kind, CONV_LOOP_COPIES);
 	assert_true(pm->op[1].in[1].cycles > 0);
-	assert_int_equal(lower_plan(pm, &l, &d), 0);
-	assert_int_equal(lower_verify(l, &d), 0);
-	lower_free(l);
-	plan_free(pm);
-	graph_free(gm);
+	lower_verified_free(pm, gm);
 
 	/* such a weight of distinct blocks (as SigLIP's position embedding),
 	 * with a measured load that leaves tile 3 far the emptiest: its
@@ -331,11 +340,7 @@ test_plan(void **state)
 	assert_int_equal(pa->in[1].kind, CONV_LOOP_COPIES);
 	assert_true(pa->owners.n >= 2 && pa->owners.n <= 4);
 	assert_owners_distinct(pa);
-	assert_int_equal(lower_plan(pm, &l, &d), 0);
-	assert_int_equal(lower_verify(l, &d), 0);
-	lower_free(l);
-	plan_free(pm);
-	graph_free(gm);
+	lower_verified_free(pm, gm);
 
 	/* a GEMM on less than half of the chip spreads its weight's parts
 	 * over the whole chip: with a load that leaves tile 511 far the
@@ -358,11 +363,7 @@ test_plan(void **state)
 	assert_true(2 * ph->gemm.pk * ph->gemm.pm * ph->gemm.pn < 512);
 	assert_true(ph->owners.n >= 2 && ph->owners.n <= 512);
 	assert_owners_distinct(ph);
-	assert_int_equal(lower_plan(pm, &l, &d), 0);
-	assert_int_equal(lower_verify(l, &d), 0);
-	lower_free(l);
-	plan_free(pm);
-	graph_free(gm);
+	lower_verified_free(pm, gm);
 
 	/* a plan that refuses: f8 on an ipu2 chip */
 	static const char f8[] = "input a f8_f143*2^0 [8, 8]\n"
