@@ -30,7 +30,8 @@ typedef enum {
 	LOOP_GELU16H8, /* EW_LINE_GELU16H8 */
 	LOOP_T16,      /* EW_LINE_T16 */
 	LOOP_T32,      /* EW_LINE_T32 */
-	LOOP_BIAS,     /* EW_LINE_BIAS4, EW_LINE_BIAS8 */
+	LOOP_BIAS4,    /* EW_LINE_BIAS4 (f16) */
+	LOOP_BIAS8,    /* EW_LINE_BIAS8 (f32) */
 	LOOP_UNARY0,   /* EW_LINE_UNARY0 */
 } LoopKind;
 
@@ -52,7 +53,8 @@ static const struct {
     [LOOP_GELU16H8] = {15, 2, 2, 4, TIMING_F16V2SIGM},
     [LOOP_T16] = {11, 1, 3, 0, 0},
     [LOOP_T32] = {5, 1, 3, 0, 0},
-    [LOOP_BIAS] = {3, 4, 0, 0, 0},
+    [LOOP_BIAS4] = {2, 8, 0, 0, 0},
+    [LOOP_BIAS8] = {3, 4, 0, 0, 0},
     [LOOP_UNARY0] = {2, 2, 0, 0, 0},
 };
 
@@ -484,7 +486,9 @@ worker_turns(const Chip *chip, const EwKernel *k, const Walk *w, int v)
 	Share s = share(w, v);
 	if (!s.count)
 		return W_IDLE;
-	LoopKind loop = w->bias ? LOOP_BIAS : k->loop;
+	LoopKind loop = !w->bias                 ? k->loop
+	                : dtype_size(k->in) == 2 ? LOOP_BIAS4
+	                                         : LOOP_BIAS8;
 	uint64_t per_group =
 	    loop_cost[loop].per_group +
 	    (loop_cost[loop].sigm
