@@ -6,6 +6,7 @@
 //   pack_b_f16   B   [bk x bn] f16                    transposed 16 x 16
 //   pack_b_f32   B   [bk x bn] f32                    transposed  8 x 16
 //   pack_bt      B^T [bn x bk] any type               32 bytes copied
+//   (pack_b_f8, B [bk x bn] f8, 32 x 16 bytes transposed: kernels/pack_f8.S)
 //
 // A weight panel (q, p) is 16 rows of 32 bytes: row m holds the K-panel p
 // (16 f16, 8 f32 or 32 f8 elements) of B's column 16q + m. The workers
@@ -18,52 +19,9 @@
 // Supervisor entry, `call $m10, pack_b_f16` with $m0 -> argument block.
 // Clobbers $m1-$m9, $m11-$m14 and $WORKER0..5_BASE; preserves $m0.
 
-// Argument block (byte offsets), written by pack_args_fill().
-	.equ ARG_TDOWN, 0      // transposes: S / 8; copy: (S - 24) / 8
-	.equ ARG_TBACK, 4      // transposes: (8 - (block - 1) S) / 8
-	.equ ARG_BAND, 8       // transposes: src step after a band of blocks
-	.equ ARG_PANEL, 12     // src step after a panel
-	.equ ARG_WRAP, 16      // further src step into the next n-panel
-	.equ ARG_NK1, 20       // K-panels - 1
-	.equ ARG_ZN, 24        // rows past bn: panels to fix (0: none)
-	.equ ARG_ZA, 28        //   first zero row
-	.equ ARG_ZR1, 32       //   zero rows per panel - 1
-	.equ ARG_KN, 36        // K past bk: n-panels to fix (0: none)
-	.equ ARG_KA, 40        //   the first one's last K-panel
-	.equ ARG_KM, 44        //   the mask of a row's partial word
-	.equ ARG_KZ, 48        //   zero words after it in a row (0..7)
-	.equ ARG_KSTEP, 52     //   from an n-panel's last K-panel to the next's
-	.equ ARG_ZSKIP, 56     // rows past bn: from a panel's last zero row to
-	                       //   the next panel's first (bytes)
-	.equ ARG_KW, 60        // K past bk: the partial word's byte offset
-	.equ ARG_VERTEX, 64    // six worker vertices of VERTEX_BYTES
-
-// Worker vertex ($mvertex_base), words:
-	.equ V_COUNT, 0        // panels (0: idle)
-	.equ V_SRC, 1          // the first panel's source
-	.equ V_DST, 2          // the first panel's destination
-	.equ V_PLEFT, 3        // panels left in its n-panel after the first
-	.equ VERTEX_BYTES, 16
+	.include "pack.inc"
 
 	.section .text.pack, "ax"
-
-.macro PACK_ENTRY name, worker
-	.globl \name
-	.type \name, @function
-\name:
-	setzi $m1, \worker
-	add $m2, $m0, ARG_VERTEX
-	put $WORKER0_BASE, $m0
-	put $WORKER1_BASE, $m0
-	put $WORKER2_BASE, $m0
-	put $WORKER3_BASE, $m0
-	put $WORKER4_BASE, $m0
-	put $WORKER5_BASE, $m0
-	runall $m1, $m2, VERTEX_BYTES / 4
-	sync TEXCH_SYNCZONE_LOCAL
-	bri pack_padding
-	.size \name, . - \name
-.endm
 
 	PACK_ENTRY pack_b_f16, pack_b_f16_worker
 	PACK_ENTRY pack_b_f32, pack_b_f32_worker
@@ -141,6 +99,8 @@
 	st32 $mzero, $m2, $mzero, 120 + \w
 .endm
 
+// Global: pack_f8.S's entry branches here too.
+	.globl pack_padding
 	.type pack_padding, @function
 pack_padding:
 	// rows past bn: ZN panels of ZR1 + 1 rows, ZSKIP between them
@@ -189,38 +149,6 @@ pack_padding:
 9:	br $lr
 	.size pack_padding, . - pack_padding
 
-// Worker: every instruction but exitz is a bundle, so branch targets and
-// rpt bodies stay 8-byte aligned. $m0 panels left, $m1 panels left in the
-// n-panel, $m2 band step, $m3 panel step, $m4 wrap step, $m6 dst and $m7
-// src cursors, $m8 / $m13 the source's down / back-up-and-right steps,
-// $m14 the destination row step (32 bytes), $m5 bands left. \panel
-// writes one panel: src moves on by KP rows (transposes) or 16 rows
-// (copy), dst by 512 bytes.
-.macro PACK_WORKER name, panel
-	.align 8
-\name:
-	{ ld32 $m0, $mvertex_base, $mzero, V_COUNT ; fnop }
-	{ brz $m0, 9f ; fnop }
-	{ ld32 $m7, $mvertex_base, $mzero, V_SRC ; fnop }
-	{ ld32 $m6, $mvertex_base, $mzero, V_DST ; fnop }
-	{ ld32 $m1, $mvertex_base, $mzero, V_PLEFT ; fnop }
-	{ ld32 $m8, $mworker_base, $mzero, ARG_TDOWN / 4 ; fnop }
-	{ ld32 $m13, $mworker_base, $mzero, ARG_TBACK / 4 ; fnop }
-	{ ld32 $m2, $mworker_base, $mzero, ARG_BAND / 4 ; fnop }
-	{ ld32 $m3, $mworker_base, $mzero, ARG_PANEL / 4 ; fnop }
-	{ ld32 $m4, $mworker_base, $mzero, ARG_WRAP / 4 ; fnop }
-	{ setzi $m14, 4 ; fnop }
-1:	\panel
-	{ add $m7, $m7, $m3 ; fnop }
-	{ add $m0, $m0, -1 ; fnop }
-	{ brz $m0, 9f ; fnop }
-	{ brnzdec $m1, 1b ; fnop }
-	{ add $m7, $m7, $m4 ; fnop }
-	{ ld32 $m1, $mworker_base, $mzero, ARG_NK1 / 4 ; fnop }
-	{ bri 1b ; fnop }
-9:	exitz $mzero
-	.size \name, . - \name
-.endm
 
 // Transposing panels: 4 bands of \blocks square blocks, a band being the
 // block's rows of source x 16 columns; band kb fills atom kb of every

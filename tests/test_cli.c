@@ -240,15 +240,15 @@ test_compile(void **state)
 	expect_in(out, "bad.txt:4:5: expected an op name, found 'frob'");
 	expect_in(out, "  d = frob a\n      ^");
 	/* valid, but not something the compiler does yet */
-	write_text("bmm.txt", "input a f8_f143 [32, 32]\n"
-	                      "weight w f8_f143 [32, 32]\n"
-	                      "h = matmul a w\n"
-	                      "q = cast h f8_f143\n"
-	                      "c = matmul a q\n"
+	write_text("bmm.txt", "input x f8_f143 [32, 32]\n"
+	                      "input a f8_f143 [32, 32]\n"
+	                      "c = cast x f16\n"
+	                      "y = matmul x a transpose_a=1\n"
+	                      "output y\n"
 	                      "output c\n");
 	assert_int_equal(run_ipu(out, sizeof out, "compile bmm.txt -o bmm.pkg"),
 	                 1);
-	expect_in(out, "packing it is supported only with transpose_b=1");
+	expect_in(out, "is f8, transposed and already on the device");
 	assert_int_equal(run_ipu(out, sizeof out, "inspect bmm.pkg"), 1);
 	/* a model that does not fit: the worst tiles, then a count */
 	write_text("big.txt", "input a f16 [32, 1024, 4096]\n"

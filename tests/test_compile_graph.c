@@ -658,6 +658,23 @@ test_device_b(void **state)
 	      "output y\n"
 	      "output c\n",
 	      4, 0x1p-8);
+	/* f8 B (not transposed): each block's 32 x 16-byte panels
+	 * transposed on its tile (pack_b_f8); K and N ragged, and K 300 in
+	 * chunks, several blocks to a tile */
+	check("f8 B placed by an earlier cast",
+	      "input x f8_f143 [24, 48]\n"
+	      "input b f16 [48, 40]\n"
+	      "bq = cast b f8_f143*2^-2\n"
+	      "y = matmul x bq\n"
+	      "output y\n",
+	      4, 0x1p-8);
+	check("f8 B with K 300, 2 tiles",
+	      "input x f8_f143 [20, 300]\n"
+	      "input b f16 [300, 24]\n"
+	      "bq = cast b f8_f152\n"
+	      "y = matmul x bq\n"
+	      "output y\n",
+	      2, 0x1p-7);
 	/* on 2 tiles, one grid column: B's chunk of 3 K-panels (the last
 	 * partial) in 2 parts, each packed on its own tile and sent as a
 	 * run per n-panel; the grid row is one tile, so the kernel reads A
@@ -1231,14 +1248,6 @@ static void
 test_refusals(void **state)
 {
 	(void)state;
-	/* the pack kernel transposes f16 and f32 blocks; f8 B^T is a copy */
-	expect_refusal("input x f8_f143 [32, 32]\n"
-	               "weight w f8_f143 [32, 32]\n"
-	               "h = matmul x w\n"
-	               "hq = cast h f8_f143\n"
-	               "y = matmul x hq\n"
-	               "output y\n",
-	               "is f8 and already on the device; packing");
 	expect_refusal("input x f8_f143 [32, 32]\n"
 	               "input a f8_f143 [32, 32]\n"
 	               "c = cast x f16\n"

@@ -2,7 +2,8 @@
  * test_kernel_pack.c - kernels/pack.S on one emulated C600 tile: B or B^T
  * in a row-major block with random bytes everywhere (padding included)
  * packed into the GEMM weight layout, compared byte for byte with the
- * host packer gemm_pack_b; every byte outside dst unchanged; the call's
+ * host packer gemm_pack_b (for f8 from B, itself checked against the
+ * layout's definition); every byte outside dst unchanged; the call's
  * cycles equal to pack_cycles. Bad calls are rejected by pack_check.
  */
 #include "support.h"
@@ -31,7 +32,8 @@ rnd32(void)
 	return (uint32_t)(s >> 16);
 }
 
-/* The kernel linked for the C600 (0) or the GC200 (1). */
+/* The kernel linked for the C600 (0: pack_f8, which brings pack, whose
+ * padding routine it shares) or the GC200 (1: pack alone). */
 static const TileImage *
 image(const Chip *chip)
 {
@@ -39,12 +41,30 @@ image(const Chip *chip)
 	static int done[2];
 	int i = chip->base != chip_default();
 	if (!done[i]) {
-		static const char *const names[] = {"pack"};
+		const char *names[] = {i ? "pack" : "pack_f8"};
 		Diag d;
 		assert_int_equal(kernel_image(names, 1, chip, &img[i], &d), 0);
 		done[i] = 1;
 	}
 	return &img[i];
+}
+
+/* B [bk x bn] f8 (row-major) to the weight layout by its definition
+ * (docs/kernel-gemm.md "Layouts": panel (q, p) row m holds K 32p.. of
+ * column 16q + m, zero past bk and bn), apart from gemm_pack_b. */
+static void
+transpose_f8(const uint8_t *b, uint32_t bk, uint32_t bn, uint8_t *out)
+{
+	uint32_t nk = (bk + 31) / 32, np = (bn + 15) / 16;
+	for (uint32_t q = 0; q < np; q++)
+		for (uint32_t p = 0; p < nk; p++)
+			for (uint32_t m = 0; m < 16; m++)
+				for (uint32_t j = 0; j < 32; j++) {
+					uint32_t k = 32 * p + j, n = 16 * q + m;
+					out[(q * nk + p) * 512 + 32 * m + j] =
+					    k < bk && n < bn ? b[k * bn + n]
+					                     : 0;
+				}
 }
 
 /* Pack B [bk x bn] (or, transposed, from B^T) with `extra` bytes more than
@@ -79,6 +99,12 @@ run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
 	uint32_t bytes = gemm_b_bytes(t, bk, bn);
 	uint8_t *want = xcalloc(bytes, 1);
 	gemm_pack_b(t, bk, bn, b, want);
+	if (t == GEMM_F8) { /* the host packer agrees with the definition */
+		uint8_t *def = xcalloc(bytes, 1);
+		transpose_f8(b, bk, bn, def);
+		assert_memory_equal(def, want, bytes);
+		free(def);
+	}
 
 	Tile *tile = tile_new(chip, 0);
 	const TileImage *img = image(chip);
@@ -139,8 +165,9 @@ test_pack_b(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-		run_pack(GEMM_F16, 0, shapes[i][0], shapes[i][1], shapes[i][2]);
-		run_pack(GEMM_F32, 0, shapes[i][0], shapes[i][1], shapes[i][2]);
+		for (GemmDtype t = GEMM_F32; t <= GEMM_F8; t++)
+			run_pack(t, 0, shapes[i][0], shapes[i][1],
+			         shapes[i][2]);
 	}
 }
 
@@ -154,7 +181,8 @@ test_pack_bt(void **state)
 			         shapes[i][2]);
 }
 
-/* The GC200 (ipu2) links and runs it too: nothing in it is ipu21's. */
+/* The GC200 (ipu2) links and runs pack too: nothing in it is ipu21's;
+ * pack_f8 (shuf8x8lo/hi) is refused. */
 static void
 test_gc200(void **state)
 {
@@ -164,6 +192,12 @@ test_gc200(void **state)
 	run_pack_on(chip, GEMM_F16, 0, 72, 40, 0);
 	run_pack_on(chip, GEMM_F32, 0, 33, 48, 8);
 	run_pack_on(chip, GEMM_F16, 1, 40, 72, 0);
+	static const char *const f8[] = {"pack_f8"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(f8, 1, chip, &img, &d), IPU_EINVAL);
+	if (!strstr(d.msg, "ipu21"))
+		fail_msg("'%s' does not name ipu21", d.msg);
 }
 
 /* Rates for docs/kernel-pack.md (checked like every call above). */
@@ -176,8 +210,12 @@ test_rates(void **state)
 	run_pack(GEMM_F32, 0, 128, 64, 0);
 	run_pack(GEMM_F16, 1, 128, 128, 0);
 	run_pack(GEMM_F32, 1, 64, 128, 0);
+	run_pack(GEMM_F8, 0, 128, 128, 0);
+	run_pack(GEMM_F8, 1, 128, 128, 0);
 	run_pack(GEMM_F16, 0, 72, 61, 0);
 	run_pack(GEMM_F16, 1, 72, 61, 0);
+	run_pack(GEMM_F8, 0, 96, 72, 0);
+	run_pack(GEMM_F8, 1, 96, 72, 0);
 	print_rates = 0;
 }
 
@@ -203,11 +241,14 @@ test_check(void **state)
 	Diag d;
 	assert_int_equal(pack_check(&good, &d), IPU_OK);
 	PackCall c = good;
-	c.t = GEMM_F8;
-	expect_reject(&c, "not supported");
-	c.transposed = 1; /* B^T of f8 is a copy */
-	c.stride = 64;
+	c.t = GEMM_F8; /* 20 columns pad to 32 bytes */
+	c.stride = 32;
 	assert_int_equal(pack_check(&c, &d), IPU_OK);
+	c.stride = 24;
+	expect_reject(&c, "(32 bytes)");
+	c.dst = SRC_AT + 32 * 31; /* the source's last padded row */
+	c.stride = 32;
+	expect_reject(&c, "overlaps");
 	c = good;
 	c.bn = 0;
 	expect_reject(&c, "empty");

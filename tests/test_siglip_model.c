@@ -192,9 +192,10 @@ scale_by_name(void *ctx, const char *name)
 	return strstr(name, "fc2") ? -9 : strstr(name, "in_proj") ? -7 : -5;
 }
 
-/* The f8 graph: exactly the 4 + 2 dense GEMMs a layer and the head's 6
- * take f8 operands (weights with their own scales, activations cast with
- * their position's), everything else is f16. */
+/* The f8 graph: exactly the 4 dense GEMMs a layer, the head's 6 (weights
+ * with their own scales, activations cast with their position's) and each
+ * layer's PV (P at 2^-7, V at out_proj's input scale) take f8 operands,
+ * everything else is f16. */
 static void
 test_graph_f8(void **state)
 {
@@ -213,14 +214,20 @@ test_graph_f8(void **state)
 	int nerr;
 	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
 	                 0);
-	int f8 = 0, f16 = 0;
+	int f8 = 0, f16 = 0, pv8 = 0;
 	for (int i = 0; i < g->nops; i++) {
 		const Op *op = &g->ops[i];
 		if (op->kind != OP_MATMUL)
 			continue;
 		const Tensor *a = graph_tensor(g, op->in[0]),
 		             *b = graph_tensor(g, op->in[1]);
-		if (a->elem.dtype == DT_F8_F143) {
+		if (strstr(b->name, ".attn.v8")) {
+			pv8++;
+			assert_int_equal(a->elem.dtype, DT_F8_F143);
+			assert_int_equal(a->elem.scale, -7);
+			assert_int_equal(b->elem.dtype, DT_F8_F143);
+			assert_int_equal(b->elem.scale, -SIGLIP_OUT);
+		} else if (a->elem.dtype == DT_F8_F143) {
 			f8++;
 			assert_int_equal(b->elem.dtype, DT_F8_F143);
 			assert_int_equal(b->elem.scale,
@@ -232,11 +239,12 @@ test_graph_f8(void **state)
 		}
 		assert_int_equal(graph_tensor(g, op->out)->elem.dtype, DT_F16);
 	}
-	/* 4 dense a layer (q, k and v fused) and 6 in the head; the patch
-	 * embedding and QK^T, PV of each attention (2 layers and the head)
-	 * in f16 */
+	/* 4 dense a layer (q, k and v fused) and 6 in the head; PV of the
+	 * 2 layers; the patch embedding, QK^T of each attention (2 layers
+	 * and the head) and the head's PV in f16 */
 	assert_int_equal(f8, 2 * 4 + 6);
-	assert_int_equal(f16, 1 + 3 * 2);
+	assert_int_equal(pv8, 2);
+	assert_int_equal(f16, 1 + 3 + 1);
 	expect_in(text, "l1.ln2.f8 = cast l1.ln2 f8_f143*2^-2"); /* fc1 */
 	expect_in(text,
 	          "l0.mlp.gelu.f8 = cast l0.mlp.gelu f8_f143*2^-3"); /* fc2 */

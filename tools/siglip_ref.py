@@ -466,13 +466,17 @@ def _split_heads(x, heads):
     return x.reshape(b, n, heads, d // heads).permute(0, 2, 1, 3)   # [b, heads, n, hd]
 
 
-def attention(q, k, v, heads, rnd=_same):
+def attention(q, k, v, heads, rnd=_same, pv=None):
     """Multi-head scaled dot-product attention, no mask.  q [B, Nq, d],
-    k and v [B, Nk, d]; head h uses columns h*hd .. (h+1)*hd-1; scale hd^-0.5."""
+    k and v [B, Nk, d]; head h uses columns h*hd .. (h+1)*hd-1; scale hd^-0.5.
+    pv(p, vh) -> (p, vh): the product's operands as the device casts them."""
     b, nq, d = q.shape
     qh, kh, vh = (_split_heads(t, heads) for t in (q, k, v))
     scores = rnd(torch.matmul(qh, kh.transpose(-1, -2)) * (d // heads) ** -0.5)
-    out = rnd(torch.matmul(softmax(scores, rnd), vh))             # [b, heads, nq, hd]
+    p = softmax(scores, rnd)
+    if pv:
+        p, vh = pv(p, vh)
+    out = rnd(torch.matmul(p, vh))                                # [b, heads, nq, hd]
     return out.permute(0, 2, 1, 3).reshape(b, nq, d)
 
 
@@ -505,7 +509,7 @@ def encoder_layer(x, w, prefix, cfg, rnd=_same, act=_no_act):
     h = act("qkv", layer_norm(x, w[prefix + "layer_norm1.weight"], w[prefix + "layer_norm1.bias"], eps, rnd))
     q, k, v = (linear(h, w[f"{prefix}self_attn.{n}_proj.weight"], w[f"{prefix}self_attn.{n}_proj.bias"], rnd)
                for n in ("q", "k", "v"))
-    a = act("out", attention(q, k, v, heads, rnd))
+    a = act("out", attention(q, k, v, heads, rnd, getattr(act, "pv", None)))
     x = rnd(x + linear(a, w[prefix + "self_attn.out_proj.weight"], w[prefix + "self_attn.out_proj.bias"], rnd))
     h = layer_norm(x, w[prefix + "layer_norm2.weight"], w[prefix + "layer_norm2.bias"], eps, rnd)
     return rnd(x + mlp(h, w, prefix + "mlp.", rnd, act, ""))
@@ -550,6 +554,7 @@ PRECISIONS = {
 # The dense GEMMs by the activation they read (siglip_graph.h's SiglipGemm).
 GEMM_POSITIONS = ("qkv", "out", "fc1", "fc2", "head.q", "head.kv", "head.out", "head.fc1", "head.fc2")
 F143_MAX = 240.0
+P_SCALE = -7   # the attention's probabilities as F143 (siglip_graph.c SIGLIP_P_SCALE)
 
 
 def f8_scale(max_abs):
@@ -641,6 +646,11 @@ class F8Activations:
 
     def __call__(self, pos, x):
         return quantize_f143(x, self.scales[pos])
+
+    def pv(self, p, vh):
+        """An encoder layer's PV product in F143 (siglip_graph.c
+        attend_heads): P at 2^-7, V at out_proj's input scale."""
+        return quantize_f143(p, P_SCALE), quantize_f143(vh, self.scales["out"])
 
 
 class ActivationRanges:

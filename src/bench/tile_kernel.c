@@ -74,7 +74,8 @@ pack_tile_call(Tile *t, const TileImage *img, const PackCall *c, uint32_t args,
 		return rc;
 	uint8_t block[PACK_ARGS_BYTES];
 	pack_args_fill(c, block);
-	TileKernelCall k = {pack_entry(c->t, c->transposed), "pack", block,
+	TileKernelCall k = {pack_entry(c->t, c->transposed),
+	                    pack_object(c->t, c->transposed), block,
 	                    sizeof block, args};
 	return tile_kernel_call(t, img, &k, cycles, d);
 }

@@ -20,14 +20,37 @@ kernel_image(const char *const *names, int n, const Chip *chip, TileImage *img,
 	return kernel_image_at(names, n, chip, NULL, 0, img, d);
 }
 
+/* Objects that branch into another's code (kernels/pack_f8.S into
+ * pack.S's padding routine): linking the first links the second. */
+static const char *const kernel_needs[][2] = {{"pack_f8", "pack"}};
+
+static int
+named(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
 int
-kernel_image_at(const char *const *names, int n, const Chip *chip,
+kernel_image_at(const char *const *given, int n, const Chip *chip,
                 const LinkPlace *place, int nplace, TileImage *img, Diag *d)
 {
-	Obj *objs[12] = {0};
+	Obj *objs[16] = {0};
+	const char *names[16];
 	int r = IPU_OK, got = 0;
 	if (n > (int)(sizeof objs / sizeof objs[0]))
 		die("too many kernel objects (%d)", n);
+	memcpy(names, given, (size_t)n * sizeof *names);
+	for (size_t i = 0; i < sizeof kernel_needs / sizeof kernel_needs[0];
+	     i++)
+		if (named(names, n, kernel_needs[i][0]) &&
+		    !named(names, n, kernel_needs[i][1])) {
+			if (n == (int)(sizeof names / sizeof names[0]))
+				die("too many kernel objects (%d)", n + 1);
+			names[n++] = kernel_needs[i][1];
+		}
 	while (got < n) {
 		const KernelObject *k = kernel_find(names[got]);
 		if (!k)

@@ -20,7 +20,8 @@ typedef struct {
 extern const KernelObject kernel_objects[]; /* ends with a NULL name */
 
 /* kernels.c */
-/* Link the named kernel objects for `chip` into an image. */
+/* Link the named kernel objects for `chip` into an image, with the
+ * objects they need (pack_f8 needs pack). */
 int kernel_image(const char *const *names, int n, const Chip *chip,
                  TileImage *img, Diag *d);
 /* The same with sections at fixed addresses. */

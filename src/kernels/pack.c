@@ -6,7 +6,6 @@
  */
 #include "pack.h"
 
-#include <assert.h>
 #include <string.h>
 
 #include "../util/util.h"
@@ -49,6 +48,7 @@ enum {
 	W_EXIT = 1,
 	B_T16 = 1 + 4 * (1 + 4 * 11 + 3) + 1,
 	B_T32 = 1 + 4 * (1 + 8 * 5 + 3) + 1,
+	B_T8 = 1 + 8 * 35 + 1,
 	B_COPY = 1 + 16 * 8,
 };
 
@@ -59,7 +59,13 @@ pack_entry(GemmDtype t, int transposed)
 		return "pack_bt";
 	return t == GEMM_F16   ? "pack_b_f16"
 	       : t == GEMM_F32 ? "pack_b_f32"
-	                       : NULL;
+	                       : "pack_b_f8";
+}
+
+const char *
+pack_object(GemmDtype t, int transposed)
+{
+	return t == GEMM_F8 && !transposed ? "pack_f8" : "pack";
 }
 
 uint32_t
@@ -79,12 +85,6 @@ pack_src_row_bytes(GemmDtype t, int transposed, uint32_t bk, uint32_t bn)
 int
 pack_check(const PackCall *c, Diag *d)
 {
-	const char *entry = pack_entry(c->t, c->transposed);
-	if (!entry)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "pack: %s from B (not transposed) is not "
-		                "supported",
-		                gemm_dtype_name(c->t));
 	if (!c->bk || !c->bn)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "pack: empty block %u x %u", c->bk, c->bn);
@@ -161,7 +161,6 @@ panel_src(const PackCall *c, const Dims *m, uint32_t q, uint32_t p)
 void
 pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
 {
-	assert(pack_entry(c->t, c->transposed) && "pack of an unchecked call");
 	Dims m = dims_of(c);
 	uint32_t s = c->stride;
 	memset(out, 0, PACK_ARGS_BYTES);
@@ -171,6 +170,12 @@ pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
 		put_le32(out + ARG_PANEL, PANEL_ROW_BYTES - GEMM_COLS * s);
 		put_le32(out + ARG_WRAP,
 		         GEMM_COLS * s - m.nk * PANEL_ROW_BYTES);
+	} else if (c->t == GEMM_F8) {
+		/* 8 bands a panel, each two units of 4 rows x 8 bytes */
+		put_le32(out + ARG_TDOWN, s / 8);
+		put_le32(out + ARG_TBACK, (uint32_t)((8 - 3 * (int32_t)s) / 8));
+		put_le32(out + ARG_BAND, (s - 8) / 8);
+		put_le32(out + ARG_WRAP, GEMM_COLS - m.nk * m.kp * s);
 	} else {
 		/* square blocks of blk rows, 4 bands a panel */
 		int32_t blk = (int32_t)(8 / m.e);
@@ -222,7 +227,8 @@ worker_issues(const PackCall *c, const Dims *m, int w)
 		return W_IDLE;
 	uint64_t body = c->transposed      ? B_COPY
 	                : c->t == GEMM_F16 ? B_T16
-	                                   : B_T32;
+	                : c->t == GEMM_F32 ? B_T32
+	                                   : B_T8;
 	uint64_t wraps = 0;
 	for (uint32_t t = first; t + 1 < first + count; t++)
 		wraps += t % m->nk == m->nk - 1;
@@ -309,7 +315,6 @@ padding(SupClock *s, const Dims *m)
 uint64_t
 pack_cycles(const Chip *chip, const PackCall *c)
 {
-	assert(pack_entry(c->t, c->transposed) && "pack of an unchecked call");
 	Dims m = dims_of(c);
 	SupClock s;
 	sup_start(&s, chip, 0);

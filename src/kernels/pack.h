@@ -28,13 +28,15 @@ typedef struct {
 
 enum { PACK_ARGS_BYTES = 64 + 6 * 16 };
 
-/* The entry symbol, NULL if unsupported (f8 from B: only B^T). */
+/* The entry symbol and the kernel object it is in: "pack", or for f8
+ * from B "pack_f8" (kernels/pack_f8.S, C600 only). */
 const char *pack_entry(GemmDtype t, int transposed);
+const char *pack_object(GemmDtype t, int transposed);
 /* The source extent the kernel reads: rows and bytes of each row. */
 uint32_t pack_src_rows(GemmDtype t, int transposed, uint32_t bk, uint32_t bn);
 uint32_t pack_src_row_bytes(GemmDtype t, int transposed, uint32_t bk,
                             uint32_t bn);
-/* IPU_OK, or IPU_EINVAL naming the problem: support, empty shape, 8-byte
+/* IPU_OK, or IPU_EINVAL naming the problem: empty shape, 8-byte
  * alignment of src, dst and the stride, a stride shorter than a source
  * row, dst overlapping the source, anything past 4 GiB. */
 int pack_check(const PackCall *c, Diag *d);

@@ -27,8 +27,6 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const FlatMap *map,
 	uint32_t es = (uint32_t)dtype_size(want->dtype);
 	int tr = want->piece[0].format == PF_GEMM_B_T;
 	*inserted = 0;
-	if (!pack_entry(g, tr)) /* the plan refuses these */
-		die("pack: no kernel packs tensor %d", want->tensor);
 	lower_insert_step(l, at, STEP_EXCHANGE, "matmul: B from its producer");
 	*inserted = 1;
 	TensorPlace *stage =
@@ -57,7 +55,7 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const FlatMap *map,
 		*layout_piece(stage) = p;
 		Step *s = &l->step[at + 1 + slot];
 		KernelCall *c = lower_call(l, s, w->tile, pack_entry(g, tr),
-		                           "pack", PACK_ARGS_BYTES);
+		                           pack_object(g, tr), PACK_ARGS_BYTES);
 		c->ref[0] = p.at;
 		c->ref[1] = w->at;
 		c->nref = 2;

@@ -218,16 +218,31 @@ split_heads(Text *t, const char *y, const char *x, int b, int rows, int h,
 	put(t, "%s = transpose %s.r [0, 2, 1, 3]\n", y, y);
 }
 
+/* The scale of the attention's probabilities P as F143 in an f8 tower's
+ * PV product: P <= 1 is 128 at most, under F143's 240, and P's typical
+ * 1 / tokens (So400m 1/729, 2^-9.5) 2^-2.5, far above its smallest
+ * normal 2^-7. */
+enum { SIGLIP_P_SCALE = -7 };
+
 /* softmax(q k^T / sqrt(dh)) v over heads already split ([b, h, rows,
- * dh]), back to [b qrows, d] */
+ * dh]), back to [b qrows, d]; with pv8, P and V cast to F143 for their
+ * product (P at SIGLIP_P_SCALE, V at v_scale: attention outputs are
+ * convex combinations of V's rows, so out_proj's input bound holds V). */
 static void
 attend_heads(Text *t, const char *y, const char *qh, const char *kh,
-             const char *vh, int b, int qrows, int h, int dh)
+             const char *vh, int b, int qrows, int h, int dh, int pv8,
+             int v_scale)
 {
 	put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
 	put(t, "%s.p = softmax %s.s scale=%.17g\n", y, y,
 	    1.0 / sqrt((double)dh));
-	put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
+	if (pv8) {
+		put(t, "%s.p8 = cast %s.p f8_f143*2^%d\n", y, y,
+		    SIGLIP_P_SCALE);
+		put(t, "%s.v8 = cast %s f8_f143*2^%d\n", y, vh, v_scale);
+		put(t, "%s.o = matmul %s.p8 %s.v8\n", y, y, y);
+	} else
+		put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
 	put(t, "%s.t = transpose %s.o [0, 2, 1, 3]\n", y, y);
 	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
 }
@@ -244,7 +259,7 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 	split_heads(t, qh, q, b, qrows, h, dh);
 	split_heads(t, kh, k, b, krows, h, dh);
 	split_heads(t, vh, v, b, krows, h, dh);
-	attend_heads(t, y, qh, kh, vh, b, qrows, h, dh);
+	attend_heads(t, y, qh, kh, vh, b, qrows, h, dh, 0, 0);
 }
 
 /* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`, x [rows,
@@ -321,7 +336,11 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 			    hd[i], batch, h, n, dh);
 		}
 		snprintf(a, sizeof a, "l%d.attn", l);
-		attend_heads(&t, a, hd[0], hd[1], hd[2], batch, n, h, dh);
+		/* PV in f8 in the f8 tower (not a quantized checkpoint's,
+		 * whose policy names its own formats) */
+		attend_heads(&t, a, hd[0], hd[1], hd[2], batch, n, h, dh,
+		             ty.f8 && !ty.p->weight_type,
+		             ty.p->act_scale[SIGLIP_OUT]);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
 		linear(&t, &ty, SIGLIP_OUT, o, a, w, rows, d, d);

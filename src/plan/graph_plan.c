@@ -605,14 +605,6 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	/* how B and A get there */
 	MapChain bv;
 	if (P->home[plan_view_of(P->g, op->in[1], &bv)]) {
-		uint8_t tr = (uint8_t)op->attr.transpose_b;
-		if (!pack_entry(gemm_dtype_of(pb->dtype), tr))
-			return diag_set(
-			    d, IPU_EINVAL, NULL, 0, 0,
-			    "operand B (tensor %d) is f8 and already on the "
-			    "device; packing it is supported only with "
-			    "transpose_b=1 (B^T row-major is a copy)",
-			    pb->tensor);
 		o->in[1].kind = CONV_PACK;
 	} else {
 		host_writes_into(P, op->in[1], pb, &o->in[1]);
