@@ -295,6 +295,37 @@ shift(SupClock *s, uint64_t d)
 		s->free[w] += d;
 }
 
+/* Iterations whose timeline repeats once the phase r % 6 of their key
+ * cycle r comes back: what each loop below keeps of them. */
+typedef struct {
+	uint64_t seen[6], at[6];
+} Periods;
+
+static void
+periods_start(Periods *pp)
+{
+	memset(pp->seen, 0xff, sizeof pp->seen);
+}
+
+/* Iteration i of n ran with key cycle r: when an earlier one had r's
+ * phase, skip whole periods (never the last iteration, which differs);
+ * returns the iteration to go on from. */
+static uint32_t
+periods_step(Periods *pp, SupClock *s, uint32_t i, uint32_t n, uint64_t r)
+{
+	uint32_t key = (uint32_t)(r % 6);
+	if (pp->seen[key] == UINT64_MAX) {
+		pp->seen[key] = i;
+		pp->at[key] = r;
+		return i;
+	}
+	uint64_t period = i - pp->seen[key], left = n - 2 - i;
+	uint64_t skip = i + 2 < n ? left / period : 0;
+	shift(s, skip * (r - pp->at[key]));
+	periods_start(pp);
+	return i + (uint32_t)(skip * period);
+}
+
 /* sync, runall (of the entry in $m6 or $m11, the A panel in $m3 or $m14)
  * and the workers of one panel entered with `entry` issues; returns the
  * runall's cycle. */
@@ -350,22 +381,11 @@ n_panel(SupClock *s, const GemmShape *g, int first, int last)
 	uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14, entry);
 	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 	uint32_t mid = g->nk - 1; /* the K-panels after the first */
-	uint64_t seen[6], at[6];
-
-	memset(seen, 0xff, sizeof seen);
+	Periods pp;
+	periods_start(&pp);
 	for (uint32_t p = 0; p < mid; p++) {
 		r = k_panel(s, g, p == mid - 1);
-		uint32_t key = (uint32_t)(r % 6);
-		if (seen[key] != UINT64_MAX) {
-			uint64_t period = p - seen[key], left = mid - 2 - p;
-			uint64_t skip = p + 2 < mid ? left / period : 0;
-			shift(s, skip * (r - at[key]));
-			p += (uint32_t)(skip * period);
-			memset(seen, 0xff, sizeof seen);
-		} else {
-			seen[key] = p;
-			at[key] = r;
-		}
+		p = periods_step(&pp, s, p, mid, r);
 	}
 	n_panel_end(s, last);
 	return r;
@@ -404,8 +424,9 @@ five_n_panel(SupClock *s, const GemmShape *g, int first)
 	sup_op(s, SUP_M8, SUP_M4, SUP_PLAIN);  /* K-panels left - 1 */
 	sup_op(s, SUP_M14, SUP_M3, SUP_PLAIN); /* the first A panel */
 	sup_op(s, SUP_M11, SUP_M1, SUP_PLAIN); /* the first entry */
-	uint64_t r = 0, seen[6], at[6];
-	memset(seen, 0xff, sizeof seen);
+	uint64_t r = 0;
+	Periods pp;
+	periods_start(&pp);
 	for (uint32_t p = 0; p < g->nk; p++) {
 		uint64_t entry = p       ? ENTRY_NEXT_K
 		                 : first ? ENTRY_FULL
@@ -415,19 +436,8 @@ five_n_panel(SupClock *s, const GemmShape *g, int first)
 		sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 		sup_op(s, SUP_M4, SUP_M4,
 		       p == g->nk - 1 ? SUP_PLAIN : SUP_TAKEN); /* brnzdec */
-		uint32_t key = (uint32_t)(r % 6);
-		if (p == 0) /* its entry differs from the rest */
-			continue;
-		if (seen[key] != UINT64_MAX) {
-			uint64_t period = p - seen[key], left = g->nk - 2 - p;
-			uint64_t skip = p + 2 < g->nk ? left / period : 0;
-			shift(s, skip * (r - at[key]));
-			p += (uint32_t)(skip * period);
-			memset(seen, 0xff, sizeof seen);
-		} else {
-			seen[key] = p;
-			at[key] = r;
-		}
+		if (p) /* the first's entry differs from the rest */
+			p = periods_step(&pp, s, p, g->nk, r);
 	}
 	sup_op(s, SUP_M11, SUP_M11, SUP_PLAIN); /* or */
 	return r;
@@ -459,25 +469,14 @@ five_cycles(SupClock *s, const GemmShape *g, GemmDtype t, uint32_t np)
 	sup_op(s, SUP_M0, SUP_M8, SUP_PLAIN);
 	sup_op(s, SUP_M0, SUP_M14, SUP_PLAIN);
 	sup_op(s, SUP_M12, SUP_M6, SUP_PLAIN); /* the next K-panel's entry */
-	uint64_t seen[6], at[6];
-	memset(seen, 0xff, sizeof seen);
+	Periods pp;
+	periods_start(&pp);
 	for (uint32_t q = 0; q < np; q++) {
 		uint64_t r = five_n_panel(s, g, q == 0);
 		sup_op(s, SUP_M2, SUP_M2,
 		       q == np - 1 ? SUP_PLAIN : SUP_TAKEN); /* brnzdec */
-		uint32_t key = (uint32_t)(r % 6);
-		if (q == 0)
-			continue;
-		if (seen[key] != UINT64_MAX) {
-			uint64_t period = q - seen[key], left = np - 2 - q;
-			uint64_t skip = q + 2 < np ? left / period : 0;
-			shift(s, skip * (r - at[key]));
-			q += (uint32_t)(skip * period);
-			memset(seen, 0xff, sizeof seen);
-		} else {
-			seen[key] = q;
-			at[key] = r;
-		}
+		if (q) /* the first's entry differs from the rest */
+			q = periods_step(&pp, s, q, np, r);
 	}
 	sup_sync(s);
 	return sup_return(s, 0);
@@ -563,21 +562,11 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
 	sup_ops(&s, 32);   /* the first panel's weights */
 	sup_op(&s, SUP_M8, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */
 	uint32_t np = gemm_n_panels(bn);
-	uint64_t seen[6], at[6];
-	memset(seen, 0xff, sizeof seen);
+	Periods pp;
+	periods_start(&pp);
 	for (uint32_t q = 0; q < np; q++) {
 		uint64_t r = n_panel(&s, &g, q == 0, q == np - 1);
-		uint32_t key = (uint32_t)(r % 6);
-		if (seen[key] != UINT64_MAX) {
-			uint64_t period = q - seen[key], left = np - 2 - q;
-			uint64_t skip = q + 2 < np ? left / period : 0;
-			shift(&s, skip * (r - at[key]));
-			q += (uint32_t)(skip * period);
-			memset(seen, 0xff, sizeof seen);
-		} else {
-			seen[key] = q;
-			at[key] = r;
-		}
+		q = periods_step(&pp, &s, q, np, r);
 	}
 	sup_sync(&s);
 	return sup_return(&s, 0);
