@@ -11,14 +11,6 @@
 
 	.globl gemm_f8
 	.type gemm_f8, @function
-.macro GEMM_F8_LOADS
-	ld32 $m8, $m0, $mzero, ARG_FP8FMT / 4
-	ld32 $m13, $m0, $mzero, ARG_FP8SCL / 4
-.endm
-.macro GEMM_F8_PUTS
-	put $FP_INFMT, $m8
-	put $FP_ISCL, $m13
-.endm
 
 gemm_f8:
 	setzi $m11, gemm_f8_worker_zero

@@ -463,6 +463,115 @@ test_send_direction(void **state)
 	chipsim_free(cs);
 }
 
+/*
+ * The supervisor sends while five workers compute (docs/bench-gemm.md,
+ * "Overlapping the exchange with compute"; docs/hardware.md 18 says what
+ * silicon has not confirmed). Tile 0 starts five workers with `run`, then
+ * sends two streams of N items to tile 1, then syncs LOCAL and globally;
+ * with SENDS 0 it only runs the workers. p2p_prog's layout, so the first
+ * sync's release is p2p_release() (194 at nominal, slot 2).
+ */
+static const char overlap_prog[] = "	.equ N, %u\n"
+                                   "_start:\n"
+                                   "	get $m0, $TILE_ID\n"
+                                   "	setzi $m2, %u\n"
+                                   "	cmpeq $m1, $m0, 0\n"
+                                   "	brnz $m1, sender\n"
+                                   "	cmpult $m1, $m0, 1\n"
+                                   "	brnz $m1, idle\n"
+                                   "	cmpult $m1, $m0, 2\n"
+                                   "	brnz $m1, receiver\n"
+                                   "idle:\n"
+                                   "	sync 3\n"
+                                   "	sync 3\n"
+                                   "	br $lr\n"
+                                   "sender:\n"
+                                   "	setzi $m4, spin\n"
+                                   "	sync 3\n"
+                                   "	run $m4, $mzero, 0\n"
+                                   "	run $m4, $mzero, 0\n"
+                                   "	run $m4, $mzero, 0\n"
+                                   "	run $m4, $mzero, 0\n"
+                                   "	run $m4, $mzero, 0\n"
+                                   "%s"
+                                   "	sync 2\n"
+                                   "	sync 3\n"
+                                   "	br $lr\n"
+                                   "receiver:\n"
+                                   "	setzi $m3, 0x62000\n"
+                                   "	put $INCOMING_SINIT, $m3\n"
+                                   "	setzi $m3, 0\n"
+                                   "	put $INCOMING_FORMAT, $m3\n"
+                                   "	setzi $m3, 0\n"
+                                   "	put $INCOMING_MUX, $m3\n"
+                                   "	sync 3\n"
+                                   "	put $INCOMING_DCOUNT, $m2\n"
+                                   "	sync 3\n"
+                                   "	br $lr\n"
+                                   "	.align 8\n"
+                                   "spin:\n"
+                                   "	{ rpt 20, 0 ; fnop }\n"
+                                   "	{ nop ; fnop }\n"
+                                   "	exitz $mzero\n";
+
+static ChipSim *
+overlap(int sends)
+{
+	enum { N = 50 };
+	char text[4096];
+	snprintf(text, sizeof text, overlap_prog, N, sends ? 2 * N : 0,
+	         sends ? "	send N - 1, 0x60000 / 4, 1\n"
+	                 "	send N - 1, 0x60000 / 4 + N, 1\n"
+	               : "");
+	ChipSim *cs = spmd(text, 16, 1);
+	fill(cs, 0, 2 * N, 0);
+	expect_ok(cs);
+	return cs;
+}
+
+static void
+test_send_beside_five_workers(void **state)
+{
+	(void)state;
+	const uint64_t N = 50, rel = p2p_release();
+	const uint64_t R = RULE(RUNALL);
+	assert_int_equal(rel % 6, 2);
+	/* The runs issue at rel .. rel + 3 (slots 2-5) and rel + 8 (slot 4:
+	 * slots 0-3 are the first four workers' once launched); worker w
+	 * starts at the first turn of slot w R cycles after its run and
+	 * issues 22 times (rpt, 20 bundles, exitz), so worker 4, run last,
+	 * exits last. */
+	uint64_t run4 = rel + 8, first4 = run4 + R;
+	while (first4 % 6 != 4)
+		first4++;
+	uint64_t last_exit = first4 + 6 * 21;
+	ChipSim *quiet = overlap(0), *cs = overlap(1);
+	assert_int_equal(chipsim_tile(quiet, 0)->last_exit, last_exit);
+	/* the sends take no worker's turn */
+	assert_int_equal(chipsim_tile(cs, 0)->last_exit, last_exit);
+	expect_data(cs, 1, 2 * (uint32_t)N, 0);
+	/* The first send issues in the next free slot, 5 (rel + 9); its
+	 * items leave one a cycle; the second waits for the first's N
+	 * events and then for slot 5 again (N = 50: 4 cycles). */
+	Tile *t = chipsim_tile(cs, 0);
+	uint64_t at[2] = {0}, n = 0;
+	for (int i = 0; i < t->ntrace && n < 2; i++)
+		if (t->trace[i].kind == TR_SEND)
+			at[n++] = t->trace[i].start;
+	assert_int_equal(n, 2);
+	assert_int_equal(at[0], rel + 9);
+	assert_int_equal(at[0] % 6, 5);
+	uint64_t second = at[0] + N;
+	while (second % 6 != 5)
+		second++;
+	assert_int_equal(second - (at[0] + N), 4);
+	assert_int_equal(at[1], second);
+	assert_int_equal(chipsim_tile(cs, 1)->x.last_rx_cycle,
+	                 second + N - 1 + latency(0, 1));
+	chipsim_free(quiet);
+	chipsim_free(cs);
+}
+
 static void
 test_mistimed(void **state)
 {
@@ -836,6 +945,7 @@ main(void)
 	    cmocka_unit_test(test_point_to_point),
 	    cmocka_unit_test(test_longest_route),
 	    cmocka_unit_test(test_send_direction),
+	    cmocka_unit_test(test_send_beside_five_workers),
 	    cmocka_unit_test(test_profiles),
 	    cmocka_unit_test(test_multicast_all_tiles),
 	    cmocka_unit_test(test_all_to_all),

@@ -108,9 +108,10 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "f8 needs an ipu21 chip (c600); %s is %s",
 		                chip->name, chip->arch_name);
-	const char *names[] = {t == GEMM_F8 ? "gemm_f8" : "gemm"};
+	const char *names[2];
+	int nobj = gemm_objects(t, opt->workers, names);
 	TileImage img;
-	if (kernel_image(names, 1, chip, &img, d))
+	if (kernel_image(names, nobj, chip, &img, d))
 		return IPU_EINVAL;
 	/*
 	 * Memory plan. Region 0: code, argument block, A. A may run on into
@@ -165,7 +166,8 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	 * would run them */
 	int rc = IPU_OK;
 	uint32_t calls = opt->calls ? opt->calls : 1;
-	TileKernelCall k = {gemm_entry(t), names[0], argb, sizeof argb, args};
+	TileKernelCall k = {gemm_entry(t, opt->workers), names[nobj - 1], argb,
+	                    sizeof argb, args};
 	for (uint32_t i = 0; i < calls && rc == IPU_OK; i++) {
 		rc = tile_kernel_call(tile, &img, &k, cycles, d);
 		k.args = NULL;

@@ -188,17 +188,39 @@ gemm_unpack_c(uint32_t e, uint32_t bm, uint32_t bn, const void *in, void *c)
 		}
 }
 
-const char *
-gemm_entry(GemmDtype t)
+/* Workers of a call: 5 or 6. */
+static uint32_t
+call_workers(uint32_t workers)
 {
+	return workers == 5 ? 5 : 6;
+}
+
+int
+gemm_objects(GemmDtype t, uint32_t workers, const char *names[2])
+{
+	names[0] = t == GEMM_F8 ? "gemm_f8" : "gemm";
+	if (call_workers(workers) == 6)
+		return 1;
+	names[1] = t == GEMM_F8 ? "gemm5_f8" : "gemm5";
+	return 2;
+}
+
+const char *
+gemm_entry(GemmDtype t, uint32_t workers)
+{
+	if (call_workers(workers) == 5)
+		return t == GEMM_F32   ? "gemm5_f32"
+		       : t == GEMM_F16 ? "gemm5_f16"
+		                       : "gemm5_f8";
 	return t == GEMM_F32   ? "gemm_f32"
 	       : t == GEMM_F16 ? "gemm_f16"
 	                       : "gemm_f8";
 }
 
 /*
- * Rows split as evenly as possible: worker w gets bm / 6 rows, one more if
- * w < bm % 6. With fewer than six rows the idle workers repeat row w % bm:
+ * Rows split as evenly as possible over the W workers (6, or 5 for
+ * gemm5_*): worker w gets bm / W rows, one more if w < bm % W. With fewer
+ * than W rows the idle workers repeat row w % bm:
  * they load its partials in their first bundles and store the same
  * results ten bundles later than any of them loads, so the copies agree.
  */
@@ -207,6 +229,7 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 {
 	GemmDtype t = c->t;
 	uint32_t bm = c->bm, crow = c_row_bytes(t);
+	uint32_t nw = call_workers(c->opt.workers);
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
@@ -217,8 +240,8 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	put_le32(out + ARG_FP8FMT,
 	         (uint32_t)c->opt.fp8_in << 1 | (uint32_t)c->opt.fp8_w);
 	put_le32(out + ARG_FP8SCL, (uint32_t)c->opt.fp8_scale & 0x3f);
-	for (uint32_t w = 0, first = 0; w < 6; w++) {
-		uint32_t n = bm / 6 + (w < bm % 6), row = first;
+	for (uint32_t w = 0, first = 0; w < nw; w++) {
+		uint32_t n = bm / nw + (w < bm % nw), row = first;
 		if (n == 0) {
 			n = 1;
 			row = w % bm;
@@ -229,7 +252,7 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		put_le32(v + V_CPTR, c->c + row * crow - bm * crow);
 		put_le32(v + V_ROWS1, n - 1);
 		put_le32(v + V_CPANEL, bm * crow);
-		first += bm / 6 + (w < bm % 6);
+		first += bm / nw + (w < bm % nw);
 	}
 }
 
@@ -270,6 +293,37 @@ shift(SupClock *s, uint64_t d)
 		s->ready[r] += d;
 	for (int w = 0; w < 6; w++)
 		s->free[w] += d;
+}
+
+/* Iterations whose timeline repeats once the phase r % 6 of their key
+ * cycle r comes back: what each loop below keeps of them. */
+typedef struct {
+	uint64_t seen[6], at[6];
+} Periods;
+
+static void
+periods_start(Periods *pp)
+{
+	memset(pp->seen, 0xff, sizeof pp->seen);
+}
+
+/* Iteration i of n ran with key cycle r: when an earlier one had r's
+ * phase, skip whole periods (never the last iteration, which differs);
+ * returns the iteration to go on from. */
+static uint32_t
+periods_step(Periods *pp, SupClock *s, uint32_t i, uint32_t n, uint64_t r)
+{
+	uint32_t key = (uint32_t)(r % 6);
+	if (pp->seen[key] == UINT64_MAX) {
+		pp->seen[key] = i;
+		pp->at[key] = r;
+		return i;
+	}
+	uint64_t period = i - pp->seen[key], left = n - 2 - i;
+	uint64_t skip = i + 2 < n ? left / period : 0;
+	shift(s, skip * (r - pp->at[key]));
+	periods_start(pp);
+	return i + (uint32_t)(skip * period);
 }
 
 /* sync, runall (of the entry in $m6 or $m11, the A panel in $m3 or $m14)
@@ -327,63 +381,150 @@ n_panel(SupClock *s, const GemmShape *g, int first, int last)
 	uint64_t r = run_panel(s, g, SUP_M11 | SUP_M14, entry);
 	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 	uint32_t mid = g->nk - 1; /* the K-panels after the first */
-	uint64_t seen[6], at[6];
-
-	memset(seen, 0xff, sizeof seen);
+	Periods pp;
+	periods_start(&pp);
 	for (uint32_t p = 0; p < mid; p++) {
 		r = k_panel(s, g, p == mid - 1);
-		uint32_t key = (uint32_t)(r % 6);
-		if (seen[key] != UINT64_MAX) {
-			uint64_t period = p - seen[key], left = mid - 2 - p;
-			uint64_t skip = p + 2 < mid ? left / period : 0;
-			shift(s, skip * (r - at[key]));
-			p += (uint32_t)(skip * period);
-			memset(seen, 0xff, sizeof seen);
-		} else {
-			seen[key] = p;
-			at[key] = r;
-		}
+		p = periods_step(&pp, s, p, mid, r);
 	}
 	n_panel_end(s, last);
 	return r;
 }
 
-static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t bm,
-                            uint32_t bn, uint32_t bk);
+/*
+ * The five-worker call (GEMM5_SUPERVISOR): each panel is the sync, its
+ * weights, five runs (workers 0-4 in slots 0-4), then the loop's
+ * bookkeeping in slot 5 while they compute. After the sync the timeline
+ * depends only on the phase of the runs (cycle mod 6), so the K-panels
+ * after the first of an N-panel, and the N-panels after the first, repeat
+ * with a period of at most 6 as in the six-worker loops.
+ */
+static uint64_t
+five_panel(SupClock *s, const GemmShape *g, uint64_t entry)
+{
+	uint64_t first[6] = {0}, exit[6] = {0}, r = 0;
+	sup_sync(s);
+	sup_ops(s, 32); /* ld128putcs */
+	for (int w = 0; w < 5; w++) {
+		uint64_t c = sup_run(s, SUP_M1 | SUP_M3, w, &first[w]);
+		if (w == 0)
+			r = c;
+	}
+	for (int w = 0; w < 5; w++)
+		exit[w] = first[w] + 6 * (entry + g->issues[w] - 1);
+	sup_workers(s, exit);
+	return r;
+}
+
+/* One N-panel: the three adds, its K-panels and the `or`; returns the
+ * cycle of its last panel's first run. */
+static uint64_t
+five_n_panel(SupClock *s, const GemmShape *g, int first)
+{
+	sup_op(s, SUP_M8, SUP_M4, SUP_PLAIN);  /* K-panels left - 1 */
+	sup_op(s, SUP_M14, SUP_M3, SUP_PLAIN); /* the first A panel */
+	sup_op(s, SUP_M11, SUP_M1, SUP_PLAIN); /* the first entry */
+	uint64_t r = 0;
+	Periods pp;
+	periods_start(&pp);
+	for (uint32_t p = 0; p < g->nk; p++) {
+		uint64_t entry = p       ? ENTRY_NEXT_K
+		                 : first ? ENTRY_FULL
+		                         : ENTRY_NEXT_N;
+		r = five_panel(s, g, entry);
+		sup_op(s, SUP_M6, SUP_M1, SUP_PLAIN);          /* add */
+		sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
+		sup_op(s, SUP_M4, SUP_M4,
+		       p == g->nk - 1 ? SUP_PLAIN : SUP_TAKEN); /* brnzdec */
+		if (p) /* the first's entry differs from the rest */
+			p = periods_step(&pp, s, p, g->nk, r);
+	}
+	sup_op(s, SUP_M11, SUP_M11, SUP_PLAIN); /* or */
+	return r;
+}
+
+static uint64_t
+five_cycles(SupClock *s, const GemmShape *g, GemmDtype t, uint32_t np)
+{
+	static const unsigned base[5] = {SUP_M1, SUP_M2, SUP_M3, SUP_M4,
+	                                 SUP_M5};
+	for (int w = 0; w < 5; w++)
+		sup_op(s, SUP_M0, base[w], SUP_PLAIN); /* add */
+	sup_op(s, SUP_M0, SUP_M7, SUP_PLAIN);          /* ld32 B */
+	sup_op(s, SUP_M0, SUP_M9, SUP_PLAIN);          /* ld32 flags */
+	if (t == GEMM_F8) {
+		sup_op(s, SUP_M0, SUP_M8, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M13, SUP_PLAIN);
+	}
+	for (int w = 0; w < 5; w++)
+		sup_op(s, base[w], 0, SUP_PUT);
+	sup_op(s, SUP_M7, 0, SUP_PUT); /* $CCCSLOAD */
+	if (t == GEMM_F8) {
+		sup_op(s, SUP_M8, 0, SUP_PUT);
+		sup_op(s, SUP_M13, 0, SUP_PUT);
+	}
+	sup_op(s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
+	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M5, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M8, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M14, SUP_PLAIN);
+	sup_op(s, SUP_M12, SUP_M6, SUP_PLAIN); /* the next K-panel's entry */
+	Periods pp;
+	periods_start(&pp);
+	for (uint32_t q = 0; q < np; q++) {
+		uint64_t r = five_n_panel(s, g, q == 0);
+		sup_op(s, SUP_M2, SUP_M2,
+		       q == np - 1 ? SUP_PLAIN : SUP_TAKEN); /* brnzdec */
+		if (q) /* the first's entry differs from the rest */
+			q = periods_step(&pp, s, q, np, r);
+	}
+	sup_sync(s);
+	return sup_return(s, 0);
+}
+
+static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t nw,
+                            uint32_t bm, uint32_t bn, uint32_t bk);
 
 /* The planner prices tens of thousands of candidates, most of them the
  * same few calls: a small cache per thread of recent calls. */
 typedef struct {
 	const Chip *chip;
-	uint32_t t, bm, bn, bk;
+	uint32_t t, nw, bm, bn, bk;
 	uint64_t cycles;
 } CycleMemo;
 enum { MEMO_SLOTS = 1024 };
 static _Thread_local CycleMemo memo[MEMO_SLOTS];
 
 uint64_t
-gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
-                 uint32_t bk)
+gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t workers, uint32_t bm,
+                 uint32_t bn, uint32_t bk)
 {
+	uint32_t nw = call_workers(workers);
 	uint64_t h = ((uint64_t)bm * 0x9e3779b1u ^ (uint64_t)bn * 0x85ebca77u ^
-	              (uint64_t)bk * 0xc2b2ae3du ^ (uint64_t)t ^
+	              (uint64_t)bk * 0xc2b2ae3du ^ (uint64_t)t ^ nw ^
 	              (uint64_t)(uintptr_t)c) %
 	             MEMO_SLOTS;
 	CycleMemo *m = &memo[h];
-	if (m->chip != c || m->t != (uint32_t)t || m->bm != bm || m->bn != bn ||
-	    m->bk != bk)
-		*m = (CycleMemo){
-		    c, (uint32_t)t, bm, bn, bk, tile_cycles(c, t, bm, bn, bk)};
+	if (m->chip != c || m->t != (uint32_t)t || m->nw != nw || m->bm != bm ||
+	    m->bn != bn || m->bk != bk)
+		*m = (CycleMemo){c,
+		                 (uint32_t)t,
+		                 nw,
+		                 bm,
+		                 bn,
+		                 bk,
+		                 tile_cycles(c, t, nw, bm, bn, bk)};
 	return m->cycles;
 }
 
 static uint64_t
-tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
+tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
+            uint32_t bk)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4;
 	GemmShape g = {.nk = gemm_k_panels(t, bk)};
-	for (uint32_t w = 0; w < 6; w++) {
-		uint64_t n = bm / 6 + (w < bm % 6);
+	for (uint32_t w = 0; w < nw; w++) {
+		uint64_t n = bm / nw + (w < bm % nw);
 		g.issues[w] = p * ((n ? n : 1) + 2) + 5;
 	}
 	SupClock s;
@@ -391,7 +532,9 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	sup_op(&s, 0, SUP_M11, SUP_PLAIN); /* setzi the entries */
 	sup_op(&s, 0, SUP_M12, SUP_PLAIN);
 	if (t == GEMM_F32)
-		sup_op(&s, 0, 0, SUP_TAKEN); /* bri to gemm_f16's code */
+		sup_op(&s, 0, 0, SUP_TAKEN); /* bri to the f16 entry's code */
+	if (nw == 5)
+		return five_cycles(&s, &g, t, gemm_n_panels(bn));
 	static const unsigned base[6] = {SUP_M1, SUP_M2, SUP_M3,
 	                                 SUP_M4, SUP_M5, SUP_M6};
 	for (int w = 0; w < 6; w++)
@@ -419,21 +562,11 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
 	sup_ops(&s, 32);   /* the first panel's weights */
 	sup_op(&s, SUP_M8, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */
 	uint32_t np = gemm_n_panels(bn);
-	uint64_t seen[6], at[6];
-	memset(seen, 0xff, sizeof seen);
+	Periods pp;
+	periods_start(&pp);
 	for (uint32_t q = 0; q < np; q++) {
 		uint64_t r = n_panel(&s, &g, q == 0, q == np - 1);
-		uint32_t key = (uint32_t)(r % 6);
-		if (seen[key] != UINT64_MAX) {
-			uint64_t period = q - seen[key], left = np - 2 - q;
-			uint64_t skip = q + 2 < np ? left / period : 0;
-			shift(&s, skip * (r - at[key]));
-			q += (uint32_t)(skip * period);
-			memset(seen, 0xff, sizeof seen);
-		} else {
-			seen[key] = q;
-			at[key] = r;
-		}
+		q = periods_step(&pp, &s, q, np, r);
 	}
 	sup_sync(&s);
 	return sup_return(&s, 0);

@@ -64,6 +64,8 @@ typedef struct {
 	Fp8Format fp8_w;  /* f8: format of B */
 	int fp8_scale;    /* f8: products scaled by 2^scale, -32..31 */
 	uint32_t calls;   /* gemm_tile_run: back-to-back calls (0 = 1) */
+	uint32_t workers; /* 5: the gemm5_* entries, which leave the
+	                     supervisor slot 5 while they compute; else 6 */
 } GemmOptions;
 
 /* One call: C[bm x bn] (+)= A[bm x bk] x B[bk x bn], the operands at
@@ -75,14 +77,20 @@ typedef struct {
 	GemmOptions opt;
 } GemmCall;
 
-/* The kernel's entry symbol for t, and the argument block of a call
- * (little-endian words). */
-const char *gemm_entry(GemmDtype t);
+/* The kernel objects a call links, returning how many: the one with the
+ * workers and the six-worker entries ("gemm", or "gemm_f8" for f8) and,
+ * with five workers, the one with their entry ("gemm5", "gemm5_f8"),
+ * last. */
+int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
+/* The kernel's entry symbol for t with 5 or 6 workers, and the argument
+ * block of a call (little-endian words). */
+const char *gemm_entry(GemmDtype t, uint32_t workers);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
 
-/* Cycles of one call on chip c (its timing profile), from the
- * supervisor's entry to its return, by the formula of docs/kernel-gemm.md. */
-uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t bm, uint32_t bn,
-                          uint32_t bk);
+/* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
+ * from the supervisor's entry to its return, by the formula of
+ * docs/kernel-gemm.md. */
+uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t workers,
+                          uint32_t bm, uint32_t bn, uint32_t bk);
 
 #endif

@@ -142,16 +142,29 @@ sup_entry(SupClock *s)
 		sup_op(s, SUP_M0, 0, SUP_PUT);
 }
 
+/* Worker w launched at cycle c: its first issue. */
+static uint64_t
+launch(SupClock *s, uint64_t c, int w)
+{
+	uint64_t go = c + chip_rule(s->chip, TIMING_RUNALL);
+	s->free[w] = UINT64_MAX; /* running until sup_workers */
+	return go + (uint64_t)((w + CHIP_SLOTS - (int)(go % 6)) % 6);
+}
+
 uint64_t
 sup_runall(SupClock *s, unsigned reads, uint64_t first[6])
 {
 	uint64_t c = sup_op(s, reads, 0, SUP_PLAIN);
-	uint64_t go = c + chip_rule(s->chip, TIMING_RUNALL);
-	for (int w = 0; w < CHIP_WORKERS; w++) {
-		first[w] =
-		    go + (uint64_t)((w + CHIP_SLOTS - (int)(go % 6)) % 6);
-		s->free[w] = UINT64_MAX; /* running until sup_workers */
-	}
+	for (int w = 0; w < CHIP_WORKERS; w++)
+		first[w] = launch(s, c, w);
+	return c;
+}
+
+uint64_t
+sup_run(SupClock *s, unsigned reads, int w, uint64_t *first)
+{
+	uint64_t c = sup_op(s, reads, 0, SUP_PLAIN);
+	*first = launch(s, c, w);
 	return c;
 }
 

@@ -81,7 +81,10 @@ void sup_entry(SupClock *s);
 /* runall reading `reads`: returns its cycle; first[w] gets worker w's
  * first issue. */
 uint64_t sup_runall(SupClock *s, unsigned reads, uint64_t first[6]);
-/* The workers exit (their last issue) at exit[w]. */
+/* run reading `reads`, which starts worker w (the lowest idle one):
+ * returns its cycle; *first gets the worker's first issue. */
+uint64_t sup_run(SupClock *s, unsigned reads, int w, uint64_t *first);
+/* The workers exit (their last issue) at exit[w]; 0 for one not run. */
 void sup_workers(SupClock *s, const uint64_t exit[6]);
 /* sync LOCAL: it issues, and the next instruction no earlier than
  * sync-local cycles after the last exit. Returns the sync's cycle. */

@@ -203,10 +203,10 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 			uint32_t t = plan_gemm_tile(g, q, i, j),
 			         m = plan_gemm_rows(g, i),
 			         n = plan_gemm_cols(g, j);
-			KernelCall *k =
-			    lower_call(l, c, t, gemm_entry(g->g),
-			               g->g == GEMM_F8 ? "gemm_f8" : "gemm",
-			               GEMM_ARGS_BYTES);
+			const char *obj[2];
+			gemm_objects(g->g, 6, obj);
+			KernelCall *k = lower_call(l, c, t, gemm_entry(g->g, 6),
+			                           obj[0], GEMM_ARGS_BYTES);
 			k->ref[0] = (BufRef){
 			    g->a_own ? G->a_in[plan_gemm_a_index(g, q, s, i, 0)]
 			             : G->a_rx[t],
@@ -228,7 +228,8 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 			                       .fp8_in = G->fp8_a,
 			                       .fp8_w = G->fp8_b,
 			                       .fp8_scale = G->fp8_scale}}};
-			k->cycles = gemm_tile_cycles(l->chip, g->g, m, n, ks);
+			k->cycles =
+			    gemm_tile_cycles(l->chip, g->g, 6, m, n, ks);
 			k->macs = (uint64_t)m * n * ks;
 			if (k->cycles > c->cycles)
 				c->cycles = k->cycles;

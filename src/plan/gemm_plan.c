@@ -186,7 +186,7 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
 	       (p->b_local ? 0 : b_cycles) +
 	       grid_latency(c, p->pk * p->pm * p->pn);
-	*call = gemm_tile_cycles(c, g, p->bm, p->bn, kc);
+	*call = gemm_tile_cycles(c, g, 6, p->bm, p->bn, kc);
 }
 
 typedef uint32_t (*PartBytes)(const GemmGeom *, uint32_t, uint32_t);
