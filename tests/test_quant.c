@@ -5,7 +5,8 @@
  * formats and scales against the algorithms written again in the PyTorch
  * reference (tools/siglip_ref.py quant-check), the emulated run of
  * quantized checkpoints against the reference's decoding of them, the
- * mixed-precision search, and the checkpoint format's errors.
+ * mixed-precision search (and its passes resumed from a layer's input),
+ * and the checkpoint format's errors.
  */
 #include "support.h"
 
@@ -17,6 +18,7 @@
 #include "../src/models/safetensors.h"
 #include "../src/models/siglip_config.h"
 #include "../src/models/siglip_quant.h"
+#include "../src/quant/host.h"
 #include "../src/util/fp.h"
 #include "../src/util/npy.h"
 
@@ -267,6 +269,54 @@ test_search_matches_reference(void **state)
 	             "qs.safetensors");
 }
 
+/* The search's resumed passes (host_states, host_forward_from): from the
+ * stream entering layer l, a tower changed only from layer l on gives
+ * host_forward's embedding bit for bit (and the change shows in it). */
+static void
+test_resume(void **state)
+{
+	(void)state;
+	char path[256];
+	SiglipConfig c;
+	StFile f;
+	Diag d;
+	HostTower t, u;
+	snprintf(path, sizeof path, "%s/tiny.json", test_dir);
+	assert_int_equal(siglip_config_read(path, &c, &d), 0);
+	snprintf(path, sizeof path, "%s/tiny.safetensors", test_dir);
+	assert_int_equal(st_open(path, &f, &d), 0);
+	assert_int_equal(host_load(&t, &c, &f, &d), 0);
+	st_free(&f);
+	size_t px = (size_t)c.channels * c.image * c.image,
+	       rd = (size_t)siglip_tokens(&c) * c.hidden,
+	       dim = (size_t)c.hidden;
+	float *pixels = malloc(px * sizeof *pixels);
+	for (size_t i = 0; i < px; i++)
+		pixels[i] = (float)((i * 37 % 101) / 50.0 - 1);
+	float *s = host_states(&t, pixels, 1);
+	host_copy(&u, &t);
+	for (int l = 0; l <= c.layers; l++) {
+		/* u: t with layer l's fc2 biases (the head's fc2's) moved */
+		HostLinear *fc2 = l < c.layers ? &u.layer[l].fc2 : &u.hfc2;
+		for (int o = 0; o < fc2->out; o++)
+			fc2->b[o] += 0.25f;
+		float *want = host_forward(&u, pixels, 1, NULL),
+		      *got = host_forward_from(&u, s + l * rd, l, 1),
+		      *old = host_forward(&t, pixels, 1, NULL);
+		assert_memory_equal(got, want, dim * sizeof *got);
+		assert_memory_not_equal(old, want, dim * sizeof *old);
+		free(want);
+		free(got);
+		free(old);
+		memcpy(fc2->b, l < c.layers ? t.layer[l].fc2.b : t.hfc2.b,
+		       (size_t)fc2->out * sizeof *fc2->b);
+	}
+	host_free(&u);
+	host_free(&t);
+	free(s);
+	free(pixels);
+}
+
 /* A copy of checkpoint src as dst with: tensor `drop` left out, tensor
  * `as_f16` stored as F16 values, and metadata ipu.quant's text with `from`
  * replaced by `to` (NULLs: no change). */
@@ -496,6 +546,7 @@ main(void)
 	    cmocka_unit_test(test_run_gptq_bias_f152),
 	    cmocka_unit_test(test_mixed),
 	    cmocka_unit_test(test_search_matches_reference),
+	    cmocka_unit_test(test_resume),
 	    cmocka_unit_test(test_format_errors),
 	    cmocka_unit_test(test_block),
 	};

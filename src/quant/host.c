@@ -478,17 +478,55 @@ host_head(const HostTower *t, const float *h, int batch, float *pooled,
 	free(m);
 }
 
+/* Layers l.. and the head on h [batch N, d] (overwritten): pooled
+ * [batch, d] (malloc'd). */
+static float *
+run_from(const HostTower *t, float *h, int l, int batch, const HostHooks *hk)
+{
+	float *pooled = xmalloc((size_t)batch * t->c.hidden * sizeof *pooled);
+	for (; l < t->c.layers; l++)
+		host_layer(t, l, h, batch, hk);
+	host_head(t, h, batch, pooled, hk);
+	return pooled;
+}
+
+static size_t
+stream_size(const HostTower *t, int batch)
+{
+	return (size_t)batch * siglip_tokens(&t->c) * t->c.hidden;
+}
+
 float *
 host_forward(const HostTower *t, const float *pixels, int batch,
              const HostHooks *hk)
 {
-	size_t rd = (size_t)batch * siglip_tokens(&t->c) * t->c.hidden;
-	float *h = xmalloc(rd * sizeof *h),
-	      *pooled = xmalloc((size_t)batch * t->c.hidden * sizeof *pooled);
+	float *h = xmalloc(stream_size(t, batch) * sizeof *h);
 	host_embed(t, pixels, batch, h, hk);
-	for (int l = 0; l < t->c.layers; l++)
-		host_layer(t, l, h, batch, hk);
-	host_head(t, h, batch, pooled, hk);
+	float *pooled = run_from(t, h, 0, batch, hk);
 	free(h);
+	return pooled;
+}
+
+float *
+host_states(const HostTower *t, const float *pixels, int batch)
+{
+	size_t rd = stream_size(t, batch);
+	float *s = xmalloc((size_t)(t->c.layers + 1) * rd * sizeof *s);
+	host_embed(t, pixels, batch, s, NULL);
+	for (int l = 0; l < t->c.layers; l++) {
+		memcpy(s + (l + 1) * rd, s + l * rd, rd * sizeof *s);
+		host_layer(t, l, s + (l + 1) * rd, batch, NULL);
+	}
+	return s;
+}
+
+float *
+host_forward_from(const HostTower *t, const float *h, int l, int batch)
+{
+	size_t rd = stream_size(t, batch);
+	float *x = xmalloc(rd * sizeof *x);
+	memcpy(x, h, rd * sizeof *x);
+	float *pooled = run_from(t, x, l, batch, NULL);
+	free(x);
 	return pooled;
 }

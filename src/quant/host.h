@@ -62,6 +62,15 @@ void host_copy(HostTower *dst, const HostTower *src);
 float *host_forward(const HostTower *t, const float *pixels, int batch,
                     const HostHooks *hk);
 
+/* The residual stream entering each encoder layer and the head:
+ * [layers + 1][batch N, d] (malloc'd), so that a tower changed only from
+ * layer l on can resume from the l-th (host_forward_from). */
+float *host_states(const HostTower *t, const float *pixels, int batch);
+/* host_forward from h [batch N, d], the stream entering layer l (l ==
+ * layers: the head): equal to host_forward's pooled [batch, d] when h is
+ * host_states' l-th of a tower with the same embedding and layers < l. */
+float *host_forward_from(const HostTower *t, const float *h, int l, int batch);
+
 /* x rounded to the FP8 format's grid at 2^scale: nearest even, saturating
  * at the largest value (the device's cast with NANOO clear). */
 float host_f8_round(float x, Fp8Format fmt, int scale);

@@ -731,25 +731,29 @@ float_embeddings(const Quantized *q, const float *px, int n)
 	return e;
 }
 
-/* The quantized tower's cosine against ref (the float tower's embedding)
- * on image i of px. */
-static double
-quant_cos(const Quantized *q, const float *px, int i, const float *ref)
-{
-	size_t per = (size_t)q->c.channels * q->c.image * q->c.image,
-	       d = (size_t)q->c.hidden;
-	float *got = host_forward(&q->qt, px + i * per, 1, NULL);
-	double c = host_cosine(ref + i * d, got, d);
-	free(got);
-	return c;
-}
+/* The search's passes: the all-f8 tower's residual streams of each of
+ * the n images (host_states), from which a policy that first differs from
+ * all f8 at layer l resumes, and the float tower's embeddings [n, hidden]
+ * to judge by. One image a pass, as quant_eval's. */
+typedef struct {
+	float **states, *ref;
+	int n;
+} Passes;
 
+/* The smallest cosine over the images of the quantized tower, which
+ * differs from all f8 only from layer l on, against the float tower's. */
 static double
-min_cos(const Quantized *q, const float *px, int n, const float *ref)
+min_cos(const Quantized *q, const Passes *p, int l)
 {
+	size_t rd = (size_t)siglip_tokens(&q->c) * q->c.hidden,
+	       d = (size_t)q->c.hidden;
 	double m = 1;
-	for (int i = 0; i < n; i++)
-		m = fmin(m, quant_cos(q, px, i, ref));
+	for (int i = 0; i < p->n; i++) {
+		float *got =
+		    host_forward_from(&q->qt, p->states[i] + l * rd, l, 1);
+		m = fmin(m, host_cosine(p->ref + i * d, got, d));
+		free(got);
+	}
 	return m;
 }
 
@@ -757,6 +761,7 @@ min_cos(const Quantized *q, const float *px, int n, const float *ref)
  * layer) or one weight. */
 typedef struct {
 	int first, n;
+	int start; /* its layer, the layer count for the head's */
 	double gain;
 } Unit;
 
@@ -778,27 +783,32 @@ static void
 search(Quantized *q, const float *px, int n, double target, FILE *log)
 {
 	Unit *u = xcalloc((size_t)q->pol.nweight, sizeof *u);
-	int nu = 0;
+	int nu = 0, layers = q->c.layers;
 	for (int i = 0; i < q->pol.nweight;) {
 		const SiglipQWeight *w = &q->pol.weight[i];
 		int len = w->pos == SIGLIP_QKV ? 3 : 1;
 		if (dtype_is_f8(w->dtype))
-			u[nu++] = (Unit){.first = i, .n = len};
+			u[nu++] =
+			    (Unit){.first = i,
+			           .n = len,
+			           .start = w->layer < 0 ? layers : w->layer};
 		i += len;
 	}
-	float *ref = float_embeddings(q, px, n);
-	double base = min_cos(q, px, n, ref);
+	size_t per = (size_t)q->c.channels * q->c.image * q->c.image;
+	Passes p = {.states = xcalloc((size_t)n, sizeof *p.states),
+	            .ref = float_embeddings(q, px, n),
+	            .n = n};
+	for (int i = 0; i < n; i++)
+		p.states[i] = host_states(&q->qt, px + i * per, 1);
+	double base = min_cos(q, &p, 0);
 	if (log)
 		fprintf(log, "search: all f8: cosine %.6f (target %.6f)\n",
 		        base, target);
-	if (base >= target) {
-		free(ref);
-		free(u);
-		return;
-	}
+	if (base >= target)
+		goto done;
 	for (int k = 0; k < nu; k++) {
 		set_unit(q, &u[k], 0);
-		u[k].gain = min_cos(q, px, n, ref) - base;
+		u[k].gain = min_cos(q, &p, u[k].start) - base;
 		set_unit(q, &u[k], 1);
 	}
 	qsort(u, (size_t)nu, sizeof *u, by_gain);
@@ -809,10 +819,13 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 	 * bisection: none does not, all do or are the best there is */
 	int lo = 1, hi = nu;
 	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		for (int k = 0; k < nu; k++)
+		int mid = (lo + hi) / 2, start = layers;
+		for (int k = 0; k < nu; k++) {
 			set_unit(q, &u[k], k >= mid);
-		double c = min_cos(q, px, n, ref);
+			if (k < mid && u[k].start < start)
+				start = u[k].start;
+		}
+		double c = min_cos(q, &p, start);
 		if (log)
 			fprintf(log, "search: %d of %d in f16: cosine %.6f\n",
 			        mid, nu, c);
@@ -823,7 +836,11 @@ search(Quantized *q, const float *px, int n, double target, FILE *log)
 	}
 	for (int k = 0; k < nu; k++)
 		set_unit(q, &u[k], k >= lo);
-	free(ref);
+done:
+	for (int i = 0; i < n; i++)
+		free(p.states[i]);
+	free(p.states);
+	free(p.ref);
 	free(u);
 }
 
@@ -952,9 +969,14 @@ quant_siglip(const SiglipConfig *c, const StFile *f, const float *calib,
 void
 quant_eval(const Quantized *q, const float *pixels, int n, double *cos)
 {
+	size_t per = (size_t)q->c.channels * q->c.image * q->c.image,
+	       d = (size_t)q->c.hidden;
 	float *ref = float_embeddings(q, pixels, n);
-	for (int i = 0; i < n; i++)
-		cos[i] = quant_cos(q, pixels, i, ref);
+	for (int i = 0; i < n; i++) {
+		float *got = host_forward(&q->qt, pixels + i * per, 1, NULL);
+		cos[i] = host_cosine(ref + i * d, got, d);
+		free(got);
+	}
 	free(ref);
 }
 
