@@ -107,12 +107,15 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	       c->name);
 	printf("fullest tile   %u of %u bytes (code and data)\n",
 	       rep->peak_tile_bytes, c->mem_end - c->mem_base);
-	/* only when placement sent the graph back to the planner, so that a
-	 * graph planned once prints what it did before */
+	printf("plans          %d", rep->plans);
 	if (rep->plans > 1)
-		printf("plans          %d (placement found tiles over in the "
-		       "first %d)\n",
-		       rep->plans, rep->plans - 1);
+		printf(" (placement found tiles over in the first %d)",
+		       rep->plans - 1);
+	if (rep->code_rounds > 1)
+		printf(" (drafted %d times: its GEMM plans chosen beside the "
+		       "code its lowering sized)",
+		       rep->code_rounds);
+	printf("\n");
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);
 }

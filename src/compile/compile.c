@@ -357,44 +357,55 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 	return n;
 }
 
-/* The pipeline on the plan made with `fit` (by op, PLAN_FIT_*). When
- * placement finds tiles that do not fit, *again is the number of ops the
- * planner gives up something for (fit updated); 0: nothing left, and rep
- * has the layout of the program that failed. */
+/* A plan lowered, scheduled and its code sized: everything placement
+ * takes. */
+typedef struct {
+	Plan *plan;
+	Lowered *l;
+	int32_t *save; /* by tile: the return address's buffer */
+	Kernels k;     /* the kernels linked */
+	KernelsUsed ku;
+	uint32_t code_at;   /* where the programs start */
+	uint32_t *code_end; /* by tile: where its program ends */
+} Draft;
+
+static void
+draft_free(Draft *f)
+{
+	plan_free(f->plan);
+	img_free(&f->k.img);
+	free(f->code_end);
+	free(f->save);
+	lower_free(f->l);
+	memset(f, 0, sizeof *f);
+}
+
+/* Plans the graph with po, lowers the plan, schedules its exchanges and
+ * sizes each tile's program (codegen_size), with the dumps asked for. */
 static int
-compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
-             int *again, double t0, Package **out, CompileReport *rep, Diag *d)
+draft(const Graph *g, const CompileOptions *o, const PlanOptions *po, Draft *f,
+      CompileReport *rep, Diag *d)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
-	memset(rep, 0, sizeof *rep);
-	*out = NULL;
-	*again = 0;
-	Lowered *l = NULL;
-	Plan *plan = NULL;
-	PlanOptions po = {
-	    .weight_copies = 1, .fit = fit, .load = m->load, .code = m->code};
-	/* verify the graph, plan it, lower the plan */
-	int r = graph_verify(g, d);
+	memset(f, 0, sizeof *f);
+	int r = plan_graph(g, chip, o->tiles, po, &f->plan, d);
 	if (!r)
-		r = plan_graph(g, chip, o->tiles, &po, &plan, d);
-	if (!r)
-		r = plan_verify(plan, d);
+		r = plan_verify(f->plan, d);
 	if (!r && (o->dump & COMPILE_DUMP_PLAN))
-		plan_print(plan, dump);
+		plan_print(f->plan, dump);
 	if (!r) {
-		snprintf(rep->plan, sizeof rep->plan, "%s", plan->desc);
-		r = lower_plan(plan, &l, d);
+		snprintf(rep->plan, sizeof rep->plan, "%s", f->plan->desc);
+		r = lower_plan(f->plan, &f->l, d);
 	}
-	if (r) {
-		plan_free(plan);
+	if (r)
 		return r;
-	}
+	Lowered *l = f->l;
 	uint32_t used = l->tiles;
-	int32_t *save = xcalloc(used, sizeof *save);
+	f->save = xcalloc(used, sizeof *f->save);
 	for (uint32_t t = 0; t < used; t++)
-		save[t] = lower_buffer(l, t, PLAN_SAVE_BYTES, 8, REGION_ANY, 0,
-		                       INT32_MAX, "return address");
+		f->save[t] = lower_buffer(l, t, PLAN_SAVE_BYTES, 8, REGION_ANY,
+		                          0, INT32_MAX, "return address");
 	r = lower_verify(l, d);
 	if (!r && (o->dump & COMPILE_DUMP_LOWER))
 		lower_print(l, dump);
@@ -405,23 +416,92 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	if (!r && (o->dump & COMPILE_DUMP_SCHED))
 		lower_print_schedule(l, dump);
 	lower_index(l);
-	/* kernels, code sizes, placement */
-	Kernels k = {0};
-	KernelsUsed ku;
+	/* kernels and code sizes */
 	if (!r)
-		r = kernels_used(l, &ku, d);
+		r = kernels_used(l, &f->ku, d);
 	if (!r)
-		r = kernel_image(ku.object, ku.nobject, chip, &k.img, d);
-	ku.syms = &k;
-
-	uint32_t code_at = image_end(&k.img);
-	if (code_at < chip->mem_base) /* no kernels: a program of exchanges */
-		code_at = chip->mem_base;
-	uint32_t *code_end = xcalloc(used, sizeof *code_end);
+		r = kernel_image(f->ku.object, f->ku.nobject, chip, &f->k.img,
+		                 d);
+	f->ku.syms = &f->k;
+	f->code_at = image_end(&f->k.img);
+	if (f->code_at < chip->mem_base) /* no kernels: only exchanges */
+		f->code_at = chip->mem_base;
+	f->code_end = xcalloc(used, sizeof *f->code_end);
 	for (uint32_t t = 0; !r && t < used; t++)
-		code_end[t] = code_at + codegen_size(l, t, NULL);
+		f->code_end[t] = f->code_at + codegen_size(l, t, NULL);
 	if (!r && (o->dump & COMPILE_DUMP_CODE))
 		codegen_print(l, dump);
+	return r;
+}
+
+enum {
+	/* plans drafted for their code at most (compile_once); each holds
+	 * at least the last one's code, so they settle in two on every
+	 * graph measured (docs/compiler.md, "The code in the first plan") */
+	CODE_ROUNDS = 4
+};
+
+/* The pipeline on the plan made with `fit`, its GEMM plans chosen beside
+ * the code its own lowering sizes: a draft whose programs hold more code
+ * beyond the kernels than its GEMM budgets counted (Plan.held_code) is
+ * planned again beside that code, before any placement. When placement
+ * finds tiles that do not fit, *again is the number of ops the planner
+ * gives up something for (fit updated); 0: nothing left, and rep has the
+ * layout of the program that failed. */
+static int
+compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
+             int *again, double t0, Package **out, CompileReport *rep, Diag *d)
+{
+	const Chip *chip = o->chip;
+	FILE *dump = o->dump_to ? o->dump_to : stdout;
+	memset(rep, 0, sizeof *rep);
+	*out = NULL;
+	*again = 0;
+	/* by tile: the most code of the drafts and of a measured plan */
+	uint32_t *code = xcalloc(o->tiles, sizeof *code);
+	for (uint32_t t = 0; m->code && t < o->tiles; t++)
+		code[t] = m->code[t];
+	PlanOptions po = {.weight_copies = 1,
+	                  .fit = fit,
+	                  .load = m->load,
+	                  .code = m->code ? code : NULL};
+	Draft f;
+	int r;
+	for (int round = 1;; round++) {
+		r = draft(g, o, &po, &f, rep, d);
+		if (r)
+			break;
+		uint64_t held = f.plan->held_code;
+		for (uint32_t t = 0; t < f.l->tiles; t++)
+			if (f.code_end[t] - chip->mem_base > code[t])
+				code[t] = f.code_end[t] - chip->mem_base;
+		rep->code_rounds = round;
+		if (plan_code_beyond(chip, code, o->tiles) <= held ||
+		    round == CODE_ROUNDS)
+			break;
+		if (o->dump)
+			fprintf(dump,
+			        "# plan %d holds %llu bytes of code beyond the "
+			        "kernels on a tile, its GEMM plans %llu: "
+			        "planning again beside it\n",
+			        round,
+			        (unsigned long long)plan_code_beyond(chip, code,
+			                                             o->tiles),
+			        (unsigned long long)held);
+		draft_free(&f);
+		po.code = code;
+	}
+	free(code);
+	if (r) {
+		draft_free(&f);
+		return r;
+	}
+	Plan *plan = f.plan;
+	Lowered *l = f.l;
+	uint32_t used = l->tiles, code_at = f.code_at, *code_end = f.code_end;
+	int32_t *save = f.save;
+	Kernels *k = &f.k;
+	const KernelsUsed *ku = &f.ku;
 	if (!r)
 		r = place_buffers(l, code_end, &rep->place, d);
 	if (!r)
@@ -431,14 +511,12 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	if (r && rep->place.nover)
 		*again = refit(plan, &rep->place, fit, m);
 	if (r && rep->place.nover && !*again)
-		rep->layout = layout_of(g, l, &k, &ku, code_at, save);
-	plan_free(plan);
+		rep->layout = layout_of(g, l, k, ku, code_at, save);
 	/* code and package */
 	Package *pk = NULL;
 	if (!r) {
 		pk = pkg_new(chip, used);
-		r = build_package(pk, g, l, &k, &ku, code_at, code_end, save,
-		                  d);
+		r = build_package(pk, g, l, k, ku, code_at, code_end, save, d);
 	}
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);
@@ -464,10 +542,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		pk = NULL;
 	}
 	*out = pk;
-	img_free(&k.img);
-	free(code_end);
-	free(save);
-	lower_free(l);
+	draft_free(&f);
 	return r;
 }
 

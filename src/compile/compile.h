@@ -46,6 +46,9 @@ typedef struct {
 	int plans;         /* plans made: more than 1 when placement found tiles
 	                     over (docs/compiler.md, "Memory: what the planner
 	                     knows") */
+	int code_rounds;   /* drafts of the last plan: more than 1 when its
+	                      GEMM plans were chosen again beside the code
+	                      its lowering sized (compile.c, CODE_ROUNDS) */
 	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */

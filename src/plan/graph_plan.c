@@ -365,12 +365,8 @@ held_budget(Planner *P)
 		    P->loop_slot[id] < P->plan->loop.nweights)
 			P->weights += bytes;
 	}
-	const uint32_t *code = P->plan->opt.code;
-	uint64_t most = 0, kernels = code ? plan_kernels_code(P->chip) : 0;
-	for (uint32_t t = 0; code && t < P->tiles; t++)
-		if (code[t] > most)
-			most = code[t];
-	P->held_code = most > kernels ? most - kernels : 0;
+	P->held_code = plan_code_beyond(P->chip, P->plan->opt.code, P->tiles);
+	P->plan->held_code = P->held_code;
 }
 
 /* What the copy budget leaves on the tile with the most copies: a

@@ -73,6 +73,17 @@ plan_kernels_code(const Chip *c)
 	return align_up(end, 8) - c->mem_base; /* where programs start */
 }
 
+uint64_t
+plan_code_beyond(const Chip *c, const uint32_t *code, uint32_t tiles)
+{
+	uint64_t most = 0;
+	for (uint32_t t = 0; code && t < tiles; t++)
+		if (code[t] > most)
+			most = code[t];
+	uint64_t kernels = most ? plan_kernels_code(c) : 0;
+	return most > kernels ? most - kernels : 0;
+}
+
 /* ---- packing one tile (docs/placement.md, "The algorithm") ---------- */
 
 /* The first address of chip_apart_unit's unit u. */

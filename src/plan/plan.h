@@ -353,6 +353,9 @@ typedef struct {
 	                           before the loop (if it had none) */
 	uint32_t *weight_bytes; /* by tile: the weight balance's bytes stored
 	                           there (a loop weight's once an iteration) */
+	uint64_t held_code;     /* the code beyond the kernels' bound each
+	                           GEMM plan was chosen beside
+	                           (plan_code_beyond of PlanOptions.code) */
 	char desc[PLAN_DESC_MAX]; /* each op's plan, "; " between them */
 } Plan;
 
@@ -465,6 +468,10 @@ uint64_t plan_tile_over(const Chip *c, TileBytes b);
 /* The kernels' shared image at its largest, every kernel object linked:
  * the code every program starts after is at most this. */
 uint64_t plan_kernels_code(const Chip *c);
+/* The most code (kernels and program, by tile) any of the first `tiles`
+ * tiles holds beyond plan_kernels_code: what a GEMM's own bound does not
+ * cover (0 if code is NULL). */
+uint64_t plan_code_beyond(const Chip *c, const uint32_t *code, uint32_t tiles);
 /* One buffer of a tile as the memory model packs it (the placer's
  * Buffer; the GEMM planner's fullest tile). */
 typedef struct {
