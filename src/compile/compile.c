@@ -380,24 +380,35 @@ draft_free(Draft *f)
 	memset(f, 0, sizeof *f);
 }
 
-/* Plans the graph with po, lowers the plan, schedules its exchanges and
- * sizes each tile's program (codegen_size), with the dumps asked for. */
+/* Plans the graph with po and verifies the plan (*p NULL on an error). */
 static int
-draft(const Graph *g, const CompileOptions *o, const PlanOptions *po, Draft *f,
-      CompileReport *rep, Diag *d)
+plan_checked(const Graph *g, const CompileOptions *o, const PlanOptions *po,
+             Plan **p, Diag *d)
+{
+	int r = plan_graph(g, o->chip, o->tiles, po, p, d);
+	if (!r)
+		r = plan_verify(*p, d);
+	if (r) {
+		plan_free(*p);
+		*p = NULL;
+	}
+	return r;
+}
+
+/* Lowers plan (f takes it), schedules its exchanges and sizes each
+ * tile's program (codegen_size), with the dumps asked for. */
+static int
+draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
+      Diag *d)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
 	memset(f, 0, sizeof *f);
-	int r = plan_graph(g, chip, o->tiles, po, &f->plan, d);
-	if (!r)
-		r = plan_verify(f->plan, d);
-	if (!r && (o->dump & COMPILE_DUMP_PLAN))
+	f->plan = plan;
+	if (o->dump & COMPILE_DUMP_PLAN)
 		plan_print(f->plan, dump);
-	if (!r) {
-		snprintf(rep->plan, sizeof rep->plan, "%s", f->plan->desc);
-		r = lower_plan(f->plan, &f->l, d);
-	}
+	snprintf(rep->plan, sizeof rep->plan, "%s", f->plan->desc);
+	int r = lower_plan(f->plan, &f->l, d);
 	if (r)
 		return r;
 	Lowered *l = f->l;
@@ -465,10 +476,11 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	                  .fit = fit,
 	                  .load = m->load,
 	                  .code = m->code ? code : NULL};
-	Draft f;
-	int r;
-	for (int round = 1;; round++) {
-		r = draft(g, o, &po, &f, rep, d);
+	Draft f = {0};
+	Plan *p = NULL;
+	int r = plan_checked(g, o, &po, &p, d);
+	for (int round = 1; !r; round++) {
+		r = draft(o, p, &f, rep, d);
 		if (r)
 			break;
 		uint64_t held = f.plan->held_code;
@@ -476,20 +488,30 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			if (f.code_end[t] - chip->mem_base > code[t])
 				code[t] = f.code_end[t] - chip->mem_base;
 		rep->code_rounds = round;
-		if (plan_code_beyond(chip, code, o->tiles) <= held ||
-		    round == CODE_ROUNDS)
+		uint64_t beyond = plan_code_beyond(chip, code, o->tiles);
+		if (beyond <= held || round == CODE_ROUNDS)
 			break;
 		if (o->dump)
 			fprintf(dump,
 			        "# plan %d holds %llu bytes of code beyond the "
 			        "kernels on a tile, its GEMM plans %llu: "
 			        "planning again beside it\n",
-			        round,
-			        (unsigned long long)plan_code_beyond(chip, code,
-			                                             o->tiles),
+			        round, (unsigned long long)beyond,
 			        (unsigned long long)held);
-		draft_free(&f);
 		po.code = code;
+		r = plan_checked(g, o, &po, &p, d);
+		/* the same choices beside the code: the same program */
+		if (!r && plan_same_choices(p, f.plan)) {
+			if (o->dump)
+				fprintf(dump,
+				        "# the same choices: plan %d's "
+				        "program kept\n",
+				        round);
+			plan_free(p);
+			break;
+		}
+		if (!r)
+			draft_free(&f);
 	}
 	free(code);
 	if (r) {

@@ -1320,3 +1320,41 @@ plan_free(Plan *p)
 	free(p->op);
 	free(p);
 }
+
+static int
+same_gemm(const GemmPlan *a, const GemmPlan *b)
+{
+	return a->dtype == b->dtype && a->m == b->m && a->n == b->n &&
+	       a->k == b->k && a->pm == b->pm && a->pn == b->pn &&
+	       a->pk == b->pk && a->kg == b->kg && a->bm == b->bm &&
+	       a->bn == b->bn && a->kc == b->kc && a->steps == b->steps &&
+	       a->pairs_down == b->pairs_down && a->b_local == b->b_local &&
+	       a->b_parts == b->b_parts;
+}
+
+int
+plan_same_choices(const Plan *a, const Plan *b)
+{
+	if (a->nop != b->nop || a->loop_tile0 != b->loop_tile0)
+		return 0;
+	for (int i = 0; i < a->nop; i++) {
+		const OpPlan *x = &a->op[i], *y = &b->op[i];
+		if (x->tile0 != y->tile0 || x->in_tile0 != y->in_tile0 ||
+		    x->a_tile0 != y->a_tile0 || x->group != y->group ||
+		    x->spread_b != y->spread_b ||
+		    x->b_rows_from != y->b_rows_from ||
+		    !same_gemm(&x->gemm, &y->gemm) ||
+		    x->owners.n != y->owners.n)
+			return 0;
+		for (int j = 0; j < GRAPH_MAX_INPUTS; j++)
+			if (x->in[j].kind != y->in[j].kind)
+				return 0;
+		for (uint32_t j = 0; j < x->owners.n; j++)
+			if (x->owners.tile[j] != y->owners.tile[j])
+				return 0;
+	}
+	for (uint32_t t = 0; t < a->tiles && t < b->tiles; t++)
+		if (a->weight_bytes[t] != b->weight_bytes[t])
+			return 0;
+	return a->tiles == b->tiles;
+}

@@ -368,6 +368,10 @@ typedef struct {
 int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
                const PlanOptions *o, Plan **out, Diag *d);
 void plan_free(Plan *p);
+/* 1 if a and b make the same choices (each op's layouts' first tiles,
+ * GEMM plan, conversions, the weight balance's tiles): lowering either
+ * gives the same program, whatever the budgets they were made with. */
+int plan_same_choices(const Plan *a, const Plan *b);
 /* 1 if op changes nothing in memory, its output being its input's pieces:
  * a reshape that keeps the 2-D view (rows x last axis) of a tensor that is
  * no view (plan_op_is_view), a cast to its own
