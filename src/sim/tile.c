@@ -499,16 +499,7 @@ struct SimCode {
 	_Atomic(CodeTable *) table;
 	uint32_t n;
 	CodeBlock *blocks; /* the newest first, filled in order */
-	/* By code address (its word, modulo CODE_HINTS): the entry some
-	 * tile last found there, a guess that shared_issue checks against
-	 * the words. Tiles with one layout (the kernels) find their first
-	 * issues without the table's probe, a host cache miss each. Written
-	 * by any thread without the lock, as the entries it points to are
-	 * immutable. */
-	_Atomic(SharedIssue *) *hint;
 };
-
-enum { CODE_HINTS = 1 << 16 }; /* 256 KB of code (both chips' 208) */
 
 static CodeTable *
 code_table(uint32_t mask)
@@ -525,7 +516,6 @@ sim_code_new(void)
 	SimCode *s = xcalloc(1, sizeof *s);
 	pthread_mutex_init(&s->lock, NULL);
 	atomic_init(&s->table, code_table(1023));
-	s->hint = xmap_zero(CODE_HINTS * sizeof *s->hint); /* all NULL */
 	return s;
 }
 
@@ -545,7 +535,6 @@ sim_code_free(SimCode *s)
 		free(tb);
 		tb = older;
 	}
-	xunmap(s->hint, CODE_HINTS * sizeof *s->hint);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -644,27 +633,15 @@ shared_issue(Tile *t, uint32_t pc)
 	uint32_t w0 = mem_word(t, pc);
 	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
 	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
-	/* The hint is taken when its key is what code_find would look for:
-	 * the store holds one entry per key, and w0 is either a solo or the
-	 * first word of a two-word issue (a function of the word and the
-	 * chip), never both. A two-word hint needs `two` here, as code_find
-	 * would (an alias is 256 KB away: the same pc % 8). */
-	_Atomic(SharedIssue *) *hp = &s->hint[pc / 4 % CODE_HINTS];
-	SharedIssue *e = atomic_load_explicit(hp, memory_order_acquire);
-	if (!e || e->u.word[0] != w0 ||
-	    (e->u.nwords == 2 && (!two || e->u.word[1] != w1))) {
-		CodeTable *tb =
-		    atomic_load_explicit(&s->table, memory_order_acquire);
-		_Atomic(SharedIssue *) *p;
-		e = NULL;
-		if (!(w0 >> 31)) /* a solo, or a two-word instruction */
-			e = code_find(tb, w0, 0, 1, &p);
-		if (!e && two)
-			e = code_find(tb, w0, w1, 2, &p);
-		if (!e)
-			return NULL;
-		atomic_store_explicit(hp, e, memory_order_release);
-	}
+	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+	_Atomic(SharedIssue *) *p;
+	SharedIssue *e = NULL;
+	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
+		e = code_find(tb, w0, 0, 1, &p);
+	if (!e && two)
+		e = code_find(tb, w0, w1, 2, &p);
+	if (!e)
+		return NULL;
 	/* the range fetch would have noted: each word decoded, plus 8 */
 	uint32_t hi = pc + (e->u.i1 ? 12 : 8);
 	if (pc < t->code_lo)
