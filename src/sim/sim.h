@@ -100,12 +100,16 @@ typedef struct {
 } AmpState;
 
 typedef struct {
+	/* what the issue loop reads on every issue first, on one host cache
+	 * line */
 	CtxState state;
 	uint32_t pc;
-	uint32_t m[16];
-	uint32_t a[16];
+	uint64_t ready; /* a worker issues from this cycle on (launch delay,
+	                   multi-turn instructions) */
 	/* rpt */
 	uint32_t rpt_count, rpt_first, rpt_end;
+	uint32_t m[16];
+	uint32_t a[16];
 	/* worker CSRs */
 	uint32_t vertex_base, worker_base;
 	uint32_t fp_sts, fp_ctl, tas, fp_nfmt, fp_scl;
@@ -114,8 +118,6 @@ typedef struct {
 	AmpState amp;
 	uint32_t dbg_data;
 	int exit_status; /* last exit* result, -1 = none */
-	uint64_t ready;  /* a worker issues from this cycle on (launch delay,
-	                    multi-turn instructions) */
 } Context;
 
 /* One pending register write of the bundle in flight. */
@@ -376,9 +378,32 @@ typedef struct {
 } SupervisorCsrs;
 
 struct Tile {
-	const Chip *chip;
+	/* What the issue loop reads on every issue, first and together: a
+	 * tile is 64-byte aligned (tile_new), so these lie on two host cache
+	 * lines, not spread over the 10 KB behind them (ctx, amp_w). */
+	_Alignas(64) const Chip *chip;
+	uint8_t *mem;     /* chip->mem_end - chip->mem_base bytes */
+	uint64_t cycle;   /* cycles elapsed */
+	uint64_t bundles; /* issues (bundles or solo instructions) */
+	uint64_t worker_issues;
+	/* issue cache: the issue starting at each word, once decoded and
+	 * checked (tile.c), or NULL; cleared with dvalid. The issues are
+	 * the store's (`code`), shared by the tiles of a chip model. */
+	const DIssue **issue_at;
+	SimObserve *obs; /* marks, watches, totals (observe.c); NULL: none */
+	int faulted;
+	int nacc; /* accesses of the bundle in flight (acc) */
+	int slot_worker[CHIP_SLOTS]; /* ctx running in each slot, or 0 */
+	/* every decoded word lies in [code_lo, code_hi - 8): a write outside
+	 * [code_lo, code_hi) leaves the caches as they are (a two-word
+	 * instruction decodes the word after its first) */
+	uint32_t code_lo, code_hi;
+	int mem_fast; /* elements by shifts, at most 64: sim_load's fast path */
+	/* the chip's memory map, for the fast checks: mem_base, the offset
+	 * of the last 8 bytes of memory, and the interleaved region's start */
+	uint32_t mem_base, last8, interleave;
+	uint64_t sup_ready; /* the supervisor issues again from this cycle */
 	uint32_t id;
-	uint8_t *mem; /* chip->mem_end - chip->mem_base bytes */
 	Context ctx[CHIP_CONTEXTS];
 	SupervisorCsrs sup;
 	uint64_t cwei[CHIP_CWEI];
@@ -386,42 +411,24 @@ struct Tile {
 	 * adds 1, and so does tile_run on entry, for writers outside the
 	 * emulator (tests, the host), which act between runs. */
 	uint64_t cwei_gen;
-	AmpWeights amp_w; /* decoded cwei, a cache (sim/amp.c) */
-	uint64_t cycle;   /* cycles elapsed */
-	uint64_t bundles; /* issues (bundles or solo instructions) */
-	uint64_t worker_issues;
-	int slot_worker[CHIP_SLOTS]; /* ctx running in each slot, or 0 */
-	uint64_t last_exit;          /* cycle of the latest worker exit */
-	int lc_and;                  /* AND of worker exit statuses */
+	AmpWeights amp_w;   /* decoded cwei, a cache (sim/amp.c) */
+	uint64_t last_exit; /* cycle of the latest worker exit */
+	int lc_and;         /* AND of worker exit statuses */
 	Fault fault;
-	int faulted;
 	/* $SSR/$WSR.ETYPE [7:4] of each context: its exception, FAULT_NONE
 	 * if none (what the card's tile debug interface reads) */
 	uint8_t etype[CHIP_CONTEXTS];
 	/* bundle in flight */
 	MemAccess acc[4];
-	int nacc;
 	uint64_t acc_elems; /* memory elements they use, a mask */
 	/* decode cache: one entry per instruction word of executable memory */
 	DInsn *dcache;
 	uint8_t *dvalid;
-	/* every decoded word lies in [code_lo, code_hi - 8): a write outside
-	 * [code_lo, code_hi) leaves the caches as they are (a two-word
-	 * instruction decodes the word after its first) */
-	uint32_t code_lo, code_hi;
-	/* issue cache: the issue starting at each word, once decoded and
-	 * checked (tile.c), or NULL; cleared with dvalid. The issues are
-	 * the store's (`code`), shared by the tiles of a chip model. */
-	const DIssue **issue_at;
 	SimCode *code;
 	int own_code; /* a lone tile's store, freed with it */
 	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
 	int elem_shift;
 	uint32_t region0_elems;
-	int mem_fast; /* elements by shifts, at most 64: sim_load's fast path */
-	/* the chip's memory map, for the fast checks: mem_base, the offset
-	 * of the last 8 bytes of memory, and the interleaved region's start */
-	uint32_t mem_base, last8, interleave;
 	/* per context, the paced streams' (two loads, the store) boxes, built
 	 * together by sim_pace_prepare: stream i is proven at a, without the
 	 * checks of sim_mem_fast8, when a is 8-aligned and in
@@ -433,7 +440,6 @@ struct Tile {
 	uint8_t box_wait[CHIP_CONTEXTS];
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
-	uint64_t sup_ready;  /* the supervisor issues again from this cycle */
 	uint64_t mready[16]; /* the supervisor's $m values are out of the
 	                        pipeline from these cycles (sup-dep) */
 	SyncWait wait;
@@ -442,7 +448,6 @@ struct Tile {
 	TraceEvent *trace;
 	int ntrace, captrace;
 	uint64_t compute_start; /* runall/run with no worker running */
-	SimObserve *obs; /* marks, watches, totals (observe.c); NULL: none */
 };
 
 /* tile.c */

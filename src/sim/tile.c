@@ -60,7 +60,8 @@ fault_type_name(FaultType t)
 Tile *
 tile_new(const Chip *chip, uint32_t id)
 {
-	Tile *t = xcalloc(1, sizeof *t);
+	Tile *t = xaligned_alloc(_Alignof(Tile), sizeof *t);
+	memset(t, 0, sizeof *t);
 	t->chip = chip;
 	t->id = id;
 	t->mem = xmap_zero(chip->mem_end - chip->mem_base);
@@ -596,9 +597,7 @@ code_intern(SimCode *s, const DIssue *u)
 			code_find(tb, u->word[0], u->word[1], u->nwords, &p);
 		}
 		if (s->n % CODE_BLOCK == 0) {
-			CodeBlock *b = aligned_alloc(64, sizeof *b);
-			if (!b)
-				die("out of memory (%zu bytes)", sizeof *b);
+			CodeBlock *b = xaligned_alloc(64, sizeof *b);
 			b->next = s->blocks;
 			s->blocks = b;
 		}

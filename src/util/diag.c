@@ -80,6 +80,16 @@ xcalloc(size_t n, size_t size)
 }
 
 void *
+xaligned_alloc(size_t align, size_t n)
+{
+	/* aligned_alloc wants a multiple of the alignment */
+	void *p = aligned_alloc(align, (n + align - 1) / align * align);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
 xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);

@@ -55,6 +55,8 @@ void xunmap(void *p, size_t n);
 void *xmalloc(size_t n);
 
 void *xcalloc(size_t n, size_t size);
+/* align a power of two; free() frees it */
+void *xaligned_alloc(size_t align, size_t n);
 void *xrealloc(void *p, size_t n);
 /* Make room for one more element of a growable array: arr holds n of cap
  * (both lvalues), doubling from 16. */
