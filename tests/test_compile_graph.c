@@ -1204,6 +1204,27 @@ test_softmax_f16_exps(void **state)
 		                 cases[i].want);
 		graph_free(g);
 	}
+	/* in two rounds (a large batch's attention, siglip_graph.c), the
+	 * rounds' products joined before the transpose: both softmaxes
+	 * still reach only the cast */
+	static const char *const rounds =
+	    "input s f16 [1, 24, 40]\ninput v f16 [1, 40, 8]\n"
+	    "input s2 f16 [1, 24, 40]\ninput v2 f16 [1, 40, 8]\n"
+	    "p = softmax s scale=0.5\no = matmul p v\n"
+	    "p2 = softmax s2 scale=0.5\no2 = matmul p2 v2\n"
+	    "c = concat o o2 axis=0\n"
+	    "t = transpose c [1, 0, 2]\nr = reshape t [24, 16]\n"
+	    "q = cast r f8_f143*2^-2\noutput q\n";
+	check("two rounds of an f16 softmax times V, joined, cast to f8",
+	      rounds, 8, 0x1p-3);
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	if (graph_parse(rounds, strlen(rounds), "test.graph", &g, errs, &nerr))
+		fail_msg("parse: %s", errs[0].msg);
+	assert_int_equal(plan_softmax_in_f16(g, &g->ops[0]), 1);
+	assert_int_equal(plan_softmax_in_f16(g, &g->ops[2]), 1);
+	graph_free(g);
 }
 
 /* Weights of an eighth of a tile's memory each or more are stored in

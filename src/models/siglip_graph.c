@@ -224,14 +224,13 @@ split_heads(Text *t, const char *y, const char *x, int b, int rows, int h,
  * normal 2^-7. */
 enum { SIGLIP_P_SCALE = -7 };
 
-/* softmax(q k^T / sqrt(dh)) v over heads already split ([b, h, rows,
- * dh]), back to [b qrows, d]; with pv8, P and V cast to F143 for their
- * product (P at SIGLIP_P_SCALE, V at v_scale: attention outputs are
- * convex combinations of V's rows, so out_proj's input bound holds V). */
+/* y.o = softmax(q k^T / sqrt(dh)) v over heads already split ([b, h,
+ * rows, dh]); with pv8, P and V cast to F143 for their product (P at
+ * SIGLIP_P_SCALE, V at v_scale: attention outputs are convex
+ * combinations of V's rows, so out_proj's input bound holds V) */
 static void
-attend_heads(Text *t, const char *y, const char *qh, const char *kh,
-             const char *vh, int b, int qrows, int h, int dh, int pv8,
-             int v_scale)
+scores_times_v(Text *t, const char *y, const char *qh, const char *kh,
+               const char *vh, int dh, int pv8, int v_scale)
 {
 	put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
 	put(t, "%s.p = softmax %s.s scale=%.17g\n", y, y,
@@ -243,8 +242,22 @@ attend_heads(Text *t, const char *y, const char *qh, const char *kh,
 		put(t, "%s.o = matmul %s.p8 %s.v8\n", y, y, y);
 	} else
 		put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
+}
+
+/* y.o [b, h, qrows, dh] back to y [b qrows, d] */
+static void
+merge_heads(Text *t, const char *y, int b, int qrows, int h, int dh)
+{
 	put(t, "%s.t = transpose %s.o [0, 2, 1, 3]\n", y, y);
 	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
+}
+
+static void
+attend_heads(Text *t, const char *y, const char *qh, const char *kh,
+             const char *vh, int b, int qrows, int h, int dh)
+{
+	scores_times_v(t, y, qh, kh, vh, dh, 0, 0);
+	merge_heads(t, y, b, qrows, h, dh);
 }
 
 /* attend_heads on q, k, v of [b rows, d] */
@@ -259,7 +272,53 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
 	split_heads(t, qh, q, b, qrows, h, dh);
 	split_heads(t, kh, k, b, krows, h, dh);
 	split_heads(t, vh, v, b, krows, h, dh);
-	attend_heads(t, y, qh, kh, vh, b, qrows, h, dh, 0, 0);
+	attend_heads(t, y, qh, kh, vh, b, qrows, h, dh);
+}
+
+/* An encoder layer's attention on qkv.t [3, b, h, n, dh], its images in
+ * rounds of at most `pairs` (image, head) pairs (at least one image a
+ * round): each round's scores and probabilities live only through its
+ * own steps, so a large batch holds one round's (docs/bench-siglip.md,
+ * "Batch 8 of So400m f8"); the rounds' outputs joined along the batch. */
+static void
+attend_rounds(Text *t, const char *y, const char *qkv, int b, int n, int h,
+              int dh, int pairs, int pv8, int v_scale)
+{
+	int per = pairs / h > 1 ? pairs / h : 1;
+	char prev[112] = "";
+	for (int b0 = 0, r = 0; b0 < b; b0 += per, r++) {
+		int bc = b - b0 < per ? b - b0 : per;
+		char yr[96], hd[3][112];
+		if (per >= b)
+			snprintf(yr, sizeof yr, "%s", y);
+		else
+			snprintf(yr, sizeof yr, "%s.r%d", y, r);
+		for (int i = 0; i < 3; i++) {
+			snprintf(hd[i], sizeof hd[i], "%s.%ch", yr, "qkv"[i]);
+			put(t,
+			    "%s.s = slice %s.t [%d, %d, 0, 0, 0] [%d, %d, %d, "
+			    "%d, %d]\n",
+			    hd[i], qkv, i, b0, i + 1, b0 + bc, h, n, dh);
+			put(t, "%s = reshape %s.s [%d, %d, %d, %d]\n", hd[i],
+			    hd[i], bc, h, n, dh);
+		}
+		scores_times_v(t, yr, hd[0], hd[1], hd[2], dh, pv8, v_scale);
+		if (per >= b)
+			break;
+		char joined[112];
+		if (!r)
+			snprintf(joined, sizeof joined, "%s.o", yr);
+		else {
+			if (b0 + bc >= b) /* the last join is y.o */
+				snprintf(joined, sizeof joined, "%s.o", y);
+			else
+				snprintf(joined, sizeof joined, "%s.j%d", y, r);
+			put(t, "%s = concat %s %s.o axis=0\n", joined, prev,
+			    yr);
+		}
+		snprintf(prev, sizeof prev, "%s", joined);
+	}
+	merge_heads(t, y, b, n, h, dh);
 }
 
 /* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`, x [rows,
@@ -311,8 +370,9 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	        "vision_model.embeddings.position_embedding.weight\n");
 	char x[32], w[96], y[64];
 	snprintf(x, sizeof x, "h0");
+	int pairs = p->round_pairs ? p->round_pairs : SIGLIP_ROUND_PAIRS;
 	for (int l = 0; l < c->layers; l++) {
-		char p[64], qkv[64], hd[3][64], a[64], o[64], r[64], m[64];
+		char p[64], qkv[64], a[64], o[64], r[64], m[64];
 		snprintf(p, sizeof p, "vision_model.encoder.layers.%d", l);
 		snprintf(y, sizeof y, "l%d.ln1", l);
 		snprintf(w, sizeof w, "%s.layer_norm1", p);
@@ -325,22 +385,12 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		put(&t, "%s.r = reshape %s [%d, %d, 3, %d, %d]\n", qkv, qkv,
 		    batch, n, h, dh);
 		put(&t, "%s.t = transpose %s.r [2, 0, 3, 1, 4]\n", qkv, qkv);
-		for (int i = 0; i < 3; i++) {
-			snprintf(hd[i], sizeof hd[i], "l%d.attn.%ch", l,
-			         "qkv"[i]);
-			put(&t,
-			    "%s.s = slice %s.t [%d, 0, 0, 0, 0] [%d, %d, %d, "
-			    "%d, %d]\n",
-			    hd[i], qkv, i, i + 1, batch, h, n, dh);
-			put(&t, "%s = reshape %s.s [%d, %d, %d, %d]\n", hd[i],
-			    hd[i], batch, h, n, dh);
-		}
 		snprintf(a, sizeof a, "l%d.attn", l);
 		/* PV in f8 in the f8 tower (not a quantized checkpoint's,
 		 * whose policy names its own formats) */
-		attend_heads(&t, a, hd[0], hd[1], hd[2], batch, n, h, dh,
-		             ty.f8 && !ty.p->weight_type,
-		             ty.p->act_scale[SIGLIP_OUT]);
+		attend_rounds(&t, a, qkv, batch, n, h, dh, pairs,
+		              ty.f8 && !ty.p->weight_type,
+		              ty.p->act_scale[SIGLIP_OUT]);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
 		linear(&t, &ty, SIGLIP_OUT, o, a, w, rows, d, d);

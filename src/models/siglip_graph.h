@@ -63,7 +63,14 @@ typedef struct {
 	void (*weight_type)(void *ctx, const char *name, SiglipWType *t);
 	void *ctx;
 	int unroll; /* 1: no `repeat` (the layers' types differ) */
+	/* an encoder layer's attention in rounds of at most this many
+	 * (image, head) pairs (0: SIGLIP_ROUND_PAIRS) */
+	int round_pairs;
 } SiglipPrecision;
+
+/* Batch 4 of So400m (16 heads) runs its 64 pairs at once and places;
+ * batch 8's 128 at once hold twice the scores (docs/bench-siglip.md). */
+enum { SIGLIP_ROUND_PAIRS = 64 };
 
 /* The tower for `batch` images, as the graph text form; output "pooled"
  * [batch, d] (or "last" [batch N, d] without the head). Caller frees. */
@@ -119,6 +126,7 @@ typedef struct {
 	int range;
 	/* compile only (the bound runs of SIGLIP_RANGE_PREDICT) */
 	int compile_only;
+	int round_pairs; /* SiglipPrecision's (0: the default) */
 } SiglipRun;
 
 enum { SIGLIP_RANGE_NONE, SIGLIP_RANGE_PREDICT, SIGLIP_RANGE_EMULATE };

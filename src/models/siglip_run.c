@@ -381,7 +381,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		dtype = DT_F8_F143;
 	} else
 		e = siglip_check(&c, &f, r->weights, NULL, d);
-	SiglipPrecision prec = {.dtype = dtype};
+	SiglipPrecision prec = {.dtype = dtype, .round_pairs = r->round_pairs};
 	ScaleCtx sc = {.f = &f, .layers = c.layers};
 	QuantCtx qc = {.q = &q};
 	if (!e && quant) {

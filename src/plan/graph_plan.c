@@ -811,8 +811,8 @@ plan_gelu_in_f16(const Graph *g, const Op *op)
 }
 
 /* 1 if tensor id goes to the host or to no op at all, or some reader
- * does not lead it to casts to f8 (through reshapes and transposes and
- * at most `matmuls` matmuls). */
+ * does not lead it to casts to f8 (through reshapes, transposes and
+ * concats and at most `matmuls` matmuls). */
 static int
 read_past_f8(const Graph *g, int32_t id, int matmuls)
 {
@@ -825,15 +825,16 @@ read_past_f8(const Graph *g, int32_t id, int matmuls)
 			if (c->in[k] != id)
 				continue;
 			readers++;
-			int ok =
-			    c->kind == OP_CAST
-			        ? dtype_is_f8(
-			              graph_tensor(g, c->out)->elem.dtype)
-			    : c->kind == OP_RESHAPE || c->kind == OP_TRANSPOSE
-			        ? !read_past_f8(g, c->out, matmuls)
-			    : c->kind == OP_MATMUL && matmuls > 0
-			        ? !read_past_f8(g, c->out, matmuls - 1)
-			        : 0;
+			int ok = c->kind == OP_CAST
+			             ? dtype_is_f8(
+			                   graph_tensor(g, c->out)->elem.dtype)
+			         : c->kind == OP_RESHAPE ||
+			                 c->kind == OP_TRANSPOSE ||
+			                 c->kind == OP_CONCAT
+			             ? !read_past_f8(g, c->out, matmuls)
+			         : c->kind == OP_MATMUL && matmuls > 0
+			             ? !read_past_f8(g, c->out, matmuls - 1)
+			             : 0;
 			if (!ok)
 				return 1;
 		}
