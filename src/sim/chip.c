@@ -59,26 +59,20 @@ struct ChipSim {
 	uint64_t *until;
 	int *walk_rc;
 	uint32_t nwalk, ncommit;
-	/* the pool's work: job(cs, i) for i < njobs. `ticket` (atomic)
-	 * holds the number of the pool_run (high 32 bits) and the next i to
-	 * take (low 32 bits): a helper that wakes after its pool_run is over
-	 * finds another number there and takes nothing, so that pool_run
-	 * waits only for jobs taken (`done`, atomic, counts those finished),
-	 * never for a helper the host has not scheduled yet */
+	/* the pool's work: job(cs, i) for i < njobs; next is the next i to
+	 * take (atomic) */
 	void (*job)(ChipSim *cs, uint32_t i);
-	uint32_t njobs, done;
-	uint64_t ticket;
+	uint32_t njobs, next;
 	pthread_mutex_t lock;
 	/* the pool's helpers (threads - 1 of them), started at the first
-	 * pool_run with work for two, kept until chipsim_free: `gen` is the
-	 * number of the last pool_run handed to them, `quit` ends them;
-	 * both under lock, as are the signals go (a new pool_run) and idle
-	 * (its last job done by a helper) */
+	 * round with work for two, kept until chipsim_free: `rounds` counts
+	 * the rounds handed to them, `busy` the helpers not yet done with
+	 * the last one, `quit` ends them; all under lock */
 	pthread_t helper[63];
 	int nhelpers;
 	pthread_cond_t go, idle;
-	uint32_t gen;
-	int quit;
+	uint64_t rounds;
+	int busy, quit;
 	SimCode *code; /* the tiles' decoded issues */
 	void (*progress)(void *ctx, uint64_t cycles);
 	void *progress_ctx;
@@ -240,53 +234,36 @@ chipsim_host_read(ChipSim *cs, uint32_t sync, uint32_t tile, uint32_t addr,
 	return host_op(cs, sync, tile, addr, len, NULL, dst);
 }
 
-/* The pool: each thread takes the next job of pool_run number `gen`
- * until none is left or another pool_run has begun. The compare-exchange
- * takes job i only while the ticket still says `gen`, so njobs and job,
- * read before it, were this pool_run's. */
+/* The pool: each thread takes the next job until none is left. */
 static void
-take_jobs(ChipSim *cs, uint32_t gen, int helper)
+take_jobs(ChipSim *cs)
 {
-	uint64_t v = __atomic_load_n(&cs->ticket, __ATOMIC_ACQUIRE);
 	for (;;) {
-		uint32_t n = __atomic_load_n(&cs->njobs, __ATOMIC_RELAXED);
-		void (*job)(ChipSim *, uint32_t) =
-		    __atomic_load_n(&cs->job, __ATOMIC_RELAXED);
-		if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= n)
+		uint32_t i = __atomic_fetch_add(&cs->next, 1, __ATOMIC_RELAXED);
+		if (i >= cs->njobs)
 			return;
-		if (!__atomic_compare_exchange_n(&cs->ticket, &v, v + 1, 0,
-		                                 __ATOMIC_ACQUIRE,
-		                                 __ATOMIC_ACQUIRE))
-			continue; /* v is the ticket now */
-		job(cs, (uint32_t)v);
-		/* the last job's helper wakes pool_run, which may then
-		 * begin the next one at once: n is this one's */
-		if (__atomic_add_fetch(&cs->done, 1, __ATOMIC_RELEASE) == n &&
-		    helper) {
-			pthread_mutex_lock(&cs->lock);
-			pthread_cond_signal(&cs->idle);
-			pthread_mutex_unlock(&cs->lock);
-		}
-		v = __atomic_load_n(&cs->ticket, __ATOMIC_ACQUIRE);
+		cs->job(cs, i);
 	}
 }
 
-/* A helper: the jobs of each pool_run it wakes in time for. */
+/* A helper: each round handed to the helpers, once. */
 static void *
 helper_main(void *arg)
 {
 	ChipSim *cs = arg;
-	uint32_t seen = 0;
+	uint64_t done = 0;
 	pthread_mutex_lock(&cs->lock);
 	for (;;) {
-		while (cs->gen == seen && !cs->quit)
+		while (cs->rounds == done && !cs->quit)
 			pthread_cond_wait(&cs->go, &cs->lock);
 		if (cs->quit)
 			break;
-		seen = cs->gen;
+		done = cs->rounds;
 		pthread_mutex_unlock(&cs->lock);
-		take_jobs(cs, seen, 1);
+		take_jobs(cs);
 		pthread_mutex_lock(&cs->lock);
+		if (--cs->busy == 0)
+			pthread_cond_signal(&cs->idle);
 	}
 	pthread_mutex_unlock(&cs->lock);
 	return NULL;
@@ -298,9 +275,11 @@ helper_main(void *arg)
 static void
 pool_run(ChipSim *cs, uint32_t n, void (*job)(ChipSim *cs, uint32_t i))
 {
+	cs->job = job;
+	cs->njobs = n;
+	cs->next = 0;
 	if (cs->threads <= 1 || n <= 1) {
-		for (uint32_t i = 0; i < n; i++)
-			job(cs, i);
+		take_jobs(cs);
 		return;
 	}
 	if (!cs->nhelpers) {
@@ -312,21 +291,14 @@ pool_run(ChipSim *cs, uint32_t n, void (*job)(ChipSim *cs, uint32_t i))
 			                   helper_main, cs))
 				die("cannot start a host thread");
 	}
-	/* Every job of the last pool_run is done, so no thread reads these
-	 * until the ticket below says the new number. */
-	__atomic_store_n(&cs->job, job, __ATOMIC_RELAXED);
-	__atomic_store_n(&cs->njobs, n, __ATOMIC_RELAXED);
-	__atomic_store_n(&cs->done, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&cs->lock);
-	uint32_t gen = ++cs->gen;
-	__atomic_store_n(&cs->ticket, (uint64_t)gen << 32, __ATOMIC_RELEASE);
+	cs->rounds++;
+	cs->busy = cs->nhelpers;
 	pthread_cond_broadcast(&cs->go);
 	pthread_mutex_unlock(&cs->lock);
-	take_jobs(cs, gen, 0);
-	if (__atomic_load_n(&cs->done, __ATOMIC_ACQUIRE) == n)
-		return;
+	take_jobs(cs);
 	pthread_mutex_lock(&cs->lock);
-	while (__atomic_load_n(&cs->done, __ATOMIC_ACQUIRE) < n)
+	while (cs->busy)
 		pthread_cond_wait(&cs->idle, &cs->lock);
 	pthread_mutex_unlock(&cs->lock);
 }
