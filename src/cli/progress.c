@@ -50,8 +50,10 @@ show(void *ctx, uint64_t done, uint64_t predicted, int finished)
 		p->start = p->last = 0;
 		return;
 	}
-	if (!p->start)
+	if (!p->start) { /* the run begins: the rate counts from here */
 		p->start = now;
+		return;
+	}
 	double took = now - p->start;
 	if (took < p->after || now - p->last < 0.25)
 		return;

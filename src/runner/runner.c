@@ -387,6 +387,8 @@ runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
 	progress.predicted = predicted;
 	ipu_set_progress(dev, progress.fn ? progress_step : NULL, NULL, &err);
 	double t0 = monotonic_seconds();
+	if (progress.fn)
+		progress.fn(progress.ctx, 0, predicted, 0);
 	int e = IPU_OK, kind = ipu_run(dev, limit, &err);
 	if (progress.fn)
 		progress.fn(progress.ctx, ipu_cycles(dev), predicted, 1);

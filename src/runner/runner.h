@@ -100,9 +100,10 @@ int runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
                double *host_seconds, Diag *d);
 enum { RUNNER_CYCLES_FACTOR = 10, RUNNER_CYCLES_SLACK = 1000000 };
 /* A display of runs' progress (cli/progress.c): runner_run calls
- * fn(ctx, done, predicted, 0) between the chip's rounds with the cycles so
- * far and the compiler's prediction, and fn(ctx, cycles, predicted, 1)
- * when the run has ended. NULL (the default): no display. */
+ * fn(ctx, 0, predicted, 0) as the run begins, fn(ctx, done, predicted, 0)
+ * between the chip's rounds with the cycles so far and the compiler's
+ * prediction, and fn(ctx, cycles, predicted, 1) when the run has ended.
+ * NULL (the default): no display. */
 typedef void (*RunnerProgressFn)(void *ctx, uint64_t done, uint64_t predicted,
                                  int finished);
 void runner_set_progress(RunnerProgressFn fn, void *ctx);

@@ -652,12 +652,16 @@ xch_commit_senders(Tile *r)
 		XPacket *p = v->p;
 		if (!p)
 			continue;
-		if (p->pairsum) {
+		int all = v->i0 == 0 && v->i1 == p->n;
+		if (p->pairsum && all)
+			p->pairsum_all += pair_mark(r->chip, r->id);
+		else if (p->pairsum) {
 			uint64_t mark = pair_mark(r->chip, r->id);
 			for (uint32_t i = v->i0; i < v->i1; i++)
 				p->pairsum[i] += mark;
 		}
-		for (uint32_t i = v->i0; i < v->i1; i++) {
+		/* a multicast's later receivers: every item counted */
+		for (uint32_t i = v->i0; p->ngot < p->n && i < v->i1; i++) {
 			p->ngot += !p->got[i];
 			p->got[i] = 1;
 		}
@@ -770,7 +774,7 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 				    p->src_addr + i * p->item, id);
 			}
 			for (uint32_t i = 0; p->pairsum && i < p->n; i++)
-				if (p->pairsum[i])
+				if (p->pairsum[i] + p->pairsum_all)
 					return tx_error(
 					    err, t, p, p->depart + i,
 					    "exchange: 64-bit item %u of tile "

@@ -181,8 +181,10 @@ typedef struct {
 	uint8_t *got;      /* per item: received by some tile */
 	uint32_t ngot;     /* items received by some tile */
 	/* 64-bit items: per item, a sum over its receivers that is 0 when
-	 * they form whole pairs (exchange.c, pair_mark) */
+	 * they form whole pairs (exchange.c, pair_mark); the terms of the
+	 * receivers of every item are in pairsum_all, once, not per item */
 	uint64_t *pairsum;
+	uint64_t pairsum_all;
 } XPacket;
 
 /* The receive state a walk advances (exchange.c), from XState's fields
