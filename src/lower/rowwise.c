@@ -28,7 +28,9 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 	        (k->x_stride > k->dst_stride ? k->x_stride : k->dst_stride) +
 	    k->cols * 4 + 8 +
 	    gemm_n_panels(k->cols) * (k->x_panel + k->dst_panel) +
-	    (k->dst_panel ? rw_panel_e_bytes(k->rows, k->cols) : 0);
+	    (k->dst_panel
+	         ? rw_panel_e_bytes(k->rows, k->cols, dtype_is_f8(k->dst_f8))
+	         : 0);
 	span = (uint32_t)align_up(span, 8);
 	RwCall c = *k;
 	c.dst = 0;
@@ -71,8 +73,8 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
 {
 	const Piece *px = &x->piece[k], *po = &out->piece[k];
 	RwCall rc = piece_call(op, type, px, po, rows, eps, scale, exp_f16);
-	KernelCall *c =
-	    lower_call(l, s, px->tile, rw_entry(&rc), "rowwise", RW_ARGS_BYTES);
+	KernelCall *c = lower_call(l, s, px->tile, rw_entry(&rc),
+	                           rw_object(&rc), RW_ARGS_BYTES);
 	c->args = (KernelArgs){KC_RW, .u.rw = rc};
 	c->ref[0] = po->at;
 	c->ref[0].offset += r0 * c->args.u.rw.dst_stride;

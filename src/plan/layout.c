@@ -336,7 +336,7 @@ layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op)
 		/* a call from row r0 on keeps its e r0 panel rows further on
 		 * (lower/rowwise.c cuts a piece into two calls) */
 		uint32_t bytes = (p.pad_cols + GEMM_COLS) * p.pad_rows * es +
-		                 rw_panel_e_bytes(p.pad_rows, p.cols);
+		                 rw_panel_e_bytes(p.pad_rows, p.cols, 0);
 		p.at = (BufRef){st->buffer(st, p.tile, bytes, 8, REGION_ANY,
 		                           "tensor block"),
 		                0};
