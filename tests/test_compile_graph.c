@@ -1227,6 +1227,51 @@ test_softmax_f16_exps(void **state)
 	graph_free(g);
 }
 
+/* The attention's PV in f8 (the f8 tower's layers): the softmax's one
+ * reader is its cast to f8, which the softmax's kernel writes
+ * (plan_softmax_fused_cast, rw_softmax_f16h8) and the cast aliases; not
+ * with a second reader, nor a cast to f16. */
+static void
+test_softmax_fused_cast(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input s f16 [2, 24, 40]\ninput v f16 [2, 40, 8]\n"
+	    "p = softmax s scale=0.5\np8 = cast p f8_f143*2^-7\n"
+	    "v8 = cast v f8_f143*2^-2\no = matmul p8 v8\n"
+	    "t = transpose o [1, 0, 2]\nr = reshape t [24, 16]\n"
+	    "q = cast r f8_f143*2^-2\noutput q\n";
+	check("an f16 softmax written in f8, times V in f8", text, 8, 0x1p-3);
+	static const struct {
+		const char *from, *to;
+		int want, alias;
+	} cases[] = {
+	    {"", "", 1, 1},
+	    {"output q\n", "output q\noutput p8\n", 1, 1},
+	    {"output q\n", "output q\np2 = cast p f8_f143*2^-6\noutput p2\n",
+	     -1, 0},
+	    /* a cast to its own type aliases anyway */
+	    {"p8 = cast p f8_f143*2^-7", "p8 = cast p f16", -1, 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[512];
+		const char *at = strstr(text, cases[i].from);
+		snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text,
+		         cases[i].to, at + strlen(cases[i].from));
+		Graph *g;
+		Diag errs[GRAPH_MAX_ERRORS];
+		int nerr;
+		if (graph_parse(buf, strlen(buf), "test.graph", &g, errs,
+		                &nerr))
+			fail_msg("parse: %s", errs[0].msg);
+		assert_int_equal(plan_softmax_fused_cast(g, &g->ops[0]),
+		                 cases[i].want);
+		assert_int_equal(plan_op_aliases(g, &g->ops[1]),
+		                 cases[i].alias);
+		graph_free(g);
+	}
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -1366,6 +1411,7 @@ main(void)
 	    cmocka_unit_test(test_relayout_pad_free),
 	    cmocka_unit_test(test_softmax_cast_f8),
 	    cmocka_unit_test(test_softmax_f16_exps),
+	    cmocka_unit_test(test_softmax_fused_cast),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_timing_profiles),
 	    cmocka_unit_test(test_refusals),

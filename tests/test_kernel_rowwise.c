@@ -139,10 +139,10 @@ image(void)
 	static TileImage img;
 	static int done;
 	if (!done) {
-		static const char *const names[] = {"rowwise"};
+		static const char *const names[] = {"rowwise", "rowwise_f8"};
 		Diag d;
 		assert_int_equal(
-		    kernel_image(names, 1, chip_default(), &img, &d), 0);
+		    kernel_image(names, 2, chip_default(), &img, &d), 0);
 		done = 1;
 	}
 	return &img;
@@ -156,8 +156,34 @@ typedef struct {
 	int x_panels;   /* x in such panels too */
 } Block;
 
-/* 1: the f16 softmax's calls take their exps in f16 (RwCall.exp_f16). */
-static int exp16;
+/* 1: the f16 softmax's calls take their exps in f16 (RwCall.exp_f16);
+ * to_f8 1 too: they write F143 at 2^F8_SCALE (RwCall.dst_f8), dst in
+ * panels. */
+static int exp16, to_f8;
+enum { F8_SCALE = -7 };
+
+/* The value of an F143 code at 2^F8_SCALE, from the format's definition
+ * (1-4-3, bias 8, subnormals at exponent field 0); y >= 0 here, so a
+ * sign bit (0x80 is F143's NaN) fails. */
+static double
+f143_value(uint8_t q)
+{
+	if (q & 0x80)
+		fail_msg("F143 code 0x%02x: negative or NaN", q);
+	int e = q >> 3;
+	double m = q & 7;
+	return ldexp(e ? 8 + m : m, (e ? e : 1) - 8 - 3 + F8_SCALE);
+}
+
+/* Half an F143 step at 2^F8_SCALE at or below v >= 0. */
+static double
+f143_half_step(double v)
+{
+	int e;
+	frexp(ldexp(v, -F8_SCALE), &e); /* v 2^-s in [2^(e-1), 2^e) */
+	e = e - 1 < -7 ? -7 : e - 1;
+	return ldexp(1, e - 4 + F8_SCALE);
+}
 
 /* Reference row results for row r into ref[0..cols-1] and per-element
  * tolerances into tol[]. */
@@ -226,7 +252,9 @@ run_case(RwOp op, DType type, const Block *bl)
 	 * each dst row), so that a call may run in place */
 	uint32_t dbytes = rw_dst_row_bytes(op, type, bl->cols),
 	         stride = dbytes + bl->pad,
-	         panel = bl->panel ? (bl->rows + bl->panel - 1) * 32 : 0;
+	         panel = bl->panel ? (bl->rows + bl->panel - 1) * 32 : 0,
+	         /* dst in f8: panel rows of 16 bytes */
+	    prow = to_f8 ? 16 : 32, dpanel = panel / 32 * prow;
 	RwCall c = {.op = op,
 	            .type = type,
 	            .rows = bl->rows,
@@ -235,13 +263,15 @@ run_case(RwOp op, DType type, const Block *bl)
 	            .x_stride = bl->x_panels ? 32 : stride,
 	            .x_panel = bl->x_panels ? panel : 0,
 	            .dst = bl->in_place ? X_AT : D_AT,
-	            .dst_stride = panel ? 32 : stride,
-	            .dst_panel = panel,
+	            .dst_stride = panel ? prow : stride,
+	            .dst_panel = dpanel,
 	            .gamma = G_AT,
 	            .beta = B_AT,
 	            .eps = 1e-6f,
 	            .scale = 0.125f,
-	            .exp_f16 = exp16 && op == RW_SOFTMAX && type == DT_F16};
+	            .exp_f16 = exp16 && op == RW_SOFTMAX && type == DT_F16,
+	            .dst_f8 = to_f8 ? DT_F8_F143 : DT_F32,
+	            .f8_scale = F8_SCALE};
 	Diag d;
 	if (rw_check(&c, &d))
 		fail_msg("rw_check: %s", d.msg);
@@ -291,11 +321,17 @@ run_case(RwOp op, DType type, const Block *bl)
 	       *tol = xmalloc(sizeof(double) * bl->cols);
 	uint8_t *written = xcalloc(span, 1);
 	uint32_t g = 8 / es, atoms = (bl->cols + g - 1) / g;
-#define DST_AT(r, k) (c.dst - G_AT + AT(panel, r, k))
+#define DST_AT(r, k)                                                           \
+	(c.dst - G_AT +                                                        \
+	 (to_f8 ? (r)*16 + (k) / 16 * dpanel + (k) % 16 : AT(panel, r, k)))
 	for (uint32_t r = 0; r < bl->rows; r++) {
 		reference(&c, x + r * bl->cols, gv, bv, ref, tol);
+		for (uint32_t k = 0; to_f8 && k < bl->cols; k++)
+			tol[k] += f143_half_step(ref[k] + tol[k]);
 		for (uint32_t k = 0; k < bl->cols; k++) {
-			double got = get_elem(after + DST_AT(r, k), type);
+			double got = to_f8
+			                 ? f143_value(after[DST_AT(r, k)])
+			                 : get_elem(after + DST_AT(r, k), type);
 			if (!(fabs(got - ref[k]) <= tol[k]))
 				fail_msg(
 				    "%s %s %ux%u: row %u col %u: got %.9g, "
@@ -307,14 +343,15 @@ run_case(RwOp op, DType type, const Block *bl)
 		}
 		if (!panel)
 			memset(written + DST_AT(r, 0), 1, dbytes);
-		for (uint32_t a = 0; panel && a < atoms; a++)
+		/* whole atoms, or (f8) pairs of them */
+		for (uint32_t a = 0; panel && a < atoms; a += to_f8 ? 2 : 1)
 			memset(written + DST_AT(r, a * g), 1, 8);
 	}
 #undef DST_AT
 #undef AT
 	if (panel) /* the e after the panels */
-		memset(written + c.dst - G_AT + (atoms + 3) / 4 * panel, 1,
-		       rw_panel_e_bytes(bl->rows, bl->cols));
+		memset(written + c.dst - G_AT + (atoms + 3) / 4 * dpanel, 1,
+		       rw_panel_e_bytes(bl->rows, bl->cols, to_f8));
 	/* nothing else changed but the argument block */
 	memset(written + ARGS - G_AT, 1, RW_ARGS_BYTES);
 	for (uint32_t i = 0; i < span; i++)
@@ -472,6 +509,16 @@ test_softmax_f16h(void **state)
 	exp16 = 0;
 }
 
+/* The same writing F143 (RwCall.dst_f8), dst in panels: each y the
+ * f16 softmax's within half an F143 step; the cycles exact. */
+static void
+test_softmax_f16h8(void **state)
+{
+	exp16 = to_f8 = 1;
+	test_softmax_panels(state);
+	exp16 = to_f8 = 0;
+}
+
 static void
 check_bad(RwCall c, const char *want)
 {
@@ -574,6 +621,21 @@ test_bad_calls(void **state)
 	assert_int_equal(rw_check(&c, &d), IPU_OK);
 	c.dst = 0xffffff80u;
 	check_bad(c, "4 GiB");
+	/* dst in f8: exps in f16, panel rows of 16 bytes, a 6-bit scale */
+	c.dst = X_AT + 128;
+	c.dst_f8 = DT_F8_F143;
+	c.f8_scale = -7;
+	check_bad(c, "1 to f8 is not supported");
+	c.exp_f16 = 1;
+	check_bad(c, "not the f16 softmax's 4 rows of 16 bytes");
+	c.dst_stride = 16;
+	c.dst_panel = 4 * 16;
+	assert_int_equal(rw_check(&c, &d), IPU_OK);
+	c.f8_scale = 32;
+	check_bad(c, "scale in -32 .. 31");
+	c.f8_scale = -7;
+	c.dst_panel = 0;
+	check_bad(c, "dst in rows");
 }
 
 int
@@ -587,6 +649,7 @@ main(void)
 	    cmocka_unit_test(test_siglip_rows),
 	    cmocka_unit_test(test_softmax_panels),
 	    cmocka_unit_test(test_softmax_f16h),
+	    cmocka_unit_test(test_softmax_f16h8),
 	    cmocka_unit_test(test_bad_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

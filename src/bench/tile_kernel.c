@@ -89,7 +89,8 @@ rw_tile_call(Tile *t, const TileImage *img, const RwCall *c, uint32_t args,
 		return rc;
 	uint8_t block[RW_ARGS_BYTES];
 	rw_args_fill(c, block);
-	TileKernelCall k = {rw_entry(c), "rowwise", block, sizeof block, args};
+	TileKernelCall k = {rw_entry(c), rw_object(c), block, sizeof block,
+	                    args};
 	return tile_kernel_call(t, img, &k, cycles, d);
 }
 

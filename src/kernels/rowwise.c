@@ -22,7 +22,9 @@
  * 3) RW_COMBINE's 5 + 2 (k - 1) over the row's k partials. A row or
  * segment of one atom takes `one` fewer in pass `one_pass` (the f16
  * layernorm's last, pipelined, skips its loop's way in and out; the f16
- * softmax's second skips its loops' counts). */
+ * softmax's second skips its loops' counts). `odd` fewer when a row or
+ * segment has an even number of atoms (atoms - 1 odd): the f8 pass 3
+ * stores pairs of atoms (kernels/rowwise_f8.S). */
 typedef struct {
 	uint32_t fixed, atom;
 } Phase;
@@ -31,34 +33,58 @@ typedef struct {
 	const char *entry;
 	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
+	uint32_t odd;
 } Kernel;
 
 static const Kernel kernels[2][2] = {
-    [RW_LAYERNORM] =
-        {[DT_F32] =
-             {"rw_layernorm_f32", 0, 34, 9, 0, 2, {{15, 1}, {20, 3}, {24, 5}}},
-         [DT_F16] = {"rw_layernorm_f16",
-                     0,
-                     56,
-                     19,
-                     3,
-                     2,
-                     {{18, 1}, {26, 5}, {37, 13}}}},
+    [RW_LAYERNORM] = {[DT_F32] = {"rw_layernorm_f32",
+                                  0,
+                                  34,
+                                  9,
+                                  0,
+                                  2,
+                                  {{15, 1}, {20, 3}, {24, 5}},
+                                  0},
+                      [DT_F16] = {"rw_layernorm_f16",
+                                  0,
+                                  56,
+                                  19,
+                                  3,
+                                  2,
+                                  {{18, 1}, {26, 5}, {37, 13}},
+                                  0}},
     [RW_SOFTMAX] =
         {[DT_F32] =
-             {"rw_softmax_f32", 1, 29, 8, 0, 2, {{16, 1}, {23, 5}, {17, 2}}},
-         [DT_F16] =
-             {"rw_softmax_f16", 3, 55, 14, 4, 1, {{22, 1}, {40, 10}, {23, 3}}}},
+             {"rw_softmax_f32", 1, 29, 8, 0, 2, {{16, 1}, {23, 5}, {17, 2}}, 0},
+         [DT_F16] = {"rw_softmax_f16",
+                     3,
+                     55,
+                     14,
+                     4,
+                     1,
+                     {{22, 1}, {40, 10}, {23, 3}},
+                     0}},
 };
 
-/* The f16 softmax with t, exp and y in f16 (RwCall.exp_f16). */
-static const Kernel softmax_f16h = {"rw_softmax_f16h",          1, 48, 9, 0, 1,
-                                    {{22, 1}, {32, 6}, {22, 2}}};
+/* The f16 softmax with t, exp and y in f16 (RwCall.exp_f16), and the
+ * same writing f8 (RwCall.dst_f8). */
+static const Kernel softmax_f16h = {"rw_softmax_f16h",           1, 48, 9, 0, 1,
+                                    {{22, 1}, {32, 6}, {22, 2}}, 0};
+static const Kernel softmax_f16h8 = {
+    "rw_softmax_f16h8", 1, 51, 9, 0, 1, {{22, 1}, {32, 6}, {25, 2}}, 2};
+
+static int
+to_f8(const RwCall *c)
+{
+	return dtype_is_f8(c->dst_f8);
+}
 
 static const Kernel *
 kernel_of(const RwCall *c)
 {
-	return c->exp_f16 ? &softmax_f16h : &kernels[c->op][c->type];
+	return to_f8(c)     ? &softmax_f16h8
+	       : c->exp_f16 ? &softmax_f16h
+	                    : &kernels[c->op][c->type];
 }
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -129,9 +155,16 @@ const char *
 rw_entry(const RwCall *c)
 {
 	if ((unsigned)c->op > RW_SOFTMAX || (unsigned)c->type > DT_F16 ||
-	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)))
+	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)) ||
+	    (to_f8(c) && !c->exp_f16))
 		return NULL;
 	return kernel_of(c)->entry;
+}
+
+const char *
+rw_object(const RwCall *c)
+{
+	return to_f8(c) ? "rowwise_f8" : "rowwise";
 }
 
 uint32_t
@@ -170,10 +203,10 @@ rw_dst_row_bytes(RwOp op, DType type, uint32_t cols)
 }
 
 uint32_t
-rw_panel_e_bytes(uint32_t rows, uint32_t cols)
+rw_panel_e_bytes(uint32_t rows, uint32_t cols, int to_f8)
 {
 	RwCall c = {.type = DT_F16, .cols = cols};
-	return (rows < 6 ? rows : 6) * atoms_of(&c) * 16;
+	return ((rows < 6 ? rows : 6) * atoms_of(&c) + (to_f8 ? 1 : 0)) * 16;
 }
 
 /* Byte offset of a row's atom a: in the row, or in a panel layout of
@@ -184,11 +217,12 @@ atom_offset(uint32_t a, uint32_t panel)
 	return panel ? a / PANEL_ATOMS * panel + a % PANEL_ATOMS * 8 : a * 8;
 }
 
-/* A jump from a panel row's last atom to the next panel's (1: rows). */
+/* A jump from a panel row's last store (an atom, or an f8 pair's) to
+ * the next panel's (1: rows). */
 static uint32_t
-panel_jump(uint32_t panel)
+panel_jump(uint32_t panel, int pairs)
 {
-	return panel ? panel / 8 - (PANEL_ATOMS - 1) : 1;
+	return panel ? panel / 8 - (PANEL_ATOMS / (pairs ? 2 : 1) - 1) : 1;
 }
 
 /* Where a panel dst's e start. */
@@ -210,10 +244,12 @@ rw_check(const RwCall *c, Diag *d)
 {
 	const char *entry = rw_entry(c);
 	if (!entry)
-		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "rowwise: op %d on type %d%s is not supported",
-		                (int)c->op, (int)c->type,
-		                c->exp_f16 ? " with exps in f16" : "");
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "rowwise: op %d on type %d%s%s is not supported",
+		    (int)c->op, (int)c->type,
+		    c->exp_f16 ? " with exps in f16" : "",
+		    to_f8(c) ? " to f8" : "");
 	const char *op = op_names[c->op];
 	if (!c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -239,18 +275,26 @@ rw_check(const RwCall *c, Diag *d)
 	    {"beta", c->beta, 0, 1, bytes, 0}};
 	int n = ln ? 4 : 2;
 	uint64_t end[4];
+	if (to_f8(c) &&
+	    (!c->dst_panel || c->f8_scale < -32 || c->f8_scale > 31))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "rowwise softmax to f8: dst %s, scale 2^%d: "
+		                "want panels and a scale in -32 .. 31",
+		                c->dst_panel ? "in panels" : "in rows",
+		                c->f8_scale);
 	for (int i = 0; i < n; i++) {
+		/* a panel row: 16 halves, or (dst in f8) 16 bytes */
+		uint32_t prow = PANEL_ATOMS * (!i && to_f8(c) ? 4 : 8);
 		if (ref[i].panel &&
-		    (!keeps_e(c->op, c->type) ||
-		     ref[i].stride != PANEL_ATOMS * 8 || ref[i].panel % 8 ||
-		     ref[i].panel < c->rows * PANEL_ATOMS * 8))
+		    (!keeps_e(c->op, c->type) || ref[i].stride != prow ||
+		     ref[i].panel % 8 || ref[i].panel < c->rows * prow))
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s in panels of %u bytes "
 			                "with rows of %u: not the f16 "
-			                "softmax's %u rows of 32 bytes, "
+			                "softmax's %u rows of %u bytes, "
 			                "8-aligned",
 			                op, ref[i].name, ref[i].panel,
-			                ref[i].stride, c->rows);
+			                ref[i].stride, c->rows, prow);
 		if (ref[i].addr % 8 || ref[i].stride % 8)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s address 0x%x or row "
@@ -258,12 +302,14 @@ rw_check(const RwCall *c, Diag *d)
 			                op, ref[i].name, ref[i].addr,
 			                ref[i].stride);
 		/* a panel dst keeps the e after its panels */
-		end[i] = ref[i].panel
-		             ? (uint64_t)ref[i].addr +
-		                   (uint64_t)panels_of(c) * ref[i].panel +
-		                   (i ? 0 : rw_panel_e_bytes(c->rows, c->cols))
-		             : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
-		                        ref[i].bytes);
+		end[i] =
+		    ref[i].panel
+		        ? (uint64_t)ref[i].addr +
+		              (uint64_t)panels_of(c) * ref[i].panel +
+		              (i ? 0
+		                 : rw_panel_e_bytes(c->rows, c->cols, to_f8(c)))
+		        : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
+		                   ref[i].bytes);
 		if (end[i] > UINT32_MAX)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "rowwise %s: %s runs past 4 GiB", op,
@@ -341,13 +387,22 @@ segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 }
 
 /* The supervisor up to the branch on the mode (RW_ENTRY, instruction by
- * instruction): ld32 split, add, setzi, setzi, six CSR writes. */
+ * instruction): (f8: ld32 format, ld32 scale) ld32 split, add, (f8: put
+ * $FP_INFMT, put $FP_ISCL) setzi, setzi, six CSR writes. */
 static void
-entry(SupClock *s, const Chip *chip)
+entry(SupClock *s, const Chip *chip, const RwCall *c)
 {
 	sup_start(s, chip, 0);
+	if (to_f8(c)) {
+		sup_op(s, SUP_M0, SUP_M1, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN);
+	}
 	sup_op(s, SUP_M0, SUP_M3, SUP_PLAIN);
 	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
+	if (to_f8(c)) {
+		sup_op(s, SUP_M1, 0, SUP_PUT);
+		sup_op(s, SUP_M4, 0, SUP_PUT);
+	}
 	sup_op(s, 0, SUP_M1, SUP_PLAIN);
 	sup_op(s, 0, SUP_M4, SUP_PLAIN);
 	for (int i = 0; i < 6; i++)
@@ -378,13 +433,14 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		    rows
 		        ? W_ENTRY + k->setup +
 		              rows *
-		                  (k->row + n1 * k->atom - (n1 ? 0 : k->one) +
+		                  (k->row + n1 * k->atom - (n1 ? 0 : k->one) -
+		                   (n1 & 1) * k->odd +
 		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
 		              W_EXIT
 		        : W_IDLE;
 	}
 	SupClock s;
-	entry(&s, chip);
+	entry(&s, chip, c);
 	sup_op(&s, SUP_M3, 0, SUP_PLAIN); /* brnz: rows mode */
 	run_workers(&s, SUP_M1 | SUP_M2, turns);
 	sup_sync(&s);
@@ -396,7 +452,7 @@ split_cycles(const Chip *chip, const RwCall *c)
 {
 	uint32_t k = segments(c);
 	SupClock s;
-	entry(&s, chip);
+	entry(&s, chip, c);
 	sup_op(&s, SUP_M3, 0, SUP_TAKEN); /* brnz: split mode */
 	static const unsigned entry_reg[3] = {SUP_M4, SUP_M1, SUP_M4};
 	for (int j = 0; j < 3; j++) {
@@ -411,6 +467,9 @@ split_cycles(const Chip *chip, const RwCall *c)
 			              ((uint32_t)j == kernel_of(c)->one_pass &&
 			                       n == 1
 			                   ? kernel_of(c)->one
+			                   : 0) -
+			              (j == 2
+			                   ? ((n - 1) & 1) * kernel_of(c)->odd
 			                   : 0) +
 			              trans_turns(chip, split_trans_of(c, j), n)
 			        : W_IDLE;
@@ -447,8 +506,8 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	put_le32(out + 4, atom_offset(atoms - 1, c->x_panel));
 	put_le32(out + 8, c->x_stride);
 	put_le32(out + 12, c->dst_stride);
-	put_le32(out + ARG_JUMP, panel_jump(c->dst_panel));
-	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel));
+	put_le32(out + ARG_JUMP, panel_jump(c->dst_panel, to_f8(c)));
+	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel, 0));
 	if (c->op == RW_LAYERNORM) {
 		put_le32(out + 16, fp_float_f32((float)(1.0 / c->cols)));
 		put_le32(out + 20, fp_float_f32(c->eps));
@@ -456,6 +515,9 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		put_le32(out + 28, c->beta);
 	} else {
 		put_le32(out + 16, fp_float_f32(-c->scale));
+		/* the f8 format and scale (rowwise.inc: ARG_FP8FMT, SCL) */
+		put_le32(out + 20, (c->dst_f8 == DT_F8_F152) << 1);
+		put_le32(out + 24, (uint32_t)c->f8_scale & 63);
 	}
 	/* the tail set: the row's lanes kept, -inf in the others; the full
 	 * set keeps every lane (its fill is 0) */

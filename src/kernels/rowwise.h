@@ -48,6 +48,11 @@ typedef struct {
 	/* f16 softmax: t, exp and y in f16 (rw_softmax_f16h; the max and
 	 * the sum in f32), for a result only read at f8's precision */
 	int exp_f16;
+	/* DT_F8_F143 or DT_F8_F152: (exp_f16, dst in panels) dst holds the
+	 * f8 cast of that f16 y at 2^f8_scale (the entry rw_softmax_f16h8;
+	 * a panel row of 16 bytes), else (0) dst is in type */
+	DType dst_f8;
+	int f8_scale; /* -32 .. 31 */
 } RwCall;
 
 enum {
@@ -55,9 +60,12 @@ enum {
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 
-/* The entry symbol of a call (its op, type and exp_f16); NULL for an
- * unknown op or type. The object is "rowwise" (kernels/rowwise.S). */
+/* The entry symbol of a call (its op, type, exp_f16 and dst_f8); NULL
+ * for an unknown op or type. */
 const char *rw_entry(const RwCall *c);
+/* Its object: "rowwise" (kernels/rowwise.S), or "rowwise_f8" (C600
+ * only) for dst_f8. */
+const char *rw_object(const RwCall *c);
 /* Elements per 8-byte atom: 2 (f32) or 4 (f16). dst rows are written up
  * to cols rounded up to this. */
 uint32_t rw_group(DType t);
@@ -66,8 +74,9 @@ uint32_t rw_group(DType t);
  * keeps for pass 3. dst_stride must be at least this (rows > 1). */
 uint32_t rw_dst_row_bytes(RwOp op, DType type, uint32_t cols);
 /* Bytes after a panel dst's panels (dst_panel) where the f16 softmax
- * keeps the e of a row a worker (at most six rows at a time), in f32. */
-uint32_t rw_panel_e_bytes(uint32_t rows, uint32_t cols);
+ * keeps the e of a row a worker (at most six rows at a time), in f32;
+ * to_f8 (dst_f8): one atom more, which an odd row's last pair reads. */
+uint32_t rw_panel_e_bytes(uint32_t rows, uint32_t cols, int to_f8);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
  * shape, 8-byte alignment, overlapping rows, dst overlapping an input
  * other than x exactly in place, eps and scale. */

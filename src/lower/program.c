@@ -640,12 +640,18 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	}
 	if (r)
 		return plan_op_error(b->g, op, r, d);
+	/* a softmax that writes its cast's f8 result
+	 * (plan_softmax_fused_cast) */
+	int32_t fc =
+	    op->kind == OP_SOFTMAX ? plan_softmax_fused_cast(b->g, op) : -1;
+	const ElemType *to =
+	    fc >= 0 ? &graph_tensor(b->g, b->g->ops[fc].out)->elem : &x->elem;
 	Buffers bs = buffers_from(b, b->l->nstep);
 	TensorPlace *out =
-	    adopt(b, layout_rowwise_out(&bs.st, px, op->out, rw));
+	    adopt(b, layout_rowwise_out(&bs.st, px, op->out, rw, to->dtype));
 	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
 	                  op->attr.scale, plan_softmax_in_f16(b->g, op),
-	                  op_desc(op->kind)->name, d);
+	                  to->scale, op_desc(op->kind)->name, d);
 	if (r)
 		return plan_op_error(b->g, op, r, d);
 	int32_t last = b->l->nstep - 1;

@@ -28,7 +28,9 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 	        (k->x_stride > k->dst_stride ? k->x_stride : k->dst_stride) +
 	    k->cols * 4 + 8 +
 	    gemm_n_panels(k->cols) * (k->x_panel + k->dst_panel) +
-	    (k->dst_panel ? rw_panel_e_bytes(k->rows, k->cols) : 0);
+	    (k->dst_panel
+	         ? rw_panel_e_bytes(k->rows, k->cols, dtype_is_f8(k->dst_f8))
+	         : 0);
 	span = (uint32_t)align_up(span, 8);
 	RwCall c = *k;
 	c.dst = 0;
@@ -38,16 +40,24 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 	return rw_check(&c, d);
 }
 
+/* What a call writes: out's type (f8: rw_softmax_f16h8) and its f8
+ * scale. */
+typedef struct {
+	DType type;
+	int f8_scale;
+} RwOut;
+
 /* A call over `rows` rows of piece px into po (addresses 0). */
 static RwCall
-piece_call(RwOp op, DType type, const Piece *px, const Piece *po, uint32_t rows,
-           double eps, double scale, int exp_f16)
+piece_call(RwOp op, DType type, RwOut to, const Piece *px, const Piece *po,
+           uint32_t rows, double eps, double scale, int exp_f16)
 {
-	uint32_t es = (uint32_t)dtype_size(type);
+	uint32_t es = (uint32_t)dtype_size(type),
+	         ds = (uint32_t)dtype_size(to.type);
 	/* rows: a panel row of 16 columns, or whole rows */
 	int xp = px->format == PF_GEMM_C, dp = po->format == PF_GEMM_C;
 	uint32_t xrow = (xp ? GEMM_COLS : px->pad_cols) * es,
-	         drow = (dp ? GEMM_COLS : po->pad_cols) * es;
+	         drow = (dp ? GEMM_COLS : po->pad_cols) * ds;
 	return (RwCall){.op = op,
 	                .type = type,
 	                .rows = rows,
@@ -58,21 +68,23 @@ piece_call(RwOp op, DType type, const Piece *px, const Piece *po, uint32_t rows,
 	                .dst_panel = dp ? po->pad_rows * drow : 0,
 	                .eps = (float)eps,
 	                .scale = (float)scale,
-	                .exp_f16 = exp_f16};
+	                .exp_f16 = exp_f16,
+	                .dst_f8 = dtype_is_f8(to.type) ? to.type : DT_F32,
+	                .f8_scale = to.f8_scale};
 }
 
 /* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
  * set. */
 static uint64_t
-emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
-          const TensorPlace *gamma, const TensorPlace *beta,
-          const TensorPlace *out, int k, uint32_t r0, uint32_t rows, double eps,
-          double scale, int exp_f16, Diag *d)
+emit_call(Lowered *l, Step *s, RwOp op, DType type, RwOut to,
+          const TensorPlace *x, const TensorPlace *gamma,
+          const TensorPlace *beta, const TensorPlace *out, int k, uint32_t r0,
+          uint32_t rows, double eps, double scale, int exp_f16, Diag *d)
 {
 	const Piece *px = &x->piece[k], *po = &out->piece[k];
-	RwCall rc = piece_call(op, type, px, po, rows, eps, scale, exp_f16);
-	KernelCall *c =
-	    lower_call(l, s, px->tile, rw_entry(&rc), "rowwise", RW_ARGS_BYTES);
+	RwCall rc = piece_call(op, type, to, px, po, rows, eps, scale, exp_f16);
+	KernelCall *c = lower_call(l, s, px->tile, rw_entry(&rc),
+	                           rw_object(&rc), RW_ARGS_BYTES);
 	c->args = (KernelArgs){KC_RW, .u.rw = rc};
 	c->ref[0] = po->at;
 	c->ref[0].offset += r0 * c->args.u.rw.dst_stride;
@@ -94,10 +106,10 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, const TensorPlace *x,
 /* The cycles of a call over `rows` rows of piece px into po (no
  * emission). */
 static uint64_t
-rows_cycles(const Chip *chip, RwOp op, DType type, const Piece *px,
+rows_cycles(const Chip *chip, RwOp op, DType type, RwOut to, const Piece *px,
             const Piece *po, uint32_t rows, int exp_f16)
 {
-	RwCall c = piece_call(op, type, px, po, rows, 0, 1, exp_f16);
+	RwCall c = piece_call(op, type, to, px, po, rows, 0, 1, exp_f16);
 	return rw_cycles(chip, &c);
 }
 
@@ -105,9 +117,10 @@ int
 lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               const TensorPlace *gamma, const TensorPlace *beta,
               const TensorPlace *out, double eps, double scale, int exp_f16,
-              const char *what, Diag *d)
+              int f8_scale, const char *what, Diag *d)
 {
 	DType type = x->dtype;
+	RwOut to = {out->dtype, f8_scale};
 	if (type != DT_F32 && type != DT_F16)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",
@@ -128,10 +141,11 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 		const Piece *px = &x->piece[k], *po = &out->piece[k];
 		uint32_t n = px->rows, left = n % CHIP_WORKERS;
 		if (n > CHIP_WORKERS && left &&
-		    rows_cycles(l->chip, op, type, px, po, n - left, exp_f16) +
-		            rows_cycles(l->chip, op, type, px, po, left,
+		    rows_cycles(l->chip, op, type, to, px, po, n - left,
+		                exp_f16) +
+		            rows_cycles(l->chip, op, type, to, px, po, left,
 		                        exp_f16) <
-		        rows_cycles(l->chip, op, type, px, po, n, exp_f16))
+		        rows_cycles(l->chip, op, type, to, px, po, n, exp_f16))
 			rest[k] = left;
 	}
 	int32_t first = l->nstep;
@@ -148,8 +162,8 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 			uint32_t r0 = pass ? px->rows - rest[k] : 0,
 			         n = pass ? rest[k] : px->rows - rest[k];
 			uint64_t c =
-			    emit_call(l, s, op, type, x, gamma, beta, out, k,
-			              r0, n, eps, scale, exp_f16, d);
+			    emit_call(l, s, op, type, to, x, gamma, beta, out,
+			              k, r0, n, eps, scale, exp_f16, d);
 			if (!c)
 				r = IPU_EINVAL;
 			if (c > s->cycles)

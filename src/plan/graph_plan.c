@@ -774,9 +774,12 @@ plan_op_aliases(const Graph *g, const Op *op)
 	if (in->elem.dtype == out->elem.dtype &&
 	    in->elem.scale == out->elem.scale)
 		return 1;
-	return in->producer >= 0 &&
-	       plan_gelu_fused_cast(g, &g->ops[in->producer]) ==
-	           (int32_t)(op - g->ops);
+	if (in->producer < 0)
+		return 0;
+	const Op *p = &g->ops[in->producer];
+	return (p->kind == OP_GELU
+	            ? plan_gelu_fused_cast(g, p)
+	            : plan_softmax_fused_cast(g, p)) == (int32_t)(op - g->ops);
 }
 
 EwOp
@@ -850,11 +853,11 @@ plan_softmax_in_f16(const Graph *g, const Op *op)
 	       !read_past_f8(g, op->out, 1);
 }
 
-int32_t
-plan_gelu_fused_cast(const Graph *g, const Op *op)
+/* The index of op's one reader if it is a cast to f8 in op's iteration
+ * of the graph's repeat (or both outside it); else -1. */
+static int32_t
+one_f8_cast(const Graph *g, const Op *op)
 {
-	if (!plan_gelu_in_f16(g, op))
-		return -1;
 	int32_t cast = -1;
 	for (int i = 0; i < g->nops; i++)
 		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
@@ -865,12 +868,26 @@ plan_gelu_fused_cast(const Graph *g, const Op *op)
 			}
 	/* Both in the same iteration or both outside the loop: a loop body
 	 * runs its own ops each time, so a cast at the body's start that
-	 * reads a GELU made before the loop (the carry) must stay a cast. */
-	if (cast >= 0 &&
+	 * reads a GELU or softmax made before the loop (the carry) must
+	 * stay a cast. */
+	if (cast < 0 || g->ops[cast].kind != OP_CAST ||
+	    !dtype_is_f8(graph_tensor(g, g->ops[cast].out)->elem.dtype) ||
 	    graph_repeat_iteration(&g->repeat, cast) !=
 	        graph_repeat_iteration(&g->repeat, (int32_t)(op - g->ops)))
 		return -1;
 	return cast;
+}
+
+int32_t
+plan_gelu_fused_cast(const Graph *g, const Op *op)
+{
+	return plan_gelu_in_f16(g, op) ? one_f8_cast(g, op) : -1;
+}
+
+int32_t
+plan_softmax_fused_cast(const Graph *g, const Op *op)
+{
+	return plan_softmax_in_f16(g, op) ? one_f8_cast(g, op) : -1;
 }
 
 /* An op that changes nothing in memory (plan_op_aliases): the output is
@@ -1106,8 +1123,14 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		             dtype_name(dt));
 	if (r)
 		return plan_op_error(P->g, op, r, d);
+	/* a softmax that writes its cast's f8 result: its home has the f8
+	 * type */
+	int32_t fc =
+	    op->kind == OP_SOFTMAX ? plan_softmax_fused_cast(P->g, op) : -1;
+	DType to =
+	    fc >= 0 ? graph_tensor(P->g, P->g->ops[fc].out)->elem.dtype : dt;
 	P->home[op->out] =
-	    keep(P, layout_rowwise_out(&P->num.st, px, op->out, rw));
+	    keep(P, layout_rowwise_out(&P->num.st, px, op->out, rw, to));
 	return IPU_OK;
 }
 

@@ -320,23 +320,25 @@ layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 }
 
 TensorPlace *
-layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op)
+layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op,
+                   DType to)
 {
 	DType dt = x->dtype;
-	uint32_t es = (uint32_t)dtype_size(dt);
+	uint32_t es = (uint32_t)dtype_size(to);
 	if (!rowwise_panels(op, dt))
 		return layout_widened(st, x, tensor,
 		                      rw_dst_row_bytes(op, dt, x->cols) / es,
 		                      "tensor block");
-	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, dt);
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, to);
 	for (int k = 0; k < x->npiece; k++) {
 		Piece p = x->piece[k];
 		p.format = PF_GEMM_C;
 		p.pad_cols = gemm_n_panels(p.cols) * GEMM_COLS;
 		/* a call from row r0 on keeps its e r0 panel rows further on
 		 * (lower/rowwise.c cuts a piece into two calls) */
-		uint32_t bytes = (p.pad_cols + GEMM_COLS) * p.pad_rows * es +
-		                 rw_panel_e_bytes(p.pad_rows, p.cols);
+		uint32_t bytes =
+		    (p.pad_cols + GEMM_COLS) * p.pad_rows * es +
+		    rw_panel_e_bytes(p.pad_rows, p.cols, dtype_is_f8(to));
 		p.at = (BufRef){st->buffer(st, p.tile, bytes, 8, REGION_ANY,
 		                           "tensor block"),
 		                0};

@@ -129,9 +129,11 @@ TensorPlace *layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor,
  * "tensor block" buffers: x's rows widened to rw_dst_row_bytes, or for
  * the f16 softmax in the GEMM C layout (16-column panels, what a GEMM
  * reads as its A: its relayout then moves panel blocks, not 16-element
- * runs of each row) with the kernel's e after the panels. */
+ * runs of each row) with the kernel's e after the panels; `to`: the
+ * type the kernel writes, x's or (rw_softmax_f16h8) f8, 16 bytes a
+ * panel row. */
 TensorPlace *layout_rowwise_out(Storage *st, const TensorPlace *x,
-                                int32_t tensor, RwOp op);
+                                int32_t tensor, RwOp op, DType to);
 /* The tile of 0 .. tiles - 1 (not one marked in skip[], when not NULL;
  * some must be unmarked) with the fewest bytes in stored[], which then
  * stores `bytes` more: where weights go to spread evenly. */
