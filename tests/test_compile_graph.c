@@ -45,16 +45,25 @@ uniform(void)
  * the bounds of the timing profile). */
 static const Chip *run_chip;
 
+/* text parsed as a graph, or the test fails with the parser's message */
+static Graph *
+parsed(const char *text)
+{
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	if (graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr))
+		fail_msg("parse: %s", errs[0].msg);
+	return g;
+}
+
 static uint64_t
 run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
           uint64_t *cycles, uint8_t **outs)
 {
 	const Chip *chip = run_chip ? run_chip : chip_default();
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	if (graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr))
-		fail_msg("parse: %s", errs[0].msg);
+	Graph *g = parsed(text);
+	Diag d;
 	CompileOptions o = {.chip = chip, .tiles = tiles};
 	Package *pk;
 	CompileReport rep;
@@ -1194,12 +1203,7 @@ test_softmax_f16_exps(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char buf[512];
 		snprintf(buf, sizeof buf, "%s%s", text, cases[i].tail);
-		Graph *g;
-		Diag errs[GRAPH_MAX_ERRORS];
-		int nerr;
-		if (graph_parse(buf, strlen(buf), "test.graph", &g, errs,
-		                &nerr))
-			fail_msg("parse: %s", errs[0].msg);
+		Graph *g = parsed(buf);
 		assert_int_equal(plan_softmax_in_f16(g, &g->ops[0]),
 		                 cases[i].want);
 		graph_free(g);
@@ -1217,11 +1221,7 @@ test_softmax_f16_exps(void **state)
 	    "q = cast r f8_f143*2^-2\noutput q\n";
 	check("two rounds of an f16 softmax times V, joined, cast to f8",
 	      rounds, 8, 0x1p-3);
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerr;
-	if (graph_parse(rounds, strlen(rounds), "test.graph", &g, errs, &nerr))
-		fail_msg("parse: %s", errs[0].msg);
+	Graph *g = parsed(rounds);
 	assert_int_equal(plan_softmax_in_f16(g, &g->ops[0]), 1);
 	assert_int_equal(plan_softmax_in_f16(g, &g->ops[2]), 1);
 	graph_free(g);
@@ -1258,12 +1258,7 @@ test_softmax_fused_cast(void **state)
 		const char *at = strstr(text, cases[i].from);
 		snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text,
 		         cases[i].to, at + strlen(cases[i].from));
-		Graph *g;
-		Diag errs[GRAPH_MAX_ERRORS];
-		int nerr;
-		if (graph_parse(buf, strlen(buf), "test.graph", &g, errs,
-		                &nerr))
-			fail_msg("parse: %s", errs[0].msg);
+		Graph *g = parsed(buf);
 		assert_int_equal(plan_softmax_fused_cast(g, &g->ops[0]),
 		                 cases[i].want);
 		assert_int_equal(plan_op_aliases(g, &g->ops[1]),
