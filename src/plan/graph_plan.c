@@ -73,13 +73,10 @@ typedef struct {
 	                             on every tile that reads them (b_local) */
 	uint32_t *copies;         /* by tile: such copies' bytes so far */
 	uint32_t copies_max;      /* the most on one tile */
-	int weights_many;   /* the graph's weights take an eighth of a tile
-	                       each or more */
-	uint64_t weights;   /* bytes of every weight of the graph, a loop's
-	                       working region (one iteration's) counted too */
-	uint64_t held_code; /* the most code an earlier plan measured on a
-	                       tile beyond the kernels' bound (PlanOptions.code;
-	                       the GEMM's plan counts that bound) */
+	int weights_many; /* the graph's weights take an eighth of a tile
+	                     each or more */
+	uint64_t weights; /* bytes of every weight of the graph, a loop's
+	                     working region (one iteration's) counted too */
 	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
 	                             iteration of the loop (RepeatMap) */
 	uint32_t loop_count;
@@ -346,7 +343,7 @@ held_for(const Planner *P, const Matmul *mm)
 	                          GEMM_COLS * dtype_size(tb->elem.dtype) *
 	                          stored_times(P, tb->id)
 	                    : 0;
-	return rest / (P->tiles ? P->tiles : 1) + part + P->held_code;
+	return rest / (P->tiles ? P->tiles : 1) + part + P->plan->held_code;
 }
 
 /* What every GEMM's budget starts from (held_for): the weights with the
@@ -365,8 +362,8 @@ held_budget(Planner *P)
 		    P->loop_slot[id] < P->plan->loop.nweights)
 			P->weights += bytes;
 	}
-	P->held_code = plan_code_beyond(P->chip, P->plan->opt.code, P->tiles);
-	P->plan->held_code = P->held_code;
+	P->plan->held_code =
+	    plan_code_beyond(P->chip, P->plan->opt.code, P->tiles);
 }
 
 /* What the copy budget leaves on the tile with the most copies: a
