@@ -468,13 +468,16 @@ test_send_direction(void **state)
  * "Overlapping the exchange with compute"; docs/hardware.md 18 says what
  * silicon has not confirmed). Tile 0 starts five workers with `run`, then
  * sends two streams of N items to tile 1, then syncs LOCAL and globally;
- * with SENDS 0 it only runs the workers. p2p_prog's layout, so the first
- * sync's release is p2p_release() (194 at nominal, slot 2).
+ * with SENDS 0 it only runs the workers. Tile 1 listens to tile 0 from the
+ * start, or (BESIDE) runs five workers too and switches its mux in its
+ * slot 5. p2p_prog's layout, so the first sync's release is p2p_release()
+ * (194 at nominal, slot 2).
  */
 static const char overlap_prog[] = "	.equ N, %u\n"
                                    "_start:\n"
                                    "	get $m0, $TILE_ID\n"
                                    "	setzi $m2, %u\n"
+                                   "	setzi $m4, spin\n"
                                    "	cmpeq $m1, $m0, 0\n"
                                    "	brnz $m1, sender\n"
                                    "	cmpult $m1, $m0, 1\n"
@@ -486,13 +489,8 @@ static const char overlap_prog[] = "	.equ N, %u\n"
                                    "	sync 3\n"
                                    "	br $lr\n"
                                    "sender:\n"
-                                   "	setzi $m4, spin\n"
                                    "	sync 3\n"
-                                   "	run $m4, $mzero, 0\n"
-                                   "	run $m4, $mzero, 0\n"
-                                   "	run $m4, $mzero, 0\n"
-                                   "	run $m4, $mzero, 0\n"
-                                   "	run $m4, $mzero, 0\n"
+                                   "%s"
                                    "%s"
                                    "	sync 2\n"
                                    "	sync 3\n"
@@ -502,10 +500,11 @@ static const char overlap_prog[] = "	.equ N, %u\n"
                                    "	put $INCOMING_SINIT, $m3\n"
                                    "	setzi $m3, 0\n"
                                    "	put $INCOMING_FORMAT, $m3\n"
-                                   "	setzi $m3, 0\n"
+                                   "	setzi $m3, %u\n"
                                    "	put $INCOMING_MUX, $m3\n"
                                    "	sync 3\n"
-                                   "	put $INCOMING_DCOUNT, $m2\n"
+                                   "%s"
+                                   "	sync 2\n"
                                    "	sync 3\n"
                                    "	br $lr\n"
                                    "	.align 8\n"
@@ -514,19 +513,52 @@ static const char overlap_prog[] = "	.equ N, %u\n"
                                    "	{ nop ; fnop }\n"
                                    "	exitz $mzero\n";
 
+static const char five_runs[] = "	run $m4, $mzero, 0\n"
+                                "	run $m4, $mzero, 0\n"
+                                "	run $m4, $mzero, 0\n"
+                                "	run $m4, $mzero, 0\n"
+                                "	run $m4, $mzero, 0\n";
+
 static ChipSim *
-overlap(int sends)
+overlap(uint32_t n, const char *sends, int beside)
 {
-	enum { N = 50 };
-	char text[4096];
-	snprintf(text, sizeof text, overlap_prog, N, sends ? 2 * N : 0,
-	         sends ? "	send N - 1, 0x60000 / 4, 1\n"
-	                 "	send N - 1, 0x60000 / 4 + N, 1\n"
-	               : "");
+	char text[4096], rx[512];
+	snprintf(rx, sizeof rx, "%s%s", beside ? five_runs : "",
+	         beside ? "	put $INCOMING_DCOUNT, $m2\n"
+	                  "	delayxpic 0, 0, 0\n"
+	                : "	put $INCOMING_DCOUNT, $m2\n");
+	snprintf(text, sizeof text, overlap_prog, n, *sends ? 2 * n : 0,
+	         five_runs, sends, beside ? MUX_NONE : 0u, rx);
 	ChipSim *cs = spmd(text, 16, 1);
-	fill(cs, 0, 2 * N, 0);
+	fill(cs, 0, 2 * n, 0);
 	expect_ok(cs);
 	return cs;
+}
+
+/* The cycles of tile 0's first two sends. */
+static void
+two_sends(ChipSim *cs, uint64_t *at)
+{
+	Tile *t = chipsim_tile(cs, 0);
+	int n = 0;
+	for (int i = 0; i < t->ntrace && n < 2; i++)
+		if (t->trace[i].kind == TR_SEND)
+			at[n++] = t->trace[i].start;
+	assert_int_equal(n, 2);
+}
+
+/* Worker 4, run last after a release at rel (slot 2), exits last: the
+ * runs issue at rel .. rel + 3 (slots 2-5) and rel + 8 (slot 4: slots 0-3
+ * are the first four workers' once launched); worker w starts at the
+ * first turn of slot w R cycles after its run and issues 22 times (rpt,
+ * 20 bundles, exitz). */
+static uint64_t
+spin_exit(uint64_t rel)
+{
+	uint64_t first4 = rel + 8 + RULE(RUNALL);
+	while (first4 % 6 != 4)
+		first4++;
+	return first4 + 6 * 21;
 }
 
 static void
@@ -534,18 +566,13 @@ test_send_beside_five_workers(void **state)
 {
 	(void)state;
 	const uint64_t N = 50, rel = p2p_release();
-	const uint64_t R = RULE(RUNALL);
 	assert_int_equal(rel % 6, 2);
-	/* The runs issue at rel .. rel + 3 (slots 2-5) and rel + 8 (slot 4:
-	 * slots 0-3 are the first four workers' once launched); worker w
-	 * starts at the first turn of slot w R cycles after its run and
-	 * issues 22 times (rpt, 20 bundles, exitz), so worker 4, run last,
-	 * exits last. */
-	uint64_t run4 = rel + 8, first4 = run4 + R;
-	while (first4 % 6 != 4)
-		first4++;
-	uint64_t last_exit = first4 + 6 * 21;
-	ChipSim *quiet = overlap(0), *cs = overlap(1);
+	uint64_t last_exit = spin_exit(rel);
+	ChipSim *quiet = overlap(N, "", 0),
+	        *cs = overlap(N,
+	                      "	send N - 1, 0x60000 / 4, 1\n"
+	                      "	send N - 1, 0x60000 / 4 + N, 1\n",
+	                      0);
 	assert_int_equal(chipsim_tile(quiet, 0)->last_exit, last_exit);
 	/* the sends take no worker's turn */
 	assert_int_equal(chipsim_tile(cs, 0)->last_exit, last_exit);
@@ -553,12 +580,8 @@ test_send_beside_five_workers(void **state)
 	/* The first send issues in the next free slot, 5 (rel + 9); its
 	 * items leave one a cycle; the second waits for the first's N
 	 * events and then for slot 5 again (N = 50: 4 cycles). */
-	Tile *t = chipsim_tile(cs, 0);
-	uint64_t at[2] = {0}, n = 0;
-	for (int i = 0; i < t->ntrace && n < 2; i++)
-		if (t->trace[i].kind == TR_SEND)
-			at[n++] = t->trace[i].start;
-	assert_int_equal(n, 2);
+	uint64_t at[2];
+	two_sends(cs, at);
 	assert_int_equal(at[0], rel + 9);
 	assert_int_equal(at[0] % 6, 5);
 	uint64_t second = at[0] + N;
@@ -569,6 +592,46 @@ test_send_beside_five_workers(void **state)
 	assert_int_equal(chipsim_tile(cs, 1)->x.last_rx_cycle,
 	                 second + N - 1 + latency(0, 1));
 	chipsim_free(quiet);
+	chipsim_free(cs);
+}
+
+/*
+ * Both ends of an exchange beside five workers, as a scheduled phase
+ * would run (docs/bench-gemm.md, "The third step"): every supervisor
+ * instruction after the runs issues in slot 5, so anything that holds the
+ * supervisor a multiple of 6 cycles ends where the next may issue at
+ * once. The sender waits with `delay 35` (36 events) and sends 2 x 60
+ * items, back to back with no gap; the receiver, its mux off until then,
+ * writes its count (a CSR write: 6 cycles) and switches its mux to tile 0
+ * with a delayxpic in slot 5, the mux lead (28 cycles from tile 0 to 1)
+ * before the first send.
+ */
+static void
+test_exchange_beside_five_workers(void **state)
+{
+	(void)state;
+	const uint64_t N = 60, rel = p2p_release();
+	uint64_t last_exit = spin_exit(rel);
+	ChipSim *cs = overlap(N,
+	                      "	delay 35\n"
+	                      "	send N - 1, 0x60000 / 4, 1\n"
+	                      "	send N - 1, 0x60000 / 4 + N, 1\n",
+	                      1);
+	expect_data(cs, 1, 2 * (uint32_t)N, 0);
+	uint64_t at[2];
+	two_sends(cs, at);
+	/* the delay from rel + 9 (slot 5) to rel + 44, the sends in slot 5 */
+	assert_int_equal(at[0], rel + 45);
+	assert_int_equal(at[1], at[0] + N);
+	/* the mux (delayxpic at rel + 15) selects tile 0 before the first
+	 * word, and the 120 words arrive one a cycle */
+	assert_true((int64_t)(rel + 15) <=
+	            (int64_t)at[0] + chip_mux_lead(chip_default(), 0, 1));
+	assert_int_equal(chipsim_tile(cs, 1)->x.last_rx_cycle,
+	                 at[1] + N - 1 + latency(0, 1));
+	/* neither tile's workers lost a turn */
+	assert_int_equal(chipsim_tile(cs, 0)->last_exit, last_exit);
+	assert_int_equal(chipsim_tile(cs, 1)->last_exit, last_exit);
 	chipsim_free(cs);
 }
 
@@ -946,6 +1009,7 @@ main(void)
 	    cmocka_unit_test(test_longest_route),
 	    cmocka_unit_test(test_send_direction),
 	    cmocka_unit_test(test_send_beside_five_workers),
+	    cmocka_unit_test(test_exchange_beside_five_workers),
 	    cmocka_unit_test(test_profiles),
 	    cmocka_unit_test(test_multicast_all_tiles),
 	    cmocka_unit_test(test_all_to_all),
