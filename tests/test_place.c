@@ -278,6 +278,103 @@ test_bottom_layer(void **state)
 	free_lowered(l);
 }
 
+/* The bank at the top (order 4). Code to 0x64000; W (235,616 bytes, ANY,
+ * steps 0..3), E (180,224, step 0) and S (114,688, step 3), S apart from
+ * E. Orders 0 to 3 (and 5) take W first, from the code up: W
+ * 0x64000..0x9D860, E above it to 0xC9860, in the pairs 0x98000 to
+ * 0xC8000, so S, which E's lifetime does not meet, must start at the
+ * next pair, 0xD0000, and ends at 0xEC000, past mem_end. Order 4 puts W
+ * from mem_end down, at 0xE8000 - 235,616 = 0xAE7A0; E then starts at
+ * the code (to 0x90000: region 0 and the pairs 0x80000, 0x88000) and S
+ * at 0x90000, the next unit, ending at 0xAC000, below W. */
+static void
+test_top_layer(void **state)
+{
+	(void)state;
+	Lowered *l = new_lowered(1);
+	int w = add(l, 0, 235616, 8, REGION_ANY, 0, 3, "bank");
+	int s = add(l, 0, 114688, 8, REGION_ANY, 3, 3, "s");
+	int e = add(l, 0, 180224, 8, REGION_ANY, 0, 0, "e");
+	l->buf[e].apart = s;
+	uint32_t code_end[1] = {0x64000};
+	PlaceReport rep;
+	assert_int_equal(place_buffers(l, code_end, &rep, NULL), IPU_OK);
+	check_placement(l, code_end, -1);
+	assert_int_equal(l->buf[w].addr, 0xAE7A0);
+	assert_int_equal(l->buf[e].addr, 0x64000);
+	assert_int_equal(l->buf[s].addr, 0x90000);
+	assert_int_equal(rep.tile[0].high, 0xE8000);
+	place_report_free(&rep);
+	free_lowered(l);
+}
+
+/* The long-lived layer above the bank (order 5). Code to 0x54000; W
+ * (245,104 bytes, ANY, steps 0..3), L (245,760, ANY, steps 1..3), S
+ * (114,688, ANY, step 3) and I (49,152, interleaved, step 2). Step 3
+ * needs code 32,768 + W + L + S = 638,320 of the tile's 638,976 bytes.
+ * Orders 0 to 2 put I first, at 0x80000, so W, which lives with it, does
+ * not fit in region 0 below it and L and S end past mem_end. Order 3
+ * takes W first (0x54000..0x8FD70), then I (to 0x9BD70), then L, which
+ * lives with I, above I (to 0xD7D70), and S lives with both W and L: from
+ * 0xD7D70, past the end. Order 4 puts W at the top (0xAC290), I at
+ * 0x80000, and L, which does not fit below I, neither between I and W.
+ * Order 5 takes the longest-lived first after W: L right above W
+ * (0x8FD70..0xCBD70), then S above L (to 0xE7D70) and I beside S, from
+ * 0xCBD70 too, since their lifetimes do not meet. */
+static void
+test_lifetime_layer(void **state)
+{
+	(void)state;
+	Lowered *l = new_lowered(1);
+	int w = add(l, 0, 245104, 8, REGION_ANY, 0, 3, "bank");
+	int in = add(l, 0, 49152, 8, REGION_INTERLEAVED, 2, 2, "i");
+	int lo = add(l, 0, 245760, 8, REGION_ANY, 1, 3, "l");
+	int s = add(l, 0, 114688, 8, REGION_ANY, 3, 3, "s");
+	uint32_t code_end[1] = {0x54000};
+	PlaceReport rep;
+	assert_int_equal(place_buffers(l, code_end, &rep, NULL), IPU_OK);
+	check_placement(l, code_end, -1);
+	assert_int_equal(l->buf[w].addr, 0x54000);
+	assert_int_equal(l->buf[lo].addr, 0x8FD70);
+	assert_int_equal(l->buf[s].addr, 0xCBD70);
+	assert_int_equal(l->buf[in].addr, 0xCBD70);
+	assert_int_equal(rep.tile[0].high, 0xE7D70);
+	place_report_free(&rep);
+	free_lowered(l);
+}
+
+/* The repair: code to 0x5C000; W (291,328 bytes, ANY, steps 0..3), Y
+ * (262,144, ANY, steps 2..3) and X (16,384, ANY, step 2), X apart from
+ * Y. Every order takes Y before X (larger, longer-lived): with W from the
+ * code up (orders 0 to 3, 5), W ends at 0xA3200, Y above it to 0xE3200,
+ * in the pairs 0xA0000 to 0xE0000, so X must start at 0xE8000, past the
+ * end (0xEC000, the best of the orders); with W at the top (order 4,
+ * 0xA0E00), Y goes from the code to 0x9C000 and X, apart from it, can
+ * start no lower than the pair 0xA0000, where W lies: above W, again
+ * 0xEC000. The repair moves X, which ends highest, before Y (after W, the
+ * whole-span buffer): X at 0xA3200, and Y in the next pair, 0xA8000,
+ * ending at mem_end exactly. */
+static void
+test_repair(void **state)
+{
+	(void)state;
+	Lowered *l = new_lowered(1);
+	int w = add(l, 0, 291328, 8, REGION_ANY, 0, 3, "bank");
+	int x = add(l, 0, 16384, 8, REGION_ANY, 2, 2, "x");
+	int y = add(l, 0, 262144, 8, REGION_ANY, 2, 3, "y");
+	l->buf[y].apart = x;
+	uint32_t code_end[1] = {0x5C000};
+	PlaceReport rep;
+	assert_int_equal(place_buffers(l, code_end, &rep, NULL), IPU_OK);
+	check_placement(l, code_end, -1);
+	assert_int_equal(l->buf[w].addr, 0x5C000);
+	assert_int_equal(l->buf[x].addr, 0xA3200);
+	assert_int_equal(l->buf[y].addr, 0xA8000);
+	assert_int_equal(rep.tile[0].high, 0xE8000);
+	place_report_free(&rep);
+	free_lowered(l);
+}
+
 static void
 test_apart(void **state)
 {
@@ -607,6 +704,9 @@ main(void)
 	    cmocka_unit_test(test_random_rules),
 	    cmocka_unit_test(test_interleaved),
 	    cmocka_unit_test(test_bottom_layer),
+	    cmocka_unit_test(test_top_layer),
+	    cmocka_unit_test(test_lifetime_layer),
+	    cmocka_unit_test(test_repair),
 	    cmocka_unit_test(test_apart),
 	    cmocka_unit_test(test_code_end),
 	    cmocka_unit_test(test_overflow),

@@ -9,8 +9,9 @@
  * then by size, largest first) and each goes to the lowest aligned address
  * at which it overlaps no already placed buffer whose lifetime meets its
  * own, lies in its region and shares no memory element with its `apart`
- * partners. If the packing passes mem_end, two other orders are tried
- * (longest-lived first; largest first) before the tile is reported. Tiles
+ * partners. If the packing passes mem_end, other orders are tried, then
+ * repairs of the best one (docs/placement.md), before the tile is
+ * reported. Tiles
  * whose buffers and code end are the same as an earlier tile's copy that
  * tile's addresses. docs/placement.md describes the rules and the report.
  */

@@ -186,9 +186,17 @@ step_key(int64_t step)
  *      buffer larger than region 0 left above the code (a loop's weight
  *      bank) then starts at the code and runs into the interleaved
  *      region, instead of above the interleaved buffers with region 0 a
- *      gap that the small buffers fill only in part.
+ *      gap that the small buffers fill only in part;
+ *   4: as 3, but the whole-program buffers from mem_end down (pack's
+ *      `down`): the bank then leaves the code's end to a buffer that
+ *      must be apart from another, which above a bank from the code up
+ *      would lie in 32 KiB pairs, its partner in the next one;
+ *   5: the whole-program buffers first, then longest-lived, then
+ *      largest, in either region: the buffers live over most of a loop
+ *      (its weights, the carry) a layer right above the bank, instead
+ *      of above the larger short-lived ones they all live with.
  */
-enum { NORDERS = 4 };
+enum { NORDERS = 6 };
 
 static void
 order_keys(const TileBuf *b, const uint8_t *whole, int n, int order, PackKey *k)
@@ -206,9 +214,14 @@ order_keys(const TileBuf *b, const uint8_t *whole, int n, int order, PackKey *k)
 			k[i].lo = nspan << 32 | first;
 			break;
 		case 3:
+		case 4:
 			k[i].hi = (uint64_t)!whole[i] << 63 |
 			          (whole[i] ? 0 : other) << 62 | nbytes << 30;
 			k[i].lo = nspan << 32 | first;
+			break;
+		case 5:
+			k[i].hi = (uint64_t)!whole[i] << 63 | nspan << 31;
+			k[i].lo = nbytes << 32 | first;
 			break;
 		case 1:
 			k[i].hi = other << 63 | nspan << 31;
@@ -223,13 +236,94 @@ order_keys(const TileBuf *b, const uint8_t *whole, int n, int order, PackKey *k)
 	}
 }
 
+/* 1 if [a, a + bytes) shares a unit with a placed partner of buffer i;
+ * *unit0 then the partner's first unit, *unit1 its last. */
+static int
+partner_near(const Chip *c, const TileBuf *b, const TilePack *s, int i,
+             uint64_t a, uint64_t bytes, uint64_t *unit0, uint64_t *unit1)
+{
+	for (int q = s->pstart[i]; q < s->pstart[i + 1]; q++) {
+		int o = s->pl[q];
+		uint64_t oa = s->addr[o];
+		uint32_t ob = b[o].bytes;
+		if (oa == UINT64_MAX || ob == 0)
+			continue;
+		uint64_t u0 = chip_apart_unit(c, oa),
+		         u1 = chip_apart_unit(c, oa + ob - 1);
+		if (chip_apart_unit(c, a) <= u1 &&
+		    u0 <= chip_apart_unit(c, a + bytes - 1)) {
+			*unit0 = u0;
+			*unit1 = u1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The lowest aligned address from base up for buffer i. */
+static uint64_t
+place_up(const Chip *c, uint64_t base, const TileBuf *b, const TilePack *s,
+         int np, int i, uint32_t align)
+{
+	const TileBuf *it = &b[i];
+	uint64_t a = align_up(base, align), u0, u1;
+	for (;;) {
+		for (int j = 0; j < np; j++) {
+			const PackPlaced *p = &s->placed[j];
+			if (p->addr >= a + it->bytes)
+				break;
+			if (p->end <= a || !lifetimes_meet(p->first, p->last,
+			                                   it->first, it->last))
+				continue;
+			a = align_up(p->end, align);
+		}
+		if (!partner_near(c, b, s, i, a, it->bytes, &u0, &u1))
+			return a;
+		a = align_up(unit_start(c, u1 + 1), align);
+	}
+}
+
+/* The highest aligned address at which buffer i ends by `top` and starts
+ * at base or above; UINT64_MAX if there is none. One pass over the
+ * placed buffers from the highest address down: lowering the candidate
+ * below a conflict leaves the ones already passed above it. */
+static uint64_t
+place_down(const Chip *c, uint64_t base, uint64_t top, const TileBuf *b,
+           const TilePack *s, int np, int i, uint32_t align)
+{
+	const TileBuf *it = &b[i];
+	uint64_t end = top, u0, u1;
+	for (;;) {
+		if (end < base + it->bytes)
+			return UINT64_MAX;
+		uint64_t a = (end - it->bytes) / align * align;
+		for (int j = np - 1; j >= 0; j--) {
+			const PackPlaced *p = &s->placed[j];
+			if (p->addr >= a + it->bytes || p->end <= a ||
+			    !lifetimes_meet(p->first, p->last, it->first,
+			                    it->last))
+				continue;
+			if (p->addr < base + it->bytes)
+				return UINT64_MAX;
+			a = (p->addr - it->bytes) / align * align;
+		}
+		if (a < base)
+			return UINT64_MAX;
+		if (!partner_near(c, b, s, i, a, it->bytes, &u0, &u1))
+			return a;
+		end = unit_start(c, u0);
+	}
+}
+
 /* Packs the n buffers in the order of s->key from `lo` up, memory
  * unbounded above: each at the lowest aligned address in its region that
  * overlaps no placed buffer whose lifetime meets its own and shares no
- * unit with a placed partner. Writes s->addr; returns the high-water
+ * unit with a placed partner; but if `down`, the buffers live for the
+ * whole span at the highest such address that ends by mem_end (the
+ * lowest if there is none). Writes s->addr; returns the high-water
  * address (lo if nothing takes memory). */
 static uint64_t
-pack(const Chip *c, uint64_t lo, const TileBuf *b, TilePack *s, int n)
+pack(const Chip *c, uint64_t lo, const TileBuf *b, TilePack *s, int n, int down)
 {
 	int np = 0;
 	uint64_t high = lo;
@@ -242,42 +336,16 @@ pack(const Chip *c, uint64_t lo, const TileBuf *b, TilePack *s, int n)
 		uint64_t base = lo;
 		if (it->region == REGION_INTERLEAVED && base < c->interleave)
 			base = c->interleave;
-		uint64_t a = align_up(base, align);
 		if (it->bytes == 0) {
-			s->addr[i] = a;
+			s->addr[i] = align_up(base, align);
 			continue;
 		}
-		for (;;) {
-			for (int j = 0; j < np; j++) {
-				const PackPlaced *p = &s->placed[j];
-				if (p->addr >= a + it->bytes)
-					break;
-				if (p->end <= a ||
-				    !lifetimes_meet(p->first, p->last,
-				                    it->first, it->last))
-					continue;
-				a = align_up(p->end, align);
-			}
-			int moved = 0;
-			for (int q = s->pstart[i]; q < s->pstart[i + 1]; q++) {
-				int o = s->pl[q];
-				uint64_t oa = s->addr[o];
-				uint32_t ob = b[o].bytes;
-				if (oa == UINT64_MAX || ob == 0)
-					continue;
-				uint64_t olast =
-				    chip_apart_unit(c, oa + ob - 1);
-				if (chip_apart_unit(c, a) <= olast &&
-				    chip_apart_unit(c, oa) <=
-				        chip_apart_unit(c, a + it->bytes - 1)) {
-					a = align_up(unit_start(c, olast + 1),
-					             align);
-					moved = 1;
-				}
-			}
-			if (!moved)
-				break;
-		}
+		uint64_t a =
+		    down && s->whole[i]
+		        ? place_down(c, base, c->mem_end, b, s, np, i, align)
+		        : UINT64_MAX;
+		if (a == UINT64_MAX)
+			a = place_up(c, base, b, s, np, i, align);
 		s->addr[i] = a;
 		/* insert, keeping the array sorted by address */
 		int at = np;
@@ -292,6 +360,21 @@ pack(const Chip *c, uint64_t lo, const TileBuf *b, TilePack *s, int n)
 			high = a + it->bytes;
 	}
 	return high;
+}
+
+/* packings a repair tries: about 30 ms on a tile of 500 buffers */
+enum { REPAIRS = 256 };
+
+/* 1 unless the tile's live bytes alone pass mem_end (code and data) or
+ * the interleaved region: then no packing fits, and no repair is tried.
+ * Takes s->key and s->tmp as scratch. */
+static int
+repair_may_fit(const Chip *c, uint64_t code_end, const TileBuf *b, int n,
+               TilePack *s)
+{
+	int32_t step;
+	return code_end + plan_tile_live(b, n, 0, s, &step) <= c->mem_end &&
+	       plan_tile_live(b, n, 1, s, &step) <= c->mem_end - c->interleave;
 }
 
 uint64_t
@@ -326,15 +409,53 @@ plan_tile_pack(const Chip *c, uint64_t code_end, const TileBuf *b, int n,
 			s->pl[s->fill[j]++] = i;
 		}
 	uint64_t best = UINT64_MAX;
+	int bo = 0; /* the order of the best packing */
 	for (int o = 0; o < NORDERS && best > c->mem_end; o++) {
 		order_keys(b, s->whole, n, o, s->key);
 		sort_keys(s->key, s->tmp, n);
-		uint64_t high = pack(c, code_end, b, s, n);
+		uint64_t high = pack(c, code_end, b, s, n, o == 4);
+		if (high < best) {
+			best = high;
+			bo = o;
+			if (addr)
+				memcpy(addr, s->addr, (size_t)n * sizeof *addr);
+		}
+	}
+	if (best <= c->mem_end || !repair_may_fit(c, code_end, b, n, s))
+		return best;
+	/* Repair: from the best order, the buffer that ends highest goes
+	 * before every buffer not live for the whole span, and the tile is
+	 * packed again, up to REPAIRS times or until it fits: what a greedy
+	 * order wastes is mostly where the buffers that came late found a
+	 * memory already cut up (docs/placement.md, "The algorithm"). */
+	PackKey *cur = s->key + n;
+	order_keys(b, s->whole, n, bo, cur);
+	sort_keys(cur, s->tmp, n);
+	for (int r = 0; r < REPAIRS && best > c->mem_end; r++) {
+		memcpy(s->key, cur, (size_t)n * sizeof *cur);
+		uint64_t high = pack(c, code_end, b, s, n, bo == 4);
 		if (high < best) {
 			best = high;
 			if (addr)
 				memcpy(addr, s->addr, (size_t)n * sizeof *addr);
 		}
+		int top = -1;
+		for (int k = 0; k < n; k++) {
+			int i = (int)cur[k].v;
+			if (b[i].bytes &&
+			    (top < 0 ||
+			     s->addr[i] + b[i].bytes >
+			         s->addr[cur[top].v] + b[cur[top].v].bytes))
+				top = k;
+		}
+		int q = 0;
+		while (q < top && s->whole[cur[q].v] && !s->whole[cur[top].v])
+			q++;
+		if (top <= q)
+			break; /* already where it would go */
+		PackKey t = cur[top];
+		memmove(&cur[q + 1], &cur[q], (size_t)(top - q) * sizeof *cur);
+		cur[q] = t;
 	}
 	return best;
 }

@@ -514,10 +514,12 @@ void plan_pack_init(TilePack *s, int max);
 void plan_pack_free(TilePack *s);
 /* Packs b[0..n) from code_end up, memory unbounded above, under the
  * placement rules (alignment, region, lifetimes, the `apart` rule by
- * memory element, docs/placement.md) in up to three orders, keeping the
- * first that ends within mem_end: returns its high-water address (the
- * lowest found if none does; code_end if nothing takes memory) and, if
- * addr, each buffer's address in it. Deterministic. */
+ * memory element, docs/placement.md) in up to six orders, then, if none
+ * ends within mem_end and the live bytes could, by repairs of the best
+ * order; keeps the first packing that ends within mem_end: returns its
+ * high-water address (the lowest found if none does; code_end if nothing
+ * takes memory) and, if addr, each buffer's address in it.
+ * Deterministic. */
 uint64_t plan_tile_pack(const Chip *c, uint64_t code_end, const TileBuf *b,
                         int n, TilePack *s, uint64_t *addr);
 /* The most bytes live at one step among b[0..n) (only the interleaved
