@@ -206,18 +206,10 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 #include <immintrin.h>
 #define AMP_SIMD __attribute__((target("avx2,f16c,fma")))
 
-/* Some half of w has the all-ones exponent (an infinity or a NaN). */
-static inline int
-any_special_half(uint64_t w)
-{
-	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
-	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
-}
-
 AMP_SIMD static inline int
 halves_to_doubles(uint64_t w, double *x)
 {
-	if (any_special_half(w))
+	if (sim_f16_special(w))
 		return 0;
 	__m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w));
 	_mm256_storeu_pd(x, _mm256_cvtps_pd(f));
@@ -227,7 +219,7 @@ halves_to_doubles(uint64_t w, double *x)
 AMP_SIMD static inline int
 halves_to_floats(uint64_t w, float *x)
 {
-	if (any_special_half(w))
+	if (sim_f16_special(w))
 		return 0;
 	_mm_storeu_ps(x, _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w)));
 	return 1;

@@ -328,9 +328,8 @@ f16c_lanes(BinOp op, uint64_t a, uint64_t b, uint64_t *r)
 	                          : _mm_mul_ps(x, y);
 	uint64_t v = (uint64_t)_mm_cvtsi128_si64(
 	    _mm_cvtps_ph(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-	uint64_t t = (v & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
-	if ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull)
-		return 0; /* a lane's exponent all ones */
+	if (sim_f16_special(v))
+		return 0;
 	*r = v;
 	return 1;
 }
@@ -370,12 +369,10 @@ fast_bin16(Exec *e, BinOp op)
 	if (quad)
 		b |= (uint64_t)sim_ra(e, r2 + 1) << 32;
 	int n = quad ? 4 : 2;
+	uint64_t lanes = quad ? ~0ull : 0xffffffffull;
 	FpEnv v = fpenv(e);
-	int special = 0; /* a lane with exponent 0x1f: infinity or NaN */
-	for (int k = 0; k < n; k++)
-		special |= ((a >> (16 * k)) & 0x7c00) == 0x7c00 ||
-		           ((b >> (16 * k)) & 0x7c00) == 0x7c00;
-	if (v.mode != FP_RNE || special) {
+	if (v.mode != FP_RNE || sim_f16_special(a & lanes) ||
+	    sim_f16_special(b & lanes)) {
 		bin16(e, op);
 		return;
 	}

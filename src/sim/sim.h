@@ -46,6 +46,15 @@ sim_use_avx2(void)
 	return sim_path == SIM_FAST && sim_host_avx2;
 }
 
+/* Some half of w has the all-ones exponent (an infinity or a NaN): a
+ * lane of t is 0 exactly there, and the borrow test finds a zero lane. */
+static inline int
+sim_f16_special(uint64_t w)
+{
+	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
+	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
+}
+
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
 #define FAULT_TYPES(X)                                                         \
 	X(NONE, 0)                                                             \
