@@ -170,7 +170,11 @@ random_word(const RowSet *set)
 	return w;
 }
 
-/* Bit patterns: f16 pairs and f32 values, ordinary and special. */
+/* Bit patterns: f16 pairs and f32 values, ordinary and special. With
+ * f16_wide, f16 exponents are drawn over the whole range (subnormals,
+ * sums and products that overflow or round into the subnormals). */
+static int f16_wide;
+
 static uint16_t
 random_f16(void)
 {
@@ -182,6 +186,8 @@ random_f16(void)
 		return special[below(sizeof special / sizeof special[0])];
 	if (k == 1)
 		return (uint16_t)rnd();
+	if (f16_wide)
+		return (uint16_t)((rnd() & 0x83ff) | below(31) << 10);
 	/* sign, exponent near 1, any fraction */
 	return (uint16_t)((rnd() & 0x8000) | (uint32_t)(11 + below(9)) << 10 |
 	                  (rnd() & 0x3ff));
@@ -785,6 +791,17 @@ test_random_vec_programs(void **state)
 	run_programs(STYLE_VEC, 800, 8, 64);
 }
 
+/* The f16 vector forms on values of any exponent: the AVX2 path's F16C
+ * lanes (exec_float.c, f16c_lanes) round twice and decline on overflow. */
+static void
+test_random_vec_wide(void **state)
+{
+	(void)state;
+	f16_wide = 1;
+	run_programs(STYLE_VEC, 200, 8, 64);
+	f16_wide = 0;
+}
+
 /* The fused bundles' boxes (sim.h, sim_pace_box): a paced stream's
  * accesses skip the memory checks while they stay in the element (or
  * interleaved pair) of the last checked access, apart from the other
@@ -1146,6 +1163,7 @@ main(void)
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),
+	    cmocka_unit_test(test_random_vec_wide),
 	    cmocka_unit_test(test_graphs_f16),
 	    cmocka_unit_test(test_graphs_f32_f8),
 	};

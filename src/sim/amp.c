@@ -206,18 +206,10 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
 #include <immintrin.h>
 #define AMP_SIMD __attribute__((target("avx2,f16c,fma")))
 
-/* Some half of w has the all-ones exponent (an infinity or a NaN). */
-static inline int
-any_special_half(uint64_t w)
-{
-	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
-	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
-}
-
 AMP_SIMD static inline int
 halves_to_doubles(uint64_t w, double *x)
 {
-	if (any_special_half(w))
+	if (sim_f16_special(w))
 		return 0;
 	__m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w));
 	_mm256_storeu_pd(x, _mm256_cvtps_pd(f));
@@ -227,7 +219,7 @@ halves_to_doubles(uint64_t w, double *x)
 AMP_SIMD static inline int
 halves_to_floats(uint64_t w, float *x)
 {
-	if (any_special_half(w))
+	if (sim_f16_special(w))
 		return 0;
 	_mm_storeu_ps(x, _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w)));
 	return 1;
@@ -680,7 +672,8 @@ AMP_FORM(f8v8hihov4amp, F8HIHOV4)
  * The fast forms of the two AMP forms the compiler's GEMMs use (sim.h,
  * SIM_FAST_FORMS, and the bundles of tile.c's issue_fused): amp_exec's
  * steps for f16v4hihov4amp and f8v8hihov4amp written out for AVX2, F16C
- * and FMA. sim_amp_fast reads the operands and declines when the vector
+ * and FMA. sim_amp_fast (sim.h, inline in the fused bundles) reads the
+ * operands and declines when the vector
  * conversions would not give exactly what the plain path does (a NaN
  * among the results out, an infinity or a NaN among the partials) or the
  * host lacks those instructions; else amp_run does the rest and returns
@@ -704,11 +697,6 @@ group_end(AmpState *s, int p)
 		}
 }
 
-AMP_SIMD static uint64_t amp_run_f16(Tile *t, Context *c, int p, uint64_t xw,
-                                     uint64_t part);
-AMP_SIMD static uint64_t amp_run_f8(Tile *t, Context *c, int p, uint64_t xw,
-                                    uint64_t part);
-
 /* The rest of amp_run after a NaN sum: the sums redone by mac_redo for
  * the f16 or f8 inputs of word xw, then step 4. Called last, so that the
  * common path saves no registers. */
@@ -731,8 +719,8 @@ amp_run_stale(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 {
 	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
 	weights_refresh(t, c, f, p, weight_key(c, f->in), 1);
-	return f8 ? amp_run_f8(t, c, p, xw, part)
-	          : amp_run_f16(t, c, p, xw, part);
+	return f8 ? sim_amp_run_f8(t, c, p, xw, part)
+	          : sim_amp_run_f16(t, c, p, xw, part);
 }
 
 /* sim_amp_fast's work for one form (f8 a constant). */
@@ -779,53 +767,18 @@ amp_run(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 	return res;
 }
 
-AMP_SIMD static uint64_t
-amp_run_f16(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
+AMP_SIMD uint64_t
+sim_amp_run_f16(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
 {
 	return amp_run(t, c, p, 0, xw, part);
 }
 
-AMP_SIMD static uint64_t
-amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
+AMP_SIMD uint64_t
+sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
 {
 	return amp_run(t, c, p, 1, xw, part);
 }
 
-int
-sim_amp_fast(Tile *t, Context *c, const Insn *in, int f8, uint64_t *res)
-{
-	const int32_t *op = in->op;
-	int src = op[1], part = op[2], p = op[3] & 3;
-	uint64_t x, pt;              /* the input and partials pairs */
-	if (src < 13 && part < 13) { /* both pairs inside $a0..$a12 */
-		memcpy(&x, &c->a[src], 8);
-		memcpy(&pt, &c->a[part], 8);
-	} else {
-		pt = (uint64_t)(part + 1 >= 14 ? 0 : c->a[part + 1]) << 32 |
-		     (part >= 14 ? 0 : c->a[part]);
-		x = (uint64_t)(src + 1 >= 14 ? 0 : c->a[src + 1]) << 32 |
-		    (src >= 14 ? 0 : c->a[src]);
-	}
-	/* a NaN among the 4 results out, a half with the all-ones exponent
-	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
-	 * makes every sum NaN, which amp_run redoes from the input word */
-	__m128 done = _mm_loadu_ps(&c->amp.done[4 * p]);
-	__m128i h = _mm_cvtsi64_si128((long long)pt);
-	__m128i ex = _mm_set1_epi16(0x7c00);
-	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
-	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
-	if (bad || !sim_use_avx2())
-		return 0;
-	*res = f8 ? amp_run_f8(t, c, p, x, pt) : amp_run_f16(t, c, p, x, pt);
-	return 1;
-}
-#else
-int
-sim_amp_fast(Tile *t, Context *c, const Insn *in, int f8, uint64_t *res)
-{
-	(void)t, (void)c, (void)in, (void)f8, (void)res;
-	return 0;
-}
 #endif
 
 /* The fast forms: the results logged to the destination pair. */
@@ -833,7 +786,7 @@ static inline __attribute__((always_inline)) void
 amp_v4_fast(Exec *e, int f8, ExecFn plain)
 {
 	uint64_t res;
-	if (!sim_amp_fast(e->tile, e->c, e->in, f8, &res)) {
+	if (!sim_amp_fast(e->tile, e->c, sim_amp_decode(e->in), f8, &res)) {
 		plain(e);
 		return;
 	}

@@ -46,6 +46,15 @@ sim_use_avx2(void)
 	return sim_path == SIM_FAST && sim_host_avx2;
 }
 
+/* Some half of w has the all-ones exponent (an infinity or a NaN): a
+ * lane of t is 0 exactly there, and the borrow test finds a zero lane. */
+static inline int
+sim_f16_special(uint64_t w)
+{
+	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
+	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
+}
+
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
 #define FAULT_TYPES(X)                                                         \
 	X(NONE, 0)                                                             \
@@ -323,6 +332,15 @@ typedef struct {
 	uint8_t step[3];
 } PaceDec;
 
+/* The operands of the two AMP forms the fast paths run in one call
+ * (f16v4hihov4amp, f8v8hihov4amp: sim_amp_fast), decoded from the
+ * instruction (sim_amp_decode) once per fused bundle: the destination,
+ * input and partials pairs (14, 15: $a14:15, read as 0, written nowhere)
+ * and the phase. */
+typedef struct {
+	uint8_t dst, src, part, p;
+} AmpDec;
+
 /* One issue (a bundle, a solo or a two-word instruction) that started at
  * a code address and passed every rule of fetch and decode: its halves,
  * its words (for the report of a fault in its semantics), its length, and
@@ -346,6 +364,7 @@ typedef struct {
 	 * side (1 f16v4hihov4amp, 2 f8v8hihov4amp, 0 none or a nop) */
 	uint8_t pace, amp;
 	PaceDec pd; /* the paced form's operands, if pace */
+	AmpDec ad;  /* the AMP form's operands, if amp */
 } DIssue;
 
 /* Decoded issues shared by tiles (tile.c): each is a function of its
@@ -1160,13 +1179,65 @@ uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
 #undef I
 
 /* --- amp.c (AMP engines, docs/emulator-amp.md) --- */
-/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1) for the fast
- * paths: 0, having changed nothing, if the plain form must run it; else
- * the instruction's AMP work done and the words for its destination pair
- * in *res, not yet written. It reads no register but its operands and
+static inline AmpDec
+sim_amp_decode(const Insn *in)
+{
+	return (AmpDec){.dst = (uint8_t)in->op[0],
+	                .src = (uint8_t)in->op[1],
+	                .part = (uint8_t)in->op[2],
+	                .p = (uint8_t)(in->op[3] & 3)};
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <emmintrin.h>
+
+/* The AVX2, F16C and FMA work of sim_amp_fast (amp.c): the phase, the
+ * input and the partials pairs in; the words for the destination pair
+ * out. Called only where sim_use_avx2(). */
+uint64_t sim_amp_run_f16(Tile *t, Context *c, int p, uint64_t xw,
+                         uint64_t part);
+uint64_t sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part);
+#endif
+
+/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1), operands d, for the
+ * fast paths: 0, having changed nothing, if the plain form must run it;
+ * else the instruction's AMP work done and the words for its destination
+ * pair in *res, not yet written. It reads no register but its operands and
  * $FP_NFMT/$FP_SCL, and no memory, so a bundle's main half may write its
- * own registers and memory after it (tile.c's fused bundles). */
-int sim_amp_fast(Tile *t, Context *c, const Insn *in, int f8, uint64_t *res);
+ * own registers and memory after it (tile.c's fused bundles). Inline, so
+ * that a fused bundle makes one call (the arithmetic's) for its AMP half. */
+static inline __attribute__((always_inline)) int
+sim_amp_fast(Tile *t, Context *c, AmpDec d, int f8, uint64_t *res)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	uint64_t x, pt;                  /* the input and partials pairs */
+	if (d.src < 13 && d.part < 13) { /* both inside $a0..$a12 */
+		memcpy(&x, &c->a[d.src], 8);
+		memcpy(&pt, &c->a[d.part], 8);
+	} else {
+		pt = (uint64_t)(d.part + 1 >= 14 ? 0 : c->a[d.part + 1]) << 32 |
+		     (d.part >= 14 ? 0 : c->a[d.part]);
+		x = (uint64_t)(d.src + 1 >= 14 ? 0 : c->a[d.src + 1]) << 32 |
+		    (d.src >= 14 ? 0 : c->a[d.src]);
+	}
+	/* a NaN among the 4 results out, a half with the all-ones exponent
+	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
+	 * makes every sum NaN, which the run redoes from the input word */
+	__m128 done = _mm_loadu_ps(&c->amp.done[4 * d.p]);
+	__m128i h = _mm_cvtsi64_si128((long long)pt);
+	__m128i ex = _mm_set1_epi16(0x7c00);
+	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
+	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
+	if (bad || !sim_use_avx2())
+		return 0;
+	*res = f8 ? sim_amp_run_f8(t, c, d.p, x, pt)
+	          : sim_amp_run_f16(t, c, d.p, x, pt);
+	return 1;
+#else
+	(void)t, (void)c, (void)d, (void)f8, (void)res;
+	return 0;
+#endif
+}
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);
 

@@ -447,6 +447,7 @@ fused_shape(DIssue *u)
 	             {exec_st64pace, PACE_ST}};
 	u->pace = u->amp = 0;
 	memset(&u->pd, 0, sizeof u->pd);
+	memset(&u->ad, 0, sizeof u->ad);
 	ExecFn aux = u->work[1] ? u->i1->fn : NULL;
 	int amp = !aux                         ? 0
 	          : aux == exec_f16v4hihov4amp ? 1
@@ -459,6 +460,8 @@ fused_shape(DIssue *u)
 			u->pace = (uint8_t)(paced[k].form + 1);
 			u->amp = (uint8_t)amp;
 			sim_pace_decode(&u->i0->in, paced[k].form, &u->pd);
+			if (amp)
+				u->ad = sim_amp_decode(&u->i1->in);
 		}
 	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
 		u->ok |= ISSUE_LOOP;
@@ -867,12 +870,12 @@ fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 	PaceOp po;
 	uint64_t res = 0;
 	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
-	    (u->amp && !sim_amp_fast(t, c, &u->i1->in, u->amp == 2, &res)))
+	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
 		return 0;
 	sim_pace_store(t, form, &po);
 	sim_pace_write(c, &u->pd, form, &po);
 	if (u->amp) {
-		int dst = u->i1->in.op[0];
+		int dst = u->ad.dst;
 		if (dst < 14)
 			c->a[dst] = (uint32_t)res;
 		if (dst + 1 < 14)
