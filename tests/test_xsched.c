@@ -5,7 +5,8 @@
  * receives, long transfers split into 64-word sends, a 64-bit multicast to
  * whole pairs while the sender's partner waits for its wires, blocks
  * turned into rows: every sender starting at the same receiver, a 64-bit
- * multicast whose own mux control would fall on its send), scheduled,
+ * multicast whose own mux control would fall on its send, runs gathered
+ * into one row without pointer controls), scheduled,
  * coded, placed by hand, and checked word for word; and the schedule's own
  * invariants checked independently of the emulator.
  */
@@ -333,6 +334,40 @@ test_blocks_to_rows(void **state)
 	lower_free(f.l);
 }
 
+/* Tile 8 gathers a 4-word run from each of tiles 0-7 into one row, each
+ * run where the one before it ended, and in a second lowering the same
+ * runs 4 words apart. The incoming pointer advances with every word, so a
+ * window that goes on where the last one ended needs no pointer control:
+ * tile 8's program is 4 bytes (a delaypic) shorter for each window that
+ * follows its row neighbour in time, counted here from the schedule. */
+static void
+test_gather_row(void **state)
+{
+	(void)state;
+	uint32_t len[2];
+	for (int spaced = 0; spaced < 2; spaced++) {
+		Fixture f;
+		fixture(&f, 9);
+		Step *s = lower_step(f.l, STEP_EXCHANGE, "gather");
+		for (uint32_t j = 0; j < 8; j++) {
+			uint32_t d[1] = {8}, off[1] = {16 * j << spaced};
+			xfer(s, j, 4, 16 * j, d, off, 1, &f);
+		}
+		ChipSim *cs = run_fixture(&f);
+		check_schedule(f.l);
+		for (uint32_t j = 0; j < 8; j++)
+			expect_words(cs, 8, 16 * j << spaced, j, 16 * j, 4);
+		len[spaced] = codegen_size(f.l, 8, NULL);
+		/* windows in the order given: run j follows run j - 1 */
+		for (int j = 1; j < 8; j++)
+			assert_true(s->xfer[j].ptr_at[0] >
+			            s->xfer[j - 1].off_at[0]);
+		chipsim_free(cs);
+		lower_free(f.l);
+	}
+	assert_int_equal(len[1] - len[0], 7 * 4);
+}
+
 /* Tile 1 multicasts 56 words to the pair 0-1, itself included. As 28
  * 64-bit items its own mux-off control would fall at t + lat + 28 - M,
  * which is t, the send's own cycle, whatever t is: the scheduler sends it
@@ -368,6 +403,7 @@ main(void)
 	    cmocka_unit_test(test_both_directions),
 	    cmocka_unit_test(test_blocks_to_rows),
 	    cmocka_unit_test(test_own_control_on_send),
+	    cmocka_unit_test(test_gather_row),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,6 +115,11 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 	      *rcv = xmalloc((3 * (size_t)m + 1) * sizeof *rcv);
 	int ns = 0, nr = 0;
 	*dcount = 0;
+	/* where the incoming pointer stands after the last receive: it
+	 * advances with every item written, so a receive that goes on where
+	 * the last one ended needs no pointer control (decided on buffers and
+	 * offsets, not addresses: codegen_size runs before placement) */
+	BufRef next = {-1, 0};
 	for (uint32_t i = s->first[tile]; i < s->first[tile + 1]; i++) {
 		const Transfer *x = &s->xfer[s->by_tile[i].xfer];
 		int32_t j = s->by_tile[i].dst;
@@ -129,8 +134,11 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 			            xfer_items(x), (uint8_t)sctl};
 			continue;
 		}
-		rcv[nr++] = (Event){x->ptr_at[j], EV_PTR,
-		                    lower_addr(l, x->dst[j]), 0, 0};
+		if (x->dst[j].buf != next.buf ||
+		    x->dst[j].offset != next.offset)
+			rcv[nr++] = (Event){x->ptr_at[j], EV_PTR,
+			                    lower_addr(l, x->dst[j]), 0, 0};
+		next = (BufRef){x->dst[j].buf, x->dst[j].offset + 4 * x->words};
 		rcv[nr++] =
 		    (Event){x->mux_at[j], EV_MUX, x->src_tile | fmt, 0, 0};
 		rcv[nr++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
