@@ -557,15 +557,17 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			    more == 1 ? "its" : "their", more == 1 ? "" : "s");
 		po.code = code;
 		r = plan_checked(g, o, &po, &p, d);
-		/* no plan beside the data: the draft goes to placement, or is
-		 * planned beside the code alone, as before the data counted
-		 * (the refit below may still make it fit) */
+		/* no plan beside this draft's data: the draft goes to
+		 * placement, or, if its code was more too, is planned beside
+		 * that code and the data measured before it (the refit below
+		 * may still make it fit) */
 		if (r && more) {
 			if (o->dump)
 				fprintf(dump, "# plan %d again: %s; %s\n",
 				        round, d->msg,
-				        beyond > held ? "beside the code alone"
-				                      : "placed as it is");
+				        beyond > held
+				            ? "planning beside its code alone"
+				            : "placed as it is");
 			memcpy(m->beside, prev,
 			       ((size_t)g->nops + 1) * sizeof *prev);
 			if (beyond <= held) {
