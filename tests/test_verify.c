@@ -537,7 +537,7 @@ test_held_budget(void **state)
  * rows on 6 tiles the draft's 4 supersteps of K 64 give way to 8 of K
  * 32 beside its code, and that plan places at once. */
 static void
-write_two_matmuls(const char *path, int rows)
+write_two_matmuls(const char *path, int rows, int residual)
 {
 	char text[1024];
 	size_t n = (size_t)snprintf(text, sizeof text,
@@ -547,7 +547,8 @@ write_two_matmuls(const char *path, int rows)
 		                      "weight w%d f32 [256, 256]\n"
 		                      "h%d = matmul %s w%d\n",
 		                      i, i, i ? "h0" : "x", i);
-	snprintf(text + n, sizeof text - n, "output h1\n");
+	snprintf(text + n, sizeof text - n, "%s",
+	         residual ? "y = add h1 x\noutput y\n" : "output h1\n");
 	write_text(path, text);
 }
 
@@ -555,7 +556,7 @@ static void
 test_refit_compile(void **state)
 {
 	(void)state;
-	write_two_matmuls("big.graph", 512);
+	write_two_matmuls("big.graph", 512, 0);
 	char out[1 << 16];
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile big.graph -o big.ipk --tiles 4 "
@@ -582,7 +583,7 @@ test_refit_compile(void **state)
 	expect_in(out, budget);
 	assert_null(strstr(out, "# plan does not fit"));
 	assert_null(strstr(out, "planned"));
-	write_two_matmuls("tall.graph", 1024);
+	write_two_matmuls("tall.graph", 1024, 0);
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile tall.graph -o tall.ipk --tiles 6 "
 	                         "--dump=plan"),
@@ -593,6 +594,54 @@ test_refit_compile(void **state)
 	assert_null(strstr(strstr(out, "# plan 1 holds "), k64));
 	expect_in(out, "plans          1 (drafted 2 times");
 	assert_null(strstr(out, "# plan does not fit"));
+	expect_in(out, "wrote");
+}
+
+/* The bytes of the GEMM plan on the fullest tile in the first line of s
+ * that gives them. */
+static unsigned long
+fullest_bytes(const char *s)
+{
+	const char *e = strstr(s, " bytes on the fullest tile");
+	assert_non_null(e);
+	while (e > s && e[-1] >= '0' && e[-1] <= '9')
+		e--;
+	return strtoul(e, NULL, 10);
+}
+
+/* The same two matmuls with x added to h1 (a residual): x, 768 rows of
+ * 1,024 bytes, is written by the host for the add too, 128 rows on each
+ * of 6 tiles, and lives while both GEMMs run: 131,072 bytes beside each
+ * that no GEMM budget counts (it counts weights and code). The first
+ * draft's GEMM plans, with more than 638,976 - 131,072 bytes on their
+ * fullest tile, do not fit beside it (before, placement found all 6
+ * tiles over, and the plan after it too: no package). The draft's
+ * lowering measures what each GEMM's tiles hold beside it, at least x's
+ * share, and the plan made beside that is placed at once. */
+static void
+test_data_in_draft(void **state)
+{
+	(void)state;
+	write_two_matmuls("residual.graph", 768, 1);
+	char out[1 << 16];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile residual.graph -o residual.ipk "
+	                         "--tiles 6 --dump=plan"),
+	                 0);
+	const uint64_t x_share = 768 / 6 * 256 * 4;
+	assert_true(fullest_bytes(out) + x_share >
+	            plan_tile_room(chip_default()));
+	const char *measured = "# plan 1: the tiles of 2 matmuls do not fit "
+	                       "at their steps, with up to ";
+	expect_in(out, measured);
+	assert_true(strtoul(strstr(out, measured) + strlen(measured), NULL,
+	                    10) >= x_share);
+	const char *placed = strstr(strstr(out, measured), "\nop 0 matmul h0");
+	assert_non_null(placed);
+	assert_true(fullest_bytes(placed) + x_share <=
+	            plan_tile_room(chip_default()));
+	assert_null(strstr(out, "# plan does not fit"));
+	expect_in(out, "plans          1 (drafted 2 times");
 	expect_in(out, "wrote");
 }
 
@@ -877,6 +926,7 @@ main(void)
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_compile),
+	    cmocka_unit_test(test_data_in_draft),
 	    cmocka_unit_test(test_held_budget),
 	    cmocka_unit_test(test_memory_model),
 	    cmocka_unit_test(test_gemm_lifetimes),

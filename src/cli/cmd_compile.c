@@ -113,7 +113,7 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 		       rep->plans - 1);
 	if (rep->code_rounds > 1)
 		printf(" (drafted %d times: its GEMM plans chosen beside the "
-		       "code its lowering sized)",
+		       "code and data its lowering sized)",
 		       rep->code_rounds);
 	printf("\n");
 	printf("compile time   %.1f ms\n", rep->compile_ms);

@@ -261,14 +261,17 @@ enum {
 
 /* What the placer measured of the plans so far, for the next. */
 typedef struct {
-	uint32_t *load;  /* by tile: the next plan's PlanOptions.load */
-	uint32_t *code;  /* by tile: the last plan's code, the next plan's
-	                    PlanOptions.code */
-	uint64_t *extra; /* by tile: the bytes it was over by in the plans
-	                    made again for the balance only, added to its
-	                    load so that the balance keeps off it */
-	int rounds;      /* such plans so far */
-	uint64_t over;   /* the bytes the last plan's tiles were over by */
+	uint32_t *load;   /* by tile: the next plan's PlanOptions.load */
+	uint32_t *code;   /* by tile: the last plan's code, the next plan's
+	                     PlanOptions.code */
+	uint32_t *beside; /* by graph op: the most data the drafts held beside
+	                     a matmul where its tiles did not fit, the next
+	                     plan's PlanOptions.beside */
+	uint64_t *extra;  /* by tile: the bytes it was over by in the plans
+	                     made again for the balance only, added to its
+	                     load so that the balance keeps off it */
+	int rounds;       /* such plans so far */
+	uint64_t over;    /* the bytes the last plan's tiles were over by */
 } Measure;
 
 /* 1 if the weight balance could make the plan fit: every tile over
@@ -446,19 +449,51 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 }
 
 enum {
-	/* plans drafted for their code at most (compile_once); each holds
-	 * at least the last one's code, so they settle in two on every
-	 * graph measured (docs/compiler.md, "The code in the first plan") */
-	CODE_ROUNDS = 4
+	/* plans drafted at most (compile_once); each counts at least the
+	 * last one's code and data, so they settle in two on every graph
+	 * measured (docs/compiler.md, "The code in the first plan") */
+	DRAFT_ROUNDS = 4
 };
 
+/* The matmuls of draft f whose tiles, at their steps, are over the tile
+ * by the memory model's bound with more data beside them than their GEMM
+ * plans counted (lower_beside against OpPlan.held): their number, the
+ * most data beside one in *most; beside (by op) raised to the measure. */
+static int
+beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
+            uint32_t *beside, uint64_t *most)
+{
+	uint32_t T = f->l->tiles, *code = xcalloc((size_t)T + 1, sizeof *code),
+	         *now = xcalloc((size_t)g->nops + 1, sizeof *now);
+	for (uint32_t t = 0; t < T; t++)
+		code[t] = f->code_end[t] - f->l->chip->mem_base;
+	lower_beside(f->l, code, matmul, g->nops, now);
+	int more = 0;
+	*most = 0;
+	for (int i = 0; i < g->nops; i++) {
+		if (now[i] > f->plan->op[i].held) {
+			more++;
+			if (now[i] > *most)
+				*most = now[i];
+		}
+		if (now[i] > beside[i])
+			beside[i] = now[i];
+	}
+	free(code);
+	free(now);
+	return more;
+}
+
 /* The pipeline on the plan made with `fit`, its GEMM plans chosen beside
- * the code its own lowering sizes: a draft whose programs hold more code
- * beyond the kernels than its GEMM budgets counted (Plan.held_code) is
- * planned again beside that code, before any placement. When placement
- * finds tiles that do not fit, *again is the number of ops the planner
- * gives up something for (fit updated); 0: nothing left, and rep has the
- * layout of the program that failed. */
+ * the code and the data its own lowering sizes: a draft whose programs
+ * hold more code beyond the kernels than its GEMM budgets counted
+ * (Plan.held_code), or whose matmuls' tiles do not fit with more data
+ * beside them than their plans counted (beside_more), is planned again
+ * beside those bytes, before any placement; if no plan fits beside the
+ * data, the draft is placed (the refit below may still make it fit).
+ * When placement finds tiles that do not fit, *again is the number of
+ * ops the planner gives up something for (fit updated); 0: nothing
+ * left, and rep has the layout of the program that failed. */
 static int
 compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
              int *again, double t0, Package **out, CompileReport *rep, Diag *d)
@@ -472,10 +507,19 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	uint32_t *code = xcalloc(o->tiles, sizeof *code);
 	for (uint32_t t = 0; m->code && t < o->tiles; t++)
 		code[t] = m->code[t];
+	/* by graph op: the data beside a matmul, of the drafts and plans
+	 * so far */
+	if (!m->beside)
+		m->beside = xcalloc((size_t)g->nops + 1, sizeof *m->beside);
+	uint8_t *matmul = xcalloc((size_t)g->nops + 1, 1);
+	uint32_t *prev = xcalloc((size_t)g->nops + 1, sizeof *prev);
+	for (int i = 0; i < g->nops; i++)
+		matmul[i] = g->ops[i].kind == OP_MATMUL;
 	PlanOptions po = {.weight_copies = 1,
 	                  .fit = fit,
 	                  .load = m->load,
-	                  .code = m->code ? code : NULL};
+	                  .code = m->code ? code : NULL,
+	                  .beside = m->beside};
 	Draft f = {0};
 	Plan *p = NULL;
 	int r = plan_checked(g, o, &po, &p, d);
@@ -488,18 +532,50 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			if (f.code_end[t] - chip->mem_base > code[t])
 				code[t] = f.code_end[t] - chip->mem_base;
 		rep->code_rounds = round;
-		uint64_t beyond = plan_code_beyond(chip, code, o->tiles);
-		if (beyond <= held || round == CODE_ROUNDS)
+		uint64_t beyond = plan_code_beyond(chip, code, o->tiles), most;
+		memcpy(prev, m->beside, ((size_t)g->nops + 1) * sizeof *prev);
+		int more = beside_more(g, &f, matmul, m->beside, &most);
+		if ((beyond <= held && !more) || round == DRAFT_ROUNDS)
 			break;
-		if (o->dump)
+		if (o->dump && beyond > held)
 			fprintf(dump,
 			        "# plan %d holds %llu bytes of code beyond the "
 			        "kernels on a tile, its GEMM plans %llu: "
 			        "planning again beside it\n",
 			        round, (unsigned long long)beyond,
 			        (unsigned long long)held);
+		if (o->dump && more)
+			fprintf(
+			    dump,
+			    "# plan %d: the tiles of %d matmul%s do not fit "
+			    "at %s steps, with up to %llu bytes of other "
+			    "data beside %s that %s GEMM plan%s did not "
+			    "count: planning again beside it\n",
+			    round, more, more == 1 ? "" : "s",
+			    more == 1 ? "its" : "their",
+			    (unsigned long long)most, more == 1 ? "it" : "them",
+			    more == 1 ? "its" : "their", more == 1 ? "" : "s");
 		po.code = code;
 		r = plan_checked(g, o, &po, &p, d);
+		/* no plan beside this draft's data: the draft goes to
+		 * placement, or, if its code was more too, is planned beside
+		 * that code and the data measured before it (the refit below
+		 * may still make it fit) */
+		if (r && more) {
+			if (o->dump)
+				fprintf(dump, "# plan %d again: %s; %s\n",
+				        round, d->msg,
+				        beyond > held
+				            ? "planning beside its code alone"
+				            : "placed as it is");
+			memcpy(m->beside, prev,
+			       ((size_t)g->nops + 1) * sizeof *prev);
+			if (beyond <= held) {
+				r = IPU_OK;
+				break;
+			}
+			r = plan_checked(g, o, &po, &p, d);
+		}
 		/* the same choices beside the code: the same program */
 		if (!r && plan_same_choices(p, f.plan)) {
 			if (o->dump)
@@ -514,6 +590,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			draft_free(&f);
 	}
 	free(code);
+	free(matmul);
+	free(prev);
 	if (r) {
 		draft_free(&f);
 		return r;
@@ -659,6 +737,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	free(m.load);
 	free(m.extra);
 	free(m.code);
+	free(m.beside);
 	return r;
 }
 

@@ -48,7 +48,8 @@ typedef struct {
 	                     knows") */
 	int code_rounds;   /* drafts of the last plan: more than 1 when its
 	                      GEMM plans were chosen again beside the code
-	                      its lowering sized (compile.c, CODE_ROUNDS) */
+	                      or data its lowering sized (compile.c,
+	                      DRAFT_ROUNDS) */
 	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */

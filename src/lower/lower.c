@@ -55,7 +55,8 @@ lower_buffer(Lowered *l, uint32_t tile, uint32_t bytes, uint32_t align,
 	                           .first = first,
 	                           .last = last,
 	                           .apart = -1,
-	                           .what = what};
+	                           .what = what,
+	                           .op = l->op};
 	return l->nbuf++;
 }
 
@@ -355,4 +356,108 @@ lower_cycles(const Lowered *l)
 	if (l->loop_count)
 		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1);
 	return total;
+}
+
+/* lower_beside's count for op o on the tile of buffers ids[0 .. n - 1]
+ * (code bytes of code), its steps from .. to: sets *over if the tile is
+ * over at one of them, and raises *beside to the most live there less
+ * the most live in o's own buffers. */
+static void
+beside_on_tile(const Lowered *l, const int *ids, int n, int32_t o, int32_t from,
+               int32_t to, uint32_t code, TileBuf *all, TileBuf *own,
+               TilePack *s, uint8_t *over, uint32_t *beside)
+{
+	int na = 0, nb = 0;
+	for (int i = 0; i < n; i++) {
+		const Buffer *b = &l->buf[ids[i]];
+		if (b->last < from || b->first > to)
+			continue;
+		TileBuf tb = {.bytes = b->bytes,
+		              .align = b->align,
+		              .region = b->region,
+		              .first = b->first < from ? from : b->first,
+		              .last = b->last > to ? to : b->last,
+		              .apart = -1};
+		all[na++] = tb;
+		if (b->op == o)
+			own[nb++] = tb;
+	}
+	int32_t step;
+	uint64_t live = plan_tile_live(all, na, 0, s, &step);
+	if (plan_tile_over(l->chip, (TileBytes){code, live}))
+		*over = 1;
+	uint64_t mine = plan_tile_live(own, nb, 0, s, &step);
+	uint64_t rest = live - mine;
+	if (rest > *beside)
+		*beside = rest > UINT32_MAX ? UINT32_MAX : (uint32_t)rest;
+}
+
+void
+lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
+             int nops, uint32_t *beside)
+{
+	size_t no = (size_t)(nops > 0 ? nops : 0) + 1;
+	int32_t *from = xmalloc(no * sizeof *from),
+	        *to = xmalloc(no * sizeof *to),
+	        *seen = xmalloc(no * sizeof *seen);
+	uint8_t *over = xcalloc(no, 1);
+	for (int o = 0; o < nops; o++) {
+		from[o] = INT32_MAX;
+		to[o] = -1;
+		seen[o] = -1;
+		beside[o] = 0;
+	}
+	for (int i = 0; i < l->nstep; i++)
+		for (int k = 0; k < l->step[i].nop; k++) {
+			int32_t o = l->step[i].op[k];
+			if (o < 0 || o >= nops)
+				continue;
+			if (i < from[o])
+				from[o] = i;
+			if (i > to[o])
+				to[o] = i;
+		}
+	/* the buffers by tile */
+	uint32_t T = l->tiles;
+	int *start = xcalloc((size_t)T + 2, sizeof *start),
+	    *ids = xmalloc(((size_t)l->nbuf + 1) * sizeof *ids);
+	for (int i = 0; i < l->nbuf; i++)
+		start[l->buf[i].tile + 2]++;
+	int most = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		if (start[t + 2] > most)
+			most = start[t + 2];
+		start[t + 2] += start[t + 1];
+	}
+	for (int i = 0; i < l->nbuf; i++)
+		ids[start[l->buf[i].tile + 1]++] = i;
+	TileBuf *all = xmalloc(((size_t)most + 1) * sizeof *all),
+	        *own = xmalloc(((size_t)most + 1) * sizeof *own);
+	TilePack s;
+	plan_pack_init(&s, most);
+	for (uint32_t t = 0; t < T; t++) {
+		const int *tid = ids + start[t];
+		int n = start[t + 1] - start[t];
+		for (int i = 0; i < n; i++) {
+			int32_t o = l->buf[tid[i]].op;
+			if (o < 0 || o >= nops || !want[o] || from[o] > to[o] ||
+			    seen[o] == (int32_t)t)
+				continue;
+			seen[o] = (int32_t)t;
+			beside_on_tile(l, tid, n, o, from[o], to[o], code[t],
+			               all, own, &s, &over[o], &beside[o]);
+		}
+	}
+	for (int o = 0; o < nops; o++)
+		if (!over[o])
+			beside[o] = 0;
+	plan_pack_free(&s);
+	free(all);
+	free(own);
+	free(start);
+	free(ids);
+	free(from);
+	free(to);
+	free(seen);
+	free(over);
 }

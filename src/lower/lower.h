@@ -44,6 +44,8 @@ typedef struct {
 	int32_t apart;    /* a buffer whose memory elements this one must not
 	                     share (a kernel reads both in one bundle), or -1 */
 	const char *what; /* static text for reports: "A chunk", "C block" */
+	int32_t op;       /* the graph op being lowered when it was made
+	                     (Lowered.op; -1: the loop's, the pipeline's) */
 	uint32_t addr;    /* placement's result (0 = not placed) */
 } Buffer;
 
@@ -197,6 +199,17 @@ void lower_index(Lowered *l);
  * their lengths plus one sync per exchange step, the loop's steps
  * loop_count times. */
 uint64_t lower_cycles(const Lowered *l);
+/* What the tiles of a lowered program hold beside each op, by the tile
+ * memory model (plan/mem.c), code[t] the bytes of tile t's code: for each
+ * op with want[op] set (ops 0 .. nops - 1), over the tiles where it has
+ * buffers and the steps tagged with it, beside[op] = the most data live
+ * at one of those steps less the most in buffers the op made, on the tile
+ * where that is most, with live bytes counted as the placer counts them
+ * (plan_tile_live): what its own peak leaves the tile's peak. But 0 if on
+ * each of those tiles the code and all the data live at those steps are
+ * within the tile (plan_tile_over). */
+void lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
+                  int nops, uint32_t *beside);
 /* The supervisor's cycles around step i as lower_cycles counts them, a
  * run: an exchange's sync, count and CSR write; a compute step's call and
  * return (none if no tile calls). */

@@ -321,13 +321,13 @@ better(const Planner *P, const Matmul *mm, const GemmPlan *p, uint64_t cost,
 	return over != cur_over ? !over : cost < best;
 }
 
-/* The bytes every tile of mm's grid holds for the rest of the program
- * while it runs (plan_gemm_top's held): the share of every weight but
- * mm's own B (its chunks are in its plan's bytes), with the slack of the
- * balance's unit if weights are spread, and the code an earlier plan
- * measured. */
+/* The data every tile of mm's grid holds for the rest of the program
+ * while it runs (plan_gemm_top's held, the code aside): the share of
+ * every weight but mm's own B (its chunks are in its plan's bytes), with
+ * the slack of the balance's unit if weights are spread; or what a draft
+ * measured there, if more (PlanOptions.beside). */
 static uint64_t
-held_for(const Planner *P, const Matmul *mm)
+held_data(const Planner *P, const Matmul *mm)
 {
 	const Tensor *tb = graph_tensor(P->g, mm->op->in[1]);
 	uint64_t own = tb->role == ROLE_WEIGHT
@@ -343,7 +343,17 @@ held_for(const Planner *P, const Matmul *mm)
 	                          GEMM_COLS * dtype_size(tb->elem.dtype) *
 	                          stored_times(P, tb->id)
 	                    : 0;
-	return rest / (P->tiles ? P->tiles : 1) + part + P->plan->held_code;
+	uint64_t share = rest / (P->tiles ? P->tiles : 1) + part;
+	const uint32_t *beside = P->plan->opt.beside;
+	uint64_t drafted = beside ? beside[mm->op - P->g->ops] : 0;
+	return drafted > share ? drafted : share;
+}
+
+/* held_data and the code an earlier plan or draft measured. */
+static uint64_t
+held_for(const Planner *P, const Matmul *mm)
+{
+	return held_data(P, mm) + P->plan->held_code;
 }
 
 /* What every GEMM's budget starts from (held_for): the weights with the
@@ -532,6 +542,7 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		r = choose_gemm(P, &mm, &o->gemm, &o->group, d);
 	if (r)
 		return r;
+	o->held = held_data(P, &mm);
 	const GemmPlan *plan = &o->gemm;
 	char text[512];
 	plan_gemm_describe(plan, text, sizeof text);

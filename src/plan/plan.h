@@ -298,6 +298,9 @@ typedef struct {
 	uint8_t spread_b;     /* B (a weight) stored in parts placed by the
 	                         weight balance (GemmSite.spread_b) */
 	uint32_t b_rows_from; /* else a weight's first chunk's grid row */
+	uint64_t held;        /* the data bytes beside it on each tile of
+	                         its grid that its GEMM plan was chosen with
+	                         (plan_gemm_top's held, the code aside) */
 	/* the weight balance's choices, in the order the lowering meets
 	 * them: a matmul's B parts, a loop weight's distinct blocks */
 	TileLog owners;
@@ -314,20 +317,26 @@ enum {
 };
 
 typedef struct {
-	int weight_copies;    /* GEMM weights may be stored on every tile that
-	                         reads them (GemmPlan.b_local), within a budget
-	                         per tile */
-	const uint8_t *fit;   /* by graph op: PLAN_FIT_* (NULL: none) */
-	const uint32_t *load; /* by tile: the bytes a measured earlier plan
-	                         held there besides the weights the balance
-	                         stored (code and live data at its peak,
-	                         plan_tile_load); the weight balance starts
-	                         from them, so that it fills the emptiest
-	                         tiles (NULL: from zero) */
-	const uint32_t *code; /* by tile: the code (kernels and program) a
-	                         measured earlier plan held there; each GEMM
-	                         plan then fits beside the most of it (NULL:
-	                         not known) */
+	int weight_copies;      /* GEMM weights may be stored on every tile that
+	                           reads them (GemmPlan.b_local), within a budget
+	                           per tile */
+	const uint8_t *fit;     /* by graph op: PLAN_FIT_* (NULL: none) */
+	const uint32_t *load;   /* by tile: the bytes a measured earlier plan
+	                           held there besides the weights the balance
+	                           stored (code and live data at its peak,
+	                           plan_tile_load); the weight balance starts
+	                           from them, so that it fills the emptiest
+	                           tiles (NULL: from zero) */
+	const uint32_t *code;   /* by tile: the code (kernels and program) a
+	                           measured earlier plan held there; each GEMM
+	                           plan then fits beside the most of it (NULL:
+	                           not known) */
+	const uint32_t *beside; /* by graph op: the data a draft of the same
+	                           graph held beside a matmul on its tiles at
+	                           its steps, where they did not fit
+	                           (lower_beside); its GEMM plan then fits
+	                           beside at least that much (NULL, 0: not
+	                           known) */
 } PlanOptions;
 
 enum {
