@@ -5,7 +5,8 @@
  * several), apart in dst, back to back in the sources, checked
  * element by element against sequential IEEE additions (each source added
  * and rounded in turn, as the kernel does), and the call's cycles against
- * vadd_cycles.
+ * vadd_cycles; vadd_bias_f16 the same with values whose sums round and a
+ * bias row added last.
  */
 #include "support.h"
 
@@ -63,10 +64,17 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 			}
 		}
 	uint8_t args[VADD_ARGS_BYTES];
-	vadd_args_fill(
-	    &(VaddCall){DST, SRC, stride, nsrc, atoms, nseg, dst_seg, src_seg},
-	    args);
-	TileKernelCall k = {vadd_entry(f32), "vadd", args, sizeof args, ARGS};
+	vadd_args_fill(&(VaddCall){.dst = DST,
+	                           .src = SRC,
+	                           .stride = stride,
+	                           .nsrc = nsrc,
+	                           .atoms = atoms,
+	                           .nseg = nseg,
+	                           .dst_seg = dst_seg,
+	                           .src_seg = src_seg},
+	               args);
+	TileKernelCall k = {vadd_entry(f32, 0), "vadd", args, sizeof args,
+	                    ARGS};
 	if (tile_kernel_call(t, &img, &k, NULL, &d))
 		fail_msg("%s", d.msg);
 	for (uint32_t e = 0; e < nseg * n; e++) {
@@ -110,7 +118,111 @@ check(int f32, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 			         f32 ? "f32" : "f16", atoms, nsrc, nseg, g, i,
 			         got_v, want);
 	}
-	assert_int_equal(t->cycle, vadd_cycles(c, atoms, nsrc, nseg));
+	assert_int_equal(t->cycle, vadd_cycles(c, atoms, nsrc, nseg, 0));
+	tile_free(t);
+	img_free(&img);
+}
+
+/* An f16 value of any sign and an exponent from 2^-6 to 2^5 (a
+ * pseudo-random one for each i, k): sums of them round. */
+static uint16_t
+f16_of(uint32_t i, uint32_t k)
+{
+	uint32_t h = (i * 2654435761u) ^ (k * 40503u + 0x9e37u);
+	h ^= h >> 13;
+	h *= 0x5bd1e995u;
+	h ^= h >> 15;
+	return (uint16_t)((h & 0x8000u) | ((9 + (h >> 16) % 12) << 10) |
+	                  (h & 0x3ffu));
+}
+
+static uint16_t
+f16_add(uint16_t a, uint16_t b)
+{
+	unsigned fl = 0;
+	/* exact in f64, rounded once: the IEEE f16 sum */
+	return fp_f64_to_f16(fp_f16_to_f64(a) + fp_f16_to_f64(b), FP_RNE, 0,
+	                     FP_OV_IEEE, &fl);
+}
+
+/* vadd_bias_f16: nseg segments of `rows` rows of a 16-column panel, a
+ * bias row each; dst must be the reduction's sum rounded source by
+ * source, then the bias added (the bits of a vadd followed by the bias
+ * add), and the cycles vadd_cycles'. */
+static void
+check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
+{
+	const Chip *c = profile_chip((TimingBound)((rows + nsrc + nseg) % 3));
+	static const char *const names[] = {"vadd"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
+	Tile *t = tile_new(c, 0);
+	tile_load_image(t, &img);
+	enum { BIAS = 0xB0000, BSEG = 64, ROW = VADD_ROW_ATOMS * 4 };
+	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64;
+	for (uint32_t g = 0; g < nseg; g++) {
+		for (uint32_t i = 0; i < ROW; i++) {
+			uint16_t v = f16_of(g * ROW + i, 77);
+			tile_write(t, BIAS + g * BSEG + i * 2, &v, 2);
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t e = g * n + i;
+			uint16_t v = f16_of(e, 99);
+			tile_write(t, DST + g * dst_seg + i * 2, &v, 2);
+			for (uint32_t k = 0; k < nsrc; k++) {
+				v = f16_of(e, k);
+				tile_write(
+				    t, SRC + k * stride + g * src_seg + i * 2,
+				    &v, 2);
+			}
+		}
+	}
+	uint8_t args[VADD_BIAS_ARGS_BYTES];
+	vadd_args_fill(&(VaddCall){.dst = DST,
+	                           .src = SRC,
+	                           .bias = BIAS,
+	                           .stride = stride,
+	                           .nsrc = nsrc,
+	                           .atoms = atoms,
+	                           .nseg = nseg,
+	                           .dst_seg = dst_seg,
+	                           .src_seg = src_seg,
+	                           .bias_seg = BSEG,
+	                           .has_bias = 1},
+	               args);
+	TileKernelCall k = {vadd_entry(0, 1), "vadd", args, sizeof args, ARGS};
+	if (tile_kernel_call(t, &img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
+	uint32_t other = 0; /* results that the bias's place would change */
+	for (uint32_t e = 0; e < nseg * n; e++) {
+		uint32_t g = e / n, i = e % n;
+		uint16_t acc = f16_of(e, 99), b = f16_of(g * ROW + i % ROW, 77);
+		for (uint32_t s = 0; s < nsrc; s++)
+			acc = f16_add(acc, f16_of(e, s));
+		uint16_t want = f16_add(acc, b), got = 0,
+		         first = f16_add(f16_of(e, 99), b);
+		for (uint32_t s = 0; s < nsrc; s++)
+			first = f16_add(first, f16_of(e, s));
+		other += first != want;
+		tile_read(t, DST + g * dst_seg + i * 2, &got, 2);
+		if (got != want)
+			fail_msg("bias rows %u nsrc %u nseg %u: [%u][%u] = "
+			         "0x%04x, want 0x%04x",
+			         rows, nsrc, nseg, g, i, got, want);
+	}
+	/* the order is tested: adding b first would change some results */
+	assert_true(other > 0 || nseg * n < 64);
+	/* the gaps after each dst segment are untouched (zero) */
+	for (uint32_t g = 0; g < nseg; g++) {
+		uint8_t gap[32];
+		tile_read(t, DST + g * dst_seg + atoms * 8, gap, sizeof gap);
+		for (size_t j = 0; j < sizeof gap; j++)
+			assert_int_equal(gap[j], 0);
+	}
+	assert_int_equal(t->cycle, vadd_cycles(c, atoms, nsrc, nseg, 1));
 	tile_free(t);
 	img_free(&img);
 }
@@ -138,11 +250,27 @@ test_vadd(void **state)
 			}
 }
 
+/* Every pass the bias can end: the last three sources (3, 6) or the last
+ * one (1, 2, 4, 5, 7); fewer rows than workers, a worker over several
+ * segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
+ * segments of 37 rows, 3 sources). */
+static void
+test_vadd_bias(void **state)
+{
+	(void)state;
+	static const uint32_t rows[] = {1, 2, 5, 37};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		for (uint32_t nsrc = 1; nsrc <= 7; nsrc++)
+			for (uint32_t nseg = 1; nseg <= 5; nseg += 2)
+				check_bias(rows[i], nsrc, nseg);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vadd),
+	    cmocka_unit_test(test_vadd_bias),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

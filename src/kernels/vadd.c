@@ -1,8 +1,9 @@
 /*
  * vadd.c - host side of kernels/vadd.S: the argument block (the atoms of
  * all the segments as one range, shared by the six workers, the first
- * atoms % 6 one longer) and the cycle count that follows from the issue
- * model and the timing rules (docs/emulator.md, docs/fidelity.md).
+ * atoms % 6 one longer; with a bias, whole rows of VADD_ROW_ATOMS) and
+ * the cycle count that follows from the issue model and the timing rules
+ * (docs/emulator.md, docs/fidelity.md).
  */
 #include "vadd.h"
 
@@ -13,25 +14,30 @@
 #include "../util/util.h"
 
 const char *
-vadd_entry(int f32)
+vadd_entry(int f32, int bias)
 {
-	return f32 ? "vadd_f32" : "vadd_f16";
+	return bias  ? (f32 ? NULL : "vadd_bias_f16")
+	       : f32 ? "vadd_f32"
+	             : "vadd_f16";
 }
 
-/* Worker w's share of the n atoms: *first and its count. */
+/* Worker w's share of the n atoms (whole rows with a bias): *first and
+ * its count. */
 static uint32_t
-share(uint32_t n, uint32_t w, uint32_t *first)
+share(uint32_t n, uint32_t w, int bias, uint32_t *first)
 {
-	*first = w * (n / 6) + (w < n % 6 ? w : n % 6);
-	return n / 6 + (w < n % 6);
+	uint32_t u = bias ? VADD_ROW_ATOMS : 1, rows = n / u;
+	*first = u * (w * (rows / 6) + (w < rows % 6 ? w : rows % 6));
+	return u * (rows / 6 + (w < rows % 6));
 }
 
 void
-vadd_args_fill(const VaddCall *c, uint8_t out[VADD_ARGS_BYTES])
+vadd_args_fill(const VaddCall *c, uint8_t *out)
 {
 	uint32_t dst = c->dst, src = c->src, atoms = c->atoms, nseg = c->nseg,
-	         dst_seg = c->dst_seg, src_seg = c->src_seg;
-	memset(out, 0, VADD_ARGS_BYTES);
+	         dst_seg = c->dst_seg, src_seg = c->src_seg,
+	         words = c->has_bias ? 7 : 6;
+	memset(out, 0, c->has_bias ? VADD_BIAS_ARGS_BYTES : VADD_ARGS_BYTES);
 	put_le32(out, dst);
 	put_le32(out + 4, src);
 	put_le32(out + 8, c->stride);
@@ -40,49 +46,66 @@ vadd_args_fill(const VaddCall *c, uint8_t out[VADD_ARGS_BYTES])
 	put_le32(out + 20, dst_seg);
 	put_le32(out + 24, src_seg);
 	put_le32(out + 28, atoms);
+	put_le32(out + 32, c->bias_seg);
 	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t first, n = share(atoms * nseg, w, &first);
+		uint32_t first, n = share(atoms * nseg, w, c->has_bias, &first);
 		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
 		uint32_t here = n < atoms - at ? n : atoms - at;
-		uint8_t *r = out + 40 + 24 * w;
+		uint8_t *r = out + 40 + 4 * words * w;
 		put_le32(r, dst + g * dst_seg + at * 8);
 		put_le32(r + 4, src + g * src_seg + at * 8);
 		put_le32(r + 8, here);
 		put_le32(r + 12, n - here);
 		put_le32(r + 16, dst + (g + 1) * dst_seg);
 		put_le32(r + 20, src + (g + 1) * src_seg);
+		if (c->has_bias)
+			put_le32(r + 24, c->bias + g * c->bias_seg);
 	}
 }
 
 /* Worker issues: 3 to read its first part's atoms and test them (then
- * exitz), else 10 to set up; per part of n atoms 1 to read the sources,
- * per pass of three sources 9 + 4n, the exit test 2, the remainder test
- * 1, then 1 + 4 + 2n for each remaining source, the test for a next part
- * 1 and 11 to move to it; then the exit. The supervisor (vadd.S:
- * setzi, add, six CSR writes, runall) is timed by SupClock; worker w
- * starts at its first turn after the launch delay; the sync LOCAL leaves
- * 6 cycles after the last exit; then `br $lr`. */
+ * exitz), else 10 to set up (11 with a bias: its cursor); per part of n
+ * atoms 1 to read the sources, per pass of three sources 9 + 4n, the
+ * exit test 2, then: without a bias the remainder test 1 and 1 + 4 + 2n
+ * for each remaining source; with one (the last three sources, or the
+ * last one, with b) the test for three 2 and then 6 + 5n for three, or
+ * 2 (+ 6 + 2n for a source before it) and 4 + 3n for one; the test for a
+ * next part 1 and 11 to move to it (13 with a bias); then the exit. The
+ * supervisor (vadd.S: setzi, add, six CSR writes, runall) is timed by
+ * SupClock; worker w starts at its first turn after the launch delay;
+ * the sync LOCAL leaves 6 cycles after the last exit; then `br $lr`. */
+static uint64_t
+part_issues(uint64_t k, uint32_t nsrc, int bias)
+{
+	uint64_t r = nsrc % 3, p3 = nsrc / 3;
+	if (!bias)
+		return 1 + p3 * (9 + 4 * k) + 2 + 1 +
+		       (r ? 1 + r * (4 + 2 * k) : 0) + 1;
+	if (!r)
+		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 2 + 6 + 5 * k + 1;
+	return 1 + p3 * (9 + 4 * k) + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) +
+	       4 + 3 * k + 1;
+}
+
 uint64_t
-vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
+vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
+            int bias)
 {
 	SupClock s;
 	sup_start(&s, c, 0);
 	sup_entry(&s);
 	uint64_t first[6], exit[6];
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
-	uint64_t p3 = nsrc / 3, r = nsrc % 3;
 	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t at0, n = share(atoms * nseg, w, &at0);
+		uint32_t at0, n = share(atoms * nseg, w, bias, &at0);
 		uint64_t issues = 3;
 		if (n) {
 			uint32_t at = at0 % atoms;
-			issues = 10;
+			issues = bias ? 11 : 10;
 			while (n) {
 				uint32_t k = n < atoms - at ? n : atoms - at;
-				issues +=
-				    1 + p3 * (9 + 4 * (uint64_t)k) + 2 + 1 +
-				    (r ? 1 + r * (4 + 2 * (uint64_t)k) : 0) +
-				    1 + (n > k ? 11 : 1);
+				issues += part_issues(k, nsrc, bias) +
+				          (n > k ? (bias ? 13 : 11) : 1);
 				n -= k;
 				at = 0;
 			}

@@ -1,7 +1,8 @@
 /*
  * vadd.h - the vector-add kernel (kernels/vadd.S) from the host side: its
  * argument block and cycle formula. dst += src_0 + ... + src_{n-1} over
- * segments of 8-byte atoms of f16 or f32.
+ * segments of 8-byte atoms of f16 or f32; vadd_bias_f16 then adds a bias
+ * row (a GEMM's bias on its C panels, in the K-split reduction).
  */
 #ifndef IPU_VADD_H
 #define IPU_VADD_H
@@ -10,19 +11,28 @@
 
 #include "../target/chip.h"
 
-enum { VADD_ARGS_BYTES = 40 + 6 * 24 };
+enum {
+	VADD_ARGS_BYTES = 40 + 6 * 24,
+	VADD_BIAS_ARGS_BYTES = 40 + 6 * 28, /* vadd_bias_f16 */
+	VADD_ROW_ATOMS = 4                  /* of a 16-column f16 C panel */
+};
 
-/* f32 (4-byte elements) or f16. */
-const char *vadd_entry(int f32);
+/* f32 (4-byte elements) or f16; with bias, vadd_bias_f16 (f16 only). */
+const char *vadd_entry(int f32, int bias);
 /* One call: nseg segments of `atoms` atoms, dst's at dst + g * dst_seg,
- * source k's (k < nsrc) at src + k * stride + g * src_seg (bytes). */
+ * source k's (k < nsrc) at src + k * stride + g * src_seg (bytes). With
+ * `bias` (vadd_bias_f16): each segment is rows of one 16-column panel
+ * (atoms a multiple of VADD_ROW_ATOMS), segment g's bias row at bias + g
+ * * bias_seg, added after the sources. */
 typedef struct {
-	uint32_t dst, src; /* tile addresses */
-	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg;
+	uint32_t dst, src, bias; /* tile addresses */
+	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg, bias_seg;
+	uint8_t has_bias;
 } VaddCall;
-void vadd_args_fill(const VaddCall *c, uint8_t out[VADD_ARGS_BYTES]);
+/* out: VADD_ARGS_BYTES, or VADD_BIAS_ARGS_BYTES with has_bias. */
+void vadd_args_fill(const VaddCall *c, uint8_t *out);
 /* Cycles of one call, from the supervisor's entry to its return. */
 uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
-                     uint32_t nseg);
+                     uint32_t nseg, int bias);
 
 #endif

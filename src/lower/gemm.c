@@ -24,6 +24,7 @@
  *            ("C partials") and a vadd per tile
  *   tensors  A, B and C as pieces in the kernel's layouts
  *            (docs/kernel-gemm.md); C as each tile's reduced slice
+ * lower_gemm_bias then makes the reduction add a bias row too.
  * Every input element is stored exactly once, but a b_local B once per
  * grid row.
  */
@@ -322,7 +323,7 @@ reduce(Lowered *l, Gemm *G)
 				if (!bytes)
 					continue;
 				KernelCall *k = lower_call(
-				    l, c, t, vadd_entry(g->g == GEMM_F32),
+				    l, c, t, vadd_entry(g->g == GEMM_F32, 0),
 				    "vadd", VADD_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->c_blk[t], sl.off};
 				k->ref[1] = (BufRef){rx[t], 0};
@@ -337,7 +338,7 @@ reduce(Lowered *l, Gemm *G)
 				               .src_seg = sl.seg_bytes}};
 				k->cycles =
 				    vadd_cycles(l->chip, sl.seg_bytes / 8,
-				                g->pk - 1, sl.nseg);
+				                g->pk - 1, sl.nseg, 0);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 			}
@@ -399,5 +400,47 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 		                "gemm lowering: %d steps made, %d expected "
 		                "(an internal error)",
 		                G.next - G.first, G.last - G.first + 1);
+	return IPU_OK;
+}
+
+int
+lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
+                const TensorPlace *bias, Diag *d)
+{
+	Step *s = &l->step[step];
+	s->cycles = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *k = &s->call[i];
+		int p = 0;
+		while (p < c->npiece &&
+		       (c->piece[p].at.buf != k->ref[0].buf ||
+		        c->piece[p].at.offset != k->ref[0].offset))
+			p++;
+		if (k->args.kind != KC_VADD || p == c->npiece ||
+		    c->dtype != DT_F16)
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "gemm bias: tile %u's reduction has no "
+			                "f16 piece of C (an internal error)",
+			                k->tile);
+		/* a segment a panel: its rows, the block's rows apart in C,
+		 * back to back in the partials, one bias row apart */
+		const Piece *pc = &c->piece[p], *pb = &bias->piece[p];
+		uint32_t row = GEMM_COLS * 2;
+		VaddCall *v = &k->args.u.vadd;
+		v->atoms = pc->rows * VADD_ROW_ATOMS;
+		v->nseg = pc->pad_cols / GEMM_COLS;
+		v->dst_seg = pc->pad_rows * row;
+		v->src_seg = pc->rows * row;
+		v->bias_seg = pb->pad_rows * row;
+		v->has_bias = 1;
+		k->kernel = vadd_entry(0, 1);
+		k->args_bytes = VADD_BIAS_ARGS_BYTES;
+		l->buf[k->args_at].bytes = VADD_BIAS_ARGS_BYTES;
+		k->ref[2] = pb->at;
+		k->nref = 3;
+		k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, 1);
+		if (k->cycles > s->cycles)
+			s->cycles = k->cycles;
+	}
 	return IPU_OK;
 }

@@ -24,5 +24,11 @@ typedef struct {
 } GemmOperands;
 
 int lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d);
+/* After lower_gemm of an f16 C with pk > 1: the reduction's vadd calls in
+ * compute step `step` become vadd_bias_f16 calls that add the bias row
+ * in bias (a one-row mirror of c's pieces, layout_mirror) after the
+ * partials, each C panel of a slice its own segment. */
+int lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
+                    const TensorPlace *bias, Diag *d);
 
 #endif

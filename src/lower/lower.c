@@ -144,6 +144,7 @@ lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 	case KC_VADD:
 		a.u.vadd.dst = at[0];
 		a.u.vadd.src = at[1];
+		a.u.vadd.bias = at[2];
 		vadd_args_fill(&a.u.vadd, out);
 		return;
 	case KC_EW:

@@ -312,6 +312,60 @@ untranspose_a(Build *b, const OpPlan *o, const Tensor *a, uint32_t batches,
 	return r;
 }
 
+/* Fill pb, input ib of the op planned o (its Conv cb, not CONV_NONE), at
+ * step `at`: the host writes it, or an exchange (in step s, or a new one
+ * named `what`) copies it from its home or the loop's bank. */
+static int
+fill_operand(Build *b, const OpPlan *o, const Conv *cb, int32_t ib,
+             TensorPlace *pb, const char *what, int32_t at, Step *s, Diag *d)
+{
+	TileLog owners = replay(o);
+	if (cb->kind == CONV_HOST) {
+		/* the host writes it there (a broadcast row once next to
+		 * every block) */
+		b->home[ib] = pb;
+		return IPU_OK;
+	}
+	if (cb->kind == CONV_LOOP_COPIES)
+		return loop_copies(b, o, &owners, ib, pb, &s, at, d);
+	if (cb->kind == CONV_HOST_COPY) {
+		/* placed by an earlier op: the host writes this copy too,
+		 * instead of an exchange each run */
+		GROW(b->copies, b->ncopies, b->capcopies);
+		b->copies[b->ncopies++] = pb;
+		return IPU_OK;
+	}
+	TensorPlace *from = b->home[ib];
+	if (!s)
+		s = lower_step(b->l, STEP_EXCHANGE, what);
+	use_place(b, from, at);
+	return lower_relayout(s, from, pb, NULL, d);
+}
+
+/* The bias add that reads the matmul's C (plan_matmul_bias_add), in its
+ * reduction (the last two steps): the bias row's copies move with the
+ * partials, the vadd calls add them (lower_gemm_bias). */
+static int
+bias_in_reduction(Build *b, const Op *op, TensorPlace *pc, Diag *d)
+{
+	int32_t add = plan_matmul_bias_add(b->g, op);
+	if (add < 0 || !plan_bias_in_reduction(b->plan, &b->g->ops[add]))
+		return IPU_OK;
+	const Op *ad = &b->g->ops[add];
+	const OpPlan *ao = &b->plan->op[add];
+	int k = ad->in[0] == op->out;
+	int32_t ib = ad->in[k], xs = b->l->nstep - 2, cs = b->l->nstep - 1;
+	TensorPlace *pbias = mirror(b, pc, ib, DT_F16, 1, xs, "operand block");
+	int r = fill_operand(b, ao, &ao->in[k], ib, pbias, "broadcast", xs,
+	                     &b->l->step[xs], d);
+	if (!r)
+		r = lower_gemm_bias(b->l, cs, pc, pbias, d);
+	if (r)
+		return plan_op_error(b->g, ad, r, d);
+	use_place(b, pbias, cs);
+	return IPU_OK;
+}
+
 static int
 lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
@@ -362,6 +416,9 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		return r;
 	if (a_home)
 		pad_zero(b, pa);
+	r = bias_in_reduction(b, op, pc, d);
+	if (r)
+		return r;
 	int32_t last = b->l->nstep - 1;
 	use_place(b, pa, last);
 	use_place(b, pb, last);
@@ -402,19 +459,25 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 	return IPU_OK;
 }
 
-/* An op that changes nothing in memory (plan_op_aliases): the output is
- * the input's pieces. */
+/* op's output in the pieces of `from`. */
 static int
-alias_op(Build *b, const Op *op, const OpPlan *o)
+alias_pieces(Build *b, const Op *op, const TensorPlace *from)
 {
 	const Tensor *out = graph_tensor(b->g, op->out);
-	const TensorPlace *from = home_of(b, op->in[0], o->in_tile0);
 	TensorPlace *to = new_place(b, op->out, tensor_view_rows(out),
 	                            tensor_view_cols(out), out->elem.dtype);
 	for (int k = 0; k < from->npiece; k++)
 		*layout_piece(to) = from->piece[k];
 	b->home[op->out] = to;
 	return IPU_OK;
+}
+
+/* An op that changes nothing in memory (plan_op_aliases): the output is
+ * the input's pieces. */
+static int
+alias_op(Build *b, const Op *op, const OpPlan *o)
+{
+	return alias_pieces(b, op, home_of(b, op->in[0], o->in_tile0));
 }
 
 static int
@@ -545,6 +608,8 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	          : op->kind == OP_MUL ? EW_MUL
 	                               : EW_MAX;
 	TensorPlace *pa = home_of(b, ia, o->in_tile0), *pb;
+	if (plan_bias_in_reduction(b->plan, op))
+		return alias_pieces(b, op, pa); /* the bias added in C */
 	int32_t at = b->l->nstep;
 	const Conv *cb = &o->in[!swap];
 	int r = IPU_OK;
@@ -552,26 +617,8 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		pb = b->home[ib];
 	} else {
 		pb = mirror(b, pa, ib, dt, bcast, at, "operand block");
-		Step *s = NULL;
-		TileLog owners = replay(o);
-		if (cb->kind == CONV_HOST) {
-			/* the host writes it there (a broadcast row once next
-			 * to every block) */
-			b->home[ib] = pb;
-		} else if (cb->kind == CONV_LOOP_COPIES) {
-			r = loop_copies(b, o, &owners, ib, pb, &s, at, d);
-		} else if (cb->kind == CONV_HOST_COPY) {
-			/* placed by an earlier op: the host writes this copy
-			 * too, instead of an exchange each run */
-			GROW(b->copies, b->ncopies, b->capcopies);
-			b->copies[b->ncopies++] = pb;
-		} else {
-			TensorPlace *from = b->home[ib];
-			s = lower_step(b->l, STEP_EXCHANGE,
-			               bcast ? "broadcast" : "operand");
-			r = lower_relayout(s, from, pb, NULL, d);
-			use_place(b, from, at);
-		}
+		r = fill_operand(b, o, cb, ib, pb,
+		                 bcast ? "broadcast" : "operand", at, NULL, d);
 		if (r)
 			return plan_op_error(b->g, op, r, d);
 	}

@@ -118,7 +118,7 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	               grid_latency(c, p->pk * p->pm * p->pn);
 	return chip_rule(c, TIMING_SYNC_INTERNAL) + xch +
 	       vadd_cycles(c, (uint32_t)(bytes / 8 / nseg), p->pk - 1,
-	                   (uint32_t)nseg);
+	                   (uint32_t)nseg, 0);
 }
 
 /* Parts of a chunk of kc: one an owner to spare, at most one a K-panel. */

@@ -34,6 +34,7 @@
 #include "../kernels/elementwise.h"
 #include "../kernels/pack.h"
 #include "../kernels/rowwise.h"
+#include "../kernels/vadd.h"
 
 enum {
 	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
@@ -898,13 +899,11 @@ plan_softmax_fused_cast(const Graph *g, const Op *op)
 	return plan_softmax_in_f16(g, op) ? one_f8_cast(g, op) : -1;
 }
 
-/* An op that changes nothing in memory (plan_op_aliases): the output is
- * the input's pieces. */
+/* op's output in the pieces of `from`. */
 static int
-alias_op(Planner *P, const Op *op, OpPlan *o)
+alias_pieces(Planner *P, const Op *op, const TensorPlace *from)
 {
 	const Tensor *out = graph_tensor(P->g, op->out);
-	const TensorPlace *from = home_of(P, op->in[0], &o->in_tile0);
 	TensorPlace *to =
 	    keep(P, tensor_place_new(op->out, tensor_view_rows(out),
 	                             tensor_view_cols(out), out->elem.dtype));
@@ -912,6 +911,14 @@ alias_op(Planner *P, const Op *op, OpPlan *o)
 		*layout_piece(to) = from->piece[k];
 	P->home[op->out] = to;
 	return IPU_OK;
+}
+
+/* An op that changes nothing in memory (plan_op_aliases): the output is
+ * the input's pieces. */
+static int
+alias_op(Planner *P, const Op *op, OpPlan *o)
+{
+	return alias_pieces(P, op, home_of(P, op->in[0], &o->in_tile0));
 }
 
 static int
@@ -1031,6 +1038,88 @@ row_broadcast(const Shape *s, const Shape *out)
 	return 1;
 }
 
+int32_t
+plan_matmul_bias_add(const Graph *g, const Op *op)
+{
+	const Tensor *c = graph_tensor(g, op->out);
+	if (op->kind != OP_MATMUL || c->elem.dtype != DT_F16 ||
+	    c->role == ROLE_OUTPUT ||
+	    shape_batches(&graph_tensor(g, op->in[0])->shape) != 1)
+		return -1;
+	int32_t add = -1;
+	for (int i = 0; i < g->nops; i++)
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
+			if (g->ops[i].in[k] == op->out) {
+				if (add >= 0)
+					return -1;
+				add = i;
+			}
+	if (add < 0)
+		return -1;
+	const Op *a = &g->ops[add];
+	int32_t ib = a->in[0] == op->out ? a->in[1] : a->in[0];
+	const Tensor *t = graph_tensor(g, a->out), *b = graph_tensor(g, ib);
+	if (a->kind != OP_ADD || ib == op->out || t->elem.dtype != DT_F16 ||
+	    b->elem.dtype != DT_F16 || shape_equal(&b->shape, &t->shape) ||
+	    !row_broadcast(&b->shape, &t->shape) ||
+	    graph_repeat_iteration(&g->repeat, add) !=
+	        graph_repeat_iteration(&g->repeat, (int32_t)(op - g->ops)))
+		return -1;
+	return add;
+}
+
+/* 1 if the reduction of plan p adds a bias in fewer cycles than its
+ * vadd and a bias add after it (the broadcast's sync aside), on its
+ * largest slice: vadd_bias shares whole rows, which on a few rows a
+ * worker costs more than it saves. */
+static int
+bias_pays(const Chip *c, const GemmPlan *p)
+{
+	uint32_t np = gemm_n_panels(p->bn), best = 0, row = GEMM_COLS * 2;
+	GemmSlice s = {0};
+	for (uint32_t q = 0; q < p->pk; q++) {
+		GemmSlice t = plan_gemm_slice(np, p->bm, p->pk, q);
+		if (t.panels * t.rows > best) {
+			best = t.panels * t.rows;
+			s = t;
+		}
+	}
+	uint32_t nseg = plan_gemm_slice_segments(&s, p->bm),
+	         pad = nseg > 1 ? p->bm : s.rows;
+	EwCall add = {.op = EW_ADD,
+	              .in = DT_F16,
+	              .out = DT_F16,
+	              .nseg = s.panels,
+	              .rows = s.rows,
+	              .cols = GEMM_COLS,
+	              .dst = {0, pad * row, row},
+	              .a = {0, pad * row, row},
+	              .b = {0, row, 0}};
+	uint64_t fused = vadd_cycles(c, s.rows * VADD_ROW_ATOMS, p->pk - 1,
+	                             s.panels, 1),
+	         apart = vadd_cycles(c, best * VADD_ROW_ATOMS / nseg, p->pk - 1,
+	                             nseg, 0) +
+	                 ew_cycles(c, &add);
+	return fused < apart;
+}
+
+int
+plan_bias_in_reduction(const Plan *plan, const Op *op)
+{
+	const Graph *g = plan->g;
+	if (op->kind != OP_ADD)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		int32_t p = graph_tensor(g, op->in[k])->producer;
+		if (p >= 0 && plan_matmul_bias_add(g, &g->ops[p]) ==
+		                  (int32_t)(op - g->ops)) {
+			const GemmPlan *gp = &plan->op[p].gemm;
+			return gp->pk > 1 && bias_pays(plan->chip, gp);
+		}
+	}
+	return 0;
+}
+
 /* out = a op b on a's pieces (add, mul, max): b next to them, or one row of it
  * next to each (a bias). */
 static int
@@ -1080,6 +1169,8 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 			return plan_op_error(P->g, op, r, d);
 	}
 	*ca = (Conv){CONV_NONE, 0};
+	if (plan_bias_in_reduction(P->plan, op))
+		return alias_pieces(P, op, pa); /* the bias added in C */
 	P->home[op->out] = keep(
 	    P, layout_mirror(&P->num.st, pa, op->out, dt, 0, "tensor block"));
 	return IPU_OK;

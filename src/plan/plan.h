@@ -427,6 +427,18 @@ int32_t plan_gelu_fused_cast(const Graph *g, const Op *op);
  * kernel writes the cast's result (rw_softmax_f16h8, the same bytes as
  * the cast of its f16 result) and the cast aliases it. Else -1. */
 int32_t plan_softmax_fused_cast(const Graph *g, const Op *op);
+/* The index in g->ops of the add that adds a bias row to op's result,
+ * if op is a matmul of one GEMM (no batch axes) with an f16 result whose
+ * one reader is that add (a row broadcast down it, f16 out, in the same
+ * iteration of the graph's repeat, the result not the graph's output);
+ * else -1. With a reduction (pk > 1: plan_bias_in_reduction) the
+ * reduction's vadd_bias_f16 adds the bias as it stores the sum, the bias
+ * row's copies move in the partials' exchange, and the add aliases C. */
+int32_t plan_matmul_bias_add(const Graph *g, const Op *op);
+/* 1 if op is such an add, its matmul's plan reduces (pk > 1) and the
+ * kernel's cycles say the bias pays there (vadd_bias_f16 against vadd and
+ * the bias add, on the plan's largest slice). */
+int plan_bias_in_reduction(const Plan *plan, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
