@@ -59,20 +59,6 @@
 // ---- layernorm: the sums in $a10 (f16: pair sums in $a8:9 first),
 // -mean in $a12, rsqrt in $a8 (f32) or $a10 (f16) ----
 
-// -mean from the sum.
-.macro LN_F1
-	{ ld32 $a12, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
-	{ nop ; f32mul $a10, $a10, $a12 }
-	{ nop ; f32sub $a12, $azero, $a10 }
-.endm
-// rsqrt(var + eps) into \dst from the sum of squares.
-.macro LN_F2 dst
-	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
-	{ ld32 $a9, $mworker_base, $mzero, ARG_C1 / 4 ; f32mul $a10, $a10, $a8 }
-	{ nop ; f32add $a10, $a10, $a9 }
-	{ nop ; f32oorx \dst, $a10 }
-.endm
-
 // f32: x atoms in $a0:1, the mask in $a4:5, y in $a10:11.
 // acc += (x - mean)^2; loads the next x.
 .macro LN32_VAR p, s
@@ -121,17 +107,10 @@
 	LN32_OUT $m1, 0
 .endm
 
-// f16: x atoms in $a0:1, the four f32 lanes in $a4:7 (pass 2); pass 3:
-// x's lanes widened a pair at a time in $a6:7, z = rsqrt x - rsqrt mean
-// by f32v2axpy ($TAS = rsqrt, the constant in $a12:13) in $a8:11, gamma
-// then beta atoms in $a2:3 widened through $a4:5, y in $a4:5.
-.macro LN16_VAR p, s
-	{ nop ; f16v2tof32 $a4:5, $a0 }
-	{ ld64step $a0:1, $mzero, \p+=, \s ; f16v2tof32 $a6:7, $a1 }
-	{ nop ; f32v2add $a4:5, $a12:B, $a4:5 }
-	{ nop ; f32v2add $a6:7, $a12:B, $a6:7 }
-	{ nop ; f32v4sqacc $a4:7 }
-.endm
+// f16 pass 3 (passes 1 and 2: rowwise.inc): x's lanes widened a pair
+// at a time in $a6:7, z = rsqrt x - rsqrt mean by f32v2axpy ($TAS =
+// rsqrt, the constant in $a12:13) in $a8:11, gamma then beta atoms in
+// $a2:3 widened through $a4:5, y in $a4:5.
 // Atom k of pass 3: $a6:7 holds its high lanes widened, the
 // accumulators z of its low lanes (f32v2axpy hands back the pair before);
 // loads atom k + 1 (\p, \s) and widens it, stores y of atom k - 1
@@ -152,40 +131,6 @@
 	{ nop ; f32v4tof16 $a4:5, $a8:11 }
 .endm
 
-// The sum, in the four accumulators (f16v4acc, to f32): the masked lead
-// atom, then the others.
-.macro LN16_P1
-	{ ld64 $a0:1, $m1, $m8, 0 ; setzi $a4, FP_CLR_ZAACC }
-	{ ld64 $a2:3, $mworker_base, $m11, 0 ; uput $FP_CLR, $a4 }
-	{ add $m6, $m1, 0 ; and64 $a0:1, $a0:1, $a2:3 }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }
-	{ rpt $m5, 0 ; fnop }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }
-	LN16_GINA
-.endm
-// $a10 = the sum of the four accumulators.
-.macro LN16_GINA
-	{ nop ; f32v2gina $a4:5, $azeros, 0 }
-	{ nop ; f32v2gina $a6:7, $azeros, 0 }
-	{ nop ; f32v2add $a4:5, $a4:5, $a6:7 }
-	{ nop ; f32add $a10, $a4, $a5 }
-.endm
-// The sum of squares: the lead atom's deviations masked in f32 lanes;
-// the squares summed in four accumulators (f32v4sqacc, fused), zeroed
-// first ($FP_CLR.ZAACC) and read out at the end (f32v2gina).
-.macro LN16_P2
-	{ ld64 $a0:1, $m1, $m8, 0 ; setzi $a4, FP_CLR_ZAACC }
-	{ ld64 $a2:3, $mworker_base, $m11, 2 ; uput $FP_CLR, $a4 }
-	{ ld64 $a10:11, $mworker_base, $m11, 3 ; f16v2tof32 $a4:5, $a0 }
-	{ add $m6, $m1, 0 ; f16v2tof32 $a6:7, $a1 }
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32v2add $a4:5, $a12:B, $a4:5 }
-	{ nop ; f32v2add $a6:7, $a12:B, $a6:7 }
-	{ nop ; and64 $a4:5, $a4:5, $a2:3 }
-	{ nop ; and64 $a6:7, $a6:7, $a10:11 }
-	{ rpt $m5, 4 ; f32v4sqacc $a4:7 }
-	LN16_VAR $m6, 1
-	LN16_GINA
-.endm
 // Pass 3, pipelined: the first atom's store (of nothing yet) does not
 // advance, the last atom loads the row's first again (nothing past the
 // row is read), one y is stored after the loop; a one-atom row takes the
@@ -206,49 +151,6 @@
 	{ bri 7f ; fnop }
 6:	LN16_OUT $m1, 0, 0
 7:	{ st64step $a4:5, $mzero, $m7+=, 1 ; fnop }
-.endm
-
-// Layernorm workers: \t is 32 or 16, \rs the register of rsqrt.
-.macro LN_WORKERS t, rs
-	.align 8
-ln\t\()_rows:
-	RW_ROWS_ENTRY
-1:	LN\t\()_P1
-	LN_F1
-	LN\t\()_P2
-	LN_F2 \rs
-	LN\t\()_P3 $mworker_base, ARG_GAMMA / 4, ARG_BETA / 4
-	RW_NEXT_ROW
-	.size ln\t\()_rows, . - ln\t\()_rows
-
-	.align 8
-ln\t\()_s1:
-	RW_SPLIT_ENTRY
-	LN\t\()_P1
-	RW_STORE $a10, S_P1
-9:	exitz $mzero
-	.size ln\t\()_s1, . - ln\t\()_s1
-
-	.align 8
-ln\t\()_s2:
-	RW_SPLIT_ENTRY
-	RW_COMBINE S_P1, f32add, $a10
-	LN_F1
-	RW_STORE $a12, S_STAT
-	LN\t\()_P2
-	RW_STORE $a10, S_P2
-9:	exitz $mzero
-	.size ln\t\()_s2, . - ln\t\()_s2
-
-	.align 8
-ln\t\()_s3:
-	RW_SPLIT_ENTRY
-	{ ld32 $a12, $mvertex_base, $mzero, S_STAT ; fnop }
-	RW_COMBINE S_P2, f32add, $a10
-	LN_F2 \rs
-	LN\t\()_P3 $mvertex_base, S_G, S_B
-9:	exitz $mzero
-	.size ln\t\()_s3, . - ln\t\()_s3
 .endm
 
 	LN_WORKERS 32, $a8

@@ -1,9 +1,11 @@
-// rowwise_f8.S - the f16 softmax with its exps in f16 that writes its
-// result in f8 (C600 only: f16v8tof8), for a softmax whose one reader is
-// a cast to f8.
+// rowwise_f8.S - the f16 softmax with its exps in f16 and the f16
+// layernorm with its last pass in f16, writing their results in f8 (C600
+// only: f16v8tof8), for an op whose one reader is a cast to f8.
 //
 //   entry               per row
 //   rw_softmax_f16h8    rw_softmax_f16h's y (f16), narrowed to f8
+//   rw_layernorm_f16h8  rw_layernorm_f16's statistics; z and y in f16,
+//                       narrowed to f8
 //
 // Passes 1 and 2 are rw_softmax_f16h's. Pass 3 forms each y in f16 as
 // rw_softmax_f16h does and narrows two atoms (eight halves) at a time
@@ -20,6 +22,7 @@
 	.include "rowwise.inc"
 
 	RW_ENTRY rw_softmax_f16h8, sm16h8_rows, sm16h8_s1, sm16h8_s2, sm16h8_s3, 1
+	RW_ENTRY rw_layernorm_f16h8, ln16h8_rows, ln16h8_s1, ln16h8_s2, ln16h8_s3, 1
 
 // Pass 3: 1 / sum in f16 in $a12:13, e loaded alternately into $a4:5
 // and $a6:7, y into $a0:3, narrowed into $a10:11. A pair loads the next
@@ -67,3 +70,71 @@
 .endm
 
 	SM_WORKERS 16h8
+
+// The layernorm's pass 3 in f16 (a row or segment of an even number of
+// atoms: the host's rule), the statistics from rw_layernorm_f16's passes:
+// z = rsqrt x + rsqrt (-mean) by one f16v4mix ($TAS = rsqrt in both
+// halves, (-mean) x 4 in $a6:7; both products exact, their sum rounded
+// once), which hands back the atom before's z; y = z gamma + beta by
+// f16v4mul and f16v4add (gamma in $a2:3, beta in $a4:5), a pair's y in
+// $a8:11 narrowed to f8 in $a12:13. A pair's body finishes atom 2j
+// (whose z the mix of x 2j+1 returns) and atom 2j+1 (the mix of x 2j+2),
+// loading x 2j+2, 2j+3 and the gamma and beta of 2j+1 and 2j+2 into the
+// registers the same bundle reads (an instruction reads before the
+// bundle writes); it stores the pair before's f8 (\st) and loads what
+// lies in the row (\ld: not the last pair).
+.macro LN16h8_PAIR ld, st
+	.if \ld
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4mix $a8:9, $a0:1, $a6:7 }
+	.else
+	{ nop ; f16v4mix $a8:9, $a0:1, $a6:7 }
+	.endif
+	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v4mul $a8:9, $a8:9, $a2:3 }
+	{ ld64step $a4:5, $mzero, $m10+=, 1 ; f16v4add $a8:9, $a8:9, $a4:5 }
+	.if \ld
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4mix $a10:11, $a0:1, $a6:7 }
+	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v4mul $a10:11, $a10:11, $a2:3 }
+	{ ld64step $a4:5, $mzero, $m10+=, 1 ; f16v4add $a10:11, $a10:11, $a4:5 }
+	.else
+	{ nop ; f16v4mix $a10:11, $a0:1, $a6:7 }
+	{ nop ; f16v4mul $a10:11, $a10:11, $a2:3 }
+	{ nop ; f16v4add $a10:11, $a10:11, $a4:5 }
+	.endif
+	.if \st
+	{ st64step $a12:13, $mzero, $m7+=, 1 ; f16v8tof8 $a12:13, $a8:11 }
+	.else
+	{ nop ; f16v8tof8 $a12:13, $a8:11 }
+	.endif
+.endm
+// P pairs (atoms - 1 = 2 P - 1): the first body stores nothing, the
+// last loads nothing, the last pair is stored after them; one pair takes
+// one body that does neither.
+.macro LN16h8_P3 gb, go, bo
+	{ ld32 $m9, \gb, $mzero, \go ; f32tof16 $a6, $a12 }
+	{ ld32 $m10, \gb, $mzero, \bo ; f32tof16 $a7, $a12 }
+	{ add $m6, $m1, 0 ; f32tof16 $a13, $a10 }
+	{ add $m7, $m2, 0 ; uput $TAS, $a13 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+	{ ld64step $a2:3, $mzero, $m9+=, 1 ; fnop }
+	{ ld64step $a4:5, $mzero, $m10+=, 1 ; f16v4mix $azeros, $a0:1, $a6:7 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+	{ shr $m14, $m5, 1 ; fnop }
+	{ brz $m14, 6f ; fnop }
+	LN16h8_PAIR 1, 0
+	{ add $m14, $m14, -1 ; fnop }
+	{ rpt $m14, 6 ; fnop }
+	LN16h8_PAIR 1, 1
+	LN16h8_PAIR 0, 1
+	{ bri 7f ; fnop }
+6:	LN16h8_PAIR 0, 0
+7:	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
+.endm
+
+.macro LN16h8_P1
+	LN16_P1
+.endm
+.macro LN16h8_P2
+	LN16_P2
+.endm
+
+	LN_WORKERS 16h8, $a10

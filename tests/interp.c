@@ -144,10 +144,14 @@ enum { STAT_ROUNDINGS = 4 }; /* docs/kernel-rowwise.md: 4 (n + 8) u */
  * big) in every element, so its RMS, and sigma, by at most 2E; z = c /
  * sigma then by at most 2E (1 + |z|) / (sigma - 2E) while sigma - 2E >
  * sigma / 2, and always by at most sqrt(n) + |z|. The kernel's own
- * error: 4 (n + 8) 2^-24 (|gamma| (|z| + max|x| / sigma) + |beta|). */
+ * error: 4 (n + 8) 2^-24 (|gamma| (|z| + max|x| / sigma) + |beta|); when
+ * it writes its cast to f8 (plan_layernorm_fused_cast: z and y in f16,
+ * the mean and rsqrt rounded to f16; docs/kernel-rowwise.md) also (1 +
+ * 2^-9) (|gamma| (2^-10 |z| + 2^-11 |mean| / sigma) + 2^-11 (2 |z
+ * gamma| + |beta|)) + 3 2^-25. */
 static long double
 layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
-                  double *p, double *kern)
+                  int in_f16, double *p, double *kern)
 {
 	long double z = (w->x[k] - w->a) / w->b, g = in->val[op->in[1]][k],
 	            be = in->val[op->in[2]][k];
@@ -164,6 +168,14 @@ layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
 	        ? STAT_ROUNDINGS * (w->n + 8) * 0x1p-24 *
 	              (((double)fabsl(g) + eg) * scale + (double)fabsl(be) + eb)
 	        : INFINITY;
+	double ag = (double)fabsl(g) + eg;
+	if (in_f16)
+		*kern +=
+		    (1 + 0x1p-9) * (ag * (0x1p-10 * (az + dz) +
+		                          0x1p-11 * (double)fabsl(w->a) / sd) +
+		                    0x1p-11 * (2 * ag * (az + dz) +
+		                               (double)fabsl(be) + eb)) +
+		    3 * 0x1p-25;
 	return z * g + be;
 }
 
@@ -231,7 +243,10 @@ interpret_rowwise(const Graph *g, const Op *op, Interp *in)
 			double p, kern;
 			long double v =
 			    op->kind == OP_LAYERNORM
-			        ? layernorm_element(in, op, &w, k, &p, &kern)
+			        ? layernorm_element(
+			              in, op, &w, k,
+			              plan_layernorm_fused_cast(g, op) >= 0, &p,
+			              &kern)
 			        : softmax_element(g, op, &w, o->elem, k, &p,
 			                          &kern);
 			size_t e = r * cols + k;

@@ -1334,6 +1334,47 @@ test_bias_in_reduction(void **state)
 	}
 }
 
+/* The f8 tower's LN1 and LN2: an f16 layernorm whose one reader is its
+ * cast to f8, of rows of whole pairs of atoms, writes the cast's result
+ * (plan_layernorm_fused_cast, rw_layernorm_f16h8) and the cast aliases;
+ * rows mode and split mode (20 rows on 8 tiles), every element within
+ * the interpreter's bound and an F143 step. Not with a second reader, as
+ * an output, with rows of 44 or in f32. */
+static void
+test_layernorm_fused_cast(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input x f16 [20, 48]\nweight g f16 [48]\nweight b f16 [48]\n"
+	    "n = layernorm x g b eps=1e-6\nn8 = cast n f8_f143*2^-2\n"
+	    "output n8\n";
+	check("an f16 layernorm written in f8", text, 8, 0x1p-3);
+	static const struct {
+		const char *from, *to;
+		int want, alias;
+	} cases[] = {
+	    {"", "", 1, 1},
+	    {"output n8\n", "output n8\noutput n\n", -1, 0},
+	    {"output n8\n", "output n8\nm = cast n f8_f152\noutput m\n", -1, 0},
+	    {"[20, 48]\nweight g f16 [48]\nweight b f16 [48]",
+	     "[20, 44]\nweight g f16 [44]\nweight b f16 [44]", -1, 0},
+	    {"x f16 [20, 48]\nweight g f16 [48]\nweight b f16 [48]",
+	     "x f32 [20, 48]\nweight g f32 [48]\nweight b f32 [48]", -1, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[512];
+		const char *at = strstr(text, cases[i].from);
+		snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text,
+		         cases[i].to, at + strlen(cases[i].from));
+		Graph *g = parsed(buf);
+		assert_int_equal(plan_layernorm_fused_cast(g, &g->ops[0]),
+		                 cases[i].want);
+		assert_int_equal(plan_op_aliases(g, &g->ops[1]),
+		                 cases[i].alias);
+		graph_free(g);
+	}
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -1475,6 +1516,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_f16_exps),
 	    cmocka_unit_test(test_bias_in_reduction),
 	    cmocka_unit_test(test_softmax_fused_cast),
+	    cmocka_unit_test(test_layernorm_fused_cast),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_timing_profiles),
 	    cmocka_unit_test(test_refusals),

@@ -24,7 +24,10 @@
  * layernorm's last, pipelined, skips its loop's way in and out; the f16
  * softmax's second skips its loops' counts). `odd` fewer when a row or
  * segment has an even number of atoms (atoms - 1 odd): the f8 pass 3
- * stores pairs of atoms (kernels/rowwise_f8.S). */
+ * stores pairs of atoms (kernels/rowwise_f8.S). `pair` (the f8
+ * layernorm, whose rows and segments are whole pairs): pass 3 issues per
+ * pair past the first, `atom` then counting passes 1 and 2 only, and
+ * `one` fewer for a single pair. */
 typedef struct {
 	uint32_t fixed, atom;
 } Phase;
@@ -33,7 +36,7 @@ typedef struct {
 	const char *entry;
 	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
-	uint32_t odd;
+	uint32_t odd, pair;
 } Kernel;
 
 static const Kernel kernels[2][2] = {
@@ -44,6 +47,7 @@ static const Kernel kernels[2][2] = {
                                   0,
                                   2,
                                   {{15, 1}, {20, 3}, {24, 5}},
+                                  0,
                                   0},
                       [DT_F16] = {"rw_layernorm_f16",
                                   0,
@@ -52,26 +56,37 @@ static const Kernel kernels[2][2] = {
                                   3,
                                   2,
                                   {{18, 1}, {26, 5}, {37, 13}},
+                                  0,
                                   0}},
-    [RW_SOFTMAX] =
-        {[DT_F32] =
-             {"rw_softmax_f32", 1, 29, 8, 0, 2, {{16, 1}, {23, 5}, {17, 2}}, 0},
-         [DT_F16] = {"rw_softmax_f16",
-                     3,
-                     55,
-                     14,
-                     4,
-                     1,
-                     {{22, 1}, {40, 10}, {23, 3}},
-                     0}},
+    [RW_SOFTMAX] = {[DT_F32] = {"rw_softmax_f32",
+                                1,
+                                29,
+                                8,
+                                0,
+                                2,
+                                {{16, 1}, {23, 5}, {17, 2}},
+                                0,
+                                0},
+                    [DT_F16] = {"rw_softmax_f16",
+                                3,
+                                55,
+                                14,
+                                4,
+                                1,
+                                {{22, 1}, {40, 10}, {23, 3}},
+                                0,
+                                0}},
 };
 
 /* The f16 softmax with t, exp and y in f16 (RwCall.exp_f16), and the
  * same writing f8 (RwCall.dst_f8). */
 static const Kernel softmax_f16h = {"rw_softmax_f16h",           1, 48, 9, 0, 1,
-                                    {{22, 1}, {32, 6}, {22, 2}}, 0};
+                                    {{22, 1}, {32, 6}, {22, 2}}, 0, 0};
 static const Kernel softmax_f16h8 = {
-    "rw_softmax_f16h8", 1, 51, 9, 0, 1, {{22, 1}, {32, 6}, {25, 2}}, 2};
+    "rw_softmax_f16h8", 1, 51, 9, 0, 1, {{22, 1}, {32, 6}, {25, 2}}, 2, 0};
+/* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
+static const Kernel layernorm_f16h8 = {
+    "rw_layernorm_f16h8", 0, 53, 6, 3, 2, {{18, 1}, {26, 5}, {34, 0}}, 0, 7};
 
 static int
 to_f8(const RwCall *c)
@@ -82,9 +97,25 @@ to_f8(const RwCall *c)
 static const Kernel *
 kernel_of(const RwCall *c)
 {
-	return to_f8(c)     ? &softmax_f16h8
+	return to_f8(c)
+	           ? c->op == RW_LAYERNORM ? &layernorm_f16h8 : &softmax_f16h8
 	       : c->exp_f16 ? &softmax_f16h
 	                    : &kernels[c->op][c->type];
+}
+
+/* The f8 layernorm (rw_layernorm_f16h8). */
+static int
+ln_f8(const RwCall *c)
+{
+	return to_f8(c) && c->op == RW_LAYERNORM;
+}
+
+/* A row or segment of n atoms: its loop units past the first (the f8
+ * layernorm's pass 3: pairs; else atoms). */
+static uint64_t
+loop_units(const Kernel *k, uint32_t n)
+{
+	return k->pair ? n / 2 - 1 : n - 1;
 }
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -145,6 +176,8 @@ enum {
 	ARG_JUMP = 100,
 	ARG_VERTEX = 104,
 	ARG_XJUMP = 440,
+	ARG_FP8FMT = 444,
+	ARG_FP8SCL = 448,
 	SPLIT_VERTEX_BYTES = 56,
 	PANEL_ATOMS = 4 /* a panel row of the GEMM C layout: 16 halves */
 };
@@ -156,7 +189,8 @@ rw_entry(const RwCall *c)
 {
 	if ((unsigned)c->op > RW_SOFTMAX || (unsigned)c->type > DT_F16 ||
 	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)) ||
-	    (to_f8(c) && !c->exp_f16))
+	    (to_f8(c) && c->type != DT_F16) ||
+	    (to_f8(c) && c->op == RW_SOFTMAX && !c->exp_f16))
 		return NULL;
 	return kernel_of(c)->entry;
 }
@@ -196,10 +230,11 @@ keeps_e(RwOp op, DType type)
 }
 
 uint32_t
-rw_dst_row_bytes(RwOp op, DType type, uint32_t cols)
+rw_dst_row_bytes(RwOp op, DType type, DType to, uint32_t cols)
 {
 	RwCall c = {.type = type, .cols = cols};
-	return atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
+	return dtype_is_f8(to) ? atoms_of(&c) * 4
+	                       : atoms_of(&c) * (keeps_e(op, type) ? 24 : 8);
 }
 
 uint32_t
@@ -262,7 +297,7 @@ rw_check(const RwCall *c, Diag *d)
 		                "%u atoms (rpt's count)",
 		                op, c->cols, RW_MAX_ATOMS);
 	int ln = c->op == RW_LAYERNORM;
-	uint32_t dbytes = rw_dst_row_bytes(c->op, c->type, c->cols);
+	uint32_t dbytes = rw_dst_row_bytes(c->op, c->type, c->dst_f8, c->cols);
 	/* panels: the f16 softmax's, rows of one panel row, every row in
 	 * each panel */
 	struct {
@@ -275,13 +310,16 @@ rw_check(const RwCall *c, Diag *d)
 	    {"beta", c->beta, 0, 1, bytes, 0}};
 	int n = ln ? 4 : 2;
 	uint64_t end[4];
-	if (to_f8(c) &&
-	    (!c->dst_panel || c->f8_scale < -32 || c->f8_scale > 31))
+	if (to_f8(c) && ((c->dst_panel == 0) != ln || c->f8_scale < -32 ||
+	                 c->f8_scale > 31 || (ln && atoms % 2)))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		                "rowwise softmax to f8: dst %s, scale 2^%d: "
-		                "want panels and a scale in -32 .. 31",
-		                c->dst_panel ? "in panels" : "in rows",
-		                c->f8_scale);
+		                "rowwise %s to f8: dst %s, scale 2^%d, %u "
+		                "columns: want %s, a scale in -32 .. 31%s",
+		                op, c->dst_panel ? "in panels" : "in rows",
+		                c->f8_scale, c->cols, ln ? "rows" : "panels",
+		                ln ? " and whole pairs of atoms (columns a "
+		                     "multiple of 8)"
+		                   : "");
 	for (int i = 0; i < n; i++) {
 		/* a panel row: 16 halves, or (dst in f8) 16 bytes */
 		uint32_t prow = PANEL_ATOMS * (!i && to_f8(c) ? 4 : 8);
@@ -360,13 +398,15 @@ worker_rows(uint32_t rows, int w, uint32_t *first, uint32_t *count)
 
 /* Split mode: k segments a row (1: rows mode only); worker w takes
  * segment w % k of row w / k, atoms [a0, a0 + n): whole panels for a
- * panel dst (pass 3 stores a panel row at a time). */
+ * panel dst (pass 3 stores a panel row at a time), whole pairs for the
+ * f8 layernorm (pass 3 stores a pair's 8 bytes). */
 static uint32_t
 segments(const RwCall *c)
 {
 	uint32_t k = c->rows < 6 ? 6 / c->rows : 1,
-	         units =
-	             c->dst_panel || c->x_panel ? panels_of(c) : atoms_of(c);
+	         units = c->dst_panel || c->x_panel ? panels_of(c)
+	                 : ln_f8(c)                 ? atoms_of(c) / 2
+	                                            : atoms_of(c);
 	return k < units ? k : units;
 }
 
@@ -380,8 +420,9 @@ segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 		*a0 = seg * p / k * PANEL_ATOMS;
 		*n = (end < atoms ? end : atoms) - *a0;
 	} else {
-		*a0 = seg * atoms / k;
-		*n = (seg + 1) * atoms / k - *a0;
+		uint32_t u = ln_f8(c) ? 2 : 1, units = atoms / u;
+		*a0 = seg * units / k * u;
+		*n = (seg + 1) * units / k * u - *a0;
 	}
 	return (uint32_t)w / k < c->rows;
 }
@@ -429,12 +470,13 @@ rows_cycles(const Chip *chip, const RwCall *c)
 	for (int v = 0; v < 6; v++) {
 		uint32_t first, rows;
 		worker_rows(c->rows, v, &first, &rows);
+		uint64_t u = loop_units(k, (uint32_t)n1 + 1);
 		turns[v] =
 		    rows
 		        ? W_ENTRY + k->setup +
 		              rows *
-		                  (k->row + n1 * k->atom - (n1 ? 0 : k->one) -
-		                   (n1 & 1) * k->odd +
+		                  (k->row + n1 * k->atom + u * k->pair -
+		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
 		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
 		              W_EXIT
 		        : W_IDLE;
@@ -460,13 +502,16 @@ split_cycles(const Chip *chip, const RwCall *c)
 		uint64_t turns[6];
 		for (int v = 0; v < 6; v++) {
 			uint32_t a0, n;
+			const Kernel *kn = kernel_of(c);
 			turns[v] =
 			    segment(c, k, v, &a0, &n)
 			        ? ph->fixed + ph->atom * (n - 1) +
+			              (j == 2 ? loop_units(kn, n) * kn->pair
+			                      : 0) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
-			              ((uint32_t)j == kernel_of(c)->one_pass &&
-			                       n == 1
-			                   ? kernel_of(c)->one
+			              ((uint32_t)j == kn->one_pass &&
+			                       loop_units(kn, n) == 0
+			                   ? kn->one
 			                   : 0) -
 			              (j == 2
 			                   ? ((n - 1) & 1) * kernel_of(c)->odd
@@ -515,9 +560,10 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		put_le32(out + 28, c->beta);
 	} else {
 		put_le32(out + 16, fp_float_f32(-c->scale));
-		/* the f8 format and scale (rowwise.inc: ARG_FP8FMT, SCL) */
-		put_le32(out + 20, (c->dst_f8 == DT_F8_F152) << 1);
-		put_le32(out + 24, (uint32_t)c->f8_scale & 63);
+	}
+	if (to_f8(c)) {
+		put_le32(out + ARG_FP8FMT, (c->dst_f8 == DT_F8_F152) << 1);
+		put_le32(out + ARG_FP8SCL, (uint32_t)c->f8_scale & 63);
 	}
 	/* the tail set: the row's lanes kept, -inf in the others; the full
 	 * set keeps every lane (its fill is 0) */
@@ -548,7 +594,8 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    c->x + row * c->x_stride +
 			        atom_offset(a0, c->x_panel),
 			    c->dst + row * c->dst_stride +
-			        atom_offset(a0, c->dst_panel),
+			        (ln_f8(c) ? a0 * 4
+			                  : atom_offset(a0, c->dst_panel)),
 			    n - 1,
 			    atom_offset(n - 1, c->x_panel),
 			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,

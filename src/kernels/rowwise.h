@@ -48,15 +48,19 @@ typedef struct {
 	/* f16 softmax: t, exp and y in f16 (rw_softmax_f16h; the max and
 	 * the sum in f32), for a result only read at f8's precision */
 	int exp_f16;
-	/* DT_F8_F143 or DT_F8_F152: (exp_f16, dst in panels) dst holds the
-	 * f8 cast of that f16 y at 2^f8_scale (the entry rw_softmax_f16h8;
-	 * a panel row of 16 bytes), else (0) dst is in type */
+	/* DT_F8_F143 or DT_F8_F152: dst holds y in f8 at 2^f8_scale: the
+	 * f16 softmax's (exp_f16, dst in panels, a panel row of 16 bytes)
+	 * as the cast of its f16 y (rw_softmax_f16h8); the f16 layernorm's
+	 * (dst in rows of cols bytes, cols a multiple of 8) with z = (x -
+	 * mean) rsqrt and y = z gamma + beta in f16 arithmetic, the mean
+	 * and rsqrt rounded to f16 (rw_layernorm_f16h8). Else (0) dst is in
+	 * type */
 	DType dst_f8;
 	int f8_scale; /* -32 .. 31 */
 } RwCall;
 
 enum {
-	RW_ARGS_BYTES = 448,
+	RW_ARGS_BYTES = 456,
 	RW_MAX_ATOMS = 65536, /* a row's atoms: rpt's 16-bit count + 1 */
 };
 
@@ -71,8 +75,9 @@ const char *rw_object(const RwCall *c);
 uint32_t rw_group(DType t);
 /* Bytes a dst row takes: its atoms, 8 bytes each, and for the f16
  * softmax after them the row's e in f32 (16 bytes an atom), which pass 2
- * keeps for pass 3. dst_stride must be at least this (rows > 1). */
-uint32_t rw_dst_row_bytes(RwOp op, DType type, uint32_t cols);
+ * keeps for pass 3; in f8 (`to`, the layernorm's), 4 bytes an atom.
+ * dst_stride must be at least this (rows > 1). */
+uint32_t rw_dst_row_bytes(RwOp op, DType type, DType to, uint32_t cols);
 /* Bytes after a panel dst's panels (dst_panel) where the f16 softmax
  * keeps the e of a row a worker (at most six rows at a time), in f32;
  * to_f8 (dst_f8): one atom more, which an odd row's last pair reads. */

@@ -687,10 +687,11 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	}
 	if (r)
 		return plan_op_error(b->g, op, r, d);
-	/* a softmax that writes its cast's f8 result
-	 * (plan_softmax_fused_cast) */
-	int32_t fc =
-	    op->kind == OP_SOFTMAX ? plan_softmax_fused_cast(b->g, op) : -1;
+	/* a softmax or layernorm that writes its cast's f8 result
+	 * (plan_softmax_fused_cast, plan_layernorm_fused_cast) */
+	int32_t fc = op->kind == OP_SOFTMAX
+	                 ? plan_softmax_fused_cast(b->g, op)
+	                 : plan_layernorm_fused_cast(b->g, op);
 	const ElemType *to =
 	    fc >= 0 ? &graph_tensor(b->g, b->g->ops[fc].out)->elem : &x->elem;
 	Buffers bs = buffers_from(b, b->l->nstep);

@@ -786,8 +786,9 @@ plan_op_aliases(const Graph *g, const Op *op)
 	if (in->producer < 0)
 		return 0;
 	const Op *p = &g->ops[in->producer];
-	return (p->kind == OP_GELU
-	            ? plan_gelu_fused_cast(g, p)
+	return (p->kind == OP_GELU ? plan_gelu_fused_cast(g, p)
+	        : p->kind == OP_LAYERNORM
+	            ? plan_layernorm_fused_cast(g, p)
 	            : plan_softmax_fused_cast(g, p)) == (int32_t)(op - g->ops);
 }
 
@@ -897,6 +898,18 @@ int32_t
 plan_softmax_fused_cast(const Graph *g, const Op *op)
 {
 	return plan_softmax_in_f16(g, op) ? one_f8_cast(g, op) : -1;
+}
+
+int32_t
+plan_layernorm_fused_cast(const Graph *g, const Op *op)
+{
+	const Tensor *x = graph_tensor(g, op->in[0]),
+	             *t = graph_tensor(g, op->out);
+	if (op->kind != OP_LAYERNORM || x->elem.dtype != DT_F16 ||
+	    t->elem.dtype != DT_F16 || t->role == ROLE_OUTPUT ||
+	    t->shape.dim[t->shape.rank - 1] % 8 != 0)
+		return -1;
+	return one_f8_cast(g, op);
 }
 
 /* op's output in the pieces of `from`. */
@@ -1222,10 +1235,11 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		             dtype_name(dt));
 	if (r)
 		return plan_op_error(P->g, op, r, d);
-	/* a softmax that writes its cast's f8 result: its home has the f8
-	 * type */
-	int32_t fc =
-	    op->kind == OP_SOFTMAX ? plan_softmax_fused_cast(P->g, op) : -1;
+	/* a softmax or layernorm that writes its cast's f8 result: its
+	 * home has the f8 type */
+	int32_t fc = op->kind == OP_SOFTMAX
+	                 ? plan_softmax_fused_cast(P->g, op)
+	                 : plan_layernorm_fused_cast(P->g, op);
 	DType to =
 	    fc >= 0 ? graph_tensor(P->g, P->g->ops[fc].out)->elem.dtype : dt;
 	P->home[op->out] =

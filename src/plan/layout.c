@@ -259,17 +259,18 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 	return tp;
 }
 
-/* x's pieces mirrored for `tensor`, each row at least `row_elems` long
- * (a row-wise kernel's dst rows), `what` each. */
+/* x's pieces mirrored for `tensor` of type `to`, each row `row_elems`
+ * long, or x's when in x's type and longer (a row-wise kernel's dst
+ * rows), `what` each. */
 static TensorPlace *
-layout_widened(Storage *st, const TensorPlace *x, int32_t tensor,
+layout_widened(Storage *st, const TensorPlace *x, int32_t tensor, DType to,
                uint32_t row_elems, const char *what)
 {
-	uint32_t es = (uint32_t)dtype_size(x->dtype);
-	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, x->dtype);
+	uint32_t es = (uint32_t)dtype_size(to);
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, to);
 	for (int k = 0; k < x->npiece; k++) {
 		Piece p = x->piece[k];
-		if (p.pad_cols < row_elems)
+		if (p.pad_cols < row_elems || to != x->dtype)
 			p.pad_cols = row_elems;
 		p.at = (BufRef){st->buffer(st, p.tile,
 		                           p.pad_rows * p.pad_cols * es, 8,
@@ -326,9 +327,9 @@ layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op,
 	DType dt = x->dtype;
 	uint32_t es = (uint32_t)dtype_size(to);
 	if (!rowwise_panels(op, dt))
-		return layout_widened(st, x, tensor,
-		                      rw_dst_row_bytes(op, dt, x->cols) / es,
-		                      "tensor block");
+		return layout_widened(
+		    st, x, tensor, to,
+		    rw_dst_row_bytes(op, dt, to, x->cols) / es, "tensor block");
 	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, to);
 	for (int k = 0; k < x->npiece; k++) {
 		Piece p = x->piece[k];

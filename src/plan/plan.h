@@ -384,8 +384,9 @@ int plan_same_choices(const Plan *a, const Plan *b);
 /* 1 if op changes nothing in memory, its output being its input's pieces:
  * a reshape that keeps the 2-D view (rows x last axis) of a tensor that is
  * no view (plan_op_is_view), a cast to its own
- * element type and scale, a cast that its GELU or softmax computed
- * (plan_gelu_fused_cast, plan_softmax_fused_cast). */
+ * element type and scale, a cast that its GELU, softmax or layernorm
+ * computed (plan_gelu_fused_cast, plan_softmax_fused_cast,
+ * plan_layernorm_fused_cast). */
 int plan_op_aliases(const Graph *g, const Op *op);
 /* 1 if op is a layout op whose output is only a view: a reshape, a
  * transpose that keeps the last axis or a slice of whole rows, of a
@@ -439,6 +440,13 @@ int32_t plan_matmul_bias_add(const Graph *g, const Op *op);
  * kernel's cycles say the bias pays there (vadd_bias_f16 against vadd and
  * the bias add, on the plan's largest slice). */
 int plan_bias_in_reduction(const Plan *plan, const Op *op);
+/* Its own rule for an f16 layernorm whose one reader is a cast to f8 in
+ * its iteration, its rows whole pairs of atoms (cols a multiple of 8):
+ * its kernel writes the cast's result (rw_layernorm_f16h8: z and y in
+ * f16 arithmetic, the mean and rsqrt rounded to f16, within a few f16
+ * ulps of the f16 layernorm while |mean| < 2^5 std, docs/compiler.md)
+ * and the cast aliases it. Else -1. */
+int32_t plan_layernorm_fused_cast(const Graph *g, const Op *op);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
