@@ -179,12 +179,16 @@ test_tiny_f8(void **state)
 }
 
 /* The attention in rounds of 2 (image, head) pairs, an image a round
- * (as So400m's batch 8 runs in rounds of 4 images): the same tower. */
+ * (as So400m's batch 8 runs in rounds of 4 images): the same tower.
+ * Against the reference's FP8 tower 0.997, not 0.998: with QK^T in F143 a
+ * q or k on the other side of a rounding boundary moves a whole score,
+ * and the exp over 9 tokens amplifies it (measured 0.99918 / 0.99777;
+ * 0.9991 / 0.9987 with QK^T in f16). */
 static void
 test_so400m_shaped_f8(void **state)
 {
 	(void)state;
-	run_case(so400m_like, 48, 2, "so400m_like8", DT_F8_F143, 0.99, 0.998,
+	run_case(so400m_like, 48, 2, "so400m_like8", DT_F8_F143, 0.99, 0.997,
 	         2);
 }
 
@@ -197,9 +201,9 @@ scale_by_name(void *ctx, const char *name)
 }
 
 /* The f8 graph: exactly the 4 dense GEMMs a layer, the head's 6 (weights
- * with their own scales, activations cast with their position's) and each
- * layer's PV (P at 2^-7, V at out_proj's input scale) take f8 operands,
- * everything else is f16. */
+ * with their own scales, activations cast with their position's), each
+ * layer's QK^T (q and k at their positions' scales) and PV (P at 2^-7, V
+ * at out_proj's input scale) take f8 operands, everything else is f16. */
 static void
 test_graph_f8(void **state)
 {
@@ -218,14 +222,20 @@ test_graph_f8(void **state)
 	int nerr;
 	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
 	                 0);
-	int f8 = 0, f16 = 0, pv8 = 0;
+	int f8 = 0, f16 = 0, qk8 = 0, pv8 = 0;
 	for (int i = 0; i < g->nops; i++) {
 		const Op *op = &g->ops[i];
 		if (op->kind != OP_MATMUL)
 			continue;
 		const Tensor *a = graph_tensor(g, op->in[0]),
 		             *b = graph_tensor(g, op->in[1]);
-		if (strstr(b->name, ".attn.v8")) {
+		if (strstr(b->name, ".attn.k8")) {
+			qk8++;
+			assert_int_equal(a->elem.dtype, DT_F8_F143);
+			assert_int_equal(a->elem.scale, -SIGLIP_Q);
+			assert_int_equal(b->elem.dtype, DT_F8_F143);
+			assert_int_equal(b->elem.scale, -SIGLIP_K);
+		} else if (strstr(b->name, ".attn.v8")) {
 			pv8++;
 			assert_int_equal(a->elem.dtype, DT_F8_F143);
 			assert_int_equal(a->elem.scale, -7);
@@ -243,12 +253,13 @@ test_graph_f8(void **state)
 		}
 		assert_int_equal(graph_tensor(g, op->out)->elem.dtype, DT_F16);
 	}
-	/* 4 dense a layer (q, k and v fused) and 6 in the head; PV of the
-	 * 2 layers; the patch embedding, QK^T of each attention (2 layers
-	 * and the head) and the head's PV in f16 */
+	/* 4 dense a layer (q, k and v fused) and 6 in the head; QK^T and PV
+	 * of the 2 layers; the patch embedding and the head's QK^T and PV in
+	 * f16 */
 	assert_int_equal(f8, 2 * 4 + 6);
+	assert_int_equal(qk8, 2);
 	assert_int_equal(pv8, 2);
-	assert_int_equal(f16, 1 + 3 + 1);
+	assert_int_equal(f16, 1 + 2);
 	expect_in(text, "l1.ln2.f8 = cast l1.ln2 f8_f143*2^-2"); /* fc1 */
 	expect_in(text,
 	          "l0.mlp.gelu.f8 = cast l0.mlp.gelu f8_f143*2^-3"); /* fc2 */

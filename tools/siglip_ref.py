@@ -466,12 +466,15 @@ def _split_heads(x, heads):
     return x.reshape(b, n, heads, d // heads).permute(0, 2, 1, 3)   # [b, heads, n, hd]
 
 
-def attention(q, k, v, heads, rnd=_same, pv=None):
+def attention(q, k, v, heads, rnd=_same, pv=None, qk=None):
     """Multi-head scaled dot-product attention, no mask.  q [B, Nq, d],
     k and v [B, Nk, d]; head h uses columns h*hd .. (h+1)*hd-1; scale hd^-0.5.
-    pv(p, vh) -> (p, vh): the product's operands as the device casts them."""
+    pv(p, vh) -> (p, vh), qk(qh, kh) -> (qh, kh): the products' operands as
+    the device casts them."""
     b, nq, d = q.shape
     qh, kh, vh = (_split_heads(t, heads) for t in (q, k, v))
+    if qk:
+        qh, kh = qk(qh, kh)
     scores = rnd(torch.matmul(qh, kh.transpose(-1, -2)) * (d // heads) ** -0.5)
     p = softmax(scores, rnd)
     if pv:
@@ -509,7 +512,7 @@ def encoder_layer(x, w, prefix, cfg, rnd=_same, act=_no_act):
     h = act("qkv", layer_norm(x, w[prefix + "layer_norm1.weight"], w[prefix + "layer_norm1.bias"], eps, rnd))
     q, k, v = (linear(h, w[f"{prefix}self_attn.{n}_proj.weight"], w[f"{prefix}self_attn.{n}_proj.bias"], rnd)
                for n in ("q", "k", "v"))
-    a = act("out", attention(q, k, v, heads, rnd, getattr(act, "pv", None)))
+    a = act("out", attention(q, k, v, heads, rnd, getattr(act, "pv", None), getattr(act, "qk", None)))
     x = rnd(x + linear(a, w[prefix + "self_attn.out_proj.weight"], w[prefix + "self_attn.out_proj.bias"], rnd))
     h = layer_norm(x, w[prefix + "layer_norm2.weight"], w[prefix + "layer_norm2.bias"], eps, rnd)
     return rnd(x + mlp(h, w, prefix + "mlp.", rnd, act, ""))
@@ -552,7 +555,8 @@ PRECISIONS = {
 }
 
 # The dense GEMMs by the activation they read (siglip_graph.h's SiglipGemm).
-GEMM_POSITIONS = ("qkv", "out", "fc1", "fc2", "head.q", "head.kv", "head.out", "head.fc1", "head.fc2")
+# "q" and "k": an encoder layer's QK^T (siglip_graph.c scores_times_v).
+GEMM_POSITIONS = ("qkv", "out", "fc1", "fc2", "head.q", "head.kv", "head.out", "head.fc1", "head.fc2", "q", "k")
 F143_MAX = 240.0
 P_SCALE = -7   # the attention's probabilities as F143 (siglip_graph.c SIGLIP_P_SCALE)
 
@@ -652,6 +656,10 @@ class F8Activations:
         attend_heads): P at 2^-7, V at out_proj's input scale."""
         return quantize_f143(p, P_SCALE), quantize_f143(vh, self.scales["out"])
 
+    def qk(self, qh, kh):
+        """An encoder layer's QK^T in F143: q and k at their own scales."""
+        return quantize_f143(qh, self.scales["q"]), quantize_f143(kh, self.scales["k"])
+
 
 class ActivationRanges:
     """act() for calibration: the largest |x| seen at each GEMM position."""
@@ -662,6 +670,9 @@ class ActivationRanges:
     def __call__(self, pos, x):
         self.max[pos] = max(self.max.get(pos, 0.0), float(x.abs().max()))
         return x
+
+    def qk(self, qh, kh):
+        return self("q", qh), self("k", kh)
 
 
 def parse_f8_scales(text):
@@ -863,7 +874,7 @@ def activation_stats(pixels, weights, cfg):
         if cfg.vision_use_head:
             ranges = ActivationRanges()
             map_head(last, w, cfg, act=ranges)
-            for pos in GEMM_POSITIONS[4:]:
+            for pos in GEMM_POSITIONS[4:9]:   # the head's
                 row[pos + ".max"] = ranges.max[pos]
         rows.append(("head", row))
     return rows

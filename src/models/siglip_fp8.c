@@ -22,11 +22,18 @@
 #include "../util/fp.h"
 
 const char *const siglip_gemm_names[SIGLIP_GEMMS] = {
-    [SIGLIP_QKV] = "qkv",           [SIGLIP_OUT] = "out",
-    [SIGLIP_FC1] = "fc1",           [SIGLIP_FC2] = "fc2",
-    [SIGLIP_HEAD_Q] = "head.q",     [SIGLIP_HEAD_KV] = "head.kv",
-    [SIGLIP_HEAD_OUT] = "head.out", [SIGLIP_HEAD_FC1] = "head.fc1",
-    [SIGLIP_HEAD_FC2] = "head.fc2", [SIGLIP_EMBED] = "embed"};
+    [SIGLIP_QKV] = "qkv",
+    [SIGLIP_OUT] = "out",
+    [SIGLIP_FC1] = "fc1",
+    [SIGLIP_FC2] = "fc2",
+    [SIGLIP_HEAD_Q] = "head.q",
+    [SIGLIP_HEAD_KV] = "head.kv",
+    [SIGLIP_HEAD_OUT] = "head.out",
+    [SIGLIP_HEAD_FC1] = "head.fc1",
+    [SIGLIP_HEAD_FC2] = "head.fc2",
+    [SIGLIP_Q] = "q",
+    [SIGLIP_K] = "k",
+    [SIGLIP_EMBED] = "embed"};
 
 /* A checkpoint tensor as floats (malloc'd); `rows` of `cols` from row
  * `row0` (the head's in_proj parts). */
@@ -119,20 +126,28 @@ gelu_bound(double x)
 /* The bounds of one encoder layer's (or the head's) GEMM inputs into
  * max[]: q/k/v (or k/v) from LayerNorm `ln`, the out projection's from the
  * v rows of `vw`/`vb` (from row `v0`), fc1 from LayerNorm `ln_mlp`, fc2
- * from fc1 of `mlp`. */
+ * from fc1 of `mlp`; with `attn` (an encoder layer's self_attn) QK^T's
+ * q and k into qk[0], qk[1]. */
 static int
 block_bounds(const SiglipConfig *c, const StFile *f, const char *ln,
              const char *vw, const char *vb, size_t v0, const char *ln_mlp,
-             const char *mlp, double *qkv, double *out, double *fc1,
-             double *fc2, Diag *d)
+             const char *mlp, const char *attn, double *qkv, double *out,
+             double *fc1, double *fc2, double *qk, Diag *d)
 {
 	int n = c->hidden;
 	Bound a, m;
 	double v, h;
 	char w[160], b[160];
+	int e = ln_bound(f, ln, n, &a, d);
+	for (int i = 0; attn && i < 2 && !e; i++) {
+		double y;
+		snprintf(w, sizeof w, "%s.%c_proj.weight", attn, "qk"[i]);
+		snprintf(b, sizeof b, "%s.%c_proj.bias", attn, "qk"[i]);
+		e = linear_bound(f, w, b, 0, n, n, a.l2, &y, d);
+		qk[i] = fmax(qk[i], y);
+	}
 	snprintf(w, sizeof w, "%s.fc1.weight", mlp);
 	snprintf(b, sizeof b, "%s.fc1.bias", mlp);
-	int e = ln_bound(f, ln, n, &a, d);
 	if (!e)
 		e = linear_bound(f, vw, vb, v0, n, n, a.l2, &v, d);
 	if (!e)
@@ -155,28 +170,30 @@ siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
 	double max[SIGLIP_GEMMS] = {0};
 	int e = IPU_OK;
 	for (int l = 0; l < c->layers && !e; l++) {
-		char p[64], ln1[96], ln2[96], vw[128], vb[128], mlp[96];
+		char p[64], ln1[96], ln2[96], at[96], vw[128], vb[128], mlp[96];
 		snprintf(p, sizeof p, "vision_model.encoder.layers.%d", l);
 		snprintf(ln1, sizeof ln1, "%s.layer_norm1", p);
 		snprintf(ln2, sizeof ln2, "%s.layer_norm2", p);
-		snprintf(vw, sizeof vw, "%s.self_attn.v_proj.weight", p);
-		snprintf(vb, sizeof vb, "%s.self_attn.v_proj.bias", p);
+		snprintf(at, sizeof at, "%s.self_attn", p);
+		snprintf(vw, sizeof vw, "%s.v_proj.weight", at);
+		snprintf(vb, sizeof vb, "%s.v_proj.bias", at);
 		snprintf(mlp, sizeof mlp, "%s.mlp", p);
-		e = block_bounds(c, f, ln1, vw, vb, 0, ln2, mlp,
+		e = block_bounds(c, f, ln1, vw, vb, 0, ln2, mlp, at,
 		                 &max[SIGLIP_QKV], &max[SIGLIP_OUT],
-		                 &max[SIGLIP_FC1], &max[SIGLIP_FC2], d);
+		                 &max[SIGLIP_FC1], &max[SIGLIP_FC2],
+		                 &max[SIGLIP_Q], d);
 	}
 	if (!e && c->use_head) {
 		const char *hw = "vision_model.head.attention";
 		char w[128], b[128];
 		snprintf(w, sizeof w, "%s.in_proj_weight", hw);
 		snprintf(b, sizeof b, "%s.in_proj_bias", hw);
-		e = block_bounds(c, f, "vision_model.post_layernorm", w, b,
-		                 2 * (size_t)c->hidden,
-		                 "vision_model.head.layernorm",
-		                 "vision_model.head.mlp", &max[SIGLIP_HEAD_KV],
-		                 &max[SIGLIP_HEAD_OUT], &max[SIGLIP_HEAD_FC1],
-		                 &max[SIGLIP_HEAD_FC2], d);
+		e = block_bounds(
+		    c, f, "vision_model.post_layernorm", w, b,
+		    2 * (size_t)c->hidden, "vision_model.head.layernorm",
+		    "vision_model.head.mlp", NULL, &max[SIGLIP_HEAD_KV],
+		    &max[SIGLIP_HEAD_OUT], &max[SIGLIP_HEAD_FC1],
+		    &max[SIGLIP_HEAD_FC2], NULL, d);
 		float *probe = e ? NULL
 		                 : tensor(f, "vision_model.head.probe", 0, 1,
 		                          (size_t)c->hidden, d);
@@ -213,7 +230,7 @@ siglip_f8_parse_scales(const char *text, int scale[SIGLIP_GEMMS],
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "f8 scales '%s': '%.*s' is not POSITION=N; "
 			    "positions: qkv, out, fc1, fc2, head.q, head.kv, "
-			    "head.out, head.fc1, head.fc2",
+			    "head.out, head.fc1, head.fc2, q, k",
 			    text, (int)(end - s), s);
 		if (num_end != end || num_end == eq + 1 ||
 		    v < GRAPH_F8_SCALE_MIN || v > GRAPH_F8_SCALE_MAX)

@@ -225,20 +225,29 @@ split_heads(Text *t, const char *y, const char *x, int b, int rows, int h,
 enum { SIGLIP_P_SCALE = -7 };
 
 /* y.o = softmax(q k^T / sqrt(dh)) v over heads already split ([b, h,
- * rows, dh]); with pv8, P and V cast to F143 for their product (P at
- * SIGLIP_P_SCALE, V at v_scale: attention outputs are convex
- * combinations of V's rows, so out_proj's input bound holds V) */
+ * rows, dh]); with `scale` (the f8 tower's act_scale), both products in
+ * F143: q and k cast at their positions' scales, P at SIGLIP_P_SCALE, V
+ * at out_proj's input scale (attention outputs are convex combinations
+ * of V's rows, so that bound holds V) */
 static void
 scores_times_v(Text *t, const char *y, const char *qh, const char *kh,
-               const char *vh, int dh, int pv8, int v_scale)
+               const char *vh, int dh, const int *scale)
 {
-	put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
+	if (scale) {
+		put(t, "%s.q8 = cast %s f8_f143*2^%d\n", y, qh,
+		    scale[SIGLIP_Q]);
+		put(t, "%s.k8 = cast %s f8_f143*2^%d\n", y, kh,
+		    scale[SIGLIP_K]);
+		put(t, "%s.s = matmul %s.q8 %s.k8 transpose_b=1\n", y, y, y);
+	} else
+		put(t, "%s.s = matmul %s %s transpose_b=1\n", y, qh, kh);
 	put(t, "%s.p = softmax %s.s scale=%.17g\n", y, y,
 	    1.0 / sqrt((double)dh));
-	if (pv8) {
+	if (scale) {
 		put(t, "%s.p8 = cast %s.p f8_f143*2^%d\n", y, y,
 		    SIGLIP_P_SCALE);
-		put(t, "%s.v8 = cast %s f8_f143*2^%d\n", y, vh, v_scale);
+		put(t, "%s.v8 = cast %s f8_f143*2^%d\n", y, vh,
+		    scale[SIGLIP_OUT]);
 		put(t, "%s.o = matmul %s.p8 %s.v8\n", y, y, y);
 	} else
 		put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
@@ -256,7 +265,7 @@ static void
 attend_heads(Text *t, const char *y, const char *qh, const char *kh,
              const char *vh, int b, int qrows, int h, int dh)
 {
-	scores_times_v(t, y, qh, kh, vh, dh, 0, 0);
+	scores_times_v(t, y, qh, kh, vh, dh, NULL);
 	merge_heads(t, y, b, qrows, h, dh);
 }
 
@@ -282,7 +291,7 @@ attend(Text *t, const char *y, const char *q, const char *k, const char *v,
  * "Batch 8 of So400m f8"); the rounds' outputs joined along the batch. */
 static void
 attend_rounds(Text *t, const char *y, const char *qkv, int b, int n, int h,
-              int dh, int pairs, int pv8, int v_scale)
+              int dh, int pairs, const int *scale)
 {
 	int per = pairs / h > 1 ? pairs / h : 1;
 	char prev[112] = "";
@@ -302,7 +311,7 @@ attend_rounds(Text *t, const char *y, const char *qkv, int b, int n, int h,
 			put(t, "%s = reshape %s.s [%d, %d, %d, %d]\n", hd[i],
 			    hd[i], bc, h, n, dh);
 		}
-		scores_times_v(t, yr, hd[0], hd[1], hd[2], dh, pv8, v_scale);
+		scores_times_v(t, yr, hd[0], hd[1], hd[2], dh, scale);
 		if (per >= b)
 			break;
 		char joined[112];
@@ -386,11 +395,11 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		    batch, n, h, dh);
 		put(&t, "%s.t = transpose %s.r [2, 0, 3, 1, 4]\n", qkv, qkv);
 		snprintf(a, sizeof a, "l%d.attn", l);
-		/* PV in f8 in the f8 tower (not a quantized checkpoint's,
-		 * whose policy names its own formats) */
+		/* QK^T and PV in f8 in the f8 tower (not a quantized
+		 * checkpoint's, whose policy names its own formats) */
 		attend_rounds(&t, a, qkv, batch, n, h, dh, pairs,
-		              ty.f8 && !ty.p->weight_type,
-		              ty.p->act_scale[SIGLIP_OUT]);
+		              ty.f8 && !ty.p->weight_type ? ty.p->act_scale
+		                                          : NULL);
 		snprintf(o, sizeof o, "l%d.out", l);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
 		linear(&t, &ty, SIGLIP_OUT, o, a, w, rows, d, d);

@@ -24,6 +24,10 @@ typedef enum {
 	SIGLIP_HEAD_OUT,
 	SIGLIP_HEAD_FC1,
 	SIGLIP_HEAD_FC2,
+	/* an encoder layer's QK^T in the f8 tower: q and k, each its own
+	 * scale (a quantized checkpoint's tower keeps QK^T in f16) */
+	SIGLIP_Q,
+	SIGLIP_K,
 	SIGLIP_EMBED, /* the patch embedding: f16 unless a quantized
 	                 checkpoint (siglip_quant.h) says otherwise */
 	SIGLIP_GEMMS

@@ -407,7 +407,7 @@ parse_policy(const cJSON *root, const char *what, SiglipQuant *q, Diag *d)
 			           "activations: unknown position \"%s\" (%s)",
 			           k->string,
 			           "qkv, out, fc1, fc2, head.q, head.kv, "
-			           "head.out, head.fc1, head.fc2, embed");
+			           "head.out, head.fc1, head.fc2, q, k, embed");
 		if (set[i])
 			return bad(d, what, "activations: \"%s\" given twice",
 			           k->string);
