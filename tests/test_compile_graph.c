@@ -57,6 +57,18 @@ parsed(const char *text)
 	return g;
 }
 
+/* text with its first `from` replaced by `to`, parsed. */
+static Graph *
+parsed_edit(const char *text, const char *from, const char *to)
+{
+	char buf[512];
+	const char *at = strstr(text, from);
+	assert_non_null(at);
+	snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text, to,
+	         at + strlen(from));
+	return parsed(buf);
+}
+
 static uint64_t
 run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
           uint64_t *cycles, uint8_t **outs)
@@ -1254,11 +1266,7 @@ test_softmax_fused_cast(void **state)
 	    {"p8 = cast p f8_f143*2^-7", "p8 = cast p f16", -1, 1},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char buf[512];
-		const char *at = strstr(text, cases[i].from);
-		snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text,
-		         cases[i].to, at + strlen(cases[i].from));
-		Graph *g = parsed(buf);
+		Graph *g = parsed_edit(text, cases[i].from, cases[i].to);
 		assert_int_equal(plan_softmax_fused_cast(g, &g->ops[0]),
 		                 cases[i].want);
 		assert_int_equal(plan_op_aliases(g, &g->ops[1]),
@@ -1323,11 +1331,7 @@ test_bias_in_reduction(void **state)
 	    {"yb = add y b", "yb = add y y", -1},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char buf[512];
-		const char *at = strstr(text, cases[i].from);
-		snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text,
-		         cases[i].to, at + strlen(cases[i].from));
-		Graph *g = parsed(buf);
+		Graph *g = parsed_edit(text, cases[i].from, cases[i].to);
 		assert_int_equal(plan_matmul_bias_add(g, &g->ops[0]),
 		                 cases[i].want);
 		graph_free(g);
@@ -1362,11 +1366,7 @@ test_layernorm_fused_cast(void **state)
 	     "x f32 [20, 48]\nweight g f32 [48]\nweight b f32 [48]", -1, 0},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char buf[512];
-		const char *at = strstr(text, cases[i].from);
-		snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text,
-		         cases[i].to, at + strlen(cases[i].from));
-		Graph *g = parsed(buf);
+		Graph *g = parsed_edit(text, cases[i].from, cases[i].to);
 		assert_int_equal(plan_layernorm_fused_cast(g, &g->ops[0]),
 		                 cases[i].want);
 		assert_int_equal(plan_op_aliases(g, &g->ops[1]),

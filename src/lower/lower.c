@@ -359,6 +359,29 @@ lower_cycles(const Lowered *l)
 	return total;
 }
 
+int
+lower_buffers_by_tile(const Lowered *l, int **start_out, int **ids_out)
+{
+	uint32_t T = l->tiles;
+	/* a counting sort: start[t + 2] counts, then start[t + 1] runs ahead
+	 * of tile t's next slot */
+	int *start = xcalloc((size_t)T + 2, sizeof *start),
+	    *ids = xmalloc(((size_t)l->nbuf + 1) * sizeof *ids);
+	for (int i = 0; i < l->nbuf; i++)
+		start[l->buf[i].tile + 2]++;
+	int most = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		if (start[t + 2] > most)
+			most = start[t + 2];
+		start[t + 2] += start[t + 1];
+	}
+	for (int i = 0; i < l->nbuf; i++)
+		ids[start[l->buf[i].tile + 1]++] = i;
+	*start_out = start;
+	*ids_out = ids;
+	return most;
+}
+
 /* lower_beside's count for op o on the tile of buffers ids[0 .. n - 1]
  * (code bytes of code), its steps from .. to: sets *over if the tile is
  * over at one of them, and raises *beside to the most live there less
@@ -418,20 +441,9 @@ lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
 			if (i > to[o])
 				to[o] = i;
 		}
-	/* the buffers by tile */
 	uint32_t T = l->tiles;
-	int *start = xcalloc((size_t)T + 2, sizeof *start),
-	    *ids = xmalloc(((size_t)l->nbuf + 1) * sizeof *ids);
-	for (int i = 0; i < l->nbuf; i++)
-		start[l->buf[i].tile + 2]++;
-	int most = 0;
-	for (uint32_t t = 0; t < T; t++) {
-		if (start[t + 2] > most)
-			most = start[t + 2];
-		start[t + 2] += start[t + 1];
-	}
-	for (int i = 0; i < l->nbuf; i++)
-		ids[start[l->buf[i].tile + 1]++] = i;
+	int *start, *ids;
+	int most = lower_buffers_by_tile(l, &start, &ids);
 	TileBuf *all = xmalloc(((size_t)most + 1) * sizeof *all),
 	        *own = xmalloc(((size_t)most + 1) * sizeof *own);
 	TilePack s;

@@ -199,6 +199,10 @@ void lower_index(Lowered *l);
  * their lengths plus one sync per exchange step, the loop's steps
  * loop_count times. */
 uint64_t lower_cycles(const Lowered *l);
+/* l's buffers by tile, in index order: tile t's are ids[start[t]] ..
+ * ids[start[t + 1] - 1]. Returns the most on one tile; the caller frees
+ * both arrays. */
+int lower_buffers_by_tile(const Lowered *l, int **start, int **ids);
 /* What the tiles of a lowered program hold beside each op, by the tile
  * memory model (plan/mem.c), code[t] the bytes of tile t's code: for each
  * op with want[op] set (ops 0 .. nops - 1), over the tiles where it has

@@ -295,23 +295,8 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 	rep->tile = xcalloc(T ? T : 1, sizeof *rep->tile);
 	rep->nbuf = (uint64_t)l->nbuf;
 
-	/* Buffers by tile, in index order (counting sort). */
-	int *start = xcalloc((size_t)T + 1, sizeof *start);
-	int *ids = xcalloc((size_t)l->nbuf + 1, sizeof *ids);
-	for (int i = 0; i < l->nbuf; i++)
-		start[l->buf[i].tile + 1]++;
-	int nmax = 0;
-	for (uint32_t t = 0; t < T; t++) {
-		if (start[t + 1] > nmax)
-			nmax = start[t + 1];
-		start[t + 1] += start[t];
-	}
-	int *fill = xcalloc((size_t)T + 1, sizeof *fill);
-	for (int i = 0; i < l->nbuf; i++) {
-		uint32_t t = l->buf[i].tile;
-		ids[start[t] + fill[t]++] = i;
-	}
-	free(fill);
+	int *start, *ids;
+	int nmax = lower_buffers_by_tile(l, &start, &ids);
 
 	TilePack s;
 	plan_pack_init(&s, nmax);
