@@ -862,6 +862,32 @@ test_copy_budget(void **state)
 	graph_free(g);
 }
 
+/* A graph built in memory, not parsed, is verified before it is planned:
+ * c's shape set against what matmul infers ([8, 16]) is refused with
+ * graph_verify's message, and no package is made. */
+static void
+test_compile_verifies_graph(void **state)
+{
+	(void)state;
+	static const char text[] = "input a f32 [8, 16]\n"
+	                           "weight w f32 [16, 16]\n"
+	                           "c = matmul a w\n"
+	                           "output c\n";
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(
+	    graph_parse(text, sizeof text - 1, "t", &g, errs, &nerr), 0);
+	g->tensors[graph_find(g, "c")].shape.dim[1] = 8;
+	Package *pk = NULL;
+	CompileReport rep;
+	CompileOptions co = {.tiles = 4};
+	assert_int_equal(compile_graph(g, &co, &pk, &rep, &d), IPU_EINVAL);
+	assert_null(pk);
+	assert_non_null(strstr(d.msg, "inference says f32 [8, 16]"));
+	graph_free(g);
+}
+
 /* ipu compile --dump prints every pass's result before the summary. */
 static void
 test_dump(void **state)
@@ -938,6 +964,7 @@ main(void)
 	    cmocka_unit_test(test_memory_model),
 	    cmocka_unit_test(test_gemm_lifetimes),
 	    cmocka_unit_test(test_copy_budget),
+	    cmocka_unit_test(test_compile_verifies_graph),
 	    cmocka_unit_test(test_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -689,10 +689,14 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		opt.chip = chip_default();
 	if (!opt.tiles)
 		opt.tiles = opt.chip->tiles;
-	if (check_sizes(g, opt.chip, opt.tiles, d)) {
+	/* the graph once: every plan below is of the same graph */
+	int bad = graph_verify(g, d);
+	if (!bad && check_sizes(g, opt.chip, opt.tiles, d))
+		bad = IPU_ERANGE;
+	if (bad) {
 		memset(rep, 0, sizeof *rep);
 		*out = NULL;
-		return IPU_ERANGE;
+		return bad;
 	}
 	/* Plan, lower and measure with the placer (compile_once); while
 	 * tiles do not fit, the planner gives up what it may (plan_refit:
