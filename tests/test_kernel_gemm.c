@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "../src/bench/tile_kernel.h"
+#include "../src/codegen/codegen.h"
 #include "../src/kernels/gemm.h"
+#include "../src/kernels/kernels.h"
 
 static long double
 f16_value(uint16_t h)
@@ -111,24 +113,20 @@ c_value(const Case *cs, const void *arr, size_t i)
 	                         : f16_value(((const uint16_t *)arr)[i]);
 }
 
-/* Run one case and check every element of C; returns the cycles. */
-static uint64_t
-check(Case cs)
+/* Random A, B and C (NaN in zero mode, where it must be ignored). */
+static void
+fill_case(const Case *cs, uint8_t *a, uint8_t *b, uint8_t *c0)
 {
-	GemmDtype t = cs.t;
-	uint32_t bm = cs.bm, bn = cs.bn, bk = cs.bk;
-	uint32_t ein = gemm_in_bytes(t), ec = gemm_c_elem_bytes(t);
-	uint8_t *a = malloc((size_t)bm * bk * ein);
-	uint8_t *b = malloc((size_t)bk * bn * ein);
-	uint8_t *c0 = malloc((size_t)bm * bn * ec);
-	uint8_t *c = malloc((size_t)bm * bn * ec);
+	GemmDtype t = cs->t;
+	uint32_t bm = cs->bm, bn = cs->bn, bk = cs->bk;
+	uint32_t ec = gemm_c_elem_bytes(t);
 	for (size_t i = 0; i < (size_t)bm * bk; i++) {
 		if (t == GEMM_F32)
 			((uint32_t *)a)[i] = rnd_f32();
 		else if (t == GEMM_F16)
 			((uint16_t *)a)[i] = rnd_f16();
 		else
-			a[i] = rnd_f8(cs.opt.fp8_in);
+			a[i] = rnd_f8(cs->opt.fp8_in);
 	}
 	for (size_t i = 0; i < (size_t)bk * bn; i++) {
 		if (t == GEMM_F32)
@@ -136,27 +134,25 @@ check(Case cs)
 		else if (t == GEMM_F16)
 			((uint16_t *)b)[i] = rnd_f16();
 		else
-			b[i] = rnd_f8(cs.opt.fp8_w);
+			b[i] = rnd_f8(cs->opt.fp8_w);
 	}
 	for (size_t i = 0; i < (size_t)bm * bn; i++) {
-		if (cs.opt.zero) /* must be ignored: NaN everywhere */
+		if (cs->opt.zero) /* must be ignored: NaN everywhere */
 			memset(c0 + i * ec, 0xff, ec);
 		else if (t == GEMM_F32)
 			((uint32_t *)c0)[i] = rnd_f32();
 		else
 			((uint16_t *)c0)[i] = rnd_f16();
 	}
-	memcpy(c, c0, (size_t)bm * bn * ec);
-	if (!cs.chip)
-		cs.chip = chip_default();
-	uint64_t cycles = 0;
-	Diag d;
-	diag_clear(&d);
-	if (gemm_tile_run(cs.chip, t, bm, bn, bk, a, b, c, &cs.opt, &cycles,
-	                  &d))
-		fail_msg("%s %ux%ux%u: %s", gemm_dtype_name(t), bm, bn, bk,
-		         d.msg);
+}
 
+/* C from c0 against the reference computed here, element by element. */
+static void
+compare_case(Case cs, const uint8_t *a, const uint8_t *b, const uint8_t *c0,
+             const uint8_t *c)
+{
+	GemmDtype t = cs.t;
+	uint32_t bm = cs.bm, bn = cs.bn, bk = cs.bk;
 	/* f32 accumulation: 4 AMPs per panel (f16, f8) or 8 (f32), each
 	 * rounding once; then the panel result rounds to C's format. */
 	long double steps = t == GEMM_F32 ? 8 : 4;
@@ -205,6 +201,31 @@ check(Case cs)
 				         cs.opt.zero ? " zero" : "", r, col,
 				         got, ref, tol);
 		}
+}
+
+/* Run one case and check every element of C; returns the cycles. */
+static uint64_t
+check(Case cs)
+{
+	GemmDtype t = cs.t;
+	uint32_t bm = cs.bm, bn = cs.bn, bk = cs.bk;
+	uint32_t ein = gemm_in_bytes(t), ec = gemm_c_elem_bytes(t);
+	uint8_t *a = malloc((size_t)bm * bk * ein);
+	uint8_t *b = malloc((size_t)bk * bn * ein);
+	uint8_t *c0 = malloc((size_t)bm * bn * ec);
+	uint8_t *c = malloc((size_t)bm * bn * ec);
+	fill_case(&cs, a, b, c0);
+	memcpy(c, c0, (size_t)bm * bn * ec);
+	if (!cs.chip)
+		cs.chip = chip_default();
+	uint64_t cycles = 0;
+	Diag d;
+	diag_clear(&d);
+	if (gemm_tile_run(cs.chip, t, bm, bn, bk, a, b, c, &cs.opt, &cycles,
+	                  &d))
+		fail_msg("%s %ux%ux%u: %s", gemm_dtype_name(t), bm, bn, bk,
+		         d.msg);
+	compare_case(cs, a, b, c0, c);
 	free(a);
 	free(b);
 	free(c0);
@@ -366,6 +387,351 @@ test_five_workers(void **state)
 	}
 }
 
+/*
+ * The overlapped phase (docs/bench-gemm.md, "The third step"): codegen's
+ * five-worker panel loop (a compute step with GemmWindows) on two tiles
+ * of different rows, optionally with an exchange placed by hand between
+ * the panel blocks (tile 0 -> 1 beside panel 0, 1 -> 0 beside panel 1),
+ * then the six-worker calls over the rest. Checked: C against the
+ * reference of compare_case; the words each tile receives; and every
+ * five-worker panel's cycles against gemm_block and gemm_windows: its
+ * first run (the tile's TR_COMPUTE start) and the release of the sync
+ * LOCAL after it (its end): at[p] + 1 before block p, and for the last
+ * panel its workers' last exit + sync-local (the formula's exits).
+ */
+enum { OV_TILES = 2, OV_WORDS = 100, OV_CODE = 0x3000 };
+
+typedef struct {
+	const Chip *chip;
+	GemmDtype t;
+	uint32_t bm[OV_TILES], bn, bk, five;
+	int zero, xfers;
+	const char *refused; /* tile 0's send moved to break the rules:
+	                        codegen refuses it with this message */
+	uint64_t send_at;    /* that send's cycle */
+	uint32_t delay; /* block p no earlier than its earliest (gemm_windows
+	                   without bounds) + 12p + (p x delay) mod 6 */
+} Overlap;
+
+static int64_t
+ov_symbol(void *ctx, const char *name)
+{
+	return img_symbol_addr(ctx, name);
+}
+
+static uint32_t
+ov_pattern(uint32_t tile, uint32_t i)
+{
+	return (tile + 1) * 0x01000193u ^ (i * 0x9e3779b9u + 11);
+}
+
+/* Transfer src -> dst of OV_WORDS words sent at `at` (a multiple of 6),
+ * its receive controls by the scheduler's rules (xsched.c): the mux on
+ * to act at the first word's write less the XPIC delay, off the cycle
+ * after the last less it, the pointer at `ptr`. */
+static void
+ov_xfer(Step *s, const Chip *c, uint32_t src, uint32_t dst, int32_t sbuf,
+        int32_t rbuf, uint64_t at, uint64_t ptr)
+{
+	Transfer *x = lower_transfer(s, src, (BufRef){sbuf, 0}, OV_WORDS, 1);
+	x->dst_tile[0] = dst;
+	x->dst[0] = (BufRef){rbuf, 0};
+	x->start = at;
+	uint64_t first = at + chip_route_cycles(c, src, dst);
+	x->mux_at[0] = first - chip_xpic_cycles(c, dst);
+	x->off_at[0] = x->mux_at[0] + OV_WORDS;
+	x->ptr_at[0] = ptr;
+	/* each control in a 6-cycle block of its own, after the pointer */
+	assert_true(ptr / 6 < x->mux_at[0] / 6);
+	assert_true(x->mux_at[0] / 6 < x->off_at[0] / 6);
+}
+
+/* Runs the case; returns (A + at[p]) mod 6 seen, as a bit set. */
+static unsigned
+run_overlap(const Overlap *o)
+{
+	const Chip *chip = o->chip;
+	GemmDtype t = o->t;
+	const char *names[2];
+	gemm_objects(t, 6, names);
+	TileImage img;
+	Diag d;
+	diag_clear(&d);
+	if (kernel_image(names, 1, chip, &img, &d))
+		fail_msg("%s", d.msg);
+	uint32_t code_end = chip->mem_base;
+	for (int i = 0; i < img.nseg; i++)
+		if (img.seg[i].addr + img.seg[i].size > code_end)
+			code_end = img.seg[i].addr + img.seg[i].size;
+	uint32_t bmax = o->bm[0] > o->bm[1] ? o->bm[0] : o->bm[1];
+	uint32_t prog = align_up(code_end, 8);
+	uint32_t args = align_up(prog + OV_CODE, 16);
+	uint32_t save = args + GEMM_OVERLAP_ARGS_BYTES;
+	uint32_t sbuf_at = align_up(save + 8, 16);
+	uint32_t rbuf_at = sbuf_at + 4 * OV_WORDS;
+	uint32_t aa = align_up(rbuf_at + 4 * OV_WORDS, 32);
+	uint32_t abytes = gemm_a_bytes(t, bmax, o->bk);
+	uint32_t bbytes = gemm_b_bytes(t, o->bk, o->bn);
+	uint32_t cbytes = gemm_c_bytes(t, bmax, o->bn);
+	assert_true(aa + abytes + GEMM_A_TAIL <= chip->interleave);
+	uint32_t bb = align_up(chip->interleave, 16);
+	uint32_t cc = align_up(bb + bbytes, 2 * chip->elem_bytes);
+	assert_true(cc + cbytes + gemm_c_tail(t) <= chip->mem_end);
+
+	Lowered *l = lower_new(chip, OV_TILES);
+	Step *s = lower_step(l, STEP_COMPUTE, "overlapped gemm");
+	int32_t sb[OV_TILES], rb[OV_TILES], sv[OV_TILES];
+	for (uint32_t i = 0; i < OV_TILES; i++) {
+		int32_t ba = lower_buffer(l, i, abytes, 32, REGION_ANY, 0,
+		                          INT32_MAX, "A");
+		int32_t bbuf = lower_buffer(l, i, bbytes, 16, REGION_ANY, 0,
+		                            INT32_MAX, "B");
+		int32_t bc = lower_buffer(l, i, cbytes, 16, REGION_ANY, 0,
+		                          INT32_MAX, "C");
+		sb[i] = lower_buffer(l, i, 4 * OV_WORDS, 8, REGION_ANY, 0,
+		                     INT32_MAX, "send");
+		rb[i] = lower_buffer(l, i, 4 * OV_WORDS, 8, REGION_ANY, 0,
+		                     INT32_MAX, "receive");
+		sv[i] = lower_buffer(l, i, 8, 8, REGION_ANY, 0, INT32_MAX,
+		                     "return address");
+		l->buf[ba].addr = aa;
+		l->buf[bbuf].addr = bb;
+		l->buf[bc].addr = cc;
+		l->buf[sb[i]].addr = sbuf_at;
+		l->buf[rb[i]].addr = rbuf_at;
+		l->buf[sv[i]].addr = save;
+		KernelCall *k = lower_call(l, s, i, gemm_entry(t, 6), names[0],
+		                           GEMM_OVERLAP_ARGS_BYTES);
+		l->buf[k->args_at].addr = args;
+		k->ref[0] = (BufRef){ba, 0};
+		k->ref[1] = (BufRef){bbuf, 0};
+		k->ref[2] = (BufRef){bc, 0};
+		k->nref = 3;
+		k->args.kind = KC_GEMM;
+		k->args.u.gemm =
+		    (GemmCall){.t = t,
+		               .bm = o->bm[i],
+		               .bn = o->bn,
+		               .bk = o->bk,
+		               .opt = {.zero = o->zero, .five = o->five}};
+	}
+	s->win = xmalloc(sizeof *s->win);
+	uint64_t *min_at = NULL;
+	if (o->delay) {
+		GemmWindows first;
+		gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, NULL,
+		             &first);
+		min_at = xcalloc(o->five, sizeof *min_at);
+		for (uint32_t p = 1; p < o->five; p++)
+			min_at[p] = first.at[p] + 12 * p + (p * o->delay) % 6;
+		gemm_windows_free(&first);
+	}
+	gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, min_at, s->win);
+	free(min_at);
+	const GemmWindows *w = s->win;
+	if (o->xfers) {
+		assert_true(o->five >= 3);
+		ov_xfer(s, chip, 0, 1, sb[0], rb[1],
+		        o->refused ? o->send_at : 36, 0);
+		ov_xfer(s, chip, 1, 0, sb[1], rb[0], w->open[1] + 36,
+		        w->open[1]);
+	}
+	lower_index(l);
+	if (o->refused) {
+		TileCode tc;
+		assert_int_equal(codegen_tile(l, NULL, 0, prog, sv[0], &tc, &d),
+		                 IPU_EINVAL);
+		if (!strstr(d.msg, o->refused))
+			fail_msg("refused with: %s", d.msg);
+		lower_free(l);
+		img_free(&img);
+		return 0;
+	}
+
+	ChipConfig cfg = {.chip = chip, .tiles = OV_TILES, .trace = 1};
+	ChipSim *cs = chipsim_new(&cfg);
+	KernelSyms ks = {.symbol = ov_symbol, .ctx = &img};
+	uint32_t ein = gemm_in_bytes(t), ec = gemm_c_elem_bytes(t);
+	uint8_t *a[OV_TILES], *b[OV_TILES], *c0[OV_TILES];
+	uint8_t *pa = xmalloc(abytes), *pb = xmalloc(bbytes),
+	        *pc = xmalloc(cbytes);
+	for (uint32_t i = 0; i < OV_TILES; i++) {
+		Case k = {.t = t, .bm = o->bm[i], .bn = o->bn, .bk = o->bk};
+		k.opt.zero = o->zero;
+		a[i] = xmalloc((size_t)k.bm * k.bk * ein);
+		b[i] = xmalloc((size_t)k.bk * k.bn * ein);
+		c0[i] = xmalloc((size_t)k.bm * k.bn * ec);
+		fill_case(&k, a[i], b[i], c0[i]);
+		TileCode tc;
+		if (codegen_tile(l, &ks, i, prog, sv[i], &tc, &d))
+			fail_msg("%s", d.msg);
+		assert_int_equal(tc.code_len, codegen_size(l, i, NULL));
+		assert_true(tc.code_len <= OV_CODE);
+		Tile *tile = chipsim_tile(cs, i);
+		tile_load_image(tile, &img);
+		tile_write(tile, tc.code_addr, tc.code, tc.code_len);
+		for (int j = 0; j < tc.ndata; j++)
+			tile_write(tile, tc.data[j].addr, tc.data[j].bytes,
+			           tc.data[j].len);
+		gemm_pack_a(t, k.bm, k.bk, a[i], pa);
+		gemm_pack_b(t, k.bk, k.bn, b[i], pb);
+		gemm_pack_c(ec, k.bm, k.bn, c0[i], pc);
+		tile_write(tile, aa, pa, gemm_a_bytes(t, k.bm, k.bk));
+		tile_write(tile, bb, pb, bbytes);
+		tile_write(tile, cc, pc, gemm_c_bytes(t, k.bm, k.bn));
+		uint32_t words[OV_WORDS];
+		for (uint32_t j = 0; j < OV_WORDS; j++)
+			words[j] = ov_pattern(i, j);
+		tile_write(tile, sbuf_at, words, sizeof words);
+		tile_start(tile, tc.entry);
+		codegen_free(&tc);
+	}
+	ChipError err;
+	if (chipsim_run(cs, 100000000, &err) != RUN_DONE)
+		fail_msg("run: %s", err.msg);
+
+	unsigned phases = 0;
+	uint64_t sl = chip_rule(chip, TIMING_SYNC_LOCAL), anchor = 0;
+	for (uint32_t i = 0; i < OV_TILES; i++) {
+		Tile *tile = chipsim_tile(cs, i);
+		Case k = {.t = t, .bm = o->bm[i], .bn = o->bn, .bk = o->bk};
+		k.opt.zero = o->zero;
+		uint8_t *c = xmalloc((size_t)k.bm * k.bn * ec);
+		tile_read(tile, cc, pc, gemm_c_bytes(t, k.bm, k.bn));
+		gemm_unpack_c(ec, k.bm, k.bn, pc, c);
+		compare_case(k, a[i], b[i], c0[i], c);
+		free(c);
+		if (o->xfers)
+			for (uint32_t j = 0; j < OV_WORDS; j++) {
+				uint32_t v;
+				tile_read(tile, rbuf_at + 4 * j, &v, 4);
+				if (v != ov_pattern(1 - i, j))
+					fail_msg("tile %u received word %u: "
+					         "0x%08x",
+					         i, j, v);
+			}
+		/* the panels' cycles */
+		uint64_t rel = 0;
+		const TraceEvent *cmp[64];
+		uint32_t ncmp = 0;
+		for (int j = 0; j < tile->ntrace; j++) {
+			const TraceEvent *ev = &tile->trace[j];
+			if (ev->kind == TR_SYNC && ev->arg == SYNC_INTERNAL)
+				rel = ev->end;
+			if (ev->kind == TR_COMPUTE && ncmp < 64)
+				cmp[ncmp++] = ev;
+		}
+		assert_true(rel > 0 && ncmp >= o->five);
+		GemmCall g =
+		    (GemmCall){.t = t, .bm = k.bm, .bn = k.bn, .bk = k.bk};
+		uint64_t at0 =
+		    rel + chip_rule(chip, TIMING_SUP_PUT) + XS_PREAMBLE;
+		GemmBlock blk;
+		gemm_block(chip, t, k.bm, GEMM_FULL, at0, &blk);
+		if (i == 0)
+			anchor = blk.open;
+		assert_int_equal(blk.open, anchor); /* every tile's frame */
+		assert_true(blk.open - at0 <= w->lead);
+		assert_int_equal(cmp[0]->start, blk.run[0]);
+		for (uint32_t p = 1; p < o->five; p++) {
+			int zero;
+			uint32_t ap;
+			GemmEntry kind = gemm_panel(&g, p, &zero, &ap);
+			uint64_t at = anchor + w->at[p];
+			assert_true(blk.exit_max + sl <= at + 1);
+			assert_int_equal(cmp[p - 1]->end, at + 1);
+			gemm_block(chip, t, k.bm, kind, at, &blk);
+			assert_int_equal(cmp[p]->start, blk.run[0]);
+			phases |= 1u << (at % 6);
+		}
+		uint64_t last = anchor + w->open[o->five - 1] + 1;
+		if (blk.exit_max + sl > last)
+			last = blk.exit_max + sl;
+		assert_int_equal(cmp[o->five - 1]->end, last);
+		assert_true(blk.exit_max <= anchor + w->done);
+		print_message("overlapped %s %ux%ux%u, %u of %u panels on "
+		              "tile %u: five-worker part %llu cycles from "
+		              "cycle 0 (block 0 %llu before), the step %llu\n",
+		              gemm_dtype_name(t), k.bm, k.bn, k.bk, o->five,
+		              gemm_n_panels(k.bn) * gemm_k_panels(t, k.bk), i,
+		              (unsigned long long)(last - anchor),
+		              (unsigned long long)(anchor - at0),
+		              (unsigned long long)(tile->cycle - rel));
+		free(a[i]);
+		free(b[i]);
+		free(c0[i]);
+	}
+	free(pa);
+	free(pb);
+	free(pc);
+	chipsim_free(cs);
+	lower_free(l);
+	img_free(&img);
+	return phases;
+}
+
+/* Piece one: the panel blocks' cycles (gemm_block, gemm_windows) against
+ * the emulator, at the three timing profiles, every entry kind, blocks
+ * pushed to every phase mod 6; the results checked as well. */
+static void
+test_overlap_blocks(void **state)
+{
+	(void)state;
+	static const uint32_t s[][7] = {
+	    /* dtype, rows of tile 0 and 1, bn, bk, panels, delay */
+	    {GEMM_F16, 40, 37, 32, 64, 6, 0}, {GEMM_F16, 23, 3, 48, 32, 5, 1},
+	    {GEMM_F32, 41, 40, 20, 24, 4, 2}, {GEMM_F8, 30, 26, 32, 96, 5, 3},
+	    {GEMM_F16, 12, 12, 16, 16, 1, 0}, {GEMM_F16, 64, 58, 32, 48, 4, 5},
+	};
+	unsigned phases = 0;
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+		Overlap o = {.chip = profile_chip((TimingBound)(i % 3)),
+		             .t = (GemmDtype)s[i][0],
+		             .bm = {s[i][1], s[i][2]},
+		             .bn = s[i][3],
+		             .bk = s[i][4],
+		             .five = s[i][5],
+		             .delay = s[i][6],
+		             .zero = i % 2 == 1};
+		unsigned ph = run_overlap(&o);
+		print_message("phases 0x%x\n", ph);
+		phases |= ph;
+	}
+	/* the blocks met every phase */
+	assert_int_equal(phases, 0x3f);
+}
+
+/* Piece three: the exchange between the blocks; the words land and the
+ * GEMM's results and cycles are as without it. */
+static void
+test_overlap_exchange(void **state)
+{
+	(void)state;
+	Overlap o = {.chip = chip_default(),
+	             .t = GEMM_F16,
+	             .bm = {40, 37},
+	             .bn = 32,
+	             .bk = 64,
+	             .five = 6,
+	             .xfers = 1};
+	run_overlap(&o);
+	o.zero = 1;
+	o.five = 3;
+	o.bm[1] = 33;
+	run_overlap(&o);
+	/* a send off the slot-5 grid, and one in the window of block 1 */
+	o.refused = "(a send) is not at a multiple of 6";
+	o.send_at = 37;
+	run_overlap(&o);
+	GemmWindows w;
+	gemm_windows(o.chip, o.t, o.bm, OV_TILES, o.bk, o.five, NULL, &w);
+	o.refused = "is outside the panels' windows";
+	o.send_at = w.close[0];
+	assert_true(w.close[0] < w.open[1] && w.close[0] % 6 == 0);
+	gemm_windows_free(&w);
+	run_overlap(&o);
+}
+
 static void
 test_layouts(void **state)
 {
@@ -443,6 +809,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_layouts),
 	    cmocka_unit_test(test_five_workers),
+	    cmocka_unit_test(test_overlap_blocks),
+	    cmocka_unit_test(test_overlap_exchange),
 	    cmocka_unit_test(test_f16),
 	    cmocka_unit_test(test_f32),
 	    cmocka_unit_test(test_f8),

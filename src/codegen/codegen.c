@@ -213,7 +213,7 @@ sendpic_control(const Event *c, int32_t *sel, int32_t *value)
  */
 static void
 emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
-          int ninner)
+          int ninner, uint32_t max_items)
 {
 	if (ev->cycle > *cur)
 		emit_delay(e, ev->cycle - *cur);
@@ -230,7 +230,7 @@ emit_send(Emit *e, uint64_t *cur, const Event *ev, const Event *inner,
 			uint64_t next = inner[k + (c != NULL)].cycle;
 			limit = (uint32_t)(next - at);
 		}
-		uint32_t n = limit > SEND_MAX_ITEMS ? SEND_MAX_ITEMS : limit;
+		uint32_t n = limit > max_items ? max_items : limit;
 		if (c) {
 			int32_t sel, value;
 			sendpic_control(c, &sel, &value);
@@ -279,7 +279,8 @@ emit_exchange(Emit *e, const Lowered *l, const Step *s, uint32_t tile)
 			int k = i + 1;
 			while (k < n && ev[k].cycle < ev[i].cycle + ev[i].items)
 				k++;
-			emit_send(e, &cur, &ev[i], &ev[i + 1], k - i - 1);
+			emit_send(e, &cur, &ev[i], &ev[i + 1], k - i - 1,
+			          SEND_MAX_ITEMS);
 			i = k - 1;
 		} else {
 			emit_control(e, &cur, &ev[i]);
@@ -297,6 +298,8 @@ call_of(const Step *s, uint32_t tile)
 	return s->call_of[tile] < 0 ? NULL : &s->call[s->call_of[tile]];
 }
 
+static void call_data(const Lowered *l, const KernelCall *c, TileCode *tc);
+
 static void
 emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
           TileCode *tc)
@@ -310,9 +313,16 @@ emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
 		return;
 	}
 	emit(e, INSN_call_mmmn_zi, 2, REG_LR, (int32_t)entry);
+	call_data(l, c, tc);
+}
+
+/* Call c's argument block, as data of the tile's program. */
+static void
+call_data(const Lowered *l, const KernelCall *c, TileCode *tc)
+{
 	if (!tc)
 		return;
-	/* the argument block, as data */
+	uint32_t args = l->buf[c->args_at].addr;
 	uint32_t addr[CALL_MAX_REFS];
 	for (int i = 0; i < c->nref; i++)
 		addr[i] = lower_addr(l, c->ref[i]);
@@ -321,6 +331,238 @@ emit_call(Emit *e, const Lowered *l, const KernelSyms *ks, const KernelCall *c,
 	lower_call_args(c, addr, seg.bytes);
 	GROW(tc->data, tc->ndata, tc->capdata);
 	tc->data[tc->ndata++] = seg;
+}
+
+/*
+ * The overlapped phase (docs/bench-gemm.md, "The third step"): a compute
+ * step whose GEMM call runs its first P panels as codegen's own panel
+ * blocks with five workers, beside the step's exchange, then six-worker
+ * calls over the rest (gemm_rest):
+ *   setup      $WORKER0..4_BASE = the five vertices, $CCCSLOAD = B (f8:
+ *              $FP_INFMT, $FP_ISCL), before the opening sync
+ *   opening    sync 3; put $INCOMING_DCOUNT; the mux off (XS_PREAMBLE)
+ *   block 0    sync LOCAL; setzi $m1, entry; setzi $m2, A panel;
+ *              32 ld128putcs; 5 x run $m1, $m2, 0
+ *   then, from cycle 0 (the first slot 5 after block 0's runs, the frame
+ *   of the windows and of the transfers' cycles), the tile's exchange
+ *   events, each in 6-cycle supervisor blocks within its panel's window
+ *   [open[p], close[p]), and block p at at[p] (a delay to it)
+ *   closing    sync LOCAL; sync RECV
+ *   rest       setzi $m0, its argument block; call, once or twice
+ * Beside five workers every supervisor instruction issues in slot 5: a
+ * send issues at a multiple of 6 and is split into sends of at most
+ * SEND_BESIDE items (a multiple of 6, so that the next goes at once); a
+ * control takes the block it acts in (a delaypic or delayxpic issued at
+ * the block's start). An event that breaks these rules is an error (the
+ * schedule's).
+ */
+enum { SEND_BESIDE = 60, GRID = 6 };
+
+static uint64_t
+grid_up(uint64_t x)
+{
+	return (x + GRID - 1) / GRID * GRID;
+}
+
+/* Delays of n events in all, n a multiple of 6 except maybe the last
+ * (each delay but the last a multiple of 6, so that each issues in slot
+ * 5 beside the workers). */
+static void
+emit_delay_beside(Emit *e, uint64_t n)
+{
+	const uint64_t most = (DELAY_MAX + 1) / GRID * GRID;
+	while (n > 0) {
+		uint64_t k = n > most ? most : n;
+		emit(e, INSN_delay_mmmn_zi, 1, (int32_t)(k - 1));
+		n -= k;
+	}
+}
+
+static void
+emit_block(Emit *e, const KernelSyms *ks, const GemmCall *g, uint32_t p)
+{
+	int zero;
+	uint32_t a_panel;
+	GemmEntry kind = gemm_panel(g, p, &zero, &a_panel);
+	int64_t entry =
+	    ks ? ks->symbol(ks->ctx, gemm_worker_entry(g->t, zero)) : 0;
+	if (e->buf && entry < 0) {
+		e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+		                  "codegen: no kernel named %s",
+		                  gemm_worker_entry(g->t, zero));
+		return;
+	}
+	entry += kind == GEMM_NEXT_N   ? GEMM_ENTRY_NEXT_N
+	         : kind == GEMM_NEXT_K ? GEMM_ENTRY_NEXT_K
+	                               : 0;
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_LOCAL);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)entry);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M2, (int32_t)a_panel);
+	for (int i = 0; i < 32; i++)
+		emit(e, INSN_ld128putcs_mmmn_zi, 1, 2 * i);
+	for (int w = 0; w < 5; w++)
+		emit(e, INSN_run_mmmn_zi, 3, REG_M1, REG_M2, 0);
+}
+
+static int
+overlap_error(Emit *e, uint32_t tile, const Step *s, const char *what,
+              uint64_t cycle)
+{
+	if (!e->err)
+		e->err =
+		    diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+		             "codegen: tile %u, %s: the exchange event at "
+		             "cycle %llu %s",
+		             tile, s->what, (unsigned long long)cycle, what);
+	return e->err;
+}
+
+static void
+emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
+             uint32_t tile, TileCode *tc)
+{
+	const KernelCall *c = call_of(s, tile);
+	const GemmWindows *w = s->win;
+	int n;
+	uint32_t dcount;
+	Event *ev = tile_events(l, s, tile, &n, &dcount);
+	if (!c) { /* a tile outside the GEMM: it only takes part in the
+		     syncs */
+		if (n)
+			overlap_error(e, tile, s,
+			              "is on a tile without the GEMM",
+			              ev[0].cycle);
+		emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
+		emit(e, INSN_sync_mmmn_zi, 1, SYNC_RECV);
+		free(ev);
+		return;
+	}
+	GemmCall g = c->args.u.gemm;
+	uint32_t total = gemm_n_panels(g.bn) * gemm_k_panels(g.t, g.bk);
+	if (c->args.kind != KC_GEMM || !g.opt.five || g.opt.five > total ||
+	    w->panels != g.opt.five) {
+		if (!e->err)
+			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+			                  "codegen: tile %u, %s: not an "
+			                  "overlapped GEMM call of %u panels",
+			                  tile, s->what, w->panels);
+		free(ev);
+		return;
+	}
+	g.a = lower_addr(l, c->ref[0]);
+	g.b = lower_addr(l, c->ref[1]);
+	g.c = lower_addr(l, c->ref[2]);
+	uint32_t args = l->buf[c->args_at].addr;
+	/* setup */
+	for (int i = 0; i < 5; i++)
+		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + i,
+		     (int32_t)(args + GEMM_VERTEX_AT + 16 * i));
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + 5, (int32_t)g.b);
+	for (int i = 0; i < 5; i++)
+		emit(e, INSN_put_mmmn_zi, 2, CSR_WORKER0_BASE + i, REG_M1 + i);
+	emit(e, INSN_put_mmmn_zi, 2, CSR_CCCSLOAD, REG_M1 + 5);
+	if (g.t == GEMM_F8) {
+		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1,
+		     (int32_t)((uint32_t)g.opt.fp8_in << 1 |
+		               (uint32_t)g.opt.fp8_w));
+		emit(e, INSN_setzi_mmmn_zi, 2, REG_M2,
+		     (int32_t)((uint32_t)g.opt.fp8_scale & 0x3f));
+		emit(e, INSN_put_mmmn_zi, 2, CSR_FP_INFMT, REG_M1);
+		emit(e, INSN_put_mmmn_zi, 2, CSR_FP_ISCL, REG_M2);
+	}
+	/* opening, as an exchange phase's */
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + 6, (int32_t)dcount);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
+	emit(e, INSN_put_mmmn_zi, 2, CSR_INCOMING_DCOUNT, REG_M1 + 6);
+	emit(e, INSN_delayxpic_mmmn_zi, 3, XS_PREAMBLE - 1, 0, MUX_NONE);
+	emit_block(e, ks, &g, 0);
+	uint64_t cur = 0;
+	uint32_t p = 0;
+	for (int i = 0; i < n && !e->err; i++) {
+		int k = i + 1;
+		uint64_t issue, end;
+		if (ev[i].kind == EV_SEND) {
+			while (k < n && ev[k].cycle < ev[i].cycle + ev[i].items)
+				k++;
+			issue = ev[i].cycle;
+			end = grid_up(issue + ev[i].items);
+			if (issue % GRID) {
+				overlap_error(
+				    e, tile, s,
+				    "(a send) is not at a multiple of 6",
+				    issue);
+				break;
+			}
+			for (int j = i + 1; j < k; j++)
+				if ((ev[j].cycle - issue) % GRID) {
+					overlap_error(
+					    e, tile, s,
+					    "(a control inside a send) "
+					    "is not at a multiple of 6",
+					    ev[j].cycle);
+					break;
+				}
+		} else {
+			issue = ev[i].cycle / GRID * GRID;
+			end = issue + GRID;
+		}
+		while (p < w->panels && issue >= w->close[p]) {
+			if (p + 1 == w->panels || issue < w->open[p + 1]) {
+				overlap_error(e, tile, s,
+				              "is outside the panels' windows",
+				              ev[i].cycle);
+				break;
+			}
+			p++;
+			emit_delay_beside(e, w->at[p] - cur);
+			emit_block(e, ks, &g, p);
+			cur = w->open[p];
+		}
+		if (e->err)
+			break;
+		if (issue < cur || end > w->close[p]) {
+			overlap_error(e, tile, s,
+			              issue < cur ? "comes before the "
+			                            "supervisor is free"
+			                          : "ends past its window",
+			              ev[i].cycle);
+			break;
+		}
+		emit_delay_beside(e, issue - cur);
+		cur = issue;
+		if (ev[i].kind == EV_SEND) {
+			emit_send(e, &cur, &ev[i], &ev[i + 1], k - i - 1,
+			          SEND_BESIDE);
+			i = k - 1;
+		} else {
+			uint64_t at = issue;
+			emit_control(e, &at, &ev[i]);
+		}
+		cur = end;
+	}
+	free(ev);
+	while (!e->err && p + 1 < w->panels) {
+		p++;
+		emit_delay_beside(e, w->at[p] - cur);
+		emit_block(e, ks, &g, p);
+		cur = w->open[p];
+	}
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_LOCAL);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_RECV);
+	GemmCall rest[2];
+	int nrest = gemm_rest(&g, rest);
+	for (int i = 0; i < nrest; i++) {
+		int64_t entry =
+		    ks ? ks->symbol(ks->ctx, gemm_entry(g.t, 6)) : 0;
+		if (e->buf && entry < 0 && !e->err)
+			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+			                  "codegen: no kernel named %s",
+			                  gemm_entry(g.t, 6));
+		emit(e, INSN_setzi_mmmn_zi, 2, 0,
+		     (int32_t)(args + (uint32_t)(i + 1) * GEMM_ARGS_BYTES));
+		emit(e, INSN_call_mmmn_zi, 2, REG_LR, (int32_t)entry);
+	}
+	call_data(l, c, tc);
 }
 
 static void
@@ -345,6 +587,8 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 			e->step_at[i] = e->base + e->len;
 		if (s->kind == STEP_EXCHANGE) {
 			emit_exchange(e, l, s, tile);
+		} else if (s->win) {
+			emit_overlap(e, l, ks, s, tile, tc);
 		} else {
 			const KernelCall *c = call_of(s, tile);
 			if (c)

@@ -571,3 +571,180 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
 	sup_sync(&s);
 	return sup_return(&s, 0);
 }
+
+/* The overlapped phase's five-worker part (gemm.h; docs/bench-gemm.md,
+ * "The third step"). */
+
+const char *
+gemm_worker_entry(GemmDtype t, int zero)
+{
+	if (t == GEMM_F32)
+		return zero ? "gemm_f32_worker_zero" : "gemm_f32_worker";
+	if (t == GEMM_F16)
+		return zero ? "gemm_f16_worker_zero" : "gemm_f16_worker";
+	return zero ? "gemm_f8_worker_zero" : "gemm_f8_worker";
+}
+
+GemmEntry
+gemm_panel(const GemmCall *c, uint32_t p, int *zero, uint32_t *a_panel)
+{
+	uint32_t nk = gemm_k_panels(c->t, c->bk), k = p % nk;
+	*zero = c->opt.zero && k == 0;
+	*a_panel = c->a + k * c->bm * GEMM_A_ROW_BYTES;
+	return k ? GEMM_NEXT_K : p ? GEMM_NEXT_N : GEMM_FULL;
+}
+
+int
+gemm_rest(const GemmCall *c, GemmCall rest[2])
+{
+	uint32_t nk = gemm_k_panels(c->t, c->bk), np = gemm_n_panels(c->bn);
+	uint32_t q = c->opt.five / nk, k0 = c->opt.five % nk, n = 0;
+	uint32_t crow = c_row_bytes(c->t) * c->bm;
+	GemmCall base = *c;
+	base.opt.workers = 6;
+	base.opt.five = 0;
+	base.opt.calls = 0;
+	if (k0 && q < np) { /* the rest of the N-panel it ends in */
+		GemmCall *r = &rest[n++];
+		*r = base;
+		r->a = c->a + k0 * c->bm * GEMM_A_ROW_BYTES;
+		r->bk = c->bk - k0 * gemm_k_panel(c->t);
+		r->bn = c->bn - GEMM_COLS * q < GEMM_COLS
+		            ? c->bn - GEMM_COLS * q
+		            : GEMM_COLS;
+		r->b = c->b + (q * nk + k0) * GEMM_B_PANEL_BYTES;
+		r->c = c->c + q * crow;
+		r->opt.zero = 0; /* its first K-panels are in C */
+		q++;
+	}
+	if (q < np) {
+		GemmCall *r = &rest[n++];
+		*r = base;
+		r->bn = c->bn - GEMM_COLS * q;
+		r->b = c->b + q * nk * GEMM_B_PANEL_BYTES;
+		r->c = c->c + q * crow;
+	}
+	return (int)n;
+}
+
+void
+gemm_overlap_args_fill(const GemmCall *c, uint8_t out[GEMM_OVERLAP_ARGS_BYTES])
+{
+	GemmCall five = *c;
+	five.opt.workers = 5;
+	memset(out, 0, GEMM_OVERLAP_ARGS_BYTES);
+	gemm_args_fill(&five, out);
+	GemmCall rest[2];
+	int n = gemm_rest(c, rest);
+	for (int i = 0; i < n; i++)
+		gemm_args_fill(&rest[i], out + (i + 1) * GEMM_ARGS_BYTES);
+}
+
+static uint64_t
+entry_issues(GemmEntry kind)
+{
+	return kind == GEMM_FULL     ? ENTRY_FULL
+	       : kind == GEMM_NEXT_N ? ENTRY_NEXT_N
+	                             : ENTRY_NEXT_K;
+}
+
+void
+gemm_block(const Chip *c, GemmDtype t, uint32_t bm, GemmEntry kind, uint64_t at,
+           GemmBlock *b)
+{
+	uint64_t p = t == GEMM_F32 ? 8 : 4, first[5], exit[6] = {0};
+	SupClock s;
+	sup_start(&s, c, at);
+	sup_sync(&s);
+	sup_op(&s, 0, SUP_M1, SUP_PLAIN); /* setzi the entry */
+	sup_op(&s, 0, SUP_M2, SUP_PLAIN); /* setzi the A panel */
+	sup_ops(&s, 32);                  /* ld128putcs */
+	b->exit_min = UINT64_MAX;
+	b->exit_max = 0;
+	for (int w = 0; w < 5; w++) {
+		b->run[w] = sup_run(&s, SUP_M1 | SUP_M2, w, &first[w]);
+		uint64_t n = bm / 5 + ((uint32_t)w < bm % 5);
+		uint64_t issues = p * ((n ? n : 1) + 2) + 5;
+		exit[w] = first[w] + 6 * (entry_issues(kind) + issues - 1);
+		if (exit[w] < b->exit_min)
+			b->exit_min = exit[w];
+		if (exit[w] > b->exit_max)
+			b->exit_max = exit[w];
+	}
+	sup_workers(&s, exit);
+	/* slots 0-4 are the workers': the supervisor's next is in slot 5 */
+	b->open = s.t + (5 + CHIP_SLOTS - s.t % CHIP_SLOTS) % CHIP_SLOTS;
+}
+
+static uint64_t
+grid_down(uint64_t x)
+{
+	return x / CHIP_SLOTS * CHIP_SLOTS;
+}
+
+void
+gemm_windows(const Chip *c, GemmDtype t, const uint32_t *bm, uint32_t n,
+             uint32_t bk, uint32_t panels, const uint64_t *min_at,
+             GemmWindows *w)
+{
+	/* absolute cycles for the model: block 0 from BASE + phase, the
+	 * frame's cycle 0 at a slot 5 */
+	enum { BASE = 6 * 64 };
+	uint64_t sl = chip_rule(c, TIMING_SYNC_LOCAL);
+	GemmCall call = {.t = t, .bk = bk};
+	memset(w, 0, sizeof *w);
+	w->panels = panels;
+	w->at = xcalloc(panels ? panels : 1, sizeof *w->at);
+	w->open = xcalloc(panels ? panels : 1, sizeof *w->open);
+	w->close = xcalloc(panels ? panels : 1, sizeof *w->close);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint64_t ph = 0; ph < CHIP_SLOTS; ph++)
+		for (uint32_t i = 0; i < n; i++) {
+			GemmBlock b;
+			gemm_block(c, t, bm[i], GEMM_FULL, BASE + ph, &b);
+			if (b.open - (BASE + ph) > w->lead)
+				w->lead = b.open - (BASE + ph);
+			if (b.exit_min - b.open < lo)
+				lo = b.exit_min - b.open;
+			if (b.exit_max - b.open > hi)
+				hi = b.exit_max - b.open;
+		}
+	for (uint32_t p = 1; p < panels; p++) {
+		uint64_t at = hi + sl - 1;
+		if (at < w->open[p - 1])
+			at = w->open[p - 1];
+		if (min_at && min_at[p] > at)
+			at = min_at[p];
+		w->at[p] = at;
+		uint64_t close = grid_down(lo + CHIP_SLOTS);
+		w->close[p - 1] = close < grid_down(at) ? close : grid_down(at);
+		int zero;
+		uint32_t a;
+		GemmEntry kind = gemm_panel(&call, p, &zero, &a);
+		uint64_t origin = BASE + 5; /* cycle 0: a slot 5 */
+		lo = UINT64_MAX;
+		hi = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			GemmBlock b;
+			gemm_block(c, t, bm[i], kind, origin + at, &b);
+			w->open[p] = b.open - origin;
+			if (b.exit_min - origin < lo)
+				lo = b.exit_min - origin;
+			if (b.exit_max - origin > hi)
+				hi = b.exit_max - origin;
+		}
+	}
+	if (panels) {
+		w->close[panels - 1] = grid_down(lo + CHIP_SLOTS);
+		w->done = hi;
+	}
+}
+
+void
+gemm_windows_free(GemmWindows *w)
+{
+	free(w->at);
+	free(w->open);
+	free(w->close);
+	memset(w, 0, sizeof *w);
+}

@@ -66,6 +66,11 @@ typedef struct {
 	uint32_t calls;   /* gemm_tile_run: back-to-back calls (0 = 1) */
 	uint32_t workers; /* 5: the gemm5_* entries, which leave the
 	                     supervisor slot 5 while they compute; else 6 */
+	uint32_t five;    /* an overlapped call (codegen's five-worker
+	                     panel loop, below): its first `five` panels, in
+	                     the kernel's order (N outer, K inner), run as
+	                     codegen's panel blocks with five workers, the
+	                     rest as six-worker calls (gemm_rest); 0: none */
 } GemmOptions;
 
 /* One call: C[bm x bn] (+)= A[bm x bk] x B[bk x bn], the operands at
@@ -92,5 +97,86 @@ void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
  * docs/kernel-gemm.md. */
 uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t workers,
                           uint32_t bm, uint32_t bn, uint32_t bk);
+
+/*
+ * The overlapped phase (docs/bench-gemm.md, "The third step"): codegen
+ * runs the first P panels of a call itself, with five workers, so that
+ * the exchange of the next superstep can go between its panel blocks in
+ * the supervisor's slot 5. A panel block is
+ *     sync LOCAL; setzi $m1, entry; setzi $m2, A panel;
+ *     32 ld128putcs; 5 x run $m1, $m2, 0
+ * the workers' $WORKER0..4_BASE and $CCCSLOAD (f8: $FP_INFMT, $FP_ISCL)
+ * set once before. An overlapped call's argument block (lower_call_args)
+ * is GEMM_OVERLAP_ARGS_BYTES: the five workers' block (their vertices),
+ * then the blocks of the rest calls (gemm_rest), GEMM_ARGS_BYTES each.
+ */
+enum {
+	GEMM_OVERLAP_ARGS_BYTES = 3 * GEMM_ARGS_BYTES,
+	GEMM_VERTEX_AT = 48,    /* the first vertex in a block, 16 bytes each */
+	GEMM_ENTRY_NEXT_N = 16, /* worker entries after the full one: bytes */
+	GEMM_ENTRY_NEXT_K = 20, /* after it (kernels/gemm.inc) */
+};
+/* The worker entry kinds of a panel: the call's first, a further
+ * N-panel's first, a further K-panel. */
+typedef enum { GEMM_FULL, GEMM_NEXT_N, GEMM_NEXT_K } GemmEntry;
+
+/* The worker entry symbol (zero: the zero mode's, which ignores C). */
+const char *gemm_worker_entry(GemmDtype t, int zero);
+/* Panel p of call c (the kernel's order): its entry kind, whether it runs
+ * the zero worker, and its A panel's address. */
+GemmEntry gemm_panel(const GemmCall *c, uint32_t p, int *zero,
+                     uint32_t *a_panel);
+/* The six-worker calls over the panels after the first c->opt.five: the
+ * K-panels left of the N-panel it ends in (when it ends inside one), then
+ * the N-panels after it; addresses moved on. Returns how many (0..2). */
+int gemm_rest(const GemmCall *c, GemmCall rest[2]);
+/* An overlapped call's argument block (GEMM_OVERLAP_ARGS_BYTES). */
+void gemm_overlap_args_fill(const GemmCall *c,
+                            uint8_t out[GEMM_OVERLAP_ARGS_BYTES]);
+
+/* One panel block of bm rows whose sync LOCAL issues at cycle `at` (the
+ * tile's cycle count; the previous block's workers exited by at + 1 -
+ * sync-local), by the SupClock: its timing depends only on at mod 6. */
+typedef struct {
+	uint64_t run[5]; /* the five runs' cycles */
+	uint64_t open;   /* the supervisor's first issue after them: the
+	                    first slot 5 (cycle mod 6 = 5) */
+	uint64_t exit_min, exit_max; /* its workers' first and last exit */
+} GemmBlock;
+void gemm_block(const Chip *c, GemmDtype t, uint32_t bm, GemmEntry kind,
+                uint64_t at, GemmBlock *b);
+
+/*
+ * The windows of an overlapped phase's P five-worker panels on tiles of
+ * bm[0..n - 1] rows (the same dtype and K), the same on every tile, in the
+ * exchange's frame: cycle 0 is the first slot 5 after block 0's runs
+ * (every tile the same, whatever the opening sync's release mod 6).
+ *   at[p]          block p's sync LOCAL, p = 1 .. P - 1 (at[0] = 0 is
+ *                  not used): the latest over the tiles of the previous
+ *                  block's last exit + sync-local - 1, and no earlier
+ *                  than min_at[p] (NULL: no bound)
+ *   open[p]..close[p]
+ *                  where the exchange's supervisor instructions may go
+ *                  beside panel p, p = 0 .. P - 1: 6-cycle blocks from a
+ *                  multiple of 6 (slot 5), each instruction issuing at
+ *                  a block's start and ending by close[p]; close[p] is a
+ *                  multiple of 6 at most the earliest exit of panel p on
+ *                  any tile + 6 (so no tile's supervisor finds a slot
+ *                  other than 5 free before it) and at most at[p + 1]
+ *   lead           the most cycles from block 0's sync LOCAL to cycle 0
+ *                  (over the six phases)
+ *   done           the latest exit of the last panel on any tile
+ * Panel 0's block starts at an unknown phase: its exits are taken at the
+ * worst of the six. The arrays hold P entries each; gemm_windows_free.
+ */
+typedef struct {
+	uint32_t panels;
+	uint64_t *at, *open, *close;
+	uint64_t lead, done;
+} GemmWindows;
+void gemm_windows(const Chip *c, GemmDtype t, const uint32_t *bm, uint32_t n,
+                  uint32_t bk, uint32_t panels, const uint64_t *min_at,
+                  GemmWindows *w);
+void gemm_windows_free(GemmWindows *w);
 
 #endif

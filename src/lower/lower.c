@@ -34,6 +34,10 @@ lower_free(Lowered *l)
 		free(s->first);
 		free(s->by_tile);
 		free(s->call_of);
+		if (s->win) {
+			gemm_windows_free(s->win);
+			free(s->win);
+		}
 	}
 	for (int i = 0; i < l->ntp; i++)
 		free(l->tp[i].piece);
@@ -139,7 +143,10 @@ lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 		a.u.gemm.a = at[0];
 		a.u.gemm.b = at[1];
 		a.u.gemm.c = at[2];
-		gemm_args_fill(&a.u.gemm, out);
+		if (a.u.gemm.opt.five)
+			gemm_overlap_args_fill(&a.u.gemm, out);
+		else
+			gemm_args_fill(&a.u.gemm, out);
 		return;
 	case KC_VADD:
 		a.u.vadd.dst = at[0];

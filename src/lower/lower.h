@@ -128,6 +128,12 @@ typedef struct {
 	KernelCall *call; /* STEP_COMPUTE: at most one per tile */
 	int ncall;
 	uint64_t cycles; /* exchange: scheduled length; compute: max call */
+	/* A compute step whose GEMM calls are overlapped (GemmOptions.five,
+	 * the same on every tile): the windows of their five-worker panels,
+	 * owned; its transfers (xfer) are the exchange that runs beside
+	 * them, scheduled in the windows' frame (gemm.h, gemm_windows;
+	 * codegen.c, emit_overlap). NULL otherwise. */
+	GemmWindows *win;
 	/* the graph ops it serves (Lowered.op when it was made, or when an
 	 * op's calls or transfers joined it), for reports */
 	int32_t *op;

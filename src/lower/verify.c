@@ -212,7 +212,8 @@ lower_verify(const Lowered *l, Diag *d)
 	uint8_t *seen = xcalloc(l->tiles ? l->tiles : 1, 1);
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		if (s->kind == STEP_EXCHANGE ? s->ncall != 0 : s->nxfer != 0)
+		if (s->kind == STEP_EXCHANGE ? s->ncall != 0
+		                             : s->nxfer != 0 && !s->win)
 			r = bad(d, "lower",
 			        "step %d (%s): %d calls, %d transfers", i,
 			        s->what, s->ncall, s->nxfer);
