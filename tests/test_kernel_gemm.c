@@ -406,6 +406,7 @@ typedef struct {
 	GemmDtype t;
 	uint32_t bm[OV_TILES], bn, bk, five;
 	int zero, xfers;
+	int late;            /* the sends end at their windows' close */
 	const char *refused; /* tile 0's send moved to break the rules:
 	                        codegen refuses it with this message */
 	uint64_t send_at;    /* that send's cycle */
@@ -531,9 +532,15 @@ run_overlap(const Overlap *o)
 	const GemmWindows *w = s->win;
 	if (o->xfers) {
 		assert_true(o->five >= 3);
+		/* a send of OV_WORDS holds its sender 102 cycles */
+		uint64_t hold = (OV_WORDS + 5) / 6 * 6;
 		ov_xfer(s, chip, 0, 1, sb[0], rb[1],
-		        o->refused ? o->send_at : 36, 0);
-		ov_xfer(s, chip, 1, 0, sb[1], rb[0], w->open[1] + 36,
+		        o->refused ? o->send_at
+		        : o->late  ? w->close[0] - hold
+		                   : 36,
+		        0);
+		ov_xfer(s, chip, 1, 0, sb[1], rb[0],
+		        o->late ? w->close[1] - hold : w->open[1] + 36,
 		        w->open[1]);
 	}
 	lower_index(l);
@@ -719,6 +726,11 @@ test_overlap_exchange(void **state)
 	o.five = 3;
 	o.bm[1] = 33;
 	run_overlap(&o);
+	/* the sends up to the windows' ends: the last cycles before a
+	 * worker on tile 1 (fewer rows) exits */
+	o.late = 1;
+	run_overlap(&o);
+	o.late = 0;
 	/* a send off the slot-5 grid, and one in the window of block 1 */
 	o.refused = "(a send) is not at a multiple of 6";
 	o.send_at = 37;
