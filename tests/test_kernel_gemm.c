@@ -390,10 +390,10 @@ test_five_workers(void **state)
 /*
  * The overlapped phase (docs/bench-gemm.md, "The third step"): codegen's
  * five-worker panel loop (a compute step with GemmWindows) on two tiles
- * of different rows, optionally with an exchange placed by hand between
- * the panel blocks (tile 0 -> 1 beside panel 0, 1 -> 0 beside panel 1),
- * then the six-worker calls over the rest. Checked: C against the
- * reference of compare_case; the words each tile receives; and every
+ * of different rows (and a third without the GEMM), optionally with an exchange
+ * placed by hand between the panel blocks (tile 0 -> 1 beside panel 0, 1 -> 0
+ * beside panel 1), then the six-worker calls over the rest. Checked: C against
+ * the reference of compare_case; the words each tile receives; and every
  * five-worker panel's cycles against gemm_block and gemm_windows: its
  * first run (the tile's TR_COMPUTE start) and the release of the sync
  * LOCAL after it (its end): at[p] + 1 before block p, and for the last
@@ -479,7 +479,11 @@ run_overlap(const Overlap *o)
 	uint32_t cc = align_up(bb + bbytes, 2 * chip->elem_bytes);
 	assert_true(cc + cbytes + gemm_c_tail(t) <= chip->mem_end);
 
-	Lowered *l = lower_new(chip, OV_TILES);
+	/* a third tile without the GEMM only takes part in the syncs */
+	Lowered *l = lower_new(chip, OV_TILES + 1);
+	int32_t idle_save = lower_buffer(l, OV_TILES, 8, 8, REGION_ANY, 0,
+	                                 INT32_MAX, "return address");
+	l->buf[idle_save].addr = save;
 	Step *s = lower_step(l, STEP_COMPUTE, "overlapped gemm");
 	int32_t sb[OV_TILES], rb[OV_TILES], sv[OV_TILES];
 	for (uint32_t i = 0; i < OV_TILES; i++) {
@@ -555,7 +559,7 @@ run_overlap(const Overlap *o)
 		return 0;
 	}
 
-	ChipConfig cfg = {.chip = chip, .tiles = OV_TILES, .trace = 1};
+	ChipConfig cfg = {.chip = chip, .tiles = OV_TILES + 1, .trace = 1};
 	ChipSim *cs = chipsim_new(&cfg);
 	KernelSyms ks = {.symbol = ov_symbol, .ctx = &img};
 	uint32_t ein = gemm_in_bytes(t), ec = gemm_c_elem_bytes(t);
@@ -590,6 +594,15 @@ run_overlap(const Overlap *o)
 		for (uint32_t j = 0; j < OV_WORDS; j++)
 			words[j] = ov_pattern(i, j);
 		tile_write(tile, sbuf_at, words, sizeof words);
+		tile_start(tile, tc.entry);
+		codegen_free(&tc);
+	}
+	{
+		TileCode tc;
+		if (codegen_tile(l, &ks, OV_TILES, prog, idle_save, &tc, &d))
+			fail_msg("%s", d.msg);
+		Tile *tile = chipsim_tile(cs, OV_TILES);
+		tile_write(tile, tc.code_addr, tc.code, tc.code_len);
 		tile_start(tile, tc.entry);
 		codegen_free(&tc);
 	}

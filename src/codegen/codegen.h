@@ -9,7 +9,10 @@
  *              receive controls (delaypic, delayxpic) and sends of the
  *              schedule, with delay filling the gaps; sync 0 (RECV) to
  *              wait for the last word before anything reads it
- *   compute    $m0 = the call's argument block; call the kernel
+ *   compute    $m0 = the call's argument block; call the kernel (a step
+ *              with GemmWindows: the overlapped phase, codegen's own
+ *              five-worker GEMM panels with the step's exchange between
+ *              them, then the rest calls; codegen.c, emit_overlap)
  *   loop       (Lowered.loop_count) before the loop's first step, the
  *              count into the save buffer's second word; after its last,
  *              the count less one, and a branch back while it is not 0
