@@ -449,7 +449,8 @@ expect_rows(const char *a, int r0, const char *b, int q0, int n)
  * those three runs' cycles. The batch-2 program is not compared with the
  * batch-1 program bit for bit: its GEMMs have other shapes, so other
  * plans and orders of the f16 sums (test_bench_siglip checks it against
- * the f64 reference). Then the refusals. */
+ * the f64 reference). Then the refusals, and a micro-batch that does not
+ * fit the chip. */
 static void
 test_micro_batch(void **state)
 {
@@ -523,6 +524,34 @@ test_micro_batch(void **state)
 	         cat);
 	assert_int_equal(run_ipu(out, sizeof out, args), 2);
 	expect_in(out, "got 'two'");
+	/* 16,384 tokens: one image's scores [2 heads, 16384, 16384] in f16
+	 * are 1 GiB, more than the chip's 1472 x 624 KiB */
+	write_text("mbig.json",
+	           "{\"model_type\": \"siglip_vision_model\", "
+	           "\"hidden_size\": 64, \"intermediate_size\": 128, "
+	           "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+	           "\"image_size\": 1024, \"patch_size\": 8}");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --config mbig.json --out "
+	                         "mbig.safetensors --force"),
+	                 0);
+	snprintf(args, sizeof args,
+	         "run siglip --weights mbig.safetensors --config mbig.json "
+	         "--dtype f16 --range none --quiet --force %s%s--micro-batch "
+	         "1 --out e.npy",
+	         cat, cup);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "the micro-batch of 1 image (2 runs for 2) does not "
+	               "fit: compile: matmul l0.attn.s: tensor l0.attn.s f16 "
+	               "[1, 2, 16384, 16384] is 1073741824 bytes, more than");
+	assert_null(strstr(out, "smaller --micro-batch"));
+	snprintf(args, sizeof args,
+	         "run siglip --weights mbig.safetensors --config mbig.json "
+	         "--dtype f16 --range none --quiet --force %s%s--out e.npy",
+	         cat, cup);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "[2, 2, 16384, 16384] is 2147483648 bytes");
+	expect_in(out, "; a smaller --micro-batch may fit");
 }
 
 /* The issue's real sizes: google/siglip-base-patch16-224 (12 layers, d

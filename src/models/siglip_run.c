@@ -505,14 +505,19 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		out->tiles = b.tiles;
 		out->peak_tile_bytes = b.peak_tile_bytes;
 		out->cached = b.cached;
-		if (e == IPU_ERANGE && r->micro_batch) {
+		if (e == IPU_ERANGE && (r->micro_batch || out->batch > 1)) {
 			Diag why = *d;
+			char what[96] = "";
+			if (r->micro_batch)
+				snprintf(what, sizeof what,
+				         "the micro-batch of %d image%s (%d "
+				         "run%s for %d) does not fit: ",
+				         m, m > 1 ? "s" : "", out->runs,
+				         out->runs > 1 ? "s" : "", out->batch);
 			e = diag_set(d, e, why.file[0] ? why.file : NULL,
-			             why.line, why.col,
-			             "the micro-batch of %d images (%d runs "
-			             "for %d) does not place (a smaller "
-			             "--micro-batch may): %s",
-			             m, out->runs, out->batch, why.msg);
+			             why.line, why.col, "%s%s%s", what, why.msg,
+			             m > 1 ? "; a smaller --micro-batch may fit"
+			                   : "");
 		}
 	}
 	if (!e && !r->compile_only) {
