@@ -141,6 +141,48 @@ test_tiny_check(void **state)
 	assert_int_equal(entries(tmp_dir), 0);
 }
 
+/* --micro-batch: 3 images as 2 runs of a batch-2 program (the last
+ * padded with a copy of image 2): every image against the f64 reference,
+ * the MACs of 3 images (not the padding's), images/s from 3 images over
+ * the runs' cycles, the prediction twice the program's (within 1% of the
+ * emulation, as one run's is). test_siglip_model's test_micro_batch has
+ * the runs' rows and cycles against the program run apart. */
+static void
+test_micro_batch_check(void **state)
+{
+	(void)state;
+	write_text("tiny.json", tiny);
+	cJSON *j = bench_json("--config tiny.json --dtype f16 --batch 3 "
+	                      "--micro-batch 2 --seed 3 --check --no-range "
+	                      "--threads 2");
+	const Chip *chip = chip_default();
+	double cycles = num(j, "cycles"), pred = num(j, "predicted_cycles");
+	print_message("tiny f16 3 images as runs of 2: %.0f cycles "
+	              "(predicted %.0f), cosine %.9f\n",
+	              cycles, pred, num(j, "cosine"));
+	assert_int_equal((int)num(j, "batch"), 3);
+	assert_int_equal((int)num(j, "micro_batch"), 2);
+	assert_int_equal((int)num(j, "runs"), 2);
+	assert_true(num(j, "macs") ==
+	            3.0 * tower_macs(16, 3 * 8 * 8, 64, 128, 2));
+	assert_true(cycles > 0);
+	assert_true(fabs(pred / cycles - 1) < 0.01);
+	assert_true(
+	    fabs(num(j, "images_per_s") / (3 * chip->clock_hz / cycles) - 1) <
+	    1e-4);
+	assert_true(num(j, "load_s") > 0);
+	assert_true(num(j, "cosine") >= 0.999);
+	assert_true(num(j, "cosine") <= 1.000001);
+	cJSON_Delete(j);
+	/* without --micro-batch: one run of the whole batch */
+	j = bench_json("--config tiny.json --dtype f16 --batch 2 "
+	               "--compile-only --no-range");
+	assert_int_equal((int)num(j, "micro_batch"), 2);
+	assert_int_equal((int)num(j, "runs"), 1);
+	cJSON_Delete(j);
+	assert_int_equal(entries(tmp_dir), 0);
+}
+
 /* A preset cut to one layer, compiled only: no cycles, the prediction,
  * the MACs of base's layer and head at 196 tokens. */
 static void
@@ -183,6 +225,10 @@ test_errors(void **state)
 	    {"--preset base --dtype bf16", "--dtype wants f32, f16 or f8", 2},
 	    {"--config tiny.json --weights missing.safetensors",
 	     "missing.safetensors", 1},
+	    {"--config tiny.json --batch 2 --micro-batch 3",
+	     "micro-batch 3: 1 to the batch's 2 images", 1},
+	    {"--config tiny.json --batch 2 --micro-batch 0",
+	     "--micro-batch wants a number in 1..64", 2},
 	};
 	write_text("tiny.json", tiny);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -202,6 +248,7 @@ main(void)
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_preset_compile_only),
 	    cmocka_unit_test(test_tiny_check),
+	    cmocka_unit_test(test_micro_batch_check),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

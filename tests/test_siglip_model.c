@@ -415,6 +415,145 @@ test_package_cache(void **state)
 	expect_in(out, "c1.npy exists; refusing to overwrite it");
 }
 
+/* An embedding file's rows [r0, r0 + n) against rows [q0, q0 + n) of
+ * another, bit for bit. */
+static void
+expect_rows(const char *a, int r0, const char *b, int q0, int n)
+{
+	char pa[256], pb[256];
+	snprintf(pa, sizeof pa, "%s/%s", test_dir, a);
+	snprintf(pb, sizeof pb, "%s/%s", test_dir, b);
+	NpyArray x, y;
+	Diag d;
+	expect_diag_ok(npy_read(pa, &x, &d), &d, a);
+	expect_diag_ok(npy_read(pb, &y, &d), &d, b);
+	assert_int_equal(x.rank, 2);
+	assert_int_equal(y.rank, 2);
+	assert_int_equal(x.shape[1], y.shape[1]);
+	size_t cols = x.shape[1];
+	assert_true((uint64_t)(r0 + n) <= x.shape[0]);
+	assert_true((uint64_t)(q0 + n) <= y.shape[0]);
+	if (memcmp((const float *)x.data + (size_t)r0 * cols,
+	           (const float *)y.data + (size_t)q0 * cols,
+	           (size_t)n * cols * sizeof(float)))
+		fail_msg("%s rows %d.. differ from %s rows %d..", a, r0, b, q0);
+	npy_free(&x);
+	npy_free(&y);
+}
+
+/* ipu run siglip --micro-batch (docs/siglip.md "Micro-batches"): three
+ * images as runs of 2 give, bit for bit, the batch-2 program's rows for
+ * the first two and its row 0 on [third, third] for the third, in the
+ * cycles of those two runs of that program run apart; as runs of 1, each
+ * image's row of the batch-1 program run on it alone, in the sum of
+ * those three runs' cycles. The batch-2 program is not compared with the
+ * batch-1 program bit for bit: its GEMMs have other shapes, so other
+ * plans and orders of the f16 sums (test_bench_siglip checks it against
+ * the f64 reference). Then the refusals, and a micro-batch that does not
+ * fit the chip. */
+static void
+test_micro_batch(void **state)
+{
+	(void)state;
+	char out[8192], args[1024];
+	write_text("mb.json", tiny);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --config mb.json --out "
+	                         "mb.safetensors --seed 4 --force"),
+	                 0);
+#define MB_IMG "--image /usr/lib/python3/dist-packages/skimage/data/"
+	static const char *const cat = MB_IMG "chelsea.png ",
+	                         *cup = MB_IMG "coffee.png ",
+	                         *man = MB_IMG "astronaut.png ";
+#undef MB_IMG
+	const char *run = "run siglip --weights mb.safetensors --config "
+	                  "mb.json --dtype f8 --range none --quiet --force";
+	uint64_t cycles[8];
+	/* runs of 2 */
+	snprintf(args, sizeof args, "%s %s%s%s--micro-batch 2 --out m2.npy",
+	         run, cat, cup, man);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	expect_in(out, "3 images as 2 runs of 2");
+	expect_in(out, "image 2: embedding [64]");
+	cycles[0] = run_cycles(out);
+	snprintf(args, sizeof args, "%s %s%s--out b2a.npy", run, cat, cup);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	assert_null(strstr(out, "runs "));
+	cycles[1] = run_cycles(out);
+	snprintf(args, sizeof args, "%s %s%s--out b2b.npy", run, man, man);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	cycles[2] = run_cycles(out);
+	print_message("runs of 2: %llu cycles; apart %llu + %llu\n",
+	              (unsigned long long)cycles[0],
+	              (unsigned long long)cycles[1],
+	              (unsigned long long)cycles[2]);
+	assert_true(cycles[1] > 0 && cycles[2] > 0);
+	assert_true(cycles[0] == cycles[1] + cycles[2]);
+	expect_rows("m2.npy", 0, "b2a.npy", 0, 2);
+	expect_rows("m2.npy", 2, "b2b.npy", 0, 1);
+	/* runs of 1 */
+	snprintf(args, sizeof args, "%s %s%s%s--micro-batch 1 --out m1.npy",
+	         run, cat, cup, man);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	expect_in(out, "3 images as 3 runs of 1");
+	cycles[3] = run_cycles(out);
+	const char *const one[3] = {cat, cup, man};
+	uint64_t sum = 0;
+	for (int i = 0; i < 3; i++) {
+		snprintf(args, sizeof args, "%s %s--out b1_%d.npy", run, one[i],
+		         i);
+		assert_int_equal(run_ipu(out, sizeof out, args), 0);
+		cycles[4 + i] = run_cycles(out);
+		assert_true(cycles[4 + i] > 0);
+		sum += cycles[4 + i];
+		char f[32];
+		snprintf(f, sizeof f, "b1_%d.npy", i);
+		expect_rows("m1.npy", i, f, 0, 1);
+	}
+	assert_true(cycles[3] == sum);
+	/* refusals */
+	snprintf(args, sizeof args, "%s %s%s--micro-batch 3 --out e.npy", run,
+	         cat, cup);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "micro-batch 3: more than the batch's 2 images");
+	snprintf(args, sizeof args, "%s %s--micro-batch 0 --out e.npy", run,
+	         cat);
+	assert_int_equal(run_ipu(out, sizeof out, args), 2);
+	expect_in(out, "--micro-batch wants the images a run, 1..4096");
+	snprintf(args, sizeof args, "%s %s--micro-batch two --out e.npy", run,
+	         cat);
+	assert_int_equal(run_ipu(out, sizeof out, args), 2);
+	expect_in(out, "got 'two'");
+	/* 16,384 tokens: one image's scores [2 heads, 16384, 16384] in f16
+	 * are 1 GiB, more than the chip's 1472 x 624 KiB */
+	write_text("mbig.json",
+	           "{\"model_type\": \"siglip_vision_model\", "
+	           "\"hidden_size\": 64, \"intermediate_size\": 128, "
+	           "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+	           "\"image_size\": 1024, \"patch_size\": 8}");
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "model gen --config mbig.json --out "
+	                         "mbig.safetensors --force"),
+	                 0);
+	snprintf(args, sizeof args,
+	         "run siglip --weights mbig.safetensors --config mbig.json "
+	         "--dtype f16 --range none --quiet --force %s%s--micro-batch "
+	         "1 --out e.npy",
+	         cat, cup);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "the micro-batch of 1 image (2 runs for 2) does not "
+	               "fit: compile: matmul l0.attn.s: tensor l0.attn.s f16 "
+	               "[1, 2, 16384, 16384] is 1073741824 bytes, more than");
+	assert_null(strstr(out, "smaller --micro-batch"));
+	snprintf(args, sizeof args,
+	         "run siglip --weights mbig.safetensors --config mbig.json "
+	         "--dtype f16 --range none --quiet --force %s%s--out e.npy",
+	         cat, cup);
+	assert_int_equal(run_ipu(out, sizeof out, args), 1);
+	expect_in(out, "[2, 2, 16384, 16384] is 2147483648 bytes");
+	expect_in(out, "; a smaller --micro-batch may fit");
+}
+
 /* The issue's real sizes: google/siglip-base-patch16-224 (12 layers, d
  * 768) and google/siglip-so400m-patch14-384 cut to 2 layers (d 1152, f
  * 4304, 16 heads, 729 tokens). Each case is minutes of emulation, so each
@@ -480,6 +619,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_package_cache),
+	    cmocka_unit_test(test_micro_batch),
 	    cmocka_unit_test(test_graph_f8),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),

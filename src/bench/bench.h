@@ -265,6 +265,7 @@ typedef struct {
 	int layers;          /* 0: the config's */
 	DType dtype;         /* compute: f32, f16 or f8_f143 */
 	int batch;           /* images: seeded pixel values in [-1, 1) */
+	int micro_batch;     /* images a run (SiglipRun's; 0: the batch) */
 	uint64_t seed;       /* the checkpoint's and the pixels' */
 	int check;           /* also the f64 reference (tools/siglip_ref.py) */
 	const char *ref;     /* that script; NULL: the source tree's */
@@ -278,14 +279,18 @@ typedef struct {
 
 typedef struct {
 	int layers, tokens, hidden, batch;
+	int micro_batch, runs; /* images a run, runs of the program */
 	uint32_t tiles, fullest_tile_bytes;
 	uint64_t macs; /* of the matmuls, the whole batch */
+	/* the device's cycles over every run (host transfers not counted)
+	 * and runs x the program's predicted cycles */
 	uint64_t cycles, predicted_cycles;
 	uint64_t cycles_fast, cycles_slow; /* predicted, 0 without range */
 	double images_per_s;               /* batch x clock / cycles */
 	double mfu; /* each matmul's MACs at its operands' peak, over
 	               cycles x chip tiles (siglip_run) */
 	double compile_s, emulation_s;
+	double load_s; /* loading the package and writing inputs, all runs */
 	double cosine; /* check: the worst image's against f64, else -2 */
 	DType dtype;
 	char config_name[64]; /* the preset, or "config" */

@@ -206,10 +206,14 @@ measure(const SiglipBenchConfig *cfg, const SiglipConfig *c, const Scratch *s,
 	               .max_cycles = cfg->max_cycles,
 	               .range = cfg->range ? SIGLIP_RANGE_PREDICT
 	                                   : SIGLIP_RANGE_NONE,
-	               .compile_only = cfg->compile_only};
+	               .compile_only = cfg->compile_only,
+	               .micro_batch = cfg->micro_batch};
 	SiglipResult out;
 	e = siglip_run(&r, &out, d);
 	const Chip *chip = cfg->chip ? cfg->chip : chip_default();
+	res->micro_batch = out.micro_batch;
+	res->runs = out.runs;
+	res->load_s = out.load_seconds;
 	res->tiles = out.tiles;
 	res->fullest_tile_bytes = out.peak_tile_bytes;
 	res->macs = out.macs;
@@ -246,6 +250,11 @@ bench_siglip(const SiglipBenchConfig *cfg, SiglipBenchResult *res, Diag *d)
 	if (cfg->batch < 1 || cfg->batch > 64)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "batch %d: 1 to 64 images", cfg->batch);
+	if (cfg->micro_batch < 0 || cfg->micro_batch > cfg->batch)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "micro-batch %d: 1 to the batch's %d image%s",
+		                cfg->micro_batch, cfg->batch,
+		                cfg->batch > 1 ? "s" : "");
 	if (cfg->check && cfg->compile_only)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "a check needs the run: not with compile only");

@@ -109,6 +109,10 @@ usage(FILE *f)
 	        "  --dtype T       f32, f16 or f8 (default f8: f8 dense "
 	        "GEMMs)\n"
 	        "  --batch N       images (default 1)\n"
+	        "  --micro-batch M one program for M images run ceil(N / M) "
+	        "times (default N;\n"
+	        "                  the last run padded with copies of the "
+	        "last image, dropped)\n"
 	        "  --seed S        checkpoint and pixels seed (default 0)\n"
 	        "  --check         cosine of the worst image against the f64 "
 	        "reference\n"
@@ -803,6 +807,7 @@ siglip_bench(int argc, char **argv)
 	    NAME_OPT("--ref", parse_path, cfg.ref, "a script"),
 	    NUM_OPT("--layers", 1, 1 << 20, cfg.layers),
 	    NUM_OPT("--batch", 1, 64, cfg.batch),
+	    NUM_OPT("--micro-batch", 1, 64, cfg.micro_batch),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NAME_OPT("--dtype", parse_siglip_dtype, cfg.dtype,
@@ -832,24 +837,26 @@ siglip_bench(int argc, char **argv)
 	if (json) {
 		printf("{\"bench\": \"siglip\", \"model\": ");
 		cli_json_str(stdout, r.config_name);
-		printf(", \"chip\": \"%s\", \"timing\": \"%s\", "
-		       "\"clock_hz\": %.0f, \"dtype\": \"%s\", "
-		       "\"layers\": %d, \"tokens\": %d, \"hidden\": %d, "
-		       "\"batch\": %d, \"seed\": %" PRIu64
-		       ", \"tiles\": %u, \"chip_tiles\": %u, "
-		       "\"macs\": %" PRIu64,
-		       cfg.chip->name, cfg.chip->timing->spec,
-		       cfg.chip->clock_hz, dt, r.layers, r.tokens, r.hidden,
-		       r.batch, cfg.seed, r.tiles, cfg.chip->tiles, r.macs);
+		printf(
+		    ", \"chip\": \"%s\", \"timing\": \"%s\", "
+		    "\"clock_hz\": %.0f, \"dtype\": \"%s\", "
+		    "\"layers\": %d, \"tokens\": %d, \"hidden\": %d, "
+		    "\"batch\": %d, \"micro_batch\": %d, \"runs\": %d, "
+		    "\"seed\": %" PRIu64 ", \"tiles\": %u, \"chip_tiles\": %u, "
+		    "\"macs\": %" PRIu64,
+		    cfg.chip->name, cfg.chip->timing->spec, cfg.chip->clock_hz,
+		    dt, r.layers, r.tokens, r.hidden, r.batch, r.micro_batch,
+		    r.runs, cfg.seed, r.tiles, cfg.chip->tiles, r.macs);
 		json_cycles("cycles", r.cycles);
 		json_cycles("predicted_cycles", r.predicted_cycles);
 		json_cycles("cycles_fast", r.cycles_fast);
 		json_cycles("cycles_slow", r.cycles_slow);
 		printf(", \"images_per_s\": %.6g, \"mfu\": %.6g, "
 		       "\"fullest_tile_bytes\": %u, \"compile_s\": %.3f, "
-		       "\"emulation_s\": %.3f, \"threads\": %d",
+		       "\"emulation_s\": %.3f, \"load_s\": %.3f, "
+		       "\"threads\": %d",
 		       r.images_per_s, r.mfu, r.fullest_tile_bytes, r.compile_s,
-		       r.emulation_s, cfg.threads);
+		       r.emulation_s, r.load_s, cfg.threads);
 		if (cfg.check)
 			printf(", \"cosine\": %.9f", r.cosine);
 		else
@@ -861,6 +868,10 @@ siglip_bench(int argc, char **argv)
 	       "%" PRIu64 ", on %u of %u %s tiles\n",
 	       r.config_name, r.layers, r.tokens, r.hidden, dt, r.batch,
 	       cfg.seed, r.tiles, cfg.chip->tiles, cfg.chip->name);
+	if (r.runs > 1)
+		printf("  runs            %d images as %d runs of %d (one "
+		       "program for %d; the cycles are the runs' sum)\n",
+		       r.batch, r.runs, r.micro_batch, r.micro_batch);
 	if (cfg.compile_only)
 		printf("  cycles          %" PRIu64 " predicted (compiled "
 		       "only)\n",
@@ -881,8 +892,9 @@ siglip_bench(int argc, char **argv)
 	printf("  compile         %.1f s; fullest tile %u bytes\n", r.compile_s,
 	       r.fullest_tile_bytes);
 	if (!cfg.compile_only)
-		printf("  emulation       %.1f s on %d host threads\n",
-		       r.emulation_s, cfg.threads);
+		printf("  emulation       %.1f s on %d host threads; loads "
+		       "%.1f s\n",
+		       r.emulation_s, cfg.threads, r.load_s);
 	if (cfg.check)
 		printf("  cosine          %.9f against the f64 reference (the "
 		       "worst image)\n",

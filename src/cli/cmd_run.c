@@ -1,7 +1,8 @@
 /*
  * cmd_run.c - `ipu run siglip --weights W --config C (--image IMG... |
  * --pixels P.npy) [--dtype f32|f16|f8] [--f8-scales POS=N,...] [--out F.npy]
- * [--force] [--cache DIR | --no-cache] [--chip C] [--threads N]`: the SigLIP
+ * [--force] [--cache DIR | --no-cache] [--chip C] [--micro-batch M]
+ * [--threads N]`: the SigLIP
  * vision tower compiled (or its package read from the cache) and run
  * on the emulated chip (src/models/siglip_run.c); prints the embedding's
  * summary and the speed at the chip's clock, writes the embedding [B, d] as
@@ -78,8 +79,9 @@ usage(FILE *f)
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
 	        "[--chip C] [--timing P]\n"
-	        "                      [--threads N] [--max-cycles N] "
-	        "[--device D] [--quiet]\n"
+	        "                      [--micro-batch M] [--threads N] "
+	        "[--max-cycles N]\n"
+	        "                      [--device D] [--quiet]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -89,6 +91,13 @@ usage(FILE *f)
 	        "as SigLIP's processor\n"
 	        "  --pixels P    pixel values [B, 3, S, S] float32 instead "
 	        "(e.g. from ipu image)\n"
+	        "  --micro-batch M  one program for M images (default: the "
+	        "batch), run\n"
+	        "                ceil(B / M) times, the last run padded with "
+	        "copies of the last\n"
+	        "                image whose outputs are dropped; cycles "
+	        "are the runs' sum\n"
+	        "                (docs/siglip.md \"Micro-batches\")\n"
 	        "  W.safetensors a checkpoint, or one `ipu quant` wrote: "
 	        "that runs as its\n"
 	        "                policy says (docs/quantization.md), "
@@ -232,6 +241,19 @@ cmd_run(int argc, char **argv)
 				bad = 1;
 			}
 			r.range = k;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--micro-batch",
+		                              &missing))) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (end == v || *end || n < 1 || n > 4096) {
+				fprintf(stderr,
+				        "ipu run siglip: --micro-batch wants "
+				        "the images a run, 1..4096 (at most "
+				        "the batch), got '%s'\n",
+				        v);
+				bad = 1;
+			}
+			r.micro_batch = (int)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);
@@ -344,6 +366,12 @@ cmd_run(int argc, char **argv)
 	printf("cycles          %llu emulated, %llu predicted (timing %s)\n",
 	       (unsigned long long)res.cycles,
 	       (unsigned long long)res.predicted_cycles, r.chip->timing->spec);
+	if (res.runs > 1)
+		printf("runs            %d images as %d runs of %d (one "
+		       "program, %llu cycles predicted a run; the cycles "
+		       "are the runs' sum)\n",
+		       res.batch, res.runs, res.micro_batch,
+		       (unsigned long long)res.run_predicted_cycles);
 	if (r.range)
 		printf("timing range    %llu .. %llu cycles %s with every rule "
 		       "at its fast .. slow bound (docs/fidelity.md)\n",
@@ -358,6 +386,10 @@ cmd_run(int argc, char **argv)
 	       res.compile_ms, res.cached ? " (package from the cache)" : "",
 	       res.tiles, res.peak_tile_bytes);
 	printf("emulation       %.1f s\n", res.host_seconds);
+	if (res.runs > 1)
+		printf("loads           %.1f s (the package and every weight "
+		       "written again for each of the %d runs)\n",
+		       res.load_seconds, res.runs);
 	print_scales(&res, stdout);
 	if (out)
 		printf("wrote           %s\n", out);

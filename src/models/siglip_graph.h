@@ -131,15 +131,28 @@ typedef struct {
 	/* compile only (the bound runs of SIGLIP_RANGE_PREDICT) */
 	int compile_only;
 	int round_pairs; /* SiglipPrecision's (0: the default) */
+	/* images a run (0: the whole batch): one program for micro_batch
+	 * images, run ceil(batch / micro_batch) times, the last run's
+	 * missing images copies of the batch's last image whose outputs are
+	 * dropped (docs/siglip.md "Micro-batches"); IPU_EINVAL if below 1
+	 * or above the batch */
+	int micro_batch;
 } SiglipRun;
 
 enum { SIGLIP_RANGE_NONE, SIGLIP_RANGE_PREDICT, SIGLIP_RANGE_EMULATE };
 
 typedef struct {
 	int batch, d;
-	float *embedding; /* batch x d, malloc'd */
-	uint64_t cycles, predicted_cycles, macs;
-	double mfu, compile_ms, host_seconds, chip_seconds;
+	int micro_batch, runs; /* images a run, and the runs */
+	float *embedding;      /* batch x d, malloc'd */
+	/* cycles: the device's over every run (host transfers before and
+	 * after a run are not counted); predicted_cycles: runs x the
+	 * program's, run_predicted_cycles; macs: the batch's images' (not
+	 * the padding's) */
+	uint64_t cycles, predicted_cycles, run_predicted_cycles, macs;
+	/* host_seconds: the runs' emulation; load_seconds: loading the
+	 * package and writing the weights and inputs, every run */
+	double mfu, compile_ms, host_seconds, load_seconds, chip_seconds;
 	uint32_t tiles, peak_tile_bytes;
 	int cached; /* the package came from the cache */
 	/* f8: the activation scales used (have_scales: chosen, even if

@@ -4,9 +4,10 @@
  *
  * Order: config and checkpoint checked (siglip_check), pixels made
  * (images decoded and preprocessed, or read from a .npy), the graph built
- * for the batch and compiled, every input and weight written by name
- * (converted to the compute type; the derived weights as
- * siglip_weight_source says), one run, the output read back.
+ * for the micro-batch (the batch unless SiglipRun.micro_batch says fewer)
+ * and compiled, then for each run of it every input and weight written by
+ * name (converted to the compute type; the derived weights as
+ * siglip_weight_source says), the run, the output read back.
  */
 #include "siglip_graph.h"
 
@@ -320,27 +321,78 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 	return IPU_OK;
 }
 
+/* The images of run k of a micro-batched batch: images k m .. k m + m - 1
+ * of the batch's patches (`per` values an image), the last run's places
+ * past the batch's n images filled with the batch's last image. */
+static void
+run_patches(const float *patches, size_t per, int n, int m, int k, float *to)
+{
+	for (int i = 0; i < m; i++) {
+		int img = k * m + i < n ? k * m + i : n - 1;
+		memcpy(to + (size_t)i * per, patches + (size_t)img * per,
+		       per * sizeof *to);
+	}
+}
+
+/* The package run `runs` times, each run on m images of the batch's n:
+ * every run loads the package on a fresh device and writes every weight
+ * again (the runtime resets a device's tiles when a package is loaded
+ * after a run: include/ipu/runtime.h), then the run's patches; the
+ * embedding rows of padding images are dropped. The observer sees the
+ * first run only. */
 static int
 run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
             const StFile *f, const SiglipQuant *q, const SiglipConfig *c,
-            const float *patches, SiglipResult *out, Diag *d)
+            const float *patches, int m, int runs, SiglipResult *out, Diag *d)
 {
-	ipu_device *dev;
-	int e = runner_open_on(r->device, chip, pk, r->threads, r->observe,
-	                       &dev, d);
-	if (!e)
-		e = write_inputs(dev, g, f, q, patches, d);
-	if (!e)
-		e = runner_run(dev, r->max_cycles, pk->total_cycles, r->observe,
-		               &out->cycles, &out->host_seconds, d);
 	const Tensor *res =
 	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
+	size_t rows = (size_t)shape_elems(&res->shape) / (size_t)m;
+	size_t per =
+	    (size_t)siglip_tokens(c) * c->channels * c->patch * c->patch;
 	out->embedding =
-	    xmalloc((size_t)shape_elems(&res->shape) * sizeof *out->embedding);
-	if (!e)
-		e = runner_read(dev, res, out->embedding, d);
-	if (dev)
-		ipu_close(dev);
+	    xmalloc((size_t)out->batch * rows * sizeof *out->embedding);
+	float *emb = xmalloc((size_t)m * rows * sizeof *emb);
+	float *px = runs > 1 ? xmalloc((size_t)m * per * sizeof *px) : NULL;
+	uint8_t *bytes = NULL; /* the package for the runs after the first */
+	size_t len = 0;
+	int e = runs > 1 ? pkg_write(pk, &bytes, &len, d) : IPU_OK;
+	if (e)
+		pkg_free(pk);
+	for (int k = 0; !e && k < runs; k++) {
+		Package *p = pk;
+		if (k && (e = pkg_read(bytes, len, "siglip", &p, d)))
+			break;
+		if (runs > 1)
+			run_patches(patches, per, out->batch, m, k, px);
+		ipu_device *dev;
+		const RunnerObserver *obs = k ? NULL : r->observe;
+		double t0 = monotonic_seconds();
+		e = runner_open_on(r->device, chip, p, r->threads, obs, &dev,
+		                   d);
+		if (!e)
+			e = write_inputs(dev, g, f, q, runs > 1 ? px : patches,
+			                 d);
+		out->load_seconds += monotonic_seconds() - t0;
+		uint64_t cycles = 0;
+		double host = 0;
+		if (!e)
+			e = runner_run(dev, r->max_cycles, p->total_cycles, obs,
+			               &cycles, &host, d);
+		out->cycles += cycles;
+		out->host_seconds += host;
+		if (!e)
+			e = runner_read(dev, res, emb, d);
+		int keep = out->batch - k * m < m ? out->batch - k * m : m;
+		if (!e)
+			memcpy(out->embedding + (size_t)k * m * rows, emb,
+			       (size_t)keep * rows * sizeof *emb);
+		if (dev)
+			ipu_close(dev);
+	}
+	free(bytes);
+	free(px);
+	free(emb);
 	return e;
 }
 
@@ -408,13 +460,29 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	if (!e)
 		e = siglip_load_pixels(&c, r->images, r->nimages, r->pixels,
 		                       &px, &out->batch, d);
+	int m = 0; /* images a run */
+	if (!e) {
+		m = r->micro_batch ? r->micro_batch : out->batch;
+		out->micro_batch = m;
+		if (m < 1)
+			e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "micro-batch %d: 1 or more images a run",
+			             m);
+		else if (m > out->batch)
+			e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "micro-batch %d: more than the batch's %d "
+			             "image%s",
+			             m, out->batch, out->batch > 1 ? "s" : "");
+		else
+			out->runs = (out->batch + m - 1) / m;
+	}
 	if (!e) {
 		out->d = c.hidden;
 		size_t n = (size_t)out->batch * siglip_tokens(&c) * c.channels *
 		           c.patch * c.patch;
 		patches = xmalloc(n * sizeof *patches);
 		siglip_patches(&c, out->batch, px, patches);
-		char *text = siglip_graph_text(&c, out->batch, &prec);
+		char *text = siglip_graph_text(&c, m, &prec);
 		Diag errs[GRAPH_MAX_ERRORS];
 		int nerr = 0;
 		if ((e = sc.e))
@@ -431,19 +499,39 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		e = runner_build(g, chip, r->cache_dir, r->place_report,
 		                 r->observe, &pk, &b, d);
 		out->compile_ms = b.compile_ms;
-		out->predicted_cycles = b.predicted_cycles;
+		out->run_predicted_cycles = b.predicted_cycles;
+		out->predicted_cycles =
+		    b.predicted_cycles * (uint64_t)out->runs;
 		out->tiles = b.tiles;
 		out->peak_tile_bytes = b.peak_tile_bytes;
 		out->cached = b.cached;
+		if (e == IPU_ERANGE && (r->micro_batch || out->batch > 1)) {
+			Diag why = *d;
+			char what[96] = "";
+			if (r->micro_batch)
+				snprintf(what, sizeof what,
+				         "the micro-batch of %d image%s (%d "
+				         "run%s for %d) does not fit: ",
+				         m, m > 1 ? "s" : "", out->runs,
+				         out->runs > 1 ? "s" : "", out->batch);
+			e = diag_set(d, e, why.file[0] ? why.file : NULL,
+			             why.line, why.col, "%s%s%s", what, why.msg,
+			             m > 1 ? "; a smaller --micro-batch may fit"
+			                   : "");
+		}
 	}
 	if (!e && !r->compile_only) {
-		e = run_package(r, chip, pk, g, &f, &q, &c, patches, out, d);
+		e = run_package(r, chip, pk, g, &f, &q, &c, patches, m,
+		                out->runs, out, d);
 		pk = NULL; /* the device had it */
 	}
 	if (!e) { /* MACs even compiled only; MFU 0 without cycles */
+		/* the program's MACs are m images'; the padding images' are
+		 * not counted (the tower's MACs are the same for each image) */
 		uint64_t macs;
-		out->mfu = runner_mfu(g, chip, out->cycles, &macs);
-		out->macs += macs;
+		out->mfu =
+		    runner_mfu(g, chip, out->cycles, &macs) * out->batch / m;
+		out->macs += macs / (uint64_t)m * (uint64_t)out->batch;
 		out->chip_seconds = (double)out->cycles / chip->clock_hz;
 	}
 	siglip_quant_free(&q);
