@@ -29,6 +29,7 @@ lower_free(Lowered *l)
 			free(s->xfer[k].ptr_at); /* all five arrays */
 		}
 		free(s->xfer);
+		free(s->win);
 		free(s->call);
 		free(s->op);
 		free(s->first);
@@ -70,6 +71,17 @@ lower_step(Lowered *l, StepKind kind, const char *what)
 	s->what = what;
 	lower_step_tag(l, s);
 	return s;
+}
+
+void
+lower_step_blocks(Step *s, uint32_t block, const XWindow *win, int nwin)
+{
+	free(s->win);
+	s->block = block;
+	s->nwin = nwin;
+	s->win = nwin ? xmalloc((size_t)nwin * sizeof *win) : NULL;
+	if (nwin)
+		memcpy(s->win, win, (size_t)nwin * sizeof *win);
 }
 
 void
