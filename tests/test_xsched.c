@@ -450,6 +450,19 @@ expect_cycles(ChipSim *cs, const Lowered *l)
 	free(last);
 }
 
+/* Run f's phase with blocks (run_fixture), its schedule checked by the
+ * verifier and by check_schedule. */
+static ChipSim *
+run_blocks(Fixture *f)
+{
+	ChipSim *cs = run_fixture(f);
+	Diag d;
+	if (lower_verify_schedule(f->l, &d))
+		fail_msg("%s", d.msg);
+	check_schedule(f->l);
+	return cs;
+}
+
 /*
  * Tile 0 sends 130 words to tile 2 in blocks of 6 beside a panel window
  * [100, 145). From the route model (tests/support.c): 0 -> 2 takes 23
@@ -481,11 +494,7 @@ test_blocks_window(void **state)
 	xfer(s, 0, 130, 0, d2, off, 1, &f);
 	XWindow w = {100, 45};
 	lower_step_blocks(s, XS_BLOCK, &w, 1);
-	ChipSim *cs = run_fixture(&f);
-	Diag d;
-	if (lower_verify_schedule(f.l, &d))
-		fail_msg("%s", d.msg);
-	check_schedule(f.l);
+	ChipSim *cs = run_blocks(&f);
 	assert_int_equal(s->nxfer, 2);
 	const Transfer *x = s->xfer;
 	assert_int_equal(x[0].words, 54);
@@ -509,57 +518,65 @@ test_blocks_window(void **state)
 }
 
 /*
- * A control inside the tile's own send: tile 0 sends 200 words to tile 2
- * (first, as above: at 42, holding its supervisor to 246), then tile 4
- * sends 40 words to tile 0 (27 cycles, tile 0's mux 52 before the write,
- * lead -25). By hand, in blocks of 6 and no windows:
- *   - tile 4 starts at the first boundary with t + 27 >= 6 + 52: 36, its
- *     mux on at tile 0 at 11 (before tile 0's send: free);
- *   - inside tile 0's send (items 42 .. 242) a control goes only on a
- *     boundary after 42: all 40 words would put the mux off at 51, so the
- *     piece is shorter, and leaves at least a block of items: 34 .. 31
- *     put it at 45 .. 42 (42 is the send's first item), 30 at 41, before
- *     the send: a piece of 30; its first write 63 is inside the send, off
- *     the boundaries, and the pointer goes at the boundary 60 (a sendpic);
- *   - the other 10 words: tile 4 is free from 36 + 30 = 66, tile 0
- *     receives from 63 + 30 + 2 = 95, so from 72; their mux control falls
- *     25 before the send, never on a boundary (t is one), so not inside
- *     tile 0's send: the first boundary with t - 25 >= 246 is 276 (mux
- *     251, off 261, first write and pointer 303).
+ * Controls inside the tile's own send: tile 0 sends 200 words to tile 1
+ * (24 cycles, tile 1's mux 52 before the write, lead -28), then tile 1
+ * sends 40 words to tile 0 (23 cycles, tile 0's mux 52 before, lead -29).
+ * No windows; the reorders find the order given (0 -> 1 can start first:
+ * 31 against 32 without blocks), so by hand, in blocks of 6:
+ *   - 0 -> 1 starts at the first boundary with t + 24 >= 6 + 52: 36,
+ *     holding tile 0's supervisor to 240; at tile 1 the mux goes on at 8,
+ *     off at 208, the pointer at the first write, 60;
+ *   - 1 -> 0 starts at 36 too (t + 23 >= 58), its mux on at tile 0 at 7,
+ *     before tile 0's send; inside tile 0's send (items 36 .. 236) a
+ *     control goes only on a boundary after 36: all 40 words would put
+ *     the mux off at 47, so the piece is shorter and leaves at least a
+ *     block: 34 .. 29 put it at 41 .. 36 (36 is the send's first item),
+ *     28 at 35, before the send: a piece of 28; the pointer, by the first
+ *     write 59, goes at the boundary 54 (a sendpic of tile 0), and tile
+ *     1's own pointer control at 60 falls inside this send, on a boundary
+ *     (a sendpic of tile 1);
+ *   - the other 12 words: tile 1 is free from 36 + 30 = 66; their mux
+ *     control falls 29 before the send, never on a boundary, so not
+ *     inside tile 0's send (to 240): the first boundary with t - 29 >=
+ *     240 is 270 (mux 241, off 253, first write and pointer 293).
+ * The phase ends at 270 + 12 + 23 and the landing.
  */
 static void
 test_blocks_control_in_send(void **state)
 {
 	(void)state;
-	assert_int_equal(model_latency(4, 0), 27);
+	assert_int_equal(model_latency(0, 1), 24);
+	assert_int_equal(model_latency(1, 0), 23);
 	assert_int_equal(model_write(0), 52);
+	assert_int_equal(model_write(1), 52);
 	Fixture f;
-	fixture(&f, 6);
+	fixture(&f, 2);
 	Step *s = lower_step(f.l, STEP_EXCHANGE, "beside workers");
-	uint32_t d2[1] = {2}, d0[1] = {0}, off[1] = {0};
-	xfer(s, 0, 200, 0, d2, off, 1, &f);
-	xfer(s, 4, 40, 0, d0, off, 1, &f);
+	uint32_t d1[1] = {1}, d0[1] = {0}, off[1] = {0}, off2[1] = {1024};
+	xfer(s, 0, 200, 0, d1, off, 1, &f);
+	xfer(s, 1, 40, 0, d0, off2, 1, &f);
 	lower_step_blocks(s, XS_BLOCK, NULL, 0);
-	ChipSim *cs = run_fixture(&f);
-	Diag d;
-	if (lower_verify_schedule(f.l, &d))
-		fail_msg("%s", d.msg);
-	check_schedule(f.l);
+	ChipSim *cs = run_blocks(&f);
 	assert_int_equal(s->nxfer, 3);
 	const Transfer *x = s->xfer;
-	assert_int_equal(x[0].start, 42);
+	assert_int_equal(x[0].start, 36);
+	assert_int_equal(x[0].mux_at[0], 8);
+	assert_int_equal(x[0].off_at[0], 208);
+	assert_int_equal(x[0].ptr_at[0], 60);
 	assert_int_equal(x[1].start, 36);
-	assert_int_equal(x[1].words, 30);
-	assert_int_equal(x[1].mux_at[0], 11);
-	assert_int_equal(x[1].off_at[0], 41);
-	assert_int_equal(x[1].ptr_at[0], 60);
-	assert_int_equal(x[2].words, 10);
-	assert_int_equal(x[2].start, 276);
-	assert_int_equal(x[2].mux_at[0], 251);
-	assert_int_equal(x[2].off_at[0], 261);
-	assert_int_equal(x[2].ptr_at[0], 303);
-	expect_words(cs, 2, 0, 0, 0, 200);
-	expect_words(cs, 0, 0, 4, 0, 40);
+	assert_int_equal(x[1].words, 28);
+	assert_int_equal(x[1].mux_at[0], 7);
+	assert_int_equal(x[1].off_at[0], 35);
+	assert_int_equal(x[1].ptr_at[0], 54);
+	assert_int_equal(x[2].words, 12);
+	assert_int_equal(x[2].start, 270);
+	assert_int_equal(x[2].mux_at[0], 241);
+	assert_int_equal(x[2].off_at[0], 253);
+	assert_int_equal(x[2].ptr_at[0], 293);
+	assert_int_equal(s->cycles, 270 + 12 + 23 +
+	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
+	expect_words(cs, 1, 0, 0, 0, 200);
+	expect_words(cs, 0, 1024, 1, 0, 40);
 	expect_cycles(cs, f.l);
 	chipsim_free(cs);
 	lower_free(f.l);
@@ -689,11 +706,7 @@ test_blocks_random(void **state)
 			at += w[k].len;
 		}
 		lower_step_blocks(s, XS_BLOCK, w, nwin);
-		ChipSim *cs = run_fixture(&f);
-		Diag d;
-		if (lower_verify_schedule(f.l, &d))
-			fail_msg("case %d: %s", c, d.msg);
-		check_schedule(f.l);
+		ChipSim *cs = run_blocks(&f);
 		splits += s->nxfer - nw;
 		for (int i = 0; i < nw; i++)
 			for (uint32_t k = 0; k < want[i].ndst; k++)

@@ -120,8 +120,9 @@ add_control(Timeline *tl, uint64_t c)
 	tl->ctl[i] = c;
 }
 
+/* The index of tile tl's first control at or after c. */
 static int
-control_at(const Timeline *tl, uint64_t c)
+ctl_from(const Timeline *tl, uint64_t c)
 {
 	int lo = 0, hi = tl->nc;
 	while (lo < hi) {
@@ -131,7 +132,14 @@ control_at(const Timeline *tl, uint64_t c)
 		else
 			hi = mid;
 	}
-	return lo < tl->nc && tl->ctl[lo] == c;
+	return lo;
+}
+
+static int
+control_at(const Timeline *tl, uint64_t c)
+{
+	int i = ctl_from(tl, c);
+	return i < tl->nc && tl->ctl[i] == c;
 }
 
 /* Can a control go at cycle c? `own` is the start of the send being
@@ -904,21 +912,6 @@ win_next(const Blocks *k, uint64_t a)
 	return i < k->nwin ? blk_down(k, k->win[i].at) : UINT64_MAX;
 }
 
-/* The index of tile tl's first control at or after c. */
-static int
-ctl_from(const Timeline *tl, uint64_t c)
-{
-	int lo = 0, hi = tl->nc;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (tl->ctl[mid] < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Can a control go at cycle c of tile tl? own_a, own_n: the send being
  * placed when the tile is its own destination (own_n 0: none). */
 static int
@@ -1192,6 +1185,75 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 	return r;
 }
 
+/* A copy of from's transfers, their schedule with them, in `to` (made
+ * empty: lower_transfer's arrays). */
+static void
+copy_transfers(Step *to, const Step *from)
+{
+	to->xfer = NULL;
+	to->nxfer = 0;
+	for (int i = 0; i < from->nxfer; i++) {
+		const Transfer *x = &from->xfer[i];
+		Transfer *y =
+		    lower_transfer(to, x->src_tile, x->src, x->words, x->ndst);
+		/* the five arrays are one allocation from ptr_at */
+		memcpy(y->ptr_at, x->ptr_at,
+		       x->ndst * (3 * sizeof *x->ptr_at + sizeof *x->dst +
+		                  sizeof *x->dst_tile));
+		y->wide = x->wide;
+		y->start = x->start;
+	}
+}
+
+static void
+free_transfers(Step *s)
+{
+	for (int i = 0; i < s->nxfer; i++)
+		free(s->xfer[i].ptr_at);
+	free(s->xfer);
+	s->xfer = NULL;
+	s->nxfer = 0;
+}
+
+/* A step with blocks in the order given, sender first and earliest
+ * first (orders found without the blocks), keeping the shortest: each
+ * try starts from a copy of the transfers as given, as the splits change
+ * them. */
+static int
+schedule_blocks_best(const Lowered *l, Step *s, Diag *d)
+{
+	static int (*const reorder[])(const Lowered *, Step *) = {
+	    NULL, sender_first, earliest_first};
+	Step given, best = {0};
+	copy_transfers(&given, s);
+	uint64_t cycles = UINT64_MAX;
+	for (size_t r = 0; r < sizeof reorder / sizeof *reorder; r++) {
+		free_transfers(s);
+		copy_transfers(s, &given);
+		Diag dd;
+		if ((reorder[r] && reorder[r](l, s)) ||
+		    schedule_blocks(l, s, r ? &dd : d) || s->cycles >= cycles)
+			continue;
+		free_transfers(&best);
+		best.xfer = s->xfer;
+		best.nxfer = s->nxfer;
+		cycles = s->cycles;
+		s->xfer = NULL;
+		s->nxfer = 0;
+	}
+	free_transfers(s);
+	if (cycles == UINT64_MAX) { /* d says why the given order failed */
+		s->xfer = given.xfer;
+		s->nxfer = given.nxfer;
+		return IPU_EINVAL;
+	}
+	free_transfers(&given);
+	s->xfer = best.xfer;
+	s->nxfer = best.nxfer;
+	s->cycles = cycles;
+	return IPU_OK;
+}
+
 int
 xsched_run(Lowered *l, Diag *d)
 {
@@ -1199,7 +1261,7 @@ xsched_run(Lowered *l, Diag *d)
 		Step *s = &l->step[i];
 		if (s->kind != STEP_EXCHANGE)
 			continue;
-		if (s->block ? schedule_blocks(l, s, d)
+		if (s->block ? schedule_blocks_best(l, s, d)
 		             : schedule_step(l, s, d))
 			return IPU_EINVAL;
 	}
