@@ -520,7 +520,7 @@ run_overlap(const Overlap *o)
 		               .bk = o->bk,
 		               .opt = {.zero = o->zero, .five = o->five}};
 	}
-	s->win = xmalloc(sizeof *s->win);
+	s->gwin = xmalloc(sizeof *s->gwin);
 	uint64_t *min_at = NULL;
 	if (o->delay) {
 		GemmWindows first;
@@ -531,9 +531,9 @@ run_overlap(const Overlap *o)
 			min_at[p] = first.at[p] + 12 * p + (p * o->delay) % 6;
 		gemm_windows_free(&first);
 	}
-	gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, min_at, s->win);
+	gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, min_at, s->gwin);
 	free(min_at);
-	const GemmWindows *w = s->win;
+	const GemmWindows *w = s->gwin;
 	if (o->xfers) {
 		assert_true(o->five >= 3);
 		/* a send of OV_WORDS holds its sender 102 cycles */

@@ -70,9 +70,11 @@ static ChipSim *
 run_fixture(Fixture *f)
 {
 	Diag d;
-	assert_int_equal(xsched_run(f->l, &d), 0);
+	if (xsched_run(f->l, &d))
+		fail_msg("%s", d.msg);
 	lower_index(f->l);
-	ChipConfig cfg = {.chip = chip_default(), .tiles = f->l->tiles};
+	ChipConfig cfg = {
+	    .chip = chip_default(), .tiles = f->l->tiles, .trace = 1};
 	ChipSim *cs = chipsim_new(&cfg);
 	for (uint32_t t = 0; t < f->l->tiles; t++) {
 		TileCode tc;
@@ -394,6 +396,333 @@ test_own_control_on_send(void **state)
 	lower_free(f.l);
 }
 
+/* ---- phases beside five workers: blocks and panel windows -------------- */
+
+/* The emulator ran single-phase l (traced) with each send and each word
+ * at its scheduled cycle: the sends (one TR_SEND per send instruction) at
+ * the transfers' starts, all moved by one offset, the phase's cycle 0 on
+ * the tiles' clocks; every receiver's last word at its scheduled last
+ * write moved by that offset. */
+static void
+expect_cycles(ChipSim *cs, const Lowered *l)
+{
+	assert_int_equal(l->nstep, 1);
+	const Step *s = &l->step[0];
+	uint64_t first_send = UINT64_MAX, first_start = UINT64_MAX;
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		const Tile *tile = chipsim_tile(cs, t);
+		for (int k = 0; k < tile->ntrace; k++)
+			if (tile->trace[k].kind == TR_SEND &&
+			    tile->trace[k].start < first_send)
+				first_send = tile->trace[k].start;
+	}
+	for (int i = 0; i < s->nxfer; i++)
+		if (s->xfer[i].start < first_start)
+			first_start = s->xfer[i].start;
+	assert_true(first_send != UINT64_MAX && first_send >= first_start);
+	uint64_t off = first_send - first_start;
+	uint64_t *last = xcalloc(l->tiles, sizeof *last);
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		const Tile *tile = chipsim_tile(cs, x->src_tile);
+		int found = 0;
+		for (int k = 0; k < tile->ntrace && !found; k++)
+			found = tile->trace[k].kind == TR_SEND &&
+			        tile->trace[k].start == x->start + off;
+		if (!found)
+			fail_msg("transfer %d: no send from tile %u at %llu", i,
+			         x->src_tile,
+			         (unsigned long long)(x->start + off));
+		for (uint32_t k = 0; k < x->ndst; k++) {
+			uint32_t d = x->dst_tile[k];
+			uint64_t end = x->start +
+			               model_latency(x->src_tile, d) +
+			               xfer_items(x);
+			if (end > last[d])
+				last[d] = end;
+		}
+	}
+	/* the last item arrives at its first write plus its items less 1 */
+	for (uint32_t t = 0; t < l->tiles; t++)
+		if (last[t])
+			assert_int_equal(chipsim_tile(cs, t)->x.last_rx_cycle,
+			                 last[t] + off - 1);
+	free(last);
+}
+
+/* Run f's phase with blocks (run_fixture), its schedule checked by the
+ * verifier and by check_schedule. */
+static ChipSim *
+run_blocks(Fixture *f)
+{
+	ChipSim *cs = run_fixture(f);
+	Diag d;
+	if (lower_verify_schedule(f->l, &d))
+		fail_msg("%s", d.msg);
+	check_schedule(f->l);
+	return cs;
+}
+
+/*
+ * Tile 0 sends 130 words to tile 2 in blocks of 6 beside a panel window
+ * [100, 145). From the route model (tests/support.c): 0 -> 2 takes 23
+ * cycles, tile 2's mux control acts 54 before the write (lead -31). By the
+ * block rules (xsched.c, "Blocks"), by hand:
+ *   - the first word may land no earlier than block 1 plus 54: 60, so the
+ *     send starts at the first boundary t with t + 23 >= 60: 42; its mux
+ *     switches at 42 - 31 = 11;
+ *   - the window's blocks are [96, 150): the sender has room for 54 items
+ *     (42 .. 96); the mux goes off at 11 + 54 = 65, in block [60, 66),
+ *     where the pointer (latest by the first write, 65) cannot also go:
+ *     it goes at 59;
+ *   - the other 76 words become a transfer of their own, at a boundary
+ *     from 150 on whose mux control (31 before it) is out of the window's
+ *     blocks too: 186 (mux 155), first write 209 (the pointer there), off
+ *     at 155 + 76 = 231.
+ * The phase ends at 186 + 76 + 23 and the landing.
+ */
+static void
+test_blocks_window(void **state)
+{
+	(void)state;
+	assert_int_equal(model_latency(0, 2), 23);
+	assert_int_equal(model_write(2), 54);
+	Fixture f;
+	fixture(&f, 4);
+	Step *s = lower_step(f.l, STEP_EXCHANGE, "beside workers");
+	uint32_t d2[1] = {2}, off[1] = {0};
+	xfer(s, 0, 130, 0, d2, off, 1, &f);
+	XWindow w = {100, 45};
+	lower_step_blocks(s, XS_BLOCK, &w, 1);
+	ChipSim *cs = run_blocks(&f);
+	assert_int_equal(s->nxfer, 2);
+	const Transfer *x = s->xfer;
+	assert_int_equal(x[0].words, 54);
+	assert_int_equal(x[0].start, 42);
+	assert_int_equal(x[0].mux_at[0], 11);
+	assert_int_equal(x[0].off_at[0], 65);
+	assert_int_equal(x[0].ptr_at[0], 59);
+	assert_int_equal(x[1].words, 76);
+	assert_int_equal(x[1].src.offset, 4 * 54);
+	assert_int_equal(x[1].dst[0].offset, 4 * 54);
+	assert_int_equal(x[1].start, 186);
+	assert_int_equal(x[1].mux_at[0], 155);
+	assert_int_equal(x[1].off_at[0], 231);
+	assert_int_equal(x[1].ptr_at[0], 209);
+	assert_int_equal(s->cycles, 186 + 76 + 23 +
+	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
+	expect_words(cs, 2, 0, 0, 0, 130);
+	expect_cycles(cs, f.l);
+	chipsim_free(cs);
+	lower_free(f.l);
+}
+
+/*
+ * Controls inside the tile's own send: tile 0 sends 200 words to tile 1
+ * (24 cycles, tile 1's mux 52 before the write, lead -28), then tile 1
+ * sends 40 words to tile 0 (23 cycles, tile 0's mux 52 before, lead -29).
+ * No windows; the reorders find the order given (0 -> 1 can start first:
+ * 31 against 32 without blocks), so by hand, in blocks of 6:
+ *   - 0 -> 1 starts at the first boundary with t + 24 >= 6 + 52: 36,
+ *     holding tile 0's supervisor to 240; at tile 1 the mux goes on at 8,
+ *     off at 208, the pointer at the first write, 60;
+ *   - 1 -> 0 starts at 36 too (t + 23 >= 58), its mux on at tile 0 at 7,
+ *     before tile 0's send; inside tile 0's send (items 36 .. 236) a
+ *     control goes only on a boundary after 36: all 40 words would put
+ *     the mux off at 47, so the piece is shorter and leaves at least a
+ *     block: 34 .. 29 put it at 41 .. 36 (36 is the send's first item),
+ *     28 at 35, before the send: a piece of 28; the pointer, by the first
+ *     write 59, goes at the boundary 54 (a sendpic of tile 0), and tile
+ *     1's own pointer control at 60 falls inside this send, on a boundary
+ *     (a sendpic of tile 1);
+ *   - the other 12 words: tile 1 is free from 36 + 30 = 66; their mux
+ *     control falls 29 before the send, never on a boundary, so not
+ *     inside tile 0's send (to 240): the first boundary with t - 29 >=
+ *     240 is 270 (mux 241, off 253, first write and pointer 293).
+ * The phase ends at 270 + 12 + 23 and the landing.
+ */
+static void
+test_blocks_control_in_send(void **state)
+{
+	(void)state;
+	assert_int_equal(model_latency(0, 1), 24);
+	assert_int_equal(model_latency(1, 0), 23);
+	assert_int_equal(model_write(0), 52);
+	assert_int_equal(model_write(1), 52);
+	Fixture f;
+	fixture(&f, 2);
+	Step *s = lower_step(f.l, STEP_EXCHANGE, "beside workers");
+	uint32_t d1[1] = {1}, d0[1] = {0}, off[1] = {0}, off2[1] = {1024};
+	xfer(s, 0, 200, 0, d1, off, 1, &f);
+	xfer(s, 1, 40, 0, d0, off2, 1, &f);
+	lower_step_blocks(s, XS_BLOCK, NULL, 0);
+	ChipSim *cs = run_blocks(&f);
+	assert_int_equal(s->nxfer, 3);
+	const Transfer *x = s->xfer;
+	assert_int_equal(x[0].start, 36);
+	assert_int_equal(x[0].mux_at[0], 8);
+	assert_int_equal(x[0].off_at[0], 208);
+	assert_int_equal(x[0].ptr_at[0], 60);
+	assert_int_equal(x[1].start, 36);
+	assert_int_equal(x[1].words, 28);
+	assert_int_equal(x[1].mux_at[0], 7);
+	assert_int_equal(x[1].off_at[0], 35);
+	assert_int_equal(x[1].ptr_at[0], 54);
+	assert_int_equal(x[2].words, 12);
+	assert_int_equal(x[2].start, 270);
+	assert_int_equal(x[2].mux_at[0], 241);
+	assert_int_equal(x[2].off_at[0], 253);
+	assert_int_equal(x[2].ptr_at[0], 293);
+	assert_int_equal(s->cycles, 270 + 12 + 23 +
+	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
+	expect_words(cs, 1, 0, 0, 0, 200);
+	expect_words(cs, 0, 1024, 1, 0, 40);
+	expect_cycles(cs, f.l);
+	chipsim_free(cs);
+	lower_free(f.l);
+}
+
+/* The verifier refuses a schedule that breaks each block rule: the hand
+ * case of test_blocks_window with one event moved. */
+static void
+test_blocks_verifier(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 5; c++) {
+		Fixture f;
+		fixture(&f, 4);
+		Step *s = lower_step(f.l, STEP_EXCHANGE, "beside workers");
+		uint32_t d2[1] = {2}, off[1] = {0};
+		xfer(s, 0, 130, 0, d2, off, 1, &f);
+		XWindow w = {100, 45};
+		lower_step_blocks(s, XS_BLOCK, &w, 1);
+		Diag d;
+		assert_int_equal(xsched_run(f.l, &d), 0);
+		assert_int_equal(lower_verify_schedule(f.l, &d), 0);
+		Transfer *x = s->xfer;
+		switch (c) {
+		case 0: /* a send off the boundaries (and its controls with
+		           it, so that only the block rule breaks) */
+			x[0].start -= 1;
+			x[0].mux_at[0] -= 1;
+			x[0].off_at[0] -= 1;
+			break;
+		case 1: /* a send holding its supervisor into the window */
+			x[0].words += 6;
+			x[0].off_at[0] += 6;
+			break;
+		case 2: /* two controls in one block (60 and 65) */
+			x[0].ptr_at[0] = 60;
+			break;
+		case 3: /* a control in the window's blocks (mux and all
+		           moved a block earlier: 149 is in [96, 150)) */
+			x[1].start -= 6;
+			x[1].mux_at[0] -= 6;
+			x[1].off_at[0] -= 6;
+			x[1].ptr_at[0] -= 6;
+			break;
+		case 4: /* windows out of order */
+			s->win[0].len = 0;
+			break;
+		}
+		assert_int_equal(lower_verify_schedule(f.l, &d), IPU_EINVAL);
+		assert_non_null(strstr(d.msg, "schedule verifier"));
+		lower_free(f.l);
+	}
+}
+
+/* splitmix64's step: the random cases' numbers */
+static uint64_t
+draw(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Random small phases beside random panel windows: every schedule the
+ * block mode makes passes the verifier, and on the emulator every word
+ * lands where it should, each send and last word at its cycle. */
+static void
+test_blocks_random(void **state)
+{
+	(void)state;
+	uint64_t rng = 0x5eed0b10c5ull;
+	int cases = 100, splits = 0;
+	for (int c = 0; c < cases; c++) {
+		uint32_t T = 4 + (uint32_t)(draw(&rng) % 13);
+		Fixture f;
+		fixture(&f, T);
+		Step *s = lower_step(f.l, STEP_EXCHANGE, "random");
+		uint32_t *used = xcalloc(T, sizeof *used); /* receive bytes */
+		int n = 1 + (int)(draw(&rng) % 8);
+		struct {
+			uint32_t src, words, src_off, ndst, dst[3], off[3];
+		} want[8];
+		int nw = 0;
+		for (int i = 0; i < n; i++) {
+			uint32_t src = (uint32_t)(draw(&rng) % T);
+			uint32_t words = 12 + (uint32_t)(draw(&rng) % 245);
+			uint32_t src_off =
+			    8 *
+			    (uint32_t)(draw(&rng) % ((256 - words) / 2 + 1));
+			uint32_t ndst = 1 + (uint32_t)(draw(&rng) % 3), nd = 0;
+			uint32_t dst[3], off[3];
+			for (uint32_t k = 0; k < ndst; k++) {
+				uint32_t t = (uint32_t)(draw(&rng) % T);
+				int dup = 0;
+				for (uint32_t j = 0; j < nd; j++)
+					dup |= dst[j] == t;
+				if (dup || used[t] + 4 * words > 4096)
+					continue;
+				dst[nd] = t;
+				off[nd++] = used[t];
+				used[t] += 4 * words;
+			}
+			if (!nd)
+				continue;
+			xfer(s, src, words, src_off, dst, off, nd, &f);
+			want[nw].src = src;
+			want[nw].words = words;
+			want[nw].src_off = src_off;
+			want[nw].ndst = nd;
+			memcpy(want[nw].dst, dst, sizeof dst);
+			memcpy(want[nw].off, off, sizeof off);
+			nw++;
+		}
+		free(used);
+		if (!nw) {
+			lower_free(f.l);
+			continue;
+		}
+		XWindow w[4];
+		int nwin = (int)(draw(&rng) % 5);
+		uint64_t at = 0;
+		for (int k = 0; k < nwin; k++) {
+			at += 20 + draw(&rng) % 300;
+			w[k].at = at;
+			w[k].len = 20 + draw(&rng) % 50;
+			at += w[k].len;
+		}
+		lower_step_blocks(s, XS_BLOCK, w, nwin);
+		ChipSim *cs = run_blocks(&f);
+		splits += s->nxfer - nw;
+		for (int i = 0; i < nw; i++)
+			for (uint32_t k = 0; k < want[i].ndst; k++)
+				expect_words(cs, want[i].dst[k], want[i].off[k],
+				             want[i].src, want[i].src_off,
+				             want[i].words);
+		expect_cycles(cs, f.l);
+		chipsim_free(cs);
+		lower_free(f.l);
+	}
+	/* the windows did split transfers */
+	print_message("random blocks: %d cases, %d transfers split\n", cases,
+	              splits);
+	assert_true(splits > 0);
+}
+
 int
 main(void)
 {
@@ -404,6 +733,10 @@ main(void)
 	    cmocka_unit_test(test_blocks_to_rows),
 	    cmocka_unit_test(test_own_control_on_send),
 	    cmocka_unit_test(test_gather_row),
+	    cmocka_unit_test(test_blocks_window),
+	    cmocka_unit_test(test_blocks_control_in_send),
+	    cmocka_unit_test(test_blocks_verifier),
+	    cmocka_unit_test(test_blocks_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

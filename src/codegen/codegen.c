@@ -422,7 +422,7 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
              uint32_t tile, TileCode *tc)
 {
 	const KernelCall *c = call_of(s, tile);
-	const GemmWindows *w = s->win;
+	const GemmWindows *w = s->gwin;
 	int n;
 	uint32_t dcount;
 	Event *ev = tile_events(l, s, tile, &n, &dcount);
@@ -587,7 +587,7 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 			e->step_at[i] = e->base + e->len;
 		if (s->kind == STEP_EXCHANGE) {
 			emit_exchange(e, l, s, tile);
-		} else if (s->win) {
+		} else if (s->gwin) {
 			emit_overlap(e, l, ks, s, tile, tc);
 		} else {
 			const KernelCall *c = call_of(s, tile);

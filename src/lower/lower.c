@@ -29,14 +29,15 @@ lower_free(Lowered *l)
 			free(s->xfer[k].ptr_at); /* all five arrays */
 		}
 		free(s->xfer);
+		free(s->win);
 		free(s->call);
 		free(s->op);
 		free(s->first);
 		free(s->by_tile);
 		free(s->call_of);
-		if (s->win) {
-			gemm_windows_free(s->win);
-			free(s->win);
+		if (s->gwin) {
+			gemm_windows_free(s->gwin);
+			free(s->gwin);
 		}
 	}
 	for (int i = 0; i < l->ntp; i++)
@@ -74,6 +75,17 @@ lower_step(Lowered *l, StepKind kind, const char *what)
 	s->what = what;
 	lower_step_tag(l, s);
 	return s;
+}
+
+void
+lower_step_blocks(Step *s, uint32_t block, const XWindow *win, int nwin)
+{
+	free(s->win);
+	s->block = block;
+	s->nwin = nwin;
+	s->win = nwin ? xmalloc((size_t)nwin * sizeof *win) : NULL;
+	if (nwin)
+		memcpy(s->win, win, (size_t)nwin * sizeof *win);
 }
 
 void

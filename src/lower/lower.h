@@ -114,6 +114,18 @@ typedef struct {
 
 typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 
+/* An exchange phase beside five workers (docs/bench-gemm.md, "The third
+ * step"): the supervisor issues only every `block` cycles, from the
+ * phase's cycle 0, and not in the panel windows [at, at + len), when it
+ * runs the kernel's panel block (xsched.c, "Blocks"). */
+typedef struct {
+	uint64_t at, len;
+} XWindow;
+enum {
+	XS_BLOCK = 6, /* six issue slots: the supervisor's one beside five
+	                 workers comes back every 6 cycles (isa.md 3.1) */
+};
+
 /* A transfer a tile takes part in: it sends it (dst = -1) or is its
  * destination number dst. */
 typedef struct {
@@ -133,7 +145,12 @@ typedef struct {
 	 * owned; its transfers (xfer) are the exchange that runs beside
 	 * them, scheduled in the windows' frame (gemm.h, gemm_windows;
 	 * codegen.c, emit_overlap). NULL otherwise. */
-	GemmWindows *win;
+	GemmWindows *gwin;
+	/* An exchange beside five workers (lower_step_blocks): block > 0,
+	 * and nwin panel windows, sorted and apart (owned by the step) */
+	uint32_t block;
+	XWindow *win;
+	int nwin;
 	/* the graph ops it serves (Lowered.op when it was made, or when an
 	 * op's calls or transfers joined it), for reports */
 	int32_t *op;
@@ -172,6 +189,13 @@ int32_t lower_buffer(Lowered *l, uint32_t tile, uint32_t bytes, uint32_t align,
                      MemRegion region, int32_t first, int32_t last,
                      const char *what);
 Step *lower_step(Lowered *l, StepKind kind, const char *what);
+/* Make exchange step s one that runs beside five workers: the
+ * supervisor's timeline in blocks of `block` cycles from cycle 0, the
+ * first kept for the mux's switch-off; the windows win[0 .. nwin - 1]
+ * (sorted, apart; copied) are the kernel's panel blocks, which no
+ * exchange block may cross. xsched_run then schedules it by those rules
+ * (xsched.c, "Blocks") and lower_verify_schedule checks them. */
+void lower_step_blocks(Step *s, uint32_t block, const XWindow *win, int nwin);
 /* Note that s serves the op being lowered (Lowered.op), once. */
 void lower_step_tag(const Lowered *l, Step *s);
 Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
@@ -247,6 +271,22 @@ void lower_print_schedule(const Lowered *l, FILE *f);
  * and pointer can be switched between its transfers (docs/compiler.md).
  * Sets each exchange step's cycles. */
 int xsched_run(Lowered *l, Diag *d);
+/* In a step with blocks (lower_step_blocks): the most items a send
+ * instruction carries, the largest multiple of the block up to
+ * CODE_SEND_ITEMS (60 for blocks of 6), so that back-to-back sends keep
+ * the supervisor's issue on the block boundaries; and the cycles a send
+ * of n items holds its sender: to the block boundary after its last
+ * item. */
+static inline uint32_t
+xsched_send_max(uint32_t block)
+{
+	return CODE_SEND_ITEMS / block * block;
+}
+static inline uint64_t
+xsched_hold(uint32_t block, uint64_t items)
+{
+	return (items + block - 1) / block * block;
+}
 /* Cycles a transfer occupies its sender and each receiver. */
 static inline uint32_t
 xfer_items(const Transfer *x)

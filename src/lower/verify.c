@@ -29,6 +29,20 @@
  *     cycle of the tile's own send;
  *   - the step lasts until its last word has landed (recv-land after its
  *     write).
+ * And in a step with blocks (lower_step_blocks; xsched.c, "Blocks"), B
+ * the block, a send's hold its cycles to the boundary after its last item
+ * (xsched_hold):
+ *   - the panel windows are sorted and apart;
+ *   - every send starts on a block boundary, after block 0, and every
+ *     control falls after block 0;
+ *   - a tile's sends' holds do not overlap, and no send's hold and no
+ *     control's block crosses a window's blocks;
+ *   - no two controls of a tile share a block; one inside a hold of the
+ *     tile's own send is on a boundary after the send's first item and
+ *     before its last;
+ *   - the send instructions (at most xsched_send_max items, split at
+ *     the controls riding on sendpics) keep the issue on the boundaries:
+ *     every one but the last carries a multiple of B items.
  */
 #include "lower.h"
 
@@ -213,7 +227,7 @@ lower_verify(const Lowered *l, Diag *d)
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
 		if (s->kind == STEP_EXCHANGE ? s->ncall != 0
-		                             : s->nxfer != 0 && !s->win)
+		                             : s->nxfer != 0 && !s->gwin)
 			r = bad(d, "lower",
 			        "step %d (%s): %d calls, %d transfers", i,
 			        s->what, s->ncall, s->nxfer);
@@ -430,6 +444,116 @@ check_events(const Lowered *l, const Step *s, int32_t i, const Events *e,
 	return IPU_OK;
 }
 
+/* Does [a, b) meet a window's blocks (those from the block of its first
+ * cycle to the one of its last)? Windows are few: a scan. */
+static int
+meets_window(const Step *s, uint64_t a, uint64_t b)
+{
+	uint64_t B = s->block;
+	for (int w = 0; w < s->nwin; w++) {
+		uint64_t wa = s->win[w].at / B * B,
+		         wb = (s->win[w].at + s->win[w].len + B - 1) / B * B;
+		if (wa < b && a < wb)
+			return 1;
+	}
+	return 0;
+}
+
+/* The block rules of the file's comment, on step s's sorted buckets. */
+static int
+check_blocks(const Lowered *l, const Step *s, int32_t i, const Events *e,
+             Diag *d)
+{
+	uint64_t B = s->block;
+	for (int w = 0; w < s->nwin; w++)
+		if (!s->win[w].len ||
+		    (w && s->win[w].at < s->win[w - 1].at + s->win[w - 1].len))
+			return bad(
+			    d, "schedule",
+			    "step %d (%s): panel window %d at %llu, %llu "
+			    "cycles",
+			    i, s->what, w, (unsigned long long)s->win[w].at,
+			    (unsigned long long)s->win[w].len);
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		size_t key = (size_t)t * EV_KINDS;
+		const Ev *snd = e->ev + e->start[key + EV_SEND],
+		         *ctl = e->ev + e->start[key + EV_CONTROL];
+		size_t ns = e->start[key + EV_SEND + 1] -
+		            e->start[key + EV_SEND],
+		       nc = e->start[key + EV_CONTROL + 1] -
+		            e->start[key + EV_CONTROL];
+		size_t k = 0; /* the first send whose hold ends after ctl[c] */
+		for (size_t j = 0; j < ns; j++) {
+			const Ev *x = &snd[j];
+			uint64_t hold = xsched_hold((uint32_t)B, x->len);
+			if (x->a % B || x->a < B ||
+			    meets_window(s, x->a, x->a + hold) ||
+			    (j + 1 < ns && snd[j + 1].a < x->a + hold))
+				return bad(
+				    d, "schedule",
+				    "step %d (%s), tile %u: transfer %d's "
+				    "send at %llu holds to %llu: off the "
+				    "blocks of %llu, in a panel window or "
+				    "over the next send",
+				    i, s->what, t, x->xfer,
+				    (unsigned long long)x->a,
+				    (unsigned long long)(x->a + hold),
+				    (unsigned long long)B);
+			/* its instructions: at most xsched_send_max items,
+			 * a new one at each control inside it */
+			uint64_t at = x->a, last = x->a + x->len;
+			size_t c = 0;
+			while (c < nc && ctl[c].a <= x->a)
+				c++;
+			while (at < last) {
+				uint64_t n = last - at;
+				if (n > xsched_send_max((uint32_t)B))
+					n = xsched_send_max((uint32_t)B);
+				if (c < nc && ctl[c].a < at + n) {
+					n = ctl[c].a - at;
+					c++;
+				}
+				if (at + n < last && n % B)
+					return bad(
+					    d, "schedule",
+					    "step %d (%s), tile %u: transfer "
+					    "%d's send at %llu has an "
+					    "instruction of %llu items at %llu",
+					    i, s->what, t, x->xfer,
+					    (unsigned long long)x->a,
+					    (unsigned long long)n,
+					    (unsigned long long)at);
+				at += n;
+			}
+		}
+		for (size_t c = 0; c < nc; c++) {
+			uint64_t a = ctl[c].a, ba = a / B * B;
+			while (k < ns && snd[k].a + xsched_hold((uint32_t)B,
+			                                        snd[k].len) <=
+			                     a)
+				k++;
+			int inside = k < ns && snd[k].a <= a;
+			const char *why =
+			    a < B                         ? "in block 0"
+			    : meets_window(s, ba, ba + B) ? "in a panel window"
+			    : c && ctl[c - 1].a / B * B == ba
+			        ? "in a block with another control"
+			    : inside && (a % B || a == snd[k].a ||
+			                 a >= snd[k].a + snd[k].len)
+			        ? "in a send, off its boundaries"
+			        : NULL;
+			if (why)
+				return bad(
+				    d, "schedule",
+				    "step %d (%s), tile %u: transfer %d's "
+				    "control at %llu: %s",
+				    i, s->what, t, ctl[c].xfer,
+				    (unsigned long long)a, why);
+		}
+	}
+	return IPU_OK;
+}
+
 int
 lower_verify_schedule(const Lowered *l, Diag *d)
 {
@@ -446,6 +570,8 @@ lower_verify_schedule(const Lowered *l, Diag *d)
 			step_events(l, s, &e);
 			r = check_events(l, s, i, &e, d);
 		}
+		if (!r && s->block)
+			r = check_blocks(l, s, i, &e, d);
 	}
 	free(e.ev);
 	free(e.start);

@@ -100,6 +100,9 @@ spans_start_at(const Spans *s, uint64_t c)
 typedef struct {
 	Spans send;
 	Spans wire; /* the pair partner's 64-bit sends */
+	Spans hold; /* with blocks: each send's hold of the supervisor, to
+	               the block boundary after its last item (same order as
+	               send) */
 	uint64_t *ctl;
 	int nc, capc;
 	uint64_t rx_end;   /* end of the last receive window */
@@ -117,8 +120,9 @@ add_control(Timeline *tl, uint64_t c)
 	tl->ctl[i] = c;
 }
 
+/* The index of tile tl's first control at or after c. */
 static int
-control_at(const Timeline *tl, uint64_t c)
+ctl_from(const Timeline *tl, uint64_t c)
 {
 	int lo = 0, hi = tl->nc;
 	while (lo < hi) {
@@ -128,7 +132,14 @@ control_at(const Timeline *tl, uint64_t c)
 		else
 			hi = mid;
 	}
-	return lo < tl->nc && tl->ctl[lo] == c;
+	return lo;
+}
+
+static int
+control_at(const Timeline *tl, uint64_t c)
+{
+	int i = ctl_from(tl, c);
+	return i < tl->nc && tl->ctl[i] == c;
 }
 
 /* Can a control go at cycle c? `own` is the start of the send being
@@ -350,6 +361,7 @@ free_timelines(Timeline *tl, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		free(tl[i].send.v);
 		free(tl[i].wire.v);
+		free(tl[i].hold.v);
 		free(tl[i].ctl);
 	}
 	free(tl);
@@ -817,12 +829,441 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 	return found ? IPU_OK : IPU_EINVAL;
 }
 
+/* ---- Blocks: a phase beside five workers ------------------------------- */
+
+/*
+ * With five workers running, the supervisor issues in one slot of six
+ * (isa.md 3.1), so a phase that runs beside them (lower_step_blocks,
+ * docs/bench-gemm.md, "The third step") is scheduled on each tile's
+ * supervisor timeline in blocks of Step.block cycles from cycle 0:
+ *   - block 0 switches the mux off (the preamble): every event is later;
+ *   - a send starts on a block boundary and holds its sender to the
+ *     boundary after its last item (xsched_hold), as sends of at most
+ *     xsched_send_max items (60), which keep the issue on the boundaries;
+ *   - a receive control (pointer, mux on, mux off) takes the block its
+ *     cycle is in (a delaypic/delayxpic issued at the block's start with
+ *     the gap to its cycle): no two controls share a block; inside one of
+ *     the tile's own sends a control goes only on a block boundary after
+ *     the send's first item and before its last (a sendpic's issue);
+ *   - no block that crosses a panel window [at, at + len) is used.
+ * The wires, the receive windows and the mux leads are exact as in a
+ * phase without blocks. Transfers are placed in the order given; one
+ * that does not fit before its sender's next obstacle (a window, its
+ * next send, a control off the boundaries, its wires) is split: the items
+ * that fit go there and the rest becomes the step's next transfer (the
+ * words after, at the offsets after), placed like any other. A transfer
+ * (and so a piece) has at least a block of items: with fewer, its mux
+ * controls could fall in one block.
+ */
+
+enum {
+	XS_MIN_PIECE = 4, /* blocks of items a split-off piece has at least:
+	                     each piece costs its receivers three controls */
+};
+
+typedef struct {
+	uint64_t b; /* the block */
+	const XWindow *win;
+	int nwin;
+} Blocks;
+
+static uint64_t
+blk_up(const Blocks *k, uint64_t c)
+{
+	return (c + k->b - 1) / k->b * k->b;
+}
+
+static uint64_t
+blk_down(const Blocks *k, uint64_t c)
+{
+	return c / k->b * k->b;
+}
+
+/* The first window whose blocks end after cycle a. */
+static int
+win_after(const Blocks *k, uint64_t a)
+{
+	int lo = 0, hi = k->nwin;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (blk_up(k, k->win[mid].at + k->win[mid].len) <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The end of the blocks of a window that [a, b) overlaps, or 0. */
+static uint64_t
+win_conflict(const Blocks *k, uint64_t a, uint64_t b)
+{
+	int i = win_after(k, a);
+	return i < k->nwin && blk_down(k, k->win[i].at) < b
+	           ? blk_up(k, k->win[i].at + k->win[i].len)
+	           : 0;
+}
+
+/* The first block of the next window that does not cover a. */
+static uint64_t
+win_next(const Blocks *k, uint64_t a)
+{
+	int i = win_after(k, a);
+	return i < k->nwin ? blk_down(k, k->win[i].at) : UINT64_MAX;
+}
+
+/* Can a control go at cycle c of tile tl? own_a, own_n: the send being
+ * placed when the tile is its own destination (own_n 0: none). */
+static int
+ctl_free_b(const Timeline *tl, const Blocks *k, uint64_t own_a, uint64_t own_n,
+           uint64_t c)
+{
+	if (c < k->b)
+		return 0;
+	uint64_t ba = blk_down(k, c), bb = ba + k->b;
+	if (win_conflict(k, ba, bb))
+		return 0;
+	int j = ctl_from(tl, ba);
+	if (j < tl->nc && tl->ctl[j] < bb)
+		return 0; /* the block has its control */
+	if (own_n && c >= own_a && c < own_a + xsched_hold(k->b, own_n))
+		return c % k->b == 0 && c > own_a && c < own_a + own_n;
+	int i = spans_after(&tl->hold, c);
+	if (i < tl->hold.n && tl->hold.v[i].a <= c)
+		return c % k->b == 0 && c > tl->send.v[i].a &&
+		       c < tl->send.v[i].b;
+	return 1;
+}
+
+/* The receive controls of a destination, as controls_fit, by the block
+ * rules: 0 if they fit, 1 if the mux-on or the pointer does not (a later
+ * start may help), 2 if only the mux-off does not (fewer items may). */
+static int
+controls_fit_b(const Timeline *d, const Blocks *k, uint64_t own_a,
+               uint64_t own_n, uint64_t first, uint32_t n, uint32_t m,
+               uint64_t *ptr, uint64_t *mux, uint64_t *off)
+{
+	uint64_t lo = d->rx_end > k->b ? d->rx_end : k->b;
+	if (first < lo || first < k->b + m)
+		return 1;
+	uint64_t on = first - m, end = first + n - m, p = first;
+	if (!ctl_free_b(d, k, own_a, own_n, on))
+		return 1;
+	if (blk_down(k, on) == blk_down(k, end) ||
+	    !ctl_free_b(d, k, own_a, own_n, end))
+		return 2;
+	/* the latest free block for the pointer (lo >= k->b > 0) */
+	while (p >= lo && (blk_down(k, p) == blk_down(k, on) ||
+	                   blk_down(k, p) == blk_down(k, end) ||
+	                   !ctl_free_b(d, k, own_a, own_n, p)))
+		p--;
+	if (p < lo)
+		return 1;
+	*ptr = p;
+	*mux = on;
+	*off = end;
+	return 0;
+}
+
+/* The earliest start at or after `from` of x's first *piece items by the
+ * block rules, or UINT64_MAX; *piece is all of x's items or, when the
+ * rest does not fit there, fewer (at least `least` items, and a block
+ * left over). */
+static uint64_t
+place_b(const Lowered *l, Timeline *tl, const Blocks *k, const Transfer *x,
+        const Hop *hop, uint64_t from, uint32_t least, uint32_t *piece)
+{
+	uint32_t all = xfer_items(x), b = (uint32_t)k->b;
+	if (least > all)
+		least = all;
+	const Timeline *s = &tl[x->src_tile];
+	const Timeline *mate = x->wide ? partner_of(l, tl, x->src_tile) : NULL;
+	/* the wires: the partner's 64-bit sends and, for a 64-bit send, all
+	 * of the partner's sends */
+	const Spans *busy[] = {&s->wire, mate ? &mate->send : NULL};
+	uint64_t t = blk_up(k, from > k->b ? from : k->b);
+	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
+		uint64_t need = t > s->send_end ? t : s->send_end, e;
+		need = blk_up(k, need);
+		if ((e = win_conflict(k, need, need + b)))
+			need = e;
+		if ((e = spans_conflict(&s->hold, need, need + b)))
+			need = e;
+		int j = ctl_from(s, need);
+		if (j < s->nc && s->ctl[j] < need + b)
+			need += b;
+		for (int w = 0; w < 2; w++)
+			if (busy[w] &&
+			    (e = spans_conflict(busy[w], need, need + 1)))
+				need = blk_up(k, e);
+		for (uint32_t d = 0; d < x->ndst; d++) {
+			uint64_t lo = tl[hop[d].tile].rx_end + XS_RECV_GAP;
+			if (lo < k->b + hop[d].m)
+				lo = k->b + hop[d].m;
+			if (need + hop[d].lat < lo)
+				need = blk_up(k, lo - hop[d].lat);
+		}
+		if (need != t) {
+			t = need;
+			continue;
+		}
+		/* the room before the sender's next obstacle */
+		uint64_t lim = t + all, c;
+		int i = spans_after(&s->hold, t);
+		if (i < s->hold.n && s->hold.v[i].a < lim)
+			lim = s->hold.v[i].a;
+		if ((c = win_next(k, t)) < lim)
+			lim = c;
+		/* (a control off the boundaries after the last item but in
+		 * its hold's last block counts too) */
+		for (j = ctl_from(s, t + 1);
+		     j < s->nc && s->ctl[j] < blk_up(k, lim); j++)
+			if (s->ctl[j] % b) {
+				lim = blk_down(k, s->ctl[j]);
+				break;
+			}
+		for (int w = 0; w < 2; w++)
+			if (busy[w] &&
+			    (i = spans_after(busy[w], t)) < busy[w]->n &&
+			    busy[w]->v[i].a < lim)
+				lim = busy[w]->v[i].a;
+		uint64_t n = lim - t;
+		if (n < all && n > all - b)
+			n = all - b;
+		/* the receivers: a mux-off that does not fit takes items
+		 * off the piece */
+		int ok = n >= least;
+		for (uint32_t d = 0; d < x->ndst && ok;) {
+			uint64_t p, m, o;
+			int own = hop[d].tile == x->src_tile;
+			int r = controls_fit_b(
+			    &tl[hop[d].tile], k, own ? t : 0, own ? n : 0,
+			    t + hop[d].lat, (uint32_t)n, hop[d].m, &p, &m, &o);
+			if (!r) {
+				d++;
+				continue;
+			}
+			if (r == 1 || n <= least) {
+				ok = 0;
+				break;
+			}
+			n--;
+			if (n < all && n > all - b)
+				n = all - b;
+			d = 0; /* again with the shorter piece */
+		}
+		if (ok && n >= least) {
+			*piece = (uint32_t)n;
+			return t;
+		}
+		t += b;
+	}
+	return UINT64_MAX;
+}
+
+static void
+commit_b(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
+         const Hop *hop, uint64_t t)
+{
+	uint32_t n = xfer_items(x);
+	Timeline *s = &tl[x->src_tile], *mate;
+	x->start = t;
+	spans_add(&s->send, t, t + n);
+	spans_add(&s->hold, t, t + xsched_hold((uint32_t)k->b, n));
+	s->send_end = t + xsched_hold((uint32_t)k->b, n);
+	if (x->wide && (mate = partner_of(l, tl, x->src_tile)))
+		spans_add(&mate->wire, t, t + n);
+	for (uint32_t j = 0; j < x->ndst; j++) {
+		Timeline *d = &tl[hop[j].tile];
+		uint64_t first = t + hop[j].lat;
+		/* the send is on the sender's timeline now: own = 0 */
+		controls_fit_b(d, k, 0, 0, first, n, hop[j].m, &x->ptr_at[j],
+		               &x->mux_at[j], &x->off_at[j]);
+		add_control(d, x->ptr_at[j]);
+		add_control(d, x->mux_at[j]);
+		add_control(d, x->off_at[j]);
+		d->rx_end = first + n;
+	}
+}
+
+/* Split transfer i of s after its first `items` items: the rest becomes
+ * transfer i + 1. */
+static void
+split_rest(Step *s, int i, uint32_t items)
+{
+	Transfer *x = &s->xfer[i];
+	uint32_t w = x->wide ? 2 * items : items, ndst = x->ndst;
+	Transfer *r = lower_transfer(
+	    s, x->src_tile, (BufRef){x->src.buf, x->src.offset + 4 * w},
+	    x->words - w, ndst);
+	x = &s->xfer[i]; /* the array may have moved */
+	for (uint32_t j = 0; j < ndst; j++) {
+		r->dst_tile[j] = x->dst_tile[j];
+		r->dst[j] = (BufRef){x->dst[j].buf, x->dst[j].offset + 4 * w};
+	}
+	x->words = w;
+	Transfer rest = *r;
+	memmove(&s->xfer[i + 2], &s->xfer[i + 1],
+	        (size_t)(s->nxfer - 2 - i) * sizeof *s->xfer);
+	s->xfer[i + 1] = rest;
+}
+
+static int
+schedule_blocks(const Lowered *l, Step *s, Diag *d)
+{
+	Blocks k = {.b = s->block, .win = s->win, .nwin = s->nwin};
+	for (int i = 0; i < s->nwin; i++)
+		if (!s->win[i].len ||
+		    (i && s->win[i].at < s->win[i - 1].at + s->win[i - 1].len))
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "%s: panel window %d at %llu (%llu "
+			    "cycles) is empty or not after the last",
+			    s->what, i, (unsigned long long)s->win[i].at,
+			    (unsigned long long)s->win[i].len);
+	if (s->block > CODE_SEND_ITEMS)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "%s: blocks of %u cycles", s->what, s->block);
+	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
+	uint8_t *mark = xcalloc(l->tiles, 1);
+	uint64_t end = k.b;
+	Hop *hop = NULL;
+	uint32_t nhop = 0;
+	int r = IPU_OK;
+	for (int i = 0; i < s->nxfer && !r; i++) {
+		Transfer *x = &s->xfer[i];
+		if (x->src_tile >= l->tiles || x->words == 0) {
+			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "%s: transfer %d from tile %u of %u words",
+			             s->what, i, x->src_tile, x->words);
+			break;
+		}
+		if (x->ndst > nhop) {
+			nhop = x->ndst;
+			hop = xrealloc(hop, nhop * sizeof *hop);
+		}
+		hops_of(l, x, hop);
+		uint64_t t = UINT64_MAX;
+		uint32_t n = 0;
+		for (int w = wide_ok(l, x, mark); w >= 0 && t == UINT64_MAX;
+		     w--) {
+			x->wide = (uint8_t)w;
+			/* pieces of XS_MIN_PIECE blocks, or else of one (a
+			 * tile that receives its own send may need a piece
+			 * that ends before its mux-off) */
+			if (xfer_items(x) >= k.b)
+				t = place_b(l, tl, &k, x, hop, k.b,
+				            XS_MIN_PIECE * s->block, &n);
+			if (t == UINT64_MAX && xfer_items(x) >= k.b)
+				t = place_b(l, tl, &k, x, hop, k.b, s->block,
+				            &n);
+		}
+		if (t == UINT64_MAX) {
+			r = diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "%s: the exchange scheduler found no start "
+			    "in blocks of %u for transfer %d from tile "
+			    "%u (%u words)",
+			    s->what, s->block, i, x->src_tile, x->words);
+			break;
+		}
+		if (n < xfer_items(x)) {
+			split_rest(s, i, n);
+			x = &s->xfer[i];
+		}
+		commit_b(l, tl, &k, x, hop, t);
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			uint64_t last = t + n + hop[j].lat;
+			if (last > end)
+				end = last;
+		}
+	}
+	free_timelines(tl, l->tiles);
+	free(mark);
+	free(hop);
+	s->cycles = end + chip_rule(l->chip, TIMING_RECV_LAND);
+	return r;
+}
+
+/* A copy of from's transfers, their schedule with them, in `to` (made
+ * empty: lower_transfer's arrays). */
+static void
+copy_transfers(Step *to, const Step *from)
+{
+	to->xfer = NULL;
+	to->nxfer = 0;
+	for (int i = 0; i < from->nxfer; i++) {
+		const Transfer *x = &from->xfer[i];
+		Transfer *y =
+		    lower_transfer(to, x->src_tile, x->src, x->words, x->ndst);
+		/* the five arrays are one allocation from ptr_at */
+		memcpy(y->ptr_at, x->ptr_at,
+		       x->ndst * (3 * sizeof *x->ptr_at + sizeof *x->dst +
+		                  sizeof *x->dst_tile));
+		y->wide = x->wide;
+		y->start = x->start;
+	}
+}
+
+static void
+free_transfers(Step *s)
+{
+	for (int i = 0; i < s->nxfer; i++)
+		free(s->xfer[i].ptr_at);
+	free(s->xfer);
+	s->xfer = NULL;
+	s->nxfer = 0;
+}
+
+/* A step with blocks in the order given, sender first and earliest
+ * first (orders found without the blocks), keeping the shortest: each
+ * try starts from a copy of the transfers as given, as the splits change
+ * them. */
+static int
+schedule_blocks_best(const Lowered *l, Step *s, Diag *d)
+{
+	static int (*const reorder[])(const Lowered *, Step *) = {
+	    NULL, sender_first, earliest_first};
+	Step given, best = {0};
+	copy_transfers(&given, s);
+	uint64_t cycles = UINT64_MAX;
+	for (size_t r = 0; r < sizeof reorder / sizeof *reorder; r++) {
+		free_transfers(s);
+		copy_transfers(s, &given);
+		Diag dd;
+		if ((reorder[r] && reorder[r](l, s)) ||
+		    schedule_blocks(l, s, r ? &dd : d) || s->cycles >= cycles)
+			continue;
+		free_transfers(&best);
+		best.xfer = s->xfer;
+		best.nxfer = s->nxfer;
+		cycles = s->cycles;
+		s->xfer = NULL;
+		s->nxfer = 0;
+	}
+	free_transfers(s);
+	if (cycles == UINT64_MAX) { /* d says why the given order failed */
+		s->xfer = given.xfer;
+		s->nxfer = given.nxfer;
+		return IPU_EINVAL;
+	}
+	free_transfers(&given);
+	s->xfer = best.xfer;
+	s->nxfer = best.nxfer;
+	s->cycles = cycles;
+	return IPU_OK;
+}
+
 int
 xsched_run(Lowered *l, Diag *d)
 {
-	for (int i = 0; i < l->nstep; i++)
-		if (l->step[i].kind == STEP_EXCHANGE &&
-		    schedule_step(l, &l->step[i], d))
+	for (int i = 0; i < l->nstep; i++) {
+		Step *s = &l->step[i];
+		if (s->kind != STEP_EXCHANGE)
+			continue;
+		if (s->block ? schedule_blocks_best(l, s, d)
+		             : schedule_step(l, s, d))
 			return IPU_EINVAL;
+	}
 	return IPU_OK;
 }
