@@ -27,7 +27,7 @@ enum {
 	GEMM_COLS = 16,           /* columns per N-panel */
 	GEMM_A_ROW_BYTES = 32,    /* one row of one A K-panel, every dtype */
 	GEMM_B_PANEL_BYTES = 512, /* one weight panel: 64 $CWEI x 8 bytes */
-	GEMM_ARGS_BYTES = 144,    /* the argument block with its six vertices */
+	GEMM_ARGS_BYTES = 168,    /* the argument block with its six vertices */
 	GEMM_A_TAIL = 32,         /* readable bytes needed after A */
 	GEMM_FLAG_ZERO = 1,       /* C starts from zero (input C ignored) */
 };
@@ -86,6 +86,11 @@ int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
  * block of a call (little-endian words). */
 const char *gemm_entry(GemmDtype t, uint32_t workers);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
+/* Whether a further K-panel's run enters at the stream itself, its
+ * pointers moved on by the previous run's drain (f16 and f8 with six
+ * workers, when every worker's jumps fit the 10-bit stride fields:
+ * docs/kernel-gemm.md "Workers"). */
+int gemm_k_stream(GemmDtype t, uint32_t workers, uint32_t bm);
 
 /* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
  * from the supervisor's entry to its return, by the formula of
