@@ -113,6 +113,55 @@ c_value(const Case *cs, const void *arr, size_t i)
 	                         : f16_value(((const uint16_t *)arr)[i]);
 }
 
+/* x rounded to f16 (nearest, ties to even; these values stay far from
+ * overflow), as a value. */
+static long double
+round_f16(long double x)
+{
+	if (x == 0)
+		return x;
+	int e;
+	frexpl(x, &e);                      /* |x| in [2^(e-1), 2^e) */
+	int q = e - 1 < -14 ? -24 : e - 11; /* the ulp's exponent */
+	return ldexpl(rintl(ldexpl(x, -q)), q);
+}
+
+/*
+ * The bits the AMP model gives (docs/emulator-amp.md 3, docs/kernel-gemm.md
+ * "Accuracy"), for f16 and f8: each element starts from its C partial
+ * (f16, unscaled) or 0, each AMP instruction adds its 8 / e products (the
+ * f8 scale on each) and rounds the sum to f32 once, and each K-panel's
+ * result rounds to f16 before it is the next panel's partial. The test's
+ * values keep every sum exact in long double (terms within 2^-28 ..
+ * 2^17), so its order does not matter.
+ */
+static long double
+exact_value(const Case *cs, const void *a, const void *b, long double part,
+            uint32_t r, uint32_t col)
+{
+	uint32_t kp = gemm_k_panel(cs->t), per = 8 / gemm_in_bytes(cs->t);
+	uint32_t nk = gemm_k_panels(cs->t, cs->bk);
+	for (uint32_t p = 0; p < nk; p++) {
+		float acc = (float)part;
+		for (uint32_t ph = 0; ph < kp / per; ph++) {
+			long double s = acc;
+			for (uint32_t j = 0; j < per; j++) {
+				uint32_t k = p * kp + ph * per + j;
+				if (k < cs->bk)
+					s += in_value(cs, a,
+					              (size_t)r * cs->bk + k,
+					              0) *
+					     in_value(cs, b,
+					              (size_t)k * cs->bn + col,
+					              1);
+			}
+			acc = (float)s;
+		}
+		part = round_f16(acc);
+	}
+	return part;
+}
+
 /* Random A, B and C (NaN in zero mode, where it must be ignored). */
 static void
 fill_case(const Case *cs, uint8_t *a, uint8_t *b, uint8_t *c0)
@@ -194,6 +243,21 @@ compare_case(Case cs, const uint8_t *a, const uint8_t *b, const uint8_t *c0,
 				}
 			}
 			long double got = c_value(&cs, c, ci);
+			if (t != GEMM_F32) { /* the bits, exactly */
+				long double e =
+				    cs.opt.zero ? 0 : c_value(&cs, c0, ci);
+				for (uint32_t call = 0; call < calls; call++)
+					e = exact_value(&cs, a, b,
+					                cs.opt.zero ? 0 : e, r,
+					                col);
+				if (got != e)
+					fail_msg("%s %ux%ux%u%s: c[%u][%u] = "
+					         "%.9Lg, the AMP model's bits "
+					         "%.9Lg",
+					         gemm_dtype_name(t), bm, bn, bk,
+					         cs.opt.zero ? " zero" : "", r,
+					         col, got, e);
+			}
 			if (!(fabsl(got - ref) <= tol))
 				fail_msg("%s %ux%ux%u%s: c[%u][%u] = %.9Lg, "
 				         "reference %.9Lg (tolerance %.3Lg)",
@@ -828,6 +892,54 @@ test_bad_calls(void **state)
 	free(big);
 }
 
+/*
+ * The SigLIP So400m f8 tower's per-tile calls (`ipu compile --dump plan`
+ * of its 1-layer graph: qkv 146 x 48 x 288, out_proj 73 x 32 x 288, fc1
+ * 183 x 48 x 288, fc2 146 x 32 x 544, QK^T 146 x 48 x 72, PV 34 x 72 x
+ * 182, the patch embedding's f16 73 x 32 x 160): the bits of the AMP
+ * model in both modes, and the formula exact at the three profiles. A
+ * further K-panel enters at the stream (its pointers moved by the
+ * previous run's drain) when every worker's jumps fit 10 bits: A's is
+ * 4 bm - 4 n - 3 atoms, largest for the workers with n = bm / 6 rows:
+ * 509 at bm = 153 (n = 25), 513 at 154 (n = 25), 605 for fc1's 183 (n =
+ * 30); never for f32 or five workers.
+ */
+static void
+test_tower_calls(void **state)
+{
+	(void)state;
+	static const uint32_t s[][5] = {
+	    {GEMM_F8, 146, 48, 288, 1}, {GEMM_F8, 73, 32, 288, 1},
+	    {GEMM_F8, 183, 48, 288, 0}, {GEMM_F8, 146, 32, 544, 1},
+	    {GEMM_F8, 146, 48, 72, 1},  {GEMM_F8, 34, 72, 182, 1},
+	    {GEMM_F16, 73, 32, 160, 1}, {GEMM_F8, 153, 20, 70, 1},
+	    {GEMM_F8, 154, 20, 70, 0},  {GEMM_F16, 5, 30, 50, 1},
+	};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+		GemmDtype t = (GemmDtype)s[i][0];
+		uint32_t bm = s[i][1], bn = s[i][2], bk = s[i][3];
+		assert_int_equal(gemm_k_stream(t, 6, bm), s[i][4]);
+		assert_int_equal(gemm_k_stream(t, 5, bm), 0);
+		assert_int_equal(gemm_k_stream(GEMM_F32, 6, bm), 0);
+		for (int b = 0; b < 3; b++) {
+			Case cs = {.t = t, .bm = bm, .bn = bn, .bk = bk};
+			cs.chip = profile_chip((TimingBound)b);
+			cs.opt.zero = b == 1;
+			cs.opt.fp8_scale = b == 2 ? -2 : 0;
+			uint64_t got = check(cs);
+			uint64_t want =
+			    gemm_tile_cycles(cs.chip, t, 6, bm, bn, bk);
+			if (got != want)
+				fail_msg("%s %ux%ux%u at %s: %llu cycles, "
+				         "formula %llu",
+				         gemm_dtype_name(t), bm, bn, bk,
+				         cs.chip->timing->spec,
+				         (unsigned long long)got,
+				         (unsigned long long)want);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -841,6 +953,7 @@ main(void)
 	    cmocka_unit_test(test_f8),
 	    cmocka_unit_test(test_repeated_calls),
 	    cmocka_unit_test(test_cycle_formula),
+	    cmocka_unit_test(test_tower_calls),
 	    cmocka_unit_test(test_bad_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -456,7 +456,7 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 	/* setup */
 	for (int i = 0; i < 5; i++)
 		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + i,
-		     (int32_t)(args + GEMM_VERTEX_AT + 16 * i));
+		     (int32_t)(args + GEMM_VERTEX_AT + GEMM_VERTEX_BYTES * i));
 	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + 5, (int32_t)g.b);
 	for (int i = 0; i < 5; i++)
 		emit(e, INSN_put_mmmn_zi, 2, CSR_WORKER0_BASE + i, REG_M1 + i);

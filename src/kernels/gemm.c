@@ -15,18 +15,20 @@
 enum {
 	ARG_A = 0,
 	ARG_B = 4,
+	ARG_KENTRY = 8,
 	ARG_APANEL = 12,
 	ARG_NP1 = 20,
 	ARG_NK1 = 24,
 	ARG_FLAGS = 28,
 	ARG_FP8FMT = 32,
 	ARG_FP8SCL = 36,
-	ARG_VERTEX = 48,
+	ARG_VERTEX = GEMM_VERTEX_AT,
 	V_OFFA = 0,
 	V_CPTR = 4,
 	V_ROWS1 = 8,
 	V_CPANEL = 12,
-	VERTEX_BYTES = 16,
+	V_JUMPS = 16,
+	VERTEX_BYTES = GEMM_VERTEX_BYTES,
 };
 
 GemmDtype
@@ -217,6 +219,48 @@ gemm_entry(GemmDtype t, uint32_t workers)
 	                       : "gemm_f8";
 }
 
+/* Worker w's rows of bm over nw workers (1 when it repeats a row). */
+static uint32_t
+worker_rows(uint32_t bm, uint32_t nw, uint32_t w)
+{
+	uint32_t n = bm / nw + (w < bm % nw);
+	return n ? n : 1;
+}
+
+/*
+ * The drain's jumps of a worker with n rows (GEMM_HIHO_WORKER), in atoms:
+ * its first drain bundle loads A at atom 4n + 3 and C at 4n + 7 of the
+ * worker's rows and jumps them to the next A panel's first row (+4 bm
+ * atoms from this one's) and back to the first C row; its last store
+ * writes atom 4n - 1 and jumps back to the first. 0 if one of them does
+ * not fit a signed 10-bit field.
+ */
+static uint32_t
+drain_jumps(uint32_t bm, uint32_t n)
+{
+	int64_t f[3] = {4 * (int64_t)bm - 4 * (int64_t)n - 3,
+	                -(4 * (int64_t)n + 7), -(4 * (int64_t)n - 1)};
+	uint32_t v = 0;
+	for (int i = 0; i < 3; i++) {
+		if (f[i] < -512 || f[i] > 511)
+			return 0;
+		v |= ((uint32_t)f[i] & 0x3ffu) << (10 * i);
+	}
+	return v;
+}
+
+int
+gemm_k_stream(GemmDtype t, uint32_t workers, uint32_t bm)
+{
+	uint32_t nw = call_workers(workers);
+	if (t == GEMM_F32 || nw != 6)
+		return 0;
+	for (uint32_t w = 0; w < nw; w++)
+		if (!drain_jumps(bm, worker_rows(bm, nw, w)))
+			return 0;
+	return 1;
+}
+
 /*
  * Rows split as evenly as possible over the W workers (6, or 5 for
  * gemm5_*): worker w gets bm / W rows, one more if w < bm % W. With fewer
@@ -230,9 +274,12 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	GemmDtype t = c->t;
 	uint32_t bm = c->bm, crow = c_row_bytes(t);
 	uint32_t nw = call_workers(c->opt.workers);
+	int stream = gemm_k_stream(t, c->opt.workers, bm);
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
+	put_le32(out + ARG_KENTRY,
+	         stream ? GEMM_ENTRY_STREAM : GEMM_ENTRY_NEXT_K);
 	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
 	put_le32(out + ARG_NP1, gemm_n_panels(c->bn) - 1);
 	put_le32(out + ARG_NK1, gemm_k_panels(t, c->bk) - 1);
@@ -252,6 +299,7 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		put_le32(v + V_CPTR, c->c + row * crow - bm * crow);
 		put_le32(v + V_ROWS1, n - 1);
 		put_le32(v + V_CPANEL, bm * crow);
+		put_le32(v + V_JUMPS, stream ? drain_jumps(bm, n) : 0);
 		first += bm / nw + (w < bm % nw);
 	}
 }
@@ -277,11 +325,14 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 typedef struct {
 	uint64_t issues[6]; /* W_w */
 	uint32_t nk;
+	uint64_t
+	    next_k; /* a further K-panel's entry issues: ENTRY_NEXT_K or 0 */
 } GemmShape;
 
 /* The worker entry's issues: the call's first run, a further N-panel's
- * first run, a further K-panel's run. */
-enum { ENTRY_FULL = 7, ENTRY_NEXT_N = 3, ENTRY_NEXT_K = 2 };
+ * first run, a further K-panel's run (none when it enters at the
+ * stream). */
+enum { ENTRY_FULL = 8, ENTRY_NEXT_N = 3, ENTRY_NEXT_K = 2 };
 
 /* Shift every cycle of the timeline by d (whole periods skipped). */
 static void
@@ -346,7 +397,7 @@ static uint64_t
 k_panel(SupClock *s, const GemmShape *g, int last)
 {
 	sup_ops(s, 32); /* ld128putcs */
-	uint64_t r = run_panel(s, g, SUP_M6 | SUP_M3, ENTRY_NEXT_K);
+	uint64_t r = run_panel(s, g, SUP_M6 | SUP_M3, g->next_k);
 	sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 	sup_op(s, SUP_M4, SUP_M4, last ? SUP_PLAIN : SUP_TAKEN);
 	return r;
@@ -522,11 +573,10 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
             uint32_t bk)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4;
-	GemmShape g = {.nk = gemm_k_panels(t, bk)};
-	for (uint32_t w = 0; w < nw; w++) {
-		uint64_t n = bm / nw + (w < bm % nw);
-		g.issues[w] = p * ((n ? n : 1) + 2) + 5;
-	}
+	GemmShape g = {.nk = gemm_k_panels(t, bk),
+	               .next_k = gemm_k_stream(t, nw, bm) ? 0 : ENTRY_NEXT_K};
+	for (uint32_t w = 0; w < nw; w++)
+		g.issues[w] = p * (worker_rows(bm, nw, w) + 2) + 5;
 	SupClock s;
 	sup_start(&s, c, 0);
 	sup_op(&s, 0, SUP_M11, SUP_PLAIN); /* setzi the entries */
@@ -552,12 +602,13 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
 		sup_op(&s, SUP_M8, 0, SUP_PUT);
 		sup_op(&s, SUP_M13, 0, SUP_PUT);
 	}
+	sup_op(&s, SUP_M0, SUP_M6, SUP_PLAIN);            /* ld32 the K entry */
 	sup_op(&s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M5, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M8, SUP_PLAIN);
 	sup_op(&s, SUP_M0, SUP_M14, SUP_PLAIN);
-	sup_op(&s, SUP_M12, SUP_M6,
+	sup_op(&s, SUP_M12 | SUP_M6, SUP_M6,
 	       SUP_PLAIN); /* add: the next K-panel's entry */
 	sup_ops(&s, 32);   /* the first panel's weights */
 	sup_op(&s, SUP_M8, 0, g.nk == 1 ? SUP_TAKEN : SUP_PLAIN); /* brz */

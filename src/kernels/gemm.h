@@ -27,7 +27,7 @@ enum {
 	GEMM_COLS = 16,           /* columns per N-panel */
 	GEMM_A_ROW_BYTES = 32,    /* one row of one A K-panel, every dtype */
 	GEMM_B_PANEL_BYTES = 512, /* one weight panel: 64 $CWEI x 8 bytes */
-	GEMM_ARGS_BYTES = 144,    /* the argument block with its six vertices */
+	GEMM_ARGS_BYTES = 168,    /* the argument block with its six vertices */
 	GEMM_A_TAIL = 32,         /* readable bytes needed after A */
 	GEMM_FLAG_ZERO = 1,       /* C starts from zero (input C ignored) */
 };
@@ -91,6 +91,11 @@ int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
  * block of a call (little-endian words). */
 const char *gemm_entry(GemmDtype t, uint32_t workers);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
+/* Whether a further K-panel's run enters at the stream itself, its
+ * pointers moved on by the previous run's drain (f16 and f8 with six
+ * workers, when every worker's jumps fit the 10-bit stride fields:
+ * docs/kernel-gemm.md "Workers"). */
+int gemm_k_stream(GemmDtype t, uint32_t workers, uint32_t bm);
 
 /* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
  * from the supervisor's entry to its return, by the formula of
@@ -112,9 +117,13 @@ uint64_t gemm_tile_cycles(const Chip *c, GemmDtype t, uint32_t workers,
  */
 enum {
 	GEMM_OVERLAP_ARGS_BYTES = 3 * GEMM_ARGS_BYTES,
-	GEMM_VERTEX_AT = 48,    /* the first vertex in a block, 16 bytes each */
-	GEMM_ENTRY_NEXT_N = 16, /* worker entries after the full one: bytes */
-	GEMM_ENTRY_NEXT_K = 20, /* after it (kernels/gemm.inc) */
+	GEMM_VERTEX_AT = 48,    /* the first vertex in a block */
+	GEMM_VERTEX_BYTES = 20, /* a worker's vertex (kernels/gemm.inc) */
+	/* the worker entries after the full one, in bytes after it
+	 * (kernels/gemm.inc's ENTRY_NEXT_N, ENTRY_NEXT_K, ENTRY_STREAM) */
+	GEMM_ENTRY_NEXT_N = 20,
+	GEMM_ENTRY_NEXT_K = 24,
+	GEMM_ENTRY_STREAM = 32,
 };
 /* The worker entry kinds of a panel: the call's first, a further
  * N-panel's first, a further K-panel. */
