@@ -9,8 +9,9 @@
  * change the flow (operands random within their fields, registers and
  * memory random bit patterns with NaN, infinity, subnormal and plain
  * values), AMP-heavy ones that keep the engines busy on the same
- * weights, and f16-heavy ones (the f16 add, sub, mul and conversion with
- * fast forms), run by two workers. Their idle slots and waits on
+ * weights, vector ones (the f16 add, sub, mul and conversion and the f32
+ * add, sub and mul with fast forms), run by two workers, and ones of the
+ * 64-bit loads and stores with fast forms. Their idle slots and waits on
  * multi-turn instructions take the idle skipping of the fast paths
  * (tile.c, next_busy_issue).
  *
@@ -60,9 +61,9 @@ static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows, vec_rows,
 
 /* The aux-lane instructions with a fast form of their own (sim.h,
  * SIM_FAST_FORMS) besides the AMP's: STYLE_VEC's bundles use them. */
-static const char *const vec_mnemonics[] = {"f16v2add",  "f16v4add", "f16v2sub",
-                                            "f16v4sub",  "f16v2mul", "f16v4mul",
-                                            "f16v2tof32"};
+static const char *const vec_mnemonics[] = {
+    "f16v2add", "f16v4add",   "f16v2sub", "f16v4sub", "f16v2mul",
+    "f16v4mul", "f16v2tof32", "f32v2add", "f32v2sub", "f32v2mul"};
 
 /* The main-lane loads and stores with a fast form of their own (sim.h,
  * SIM_FAST_FORMS; exec_mem.c, fast_load64): STYLE_LDST's bundles. */

@@ -300,7 +300,10 @@ typedef void (*ExecFn)(Exec *);
 	X(ld64)                                                                \
 	X(ld64step)                                                            \
 	X(st64)                                                                \
-	X(st64step)
+	X(st64step)                                                            \
+	X(f32v2add)                                                            \
+	X(f32v2sub)                                                            \
+	X(f32v2mul)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X
