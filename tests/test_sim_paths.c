@@ -9,8 +9,9 @@
  * change the flow (operands random within their fields, registers and
  * memory random bit patterns with NaN, infinity, subnormal and plain
  * values), AMP-heavy ones that keep the engines busy on the same
- * weights, and f16-heavy ones (the f16 add, sub, mul and conversion with
- * fast forms), run by two workers. Their idle slots and waits on
+ * weights, vector ones (the f16 add, sub, mul and conversion and the f32
+ * add, sub and mul with fast forms), run by two workers, and ones of the
+ * 64-bit loads and stores with fast forms. Their idle slots and waits on
  * multi-turn instructions take the idle skipping of the fast paths
  * (tile.c, next_busy_issue).
  *
@@ -55,13 +56,19 @@ typedef struct {
 } RowSet;
 
 /* main: every main-lane row; pair: those that may open a bundle */
-static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows, vec_rows;
+static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows, vec_rows,
+    ldst_rows;
 
 /* The aux-lane instructions with a fast form of their own (sim.h,
  * SIM_FAST_FORMS) besides the AMP's: STYLE_VEC's bundles use them. */
-static const char *const vec_mnemonics[] = {"f16v2add",  "f16v4add", "f16v2sub",
-                                            "f16v4sub",  "f16v2mul", "f16v4mul",
-                                            "f16v2tof32"};
+static const char *const vec_mnemonics[] = {
+    "f16v2add", "f16v4add",   "f16v2sub", "f16v4sub", "f16v2mul",
+    "f16v4mul", "f16v2tof32", "f32v2add", "f32v2sub", "f32v2mul"};
+
+/* The main-lane loads and stores with a fast form of their own (sim.h,
+ * SIM_FAST_FORMS; exec_mem.c, fast_load64): STYLE_LDST's bundles. */
+static const char *const ldst_mnemonics[] = {"ld64", "ld64step", "st64",
+                                             "st64step"};
 
 static void
 collect_rows(void)
@@ -84,12 +91,16 @@ collect_rows(void)
 		     k < sizeof vec_mnemonics / sizeof vec_mnemonics[0]; k++)
 			if (!strcmp(d->mnemonic, vec_mnemonics[k]))
 				vec_rows.row[vec_rows.n++] = (int16_t)r;
+		for (size_t k = 0;
+		     k < sizeof ldst_mnemonics / sizeof ldst_mnemonics[0]; k++)
+			if (!strcmp(d->mnemonic, ldst_mnemonics[k]))
+				ldst_rows.row[ldst_rows.n++] = (int16_t)r;
 		if (d->lane == LANE_MAIN && !(d->flags & F_SOLO) &&
 		    (d->flags & F_LOAD))
 			load_rows.row[load_rows.n++] = (int16_t)r;
 	}
 	assert_true(main_rows.n > 50 && aux_rows.n > 50 && amp_rows.n >= 7 &&
-	            load_rows.n > 10 && vec_rows.n >= 10);
+	            load_rows.n > 10 && vec_rows.n >= 10 && ldst_rows.n == 8);
 }
 
 static int32_t
@@ -174,6 +185,9 @@ random_word(const RowSet *set)
  * f16_wide, f16 exponents are drawn over the whole range (subnormals,
  * sums and products that overflow or round into the subnormals). */
 static int f16_wide;
+/* The small offsets all multiples of 8 (random_mregs), so that the 64-bit
+ * loads and stores of STYLE_LDST mostly run on (ldst_word). */
+static int aligned_offsets;
 
 static uint16_t
 random_f16(void)
@@ -250,12 +264,41 @@ random_mregs(const Chip *c, uint32_t *m)
 	m[4] = a[0] | (a[2] & 0x7ffu) << 21;
 	m[5] = a[1] | ((a[2] >> 11) & 0x3ffu) << 21;
 	for (int i = 6; i < 10; i++)
-		m[i] = below(8) ? 8 * below(16) : below(64);
+		m[i] = below(8) || aligned_offsets ? 8 * below(16) : below(64);
 	for (int i = 10; i < 16; i++)
 		m[i] = below(2) ? (uint32_t)rnd() : below(64);
 }
 
-typedef enum { STYLE_ANY, STYLE_AMP, STYLE_VEC } Style;
+typedef enum { STYLE_ANY, STYLE_AMP, STYLE_VEC, STYLE_LDST } Style;
+
+/* A main half of STYLE_LDST: a row of ldst_rows whose $base is an
+ * address register and whose $delta and register offset or stride are
+ * small offsets or $mzero (random_mregs); one in 32 with any operands
+ * (random_word), so that some accesses leave memory or are misaligned.
+ * Its other main halves are amp_load's, which keep the offsets as they
+ * are. */
+static uint32_t
+ldst_word(void)
+{
+	if (below(32) == 0)
+		return random_word(&ldst_rows);
+	Insn in = {.row = ldst_rows.row[below((uint32_t)ldst_rows.n)]};
+	const InsnDesc *d = isa_row(in.row);
+	static const int off[] = {6, 7, 8, 9, 15};
+	in.nops = d->nops;
+	in.op[0] = random_operand(&d->op[0]);
+	in.op[1] = (int32_t)below(4);
+	in.op[2] = off[below(5)];
+	/* an immediate offset or stride: mostly small (the stride signed) */
+	OperandKind k = d->op[3].kind;
+	in.op[3] = k == OPK_M      ? off[below(5)]
+	           : below(8) == 0 ? random_operand(&d->op[3])
+	           : k == OPK_S    ? (int32_t)below(17) - 8
+	                           : (int32_t)below(16);
+	uint32_t w;
+	assert_int_equal(isa_encode(&in, &w), 0);
+	return w;
+}
 
 /* The main half of an AMP-heavy bundle: the loads that feed AMP loops,
  * on addresses that stay in memory (random_mregs). */
@@ -288,7 +331,9 @@ amp_load(void)
  * the passes after the first run from the issue cache, so its fast forms
  * (sim.h, SIM_FAST_FORMS) and tile.c's fused bundles meet the plain path
  * here. STYLE_VEC's aux halves are mostly the f16 instructions with fast
- * forms (vec_rows), its main halves loads or anything. */
+ * forms (vec_rows), its main halves loads or anything. STYLE_LDST's are
+ * STYLE_VEC's with main halves mostly ld64, ld64step, st64 and st64step
+ * (ldst_rows, every row: register and immediate offsets and strides). */
 static int
 make_program(Style style, int n, uint32_t *w)
 {
@@ -304,14 +349,16 @@ make_program(Style style, int n, uint32_t *w)
 		}
 		if (k % 2) /* bundles are 8-byte aligned: pad with a solo */
 			w[k++] = enc("setzi_mmmn_zi", 2, 15, 0);
+		int vec = style == STYLE_VEC || style == STYLE_LDST;
 		const RowSet *ar = style == STYLE_AMP && below(8) ? &amp_rows
-		                   : style == STYLE_VEC && below(16)
-		                       ? &vec_rows
-		                       : &aux_rows;
-		int load =
-		    style == STYLE_AMP || (style == STYLE_VEC && below(8));
-		w[k++] =
-		    (load ? amp_load() : random_word(&pair_rows)) | 0x80000000u;
+		                   : vec && below(16)             ? &vec_rows
+		                                                  : &aux_rows;
+		int load = style == STYLE_AMP || style == STYLE_LDST ||
+		           (style == STYLE_VEC && below(8));
+		uint32_t m = style == STYLE_LDST && below(8) ? ldst_word()
+		             : load                          ? amp_load()
+		                    : random_word(&pair_rows);
+		w[k++] = m | 0x80000000u;
 		w[k++] = random_word(ar) & 0x7fffffffu;
 	}
 	w[k++] = enc("exitz_mmmn", 1, 15);
@@ -568,7 +615,8 @@ check_program(Style style, int issues, int index)
 	 * cycles (the rules' values are in the decode cache's costs) */
 	const Chip *chip = profile_chip((TimingBound)(index % 3));
 	/* every fourth AMP program on all six workers (at each profile) */
-	Runners who = style == STYLE_VEC                      ? RUN_PAIR
+	Runners who = style == STYLE_VEC    ? RUN_PAIR
+	              : style == STYLE_LDST ? (index % 4 ? RUN_PAIR : RUN_ALL)
 	              : style == STYLE_AMP && index % 12 >= 9 ? RUN_ALL
 	                                                      : RUN_ONE;
 	Tile *t[3];
@@ -800,6 +848,21 @@ test_random_vec_wide(void **state)
 	f16_wide = 1;
 	run_programs(STYLE_VEC, 200, 8, 64);
 	f16_wide = 0;
+}
+
+/* The plain loads and stores' fast forms (exec_mem.c, fast_load64 and
+ * fast_store64): the 3-operand and step forms of ld64 and st64, with
+ * register and immediate offsets and strides, in rpt bodies beside the f16
+ * vector forms, by two workers and the supervisor or by all six workers
+ * (their stores meet the others' loads); some accesses leave memory or
+ * are misaligned, so that the fast forms decline to the plain ones. */
+static void
+test_random_ldst_programs(void **state)
+{
+	(void)state;
+	aligned_offsets = 1;
+	run_programs(STYLE_LDST, 600, 8, 64);
+	aligned_offsets = 0;
 }
 
 /* The fused bundles' boxes (sim.h, sim_pace_box): a paced stream's
@@ -1164,6 +1227,7 @@ main(void)
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),
 	    cmocka_unit_test(test_random_vec_wide),
+	    cmocka_unit_test(test_random_ldst_programs),
 	    cmocka_unit_test(test_graphs_f16),
 	    cmocka_unit_test(test_graphs_f32_f8),
 	};

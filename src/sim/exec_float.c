@@ -434,6 +434,60 @@ BIN32(f32sub, OP_SUB)
 BIN32(f32v2sub, OP_SUB)
 BIN32(f32mul, OP_MUL)
 BIN32(f32v2mul, OP_MUL)
+
+/* The fast forms of f32v2add, f32v2sub and f32v2mul (sim.h,
+ * SIM_FAST_FORMS): the lanes read straight from the registers as get32
+ * reads them, the host f32 operation fp_f32_add, fp_f32_sub and fp_f32_mul
+ * make, taken as it is when no operand and no result has the all-ones
+ * exponent: then fp_f32_result returns it unchanged and no flag can be
+ * raised (a NaN needs a NaN or an infinity among the operands; an
+ * infinity out of finite operands is OFLO). Anything else runs bin32. */
+static inline int
+f32_special(uint32_t w)
+{
+	return (w & 0x7f800000u) == 0x7f800000u;
+}
+
+static inline __attribute__((always_inline)) void
+fast_bin32(Exec *e, BinOp op)
+{
+	const Insn *in = e->in;
+	int r1 = in->op[1], r2 = in->op[2];
+	uint32_t a0 = sim_ra(e, r1), b0 = sim_ra(e, r2);
+	uint32_t a1 = e->d->op[1].decor == DEC_B ? a0 : sim_ra(e, r1 + 1);
+	uint32_t b1 = sim_ra(e, r2 + 1);
+	float x0 = fp_f32_float(a0), x1 = fp_f32_float(a1);
+	float y0 = fp_f32_float(b0), y1 = fp_f32_float(b1);
+	float z0 = op == OP_ADD ? x0 + y0 : op == OP_SUB ? x0 - y0 : x0 * y0;
+	float z1 = op == OP_ADD ? x1 + y1 : op == OP_SUB ? x1 - y1 : x1 * y1;
+	uint32_t w0 = fp_float_f32(z0), w1 = fp_float_f32(z1);
+	if (f32_special(a0) | f32_special(a1) | f32_special(b0) |
+	    f32_special(b1) | f32_special(w0) | f32_special(w1)) {
+		bin32(e, op);
+		return;
+	}
+	sim_wa(e, in->op[0], w0);
+	sim_wa(e, in->op[0] + 1, w1);
+}
+
+void
+fast_f32v2add(Exec *e)
+{
+	fast_bin32(e, OP_ADD);
+}
+
+void
+fast_f32v2sub(Exec *e)
+{
+	fast_bin32(e, OP_SUB);
+}
+
+void
+fast_f32v2mul(Exec *e)
+{
+	fast_bin32(e, OP_MUL);
+}
+
 BIN32(f32div, OP_DIV)
 BIN32(f32min, OP_MIN)
 BIN32(f32v2min, OP_MIN)

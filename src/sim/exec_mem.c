@@ -261,6 +261,87 @@ exec_st64step(Exec *e)
 	store_simple(e, 8);
 }
 
+/*
+ * The fast forms of ld64, ld64step, st64 and st64step (sim.h,
+ * SIM_FAST_FORMS), the vector kernels' plain loads and stores: the operands
+ * read straight from the instruction (the data pair, $base and $delta are
+ * registers in every row of them, the fourth operand a register or an
+ * immediate), and the single access checked by sim_mem_fast8 without the
+ * bundle's access log: only main-lane instructions access memory
+ * (insns.def), so nothing else in the bundle can conflict with it. An
+ * access it does not pass (outside memory, misaligned, a watch, the plain
+ * path) goes to the plain form, nothing having been done. The register
+ * writes are logged in the plain forms' order (base_delta_ea: the delta
+ * first, then the loaded words).
+ */
+static inline __attribute__((always_inline)) int
+fast_ea64(Exec *e, int step, uint32_t *ea)
+{
+	const int32_t *op = e->in->op;
+	uint32_t base = sim_rm(e, op[1]), delta = sim_rm(e, op[2]);
+	uint32_t x = sim_src(e, 3); /* $off, $stride or the immediate */
+	*ea = step ? base + delta : base + delta + x * 8;
+	if (!sim_mem_fast8(e->tile, ea, 1))
+		return 0;
+	if (step)
+		sim_wm(e, op[2], delta + x * 8);
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void
+fast_load64(Exec *e, int step, ExecFn plain)
+{
+	uint32_t ea;
+	if (!fast_ea64(e, step, &ea)) {
+		plain(e);
+		return;
+	}
+	const uint8_t *p = e->tile->mem + (ea - e->tile->mem_base);
+	int r = e->in->op[0];
+	sim_wa(e, r, get_le32(p));
+	sim_wa(e, r + 1, get_le32(p + 4));
+}
+
+static inline __attribute__((always_inline)) void
+fast_store64(Exec *e, int step, ExecFn plain)
+{
+	uint32_t ea;
+	if (!fast_ea64(e, step, &ea)) {
+		plain(e);
+		return;
+	}
+	Tile *t = e->tile;
+	uint8_t *p = t->mem + (ea - t->mem_base);
+	int r = e->in->op[0];
+	put_le32(p, sim_ra(e, r));
+	put_le32(p + 4, sim_ra(e, r + 1));
+	sim_invalidate(t, ea, 8);
+}
+
+void
+fast_ld64(Exec *e)
+{
+	fast_load64(e, 0, exec_ld64);
+}
+
+void
+fast_ld64step(Exec *e)
+{
+	fast_load64(e, 1, exec_ld64step);
+}
+
+void
+fast_st64(Exec *e)
+{
+	fast_store64(e, 0, exec_st64);
+}
+
+void
+fast_st64step(Exec *e)
+{
+	fast_store64(e, 1, exec_st64step);
+}
+
 /* stm32 $src, $base, $off: EA = base + off * 4 (no delta register). */
 void
 exec_stm32(Exec *e)

@@ -296,7 +296,14 @@ typedef void (*ExecFn)(Exec *);
 	X(f16v4sub)                                                            \
 	X(f16v2mul)                                                            \
 	X(f16v4mul)                                                            \
-	X(f16v2tof32)
+	X(f16v2tof32)                                                          \
+	X(ld64)                                                                \
+	X(ld64step)                                                            \
+	X(st64)                                                                \
+	X(st64step)                                                            \
+	X(f32v2add)                                                            \
+	X(f32v2sub)                                                            \
+	X(f32v2mul)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X

@@ -1148,8 +1148,10 @@ static uint64_t
 next_busy_issue(const Tile *t)
 {
 	uint64_t from = t->cycle + 1, best = UINT64_MAX;
+	/* the slot of from, and of a later r, each by one division */
+	unsigned from_slot = (unsigned)(from % CHIP_SLOTS);
 	unsigned free = 0; /* slots no worker owns */
-	for (int s = 0; s < CHIP_SLOTS; s++) {
+	for (unsigned s = 0; s < CHIP_SLOTS; s++) {
 		int w = t->slot_worker[s];
 		if (!w) {
 			free |= 1u << s;
@@ -1157,20 +1159,31 @@ next_busy_issue(const Tile *t)
 		}
 		if (t->ctx[w].state != CTXS_RUN)
 			continue; /* issuer() gives its slot to nobody */
-		uint64_t r = t->ctx[w].ready > from ? t->ctx[w].ready : from;
-		uint64_t c =
-		    r + (uint64_t)((s + CHIP_SLOTS - (int)(r % CHIP_SLOTS)) %
-		                   CHIP_SLOTS);
+		uint64_t r = from;
+		unsigned rs = from_slot;
+		if (t->ctx[w].ready > from) {
+			r = t->ctx[w].ready;
+			rs = (unsigned)(r % CHIP_SLOTS);
+		}
+		/* the first cycle from r on in slot s */
+		uint64_t c = r + (s >= rs ? s - rs : s + CHIP_SLOTS - rs);
 		if (c < best)
 			best = c;
 	}
 	if (free && t->ctx[0].state == CTXS_RUN) {
-		uint64_t r = t->sup_ready > from ? t->sup_ready : from;
-		for (uint64_t c = r; c < r + CHIP_SLOTS && c < best; c++)
-			if (free & (1u << (c % CHIP_SLOTS))) {
+		uint64_t r = from;
+		unsigned rs = from_slot;
+		if (t->sup_ready > from) {
+			r = t->sup_ready;
+			rs = (unsigned)(r % CHIP_SLOTS);
+		}
+		for (uint64_t c = r; c < r + CHIP_SLOTS && c < best; c++) {
+			if (free & (1u << rs)) {
 				best = c;
 				break;
 			}
+			rs = rs + 1 == CHIP_SLOTS ? 0 : rs + 1;
+		}
 	}
 	return best;
 }
