@@ -1275,6 +1275,31 @@ test_softmax_fused_cast(void **state)
 	}
 }
 
+/* Graph `one` (an add in a reduction) and `both` (the same with the
+ * add's input an output too, which keeps the add apart), on the same
+ * inputs: one's output must be the bits of both's second (c_bytes
+ * each), in fewer cycles. */
+static void
+fused_as_apart(const char *what, const char *groups, const char *one,
+               const char *both, uint32_t tiles, size_t c_bytes)
+{
+	uint64_t fused_cycles, two_cycles;
+	uint8_t *fused, *two;
+	uint64_t rng0 = rng;
+	uint64_t pred =
+	    run_graph(one, tiles, 0x1p-7, groups, &fused_cycles, &fused);
+	rng = rng0; /* the same inputs */
+	run_graph(both, tiles, 0x1p-7, groups, &two_cycles, &two);
+	assert_memory_equal(fused, two + c_bytes, c_bytes);
+	print_message("%s in the reduction, %s: %llu cycles (predicted "
+	              "%llu), %llu with the add apart\n",
+	              what, groups, (unsigned long long)fused_cycles,
+	              (unsigned long long)pred, (unsigned long long)two_cycles);
+	assert_true(fused_cycles < two_cycles);
+	free(fused);
+	free(two);
+}
+
 /* A bias add on a matmul whose K is split over groups: the reduction's
  * vadd adds the bias as it stores the sum, the add aliases C. Its bits
  * must be the two steps' (the sum, then the bias): the same graph with C
@@ -1298,26 +1323,9 @@ test_bias_in_reduction(void **state)
 		snprintf(one, sizeof one, "input x f16 [%u, 512]%s", runs[i].m,
 		         strchr(text, '\n'));
 		snprintf(both, sizeof both, "%soutput y\n", one);
-		size_t c_bytes = (size_t)runs[i].m * 48 * 2;
-		uint64_t fused_cycles, two_cycles;
-		uint8_t *fused, *two;
-		uint64_t rng0 = rng;
-		uint64_t pred =
-		    run_graph(one, runs[i].tiles, 0x1p-7, runs[i].groups,
-		              &fused_cycles, &fused);
-		rng = rng0; /* the same inputs */
-		run_graph(both, runs[i].tiles, 0x1p-7, runs[i].groups,
-		          &two_cycles, &two);
 		/* outputs in tensor order: y, then yb */
-		assert_memory_equal(fused, two + c_bytes, c_bytes);
-		print_message("bias in the reduction, %s: %llu cycles "
-		              "(predicted %llu), %llu with the add apart\n",
-		              runs[i].groups, (unsigned long long)fused_cycles,
-		              (unsigned long long)pred,
-		              (unsigned long long)two_cycles);
-		assert_true(fused_cycles < two_cycles);
-		free(fused);
-		free(two);
+		fused_as_apart("bias", runs[i].groups, one, both, runs[i].tiles,
+		               (size_t)runs[i].m * 48 * 2);
 	}
 	static const struct {
 		const char *from, *to;
@@ -1370,27 +1378,11 @@ test_residual_in_reduction(void **state)
 		         runs[i].m, runs[i].h[0] ? "hin" : "h", runs[i].m,
 		         runs[i].h);
 		snprintf(both, sizeof both, "%soutput yb\n", one);
-		size_t c_bytes = (size_t)runs[i].m * 48 * 2;
-		uint64_t fused_cycles, two_cycles;
-		uint8_t *fused, *two;
-		uint64_t rng0 = rng;
-		uint64_t pred =
-		    run_graph(one, runs[i].tiles, 0x1p-7, runs[i].groups,
-		              &fused_cycles, &fused);
-		rng = rng0; /* the same inputs */
-		run_graph(both, runs[i].tiles, 0x1p-7, runs[i].groups,
-		          &two_cycles, &two);
 		/* outputs in tensor order: yb, then z */
-		assert_memory_equal(fused, two + c_bytes, c_bytes);
-		print_message(
-		    "residual in the reduction, %s%s: %llu cycles "
-		    "(predicted %llu), %llu with the add apart\n",
-		    runs[i].groups, runs[i].h[0] ? "" : ", h the host's",
-		    (unsigned long long)fused_cycles, (unsigned long long)pred,
-		    (unsigned long long)two_cycles);
-		assert_true(fused_cycles < two_cycles);
-		free(fused);
-		free(two);
+		fused_as_apart(runs[i].h[0] ? "residual"
+		                            : "residual (h the host's)",
+		               runs[i].groups, one, both, runs[i].tiles,
+		               (size_t)runs[i].m * 48 * 2);
 	}
 	static const struct {
 		const char *from, *to;

@@ -403,6 +403,18 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	return IPU_OK;
 }
 
+/* The index of c's piece that reduction call k adds into (its dst), or
+ * c->npiece. */
+static int
+dst_piece(const TensorPlace *c, const KernelCall *k)
+{
+	int p = 0;
+	while (p < c->npiece && (c->piece[p].at.buf != k->ref[0].buf ||
+	                         c->piece[p].at.offset != k->ref[0].offset))
+		p++;
+	return p;
+}
+
 int
 lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
                 const TensorPlace *bias, Diag *d)
@@ -411,11 +423,7 @@ lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
 	s->cycles = 0;
 	for (int i = 0; i < s->ncall; i++) {
 		KernelCall *k = &s->call[i];
-		int p = 0;
-		while (p < c->npiece &&
-		       (c->piece[p].at.buf != k->ref[0].buf ||
-		        c->piece[p].at.offset != k->ref[0].offset))
-			p++;
+		int p = dst_piece(c, k);
 		if (k->args.kind != KC_VADD || p == c->npiece ||
 		    c->dtype != DT_F16)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -453,11 +461,7 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 	s->cycles = 0;
 	for (int i = 0; i < s->ncall; i++) {
 		KernelCall *k = &s->call[i];
-		int p = 0;
-		while (p < c->npiece &&
-		       (c->piece[p].at.buf != k->ref[0].buf ||
-		        c->piece[p].at.offset != k->ref[0].offset))
-			p++;
+		int p = dst_piece(c, k);
 		VaddCall *v = &k->args.u.vadd;
 		if (k->args.kind != KC_VADD || !v->has_bias || p == c->npiece ||
 		    p >= res->npiece ||

@@ -1051,6 +1051,22 @@ row_broadcast(const Shape *s, const Shape *out)
 	return 1;
 }
 
+/* The index in g->ops of tensor id's one reader (reading it once), or
+ * -1. */
+static int32_t
+one_reader(const Graph *g, int32_t id)
+{
+	int32_t r = -1;
+	for (int i = 0; i < g->nops; i++)
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
+			if (g->ops[i].in[k] == id) {
+				if (r >= 0)
+					return -1;
+				r = i;
+			}
+	return r;
+}
+
 int32_t
 plan_matmul_bias_add(const Graph *g, const Op *op)
 {
@@ -1059,14 +1075,7 @@ plan_matmul_bias_add(const Graph *g, const Op *op)
 	    c->role == ROLE_OUTPUT ||
 	    shape_batches(&graph_tensor(g, op->in[0])->shape) != 1)
 		return -1;
-	int32_t add = -1;
-	for (int i = 0; i < g->nops; i++)
-		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
-			if (g->ops[i].in[k] == op->out) {
-				if (add >= 0)
-					return -1;
-				add = i;
-			}
+	int32_t add = one_reader(g, op->out);
 	if (add < 0)
 		return -1;
 	const Op *a = &g->ops[add];
@@ -1183,14 +1192,7 @@ plan_bias_add_residual(const Graph *g, const Op *mm, const Op *add)
 	const Tensor *t = graph_tensor(g, add->out);
 	if (t->role == ROLE_OUTPUT)
 		return -1;
-	int32_t res = -1;
-	for (int i = 0; i < g->nops; i++)
-		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
-			if (g->ops[i].in[k] == add->out) {
-				if (res >= 0)
-					return -1;
-				res = i;
-			}
+	int32_t res = one_reader(g, add->out);
 	if (res < 0)
 		return -1;
 	const Op *r = &g->ops[res];
