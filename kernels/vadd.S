@@ -9,6 +9,8 @@
 //   vadd_f32        f32v2add
 //   vadd_bias_f16   f16v4add, and a bias row added last:
 //                   dst = (dst + src[0] + ... + src[nsrc-1]) + b
+//   vadd_bias_res_f16  the same, and then a residual operand h:
+//                   dst = ((dst + src[0] + ... + src[nsrc-1]) + b) + h
 //
 // Supervisor entry, `call $m10, vadd_f16` with $m0 -> argument block:
 //   0   u32 dst        8-aligned; segment g at dst + g * dst_seg
@@ -21,6 +23,9 @@
 //   24  u32 src_seg    bytes between a source's segments
 //   28  u32 atoms      atoms in a segment
 //   32  u32 bias_seg   vadd_bias: bytes between the segments' bias rows
+//   36  u32 res        vadd_bias_res: h's address less dst's (mod 2^32);
+//                      h is laid out as dst (h of dst's atom at its
+//                      address + res)
 //   40  6 x {u32 dst, u32 src, u32 atoms, u32 left, u32 next dst,
 //           u32 next src} one range per worker (vadd_bias: and u32 bias,
 //           the bias row of its first segment)
@@ -38,6 +43,10 @@
 // ...); the workers share whole rows; the last pass (three sources or
 // one) also adds b, after the sources, so the result is the bits of the
 // reduction followed by a bias add (the lowering's two steps before).
+// vadd_bias_res_f16: the last pass then adds h's atom too, after b, so
+// the result is the bits of the reduction, the bias add and the residual
+// add (an f16 add is commutative: fl(t + h) = fl(h + t)); its cursor is
+// $m2 (the sources left, not read after the last pass).
 
 	.equ ARG_DST, 0
 	.equ ARG_SRC, 1
@@ -48,6 +57,7 @@
 	.equ ARG_SSEG, 6
 	.equ ARG_ATOMS, 7
 	.equ ARG_BSEG, 8
+	.equ ARG_RES, 9
 	.equ ARG_RANGES, 40
 	.equ RANGE_WORDS, 6
 	.equ BIAS_RANGE_WORDS, 7
@@ -98,6 +108,22 @@
 	{ nop ; \add $a6:7, $a6:7, $a10:11 }
 	VADD_NEXT \last
 .endm
+// The same with the residual: h's atom loaded by its cursor ($m2) and
+// added after b; three sources 6 bundles an atom, one 4.
+.macro VADD_ATOM3BR add, bstep, last=0
+	{ ld64 $a4:5, $m8, $m6, 0 ; \add $a6:7, $a0:1, $a2:3 }
+	{ ld64step $a8:9, $m9, $m8+=, 1 ; \add $a6:7, $a6:7, $a4:5 }
+	{ ld64step $a10:11, $mzero, $m13+=, \bstep ; \add $a6:7, $a6:7, $a8:9 }
+	{ ld64step $a4:5, $mzero, $m2+=, 1 ; \add $a6:7, $a6:7, $a10:11 }
+	{ nop ; \add $a6:7, $a6:7, $a4:5 }
+	VADD_NEXT \last
+.endm
+.macro VADD_ATOM1BR add, bstep, last=0
+	{ ld64step $a10:11, $mzero, $m13+=, \bstep ; \add $a6:7, $a0:1, $a2:3 }
+	{ ld64step $a4:5, $mzero, $m2+=, 1 ; \add $a6:7, $a6:7, $a10:11 }
+	{ nop ; \add $a6:7, $a6:7, $a4:5 }
+	VADD_NEXT \last
+.endm
 .macro VADD_NEXT last
 	.if \last
 	{ st64pace $a6:7, $m4:5+=, $mzero, 0 ; fnop }
@@ -113,7 +139,7 @@
 	\atom \add, -3, \last
 .endm
 
-.macro VADD_WORKER name, add, bias=0
+.macro VADD_WORKER name, add, bias=0, res=0
 	.align 8
 \name:
 	{ ld32 $m1, $mvertex_base, $mzero, 2 ; fnop }        // atoms
@@ -177,19 +203,39 @@
 	// the last three sources and b: a row a rpt pass
 5:	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
 	{ mov $m8, $m3 ; fnop }
+	.if \res
+	{ ld32 $m2, $mworker_base, $mzero, ARG_RES ; fnop }
+	{ add $m2, $m2, $m7 ; fnop }              // h's cursor
+	.endif
 	{ shr $m0, $m10, 2 ; fnop }               // rows - 1
 	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
+	.if \res
+	{ rpt $m0, 23 ; fnop }
+	VADD_ROWB VADD_ATOM3BR, \add
+	VADD_ROWB VADD_ATOM3BR, \add, 1
+	.else
 	{ rpt $m0, 19 ; fnop }
 	VADD_ROWB VADD_ATOM3B, \add
 	VADD_ROWB VADD_ATOM3B, \add, 1
+	.endif
 	{ bri 8f ; fnop }
 	// the last source and b
 6:	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
+	.if \res
+	{ ld32 $m2, $mworker_base, $mzero, ARG_RES ; fnop }
+	{ add $m2, $m2, $m7 ; fnop }              // h's cursor
+	.endif
 	{ shr $m0, $m10, 2 ; fnop }               // rows - 1
 	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
+	.if \res
+	{ rpt $m0, 15 ; fnop }
+	VADD_ROWB VADD_ATOM1BR, \add
+	VADD_ROWB VADD_ATOM1BR, \add, 1
+	.else
 	{ rpt $m0, 11 ; fnop }
 	VADD_ROWB VADD_ATOM1B, \add
 	VADD_ROWB VADD_ATOM1B, \add, 1
+	.endif
 	.endif
 8:	{ brz $m11, 9f ; fnop }                   // the next segment's part
 	{ mov $m7, $m14 ; fnop }
@@ -228,6 +274,13 @@ vadd_bias_f16:
 	VADD_SUPERVISOR vadd_bias_f16_worker, BIAS_RANGE_WORDS
 	.size vadd_bias_f16, . - vadd_bias_f16
 
+	.globl vadd_bias_res_f16
+	.type vadd_bias_res_f16, @function
+vadd_bias_res_f16:
+	VADD_SUPERVISOR vadd_bias_res_f16_worker, BIAS_RANGE_WORDS
+	.size vadd_bias_res_f16, . - vadd_bias_res_f16
+
 	VADD_WORKER vadd_f16_worker, f16v4add
 	VADD_WORKER vadd_bias_f16_worker, f16v4add, 1
+	VADD_WORKER vadd_bias_res_f16_worker, f16v4add, 1, 1
 	VADD_WORKER vadd_f32_worker, f32v2add

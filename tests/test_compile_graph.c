@@ -1275,6 +1275,31 @@ test_softmax_fused_cast(void **state)
 	}
 }
 
+/* Graph `one` (an add in a reduction) and `both` (the same with the
+ * add's input an output too, which keeps the add apart), on the same
+ * inputs: one's output must be the bits of both's second (c_bytes
+ * each), in fewer cycles. */
+static void
+fused_as_apart(const char *what, const char *groups, const char *one,
+               const char *both, uint32_t tiles, size_t c_bytes)
+{
+	uint64_t fused_cycles, two_cycles;
+	uint8_t *fused, *two;
+	uint64_t rng0 = rng;
+	uint64_t pred =
+	    run_graph(one, tiles, 0x1p-7, groups, &fused_cycles, &fused);
+	rng = rng0; /* the same inputs */
+	run_graph(both, tiles, 0x1p-7, groups, &two_cycles, &two);
+	assert_memory_equal(fused, two + c_bytes, c_bytes);
+	print_message("%s in the reduction, %s: %llu cycles (predicted "
+	              "%llu), %llu with the add apart\n",
+	              what, groups, (unsigned long long)fused_cycles,
+	              (unsigned long long)pred, (unsigned long long)two_cycles);
+	assert_true(fused_cycles < two_cycles);
+	free(fused);
+	free(two);
+}
+
 /* A bias add on a matmul whose K is split over groups: the reduction's
  * vadd adds the bias as it stores the sum, the add aliases C. Its bits
  * must be the two steps' (the sum, then the bias): the same graph with C
@@ -1298,26 +1323,9 @@ test_bias_in_reduction(void **state)
 		snprintf(one, sizeof one, "input x f16 [%u, 512]%s", runs[i].m,
 		         strchr(text, '\n'));
 		snprintf(both, sizeof both, "%soutput y\n", one);
-		size_t c_bytes = (size_t)runs[i].m * 48 * 2;
-		uint64_t fused_cycles, two_cycles;
-		uint8_t *fused, *two;
-		uint64_t rng0 = rng;
-		uint64_t pred =
-		    run_graph(one, runs[i].tiles, 0x1p-7, runs[i].groups,
-		              &fused_cycles, &fused);
-		rng = rng0; /* the same inputs */
-		run_graph(both, runs[i].tiles, 0x1p-7, runs[i].groups,
-		          &two_cycles, &two);
 		/* outputs in tensor order: y, then yb */
-		assert_memory_equal(fused, two + c_bytes, c_bytes);
-		print_message("bias in the reduction, %s: %llu cycles "
-		              "(predicted %llu), %llu with the add apart\n",
-		              runs[i].groups, (unsigned long long)fused_cycles,
-		              (unsigned long long)pred,
-		              (unsigned long long)two_cycles);
-		assert_true(fused_cycles < two_cycles);
-		free(fused);
-		free(two);
+		fused_as_apart("bias", runs[i].groups, one, both, runs[i].tiles,
+		               (size_t)runs[i].m * 48 * 2);
 	}
 	static const struct {
 		const char *from, *to;
@@ -1334,6 +1342,68 @@ test_bias_in_reduction(void **state)
 		Graph *g = parsed_edit(text, cases[i].from, cases[i].to);
 		assert_int_equal(plan_matmul_bias_add(g, &g->ops[0]),
 		                 cases[i].want);
+		graph_free(g);
+	}
+}
+
+/* The residual add after a bias add in the reduction (SigLIP's out_proj
+ * and fc2): h moves in the partials' exchange and vadd_bias_res_f16 adds
+ * it after the bias, fl(fl(sum + b) + h): the same bits as the separate
+ * add (run with yb an output too, which keeps the add apart), in fewer
+ * cycles; h made by an op (an exchange brings it) and written by the
+ * host. Not with a second reader, h made after the matmul, or another
+ * op. */
+static void
+test_residual_in_reduction(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input x f16 [24, 512]\ninput hin f16 [24, 48]\n"
+	    "weight w f16 [512, 48]\nweight b f16 [48]\nh = add hin hin\n"
+	    "y = matmul x w\nyb = add y b\nz = add h yb\noutput z\n";
+	static const struct {
+		uint32_t m, tiles;
+		const char *groups, *h;
+	} runs[] = {{24, 16, "16 K groups", "h = add hin hin\n"},
+	            {96, 6, "2 K groups", "h = add hin hin\n"},
+	            {24, 16, "16 K groups", ""}};
+	for (int i = 0; i < 3; i++) {
+		char one[400], both[420];
+		/* the third: h the host's input (hin renamed) */
+		snprintf(one, sizeof one,
+		         "input x f16 [%u, 512]\ninput %s f16 [%u, 48]\n"
+		         "weight w f16 [512, 48]\nweight b f16 [48]\n%s"
+		         "y = matmul x w\nyb = add y b\nz = add h yb\n"
+		         "output z\n",
+		         runs[i].m, runs[i].h[0] ? "hin" : "h", runs[i].m,
+		         runs[i].h);
+		snprintf(both, sizeof both, "%soutput yb\n", one);
+		/* outputs in tensor order: yb, then z */
+		fused_as_apart(runs[i].h[0] ? "residual"
+		                            : "residual (h the host's)",
+		               runs[i].groups, one, both, runs[i].tiles,
+		               (size_t)runs[i].m * 48 * 2);
+	}
+	static const struct {
+		const char *from, *to;
+		int want;
+	} cases[] = {
+	    {"", "", 3},
+	    {"z = add h yb", "z = add yb h", 3},
+	    {"output z\n", "output z\noutput yb\n", -1},
+	    {"output z\n", "output z\nv = add yb h\noutput v\n", -1},
+	    {"z = add h yb", "z = mul h yb", -1},
+	    {"z = add h yb", "z = add yb yb", -1},
+	    {"h = add hin hin\ny = matmul x w\n",
+	     "y = matmul x w\nh = add hin hin\n", -1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		Graph *g = parsed_edit(text, cases[i].from, cases[i].to);
+		int mm = g->ops[0].kind == OP_MATMUL ? 0 : 1;
+		assert_int_equal(plan_matmul_bias_add(g, &g->ops[mm]), 2);
+		int32_t r = plan_bias_add_residual(g, &g->ops[mm], &g->ops[2]);
+		/* the add made after the matmul: index 0 is y's */
+		assert_int_equal(r, cases[i].want);
 		graph_free(g);
 	}
 }
@@ -1515,6 +1585,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_cast_f8),
 	    cmocka_unit_test(test_softmax_f16_exps),
 	    cmocka_unit_test(test_bias_in_reduction),
+	    cmocka_unit_test(test_residual_in_reduction),
 	    cmocka_unit_test(test_softmax_fused_cast),
 	    cmocka_unit_test(test_layernorm_fused_cast),
 	    cmocka_unit_test(test_weights_spread),

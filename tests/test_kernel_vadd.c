@@ -6,7 +6,8 @@
  * element by element against sequential IEEE additions (each source added
  * and rounded in turn, as the kernel does), and the call's cycles against
  * vadd_cycles; vadd_bias_f16 the same with values whose sums round and a
- * bias row added last.
+ * bias row added last, and vadd_bias_res_f16 with a residual operand
+ * (laid out as dst) added after the bias.
  */
 #include "support.h"
 
@@ -148,9 +149,10 @@ f16_add(uint16_t a, uint16_t b)
 /* vadd_bias_f16: nseg segments of `rows` rows of a 16-column panel, a
  * bias row each; dst must be the reduction's sum rounded source by
  * source, then the bias added (the bits of a vadd followed by the bias
- * add), and the cycles vadd_cycles'. */
+ * add), and the cycles vadd_cycles'. With res (vadd_bias_res_f16): then
+ * h added, h laid out as dst (the bits of the residual add after them). */
 static void
-check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
+check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 {
 	const Chip *c = profile_chip((TimingBound)((rows + nsrc + nseg) % 3));
 	static const char *const names[] = {"vadd"};
@@ -159,7 +161,12 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
 	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
 	Tile *t = tile_new(c, 0);
 	tile_load_image(t, &img);
-	enum { BIAS = 0xB0000, BSEG = 64, ROW = VADD_ROW_ATOMS * 4 };
+	enum {
+		BIAS = 0xB0000,
+		RES = 0xC0000,
+		BSEG = 64,
+		ROW = VADD_ROW_ATOMS * 4
+	};
 	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
 	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
 	uint32_t stride = nseg * src_seg + 64;
@@ -172,6 +179,8 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
 			uint32_t e = g * n + i;
 			uint16_t v = f16_of(e, 99);
 			tile_write(t, DST + g * dst_seg + i * 2, &v, 2);
+			v = f16_of(e, 55);
+			tile_write(t, RES + g * dst_seg + i * 2, &v, 2);
 			for (uint32_t k = 0; k < nsrc; k++) {
 				v = f16_of(e, k);
 				tile_write(
@@ -184,6 +193,7 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
 	vadd_args_fill(&(VaddCall){.dst = DST,
 	                           .src = SRC,
 	                           .bias = BIAS,
+	                           .res = RES,
 	                           .stride = stride,
 	                           .nsrc = nsrc,
 	                           .atoms = atoms,
@@ -191,9 +201,11 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
 	                           .dst_seg = dst_seg,
 	                           .src_seg = src_seg,
 	                           .bias_seg = BSEG,
-	                           .has_bias = 1},
+	                           .has_bias = 1,
+	                           .has_res = (uint8_t)res},
 	               args);
-	TileKernelCall k = {vadd_entry(0, 1), "vadd", args, sizeof args, ARGS};
+	TileKernelCall k = {vadd_entry(0, res ? 2 : 1), "vadd", args,
+	                    sizeof args, ARGS};
 	if (tile_kernel_call(t, &img, &k, NULL, &d))
 		fail_msg("%s", d.msg);
 	uint32_t other = 0; /* results that the bias's place would change */
@@ -202,18 +214,25 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
 		uint16_t acc = f16_of(e, 99), b = f16_of(g * ROW + i % ROW, 77);
 		for (uint32_t s = 0; s < nsrc; s++)
 			acc = f16_add(acc, f16_of(e, s));
-		uint16_t want = f16_add(acc, b), got = 0,
+		uint16_t h = f16_of(e, 55), want = f16_add(acc, b), got = 0,
 		         first = f16_add(f16_of(e, 99), b);
 		for (uint32_t s = 0; s < nsrc; s++)
 			first = f16_add(first, f16_of(e, s));
+		if (res) {
+			/* h after b; h before b would be (acc + h) + b */
+			first = f16_add(f16_add(acc, h), b);
+			want = f16_add(want, h);
+		}
 		other += first != want;
 		tile_read(t, DST + g * dst_seg + i * 2, &got, 2);
 		if (got != want)
-			fail_msg("bias rows %u nsrc %u nseg %u: [%u][%u] = "
+			fail_msg("bias%s rows %u nsrc %u nseg %u: [%u][%u] = "
 			         "0x%04x, want 0x%04x",
-			         rows, nsrc, nseg, g, i, got, want);
+			         res ? " res" : "", rows, nsrc, nseg, g, i, got,
+			         want);
 	}
-	/* the order is tested: adding b first would change some results */
+	/* the order is tested: adding b first (h before b) would change
+	 * some results */
 	assert_true(other > 0 || nseg * n < 64);
 	/* the gaps after each dst segment are untouched (zero) */
 	for (uint32_t g = 0; g < nseg; g++) {
@@ -222,7 +241,8 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg)
 		for (size_t j = 0; j < sizeof gap; j++)
 			assert_int_equal(gap[j], 0);
 	}
-	assert_int_equal(t->cycle, vadd_cycles(c, atoms, nsrc, nseg, 1));
+	assert_int_equal(t->cycle,
+	                 vadd_cycles(c, atoms, nsrc, nseg, res ? 2 : 1));
 	tile_free(t);
 	img_free(&img);
 }
@@ -253,7 +273,7 @@ test_vadd(void **state)
 /* Every pass the bias can end: the last three sources (3, 6) or the last
  * one (1, 2, 4, 5, 7); fewer rows than workers, a worker over several
  * segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
- * segments of 37 rows, 3 sources). */
+ * segments of 37 rows, 3 sources); each without and with the residual. */
 static void
 test_vadd_bias(void **state)
 {
@@ -262,7 +282,8 @@ test_vadd_bias(void **state)
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		for (uint32_t nsrc = 1; nsrc <= 7; nsrc++)
 			for (uint32_t nseg = 1; nseg <= 5; nseg += 2)
-				check_bias(rows[i], nsrc, nseg);
+				for (int res = 0; res < 2; res++)
+					check_bias(rows[i], nsrc, nseg, res);
 }
 
 int

@@ -16,7 +16,9 @@
 const char *
 vadd_entry(int f32, int bias)
 {
-	return bias  ? (f32 ? NULL : "vadd_bias_f16")
+	return bias  ? (f32         ? NULL
+	                : bias == 2 ? "vadd_bias_res_f16"
+	                            : "vadd_bias_f16")
 	       : f32 ? "vadd_f32"
 	             : "vadd_f16";
 }
@@ -47,6 +49,8 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	put_le32(out + 24, src_seg);
 	put_le32(out + 28, atoms);
 	put_le32(out + 32, c->bias_seg);
+	if (c->has_res)
+		put_le32(out + 36, c->res - c->dst);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t first, n = share(atoms * nseg, w, c->has_bias, &first);
 		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
@@ -69,7 +73,9 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
  * exit test 2, then: without a bias the remainder test 1 and 1 + 4 + 2n
  * for each remaining source; with one (the last three sources, or the
  * last one, with b) the test for three 2 and then 6 + 5n for three, or
- * 2 (+ 6 + 2n for a source before it) and 4 + 3n for one; the test for a
+ * 2 (+ 6 + 2n for a source before it) and 4 + 3n for one (with the
+ * residual, bias 2: 2 more to set its cursor, and an atom 6 bundles with
+ * three sources, 4 with one); the test for a
  * next part 1 and 11 to move to it (13 with a bias); then the exit. The
  * supervisor (vadd.S: setzi, add, six CSR writes, runall) is timed by
  * SupClock; worker w starts at its first turn after the launch delay;
@@ -81,10 +87,12 @@ part_issues(uint64_t k, uint32_t nsrc, int bias)
 	if (!bias)
 		return 1 + p3 * (9 + 4 * k) + 2 + 1 +
 		       (r ? 1 + r * (4 + 2 * k) : 0) + 1;
+	uint64_t rs = bias == 2 ? 2 : 0;
 	if (!r)
-		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 2 + 6 + 5 * k + 1;
+		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 2 + 6 + rs +
+		       (5 + (bias == 2)) * k + 1;
 	return 1 + p3 * (9 + 4 * k) + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) +
-	       4 + 3 * k + 1;
+	       4 + rs + (3 + (bias == 2)) * k + 1;
 }
 
 uint64_t

@@ -2,7 +2,8 @@
  * vadd.h - the vector-add kernel (kernels/vadd.S) from the host side: its
  * argument block and cycle formula. dst += src_0 + ... + src_{n-1} over
  * segments of 8-byte atoms of f16 or f32; vadd_bias_f16 then adds a bias
- * row (a GEMM's bias on its C panels, in the K-split reduction).
+ * row (a GEMM's bias on its C panels, in the K-split reduction), and
+ * vadd_bias_res_f16 a residual operand after it.
  */
 #ifndef IPU_VADD_H
 #define IPU_VADD_H
@@ -17,21 +18,25 @@ enum {
 	VADD_ROW_ATOMS = 4                  /* of a 16-column f16 C panel */
 };
 
-/* f32 (4-byte elements) or f16; with bias, vadd_bias_f16 (f16 only). */
+/* f32 (4-byte elements) or f16; with bias, vadd_bias_f16 (f16 only);
+ * bias 2: vadd_bias_res_f16. */
 const char *vadd_entry(int f32, int bias);
 /* One call: nseg segments of `atoms` atoms, dst's at dst + g * dst_seg,
  * source k's (k < nsrc) at src + k * stride + g * src_seg (bytes). With
  * `bias` (vadd_bias_f16): each segment is rows of one 16-column panel
  * (atoms a multiple of VADD_ROW_ATOMS), segment g's bias row at bias + g
- * * bias_seg, added after the sources. */
+ * * bias_seg, added after the sources. With `has_res` too
+ * (vadd_bias_res_f16): h at res, laid out as dst (segment g at res + g *
+ * dst_seg), added after the bias. */
 typedef struct {
-	uint32_t dst, src, bias; /* tile addresses */
+	uint32_t dst, src, bias, res; /* tile addresses */
 	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg, bias_seg;
-	uint8_t has_bias;
+	uint8_t has_bias, has_res;
 } VaddCall;
 /* out: VADD_ARGS_BYTES, or VADD_BIAS_ARGS_BYTES with has_bias. */
 void vadd_args_fill(const VaddCall *c, uint8_t *out);
-/* Cycles of one call, from the supervisor's entry to its return. */
+/* Cycles of one call, from the supervisor's entry to its return; bias 2:
+ * with the residual (vadd_bias_res_f16). */
 uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
                      uint32_t nseg, int bias);
 

@@ -403,6 +403,18 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	return IPU_OK;
 }
 
+/* The index of c's piece that reduction call k adds into (its dst), or
+ * c->npiece. */
+static int
+dst_piece(const TensorPlace *c, const KernelCall *k)
+{
+	int p = 0;
+	while (p < c->npiece && (c->piece[p].at.buf != k->ref[0].buf ||
+	                         c->piece[p].at.offset != k->ref[0].offset))
+		p++;
+	return p;
+}
+
 int
 lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
                 const TensorPlace *bias, Diag *d)
@@ -411,11 +423,7 @@ lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
 	s->cycles = 0;
 	for (int i = 0; i < s->ncall; i++) {
 		KernelCall *k = &s->call[i];
-		int p = 0;
-		while (p < c->npiece &&
-		       (c->piece[p].at.buf != k->ref[0].buf ||
-		        c->piece[p].at.offset != k->ref[0].offset))
-			p++;
+		int p = dst_piece(c, k);
 		if (k->args.kind != KC_VADD || p == c->npiece ||
 		    c->dtype != DT_F16)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -439,6 +447,38 @@ lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
 		k->ref[2] = pb->at;
 		k->nref = 3;
 		k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, 1);
+		if (k->cycles > s->cycles)
+			s->cycles = k->cycles;
+	}
+	return IPU_OK;
+}
+
+int
+lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
+                    const TensorPlace *res, Diag *d)
+{
+	Step *s = &l->step[step];
+	s->cycles = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *k = &s->call[i];
+		int p = dst_piece(c, k);
+		VaddCall *v = &k->args.u.vadd;
+		if (k->args.kind != KC_VADD || !v->has_bias || p == c->npiece ||
+		    p >= res->npiece ||
+		    res->piece[p].rows != c->piece[p].rows ||
+		    res->piece[p].pad_rows != c->piece[p].pad_rows ||
+		    res->piece[p].pad_cols != c->piece[p].pad_cols)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "gemm residual: tile %u's reduction has "
+			    "no biased piece of C laid out as h's "
+			    "(an internal error)",
+			    k->tile);
+		v->has_res = 1;
+		k->kernel = vadd_entry(0, 2);
+		k->ref[3] = res->piece[p].at;
+		k->nref = 4;
+		k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, 2);
 		if (k->cycles > s->cycles)
 			s->cycles = k->cycles;
 	}

@@ -30,5 +30,10 @@ int lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d);
  * partials, each C panel of a slice its own segment. */
 int lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
                     const TensorPlace *bias, Diag *d);
+/* After lower_gemm_bias: the calls become vadd_bias_res_f16 calls that
+ * add h (res: a mirror of c's pieces, each laid out as its piece) after
+ * the bias. */
+int lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
+                        const TensorPlace *res, Diag *d);
 
 #endif

@@ -164,6 +164,7 @@ lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 		a.u.vadd.dst = at[0];
 		a.u.vadd.src = at[1];
 		a.u.vadd.bias = at[2];
+		a.u.vadd.res = at[3];
 		vadd_args_fill(&a.u.vadd, out);
 		return;
 	case KC_EW:

@@ -89,7 +89,7 @@ typedef struct {
 	KernelKind kind;
 	union {
 		GemmCall gemm; /* KC_GEMM: ref A, B, C */
-		VaddCall vadd; /* KC_VADD: ref dst, src, bias */
+		VaddCall vadd; /* KC_VADD: ref dst, src, bias, res */
 		EwCall ew;     /* KC_EW: ref dst, a, b (add and mul) */
 		RwCall rw;     /* KC_RW: ref dst, x, gamma, beta (layernorm) */
 		PackCall pack; /* KC_PACK: ref src, dst */

@@ -363,6 +363,29 @@ bias_in_reduction(Build *b, const Op *op, TensorPlace *pc, Diag *d)
 	if (r)
 		return plan_op_error(b->g, ad, r, d);
 	use_place(b, pbias, cs);
+	/* the residual add after it (plan_residual_in_reduction): h's
+	 * copies laid out as C move in the same exchange, the last pass
+	 * adds them after the bias */
+	int32_t ra = plan_bias_add_residual(b->g, op, ad);
+	if (ra < 0 || !plan_residual_in_reduction(b->plan, &b->g->ops[ra]))
+		return IPU_OK;
+	const Op *rd = &b->g->ops[ra];
+	const OpPlan *ro = &b->plan->op[ra];
+	int kh = rd->in[0] == ad->out;
+	int32_t ih = rd->in[kh];
+	TensorPlace *ph;
+	if (ro->in[kh].kind == CONV_NONE) {
+		ph = b->home[ih];
+	} else {
+		ph = mirror(b, pc, ih, DT_F16, 0, xs, "operand block");
+		r = fill_operand(b, ro, &ro->in[kh], ih, ph, "operand", xs,
+		                 &b->l->step[xs], d);
+	}
+	if (!r)
+		r = lower_gemm_residual(b->l, cs, pc, ph, d);
+	if (r)
+		return plan_op_error(b->g, rd, r, d);
+	use_place(b, ph, cs);
 	return IPU_OK;
 }
 
@@ -607,9 +630,14 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	EwOp ew = op->kind == OP_ADD   ? EW_ADD
 	          : op->kind == OP_MUL ? EW_MUL
 	                               : EW_MAX;
+	int res = plan_residual_in_reduction(b->plan, op);
+	if (res) { /* on C's pieces, as the planner's */
+		ia = plan_residual_c_input(b->plan, op);
+		ib = op->in[0] == ia ? op->in[1] : op->in[0];
+	}
 	TensorPlace *pa = home_of(b, ia, o->in_tile0), *pb;
-	if (plan_bias_in_reduction(b->plan, op))
-		return alias_pieces(b, op, pa); /* the bias added in C */
+	if (res || plan_bias_in_reduction(b->plan, op))
+		return alias_pieces(b, op, pa); /* added in C's reduction */
 	int32_t at = b->l->nstep;
 	const Conv *cb = &o->in[!swap];
 	int r = IPU_OK;

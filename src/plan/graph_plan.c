@@ -1051,6 +1051,22 @@ row_broadcast(const Shape *s, const Shape *out)
 	return 1;
 }
 
+/* The index in g->ops of tensor id's one reader (reading it once), or
+ * -1. */
+static int32_t
+one_reader(const Graph *g, int32_t id)
+{
+	int32_t r = -1;
+	for (int i = 0; i < g->nops; i++)
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
+			if (g->ops[i].in[k] == id) {
+				if (r >= 0)
+					return -1;
+				r = i;
+			}
+	return r;
+}
+
 int32_t
 plan_matmul_bias_add(const Graph *g, const Op *op)
 {
@@ -1059,14 +1075,7 @@ plan_matmul_bias_add(const Graph *g, const Op *op)
 	    c->role == ROLE_OUTPUT ||
 	    shape_batches(&graph_tensor(g, op->in[0])->shape) != 1)
 		return -1;
-	int32_t add = -1;
-	for (int i = 0; i < g->nops; i++)
-		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
-			if (g->ops[i].in[k] == op->out) {
-				if (add >= 0)
-					return -1;
-				add = i;
-			}
+	int32_t add = one_reader(g, op->out);
 	if (add < 0)
 		return -1;
 	const Op *a = &g->ops[add];
@@ -1081,6 +1090,44 @@ plan_matmul_bias_add(const Graph *g, const Op *op)
 	return add;
 }
 
+/* The largest slice of plan p's reduction, its segments and the rows
+ * between its panels in C. */
+static GemmSlice
+largest_slice(const GemmPlan *p, uint32_t *best, uint32_t *nseg, uint32_t *pad)
+{
+	uint32_t np = gemm_n_panels(p->bn);
+	GemmSlice s = {0};
+	*best = 0;
+	for (uint32_t q = 0; q < p->pk; q++) {
+		GemmSlice t = plan_gemm_slice(np, p->bm, p->pk, q);
+		if (t.panels * t.rows > *best) {
+			*best = t.panels * t.rows;
+			s = t;
+		}
+	}
+	*nseg = plan_gemm_slice_segments(&s, p->bm);
+	*pad = *nseg > 1 ? p->bm : s.rows;
+	return s;
+}
+
+/* The add of an f16 operand to C's slice s (its panels pad rows apart):
+ * a bias row (bcast) or a block laid out as C. */
+static EwCall
+slice_add(const GemmSlice *s, uint32_t pad, int bcast)
+{
+	uint32_t row = GEMM_COLS * 2;
+	return (EwCall){.op = EW_ADD,
+	                .in = DT_F16,
+	                .out = DT_F16,
+	                .nseg = s->panels,
+	                .rows = s->rows,
+	                .cols = GEMM_COLS,
+	                .dst = {0, pad * row, row},
+	                .a = {0, pad * row, row},
+	                .b = bcast ? (EwRef){0, row, 0}
+	                           : (EwRef){0, pad * row, row}};
+}
+
 /* 1 if the reduction of plan p adds a bias in fewer cycles than its
  * vadd and a bias add after it (the broadcast's sync aside), on its
  * largest slice: vadd_bias shares whole rows, which on a few rows a
@@ -1088,26 +1135,9 @@ plan_matmul_bias_add(const Graph *g, const Op *op)
 static int
 bias_pays(const Chip *c, const GemmPlan *p)
 {
-	uint32_t np = gemm_n_panels(p->bn), best = 0, row = GEMM_COLS * 2;
-	GemmSlice s = {0};
-	for (uint32_t q = 0; q < p->pk; q++) {
-		GemmSlice t = plan_gemm_slice(np, p->bm, p->pk, q);
-		if (t.panels * t.rows > best) {
-			best = t.panels * t.rows;
-			s = t;
-		}
-	}
-	uint32_t nseg = plan_gemm_slice_segments(&s, p->bm),
-	         pad = nseg > 1 ? p->bm : s.rows;
-	EwCall add = {.op = EW_ADD,
-	              .in = DT_F16,
-	              .out = DT_F16,
-	              .nseg = s.panels,
-	              .rows = s.rows,
-	              .cols = GEMM_COLS,
-	              .dst = {0, pad * row, row},
-	              .a = {0, pad * row, row},
-	              .b = {0, row, 0}};
+	uint32_t best, nseg, pad;
+	GemmSlice s = largest_slice(p, &best, &nseg, &pad);
+	EwCall add = slice_add(&s, pad, 1);
 	uint64_t fused = vadd_cycles(c, s.rows * VADD_ROW_ATOMS, p->pk - 1,
 	                             s.panels, 1),
 	         apart = vadd_cycles(c, best * VADD_ROW_ATOMS / nseg, p->pk - 1,
@@ -1116,21 +1146,91 @@ bias_pays(const Chip *c, const GemmPlan *p)
 	return fused < apart;
 }
 
-int
-plan_bias_in_reduction(const Plan *plan, const Op *op)
+/* 1 if the residual pays in the reduction of plan p, whose bias is
+ * there: vadd_bias_res_f16 against vadd_bias_f16 and the add after it
+ * (the operand's exchange aside), on its largest slice. */
+static int
+res_pays(const Chip *c, const GemmPlan *p)
 {
-	const Graph *g = plan->g;
+	uint32_t best, nseg, pad;
+	GemmSlice s = largest_slice(p, &best, &nseg, &pad);
+	EwCall add = slice_add(&s, pad, 0);
+	uint32_t atoms = s.rows * VADD_ROW_ATOMS;
+	return vadd_cycles(c, atoms, p->pk - 1, s.panels, 2) <
+	       vadd_cycles(c, atoms, p->pk - 1, s.panels, 1) +
+	           ew_cycles(c, &add);
+}
+
+/* The matmul whose bias add is op (plan_matmul_bias_add), or -1. */
+static int32_t
+bias_add_matmul(const Graph *g, const Op *op)
+{
 	if (op->kind != OP_ADD)
-		return 0;
+		return -1;
 	for (int k = 0; k < 2; k++) {
 		int32_t p = graph_tensor(g, op->in[k])->producer;
 		if (p >= 0 && plan_matmul_bias_add(g, &g->ops[p]) ==
-		                  (int32_t)(op - g->ops)) {
-			const GemmPlan *gp = &plan->op[p].gemm;
-			return gp->pk > 1 && bias_pays(plan->chip, gp);
-		}
+		                  (int32_t)(op - g->ops))
+			return p;
 	}
-	return 0;
+	return -1;
+}
+
+int
+plan_bias_in_reduction(const Plan *plan, const Op *op)
+{
+	int32_t p = bias_add_matmul(plan->g, op);
+	if (p < 0)
+		return 0;
+	const GemmPlan *gp = &plan->op[p].gemm;
+	return gp->pk > 1 && bias_pays(plan->chip, gp);
+}
+
+int32_t
+plan_bias_add_residual(const Graph *g, const Op *mm, const Op *add)
+{
+	const Tensor *t = graph_tensor(g, add->out);
+	if (t->role == ROLE_OUTPUT)
+		return -1;
+	int32_t res = one_reader(g, add->out);
+	if (res < 0)
+		return -1;
+	const Op *r = &g->ops[res];
+	int32_t ih = r->in[0] == add->out ? r->in[1] : r->in[0];
+	const Tensor *u = graph_tensor(g, r->out), *h = graph_tensor(g, ih);
+	if (r->kind != OP_ADD || ih == add->out || u->elem.dtype != DT_F16 ||
+	    h->elem.dtype != DT_F16 || !shape_equal(&h->shape, &t->shape) ||
+	    !shape_equal(&u->shape, &t->shape) ||
+	    h->producer >= (int32_t)(mm - g->ops) ||
+	    graph_repeat_iteration(&g->repeat, res) !=
+	        graph_repeat_iteration(&g->repeat, (int32_t)(add - g->ops)))
+		return -1;
+	return res;
+}
+
+int32_t
+plan_residual_c_input(const Plan *plan, const Op *op)
+{
+	const Graph *g = plan->g;
+	if (op->kind != OP_ADD)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		int32_t a = graph_tensor(g, op->in[k])->producer;
+		if (a < 0 || !plan_bias_in_reduction(plan, &g->ops[a]))
+			continue;
+		int32_t mm = bias_add_matmul(g, &g->ops[a]);
+		if (plan_bias_add_residual(g, &g->ops[mm], &g->ops[a]) ==
+		        (int32_t)(op - g->ops) &&
+		    res_pays(plan->chip, &plan->op[mm].gemm))
+			return op->in[k];
+	}
+	return -1;
+}
+
+int
+plan_residual_in_reduction(const Plan *plan, const Op *op)
+{
+	return plan_residual_c_input(plan, op) >= 0;
 }
 
 /* out = a op b on a's pieces (add, mul, max): b next to them, or one row of it
@@ -1140,7 +1240,10 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	int ia = op->in[0], ib = op->in[1], swap = 0;
 	const Tensor *t = graph_tensor(P->g, op->out);
-	if (!shape_equal(&graph_tensor(P->g, ia)->shape, &t->shape)) {
+	int res = plan_residual_in_reduction(P->plan, op);
+	if (res ? plan_residual_c_input(P->plan, op) != ia
+	        : !shape_equal(&graph_tensor(P->g, ia)->shape, &t->shape)) {
+		/* on a's pieces: for a residual in the reduction, C's */
 		ia = op->in[1];
 		ib = op->in[0];
 		swap = 1;
@@ -1182,8 +1285,8 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 			return plan_op_error(P->g, op, r, d);
 	}
 	*ca = (Conv){CONV_NONE, 0};
-	if (plan_bias_in_reduction(P->plan, op))
-		return alias_pieces(P, op, pa); /* the bias added in C */
+	if (res || plan_bias_in_reduction(P->plan, op))
+		return alias_pieces(P, op, pa); /* added in C's reduction */
 	P->home[op->out] = keep(
 	    P, layout_mirror(&P->num.st, pa, op->out, dt, 0, "tensor block"));
 	return IPU_OK;

@@ -440,6 +440,21 @@ int32_t plan_matmul_bias_add(const Graph *g, const Op *op);
  * kernel's cycles say the bias pays there (vadd_bias_f16 against vadd and
  * the bias add, on the plan's largest slice). */
 int plan_bias_in_reduction(const Plan *plan, const Op *op);
+/* The index in g->ops of the residual add that reads bias add `add`'s
+ * result (plan_matmul_bias_add's): its one reader, an f16 add of it and
+ * another f16 tensor h of its shape (not it, not made after the matmul
+ * mm, which is add's), in its iteration, the bias add's result not the
+ * graph's output; else -1. */
+int32_t plan_bias_add_residual(const Graph *g, const Op *mm, const Op *add);
+/* 1 if op is such a residual add whose bias add is in the reduction
+ * (plan_bias_in_reduction) and the kernel's cycles say h pays there too
+ * (vadd_bias_res_f16 against vadd_bias_f16 and the add, on the plan's
+ * largest slice): the reduction's last pass adds h after the bias, h's
+ * copies move in the partials' exchange, and the add aliases C. The
+ * bits are those of the separate add's (an f16 add is commutative). */
+int plan_residual_in_reduction(const Plan *plan, const Op *op);
+/* For such an add: its input that the bias add made (the C side). */
+int32_t plan_residual_c_input(const Plan *plan, const Op *op);
 /* Its own rule for an f16 layernorm whose one reader is a cast to f8 in
  * its iteration, its rows whole pairs of atoms (cols a multiple of 8):
  * its kernel writes the cast's result (rw_layernorm_f16h8: z and y in
