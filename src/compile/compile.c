@@ -490,10 +490,15 @@ beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
  * (Plan.held_code), or whose matmuls' tiles do not fit with more data
  * beside them than their plans counted (beside_more), is planned again
  * beside those bytes, before any placement; if no plan fits beside the
- * data, the draft is placed (the refit below may still make it fit).
- * When placement finds tiles that do not fit, *again is the number of
- * ops the planner gives up something for (fit updated); 0: nothing
- * left, and rep has the layout of the program that failed. */
+ * data, the draft goes on as it is. Then every tile of the draft is
+ * measured at every step by the memory model's bounds (place_measure):
+ * tiles over make the planner give up what it may (refit) and plan
+ * again, still before placement; with nothing left to give up the draft
+ * is placed only for the report and the compile fails with the
+ * measure's message (tile, step, bytes). When placement finds tiles that
+ * do not fit by the packing alone, *again is the number of ops the
+ * planner gives up something for (fit updated); 0: nothing left, and rep
+ * has the layout of the program that failed. */
 static int
 compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
              int *again, double t0, Package **out, CompileReport *rep, Diag *d)
@@ -770,8 +775,9 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		*out = NULL;
 		return bad;
 	}
-	/* Plan, lower and measure with the placer (compile_once); while
-	 * tiles do not fit, the planner gives up what it may (plan_refit:
+	/* Plan, lower and measure with the placer (compile_once: its
+	 * bounds on each draft before placement, then placement's packing);
+	 * while tiles do not fit, the planner gives up what it may (plan_refit:
 	 * the copies of the matmuls on them, then every GEMM plan of more
 	 * than half a tile, then every copy; at most four plans) and the
 	 * graph is planned again, its weight balance started from each
