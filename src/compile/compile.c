@@ -556,20 +556,17 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 				fprintf(
 				    dump,
 				    "# plan %d holds %llu bytes of code beyond "
-				    "the "
-				    "kernels on a tile, its GEMM plans %llu: "
-				    "planning again beside it\n",
+				    "the kernels on a tile, its GEMM plans "
+				    "%llu: planning again beside it\n",
 				    round, (unsigned long long)beyond,
 				    (unsigned long long)held);
 			if (o->dump && more)
 				fprintf(dump,
 				        "# plan %d: the tiles of %d matmul%s "
-				        "do not fit "
-				        "at %s steps, with up to %llu bytes of "
-				        "other "
-				        "data beside %s that %s GEMM plan%s "
-				        "did not "
-				        "count: planning again beside it\n",
+				        "do not fit at %s steps, with up to "
+				        "%llu bytes of other data beside %s "
+				        "that %s GEMM plan%s did not count: "
+				        "planning again beside it\n",
 				        round, more, more == 1 ? "" : "s",
 				        more == 1 ? "its" : "their",
 				        (unsigned long long)most,
