@@ -709,14 +709,7 @@ test_known_over(void **state)
 	assert_null(strstr(out, "# plan does not fit"));
 	/* four matmuls beside their live inputs */
 	char text[1024];
-	size_t n =
-	    (size_t)snprintf(text, sizeof text, "weight w f32 [256, 256]\n");
-	for (int i = 0; i < 4; i++)
-		n += (size_t)snprintf(text + n, sizeof text - n,
-		                      "input x%d f32 [256, 256]\n"
-		                      "y%d = matmul x%d w\n"
-		                      "output y%d\n",
-		                      i, i, i, i);
+	shared_weight_graph(text, sizeof text, 4, 256, 256);
 	write_text("four.graph", text);
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile four.graph -o four.ipk --tiles 3 "
