@@ -146,6 +146,20 @@ write_text(const char *name, const char *text)
 	fclose(f);
 }
 
+void
+shared_weight_graph(char *text, size_t cap, int k, int rows, int wcols)
+{
+	size_t n =
+	    (size_t)snprintf(text, cap, "weight w f32 [256, %d]\n", wcols);
+	for (int i = 0; i < k && n < cap; i++)
+		n += (size_t)snprintf(text + n, cap - n,
+		                      "input x%d f32 [%d, 256]\n"
+		                      "y%d = matmul x%d w\n"
+		                      "output y%d\n",
+		                      i, rows, i, i, i);
+	assert_true(n < cap);
+}
+
 int
 run_ipu(char *out, size_t len, const char *args)
 {

@@ -53,6 +53,10 @@ void write_text(const char *name, const char *text);
 int run_ipu(char *out, size_t len, const char *args);
 /* The number after "cycles " in a run's output (ipu run graph/siglip). */
 unsigned long long run_cycles(const char *out);
+/* Into text (cap bytes): a graph of k matmuls y_i = x_i w, each x_i an
+ * input f32 [rows, 256] and an output y_i, sharing the weight w f32
+ * [256, wcols]. */
+void shared_weight_graph(char *text, size_t cap, int k, int rows, int wcols);
 /* Fails the test unless needle is in text. */
 void expect_in(const char *text, const char *needle);
 /* Fails the test with what and d's message unless e is 0. */

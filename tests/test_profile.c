@@ -724,14 +724,7 @@ test_unfit(void **state)
 	 * is chosen within what the weights leave, so weights that do not
 	 * fit are refused by the planner), the inputs do not fit */
 	char text[2048];
-	size_t n =
-	    (size_t)snprintf(text, sizeof text, "weight w f32 [256, 64]\n");
-	for (int i = 0; i < 6; i++)
-		n += (size_t)snprintf(text + n, sizeof text - n,
-		                      "input x%d f32 [512, 256]\n"
-		                      "y%d = matmul x%d w\n"
-		                      "output y%d\n",
-		                      i, i, i, i);
+	shared_weight_graph(text, sizeof text, 6, 512, 64);
 	Graph *g;
 	Diag errs[GRAPH_MAX_ERRORS], d;
 	int nerr;

@@ -652,6 +652,86 @@ test_data_in_draft(void **state)
 	expect_in(out, "wrote");
 }
 
+/* The number with thousands' commas that follows `after` in s. */
+static uint64_t
+number_after(const char *s, const char *after)
+{
+	const char *p = strstr(s, after);
+	assert_non_null(p);
+	p += strlen(after);
+	uint64_t v = 0;
+	int digits = 0;
+	for (; (*p >= '0' && *p <= '9') || (*p == ',' && digits); p++)
+		if (*p != ',') {
+			v = v * 10 + (uint64_t)(*p - '0');
+			digits++;
+		}
+	assert_true(digits > 0);
+	return v;
+}
+
+/* A graph its tiles cannot hold is known not to fit before placement:
+ * the memory model's bound on every tile at every step (place_measure)
+ * fails the draft, the planner has nothing to give up (no matmul), and
+ * the error names the tile, the step and the bytes. y = x + x, x f32
+ * [750, 256] on 2 tiles: 375 rows of 1,024 bytes of x and of y on each
+ * tile, live together at the add, 768,000 bytes of tensor blocks where
+ * the tile holds 638,976 less its code. Then four matmuls of 256 x 256 x
+ * 256 f32 sharing a weight on 3 tiles, whose inputs are live from the
+ * start: the ladder (copies, then plans within half a tile) runs on the
+ * drafts' measure, before any placement (before: placed 2 times, then
+ * failed), and the error names the tile, its step and its bytes too. */
+static void
+test_known_over(void **state)
+{
+	(void)state;
+	write_text("double.graph", "input x f32 [750, 256]\n"
+	                           "y = add x x\n"
+	                           "output y\n");
+	char out[1 << 16];
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile double.graph -o double.ipk "
+	                         "--tiles 2 --dump=plan"),
+	                 1);
+	expect_in(out, "compile: no plan fits: memory model: 2 of 2 tiles do "
+	               "not fit; the worst: tile 0: needs ");
+	const char *err = strstr(out, "compile: no plan fits");
+	const uint64_t blocks = 2 * 375 * 1024;
+	assert_int_equal(number_after(err, "tensor block "), blocks);
+	const uint64_t need = number_after(err, "tile 0: needs ");
+	const uint64_t code = number_after(err, "at step 0 (code ");
+	const uint64_t args = number_after(err, "kernel arguments ");
+	assert_int_equal(need, code + blocks + args + PLAN_SAVE_BYTES);
+	const uint64_t room = plan_tile_room(chip_default());
+	assert_int_equal(number_after(err, "), "), need - room);
+	expect_in(err, " bytes more than the 638,976 available");
+	assert_null(strstr(out, "planned"));
+	assert_null(strstr(out, "# plan does not fit"));
+	/* four matmuls beside their live inputs */
+	char text[1024];
+	shared_weight_graph(text, sizeof text, 4, 256, 256);
+	write_text("four.graph", text);
+	assert_int_equal(run_ipu(out, sizeof out,
+	                         "compile four.graph -o four.ipk --tiles 3 "
+	                         "--dump=plan"),
+	                 1);
+	expect_in(out, "# plan 1 does not fit by the memory model: ");
+	expect_in(out, "give up weight copies or GEMM plans over half a tile: "
+	               "planning again");
+	expect_in(out, "compile: no plan fits: memory model: ");
+	err = strstr(out, "; the worst: tile ");
+	assert_non_null(err);
+	const uint64_t worst = number_after(err, "; the worst: tile ");
+	assert_true(worst < 3);
+	const uint64_t need4 = number_after(err, ": needs ");
+	assert_true(need4 > room);
+	expect_in(err, " bytes at step ");
+	assert_int_equal(number_after(err, "), "), need4 - room);
+	expect_in(err, " bytes more than the 638,976 available");
+	assert_null(strstr(out, "planned"));
+	assert_null(strstr(out, "# plan does not fit"));
+}
+
 /* The high water of tile t when plan's program is placed above the tile
  * codes of rep with the pipeline's buffers (the lowering's and the save
  * buffers), the element rule taken away. */
@@ -960,6 +1040,7 @@ main(void)
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_data_in_draft),
+	    cmocka_unit_test(test_known_over),
 	    cmocka_unit_test(test_held_budget),
 	    cmocka_unit_test(test_memory_model),
 	    cmocka_unit_test(test_gemm_lifetimes),

@@ -115,6 +115,10 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 		printf(" (drafted %d times: its GEMM plans chosen beside the "
 		       "code and data its lowering sized)",
 		       rep->code_rounds);
+	if (rep->refits)
+		printf(" (%d of them after the memory model found the last "
+		       "draft's tiles over)",
+		       rep->refits);
 	printf("\n");
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);

@@ -490,10 +490,15 @@ beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
  * (Plan.held_code), or whose matmuls' tiles do not fit with more data
  * beside them than their plans counted (beside_more), is planned again
  * beside those bytes, before any placement; if no plan fits beside the
- * data, the draft is placed (the refit below may still make it fit).
- * When placement finds tiles that do not fit, *again is the number of
- * ops the planner gives up something for (fit updated); 0: nothing
- * left, and rep has the layout of the program that failed. */
+ * data, the draft goes on as it is. Then every tile of the draft is
+ * measured at every step by the memory model's bounds (place_measure):
+ * tiles over make the planner give up what it may (refit) and plan
+ * again, still before placement; with nothing left to give up the draft
+ * is placed only for the report and the compile fails with the
+ * measure's message (tile, step, bytes). When placement finds tiles that
+ * do not fit by the packing alone, *again is the number of ops the
+ * planner gives up something for (fit updated); 0: nothing left, and rep
+ * has the layout of the program that failed. */
 static int
 compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
              int *again, double t0, Package **out, CompileReport *rep, Diag *d)
@@ -522,70 +527,129 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	                  .beside = m->beside};
 	Draft f = {0};
 	Plan *p = NULL;
-	int r = plan_checked(g, o, &po, &p, d);
-	for (int round = 1; !r; round++) {
-		r = draft(o, p, &f, rep, d);
-		if (r)
-			break;
-		uint64_t held = f.plan->held_code;
-		for (uint32_t t = 0; t < f.l->tiles; t++)
-			if (f.code_end[t] - chip->mem_base > code[t])
-				code[t] = f.code_end[t] - chip->mem_base;
-		rep->code_rounds = round;
-		uint64_t beyond = plan_code_beyond(chip, code, o->tiles), most;
-		memcpy(prev, m->beside, ((size_t)g->nops + 1) * sizeof *prev);
-		int more = beside_more(g, &f, matmul, m->beside, &most);
-		if ((beyond <= held && !more) || round == DRAFT_ROUNDS)
-			break;
-		if (o->dump && beyond > held)
-			fprintf(dump,
-			        "# plan %d holds %llu bytes of code beyond the "
-			        "kernels on a tile, its GEMM plans %llu: "
-			        "planning again beside it\n",
-			        round, (unsigned long long)beyond,
-			        (unsigned long long)held);
-		if (o->dump && more)
-			fprintf(
-			    dump,
-			    "# plan %d: the tiles of %d matmul%s do not fit "
-			    "at %s steps, with up to %llu bytes of other "
-			    "data beside %s that %s GEMM plan%s did not "
-			    "count: planning again beside it\n",
-			    round, more, more == 1 ? "" : "s",
-			    more == 1 ? "its" : "their",
-			    (unsigned long long)most, more == 1 ? "it" : "them",
-			    more == 1 ? "its" : "their", more == 1 ? "" : "s");
-		po.code = code;
-		r = plan_checked(g, o, &po, &p, d);
-		/* no plan beside this draft's data: the draft goes to
-		 * placement, or, if its code was more too, is planned beside
-		 * that code and the data measured before it (the refit below
-		 * may still make it fit) */
-		if (r && more) {
-			if (o->dump)
-				fprintf(dump, "# plan %d again: %s; %s\n",
-				        round, d->msg,
-				        beyond > held
-				            ? "planning beside its code alone"
-				            : "placed as it is");
-			memcpy(m->beside, prev,
+	/* known: the draft's tiles are over by the memory model and the
+	 * planner has nothing left to give up (kd says where) */
+	int known = 0;
+	Diag kd = {0};
+	int r = plan_checked(g, o, &po, &p, d), round = 0;
+	while (!r) {
+		for (int settle = 1; !r; settle++) {
+			round++;
+			r = draft(o, p, &f, rep, d);
+			if (r)
+				break;
+			uint64_t held = f.plan->held_code;
+			for (uint32_t t = 0; t < f.l->tiles; t++)
+				if (f.code_end[t] - chip->mem_base > code[t])
+					code[t] =
+					    f.code_end[t] - chip->mem_base;
+			rep->code_rounds = round;
+			uint64_t beyond =
+			             plan_code_beyond(chip, code, o->tiles),
+			         most;
+			memcpy(prev, m->beside,
 			       ((size_t)g->nops + 1) * sizeof *prev);
-			if (beyond <= held) {
-				r = IPU_OK;
+			int more = beside_more(g, &f, matmul, m->beside, &most);
+			if ((beyond <= held && !more) || settle == DRAFT_ROUNDS)
+				break;
+			if (o->dump && beyond > held)
+				fprintf(
+				    dump,
+				    "# plan %d holds %llu bytes of code beyond "
+				    "the kernels on a tile, its GEMM plans "
+				    "%llu: planning again beside it\n",
+				    round, (unsigned long long)beyond,
+				    (unsigned long long)held);
+			if (o->dump && more)
+				fprintf(dump,
+				        "# plan %d: the tiles of %d matmul%s "
+				        "do not fit at %s steps, with up to "
+				        "%llu bytes of other data beside %s "
+				        "that %s GEMM plan%s did not count: "
+				        "planning again beside it\n",
+				        round, more, more == 1 ? "" : "s",
+				        more == 1 ? "its" : "their",
+				        (unsigned long long)most,
+				        more == 1 ? "it" : "them",
+				        more == 1 ? "its" : "their",
+				        more == 1 ? "" : "s");
+			po.code = code;
+			r = plan_checked(g, o, &po, &p, d);
+			/* no plan beside this draft's data: the draft goes to
+			 * placement, or, if its code was more too, is planned
+			 * beside that code and the data measured before it (the
+			 * refit below may still make it fit) */
+			if (r && more) {
+				if (o->dump)
+					fprintf(
+					    dump, "# plan %d again: %s; %s\n",
+					    round, d->msg,
+					    beyond > held ? "planning beside "
+					                    "its code alone"
+					                  : "placed as it is");
+				memcpy(m->beside, prev,
+				       ((size_t)g->nops + 1) * sizeof *prev);
+				if (beyond <= held) {
+					r = IPU_OK;
+					break;
+				}
+				r = plan_checked(g, o, &po, &p, d);
+			}
+			/* the same choices beside the code: the same program */
+			if (!r && plan_same_choices(p, f.plan)) {
+				if (o->dump)
+					fprintf(dump,
+					        "# the same choices: plan %d's "
+					        "program kept\n",
+					        round);
+				plan_free(p);
 				break;
 			}
-			r = plan_checked(g, o, &po, &p, d);
+			if (!r)
+				draft_free(&f);
 		}
-		/* the same choices beside the code: the same program */
-		if (!r && plan_same_choices(p, f.plan)) {
-			if (o->dump)
-				fprintf(dump,
-				        "# the same choices: plan %d's "
-				        "program kept\n",
-				        round);
-			plan_free(p);
+		if (r)
+			break;
+		/* every tile at every step by the memory model (the placer's
+		 * bounds, place_measure): tiles over make the planner give up
+		 * what it may (plan_refit) and plan again, before anything is
+		 * placed; with nothing left to give up the draft goes to
+		 * placement for the per-tile report and fails with the
+		 * measure's message */
+		PlaceReport mr;
+		Diag md;
+		if (!place_measure(f.l, f.code_end, &mr, &md)) {
+			place_report_free(&mr);
 			break;
 		}
+		int n = refit(f.plan, &mr, fit, m);
+		if (!n) {
+			known = 1;
+			kd = md;
+			place_report_free(&mr);
+			break;
+		}
+		if (o->dump) {
+			char line[400];
+			place_overflow_format(&mr, &mr.over[0], line,
+			                      sizeof line);
+			fprintf(
+			    dump,
+			    "# plan %d does not fit by the memory model: %d of "
+			    "%u "
+			    "tiles over (the first, %s); %s: planning again\n",
+			    round, mr.nover, mr.tiles, line,
+			    n < 0
+			        ? "the weight balance starts from the bytes "
+			          "measured on each tile"
+			        : "matmuls give up weight copies or GEMM plans "
+			          "over half a tile");
+		}
+		place_report_free(&mr);
+		rep->refits++;
+		po.load = m->load;
+		po.code = code;
+		r = plan_checked(g, o, &po, &p, d);
 		if (!r)
 			draft_free(&f);
 	}
@@ -608,7 +672,17 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		r = place_verify(l, code_end, d);
 	if (!r && (o->dump & COMPILE_DUMP_PLACE))
 		place_print(l, code_end, dump);
-	if (r && rep->place.nover)
+	/* over by the memory model with nothing left to give up: placed
+	 * for the per-tile report and the layout, failed with the measure's
+	 * message, no plan more */
+	if (known) {
+		if (!r)
+			r = IPU_ERANGE;
+		if (r == IPU_ERANGE)
+			diag_set(d, IPU_ERANGE, NULL, 0, 0,
+			         "compile: no plan fits: %s", kd.msg);
+	}
+	if (r && rep->place.nover && !known)
 		*again = refit(plan, &rep->place, fit, m);
 	if (r && rep->place.nover && !*again)
 		rep->layout = layout_of(g, l, k, ku, code_at, save);
@@ -698,8 +772,9 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		*out = NULL;
 		return bad;
 	}
-	/* Plan, lower and measure with the placer (compile_once); while
-	 * tiles do not fit, the planner gives up what it may (plan_refit:
+	/* Plan, lower and measure with the placer (compile_once: its
+	 * bounds on each draft before placement, then placement's packing);
+	 * while tiles do not fit, the planner gives up what it may (plan_refit:
 	 * the copies of the matmuls on them, then every GEMM plan of more
 	 * than half a tile, then every copy; at most four plans) and the
 	 * graph is planned again, its weight balance started from each

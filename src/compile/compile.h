@@ -50,6 +50,9 @@ typedef struct {
 	                      GEMM plans were chosen again beside the code
 	                      or data its lowering sized (compile.c,
 	                      DRAFT_ROUNDS) */
+	int refits;        /* of those drafts, the ones made again because
+	                      the memory model found the last one's tiles over
+	                      (place_measure), before placement */
 	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */

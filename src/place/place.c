@@ -273,8 +273,11 @@ validate(const Lowered *l, const uint32_t *code_end, Diag *d)
 	return IPU_OK;
 }
 
-int
-place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
+/* place_buffers, or with pack 0 place_measure: the bounds alone, no
+ * address given. */
+static int
+place_run(Lowered *l, const uint32_t *code_end, int pack, PlaceReport *rep,
+          Diag *d)
 {
 	PlaceReport dummy;
 	if (!rep)
@@ -370,7 +373,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		uint64_t h = tile_hash(tb, n, ce);
 		size_t hb = (size_t)h & (mcap - 1);
 		int copied = 0;
-		for (; mtile[hb] >= 0; hb = (hb + 1) & (mcap - 1)) {
+		for (; pack && mtile[hb] >= 0; hb = (hb + 1) & (mcap - 1)) {
 			uint32_t o = (uint32_t)mtile[hb];
 			if (mhash[hb] != h || start[o + 1] - start[o] != n ||
 			    (code_end ? code_end[o] : c->mem_base) != ce ||
@@ -399,12 +402,24 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 
 		pt->peak = plan_tile_live(tb, n, 0, &s, &pt->peak_step);
 
+		if (!pack) {
+			/* the memory model's bounds (fill_overflow's first
+			 * three kinds), no packing */
+			int32_t is;
+			uint64_t il = plan_tile_live(tb, n, 1, &s, &is);
+			if (ce <= c->exec_end &&
+			    !plan_tile_over(c,
+			                    (TileBytes){pt->code, pt->peak}) &&
+			    il <= c->mem_end - c->interleave)
+				continue;
+		}
 		/* too much code: the data are not placed, but what they would
 		 * need is reported with it */
-		uint64_t best = ce <= c->exec_end
+		uint64_t best = !pack ? 0
+		                : ce <= c->exec_end
 		                    ? plan_tile_pack(c, ce, tb, n, &s, addr)
 		                    : UINT64_MAX;
-		if (best <= c->mem_end) {
+		if (pack && best <= c->mem_end) {
 			for (int i = 0; i < n; i++)
 				l->buf[tid[i]].addr = (uint32_t)addr[i];
 			pt->high = (uint32_t)best;
@@ -412,7 +427,7 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 			mtile[hb] = t;
 			continue;
 		}
-		for (int i = 0; i < n; i++)
+		for (int i = 0; pack && i < n; i++)
 			l->buf[tid[i]].addr = 0;
 		pt->high = 0;
 		GROW(rep->over, rep->nover, capover);
@@ -437,11 +452,10 @@ place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
 		char line[400];
 		place_overflow_format(rep, &rep->over[worst], line,
 		                      sizeof line);
-		rc =
-		    diag_set(d, IPU_ERANGE, NULL, 0, 0,
-		             "placement: %d of %u tiles do not fit; the worst: "
-		             "%s",
-		             rep->nover, T, line);
+		rc = diag_set(d, IPU_ERANGE, NULL, 0, 0,
+		              "%s: %d of %u tiles do not fit; the worst: %s",
+		              pack ? "placement" : "memory model", rep->nover,
+		              T, line);
 	}
 
 	free(ks.key);
@@ -537,6 +551,19 @@ place_overflow_format(const PlaceReport *rep, const PlaceOverflow *o, char *buf,
 		break;
 	}
 #undef PUT
+}
+
+int
+place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep, Diag *d)
+{
+	return place_run(l, code_end, 1, rep, d);
+}
+
+int
+place_measure(const Lowered *l, const uint32_t *code_end, PlaceReport *rep,
+              Diag *d)
+{
+	return place_run((Lowered *)l, code_end, 0, rep, d);
 }
 
 void

@@ -98,6 +98,18 @@ typedef struct {
 int place_buffers(Lowered *l, const uint32_t *code_end, PlaceReport *rep,
                   Diag *d);
 
+/*
+ * The memory model's bounds on every tile of l, without packing: what
+ * place_buffers would report as PLACE_OVER_CODE, _TOTAL and _INTERLEAVED
+ * (the same functions: plan_tile_live at every step, plan_tile_over), so
+ * a plan is known not to fit before anything is placed. rep as
+ * place_buffers fills it but for addresses (tile[].high is 0) and packing
+ * (no PLACE_OVER_PACKING); l is not changed. IPU_ERANGE with d naming the
+ * worst tile, its step and its bytes.
+ */
+int place_measure(const Lowered *l, const uint32_t *code_end, PlaceReport *rep,
+                  Diag *d);
+
 /* The report as text: a summary line, bytes by kind, and one line per tile
  * that does not fit, e.g. "tile 17: needs 702,416 bytes at step 12 (code
  * 9,200; C block 327,680; A chunk 262,144; ...), 63,488 bytes more than the

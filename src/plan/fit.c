@@ -3,8 +3,9 @@
  *
  * The planner does not yet compute a whole tile's bytes itself (every
  * op's buffers with their lifetimes, and the code, exist only after
- * lowering, scheduling and codegen_size). compile.c measures a plan with
- * the placer's own code and hands back the tiles that did not fit;
+ * lowering, scheduling and codegen_size). compile.c measures each draft
+ * with the placer's own bounds (place_measure, before placement) and a
+ * placed plan with its packing, and hands back the tiles that did not fit;
  * plan_refit then chooses what the next plan of the same graph gives up,
  * cheapest first:
  *   1. after the first plan, the weight copies (GemmPlan.b_local) of the
