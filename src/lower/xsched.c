@@ -862,9 +862,8 @@ enum {
 };
 
 typedef struct {
-	uint64_t b; /* the block */
-	const XWindow *win;
-	int nwin;
+	uint64_t b;  /* the block */
+	Spans wspan; /* each window's blocks: [its first, past its last) */
 } Blocks;
 
 static uint64_t
@@ -879,37 +878,19 @@ blk_down(const Blocks *k, uint64_t c)
 	return c / k->b * k->b;
 }
 
-/* The first window whose blocks end after cycle a. */
-static int
-win_after(const Blocks *k, uint64_t a)
-{
-	int lo = 0, hi = k->nwin;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (blk_up(k, k->win[mid].at + k->win[mid].len) <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The end of the blocks of a window that [a, b) overlaps, or 0. */
 static uint64_t
 win_conflict(const Blocks *k, uint64_t a, uint64_t b)
 {
-	int i = win_after(k, a);
-	return i < k->nwin && blk_down(k, k->win[i].at) < b
-	           ? blk_up(k, k->win[i].at + k->win[i].len)
-	           : 0;
+	return spans_conflict(&k->wspan, a, b);
 }
 
 /* The first block of the next window that does not cover a. */
 static uint64_t
 win_next(const Blocks *k, uint64_t a)
 {
-	int i = win_after(k, a);
-	return i < k->nwin ? blk_down(k, k->win[i].at) : UINT64_MAX;
+	int i = spans_after(&k->wspan, a);
+	return i < k->wspan.n ? k->wspan.v[i].a : UINT64_MAX;
 }
 
 /* Can a control go at cycle c of tile tl? own_a, own_n: the send being
@@ -1111,7 +1092,6 @@ split_rest(Step *s, int i, uint32_t items)
 static int
 schedule_blocks(const Lowered *l, Step *s, Diag *d)
 {
-	Blocks k = {.b = s->block, .win = s->win, .nwin = s->nwin};
 	for (int i = 0; i < s->nwin; i++)
 		if (!s->win[i].len ||
 		    (i && s->win[i].at < s->win[i - 1].at + s->win[i - 1].len))
@@ -1124,6 +1104,10 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 	if (s->block > CODE_SEND_ITEMS)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: blocks of %u cycles", s->what, s->block);
+	Blocks k = {.b = s->block};
+	for (int i = 0; i < s->nwin; i++)
+		spans_add(&k.wspan, blk_down(&k, s->win[i].at),
+		          blk_up(&k, s->win[i].at + s->win[i].len));
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = k.b;
@@ -1178,6 +1162,7 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 				end = last;
 		}
 	}
+	free(k.wspan.v);
 	free_timelines(tl, l->tiles);
 	free(mark);
 	free(hop);
