@@ -636,6 +636,7 @@ gemm(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NUM_OPT("--overlap", 0, 1, cfg.overlap),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
 	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
 	             "f143, f152, or A's,B's (f143,f152)"),

@@ -543,6 +543,11 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		r = choose_gemm(P, &mm, &o->gemm, &o->group, d);
 	if (r)
 		return r;
+	if (P->plan->opt.gemm_overlap && o->gemm.steps >= 2 &&
+	    !o->gemm.b_local && !plan_gemm_a_in_place(&o->gemm) &&
+	    (uint64_t)o->gemm.pk * o->gemm.kg == o->gemm.k &&
+	    o->gemm.kg % o->gemm.kc == 0 && o->group == 1)
+		o->gemm.overlap = 1;
 	o->held = held_data(P, &mm);
 	const GemmPlan *plan = &o->gemm;
 	char text[512];

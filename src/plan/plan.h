@@ -72,6 +72,14 @@ typedef struct {
 	                       in parts of its K-panels over the column
 	                       (plan_gemm_b_parts), so that the pack runs on
 	                       that many tiles */
+	uint8_t overlap;    /* the overlapped superstep (docs/bench-gemm.md,
+	                       "The third step"): superstep s + 1's exchange
+	                       beside superstep s's five-worker panels, into
+	                       second A and B chunk buffers; set only on
+	                       request (PlanOptions.gemm_overlap), with 2 or
+	                       more supersteps of one K; the planner
+	                       neither prices it nor counts its second
+	                       buffers yet */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -337,6 +345,10 @@ typedef struct {
 	                           (lower_beside); its GEMM plan then fits
 	                           beside at least that much (NULL, 0: not
 	                           known) */
+	int gemm_overlap;       /* matmuls of 2 or more supersteps of one
+	                           K, A and B exchanged, get the
+	                           overlapped superstep (GemmPlan.overlap;
+	                           experimental, off by default) */
 } PlanOptions;
 
 enum {
