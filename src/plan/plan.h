@@ -125,6 +125,10 @@ uint32_t plan_gemm_b_parts(const GemmPlan *p);
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
                   uint32_t n, uint32_t k, uint32_t b_local_bytes, int b_made,
                   uint64_t held, GemmPlan *out, int max, int *count, Diag *d);
+/* b_made's bits: B made on the device, and the overlapped superstep
+ * wanted where a plan allows it (GemmPlan.overlap: its second chunk
+ * buffers counted, its cycles estimated as plan_gemm_price says) */
+enum { PLAN_GEMM_B_MADE = 1, PLAN_GEMM_OVERLAP = 2 };
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
