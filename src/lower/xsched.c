@@ -1332,6 +1332,13 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 	free(xw);
 	int r = schedule_blocks_best(l, s, d);
 	uint64_t e = r ? 0 : blocks_end(s), xend = s->cycles;
+	if (!r && e > w.close[most - 1])
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "%s: the exchange (to cycle %llu) does not fit "
+		             "beside the %u panels of the smallest call "
+		             "(their windows end at %llu)",
+		             s->what, (unsigned long long)e, most,
+		             (unsigned long long)w.close[most - 1]);
 	uint32_t P = 1;
 	while (!r && P < most && w.close[P - 1] < e)
 		P++;

@@ -477,10 +477,24 @@ plan_gemm_price(const Chip *c, uint64_t kernels, uint64_t held, GemmPlan *p,
 		p->overlap =
 		    p->steps >= 2 && !p->b_local && !plan_gemm_a_in_place(p) &&
 		    (uint64_t)p->pk * p->kg == p->k && p->kg % p->kc == 0;
+	/* the narrowest call's (the last row's and column's blocks): every
+	 * tile runs as many five-worker panels (xsched.c, schedule_overlap) */
+	uint32_t bm_last = p->m - (p->pm - 1) * p->bm,
+	         bn_last = p->n - (p->pn - 1) * p->bn;
+	uint64_t c5_last = p->overlap ? gemm_tile_cycles(c, g, 5, bm_last,
+	                                                 bn_last, p->kc)
+	                              : 0,
+	         c5 = p->overlap
+	                  ? gemm_tile_cycles(c, g, 5, p->bm, p->bn, p->kc)
+	                  : 0,
+	         c6 = p->compute_cycles,
+	         e = p->exchange_cycles + p->exchange_cycles / 16;
+	/* and only where the five-worker panels hold twice the exchange (the
+	 * scheduler in blocks must fit it in their windows: a margin, as
+	 * small exchanges to many receivers stretch more) */
+	if (p->overlap && (2 * e > c5_last || c5 <= c6))
+		p->overlap = 0;
 	if (p->overlap) {
-		uint64_t c5 = gemm_tile_cycles(c, g, 5, p->bm, p->bn, p->kc),
-		         c6 = p->compute_cycles,
-		         e = p->exchange_cycles + p->exchange_cycles / 16;
 		p->cycles = chip_rule(c, TIMING_SYNC_INTERNAL) +
 		            p->exchange_cycles +
 		            (uint64_t)(p->steps - 1) *
