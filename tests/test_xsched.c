@@ -463,6 +463,19 @@ run_blocks(Fixture *f)
 	return cs;
 }
 
+/* Transfer x, to one tile: its words, start and receive controls as
+ * derived by hand. */
+static void
+expect_piece(const Transfer *x, uint32_t words, uint64_t start, uint64_t ptr,
+             uint64_t mux, uint64_t off)
+{
+	assert_int_equal(x->words, words);
+	assert_int_equal(x->start, start);
+	assert_int_equal(x->ptr_at[0], ptr);
+	assert_int_equal(x->mux_at[0], mux);
+	assert_int_equal(x->off_at[0], off);
+}
+
 /*
  * Tile 0 sends 130 words to tile 2 in blocks of 6 beside a panel window
  * [100, 145). From the route model (tests/support.c): 0 -> 2 takes 23
@@ -497,18 +510,10 @@ test_blocks_window(void **state)
 	ChipSim *cs = run_blocks(&f);
 	assert_int_equal(s->nxfer, 2);
 	const Transfer *x = s->xfer;
-	assert_int_equal(x[0].words, 54);
-	assert_int_equal(x[0].start, 42);
-	assert_int_equal(x[0].mux_at[0], 11);
-	assert_int_equal(x[0].off_at[0], 65);
-	assert_int_equal(x[0].ptr_at[0], 59);
-	assert_int_equal(x[1].words, 76);
+	expect_piece(&x[0], 54, 42, 59, 11, 65);
+	expect_piece(&x[1], 76, 186, 209, 155, 231);
 	assert_int_equal(x[1].src.offset, 4 * 54);
 	assert_int_equal(x[1].dst[0].offset, 4 * 54);
-	assert_int_equal(x[1].start, 186);
-	assert_int_equal(x[1].mux_at[0], 155);
-	assert_int_equal(x[1].off_at[0], 231);
-	assert_int_equal(x[1].ptr_at[0], 209);
 	assert_int_equal(s->cycles, 186 + 76 + 23 +
 	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
 	expect_words(cs, 2, 0, 0, 0, 130);
@@ -559,20 +564,9 @@ test_blocks_control_in_send(void **state)
 	ChipSim *cs = run_blocks(&f);
 	assert_int_equal(s->nxfer, 3);
 	const Transfer *x = s->xfer;
-	assert_int_equal(x[0].start, 36);
-	assert_int_equal(x[0].mux_at[0], 8);
-	assert_int_equal(x[0].off_at[0], 208);
-	assert_int_equal(x[0].ptr_at[0], 60);
-	assert_int_equal(x[1].start, 36);
-	assert_int_equal(x[1].words, 28);
-	assert_int_equal(x[1].mux_at[0], 7);
-	assert_int_equal(x[1].off_at[0], 35);
-	assert_int_equal(x[1].ptr_at[0], 54);
-	assert_int_equal(x[2].words, 12);
-	assert_int_equal(x[2].start, 270);
-	assert_int_equal(x[2].mux_at[0], 241);
-	assert_int_equal(x[2].off_at[0], 253);
-	assert_int_equal(x[2].ptr_at[0], 293);
+	expect_piece(&x[0], 200, 36, 60, 8, 208);
+	expect_piece(&x[1], 28, 36, 54, 7, 35);
+	expect_piece(&x[2], 12, 270, 293, 241, 253);
 	assert_int_equal(s->cycles, 270 + 12 + 23 +
 	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
 	expect_words(cs, 1, 0, 0, 0, 200);
