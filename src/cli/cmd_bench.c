@@ -78,6 +78,10 @@ usage(FILE *f)
 	        "(default f143)\n"
 	        "  --fp8-scale S   f8: A and B stored as x / 2^S (default 0)\n"
 	        "  --tiles T       tiles the compiler may use (default all)\n"
+	        "  --overlap 1     the overlapped superstep where a plan "
+	        "allows it\n"
+	        "                  (experimental, default 0; "
+	        "docs/bench-gemm.md)\n"
 	        "  --device D      sim (default), or model:c600 (the card "
 	        "model; also model)\n"
 	        "                  or hw:N (a card, /dev/ipuN), through the "
@@ -640,6 +644,7 @@ gemm(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
+	    NUM_OPT("--overlap", 0, 1, cfg.overlap),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
 	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
 	             "f143, f152, or A's,B's (f143,f152)"),

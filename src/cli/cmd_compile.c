@@ -34,7 +34,7 @@ usage(FILE *f)
 	        "[--chip NAME]\n"
 	        "                   [--timing P] [--tiles N] [--report] "
 	        "[--dtype f32|f16|f8]\n"
-	        "                   [--dump PASS,...]\n"
+	        "                   [--dump PASS,...] [--gemm-overlap]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -47,6 +47,9 @@ usage(FILE *f)
 	        "nominal)\n"
 	        "  --tiles N    tiles the compiler may use (default all)\n"
 	        "  --report     also print the placement report\n"
+	        "  --gemm-overlap  the overlapped GEMM superstep where a "
+	        "plan allows it\n"
+	        "               (experimental; docs/bench-gemm.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -189,7 +192,7 @@ cmd_compile(int argc, char **argv)
 	const Chip *chip = chip_default();
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
-	int report = 0, force = 0;
+	int report = 0, force = 0, overlap = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -200,6 +203,8 @@ cmd_compile(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--report")) {
 			report = 1;
+		} else if (!strcmp(a, "--gemm-overlap")) {
+			overlap = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -288,8 +293,11 @@ cmd_compile(int argc, char **argv)
 	} else if (parse_graph(in, &g)) {
 		return 1;
 	}
-	CompileOptions o = {
-	    .chip = chip, .tiles = tiles, .dump = dump, .dump_to = stdout};
+	CompileOptions o = {.chip = chip,
+	                    .tiles = tiles,
+	                    .dump = dump,
+	                    .dump_to = stdout,
+	                    .gemm_overlap = overlap};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

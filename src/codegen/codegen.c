@@ -356,7 +356,12 @@ call_data(const Lowered *l, const KernelCall *c, TileCode *tc)
  * the block's start). An event that breaks these rules is an error (the
  * schedule's).
  */
-enum { SEND_BESIDE = 60, GRID = 6 };
+enum {
+	SEND_BESIDE = 60,
+	GRID = 6,
+	OVERLAP_BLOCK_INSNS = 40, /* a panel block: sync, 2 setzi, 32
+	                             ld128putcs, 5 runs (emit_block) */
+};
 
 static uint64_t
 grid_up(uint64_t x)
@@ -726,9 +731,23 @@ code_bound(const Lowered *l, uint32_t t)
 	uint64_t bytes = 0;
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		if (s->kind != STEP_EXCHANGE) {
+		if (s->kind != STEP_EXCHANGE && !s->gwin) {
 			insns += call_of(s, t) ? CODE_CALL_INSNS : 0;
 			continue;
+		}
+		uint64_t send_items = CODE_SEND_ITEMS;
+		if (s->gwin) { /* emit_overlap */
+			if (!call_of(s, t)) {
+				insns += 2; /* the syncs */
+				continue;
+			}
+			/* the setup (f8's 4 counted everywhere), the
+			 * opening, a delay and a block a panel, the
+			 * closing syncs, the rest calls */
+			insns += 16 + CODE_EXCHANGE_INSNS +
+			         s->gwin->panels * (1 + OVERLAP_BLOCK_INSNS) +
+			         2 + 2 * (CODE_CALL_INSNS + 1);
+			send_items = SEND_BESIDE;
 		}
 		uint64_t recv = 0, sends = 0, items = 0;
 		for (uint32_t k = s->first[t]; k < s->first[t + 1]; k++) {
@@ -742,6 +761,11 @@ code_bound(const Lowered *l, uint32_t t)
 		}
 		bytes += plan_code_phase(s->cycles) +
 		         plan_code_xfers(recv, sends, items);
+		/* beside the workers, sends of SEND_BESIDE items */
+		if (send_items < CODE_SEND_ITEMS)
+			bytes +=
+			    (items / send_items - items / CODE_SEND_ITEMS) *
+			    CODE_INSN;
 	}
 	return bytes + insns * CODE_INSN;
 }

@@ -521,6 +521,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	for (int i = 0; i < g->nops; i++)
 		matmul[i] = g->ops[i].kind == OP_MATMUL;
 	PlanOptions po = {.weight_copies = 1,
+	                  .gemm_overlap = o->gemm_overlap,
 	                  .fit = fit,
 	                  .load = m->load,
 	                  .code = m->code ? code : NULL,

@@ -36,6 +36,7 @@ typedef struct {
 	uint32_t tiles;   /* 0 = all of the chip's */
 	unsigned dump;    /* COMPILE_DUMP_* bits: printed to dump_to */
 	FILE *dump_to;
+	int gemm_overlap; /* PlanOptions.gemm_overlap (experimental) */
 } CompileOptions;
 
 typedef struct {

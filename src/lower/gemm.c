@@ -48,8 +48,10 @@ typedef struct {
 	int32_t next;        /* the next step to make or (shared) to join */
 	int shared;          /* join the steps of an earlier GEMM */
 	int32_t *a_rx, *b_rx, *c_blk; /* per tile */
-	int32_t *a_in, *b_in; /* per (group, superstep, i and part, or j and
-	                         copy) */
+	int32_t *a_rx2, *b_rx2; /* overlapped (GemmPlan.overlap): the second
+	                           chunk buffers, of the odd supersteps */
+	int32_t *a_in, *b_in;   /* per (group, superstep, i and part, or j and
+	                           copy) */
 } Gemm;
 
 /* The lowering's Storage for the GEMM's inputs: buffers for the whole
@@ -86,12 +88,26 @@ tile_buffers(Lowered *l, Gemm *G)
 					    G->first, G->chunks_last,
 					    "A chunk");
 					l->buf[G->a_rx[t]].apart = G->c_blk[t];
+					if (g->p->overlap) {
+						G->a_rx2[t] = lower_buffer(
+						    l, t, b.a_chunk, 16,
+						    REGION_ANY, G->first,
+						    G->chunks_last,
+						    "A chunk 2");
+						l->buf[G->a_rx2[t]].apart =
+						    G->c_blk[t];
+					}
 				}
 				if (!g->p->b_local)
 					G->b_rx[t] = lower_buffer(
 					    l, t, b.b_chunk, 16,
 					    REGION_INTERLEAVED, G->first,
 					    G->chunks_last, "B chunk");
+				if (!g->p->b_local && g->p->overlap)
+					G->b_rx2[t] = lower_buffer(
+					    l, t, b.b_chunk, 16,
+					    REGION_INTERLEAVED, G->first,
+					    G->chunks_last, "B chunk 2");
 			}
 }
 
@@ -128,6 +144,20 @@ next_step(Lowered *l, Gemm *G, StepKind kind, const char *what)
 	return G->next++;
 }
 
+/* Superstep s's A and B chunk buffers on tile t: overlapped, the odd
+ * supersteps' are the second ones. */
+static int32_t
+a_rx_of(const Gemm *G, uint32_t s, uint32_t t)
+{
+	return s % 2 && G->a_rx2 ? G->a_rx2[t] : G->a_rx[t];
+}
+
+static int32_t
+b_rx_of(const Gemm *G, uint32_t s, uint32_t t)
+{
+	return s % 2 && G->b_rx2 ? G->b_rx2[t] : G->b_rx[t];
+}
+
 /* A's chunk (i, s) of group q, in parts, multicast to grid row i. */
 static void
 send_a(const Gemm *G, Step *x, uint32_t q, uint32_t s)
@@ -153,7 +183,7 @@ send_a(const Gemm *G, Step *x, uint32_t q, uint32_t s)
 			for (uint32_t j = 0; j < g->pn; j++) {
 				t->dst_tile[j] = plan_gemm_tile(g, q, i, j);
 				t->dst[j] =
-				    (BufRef){G->a_rx[t->dst_tile[j]],
+				    (BufRef){a_rx_of(G, s, t->dst_tile[j]),
 				             gemm_a_bytes(g->g, m, c0 * kp)};
 			}
 		}
@@ -186,7 +216,7 @@ send_b(const Lowered *l, const Gemm *G, Step *x, uint32_t q, uint32_t s)
 					t->dst_tile[i] =
 					    plan_gemm_tile(g, q, i, j);
 					t->dst[i] = (BufRef){
-					    G->b_rx[t->dst_tile[i]],
+					    b_rx_of(G, s, t->dst_tile[i]),
 					    ((p0 + r) * bp.nk + bp.kp0) *
 					        GEMM_B_PANEL_BYTES};
 				}
@@ -210,12 +240,12 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 			                           obj[0], GEMM_ARGS_BYTES);
 			k->ref[0] = (BufRef){
 			    g->a_own ? G->a_in[plan_gemm_a_index(g, q, s, i, 0)]
-			             : G->a_rx[t],
+			             : a_rx_of(G, s, t),
 			    0};
 			k->ref[1] = (BufRef){
 			    g->p->b_local
 			        ? G->b_in[plan_gemm_b_index(g, q, s, j, i)]
-			        : G->b_rx[t],
+			        : b_rx_of(G, s, t),
 			    0};
 			k->ref[2] = (BufRef){G->c_blk[t], 0};
 			k->nref = 3;
@@ -237,9 +267,56 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 		}
 }
 
+/* Overlapped (GemmPlan.overlap; every superstep of one K): superstep 0's
+ * exchange alone, then per superstep s a compute step whose transfers are
+ * superstep s + 1's exchange (into the other chunk buffers), marked with
+ * an empty GemmWindows: xsched_run chooses its five-worker panels and
+ * schedules the exchange in their windows (xsched_overlap). */
+static void
+superstep_overlapped(Lowered *l, Gemm *G, uint32_t s)
+{
+	if (s == 0) {
+		int32_t xi =
+		    next_step(l, G, STEP_EXCHANGE, "gemm: A and B chunks");
+		for (uint32_t q = 0; q < G->geo.pk; q++) {
+			send_a(G, &l->step[xi], q, 0);
+			send_b(l, G, &l->step[xi], q, 0);
+		}
+	}
+	int32_t ci = next_step(l, G, STEP_COMPUTE,
+	                       s + 1 < G->geo.p->steps
+	                           ? "gemm: multiply beside the next chunks"
+	                           : "gemm: multiply");
+	Step *c = &l->step[ci];
+	uint32_t k0;
+	for (uint32_t q = 0; q < G->geo.pk; q++)
+		if (plan_gemm_k_of(&G->geo, q, s, &k0))
+			multiply(l, G, c, q, s);
+	if (s + 1 < G->geo.p->steps) {
+		for (uint32_t q = 0; q < G->geo.pk; q++) {
+			send_a(G, c, q, s + 1);
+			send_b(l, G, c, q, s + 1);
+		}
+		if (c->nxfer) {
+			c->gwin = xcalloc(1, sizeof *c->gwin);
+			for (int i = 0; i < c->ncall; i++) {
+				KernelCall *k = &c->call[i];
+				k->args.u.gemm.opt.five = 1;
+				k->args_bytes = GEMM_OVERLAP_ARGS_BYTES;
+				l->buf[k->args_at].bytes =
+				    GEMM_OVERLAP_ARGS_BYTES;
+			}
+		}
+	}
+}
+
 static void
 superstep(Lowered *l, Gemm *G, uint32_t s)
 {
+	if (G->geo.p->overlap) {
+		superstep_overlapped(l, G, s);
+		return;
+	}
 	int32_t xi = next_step(l, G, STEP_EXCHANGE, "gemm: A and B chunks");
 	int32_t ci = next_step(l, G, STEP_COMPUTE, "gemm: multiply");
 	Step *x = &l->step[xi], *c = &l->step[ci];
@@ -376,9 +453,19 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 		                "tiles (and %d steps)",
 		                g->pk, g->pm, g->pn, site.tile_base, G.first,
 		                G.last, l->tiles, l->nstep);
+	if (p->overlap && (G.shared || p->steps < 2 || p->b_local || g->a_own ||
+	                   (uint64_t)p->pk * p->kg != p->k || p->kg % p->kc))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "gemm lowering: the overlapped superstep needs "
+		                "2 or more supersteps of one K, A and B "
+		                "exchanged, and steps of its own");
 	G.a_rx = xcalloc(l->tiles, sizeof *G.a_rx);
 	G.b_rx = xcalloc(l->tiles, sizeof *G.b_rx);
 	G.c_blk = xcalloc(l->tiles, sizeof *G.c_blk);
+	if (p->overlap) {
+		G.a_rx2 = xcalloc(l->tiles, sizeof *G.a_rx2);
+		G.b_rx2 = xcalloc(l->tiles, sizeof *G.b_rx2);
+	}
 	G.a_in =
 	    xcalloc((size_t)g->pk * p->steps * g->pm * g->na, sizeof *G.a_in);
 	G.b_in =
@@ -393,6 +480,8 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 	free(G.a_rx);
 	free(G.b_rx);
 	free(G.c_blk);
+	free(G.a_rx2);
+	free(G.b_rx2);
 	free(G.a_in);
 	free(G.b_in);
 	if (G.next - 1 != G.last)

@@ -563,7 +563,8 @@ lower_verify_schedule(const Lowered *l, Diag *d)
 	int r = IPU_OK;
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		if (s->kind != STEP_EXCHANGE || !s->nxfer)
+		/* exchanges, and overlapped compute steps' (Step.gwin) */
+		if ((s->kind != STEP_EXCHANGE && !s->gwin) || !s->nxfer)
 			continue;
 		r = check_transfer_times(l, i, d);
 		if (!r) {

@@ -1239,11 +1239,145 @@ schedule_blocks_best(const Lowered *l, Step *s, Diag *d)
 	return IPU_OK;
 }
 
+/* The latest end of a supervisor event of a step scheduled in blocks:
+ * a send's hold, a control's block. */
+static uint64_t
+blocks_end(const Step *s)
+{
+	uint64_t e = 0, B = s->block;
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		uint64_t h = x->start + xsched_hold(B, xfer_items(x));
+		if (h > e)
+			e = h;
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			uint64_t c[3] = {x->ptr_at[j], x->mux_at[j],
+			                 x->off_at[j]};
+			for (int k = 0; k < 3; k++)
+				if (c[k] / B * B + B > e)
+					e = c[k] / B * B + B;
+		}
+	}
+	return e;
+}
+
+/*
+ * An overlapped GEMM superstep (lower/gemm.c, GemmPlan.overlap): a
+ * compute step whose transfers are the next superstep's exchange and
+ * whose GemmWindows are still empty. The exchange is scheduled in blocks
+ * beside the windows of all the panels the smallest call has (the
+ * windows of the first P panels do not depend on P), P is then the
+ * fewest panels whose windows hold every supervisor event, and the
+ * step's windows and calls (GemmOptions.five) are made for it. Cycles:
+ * the setup and opening as codegen's emit_overlap, block 0's lead, the
+ * last panel's exit (or the exchange's last word, if later) and its
+ * sync, and the rest calls with six workers.
+ */
+static int
+schedule_overlap(const Lowered *l, Step *s, Diag *d)
+{
+	const Chip *c = l->chip;
+	uint32_t n = 0, most = UINT32_MAX;
+	uint32_t *rows = xcalloc((size_t)s->ncall + 1, sizeof *rows);
+	GemmCall g0 = {0};
+	for (int i = 0; i < s->ncall; i++) {
+		const KernelCall *k = &s->call[i];
+		const GemmCall *g = &k->args.u.gemm;
+		if (k->args.kind != KC_GEMM ||
+		    (n && (g->t != g0.t || g->bk != g0.bk))) {
+			free(rows);
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "%s: an overlapped step's calls must be "
+			    "GEMMs of one dtype and K",
+			    s->what);
+		}
+		if (!n)
+			g0 = *g;
+		rows[n++] = g->bm;
+		uint32_t total =
+		    gemm_n_panels(g->bn) * gemm_k_panels(g->t, g->bk);
+		if (total < most)
+			most = total;
+	}
+	if (!n) {
+		free(rows);
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "%s: an overlapped step without GEMM calls",
+		                s->what);
+	}
+	GemmWindows w;
+	gemm_windows(c, g0.t, rows, n, g0.bk, most, NULL, &w);
+	XWindow *xw = xcalloc(most, sizeof *xw);
+	for (uint32_t p = 0; p + 1 < most; p++)
+		xw[p] = (XWindow){w.close[p], w.open[p + 1] - w.close[p]};
+	/* nothing after the last panel's window */
+	xw[most - 1] = (XWindow){w.close[most - 1], UINT64_MAX / 4};
+	lower_step_blocks(s, XS_BLOCK, xw, (int)most);
+	free(xw);
+	int r = schedule_blocks_best(l, s, d);
+	uint64_t e = r ? 0 : blocks_end(s), xend = s->cycles;
+	if (!r && e > w.close[most - 1])
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "%s: the exchange (to cycle %llu) does not fit "
+		             "beside the %u panels of the smallest call "
+		             "(their windows end at %llu)",
+		             s->what, (unsigned long long)e, most,
+		             (unsigned long long)w.close[most - 1]);
+	uint32_t P = 1;
+	while (!r && P < most && w.close[P - 1] < e)
+		P++;
+	gemm_windows_free(&w);
+	if (r) {
+		free(rows);
+		return r;
+	}
+	/* the windows of the first P panels, the same as above */
+	gemm_windows(c, g0.t, rows, n, g0.bk, P, NULL, s->gwin);
+	/* the verifier's view: the windows between those panels */
+	xw = xcalloc(P, sizeof *xw);
+	memcpy(xw, s->win, (P - 1) * sizeof *xw);
+	lower_step_blocks(s, XS_BLOCK, xw, (int)P - 1);
+	free(xw);
+	free(rows);
+	uint64_t rest = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *k = &s->call[i];
+		k->args.u.gemm.opt.five = P;
+		GemmCall rc[2];
+		int nr = gemm_rest(&k->args.u.gemm, rc);
+		uint64_t t = 0;
+		for (int j = 0; j < nr; j++)
+			t += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
+			                      rc[j].bk) +
+			     2 * chip_rule(c, TIMING_SUP_BRANCH);
+		k->cycles = t;
+		if (t > rest)
+			rest = t;
+	}
+	uint64_t five = s->gwin->done + chip_rule(c, TIMING_SYNC_LOCAL);
+	if (xend > five)
+		five = xend;
+	/* setup: 5 + 1 setzi and 6 puts (f8: 4 more); the opening: the
+	 * count's setzi, sync, put, the mux off */
+	uint64_t setup = 12 + (g0.t == GEMM_F8 ? 4 : 0) + 1 +
+	                 chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+	                 chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
+	s->cycles = setup + s->gwin->lead + five + rest;
+	return IPU_OK;
+}
+
 int
 xsched_run(Lowered *l, Diag *d)
 {
 	for (int i = 0; i < l->nstep; i++) {
 		Step *s = &l->step[i];
+		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
+		    s->nxfer) {
+			if (schedule_overlap(l, s, d))
+				return IPU_EINVAL;
+			continue;
+		}
 		if (s->kind != STEP_EXCHANGE)
 			continue;
 		if (s->block ? schedule_blocks_best(l, s, d)

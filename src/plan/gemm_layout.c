@@ -193,7 +193,9 @@ plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j, uint32_t q,
 int32_t
 plan_gemm_superstep_steps(const GemmPlan *p)
 {
-	return 2 * (int32_t)p->steps;
+	/* overlapped: the first exchange, then one compute step a
+	 * superstep, each with the next superstep's exchange */
+	return p->overlap ? (int32_t)p->steps + 1 : 2 * (int32_t)p->steps;
 }
 
 int32_t

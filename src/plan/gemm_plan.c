@@ -354,7 +354,8 @@ fullest_tile(const GemmGeom *G, int *n)
 	for (uint32_t q = 0; q < G->pk; q++) {
 		GemmTileBuffers b = plan_gemm_tile_buffers(G, q, 0, 0);
 		/* the chunks, then the partials in their bytes */
-		uint64_t chunks = (uint64_t)b.a_chunk + b.b_chunk,
+		uint64_t chunks = ((uint64_t)b.a_chunk + b.b_chunk) *
+		                  (p->overlap ? 2 : 1),
 		         sum = (chunks > b.c_partials ? chunks : b.c_partials) +
 		               b.c_block + (uint64_t)b.calls * GEMM_ARGS_BYTES +
 		               (b.c_partials ? VADD_ARGS_BYTES : 0);
@@ -369,14 +370,18 @@ fullest_tile(const GemmGeom *G, int *n)
 	         jb = fullest_stored(G, lb, nb, b_part, &bytes);
 	MemRegion b_region = p->b_local ? REGION_INTERLEAVED : REGION_ANY;
 	TileBuf *b =
-	    xcalloc(6 + (size_t)p->steps * (G->na + nb + 1), sizeof *b);
+	    xcalloc(8 + (size_t)p->steps * (G->na + nb + 1), sizeof *b);
 	int k = 0; /* the C block is buffer 0 */
 	b[k++] = gemm_buf(tb.c_block, 16, REGION_INTERLEAVED, all, -1);
-	if (tb.a_chunk)
-		b[k++] = gemm_buf(tb.a_chunk, 16, REGION_ANY, chunks, 0);
-	if (tb.b_chunk)
-		b[k++] =
-		    gemm_buf(tb.b_chunk, 16, REGION_INTERLEAVED, chunks, -1);
+	for (int twice = 0; twice <= (p->overlap != 0); twice++) {
+		/* overlapped: the second chunk buffers */
+		if (tb.a_chunk)
+			b[k++] =
+			    gemm_buf(tb.a_chunk, 16, REGION_ANY, chunks, 0);
+		if (tb.b_chunk)
+			b[k++] = gemm_buf(tb.b_chunk, 16, REGION_INTERLEAVED,
+			                  chunks, -1);
+	}
 	for (uint32_t s = 0; s < p->steps; s++) {
 		for (uint32_t u = 0; u < G->na; u++) {
 			uint32_t at = s + u * p->steps, a = a_part(G, s, u);
@@ -461,6 +466,41 @@ plan_gemm_price(const Chip *c, uint64_t kernels, uint64_t held, GemmPlan *p,
 	                 p->exchange_cycles + p->compute_cycles) +
 	            chip_rule(c, TIMING_SYNC_INTERNAL) + last_xch + last_call +
 	            p->reduce_cycles;
+	/* the overlapped superstep, where asked for and allowed: every
+	 * superstep but the last runs beside the next one's exchange; an
+	 * estimate (the lowering schedules and prices it exactly): the
+	 * exchange stretched by a sixteenth by the blocks and windows
+	 * (docs/bench-gemm.md: 5 to 5.5% at 4096^3 f16), the five-worker
+	 * panels covering it doing 5/6 of the work of six-worker ones at
+	 * the kernel formula's ratio, the rest with six */
+	if (p->overlap)
+		p->overlap =
+		    p->steps >= 2 && !p->b_local && !plan_gemm_a_in_place(p) &&
+		    (uint64_t)p->pk * p->kg == p->k && p->kg % p->kc == 0;
+	/* the narrowest call's (the last row's and column's blocks): every
+	 * tile runs as many five-worker panels (xsched.c, schedule_overlap) */
+	uint32_t bm_last = p->m - (p->pm - 1) * p->bm,
+	         bn_last = p->n - (p->pn - 1) * p->bn;
+	uint64_t c5_last = p->overlap ? gemm_tile_cycles(c, g, 5, bm_last,
+	                                                 bn_last, p->kc)
+	                              : 0,
+	         c5 = p->overlap
+	                  ? gemm_tile_cycles(c, g, 5, p->bm, p->bn, p->kc)
+	                  : 0,
+	         c6 = p->compute_cycles,
+	         e = p->exchange_cycles + p->exchange_cycles / 16;
+	/* and only where the five-worker panels hold twice the exchange (the
+	 * scheduler in blocks must fit it in their windows: a margin, as
+	 * small exchanges to many receivers stretch more) */
+	if (p->overlap && (2 * e > c5_last || c5 <= c6))
+		p->overlap = 0;
+	if (p->overlap) {
+		p->cycles = chip_rule(c, TIMING_SYNC_INTERNAL) +
+		            p->exchange_cycles +
+		            (uint64_t)(p->steps - 1) *
+		                (c6 + e - e * c6 / (c5 ? c5 : 1)) +
+		            last_call + p->reduce_cycles;
+	}
 	*need = plan_gemm_need(p, kernels);
 	/* the plan's own bytes, without the kernels */
 	uint64_t bytes = plan_tile_need(*need) - kernels;
@@ -529,6 +569,7 @@ search_grids(const Chip *c, uint64_t kernels, uint64_t held, uint32_t tiles,
 					best->tried++;
 					p.pairs_down = (uint8_t)down;
 					p.b_local = (uint8_t)local;
+					p.overlap = proto.overlap;
 					/* the fullest tile packed (the
 					 * placer's packing: the element rule
 					 * costs bytes) above the code and
@@ -568,13 +609,15 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
 			break; /* the last group would have no K */
-		GemmPlan proto = {.dtype = t,
-		                  .m = m,
-		                  .n = n,
-		                  .k = k,
-		                  .pk = pk,
-		                  .kg = kg,
-		                  .b_parts = (uint8_t)(b_made != 0)};
+		GemmPlan proto = {
+		    .dtype = t,
+		    .m = m,
+		    .n = n,
+		    .k = k,
+		    .pk = pk,
+		    .kg = kg,
+		    .b_parts = (uint8_t)((b_made & PLAN_GEMM_B_MADE) != 0),
+		    .overlap = (uint8_t)((b_made & PLAN_GEMM_OVERLAP) != 0)};
 		search_grids(c, kernels, held, tiles, pk, proto, b_local_bytes,
 		             &best);
 	}
@@ -611,7 +654,7 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
 	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
-	         "%s%s%s%s), C block "
+	         "%s%s%s%s%s), C block "
 	         "%u x %u, %u superstep%s of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
@@ -619,8 +662,9 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 	         p->pairs_down ? "down columns" : "along rows",
 	         p->b_local ? "; B stored on every tile of its column" : "",
 	         plan_gemm_b_parts(p) > 1 ? "; B chunks stored in parts" : "",
-	         plan_gemm_a_in_place(p) ? "; A read in place" : "", p->bm,
-	         p->bn, p->steps, p->steps == 1 ? "" : "s", p->kc,
+	         plan_gemm_a_in_place(p) ? "; A read in place" : "",
+	         p->overlap ? "; overlapped supersteps" : "", p->bm, p->bn,
+	         p->steps, p->steps == 1 ? "" : "s", p->kc,
 	         (unsigned long long)p->exchange_cycles,
 	         (unsigned long long)p->compute_cycles,
 	         (unsigned long long)p->reduce_cycles,

@@ -409,7 +409,11 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	                     : 0;
 	/* B with a home is packed on the device */
 	MapChain bv;
-	int made = P->home[plan_view_of(P->g, tb->id, &bv)] != NULL;
+	int made = P->home[plan_view_of(P->g, tb->id, &bv)] != NULL
+	               ? PLAN_GEMM_B_MADE
+	               : 0;
+	if (P->plan->opt.gemm_overlap)
+		made |= PLAN_GEMM_OVERLAP;
 	uint64_t held = held_for(P, mm);
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
@@ -543,6 +547,8 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		r = choose_gemm(P, &mm, &o->gemm, &o->group, d);
 	if (r)
 		return r;
+	if (o->group != 1) /* batched GEMMs share their steps */
+		o->gemm.overlap = 0;
 	o->held = held_data(P, &mm);
 	const GemmPlan *plan = &o->gemm;
 	char text[512];

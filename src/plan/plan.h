@@ -72,6 +72,14 @@ typedef struct {
 	                       in parts of its K-panels over the column
 	                       (plan_gemm_b_parts), so that the pack runs on
 	                       that many tiles */
+	uint8_t overlap;    /* the overlapped superstep (docs/bench-gemm.md,
+	                       "The third step"): superstep s + 1's exchange
+	                       beside superstep s's five-worker panels, into
+	                       second A and B chunk buffers; set only on
+	                       request (PlanOptions.gemm_overlap), with 2 or
+	                       more supersteps of one K; the planner
+	                       neither prices it nor counts its second
+	                       buffers yet */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -117,6 +125,10 @@ uint32_t plan_gemm_b_parts(const GemmPlan *p);
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
                   uint32_t n, uint32_t k, uint32_t b_local_bytes, int b_made,
                   uint64_t held, GemmPlan *out, int max, int *count, Diag *d);
+/* b_made's bits: B made on the device, and the overlapped superstep
+ * wanted where a plan allows it (GemmPlan.overlap: its second chunk
+ * buffers counted, its cycles estimated as plan_gemm_price says) */
+enum { PLAN_GEMM_B_MADE = 1, PLAN_GEMM_OVERLAP = 2 };
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
@@ -337,6 +349,10 @@ typedef struct {
 	                           (lower_beside); its GEMM plan then fits
 	                           beside at least that much (NULL, 0: not
 	                           known) */
+	int gemm_overlap;       /* matmuls of 2 or more supersteps of one
+	                           K, A and B exchanged, get the
+	                           overlapped superstep (GemmPlan.overlap;
+	                           experimental, off by default) */
 } PlanOptions;
 
 enum {
