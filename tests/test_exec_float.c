@@ -414,6 +414,52 @@ test_transcendental(void **state)
 	assert_int_equal(r.c.a[2], h2(0xfc00, 0x0000));
 }
 
+/* f32v4tof16 on random words (with NaNs, infinities, f16's subnormal and
+ * overflow ranges) at each rounding and overflow control against
+ * fp_f32_to_f16 lane by lane: the halves and the flags. */
+static void
+test_f32_to_f16_random(void **state)
+{
+	(void)state;
+	static const uint32_t ctl[] = {0, CTL_NANOO, CTL_RND(FP_RUP),
+	                               CTL_RND(FP_RTZ) | CTL_NANOO};
+	static const uint32_t edge[] = {
+	    0x7f800001u, 0xffc00000u, 0x7f800000u, 0xff800000u, 0x477ff000u,
+	    0x477fefffu, 0xc7800000u, 0x33000000u, 0x33000001u, 0x387fc000u,
+	    0x80000001u, 0x00000000u, 0x80000000u, 0x38800000u};
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 4000; i++) {
+		Run r;
+		init(&r);
+		r.c.fp_ctl = ctl[i % 4];
+		uint32_t x[4];
+		for (int k = 0; k < 4; k++) {
+			seed = seed * 6364136223846793005ull +
+			       1442695040888963407ull;
+			uint32_t w = (uint32_t)(seed >> 32);
+			/* every third lane near f16's range: exponent 100..150
+			 */
+			if (k % 3 == 1)
+				w = (w & 0x807fffffu) | (100u + w % 51) << 23;
+			x[k] = i % 7 == 0 ? edge[(i / 7 + k) % 14] : w;
+			r.c.a[4 + k] = x[k];
+		}
+		run1(w2("f32v4tof16_aaan", 8, 4), &r);
+		FpRound mode = i % 4 == 2   ? FP_RUP
+		               : i % 4 == 3 ? FP_RTZ
+		                            : FP_RNE;
+		FpOverflow ov =
+		    i % 4 == 1 || i % 4 == 3 ? FP_OV_NAN : FP_OV_SAT;
+		unsigned flags = 0;
+		uint16_t h[4];
+		for (int k = 0; k < 4; k++)
+			h[k] = fp_f32_to_f16(x[k], mode, 0, ov, &flags);
+		assert_int_equal(r.c.a[8], h2(h[0], h[1]));
+		assert_int_equal(r.c.a[9], h2(h[2], h[3]));
+		assert_int_equal(r.c.fp_sts, flags & 7);
+	}
+}
+
 static void
 test_conversions(void **state)
 {
@@ -881,6 +927,7 @@ main(void)
 	    cmocka_unit_test(test_f16_minmax_cmp_class),
 	    cmocka_unit_test(test_transcendental),
 	    cmocka_unit_test(test_conversions),
+	    cmocka_unit_test(test_f32_to_f16_random),
 	    cmocka_unit_test(test_fp8),
 	    cmocka_unit_test(test_accumulate_and_gina),
 	    cmocka_unit_test(test_mac),

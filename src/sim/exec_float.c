@@ -824,9 +824,15 @@ f32_to_f16(Exec *e)
 	uint16_t r[4];
 	get32(e, 1, n, x);
 	FpEnv v = fpenv(e);
+	/* nearest even, its common case: fp_f64_to_f16_rne is fp_f64_to_f16
+	 * at FP_RNE (test_fp), which fp_f32_to_f16 calls after raising INV
+	 * for a signalling NaN, so those take fp_f32_to_f16 itself */
 	for (int k = 0; k < n; k++)
-		r[k] = fp_f32_to_f16(x[k], v.mode, fpenv_rbits(e, &v), v.ov,
-		                     &v.flags);
+		r[k] =
+		    v.mode == FP_RNE && !fp_f32_issnan(x[k])
+		        ? fp_f64_to_f16_rne(fp_f32_float(x[k]), v.ov, &v.flags)
+		        : fp_f32_to_f16(x[k], v.mode, fpenv_rbits(e, &v), v.ov,
+		                        &v.flags);
 	if (n == 1)
 		r[1] = r[0];
 	if (fpenv_finish(e, &v))
