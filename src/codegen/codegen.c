@@ -351,23 +351,15 @@ call_data(const Lowered *l, const KernelCall *c, TileCode *tc)
  *   rest       setzi $m0, its argument block; call, once or twice
  * Beside five workers every supervisor instruction issues in slot 5: a
  * send issues at a multiple of 6 and is split into sends of at most
- * SEND_BESIDE items (a multiple of 6, so that the next goes at once); a
+ * xsched_send_max items (a multiple of 6, so that the next goes at once); a
  * control takes the block it acts in (a delaypic or delayxpic issued at
  * the block's start). An event that breaks these rules is an error (the
  * schedule's).
  */
 enum {
-	SEND_BESIDE = 60,
-	GRID = 6,
 	OVERLAP_BLOCK_INSNS = 40, /* a panel block: sync, 2 setzi, 32
 	                             ld128putcs, 5 runs (emit_block) */
 };
-
-static uint64_t
-grid_up(uint64_t x)
-{
-	return (x + GRID - 1) / GRID * GRID;
-}
 
 /* Delays of n events in all, n a multiple of 6 except maybe the last
  * (each delay but the last a multiple of 6, so that each issues in slot
@@ -375,7 +367,7 @@ grid_up(uint64_t x)
 static void
 emit_delay_beside(Emit *e, uint64_t n)
 {
-	const uint64_t most = (DELAY_MAX + 1) / GRID * GRID;
+	const uint64_t most = (DELAY_MAX + 1) / XS_BLOCK * XS_BLOCK;
 	while (n > 0) {
 		uint64_t k = n > most ? most : n;
 		emit(e, INSN_delay_mmmn_zi, 1, (int32_t)(k - 1));
@@ -490,8 +482,8 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 			while (k < n && ev[k].cycle < ev[i].cycle + ev[i].items)
 				k++;
 			issue = ev[i].cycle;
-			end = grid_up(issue + ev[i].items);
-			if (issue % GRID) {
+			end = issue + xsched_hold(XS_BLOCK, ev[i].items);
+			if (issue % XS_BLOCK) {
 				overlap_error(
 				    e, tile, s,
 				    "(a send) is not at a multiple of 6",
@@ -499,7 +491,7 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 				break;
 			}
 			for (int j = i + 1; j < k; j++)
-				if ((ev[j].cycle - issue) % GRID) {
+				if ((ev[j].cycle - issue) % XS_BLOCK) {
 					overlap_error(
 					    e, tile, s,
 					    "(a control inside a send) "
@@ -508,8 +500,8 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 					break;
 				}
 		} else {
-			issue = ev[i].cycle / GRID * GRID;
-			end = issue + GRID;
+			issue = ev[i].cycle / XS_BLOCK * XS_BLOCK;
+			end = issue + XS_BLOCK;
 		}
 		while (p < w->panels && issue >= w->close[p]) {
 			if (p + 1 == w->panels || issue < w->open[p + 1]) {
@@ -537,7 +529,7 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 		cur = issue;
 		if (ev[i].kind == EV_SEND) {
 			emit_send(e, &cur, &ev[i], &ev[i + 1], k - i - 1,
-			          SEND_BESIDE);
+			          xsched_send_max(XS_BLOCK));
 			i = k - 1;
 		} else {
 			uint64_t at = issue;
@@ -747,7 +739,7 @@ code_bound(const Lowered *l, uint32_t t)
 			insns += 16 + CODE_EXCHANGE_INSNS +
 			         s->gwin->panels * (1 + OVERLAP_BLOCK_INSNS) +
 			         2 + 2 * (CODE_CALL_INSNS + 1);
-			send_items = SEND_BESIDE;
+			send_items = xsched_send_max(XS_BLOCK);
 		}
 		uint64_t recv = 0, sends = 0, items = 0;
 		for (uint32_t k = s->first[t]; k < s->first[t + 1]; k++) {
@@ -761,7 +753,8 @@ code_bound(const Lowered *l, uint32_t t)
 		}
 		bytes += plan_code_phase(s->cycles) +
 		         plan_code_xfers(recv, sends, items);
-		/* beside the workers, sends of SEND_BESIDE items */
+		/* beside the workers, sends of xsched_send_max(XS_BLOCK) items
+		 */
 		if (send_items < CODE_SEND_ITEMS)
 			bytes +=
 			    (items / send_items - items / CODE_SEND_ITEMS) *

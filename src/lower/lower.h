@@ -122,8 +122,9 @@ typedef struct {
 	uint64_t at, len;
 } XWindow;
 enum {
-	XS_BLOCK = 6, /* six issue slots: the supervisor's one beside five
-	                 workers comes back every 6 cycles (isa.md 3.1) */
+	XS_BLOCK = CHIP_SLOTS, /* the supervisor's slot beside five workers
+	                          comes back every round of the issue slots
+	                          (isa.md 3.1) */
 };
 
 /* A transfer a tile takes part in: it sends it (dst = -1) or is its
@@ -285,7 +286,7 @@ xsched_send_max(uint32_t block)
 static inline uint64_t
 xsched_hold(uint32_t block, uint64_t items)
 {
-	return (items + block - 1) / block * block;
+	return align_up(items, block);
 }
 /* Cycles a transfer occupies its sender and each receiver. */
 static inline uint32_t

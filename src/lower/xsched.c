@@ -109,6 +109,13 @@ typedef struct {
 	uint64_t send_end; /* end of the last send */
 } Timeline;
 
+/* A phase beside five workers ("Blocks" below): the block, and the
+ * panel windows' blocks. */
+typedef struct {
+	uint64_t b;  /* the block */
+	Spans wspan; /* each window's blocks: [its first, past its last) */
+} Blocks;
+
 /* Controls are kept sorted; they come nearly in order. */
 static void
 add_control(Timeline *tl, uint64_t c)
@@ -289,27 +296,8 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
 	return UINT64_MAX;
 }
 
-static void
-commit(const Lowered *l, Timeline *tl, Transfer *x, const Hop *hop, uint64_t t)
-{
-	uint32_t n = xfer_items(x);
-	Timeline *s = &tl[x->src_tile], *mate;
-	x->start = t;
-	spans_add(&s->send, t, t + n);
-	s->send_end = t + n;
-	if (x->wide && (mate = partner_of(l, tl, x->src_tile)))
-		spans_add(&mate->wire, t, t + n);
-	for (uint32_t k = 0; k < x->ndst; k++) {
-		Timeline *d = &tl[hop[k].tile];
-		uint64_t first = t + hop[k].lat;
-		controls_fit(d, 0, first, n, hop[k].m, &x->ptr_at[k],
-		             &x->mux_at[k], &x->off_at[k]);
-		add_control(d, x->ptr_at[k]);
-		add_control(d, x->mux_at[k]);
-		add_control(d, x->off_at[k]);
-		d->rx_end = first + n;
-	}
-}
+static void commit(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
+                   const Hop *hop, uint64_t t);
 
 /* Can x go as 64-bit items? Its words pair up on 8-byte boundaries and
  * its destinations are whole pairs (a 64-bit item reaches both tiles of a
@@ -630,7 +618,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 		head[t]++;
 		Transfer *x = &s->xfer[g.idx[p]];
 		const Hop *hop = k.hop + k.first[p];
-		commit(l, tl, x, hop, at);
+		commit(l, tl, NULL, x, hop, at);
 		/* the timelines commit changed */
 		k.clock++;
 		k.touched[x->src_tile] = k.clock;
@@ -696,7 +684,7 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 			                "start for transfer %d from tile %u",
 			                s->what, i, x->src_tile);
 		}
-		commit(l, tl, x, hop, t);
+		commit(l, tl, NULL, x, hop, t);
 		for (uint32_t k = 0; k < x->ndst; k++) {
 			uint64_t last = t + xfer_items(x) + hop[k].lat;
 			if (last > end)
@@ -861,15 +849,10 @@ enum {
 	                     each piece costs its receivers three controls */
 };
 
-typedef struct {
-	uint64_t b;  /* the block */
-	Spans wspan; /* each window's blocks: [its first, past its last) */
-} Blocks;
-
 static uint64_t
 blk_up(const Blocks *k, uint64_t c)
 {
-	return (c + k->b - 1) / k->b * k->b;
+	return align_up(c, k->b);
 }
 
 static uint64_t
@@ -1042,24 +1025,34 @@ place_b(const Lowered *l, Timeline *tl, const Blocks *k, const Transfer *x,
 	return UINT64_MAX;
 }
 
+/* Puts x at start t on the timelines: its sender's send (with blocks, k
+ * not NULL: and its hold) and each destination's window and controls. */
 static void
-commit_b(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
-         const Hop *hop, uint64_t t)
+commit(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
+       const Hop *hop, uint64_t t)
 {
 	uint32_t n = xfer_items(x);
 	Timeline *s = &tl[x->src_tile], *mate;
 	x->start = t;
 	spans_add(&s->send, t, t + n);
-	spans_add(&s->hold, t, t + xsched_hold((uint32_t)k->b, n));
-	s->send_end = t + xsched_hold((uint32_t)k->b, n);
+	s->send_end = t + n;
+	if (k) {
+		s->send_end = t + xsched_hold((uint32_t)k->b, n);
+		spans_add(&s->hold, t, s->send_end);
+	}
 	if (x->wide && (mate = partner_of(l, tl, x->src_tile)))
 		spans_add(&mate->wire, t, t + n);
 	for (uint32_t j = 0; j < x->ndst; j++) {
 		Timeline *d = &tl[hop[j].tile];
 		uint64_t first = t + hop[j].lat;
 		/* the send is on the sender's timeline now: own = 0 */
-		controls_fit_b(d, k, 0, 0, first, n, hop[j].m, &x->ptr_at[j],
-		               &x->mux_at[j], &x->off_at[j]);
+		if (k)
+			controls_fit_b(d, k, 0, 0, first, n, hop[j].m,
+			               &x->ptr_at[j], &x->mux_at[j],
+			               &x->off_at[j]);
+		else
+			controls_fit(d, 0, first, n, hop[j].m, &x->ptr_at[j],
+			             &x->mux_at[j], &x->off_at[j]);
 		add_control(d, x->ptr_at[j]);
 		add_control(d, x->mux_at[j]);
 		add_control(d, x->off_at[j]);
@@ -1155,7 +1148,7 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 			split_rest(s, i, n);
 			x = &s->xfer[i];
 		}
-		commit_b(l, tl, &k, x, hop, t);
+		commit(l, tl, &k, x, hop, t);
 		for (uint32_t j = 0; j < x->ndst; j++) {
 			uint64_t last = t + n + hop[j].lat;
 			if (last > end)
