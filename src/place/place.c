@@ -103,8 +103,25 @@ cmp_kind(const void *pa, const void *pb)
 
 /* ---- overflow -------------------------------------------------------- */
 
-/* code_room: the bytes of code the tile can fetch from (exec_end -
- * mem_base) */
+/* Which of the memory model's bounds a tile breaks, in the order the
+ * report names them (code, the total, the interleaved region), or
+ * PLACE_OVER_PACKING when it keeps them all (then only the packing can
+ * fail). code_room: the bytes of code the tile can fetch from (exec_end -
+ * mem_base); live, ilive: the most data live at one step, all and in the
+ * interleaved region. */
+static PlaceOverKind
+bound_broken(const Chip *c, uint64_t code, uint64_t code_room, uint64_t live,
+             uint64_t ilive)
+{
+	if (code > code_room)
+		return PLACE_OVER_CODE;
+	if (plan_tile_over(c, (TileBytes){code, live}))
+		return PLACE_OVER_TOTAL;
+	if (ilive > c->mem_end - c->interleave)
+		return PLACE_OVER_INTERLEAVED;
+	return PLACE_OVER_PACKING;
+}
+
 static void
 fill_overflow(const Lowered *l, const TileBuf *b, const int *tid, int n,
               TilePack *s, uint32_t tile, uint32_t code, uint32_t code_room,
@@ -119,27 +136,24 @@ fill_overflow(const Lowered *l, const TileBuf *b, const int *tid, int n,
 	memset(o, 0, sizeof *o);
 	o->tile = tile;
 	o->packed = packed;
-	if (code > code_room) {
-		o->kind = PLACE_OVER_CODE;
+	o->kind = bound_broken(c, code, code_room, live, ilive);
+	if (o->kind == PLACE_OVER_CODE) {
 		o->step = step;
 		o->need = code;
 		o->avail = code_room;
 		o->over = code - code_room;
-	} else if (plan_tile_over(l->chip, (TileBytes){code, live})) {
+	} else if (o->kind == PLACE_OVER_TOTAL) {
 		/* the memory model's bound (plan/mem.c), the planner's too */
-		o->kind = PLACE_OVER_TOTAL;
 		o->step = step;
 		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
 		o->over = plan_tile_over(l->chip, (TileBytes){code, live});
-	} else if (ilive > imem) {
-		o->kind = PLACE_OVER_INTERLEAVED;
+	} else if (o->kind == PLACE_OVER_INTERLEAVED) {
 		o->step = istep;
 		o->need = ilive;
 		o->avail = imem;
 		o->over = ilive - imem;
 	} else {
-		o->kind = PLACE_OVER_PACKING;
 		o->step = step;
 		o->need = plan_tile_need((TileBytes){code, live});
 		o->avail = mem;
@@ -403,14 +417,11 @@ place_run(Lowered *l, const uint32_t *code_end, int pack, PlaceReport *rep,
 		pt->peak = plan_tile_live(tb, n, 0, &s, &pt->peak_step);
 
 		if (!pack) {
-			/* the memory model's bounds (fill_overflow's first
-			 * three kinds), no packing */
+			/* the memory model's bounds, no packing */
 			int32_t is;
 			uint64_t il = plan_tile_live(tb, n, 1, &s, &is);
-			if (ce <= c->exec_end &&
-			    !plan_tile_over(c,
-			                    (TileBytes){pt->code, pt->peak}) &&
-			    il <= c->mem_end - c->interleave)
+			if (bound_broken(c, pt->code, c->exec_end - c->mem_base,
+			                 pt->peak, il) == PLACE_OVER_PACKING)
 				continue;
 		}
 		/* too much code: the data are not placed, but what they would
