@@ -869,19 +869,28 @@ plan_softmax_in_f16(const Graph *g, const Op *op)
 	       !read_past_f8(g, op->out, 1);
 }
 
+/* The index in g->ops of tensor id's one reader (reading it once), or
+ * -1. */
+static int32_t
+one_reader(const Graph *g, int32_t id)
+{
+	int32_t r = -1;
+	for (int i = 0; i < g->nops; i++)
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
+			if (g->ops[i].in[k] == id) {
+				if (r >= 0)
+					return -1;
+				r = i;
+			}
+	return r;
+}
+
 /* The index of op's one reader if it is a cast to f8 in op's iteration
  * of the graph's repeat (or both outside it); else -1. */
 static int32_t
 one_f8_cast(const Graph *g, const Op *op)
 {
-	int32_t cast = -1;
-	for (int i = 0; i < g->nops; i++)
-		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
-			if (g->ops[i].in[k] == op->out) {
-				if (cast >= 0)
-					return -1;
-				cast = i;
-			}
+	int32_t cast = one_reader(g, op->out);
 	/* Both in the same iteration or both outside the loop: a loop body
 	 * runs its own ops each time, so a cast at the body's start that
 	 * reads a GELU or softmax made before the loop (the carry) must
@@ -1055,22 +1064,6 @@ row_broadcast(const Shape *s, const Shape *out)
 		if (s->dim[i] != 1)
 			return 0;
 	return 1;
-}
-
-/* The index in g->ops of tensor id's one reader (reading it once), or
- * -1. */
-static int32_t
-one_reader(const Graph *g, int32_t id)
-{
-	int32_t r = -1;
-	for (int i = 0; i < g->nops; i++)
-		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
-			if (g->ops[i].in[k] == id) {
-				if (r >= 0)
-					return -1;
-				r = i;
-			}
-	return r;
 }
 
 int32_t
