@@ -139,6 +139,28 @@
 	\atom \add, -3, \last
 .endm
 
+// The pass of the last sources with b (and with \res h, its cursor set
+// from the vertex): a row a rpt pass, the part's last row after it;
+// \atom and \atomr the atoms without and with h, \n and \nr their
+// rows' bundles less one (the rpt count).
+.macro VADD_LASTB add, res, atom, n, atomr, nr
+	.if \res
+	{ ld32 $m2, $mworker_base, $mzero, ARG_RES ; fnop }
+	{ add $m2, $m2, $m7 ; fnop }              // h's cursor
+	.endif
+	{ shr $m0, $m10, 2 ; fnop }               // rows - 1
+	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
+	.if \res
+	{ rpt $m0, \nr ; fnop }
+	VADD_ROWB \atomr, \add
+	VADD_ROWB \atomr, \add, 1
+	.else
+	{ rpt $m0, \n ; fnop }
+	VADD_ROWB \atom, \add
+	VADD_ROWB \atom, \add, 1
+	.endif
+.endm
+
 .macro VADD_WORKER name, add, bias=0, res=0
 	.align 8
 \name:
@@ -203,39 +225,11 @@
 	// the last three sources and b: a row a rpt pass
 5:	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
 	{ mov $m8, $m3 ; fnop }
-	.if \res
-	{ ld32 $m2, $mworker_base, $mzero, ARG_RES ; fnop }
-	{ add $m2, $m2, $m7 ; fnop }              // h's cursor
-	.endif
-	{ shr $m0, $m10, 2 ; fnop }               // rows - 1
-	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
-	.if \res
-	{ rpt $m0, 23 ; fnop }
-	VADD_ROWB VADD_ATOM3BR, \add
-	VADD_ROWB VADD_ATOM3BR, \add, 1
-	.else
-	{ rpt $m0, 19 ; fnop }
-	VADD_ROWB VADD_ATOM3B, \add
-	VADD_ROWB VADD_ATOM3B, \add, 1
-	.endif
+	VADD_LASTB \add, \res, VADD_ATOM3B, 19, VADD_ATOM3BR, 23
 	{ bri 8f ; fnop }
 	// the last source and b
 6:	{ tapack $m4:5, $m7, $m3, $m7 ; fnop }
-	.if \res
-	{ ld32 $m2, $mworker_base, $mzero, ARG_RES ; fnop }
-	{ add $m2, $m2, $m7 ; fnop }              // h's cursor
-	.endif
-	{ shr $m0, $m10, 2 ; fnop }               // rows - 1
-	{ ld2x64pace $a0:1, $a2:3, $m4:5+=, $mzero, 0 ; fnop }
-	.if \res
-	{ rpt $m0, 15 ; fnop }
-	VADD_ROWB VADD_ATOM1BR, \add
-	VADD_ROWB VADD_ATOM1BR, \add, 1
-	.else
-	{ rpt $m0, 11 ; fnop }
-	VADD_ROWB VADD_ATOM1B, \add
-	VADD_ROWB VADD_ATOM1B, \add, 1
-	.endif
+	VADD_LASTB \add, \res, VADD_ATOM1B, 11, VADD_ATOM1BR, 15
 	.endif
 8:	{ brz $m11, 9f ; fnop }                   // the next segment's part
 	{ mov $m7, $m14 ; fnop }
