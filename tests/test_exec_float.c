@@ -858,6 +858,65 @@ rerun(Tile *t)
 	assert_int_equal(tile_run(t, t->cycle + 100), RUN_DONE);
 }
 
+/* f16v8tof8 on every half at both formats, every scale and both overflow
+ * controls, on the fast path (exec_float.c's tables) and on the plain
+ * path, against fp_f16_to_f8 lane by lane: the bytes and the flags. */
+static void
+test_f16_to_f8_all(void **state)
+{
+	(void)state;
+	SimPath saved = sim_path;
+	for (int path = 0; path < 2; path++) {
+		sim_path = path ? SIM_PLAIN : SIM_FAST;
+		Tile *t = loop_tile(enc("f16v8tof8_aaan", 2, 0, 4));
+		Context *c = &t->ctx[1];
+		for (int key = 0; key < 2 * 64 * 2; key++) {
+			Fp8Format fmt = (Fp8Format)(key & 1);
+			uint32_t scl = (uint32_t)(key >> 1) & 63;
+			int nan = key >> 7;
+			/* the plain path: every 8th scale, it is slow */
+			if (path && scl % 8 != 3)
+				continue;
+			t->sup.fp_infmt = (uint32_t)fmt << 1;
+			t->sup.fp_iscl = scl;
+			t->sup.fp_ictl = nan ? CTL_NANOO : 0;
+			FpOverflow ov = nan ? FP_OV_NAN : FP_OV_SAT;
+			int s = fp_scale6(scl);
+			for (uint32_t h = 0; h < 0x10000; h += 8) {
+				/* the lanes in a shuffled order */
+				uint16_t x[8];
+				for (int k = 0; k < 8; k++)
+					x[k] = (uint16_t)(h + ((uint32_t)k * 5 &
+					                       7));
+				for (int k = 0; k < 4; k++)
+					c->a[4 + k] =
+					    h2(x[2 * k], x[2 * k + 1]);
+				c->fp_sts = 0;
+				rerun(t);
+				unsigned flags = 0;
+				uint32_t r[2] = {0, 0};
+				for (int k = 0; k < 8; k++)
+					r[k / 4] |=
+					    (uint32_t)fp_f16_to_f8(x[k], fmt, s,
+					                           ov, &flags)
+					    << (8 * (k % 4));
+				if (c->a[0] != r[0] || c->a[1] != r[1] ||
+				    c->fp_sts != (flags & 7))
+					fail_msg(
+					    "%s path, format %d, scale "
+					    "field %u, NANOO %d, halves "
+					    "from 0x%04x: 0x%08x%08x sts %u, "
+					    "want 0x%08x%08x sts %u",
+					    path ? "plain" : "fast", fmt, scl,
+					    nan, h, c->a[1], c->a[0], c->fp_sts,
+					    r[1], r[0], flags & 7);
+			}
+		}
+		tile_free(t);
+	}
+	sim_path = saved;
+}
+
 static void
 test_gaussian(void **state)
 {
@@ -929,6 +988,7 @@ main(void)
 	    cmocka_unit_test(test_conversions),
 	    cmocka_unit_test(test_f32_to_f16_random),
 	    cmocka_unit_test(test_fp8),
+	    cmocka_unit_test(test_f16_to_f8_all),
 	    cmocka_unit_test(test_accumulate_and_gina),
 	    cmocka_unit_test(test_mac),
 	    cmocka_unit_test(test_axpy_mix),

@@ -505,6 +505,36 @@ test_f64_to_f32_random(void **state)
 	}
 }
 
+/* The inline nearest-even form of fp_f64_to_f32 against the general one
+ * (whose bits test_f64_to_f32_random checks against the host's), flags
+ * included: exponents around binary32's range (subnormals, overflow), and
+ * zeros, infinities and NaNs. */
+static void
+test_f64_to_f32_rne(void **state)
+{
+	(void)state;
+	static const double edge[] = {
+	    0.0,      -0.0,     INFINITY,       -INFINITY,
+	    NAN,      0x1p128,  -0x1p128,       0x1p-150,
+	    0x1p-149, 0x1p-126, 0x1.fffffffp127};
+	for (int i = 0; i < 300000; i++) {
+		uint64_t b = rnd();
+		uint64_t e = 1023 - 160 + rnd() % 300;
+		b = (b & 0x800fffffffffffffull) | e << 52;
+		double x;
+		memcpy(&x, &b, 8);
+		if (i % 16 == 0)
+			x = edge[(i / 16) % (sizeof edge / sizeof edge[0])];
+		unsigned fa = 0, fb = 0;
+		uint32_t a = fp_f64_to_f32_rne(x, &fa),
+		         w = fp_f64_to_f32(x, FP_RNE, 0, &fb);
+		if (a != w || fa != fb)
+			fail_msg(
+			    "%a: 0x%08x (flags %u), want 0x%08x (flags %u)", x,
+			    a, fa, w, fb);
+	}
+}
+
 /* FP8 from the definitions: value of code q in format (mbits, bias). */
 static double
 f8_def(unsigned q, int mbits, int bias)
@@ -785,6 +815,7 @@ main(void)
 	    cmocka_unit_test(test_f64_to_f32_random),
 	    cmocka_unit_test(test_f32_to_f16_rne),
 	    cmocka_unit_test(test_f64_to_f16_rne),
+	    cmocka_unit_test(test_f64_to_f32_rne),
 	    cmocka_unit_test(test_f8_decode_all),
 	    cmocka_unit_test(test_f8_encode),
 	    cmocka_unit_test(test_classes),

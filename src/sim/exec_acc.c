@@ -287,10 +287,27 @@ exec_f32v2axpy(Exec *e)
 	get32(e, 1, 2, x);
 	get32(e, 2, 2, y);
 	FpEnv v = fpenv(e);
+	uint32_t a = e->c->tas;
+	/* the fast paths: fp_f32_fma's own fmaf, its result taken as it is
+	 * when no operand and no result has the all-ones exponent (then
+	 * fp_f32_result returns it unchanged and raises no flag) */
+	if (sim_path != SIM_PLAIN) {
+		uint32_t sp = 0x7f800000u, any = 0;
+		for (int k = 0; k < 2; k++) {
+			r[k] = fp_float_f32(fmaf(fp_f32_float(a),
+			                         fp_f32_float(x[k]),
+			                         fp_f32_float(y[k])));
+			any |= (x[k] & sp) == sp || (y[k] & sp) == sp ||
+			       (r[k] & sp) == sp;
+		}
+		if (!any && (a & sp) != sp)
+			goto write;
+	}
 	for (int k = 0; k < 2; k++)
-		r[k] = fp_f32_fma(e->c->tas, x[k], y[k], &v.flags);
+		r[k] = fp_f32_fma(a, x[k], y[k], &v.flags);
 	if (!fpenv_finish(e, &v))
 		return;
+write:
 	e->c->aacc[0] = r[0];
 	e->c->aacc[2] = r[1];
 	put32(e, 0, 2, old);

@@ -18,6 +18,8 @@
 #include "fpsim.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 
 /* Floating-point environment of the issuing context. */
 
@@ -333,11 +335,39 @@ f16c_lanes(BinOp op, uint64_t a, uint64_t b, uint64_t *r)
 	*r = v;
 	return 1;
 }
+
+/* Four f32 words to f16 at nearest even by F16C (where sim_use_avx2): 0
+ * if a word has the all-ones exponent (NaN or infinity) or a result does
+ * (overflow); else the single rounding to nearest even of each value,
+ * subnormals kept, which is what fp_f64_to_f16_rne does with it exactly
+ * widened to double, raising no flag. */
+__attribute__((target("f16c"))) static int
+f16c_from_f32(const uint32_t *x, uint64_t *r)
+{
+	__m128i w = _mm_loadu_si128((const __m128i *)(const void *)x);
+	__m128i e = _mm_set1_epi32(0x7f800000);
+	if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(w, e), e)))
+		return 0;
+	uint64_t v = (uint64_t)_mm_cvtsi128_si64(
+	    _mm_cvtps_ph(_mm_castsi128_ps(w),
+	                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	if (sim_f16_special(v))
+		return 0;
+	*r = v;
+	return 1;
+}
 #else
 static int
 f16c_lanes(BinOp op, uint64_t a, uint64_t b, uint64_t *r)
 {
 	(void)op, (void)a, (void)b, (void)r;
+	return 0;
+}
+
+static int
+f16c_from_f32(const uint32_t *x, uint64_t *r)
+{
+	(void)x, (void)r;
 	return 0;
 }
 #endif
@@ -752,6 +782,13 @@ fn32(Exec *e, Fn f)
 	} else {
 		int div0;
 		double xd = fp_f32_float(x), y = fn_eval(f, xd, &div0);
+		/* the fast paths: a finite result raises none of the flags
+		 * below, so it goes straight to the rounding, which
+		 * fp_f64_to_f32_rne is at nearest even (test_fp) */
+		if (sim_path != SIM_PLAIN && isfinite(y) && !div0) {
+			r = fp_f64_to_f32_rne(y, &v.flags);
+			goto done;
+		}
 		if (isnan(y))
 			v.flags |= FP_FLAG_INV;
 		else if (div0)
@@ -760,6 +797,7 @@ fn32(Exec *e, Fn f)
 			v.flags |= FP_FLAG_OFLO;
 		r = fp_f64_to_f32(y, FP_RNE, 0, &v.flags);
 	}
+done:
 	if (fpenv_finish(e, &v))
 		sim_wa(e, e->in->op[0], r);
 }
@@ -773,6 +811,15 @@ fn16(Exec *e, Fn f)
 	for (int k = 0; k < 2; k++) {
 		int div0;
 		double y = fn_eval(f, fp_f16_to_f64(x[k]), &div0);
+		/* the fast paths at nearest even: with a finite operand and
+		 * result (so no division by zero), fp_f16_result hands y
+		 * straight to fp_f64_to_f16, which fp_f64_to_f16_rne is at
+		 * FP_RNE (test_fp); no random bits are drawn at FP_RNE */
+		if (sim_path != SIM_PLAIN && v.mode == FP_RNE &&
+		    (x[k] & 0x7c00) != 0x7c00 && isfinite(y) && !div0) {
+			r[k] = fp_f64_to_f16_rne(y, v.ov, &v.flags);
+			continue;
+		}
 		uint32_t rb = fpenv_rbits(e, &v);
 		if (div0 && !isnan(y)) {
 			v.flags |= FP_FLAG_DIV0;
@@ -824,6 +871,14 @@ f32_to_f16(Exec *e)
 	uint16_t r[4];
 	get32(e, 1, n, x);
 	FpEnv v = fpenv(e);
+	uint64_t h;
+	/* four lanes at nearest even by F16C where it gives the same */
+	if (n == 4 && v.mode == FP_RNE && sim_use_avx2() &&
+	    f16c_from_f32(x, &h)) {
+		sim_wa(e, e->in->op[0], (uint32_t)h);
+		sim_wa(e, e->in->op[0] + 1, (uint32_t)(h >> 32));
+		return;
+	}
 	/* nearest even, its common case: fp_f64_to_f16_rne is fp_f64_to_f16
 	 * at FP_RNE (test_fp), which fp_f32_to_f16 calls after raising INV
 	 * for a signalling NaN, so those take fp_f32_to_f16 itself */
@@ -994,6 +1049,45 @@ exec_f8v4tof16(Exec *e)
 	f8_to_f16(e);
 }
 
+/* f16 -> f8 on the fast paths: fp_f16_to_f8 of every f16 magnitude for
+ * one format, 6-bit scale field and overflow control, made on first use
+ * (each 64 KiB) and shared by every thread. An entry is the f8 byte of the
+ * magnitude with the flags raised above it (bits 8..10). The sign follows
+ * from fp_f64_to_f8: s | code, except a zero (0: no negative zero) and
+ * the NaN 0x80, which have none; the flags do not depend on it (INV for a
+ * signalling NaN, OFLO when the magnitude overflows). test_exec_float
+ * checks every half at every format, scale and control against
+ * fp_f16_to_f8. */
+static _Atomic(uint16_t *) f8_tables[2][64][2];
+
+static __attribute__((noinline)) const uint16_t *
+f8_table_make(_Atomic(uint16_t *) *slot, Fp8Format fmt, int scale,
+              FpOverflow ov)
+{
+	uint16_t *t = xmalloc(0x8000 * sizeof *t);
+	for (uint32_t h = 0; h < 0x8000; h++) {
+		unsigned fl = 0;
+		uint8_t q = fp_f16_to_f8((uint16_t)h, fmt, scale, ov, &fl);
+		t[h] = (uint16_t)(q | (fl & 7) << 8);
+	}
+	uint16_t *none = NULL;
+	if (!atomic_compare_exchange_strong(slot, &none, t)) {
+		free(t); /* another thread made it first */
+		return none;
+	}
+	return t;
+}
+
+static inline const uint16_t *
+f8_table(const Exec *e, FpOverflow ov)
+{
+	Fp8Format fmt = arf_fmt(e);
+	unsigned scl = e->c->fp_scl & 63;
+	_Atomic(uint16_t *) *slot = &f8_tables[fmt][scl][ov == FP_OV_NAN];
+	const uint16_t *t = atomic_load_explicit(slot, memory_order_acquire);
+	return t ? t : f8_table_make(slot, fmt, fp_scale6(e->c->fp_scl), ov);
+}
+
 /* f16v2tof8 writes 2 bytes (upper half zero, DECISION); f16v8tof8 writes
  * 8 bytes to a pair. */
 static void
@@ -1004,11 +1098,23 @@ f16_to_f8(Exec *e)
 	uint32_t r[2] = {0, 0};
 	get16(e, 1, n, x);
 	FpEnv v = fpenv(e);
-	int s = fp_scale6(e->c->fp_scl);
-	for (int k = 0; k < n; k++)
-		r[k / 4] |=
-		    (uint32_t)fp_f16_to_f8(x[k], arf_fmt(e), s, v.ov, &v.flags)
-		    << (8 * (k % 4));
+	if (sim_path != SIM_PLAIN) {
+		const uint16_t *t = f8_table(e, v.ov);
+		for (int k = 0; k < n; k++) {
+			uint32_t q = t[x[k] & 0x7fff];
+			v.flags |= q >> 8;
+			q &= 0xff;
+			if ((x[k] & 0x8000) && q && q != FP8_NAN)
+				q |= 0x80;
+			r[k / 4] |= q << (8 * (k % 4));
+		}
+	} else {
+		int s = fp_scale6(e->c->fp_scl);
+		for (int k = 0; k < n; k++)
+			r[k / 4] |= (uint32_t)fp_f16_to_f8(x[k], arf_fmt(e), s,
+			                                   v.ov, &v.flags)
+			            << (8 * (k % 4));
+	}
 	if (fpenv_finish(e, &v))
 		put32(e, 0, n == 8 ? 2 : 1, r);
 }

@@ -163,6 +163,21 @@ fp_f64_to_f16_rne(double x, FpOverflow ov, unsigned *flags)
 	return fp_f64_to_f16(x, FP_RNE, 0, ov, flags);
 }
 
+/* fp_f64_to_f32 with nearest even: the host's conversion (binary32 is
+ * the host float, rounding to nearest even, subnormals kept) when it gives
+ * a finite value, else fp_f64_to_f32 (NaN, infinities, overflow and its
+ * flag). test_fp checks it against fp_f64_to_f32. */
+static inline uint32_t
+fp_f64_to_f32_rne(double x, unsigned *flags)
+{
+	float f = (float)x;
+	uint32_t b;
+	memcpy(&b, &f, 4);
+	if ((b & 0x7f800000u) != 0x7f800000u)
+		return b;
+	return fp_f64_to_f32(x, FP_RNE, 0, flags);
+}
+
 /* binary16 -> exact values. NaNs become the host's default NaN (quiet,
  * positive payload 0) with the sign of h. Inline, by bit manipulation: the
  * emulator converts every f16 operand with it. */
