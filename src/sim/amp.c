@@ -550,6 +550,32 @@ weight_key(const Context *c, ElemFmt in)
 	           : (uint8_t)(3 + (c->fp_nfmt & 1) + 2 * (c->fp_scl & 63));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* FP8 weights of column col for the AVX2 path: the 16 engines' registers
+ * cw (all of them, changed or not: each element is a function of its
+ * byte, the format and the scale), element i of four engines at a time
+ * gathered from the table and multiplied by the scale, the same lookup and
+ * the same multiply as weights_refresh's scalar loop. */
+AMP_SIMD static void
+f8_weights_simd(double (*w)[16], const uint64_t *cw, const double *tab,
+                double scale)
+{
+	__m256d sc = _mm256_set1_pd(scale);
+	__m256i ff = _mm256_set1_epi64x(0xff);
+	for (int g = 0; g < AMP_ENGINES; g += 4) {
+		__m256i v =
+		    _mm256_loadu_si256((const __m256i *)(const void *)&cw[g]);
+#pragma GCC unroll 8
+		for (int i = 0; i < 8; i++) {
+			__m256i b =
+			    _mm256_and_si256(_mm256_srli_epi64(v, 8 * i), ff);
+			__m256d x = _mm256_i64gather_pd(tab, b, 8);
+			_mm256_storeu_pd(&w[i][g], _mm256_mul_pd(x, sc));
+		}
+	}
+}
+#endif
+
 /* Bring column col of amp_w up to date with cwei, for all 16 engines in the
  * format of key; FP8 weights times the product scale (exact, a power of
  * two: mac_vectors). */
@@ -561,6 +587,18 @@ weights_refresh(Tile *t, const Context *c, const AmpForm *f, int col,
 	ElemFmt in = f->in;
 	int nel = in == EF_F16 ? 4 : in == EF_F32 ? 2 : 8;
 	double scale = product_scale(c, f);
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (in == EF_F8 && simd) {
+		uint64_t cw[AMP_ENGINES];
+		for (int m = 0; m < AMP_ENGINES; m++)
+			cw[m] = aw->raw[col][m] = t->cwei[cwei_index(m, col)];
+		f8_weights_simd(aw->w[col], cw, f8_table[c->fp_nfmt & 1],
+		                scale);
+		aw->key[col] = key;
+		aw->gen[col] = t->cwei_gen;
+		return;
+	}
+#endif
 	for (int m = 0; m < AMP_ENGINES; m++) {
 		uint64_t cw = t->cwei[cwei_index(m, col)];
 		if (aw->raw[col][m] == cw && aw->key[col] == key)
