@@ -474,18 +474,26 @@ test_f64_to_f16_rne(void **state)
 	}
 }
 
+/* A random double with its exponent around binary32's range, subnormals
+ * and overflow included. */
+static double
+random_near_f32(void)
+{
+	uint64_t b = rnd();
+	uint64_t e = 1023 - 160 + rnd() % 300;
+	b = (b & 0x800fffffffffffffull) | e << 52;
+	double x;
+	memcpy(&x, &b, 8);
+	return x;
+}
+
 /* fp_f64_to_f32 against the host's own conversion in the modes it has. */
 static void
 test_f64_to_f32_random(void **state)
 {
 	(void)state;
 	for (int i = 0; i < 300000; i++) {
-		uint64_t b = rnd();
-		/* exponents around binary32's range, subnormals included */
-		uint64_t e = 1023 - 160 + rnd() % 300;
-		b = (b & 0x800fffffffffffffull) | e << 52;
-		double x;
-		memcpy(&x, &b, 8);
+		double x = random_near_f32();
 		unsigned fl = 0;
 		float want = (float)x;
 		uint32_t wb;
@@ -518,11 +526,7 @@ test_f64_to_f32_rne(void **state)
 	    NAN,      0x1p128,  -0x1p128,       0x1p-150,
 	    0x1p-149, 0x1p-126, 0x1.fffffffp127};
 	for (int i = 0; i < 300000; i++) {
-		uint64_t b = rnd();
-		uint64_t e = 1023 - 160 + rnd() % 300;
-		b = (b & 0x800fffffffffffffull) | e << 52;
-		double x;
-		memcpy(&x, &b, 8);
+		double x = random_near_f32();
 		if (i % 16 == 0)
 			x = edge[(i / 16) % (sizeof edge / sizeof edge[0])];
 		unsigned fa = 0, fb = 0;
