@@ -121,6 +121,9 @@ typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 typedef struct {
 	uint64_t at, len;
 } XWindow;
+/* A window this long has no end: nothing of the phase goes at or after
+ * its start (an overlapped step's last panel: xsched.c, schedule_overlap) */
+#define XWINDOW_ENDLESS (UINT64_MAX / 4)
 enum {
 	XS_BLOCK = CHIP_SLOTS, /* the supervisor's slot beside five workers
 	                          comes back every round of the issue slots

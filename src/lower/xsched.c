@@ -112,8 +112,11 @@ typedef struct {
 /* A phase beside five workers ("Blocks" below): the block, and the
  * panel windows' blocks. */
 typedef struct {
-	uint64_t b;  /* the block */
-	Spans wspan; /* each window's blocks: [its first, past its last) */
+	uint64_t b;    /* the block */
+	Spans wspan;   /* each window's blocks: [its first, past its last) */
+	uint64_t stop; /* the first block of an endless window
+	                  (XWINDOW_ENDLESS), or UINT64_MAX: no send starts
+	                  at or after it */
 } Blocks;
 
 /* Controls are kept sorted; they come nearly in order. */
@@ -967,6 +970,9 @@ place_b(const Lowered *l, Timeline *tl, const Blocks *k, const Transfer *x,
 			if (need + hop[d].lat < lo)
 				need = blk_up(k, lo - hop[d].lat);
 		}
+		if (need >= k->stop)
+			return UINT64_MAX; /* it would follow the endless
+			                      window */
 		if (need != t) {
 			t = need;
 			continue;
@@ -1097,10 +1103,14 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 	if (s->block > CODE_SEND_ITEMS)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: blocks of %u cycles", s->what, s->block);
-	Blocks k = {.b = s->block};
-	for (int i = 0; i < s->nwin; i++)
+	Blocks k = {.b = s->block, .stop = UINT64_MAX};
+	for (int i = 0; i < s->nwin; i++) {
 		spans_add(&k.wspan, blk_down(&k, s->win[i].at),
 		          blk_up(&k, s->win[i].at + s->win[i].len));
+		if (s->win[i].len >= XWINDOW_ENDLESS &&
+		    blk_down(&k, s->win[i].at) < k.stop)
+			k.stop = blk_down(&k, s->win[i].at);
+	}
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = k.b;
@@ -1305,7 +1315,7 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 	for (uint32_t p = 0; p + 1 < most; p++)
 		xw[p] = (XWindow){w.close[p], w.open[p + 1] - w.close[p]};
 	/* nothing after the last panel's window */
-	xw[most - 1] = (XWindow){w.close[most - 1], UINT64_MAX / 4};
+	xw[most - 1] = (XWindow){w.close[most - 1], XWINDOW_ENDLESS};
 	lower_step_blocks(s, XS_BLOCK, xw, (int)most);
 	free(xw);
 	int r = schedule_blocks_best(l, s, d);
