@@ -812,7 +812,7 @@ test_memory_model(void **state)
 		Package *pk;
 		CompileReport rep;
 		/* without the overlapped superstep: plan_gemm_packed is
-		 * not exact for its plans yet (f32 512 x 1024 x 2048 on 64
+		 * not exact for its plans yet (f16 2048 x 512 x 512 on 64
 		 * tiles, kept with it: the placer's fullest tile ends 5,040
 		 * bytes above the packed model's) */
 		CompileOptions co = {.tiles = cases[i].tiles,
