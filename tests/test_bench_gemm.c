@@ -95,7 +95,8 @@ test_shapes(void **state)
 	}
 }
 
-/* The overlapped superstep (GemmBenchConfig.overlap; docs/bench-gemm.md):
+/* The overlapped superstep (on by default, GemmBenchConfig.no_overlap;
+ * docs/bench-gemm.md):
  * small GEMMs of many supersteps in each dtype, whose plans overlap each
  * superstep's exchange with the one before's panels: the results against
  * the bench's f64 reference on the host, the emulated cycles within 1% of
@@ -122,10 +123,9 @@ test_overlap(void **state)
 		                       .k = cases[i].k,
 		                       .tiles = cases[i].tiles,
 		                       .threads = 2,
-		                       .seed = 11,
-		                       .overlap = 1};
+		                       .seed = 11};
 		GemmBenchResult r = run_ok(&cfg);
-		cfg.overlap = 0;
+		cfg.no_overlap = 1;
 		GemmBenchResult base = run_ok(&cfg);
 		print_message("gemm %ux%ux%u %s overlapped: %llu cycles, "
 		              "predicted %llu, err %.2e; without: %llu\n",

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "../src/codegen/codegen.h"
+#include "../src/kernels/gemm.h"
+#include "../src/lower/program.h"
 
 enum { PROG = 0x4c000, DATA = 0x60000 };
 
@@ -717,6 +719,128 @@ test_blocks_random(void **state)
 	assert_true(splits > 0);
 }
 
+/* A small GEMM planned with the overlapped superstep (f16 128 x 128 x
+ * 512 on 8 tiles: 8 supersteps, each but the last beside the next one's
+ * exchange), lowered twice. */
+static Lowered *
+overlapped_gemm(void)
+{
+	Diag d;
+	Graph *g = graph_new();
+	ElemType e = {DT_F16, 0};
+	Shape sa = {2, {128, 512}}, sb = {2, {512, 128}};
+	int32_t a = graph_input(g, "a", e, &sa, &d);
+	int32_t b = graph_input(g, "b", e, &sb, &d);
+	int32_t c = graph_matmul(g, a, b, 0, "c", &d);
+	assert_int_equal(graph_mark_output(g, c, &d), 0);
+	PlanOptions po = {.gemm_overlap = 1};
+	Plan *p = NULL;
+	if (plan_graph(g, chip_default(), 8, &po, &p, &d))
+		fail_msg("%s", d.msg);
+	assert_non_null(strstr(p->desc, "overlapped supersteps"));
+	Lowered *l = NULL;
+	if (lower_plan(p, &l, &d))
+		fail_msg("%s", d.msg);
+	plan_free(p);
+	graph_free(g);
+	return l;
+}
+
+/* xsched_run on overlapped supersteps (xsched.c,
+ * schedule_overlap_or_plain): as planned, every one is kept beside the
+ * multiply; with one's exchange made 24 times as long (its transfers
+ * repeated), it no longer fits beside the panels and is made plain
+ * instead of failing: the multiply with six workers (the kernel
+ * formula's cycles), then the transfers as an exchange step of its own
+ * inserted after it, the buffers' lifetimes moved on with the steps,
+ * and the schedule passing the verifier. */
+static void
+test_overlap_plain_fallback(void **state)
+{
+	(void)state;
+	Diag d;
+	Lowered *l = overlapped_gemm(), *big = overlapped_gemm();
+	int n0 = l->nstep, first = -1, over = 0;
+	for (int i = 0; i < l->nstep; i++)
+		if (l->step[i].gwin && l->step[i].nxfer) {
+			over++;
+			if (first < 0)
+				first = i;
+		}
+	assert_int_equal(over, 7);
+	if (xsched_run(l, &d) || lower_verify_schedule(l, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(l->ovl_beside, 7);
+	assert_int_equal(l->ovl_no_room + l->ovl_dearer, 0);
+	assert_int_equal(l->nstep, n0);
+	/* the first overlapped step's exchange 24 times over */
+	Step *s = &big->step[first];
+	int given = s->nxfer;
+	for (int r = 1; r < 24; r++)
+		for (int i = 0; i < given; i++) {
+			Transfer *x = &s->xfer[i];
+			uint32_t nd = x->ndst, src = x->src_tile, w = x->words;
+			BufRef from = x->src;
+			Transfer *y = lower_transfer(s, src, from, w, nd);
+			x = &s->xfer[i]; /* the array may have moved */
+			for (uint32_t j = 0; j < nd; j++) {
+				y->dst_tile[j] = x->dst_tile[j];
+				y->dst[j] = x->dst[j];
+			}
+		}
+	int32_t last_a2 = -1;
+	for (int b = 0; b < big->nbuf; b++)
+		if (!strcmp(big->buf[b].what, "A chunk 2"))
+			last_a2 = big->buf[b].last;
+	assert_true(last_a2 > first);
+	if (xsched_run(big, &d) || lower_verify_schedule(big, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(big->ovl_no_room, 1);
+	assert_int_equal(big->ovl_beside, 6);
+	assert_int_equal(big->nstep, n0 + 1);
+	const Step *c = &big->step[first], *x = &big->step[first + 1];
+	assert_int_equal(c->kind, STEP_COMPUTE);
+	assert_null(c->gwin);
+	assert_int_equal(c->nxfer, 0);
+	uint64_t most = 0;
+	for (int k = 0; k < c->ncall; k++) {
+		const KernelCall *k6 = &c->call[k];
+		const GemmCall *g = &k6->args.u.gemm;
+		assert_int_equal(g->opt.five, 0);
+		assert_int_equal(k6->args_bytes, GEMM_ARGS_BYTES);
+		uint64_t t =
+		    gemm_tile_cycles(big->chip, g->t, 6, g->bm, g->bn, g->bk);
+		assert_int_equal(k6->cycles, t);
+		if (t > most)
+			most = t;
+	}
+	assert_int_equal(c->cycles, most);
+	assert_int_equal(x->kind, STEP_EXCHANGE);
+	assert_int_equal(x->nxfer, 24 * given);
+	assert_int_equal(x->block, 0);
+	assert_non_null(strstr(x->what, "no room"));
+	/* every transfer landed in order after the phase's start, and the
+	 * step's cycles cover the last word */
+	for (int i = 0; i < x->nxfer; i++)
+		assert_true(x->xfer[i].start + xfer_items(&x->xfer[i]) <=
+		            x->cycles);
+	/* the next overlapped step is the one after the inserted exchange */
+	assert_non_null(big->step[first + 2].gwin);
+	for (int b = 0; b < big->nbuf; b++)
+		if (!strcmp(big->buf[b].what, "A chunk 2"))
+			assert_int_equal(big->buf[b].last, last_a2 + 1);
+	/* the same words go as in the plan as lowered, 24 times over */
+	uint64_t words = 0, want = 0;
+	for (int i = 0; i < x->nxfer; i++)
+		words += x->xfer[i].words;
+	for (int i = 0; i < l->step[first].nxfer; i++)
+		want += l->step[first].xfer[i].words;
+	assert_true(words == 24 * want);
+	assert_int_equal(lower_verify(big, &d), 0);
+	lower_free(l);
+	lower_free(big);
+}
+
 int
 main(void)
 {
@@ -731,6 +855,7 @@ main(void)
 	    cmocka_unit_test(test_blocks_control_in_send),
 	    cmocka_unit_test(test_blocks_verifier),
 	    cmocka_unit_test(test_blocks_random),
+	    cmocka_unit_test(test_overlap_plain_fallback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

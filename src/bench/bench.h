@@ -192,7 +192,7 @@ typedef struct {
 	uint64_t max_cycles;    /* runner_run's; 0: the default */
 	int range; /* also run at the timing bounds (GemmBenchResult.range) */
 	const RunnerDevice *device; /* NULL: the emulator (sim:) */
-	int overlap; /* CompileOptions.gemm_overlap (experimental) */
+	int no_overlap;             /* CompileOptions.no_gemm_overlap */
 } GemmBenchConfig;
 
 /* Above this many MACs (m * n * k) only GEMM_REF_ROWS rows of C, spread

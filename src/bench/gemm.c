@@ -182,8 +182,9 @@ gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 	Graph *g = gemm_graph(&cfg, d);
 	if (!g)
 		return IPU_EINVAL;
-	CompileOptions co = {
-	    .chip = chip, .tiles = cfg.tiles, .gemm_overlap = cfg.overlap};
+	CompileOptions co = {.chip = chip,
+	                     .tiles = cfg.tiles,
+	                     .no_gemm_overlap = cfg.no_overlap};
 	Package *pk;
 	CompileReport rep;
 	int r = compile_graph(g, &co, &pk, &rep, d);

@@ -78,10 +78,10 @@ usage(FILE *f)
 	        "(default f143)\n"
 	        "  --fp8-scale S   f8: A and B stored as x / 2^S (default 0)\n"
 	        "  --tiles T       tiles the compiler may use (default all)\n"
-	        "  --overlap 1     the overlapped superstep where a plan "
-	        "allows it\n"
-	        "                  (experimental, default 0; "
-	        "docs/bench-gemm.md)\n"
+	        "  --overlap 0|1   0: never the overlapped superstep; 1 "
+	        "(default): where a\n"
+	        "                  plan has it and it is cheaper "
+	        "(docs/bench-gemm.md)\n"
 	        "  --device D      sim (default), or model:c600 (the card "
 	        "model; also model)\n"
 	        "                  or hw:N (a card, /dev/ipuN), through the "
@@ -630,6 +630,7 @@ gemm(int argc, char **argv)
 	                       .threads = host_cores(),
 	                       .seed = 1};
 	RunnerDevice on = {0};
+	int overlap = 1;
 	const BenchOpt opts[] = {
 	    NAME_OPT("--device", parse_device, on,
 	             "sim, model, model:c600 or hw:N, the last two "
@@ -644,7 +645,7 @@ gemm(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
-	    NUM_OPT("--overlap", 0, 1, cfg.overlap),
+	    NUM_OPT("--overlap", 0, 1, overlap),
 	    NAME_OPT("--dtype", parse_dtype, cfg.dtype, "f16, f32 or f8"),
 	    NAME_OPT("--fp8-format", parse_fp8_format, cfg.fp8_f152,
 	             "f143, f152, or A's,B's (f143,f152)"),
@@ -661,6 +662,7 @@ gemm(int argc, char **argv)
 	Diag d;
 	diag_clear(&d);
 	cfg.range = !no_range;
+	cfg.no_overlap = !overlap;
 	if (on.model || on.hw) {
 		/* a card or its model: one run at the nominal timing */
 		cfg.device = &on;

@@ -34,7 +34,7 @@ usage(FILE *f)
 	        "[--chip NAME]\n"
 	        "                   [--timing P] [--tiles N] [--report] "
 	        "[--dtype f32|f16|f8]\n"
-	        "                   [--dump PASS,...] [--gemm-overlap]\n"
+	        "                   [--dump PASS,...] [--no-gemm-overlap]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -47,9 +47,12 @@ usage(FILE *f)
 	        "nominal)\n"
 	        "  --tiles N    tiles the compiler may use (default all)\n"
 	        "  --report     also print the placement report\n"
-	        "  --gemm-overlap  the overlapped GEMM superstep where a "
-	        "plan allows it\n"
-	        "               (experimental; docs/bench-gemm.md)\n"
+	        "  --no-gemm-overlap  never the overlapped GEMM superstep "
+	        "(by default a\n"
+	        "               graph whose GEMM plans have it is also "
+	        "compiled without,\n"
+	        "               the fewer predicted cycles kept; "
+	        "docs/bench-gemm.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -123,6 +126,26 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 		       "draft's tiles over)",
 		       rep->refits);
 	printf("\n");
+	if (rep->overlap != COMPILE_OVERLAP_NONE) {
+		printf("gemm overlap   ");
+		if (rep->overlap == COMPILE_OVERLAP_FAILED)
+			printf("not kept: the compile with it failed (%s)",
+			       rep->overlap_why);
+		else
+			printf("%s (%" PRIu64 " cycles predicted %s)",
+			       rep->overlap == COMPILE_OVERLAP_KEPT
+			           ? "kept"
+			           : "not kept, no cheaper",
+			       rep->overlap_other_cycles,
+			       rep->overlap == COMPILE_OVERLAP_KEPT
+			           ? "without it"
+			           : "with it");
+		printf("; %s%u superstep%s beside the multiply, %u after it "
+		       "(no room beside), %u after it (cheaper)\n",
+		       rep->overlap == COMPILE_OVERLAP_KEPT ? "" : "with it ",
+		       rep->ovl_beside, rep->ovl_beside == 1 ? "" : "s",
+		       rep->ovl_no_room, rep->ovl_dearer);
+	}
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);
 }
@@ -192,7 +215,7 @@ cmd_compile(int argc, char **argv)
 	const Chip *chip = chip_default();
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
-	int report = 0, force = 0, overlap = 0;
+	int report = 0, force = 0, overlap = 1;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -205,6 +228,8 @@ cmd_compile(int argc, char **argv)
 			report = 1;
 		} else if (!strcmp(a, "--gemm-overlap")) {
 			overlap = 1;
+		} else if (!strcmp(a, "--no-gemm-overlap")) {
+			overlap = 0;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -297,7 +322,7 @@ cmd_compile(int argc, char **argv)
 	                    .tiles = tiles,
 	                    .dump = dump,
 	                    .dump_to = stdout,
-	                    .gemm_overlap = overlap};
+	                    .no_gemm_overlap = !overlap};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

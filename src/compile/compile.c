@@ -425,6 +425,9 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 		lower_print(l, dump);
 	if (!r)
 		r = xsched_run(l, d);
+	rep->ovl_beside = l->ovl_beside;
+	rep->ovl_no_room = l->ovl_no_room;
+	rep->ovl_dearer = l->ovl_dearer;
 	if (!r)
 		r = lower_verify_schedule(l, d);
 	if (!r && (o->dump & COMPILE_DUMP_SCHED))
@@ -521,7 +524,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	for (int i = 0; i < g->nops; i++)
 		matmul[i] = g->ops[i].kind == OP_MATMUL;
 	PlanOptions po = {.weight_copies = 1,
-	                  .gemm_overlap = o->gemm_overlap,
+	                  .gemm_overlap = !o->no_gemm_overlap,
 	                  .fit = fit,
 	                  .load = m->load,
 	                  .code = m->code ? code : NULL,
@@ -754,25 +757,13 @@ check_sizes(const Graph *g, const Chip *chip, uint32_t tiles, Diag *d)
 	return IPU_OK;
 }
 
-int
-compile_graph(const Graph *g, const CompileOptions *o, Package **out,
-              CompileReport *rep, Diag *d)
+/* compile_graph with the overlapped GEMM superstep as opt says. */
+static int
+compile_with(const Graph *g, const CompileOptions *o, Package **out,
+             CompileReport *rep, Diag *d)
 {
 	double t0 = 1e3 * monotonic_seconds();
-	CompileOptions opt = o ? *o : (CompileOptions){0};
-	if (!opt.chip)
-		opt.chip = chip_default();
-	if (!opt.tiles)
-		opt.tiles = opt.chip->tiles;
-	/* the graph once: every plan below is of the same graph */
-	int bad = graph_verify(g, d);
-	if (!bad && check_sizes(g, opt.chip, opt.tiles, d))
-		bad = IPU_ERANGE;
-	if (bad) {
-		memset(rep, 0, sizeof *rep);
-		*out = NULL;
-		return bad;
-	}
+	CompileOptions opt = *o;
 	/* Plan, lower and measure with the placer (compile_once: its
 	 * bounds on each draft before placement, then placement's packing);
 	 * while tiles do not fit, the planner gives up what it may (plan_refit:
@@ -818,6 +809,96 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	free(m.extra);
 	free(m.code);
 	free(m.beside);
+	return r;
+}
+
+/* The overlapped GEMM superstep is priced exactly only once lowered and
+ * scheduled (xsched_run prices each superstep both ways and keeps the
+ * cheaper), but the plan it is lowered from is chosen by the planner's
+ * estimate and holds second chunk buffers: so a graph whose GEMM plans
+ * have it is compiled again without it, and the program of fewer
+ * predicted cycles (lower_cycles, exact against the emulator's) is kept,
+ * the one without on a tie or when the compile with it fails. */
+int
+compile_graph(const Graph *g, const CompileOptions *o, Package **out,
+              CompileReport *rep, Diag *d)
+{
+	double t0 = 1e3 * monotonic_seconds();
+	CompileOptions opt = o ? *o : (CompileOptions){0};
+	if (!opt.chip)
+		opt.chip = chip_default();
+	if (!opt.tiles)
+		opt.tiles = opt.chip->tiles;
+	/* the graph once: every plan below is of the same graph */
+	int bad = graph_verify(g, d);
+	if (!bad && check_sizes(g, opt.chip, opt.tiles, d))
+		bad = IPU_ERANGE;
+	if (bad) {
+		memset(rep, 0, sizeof *rep);
+		*out = NULL;
+		return bad;
+	}
+	int r = compile_with(g, &opt, out, rep, d);
+	if (opt.no_gemm_overlap ||
+	    (!r && !rep->ovl_beside && !rep->ovl_no_room && !rep->ovl_dearer))
+		return r; /* no GEMM plan had it: the same as without */
+	FILE *dump = opt.dump_to ? opt.dump_to : stdout;
+	CompileReport with = *rep;
+	Package *pw = *out;
+	Diag dw = *d;
+	int rw = r;
+	opt.no_gemm_overlap = 1;
+	if (opt.dump)
+		fprintf(dump,
+		        "# again without the overlapped GEMM superstep\n");
+	r = compile_with(g, &opt, out, rep, d);
+	int keep_with =
+	    !rw && (r || with.predicted_cycles < rep->predicted_cycles);
+	if (keep_with) {
+		uint64_t other = r ? 0 : rep->predicted_cycles;
+		compile_report_free(rep);
+		pkg_free(*out);
+		*rep = with;
+		*out = pw;
+		r = IPU_OK;
+		rep->overlap = COMPILE_OVERLAP_KEPT;
+		rep->overlap_other_cycles = other;
+	} else {
+		if (!r && rw) {
+			rep->overlap = COMPILE_OVERLAP_FAILED;
+			memcpy(rep->overlap_why, dw.msg,
+			       sizeof rep->overlap_why);
+			rep->overlap_why[sizeof rep->overlap_why - 1] = 0;
+		} else if (!r) {
+			rep->overlap = COMPILE_OVERLAP_DEARER;
+			rep->overlap_other_cycles = with.predicted_cycles;
+			rep->ovl_beside = with.ovl_beside;
+			rep->ovl_no_room = with.ovl_no_room;
+			rep->ovl_dearer = with.ovl_dearer;
+		}
+		compile_report_free(&with);
+		pkg_free(pw);
+	}
+	if (opt.dump && !r) {
+		if (rep->overlap == COMPILE_OVERLAP_FAILED)
+			fprintf(dump,
+			        "# the overlapped GEMM superstep not kept: its "
+			        "compile failed (%s)\n",
+			        rep->overlap_why);
+		else
+			fprintf(dump,
+			        "# the overlapped GEMM superstep %s: %llu "
+			        "cycles predicted, %llu %s\n",
+			        rep->overlap == COMPILE_OVERLAP_KEPT
+			            ? "kept"
+			            : "not kept, no cheaper",
+			        (unsigned long long)rep->predicted_cycles,
+			        (unsigned long long)rep->overlap_other_cycles,
+			        rep->overlap == COMPILE_OVERLAP_KEPT
+			            ? "without it"
+			            : "with it");
+	}
+	rep->compile_ms = 1e3 * monotonic_seconds() - t0;
 	return r;
 }
 

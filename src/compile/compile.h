@@ -36,25 +36,49 @@ typedef struct {
 	uint32_t tiles;   /* 0 = all of the chip's */
 	unsigned dump;    /* COMPILE_DUMP_* bits: printed to dump_to */
 	FILE *dump_to;
-	int gemm_overlap; /* PlanOptions.gemm_overlap (experimental) */
+	int no_gemm_overlap; /* 1: never the overlapped GEMM superstep
+	                        (PlanOptions.gemm_overlap off); 0, the
+	                        default: compile_graph plans with it and,
+	                        where a GEMM plan has it, also without, and
+	                        keeps the program of fewer predicted cycles */
 } CompileOptions;
+
+/* CompileReport.overlap: what became of the overlapped GEMM superstep */
+typedef enum {
+	COMPILE_OVERLAP_NONE,   /* no GEMM plan had it (or it was not asked) */
+	COMPILE_OVERLAP_KEPT,   /* kept: fewer cycles than without */
+	COMPILE_OVERLAP_DEARER, /* planned, but the program without it has
+	                           no more cycles: that one kept */
+	COMPILE_OVERLAP_FAILED  /* planned, but that compile failed (the
+	                           reason in overlap_why): the one without
+	                           kept */
+} CompileOverlap;
 
 typedef struct {
 	uint64_t predicted_cycles;
 	double compile_ms;
 	uint32_t peak_tile_bytes; /* the most code + live data of a tile */
 	uint32_t tiles_used;
-	int plans;         /* plans made: more than 1 when placement found tiles
-	                     over (docs/compiler.md, "Memory: what the planner
-	                     knows") */
-	int code_rounds;   /* drafts of the last plan: more than 1 when its
-	                      GEMM plans were chosen again beside the code
-	                      or data its lowering sized (compile.c,
-	                      DRAFT_ROUNDS) */
-	int refits;        /* of those drafts, the ones made again because
-	                      the memory model found the last one's tiles over
-	                      (place_measure), before placement */
-	char plan[2048];   /* each op's plan, "; " between them */
+	int plans;       /* plans made: more than 1 when placement found tiles
+	                   over (docs/compiler.md, "Memory: what the planner
+	                   knows") */
+	int code_rounds; /* drafts of the last plan: more than 1 when its
+	                    GEMM plans were chosen again beside the code
+	                    or data its lowering sized (compile.c,
+	                    DRAFT_ROUNDS) */
+	int refits;      /* of those drafts, the ones made again because
+	                    the memory model found the last one's tiles over
+	                    (place_measure), before placement */
+	char plan[2048]; /* each op's plan, "; " between them */
+	/* the overlapped GEMM supersteps of the program kept, or with
+	 * COMPILE_OVERLAP_DEARER of the one not kept (xsched_run,
+	 * Lowered.ovl_*): beside the multiply, made plain for lack of room,
+	 * made plain as cheaper so; and the whole program's choice, with
+	 * the other program's predicted cycles (0: none) */
+	uint32_t ovl_beside, ovl_no_room, ovl_dearer;
+	CompileOverlap overlap;
+	uint64_t overlap_other_cycles;
+	char overlap_why[512];
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */
 	/* a program that does not fit: its buffers, steps and code sizes as

@@ -121,6 +121,9 @@ typedef enum { STEP_EXCHANGE, STEP_COMPUTE } StepKind;
 typedef struct {
 	uint64_t at, len;
 } XWindow;
+/* A window this long has no end: nothing of the phase goes at or after
+ * its start (an overlapped step's last panel: xsched.c, schedule_overlap) */
+#define XWINDOW_ENDLESS (UINT64_MAX / 4)
 enum {
 	XS_BLOCK = CHIP_SLOTS, /* the supervisor's slot beside five workers
 	                          comes back every round of the issue slots
@@ -181,6 +184,11 @@ typedef struct {
 	/* The graph op being lowered: new steps and calls are tagged with
 	 * it (Step.op); -1 for the loop's own steps. */
 	int32_t op;
+	/* xsched_run's overlapped GEMM supersteps (Step.gwin as lowered):
+	 * kept beside the multiply, and made plain (the multiply, then the
+	 * exchange as a step of its own) because the exchange found no room
+	 * beside the panels or is cheaper so by the exact cycles */
+	uint32_t ovl_beside, ovl_no_room, ovl_dearer;
 } Lowered;
 
 /* lower.c: building and freeing */
@@ -270,7 +278,13 @@ void lower_print_schedule(const Lowered *l, FILE *f);
  * exchange step a start cycle such that no sender sends two things at
  * once, no receiver gets two items in a cycle, and every receiver's mux
  * and pointer can be switched between its transfers (docs/compiler.md).
- * Sets each exchange step's cycles. */
+ * Sets each exchange step's cycles. An overlapped GEMM superstep (a
+ * compute step with Step.gwin and transfers) is priced both ways by the
+ * exact cycles (lower_cycles' terms): beside the five workers
+ * (schedule_overlap) and plain, its calls with six workers and then its
+ * transfers as an exchange step of its own, inserted after it
+ * (lower_insert_step); the cheaper is kept, the plain on a tie or when
+ * the exchange finds no room beside the panels (Lowered.ovl_*). */
 int xsched_run(Lowered *l, Diag *d);
 /* In a step with blocks (lower_step_blocks): the most items a send
  * instruction carries, the largest multiple of the block up to

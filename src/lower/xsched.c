@@ -112,8 +112,11 @@ typedef struct {
 /* A phase beside five workers ("Blocks" below): the block, and the
  * panel windows' blocks. */
 typedef struct {
-	uint64_t b;  /* the block */
-	Spans wspan; /* each window's blocks: [its first, past its last) */
+	uint64_t b;    /* the block */
+	Spans wspan;   /* each window's blocks: [its first, past its last) */
+	uint64_t stop; /* the first block of an endless window
+	                  (XWINDOW_ENDLESS), or UINT64_MAX: no send starts
+	                  at or after it */
 } Blocks;
 
 /* Controls are kept sorted; they come nearly in order. */
@@ -967,6 +970,9 @@ place_b(const Lowered *l, Timeline *tl, const Blocks *k, const Transfer *x,
 			if (need + hop[d].lat < lo)
 				need = blk_up(k, lo - hop[d].lat);
 		}
+		if (need >= k->stop)
+			return UINT64_MAX; /* it would follow the endless
+			                      window */
 		if (need != t) {
 			t = need;
 			continue;
@@ -1097,10 +1103,14 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 	if (s->block > CODE_SEND_ITEMS)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "%s: blocks of %u cycles", s->what, s->block);
-	Blocks k = {.b = s->block};
-	for (int i = 0; i < s->nwin; i++)
+	Blocks k = {.b = s->block, .stop = UINT64_MAX};
+	for (int i = 0; i < s->nwin; i++) {
 		spans_add(&k.wspan, blk_down(&k, s->win[i].at),
 		          blk_up(&k, s->win[i].at + s->win[i].len));
+		if (s->win[i].len >= XWINDOW_ENDLESS &&
+		    blk_down(&k, s->win[i].at) < k.stop)
+			k.stop = blk_down(&k, s->win[i].at);
+	}
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = k.b;
@@ -1305,7 +1315,7 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 	for (uint32_t p = 0; p + 1 < most; p++)
 		xw[p] = (XWindow){w.close[p], w.open[p + 1] - w.close[p]};
 	/* nothing after the last panel's window */
-	xw[most - 1] = (XWindow){w.close[most - 1], UINT64_MAX / 4};
+	xw[most - 1] = (XWindow){w.close[most - 1], XWINDOW_ENDLESS};
 	lower_step_blocks(s, XS_BLOCK, xw, (int)most);
 	free(xw);
 	int r = schedule_blocks_best(l, s, d);
@@ -1360,6 +1370,94 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 	return IPU_OK;
 }
 
+/* Overlapped step i made plain: its calls with six workers (the cycles
+ * multiply gave them), then `plain`'s transfers, already scheduled, as
+ * an exchange step of their own inserted after it. */
+static void
+make_plain(Lowered *l, int i, Step *plain, const char *why)
+{
+	Step *s = &l->step[i];
+	s->cycles = 0;
+	for (int k = 0; k < s->ncall; k++) {
+		KernelCall *c = &s->call[k];
+		GemmCall *g = &c->args.u.gemm;
+		g->opt.five = 0;
+		c->args_bytes = GEMM_ARGS_BYTES;
+		l->buf[c->args_at].bytes = GEMM_ARGS_BYTES;
+		c->cycles =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
+		if (c->cycles > s->cycles)
+			s->cycles = c->cycles;
+	}
+	gemm_windows_free(s->gwin);
+	free(s->gwin);
+	s->gwin = NULL;
+	lower_step_blocks(s, 0, NULL, 0);
+	free_transfers(s);
+	s->what = "gemm: multiply";
+	int32_t *op = s->op;
+	int nop = s->nop;
+	Step *x = lower_insert_step(l, i + 1, STEP_EXCHANGE, why);
+	x->xfer = plain->xfer;
+	x->nxfer = plain->nxfer;
+	x->cycles = plain->cycles;
+	x->op = nop ? xmalloc((size_t)nop * sizeof *op) : NULL;
+	if (nop)
+		memcpy(x->op, op, (size_t)nop * sizeof *op);
+	x->nop = nop;
+	plain->xfer = NULL;
+	plain->nxfer = 0;
+}
+
+/* Overlapped step i (a compute step with an empty Step.gwin and the next
+ * superstep's transfers): beside the five workers or plain, whichever
+ * lower_cycles counts fewer cycles for (xsched_run). */
+static int
+schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
+{
+	const Chip *c = l->chip;
+	Step *s = &l->step[i], plain = {.kind = STEP_EXCHANGE, .what = s->what};
+	copy_transfers(&plain, s);
+	Diag pd;
+	int rp = schedule_step(l, &plain, &pd);
+	uint64_t calls = 0;
+	for (int k = 0; k < s->ncall; k++) {
+		const GemmCall *g = &s->call[k].args.u.gemm;
+		uint64_t t = gemm_tile_cycles(c, g->t, 6, g->bm, g->bn, g->bk);
+		if (t > calls)
+			calls = t;
+	}
+	/* lower_step_overhead: a compute step's call, an exchange's opening */
+	uint64_t plain_cycles =
+	    rp ? UINT64_MAX
+	       : calls + 2 * chip_rule(c, TIMING_SUP_BRANCH) + plain.cycles +
+	             chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+	             chip_rule(c, TIMING_SUP_PUT);
+	Diag od;
+	int ro = schedule_overlap(l, s, &od);
+	uint64_t beside =
+	    ro ? UINT64_MAX : s->cycles + 2 * chip_rule(c, TIMING_SUP_BRANCH);
+	int r = IPU_OK;
+	if (ro && rp) {
+		*d = pd;
+		r = IPU_EINVAL;
+	} else if (beside < plain_cycles) {
+		l->ovl_beside++;
+	} else {
+		if (ro)
+			l->ovl_no_room++;
+		else
+			l->ovl_dearer++;
+		make_plain(l, i, &plain,
+		           ro ? "gemm: A and B chunks (no room beside the "
+		                "multiply)"
+		              : "gemm: A and B chunks (cheaper than beside "
+		                "the multiply)");
+	}
+	free_transfers(&plain);
+	return r;
+}
+
 int
 xsched_run(Lowered *l, Diag *d)
 {
@@ -1367,8 +1465,10 @@ xsched_run(Lowered *l, Diag *d)
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
 		    s->nxfer) {
-			if (schedule_overlap(l, s, d))
+			if (schedule_overlap_or_plain(l, i, d))
 				return IPU_EINVAL;
+			if (!l->step[i].gwin)
+				i++; /* the plain exchange, scheduled */
 			continue;
 		}
 		if (s->kind != STEP_EXCHANGE)
