@@ -475,10 +475,10 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 	TensorPlace *to;
 	if (nseg) { /* read by slices of its rows (plan_row_segments) */
 		Buffers bs = buffers_from(b, at);
-		to = adopt(b, layout_segments(&bs.st, b->tiles, op->out,
-		                              tensor_view_rows(t),
-		                              tensor_view_cols(t),
-		                              t->elem.dtype, bounds, nseg, &next));
+		to = adopt(
+		    b, layout_segments(&bs.st, b->tiles, op->out,
+		                       tensor_view_rows(t), tensor_view_cols(t),
+		                       t->elem.dtype, bounds, nseg, &next));
 	} else {
 		to = default_place(b, op->out, tensor_view_rows(t),
 		                   tensor_view_cols(t), t->elem.dtype, at,
