@@ -560,17 +560,12 @@ lower_slice_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	const Tensor *in = graph_tensor(b->g, op->in[0]);
 	uint32_t r0, r1;
 	if (plan_slice_segment(b->g, op, &r0, &r1)) { /* its segment's pieces */
-		TensorPlace *to = layout_row_range(
-		    home_of(b, op->in[0], o->in_tile0), op->out, r0, r1);
-		if (!to)
-			return plan_op_error(
-			    b->g, op,
-			    diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			             "a segment's pieces cut (an internal "
-			             "error)"),
-			    d);
-		b->home[op->out] = adopt(b, to);
-		return IPU_OK;
+		TensorPlace *to;
+		int r = plan_slice_alias(
+		    b->g, op, home_of(b, op->in[0], o->in_tile0), &to, d);
+		if (!r)
+			b->home[op->out] = adopt(b, to);
+		return r;
 	}
 	if (plan_op_is_view(b->g, op))
 		return IPU_OK;

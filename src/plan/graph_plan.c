@@ -795,6 +795,22 @@ plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0, uint32_t *r1)
 }
 
 int
+plan_slice_alias(const Graph *g, const Op *op, const TensorPlace *from,
+                 TensorPlace **to, Diag *d)
+{
+	uint32_t r0, r1;
+	*to = plan_slice_segment(g, op, &r0, &r1)
+	          ? layout_row_range(from, op->out, r0, r1)
+	          : NULL;
+	return *to ? IPU_OK
+	           : plan_op_error(g, op,
+	                           diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                                    "not its input's segment's "
+	                                    "pieces (an internal error)"),
+	                           d);
+}
+
+int
 plan_op_is_view(const Graph *g, const Op *op)
 {
 	uint32_t r0, r1;
@@ -1097,17 +1113,12 @@ plan_slice_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	const Tensor *in = graph_tensor(P->g, op->in[0]);
 	uint32_t r0, r1;
 	if (plan_slice_segment(P->g, op, &r0, &r1)) { /* its segment's pieces */
-		TensorPlace *from = home_of(P, op->in[0], &o->in_tile0),
-		            *to = layout_row_range(from, op->out, r0, r1);
-		if (!to)
-			return plan_op_error(
-			    P->g, op,
-			    diag_set(d, IPU_EINVAL, NULL, 0, 0,
-			             "a segment's pieces cut (an internal "
-			             "error)"),
-			    d);
-		P->home[op->out] = keep(P, to);
-		return IPU_OK;
+		TensorPlace *to;
+		int r = plan_slice_alias(
+		    P->g, op, home_of(P, op->in[0], &o->in_tile0), &to, d);
+		if (!r)
+			P->home[op->out] = keep(P, to);
+		return r;
 	}
 	if (plan_op_is_view(P->g, op))
 		return IPU_OK;

@@ -430,6 +430,11 @@ int plan_row_segments(const Graph *g, int32_t id, uint32_t *bounds);
  * (plan_row_segments), with its rows of the input's view in [*r0, *r1). */
 int plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0,
                        uint32_t *r1);
+/* Such a slice's place: the pieces of `from` (its input's home) in its
+ * rows (layout_row_range), in *to; an internal error if they are not
+ * (a layout not made by layout_segments). */
+int plan_slice_alias(const Graph *g, const Op *op, const TensorPlace *from,
+                     TensorPlace **to, Diag *d);
 /* The tensor that tensor id views (id itself if no view op made it),
  * with in *c the maps from its flat order to id's (c->unit 0: none). */
 int32_t plan_view_of(const Graph *g, int32_t id, MapChain *c);
