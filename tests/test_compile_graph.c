@@ -849,22 +849,47 @@ test_views(void **state)
 	int nerr;
 	assert_int_equal(
 	    graph_parse(text, strlen(text), "views.graph", &g, errs, &nerr), 0);
-	/* by op: r, the slices, their reshapes and ot are views */
-	static const int view[] = {0, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0};
+	/* by op: r, the slices' reshapes and ot are views; t is stored as
+	 * the three slices' segments (rows 0, 80, 160 of 240), each slice
+	 * its segment's pieces (no view, no exchange) */
+	static const int view[] = {0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0};
 	assert_int_equal(g->nops, 14);
 	for (int i = 0; i < g->nops; i++)
 		assert_int_equal(plan_op_is_view(g, &g->ops[i]), view[i]);
-	MapChain c;
-	/* k: row (1, 0, j, i) of t, from t's rows 80 + 40 j + i */
 	int32_t k = g->ops[6].out, tt = g->ops[2].out;
-	assert_int_equal(plan_view_of(g, k, &c), tt);
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1], r0, r1;
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(bounds[1], 80);
+	assert_int_equal(bounds[2], 160);
+	assert_int_equal(bounds[3], 240);
+	assert_true(plan_slice_segment(g, &g->ops[5], &r0, &r1));
+	assert_int_equal(r0, 80);
+	assert_int_equal(r1, 160);
+	assert_true(plan_op_aliases(g, &g->ops[5]));
+	/* k views ks (a reshape that keeps the rows) */
+	MapChain c;
 	FlatMap m;
+	assert_int_equal(plan_view_of(g, k, &c), g->ops[5].out);
+	assert_int_equal(c.unit, 24);
+	/* t an output too: stored whole, and the slices read once by a
+	 * matmul are views again, a chain of maps (k: row (1, 0, j, i) of
+	 * t, from t's rows 80 + 40 j + i) */
+	char with_t[1024];
+	snprintf(with_t, sizeof with_t, "%soutput t\n", text);
+	Graph *gt = parsed(with_t);
+	assert_int_equal(plan_row_segments(gt, tt, bounds), 0);
+	assert_true(plan_op_is_view(gt, &gt->ops[5]));
+	assert_false(plan_op_aliases(gt, &gt->ops[5]));
+	assert_int_equal(plan_view_of(gt, k, &c), tt);
 	const FlatMap *fm = layout_chain_map(&c, &m);
 	assert_non_null(fm);
 	assert_int_equal(c.unit, 24);
 	assert_int_equal(fm->fn(fm->ctx, (80 + 40 + 7) * 24 + 5),
 	                 (40 + 7) * 24 + 5);
 	assert_true(fm->fn(fm->ctx, 7 * 24) == LAYOUT_DROP);
+	graph_free(gt);
+	check("views of a fused projection, t an output too", with_t, 16,
+	      0x1p-7);
 	/* t is made from h: h's element (7, 2 48 + 24 + 5), v's head 1,
 	 * goes to t's row (2, 0, 1, 7) */
 	assert_int_equal(plan_move_of(g, &g->ops[2], &c), g->ops[0].out);
@@ -894,6 +919,45 @@ test_views(void **state)
 	compile_report_free(&rep);
 	graph_free(g);
 	check("views of a fused projection", text, 16, 0x1p-7);
+	/* the f8 tower's attention: q, k and v cast to f8 from their
+	 * slices' segments of t (no slice exchanged); a slice of part of
+	 * an axis and rows no slice reads (segments between them) */
+	char f8[1024];
+	const char *vs = strstr(text, "vs = slice");
+	snprintf(f8, sizeof f8,
+	         "%.*svs = slice t [2, 0, 1, 8, 0] [3, 1, 2, 30, 24]\n"
+	         "q8 = cast q f8_f143*2^-2\nk8 = cast k f8_f143*2^-2\n"
+	         "v8 = cast vs f8_f143*2^-1\n"
+	         "s = matmul q8 k8 transpose_b=1\noutput s\noutput v8\n",
+	         (int)(vs - text), text);
+	check("slices of segments cast to f8", f8, 16, 0x1p-3);
+	const char *seg = "input x f16 [40, 32]\n"
+	                  "weight w f16 [32, 144]\n"
+	                  "h = matmul x w\n"
+	                  "r = reshape h [1, 40, 3, 2, 24]\n"
+	                  "t = transpose r [2, 0, 3, 1, 4]\n"
+	                  "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 40, 24]\n"
+	                  "vs = slice t [2, 0, 1, 8, 0] [3, 1, 2, 30, 24]\n"
+	                  "a = add ks ks\nb = add vs vs\n"
+	                  "output a\noutput b\n";
+	g = parsed(seg);
+	/* rows 80 .. 160 (ks), 160 + 40 + 8 .. 160 + 40 + 30 (vs): five
+	 * segments with the rows before, between and after */
+	assert_int_equal(plan_row_segments(g, g->ops[2].out, bounds), 5);
+	static const uint32_t want[] = {0, 80, 160, 208, 230, 240};
+	for (int i = 0; i <= 5; i++)
+		assert_int_equal(bounds[i], want[i]);
+	graph_free(g);
+	/* overlapping slices, a slice that is not a range of rows: none */
+	g = parsed_edit(seg, "vs = slice t [2, 0, 1, 8, 0]",
+	                "vs = slice t [1, 0, 1, 8, 0]");
+	assert_int_equal(plan_row_segments(g, g->ops[2].out, bounds), 0);
+	graph_free(g);
+	g = parsed_edit(seg, "vs = slice t [2, 0, 1, 8, 0] [3, 1, 2, 30, 24]",
+	                "vs = slice t [2, 0, 0, 8, 0] [3, 1, 2, 30, 24]");
+	assert_int_equal(plan_row_segments(g, g->ops[2].out, bounds), 0);
+	graph_free(g);
+	check("segments between slices", seg, 16, 0x1p-8);
 }
 
 /* The device runs the body three times (its weights copied into place

@@ -470,9 +470,20 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 		map = layout_chain_map(&c, &cm);
 	int32_t at = b->l->nstep;
 	Step *s = lower_step(b->l, STEP_EXCHANGE, what);
-	TensorPlace *to =
-	    default_place(b, op->out, tensor_view_rows(t), tensor_view_cols(t),
-	                  t->elem.dtype, at, o->tile0);
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1], next = o->tile0;
+	int nseg = plan_row_segments(b->g, op->out, bounds);
+	TensorPlace *to;
+	if (nseg) { /* read by slices of its rows (plan_row_segments) */
+		Buffers bs = buffers_from(b, at);
+		to = adopt(
+		    b, layout_segments(&bs.st, b->tiles, op->out,
+		                       tensor_view_rows(t), tensor_view_cols(t),
+		                       t->elem.dtype, bounds, nseg, &next));
+	} else {
+		to = default_place(b, op->out, tensor_view_rows(t),
+		                   tensor_view_cols(t), t->elem.dtype, at,
+		                   o->tile0);
+	}
 	int r = lower_relayout(s, from, to, map, d);
 	if (r)
 		return r;
@@ -547,6 +558,15 @@ static int
 lower_slice_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
 	const Tensor *in = graph_tensor(b->g, op->in[0]);
+	uint32_t r0, r1;
+	if (plan_slice_segment(b->g, op, &r0, &r1)) { /* its segment's pieces */
+		TensorPlace *to;
+		int r = plan_slice_alias(
+		    b->g, op, home_of(b, op->in[0], o->in_tile0), &to, d);
+		if (!r)
+			b->home[op->out] = adopt(b, to);
+		return r;
+	}
 	if (plan_op_is_view(b->g, op))
 		return IPU_OK;
 	RowSlice s;

@@ -654,9 +654,20 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 	    c.unit ? P->home[base] : home_of(P, op->in[0], &o->in_tile0);
 	if (c.unit)
 		map = layout_chain_map(&c, &cm);
-	TensorPlace *to =
-	    default_layout(P, op->out, tensor_view_rows(t), tensor_view_cols(t),
-	                   t->elem.dtype, &o->tile0);
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
+	int nseg = plan_row_segments(P->g, op->out, bounds);
+	TensorPlace *to;
+	if (nseg) { /* read by slices of its rows: each spread over the chip */
+		o->tile0 = P->next_tile;
+		to = keep(P, layout_segments(&P->num.st, P->tiles, op->out,
+		                             tensor_view_rows(t),
+		                             tensor_view_cols(t), t->elem.dtype,
+		                             bounds, nseg, &P->next_tile));
+	} else {
+		to = default_layout(P, op->out, tensor_view_rows(t),
+		                    tensor_view_cols(t), t->elem.dtype,
+		                    &o->tile0);
+	}
 	int r = price_move(P, from, to, map, &o->in[0], d);
 	P->home[op->out] = to;
 	return r;
@@ -694,9 +705,117 @@ chain_length(const Graph *g, const Op *op)
 	return n;
 }
 
+/* For a slice of whole rows that keeps a contiguous range of its input's
+ * rows (axes of one index, then one axis cut, then whole axes): 1 and
+ * the range [*r0, *r1) of the input's view; else 0. */
+static int
+slice_rows(const Graph *g, const Op *op, uint32_t *r0, uint32_t *r1)
+{
+	if (op->kind != OP_SLICE)
+		return 0;
+	const Shape *s = &graph_tensor(g, op->in[0])->shape,
+	            *b = &op->attr.begin, *e = &op->attr.end;
+	int last = s->rank - 1, a = 0;
+	if (b->dim[last] != 0 || e->dim[last] != s->dim[last])
+		return 0;
+	while (a < last && e->dim[a] - b->dim[a] == 1)
+		a++;
+	for (int i = a + 1; i < last; i++)
+		if (b->dim[i] != 0 || e->dim[i] != s->dim[i])
+			return 0;
+	uint64_t first = 0, n = 1;
+	for (int i = 0; i < last; i++)
+		first = first * (uint64_t)s->dim[i] + (uint64_t)b->dim[i];
+	for (int i = a; i < last; i++)
+		n *= (uint64_t)(e->dim[i] - b->dim[i]);
+	*r0 = (uint32_t)first;
+	*r1 = (uint32_t)(first + n);
+	return 1;
+}
+
+int
+plan_row_segments(const Graph *g, int32_t id, uint32_t *bounds)
+{
+	const Tensor *t = graph_tensor(g, id);
+	if (t->producer < 0 || t->role == ROLE_OUTPUT)
+		return 0;
+	const Op *p = &g->ops[t->producer];
+	int last = t->shape.rank - 1;
+	if (!(p->kind == OP_RESHAPE || p->kind == OP_SLICE ||
+	      (p->kind == OP_TRANSPOSE && p->attr.perm.dim[last] == last)) ||
+	    plan_op_is_view(g, p) || plan_op_aliases(g, p))
+		return 0;
+	int32_t at = graph_repeat_iteration(&g->repeat, t->producer);
+	uint32_t r[(PLAN_SEGMENTS_MAX - 1) / 2][2];
+	int n = 0;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *c = &g->ops[i];
+		int reads = 0;
+		for (int k = 0; k < GRAPH_MAX_INPUTS; k++)
+			reads += c->in[k] == id;
+		if (!reads)
+			continue;
+		if (n == (PLAN_SEGMENTS_MAX - 1) / 2 || c->in[0] != id ||
+		    reads > 1 || !slice_rows(g, c, &r[n][0], &r[n][1]) ||
+		    graph_tensor(g, c->out)->role == ROLE_OUTPUT ||
+		    graph_repeat_iteration(&g->repeat, i) != at)
+			return 0;
+		/* in order of their first rows, apart */
+		int j = n++;
+		for (; j > 0 && r[j - 1][0] > r[j][0]; j--) {
+			uint32_t x0 = r[j][0], x1 = r[j][1];
+			r[j][0] = r[j - 1][0];
+			r[j][1] = r[j - 1][1];
+			r[j - 1][0] = x0;
+			r[j - 1][1] = x1;
+		}
+	}
+	if (!n)
+		return 0;
+	int m = 0;
+	bounds[0] = 0;
+	for (int j = 0; j < n; j++) {
+		if (r[j][0] < bounds[m])
+			return 0; /* overlapping slices */
+		if (r[j][0] > bounds[m])
+			bounds[++m] = r[j][0]; /* rows no slice reads */
+		bounds[++m] = r[j][1];
+	}
+	if (bounds[m] < tensor_view_rows(t))
+		bounds[++m] = (uint32_t)tensor_view_rows(t);
+	return m;
+}
+
+int
+plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0, uint32_t *r1)
+{
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
+	return slice_rows(g, op, r0, r1) &&
+	       plan_row_segments(g, op->in[0], bounds) > 0;
+}
+
+int
+plan_slice_alias(const Graph *g, const Op *op, const TensorPlace *from,
+                 TensorPlace **to, Diag *d)
+{
+	uint32_t r0, r1;
+	*to = plan_slice_segment(g, op, &r0, &r1)
+	          ? layout_row_range(from, op->out, r0, r1)
+	          : NULL;
+	return *to ? IPU_OK
+	           : plan_op_error(g, op,
+	                           diag_set(d, IPU_EINVAL, NULL, 0, 0,
+	                                    "not its input's segment's "
+	                                    "pieces (an internal error)"),
+	                           d);
+}
+
 int
 plan_op_is_view(const Graph *g, const Op *op)
 {
+	uint32_t r0, r1;
+	if (plan_slice_segment(g, op, &r0, &r1))
+		return 0; /* made as its segment of the input's pieces */
 	if (!view_kind(g, op) || chain_length(g, op) >= LAYOUT_CHAIN_MAX)
 		return 0;
 	const Tensor *t = graph_tensor(g, op->out);
@@ -784,6 +903,9 @@ plan_op_aliases(const Graph *g, const Op *op)
 		return tensor_view_cols(in) == tensor_view_cols(out) &&
 		       !(in->producer >= 0 &&
 		         plan_op_is_view(g, &g->ops[in->producer]));
+	uint32_t r0, r1;
+	if (op->kind == OP_SLICE)
+		return plan_slice_segment(g, op, &r0, &r1);
 	if (op->kind != OP_CAST)
 		return 0;
 	if (in->elem.dtype == out->elem.dtype &&
@@ -989,6 +1111,15 @@ static int
 plan_slice_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
 	const Tensor *in = graph_tensor(P->g, op->in[0]);
+	uint32_t r0, r1;
+	if (plan_slice_segment(P->g, op, &r0, &r1)) { /* its segment's pieces */
+		TensorPlace *to;
+		int r = plan_slice_alias(
+		    P->g, op, home_of(P, op->in[0], &o->in_tile0), &to, d);
+		if (!r)
+			P->home[op->out] = keep(P, to);
+		return r;
+	}
 	if (plan_op_is_view(P->g, op))
 		return IPU_OK;
 	RowSlice s;

@@ -161,6 +161,53 @@ layout_default(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 	return tp;
 }
 
+TensorPlace *
+layout_segments(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
+                uint32_t cols, DType dt, const uint32_t *bounds, int n,
+                uint32_t *next)
+{
+	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
+	for (int s = 0; s < n; s++) {
+		uint32_t m = bounds[s + 1] - bounds[s],
+		         pieces = layout_default_pieces(tiles, m, cols), t = 0;
+		if (pieces < tiles) {
+			t = *next % tiles;
+			*next = t + pieces;
+		}
+		TensorPlace *seg =
+		    layout_default(st, tiles, tensor, m, cols, dt, t);
+		for (int k = 0; k < seg->npiece; k++) {
+			Piece *p = layout_piece(tp);
+			*p = seg->piece[k];
+			p->row0 += bounds[s];
+		}
+		tensor_place_free(seg);
+	}
+	return tp;
+}
+
+TensorPlace *
+layout_row_range(const TensorPlace *from, int32_t tensor, uint32_t r0,
+                 uint32_t r1)
+{
+	TensorPlace *tp =
+	    tensor_place_new(tensor, r1 - r0, from->cols, from->dtype);
+	for (int k = 0; k < from->npiece; k++) {
+		const Piece *p = &from->piece[k];
+		if (p->row0 + p->rows <= r0 || p->row0 >= r1)
+			continue;
+		if (p->row0 < r0 || p->row0 + p->rows > r1 ||
+		    (p->format != PF_ROWMAJOR && p->format != PF_GEMM_C)) {
+			tensor_place_free(tp);
+			return NULL;
+		}
+		Piece *q = layout_piece(tp);
+		*q = *p;
+		q->row0 -= r0;
+	}
+	return tp;
+}
+
 /* Blocks of whole rows spread evenly over `tiles` tiles from tile0 on, one
  * piece each, rows padded to pad_cols elements; a "row block" buffer
  * each. */

@@ -100,6 +100,21 @@ uint32_t layout_default_pieces(uint32_t tiles, uint32_t rows, uint32_t cols);
 TensorPlace *layout_default(Storage *st, uint32_t tiles, int32_t tensor,
                             uint32_t rows, uint32_t cols, DType dt,
                             uint32_t tile0);
+/* A tensor's rows x cols view cut into segments of whole rows at
+ * bounds[0] = 0 < bounds[1] < ... < bounds[n] = rows, each in the default
+ * layout of its own rows (its pieces' rows offset by its first): a
+ * segment of fewer pieces than tiles from tile *next % tiles on (and
+ * *next then past it, as the planner's spread), one of as many or more
+ * from tile 0. The slices of whole rows that read such a tensor alias
+ * their segment's pieces (layout_row_range), each spread over the chip. */
+TensorPlace *layout_segments(Storage *st, uint32_t tiles, int32_t tensor,
+                             uint32_t rows, uint32_t cols, DType dt,
+                             const uint32_t *bounds, int n, uint32_t *next);
+/* The pieces of `from` inside rows [r0, r1) of its view, as tensor
+ * `tensor`'s pieces (r1 - r0 rows; rows renumbered from r0), the same
+ * buffers; NULL if a piece lies across r0 or r1. */
+TensorPlace *layout_row_range(const TensorPlace *from, int32_t tensor,
+                              uint32_t r0, uint32_t r1);
 /* like's pieces (tiles, blocks, formats; row-major rows padded to whole
  * 8-byte atoms of dt) for `tensor` in new buffers of dt elements, `what`
  * each; with one_row, one row of each piece (a row broadcast down the

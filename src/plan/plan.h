@@ -399,7 +399,8 @@ void plan_free(Plan *p);
 int plan_same_choices(const Plan *a, const Plan *b);
 /* 1 if op changes nothing in memory, its output being its input's pieces:
  * a reshape that keeps the 2-D view (rows x last axis) of a tensor that is
- * no view (plan_op_is_view), a cast to its own
+ * no view (plan_op_is_view), a slice of its input's segment
+ * (plan_row_segments), a cast to its own
  * element type and scale, a cast that its GELU, softmax or layernorm
  * computed (plan_gelu_fused_cast, plan_softmax_fused_cast,
  * plan_layernorm_fused_cast). */
@@ -414,6 +415,26 @@ int plan_op_aliases(const Graph *g, const Op *op);
  * and v rows, read from there as row-major runs instead of from the
  * GEMM's 16-column panels). */
 int plan_op_is_view(const Graph *g, const Op *op);
+/* Segments of a tensor that a layout op moves (no view, no alias, not
+ * the graph's output) and that only slices of contiguous ranges of
+ * whole rows read, apart, in its iteration (So400m's q, k and v rows of
+ * the heads' transpose): the tensor is stored as the segments' default
+ * layouts (layout_segments: each slice's rows spread over the chip, not
+ * a third of it) and each slice aliases its segment's pieces
+ * (plan_op_aliases; no exchange, no view). Returns the number of
+ * segments (the slices' and the rows between them), their bounds in
+ * bounds[0 .. n]; 0: not so. */
+enum { PLAN_SEGMENTS_MAX = 15 };
+int plan_row_segments(const Graph *g, int32_t id, uint32_t *bounds);
+/* 1 if op is a slice that aliases its segment of its input
+ * (plan_row_segments), with its rows of the input's view in [*r0, *r1). */
+int plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0,
+                       uint32_t *r1);
+/* Such a slice's place: the pieces of `from` (its input's home) in its
+ * rows (layout_row_range), in *to; an internal error if they are not
+ * (a layout not made by layout_segments). */
+int plan_slice_alias(const Graph *g, const Op *op, const TensorPlace *from,
+                     TensorPlace **to, Diag *d);
 /* The tensor that tensor id views (id itself if no view op made it),
  * with in *c the maps from its flat order to id's (c->unit 0: none). */
 int32_t plan_view_of(const Graph *g, int32_t id, MapChain *c);
