@@ -34,7 +34,8 @@ usage(FILE *f)
 	        "[--chip NAME]\n"
 	        "                   [--timing P] [--tiles N] [--report] "
 	        "[--dtype f32|f16|f8]\n"
-	        "                   [--dump PASS,...] [--gemm-overlap]\n"
+	        "                   [--dump PASS,...] [--gemm-overlap] "
+	        "[--no-b-under]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -50,6 +51,10 @@ usage(FILE *f)
 	        "  --gemm-overlap  the overlapped GEMM superstep where a "
 	        "plan allows it\n"
 	        "               (experimental; docs/bench-gemm.md)\n"
+	        "  --no-b-under keep each weight GEMM's B transfers in its "
+	        "own exchange\n"
+	        "               (default: under an earlier multiply, "
+	        "docs/bench-siglip.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -192,7 +197,7 @@ cmd_compile(int argc, char **argv)
 	const Chip *chip = chip_default();
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
-	int report = 0, force = 0, overlap = 0;
+	int report = 0, force = 0, overlap = 0, no_b_under = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -205,6 +210,8 @@ cmd_compile(int argc, char **argv)
 			report = 1;
 		} else if (!strcmp(a, "--gemm-overlap")) {
 			overlap = 1;
+		} else if (!strcmp(a, "--no-b-under")) {
+			no_b_under = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -297,7 +304,8 @@ cmd_compile(int argc, char **argv)
 	                    .tiles = tiles,
 	                    .dump = dump,
 	                    .dump_to = stdout,
-	                    .gemm_overlap = overlap};
+	                    .gemm_overlap = overlap,
+	                    .no_b_under = no_b_under};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

@@ -415,6 +415,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	if (r)
 		return r;
 	Lowered *l = f->l;
+	if (!o->no_b_under)
+		lower_b_under(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);
 	for (uint32_t t = 0; t < used; t++)

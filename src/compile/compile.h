@@ -37,6 +37,9 @@ typedef struct {
 	unsigned dump;    /* COMPILE_DUMP_* bits: printed to dump_to */
 	FILE *dump_to;
 	int gemm_overlap; /* PlanOptions.gemm_overlap (experimental) */
+	int no_b_under;   /* keep each weight GEMM's B transfers in its own
+	                     exchange (else lower_b_under moves them under an
+	                     earlier multiply) */
 } CompileOptions;
 
 typedef struct {

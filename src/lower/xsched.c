@@ -1367,8 +1367,15 @@ xsched_run(Lowered *l, Diag *d)
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
 		    s->nxfer) {
-			if (schedule_overlap(l, s, d))
+			Diag od = {0};
+			if (!schedule_overlap(l, s, s->b_from ? &od : d))
+				continue;
+			/* a later GEMM's B (lower_b_under) that does not fit
+			 * beside the panels: back to its own exchange, not
+			 * scheduled yet */
+			if (!s->b_from)
 				return IPU_EINVAL;
+			lower_b_back(l, i);
 			continue;
 		}
 		if (s->kind != STEP_EXCHANGE)
