@@ -115,6 +115,10 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	       c->name);
 	printf("fullest tile   %u of %u bytes (code and data)\n",
 	       rep->peak_tile_bytes, c->mem_end - c->mem_base);
+	if (rep->b_under)
+		printf("B under        %u transfers beside %u earlier "
+		       "multiplies\n",
+		       rep->b_under, rep->b_hosts);
 	printf("plans          %d", rep->plans);
 	if (rep->plans > 1)
 		printf(" (placement found tiles over in the first %d)",

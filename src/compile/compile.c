@@ -698,6 +698,11 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);
 		rep->tiles_used = used;
+		for (int i = 0; i < l->nstep; i++)
+			if (l->step[i].b_from) {
+				rep->b_under += (uint32_t)l->step[i].nxfer;
+				rep->b_hosts++;
+			}
 		/* what a tile needs (code + the most data live at once), not
 		 * its high-water address, which counts the gap placement
 		 * leaves below the interleaved region */

@@ -57,6 +57,9 @@ typedef struct {
 	int refits;        /* of those drafts, the ones made again because
 	                      the memory model found the last one's tiles over
 	                      (place_measure), before placement */
+	uint32_t b_under;  /* B transfers run beside an earlier multiply
+	                      (lower_b_under, after xsched_run) */
+	uint32_t b_hosts;  /* the multiplies they run beside */
 	char plan[2048];   /* each op's plan, "; " between them */
 	PlaceReport place; /* filled when placement runs; free with
 	                      compile_report_free */

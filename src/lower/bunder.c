@@ -127,7 +127,7 @@ static int32_t
 written(const KernelCall *k)
 {
 	static const int dst[] = {
-	    [KC_GEMM] = 2, [KC_VADD] = 0, [KC_EW] = 0,    [KC_RW] = 0,
+	    [KC_GEMM] = 2, [KC_VADD] = 0,  [KC_EW] = 0,    [KC_RW] = 0,
 	    [KC_PACK] = 1, [KC_WCOPY] = 1, [KC_GATHER] = 2};
 	int i = dst[k->args.kind];
 	return i < k->nref ? k->ref[i].buf : -1;
@@ -210,8 +210,8 @@ lower_b_back(Lowered *l, int32_t ci)
 	if (!c->b_from)
 		return 0;
 	Step *x = &l->step[c->b_from - 1];
-	x->xfer = xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) *
-	                                sizeof *x->xfer);
+	x->xfer =
+	    xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) * sizeof *x->xfer);
 	for (int i = 0; i < c->nxfer; i++) {
 		Transfer *t = &c->xfer[i];
 		t->start = 0;
@@ -238,8 +238,8 @@ lower_b_back(Lowered *l, int32_t ci)
 		kc->args.u.gemm.opt.five = 0;
 		kc->args_bytes = GEMM_ARGS_BYTES;
 		l->buf[kc->args_at].bytes = GEMM_ARGS_BYTES;
-		kc->cycles = gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn,
-		                              g->bk);
+		kc->cycles =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
 		if (kc->cycles > c->cycles)
 			c->cycles = kc->cycles;
 	}
