@@ -231,7 +231,7 @@ lower_b_back(Lowered *l, int32_t ci)
 	free(c->gwin);
 	c->gwin = NULL;
 	lower_step_blocks(c, 0, NULL, 0);
-	c->cycles = 0;
+	c->cycles = lower_b_plain(l, c);
 	for (int i = 0; i < c->ncall; i++) {
 		KernelCall *kc = &c->call[i];
 		const GemmCall *g = &kc->args.u.gemm;
@@ -240,9 +240,21 @@ lower_b_back(Lowered *l, int32_t ci)
 		l->buf[kc->args_at].bytes = GEMM_ARGS_BYTES;
 		kc->cycles =
 		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
-		if (kc->cycles > c->cycles)
-			c->cycles = kc->cycles;
 	}
 	c->b_from = 0;
 	return n;
+}
+
+uint64_t
+lower_b_plain(const Lowered *l, const Step *c)
+{
+	uint64_t most = 0;
+	for (int i = 0; i < c->ncall; i++) {
+		const GemmCall *g = &c->call[i].args.u.gemm;
+		uint64_t t =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
+		if (t > most)
+			most = t;
+	}
+	return most;
 }

@@ -261,10 +261,12 @@ int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
 /* bunder.c: a weight GEMM's B transfers moved from its exchange step to
  * an earlier GEMM's multiply, run beside its five-worker panels
  * (the file's comment); returns the transfers moved. lower_b_back puts
- * step c's back (xsched_run, when they do not fit there), returning how
- * many. */
+ * step c's back (xsched_run, when they do not fit there or do not
+ * pay), returning how many. */
 int lower_b_under(Lowered *l);
 int lower_b_back(Lowered *l, int32_t c);
+/* multiply step c's cycles as plain six-worker calls */
+uint64_t lower_b_plain(const Lowered *l, const Step *c);
 
 /* verify.c: the invariants of a lowered program (lower_verify, after
  * lowering) and of its schedule (lower_verify_schedule, after
