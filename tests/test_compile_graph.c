@@ -1057,22 +1057,20 @@ test_b_under(void **state)
 	                           "g = matmul h w2\n"
 	                           "y = matmul g w3\n"
 	                           "output y\n";
-	char loop[2048];
-	size_t at =
-	    (size_t)snprintf(loop, sizeof loop, "input x f32 [64, 256]\n");
-	const char *in = "x";
-	char prev[16];
-	for (int k = 0; k < 3; k++) {
-		at += (size_t)snprintf(
-		    loop + at, sizeof loop - at,
-		    "weight a%d f32 [256, 256]\nweight b%d f32 [256, 256]\n"
-		    "p%d = matmul %s a%d\nq%d = matmul p%d b%d\n"
-		    "h%d = add q%d %s\n",
-		    k, k, k, in, k, k, k, k, k, k, in);
-		snprintf(prev, sizeof prev, "h%d", k);
-		in = prev;
-	}
-	snprintf(loop + at, sizeof loop - at, "output h2\nrepeat 3 p0 h0\n");
+	static const char *loop = "input x f32 [64, 256]\n"
+	                          "weight a0 f32 [256, 256]\n"
+	                          "weight b0 f32 [256, 256]\n"
+	                          "weight a1 f32 [256, 256]\n"
+	                          "weight b1 f32 [256, 256]\n"
+	                          "weight a2 f32 [256, 256]\n"
+	                          "weight b2 f32 [256, 256]\n"
+	                          "p0 = matmul x a0\nq0 = matmul p0 b0\n"
+	                          "h0 = add q0 x\n"
+	                          "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
+	                          "h1 = add q1 h0\n"
+	                          "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
+	                          "h2 = add q2 h1\n"
+	                          "output h2\nrepeat 3 p0 h0\n";
 	const char *graphs[2] = {chain, loop};
 	/* y [64, 128] f16, h2 [64, 256] f32 (f32: the loop's values grow
 	 * by about 2^3 a matmul, past f16's range) */
