@@ -536,9 +536,11 @@ test_held_budget(void **state)
  * of 2,048 bytes and the code), before any placement. With x of 1024
  * rows on 6 tiles the draft's 4 supersteps of K 64 give way to 8 of K
  * 32 beside its code, and that plan places at once. These and
- * test_data_in_draft compile with --no-gemm-overlap: the plans they name
- * are the plain ones (with the overlapped superstep, the default, the
- * dump holds a second compile and other plans). */
+ * test_data_in_draft compile with --no-gemm-overlap and --no-b-under: the
+ * plans they name are the plain ones (with the overlapped superstep, the
+ * default, the dump holds a second compile and other plans; with B under
+ * an earlier multiply, w1's B chunk under h0's multiply lives longer and
+ * on 4 tiles makes the draft plan h0 again beside that data). */
 static void
 write_two_matmuls(const char *path, int rows, int residual)
 {
@@ -563,7 +565,7 @@ test_refit_compile(void **state)
 	char out[1 << 16];
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile big.graph -o big.ipk --tiles 4 "
-	                         "--dump=plan --no-gemm-overlap"),
+	                         "--dump=plan --no-gemm-overlap --no-b-under"),
 	                 0);
 	assert_null(strstr(out, "# plan does not fit"));
 	expect_in(out, "# plan 1 holds ");
@@ -572,7 +574,7 @@ test_refit_compile(void **state)
 	expect_in(out, "wrote");
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile big.graph -o big3.ipk --tiles 3 "
-	                         "--dump=plan --no-gemm-overlap"),
+	                         "--dump=plan --no-gemm-overlap --no-b-under"),
 	                 1);
 	const char *drafted = "# plan 1 holds ";
 	expect_in(out, drafted);
@@ -589,7 +591,7 @@ test_refit_compile(void **state)
 	write_two_matmuls("tall.graph", 1024, 0);
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile tall.graph -o tall.ipk --tiles 6 "
-	                         "--dump=plan --no-gemm-overlap"),
+	                         "--dump=plan --no-gemm-overlap --no-b-under"),
 	                 0);
 	const char *k64 = "4 supersteps of K 64", *k32 = "8 supersteps of K 32";
 	expect_in(out, k64);
@@ -620,17 +622,19 @@ fullest_bytes(const char *s)
  * other data live at their steps (before mid16, placement found all 6
  * tiles over, and the plan after it too: no package). The draft's
  * lowering measures what each GEMM's tiles hold beside it, at least x's
- * share, and the plan made beside that is placed at once. */
+ * share, and the plan made beside that is placed at once (with
+ * --no-b-under, as test_refit_compile). */
 static void
 test_data_in_draft(void **state)
 {
 	(void)state;
 	write_two_matmuls("residual.graph", 768, 1);
 	char out[1 << 16];
-	assert_int_equal(run_ipu(out, sizeof out,
-	                         "compile residual.graph -o residual.ipk "
-	                         "--tiles 6 --dump=plan --no-gemm-overlap"),
-	                 0);
+	assert_int_equal(
+	    run_ipu(out, sizeof out,
+	            "compile residual.graph -o residual.ipk "
+	            "--tiles 6 --dump=plan --no-gemm-overlap --no-b-under"),
+	    0);
 	const uint64_t x_share = 768 / 6 * 256 * 4;
 	/* the first plan, its code and what the draft measured beside it
 	 * (at least x's share) do not fit: planned again before placement */

@@ -34,7 +34,8 @@ usage(FILE *f)
 	        "[--chip NAME]\n"
 	        "                   [--timing P] [--tiles N] [--report] "
 	        "[--dtype f32|f16|f8]\n"
-	        "                   [--dump PASS,...] [--no-gemm-overlap]\n"
+	        "                   [--dump PASS,...] [--no-gemm-overlap] "
+	        "[--no-b-under]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -53,6 +54,10 @@ usage(FILE *f)
 	        "compiled without,\n"
 	        "               the fewer predicted cycles kept; "
 	        "docs/bench-gemm.md)\n"
+	        "  --no-b-under keep each weight GEMM's B transfers in its "
+	        "own exchange\n"
+	        "               (default: under an earlier multiply, "
+	        "docs/bench-siglip.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -113,6 +118,10 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	       c->name);
 	printf("fullest tile   %u of %u bytes (code and data)\n",
 	       rep->peak_tile_bytes, c->mem_end - c->mem_base);
+	if (rep->b_under)
+		printf("B under        %u transfers beside %u earlier "
+		       "multiplies\n",
+		       rep->b_under, rep->b_hosts);
 	printf("plans          %d", rep->plans);
 	if (rep->plans > 1)
 		printf(" (placement found tiles over in the first %d)",
@@ -215,7 +224,7 @@ cmd_compile(int argc, char **argv)
 	const Chip *chip = chip_default();
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
-	int report = 0, force = 0, overlap = 1;
+	int report = 0, force = 0, overlap = 1, no_b_under = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -230,6 +239,8 @@ cmd_compile(int argc, char **argv)
 			overlap = 1;
 		} else if (!strcmp(a, "--no-gemm-overlap")) {
 			overlap = 0;
+		} else if (!strcmp(a, "--no-b-under")) {
+			no_b_under = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -322,7 +333,8 @@ cmd_compile(int argc, char **argv)
 	                    .tiles = tiles,
 	                    .dump = dump,
 	                    .dump_to = stdout,
-	                    .no_gemm_overlap = !overlap};
+	                    .no_gemm_overlap = !overlap,
+	                    .no_b_under = no_b_under};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

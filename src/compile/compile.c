@@ -415,6 +415,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	if (r)
 		return r;
 	Lowered *l = f->l;
+	if (!o->no_b_under)
+		lower_b_under(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);
 	for (uint32_t t = 0; t < used; t++)
@@ -699,6 +701,11 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	if (!r) {
 		rep->predicted_cycles = lower_cycles(l);
 		rep->tiles_used = used;
+		for (int i = 0; i < l->nstep; i++)
+			if (l->step[i].b_from) {
+				rep->b_under += (uint32_t)l->step[i].nxfer;
+				rep->b_hosts++;
+			}
 		/* what a tile needs (code + the most data live at once), not
 		 * its high-water address, which counts the gap placement
 		 * leaves below the interleaved region */

@@ -41,6 +41,9 @@ typedef struct {
 	                        default: compile_graph plans with it and,
 	                        where a GEMM plan has it, also without, and
 	                        keeps the program of fewer predicted cycles */
+	int no_b_under;      /* keep each weight GEMM's B transfers in its
+	                        own exchange (else lower_b_under moves them
+	                        under an earlier multiply) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */
@@ -59,17 +62,20 @@ typedef struct {
 	double compile_ms;
 	uint32_t peak_tile_bytes; /* the most code + live data of a tile */
 	uint32_t tiles_used;
-	int plans;       /* plans made: more than 1 when placement found tiles
-	                   over (docs/compiler.md, "Memory: what the planner
-	                   knows") */
-	int code_rounds; /* drafts of the last plan: more than 1 when its
-	                    GEMM plans were chosen again beside the code
-	                    or data its lowering sized (compile.c,
-	                    DRAFT_ROUNDS) */
-	int refits;      /* of those drafts, the ones made again because
-	                    the memory model found the last one's tiles over
-	                    (place_measure), before placement */
-	char plan[2048]; /* each op's plan, "; " between them */
+	int plans;        /* plans made: more than 1 when placement found tiles
+	                    over (docs/compiler.md, "Memory: what the planner
+	                    knows") */
+	int code_rounds;  /* drafts of the last plan: more than 1 when its
+	                     GEMM plans were chosen again beside the code
+	                     or data its lowering sized (compile.c,
+	                     DRAFT_ROUNDS) */
+	int refits;       /* of those drafts, the ones made again because
+	                     the memory model found the last one's tiles over
+	                     (place_measure), before placement */
+	uint32_t b_under; /* B transfers run beside an earlier multiply
+	                     (lower_b_under, after xsched_run) */
+	uint32_t b_hosts; /* the multiplies they run beside */
+	char plan[2048];  /* each op's plan, "; " between them */
 	/* the overlapped GEMM supersteps of the program kept, or with
 	 * COMPILE_OVERLAP_DEARER of the one not kept (xsched_run,
 	 * Lowered.ovl_*): beside the multiply, made plain for lack of room,

@@ -226,6 +226,9 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 		if (b->last >= at && b->last != INT32_MAX)
 			b->last++;
 	}
+	for (int i = 0; i < l->nstep; i++) /* Step.b_from names a step */
+		if (l->step[i].b_from > at)
+			l->step[i].b_from++;
 	if (l->loop_count && at <= l->loop_first)
 		l->loop_first++;
 	if (l->loop_count && at <= l->loop_last)

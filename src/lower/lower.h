@@ -155,6 +155,9 @@ typedef struct {
 	uint32_t block;
 	XWindow *win;
 	int nwin;
+	/* A multiply that runs a later GEMM's B transfers beside it
+	 * (lower_b_under): that GEMM's exchange step + 1; 0 otherwise */
+	int32_t b_from;
 	/* the graph ops it serves (Lowered.op when it was made, or when an
 	 * op's calls or transfers joined it), for reports */
 	int32_t *op;
@@ -262,6 +265,16 @@ uint64_t lower_step_overhead(const Lowered *l, int i);
  * fill every piece of `to` from `from`, in s. */
 int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                    const FlatMap *map, Diag *d);
+
+/* bunder.c: a weight GEMM's B transfers moved from its exchange step to
+ * an earlier GEMM's multiply, run beside its five-worker panels
+ * (the file's comment); returns the transfers moved. lower_b_back puts
+ * step c's back (xsched_run, when they do not fit there or do not
+ * pay), returning how many. */
+int lower_b_under(Lowered *l);
+int lower_b_back(Lowered *l, int32_t c);
+/* multiply step c's cycles as plain six-worker calls */
+uint64_t lower_b_plain(const Lowered *l, const Step *c);
 
 /* verify.c: the invariants of a lowered program (lower_verify, after
  * lowering) and of its schedule (lower_verify_schedule, after

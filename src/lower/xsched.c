@@ -1458,6 +1458,50 @@ schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
 	return r;
 }
 
+/* Exchange step i, some of whose B transfers lower_b_under moved to
+ * earlier multiplies (Step.b_from, scheduled already): scheduled without
+ * them, and each such multiply keeps them only where they cut the step
+ * by more than they add to the multiply (step i scheduled again with
+ * them, on copies); the others go back and step i is scheduled again. */
+static int
+schedule_b_moved(Lowered *l, int32_t i, Diag *d)
+{
+	Step *x = &l->step[i];
+	if (schedule_step(l, x, d))
+		return IPU_EINVAL;
+	uint64_t without = x->cycles;
+	int back = 0;
+	for (int32_t h = 0; h < i; h++) {
+		Step *c = &l->step[h];
+		if (c->b_from != i + 1)
+			continue;
+		Step t = {.kind = STEP_EXCHANGE, .what = x->what};
+		for (int k = 0; k < x->nxfer + c->nxfer; k++) {
+			const Transfer *f =
+			    k < x->nxfer ? &x->xfer[k] : &c->xfer[k - x->nxfer];
+			Transfer *n = lower_transfer(&t, f->src_tile, f->src,
+			                             f->words, f->ndst);
+			memcpy(n->dst_tile, f->dst_tile,
+			       f->ndst * sizeof *f->dst_tile);
+			memcpy(n->dst, f->dst, f->ndst * sizeof *f->dst);
+		}
+		int r = schedule_step(l, &t, d);
+		uint64_t with = t.cycles;
+		for (int k = 0; k < t.nxfer; k++)
+			free(t.xfer[k].ptr_at);
+		free(t.xfer);
+		free(t.op);
+		if (r)
+			return IPU_EINVAL;
+		if ((int64_t)with - (int64_t)without <
+		    (int64_t)c->cycles - (int64_t)lower_b_plain(l, c)) {
+			lower_b_back(l, h);
+			back = 1;
+		}
+	}
+	return back ? schedule_step(l, x, d) : IPU_OK;
+}
+
 int
 xsched_run(Lowered *l, Diag *d)
 {
@@ -1465,6 +1509,15 @@ xsched_run(Lowered *l, Diag *d)
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
 		    s->nxfer) {
+			if (s->b_from) {
+				/* a later GEMM's B (lower_b_under) that does
+				 * not fit beside the panels: back to its own
+				 * exchange, not scheduled yet */
+				Diag od = {0};
+				if (schedule_overlap(l, s, &od))
+					lower_b_back(l, i);
+				continue;
+			}
 			if (schedule_overlap_or_plain(l, i, d))
 				return IPU_EINVAL;
 			if (!l->step[i].gwin)
@@ -1473,6 +1526,14 @@ xsched_run(Lowered *l, Diag *d)
 		}
 		if (s->kind != STEP_EXCHANGE)
 			continue;
+		int moved = 0;
+		for (int32_t h = 0; h < i && !moved; h++)
+			moved = l->step[h].b_from == i + 1;
+		if (moved && !s->block) {
+			if (schedule_b_moved(l, i, d))
+				return IPU_EINVAL;
+			continue;
+		}
 		if (s->block ? schedule_blocks_best(l, s, d)
 		             : schedule_step(l, s, d))
 			return IPU_EINVAL;

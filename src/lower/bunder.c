@@ -1,0 +1,260 @@
+/*
+ * bunder.c - a GEMM's B chunks exchanged under an earlier multiply
+ * (lower_b_under; docs/bench-siglip.md "The weights' B chunks under an
+ * earlier multiply").
+ *
+ * A weight GEMM's B parts are stored before the GEMM starts (program
+ * inputs, or the loop's working region written by wcopy at the body's
+ * first step), so their transfers do not wait for the compute step before
+ * the GEMM's "A and B chunks" exchange. This pass moves them into an
+ * earlier GEMM's multiply, which then runs as an overlapped step (the
+ * machinery of docs/bench-gemm.md "The third step wired into the
+ * compiler": five workers for its first panels, the exchange beside them
+ * in the supervisor's slot; xsched.c schedule_overlap, codegen.c
+ * emit_overlap).
+ *
+ * Contract: after lowering, before lower_verify and xsched_run. A B
+ * transfer is one whose every destination is a "B chunk" buffer. For
+ * each exchange step x with B transfers, the latest earlier step c that
+ * is a plain multiply (compute, every call a GEMM of one dtype and K, no
+ * transfers, not overlapped, not taken by another GEMM's B), on the same
+ * side of the loop's bounds, after each moved source buffer's first step,
+ * and with a call on every tile that sends or receives a moved transfer,
+ * takes them all: its calls get the overlap's argument block
+ * (GemmOptions.five = 1, xsched_run chooses P), the B chunk buffers live
+ * from c, and c.b_from = x + 1 says where they came from (xsched_run puts
+ * them back if they do not fit beside c's panels). Returns the number of
+ * transfers moved.
+ */
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* a B transfer of exchange step xi whose chunk buffers are first used
+ * there (a later superstep's B reuses the chunk: not moved) */
+static int
+is_b(const Lowered *l, const Transfer *t, int32_t xi)
+{
+	for (uint32_t i = 0; i < t->ndst; i++) {
+		const Buffer *b = &l->buf[t->dst[i].buf];
+		if (strcmp(b->what, "B chunk") || b->first != xi)
+			return 0;
+	}
+	return t->ndst > 0;
+}
+
+/* the loop's part of the program step i is in: 0 before, 1 the body,
+ * 2 after */
+static int
+part_of(const Lowered *l, int32_t i)
+{
+	if (!l->loop_count || i < l->loop_first)
+		return 0;
+	return i <= l->loop_last ? 1 : 2;
+}
+
+/* c is a plain multiply that can run transfers beside it: has[t] for
+ * the tiles with a call */
+static int
+can_host(const Lowered *l, const Step *c, uint8_t *has)
+{
+	if (c->kind != STEP_COMPUTE || c->gwin || c->nxfer || !c->ncall ||
+	    c->b_from)
+		return 0;
+	const GemmCall *g0 = &c->call[0].args.u.gemm;
+	memset(has, 0, l->tiles);
+	for (int i = 0; i < c->ncall; i++) {
+		const KernelCall *k = &c->call[i];
+		const GemmCall *g = &k->args.u.gemm;
+		if (k->args.kind != KC_GEMM || g->t != g0->t ||
+		    g->bk != g0->bk || g->opt.five)
+			return 0;
+		has[k->tile] = 1;
+	}
+	return 1;
+}
+
+/* t's sender and receivers all have a call (has) */
+static int
+covered(const Transfer *t, const uint8_t *has)
+{
+	if (!has[t->src_tile])
+		return 0;
+	for (uint32_t j = 0; j < t->ndst; j++)
+		if (!has[t->dst_tile[j]])
+			return 0;
+	return 1;
+}
+
+/* Moves x's transfers flagged in take to step ci (ci < xi) */
+static int
+move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take)
+{
+	Step *x = &l->step[xi], *c = &l->step[ci];
+	int n = 0;
+	for (int i = 0; i < x->nxfer; i++)
+		n += take[i] != 0;
+	c->xfer = xmalloc((size_t)n * sizeof *c->xfer);
+	int k = 0;
+	for (int i = 0; i < x->nxfer; i++) {
+		Transfer *t = &x->xfer[i];
+		if (!take[i]) {
+			x->xfer[k++] = *t;
+			continue;
+		}
+		for (uint32_t j = 0; j < t->ndst; j++) {
+			Buffer *b = &l->buf[t->dst[j].buf];
+			if (b->first > ci)
+				b->first = ci;
+		}
+		c->xfer[c->nxfer++] = *t;
+	}
+	x->nxfer = k;
+	c->gwin = xcalloc(1, sizeof *c->gwin);
+	c->b_from = xi + 1;
+	for (int i = 0; i < c->ncall; i++) {
+		KernelCall *kc = &c->call[i];
+		kc->args.u.gemm.opt.five = 1;
+		kc->args_bytes = GEMM_OVERLAP_ARGS_BYTES;
+		l->buf[kc->args_at].bytes = GEMM_OVERLAP_ARGS_BYTES;
+	}
+	return n;
+}
+
+/* the buffer a call writes: its KernelArgs' destination (lower.h) */
+static int32_t
+written(const KernelCall *k)
+{
+	static const int dst[] = {
+	    [KC_GEMM] = 2, [KC_VADD] = 0,  [KC_EW] = 0,    [KC_RW] = 0,
+	    [KC_PACK] = 1, [KC_WCOPY] = 1, [KC_GATHER] = 2};
+	int i = dst[k->args.kind];
+	return i < k->nref ? k->ref[i].buf : -1;
+}
+
+/* the buffers step s's calls and transfers write */
+static void
+touch(const Step *s, uint8_t *touched)
+{
+	for (int i = 0; i < s->ncall; i++) {
+		int32_t b = written(&s->call[i]);
+		if (b >= 0)
+			touched[b] = 1;
+	}
+	for (int i = 0; i < s->nxfer; i++)
+		for (uint32_t j = 0; j < s->xfer[i].ndst; j++)
+			touched[s->xfer[i].dst[j].buf] = 1;
+}
+
+int
+lower_b_under(Lowered *l)
+{
+	int moved = 0;
+	uint8_t *has = xcalloc(l->tiles ? l->tiles : 1, 1),
+	        *touched = xcalloc(l->nbuf ? (size_t)l->nbuf : 1, 1);
+	for (int32_t xi = 1; xi < l->nstep; xi++) {
+		Step *x = &l->step[xi];
+		if (x->kind != STEP_EXCHANGE || !x->nxfer || x->block)
+			continue;
+		/* mv: B transfers still to place, take: those step ci runs */
+		uint8_t *mv = xcalloc((size_t)x->nxfer * 2, 1),
+		        *take = mv + x->nxfer;
+		int n = 0;
+		for (int i = 0; i < x->nxfer; i++)
+			n += mv[i] = (uint8_t)is_b(l, &x->xfer[i], xi);
+		/* the steps from ci to xi - 1 must not write a moved
+		 * source (a call's destination, a transfer's): a B computed
+		 * in the layer (K, V packed) stays */
+		memset(touched, 0, (size_t)l->nbuf);
+		for (int32_t ci = xi - 1;
+		     n && ci >= 0 && part_of(l, ci) == part_of(l, xi); ci--) {
+			touch(&l->step[ci], touched);
+			for (int i = 0; i < x->nxfer; i++)
+				if (mv[i] && touched[x->xfer[i].src.buf]) {
+					mv[i] = 0;
+					n--;
+				}
+			if (!n || !can_host(l, &l->step[ci], has))
+				continue;
+			/* the later GEMM's B parts this multiply's tiles
+			 * send and receive */
+			int m = 0;
+			for (int i = 0; i < x->nxfer; i++) {
+				const Transfer *t = &x->xfer[i];
+				take[i] = mv[i] && covered(t, has) &&
+				          l->buf[t->src.buf].first <= ci;
+				m += take[i];
+			}
+			if (!m)
+				continue;
+			moved += move(l, xi, ci, take);
+			/* x's transfers were compacted: mv follows */
+			int k = 0;
+			for (int i = 0; i < x->nxfer + m; i++)
+				if (!take[i])
+					mv[k++] = mv[i];
+			n -= m;
+		}
+		free(mv);
+	}
+	free(has);
+	free(touched);
+	return moved;
+}
+
+int
+lower_b_back(Lowered *l, int32_t ci)
+{
+	Step *c = &l->step[ci];
+	if (!c->b_from)
+		return 0;
+	Step *x = &l->step[c->b_from - 1];
+	x->xfer =
+	    xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) * sizeof *x->xfer);
+	for (int i = 0; i < c->nxfer; i++) {
+		Transfer *t = &c->xfer[i];
+		t->start = 0;
+		for (uint32_t j = 0; j < t->ndst; j++) {
+			/* the chunk keeps its lifetime from c (another
+			 * multiply may still run parts of it earlier) */
+			t->ptr_at[j] = t->mux_at[j] = t->off_at[j] = 0;
+		}
+		t->wide = 0;
+		x->xfer[x->nxfer++] = *t;
+	}
+	int n = c->nxfer;
+	free(c->xfer);
+	c->xfer = NULL;
+	c->nxfer = 0;
+	gemm_windows_free(c->gwin);
+	free(c->gwin);
+	c->gwin = NULL;
+	lower_step_blocks(c, 0, NULL, 0);
+	c->cycles = lower_b_plain(l, c);
+	for (int i = 0; i < c->ncall; i++) {
+		KernelCall *kc = &c->call[i];
+		const GemmCall *g = &kc->args.u.gemm;
+		kc->args.u.gemm.opt.five = 0;
+		kc->args_bytes = GEMM_ARGS_BYTES;
+		l->buf[kc->args_at].bytes = GEMM_ARGS_BYTES;
+		kc->cycles =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
+	}
+	c->b_from = 0;
+	return n;
+}
+
+uint64_t
+lower_b_plain(const Lowered *l, const Step *c)
+{
+	uint64_t most = 0;
+	for (int i = 0; i < c->ncall; i++) {
+		const GemmCall *g = &c->call[i].args.u.gemm;
+		uint64_t t =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
+		if (t > most)
+			most = t;
+	}
+	return most;
+}
