@@ -6,6 +6,9 @@
 //   rw_softmax_f16h8    rw_softmax_f16h's y (f16), narrowed to f8
 //   rw_layernorm_f16h8  rw_layernorm_f16's statistics; z and y in f16,
 //                       narrowed to f8
+//   rw_layernorm_f16h8n the same without gamma and beta: y = z (a norm,
+//                       whose gamma and beta the host folded into the
+//                       next GEMM's weights and bias)
 //
 // Passes 1 and 2 are rw_softmax_f16h's. Pass 3 forms each y in f16 as
 // rw_softmax_f16h does and narrows two atoms (eight halves) at a time
@@ -23,6 +26,7 @@
 
 	RW_ENTRY rw_softmax_f16h8, sm16h8_rows, sm16h8_s1, sm16h8_s2, sm16h8_s3, 1
 	RW_ENTRY rw_layernorm_f16h8, ln16h8_rows, ln16h8_s1, ln16h8_s2, ln16h8_s3, 1
+	RW_ENTRY rw_layernorm_f16h8n, ln16h8n_rows, ln16h8n_s1, ln16h8n_s2, ln16h8n_s3, 1
 
 // Pass 3: 1 / sum in f16 in $a12:13, e loaded alternately into $a4:5
 // and $a6:7, y into $a0:3, narrowed into $a10:11. A pair loads the next
@@ -83,27 +87,29 @@
 // registers the same bundle reads (an instruction reads before the
 // bundle writes); it stores the pair before's f8 (\st) and loads what
 // lies in the row (\ld: not the last pair).
-.macro LN16h8_PAIR ld, st
-	.if \ld
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4mix $a8:9, $a0:1, $a6:7 }
-	.else
-	{ nop ; f16v4mix $a8:9, $a0:1, $a6:7 }
+.macro LN16h8_PAIR ld, st, affine=1
+	LN16h8_LD \ld, $a0:1, $m6, f16v4mix $a8:9, $a0:1, $a6:7
+	.if \affine
+	LN16h8_LD 1, $a2:3, $m9, f16v4mul $a8:9, $a8:9, $a2:3
+	LN16h8_LD 1, $a4:5, $m10, f16v4add $a8:9, $a8:9, $a4:5
 	.endif
-	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v4mul $a8:9, $a8:9, $a2:3 }
-	{ ld64step $a4:5, $mzero, $m10+=, 1 ; f16v4add $a8:9, $a8:9, $a4:5 }
-	.if \ld
-	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4mix $a10:11, $a0:1, $a6:7 }
-	{ ld64step $a2:3, $mzero, $m9+=, 1 ; f16v4mul $a10:11, $a10:11, $a2:3 }
-	{ ld64step $a4:5, $mzero, $m10+=, 1 ; f16v4add $a10:11, $a10:11, $a4:5 }
-	.else
-	{ nop ; f16v4mix $a10:11, $a0:1, $a6:7 }
-	{ nop ; f16v4mul $a10:11, $a10:11, $a2:3 }
-	{ nop ; f16v4add $a10:11, $a10:11, $a4:5 }
+	LN16h8_LD \ld, $a0:1, $m6, f16v4mix $a10:11, $a0:1, $a6:7
+	.if \affine
+	LN16h8_LD \ld, $a2:3, $m9, f16v4mul $a10:11, $a10:11, $a2:3
+	LN16h8_LD \ld, $a4:5, $m10, f16v4add $a10:11, $a10:11, $a4:5
 	.endif
 	.if \st
 	{ st64step $a12:13, $mzero, $m7+=, 1 ; f16v8tof8 $a12:13, $a8:11 }
 	.else
 	{ nop ; f16v8tof8 $a12:13, $a8:11 }
+	.endif
+.endm
+// One bundle: \aux beside a load of \reg from \ptr (\ld), or a nop.
+.macro LN16h8_LD ld, reg, ptr, aux:vararg
+	.if \ld
+	{ ld64step \reg, $mzero, \ptr+=, 1 ; \aux }
+	.else
+	{ nop ; \aux }
 	.endif
 .endm
 // P pairs (atoms - 1 = 2 P - 1): the first body stores nothing, the
@@ -138,3 +144,34 @@
 .endm
 
 	LN_WORKERS 16h8, $a10
+
+// The same pass 3 without gamma and beta (rw_layernorm_f16h8n): y = z,
+// LN16h8_PAIR without its multiplies and adds (\affine 0): a pair's z
+// from two mixes into $a8:11, narrowed and the pair before stored in the
+// third bundle: 3 bundles a pair against 7. The pointer
+// arguments (\gb, \go, \bo) are not read.
+.macro LN16h8n_P3 gb, go, bo
+	{ add $m6, $m1, 0 ; f32tof16 $a13, $a10 }
+	{ add $m7, $m2, 0 ; uput $TAS, $a13 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f32tof16 $a6, $a12 }
+	{ shr $m14, $m5, 1 ; f32tof16 $a7, $a12 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4mix $azeros, $a0:1, $a6:7 }
+	{ brz $m14, 6f ; fnop }
+	LN16h8_PAIR 1, 0, 0
+	{ add $m14, $m14, -1 ; fnop }
+	{ rpt $m14, 2 ; fnop }
+	LN16h8_PAIR 1, 1, 0
+	LN16h8_PAIR 0, 1, 0
+	{ bri 7f ; fnop }
+6:	LN16h8_PAIR 0, 0, 0
+7:	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
+.endm
+
+.macro LN16h8n_P1
+	LN16_P1
+.endm
+.macro LN16h8n_P2
+	LN16_P2
+.endm
+
+	LN_WORKERS 16h8n, $a10

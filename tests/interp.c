@@ -153,9 +153,13 @@ static long double
 layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
                   int in_f16, double *p, double *kern)
 {
-	long double z = (w->x[k] - w->a) / w->b, g = in->val[op->in[1]][k],
-	            be = in->val[op->in[2]][k];
-	double eg = err_at(in, op->in[1], k), eb = err_at(in, op->in[2], k);
+	/* a norm: gamma 1 and beta 0, exactly */
+	int affine = op->kind == OP_LAYERNORM;
+	long double z = (w->x[k] - w->a) / w->b,
+	            g = affine ? in->val[op->in[1]][k] : 1,
+	            be = affine ? in->val[op->in[2]][k] : 0;
+	double eg = affine ? err_at(in, op->in[1], k) : 0,
+	       eb = affine ? err_at(in, op->in[2], k) : 0;
 	double az = (double)fabsl(z), sigma = (double)w->b,
 	       lo = sigma - 2 * w->big;
 	double dz =
@@ -223,7 +227,7 @@ interpret_rowwise(const Graph *g, const Op *op, Interp *in)
 			if (fabsl(x[k]) > w.most)
 				w.most = (double)fabsl(x[k]);
 		}
-		if (op->kind == OP_LAYERNORM) {
+		if (op->kind != OP_SOFTMAX) {
 			for (size_t k = 0; k < cols; k++)
 				w.a += x[k];
 			w.a /= cols;
@@ -242,7 +246,7 @@ interpret_rowwise(const Graph *g, const Op *op, Interp *in)
 		for (size_t k = 0; k < cols; k++) {
 			double p, kern;
 			long double v =
-			    op->kind == OP_LAYERNORM
+			    op->kind != OP_SOFTMAX
 			        ? layernorm_element(
 			              in, op, &w, k,
 			              plan_layernorm_fused_cast(g, op) >= 0, &p,
@@ -332,7 +336,8 @@ interp_run(const Graph *g, Interp *in)
 		double *ye = in->err[o->id] = xcalloc(n, sizeof *ye);
 		const long double *x = in->val[a->id];
 		int r = o->shape.rank;
-		if (op->kind == OP_LAYERNORM || op->kind == OP_SOFTMAX) {
+		if (op->kind == OP_LAYERNORM || op->kind == OP_NORM ||
+		    op->kind == OP_SOFTMAX) {
 			interpret_rowwise(g, op, in);
 			continue;
 		}

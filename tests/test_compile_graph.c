@@ -1584,6 +1584,40 @@ test_layernorm_fused_cast(void **state)
 	}
 }
 
+/* A norm (a layernorm without gamma and beta, whose affine the host
+ * folded into the next GEMM): its one reader a cast to f8, it writes the
+ * cast's result by rw_layernorm_f16h8n, no gamma and beta moved; rows
+ * mode and split mode, every element within the interpreter's bound (z
+ * itself) and an F143 step, and through a GEMM. Without the cast, or with
+ * a second reader, it is refused by name. */
+static void expect_refusal(const char *text, const char *needle);
+
+static void
+test_norm_fused_cast(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input x f16 [20, 48]\n"
+	    "n = norm x eps=1e-6\nn8 = cast n f8_f143*2^2\n"
+	    "output n8\n";
+	check("an f16 norm written in f8", text, 8, 0x1p-3);
+	check("a norm into an f8 GEMM",
+	      "input x f16 [20, 64]\nweight w f8_f143 [64, 40]\n"
+	      "n = norm x eps=1e-6\nn8 = cast n f8_f143*2^2\n"
+	      "y = matmul n8 w\noutput y\n",
+	      8, 0x1p-3);
+	Graph *g = parsed_edit(text, "", "");
+	assert_int_equal(plan_layernorm_fused_cast(g, &g->ops[0]), 1);
+	assert_int_equal(plan_op_aliases(g, &g->ops[1]), 1);
+	graph_free(g);
+	expect_refusal("input x f16 [20, 48]\nn = norm x eps=1e-6\n"
+	               "output n\n",
+	               "read by one cast to f8");
+	expect_refusal("input x f16 [20, 48]\nn = norm x eps=1e-6\n"
+	               "n8 = cast n f8_f143\noutput n8\noutput n\n",
+	               "read by one cast to f8");
+}
+
 /* Weights of an eighth of a tile's memory each or more are stored in
  * parts (n-panels cut by K) on the least-loaded tiles of their column,
  * written by the host part by part and sent to the column from there. */
@@ -1728,6 +1762,7 @@ main(void)
 	    cmocka_unit_test(test_residual_in_reduction),
 	    cmocka_unit_test(test_softmax_fused_cast),
 	    cmocka_unit_test(test_layernorm_fused_cast),
+	    cmocka_unit_test(test_norm_fused_cast),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_timing_profiles),
 	    cmocka_unit_test(test_refusals),

@@ -430,6 +430,7 @@ static const char every_op_text[] =
     "weight ln_g f16 [4]\n"
     "weight ln_b f16 [4]\n"
     "n = layernorm u ln_g ln_b eps=1e-6\n"
+    "nn = norm u eps=1e-5\n"
     "s = softmax n scale=0.125\n"
     "sl = slice s [1, 0, 2] [6, 3, 4]\n"
     "sl2 = slice s [0, 0, 0] [6, 2, 4]\n"

@@ -576,7 +576,17 @@ gen_op_on(Gen *G, Cand x)
 		Cand c[3] = {x, leaf(G, tx.elem, &row), leaf(G, tx.elem, &row)};
 		static const double eps[] = {1e-5, 1e-6, 1e-3, 0};
 		a.eps = eps[below(r, 4)];
-		if (c[1].id >= 0 && c[2].id >= 0)
+		if (chance(r, 0.25)) {
+			/* a norm: runs only in f16, read by its one cast
+			 * to f8 (a second reader later is refused) */
+			x = cast_to(G, x, (ElemType){DT_F16, 0});
+			x = x.id >= 0 ? emit(G, OP_NORM, &x, 1, &a) : x;
+			if (x.id >= 0)
+				cast_to(G, x,
+				        (ElemType){chance(r, 0.5) ? DT_F8_F143
+				                                  : DT_F8_F152,
+				                   (int)below(r, 5) - 2});
+		} else if (c[1].id >= 0 && c[2].id >= 0)
 			emit(G, OP_LAYERNORM, c, 3, &a);
 		break;
 	}

@@ -169,7 +169,7 @@ typedef struct {
  * to_f8 1 too: they write F143 at 2^F8_SCALE (RwCall.dst_f8), dst in
  * panels. ln8: the f16 layernorm writes F143 at 2^LN8_SCALE, dst in
  * rows of cols bytes. */
-static int exp16, to_f8, ln8;
+static int exp16, to_f8, ln8, plain;
 enum { F8_SCALE = -7, LN8_SCALE = -2 };
 
 /* The value of an F143 code at 2^F8_SCALE, from the format's definition
@@ -374,7 +374,8 @@ run_case(RwOp op, DType type, const Block *bl)
 	            .scale = 0.125f,
 	            .exp_f16 = exp16 && op == RW_SOFTMAX && type == DT_F16,
 	            .dst_f8 = to_f8 || ln8 ? DT_F8_F143 : DT_F32,
-	            .f8_scale = ln8 ? LN8_SCALE : F8_SCALE};
+	            .f8_scale = ln8 ? LN8_SCALE : F8_SCALE,
+	            .plain = plain};
 	Diag d;
 	if (rw_check(&c, &d))
 		fail_msg("rw_check: %s", d.msg);
@@ -396,6 +397,8 @@ run_case(RwOp op, DType type, const Block *bl)
 		                 rnd_range(0.5, 1.5));
 		bv[k] = put_elem(mem + B_AT - G_AT + k * es, type,
 		                 rnd_range(-1, 1));
+		if (plain) /* y = z; gamma and beta (garbage) not read */
+			gv[k] = 1, bv[k] = 0;
 	}
 	/* element k of row r: in a row, or in its panel row */
 #define AT(p, r, k)                                                            \
@@ -666,6 +669,52 @@ test_layernorm_f16h8(void **state)
 		         (unsigned long long)f8, (unsigned long long)f16);
 }
 
+/* The same without gamma and beta (rw_layernorm_f16h8n, RwCall.plain):
+ * y = z, gamma's and beta's rows garbage that the kernel must not read
+ * (the reference and the model take gamma 1 and beta 0); the same
+ * blocks, and one row of 1152 in at most 6.5 + 1.5 bundles an atom
+ * against rw_layernorm_f16h8's 6 + 3.5 (pass 1's one, pass 2's five,
+ * pass 3's three a pair against seven). */
+static void
+test_layernorm_f16h8n(void **state)
+{
+	static const Block rows[] = {
+	    {1, 8, 0, 0, 0, 0},    {3, 16, 0, 0, 0, 0},   {7, 64, 0, 0, 0, 0},
+	    {13, 40, 16, 0, 0, 0}, {6, 8, 0, 0, 0, 0},    {1, 296, 0, 0, 0, 0},
+	    {2, 104, 8, 0, 0, 0},  {5, 64, 0, 0, 0, 0},   {4, 40, 16, 0, 0, 0},
+	    {1, 48, 0, 0, 0, 0},   {2, 16, 0, 0, 0, 0},   {1, 1152, 0, 0, 0, 0},
+	    {6, 1152, 0, 0, 0, 0}, {8, 1152, 0, 0, 0, 0},
+	};
+	ln8 = plain = 1;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		run_case(RW_LAYERNORM, DT_F16, &rows[i]);
+	ln8 = plain = 0;
+	RwCall h = {.op = RW_LAYERNORM,
+	            .type = DT_F16,
+	            .rows = 1,
+	            .cols = 1152,
+	            .x_stride = 2304,
+	            .dst_stride = 1152,
+	            .eps = 1e-6f,
+	            .dst_f8 = DT_F8_F143};
+	RwCall n = h;
+	n.plain = 1;
+	uint64_t affine = rw_cycles(chip_default(), &h),
+	         none = rw_cycles(chip_default(), &n);
+	/* 288 atoms on 6 workers: 48 a worker, 24 pairs; 4 bundles fewer
+	 * a pair, 6 cycles a bundle: 96 x 6 fewer, and the prologue's */
+	if (affine - none < 24 * 4 * 6)
+		fail_msg("1 x 1152: %llu cycles without gamma and beta, %llu "
+		         "with",
+		         (unsigned long long)none, (unsigned long long)affine);
+	Diag d;
+	n.dst_f8 = DT_F32; /* plain writes f8 only */
+	assert_int_equal(rw_check(&n, &d), IPU_EINVAL);
+	n.dst_f8 = DT_F8_F143;
+	n.op = RW_SOFTMAX;
+	assert_int_equal(rw_check(&n, &d), IPU_EINVAL);
+}
+
 static void
 check_bad(RwCall c, const char *want)
 {
@@ -814,6 +863,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_f16h),
 	    cmocka_unit_test(test_softmax_f16h8),
 	    cmocka_unit_test(test_layernorm_f16h8),
+	    cmocka_unit_test(test_layernorm_f16h8n),
 	    cmocka_unit_test(test_bad_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,8 +74,9 @@ scales_arg(const SiglipResult *r, char *buf, size_t n)
  * also against the reference's own FP8 tower with the run's scales, which
  * must be closer than the f64 tower. */
 static void
-run_case(const char *config_json, int size, int batch, const char *name,
-         DType dt, double min_cos, double min_sim, int round_pairs)
+run_case_fold(const char *config_json, int size, int batch, const char *name,
+              DType dt, double min_cos, double min_sim, int round_pairs,
+              int fold_ln)
 {
 	char cfg[64], w[64], ref[64];
 	snprintf(cfg, sizeof cfg, "%s.json", name);
@@ -105,7 +106,8 @@ run_case(const char *config_json, int size, int batch, const char *name,
 	               .pixels = ppath,
 	               .dtype = dt,
 	               .threads = 2,
-	               .round_pairs = round_pairs};
+	               .round_pairs = round_pairs,
+	               .fold_ln = fold_ln};
 	SiglipResult res;
 	Diag d;
 	expect_diag_ok(siglip_run(&r, &res, &d), &d, "siglip_run");
@@ -117,13 +119,24 @@ run_case(const char *config_json, int size, int batch, const char *name,
 		char scales[512], args8[560], sim[80];
 		scales_arg(&res, scales, sizeof scales);
 		print_message("f8 scales %s\n", scales);
-		snprintf(args8, sizeof args8, "--dtype f8 --f8-scales %s",
-		         scales);
+		/* the reference's FP8 tower folds as the run did (its f64
+		 * tower above never does) */
+		snprintf(args8, sizeof args8, "--dtype f8 --f8-scales %s%s",
+		         scales, fold_ln >= 0 ? " --fold-ln" : "");
 		snprintf(sim, sizeof sim, "%s.sim8.npy", name);
 		reference(w, cfg, name, args8, sim);
 		expect_cosines(res.embedding, res.batch, res.d, sim, min_sim);
 	}
 	siglip_result_free(&res);
+}
+
+/* run_case_fold with the default fold (f8: the LayerNorms folded) */
+static void
+run_case(const char *config_json, int size, int batch, const char *name,
+         DType dt, double min_cos, double min_sim, int round_pairs)
+{
+	run_case_fold(config_json, size, batch, name, dt, min_cos, min_sim,
+	              round_pairs, 0);
 }
 
 /* d 64, 2 heads, 2 layers, 16 patches of 8x8 (a base-shaped miniature:
@@ -176,6 +189,16 @@ test_tiny_f8(void **state)
 {
 	(void)state;
 	run_case(tiny, 32, 2, "tiny8", DT_F8_F143, 0.99, 0.998, 0);
+}
+
+/* The same with the LayerNorms keeping gamma and beta (--no-fold-ln),
+ * against the same f64 reference and the reference's unfolded FP8
+ * tower. */
+static void
+test_tiny_f8_unfolded(void **state)
+{
+	(void)state;
+	run_case_fold(tiny, 32, 2, "tiny8u", DT_F8_F143, 0.99, 0.998, 0, -1);
 }
 
 /* The attention in rounds of 2 (image, head) pairs, an image a round
@@ -266,8 +289,150 @@ test_graph_f8(void **state)
 	expect_in(text, "vision_model.head.probe.f8 = cast "
 	                "vision_model.head.probe f8_f143*2^-4");
 	expect_in(text, "head.mlp.gelu.f8 = cast head.mlp.gelu f8_f143*2^-8");
+	/* folded (the default): LN1, LN2 of both layers, the post and the
+	 * head's LayerNorm are norms, no gamma or beta declared */
+	int norms = 0, lns = 0;
+	for (int i = 0; i < g->nops; i++) {
+		norms += g->ops[i].kind == OP_NORM;
+		lns += g->ops[i].kind == OP_LAYERNORM;
+	}
+	assert_int_equal(norms, 2 * 2 + 2);
+	assert_int_equal(lns, 0);
+	assert_null(strstr(text, "layer_norm1.weight"));
+	expect_in(text, "l0.ln1 = norm h0 eps=");
 	graph_free(g);
 	free(text);
+	p.fold_ln = -1; /* kept: every LayerNorm with its gamma and beta */
+	text = siglip_graph_text(&c, 2, &p);
+	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
+	                 0);
+	norms = lns = 0;
+	for (int i = 0; i < g->nops; i++) {
+		norms += g->ops[i].kind == OP_NORM;
+		lns += g->ops[i].kind == OP_LAYERNORM;
+	}
+	assert_int_equal(norms, 0);
+	assert_int_equal(lns, 2 * 2 + 2);
+	graph_free(g);
+	free(text);
+	/* f16 never folds (its LayerNorm kernels have gamma and beta) */
+	SiglipPrecision h = {.dtype = DT_F16, .fold_ln = 1};
+	assert_int_equal(siglip_folds(&h), 0);
+	text = siglip_graph_text(&c, 2, &h);
+	assert_null(strstr(text, "= norm "));
+	free(text);
+}
+
+/* uniform in [0, 1) (xorshift64) */
+static double
+unif(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (double)(*s >> 11) * 0x1p-53;
+}
+
+/* The host's fold: which graph weights take which LayerNorm's gamma and
+ * beta (names written out here), and the values against a direct
+ * computation: W' = W diag(gamma), b' = b + W beta on a hand-made 2 x 3
+ * (exact in binary), and on random values the affine LayerNorm's y
+ * through the linear layer, W y + b in f64, against W' z + b' with the
+ * folded f32 values: equal to f32's rounding of W' and b'. */
+static void
+test_fold(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *g;
+		int kind;
+		const char *ln, *w;
+	} names[] = {
+	    {"vision_model.encoder.layers.0.self_attn.qkv_proj.weight",
+	     SIGLIP_FOLD_WEIGHT, "vision_model.encoder.layers.0.layer_norm1",
+	     "vision_model.encoder.layers.0.self_attn.qkv_proj.weight"},
+	    {"vision_model.encoder.layers.26.self_attn.qkv_proj.bias",
+	     SIGLIP_FOLD_BIAS, "vision_model.encoder.layers.26.layer_norm1",
+	     "vision_model.encoder.layers.26.self_attn.qkv_proj.weight"},
+	    {"vision_model.encoder.layers.3.mlp.fc1.weight", SIGLIP_FOLD_WEIGHT,
+	     "vision_model.encoder.layers.3.layer_norm2",
+	     "vision_model.encoder.layers.3.mlp.fc1.weight"},
+	    {"vision_model.encoder.layers.3.mlp.fc1.bias", SIGLIP_FOLD_BIAS,
+	     "vision_model.encoder.layers.3.layer_norm2",
+	     "vision_model.encoder.layers.3.mlp.fc1.weight"},
+	    {"vision_model.head.attention.in_proj_weight.k", SIGLIP_FOLD_WEIGHT,
+	     "vision_model.post_layernorm",
+	     "vision_model.head.attention.in_proj_weight.k"},
+	    {"vision_model.head.attention.in_proj_bias.v", SIGLIP_FOLD_BIAS,
+	     "vision_model.post_layernorm",
+	     "vision_model.head.attention.in_proj_weight.v"},
+	    {"vision_model.head.mlp.fc1.bias", SIGLIP_FOLD_BIAS,
+	     "vision_model.head.layernorm", "vision_model.head.mlp.fc1.weight"},
+	    /* not after a LayerNorm */
+	    {"vision_model.head.attention.in_proj_weight.q", 0, "", ""},
+	    {"vision_model.head.attention.in_proj_bias.q", 0, "", ""},
+	    {"vision_model.encoder.layers.0.self_attn.out_proj.weight", 0, "",
+	     ""},
+	    {"vision_model.encoder.layers.0.mlp.fc2.bias", 0, "", ""},
+	    {"vision_model.head.mlp.fc2.weight", 0, "", ""},
+	    {"vision_model.embeddings.patch_embedding.weight", 0, "", ""},
+	    {"vision_model.encoder.layers.0.layer_norm1.weight", 0, "", ""},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char ln[160] = "", w[200] = "";
+		int k =
+		    siglip_fold_source(names[i].g, ln, sizeof ln, w, sizeof w);
+		if (k != names[i].kind ||
+		    (k && (strcmp(ln, names[i].ln) || strcmp(w, names[i].w))))
+			fail_msg("%s: %d %s %s, want %d %s %s", names[i].g, k,
+			         ln, w, names[i].kind, names[i].ln, names[i].w);
+	}
+	/* W [2, 3], gamma, beta, b: W' and b' by hand */
+	float w[6] = {1, 2, 3, -4, 5, 0.5f}, g[3] = {0.5f, 2, -1},
+	      be[3] = {1, -1, 0.25f}, b[2] = {0.25f, 0};
+	float w0[6];
+	memcpy(w0, w, sizeof w);
+	siglip_fold_bias(b, w0, 2, 3, be);
+	siglip_fold_weight(w, 2, 3, g);
+	const float wf[6] = {0.5f, 4, -3, -2, 10, -0.5f};
+	/* 0.25 + 1 - 2 + 0.75; 0 - 4 - 5 + 0.125 */
+	const float bf[2] = {0.0f, -8.875f};
+	for (int i = 0; i < 6; i++)
+		assert_true(w[i] == wf[i]);
+	for (int i = 0; i < 2; i++)
+		assert_true(b[i] == bf[i]);
+	/* random: rows 5, cols 40 */
+	enum { R = 5, C = 40 };
+	float W[R * C], W1[R * C], G[C], B[C], bias[R], b1[R];
+	double x[C], mean = 0, var = 0;
+	uint64_t st = 12345;
+	for (int i = 0; i < R * C; i++)
+		W[i] = W1[i] = (float)(unif(&st) - 0.5);
+	for (int i = 0; i < C; i++) {
+		G[i] = (float)(1 + 0.2 * (unif(&st) - 0.5));
+		B[i] = (float)(0.1 * (unif(&st) - 0.5));
+		x[i] = 3 + 2 * unif(&st);
+		mean += x[i] / C;
+	}
+	for (int i = 0; i < R; i++)
+		bias[i] = b1[i] = (float)(0.05 * (unif(&st) - 0.5));
+	for (int i = 0; i < C; i++)
+		var += (x[i] - mean) * (x[i] - mean) / C;
+	siglip_fold_bias(b1, W1, R, C, B);
+	siglip_fold_weight(W1, R, C, G);
+	for (int r = 0; r < R; r++) {
+		double want = bias[r], got = b1[r], mag = fabs(bias[r]);
+		for (int i = 0; i < C; i++) {
+			double z = (x[i] - mean) / sqrt(var + 1e-6);
+			want += (double)W[r * C + i] * (z * G[i] + B[i]);
+			got += (double)W1[r * C + i] * z;
+			mag += fabs(W[r * C + i] * (z * G[i] + B[i]));
+		}
+		/* W' and b' each rounded once to f32 */
+		if (!(fabs(got - want) <= 0x1p-23 * mag))
+			fail_msg("row %d: folded %.12g, direct %.12g", r, got,
+			         want);
+	}
 }
 
 /* Mismatched inputs are refused before anything is compiled, naming the
@@ -621,11 +786,13 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_package_cache),
 	    cmocka_unit_test(test_micro_batch),
 	    cmocka_unit_test(test_graph_f8),
+	    cmocka_unit_test(test_fold),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),
 	    cmocka_unit_test(test_tiny_device),
 	    cmocka_unit_test(test_so400m_shaped),
 	    cmocka_unit_test(test_tiny_f8),
+	    cmocka_unit_test(test_tiny_f8_unfolded),
 	    cmocka_unit_test(test_so400m_shaped_f8),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -642,6 +642,38 @@ def f8_weights(weights, cfg):
     return out
 
 
+def fold_layernorms(weights, cfg):
+    """The device's --fold-ln (ipu run siglip --dtype f8, the default; its
+    --no-fold-ln keeps them): each LayerNorm read only by linear layers
+    (layer_norm1 -> q, k, v; layer_norm2 -> fc1; the post-LayerNorm -> the
+    head's k and v; the head's -> its fc1) loses gamma and beta, folded into
+    those layers: W' = W diag(gamma), b' = b + W beta, in f64 (weights must be
+    f64 already), before f8_weights quantizes W'.  The same function of the
+    input in exact arithmetic; the last hidden state is then z, not the
+    post-LayerNorm's y (the pooled embedding is the tower's)."""
+    w = dict(weights)
+    d = cfg.hidden_size
+
+    def fold(ln, targets, rows=slice(None)):
+        g, b = w[ln + ".weight"], w[ln + ".bias"]
+        for t in targets:
+            W = w[t + "weight"].clone()
+            bias = w[t + "bias"].clone()
+            bias[rows] = bias[rows] + W[rows] @ b
+            W[rows] = W[rows] * g
+            w[t + "weight"], w[t + "bias"] = W, bias
+        w[ln + ".weight"], w[ln + ".bias"] = torch.ones_like(g), torch.zeros_like(b)
+
+    for i in range(cfg.num_hidden_layers):
+        p = f"encoder.layers.{i}."
+        fold(p + "layer_norm1", [p + f"self_attn.{n}_proj." for n in "qkv"])
+        fold(p + "layer_norm2", [p + "mlp.fc1."])
+    if cfg.vision_use_head:
+        fold("post_layernorm", ["head.attention.in_proj_"], slice(d, 3 * d))
+        fold("head.layernorm", ["head.mlp.fc1."])
+    return w
+
+
 class F8Activations:
     """act(): each dense GEMM's input cast to F143 with its position's scale."""
 
@@ -692,13 +724,18 @@ def parse_f8_scales(text):
     return scales
 
 
-def tower(pixels, weights, cfg, precision="f64", act=_no_act):
+def tower(pixels, weights, cfg, precision="f64", act=_no_act, fold_ln=False):
     """(pooled [B, d] or None without a head, last_hidden_state [B, N, d]), float32
     numpy arrays.  pixels is [B, C, S, S] (numpy or torch).  For f8, act is an
-    F8Activations; otherwise it may watch the GEMM inputs (ActivationRanges)."""
+    F8Activations; otherwise it may watch the GEMM inputs (ActivationRanges);
+    fold_ln (f8 only): the LayerNorms folded as the device does
+    (fold_layernorms)."""
     dtype, rnd = PRECISIONS[precision]
+    if fold_ln and precision != "f8":
+        raise RefError("--fold-ln mirrors the device's f8 tower: with --dtype f8 only")
     if precision == "f8":
-        weights = f8_weights({k: v.to(torch.float64) for k, v in weights.items()}, cfg)
+        w64 = {k: v.to(torch.float64) for k, v in weights.items()}
+        weights = f8_weights(fold_layernorms(w64, cfg) if fold_ln else w64, cfg)
     w = {k: rnd(v.to(dtype)) for k, v in weights.items()}
     x = rnd(torch.as_tensor(np.asarray(pixels)).to(dtype))
     with torch.no_grad():
@@ -791,7 +828,7 @@ def _cmd_run(args):
     if (args.dtype == "f8") != bool(args.f8_scales):
         raise RefError("run: --f8-scales goes with --dtype f8, and --dtype f8 needs them")
     act = F8Activations(parse_f8_scales(args.f8_scales)) if args.f8_scales else _no_act
-    pooled, hidden = tower(pixels, weights, cfg, args.dtype, act)
+    pooled, hidden = tower(pixels, weights, cfg, args.dtype, act, args.fold_ln)
     if args.out:
         _save_npy(args.out, pooled, args.force)
     if args.hidden:
@@ -1506,6 +1543,10 @@ def _parser():
     s.add_argument("--hidden", help="last_hidden_state [B, N, d]")
     s.add_argument("--f8-scales", help="with --dtype f8: each GEMM position's activation scale, "
                                        "qkv=N,out=N,... as ipu run siglip --dtype f8 prints them")
+    s.add_argument("--fold-ln", action="store_true",
+                   help="with --dtype f8: the LayerNorms' gamma and beta folded into the next "
+                        "GEMM's weights and bias before they are quantized, as the device's f8 "
+                        "tower does by default (not with its --no-fold-ln)")
     s.set_defaults(func=_cmd_run)
 
     s = sub.add_parser("calibrate", parents=[tower_in], help="largest |x| at each dense GEMM's input (f64) and the F143 scales "

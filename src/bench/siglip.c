@@ -207,7 +207,8 @@ measure(const SiglipBenchConfig *cfg, const SiglipConfig *c, const Scratch *s,
 	               .range = cfg->range ? SIGLIP_RANGE_PREDICT
 	                                   : SIGLIP_RANGE_NONE,
 	               .compile_only = cfg->compile_only,
-	               .micro_batch = cfg->micro_batch};
+	               .micro_batch = cfg->micro_batch,
+	               .fold_ln = cfg->no_fold_ln ? -1 : 0};
 	SiglipResult out;
 	e = siglip_run(&r, &out, d);
 	const Chip *chip = cfg->chip ? cfg->chip : chip_default();

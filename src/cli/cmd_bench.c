@@ -124,6 +124,10 @@ usage(FILE *f)
 	        "--ref SCRIPT)\n"
 	        "  --compile-only  compile, no emulation (does the batch "
 	        "fit?)\n"
+	        "  --no-fold-ln    f8: the LayerNorms keep gamma and beta "
+	        "(default: folded\n"
+	        "                  into the next GEMM's weights and bias, "
+	        "docs/siglip.md)\n"
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "\n"
@@ -823,6 +827,7 @@ siglip_bench(int argc, char **argv)
 	             "a number of cycles, 1 or more"),
 	    FLAG_OPT("--check", cfg.check),
 	    FLAG_OPT("--compile-only", cfg.compile_only),
+	    FLAG_OPT("--no-fold-ln", cfg.no_fold_ln),
 	};
 	int json,
 	    rc = parse_opts("siglip", argc, argv, opts,

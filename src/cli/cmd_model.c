@@ -31,7 +31,8 @@ usage(FILE *f)
 	    "(--config C | --preset NAME)\n"
 	    "       ipu model graph (--preset NAME | --config C) [--layers N] "
 	    "[--batch B]\n"
-	    "                       [--dtype f32|f16] [--no-head]\n"
+	    "                       [--dtype f32|f16|f8] [--no-head] "
+	    "[--no-fold-ln]\n"
 	    "  gen    write a synthetic SigLIP vision checkpoint: the "
 	    "Hugging Face\n"
 	    "         names and shapes, seeded values (the Hugging Face "
@@ -262,7 +263,7 @@ static int
 print_graph(int argc, char **argv)
 {
 	SiglipConfig c;
-	int have = 0, batch = 1, layers = -1;
+	int have = 0, batch = 1, layers = -1, fold = 0;
 	DType dt = DT_F32;
 	Diag d;
 	for (int i = 2; i < argc; i++) {
@@ -270,6 +271,8 @@ print_graph(int argc, char **argv)
 		const char *v;
 		if (!strcmp(argv[i], "--no-head")) {
 			have |= 2;
+		} else if (!strcmp(argv[i], "--no-fold-ln")) {
+			fold = -1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--preset",
 		                              &missing))) {
 			if (siglip_preset(v, &c)) {
@@ -323,7 +326,7 @@ print_graph(int argc, char **argv)
 		c.layers = layers;
 	/* f8 without a checkpoint: every scale 2^0 (the graph's sizes and
 	 * work are right, its values are not) */
-	SiglipPrecision p = {.dtype = dt};
+	SiglipPrecision p = {.dtype = dt, .fold_ln = fold};
 	char *text = siglip_graph_text(&c, batch, &p);
 	fputs(text, stdout);
 	free(text);

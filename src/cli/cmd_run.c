@@ -81,7 +81,8 @@ usage(FILE *f)
 	        "[--chip C] [--timing P]\n"
 	        "                      [--micro-batch M] [--threads N] "
 	        "[--max-cycles N]\n"
-	        "                      [--device D] [--quiet]\n"
+	        "                      [--device D] [--quiet] "
+	        "[--no-fold-ln]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
 	        "run it on the\n"
 	        "  emulated chip and print the pooled embedding's summary, "
@@ -91,6 +92,10 @@ usage(FILE *f)
 	        "as SigLIP's processor\n"
 	        "  --pixels P    pixel values [B, 3, S, S] float32 instead "
 	        "(e.g. from ipu image)\n"
+	        "  --no-fold-ln  f8: the LayerNorms keep gamma and beta "
+	        "(default: folded into\n"
+	        "                the next GEMM's weights and bias on the "
+	        "host, docs/siglip.md)\n"
 	        "  --micro-batch M  one program for M images (default: the "
 	        "batch), run\n"
 	        "                ceil(B / M) times, the last run padded with "
@@ -180,6 +185,8 @@ cmd_run(int argc, char **argv)
 			no_cache = 1;
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = 1;
+		} else if (!strcmp(argv[i], "--no-fold-ln")) {
+			r.fold_ln = -1;
 		} else if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			free(images);

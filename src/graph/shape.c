@@ -20,6 +20,7 @@
  *   reshape    same element count.
  *   transpose  output axis i is input axis perm[i].
  *   layernorm  x [.., N], gamma and beta [N] of x's type; output like x.
+ *   norm       layernorm without gamma and beta: x alone; output like x.
  *   softmax    output like x; scale > 0 (the max of x is the max of
  *              scale * x).
  */
@@ -291,6 +292,16 @@ infer_layernorm(const Tensor *const in[], const OpAttrs *a, Tensor *out,
 	return infer_same(in, a, out, d);
 }
 
+/* layernorm without gamma and beta: x alone */
+static int
+infer_norm(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
+{
+	if (!(a->eps >= 0))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "eps=%g: want a value >= 0", a->eps);
+	return infer_same(in, a, out, d);
+}
+
 static int
 infer_softmax(const Tensor *const in[], const OpAttrs *a, Tensor *out, Diag *d)
 {
@@ -322,6 +333,13 @@ static OpWork
 work_layernorm(const Tensor *const in[], const OpAttrs *a, const Tensor *out)
 {
 	return (OpWork){0, mul_sat(shape_elems(&out->shape), 8)};
+}
+
+/* Per element: layernorm's but gamma's multiply and beta's add. */
+static OpWork
+work_norm(const Tensor *const in[], const OpAttrs *a, const Tensor *out)
+{
+	return (OpWork){0, mul_sat(shape_elems(&out->shape), 6)};
 }
 
 /* Per element: the max, subtract and scale, exp, the sum, the divide. */

@@ -87,6 +87,9 @@ static const Kernel softmax_f16h8 = {
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {
     "rw_layernorm_f16h8", 0, 53, 6, 3, 2, {{18, 1}, {26, 5}, {34, 0}}, 0, 7};
+/* The same without gamma and beta (RwCall.plain): y = z. */
+static const Kernel layernorm_f16h8n = {
+    "rw_layernorm_f16h8n", 0, 45, 6, 3, 2, {{18, 1}, {26, 5}, {26, 0}}, 0, 3};
 
 static int
 to_f8(const RwCall *c)
@@ -97,8 +100,9 @@ to_f8(const RwCall *c)
 static const Kernel *
 kernel_of(const RwCall *c)
 {
-	return to_f8(c)
-	           ? c->op == RW_LAYERNORM ? &layernorm_f16h8 : &softmax_f16h8
+	return to_f8(c)     ? c->op == RW_LAYERNORM
+	                          ? c->plain ? &layernorm_f16h8n : &layernorm_f16h8
+	                          : &softmax_f16h8
 	       : c->exp_f16 ? &softmax_f16h
 	                    : &kernels[c->op][c->type];
 }
@@ -190,7 +194,8 @@ rw_entry(const RwCall *c)
 	if ((unsigned)c->op > RW_SOFTMAX || (unsigned)c->type > DT_F16 ||
 	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)) ||
 	    (to_f8(c) && c->type != DT_F16) ||
-	    (to_f8(c) && c->op == RW_SOFTMAX && !c->exp_f16))
+	    (to_f8(c) && c->op == RW_SOFTMAX && !c->exp_f16) ||
+	    (c->plain && (c->op != RW_LAYERNORM || !to_f8(c))))
 		return NULL;
 	return kernel_of(c)->entry;
 }
@@ -281,10 +286,11 @@ rw_check(const RwCall *c, Diag *d)
 	if (!entry)
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
-		    "rowwise: op %d on type %d%s%s is not supported",
+		    "rowwise: op %d on type %d%s%s%s is not supported",
 		    (int)c->op, (int)c->type,
 		    c->exp_f16 ? " with exps in f16" : "",
-		    to_f8(c) ? " to f8" : "");
+		    to_f8(c) ? " to f8" : "",
+		    c->plain ? " without gamma and beta" : "");
 	const char *op = op_names[c->op];
 	if (!c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -308,7 +314,7 @@ rw_check(const RwCall *c, Diag *d)
 	    {"x", c->x, c->x_stride, c->rows, bytes, c->x_panel},
 	    {"gamma", c->gamma, 0, 1, bytes, 0},
 	    {"beta", c->beta, 0, 1, bytes, 0}};
-	int n = ln ? 4 : 2;
+	int n = ln && !c->plain ? 4 : 2;
 	uint64_t end[4];
 	if (to_f8(c) && ((c->dst_panel == 0) != ln || c->f8_scale < -32 ||
 	                 c->f8_scale > 31 || (ln && atoms % 2)))

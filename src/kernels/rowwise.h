@@ -57,6 +57,9 @@ typedef struct {
 	 * type */
 	DType dst_f8;
 	int f8_scale; /* -32 .. 31 */
+	/* layernorm writing f8 (dst_f8) without gamma and beta: y = z
+	 * (rw_layernorm_f16h8n; gamma and beta unused) */
+	int plain;
 } RwCall;
 
 enum {

@@ -686,9 +686,10 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 
 /* ---- row-wise ---------------------------------------------------------- */
 
-/* layernorm, softmax (rowwise.c): x in pieces of whole rows, moved there
- * or written there by the host as the plan says; gamma and beta one row
- * next to each piece, in the same exchange step. */
+/* layernorm, norm, softmax (rowwise.c): x in pieces of whole rows, moved
+ * there or written there by the host as the plan says; a layernorm's
+ * gamma and beta one row next to each piece, in the same exchange step
+ * (a norm has none). */
 static int
 lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
@@ -698,7 +699,7 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	Step *s = NULL;
 	int r = IPU_OK;
 	TensorPlace *px = b->home[x->id];
-	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	RwOp rw = op->kind == OP_SOFTMAX ? RW_SOFTMAX : RW_LAYERNORM;
 	if (o->in[0].kind != CONV_NONE) {
 		Buffers bs = buffers_from(b, at);
 		TensorPlace *rows =
@@ -740,6 +741,11 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	int32_t fc = op->kind == OP_SOFTMAX
 	                 ? plan_softmax_fused_cast(b->g, op)
 	                 : plan_layernorm_fused_cast(b->g, op);
+	if (op->kind == OP_NORM && fc < 0) /* the planner refused it */
+		return plan_op_error(b->g, op,
+		                     diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                              "a norm without its cast to f8"),
+		                     d);
 	const ElemType *to =
 	    fc >= 0 ? &graph_tensor(b->g, b->g->ops[fc].out)->elem : &x->elem;
 	Buffers bs = buffers_from(b, b->l->nstep);
@@ -824,8 +830,9 @@ static const LowerOp lower_op[OP_COUNT] = {
     [OP_CAST] = lower_unary_op,        [OP_GELU] = lower_unary_op,
     [OP_RESHAPE] = lower_reshape_op,   [OP_TRANSPOSE] = lower_transpose_op,
     [OP_LAYERNORM] = lower_rowwise_op, [OP_SOFTMAX] = lower_rowwise_op,
-    [OP_SLICE] = lower_slice_op,       [OP_CONCAT] = lower_concat_op,
-    [OP_RELU] = lower_unary_op,        [OP_GATHER] = lower_gather_op,
+    [OP_NORM] = lower_rowwise_op,      [OP_SLICE] = lower_slice_op,
+    [OP_CONCAT] = lower_concat_op,     [OP_RELU] = lower_unary_op,
+    [OP_GATHER] = lower_gather_op,
 };
 
 /* Cut each tensor buffer's lifetime back to its last reader; weights and

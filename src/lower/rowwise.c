@@ -7,7 +7,7 @@
  * that); the
  * output has the same blocks (layout_rowwise_out: rows, or the f16
  * softmax's GEMM C panels); gamma and beta are one row on each piece's
- * tile.
+ * tile (a norm, a layernorm without them: NULL, rw_layernorm_f16h8n).
  * Each piece is one call of kernels/rowwise.S (src/kernels/rowwise.h) over
  * its rows, or two when that is faster: its rows but the last R mod 6 in
  * rows mode, then those in split mode. A step holds one call a tile, so
@@ -41,10 +41,11 @@ check_call(const RwCall *k, int gamma_beta, Diag *d)
 }
 
 /* What a call writes: out's type (f8: rw_softmax_f16h8) and its f8
- * scale. */
+ * scale; plain: a layernorm without gamma and beta (a norm). */
 typedef struct {
 	DType type;
 	int f8_scale;
+	int plain;
 } RwOut;
 
 /* A call over `rows` rows of piece px into po (addresses 0). */
@@ -70,7 +71,8 @@ piece_call(RwOp op, DType type, RwOut to, const Piece *px, const Piece *po,
 	                .scale = (float)scale,
 	                .exp_f16 = exp_f16,
 	                .dst_f8 = dtype_is_f8(to.type) ? to.type : DT_F32,
-	                .f8_scale = to.f8_scale};
+	                .f8_scale = to.f8_scale,
+	                .plain = to.plain};
 }
 
 /* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
@@ -120,7 +122,7 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               int f8_scale, const char *what, Diag *d)
 {
 	DType type = x->dtype;
-	RwOut to = {out->dtype, f8_scale};
+	RwOut to = {out->dtype, f8_scale, op == RW_LAYERNORM && !gamma};
 	if (type != DT_F32 && type != DT_F16)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",

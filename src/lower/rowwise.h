@@ -7,7 +7,8 @@
 #include "lower.h"
 
 /* out (layout_rowwise_out of x) = op(x) per row, in
- * new compute steps at the end; gamma and beta (layernorm; NULL for softmax):
+ * new compute steps at the end; gamma and beta (layernorm; NULL for softmax,
+ * and for a layernorm without them, a norm, whose out must be f8):
  * one row next to each piece of x (layout_mirror with one_row). eps and scale
  * as in OpAttrs; exp_f16: the f16 softmax's kernel with its exps in f16
  * (plan_softmax_in_f16); out in f8: that kernel writing f8 at 2^f8_scale

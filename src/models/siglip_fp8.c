@@ -62,9 +62,14 @@ typedef struct {
 	double max, l2;
 } Bound;
 
+/* `plain`: the norm's (gamma 1, beta 0): |z_i| <= sqrt(n - 1). */
 static int
-ln_bound(const StFile *f, const char *ln, int n, Bound *b, Diag *d)
+ln_bound(const StFile *f, const char *ln, int n, int plain, Bound *b, Diag *d)
 {
+	if (plain) {
+		*b = (Bound){sqrt(n - 1.0), sqrt((double)n)};
+		return IPU_OK;
+	}
 	char name[160];
 	snprintf(name, sizeof name, "%s.weight", ln);
 	float *g = tensor(f, name, 0, 1, (size_t)n, d);
@@ -129,16 +134,21 @@ gelu_bound(double x)
  * from fc1 of `mlp`; with `attn` (an encoder layer's self_attn) QK^T's
  * q and k into qk[0], qk[1]. */
 static int
-block_bounds(const SiglipConfig *c, const StFile *f, const char *ln,
+block_bounds(const SiglipConfig *c, const StFile *f, int fold, const char *ln,
              const char *vw, const char *vb, size_t v0, const char *ln_mlp,
              const char *mlp, const char *attn, double *qkv, double *out,
              double *fc1, double *fc2, double *qk, Diag *d)
 {
+	/* q, k, v and fc1 read the affine LayerNorm's y even when the
+	 * casts read z: their bounds are the unfolded model's */
+	Bound fa, fm;
 	int n = c->hidden;
 	Bound a, m;
 	double v, h;
 	char w[160], b[160];
-	int e = ln_bound(f, ln, n, &a, d);
+	int e = ln_bound(f, ln, n, 0, &a, d);
+	if (!e)
+		e = ln_bound(f, ln, n, fold, &fa, d);
 	for (int i = 0; attn && i < 2 && !e; i++) {
 		double y;
 		snprintf(w, sizeof w, "%s.%c_proj.weight", attn, "qk"[i]);
@@ -151,20 +161,22 @@ block_bounds(const SiglipConfig *c, const StFile *f, const char *ln,
 	if (!e)
 		e = linear_bound(f, vw, vb, v0, n, n, a.l2, &v, d);
 	if (!e)
-		e = ln_bound(f, ln_mlp, n, &m, d);
+		e = ln_bound(f, ln_mlp, n, 0, &m, d);
+	if (!e)
+		e = ln_bound(f, ln_mlp, n, fold, &fm, d);
 	if (!e)
 		e = linear_bound(f, w, b, 0, c->intermediate, n, m.l2, &h, d);
 	if (e)
 		return e;
-	*qkv = fmax(*qkv, a.max);
+	*qkv = fmax(*qkv, fa.max);
 	*out = fmax(*out, v); /* softmax rows sum to 1 */
-	*fc1 = fmax(*fc1, m.max);
+	*fc1 = fmax(*fc1, fm.max);
 	*fc2 = fmax(*fc2, gelu_bound(h));
 	return IPU_OK;
 }
 
 int
-siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
+siglip_f8_bounds(const SiglipConfig *c, const StFile *f, int fold,
                  int scale[SIGLIP_GEMMS], Diag *d)
 {
 	double max[SIGLIP_GEMMS] = {0};
@@ -178,7 +190,7 @@ siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
 		snprintf(vw, sizeof vw, "%s.v_proj.weight", at);
 		snprintf(vb, sizeof vb, "%s.v_proj.bias", at);
 		snprintf(mlp, sizeof mlp, "%s.mlp", p);
-		e = block_bounds(c, f, ln1, vw, vb, 0, ln2, mlp, at,
+		e = block_bounds(c, f, fold, ln1, vw, vb, 0, ln2, mlp, at,
 		                 &max[SIGLIP_QKV], &max[SIGLIP_OUT],
 		                 &max[SIGLIP_FC1], &max[SIGLIP_FC2],
 		                 &max[SIGLIP_Q], d);
@@ -189,7 +201,7 @@ siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
 		snprintf(w, sizeof w, "%s.in_proj_weight", hw);
 		snprintf(b, sizeof b, "%s.in_proj_bias", hw);
 		e = block_bounds(
-		    c, f, "vision_model.post_layernorm", w, b,
+		    c, f, fold, "vision_model.post_layernorm", w, b,
 		    2 * (size_t)c->hidden, "vision_model.head.layernorm",
 		    "vision_model.head.mlp", NULL, &max[SIGLIP_HEAD_KV],
 		    &max[SIGLIP_HEAD_OUT], &max[SIGLIP_HEAD_FC1],

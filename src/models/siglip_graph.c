@@ -199,14 +199,95 @@ linear(Text *t, Types *ty, SiglipGemm pos, const char *y, const char *x,
 	bias_add(t, ty, y, mm, name, bias, out);
 }
 
+/* y = LayerNorm `w` of x; `norm`: without its gamma and beta (a norm op:
+ * the host folded them into the one linear layer that reads y,
+ * siglip_fold_source) */
 static void
 layernorm(Text *t, const char *dt, const char *y, const char *x, const char *w,
-          int d, double eps)
+          int d, double eps, int norm)
 {
+	if (norm) {
+		put(t, "%s = norm %s eps=%.17g\n", y, x, eps);
+		return;
+	}
 	put(t, "weight %s.weight %s [%d]\n", w, dt, d);
 	put(t, "weight %s.bias %s [%d]\n", w, dt, d);
 	put(t, "%s = layernorm %s %s.weight %s.bias eps=%.17g\n", y, x, w, w,
 	    eps);
+}
+
+int
+siglip_folds(const SiglipPrecision *p)
+{
+	return dtype_is_f8(p->dtype) && !p->weight_type &&
+	       (p->fold_ln > 0 || (!p->fold_ln && SIGLIP_FOLD_DEFAULT));
+}
+
+int
+siglip_fold_source(const char *gname, char *ln, size_t nln, char *w, size_t nw)
+{
+	static const char layer[] = "vision_model.encoder.layers.";
+	static const struct {
+		const char *weight, *bias, *ln; /* ln "": the layer's */
+	} rows[] = {
+	    {"self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias",
+	     "layer_norm1"},
+	    {"mlp.fc1.weight", "mlp.fc1.bias", "layer_norm2"},
+	    {"vision_model.head.attention.in_proj_weight.k",
+	     "vision_model.head.attention.in_proj_bias.k",
+	     "vision_model.post_layernorm"},
+	    {"vision_model.head.attention.in_proj_weight.v",
+	     "vision_model.head.attention.in_proj_bias.v",
+	     "vision_model.post_layernorm"},
+	    {"vision_model.head.mlp.fc1.weight",
+	     "vision_model.head.mlp.fc1.bias", "vision_model.head.layernorm"},
+	};
+	/* an encoder layer's: after "<layer><l>." */
+	const char *rest = gname;
+	int l = -1, at = 0;
+	if (!strncmp(gname, layer, sizeof layer - 1) &&
+	    sscanf(gname + sizeof layer - 1, "%d.%n", &l, &at) == 1 && at)
+		rest = gname + sizeof layer - 1 + at;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int enc = i < 2;
+		if (enc != (rest != gname))
+			continue;
+		int kind = !strcmp(rest, rows[i].weight) ? SIGLIP_FOLD_WEIGHT
+		           : !strcmp(rest, rows[i].bias) ? SIGLIP_FOLD_BIAS
+		                                         : 0;
+		if (!kind)
+			continue;
+		if (enc) {
+			snprintf(ln, nln, "%s%d.%s", layer, l, rows[i].ln);
+			snprintf(w, nw, "%s%d.%s", layer, l, rows[i].weight);
+		} else {
+			snprintf(ln, nln, "%s", rows[i].ln);
+			snprintf(w, nw, "%s", rows[i].weight);
+		}
+		return kind;
+	}
+	return 0;
+}
+
+void
+siglip_fold_weight(float *w, size_t rows, size_t cols, const float *gamma)
+{
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++)
+			w[r * cols + c] =
+			    (float)((double)w[r * cols + c] * gamma[c]);
+}
+
+void
+siglip_fold_bias(float *b, const float *w, size_t rows, size_t cols,
+                 const float *beta)
+{
+	for (size_t r = 0; r < rows; r++) {
+		double s = b[r];
+		for (size_t c = 0; c < cols; c++)
+			s += (double)w[r * cols + c] * beta[c];
+		b[r] = (float)s;
+	}
 }
 
 /* [B rows, H heads x Dh] -> [B, H, rows, Dh] */
@@ -353,6 +434,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	Types ty = {.p = p, .f8 = dtype_is_f8(p->dtype)};
 	ty.dt = dtype_name(ty.f8 ? DT_F16 : p->dtype);
 	const char *dt = ty.dt;
+	int fold = siglip_folds(p);
 	int d = c->hidden, f = c->intermediate, h = c->heads, dh = d / h;
 	int n = siglip_tokens(c), pp = c->channels * c->patch * c->patch;
 	int rows = batch * n;
@@ -385,7 +467,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		snprintf(p, sizeof p, "vision_model.encoder.layers.%d", l);
 		snprintf(y, sizeof y, "l%d.ln1", l);
 		snprintf(w, sizeof w, "%s.layer_norm1", p);
-		layernorm(&t, dt, y, x, w, d, c->ln_eps);
+		layernorm(&t, dt, y, x, w, d, c->ln_eps, fold);
 		/* q, k, v: one GEMM, its [rows, 3 d] as [3, B, H, n, dh]
 		 * (a permutation of whole rows), each a slice of it */
 		snprintf(qkv, sizeof qkv, "l%d.qkv", l);
@@ -407,7 +489,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		put(&t, "%s = add %s %s\n", r, x, o);
 		snprintf(y, sizeof y, "l%d.ln2", l);
 		snprintf(w, sizeof w, "%s.layer_norm2", p);
-		layernorm(&t, dt, y, r, w, d, c->ln_eps);
+		layernorm(&t, dt, y, r, w, d, c->ln_eps, fold);
 		snprintf(m, sizeof m, "l%d.mlp", l);
 		snprintf(w, sizeof w, "%s.mlp", p);
 		mlp(&t, &ty, SIGLIP_FC1, m, y, w, rows, d, f);
@@ -418,8 +500,10 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	 * the first as a loop body (docs/graph.md "Repeat") */
 	if (c->layers >= 2 && !p->unroll)
 		put(&t, "repeat %d l0.ln1 h1\n", c->layers);
+	/* the post-LayerNorm folds into the head's k and v (without the
+	 * head it is the output) */
 	layernorm(&t, dt, "last", x, "vision_model.post_layernorm", d,
-	          c->ln_eps);
+	          c->ln_eps, fold && c->use_head);
 	if (!c->use_head) {
 		put(&t, "output last\n");
 		return t.text;
@@ -454,7 +538,7 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	linear(&t, &ty, SIGLIP_HEAD_OUT, "head.out", "head.attn", w, batch, d,
 	       d);
 	layernorm(&t, dt, "head.ln", "head.out", "vision_model.head.layernorm",
-	          d, c->ln_eps);
+	          d, c->ln_eps, fold);
 	mlp(&t, &ty, SIGLIP_HEAD_FC1, "head.mlp", "head.ln",
 	    "vision_model.head.mlp", batch, d, f);
 	put(&t, "pooled = add head.out head.mlp\n");

@@ -70,7 +70,33 @@ typedef struct {
 	/* an encoder layer's attention in rounds of at most this many
 	 * (image, head) pairs (0: SIGLIP_ROUND_PAIRS) */
 	int round_pairs;
+	/* f8 without weight_type: 1 the LayerNorms whose one reader is a
+	 * linear layer (LN1 -> qkv, LN2 -> fc1, the post-LayerNorm -> the
+	 * head's k and v, the head's -> its fc1) are norms, their gamma and
+	 * beta folded by the host into that layer's weight and bias
+	 * (siglip_fold_source); -1 they keep them; 0 SIGLIP_FOLD_DEFAULT */
+	int fold_ln;
 } SiglipPrecision;
+
+/* fold_ln's default (docs/siglip.md "The LayerNorms folded") */
+enum { SIGLIP_FOLD_DEFAULT = 1 };
+/* 1 if the tower of p folds its LayerNorms (siglip_graph_text) */
+int siglip_folds(const SiglipPrecision *p);
+/* The host's side of the fold, for graph weight `gname` of a folding
+ * tower: SIGLIP_FOLD_WEIGHT, its values are the checkpoint's W diag(gamma)
+ * (each column times LayerNorm `ln`'s "<ln>.weight"); SIGLIP_FOLD_BIAS,
+ * b + W beta with W graph weight `w` as the checkpoint has it and beta
+ * "<ln>.bias"; 0: not folded (ln and w not set). */
+enum { SIGLIP_FOLD_WEIGHT = 1, SIGLIP_FOLD_BIAS = 2 };
+int siglip_fold_source(const char *gname, char *ln, size_t nln, char *w,
+                       size_t nw);
+/* w [rows, cols] = w diag(gamma) in place: each product in f64, rounded
+ * once to f32 (the product of two f32 is exact in f64) */
+void siglip_fold_weight(float *w, size_t rows, size_t cols, const float *gamma);
+/* b [rows] = b + w beta in place, w [rows, cols]: the sum in f64, rounded
+ * once to f32 */
+void siglip_fold_bias(float *b, const float *w, size_t rows, size_t cols,
+                      const float *beta);
 
 /* Batch 4 of So400m (16 heads) runs its 64 pairs at once and places;
  * batch 8's 128 at once hold twice the scores (docs/bench-siglip.md). */
@@ -137,6 +163,7 @@ typedef struct {
 	 * dropped (docs/siglip.md "Micro-batches"); IPU_EINVAL if below 1
 	 * or above the batch */
 	int micro_batch;
+	int fold_ln; /* SiglipPrecision's (0: SIGLIP_FOLD_DEFAULT) */
 } SiglipRun;
 
 enum { SIGLIP_RANGE_NONE, SIGLIP_RANGE_PREDICT, SIGLIP_RANGE_EMULATE };
@@ -182,8 +209,10 @@ void siglip_result_free(SiglipResult *r);
  * input (so nothing is clipped): a LayerNorm output's |y_i| <= |g_i|
  * sqrt(d - 1) + |b_i|, a linear of it |W_j . y| + |c_j| <= |W_j|_2 |y|_2 +
  * |c_j|, attention outputs are convex combinations of v rows, GELU keeps
- * the bound (or -0.17); the largest over the layers. */
-int siglip_f8_bounds(const SiglipConfig *c, const StFile *f,
+ * the bound (or -0.17); the largest over the layers. `fold` (the tower
+ * folds its LayerNorms, siglip_folds): the casts after them read z, gamma
+ * 1 and beta 0. */
+int siglip_f8_bounds(const SiglipConfig *c, const StFile *f, int fold,
                      int scale[SIGLIP_GEMMS], Diag *d);
 /* "qkv=-2,fc1=1": each named position's scale into scale[] and set[i] =
  * 1; unknown names and scales outside -32..31 are refused. */

@@ -85,12 +85,79 @@ columns(const float *m, size_t cols, size_t r0, size_t rows, size_t c0,
 		       (c1 - c0) * sizeof *to);
 }
 
+static int weight_values(const StFile *f, const SiglipQuant *q,
+                         const char *gname, size_t want, int fold, float *out,
+                         Diag *d);
+
+/* A LayerNorm's gamma or beta ("<ln>.weight", "<ln>.bias") of n values
+ * (malloc'd), or NULL with d set. */
+static float *
+ln_values(const StFile *f, const char *ln, const char *which, size_t n, Diag *d)
+{
+	char name[200];
+	snprintf(name, sizeof name, "%s.%s", ln, which);
+	const StTensor *s = st_find(f, name);
+	if (!s || st_elements(s) != n) {
+		diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		         "the checkpoint has no %s of %zu values (to fold)",
+		         name, n);
+		return NULL;
+	}
+	float *v = xmalloc(n * sizeof *v);
+	if (st_to_f32(f, s, v, d)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* A folded graph weight (siglip_fold_source says which LayerNorm): out
+ * holds its checkpoint values [want]; W diag(gamma), or b + W beta. */
+static int
+fold_values(const StFile *f, const char *gname, size_t want, float *out,
+            Diag *d)
+{
+	char ln[160], wname[200];
+	int kind =
+	    siglip_fold_source(gname, ln, sizeof ln, wname, sizeof wname);
+	if (!kind)
+		return IPU_OK;
+	/* the LayerNorm's width: its gamma's */
+	char gn[200];
+	snprintf(gn, sizeof gn, "%s.weight", ln);
+	const StTensor *gt = st_find(f, gn);
+	size_t cols = gt ? st_elements(gt) : 0;
+	size_t rows = kind == SIGLIP_FOLD_WEIGHT && cols ? want / cols : want;
+	if (!cols || (kind == SIGLIP_FOLD_WEIGHT && rows * cols != want))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "graph weight %s: %zu values do not fold "
+		                "with %s",
+		                gname, want, gn);
+	float *v = ln_values(
+	    f, ln, kind == SIGLIP_FOLD_WEIGHT ? "weight" : "bias", cols, d);
+	if (!v)
+		return IPU_EINVAL;
+	int e = IPU_OK;
+	if (kind == SIGLIP_FOLD_WEIGHT)
+		siglip_fold_weight(out, rows, cols, v);
+	else {
+		float *w = xmalloc(rows * cols * sizeof *w);
+		e = weight_values(f, NULL, wname, rows * cols, 0, w, d);
+		if (!e)
+			siglip_fold_bias(out, w, rows, cols, v);
+		free(w);
+	}
+	free(v);
+	return e;
+}
+
 /* Graph weight `gname` ([want] elements) from the checkpoint, as f32
  * values (siglip_weight_source says from which tensors; a K block's
- * columns by q's k_block). */
+ * columns by q's k_block); `fold`: a folding tower's (siglip_folds),
+ * whose weights and biases after a LayerNorm take its gamma and beta. */
 static int
 weight_values(const StFile *f, const SiglipQuant *q, const char *gname,
-              size_t want, float *out, Diag *d)
+              size_t want, int fold, float *out, Diag *d)
 {
 	SiglipSource src;
 	siglip_weight_source(gname, &src);
@@ -151,6 +218,8 @@ weight_values(const StFile *f, const SiglipQuant *q, const char *gname,
 			             gname, want, src.name[k], have);
 		free(all);
 	}
+	if (!e && fold)
+		e = fold_values(f, gname, want, out, d);
 	return e;
 }
 
@@ -162,6 +231,7 @@ enum { SCALE_MEMO = 16 };
 typedef struct {
 	const StFile *f;
 	int layers;
+	int fold; /* the tower folds its LayerNorms (siglip_folds) */
 	int e;
 	Diag d;
 	char suffix[SCALE_MEMO][128]; /* layer weights done: their scale */
@@ -179,7 +249,7 @@ max_abs(ScaleCtx *sc, const char *gname)
 	size_t n = st_elements(s) * (size_t)src.n / (src.part >= 0 ? 3 : 1);
 	float *v = xmalloc(n * sizeof *v);
 	double max = 0;
-	sc->e = weight_values(sc->f, NULL, gname, n, v, &sc->d);
+	sc->e = weight_values(sc->f, NULL, gname, n, sc->fold, v, &sc->d);
 	for (size_t i = 0; !sc->e && i < n; i++)
 		max = fmax(max, fabs(v[i]));
 	free(v);
@@ -292,7 +362,7 @@ from_codes(const StFile *f, const char *gname)
 
 static int
 write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
-             const SiglipQuant *q, const float *patches, Diag *d)
+             const SiglipQuant *q, int fold, const float *patches, Diag *d)
 {
 	for (int32_t id = 0; id < g->ntensors; id++) {
 		const Tensor *t = graph_tensor(g, id);
@@ -307,7 +377,7 @@ write_inputs(ipu_device *dev, const Graph *g, const StFile *f,
 		if (!strcmp(t->name, "patches"))
 			memcpy(v, patches, n * sizeof *v);
 		else
-			e = weight_values(f, q, t->name, n, v, d);
+			e = weight_values(f, q, t->name, n, fold, v, d);
 		/* a quantized checkpoint's FP8 codes read at 2^0: their
 		 * values are 2^scale that (the graph type's scale) */
 		for (size_t i = 0; !e && from_codes(f, t->name) && i < n; i++)
@@ -342,8 +412,9 @@ run_patches(const float *patches, size_t per, int n, int m, int k, float *to)
  * first run only. */
 static int
 run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
-            const StFile *f, const SiglipQuant *q, const SiglipConfig *c,
-            const float *patches, int m, int runs, SiglipResult *out, Diag *d)
+            const StFile *f, const SiglipQuant *q, int fold,
+            const SiglipConfig *c, const float *patches, int m, int runs,
+            SiglipResult *out, Diag *d)
 {
 	const Tensor *res =
 	    graph_tensor(g, graph_find(g, c->use_head ? "pooled" : "last"));
@@ -371,8 +442,8 @@ run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
 		e = runner_open_on(r->device, chip, p, r->threads, obs, &dev,
 		                   d);
 		if (!e)
-			e = write_inputs(dev, g, f, q, runs > 1 ? px : patches,
-			                 d);
+			e = write_inputs(dev, g, f, q, fold,
+			                 runs > 1 ? px : patches, d);
 		out->load_seconds += monotonic_seconds() - t0;
 		uint64_t cycles = 0;
 		double host = 0;
@@ -433,7 +504,9 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		dtype = DT_F8_F143;
 	} else
 		e = siglip_check(&c, &f, r->weights, NULL, d);
-	SiglipPrecision prec = {.dtype = dtype, .round_pairs = r->round_pairs};
+	SiglipPrecision prec = {.dtype = dtype,
+	                        .round_pairs = r->round_pairs,
+	                        .fold_ln = r->fold_ln};
 	ScaleCtx sc = {.f = &f, .layers = c.layers};
 	QuantCtx qc = {.q = &q};
 	if (!e && quant) {
@@ -450,7 +523,8 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	} else if (!e && dtype_is_f8(r->dtype)) {
 		prec.weight_scale = weight_scale;
 		prec.ctx = &sc;
-		e = siglip_f8_bounds(&c, &f, prec.act_scale, d);
+		sc.fold = siglip_folds(&prec);
+		e = siglip_f8_bounds(&c, &f, sc.fold, prec.act_scale, d);
 		for (int i = 0; i < SIGLIP_GEMMS; i++)
 			if (r->act_set[i])
 				prec.act_scale[i] = r->act_scale[i];
@@ -521,7 +595,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		}
 	}
 	if (!e && !r->compile_only) {
-		e = run_package(r, chip, pk, g, &f, &q, &c, patches, m,
+		e = run_package(r, chip, pk, g, &f, &q, sc.fold, &c, patches, m,
 		                out->runs, out, d);
 		pk = NULL; /* the device had it */
 	}

@@ -915,7 +915,7 @@ plan_op_aliases(const Graph *g, const Op *op)
 		return 0;
 	const Op *p = &g->ops[in->producer];
 	return (p->kind == OP_GELU ? plan_gelu_fused_cast(g, p)
-	        : p->kind == OP_LAYERNORM
+	        : p->kind == OP_LAYERNORM || p->kind == OP_NORM
 	            ? plan_layernorm_fused_cast(g, p)
 	            : plan_softmax_fused_cast(g, p)) == (int32_t)(op - g->ops);
 }
@@ -1042,9 +1042,9 @@ plan_layernorm_fused_cast(const Graph *g, const Op *op)
 {
 	const Tensor *x = graph_tensor(g, op->in[0]),
 	             *t = graph_tensor(g, op->out);
-	if (op->kind != OP_LAYERNORM || x->elem.dtype != DT_F16 ||
-	    t->elem.dtype != DT_F16 || t->role == ROLE_OUTPUT ||
-	    t->shape.dim[t->shape.rank - 1] % 8 != 0)
+	if ((op->kind != OP_LAYERNORM && op->kind != OP_NORM) ||
+	    x->elem.dtype != DT_F16 || t->elem.dtype != DT_F16 ||
+	    t->role == ROLE_OUTPUT || t->shape.dim[t->shape.rank - 1] % 8 != 0)
 		return -1;
 	return one_f8_cast(g, op);
 }
@@ -1424,9 +1424,10 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 
 /* ---- row-wise ---------------------------------------------------------- */
 
-/* layernorm, softmax: x in pieces of whole rows, moved there when its
- * home is not like that (or, an input seen here first, written there by
- * the host); gamma and beta one row next to each piece. */
+/* layernorm, norm, softmax: x in pieces of whole rows, moved there when
+ * its home is not like that (or, an input seen here first, written there
+ * by the host); a layernorm's gamma and beta one row next to each piece
+ * (a norm has none: its kernel writes its cast's f8 only). */
 static int
 plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
@@ -1435,7 +1436,16 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	int r = IPU_OK;
 	TensorPlace *px = P->home[x->id];
 	o->in[0] = (Conv){CONV_NONE, 0};
-	RwOp rw = op->kind == OP_LAYERNORM ? RW_LAYERNORM : RW_SOFTMAX;
+	RwOp rw = op->kind == OP_SOFTMAX ? RW_SOFTMAX : RW_LAYERNORM;
+	if (op->kind == OP_NORM && plan_layernorm_fused_cast(P->g, op) < 0)
+		return plan_op_error(
+		    P->g, op,
+		    diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "a norm (layernorm without gamma and beta) "
+		             "runs only as an f16 row of a multiple of 8 "
+		             "read by one cast to f8 "
+		             "(rw_layernorm_f16h8n)"),
+		    d);
 	if (!px || !layout_rowwise_reads(px, rw)) {
 		o->tile0 = spread(P, tensor_view_rows(x));
 		TensorPlace *rows =
@@ -1572,8 +1582,9 @@ static const PlanOp plan_op[OP_COUNT] = {
     [OP_CAST] = plan_unary_op,        [OP_GELU] = plan_unary_op,
     [OP_RESHAPE] = plan_reshape_op,   [OP_TRANSPOSE] = plan_transpose_op,
     [OP_LAYERNORM] = plan_rowwise_op, [OP_SOFTMAX] = plan_rowwise_op,
-    [OP_SLICE] = plan_slice_op,       [OP_CONCAT] = plan_concat_op,
-    [OP_RELU] = plan_unary_op,        [OP_GATHER] = plan_gather_op,
+    [OP_NORM] = plan_rowwise_op,      [OP_SLICE] = plan_slice_op,
+    [OP_CONCAT] = plan_concat_op,     [OP_RELU] = plan_unary_op,
+    [OP_GATHER] = plan_gather_op,
 };
 
 /* The weight budgets: weights stored where they are read (b_local) may
