@@ -112,7 +112,8 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	       rep->peak_tile_bytes, c->mem_end - c->mem_base);
 	printf("plans          %d", rep->plans);
 	if (rep->plans > 1)
-		printf(" (placement found tiles over in the first %d)",
+		printf(" (placement's packing found tiles over in the first "
+		       "%d, the memory model's bounds kept)",
 		       rep->plans - 1);
 	if (rep->code_rounds > 1)
 		printf(" (drafted %d times: its GEMM plans chosen beside the "
@@ -125,6 +126,22 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	printf("\n");
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);
+}
+
+/* --report's account of plans placement found over by the packing alone:
+ * the one case the planner cannot see before placement (it packs a GEMM's
+ * fullest tile, not every op's buffers with their lifetimes). */
+static void
+print_packing(const CompileReport *rep, FILE *f)
+{
+	fprintf(f,
+	        "packing: the placement of %d plan%s found tiles over by "
+	        "the packing alone (alignment, the element rule), the "
+	        "memory model's bounds kept; the last, %d of %u tiles "
+	        "(the first, %s); the planner gave up weight copies or "
+	        "GEMM plans over half a tile and planned again\n",
+	        rep->packings, rep->packings == 1 ? "" : "s", rep->packing_over,
+	        rep->packing_tiles, rep->packing_first);
 }
 
 /* A graph's text file parsed; 1 after printing every error. */
@@ -310,13 +327,15 @@ cmd_compile(int argc, char **argv)
 		fprintf(stderr, "ipu compile: %s: %s\n", in, buf);
 		if (rep.plans > 1)
 			fprintf(stderr,
-			        "ipu compile: %s: planned %d times (placement "
-			        "found tiles over in the first %d)\n",
+			        "ipu compile: %s: placed %d times (placement's "
+			        "packing found tiles over in the first %d)\n",
 			        in, rep.plans, rep.plans - 1);
 		if (rep.place.nover)
 			place_report_print(&rep.place, stderr);
 	} else {
 		print_summary(g, chip, &rep, out);
+		if (report && rep.packings)
+			print_packing(&rep, stdout);
 		if (report)
 			place_report_print(&rep.place, stdout);
 	}
