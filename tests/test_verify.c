@@ -737,10 +737,15 @@ test_known_over(void **state)
  * pack (alignment, the element rule). Three 256 x 256 x 256 f32 matmuls
  * sharing a weight on 8 tiles: the first plan stores the first one's B
  * on every tile of its column (copies); place_measure passes it, the
- * placer's packing does not, and the planner gives up the copies and
- * plans again as a draft within the same compile (no second call of the
- * pipeline), which the summary, the dump and --report say
- * (docs/compiler.md, "The packing, the one retry left"). */
+ * placer's packing does not. Before (main at bfdf93a) the refit ladder
+ * then gave up every copy. Now the
+ * matmuls on those tiles are planned again, within the same compile, with
+ * each candidate's fullest tile packed beside the buffers the tile held
+ * at their steps (lower_beside_bufs, plan_gemm_packed_beside): nothing is
+ * given up (the copies stay), the plan whose tile did not pack takes
+ * more supersteps, and the program is faster than the ladder's; the
+ * summary, the dump and --report say so (docs/compiler.md, "The packing,
+ * the one retry left"). */
 static void
 test_packing_retry(void **state)
 {
@@ -753,34 +758,55 @@ test_packing_retry(void **state)
 	                         "compile three.graph -o three.ipk --tiles 8 "
 	                         "--dump=plan --report"),
 	                 0);
-	/* plan 1: copies; plan 2, after the packing: none */
+	const char *copies = "B stored on every tile of its column";
 	const char *pack = "# plan 1 does not pack (placement, the memory "
 	                   "model's bounds kept): 8 of 8 tiles over";
 	expect_in(out, pack);
 	const char *after = strstr(out, pack);
-	assert_non_null(strstr(out, "B stored on every tile of its column"));
-	assert_true(strstr(out, "B stored on every tile of its column") <
-	            after);
-	assert_null(strstr(after, "B stored on every tile of its column"));
-	expect_in(after, "no weight copies (measured)");
+	/* plan 1 has copies, and so has plan 2: nothing given up */
+	assert_true(strstr(out, copies) < after);
+	expect_in(after, copies);
+	expect_in(after, "planned again beside the buffers those tiles held");
+	assert_null(strstr(out, "no weight copies (measured)"));
+	assert_null(strstr(out, "over half a tile"));
 	assert_null(strstr(out, "does not fit by the memory model"));
+	/* one of the plans changed: the draft's plan would not pack again */
+	const char *op2 = "op 2 matmul y2: ";
+	char first[512], second[512];
+	const char *p1 = strstr(out, op2), *p2 = strstr(after, op2);
+	assert_non_null(p1);
+	assert_non_null(p2);
+	snprintf(first, sizeof first, "%.*s", (int)strcspn(p1, "\n"), p1);
+	snprintf(second, sizeof second, "%.*s", (int)strcspn(p2, "\n"), p2);
+	assert_string_not_equal(first, second);
 	expect_in(out, "plans          2 (placement's packing found tiles "
 	               "over in the first 1, the memory model's bounds "
-	               "kept)");
+	               "kept; planned again beside the buffers there)");
+	/* op 0's plan, with its copies, is kept as it was */
+	const char *op0 = "op 0 matmul y0: ";
+	p1 = strstr(out, op0);
+	p2 = strstr(after, op0);
+	assert_non_null(p1);
+	assert_non_null(p2);
+	size_t len0 = strcspn(p1, "\n");
+	assert_int_equal(strcspn(p2, "\n"), len0);
+	assert_memory_equal(p1, p2, len0);
+	expect_in(first, "1 superstep of K 256");
 	/* --report: the tile that did not pack, its bytes within the tile */
 	const char *rep = strstr(out, "packing: the placement of 1 plan found "
 	                              "tiles over by the packing alone");
 	assert_non_null(rep);
 	expect_in(rep, "the last, 8 of 8 tiles");
 	const uint64_t need = number_after(rep, ": needs ");
-	const uint64_t code = number_after(rep, " (code ");
 	assert_true(need <= plan_tile_room(chip_default()));
-	assert_true(need > code);
+	assert_true(need > number_after(rep, " (code "));
 	/* x's home on 8 tiles, a B chunk of 256 x 32 */
 	assert_int_equal(number_after(rep, "A input "), 256 * 256 * 4 / 8);
 	assert_int_equal(number_after(rep, "B chunk "), 256 * 32 * 4);
 	expect_in(rep, "within the 638,976 available, but alignment");
 	expect_in(rep, "bytes past the end");
+	expect_in(rep, "the first: 3 matmuls planned again with each candidate "
+	               "packed beside the buffers");
 	expect_in(out, "wrote");
 }
 

@@ -113,8 +113,12 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	printf("plans          %d", rep->plans);
 	if (rep->plans > 1)
 		printf(" (placement's packing found tiles over in the first "
-		       "%d, the memory model's bounds kept)",
-		       rep->plans - 1);
+		       "%d, the memory model's bounds kept%s)",
+		       rep->plans - 1,
+		       rep->packed_beside
+		           ? "; planned again beside the buffers "
+		             "there"
+		           : "");
 	if (rep->code_rounds > 1)
 		printf(" (drafted %d times: its GEMM plans chosen beside the "
 		       "code and data its lowering sized)",
@@ -138,10 +142,22 @@ print_packing(const CompileReport *rep, FILE *f)
 	        "packing: the placement of %d plan%s found tiles over by "
 	        "the packing alone (alignment, the element rule), the "
 	        "memory model's bounds kept; the last, %d of %u tiles "
-	        "(the first, %s); the planner gave up weight copies or "
-	        "GEMM plans over half a tile and planned again\n",
+	        "(the first, %s); ",
 	        rep->packings, rep->packings == 1 ? "" : "s", rep->packing_over,
 	        rep->packing_tiles, rep->packing_first);
+	if (rep->packed_beside)
+		fprintf(f,
+		        "the first: %d matmul%s planned again with each "
+		        "candidate packed beside the buffers those tiles "
+		        "held at %s steps",
+		        rep->packed_beside, rep->packed_beside == 1 ? "" : "s",
+		        rep->packed_beside == 1 ? "its" : "their");
+	if (rep->packings > (rep->packed_beside > 0))
+		fprintf(f,
+		        "%sthe planner gave up weight copies or GEMM plans "
+		        "over half a tile",
+		        rep->packed_beside ? "; then " : "");
+	fprintf(f, "\n");
 }
 
 /* A graph's text file parsed; 1 after printing every error. */

@@ -272,6 +272,9 @@ typedef struct {
 	                     load so that the balance keeps off it */
 	int rounds;       /* such plans so far */
 	uint64_t over;    /* the bytes the last plan's tiles were over by */
+	PlanBeside *bufs; /* by graph op: the buffers beside a matmul on a
+	                     tile of a draft that did not pack, the next
+	                     plan's PlanOptions.beside_bufs */
 } Measure;
 
 /* 1 if the weight balance could make the plan fit: every tile over
@@ -632,6 +635,70 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			md = *d;
 			packing = 1;
 		}
+		/* a draft that keeps the bounds but does not pack, the first
+		 * time: its matmuls on those tiles are planned again with each
+		 * candidate's fullest tile packed beside the buffers the
+		 * draft's tile held at their steps (lower_beside_bufs), before
+		 * anything is given up */
+		if (packing && !m->bufs) {
+			m->bufs = xcalloc((size_t)g->nops + 1, sizeof *m->bufs);
+			uint8_t *bad = xcalloc((size_t)f.l->tiles + 1, 1);
+			for (int i = 0; i < mr.nover; i++)
+				bad[mr.over[i].tile] = 1;
+			memcpy(prev, m->beside,
+			       ((size_t)g->nops + 1) * sizeof *prev);
+			int given = lower_beside_bufs(f.l, matmul, bad, g->nops,
+			                              m->bufs, m->beside);
+			free(bad);
+			po.beside_bufs = m->bufs;
+			po.load = m->load;
+			po.code = code;
+			Diag bd;
+			if (given && !plan_checked(g, o, &po, &p, &bd)) {
+				if (!plan_same_choices(p, f.plan)) {
+					if (o->dump) {
+						char line[400];
+						place_overflow_format(
+						    &mr, &mr.over[0], line,
+						    sizeof line);
+						fprintf(
+						    dump,
+						    "# plan %d does not pack "
+						    "(placement, the memory "
+						    "model's bounds kept): %d "
+						    "of %u tiles over (the "
+						    "first, %s); %d matmul%s "
+						    "planned again beside the "
+						    "buffers those tiles held "
+						    "at %s steps\n",
+						    round, mr.nover, mr.tiles,
+						    line, given,
+						    given == 1 ? "" : "s",
+						    given == 1 ? "its"
+						               : "their");
+					}
+					rep->packings++;
+					rep->packed_beside = given;
+					rep->packing_over = mr.nover;
+					rep->packing_tiles = mr.tiles;
+					place_overflow_format(
+					    &mr, &mr.over[0],
+					    rep->packing_first,
+					    sizeof rep->packing_first);
+					place_report_free(&mr);
+					rep->place = (PlaceReport){0};
+					placed = 0;
+					draft_free(&f);
+					r = IPU_OK;
+					continue;
+				}
+				plan_free(p);
+			}
+			/* no plan beside them, or the same: the ladder */
+			po.beside_bufs = NULL;
+			memcpy(m->beside, prev,
+			       ((size_t)g->nops + 1) * sizeof *prev);
+		}
 		int n = refit(f.plan, &mr, fit, m);
 		if (!n) {
 			/* the placement's own report stays in rep */
@@ -819,6 +886,9 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	free(m.extra);
 	free(m.code);
 	free(m.beside);
+	for (int i = 0; m.bufs && i < g->nops; i++)
+		free(m.bufs[i].buf);
+	free(m.bufs);
 	return r;
 }
 
