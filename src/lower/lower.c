@@ -460,68 +460,21 @@ op_steps(const Lowered *l, int nops, int32_t *from, int32_t *to)
 		}
 }
 
-void
-lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
-             int nops, uint32_t *beside)
-{
-	size_t no = (size_t)(nops > 0 ? nops : 0) + 1;
-	int32_t *from = xmalloc(no * sizeof *from),
-	        *to = xmalloc(no * sizeof *to),
-	        *seen = xmalloc(no * sizeof *seen);
-	uint8_t *over = xcalloc(no, 1);
-	op_steps(l, nops, from, to);
-	for (int o = 0; o < nops; o++) {
-		seen[o] = -1;
-		beside[o] = 0;
-	}
-	uint32_t T = l->tiles;
-	int *start, *ids;
-	int most = lower_buffers_by_tile(l, &start, &ids);
-	TileBuf *all = xmalloc(((size_t)most + 1) * sizeof *all),
-	        *own = xmalloc(((size_t)most + 1) * sizeof *own);
-	TilePack s;
-	plan_pack_init(&s, most);
-	for (uint32_t t = 0; t < T; t++) {
-		const int *tid = ids + start[t];
-		int n = start[t + 1] - start[t];
-		for (int i = 0; i < n; i++) {
-			int32_t o = l->buf[tid[i]].op;
-			if (o < 0 || o >= nops || !want[o] || from[o] > to[o] ||
-			    seen[o] == (int32_t)t)
-				continue;
-			seen[o] = (int32_t)t;
-			uint64_t rest = beside_on_tile(
-			    l, tid, n, o, from[o], to[o], code[t], all, own, &s,
-			    &over[o], NULL, NULL);
-			if (rest > beside[o])
-				beside[o] = rest > UINT32_MAX ? UINT32_MAX
-				                              : (uint32_t)rest;
-		}
-	}
-	for (int o = 0; o < nops; o++)
-		if (!over[o])
-			beside[o] = 0;
-	plan_pack_free(&s);
-	free(all);
-	free(own);
-	free(start);
-	free(ids);
-	free(from);
-	free(to);
-	free(seen);
-	free(over);
-}
-
-int
-lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
-                  int nops, PlanBeside *out, uint32_t *beside)
+/* lower_beside (out NULL: every tile, code[t] its code, over by the
+ * bound kept in over[]) and lower_beside_bufs (out: the tiles with bad[t]
+ * set, each op's buffers of the tile where they are most); the ops whose
+ * count came from at least one tile. */
+static int
+beside_walk(const Lowered *l, const uint32_t *code, const uint8_t *want,
+            const uint8_t *bad, int nops, uint32_t *beside, PlanBeside *out,
+            uint8_t *over)
 {
 	size_t no = (size_t)(nops > 0 ? nops : 0) + 1;
 	int32_t *from = xmalloc(no * sizeof *from),
 	        *to = xmalloc(no * sizeof *to),
 	        *seen = xmalloc(no * sizeof *seen);
 	uint64_t *most_rest = xcalloc(no, sizeof *most_rest);
-	uint8_t *given = xcalloc(no, 1), over = 0;
+	uint8_t *given = xcalloc(no, 1), dummy = 0;
 	op_steps(l, nops, from, to);
 	for (int o = 0; o < nops; o++)
 		seen[o] = -1;
@@ -529,11 +482,12 @@ lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
 	int most = lower_buffers_by_tile(l, &start, &ids);
 	TileBuf *all = xmalloc(((size_t)most + 1) * sizeof *all),
 	        *own = xmalloc(((size_t)most + 1) * sizeof *own),
-	        *other = xmalloc(((size_t)most + 1) * sizeof *other);
+	        *other =
+	            out ? xmalloc(((size_t)most + 1) * sizeof *other) : NULL;
 	TilePack s;
 	plan_pack_init(&s, most);
 	for (uint32_t t = 0; t < l->tiles; t++) {
-		if (!bad[t])
+		if (bad && !bad[t])
 			continue;
 		const int *tid = ids + start[t];
 		int n = start[t + 1] - start[t];
@@ -543,23 +497,26 @@ lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
 			    seen[o] == (int32_t)t)
 				continue;
 			seen[o] = (int32_t)t;
-			int nother;
-			uint64_t rest =
-			    beside_on_tile(l, tid, n, o, from[o], to[o], 0, all,
-			                   own, &s, &over, other, &nother);
+			int nother = 0;
+			uint64_t rest = beside_on_tile(
+			    l, tid, n, o, from[o], to[o], code ? code[t] : 0,
+			    all, own, &s, over ? &over[o] : &dummy, other,
+			    out ? &nother : NULL);
 			if (given[o] && rest <= most_rest[o])
 				continue;
 			given[o] = 1;
 			most_rest[o] = rest;
+			if (rest > beside[o])
+				beside[o] = rest > UINT32_MAX ? UINT32_MAX
+				                              : (uint32_t)rest;
+			if (!out)
+				continue;
 			free(out[o].buf);
 			out[o].buf =
 			    xmalloc(((size_t)nother + 1) * sizeof *out[o].buf);
 			memcpy(out[o].buf, other,
 			       (size_t)nother * sizeof *other);
 			out[o].n = nother;
-			if (rest > beside[o])
-				beside[o] = rest > UINT32_MAX ? UINT32_MAX
-				                              : (uint32_t)rest;
 		}
 	}
 	int count = 0;
@@ -577,4 +534,25 @@ lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
 	free(most_rest);
 	free(given);
 	return count;
+}
+
+void
+lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
+             int nops, uint32_t *beside)
+{
+	uint8_t *over = xcalloc((size_t)(nops > 0 ? nops : 0) + 1, 1);
+	for (int o = 0; o < nops; o++)
+		beside[o] = 0;
+	beside_walk(l, code, want, NULL, nops, beside, NULL, over);
+	for (int o = 0; o < nops; o++)
+		if (!over[o])
+			beside[o] = 0;
+	free(over);
+}
+
+int
+lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
+                  int nops, PlanBeside *out, uint32_t *beside)
+{
+	return beside_walk(l, NULL, want, bad, nops, beside, out, NULL);
 }
