@@ -124,8 +124,13 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 		       rep->b_under, rep->b_hosts);
 	printf("plans          %d", rep->plans);
 	if (rep->plans > 1)
-		printf(" (placement found tiles over in the first %d)",
-		       rep->plans - 1);
+		printf(" (placement's packing found tiles over in the first "
+		       "%d, the memory model's bounds kept%s)",
+		       rep->plans - 1,
+		       rep->packed_beside
+		           ? "; planned again beside the buffers "
+		             "there"
+		           : "");
 	if (rep->code_rounds > 1)
 		printf(" (drafted %d times: its GEMM plans chosen beside the "
 		       "code and data its lowering sized)",
@@ -157,6 +162,34 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	}
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);
+}
+
+/* --report's account of plans placement found over by the packing alone:
+ * the one case the planner cannot see before placement (it packs a GEMM's
+ * fullest tile, not every op's buffers with their lifetimes). */
+static void
+print_packing(const CompileReport *rep, FILE *f)
+{
+	fprintf(f,
+	        "packing: the placement of %d plan%s found tiles over by "
+	        "the packing alone (alignment, the element rule), the "
+	        "memory model's bounds kept; the last, %d of %u tiles "
+	        "(the first, %s); ",
+	        rep->packings, rep->packings == 1 ? "" : "s", rep->packing_over,
+	        rep->packing_tiles, rep->packing_first);
+	if (rep->packed_beside)
+		fprintf(f,
+		        "the first: %d matmul%s planned again with each "
+		        "candidate packed beside the buffers those tiles "
+		        "held at %s steps",
+		        rep->packed_beside, rep->packed_beside == 1 ? "" : "s",
+		        rep->packed_beside == 1 ? "its" : "their");
+	if (rep->packings > (rep->packed_beside > 0))
+		fprintf(f,
+		        "%sthe planner gave up weight copies or GEMM plans "
+		        "over half a tile",
+		        rep->packed_beside ? "; then " : "");
+	fprintf(f, "\n");
 }
 
 /* A graph's text file parsed; 1 after printing every error. */
@@ -347,13 +380,15 @@ cmd_compile(int argc, char **argv)
 		fprintf(stderr, "ipu compile: %s: %s\n", in, buf);
 		if (rep.plans > 1)
 			fprintf(stderr,
-			        "ipu compile: %s: planned %d times (placement "
-			        "found tiles over in the first %d)\n",
+			        "ipu compile: %s: placed %d times (placement's "
+			        "packing found tiles over in the first %d)\n",
 			        in, rep.plans, rep.plans - 1);
 		if (rep.place.nover)
 			place_report_print(&rep.place, stderr);
 	} else {
 		print_summary(g, chip, &rep, out);
+		if (report && rep.packings)
+			print_packing(&rep, stdout);
 		if (report)
 			place_report_print(&rep.place, stdout);
 	}

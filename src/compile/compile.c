@@ -272,6 +272,9 @@ typedef struct {
 	                     load so that the balance keeps off it */
 	int rounds;       /* such plans so far */
 	uint64_t over;    /* the bytes the last plan's tiles were over by */
+	PlanBeside *bufs; /* by graph op: the buffers beside a matmul on a
+	                     tile of a draft that did not pack, the next
+	                     plan's PlanOptions.beside_bufs */
 } Measure;
 
 /* 1 if the weight balance could make the plan fit: every tile over
@@ -496,23 +499,21 @@ beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
  * beside them than their plans counted (beside_more), is planned again
  * beside those bytes, before any placement; if no plan fits beside the
  * data, the draft goes on as it is. Then every tile of the draft is
- * measured at every step by the memory model's bounds (place_measure):
- * tiles over make the planner give up what it may (refit) and plan
- * again, still before placement; with nothing left to give up the draft
- * is placed only for the report and the compile fails with the
- * measure's message (tile, step, bytes). When placement finds tiles that
- * do not fit by the packing alone, *again is the number of ops the
- * planner gives up something for (fit updated); 0: nothing left, and rep
- * has the layout of the program that failed. */
+ * measured at every step by the memory model's bounds (place_measure) and,
+ * if they hold, placed (place_buffers, whose packing is the only part the
+ * bounds do not decide): tiles over either way make the planner give up
+ * what it may (refit) and plan again, as a draft; with nothing left to
+ * give up the compile fails with the measure's or the placement's message
+ * (tile, step, bytes), rep holding the placement's per-tile report and the
+ * layout of the program that failed. One call: no plan is made after it. */
 static int
 compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
-             int *again, double t0, Package **out, CompileReport *rep, Diag *d)
+             double t0, Package **out, CompileReport *rep, Diag *d)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
 	memset(rep, 0, sizeof *rep);
 	*out = NULL;
-	*again = 0;
 	/* by tile: the most code of the drafts and of a measured plan */
 	uint32_t *code = xcalloc(o->tiles, sizeof *code);
 	for (uint32_t t = 0; m->code && t < o->tiles; t++)
@@ -535,7 +536,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	Plan *p = NULL;
 	/* known: the draft's tiles are over by the memory model and the
 	 * planner has nothing left to give up (kd says where) */
-	int known = 0;
+	int known = 0, placed = 0;
 	Diag kd = {0};
 	int r = plan_checked(g, o, &po, &p, d), round = 0;
 	while (!r) {
@@ -617,42 +618,135 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		if (r)
 			break;
 		/* every tile at every step by the memory model (the placer's
-		 * bounds, place_measure): tiles over make the planner give up
-		 * what it may (plan_refit) and plan again, before anything is
-		 * placed; with nothing left to give up the draft goes to
-		 * placement for the per-tile report and fails with the
-		 * measure's message */
+		 * bounds, place_measure), then placement's packing: tiles over
+		 * make the planner give up what it may (plan_refit) and plan
+		 * again as a draft; with nothing left to give up the draft is
+		 * placed for the per-tile report and the compile fails with the
+		 * measure's or the placement's message */
 		PlaceReport mr;
 		Diag md;
+		int packing = 0;
 		if (!place_measure(f.l, f.code_end, &mr, &md)) {
 			place_report_free(&mr);
-			break;
+			/* the bounds hold: only the packing can fail, and only
+			 * placement packs every tile (the planner packs a
+			 * GEMM's fullest tile, not every op's buffers with
+			 * their lifetimes) */
+			placed = 1;
+			r = place_buffers(f.l, f.code_end, &rep->place, d);
+			if (!r || !rep->place.nover)
+				break;
+			mr = rep->place;
+			md = *d;
+			packing = 1;
+		}
+		/* a draft that keeps the bounds but does not pack, the first
+		 * time: its matmuls on those tiles are planned again with each
+		 * candidate's fullest tile packed beside the buffers the
+		 * draft's tile held at their steps (lower_beside_bufs), before
+		 * anything is given up */
+		if (packing && !m->bufs) {
+			m->bufs = xcalloc((size_t)g->nops + 1, sizeof *m->bufs);
+			uint8_t *bad = xcalloc((size_t)f.l->tiles + 1, 1);
+			for (int i = 0; i < mr.nover; i++)
+				bad[mr.over[i].tile] = 1;
+			memcpy(prev, m->beside,
+			       ((size_t)g->nops + 1) * sizeof *prev);
+			int given = lower_beside_bufs(f.l, matmul, bad, g->nops,
+			                              m->bufs, m->beside);
+			free(bad);
+			po.beside_bufs = m->bufs;
+			po.load = m->load;
+			po.code = code;
+			Diag bd;
+			if (given && !plan_checked(g, o, &po, &p, &bd)) {
+				if (!plan_same_choices(p, f.plan)) {
+					if (o->dump) {
+						char line[400];
+						place_overflow_format(
+						    &mr, &mr.over[0], line,
+						    sizeof line);
+						fprintf(
+						    dump,
+						    "# plan %d does not pack "
+						    "(placement, the memory "
+						    "model's bounds kept): %d "
+						    "of %u tiles over (the "
+						    "first, %s); %d matmul%s "
+						    "planned again beside the "
+						    "buffers those tiles held "
+						    "at %s steps\n",
+						    round, mr.nover, mr.tiles,
+						    line, given,
+						    given == 1 ? "" : "s",
+						    given == 1 ? "its"
+						               : "their");
+					}
+					rep->packings++;
+					rep->packed_beside = given;
+					rep->packing_over = mr.nover;
+					rep->packing_tiles = mr.tiles;
+					place_overflow_format(
+					    &mr, &mr.over[0],
+					    rep->packing_first,
+					    sizeof rep->packing_first);
+					place_report_free(&mr);
+					rep->place = (PlaceReport){0};
+					placed = 0;
+					draft_free(&f);
+					r = IPU_OK;
+					continue;
+				}
+				plan_free(p);
+			}
+			/* no plan beside them, or the same: the ladder */
+			po.beside_bufs = NULL;
+			memcpy(m->beside, prev,
+			       ((size_t)g->nops + 1) * sizeof *prev);
 		}
 		int n = refit(f.plan, &mr, fit, m);
 		if (!n) {
+			/* the placement's own report stays in rep */
 			known = 1;
 			kd = md;
-			place_report_free(&mr);
+			if (!packing)
+				place_report_free(&mr);
+			r = IPU_OK;
 			break;
 		}
+		placed = 0;
+		if (packing)
+			rep->place = (PlaceReport){0};
 		if (o->dump) {
 			char line[400];
 			place_overflow_format(&mr, &mr.over[0], line,
 			                      sizeof line);
 			fprintf(
 			    dump,
-			    "# plan %d does not fit by the memory model: %d of "
-			    "%u "
+			    "# plan %d does not %s: %d of %u "
 			    "tiles over (the first, %s); %s: planning again\n",
-			    round, mr.nover, mr.tiles, line,
+			    round,
+			    packing ? "pack (placement, the memory model's "
+			              "bounds kept)"
+			            : "fit by the memory model",
+			    mr.nover, mr.tiles, line,
 			    n < 0
 			        ? "the weight balance starts from the bytes "
 			          "measured on each tile"
 			        : "matmuls give up weight copies or GEMM plans "
 			          "over half a tile");
 		}
+		if (packing) {
+			rep->packings++;
+			rep->packing_over = mr.nover;
+			rep->packing_tiles = mr.tiles;
+			place_overflow_format(&mr, &mr.over[0],
+			                      rep->packing_first,
+			                      sizeof rep->packing_first);
+		} else {
+			rep->refits++;
+		}
 		place_report_free(&mr);
-		rep->refits++;
 		po.load = m->load;
 		po.code = code;
 		r = plan_checked(g, o, &po, &p, d);
@@ -666,14 +760,15 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		draft_free(&f);
 		return r;
 	}
-	Plan *plan = f.plan;
 	Lowered *l = f.l;
 	uint32_t used = l->tiles, code_at = f.code_at, *code_end = f.code_end;
 	int32_t *save = f.save;
 	Kernels *k = &f.k;
 	const KernelsUsed *ku = &f.ku;
-	if (!r)
+	if (!r && !placed)
 		r = place_buffers(l, code_end, &rep->place, d);
+	else if (!r && known) /* placed and found over by the packing */
+		r = IPU_ERANGE;
 	if (!r)
 		r = place_verify(l, code_end, d);
 	if (!r && (o->dump & COMPILE_DUMP_PLACE))
@@ -688,9 +783,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			diag_set(d, IPU_ERANGE, NULL, 0, 0,
 			         "compile: no plan fits: %s", kd.msg);
 	}
-	if (r && rep->place.nover && !known)
-		*again = refit(plan, &rep->place, fit, m);
-	if (r && rep->place.nover && !*again)
+	if (r && rep->place.nover)
 		rep->layout = layout_of(g, l, k, ku, code_at, save);
 	/* code and package */
 	Package *pk = NULL;
@@ -771,51 +864,29 @@ compile_with(const Graph *g, const CompileOptions *o, Package **out,
 {
 	double t0 = 1e3 * monotonic_seconds();
 	CompileOptions opt = *o;
-	/* Plan, lower and measure with the placer (compile_once: its
-	 * bounds on each draft before placement, then placement's packing);
-	 * while tiles do not fit, the planner gives up what it may (plan_refit:
-	 * the copies of the matmuls on them, then every GEMM plan of more
-	 * than half a tile, then every copy; at most four plans) and the
-	 * graph is planned again, its weight balance started from each
-	 * tile's bytes as measured (refit); with nothing left to give up,
-	 * up to BALANCE_ROUNDS plans more with only the balance started
-	 * anew, while they shrink what is over. The planner does not
-	 * compute a whole tile's bytes itself yet (every op's buffers with
-	 * their lifetimes, and the code, exist only after lowering,
-	 * scheduling and codegen_size), so the measure is the lowering's.
-	 * A graph that fits the first time compiles once; one that cannot
-	 * fit fails once, with the last plan's per-tile report
+	/* Plan, lower and measure with the placer's bounds, then place
+	 * (compile_once); while tiles do not fit, by the bounds or by the
+	 * packing, the planner gives up what it may (plan_refit: the copies
+	 * of the matmuls on them, then every GEMM plan of more than half a
+	 * tile, then every copy) and the graph is planned again as a draft,
+	 * its weight balance started from each tile's bytes as measured
+	 * (refit); with nothing left to give up, up to BALANCE_ROUNDS plans
+	 * more with only the balance started anew, while they shrink what is
+	 * over. A graph that fits the first time is placed once; one that
+	 * cannot fit fails once, with the last plan's per-tile report
 	 * (docs/compiler.md, "Memory: what the planner knows"). */
 	uint8_t *fit = xcalloc((size_t)g->nops + 1, 1);
 	Measure m = {0};
-	int r, again, plans = 0;
-	for (;;) {
-		r = compile_once(g, &opt, fit, &m, &again, t0, out, rep, d);
-		plans++;
-		if (!again)
-			break;
-		if (opt.dump && again < 0)
-			fprintf(
-			    opt.dump_to ? opt.dump_to : stdout,
-			    "# plan does not fit: %d of %u tiles; the weight "
-			    "balance starts from the bytes measured on each "
-			    "tile: planning again\n",
-			    rep->place.nover, rep->place.tiles);
-		else if (opt.dump)
-			fprintf(opt.dump_to ? opt.dump_to : stdout,
-			        "# plan does not fit: %d of %u tiles; %d "
-			        "matmul%s give%s up weight copies or "
-			        "GEMM plans over half a tile: planning again\n",
-			        rep->place.nover, rep->place.tiles, again,
-			        again == 1 ? "" : "s", again == 1 ? "s" : "");
-		compile_report_free(rep);
-	}
-	rep->plans = plans;
+	int r = compile_once(g, &opt, fit, &m, t0, out, rep, d);
+	rep->plans = 1 + rep->packings;
 	free(fit);
 	free(m.load);
 	free(m.extra);
 	free(m.code);
 	free(m.beside);
+	for (int i = 0; m.bufs && i < g->nops; i++)
+		free(m.bufs[i].buf);
+	free(m.bufs);
 	return r;
 }
 

@@ -62,20 +62,30 @@ typedef struct {
 	double compile_ms;
 	uint32_t peak_tile_bytes; /* the most code + live data of a tile */
 	uint32_t tiles_used;
-	int plans;        /* plans made: more than 1 when placement found tiles
-	                    over (docs/compiler.md, "Memory: what the planner
-	                    knows") */
-	int code_rounds;  /* drafts of the last plan: more than 1 when its
-	                     GEMM plans were chosen again beside the code
-	                     or data its lowering sized (compile.c,
-	                     DRAFT_ROUNDS) */
-	int refits;       /* of those drafts, the ones made again because
-	                     the memory model found the last one's tiles over
-	                     (place_measure), before placement */
-	uint32_t b_under; /* B transfers run beside an earlier multiply
-	                     (lower_b_under, after xsched_run) */
-	uint32_t b_hosts; /* the multiplies they run beside */
-	char plan[2048];  /* each op's plan, "; " between them */
+	int plans;         /* plans placed: more than 1 only when placement's
+	                     packing found tiles over that the memory model's
+	                     bounds kept (docs/compiler.md, "Memory: what the
+	                     planner knows"); = 1 + the packings below */
+	int code_rounds;   /* drafts of the last plan: more than 1 when its
+	                      GEMM plans were chosen again beside the code
+	                      or data its lowering sized (compile.c,
+	                      DRAFT_ROUNDS) */
+	int refits;        /* of those drafts, the ones made again because
+	                      the memory model found the last one's tiles over
+	                      (place_measure), before placement */
+	int packings;      /* of those drafts, the ones made again because
+	                      placement found the last one's tiles over by the
+	                      packing alone (alignment, the element rule) */
+	int packed_beside; /* of those, the first: the matmuls planned again
+	                      beside the buffers those tiles held (0: the
+	                      ladder gave something up instead) */
+	int packing_over;  /* then: the tiles over, of packing_tiles */
+	uint32_t packing_tiles;
+	char packing_first[400]; /* then: the first tile over, its bytes */
+	uint32_t b_under;        /* B transfers run beside an earlier multiply
+	                            (lower_b_under, after xsched_run) */
+	uint32_t b_hosts;        /* the multiplies they run beside */
+	char plan[2048];         /* each op's plan, "; " between them */
 	/* the overlapped GEMM supersteps of the program kept, or with
 	 * COMPILE_OVERLAP_DEARER of the one not kept (xsched_run,
 	 * Lowered.ovl_*): beside the multiply, made plain for lack of room,

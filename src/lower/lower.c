@@ -407,14 +407,17 @@ lower_buffers_by_tile(const Lowered *l, int **start_out, int **ids_out)
 
 /* lower_beside's count for op o on the tile of buffers ids[0 .. n - 1]
  * (code bytes of code), its steps from .. to: sets *over if the tile is
- * over at one of them, and raises *beside to the most live there less
- * the most live in o's own buffers. */
-static void
+ * over at one of them, and returns the most live there less the most live
+ * in o's own buffers; with other, the buffers not o's live there go to
+ * other[0 .. *nother - 1]. */
+static uint64_t
 beside_on_tile(const Lowered *l, const int *ids, int n, int32_t o, int32_t from,
                int32_t to, uint32_t code, TileBuf *all, TileBuf *own,
-               TilePack *s, uint8_t *over, uint32_t *beside)
+               TilePack *s, uint8_t *over, TileBuf *other, int *nother)
 {
 	int na = 0, nb = 0;
+	if (nother)
+		*nother = 0;
 	for (int i = 0; i < n; i++) {
 		const Buffer *b = &l->buf[ids[i]];
 		if (b->last < from || b->first > to)
@@ -428,31 +431,25 @@ beside_on_tile(const Lowered *l, const int *ids, int n, int32_t o, int32_t from,
 		all[na++] = tb;
 		if (b->op == o)
 			own[nb++] = tb;
+		else if (other)
+			other[(*nother)++] = tb;
 	}
 	int32_t step;
 	uint64_t live = plan_tile_live(all, na, 0, s, &step);
 	if (plan_tile_over(l->chip, (TileBytes){code, live}))
 		*over = 1;
 	uint64_t mine = plan_tile_live(own, nb, 0, s, &step);
-	uint64_t rest = live - mine;
-	if (rest > *beside)
-		*beside = rest > UINT32_MAX ? UINT32_MAX : (uint32_t)rest;
+	return live - mine;
 }
 
-void
-lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
-             int nops, uint32_t *beside)
+/* The first and last step tagged with each op 0 .. nops - 1 (from > to:
+ * none). */
+static void
+op_steps(const Lowered *l, int nops, int32_t *from, int32_t *to)
 {
-	size_t no = (size_t)(nops > 0 ? nops : 0) + 1;
-	int32_t *from = xmalloc(no * sizeof *from),
-	        *to = xmalloc(no * sizeof *to),
-	        *seen = xmalloc(no * sizeof *seen);
-	uint8_t *over = xcalloc(no, 1);
 	for (int o = 0; o < nops; o++) {
 		from[o] = INT32_MAX;
 		to[o] = -1;
-		seen[o] = -1;
-		beside[o] = 0;
 	}
 	for (int i = 0; i < l->nstep; i++)
 		for (int k = 0; k < l->step[i].nop; k++) {
@@ -464,14 +461,37 @@ lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
 			if (i > to[o])
 				to[o] = i;
 		}
-	uint32_t T = l->tiles;
+}
+
+/* lower_beside (out NULL: every tile, code[t] its code, over by the
+ * bound kept in over[]) and lower_beside_bufs (out: the tiles with bad[t]
+ * set, each op's buffers of the tile where they are most); the ops whose
+ * count came from at least one tile. */
+static int
+beside_walk(const Lowered *l, const uint32_t *code, const uint8_t *want,
+            const uint8_t *bad, int nops, uint32_t *beside, PlanBeside *out,
+            uint8_t *over)
+{
+	size_t no = (size_t)(nops > 0 ? nops : 0) + 1;
+	int32_t *from = xmalloc(no * sizeof *from),
+	        *to = xmalloc(no * sizeof *to),
+	        *seen = xmalloc(no * sizeof *seen);
+	uint64_t *most_rest = xcalloc(no, sizeof *most_rest);
+	uint8_t *given = xcalloc(no, 1), dummy = 0;
+	op_steps(l, nops, from, to);
+	for (int o = 0; o < nops; o++)
+		seen[o] = -1;
 	int *start, *ids;
 	int most = lower_buffers_by_tile(l, &start, &ids);
 	TileBuf *all = xmalloc(((size_t)most + 1) * sizeof *all),
-	        *own = xmalloc(((size_t)most + 1) * sizeof *own);
+	        *own = xmalloc(((size_t)most + 1) * sizeof *own),
+	        *other =
+	            out ? xmalloc(((size_t)most + 1) * sizeof *other) : NULL;
 	TilePack s;
 	plan_pack_init(&s, most);
-	for (uint32_t t = 0; t < T; t++) {
+	for (uint32_t t = 0; t < l->tiles; t++) {
+		if (bad && !bad[t])
+			continue;
 		const int *tid = ids + start[t];
 		int n = start[t + 1] - start[t];
 		for (int i = 0; i < n; i++) {
@@ -480,20 +500,62 @@ lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
 			    seen[o] == (int32_t)t)
 				continue;
 			seen[o] = (int32_t)t;
-			beside_on_tile(l, tid, n, o, from[o], to[o], code[t],
-			               all, own, &s, &over[o], &beside[o]);
+			int nother = 0;
+			uint64_t rest = beside_on_tile(
+			    l, tid, n, o, from[o], to[o], code ? code[t] : 0,
+			    all, own, &s, over ? &over[o] : &dummy, other,
+			    out ? &nother : NULL);
+			if (given[o] && rest <= most_rest[o])
+				continue;
+			given[o] = 1;
+			most_rest[o] = rest;
+			if (rest > beside[o])
+				beside[o] = rest > UINT32_MAX ? UINT32_MAX
+				                              : (uint32_t)rest;
+			if (!out)
+				continue;
+			free(out[o].buf);
+			out[o].buf =
+			    xmalloc(((size_t)nother + 1) * sizeof *out[o].buf);
+			memcpy(out[o].buf, other,
+			       (size_t)nother * sizeof *other);
+			out[o].n = nother;
 		}
 	}
+	int count = 0;
 	for (int o = 0; o < nops; o++)
-		if (!over[o])
-			beside[o] = 0;
+		count += given[o];
 	plan_pack_free(&s);
 	free(all);
 	free(own);
+	free(other);
 	free(start);
 	free(ids);
 	free(from);
 	free(to);
 	free(seen);
+	free(most_rest);
+	free(given);
+	return count;
+}
+
+void
+lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
+             int nops, uint32_t *beside)
+{
+	uint8_t *over = xcalloc((size_t)(nops > 0 ? nops : 0) + 1, 1);
+	for (int o = 0; o < nops; o++)
+		beside[o] = 0;
+	beside_walk(l, code, want, NULL, nops, beside, NULL, over);
+	for (int o = 0; o < nops; o++)
+		if (!over[o])
+			beside[o] = 0;
 	free(over);
+}
+
+int
+lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
+                  int nops, PlanBeside *out, uint32_t *beside)
+{
+	return beside_walk(l, NULL, want, bad, nops, beside, out, NULL);
 }

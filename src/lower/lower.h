@@ -256,6 +256,14 @@ int lower_buffers_by_tile(const Lowered *l, int **start, int **ids);
  * within the tile (plan_tile_over). */
 void lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
                   int nops, uint32_t *beside);
+/* The same count on the tiles with bad[t] set (those placement could not
+ * pack), giving the buffers themselves: for each op with want[op] set and
+ * buffers on such a tile, out[op] (freed and replaced; each buffer's
+ * lifetime clipped to the op's steps, no `apart`) = the other buffers live
+ * at its steps on the bad tile where they are most, and beside[op] raised
+ * to their most live bytes there. Returns the ops given buffers. */
+int lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
+                      int nops, PlanBeside *out, uint32_t *beside);
 /* The supervisor's cycles around step i as lower_cycles counts them, a
  * run: an exchange's sync, count and CSR write; a compute step's call and
  * return (none if no tile calls). */

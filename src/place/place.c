@@ -364,7 +364,8 @@ place_run(Lowered *l, const uint32_t *code_end, int pack, PlaceReport *rep,
 			ks.k[k].bytes += l->buf[tid[i]].bytes;
 			ks.k[k].count++;
 		}
-		for (int k = 0; k < ksum_n; k++) {
+		/* the kinds so far (ksum has room for ks.cap) */
+		for (int k = 0; k < ks.n && k < ksum_n; k++) {
 			if (ksum[k] > ks.k[k].tile_max)
 				ks.k[k].tile_max = ksum[k];
 			ksum[k] = 0;

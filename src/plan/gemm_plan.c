@@ -431,18 +431,35 @@ plan_gemm_need(const GemmPlan *p, uint64_t kernels)
 }
 
 uint64_t
-plan_gemm_packed(const Chip *c, const GemmPlan *p, uint64_t code)
+plan_gemm_packed_beside(const Chip *c, const GemmPlan *p, uint64_t code,
+                        const TileBuf *beside, int nb)
 {
 	GemmGeom G;
 	plan_gemm_geom(&G, p, &(GemmSite){0});
 	int n;
 	TileBuf *b = fullest_tile(&G, &n);
+	if (nb > 0) {
+		b = xrealloc(b, (size_t)(n + nb) * sizeof *b);
+		for (int i = 0; i < nb; i++) {
+			b[n + i] = beside[i];
+			b[n + i].first = 0;
+			b[n + i].last = INT32_MAX;
+			b[n + i].apart = -1;
+		}
+		n += nb;
+	}
 	TilePack s;
 	plan_pack_init(&s, n);
 	uint64_t high = plan_tile_pack(c, c->mem_base + code, b, n, &s, NULL);
 	plan_pack_free(&s);
 	free(b);
 	return high - c->mem_base - code;
+}
+
+uint64_t
+plan_gemm_packed(const Chip *c, const GemmPlan *p, uint64_t code)
+{
+	return plan_gemm_packed_beside(c, p, code, NULL, 0);
 }
 
 /* Prices p; 0 if its fullest tile's code and data at their peak fit
@@ -542,9 +559,10 @@ keep(Best *b, const GemmPlan *p)
 
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
-search_grids(const Chip *c, uint64_t kernels, uint64_t held, uint32_t tiles,
+search_grids(const Chip *c, uint64_t kernels, const PlanHeld *h, uint32_t tiles,
              uint32_t pk, GemmPlan proto, uint32_t b_local_bytes, Best *best)
 {
+	uint64_t held = h->bytes;
 	uint32_t kp = gemm_k_panel(gemm_dtype_of(proto.dtype));
 	for (uint32_t pm = 1; pm * pk <= tiles && pm <= proto.m; pm++) {
 		uint32_t pn = tiles / pk / pm;
@@ -586,7 +604,13 @@ search_grids(const Chip *c, uint64_t kernels, uint64_t held, uint32_t tiles,
 					    plan_gemm_packed(
 					        c, &p, need.code + held) <=
 					        c->mem_end - c->mem_base -
-					            need.code - held)
+					            need.code - held &&
+					    (!h->n ||
+					     plan_gemm_packed_beside(
+					         c, &p, need.code, h->buf,
+					         h->n) <= c->mem_end -
+					                      c->mem_base -
+					                      need.code))
 						keep(best, &p);
 				}
 		}
@@ -595,8 +619,8 @@ search_grids(const Chip *c, uint64_t kernels, uint64_t held, uint32_t tiles,
 
 int
 plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
-              GemmPlan *out, int max, int *count, Diag *d)
+              uint32_t k, uint32_t b_local_bytes, int b_made,
+              const PlanHeld *held, GemmPlan *out, int max, int *count, Diag *d)
 {
 	*count = 0;
 	if (!m || !n || !k)
@@ -621,13 +645,17 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		search_grids(c, kernels, held, tiles, pk, proto, b_local_bytes,
 		             &best);
 	}
-	if (!best.n && held)
+	if (!best.n && held->bytes)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "gemm %u x %u x %u (%s) does not fit %u tiles "
 		                "in any plan beside the %llu bytes a tile the "
-		                "rest of the program holds",
+		                "rest of the program holds%s",
 		                m, n, k, dtype_name(t), tiles,
-		                (unsigned long long)held);
+		                (unsigned long long)held->bytes,
+		                held->n
+		                    ? " and the buffers a draft's tile held "
+		                      "beside it"
+		                    : "");
 	if (!best.n)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
 		                "gemm %u x %u x %u (%s) does not fit %u tiles "
@@ -641,7 +669,7 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 
 int
 plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-          uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
+          uint32_t k, uint32_t b_local_bytes, int b_made, const PlanHeld *held,
           GemmPlan *out, Diag *d)
 {
 	int count;

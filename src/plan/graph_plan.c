@@ -414,7 +414,14 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	               : 0;
 	if (P->plan->opt.gemm_overlap)
 		made |= PLAN_GEMM_OVERLAP;
-	uint64_t held = held_for(P, mm);
+	const PlanBeside *bb =
+	    P->plan->opt.beside_bufs
+	        ? &P->plan->opt.beside_bufs[mm->op - P->g->ops]
+	        : NULL;
+	PlanHeld h = {.bytes = held_for(P, mm),
+	              .buf = bb ? bb->buf : NULL,
+	              .n = bb ? bb->n : 0},
+	         *held = &h;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;

@@ -114,25 +114,30 @@ int plan_gemm_a_in_place(const GemmPlan *p);
  * the grid column has owners to spare (pm / steps), at most one a
  * K-panel; else one. */
 uint32_t plan_gemm_b_parts(const GemmPlan *p);
+/* What the rest of the program holds on each tile of a GEMM's grid while
+ * it runs (defined with TileBuf below). */
+typedef struct PlanHeld PlanHeld;
 /* The `max` cheapest plans on `tiles` tiles, cheapest first, in out[0..
  * *count - 1]. Plans with b_local are tried when they need at most
  * b_local_bytes of B a tile (0: never); b_made: B is made on the device
- * (the plans have b_parts); held: bytes every tile of the grid holds for
- * the rest of the program while the GEMM runs (its code, the weights
- * stored for the whole program), below which the plan's fullest tile is
- * packed: a plan is admitted only if it fits above them, and none
- * fitting is an error that says so. */
+ * (the plans have b_parts); held->bytes: bytes every tile of the grid
+ * holds for the rest of the program while the GEMM runs (its code, the
+ * weights stored for the whole program), below which the plan's fullest
+ * tile is packed: a plan is admitted only if it fits above them, and, with
+ * held->buf, only if its fullest tile packed with those buffers fits
+ * above its code; none fitting is an error that says so. */
 int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
                   uint32_t n, uint32_t k, uint32_t b_local_bytes, int b_made,
-                  uint64_t held, GemmPlan *out, int max, int *count, Diag *d);
+                  const PlanHeld *held, GemmPlan *out, int max, int *count,
+                  Diag *d);
 /* b_made's bits: B made on the device, and the overlapped superstep
  * wanted where a plan allows it (GemmPlan.overlap: its second chunk
  * buffers counted, its cycles estimated as plan_gemm_price says) */
 enum { PLAN_GEMM_B_MADE = 1, PLAN_GEMM_OVERLAP = 2 };
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
-              uint32_t k, uint32_t b_local_bytes, int b_made, uint64_t held,
-              GemmPlan *out, Diag *d);
+              uint32_t k, uint32_t b_local_bytes, int b_made,
+              const PlanHeld *held, GemmPlan *out, Diag *d);
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
@@ -349,10 +354,16 @@ typedef struct {
 	                           (lower_beside); its GEMM plan then fits
 	                           beside at least that much (NULL, 0: not
 	                           known) */
-	int gemm_overlap;       /* matmuls of 2 or more supersteps of one
-	                           K, A and B exchanged, get the
-	                           overlapped superstep (GemmPlan.overlap;
-	                           experimental, off by default) */
+	const struct PlanBeside *beside_bufs; /* by graph op: the buffers a
+	                           draft's tile held beside a matmul at its
+	                           steps, where that tile did not pack
+	                           (lower_beside_bufs); each candidate's
+	                           fullest tile is packed with them
+	                           (PlanHeld.buf; NULL: none known) */
+	int gemm_overlap; /* matmuls of 2 or more supersteps of one
+	                     K, A and B exchanged, get the
+	                     overlapped superstep (GemmPlan.overlap;
+	                     experimental, off by default) */
 } PlanOptions;
 
 enum {
@@ -573,6 +584,17 @@ typedef struct {
 	                        shares no memory element with (a kernel
 	                        reads both in one bundle), or -1 */
 } TileBuf;
+struct PlanHeld {
+	uint64_t bytes;     /* below the candidate's fullest tile */
+	const TileBuf *buf; /* packed with it, live at all its steps */
+	int n;
+};
+/* A draft's buffers beside a matmul on the tile of its grid that did not
+ * pack (PlanOptions.beside_bufs). */
+typedef struct PlanBeside {
+	TileBuf *buf;
+	int n;
+} PlanBeside;
 /* Scratch of plan_tile_pack and plan_tile_live, for tiles of up to the
  * `max` buffers plan_pack_init was given. */
 typedef struct {
@@ -621,6 +643,10 @@ TileBytes plan_gemm_need(const GemmPlan *p, uint64_t kernels);
  * high water less its code end. The planner admits a candidate whose
  * tile, with plan_gemm_need's code, ends within mem_end. */
 uint64_t plan_gemm_packed(const Chip *c, const GemmPlan *p, uint64_t code);
+/* The same with the buffers beside[0..n) packed with it (live at every
+ * step of the GEMM): the high water less the code end. */
+uint64_t plan_gemm_packed_beside(const Chip *c, const GemmPlan *p,
+                                 uint64_t code, const TileBuf *beside, int n);
 /* The plan as text (ipu compile --dump=plan): a line per op. */
 void plan_print(const Plan *p, FILE *f);
 /* The plan's invariants: every op planned, GEMM grids on the plan's
