@@ -390,7 +390,7 @@ start_random_worker(Tile *t, int w)
 /* Who runs the program: worker 0; workers 0 and 3 with a supervisor
  * program, so that the idle skipping meets two running workers and a
  * supervisor that issues in the free slots; all six workers, so that
- * tile.c's run_workers issues a GEMM's fused bundles from every slot in
+ * tile.c's run_fused issues a GEMM's fused bundles from every slot in
  * turn (their loads and stores meet in the same memory). */
 typedef enum { RUN_ONE, RUN_PAIR, RUN_ALL } Runners;
 
