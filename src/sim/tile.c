@@ -191,7 +191,10 @@ sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
 static void
 commit(Exec *e)
 {
-	for (int i = 0; i < e->nwr; i++)
+	/* the count in a local: a write through dst (a uint32_t) could
+	 * change nwr (an int) for all the compiler knows */
+	int n = e->nwr;
+	for (int i = 0; i < n; i++)
 		*e->wr[i].dst = e->wr[i].value;
 	e->nwr = 0;
 }
