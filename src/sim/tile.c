@@ -948,6 +948,22 @@ issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 	return halves(&e, t, c, w, u, next_pc);
 }
 
+/* What follows a worker's cached issue in `cycle` (its halves or fused form
+ * done): its ready cycle after a multi-turn issue, the counts and the rpt
+ * loop's jump back; the pc it goes on at, next_pc or the body's first. */
+static inline uint32_t
+worker_issued(Tile *t, Context *c, const DIssue *u, uint64_t cycle,
+              uint32_t next_pc)
+{
+	if (u->turns > 1)
+		c->ready = cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
+	t->bundles++;
+	t->worker_issues++;
+	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
+		next_pc = c->rpt_first;
+	return next_pc;
+}
+
 /* A worker's issue when it is in the issue cache: what issue() does for
  * it, with the halves' fast forms (DIssue.work) and none of the
  * supervisor's rules. 0 if it is not cached, or not allowed there: then
@@ -964,12 +980,7 @@ issue_cached_worker(Tile *t, int w)
 	int fused = u->pace && issue_fused(t, c, w, u);
 	if (!fused && !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
-	if (u->turns > 1)
-		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-	t->bundles++;
-	t->worker_issues++;
-	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
-		next_pc = c->rpt_first;
+	next_pc = worker_issued(t, c, u, t->cycle, next_pc);
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = next_pc;
 	return 1;
@@ -1012,13 +1023,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 				break; /* faulted: tile_run reports it */
 			}
 		}
-		if (u->turns > 1)
-			c->ready =
-			    cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-		t->bundles++;
-		t->worker_issues++;
-		if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
-			next_pc = c->rpt_first;
+		next_pc = worker_issued(t, c, u, cycle, next_pc);
 		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
@@ -1094,19 +1099,12 @@ run_workers(Tile *t, uint64_t max_cycles)
 		    (!(u->ok & ISSUE_IN_RPT) && in_rpt_body(c, c->pc)))
 			break;
 		uint32_t next_pc;
-		t->cycle =
-		    cycle; /* the semantics and a fault's report read it */
+		t->cycle = cycle; /* the semantics and a fault's report */
 		if (!halves(&e, t, c, w, u, &next_pc)) {
 			cycle++;
 			break; /* faulted: tile_run reports it */
 		}
-		if (u->turns > 1)
-			c->ready =
-			    cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-		t->bundles++;
-		t->worker_issues++;
-		if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
-			next_pc = c->rpt_first;
+		next_pc = worker_issued(t, c, u, cycle, next_pc);
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 		if (c->state != CTXS_RUN) { /* an exit: tile_run goes on */
