@@ -355,7 +355,7 @@ typedef struct {
  * that the next issue there runs without looking at them again. */
 enum { ISSUE_WORKER = 1, ISSUE_SUPERVISOR = 2, ISSUE_IN_RPT = 4 };
 /* a worker's fused bundle (pace != 0) allowed in an rpt body: tile.c's
- * run_fused may issue it */
+ * run_workers tries it first, with no other rule to check */
 enum { ISSUE_LOOP = 8 };
 typedef struct {
 	const DInsn *i0, *i1; /* main or only half; aux half or NULL */

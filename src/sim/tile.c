@@ -191,7 +191,10 @@ sim_fault(Exec *e, FaultType type, uint32_t addr, const char *fmt, ...)
 static void
 commit(Exec *e)
 {
-	for (int i = 0; i < e->nwr; i++)
+	/* the count in a local: a write through dst (a uint32_t) could
+	 * change nwr (an int) for all the compiler knows */
+	int n = e->nwr;
+	for (int i = 0; i < n; i++)
 		*e->wr[i].dst = e->wr[i].value;
 	e->nwr = 0;
 }
@@ -903,29 +906,26 @@ issue_fused(Tile *t, Context *c, int w, const DIssue *u)
 }
 
 /* The halves of a cached worker issue through their fast forms
- * (DIssue.work) and the write log: the new pc into *next_pc, or 0 after a
- * fault. Apart from issue_cached_worker, so that the fused bundles' path
- * does not carry the Exec on its stack. */
-static __attribute__((noinline)) int
-issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
+ * (DIssue.work) and the write log, in *e (whose tile is t): the new pc into
+ * *next_pc, or 0 after a fault. */
+static inline __attribute__((always_inline)) int
+halves(Exec *e, Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 {
-	Exec e;
-	e.tile = t;
-	e.c = c;
-	e.ctx = w;
-	e.pc = c->pc;
-	e.next_pc = c->pc + u->len;
-	e.nwr = 0;
+	e->c = c;
+	e->ctx = w;
+	e->pc = c->pc;
+	e->next_pc = c->pc + u->len;
+	e->nwr = 0;
 	t->nacc = 0;
 	if (u->work[0]) {
-		e.in = &u->i0->in;
-		e.d = u->i0->d;
-		u->work[0](&e);
+		e->in = &u->i0->in;
+		e->d = u->i0->d;
+		u->work[0](e);
 	}
 	if (u->work[1] && !t->faulted) {
-		e.in = &u->i1->in;
-		e.d = u->i1->d;
-		u->work[1](&e);
+		e->in = &u->i1->in;
+		e->d = u->i1->d;
+		u->work[1](e);
 	}
 	if (t->faulted) {
 		memcpy(t->fault.word, u->word, sizeof u->word);
@@ -933,16 +933,41 @@ issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 		c->state = CTXS_FAULTED;
 		return 0;
 	}
-	commit(&e);
-	*next_pc = e.next_pc;
+	commit(e);
+	*next_pc = e->next_pc;
 	return 1;
+}
+
+/* halves() with an Exec of its own. Apart from issue_cached_worker, so
+ * that the fused bundles' path does not carry the Exec on its stack. */
+static __attribute__((noinline)) int
+issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
+{
+	Exec e;
+	e.tile = t;
+	return halves(&e, t, c, w, u, next_pc);
+}
+
+/* What follows a worker's cached issue in `cycle` (its halves or fused form
+ * done): its ready cycle after a multi-turn issue, the counts and the rpt
+ * loop's jump back; the pc it goes on at, next_pc or the body's first. */
+static inline uint32_t
+worker_issued(Tile *t, Context *c, const DIssue *u, uint64_t cycle,
+              uint32_t next_pc)
+{
+	if (u->turns > 1)
+		c->ready = cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
+	t->bundles++;
+	t->worker_issues++;
+	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
+		next_pc = c->rpt_first;
+	return next_pc;
 }
 
 /* A worker's issue when it is in the issue cache: what issue() does for
  * it, with the halves' fast forms (DIssue.work) and none of the
  * supervisor's rules. 0 if it is not cached, or not allowed there: then
- * issue() must run it; 2 if it ran as a fused bundle (run_fused may go
- * on), else 1. */
+ * issue() must run it; else 1 (also after a fault). */
 static inline int
 issue_cached_worker(Tile *t, int w)
 {
@@ -955,20 +980,15 @@ issue_cached_worker(Tile *t, int w)
 	int fused = u->pace && issue_fused(t, c, w, u);
 	if (!fused && !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
-	if (u->turns > 1)
-		c->ready = t->cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-	t->bundles++;
-	t->worker_issues++;
-	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
-		next_pc = c->rpt_first;
+	next_pc = worker_issued(t, c, u, t->cycle, next_pc);
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = next_pc;
-	return fused ? 2 : 1;
+	return 1;
 }
 
-/* The GEMM's steady state, entered after a fused bundle: from the next
- * cycle on, while the slot's worker is ready at a fused bundle (ISSUE_LOOP:
- * also allowed to a worker and in an rpt body), issue it as
+/* The GEMM's steady state, entered at a fused bundle (run_workers): from
+ * this cycle on, while the slot's worker is ready at a fused bundle
+ * (ISSUE_LOOP: also allowed to a worker and in an rpt body), issue it as
  * issue_cached_worker would, cycle by cycle in the same order. Only on a
  * fast path (the caller checks). A marked word (a breakpoint or log mark of
  * the observer, set between runs) ends the loop there, as does a write to
@@ -1003,16 +1023,96 @@ run_fused(Tile *t, uint64_t max_cycles)
 				break; /* faulted: tile_run reports it */
 			}
 		}
-		if (u->turns > 1)
-			c->ready =
-			    cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-		t->bundles++;
-		t->worker_issues++;
-		if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
-			next_pc = c->rpt_first;
+		next_pc = worker_issued(t, c, u, cycle, next_pc);
 		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+	}
+	t->cycle = cycle;
+}
+
+/* The workers' steady state, entered after a cached worker issue that left
+ * its worker running (so some worker runs, and a supervisor in sync stays
+ * there): from the next cycle on, what tile_run and issuer() do, cycle by
+ * cycle in the same order, with the loop's state in locals. The slot's
+ * running worker, ready, issues from the issue cache (at a fused bundle
+ * run_fused goes on, else the halves run); a cycle nobody issues in is stepped
+ * over, and after a whole turn of them (CHIP_SLOTS in a row) next_busy_issue
+ * jumps to the next one anyone issues in. Only on a fast path (the caller
+ * checks). Back to tile_run at max_cycles, at a cycle the supervisor may
+ * issue in, at an issue the cache does not have or does not allow here,
+ * at a marked word (a breakpoint or log mark of the observer, set between
+ * runs), after a fault and after an issue that leaves its worker not
+ * running (an exit); a write to code clears issue_at, a watch makes the
+ * fused and fast forms decline or report. */
+static uint64_t next_busy_issue(const Tile *t);
+
+static __attribute__((noinline)) void
+run_workers(Tile *t, uint64_t max_cycles)
+{
+	const uint32_t base = t->chip->mem_base;
+	const uint32_t lim = t->chip->exec_end - base;
+	const uint8_t *mark = t->obs ? t->obs->flag : NULL;
+	uint64_t cycle = t->cycle;
+	unsigned slot = (unsigned)(cycle % CHIP_SLOTS);
+	unsigned idle = 0; /* cycles in a row nobody issued in */
+	Exec e;            /* for the halves: the fields they set, each issue */
+	e.tile = t;
+	while (cycle < max_cycles) {
+		int w = t->slot_worker[slot];
+		Context *c = &t->ctx[w];
+		if (!w || c->state != CTXS_RUN || cycle < c->ready) {
+			/* issuer(): a free slot is the supervisor's (in
+			 * sync it stays there while workers run) */
+			if (!w && t->ctx[0].state == CTXS_RUN &&
+			    cycle >= t->sup_ready)
+				break;
+			if (++idle < CHIP_SLOTS) {
+				cycle++;
+				slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+				continue;
+			}
+			t->cycle = cycle;
+			uint64_t next = next_busy_issue(t);
+			cycle = next < max_cycles ? next : max_cycles;
+			slot = (unsigned)(cycle % CHIP_SLOTS);
+			idle = 0;
+			continue;
+		}
+		uint32_t off = c->pc - base;
+		if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+			break;
+		const DIssue *u = t->issue_at[off / 4];
+		if (!u && !(u = shared_issue(t, c->pc)))
+			break;
+		idle = 0;
+		if (u->ok & ISSUE_LOOP) { /* on while its bundles come */
+			t->cycle = cycle;
+			run_fused(t, max_cycles);
+			if (t->faulted)
+				return;
+			cycle = t->cycle;
+			slot = (unsigned)(cycle % CHIP_SLOTS);
+			continue;
+		}
+		if (!(u->ok & ISSUE_WORKER) ||
+		    (!(u->ok & ISSUE_IN_RPT) && in_rpt_body(c, c->pc)))
+			break;
+		uint32_t next_pc;
+		t->cycle = cycle; /* the semantics and a fault's report */
+		if (!halves(&e, t, c, w, u, &next_pc)) {
+			cycle++;
+			break; /* faulted: tile_run reports it */
+		}
+		next_pc = worker_issued(t, c, u, cycle, next_pc);
+		cycle++;
+		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+		if (c->state != CTXS_RUN) { /* an exit: tile_run goes on */
+			if (c->state == CTXS_SYNC)
+				c->pc = next_pc;
+			break;
+		}
+		c->pc = next_pc;
 	}
 	t->cycle = cycle;
 }
@@ -1212,12 +1312,16 @@ tile_run(Tile *t, uint64_t max_cycles)
 		int w = t->slot_worker[t->cycle % CHIP_SLOTS];
 		if (w && t->ctx[w].state == CTXS_RUN) {
 			if (t->cycle >= t->ctx[w].ready) {
-				int r = issue_cached_worker(t, w);
-				if (!r)
+				if (!issue_cached_worker(t, w)) {
 					issue(t, w);
-				t->cycle++;
-				if (r == 2)
-					run_fused(t, max_cycles);
+					t->cycle++;
+				} else if (t->ctx[w].state == CTXS_RUN &&
+				           !t->faulted) {
+					t->cycle++;
+					run_workers(t, max_cycles);
+				} else {
+					t->cycle++;
+				}
 			} else if (sim_path == SIM_PLAIN) {
 				t->cycle++;
 			} else { /* waits (a multi-turn instruction): on to
