@@ -1118,8 +1118,12 @@ static void expect_refusal(const char *text, const char *needle);
  * nothing fuses: the loop's one kernel cannot take both arithmetics the
  * graph written out takes, so the repeat line is refused by name
  * (plan_loop_same_arithmetic), the graph without it compiled; the same
- * for a norm and for an f16 GELU (EW_GELU_H only where all its readers
- * are casts to f8) in that place. */
+ * for a norm, an f16 GELU (EW_GELU_H only where all its readers are
+ * casts to f8) and an f16 softmax (rw_softmax_f16h likewise) in that
+ * place, and for the layernorm when the last iteration's result too goes
+ * to one cast to f8 (after the loop, so not fused in the loop; main
+ * ran the GELU, softmax and this case's loops with other bits, by
+ * test_graph_diff --graph). */
 static void
 test_loop_layernorm_cast(void **state)
 {
@@ -1167,6 +1171,20 @@ test_loop_layernorm_cast(void **state)
 	               "t10 = cast t9 f8_f143\nt13 = cast t10 f16\n"
 	               "t14 = gelu t13\noutput t14\nrepeat 2 t2 t9\n",
 	               "gelu t9: repeat: the loop's body cannot run");
+	expect_refusal("weight w0 f16 [8, 16]\nt2 = cast w0 f8_f143\n"
+	               "t6 = cast t2 f16\nt9 = softmax t6 scale=1\n"
+	               "t10 = cast t9 f8_f143\nt13 = cast t10 f16\n"
+	               "t14 = softmax t13 scale=1\noutput t14\n"
+	               "repeat 2 t2 t9\n",
+	               "softmax t9: repeat: the loop's body cannot run");
+	/* the last iteration's layernorm read by one cast to f8 too, after
+	 * the loop: fused only written out */
+	snprintf(text, sizeof text, "%s%s", carry, "repeat 2 t2 t9\n");
+	char *o = strstr(text, "output t14\n");
+	snprintf(o, sizeof text - (size_t)(o - text),
+	         "t15 = cast t14 f8_f143*2^1\nt16 = cast t15 f16\n"
+	         "output t16\nrepeat 2 t2 t9\n");
+	expect_refusal(text, "layernorm t9: repeat: the loop's body cannot");
 }
 
 /* A weight GEMM's B transfers under an earlier GEMM's multiply
