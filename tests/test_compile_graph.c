@@ -1107,6 +1107,86 @@ test_loop_same_bits(void **state)
 	free(bits[1]);
 }
 
+static void expect_refusal(const char *text, const char *needle);
+
+/* A layernorm whose one reader is a cast to f8 (test_graph_diff_long,
+ * seeds 1005526 and 1016575, shrunk). In its own iteration the two fuse
+ * (rw_layernorm_f16h8: its last pass in f16) in the loop as unrolled:
+ * the same bits both ways, each within the interpreter's bound. As the
+ * carry's maker its cast is the next iteration's first op, which a loop
+ * body cannot fuse, and the last iteration's result is the output, which
+ * nothing fuses: the loop's one kernel cannot take both arithmetics the
+ * graph written out takes, so the repeat line is refused by name
+ * (plan_loop_same_arithmetic), the graph without it compiled; the same
+ * for a norm, an f16 GELU (EW_GELU_H only where all its readers are
+ * casts to f8) and an f16 softmax (rw_softmax_f16h likewise) in that
+ * place, and for the layernorm when the last iteration's result too goes
+ * to one cast to f8 (after the loop, so not fused in the loop; main
+ * ran the GELU, softmax and this case's loops with other bits, by
+ * test_graph_diff --graph). */
+static void
+test_loop_layernorm_cast(void **state)
+{
+	(void)state;
+	static const char *const same =
+	    "input x f16 [24, 32]\ninput x2 f16 [32]\ninput x3 f16 [32]\n"
+	    "t9 = layernorm x x2 x3\nt10 = cast t9 f8_f143*2^1\n"
+	    "t13 = cast t10 f16\n"
+	    "t14 = layernorm t13 x2 x3\nt15 = cast t14 f8_f143*2^1\n"
+	    "t16 = cast t15 f16\noutput t16\n";
+	uint8_t *bits[2];
+	uint64_t cycles;
+	char text[1024];
+	for (int repeat = 0; repeat < 2; repeat++) {
+		snprintf(text, sizeof text, "%s%s", same,
+		         repeat ? "repeat 2 t9 t13\n" : "");
+		Graph *g = parsed(text);
+		assert_int_equal(plan_layernorm_fused_cast(g, &g->ops[0]), 1);
+		graph_free(g);
+		rng = 0x1a5;
+		run_graph(text, 8, 0x1p-3, NULL, &cycles, &bits[repeat]);
+	}
+	assert_memory_equal(bits[0], bits[1], 24 * 32 * 2);
+	free(bits[0]);
+	free(bits[1]);
+
+	static const char *const carry =
+	    "weight w0 f16 [24, 32]\nt2 = cast w0 f8_f143*2^1\n"
+	    "t6 = cast t2 f16\ninput x2 f16 [32]\ninput x3 f16 [32]\n"
+	    "t9 = layernorm t6 x2 x3\nt10 = cast t9 f8_f143*2^1\n"
+	    "t13 = cast t10 f16\nt14 = layernorm t13 x2 x3\noutput t14\n";
+	check("the shrunk case unrolled", carry, 8, 0x1p-3);
+	snprintf(text, sizeof text, "%srepeat 2 t2 t9\n", carry);
+	expect_refusal(text, "layernorm t9: repeat: the loop's body cannot "
+	                     "run this op with the arithmetic it takes "
+	                     "unrolled");
+	expect_refusal("weight w0 f16 [24, 32]\nt2 = cast w0 f8_f143*2^1\n"
+	               "t6 = cast t2 f16\nt9 = norm t6 eps=1e-6\n"
+	               "t10 = cast t9 f8_f143*2^1\nt13 = cast t10 f16\n"
+	               "t14 = norm t13 eps=1e-6\nt15 = cast t14 f8_f143\n"
+	               "t16 = cast t15 f16\noutput t16\nrepeat 2 t2 t9\n",
+	               "norm t9: repeat: the loop's body cannot run");
+	expect_refusal("weight w0 f16 [8, 16]\nt2 = cast w0 f8_f143\n"
+	               "t6 = cast t2 f16\nt9 = gelu t6\n"
+	               "t10 = cast t9 f8_f143\nt13 = cast t10 f16\n"
+	               "t14 = gelu t13\noutput t14\nrepeat 2 t2 t9\n",
+	               "gelu t9: repeat: the loop's body cannot run");
+	expect_refusal("weight w0 f16 [8, 16]\nt2 = cast w0 f8_f143\n"
+	               "t6 = cast t2 f16\nt9 = softmax t6 scale=1\n"
+	               "t10 = cast t9 f8_f143\nt13 = cast t10 f16\n"
+	               "t14 = softmax t13 scale=1\noutput t14\n"
+	               "repeat 2 t2 t9\n",
+	               "softmax t9: repeat: the loop's body cannot run");
+	/* the last iteration's layernorm read by one cast to f8 too, after
+	 * the loop: fused only written out */
+	snprintf(text, sizeof text, "%s%s", carry, "repeat 2 t2 t9\n");
+	char *o = strstr(text, "output t14\n");
+	snprintf(o, sizeof text - (size_t)(o - text),
+	         "t15 = cast t14 f8_f143*2^1\nt16 = cast t15 f16\n"
+	         "output t16\nrepeat 2 t2 t9\n");
+	expect_refusal(text, "layernorm t9: repeat: the loop's body cannot");
+}
+
 /* A weight GEMM's B transfers under an earlier GEMM's multiply
  * (lower_b_under): a chain of three f16 matmuls and an f32 loop of two
  * a layer on 8 tiles, where the pass moves some. With and without it, every
@@ -1590,7 +1670,6 @@ test_layernorm_fused_cast(void **state)
  * mode and split mode, every element within the interpreter's bound (z
  * itself) and an F143 step, and through a GEMM. Without the cast, or with
  * a second reader, it is refused by name. */
-static void expect_refusal(const char *text, const char *needle);
 
 static void
 test_norm_fused_cast(void **state)
@@ -1751,6 +1830,7 @@ main(void)
 	    cmocka_unit_test(test_loop_input_output),
 	    cmocka_unit_test(test_loop_gelu_cast_carry),
 	    cmocka_unit_test(test_loop_same_bits),
+	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),

@@ -1044,16 +1044,72 @@ plan_softmax_fused_cast(const Graph *g, const Op *op)
 	return plan_softmax_in_f16(g, op) ? one_f8_cast(g, op) : -1;
 }
 
-int32_t
-plan_layernorm_fused_cast(const Graph *g, const Op *op)
+/* 1 if op is an f16 layernorm (or norm) of rows of a multiple of 8,
+ * not the graph's output, whose one reader is a cast to f8 in any
+ * iteration: the unrolled graph fuses the two (rw_layernorm_f16h8). */
+static int
+layernorm_to_f8(const Graph *g, const Op *op)
 {
 	const Tensor *x = graph_tensor(g, op->in[0]),
 	             *t = graph_tensor(g, op->out);
 	if ((op->kind != OP_LAYERNORM && op->kind != OP_NORM) ||
 	    x->elem.dtype != DT_F16 || t->elem.dtype != DT_F16 ||
 	    t->role == ROLE_OUTPUT || t->shape.dim[t->shape.rank - 1] % 8 != 0)
-		return -1;
-	return one_f8_cast(g, op);
+		return 0;
+	int32_t cast = one_reader(g, op->out);
+	return cast >= 0 && g->ops[cast].kind == OP_CAST &&
+	       dtype_is_f8(graph_tensor(g, g->ops[cast].out)->elem.dtype);
+}
+
+int32_t
+plan_layernorm_fused_cast(const Graph *g, const Op *op)
+{
+	return layernorm_to_f8(g, op) ? one_f8_cast(g, op) : -1;
+}
+
+/* 1 if op's kernel takes its f16 arithmetic (EW_GELU_H, rw_softmax_f16h,
+ * rw_layernorm_f16h8) in the graph as written out, whatever its repeat
+ * (`unrolled`), or in a loop's body (else), where a layernorm takes it
+ * only fused with a cast of its own iteration. */
+static int
+f16_arithmetic(const Graph *g, const Op *op, int unrolled)
+{
+	switch (op->kind) {
+	case OP_GELU:
+		return plan_gelu_in_f16(g, op);
+	case OP_SOFTMAX:
+		return plan_softmax_in_f16(g, op);
+	case OP_LAYERNORM:
+	case OP_NORM:
+		return unrolled ? layernorm_to_f8(g, op)
+		                : plan_layernorm_fused_cast(g, op) >= 0;
+	default:
+		return 0;
+	}
+}
+
+int
+plan_loop_same_arithmetic(const Graph *g, const RepeatMap *rm, Diag *d)
+{
+	for (int32_t i = rm->first; rm->count && i < rm->first + rm->len; i++) {
+		const Op *body = &g->ops[i],
+		         *last = &g->ops[i + (rm->count - 1) * rm->len];
+		int loop = f16_arithmetic(g, body, 0);
+		if (loop == f16_arithmetic(g, body, 1) &&
+		    loop == f16_arithmetic(g, last, 1))
+			continue;
+		return plan_op_error(
+		    g, body,
+		    diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "repeat: the loop's body cannot run this op "
+		             "with the arithmetic it takes unrolled (its "
+		             "result %s a cast to f8 in another iteration "
+		             "or after the loop; docs/compiler.md "
+		             "\"Loops\"): remove the repeat line",
+		             loop ? "does not always go to" : "goes to"),
+		    d);
+	}
+	return IPU_OK;
 }
 
 /* op's output in the pieces of `from`. */
@@ -1675,6 +1731,8 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	plan->loop_slot = loop_slot;
 	P.loop_slot = loop_slot;
 	P.loop_count = (uint32_t)rm->count;
+	if (!r)
+		r = plan_loop_same_arithmetic(g, rm, d);
 	if (!r) {
 		held_budget(&P);
 		r = plan_ops(&P, rm, d);

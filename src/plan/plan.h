@@ -510,6 +510,14 @@ int32_t plan_residual_c_input(const Plan *plan, const Op *op);
  * ulps of the f16 layernorm while |mean| < 2^5 std, docs/compiler.md)
  * and the cast aliases it. Else -1. */
 int32_t plan_layernorm_fused_cast(const Graph *g, const Op *op);
+/* IPU_OK, or IPU_EINVAL naming the first op of rm's body whose kernel's
+ * arithmetic (f16 or f32: plan_gelu_in_f16, plan_softmax_in_f16, a
+ * layernorm fused with its cast) differs between the loop's body and
+ * the graph written out (docs/graph.md "Repeat": the same results), in
+ * iteration 0 or the last: the carry's maker whose result goes to a cast
+ * to f8 in the next iteration (a layernorm fuses with it only unrolled)
+ * or only in some iterations (not after the loop). */
+int plan_loop_same_arithmetic(const Graph *g, const RepeatMap *rm, Diag *d);
 /* r, with d's message prefixed "compile: <op kind> <output>: ", the way
  * the planner and the lowering name the op an error is about. */
 int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
