@@ -38,7 +38,7 @@ is_b(const Lowered *l, const Transfer *t, int32_t xi)
 {
 	for (uint32_t i = 0; i < t->ndst; i++) {
 		const Buffer *b = &l->buf[t->dst[i].buf];
-		if (strcmp(b->what, "B chunk") || b->first != xi)
+		if (strcmp(b->what, LOWER_B_CHUNK) || b->first != xi)
 			return 0;
 	}
 	return t->ndst > 0;

@@ -102,7 +102,7 @@ tile_buffers(Lowered *l, Gemm *G)
 					G->b_rx[t] = lower_buffer(
 					    l, t, b.b_chunk, 16,
 					    REGION_INTERLEAVED, G->first,
-					    G->chunks_last, "B chunk");
+					    G->chunks_last, LOWER_B_CHUNK);
 				if (!g->p->b_local && g->p->overlap)
 					G->b_rx2[t] = lower_buffer(
 					    l, t, b.b_chunk, 16,

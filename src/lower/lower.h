@@ -49,6 +49,10 @@ typedef struct {
 	uint32_t addr;    /* placement's result (0 = not placed) */
 } Buffer;
 
+/* Buffer.what of a GEMM's received B chunk (lower/gemm.c), which
+ * lower_b_under looks for */
+#define LOWER_B_CHUNK "B chunk"
+
 /* One send, multicast to every destination. Its five per-destination
  * arrays are one allocation, at ptr_at (lower_transfer, lower_free). */
 typedef struct {
