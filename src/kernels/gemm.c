@@ -229,14 +229,8 @@ worker_rows(uint32_t bm, uint32_t nw, uint32_t w)
 	return n ? n : 1;
 }
 
-/*
- * The drain's jumps of a worker with n rows (GEMM_HIHO_WORKER), in atoms:
- * its first drain bundle loads A at atom 4n + 3 and C at 4n + 7 of the
- * worker's rows and jumps them to the next A panel's first row (+4 bm
- * atoms from this one's) and back to the first C row; its last store
- * writes atom 4n - 1 and jumps back to the first. 0 if one of them does
- * not fit a signed 10-bit field.
- */
+/* Three jumps in atoms as the signed 10-bit fields 0, 1, 2 of a stride
+ * register; 0 when one does not fit. */
 static uint32_t
 pack_jumps(const int64_t f[3])
 {
@@ -249,6 +243,14 @@ pack_jumps(const int64_t f[3])
 	return v;
 }
 
+/*
+ * The drain's jumps of a worker with n rows (GEMM_HIHO_WORKER), in atoms:
+ * its first drain bundle loads A at atom 4n + 3 and C at 4n + 7 of the
+ * worker's rows and jumps them to the next A panel's first row (+4 bm
+ * atoms from this one's) and back to the first C row; its last store
+ * writes atom 4n - 1 and jumps back to the first. 0 if one of them does
+ * not fit a signed 10-bit field.
+ */
 static uint32_t
 drain_jumps(uint32_t bm, uint32_t n)
 {
