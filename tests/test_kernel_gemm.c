@@ -954,6 +954,31 @@ test_tower_calls(void **state)
 	}
 }
 
+/* The primed calls of the So400m f8 1-layer plan (`ipu compile --dump
+ * plan`: C blocks and K of qkv, QK^T, PV, out_proj, fc1, fc2), in both
+ * modes and twice back to back: C against the model, and (gemm_tile_run)
+ * every byte outside C unchanged. */
+static void
+test_layer_calls(void **state)
+{
+	(void)state;
+	static const uint32_t s[][3] = {{73, 48, 576},  {146, 48, 96},
+	                                {34, 80, 192},  {73, 32, 288},
+	                                {183, 48, 288}, {146, 32, 544}};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+		for (int zero = 0; zero < 2; zero++) {
+			assert_int_equal(
+			    gemm_k_primed(GEMM_F8, 6, s[i][0], s[i][2]), 1);
+			Case cs = {.t = GEMM_F8,
+			           .bm = s[i][0],
+			           .bn = s[i][1],
+			           .bk = s[i][2]};
+			cs.opt.zero = zero;
+			cs.opt.calls = 2;
+			check(cs);
+		}
+}
+
 int
 main(void)
 {
@@ -968,6 +993,7 @@ main(void)
 	    cmocka_unit_test(test_repeated_calls),
 	    cmocka_unit_test(test_cycle_formula),
 	    cmocka_unit_test(test_tower_calls),
+	    cmocka_unit_test(test_layer_calls),
 	    cmocka_unit_test(test_bad_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
