@@ -44,6 +44,19 @@ gemm_f16:
 	GEMM_HIHO_WORKER gemm_f16_worker, f16v4hihov4amp, $a2:3
 	GEMM_HIHO_WORKER gemm_f16_worker_zero, f16v4hihov4amp, $azeros
 
+// The primed call (GEMM_SUPERVISOR_PRIMED; docs/kernel-gemm.md "Keeping
+// the AMP primed"): the AMP stays primed from one K-panel to the next.
+	.globl gemm_f16_primed
+	.type gemm_f16_primed, @function
+gemm_f16_primed:
+	setzi $m11, gemm_f16_pworker_zero
+	setzi $m12, gemm_f16_pworker
+	GEMM_SUPERVISOR_PRIMED gemm_f16_pworker_stream, gemm_f16_pworker_drain
+	.size gemm_f16_primed, . - gemm_f16_primed
+
+	GEMM_PRIMED_WORKER gemm_f16_pworker, gemm_f16_pworker_stream, gemm_f16_pworker_drain, f16v4hihov4amp, $a2:3
+	GEMM_PRIMED_ZERO gemm_f16_pworker_zero, f16v4hihov4amp
+
 // f32: 8 phases, one f32 input per AMP. Bundle k (k >= 7) loads the input
 // atom holding element k - 7 of the row stream and moves on after the odd
 // element (even k), so even phases read $a0 and odd phases $a1. Bundles

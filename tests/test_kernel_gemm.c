@@ -569,8 +569,9 @@ run_overlap(const Overlap *o)
 		l->buf[sb[i]].addr = sbuf_at;
 		l->buf[rb[i]].addr = rbuf_at;
 		l->buf[sv[i]].addr = save;
-		KernelCall *k = lower_call(l, s, i, gemm_entry(t, 6), names[0],
-		                           GEMM_OVERLAP_ARGS_BYTES);
+		KernelCall *k =
+		    lower_call(l, s, i, gemm_entry(t, 6, o->bm[i], o->bk),
+		               names[0], GEMM_OVERLAP_ARGS_BYTES);
 		l->buf[k->args_at].addr = args;
 		k->ref[0] = (BufRef){ba, 0};
 		k->ref[1] = (BufRef){bbuf, 0};
@@ -903,17 +904,27 @@ test_bad_calls(void **state)
  * 4 bm - 4 n - 3 atoms, largest for the workers with n = bm / 6 rows:
  * 509 at bm = 153 (n = 25), 513 at 154 (n = 25), 605 for fc1's 183 (n =
  * 30); never for f32 or five workers.
+ *
+ * The call runs primed (the last column) with two K-panels or more when
+ * every worker has 2 rows or more (bm >= 12) and its jumps fit: A's four
+ * jumps are bm - n atoms each, largest with n = bm / 6: 511 at bm = 613
+ * (n = 102), 512 at 614 (n = 102); the partial load's -(4n + 3) is -415
+ * for the 103 rows of 613's worker 0. One K-panel (146 x 48 x 32) or a
+ * worker of 1 row (11 x 20 x 70) runs the call before it.
  */
 static void
 test_tower_calls(void **state)
 {
 	(void)state;
-	static const uint32_t s[][5] = {
-	    {GEMM_F8, 146, 48, 288, 1}, {GEMM_F8, 73, 32, 288, 1},
-	    {GEMM_F8, 183, 48, 288, 0}, {GEMM_F8, 146, 32, 544, 1},
-	    {GEMM_F8, 146, 48, 72, 1},  {GEMM_F8, 34, 72, 182, 1},
-	    {GEMM_F16, 73, 32, 160, 1}, {GEMM_F8, 153, 20, 70, 1},
-	    {GEMM_F8, 154, 20, 70, 0},  {GEMM_F16, 5, 30, 50, 1},
+	static const uint32_t s[][6] = {
+	    {GEMM_F8, 146, 48, 288, 1, 1}, {GEMM_F8, 73, 32, 288, 1, 1},
+	    {GEMM_F8, 183, 48, 288, 0, 1}, {GEMM_F8, 146, 32, 544, 1, 1},
+	    {GEMM_F8, 146, 48, 72, 1, 1},  {GEMM_F8, 34, 72, 182, 1, 1},
+	    {GEMM_F16, 73, 32, 160, 1, 1}, {GEMM_F8, 153, 20, 70, 1, 1},
+	    {GEMM_F8, 154, 20, 70, 0, 1},  {GEMM_F16, 5, 30, 50, 1, 0},
+	    {GEMM_F8, 613, 20, 70, 0, 1},  {GEMM_F8, 614, 20, 70, 0, 0},
+	    {GEMM_F8, 12, 20, 70, 1, 1},   {GEMM_F8, 11, 20, 70, 1, 0},
+	    {GEMM_F8, 146, 48, 32, 1, 0},  {GEMM_F16, 146, 20, 40, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		GemmDtype t = (GemmDtype)s[i][0];
@@ -921,6 +932,9 @@ test_tower_calls(void **state)
 		assert_int_equal(gemm_k_stream(t, 6, bm), s[i][4]);
 		assert_int_equal(gemm_k_stream(t, 5, bm), 0);
 		assert_int_equal(gemm_k_stream(GEMM_F32, 6, bm), 0);
+		assert_int_equal(gemm_k_primed(t, 6, bm, bk), s[i][5]);
+		assert_int_equal(gemm_k_primed(t, 5, bm, bk), 0);
+		assert_int_equal(gemm_k_primed(GEMM_F32, 6, bm, bk), 0);
 		for (int b = 0; b < 3; b++) {
 			Case cs = {.t = t, .bm = bm, .bn = bn, .bk = bk};
 			cs.chip = profile_chip((TimingBound)b);
@@ -940,6 +954,31 @@ test_tower_calls(void **state)
 	}
 }
 
+/* The primed calls of the So400m f8 1-layer plan (`ipu compile --dump
+ * plan`: C blocks and K of qkv, QK^T, PV, out_proj, fc1, fc2), in both
+ * modes and twice back to back: C against the model, and (gemm_tile_run)
+ * every byte outside C unchanged. */
+static void
+test_layer_calls(void **state)
+{
+	(void)state;
+	static const uint32_t s[][3] = {{73, 48, 576},  {146, 48, 96},
+	                                {34, 80, 192},  {73, 32, 288},
+	                                {183, 48, 288}, {146, 32, 544}};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+		for (int zero = 0; zero < 2; zero++) {
+			assert_int_equal(
+			    gemm_k_primed(GEMM_F8, 6, s[i][0], s[i][2]), 1);
+			Case cs = {.t = GEMM_F8,
+			           .bm = s[i][0],
+			           .bn = s[i][1],
+			           .bk = s[i][2]};
+			cs.opt.zero = zero;
+			cs.opt.calls = 2;
+			check(cs);
+		}
+}
+
 int
 main(void)
 {
@@ -954,6 +993,7 @@ main(void)
 	    cmocka_unit_test(test_repeated_calls),
 	    cmocka_unit_test(test_cycle_formula),
 	    cmocka_unit_test(test_tower_calls),
+	    cmocka_unit_test(test_layer_calls),
 	    cmocka_unit_test(test_bad_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 #include "tile_kernel.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../kernels/kernels.h"
 
@@ -157,22 +158,47 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	gemm_pack_b(t, bk, bn, b, pb);
 	gemm_pack_c(gemm_c_elem_bytes(t), bm, bn, c, pc);
 
+	/* Every byte from the argument block to the end of memory but C is
+	 * the kernel's to read only: they start as a canary pattern (or the
+	 * operands) and must end as they began, so a store outside C (into
+	 * what a program keeps there) is caught, and reads past A or C meet
+	 * nonzero values. */
+	uint32_t span = chip->mem_end - args;
+	uint8_t *want = xmalloc(span);
+	for (uint32_t i = 0; i < span; i++)
+		want[i] = (uint8_t)(0x5a ^ (i * 131u) ^ (i >> 9));
+	memcpy(want, argb, sizeof argb);
+	memcpy(want + (aa - args), pa, abytes);
+	memcpy(want + (bb - args), pb, bbytes);
+	memcpy(want + (cc - args), pc, cbytes);
 	Tile *tile = tile_new(chip, 0);
+	tile_write(tile, args, want, span);
 	tile_load_image(tile, &img);
-	tile_write(tile, aa, pa, abytes);
-	tile_write(tile, bb, pb, bbytes);
-	tile_write(tile, cc, pc, cbytes);
 
 	/* the block is written once: back-to-back calls run as a program
 	 * would run them */
 	int rc = IPU_OK;
 	uint32_t calls = opt->calls ? opt->calls : 1;
-	TileKernelCall k = {gemm_entry(t, opt->workers), names[nobj - 1], argb,
-	                    sizeof argb, args};
+	TileKernelCall k = {gemm_entry(t, opt->workers, bm, bk),
+	                    names[nobj - 1], argb, sizeof argb, args};
 	for (uint32_t i = 0; i < calls && rc == IPU_OK; i++) {
 		rc = tile_kernel_call(tile, &img, &k, cycles, d);
 		k.args = NULL;
 	}
+	if (rc == IPU_OK) {
+		uint8_t *got = xmalloc(span);
+		tile_read(tile, args, got, span);
+		for (uint32_t i = 0; i < span && rc == IPU_OK; i++)
+			if ((args + i < cc || args + i >= cc + cbytes) &&
+			    got[i] != want[i])
+				rc = diag_set(d, IPU_EFAULT, NULL, 0, 0,
+				              "gemm %s %ux%ux%u: byte 0x%x "
+				              "outside C (0x%x..0x%x) changed",
+				              gemm_dtype_name(t), bm, bn, bk,
+				              args + i, cc, cc + cbytes);
+		free(got);
+	}
+	free(want);
 	if (rc == IPU_OK) {
 		tile_read(tile, cc, pc, cbytes);
 		gemm_unpack_c(gemm_c_elem_bytes(t), bm, bn, pc, c);

@@ -549,12 +549,12 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 	GemmCall rest[2];
 	int nrest = gemm_rest(&g, rest);
 	for (int i = 0; i < nrest; i++) {
-		int64_t entry =
-		    ks ? ks->symbol(ks->ctx, gemm_entry(g.t, 6)) : 0;
+		const char *name =
+		    gemm_entry(rest[i].t, 6, rest[i].bm, rest[i].bk);
+		int64_t entry = ks ? ks->symbol(ks->ctx, name) : 0;
 		if (e->buf && entry < 0 && !e->err)
 			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
-			                  "codegen: no kernel named %s",
-			                  gemm_entry(g.t, 6));
+			                  "codegen: no kernel named %s", name);
 		emit(e, INSN_setzi_mmmn_zi, 2, 0,
 		     (int32_t)(args + (uint32_t)(i + 1) * GEMM_ARGS_BYTES));
 		emit(e, INSN_call_mmmn_zi, 2, REG_LR, (int32_t)entry);

@@ -208,12 +208,14 @@ gemm_objects(GemmDtype t, uint32_t workers, const char *names[2])
 }
 
 const char *
-gemm_entry(GemmDtype t, uint32_t workers)
+gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 {
 	if (call_workers(workers) == 5)
 		return t == GEMM_F32   ? "gemm5_f32"
 		       : t == GEMM_F16 ? "gemm5_f16"
 		                       : "gemm5_f8";
+	if (gemm_k_primed(t, workers, bm, bk))
+		return t == GEMM_F16 ? "gemm_f16_primed" : "gemm_f8_primed";
 	return t == GEMM_F32   ? "gemm_f32"
 	       : t == GEMM_F16 ? "gemm_f16"
 	                       : "gemm_f8";
@@ -225,6 +227,20 @@ worker_rows(uint32_t bm, uint32_t nw, uint32_t w)
 {
 	uint32_t n = bm / nw + (w < bm % nw);
 	return n ? n : 1;
+}
+
+/* Three jumps in atoms as the signed 10-bit fields 0, 1, 2 of a stride
+ * register; 0 when one does not fit. */
+static uint32_t
+pack_jumps(const int64_t f[3])
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 3; i++) {
+		if (f[i] < -512 || f[i] > 511)
+			return 0;
+		v |= ((uint32_t)f[i] & 0x3ffu) << (10 * i);
+	}
+	return v;
 }
 
 /*
@@ -240,13 +256,37 @@ drain_jumps(uint32_t bm, uint32_t n)
 {
 	int64_t f[3] = {4 * (int64_t)bm - 4 * (int64_t)n - 3,
 	                -(4 * (int64_t)n + 7), -(4 * (int64_t)n - 1)};
-	uint32_t v = 0;
-	for (int i = 0; i < 3; i++) {
-		if (f[i] < -512 || f[i] > 511)
+	return pack_jumps(f);
+}
+
+/*
+ * The primed workers' jumps (GEMM_PRIMED_WORKER), in atoms: A goes from
+ * the open end's last load (atom 4n - 1 of the worker's rows) to the
+ * worker's first row in the next A panel, 4 (bm - n) + 1 atoms, in four
+ * jumps of field 0 (the open end's last load and the primed start's first
+ * three) and one atom; the open end's partial load (at atom 4n + 3) goes
+ * back to the first row, -(4n + 3); the primed start's sixth store (at
+ * atom 4n - 1, row n - 1's last) jumps back to it, -(4n - 1). 0 when one
+ * does not fit.
+ */
+static uint32_t
+primed_jumps(uint32_t bm, uint32_t n)
+{
+	int64_t f[3] = {(int64_t)bm - (int64_t)n, -(4 * (int64_t)n + 3),
+	                -(4 * (int64_t)n - 1)};
+	return pack_jumps(f);
+}
+
+int
+gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
+{
+	if (t == GEMM_F32 || call_workers(workers) != 6 ||
+	    gemm_k_panels(t, bk) < 2 || bm < 12)
+		return 0;
+	for (uint32_t w = 0; w < 6; w++)
+		if (!primed_jumps(bm, worker_rows(bm, 6, w)))
 			return 0;
-		v |= ((uint32_t)f[i] & 0x3ffu) << (10 * i);
-	}
-	return v;
+	return 1;
 }
 
 int
@@ -275,11 +315,14 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	uint32_t bm = c->bm, crow = c_row_bytes(t);
 	uint32_t nw = call_workers(c->opt.workers);
 	int stream = gemm_k_stream(t, c->opt.workers, bm);
+	int primed = gemm_k_primed(t, c->opt.workers, bm, c->bk);
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
-	put_le32(out + ARG_KENTRY,
-	         stream ? GEMM_ENTRY_STREAM : GEMM_ENTRY_NEXT_K);
+	/* the primed supervisor has its entries in code */
+	if (!primed)
+		put_le32(out + ARG_KENTRY,
+		         stream ? GEMM_ENTRY_STREAM : GEMM_ENTRY_NEXT_K);
 	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
 	put_le32(out + ARG_NP1, gemm_n_panels(c->bn) - 1);
 	put_le32(out + ARG_NK1, gemm_k_panels(t, c->bk) - 1);
@@ -297,9 +340,12 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		put_le32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
 		/* the full entry adds V_CPANEL before the first panel */
 		put_le32(v + V_CPTR, c->c + row * crow - bm * crow);
-		put_le32(v + V_ROWS1, n - 1);
+		/* primed: the rows loop runs rows - 2 passes */
+		put_le32(v + V_ROWS1, primed ? n - 2 : n - 1);
 		put_le32(v + V_CPANEL, bm * crow);
-		put_le32(v + V_JUMPS, stream ? drain_jumps(bm, n) : 0);
+		put_le32(v + V_JUMPS, primed   ? primed_jumps(bm, n)
+		                      : stream ? drain_jumps(bm, n)
+		                               : 0);
 		first += bm / nw + (w < bm % nw);
 	}
 }
@@ -533,6 +579,94 @@ five_cycles(SupClock *s, const GemmShape *g, GemmDtype t, uint32_t np)
 	return sup_return(s, 0);
 }
 
+/*
+ * The primed call (GEMM_SUPERVISOR_PRIMED): each N-panel runs its first
+ * K-panel from $m11 (the cold start, open end), the further ones but the
+ * last from $m6 (primed start, open end) and the last from $m7 (primed
+ * start, drain); before each further K-panel the sync comes first, then
+ * the weights. A worker of n rows issues 4n + 7 times a run with the open
+ * end (a cold or primed start: 11 bundles, rpt, n - 2 passes of 4, 2
+ * bundles, exitz) and 4n + 13 with the drain (8 bundles at the end).
+ */
+typedef struct {
+	uint64_t open[6], drain[6];
+	uint32_t nk;
+} PrimedShape;
+
+/* sync, weights, runall (of $m6 or $m7, the A panel in $m3) and the
+ * workers of a further K-panel; returns the runall's cycle. */
+static uint64_t
+primed_run(SupClock *s, unsigned reads, const uint64_t issues[6])
+{
+	uint64_t first[6], exit[6];
+	sup_sync(s);
+	sup_ops(s, 32); /* ld128putcs */
+	uint64_t r = sup_runall(s, reads, first);
+	for (int w = 0; w < 6; w++)
+		exit[w] = first[w] + 6 * (issues[w] - 1);
+	sup_workers(s, exit);
+	return r;
+}
+
+/* One N-panel of the primed call (the K counter .. brnzdec); returns the
+ * cycle of its last runall. */
+static uint64_t
+primed_n_panel(SupClock *s, const PrimedShape *g, int first, int last)
+{
+	uint64_t entry = first ? ENTRY_FULL : ENTRY_NEXT_N, x[6], f[6];
+	sup_op(s, SUP_M8, SUP_M4, SUP_PLAIN); /* add: the K counter */
+	sup_sync(s);
+	sup_runall(s, SUP_M11 | SUP_M14, f);
+	for (int w = 0; w < 6; w++)
+		x[w] = f[w] + 6 * (entry + g->open[w] - 1);
+	sup_workers(s, x);
+	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
+	uint32_t mid = g->nk - 2; /* the K-panels between */
+	sup_op(s, SUP_M4, 0, mid ? SUP_PLAIN : SUP_TAKEN); /* brz */
+	if (mid)
+		sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN); /* add */
+	Periods pp;
+	periods_start(&pp);
+	for (uint32_t p = 0; p < mid; p++) {
+		uint64_t r = primed_run(s, SUP_M6 | SUP_M3, g->open);
+		sup_op(s, SUP_M3 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
+		sup_op(s, SUP_M4, SUP_M4,
+		       p == mid - 1 ? SUP_PLAIN : SUP_TAKEN); /* brnzdec */
+		p = periods_step(&pp, s, p, mid, r);
+	}
+	uint64_t r = primed_run(s, SUP_M7 | SUP_M3, g->drain);
+	n_panel_end(s, last);
+	return r;
+}
+
+static uint64_t
+primed_cycles(SupClock *s, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
+{
+	PrimedShape g = {.nk = gemm_k_panels(t, bk)};
+	for (uint32_t w = 0; w < 6; w++) {
+		uint64_t n = worker_rows(bm, 6, w);
+		g.open[w] = 4 * n + 7;
+		g.drain[w] = 4 * n + 13;
+	}
+	sup_op(s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
+	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M5, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M8, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M14, SUP_PLAIN);
+	sup_op(s, 0, SUP_M6, SUP_PLAIN); /* setzi the stream entry */
+	sup_op(s, 0, SUP_M7, SUP_PLAIN); /* setzi the drain entry */
+	sup_ops(s, 32);                  /* the first panel's weights */
+	uint32_t np = gemm_n_panels(bn);
+	Periods pp;
+	periods_start(&pp);
+	for (uint32_t q = 0; q < np; q++) {
+		uint64_t r = primed_n_panel(s, &g, q == 0, q == np - 1);
+		q = periods_step(&pp, s, q, np, r);
+	}
+	sup_sync(s);
+	return sup_return(s, 0);
+}
+
 static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t nw,
                             uint32_t bm, uint32_t bn, uint32_t bk);
 
@@ -602,6 +736,8 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
 		sup_op(&s, SUP_M8, 0, SUP_PUT);
 		sup_op(&s, SUP_M13, 0, SUP_PUT);
 	}
+	if (gemm_k_primed(t, nw, bm, bk))
+		return primed_cycles(&s, t, bm, bn, bk);
 	sup_op(&s, SUP_M0, SUP_M6, SUP_PLAIN);            /* ld32 the K entry */
 	sup_op(&s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN);

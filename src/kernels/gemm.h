@@ -87,15 +87,21 @@ typedef struct {
  * with five workers, the one with their entry ("gemm5", "gemm5_f8"),
  * last. */
 int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
-/* The kernel's entry symbol for t with 5 or 6 workers, and the argument
- * block of a call (little-endian words). */
-const char *gemm_entry(GemmDtype t, uint32_t workers);
+/* The kernel's entry symbol for a call of bm rows and K bk with 5 or 6
+ * workers (the primed one when gemm_k_primed), and the argument block of
+ * a call (little-endian words). */
+const char *gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
 /* Whether a further K-panel's run enters at the stream itself, its
  * pointers moved on by the previous run's drain (f16 and f8 with six
  * workers, when every worker's jumps fit the 10-bit stride fields:
  * docs/kernel-gemm.md "Workers"). */
 int gemm_k_stream(GemmDtype t, uint32_t workers, uint32_t bm);
+/* Whether the call runs primed (gemm_*_primed: the AMP stays primed from
+ * one K-panel of an N-panel to the next, docs/kernel-gemm.md "Keeping the
+ * AMP primed"): f16 and f8 with six workers, two or more K-panels, every
+ * worker two rows or more and its jumps within the 10-bit fields. */
+int gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
 
 /* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
  * from the supervisor's entry to its return, by the formula of
