@@ -720,8 +720,8 @@ test_blocks_random(void **state)
 }
 
 /* A small GEMM planned with the overlapped superstep (f16 128 x 128 x
- * 512 on 8 tiles: 8 supersteps, each but the last beside the next one's
- * exchange), lowered twice. */
+ * 512 on 8 tiles: several supersteps, each but the last beside the next
+ * one's exchange; how many is the planner's choice), lowered twice. */
 static Lowered *
 overlapped_gemm(void)
 {
@@ -767,10 +767,10 @@ test_overlap_plain_fallback(void **state)
 			if (first < 0)
 				first = i;
 		}
-	assert_int_equal(over, 7);
+	assert_true(over >= 2);
 	if (xsched_run(l, &d) || lower_verify_schedule(l, &d))
 		fail_msg("%s", d.msg);
-	assert_int_equal(l->ovl_beside, 7);
+	assert_int_equal(l->ovl_beside, over);
 	assert_int_equal(l->ovl_no_room + l->ovl_dearer, 0);
 	assert_int_equal(l->nstep, n0);
 	/* the first overlapped step's exchange 24 times over */
@@ -796,7 +796,7 @@ test_overlap_plain_fallback(void **state)
 	if (xsched_run(big, &d) || lower_verify_schedule(big, &d))
 		fail_msg("%s", d.msg);
 	assert_int_equal(big->ovl_no_room, 1);
-	assert_int_equal(big->ovl_beside, 6);
+	assert_int_equal(big->ovl_beside, over - 1);
 	assert_int_equal(big->nstep, n0 + 1);
 	const Step *c = &big->step[first], *x = &big->step[first + 1];
 	assert_int_equal(c->kind, STEP_COMPUTE);
