@@ -631,6 +631,16 @@ test_softmax_f16h8(void **state)
 	exp16 = to_f8 = 0;
 }
 
+/* The blocks both f16h8 layernorms run: unit and split mode, padded
+ * strides, SigLIP's rows of 1152. */
+static const Block ln8_rows[] = {
+    {1, 8, 0, 0, 0, 0},    {3, 16, 0, 0, 0, 0},   {7, 64, 0, 0, 0, 0},
+    {13, 40, 16, 0, 0, 0}, {6, 8, 0, 0, 0, 0},    {1, 296, 0, 0, 0, 0},
+    {2, 104, 8, 0, 0, 0},  {5, 64, 0, 0, 0, 0},   {4, 40, 16, 0, 0, 0},
+    {1, 48, 0, 0, 0, 0},   {2, 16, 0, 0, 0, 0},   {1, 1152, 0, 0, 0, 0},
+    {6, 1152, 0, 0, 0, 0}, {8, 1152, 0, 0, 0, 0},
+};
+
 /* The f16 layernorm writing F143 (rw_layernorm_f16h8): rows of whole
  * pairs of atoms (cols a multiple of 8) in rows mode (a worker taking
  * two rows, padded strides) and split mode (segments of whole pairs, one
@@ -641,16 +651,9 @@ test_softmax_f16h8(void **state)
 static void
 test_layernorm_f16h8(void **state)
 {
-	static const Block rows[] = {
-	    {1, 8, 0, 0, 0, 0},    {3, 16, 0, 0, 0, 0},   {7, 64, 0, 0, 0, 0},
-	    {13, 40, 16, 0, 0, 0}, {6, 8, 0, 0, 0, 0},    {1, 296, 0, 0, 0, 0},
-	    {2, 104, 8, 0, 0, 0},  {5, 64, 0, 0, 0, 0},   {4, 40, 16, 0, 0, 0},
-	    {1, 48, 0, 0, 0, 0},   {2, 16, 0, 0, 0, 0},   {1, 1152, 0, 0, 0, 0},
-	    {6, 1152, 0, 0, 0, 0}, {8, 1152, 0, 0, 0, 0},
-	};
 	ln8 = 1;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-		run_case(RW_LAYERNORM, DT_F16, &rows[i]);
+	for (size_t i = 0; i < sizeof ln8_rows / sizeof ln8_rows[0]; i++)
+		run_case(RW_LAYERNORM, DT_F16, &ln8_rows[i]);
 	ln8 = 0;
 	RwCall c = {.op = RW_LAYERNORM,
 	            .type = DT_F16,
@@ -678,16 +681,9 @@ test_layernorm_f16h8(void **state)
 static void
 test_layernorm_f16h8n(void **state)
 {
-	static const Block rows[] = {
-	    {1, 8, 0, 0, 0, 0},    {3, 16, 0, 0, 0, 0},   {7, 64, 0, 0, 0, 0},
-	    {13, 40, 16, 0, 0, 0}, {6, 8, 0, 0, 0, 0},    {1, 296, 0, 0, 0, 0},
-	    {2, 104, 8, 0, 0, 0},  {5, 64, 0, 0, 0, 0},   {4, 40, 16, 0, 0, 0},
-	    {1, 48, 0, 0, 0, 0},   {2, 16, 0, 0, 0, 0},   {1, 1152, 0, 0, 0, 0},
-	    {6, 1152, 0, 0, 0, 0}, {8, 1152, 0, 0, 0, 0},
-	};
 	ln8 = plain = 1;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-		run_case(RW_LAYERNORM, DT_F16, &rows[i]);
+	for (size_t i = 0; i < sizeof ln8_rows / sizeof ln8_rows[0]; i++)
+		run_case(RW_LAYERNORM, DT_F16, &ln8_rows[i]);
 	ln8 = plain = 0;
 	RwCall h = {.op = RW_LAYERNORM,
 	            .type = DT_F16,
