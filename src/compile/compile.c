@@ -174,7 +174,7 @@ describe_program(Package *pk, const Graph *g, const Lowered *l,
 		    l->loop_count && i >= l->loop_first && i <= l->loop_last;
 		PkgStep *ps = pkg_add_step(pk, (uint8_t)s->kind, s->what,
 		                           s->cycles, loop ? l->loop_count : 1);
-		ps->overhead = lower_step_overhead(l, i);
+		ps->overhead = lower_step_overhead(l->chip, s);
 		for (int k = 0; k < s->nop; k++)
 			pkg_step_add_op(ps, (uint32_t)s->op[k]);
 		for (int k = 0; k < s->ncall; k++) {

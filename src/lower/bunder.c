@@ -227,34 +227,7 @@ lower_b_back(Lowered *l, int32_t ci)
 	free(c->xfer);
 	c->xfer = NULL;
 	c->nxfer = 0;
-	gemm_windows_free(c->gwin);
-	free(c->gwin);
-	c->gwin = NULL;
-	lower_step_blocks(c, 0, NULL, 0);
-	c->cycles = lower_b_plain(l, c);
-	for (int i = 0; i < c->ncall; i++) {
-		KernelCall *kc = &c->call[i];
-		const GemmCall *g = &kc->args.u.gemm;
-		kc->args.u.gemm.opt.five = 0;
-		kc->args_bytes = GEMM_ARGS_BYTES;
-		l->buf[kc->args_at].bytes = GEMM_ARGS_BYTES;
-		kc->cycles =
-		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
-	}
+	lower_gemm_six(l, c);
 	c->b_from = 0;
 	return n;
-}
-
-uint64_t
-lower_b_plain(const Lowered *l, const Step *c)
-{
-	uint64_t most = 0;
-	for (int i = 0; i < c->ncall; i++) {
-		const GemmCall *g = &c->call[i].args.u.gemm;
-		uint64_t t =
-		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
-		if (t > most)
-			most = t;
-	}
-	return most;
 }

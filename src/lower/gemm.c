@@ -574,3 +574,36 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 	}
 	return IPU_OK;
 }
+
+uint64_t
+lower_gemm_six_cycles(const Lowered *l, const Step *s)
+{
+	uint64_t most = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		const GemmCall *g = &s->call[i].args.u.gemm;
+		uint64_t t =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
+		if (t > most)
+			most = t;
+	}
+	return most;
+}
+
+void
+lower_gemm_six(Lowered *l, Step *s)
+{
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *kc = &s->call[i];
+		GemmCall *g = &kc->args.u.gemm;
+		g->opt.five = 0;
+		kc->args_bytes = GEMM_ARGS_BYTES;
+		l->buf[kc->args_at].bytes = GEMM_ARGS_BYTES;
+		kc->cycles =
+		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
+	}
+	s->cycles = lower_gemm_six_cycles(l, s);
+	gemm_windows_free(s->gwin);
+	free(s->gwin);
+	s->gwin = NULL;
+	lower_step_blocks(s, 0, NULL, 0);
+}

@@ -352,10 +352,8 @@ lower_index(Lowered *l)
  *             one before                                     2D + 1
  */
 uint64_t
-lower_step_overhead(const Lowered *l, int i)
+lower_step_overhead(const Chip *c, const Step *s)
 {
-	const Chip *c = l->chip;
-	const Step *s = &l->step[i];
 	if (s->kind == STEP_EXCHANGE)
 		return chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
 		       chip_rule(c, TIMING_SUP_PUT);
@@ -375,7 +373,7 @@ lower_cycles(const Lowered *l)
 		    l->loop_count && i >= l->loop_first && i <= l->loop_last
 		        ? l->loop_count
 		        : 1;
-		total += n * (s->cycles + lower_step_overhead(l, i));
+		total += n * (s->cycles + lower_step_overhead(c, s));
 	}
 	if (l->loop_count)
 		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1);

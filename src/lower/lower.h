@@ -268,10 +268,10 @@ void lower_beside(const Lowered *l, const uint32_t *code, const uint8_t *want,
  * to their most live bytes there. Returns the ops given buffers. */
 int lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
                       int nops, PlanBeside *out, uint32_t *beside);
-/* The supervisor's cycles around step i as lower_cycles counts them, a
+/* The supervisor's cycles around step s as lower_cycles counts them, a
  * run: an exchange's sync, count and CSR write; a compute step's call and
  * return (none if no tile calls). */
-uint64_t lower_step_overhead(const Lowered *l, int i);
+uint64_t lower_step_overhead(const Chip *c, const Step *s);
 
 /* An exchange step's transfers from moves (layout_moves): the moves that
  * fill every piece of `to` from `from`, in s. */
@@ -285,8 +285,12 @@ int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
  * pay), returning how many. */
 int lower_b_under(Lowered *l);
 int lower_b_back(Lowered *l, int32_t c);
-/* multiply step c's cycles as plain six-worker calls */
-uint64_t lower_b_plain(const Lowered *l, const Step *c);
+/* gemm.c: multiply step s's cycles as plain six-worker calls; and s made
+ * so (an overlapped step made plain: each call's argument block and
+ * cycles the six workers', the step's the longest call's, its panel
+ * windows and blocks gone; its transfers are the caller's). */
+uint64_t lower_gemm_six_cycles(const Lowered *l, const Step *s);
+void lower_gemm_six(Lowered *l, Step *s);
 
 /* verify.c: the invariants of a lowered program (lower_verify, after
  * lowering) and of its schedule (lower_verify_schedule, after

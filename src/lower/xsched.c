@@ -1377,22 +1377,7 @@ static void
 make_plain(Lowered *l, int i, Step *plain, const char *why)
 {
 	Step *s = &l->step[i];
-	s->cycles = 0;
-	for (int k = 0; k < s->ncall; k++) {
-		KernelCall *c = &s->call[k];
-		GemmCall *g = &c->args.u.gemm;
-		g->opt.five = 0;
-		c->args_bytes = GEMM_ARGS_BYTES;
-		l->buf[c->args_at].bytes = GEMM_ARGS_BYTES;
-		c->cycles =
-		    gemm_tile_cycles(l->chip, g->t, 6, g->bm, g->bn, g->bk);
-		if (c->cycles > s->cycles)
-			s->cycles = c->cycles;
-	}
-	gemm_windows_free(s->gwin);
-	free(s->gwin);
-	s->gwin = NULL;
-	lower_step_blocks(s, 0, NULL, 0);
+	lower_gemm_six(l, s);
 	free_transfers(s);
 	s->what = "gemm: multiply";
 	int32_t *op = s->op;
@@ -1420,23 +1405,15 @@ schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
 	copy_transfers(&plain, s);
 	Diag pd;
 	int rp = schedule_step(l, &plain, &pd);
-	uint64_t calls = 0;
-	for (int k = 0; k < s->ncall; k++) {
-		const GemmCall *g = &s->call[k].args.u.gemm;
-		uint64_t t = gemm_tile_cycles(c, g->t, 6, g->bm, g->bn, g->bk);
-		if (t > calls)
-			calls = t;
-	}
-	/* lower_step_overhead: a compute step's call, an exchange's opening */
+	/* the multiply with six workers, then the exchange as its own step */
 	uint64_t plain_cycles =
 	    rp ? UINT64_MAX
-	       : calls + 2 * chip_rule(c, TIMING_SUP_BRANCH) + plain.cycles +
-	             chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
-	             chip_rule(c, TIMING_SUP_PUT);
+	       : lower_gemm_six_cycles(l, s) + lower_step_overhead(c, s) +
+	             plain.cycles + lower_step_overhead(c, &plain);
 	Diag od;
 	int ro = schedule_overlap(l, s, &od);
 	uint64_t beside =
-	    ro ? UINT64_MAX : s->cycles + 2 * chip_rule(c, TIMING_SUP_BRANCH);
+	    ro ? UINT64_MAX : s->cycles + lower_step_overhead(c, s);
 	int r = IPU_OK;
 	if (ro && rp) {
 		*d = pd;
@@ -1494,7 +1471,7 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		if (r)
 			return IPU_EINVAL;
 		if ((int64_t)with - (int64_t)without <
-		    (int64_t)c->cycles - (int64_t)lower_b_plain(l, c)) {
+		    (int64_t)c->cycles - (int64_t)lower_gemm_six_cycles(l, c)) {
 			lower_b_back(l, h);
 			back = 1;
 		}
