@@ -255,6 +255,33 @@ test_sim_speed_smoke(void **state)
 	assert_true(r.max_rel_err < 1e-3);
 }
 
+/* The same with the f8 program: 32 inputs a row (4 AMP instructions of 8
+ * where f16 has 4 of 4), its outputs checked against f64 as tile-amp
+ * checks them, and the same cycles on every tile. */
+static void
+test_sim_speed_f8(void **state)
+{
+	(void)state;
+	SimSpeedConfig cfg = {.tiles = 3, .rows = 24, .threads = 2, .f8 = 1};
+	SimSpeedResult r, h;
+	Diag d;
+	diag_clear(&d);
+	if (bench_sim_speed(&cfg, &r, &d))
+		fail_msg("%s", d.msg);
+	cfg.f8 = 0;
+	if (bench_sim_speed(&cfg, &h, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(r.tile_cycles, 3 * r.cycles);
+	assert_true(r.cycles > 24 * 4);
+	/* twice the multiply-adds of f16 in the same AMP instructions */
+	assert_true(r.emulated_gflops * r.host_seconds >
+	            1.99 * h.emulated_gflops * h.host_seconds);
+	assert_true(r.emulated_gflops * r.host_seconds <
+	            2.01 * h.emulated_gflops * h.host_seconds);
+	assert_true(r.max_rel_err < 1e-3);
+	assert_true(r.sgemm_gflops == 0); /* sgemm_n 0: none */
+}
+
 int
 main(void)
 {
@@ -265,6 +292,7 @@ main(void)
 	    cmocka_unit_test(test_large_messages_reach_4_bytes_per_cycle),
 	    cmocka_unit_test(test_bad_sizes),
 	    cmocka_unit_test(test_sim_speed_smoke),
+	    cmocka_unit_test(test_sim_speed_f8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

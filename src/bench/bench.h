@@ -47,6 +47,10 @@ typedef struct {
 	int range; /* also run at the timing bounds (TileAmpResult.range) */
 } TileAmpConfig;
 
+/* tile-amp's f8 scale of inputs and of weights unless told (`ipu bench
+ * tile-amp --fp8-scale`, `ipu bench sim --dtype f8`). */
+#define BENCH_FP8_SCALE (-3)
+
 /* The cycle limit of the benchmarks' own programs (tile-amp, exchange,
  * sim) without --max-cycles: as `ipu sim`'s, a thousand times their
  * largest runs (a few million cycles). */
@@ -134,10 +138,11 @@ int bench_exchange(const ExchangeConfig *cfg, ExchangeResult *res, Diag *d);
 typedef struct {
 	const Chip *chip;    /* NULL = the C600 */
 	uint32_t tiles;      /* 0 = all of the chip's */
-	uint32_t rows;       /* tile-amp f16 rows per tile */
+	uint32_t rows;       /* tile-amp rows per tile */
 	int threads;         /* host threads, for the emulator and for SGEMM */
 	uint32_t sgemm_n;    /* host SGEMM of n x n x n; 0 = none */
 	uint64_t max_cycles; /* 0: BENCH_MAX_CYCLES */
+	int f8;              /* 1: the f8 program (BENCH_FP8_SCALE), 0: f16 */
 } SimSpeedConfig;
 
 typedef struct {

@@ -1,7 +1,7 @@
 /*
- * sim_speed.c - how fast the emulator itself runs: the tile-amp f16 program
- * (kernels/amp.S, set up by tile_amp.c's AmpJob) on every tile of the chip
- * model at once, timed on the host, and in the same run the host's own
+ * sim_speed.c - how fast the emulator itself runs: the tile-amp f16 or f8
+ * program (kernels/amp.S, set up by tile_amp.c's AmpJob) on every tile of the
+ * chip model at once, timed on the host, and in the same run the host's own
  * SGEMM rate (host_sgemm.c), so that the cost of emulating the chip's
  * arithmetic can be set against doing that arithmetic natively
  * (docs/bench-sim.md).
@@ -37,9 +37,10 @@ bench_sim_speed(const SimSpeedConfig *cfg, SimSpeedResult *res, Diag *d)
 {
 	memset(res, 0, sizeof *res);
 	TileAmpConfig ac = {.chip = cfg->chip ? cfg->chip : chip_default(),
-	                    .dtype = AMP_F16,
+	                    .dtype = cfg->f8 ? AMP_F8 : AMP_F16,
 	                    .rows = cfg->rows,
-	                    .seed = 1};
+	                    .seed = 1,
+	                    .fp8_scale = BENCH_FP8_SCALE};
 	TileAmpResult amp;
 	AmpJob *job;
 	int rc = amp_job_new(&ac, &job, &amp, d);

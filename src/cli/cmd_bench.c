@@ -46,7 +46,7 @@ usage(FILE *f)
 	        "cores)\n"
 	        "  --seed N        payload seed (default 1)\n"
 	        "\n"
-	        "ipu bench sim: the emulator's own speed on the tile-amp f16 "
+	        "ipu bench sim: the emulator's own speed on the tile-amp "
 	        "program on\n"
 	        "  every tile, and the host's OpenBLAS SGEMM rate measured in "
 	        "the same run\n"
@@ -56,6 +56,8 @@ usage(FILE *f)
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "  --sgemm-n N     SGEMM size N x N x N (default 1024)\n"
+	        "  --dtype T       f16 or f8 (default f16; f8 at tile-amp's "
+	        "default scale)\n"
 	        "\n"
 	        "ipu bench graph: a graph file (docs/graph.md) compiled, run "
 	        "once on the\n"
@@ -425,8 +427,10 @@ host_cores(void)
 static int
 tile_amp(int argc, char **argv)
 {
-	TileAmpConfig cfg = {
-	    .dtype = AMP_F16, .rows = 1024, .seed = 1, .fp8_scale = -3};
+	TileAmpConfig cfg = {.dtype = AMP_F16,
+	                     .rows = 1024,
+	                     .seed = 1,
+	                     .fp8_scale = BENCH_FP8_SCALE};
 	const BenchOpt opts[] = {
 	    NUM_OPT("--rows", 1, 1 << 20, cfg.rows),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
@@ -555,6 +559,17 @@ exchange(int argc, char **argv)
 	return 0;
 }
 
+/* bench sim's --dtype: f16 or f8 (SimSpeedConfig.f8). */
+static int
+parse_sim_dtype(const char *s, void *dst)
+{
+	AmpDtype t;
+	if (amp_dtype_parse(s, &t) || t == AMP_F32)
+		return -1;
+	*(int *)dst = t == AMP_F8;
+	return 0;
+}
+
 static int
 sim_speed(int argc, char **argv)
 {
@@ -565,6 +580,7 @@ sim_speed(int argc, char **argv)
 	    NUM_OPT("--tiles", 1, 1 << 16, cfg.tiles),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NUM_OPT("--sgemm-n", 16, 8192, cfg.sgemm_n),
+	    NAME_OPT("--dtype", parse_sim_dtype, cfg.f8, "f16 or f8"),
 	    NAME_OPT("--max-cycles", parse_cycles, cfg.max_cycles,
 	             "a number of cycles, 1 or more"),
 	};
@@ -579,33 +595,36 @@ sim_speed(int argc, char **argv)
 	if (bench_sim_speed(&cfg, &r, &d))
 		return report_error("sim", &d);
 	if (json) {
-		printf("{\"bench\": \"sim\", \"chip\": \"%s\", \"tiles\": %u, "
-		       "\"rows_per_tile\": %u, \"threads\": %d, "
-		       "\"cycles\": %" PRIu64 ", \"tile_cycles\": %" PRIu64
-		       ", \"bundles\": %" PRIu64 ", \"host_seconds\": %.4f, "
-		       "\"cpu_seconds\": %.4f, "
-		       "\"tile_cycles_per_s\": %.4g, "
-		       "\"bundles_per_s\": %.4g, "
-		       "\"thread_ns_per_tile_cycle\": %.4g, "
-		       "\"cpu_ns_per_tile_cycle\": %.4g, "
-		       "\"emulated_gflops\": %.4g, "
-		       "\"emulated_chip_seconds\": %.4g, "
-		       "\"slowdown\": %.4g, \"sgemm_n\": %u, "
-		       "\"sgemm_threads\": %d, \"sgemm_gflops\": %.4g, "
-		       "\"sgemm_over_emulated\": %.4g, "
-		       "\"max_rel_err\": %.3e}\n",
-		       cfg.chip->name, r.tiles, cfg.rows, r.threads, r.cycles,
-		       r.tile_cycles, r.bundles, r.host_seconds, r.cpu_seconds,
-		       r.tile_cycles_per_s, r.bundles_per_s,
-		       r.thread_ns_per_tile_cycle, r.cpu_ns_per_tile_cycle,
-		       r.emulated_gflops, r.chip_seconds, r.slowdown,
-		       cfg.sgemm_n, r.sgemm_threads, r.sgemm_gflops,
-		       r.sgemm_over_emulated, r.max_rel_err);
+		printf(
+		    "{\"bench\": \"sim\", \"chip\": \"%s\", \"dtype\": \"%s\", "
+		    "\"tiles\": %u, "
+		    "\"rows_per_tile\": %u, \"threads\": %d, "
+		    "\"cycles\": %" PRIu64 ", \"tile_cycles\": %" PRIu64
+		    ", \"bundles\": %" PRIu64 ", \"host_seconds\": %.4f, "
+		    "\"cpu_seconds\": %.4f, "
+		    "\"tile_cycles_per_s\": %.4g, "
+		    "\"bundles_per_s\": %.4g, "
+		    "\"thread_ns_per_tile_cycle\": %.4g, "
+		    "\"cpu_ns_per_tile_cycle\": %.4g, "
+		    "\"emulated_gflops\": %.4g, "
+		    "\"emulated_chip_seconds\": %.4g, "
+		    "\"slowdown\": %.4g, \"sgemm_n\": %u, "
+		    "\"sgemm_threads\": %d, \"sgemm_gflops\": %.4g, "
+		    "\"sgemm_over_emulated\": %.4g, "
+		    "\"max_rel_err\": %.3e}\n",
+		    cfg.chip->name, cfg.f8 ? "f8" : "f16", r.tiles, cfg.rows,
+		    r.threads, r.cycles, r.tile_cycles, r.bundles,
+		    r.host_seconds, r.cpu_seconds, r.tile_cycles_per_s,
+		    r.bundles_per_s, r.thread_ns_per_tile_cycle,
+		    r.cpu_ns_per_tile_cycle, r.emulated_gflops, r.chip_seconds,
+		    r.slowdown, cfg.sgemm_n, r.sgemm_threads, r.sgemm_gflops,
+		    r.sgemm_over_emulated, r.max_rel_err);
 		return 0;
 	}
-	printf("sim speed: kernels/amp.S f16, %u rows on each of %u %s tiles, "
+	printf("sim speed: kernels/amp.S %s, %u rows on each of %u %s tiles, "
 	       "%d host threads\n",
-	       cfg.rows, r.tiles, cfg.chip->name, r.threads);
+	       cfg.f8 ? "f8" : "f16", cfg.rows, r.tiles, cfg.chip->name,
+	       r.threads);
 	printf("  simulated       %" PRIu64 " cycles, %" PRIu64
 	       " tile-cycles, %" PRIu64 " bundles in %.3f s\n",
 	       r.cycles, r.tile_cycles, r.bundles, r.host_seconds);
@@ -615,8 +634,8 @@ sim_speed(int argc, char **argv)
 	printf("  per tile-cycle  %.1f ns of a host thread (wall x threads), "
 	       "%.1f ns of CPU time\n",
 	       r.thread_ns_per_tile_cycle, r.cpu_ns_per_tile_cycle);
-	printf("  emulated math   %.3g GFLOP/s of f16 AMP work\n",
-	       r.emulated_gflops);
+	printf("  emulated math   %.3g GFLOP/s of %s AMP work\n",
+	       r.emulated_gflops, cfg.f8 ? "f8" : "f16");
 	printf("  host SGEMM      %.3g GFLOP/s (OpenBLAS, %u^3, %d threads): "
 	       "%.3g x the emulated rate\n",
 	       r.sgemm_gflops, cfg.sgemm_n, r.sgemm_threads,
