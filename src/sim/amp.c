@@ -66,7 +66,6 @@
  * $FP_CLR.ZAACC clears both (sim_amp_clear). SLIC (isa.md 5.6) is not
  * emulated: each *slic instruction faults and says so.
  */
-#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -139,7 +138,6 @@ acc_round(double v)
  * 0 = F143, 1 = F152), with scale 0: fp_f8_to_f64 with its ldexp calls
  * once per value instead of once per input. */
 static double f8_table[2][256];
-static void exact_window_init(void);
 
 __attribute__((constructor)) static void
 f8_table_init(void)
@@ -148,95 +146,6 @@ f8_table_init(void)
 		for (int b = 0; b < 256; b++)
 			f8_table[fmt][b] =
 			    fp_f8_to_f64((uint8_t)b, (Fp8Format)fmt, 0);
-	exact_window_init();
-}
-
-/*
- * When an f8v8hihov4amp engine's sum is exact (docs/bench-sim.md, "The f8
- * AMP's exact sums"). Every FP8 value of format f is an integer multiple of
- * 2^gran[f] and at most max[f] in magnitude (F143: 2^-10 and 240, F152:
- * 2^-17 and 57344, read off f8_table). So with inputs of format fx, weights
- * of format fw and the scale 2^s, each of an engine's 8 products is an
- * integer multiple of 2^G, G = gran[fx] + gran[fw] + s, and their
- * magnitudes sum to at most P = 8 max[fx] max[fw] 2^s. An accumulator that
- * is 0 or a normal float with exponent E (a multiple of 2^(E-23), below
- * 2^(E+1)) makes every partial sum of acc and the products, whatever the
- * order and grouping, an integer multiple of 2^q, q = min(E - 23, G), of
- * magnitude at most 2^(E+1) + P. When that is at most 2^(53+q), every such
- * sum is a double, so every addition (and FMA) of the model's order and of
- * any other is exact: all give the exact sum, hence the same double, and
- * the same sign of zero (an exact zero sum is -0 only when all its terms
- * are -0, whatever the order). exact_window[nfmt & 3][scale field] holds
- * the exponents E for which that holds, as a range of |acc|'s bits: it
- * passes the accumulator whose bits b (sign cleared) have b - lo <= range
- * (unsigned) or b == zero (0, or ~0 when no E qualifies: nothing passes).
- * The range of E is contiguous: for E - 23 <= G the condition is
- * 2^(E+1) + P <= 2^(E+30), which larger E keep; above, 2^(E+1) + P <=
- * 2^(53+G), which smaller E keep. For F143 inputs and weights it is
- * E = s - 11 .. s + 31; with F152 on either side P / 2^G exceeds 2^53 and
- * no accumulator passes.
- */
-typedef struct {
-	uint32_t lo, range, zero;
-} ExactWindow;
-
-static ExactWindow exact_window[4][64];
-
-/* The exponent of the lowest set bit of a finite nonzero double. */
-static int
-low_bit(double v)
-{
-	uint64_t b;
-	memcpy(&b, &v, 8);
-	int field = (int)(b >> 52 & 0x7ff);
-	uint64_t m = b & 0xfffffffffffffull;
-	if (field)
-		m |= 1ull << 52;
-	return (field ? field : 1) - 1075 + __builtin_ctzll(m);
-}
-
-static void
-exact_window_init(void)
-{
-	int gran[2] = {INT_MAX, INT_MAX};
-	double max[2] = {0, 0};
-	for (int f = 0; f < 2; f++)
-		for (int b = 0; b < 256; b++) {
-			double v = f8_table[f][b];
-			if (isnan(v) || v == 0)
-				continue;
-			int g = low_bit(v);
-			gran[f] = g < gran[f] ? g : gran[f];
-			max[f] = fmax(max[f], fabs(v));
-		}
-	const double two53 = 9007199254740992.0;
-	for (int nfmt = 0; nfmt < 4; nfmt++)
-		for (int field = 0; field < 64; field++) {
-			int fw = nfmt & 1, fx = nfmt >> 1;
-			int s = fp_scale6((uint32_t)field);
-			int g = gran[fx] + gran[fw] + s;
-			double p = ldexp(
-			    forms[F8HIHOV4].ninputs * max[fx] * max[fw], s);
-			int lo = 1000, hi = -1000;
-			for (int e = -126; e <= 127; e++) {
-				int q = e - 23 < g ? e - 23 : g;
-				double a = ldexp(1, e + 1 - q),
-				       b = ldexp(p, -q);
-				if (!(a <= two53 && b <= two53 - a))
-					continue;
-				if (hi != -1000 && hi != e - 1)
-					die("exact_window: not contiguous");
-				lo = lo < e ? lo : e;
-				hi = e;
-			}
-			ExactWindow *x = &exact_window[nfmt][field];
-			if (hi < lo)
-				*x = (ExactWindow){~0u, 0, ~0u};
-			else
-				*x = (ExactWindow){
-				    (uint32_t)(lo + 127) << 23,
-				    ((uint32_t)(hi - lo + 1) << 23) - 1, 0};
-		}
 }
 
 /* FP8 value of byte b in the format given by $FP_NFMT bit `bit` (0 for
@@ -575,63 +484,6 @@ mac_fused(float *acc, const double (*w)[16], const __m256d *xv, int n,
 	return 1;
 }
 
-/* Whether every engine's accumulator lies in window x (exact_window): then
- * the instruction's sums are exact in double whatever their order. */
-AMP_SIMD static inline __attribute__((always_inline)) int
-acc_exact(const float *acc, const ExactWindow *x)
-{
-	__m256i lo = _mm256_set1_epi32((int)x->lo);
-	__m256i range = _mm256_set1_epi32((int)x->range);
-	__m256i zero = _mm256_set1_epi32((int)x->zero);
-	__m256i abs = _mm256_set1_epi32(0x7fffffff);
-	__m256i ok = _mm256_set1_epi32(-1);
-#pragma GCC unroll 2
-	for (int g = 0; g < AMP_ENGINES; g += 8) {
-		__m256i a = _mm256_and_si256(
-		    _mm256_loadu_si256(
-		        (const __m256i *)(const void *)(acc + g)),
-		    abs);
-		__m256i d = _mm256_sub_epi32(a, lo);
-		ok = _mm256_and_si256(
-		    ok, _mm256_or_si256(
-		            _mm256_cmpeq_epi32(_mm256_min_epu32(d, range), d),
-		            _mm256_cmpeq_epi32(a, zero)));
-	}
-	return _mm256_movemask_epi8(ok) == -1;
-}
-
-/* mac_fused for 8 inputs and 16 engines when the sums are exact
- * (acc_exact): each engine's products summed as a tree, then acc, so that
- * no chain is longer than four operations; the same results. */
-AMP_SIMD static inline __attribute__((always_inline)) int
-mac_exact8(float *acc, const double (*w)[16], const __m256d *xv)
-{
-	__m256d sum[AMP_ENGINES / 4], nan = _mm256_setzero_pd();
-#pragma GCC unroll 4
-	for (int g = 0; g < AMP_ENGINES; g += 4) {
-		__m256d t[4];
-#pragma GCC unroll 4
-		for (int j = 0; j < 4; j++)
-			t[j] = _mm256_fmadd_pd(
-			    xv[2 * j + 1], _mm256_loadu_pd(&w[2 * j + 1][g]),
-			    _mm256_mul_pd(xv[2 * j],
-			                  _mm256_loadu_pd(&w[2 * j][g])));
-		__m256d v = _mm256_add_pd(_mm256_add_pd(t[0], t[1]),
-		                          _mm256_add_pd(t[2], t[3]));
-		v = _mm256_add_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(acc + g)));
-		sum[g / 4] = v;
-		if (g % 8 == 4)
-			nan = _mm256_or_pd(nan, _mm256_cmp_pd(sum[g / 4 - 1], v,
-			                                      _CMP_UNORD_Q));
-	}
-	if (_mm256_movemask_pd(nan))
-		return 0;
-#pragma GCC unroll 4
-	for (int g = 0; g < AMP_ENGINES; g += 4)
-		_mm_storeu_ps(acc + g, _mm256_cvtpd_ps(sum[g / 4]));
-	return 1;
-}
-
 /* mac_fused on inputs in an array. */
 AMP_SIMD static inline __attribute__((always_inline)) int
 mac_fused_x(float *acc, const double (*w)[16], const double *x, int n,
@@ -937,11 +789,7 @@ amp_run(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 			xv[i + 4] =
 			    _mm256_broadcast_sd(&v[(hi >> (8 * i)) & 255]);
 		}
-		if (acc_exact(s->acc,
-		              &exact_window[c->fp_nfmt & 3][c->fp_scl & 63]))
-			ok = mac_exact8(s->acc, w, xv);
-		else
-			ok = mac_fused(s->acc, w, xv, 8, 16);
+		ok = mac_fused(s->acc, w, xv, 8, 16);
 	} else {
 		__m256d x = _mm256_cvtps_pd(
 		    _mm_cvtph_ps(_mm_cvtsi64_si128((long long)xw)));
