@@ -466,9 +466,10 @@ struct Tile {
 	 * found two streams in one block (small buffers share an
 	 * interleaved pair, their words alternating between its elements) */
 	uint8_t box_wait[CHIP_CONTEXTS];
-	/* per context, the two streams (a mask, 0: none) whose boxes are one
-	 * interleaved pair: their accesses must be in its two elements, one
-	 * each (bit 3 of their addresses different) */
+	/* per context, the two streams whose boxes are one interleaved pair
+	 * (1: A0 and A1, 2: A0 and A2, 4: A1 and A2; 0: none): their
+	 * accesses must be in its two elements, one each (bit 3 of their
+	 * addresses different) */
 	uint8_t box_pair[CHIP_CONTEXTS];
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
@@ -856,12 +857,16 @@ sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, unsigned on)
 			if ((d >> 3 | d << 29) >= t->box_n[ctx][i])
 				return 0;
 		}
-	/* two streams in one pair: in its two elements (when both access) */
-	unsigned pm = t->box_pair[ctx];
-	if (pm && (pm & on) == pm) {
-		unsigned i = (unsigned)__builtin_ctz(pm);
-		unsigned j = (unsigned)__builtin_ctz(pm & (pm - 1));
-		if (!((a[i] ^ a[j]) & 8))
+	/* two streams in one pair, when both access: in its two elements
+	 * (the pairs' bits and `on` constants, a[] indexed by constants) */
+	unsigned both =
+	    ((on & 3) == 3) | ((on & 5) == 5) << 1 | ((on & 6) == 6) << 2;
+	unsigned pc = t->box_pair[ctx] & both;
+	if (pc) {
+		unsigned diff = ((a[0] ^ a[1]) >> 3 & 1) |
+		                ((a[0] ^ a[2]) >> 2 & 2) |
+		                ((a[1] ^ a[2]) >> 1 & 4);
+		if (!(diff & pc))
 			return 0;
 	}
 	return 1;
@@ -898,7 +903,7 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 		for (int j = 0; j < i; j++)
 			if ((on >> j & 1) && blk[j] == lo) {
 				if (a[i] >= il && !pm && ((a[i] ^ a[j]) & 8)) {
-					pm = 1u << j | 1u << i;
+					pm = 1u << (i + j - 1); /* 1, 2, 4 */
 					continue;
 				}
 				memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
