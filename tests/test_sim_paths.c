@@ -872,7 +872,8 @@ test_random_ldst_programs(void **state)
 /* The fused bundles' boxes (sim.h, sim_pace_box): a paced stream's
  * accesses skip the memory checks while they stay in the element (or
  * interleaved pair) of the last checked access, apart from the other
- * streams'. Streams here start near element and pair boundaries, at the
+ * streams' (or, two streams in one pair, each in one of its elements:
+ * Tile.box_pair). Streams here start near element and pair boundaries, at the
  * ends of memory, misaligned now and then, or in another stream's element,
  * and move by random strides through an rpt body of paced bundles, so
  * that they cross into other elements, into each other's and out of

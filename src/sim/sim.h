@@ -466,6 +466,11 @@ struct Tile {
 	 * found two streams in one block (small buffers share an
 	 * interleaved pair, their words alternating between its elements) */
 	uint8_t box_wait[CHIP_CONTEXTS];
+	/* per context, the two streams whose boxes are one interleaved pair
+	 * (1: A0 and A1, 2: A0 and A2, 4: A1 and A2; 0: none): their
+	 * accesses must be in its two elements, one each (bit 3 of their
+	 * addresses different) */
+	uint8_t box_pair[CHIP_CONTEXTS];
 	/* with the chip model (NULL for a lone tile) */
 	ChipSim *cs;
 	uint64_t mready[16]; /* the supervisor's $m values are out of the
@@ -852,19 +857,35 @@ sim_pace_boxed(const Tile *t, int ctx, const uint32_t *a, unsigned on)
 			if ((d >> 3 | d << 29) >= t->box_n[ctx][i])
 				return 0;
 		}
+	/* two streams in one pair, when both access: in its two elements
+	 * (the pairs' bits and `on` constants, a[] indexed by constants) */
+	unsigned both =
+	    ((on & 3) == 3) | ((on & 5) == 5) << 1 | ((on & 6) == 6) << 2;
+	unsigned pc = t->box_pair[ctx] & both;
+	if (pc) {
+		unsigned diff = ((a[0] ^ a[1]) >> 3 & 1) |
+		                ((a[0] ^ a[2]) >> 2 & 2) |
+		                ((a[1] ^ a[2]) >> 1 & 4);
+		if (!(diff & pc))
+			return 0;
+	}
 	return 1;
 }
 
 /* After sim_mem_fast8 passed the accesses a[i] (bit i of on): the boxes
  * that hold them, when they are all in blocks (elements, or interleaved
- * pairs) of their own; else none. */
+ * pairs) of their own, or two of them in one interleaved pair (in its two
+ * elements, as fast8 found: Tile.box_pair then requires that they stay
+ * so); else none. */
 static inline void
 sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 {
 	uint32_t base = t->mem_base, il = t->interleave;
 	uint32_t blk[3];
 	int sh = t->elem_shift;
+	unsigned pm = 0;
 	memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
+	t->box_pair[ctx] = 0;
 	for (int i = 0; i < 3; i++) {
 		if (!(on >> i & 1))
 			continue;
@@ -881,6 +902,10 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 		blk[i] = lo;
 		for (int j = 0; j < i; j++)
 			if ((on >> j & 1) && blk[j] == lo) {
+				if (a[i] >= il && !pm && ((a[i] ^ a[j]) & 8)) {
+					pm = 1u << (i + j - 1); /* 1, 2, 4 */
+					continue;
+				}
 				memset(t->box_n[ctx], 0, sizeof t->box_n[ctx]);
 				t->box_wait[ctx] = 64;
 				return;
@@ -888,6 +913,7 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 		t->box_lo[ctx][i] = lo;
 		t->box_n[ctx][i] = (hi - lo) / 8;
 	}
+	t->box_pair[ctx] = (uint8_t)pm;
 }
 
 /* sim_pace_prepare computes all a paced form would do (addresses, its pair
