@@ -1120,6 +1120,75 @@ teardown(void **state)
 	return test_dir_remove();
 }
 
+/* A package's bytes with its compile time zeroed (the checksum then
+ * covers the same body), for comparing two compiles' programs. */
+static uint8_t *
+package_bytes(Package *pk, size_t *len)
+{
+	Diag d;
+	uint8_t *data;
+	pk->compile_us = 0;
+	assert_int_equal(pkg_write(pk, &data, len, &d), 0);
+	return data;
+}
+
+/* compile_graph runs the compile without the overlapped GEMM superstep in
+ * a thread beside the one with it (compile.c, Plain) unless it dumps:
+ * the program it keeps is the one the two compiles made one after the
+ * other (with --dump) give, byte for byte, and its cycles are the fewer
+ * of the compile with it and the compile without it (made on its own). */
+static void
+test_overlap_side_by_side(void **state)
+{
+	(void)state;
+	const char *text = "input a f32 [512, 512]\ninput b f32 [512, 512]\n"
+	                   "c = matmul a b\noutput c\n";
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS], d;
+	int nerr;
+	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
+	                 0);
+	Package *pk[3];
+	CompileReport rep[3];
+	FILE *sink = tmpfile();
+	assert_non_null(sink);
+	CompileOptions co[3] = {{0},
+	                        {.dump = COMPILE_DUMP_PLAN, .dump_to = sink},
+	                        {.no_gemm_overlap = 1}};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(compile_graph(g, &co[i], &pk[i], &rep[i], &d),
+		                 0);
+	fclose(sink);
+	/* its plan has the overlap: both compiles were made */
+	assert_int_not_equal(rep[0].overlap, COMPILE_OVERLAP_NONE);
+	assert_int_equal(rep[0].overlap, rep[1].overlap);
+	assert_int_equal(rep[0].side_by_side, 1);
+	assert_int_equal(rep[1].side_by_side, 0);
+	uint64_t without = rep[2].predicted_cycles;
+	if (rep[0].overlap == COMPILE_OVERLAP_KEPT) {
+		assert_int_equal(rep[0].overlap_other_cycles, without);
+		assert_true(rep[0].predicted_cycles < without);
+	} else {
+		assert_int_equal(rep[0].predicted_cycles, without);
+	}
+	size_t n[3];
+	uint8_t *b[3];
+	for (int i = 0; i < 3; i++)
+		b[i] = package_bytes(pk[i], &n[i]);
+	assert_int_equal(n[0], n[1]);
+	assert_memory_equal(b[0], b[1], n[0]);
+	if (rep[0].overlap != COMPILE_OVERLAP_KEPT) {
+		assert_int_equal(n[0], n[2]);
+		assert_memory_equal(b[0], b[2], n[0]);
+	}
+	for (int i = 0; i < 3; i++) {
+		free(b[i]);
+		compile_report_free(&rep[i]);
+		pkg_free(pk[i]);
+	}
+	graph_free(g);
+}
+
 int
 main(void)
 {
@@ -1138,6 +1207,7 @@ main(void)
 	    cmocka_unit_test(test_memory_model),
 	    cmocka_unit_test(test_gemm_lifetimes),
 	    cmocka_unit_test(test_copy_budget),
+	    cmocka_unit_test(test_overlap_side_by_side),
 	    cmocka_unit_test(test_compile_verifies_graph),
 	    cmocka_unit_test(test_dump),
 	};

@@ -4,6 +4,7 @@
  */
 #include "compile.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,6 +493,44 @@ beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
 	return more;
 }
 
+/* The compile without the overlapped GEMM superstep that compile_graph
+ * compares (below), run in a thread of its own beside the compile with it
+ * once that one's first plan has an overlapped GEMM plan (compile_once
+ * starts it; with no overlapped plan the two compiles are the same and
+ * the second is not made). */
+typedef struct {
+	const Graph *g;
+	CompileOptions opt; /* no_gemm_overlap set */
+	Package *out;
+	CompileReport rep;
+	Diag d;
+	int r;
+	int started; /* th runs plain_run */
+	pthread_t th;
+} Plain;
+
+static int compile_with(const Graph *g, const CompileOptions *o, Package **out,
+                        CompileReport *rep, Diag *d, Plain *pl);
+
+static void *
+plain_run(void *arg)
+{
+	Plain *pl = arg;
+	pl->r = compile_with(pl->g, &pl->opt, &pl->out, &pl->rep, &pl->d, NULL);
+	return NULL;
+}
+
+/* starts pl's compile if plan p has an overlapped GEMM plan */
+static void
+plain_start(Plain *pl, const Plan *p)
+{
+	int any = 0;
+	for (int i = 0; i < p->nop && !any; i++)
+		any = p->op[i].gemm.overlap;
+	if (any && !pl->started)
+		pl->started = !pthread_create(&pl->th, NULL, plain_run, pl);
+}
+
 /* The pipeline on the plan made with `fit`, its GEMM plans chosen beside
  * the code and the data its own lowering sizes: a draft whose programs
  * hold more code beyond the kernels than its GEMM budgets counted
@@ -508,7 +547,7 @@ beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
  * layout of the program that failed. One call: no plan is made after it. */
 static int
 compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
-             double t0, Package **out, CompileReport *rep, Diag *d)
+             double t0, Package **out, CompileReport *rep, Diag *d, Plain *pl)
 {
 	const Chip *chip = o->chip;
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
@@ -539,6 +578,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	int known = 0, placed = 0;
 	Diag kd = {0};
 	int r = plan_checked(g, o, &po, &p, d), round = 0;
+	if (!r && pl)
+		plain_start(pl, p);
 	while (!r) {
 		for (int settle = 1; !r; settle++) {
 			round++;
@@ -860,7 +901,7 @@ check_sizes(const Graph *g, const Chip *chip, uint32_t tiles, Diag *d)
 /* compile_graph with the overlapped GEMM superstep as opt says. */
 static int
 compile_with(const Graph *g, const CompileOptions *o, Package **out,
-             CompileReport *rep, Diag *d)
+             CompileReport *rep, Diag *d, Plain *pl)
 {
 	double t0 = 1e3 * monotonic_seconds();
 	CompileOptions opt = *o;
@@ -877,7 +918,7 @@ compile_with(const Graph *g, const CompileOptions *o, Package **out,
 	 * (docs/compiler.md, "Memory: what the planner knows"). */
 	uint8_t *fit = xcalloc((size_t)g->nops + 1, 1);
 	Measure m = {0};
-	int r = compile_once(g, &opt, fit, &m, t0, out, rep, d);
+	int r = compile_once(g, &opt, fit, &m, t0, out, rep, d, pl);
 	rep->plans = 1 + rep->packings;
 	free(fit);
 	free(m.load);
@@ -916,20 +957,41 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		*out = NULL;
 		return bad;
 	}
-	int r = compile_with(g, &opt, out, rep, d);
+	/* without a dump to keep in pipeline order, the compile without
+	 * the overlap runs beside this one (Plain) */
+	Plain pl = {.g = g, .opt = opt};
+	pl.opt.no_gemm_overlap = 1;
+	int r = compile_with(g, &opt, out, rep, d,
+	                     opt.no_gemm_overlap || opt.dump ? NULL : &pl);
+	if (pl.started)
+		pthread_join(pl.th, NULL);
 	if (opt.no_gemm_overlap ||
-	    (!r && !rep->ovl_beside && !rep->ovl_no_room && !rep->ovl_dearer))
-		return r; /* no GEMM plan had it: the same as without */
+	    (!r && !rep->ovl_beside && !rep->ovl_no_room && !rep->ovl_dearer)) {
+		/* no GEMM plan had it: the same as without */
+		if (pl.started) {
+			compile_report_free(&pl.rep);
+			pkg_free(pl.out);
+		}
+		return r;
+	}
 	FILE *dump = opt.dump_to ? opt.dump_to : stdout;
 	CompileReport with = *rep;
 	Package *pw = *out;
 	Diag dw = *d;
 	int rw = r;
 	opt.no_gemm_overlap = 1;
-	if (opt.dump)
-		fprintf(dump,
-		        "# again without the overlapped GEMM superstep\n");
-	r = compile_with(g, &opt, out, rep, d);
+	if (pl.started) {
+		r = pl.r;
+		*out = pl.out;
+		*rep = pl.rep;
+		*d = pl.d;
+		with.side_by_side = rep->side_by_side = 1;
+	} else {
+		if (opt.dump)
+			fprintf(dump, "# again without the overlapped GEMM "
+			              "superstep\n");
+		r = compile_with(g, &opt, out, rep, d, NULL);
+	}
 	int keep_with =
 	    !rw && (r || with.predicted_cycles < rep->predicted_cycles);
 	if (keep_with) {

@@ -93,6 +93,8 @@ typedef struct {
 	 * the other program's predicted cycles (0: none) */
 	uint32_t ovl_beside, ovl_no_room, ovl_dearer;
 	CompileOverlap overlap;
+	int side_by_side; /* 1: the compile without it ran in a thread beside
+	                     the one with it (compile.c, Plain) */
 	uint64_t overlap_other_cycles;
 	char overlap_why[512];
 	PlaceReport place; /* filled when placement runs; free with

@@ -1439,7 +1439,11 @@ schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
  * earlier multiplies (Step.b_from, scheduled already): scheduled without
  * them, and each such multiply keeps them only where they cut the step
  * by more than they add to the multiply (step i scheduled again with
- * them, on copies); the others go back and step i is scheduled again. */
+ * them, on copies); the others go back. The transfers put back go after
+ * step i's (lower_b_back), so step i is then the copy scheduled with the
+ * last multiply's transfers that went back (its transfers, in that order,
+ * the earlier ones' already put back): that schedule is kept rather than
+ * made again (schedule_step is deterministic). */
 static int
 schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 {
@@ -1447,6 +1451,7 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 	if (schedule_step(l, x, d))
 		return IPU_EINVAL;
 	uint64_t without = x->cycles;
+	Step last = {0}; /* the copy with the last transfers put back */
 	int back = 0;
 	for (int32_t h = 0; h < i; h++) {
 		Step *c = &l->step[h];
@@ -1464,19 +1469,31 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		}
 		int r = schedule_step(l, &t, d);
 		uint64_t with = t.cycles;
-		for (int k = 0; k < t.nxfer; k++)
-			free(t.xfer[k].ptr_at);
-		free(t.xfer);
 		free(t.op);
-		if (r)
-			return IPU_EINVAL;
-		if ((int64_t)with - (int64_t)without <
-		    (int64_t)c->cycles - (int64_t)lower_gemm_six_cycles(l, c)) {
+		t.op = NULL;
+		if (!r && (int64_t)with - (int64_t)without <
+		              (int64_t)c->cycles -
+		                  (int64_t)lower_gemm_six_cycles(l, c)) {
 			lower_b_back(l, h);
 			back = 1;
+			free_transfers(&last);
+			last = t;
+			continue;
+		}
+		free_transfers(&t);
+		if (r) {
+			free_transfers(&last);
+			return IPU_EINVAL;
 		}
 	}
-	return back ? schedule_step(l, x, d) : IPU_OK;
+	if (back) {
+		/* x's transfers are those of `last`, in its input order */
+		free_transfers(x);
+		x->xfer = last.xfer;
+		x->nxfer = last.nxfer;
+		x->cycles = last.cycles;
+	}
+	return IPU_OK;
 }
 
 int
