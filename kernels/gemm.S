@@ -57,6 +57,17 @@ gemm_f16_primed:
 	GEMM_PRIMED_WORKER gemm_f16_pworker, gemm_f16_pworker_stream, gemm_f16_pworker_drain, f16v4hihov4amp, $a2:3
 	GEMM_PRIMED_ZERO gemm_f16_pworker_zero, f16v4hihov4amp
 
+	.globl gemm_f16_chained
+	.type gemm_f16_chained, @function
+gemm_f16_chained:
+	setzi $m11, gemm_f16_cworker_zero
+	setzi $m12, gemm_f16_cworker
+	GEMM_SUPERVISOR_PRIMED gemm_f16_cworker_stream, gemm_f16_cworker_drain
+	.size gemm_f16_chained, . - gemm_f16_chained
+
+	GEMM_CHAINED_WORKER gemm_f16_cworker, gemm_f16_cworker_stream, gemm_f16_cworker_drain, f16v4hihov4amp, $a2:3
+	GEMM_CHAINED_ZERO gemm_f16_cworker_zero, f16v4hihov4amp
+
 // f32: 8 phases, one f32 input per AMP. Bundle k (k >= 7) loads the input
 // atom holding element k - 7 of the row stream and moves on after the odd
 // element (even k), so even phases read $a0 and odd phases $a1. Bundles

@@ -103,6 +103,12 @@ int gemm_k_stream(GemmDtype t, uint32_t workers, uint32_t bm);
  * worker two rows or more and its jumps within the 10-bit fields. */
 int gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
 
+/* Whether a primed call runs chained (gemm_*_chained: also no warm-up
+ * group in a further K-panel, docs/kernel-gemm.md "Chained K-panels"):
+ * gemm_k_primed's calls with every worker 3 rows or more and A's jump in
+ * two fields (bm <= 306). gemm_k_primed stays true for them. */
+int gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
+
 /* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
  * from the supervisor's entry to its return, by the formula of
  * docs/kernel-gemm.md. */
