@@ -88,7 +88,8 @@ typedef struct {
  * last. */
 int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
 /* The kernel's entry symbol for a call of bm rows and K bk with 5 or 6
- * workers (the primed one when gemm_k_primed), and the argument block of
+ * workers (the chained one when gemm_k_chained, else the primed one when
+ * gemm_k_primed), and the argument block of
  * a call (little-endian words). */
 const char *gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
