@@ -46,16 +46,15 @@ gemm_f16:
 
 // The primed call (GEMM_SUPERVISOR_PRIMED; docs/kernel-gemm.md "Keeping
 // the AMP primed"): the AMP stays primed from one K-panel to the next.
-	.globl gemm_f16_primed
-	.type gemm_f16_primed, @function
-gemm_f16_primed:
-	setzi $m11, gemm_f16_pworker_zero
-	setzi $m12, gemm_f16_pworker
-	GEMM_SUPERVISOR_PRIMED gemm_f16_pworker_stream, gemm_f16_pworker_drain
-	.size gemm_f16_primed, . - gemm_f16_primed
+	GEMM_PRIMED_CALL gemm_f16_primed, gemm_f16_pworker, gemm_f16_pworker_zero, gemm_f16_pworker_stream, gemm_f16_pworker_drain
 
 	GEMM_PRIMED_WORKER gemm_f16_pworker, gemm_f16_pworker_stream, gemm_f16_pworker_drain, f16v4hihov4amp, $a2:3
 	GEMM_PRIMED_ZERO gemm_f16_pworker_zero, f16v4hihov4amp
+
+	GEMM_PRIMED_CALL gemm_f16_chained, gemm_f16_cworker, gemm_f16_cworker_zero, gemm_f16_cworker_stream, gemm_f16_cworker_drain
+
+	GEMM_CHAINED_WORKER gemm_f16_cworker, gemm_f16_cworker_stream, gemm_f16_cworker_drain, f16v4hihov4amp, $a2:3
+	GEMM_CHAINED_ZERO gemm_f16_cworker_zero, f16v4hihov4amp
 
 // f32: 8 phases, one f32 input per AMP. Bundle k (k >= 7) loads the input
 // atom holding element k - 7 of the row stream and moves on after the odd

@@ -22,13 +22,12 @@ gemm_f8:
 	GEMM_HIHO_WORKER gemm_f8_worker_zero, f8v8hihov4amp, $azeros
 
 // The primed call (GEMM_SUPERVISOR_PRIMED).
-	.globl gemm_f8_primed
-	.type gemm_f8_primed, @function
-gemm_f8_primed:
-	setzi $m11, gemm_f8_pworker_zero
-	setzi $m12, gemm_f8_pworker
-	GEMM_SUPERVISOR_PRIMED gemm_f8_pworker_stream, gemm_f8_pworker_drain, GEMM_F8_LOADS, GEMM_F8_PUTS
-	.size gemm_f8_primed, . - gemm_f8_primed
+	GEMM_PRIMED_CALL gemm_f8_primed, gemm_f8_pworker, gemm_f8_pworker_zero, gemm_f8_pworker_stream, gemm_f8_pworker_drain, GEMM_F8_LOADS, GEMM_F8_PUTS
 
 	GEMM_PRIMED_WORKER gemm_f8_pworker, gemm_f8_pworker_stream, gemm_f8_pworker_drain, f8v8hihov4amp, $a2:3
 	GEMM_PRIMED_ZERO gemm_f8_pworker_zero, f8v8hihov4amp
+
+	GEMM_PRIMED_CALL gemm_f8_chained, gemm_f8_cworker, gemm_f8_cworker_zero, gemm_f8_cworker_stream, gemm_f8_cworker_drain, GEMM_F8_LOADS, GEMM_F8_PUTS
+
+	GEMM_CHAINED_WORKER gemm_f8_cworker, gemm_f8_cworker_stream, gemm_f8_cworker_drain, f8v8hihov4amp, $a2:3
+	GEMM_CHAINED_ZERO gemm_f8_cworker_zero, f8v8hihov4amp

@@ -911,20 +911,29 @@ test_bad_calls(void **state)
  * (n = 102), 512 at 614 (n = 102); the partial load's -(4n + 3) is -415
  * for the 103 rows of 613's worker 0. One K-panel (146 x 48 x 32) or a
  * worker of 1 row (11 x 20 x 70) runs the call before it.
+ *
+ * A primed call runs chained (the seventh column) when every worker has 3
+ * rows or more (bm >= 18) and A's jump, 4 (bm - n) + 1 atoms, fits two
+ * fields (1,022): 1,021 at bm = 306 (n = 51), 1,025 at 307 (n = 51 for
+ * workers 1-5); fc1's 183 rows 613 (n = 30). 12 and 17 rows run primed
+ * but not chained, 613 too.
  */
 static void
 test_tower_calls(void **state)
 {
 	(void)state;
-	static const uint32_t s[][6] = {
-	    {GEMM_F8, 146, 48, 288, 1, 1}, {GEMM_F8, 73, 32, 288, 1, 1},
-	    {GEMM_F8, 183, 48, 288, 0, 1}, {GEMM_F8, 146, 32, 544, 1, 1},
-	    {GEMM_F8, 146, 48, 72, 1, 1},  {GEMM_F8, 34, 72, 182, 1, 1},
-	    {GEMM_F16, 73, 32, 160, 1, 1}, {GEMM_F8, 153, 20, 70, 1, 1},
-	    {GEMM_F8, 154, 20, 70, 0, 1},  {GEMM_F16, 5, 30, 50, 1, 0},
-	    {GEMM_F8, 613, 20, 70, 0, 1},  {GEMM_F8, 614, 20, 70, 0, 0},
-	    {GEMM_F8, 12, 20, 70, 1, 1},   {GEMM_F8, 11, 20, 70, 1, 0},
-	    {GEMM_F8, 146, 48, 32, 1, 0},  {GEMM_F16, 146, 20, 40, 1, 1},
+	static const uint32_t s[][7] = {
+	    {GEMM_F8, 146, 48, 288, 1, 1, 1}, {GEMM_F8, 73, 32, 288, 1, 1, 1},
+	    {GEMM_F8, 183, 48, 288, 0, 1, 1}, {GEMM_F8, 146, 32, 544, 1, 1, 1},
+	    {GEMM_F8, 146, 48, 72, 1, 1, 1},  {GEMM_F8, 34, 72, 182, 1, 1, 1},
+	    {GEMM_F16, 73, 32, 160, 1, 1, 1}, {GEMM_F8, 153, 20, 70, 1, 1, 1},
+	    {GEMM_F8, 154, 20, 70, 0, 1, 1},  {GEMM_F16, 5, 30, 50, 1, 0, 0},
+	    {GEMM_F8, 613, 20, 70, 0, 1, 0},  {GEMM_F8, 614, 20, 70, 0, 0, 0},
+	    {GEMM_F8, 12, 20, 70, 1, 1, 0},   {GEMM_F8, 11, 20, 70, 1, 0, 0},
+	    {GEMM_F8, 146, 48, 32, 1, 0, 0},  {GEMM_F16, 146, 20, 40, 1, 1, 1},
+	    {GEMM_F8, 17, 20, 70, 1, 1, 0},   {GEMM_F8, 18, 20, 70, 1, 1, 1},
+	    {GEMM_F16, 19, 36, 48, 1, 1, 1},  {GEMM_F8, 306, 20, 70, 0, 1, 1},
+	    {GEMM_F8, 307, 20, 70, 0, 1, 0},  {GEMM_F16, 306, 20, 40, 0, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		GemmDtype t = (GemmDtype)s[i][0];
@@ -935,6 +944,11 @@ test_tower_calls(void **state)
 		assert_int_equal(gemm_k_primed(t, 6, bm, bk), s[i][5]);
 		assert_int_equal(gemm_k_primed(t, 5, bm, bk), 0);
 		assert_int_equal(gemm_k_primed(GEMM_F32, 6, bm, bk), 0);
+		assert_int_equal(gemm_k_chained(t, 6, bm, bk), s[i][6]);
+		assert_int_equal(gemm_k_chained(t, 5, bm, bk), 0);
+		assert_int_equal(strstr(gemm_entry(t, 6, bm, bk), "_chained") !=
+		                     NULL,
+		                 s[i][6]);
 		for (int b = 0; b < 3; b++) {
 			Case cs = {.t = t, .bm = bm, .bn = bn, .bk = bk};
 			cs.chip = profile_chip((TimingBound)b);

@@ -214,6 +214,8 @@ gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 		return t == GEMM_F32   ? "gemm5_f32"
 		       : t == GEMM_F16 ? "gemm5_f16"
 		                       : "gemm5_f8";
+	if (gemm_k_chained(t, workers, bm, bk))
+		return t == GEMM_F16 ? "gemm_f16_chained" : "gemm_f8_chained";
 	if (gemm_k_primed(t, workers, bm, bk))
 		return t == GEMM_F16 ? "gemm_f16_primed" : "gemm_f8_primed";
 	return t == GEMM_F32   ? "gemm_f32"
@@ -277,6 +279,34 @@ primed_jumps(uint32_t bm, uint32_t n)
 	return pack_jumps(f);
 }
 
+/*
+ * The chained workers' jumps (GEMM_CHAINED_WORKER), in atoms: A goes from
+ * the chained end's last used load (atom 4n - 1 of the worker's rows) to
+ * the worker's first row in the next A panel, 4 (bm - n) + 1 atoms, in two
+ * jumps, field 0 then field 2 (the last bundle's unused load between
+ * them); the partial load (after atom 4n - 1) and the chained start's
+ * sixth store (at atom 4n - 1) go back to the first row, -(4n - 1),
+ * field 1. 0 when one does not fit.
+ */
+static uint32_t
+chained_jumps(uint32_t bm, uint32_t n)
+{
+	int64_t j = 4 * ((int64_t)bm - (int64_t)n) + 1;
+	int64_t f[3] = {j - j / 2, -(4 * (int64_t)n - 1), j / 2};
+	return pack_jumps(f);
+}
+
+int
+gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
+{
+	if (!gemm_k_primed(t, workers, bm, bk) || bm < 18)
+		return 0;
+	for (uint32_t w = 0; w < 6; w++)
+		if (!chained_jumps(bm, worker_rows(bm, 6, w)))
+			return 0;
+	return 1;
+}
+
 int
 gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 {
@@ -316,6 +346,7 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	uint32_t nw = call_workers(c->opt.workers);
 	int stream = gemm_k_stream(t, c->opt.workers, bm);
 	int primed = gemm_k_primed(t, c->opt.workers, bm, c->bk);
+	int chained = gemm_k_chained(t, c->opt.workers, bm, c->bk);
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
@@ -340,10 +371,12 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		put_le32(v + V_OFFA, row * GEMM_A_ROW_BYTES);
 		/* the full entry adds V_CPANEL before the first panel */
 		put_le32(v + V_CPTR, c->c + row * crow - bm * crow);
-		/* primed: the rows loop runs rows - 2 passes */
-		put_le32(v + V_ROWS1, primed ? n - 2 : n - 1);
+		/* primed: the rows loop runs rows - 2 passes, chained
+		 * rows - 3 */
+		put_le32(v + V_ROWS1, chained ? n - 3 : primed ? n - 2 : n - 1);
 		put_le32(v + V_CPANEL, bm * crow);
-		put_le32(v + V_JUMPS, primed   ? primed_jumps(bm, n)
+		put_le32(v + V_JUMPS, chained  ? chained_jumps(bm, n)
+		                      : primed ? primed_jumps(bm, n)
 		                      : stream ? drain_jumps(bm, n)
 		                               : 0);
 		first += bm / nw + (w < bm % nw);
@@ -587,9 +620,14 @@ five_cycles(SupClock *s, const GemmShape *g, GemmDtype t, uint32_t np)
  * the weights. A worker of n rows issues 4n + 7 times a run with the open
  * end (a cold or primed start: 11 bundles, rpt, n - 2 passes of 4, 2
  * bundles, exitz) and 4n + 13 with the drain (8 bundles at the end).
+ * The chained call (gemm_k_chained) runs the same supervisor: its cold
+ * start issues 4n + 7 times (11 bundles, rpt, n - 3 passes, 6 bundles,
+ * exitz), a further K-panel 4n + 3 (7 bundles, rpt, n - 3 passes, 6
+ * bundles, exitz) and the drain 4n + 9 (7 + 4 bundles, rpt, n - 3
+ * passes, 8 bundles, exitz).
  */
 typedef struct {
-	uint64_t open[6], drain[6];
+	uint64_t cold[6], open[6], drain[6];
 	uint32_t nk;
 } PrimedShape;
 
@@ -618,7 +656,7 @@ primed_n_panel(SupClock *s, const PrimedShape *g, int first, int last)
 	sup_sync(s);
 	sup_runall(s, SUP_M11 | SUP_M14, f);
 	for (int w = 0; w < 6; w++)
-		x[w] = f[w] + 6 * (entry + g->open[w] - 1);
+		x[w] = f[w] + 6 * (entry + g->cold[w] - 1);
 	sup_workers(s, x);
 	sup_op(s, SUP_M14 | SUP_M5, SUP_M3, SUP_PLAIN); /* add */
 	uint32_t mid = g->nk - 2; /* the K-panels between */
@@ -640,13 +678,15 @@ primed_n_panel(SupClock *s, const PrimedShape *g, int first, int last)
 }
 
 static uint64_t
-primed_cycles(SupClock *s, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk)
+primed_cycles(SupClock *s, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
+              int chained)
 {
 	PrimedShape g = {.nk = gemm_k_panels(t, bk)};
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = worker_rows(bm, 6, w);
-		g.open[w] = 4 * n + 7;
-		g.drain[w] = 4 * n + 13;
+		g.cold[w] = 4 * n + 7;
+		g.open[w] = chained ? 4 * n + 3 : 4 * n + 7;
+		g.drain[w] = chained ? 4 * n + 9 : 4 * n + 13;
 	}
 	sup_op(s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
 	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
@@ -737,7 +777,8 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
 		sup_op(&s, SUP_M13, 0, SUP_PUT);
 	}
 	if (gemm_k_primed(t, nw, bm, bk))
-		return primed_cycles(&s, t, bm, bn, bk);
+		return primed_cycles(&s, t, bm, bn, bk,
+		                     gemm_k_chained(t, nw, bm, bk));
 	sup_op(&s, SUP_M0, SUP_M6, SUP_PLAIN);            /* ld32 the K entry */
 	sup_op(&s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN);

@@ -88,7 +88,8 @@ typedef struct {
  * last. */
 int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
 /* The kernel's entry symbol for a call of bm rows and K bk with 5 or 6
- * workers (the primed one when gemm_k_primed), and the argument block of
+ * workers (the chained one when gemm_k_chained, else the primed one when
+ * gemm_k_primed), and the argument block of
  * a call (little-endian words). */
 const char *gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
@@ -102,6 +103,12 @@ int gemm_k_stream(GemmDtype t, uint32_t workers, uint32_t bm);
  * AMP primed"): f16 and f8 with six workers, two or more K-panels, every
  * worker two rows or more and its jumps within the 10-bit fields. */
 int gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
+
+/* Whether a primed call runs chained (gemm_*_chained: also no warm-up
+ * group in a further K-panel, docs/kernel-gemm.md "Chained K-panels"):
+ * gemm_k_primed's calls with every worker 3 rows or more and A's jump in
+ * two fields (bm <= 306). gemm_k_primed stays true for them. */
+int gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
 
 /* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
  * from the supervisor's entry to its return, by the formula of
