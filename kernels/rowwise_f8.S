@@ -16,10 +16,10 @@
 // from the argument block): the bytes are the cast of rw_softmax_f16h's
 // result (ew_cast_f16_f8's f16v8tof8). dst is in panels of 32 columns
 // only (32 f8 a panel row, four stores: the f8 GEMM's A K-panel rows,
-// so that PV's A moves in blocks of a panel's rows); a row of an odd number of atoms reads
-// one e past its own (its y go to the last panel row's padding lanes,
-// whose values are unspecified), so the e place has one atom more
-// (rw_panel_e_bytes).
+// so that PV's A moves in blocks of a panel's rows); a row of an odd
+// number of atoms reads one e past its own (its y go to the last panel
+// row's padding lanes, whose values are unspecified), so the e place
+// has one atom more (rw_panel_e_bytes).
 
 	.section .text.rowwise_f8, "ax"
 
