@@ -1473,6 +1473,18 @@ test_softmax_fused_cast(void **state)
 	    "t = transpose o [1, 0, 2]\nr = reshape t [24, 16]\n"
 	    "q = cast r f8_f143*2^-2\noutput q\n";
 	check("an f16 softmax written in f8, times V in f8", text, 8, 0x1p-3);
+	/* rows of 100: P in f8 panels of 32 columns, the last of 4 partial
+	 * (row-major pieces of one panel each, layout_rowwise_out_parts),
+	 * 7 or 8 rows a tile (rows mode, then split mode's segments of
+	 * whole panels); P read by PV's A and by the host */
+	static const char *const wide =
+	    "input s f16 [2, 30, 100]\ninput v f16 [2, 100, 8]\n"
+	    "p = softmax s scale=0.5\np8 = cast p f8_f143*2^-7\n"
+	    "v8 = cast v f8_f143*2^-2\no = matmul p8 v8\n"
+	    "t = transpose o [1, 0, 2]\nr = reshape t [30, 16]\n"
+	    "q = cast r f8_f143*2^-2\noutput q\noutput p8\n";
+	check("an f16 softmax of rows of 100 written in f8, times V in f8",
+	      wide, 8, 0x1p-3);
 	static const struct {
 		const char *from, *to;
 		int want, alias;

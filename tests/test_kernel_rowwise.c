@@ -356,8 +356,9 @@ run_case(RwOp op, DType type, const Block *bl)
 	             rw_dst_row_bytes(op, type, DT_F32, bl->cols) + bl->pad,
 	         dstride = ln8 ? dbytes + bl->pad : stride,
 	         panel = bl->panel ? (bl->rows + bl->panel - 1) * 32 : 0,
-	         /* dst in f8: panel rows of 16 bytes */
-	    prow = to_f8 ? 16 : 32, dpanel = panel / 32 * prow;
+	         /* dst in f8: panels of 32 columns, a panel row of 32
+	          * bytes (the f8 GEMM's A K-panel rows) */
+	    prow = 32, dpanel = panel;
 	RwCall c = {.op = op,
 	            .type = type,
 	            .rows = bl->rows,
@@ -429,7 +430,7 @@ run_case(RwOp op, DType type, const Block *bl)
 	uint32_t g = 8 / es, atoms = (bl->cols + g - 1) / g;
 #define DST_AT(r, k)                                                           \
 	(c.dst - G_AT +                                                        \
-	 (to_f8 ? (r)*16 + (k) / 16 * dpanel + (k) % 16                        \
+	 (to_f8 ? (r)*32 + (k) / 32 * dpanel + (k) % 32                        \
 	  : ln8 ? (r)*dstride + (k)                                            \
 	        : AT(panel, r, k)))
 	for (uint32_t r = 0; r < bl->rows; r++) {
@@ -461,9 +462,10 @@ run_case(RwOp op, DType type, const Block *bl)
 	}
 #undef DST_AT
 #undef AT
-	if (panel) /* the e after the panels */
-		memset(written + c.dst - G_AT + (atoms + 3) / 4 * dpanel, 1,
-		       rw_panel_e_bytes(bl->rows, bl->cols, to_f8));
+	if (panel) /* the e after the panels (f8: of 8 atoms) */
+		memset(written + c.dst - G_AT +
+		           (to_f8 ? (atoms + 7) / 8 : (atoms + 3) / 4) * dpanel,
+		       1, rw_panel_e_bytes(bl->rows, bl->cols, to_f8));
 	/* nothing else changed but the argument block */
 	memset(written + ARGS - G_AT, 1, RW_ARGS_BYTES);
 	for (uint32_t i = 0; i < span; i++)
@@ -813,15 +815,18 @@ test_bad_calls(void **state)
 	assert_int_equal(rw_check(&c, &d), IPU_OK);
 	c.dst = 0xffffff80u;
 	check_bad(c, "4 GiB");
-	/* dst in f8: exps in f16, panel rows of 16 bytes, a 6-bit scale */
+	/* dst in f8: exps in f16, panel rows of 32 bytes (16 rejected), a
+	 * 6-bit scale */
 	c.dst = X_AT + 128;
 	c.dst_f8 = DT_F8_F143;
 	c.f8_scale = -7;
 	check_bad(c, "1 to f8 is not supported");
 	c.exp_f16 = 1;
-	check_bad(c, "not the f16 softmax's 4 rows of 16 bytes");
 	c.dst_stride = 16;
 	c.dst_panel = 4 * 16;
+	check_bad(c, "not the f16 softmax's 4 rows of 32 bytes");
+	c.dst_stride = 32;
+	c.dst_panel = 4 * 32;
 	assert_int_equal(rw_check(&c, &d), IPU_OK);
 	c.f8_scale = 32;
 	check_bad(c, "scale in -32 .. 31");

@@ -183,7 +183,9 @@ enum {
 	ARG_FP8FMT = 444,
 	ARG_FP8SCL = 448,
 	SPLIT_VERTEX_BYTES = 56,
-	PANEL_ATOMS = 4 /* a panel row of the GEMM C layout: 16 halves */
+	PANEL_ATOMS = 4, /* a panel row of the GEMM C layout: 16 halves */
+	/* an f8 dst's panel row: 32 bytes, the f8 GEMM's A K-panel row */
+	PANEL_ATOMS_F8 = 8
 };
 
 static const char *const op_names[] = {"layernorm", "softmax"};
@@ -219,11 +221,25 @@ atoms_of(const RwCall *c)
 	return (uint32_t)(((uint64_t)c->cols + g - 1) / g);
 }
 
-/* A panel dst's 16-column panels. */
+/* Atoms of a panel row of dst: 4 (16 columns), or 8 in f8 (32 bytes). */
+static uint32_t
+dst_panel_atoms(const RwCall *c)
+{
+	return to_f8(c) ? PANEL_ATOMS_F8 : PANEL_ATOMS;
+}
+
+/* x's 16-column panels (x in panels). */
 static uint32_t
 panels_of(const RwCall *c)
 {
 	return (atoms_of(c) + PANEL_ATOMS - 1) / PANEL_ATOMS;
+}
+
+/* A panel dst's panels: of 16 columns, or of 32 in f8. */
+static uint32_t
+dst_panels_of(const RwCall *c)
+{
+	return (atoms_of(c) + dst_panel_atoms(c) - 1) / dst_panel_atoms(c);
 }
 
 /* The f16 softmax keeps e in the dst row after the row's atoms, or after
@@ -257,19 +273,30 @@ atom_offset(uint32_t a, uint32_t panel)
 	return panel ? a / PANEL_ATOMS * panel + a % PANEL_ATOMS * 8 : a * 8;
 }
 
-/* A jump from a panel row's last store (an atom, or an f8 pair's) to
- * the next panel's (1: rows). */
+/* The same in dst: f8 (4 bytes an atom) in panels of 8 atoms. */
 static uint32_t
-panel_jump(uint32_t panel, int pairs)
+dst_atom_offset(const RwCall *c, uint32_t a)
 {
-	return panel ? panel / 8 - (PANEL_ATOMS / (pairs ? 2 : 1) - 1) : 1;
+	if (!to_f8(c))
+		return atom_offset(a, c->dst_panel);
+	return c->dst_panel
+	           ? a / PANEL_ATOMS_F8 * c->dst_panel + a % PANEL_ATOMS_F8 * 4
+	           : a * 4;
+}
+
+/* A jump from a panel row's last store (an atom, or an f8 pair's) to
+ * the next panel's (1: rows): a panel row of `atoms` atoms. */
+static uint32_t
+panel_jump(uint32_t panel, uint32_t atoms, int pairs)
+{
+	return panel ? panel / 8 - (atoms / (pairs ? 2 : 1) - 1) : 1;
 }
 
 /* Where a panel dst's e start. */
 static uint32_t
 panel_e(const RwCall *c)
 {
-	return c->dst + panels_of(c) * c->dst_panel;
+	return c->dst + dst_panels_of(c) * c->dst_panel;
 }
 
 /* Last byte + 1 of rows of `bytes` at `stride` (64-bit: no overflow). */
@@ -327,8 +354,9 @@ rw_check(const RwCall *c, Diag *d)
 		                     "multiple of 8)"
 		                   : "");
 	for (int i = 0; i < n; i++) {
-		/* a panel row: 16 halves, or (dst in f8) 16 bytes */
-		uint32_t prow = PANEL_ATOMS * (!i && to_f8(c) ? 4 : 8);
+		/* a panel row: 16 halves, or (dst in f8) 32 bytes */
+		uint32_t prow =
+		    !i && to_f8(c) ? PANEL_ATOMS_F8 * 4 : PANEL_ATOMS * 8;
 		if (ref[i].panel &&
 		    (!keeps_e(c->op, c->type) || ref[i].stride != prow ||
 		     ref[i].panel % 8 || ref[i].panel < c->rows * prow))
@@ -349,7 +377,8 @@ rw_check(const RwCall *c, Diag *d)
 		end[i] =
 		    ref[i].panel
 		        ? (uint64_t)ref[i].addr +
-		              (uint64_t)panels_of(c) * ref[i].panel +
+		              (uint64_t)(i ? panels_of(c) : dst_panels_of(c)) *
+		                  ref[i].panel +
 		              (i ? 0
 		                 : rw_panel_e_bytes(c->rows, c->cols, to_f8(c)))
 		        : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
@@ -404,15 +433,17 @@ worker_rows(uint32_t rows, int w, uint32_t *first, uint32_t *count)
 
 /* Split mode: k segments a row (1: rows mode only); worker w takes
  * segment w % k of row w / k, atoms [a0, a0 + n): whole panels for a
- * panel dst (pass 3 stores a panel row at a time), whole pairs for the
- * f8 layernorm (pass 3 stores a pair's 8 bytes). */
+ * panel dst (pass 3 stores a panel row at a time; an f8 dst's panels of
+ * 8 atoms are whole panels of x's too), whole pairs for the f8 layernorm
+ * (pass 3 stores a pair's 8 bytes). */
 static uint32_t
 segments(const RwCall *c)
 {
 	uint32_t k = c->rows < 6 ? 6 / c->rows : 1,
-	         units = c->dst_panel || c->x_panel ? panels_of(c)
-	                 : ln_f8(c)                 ? atoms_of(c) / 2
-	                                            : atoms_of(c);
+	         units = c->dst_panel ? dst_panels_of(c)
+	                 : c->x_panel ? panels_of(c)
+	                 : ln_f8(c)   ? atoms_of(c) / 2
+	                              : atoms_of(c);
 	return k < units ? k : units;
 }
 
@@ -421,9 +452,10 @@ segment(const RwCall *c, uint32_t k, int w, uint32_t *a0, uint32_t *n)
 {
 	uint32_t atoms = atoms_of(c), seg = (uint32_t)w % k;
 	if (c->dst_panel || c->x_panel) {
-		uint32_t p = panels_of(c),
-		         end = (seg + 1) * p / k * PANEL_ATOMS;
-		*a0 = seg * p / k * PANEL_ATOMS;
+		uint32_t pa = c->dst_panel ? dst_panel_atoms(c) : PANEL_ATOMS,
+		         p = (atoms + pa - 1) / pa,
+		         end = (seg + 1) * p / k * pa;
+		*a0 = seg * p / k * pa;
 		*n = (end < atoms ? end : atoms) - *a0;
 	} else {
 		uint32_t u = ln_f8(c) ? 2 : 1, units = atoms / u;
@@ -557,8 +589,9 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 	put_le32(out + 4, atom_offset(atoms - 1, c->x_panel));
 	put_le32(out + 8, c->x_stride);
 	put_le32(out + 12, c->dst_stride);
-	put_le32(out + ARG_JUMP, panel_jump(c->dst_panel, to_f8(c)));
-	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel, 0));
+	put_le32(out + ARG_JUMP,
+	         panel_jump(c->dst_panel, dst_panel_atoms(c), to_f8(c)));
+	put_le32(out + ARG_XJUMP, panel_jump(c->x_panel, PANEL_ATOMS, 0));
 	if (c->op == RW_LAYERNORM) {
 		put_le32(out + 16, fp_float_f32((float)(1.0 / c->cols)));
 		put_le32(out + 20, fp_float_f32(c->eps));
@@ -600,8 +633,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    c->x + row * c->x_stride +
 			        atom_offset(a0, c->x_panel),
 			    c->dst + row * c->dst_stride +
-			        (ln_f8(c) ? a0 * 4
-			                  : atom_offset(a0, c->dst_panel)),
+			        dst_atom_offset(c, a0),
 			    n - 1,
 			    atom_offset(n - 1, c->x_panel),
 			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,

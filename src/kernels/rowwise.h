@@ -40,7 +40,8 @@ typedef struct {
 	uint32_t dst, dst_stride;
 	/* 0, or (f16 softmax) dst is in the GEMM C layout: columns
 	 * [16p, 16p + 16) of row r at dst + r * dst_stride + p * dst_panel,
-	 * dst_stride 32 (a panel row), e kept after the panels */
+	 * dst_stride 32 (a panel row), e kept after the panels; in f8
+	 * (dst_f8) panels of 32 columns, [32p, 32p + 32) */
 	uint32_t dst_panel;
 	uint32_t gamma, beta; /* layernorm: addresses of one row each */
 	float eps;            /* layernorm: >= 0, finite */
@@ -49,7 +50,8 @@ typedef struct {
 	 * the sum in f32), for a result only read at f8's precision */
 	int exp_f16;
 	/* DT_F8_F143 or DT_F8_F152: dst holds y in f8 at 2^f8_scale: the
-	 * f16 softmax's (exp_f16, dst in panels, a panel row of 16 bytes)
+	 * f16 softmax's (exp_f16, dst in panels of 32 columns, a panel row
+	 * of 32 bytes: the f8 GEMM's A K-panel rows)
 	 * as the cast of its f16 y (rw_softmax_f16h8); the f16 layernorm's
 	 * (dst in rows of cols bytes, cols a multiple of 8) with z = (x -
 	 * mean) rsqrt and y = z gamma + beta in f16 arithmetic, the mean

@@ -6,12 +6,14 @@
  * moves x into layout_rowwise_in's pieces when its home is not like
  * that); the
  * output has the same blocks (layout_rowwise_out: rows, or the f16
- * softmax's GEMM C panels); gamma and beta are one row on each piece's
- * tile (a norm, a layernorm without them: NULL, rw_layernorm_f16h8n).
- * Each piece is one call of kernels/rowwise.S (src/kernels/rowwise.h) over
- * its rows, or two when that is faster: its rows but the last R mod 6 in
- * rows mode, then those in split mode. A step holds one call a tile, so
- * the op makes as many compute steps as the most calls on one tile.
+ * softmax's GEMM C panels, or its f8 result's panels of 32 columns as
+ * layout_rowwise_out_parts pieces a piece of x); gamma and beta are one row on
+ * each piece's tile (a norm, a layernorm without them: NULL,
+ * rw_layernorm_f16h8n). Each piece is one call of kernels/rowwise.S
+ * (src/kernels/rowwise.h) over its rows, or two when that is faster: its rows
+ * but the last R mod 6 in rows mode, then those in split mode. A step holds one
+ * call a tile, so the op makes as many compute steps as the most calls on one
+ * tile.
  */
 #include "rowwise.h"
 
@@ -55,10 +57,14 @@ piece_call(RwOp op, DType type, RwOut to, const Piece *px, const Piece *po,
 {
 	uint32_t es = (uint32_t)dtype_size(type),
 	         ds = (uint32_t)dtype_size(to.type);
-	/* rows: a panel row of 16 columns, or whole rows */
-	int xp = px->format == PF_GEMM_C, dp = po->format == PF_GEMM_C;
+	/* rows: a panel row of 16 columns, or whole rows; the softmax's
+	 * f8 dst, panels of 32 bytes (layout_rowwise_out_parts: po is the
+	 * first, a row-major piece of one panel) */
+	int f8p = op == RW_SOFTMAX && dtype_is_f8(to.type);
+	int xp = px->format == PF_GEMM_C, dp = po->format == PF_GEMM_C || f8p;
 	uint32_t xrow = (xp ? GEMM_COLS : px->pad_cols) * es,
-	         drow = (dp ? GEMM_COLS : po->pad_cols) * ds;
+	         drow = f8p ? GEMM_A_ROW_BYTES
+	                    : (dp ? GEMM_COLS : po->pad_cols) * ds;
 	return (RwCall){.op = op,
 	                .type = type,
 	                .rows = rows,
@@ -83,7 +89,8 @@ emit_call(Lowered *l, Step *s, RwOp op, DType type, RwOut to,
           const TensorPlace *beta, const TensorPlace *out, int k, uint32_t r0,
           uint32_t rows, double eps, double scale, int exp_f16, Diag *d)
 {
-	const Piece *px = &x->piece[k], *po = &out->piece[k];
+	const Piece *px = &x->piece[k],
+	            *po = &out->piece[(uint32_t)k * out->npiece / x->npiece];
 	RwCall rc = piece_call(op, type, to, px, po, rows, eps, scale, exp_f16);
 	KernelCall *c = lower_call(l, s, px->tile, rw_entry(&rc),
 	                           rw_object(&rc), RW_ARGS_BYTES);
@@ -140,7 +147,9 @@ lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
 	uint32_t *seen = xcalloc(l->tiles, sizeof *seen),
 	         *rest = xcalloc((size_t)x->npiece, sizeof *rest);
 	for (int k = 0; k < x->npiece; k++) {
-		const Piece *px = &x->piece[k], *po = &out->piece[k];
+		const Piece
+		    *px = &x->piece[k],
+		    *po = &out->piece[(uint32_t)k * out->npiece / x->npiece];
 		uint32_t n = px->rows, left = n % CHIP_WORKERS;
 		if (n > CHIP_WORKERS && left &&
 		    rows_cycles(l->chip, op, type, to, px, po, n - left,

@@ -367,6 +367,45 @@ layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 	return tp;
 }
 
+uint32_t
+layout_rowwise_out_parts(RwOp op, DType dt, DType to, uint32_t cols)
+{
+	return rowwise_panels(op, dt) && dtype_is_f8(to)
+	           ? (cols + GEMM_A_ROW_BYTES - 1) / GEMM_A_ROW_BYTES
+	           : 1;
+}
+
+/* The f16 softmax's f8 output (rw_softmax_f16h8): x's pieces in panels
+ * of 32 columns, the f8 GEMM's A K-panel rows, each panel a row-major
+ * piece of its own (rows x 32 bytes, panel j at j x pad_rows x 32 bytes
+ * in one buffer a piece of x, the e after the panels and a panel more:
+ * a call from row r0 on keeps its e r0 panel rows further on). */
+static TensorPlace *
+rowwise_out_f8_panels(Storage *st, const TensorPlace *x, int32_t tensor,
+                      DType to)
+{
+	uint32_t w = GEMM_A_ROW_BYTES, np = layout_rowwise_out_parts(
+	                                   RW_SOFTMAX, x->dtype, to, x->cols);
+	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, to);
+	for (int k = 0; k < x->npiece; k++) {
+		const Piece *px = &x->piece[k];
+		uint32_t bytes = (np + 1) * w * px->pad_rows +
+		                 rw_panel_e_bytes(px->pad_rows, px->cols, 1);
+		int32_t buf = st->buffer(st, px->tile, bytes, 8, REGION_ANY,
+		                         "tensor block");
+		for (uint32_t j = 0; j < np; j++) {
+			Piece p = *px;
+			p.format = PF_ROWMAJOR;
+			p.col0 = px->col0 + j * w;
+			p.cols = px->cols - j * w < w ? px->cols - j * w : w;
+			p.pad_cols = w;
+			p.at = (BufRef){buf, j * w * px->pad_rows};
+			*layout_piece(tp) = p;
+		}
+	}
+	return tp;
+}
+
 TensorPlace *
 layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op,
                    DType to)
@@ -377,6 +416,8 @@ layout_rowwise_out(Storage *st, const TensorPlace *x, int32_t tensor, RwOp op,
 		return layout_widened(
 		    st, x, tensor, to,
 		    rw_dst_row_bytes(op, dt, to, x->cols) / es, "tensor block");
+	if (dtype_is_f8(to))
+		return rowwise_out_f8_panels(st, x, tensor, to);
 	TensorPlace *tp = tensor_place_new(tensor, x->rows, x->cols, to);
 	for (int k = 0; k < x->npiece; k++) {
 		Piece p = x->piece[k];

@@ -145,10 +145,16 @@ TensorPlace *layout_rowwise_in(Storage *st, uint32_t tiles, int32_t tensor,
  * the f16 softmax in the GEMM C layout (16-column panels, what a GEMM
  * reads as its A: its relayout then moves panel blocks, not 16-element
  * runs of each row) with the kernel's e after the panels; `to`: the
- * type the kernel writes, x's or (rw_softmax_f16h8) f8, 16 bytes a
- * panel row. */
+ * type the kernel writes, x's or (rw_softmax_f16h8) f8, 32 bytes a
+ * panel row (layout_rowwise_out_parts). */
 TensorPlace *layout_rowwise_out(Storage *st, const TensorPlace *x,
                                 int32_t tensor, RwOp op, DType to);
+/* Pieces of layout_rowwise_out a piece of x: 1, or for the f16
+ * softmax writing f8 (rw_softmax_f16h8) its panels of 32 columns, the f8
+ * GEMM's A K-panel rows, as row-major pieces x 32 bytes each, so
+ * that PV's A chunks take a block of a panel's rows in one transfer
+ * (piece k's panels are pieces k x parts ..). */
+uint32_t layout_rowwise_out_parts(RwOp op, DType dt, DType to, uint32_t cols);
 /* The tile of 0 .. tiles - 1 (not one marked in skip[], when not NULL;
  * some must be unmarked) with the fewest bytes in stored[], which then
  * stores `bytes` more: where weights go to spread evenly. */
