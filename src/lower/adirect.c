@@ -49,15 +49,6 @@ piece_cmp(const void *x, const void *y)
 	return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* the loop's part of step i: 0 before, 1 the body, 2 after */
-static int
-part_of(const Lowered *l, int32_t i)
-{
-	if (!l->loop_count || i < l->loop_first)
-		return 0;
-	return i <= l->loop_last ? 1 : 2;
-}
-
 /* reader[buf]: the one step that reads buffer buf (a transfer's source,
  * a call's reference), -1 none, -2 several */
 static int32_t *
@@ -104,7 +95,7 @@ pieces_of(const Lowered *l, const int32_t *reader, int32_t a, int *n)
 				return NULL;
 			}
 			p[np++] = (APiece){x->dst[k].buf, x->dst[k].offset,
-			                  x->words, x->src_tile, x->src};
+			                   x->words, x->src_tile, x->src};
 		}
 	}
 	qsort(p, (size_t)np, sizeof *p, piece_cmp);
@@ -200,7 +191,8 @@ lower_a_direct(Lowered *l)
 		Step *sa = &l->step[a], *g = &l->step[a + 1];
 		if (sa->kind != STEP_EXCHANGE || g->kind != STEP_EXCHANGE ||
 		    sa->gwin || g->gwin || sa->block || g->block ||
-		    !sa->nxfer || part_of(l, a) != part_of(l, a + 1) ||
+		    !sa->nxfer ||
+		    lower_loop_part(l, a) != lower_loop_part(l, a + 1) ||
 		    (l->loop_count && a == l->loop_first))
 			continue;
 		int n;

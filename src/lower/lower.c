@@ -239,6 +239,14 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 	return &l->step[at];
 }
 
+int
+lower_loop_part(const Lowered *l, int32_t i)
+{
+	if (!l->loop_count || i < l->loop_first)
+		return 0;
+	return i <= l->loop_last ? 1 : 2;
+}
+
 void
 lower_remove_step(Lowered *l, int32_t at)
 {

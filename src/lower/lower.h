@@ -278,6 +278,9 @@ uint64_t lower_step_overhead(const Chip *c, const Step *s);
 int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                    const FlatMap *map, Diag *d);
 
+/* The loop's part of the program step i is in: 0 before, 1 the body, 2
+ * after. */
+int lower_loop_part(const Lowered *l, int32_t i);
 /* Step `at` removed (its transfers and calls freed), the later steps
  * one earlier: the inverse of lower_insert_step. */
 void lower_remove_step(Lowered *l, int32_t at);
