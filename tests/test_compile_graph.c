@@ -47,8 +47,8 @@ static const Chip *run_chip;
 /* CompileOptions.no_b_under and no_gemm_overlap for run_graph, and the B
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
-static int run_no_b_under, run_no_gemm_overlap;
-static uint32_t run_b_under;
+static int run_no_b_under, run_no_gemm_overlap, run_no_a_direct;
+static uint32_t run_b_under, run_a_direct;
 
 /* text parsed as a graph, or the test fails with the parser's message */
 static Graph *
@@ -84,7 +84,8 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
 	                    .no_b_under = run_no_b_under,
-	                    .no_gemm_overlap = run_no_gemm_overlap};
+	                    .no_gemm_overlap = run_no_gemm_overlap,
+	                    .no_a_direct = run_no_a_direct};
 	Package *pk;
 	CompileReport rep;
 	if (compile_graph(g, &o, &pk, &rep, &d)) {
@@ -93,6 +94,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 		fail_msg("compile: %s", buf);
 	}
 	run_b_under = rep.b_under;
+	run_a_direct = rep.a_direct;
 	if (plan_has && !strstr(rep.plan, plan_has))
 		fail_msg("'%s' not in the plan '%s'", plan_has, rep.plan);
 	uint8_t *bytes;
@@ -1253,6 +1255,49 @@ test_b_under(void **state)
 	run_no_gemm_overlap = 0;
 }
 
+/* A GEMM's A from its producer straight to its grid rows (lower_a_direct):
+ * the same bits as through the stored parts, the interpreter's values
+ * (run_graph), an exchange step fewer and fewer cycles. The second graph's
+ * K (72 in f16 panels of 16) leaves a partial panel whose padding still
+ * comes from the stored part. */
+static void
+test_a_direct(void **state)
+{
+	(void)state;
+	static const char *graphs[2] = {
+	    "input x f16 [4, 256]\nweight w f16 [256, 128]\n"
+	    "y = add x x\nh = matmul y w\noutput h\n",
+	    "input x f16 [4, 72]\nweight w f16 [72, 64]\n"
+	    "y = add x x\nh = matmul y w\noutput h\n"};
+	size_t bytes[2] = {4 * 128 * 2, 4 * 64 * 2};
+	for (int c = 0; c < 2; c++) {
+		uint8_t *bits[2];
+		uint64_t cycles[2], pred[2];
+		uint32_t removed[2];
+		for (int off = 0; off < 2; off++) {
+			run_no_a_direct = off;
+			rng = 0xad1;
+			pred[off] = run_graph(graphs[c], 64, 0x1p-6, NULL,
+			                      &cycles[off], &bits[off]);
+			removed[off] = run_a_direct;
+		}
+		run_no_a_direct = 0;
+		print_message("graph %d: %u steps removed, %llu cycles "
+		              "(predicted %llu) against %llu (%llu) without\n",
+		              c, removed[0], (unsigned long long)cycles[0],
+		              (unsigned long long)pred[0],
+		              (unsigned long long)cycles[1],
+		              (unsigned long long)pred[1]);
+		assert_int_equal(removed[0], 1);
+		assert_int_equal(removed[1], 0);
+		assert_memory_equal(bits[0], bits[1], bytes[c]);
+		assert_true(pred[0] < pred[1]);
+		assert_true(cycles[0] < cycles[1]);
+		free(bits[0]);
+		free(bits[1]);
+	}
+}
+
 /* An input or weight that a GEMM wants in a layout only it reads (A
  * transposed, B packed) is a copy the host writes; the next consumer
  * gets a place of its own (issue 11's differential test: elementwise ops
@@ -1844,6 +1889,7 @@ main(void)
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
+	    cmocka_unit_test(test_a_direct),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),

@@ -36,6 +36,7 @@ usage(FILE *f)
 	        "[--dtype f32|f16|f8]\n"
 	        "                   [--dump PASS,...] [--no-gemm-overlap] "
 	        "[--no-b-under]\n"
+	        "                   [--no-a-direct]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -58,6 +59,11 @@ usage(FILE *f)
 	        "own exchange\n"
 	        "               (default: under an earlier multiply, "
 	        "docs/bench-siglip.md)\n"
+	        "  --no-a-direct keep each GEMM's A in two exchanges, into "
+	        "its stored\n"
+	        "               parts and from there (default: straight "
+	        "from its producer\n"
+	        "               where that is cheaper, docs/bench-siglip.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -257,7 +263,7 @@ cmd_compile(int argc, char **argv)
 	const Chip *chip = chip_default();
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
-	int report = 0, force = 0, overlap = 1, no_b_under = 0;
+	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -274,6 +280,8 @@ cmd_compile(int argc, char **argv)
 			overlap = 0;
 		} else if (!strcmp(a, "--no-b-under")) {
 			no_b_under = 1;
+		} else if (!strcmp(a, "--no-a-direct")) {
+			no_a_direct = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -367,7 +375,8 @@ cmd_compile(int argc, char **argv)
 	                    .dump = dump,
 	                    .dump_to = stdout,
 	                    .no_gemm_overlap = !overlap,
-	                    .no_b_under = no_b_under};
+	                    .no_b_under = no_b_under,
+	                    .no_a_direct = no_a_direct};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

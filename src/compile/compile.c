@@ -419,6 +419,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	if (r)
 		return r;
 	Lowered *l = f->l;
+	if (!o->no_a_direct)
+		rep->a_direct = (uint32_t)lower_a_direct(l);
 	if (!o->no_b_under)
 		lower_b_under(l);
 	uint32_t used = l->tiles;

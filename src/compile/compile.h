@@ -44,6 +44,10 @@ typedef struct {
 	int no_b_under;      /* keep each weight GEMM's B transfers in its
 	                        own exchange (else lower_b_under moves them
 	                        under an earlier multiply) */
+	int no_a_direct;     /* keep each GEMM's A in two exchanges, into its
+	                        stored parts and from there (else
+	                        lower_a_direct sends it straight from its
+	                        producer where that is cheaper) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */
@@ -82,6 +86,8 @@ typedef struct {
 	int packing_over;  /* then: the tiles over, of packing_tiles */
 	uint32_t packing_tiles;
 	char packing_first[400]; /* then: the first tile over, its bytes */
+	uint32_t a_direct;       /* exchange steps lower_a_direct removed: a
+	                            GEMM's A sent from its producer */
 	uint32_t b_under;        /* B transfers run beside an earlier multiply
 	                            (lower_b_under, after xsched_run) */
 	uint32_t b_hosts;        /* the multiplies they run beside */

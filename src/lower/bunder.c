@@ -44,16 +44,6 @@ is_b(const Lowered *l, const Transfer *t, int32_t xi)
 	return t->ndst > 0;
 }
 
-/* the loop's part of the program step i is in: 0 before, 1 the body,
- * 2 after */
-static int
-part_of(const Lowered *l, int32_t i)
-{
-	if (!l->loop_count || i < l->loop_first)
-		return 0;
-	return i <= l->loop_last ? 1 : 2;
-}
-
 /* c is a plain multiply that can run transfers beside it: has[t] for
  * the tiles with a call */
 static int
@@ -168,7 +158,9 @@ lower_b_under(Lowered *l)
 		 * in the layer (K, V packed) stays */
 		memset(touched, 0, (size_t)l->nbuf);
 		for (int32_t ci = xi - 1;
-		     n && ci >= 0 && part_of(l, ci) == part_of(l, xi); ci--) {
+		     n && ci >= 0 &&
+		     lower_loop_part(l, ci) == lower_loop_part(l, xi);
+		     ci--) {
 			touch(&l->step[ci], touched);
 			for (int i = 0; i < x->nxfer; i++)
 				if (mv[i] && touched[x->xfer[i].src.buf]) {

@@ -18,28 +18,31 @@ lower_new(const Chip *chip, uint32_t tiles)
 	return l;
 }
 
+static void
+step_free(Step *s)
+{
+	for (int k = 0; k < s->nxfer; k++)
+		free(s->xfer[k].ptr_at); /* all five arrays */
+	free(s->xfer);
+	free(s->win);
+	free(s->call);
+	free(s->op);
+	free(s->first);
+	free(s->by_tile);
+	free(s->call_of);
+	if (s->gwin) {
+		gemm_windows_free(s->gwin);
+		free(s->gwin);
+	}
+}
+
 void
 lower_free(Lowered *l)
 {
 	if (!l)
 		return;
-	for (int i = 0; i < l->nstep; i++) {
-		Step *s = &l->step[i];
-		for (int k = 0; k < s->nxfer; k++) {
-			free(s->xfer[k].ptr_at); /* all five arrays */
-		}
-		free(s->xfer);
-		free(s->win);
-		free(s->call);
-		free(s->op);
-		free(s->first);
-		free(s->by_tile);
-		free(s->call_of);
-		if (s->gwin) {
-			gemm_windows_free(s->gwin);
-			free(s->gwin);
-		}
-	}
+	for (int i = 0; i < l->nstep; i++)
+		step_free(&l->step[i]);
 	for (int i = 0; i < l->ntp; i++)
 		free(l->tp[i].piece);
 	free(l->tp);
@@ -234,6 +237,37 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 	if (l->loop_count && at <= l->loop_last)
 		l->loop_last++;
 	return &l->step[at];
+}
+
+int
+lower_loop_part(const Lowered *l, int32_t i)
+{
+	if (!l->loop_count || i < l->loop_first)
+		return 0;
+	return i <= l->loop_last ? 1 : 2;
+}
+
+void
+lower_remove_step(Lowered *l, int32_t at)
+{
+	step_free(&l->step[at]);
+	memmove(&l->step[at], &l->step[at + 1],
+	        (size_t)(l->nstep - 1 - at) * sizeof *l->step);
+	l->nstep--;
+	for (int i = 0; i < l->nbuf; i++) {
+		Buffer *b = &l->buf[i];
+		if (b->first > at)
+			b->first--;
+		if (b->last > at && b->last != INT32_MAX)
+			b->last--;
+	}
+	for (int i = 0; i < l->nstep; i++)
+		if (l->step[i].b_from > at + 1)
+			l->step[i].b_from--;
+	if (l->loop_count && at < l->loop_first)
+		l->loop_first--;
+	if (l->loop_count && at <= l->loop_last)
+		l->loop_last--;
 }
 
 static void

@@ -278,6 +278,16 @@ uint64_t lower_step_overhead(const Chip *c, const Step *s);
 int lower_relayout(Step *s, const TensorPlace *from, const TensorPlace *to,
                    const FlatMap *map, Diag *d);
 
+/* The loop's part of the program step i is in: 0 before, 1 the body, 2
+ * after. */
+int lower_loop_part(const Lowered *l, int32_t i);
+/* Step `at` removed (its transfers and calls freed), the later steps
+ * one earlier: the inverse of lower_insert_step. */
+void lower_remove_step(Lowered *l, int32_t at);
+/* adirect.c: a GEMM's A sent from its producer straight to the tiles of
+ * each chunk's grid row, where one step so costs less than the two (the
+ * file's comment); returns the steps removed. */
+int lower_a_direct(Lowered *l);
 /* bunder.c: a weight GEMM's B transfers moved from its exchange step to
  * an earlier GEMM's multiply, run beside its five-worker panels
  * (the file's comment); returns the transfers moved. lower_b_back puts
@@ -315,6 +325,14 @@ void lower_print_schedule(const Lowered *l, FILE *f);
  * (lower_insert_step); the cheaper is kept, the plain on a tie or when
  * the exchange finds no room beside the panels (Lowered.ovl_*). */
 int xsched_run(Lowered *l, Diag *d);
+/* A lower bound of an exchange of the n transfers x, before a schedule:
+ * the busiest tile's send items or receive items plus XS_RECV_GAP a
+ * window, each 64-bit where it could be (whole pairs of destinations,
+ * 8-byte aligned), after the preamble. */
+uint64_t xsched_bound(const Lowered *l, const Transfer *x, int n);
+/* Exchange step s (no blocks, no overlap) scheduled as xsched_run
+ * would: its cycles, UINT64_MAX if no schedule was found. */
+uint64_t xsched_step_cycles(const Lowered *l, Step *s);
 /* In a step with blocks (lower_step_blocks): the most items a send
  * instruction carries, the largest multiple of the block up to
  * CODE_SEND_ITEMS (60 for blocks of 6), so that back-to-back sends keep

@@ -749,22 +749,42 @@ earliest_first(const Lowered *l, Step *s)
 /* A lower bound of a step's length after a schedule has set the widths:
  * the busiest tile's sends, or its receive windows with their gaps, after
  * the preamble. */
+static int wide_ok(const Lowered *l, const Transfer *x, uint8_t *mark);
+
+/* The bound of n transfers: in the widths the schedule set, or (`rule`)
+ * 64-bit wherever wide_ok allows. */
 static uint64_t
-step_bound(const Lowered *l, const Step *s)
+bound_of(const Lowered *l, const Transfer *xs, int n, int rule)
 {
 	uint64_t *busy = xcalloc(2 * (size_t)l->tiles, sizeof *busy), most = 0;
-	for (int i = 0; i < s->nxfer; i++) {
-		const Transfer *x = &s->xfer[i];
-		uint64_t n = xfer_items(x);
-		busy[x->src_tile] += n;
+	uint8_t *mark = rule ? xcalloc(l->tiles, 1) : NULL;
+	for (int i = 0; i < n; i++) {
+		const Transfer *x = &xs[i];
+		uint64_t items = !rule                 ? xfer_items(x)
+		                 : wide_ok(l, x, mark) ? x->words / 2
+		                                       : x->words;
+		busy[x->src_tile] += items;
 		for (uint32_t k = 0; k < x->ndst; k++)
-			busy[l->tiles + x->dst_tile[k]] += n + XS_RECV_GAP;
+			busy[l->tiles + x->dst_tile[k]] += items + XS_RECV_GAP;
 	}
 	for (size_t t = 0; t < 2 * (size_t)l->tiles; t++)
 		if (busy[t] > most)
 			most = busy[t];
 	free(busy);
+	free(mark);
 	return XS_PREAMBLE + most;
+}
+
+static uint64_t
+step_bound(const Lowered *l, const Step *s)
+{
+	return bound_of(l, s->xfer, s->nxfer, 0);
+}
+
+uint64_t
+xsched_bound(const Lowered *l, const Transfer *x, int n)
+{
+	return bound_of(l, x, n, 1);
 }
 
 /* A step's schedule in the order the lowering gave, interleaved, sender
@@ -818,6 +838,13 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 	free(best);
 	free(given);
 	return found ? IPU_OK : IPU_EINVAL;
+}
+
+uint64_t
+xsched_step_cycles(const Lowered *l, Step *s)
+{
+	Diag d;
+	return schedule_step(l, s, &d) ? UINT64_MAX : s->cycles;
 }
 
 /* ---- Blocks: a phase beside five workers ------------------------------- */
