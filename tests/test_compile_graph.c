@@ -47,7 +47,7 @@ static const Chip *run_chip;
 /* CompileOptions.no_b_under and no_gemm_overlap for run_graph, and the B
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
-static int run_no_b_under, run_no_gemm_overlap;
+static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap;
 static uint32_t run_b_under;
 
 /* text parsed as a graph, or the test fails with the parser's message */
@@ -84,6 +84,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
 	                    .no_b_under = run_no_b_under,
+	                    .no_b_wrap = run_no_b_wrap,
 	                    .no_gemm_overlap = run_no_gemm_overlap};
 	Package *pk;
 	CompileReport rep;
@@ -1253,6 +1254,55 @@ test_b_under(void **state)
 	run_no_gemm_overlap = 0;
 }
 
+/* The loop body's first weight GEMM's B under the body's last multiply,
+ * for the next iteration (lower_b_wrap): a miniature loop whose first
+ * GEMM's B is exchanged, compiled with it, without it and without any B
+ * moved; the outputs (each against the interpreter in run_graph) the
+ * same bits, and more transfers moved with it than without. */
+static void
+test_b_wrap(void **state)
+{
+	(void)state;
+	static const char *loop = "input x f32 [64, 256]\n"
+	                          "weight a0 f32 [256, 256]\n"
+	                          "weight b0 f32 [256, 256]\n"
+	                          "weight a1 f32 [256, 256]\n"
+	                          "weight b1 f32 [256, 256]\n"
+	                          "weight a2 f32 [256, 256]\n"
+	                          "weight b2 f32 [256, 256]\n"
+	                          "p0 = matmul x a0\nq0 = matmul p0 b0\n"
+	                          "h0 = add q0 x\n"
+	                          "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
+	                          "h1 = add q1 h0\n"
+	                          "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
+	                          "h2 = add q2 h1\n"
+	                          "output h2\nrepeat 3 p0 h0\n";
+	size_t bytes = 64 * 256 * 4;
+	run_no_gemm_overlap = 1;
+	uint8_t *bits[3];
+	uint64_t cycles[3];
+	uint32_t moved[3];
+	for (int k = 0; k < 3; k++) {
+		run_no_b_wrap = k == 1;
+		run_no_b_under = k == 2;
+		rng = 0xb0de;
+		run_graph(loop, 8, 0x1p-18, NULL, &cycles[k], &bits[k]);
+		moved[k] = run_b_under;
+	}
+	run_no_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
+	print_message("loop: %u B transfers moved, %llu cycles; %u, %llu "
+	              "without the wrap; %u, %llu without any\n",
+	              moved[0], (unsigned long long)cycles[0], moved[1],
+	              (unsigned long long)cycles[1], moved[2],
+	              (unsigned long long)cycles[2]);
+	assert_true(moved[0] > moved[1]);
+	assert_int_equal(moved[2], 0);
+	assert_memory_equal(bits[0], bits[1], bytes);
+	assert_memory_equal(bits[0], bits[2], bytes);
+	for (int k = 0; k < 3; k++)
+		free(bits[k]);
+}
+
 /* An input or weight that a GEMM wants in a layout only it reads (A
  * transposed, B packed) is a copy the host writes; the next consumer
  * gets a place of its own (issue 11's differential test: elementwise ops
@@ -1832,6 +1882,7 @@ main(void)
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
+	    cmocka_unit_test(test_b_wrap),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),

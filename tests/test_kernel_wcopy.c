@@ -44,7 +44,11 @@ check(const Chip *c, uint32_t atoms, uint32_t iterations)
 	memset(want, 0xEE, slot + 2 * GUARD);
 	tile_write(t, DST - GUARD, want, slot + 2 * GUARD);
 	uint8_t args[WCOPY_ARGS_BYTES];
-	wcopy_args_fill(&(WcopyCall){BANK, DST, slot, iterations}, args);
+	wcopy_args_fill(&(WcopyCall){.bank = BANK,
+	                             .dst = DST,
+	                             .slot = slot,
+	                             .iterations = iterations},
+	                args);
 	/* the block is written once: the kernel steps its own source */
 	TileKernelCall kc = {"wcopy", "wcopy", args, sizeof args, ARGS};
 	for (uint32_t call = 0; call <= iterations; call++) {

@@ -36,6 +36,7 @@ usage(FILE *f)
 	        "[--dtype f32|f16|f8]\n"
 	        "                   [--dump PASS,...] [--no-gemm-overlap] "
 	        "[--no-b-under]\n"
+	        "                   [--no-b-wrap]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -58,6 +59,11 @@ usage(FILE *f)
 	        "own exchange\n"
 	        "               (default: under an earlier multiply, "
 	        "docs/bench-siglip.md)\n"
+	        "  --no-b-wrap  keep a loop body's first weight GEMM's B "
+	        "transfers in the\n"
+	        "               body (default: under the body's last "
+	        "multiply, for the\n"
+	        "               next iteration; docs/bench-siglip.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -258,6 +264,7 @@ cmd_compile(int argc, char **argv)
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0;
+	int no_b_wrap = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -274,6 +281,8 @@ cmd_compile(int argc, char **argv)
 			overlap = 0;
 		} else if (!strcmp(a, "--no-b-under")) {
 			no_b_under = 1;
+		} else if (!strcmp(a, "--no-b-wrap")) {
+			no_b_wrap = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -367,7 +376,8 @@ cmd_compile(int argc, char **argv)
 	                    .dump = dump,
 	                    .dump_to = stdout,
 	                    .no_gemm_overlap = !overlap,
-	                    .no_b_under = no_b_under};
+	                    .no_b_under = no_b_under,
+	                    .no_b_wrap = no_b_wrap};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

@@ -420,6 +420,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	Lowered *l = f->l;
 	if (!o->no_b_under)
 		lower_b_under(l);
+	if (!o->no_b_under && !o->no_b_wrap)
+		lower_b_wrap(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);
 	for (uint32_t t = 0; t < used; t++)

@@ -44,6 +44,10 @@ typedef struct {
 	int no_b_under;      /* keep each weight GEMM's B transfers in its
 	                        own exchange (else lower_b_under moves them
 	                        under an earlier multiply) */
+	int no_b_wrap;       /* keep the loop body's first weight GEMM's B
+	                        transfers in the body (else lower_b_wrap
+	                        moves them under the body's last multiply,
+	                        for the next iteration) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

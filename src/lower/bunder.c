@@ -231,3 +231,139 @@ lower_b_back(Lowered *l, int32_t ci)
 	c->b_from = 0;
 	return n;
 }
+
+/* wcopy calls in step si for the early part of each tile's working
+ * region (Lowered.loop_early): bytes [0, loop_early[t]) of each slot,
+ * slot `start` first, `iterations` slots; the bank and region those of
+ * the loop's first step's calls */
+static void
+early_copies(Lowered *l, int32_t si, uint32_t iterations, uint32_t start)
+{
+	const Step *w = &l->step[l->loop_first];
+	Step *s = &l->step[si];
+	for (int i = 0; i < w->ncall; i++) {
+		const KernelCall *c = &w->call[i];
+		uint32_t e = l->loop_early[c->tile];
+		if (c->args.kind != KC_WCOPY || !e)
+			continue;
+		KernelCall *k = lower_call(l, s, c->tile, "wcopy", "wcopy",
+		                           WCOPY_ARGS_BYTES);
+		k->ref[0] = c->ref[0];
+		k->ref[1] = c->ref[1];
+		k->nref = 2;
+		k->args = (KernelArgs){KC_WCOPY,
+		                       .u.wcopy = {.slot = c->args.u.wcopy.slot,
+		                                   .iterations = iterations,
+		                                   .bytes = e,
+		                                   .start = start}};
+		k->cycles = wcopy_cycles(l->chip, e);
+		if (k->cycles > s->cycles)
+			s->cycles = k->cycles;
+	}
+}
+
+int
+lower_b_wrap(Lowered *l)
+{
+	if (!l->loop_count || !l->loop_early || l->loop_x0 < 0 ||
+	    l->loop_m0 < 0)
+		return 0;
+	int32_t xi = l->loop_x0;
+	Step *x = &l->step[xi];
+	if (x->kind != STEP_EXCHANGE || x->block || !x->nxfer)
+		return 0;
+	/* each tile's working region: the loop's first step copies into it */
+	int32_t *region = xmalloc(l->tiles * sizeof *region);
+	for (uint32_t t = 0; t < l->tiles; t++)
+		region[t] = -1;
+	const Step *w = &l->step[l->loop_first];
+	for (int i = 0; i < w->ncall; i++)
+		if (w->call[i].args.kind == KC_WCOPY)
+			region[w->call[i].tile] = w->call[i].ref[1].buf;
+	/* x's B transfers from the early part of a working region */
+	uint8_t *take = xcalloc((size_t)x->nxfer, 1);
+	int n = 0;
+	for (int i = 0; i < x->nxfer; i++) {
+		const Transfer *t = &x->xfer[i];
+		take[i] =
+		    is_b(l, t, xi) && t->src.buf == region[t->src_tile] &&
+		    t->src.offset + 4 * t->words <= l->loop_early[t->src_tile];
+		n += take[i];
+	}
+	free(region);
+	/* the host: the body's last plain multiply after the first GEMM's
+	 * whose tiles send and receive some of them */
+	uint8_t *has = xcalloc(l->tiles ? l->tiles : 1, 1);
+	int32_t h = -1;
+	for (int32_t c = l->loop_last; n && h < 0 && c > l->loop_m0; c--) {
+		if (!can_host(l, &l->step[c], has))
+			continue;
+		for (int i = 0; i < x->nxfer && h < 0; i++)
+			if (take[i] && covered(&x->xfer[i], has))
+				h = c;
+	}
+	if (h < 0) {
+		free(take);
+		free(has);
+		return 0;
+	}
+	for (int i = 0; i < x->nxfer; i++)
+		take[i] = take[i] && covered(&x->xfer[i], has);
+	free(has);
+	/* the next iteration's early part, right after the first GEMM's
+	 * multiply (the last step that reads the part); the loop's first
+	 * step copies the rest */
+	uint32_t count = l->loop_count;
+	int32_t at = l->loop_m0 + 1;
+	lower_insert_step(l, at, STEP_COMPUTE,
+	                  "loop: next weights, the first GEMM's");
+	if (h >= at)
+		h++;
+	early_copies(l, at, count, 1 % count);
+	Step *first = &l->step[l->loop_first];
+	first->cycles = 0;
+	for (int i = 0; i < first->ncall; i++) {
+		KernelCall *c = &first->call[i];
+		if (c->args.kind != KC_WCOPY)
+			continue;
+		WcopyCall *wc = &c->args.u.wcopy;
+		wc->from = l->loop_early[c->tile];
+		wc->bytes = wc->slot - wc->from;
+		c->cycles = wcopy_cycles(l->chip, wc->bytes);
+		if (c->cycles > first->cycles)
+			first->cycles = c->cycles;
+	}
+	/* before the loop: slot 0's early part, then the first iteration's
+	 * transfers */
+	int32_t p = l->loop_first;
+	lower_insert_step(l, p, STEP_COMPUTE,
+	                  "loop: first weights, the first GEMM's");
+	early_copies(l, p, 1, 0);
+	Step *px =
+	    lower_insert_step(l, p + 1, STEP_EXCHANGE, "loop: first B chunks");
+	h += 2;
+	xi = l->loop_x0;
+	x = &l->step[xi];
+	for (int i = 0; i < x->nxfer; i++) {
+		if (!take[i])
+			continue;
+		const Transfer *f = &x->xfer[i];
+		Transfer *t =
+		    lower_transfer(px, f->src_tile, f->src, f->words, f->ndst);
+		memcpy(t->dst_tile, f->dst_tile, f->ndst * sizeof *f->dst_tile);
+		memcpy(t->dst, f->dst, f->ndst * sizeof *f->dst);
+		/* the chunks live across the loop's back edge */
+		for (uint32_t j = 0; j < f->ndst; j++) {
+			Buffer *b = &l->buf[f->dst[j].buf];
+			b->first = p + 1;
+			if (b->last < l->loop_last)
+				b->last = l->loop_last;
+		}
+		Buffer *src = &l->buf[f->src.buf];
+		if (src->first > p)
+			src->first = p;
+	}
+	int moved = move(l, xi, h, take);
+	free(take);
+	return moved;
+}

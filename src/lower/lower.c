@@ -45,6 +45,7 @@ lower_free(Lowered *l)
 	free(l->tp);
 	free(l->step);
 	free(l->buf);
+	free(l->loop_early);
 	free(l);
 }
 
@@ -229,6 +230,10 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 	for (int i = 0; i < l->nstep; i++) /* Step.b_from names a step */
 		if (l->step[i].b_from > at)
 			l->step[i].b_from++;
+	if (l->loop_early && at <= l->loop_x0)
+		l->loop_x0++;
+	if (l->loop_early && at <= l->loop_m0)
+		l->loop_m0++;
 	if (l->loop_count && at <= l->loop_first)
 		l->loop_first++;
 	if (l->loop_count && at <= l->loop_last)

@@ -1448,7 +1448,7 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		return IPU_EINVAL;
 	uint64_t without = x->cycles;
 	int back = 0;
-	for (int32_t h = 0; h < i; h++) {
+	for (int32_t h = 0; h < l->nstep; h++) {
 		Step *c = &l->step[h];
 		if (c->b_from != i + 1)
 			continue;
@@ -1482,6 +1482,17 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 int
 xsched_run(Lowered *l, Diag *d)
 {
+	/* a multiply after the exchange whose B it runs (lower_b_wrap: the
+	 * next iteration's) first, so that the exchange can weigh it */
+	for (int i = 0; i < l->nstep; i++) {
+		Step *s = &l->step[i];
+		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
+		    s->nxfer && s->b_from && s->b_from - 1 < i) {
+			Diag od = {0};
+			if (schedule_overlap(l, s, &od))
+				lower_b_back(l, i);
+		}
+	}
 	for (int i = 0; i < l->nstep; i++) {
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
@@ -1504,7 +1515,7 @@ xsched_run(Lowered *l, Diag *d)
 		if (s->kind != STEP_EXCHANGE)
 			continue;
 		int moved = 0;
-		for (int32_t h = 0; h < i && !moved; h++)
+		for (int32_t h = 0; h < l->nstep && !moved; h++)
 			moved = l->step[h].b_from == i + 1;
 		if (moved && !s->block) {
 			if (schedule_b_moved(l, i, d))
