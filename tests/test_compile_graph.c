@@ -1188,6 +1188,23 @@ test_loop_layernorm_cast(void **state)
 	expect_refusal(text, "layernorm t9: repeat: the loop's body cannot");
 }
 
+/* a loop whose GEMMs are all weight GEMMs, two a layer (test_b_under,
+ * test_b_wrap) */
+static const char *const b_loop = "input x f32 [64, 256]\n"
+                                  "weight a0 f32 [256, 256]\n"
+                                  "weight b0 f32 [256, 256]\n"
+                                  "weight a1 f32 [256, 256]\n"
+                                  "weight b1 f32 [256, 256]\n"
+                                  "weight a2 f32 [256, 256]\n"
+                                  "weight b2 f32 [256, 256]\n"
+                                  "p0 = matmul x a0\nq0 = matmul p0 b0\n"
+                                  "h0 = add q0 x\n"
+                                  "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
+                                  "h1 = add q1 h0\n"
+                                  "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
+                                  "h2 = add q2 h1\n"
+                                  "output h2\nrepeat 3 p0 h0\n";
+
 /* A weight GEMM's B transfers under an earlier GEMM's multiply
  * (lower_b_under): a chain of three f16 matmuls and an f32 loop of two
  * a layer on 8 tiles, where the pass moves some. With and without it, every
@@ -1205,20 +1222,7 @@ test_b_under(void **state)
 	                           "g = matmul h w2\n"
 	                           "y = matmul g w3\n"
 	                           "output y\n";
-	static const char *loop = "input x f32 [64, 256]\n"
-	                          "weight a0 f32 [256, 256]\n"
-	                          "weight b0 f32 [256, 256]\n"
-	                          "weight a1 f32 [256, 256]\n"
-	                          "weight b1 f32 [256, 256]\n"
-	                          "weight a2 f32 [256, 256]\n"
-	                          "weight b2 f32 [256, 256]\n"
-	                          "p0 = matmul x a0\nq0 = matmul p0 b0\n"
-	                          "h0 = add q0 x\n"
-	                          "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
-	                          "h1 = add q1 h0\n"
-	                          "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
-	                          "h2 = add q2 h1\n"
-	                          "output h2\nrepeat 3 p0 h0\n";
+	const char *loop = b_loop;
 	const char *graphs[2] = {chain, loop};
 	/* y [64, 128] f16, h2 [64, 256] f32 (f32: the loop's values grow
 	 * by about 2^3 a matmul, past f16's range) */
@@ -1263,20 +1267,7 @@ static void
 test_b_wrap(void **state)
 {
 	(void)state;
-	static const char *loop = "input x f32 [64, 256]\n"
-	                          "weight a0 f32 [256, 256]\n"
-	                          "weight b0 f32 [256, 256]\n"
-	                          "weight a1 f32 [256, 256]\n"
-	                          "weight b1 f32 [256, 256]\n"
-	                          "weight a2 f32 [256, 256]\n"
-	                          "weight b2 f32 [256, 256]\n"
-	                          "p0 = matmul x a0\nq0 = matmul p0 b0\n"
-	                          "h0 = add q0 x\n"
-	                          "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
-	                          "h1 = add q1 h0\n"
-	                          "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
-	                          "h2 = add q2 h1\n"
-	                          "output h2\nrepeat 3 p0 h0\n";
+	const char *loop = b_loop;
 	size_t bytes = 64 * 256 * 4;
 	run_no_gemm_overlap = 1;
 	uint8_t *bits[3];
