@@ -797,7 +797,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		rep->predicted_cycles = lower_cycles(l);
 		rep->tiles_used = used;
 		for (int i = 0; i < l->nstep; i++)
-			if (l->step[i].b_from) {
+			if (l->step[i].b_from || l->step[i].b_wrap) {
 				rep->b_under += (uint32_t)l->step[i].nxfer;
 				rep->b_hosts++;
 			}

@@ -54,13 +54,16 @@ part_of(const Lowered *l, int32_t i)
 	return i <= l->loop_last ? 1 : 2;
 }
 
-/* c is a plain multiply that can run transfers beside it: has[t] for
- * the tiles with a call */
+/* c is a plain multiply that can run transfers beside it (with
+ * `also`, or one that runs a later GEMM's B already, lower_b_under's, not
+ * scheduled yet): has[t] for the tiles with a call */
 static int
-can_host(const Lowered *l, const Step *c, uint8_t *has)
+can_host(const Lowered *l, const Step *c, uint8_t *has, int also)
 {
-	if (c->kind != STEP_COMPUTE || c->gwin || c->nxfer || !c->ncall ||
-	    c->b_from)
+	int hosting =
+	    also && c->b_from && !c->b_wrap && c->gwin && !c->gwin->panels;
+	if (c->kind != STEP_COMPUTE || !c->ncall ||
+	    (!hosting && (c->gwin || c->nxfer || c->b_from)))
 		return 0;
 	const GemmCall *g0 = &c->call[0].args.u.gemm;
 	memset(has, 0, l->tiles);
@@ -68,7 +71,7 @@ can_host(const Lowered *l, const Step *c, uint8_t *has)
 		const KernelCall *k = &c->call[i];
 		const GemmCall *g = &k->args.u.gemm;
 		if (k->args.kind != KC_GEMM || g->t != g0->t ||
-		    g->bk != g0->bk || g->opt.five)
+		    g->bk != g0->bk || (g->opt.five && !hosting))
 			return 0;
 		has[k->tile] = 1;
 	}
@@ -87,15 +90,17 @@ covered(const Transfer *t, const uint8_t *has)
 	return 1;
 }
 
-/* Moves x's transfers flagged in take to step ci (ci < xi) */
+/* Moves x's transfers flagged in take to step ci: a later GEMM's B
+ * (ci < xi), or with `wrap` the next iteration's, after the ones it may
+ * run already */
 static int
-move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take)
+move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take, int wrap)
 {
 	Step *x = &l->step[xi], *c = &l->step[ci];
 	int n = 0;
 	for (int i = 0; i < x->nxfer; i++)
 		n += take[i] != 0;
-	c->xfer = xmalloc((size_t)n * sizeof *c->xfer);
+	c->xfer = xrealloc(c->xfer, (size_t)(c->nxfer + n) * sizeof *c->xfer);
 	int k = 0;
 	for (int i = 0; i < x->nxfer; i++) {
 		Transfer *t = &x->xfer[i];
@@ -111,8 +116,15 @@ move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take)
 		c->xfer[c->nxfer++] = *t;
 	}
 	x->nxfer = k;
+	if (wrap) {
+		c->b_wrap = xi + 1;
+		c->nwrap = n;
+	} else {
+		c->b_from = xi + 1;
+	}
+	if (c->gwin)
+		return n;
 	c->gwin = xcalloc(1, sizeof *c->gwin);
-	c->b_from = xi + 1;
 	for (int i = 0; i < c->ncall; i++) {
 		KernelCall *kc = &c->call[i];
 		kc->args.u.gemm.opt.five = 1;
@@ -175,7 +187,7 @@ lower_b_under(Lowered *l)
 					mv[i] = 0;
 					n--;
 				}
-			if (!n || !can_host(l, &l->step[ci], has))
+			if (!n || !can_host(l, &l->step[ci], has, 0))
 				continue;
 			/* the later GEMM's B parts this multiply's tiles
 			 * send and receive */
@@ -188,7 +200,7 @@ lower_b_under(Lowered *l)
 			}
 			if (!m)
 				continue;
-			moved += move(l, xi, ci, take);
+			moved += move(l, xi, ci, take, 0);
 			/* x's transfers were compacted: mv follows */
 			int k = 0;
 			for (int i = 0; i < x->nxfer + m; i++)
@@ -203,32 +215,42 @@ lower_b_under(Lowered *l)
 	return moved;
 }
 
+/* n transfers from t back to exchange step xi, unscheduled */
+static void
+put_back(Lowered *l, int32_t xi, Transfer *t, int n)
+{
+	Step *x = &l->step[xi];
+	x->xfer = xrealloc(x->xfer, (size_t)(x->nxfer + n) * sizeof *x->xfer);
+	for (int i = 0; i < n; i++) {
+		t[i].start = 0;
+		for (uint32_t j = 0; j < t[i].ndst; j++) {
+			/* the chunk keeps its lifetime from c (another
+			 * multiply may still run parts of it earlier) */
+			t[i].ptr_at[j] = t[i].mux_at[j] = t[i].off_at[j] = 0;
+		}
+		t[i].wide = 0;
+		x->xfer[x->nxfer++] = t[i];
+	}
+}
+
 int
 lower_b_back(Lowered *l, int32_t ci)
 {
 	Step *c = &l->step[ci];
-	if (!c->b_from)
+	if (!c->b_from && !c->b_wrap)
 		return 0;
-	Step *x = &l->step[c->b_from - 1];
-	x->xfer =
-	    xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) * sizeof *x->xfer);
-	for (int i = 0; i < c->nxfer; i++) {
-		Transfer *t = &c->xfer[i];
-		t->start = 0;
-		for (uint32_t j = 0; j < t->ndst; j++) {
-			/* the chunk keeps its lifetime from c (another
-			 * multiply may still run parts of it earlier) */
-			t->ptr_at[j] = t->mux_at[j] = t->off_at[j] = 0;
-		}
-		t->wide = 0;
-		x->xfer[x->nxfer++] = *t;
-	}
+	int nw = c->b_wrap ? c->nwrap : 0;
+	if (c->b_from)
+		put_back(l, c->b_from - 1, c->xfer, c->nxfer - nw);
+	if (nw)
+		put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
 	int n = c->nxfer;
 	free(c->xfer);
 	c->xfer = NULL;
 	c->nxfer = 0;
 	lower_gemm_six(l, c);
-	c->b_from = 0;
+	c->b_from = c->b_wrap = 0;
+	c->nwrap = 0;
 	return n;
 }
 
@@ -296,7 +318,7 @@ lower_b_wrap(Lowered *l)
 	uint8_t *has = xcalloc(l->tiles ? l->tiles : 1, 1);
 	int32_t h = -1;
 	for (int32_t c = l->loop_last; n && h < 0 && c > l->loop_m0; c--) {
-		if (!can_host(l, &l->step[c], has))
+		if (!can_host(l, &l->step[c], has, 1))
 			continue;
 		for (int i = 0; i < x->nxfer && h < 0; i++)
 			if (take[i] && covered(&x->xfer[i], has))
@@ -363,7 +385,7 @@ lower_b_wrap(Lowered *l)
 		if (src->first > p)
 			src->first = p;
 	}
-	int moved = move(l, xi, h, take);
+	int moved = move(l, xi, h, take, 1);
 	free(take);
 	return moved;
 }

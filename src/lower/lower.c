@@ -227,9 +227,12 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 		if (b->last >= at && b->last != INT32_MAX)
 			b->last++;
 	}
-	for (int i = 0; i < l->nstep; i++) /* Step.b_from names a step */
+	for (int i = 0; i < l->nstep; i++) { /* b_from, b_wrap name steps */
 		if (l->step[i].b_from > at)
 			l->step[i].b_from++;
+		if (l->step[i].b_wrap > at)
+			l->step[i].b_wrap++;
+	}
 	if (l->loop_early && at <= l->loop_x0)
 		l->loop_x0++;
 	if (l->loop_early && at <= l->loop_m0)

@@ -162,6 +162,12 @@ typedef struct {
 	/* A multiply that runs a later GEMM's B transfers beside it
 	 * (lower_b_under): that GEMM's exchange step + 1; 0 otherwise */
 	int32_t b_from;
+	/* A multiply that also runs the loop body's first weight GEMM's B
+	 * transfers for the next iteration (lower_b_wrap): that GEMM's
+	 * exchange step + 1, and they are its last nwrap transfers; 0
+	 * otherwise */
+	int32_t b_wrap;
+	int nwrap;
 	/* the graph ops it serves (Lowered.op when it was made, or when an
 	 * op's calls or transfers joined it), for reports */
 	int32_t *op;

@@ -1450,12 +1450,20 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 	int back = 0;
 	for (int32_t h = 0; h < l->nstep; h++) {
 		Step *c = &l->step[h];
-		if (c->b_from != i + 1)
+		/* c's transfers from step i: lower_b_wrap's are its last
+		 * nwrap */
+		int nw = c->b_wrap ? c->nwrap : 0, lo = 0, nc = c->nxfer - nw;
+		if (c->b_wrap == i + 1) {
+			lo = c->nxfer - nw;
+			nc = nw;
+		} else if (c->b_from != i + 1) {
 			continue;
+		}
 		Step t = {.kind = STEP_EXCHANGE, .what = x->what};
-		for (int k = 0; k < x->nxfer + c->nxfer; k++) {
-			const Transfer *f =
-			    k < x->nxfer ? &x->xfer[k] : &c->xfer[k - x->nxfer];
+		for (int k = 0; k < x->nxfer + nc; k++) {
+			const Transfer *f = k < x->nxfer
+			                        ? &x->xfer[k]
+			                        : &c->xfer[lo + k - x->nxfer];
 			Transfer *n = lower_transfer(&t, f->src_tile, f->src,
 			                             f->words, f->ndst);
 			memcpy(n->dst_tile, f->dst_tile,
@@ -1472,8 +1480,14 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 			return IPU_EINVAL;
 		if ((int64_t)with - (int64_t)without <
 		    (int64_t)c->cycles - (int64_t)lower_gemm_six_cycles(l, c)) {
+			/* all of c's go back: lower_b_wrap's to an exchange
+			 * scheduled already, scheduled again */
+			int32_t w = c->b_wrap - 1;
 			lower_b_back(l, h);
 			back = 1;
+			if (w >= 0 && w != i &&
+			    schedule_step(l, &l->step[w], d))
+				return IPU_EINVAL;
 		}
 	}
 	return back ? schedule_step(l, x, d) : IPU_OK;
@@ -1487,7 +1501,7 @@ xsched_run(Lowered *l, Diag *d)
 	for (int i = 0; i < l->nstep; i++) {
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
-		    s->nxfer && s->b_from && s->b_from - 1 < i) {
+		    s->nxfer && s->b_wrap) {
 			Diag od = {0};
 			if (schedule_overlap(l, s, &od))
 				lower_b_back(l, i);
@@ -1516,7 +1530,8 @@ xsched_run(Lowered *l, Diag *d)
 			continue;
 		int moved = 0;
 		for (int32_t h = 0; h < l->nstep && !moved; h++)
-			moved = l->step[h].b_from == i + 1;
+			moved = l->step[h].b_from == i + 1 ||
+			        l->step[h].b_wrap == i + 1;
 		if (moved && !s->block) {
 			if (schedule_b_moved(l, i, d))
 				return IPU_EINVAL;
