@@ -48,7 +48,7 @@ static const Chip *run_chip;
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
 static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap;
-static uint32_t run_b_under;
+static uint32_t run_b_under, run_b_hosts;
 
 /* text parsed as a graph, or the test fails with the parser's message */
 static Graph *
@@ -94,6 +94,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 		fail_msg("compile: %s", buf);
 	}
 	run_b_under = rep.b_under;
+	run_b_hosts = rep.b_hosts;
 	if (plan_has && !strstr(rep.plan, plan_has))
 		fail_msg("'%s' not in the plan '%s'", plan_has, rep.plan);
 	uint8_t *bytes;
@@ -1258,43 +1259,73 @@ test_b_under(void **state)
 	run_no_gemm_overlap = 0;
 }
 
-/* The loop body's first weight GEMM's B under the body's last multiply,
- * for the next iteration (lower_b_wrap): a miniature loop whose first
- * GEMM's B is exchanged, compiled with it, without it and without any B
- * moved; the outputs (each against the interpreter in run_graph) the
- * same bits, and more transfers moved with it than without. */
+/* The loop body's first weight GEMM's B under the body's last multiply
+ * that can run it, for the next iteration (lower_b_wrap): two miniature
+ * loops whose first GEMM's B is exchanged, each compiled with it, without
+ * it and without any B moved; the outputs (each against the interpreter
+ * in run_graph) the same bits, more transfers moved with it than without,
+ * and fewer cycles emulated. */
 static void
 test_b_wrap(void **state)
 {
 	(void)state;
-	const char *loop = b_loop;
-	size_t bytes = 64 * 256 * 4;
-	run_no_gemm_overlap = 1;
-	uint8_t *bits[3];
-	uint64_t cycles[3], pred[3];
-	uint32_t moved[3];
+	/* three GEMMs a layer, the last one's K (300) in K groups of 152
+	 * and 148: its multiply cannot run transfers (its calls' K differ),
+	 * so the first GEMM's next B goes beside the second's multiply,
+	 * which runs the third's B already */
+	static const char *three =
+	    "input x f32 [64, 256]\n"
+	    "weight a0 f32 [256, 256]\nweight b0 f32 [256, 300]\n"
+	    "weight c0 f32 [300, 256]\n"
+	    "weight a1 f32 [256, 256]\nweight b1 f32 [256, 300]\n"
+	    "weight c1 f32 [300, 256]\n"
+	    "weight a2 f32 [256, 256]\nweight b2 f32 [256, 300]\n"
+	    "weight c2 f32 [300, 256]\n"
+	    "p0 = matmul x a0\nq0 = matmul p0 b0\nr0 = matmul q0 c0\n"
+	    "h0 = add r0 x\n"
+	    "p1 = matmul h0 a1\nq1 = matmul p1 b1\nr1 = matmul q1 c1\n"
+	    "h1 = add r1 h0\n"
+	    "p2 = matmul h1 a2\nq2 = matmul p2 b2\nr2 = matmul q2 c2\n"
+	    "h2 = add r2 h1\n"
+	    "output h2\nrepeat 3 p0 h0\n";
+	const char *graphs[2] = {b_loop, three};
+	static const uint32_t tiles[2] = {8, 16};
 	static const char *const how[3] = {"with the wrap", "without it",
 	                                   "without any B moved"};
-	for (int k = 0; k < 3; k++) {
-		run_no_b_wrap = k == 1;
-		run_no_b_under = k == 2;
-		rng = 0xb0de;
-		pred[k] =
-		    run_graph(loop, 8, 0x1p-18, NULL, &cycles[k], &bits[k]);
-		moved[k] = run_b_under;
-		print_message("loop %s: %u B transfers moved, %llu cycles, "
-		              "predicted %llu\n",
-		              how[k], moved[k], (unsigned long long)cycles[k],
-		              (unsigned long long)pred[k]);
+	size_t bytes = 64 * 256 * 4;
+	run_no_gemm_overlap = 1;
+	for (int g = 0; g < 2; g++) {
+		uint8_t *bits[3];
+		uint64_t cycles[3], pred[3];
+		uint32_t moved[3], hosts[3];
+		for (int k = 0; k < 3; k++) {
+			run_no_b_wrap = k == 1;
+			run_no_b_under = k == 2;
+			rng = 0xb0de;
+			pred[k] = run_graph(graphs[g], tiles[g], 0x1p-18, NULL,
+			                    &cycles[k], &bits[k]);
+			moved[k] = run_b_under;
+			hosts[k] = run_b_hosts;
+			print_message("%s %s: %u B transfers moved beside %u "
+			              "multiplies, %llu cycles, predicted "
+			              "%llu\n",
+			              g ? "three GEMMs" : "two GEMMs", how[k],
+			              moved[k], hosts[k],
+			              (unsigned long long)cycles[k],
+			              (unsigned long long)pred[k]);
+		}
+		assert_true(moved[0] > moved[1]);
+		assert_int_equal(moved[2], 0);
+		/* the three GEMMs: no more hosts, the second's runs both */
+		if (g)
+			assert_int_equal(hosts[0], hosts[1]);
+		assert_true(cycles[0] < cycles[1]);
+		assert_memory_equal(bits[0], bits[1], bytes);
+		assert_memory_equal(bits[0], bits[2], bytes);
+		for (int k = 0; k < 3; k++)
+			free(bits[k]);
 	}
 	run_no_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
-	assert_true(moved[0] > moved[1]);
-	assert_true(cycles[0] < cycles[1]);
-	assert_int_equal(moved[2], 0);
-	assert_memory_equal(bits[0], bits[1], bytes);
-	assert_memory_equal(bits[0], bits[2], bytes);
-	for (int k = 0; k < 3; k++)
-		free(bits[k]);
 }
 
 /* An input or weight that a GEMM wants in a layout only it reads (A
