@@ -254,6 +254,23 @@ lower_b_back(Lowered *l, int32_t ci)
 	return n;
 }
 
+int
+lower_b_unwrap(Lowered *l, int32_t ci)
+{
+	Step *c = &l->step[ci];
+	if (!c->b_wrap)
+		return 0;
+	int nw = c->nwrap;
+	put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
+	c->nxfer -= nw;
+	c->b_wrap = 0;
+	c->nwrap = 0;
+	lower_step_blocks(c, 0, NULL, 0);
+	if (!c->b_from)
+		lower_gemm_six(l, c);
+	return nw;
+}
+
 /* wcopy calls in step si for the early part of each tile's working
  * region (Lowered.loop_early): bytes [0, loop_early[t]) of each slot,
  * slot `start` first, `iterations` slots; the bank and region those of
@@ -273,6 +290,9 @@ early_copies(Lowered *l, int32_t si, uint32_t iterations, uint32_t start)
 		k->ref[0] = c->ref[0];
 		k->ref[1] = c->ref[1];
 		k->nref = 2;
+		Buffer *r = &l->buf[c->ref[1].buf];
+		if (r->first > si)
+			r->first = si;
 		k->args = (KernelArgs){KC_WCOPY,
 		                       .u.wcopy = {.slot = c->args.u.wcopy.slot,
 		                                   .iterations = iterations,

@@ -306,6 +306,9 @@ int lower_b_under(Lowered *l);
  * lower_b_under; returns the number of transfers moved. */
 int lower_b_wrap(Lowered *l);
 int lower_b_back(Lowered *l, int32_t c);
+/* Puts back only lower_b_wrap's transfers of multiply c (not scheduled
+ * yet); returns how many. */
+int lower_b_unwrap(Lowered *l, int32_t c);
 /* gemm.c: multiply step s's cycles as plain six-worker calls; and s made
  * so (an overlapped step made plain: each call's argument block and
  * cycles the six workers', the step's the longest call's, its panel

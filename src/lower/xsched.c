@@ -1454,6 +1454,10 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		 * nwrap */
 		int nw = c->b_wrap ? c->nwrap : 0, lo = 0, nc = c->nxfer - nw;
 		if (c->b_wrap == i + 1) {
+			/* beside a later GEMM's B: kept, as it fits (the
+			 * host's added cycles are both's) */
+			if (c->b_from)
+				continue;
 			lo = c->nxfer - nw;
 			nc = nw;
 		} else if (c->b_from != i + 1) {
@@ -1502,8 +1506,11 @@ xsched_run(Lowered *l, Diag *d)
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
 		    s->nxfer && s->b_wrap) {
+			/* if they do not fit beside the panels with the
+			 * later GEMM's B, that B alone, in the loop below */
 			Diag od = {0};
-			if (schedule_overlap(l, s, &od))
+			if (schedule_overlap(l, s, &od) &&
+			    !(s->b_from ? lower_b_unwrap(l, i) : 0))
 				lower_b_back(l, i);
 		}
 	}
