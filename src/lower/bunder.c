@@ -25,6 +25,11 @@
  * from c, and c.b_from = x + 1 says where they came from (xsched_run puts
  * them back if they do not fit beside c's panels). Returns the number of
  * transfers moved.
+ *
+ * lower_b_wrap (after it) does the same across a loop's back edge for the
+ * body's first weight GEMM, whose B has no multiply before it in the
+ * body: see lower.h and docs/bench-siglip.md "qkv's B under the previous
+ * layer's multiply".
  */
 #include "lower.h"
 
