@@ -47,8 +47,8 @@ static const Chip *run_chip;
 /* CompileOptions.no_b_under and no_gemm_overlap for run_graph, and the B
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
-static int run_no_b_under, run_no_gemm_overlap, run_no_a_direct;
-static uint32_t run_b_under, run_a_direct;
+static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct;
+static uint32_t run_b_under, run_b_hosts, run_a_direct;
 
 /* text parsed as a graph, or the test fails with the parser's message */
 static Graph *
@@ -84,6 +84,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
 	                    .no_b_under = run_no_b_under,
+	                    .no_b_wrap = run_no_b_wrap,
 	                    .no_gemm_overlap = run_no_gemm_overlap,
 	                    .no_a_direct = run_no_a_direct};
 	Package *pk;
@@ -95,6 +96,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	}
 	run_b_under = rep.b_under;
 	run_a_direct = rep.a_direct;
+	run_b_hosts = rep.b_hosts;
 	if (plan_has && !strstr(rep.plan, plan_has))
 		fail_msg("'%s' not in the plan '%s'", plan_has, rep.plan);
 	uint8_t *bytes;
@@ -1189,6 +1191,23 @@ test_loop_layernorm_cast(void **state)
 	expect_refusal(text, "layernorm t9: repeat: the loop's body cannot");
 }
 
+/* a loop whose GEMMs are all weight GEMMs, two a layer (test_b_under,
+ * test_b_wrap) */
+static const char *const b_loop = "input x f32 [64, 256]\n"
+                                  "weight a0 f32 [256, 256]\n"
+                                  "weight b0 f32 [256, 256]\n"
+                                  "weight a1 f32 [256, 256]\n"
+                                  "weight b1 f32 [256, 256]\n"
+                                  "weight a2 f32 [256, 256]\n"
+                                  "weight b2 f32 [256, 256]\n"
+                                  "p0 = matmul x a0\nq0 = matmul p0 b0\n"
+                                  "h0 = add q0 x\n"
+                                  "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
+                                  "h1 = add q1 h0\n"
+                                  "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
+                                  "h2 = add q2 h1\n"
+                                  "output h2\nrepeat 3 p0 h0\n";
+
 /* A weight GEMM's B transfers under an earlier GEMM's multiply
  * (lower_b_under): a chain of three f16 matmuls and an f32 loop of two
  * a layer on 8 tiles, where the pass moves some. With and without it, every
@@ -1206,20 +1225,7 @@ test_b_under(void **state)
 	                           "g = matmul h w2\n"
 	                           "y = matmul g w3\n"
 	                           "output y\n";
-	static const char *loop = "input x f32 [64, 256]\n"
-	                          "weight a0 f32 [256, 256]\n"
-	                          "weight b0 f32 [256, 256]\n"
-	                          "weight a1 f32 [256, 256]\n"
-	                          "weight b1 f32 [256, 256]\n"
-	                          "weight a2 f32 [256, 256]\n"
-	                          "weight b2 f32 [256, 256]\n"
-	                          "p0 = matmul x a0\nq0 = matmul p0 b0\n"
-	                          "h0 = add q0 x\n"
-	                          "p1 = matmul h0 a1\nq1 = matmul p1 b1\n"
-	                          "h1 = add q1 h0\n"
-	                          "p2 = matmul h1 a2\nq2 = matmul p2 b2\n"
-	                          "h2 = add q2 h1\n"
-	                          "output h2\nrepeat 3 p0 h0\n";
+	const char *loop = b_loop;
 	const char *graphs[2] = {chain, loop};
 	/* y [64, 128] f16, h2 [64, 256] f32 (f32: the loop's values grow
 	 * by about 2^3 a matmul, past f16's range) */
@@ -1296,6 +1302,75 @@ test_a_direct(void **state)
 		free(bits[0]);
 		free(bits[1]);
 	}
+}
+
+/* The loop body's first weight GEMM's B under the body's last multiply
+ * that can run it, for the next iteration (lower_b_wrap): two miniature
+ * loops whose first GEMM's B is exchanged, each compiled with it, without
+ * it and without any B moved; the outputs (each against the interpreter
+ * in run_graph) the same bits, more transfers moved with it than without,
+ * and fewer cycles emulated. */
+static void
+test_b_wrap(void **state)
+{
+	(void)state;
+	/* three GEMMs a layer, the last one's K (300) in K groups of 152
+	 * and 148: its multiply cannot run transfers (its calls' K differ),
+	 * so the first GEMM's next B goes beside the second's multiply,
+	 * which runs the third's B already */
+	static const char *three =
+	    "input x f32 [64, 256]\n"
+	    "weight a0 f32 [256, 256]\nweight b0 f32 [256, 300]\n"
+	    "weight c0 f32 [300, 256]\n"
+	    "weight a1 f32 [256, 256]\nweight b1 f32 [256, 300]\n"
+	    "weight c1 f32 [300, 256]\n"
+	    "weight a2 f32 [256, 256]\nweight b2 f32 [256, 300]\n"
+	    "weight c2 f32 [300, 256]\n"
+	    "p0 = matmul x a0\nq0 = matmul p0 b0\nr0 = matmul q0 c0\n"
+	    "h0 = add r0 x\n"
+	    "p1 = matmul h0 a1\nq1 = matmul p1 b1\nr1 = matmul q1 c1\n"
+	    "h1 = add r1 h0\n"
+	    "p2 = matmul h1 a2\nq2 = matmul p2 b2\nr2 = matmul q2 c2\n"
+	    "h2 = add r2 h1\n"
+	    "output h2\nrepeat 3 p0 h0\n";
+	const char *graphs[2] = {b_loop, three};
+	static const uint32_t tiles[2] = {8, 16};
+	static const char *const how[3] = {"with the wrap", "without it",
+	                                   "without any B moved"};
+	size_t bytes = 64 * 256 * 4;
+	run_no_gemm_overlap = 1;
+	for (int g = 0; g < 2; g++) {
+		uint8_t *bits[3];
+		uint64_t cycles[3], pred[3];
+		uint32_t moved[3], hosts[3];
+		for (int k = 0; k < 3; k++) {
+			run_no_b_wrap = k == 1;
+			run_no_b_under = k == 2;
+			rng = 0xb0de;
+			pred[k] = run_graph(graphs[g], tiles[g], 0x1p-18, NULL,
+			                    &cycles[k], &bits[k]);
+			moved[k] = run_b_under;
+			hosts[k] = run_b_hosts;
+			print_message("%s %s: %u B transfers moved beside %u "
+			              "multiplies, %llu cycles, predicted "
+			              "%llu\n",
+			              g ? "three GEMMs" : "two GEMMs", how[k],
+			              moved[k], hosts[k],
+			              (unsigned long long)cycles[k],
+			              (unsigned long long)pred[k]);
+		}
+		assert_true(moved[0] > moved[1]);
+		assert_int_equal(moved[2], 0);
+		/* the three GEMMs: no more hosts, the second's runs both */
+		if (g)
+			assert_int_equal(hosts[0], hosts[1]);
+		assert_true(cycles[0] < cycles[1]);
+		assert_memory_equal(bits[0], bits[1], bytes);
+		assert_memory_equal(bits[0], bits[2], bytes);
+		for (int k = 0; k < 3; k++)
+			free(bits[k]);
+	}
+	run_no_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
 }
 
 /* An input or weight that a GEMM wants in a layout only it reads (A
@@ -1890,6 +1965,7 @@ main(void)
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
 	    cmocka_unit_test(test_a_direct),
+	    cmocka_unit_test(test_b_wrap),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),

@@ -2,7 +2,9 @@
  * test_kernel_wcopy.c - kernels/wcopy.S on one tile: a bank of distinct
  * slots, one call per iteration and then one more (the slot after the
  * last is slot 0 again), each time the working region compared byte for
- * byte with the slot it should hold, the bytes around it untouched, and
+ * byte with the slot it should hold, the bytes around it untouched; also
+ * a part of each slot (WcopyCall.from, bytes) from a later first slot
+ * (start), the rest of the region untouched; and
  * the call's cycles against wcopy_cycles (exact for the first call), at
  * the nominal timing profile and at its bounds.
  */
@@ -24,8 +26,11 @@ byte_of(uint32_t slot, uint32_t i)
 	return (uint8_t)(slot * 71u + i * 13u + (i >> 8) + 1u);
 }
 
+/* atoms of slot, copied from atom `from`, `part` atoms of it (0: the
+ * rest of the slot), the first call slot `start` */
 static void
-check(const Chip *c, uint32_t atoms, uint32_t iterations)
+check(const Chip *c, uint32_t atoms, uint32_t iterations, uint32_t from,
+      uint32_t part, uint32_t start)
 {
 	static const char *const names[] = {"wcopy"};
 	TileImage img;
@@ -44,16 +49,24 @@ check(const Chip *c, uint32_t atoms, uint32_t iterations)
 	memset(want, 0xEE, slot + 2 * GUARD);
 	tile_write(t, DST - GUARD, want, slot + 2 * GUARD);
 	uint8_t args[WCOPY_ARGS_BYTES];
-	wcopy_args_fill(&(WcopyCall){BANK, DST, slot, iterations}, args);
+	wcopy_args_fill(&(WcopyCall){.bank = BANK,
+	                             .dst = DST,
+	                             .slot = slot,
+	                             .iterations = iterations,
+	                             .from = from * 8,
+	                             .bytes = part * 8,
+	                             .start = start},
+	                args);
+	uint32_t lo = from * 8, hi = part ? lo + part * 8 : slot;
 	/* the block is written once: the kernel steps its own source */
 	TileKernelCall kc = {"wcopy", "wcopy", args, sizeof args, ARGS};
 	for (uint32_t call = 0; call <= iterations; call++) {
-		uint32_t k = call % iterations;
+		uint32_t k = (start + call) % iterations;
 		uint64_t took;
 		if (tile_kernel_call(t, &img, &kc, &took, &d))
 			fail_msg("%s", d.msg);
 		kc.args = NULL;
-		for (uint32_t i = 0; i < slot; i++)
+		for (uint32_t i = lo; i < hi; i++)
 			want[GUARD + i] = byte_of(k, i);
 		tile_read(t, DST - GUARD, got, slot + 2 * GUARD);
 		if (memcmp(got, want, slot + 2 * GUARD))
@@ -63,7 +76,7 @@ check(const Chip *c, uint32_t atoms, uint32_t iterations)
 		/* exact from cycle 0; later calls start in another phase
 		 * of the barrel, which moves each worker's first turn by up
 		 * to 5 cycles */
-		uint64_t model = wcopy_cycles(c, slot);
+		uint64_t model = wcopy_cycles(c, hi - lo);
 		if (call == 0)
 			assert_int_equal(took, model);
 		else if (took + 5 < model || took > model + 5)
@@ -85,8 +98,18 @@ test_wcopy(void **state)
 	for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
 		for (uint32_t n = 1; n <= 3; n++)
 			for (int b = TIMING_NOMINAL; b <= TIMING_SLOW; b++)
-				check(profile_chip((TimingBound)b), atoms[i],
-				      n);
+				check(profile_chip((TimingBound)b), atoms[i], n,
+				      0, 0, 0);
+	/* parts: the first 40 of 100 atoms, the other 60, and 7 atoms in
+	 * the middle of 1433 (lower_b_wrap's early part and the rest), from
+	 * slot 1 of 3 and from slot 0 of 1 */
+	for (int b = TIMING_NOMINAL; b <= TIMING_SLOW; b++) {
+		const Chip *c = profile_chip((TimingBound)b);
+		check(c, 100, 3, 0, 40, 1);
+		check(c, 100, 3, 40, 0, 0);
+		check(c, 1433, 2, 700, 7, 1);
+		check(c, 100, 1, 0, 40, 0);
+	}
 }
 
 int

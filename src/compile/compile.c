@@ -423,6 +423,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 		rep->a_direct = (uint32_t)lower_a_direct(l);
 	if (!o->no_b_under)
 		lower_b_under(l);
+	if (!o->no_b_under && !o->no_b_wrap)
+		lower_b_wrap(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);
 	for (uint32_t t = 0; t < used; t++)
@@ -838,7 +840,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		rep->predicted_cycles = lower_cycles(l);
 		rep->tiles_used = used;
 		for (int i = 0; i < l->nstep; i++)
-			if (l->step[i].b_from) {
+			if (l->step[i].b_from || l->step[i].b_wrap) {
 				rep->b_under += (uint32_t)l->step[i].nxfer;
 				rep->b_hosts++;
 			}

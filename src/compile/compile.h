@@ -48,6 +48,10 @@ typedef struct {
 	                        stored parts and from there (else
 	                        lower_a_direct sends it straight from its
 	                        producer where that is cheaper) */
+	int no_b_wrap;       /* keep the loop body's first weight GEMM's B
+	                        transfers in the body (else lower_b_wrap
+	                        moves them under the body's last multiply,
+	                        for the next iteration) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

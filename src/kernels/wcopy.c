@@ -16,16 +16,17 @@ void
 wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES])
 {
 	uint32_t bank = c->bank, slot = c->slot;
+	uint32_t bytes = c->bytes ? c->bytes : slot - c->from;
 	memset(out, 0, WCOPY_ARGS_BYTES);
-	put_le32(out, bank);
+	put_le32(out, bank + c->start * slot);
 	put_le32(out + 4, bank);
 	put_le32(out + 8, bank + c->iterations * slot);
 	put_le32(out + 12, slot);
 	put_le32(out + 16, c->dst);
-	uint32_t atoms = slot / 8;
+	uint32_t atoms = bytes / 8;
 	for (uint32_t w = 0, first = 0; w < 6; w++) {
 		uint32_t n = atoms / 6 + (w < atoms % 6);
-		put_le32(out + 24 + 8 * w, first * 8);
+		put_le32(out + 24 + 8 * w, c->from + first * 8);
 		put_le32(out + 28 + 8 * w, n);
 		first += n;
 	}
@@ -36,7 +37,7 @@ wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES])
  * after the runall's launch delay and issues 3 instructions (no atoms) or
  * 12 + 1 an atom; the sync LOCAL leaves 6 cycles after the last exit. */
 uint64_t
-wcopy_cycles(const Chip *c, uint32_t slot)
+wcopy_cycles(const Chip *c, uint32_t bytes)
 {
 	SupClock s;
 	sup_start(&s, c, 0);
@@ -53,7 +54,7 @@ wcopy_cycles(const Chip *c, uint32_t slot)
 	sup_op(&s, SUP_M6 | SUP_M4, SUP_M3, SUP_PLAIN); /* movz */
 	for (int i = 0; i < 3; i++)
 		sup_op(&s, SUP_M0, 0, SUP_PUT);
-	uint64_t first[6], exit[6], atoms = slot / 8;
+	uint64_t first[6], exit[6], atoms = bytes / 8;
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = atoms / 6 + (w < atoms % 6);

@@ -16,14 +16,19 @@ enum {
 };
 
 /* bank: slot 0 of `iterations` slots of `slot` bytes (a multiple of 8);
- * dst: the working region. The first call copies slot 0. */
+ * dst: the working region. Each call copies bytes [from, from + bytes)
+ * of its slot (bytes 0: the whole slot; both multiples of 8) to the same
+ * bytes of the region; the first call copies slot `start`, each next call
+ * the next slot, the last slot's next slot 0. */
 typedef struct {
 	uint32_t bank, dst; /* tile addresses */
 	uint32_t slot, iterations;
+	uint32_t from, bytes, start;
 } WcopyCall;
 void wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES]);
-/* Cycles of one call on chip c (its timing profile), from the
- * supervisor's entry at a cycle that is a multiple of 6 to its return. */
-uint64_t wcopy_cycles(const Chip *c, uint32_t slot);
+/* Cycles of one call on chip c (its timing profile) that copies `bytes`
+ * bytes, from the supervisor's entry at a cycle that is a multiple of 6 to
+ * its return. */
+uint64_t wcopy_cycles(const Chip *c, uint32_t bytes);
 
 #endif

@@ -25,6 +25,11 @@
  * from c, and c.b_from = x + 1 says where they came from (xsched_run puts
  * them back if they do not fit beside c's panels). Returns the number of
  * transfers moved.
+ *
+ * lower_b_wrap (after it) does the same across a loop's back edge for the
+ * body's first weight GEMM, whose B has no multiply before it in the
+ * body: see lower.h and docs/bench-siglip.md "qkv's B under the previous
+ * layer's multiply".
  */
 #include "lower.h"
 
@@ -44,13 +49,16 @@ is_b(const Lowered *l, const Transfer *t, int32_t xi)
 	return t->ndst > 0;
 }
 
-/* c is a plain multiply that can run transfers beside it: has[t] for
- * the tiles with a call */
+/* c is a plain multiply that can run transfers beside it (with
+ * `also`, or one that runs a later GEMM's B already, lower_b_under's, not
+ * scheduled yet): has[t] for the tiles with a call */
 static int
-can_host(const Lowered *l, const Step *c, uint8_t *has)
+can_host(const Lowered *l, const Step *c, uint8_t *has, int also)
 {
-	if (c->kind != STEP_COMPUTE || c->gwin || c->nxfer || !c->ncall ||
-	    c->b_from)
+	int hosting =
+	    also && c->b_from && !c->b_wrap && c->gwin && !c->gwin->panels;
+	if (c->kind != STEP_COMPUTE || !c->ncall ||
+	    (!hosting && (c->gwin || c->nxfer || c->b_from)))
 		return 0;
 	const GemmCall *g0 = &c->call[0].args.u.gemm;
 	memset(has, 0, l->tiles);
@@ -58,7 +66,7 @@ can_host(const Lowered *l, const Step *c, uint8_t *has)
 		const KernelCall *k = &c->call[i];
 		const GemmCall *g = &k->args.u.gemm;
 		if (k->args.kind != KC_GEMM || g->t != g0->t ||
-		    g->bk != g0->bk || g->opt.five)
+		    g->bk != g0->bk || (g->opt.five && !hosting))
 			return 0;
 		has[k->tile] = 1;
 	}
@@ -77,15 +85,17 @@ covered(const Transfer *t, const uint8_t *has)
 	return 1;
 }
 
-/* Moves x's transfers flagged in take to step ci (ci < xi) */
+/* Moves x's transfers flagged in take to step ci: a later GEMM's B
+ * (ci < xi), or with `wrap` the next iteration's, after the ones it may
+ * run already */
 static int
-move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take)
+move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take, int wrap)
 {
 	Step *x = &l->step[xi], *c = &l->step[ci];
 	int n = 0;
 	for (int i = 0; i < x->nxfer; i++)
 		n += take[i] != 0;
-	c->xfer = xmalloc((size_t)n * sizeof *c->xfer);
+	c->xfer = xrealloc(c->xfer, (size_t)(c->nxfer + n) * sizeof *c->xfer);
 	int k = 0;
 	for (int i = 0; i < x->nxfer; i++) {
 		Transfer *t = &x->xfer[i];
@@ -101,8 +111,15 @@ move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take)
 		c->xfer[c->nxfer++] = *t;
 	}
 	x->nxfer = k;
+	if (wrap) {
+		c->b_wrap = xi + 1;
+		c->nwrap = n;
+	} else {
+		c->b_from = xi + 1;
+	}
+	if (c->gwin)
+		return n;
 	c->gwin = xcalloc(1, sizeof *c->gwin);
-	c->b_from = xi + 1;
 	for (int i = 0; i < c->ncall; i++) {
 		KernelCall *kc = &c->call[i];
 		kc->args.u.gemm.opt.five = 1;
@@ -167,7 +184,7 @@ lower_b_under(Lowered *l)
 					mv[i] = 0;
 					n--;
 				}
-			if (!n || !can_host(l, &l->step[ci], has))
+			if (!n || !can_host(l, &l->step[ci], has, 0))
 				continue;
 			/* the later GEMM's B parts this multiply's tiles
 			 * send and receive */
@@ -180,7 +197,7 @@ lower_b_under(Lowered *l)
 			}
 			if (!m)
 				continue;
-			moved += move(l, xi, ci, take);
+			moved += move(l, xi, ci, take, 0);
 			/* x's transfers were compacted: mv follows */
 			int k = 0;
 			for (int i = 0; i < x->nxfer + m; i++)
@@ -195,31 +212,197 @@ lower_b_under(Lowered *l)
 	return moved;
 }
 
+/* n transfers from t back to exchange step xi, unscheduled */
+static void
+put_back(Lowered *l, int32_t xi, Transfer *t, int n)
+{
+	Step *x = &l->step[xi];
+	x->xfer = xrealloc(x->xfer, (size_t)(x->nxfer + n) * sizeof *x->xfer);
+	for (int i = 0; i < n; i++) {
+		t[i].start = 0;
+		for (uint32_t j = 0; j < t[i].ndst; j++) {
+			/* the chunk keeps its lifetime from c (another
+			 * multiply may still run parts of it earlier) */
+			t[i].ptr_at[j] = t[i].mux_at[j] = t[i].off_at[j] = 0;
+		}
+		t[i].wide = 0;
+		x->xfer[x->nxfer++] = t[i];
+	}
+}
+
 int
 lower_b_back(Lowered *l, int32_t ci)
 {
 	Step *c = &l->step[ci];
-	if (!c->b_from)
+	if (!c->b_from && !c->b_wrap)
 		return 0;
-	Step *x = &l->step[c->b_from - 1];
-	x->xfer =
-	    xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) * sizeof *x->xfer);
-	for (int i = 0; i < c->nxfer; i++) {
-		Transfer *t = &c->xfer[i];
-		t->start = 0;
-		for (uint32_t j = 0; j < t->ndst; j++) {
-			/* the chunk keeps its lifetime from c (another
-			 * multiply may still run parts of it earlier) */
-			t->ptr_at[j] = t->mux_at[j] = t->off_at[j] = 0;
-		}
-		t->wide = 0;
-		x->xfer[x->nxfer++] = *t;
-	}
+	int nw = c->b_wrap ? c->nwrap : 0;
+	if (c->b_from)
+		put_back(l, c->b_from - 1, c->xfer, c->nxfer - nw);
+	if (nw)
+		put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
 	int n = c->nxfer;
 	free(c->xfer);
 	c->xfer = NULL;
 	c->nxfer = 0;
 	lower_gemm_six(l, c);
-	c->b_from = 0;
+	c->b_from = c->b_wrap = 0;
+	c->nwrap = 0;
 	return n;
+}
+
+int
+lower_b_unwrap(Lowered *l, int32_t ci)
+{
+	Step *c = &l->step[ci];
+	if (!c->b_wrap)
+		return 0;
+	int nw = c->nwrap;
+	put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
+	c->nxfer -= nw;
+	c->b_wrap = 0;
+	c->nwrap = 0;
+	lower_step_blocks(c, 0, NULL, 0);
+	if (!c->b_from)
+		lower_gemm_six(l, c);
+	return nw;
+}
+
+/* wcopy calls in step si for the early part of each tile's working
+ * region (Lowered.loop_early): bytes [0, loop_early[t]) of each slot,
+ * slot `start` first, `iterations` slots; the bank and region those of
+ * the loop's first step's calls */
+static void
+early_copies(Lowered *l, int32_t si, uint32_t iterations, uint32_t start)
+{
+	const Step *w = &l->step[l->loop_first];
+	Step *s = &l->step[si];
+	for (int i = 0; i < w->ncall; i++) {
+		const KernelCall *c = &w->call[i];
+		uint32_t e = l->loop_early[c->tile];
+		if (c->args.kind != KC_WCOPY || !e)
+			continue;
+		KernelCall *k = lower_call(l, s, c->tile, "wcopy", "wcopy",
+		                           WCOPY_ARGS_BYTES);
+		k->ref[0] = c->ref[0];
+		k->ref[1] = c->ref[1];
+		k->nref = 2;
+		Buffer *r = &l->buf[c->ref[1].buf];
+		if (r->first > si)
+			r->first = si;
+		k->args = (KernelArgs){KC_WCOPY,
+		                       .u.wcopy = {.slot = c->args.u.wcopy.slot,
+		                                   .iterations = iterations,
+		                                   .bytes = e,
+		                                   .start = start}};
+		k->cycles = wcopy_cycles(l->chip, e);
+		if (k->cycles > s->cycles)
+			s->cycles = k->cycles;
+	}
+}
+
+int
+lower_b_wrap(Lowered *l)
+{
+	if (!l->loop_count || !l->loop_early || l->loop_x0 < 0 ||
+	    l->loop_m0 < 0)
+		return 0;
+	int32_t xi = l->loop_x0;
+	Step *x = &l->step[xi];
+	if (x->kind != STEP_EXCHANGE || x->block || !x->nxfer)
+		return 0;
+	/* each tile's working region: the loop's first step copies into it */
+	int32_t *region = xmalloc(l->tiles * sizeof *region);
+	for (uint32_t t = 0; t < l->tiles; t++)
+		region[t] = -1;
+	const Step *w = &l->step[l->loop_first];
+	for (int i = 0; i < w->ncall; i++)
+		if (w->call[i].args.kind == KC_WCOPY)
+			region[w->call[i].tile] = w->call[i].ref[1].buf;
+	/* x's B transfers from the early part of a working region */
+	uint8_t *take = xcalloc((size_t)x->nxfer, 1);
+	int n = 0;
+	for (int i = 0; i < x->nxfer; i++) {
+		const Transfer *t = &x->xfer[i];
+		take[i] =
+		    is_b(l, t, xi) && t->src.buf == region[t->src_tile] &&
+		    t->src.offset + 4 * t->words <= l->loop_early[t->src_tile];
+		n += take[i];
+	}
+	free(region);
+	/* the host: the body's last plain multiply after the first GEMM's
+	 * whose tiles send and receive some of them */
+	uint8_t *has = xcalloc(l->tiles ? l->tiles : 1, 1);
+	int32_t h = -1;
+	for (int32_t c = l->loop_last; n && h < 0 && c > l->loop_m0; c--) {
+		if (!can_host(l, &l->step[c], has, 1))
+			continue;
+		for (int i = 0; i < x->nxfer && h < 0; i++)
+			if (take[i] && covered(&x->xfer[i], has))
+				h = c;
+	}
+	if (h < 0) {
+		free(take);
+		free(has);
+		return 0;
+	}
+	for (int i = 0; i < x->nxfer; i++)
+		take[i] = take[i] && covered(&x->xfer[i], has);
+	free(has);
+	/* the next iteration's early part, right after the first GEMM's
+	 * multiply (the last step that reads the part); the loop's first
+	 * step copies the rest */
+	uint32_t count = l->loop_count;
+	int32_t at = l->loop_m0 + 1;
+	lower_insert_step(l, at, STEP_COMPUTE,
+	                  "loop: next weights, the first GEMM's");
+	if (h >= at)
+		h++;
+	early_copies(l, at, count, 1 % count);
+	Step *first = &l->step[l->loop_first];
+	first->cycles = 0;
+	for (int i = 0; i < first->ncall; i++) {
+		KernelCall *c = &first->call[i];
+		if (c->args.kind != KC_WCOPY)
+			continue;
+		WcopyCall *wc = &c->args.u.wcopy;
+		wc->from = l->loop_early[c->tile];
+		wc->bytes = wc->slot - wc->from;
+		c->cycles = wcopy_cycles(l->chip, wc->bytes);
+		if (c->cycles > first->cycles)
+			first->cycles = c->cycles;
+	}
+	/* before the loop: slot 0's early part, then the first iteration's
+	 * transfers */
+	int32_t p = l->loop_first;
+	lower_insert_step(l, p, STEP_COMPUTE,
+	                  "loop: first weights, the first GEMM's");
+	early_copies(l, p, 1, 0);
+	Step *px =
+	    lower_insert_step(l, p + 1, STEP_EXCHANGE, "loop: first B chunks");
+	h += 2;
+	xi = l->loop_x0;
+	x = &l->step[xi];
+	for (int i = 0; i < x->nxfer; i++) {
+		if (!take[i])
+			continue;
+		const Transfer *f = &x->xfer[i];
+		Transfer *t =
+		    lower_transfer(px, f->src_tile, f->src, f->words, f->ndst);
+		memcpy(t->dst_tile, f->dst_tile, f->ndst * sizeof *f->dst_tile);
+		memcpy(t->dst, f->dst, f->ndst * sizeof *f->dst);
+		/* the chunks live across the loop's back edge */
+		for (uint32_t j = 0; j < f->ndst; j++) {
+			Buffer *b = &l->buf[f->dst[j].buf];
+			b->first = p + 1;
+			if (b->last < l->loop_last)
+				b->last = l->loop_last;
+		}
+		Buffer *src = &l->buf[f->src.buf];
+		if (src->first > p)
+			src->first = p;
+	}
+	int moved = move(l, xi, h, take, 1);
+	free(take);
+	return moved;
 }

@@ -15,6 +15,7 @@
 #include "loop.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../kernels/wcopy.h"
 
@@ -55,6 +56,47 @@ keep_apart(Lowered *l, int32_t i, int32_t region, Diag *d)
 	                l->buf[l->buf[region].apart].what);
 }
 
+/* The body's first weight GEMM (Lowered.loop_x0, loop_m0): the first
+ * exchange step of the body with a B transfer from a member buffer, and
+ * the first plain multiply after it; last[i] the last step that reads or
+ * writes member buffer i (-1: none). Returns 0 if there is no such
+ * GEMM. */
+static int
+first_gemm(Lowered *l, const uint8_t *member, int32_t *last)
+{
+	l->loop_x0 = l->loop_m0 = -1;
+	for (int32_t s = 0; s < l->nstep; s++) {
+		const Step *st = &l->step[s];
+		for (int i = 0; i < st->nxfer; i++) {
+			const Transfer *t = &st->xfer[i];
+			int b = 1;
+			for (uint32_t k = 0; k < t->ndst; k++) {
+				b &= !strcmp(l->buf[t->dst[k].buf].what,
+				             LOWER_B_CHUNK);
+				if (member[t->dst[k].buf])
+					last[t->dst[k].buf] = s;
+			}
+			if (!member[t->src.buf])
+				continue;
+			last[t->src.buf] = s;
+			if (b && t->ndst && l->loop_x0 < 0 &&
+			    st->kind == STEP_EXCHANGE && s > l->loop_first &&
+			    s <= l->loop_last)
+				l->loop_x0 = s;
+		}
+		for (int i = 0; i < st->ncall; i++)
+			for (int k = 0; k < st->call[i].nref; k++)
+				if (member[st->call[i].ref[k].buf])
+					last[st->call[i].ref[k].buf] = s;
+		if (l->loop_x0 >= 0 && l->loop_m0 < 0 && s > l->loop_x0 &&
+		    s <= l->loop_last && st->kind == STEP_COMPUTE &&
+		    !st->gwin && !st->nxfer && st->ncall &&
+		    st->call[0].args.kind == KC_GEMM)
+			l->loop_m0 = s;
+	}
+	return l->loop_m0 >= 0;
+}
+
 int
 loop_weights(Lowered *l, TensorPlace *const *places, int nw,
              TensorPlace *const *all, int nall, LoopBank **banks, int *nbanks,
@@ -67,20 +109,46 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 	int32_t nbuf = l->nbuf;
 	BufRef *to = xmalloc((size_t)nbuf * sizeof *to);
 	Region *rg = xcalloc(l->tiles, sizeof *rg);
-	for (int32_t i = 0; i < nbuf; i++) {
-		to[i] = (BufRef){-1, 0};
-		if (!member[i])
-			continue;
-		const Buffer *b = &l->buf[i];
-		Region *r = &rg[b->tile];
-		r->bytes = align_up(r->bytes, b->align);
-		to[i].offset = r->bytes;
-		r->bytes += b->bytes;
-		if (b->align > r->align)
-			r->align = b->align;
-		if (b->region == REGION_INTERLEAVED)
-			r->region = REGION_INTERLEAVED;
+	/* the weights only the body's first weight GEMM reads first in each
+	 * region (pass 0), loop_early[t] bytes, then the rest */
+	int32_t *last = xmalloc((size_t)nbuf * sizeof *last);
+	for (int32_t i = 0; i < nbuf; i++)
+		last[i] = -1;
+	int early = first_gemm(l, member, last);
+	uint32_t *early_bytes = xcalloc(l->tiles, sizeof *early_bytes);
+	uint32_t nearly = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int32_t i = 0; i < nbuf; i++) {
+			if (!member[i])
+				continue;
+			int e = early && last[i] >= 0 && last[i] <= l->loop_m0;
+			if (e != !pass)
+				continue;
+			to[i] = (BufRef){-1, 0};
+			const Buffer *b = &l->buf[i];
+			Region *r = &rg[b->tile];
+			r->bytes = align_up(r->bytes, b->align);
+			to[i].offset = r->bytes;
+			r->bytes += b->bytes;
+			if (b->align > r->align)
+				r->align = b->align;
+			if (b->region == REGION_INTERLEAVED)
+				r->region = REGION_INTERLEAVED;
+		}
+		for (uint32_t t = 0; !pass && t < l->tiles; t++) {
+			rg[t].bytes = align_up(rg[t].bytes, 8);
+			early_bytes[t] = rg[t].bytes;
+			nearly += rg[t].bytes > 0;
+		}
 	}
+	for (int32_t i = 0; i < nbuf; i++)
+		if (!member[i])
+			to[i] = (BufRef){-1, 0};
+	free(last);
+	if (nearly)
+		l->loop_early = early_bytes;
+	else
+		free(early_bytes);
 	Step *copy = &l->step[l->loop_first];
 	*nbanks = 0;
 	*banks = xmalloc(l->tiles * sizeof **banks);
@@ -113,9 +181,10 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		c->ref[0] = (BufRef){bank, 0};
 		c->ref[1] = (BufRef){r->id, 0};
 		c->nref = 2;
-		c->args = (KernelArgs){
-		    KC_WCOPY,
-		    .u.wcopy = {.slot = slot, .iterations = l->loop_count}};
+		c->args = (KernelArgs){KC_WCOPY,
+		                       .u.wcopy = {.slot = slot,
+		                                   .iterations = l->loop_count,
+		                                   .bytes = slot}};
 		c->cycles = wcopy_cycles(l->chip, slot);
 		if (c->cycles > copy->cycles)
 			copy->cycles = c->cycles;

@@ -48,6 +48,7 @@ lower_free(Lowered *l)
 	free(l->tp);
 	free(l->step);
 	free(l->buf);
+	free(l->loop_early);
 	free(l);
 }
 
@@ -229,9 +230,16 @@ lower_insert_step(Lowered *l, int32_t at, StepKind kind, const char *what)
 		if (b->last >= at && b->last != INT32_MAX)
 			b->last++;
 	}
-	for (int i = 0; i < l->nstep; i++) /* Step.b_from names a step */
+	for (int i = 0; i < l->nstep; i++) { /* b_from, b_wrap name steps */
 		if (l->step[i].b_from > at)
 			l->step[i].b_from++;
+		if (l->step[i].b_wrap > at)
+			l->step[i].b_wrap++;
+	}
+	if (l->loop_early && at <= l->loop_x0)
+		l->loop_x0++;
+	if (l->loop_early && at <= l->loop_m0)
+		l->loop_m0++;
 	if (l->loop_count && at <= l->loop_first)
 		l->loop_first++;
 	if (l->loop_count && at <= l->loop_last)

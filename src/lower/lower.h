@@ -162,6 +162,12 @@ typedef struct {
 	/* A multiply that runs a later GEMM's B transfers beside it
 	 * (lower_b_under): that GEMM's exchange step + 1; 0 otherwise */
 	int32_t b_from;
+	/* A multiply that also runs the loop body's first weight GEMM's B
+	 * transfers for the next iteration (lower_b_wrap): that GEMM's
+	 * exchange step + 1, and they are its last nwrap transfers; 0
+	 * otherwise */
+	int32_t b_wrap;
+	int nwrap;
 	/* the graph ops it serves (Lowered.op when it was made, or when an
 	 * op's calls or transfers joined it), for reports */
 	int32_t *op;
@@ -188,6 +194,13 @@ typedef struct {
 	 * lowered). */
 	int32_t loop_first, loop_last;
 	uint32_t loop_count;
+	/* The body's first weight GEMM (loop_weights): its exchange step
+	 * whose B transfers read the loop's weights, and the plain multiply
+	 * after it; loop_early[t] (NULL: none) the bytes at the start of tile
+	 * t's working region (its weights no step after loop_m0 reads), which
+	 * lower_b_wrap may copy for the next iteration after loop_m0 */
+	int32_t loop_x0, loop_m0;
+	uint32_t *loop_early;
 	/* The graph op being lowered: new steps and calls are tagged with
 	 * it (Step.op); -1 for the loop's own steps. */
 	int32_t op;
@@ -294,7 +307,18 @@ int lower_a_direct(Lowered *l);
  * step c's back (xsched_run, when they do not fit there or do not
  * pay), returning how many. */
 int lower_b_under(Lowered *l);
+/* The body's first weight GEMM's B transfers (Lowered.loop_x0) into the
+ * last plain multiply of the body, for the next iteration: the early part
+ * of the loop's weights (Lowered.loop_early) is copied for the next
+ * iteration right after that GEMM's multiply (a wcopy step of its own),
+ * and before the loop a copy of slot 0's part and an exchange of the
+ * moved transfers serve the first iteration (bunder.c). After
+ * lower_b_under; returns the number of transfers moved. */
+int lower_b_wrap(Lowered *l);
 int lower_b_back(Lowered *l, int32_t c);
+/* Puts back only lower_b_wrap's transfers of multiply c (not scheduled
+ * yet); returns how many. */
+int lower_b_unwrap(Lowered *l, int32_t c);
 /* gemm.c: multiply step s's cycles as plain six-worker calls; and s made
  * so (an overlapped step made plain: each call's argument block and
  * cycles the six workers', the step's the longest call's, its panel

@@ -1480,14 +1480,26 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 	uint64_t without = x->cycles;
 	Step last = {0}; /* the copy with the last transfers put back */
 	int back = 0;
-	for (int32_t h = 0; h < i; h++) {
+	for (int32_t h = 0; h < l->nstep; h++) {
 		Step *c = &l->step[h];
-		if (c->b_from != i + 1)
+		/* c's transfers from step i: lower_b_wrap's are its last
+		 * nwrap */
+		int nw = c->b_wrap ? c->nwrap : 0, lo = 0, nc = c->nxfer - nw;
+		if (c->b_wrap == i + 1) {
+			/* beside a later GEMM's B: kept, as it fits (the
+			 * host's added cycles are both's) */
+			if (c->b_from)
+				continue;
+			lo = c->nxfer - nw;
+			nc = nw;
+		} else if (c->b_from != i + 1) {
 			continue;
+		}
 		Step t = {.kind = STEP_EXCHANGE, .what = x->what};
-		for (int k = 0; k < x->nxfer + c->nxfer; k++) {
-			const Transfer *f =
-			    k < x->nxfer ? &x->xfer[k] : &c->xfer[k - x->nxfer];
+		for (int k = 0; k < x->nxfer + nc; k++) {
+			const Transfer *f = k < x->nxfer
+			                        ? &x->xfer[k]
+			                        : &c->xfer[lo + k - x->nxfer];
 			Transfer *n = lower_transfer(&t, f->src_tile, f->src,
 			                             f->words, f->ndst);
 			memcpy(n->dst_tile, f->dst_tile,
@@ -1501,10 +1513,18 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		if (!r && (int64_t)with - (int64_t)without <
 		              (int64_t)c->cycles -
 		                  (int64_t)lower_gemm_six_cycles(l, c)) {
+			/* all of c's go back: lower_b_wrap's to an exchange
+			 * scheduled already, scheduled again */
+			int32_t w = c->b_wrap - 1;
 			lower_b_back(l, h);
 			back = 1;
 			free_transfers(&last);
 			last = t;
+			if (w >= 0 && w != i &&
+			    schedule_step(l, &l->step[w], d)) {
+				free_transfers(&last);
+				return IPU_EINVAL;
+			}
 			continue;
 		}
 		free_transfers(&t);
@@ -1526,6 +1546,20 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 int
 xsched_run(Lowered *l, Diag *d)
 {
+	/* a multiply after the exchange whose B it runs (lower_b_wrap: the
+	 * next iteration's) first, so that the exchange can weigh it */
+	for (int i = 0; i < l->nstep; i++) {
+		Step *s = &l->step[i];
+		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
+		    s->nxfer && s->b_wrap) {
+			/* if they do not fit beside the panels with the
+			 * later GEMM's B, that B alone, in the loop below */
+			Diag od = {0};
+			if (schedule_overlap(l, s, &od) &&
+			    !(s->b_from ? lower_b_unwrap(l, i) : 0))
+				lower_b_back(l, i);
+		}
+	}
 	for (int i = 0; i < l->nstep; i++) {
 		Step *s = &l->step[i];
 		if (s->kind == STEP_COMPUTE && s->gwin && !s->gwin->panels &&
@@ -1548,8 +1582,9 @@ xsched_run(Lowered *l, Diag *d)
 		if (s->kind != STEP_EXCHANGE)
 			continue;
 		int moved = 0;
-		for (int32_t h = 0; h < i && !moved; h++)
-			moved = l->step[h].b_from == i + 1;
+		for (int32_t h = 0; h < l->nstep && !moved; h++)
+			moved = l->step[h].b_from == i + 1 ||
+			        l->step[h].b_wrap == i + 1;
 		if (moved && !s->block) {
 			if (schedule_b_moved(l, i, d))
 				return IPU_EINVAL;
