@@ -364,6 +364,24 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 	return n;
 }
 
+/* The op whose step the report's worst tile is over at, as text for the
+ * error ("; at that step: op N, matmul h0"; the first the step serves),
+ * or "" if the step is the loop's or the pipeline's own. */
+static void
+worst_op(const Graph *g, const PlaceReport *rep, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (rep->worst < 0 || rep->worst >= rep->nover)
+		return;
+	const PlaceOverflow *o = &rep->over[rep->worst];
+	if (o->op < 0 || o->op >= g->nops)
+		return;
+	const Op *op = &g->ops[o->op];
+	snprintf(buf, len, "; at that step: op %d, %s %s%s", (int)o->op,
+	         op_desc(op->kind)->name, graph_tensor(g, op->out)->name,
+	         o->nop > 1 ? " (and other ops)" : "");
+}
+
 /* A plan lowered, scheduled and its code sized: everything placement
  * takes. */
 typedef struct {
@@ -581,6 +599,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	 * planner has nothing left to give up (kd says where) */
 	int known = 0, placed = 0;
 	Diag kd = {0};
+	char at_op[GRAPH_MAX_NAME + 96] = "";
 	int r = plan_checked(g, o, &po, &p, d), round = 0;
 	if (!r && pl)
 		plain_start(pl, p);
@@ -754,6 +773,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			/* the placement's own report stays in rep */
 			known = 1;
 			kd = md;
+			worst_op(g, &mr, at_op, sizeof at_op);
 			if (!packing)
 				place_report_free(&mr);
 			r = IPU_OK;
@@ -826,7 +846,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			r = IPU_ERANGE;
 		if (r == IPU_ERANGE)
 			diag_set(d, IPU_ERANGE, NULL, 0, 0,
-			         "compile: no plan fits: %s", kd.msg);
+			         "compile: no plan fits: %s%s", kd.msg, at_op);
 	}
 	if (r && rep->place.nover)
 		rep->layout = layout_of(g, l, k, ku, code_at, save);

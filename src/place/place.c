@@ -159,6 +159,11 @@ fill_overflow(const Lowered *l, const TileBuf *b, const int *tid, int n,
 		o->avail = mem;
 		o->over = packed - c->mem_end;
 	}
+	o->op = -1;
+	if (o->step >= 0 && o->step < l->nstep && l->step[o->step].nop) {
+		o->op = l->step[o->step].op[0];
+		o->nop = l->step[o->step].nop;
+	}
 	int inter = o->kind == PLACE_OVER_INTERLEAVED;
 	o->live = xcalloc((size_t)n + 1, sizeof *o->live);
 	if (!inter)
@@ -297,6 +302,7 @@ place_run(Lowered *l, const uint32_t *code_end, int pack, PlaceReport *rep,
 	if (!rep)
 		rep = &dummy;
 	memset(rep, 0, sizeof *rep);
+	rep->worst = -1;
 	if (!l || !l->chip)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "placement: no program or no chip");
@@ -462,6 +468,7 @@ place_run(Lowered *l, const uint32_t *code_end, int pack, PlaceReport *rep,
 	rc = IPU_OK;
 	if (rep->nover) {
 		char line[400];
+		rep->worst = worst;
 		place_overflow_format(rep, &rep->over[worst], line,
 		                      sizeof line);
 		rc = diag_set(d, IPU_ERANGE, NULL, 0, 0,

@@ -59,6 +59,9 @@ typedef struct {
 	uint32_t tile;
 	uint8_t kind;    /* PlaceOverKind */
 	int32_t step;    /* the worst step */
+	int32_t op;      /* the first graph op that step serves (Step.op;
+	                    -1: none, the loop's or the pipeline's own) */
+	int nop;         /* the graph ops that step serves */
 	uint64_t need;   /* bytes needed at that step: code + live data
 	                    (INTERLEAVED: live interleaved data only) */
 	uint64_t avail;  /* what the tile (or the region) holds */
@@ -82,6 +85,7 @@ typedef struct {
 	int nkind;
 	PlaceOverflow *over; /* tiles that do not fit, by tile id */
 	int nover;
+	int worst; /* the over[] the message names (most over), or -1 */
 } PlaceReport;
 
 /*

@@ -85,6 +85,12 @@ typedef struct {
 	                            carry_in, whose home is then the carry's
 	                            layout; else -1 */
 	TensorPlace *carry_home; /* carry_in's own home meanwhile */
+	int32_t *last_read;      /* by tensor: the last op that reads it
+	                            (g->nops for an output) */
+	uint64_t *live_tile;     /* by tile: scratch of live_beside */
+	uint32_t *buf_end;       /* by planner buffer: scratch of
+	                            live_beside, the end of its pieces */
+	int32_t nbuf_end;
 } Planner;
 
 static TensorPlace *
@@ -322,13 +328,76 @@ better(const Planner *P, const Matmul *mm, const GemmPlan *p, uint64_t cost,
 	return over != cur_over ? !over : cost < best;
 }
 
+/* The activations live while the matmul at op index i runs, from the
+ * planner's own layouts: every tensor other than a weight that has a home
+ * by now and that an op after i reads (or the host, an output), as the
+ * lowering keeps a tensor's buffers live from its producer to its last
+ * reader (lower/program.c, trim_lifetimes). Its pieces' bytes are summed
+ * on each tile, a buffer once (views share their base's buffers); the
+ * most on one tile, since the GEMM's grid may take any tile. An input
+ * whose first reader comes later has no home yet but is live from the
+ * start (the host writes it): its default layout's rows on a tile. Not
+ * counted: the relayouts' staging, other ops' argument blocks, the
+ * loop's carries beyond their homes (the drafts measure those,
+ * PlanOptions.beside). */
+static uint64_t
+live_beside(Planner *P, int i)
+{
+	const Graph *g = P->g;
+	if (P->nbuf_end < P->num.next) {
+		free(P->buf_end);
+		P->nbuf_end = P->num.next;
+		P->buf_end = xcalloc((size_t)P->nbuf_end, sizeof *P->buf_end);
+	}
+	memset(P->buf_end, 0, (size_t)P->nbuf_end * sizeof *P->buf_end);
+	memset(P->live_tile, 0, (size_t)P->tiles * sizeof *P->live_tile);
+	uint64_t unplaced = 0; /* inputs live from the start, no home yet */
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const TensorPlace *tp = P->home[id];
+		const Tensor *t = graph_tensor(g, id);
+		if (P->last_read[id] <= i || t->role == ROLE_WEIGHT)
+			continue;
+		if (!tp) {
+			/* the default layout's rows on a tile: the host writes
+			 * it where a reader after i wants it (if op i reads it
+			 * too, into the GEMM's own layout as well, which its
+			 * plan counts: a second copy, unless that reader takes
+			 * the GEMM's layout as it is) */
+			uint64_t rows = tensor_view_rows(t);
+			if (t->role == ROLE_INPUT && rows)
+				unplaced +=
+				    (rows + P->tiles - 1) / P->tiles *
+				    layout_pad_cols(tensor_view_cols(t)) *
+				    (uint64_t)dtype_size(t->elem.dtype);
+			continue;
+		}
+		uint32_t size = (uint32_t)dtype_size(tp->dtype);
+		for (int k = 0; k < tp->npiece; k++) {
+			const Piece *pc = &tp->piece[k];
+			int32_t b = pc->at.buf;
+			uint32_t end =
+			    pc->at.offset + pc->pad_rows * pc->pad_cols * size;
+			if (pc->tile >= P->tiles || b < 0 || b >= P->nbuf_end ||
+			    end <= P->buf_end[b])
+				continue;
+			P->live_tile[pc->tile] += end - P->buf_end[b];
+			P->buf_end[b] = end;
+		}
+	}
+	uint64_t most = 0;
+	for (uint32_t t = 0; t < P->tiles; t++)
+		if (P->live_tile[t] > most)
+			most = P->live_tile[t];
+	return most + unplaced;
+}
+
 /* The data every tile of mm's grid holds for the rest of the program
  * while it runs (plan_gemm_top's held, the code aside): the share of
  * every weight but mm's own B (its chunks are in its plan's bytes), with
  * the slack of the balance's unit if weights are spread; or what a draft
  * measured there, if more (PlanOptions.beside). */
 static uint64_t
-held_data(const Planner *P, const Matmul *mm)
+held_data(Planner *P, const Matmul *mm)
 {
 	const Tensor *tb = graph_tensor(P->g, mm->op->in[1]);
 	uint64_t own = tb->role == ROLE_WEIGHT
@@ -344,7 +413,8 @@ held_data(const Planner *P, const Matmul *mm)
 	                          GEMM_COLS * dtype_size(tb->elem.dtype) *
 	                          stored_times(P, tb->id)
 	                    : 0;
-	uint64_t share = rest / (P->tiles ? P->tiles : 1) + part;
+	uint64_t share = rest / (P->tiles ? P->tiles : 1) + part +
+	                 live_beside(P, (int)(mm->op - P->g->ops));
 	const uint32_t *beside = P->plan->opt.beside;
 	uint64_t drafted = beside ? beside[mm->op - P->g->ops] : 0;
 	return drafted > share ? drafted : share;
@@ -352,7 +422,7 @@ held_data(const Planner *P, const Matmul *mm)
 
 /* held_data and the code an earlier plan or draft measured. */
 static uint64_t
-held_for(const Planner *P, const Matmul *mm)
+held_for(Planner *P, const Matmul *mm)
 {
 	return held_data(P, mm) + P->plan->held_code;
 }
@@ -1718,6 +1788,16 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	P.home = xcalloc((size_t)g->ntensors, sizeof *P.home);
 	P.weight_bytes = xcalloc(tiles, sizeof *P.weight_bytes);
 	P.copies = xcalloc(tiles, sizeof *P.copies);
+	P.live_tile = xcalloc(tiles, sizeof *P.live_tile);
+	P.last_read = xmalloc(((size_t)g->ntensors + 1) * sizeof *P.last_read);
+	for (int32_t id = 0; id < g->ntensors; id++)
+		P.last_read[id] =
+		    graph_tensor(g, id)->role == ROLE_OUTPUT ? g->nops : -1;
+	for (int i = 0; i < g->nops; i++)
+		for (int k = 0; k < op_desc(g->ops[i].kind)->nin; k++)
+			if (g->ops[i].in[k] >= 0 &&
+			    P.last_read[g->ops[i].in[k]] < i)
+				P.last_read[g->ops[i].in[k]] = i;
 	for (uint32_t t = 0; plan->opt.load && t < tiles; t++)
 		P.weight_bytes[t] = plan->opt.load[t];
 	weight_budget(&P);
@@ -1744,6 +1824,9 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 		P.weight_bytes[t] -= plan->opt.load[t];
 	plan->weight_bytes = P.weight_bytes;
 	free(P.copies);
+	free(P.live_tile);
+	free(P.last_read);
+	free(P.buf_end);
 	free(P.home);
 	if (r) {
 		plan_free(plan);

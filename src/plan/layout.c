@@ -40,9 +40,7 @@ layout_piece(TensorPlace *tp)
 	return p;
 }
 
-/* Elements per row a row-major layout pads to: a multiple of 8, what
- * every elementwise kernel walks in (and whole 8-byte atoms). */
-static uint32_t
+uint32_t
 layout_pad_cols(uint32_t cols)
 {
 	return (cols + 7) / 8 * 8;

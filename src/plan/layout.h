@@ -89,6 +89,9 @@ int layout_same(const TensorPlace *x, const TensorPlace *y);
 int layout_readable(const TensorPlace *tp);
 /* 1 if tp's pieces are in the GEMM weight layout (PF_GEMM_B, _B_T). */
 int layout_is_packed(const TensorPlace *tp);
+/* Elements per row a row-major layout pads to: a multiple of 8, what
+ * every elementwise kernel walks in (and whole 8-byte atoms). */
+uint32_t layout_pad_cols(uint32_t cols);
 /* The pieces of the default layout of a rows x cols view on `tiles`
  * tiles (a layout of fewer pieces than tiles starts where the last one
  * ended: the planner's choice of tile0). */
