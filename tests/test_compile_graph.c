@@ -47,7 +47,7 @@ static const Chip *run_chip;
 /* CompileOptions.no_b_under and no_gemm_overlap for run_graph, and the B
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
-static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct;
+static int run_no_b_under, run_b_wrap, run_no_gemm_overlap, run_no_a_direct;
 static uint32_t run_b_under, run_b_hosts, run_a_direct;
 
 /* text parsed as a graph, or the test fails with the parser's message */
@@ -84,7 +84,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
 	                    .no_b_under = run_no_b_under,
-	                    .no_b_wrap = run_no_b_wrap,
+	                    .b_wrap = run_b_wrap,
 	                    .no_gemm_overlap = run_no_gemm_overlap,
 	                    .no_a_direct = run_no_a_direct};
 	Package *pk;
@@ -1344,7 +1344,7 @@ test_b_wrap(void **state)
 		uint64_t cycles[3], pred[3];
 		uint32_t moved[3], hosts[3];
 		for (int k = 0; k < 3; k++) {
-			run_no_b_wrap = k == 1;
+			run_b_wrap = k == 0;
 			run_no_b_under = k == 2;
 			rng = 0xb0de;
 			pred[k] = run_graph(graphs[g], tiles[g], 0x1p-18, NULL,
@@ -1370,7 +1370,7 @@ test_b_wrap(void **state)
 		for (int k = 0; k < 3; k++)
 			free(bits[k]);
 	}
-	run_no_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
+	run_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
 }
 
 /* An input or weight that a GEMM wants in a layout only it reads (A
