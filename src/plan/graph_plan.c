@@ -349,7 +349,8 @@ live_beside(Planner *P, int i)
 		P->nbuf_end = P->num.next;
 		P->buf_end = xcalloc((size_t)P->nbuf_end, sizeof *P->buf_end);
 	}
-	memset(P->buf_end, 0, (size_t)P->nbuf_end * sizeof *P->buf_end);
+	if (P->nbuf_end) /* none yet: buf_end is NULL */
+		memset(P->buf_end, 0, (size_t)P->nbuf_end * sizeof *P->buf_end);
 	memset(P->live_tile, 0, (size_t)P->tiles * sizeof *P->live_tile);
 	uint64_t unplaced = 0; /* inputs live from the start, no home yet */
 	for (int32_t id = 0; id < g->ntensors; id++) {
