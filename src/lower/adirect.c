@@ -119,19 +119,6 @@ first_after(const APiece *p, int n, int32_t buf, uint32_t off)
 	return lo;
 }
 
-/* One transfer of words from (src_tile, src) to x's destinations, each
- * `skip` bytes into x's range. */
-static void
-add_to(Step *s, const Transfer *x, uint32_t src_tile, BufRef src,
-       uint32_t words, uint32_t skip)
-{
-	Transfer *t = lower_transfer(s, src_tile, src, words, x->ndst);
-	for (uint32_t k = 0; k < x->ndst; k++) {
-		t->dst_tile[k] = x->dst_tile[k];
-		t->dst[k] = (BufRef){x->dst[k].buf, x->dst[k].offset + skip};
-	}
-}
-
 /* g's transfers with those from a stored part replaced by the pieces
  * that filled it, into *out (a step holding only the transfers). 1 if
  * some transfer read a part. */
@@ -146,7 +133,8 @@ compose(const Step *g, const APiece *p, int n, Step *out)
 		uint32_t lo = x->src.offset, hi = lo + 4 * x->words, at = lo;
 		int k = first_after(p, n, x->src.buf, lo);
 		if (k == n || p[k].buf != x->src.buf) {
-			add_to(out, x, x->src_tile, x->src, x->words, 0);
+			lower_transfer_as(out, x, x->src_tile, x->src, x->words,
+			                  0);
 			continue;
 		}
 		any = 1;
@@ -156,30 +144,22 @@ compose(const Step *g, const APiece *p, int n, Step *out)
 			if (e > hi)
 				e = hi;
 			if (a > at) /* not filled by a: from the part */
-				add_to(out, x, x->src_tile,
-				       (BufRef){x->src.buf, at}, (a - at) / 4,
-				       at - lo);
-			add_to(out, x, p[k].src_tile,
-			       (BufRef){p[k].src.buf,
-			                p[k].src.offset + (a - p[k].off)},
-			       (e - a) / 4, a - lo);
+				lower_transfer_as(out, x, x->src_tile,
+				                  (BufRef){x->src.buf, at},
+				                  (a - at) / 4, at - lo);
+			lower_transfer_as(
+			    out, x, p[k].src_tile,
+			    (BufRef){p[k].src.buf,
+			             p[k].src.offset + (a - p[k].off)},
+			    (e - a) / 4, a - lo);
 			at = e;
 		}
 		if (at < hi)
-			add_to(out, x, x->src_tile, (BufRef){x->src.buf, at},
-			       (hi - at) / 4, at - lo);
+			lower_transfer_as(out, x, x->src_tile,
+			                  (BufRef){x->src.buf, at},
+			                  (hi - at) / 4, at - lo);
 	}
 	return any;
-}
-
-static void
-free_xfers(Step *s)
-{
-	for (int i = 0; i < s->nxfer; i++)
-		free(s->xfer[i].ptr_at);
-	free(s->xfer);
-	s->xfer = NULL;
-	s->nxfer = 0;
 }
 
 int
@@ -211,7 +191,7 @@ lower_a_direct(Lowered *l)
 		    xsched_step_cycles(l, &d) <
 		        xsched_step_cycles(l, sa) + xsched_step_cycles(l, g) +
 		            lower_step_overhead(l->chip, sa)) {
-			free_xfers(g);
+			lower_free_transfers(g);
 			g->xfer = d.xfer;
 			g->nxfer = d.nxfer;
 			lower_remove_step(l, a);
@@ -221,7 +201,7 @@ lower_a_direct(Lowered *l)
 			removed++;
 			a--;
 		} else
-			free_xfers(&d);
+			lower_free_transfers(&d);
 	}
 	free(reader);
 	return removed;

@@ -387,10 +387,7 @@ lower_b_wrap(Lowered *l)
 		if (!take[i])
 			continue;
 		const Transfer *f = &x->xfer[i];
-		Transfer *t =
-		    lower_transfer(px, f->src_tile, f->src, f->words, f->ndst);
-		memcpy(t->dst_tile, f->dst_tile, f->ndst * sizeof *f->dst_tile);
-		memcpy(t->dst, f->dst, f->ndst * sizeof *f->dst);
+		lower_transfer_as(px, f, f->src_tile, f->src, f->words, 0);
 		/* the chunks live across the loop's back edge */
 		for (uint32_t j = 0; j < f->ndst; j++) {
 			Buffer *b = &l->buf[f->dst[j].buf];

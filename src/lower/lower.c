@@ -18,12 +18,20 @@ lower_new(const Chip *chip, uint32_t tiles)
 	return l;
 }
 
-static void
-step_free(Step *s)
+void
+lower_free_transfers(Step *s)
 {
 	for (int k = 0; k < s->nxfer; k++)
 		free(s->xfer[k].ptr_at); /* all five arrays */
 	free(s->xfer);
+	s->xfer = NULL;
+	s->nxfer = 0;
+}
+
+static void
+step_free(Step *s)
+{
+	lower_free_transfers(s);
 	free(s->win);
 	free(s->call);
 	free(s->op);
@@ -125,6 +133,18 @@ lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
 	x->dst = (BufRef *)(x->off_at + ndst);
 	x->dst_tile = (uint32_t *)(x->dst + ndst);
 	return x;
+}
+
+Transfer *
+lower_transfer_as(Step *s, const Transfer *x, uint32_t src_tile, BufRef src,
+                  uint32_t words, uint32_t skip)
+{
+	Transfer *t = lower_transfer(s, src_tile, src, words, x->ndst);
+	for (uint32_t k = 0; k < x->ndst; k++) {
+		t->dst_tile[k] = x->dst_tile[k];
+		t->dst[k] = (BufRef){x->dst[k].buf, x->dst[k].offset + skip};
+	}
+	return t;
 }
 
 KernelCall *
@@ -269,9 +289,16 @@ lower_remove_step(Lowered *l, int32_t at)
 		if (b->last > at && b->last != INT32_MAX)
 			b->last--;
 	}
-	for (int i = 0; i < l->nstep; i++)
+	for (int i = 0; i < l->nstep; i++) { /* b_from, b_wrap name steps */
 		if (l->step[i].b_from > at + 1)
 			l->step[i].b_from--;
+		if (l->step[i].b_wrap > at + 1)
+			l->step[i].b_wrap--;
+	}
+	if (l->loop_early && at < l->loop_x0)
+		l->loop_x0--;
+	if (l->loop_early && at < l->loop_m0)
+		l->loop_m0--;
 	if (l->loop_count && at < l->loop_first)
 		l->loop_first--;
 	if (l->loop_count && at <= l->loop_last)

@@ -229,6 +229,12 @@ void lower_step_blocks(Step *s, uint32_t block, const XWindow *win, int nwin);
 void lower_step_tag(const Lowered *l, Step *s);
 Transfer *lower_transfer(Step *s, uint32_t src_tile, BufRef src, uint32_t words,
                          uint32_t ndst);
+/* A transfer of words from (src_tile, src) to x's destinations, each
+ * `skip` bytes further into its buffer than x's (unscheduled). */
+Transfer *lower_transfer_as(Step *s, const Transfer *x, uint32_t src_tile,
+                            BufRef src, uint32_t words, uint32_t skip);
+/* s's transfers freed; s has none. */
+void lower_free_transfers(Step *s);
 /* A call with an argument block of args_bytes (initialised data, so it
  * lives for the whole program: kernels may rewrite it). */
 KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,

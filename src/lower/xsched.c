@@ -1220,16 +1220,6 @@ copy_transfers(Step *to, const Step *from)
 	}
 }
 
-static void
-free_transfers(Step *s)
-{
-	for (int i = 0; i < s->nxfer; i++)
-		free(s->xfer[i].ptr_at);
-	free(s->xfer);
-	s->xfer = NULL;
-	s->nxfer = 0;
-}
-
 /* A step with blocks in the order given, sender first and earliest
  * first (orders found without the blocks), keeping the shortest: each
  * try starts from a copy of the transfers as given, as the splits change
@@ -1243,26 +1233,26 @@ schedule_blocks_best(const Lowered *l, Step *s, Diag *d)
 	copy_transfers(&given, s);
 	uint64_t cycles = UINT64_MAX;
 	for (size_t r = 0; r < sizeof reorder / sizeof *reorder; r++) {
-		free_transfers(s);
+		lower_free_transfers(s);
 		copy_transfers(s, &given);
 		Diag dd;
 		if ((reorder[r] && reorder[r](l, s)) ||
 		    schedule_blocks(l, s, r ? &dd : d) || s->cycles >= cycles)
 			continue;
-		free_transfers(&best);
+		lower_free_transfers(&best);
 		best.xfer = s->xfer;
 		best.nxfer = s->nxfer;
 		cycles = s->cycles;
 		s->xfer = NULL;
 		s->nxfer = 0;
 	}
-	free_transfers(s);
+	lower_free_transfers(s);
 	if (cycles == UINT64_MAX) { /* d says why the given order failed */
 		s->xfer = given.xfer;
 		s->nxfer = given.nxfer;
 		return IPU_EINVAL;
 	}
-	free_transfers(&given);
+	lower_free_transfers(&given);
 	s->xfer = best.xfer;
 	s->nxfer = best.nxfer;
 	s->cycles = cycles;
@@ -1405,7 +1395,7 @@ make_plain(Lowered *l, int i, Step *plain, const char *why)
 {
 	Step *s = &l->step[i];
 	lower_gemm_six(l, s);
-	free_transfers(s);
+	lower_free_transfers(s);
 	s->what = "gemm: multiply";
 	int32_t *op = s->op;
 	int nop = s->nop;
@@ -1458,7 +1448,7 @@ schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
 		              : "gemm: A and B chunks (cheaper than beside "
 		                "the multiply)");
 	}
-	free_transfers(&plain);
+	lower_free_transfers(&plain);
 	return r;
 }
 
@@ -1500,11 +1490,8 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 			const Transfer *f = k < x->nxfer
 			                        ? &x->xfer[k]
 			                        : &c->xfer[lo + k - x->nxfer];
-			Transfer *n = lower_transfer(&t, f->src_tile, f->src,
-			                             f->words, f->ndst);
-			memcpy(n->dst_tile, f->dst_tile,
-			       f->ndst * sizeof *f->dst_tile);
-			memcpy(n->dst, f->dst, f->ndst * sizeof *f->dst);
+			lower_transfer_as(&t, f, f->src_tile, f->src, f->words,
+			                  0);
 		}
 		int r = schedule_step(l, &t, d);
 		uint64_t with = t.cycles;
@@ -1518,24 +1505,24 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 			int32_t w = c->b_wrap - 1;
 			lower_b_back(l, h);
 			back = 1;
-			free_transfers(&last);
+			lower_free_transfers(&last);
 			last = t;
 			if (w >= 0 && w != i &&
 			    schedule_step(l, &l->step[w], d)) {
-				free_transfers(&last);
+				lower_free_transfers(&last);
 				return IPU_EINVAL;
 			}
 			continue;
 		}
-		free_transfers(&t);
+		lower_free_transfers(&t);
 		if (r) {
-			free_transfers(&last);
+			lower_free_transfers(&last);
 			return IPU_EINVAL;
 		}
 	}
 	if (back) {
 		/* x's transfers are those of `last`, in its input order */
-		free_transfers(x);
+		lower_free_transfers(x);
 		x->xfer = last.xfer;
 		x->nxfer = last.nxfer;
 		x->cycles = last.cycles;
