@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/graph/graph.h"
 #include "../src/util/npy.h"
 
 uint32_t
@@ -24,6 +25,17 @@ enc(const char *variant, int nops, ...)
 	if (r)
 		fail_msg("%s: operand %d does not fit", variant, -1 - r);
 	return w;
+}
+
+Graph *
+graph_of_text(const char *text)
+{
+	Graph *g;
+	Diag errs[GRAPH_MAX_ERRORS];
+	int nerr;
+	if (graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr))
+		fail_msg("parse: %s", errs[0].msg);
+	return g;
 }
 
 Tile *

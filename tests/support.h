@@ -24,6 +24,10 @@ Tile *run_words(const uint32_t *words, int n, int worker, uint32_t vbase,
  * that the exact cycle checks run under. */
 const Chip *profile_chip(TimingBound b);
 
+/* Text parsed as a graph, or the test fails with the parser's first
+ * message; the caller frees the graph. */
+struct Graph *graph_of_text(const char *text);
+
 /* Registers a test did not set read as this, so untouched ones show. */
 #define POISON 0xdeadbeefu
 

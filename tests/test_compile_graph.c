@@ -50,18 +50,6 @@ static const Chip *run_chip;
 static int run_no_b_under, run_b_wrap, run_no_gemm_overlap, run_no_a_direct;
 static uint32_t run_b_under, run_b_hosts, run_a_direct;
 
-/* text parsed as a graph, or the test fails with the parser's message */
-static Graph *
-parsed(const char *text)
-{
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerr;
-	if (graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr))
-		fail_msg("parse: %s", errs[0].msg);
-	return g;
-}
-
 /* text with its first `from` replaced by `to`, parsed. */
 static Graph *
 parsed_edit(const char *text, const char *from, const char *to)
@@ -71,7 +59,7 @@ parsed_edit(const char *text, const char *from, const char *to)
 	assert_non_null(at);
 	snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text, to,
 	         at + strlen(from));
-	return parsed(buf);
+	return graph_of_text(buf);
 }
 
 static uint64_t
@@ -79,7 +67,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
           uint64_t *cycles, uint8_t **outs)
 {
 	const Chip *chip = run_chip ? run_chip : chip_default();
-	Graph *g = parsed(text);
+	Graph *g = graph_of_text(text);
 	Diag d;
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
@@ -857,11 +845,7 @@ test_views(void **state)
 	                   "ot = transpose o [0, 2, 1, 3]\n"
 	                   "y = reshape ot [40, 48]\n"
 	                   "output y\n";
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerr;
-	assert_int_equal(
-	    graph_parse(text, strlen(text), "views.graph", &g, errs, &nerr), 0);
+	Graph *g = graph_of_text(text);
 	/* by op: r, the slices' reshapes and ot are views; t is stored as
 	 * the three slices' segments (rows 0, 80, 160 of 240), each slice
 	 * its segment's pieces (no view, no exchange) */
@@ -889,7 +873,7 @@ test_views(void **state)
 	 * t, from t's rows 80 + 40 j + i) */
 	char with_t[1024];
 	snprintf(with_t, sizeof with_t, "%soutput t\n", text);
-	Graph *gt = parsed(with_t);
+	Graph *gt = graph_of_text(with_t);
 	assert_int_equal(plan_row_segments(gt, tt, bounds), 0);
 	assert_true(plan_op_is_view(gt, &gt->ops[5]));
 	assert_false(plan_op_aliases(gt, &gt->ops[5]));
@@ -953,7 +937,7 @@ test_views(void **state)
 	                  "vs = slice t [2, 0, 1, 8, 0] [3, 1, 2, 30, 24]\n"
 	                  "a = add ks ks\nb = add vs vs\n"
 	                  "output a\noutput b\n";
-	g = parsed(seg);
+	g = graph_of_text(seg);
 	/* rows 80 .. 160 (ks), 160 + 40 + 8 .. 160 + 40 + 30 (vs): five
 	 * segments with the rows before, between and after */
 	assert_int_equal(plan_row_segments(g, g->ops[2].out, bounds), 5);
@@ -987,12 +971,8 @@ test_loop(void **state)
 	int gemms[2];
 	for (int repeat = 0; repeat < 2; repeat++) {
 		loop_graph(text, sizeof text, repeat);
-		Graph *g;
-		Diag errs[GRAPH_MAX_ERRORS], d;
-		int nerr;
-		assert_int_equal(
-		    graph_parse(text, strlen(text), "t.graph", &g, errs, &nerr),
-		    0);
+		Diag d;
+		Graph *g = graph_of_text(text);
 		CompileOptions o = {.chip = chip_default(), .tiles = 16};
 		Package *pk;
 		CompileReport rep;
@@ -1144,7 +1124,7 @@ test_loop_layernorm_cast(void **state)
 	for (int repeat = 0; repeat < 2; repeat++) {
 		snprintf(text, sizeof text, "%s%s", same,
 		         repeat ? "repeat 2 t9 t13\n" : "");
-		Graph *g = parsed(text);
+		Graph *g = graph_of_text(text);
 		assert_int_equal(plan_layernorm_fused_cast(g, &g->ops[0]), 1);
 		graph_free(g);
 		rng = 0x1a5;
@@ -1554,7 +1534,7 @@ test_softmax_f16_exps(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char buf[512];
 		snprintf(buf, sizeof buf, "%s%s", text, cases[i].tail);
-		Graph *g = parsed(buf);
+		Graph *g = graph_of_text(buf);
 		assert_int_equal(plan_softmax_in_f16(g, &g->ops[0]),
 		                 cases[i].want);
 		graph_free(g);
@@ -1572,7 +1552,7 @@ test_softmax_f16_exps(void **state)
 	    "q = cast r f8_f143*2^-2\noutput q\n";
 	check("two rounds of an f16 softmax times V, joined, cast to f8",
 	      rounds, 8, 0x1p-3);
-	Graph *g = parsed(rounds);
+	Graph *g = graph_of_text(rounds);
 	assert_int_equal(plan_softmax_in_f16(g, &g->ops[0]), 1);
 	assert_int_equal(plan_softmax_in_f16(g, &g->ops[2]), 1);
 	graph_free(g);
@@ -1853,11 +1833,8 @@ test_weights_spread(void **state)
 static void
 expect_refusal(const char *text, const char *needle)
 {
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	assert_int_equal(
-	    graph_parse(text, strlen(text), "test.graph", &g, errs, &nerr), 0);
+	Diag d;
+	Graph *g = graph_of_text(text);
 	CompileOptions o = {.chip = chip_default(), .tiles = 8};
 	Package *pk;
 	CompileReport rep;

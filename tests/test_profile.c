@@ -83,10 +83,8 @@ typedef struct {
 static void
 compile_text(const char *text, Compiled *c)
 {
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	assert_int_equal(
-	    graph_parse(text, strlen(text), "t.graph", &c->g, errs, &nerr), 0);
+	Diag d;
+	c->g = graph_of_text(text);
 	CompileOptions o = {.chip = chip_default(), .tiles = TILES};
 	if (compile_graph(c->g, &o, &c->pk, &c->rep, &d))
 		fail_msg("compile: %s", d.msg);
@@ -731,11 +729,8 @@ test_unfit(void **state)
 	const char *text = "input x f32 [1500, 256]\n"
 	                   "y = add x x\n"
 	                   "output y\n";
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	assert_int_equal(
-	    graph_parse(text, strlen(text), "big.graph", &g, errs, &nerr), 0);
+	Diag d;
+	Graph *g = graph_of_text(text);
 	CompileOptions co = {.chip = chip_default(), .tiles = 4};
 	Package *pk = NULL;
 	CompileReport rep;

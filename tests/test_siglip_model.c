@@ -240,11 +240,7 @@ test_graph_f8(void **state)
 	for (int i = 0; i < SIGLIP_GEMMS; i++)
 		p.act_scale[i] = -i;
 	char *text = siglip_graph_text(&c, 2, &p);
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerr;
-	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
-	                 0);
+	Graph *g = graph_of_text(text);
 	int f8 = 0, f16 = 0, qk8 = 0, pv8 = 0;
 	for (int i = 0; i < g->nops; i++) {
 		const Op *op = &g->ops[i];
@@ -304,8 +300,7 @@ test_graph_f8(void **state)
 	free(text);
 	p.fold_ln = -1; /* kept: every LayerNorm with its gamma and beta */
 	text = siglip_graph_text(&c, 2, &p);
-	assert_int_equal(graph_parse(text, strlen(text), "g", &g, errs, &nerr),
-	                 0);
+	g = graph_of_text(text);
 	norms = lns = 0;
 	for (int i = 0; i < g->nops; i++) {
 		norms += g->ops[i].kind == OP_NORM;

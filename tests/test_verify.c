@@ -262,11 +262,8 @@ test_plan(void **state)
 	                           "y = add c bias\n"
 	                           "t = transpose y [1, 0]\n"
 	                           "output t\n";
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
-	                 0);
+	Diag d;
+	Graph *g = graph_of_text(text);
 	Plan *plan;
 	PlanOptions o = {.weight_copies = 1};
 	assert_int_equal(plan_graph(g, chip_default(), 16, &o, &plan, &d), 0);
@@ -312,9 +309,7 @@ test_plan(void **state)
 	                           "c = matmul a w\n"
 	                           "y = add c bias\n"
 	                           "output y\n";
-	Graph *gm;
-	assert_int_equal(graph_parse(many, strlen(many), "t", &gm, errs, &nerr),
-	                 0);
+	Graph *gm = graph_of_text(many);
 	Plan *pm;
 	assert_int_equal(plan_graph(gm, chip_default(), 4, &o, &pm, &d), 0);
 	assert_int_equal(pm->op[1].in[1].kind, CONV_LOOP_COPIES);
@@ -331,8 +326,7 @@ test_plan(void **state)
 	                          "c = matmul a w\n"
 	                          "y = add c pos\n"
 	                          "output y\n";
-	assert_int_equal(graph_parse(pos, strlen(pos), "t", &gm, errs, &nerr),
-	                 0);
+	gm = graph_of_text(pos);
 	static const uint32_t load[4] = {400000, 400000, 400000, 0};
 	PlanOptions ol = {.weight_copies = 1, .load = load};
 	assert_int_equal(plan_graph(gm, chip_default(), 4, &ol, &pm, &d), 0);
@@ -351,8 +345,7 @@ test_plan(void **state)
 	                           "weight w f32 [64, 64]\n"
 	                           "c = matmul a w\n"
 	                           "output c\n";
-	assert_int_equal(graph_parse(head, strlen(head), "t", &gm, errs, &nerr),
-	                 0);
+	gm = graph_of_text(head);
 	uint32_t load512[512];
 	for (uint32_t t = 0; t < 512; t++)
 		load512[t] = t == 511 ? 0 : 400000;
@@ -370,8 +363,7 @@ test_plan(void **state)
 	                         "input b f8_f143*2^0 [8, 8]\n"
 	                         "c = matmul a b\n"
 	                         "output c\n";
-	Graph *g8;
-	assert_int_equal(graph_parse(f8, strlen(f8), "t", &g8, errs, &nerr), 0);
+	Graph *g8 = graph_of_text(f8);
 	Plan *p8;
 	assert_int_not_equal(
 	    plan_graph(g8, chip_by_name("gc200"), 16, &o, &p8, &d), 0);
@@ -419,11 +411,7 @@ test_refit(void **state)
 	                           "weight w2 f16 [64, 32]\n"
 	                           "z = matmul y w2\n"
 	                           "output z\n";
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS];
-	int nerr;
-	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
-	                 0);
+	Graph *g = graph_of_text(text);
 	uint8_t fit[4] = {0};
 	PlanOptions o = {.weight_copies = 1, .fit = fit};
 	Plan *plan = replan(g, &o, NULL);
@@ -499,11 +487,8 @@ test_held_budget(void **state)
 		         "output m0\n"
 		         "output m1\n",
 		         cols[i]);
-		Graph *g;
-		Diag errs[GRAPH_MAX_ERRORS], d;
-		int nerr;
-		assert_int_equal(
-		    graph_parse(text, strlen(text), "t", &g, errs, &nerr), 0);
+		Diag d;
+		Graph *g = graph_of_text(text);
 		Plan *p = NULL;
 		int r = plan_graph(g, chip_default(), 4, NULL, &p, &d);
 		char want[160];
@@ -890,11 +875,9 @@ test_memory_model(void **state)
 	assert_true(kernels > 0 && kernels < plan_tile_room(chip));
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		Graph *g;
-		Diag errs[GRAPH_MAX_ERRORS], d;
-		int nerr;
+		Diag d;
 		const char *text = cases[i].graph;
-		assert_int_equal(
-		    graph_parse(text, strlen(text), "t", &g, errs, &nerr), 0);
+		g = graph_of_text(text);
 		Package *pk;
 		CompileReport rep;
 		/* without the overlapped superstep: plan_gemm_packed is
@@ -958,11 +941,8 @@ test_gemm_lifetimes(void **state)
 	/* 2 K groups of 1 x 32 tiles, 8 supersteps (--dump=plan) */
 	const char *text = "input a f32 [512, 1024]\ninput b f32 [1024, 2048]\n"
 	                   "c = matmul a b\noutput c\n";
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
-	                 0);
+	Diag d;
+	Graph *g = graph_of_text(text);
 	Plan *plan;
 	PlanOptions po = {.weight_copies = 1};
 	assert_int_equal(plan_graph(g, chip_default(), 64, &po, &plan, &d), 0);
@@ -1145,11 +1125,8 @@ test_overlap_side_by_side(void **state)
 	(void)state;
 	const char *text = "input a f32 [512, 512]\ninput b f32 [512, 512]\n"
 	                   "c = matmul a b\noutput c\n";
-	Graph *g;
-	Diag errs[GRAPH_MAX_ERRORS], d;
-	int nerr;
-	assert_int_equal(graph_parse(text, strlen(text), "t", &g, errs, &nerr),
-	                 0);
+	Diag d;
+	Graph *g = graph_of_text(text);
 	Package *pk[3];
 	CompileReport rep[3];
 	FILE *sink = tmpfile();
