@@ -23,6 +23,7 @@
 #include <ipu/runtime.h>
 
 #include "../src/compile/compile.h"
+#include "../src/plan/plan.h"
 #include "interp.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -1241,6 +1242,83 @@ test_b_under(void **state)
 	run_no_gemm_overlap = 0;
 }
 
+/* The planner prices a weight GEMM's B as exchanged beside the last
+ * GEMM's multiply (GemmPlan.b_host): f16 128 x 64 x 128 on 8 tiles, the
+ * 4 x 2 grid's B chunk 128 x 32 f16 = 2048 words, one window. Pairs along
+ * rows get B as 2048 32-bit items, pairs down columns as 1024 64-bit
+ * ones; beside a host of at least twice that, the exchange loses the
+ * items and the window's gap (XS_RECV_GAP + 3) and gains a sixth of the
+ * items; a host of 4095 cycles takes the 1024 but not the 2048. */
+static void
+b_host_plan(uint64_t host, int down, GemmPlan *out)
+{
+	PlanHeld h = {.b_host = host};
+	GemmPlan cand[64];
+	int n;
+	Diag d;
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 128, 64, 128,
+	                               0, 0, &h, cand, 64, &n, &d),
+	                 0);
+	for (int i = 0; i < n; i++)
+		if (cand[i].pm == 4 && cand[i].pn == 2 && cand[i].pk == 1 &&
+		    cand[i].steps == 1 && cand[i].pairs_down == down) {
+			*out = cand[i];
+			return;
+		}
+	fail_msg("no 4 x 2 plan (pairs %s)", down ? "down" : "along");
+}
+
+/* ... and a graph whose second GEMM the price moves: f16 256 x 512 x
+ * 512 twice on 8 tiles, the weights too many for copies. Main's planner
+ * (the B priced in the exchange) gave both GEMMs 1 x 8 grids of C block
+ * 256 x 64 (367,449 cycles predicted); priced beside the first multiply,
+ * the second takes 2 x 4 of 128 x 128 (half the A a tile, twice the B)
+ * and its B goes beside the first's multiply. Every output against the
+ * interpreter. */
+static void
+test_b_under_priced(void **state)
+{
+	(void)state;
+	uint32_t gap = XS_RECV_GAP + 3;
+	for (int down = 0; down < 2; down++) {
+		uint64_t items = down ? 1024 : 2048;
+		GemmPlan plain, beside, small;
+		b_host_plan(0, down, &plain);
+		b_host_plan(1000000, down, &beside);
+		b_host_plan(4095, down, &small);
+		assert_int_equal(beside.exchange_cycles, plain.exchange_cycles -
+		                                             items + items / 6 -
+		                                             gap);
+		assert_int_equal(beside.compute_cycles, plain.compute_cycles);
+		assert_int_equal(beside.cycles, plain.cycles -
+		                                    plain.exchange_cycles +
+		                                    beside.exchange_cycles);
+		assert_int_equal(small.exchange_cycles,
+		                 down ? beside.exchange_cycles
+		                      : plain.exchange_cycles);
+	}
+	run_no_gemm_overlap = 1;
+	rng = 0xb4;
+	uint64_t cycles;
+	uint64_t pred = run_graph(
+	    "input x f16 [256, 512]\n"
+	    "weight w1 f16 [512, 512]\n"
+	    "weight w2 f16 [512, 512]\n"
+	    "h = matmul x w1\n"
+	    "y = matmul h w2\n"
+	    "output y\n",
+	    8, 0x1p-6,
+	    "gemm 256x512x512 f16: 1 K groups of 2 x 4 tiles (pairs along "
+	    "rows), C block 128 x 128, 1 superstep of K 512",
+	    &cycles, NULL);
+	run_no_gemm_overlap = 0;
+	print_message("B priced beside: %llu cycles, predicted %llu, %u B "
+	              "transfers moved\n",
+	              (unsigned long long)cycles, (unsigned long long)pred,
+	              run_b_under);
+	assert_true(run_b_under > 0);
+}
+
 /* A GEMM's A from its producer straight to its grid rows (lower_a_direct):
  * the same bits as through the stored parts, the interpreter's values
  * (run_graph), an exchange step fewer and fewer cycles. The second graph's
@@ -1941,6 +2019,7 @@ main(void)
 	    cmocka_unit_test(test_loop_same_bits),
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
+	    cmocka_unit_test(test_b_under_priced),
 	    cmocka_unit_test(test_a_direct),
 	    cmocka_unit_test(test_b_wrap),
 	    cmocka_unit_test(test_host_layouts),

@@ -589,6 +589,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		matmul[i] = g->ops[i].kind == OP_MATMUL;
 	PlanOptions po = {.weight_copies = 1,
 	                  .gemm_overlap = !o->no_gemm_overlap,
+	                  .b_under = !o->no_b_under,
 	                  .fit = fit,
 	                  .load = m->load,
 	                  .code = m->code ? code : NULL,

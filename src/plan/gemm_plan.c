@@ -182,9 +182,17 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	                   (p->b_local ? 0
 	                    : nb > 1   ? nb * gemm_n_panels(p->bn)
 	                               : 1);
+	/* B beside an earlier multiply (GemmPlan.b_host): not in this
+	 * exchange, the host's five-worker panels slower by a sixth of it */
+	int b_under = !p->b_local && p->b_host && p->kg <= kc &&
+	              2 * b_cycles <= p->b_host;
+	if (b_under)
+		windows -= nb > 1 ? nb * gemm_n_panels(p->bn) : 1;
 	*xch = XS_PREAMBLE + 3 + a_cycles +
 	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
-	       (p->b_local ? 0 : b_cycles) +
+	       (p->b_local ? 0
+	        : b_under  ? b_cycles / 6
+	                   : b_cycles) +
 	       grid_latency(c, p->pk * p->pm * p->pn);
 	*call = gemm_tile_cycles(c, g, 6, p->bm, p->bn, kc);
 }
@@ -641,7 +649,8 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 		    .pk = pk,
 		    .kg = kg,
 		    .b_parts = (uint8_t)((b_made & PLAN_GEMM_B_MADE) != 0),
-		    .overlap = (uint8_t)((b_made & PLAN_GEMM_OVERLAP) != 0)};
+		    .overlap = (uint8_t)((b_made & PLAN_GEMM_OVERLAP) != 0),
+		    .b_host = held->b_host};
 		search_grids(c, kernels, held, tiles, pk, proto, b_local_bytes,
 		             &best);
 	}

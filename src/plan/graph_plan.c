@@ -91,6 +91,9 @@ typedef struct {
 	uint32_t *buf_end;       /* by planner buffer: scratch of
 	                            live_beside, the end of its pieces */
 	int32_t nbuf_end;
+	uint64_t b_host; /* the last GEMM's multiply, if plain and on this
+	                    side of the loop's bounds: the cycles a later
+	                    weight B's exchange may go beside (PlanHeld) */
 } Planner;
 
 static TensorPlace *
@@ -489,9 +492,19 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	    P->plan->opt.beside_bufs
 	        ? &P->plan->opt.beside_bufs[mm->op - P->g->ops]
 	        : NULL;
+	/* B beside the last multiply is priced so (GemmPlan.b_host) only
+	 * where no copy may store it on every tile: against such a plan,
+	 * which exchanges no B, the priced sixth proved too little (an f32
+	 * loop of two 128^3 GEMMs on 8 tiles took a 2 x 4 grid with B beside
+	 * for 1 x 8 with copies: 219,687 cycles predicted against 216,876,
+	 * the host slower by 1,142 and the loop's weight copy by 1,026) */
 	PlanHeld h = {.bytes = held_for(P, mm),
 	              .buf = bb ? bb->buf : NULL,
-	              .n = bb ? bb->n : 0},
+	              .n = bb ? bb->n : 0,
+	              .b_host = mm->batches == 1 && tb->role == ROLE_WEIGHT &&
+	                                !P->home[tb->id] && !local
+	                            ? P->b_host
+	                            : 0},
 	         *held = &h;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
@@ -627,6 +640,11 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		return r;
 	if (o->group != 1) /* batched GEMMs share their steps */
 		o->gemm.overlap = 0;
+	/* its last multiply may take a later weight B's exchange
+	 * (lower_b_under: a plain multiply, every call of one K) */
+	P->b_host = P->plan->opt.b_under && !o->gemm.overlap
+	                ? o->gemm.compute_cycles
+	                : 0;
 	o->held = held_data(P, &mm);
 	const GemmPlan *plan = &o->gemm;
 	char text[512];
@@ -1688,6 +1706,7 @@ loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 	int r = price_move(P, home, carry, NULL, &c, d);
 	P->carry = rm->carry_in;
 	P->carry_home = home;
+	P->b_host = 0; /* lower_b_under keeps to a side of the bounds */
 	P->home[rm->carry_in] = carry;
 	return r;
 }
@@ -1703,6 +1722,7 @@ loop_end(Planner *P, const RepeatMap *rm, Diag *d)
 	P->home[rm->last_out] = to;
 	P->home[rm->carry_in] = P->carry_home;
 	P->carry = -1;
+	P->b_host = 0;
 	return r;
 }
 

@@ -80,6 +80,14 @@ typedef struct {
 	                       more supersteps of one K; the planner
 	                       neither prices it nor counts its second
 	                       buffers yet */
+	uint64_t b_host;    /* B is a weight that lower_b_under may move
+	                       beside an earlier plain multiply of this many
+	                       cycles (0: none): a one-superstep plan's B
+	                       whose exchange fits in half of them is priced
+	                       as the host's loss, a sixth of its cycles
+	                       (five workers of six beside it), not in the
+	                       exchange (docs/bench-siglip.md "A and B
+	                       chunks against their bound") */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -364,6 +372,9 @@ typedef struct {
 	                     K, A and B exchanged, get the
 	                     overlapped superstep (GemmPlan.overlap;
 	                     experimental, off by default) */
+	int b_under;      /* a weight GEMM's B chunks may be exchanged beside
+	                     the last GEMM's multiply (lower_b_under): the
+	                     planner prices them so (GemmPlan.b_host) */
 } PlanOptions;
 
 enum {
@@ -596,6 +607,9 @@ struct PlanHeld {
 	uint64_t bytes;     /* below the candidate's fullest tile */
 	const TileBuf *buf; /* packed with it, live at all its steps */
 	int n;
+	uint64_t b_host; /* the cycles of the earlier plain multiply that a
+	                    weight B's exchange may go beside (lower_b_under;
+	                    GemmPlan.b_host), 0 for none */
 };
 /* A draft's buffers beside a matmul on the tile of its grid that did not
  * pack (PlanOptions.beside_bufs). */
