@@ -488,13 +488,23 @@ typedef struct CodeBlock {
 	struct CodeBlock *next;
 } CodeBlock;
 
-/* A table of the store: mask + 1 slots, NULL where free. A grown store
- * keeps its older tables (a thread may still be reading one) until it is
- * freed. */
+/* A slot of a table: the entry (0 where free) with its issue's length
+ * in bit 0 (1: two words; entries are 64-byte aligned), beside its words,
+ * so that a probe compares keys on the slot's cache line and touches no
+ * entry but the one it finds. A slot is written once, under the lock: the
+ * words first, then the entry with release, so a reader that sees the
+ * entry (acquire) sees the words. */
+typedef struct {
+	_Atomic(uintptr_t) e;
+	uint32_t w0, w1;
+} CodeSlot;
+
+/* A table of the store: mask + 1 slots. A grown store keeps its older
+ * tables (a thread may still be reading one) until it is freed. */
 typedef struct CodeTable {
 	struct CodeTable *older;
 	uint32_t mask;
-	_Atomic(SharedIssue *) slot[];
+	CodeSlot slot[];
 } CodeTable;
 
 /* Readers load the table and its slots with acquire, without the lock;
@@ -555,23 +565,35 @@ tile_share_code(Tile *t, SimCode *s)
 }
 
 /* The entry with these words in tb, or NULL; *free_slot gets the slot it
- * would take. */
+ * would take. The start slot mixes all the key's bits into the high half
+ * of a 64-bit product: code words differ in few bits, often high ones. */
 static SharedIssue *
-code_find(CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
-          _Atomic(SharedIssue *) **free_slot)
+code_find(const CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
+          CodeSlot **free_slot)
 {
-	uint32_t h = w0 * 0x9e3779b1u ^ w1 * 0x85ebca77u;
-	for (uint32_t i = h ^ h >> 15;; i++) {
-		_Atomic(SharedIssue *) *p = &tb->slot[i & tb->mask];
-		SharedIssue *e = atomic_load_explicit(p, memory_order_acquire);
+	uint64_t k = ((uint64_t)w1 << 32 | w0) ^ (uint64_t)nwords << 62;
+	k *= 0x9e3779b97f4a7c15ull;
+	uintptr_t tag = nwords == 2;
+	for (uint32_t i = (uint32_t)(k >> 32);; i++) {
+		CodeSlot *p = (CodeSlot *)&tb->slot[i & tb->mask];
+		uintptr_t e = atomic_load_explicit(&p->e, memory_order_acquire);
 		if (!e) {
 			*free_slot = p;
 			return NULL;
 		}
-		if (e->u.word[0] == w0 && e->u.word[1] == w1 &&
-		    e->u.nwords == nwords)
-			return e;
+		if (p->w0 == w0 && p->w1 == w1 && (e & 1) == tag)
+			return (SharedIssue *)(e & ~(uintptr_t)1);
 	}
+}
+
+/* Fill a free slot that code_find gave: the words, then the entry. */
+static void
+code_put(CodeSlot *p, SharedIssue *e)
+{
+	p->w0 = e->u.word[0];
+	p->w1 = e->u.word[1];
+	atomic_store_explicit(&p->e, (uintptr_t)e | (e->u.nwords == 2),
+	                      memory_order_release);
 }
 
 /* The store's copy of u (a new one, or the one another tile made: the
@@ -581,21 +603,22 @@ code_intern(SimCode *s, const DIssue *u)
 {
 	pthread_mutex_lock(&s->lock);
 	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_relaxed);
-	_Atomic(SharedIssue *) *p;
+	CodeSlot *p;
 	SharedIssue *e = code_find(tb, u->word[0], u->word[1], u->nwords, &p);
 	if (!e) {
 		if (2 * (s->n + 1) > tb->mask + 1) { /* at most half full */
 			CodeTable *nt = code_table(2 * tb->mask + 1);
 			nt->older = tb;
 			for (uint32_t i = 0; i <= tb->mask; i++) {
-				SharedIssue *o = atomic_load_explicit(
-				    &tb->slot[i], memory_order_relaxed);
-				_Atomic(SharedIssue *) *q;
-				if (o &&
-				    !code_find(nt, o->u.word[0], o->u.word[1],
-				               o->u.nwords, &q))
-					atomic_store_explicit(
-					    q, o, memory_order_relaxed);
+				uintptr_t o = atomic_load_explicit(
+				    &tb->slot[i].e, memory_order_relaxed);
+				SharedIssue *oe =
+				    (SharedIssue *)(o & ~(uintptr_t)1);
+				CodeSlot *q;
+				if (oe && !code_find(nt, oe->u.word[0],
+				                     oe->u.word[1],
+				                     oe->u.nwords, &q))
+					code_put(q, oe);
 			}
 			atomic_store_explicit(&s->table, nt,
 			                      memory_order_release);
@@ -617,7 +640,7 @@ code_intern(SimCode *s, const DIssue *u)
 		} else {
 			memset(&e->half[1], 0, sizeof e->half[1]);
 		}
-		atomic_store_explicit(p, e, memory_order_release);
+		code_put(p, e);
 		s->n++;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -640,7 +663,7 @@ shared_issue(Tile *t, uint32_t pc)
 	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
 	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
 	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-	_Atomic(SharedIssue *) *p;
+	CodeSlot *p;
 	SharedIssue *e = NULL;
 	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
 		e = code_find(tb, w0, 0, 1, &p);
