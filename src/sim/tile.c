@@ -125,6 +125,9 @@ tile_start(Tile *t, uint32_t entry)
 	s->pc = entry;
 	s->m[10] = SIM_HOST_RETURN;
 	t->sup_ready = t->cycle; /* a new start: nothing holds it back */
+	/* the host loads code before it starts the supervisor: look for
+	 * templates of what is there now */
+	memset(t->seeded, 0, sizeof t->seeded);
 }
 
 void
@@ -309,6 +312,30 @@ fast_form(ExecFn plain)
 	return plain;
 }
 
+/* Decode the word w at pc (in code memory, 4-byte aligned) into *dc: 0,
+ * or 1 for a word that is no instruction, 2 for a two-word instruction
+ * that is not 8-byte aligned in code memory (dc->in.row says which). */
+static int
+decode_word(const Tile *t, uint32_t pc, uint32_t w, DInsn *dc)
+{
+	const Chip *c = t->chip;
+	Insn *in = &dc->in;
+	if (isa_decode(w, c->arch, in) < 0)
+		return 1;
+	/* A two-word instruction (sendpicp): its operands span both words,
+	 * so decode it whole; the second word is data. */
+	if (isa_row(in->row)->flags & F_WIDE) {
+		if (pc % 8 || pc + 8 > c->exec_end)
+			return 2;
+		isa_decode_wide(w, mem_word(t, pc + 4), c->arch, in);
+	}
+	dc->d = isa_row(in->row);
+	dc->fn = exec_for_row[in->row];
+	dc->fast = fast_form(dc->fn);
+	sim_insn_cost(c, dc);
+	return 0;
+}
+
 /* Decoded instruction at pc, or NULL after raising the fault. On the fast
  * paths it is decoded into *scratch, not into the tile's own cache: its
  * issue goes to the shared store and the tile's issue cache, so the next
@@ -333,8 +360,8 @@ fetch(Exec *e, uint32_t pc, uint32_t *word, DInsn *scratch)
 		int keep =
 		    sim_path == SIM_PLAIN || (t->obs && t->obs->flag[idx]);
 		DInsn *dc = keep ? &t->dcache[idx] : scratch;
-		Insn *in = &dc->in;
-		if (isa_decode(*word, c->arch, in) < 0) {
+		int bad = decode_word(t, pc, *word, dc);
+		if (bad == 1) {
 			t->fault.word[0] = *word;
 			t->fault.word[1] = 0; /* not the last decoded issue's */
 			t->fault.nwords = 1;
@@ -343,23 +370,13 @@ fetch(Exec *e, uint32_t pc, uint32_t *word, DInsn *scratch)
 			          c->arch_name);
 			return NULL;
 		}
-		/* A two-word instruction (sendpicp): its operands span both
-		 * words, so decode it whole; the second word is data. */
-		if (isa_row(in->row)->flags & F_WIDE) {
-			if (pc % 8 || pc + 8 > c->exec_end) {
-				sim_fault(e, FAULT_INVALID_PC, pc,
-				          "two-word %s at 0x%05x must be "
-				          "8-byte aligned in code memory",
-				          isa_row(in->row)->mnemonic, pc);
-				return NULL;
-			}
-			isa_decode_wide(*word, mem_word(t, pc + 4), c->arch,
-			                in);
+		if (bad) {
+			sim_fault(e, FAULT_INVALID_PC, pc,
+			          "two-word %s at 0x%05x must be "
+			          "8-byte aligned in code memory",
+			          isa_row(dc->in.row)->mnemonic, pc);
+			return NULL;
 		}
-		dc->d = isa_row(in->row);
-		dc->fn = exec_for_row[in->row];
-		dc->fast = fast_form(dc->fn);
-		sim_insn_cost(c, dc);
 		t->dvalid[idx] = (uint8_t)keep;
 		if (pc < t->code_lo)
 			t->code_lo = pc;
@@ -470,6 +487,36 @@ fused_shape(DIssue *u)
 		u->ok |= ISSUE_LOOP;
 }
 
+/* The issue cache's entry for halves i0 (and i1, NULL for a solo or a
+ * two-word instruction) of words w0, w1 (0 for a one-word issue) that
+ * passed every rule of fetch and decode but those of the context and rpt
+ * state, which u->ok records. */
+static void
+issue_fill(DIssue *u, const DInsn *i0, const DInsn *i1, uint32_t w0,
+           uint32_t w1, int bundle, int wide)
+{
+	const InsnDesc *d0 = i0->d, *d1 = i1 ? i1->d : NULL;
+	u->i0 = i0;
+	u->i1 = i1;
+	u->word[0] = w0;
+	u->word[1] = w1;
+	u->nwords = bundle || wide ? 2 : 1;
+	u->len = bundle || wide ? 8 : 4;
+	u->ok = (uint8_t)((d0->ctx != CTX_S && (!d1 || d1->ctx != CTX_S)
+	                       ? ISSUE_WORKER
+	                       : 0) |
+	                  (d0->ctx != CTX_W && (!d1 || d1->ctx != CTX_W)
+	                       ? ISSUE_SUPERVISOR
+	                       : 0) |
+	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
+	                       ? ISSUE_IN_RPT
+	                       : 0));
+	u->work[0] = ignored_write(i0) ? NULL : i0->fast;
+	u->work[1] = !i1 || ignored_write(i1) ? NULL : i1->fast;
+	u->turns = i1 && i1->turns > i0->turns ? i1->turns : i0->turns;
+	fused_shape(u);
+}
+
 /* The shared store of decoded issues (SimCode, sim.h): an open-addressed
  * table keyed by an issue's words (word[1] is 0 for a one-word issue).
  * Each entry holds its halves, so that an issue and what it runs lie
@@ -483,6 +530,26 @@ typedef struct {
 } SharedIssue;
 
 enum { CODE_BLOCK = 256 }; /* entries per block */
+
+/* A page template: the issue cache's entries for one page of code memory
+ * (SIM_CODE_PAGE_WORDS words from a multiple of that many past mem_base)
+ * with given contents, filled once, the first time a second tile misses
+ * in a page with those contents, and copied into the issue cache of every
+ * tile that misses in such a page after (code_seed): what its own misses
+ * would have found, one by one, in the shared store. An entry at the
+ * page's last word may read the word after it, so the contents are the
+ * page's words and that one. Immutable once built (content set); the
+ * tiles' caches are their own, so a write to code clears a tile's copy as
+ * it clears what the tile found itself. */
+typedef struct CodePage {
+	struct CodePage *next;
+	uint64_t hash; /* of the contents, with the page's number */
+	uint32_t page;
+	uint32_t lo, hi; /* the range the entries make a tile note */
+	uint32_t nbytes;
+	uint8_t *content; /* NULL: seen once, not built */
+	const DIssue **at;
+} CodePage;
 typedef struct CodeBlock {
 	SharedIssue e[CODE_BLOCK];
 	struct CodeBlock *next;
@@ -507,6 +574,8 @@ typedef struct CodeTable {
 	CodeSlot slot[];
 } CodeTable;
 
+enum { CODE_PAGE_BUCKETS = 1 << 16 };
+
 /* Readers load the table and its slots with acquire, without the lock;
  * writers (under the lock) fill an entry before they publish it, and a
  * grown table before it replaces the old one. */
@@ -515,6 +584,11 @@ struct SimCode {
 	_Atomic(CodeTable *) table;
 	uint32_t n;
 	CodeBlock *blocks; /* the newest first, filled in order */
+	/* the page templates (CodePage), by hash; under plock, which is
+	 * taken before lock, never after */
+	pthread_mutex_t plock;
+	struct CodePage **pages; /* CODE_PAGE_BUCKETS, made on first use */
+	uint64_t pages_built, pages_copied;
 };
 
 static CodeTable *
@@ -531,6 +605,7 @@ sim_code_new(void)
 {
 	SimCode *s = xcalloc(1, sizeof *s);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->plock, NULL);
 	atomic_init(&s->table, code_table(1023));
 	return s;
 }
@@ -551,8 +626,27 @@ sim_code_free(SimCode *s)
 		free(tb);
 		tb = older;
 	}
+	for (int i = 0; s->pages && i < CODE_PAGE_BUCKETS; i++)
+		while (s->pages[i]) {
+			CodePage *next = s->pages[i]->next;
+			free(s->pages[i]->content);
+			free(s->pages[i]->at);
+			free(s->pages[i]);
+			s->pages[i] = next;
+		}
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->plock);
+	free(s->pages);
 	free(s);
+}
+
+void
+sim_code_page_counts(SimCode *s, uint64_t *built, uint64_t *copied)
+{
+	pthread_mutex_lock(&s->plock);
+	*built = s->pages_built;
+	*copied = s->pages_copied;
+	pthread_mutex_unlock(&s->plock);
 }
 
 void
@@ -615,9 +709,9 @@ code_intern(SimCode *s, const DIssue *u)
 				SharedIssue *oe =
 				    (SharedIssue *)(o & ~(uintptr_t)1);
 				CodeSlot *q;
-				if (oe && !code_find(nt, oe->u.word[0],
-				                     oe->u.word[1],
-				                     oe->u.nwords, &q))
+				if (oe &&
+				    !code_find(nt, oe->u.word[0], oe->u.word[1],
+				               oe->u.nwords, &q))
 					code_put(q, oe);
 			}
 			atomic_store_explicit(&s->table, nt,
@@ -647,6 +741,128 @@ code_intern(SimCode *s, const DIssue *u)
 	return &e->u;
 }
 
+/* The issue at pc as decode_issue would remember it, from the tile's
+ * memory, without faults: 1 and *u (its halves in half) if every rule of
+ * fetch and decode holds there but those of the context and rpt state
+ * (u->ok), else 0. */
+static int
+issue_build(const Tile *t, uint32_t pc, DIssue *u, DInsn half[2])
+{
+	const Chip *c = t->chip;
+	if (pc + 4 > c->exec_end)
+		return 0;
+	uint32_t w0 = mem_word(t, pc), w1 = 0;
+	if (decode_word(t, pc, w0, &half[0]))
+		return 0;
+	const InsnDesc *d0 = half[0].d;
+	int wide = (d0->flags & F_WIDE) != 0;
+	int bundle = !wide && ((w0 >> 31) & 1);
+	const DInsn *i1 = NULL;
+	if (wide)
+		w1 = mem_word(t, pc + 4);
+	if (bundle) {
+		if (pc % 8 || pc + 8 > c->exec_end)
+			return 0;
+		w1 = mem_word(t, pc + 4);
+		if (decode_word(t, pc + 4, w1, &half[1]))
+			return 0;
+		if (d0->lane != LANE_MAIN || half[1].d->lane != LANE_AUX ||
+		    (w1 >> 31))
+			return 0;
+		i1 = &half[1];
+	}
+	issue_fill(u, &half[0], i1, w0, w1, bundle, wide);
+	return 1;
+}
+
+static uint64_t
+page_hash(const uint8_t *m, uint32_t n, uint32_t page)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ page;
+	for (uint32_t i = 0; i < n; i += 8) {
+		uint64_t x = 0;
+		memcpy(&x, m + i, n - i < 8 ? n - i : 8);
+		h = (h ^ x) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+/* Fill page p's template from the tile's memory (its contents). */
+static void
+page_build(Tile *t, CodePage *p, const uint8_t *m, uint32_t pa)
+{
+	p->at = xcalloc(SIM_CODE_PAGE_WORDS, sizeof *p->at);
+	p->lo = UINT32_MAX;
+	p->hi = 0;
+	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
+		uint32_t pc = pa + 4 * w;
+		DIssue u;
+		DInsn half[2];
+		if (!issue_build(t, pc, &u, half))
+			continue;
+		p->at[w] = code_intern(t->code, &u);
+		uint32_t hi = pc + (u.i1 ? 12 : 8); /* as shared_issue */
+		if (pc < p->lo)
+			p->lo = pc;
+		if (hi > p->hi)
+			p->hi = hi;
+	}
+	p->content = xmalloc(p->nbytes);
+	memcpy(p->content, m, p->nbytes);
+}
+
+/* The tile's first miss in page pg since the host last started it:
+ * copy the page's template into the tile's issue cache if one exists for
+ * these contents (building it if this is their second sighting). */
+static __attribute__((noinline)) void
+code_seed(Tile *t, uint32_t pg)
+{
+	const Chip *ch = t->chip;
+	SimCode *s = t->code;
+	uint32_t pa = ch->mem_base + pg * 4 * SIM_CODE_PAGE_WORDS;
+	uint32_t pe = pa + 4 * SIM_CODE_PAGE_WORDS + 4;
+	if (pe > ch->exec_end)
+		pe = ch->exec_end;
+	const uint8_t *m = t->mem + (pa - ch->mem_base);
+	uint32_t n = pe - pa;
+	uint64_t h = page_hash(m, n, pg);
+	pthread_mutex_lock(&s->plock);
+	if (!s->pages)
+		s->pages = xcalloc(CODE_PAGE_BUCKETS, sizeof *s->pages);
+	CodePage **b = &s->pages[h % CODE_PAGE_BUCKETS], *p = *b;
+	while (p && !(p->hash == h && p->page == pg && p->nbytes == n))
+		p = p->next;
+	if (!p) { /* the first sighting: only noted */
+		p = xcalloc(1, sizeof *p);
+		p->hash = h;
+		p->page = pg;
+		p->nbytes = n;
+		p->next = *b;
+		*b = p;
+	} else {
+		if (!p->content) {
+			page_build(t, p, m, pa);
+			s->pages_built++;
+		}
+		if (!memcmp(p->content, m, n)) { /* not another's hash */
+			s->pages_copied++;
+			const DIssue **at =
+			    t->issue_at + (pa - ch->mem_base) / 4;
+			for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++)
+				if (p->at[w] && !at[w])
+					at[w] = p->at[w];
+			if (p->hi) {
+				if (p->lo < t->code_lo)
+					t->code_lo = p->lo;
+				if (p->hi > t->code_hi)
+					t->code_hi = p->hi;
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->plock);
+}
+
 /* An issue the store has for the words at pc, now in the tile's cache; or
  * NULL (decode_issue decodes it, or raises the fault). Only the rules that
  * depend on the address are left to check here: a store entry passed every
@@ -659,6 +875,15 @@ shared_issue(Tile *t, uint32_t pc)
 	SimCode *s = t->code;
 	if (!s)
 		return NULL;
+	uint32_t pg = (pc - ch->mem_base) / (4 * SIM_CODE_PAGE_WORDS);
+	if (pg < 64 * SIM_CODE_SEEDED &&
+	    !(t->seeded[pg / 64] >> (pg % 64) & 1)) {
+		t->seeded[pg / 64] |= 1ull << (pg % 64);
+		code_seed(t, pg);
+		const DIssue *u = t->issue_at[(pc - ch->mem_base) / 4];
+		if (u)
+			return u;
+	}
 	uint32_t w0 = mem_word(t, pc);
 	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
 	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
@@ -751,26 +976,7 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	if (sim_path == SIM_PLAIN)
 		return 1;
 	DIssue issue, *u = &issue;
-	u->i0 = *i0;
-	u->i1 = *i1;
-	u->word[0] = w0;
-	u->word[1] = w1;
-	u->nwords = bundle || wide ? 2 : 1;
-	u->len = (uint8_t)*len;
-	u->ok = (uint8_t)((d0->ctx != CTX_S && (!d1 || d1->ctx != CTX_S)
-	                       ? ISSUE_WORKER
-	                       : 0) |
-	                  (d0->ctx != CTX_W && (!d1 || d1->ctx != CTX_W)
-	                       ? ISSUE_SUPERVISOR
-	                       : 0) |
-	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
-	                       ? ISSUE_IN_RPT
-	                       : 0));
-	u->work[0] = ignored_write(*i0) ? NULL : (*i0)->fast;
-	u->work[1] = !*i1 || ignored_write(*i1) ? NULL : (*i1)->fast;
-	u->turns =
-	    *i1 && (*i1)->turns > (*i0)->turns ? (*i1)->turns : (*i0)->turns;
-	fused_shape(u);
+	issue_fill(u, *i0, *i1, w0, w1, bundle, wide);
 	if (!t->code)
 		t->code = sim_code_new();
 	t->issue_at[(c->pc - t->chip->mem_base) / 4] = code_intern(t->code, u);
