@@ -823,15 +823,16 @@ test_shared_issues(void **state)
 }
 
 /* The page templates (tile.c, CodePage): three tiles sharing a store load
- * one program, so the second builds its page's template and the third
- * copies it (the first only notes the contents). The program stores a new
- * word over an instruction ahead of it, which the template had in the
- * tile's cache before it ran there: the tile must run the new one. Then
- * the host loads another program over the first and starts it again: the
- * tiles must run that one. Every tile is compared with a plain lone tile
- * run the same way, and the values are known: setzi $m3 gets 222 (the
- * stored word), then 333 (the host's). The supervisor runs them, as the
- * host starts it (tile_start) after it loads code. */
+ * one program; the first makes its page's template at its first miss, and
+ * each copies it. The program stores a new word over an instruction ahead
+ * of it, which the template had put in the tile's cache before it ran
+ * there: the tile must run the new one. Then the host loads another
+ * program over the first (three words differ) and starts it again: the
+ * tiles copy the template's entries again, but must run the new words.
+ * Every tile is compared with a plain lone tile run the same way, and the
+ * values are known: setzi $m3 gets 222 (the stored word), then 333 (the
+ * host's). The supervisor runs them, as the host starts it (tile_start)
+ * after it loads code. */
 static void
 template_load(Tile *t, uint32_t imm, int self)
 {
@@ -888,13 +889,12 @@ test_code_templates(void **state)
 		tile_free(t);
 		uint64_t built, copied;
 		sim_code_page_counts(code, &built, &copied);
-		/* Contents P (the program) and Q (the host's second), each
-		 * looked for at the first miss after tile_start (P after
-		 * its store is not: a write to code leaves the tile's
-		 * cleared entries to the store, one by one). Tile 0 notes P
-		 * and Q; tile 1 builds and copies both; tile 2 copies both. */
-		static const uint64_t want_built[3] = {0, 2, 2},
-		                      want_copied[3] = {0, 2, 4};
+		/* One template (the second program is close enough to the
+		 * first's), copied twice a tile: at the first miss of each
+		 * program after tile_start (not after the store: a write to
+		 * code leaves the tile's cleared entries to the store). */
+		static const uint64_t want_built[3] = {1, 1, 1},
+		                      want_copied[3] = {2, 4, 6};
 		assert_int_equal(built, want_built[k]);
 		assert_int_equal(copied, want_copied[k]);
 	}

@@ -532,23 +532,22 @@ typedef struct {
 enum { CODE_BLOCK = 256 }; /* entries per block */
 
 /* A page template: the issue cache's entries for one page of code memory
- * (SIM_CODE_PAGE_WORDS words from a multiple of that many past mem_base)
- * with given contents, filled once, the first time a second tile misses
- * in a page with those contents, and copied into the issue cache of every
- * tile that misses in such a page after (code_seed): what its own misses
- * would have found, one by one, in the shared store. An entry at the
- * page's last word may read the word after it, so the contents are the
- * page's words and that one. Immutable once built (content set); the
- * tiles' caches are their own, so a write to code clears a tile's copy as
- * it clears what the tile found itself. */
-typedef struct CodePage {
-	struct CodePage *next;
-	uint64_t hash; /* of the contents, with the page's number */
-	uint32_t page;
-	uint32_t lo, hi; /* the range the entries make a tile note */
-	uint32_t nbytes;
-	uint8_t *content; /* NULL: seen once, not built */
-	const DIssue **at;
+ * (SIM_CODE_PAGE_WORDS words from a multiple of that many past mem_base),
+ * every word's issue decoded once from one tile's memory (the contents,
+ * kept), and copied into the issue cache of each tile at its first miss
+ * in that page after tile_start (code_seed): an entry where the tile has
+ * the same words (the issue's one or two), which is what its own misses
+ * would have found, one by one, in the shared store (an issue is a
+ * function of its words and its address). A page has a few templates, of
+ * different contents (tiles of different roles): a tile copies from the
+ * one most like its own memory there, and makes another while there are
+ * fewer than CODE_PAGE_VARIANTS when none is close. Immutable once made;
+ * the tiles' caches are their own, so a write to code clears a tile's
+ * copy as it clears what the tile found itself. */
+enum { CODE_PAGE_VARIANTS = 8 };
+typedef struct {
+	uint32_t words[SIM_CODE_PAGE_WORDS];
+	const DIssue *at[SIM_CODE_PAGE_WORDS];
 } CodePage;
 typedef struct CodeBlock {
 	SharedIssue e[CODE_BLOCK];
@@ -574,8 +573,6 @@ typedef struct CodeTable {
 	CodeSlot slot[];
 } CodeTable;
 
-enum { CODE_PAGE_BUCKETS = 1 << 16 };
-
 /* Readers load the table and its slots with acquire, without the lock;
  * writers (under the lock) fill an entry before they publish it, and a
  * grown table before it replaces the old one. */
@@ -584,10 +581,11 @@ struct SimCode {
 	_Atomic(CodeTable *) table;
 	uint32_t n;
 	CodeBlock *blocks; /* the newest first, filled in order */
-	/* the page templates (CodePage), by hash; under plock, which is
-	 * taken before lock, never after */
+	/* the page templates (CodePage), CODE_PAGE_VARIANTS a page, for
+	 * the pages Tile.seeded covers; under plock, which is taken before
+	 * lock, never after */
 	pthread_mutex_t plock;
-	struct CodePage **pages; /* CODE_PAGE_BUCKETS, made on first use */
+	CodePage *(*pages)[CODE_PAGE_VARIANTS]; /* made on first use */
 	uint64_t pages_built, pages_copied;
 };
 
@@ -626,14 +624,9 @@ sim_code_free(SimCode *s)
 		free(tb);
 		tb = older;
 	}
-	for (int i = 0; s->pages && i < CODE_PAGE_BUCKETS; i++)
-		while (s->pages[i]) {
-			CodePage *next = s->pages[i]->next;
-			free(s->pages[i]->content);
-			free(s->pages[i]->at);
-			free(s->pages[i]);
-			s->pages[i] = next;
-		}
+	for (int i = 0; s->pages && i < 64 * SIM_CODE_SEEDED; i++)
+		for (int v = 0; v < CODE_PAGE_VARIANTS; v++)
+			free(s->pages[i][v]);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->plock);
 	free(s->pages);
@@ -775,90 +768,68 @@ issue_build(const Tile *t, uint32_t pc, DIssue *u, DInsn half[2])
 	return 1;
 }
 
-static uint64_t
-page_hash(const uint8_t *m, uint32_t n, uint32_t page)
+/* A template of page pa's code from the tile's memory. */
+static CodePage *
+page_build(Tile *t, uint32_t pa)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ page;
-	for (uint32_t i = 0; i < n; i += 8) {
-		uint64_t x = 0;
-		memcpy(&x, m + i, n - i < 8 ? n - i : 8);
-		h = (h ^ x) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h;
-}
-
-/* Fill page p's template from the tile's memory (its contents). */
-static void
-page_build(Tile *t, CodePage *p, const uint8_t *m, uint32_t pa)
-{
-	p->at = xcalloc(SIM_CODE_PAGE_WORDS, sizeof *p->at);
-	p->lo = UINT32_MAX;
-	p->hi = 0;
+	CodePage *p = xcalloc(1, sizeof *p);
 	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
 		uint32_t pc = pa + 4 * w;
 		DIssue u;
 		DInsn half[2];
+		p->words[w] = mem_word(t, pc);
 		if (!issue_build(t, pc, &u, half))
 			continue;
 		p->at[w] = code_intern(t->code, &u);
-		uint32_t hi = pc + (u.i1 ? 12 : 8); /* as shared_issue */
-		if (pc < p->lo)
-			p->lo = pc;
-		if (hi > p->hi)
-			p->hi = hi;
 	}
-	p->content = xmalloc(p->nbytes);
-	memcpy(p->content, m, p->nbytes);
+	return p;
 }
 
-/* The tile's first miss in page pg since the host last started it:
- * copy the page's template into the tile's issue cache if one exists for
- * these contents (building it if this is their second sighting). */
+/* The tile's first miss in page pg since the host last started it: copy
+ * the entries of the page's closest template that have the tile's words
+ * into its issue cache (making a template first if none is close). */
 static __attribute__((noinline)) void
 code_seed(Tile *t, uint32_t pg)
 {
 	const Chip *ch = t->chip;
 	SimCode *s = t->code;
 	uint32_t pa = ch->mem_base + pg * 4 * SIM_CODE_PAGE_WORDS;
-	uint32_t pe = pa + 4 * SIM_CODE_PAGE_WORDS + 4;
-	if (pe > ch->exec_end)
-		pe = ch->exec_end;
-	const uint8_t *m = t->mem + (pa - ch->mem_base);
-	uint32_t n = pe - pa;
-	uint64_t h = page_hash(m, n, pg);
+	if (pa + 4 * SIM_CODE_PAGE_WORDS > ch->exec_end)
+		return; /* a partial page: left to the store */
 	pthread_mutex_lock(&s->plock);
 	if (!s->pages)
-		s->pages = xcalloc(CODE_PAGE_BUCKETS, sizeof *s->pages);
-	CodePage **b = &s->pages[h % CODE_PAGE_BUCKETS], *p = *b;
-	while (p && !(p->hash == h && p->page == pg && p->nbytes == n))
-		p = p->next;
-	if (!p) { /* the first sighting: only noted */
-		p = xcalloc(1, sizeof *p);
-		p->hash = h;
-		p->page = pg;
-		p->nbytes = n;
-		p->next = *b;
-		*b = p;
-	} else {
-		if (!p->content) {
-			page_build(t, p, m, pa);
-			s->pages_built++;
+		s->pages = xcalloc(64 * SIM_CODE_SEEDED, sizeof *s->pages);
+	CodePage **v = s->pages[pg], *p = NULL;
+	int best = -1, n = 0;
+	for (; n < CODE_PAGE_VARIANTS && v[n]; n++) {
+		int same = 0;
+		for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++)
+			same += v[n]->words[w] == mem_word(t, pa + 4 * w);
+		if (same > best) {
+			best = same;
+			p = v[n];
 		}
-		if (!memcmp(p->content, m, n)) { /* not another's hash */
-			s->pages_copied++;
-			const DIssue **at =
-			    t->issue_at + (pa - ch->mem_base) / 4;
-			for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++)
-				if (p->at[w] && !at[w])
-					at[w] = p->at[w];
-			if (p->hi) {
-				if (p->lo < t->code_lo)
-					t->code_lo = p->lo;
-				if (p->hi > t->code_hi)
-					t->code_hi = p->hi;
-			}
-		}
+	}
+	/* none with seven in eight of the words: one more template */
+	if (8 * best < 7 * SIM_CODE_PAGE_WORDS && n < CODE_PAGE_VARIANTS) {
+		p = v[n] = page_build(t, pa);
+		s->pages_built++;
+	}
+	s->pages_copied++;
+	const DIssue **at = t->issue_at + (pa - ch->mem_base) / 4;
+	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
+		const DIssue *u = p->at[w];
+		if (!u || at[w] || u->word[0] != mem_word(t, pa + 4 * w) ||
+		    (u->nwords == 2 &&
+		     u->word[1] != mem_word(t, pa + 4 * w + 4)))
+			continue;
+		at[w] = u;
+		/* the range shared_issue would note */
+		uint32_t pc = pa + 4 * w, hi = pc + (u->i1 ? 12 : 8);
+		if (pc < t->code_lo)
+			t->code_lo = pc;
+		if (hi > t->code_hi)
+			t->code_hi = hi;
 	}
 	pthread_mutex_unlock(&s->plock);
 }
