@@ -530,6 +530,8 @@ typedef struct {
 } SharedIssue;
 
 enum { CODE_BLOCK = 256 }; /* entries per block */
+/* issues shared_issue looks up at once, from the one missed on */
+enum { CODE_AHEAD = 16 };
 
 /* A page template: the issue cache's entries for one page of code memory
  * (SIM_CODE_PAGE_WORDS words from a multiple of that many past mem_base),
@@ -654,14 +656,19 @@ tile_share_code(Tile *t, SimCode *s)
 /* The entry with these words in tb, or NULL; *free_slot gets the slot it
  * would take. The start slot mixes all the key's bits into the high half
  * of a 64-bit product: code words differ in few bits, often high ones. */
+static inline uint32_t
+code_start(uint32_t w0, uint32_t w1, uint8_t nwords)
+{
+	uint64_t k = ((uint64_t)w1 << 32 | w0) ^ (uint64_t)nwords << 62;
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
 static SharedIssue *
 code_find(const CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
           CodeSlot **free_slot)
 {
-	uint64_t k = ((uint64_t)w1 << 32 | w0) ^ (uint64_t)nwords << 62;
-	k *= 0x9e3779b97f4a7c15ull;
 	uintptr_t tag = nwords == 2;
-	for (uint32_t i = (uint32_t)(k >> 32);; i++) {
+	for (uint32_t i = code_start(w0, w1, nwords);; i++) {
 		CodeSlot *p = (CodeSlot *)&tb->slot[i & tb->mask];
 		uintptr_t e = atomic_load_explicit(&p->e, memory_order_acquire);
 		if (!e) {
@@ -834,6 +841,27 @@ code_seed(Tile *t, uint32_t pg)
 	pthread_mutex_unlock(&s->plock);
 }
 
+/* The store's entry for the words at pc, or NULL; *len its length (which
+ * of the two keys it has says). */
+static inline SharedIssue *
+store_find(const Tile *t, const CodeTable *tb, uint32_t pc, uint32_t *len)
+{
+	const Chip *ch = t->chip;
+	uint32_t w0 = mem_word(t, pc);
+	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
+	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
+	CodeSlot *p;
+	SharedIssue *e = NULL;
+	*len = 4;
+	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
+		e = code_find(tb, w0, 0, 1, &p);
+	if (!e && two) {
+		e = code_find(tb, w0, w1, 2, &p);
+		*len = 8;
+	}
+	return e;
+}
+
 /* An issue the store has for the words at pc, now in the tile's cache; or
  * NULL (decode_issue decodes it, or raises the fault). Only the rules that
  * depend on the address are left to check here: a store entry passed every
@@ -855,16 +883,23 @@ shared_issue(Tile *t, uint32_t pc)
 		if (u)
 			return u;
 	}
-	uint32_t w0 = mem_word(t, pc);
-	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
-	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
 	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-	CodeSlot *p;
-	SharedIssue *e = NULL;
-	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
-		e = code_find(tb, w0, 0, 1, &p);
-	if (!e && two)
-		e = code_find(tb, w0, w1, 2, &p);
+	/* Ask the host for the slots of the issues that follow in
+	 * straight-line code (a bundle's word says its length, a two-word
+	 * instruction's does not: taken for a solo here, which only costs a
+	 * useless fetch): they are looked up below, their misses in flight
+	 * together, as the code that runs after pc is usually that. */
+	uint32_t q = pc;
+	for (int k = 0; k < CODE_AHEAD && q + 8 <= ch->exec_end; k++) {
+		uint32_t w0 = mem_word(t, q);
+		int two = (w0 >> 31) & 1;
+		uint32_t start = code_start(w0, two ? mem_word(t, q + 4) : 0,
+		                            (uint8_t)(1 + two));
+		__builtin_prefetch(&tb->slot[start & tb->mask]);
+		q += two ? 8 : 4;
+	}
+	uint32_t len;
+	SharedIssue *e = store_find(t, tb, pc, &len);
 	if (!e)
 		return NULL;
 	/* the range fetch would have noted: each word decoded, plus 8 */
@@ -874,6 +909,23 @@ shared_issue(Tile *t, uint32_t pc)
 	if (hi > t->code_hi)
 		t->code_hi = hi;
 	t->issue_at[(pc - ch->mem_base) / 4] = &e->u;
+	/* The issues after it, while the store has them: what this
+	 * function would find at the tile's first miss there (a later
+	 * write to code clears them as it would then), with the range
+	 * noted as for a bundle (4 more than a two-word instruction's). */
+	q = pc + len;
+	for (int k = 1; k < CODE_AHEAD && q + 8 <= ch->exec_end; k++) {
+		const DIssue **at = &t->issue_at[(q - ch->mem_base) / 4];
+		uint32_t n;
+		SharedIssue *f = *at ? NULL : store_find(t, tb, q, &n);
+		if (!f)
+			break;
+		__builtin_prefetch(&f->u);
+		*at = &f->u;
+		if (q + 12 > t->code_hi)
+			t->code_hi = q + 12;
+		q += n;
+	}
 	return &e->u;
 }
 
