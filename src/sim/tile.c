@@ -548,8 +548,11 @@ enum { CODE_AHEAD = 16 };
  * copy as it clears what the tile found itself. */
 enum { CODE_PAGE_VARIANTS = 8 };
 typedef struct {
-	uint32_t words[SIM_CODE_PAGE_WORDS];
-	const DIssue *at[SIM_CODE_PAGE_WORDS];
+	/* the words, and the one after the page (0 past exec_end) */
+	uint32_t words[SIM_CODE_PAGE_WORDS + 1];
+	/* each word's entry, with bit 0 set for a two-word issue and bit 1
+	 * for one of two halves (a bundle): the copy reads no entry */
+	uintptr_t at[SIM_CODE_PAGE_WORDS];
 } CodePage;
 typedef struct CodeBlock {
 	SharedIssue e[CODE_BLOCK];
@@ -787,8 +790,12 @@ page_build(Tile *t, uint32_t pa)
 		p->words[w] = mem_word(t, pc);
 		if (!issue_build(t, pc, &u, half))
 			continue;
-		p->at[w] = code_intern(t->code, &u);
+		p->at[w] = (uintptr_t)code_intern(t->code, &u) |
+		           (u.nwords == 2) | (u.i1 ? 2u : 0u);
 	}
+	uint32_t end = pa + 4 * SIM_CODE_PAGE_WORDS;
+	p->words[SIM_CODE_PAGE_WORDS] =
+	    end + 4 <= t->chip->exec_end ? mem_word(t, end) : 0;
 	return p;
 }
 
@@ -809,8 +816,8 @@ code_seed(Tile *t, uint32_t pg)
 	CodePage **v = s->pages[pg], *p = NULL;
 	int best = -1, n = 0;
 	for (; n < CODE_PAGE_VARIANTS && v[n]; n++) {
-		int same = 0;
-		for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++)
+		int same = 0; /* in every fourth word: a guide only */
+		for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w += 4)
 			same += v[n]->words[w] == mem_word(t, pa + 4 * w);
 		if (same > best) {
 			best = same;
@@ -818,21 +825,21 @@ code_seed(Tile *t, uint32_t pg)
 		}
 	}
 	/* none with seven in eight of the words: one more template */
-	if (8 * best < 7 * SIM_CODE_PAGE_WORDS && n < CODE_PAGE_VARIANTS) {
+	if (8 * best < 7 * (SIM_CODE_PAGE_WORDS / 4) &&
+	    n < CODE_PAGE_VARIANTS) {
 		p = v[n] = page_build(t, pa);
 		s->pages_built++;
 	}
 	s->pages_copied++;
 	const DIssue **at = t->issue_at + (pa - ch->mem_base) / 4;
 	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
-		const DIssue *u = p->at[w];
-		if (!u || at[w] || u->word[0] != mem_word(t, pa + 4 * w) ||
-		    (u->nwords == 2 &&
-		     u->word[1] != mem_word(t, pa + 4 * w + 4)))
+		uintptr_t u = p->at[w];
+		if (!u || at[w] || p->words[w] != mem_word(t, pa + 4 * w) ||
+		    ((u & 1) && p->words[w + 1] != mem_word(t, pa + 4 * w + 4)))
 			continue;
-		at[w] = u;
+		at[w] = (const DIssue *)(u & ~(uintptr_t)63);
 		/* the range shared_issue would note */
-		uint32_t pc = pa + 4 * w, hi = pc + (u->i1 ? 12 : 8);
+		uint32_t pc = pa + 4 * w, hi = pc + (u & 2 ? 12 : 8);
 		if (pc < t->code_lo)
 			t->code_lo = pc;
 		if (hi > t->code_hi)
