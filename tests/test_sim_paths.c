@@ -822,6 +822,85 @@ test_shared_issues(void **state)
 	assert_true(differ > 40 * 2);
 }
 
+/* The page templates (tile.c, CodePage): three tiles sharing a store load
+ * one program; the first makes its page's template at its first miss, and
+ * each copies it. The program stores a new word over an instruction ahead
+ * of it, which the template had put in the tile's cache before it ran
+ * there: the tile must run the new one. Then the host loads another
+ * program over the first (three words differ) and starts it again: the
+ * tiles copy the template's entries again, but must run the new words.
+ * Every tile is compared with a plain lone tile run the same way, and the
+ * values are known: setzi $m3 gets 222 (the stored word), then 333 (the
+ * host's). The supervisor runs them, as the host starts it (tile_start)
+ * after it loads code. */
+static void
+template_load(Tile *t, uint32_t imm, int self)
+{
+	const Chip *c = t->chip;
+	const uint32_t data = c->mem_base + 0x8000;
+	uint32_t prog[8] = {
+	    enc("ld32_mmmn_zi", 4, 2, 0, 15, 0), /* $m2 <- [data] */
+	    enc("st32_mmmn_zi", 4, 2, 1, 15, 0), /* $m2 -> [prog + 20] */
+	    enc("setzi_mmmn_zi", 2, 4, 1),
+	    enc("setzi_mmmn_zi", 2, 5, 2),
+	    enc("setzi_mmmn_zi", 2, 6, 3),
+	    enc("setzi_mmmn_zi", 2, 3, (int)imm), /* the stored word's place */
+	    enc("br_mmmn", 1, 10),
+	    0,
+	};
+	if (!self) /* the host's program: no store */
+		prog[0] = prog[1] = enc("setzi_mmmn_zi", 2, 7, 4);
+	uint32_t word = enc("setzi_mmmn_zi", 2, 3, 222);
+	assert_int_equal(tile_write(t, c->mem_base, prog, sizeof prog), 0);
+	assert_int_equal(tile_write(t, data, &word, 4), 0);
+	tile_start(t, c->mem_base);
+	t->ctx[0].m[0] = data;
+	t->ctx[0].m[1] = c->mem_base + 20;
+}
+
+static void
+test_code_templates(void **state)
+{
+	(void)state;
+	const Chip *chip = chip_default();
+	SimCode *code = sim_code_new();
+	for (int k = 0; k < 3; k++) {
+		sim_path = SIM_PLAIN;
+		Tile *ref = tile_new(chip, 0);
+		sim_path = SIM_FAST;
+		Tile *t = tile_new(chip, 0);
+		tile_share_code(t, code);
+		Tile *both[2] = {ref, t};
+		for (int i = 0; i < 2; i++) {
+			sim_path = i ? SIM_FAST : SIM_PLAIN;
+			template_load(both[i], 111, 1);
+			assert_int_equal(tile_run(both[i], 10000), RUN_DONE);
+			assert_int_equal(both[i]->ctx[0].m[3], 222);
+			template_load(both[i], 333, 0);
+			assert_int_equal(tile_run(both[i], 10000), RUN_DONE);
+			assert_int_equal(both[i]->ctx[0].m[3], 333);
+		}
+		sim_path = SIM_FAST;
+		const char *d = tile_diff(ref, t);
+		if (d)
+			fail_msg("tile %d: %s differs from the plain path", k,
+			         d);
+		tile_free(ref);
+		tile_free(t);
+		uint64_t built, copied;
+		sim_code_page_counts(code, &built, &copied);
+		/* One template (the second program is close enough to the
+		 * first's), copied twice a tile: at the first miss of each
+		 * program after tile_start (not after the store: a write to
+		 * code leaves the tile's cleared entries to the store). */
+		static const uint64_t want_built[3] = {1, 1, 1},
+		                      want_copied[3] = {2, 4, 6};
+		assert_int_equal(built, want_built[k]);
+		assert_int_equal(copied, want_copied[k]);
+	}
+	sim_code_free(code);
+}
+
 static void
 test_random_programs(void **state)
 {
@@ -1227,6 +1306,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decode_arch),
 	    cmocka_unit_test(test_shared_issues),
+	    cmocka_unit_test(test_code_templates),
 	    cmocka_unit_test(test_pace_boxes),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),

@@ -381,8 +381,14 @@ typedef struct {
  * on first use under a lock, immutable after; the issue loop reads it
  * through each tile's Tile.issue_at. */
 typedef struct SimCode SimCode;
+/* The issue cache is filled a page at a time from templates shared by the
+ * tiles whose code there is the same (tile.c, CodePage); Tile.seeded has
+ * a bit for each page of the first 64 * SIM_CODE_SEEDED. */
+enum { SIM_CODE_PAGE_WORDS = 256, SIM_CODE_SEEDED = 4 };
 SimCode *sim_code_new(void);
 void sim_code_free(SimCode *s);
+/* How often templates were built, and copied into a tile's cache. */
+void sim_code_page_counts(SimCode *s, uint64_t *built, uint64_t *copied);
 
 /* The $CWEI registers decoded to doubles for the AMP's fast path
  * (sim/amp.c), laid out for host SIMD across engines: w[n][i][m] is element
@@ -454,6 +460,10 @@ struct Tile {
 	uint8_t *dvalid;
 	SimCode *code;
 	int own_code; /* a lone tile's store, freed with it */
+	/* pages of code memory (SIM_CODE_PAGE_WORDS words each) whose
+	 * template the tile looked for since the host last started it
+	 * (tile_start; tile.c, code_seed) */
+	uint64_t seeded[SIM_CODE_SEEDED];
 	/* memory elements by shifts (elem_shift = 0: ask chip_mem_element) */
 	int elem_shift;
 	uint32_t region0_elems;

@@ -125,6 +125,9 @@ tile_start(Tile *t, uint32_t entry)
 	s->pc = entry;
 	s->m[10] = SIM_HOST_RETURN;
 	t->sup_ready = t->cycle; /* a new start: nothing holds it back */
+	/* the host loads code before it starts the supervisor: look for
+	 * templates of what is there now */
+	memset(t->seeded, 0, sizeof t->seeded);
 }
 
 void
@@ -309,6 +312,30 @@ fast_form(ExecFn plain)
 	return plain;
 }
 
+/* Decode the word w at pc (in code memory, 4-byte aligned) into *dc: 0,
+ * or 1 for a word that is no instruction, 2 for a two-word instruction
+ * that is not 8-byte aligned in code memory (dc->in.row says which). */
+static int
+decode_word(const Tile *t, uint32_t pc, uint32_t w, DInsn *dc)
+{
+	const Chip *c = t->chip;
+	Insn *in = &dc->in;
+	if (isa_decode(w, c->arch, in) < 0)
+		return 1;
+	/* A two-word instruction (sendpicp): its operands span both words,
+	 * so decode it whole; the second word is data. */
+	if (isa_row(in->row)->flags & F_WIDE) {
+		if (pc % 8 || pc + 8 > c->exec_end)
+			return 2;
+		isa_decode_wide(w, mem_word(t, pc + 4), c->arch, in);
+	}
+	dc->d = isa_row(in->row);
+	dc->fn = exec_for_row[in->row];
+	dc->fast = fast_form(dc->fn);
+	sim_insn_cost(c, dc);
+	return 0;
+}
+
 /* Decoded instruction at pc, or NULL after raising the fault. On the fast
  * paths it is decoded into *scratch, not into the tile's own cache: its
  * issue goes to the shared store and the tile's issue cache, so the next
@@ -333,8 +360,8 @@ fetch(Exec *e, uint32_t pc, uint32_t *word, DInsn *scratch)
 		int keep =
 		    sim_path == SIM_PLAIN || (t->obs && t->obs->flag[idx]);
 		DInsn *dc = keep ? &t->dcache[idx] : scratch;
-		Insn *in = &dc->in;
-		if (isa_decode(*word, c->arch, in) < 0) {
+		int bad = decode_word(t, pc, *word, dc);
+		if (bad == 1) {
 			t->fault.word[0] = *word;
 			t->fault.word[1] = 0; /* not the last decoded issue's */
 			t->fault.nwords = 1;
@@ -343,23 +370,13 @@ fetch(Exec *e, uint32_t pc, uint32_t *word, DInsn *scratch)
 			          c->arch_name);
 			return NULL;
 		}
-		/* A two-word instruction (sendpicp): its operands span both
-		 * words, so decode it whole; the second word is data. */
-		if (isa_row(in->row)->flags & F_WIDE) {
-			if (pc % 8 || pc + 8 > c->exec_end) {
-				sim_fault(e, FAULT_INVALID_PC, pc,
-				          "two-word %s at 0x%05x must be "
-				          "8-byte aligned in code memory",
-				          isa_row(in->row)->mnemonic, pc);
-				return NULL;
-			}
-			isa_decode_wide(*word, mem_word(t, pc + 4), c->arch,
-			                in);
+		if (bad) {
+			sim_fault(e, FAULT_INVALID_PC, pc,
+			          "two-word %s at 0x%05x must be "
+			          "8-byte aligned in code memory",
+			          isa_row(dc->in.row)->mnemonic, pc);
+			return NULL;
 		}
-		dc->d = isa_row(in->row);
-		dc->fn = exec_for_row[in->row];
-		dc->fast = fast_form(dc->fn);
-		sim_insn_cost(c, dc);
 		t->dvalid[idx] = (uint8_t)keep;
 		if (pc < t->code_lo)
 			t->code_lo = pc;
@@ -470,6 +487,36 @@ fused_shape(DIssue *u)
 		u->ok |= ISSUE_LOOP;
 }
 
+/* The issue cache's entry for halves i0 (and i1, NULL for a solo or a
+ * two-word instruction) of words w0, w1 (0 for a one-word issue) that
+ * passed every rule of fetch and decode but those of the context and rpt
+ * state, which u->ok records. */
+static void
+issue_fill(DIssue *u, const DInsn *i0, const DInsn *i1, uint32_t w0,
+           uint32_t w1, int bundle, int wide)
+{
+	const InsnDesc *d0 = i0->d, *d1 = i1 ? i1->d : NULL;
+	u->i0 = i0;
+	u->i1 = i1;
+	u->word[0] = w0;
+	u->word[1] = w1;
+	u->nwords = bundle || wide ? 2 : 1;
+	u->len = bundle || wide ? 8 : 4;
+	u->ok = (uint8_t)((d0->ctx != CTX_S && (!d1 || d1->ctx != CTX_S)
+	                       ? ISSUE_WORKER
+	                       : 0) |
+	                  (d0->ctx != CTX_W && (!d1 || d1->ctx != CTX_W)
+	                       ? ISSUE_SUPERVISOR
+	                       : 0) |
+	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
+	                       ? ISSUE_IN_RPT
+	                       : 0));
+	u->work[0] = ignored_write(i0) ? NULL : i0->fast;
+	u->work[1] = !i1 || ignored_write(i1) ? NULL : i1->fast;
+	u->turns = i1 && i1->turns > i0->turns ? i1->turns : i0->turns;
+	fused_shape(u);
+}
+
 /* The shared store of decoded issues (SimCode, sim.h): an open-addressed
  * table keyed by an issue's words (word[1] is 0 for a one-word issue).
  * Each entry holds its halves, so that an issue and what it runs lie
@@ -483,18 +530,52 @@ typedef struct {
 } SharedIssue;
 
 enum { CODE_BLOCK = 256 }; /* entries per block */
+/* issues shared_issue looks up at once, from the one missed on */
+enum { CODE_AHEAD = 16 };
+
+/* A page template: the issue cache's entries for one page of code memory
+ * (SIM_CODE_PAGE_WORDS words from a multiple of that many past mem_base),
+ * every word's issue decoded once from one tile's memory (the contents,
+ * kept), and copied into the issue cache of each tile at its first miss
+ * in that page after tile_start (code_seed): an entry where the tile has
+ * the same words (the issue's one or two), which is what its own misses
+ * would have found, one by one, in the shared store (an issue is a
+ * function of its words and its address). A page has a few templates, of
+ * different contents (tiles of different roles): a tile copies from the
+ * one most like its own memory there, and makes another while there are
+ * fewer than CODE_PAGE_VARIANTS when none is close. Immutable once made;
+ * the tiles' caches are their own, so a write to code clears a tile's
+ * copy as it clears what the tile found itself. */
+enum { CODE_PAGE_VARIANTS = 8 };
+typedef struct {
+	/* the words, and the one after the page (0 past exec_end) */
+	uint32_t words[SIM_CODE_PAGE_WORDS + 1];
+	/* each word's entry, with bit 0 set for a two-word issue and bit 1
+	 * for one of two halves (a bundle): the copy reads no entry */
+	uintptr_t at[SIM_CODE_PAGE_WORDS];
+} CodePage;
 typedef struct CodeBlock {
 	SharedIssue e[CODE_BLOCK];
 	struct CodeBlock *next;
 } CodeBlock;
 
-/* A table of the store: mask + 1 slots, NULL where free. A grown store
- * keeps its older tables (a thread may still be reading one) until it is
- * freed. */
+/* A slot of a table: the entry (0 where free) with its issue's length
+ * in bit 0 (1: two words; entries are 64-byte aligned), beside its words,
+ * so that a probe compares keys on the slot's cache line and touches no
+ * entry but the one it finds. A slot is written once, under the lock: the
+ * words first, then the entry with release, so a reader that sees the
+ * entry (acquire) sees the words. */
+typedef struct {
+	_Atomic(uintptr_t) e;
+	uint32_t w0, w1;
+} CodeSlot;
+
+/* A table of the store: mask + 1 slots. A grown store keeps its older
+ * tables (a thread may still be reading one) until it is freed. */
 typedef struct CodeTable {
 	struct CodeTable *older;
 	uint32_t mask;
-	_Atomic(SharedIssue *) slot[];
+	CodeSlot slot[];
 } CodeTable;
 
 /* Readers load the table and its slots with acquire, without the lock;
@@ -505,6 +586,12 @@ struct SimCode {
 	_Atomic(CodeTable *) table;
 	uint32_t n;
 	CodeBlock *blocks; /* the newest first, filled in order */
+	/* the page templates (CodePage), CODE_PAGE_VARIANTS a page, for
+	 * the pages Tile.seeded covers; under plock, which is taken before
+	 * lock, never after */
+	pthread_mutex_t plock;
+	CodePage *(*pages)[CODE_PAGE_VARIANTS]; /* made on first use */
+	uint64_t pages_built, pages_copied;
 };
 
 static CodeTable *
@@ -521,6 +608,7 @@ sim_code_new(void)
 {
 	SimCode *s = xcalloc(1, sizeof *s);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->plock, NULL);
 	atomic_init(&s->table, code_table(1023));
 	return s;
 }
@@ -541,8 +629,22 @@ sim_code_free(SimCode *s)
 		free(tb);
 		tb = older;
 	}
+	for (int i = 0; s->pages && i < 64 * SIM_CODE_SEEDED; i++)
+		for (int v = 0; v < CODE_PAGE_VARIANTS; v++)
+			free(s->pages[i][v]);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->plock);
+	free(s->pages);
 	free(s);
+}
+
+void
+sim_code_page_counts(SimCode *s, uint64_t *built, uint64_t *copied)
+{
+	pthread_mutex_lock(&s->plock);
+	*built = s->pages_built;
+	*copied = s->pages_copied;
+	pthread_mutex_unlock(&s->plock);
 }
 
 void
@@ -555,23 +657,40 @@ tile_share_code(Tile *t, SimCode *s)
 }
 
 /* The entry with these words in tb, or NULL; *free_slot gets the slot it
- * would take. */
-static SharedIssue *
-code_find(CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
-          _Atomic(SharedIssue *) **free_slot)
+ * would take. The start slot mixes all the key's bits into the high half
+ * of a 64-bit product: code words differ in few bits, often high ones. */
+static inline uint32_t
+code_start(uint32_t w0, uint32_t w1, uint8_t nwords)
 {
-	uint32_t h = w0 * 0x9e3779b1u ^ w1 * 0x85ebca77u;
-	for (uint32_t i = h ^ h >> 15;; i++) {
-		_Atomic(SharedIssue *) *p = &tb->slot[i & tb->mask];
-		SharedIssue *e = atomic_load_explicit(p, memory_order_acquire);
+	uint64_t k = ((uint64_t)w1 << 32 | w0) ^ (uint64_t)nwords << 62;
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static SharedIssue *
+code_find(const CodeTable *tb, uint32_t w0, uint32_t w1, uint8_t nwords,
+          CodeSlot **free_slot)
+{
+	uintptr_t tag = nwords == 2;
+	for (uint32_t i = code_start(w0, w1, nwords);; i++) {
+		CodeSlot *p = (CodeSlot *)&tb->slot[i & tb->mask];
+		uintptr_t e = atomic_load_explicit(&p->e, memory_order_acquire);
 		if (!e) {
 			*free_slot = p;
 			return NULL;
 		}
-		if (e->u.word[0] == w0 && e->u.word[1] == w1 &&
-		    e->u.nwords == nwords)
-			return e;
+		if (p->w0 == w0 && p->w1 == w1 && (e & 1) == tag)
+			return (SharedIssue *)(e & ~(uintptr_t)1);
 	}
+}
+
+/* Fill a free slot that code_find gave: the words, then the entry. */
+static void
+code_put(CodeSlot *p, SharedIssue *e)
+{
+	p->w0 = e->u.word[0];
+	p->w1 = e->u.word[1];
+	atomic_store_explicit(&p->e, (uintptr_t)e | (e->u.nwords == 2),
+	                      memory_order_release);
 }
 
 /* The store's copy of u (a new one, or the one another tile made: the
@@ -581,21 +700,22 @@ code_intern(SimCode *s, const DIssue *u)
 {
 	pthread_mutex_lock(&s->lock);
 	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_relaxed);
-	_Atomic(SharedIssue *) *p;
+	CodeSlot *p;
 	SharedIssue *e = code_find(tb, u->word[0], u->word[1], u->nwords, &p);
 	if (!e) {
 		if (2 * (s->n + 1) > tb->mask + 1) { /* at most half full */
 			CodeTable *nt = code_table(2 * tb->mask + 1);
 			nt->older = tb;
 			for (uint32_t i = 0; i <= tb->mask; i++) {
-				SharedIssue *o = atomic_load_explicit(
-				    &tb->slot[i], memory_order_relaxed);
-				_Atomic(SharedIssue *) *q;
-				if (o &&
-				    !code_find(nt, o->u.word[0], o->u.word[1],
-				               o->u.nwords, &q))
-					atomic_store_explicit(
-					    q, o, memory_order_relaxed);
+				uintptr_t o = atomic_load_explicit(
+				    &tb->slot[i].e, memory_order_relaxed);
+				SharedIssue *oe =
+				    (SharedIssue *)(o & ~(uintptr_t)1);
+				CodeSlot *q;
+				if (oe &&
+				    !code_find(nt, oe->u.word[0], oe->u.word[1],
+				               oe->u.nwords, &q))
+					code_put(q, oe);
 			}
 			atomic_store_explicit(&s->table, nt,
 			                      memory_order_release);
@@ -617,11 +737,136 @@ code_intern(SimCode *s, const DIssue *u)
 		} else {
 			memset(&e->half[1], 0, sizeof e->half[1]);
 		}
-		atomic_store_explicit(p, e, memory_order_release);
+		code_put(p, e);
 		s->n++;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return &e->u;
+}
+
+/* The issue at pc as decode_issue would remember it, from the tile's
+ * memory, without faults: 1 and *u (its halves in half) if every rule of
+ * fetch and decode holds there but those of the context and rpt state
+ * (u->ok), else 0. */
+static int
+issue_build(const Tile *t, uint32_t pc, DIssue *u, DInsn half[2])
+{
+	const Chip *c = t->chip;
+	if (pc + 4 > c->exec_end)
+		return 0;
+	uint32_t w0 = mem_word(t, pc), w1 = 0;
+	if (decode_word(t, pc, w0, &half[0]))
+		return 0;
+	const InsnDesc *d0 = half[0].d;
+	int wide = (d0->flags & F_WIDE) != 0;
+	int bundle = !wide && ((w0 >> 31) & 1);
+	const DInsn *i1 = NULL;
+	if (wide)
+		w1 = mem_word(t, pc + 4);
+	if (bundle) {
+		if (pc % 8 || pc + 8 > c->exec_end)
+			return 0;
+		w1 = mem_word(t, pc + 4);
+		if (decode_word(t, pc + 4, w1, &half[1]))
+			return 0;
+		if (d0->lane != LANE_MAIN || half[1].d->lane != LANE_AUX ||
+		    (w1 >> 31))
+			return 0;
+		i1 = &half[1];
+	}
+	issue_fill(u, &half[0], i1, w0, w1, bundle, wide);
+	return 1;
+}
+
+/* A template of page pa's code from the tile's memory. */
+static CodePage *
+page_build(Tile *t, uint32_t pa)
+{
+	CodePage *p = xcalloc(1, sizeof *p);
+	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
+		uint32_t pc = pa + 4 * w;
+		DIssue u;
+		DInsn half[2];
+		p->words[w] = mem_word(t, pc);
+		if (!issue_build(t, pc, &u, half))
+			continue;
+		p->at[w] = (uintptr_t)code_intern(t->code, &u) |
+		           (u.nwords == 2) | (u.i1 ? 2u : 0u);
+	}
+	uint32_t end = pa + 4 * SIM_CODE_PAGE_WORDS;
+	p->words[SIM_CODE_PAGE_WORDS] =
+	    end + 4 <= t->chip->exec_end ? mem_word(t, end) : 0;
+	return p;
+}
+
+/* The tile's first miss in page pg since the host last started it: copy
+ * the entries of the page's closest template that have the tile's words
+ * into its issue cache (making a template first if none is close). */
+static __attribute__((noinline)) void
+code_seed(Tile *t, uint32_t pg)
+{
+	const Chip *ch = t->chip;
+	SimCode *s = t->code;
+	uint32_t pa = ch->mem_base + pg * 4 * SIM_CODE_PAGE_WORDS;
+	if (pa + 4 * SIM_CODE_PAGE_WORDS > ch->exec_end)
+		return; /* a partial page: left to the store */
+	pthread_mutex_lock(&s->plock);
+	if (!s->pages)
+		s->pages = xcalloc(64 * SIM_CODE_SEEDED, sizeof *s->pages);
+	CodePage **v = s->pages[pg], *p = NULL;
+	int best = -1, n = 0;
+	for (; n < CODE_PAGE_VARIANTS && v[n]; n++) {
+		int same = 0; /* in every fourth word: a guide only */
+		for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w += 4)
+			same += v[n]->words[w] == mem_word(t, pa + 4 * w);
+		if (same > best) {
+			best = same;
+			p = v[n];
+		}
+	}
+	/* none with seven in eight of the words: one more template */
+	if (8 * best < 7 * (SIM_CODE_PAGE_WORDS / 4) &&
+	    n < CODE_PAGE_VARIANTS) {
+		p = v[n] = page_build(t, pa);
+		s->pages_built++;
+	}
+	s->pages_copied++;
+	const DIssue **at = t->issue_at + (pa - ch->mem_base) / 4;
+	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
+		uintptr_t u = p->at[w];
+		if (!u || at[w] || p->words[w] != mem_word(t, pa + 4 * w) ||
+		    ((u & 1) && p->words[w + 1] != mem_word(t, pa + 4 * w + 4)))
+			continue;
+		at[w] = (const DIssue *)(u & ~(uintptr_t)63);
+		/* the range shared_issue would note */
+		uint32_t pc = pa + 4 * w, hi = pc + (u & 2 ? 12 : 8);
+		if (pc < t->code_lo)
+			t->code_lo = pc;
+		if (hi > t->code_hi)
+			t->code_hi = hi;
+	}
+	pthread_mutex_unlock(&s->plock);
+}
+
+/* The store's entry for the words at pc, or NULL; *len its length (which
+ * of the two keys it has says). */
+static inline SharedIssue *
+store_find(const Tile *t, const CodeTable *tb, uint32_t pc, uint32_t *len)
+{
+	const Chip *ch = t->chip;
+	uint32_t w0 = mem_word(t, pc);
+	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
+	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
+	CodeSlot *p;
+	SharedIssue *e = NULL;
+	*len = 4;
+	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
+		e = code_find(tb, w0, 0, 1, &p);
+	if (!e && two) {
+		e = code_find(tb, w0, w1, 2, &p);
+		*len = 8;
+	}
+	return e;
 }
 
 /* An issue the store has for the words at pc, now in the tile's cache; or
@@ -636,16 +881,32 @@ shared_issue(Tile *t, uint32_t pc)
 	SimCode *s = t->code;
 	if (!s)
 		return NULL;
-	uint32_t w0 = mem_word(t, pc);
-	int two = pc % 8 == 0 && pc + 8 <= ch->exec_end; /* a bundle's */
-	uint32_t w1 = two ? mem_word(t, pc + 4) : 0;
+	uint32_t pg = (pc - ch->mem_base) / (4 * SIM_CODE_PAGE_WORDS);
+	if (pg < 64 * SIM_CODE_SEEDED &&
+	    !(t->seeded[pg / 64] >> (pg % 64) & 1)) {
+		t->seeded[pg / 64] |= 1ull << (pg % 64);
+		code_seed(t, pg);
+		const DIssue *u = t->issue_at[(pc - ch->mem_base) / 4];
+		if (u)
+			return u;
+	}
 	CodeTable *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-	_Atomic(SharedIssue *) *p;
-	SharedIssue *e = NULL;
-	if (!(w0 >> 31)) /* a solo, or a two-word instruction */
-		e = code_find(tb, w0, 0, 1, &p);
-	if (!e && two)
-		e = code_find(tb, w0, w1, 2, &p);
+	/* Ask the host for the slots of the issues that follow in
+	 * straight-line code (a bundle's word says its length, a two-word
+	 * instruction's does not: taken for a solo here, which only costs a
+	 * useless fetch): they are looked up below, their misses in flight
+	 * together, as the code that runs after pc is usually that. */
+	uint32_t q = pc;
+	for (int k = 0; k < CODE_AHEAD && q + 8 <= ch->exec_end; k++) {
+		uint32_t w0 = mem_word(t, q);
+		int two = (w0 >> 31) & 1;
+		uint32_t start = code_start(w0, two ? mem_word(t, q + 4) : 0,
+		                            (uint8_t)(1 + two));
+		__builtin_prefetch(&tb->slot[start & tb->mask]);
+		q += two ? 8 : 4;
+	}
+	uint32_t len;
+	SharedIssue *e = store_find(t, tb, pc, &len);
 	if (!e)
 		return NULL;
 	/* the range fetch would have noted: each word decoded, plus 8 */
@@ -655,6 +916,23 @@ shared_issue(Tile *t, uint32_t pc)
 	if (hi > t->code_hi)
 		t->code_hi = hi;
 	t->issue_at[(pc - ch->mem_base) / 4] = &e->u;
+	/* The issues after it, while the store has them: what this
+	 * function would find at the tile's first miss there (a later
+	 * write to code clears them as it would then), with the range
+	 * noted as for a bundle (4 more than a two-word instruction's). */
+	q = pc + len;
+	for (int k = 1; k < CODE_AHEAD && q + 8 <= ch->exec_end; k++) {
+		const DIssue **at = &t->issue_at[(q - ch->mem_base) / 4];
+		uint32_t n;
+		SharedIssue *f = *at ? NULL : store_find(t, tb, q, &n);
+		if (!f)
+			break;
+		__builtin_prefetch(&f->u);
+		*at = &f->u;
+		if (q + 12 > t->code_hi)
+			t->code_hi = q + 12;
+		q += n;
+	}
 	return &e->u;
 }
 
@@ -728,26 +1006,7 @@ decode_issue(Tile *t, Exec *e, int ci, const DInsn **i0, const DInsn **i1,
 	if (sim_path == SIM_PLAIN)
 		return 1;
 	DIssue issue, *u = &issue;
-	u->i0 = *i0;
-	u->i1 = *i1;
-	u->word[0] = w0;
-	u->word[1] = w1;
-	u->nwords = bundle || wide ? 2 : 1;
-	u->len = (uint8_t)*len;
-	u->ok = (uint8_t)((d0->ctx != CTX_S && (!d1 || d1->ctx != CTX_S)
-	                       ? ISSUE_WORKER
-	                       : 0) |
-	                  (d0->ctx != CTX_W && (!d1 || d1->ctx != CTX_W)
-	                       ? ISSUE_SUPERVISOR
-	                       : 0) |
-	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
-	                       ? ISSUE_IN_RPT
-	                       : 0));
-	u->work[0] = ignored_write(*i0) ? NULL : (*i0)->fast;
-	u->work[1] = !*i1 || ignored_write(*i1) ? NULL : (*i1)->fast;
-	u->turns =
-	    *i1 && (*i1)->turns > (*i0)->turns ? (*i1)->turns : (*i0)->turns;
-	fused_shape(u);
+	issue_fill(u, *i0, *i1, w0, w1, bundle, wide);
 	if (!t->code)
 		t->code = sim_code_new();
 	t->issue_at[(c->pc - t->chip->mem_base) / 4] = code_intern(t->code, u);
