@@ -1626,6 +1626,76 @@ test_softmax_fused_cast(void **state)
 	}
 }
 
+/* The f8 attention's K written as B^T's n-panels by its cast
+ * (plan_segment_bt_rows, layout_segments' bt): K's segment of the heads'
+ * transpose in blocks of 16 keys a tile, each as 32-column panels in one
+ * zero-padded buffer (72 columns: 3 panels, the last of 8; 40 keys a
+ * head: blocks of 16, 16 and 8), the cast's one call a tile writes
+ * pack_bt's layout, and QK^T's B parts take whole panels from there: no
+ * pack step for K (V's is still packed); not when k8 is an output too,
+ * nor for q's and v's segments. Values against the interpreter. */
+static void
+test_k_bt_panels(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input x f16 [40, 64]\n"
+	    "weight w f16 [64, 432]\n"
+	    "h = matmul x w\n"
+	    "r = reshape h [1, 40, 3, 2, 72]\n"
+	    "t = transpose r [2, 0, 3, 1, 4]\n"
+	    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 40, 72]\n"
+	    "q = reshape qs [1, 2, 40, 72]\n"
+	    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 40, 72]\n"
+	    "k = reshape ks [1, 2, 40, 72]\n"
+	    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 40, 72]\n"
+	    "v = reshape vs [1, 2, 40, 72]\n"
+	    "q8 = cast q f8_f143*2^-1\n"
+	    "k8 = cast k f8_f143*2^-1\n"
+	    "s = matmul q8 k8 transpose_b=1\n"
+	    "p = softmax s scale=0.125\n"
+	    "p8 = cast p f8_f143*2^-7\n"
+	    "v8 = cast v f8_f143*2^-1\n"
+	    "o = matmul p8 v8\n"
+	    "ot = transpose o [0, 2, 1, 3]\n"
+	    "y = reshape ot [40, 144]\n"
+	    "yq = cast y f8_f143*2^-2\n"
+	    "output yq\noutput s\n";
+	Graph *g = parsed(text);
+	int32_t tt = g->ops[2].out;
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 0), 0);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 40);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 2), 0);
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&dump, &len);
+	CompileOptions o = {
+	    .tiles = 16, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
+	Package *pk;
+	CompileReport rep;
+	Diag d;
+	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	fclose(f);
+	/* V's pack only; K's B from the cast's panels */
+	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 1);
+	assert_int_equal(count_of(dump, "\"matmul: B\""), 1);
+	free(dump);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	graph_free(g);
+	check("K written as B^T panels by its cast", text, 16, 0x1p-3);
+	/* k8 read by the host too: its cast writes row-major rows */
+	char with_k[2048];
+	snprintf(with_k, sizeof with_k, "%soutput k8\n", text);
+	g = parsed(with_k);
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 0);
+	graph_free(g);
+	check("K cast to f8 and read by the host", with_k, 16, 0x1p-3);
+}
+
 /* Graph `one` (an add in a reduction) and `both` (the same with the
  * add's input an output too, which keeps the add apart), on the same
  * inputs: one's output must be the bits of both's second (c_bytes
@@ -1956,6 +2026,7 @@ main(void)
 	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_views),
+	    cmocka_unit_test(test_k_bt_panels),
 	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_loop_carry_second),
 	    cmocka_unit_test(test_loop_input_kept),
