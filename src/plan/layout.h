@@ -59,7 +59,7 @@ typedef struct {
 	/* with layout_segments' bt: one of the bt_panels panels of 32
 	 * columns (col0 / 32 its number) of a block of B^T rows, each
 	 * pad_rows x 32 elements, panel j at j x pad_rows x 32 elements of
-	 * one buffer; 0: a piece of its own */
+	 * one buffer, zero-padded; 0: a piece of its own */
 	uint8_t bt_panels;
 } Piece;
 
@@ -120,12 +120,13 @@ TensorPlace *layout_segments(Storage *st, uint32_t tiles, int32_t tensor,
                              const uint32_t *bounds, int n, uint32_t *next,
                              const uint32_t *bt);
 /* With bt (NULL: none) and bt[s] > 0 (plan_segment_bt_rows): segment s
- * holds matrices of bt[s] rows, each cut into blocks of 16 rows (the
+ * holds matrices of bt[s] rows, each cut into blocks of 8 rows (the
  * last fewer), a block on a tile of its own from *next on, stored as
- * ceil(cols / 32) panels of 16 x 32 elements in one buffer (Piece
- * bt_panels), zero-padded: the f8 cast of such a block is B^T's n-panel
- * in the GEMM weight layout (pack_bt's, docs/kernel-pack.md). */
-enum { LAYOUT_BT_ROWS = 16, LAYOUT_BT_COLS = 32 };
+ * ceil(cols / 32) panels of 8 x 32 elements in one buffer (Piece
+ * bt_panels), zero-padded: the f8 cast of such a block is half of B^T's
+ * n-panel in the GEMM weight layout (pack_bt's, docs/kernel-pack.md:
+ * rows 0-7 or 8-15 of each of its K-panels, 256 contiguous bytes each). */
+enum { LAYOUT_BT_ROWS = 8, LAYOUT_BT_COLS = 32 };
 /* The pieces of `from` inside rows [r0, r1) of its view, as tensor
  * `tensor`'s pieces (r1 - r0 rows; rows renumbered from r0), the same
  * buffers; NULL if a piece lies across r0 or r1. */
