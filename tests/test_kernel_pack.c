@@ -275,14 +275,16 @@ test_check(void **state)
 
 /* The f8 attention's K as B^T's n-panel straight from its cast
  * (layout_segments' bt, docs/kernel-pack.md "pack_bt from the cast"):
- * K's rows [n x k] f16 stored as ceil(k / 32) panels of 16 x 32 halves,
- * zero-padded, and ew_cast_f16_f8 walking them as nseg = panels, rows =
- * 16, cols = 32 writes, byte for byte, what the separate kernels make:
- * ew_cast_f16_f8 of the rows, then pack_bt of its f8 rows. Random finite
+ * K's rows [n x k] f16 (n <= block: 8, the compiler's, or 16) stored as
+ * ceil(k / 32) panels of block x 32 halves, zero-padded, and
+ * ew_cast_f16_f8 walking them as nseg = panels, rows = block, cols = 32
+ * writes, byte for byte, what the separate kernels make: ew_cast_f16_f8
+ * of the rows, then pack_bt of its f8 rows (each panel's first block
+ * rows; the rest is pack_bt's zero rows past bn). Random finite
  * halves (|x| < 2, scale 2^-1), n and k ragged; the cycles exactly
  * ew_cycles'. */
 static void
-run_cast_bt(uint32_t n, uint32_t k)
+run_cast_bt(uint32_t block, uint32_t n, uint32_t k)
 {
 	enum {
 		ROWS = 0x80000,
@@ -307,7 +309,7 @@ run_cast_bt(uint32_t n, uint32_t k)
 	for (uint32_t i = 0; i < SPAN2; i++)
 		mem[i] = (uint8_t)rnd32();
 	/* the panels' padding zero, their data the rows' */
-	memset(mem + PANELS - ROWS, 0, np * 16 * 64);
+	memset(mem + PANELS - ROWS, 0, np * block * 64);
 	for (uint32_t r = 0; r < n; r++)
 		for (uint32_t c = 0; c < kr; c++) {
 			uint16_t h = (uint16_t)(rnd32() & 0xbfff); /* |x| < 2 */
@@ -315,7 +317,7 @@ run_cast_bt(uint32_t n, uint32_t k)
 				continue;
 			memcpy(mem + (r * kr + c) * 2, &h, 2);
 			memcpy(mem + PANELS - ROWS +
-			           ((c / 32 * 16 + r) * 32 + c % 32) * 2,
+			           ((c / 32 * block + r) * 32 + c % 32) * 2,
 			       &h, 2);
 		}
 	Tile *tile = tile_new(chip, 0);
@@ -328,10 +330,10 @@ run_cast_bt(uint32_t n, uint32_t k)
 	EwCall fused = {
 	    .op = EW_CAST, .in = DT_F16, .out = DT_F8_F143, .fp8_scale = -1};
 	fused.nseg = np;
-	fused.rows = 16;
+	fused.rows = block;
 	fused.cols = 32;
-	fused.a = (EwRef){PANELS, 16 * 64, 64};
-	fused.dst = (EwRef){OUT, 512, 32};
+	fused.a = (EwRef){PANELS, block * 64, 64};
+	fused.dst = (EwRef){OUT, block * 32, 32};
 	if (ew_tile_call(tile, &img, &fused, ARGS, &cycles, &d))
 		fail_msg("%s", d.msg);
 	/* the separate kernels: the cast of the rows, pack_bt of its rows */
@@ -358,20 +360,25 @@ run_cast_bt(uint32_t n, uint32_t k)
 	tile_read(tile, ROWS, after, SPAN2);
 	uint32_t bytes = gemm_b_bytes(GEMM_F8, k, n);
 	assert_int_equal(bytes, np * 512);
-	for (uint32_t i = 0; i < bytes; i++)
-		if (after[OUT - ROWS + i] != after[REF - ROWS + i])
-			fail_msg("cast to B^T panels %ux%u: byte %u (panel %u, "
-			         "row %u) is 0x%02x, cast + pack_bt 0x%02x",
-			         n, k, i, i / 512, i % 512 / 32,
-			         after[OUT - ROWS + i], after[REF - ROWS + i]);
+	for (uint32_t i = 0; i < np * block * 32; i++) {
+		uint32_t j = i / (block * 32), o = i % (block * 32);
+		if (after[OUT - ROWS + i] != after[REF - ROWS + j * 512 + o])
+			fail_msg(
+			    "cast to B^T panels of %u rows, %ux%u: panel "
+			    "%u byte %u (row %u) is 0x%02x, cast + pack_bt "
+			    "0x%02x",
+			    block, n, k, j, o, o / 32, after[OUT - ROWS + i],
+			    after[REF - ROWS + j * 512 + o]);
+	}
 	if (cycles != ew_cycles(chip, &fused))
-		fail_msg("cast to B^T panels %ux%u: %llu cycles, ew_cycles "
-		         "says %llu",
-		         n, k, (unsigned long long)cycles,
+		fail_msg("cast to B^T panels of %u rows, %ux%u: %llu cycles, "
+		         "ew_cycles says %llu",
+		         block, n, k, (unsigned long long)cycles,
 		         (unsigned long long)ew_cycles(chip, &fused));
 	if (print_rates)
-		printf("cast to B^T panels %2u x %3u: %llu cycles\n", n, k,
-		       (unsigned long long)cycles);
+		printf("cast to B^T panels of %2u rows, %2u x %3u: %llu "
+		       "cycles\n",
+		       block, n, k, (unsigned long long)cycles);
 	tile_free(tile);
 	free(mem);
 	free(after);
@@ -381,10 +388,11 @@ static void
 test_cast_bt(void **state)
 {
 	(void)state;
-	static const uint32_t shape[][2] = {
-	    {16, 72}, {9, 72}, {1, 8}, {16, 32}, {5, 40}, {16, 96}, {3, 104}};
+	static const uint32_t shape[][3] = {
+	    {8, 8, 72},  {8, 1, 72}, {8, 5, 40},   {8, 8, 24},   {16, 16, 72},
+	    {16, 9, 72}, {16, 1, 8}, {16, 16, 32}, {16, 16, 96}, {16, 3, 104}};
 	for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
-		run_cast_bt(shape[i][0], shape[i][1]);
+		run_cast_bt(shape[i][0], shape[i][1], shape[i][2]);
 }
 
 int
