@@ -830,6 +830,25 @@ count_of(const char *text, const char *word)
 	return n;
 }
 
+/* The lowering's dump (`--dump lower`) of g compiled on `tiles` tiles. */
+static char *
+lowered_dump(Graph *g, uint32_t tiles)
+{
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&dump, &len);
+	CompileOptions o = {
+	    .tiles = tiles, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
+	Package *pk;
+	CompileReport rep;
+	Diag d;
+	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	fclose(f);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	return dump;
+}
+
 /* SigLIP's attention on a fused projection: [t, 3 h d] -> [1, t, 3, h, d]
  * -> [3, 1, h, t, d], a slice each for q, k and v, and the heads back
  * into [t, h d]. The layout ops read once are views: their reader takes
@@ -913,23 +932,12 @@ test_views(void **state)
 	/* a tensor is its own view; q k^T reads no exchange's slice */
 	assert_int_equal(plan_view_of(g, tt, &c), tt);
 	assert_null(layout_chain_map(&c, &m));
-	char *dump = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&dump, &len);
-	CompileOptions o = {
-	    .tiles = 16, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
-	Package *pk;
-	CompileReport rep;
-	Diag d;
-	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
-	fclose(f);
+	char *dump = lowered_dump(g, 16);
 	/* steps: the one transpose, y's reshape; no slice, no other */
 	assert_int_equal(count_of(dump, "\"transpose\""), 1);
 	assert_int_equal(count_of(dump, "\"reshape\""), 1);
 	assert_int_equal(count_of(dump, "\"slice\""), 0);
 	free(dump);
-	pkg_free(pk);
-	compile_report_free(&rep);
 	graph_free(g);
 	check("views of a fused projection", text, 16, 0x1p-7);
 	/* the f8 tower's attention: q, k and v cast to f8 from their
@@ -1670,22 +1678,11 @@ test_k_bt_panels(void **state)
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 0), 0);
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 37);
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 2), 0);
-	char *dump = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&dump, &len);
-	CompileOptions o = {
-	    .tiles = 16, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
-	Package *pk;
-	CompileReport rep;
-	Diag d;
-	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
-	fclose(f);
+	char *dump = lowered_dump(g, 16);
 	/* V's pack only; K's B from the cast's panels */
 	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 1);
 	assert_int_equal(count_of(dump, "\"matmul: B\""), 1);
 	free(dump);
-	pkg_free(pk);
-	compile_report_free(&rep);
 	graph_free(g);
 	check("K written as B^T panels by its cast", text, 16, 0x1p-3);
 	/* k8 read by the host too: its cast writes row-major rows */
