@@ -1131,7 +1131,9 @@ plan_segment_bt_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
 		    r1 == bounds[s + 1])
 			sl = i;
 	}
-	if (sl < 0 || in->elem.dtype != DT_F16)
+	/* Piece.bt_panels counts a block's panels in a byte */
+	if (sl < 0 || in->elem.dtype != DT_F16 ||
+	    tensor_view_cols(in) > 255 * LAYOUT_BT_COLS)
 		return 0;
 	int32_t t = g->ops[sl].out, c;
 	int last = in->shape.rank - 1;
