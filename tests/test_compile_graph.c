@@ -1683,6 +1683,12 @@ test_k_bt_panels(void **state)
 	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 1);
 	assert_int_equal(count_of(dump, "\"matmul: B\""), 1);
 	free(dump);
+	/* on 4 tiles its 10 blocks would take 3 a tile: K packed as
+	 * before (LAYOUT_BT_PER_TILE) */
+	dump = lowered_dump(g, 4);
+	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 2);
+	assert_int_equal(count_of(dump, "\"matmul: B\""), 0);
+	free(dump);
 	graph_free(g);
 	check("K written as B^T panels by its cast", text, 16, 0x1p-3);
 	/* k8 read by the host too: its cast writes row-major rows */

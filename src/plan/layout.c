@@ -197,7 +197,11 @@ layout_segments(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 {
 	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
 	for (int s = 0; s < n; s++) {
-		if (bt && bt[s]) {
+		uint32_t nbt = bt && bt[s]
+		                   ? (bounds[s + 1] - bounds[s]) / bt[s] *
+		                         ceil_div(bt[s], LAYOUT_BT_ROWS)
+		                   : 0;
+		if (nbt && nbt <= LAYOUT_BT_PER_TILE * tiles) {
 			bt_segment(st, tiles, tp, bounds[s], bounds[s + 1],
 			           bt[s], next);
 			continue;

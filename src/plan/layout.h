@@ -126,7 +126,10 @@ TensorPlace *layout_segments(Storage *st, uint32_t tiles, int32_t tensor,
  * bt_panels), zero-padded: the f8 cast of such a block is half of B^T's
  * n-panel in the GEMM weight layout (pack_bt's, docs/kernel-pack.md:
  * rows 0-7 or 8-15 of each of its K-panels, 256 contiguous bytes each). */
-enum { LAYOUT_BT_ROWS = 8, LAYOUT_BT_COLS = 32 };
+/* Only where the blocks take at most LAYOUT_BT_PER_TILE a tile: each
+ * is kept for the whole program (So400m f8 at batch 1 and 2; batch 4's
+ * fullest tile has a few bytes to spare), else the default layout. */
+enum { LAYOUT_BT_ROWS = 8, LAYOUT_BT_COLS = 32, LAYOUT_BT_PER_TILE = 2 };
 /* The pieces of `from` inside rows [r0, r1) of its view, as tensor
  * `tensor`'s pieces (r1 - r0 rows; rows renumbered from r0), the same
  * buffers; NULL if a piece lies across r0 or r1. */
