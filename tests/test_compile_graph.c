@@ -819,6 +819,25 @@ count_of(const char *text, const char *word)
 	return n;
 }
 
+/* The lowering's dump (`--dump lower`) of g compiled on `tiles` tiles. */
+static char *
+lowered_dump(Graph *g, uint32_t tiles)
+{
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&dump, &len);
+	CompileOptions o = {
+	    .tiles = tiles, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
+	Package *pk;
+	CompileReport rep;
+	Diag d;
+	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
+	fclose(f);
+	pkg_free(pk);
+	compile_report_free(&rep);
+	return dump;
+}
+
 /* SigLIP's attention on a fused projection: [t, 3 h d] -> [1, t, 3, h, d]
  * -> [3, 1, h, t, d], a slice each for q, k and v, and the heads back
  * into [t, h d]. The layout ops read once are views: their reader takes
@@ -898,23 +917,12 @@ test_views(void **state)
 	/* a tensor is its own view; q k^T reads no exchange's slice */
 	assert_int_equal(plan_view_of(g, tt, &c), tt);
 	assert_null(layout_chain_map(&c, &m));
-	char *dump = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&dump, &len);
-	CompileOptions o = {
-	    .tiles = 16, .dump = COMPILE_DUMP_LOWER, .dump_to = f};
-	Package *pk;
-	CompileReport rep;
-	Diag d;
-	assert_int_equal(compile_graph(g, &o, &pk, &rep, &d), 0);
-	fclose(f);
+	char *dump = lowered_dump(g, 16);
 	/* steps: the one transpose, y's reshape; no slice, no other */
 	assert_int_equal(count_of(dump, "\"transpose\""), 1);
 	assert_int_equal(count_of(dump, "\"reshape\""), 1);
 	assert_int_equal(count_of(dump, "\"slice\""), 0);
 	free(dump);
-	pkg_free(pk);
-	compile_report_free(&rep);
 	graph_free(g);
 	check("views of a fused projection", text, 16, 0x1p-7);
 	/* the f8 tower's attention: q, k and v cast to f8 from their
@@ -1684,6 +1692,73 @@ test_softmax_fused_cast(void **state)
 	}
 }
 
+/* The f8 attention's K written as halves of B^T's n-panels by its cast
+ * (plan_segment_bt_rows, layout_segments' bt): K's segment of the heads'
+ * transpose in blocks of 8 keys a tile, each as 32-column panels in one
+ * zero-padded buffer (72 columns: 3 panels, the last of 8 columns; 37
+ * keys a head: 4 blocks of 8 and one of 5, 10 on 16 tiles; 3 n-panels,
+ * the last of 5 keys), the cast's one call a tile
+ * writes pack_bt's layout of those rows, and QK^T's B parts take them
+ * whole (256 bytes a K-panel) from there: no pack step for K (V's is
+ * still packed); not when k8 is an output too, nor for q's and v's
+ * segments. Values against the interpreter. */
+static void
+test_k_bt_panels(void **state)
+{
+	(void)state;
+	static const char *const text =
+	    "input x f16 [37, 64]\n"
+	    "weight w f16 [64, 432]\n"
+	    "h = matmul x w\n"
+	    "r = reshape h [1, 37, 3, 2, 72]\n"
+	    "t = transpose r [2, 0, 3, 1, 4]\n"
+	    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 37, 72]\n"
+	    "q = reshape qs [1, 2, 37, 72]\n"
+	    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 37, 72]\n"
+	    "k = reshape ks [1, 2, 37, 72]\n"
+	    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 37, 72]\n"
+	    "v = reshape vs [1, 2, 37, 72]\n"
+	    "q8 = cast q f8_f143*2^-1\n"
+	    "k8 = cast k f8_f143*2^-1\n"
+	    "s = matmul q8 k8 transpose_b=1\n"
+	    "p = softmax s scale=0.125\n"
+	    "p8 = cast p f8_f143*2^-7\n"
+	    "v8 = cast v f8_f143*2^-1\n"
+	    "o = matmul p8 v8\n"
+	    "ot = transpose o [0, 2, 1, 3]\n"
+	    "y = reshape ot [37, 144]\n"
+	    "yq = cast y f8_f143*2^-2\n"
+	    "output yq\noutput s\n";
+	Graph *g = parsed(text);
+	int32_t tt = g->ops[2].out;
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 0), 0);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 37);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 2), 0);
+	char *dump = lowered_dump(g, 16);
+	/* V's pack only; K's B from the cast's panels */
+	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 1);
+	assert_int_equal(count_of(dump, "\"matmul: B\""), 1);
+	free(dump);
+	/* on 4 tiles its 10 blocks would take 3 a tile: K packed as
+	 * before (LAYOUT_BT_PER_TILE) */
+	dump = lowered_dump(g, 4);
+	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 2);
+	assert_int_equal(count_of(dump, "\"matmul: B\""), 0);
+	free(dump);
+	graph_free(g);
+	check("K written as B^T panels by its cast", text, 16, 0x1p-3);
+	/* k8 read by the host too: its cast writes row-major rows */
+	char with_k[2048];
+	snprintf(with_k, sizeof with_k, "%soutput k8\n", text);
+	g = parsed(with_k);
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 0);
+	graph_free(g);
+	check("K cast to f8 and read by the host", with_k, 16, 0x1p-3);
+}
+
 /* Graph `one` (an add in a reduction) and `both` (the same with the
  * add's input an output too, which keeps the add apart), on the same
  * inputs: one's output must be the bits of both's second (c_bytes
@@ -2011,6 +2086,7 @@ main(void)
 	    cmocka_unit_test(test_device_a_transposed),
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_views),
+	    cmocka_unit_test(test_k_bt_panels),
 	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_loop_carry_second),
 	    cmocka_unit_test(test_loop_input_kept),

@@ -15,6 +15,7 @@
 #include "../src/asm/asm.h"
 #include "../src/kernels/kernels.h"
 #include "../src/bench/tile_kernel.h"
+#include "../src/kernels/elementwise.h"
 #include "../src/kernels/pack.h"
 #include "../src/util/util.h"
 
@@ -272,13 +273,135 @@ test_check(void **state)
 	expect_reject(&c, "4 GiB");
 }
 
+/* The f8 attention's K as B^T's n-panel straight from its cast
+ * (layout_segments' bt, docs/kernel-pack.md "pack_bt from the cast"):
+ * K's rows [n x k] f16 (n <= block: 8, the compiler's, or 16) stored as
+ * ceil(k / 32) panels of block x 32 halves, zero-padded, and
+ * ew_cast_f16_f8 walking them as nseg = panels, rows = block, cols = 32
+ * writes, byte for byte, what the separate kernels make: ew_cast_f16_f8
+ * of the rows, then pack_bt of its f8 rows (each panel's first block
+ * rows; the rest is pack_bt's zero rows past bn). Random finite
+ * halves (|x| < 2, scale 2^-1), n and k ragged; the cycles exactly
+ * ew_cycles'. */
+static void
+run_cast_bt(uint32_t block, uint32_t n, uint32_t k)
+{
+	enum {
+		ROWS = 0x80000,
+		F8 = 0x90000,
+		PANELS = 0xa0000,
+		OUT = 0xb0000,
+		REF = 0xc0000,
+		SPAN2 = 0x48000
+	};
+	const Chip *chip = chip_default();
+	static TileImage img;
+	static int done;
+	if (!done) {
+		const char *names[] = {"elementwise", "elementwise_f8",
+		                       "pack_f8"};
+		Diag d0;
+		assert_int_equal(kernel_image(names, 3, chip, &img, &d0), 0);
+		done = 1;
+	}
+	uint32_t np = (k + 31) / 32, kr = (k + 7) / 8 * 8;
+	uint8_t *mem = xcalloc(SPAN2, 1), *after = xcalloc(SPAN2, 1);
+	for (uint32_t i = 0; i < SPAN2; i++)
+		mem[i] = (uint8_t)rnd32();
+	/* the panels' padding zero, their data the rows' */
+	memset(mem + PANELS - ROWS, 0, np * block * 64);
+	for (uint32_t r = 0; r < n; r++)
+		for (uint32_t c = 0; c < kr; c++) {
+			uint16_t h = (uint16_t)(rnd32() & 0xbfff); /* |x| < 2 */
+			if (c >= k)
+				continue;
+			memcpy(mem + (r * kr + c) * 2, &h, 2);
+			memcpy(mem + PANELS - ROWS +
+			           ((c / 32 * block + r) * 32 + c % 32) * 2,
+			       &h, 2);
+		}
+	Tile *tile = tile_new(chip, 0);
+	tile_load_image(tile, &img);
+	tile_write(tile, ROWS, mem, SPAN2);
+	Diag d;
+	uint64_t cycles = 0, other = 0;
+	/* the one call on the panels, first on the fresh tile (its cycles
+	 * from a known phase of the workers' turns) */
+	EwCall fused = {
+	    .op = EW_CAST, .in = DT_F16, .out = DT_F8_F143, .fp8_scale = -1};
+	fused.nseg = np;
+	fused.rows = block;
+	fused.cols = 32;
+	fused.a = (EwRef){PANELS, block * 64, 64};
+	fused.dst = (EwRef){OUT, block * 32, 32};
+	if (ew_tile_call(tile, &img, &fused, ARGS, &cycles, &d))
+		fail_msg("%s", d.msg);
+	/* the separate kernels: the cast of the rows, pack_bt of its rows */
+	EwCall cast = {.op = EW_CAST,
+	               .in = DT_F16,
+	               .out = DT_F8_F143,
+	               .fp8_scale = -1,
+	               .nseg = 1,
+	               .rows = n,
+	               .cols = kr,
+	               .a = {ROWS, 0, kr * 2},
+	               .dst = {F8, 0, np * 32}};
+	if (ew_tile_call(tile, &img, &cast, ARGS, &other, &d))
+		fail_msg("%s", d.msg);
+	PackCall pack = {.t = GEMM_F8,
+	                 .transposed = 1,
+	                 .bk = k,
+	                 .bn = n,
+	                 .src = F8,
+	                 .stride = np * 32,
+	                 .dst = REF};
+	if (pack_tile_call(tile, &img, &pack, ARGS, &other, &d))
+		fail_msg("%s", d.msg);
+	tile_read(tile, ROWS, after, SPAN2);
+	uint32_t bytes = gemm_b_bytes(GEMM_F8, k, n);
+	assert_int_equal(bytes, np * 512);
+	for (uint32_t i = 0; i < np * block * 32; i++) {
+		uint32_t j = i / (block * 32), o = i % (block * 32);
+		if (after[OUT - ROWS + i] != after[REF - ROWS + j * 512 + o])
+			fail_msg(
+			    "cast to B^T panels of %u rows, %ux%u: panel "
+			    "%u byte %u (row %u) is 0x%02x, cast + pack_bt "
+			    "0x%02x",
+			    block, n, k, j, o, o / 32, after[OUT - ROWS + i],
+			    after[REF - ROWS + j * 512 + o]);
+	}
+	if (cycles != ew_cycles(chip, &fused))
+		fail_msg("cast to B^T panels of %u rows, %ux%u: %llu cycles, "
+		         "ew_cycles says %llu",
+		         block, n, k, (unsigned long long)cycles,
+		         (unsigned long long)ew_cycles(chip, &fused));
+	if (print_rates)
+		printf("cast to B^T panels of %2u rows, %2u x %3u: %llu "
+		       "cycles\n",
+		       block, n, k, (unsigned long long)cycles);
+	tile_free(tile);
+	free(mem);
+	free(after);
+}
+
+static void
+test_cast_bt(void **state)
+{
+	(void)state;
+	static const uint32_t shape[][3] = {
+	    {8, 8, 72},  {8, 1, 72}, {8, 5, 40},   {8, 8, 24},   {16, 16, 72},
+	    {16, 9, 72}, {16, 1, 8}, {16, 16, 32}, {16, 16, 96}, {16, 3, 104}};
+	for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+		run_cast_bt(shape[i][0], shape[i][1], shape[i][2]);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pack_b), cmocka_unit_test(test_pack_bt),
 	    cmocka_unit_test(test_check),  cmocka_unit_test(test_gc200),
-	    cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_rates),  cmocka_unit_test(test_cast_bt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,11 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 	int r = IPU_OK;
 	for (int k = 0; k < a->npiece && !r; k++) {
 		const Piece *pa = &a->piece[k], *po = &out->piece[k];
+		/* a block's panels (layout_segments' bt) in one call, from
+		 * its first: the walk reads their zero padding too */
+		int panels = !b && pa->bt_panels && po->bt_panels;
+		if (panels && pa->col0)
+			continue;
 		uint32_t slot = seen[pa->tile]++;
 		if (first + (int32_t)slot >= l->nstep)
 			lower_step(l, STEP_COMPUTE, what);
@@ -58,6 +63,14 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 		/* the walk is a's (a transpose's dst has other columns) */
 		EwRef ro = piece_ref(po, eo, &nseg, &cols),
 		      ra = piece_ref(pa, ei, &nseg, &cols);
+		uint32_t rows = pa->rows;
+		if (panels) {
+			nseg = pa->bt_panels;
+			rows = pa->pad_rows;
+			cols = pa->pad_cols;
+			ra.seg_stride = rows * cols * ei;
+			ro.seg_stride = rows * cols * eo;
+		}
 		cols = (cols + mul - 1) / mul * mul;
 		if (pa->format != PF_GEMM_C && cols > pa->pad_cols) {
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -83,9 +96,8 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 			c->nref = 3;
 		}
 		/* a transpose's rows are dst's columns: whole groups too */
-		uint32_t rows = op == EW_TRANSPOSE
-		                    ? (pa->rows + mul - 1) / mul * mul
-		                    : pa->rows;
+		if (op == EW_TRANSPOSE)
+			rows = (pa->rows + mul - 1) / mul * mul;
 		c->args = (KernelArgs){KC_EW, .u.ew = {.op = op,
 		                                       .in = in,
 		                                       .out = to,

@@ -167,6 +167,23 @@ mirror(Build *b, const TensorPlace *like, int32_t id, DType dt, int one_row,
 	return adopt(b, layout_mirror(&bs.st, like, id, dt, one_row, what));
 }
 
+/* 1 if `from` is B^T's n-panels already (the f8 cast of a segment
+ * stored as B^T panel blocks, layout_segments' bt) and `want` B^T in the
+ * f8 GEMM weight layout: an exchange of whole panels fills it, no pack. */
+static int
+bt_packed(const TensorPlace *from, const FlatMap *map, const TensorPlace *want)
+{
+	if (map || !dtype_is_f8(from->dtype) || from->dtype != want->dtype)
+		return 0;
+	for (int k = 0; k < from->npiece; k++)
+		if (!from->piece[k].bt_panels)
+			return 0;
+	for (int k = 0; k < want->npiece; k++)
+		if (want->piece[k].format != PF_GEMM_B_T)
+			return 0;
+	return 1;
+}
+
 /* Fill `want` (tensor id's place as a consumer wants it) before the
  * consumer's first step `at`, as the plan's Conv c says: written there by
  * the host (CONV_HOST: its home from now on; CONV_HOST_COPY: a copy, the
@@ -190,7 +207,7 @@ bring(Build *b, int32_t id, const Conv *c, const TensorPlace *from,
 		return IPU_OK;
 	}
 	int r;
-	if (layout_is_packed(want)) {
+	if (layout_is_packed(want) && !bt_packed(from, map, want)) {
 		r = lower_pack_b(b->l, from, map, want, at, inserted, d);
 	} else {
 		Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
@@ -244,6 +261,20 @@ pad_zero(Build *b, const TensorPlace *tp)
 {
 	for (int k = 0; k < tp->npiece; k++)
 		if (tp->piece[k].cols < tp->piece[k].pad_cols) {
+			GROW(b->zeroed, b->nzeroed, b->capzeroed);
+			b->zeroed[b->nzeroed++] =
+			    (Zeroed){tp->piece[k].at.buf, tp};
+		}
+}
+
+/* The buffers of tp's B^T panel blocks (layout_segments' bt), whose
+ * padding an exchange never writes and their cast reads: kept zero as
+ * pad_zero's. */
+static void
+keep_zeroed(Build *b, const TensorPlace *tp)
+{
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].bt_panels && !tp->piece[k].col0) {
 			GROW(b->zeroed, b->nzeroed, b->capzeroed);
 			b->zeroed[b->nzeroed++] =
 			    (Zeroed){tp->piece[k].at.buf, tp};
@@ -474,11 +505,15 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 	int nseg = plan_row_segments(b->g, op->out, bounds);
 	TensorPlace *to;
 	if (nseg) { /* read by slices of its rows (plan_row_segments) */
+		uint32_t bt[PLAN_SEGMENTS_MAX];
+		for (int k = 0; k < nseg; k++)
+			bt[k] = plan_segment_bt_rows(b->g, op->out, bounds, k);
 		Buffers bs = buffers_from(b, at);
 		to = adopt(
 		    b, layout_segments(&bs.st, b->tiles, op->out,
 		                       tensor_view_rows(t), tensor_view_cols(t),
-		                       t->elem.dtype, bounds, nseg, &next));
+		                       t->elem.dtype, bounds, nseg, &next, bt));
+		keep_zeroed(b, to);
 	} else {
 		to = default_place(b, op->out, tensor_view_rows(t),
 		                   tensor_view_cols(t), t->elem.dtype, at,

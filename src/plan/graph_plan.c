@@ -754,11 +754,14 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 	int nseg = plan_row_segments(P->g, op->out, bounds);
 	TensorPlace *to;
 	if (nseg) { /* read by slices of its rows: each spread over the chip */
+		uint32_t bt[PLAN_SEGMENTS_MAX];
+		for (int k = 0; k < nseg; k++)
+			bt[k] = plan_segment_bt_rows(P->g, op->out, bounds, k);
 		o->tile0 = P->next_tile;
 		to = keep(P, layout_segments(&P->num.st, P->tiles, op->out,
 		                             tensor_view_rows(t),
 		                             tensor_view_cols(t), t->elem.dtype,
-		                             bounds, nseg, &P->next_tile));
+		                             bounds, nseg, &P->next_tile, bt));
 	} else {
 		to = default_layout(P, op->out, tensor_view_rows(t),
 		                    tensor_view_cols(t), t->elem.dtype,
@@ -1119,6 +1122,57 @@ one_f8_cast(const Graph *g, const Op *op)
 	        graph_repeat_iteration(&g->repeat, (int32_t)(op - g->ops)))
 		return -1;
 	return cast;
+}
+
+/* The one reader of tensor id if it is op kind `kind` in iteration
+ * `at` of the graph's repeat; else -1. */
+static int32_t
+reader_in(const Graph *g, int32_t id, OpKind kind, int32_t at)
+{
+	int32_t r = one_reader(g, id);
+	if (r < 0 || g->ops[r].kind != kind ||
+	    graph_repeat_iteration(&g->repeat, r) != at)
+		return -1;
+	return r;
+}
+
+uint32_t
+plan_segment_bt_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
+{
+	const Tensor *in = graph_tensor(g, id);
+	int32_t at = graph_repeat_iteration(&g->repeat, in->producer);
+	int32_t sl = -1;
+	for (int i = 0; i < g->nops && sl < 0; i++) {
+		uint32_t r0, r1;
+		if (g->ops[i].in[0] == id &&
+		    slice_rows(g, &g->ops[i], &r0, &r1) && r0 == bounds[s] &&
+		    r1 == bounds[s + 1])
+			sl = i;
+	}
+	/* Piece.bt_panels counts a block's panels in a byte */
+	if (sl < 0 || in->elem.dtype != DT_F16 ||
+	    tensor_view_cols(in) > 255 * LAYOUT_BT_COLS)
+		return 0;
+	int32_t t = g->ops[sl].out, c;
+	int last = in->shape.rank - 1;
+	/* through reshapes that keep the last axis (aliases) */
+	while ((c = reader_in(g, t, OP_RESHAPE, at)) >= 0) {
+		const Tensor *o = graph_tensor(g, g->ops[c].out);
+		if (o->shape.dim[o->shape.rank - 1] != in->shape.dim[last])
+			return 0;
+		t = g->ops[c].out;
+	}
+	c = reader_in(g, t, OP_CAST, at);
+	if (c < 0)
+		return 0;
+	const Tensor *k8 = graph_tensor(g, g->ops[c].out);
+	int32_t m = reader_in(g, k8->id, OP_MATMUL, at);
+	if (!dtype_is_f8(k8->elem.dtype) || k8->role == ROLE_OUTPUT ||
+	    k8->shape.rank < 2 || m < 0 || g->ops[m].in[1] != k8->id ||
+	    g->ops[m].in[0] == k8->id || !g->ops[m].attr.transpose_b)
+		return 0;
+	uint32_t rows = (uint32_t)k8->shape.dim[k8->shape.rank - 2];
+	return rows && (bounds[s + 1] - bounds[s]) % rows == 0 ? rows : 0;
 }
 
 int32_t

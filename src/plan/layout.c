@@ -159,13 +159,53 @@ layout_default(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
 	return tp;
 }
 
+/* Rows [r0, r1) of tp's view as blocks of B^T rows in panels
+ * (layout_segments' bt): matrices of `mrows` rows. */
+static void
+bt_segment(Storage *st, uint32_t tiles, TensorPlace *tp, uint32_t r0,
+           uint32_t r1, uint32_t mrows, uint32_t *next)
+{
+	uint32_t es = (uint32_t)dtype_size(tp->dtype), w = LAYOUT_BT_COLS,
+	         h = LAYOUT_BT_ROWS, np = ceil_div(tp->cols, w),
+	         t = *next % tiles;
+	for (uint32_t m0 = r0; m0 < r1; m0 += mrows)
+		for (uint32_t r = 0; r < mrows; r += h, t = (t + 1) % tiles) {
+			int32_t buf = st->buffer(st, t, np * h * w * es, 8,
+			                         REGION_ANY, "tensor block");
+			for (uint32_t j = 0; j < np; j++)
+				*layout_piece(tp) = (Piece){
+				    .tile = t,
+				    .at = {buf, j * h * w * es},
+				    .row0 = m0 + r,
+				    .rows = mrows - r < h ? mrows - r : h,
+				    .col0 = j * w,
+				    .cols = tp->cols - j * w < w
+				                ? tp->cols - j * w
+				                : w,
+				    .pad_rows = h,
+				    .pad_cols = w,
+				    .format = PF_ROWMAJOR,
+				    .bt_panels = (uint8_t)np};
+		}
+	*next = t;
+}
+
 TensorPlace *
 layout_segments(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
                 uint32_t cols, DType dt, const uint32_t *bounds, int n,
-                uint32_t *next)
+                uint32_t *next, const uint32_t *bt)
 {
 	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
 	for (int s = 0; s < n; s++) {
+		uint32_t nbt = bt && bt[s]
+		                   ? (bounds[s + 1] - bounds[s]) / bt[s] *
+		                         ceil_div(bt[s], LAYOUT_BT_ROWS)
+		                   : 0;
+		if (nbt && nbt <= LAYOUT_BT_PER_TILE * tiles) {
+			bt_segment(st, tiles, tp, bounds[s], bounds[s + 1],
+			           bt[s], next);
+			continue;
+		}
 		uint32_t m = bounds[s + 1] - bounds[s],
 		         pieces = layout_default_pieces(tiles, m, cols), t = 0;
 		if (pieces < tiles) {
@@ -295,6 +335,18 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 		                     ? gemm_n_panels(p.pad_cols) * p.pad_rows *
 		                           GEMM_COLS * es
 		                     : p.pad_rows * p.pad_cols * es;
+		if (p.bt_panels && !one_row) { /* the block's panels in one */
+			uint32_t j = p.col0 / LAYOUT_BT_COLS;
+			p.at = j ? (BufRef){tp->piece[tp->npiece - 1].at.buf,
+			                    j * bytes}
+			         : (BufRef){st->buffer(st, p.tile,
+			                               p.bt_panels * bytes, 8,
+			                               REGION_ANY, what),
+			                    0};
+			*layout_piece(tp) = p;
+			continue;
+		}
+		p.bt_panels = 0;
 		p.at = (BufRef){st->buffer(st, p.tile,
 		                           (uint32_t)align_up(bytes, 8), 8,
 		                           REGION_ANY, what),

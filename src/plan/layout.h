@@ -56,6 +56,11 @@ typedef struct {
 	uint32_t row0, rows, col0, cols;
 	uint32_t pad_rows, pad_cols;
 	uint8_t format; /* PieceFormat */
+	/* with layout_segments' bt: one of the bt_panels panels of 32
+	 * columns (col0 / 32 its number) of a block of B^T rows, each
+	 * pad_rows x 32 elements, panel j at j x pad_rows x 32 elements of
+	 * one buffer, zero-padded; 0: a piece of its own */
+	uint8_t bt_panels;
 } Piece;
 
 /* Where the elements of one graph tensor live. Every element is in at
@@ -112,7 +117,19 @@ TensorPlace *layout_default(Storage *st, uint32_t tiles, int32_t tensor,
  * their segment's pieces (layout_row_range), each spread over the chip. */
 TensorPlace *layout_segments(Storage *st, uint32_t tiles, int32_t tensor,
                              uint32_t rows, uint32_t cols, DType dt,
-                             const uint32_t *bounds, int n, uint32_t *next);
+                             const uint32_t *bounds, int n, uint32_t *next,
+                             const uint32_t *bt);
+/* With bt (NULL: none) and bt[s] > 0 (plan_segment_bt_rows): segment s
+ * holds matrices of bt[s] rows, each cut into blocks of 8 rows (the
+ * last fewer), a block on a tile of its own from *next on, stored as
+ * ceil(cols / 32) panels of 8 x 32 elements in one buffer (Piece
+ * bt_panels), zero-padded: the f8 cast of such a block is half of B^T's
+ * n-panel in the GEMM weight layout (pack_bt's, docs/kernel-pack.md:
+ * rows 0-7 or 8-15 of each of its K-panels, 256 contiguous bytes each). */
+/* Only where the blocks take at most LAYOUT_BT_PER_TILE a tile: each
+ * is kept for the whole program (So400m f8 at batch 1 and 2; batch 4's
+ * fullest tile has a few bytes to spare), else the default layout. */
+enum { LAYOUT_BT_ROWS = 8, LAYOUT_BT_COLS = 32, LAYOUT_BT_PER_TILE = 2 };
 /* The pieces of `from` inside rows [r0, r1) of its view, as tensor
  * `tensor`'s pieces (r1 - r0 rows; rows renumbered from r0), the same
  * buffers; NULL if a piece lies across r0 or r1. */

@@ -448,6 +448,14 @@ int plan_op_is_view(const Graph *g, const Op *op);
  * bounds[0 .. n]; 0: not so. */
 enum { PLAN_SEGMENTS_MAX = 15 };
 int plan_row_segments(const Graph *g, int32_t id, uint32_t *bounds);
+/* Segment s of tensor id's segments (plan_row_segments, bounds) when its
+ * slice is read (through reshapes that keep the last axis) only by a
+ * cast from f16 to f8 that only a matmul reads, as its B transposed, in
+ * the same iteration (the f8 attention's K): the rows of each of the
+ * matmul's B^T (K's keys of a head), which layout_segments then stores
+ * as B^T's n-panels (layout_segments' bt); 0: not so. */
+uint32_t plan_segment_bt_rows(const Graph *g, int32_t id,
+                              const uint32_t *bounds, int s);
 /* 1 if op is a slice that aliases its segment of its input
  * (plan_row_segments), with its rows of the input's view in [*r0, *r1). */
 int plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0,

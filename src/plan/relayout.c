@@ -155,6 +155,10 @@ typedef struct {
 	uint32_t room; /* padding bytes after it in its row of the buffer */
 	uint32_t tile;
 	BufRef at;
+	/* room is zeros (a B^T panel block's, layout_segments' bt), or must
+	 * be (the GEMM weight layout's): copied with a run that ends a row
+	 * on both sides, so that a panel's rows move as one */
+	uint8_t zero_room;
 } Run;
 
 typedef struct {
@@ -167,7 +171,34 @@ add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
         BufRef at)
 {
 	GROW(rs->run, rs->n, rs->cap);
-	rs->run[rs->n++] = (Run){flat, len, room, tile, at};
+	rs->run[rs->n++] = (Run){flat, len, room, tile, at, 0};
+}
+
+/* The runs of a piece in the GEMM weight layout of B^T (PF_GEMM_B_T: an
+ * n x k block of B's tensor, k padded to whole K-panels in pad_rows, n
+ * to whole n-panels in pad_cols): each row's part in each K-panel, the
+ * panel's row in memory (n-panel outer, K-panel inner; 16 rows of 32
+ * bytes a panel, docs/kernel-pack.md "pack_bt"), its padding to be
+ * zero. */
+static void
+bt_runs(const TensorPlace *tp, const Piece *p, Runs *rs)
+{
+	uint32_t es = (uint32_t)dtype_size(tp->dtype),
+	         kp = GEMM_A_ROW_BYTES / es, nk = p->pad_rows / kp;
+	for (uint32_t r = 0; r < p->rows; r++)
+		for (uint32_t i = 0; i < nk && i * kp < p->cols; i++) {
+			uint32_t n =
+			    p->cols - i * kp < kp ? p->cols - i * kp : kp;
+			uint32_t off = ((r / GEMM_COLS * nk + i) * GEMM_COLS +
+			                r % GEMM_COLS) *
+			               GEMM_A_ROW_BYTES;
+			add_run(rs,
+			        (uint64_t)(p->row0 + r) * tp->cols + p->col0 +
+			            i * kp,
+			        n, (kp - n) * es, p->tile,
+			        (BufRef){p->at.buf, p->at.offset + off});
+			rs->run[rs->n - 1].zero_room = 1;
+		}
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
@@ -181,6 +212,11 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
 		int panels = p->format == PF_GEMM_C;
+		if (p->format == PF_GEMM_B_T && !map &&
+		    dtype_is_f8(tp->dtype)) {
+			bt_runs(tp, p, rs);
+			continue;
+		}
 		if (p->format != PF_ROWMAJOR && !panels)
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "relayout: a piece of tensor %d is "
@@ -230,6 +266,8 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 					        b == hi ? (uint32_t)room : 0,
 					        p->tile,
 					        (BufRef){p->at.buf, off});
+					rs->run[rs->n - 1].zero_room =
+					    p->bt_panels && b == hi;
 				}
 		}
 	}
@@ -429,6 +467,11 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 				tail = (bytes + room) / 4 * 4 - bytes;
 			if (tail && row_end && room >= tail)
 				bytes += tail;
+			/* zeros into a padding that must be zero, all of it:
+			 * a panel's rows continue each other on both sides */
+			if (row_end && h->zero_room && w->zero_room &&
+			    h->room >= w->room)
+				bytes = (uint32_t)(stop - f) * es + w->room;
 			if ((h->at.offset + so) % 4 ||
 			    (w->at.offset + dof) % 4 || bytes % 4) {
 				r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
