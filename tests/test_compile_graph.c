@@ -1729,7 +1729,7 @@ test_k_bt_panels(void **state)
 	    "y = reshape ot [37, 144]\n"
 	    "yq = cast y f8_f143*2^-2\n"
 	    "output yq\noutput s\n";
-	Graph *g = parsed(text);
+	Graph *g = graph_of_text(text);
 	int32_t tt = g->ops[2].out;
 	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
 	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
@@ -1752,7 +1752,7 @@ test_k_bt_panels(void **state)
 	/* k8 read by the host too: its cast writes row-major rows */
 	char with_k[2048];
 	snprintf(with_k, sizeof with_k, "%soutput k8\n", text);
-	g = parsed(with_k);
+	g = graph_of_text(with_k);
 	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 0);
 	graph_free(g);
