@@ -441,7 +441,7 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 		rep->a_direct = (uint32_t)lower_a_direct(l);
 	if (!o->no_b_under)
 		lower_b_under(l);
-	if (!o->no_b_under && o->b_wrap)
+	if (!o->no_b_under && !o->no_b_wrap)
 		lower_b_wrap(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);

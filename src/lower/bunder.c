@@ -108,12 +108,12 @@ move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take, int wrap)
 			if (b->first > ci)
 				b->first = ci;
 		}
-		c->xfer[c->nxfer++] = *t;
+		c->xfer[c->nxfer] = *t;
+		c->xfer[c->nxfer++].wrap = (uint8_t)wrap;
 	}
 	x->nxfer = k;
 	if (wrap) {
 		c->b_wrap = xi + 1;
-		c->nwrap = n;
 	} else {
 		c->b_from = xi + 1;
 	}
@@ -212,22 +212,36 @@ lower_b_under(Lowered *l)
 	return moved;
 }
 
-/* n transfers from t back to exchange step xi, unscheduled */
-static void
-put_back(Lowered *l, int32_t xi, Transfer *t, int n)
+/* Multiply c's transfers whose Transfer.wrap is `wrap` back to exchange
+ * step xi, unscheduled (every piece the scheduler made of them: it
+ * reorders and splits a step's transfers); c keeps the others, in
+ * order. Returns how many went back. */
+static int
+put_back(Lowered *l, int32_t ci, int wrap, int32_t xi)
 {
-	Step *x = &l->step[xi];
-	x->xfer = xrealloc(x->xfer, (size_t)(x->nxfer + n) * sizeof *x->xfer);
-	for (int i = 0; i < n; i++) {
-		t[i].start = 0;
-		for (uint32_t j = 0; j < t[i].ndst; j++) {
+	Step *c = &l->step[ci], *x = &l->step[xi];
+	x->xfer =
+	    xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) * sizeof *x->xfer);
+	int k = 0, n = 0;
+	for (int i = 0; i < c->nxfer; i++) {
+		Transfer *t = &c->xfer[i];
+		if (t->wrap != wrap) {
+			c->xfer[k++] = *t;
+			continue;
+		}
+		t->start = 0;
+		for (uint32_t j = 0; j < t->ndst; j++) {
 			/* the chunk keeps its lifetime from c (another
 			 * multiply may still run parts of it earlier) */
-			t[i].ptr_at[j] = t[i].mux_at[j] = t[i].off_at[j] = 0;
+			t->ptr_at[j] = t->mux_at[j] = t->off_at[j] = 0;
 		}
-		t[i].wide = 0;
-		x->xfer[x->nxfer++] = t[i];
+		t->wide = 0;
+		t->wrap = 0;
+		x->xfer[x->nxfer++] = *t;
+		n++;
 	}
+	c->nxfer = k;
+	return n;
 }
 
 int
@@ -236,18 +250,15 @@ lower_b_back(Lowered *l, int32_t ci)
 	Step *c = &l->step[ci];
 	if (!c->b_from && !c->b_wrap)
 		return 0;
-	int nw = c->b_wrap ? c->nwrap : 0;
+	int n = 0;
 	if (c->b_from)
-		put_back(l, c->b_from - 1, c->xfer, c->nxfer - nw);
-	if (nw)
-		put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
-	int n = c->nxfer;
-	free(c->xfer);
-	c->xfer = NULL;
-	c->nxfer = 0;
+		n += put_back(l, ci, 0, c->b_from - 1);
+	if (c->b_wrap)
+		n += put_back(l, ci, 1, c->b_wrap - 1);
+	c = &l->step[ci];
+	lower_free_transfers(c);
 	lower_gemm_six(l, c);
 	c->b_from = c->b_wrap = 0;
-	c->nwrap = 0;
 	return n;
 }
 
@@ -257,15 +268,12 @@ lower_b_unwrap(Lowered *l, int32_t ci)
 	Step *c = &l->step[ci];
 	if (!c->b_wrap)
 		return 0;
-	int nw = c->nwrap;
-	put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
-	c->nxfer -= nw;
+	int n = put_back(l, ci, 1, c->b_wrap - 1);
 	c->b_wrap = 0;
-	c->nwrap = 0;
 	lower_step_blocks(c, 0, NULL, 0);
 	if (!c->b_from)
 		lower_gemm_six(l, c);
-	return nw;
+	return n;
 }
 
 /* wcopy calls in step si for the early part of each tile's working
