@@ -457,6 +457,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	rep->ovl_no_room = l->ovl_no_room;
 	rep->ovl_dearer = l->ovl_dearer;
 	if (!r)
+		lower_b_wrap_undo(l);
+	if (!r)
 		r = lower_verify_schedule(l, d);
 	if (!r && (o->dump & COMPILE_DUMP_SCHED))
 		lower_print_schedule(l, dump);

@@ -276,6 +276,11 @@ lower_b_unwrap(Lowered *l, int32_t ci)
 	return n;
 }
 
+/* lower_b_wrap's own steps (Step.what, told apart by the pointer) */
+static const char WRAP_NEXT[] = "loop: next weights, the first GEMM's",
+                  WRAP_FIRST[] = "loop: first weights, the first GEMM's",
+                  WRAP_CHUNKS[] = "loop: first B chunks";
+
 /* wcopy calls in step si for the early part of each tile's working
  * region (Lowered.loop_early): bytes [0, loop_early[t]) of each slot,
  * slot `start` first, `iterations` slots; the bank and region those of
@@ -362,8 +367,7 @@ lower_b_wrap(Lowered *l)
 	 * step copies the rest */
 	uint32_t count = l->loop_count;
 	int32_t at = l->loop_m0 + 1;
-	lower_insert_step(l, at, STEP_COMPUTE,
-	                  "loop: next weights, the first GEMM's");
+	lower_insert_step(l, at, STEP_COMPUTE, WRAP_NEXT);
 	if (h >= at)
 		h++;
 	early_copies(l, at, count, 1 % count);
@@ -383,11 +387,9 @@ lower_b_wrap(Lowered *l)
 	/* before the loop: slot 0's early part, then the first iteration's
 	 * transfers */
 	int32_t p = l->loop_first;
-	lower_insert_step(l, p, STEP_COMPUTE,
-	                  "loop: first weights, the first GEMM's");
+	lower_insert_step(l, p, STEP_COMPUTE, WRAP_FIRST);
 	early_copies(l, p, 1, 0);
-	Step *px =
-	    lower_insert_step(l, p + 1, STEP_EXCHANGE, "loop: first B chunks");
+	Step *px = lower_insert_step(l, p + 1, STEP_EXCHANGE, WRAP_CHUNKS);
 	h += 2;
 	xi = l->loop_x0;
 	x = &l->step[xi];
@@ -410,4 +412,37 @@ lower_b_wrap(Lowered *l)
 	int moved = move(l, xi, h, take, 1);
 	free(take);
 	return moved;
+}
+
+int
+lower_b_wrap_undo(Lowered *l)
+{
+	int ours = 0;
+	for (int32_t i = 0; i < l->nstep; i++) {
+		if (l->step[i].b_wrap)
+			return 0;
+		ours += l->step[i].what == WRAP_NEXT;
+	}
+	if (!ours)
+		return 0;
+	for (int32_t i = l->nstep - 1; i >= 0; i--) {
+		const char *w = l->step[i].what;
+		if (w == WRAP_NEXT || w == WRAP_FIRST || w == WRAP_CHUNKS)
+			lower_remove_step(l, i);
+	}
+	/* the loop's first step copies each whole slot again */
+	Step *first = &l->step[l->loop_first];
+	first->cycles = 0;
+	for (int i = 0; i < first->ncall; i++) {
+		KernelCall *c = &first->call[i];
+		if (c->args.kind != KC_WCOPY)
+			continue;
+		WcopyCall *wc = &c->args.u.wcopy;
+		wc->from = 0;
+		wc->bytes = wc->slot;
+		c->cycles = wcopy_cycles(l->chip, wc->bytes);
+		if (c->cycles > first->cycles)
+			first->cycles = c->cycles;
+	}
+	return 1;
 }

@@ -326,6 +326,12 @@ int lower_b_under(Lowered *l);
  * lower_b_under; returns the number of transfers moved. */
 int lower_b_wrap(Lowered *l);
 int lower_b_back(Lowered *l, int32_t c);
+/* After xsched_run: if every transfer lower_b_wrap moved went back (none
+ * paid or fitted where it went), its copy steps and the prologue's
+ * exchange are removed and the loop's first step copies whole slots
+ * again, the program as without the pass but for the chunks' longer
+ * lifetime. Returns 1 if it did. */
+int lower_b_wrap_undo(Lowered *l);
 /* Puts back only lower_b_wrap's transfers of multiply c (Transfer.wrap,
  * each piece the scheduler made of them); returns how many. */
 int lower_b_unwrap(Lowered *l, int32_t c);
