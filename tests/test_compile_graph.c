@@ -23,6 +23,7 @@
 #include <ipu/runtime.h>
 
 #include "../src/compile/compile.h"
+#include "../src/runner/runner.h"
 #include "interp.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -1430,6 +1431,64 @@ test_b_wrap_back(void **state)
 	free(bits[1]);
 }
 
+/* runner_build's options (`ipu bench siglip --no-b-wrap` and SiglipRun
+ * go through them): the two-GEMM loop of test_b_wrap on 8 tiles built
+ * with the wrap and without it (the GEMM overlap off, as there), through a
+ * package cache: each its own entry (the options are in the key), the cycles
+ * the compiler predicts for each (the same as compile_graph's with those
+ * options: fewer with the wrap), and each read back from the cache with its own
+ * figure. */
+static void
+test_runner_options(void **state)
+{
+	(void)state;
+	assert_int_equal(test_dir_make("runner_options"), 0);
+	char cache[128];
+	snprintf(cache, sizeof cache, "%s/cache", test_dir);
+	Graph *g = parsed(b_loop);
+	uint64_t pred[2][2];
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < 2; k++) {
+			CompileOptions o = {
+			    .tiles = 8, .no_gemm_overlap = 1, .no_b_wrap = k};
+			Package *pk;
+			RunnerBuild b;
+			Diag d;
+			expect_diag_ok(runner_build(g, chip_default(), &o,
+			                            cache, NULL, NULL, &pk, &b,
+			                            &d),
+			               &d, "runner_build");
+			assert_int_equal(b.cached, pass);
+			pred[pass][k] = b.predicted_cycles;
+			pkg_free(pk);
+		}
+	/* compile_graph's own figures, the options given directly */
+	uint64_t direct[2];
+	for (int k = 0; k < 2; k++) {
+		CompileOptions o = {.chip = chip_default(),
+		                    .tiles = 8,
+		                    .no_gemm_overlap = 1,
+		                    .no_b_wrap = k};
+		Package *pk;
+		CompileReport rep;
+		Diag d;
+		expect_diag_ok(compile_graph(g, &o, &pk, &rep, &d), &d,
+		               "compile_graph");
+		direct[k] = rep.predicted_cycles;
+		compile_report_free(&rep);
+		pkg_free(pk);
+	}
+	graph_free(g);
+	print_message("predicted with the wrap %llu, without %llu\n",
+	              (unsigned long long)pred[0][0],
+	              (unsigned long long)pred[0][1]);
+	assert_true(direct[0] < direct[1]);
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(pred[pass][k], direct[k]);
+	assert_int_equal(test_dir_remove(), 0);
+}
+
 /* An input or weight that a GEMM wants in a layout only it reads (A
  * transposed, B packed) is a copy the host writes; the next consumer
  * gets a place of its own (issue 11's differential test: elementwise ops
@@ -2024,6 +2083,7 @@ main(void)
 	    cmocka_unit_test(test_a_direct),
 	    cmocka_unit_test(test_b_wrap),
 	    cmocka_unit_test(test_b_wrap_back),
+	    cmocka_unit_test(test_runner_options),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),
