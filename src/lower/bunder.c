@@ -314,6 +314,26 @@ early_copies(Lowered *l, int32_t si, uint32_t iterations, uint32_t start)
 	}
 }
 
+/* The loop's first step's wcopy calls: each tile's slot from the end of
+ * its early part (`rest`), or whole */
+static void
+first_copies(Lowered *l, int rest)
+{
+	Step *first = &l->step[l->loop_first];
+	first->cycles = 0;
+	for (int i = 0; i < first->ncall; i++) {
+		KernelCall *c = &first->call[i];
+		if (c->args.kind != KC_WCOPY)
+			continue;
+		WcopyCall *wc = &c->args.u.wcopy;
+		wc->from = rest ? l->loop_early[c->tile] : 0;
+		wc->bytes = wc->slot - wc->from;
+		c->cycles = wcopy_cycles(l->chip, wc->bytes);
+		if (c->cycles > first->cycles)
+			first->cycles = c->cycles;
+	}
+}
+
 int
 lower_b_wrap(Lowered *l)
 {
@@ -371,19 +391,7 @@ lower_b_wrap(Lowered *l)
 	if (h >= at)
 		h++;
 	early_copies(l, at, count, 1 % count);
-	Step *first = &l->step[l->loop_first];
-	first->cycles = 0;
-	for (int i = 0; i < first->ncall; i++) {
-		KernelCall *c = &first->call[i];
-		if (c->args.kind != KC_WCOPY)
-			continue;
-		WcopyCall *wc = &c->args.u.wcopy;
-		wc->from = l->loop_early[c->tile];
-		wc->bytes = wc->slot - wc->from;
-		c->cycles = wcopy_cycles(l->chip, wc->bytes);
-		if (c->cycles > first->cycles)
-			first->cycles = c->cycles;
-	}
+	first_copies(l, 1);
 	/* before the loop: slot 0's early part, then the first iteration's
 	 * transfers */
 	int32_t p = l->loop_first;
@@ -431,18 +439,6 @@ lower_b_wrap_undo(Lowered *l)
 			lower_remove_step(l, i);
 	}
 	/* the loop's first step copies each whole slot again */
-	Step *first = &l->step[l->loop_first];
-	first->cycles = 0;
-	for (int i = 0; i < first->ncall; i++) {
-		KernelCall *c = &first->call[i];
-		if (c->args.kind != KC_WCOPY)
-			continue;
-		WcopyCall *wc = &c->args.u.wcopy;
-		wc->from = 0;
-		wc->bytes = wc->slot;
-		c->cycles = wcopy_cycles(l->chip, wc->bytes);
-		if (c->cycles > first->cycles)
-			first->cycles = c->cycles;
-	}
+	first_copies(l, 0);
 	return 1;
 }
