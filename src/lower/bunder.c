@@ -255,8 +255,7 @@ lower_b_back(Lowered *l, int32_t ci)
 		n += put_back(l, ci, 0, c->b_from - 1);
 	if (c->b_wrap)
 		n += put_back(l, ci, 1, c->b_wrap - 1);
-	c = &l->step[ci];
-	lower_free_transfers(c);
+	lower_free_transfers(c); /* none left: each went where it came from */
 	lower_gemm_six(l, c);
 	c->b_from = c->b_wrap = 0;
 	return n;

@@ -62,16 +62,16 @@ typedef struct {
 	uint32_t ndst;
 	uint32_t *dst_tile; /* ndst tiles (the source may be one of them) */
 	BufRef *dst;        /* where each destination stores the words */
-	/* Set by the scheduler, in cycles from the phase's start (the
-	 * release of the sync that opens it): */
-	uint8_t wide; /* sent as words / 2 64-bit items, one per cycle,
-	                 on the sender's and its partner's wires: the
-	                 destinations are whole pairs (xsched.c) */
 	/* lower_b_wrap's, in its host (Step.b_wrap): for the next
 	 * iteration. Told by this, not by its place in the step: the
 	 * scheduler reorders a step's transfers and splits them (its pieces
 	 * keep it). */
 	uint8_t wrap;
+	/* Set by the scheduler, in cycles from the phase's start (the
+	 * release of the sync that opens it): */
+	uint8_t wide;     /* sent as words / 2 64-bit items, one per cycle,
+	                     on the sender's and its partner's wires: the
+	                     destinations are whole pairs (xsched.c) */
 	uint64_t start;   /* the send's issue */
 	uint64_t *ptr_at; /* per destination: its incoming pointer is set */
 	uint64_t *mux_at; /* per destination: its mux selects src_tile */
