@@ -24,6 +24,7 @@
 
 #include "../src/compile/compile.h"
 #include "../src/plan/plan.h"
+#include "../src/runner/runner.h"
 #include "interp.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -48,7 +49,7 @@ static const Chip *run_chip;
 /* CompileOptions.no_b_under and no_gemm_overlap for run_graph, and the B
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
-static int run_no_b_under, run_b_wrap, run_no_gemm_overlap, run_no_a_direct;
+static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct;
 static uint32_t run_b_under, run_b_hosts, run_a_direct;
 
 /* text with its first `from` replaced by `to`, parsed. */
@@ -73,7 +74,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
 	                    .no_b_under = run_no_b_under,
-	                    .b_wrap = run_b_wrap,
+	                    .no_b_wrap = run_no_b_wrap,
 	                    .no_gemm_overlap = run_no_gemm_overlap,
 	                    .no_a_direct = run_no_a_direct};
 	Package *pk;
@@ -1410,7 +1411,7 @@ test_b_wrap(void **state)
 		uint64_t cycles[3], pred[3];
 		uint32_t moved[3], hosts[3];
 		for (int k = 0; k < 3; k++) {
-			run_b_wrap = k == 0;
+			run_no_b_wrap = k != 0;
 			run_no_b_under = k == 2;
 			rng = 0xb0de;
 			pred[k] = run_graph(graphs[g], tiles[g], 0x1p-18, NULL,
@@ -1436,7 +1437,122 @@ test_b_wrap(void **state)
 		for (int k = 0; k < 3; k++)
 			free(bits[k]);
 	}
-	run_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
+	run_no_b_wrap = run_no_b_under = run_no_gemm_overlap = 0;
+}
+
+/* The wrap's transfers put back (issue 16: wrong results on the base f16
+ * tower at batch 2 with 8 layers or more): a loop of two f32 GEMMs a
+ * layer of 128 rows on 8 tiles, the GEMM overlap on, where the multiply
+ * that takes the first GEMM's next B does not pay for it once scheduled.
+ * Scheduling splits transfers (xsched.c, split_rest) and reorders them,
+ * so lower_b_back must put back every piece, not as many as it moved:
+ * before the fix the last `nwrap` went back and the rest were dropped,
+ * and the later iterations' B chunks kept parts of the first's (h2[0]
+ * -32157.467 for 77880.82). The outputs against the interpreter
+ * (run_graph), the same bits as without the wrap, the wrap's transfers
+ * all back (as many moved as without it). Its copy steps then go too
+ * (lower_b_wrap_undo): 661,385 predicted against 661,376 without (5,382
+ * emulated more before the undo); the 9 are the exchange's transfers
+ * in another order (those put back after the others). */
+static void
+test_b_wrap_back(void **state)
+{
+	(void)state;
+	char text[1024];
+	size_t at =
+	    (size_t)snprintf(text, sizeof text, "input x f32 [128, 256]\n");
+	for (int i = 0; i < 3; i++)
+		at += (size_t)snprintf(text + at, sizeof text - at,
+		                       "weight a%d f32 [256, 256]\n"
+		                       "weight b%d f32 [256, 256]\n",
+		                       i, i);
+	char prev[8] = "x";
+	for (int i = 0; i < 3; i++) {
+		at += (size_t)snprintf(text + at, sizeof text - at,
+		                       "p%d = matmul %s a%d\nq%d = matmul p%d "
+		                       "b%d\nh%d = add q%d %s\n",
+		                       i, prev, i, i, i, i, i, i, prev);
+		snprintf(prev, sizeof prev, "h%d", i);
+	}
+	snprintf(text + at, sizeof text - at, "output h2\nrepeat 3 p0 h0\n");
+	uint8_t *bits[2];
+	uint64_t cycles[2], pred[2];
+	uint32_t moved[2];
+	for (int k = 0; k < 2; k++) {
+		run_no_b_wrap = k != 0;
+		rng = 0xb0de;
+		pred[k] =
+		    run_graph(text, 8, 0x1p-18, NULL, &cycles[k], &bits[k]);
+		moved[k] = run_b_under;
+		print_message("%s: %u B transfers moved, %llu cycles, "
+		              "predicted %llu\n",
+		              k ? "without the wrap" : "with the wrap",
+		              moved[k], (unsigned long long)cycles[k],
+		              (unsigned long long)pred[k]);
+	}
+	run_no_b_wrap = 0;
+	assert_int_equal(moved[0], moved[1]);
+	assert_memory_equal(bits[0], bits[1], (size_t)128 * 256 * 4);
+	free(bits[0]);
+	free(bits[1]);
+}
+
+/* runner_build's options (`ipu bench siglip --no-b-wrap` and SiglipRun
+ * go through them): the two-GEMM loop of test_b_wrap on 8 tiles built
+ * with the wrap and without it (the GEMM overlap off, as there), through a
+ * package cache: each its own entry (the options are in the key), the cycles
+ * the compiler predicts for each (the same as compile_graph's with those
+ * options: fewer with the wrap), and each read back from the cache with its own
+ * figure. */
+static void
+test_runner_options(void **state)
+{
+	(void)state;
+	assert_int_equal(test_dir_make("runner_options"), 0);
+	char cache[128];
+	snprintf(cache, sizeof cache, "%s/cache", test_dir);
+	Graph *g = graph_of_text(b_loop);
+	uint64_t pred[2][2];
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < 2; k++) {
+			CompileOptions o = {
+			    .tiles = 8, .no_gemm_overlap = 1, .no_b_wrap = k};
+			Package *pk;
+			RunnerBuild b;
+			Diag d;
+			expect_diag_ok(runner_build(g, chip_default(), &o,
+			                            cache, NULL, NULL, &pk, &b,
+			                            &d),
+			               &d, "runner_build");
+			assert_int_equal(b.cached, pass);
+			pred[pass][k] = b.predicted_cycles;
+			pkg_free(pk);
+		}
+	/* compile_graph's own figures, the options given directly */
+	uint64_t direct[2];
+	for (int k = 0; k < 2; k++) {
+		CompileOptions o = {.chip = chip_default(),
+		                    .tiles = 8,
+		                    .no_gemm_overlap = 1,
+		                    .no_b_wrap = k};
+		Package *pk;
+		CompileReport rep;
+		Diag d;
+		expect_diag_ok(compile_graph(g, &o, &pk, &rep, &d), &d,
+		               "compile_graph");
+		direct[k] = rep.predicted_cycles;
+		compile_report_free(&rep);
+		pkg_free(pk);
+	}
+	graph_free(g);
+	print_message("predicted with the wrap %llu, without %llu\n",
+	              (unsigned long long)pred[0][0],
+	              (unsigned long long)pred[0][1]);
+	assert_true(direct[0] < direct[1]);
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(pred[pass][k], direct[k]);
+	assert_int_equal(test_dir_remove(), 0);
 }
 
 /* An input or weight that a GEMM wants in a layout only it reads (A
@@ -2098,6 +2214,8 @@ main(void)
 	    cmocka_unit_test(test_b_under_priced),
 	    cmocka_unit_test(test_a_direct),
 	    cmocka_unit_test(test_b_wrap),
+	    cmocka_unit_test(test_b_wrap_back),
+	    cmocka_unit_test(test_runner_options),
 	    cmocka_unit_test(test_host_layouts),
 	    cmocka_unit_test(test_loop_weight_apart),
 	    cmocka_unit_test(test_transposed_a_k1),

@@ -277,6 +277,7 @@ typedef struct {
 	const char *ref;     /* that script; NULL: the source tree's */
 	int compile_only;    /* no emulation (cycles 0) */
 	int no_fold_ln;      /* f8: the LayerNorms keep gamma and beta */
+	int no_b_wrap;       /* CompileOptions.no_b_wrap */
 	int range;           /* cycles at the timing bounds (predicted) */
 	const Chip *chip;    /* NULL: the C600 */
 	int threads;         /* host threads of the emulator */

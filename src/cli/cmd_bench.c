@@ -130,6 +130,12 @@ usage(FILE *f)
 	        "(default: folded\n"
 	        "                  into the next GEMM's weights and bias, "
 	        "docs/siglip.md)\n"
+	        "  --no-b-wrap     keep the loop's first weight GEMM's B "
+	        "transfers in the\n"
+	        "                  loop body (default: under the body's last "
+	        "multiply, for\n"
+	        "                  the next iteration; `ipu compile "
+	        "--no-b-wrap`)\n"
 	        "  --threads N     host threads (default: the machine's "
 	        "cores)\n"
 	        "\n"
@@ -847,6 +853,7 @@ siglip_bench(int argc, char **argv)
 	    FLAG_OPT("--check", cfg.check),
 	    FLAG_OPT("--compile-only", cfg.compile_only),
 	    FLAG_OPT("--no-fold-ln", cfg.no_fold_ln),
+	    FLAG_OPT("--no-b-wrap", cfg.no_b_wrap),
 	};
 	int json,
 	    rc = parse_opts("siglip", argc, argv, opts,

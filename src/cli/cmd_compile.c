@@ -37,7 +37,7 @@ usage(FILE *f)
 	        "                   [--dump PASS,...] [--no-gemm-overlap] "
 	        "[--no-b-under]\n"
 	        "                   [--no-a-direct]\n"
-	        "                   [--b-wrap]\n"
+	        "                   [--no-b-wrap]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -65,13 +65,11 @@ usage(FILE *f)
 	        "               parts and from there (default: straight "
 	        "from its producer\n"
 	        "               where that is cheaper, docs/bench-siglip.md)\n"
-	        "  --b-wrap     move a loop body's first weight GEMM's B "
-	        "transfers under\n"
-	        "               the body's last multiply, for the next "
-	        "iteration\n"
-	        "               (EXPERIMENTAL, off by default: wrong results "
-	        "on the base\n"
-	        "               f16 tower at batch 2; docs/bench-siglip.md)\n"
+	        "  --no-b-wrap  keep a loop body's first weight GEMM's B "
+	        "transfers in the\n"
+	        "               body (default: under the body's last "
+	        "multiply, for the next\n"
+	        "               iteration, docs/bench-siglip.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -272,7 +270,7 @@ cmd_compile(int argc, char **argv)
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
-	int b_wrap = 0;
+	int no_b_wrap = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -292,7 +290,9 @@ cmd_compile(int argc, char **argv)
 		} else if (!strcmp(a, "--no-a-direct")) {
 			no_a_direct = 1;
 		} else if (!strcmp(a, "--b-wrap")) {
-			b_wrap = 1;
+			no_b_wrap = 0;
+		} else if (!strcmp(a, "--no-b-wrap")) {
+			no_b_wrap = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -388,7 +388,7 @@ cmd_compile(int argc, char **argv)
 	                    .no_gemm_overlap = !overlap,
 	                    .no_b_under = no_b_under,
 	                    .no_a_direct = no_a_direct,
-	                    .b_wrap = b_wrap};
+	                    .no_b_wrap = no_b_wrap};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)

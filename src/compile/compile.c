@@ -441,7 +441,7 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 		rep->a_direct = (uint32_t)lower_a_direct(l);
 	if (!o->no_b_under)
 		lower_b_under(l);
-	if (!o->no_b_under && o->b_wrap)
+	if (!o->no_b_under && !o->no_b_wrap)
 		lower_b_wrap(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);
@@ -456,6 +456,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	rep->ovl_beside = l->ovl_beside;
 	rep->ovl_no_room = l->ovl_no_room;
 	rep->ovl_dearer = l->ovl_dearer;
+	if (!r)
+		lower_b_wrap_undo(l);
 	if (!r)
 		r = lower_verify_schedule(l, d);
 	if (!r && (o->dump & COMPILE_DUMP_SCHED))

@@ -48,11 +48,11 @@ typedef struct {
 	                        stored parts and from there (else
 	                        lower_a_direct sends it straight from its
 	                        producer where that is cheaper) */
-	int b_wrap;          /* lower_b_wrap: move the loop body's first
-	                        weight GEMM's B transfers under the body's
-	                        last multiply, for the next iteration; off by
-	                        default: it computes wrong results on the base
-	                        f16 tower at batch 2 (not yet found why) */
+	int no_b_wrap;       /* keep the loop body's first weight GEMM's B
+	                        transfers in the body (else lower_b_wrap
+	                        moves them under the body's last multiply,
+	                        for the next iteration; off with no_b_under
+	                        too) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

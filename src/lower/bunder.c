@@ -108,12 +108,12 @@ move(Lowered *l, int32_t xi, int32_t ci, const uint8_t *take, int wrap)
 			if (b->first > ci)
 				b->first = ci;
 		}
-		c->xfer[c->nxfer++] = *t;
+		c->xfer[c->nxfer] = *t;
+		c->xfer[c->nxfer++].wrap = (uint8_t)wrap;
 	}
 	x->nxfer = k;
 	if (wrap) {
 		c->b_wrap = xi + 1;
-		c->nwrap = n;
 	} else {
 		c->b_from = xi + 1;
 	}
@@ -212,22 +212,36 @@ lower_b_under(Lowered *l)
 	return moved;
 }
 
-/* n transfers from t back to exchange step xi, unscheduled */
-static void
-put_back(Lowered *l, int32_t xi, Transfer *t, int n)
+/* Multiply c's transfers whose Transfer.wrap is `wrap` back to exchange
+ * step xi, unscheduled (every piece the scheduler made of them: it
+ * reorders and splits a step's transfers); c keeps the others, in
+ * order. Returns how many went back. */
+static int
+put_back(Lowered *l, int32_t ci, int wrap, int32_t xi)
 {
-	Step *x = &l->step[xi];
-	x->xfer = xrealloc(x->xfer, (size_t)(x->nxfer + n) * sizeof *x->xfer);
-	for (int i = 0; i < n; i++) {
-		t[i].start = 0;
-		for (uint32_t j = 0; j < t[i].ndst; j++) {
+	Step *c = &l->step[ci], *x = &l->step[xi];
+	x->xfer =
+	    xrealloc(x->xfer, (size_t)(x->nxfer + c->nxfer) * sizeof *x->xfer);
+	int k = 0, n = 0;
+	for (int i = 0; i < c->nxfer; i++) {
+		Transfer *t = &c->xfer[i];
+		if (t->wrap != wrap) {
+			c->xfer[k++] = *t;
+			continue;
+		}
+		t->start = 0;
+		for (uint32_t j = 0; j < t->ndst; j++) {
 			/* the chunk keeps its lifetime from c (another
 			 * multiply may still run parts of it earlier) */
-			t[i].ptr_at[j] = t[i].mux_at[j] = t[i].off_at[j] = 0;
+			t->ptr_at[j] = t->mux_at[j] = t->off_at[j] = 0;
 		}
-		t[i].wide = 0;
-		x->xfer[x->nxfer++] = t[i];
+		t->wide = 0;
+		t->wrap = 0;
+		x->xfer[x->nxfer++] = *t;
+		n++;
 	}
+	c->nxfer = k;
+	return n;
 }
 
 int
@@ -236,18 +250,14 @@ lower_b_back(Lowered *l, int32_t ci)
 	Step *c = &l->step[ci];
 	if (!c->b_from && !c->b_wrap)
 		return 0;
-	int nw = c->b_wrap ? c->nwrap : 0;
+	int n = 0;
 	if (c->b_from)
-		put_back(l, c->b_from - 1, c->xfer, c->nxfer - nw);
-	if (nw)
-		put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
-	int n = c->nxfer;
-	free(c->xfer);
-	c->xfer = NULL;
-	c->nxfer = 0;
+		n += put_back(l, ci, 0, c->b_from - 1);
+	if (c->b_wrap)
+		n += put_back(l, ci, 1, c->b_wrap - 1);
+	lower_free_transfers(c); /* none left: each went where it came from */
 	lower_gemm_six(l, c);
 	c->b_from = c->b_wrap = 0;
-	c->nwrap = 0;
 	return n;
 }
 
@@ -257,16 +267,18 @@ lower_b_unwrap(Lowered *l, int32_t ci)
 	Step *c = &l->step[ci];
 	if (!c->b_wrap)
 		return 0;
-	int nw = c->nwrap;
-	put_back(l, c->b_wrap - 1, c->xfer + c->nxfer - nw, nw);
-	c->nxfer -= nw;
+	int n = put_back(l, ci, 1, c->b_wrap - 1);
 	c->b_wrap = 0;
-	c->nwrap = 0;
 	lower_step_blocks(c, 0, NULL, 0);
 	if (!c->b_from)
 		lower_gemm_six(l, c);
-	return nw;
+	return n;
 }
+
+/* lower_b_wrap's own steps (Step.what, told apart by the pointer) */
+static const char WRAP_NEXT[] = "loop: next weights, the first GEMM's",
+                  WRAP_FIRST[] = "loop: first weights, the first GEMM's",
+                  WRAP_CHUNKS[] = "loop: first B chunks";
 
 /* wcopy calls in step si for the early part of each tile's working
  * region (Lowered.loop_early): bytes [0, loop_early[t]) of each slot,
@@ -298,6 +310,26 @@ early_copies(Lowered *l, int32_t si, uint32_t iterations, uint32_t start)
 		k->cycles = wcopy_cycles(l->chip, e);
 		if (k->cycles > s->cycles)
 			s->cycles = k->cycles;
+	}
+}
+
+/* The loop's first step's wcopy calls: each tile's slot from the end of
+ * its early part (`rest`), or whole */
+static void
+first_copies(Lowered *l, int rest)
+{
+	Step *first = &l->step[l->loop_first];
+	first->cycles = 0;
+	for (int i = 0; i < first->ncall; i++) {
+		KernelCall *c = &first->call[i];
+		if (c->args.kind != KC_WCOPY)
+			continue;
+		WcopyCall *wc = &c->args.u.wcopy;
+		wc->from = rest ? l->loop_early[c->tile] : 0;
+		wc->bytes = wc->slot - wc->from;
+		c->cycles = wcopy_cycles(l->chip, wc->bytes);
+		if (c->cycles > first->cycles)
+			first->cycles = c->cycles;
 	}
 }
 
@@ -354,32 +386,17 @@ lower_b_wrap(Lowered *l)
 	 * step copies the rest */
 	uint32_t count = l->loop_count;
 	int32_t at = l->loop_m0 + 1;
-	lower_insert_step(l, at, STEP_COMPUTE,
-	                  "loop: next weights, the first GEMM's");
+	lower_insert_step(l, at, STEP_COMPUTE, WRAP_NEXT);
 	if (h >= at)
 		h++;
 	early_copies(l, at, count, 1 % count);
-	Step *first = &l->step[l->loop_first];
-	first->cycles = 0;
-	for (int i = 0; i < first->ncall; i++) {
-		KernelCall *c = &first->call[i];
-		if (c->args.kind != KC_WCOPY)
-			continue;
-		WcopyCall *wc = &c->args.u.wcopy;
-		wc->from = l->loop_early[c->tile];
-		wc->bytes = wc->slot - wc->from;
-		c->cycles = wcopy_cycles(l->chip, wc->bytes);
-		if (c->cycles > first->cycles)
-			first->cycles = c->cycles;
-	}
+	first_copies(l, 1);
 	/* before the loop: slot 0's early part, then the first iteration's
 	 * transfers */
 	int32_t p = l->loop_first;
-	lower_insert_step(l, p, STEP_COMPUTE,
-	                  "loop: first weights, the first GEMM's");
+	lower_insert_step(l, p, STEP_COMPUTE, WRAP_FIRST);
 	early_copies(l, p, 1, 0);
-	Step *px =
-	    lower_insert_step(l, p + 1, STEP_EXCHANGE, "loop: first B chunks");
+	Step *px = lower_insert_step(l, p + 1, STEP_EXCHANGE, WRAP_CHUNKS);
 	h += 2;
 	xi = l->loop_x0;
 	x = &l->step[xi];
@@ -402,4 +419,25 @@ lower_b_wrap(Lowered *l)
 	int moved = move(l, xi, h, take, 1);
 	free(take);
 	return moved;
+}
+
+int
+lower_b_wrap_undo(Lowered *l)
+{
+	int ours = 0;
+	for (int32_t i = 0; i < l->nstep; i++) {
+		if (l->step[i].b_wrap)
+			return 0;
+		ours += l->step[i].what == WRAP_NEXT;
+	}
+	if (!ours)
+		return 0;
+	for (int32_t i = l->nstep - 1; i >= 0; i--) {
+		const char *w = l->step[i].what;
+		if (w == WRAP_NEXT || w == WRAP_FIRST || w == WRAP_CHUNKS)
+			lower_remove_step(l, i);
+	}
+	/* the loop's first step copies each whole slot again */
+	first_copies(l, 0);
+	return 1;
 }

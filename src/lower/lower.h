@@ -62,6 +62,11 @@ typedef struct {
 	uint32_t ndst;
 	uint32_t *dst_tile; /* ndst tiles (the source may be one of them) */
 	BufRef *dst;        /* where each destination stores the words */
+	/* lower_b_wrap's, in its host (Step.b_wrap): for the next
+	 * iteration. Told by this, not by its place in the step: the
+	 * scheduler reorders a step's transfers and splits them (its pieces
+	 * keep it). */
+	uint8_t wrap;
 	/* Set by the scheduler, in cycles from the phase's start (the
 	 * release of the sync that opens it): */
 	uint8_t wide;     /* sent as words / 2 64-bit items, one per cycle,
@@ -164,10 +169,9 @@ typedef struct {
 	int32_t b_from;
 	/* A multiply that also runs the loop body's first weight GEMM's B
 	 * transfers for the next iteration (lower_b_wrap): that GEMM's
-	 * exchange step + 1, and they are its last nwrap transfers; 0
+	 * exchange step + 1 (those transfers have Transfer.wrap); 0
 	 * otherwise */
 	int32_t b_wrap;
-	int nwrap;
 	/* the graph ops it serves (Lowered.op when it was made, or when an
 	 * op's calls or transfers joined it), for reports */
 	int32_t *op;
@@ -322,8 +326,14 @@ int lower_b_under(Lowered *l);
  * lower_b_under; returns the number of transfers moved. */
 int lower_b_wrap(Lowered *l);
 int lower_b_back(Lowered *l, int32_t c);
-/* Puts back only lower_b_wrap's transfers of multiply c (not scheduled
- * yet); returns how many. */
+/* After xsched_run: if every transfer lower_b_wrap moved went back (none
+ * paid or fitted where it went), its copy steps and the prologue's
+ * exchange are removed and the loop's first step copies whole slots
+ * again, the program as without the pass but for the chunks' longer
+ * lifetime. Returns 1 if it did. */
+int lower_b_wrap_undo(Lowered *l);
+/* Puts back only lower_b_wrap's transfers of multiply c (Transfer.wrap,
+ * each piece the scheduler made of them); returns how many. */
 int lower_b_unwrap(Lowered *l, int32_t c);
 /* gemm.c: multiply step s's cycles as plain six-worker calls; and s made
  * so (an overlapped step made plain: each call's argument block and

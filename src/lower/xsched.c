@@ -1109,6 +1109,7 @@ split_rest(Step *s, int i, uint32_t items)
 		r->dst[j] = (BufRef){x->dst[j].buf, x->dst[j].offset + 4 * w};
 	}
 	x->words = w;
+	r->wrap = x->wrap;
 	Transfer rest = *r;
 	memmove(&s->xfer[i + 2], &s->xfer[i + 1],
 	        (size_t)(s->nxfer - 2 - i) * sizeof *s->xfer);
@@ -1217,6 +1218,7 @@ copy_transfers(Step *to, const Step *from)
 		                  sizeof *x->dst_tile));
 		y->wide = x->wide;
 		y->start = x->start;
+		y->wrap = x->wrap;
 	}
 }
 
@@ -1472,24 +1474,23 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 	int back = 0;
 	for (int32_t h = 0; h < l->nstep; h++) {
 		Step *c = &l->step[h];
-		/* c's transfers from step i: lower_b_wrap's are its last
-		 * nwrap */
-		int nw = c->b_wrap ? c->nwrap : 0, lo = 0, nc = c->nxfer - nw;
-		if (c->b_wrap == i + 1) {
+		/* c's transfers from step i: lower_b_wrap's (Transfer.wrap)
+		 * or lower_b_under's */
+		int wrap = c->b_wrap == i + 1;
+		if (wrap) {
 			/* beside a later GEMM's B: kept, as it fits (the
 			 * host's added cycles are both's) */
 			if (c->b_from)
 				continue;
-			lo = c->nxfer - nw;
-			nc = nw;
 		} else if (c->b_from != i + 1) {
 			continue;
 		}
 		Step t = {.kind = STEP_EXCHANGE, .what = x->what};
-		for (int k = 0; k < x->nxfer + nc; k++) {
-			const Transfer *f = k < x->nxfer
-			                        ? &x->xfer[k]
-			                        : &c->xfer[lo + k - x->nxfer];
+		for (int k = 0; k < x->nxfer + c->nxfer; k++) {
+			const Transfer *f =
+			    k < x->nxfer ? &x->xfer[k] : &c->xfer[k - x->nxfer];
+			if (k >= x->nxfer && f->wrap != wrap)
+				continue;
 			lower_transfer_as(&t, f, f->src_tile, f->src, f->words,
 			                  0);
 		}

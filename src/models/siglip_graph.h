@@ -164,6 +164,9 @@ typedef struct {
 	 * or above the batch */
 	int micro_batch;
 	int fold_ln; /* SiglipPrecision's (0: SIGLIP_FOLD_DEFAULT) */
+	/* lower_b_wrap (CompileOptions.no_b_wrap): -1 off, else on (the
+	 * default) */
+	int b_wrap;
 } SiglipRun;
 
 enum { SIGLIP_RANGE_NONE, SIGLIP_RANGE_PREDICT, SIGLIP_RANGE_EMULATE };

@@ -570,7 +570,9 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	}
 	if (!e) {
 		RunnerBuild b;
-		e = runner_build(g, chip, r->cache_dir, r->place_report,
+		/* CompileOptions.no_b_wrap */
+		CompileOptions co = {.no_b_wrap = r->b_wrap < 0};
+		e = runner_build(g, chip, &co, r->cache_dir, r->place_report,
 		                 r->observe, &pk, &b, d);
 		out->compile_ms = b.compile_ms;
 		out->run_predicted_cycles = b.predicted_cycles;

@@ -72,8 +72,8 @@ onnx_session_open(OnnxModel *m, const OnnxRunOptions *o, OnnxSession **out,
 	s->max_cycles = o->max_cycles;
 	s->device = o->device;
 	s->threads = o->threads > 0 ? o->threads : 2;
-	int e = runner_build(m->g, s->chip, o->cache_dir, NULL, NULL, &s->pk,
-	                     &s->build, d);
+	int e = runner_build(m->g, s->chip, NULL, o->cache_dir, NULL, NULL,
+	                     &s->pk, &s->build, d);
 	if (!e)
 		e = pkg_write(s->pk, &s->pkg_bytes, &s->pkg_len, d);
 	if (!e)

@@ -72,8 +72,8 @@ make_dirs(const char *path)
 
 /* The entry's path without its extension, or 0 if there is no cache. */
 static int
-cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
-           size_t len)
+cache_path(const Graph *g, const Chip *chip, const CompileOptions *o,
+           const char *dir, char *out, size_t len)
 {
 	pthread_once(&self_once, hash_self);
 	if (!dir || !self_hash || strlen(dir) + 24 > len)
@@ -84,6 +84,10 @@ cache_path(const Graph *g, const Chip *chip, const char *dir, char *out,
 	/* the profile's values: the exchange schedule depends on them */
 	h = fnv1a64(h, chip->timing->v, sizeof chip->timing->v);
 	h = fnv1a64(h, &self_hash, sizeof self_hash);
+	/* the options that change the program */
+	const uint32_t opts[] = {o->tiles, o->no_gemm_overlap, o->no_b_under,
+	                         o->no_a_direct, o->no_b_wrap};
+	h = fnv1a64(h, opts, sizeof opts);
 	free(text);
 	snprintf(out, len, "%s/%016" PRIx64, dir, h);
 	return 1;
@@ -196,17 +200,18 @@ cache_write(const char *dir, const char *base, const Package *pk,
 }
 
 int
-runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
-             FILE *report, const RunnerObserver *obs, Package **pk,
-             RunnerBuild *b, Diag *d)
+runner_build(const Graph *g, const Chip *chip, const CompileOptions *opt,
+             const char *cache_dir, FILE *report, const RunnerObserver *obs,
+             Package **pk, RunnerBuild *b, Diag *d)
 {
 	memset(b, 0, sizeof *b);
+	CompileOptions co = opt ? *opt : (CompileOptions){0};
+	co.chip = chip;
 	char base[4200];
-	int cache = cache_path(g, chip, cache_dir, base, sizeof base);
+	int cache = cache_path(g, chip, &co, cache_dir, base, sizeof base);
 	if (cache && cache_read(base, chip, pk, b))
 		return IPU_OK;
 	CompileReport rep = {0};
-	CompileOptions co = {.chip = chip};
 	int e = compile_graph(g, &co, pk, &rep, d);
 	if (e && rep.place.nover && report)
 		place_report_print(&rep.place, report);
@@ -711,7 +716,7 @@ runner_graph_file(const RunnerGraphRun *r, RunnerResult *res, Diag *d)
 		e = read_inputs(r, g, v, res, d);
 	Package *pk = NULL;
 	if (!e)
-		e = runner_build(g, chip, r->cache_dir, r->place_report,
+		e = runner_build(g, chip, NULL, r->cache_dir, r->place_report,
 		                 r->observe, &pk, &res->build, d);
 	ipu_device *dev = NULL;
 	if (!e)

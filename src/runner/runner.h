@@ -43,18 +43,20 @@ typedef struct RunnerBuild {
 	int cached; /* 1: read from the cache, not compiled now */
 } RunnerBuild;
 
-/* g compiled for chip, or the package an earlier call stored in cache_dir
- * for the same graph (its text), chip and compiler (this executable's
- * bytes, so a rebuilt `ipu` never reuses an old package). cache_dir NULL:
+/* g compiled for chip with the options `opt` (NULL: the defaults; its
+ * chip is `chip`), or the package an earlier call stored in cache_dir
+ * for the same graph (its text), chip, options and compiler (this
+ * executable's bytes, so a rebuilt `ipu` never reuses an old package).
+ * cache_dir NULL:
  * no cache. An entry that does not read back whole (pkg_read checks every
  * field and the CRC) is compiled again and replaced; a cache that cannot
  * be written leaves the package uncached and the call succeeds. If the
  * program does not fit the chip's memory, the placement's per-tile report
  * goes to `report` (NULL: nowhere; the error names the worst tile either
  * way). */
-int runner_build(const Graph *g, const Chip *chip, const char *cache_dir,
-                 FILE *report, const RunnerObserver *obs, Package **pk,
-                 RunnerBuild *b, Diag *d);
+int runner_build(const Graph *g, const Chip *chip, const CompileOptions *opt,
+                 const char *cache_dir, FILE *report, const RunnerObserver *obs,
+                 Package **pk, RunnerBuild *b, Diag *d);
 /* Entries a cache directory keeps: the most recently written or read. */
 enum { RUNNER_CACHE_KEEP = 4 };
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
