@@ -48,11 +48,14 @@ typedef struct {
 	                        stored parts and from there (else
 	                        lower_a_direct sends it straight from its
 	                        producer where that is cheaper) */
-	int b_wrap;          /* lower_b_wrap: move the loop body's first
-	                        weight GEMM's B transfers under the body's
-	                        last multiply, for the next iteration; off by
-	                        default: it computes wrong results on the base
-	                        f16 tower at batch 2 (not yet found why) */
+	int no_gelu_in_reduction; /* never the GELU and its cast in a
+	                        matmul's reduction (PlanOptions'
+	                        no_gelu_in_reduction, plan_reduction_gelu) */
+	int b_wrap;               /* lower_b_wrap: move the loop body's first
+	                             weight GEMM's B transfers under the body's
+	                             last multiply, for the next iteration; off by
+	                             default: it computes wrong results on the base
+	                             f16 tower at batch 2 (not yet found why) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

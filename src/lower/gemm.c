@@ -575,6 +575,44 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 	return IPU_OK;
 }
 
+int
+lower_gemm_gelu(Lowered *l, int32_t step, const TensorPlace *c,
+                const TensorPlace *q, int fp8_scale, int f152, Diag *d)
+{
+	Step *s = &l->step[step];
+	s->cycles = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *k = &s->call[i];
+		int p = dst_piece(c, k);
+		VaddCall *v = &k->args.u.vadd;
+		if (k->args.kind != KC_VADD || !v->has_bias || v->has_res ||
+		    v->nsrc % 3 || p == c->npiece || p >= q->npiece ||
+		    q->piece[p].rows != c->piece[p].rows ||
+		    q->piece[p].pad_rows != c->piece[p].pad_rows ||
+		    q->piece[p].pad_cols != c->piece[p].pad_cols ||
+		    fp8_scale < -32 || fp8_scale > 31)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "gemm gelu: tile %u's reduction has no biased "
+			    "piece of C laid out as q's with sources a "
+			    "multiple of 3 (an internal error)",
+			    k->tile);
+		v->has_gelu = 1;
+		v->f152 = (uint8_t)f152;
+		v->fp8_scale = (int8_t)fp8_scale;
+		k->kernel = vadd_entry(0, 3);
+		k->object = vadd_object(3);
+		k->args_bytes = VADD_GELU_ARGS_BYTES;
+		l->buf[k->args_at].bytes = VADD_GELU_ARGS_BYTES;
+		k->ref[3] = q->piece[p].at;
+		k->nref = 4;
+		k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, 3);
+		if (k->cycles > s->cycles)
+			s->cycles = k->cycles;
+	}
+	return IPU_OK;
+}
+
 uint64_t
 lower_gemm_six_cycles(const Lowered *l, const Step *s)
 {
