@@ -20,6 +20,7 @@
 // vadd_cycles (bias 3) in src/kernels/vadd.c is the exact count.
 
 	.include "vadd.inc"
+	.include "gelu16h8.inc"
 
 	.equ ARG_GELU_FMT, 208
 	.equ ARG_GELU_SCL, 212
@@ -67,17 +68,7 @@
 .macro VADD_G_GELU next
 	{ nop ; f16v4mul $a8:9, $a0:1, $a0:1 }
 	{ nop ; f16v4mul $a8:9, $a12:BL, $a8:9 }
-	{ nop ; f16v4mul $a10:11, $a2:3, $a2:3 }
-	{ nop ; f16v4mul $a10:11, $a12:BL, $a10:11 }
-	{ nop ; f16v4add $a8:9, $a12:BU, $a8:9 }
-	{ nop ; f16v4add $a10:11, $a12:BU, $a10:11 }
-	{ nop ; f16v4mul $a8:9, $a8:9, $a0:1 }
-	{ nop ; f16v4mul $a10:11, $a10:11, $a2:3 }
-	{ nop ; f16v2sigm $a8, $a8 }
-	{ nop ; f16v2sigm $a9, $a9 }
-	{ nop ; f16v2sigm $a10, $a10 }
-	{ nop ; f16v2sigm $a11, $a11 }
-	{ nop ; f16v4mul $a8:9, $a8:9, $a0:1 }
+	GELU16H8_MID $a0:1, $a2:3, $a8:9, $a8, $a9, $a10:11, $a10, $a11, $a12:BL, $a12:BU, $a8:9
 	.if \next
 	{ ld2x64pace $a0:1, $a4:5, $m4:5+=, $mzero, 0 ; f16v4mul $a10:11, $a10:11, $a2:3 }
 	{ ld2x64pace $a2:3, $a6:7, $m4:5+=, $mzero, 0 ; f16v8tof8 $a8:9, $a8:11 }
