@@ -14,6 +14,7 @@
 // float.md). Clobbers what elementwise.S does plus $FP_INFMT and $FP_ISCL.
 
 	.include "elementwise.inc"
+	.include "gelu16h8.inc"
 
 	.section .text.elementwise_f8, "ax"
 
@@ -60,17 +61,7 @@
 	{ nop ; or $a12, $a12, 0x3e600000 }
 .endm
 .macro EW_GELU16H8_REST
-	{ nop ; f16v4mul $a4:5, $a2:3, $a2:3 }
-	{ nop ; f16v4mul $a4:5, $a12:BL, $a4:5 }
-	{ nop ; f16v4add $a6:7, $a12:BU, $a6:7 }
-	{ nop ; f16v4add $a4:5, $a12:BU, $a4:5 }
-	{ nop ; f16v4mul $a6:7, $a6:7, $a0:1 }
-	{ nop ; f16v4mul $a4:5, $a4:5, $a2:3 }
-	{ nop ; f16v2sigm $a6, $a6 }
-	{ nop ; f16v2sigm $a7, $a7 }
-	{ nop ; f16v2sigm $a4, $a4 }
-	{ nop ; f16v2sigm $a5, $a5 }
-	{ nop ; f16v4mul $a8:9, $a6:7, $a0:1 }
+	GELU16H8_MID $a0:1, $a2:3, $a6:7, $a6, $a7, $a4:5, $a4, $a5, $a12:BL, $a12:BU, $a8:9
 .endm
 .macro EW_LINE_GELU16H8
 	{ ld64step $a0:1, $mzero, $m7+=, 1 ; fnop }

@@ -49,7 +49,8 @@ static const Chip *run_chip;
 /* CompileOptions.no_b_under and no_gemm_overlap for run_graph, and the B
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
-static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct;
+static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct,
+    run_no_gelu;
 static uint32_t run_b_under, run_b_hosts, run_a_direct;
 
 /* text with its first `from` replaced by `to`, parsed. */
@@ -76,7 +77,8 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	                    .no_b_under = run_no_b_under,
 	                    .no_b_wrap = run_no_b_wrap,
 	                    .no_gemm_overlap = run_no_gemm_overlap,
-	                    .no_a_direct = run_no_a_direct};
+	                    .no_a_direct = run_no_a_direct,
+	                    .no_gelu_in_reduction = run_no_gelu};
 	Package *pk;
 	CompileReport rep;
 	if (compile_graph(g, &o, &pk, &rep, &d)) {
@@ -1946,6 +1948,59 @@ test_bias_in_reduction(void **state)
 	}
 }
 
+/* fc1's GELU and its cast to f8 in its reduction (SigLIP's MLP in the
+ * f8 tower): the last pass adds the partials and the bias in f16, takes
+ * the GELU in f16 and writes the cast's f8 (vadd_bias_gelu_f16_f8,
+ * plan_reduction_gelu). Its bytes must be those of the separate steps
+ * (the same graph compiled with no_gelu_in_reduction: vadd_bias_f16,
+ * then ew_gelu_f16_f8), in fewer cycles, each within the interpreter's
+ * bound; 20 rows on 16 tiles, 16 K groups: 15 sources, four passes of
+ * three before the fused one; 4 K groups: one pass, fc1's. With 2 K
+ * groups (one source) the rule does not apply: the same program. */
+static void
+test_gelu_in_reduction(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t m, k, tiles;
+		const char *groups;
+		int fused;
+	} runs[] = {{20, 512, 16, "16 K groups", 1},
+	            {24, 256, 4, "4 K groups", 1},
+	            {96, 512, 6, "2 K groups", 0}};
+	for (int i = 0; i < 3; i++) {
+		char text[400];
+		snprintf(text, sizeof text,
+		         "input x f16 [%u, %u]\nweight w f16 [%u, 48]\n"
+		         "weight b f16 [48]\ny = matmul x w\nyb = add y b\n"
+		         "g = gelu yb\nq = cast g f8_f143*2^-1\noutput q\n",
+		         runs[i].m, runs[i].k, runs[i].k);
+		uint64_t fused_cycles, apart_cycles;
+		uint8_t *fused, *apart;
+		uint64_t rng0 = rng;
+		uint64_t pred =
+		    run_graph(text, runs[i].tiles, 0x1p-2, runs[i].groups,
+		              &fused_cycles, &fused);
+		rng = rng0; /* the same inputs */
+		run_no_gelu = 1;
+		run_graph(text, runs[i].tiles, 0x1p-2, runs[i].groups,
+		          &apart_cycles, &apart);
+		run_no_gelu = 0;
+		assert_memory_equal(fused, apart, (size_t)runs[i].m * 48);
+		print_message("gelu in the reduction, %s: %llu cycles "
+		              "(predicted %llu), %llu apart\n",
+		              runs[i].groups, (unsigned long long)fused_cycles,
+		              (unsigned long long)pred,
+		              (unsigned long long)apart_cycles);
+		if (runs[i].fused)
+			assert_true(fused_cycles < apart_cycles);
+		else
+			assert_int_equal(fused_cycles, apart_cycles);
+		free(fused);
+		free(apart);
+	}
+}
+
 /* The residual add after a bias add in the reduction (SigLIP's out_proj
  * and fc2): h moves in the partials' exchange and vadd_bias_res_f16 adds
  * it after the bias, fl(fl(sum + b) + h): the same bits as the separate
@@ -2223,6 +2278,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_cast_f8),
 	    cmocka_unit_test(test_softmax_f16_exps),
 	    cmocka_unit_test(test_bias_in_reduction),
+	    cmocka_unit_test(test_gelu_in_reduction),
 	    cmocka_unit_test(test_residual_in_reduction),
 	    cmocka_unit_test(test_softmax_fused_cast),
 	    cmocka_unit_test(test_layernorm_fused_cast),

@@ -7,7 +7,9 @@
  * and rounded in turn, as the kernel does), and the call's cycles against
  * vadd_cycles; vadd_bias_f16 the same with values whose sums round and a
  * bias row added last, and vadd_bias_res_f16 with a residual operand
- * (laid out as dst) added after the bias.
+ * (laid out as dst) added after the bias; vadd_bias_gelu_f16_f8 (the
+ * GELU and its cast to f8 fused) byte for byte against vadd_bias_f16
+ * followed by ew_gelu_f16_f8 on another tile.
  */
 #include "support.h"
 
@@ -15,6 +17,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/bench/tile_kernel.h"
+#include "../src/kernels/elementwise.h"
 #include "../src/kernels/kernels.h"
 #include "../src/kernels/vadd.h"
 #include "../src/util/fp.h"
@@ -247,6 +250,134 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 	img_free(&img);
 }
 
+/* vadd_bias_gelu_f16_f8: nseg segments of `rows` rows of a 16-column
+ * panel as check_bias, the f8 result q laid out as dst with a byte an
+ * element; on one tile vadd_bias_f16 and then ew_gelu_f16_f8 over the
+ * same segments (the two steps the fused pass replaces), on another the
+ * fused call: q's bytes must be equal, the gaps around q untouched, dst
+ * as it was (the fused pass reads it and writes q only) when nsrc is 3,
+ * and the cycles vadd_cycles'. */
+static void
+check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
+{
+	const Chip *c = profile_chip((TimingBound)((rows + nsrc + nseg) % 3));
+	static const char *const names[] = {"vadd", "elementwise_f8",
+	                                    "vadd_f8"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 3, c, &img, &d), 0);
+	Tile *t[2] = {tile_new(c, 0), tile_new(c, 1)};
+	enum {
+		BIAS = 0xB0000,
+		Q = 0xC0000,
+		BSEG = 64,
+		ROW = VADD_ROW_ATOMS * 4
+	};
+	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64, q_seg = dst_seg / 2;
+	for (int j = 0; j < 2; j++) {
+		tile_load_image(t[j], &img);
+		for (uint32_t g = 0; g < nseg; g++) {
+			for (uint32_t i = 0; i < ROW; i++) {
+				uint16_t v = f16_of(g * ROW + i, 77);
+				tile_write(t[j], BIAS + g * BSEG + i * 2, &v,
+				           2);
+			}
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t e = g * n + i;
+				/* halves of the magnitudes: the GELU's
+				 * tail and its middle both */
+				uint16_t v = f16_of(e, 99);
+				tile_write(t[j], DST + g * dst_seg + i * 2, &v,
+				           2);
+				for (uint32_t k = 0; k < nsrc; k++) {
+					v = f16_of(e, k);
+					tile_write(t[j],
+					           SRC + k * stride +
+					               g * src_seg + i * 2,
+					           &v, 2);
+				}
+			}
+		}
+	}
+	VaddCall v = {.dst = DST,
+	              .src = SRC,
+	              .bias = BIAS,
+	              .res = Q,
+	              .stride = stride,
+	              .nsrc = nsrc,
+	              .atoms = atoms,
+	              .nseg = nseg,
+	              .dst_seg = dst_seg,
+	              .src_seg = src_seg,
+	              .bias_seg = BSEG,
+	              .has_bias = 1,
+	              .fp8_scale = (int8_t)scale};
+	/* tile 0: the two kernels in sequence */
+	uint8_t args[VADD_GELU_ARGS_BYTES];
+	vadd_args_fill(&v, args);
+	TileKernelCall k = {vadd_entry(0, 1), "vadd", args,
+	                    VADD_BIAS_ARGS_BYTES, ARGS};
+	if (tile_kernel_call(t[0], &img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
+	EwCall ew = {.op = EW_GELU_H,
+	             .in = DT_F16,
+	             .out = DT_F8_F143,
+	             .fp8_scale = scale,
+	             .nseg = nseg,
+	             .rows = rows,
+	             .cols = 16,
+	             .dst = {Q, q_seg, 16},
+	             .a = {DST, dst_seg, 32}};
+	if (ew_tile_call(t[0], &img, &ew, ARGS, NULL, &d))
+		fail_msg("%s", d.msg);
+	/* tile 1: the fused pass */
+	v.has_gelu = 1;
+	vadd_args_fill(&v, args);
+	k = (TileKernelCall){vadd_entry(0, 3), "vadd_f8", args, sizeof args,
+	                     ARGS};
+	uint64_t start = t[1]->cycle;
+	if (tile_kernel_call(t[1], &img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
+	uint32_t zeros = 0, nonzero = 0;
+	for (uint32_t g = 0; g < nseg; g++) {
+		/* q with its gaps: 16 bytes after each segment */
+		uint8_t want[4096 + 16], got[4096 + 16];
+		uint32_t bytes = rows * 16 + 16;
+		assert_true(bytes <= sizeof want);
+		tile_read(t[0], Q + g * q_seg, want, bytes);
+		tile_read(t[1], Q + g * q_seg, got, bytes);
+		for (uint32_t i = 0; i < bytes; i++) {
+			if (got[i] != want[i])
+				fail_msg("gelu rows %u nsrc %u nseg %u scale "
+				         "%d: q[%u][%u] = 0x%02x, want 0x%02x",
+				         rows, nsrc, nseg, scale, g, i, got[i],
+				         want[i]);
+			if (i < rows * 16) {
+				zeros += (want[i] & 0x7f) == 0;
+				nonzero += (want[i] & 0x7f) != 0;
+			} else {
+				assert_int_equal(got[i], 0);
+			}
+		}
+		/* with three sources the fused pass leaves dst as it was */
+		for (uint32_t i = 0; nsrc == 3 && i < n; i++) {
+			uint16_t h = 0;
+			tile_read(t[1], DST + g * dst_seg + i * 2, &h, 2);
+			assert_int_equal(h, f16_of(g * n + i, 99));
+		}
+	}
+	/* the values are not all one f8 code: the GELU's range is used */
+	assert_true(nonzero > 0);
+	assert_int_equal(t[1]->cycle - start,
+	                 vadd_cycles(c, atoms, nsrc, nseg, 3));
+	(void)zeros;
+	for (int j = 0; j < 2; j++)
+		tile_free(t[j]);
+	img_free(&img);
+}
+
 static void
 test_vadd(void **state)
 {
@@ -286,12 +417,29 @@ test_vadd_bias(void **state)
 					check_bias(rows[i], nsrc, nseg, res);
 }
 
+/* The fused GELU pass: one to three passes of three sources before it
+ * (3, 6, 9), fewer rows than workers, a worker over several segments,
+ * the So400m fc1's reduction (3 segments of 45 and 46 rows, 3 sources),
+ * two f8 scales. */
+static void
+test_vadd_gelu(void **state)
+{
+	(void)state;
+	static const uint32_t rows[] = {1, 2, 5, 7, 45, 46};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		for (uint32_t nsrc = 3; nsrc <= 9; nsrc += 3)
+			for (uint32_t nseg = 1; nseg <= 5; nseg += 2)
+				check_gelu(rows[i], nsrc, nseg,
+				           (int)(rows[i] + nseg) % 3 - 1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vadd),
 	    cmocka_unit_test(test_vadd_bias),
+	    cmocka_unit_test(test_vadd_gelu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

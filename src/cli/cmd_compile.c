@@ -37,7 +37,7 @@ usage(FILE *f)
 	        "                   [--dump PASS,...] [--no-gemm-overlap] "
 	        "[--no-b-under]\n"
 	        "                   [--no-a-direct]\n"
-	        "                   [--no-b-wrap]\n"
+	        "                   [--no-b-wrap] [--no-gelu-reduction]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -70,6 +70,12 @@ usage(FILE *f)
 	        "               body (default: under the body's last "
 	        "multiply, for the next\n"
 	        "               iteration, docs/bench-siglip.md)\n"
+	        "  --no-gelu-reduction  keep a GELU (and its cast to f8) after "
+	        "its\n"
+	        "               matmul's reduction in its own step (default: "
+	        "in the\n"
+	        "               reduction's last pass where that pays, "
+	        "docs/kernel-gemm.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -270,7 +276,7 @@ cmd_compile(int argc, char **argv)
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
-	int no_b_wrap = 0;
+	int no_b_wrap = 0, no_gelu = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -293,6 +299,8 @@ cmd_compile(int argc, char **argv)
 			no_b_wrap = 0;
 		} else if (!strcmp(a, "--no-b-wrap")) {
 			no_b_wrap = 1;
+		} else if (!strcmp(a, "--no-gelu-reduction")) {
+			no_gelu = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -388,6 +396,7 @@ cmd_compile(int argc, char **argv)
 	                    .no_gemm_overlap = !overlap,
 	                    .no_b_under = no_b_under,
 	                    .no_a_direct = no_a_direct,
+	                    .no_gelu_in_reduction = no_gelu,
 	                    .no_b_wrap = no_b_wrap};
 	Package *pk;
 	CompileReport rep;

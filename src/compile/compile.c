@@ -590,6 +590,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	for (int i = 0; i < g->nops; i++)
 		matmul[i] = g->ops[i].kind == OP_MATMUL;
 	PlanOptions po = {.weight_copies = 1,
+	                  .no_gelu_in_reduction = o->no_gelu_in_reduction,
 	                  .gemm_overlap = !o->no_gemm_overlap,
 	                  .b_under = !o->no_b_under,
 	                  .fit = fit,

@@ -53,6 +53,9 @@ typedef struct {
 	                        moves them under the body's last multiply,
 	                        for the next iteration; off with no_b_under
 	                        too) */
+	int no_gelu_in_reduction; /* never the GELU and its cast in a
+	                        matmul's reduction (PlanOptions'
+	                        no_gelu_in_reduction, plan_reduction_gelu) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

@@ -37,8 +37,8 @@ int
 kernel_image_at(const char *const *given, int n, const Chip *chip,
                 const LinkPlace *place, int nplace, TileImage *img, Diag *d)
 {
-	Obj *objs[16] = {0};
-	const char *names[16];
+	Obj *objs[32] = {0};
+	const char *names[32];
 	int r = IPU_OK, got = 0;
 	if (n > (int)(sizeof objs / sizeof objs[0]))
 		die("too many kernel objects (%d)", n);

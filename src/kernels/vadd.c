@@ -17,18 +17,34 @@ const char *
 vadd_entry(int f32, int bias)
 {
 	return bias  ? (f32         ? NULL
+	                : bias == 3 ? "vadd_bias_gelu_f16_f8"
 	                : bias == 2 ? "vadd_bias_res_f16"
 	                            : "vadd_bias_f16")
 	       : f32 ? "vadd_f32"
 	             : "vadd_f16";
 }
 
+const char *
+vadd_object(int bias)
+{
+	return bias == 3 ? "vadd_f8" : "vadd";
+}
+
 /* Worker w's share of the n atoms (whole rows with a bias): *first and
- * its count. */
+ * its count. With the GELU (bias 3) and nseg dividing 6, 6 / nseg
+ * workers to a segment, so that no worker's rows cross a segment (its
+ * pass set up again: a 45-row slice of 3 panels 23 + 22 rows a panel,
+ * not 23 rows across two). */
 static uint32_t
-share(uint32_t n, uint32_t w, int bias, uint32_t *first)
+share(uint32_t n, uint32_t nseg, uint32_t w, int bias, uint32_t *first)
 {
 	uint32_t u = bias ? VADD_ROW_ATOMS : 1, rows = n / u;
+	if (bias == 3 && nseg && 6 % nseg == 0) {
+		uint32_t k = 6 / nseg, g = w / k, j = w % k,
+		         r = rows / nseg; /* rows of a segment */
+		*first = u * (g * r + j * (r / k) + (j < r % k ? j : r % k));
+		return u * (r / k + (j < r % k));
+	}
 	*first = u * (w * (rows / 6) + (w < rows % 6 ? w : rows % 6));
 	return u * (rows / 6 + (w < rows % 6));
 }
@@ -39,7 +55,14 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	uint32_t dst = c->dst, src = c->src, atoms = c->atoms, nseg = c->nseg,
 	         dst_seg = c->dst_seg, src_seg = c->src_seg,
 	         words = c->has_bias ? 7 : 6;
-	memset(out, 0, c->has_bias ? VADD_BIAS_ARGS_BYTES : VADD_ARGS_BYTES);
+	if (c->has_gelu &&
+	    (!c->has_bias || c->has_res || c->nsrc % 3 || c->dst_seg % 2))
+		die("vadd_args_fill: a GELU needs a bias, no residual, "
+		    "sources a multiple of 3 and an even dst_seg");
+	memset(out, 0,
+	       c->has_gelu   ? VADD_GELU_ARGS_BYTES
+	       : c->has_bias ? VADD_BIAS_ARGS_BYTES
+	                     : VADD_ARGS_BYTES);
 	put_le32(out, dst);
 	put_le32(out + 4, src);
 	put_le32(out + 8, c->stride);
@@ -51,8 +74,16 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	put_le32(out + 32, c->bias_seg);
 	if (c->has_res)
 		put_le32(out + 36, c->res - c->dst);
+	if (c->has_gelu) {
+		put_le32(out + 36, c->res - c->dst / 2);
+		put_le32(out + VADD_BIAS_ARGS_BYTES, (uint32_t)c->f152 << 1);
+		put_le32(out + VADD_BIAS_ARGS_BYTES + 4,
+		         (uint32_t)c->fp8_scale & 63);
+	}
 	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t first, n = share(atoms * nseg, w, c->has_bias, &first);
+		uint32_t first,
+		    n = share(atoms * nseg, nseg, w,
+		              c->has_gelu ? 3 : c->has_bias, &first);
 		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
 		uint32_t here = n < atoms - at ? n : atoms - at;
 		uint8_t *r = out + 40 + 4 * words * w;
@@ -81,9 +112,19 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
  * SupClock; worker w starts at its first turn after the launch delay;
  * the sync LOCAL leaves 6 cycles after the last exit; then `br $lr`. */
 static uint64_t
-part_issues(uint64_t k, uint32_t nsrc, int bias)
+part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 {
 	uint64_t r = nsrc % 3, p3 = nsrc / 3;
+	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
+	 * pass up, 4 q's cursor and the row count, 2 the first loads, 8 the
+	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
+	 * store) and the eight f16v2sigm's further turns (docs/fidelity.md,
+	 * rule f16v2sigm), the branch out */
+	if (bias == 3)
+		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 11 +
+		       (46 + 8 * (chip_rule(c, TIMING_F16V2SIGM) - 1)) *
+		           (k / 4) +
+		       1;
 	if (!bias)
 		return 1 + p3 * (9 + 4 * k) + 2 + 1 +
 		       (r ? 1 + r * (4 + 2 * k) : 0) + 1;
@@ -101,18 +142,26 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 {
 	SupClock s;
 	sup_start(&s, c, 0);
+	if (bias == 3) { /* the f8 format and scale: loads, puts */
+		sup_op(&s, SUP_M0, SUP_M3, SUP_PLAIN);
+		sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN);
+	}
 	sup_entry(&s);
+	if (bias == 3) {
+		sup_op(&s, SUP_M3, 0, SUP_PUT);
+		sup_op(&s, SUP_M4, 0, SUP_PUT);
+	}
 	uint64_t first[6], exit[6];
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t at0, n = share(atoms * nseg, w, bias, &at0);
+		uint32_t at0, n = share(atoms * nseg, nseg, w, bias, &at0);
 		uint64_t issues = 3;
 		if (n) {
 			uint32_t at = at0 % atoms;
 			issues = bias ? 11 : 10;
 			while (n) {
 				uint32_t k = n < atoms - at ? n : atoms - at;
-				issues += part_issues(k, nsrc, bias) +
+				issues += part_issues(c, k, nsrc, bias) +
 				          (n > k ? (bias ? 13 : 11) : 1);
 				n -= k;
 				at = 0;

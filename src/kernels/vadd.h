@@ -2,8 +2,10 @@
  * vadd.h - the vector-add kernel (kernels/vadd.S) from the host side: its
  * argument block and cycle formula. dst += src_0 + ... + src_{n-1} over
  * segments of 8-byte atoms of f16 or f32; vadd_bias_f16 then adds a bias
- * row (a GEMM's bias on its C panels, in the K-split reduction), and
- * vadd_bias_res_f16 a residual operand after it.
+ * row (a GEMM's bias on its C panels, in the K-split reduction),
+ * vadd_bias_res_f16 a residual operand after it, and
+ * vadd_bias_gelu_f16_f8 (kernels/vadd_f8.S) a GELU of the biased sum in
+ * f16 and its cast to f8 instead of the f16 store.
  */
 #ifndef IPU_VADD_H
 #define IPU_VADD_H
@@ -14,29 +16,40 @@
 
 enum {
 	VADD_ARGS_BYTES = 40 + 6 * 24,
-	VADD_BIAS_ARGS_BYTES = 40 + 6 * 28, /* vadd_bias_f16 */
-	VADD_ROW_ATOMS = 4                  /* of a 16-column f16 C panel */
+	VADD_BIAS_ARGS_BYTES = 40 + 6 * 28,              /* vadd_bias_f16 */
+	VADD_GELU_ARGS_BYTES = VADD_BIAS_ARGS_BYTES + 8, /* and f8's format */
+	VADD_ROW_ATOMS = 4 /* of a 16-column f16 C panel */
 };
 
 /* f32 (4-byte elements) or f16; with bias, vadd_bias_f16 (f16 only);
- * bias 2: vadd_bias_res_f16. */
+ * bias 2: vadd_bias_res_f16; bias 3: vadd_bias_gelu_f16_f8. */
 const char *vadd_entry(int f32, int bias);
+/* The kernel object of an entry of vadd_entry: "vadd", or "vadd_f8"
+ * (C600 only) for bias 3. */
+const char *vadd_object(int bias);
 /* One call: nseg segments of `atoms` atoms, dst's at dst + g * dst_seg,
  * source k's (k < nsrc) at src + k * stride + g * src_seg (bytes). With
  * `bias` (vadd_bias_f16): each segment is rows of one 16-column panel
  * (atoms a multiple of VADD_ROW_ATOMS), segment g's bias row at bias + g
  * * bias_seg, added after the sources. With `has_res` too
  * (vadd_bias_res_f16): h at res, laid out as dst (segment g at res + g *
- * dst_seg), added after the bias. */
+ * dst_seg), added after the bias. With `has_gelu` instead
+ * (vadd_bias_gelu_f16_f8, nsrc a multiple of 3): the GELU in f16 of the
+ * biased sum cast to f8 (F143, or F152 with f152; x 2^-fp8_scale) written to
+ * res, laid out as dst with one byte an element (segment g at res + g * dst_seg
+ * / 2, rows of 16 bytes); dst is read, not written, by the last pass. */
 typedef struct {
 	uint32_t dst, src, bias, res; /* tile addresses */
 	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg, bias_seg;
-	uint8_t has_bias, has_res;
+	uint8_t has_bias, has_res, has_gelu, f152;
+	int8_t fp8_scale;
 } VaddCall;
-/* out: VADD_ARGS_BYTES, or VADD_BIAS_ARGS_BYTES with has_bias. */
+/* out: VADD_ARGS_BYTES, or VADD_BIAS_ARGS_BYTES with has_bias,
+ * VADD_GELU_ARGS_BYTES with has_gelu. */
 void vadd_args_fill(const VaddCall *c, uint8_t *out);
 /* Cycles of one call, from the supervisor's entry to its return; bias 2:
- * with the residual (vadd_bias_res_f16). */
+ * with the residual (vadd_bias_res_f16); bias 3: with the GELU and its
+ * cast (vadd_bias_gelu_f16_f8, nsrc a multiple of 3). */
 uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
                      uint32_t nseg, int bias);
 

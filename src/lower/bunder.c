@@ -145,9 +145,13 @@ static void
 touch(const Step *s, uint8_t *touched)
 {
 	for (int i = 0; i < s->ncall; i++) {
-		int32_t b = written(&s->call[i]);
+		const KernelCall *k = &s->call[i];
+		int32_t b = written(k);
 		if (b >= 0)
 			touched[b] = 1;
+		/* vadd_bias_gelu_f16_f8 writes q (ref 3) as well */
+		if (k->args.kind == KC_VADD && k->args.u.vadd.has_gelu)
+			touched[k->ref[3].buf] = 1;
 	}
 	for (int i = 0; i < s->nxfer; i++)
 		for (uint32_t j = 0; j < s->xfer[i].ndst; j++)

@@ -505,6 +505,32 @@ dst_piece(const TensorPlace *c, const KernelCall *k)
 	return p;
 }
 
+/* 1 if piece p of c exists and x's piece p has its rows and padding (a
+ * mirror of it laid out as it). */
+static int
+laid_as(const TensorPlace *c, const TensorPlace *x, int p)
+{
+	return p < c->npiece && p < x->npiece &&
+	       x->piece[p].rows == c->piece[p].rows &&
+	       x->piece[p].pad_rows == c->piece[p].pad_rows &&
+	       x->piece[p].pad_cols == c->piece[p].pad_cols;
+}
+
+/* Reduction call k of step s becomes vadd_entry's `bias` variant, its
+ * argument block `bytes`, its cycles and the step's from the formula. */
+static void
+vadd_variant(Lowered *l, Step *s, KernelCall *k, int bias, uint32_t bytes)
+{
+	const VaddCall *v = &k->args.u.vadd;
+	k->kernel = vadd_entry(0, bias);
+	k->object = vadd_object(bias);
+	k->args_bytes = bytes;
+	l->buf[k->args_at].bytes = bytes;
+	k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, bias);
+	if (k->cycles > s->cycles)
+		s->cycles = k->cycles;
+}
+
 int
 lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
                 const TensorPlace *bias, Diag *d)
@@ -531,14 +557,9 @@ lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
 		v->src_seg = pc->rows * row;
 		v->bias_seg = pb->pad_rows * row;
 		v->has_bias = 1;
-		k->kernel = vadd_entry(0, 1);
-		k->args_bytes = VADD_BIAS_ARGS_BYTES;
-		l->buf[k->args_at].bytes = VADD_BIAS_ARGS_BYTES;
 		k->ref[2] = pb->at;
 		k->nref = 3;
-		k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, 1);
-		if (k->cycles > s->cycles)
-			s->cycles = k->cycles;
+		vadd_variant(l, s, k, 1, VADD_BIAS_ARGS_BYTES);
 	}
 	return IPU_OK;
 }
@@ -553,11 +574,8 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 		KernelCall *k = &s->call[i];
 		int p = dst_piece(c, k);
 		VaddCall *v = &k->args.u.vadd;
-		if (k->args.kind != KC_VADD || !v->has_bias || p == c->npiece ||
-		    p >= res->npiece ||
-		    res->piece[p].rows != c->piece[p].rows ||
-		    res->piece[p].pad_rows != c->piece[p].pad_rows ||
-		    res->piece[p].pad_cols != c->piece[p].pad_cols)
+		if (k->args.kind != KC_VADD || !v->has_bias ||
+		    !laid_as(c, res, p))
 			return diag_set(
 			    d, IPU_EINVAL, NULL, 0, 0,
 			    "gemm residual: tile %u's reduction has "
@@ -565,12 +583,38 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 			    "(an internal error)",
 			    k->tile);
 		v->has_res = 1;
-		k->kernel = vadd_entry(0, 2);
 		k->ref[3] = res->piece[p].at;
 		k->nref = 4;
-		k->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg, 2);
-		if (k->cycles > s->cycles)
-			s->cycles = k->cycles;
+		vadd_variant(l, s, k, 2, VADD_BIAS_ARGS_BYTES);
+	}
+	return IPU_OK;
+}
+
+int
+lower_gemm_gelu(Lowered *l, int32_t step, const TensorPlace *c,
+                const TensorPlace *q, int fp8_scale, int f152, Diag *d)
+{
+	Step *s = &l->step[step];
+	s->cycles = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *k = &s->call[i];
+		int p = dst_piece(c, k);
+		VaddCall *v = &k->args.u.vadd;
+		if (k->args.kind != KC_VADD || !v->has_bias || v->has_res ||
+		    v->nsrc % 3 || !laid_as(c, q, p) || fp8_scale < -32 ||
+		    fp8_scale > 31)
+			return diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "gemm gelu: tile %u's reduction has no biased "
+			    "piece of C laid out as q's with sources a "
+			    "multiple of 3 (an internal error)",
+			    k->tile);
+		v->has_gelu = 1;
+		v->f152 = (uint8_t)f152;
+		v->fp8_scale = (int8_t)fp8_scale;
+		k->ref[3] = q->piece[p].at;
+		k->nref = 4;
+		vadd_variant(l, s, k, 3, VADD_GELU_ARGS_BYTES);
 	}
 	return IPU_OK;
 }

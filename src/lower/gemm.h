@@ -35,5 +35,11 @@ int lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
  * the bias. */
 int lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
                         const TensorPlace *res, Diag *d);
+/* After lower_gemm_bias: the calls become vadd_bias_gelu_f16_f8 calls
+ * (kernels/vadd_f8.S, plan_reduction_gelu) that write the GELU of the
+ * biased sum cast to f8 (F152 with f152, x 2^-fp8_scale) into q (a mirror
+ * of c's pieces in f8, each laid out as its piece) instead of C. */
+int lower_gemm_gelu(Lowered *l, int32_t step, const TensorPlace *c,
+                    const TensorPlace *q, int fp8_scale, int f152, Diag *d);
 
 #endif

@@ -394,6 +394,24 @@ bias_in_reduction(Build *b, const Op *op, TensorPlace *pc, Diag *d)
 	if (r)
 		return plan_op_error(b->g, ad, r, d);
 	use_place(b, pbias, cs);
+	/* the GELU after it and its cast to f8 (plan_reduction_gelu): the
+	 * last pass writes the cast's result, the GELU's home as its own
+	 * step would have made it (C's pieces in f8) */
+	int32_t gl = plan_reduction_gelu(b->plan, ad);
+	if (gl >= 0) {
+		const Op *go = &b->g->ops[gl];
+		const Tensor *q = graph_tensor(
+		    b->g, b->g->ops[plan_gelu_fused_cast(b->g, go)].out);
+		TensorPlace *pq = mirror(b, pc, go->out, q->elem.dtype, 0, cs,
+		                         "tensor block");
+		r = lower_gemm_gelu(b->l, cs, pc, pq, q->elem.scale,
+		                    q->elem.dtype == DT_F8_F152, d);
+		if (r)
+			return plan_op_error(b->g, go, r, d);
+		use_place(b, pq, cs);
+		b->home[go->out] = pq;
+		return IPU_OK;
+	}
 	/* the residual add after it (plan_residual_in_reduction): h's
 	 * copies laid out as C move in the same exchange, the last pass
 	 * adds them after the bias */
@@ -650,6 +668,8 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	EwOp ew = plan_unary_kernel(b->g, op);
 	if (plan_op_aliases(b->g, op))
 		return alias_op(b, op, o); /* a cast to its own type */
+	if (plan_gelu_in_reduction(b->plan, op))
+		return IPU_OK; /* written by its matmul's reduction */
 	/* a GELU that writes its cast's f8 result (plan_gelu_fused_cast) */
 	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(b->g, op) : -1;
 	if (fc >= 0)

@@ -1522,6 +1522,62 @@ plan_bias_in_reduction(const Plan *plan, const Op *op)
 	return gp->pk > 1 && bias_pays(plan->chip, gp);
 }
 
+/* 1 if the reduction of plan p pays with the GELU and its cast to f8
+ * (`to`) fused: vadd_bias_gelu_f16_f8 against vadd_bias_f16 and the GELU
+ * step after it (ew_gelu_f16_f8 over the slice: C's f16 in, q's f8 out,
+ * laid out as C), on its largest slice. */
+static int
+gelu_pays(const Chip *c, const GemmPlan *p, DType to)
+{
+	uint32_t best, nseg, pad;
+	GemmSlice s = largest_slice(p, &best, &nseg, &pad);
+	uint32_t atoms = s.rows * VADD_ROW_ATOMS;
+	EwCall gelu = {.op = EW_GELU_H,
+	               .in = DT_F16,
+	               .out = to,
+	               .nseg = s.panels,
+	               .rows = s.rows,
+	               .cols = GEMM_COLS,
+	               .dst = {0, pad * GEMM_COLS, GEMM_COLS},
+	               .a = {0, pad * GEMM_COLS * 2, GEMM_COLS * 2}};
+	return vadd_cycles(c, atoms, p->pk - 1, s.panels, 3) <
+	       vadd_cycles(c, atoms, p->pk - 1, s.panels, 1) +
+	           ew_cycles(c, &gelu);
+}
+
+int32_t
+plan_reduction_gelu(const Plan *plan, const Op *add)
+{
+	const Graph *g = plan->g;
+	if (plan->opt.no_gelu_in_reduction ||
+	    !plan_bias_in_reduction(plan, add))
+		return -1;
+	int32_t gl = one_reader(g, add->out);
+	if (gl < 0 || graph_tensor(g, add->out)->role == ROLE_OUTPUT ||
+	    graph_repeat_iteration(&g->repeat, gl) !=
+	        graph_repeat_iteration(&g->repeat, (int32_t)(add - g->ops)))
+		return -1;
+	const Op *op = &g->ops[gl];
+	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(g, op) : -1;
+	if (fc < 0)
+		return -1;
+	const GemmPlan *gp = &plan->op[bias_add_matmul(g, add)].gemm;
+	DType to = graph_tensor(g, g->ops[fc].out)->elem.dtype;
+	if ((gp->pk - 1) % 3 || !gelu_pays(plan->chip, gp, to))
+		return -1;
+	return gl;
+}
+
+int
+plan_gelu_in_reduction(const Plan *plan, const Op *op)
+{
+	int32_t a = op->kind == OP_GELU
+	                ? graph_tensor(plan->g, op->in[0])->producer
+	                : -1;
+	return a >= 0 && plan_reduction_gelu(plan, &plan->g->ops[a]) ==
+	                     (int32_t)(op - plan->g->ops);
+}
+
 int32_t
 plan_bias_add_residual(const Graph *g, const Op *mm, const Op *add)
 {

@@ -368,6 +368,7 @@ typedef struct {
 	                           (lower_beside_bufs); each candidate's
 	                           fullest tile is packed with them
 	                           (PlanHeld.buf; NULL: none known) */
+	int no_gelu_in_reduction;             /* never plan_reduction_gelu */
 	int gemm_overlap; /* matmuls of 2 or more supersteps of one
 	                     K, A and B exchanged, get the
 	                     overlapped superstep (GemmPlan.overlap;
@@ -522,6 +523,20 @@ int32_t plan_bias_add_residual(const Graph *g, const Op *mm, const Op *add);
 int plan_residual_in_reduction(const Plan *plan, const Op *op);
 /* For such an add: its input that the bias add made (the C side). */
 int32_t plan_residual_c_input(const Plan *plan, const Op *op);
+/* The index in g->ops of the GELU whose f8 cast's result the reduction
+ * of bias add `add` writes: add is in its matmul's reduction
+ * (plan_bias_in_reduction), its one reader (in its iteration, its result
+ * not the graph's output) a GELU with plan_gelu_fused_cast, the plan's
+ * sources (pk - 1) a multiple of 3, and the kernel's cycles say it pays
+ * (vadd_bias_gelu_f16_f8 against vadd_bias_f16 and ew_gelu_f16_f8, on
+ * the plan's largest slice); PlanOptions.no_gelu_in_reduction: never.
+ * Else -1. The reduction's last pass then adds the sources and the bias
+ * in f16, takes the GELU in f16 and writes the cast's f8 result, laid
+ * out as the GELU's home (C's pieces in f8); the GELU and its cast alias
+ * it. The bits of the three steps apart. */
+int32_t plan_reduction_gelu(const Plan *plan, const Op *add);
+/* 1 if op is the GELU of plan_reduction_gelu. */
+int plan_gelu_in_reduction(const Plan *plan, const Op *op);
 /* Its own rule for an f16 layernorm whose one reader is a cast to f8 in
  * its iteration, its rows whole pairs of atoms (cols a multiple of 8):
  * its kernel writes the cast's result (rw_layernorm_f16h8: z and y in
