@@ -27,7 +27,11 @@
  * stores pairs of atoms (kernels/rowwise_f8.S). `pair` (the f8
  * layernorm, whose rows and segments are whole pairs): pass 3 issues per
  * pair past the first, `atom` then counting passes 1 and 2 only, and
- * `one` fewer for a single pair. */
+ * `one` fewer for a single pair. `p2_four`, `p2_one` (the f16h
+ * softmaxes, whose pass 2 takes its atoms past the lead two pairs at a
+ * time, then one by one): pass 2 issues per four atoms and per atom of
+ * the rest (n - 1 = 4 F + r: p2_four F + p2_one r), `atom` and the split
+ * pass 2's counting the other passes only. */
 typedef struct {
 	uint32_t fixed, atom;
 } Phase;
@@ -36,7 +40,7 @@ typedef struct {
 	const char *entry;
 	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
-	uint32_t odd, pair;
+	uint32_t odd, pair, p2_four, p2_one;
 } Kernel;
 
 static const Kernel kernels[2][2] = {
@@ -48,6 +52,8 @@ static const Kernel kernels[2][2] = {
                                   2,
                                   {{15, 1}, {20, 3}, {24, 5}},
                                   0,
+                                  0,
+                                  0,
                                   0},
                       [DT_F16] = {"rw_layernorm_f16",
                                   0,
@@ -56,6 +62,8 @@ static const Kernel kernels[2][2] = {
                                   3,
                                   2,
                                   {{18, 1}, {26, 5}, {37, 13}},
+                                  0,
+                                  0,
                                   0,
                                   0}},
     [RW_SOFTMAX] = {[DT_F32] = {"rw_softmax_f32",
@@ -66,6 +74,8 @@ static const Kernel kernels[2][2] = {
                                 2,
                                 {{16, 1}, {23, 5}, {17, 2}},
                                 0,
+                                0,
+                                0,
                                 0},
                     [DT_F16] = {"rw_softmax_f16",
                                 3,
@@ -75,21 +85,27 @@ static const Kernel kernels[2][2] = {
                                 1,
                                 {{22, 1}, {40, 10}, {23, 3}},
                                 0,
+                                0,
+                                0,
                                 0}},
 };
 
 /* The f16 softmax with t, exp and y in f16 (RwCall.exp_f16), and the
  * same writing f8 (RwCall.dst_f8). */
-static const Kernel softmax_f16h = {"rw_softmax_f16h",           1, 48, 9, 0, 1,
-                                    {{22, 1}, {32, 6}, {22, 2}}, 0, 0};
+static const Kernel softmax_f16h = {
+    "rw_softmax_f16h",           1, 53, 3,  0, 1,
+    {{22, 1}, {37, 0}, {22, 2}}, 0, 0,  18, 5};
 static const Kernel softmax_f16h8 = {
-    "rw_softmax_f16h8", 1, 51, 9, 0, 1, {{22, 1}, {32, 6}, {25, 2}}, 2, 0};
+    "rw_softmax_f16h8",          1, 56, 3,  0, 1,
+    {{22, 1}, {37, 0}, {25, 2}}, 2, 0,  18, 5};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {
-    "rw_layernorm_f16h8", 0, 53, 6, 3, 2, {{18, 1}, {26, 5}, {34, 0}}, 0, 7};
+    "rw_layernorm_f16h8",        0, 53, 6, 3, 2,
+    {{18, 1}, {26, 5}, {34, 0}}, 0, 7,  0, 0};
 /* The same without gamma and beta (RwCall.plain): y = z. */
 static const Kernel layernorm_f16h8n = {
-    "rw_layernorm_f16h8n", 0, 45, 6, 3, 2, {{18, 1}, {26, 5}, {26, 0}}, 0, 3};
+    "rw_layernorm_f16h8n",       0, 45, 6, 3, 2,
+    {{18, 1}, {26, 5}, {26, 0}}, 0, 3,  0, 0};
 
 static int
 to_f8(const RwCall *c)
@@ -120,6 +136,14 @@ static uint64_t
 loop_units(const Kernel *k, uint32_t n)
 {
 	return k->pair ? n / 2 - 1 : n - 1;
+}
+
+/* Pass 2's loop issues beyond `atom` for n atoms (p2_four, p2_one). */
+static uint64_t
+pass2_units(const Kernel *k, uint32_t n)
+{
+	return (uint64_t)k->p2_four * ((n - 1) / 4) +
+	       (uint64_t)k->p2_one * ((n - 1) % 4);
 }
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -513,7 +537,8 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		    rows
 		        ? W_ENTRY + k->setup +
 		              rows *
-		                  (k->row + n1 * k->atom + u * k->pair -
+		                  (k->row + n1 * k->atom + u * k->pair +
+		                   pass2_units(k, (uint32_t)n1 + 1) -
 		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
 		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
 		              W_EXIT
@@ -546,6 +571,7 @@ split_cycles(const Chip *chip, const RwCall *c)
 			        ? ph->fixed + ph->atom * (n - 1) +
 			              (j == 2 ? loop_units(kn, n) * kn->pair
 			                      : 0) +
+			              (j == 1 ? pass2_units(kn, n) : 0) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
 			              ((uint32_t)j == kn->one_pass &&
 			                       loop_units(kn, n) == 0
