@@ -30,37 +30,53 @@
 	RW_ENTRY rw_layernorm_f16h8n, ln16h8n_rows, ln16h8n_s1, ln16h8n_s2, ln16h8n_s3, 1
 
 // Pass 3: 1 / sum in f16 in $a12:13, e loaded alternately into $a4:5
-// and $a6:7, y into $a0:3, narrowed into $a10:11. A pair loads the next
-// two e while it scales this one's, then narrows and stores it, the
-// cursor then moving by \j atoms (ARG_JUMP after a panel row's fourth).
+// and $a6:7, y into $a0:3, narrowed into $a10:11. Pipelined a pair:
+// pair i loads the next two e while it scales its own, and narrows them
+// in the bundle that stores pair i - 1 (the cursor then moving by \j
+// atoms: ARG_JUMP after a panel row's fourth), 3 bundles a pair (its
+// three aux and three main instructions) against 4.
 .macro SM16h8_PAIR j
 	{ ld64step $a6:7, $mzero, $m9+=, 2 ; f16v4mul $a0:1, $a12:13, $a4:5 }
 	{ ld64step $a4:5, $mzero, $m9+=, 2 ; f16v4mul $a2:3, $a12:13, $a6:7 }
-	{ nop ; f16v8tof8 $a10:11, $a0:3 }
-	{ st64step $a10:11, $mzero, $m7+=, \j ; fnop }
+	{ st64step $a10:11, $mzero, $m7+=, \j ; f16v8tof8 $a10:11, $a0:3 }
 .endm
-// atoms - 1 = 8 F + 2 r + s: F loop bodies of four pairs (a panel row
-// of 32 bytes), r (0 .. 3) of one, then the last pair (its second e the
-// row's last, or the one past it).
+// P pairs, P - 1 = L = (atoms - 1) / 2 (rounded down). L = 0: the pair
+// alone (5: its one e loaded). Else pair 0 without a store, L - 1 = 4 F
+// + r pairs storing the pair before: F loop bodies of four (the fourth
+// store ending a panel row), r (0 .. 3) of one; then the last pair (its
+// second e the row's last, or the one past it) storing pair L - 1 with
+// the jump if L - 1 ends a panel row (r = 3: $m8 = max([r = 3] jump,
+// 1)), and its own store. $m8 (ARG_TAIL in rows mode) is loaded again.
 .macro SM16h8_P3
 	{ add $m9, $m10, 0 ; f32tof16 $a12, $a10 }
 	{ add $m7, $m2, 0 ; f32tof16 $a13, $a10 }
 	{ ld64step $a4:5, $mzero, $m9+=, 2 ; fnop }
 	{ ld32 $m6, $mworker_base, $mzero, ARG_JUMP / 4 ; fnop }
-	{ shr $m10, $m5, 3 ; fnop }
 	{ shr $m14, $m5, 1 ; fnop }
+	{ brnz $m14, 4f ; fnop }
+	{ ld64step $a6:7, $mzero, $m9+=, 2 ; f16v4mul $a0:1, $a12:13, $a4:5 }
+	{ nop ; f16v4mul $a2:3, $a12:13, $a6:7 }
+	{ nop ; f16v8tof8 $a10:11, $a0:3 }
+	{ bri 7f ; fnop }
+4:	{ add $m14, $m14, -1 ; fnop }
+	{ shr $m10, $m14, 2 ; fnop }
 	{ and $m14, $m14, 3 ; fnop }
-	{ rpt $m10, 15 ; fnop }
+	{ cmpeq $m8, $m14, 3 ; fnop }
+	{ mul $m8, $m8, $m6 ; fnop }
+	{ ld64step $a6:7, $mzero, $m9+=, 2 ; f16v4mul $a0:1, $a12:13, $a4:5 }
+	{ ld64step $a4:5, $mzero, $m9+=, 2 ; f16v4mul $a2:3, $a12:13, $a6:7 }
+	{ max $m8, $m8, 1 ; f16v8tof8 $a10:11, $a0:3 }
+	{ rpt $m10, 11 ; fnop }
 	SM16h8_PAIR 1
 	SM16h8_PAIR 1
 	SM16h8_PAIR 1
 	SM16h8_PAIR $m6
-	{ rpt $m14, 3 ; fnop }
+	{ rpt $m14, 2 ; fnop }
 	SM16h8_PAIR 1
 	{ ld64step $a6:7, $mzero, $m9+=, 2 ; f16v4mul $a0:1, $a12:13, $a4:5 }
-	{ nop ; f16v4mul $a2:3, $a12:13, $a6:7 }
-	{ nop ; f16v8tof8 $a10:11, $a0:3 }
-	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
+	{ st64step $a10:11, $mzero, $m7+=, $m8 ; f16v4mul $a2:3, $a12:13, $a6:7 }
+	{ ld32 $m8, $mworker_base, $mzero, ARG_TAIL / 4 ; f16v8tof8 $a10:11, $a0:3 }
+7:	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
 .endm
 .macro SM16h8_P1
 	SM16_P1

@@ -587,6 +587,13 @@ test_softmax_panels(void **state)
 	    {8, 729, 0, 0, 1, 1},
 	    {6, 33, 0, 0, 1, 1},
 	    {4, 100, 0, 0, 1, 1},
+	    /* the So400m tower's tiles: 7 rows of 729 (6 a call, then 1),
+	     * 2 (the split call after 6); 13 x 37 and 26 atoms: the
+	     * pipelined f8 pass 3's last stored pair ending a panel row */
+	    {7, 729, 0, 0, 1, 1},
+	    {6, 729, 0, 0, 1, 1},
+	    {2, 729, 0, 0, 1, 1},
+	    {3, 101, 0, 0, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
 		run_case(RW_SOFTMAX, DT_F16, &panels[i]);

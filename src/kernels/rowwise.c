@@ -31,7 +31,9 @@
  * softmaxes, whose pass 2 takes its atoms past the lead two pairs at a
  * time, then one by one): pass 2 issues per four atoms and per atom of
  * the rest (n - 1 = 4 F + r: p2_four F + p2_one r), `atom` and the split
- * pass 2's counting the other passes only. */
+ * pass 2's counting the other passes only. `pipe3` (rw_softmax_f16h8):
+ * pass 3 pipelined by pairs, its issues pass3_pairs() beyond `row` or
+ * the split pass 3's `fixed`, `atom` and `odd` then not counting it. */
 typedef struct {
 	uint32_t fixed, atom;
 } Phase;
@@ -40,7 +42,7 @@ typedef struct {
 	const char *entry;
 	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
-	uint32_t odd, pair, p2_four, p2_one;
+	uint32_t odd, pair, p2_four, p2_one, pipe3;
 } Kernel;
 
 static const Kernel kernels[2][2] = {
@@ -94,18 +96,18 @@ static const Kernel kernels[2][2] = {
  * same writing f8 (RwCall.dst_f8). */
 static const Kernel softmax_f16h = {
     "rw_softmax_f16h",           1, 53, 3,  0, 1,
-    {{22, 1}, {37, 0}, {22, 2}}, 0, 0,  18, 5};
+    {{22, 1}, {37, 0}, {22, 2}}, 0, 0,  18, 5, 0};
 static const Kernel softmax_f16h8 = {
-    "rw_softmax_f16h8",          1, 56, 3,  0, 1,
-    {{22, 1}, {37, 0}, {25, 2}}, 2, 0,  18, 5};
+    "rw_softmax_f16h8",          1, 43, 1,  0, 1,
+    {{22, 1}, {37, 0}, {12, 0}}, 0, 0,  18, 5, 1};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {
     "rw_layernorm_f16h8",        0, 53, 6, 3, 2,
-    {{18, 1}, {26, 5}, {34, 0}}, 0, 7,  0, 0};
+    {{18, 1}, {26, 5}, {34, 0}}, 0, 7,  0, 0, 0};
 /* The same without gamma and beta (RwCall.plain): y = z. */
 static const Kernel layernorm_f16h8n = {
     "rw_layernorm_f16h8n",       0, 45, 6, 3, 2,
-    {{18, 1}, {26, 5}, {26, 0}}, 0, 3,  0, 0};
+    {{18, 1}, {26, 5}, {26, 0}}, 0, 3,  0, 0, 0};
 
 static int
 to_f8(const RwCall *c)
@@ -144,6 +146,15 @@ pass2_units(const Kernel *k, uint32_t n)
 {
 	return (uint64_t)k->p2_four * ((n - 1) / 4) +
 	       (uint64_t)k->p2_one * ((n - 1) % 4);
+}
+
+/* rw_softmax_f16h8's pass 3 (pipe3) over n atoms, P = L + 1 pairs: the
+ * pair alone (L = 0), or 17 + 3 L (kernels/rowwise_f8.S). */
+static uint64_t
+pass3_pairs(const Kernel *k, uint32_t n)
+{
+	uint64_t l = (n - 1) / 2;
+	return !k->pipe3 ? 0 : l ? 17 + 3 * l : 11;
 }
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
@@ -538,7 +549,8 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		        ? W_ENTRY + k->setup +
 		              rows *
 		                  (k->row + n1 * k->atom + u * k->pair +
-		                   pass2_units(k, (uint32_t)n1 + 1) -
+		                   pass2_units(k, (uint32_t)n1 + 1) +
+		                   pass3_pairs(k, (uint32_t)n1 + 1) -
 		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
 		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
 		              W_EXIT
@@ -572,6 +584,7 @@ split_cycles(const Chip *chip, const RwCall *c)
 			              (j == 2 ? loop_units(kn, n) * kn->pair
 			                      : 0) +
 			              (j == 1 ? pass2_units(kn, n) : 0) +
+			              (j == 2 ? pass3_pairs(kn, n) : 0) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
 			              ((uint32_t)j == kn->one_pass &&
 			                       loop_units(kn, n) == 0
