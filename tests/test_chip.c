@@ -716,6 +716,30 @@ static const char late_prog[] = "	.equ BASE, %u\n"
                                 "	sync 3\n"
                                 "	br $lr\n";
 
+/* One receiver, then two, whose muxes switch after tile 0's first items
+ * went by (LATE 12: some of the 8, not all, are lost): both receivers get
+ * the same last items, so the first item reached no tile with two as with
+ * one. The first receiver's items are marked got all at once
+ * (xch_commit_senders); unmarked, the second receiver's would count them
+ * again, 8 in all, and the loss would go unreported (a deadlock instead). */
+static void
+test_receive_late_twice(void **state)
+{
+	(void)state;
+	char text[2048];
+	snprintf(text, sizeof text, late_prog, 0x62000u, 0u, 12u);
+	for (uint32_t tiles = 2; tiles <= 3; tiles++)
+		expect_error(spmd(text, tiles, 1), RUN_FAULT,
+		             "; item 0 (cycle 175, from 0x60000) reached no "
+		             "tile");
+	/* not all of them: on time (LATE 0) nothing is lost */
+	snprintf(text, sizeof text, late_prog, 0x62000u, 0u, 0u);
+	ChipSim *cs = spmd(text, 3, 1);
+	ChipError err;
+	assert_int_equal(run(cs, &err), RUN_DONE);
+	chipsim_free(cs);
+}
+
 static void
 test_receive_errors(void **state)
 {
@@ -913,6 +937,43 @@ test_receive_watch(void **state)
 	}
 }
 
+/* A watch on word w of the 8 a tile receives (one run, xch_commit's
+ * sim_observe_receive_run): the cycle it stops at, or 0 if it did not. */
+static uint64_t
+receive_watch_at(int w, uint32_t len)
+{
+	ChipSim *cs = p2p(16, 2, 9, 10, 8, 3, 0, 1);
+	Tile *t = chipsim_tile(cs, 9);
+	assert_int_equal(sim_watch(t, DST_BUF + 4 * (uint32_t)w, len), 0);
+	ChipError err;
+	run(cs, &err);
+	uint64_t at = 0;
+	if (t->obs->hit) {
+		assert_int_equal(t->fault.type, FAULT_DBRK);
+		assert_int_equal(t->fault.addr, DST_BUF + 4 * (uint32_t)w);
+		at = t->fault.cycle;
+	} else
+		assert_int_not_equal(t->fault.type, FAULT_DBRK);
+	chipsim_free(cs);
+	return at;
+}
+
+/* The words of a run arrive one a cycle, so a watch on word w stops the
+ * tile w cycles after one on word 0; a watch on the bytes just before or
+ * just after the run stops nothing (the run's range test). */
+static void
+test_receive_watch_items(void **state)
+{
+	(void)state;
+	uint64_t c0 = receive_watch_at(0, 4);
+	assert_true(c0 > 0);
+	assert_int_equal(receive_watch_at(1, 4), c0 + 1);
+	assert_int_equal(receive_watch_at(5, 8), c0 + 5);
+	assert_int_equal(receive_watch_at(7, 4), c0 + 7);
+	assert_int_equal(receive_watch_at(8, 4), 0);
+	assert_int_equal(receive_watch_at(-1, 4), 0);
+}
+
 /* Tile 0 sends 8 words to every other tile; tiles BAD1 and BAD2 have a
  * 16-byte receive window, so their fifth word is an error. */
 static const char window_prog[] = "	.equ BAD1, %u\n"
@@ -1021,6 +1082,8 @@ main(void)
 	    cmocka_unit_test(test_thread_determinism),
 	    cmocka_unit_test(test_error_state_threads),
 	    cmocka_unit_test(test_receive_watch),
+	    cmocka_unit_test(test_receive_watch_items),
+	    cmocka_unit_test(test_receive_late_twice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

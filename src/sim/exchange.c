@@ -634,9 +634,9 @@ xch_commit(Tile *r)
 		uint32_t item = p->item, n = v->i1 - v->i0;
 		tile_write(r, v->addr, p->data + (size_t)v->i0 * item,
 		           n * item);
-		for (uint32_t i = 0; r->obs && i < n; i++)
-			sim_observe_receive(r, v->addr + i * item, item, v->src,
-			                    p->ctx, p->pc, v->at + i);
+		if (r->obs)
+			sim_observe_receive_run(r, v->addr, n, item, v->src,
+			                        p->ctx, p->pc, v->at);
 	}
 	if (x->walked)
 		rx_store(x, &x->walk_rx, x->walk_until);
@@ -659,6 +659,13 @@ xch_commit_senders(Tile *r)
 			uint64_t mark = pair_mark(r->chip, r->id);
 			for (uint32_t i = v->i0; i < v->i1; i++)
 				p->pairsum[i] += mark;
+		}
+		/* the first receiver: no item got yet (ngot counts the got
+		 * bytes set), so all of its items count */
+		if (p->ngot == 0) {
+			memset(p->got + v->i0, 1, v->i1 - v->i0);
+			p->ngot = v->i1 - v->i0;
+			continue;
 		}
 		/* a multicast's later receivers: every item counted */
 		for (uint32_t i = v->i0; p->ngot < p->n && i < v->i1; i++) {

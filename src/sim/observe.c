@@ -165,6 +165,19 @@ sim_observe_receive(Tile *t, uint32_t addr, uint32_t len, uint32_t src,
 }
 
 void
+sim_observe_receive_run(Tile *t, uint32_t addr, uint32_t n, uint32_t item,
+                        uint32_t src, int src_ctx, uint32_t src_pc, uint64_t at)
+{
+	/* items that touch no watched byte do nothing: look item by item
+	 * only when the run does */
+	if (!watched(t->obs, addr, n * item))
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		sim_observe_receive(t, addr + i * item, item, src, src_ctx,
+		                    src_pc, at + i);
+}
+
+void
 sim_tile_status(const Tile *t, SimTileStatus *s)
 {
 	memset(s, 0, sizeof *s);

@@ -1183,6 +1183,11 @@ void sim_observe_event(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
 void sim_observe_store(Exec *e, uint32_t addr, uint32_t len);
 void sim_observe_receive(Tile *t, uint32_t addr, uint32_t len, uint32_t src,
                          int src_ctx, uint32_t src_pc, uint64_t at);
+/* sim_observe_receive for n items of `item` bytes from addr, arriving
+ * at at, at + 1, ... */
+void sim_observe_receive_run(Tile *t, uint32_t addr, uint32_t n, uint32_t item,
+                             uint32_t src, int src_ctx, uint32_t src_pc,
+                             uint64_t at);
 
 /* Where a tile stands after a run (for reports of stops and hangs). */
 typedef enum {
