@@ -100,40 +100,43 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 
 /* Worker issues: 3 to read its first part's atoms and test them (then
  * exitz), else 10 to set up (11 with a bias: its cursor); per part of n
- * atoms 1 to read the sources, per pass of three sources 9 + 4n, the
- * exit test 2, then: without a bias the remainder test 1 and 1 + 4 + 2n
- * for each remaining source; with one (the last three sources, or the
- * last one, with b) the test for three 2 and then 6 + 5n for three, or
- * 2 (+ 6 + 2n for a source before it) and 4 + 3n for one (with the
- * residual, bias 2: 2 more to set its cursor, and an atom 6 bundles with
- * three sources, 4 with one); the test for a
- * next part 1 and 11 to move to it (13 with a bias); then the exit. The
- * supervisor (vadd.S: setzi, add, six CSR writes, runall) is timed by
- * SupClock; worker w starts at its first turn after the launch delay;
- * the sync LOCAL leaves 6 cycles after the last exit; then `br $lr`. */
+ * atoms 1 to read the sources, per pass of three sources before the last
+ * 15 + 3n (the test 2, the set-up 7 and the rpt, 3 an atom, the last
+ * atom's store, 5 to move on), the exit test 2, then: without a bias the
+ * remainder test 1 and 1 + 4 + 2n for each remaining source; with one
+ * (the last three sources, or the last one, with b) the test for three 2
+ * and then 11 + 4n for three (the set-up 9, the rpt, 4 an atom, the
+ * branch out; with the residual, bias 2, 3 more to set h up and 5 an
+ * atom), or 2 (+ 6 + 2n for a source before it) and 4 + 3n for one
+ * (with the residual 2 more to set its cursor and 4 an atom); the test
+ * for a next part 1 and 11 to move to it (13 with a bias); then the
+ * exit. The supervisor (vadd.S: setzi, add, six CSR writes, runall) is
+ * timed by SupClock; worker w starts at its first turn after the launch
+ * delay; the sync LOCAL leaves 6 cycles after the last exit; then `br
+ * $lr`. */
 static uint64_t
 part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 {
-	uint64_t r = nsrc % 3, p3 = nsrc / 3;
+	uint64_t r = nsrc % 3, p3 = nsrc / 3, pass3 = 15 + 3 * k;
 	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
 	 * pass up, 4 q's cursor and the row count, 2 the first loads, 8 the
 	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
 	 * store) and the eight f16v2sigm's further turns (docs/fidelity.md,
 	 * rule f16v2sigm), the branch out */
 	if (bias == 3)
-		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 11 +
+		return 1 + (p3 - 1) * pass3 + 2 + 11 +
 		       (46 + 8 * (chip_rule(c, TIMING_F16V2SIGM) - 1)) *
 		           (k / 4) +
 		       1;
 	if (!bias)
-		return 1 + p3 * (9 + 4 * k) + 2 + 1 +
-		       (r ? 1 + r * (4 + 2 * k) : 0) + 1;
-	uint64_t rs = bias == 2 ? 2 : 0;
+		return 1 + p3 * pass3 + 2 + 1 + (r ? 1 + r * (4 + 2 * k) : 0) +
+		       1;
 	if (!r)
-		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 2 + 6 + rs +
-		       (5 + (bias == 2)) * k + 1;
-	return 1 + p3 * (9 + 4 * k) + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) +
-	       4 + rs + (3 + (bias == 2)) * k + 1;
+		return 1 + (p3 - 1) * pass3 + 2 + 2 + 11 +
+		       (bias == 2 ? 3 + 5 * k : 4 * k) + 1;
+	uint64_t rs = bias == 2 ? 2 : 0;
+	return 1 + p3 * pass3 + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) + 4 +
+	       rs + (3 + (bias == 2)) * k + 1;
 }
 
 uint64_t
