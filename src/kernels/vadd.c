@@ -104,11 +104,13 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
  * 15 + 3n (the test 2, the set-up 7 and the rpt, 3 an atom, the last
  * atom's store, 5 to move on), the exit test 2, then: without a bias the
  * remainder test 1 and 1 + 4 + 2n for each remaining source; with one
- * (the last three sources, or the last one, with b) the test for three 2
- * and then 11 + 4n for three (the set-up 9, the rpt, 4 an atom, the
- * branch out; with the residual, bias 2, 3 more to set h up and 5 an
- * atom), or 2 (+ 6 + 2n for a source before it) and 4 + 3n for one
- * (with the residual 2 more to set its cursor and 4 an atom); the test
+ * (the last three or four sources, or the last one, with b) the test for
+ * three 2 and then 11 + 4n for three (the set-up 9, the rpt, 4 an atom,
+ * the branch out; with the residual, bias 2, 3 more to set h up and 5 an
+ * atom), else the test for four 2 and then 12 + 5n for four (the set-up
+ * 10; with the residual 3 more and 6 an atom), or 2 (+ 6 + 2n for a
+ * source before it) and 4 + 3n for one (with the residual 2 more to set
+ * its cursor and 4 an atom); the test
  * for a next part 1 and 11 to move to it (13 with a bias); then the
  * exit. The supervisor (vadd.S: setzi, add, six CSR writes, runall) is
  * timed by SupClock; worker w starts at its first turn after the launch
@@ -134,9 +136,12 @@ part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 	if (!r)
 		return 1 + (p3 - 1) * pass3 + 2 + 2 + 11 +
 		       (bias == 2 ? 3 + 5 * k : 4 * k) + 1;
+	if (r == 1 && p3)
+		return 1 + (p3 - 1) * pass3 + 2 + 2 + 2 + 12 +
+		       (bias == 2 ? 3 + 6 * k : 5 * k) + 1;
 	uint64_t rs = bias == 2 ? 2 : 0;
-	return 1 + p3 * pass3 + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) + 4 +
-	       rs + (3 + (bias == 2)) * k + 1;
+	return 1 + p3 * pass3 + 2 + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) +
+	       4 + rs + (3 + (bias == 2)) * k + 1;
 }
 
 uint64_t
