@@ -1,7 +1,8 @@
 /*
  * vadd.c - host side of kernels/vadd.S: the argument block (the atoms of
  * all the segments as one range, shared by the six workers, the first
- * atoms % 6 one longer; with a bias, whole rows of VADD_ROW_ATOMS) and
+ * atoms % 6 one longer, or each segment its own workers (share); with a
+ * bias, whole rows of VADD_ROW_ATOMS) and
  * the cycle count that follows from the issue model and the timing rules
  * (docs/emulator.md, docs/fidelity.md).
  */
