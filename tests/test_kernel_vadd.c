@@ -2,7 +2,9 @@
  * test_kernel_vadd.c - kernels/vadd.S on one tile: dst += sum of sources,
  * f16 and f32, several sizes (including fewer atoms than workers) in one
  * to three segments, and small ones in 5 and 20 (a worker's range over
- * several), apart in dst, back to back in the sources, checked
+ * several; 2 to 6 segments, a segment's own workers where that is
+ * cheaper), the So400m tower's shapes, apart in dst, back to back in the
+ * sources, checked
  * element by element against sequential IEEE additions (each source added
  * and rounded in turn, as the kernel does), and the call's cycles against
  * vadd_cycles; vadd_bias_f16 the same with values whose sums round and a
@@ -399,11 +401,23 @@ test_vadd(void **state)
 				check(0, small[i], nsrc, nsegs[j]);
 				check(1, small[i], nsrc, nsegs[j]);
 			}
+	/* the So400m tower's reductions without a bias (the busiest tile's
+	 * call): PV's 5 segments of 36 atoms, 3 sources (a segment's own
+	 * workers, one of them two); qkv's, out_proj's, fc1's and fc2's
+	 * slices before their bias passes were fused in (3 x 148, 1 x 148,
+	 * 3 x 184 atoms with 3 sources, 1 x 148 with 7) */
+	check(0, 36, 3, 5);
+	check(0, 148, 3, 3);
+	check(0, 148, 3, 1);
+	check(0, 184, 3, 3);
+	check(0, 148, 7, 1);
+	for (uint32_t nseg = 2; nseg <= 6; nseg++)
+		check(0, 40, 3, nseg);
 }
 
-/* Every pass the bias can end: the last three sources (3, 6) or the last
- * one (1, 2, 4, 5, 7); fewer rows than workers, a worker over several
- * segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
+/* Every pass the bias can end: the last three sources (3, 6), the last
+ * four (4, 7) or the last one (1, 2, 5); fewer rows than workers, a worker over
+ * several segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
  * segments of 37 rows, 3 sources); each without and with the residual. */
 static void
 test_vadd_bias(void **state)
@@ -415,6 +429,12 @@ test_vadd_bias(void **state)
 			for (uint32_t nseg = 1; nseg <= 5; nseg += 2)
 				for (int res = 0; res < 2; res++)
 					check_bias(rows[i], nsrc, nseg, res);
+	/* 2, 4 and 6 segments (a segment's own workers: 3, 1 or 2, and 1
+	 * each) and 8 (one range), three and four sources in the last pass */
+	for (uint32_t nseg = 2; nseg <= 8; nseg += 2)
+		for (uint32_t nsrc = 3; nsrc <= 4; nsrc++)
+			for (int res = 0; res < 2; res++)
+				check_bias(19, nsrc, nseg, res);
 }
 
 /* The fused GELU pass: one to three passes of three sources before it

@@ -1,7 +1,8 @@
 /*
  * vadd.c - host side of kernels/vadd.S: the argument block (the atoms of
  * all the segments as one range, shared by the six workers, the first
- * atoms % 6 one longer; with a bias, whole rows of VADD_ROW_ATOMS) and
+ * atoms % 6 one longer, or each segment its own workers (share); with a
+ * bias, whole rows of VADD_ROW_ATOMS) and
  * the cycle count that follows from the issue model and the timing rules
  * (docs/emulator.md, docs/fidelity.md).
  */
@@ -31,22 +32,73 @@ vadd_object(int bias)
 }
 
 /* Worker w's share of the n atoms (whole rows with a bias): *first and
- * its count. With the GELU (bias 3) and nseg dividing 6, 6 / nseg
- * workers to a segment, so that no worker's rows cross a segment (its
- * pass set up again: a 45-row slice of 3 panels 23 + 22 rows a panel,
- * not 23 rows across two). */
+ * its count. `aligned` (2 to 6 segments): each segment its own workers,
+ * 6 / nseg of them (one more for the first 6 % nseg segments), so that
+ * no worker's atoms cross a segment (a part's pass set up again: a
+ * 111-row slice of 3 panels 19 + 18 rows a worker, not 19 rows across
+ * two); else the atoms of all the segments as one range. */
 static uint32_t
-share(uint32_t n, uint32_t nseg, uint32_t w, int bias, uint32_t *first)
+share(uint32_t n, uint32_t nseg, uint32_t w, int bias, int aligned,
+      uint32_t *first)
 {
 	uint32_t u = bias ? VADD_ROW_ATOMS : 1, rows = n / u;
-	if (bias == 3 && nseg && 6 % nseg == 0) {
-		uint32_t k = 6 / nseg, g = w / k, j = w % k,
-		         r = rows / nseg; /* rows of a segment */
+	if (aligned) {
+		uint32_t g = 0, s = 0, k = 6 / nseg + (6 % nseg > 0);
+		while (w >=
+		       s + k) { /* segment g's workers are s .. s + k - 1 */
+			s += k;
+			g++;
+			k = 6 / nseg + (g < 6 % nseg);
+		}
+		uint32_t j = w - s, r = rows / nseg; /* rows of a segment */
 		*first = u * (g * r + j * (r / k) + (j < r % k ? j : r % k));
 		return u * (r / k + (j < r % k));
 	}
 	*first = u * (w * (rows / 6) + (w < rows % 6 ? w : rows % 6));
 	return u * (rows / 6 + (w < rows % 6));
+}
+
+static uint64_t part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias);
+
+/* Worker w's issues from its first to its exitz. */
+static uint64_t
+worker_issues(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
+              int bias, int aligned, uint32_t w)
+{
+	uint32_t at0, n = share(atoms * nseg, nseg, w, bias, aligned, &at0);
+	if (!n)
+		return 3;
+	uint32_t at = at0 % atoms;
+	uint64_t issues = bias ? 11 : 10;
+	while (n) {
+		uint32_t k = n < atoms - at ? n : atoms - at;
+		issues += part_issues(c, k, nsrc, bias) +
+		          (n > k ? (bias ? 13 : 11) : 1);
+		n -= k;
+		at = 0;
+	}
+	return issues;
+}
+
+/* 1 if the segments take their own workers (share's `aligned`): 2 to 6
+ * segments and the busiest worker's issues no more that way (counted at
+ * the C600's nominal rules, so that the argument block and vadd_cycles
+ * agree on every profile). */
+static int
+aligned_of(uint32_t atoms, uint32_t nsrc, uint32_t nseg, int bias)
+{
+	if (nseg < 2 || nseg > 6)
+		return 0;
+	const Chip *c = chip_default();
+	uint64_t most[2] = {0, 0};
+	for (int a = 0; a < 2; a++)
+		for (uint32_t w = 0; w < 6; w++) {
+			uint64_t i =
+			    worker_issues(c, atoms, nsrc, nseg, bias, a, w);
+			if (i > most[a])
+				most[a] = i;
+		}
+	return most[1] <= most[0];
 }
 
 void
@@ -80,10 +132,11 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 		put_le32(out + VADD_BIAS_ARGS_BYTES + 4,
 		         (uint32_t)c->fp8_scale & 63);
 	}
+	int bias = c->has_gelu ? 3 : c->has_bias + c->has_res,
+	    aligned = aligned_of(atoms, c->nsrc, nseg, bias);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t first,
-		    n = share(atoms * nseg, nseg, w,
-		              c->has_gelu ? 3 : c->has_bias, &first);
+		    n = share(atoms * nseg, nseg, w, bias, aligned, &first);
 		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
 		uint32_t here = n < atoms - at ? n : atoms - at;
 		uint8_t *r = out + 40 + 4 * words * w;
@@ -100,39 +153,47 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 
 /* Worker issues: 3 to read its first part's atoms and test them (then
  * exitz), else 10 to set up (11 with a bias: its cursor); per part of n
- * atoms 1 to read the sources, per pass of three sources 9 + 4n, the
- * exit test 2, then: without a bias the remainder test 1 and 1 + 4 + 2n
- * for each remaining source; with one (the last three sources, or the
- * last one, with b) the test for three 2 and then 6 + 5n for three, or
- * 2 (+ 6 + 2n for a source before it) and 4 + 3n for one (with the
- * residual, bias 2: 2 more to set its cursor, and an atom 6 bundles with
- * three sources, 4 with one); the test for a
- * next part 1 and 11 to move to it (13 with a bias); then the exit. The
- * supervisor (vadd.S: setzi, add, six CSR writes, runall) is timed by
- * SupClock; worker w starts at its first turn after the launch delay;
- * the sync LOCAL leaves 6 cycles after the last exit; then `br $lr`. */
+ * atoms 1 to read the sources, per pass of three sources before the last
+ * 15 + 3n (the test 2, the set-up 7 and the rpt, 3 an atom, the last
+ * atom's store, 5 to move on), the exit test 2, then: without a bias the
+ * remainder test 1 and 1 + 4 + 2n for each remaining source; with one
+ * (the last three or four sources, or the last one, with b) the test for
+ * three 2 and then 11 + 4n for three (the set-up 9, the rpt, 4 an atom,
+ * the branch out; with the residual, bias 2, 3 more to set h up and 5 an
+ * atom), else the test for four 2 and then 12 + 5n for four (the set-up
+ * 10; with the residual 3 more and 6 an atom), or 2 (+ 6 + 2n for a
+ * source before it) and 4 + 3n for one (with the residual 2 more to set
+ * its cursor and 4 an atom); the test
+ * for a next part 1 and 11 to move to it (13 with a bias); then the
+ * exit. The supervisor (vadd.S: setzi, add, six CSR writes, runall) is
+ * timed by SupClock; worker w starts at its first turn after the launch
+ * delay; the sync LOCAL leaves 6 cycles after the last exit; then `br
+ * $lr`. */
 static uint64_t
 part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 {
-	uint64_t r = nsrc % 3, p3 = nsrc / 3;
+	uint64_t r = nsrc % 3, p3 = nsrc / 3, pass3 = 15 + 3 * k;
 	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
 	 * pass up, 4 q's cursor and the row count, 2 the first loads, 8 the
 	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
 	 * store) and the eight f16v2sigm's further turns (docs/fidelity.md,
 	 * rule f16v2sigm), the branch out */
 	if (bias == 3)
-		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 11 +
+		return 1 + (p3 - 1) * pass3 + 2 + 11 +
 		       (46 + 8 * (chip_rule(c, TIMING_F16V2SIGM) - 1)) *
 		           (k / 4) +
 		       1;
 	if (!bias)
-		return 1 + p3 * (9 + 4 * k) + 2 + 1 +
-		       (r ? 1 + r * (4 + 2 * k) : 0) + 1;
-	uint64_t rs = bias == 2 ? 2 : 0;
+		return 1 + p3 * pass3 + 2 + 1 + (r ? 1 + r * (4 + 2 * k) : 0) +
+		       1;
 	if (!r)
-		return 1 + (p3 - 1) * (9 + 4 * k) + 2 + 2 + 6 + rs +
-		       (5 + (bias == 2)) * k + 1;
-	return 1 + p3 * (9 + 4 * k) + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) +
+		return 1 + (p3 - 1) * pass3 + 2 + 2 + 11 +
+		       (bias == 2 ? 3 + 5 * k : 4 * k) + 1;
+	if (r == 1 && p3)
+		return 1 + (p3 - 1) * pass3 + 2 + 2 + 2 + 12 +
+		       (bias == 2 ? 3 + 6 * k : 5 * k) + 1;
+	uint64_t rs = bias == 2 ? 2 : 0;
+	return 1 + p3 * pass3 + 2 + 2 + 2 + 2 + (r == 2 ? 2 + 4 + 2 * k : 0) +
 	       4 + rs + (3 + (bias == 2)) * k + 1;
 }
 
@@ -153,22 +214,11 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 	}
 	uint64_t first[6], exit[6];
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
-	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t at0, n = share(atoms * nseg, nseg, w, bias, &at0);
-		uint64_t issues = 3;
-		if (n) {
-			uint32_t at = at0 % atoms;
-			issues = bias ? 11 : 10;
-			while (n) {
-				uint32_t k = n < atoms - at ? n : atoms - at;
-				issues += part_issues(c, k, nsrc, bias) +
-				          (n > k ? (bias ? 13 : 11) : 1);
-				n -= k;
-				at = 0;
-			}
-		}
-		exit[w] = first[w] + 6 * (issues - 1);
-	}
+	int aligned = aligned_of(atoms, nsrc, nseg, bias);
+	for (uint32_t w = 0; w < 6; w++)
+		exit[w] = first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg,
+		                                        bias, aligned, w) -
+		                          1);
 	sup_workers(&s, exit);
 	sup_sync(&s);
 	return sup_return(&s, 0);
