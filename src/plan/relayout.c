@@ -201,6 +201,46 @@ bt_runs(const TensorPlace *tp, const Piece *p, Runs *rs)
 		}
 }
 
+/* The runs of a piece in the f8 GEMM weight layout of B (PF_GEMM_B: a
+ * k x n block of B's tensor, k padded to whole K-panels in pad_rows, n
+ * to whole n-panels in pad_cols), in the flat order of B's transpose
+ * (column c of the tensor's rows x cols view, then its rows): a panel
+ * row is column col0 + m's K-panel, whole; the rows of a partial
+ * n-panel too (columns past the tensor's, padding on both sides alike),
+ * their K padding zero. Both sides of a move take these runs or
+ * neither (layout_moves). */
+static void
+b_runs(const TensorPlace *tp, const Piece *p, Runs *rs)
+{
+	uint32_t kp = GEMM_A_ROW_BYTES, nk = p->pad_rows / kp;
+	for (uint32_t m = 0; m < p->pad_cols; m++)
+		for (uint32_t i = 0; i < nk && i * kp < p->rows; i++) {
+			uint32_t n =
+			    p->rows - i * kp < kp ? p->rows - i * kp : kp;
+			uint32_t off = ((m / GEMM_COLS * nk + i) * GEMM_COLS +
+			                m % GEMM_COLS) *
+			               GEMM_A_ROW_BYTES;
+			add_run(rs,
+			        (uint64_t)(p->col0 + m) * tp->rows + p->row0 +
+			            i * kp,
+			        n, kp - n, p->tile,
+			        (BufRef){p->at.buf, p->at.offset + off});
+			rs->run[rs->n - 1].zero_room = 1;
+		}
+}
+
+/* 1 if tp is all f8 PF_GEMM_B pieces (b_runs). */
+static int
+all_b(const TensorPlace *tp)
+{
+	if (!dtype_is_f8(tp->dtype))
+		return 0;
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].format != PF_GEMM_B)
+			return 0;
+	return tp->npiece > 0;
+}
+
 /* The runs of a place's pieces, row by row (each within one source row,
  * and one unit of a chain's, so that a FlatMap may move it as a whole;
  * cut to the map's column window, with no padding after a run cut
@@ -215,6 +255,10 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 		if (p->format == PF_GEMM_B_T && !map &&
 		    dtype_is_f8(tp->dtype)) {
 			bt_runs(tp, p, rs);
+			continue;
+		}
+		if (p->format == PF_GEMM_B && !map && all_b(tp)) {
+			b_runs(tp, p, rs);
 			continue;
 		}
 		if (p->format != PF_ROWMAJOR && !panels)
@@ -423,6 +467,11 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 	Copy *copy = NULL;
 	int ncopy = 0, cap = 0;
 	uint32_t es = (uint32_t)dtype_size(to->dtype);
+	if (all_b(from) != all_b(to) || (all_b(from) && map))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "relayout of tensor %d: f8 weight panels move "
+		                "only into weight panels, without a map",
+		                to->tensor);
 	int r = place_runs(from, map, &src, d);
 	if (!r)
 		r = place_runs(to, NULL, &dst, d);
