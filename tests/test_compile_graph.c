@@ -1810,6 +1810,32 @@ test_softmax_fused_cast(void **state)
 	}
 }
 
+/* A miniature f8 attention (test_k_bt_panels, test_v_panels): 2 heads
+ * of 37 keys, head dim 72. */
+static const char *const attention_37x72 =
+    "input x f16 [37, 64]\n"
+    "weight w f16 [64, 432]\n"
+    "h = matmul x w\n"
+    "r = reshape h [1, 37, 3, 2, 72]\n"
+    "t = transpose r [2, 0, 3, 1, 4]\n"
+    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 37, 72]\n"
+    "q = reshape qs [1, 2, 37, 72]\n"
+    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 37, 72]\n"
+    "k = reshape ks [1, 2, 37, 72]\n"
+    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 37, 72]\n"
+    "v = reshape vs [1, 2, 37, 72]\n"
+    "q8 = cast q f8_f143*2^-1\n"
+    "k8 = cast k f8_f143*2^-1\n"
+    "s = matmul q8 k8 transpose_b=1\n"
+    "p = softmax s scale=0.125\n"
+    "p8 = cast p f8_f143*2^-7\n"
+    "v8 = cast v f8_f143*2^-1\n"
+    "o = matmul p8 v8\n"
+    "ot = transpose o [0, 2, 1, 3]\n"
+    "y = reshape ot [37, 144]\n"
+    "yq = cast y f8_f143*2^-2\n"
+    "output yq\noutput s\n";
+
 /* The f8 attention's K written as halves of B^T's n-panels by its cast
  * (plan_segment_bt_rows, layout_segments' bt): K's segment of the heads'
  * transpose in blocks of 8 keys a tile, each as 32-column panels in one
@@ -1824,29 +1850,7 @@ static void
 test_k_bt_panels(void **state)
 {
 	(void)state;
-	static const char *const text =
-	    "input x f16 [37, 64]\n"
-	    "weight w f16 [64, 432]\n"
-	    "h = matmul x w\n"
-	    "r = reshape h [1, 37, 3, 2, 72]\n"
-	    "t = transpose r [2, 0, 3, 1, 4]\n"
-	    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 37, 72]\n"
-	    "q = reshape qs [1, 2, 37, 72]\n"
-	    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 37, 72]\n"
-	    "k = reshape ks [1, 2, 37, 72]\n"
-	    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 37, 72]\n"
-	    "v = reshape vs [1, 2, 37, 72]\n"
-	    "q8 = cast q f8_f143*2^-1\n"
-	    "k8 = cast k f8_f143*2^-1\n"
-	    "s = matmul q8 k8 transpose_b=1\n"
-	    "p = softmax s scale=0.125\n"
-	    "p8 = cast p f8_f143*2^-7\n"
-	    "v8 = cast v f8_f143*2^-1\n"
-	    "o = matmul p8 v8\n"
-	    "ot = transpose o [0, 2, 1, 3]\n"
-	    "y = reshape ot [37, 144]\n"
-	    "yq = cast y f8_f143*2^-2\n"
-	    "output yq\noutput s\n";
+	const char *text = attention_37x72;
 	Graph *g = graph_of_text(text);
 	int32_t tt = g->ops[2].out;
 	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
@@ -1890,29 +1894,7 @@ static void
 test_v_panels(void **state)
 {
 	(void)state;
-	static const char *const text =
-	    "input x f16 [37, 64]\n"
-	    "weight w f16 [64, 432]\n"
-	    "h = matmul x w\n"
-	    "r = reshape h [1, 37, 3, 2, 72]\n"
-	    "t = transpose r [2, 0, 3, 1, 4]\n"
-	    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 37, 72]\n"
-	    "q = reshape qs [1, 2, 37, 72]\n"
-	    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 37, 72]\n"
-	    "k = reshape ks [1, 2, 37, 72]\n"
-	    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 37, 72]\n"
-	    "v = reshape vs [1, 2, 37, 72]\n"
-	    "q8 = cast q f8_f143*2^-1\n"
-	    "k8 = cast k f8_f143*2^-1\n"
-	    "s = matmul q8 k8 transpose_b=1\n"
-	    "p = softmax s scale=0.125\n"
-	    "p8 = cast p f8_f143*2^-7\n"
-	    "v8 = cast v f8_f143*2^-1\n"
-	    "o = matmul p8 v8\n"
-	    "ot = transpose o [0, 2, 1, 3]\n"
-	    "y = reshape ot [37, 144]\n"
-	    "yq = cast y f8_f143*2^-2\n"
-	    "output yq\noutput s\n";
+	const char *text = attention_37x72;
 	Graph *g = graph_of_text(text);
 	int32_t tt = g->ops[2].out;
 	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
