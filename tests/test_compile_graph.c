@@ -1810,6 +1810,32 @@ test_softmax_fused_cast(void **state)
 	}
 }
 
+/* A miniature f8 attention (test_k_bt_panels, test_v_panels): 2 heads
+ * of 37 keys, head dim 72. */
+static const char *const attention_37x72 =
+    "input x f16 [37, 64]\n"
+    "weight w f16 [64, 432]\n"
+    "h = matmul x w\n"
+    "r = reshape h [1, 37, 3, 2, 72]\n"
+    "t = transpose r [2, 0, 3, 1, 4]\n"
+    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 37, 72]\n"
+    "q = reshape qs [1, 2, 37, 72]\n"
+    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 37, 72]\n"
+    "k = reshape ks [1, 2, 37, 72]\n"
+    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 37, 72]\n"
+    "v = reshape vs [1, 2, 37, 72]\n"
+    "q8 = cast q f8_f143*2^-1\n"
+    "k8 = cast k f8_f143*2^-1\n"
+    "s = matmul q8 k8 transpose_b=1\n"
+    "p = softmax s scale=0.125\n"
+    "p8 = cast p f8_f143*2^-7\n"
+    "v8 = cast v f8_f143*2^-1\n"
+    "o = matmul p8 v8\n"
+    "ot = transpose o [0, 2, 1, 3]\n"
+    "y = reshape ot [37, 144]\n"
+    "yq = cast y f8_f143*2^-2\n"
+    "output yq\noutput s\n";
+
 /* The f8 attention's K written as halves of B^T's n-panels by its cast
  * (plan_segment_bt_rows, layout_segments' bt): K's segment of the heads'
  * transpose in blocks of 8 keys a tile, each as 32-column panels in one
@@ -1824,29 +1850,7 @@ static void
 test_k_bt_panels(void **state)
 {
 	(void)state;
-	static const char *const text =
-	    "input x f16 [37, 64]\n"
-	    "weight w f16 [64, 432]\n"
-	    "h = matmul x w\n"
-	    "r = reshape h [1, 37, 3, 2, 72]\n"
-	    "t = transpose r [2, 0, 3, 1, 4]\n"
-	    "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 37, 72]\n"
-	    "q = reshape qs [1, 2, 37, 72]\n"
-	    "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 37, 72]\n"
-	    "k = reshape ks [1, 2, 37, 72]\n"
-	    "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 37, 72]\n"
-	    "v = reshape vs [1, 2, 37, 72]\n"
-	    "q8 = cast q f8_f143*2^-1\n"
-	    "k8 = cast k f8_f143*2^-1\n"
-	    "s = matmul q8 k8 transpose_b=1\n"
-	    "p = softmax s scale=0.125\n"
-	    "p8 = cast p f8_f143*2^-7\n"
-	    "v8 = cast v f8_f143*2^-1\n"
-	    "o = matmul p8 v8\n"
-	    "ot = transpose o [0, 2, 1, 3]\n"
-	    "y = reshape ot [37, 144]\n"
-	    "yq = cast y f8_f143*2^-2\n"
-	    "output yq\noutput s\n";
+	const char *text = attention_37x72;
 	Graph *g = graph_of_text(text);
 	int32_t tt = g->ops[2].out;
 	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
@@ -1855,9 +1859,9 @@ test_k_bt_panels(void **state)
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 37);
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 2), 0);
 	char *dump = lowered_dump(g, 16);
-	/* V's pack only; K's B from the cast's panels */
-	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 1);
-	assert_int_equal(count_of(dump, "\"matmul: B\""), 1);
+	/* no pack: K's B from the cast's panels, V's too (test_v_panels) */
+	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 0);
+	assert_int_equal(count_of(dump, "\"matmul: B\""), 2);
 	free(dump);
 	/* on 4 tiles its 10 blocks would take 3 a tile: K packed as
 	 * before (LAYOUT_BT_PER_TILE) */
@@ -1875,6 +1879,44 @@ test_k_bt_panels(void **state)
 	assert_int_equal(plan_segment_bt_rows(g, tt, bounds, 1), 0);
 	graph_free(g);
 	check("K cast to f8 and read by the host", with_k, 16, 0x1p-3);
+}
+
+/* V written as B's weight panels by its cast (plan_segment_vb_rows,
+ * layout_segments' vb, pack_b_f16_f8): test_k_bt_panels' attention (2
+ * heads of 37 keys, head dim 72: per head K-panels of 32 and 5 keys,
+ * n-panels of 16 and the last of 8 columns, 20 blocks) on 16 tiles, four
+ * of them holding two blocks: V's cast is one pack_b_f16_f8 call a
+ * tile, PV's B parts filled by one exchange of panels ("matmul: B"), no
+ * pack step; the output and the scores against the interpreter. Only V's
+ * segment; not where the blocks would take more than two a tile (4
+ * tiles: V packed as before), nor with v8 an output. */
+static void
+test_v_panels(void **state)
+{
+	(void)state;
+	const char *text = attention_37x72;
+	Graph *g = graph_of_text(text);
+	int32_t tt = g->ops[2].out;
+	uint32_t bounds[PLAN_SEGMENTS_MAX + 1];
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(plan_segment_vb_rows(g, tt, bounds, 0), 0);
+	assert_int_equal(plan_segment_vb_rows(g, tt, bounds, 1), 0);
+	assert_int_equal(plan_segment_vb_rows(g, tt, bounds, 2), 37);
+	char *dump = lowered_dump(g, 16);
+	assert_int_equal(count_of(dump, "\"matmul: pack B\""), 0);
+	assert_int_equal(count_of(dump, "pack_b_f16_f8"), 16);
+	free(dump);
+	dump = lowered_dump(g, 4);
+	assert_int_equal(count_of(dump, "pack_b_f16_f8"), 0);
+	free(dump);
+	graph_free(g);
+	check("V written as B's panels by its cast", text, 16, 0x1p-3);
+	char with_v[2048];
+	snprintf(with_v, sizeof with_v, "%soutput v8\n", text);
+	g = graph_of_text(with_v);
+	assert_int_equal(plan_row_segments(g, tt, bounds), 3);
+	assert_int_equal(plan_segment_vb_rows(g, tt, bounds, 2), 0);
+	graph_free(g);
 }
 
 /* Graph `one` (an add in a reduction) and `both` (the same with the
@@ -2258,6 +2300,7 @@ main(void)
 	    cmocka_unit_test(test_attention),
 	    cmocka_unit_test(test_views),
 	    cmocka_unit_test(test_k_bt_panels),
+	    cmocka_unit_test(test_v_panels),
 	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_loop_carry_second),
 	    cmocka_unit_test(test_loop_input_kept),

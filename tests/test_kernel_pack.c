@@ -395,13 +395,159 @@ test_cast_bt(void **state)
 		run_cast_bt(shape[i][0], shape[i][1], shape[i][2]);
 }
 
+/* pack_b_f16_f8 on one tile: `panels` blocks of 32 x 16 f16 with random
+ * halves (|x| < 2, or any bits with `raw`), rows stride bytes apart,
+ * blocks panel_stride apart (side by side in one row-major block when
+ * panel_stride is 32), cast and packed by the one call; against
+ * ew_cast_f16_f8 of each block followed by pack_b_f8 of its f8 rows
+ * (bk 32, bn 16) on the same tile, byte for byte; no byte outside dst
+ * changed; the cycles exactly pack_cast_cycles'. */
+static void
+run_cast_pack(const Chip *chip, uint32_t panels, uint32_t stride,
+              uint32_t panel_stride, DType f8, int scale, int raw)
+{
+	enum {
+		SRC = 0x80000,
+		F8 = 0x90000,
+		OUT = 0xa0000,
+		REF = 0xb0000,
+		SPAN3 = 0x40000
+	};
+	static TileImage img[3];
+	static const Chip *linked[3];
+	int slot = 0;
+	while (slot < 2 && linked[slot] && linked[slot] != chip)
+		slot++;
+	if (linked[slot] != chip) {
+		const char *names[] = {"elementwise", "elementwise_f8",
+		                       "pack_f8"};
+		Diag d0;
+		assert_int_equal(kernel_image(names, 3, chip, &img[slot], &d0),
+		                 0);
+		linked[slot] = chip;
+	}
+	uint8_t *mem = xcalloc(SPAN3, 1), *after = xcalloc(SPAN3, 1);
+	for (uint32_t i = 0; i < SPAN3; i++)
+		mem[i] = (uint8_t)rnd32();
+	for (uint32_t p = 0; p < panels; p++)
+		for (uint32_t r = 0; r < 32; r++)
+			for (uint32_t c = 0; c < 16; c++) {
+				uint16_t h = (uint16_t)rnd32();
+				if (!raw)
+					h &= 0xbfff; /* |x| < 2 */
+				memcpy(mem + p * panel_stride + r * stride +
+				           2 * c,
+				       &h, 2);
+			}
+	Tile *tile = tile_new(chip, 0);
+	tile_load_image(tile, &img[slot]);
+	tile_write(tile, SRC, mem, SPAN3);
+	Diag d;
+	uint64_t cycles = 0, other = 0;
+	PackCastCall call = {.f8 = f8,
+	                     .fp8_scale = scale,
+	                     .panels = panels,
+	                     .src = SRC,
+	                     .stride = stride,
+	                     .panel_stride = panel_stride,
+	                     .dst = OUT};
+	if (pack_cast_tile_call(tile, &img[slot], &call, ARGS, &cycles, &d))
+		fail_msg("%s", d.msg);
+	tile_read(tile, SRC, after, SPAN3);
+	for (uint32_t i = 0; i < SPAN3; i++)
+		if ((i < OUT - SRC || i >= OUT - SRC + panels * 512) &&
+		    after[i] != mem[i])
+			fail_msg(
+			    "pack_b_f16_f8 of %u panels: byte 0x%x outside "
+			    "dst changed",
+			    panels, SRC + i);
+	/* the separate kernels, a block at a time */
+	for (uint32_t p = 0; p < panels; p++) {
+		EwCall cast = {.op = EW_CAST,
+		               .in = DT_F16,
+		               .out = f8,
+		               .fp8_scale = scale,
+		               .nseg = 1,
+		               .rows = 32,
+		               .cols = 16,
+		               .a = {SRC + p * panel_stride, 0, stride},
+		               .dst = {F8, 0, 16}};
+		if (ew_tile_call(tile, &img[slot], &cast, ARGS, &other, &d))
+			fail_msg("%s", d.msg);
+		PackCall pack = {.t = GEMM_F8,
+		                 .bk = 32,
+		                 .bn = 16,
+		                 .src = F8,
+		                 .stride = 16,
+		                 .dst = REF + p * 512};
+		if (pack_tile_call(tile, &img[slot], &pack, ARGS, &other, &d))
+			fail_msg("%s", d.msg);
+	}
+	uint8_t *ref = xcalloc(panels * 512, 1),
+	        *out = xcalloc(panels * 512, 1);
+	tile_read(tile, REF, ref, panels * 512);
+	tile_read(tile, OUT, out, panels * 512);
+	for (uint32_t i = 0; i < panels * 512; i++)
+		if (out[i] != ref[i])
+			fail_msg(
+			    "pack_b_f16_f8 of %u panels (stride %u, panel "
+			    "stride %u): panel %u row %u byte %u is 0x%02x, "
+			    "cast + pack_b_f8 0x%02x",
+			    panels, stride, panel_stride, i / 512, i % 512 / 32,
+			    i % 32, out[i], ref[i]);
+	if (cycles != pack_cast_cycles(chip, &call))
+		fail_msg("pack_b_f16_f8 of %u panels at %s: %llu cycles, "
+		         "pack_cast_cycles says %llu",
+		         panels, chip->timing->spec, (unsigned long long)cycles,
+		         (unsigned long long)pack_cast_cycles(chip, &call));
+	if (print_rates)
+		printf("pack_b_f16_f8 %2u panels (stride %u, panel stride %u): "
+		       "%llu cycles\n",
+		       panels, stride, panel_stride,
+		       (unsigned long long)cycles);
+	tile_free(tile);
+	free(ref);
+	free(out);
+	free(mem);
+	free(after);
+}
+
+static void
+test_cast_pack(void **state)
+{
+	(void)state;
+	/* panels, extra stride, side by side, type, scale, raw bits */
+	static const struct {
+		uint32_t panels, extra;
+		int side, f152, scale, raw;
+	} c[] = {
+	    {1, 0, 0, 0, -1, 0}, {2, 0, 0, 0, 0, 0},   {3, 8, 0, 1, 2, 0},
+	    {5, 0, 1, 0, -1, 0}, {5, 16, 1, 0, 3, 1},  {6, 0, 0, 0, -1, 0},
+	    {7, 24, 0, 1, 0, 1}, {1, 40, 0, 0, -5, 0}, {13, 0, 0, 0, -1, 0},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		uint32_t stride = c[i].side ? 32 * c[i].panels + c[i].extra
+		                            : 32 + c[i].extra,
+		         ps = c[i].side ? 32 : 32 * stride + 8 * (uint32_t)i;
+		run_cast_pack(profile_chip((TimingBound)(i % 3)), c[i].panels,
+		              stride, ps, c[i].f152 ? DT_F8_F152 : DT_F8_F143,
+		              c[i].scale, c[i].raw);
+	}
+	print_rates = 1;
+	run_cast_pack(chip_default(), 1, 32, 1024, DT_F8_F143, -1, 0);
+	run_cast_pack(chip_default(), 2, 32, 1024, DT_F8_F143, -1, 0);
+	run_cast_pack(chip_default(), 5, 160, 32, DT_F8_F143, -1, 0);
+	print_rates = 0;
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pack_b), cmocka_unit_test(test_pack_bt),
-	    cmocka_unit_test(test_check),  cmocka_unit_test(test_gc200),
-	    cmocka_unit_test(test_rates),  cmocka_unit_test(test_cast_bt),
+	    cmocka_unit_test(test_pack_b),    cmocka_unit_test(test_pack_bt),
+	    cmocka_unit_test(test_check),     cmocka_unit_test(test_gc200),
+	    cmocka_unit_test(test_rates),     cmocka_unit_test(test_cast_bt),
+	    cmocka_unit_test(test_cast_pack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,6 +82,20 @@ pack_tile_call(Tile *t, const TileImage *img, const PackCall *c, uint32_t args,
 }
 
 int
+pack_cast_tile_call(Tile *t, const TileImage *img, const PackCastCall *c,
+                    uint32_t args, uint64_t *cycles, Diag *d)
+{
+	int rc = pack_cast_check(c, d);
+	if (rc)
+		return rc;
+	uint8_t block[PACK_CAST_ARGS_BYTES];
+	pack_cast_args_fill(c, block);
+	TileKernelCall k = {pack_cast_entry(), pack_cast_object(), block,
+	                    sizeof block, args};
+	return tile_kernel_call(t, img, &k, cycles, d);
+}
+
+int
 rw_tile_call(Tile *t, const TileImage *img, const RwCall *c, uint32_t args,
              uint64_t *cycles, Diag *d)
 {

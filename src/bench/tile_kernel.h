@@ -44,6 +44,10 @@ int ew_tile_call(Tile *t, const TileImage *img, const EwCall *c, uint32_t args,
 /* pack_check, then the pack call c (block at args, PACK_ARGS_BYTES). */
 int pack_tile_call(Tile *t, const TileImage *img, const PackCall *c,
                    uint32_t args, uint64_t *cycles, Diag *d);
+/* pack_cast_check, then the call c (block at args,
+ * PACK_CAST_ARGS_BYTES). */
+int pack_cast_tile_call(Tile *t, const TileImage *img, const PackCastCall *c,
+                        uint32_t args, uint64_t *cycles, Diag *d);
 /* rw_check, then the row-wise call c (block at args, RW_ARGS_BYTES). */
 int rw_tile_call(Tile *t, const TileImage *img, const RwCall *c, uint32_t args,
                  uint64_t *cycles, Diag *d);

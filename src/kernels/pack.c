@@ -328,3 +328,157 @@ pack_cycles(const Chip *chip, const PackCall *c)
 	padding(&s, &m);
 	return sup_return(&s, 0);
 }
+
+/* pack_b_f16_f8: the argument block (kernels/pack_f8.S, CP_*) and the
+ * worker's issues. */
+enum {
+	CP_DOWN = 0,
+	CP_BACK = 4,
+	CP_BAND = 8,
+	CP_PANEL = 12,
+	CP_FMT = 16,
+	CP_SCL = 20,
+	CP_VERTEX = 24,
+	CP_BANDS = 8,   /* bands of 4 rows a panel */
+	CP_ROWS = 32,   /* a block's rows: one K-panel of f8 */
+	CP_SETUP = 9,   /* the loads and the idle test */
+	CP_BAND_I = 55, /* two units of 26, the count, its test, the branch */
+	CP_NEXT = 4,    /* into the next panel */
+	CP_EXIT = 1,
+};
+
+const char *
+pack_cast_entry(void)
+{
+	return "pack_b_f16_f8";
+}
+
+const char *
+pack_cast_object(void)
+{
+	return "pack_f8";
+}
+
+/* The last byte past the blocks the kernel reads, from src. */
+static uint64_t
+cast_src_end(const PackCastCall *c)
+{
+	return (uint64_t)c->src + (uint64_t)(c->panels - 1) * c->panel_stride +
+	       (uint64_t)(CP_ROWS - 1) * c->stride + GEMM_COLS * 2;
+}
+
+int
+pack_cast_check(const PackCastCall *c, Diag *d)
+{
+	if (!c->panels)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack_b_f16_f8: no panels");
+	if (c->f8 != DT_F8_F143 && c->f8 != DT_F8_F152)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack_b_f16_f8: %s is not an f8 type",
+		                dtype_name(c->f8));
+	if (c->fp8_scale < -32 || c->fp8_scale > 31)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack_b_f16_f8: fp8 scale %d outside -32..31",
+		                c->fp8_scale);
+	const char *bad = c->src % 8            ? "src address"
+	                  : c->dst % 8          ? "dst address"
+	                  : c->stride % 8       ? "row stride"
+	                  : c->panel_stride % 8 ? "panel stride"
+	                                        : NULL;
+	if (bad)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack_b_f16_f8: %s is not a multiple of 8 (src "
+		                "0x%x, stride %u, panel stride %u, dst 0x%x)",
+		                bad, c->src, c->stride, c->panel_stride,
+		                c->dst);
+	if (c->stride < GEMM_COLS * 2)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "pack_b_f16_f8: row stride %u is shorter than a "
+		    "block's row (32 bytes)",
+		    c->stride);
+	uint64_t src_end = cast_src_end(c),
+	         dst_end = (uint64_t)c->dst +
+	                   (uint64_t)c->panels * GEMM_B_PANEL_BYTES;
+	if (src_end > UINT32_MAX || dst_end > UINT32_MAX)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack_b_f16_f8: the %s runs past 4 GiB",
+		                src_end > UINT32_MAX ? "source"
+		                                     : "destination");
+	if (c->dst < src_end && c->src < dst_end)
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "pack_b_f16_f8: dst [0x%x, 0x%llx) overlaps the "
+		    "blocks [0x%x, 0x%llx)",
+		    c->dst, (unsigned long long)dst_end, c->src,
+		    (unsigned long long)src_end);
+	return IPU_OK;
+}
+
+/* Worker w's bands [first, first + count) of 8 x panels. */
+static void
+cast_share(const PackCastCall *c, int w, uint32_t *first, uint32_t *count)
+{
+	uint64_t t = (uint64_t)c->panels * CP_BANDS;
+	*first = (uint32_t)(t * (uint64_t)w / 6);
+	*count = (uint32_t)(t * (uint64_t)(w + 1) / 6 - *first);
+}
+
+void
+pack_cast_args_fill(const PackCastCall *c, uint8_t out[PACK_CAST_ARGS_BYTES])
+{
+	int32_t s = (int32_t)c->stride;
+	memset(out, 0, PACK_CAST_ARGS_BYTES);
+	put_le32(out + CP_DOWN, (uint32_t)((s - 8) / 8));
+	put_le32(out + CP_BACK, (uint32_t)((8 - 3 * s) / 8));
+	put_le32(out + CP_BAND, (uint32_t)((s - 24) / 8));
+	put_le32(out + CP_PANEL, c->panel_stride - CP_ROWS * c->stride);
+	put_le32(out + CP_FMT, (c->f8 == DT_F8_F152) << 1);
+	put_le32(out + CP_SCL, (uint32_t)c->fp8_scale & 63);
+	for (int w = 0; w < 6; w++) {
+		uint32_t first, count;
+		cast_share(c, w, &first, &count);
+		if (!count)
+			continue;
+		uint32_t p = first / CP_BANDS, b = first % CP_BANDS;
+		uint8_t *v = out + CP_VERTEX + w * VERTEX_BYTES;
+		put_le32(v, count);
+		put_le32(v + 4,
+		         c->src + p * c->panel_stride + b * 4 * c->stride);
+		put_le32(v + 8, c->dst + p * GEMM_B_PANEL_BYTES + b * 4);
+		put_le32(v + 12, CP_BANDS - 1 - b);
+	}
+}
+
+static uint64_t
+cast_worker_issues(const PackCastCall *c, int w)
+{
+	uint32_t first, count;
+	cast_share(c, w, &first, &count);
+	if (!count)
+		return W_IDLE;
+	uint64_t next = 0;
+	for (uint32_t t = first; t + 1 < first + count; t++)
+		next += t % CP_BANDS == CP_BANDS - 1;
+	return CP_SETUP + count * CP_BAND_I - 1 + next * CP_NEXT + CP_EXIT;
+}
+
+uint64_t
+pack_cast_cycles(const Chip *chip, const PackCastCall *c)
+{
+	SupClock s;
+	sup_start(&s, chip, 0);
+	sup_op(&s, SUP_M0, SUP_M3, SUP_PLAIN); /* ld32 the format */
+	sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN); /* ld32 the scale */
+	sup_entry(&s);
+	sup_op(&s, SUP_M3, 0, SUP_PUT);
+	sup_op(&s, SUP_M4, 0, SUP_PUT);
+	uint64_t first[6], exit[6];
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
+	for (int v = 0; v < 6; v++)
+		exit[v] = first[v] + 6 * (cast_worker_issues(c, v) - 1);
+	sup_workers(&s, exit);
+	sup_sync(&s);
+	return sup_return(&s, 0);
+}

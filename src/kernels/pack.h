@@ -45,4 +45,32 @@ void pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES]);
  * supervisor's entry to its return. */
 uint64_t pack_cycles(const Chip *chip, const PackCall *c);
 
+/* pack_b_f16_f8 (kernels/pack_f8.S, C600 only): the f8 cast and the
+ * pack in one call. Panel i of dst (GEMM_B_PANEL_BYTES at dst + 512 i)
+ * is the weight-layout panel of the f8 cast of the 32 x 16 block of f16
+ * at src + i x panel_stride, rows `stride` bytes apart: panel row m, byte
+ * j = f8(block row j, column m), what pack_b_f8 makes of ew_cast_f16_f8's
+ * rows. Blind: a block's padding is cast and stored like its data. */
+typedef struct {
+	DType f8;      /* DT_F8_F143 or DT_F8_F152 */
+	int fp8_scale; /* -32..31, as EwCall's */
+	uint32_t panels;
+	uint32_t src, stride, panel_stride; /* bytes */
+	uint32_t dst;                       /* panels x 512 bytes */
+} PackCastCall;
+
+enum { PACK_CAST_ARGS_BYTES = 24 + 6 * 16 };
+
+const char *pack_cast_entry(void);  /* "pack_b_f16_f8" */
+const char *pack_cast_object(void); /* "pack_f8" */
+/* IPU_OK, or IPU_EINVAL naming the problem: no panels, not an f8 type or
+ * scale, 8-byte alignment of src, dst, the strides, a row stride under
+ * 32 bytes, dst overlapping a block, anything past 4 GiB. */
+int pack_cast_check(const PackCastCall *c, Diag *d);
+void pack_cast_args_fill(const PackCastCall *c,
+                         uint8_t out[PACK_CAST_ARGS_BYTES]);
+/* Cycles of a checked call on chip c from the supervisor's entry to its
+ * return. */
+uint64_t pack_cast_cycles(const Chip *chip, const PackCastCall *c);
+
 #endif

@@ -134,8 +134,8 @@ static int32_t
 written(const KernelCall *k)
 {
 	static const int dst[] = {
-	    [KC_GEMM] = 2, [KC_VADD] = 0,  [KC_EW] = 0,    [KC_RW] = 0,
-	    [KC_PACK] = 1, [KC_WCOPY] = 1, [KC_GATHER] = 2};
+	    [KC_GEMM] = 2, [KC_VADD] = 0,  [KC_EW] = 0,     [KC_RW] = 0,
+	    [KC_PACK] = 1, [KC_WCOPY] = 1, [KC_GATHER] = 2, [KC_PACK_CAST] = 1};
 	int i = dst[k->args.kind];
 	return i < k->nref ? k->ref[i].buf : -1;
 }

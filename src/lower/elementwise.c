@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../kernels/elementwise.h"
+#include "../kernels/pack.h"
 
 /* A piece's strided walk for one operand of element size es. */
 static EwRef
@@ -55,10 +56,36 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 		int panels = !b && pa->bt_panels && po->bt_panels;
 		if (panels && pa->col0)
 			continue;
+		/* a tile's blocks of B's weight panels (layout_segments' vb)
+		 * cast into its panels by one pack_b_f16_f8 call */
+		int vb = op == EW_CAST && !b && pa->vb_index &&
+		         po->format == PF_GEMM_B;
+		if (vb && pa->vb_index > 1)
+			continue;
 		uint32_t slot = seen[pa->tile]++;
 		if (first + (int32_t)slot >= l->nstep)
 			lower_step(l, STEP_COMPUTE, what);
 		Step *s = &l->step[first + (int32_t)slot];
+		if (vb) {
+			KernelCall *c = lower_call(
+			    l, s, pa->tile, pack_cast_entry(),
+			    pack_cast_object(), PACK_CAST_ARGS_BYTES);
+			c->ref[0] = pa->at;
+			c->ref[1] = po->at;
+			c->nref = 2;
+			c->args = (KernelArgs){
+			    KC_PACK_CAST,
+			    .u.pcast = {.f8 = to,
+			                .fp8_scale = fp8_scale,
+			                .panels = pa->vb_count,
+			                .stride = pa->pad_cols * ei,
+			                .panel_stride =
+			                    pa->pad_rows * pa->pad_cols * ei}};
+			c->cycles = pack_cast_cycles(l->chip, &c->args.u.pcast);
+			if (c->cycles > s->cycles)
+				s->cycles = c->cycles;
+			continue;
+		}
 		uint32_t nseg, cols;
 		/* the walk is a's (a transpose's dst has other columns) */
 		EwRef ro = piece_ref(po, eo, &nseg, &cols),

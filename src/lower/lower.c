@@ -209,6 +209,11 @@ lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 		a.u.pack.dst = at[1];
 		pack_args_fill(&a.u.pack, out);
 		return;
+	case KC_PACK_CAST:
+		a.u.pcast.src = at[0];
+		a.u.pcast.dst = at[1];
+		pack_cast_args_fill(&a.u.pcast, out);
+		return;
 	case KC_WCOPY:
 		a.u.wcopy.bank = at[0];
 		a.u.wcopy.dst = at[1];

@@ -92,7 +92,8 @@ typedef enum {
 	KC_RW,
 	KC_PACK,
 	KC_WCOPY,
-	KC_GATHER
+	KC_GATHER,
+	KC_PACK_CAST
 } KernelKind;
 typedef struct {
 	KernelKind kind;
@@ -102,8 +103,9 @@ typedef struct {
 		EwCall ew;     /* KC_EW: ref dst, a, b (add and mul) */
 		RwCall rw;     /* KC_RW: ref dst, x, gamma, beta (layernorm) */
 		PackCall pack; /* KC_PACK: ref src, dst */
-		WcopyCall wcopy;   /* KC_WCOPY: ref bank, dst */
-		GatherCall gather; /* KC_GATHER: ref table, ids, dst */
+		WcopyCall wcopy;    /* KC_WCOPY: ref bank, dst */
+		GatherCall gather;  /* KC_GATHER: ref table, ids, dst */
+		PackCastCall pcast; /* KC_PACK_CAST: ref src, dst */
 	} u;
 } KernelArgs;
 

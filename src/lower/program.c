@@ -169,17 +169,23 @@ mirror(Build *b, const TensorPlace *like, int32_t id, DType dt, int one_row,
 
 /* 1 if `from` is B^T's n-panels already (the f8 cast of a segment
  * stored as B^T panel blocks, layout_segments' bt) and `want` B^T in the
- * f8 GEMM weight layout: an exchange of whole panels fills it, no pack. */
+ * f8 GEMM weight layout, or `from` B's weight panels (the cast of
+ * layout_segments' vb blocks) and `want` B in it: an exchange of whole
+ * panels fills it, no pack. */
 static int
 bt_packed(const TensorPlace *from, const FlatMap *map, const TensorPlace *want)
 {
-	if (map || !dtype_is_f8(from->dtype) || from->dtype != want->dtype)
+	if (map || !dtype_is_f8(from->dtype) || from->dtype != want->dtype ||
+	    !from->npiece || !want->npiece)
 		return 0;
+	int vb = from->piece[0].format == PF_GEMM_B;
 	for (int k = 0; k < from->npiece; k++)
-		if (!from->piece[k].bt_panels)
+		if (vb ? !from->piece[k].vb_index ||
+		             from->piece[k].format != PF_GEMM_B
+		       : !from->piece[k].bt_panels)
 			return 0;
 	for (int k = 0; k < want->npiece; k++)
-		if (want->piece[k].format != PF_GEMM_B_T)
+		if (want->piece[k].format != (vb ? PF_GEMM_B : PF_GEMM_B_T))
 			return 0;
 	return 1;
 }
@@ -274,7 +280,8 @@ static void
 keep_zeroed(Build *b, const TensorPlace *tp)
 {
 	for (int k = 0; k < tp->npiece; k++)
-		if (tp->piece[k].bt_panels && !tp->piece[k].col0) {
+		if ((tp->piece[k].bt_panels && !tp->piece[k].col0) ||
+		    tp->piece[k].vb_index == 1) {
 			GROW(b->zeroed, b->nzeroed, b->capzeroed);
 			b->zeroed[b->nzeroed++] =
 			    (Zeroed){tp->piece[k].at.buf, tp};
@@ -523,14 +530,16 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 	int nseg = plan_row_segments(b->g, op->out, bounds);
 	TensorPlace *to;
 	if (nseg) { /* read by slices of its rows (plan_row_segments) */
-		uint32_t bt[PLAN_SEGMENTS_MAX];
-		for (int k = 0; k < nseg; k++)
+		uint32_t bt[PLAN_SEGMENTS_MAX], vb[PLAN_SEGMENTS_MAX];
+		for (int k = 0; k < nseg; k++) {
 			bt[k] = plan_segment_bt_rows(b->g, op->out, bounds, k);
+			vb[k] = plan_segment_vb_rows(b->g, op->out, bounds, k);
+		}
 		Buffers bs = buffers_from(b, at);
-		to = adopt(
-		    b, layout_segments(&bs.st, b->tiles, op->out,
-		                       tensor_view_rows(t), tensor_view_cols(t),
-		                       t->elem.dtype, bounds, nseg, &next, bt));
+		to = adopt(b, layout_segments(
+		                  &bs.st, b->tiles, op->out,
+		                  tensor_view_rows(t), tensor_view_cols(t),
+		                  t->elem.dtype, bounds, nseg, &next, bt, vb));
 		keep_zeroed(b, to);
 	} else {
 		to = default_place(b, op->out, tensor_view_rows(t),

@@ -754,14 +754,17 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 	int nseg = plan_row_segments(P->g, op->out, bounds);
 	TensorPlace *to;
 	if (nseg) { /* read by slices of its rows: each spread over the chip */
-		uint32_t bt[PLAN_SEGMENTS_MAX];
-		for (int k = 0; k < nseg; k++)
+		uint32_t bt[PLAN_SEGMENTS_MAX], vb[PLAN_SEGMENTS_MAX];
+		for (int k = 0; k < nseg; k++) {
 			bt[k] = plan_segment_bt_rows(P->g, op->out, bounds, k);
+			vb[k] = plan_segment_vb_rows(P->g, op->out, bounds, k);
+		}
 		o->tile0 = P->next_tile;
-		to = keep(P, layout_segments(&P->num.st, P->tiles, op->out,
-		                             tensor_view_rows(t),
-		                             tensor_view_cols(t), t->elem.dtype,
-		                             bounds, nseg, &P->next_tile, bt));
+		to = keep(P,
+		          layout_segments(&P->num.st, P->tiles, op->out,
+		                          tensor_view_rows(t),
+		                          tensor_view_cols(t), t->elem.dtype,
+		                          bounds, nseg, &P->next_tile, bt, vb));
 	} else {
 		to = default_layout(P, op->out, tensor_view_rows(t),
 		                    tensor_view_cols(t), t->elem.dtype,
@@ -1136,8 +1139,10 @@ reader_in(const Graph *g, int32_t id, OpKind kind, int32_t at)
 	return r;
 }
 
-uint32_t
-plan_segment_bt_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
+/* plan_segment_bt_rows (tb 1) and plan_segment_vb_rows (tb 0). */
+static uint32_t
+segment_b_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s,
+               int tb)
 {
 	const Tensor *in = graph_tensor(g, id);
 	int32_t at = graph_repeat_iteration(&g->repeat, in->producer);
@@ -1169,10 +1174,25 @@ plan_segment_bt_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
 	int32_t m = reader_in(g, k8->id, OP_MATMUL, at);
 	if (!dtype_is_f8(k8->elem.dtype) || k8->role == ROLE_OUTPUT ||
 	    k8->shape.rank < 2 || m < 0 || g->ops[m].in[1] != k8->id ||
-	    g->ops[m].in[0] == k8->id || !g->ops[m].attr.transpose_b)
+	    g->ops[m].in[0] == k8->id || !g->ops[m].attr.transpose_b != !tb)
 		return 0;
 	uint32_t rows = (uint32_t)k8->shape.dim[k8->shape.rank - 2];
 	return rows && (bounds[s + 1] - bounds[s]) % rows == 0 ? rows : 0;
+}
+
+uint32_t
+plan_segment_bt_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
+{
+	return segment_b_rows(g, id, bounds, s, 1);
+}
+
+uint32_t
+plan_segment_vb_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
+{
+	const Tensor *t = graph_tensor(g, id);
+	/* even columns: the blocks' f16 rows are whole 32-bit words */
+	return tensor_view_cols(t) % 2 ? 0
+	                               : segment_b_rows(g, id, bounds, s, 0);
 }
 
 int32_t

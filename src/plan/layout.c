@@ -190,13 +190,63 @@ bt_segment(Storage *st, uint32_t tiles, TensorPlace *tp, uint32_t r0,
 	*next = t;
 }
 
+/* The blocks of rows [r0, r1) of tp's view as blocks of B's weight panels
+ * (layout_segments' vb): matrices of `mrows` rows, each cut into blocks
+ * of 32 rows (the last fewer) by 16 columns (the last fewer), block b on
+ * tile (*next + b) % tiles; a tile's blocks in one buffer, its pieces
+ * one after another. */
+static void
+vb_segment(Storage *st, uint32_t tiles, TensorPlace *tp, uint32_t r0,
+           uint32_t r1, uint32_t mrows, uint32_t nb, uint32_t *next)
+{
+	uint32_t es = (uint32_t)dtype_size(tp->dtype), h = LAYOUT_VB_ROWS,
+	         w = LAYOUT_VB_COLS, kp = ceil_div(mrows, h),
+	         np = ceil_div(tp->cols, w), t0 = *next % tiles,
+	         used = nb < tiles ? nb : tiles;
+	for (uint32_t u = 0; u < used; u++) {
+		uint32_t count = nb / tiles + (u < nb % tiles),
+		         t = (t0 + u) % tiles;
+		int32_t buf = st->buffer(st, t, count * h * w * es, 8,
+		                         REGION_ANY, "tensor block");
+		for (uint32_t i = 0; i < count; i++) {
+			uint32_t b = u + i * tiles, m = b / (kp * np),
+			         kb = b / np % kp, j = b % np,
+			         row0 = r0 + m * mrows + kb * h;
+			*layout_piece(tp) = (Piece){
+			    .tile = t,
+			    .at = {buf, i * h * w * es},
+			    .row0 = row0,
+			    .rows = mrows - kb * h < h ? mrows - kb * h : h,
+			    .col0 = j * w,
+			    .cols = tp->cols - j * w < w ? tp->cols - j * w : w,
+			    .pad_rows = h,
+			    .pad_cols = w,
+			    .format = PF_ROWMAJOR,
+			    .vb_index = (uint8_t)(i + 1),
+			    .vb_count = (uint8_t)count};
+		}
+	}
+	(void)r1;
+	*next = (t0 + used) % tiles;
+}
+
 TensorPlace *
 layout_segments(Storage *st, uint32_t tiles, int32_t tensor, uint32_t rows,
                 uint32_t cols, DType dt, const uint32_t *bounds, int n,
-                uint32_t *next, const uint32_t *bt)
+                uint32_t *next, const uint32_t *bt, const uint32_t *vb)
 {
 	TensorPlace *tp = tensor_place_new(tensor, rows, cols, dt);
 	for (int s = 0; s < n; s++) {
+		uint32_t nvb = vb && vb[s]
+		                   ? (bounds[s + 1] - bounds[s]) / vb[s] *
+		                         ceil_div(vb[s], LAYOUT_VB_ROWS) *
+		                         ceil_div(cols, LAYOUT_VB_COLS)
+		                   : 0;
+		if (nvb && nvb <= LAYOUT_BT_PER_TILE * tiles) {
+			vb_segment(st, tiles, tp, bounds[s], bounds[s + 1],
+			           vb[s], nvb, next);
+			continue;
+		}
 		uint32_t nbt = bt && bt[s]
 		                   ? (bounds[s + 1] - bounds[s]) / bt[s] *
 		                         ceil_div(bt[s], LAYOUT_BT_ROWS)
@@ -335,6 +385,24 @@ layout_mirror(Storage *st, const TensorPlace *like, int32_t tensor, DType dt,
 		                     ? gemm_n_panels(p.pad_cols) * p.pad_rows *
 		                           GEMM_COLS * es
 		                     : p.pad_rows * p.pad_cols * es;
+		if (p.vb_index && !one_row && dtype_is_f8(dt) &&
+		    like->dtype == DT_F16) {
+			/* the f8 cast of a block of B's weight panels: the
+			 * panel, the tile's panels in one buffer */
+			uint32_t panel =
+			    gemm_b_bytes(GEMM_F8, p.pad_rows, p.pad_cols);
+			p.at = p.vb_index > 1
+			           ? (BufRef){tp->piece[tp->npiece - 1].at.buf,
+			                      (p.vb_index - 1u) * panel}
+			           : (BufRef){st->buffer(st, p.tile,
+			                                 p.vb_count * panel, 8,
+			                                 REGION_ANY, what),
+			                      0};
+			p.format = PF_GEMM_B;
+			*layout_piece(tp) = p;
+			continue;
+		}
+		p.vb_index = p.vb_count = 0;
 		if (p.bt_panels && !one_row) { /* the block's panels in one */
 			uint32_t j = p.col0 / LAYOUT_BT_COLS;
 			p.at = j ? (BufRef){tp->piece[tp->npiece - 1].at.buf,

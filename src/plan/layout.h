@@ -61,6 +61,11 @@ typedef struct {
 	 * pad_rows x 32 elements, panel j at j x pad_rows x 32 elements of
 	 * one buffer, zero-padded; 0: a piece of its own */
 	uint8_t bt_panels;
+	/* with layout_segments' vb: a 32 x 16 block of B (one weight panel's
+	 * K-panel x n-panel), block vb_index - 1 of the vb_count blocks of
+	 * one buffer on its tile, 32 x 16 elements each, zero-padded (its f8
+	 * mirror: PF_GEMM_B panels, 512 bytes each); 0: not such a block */
+	uint8_t vb_index, vb_count;
 } Piece;
 
 /* Where the elements of one graph tensor live. Every element is in at
@@ -118,7 +123,7 @@ TensorPlace *layout_default(Storage *st, uint32_t tiles, int32_t tensor,
 TensorPlace *layout_segments(Storage *st, uint32_t tiles, int32_t tensor,
                              uint32_t rows, uint32_t cols, DType dt,
                              const uint32_t *bounds, int n, uint32_t *next,
-                             const uint32_t *bt);
+                             const uint32_t *bt, const uint32_t *vb);
 /* With bt (NULL: none) and bt[s] > 0 (plan_segment_bt_rows): segment s
  * holds matrices of bt[s] rows, each cut into blocks of 8 rows (the
  * last fewer), a block on a tile of its own from *next on, stored as
@@ -130,6 +135,15 @@ TensorPlace *layout_segments(Storage *st, uint32_t tiles, int32_t tensor,
  * is kept for the whole program (So400m f8 at batch 1 and 2; batch 4's
  * fullest tile has a few bytes to spare), else the default layout. */
 enum { LAYOUT_BT_ROWS = 8, LAYOUT_BT_COLS = 32, LAYOUT_BT_PER_TILE = 2 };
+/* With vb (NULL: none) and vb[s] > 0 (plan_segment_vb_rows): segment s
+ * holds matrices of vb[s] rows (B of a matmul each), cut into blocks of
+ * 32 rows by 16 columns (the last fewer), zero-padded, spread over the
+ * tiles, a tile's blocks in one buffer (Piece vb_index, vb_count): the f8
+ * cast of a block is B's weight panel of its K-panel and n-panel
+ * (pack_b_f16_f8, docs/kernel-pack.md); its f8 mirror (layout_mirror)
+ * holds those panels as PF_GEMM_B pieces. Only where they take at most
+ * LAYOUT_BT_PER_TILE a tile (kept for the whole program). */
+enum { LAYOUT_VB_ROWS = 32, LAYOUT_VB_COLS = 16 };
 /* The pieces of `from` inside rows [r0, r1) of its view, as tensor
  * `tensor`'s pieces (r1 - r0 rows; rows renumbered from r0), the same
  * buffers; NULL if a piece lies across r0 or r1. */

@@ -457,6 +457,12 @@ int plan_row_segments(const Graph *g, int32_t id, uint32_t *bounds);
  * as B^T's n-panels (layout_segments' bt); 0: not so. */
 uint32_t plan_segment_bt_rows(const Graph *g, int32_t id,
                               const uint32_t *bounds, int s);
+/* The same for a matmul that reads the cast as its B, not transposed (the
+ * f8 attention's V), for an even number of columns: the rows of each
+ * matmul's B (V's keys of a head), which layout_segments then stores as
+ * blocks of B's weight panels (layout_segments' vb); 0: not so. */
+uint32_t plan_segment_vb_rows(const Graph *g, int32_t id,
+                              const uint32_t *bounds, int s);
 /* 1 if op is a slice that aliases its segment of its input
  * (plan_row_segments), with its rows of the input's view in [*r0, *r1). */
 int plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0,

@@ -174,31 +174,49 @@ add_run(Runs *rs, uint64_t flat, uint32_t len, uint32_t room, uint32_t tile,
 	rs->run[rs->n++] = (Run){flat, len, room, tile, at, 0};
 }
 
-/* The runs of a piece in the GEMM weight layout of B^T (PF_GEMM_B_T: an
- * n x k block of B's tensor, k padded to whole K-panels in pad_rows, n
- * to whole n-panels in pad_cols): each row's part in each K-panel, the
- * panel's row in memory (n-panel outer, K-panel inner; 16 rows of 32
- * bytes a panel, docs/kernel-pack.md "pack_bt"), its padding to be
- * zero. */
+/* The runs of a piece in the GEMM weight layout, panel row by panel row
+ * (n-panel outer, K-panel inner; 16 rows of 32 bytes a panel,
+ * docs/kernel-pack.md), each run one line's part in one K-panel, its
+ * padding to be zero:
+ * - B^T (PF_GEMM_B_T: an n x k block of B's tensor, k padded to whole
+ *   K-panels in pad_rows, n to whole n-panels in pad_cols; "pack_bt"): a
+ *   line is a row of the block, in the tensor's flat order;
+ * - f8 B (PF_GEMM_B, `b`: a k x n block, the same paddings): a line is a
+ *   column, in the flat order of B's transpose (column c of the tensor's
+ *   rows x cols view, then its rows), the columns of a partial n-panel
+ *   too (past the tensor's: padding on both sides alike). Both sides of
+ *   a move take these runs or neither (layout_moves). */
 static void
-bt_runs(const TensorPlace *tp, const Piece *p, Runs *rs)
+panel_runs(const TensorPlace *tp, const Piece *p, int b, Runs *rs)
 {
 	uint32_t es = (uint32_t)dtype_size(tp->dtype),
-	         kp = GEMM_A_ROW_BYTES / es, nk = p->pad_rows / kp;
-	for (uint32_t r = 0; r < p->rows; r++)
-		for (uint32_t i = 0; i < nk && i * kp < p->cols; i++) {
-			uint32_t n =
-			    p->cols - i * kp < kp ? p->cols - i * kp : kp;
+	         kp = GEMM_A_ROW_BYTES / es, nk = p->pad_rows / kp,
+	         lines = b ? p->pad_cols : p->rows, len = b ? p->rows : p->cols;
+	for (uint32_t r = 0; r < lines; r++)
+		for (uint32_t i = 0; i < nk && i * kp < len; i++) {
+			uint32_t n = len - i * kp < kp ? len - i * kp : kp;
 			uint32_t off = ((r / GEMM_COLS * nk + i) * GEMM_COLS +
 			                r % GEMM_COLS) *
 			               GEMM_A_ROW_BYTES;
-			add_run(rs,
-			        (uint64_t)(p->row0 + r) * tp->cols + p->col0 +
-			            i * kp,
-			        n, (kp - n) * es, p->tile,
+			uint64_t flat =
+			    b ? (uint64_t)(p->col0 + r) * tp->rows + p->row0
+			      : (uint64_t)(p->row0 + r) * tp->cols + p->col0;
+			add_run(rs, flat + i * kp, n, (kp - n) * es, p->tile,
 			        (BufRef){p->at.buf, p->at.offset + off});
 			rs->run[rs->n - 1].zero_room = 1;
 		}
+}
+
+/* 1 if tp is all f8 PF_GEMM_B pieces (panel_runs' b). */
+static int
+all_b(const TensorPlace *tp)
+{
+	if (!dtype_is_f8(tp->dtype))
+		return 0;
+	for (int k = 0; k < tp->npiece; k++)
+		if (tp->piece[k].format != PF_GEMM_B)
+			return 0;
+	return tp->npiece > 0;
 }
 
 /* The runs of a place's pieces, row by row (each within one source row,
@@ -214,7 +232,11 @@ place_runs(const TensorPlace *tp, const FlatMap *map, Runs *rs, Diag *d)
 		int panels = p->format == PF_GEMM_C;
 		if (p->format == PF_GEMM_B_T && !map &&
 		    dtype_is_f8(tp->dtype)) {
-			bt_runs(tp, p, rs);
+			panel_runs(tp, p, 0, rs);
+			continue;
+		}
+		if (p->format == PF_GEMM_B && !map && all_b(tp)) {
+			panel_runs(tp, p, 1, rs);
 			continue;
 		}
 		if (p->format != PF_ROWMAJOR && !panels)
@@ -423,6 +445,11 @@ layout_moves(const TensorPlace *from, const TensorPlace *to, const FlatMap *map,
 	Copy *copy = NULL;
 	int ncopy = 0, cap = 0;
 	uint32_t es = (uint32_t)dtype_size(to->dtype);
+	if (all_b(from) != all_b(to) || (all_b(from) && map))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "relayout of tensor %d: f8 weight panels move "
+		                "only into weight panels, without a map",
+		                to->tensor);
 	int r = place_runs(from, map, &src, d);
 	if (!r)
 		r = place_runs(to, NULL, &dst, d);
