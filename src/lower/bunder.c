@@ -451,9 +451,15 @@ lower_b_wrap_undo(Lowered *l)
 	if (!ours)
 		return 0;
 	for (int32_t i = l->nstep - 1; i >= 0; i--) {
-		const char *w = l->step[i].what;
-		if (w == WRAP_NEXT || w == WRAP_FIRST || w == WRAP_CHUNKS)
-			lower_remove_step(l, i);
+		const Step *s = &l->step[i];
+		if (s->what != WRAP_NEXT && s->what != WRAP_FIRST &&
+		    s->what != WRAP_CHUNKS)
+			continue;
+		/* its calls' argument blocks go with it */
+		for (int k = 0; k < s->ncall; k++)
+			if (s->call[k].args_at >= 0)
+				l->buf[s->call[k].args_at].bytes = 0;
+		lower_remove_step(l, i);
 	}
 	/* the loop's first step copies each whole slot again */
 	first_copies(l, 0);
