@@ -627,15 +627,14 @@ untranspose_a(Planner *P, OpPlan *o, Matmul *mm, Diag *d)
 
 /* After a matmul o: its last multiply, if plain (one K on every call),
  * is where a later weight B's exchange may go (lower_b_under), priced by
- * its call (PlanHost); the tiles covered by a plain multiply since the
- * bound grow to its grid. An overlapped multiply hosts none. */
+ * its call (PlanHost), for a grid within its tiles. An overlapped
+ * multiply hosts none. */
 static void
 host_after(Planner *P, const OpPlan *o)
 {
 	const GemmPlan *g = &o->gemm;
-	uint32_t cover = P->b_host.cover;
 	if (!P->plan->opt.b_under || g->overlap || !g->steps) {
-		P->b_host = (PlanHost){.cover = cover};
+		P->b_host = (PlanHost){0};
 		return;
 	}
 	uint32_t tiles = g->pk * g->pm * g->pn * (o->group ? o->group : 1),
@@ -649,7 +648,7 @@ host_after(Planner *P, const OpPlan *o)
 	                       .bn = g->bn,
 	                       .bk = g->kg - (g->steps - 1) * g->kc,
 	                       .tiles = tiles,
-	                       .cover = tiles > cover ? tiles : cover};
+	                       .cover = tiles};
 }
 
 static int

@@ -63,11 +63,11 @@ typedef struct {
 	uint32_t bm, bm_last; /* rows of its calls: the most, the fewest */
 	uint32_t bn, bk;
 	uint32_t tiles; /* its grid's tiles */
-	uint32_t cover; /* the most tiles of a plain multiply since
-	                   the loop's bound (lower_b_under moves each
-	                   transfer beside the latest multiply with a
-	                   call on its tiles): a grid beyond them
-	                   keeps B in its exchange */
+	uint32_t cover; /* the tiles a later grid must lie within:
+	                   the host's (lower_b_under moves a transfer
+	                   only beside a multiply with calls on its
+	                   tiles, and the exchange lasts as long as
+	                   its slowest tile's B that stays) */
 } PlanHost;
 
 typedef struct {
