@@ -412,6 +412,7 @@ lower_b_wrap(Lowered *l)
 		/* the chunks live across the loop's back edge */
 		for (uint32_t j = 0; j < f->ndst; j++) {
 			Buffer *b = &l->buf[f->dst[j].buf];
+			b->wrapped = 1;
 			b->first = p + 1;
 			if (b->last < l->loop_last)
 				b->last = l->loop_last;
@@ -423,6 +424,19 @@ lower_b_wrap(Lowered *l)
 	int moved = move(l, xi, h, take, 1);
 	free(take);
 	return moved;
+}
+
+/* buffer b is used in step i: a wrapped chunk's lifetime covers it */
+static void
+used_at(Lowered *l, int32_t b, int32_t i)
+{
+	if (b < 0 || !l->buf[b].wrapped)
+		return;
+	Buffer *f = &l->buf[b];
+	if (i < f->first)
+		f->first = i;
+	if (i > f->last)
+		f->last = i;
 }
 
 int
@@ -437,11 +451,69 @@ lower_b_wrap_undo(Lowered *l)
 	if (!ours)
 		return 0;
 	for (int32_t i = l->nstep - 1; i >= 0; i--) {
-		const char *w = l->step[i].what;
-		if (w == WRAP_NEXT || w == WRAP_FIRST || w == WRAP_CHUNKS)
-			lower_remove_step(l, i);
+		const Step *s = &l->step[i];
+		if (s->what != WRAP_NEXT && s->what != WRAP_FIRST &&
+		    s->what != WRAP_CHUNKS)
+			continue;
+		/* its calls' argument blocks go with it */
+		for (int k = 0; k < s->ncall; k++)
+			if (s->call[k].args_at >= 0)
+				l->buf[s->call[k].args_at].bytes = 0;
+		lower_remove_step(l, i);
 	}
 	/* the loop's first step copies each whole slot again */
 	first_copies(l, 0);
+	/* the chunks live again from the step that writes them to the last
+	 * that reads them, as lowered */
+	for (int32_t b = 0; b < l->nbuf; b++)
+		if (l->buf[b].wrapped) {
+			l->buf[b].first = INT32_MAX;
+			l->buf[b].last = -1;
+		}
+	for (int32_t i = 0; i < l->nstep; i++) {
+		const Step *s = &l->step[i];
+		for (int k = 0; k < s->ncall; k++)
+			for (int r = 0; r < s->call[k].nref; r++)
+				used_at(l, s->call[k].ref[r].buf, i);
+		for (int k = 0; k < s->nxfer; k++) {
+			used_at(l, s->xfer[k].src.buf, i);
+			for (uint32_t j = 0; j < s->xfer[k].ndst; j++)
+				used_at(l, s->xfer[k].dst[j].buf, i);
+		}
+	}
+	for (int32_t b = 0; b < l->nbuf; b++)
+		l->buf[b].wrapped = 0;
 	return 1;
+}
+
+int64_t
+lower_b_wrap_steps(const Lowered *l, uint64_t *once)
+{
+	const Chip *c = l->chip;
+	int64_t per = 0;
+	*once = 0;
+	int ours = 0;
+	for (int32_t i = 0; i < l->nstep; i++) {
+		const Step *s = &l->step[i];
+		if (s->what == WRAP_NEXT) {
+			per += (int64_t)(s->cycles + lower_step_overhead(c, s));
+			ours = 1;
+		} else if (s->what == WRAP_FIRST || s->what == WRAP_CHUNKS) {
+			*once += s->cycles + lower_step_overhead(c, s);
+		}
+	}
+	if (!ours || l->loop_first < 0)
+		return 0;
+	/* the loop's first step: whole slots against the rest of each */
+	const Step *w = &l->step[l->loop_first];
+	uint64_t whole = 0;
+	for (int i = 0; i < w->ncall; i++) {
+		const KernelCall *k = &w->call[i];
+		if (k->args.kind != KC_WCOPY)
+			continue;
+		uint64_t t = wcopy_cycles(c, k->args.u.wcopy.slot);
+		if (t > whole)
+			whole = t;
+	}
+	return per - ((int64_t)whole - (int64_t)w->cycles);
 }

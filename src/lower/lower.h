@@ -47,6 +47,9 @@ typedef struct {
 	int32_t op;       /* the graph op being lowered when it was made
 	                     (Lowered.op; -1: the loop's, the pipeline's) */
 	uint32_t addr;    /* placement's result (0 = not placed) */
+	uint8_t wrapped;  /* a B chunk lower_b_wrap made live across the
+	                     loop's back edge (lower_b_wrap_undo gives it
+	                     back the steps that use it) */
 } Buffer;
 
 /* Buffer.what of a GEMM's received B chunk (lower/gemm.c), which
@@ -334,6 +337,12 @@ int lower_b_back(Lowered *l, int32_t c);
  * again, the program as without the pass but for the chunks' longer
  * lifetime. Returns 1 if it did. */
 int lower_b_wrap_undo(Lowered *l);
+/* The cycles lower_b_wrap's own steps add, as scheduled so far: each
+ * iteration its copy after the first GEMM's multiply (and its sync) less
+ * what the loop's first step's copy saves without that part; *once the
+ * prologue's copy and exchange (and their syncs). 0 and *once 0 when the
+ * pass made none. */
+int64_t lower_b_wrap_steps(const Lowered *l, uint64_t *once);
 /* Puts back only lower_b_wrap's transfers of multiply c (Transfer.wrap,
  * each piece the scheduler made of them); returns how many. */
 int lower_b_unwrap(Lowered *l, int32_t c);

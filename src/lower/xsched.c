@@ -1454,6 +1454,101 @@ schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
 	return r;
 }
 
+/* The busiest receiver's items among multiply c's transfers (those of
+ * lower_b_wrap only with `wrap_only`, else all) and its transfers. */
+static uint64_t
+host_items(const Lowered *l, const Step *c, int wrap_only, uint32_t *count)
+{
+	uint64_t *items = xcalloc(2 * (size_t)l->tiles, sizeof *items),
+	         *n = items + l->tiles, most = 0;
+	*count = 0;
+	for (int k = 0; k < c->nxfer; k++) {
+		const Transfer *x = &c->xfer[k];
+		if (wrap_only && !x->wrap)
+			continue;
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			items[x->dst_tile[j]] += xfer_items(x);
+			n[x->dst_tile[j]]++;
+		}
+	}
+	for (uint32_t t = 0; t < l->tiles; t++)
+		if (items[t] > most) {
+			most = items[t];
+			*count = (uint32_t)n[t];
+		}
+	free(items);
+	return most;
+}
+
+/* Whether multiply c's transfers from an exchange (lower_b_wrap's with
+ * `wrap`, else lower_b_under's) pay beside it: they cut the exchange by
+ * `cut` cycles an iteration, more than they add to c and, for the wrap,
+ * than its own steps add (lower_b_wrap_steps: its copy each iteration,
+ * the prologue once over the loop's iterations). Beside a later GEMM's B
+ * as well, the wrap's part of c's added cycles is what it adds to the
+ * price of that B alone (plan_host_loss of the busiest receiver's items,
+ * with and without the wrap's), in proportion. */
+static int
+b_pays(const Lowered *l, const Step *c, int wrap, int64_t cut)
+{
+	int64_t add = (int64_t)c->cycles - (int64_t)lower_gemm_six_cycles(l, c);
+	if (!wrap)
+		return cut >= add;
+	if (c->b_from) {
+		const GemmCall *g0 = &c->call[0].args.u.gemm;
+		PlanHost h = {.cycles = c->cycles,
+		              .t = g0->t,
+		              .bm = g0->bm,
+		              .bm_last = g0->bm,
+		              .bn = g0->bn,
+		              .bk = g0->bk,
+		              .tiles = l->tiles,
+		              .cover = l->tiles};
+		for (int k = 1; k < c->ncall; k++) {
+			const GemmCall *g = &c->call[k].args.u.gemm;
+			if (g->bm > h.bm)
+				h.bm = g->bm;
+			if (g->bm < h.bm_last)
+				h.bm_last = g->bm;
+			if (g->bn > h.bn)
+				h.bn = g->bn;
+		}
+		uint32_t na, nw;
+		uint64_t all = host_items(l, c, 0, &na),
+		         ours = host_items(l, c, 1, &nw);
+		uint64_t both = plan_host_loss(l->chip, &h, all, na, l->tiles);
+		/* the later GEMM's B alone: the busiest receiver less the
+		 * wrap's items there, at most */
+		uint64_t alone =
+		    plan_host_loss(l->chip, &h, all > ours ? all - ours : 0,
+		                   na > nw ? na - nw : 1, l->tiles);
+		if (both == UINT64_MAX || alone == UINT64_MAX || !both)
+			add = 0; /* not priced: kept, as it fits */
+		else
+			add = both > alone ? (int64_t)((uint64_t)add *
+			                               (both - alone) / both)
+			                   : 0;
+	}
+	uint64_t once;
+	int64_t per = lower_b_wrap_steps(l, &once);
+	int64_t n = l->loop_count ? (int64_t)l->loop_count : 1;
+	return cut * n >= (add + per) * n + (int64_t)once;
+}
+
+/* Multiply h, beside a later GEMM's B and lower_b_wrap's: the wrap's back
+ * to its exchange (lower_b_unwrap); h's panel windows emptied, so that
+ * xsched_run schedules it again with that B alone. */
+static void
+unwrap_host(Lowered *l, int32_t h)
+{
+	Step *c = &l->step[h];
+	lower_b_unwrap(l, h);
+	if (c->gwin) {
+		gemm_windows_free(c->gwin);
+		memset(c->gwin, 0, sizeof *c->gwin);
+	}
+}
+
 /* Exchange step i, some of whose B transfers lower_b_under moved to
  * earlier multiplies (Step.b_from, scheduled already): scheduled without
  * them, and each such multiply keeps them only where they cut the step
@@ -1477,14 +1572,8 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		/* c's transfers from step i: lower_b_wrap's (Transfer.wrap)
 		 * or lower_b_under's */
 		int wrap = c->b_wrap == i + 1;
-		if (wrap) {
-			/* beside a later GEMM's B: kept, as it fits (the
-			 * host's added cycles are both's) */
-			if (c->b_from)
-				continue;
-		} else if (c->b_from != i + 1) {
+		if (!wrap && c->b_from != i + 1)
 			continue;
-		}
 		Step t = {.kind = STEP_EXCHANGE, .what = x->what};
 		for (int k = 0; k < x->nxfer + c->nxfer; k++) {
 			const Transfer *f =
@@ -1498,13 +1587,17 @@ schedule_b_moved(Lowered *l, int32_t i, Diag *d)
 		uint64_t with = t.cycles;
 		free(t.op);
 		t.op = NULL;
-		if (!r && (int64_t)with - (int64_t)without <
-		              (int64_t)c->cycles -
-		                  (int64_t)lower_gemm_six_cycles(l, c)) {
-			/* all of c's go back: lower_b_wrap's to an exchange
-			 * scheduled already, scheduled again */
+		if (!r &&
+		    !b_pays(l, c, wrap, (int64_t)with - (int64_t)without)) {
+			/* c's go back: all of them, lower_b_wrap's to an
+			 * exchange scheduled already, scheduled again; or,
+			 * beside a later GEMM's B, only the wrap's, c then
+			 * scheduled again with that B alone */
 			int32_t w = c->b_wrap - 1;
-			lower_b_back(l, h);
+			if (wrap && c->b_from)
+				unwrap_host(l, h);
+			else
+				lower_b_back(l, h);
 			back = 1;
 			lower_free_transfers(&last);
 			last = t;

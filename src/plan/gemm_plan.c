@@ -156,6 +156,77 @@ plan_gemm_b_local_bytes(const GemmPlan *p)
 	       gemm_b_bytes(g, p->kg - (p->steps - 1) * p->kc, p->bn);
 }
 
+uint64_t
+plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
+               uint32_t windows, uint32_t tiles)
+{
+	uint32_t rows[2] = {h->bm, h->bm_last};
+	uint32_t nr = h->bm_last && h->bm_last != h->bm ? 2 : 1;
+	uint32_t most = gemm_n_panels(h->bn) * gemm_k_panels(h->t, h->bk);
+	GemmWindows w;
+	gemm_windows(c, h->t, rows, nr, h->bk, most, NULL, &w);
+	/* the exchange's supervisor events in the spans between the panel
+	 * blocks, [open[p], close[p]) (open[0] is the frame's 0), from the
+	 * mux's first switch: its items and, between two transfers at a
+	 * receiver, their three receive controls (the previous one's mux
+	 * off, the next one's pointer and mux on), each in a block of its
+	 * own beside the five workers (xsched.c "Blocks"); a transfer split
+	 * at a panel block is two, the same three again; nothing after the
+	 * last panel's span */
+	uint64_t gap = 3 * CHIP_SLOTS;
+	uint64_t need = items + (windows ? windows - 1 : 0) * gap,
+	         at = XS_PREAMBLE + 3, end = 0;
+	uint32_t P = 0;
+	for (uint32_t p = 0; p < most && !P; p++) {
+		uint64_t from = p ? w.open[p] : 0;
+		if (at < from)
+			at = from;
+		if (at >= w.close[p])
+			continue;
+		uint64_t span = w.close[p] - at;
+		if (need <= span) {
+			end = at + need;
+			P = p + 1;
+		} else {
+			need -= span;
+			need += gap;
+			at = w.close[p];
+		}
+	}
+	gemm_windows_free(&w);
+	/* none after the last panel's span, nor in it: the scheduler does
+	 * not place the weights' parts that tightly (fc1's B, 6,912 items
+	 * in 15 transfers a receiver, within 97% of out_proj's 18 spans,
+	 * went back to its exchange on the 27-layer tower) */
+	if (!P || P == most)
+		return UINT64_MAX;
+	/* the step as schedule_overlap makes it: the setup and opening, block
+	 * 0's lead, the P panels' exit (or the exchange's last word), the
+	 * rest with six workers */
+	gemm_windows(c, h->t, rows, nr, h->bk, P, NULL, &w);
+	uint64_t xend = end + grid_latency(c, tiles),
+	         five = w.done + chip_rule(c, TIMING_SYNC_LOCAL);
+	if (xend > five)
+		five = xend;
+	uint64_t lead = w.lead;
+	gemm_windows_free(&w);
+	GemmCall call = {.t = h->t, .bm = h->bm, .bn = h->bn, .bk = h->bk};
+	call.opt.five = P;
+	GemmCall rc[2];
+	int n = gemm_rest(&call, rc);
+	uint64_t rest = 0;
+	for (int j = 0; j < n; j++)
+		rest += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
+		                         rc[j].bk) +
+		        2 * chip_rule(c, TIMING_SUP_BRANCH);
+	uint64_t setup = 12 + (h->t == GEMM_F8 ? 4 : 0) + 1 +
+	                 chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+	                 chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
+	uint64_t with = setup + lead + five + rest,
+	         six = gemm_tile_cycles(c, h->t, 6, h->bm, h->bn, h->bk);
+	return with > six ? with - six : 0;
+}
+
 /* One superstep of K kc: its exchange phase (the scheduler's shape) in
  * *xch, its kernel call in *call. */
 static void
@@ -183,15 +254,27 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	                    : nb > 1   ? nb * gemm_n_panels(p->bn)
 	                               : 1);
 	/* B beside an earlier multiply (GemmPlan.b_host): not in this
-	 * exchange, the host's five-worker panels slower by a sixth of it */
-	int b_under = !p->b_local && p->b_host && p->kg <= kc &&
-	              2 * b_cycles <= p->b_host;
+	 * exchange, the host's step longer by what its five-worker panels
+	 * and the exchange between them cost (plan_host_loss) */
+	uint32_t bw = nb > 1 ? nb * gemm_n_panels(p->bn) : 1;
+	/* a weight's B chunk is stored in parts of an n-panel by at most
+	 * B_PART_KPANELS K-panels (the weight balance's): a transfer each
+	 * beside the host */
+	uint32_t spread = gemm_n_panels(p->bn) *
+	                  ceil_div(gemm_k_panels(g, kc), B_PART_KPANELS);
+	uint64_t loss =
+	    !p->b_local && p->b_host.cycles && p->kg <= kc &&
+	            p->pk * p->pm * p->pn <= p->b_host.cover
+	        ? plan_host_loss(c, &p->b_host, b_cycles, nb > 1 ? bw : spread,
+	                         p->pk * p->pm * p->pn)
+	        : UINT64_MAX;
+	int b_under = loss != UINT64_MAX;
 	if (b_under)
-		windows -= nb > 1 ? nb * gemm_n_panels(p->bn) : 1;
+		windows -= bw;
 	*xch = XS_PREAMBLE + 3 + a_cycles +
 	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
 	       (p->b_local ? 0
-	        : b_under  ? b_cycles / 6
+	        : b_under  ? loss
 	                   : b_cycles) +
 	       grid_latency(c, p->pk * p->pm * p->pn);
 	*call = gemm_tile_cycles(c, g, 6, p->bm, p->bn, kc);

@@ -91,9 +91,9 @@ typedef struct {
 	uint32_t *buf_end;       /* by planner buffer: scratch of
 	                            live_beside, the end of its pieces */
 	int32_t nbuf_end;
-	uint64_t b_host; /* the last GEMM's multiply, if plain and on this
-	                    side of the loop's bounds: the cycles a later
-	                    weight B's exchange may go beside (PlanHeld) */
+	PlanHost b_host; /* the last GEMM's multiply, if plain and on this
+	                    side of the loop's bounds: where a later weight
+	                    B's exchange may go (PlanHeld) */
 } Planner;
 
 static TensorPlace *
@@ -504,7 +504,7 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	              .b_host = mm->batches == 1 && tb->role == ROLE_WEIGHT &&
 	                                !P->home[tb->id] && !local
 	                            ? P->b_host
-	                            : 0},
+	                            : (PlanHost){0}},
 	         *held = &h;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
@@ -625,6 +625,32 @@ untranspose_a(Planner *P, OpPlan *o, Matmul *mm, Diag *d)
 	return IPU_OK;
 }
 
+/* After a matmul o: its last multiply, if plain (one K on every call),
+ * is where a later weight B's exchange may go (lower_b_under), priced by
+ * its call (PlanHost), for a grid within its tiles. An overlapped
+ * multiply hosts none. */
+static void
+host_after(Planner *P, const OpPlan *o)
+{
+	const GemmPlan *g = &o->gemm;
+	if (!P->plan->opt.b_under || g->overlap || !g->steps) {
+		P->b_host = (PlanHost){0};
+		return;
+	}
+	uint32_t tiles = g->pk * g->pm * g->pn * (o->group ? o->group : 1),
+	         m = g->m;
+	uint32_t last =
+	    m > (g->pm - 1) * g->bm ? m - (g->pm - 1) * g->bm : g->bm;
+	P->b_host = (PlanHost){.cycles = g->compute_cycles,
+	                       .t = gemm_dtype_of(g->dtype),
+	                       .bm = g->bm,
+	                       .bm_last = last < g->bm ? last : g->bm,
+	                       .bn = g->bn,
+	                       .bk = g->kg - (g->steps - 1) * g->kc,
+	                       .tiles = tiles,
+	                       .cover = tiles};
+}
+
 static int
 plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
@@ -642,9 +668,7 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		o->gemm.overlap = 0;
 	/* its last multiply may take a later weight B's exchange
 	 * (lower_b_under: a plain multiply, every call of one K) */
-	P->b_host = P->plan->opt.b_under && !o->gemm.overlap
-	                ? o->gemm.compute_cycles
-	                : 0;
+	host_after(P, o);
 	o->held = held_data(P, &mm);
 	const GemmPlan *plan = &o->gemm;
 	char text[512];
@@ -1836,7 +1860,8 @@ loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 	int r = price_move(P, home, carry, NULL, &c, d);
 	P->carry = rm->carry_in;
 	P->carry_home = home;
-	P->b_host = 0; /* lower_b_under keeps to a side of the bounds */
+	P->b_host = (PlanHost){0}; /* lower_b_under keeps to a side of
+	                              the bounds */
 	P->home[rm->carry_in] = carry;
 	return r;
 }
@@ -1852,7 +1877,7 @@ loop_end(Planner *P, const RepeatMap *rm, Diag *d)
 	P->home[rm->last_out] = to;
 	P->home[rm->carry_in] = P->carry_home;
 	P->carry = -1;
-	P->b_host = 0;
+	P->b_host = (PlanHost){0};
 	return r;
 }
 

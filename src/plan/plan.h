@@ -54,6 +54,22 @@ enum {
 	XS_RECV_GAP = 2, /* between two transfers at a receiver */
 };
 
+/* A plain multiply that a later weight GEMM's B exchange may go beside
+ * (lower_b_under): its call on the tiles of most rows (and of the fewest,
+ * the grid's last row of C blocks), the six-worker cycles its step has. */
+typedef struct {
+	uint64_t cycles; /* its step's call, six workers; 0: no host */
+	GemmDtype t;
+	uint32_t bm, bm_last; /* rows of its calls: the most, the fewest */
+	uint32_t bn, bk;
+	uint32_t tiles; /* its grid's tiles */
+	uint32_t cover; /* the tiles a later grid must lie within:
+	                   the host's (lower_b_under moves a transfer
+	                   only beside a multiply with calls on its
+	                   tiles, and the exchange lasts as long as
+	                   its slowest tile's B that stays) */
+} PlanHost;
+
 typedef struct {
 	DType dtype;        /* of A and B; C is f16 (f16, f8) or f32 */
 	uint32_t m, n, k;   /* the problem */
@@ -80,14 +96,13 @@ typedef struct {
 	                       more supersteps of one K; the planner
 	                       neither prices it nor counts its second
 	                       buffers yet */
-	uint64_t b_host;    /* B is a weight that lower_b_under may move
-	                       beside an earlier plain multiply of this many
-	                       cycles (0: none): a one-superstep plan's B
-	                       whose exchange fits in half of them is priced
-	                       as the host's loss, a sixth of its cycles
-	                       (five workers of six beside it), not in the
-	                       exchange (docs/bench-siglip.md "A and B
-	                       chunks against their bound") */
+	PlanHost b_host;    /* B is a weight that lower_b_under may move
+	                       beside this earlier plain multiply (cycles 0:
+	                       none): a one-superstep plan's B whose
+	                       exchange fits beside its five-worker panels
+	                       is priced as the host's loss
+	                       (plan_host_loss), not in the exchange
+	                       (docs/compiler.md "Cost model") */
 	/* the cost model's view */
 	uint64_t compute_cycles;  /* one superstep's kernel call */
 	uint64_t exchange_cycles; /* one superstep's exchange phase */
@@ -148,6 +163,16 @@ int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               const PlanHeld *held, GemmPlan *out, Diag *d);
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
+/* The cycles a plain multiply h adds when an exchange of `items` receive
+ * cycles at its busiest tile, in `windows` transfers, runs beside it
+ * (lower_b_under), on a grid of `tiles`: as lower/xsched.c's
+ * schedule_overlap makes the step (the exchange in the supervisor's
+ * slots between the five-worker panel blocks of gemm_windows, the first P
+ * panels that hold it with five workers, the rest as gemm_rest's
+ * six-worker calls), less its six-worker call. UINT64_MAX: the exchange
+ * needs the last panel's span (or more): not priced beside. */
+uint64_t plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
+                        uint32_t windows, uint32_t tiles);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
 
 /* ---- gemm_layout.c: a GEMM plan placed on tiles ---------------------- */
@@ -636,9 +661,9 @@ struct PlanHeld {
 	uint64_t bytes;     /* below the candidate's fullest tile */
 	const TileBuf *buf; /* packed with it, live at all its steps */
 	int n;
-	uint64_t b_host; /* the cycles of the earlier plain multiply that a
-	                    weight B's exchange may go beside (lower_b_under;
-	                    GemmPlan.b_host), 0 for none */
+	PlanHost b_host; /* the earlier plain multiply that a weight B's
+	                    exchange may go beside (lower_b_under;
+	                    GemmPlan.b_host), cycles 0 for none */
 };
 /* A draft's buffers beside a matmul on the tile of its grid that did not
  * pack (PlanOptions.beside_bufs). */
