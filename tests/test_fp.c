@@ -678,6 +678,70 @@ test_f8_encode(void **state)
 	assert_int_equal(fp_scale6(0xc5), 5);
 }
 
+/* fp_f64_to_f8_nr against fp_f64_to_f8 and ref_f8, flags included: x one
+ * value at scale s, both formats, both overflow rules. */
+static void
+check_f8_nr(double x, int s, const char *what, unsigned code)
+{
+	for (int fmt = 0; fmt < 2; fmt++)
+		for (int o = 0; o < 2; o++) {
+			Fp8Format f = fmt ? FP8_F152 : FP8_F143;
+			FpOverflow ov = o ? FP_OV_NAN : FP_OV_SAT;
+			unsigned fa = 0, fb = 0;
+			uint8_t got = fp_f64_to_f8_nr(x, f, s, ov, &fa);
+			uint8_t old = fp_f64_to_f8(x, f, s, ov, &fb);
+			uint8_t want =
+			    ref_f8(ldexp(x, -s), fmt ? 2 : 3, fmt ? 16 : 8, ov);
+			if (got != old || got != want || fa != fb)
+				fail_msg("%s 0x%x fmt %d scale %d ov %d: got "
+				         "0x%02x (flags %u) old 0x%02x (%u) "
+				         "want 0x%02x",
+				         what, code, fmt, s, o, got, fa, old,
+				         fb, want);
+		}
+}
+
+/* Every f16 value (NaN, infinities, subnormals, zeros) at scales 0, 3,
+ * -4, 31, -32, and the f64 edges of every code of both formats: each
+ * boundary between codes (the exact tie and one binary64 ulp either side),
+ * each code's value and its neighbours, the normal / subnormal border,
+ * max + half an ulp, the tiniest doubles. */
+static void
+test_f8_encode_all(void **state)
+{
+	(void)state;
+	int scales[] = {0, 3, -4, 31, -32};
+	for (unsigned p = 0; p < 0x10000; p++)
+		for (int si = 0; si < 5; si++)
+			check_f8_nr(fp_f16_to_f64((uint16_t)p), scales[si],
+			            "f16", p);
+	for (int fmt = 0; fmt < 2; fmt++) {
+		int mb = fmt ? 2 : 3, bias = fmt ? 16 : 8;
+		double max = f8_def(0x7f, mb, bias);
+		double top = max + (max - f8_def(0x7e, mb, bias)) / 2;
+		for (unsigned q = 0; q < 0x80; q++) {
+			double a = f8_def(q, mb, bias);
+			double b = q < 0x7f ? f8_def(q + 1, mb, bias) : top;
+			double mid = (a + b) / 2; /* exact: few bits */
+			double xs[] = {
+			    a,   nextafter(a, 0),   nextafter(a, INFINITY),
+			    mid, nextafter(mid, 0), nextafter(mid, INFINITY),
+			    b,   nextafter(b, 0),   nextafter(b, INFINITY)};
+			for (int i = 0; i < 9; i++)
+				for (int s = -2; s <= 2; s += 2) {
+					check_f8_nr(ldexp(xs[i], s), s, "edge",
+					            q);
+					check_f8_nr(-ldexp(xs[i], s), s,
+					            "-edge", q);
+				}
+		}
+	}
+	double odd[] = {NAN,  -NAN,      INFINITY,   -INFINITY, 0.0,
+	                -0.0, 0x1p-1074, -0x1p-1022, 1e300,     -1e300};
+	for (int i = 0; i < 10; i++)
+		check_f8_nr(odd[i], 0, "odd", (unsigned)i);
+}
+
 static void
 test_classes(void **state)
 {
@@ -822,6 +886,7 @@ main(void)
 	    cmocka_unit_test(test_f64_to_f32_rne),
 	    cmocka_unit_test(test_f8_decode_all),
 	    cmocka_unit_test(test_f8_encode),
+	    cmocka_unit_test(test_f8_encode_all),
 	    cmocka_unit_test(test_classes),
 	    cmocka_unit_test(test_integers),
 	    cmocka_unit_test(test_f32_arith_flags),

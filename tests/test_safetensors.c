@@ -10,12 +10,14 @@
 #include "support.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../src/models/safetensors.h"
+#include "../src/util/fp.h"
 
 static int
 setup(void **state)
@@ -372,6 +374,82 @@ test_write_read(void **state)
 	unlink(path);
 }
 
+/* Every f16 and bf16 code through st_to_f32 against the definitions (f16:
+ * (-1)^s 2^(e-15) (1 + m/1024), subnormals 2^-14 m/1024, NaN the canonical
+ * quiet one as fp_f16_to_f32 gives it; bf16: the f32 of the high half), and
+ * f32 / f64 specials bit for bit. */
+static void
+test_to_f32_all_codes(void **state)
+{
+	(void)state;
+	enum { N = 1 << 16 };
+	uint8_t *h = malloc(2 * N), *bf = malloc(2 * N);
+	float *v = malloc(sizeof(float) * N);
+	for (uint32_t i = 0; i < N; i++) {
+		h[2 * i] = bf[2 * i] = (uint8_t)i;
+		h[2 * i + 1] = bf[2 * i + 1] = (uint8_t)(i >> 8);
+	}
+	uint32_t f32[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu,
+	                  0x7f800000u, 0xff800000u, 0x7fc00001u, 0x7f800001u,
+	                  0x3f800000u, 0xc2f6e979u};
+	double f64[] = {0.0,      -0.0, 1e-300, -3.5, 0x1.fffffffffffffp+127,
+	                INFINITY, 0.1};
+	uint64_t sn[] = {N}, s32[] = {10}, s64[] = {7};
+	StSpec spec[] = {
+	    {"h", ST_F16, 1, sn},
+	    {"bf", ST_BF16, 1, sn},
+	    {"f", ST_F32, 1, s32},
+	    {"d", ST_F64, 1, s64},
+	};
+	const void *data[] = {h, bf, f32, f64};
+	char path[128];
+	path_in_dir(path, sizeof path, "codes.safetensors");
+	Diag d;
+	diag_clear(&d);
+	assert_int_equal(st_write(path, spec, data, 4, NULL, 0, 1, &d), 0);
+	StFile f;
+	assert_int_equal(st_open(path, &f, &d), 0);
+	assert_int_equal(st_to_f32(&f, st_find(&f, "h"), v, &d), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t e = (i >> 10) & 0x1f, m = i & 0x3ff;
+		float want;
+		uint32_t wb;
+		if (e == 0x1f && m) {
+			wb = FP32_QNAN;
+		} else {
+			want = e == 0x1f ? INFINITY
+			       : e       ? ldexpf(1 + m / 1024.0f, (int)e - 15)
+			                 : ldexpf(m / 1024.0f, -14);
+			if (i & 0x8000)
+				want = -want;
+			memcpy(&wb, &want, 4);
+		}
+		uint32_t gb;
+		memcpy(&gb, &v[i], 4);
+		if (gb != wb)
+			fail_msg("f16 0x%04x: got 0x%08x want 0x%08x", i, gb,
+			         wb);
+	}
+	assert_int_equal(st_to_f32(&f, st_find(&f, "bf"), v, &d), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t gb;
+		memcpy(&gb, &v[i], 4);
+		assert_int_equal(gb, i << 16);
+	}
+	assert_int_equal(st_to_f32(&f, st_find(&f, "f"), v, &d), 0);
+	assert_memory_equal(v, f32, sizeof f32);
+	assert_int_equal(st_to_f32(&f, st_find(&f, "d"), v, &d), 0);
+	for (int i = 0; i < 7; i++) {
+		float w = (float)f64[i];
+		assert_memory_equal(&v[i], &w, 4);
+	}
+	st_free(&f);
+	unlink(path);
+	free(h);
+	free(bf);
+	free(v);
+}
+
 static void
 test_writer_errors(void **state)
 {
@@ -524,6 +602,7 @@ main(void)
 	    cmocka_unit_test(test_numpy_written),
 	    cmocka_unit_test(test_open_errors),
 	    cmocka_unit_test(test_fuzz_seeds),
+	    cmocka_unit_test(test_to_f32_all_codes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

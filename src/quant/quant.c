@@ -355,7 +355,7 @@ static uint8_t
 encode(double x, int scale, Fp8Format fmt)
 {
 	unsigned fl = 0;
-	return fp_f64_to_f8(x, fmt, scale, FP_OV_SAT, &fl);
+	return fp_f64_to_f8_nr(x, fmt, scale, FP_OV_SAT, &fl);
 }
 
 /* Squared error of w[n] / c coded at 2^s, decoded times c. */

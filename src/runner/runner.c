@@ -440,8 +440,8 @@ runner_encode(ElemType e, const float *v, size_t n, uint8_t *out,
 			uint16_t h = fp_f32_to_f16_rne(fp_float_f32(v[i]), &fl);
 			memcpy(out + 2 * i, &h, 2);
 		} else {
-			out[i] = fp_f64_to_f8(v[i], f8_format(e.dtype), e.scale,
-			                      FP_OV_SAT, &fl);
+			out[i] = fp_f64_to_f8_nr(v[i], f8_format(e.dtype),
+			                         e.scale, FP_OV_SAT, &fl);
 		}
 		if ((fl & FP_FLAG_OFLO) && !over++ && first_over)
 			*first_over = i;

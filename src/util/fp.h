@@ -246,6 +246,37 @@ uint8_t fp_f64_to_f8(double x, Fp8Format fmt, int scale, FpOverflow ov,
                      unsigned *flags);
 uint8_t fp_f16_to_f8(uint16_t h, Fp8Format fmt, int scale, FpOverflow ov,
                      unsigned *flags);
+/* fp_f64_to_f8, inline for results in the normal range (the bulk of a
+ * model's weights), the rest by fp_f64_to_f8. The normal range is
+ * [2^emin, largest + half an ulp) of x 2^-scale; there the code is the
+ * binary64 bits with the exponent rebiased (1023 -> 1 - emin) and the
+ * significand rounded to p - 1 bits, nearest even, a carry into the next
+ * binade coming out right. test_fp checks it against fp_f64_to_f8 and a
+ * brute-force encoder. */
+static inline uint8_t
+fp_f64_to_f8_nr(double x, Fp8Format fmt, int scale, FpOverflow ov,
+                unsigned *flags)
+{
+	/* p (significand bits) and emin: F143 4, -7; F152 3, -15 */
+	int p = fmt == FP8_F152 ? 3 : 4, emin = fmt == FP8_F152 ? -15 : -7;
+	int emax = -emin, sh = 53 - p;
+	uint64_t b, k = (uint64_t)(1023 - scale) << 52;
+	double y, two = 0; /* 2^-scale: |scale| <= 32 */
+	memcpy(&two, &k, 8);
+	y = x * two;
+	memcpy(&b, &y, 8);
+	uint64_t a = b & 0x7fffffffffffffffull;
+	uint64_t lo = (uint64_t)(1023 + emin) << 52;
+	uint64_t hi = ((uint64_t)(1023 + emax) << 52) |
+	              (((1ull << p) - 1) << (sh - 1)); /* max + half an ulp */
+	if (a >= lo && a < hi) {
+		uint64_t r = (a - ((uint64_t)(1022 + emin) << 52)) >> sh;
+		uint64_t rem = a & ((1ull << sh) - 1), half = 1ull << (sh - 1);
+		r += rem > half || (rem == half && (r & 1));
+		return (uint8_t)((b >> 56 & 0x80) | r);
+	}
+	return fp_f64_to_f8(x, fmt, scale, ov, flags);
+}
 /* The 6-bit two's complement scale field (bits 5..0) as an int. */
 int fp_scale6(uint32_t field);
 
