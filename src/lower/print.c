@@ -13,8 +13,10 @@
 static const char *const kind_name[] = {"exchange", "compute"};
 static const char *const format_name[] = {"rowmajor", "gemm_b", "gemm_c",
                                           "rowmajor_t", "gemm_b_t"};
-static const char *const call_kind[] = {"gemm", "vadd",  "ew",    "rw",
-                                        "pack", "wcopy", "gather"};
+static const char *const call_kind[] = {"gemm", "vadd",  "ew",     "rw",
+                                        "pack", "wcopy", "gather", "pack_cast"};
+_Static_assert(sizeof call_kind / sizeof *call_kind == KC_PACK_CAST + 1,
+               "a name for each KernelKind");
 
 static void
 print_last(FILE *f, int32_t last)
