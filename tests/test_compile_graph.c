@@ -788,6 +788,33 @@ test_attention(void **state)
 	attention("f16", 40, 4, 24, 32, 0x1p-7);
 }
 
+/* Batched products (the attention's, heads side by side) may split K
+ * over any number of groups up to 8, not only a power of two
+ * (PLAN_GEMM_ANY_PK: the So400m f8 tower's PV, K 729, in 5 groups of 160
+ * rather than 4 of 192). Two batches of 30 x 500 x 8 on 10 tiles: 5 K
+ * groups of one tile a batch (the planner's price: 3,331 cycles against
+ * 3,592 for 4 groups on 4 tiles, the best power of two), its reduction
+ * adding 4 partial slices; on 14 tiles 7 groups of K 80. Checked against
+ * the interpreter's products and bounds. */
+static void
+test_batched_any_pk(void **state)
+{
+	(void)state;
+	static const char *const text = "input a f16 [2, 30, 500]\n"
+	                                "input b f16 [2, 500, 8]\n"
+	                                "o = matmul a b\noutput o\n";
+	check_plan("f16 2 x (30 x 500 x 8), 5 K groups", text, 10, 0x1p-8,
+	           "gemm 30x8x500 f16: 5 K groups of 1 x 1 tiles");
+	check_plan("f16 2 x (30 x 500 x 8), 7 K groups", text, 14, 0x1p-8,
+	           "gemm 30x8x500 f16: 7 K groups of 1 x 1 tiles");
+	/* f8 operands, as the tower's PV */
+	check_plan("f8 2 x (30 x 500 x 8), 3 K groups",
+	           "input a f8_f143*2^0 [2, 30, 500]\n"
+	           "input b f8_f143*2^0 [2, 500, 8]\n"
+	           "o = matmul a b\noutput o\n",
+	           6, 0x1p-8, "gemm 30x8x500 f8_f143: 3 K groups of 1 x 1");
+}
+
 /* Three iterations of a layer (LayerNorm, matmul and bias, residual add),
  * each on weights of its own, as the graph's repeat: text of the graph
  * into buf, with or without the repeat line. */
@@ -2448,6 +2475,7 @@ main(void)
 	    cmocka_unit_test(test_gelu_in_reduction),
 	    cmocka_unit_test(test_residual_in_reduction),
 	    cmocka_unit_test(test_softmax_fused_cast),
+	    cmocka_unit_test(test_batched_any_pk),
 	    cmocka_unit_test(test_layernorm_fused_cast),
 	    cmocka_unit_test(test_norm_fused_cast),
 	    cmocka_unit_test(test_weights_spread),

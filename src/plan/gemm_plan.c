@@ -720,7 +720,10 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 	uint32_t kp = gemm_k_panel(gemm_dtype_of(t));
 	Best best = {.plan = out, .max = max};
 	uint64_t kernels = plan_kernels_code(c);
-	for (uint32_t pk = 1; pk <= 32 && pk <= tiles; pk *= 2) {
+	/* pk a power of two, or any up to 8 where asked (PLAN_GEMM_ANY_PK) */
+	int any = (b_made & PLAN_GEMM_ANY_PK) != 0;
+	for (uint32_t pk = 1; pk <= 32 && pk <= tiles;
+	     pk = any && pk < 8 ? pk + 1 : 2 * pk) {
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
 		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
 			break; /* the last group would have no K */

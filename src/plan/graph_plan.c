@@ -531,7 +531,9 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		GemmPlan p;
 		Diag dd;
 		if (plan_gemm(chip, tiles / g, mm->dt, mm->m, mm->n, mm->k,
-		              local, made, held, &p, &dd))
+		              local,
+		              made | (mm->batches > 1 ? PLAN_GEMM_ANY_PK : 0),
+		              held, &p, &dd))
 			continue;
 		uint64_t cost =
 		    (uint64_t)((mm->batches + g - 1) / g) * p.cycles;

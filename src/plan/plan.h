@@ -153,10 +153,12 @@ int plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m,
                   uint32_t n, uint32_t k, uint32_t b_local_bytes, int b_made,
                   const PlanHeld *held, GemmPlan *out, int max, int *count,
                   Diag *d);
-/* b_made's bits: B made on the device, and the overlapped superstep
+/* b_made's bits: B made on the device, the overlapped superstep
  * wanted where a plan allows it (GemmPlan.overlap: its second chunk
- * buffers counted, its cycles estimated as plan_gemm_price says) */
-enum { PLAN_GEMM_B_MADE = 1, PLAN_GEMM_OVERLAP = 2 };
+ * buffers counted, its cycles estimated as plan_gemm_price says), and
+ * pk any of 1 .. 8 besides the powers of two (the attention's products,
+ * heads side by side: PV's K of 729 in 5 groups of 160) */
+enum { PLAN_GEMM_B_MADE = 1, PLAN_GEMM_OVERLAP = 2, PLAN_GEMM_ANY_PK = 4 };
 /* The best plan on `tiles` tiles. */
 int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               uint32_t k, uint32_t b_local_bytes, int b_made,
