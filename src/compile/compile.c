@@ -627,6 +627,12 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			int more = beside_more(g, &f, matmul, m->beside, &most);
 			if ((beyond <= held && !more) || settle == DRAFT_ROUNDS)
 				break;
+			/* the planner's own check first: if every GEMM search
+			 * admits beside these bytes the candidates it admitted,
+			 * planning again gives the same plan (the draft's) */
+			uint64_t packed = 0;
+			int holds = plan_holds_beside(f.plan, beyond, m->beside,
+			                              &packed);
 			if (o->dump && beyond > held)
 				fprintf(
 				    dump,
@@ -649,6 +655,17 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 				        more == 1 ? "its" : "their",
 				        more == 1 ? "" : "s");
 			po.code = code;
+			if (holds) {
+				if (o->dump)
+					fprintf(
+					    dump,
+					    "# plan %d's GEMM searches admit "
+					    "the same candidates beside it "
+					    "(%llu packed again): its program "
+					    "kept\n",
+					    round, (unsigned long long)packed);
+				break;
+			}
 			r = plan_checked(g, o, &po, &p, d);
 			/* no plan beside this draft's data: the draft goes to
 			 * placement, or, if its code was more too, is planned
