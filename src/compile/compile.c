@@ -491,10 +491,11 @@ enum {
 /* The matmuls of draft f whose tiles, at their steps, are over the tile
  * by the memory model's bound with more data beside them than their GEMM
  * plans counted (lower_beside against OpPlan.held): their number, the
- * most data beside one in *most; beside (by op) raised to the measure. */
+ * most data beside one in *most, that one's op in *at; beside (by op)
+ * raised to the measure. */
 static int
 beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
-            uint32_t *beside, uint64_t *most)
+            uint32_t *beside, uint64_t *most, int *at)
 {
 	uint32_t T = f->l->tiles, *code = xcalloc((size_t)T + 1, sizeof *code),
 	         *now = xcalloc((size_t)g->nops + 1, sizeof *now);
@@ -506,8 +507,10 @@ beside_more(const Graph *g, const Draft *f, const uint8_t *matmul,
 	for (int i = 0; i < g->nops; i++) {
 		if (now[i] > f->plan->op[i].held) {
 			more++;
-			if (now[i] > *most)
+			if (now[i] > *most) {
 				*most = now[i];
+				*at = i;
+			}
 		}
 		if (now[i] > beside[i])
 			beside[i] = now[i];
@@ -624,31 +627,57 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			         most;
 			memcpy(prev, m->beside,
 			       ((size_t)g->nops + 1) * sizeof *prev);
-			int more = beside_more(g, &f, matmul, m->beside, &most);
+			int at = 0;
+			int more =
+			    beside_more(g, &f, matmul, m->beside, &most, &at);
 			if ((beyond <= held && !more) || settle == DRAFT_ROUNDS)
 				break;
+			/* the planner's own check first: if every GEMM search
+			 * admits beside these bytes the candidates it admitted,
+			 * planning again gives the same plan (the draft's) */
+			uint64_t packed = 0;
+			int holds = plan_holds_beside(f.plan, beyond, m->beside,
+			                              &packed);
+			const char *again = holds ? "its GEMM searches checked "
+			                            "beside it"
+			                          : "planning again beside it";
 			if (o->dump && beyond > held)
 				fprintf(
 				    dump,
 				    "# plan %d holds %llu bytes of code beyond "
 				    "the kernels on a tile, its GEMM plans "
-				    "%llu: planning again beside it\n",
+				    "%llu: %s\n",
 				    round, (unsigned long long)beyond,
-				    (unsigned long long)held);
+				    (unsigned long long)held, again);
 			if (o->dump && more)
 				fprintf(dump,
 				        "# plan %d: the tiles of %d matmul%s "
 				        "do not fit at %s steps, with up to "
 				        "%llu bytes of other data beside %s "
-				        "that %s GEMM plan%s did not count: "
-				        "planning again beside it\n",
+				        "that %s GEMM plan%s did not count "
+				        "(op %d, matmul %s: its plan counted "
+				        "%llu): %s\n",
 				        round, more, more == 1 ? "" : "s",
 				        more == 1 ? "its" : "their",
 				        (unsigned long long)most,
 				        more == 1 ? "it" : "them",
 				        more == 1 ? "its" : "their",
-				        more == 1 ? "" : "s");
+				        more == 1 ? "" : "s", at,
+				        graph_tensor(g, g->ops[at].out)->name,
+				        (unsigned long long)f.plan->op[at].held,
+				        again);
 			po.code = code;
+			if (holds) {
+				if (o->dump)
+					fprintf(
+					    dump,
+					    "# plan %d's GEMM searches admit "
+					    "the same candidates beside it "
+					    "(%llu packed again): its program "
+					    "kept\n",
+					    round, (unsigned long long)packed);
+				break;
+			}
 			r = plan_checked(g, o, &po, &p, d);
 			/* no plan beside this draft's data: the draft goes to
 			 * placement, or, if its code was more too, is planned

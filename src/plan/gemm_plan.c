@@ -648,6 +648,54 @@ keep(Best *b, const GemmPlan *p)
 		b->n++;
 }
 
+/* 1 if t's fullest tile fits beside `held` bytes: by its bound, then
+ * packed (the placer's packing: the element rule costs bytes) above its
+ * code and the held bytes. */
+static int
+packed_within(const Chip *c, const GemmTry *t, uint64_t held)
+{
+	return !plan_tile_over(
+	           c, (TileBytes){t->need.code + held, t->need.data}) &&
+	       plan_gemm_packed(c, &t->plan, t->need.code + held) <=
+	           c->mem_end - c->mem_base - t->need.code - held;
+}
+
+static void
+tried_add(GemmTried *t, const GemmTry *at)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		t->at = xrealloc(t->at, (size_t)t->cap * sizeof *t->at);
+	}
+	t->at[t->n++] = *at;
+}
+
+void
+plan_gemm_tried_free(GemmTried *t)
+{
+	if (t)
+		free(t->at);
+	free(t);
+}
+
+int
+plan_gemm_tried_hold(const Chip *c, const GemmTried *t, uint64_t held,
+                     uint64_t *packed)
+{
+	/* fewer bytes could admit a candidate its price refused */
+	if (t && held < t->held)
+		return 0;
+	for (int i = 0; t && i < t->n; i++) {
+		const GemmTry *at = &t->at[i];
+		if (!at->beside) /* refused by the buffers beside, either way */
+			continue;
+		++*packed;
+		if (packed_within(c, at, held) != at->admitted)
+			return 0;
+	}
+	return 1;
+}
+
 /* Every grid of one K group: pm from 1 up, pn = the tiles left. */
 static void
 search_grids(const Chip *c, uint64_t kernels, const PlanHeld *h, uint32_t tiles,
@@ -686,22 +734,29 @@ search_grids(const Chip *c, uint64_t kernels, const PlanHeld *h, uint32_t tiles,
 					 * holds, only for a plan among the
 					 * cheapest */
 					TileBytes need;
-					if (!plan_gemm_price(c, kernels, held,
-					                     &p, &need) &&
-					    (!local ||
-					     plan_gemm_b_local_bytes(&p) <=
-					         b_local_bytes) &&
-					    rank(best, &p) < best->max &&
-					    plan_gemm_packed(
-					        c, &p, need.code + held) <=
-					        c->mem_end - c->mem_base -
-					            need.code - held &&
-					    (!h->n ||
-					     plan_gemm_packed_beside(
-					         c, &p, need.code, h->buf,
-					         h->n) <= c->mem_end -
+					if (plan_gemm_price(c, kernels, held,
+					                    &p, &need) ||
+					    (local &&
+					     plan_gemm_b_local_bytes(&p) >
+					         b_local_bytes) ||
+					    rank(best, &p) >= best->max)
+						continue;
+					GemmTry at = {.plan = p, .need = need};
+					at.beside =
+					    (uint8_t)(!h->n ||
+					              plan_gemm_packed_beside(
+					                  c, &p, need.code,
+					                  h->buf, h->n) <=
+					                  c->mem_end -
 					                      c->mem_base -
-					                      need.code))
+					                      need.code);
+					at.admitted =
+					    (uint8_t)(packed_within(c, &at,
+					                            held) &&
+					              at.beside);
+					if (h->tried)
+						tried_add(h->tried, &at);
+					if (at.admitted)
 						keep(best, &p);
 				}
 		}

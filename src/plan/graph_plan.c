@@ -467,7 +467,7 @@ copy_left(const Planner *P)
  * whose A has a home is priced with the exchange that brings A. */
 static int
 choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
-            Diag *d)
+            GemmTried *tried, Diag *d)
 {
 	const Chip *chip = P->chip;
 	uint32_t tiles = P->tiles;
@@ -501,11 +501,13 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	PlanHeld h = {.bytes = held_for(P, mm),
 	              .buf = bb ? bb->buf : NULL,
 	              .n = bb ? bb->n : 0,
+	              .tried = tried,
 	              .b_host = mm->batches == 1 && tb->role == ROLE_WEIGHT &&
 	                                !P->home[tb->id] && !local
 	                            ? P->b_host
 	                            : (PlanHost){0}},
 	         *held = &h;
+	tried->held = h.bytes;
 	if (mm->batches == 1 && mm->a_home) {
 		GemmPlan cand[GEMM_CANDIDATES];
 		int n;
@@ -662,8 +664,10 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		r = untranspose_a(P, o, &mm, d);
 		o->in[0].kind = CONV_TRANSPOSE;
 	}
-	if (!r)
-		r = choose_gemm(P, &mm, &o->gemm, &o->group, d);
+	if (!r) {
+		o->tried = xcalloc(1, sizeof *o->tried);
+		r = choose_gemm(P, &mm, &o->gemm, &o->group, o->tried, d);
+	}
 	if (r)
 		return r;
 	if (o->group != 1) /* batched GEMMs share their steps */
@@ -2019,8 +2023,10 @@ plan_free(Plan *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->nop; i++)
+	for (int i = 0; i < p->nop; i++) {
 		free(p->op[i].owners.tile);
+		plan_gemm_tried_free(p->op[i].tried);
+	}
 	repeat_map_free(&p->loop);
 	free(p->loop_slot);
 	free(p->weight_bytes);
@@ -2064,4 +2070,29 @@ plan_same_choices(const Plan *a, const Plan *b)
 		if (a->weight_bytes[t] != b->weight_bytes[t])
 			return 0;
 	return a->tiles == b->tiles;
+}
+
+int
+plan_holds_beside(const Plan *p, uint64_t code, const uint32_t *beside,
+                  uint64_t *packed)
+{
+	*packed = 0;
+	for (int i = 0; i < p->nop; i++) {
+		const OpPlan *o = &p->op[i];
+		const GemmTried *t = o->tried;
+		if (!t)
+			continue;
+		/* its searches' budget was held_data (the most of the
+		 * weights' share with the activations live, and the drafts'
+		 * measure) and p->held_code; the drafts' measure only grows
+		 * (compile.c), so planned again its data would be the most
+		 * of the old and beside[i] */
+		uint64_t data =
+		    t->held > p->held_code ? t->held - p->held_code : 0;
+		if (beside && beside[i] > data)
+			data = beside[i];
+		if (!plan_gemm_tried_hold(p->chip, t, data + code, packed))
+			return 0;
+	}
+	return 1;
 }

@@ -345,14 +345,16 @@ typedef struct {
 	uint32_t tile0, in_tile0, a_tile0;
 	Conv in[GRAPH_MAX_INPUTS]; /* by input */
 	/* matmul */
-	GemmPlan gemm;        /* every GEMM's plan */
-	uint32_t group;       /* batched: GEMMs side by side */
-	uint8_t spread_b;     /* B (a weight) stored in parts placed by the
-	                         weight balance (GemmSite.spread_b) */
-	uint32_t b_rows_from; /* else a weight's first chunk's grid row */
-	uint64_t held;        /* the data bytes beside it on each tile of
-	                         its grid that its GEMM plan was chosen with
-	                         (plan_gemm_top's held, the code aside) */
+	GemmPlan gemm;           /* every GEMM's plan */
+	uint32_t group;          /* batched: GEMMs side by side */
+	uint8_t spread_b;        /* B (a weight) stored in parts placed by the
+	                            weight balance (GemmSite.spread_b) */
+	uint32_t b_rows_from;    /* else a weight's first chunk's grid row */
+	uint64_t held;           /* the data bytes beside it on each tile of
+	                            its grid that its GEMM plan was chosen with
+	                            (plan_gemm_top's held, the code aside) */
+	struct GemmTried *tried; /* its GEMM searches' packed candidates
+	                            (plan_holds_beside) */
 	/* the weight balance's choices, in the order the lowering meets
 	 * them: a matmul's B parts, a loop weight's distinct blocks */
 	TileLog owners;
@@ -447,6 +449,16 @@ void plan_free(Plan *p);
  * GEMM plan, conversions, the weight balance's tiles): lowering either
  * gives the same program, whatever the budgets they were made with. */
 int plan_same_choices(const Plan *a, const Plan *b);
+/* 1 if plan p, planned again beside `code` bytes of code beyond the
+ * kernels' bound on a tile (instead of p->held_code) and, by graph op,
+ * at least beside[i] bytes of data beside each matmul (NULL: as p was),
+ * would make every GEMM choice as p did, and so every other choice:
+ * each matmul's searches admit the same candidates beside the new budget
+ * (plan_gemm_tried_hold), by the same packing. Planning again would give
+ * the same plan; this asks only the candidates the searches packed.
+ * *packed: how many were packed again. */
+int plan_holds_beside(const Plan *p, uint64_t code, const uint32_t *beside,
+                      uint64_t *packed);
 /* 1 if op changes nothing in memory, its output being its input's pieces:
  * a reshape that keeps the 2-D view (rows x last axis) of a tensor that is
  * no view (plan_op_is_view), a slice of its input's segment
@@ -663,10 +675,40 @@ struct PlanHeld {
 	uint64_t bytes;     /* below the candidate's fullest tile */
 	const TileBuf *buf; /* packed with it, live at all its steps */
 	int n;
-	PlanHost b_host; /* the earlier plain multiply that a weight B's
-	                    exchange may go beside (lower_b_under;
-	                    GemmPlan.b_host), cycles 0 for none */
+	PlanHost b_host;         /* the earlier plain multiply that a weight B's
+	                            exchange may go beside (lower_b_under;
+	                            GemmPlan.b_host), cycles 0 for none */
+	struct GemmTried *tried; /* if not NULL, the search records there
+	                            the candidates whose admission `bytes`
+	                            decided (plan_gemm_tried_hold) */
 };
+/* The candidates of a GEMM's searches (plan_gemm_top) that were priced
+ * within the tile beside the held bytes and ranked among the cheapest
+ * so far, so packed: each with whether it was admitted. Every other
+ * candidate was skipped by its rank, which depends only on the ones
+ * kept before it, or refused by its price, which more held bytes only
+ * confirm; so a search beside other held bytes admits the same
+ * candidates, keeps the same cheapest and makes the same choice if each
+ * recorded candidate is admitted or refused there as it was. */
+typedef struct {
+	GemmPlan plan;
+	TileBytes need;   /* plan_gemm_need's, with the kernels' bound */
+	uint8_t admitted; /* beside the held bytes */
+	uint8_t beside;   /* its packing with PlanHeld.buf fit (1 without):
+	                     independent of the held bytes */
+} GemmTry;
+typedef struct GemmTried {
+	GemmTry *at;
+	int n, cap;
+	uint64_t held; /* PlanHeld.bytes of the searches recorded */
+} GemmTried;
+void plan_gemm_tried_free(GemmTried *t);
+/* 1 if `held` is at least t->held and every candidate recorded in t is
+ * admitted (or refused) beside `held` bytes as it was beside t->held: a
+ * search beside them chooses the same. *packed: the candidates packed
+ * again. */
+int plan_gemm_tried_hold(const Chip *c, const GemmTried *t, uint64_t held,
+                         uint64_t *packed);
 /* A draft's buffers beside a matmul on the tile of its grid that did not
  * pack (PlanOptions.beside_bufs). */
 typedef struct PlanBeside {
