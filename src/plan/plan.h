@@ -455,7 +455,10 @@ typedef struct {
  * planner's cheapest candidates, priced with the exchange that brings A
  * from where its producer left it; where each layout starts; how each
  * input reaches its consumer and what that costs. Ops the compiler cannot
- * do yet are refused here, with the op named. */
+ * do yet are refused here, with the op named. A graph with a loop is
+ * planned again for each body matmul whose C may hold the carry, the
+ * carry laid out so, and the plan of the fewest cycles kept
+ * (plan_cycles; not with PlanOptions.no_carry_layout). */
 int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
                const PlanOptions *o, Plan **out, Diag *d);
 void plan_free(Plan *p);
