@@ -37,7 +37,8 @@ usage(FILE *f)
 	        "                   [--dump PASS,...] [--no-gemm-overlap] "
 	        "[--no-b-under]\n"
 	        "                   [--no-a-direct]\n"
-	        "                   [--no-b-wrap] [--no-gelu-reduction]\n"
+	        "                   [--no-b-wrap] [--no-gelu-reduction] "
+	        "[--no-carry-layout]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -76,6 +77,11 @@ usage(FILE *f)
 	        "in the\n"
 	        "               reduction's last pass where that pays, "
 	        "docs/kernel-gemm.md)\n"
+	        "  --no-carry-layout  keep a loop's carry laid out as the "
+	        "tensor it starts\n"
+	        "               from (default: as a body matmul's C where "
+	        "the planner prices\n"
+	        "               that cheaper, docs/compiler.md)\n"
 	        "  --dump P,... print what passes make, as text, before the "
 	        "summary:\n"
 	        "               plan (each op's plan), lower (buffers, steps, "
@@ -276,7 +282,7 @@ cmd_compile(int argc, char **argv)
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
-	int no_b_wrap = 0, no_gelu = 0;
+	int no_b_wrap = 0, no_gelu = 0, no_carry = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -301,6 +307,8 @@ cmd_compile(int argc, char **argv)
 			no_b_wrap = 1;
 		} else if (!strcmp(a, "--no-gelu-reduction")) {
 			no_gelu = 1;
+		} else if (!strcmp(a, "--no-carry-layout")) {
+			no_carry = 1;
 		} else if (!strcmp(a, "--force")) {
 			force = 1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "-o",
@@ -397,6 +405,7 @@ cmd_compile(int argc, char **argv)
 	                    .no_b_under = no_b_under,
 	                    .no_a_direct = no_a_direct,
 	                    .no_gelu_in_reduction = no_gelu,
+	                    .no_carry_layout = no_carry,
 	                    .no_b_wrap = no_b_wrap};
 	Package *pk;
 	CompileReport rep;

@@ -56,6 +56,9 @@ typedef struct {
 	int no_gelu_in_reduction; /* never the GELU and its cast in a
 	                        matmul's reduction (PlanOptions'
 	                        no_gelu_in_reduction, plan_reduction_gelu) */
+	int no_carry_layout;      /* the loop's carry as carry_in's home (else
+	                             laid out for its readers: PlanOptions'
+	                             no_carry_layout, plan_graph) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

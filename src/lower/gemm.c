@@ -564,9 +564,26 @@ lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
 	return IPU_OK;
 }
 
-int
-lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
-                    const TensorPlace *res, Diag *d)
+/* What a reduction's last pass takes after the bias (lower_gemm_bias),
+ * its fourth operand: a place laid out as C's pieces (h's to add, or q's
+ * to write), each call checked by `fits` (with `arg`; NULL: nothing
+ * beyond the bias and the layout), then `take` sets the call's flags
+ * and `variant` (vadd_variant's) its kernel. */
+typedef struct {
+	const char *name, *what; /* the internal error when a call does
+	                            not fit */
+	int (*fits)(const VaddCall *v, const void *arg);
+	void (*take)(VaddCall *v, const void *arg);
+	int variant;
+	uint32_t args_bytes;
+} FourthOperand;
+
+/* Every vadd call of compute step `step` gets x's piece laid out as its
+ * piece of c as its fourth operand, as f says. */
+static int
+reduction_fourth(Lowered *l, int32_t step, const TensorPlace *c,
+                 const TensorPlace *x, const FourthOperand *f, const void *arg,
+                 Diag *d)
 {
 	Step *s = &l->step[step];
 	s->cycles = 0;
@@ -575,48 +592,75 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 		int p = dst_piece(c, k);
 		VaddCall *v = &k->args.u.vadd;
 		if (k->args.kind != KC_VADD || !v->has_bias ||
-		    !laid_as(c, res, p))
-			return diag_set(
-			    d, IPU_EINVAL, NULL, 0, 0,
-			    "gemm residual: tile %u's reduction has "
-			    "no biased piece of C laid out as h's "
-			    "(an internal error)",
-			    k->tile);
-		v->has_res = 1;
-		k->ref[3] = res->piece[p].at;
+		    !laid_as(c, x, p) || (f->fits && !f->fits(v, arg)))
+			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			                "%s: tile %u's reduction has %s (an "
+			                "internal error)",
+			                f->name, k->tile, f->what);
+		f->take(v, arg);
+		k->ref[3] = x->piece[p].at;
 		k->nref = 4;
-		vadd_variant(l, s, k, 2, VADD_BIAS_ARGS_BYTES);
+		vadd_variant(l, s, k, f->variant, f->args_bytes);
 	}
 	return IPU_OK;
+}
+
+static void
+res_take(VaddCall *v, const void *arg)
+{
+	(void)arg;
+	v->has_res = 1;
+}
+
+int
+lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
+                    const TensorPlace *res, Diag *d)
+{
+	static const FourthOperand f = {"gemm residual",
+	                                "no biased piece of C laid out as h's",
+	                                NULL,
+	                                res_take,
+	                                2,
+	                                VADD_BIAS_ARGS_BYTES};
+	return reduction_fourth(l, step, c, res, &f, NULL, d);
+}
+
+/* lower_gemm_gelu's f8 format: the scale, F152 */
+typedef struct {
+	int fp8_scale, f152;
+} GeluCast;
+
+static int
+gelu_fits(const VaddCall *v, const void *arg)
+{
+	const GeluCast *g = arg;
+	return !v->has_res && v->nsrc % 3 == 0 && g->fp8_scale >= -32 &&
+	       g->fp8_scale <= 31;
+}
+
+static void
+gelu_take(VaddCall *v, const void *arg)
+{
+	const GeluCast *g = arg;
+	v->has_gelu = 1;
+	v->f152 = (uint8_t)g->f152;
+	v->fp8_scale = (int8_t)g->fp8_scale;
 }
 
 int
 lower_gemm_gelu(Lowered *l, int32_t step, const TensorPlace *c,
                 const TensorPlace *q, int fp8_scale, int f152, Diag *d)
 {
-	Step *s = &l->step[step];
-	s->cycles = 0;
-	for (int i = 0; i < s->ncall; i++) {
-		KernelCall *k = &s->call[i];
-		int p = dst_piece(c, k);
-		VaddCall *v = &k->args.u.vadd;
-		if (k->args.kind != KC_VADD || !v->has_bias || v->has_res ||
-		    v->nsrc % 3 || !laid_as(c, q, p) || fp8_scale < -32 ||
-		    fp8_scale > 31)
-			return diag_set(
-			    d, IPU_EINVAL, NULL, 0, 0,
-			    "gemm gelu: tile %u's reduction has no biased "
-			    "piece of C laid out as q's with sources a "
-			    "multiple of 3 (an internal error)",
-			    k->tile);
-		v->has_gelu = 1;
-		v->f152 = (uint8_t)f152;
-		v->fp8_scale = (int8_t)fp8_scale;
-		k->ref[3] = q->piece[p].at;
-		k->nref = 4;
-		vadd_variant(l, s, k, 3, VADD_GELU_ARGS_BYTES);
-	}
-	return IPU_OK;
+	static const FourthOperand f = {
+	    "gemm gelu",
+	    "no biased piece of C laid out as q's with sources a multiple of "
+	    "3",
+	    gelu_fits,
+	    gelu_take,
+	    3,
+	    VADD_GELU_ARGS_BYTES};
+	GeluCast g = {fp8_scale, f152};
+	return reduction_fourth(l, step, c, q, &f, &g, d);
 }
 
 uint64_t

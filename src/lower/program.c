@@ -1034,7 +1034,8 @@ trim_lifetimes(Build *b)
 /* ---- the loop (loop.c) ------------------------------------------------ */
 
 /* Before the loop, the carry gets a place of its own, like carry_in's
- * home, filled from it by an exchange: the body reads the carry there
+ * home or as the plan says (plan_carry_like), filled from it by an
+ * exchange: the body reads the carry there
  * (b->carry: never as a value the host wrote), the loop's last step
  * writes the next iteration's there, and carry_in keeps its value for
  * whatever reads it after the loop. The place belongs to last_out, the
@@ -1044,10 +1045,12 @@ static int
 loop_begin(Build *b, const RepeatMap *rm, Diag *d)
 {
 	Lowered *l = b->l;
-	TensorPlace *home = home_of(b, rm->carry_in, b->plan->loop_tile0);
+	TensorPlace *home = home_of(b, rm->carry_in, b->plan->loop_tile0),
+	            *like = plan_carry_like(b->plan, rm->last_out);
 	int32_t at = l->nstep;
-	TensorPlace *carry =
-	    mirror(b, home, rm->last_out, home->dtype, 0, at, "loop carry");
+	TensorPlace *carry = mirror(b, like ? like : home, rm->last_out,
+	                            home->dtype, 0, at, "loop carry");
+	tensor_place_free(like);
 	Step *s = lower_step(l, STEP_EXCHANGE, "loop: carry in");
 	int r = lower_relayout(s, home, carry, NULL, d);
 	if (r)

@@ -410,3 +410,18 @@ plan_gemm_c_pieces(const GemmGeom *G, const int32_t *c_blk, TensorPlace *tc)
 				        .format = PF_GEMM_C});
 			}
 }
+
+TensorPlace *
+plan_gemm_c_like(const GemmPlan *p, uint32_t tile0, int32_t tensor)
+{
+	GemmSite site = {.tile_base = tile0};
+	GemmGeom G;
+	plan_gemm_geom(&G, p, &site);
+	int32_t *c_blk =
+	    xcalloc((size_t)tile0 + (size_t)G.pk * G.pm * G.pn, sizeof *c_blk);
+	TensorPlace *tc = tensor_place_new(
+	    tensor, p->m, p->n, p->dtype == DT_F32 ? DT_F32 : DT_F16);
+	plan_gemm_c_pieces(&G, c_blk, tc);
+	free(c_blk);
+	return tc;
+}

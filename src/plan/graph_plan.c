@@ -1852,18 +1852,30 @@ plan_gather_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+TensorPlace *
+plan_carry_like(const Plan *plan, int32_t tensor)
+{
+	return plan->carry_c.pk ? plan_gemm_c_like(&plan->carry_c,
+	                                           plan->carry_c_tile0, tensor)
+	                        : NULL;
+}
+
 /* Before the loop, the carry gets a layout of its own, like carry_in's
- * home, filled from it by an exchange: the body reads the carry there,
- * the loop's last step writes the next iteration's there. */
+ * home or as plan_graph chose (plan_carry_like), filled from it by an
+ * exchange: the body reads the carry there, the loop's last step writes
+ * the next iteration's there. */
 static int
 loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 {
-	TensorPlace *home = home_of(P, rm->carry_in, &P->plan->loop_tile0);
+	TensorPlace *home = home_of(P, rm->carry_in, &P->plan->loop_tile0),
+	            *like = plan_carry_like(P->plan, rm->last_out);
 	TensorPlace *carry =
-	    keep(P, layout_mirror(&P->num.st, home, rm->last_out, home->dtype,
-	                          0, "loop carry"));
+	    keep(P, layout_mirror(&P->num.st, like ? like : home, rm->last_out,
+	                          home->dtype, 0, "loop carry"));
+	tensor_place_free(like);
 	Conv c;
 	int r = price_move(P, home, carry, NULL, &c, d);
+	P->plan->carry_cycles = c.cycles;
 	P->carry = rm->carry_in;
 	P->carry_home = home;
 	P->b_host = (PlanHost){0}; /* lower_b_under keeps to a side of
@@ -1880,6 +1892,7 @@ loop_end(Planner *P, const RepeatMap *rm, Diag *d)
 	TensorPlace *from = P->home[rm->carry_out], *to = P->home[rm->carry_in];
 	Conv c;
 	int r = price_move(P, from, to, NULL, &c, d);
+	P->plan->carry_cycles += (uint64_t)rm->count * c.cycles;
 	P->home[rm->last_out] = to;
 	P->home[rm->carry_in] = P->carry_home;
 	P->carry = -1;
@@ -1952,12 +1965,23 @@ plan_ops(Planner *P, const RepeatMap *rm, Diag *d)
 	return r;
 }
 
-int
-plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
-           const PlanOptions *o, Plan **out, Diag *d)
+/* One plan of the graph, its loop's carry laid out as C of op carry_op
+ * of plan `like` (-1: as carry_in's home). */
+static int
+plan_once(const Graph *g, const Chip *chip, uint32_t tiles,
+          const PlanOptions *o, const Plan *like, int32_t carry_op, Plan **out,
+          Diag *d)
 {
 	Plan *plan = xcalloc(1, sizeof *plan);
-	*plan = (Plan){.g = g, .chip = chip, .tiles = tiles, .nop = g->nops};
+	*plan = (Plan){.g = g,
+	               .chip = chip,
+	               .tiles = tiles,
+	               .nop = g->nops,
+	               .carry_op = carry_op};
+	if (carry_op >= 0) {
+		plan->carry_c = like->op[carry_op].gemm;
+		plan->carry_c_tile0 = like->op[carry_op].tile0;
+	}
 	if (o)
 		plan->opt = *o;
 	plan->op = xcalloc((size_t)g->nops + 1, sizeof *plan->op);
@@ -2018,6 +2042,89 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	return r;
 }
 
+uint64_t
+plan_cycles(const Plan *plan)
+{
+	const Graph *g = plan->g;
+	const RepeatMap *rm = &plan->loop;
+	uint64_t sum = plan->carry_cycles;
+	for (int i = 0; i < plan->nop; i++) {
+		const Op *op = &g->ops[i];
+		const OpPlan *o = &plan->op[i];
+		uint64_t c = 0;
+		if (op->kind == OP_MATMUL && o->group) {
+			int64_t n =
+			    shape_batches(&graph_tensor(g, op->in[0])->shape);
+			c += (uint64_t)(n + o->group - 1) / o->group *
+			     o->gemm.cycles;
+		}
+		for (int k = 0; k < op_desc(op->kind)->nin; k++)
+			c += o->in[k].cycles;
+		int body =
+		    rm->count && i >= rm->first && i < rm->first + rm->len;
+		sum += body ? (uint64_t)rm->count * c : c;
+	}
+	return sum;
+}
+
+/* 1 if the loop's carry may be laid out as C of body op i's GEMM: a
+ * single matmul whose output has the carry's rows, columns and type. */
+static int
+carry_candidate(const Plan *p, int i)
+{
+	const Graph *g = p->g;
+	const Op *op = &g->ops[i];
+	const Tensor *c = graph_tensor(g, op->out),
+	             *h = graph_tensor(g, p->loop.carry_in);
+	const GemmPlan *gp = &p->op[i].gemm;
+	return op->kind == OP_MATMUL && p->op[i].group == 1 && gp->pk &&
+	       shape_batches(&graph_tensor(g, op->in[0])->shape) == 1 &&
+	       gp->m == tensor_view_rows(h) && gp->n == tensor_view_cols(h) &&
+	       tensor_view_rows(c) == gp->m && tensor_view_cols(c) == gp->n &&
+	       h->elem.dtype == (gp->dtype == DT_F32 ? DT_F32 : DT_F16);
+}
+
+/* The loop's carry is laid out for its readers: as carry_in's home, or
+ * as C of one of the body's matmuls of the carry's shape (a residual
+ * added in that matmul's reduction then needs no move, and the body's
+ * last step moves the carry there, loop.count times, instead of each
+ * reader moving it), whichever plan prices the fewest cycles
+ * (plan_cycles). Each such matmul costs a plan more: the plan is made
+ * again with the carry in its C layout (the GEMM plan and tiles the
+ * first plan gave it). */
+int
+plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
+           const PlanOptions *o, Plan **out, Diag *d)
+{
+	Plan *first = NULL;
+	int r = plan_once(g, chip, tiles, o, NULL, -1, &first, d);
+	*out = first;
+	if (r || !first->loop.count || first->opt.no_carry_layout)
+		return r;
+	uint64_t best = plan_cycles(first);
+	const RepeatMap *rm = &first->loop;
+	for (int i = rm->first; i < rm->first + rm->len; i++) {
+		if (!carry_candidate(first, i))
+			continue;
+		Plan *p;
+		Diag dd;
+		if (plan_once(g, chip, tiles, o, first, i, &p, &dd))
+			continue;
+		uint64_t c = plan_cycles(p);
+		if (c < best) {
+			if (*out != first)
+				plan_free(*out);
+			*out = p;
+			best = c;
+		} else {
+			plan_free(p);
+		}
+	}
+	if (*out != first)
+		plan_free(first);
+	return IPU_OK;
+}
+
 void
 plan_free(Plan *p)
 {
@@ -2069,7 +2176,8 @@ plan_same_choices(const Plan *a, const Plan *b)
 	for (uint32_t t = 0; t < a->tiles && t < b->tiles; t++)
 		if (a->weight_bytes[t] != b->weight_bytes[t])
 			return 0;
-	return a->tiles == b->tiles;
+	return a->tiles == b->tiles && same_gemm(&a->carry_c, &b->carry_c) &&
+	       a->carry_c_tile0 == b->carry_c_tile0;
 }
 
 int

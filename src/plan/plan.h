@@ -299,6 +299,10 @@ void plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta,
  * each group's reduced slice of it. */
 void plan_gemm_c_pieces(const GemmGeom *G, const int32_t *c_blk,
                         TensorPlace *tc);
+/* A new place of `tensor` (m x n, C's type) laid out as C of plan p on
+ * tiles from tile0, its pieces in no buffer (all 0): a model to mirror. */
+TensorPlace *plan_gemm_c_like(const GemmPlan *p, uint32_t tile0,
+                              int32_t tensor);
 
 /* ---- graph_plan.c: the whole graph's plan ---------------------------- */
 
@@ -398,13 +402,16 @@ typedef struct {
 	                           fullest tile is packed with them
 	                           (PlanHeld.buf; NULL: none known) */
 	int no_gelu_in_reduction;             /* never plan_reduction_gelu */
-	int gemm_overlap; /* matmuls of 2 or more supersteps of one
-	                     K, A and B exchanged, get the
-	                     overlapped superstep (GemmPlan.overlap;
-	                     experimental, off by default) */
-	int b_under;      /* a weight GEMM's B chunks may be exchanged beside
-	                     the last GEMM's multiply (lower_b_under): the
-	                     planner prices them so (GemmPlan.b_host) */
+	int no_carry_layout; /* the loop's carry always as carry_in's home
+	                        (plan_graph: else laid out for its readers
+	                        where that prices fewer cycles) */
+	int gemm_overlap;    /* matmuls of 2 or more supersteps of one
+	                        K, A and B exchanged, get the
+	                        overlapped superstep (GemmPlan.overlap;
+	                        experimental, off by default) */
+	int b_under;         /* a weight GEMM's B chunks may be exchanged beside
+	                        the last GEMM's multiply (lower_b_under): the
+	                        planner prices them so (GemmPlan.b_host) */
 } PlanOptions;
 
 enum {
@@ -433,6 +440,17 @@ typedef struct {
 	uint64_t held_code;     /* the code beyond the kernels' bound each
 	                           GEMM plan was chosen beside
 	                           (plan_code_beyond of PlanOptions.code) */
+	/* The loop's carry: laid out as C of the GEMM plan carry_c on tiles
+	 * from carry_c_tile0 (its pieces, with pk > 1 the groups' reduced
+	 * slices), the plan of the body's matmul carry_op when the planner
+	 * made it; with carry_c.pk 0 (carry_op -1) as carry_in's home
+	 * (plan_carry_like) */
+	GemmPlan carry_c;
+	uint32_t carry_c_tile0;
+	int32_t carry_op;
+	uint64_t carry_cycles;    /* the carry's moves into its place, as
+	                             priced: before the loop, and loop.count
+	                             times at the body's end */
 	char desc[PLAN_DESC_MAX]; /* each op's plan, "; " between them */
 } Plan;
 
@@ -441,10 +459,21 @@ typedef struct {
  * planner's cheapest candidates, priced with the exchange that brings A
  * from where its producer left it; where each layout starts; how each
  * input reaches its consumer and what that costs. Ops the compiler cannot
- * do yet are refused here, with the op named. */
+ * do yet are refused here, with the op named. A graph with a loop is
+ * planned again for each body matmul whose C may hold the carry, the
+ * carry laid out so, and the plan of the fewest cycles kept
+ * (plan_cycles; not with PlanOptions.no_carry_layout). */
 int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
                const PlanOptions *o, Plan **out, Diag *d);
 void plan_free(Plan *p);
+/* The place the loop's carry mirrors (plan_graph's choice): NULL for
+ * carry_in's home, else a new place of `tensor` laid out as C of
+ * plan->carry_c whose pieces have no buffers (layout_mirror's model);
+ * the caller frees it. */
+TensorPlace *plan_carry_like(const Plan *plan, int32_t tensor);
+/* The cycles the plan prices: each op's GEMMs and its inputs' moves, a
+ * loop body's loop.count times, and the carry's moves (carry_cycles). */
+uint64_t plan_cycles(const Plan *plan);
 /* 1 if a and b make the same choices (each op's layouts' first tiles,
  * GEMM plan, conversions, the weight balance's tiles): lowering either
  * gives the same program, whatever the budgets they were made with. */

@@ -18,6 +18,9 @@ plan_print(const Plan *p, FILE *f)
 	fprintf(f, "# plan: %u tiles", p->tiles);
 	if (p->opt.weight_copies)
 		fputs(", weight copies", f);
+	if (p->carry_op >= 0 && p->carry_c.pk)
+		fprintf(f, "; the loop's carry laid out as op %d's C",
+		        p->carry_op);
 	fputc('\n', f);
 	const Graph *g = p->g;
 	for (int i = 0; i < p->nop; i++) {
