@@ -156,9 +156,9 @@ plan_gemm_b_local_bytes(const GemmPlan *p)
 	       gemm_b_bytes(g, p->kg - (p->steps - 1) * p->kc, p->bn);
 }
 
-static uint64_t
-host_loss(const Chip *c, const PlanHost *h, uint64_t items, uint32_t windows,
-          uint32_t tiles, int plain)
+uint64_t
+plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
+                      uint32_t windows, uint32_t tiles, int plain)
 {
 	uint32_t rows[2] = {h->bm, h->bm_last};
 	uint32_t nr = h->bm_last && h->bm_last != h->bm ? 2 : 1;
@@ -237,7 +237,7 @@ uint64_t
 plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
                uint32_t windows, uint32_t tiles)
 {
-	return host_loss(c, h, items, windows, tiles, 1);
+	return plan_host_loss_panels(c, h, items, windows, tiles, 1);
 }
 
 /* One superstep of K kc: its exchange phase (the scheduler's shape) in
