@@ -56,11 +56,6 @@ gemm_f16:
 	GEMM_CHAINED_WORKER gemm_f16_cworker, gemm_f16_cworker_stream, gemm_f16_cworker_drain, f16v4hihov4amp, $a2:3
 	GEMM_CHAINED_ZERO gemm_f16_cworker_zero, f16v4hihov4amp
 
-// An overlapped call's five-worker panel that starts cold and drains, on the
-// chained vertex (docs/kernel-gemm.md, "Five workers, chained").
-	GEMM_CHAINED_COLD_DRAIN gemm_f16_cworker_cd, f16v4hihov4amp, $a2:3
-	GEMM_CHAINED_COLD_DRAIN gemm_f16_cworker_cd_zero, f16v4hihov4amp, $azeros
-
 // f32: 8 phases, one f32 input per AMP. Bundle k (k >= 7) loads the input
 // atom holding element k - 7 of the row stream and moves on after the odd
 // element (even k), so even phases read $a0 and odd phases $a1. Bundles

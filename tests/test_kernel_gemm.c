@@ -771,20 +771,25 @@ test_overlap_blocks(void **state)
 	    {GEMM_F8, 30, 26, 32, 96, 5, 3},
 	    {GEMM_F16, 12, 12, 16, 16, 1, 0},
 	    {GEMM_F16, 64, 58, 32, 48, 4, 5},
-	    /* chained (gemm_five_chained): an N-panel's first K-panel that
-	     * is also the last panel (cold and drain, f8, accumulating);
-	     * fc1's 183 rows beside 146, the last panel inside an N-panel */
+	    /* chained (gemm_five_chained, f8 only): an N-panel's first
+	     * K-panel that is also the last panel (cold and drain,
+	     * accumulating; zero mode in the last case); fc1's 183 rows
+	     * beside 146, the last panel inside an N-panel */
 	    {GEMM_F8, 37, 16, 48, 64, 5, 4},
 	    {GEMM_F8, 183, 146, 32, 128, 7, 1},
+	    {GEMM_F8, 40, 21, 32, 64, 4, 0},
+	    {GEMM_F8, 40, 21, 48, 64, 5, 2},
 	};
 	/* the chained five-worker panels' bounds: 3 rows a worker, A's
 	 * jump 4 (bm - n) + 1 within two 10-bit fields (bm 318: workers
 	 * of 63 rows jump 1,021 atoms; 319: 1,025), two K-panels */
 	assert_int_equal(gemm_five_chained(GEMM_F8, 14, 64), 0);
 	assert_int_equal(gemm_five_chained(GEMM_F8, 15, 64), 1);
-	assert_int_equal(gemm_five_chained(GEMM_F16, 318, 32), 1);
-	assert_int_equal(gemm_five_chained(GEMM_F16, 319, 32), 0);
+	assert_int_equal(gemm_five_chained(GEMM_F8, 318, 64), 1);
+	assert_int_equal(gemm_five_chained(GEMM_F8, 319, 64), 0);
 	assert_int_equal(gemm_five_chained(GEMM_F8, 100, 32), 0);
+	/* f8 only (gemm_f8.S has the cold-and-drain stream) */
+	assert_int_equal(gemm_five_chained(GEMM_F16, 100, 64), 0);
 	assert_int_equal(gemm_five_chained(GEMM_F32, 100, 64), 0);
 	unsigned phases = 0;
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {

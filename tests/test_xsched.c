@@ -719,15 +719,15 @@ test_blocks_random(void **state)
 	assert_true(splits > 0);
 }
 
-/* A small GEMM planned with the overlapped superstep (f16 128 x 128 x
- * 512 on 8 tiles: several supersteps, each but the last beside the next
+/* A small GEMM planned with the overlapped superstep (128 x 128 x 512,
+ * f16 or f8, on 8 tiles: several supersteps, each but the last beside the next
  * one's exchange; how many is the planner's choice), lowered twice. */
 static Lowered *
-overlapped_gemm(void)
+overlapped_gemm_of(DType t)
 {
 	Diag d;
 	Graph *g = graph_new();
-	ElemType e = {DT_F16, 0};
+	ElemType e = {t, 0};
 	Shape sa = {2, {128, 512}}, sb = {2, {512, 128}};
 	int32_t a = graph_input(g, "a", e, &sa, &d);
 	int32_t b = graph_input(g, "b", e, &sb, &d);
@@ -746,14 +746,24 @@ overlapped_gemm(void)
 	return l;
 }
 
-/* Step s's first `more` transfers (cyclically) added again. */
+static Lowered *
+overlapped_gemm(void)
+{
+	return overlapped_gemm_of(DT_F16);
+}
+
+/* Step s's first `more` transfers (cyclically) added again, each with
+ * 1 / div of its words (at least 2). */
 static void
-more_transfers(Step *s, int more)
+more_transfers(Step *s, int more, uint32_t div)
 {
 	int given = s->nxfer;
 	for (int k = 0; k < more; k++) {
 		Transfer *x = &s->xfer[k % given];
-		uint32_t nd = x->ndst, src = x->src_tile, w = x->words;
+		uint32_t nd = x->ndst, src = x->src_tile,
+		         w = x->words / div / 2 * 2;
+		if (w < 2)
+			w = 2;
 		BufRef from = x->src;
 		Transfer *y = lower_transfer(s, src, from, w, nd);
 		x = &s->xfer[k % given]; /* the array may have moved */
@@ -765,8 +775,9 @@ more_transfers(Step *s, int more)
 }
 
 /* schedule_overlap's choice of the five-worker panels: the chained ones
- * (gemm_five_chained) as planned; with transfers added one at a time
- * until the exchange no longer fits beside them, the plain ones
+ * (gemm_five_chained: an f8 miniature) as planned; with transfers of a
+ * sixteenth of the words added one at a time until the exchange no
+ * longer fits beside them, the plain ones
  * (GemmOptions.plain5), whose windows are longer, before the step is
  * made plain. */
 static void
@@ -775,14 +786,14 @@ test_overlap_plain_panels(void **state)
 	(void)state;
 	Diag d;
 	int chained = 0, plain = 0;
-	for (int more = 0; more <= 64 && !plain; more++) {
-		Lowered *l = overlapped_gemm();
+	for (int more = 0; more <= 400 && !plain; more++) {
+		Lowered *l = overlapped_gemm_of(DT_F8_F143);
 		int first = -1;
 		for (int i = 0; i < l->nstep && first < 0; i++)
 			if (l->step[i].gwin && l->step[i].nxfer)
 				first = i;
 		assert_true(first >= 0);
-		more_transfers(&l->step[first], more);
+		more_transfers(&l->step[first], more, 16);
 		if (xsched_run(l, &d) || lower_verify_schedule(l, &d))
 			fail_msg("%s", d.msg);
 		const Step *s = &l->step[first];
@@ -816,7 +827,7 @@ test_overlap_plain_panels(void **state)
 		lower_free(l);
 	}
 	print_message("overlapped: chained panels with up to %d transfers "
-	              "more, then plain\n",
+	              "of a sixteenth more, then plain\n",
 	              chained - 1);
 	assert_true(chained >= 1);
 	assert_int_equal(plain, 1);
@@ -851,7 +862,7 @@ test_overlap_plain_fallback(void **state)
 	assert_int_equal(l->nstep, n0);
 	/* the first overlapped step's exchange 24 times over */
 	int given = big->step[first].nxfer;
-	more_transfers(&big->step[first], 23 * given);
+	more_transfers(&big->step[first], 23 * given, 1);
 	int32_t last_a2 = -1;
 	for (int b = 0; b < big->nbuf; b++)
 		if (!strcmp(big->buf[b].what, "A chunk 2"))

@@ -310,7 +310,9 @@ gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 int
 gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk)
 {
-	if (t == GEMM_F32 || gemm_k_panels(t, bk) < 2 || bm < 15)
+	/* f8 only: the cold-and-drain stream is in gemm_f8.S alone (in gemm.S
+	 * f32's programs would carry it too) */
+	if (t != GEMM_F8 || gemm_k_panels(t, bk) < 2 || bm < 15)
 		return 0;
 	for (uint32_t w = 0; w < 5; w++)
 		if (!chained_jumps(bm, worker_rows(bm, 5, w)))
@@ -909,25 +911,17 @@ gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
 	 * starts cold, a further one chained; the N-panel's last K-panel and
 	 * the five-worker panels' last drain (the rest calls start cold) */
 	int first = k == 0, last = k == nk - 1 || p + 1 >= panels;
-	int f8 = c->t == GEMM_F8;
 	if (first) {
 		r->issues = (uint32_t)entry_issues(kind) + (last ? 13 : 7);
-		r->worker = last   ? zero ? f8 ? "gemm_f8_cworker_cd_zero"
-		                               : "gemm_f16_cworker_cd_zero"
-		                     : f8 ? "gemm_f8_cworker_cd"
-		                          : "gemm_f16_cworker_cd"
-		            : zero ? f8 ? "gemm_f8_cworker_zero"
-		                        : "gemm_f16_cworker_zero"
-		            : f8   ? "gemm_f8_cworker"
-		                   : "gemm_f16_cworker";
+		r->worker = last   ? zero ? "gemm_f8_cworker_cd_zero"
+		                          : "gemm_f8_cworker_cd"
+		            : zero ? "gemm_f8_cworker_zero"
+		                   : "gemm_f8_cworker";
 		return;
 	}
 	r->offset = 0;
 	r->issues = last ? 9 : 3;
-	r->worker =
-	    last ? f8 ? "gemm_f8_cworker_drain" : "gemm_f16_cworker_drain"
-	    : f8 ? "gemm_f8_cworker_stream"
-	         : "gemm_f16_cworker_stream";
+	r->worker = last ? "gemm_f8_cworker_drain" : "gemm_f8_cworker_stream";
 }
 
 void

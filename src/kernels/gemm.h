@@ -153,10 +153,10 @@ const char *gemm_worker_entry(GemmDtype t, int zero);
 GemmEntry gemm_panel(const GemmCall *c, uint32_t p, int *zero,
                      uint32_t *a_panel);
 /* Whether an overlapped call's five-worker panels run the chained workers
- * (docs/kernel-gemm.md, "Five workers, chained"): f16 and f8, two or more
- * K-panels, every one of the five workers 3 rows or more and its jumps
- * within the 10-bit fields (bm 15 .. 318). gemm_args_fill gives such a
- * call's five vertices the chained rows and jumps. */
+ * (docs/kernel-gemm.md, "Five workers, chained"): f8 (gemm_f8.S's
+ * streams), two or more K-panels, every one of the five workers 3 rows or more
+ * and its jumps within the 10-bit fields (bm 15 .. 318). gemm_args_fill gives
+ * such a call's five vertices the chained rows and jumps. */
 int gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk);
 /* How five-worker panel p of `panels` runs: the worker symbol, its entry
  * (bytes after the symbol) and each worker's issues besides P n (n its
