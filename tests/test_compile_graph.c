@@ -1447,11 +1447,9 @@ test_b_host_loss_scheduled(void **state)
 	              (unsigned long long)made, (unsigned long long)priced,
 	              (unsigned long long)(most / 6));
 	assert_true(priced != UINT64_MAX);
-	/* within a tenth: with the chained five-worker panels scheduled
-	 * +7,079, priced +6,643 (with the plain ones, before branch fcgemm,
-	 * +8,659 and +8,371: the price's error about as many cycles, of a
-	 * smaller loss) */
-	assert_true(10 * (priced > made ? priced - made : made - priced) <=
+	/* within a twentieth (f16: the plain panels, +8,659 scheduled,
+	 * +8,371 priced) */
+	assert_true(20 * (priced > made ? priced - made : made - priced) <=
 	            made);
 	lower_free(l);
 	plan_free(p);
