@@ -31,3 +31,8 @@ gemm_f8:
 
 	GEMM_CHAINED_WORKER gemm_f8_cworker, gemm_f8_cworker_stream, gemm_f8_cworker_drain, f8v8hihov4amp, $a2:3
 	GEMM_CHAINED_ZERO gemm_f8_cworker_zero, f8v8hihov4amp
+
+// An overlapped call's five-worker panel that starts cold and drains, on the
+// chained vertex (docs/kernel-gemm.md, "Five workers, chained").
+	GEMM_CHAINED_COLD_DRAIN gemm_f8_cworker_cd, f8v8hihov4amp, $a2:3
+	GEMM_CHAINED_COLD_DRAIN gemm_f8_cworker_cd_zero, f8v8hihov4amp, $azeros

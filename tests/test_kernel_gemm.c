@@ -589,14 +589,15 @@ run_overlap(const Overlap *o)
 	uint64_t *min_at = NULL;
 	if (o->delay) {
 		GemmWindows first;
-		gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, NULL,
+		gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, 0, NULL,
 		             &first);
 		min_at = xcalloc(o->five, sizeof *min_at);
 		for (uint32_t p = 1; p < o->five; p++)
 			min_at[p] = first.at[p] + 12 * p + (p * o->delay) % 6;
 		gemm_windows_free(&first);
 	}
-	gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, min_at, s->gwin);
+	gemm_windows(chip, t, o->bm, OV_TILES, o->bk, o->five, 0, min_at,
+	             s->gwin);
 	free(min_at);
 	const GemmWindows *w = s->gwin;
 	if (o->xfers) {
@@ -712,20 +713,20 @@ run_overlap(const Overlap *o)
 		uint64_t at0 =
 		    rel + chip_rule(chip, TIMING_SUP_PUT) + XS_PREAMBLE;
 		GemmBlock blk;
-		gemm_block(chip, t, k.bm, GEMM_FULL, at0, &blk);
+		GemmRun run;
+		gemm_five_run(&g, 0, o->five, &run);
+		gemm_block(chip, t, k.bm, &run, at0, &blk);
 		if (i == 0)
 			anchor = blk.open;
 		assert_int_equal(blk.open, anchor); /* every tile's frame */
 		assert_true(blk.open - at0 <= w->lead);
 		assert_int_equal(cmp[0]->start, blk.run[0]);
 		for (uint32_t p = 1; p < o->five; p++) {
-			int zero;
-			uint32_t ap;
-			GemmEntry kind = gemm_panel(&g, p, &zero, &ap);
 			uint64_t at = anchor + w->at[p];
 			assert_true(blk.exit_max + sl <= at + 1);
 			assert_int_equal(cmp[p - 1]->end, at + 1);
-			gemm_block(chip, t, k.bm, kind, at, &blk);
+			gemm_five_run(&g, p, o->five, &run);
+			gemm_block(chip, t, k.bm, &run, at, &blk);
 			assert_int_equal(cmp[p]->start, blk.run[0]);
 			phases |= 1u << (at % 6);
 		}
@@ -764,10 +765,32 @@ test_overlap_blocks(void **state)
 	(void)state;
 	static const uint32_t s[][7] = {
 	    /* dtype, rows of tile 0 and 1, bn, bk, panels, delay */
-	    {GEMM_F16, 40, 37, 32, 64, 6, 0}, {GEMM_F16, 23, 3, 48, 32, 5, 1},
-	    {GEMM_F32, 41, 40, 20, 24, 4, 2}, {GEMM_F8, 30, 26, 32, 96, 5, 3},
-	    {GEMM_F16, 12, 12, 16, 16, 1, 0}, {GEMM_F16, 64, 58, 32, 48, 4, 5},
+	    {GEMM_F16, 40, 37, 32, 64, 6, 0},
+	    {GEMM_F16, 23, 3, 48, 32, 5, 1},
+	    {GEMM_F32, 41, 40, 20, 24, 4, 2},
+	    {GEMM_F8, 30, 26, 32, 96, 5, 3},
+	    {GEMM_F16, 12, 12, 16, 16, 1, 0},
+	    {GEMM_F16, 64, 58, 32, 48, 4, 5},
+	    /* chained (gemm_five_chained, f8 only): an N-panel's first
+	     * K-panel that is also the last panel (cold and drain,
+	     * accumulating; zero mode in the last case); fc1's 183 rows
+	     * beside 146, the last panel inside an N-panel */
+	    {GEMM_F8, 37, 16, 48, 64, 5, 4},
+	    {GEMM_F8, 183, 146, 32, 128, 7, 1},
+	    {GEMM_F8, 40, 21, 32, 64, 4, 0},
+	    {GEMM_F8, 40, 21, 48, 64, 5, 2},
 	};
+	/* the chained five-worker panels' bounds: 3 rows a worker, A's
+	 * jump 4 (bm - n) + 1 within two 10-bit fields (bm 318: workers
+	 * of 63 rows jump 1,021 atoms; 319: 1,025), two K-panels */
+	assert_int_equal(gemm_five_chained(GEMM_F8, 14, 64), 0);
+	assert_int_equal(gemm_five_chained(GEMM_F8, 15, 64), 1);
+	assert_int_equal(gemm_five_chained(GEMM_F8, 318, 64), 1);
+	assert_int_equal(gemm_five_chained(GEMM_F8, 319, 64), 0);
+	assert_int_equal(gemm_five_chained(GEMM_F8, 100, 32), 0);
+	/* f8 only (gemm_f8.S has the cold-and-drain stream) */
+	assert_int_equal(gemm_five_chained(GEMM_F16, 100, 64), 0);
+	assert_int_equal(gemm_five_chained(GEMM_F32, 100, 64), 0);
 	unsigned phases = 0;
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		Overlap o = {.chip = profile_chip((TimingBound)(i % 3)),
@@ -814,7 +837,7 @@ test_overlap_exchange(void **state)
 	o.send_at = 37;
 	run_overlap(&o);
 	GemmWindows w;
-	gemm_windows(o.chip, o.t, o.bm, OV_TILES, o.bk, o.five, NULL, &w);
+	gemm_windows(o.chip, o.t, o.bm, OV_TILES, o.bk, o.five, 0, NULL, &w);
 	o.refused = "is outside the panels' windows";
 	o.send_at = w.close[0];
 	assert_true(w.close[0] < w.open[1] && w.close[0] % 6 == 0);

@@ -719,15 +719,15 @@ test_blocks_random(void **state)
 	assert_true(splits > 0);
 }
 
-/* A small GEMM planned with the overlapped superstep (f16 128 x 128 x
- * 512 on 8 tiles: several supersteps, each but the last beside the next
+/* A small GEMM planned with the overlapped superstep (128 x 128 x 512,
+ * f16 or f8, on 8 tiles: several supersteps, each but the last beside the next
  * one's exchange; how many is the planner's choice), lowered twice. */
 static Lowered *
-overlapped_gemm(void)
+overlapped_gemm_of(DType t)
 {
 	Diag d;
 	Graph *g = graph_new();
-	ElemType e = {DT_F16, 0};
+	ElemType e = {t, 0};
 	Shape sa = {2, {128, 512}}, sb = {2, {512, 128}};
 	int32_t a = graph_input(g, "a", e, &sa, &d);
 	int32_t b = graph_input(g, "b", e, &sb, &d);
@@ -744,6 +744,93 @@ overlapped_gemm(void)
 	plan_free(p);
 	graph_free(g);
 	return l;
+}
+
+static Lowered *
+overlapped_gemm(void)
+{
+	return overlapped_gemm_of(DT_F16);
+}
+
+/* Step s's first `more` transfers (cyclically) added again, each with
+ * 1 / div of its words (at least 2). */
+static void
+more_transfers(Step *s, int more, uint32_t div)
+{
+	int given = s->nxfer;
+	for (int k = 0; k < more; k++) {
+		Transfer *x = &s->xfer[k % given];
+		uint32_t nd = x->ndst, src = x->src_tile,
+		         w = x->words / div / 2 * 2;
+		if (w < 2)
+			w = 2;
+		BufRef from = x->src;
+		Transfer *y = lower_transfer(s, src, from, w, nd);
+		x = &s->xfer[k % given]; /* the array may have moved */
+		for (uint32_t j = 0; j < nd; j++) {
+			y->dst_tile[j] = x->dst_tile[j];
+			y->dst[j] = x->dst[j];
+		}
+	}
+}
+
+/* schedule_overlap's choice of the five-worker panels: the chained ones
+ * (gemm_five_chained: an f8 miniature) as planned; with transfers of a
+ * sixteenth of the words added one at a time until the exchange no
+ * longer fits beside them, the plain ones
+ * (GemmOptions.plain5), whose windows are longer, before the step is
+ * made plain. */
+static void
+test_overlap_plain_panels(void **state)
+{
+	(void)state;
+	Diag d;
+	int chained = 0, plain = 0;
+	for (int more = 0; more <= 400 && !plain; more++) {
+		Lowered *l = overlapped_gemm_of(DT_F8_F143);
+		int first = -1;
+		for (int i = 0; i < l->nstep && first < 0; i++)
+			if (l->step[i].gwin && l->step[i].nxfer)
+				first = i;
+		assert_true(first >= 0);
+		more_transfers(&l->step[first], more, 16);
+		if (xsched_run(l, &d) || lower_verify_schedule(l, &d))
+			fail_msg("%s", d.msg);
+		const Step *s = &l->step[first];
+		if (!s->gwin) { /* made plain: no room beside either */
+			lower_free(l);
+			break;
+		}
+		const GemmCall *g = &s->call[0].args.u.gemm;
+		assert_true(gemm_five_chained(g->t, g->bm, g->bk));
+		for (int k = 1; k < s->ncall; k++)
+			assert_int_equal(s->call[k].args.u.gemm.opt.plain5,
+			                 g->opt.plain5);
+		if (more == 0)
+			assert_int_equal(g->opt.plain5, 0);
+		/* the step's windows are the kind its calls run */
+		uint32_t *rows = xcalloc((size_t)s->ncall, sizeof *rows);
+		for (int k = 0; k < s->ncall; k++)
+			rows[k] = s->call[k].args.u.gemm.bm;
+		GemmWindows w[2];
+		for (int p = 0; p < 2; p++)
+			gemm_windows(l->chip, g->t, rows, (uint32_t)s->ncall,
+			             g->bk, g->opt.five, p, NULL, &w[p]);
+		assert_int_equal(s->gwin->done, w[g->opt.plain5].done);
+		/* the plain panels are the longer */
+		assert_true(w[1].done > w[0].done);
+		gemm_windows_free(&w[0]);
+		gemm_windows_free(&w[1]);
+		free(rows);
+		chained += !g->opt.plain5;
+		plain += g->opt.plain5;
+		lower_free(l);
+	}
+	print_message("overlapped: chained panels with up to %d transfers "
+	              "of a sixteenth more, then plain\n",
+	              chained - 1);
+	assert_true(chained >= 1);
+	assert_int_equal(plain, 1);
 }
 
 /* xsched_run on overlapped supersteps (xsched.c,
@@ -774,20 +861,8 @@ test_overlap_plain_fallback(void **state)
 	assert_int_equal(l->ovl_no_room + l->ovl_dearer, 0);
 	assert_int_equal(l->nstep, n0);
 	/* the first overlapped step's exchange 24 times over */
-	Step *s = &big->step[first];
-	int given = s->nxfer;
-	for (int r = 1; r < 24; r++)
-		for (int i = 0; i < given; i++) {
-			Transfer *x = &s->xfer[i];
-			uint32_t nd = x->ndst, src = x->src_tile, w = x->words;
-			BufRef from = x->src;
-			Transfer *y = lower_transfer(s, src, from, w, nd);
-			x = &s->xfer[i]; /* the array may have moved */
-			for (uint32_t j = 0; j < nd; j++) {
-				y->dst_tile[j] = x->dst_tile[j];
-				y->dst[j] = x->dst[j];
-			}
-		}
+	int given = big->step[first].nxfer;
+	more_transfers(&big->step[first], 23 * given, 1);
 	int32_t last_a2 = -1;
 	for (int b = 0; b < big->nbuf; b++)
 		if (!strcmp(big->buf[b].what, "A chunk 2"))
@@ -819,12 +894,13 @@ test_overlap_plain_fallback(void **state)
 	assert_int_equal(x->nxfer, 24 * given);
 	assert_int_equal(x->block, 0);
 	assert_non_null(strstr(x->what, "no room"));
-	/* every transfer landed in order after the phase's start, and the
-	 * step's cycles cover the last word */
+	/* every transfer landed in order after the phase's start, and
+	 * the step's cycles cover the last word */
 	for (int i = 0; i < x->nxfer; i++)
 		assert_true(x->xfer[i].start + xfer_items(&x->xfer[i]) <=
 		            x->cycles);
-	/* the next overlapped step is the one after the inserted exchange */
+	/* the next overlapped step is the one after the inserted
+	 * exchange */
 	assert_non_null(big->step[first + 2].gwin);
 	for (int b = 0; b < big->nbuf; b++)
 		if (!strcmp(big->buf[b].what, "A chunk 2"))
@@ -856,6 +932,7 @@ main(void)
 	    cmocka_unit_test(test_blocks_verifier),
 	    cmocka_unit_test(test_blocks_random),
 	    cmocka_unit_test(test_overlap_plain_fallback),
+	    cmocka_unit_test(test_overlap_plain_panels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

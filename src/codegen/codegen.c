@@ -380,18 +380,16 @@ emit_block(Emit *e, const KernelSyms *ks, const GemmCall *g, uint32_t p)
 {
 	int zero;
 	uint32_t a_panel;
-	GemmEntry kind = gemm_panel(g, p, &zero, &a_panel);
-	int64_t entry =
-	    ks ? ks->symbol(ks->ctx, gemm_worker_entry(g->t, zero)) : 0;
+	GemmRun run;
+	gemm_panel(g, p, &zero, &a_panel);
+	gemm_five_run(g, p, g->opt.five, &run);
+	int64_t entry = ks ? ks->symbol(ks->ctx, run.worker) : 0;
 	if (e->buf && entry < 0) {
 		e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
-		                  "codegen: no kernel named %s",
-		                  gemm_worker_entry(g->t, zero));
+		                  "codegen: no kernel named %s", run.worker);
 		return;
 	}
-	entry += kind == GEMM_NEXT_N   ? GEMM_ENTRY_NEXT_N
-	         : kind == GEMM_NEXT_K ? GEMM_ENTRY_NEXT_K
-	                               : 0;
+	entry += run.offset;
 	emit(e, INSN_sync_mmmn_zi, 1, SYNC_LOCAL);
 	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)entry);
 	emit(e, INSN_setzi_mmmn_zi, 2, REG_M2, (int32_t)a_panel);

@@ -308,6 +308,19 @@ gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 }
 
 int
+gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk)
+{
+	/* f8 only: the cold-and-drain stream is in gemm_f8.S alone (in gemm.S
+	 * f32's programs would carry it too) */
+	if (t != GEMM_F8 || gemm_k_panels(t, bk) < 2 || bm < 15)
+		return 0;
+	for (uint32_t w = 0; w < 5; w++)
+		if (!chained_jumps(bm, worker_rows(bm, 5, w)))
+			return 0;
+	return 1;
+}
+
+int
 gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 {
 	if (t == GEMM_F32 || call_workers(workers) != 6 ||
@@ -346,7 +359,11 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	uint32_t nw = call_workers(c->opt.workers);
 	int stream = gemm_k_stream(t, c->opt.workers, bm);
 	int primed = gemm_k_primed(t, c->opt.workers, bm, c->bk);
-	int chained = gemm_k_chained(t, c->opt.workers, bm, c->bk);
+	/* an overlapped call's five workers run the chained streams
+	 * (gemm_five_run) on the chained vertex */
+	int chained = gemm_k_chained(t, c->opt.workers, bm, c->bk) ||
+	              (nw == 5 && c->opt.five && !c->opt.plain5 &&
+	               gemm_five_chained(t, bm, c->bk));
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
@@ -877,8 +894,39 @@ entry_issues(GemmEntry kind)
 }
 
 void
-gemm_block(const Chip *c, GemmDtype t, uint32_t bm, GemmEntry kind, uint64_t at,
-           GemmBlock *b)
+gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
+{
+	int zero;
+	uint32_t a, nk = gemm_k_panels(c->t, c->bk), k = p % nk;
+	GemmEntry kind = gemm_panel(c, p, &zero, &a);
+	uint32_t ph = c->t == GEMM_F32 ? 8 : 4;
+	r->offset = kind == GEMM_NEXT_N   ? GEMM_ENTRY_NEXT_N
+	            : kind == GEMM_NEXT_K ? GEMM_ENTRY_NEXT_K
+	                                  : 0;
+	r->issues = (uint32_t)entry_issues(kind) + 2 * ph + 5;
+	r->worker = gemm_worker_entry(c->t, zero);
+	if (c->opt.plain5 || !gemm_five_chained(c->t, c->bm, c->bk))
+		return;
+	/* the chained streams (kernels/gemm.inc): an N-panel's first K-panel
+	 * starts cold, a further one chained; the N-panel's last K-panel and
+	 * the five-worker panels' last drain (the rest calls start cold) */
+	int first = k == 0, last = k == nk - 1 || p + 1 >= panels;
+	if (first) {
+		r->issues = (uint32_t)entry_issues(kind) + (last ? 13 : 7);
+		r->worker = last   ? zero ? "gemm_f8_cworker_cd_zero"
+		                          : "gemm_f8_cworker_cd"
+		            : zero ? "gemm_f8_cworker_zero"
+		                   : "gemm_f8_cworker";
+		return;
+	}
+	r->offset = 0;
+	r->issues = last ? 9 : 3;
+	r->worker = last ? "gemm_f8_cworker_drain" : "gemm_f8_cworker_stream";
+}
+
+void
+gemm_block(const Chip *c, GemmDtype t, uint32_t bm, const GemmRun *run,
+           uint64_t at, GemmBlock *b)
 {
 	uint64_t p = t == GEMM_F32 ? 8 : 4, first[5], exit[6] = {0};
 	SupClock s;
@@ -892,8 +940,8 @@ gemm_block(const Chip *c, GemmDtype t, uint32_t bm, GemmEntry kind, uint64_t at,
 	for (int w = 0; w < 5; w++) {
 		b->run[w] = sup_run(&s, SUP_M1 | SUP_M2, w, &first[w]);
 		uint64_t n = bm / 5 + ((uint32_t)w < bm % 5);
-		uint64_t issues = p * ((n ? n : 1) + 2) + 5;
-		exit[w] = first[w] + 6 * (entry_issues(kind) + issues - 1);
+		uint64_t issues = p * (n ? n : 1) + run->issues;
+		exit[w] = first[w] + 6 * (issues - 1);
 		if (exit[w] < b->exit_min)
 			b->exit_min = exit[w];
 		if (exit[w] > b->exit_max)
@@ -912,14 +960,15 @@ grid_down(uint64_t x)
 
 void
 gemm_windows(const Chip *c, GemmDtype t, const uint32_t *bm, uint32_t n,
-             uint32_t bk, uint32_t panels, const uint64_t *min_at,
+             uint32_t bk, uint32_t panels, int plain, const uint64_t *min_at,
              GemmWindows *w)
 {
 	/* absolute cycles for the model: block 0 from BASE + phase, the
 	 * frame's cycle 0 at a slot 5 */
 	enum { BASE = 6 * 64 };
 	uint64_t sl = chip_rule(c, TIMING_SYNC_LOCAL);
-	GemmCall call = {.t = t, .bk = bk};
+	GemmCall call = {.t = t, .bk = bk, .opt = {.plain5 = plain}};
+	GemmRun run;
 	memset(w, 0, sizeof *w);
 	w->panels = panels;
 	w->at = xcalloc(panels ? panels : 1, sizeof *w->at);
@@ -929,7 +978,9 @@ gemm_windows(const Chip *c, GemmDtype t, const uint32_t *bm, uint32_t n,
 	for (uint64_t ph = 0; ph < CHIP_SLOTS; ph++)
 		for (uint32_t i = 0; i < n; i++) {
 			GemmBlock b;
-			gemm_block(c, t, bm[i], GEMM_FULL, BASE + ph, &b);
+			call.bm = bm[i];
+			gemm_five_run(&call, 0, panels, &run);
+			gemm_block(c, t, bm[i], &run, BASE + ph, &b);
 			if (b.open - (BASE + ph) > w->lead)
 				w->lead = b.open - (BASE + ph);
 			if (b.exit_min - b.open < lo)
@@ -946,15 +997,14 @@ gemm_windows(const Chip *c, GemmDtype t, const uint32_t *bm, uint32_t n,
 		w->at[p] = at;
 		uint64_t close = grid_down(lo + CHIP_SLOTS);
 		w->close[p - 1] = close < grid_down(at) ? close : grid_down(at);
-		int zero;
-		uint32_t a;
-		GemmEntry kind = gemm_panel(&call, p, &zero, &a);
 		uint64_t origin = BASE + 5; /* cycle 0: a slot 5 */
 		lo = UINT64_MAX;
 		hi = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			GemmBlock b;
-			gemm_block(c, t, bm[i], kind, origin + at, &b);
+			call.bm = bm[i];
+			gemm_five_run(&call, p, panels, &run);
+			gemm_block(c, t, bm[i], &run, origin + at, &b);
 			w->open[p] = b.open - origin;
 			if (b.exit_min - origin < lo)
 				lo = b.exit_min - origin;

@@ -71,6 +71,10 @@ typedef struct {
 	                     the kernel's order (N outer, K inner), run as
 	                     codegen's panel blocks with five workers, the
 	                     rest as six-worker calls (gemm_rest); 0: none */
+	int plain5;       /* those five-worker panels run the plain streams
+	                     even where gemm_five_chained allows the chained
+	                     ones (the exchange beside them needs the
+	                     longer windows: xsched.c, schedule_overlap) */
 } GemmOptions;
 
 /* One call: C[bm x bn] (+)= A[bm x bk] x B[bk x bn], the operands at
@@ -148,6 +152,21 @@ const char *gemm_worker_entry(GemmDtype t, int zero);
  * the zero worker, and its A panel's address. */
 GemmEntry gemm_panel(const GemmCall *c, uint32_t p, int *zero,
                      uint32_t *a_panel);
+/* Whether an overlapped call's five-worker panels run the chained workers
+ * (docs/kernel-gemm.md, "Five workers, chained"): f8 (gemm_f8.S's
+ * streams), two or more K-panels, every one of the five workers 3 rows or more
+ * and its jumps within the 10-bit fields (bm 15 .. 318). gemm_args_fill gives
+ * such a call's five vertices the chained rows and jumps. */
+int gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk);
+/* How five-worker panel p of `panels` runs: the worker symbol, its entry
+ * (bytes after the symbol) and each worker's issues besides P n (n its
+ * rows, P = 4 or 8): the entry's and the stream's. */
+typedef struct {
+	const char *worker;
+	uint32_t offset;
+	uint32_t issues;
+} GemmRun;
+void gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r);
 /* The six-worker calls over the panels after the first c->opt.five: the
  * K-panels left of the N-panel it ends in (when it ends inside one), then
  * the N-panels after it; addresses moved on. Returns how many (0..2). */
@@ -165,7 +184,7 @@ typedef struct {
 	                    first slot 5 (cycle mod 6 = 5) */
 	uint64_t exit_min, exit_max; /* its workers' first and last exit */
 } GemmBlock;
-void gemm_block(const Chip *c, GemmDtype t, uint32_t bm, GemmEntry kind,
+void gemm_block(const Chip *c, GemmDtype t, uint32_t bm, const GemmRun *run,
                 uint64_t at, GemmBlock *b);
 
 /*
@@ -189,7 +208,9 @@ void gemm_block(const Chip *c, GemmDtype t, uint32_t bm, GemmEntry kind,
  *                  (over the six phases)
  *   done           the latest exit of the last panel on any tile
  * Panel 0's block starts at an unknown phase: its exits are taken at the
- * worst of the six. The arrays hold P entries each; gemm_windows_free.
+ * worst of the six. The panels run the chained streams where
+ * gemm_five_chained allows, unless `plain` (GemmOptions.plain5). The arrays
+ * hold P entries each; gemm_windows_free.
  */
 typedef struct {
 	uint32_t panels;
@@ -197,8 +218,8 @@ typedef struct {
 	uint64_t lead, done;
 } GemmWindows;
 void gemm_windows(const Chip *c, GemmDtype t, const uint32_t *bm, uint32_t n,
-                  uint32_t bk, uint32_t panels, const uint64_t *min_at,
-                  GemmWindows *w);
+                  uint32_t bk, uint32_t panels, int plain,
+                  const uint64_t *min_at, GemmWindows *w);
 void gemm_windows_free(GemmWindows *w);
 
 #endif

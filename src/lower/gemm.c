@@ -684,6 +684,7 @@ lower_gemm_six(Lowered *l, Step *s)
 		KernelCall *kc = &s->call[i];
 		GemmCall *g = &kc->args.u.gemm;
 		g->opt.five = 0;
+		g->opt.plain5 = 0;
 		kc->args_bytes = GEMM_ARGS_BYTES;
 		l->buf[kc->args_at].bytes = GEMM_ARGS_BYTES;
 		kc->cycles =

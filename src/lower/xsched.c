@@ -1328,24 +1328,42 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 		                "%s: an overlapped step without GEMM calls",
 		                s->what);
 	}
+	/* the chained five-worker panels (gemm_five_chained) first; where
+	 * the exchange does not fit beside them, the plain ones, whose
+	 * windows are longer (GemmOptions.plain5) */
+	Step given = {0};
+	copy_transfers(&given, s);
 	GemmWindows w;
-	gemm_windows(c, g0.t, rows, n, g0.bk, most, NULL, &w);
-	XWindow *xw = xcalloc(most, sizeof *xw);
-	for (uint32_t p = 0; p + 1 < most; p++)
-		xw[p] = (XWindow){w.close[p], w.open[p + 1] - w.close[p]};
-	/* nothing after the last panel's window */
-	xw[most - 1] = (XWindow){w.close[most - 1], XWINDOW_ENDLESS};
-	lower_step_blocks(s, XS_BLOCK, xw, (int)most);
-	free(xw);
-	int r = schedule_blocks_best(l, s, d);
-	uint64_t e = r ? 0 : blocks_end(s), xend = s->cycles;
-	if (!r && e > w.close[most - 1])
-		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
-		             "%s: the exchange (to cycle %llu) does not fit "
-		             "beside the %u panels of the smallest call "
-		             "(their windows end at %llu)",
-		             s->what, (unsigned long long)e, most,
-		             (unsigned long long)w.close[most - 1]);
+	int r = 0, plain = 0;
+	uint64_t e = 0, xend = 0;
+	for (;; plain = 1) {
+		gemm_windows(c, g0.t, rows, n, g0.bk, most, plain, NULL, &w);
+		XWindow *xw = xcalloc(most, sizeof *xw);
+		for (uint32_t p = 0; p + 1 < most; p++)
+			xw[p] =
+			    (XWindow){w.close[p], w.open[p + 1] - w.close[p]};
+		/* nothing after the last panel's window */
+		xw[most - 1] = (XWindow){w.close[most - 1], XWINDOW_ENDLESS};
+		lower_step_blocks(s, XS_BLOCK, xw, (int)most);
+		free(xw);
+		r = schedule_blocks_best(l, s, d);
+		e = r ? 0 : blocks_end(s);
+		xend = s->cycles;
+		if (!r && e > w.close[most - 1])
+			r = diag_set(
+			    d, IPU_EINVAL, NULL, 0, 0,
+			    "%s: the exchange (to cycle %llu) does not "
+			    "fit beside the %u panels of the smallest "
+			    "call (their windows end at %llu)",
+			    s->what, (unsigned long long)e, most,
+			    (unsigned long long)w.close[most - 1]);
+		if (!r || plain)
+			break;
+		gemm_windows_free(&w);
+		lower_free_transfers(s);
+		copy_transfers(s, &given);
+	}
+	lower_free_transfers(&given);
 	uint32_t P = 1;
 	while (!r && P < most && w.close[P - 1] < e)
 		P++;
@@ -1355,9 +1373,9 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 		return r;
 	}
 	/* the windows of the first P panels, the same as above */
-	gemm_windows(c, g0.t, rows, n, g0.bk, P, NULL, s->gwin);
+	gemm_windows(c, g0.t, rows, n, g0.bk, P, plain, NULL, s->gwin);
 	/* the verifier's view: the windows between those panels */
-	xw = xcalloc(P, sizeof *xw);
+	XWindow *xw = xcalloc(P, sizeof *xw);
 	memcpy(xw, s->win, (P - 1) * sizeof *xw);
 	lower_step_blocks(s, XS_BLOCK, xw, (int)P - 1);
 	free(xw);
@@ -1366,6 +1384,7 @@ schedule_overlap(const Lowered *l, Step *s, Diag *d)
 	for (int i = 0; i < s->ncall; i++) {
 		KernelCall *k = &s->call[i];
 		k->args.u.gemm.opt.five = P;
+		k->args.u.gemm.opt.plain5 = plain;
 		GemmCall rc[2];
 		int nr = gemm_rest(&k->args.u.gemm, rc);
 		uint64_t t = 0;

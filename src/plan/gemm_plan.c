@@ -157,14 +157,14 @@ plan_gemm_b_local_bytes(const GemmPlan *p)
 }
 
 uint64_t
-plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
-               uint32_t windows, uint32_t tiles)
+plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
+                      uint32_t windows, uint32_t tiles, int plain)
 {
 	uint32_t rows[2] = {h->bm, h->bm_last};
 	uint32_t nr = h->bm_last && h->bm_last != h->bm ? 2 : 1;
 	uint32_t most = gemm_n_panels(h->bn) * gemm_k_panels(h->t, h->bk);
 	GemmWindows w;
-	gemm_windows(c, h->t, rows, nr, h->bk, most, NULL, &w);
+	gemm_windows(c, h->t, rows, nr, h->bk, most, plain, NULL, &w);
 	/* the exchange's supervisor events in the spans between the panel
 	 * blocks, [open[p], close[p]) (open[0] is the frame's 0), from the
 	 * mux's first switch: its items and, between two transfers at a
@@ -203,7 +203,7 @@ plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
 	/* the step as schedule_overlap makes it: the setup and opening, block
 	 * 0's lead, the P panels' exit (or the exchange's last word), the
 	 * rest with six workers */
-	gemm_windows(c, h->t, rows, nr, h->bk, P, NULL, &w);
+	gemm_windows(c, h->t, rows, nr, h->bk, P, plain, NULL, &w);
 	uint64_t xend = end + grid_latency(c, tiles),
 	         five = w.done + chip_rule(c, TIMING_SYNC_LOCAL);
 	if (xend > five)
@@ -225,6 +225,19 @@ plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
 	uint64_t with = setup + lead + five + rest,
 	         six = gemm_tile_cycles(c, h->t, 6, h->bm, h->bn, h->bk);
 	return with > six ? with - six : 0;
+}
+
+/* Priced with the plain five-worker panels (GemmOptions.plain5): an upper
+ * bound where schedule_overlap runs the chained ones (the exchange fits
+ * beside them). Priced with the chained ones where they fit, the planner
+ * moved the So400m f8 tower's fc1 to C blocks of 122 x 80 on 1,296 tiles,
+ * and the tower predicted 5,476,055 against 5,248,792 (docs/kernel-gemm.md,
+ * "Five workers, chained"): not worked out. */
+uint64_t
+plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
+               uint32_t windows, uint32_t tiles)
+{
+	return plan_host_loss_panels(c, h, items, windows, tiles, 1);
 }
 
 /* One superstep of K kc: its exchange phase (the scheduler's shape) in

@@ -175,6 +175,12 @@ uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
  * needs the last panel's span (or more): not priced beside. */
 uint64_t plan_host_loss(const Chip *c, const PlanHost *h, uint64_t items,
                         uint32_t windows, uint32_t tiles);
+/* The same with the five-worker panels of `plain` (GemmOptions.plain5:
+ * the plain streams; else the chained ones where gemm_five_chained
+ * allows). plan_host_loss prices the plain ones, an upper bound where the
+ * scheduler runs the chained ones. */
+uint64_t plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
+                               uint32_t windows, uint32_t tiles, int plain);
 void plan_gemm_describe(const GemmPlan *p, char *buf, size_t len);
 
 /* ---- gemm_layout.c: a GEMM plan placed on tiles ---------------------- */
