@@ -1164,6 +1164,86 @@ issue_fused(Tile *t, Context *c, int w, const DIssue *u)
 	return 0;
 }
 
+/* A worker's paced pair held unpacked across its fused bundles in
+ * run_fused (PaceDec.lazy): the three addresses of $m[pair]:$m[pair + 1],
+ * which hold the values before the first of those bundles until
+ * lazy_flush packs these into them (pair -1: none). Only the context's own
+ * paced forms read the pair while run_fused runs, and it flushes before
+ * anything else may (the halves, another form, its end). */
+typedef struct {
+	uint32_t a[3];
+	int pair;
+} LazyPair;
+
+static inline void
+lazy_flush(Context *c, LazyPair *z)
+{
+	if (z->pair >= 0) {
+		sim_ta_pack(z->a, &c->m[z->pair], &c->m[z->pair + 1]);
+		z->pair = -1;
+	}
+}
+
+/* fused_form with the pair's addresses kept in *z between the context's
+ * bundles when the form allows it, so that they are not unpacked and
+ * packed again for each: the same results once flushed. */
+static inline __attribute__((always_inline)) int
+fused_lazy(Tile *t, Context *c, int w, const DIssue *u, PaceForm form,
+           LazyPair *z)
+{
+	const PaceDec *d = &u->pd;
+	if (!d->lazy) {
+		lazy_flush(c, z); /* it reads the registers */
+		return fused_form(t, c, w, u, form);
+	}
+	int r = d->pair;
+	uint32_t a[3], n[3];
+	const uint32_t *cur = z->a;
+	if (z->pair != r) {
+		/* another pair first: a stride may be read from it. Not
+		 * kept until a bundle has run: packing what was unpacked
+		 * would clear bit 31 of the upper register */
+		lazy_flush(c, z);
+		sim_ta_unpack(c->m[r], c->m[r + 1], a);
+		cur = a;
+	}
+	PaceOp po;
+	uint64_t res = 0;
+	if (!sim_pace_prepare_at(t, c, d, form, &po, w, cur, n) ||
+	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
+		return 0;
+	sim_pace_store(t, form, &po);
+	if (cur == a)
+		z->pair = r;
+	memcpy(z->a, n, sizeof n);
+	sim_pace_write_loads(c, d, form, &po);
+	if (u->amp) {
+		int dst = u->ad.dst;
+		if (dst < 14)
+			c->a[dst] = (uint32_t)res;
+		if (dst + 1 < 14)
+			c->a[dst + 1] = (uint32_t)(res >> 32);
+	}
+	return 1;
+}
+
+/* issue_fused with the pair kept in *z (run_fused). */
+static inline int
+issue_fused_lazy(Tile *t, Context *c, int w, const DIssue *u, LazyPair *z)
+{
+	switch (u->pace) {
+	case PACE_LD2XST + 1:
+		return fused_lazy(t, c, w, u, PACE_LD2XST, z);
+	case PACE_LD2X + 1:
+		return fused_lazy(t, c, w, u, PACE_LD2X, z);
+	case PACE_LDST + 1:
+		return fused_lazy(t, c, w, u, PACE_LDST, z);
+	case PACE_ST + 1:
+		return fused_lazy(t, c, w, u, PACE_ST, z);
+	}
+	return 0;
+}
+
 /* The halves of a cached worker issue through their fast forms
  * (DIssue.work) and the write log, in *e (whose tile is t): the new pc into
  * *next_pc, or 0 after a fault. */
@@ -1262,6 +1342,9 @@ run_fused(Tile *t, uint64_t max_cycles)
 	const uint8_t *mark = t->obs ? t->obs->flag : NULL;
 	uint64_t cycle = t->cycle;
 	unsigned slot = (unsigned)(cycle % CHIP_SLOTS);
+	LazyPair lazy[CHIP_CONTEXTS];
+	for (int i = 0; i < CHIP_CONTEXTS; i++)
+		lazy[i].pair = -1;
 	while (cycle < max_cycles) {
 		int w = t->slot_worker[slot];
 		Context *c = &t->ctx[w];
@@ -1275,8 +1358,9 @@ run_fused(Tile *t, uint64_t max_cycles)
 			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!issue_fused(t, c, w, u)) {
-			t->cycle = cycle; /* a fault's report reads it */
+		if (!issue_fused_lazy(t, c, w, u, &lazy[w])) {
+			lazy_flush(c, &lazy[w]); /* the halves read it */
+			t->cycle = cycle;        /* a fault's report reads it */
 			if (!issue_halves(t, c, w, u, &next_pc)) {
 				cycle++;
 				break; /* faulted: tile_run reports it */
@@ -1287,6 +1371,8 @@ run_fused(Tile *t, uint64_t max_cycles)
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 	}
+	for (int i = 1; i < CHIP_CONTEXTS; i++)
+		lazy_flush(&t->ctx[i], &lazy[i]);
 	t->cycle = cycle;
 }
 
