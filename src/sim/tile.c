@@ -1126,6 +1126,24 @@ fault:
  * win where both write a register, as the commit order of the log has
  * it). Neither can fault once prepared. 0 if one of them declines: then
  * the halves run as usual, nothing having changed. */
+static inline __attribute__((always_inline)) void
+fused_done(Tile *t, Context *c, const DIssue *u, PaceForm form,
+           const PaceOp *po, uint64_t res, int pair)
+{
+	sim_pace_store(t, form, po);
+	if (pair) /* else kept unpacked (fused_lazy) */
+		sim_pace_write(c, &u->pd, form, po);
+	else
+		sim_pace_write_loads(c, &u->pd, form, po);
+	if (u->amp) {
+		int dst = u->ad.dst;
+		if (dst < 14)
+			c->a[dst] = (uint32_t)res;
+		if (dst + 1 < 14)
+			c->a[dst + 1] = (uint32_t)(res >> 32);
+	}
+}
+
 static inline __attribute__((always_inline)) int
 fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 {
@@ -1134,15 +1152,7 @@ fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
 	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
 		return 0;
-	sim_pace_store(t, form, &po);
-	sim_pace_write(c, &u->pd, form, &po);
-	if (u->amp) {
-		int dst = u->ad.dst;
-		if (dst < 14)
-			c->a[dst] = (uint32_t)res;
-		if (dst + 1 < 14)
-			c->a[dst + 1] = (uint32_t)(res >> 32);
-	}
+	fused_done(t, c, u, form, &po, res, 1);
 	return 1;
 }
 
@@ -1212,18 +1222,10 @@ fused_lazy(Tile *t, Context *c, int w, const DIssue *u, PaceForm form,
 	if (!sim_pace_prepare_at(t, c, d, form, &po, w, cur, n) ||
 	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
 		return 0;
-	sim_pace_store(t, form, &po);
 	if (cur == a)
 		z->pair = r;
 	memcpy(z->a, n, sizeof n);
-	sim_pace_write_loads(c, d, form, &po);
-	if (u->amp) {
-		int dst = u->ad.dst;
-		if (dst < 14)
-			c->a[dst] = (uint32_t)res;
-		if (dst + 1 < 14)
-			c->a[dst + 1] = (uint32_t)(res >> 32);
-	}
+	fused_done(t, c, u, form, &po, res, 0);
 	return 1;
 }
 
