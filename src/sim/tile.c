@@ -1290,16 +1290,14 @@ issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 }
 
 /* What follows a worker's cached issue in `cycle` (its halves or fused form
- * done): its ready cycle after a multi-turn issue, the counts and the rpt
- * loop's jump back; the pc it goes on at, next_pc or the body's first. */
+ * done): its ready cycle after a multi-turn issue and the rpt loop's jump
+ * back; the pc it goes on at, next_pc or the body's first. The caller
+ * counts the issue (Tile.bundles, worker_issues). */
 static inline uint32_t
-worker_issued(Tile *t, Context *c, const DIssue *u, uint64_t cycle,
-              uint32_t next_pc)
+worker_issued(Context *c, const DIssue *u, uint64_t cycle, uint32_t next_pc)
 {
 	if (u->turns > 1)
 		c->ready = cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-	t->bundles++;
-	t->worker_issues++;
 	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
 		next_pc = c->rpt_first;
 	return next_pc;
@@ -1321,7 +1319,9 @@ issue_cached_worker(Tile *t, int w)
 	int fused = u->pace && issue_fused(t, c, w, u);
 	if (!fused && !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
-	next_pc = worker_issued(t, c, u, t->cycle, next_pc);
+	next_pc = worker_issued(c, u, t->cycle, next_pc);
+	t->bundles++;
+	t->worker_issues++;
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = next_pc;
 	return 1;
@@ -1347,6 +1347,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 	LazyPair lazy[CHIP_CONTEXTS];
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		lazy[i].pair = -1;
+	uint64_t issued = 0; /* added to the counts at the end */
 	while (cycle < max_cycles) {
 		int w = t->slot_worker[slot];
 		Context *c = &t->ctx[w];
@@ -1368,13 +1369,16 @@ run_fused(Tile *t, uint64_t max_cycles)
 				break; /* faulted: tile_run reports it */
 			}
 		}
-		next_pc = worker_issued(t, c, u, cycle, next_pc);
+		next_pc = worker_issued(c, u, cycle, next_pc);
+		issued++;
 		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 	}
 	for (int i = 1; i < CHIP_CONTEXTS; i++)
 		lazy_flush(&t->ctx[i], &lazy[i]);
+	t->bundles += issued;
+	t->worker_issues += issued;
 	t->cycle = cycle;
 }
 
@@ -1451,7 +1455,9 @@ run_workers(Tile *t, uint64_t max_cycles)
 			cycle++;
 			break; /* faulted: tile_run reports it */
 		}
-		next_pc = worker_issued(t, c, u, cycle, next_pc);
+		next_pc = worker_issued(c, u, cycle, next_pc);
+		t->bundles++;
+		t->worker_issues++;
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 		if (c->state != CTXS_RUN) { /* an exit: tile_run goes on */
