@@ -990,10 +990,24 @@ stream_start(const Chip *c, uint32_t other)
  * ARF pairs random ($a14:15 among them; ld2x64pace's two the same now
  * and then, which faults): the operands DIssue.pd holds. */
 static uint32_t
-paced_bundle_main(void)
+paced_bundle_main(int pairs)
 {
 	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
 	int ta = below(16) ? 4 : 14, st = below(4) ? 6 : 15;
+	if (pairs) {
+		/* $m4:5 or $m8:9 (or $m14); the strides now and then
+		 * from the pair itself or from the other pair */
+		ta = below(16) ? 4 + 4 * (int)below(2) : 14;
+		switch (below(6)) {
+		case 0:
+		case 2:
+			st = ta == 14 ? 4 : ta + (int)below(2);
+			break;
+		case 1:
+			st = ta == 4 ? 8 + (int)below(2) : 4 + (int)below(2);
+			break;
+		}
+	}
 	switch (below(4)) {
 	case 0:
 		return enc("ld2x64pace_mmbn_ef", 5, p, below(8) ? q : p, ta, st,
@@ -1010,9 +1024,8 @@ paced_bundle_main(void)
 }
 
 static void
-test_pace_boxes(void **state)
+pace_programs(int pairs)
 {
-	(void)state;
 	collect_rows();
 	int faults = 0, done = 0;
 	for (int i = 0; i < 300; i++) {
@@ -1024,19 +1037,21 @@ test_pace_boxes(void **state)
 		    0x80000000u;
 		prog[n++] = enc("or_aaan_zi", 3, 15, 15, 0);
 		for (int k = 0; k < body; k++) {
-			prog[n++] = paced_bundle_main() | 0x80000000u;
+			prog[n++] = paced_bundle_main(pairs) | 0x80000000u;
 			prog[n++] = below(4)
 			                ? enc("or_aaan_zi", 3, 15, 15, 0)
 			                : random_word(&amp_rows) & 0x7fffffffu;
 		}
 		prog[n++] = enc("exitz_mmmn", 1, 15);
 		const Chip *chip = profile_chip((TimingBound)(i % 3));
-		Runners who = i % 4 ? RUN_ONE : RUN_ALL;
+		/* pairs: a visit of run_fused runs more than one bundle of
+		 * a context only when other workers run */
+		Runners who = i % (pairs ? 2 : 4) ? RUN_ONE : RUN_ALL;
 		uint64_t seed = rnd();
 		/* each worker's $m4:5 (three streams, the first also in
 		 * $m14) and $m6 (strides: three 10-bit fields, mostly
 		 * small) */
-		uint32_t m[CHIP_WORKERS][3];
+		uint32_t m[CHIP_WORKERS][3], m8[CHIP_WORKERS][2];
 		for (int w = 0; w < CHIP_WORKERS; w++) {
 			uint32_t a[3];
 			for (int s = 0; s < 3; s++)
@@ -1044,6 +1059,18 @@ test_pace_boxes(void **state)
 			m[w][0] = (a[0] & 0x1fffffu) | (a[2] & 0x7ffu) << 21;
 			m[w][1] = (a[1] & 0x1fffffu) | ((a[2] >> 11) & 0x3ffu)
 			                                   << 21;
+			/* pairs: $m8:9 three more streams; bit 31 of the
+			 * upper registers (no address bit) set now and
+			 * then: a paced form's write clears it */
+			for (int s = 0; s < 3 && pairs; s++)
+				a[s] = stream_start(chip, s ? a[below(s)] : 0);
+			m8[w][0] = (a[0] & 0x1fffffu) | (a[2] & 0x7ffu) << 21;
+			m8[w][1] = (a[1] & 0x1fffffu) | ((a[2] >> 11) & 0x3ffu)
+			                                    << 21;
+			if (pairs && below(4) == 0)
+				m[w][1] |= 0x80000000u;
+			if (pairs && below(4) == 0)
+				m8[w][1] |= 0x80000000u;
 			m[w][2] = 0;
 			for (int f = 0; f < 3; f++)
 				m[w][2] |=
@@ -1066,6 +1093,9 @@ test_pace_boxes(void **state)
 				memcpy(&t[p]->ctx[w + 1].m[4], m[w],
 				       sizeof m[w]);
 				t[p]->ctx[w + 1].m[14] = m[w][0];
+				if (pairs)
+					memcpy(&t[p]->ctx[w + 1].m[8], m8[w],
+					       sizeof m8[w]);
 			}
 			tile_run(t[p], 100000);
 		}
@@ -1087,6 +1117,29 @@ test_pace_boxes(void **state)
 	              done);
 	/* streams did go astray, and did run through */
 	assert_true(faults >= 30 && done >= 30);
+}
+
+static void
+test_pace_boxes(void **state)
+{
+	(void)state;
+	pace_programs(0);
+}
+
+/* The fused bundles' pairs kept unpacked between a context's bundles
+ * (tile.c, run_fused; PaceDec.lazy): bodies on $m4:5 and $m8:9 (and
+ * $m14), in turn within one body, with strides read now and then from
+ * the bundle's own pair (which keeps it packed) or from the other pair
+ * (which must be packed before it is read), the upper registers' bit 31
+ * set now and then (which only a paced form's write clears), streams
+ * that go astray (the halves then run the bundle: the pair packed
+ * first) and all six workers interleaved; against the plain path on
+ * complete tile state. */
+static void
+test_pace_pairs(void **state)
+{
+	(void)state;
+	pace_programs(1);
 }
 
 /* A graph compiled for `tiles` tiles, run on the emulated C600 with seeded
@@ -1308,6 +1361,7 @@ main(void)
 	    cmocka_unit_test(test_shared_issues),
 	    cmocka_unit_test(test_code_templates),
 	    cmocka_unit_test(test_pace_boxes),
+	    cmocka_unit_test(test_pace_pairs),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),

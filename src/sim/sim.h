@@ -337,6 +337,11 @@ typedef struct {
 	 * other than 0, the register not $mzero); else by step[i] bytes */
 	uint8_t vary;
 	uint8_t step[3];
+	/* 1: the pair's three addresses may stay unpacked between this
+	 * form's issues (tile.c, run_fused): ok, the pair is not $m14
+	 * (whose upper half, $mzero, drops A1 and A2's high bits) and no
+	 * stride is read from it */
+	uint8_t lazy;
 } PaceDec;
 
 /* The operands of the two AMP forms the fast paths run in one call
@@ -849,6 +854,9 @@ sim_pace_decode(const Insn *in, PaceForm form, PaceDec *d)
 		else /* one access on, or a field of $mzero */
 			d->step[i] = (uint8_t)sim_pace_next(0, 0, d->sel[i], 8);
 	}
+	d->lazy =
+	    d->ok && d->pair != 14 &&
+	    !(d->vary && (d->stride == d->pair || d->stride == d->pair + 1));
 }
 
 /* Whether a paced instruction's accesses (stream i at a[i] where bit i of
@@ -932,21 +940,19 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
  * and the plain form runs the instruction. Inline so that tile.c's fused
  * bundles keep the PaceOp in registers, with the form a constant. ctx >= 0
  * (the fused bundles): accesses inside that context's boxes skip the
- * checks, and passed checks build new boxes. */
+ * checks, and passed checks build new boxes. sim_pace_prepare_at is its
+ * work with the pair's addresses given unpacked (a[]) and their new values
+ * left unpacked (n[]), PaceOp.lo and hi not set, d->ok checked by the
+ * caller: tile.c's run_fused keeps them so between a context's bundles. */
 static inline __attribute__((always_inline)) int
-sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
-                 PaceOp *o, int ctx)
+sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
+                    PaceOp *o, int ctx, const uint32_t *a, uint32_t *n)
 {
-	if (!d->ok)
-		return 0; /* the plain form faults */
-	unsigned on = 0;  /* bit i: A(i) is accessed (a constant) */
+	unsigned on = 0; /* bit i: A(i) is accessed (a constant) */
 	for (int i = 0; i < 3; i++)
 		on |= (unsigned)sim_pace_on(form, i) << i;
-	int r = d->pair;
-	uint32_t lo = c->m[r], hi = r == 14 ? 0 : c->m[r + 1];
 	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
-	uint32_t a[3], n[3], at[3];
-	sim_ta_unpack(lo, hi, a);
+	uint32_t at[3];
 	int na = 0;
 #pragma GCC unroll 3
 	for (int i = 0; i < 3; i++) {
@@ -967,7 +973,6 @@ sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 		else if (ctx >= 0)
 			t->box_wait[ctx]--;
 	}
-	sim_ta_pack(n, &o->lo, &o->hi);
 	const uint8_t *mem = t->mem - t->mem_base;
 #pragma GCC unroll 2
 	for (int i = 0, k = 0; i < 2; i++)
@@ -983,6 +988,21 @@ sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 		o->st[0] = src == 14 ? 0 : c->a[src];
 		o->st[1] = src == 14 ? 0 : c->a[src + 1];
 	}
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int
+sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
+                 PaceOp *o, int ctx)
+{
+	if (!d->ok)
+		return 0; /* the plain form faults */
+	int r = d->pair;
+	uint32_t a[3], n[3];
+	sim_ta_unpack(c->m[r], r == 14 ? 0 : c->m[r + 1], a);
+	if (!sim_pace_prepare_at(t, c, d, form, o, ctx, a, n))
+		return 0;
+	sim_ta_pack(n, &o->lo, &o->hi);
 	return 1;
 }
 
@@ -1004,20 +1024,29 @@ sim_pace_store(Tile *t, PaceForm form, const PaceOp *o)
 	sim_invalidate(t, o->sa, 8);
 }
 
-/* The register writes, straight to the context (issue_fused): the pair
- * ($mzero above $m14), then the loads (none to $a14:15). */
+/* The loads' register writes, straight to the context (none to
+ * $a14:15). */
 static inline __attribute__((always_inline)) void
-sim_pace_write(Context *c, const PaceDec *d, PaceForm form, const PaceOp *o)
+sim_pace_write_loads(Context *c, const PaceDec *d, PaceForm form,
+                     const PaceOp *o)
 {
-	c->m[d->pair] = o->lo;
-	if (d->pair != 14)
-		c->m[d->pair + 1] = o->hi;
 #pragma GCC unroll 2
 	for (int k = 0; k < sim_pace_loads(form); k++)
 		if (d->dst[k] != 14) {
 			c->a[d->dst[k]] = o->ld[k][0];
 			c->a[d->dst[k] + 1] = o->ld[k][1];
 		}
+}
+
+/* The register writes, straight to the context (issue_fused): the pair
+ * ($mzero above $m14), then the loads. */
+static inline __attribute__((always_inline)) void
+sim_pace_write(Context *c, const PaceDec *d, PaceForm form, const PaceOp *o)
+{
+	c->m[d->pair] = o->lo;
+	if (d->pair != 14)
+		c->m[d->pair + 1] = o->hi;
+	sim_pace_write_loads(c, d, form, o);
 }
 
 /* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.

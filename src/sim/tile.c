@@ -1126,6 +1126,24 @@ fault:
  * win where both write a register, as the commit order of the log has
  * it). Neither can fault once prepared. 0 if one of them declines: then
  * the halves run as usual, nothing having changed. */
+static inline __attribute__((always_inline)) void
+fused_done(Tile *t, Context *c, const DIssue *u, PaceForm form,
+           const PaceOp *po, uint64_t res, int pair)
+{
+	sim_pace_store(t, form, po);
+	if (pair) /* else kept unpacked (fused_lazy) */
+		sim_pace_write(c, &u->pd, form, po);
+	else
+		sim_pace_write_loads(c, &u->pd, form, po);
+	if (u->amp) {
+		int dst = u->ad.dst;
+		if (dst < 14)
+			c->a[dst] = (uint32_t)res;
+		if (dst + 1 < 14)
+			c->a[dst + 1] = (uint32_t)(res >> 32);
+	}
+}
+
 static inline __attribute__((always_inline)) int
 fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 {
@@ -1134,15 +1152,7 @@ fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
 	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
 		return 0;
-	sim_pace_store(t, form, &po);
-	sim_pace_write(c, &u->pd, form, &po);
-	if (u->amp) {
-		int dst = u->ad.dst;
-		if (dst < 14)
-			c->a[dst] = (uint32_t)res;
-		if (dst + 1 < 14)
-			c->a[dst + 1] = (uint32_t)(res >> 32);
-	}
+	fused_done(t, c, u, form, &po, res, 1);
 	return 1;
 }
 
@@ -1160,6 +1170,78 @@ issue_fused(Tile *t, Context *c, int w, const DIssue *u)
 		return fused_form(t, c, w, u, PACE_LDST);
 	case PACE_ST + 1:
 		return fused_form(t, c, w, u, PACE_ST);
+	}
+	return 0;
+}
+
+/* A worker's paced pair held unpacked across its fused bundles in
+ * run_fused (PaceDec.lazy): the three addresses of $m[pair]:$m[pair + 1],
+ * which hold the values before the first of those bundles until
+ * lazy_flush packs these into them (pair -1: none). Only the context's own
+ * paced forms read the pair while run_fused runs, and it flushes before
+ * anything else may (the halves, another form, its end). */
+typedef struct {
+	uint32_t a[3];
+	int pair;
+} LazyPair;
+
+static inline void
+lazy_flush(Context *c, LazyPair *z)
+{
+	if (z->pair >= 0) {
+		sim_ta_pack(z->a, &c->m[z->pair], &c->m[z->pair + 1]);
+		z->pair = -1;
+	}
+}
+
+/* fused_form with the pair's addresses kept in *z between the context's
+ * bundles when the form allows it, so that they are not unpacked and
+ * packed again for each: the same results once flushed. */
+static inline __attribute__((always_inline)) int
+fused_lazy(Tile *t, Context *c, int w, const DIssue *u, PaceForm form,
+           LazyPair *z)
+{
+	const PaceDec *d = &u->pd;
+	if (!d->lazy) {
+		lazy_flush(c, z); /* it reads the registers */
+		return fused_form(t, c, w, u, form);
+	}
+	int r = d->pair;
+	uint32_t a[3], n[3];
+	const uint32_t *cur = z->a;
+	if (z->pair != r) {
+		/* another pair first: a stride may be read from it. Not
+		 * kept until a bundle has run: packing what was unpacked
+		 * would clear bit 31 of the upper register */
+		lazy_flush(c, z);
+		sim_ta_unpack(c->m[r], c->m[r + 1], a);
+		cur = a;
+	}
+	PaceOp po;
+	uint64_t res = 0;
+	if (!sim_pace_prepare_at(t, c, d, form, &po, w, cur, n) ||
+	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
+		return 0;
+	if (cur == a)
+		z->pair = r;
+	memcpy(z->a, n, sizeof n);
+	fused_done(t, c, u, form, &po, res, 0);
+	return 1;
+}
+
+/* issue_fused with the pair kept in *z (run_fused). */
+static inline int
+issue_fused_lazy(Tile *t, Context *c, int w, const DIssue *u, LazyPair *z)
+{
+	switch (u->pace) {
+	case PACE_LD2XST + 1:
+		return fused_lazy(t, c, w, u, PACE_LD2XST, z);
+	case PACE_LD2X + 1:
+		return fused_lazy(t, c, w, u, PACE_LD2X, z);
+	case PACE_LDST + 1:
+		return fused_lazy(t, c, w, u, PACE_LDST, z);
+	case PACE_ST + 1:
+		return fused_lazy(t, c, w, u, PACE_ST, z);
 	}
 	return 0;
 }
@@ -1208,16 +1290,14 @@ issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 }
 
 /* What follows a worker's cached issue in `cycle` (its halves or fused form
- * done): its ready cycle after a multi-turn issue, the counts and the rpt
- * loop's jump back; the pc it goes on at, next_pc or the body's first. */
+ * done): its ready cycle after a multi-turn issue and the rpt loop's jump
+ * back; the pc it goes on at, next_pc or the body's first. The caller
+ * counts the issue (Tile.bundles, worker_issues). */
 static inline uint32_t
-worker_issued(Tile *t, Context *c, const DIssue *u, uint64_t cycle,
-              uint32_t next_pc)
+worker_issued(Context *c, const DIssue *u, uint64_t cycle, uint32_t next_pc)
 {
 	if (u->turns > 1)
 		c->ready = cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-	t->bundles++;
-	t->worker_issues++;
 	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
 		next_pc = c->rpt_first;
 	return next_pc;
@@ -1239,7 +1319,9 @@ issue_cached_worker(Tile *t, int w)
 	int fused = u->pace && issue_fused(t, c, w, u);
 	if (!fused && !issue_halves(t, c, w, u, &next_pc))
 		return 1; /* faulted */
-	next_pc = worker_issued(t, c, u, t->cycle, next_pc);
+	next_pc = worker_issued(c, u, t->cycle, next_pc);
+	t->bundles++;
+	t->worker_issues++;
 	if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
 		c->pc = next_pc;
 	return 1;
@@ -1262,6 +1344,10 @@ run_fused(Tile *t, uint64_t max_cycles)
 	const uint8_t *mark = t->obs ? t->obs->flag : NULL;
 	uint64_t cycle = t->cycle;
 	unsigned slot = (unsigned)(cycle % CHIP_SLOTS);
+	LazyPair lazy[CHIP_CONTEXTS];
+	for (int i = 0; i < CHIP_CONTEXTS; i++)
+		lazy[i].pair = -1;
+	uint64_t issued = 0; /* added to the counts at the end */
 	while (cycle < max_cycles) {
 		int w = t->slot_worker[slot];
 		Context *c = &t->ctx[w];
@@ -1275,18 +1361,24 @@ run_fused(Tile *t, uint64_t max_cycles)
 			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!issue_fused(t, c, w, u)) {
-			t->cycle = cycle; /* a fault's report reads it */
+		if (!issue_fused_lazy(t, c, w, u, &lazy[w])) {
+			lazy_flush(c, &lazy[w]); /* the halves read it */
+			t->cycle = cycle;        /* a fault's report reads it */
 			if (!issue_halves(t, c, w, u, &next_pc)) {
 				cycle++;
 				break; /* faulted: tile_run reports it */
 			}
 		}
-		next_pc = worker_issued(t, c, u, cycle, next_pc);
+		next_pc = worker_issued(c, u, cycle, next_pc);
+		issued++;
 		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 	}
+	for (int i = 1; i < CHIP_CONTEXTS; i++)
+		lazy_flush(&t->ctx[i], &lazy[i]);
+	t->bundles += issued;
+	t->worker_issues += issued;
 	t->cycle = cycle;
 }
 
@@ -1363,7 +1455,9 @@ run_workers(Tile *t, uint64_t max_cycles)
 			cycle++;
 			break; /* faulted: tile_run reports it */
 		}
-		next_pc = worker_issued(t, c, u, cycle, next_pc);
+		next_pc = worker_issued(c, u, cycle, next_pc);
+		t->bundles++;
+		t->worker_issues++;
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 		if (c->state != CTXS_RUN) { /* an exit: tile_run goes on */
