@@ -9,6 +9,7 @@
  */
 #include "support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,26 @@ test_compile(void **state)
 	expect_in(out, "\"chip\": \"c600\"");
 	expect_in(out, "\"name\": \"c\", \"dtype\": \"f16\", \"scale\": 0, "
 	               "\"role\": \"output\", \"rows\": 64, \"cols\": 48");
+	/* the MFU of a graph of two types: each matmul's MACs at its own
+	 * peak (f16 64, f8 128 a tile-cycle), not all at the first one's */
+	write_text("mix.txt", "input a f16 [512, 512]\n"
+	                      "input b f16 [512, 512]\n"
+	                      "c = matmul a b\n"
+	                      "input x f8_f143 [1024, 1024]\n"
+	                      "input w f8_f143 [1024, 1024]\n"
+	                      "y = matmul x w\n"
+	                      "output c\n"
+	                      "output y\n");
+	assert_int_equal(run_ipu(out, sizeof out, "compile mix.txt -o mix.pkg"),
+	                 0);
+	const char *pc = strstr(out, "predicted      "),
+	           *pm = strstr(out, "predicted MFU  ");
+	assert_non_null(pc);
+	assert_non_null(pm);
+	double cycles = strtod(pc + 15, NULL), mfu = strtod(pm + 15, NULL);
+	double ideal = 512.0 * 512 * 512 / 64 + 1024.0 * 1024 * 1024 / 128;
+	assert_true(cycles > 0);
+	assert_true(fabs(mfu - 100 * ideal / (cycles * 1472)) <= 0.006);
 	/* two errors, both reported with their place and a caret */
 	write_text("bad.txt", "input a f16 [64, 40]\n"
 	                      "input b f16 [41, 48]\n"

@@ -244,14 +244,13 @@ typedef struct {
 	uint32_t tiles;            /* tiles the program uses */
 	uint64_t macs;             /* of the matmuls */
 	uint64_t flops;            /* graph_flops: 2 per MAC, 1 per other op */
-	uint32_t peak_macs;        /* per tile-cycle, the first matmul's type */
 	uint64_t cycles;           /* emulated */
 	uint64_t predicted_cycles; /* the compiler's */
 	uint64_t exchange_cycles;  /* predicted, in exchange steps (with */
 	uint64_t compute_cycles;   /* the syncs) and in compute steps */
 	uint32_t steps;
 	double pred_error; /* predicted / cycles - 1 */
-	double mfu;        /* macs / (cycles * chip tiles * peak_macs) */
+	double mfu;        /* runner_mfu: each matmul at its operands' peak */
 	double compile_ms;
 	uint32_t peak_tile_bytes;
 	double host_seconds;

@@ -34,29 +34,6 @@ random_values(uint64_t *seed, float *out, size_t n)
 		out[i] = (float)((double)(next(seed) >> 11) * 0x1p-53 * 2 - 1);
 }
 
-static AmpDtype
-amp_of(DType t)
-{
-	return t == DT_F32 ? AMP_F32 : t == DT_F16 ? AMP_F16 : AMP_F8;
-}
-
-/* MACs of the graph's matmuls and the peak of the first one's type. */
-static void
-matmul_work(const Graph *g, const Chip *chip, GraphBenchResult *res)
-{
-	res->peak_macs = 0;
-	for (int i = 0; i < g->nops; i++) {
-		const Op *op = &g->ops[i];
-		if (op->kind != OP_MATMUL)
-			continue;
-		res->macs += (uint64_t)graph_op_work(g, op).macs;
-		if (!res->peak_macs)
-			res->peak_macs = bench_peak_macs(
-			    chip,
-			    amp_of(graph_tensor(g, op->in[0])->elem.dtype));
-	}
-}
-
 static int
 graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 {
@@ -82,7 +59,7 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	snprintf(res->plan, sizeof res->plan, "%s", rep.plan);
 	compile_report_free(&rep);
 	res->flops = (uint64_t)graph_flops(g);
-	matmul_work(g, chip, res);
+	runner_mfu(g, chip, 0, &res->macs);
 	for (uint32_t i = 0; i < pk->nstep; i++) {
 		uint64_t c = pk->step[i].runs * pk->step[i].cycles;
 		if (pk->step[i].kind == PKG_STEP_EXCHANGE)
@@ -114,10 +91,7 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	if (!r && res->cycles) {
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;
-		if (res->peak_macs)
-			res->mfu =
-			    (double)res->macs / ((double)res->cycles *
-			                         chip->tiles * res->peak_macs);
+		res->mfu = runner_mfu(g, chip, res->cycles, NULL);
 	}
 	if (dev)
 		ipu_close(dev);

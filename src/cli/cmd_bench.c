@@ -802,9 +802,9 @@ graph_bench(int argc, char **argv)
 	       " in compute steps (%u steps)\n",
 	       r.cycles, r.predicted_cycles, 100 * r.pred_error,
 	       r.exchange_cycles, r.compute_cycles, r.steps);
-	printf("  MFU             %.2f%% (matmul MACs over %u tiles x %u "
-	       "MACs/cycle)\n",
-	       100 * r.mfu, cfg.chip->tiles, r.peak_macs);
+	printf("  MFU             %.2f%% (matmul MACs, each at its operands' "
+	       "peak, over %u tiles)\n",
+	       100 * r.mfu, cfg.chip->tiles);
 	printf("  compile         %.1f ms; fullest tile %u bytes\n",
 	       r.compile_ms, r.peak_tile_bytes);
 	printf("  emulation       %.3f s on %d host threads\n", r.host_seconds,

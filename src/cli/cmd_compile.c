@@ -24,6 +24,7 @@
 
 #include "../compile/compile.h"
 #include "../onnx/onnx.h"
+#include "../runner/runner.h"
 #include "cli.h"
 
 static void
@@ -96,48 +97,21 @@ usage(FILE *f)
 	        chip_names());
 }
 
-/* Peak MACs per tile-cycle for a dtype of the graph. */
-static uint32_t
-peak_macs(const Chip *c, DType t)
-{
-	return t == DT_F32      ? c->macs_f32
-	       : dtype_is_f8(t) ? c->macs_f8
-	                        : c->macs_f16;
-}
-
-/* The graph's multiply-accumulates and the peak MACs per tile-cycle of its
- * first matmul's input type (0 if it has none). */
-static uint64_t
-graph_macs(const Graph *g, const Chip *c, uint32_t *peak)
-{
-	uint64_t macs = 0;
-	*peak = 0;
-	for (int i = 0; i < g->nops; i++) {
-		macs += (uint64_t)graph_op_work(g, &g->ops[i]).macs;
-		if (g->ops[i].kind == OP_MATMUL && !*peak)
-			*peak = peak_macs(
-			    c, graph_tensor(g, g->ops[i].in[0])->elem.dtype);
-	}
-	return macs;
-}
-
 static void
 print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
               const char *out)
 {
-	uint32_t peak;
-	uint64_t macs = graph_macs(g, c, &peak);
+	uint64_t macs;
+	double mfu = runner_mfu(g, c, rep->predicted_cycles, &macs);
 	printf("plan           %s\n", rep->plan);
 	printf("predicted      %" PRIu64 " cycles (%.3f us at %.0f MHz)\n",
 	       rep->predicted_cycles,
 	       (double)rep->predicted_cycles / c->clock_hz * 1e6,
 	       c->clock_hz / 1e6);
-	if (peak && rep->predicted_cycles)
-		printf("predicted MFU  %.2f%% (%" PRIu64 " MACs over %u tiles "
-		       "x %u MACs/cycle)\n",
-		       100.0 * (double)macs /
-		           ((double)rep->predicted_cycles * c->tiles * peak),
-		       macs, c->tiles, peak);
+	if (macs && rep->predicted_cycles)
+		printf("predicted MFU  %.2f%% (%" PRIu64 " matmul MACs, each "
+		       "at its operands' peak, over %u tiles)\n",
+		       100 * mfu, macs, c->tiles);
 	printf("tiles used     %u of %u (%s)\n", rep->tiles_used, c->tiles,
 	       c->name);
 	printf("fullest tile   %u of %u bytes (code and data)\n",
