@@ -78,7 +78,8 @@ test_shapes(void **state)
 		uint32_t peak = cfg.dtype == AMP_F32   ? 16
 		                : cfg.dtype == AMP_F16 ? 64
 		                                       : 128;
-		assert_int_equal(bench_peak_macs(c, cfg.dtype), peak);
+		assert_int_equal(chip_peak_macs(c, amp_dtype_type(cfg.dtype)),
+		                 peak);
 		assert_true(r.cycles * r.tiles * peak >= macs);
 		double mfu = (double)macs / ((double)r.cycles * 1472 * peak);
 		assert_true(fabs(r.mfu - mfu) <= 1e-12 * mfu);

@@ -35,6 +35,8 @@ int bench_range(BenchOnce once, const void *cfg, const Chip *c, BenchRange *r,
                 Diag *d);
 
 const char *amp_dtype_name(AmpDtype t);
+/* The element type of its operands (f8: F143). */
+DType amp_dtype_type(AmpDtype t);
 int amp_dtype_parse(const char *s, AmpDtype *t); /* 0 or -1 */
 
 typedef struct {
@@ -304,8 +306,5 @@ typedef struct {
 } SiglipBenchResult;
 
 int bench_siglip(const SiglipBenchConfig *cfg, SiglipBenchResult *res, Diag *d);
-
-/* The chip's peak MACs per tile per cycle for the dtype (0: none). */
-uint32_t bench_peak_macs(const Chip *chip, AmpDtype t);
 
 #endif

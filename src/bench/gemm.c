@@ -28,20 +28,12 @@
 #include "../runner/runner.h"
 #include "../util/fp.h"
 
-uint32_t
-bench_peak_macs(const Chip *chip, AmpDtype t)
-{
-	return t == AMP_F32   ? chip->macs_f32
-	       : t == AMP_F16 ? chip->macs_f16
-	                      : chip->macs_f8;
-}
-
 /* The element type of operand `which` (0: A, 1: B). */
 static ElemType
 graph_elem(const GemmBenchConfig *cfg, int which)
 {
 	if (cfg->dtype != AMP_F8)
-		return (ElemType){cfg->dtype == AMP_F32 ? DT_F32 : DT_F16, 0};
+		return (ElemType){amp_dtype_type(cfg->dtype), 0};
 	return (ElemType){cfg->fp8_f152[which] ? DT_F8_F152 : DT_F8_F143,
 	                  cfg->fp8_scale};
 }
@@ -175,7 +167,7 @@ gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 		                "%u tiles asked for, the %s has %u", cfg.tiles,
 		                chip->name, chip->tiles);
 	if (cfg.dtype == AMP_F8 &&
-	    (chip->arch != ARCH_IPU21 || !bench_peak_macs(chip, AMP_F8)))
+	    (chip->arch != ARCH_IPU21 || !chip_peak_macs(chip, DT_F8_F143)))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "f8 needs an ipu21 chip (c600); %s is %s",
 		                chip->name, chip->arch_name);
@@ -230,11 +222,12 @@ gemm_once(const GemmBenchConfig *cfg_in, GemmBenchResult *res, Diag *d)
 		    res->cycles
 		        ? (double)res->predicted_cycles / res->cycles - 1
 		        : 0;
-		res->mfu = res->cycles
-		               ? (double)res->macs /
-		                     ((double)res->cycles * chip->tiles *
-		                      bench_peak_macs(chip, cfg.dtype))
-		               : 0;
+		res->mfu =
+		    res->cycles
+		        ? (double)res->macs /
+		              ((double)res->cycles * chip->tiles *
+		               chip_peak_macs(chip, amp_dtype_type(cfg.dtype)))
+		        : 0;
 	}
 	free(a);
 	free(b);

@@ -59,7 +59,6 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	snprintf(res->plan, sizeof res->plan, "%s", rep.plan);
 	compile_report_free(&rep);
 	res->flops = (uint64_t)graph_flops(g);
-	runner_mfu(g, chip, 0, &res->macs);
 	for (uint32_t i = 0; i < pk->nstep; i++) {
 		uint64_t c = pk->step[i].runs * pk->step[i].cycles;
 		if (pk->step[i].kind == PKG_STEP_EXCHANGE)
@@ -88,11 +87,10 @@ graph_once(const GraphBenchConfig *cfg, GraphBenchResult *res, Diag *d)
 	if (!r)
 		r = runner_run(dev, cfg->max_cycles, res->predicted_cycles,
 		               NULL, &res->cycles, &res->host_seconds, d);
-	if (!r && res->cycles) {
+	if (!r && res->cycles)
 		res->pred_error =
 		    (double)res->predicted_cycles / res->cycles - 1;
-		res->mfu = runner_mfu(g, chip, res->cycles, NULL);
-	}
+	res->mfu = runner_mfu(g, chip, res->cycles, &res->macs);
 	if (dev)
 		ipu_close(dev);
 	graph_free(g);

@@ -33,6 +33,7 @@ enum {
 
 typedef struct {
 	const char *name;
+	DType type;             /* the graph's element type (f8: F143) */
 	const char *supervisor; /* entry symbol in kernels/amp.S */
 	uint32_t k;             /* inputs per row */
 	uint32_t in_bytes;      /* bytes per input element */
@@ -40,15 +41,21 @@ typedef struct {
 } DtypeInfo;
 
 static const DtypeInfo dtypes[] = {
-    [AMP_F32] = {"f32", "amp_f32_supervisor", 8, 4, 4},
-    [AMP_F16] = {"f16", "amp_f16_supervisor", 16, 2, 2},
-    [AMP_F8] = {"f8", "amp_f8_supervisor", 32, 1, 2},
+    [AMP_F32] = {"f32", DT_F32, "amp_f32_supervisor", 8, 4, 4},
+    [AMP_F16] = {"f16", DT_F16, "amp_f16_supervisor", 16, 2, 2},
+    [AMP_F8] = {"f8", DT_F8_F143, "amp_f8_supervisor", 32, 1, 2},
 };
 
 const char *
 amp_dtype_name(AmpDtype t)
 {
 	return dtypes[t].name;
+}
+
+DType
+amp_dtype_type(AmpDtype t)
+{
+	return dtypes[t].type;
 }
 
 int
@@ -270,7 +277,8 @@ amp_job_check(const AmpJob *j, const Tile *t, TileAmpResult *res)
 	res->cycles = t->cycle;
 	res->macs = (uint64_t)rows * k * OUT_COLS;
 	res->macs_per_cycle = (double)res->macs / (double)t->cycle;
-	res->peak_macs_per_cycle = bench_peak_macs(c, cfg->dtype);
+	res->peak_macs_per_cycle =
+	    chip_peak_macs(c, amp_dtype_type(cfg->dtype));
 }
 
 uint32_t

@@ -735,7 +735,7 @@ gemm(int argc, char **argv)
 	       r.cycles, r.predicted_cycles, 100 * r.pred_error);
 	printf("  MFU             %.2f%% of %u tiles x %u MACs/cycle\n",
 	       100 * r.mfu, cfg.chip->tiles,
-	       bench_peak_macs(cfg.chip, cfg.dtype));
+	       chip_peak_macs(cfg.chip, amp_dtype_type(cfg.dtype)));
 	printf("  max rel. error  %.3e against f64 (%u of %u rows)\n",
 	       r.max_rel_err, r.ref_rows, cfg.m);
 	printf("  compile         %.1f ms; fullest tile %u bytes\n",

@@ -29,20 +29,6 @@ dup_u32(const uint32_t *v, uint32_t n)
 	return c;
 }
 
-/* MACs a tile does a cycle for a matmul on this element type. */
-static uint32_t
-peak_of(const Chip *c, uint8_t dtype)
-{
-	switch (dtype) {
-	case DT_F32:
-		return c->macs_f32;
-	case DT_F16:
-		return c->macs_f16;
-	default:
-		return c->macs_f8;
-	}
-}
-
 /* The tile's own program: the segment at its entry. */
 static uint32_t
 program_end(const Package *pk, uint32_t t)
@@ -88,9 +74,10 @@ profile_program(const Package *pk)
 	p->nop = pk->nop;
 	p->op = xcalloc((size_t)pk->nop + 1, sizeof *p->op);
 	for (uint32_t i = 0; i < pk->nop; i++)
-		p->op[i] = (ProfOp){xstrdup(pk->op[i].name),
-		                    xstrdup(pk->op[i].kind), pk->op[i].macs,
-		                    peak_of(pk->chip, pk->op[i].dtype)};
+		p->op[i] =
+		    (ProfOp){xstrdup(pk->op[i].name), xstrdup(pk->op[i].kind),
+		             pk->op[i].macs,
+		             chip_peak_macs(pk->chip, (DType)pk->op[i].dtype)};
 	p->nkernel = pk->nkernel;
 	p->kernel = xcalloc((size_t)pk->nkernel + 1, sizeof *p->kernel);
 	for (uint32_t i = 0; i < pk->nkernel; i++)

@@ -526,10 +526,8 @@ runner_mfu(const Graph *g, const Chip *chip, uint64_t cycles, uint64_t *macs)
 		if (op->kind != OP_MATMUL)
 			continue;
 		uint64_t m = (uint64_t)graph_op_work(g, op).macs;
-		DType dt = graph_tensor(g, op->in[0])->elem.dtype;
-		uint32_t peak = dt == DT_F32      ? chip->macs_f32
-		                : dtype_is_f8(dt) ? chip->macs_f8
-		                                  : chip->macs_f16;
+		uint32_t peak = chip_peak_macs(
+		    chip, graph_tensor(g, op->in[0])->elem.dtype);
 		total += m;
 		ideal += peak ? (double)m / peak : 0;
 	}

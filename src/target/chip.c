@@ -69,6 +69,14 @@ chip_by_name(const char *name)
 	return NULL;
 }
 
+uint32_t
+chip_peak_macs(const Chip *c, DType t)
+{
+	return t == DT_F32      ? c->macs_f32
+	       : dtype_is_f8(t) ? c->macs_f8
+	                        : c->macs_f16;
+}
+
 const Chip *
 chip_default(void)
 {

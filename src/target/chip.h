@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "dtype.h"
 #include "timing.h"
 
 typedef enum {
@@ -105,6 +106,10 @@ chip_rule(const Chip *c, TimingRule r)
 }
 
 /* Logical tile id <-> physical id (ipu-stack.md 3.1). */
+/* Peak multiply-accumulates a tile does a cycle for a matmul whose
+ * operands are of type t: f32, f8 (F143 or F152), else f16; 0 where the
+ * chip has none (f8 on the GC200). */
+uint32_t chip_peak_macs(const Chip *c, DType t);
 uint32_t chip_physical(const Chip *c, uint32_t logical);
 uint32_t chip_logical(const Chip *c, uint32_t physical);
 /* The tile sharing the 64-bit exchange resources: physical id ^ 2. */
