@@ -569,9 +569,9 @@ run_overlap(const Overlap *o)
 		l->buf[sb[i]].addr = sbuf_at;
 		l->buf[rb[i]].addr = rbuf_at;
 		l->buf[sv[i]].addr = save;
-		KernelCall *k =
-		    lower_call(l, s, i, gemm_entry(t, 6, o->bm[i], o->bk),
-		               names[0], GEMM_OVERLAP_ARGS_BYTES);
+		KernelCall *k = lower_call(
+		    l, s, i, gemm_entry(t, 6, o->bm[i], o->bn, o->bk), names[0],
+		    GEMM_OVERLAP_ARGS_BYTES);
 		l->buf[k->args_at].addr = args;
 		k->ref[0] = (BufRef){ba, 0};
 		k->ref[1] = (BufRef){bbuf, 0};
@@ -940,23 +940,48 @@ test_bad_calls(void **state)
  * fields (1,022): 1,021 at bm = 306 (n = 51), 1,025 at 307 (n = 51 for
  * workers 1-5); fc1's 183 rows 613 (n = 30). 12 and 17 rows run primed
  * but not chained, 613 too.
+ *
+ * A chained f8 call also chains across N-panels (the eighth column) with
+ * two N-panels or more when every worker's jump to the next N-panel, the
+ * same 4 (bm - n) + 1 atoms, fits one field (511): 509 at bm = 152 (n =
+ * 25), 513 at 153 (n = 25 for workers 3-5); fc1's 183 rows 613. One
+ * N-panel (146 x 16 x 288) runs the chained call; 18 x 100 x 64 crosses
+ * six times with two K-panels an N-panel, 73 x 64 x 544 three times with
+ * 17.
  */
 static void
 test_tower_calls(void **state)
 {
 	(void)state;
-	static const uint32_t s[][7] = {
-	    {GEMM_F8, 146, 48, 288, 1, 1, 1}, {GEMM_F8, 73, 32, 288, 1, 1, 1},
-	    {GEMM_F8, 183, 48, 288, 0, 1, 1}, {GEMM_F8, 146, 32, 544, 1, 1, 1},
-	    {GEMM_F8, 146, 48, 72, 1, 1, 1},  {GEMM_F8, 34, 72, 182, 1, 1, 1},
-	    {GEMM_F16, 73, 32, 160, 1, 1, 1}, {GEMM_F8, 153, 20, 70, 1, 1, 1},
-	    {GEMM_F8, 154, 20, 70, 0, 1, 1},  {GEMM_F16, 5, 30, 50, 1, 0, 0},
-	    {GEMM_F8, 613, 20, 70, 0, 1, 0},  {GEMM_F8, 614, 20, 70, 0, 0, 0},
-	    {GEMM_F8, 12, 20, 70, 1, 1, 0},   {GEMM_F8, 11, 20, 70, 1, 0, 0},
-	    {GEMM_F8, 146, 48, 32, 1, 0, 0},  {GEMM_F16, 146, 20, 40, 1, 1, 1},
-	    {GEMM_F8, 17, 20, 70, 1, 1, 0},   {GEMM_F8, 18, 20, 70, 1, 1, 1},
-	    {GEMM_F16, 19, 36, 48, 1, 1, 1},  {GEMM_F8, 306, 20, 70, 0, 1, 1},
-	    {GEMM_F8, 307, 20, 70, 0, 1, 0},  {GEMM_F16, 306, 20, 40, 0, 1, 1},
+	static const uint32_t s[][8] = {
+	    {GEMM_F8, 146, 48, 288, 1, 1, 1, 1},
+	    {GEMM_F8, 73, 32, 288, 1, 1, 1, 1},
+	    {GEMM_F8, 183, 48, 288, 0, 1, 1, 0},
+	    {GEMM_F8, 146, 32, 544, 1, 1, 1, 1},
+	    {GEMM_F8, 146, 48, 72, 1, 1, 1, 1},
+	    {GEMM_F8, 34, 72, 182, 1, 1, 1, 1},
+	    {GEMM_F16, 73, 32, 160, 1, 1, 1, 0},
+	    {GEMM_F8, 153, 20, 70, 1, 1, 1, 0},
+	    {GEMM_F8, 154, 20, 70, 0, 1, 1, 0},
+	    {GEMM_F16, 5, 30, 50, 1, 0, 0, 0},
+	    {GEMM_F8, 613, 20, 70, 0, 1, 0, 0},
+	    {GEMM_F8, 614, 20, 70, 0, 0, 0, 0},
+	    {GEMM_F8, 12, 20, 70, 1, 1, 0, 0},
+	    {GEMM_F8, 11, 20, 70, 1, 0, 0, 0},
+	    {GEMM_F8, 146, 48, 32, 1, 0, 0, 0},
+	    {GEMM_F16, 146, 20, 40, 1, 1, 1, 0},
+	    {GEMM_F8, 17, 20, 70, 1, 1, 0, 0},
+	    {GEMM_F8, 18, 20, 70, 1, 1, 1, 1},
+	    {GEMM_F16, 19, 36, 48, 1, 1, 1, 0},
+	    {GEMM_F8, 306, 20, 70, 0, 1, 1, 0},
+	    {GEMM_F8, 307, 20, 70, 0, 1, 0, 0},
+	    {GEMM_F16, 306, 20, 40, 0, 1, 1, 0},
+	    {GEMM_F8, 152, 20, 70, 1, 1, 1, 1},
+	    {GEMM_F8, 146, 16, 288, 1, 1, 1, 0},
+	    {GEMM_F8, 105, 64, 96, 1, 1, 1, 1},
+	    {GEMM_F8, 41, 80, 160, 1, 1, 1, 1},
+	    {GEMM_F8, 73, 64, 544, 1, 1, 1, 1},
+	    {GEMM_F8, 18, 100, 64, 1, 1, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		GemmDtype t = (GemmDtype)s[i][0];
@@ -969,9 +994,14 @@ test_tower_calls(void **state)
 		assert_int_equal(gemm_k_primed(GEMM_F32, 6, bm, bk), 0);
 		assert_int_equal(gemm_k_chained(t, 6, bm, bk), s[i][6]);
 		assert_int_equal(gemm_k_chained(t, 5, bm, bk), 0);
-		assert_int_equal(strstr(gemm_entry(t, 6, bm, bk), "_chained") !=
-		                     NULL,
-		                 s[i][6]);
+		assert_int_equal(
+		    strstr(gemm_entry(t, 6, bm, bn, bk), "chained") != NULL,
+		    s[i][6]);
+		assert_int_equal(gemm_n_chained(t, 6, bm, bn, bk), s[i][7]);
+		assert_int_equal(gemm_n_chained(t, 5, bm, bn, bk), 0);
+		assert_int_equal(
+		    strstr(gemm_entry(t, 6, bm, bn, bk), "_nchained") != NULL,
+		    s[i][7]);
 		for (int b = 0; b < 3; b++) {
 			Case cs = {.t = t, .bm = bm, .bn = bn, .bk = bk};
 			cs.chip = profile_chip((TimingBound)b);

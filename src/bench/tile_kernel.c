@@ -193,7 +193,7 @@ gemm_tile_run(const Chip *chip, GemmDtype t, uint32_t bm, uint32_t bn,
 	 * would run them */
 	int rc = IPU_OK;
 	uint32_t calls = opt->calls ? opt->calls : 1;
-	TileKernelCall k = {gemm_entry(t, opt->workers, bm, bk),
+	TileKernelCall k = {gemm_entry(t, opt->workers, bm, bn, bk),
 	                    names[nobj - 1], argb, sizeof argb, args};
 	for (uint32_t i = 0; i < calls && rc == IPU_OK; i++) {
 		rc = tile_kernel_call(tile, &img, &k, cycles, d);

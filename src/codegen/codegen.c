@@ -547,8 +547,8 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 	GemmCall rest[2];
 	int nrest = gemm_rest(&g, rest);
 	for (int i = 0; i < nrest; i++) {
-		const char *name =
-		    gemm_entry(rest[i].t, 6, rest[i].bm, rest[i].bk);
+		const char *name = gemm_entry(rest[i].t, 6, rest[i].bm,
+		                              rest[i].bn, rest[i].bk);
 		int64_t entry = ks ? ks->symbol(ks->ctx, name) : 0;
 		if (e->buf && entry < 0 && !e->err)
 			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,

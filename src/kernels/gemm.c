@@ -17,6 +17,7 @@ enum {
 	ARG_B = 4,
 	ARG_KENTRY = 8,
 	ARG_APANEL = 12,
+	ARG_ABACK = 16,
 	ARG_NP1 = 20,
 	ARG_NK1 = 24,
 	ARG_FLAGS = 28,
@@ -208,12 +209,14 @@ gemm_objects(GemmDtype t, uint32_t workers, const char *names[2])
 }
 
 const char *
-gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
+gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bn, uint32_t bk)
 {
 	if (call_workers(workers) == 5)
 		return t == GEMM_F32   ? "gemm5_f32"
 		       : t == GEMM_F16 ? "gemm5_f16"
 		                       : "gemm5_f8";
+	if (gemm_n_chained(t, workers, bm, bn, bk))
+		return "gemm_f8_nchained";
 	if (gemm_k_chained(t, workers, bm, bk))
 		return t == GEMM_F16 ? "gemm_f16_chained" : "gemm_f8_chained";
 	if (gemm_k_primed(t, workers, bm, bk))
@@ -296,6 +299,37 @@ chained_jumps(uint32_t bm, uint32_t n)
 	return pack_jumps(f);
 }
 
+/*
+ * The chained workers' jumps across N-panels (GEMM_NCHAINED_WORKER), in
+ * atoms: field 0 the one jump of 4 (bm - n) + 1 atoms that A takes to the
+ * next A panel (the chained tail's field 2, 0, adds nothing), the
+ * crossing tail's partial load to the next N-panel's row 0 and the
+ * crossed head's sixth store to it; field 1 as chained_jumps (and the
+ * crossing tail's A back to the worker's first row). 0 when one does not
+ * fit.
+ */
+static uint32_t
+nchained_jumps(uint32_t bm, uint32_t n)
+{
+	int64_t f[3] = {4 * ((int64_t)bm - (int64_t)n) + 1,
+	                -(4 * (int64_t)n - 1), 0};
+	return pack_jumps(f);
+}
+
+int
+gemm_n_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bn,
+               uint32_t bk)
+{
+	/* f8 only: gemm.S, which f32's programs link, keeps its size */
+	if (t != GEMM_F8 || gemm_n_panels(bn) < 2 ||
+	    !gemm_k_chained(t, workers, bm, bk))
+		return 0;
+	for (uint32_t w = 0; w < 6; w++)
+		if (!nchained_jumps(bm, worker_rows(bm, 6, w)))
+			return 0;
+	return 1;
+}
+
 int
 gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 {
@@ -364,6 +398,7 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	int chained = gemm_k_chained(t, c->opt.workers, bm, c->bk) ||
 	              (nw == 5 && c->opt.five && !c->opt.plain5 &&
 	               gemm_five_chained(t, bm, c->bk));
+	int nchained = gemm_n_chained(t, c->opt.workers, bm, c->bn, c->bk);
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
@@ -372,6 +407,9 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		put_le32(out + ARG_KENTRY,
 		         stream ? GEMM_ENTRY_STREAM : GEMM_ENTRY_NEXT_K);
 	put_le32(out + ARG_APANEL, bm * GEMM_A_ROW_BYTES);
+	if (nchained)
+		put_le32(out + ARG_ABACK,
+		         (gemm_k_panels(t, c->bk) - 1) * bm * GEMM_A_ROW_BYTES);
 	put_le32(out + ARG_NP1, gemm_n_panels(c->bn) - 1);
 	put_le32(out + ARG_NK1, gemm_k_panels(t, c->bk) - 1);
 	put_le32(out + ARG_FLAGS, c->opt.zero ? 1 : 0);
@@ -392,10 +430,11 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		 * rows - 3 */
 		put_le32(v + V_ROWS1, chained ? n - 3 : primed ? n - 2 : n - 1);
 		put_le32(v + V_CPANEL, bm * crow);
-		put_le32(v + V_JUMPS, chained  ? chained_jumps(bm, n)
-		                      : primed ? primed_jumps(bm, n)
-		                      : stream ? drain_jumps(bm, n)
-		                               : 0);
+		put_le32(v + V_JUMPS, nchained  ? nchained_jumps(bm, n)
+		                      : chained ? chained_jumps(bm, n)
+		                      : primed  ? primed_jumps(bm, n)
+		                      : stream  ? drain_jumps(bm, n)
+		                                : 0);
 		first += bm / nw + (w < bm % nw);
 	}
 }
@@ -724,6 +763,79 @@ primed_cycles(SupClock *s, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
 	return sup_return(s, 0);
 }
 
+/*
+ * The chained call across N-panels (GEMM_NCHAINED_CALL): the chained
+ * call's runs, each N-panel but the last ending with the crossing run
+ * (4n + 3 issues, as a further K-panel's) and the next N-panel's first
+ * K-panel the crossed run (4n + 4: its sub), both after the sync and
+ * their weights as a further K-panel; only the call's last K-panel
+ * drains.
+ */
+static uint64_t
+nchained_cycles(SupClock *s, uint32_t bm, uint32_t bn, uint32_t bk)
+{
+	PrimedShape g = {.nk = gemm_k_panels(GEMM_F8, bk)};
+	uint64_t crossed[6], f[6], x[6];
+	for (uint32_t w = 0; w < 6; w++) {
+		uint64_t n = worker_rows(bm, 6, w);
+		g.cold[w] = ENTRY_FULL + 4 * n + 7;
+		g.open[w] = 4 * n + 3;
+		g.drain[w] = 4 * n + 9;
+		crossed[w] = 4 * n + 4;
+	}
+	sup_op(s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
+	sup_op(s, 0, SUP_M7, SUP_PLAIN);                 /* setzi */
+	sup_op(s, 0, SUP_M1, SUP_PLAIN);                 /* setzi */
+	sup_op(s, SUP_M1 | SUP_M9, SUP_M7, SUP_PLAIN);   /* movz */
+	sup_op(s, 0, SUP_M12, SUP_PLAIN);                /* setzi */
+	sup_op(s, 0, SUP_M1, SUP_PLAIN);                 /* setzi */
+	sup_op(s, SUP_M1 | SUP_M9, SUP_M12, SUP_PLAIN);  /* movz */
+	sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);            /* ld32 */
+	sup_op(s, SUP_M0, SUP_M8, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M13, SUP_PLAIN);
+	sup_op(s, SUP_M0, SUP_M14, SUP_PLAIN);
+	sup_op(s, 0, SUP_M6, SUP_PLAIN);      /* setzi the stream entry */
+	sup_op(s, 0, SUP_M1, SUP_PLAIN);      /* setzi the drain entry */
+	sup_ops(s, 32);                       /* the first panel's weights */
+	sup_op(s, SUP_M8, SUP_M4, SUP_PLAIN); /* add: the K counter */
+	sup_sync(s);
+	sup_runall(s, SUP_M11 | SUP_M14, f);
+	for (int w = 0; w < 6; w++)
+		x[w] = f[w] + 6 * (g.cold[w] - 1);
+	sup_workers(s, x);
+	sup_op(s, 0, 0, SUP_TAKEN); /* bri */
+	uint32_t np = gemm_n_panels(bn), mid = g.nk - 2;
+	Periods pn;
+	periods_start(&pn);
+	for (uint32_t q = 0; q < np; q++) {
+		int last = q == np - 1;
+		sup_op(s, SUP_M4, 0, mid ? SUP_PLAIN : SUP_TAKEN); /* brz */
+		if (mid)
+			sup_op(s, SUP_M4, SUP_M4, SUP_PLAIN); /* add */
+		Periods pp;
+		periods_start(&pp);
+		for (uint32_t p = 0; p < mid; p++) {
+			uint64_t r = primed_run(s, SUP_M6 | SUP_M13, g.open);
+			sup_op(s, SUP_M4, SUP_M4,
+			       p == mid - 1 ? SUP_PLAIN
+			                    : SUP_TAKEN); /* brnzdec */
+			p = periods_step(&pp, s, p, mid, r);
+		}
+		uint64_t r =
+		    primed_run(s, SUP_M7 | SUP_M13, last ? g.drain : g.open);
+		sup_op(s, SUP_M2, SUP_M2,
+		       last ? SUP_PLAIN : SUP_TAKEN); /* brnzdec */
+		if (last)
+			break;
+		sup_op(s, SUP_M1 | SUP_M2, SUP_M7, SUP_PLAIN); /* movz */
+		sup_op(s, SUP_M8, SUP_M4, SUP_PLAIN);          /* add */
+		primed_run(s, SUP_M12 | SUP_M13, crossed);
+		q = periods_step(&pn, s, q, np, r);
+	}
+	sup_sync(s);
+	return sup_return(s, 0);
+}
+
 static uint64_t tile_cycles(const Chip *c, GemmDtype t, uint32_t nw,
                             uint32_t bm, uint32_t bn, uint32_t bk);
 
@@ -793,6 +905,8 @@ tile_cycles(const Chip *c, GemmDtype t, uint32_t nw, uint32_t bm, uint32_t bn,
 		sup_op(&s, SUP_M8, 0, SUP_PUT);
 		sup_op(&s, SUP_M13, 0, SUP_PUT);
 	}
+	if (gemm_n_chained(t, nw, bm, bn, bk))
+		return nchained_cycles(&s, bm, bn, bk);
 	if (gemm_k_primed(t, nw, bm, bk))
 		return primed_cycles(&s, t, bm, bn, bk,
 		                     gemm_k_chained(t, nw, bm, bk));

@@ -91,11 +91,13 @@ typedef struct {
  * with five workers, the one with their entry ("gemm5", "gemm5_f8"),
  * last. */
 int gemm_objects(GemmDtype t, uint32_t workers, const char *names[2]);
-/* The kernel's entry symbol for a call of bm rows and K bk with 5 or 6
- * workers (the chained one when gemm_k_chained, else the primed one when
- * gemm_k_primed), and the argument block of
- * a call (little-endian words). */
-const char *gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
+/* The kernel's entry symbol for a call of bm x bn x bk with 5 or 6
+ * workers (the chained one across N-panels when gemm_n_chained, else the
+ * chained one when gemm_k_chained, else the primed one when
+ * gemm_k_primed), and the argument block of a call (little-endian
+ * words). */
+const char *gemm_entry(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bn,
+                       uint32_t bk);
 void gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES]);
 /* Whether a further K-panel's run enters at the stream itself, its
  * pointers moved on by the previous run's drain (f16 and f8 with six
@@ -113,6 +115,15 @@ int gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
  * gemm_k_primed's calls with every worker 3 rows or more and A's jump in
  * two fields (bm <= 306). gemm_k_primed stays true for them. */
 int gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk);
+
+/* Whether a chained call also chains across N-panels (gemm_f8_nchained:
+ * an N-panel's last K-panel runs into the next N-panel's first without
+ * draining, docs/kernel-gemm.md "Chained across N-panels"): f8,
+ * gemm_k_chained's calls with two N-panels or more and every worker's
+ * jump to the next N-panel, 4 (bm - n) + 1 atoms, within one 10-bit
+ * field (bm <= 153). gemm_k_chained stays true for them. */
+int gemm_n_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bn,
+                   uint32_t bk);
 
 /* Cycles of one call with 5 or 6 workers on chip c (its timing profile),
  * from the supervisor's entry to its return, by the formula of

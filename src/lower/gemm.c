@@ -237,7 +237,7 @@ multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 			const char *obj[2];
 			gemm_objects(g->g, 6, obj);
 			KernelCall *k =
-			    lower_call(l, c, t, gemm_entry(g->g, 6, m, ks),
+			    lower_call(l, c, t, gemm_entry(g->g, 6, m, n, ks),
 			               obj[0], GEMM_ARGS_BYTES);
 			k->ref[0] = (BufRef){
 			    g->a_own ? G->a_in[plan_gemm_a_index(g, q, s, i, 0)]
