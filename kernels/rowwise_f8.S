@@ -192,7 +192,7 @@
 	{ nop ; f16v8sqacc $a8:11 }
 .endm
 
-	LN_WORKERS 16h8, $a10
+	LN_WORKERS 16h8, $a10, 0
 
 // The same pass 3 without gamma and beta (rw_layernorm_f16h8n): y = z,
 // LN16h8_PAIR without its multiplies and adds (\affine 0): a pair's z
@@ -223,4 +223,4 @@
 	LN16h8_P2
 .endm
 
-	LN_WORKERS 16h8n, $a10
+	LN_WORKERS 16h8n, $a10, 0
