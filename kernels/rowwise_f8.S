@@ -1,11 +1,13 @@
 // rowwise_f8.S - the f16 softmax with its exps in f16 and the f16
-// layernorm with its last pass in f16, writing their results in f8 (C600
-// only: f16v8tof8), for an op whose one reader is a cast to f8.
+// layernorm with its deviations and last pass in f16, writing their
+// results in f8 (C600 only: f16v8tof8), for an op whose one reader is a
+// cast to f8.
 //
 //   entry               per row
 //   rw_softmax_f16h8    rw_softmax_f16h's y (f16), narrowed to f8
-//   rw_layernorm_f16h8  rw_layernorm_f16's statistics; z and y in f16,
-//                       narrowed to f8
+//   rw_layernorm_f16h8  the mean in f32, the squares of the deviations
+//                       about it (rounded to f16) in f16, summed in f32;
+//                       z and y in f16, narrowed to f8
 //   rw_layernorm_f16h8n the same without gamma and beta: y = z (a norm,
 //                       whose gamma and beta the host folded into the
 //                       next GEMM's weights and bias)
