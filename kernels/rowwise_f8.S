@@ -1,11 +1,13 @@
 // rowwise_f8.S - the f16 softmax with its exps in f16 and the f16
-// layernorm with its last pass in f16, writing their results in f8 (C600
-// only: f16v8tof8), for an op whose one reader is a cast to f8.
+// layernorm with its deviations and last pass in f16, writing their
+// results in f8 (C600 only: f16v8tof8), for an op whose one reader is a
+// cast to f8.
 //
 //   entry               per row
 //   rw_softmax_f16h8    rw_softmax_f16h's y (f16), narrowed to f8
-//   rw_layernorm_f16h8  rw_layernorm_f16's statistics; z and y in f16,
-//                       narrowed to f8
+//   rw_layernorm_f16h8  the mean in f32, the squares of the deviations
+//                       about it (rounded to f16) in f16, summed in f32;
+//                       z and y in f16, narrowed to f8
 //   rw_layernorm_f16h8n the same without gamma and beta: y = z (a norm,
 //                       whose gamma and beta the host folded into the
 //                       next GEMM's weights and bias)
@@ -156,14 +158,43 @@
 7:	{ st64step $a12:13, $mzero, $m7+=, 1 ; fnop }
 .endm
 
+// Passes 1 and 2 of both f8 layernorms. Their rows and segments are
+// whole pairs of atoms (cols a multiple of 8), so no lane is padding and
+// nothing is masked. Pass 1: rw_layernorm_f16's sum (the lead atom, then
+// the others) without the mask.
 .macro LN16h8_P1
-	LN16_P1
+	{ ld64 $a0:1, $m1, $m8, 0 ; setzi $a4, FP_CLR_ZAACC }
+	{ add $m6, $m1, 0 ; uput $FP_CLR, $a4 }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }
+	{ rpt $m5, 0 ; fnop }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }
+	LN16_GINA
 .endm
+// Pass 2: the sum of squares about m16, the mean rounded to f16 (pass 3
+// centres z on it too), in f16: a pair's deviations x + (-m16) by two
+// f16v4add into $a8:11 (each rounded once to f16), their squares (exact)
+// summed into the eight accumulators by one f16v8sqacc: 3 bundles a pair
+// against 10 with the deviations in f32. P pairs (atoms - 1 = 2 P - 1):
+// pair 0 loaded first, P - 1 bodies each finishing a pair while they
+// load the next, the last pair after them; the sums read by ACC8_SUM.
 .macro LN16h8_P2
-	LN16_P2
+	{ add $m6, $m1, 0 ; setzi $a4, FP_CLR_ZAACC }
+	{ ld64step $a0:1, $mzero, $m6+=, 1 ; uput $FP_CLR, $a4 }
+	{ ld64step $a2:3, $mzero, $m6+=, 1 ; f32tof16 $a6, $a12 }
+	{ shr $m14, $m5, 1 ; f32tof16 $a7, $a12 }
+	{ rpt $m14, 2 ; fnop }
+	LN16h8_DEV 1
+	LN16h8_DEV 0
+	ACC8_SUM
+.endm
+// A pair's deviations squared and summed, loading the next pair (\ld).
+.macro LN16h8_DEV ld
+	LN16h8_LD \ld, $a0:1, $m6, f16v4add $a8:9, $a0:1, $a6:7
+	LN16h8_LD \ld, $a2:3, $m6, f16v4add $a10:11, $a2:3, $a6:7
+	{ nop ; f16v8sqacc $a8:11 }
 .endm
 
-	LN_WORKERS 16h8, $a10
+	LN_WORKERS 16h8, $a10, 0
 
 // The same pass 3 without gamma and beta (rw_layernorm_f16h8n): y = z,
 // LN16h8_PAIR without its multiplies and adds (\affine 0): a pair's z
@@ -188,10 +219,10 @@
 .endm
 
 .macro LN16h8n_P1
-	LN16_P1
+	LN16h8_P1
 .endm
 .macro LN16h8n_P2
-	LN16_P2
+	LN16h8_P2
 .endm
 
-	LN_WORKERS 16h8n, $a10
+	LN_WORKERS 16h8n, $a10, 0

@@ -146,9 +146,10 @@ enum { STAT_ROUNDINGS = 4 }; /* docs/kernel-rowwise.md: 4 (n + 8) u */
  * sigma / 2, and always by at most sqrt(n) + |z|. The kernel's own
  * error: 4 (n + 8) 2^-24 (|gamma| (|z| + max|x| / sigma) + |beta|); when
  * it writes its cast to f8 (plan_layernorm_fused_cast: z and y in f16,
- * the mean and rsqrt rounded to f16; docs/kernel-rowwise.md) also (1 +
- * 2^-9) (|gamma| (2^-10 |z| + 2^-11 |mean| / sigma) + 2^-11 (2 |z
- * gamma| + |beta|)) + 3 2^-25. */
+ * the mean and rsqrt rounded to f16, the variance from deviations about
+ * the f16 mean rounded to f16; docs/kernel-rowwise.md) also (1 + 2^-9)
+ * (|gamma| (2^-10 |z| + 2^-11 |mean| / sigma + |z| (2^-11 + 2^-23 (1 +
+ * mean^2 / sigma^2))) + 2^-11 (2 |z gamma| + |beta|)) + 3 2^-25. */
 static long double
 layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
                   int in_f16, double *p, double *kern)
@@ -174,12 +175,16 @@ layernorm_element(const Interp *in, const Op *op, const Row *w, size_t k,
 	        : INFINITY;
 	double ag = (double)fabsl(g) + eg;
 	if (in_f16)
-		*kern +=
-		    (1 + 0x1p-9) * (ag * (0x1p-10 * (az + dz) +
-		                          0x1p-11 * (double)fabsl(w->a) / sd) +
-		                    0x1p-11 * (2 * ag * (az + dz) +
-		                               (double)fabsl(be) + eb)) +
-		    3 * 0x1p-25;
+		*kern += (1 + 0x1p-9) *
+		             (ag * (0x1p-10 * (az + dz) +
+		                    0x1p-11 * (double)fabsl(w->a) / sd +
+		                    (az + dz) *
+		                        (0x1p-11 +
+		                         0x1p-23 * (1 + (double)(w->a * w->a) /
+		                                            (sd * sd)))) +
+		              0x1p-11 * (2 * ag * (az + dz) +
+		                         (double)fabsl(be) + eb)) +
+		         3 * 0x1p-25;
 	return z * g + be;
 }
 

@@ -19,7 +19,7 @@
  * the common entry, then per row `row` plus `atom` for each atom past the
  * first (the rpt bodies of its three passes). Split mode, pass j: `fixed`
  * plus `atom` per atom of its segment past the first, plus (passes 2 and
- * 3) RW_COMBINE's 5 + 2 (k - 1) over the row's k partials. A row or
+ * 3) RW_COMBINE's 6 + (k - 1) over the row's k partials. A row or
  * segment of one atom takes `one` fewer in pass `one_pass` (the f16
  * layernorm's last, pipelined, skips its loop's way in and out; the f16
  * softmax's second skips its loops' counts). `odd` fewer when a row or
@@ -27,7 +27,9 @@
  * stores pairs of atoms (kernels/rowwise_f8.S). `pair` (the f8
  * layernorm, whose rows and segments are whole pairs): pass 3 issues per
  * pair past the first, `atom` then counting passes 1 and 2 only, and
- * `one` fewer for a single pair. `p2_four`, `p2_one` (the f16h
+ * `one` fewer for a single pair; `pair2` (the same kernels, pass 2 in
+ * f16): pass 2 issues per pair past the first, `atom` then counting pass
+ * 1 only. `p2_four`, `p2_one` (the f16h
  * softmaxes, whose pass 2 takes its atoms past the lead two pairs at a
  * time, then one by one): pass 2 issues per four atoms and per atom of
  * the rest (n - 1 = 4 F + r: p2_four F + p2_one r), `atom` and the split
@@ -42,7 +44,7 @@ typedef struct {
 	const char *entry;
 	uint32_t setup, row, atom, one, one_pass;
 	Phase split[3];
-	uint32_t odd, pair, p2_four, p2_one, pipe3;
+	uint32_t odd, pair, p2_four, p2_one, pipe3, pair2;
 } Kernel;
 
 static const Kernel kernels[2][2] = {
@@ -52,7 +54,8 @@ static const Kernel kernels[2][2] = {
                                   9,
                                   0,
                                   2,
-                                  {{15, 1}, {20, 3}, {24, 5}},
+                                  {{15, 1}, {19, 3}, {22, 5}},
+                                  0,
                                   0,
                                   0,
                                   0,
@@ -64,7 +67,8 @@ static const Kernel kernels[2][2] = {
                                   19,
                                   3,
                                   2,
-                                  {{18, 1}, {26, 5}, {37, 13}},
+                                  {{18, 1}, {25, 5}, {35, 13}},
+                                  0,
                                   0,
                                   0,
                                   0,
@@ -76,7 +80,8 @@ static const Kernel kernels[2][2] = {
                                 8,
                                 0,
                                 2,
-                                {{16, 1}, {23, 5}, {17, 2}},
+                                {{16, 1}, {23, 5}, {16, 2}},
+                                0,
                                 0,
                                 0,
                                 0,
@@ -88,7 +93,8 @@ static const Kernel kernels[2][2] = {
                                 14,
                                 4,
                                 1,
-                                {{22, 1}, {40, 10}, {23, 3}},
+                                {{22, 1}, {40, 10}, {22, 3}},
+                                0,
                                 0,
                                 0,
                                 0,
@@ -98,20 +104,60 @@ static const Kernel kernels[2][2] = {
 
 /* The f16 softmax with t, exp and y in f16 (RwCall.exp_f16), and the
  * same writing f8 (RwCall.dst_f8). */
-static const Kernel softmax_f16h = {
-    "rw_softmax_f16h",           1, 53, 3,  0, 1,
-    {{22, 1}, {37, 0}, {22, 2}}, 0, 0,  18, 5, 0};
-static const Kernel softmax_f16h8 = {
-    "rw_softmax_f16h8",          1, 43, 1,  0, 1,
-    {{22, 1}, {37, 0}, {12, 0}}, 0, 0,  18, 5, 1};
+static const Kernel softmax_f16h = {"rw_softmax_f16h",
+                                    1,
+                                    53,
+                                    3,
+                                    0,
+                                    1,
+                                    {{22, 1}, {37, 0}, {21, 2}},
+                                    0,
+                                    0,
+                                    18,
+                                    5,
+                                    0,
+                                    0};
+static const Kernel softmax_f16h8 = {"rw_softmax_f16h8",
+                                     1,
+                                     43,
+                                     1,
+                                     0,
+                                     1,
+                                     {{22, 1}, {37, 0}, {11, 0}},
+                                     0,
+                                     0,
+                                     18,
+                                     5,
+                                     1,
+                                     0};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
-static const Kernel layernorm_f16h8 = {
-    "rw_layernorm_f16h8",        0, 53, 6, 3, 2,
-    {{18, 1}, {26, 5}, {34, 0}}, 0, 7,  0, 0, 0};
+static const Kernel layernorm_f16h8 = {"rw_layernorm_f16h8",
+                                       0,
+                                       55,
+                                       1,
+                                       3,
+                                       2,
+                                       {{15, 1}, {25, 0}, {30, 0}},
+                                       0,
+                                       7,
+                                       0,
+                                       0,
+                                       0,
+                                       3};
 /* The same without gamma and beta (RwCall.plain): y = z. */
-static const Kernel layernorm_f16h8n = {
-    "rw_layernorm_f16h8n",       0, 45, 6, 3, 2,
-    {{18, 1}, {26, 5}, {26, 0}}, 0, 3,  0, 0, 0};
+static const Kernel layernorm_f16h8n = {"rw_layernorm_f16h8n",
+                                        0,
+                                        47,
+                                        1,
+                                        3,
+                                        2,
+                                        {{15, 1}, {25, 0}, {22, 0}},
+                                        0,
+                                        3,
+                                        0,
+                                        0,
+                                        0,
+                                        3};
 
 static int
 to_f8(const RwCall *c)
@@ -163,7 +209,7 @@ pass3_pairs(const Kernel *k, uint32_t n)
 
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
  * RW_COMBINE's fixed issues. */
-enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 5 };
+enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 6 };
 
 /* The transcendentals of a row (rows mode) or of a segment's pass j
  * (split mode) of n atoms: exp_atom * n + exp_fixed f32exp, exp16_atom *
@@ -552,7 +598,8 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		    rows
 		        ? W_ENTRY + k->setup +
 		              rows *
-		                  (k->row + n1 * k->atom + u * k->pair +
+		                  (k->row + n1 * k->atom +
+		                   u * (k->pair + k->pair2) +
 		                   pass2_units(k, (uint32_t)n1 + 1) +
 		                   pass3_pairs(k, (uint32_t)n1 + 1) -
 		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
@@ -585,11 +632,12 @@ split_cycles(const Chip *chip, const RwCall *c)
 			turns[v] =
 			    segment(c, k, v, &a0, &n)
 			        ? ph->fixed + ph->atom * (n - 1) +
-			              (j == 2 ? loop_units(kn, n) * kn->pair
-			                      : 0) +
+			              loop_units(kn, n) * (j == 2   ? kn->pair
+			                                   : j == 1 ? kn->pair2
+			                                            : 0) +
 			              (j == 1 ? pass2_units(kn, n) : 0) +
 			              (j == 2 ? pass3_pairs(kn, n) : 0) +
-			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
+			              (j ? W_COMBINE + (k - 1) : 0) -
 			              ((uint32_t)j == kn->one_pass &&
 			                       loop_units(kn, n) == 0
 			                   ? kn->one
@@ -680,7 +728,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    n - 1,
 			    atom_offset(n - 1, c->x_panel),
 			    ARG_VERTEX + SPLIT_VERTEX_BYTES * row * k,
-			    k - 1,
+			    k - 2,
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
 			                             : ARG_FULLSET,
 			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8
