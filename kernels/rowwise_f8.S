@@ -4,6 +4,9 @@
 //
 //   entry               per row
 //   rw_softmax_f16h8    rw_softmax_f16h's y (f16), narrowed to f8
+//   rw_softmax_f16h8u   exp(scale (x - max)) in f16, narrowed to f8,
+//                       not divided by the sum (PV's multiply sums the
+//                       row in V's column of ones)
 //   rw_layernorm_f16h8  rw_layernorm_f16's statistics; z and y in f16,
 //                       narrowed to f8
 //   rw_layernorm_f16h8n the same without gamma and beta: y = z (a norm,
@@ -26,6 +29,7 @@
 	.include "rowwise.inc"
 
 	RW_ENTRY rw_softmax_f16h8, sm16h8_rows, sm16h8_s1, sm16h8_s2, sm16h8_s3, 1
+	RW_ENTRY rw_softmax_f16h8u, sm16h8u_rows, sm16h8_s1, sm16h8u_s2, sm16h8u_s2, 1, 2
 	RW_ENTRY rw_layernorm_f16h8, ln16h8_rows, ln16h8_s1, ln16h8_s2, ln16h8_s3, 1
 	RW_ENTRY rw_layernorm_f16h8n, ln16h8n_rows, ln16h8n_s1, ln16h8n_s2, ln16h8n_s3, 1
 
@@ -94,6 +98,118 @@
 .endm
 
 	SM_WORKERS 16h8
+
+// rw_softmax_f16h8u: pass 1 is SM16_P1 (split mode: sm16h8_s1 itself);
+// pass 2 writes each pair of atoms' e = exp(-scale (max - x)) in f16
+// (as rw_softmax_f16h's) narrowed to f8, and sums nothing. Where the
+// row's (or segment's) last pair takes its two atoms and their masks
+// (mask, fill) from: the first atom's x offset and the block offsets of
+// the two masks at words U_A, U_SA, U_SB (rows mode: of the argument
+// block; split mode: of the vertex). Its second atom is the last one
+// (masked by the tail set, or by the full set in a segment before the
+// row's last), or, for an odd count, the last atom again masked to -inf
+// (e = 0), the first atom then being the last one with the tail set:
+// nothing past the row is read, and the padding lanes of the last panel
+// row are 0.
+	.equ U_A_ROWS, ARG_C1 / 4
+	.equ U_A_SPLIT, S_E
+	.equ U_SB_SPLIT, 13
+
+// A pair: x loaded an atom ahead into $a12:13 (the cursor moving by \j1
+// after the pair's first load), t in $a0:3, e narrowed into $a10:11; the
+// pair before's f8 stored in the second bundle (\st; the cursor then
+// moving by \jd atoms): 9 bundles, one aux instruction each.
+.macro SM16h8u_PAIR j1, jd, st=1
+	{ ld64step $a12:13, $mzero, $m6+=, \j1 ; f16v4sub $a0:1, $a4:5, $a12:13 }
+	.if \st
+	{ st64step $a10:11, $mzero, $m7+=, \jd ; f16v4mul $a0:1, $a6:7, $a0:1 }
+	.else
+	{ nop ; f16v4mul $a0:1, $a6:7, $a0:1 }
+	.endif
+	{ ld64step $a12:13, $mzero, $m6+=, 1 ; f16v4sub $a2:3, $a4:5, $a12:13 }
+	{ nop ; f16v4mul $a2:3, $a6:7, $a2:3 }
+	SM16h8u_EXP8
+.endm
+.macro SM16h8u_EXP8
+	{ nop ; f16v2exp $a0, $a0 }
+	{ nop ; f16v2exp $a1, $a1 }
+	{ nop ; f16v2exp $a2, $a2 }
+	{ nop ; f16v2exp $a3, $a3 }
+	{ nop ; f16v8tof8 $a10:11, $a0:3 }
+.endm
+// P = L + 1 pairs, L = (atoms - 1) / 2 rounded down. L > 0: pair 0
+// (no store), L - 1 = 4 F + r pairs storing the pair before: F bodies
+// of four (x's cursor jumping after atoms 4j + 3, the loads of the odd
+// pairs' first atoms: ARG_XJUMP in $m9; dst's after a panel row's
+// fourth pair: ARG_JUMP in $m10), r >> 1 bodies of two, r & 1 of one;
+// the last pair stores pair L - 1 (with the jump when r = 3: $m3 =
+// max([r = 3] jump, 1); L = 0: $m3 = 0, a store in place that the last
+// pair's own overwrites) and then its own. \b, \wa, \wsb: the last
+// pair's words (U_A .. U_SB; the first mask's at \wa + 1).
+.macro SM16h8u_P2 b, wa, wsb
+	{ add $m6, $m1, 0 ; f32tof16 $a4, $a12 }
+	{ add $m7, $m2, 0 ; f32tof16 $a5, $a12 }
+	{ ld64step $a12:13, $mzero, $m6+=, 1 ; f32tof16 $a6, $a8 }
+	{ shr $m14, $m5, 1 ; f32tof16 $a7, $a8 }
+	{ setzi $m3, 0 ; fnop }
+	{ brz $m14, 7f ; fnop }
+	{ ld32 $m9, $mworker_base, $mzero, ARG_XJUMP / 4 ; fnop }
+	{ ld32 $m10, $mworker_base, $mzero, ARG_JUMP / 4 ; fnop }
+	{ add $m14, $m14, -1 ; fnop }
+	{ and $m3, $m14, 3 ; fnop }
+	{ shr $m14, $m14, 2 ; fnop }
+	SM16h8u_PAIR 1, 1, 0
+	{ rpt $m14, 35 ; fnop }
+	SM16h8u_PAIR $m9, 1
+	SM16h8u_PAIR 1, 1
+	SM16h8u_PAIR $m9, 1
+	SM16h8u_PAIR 1, $m10
+	{ shr $m14, $m3, 1 ; fnop }
+	{ rpt $m14, 17 ; fnop }
+	SM16h8u_PAIR $m9, 1
+	SM16h8u_PAIR 1, 1
+	{ and $m14, $m3, 1 ; fnop }
+	{ rpt $m14, 8 ; fnop }
+	SM16h8u_PAIR $m9, 1
+	{ cmpeq $m3, $m3, 3 ; fnop }
+	{ mul $m3, $m3, $m10 ; fnop }
+	{ max $m3, $m3, 1 ; fnop }
+7:	{ ld32 $m10, \b, $mzero, \wa ; fnop }
+	{ ld32 $m14, \b, $mzero, \wa + 1 ; fnop }
+	{ ld64 $a12:13, $m1, $m10, 0 ; fnop }
+	{ ld64 $a0:1, $mworker_base, $m14, 0 ; fnop }
+	{ ld64 $a2:3, $mworker_base, $m14, 1 ; fnop }
+	{ st64step $a10:11, $mzero, $m7+=, $m3 ; and64 $a12:13, $a12:13, $a0:1 }
+	{ ld32 $m3, \b, $mzero, \wsb ; or64 $a12:13, $a12:13, $a2:3 }
+	{ ld64 $a10:11, $m1, $m8, 0 ; f16v4sub $a12:13, $a4:5, $a12:13 }
+	{ ld64 $a0:1, $mworker_base, $m3, 0 ; fnop }
+	{ ld64 $a2:3, $mworker_base, $m3, 1 ; and64 $a10:11, $a10:11, $a0:1 }
+	{ nop ; or64 $a10:11, $a10:11, $a2:3 }
+	{ nop ; f16v4mul $a0:1, $a6:7, $a12:13 }
+	{ nop ; f16v4sub $a2:3, $a4:5, $a10:11 }
+	{ nop ; f16v4mul $a2:3, $a6:7, $a2:3 }
+	SM16h8u_EXP8
+	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
+.endm
+
+	.align 8
+sm16h8u_rows:
+	RW_ROWS_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+1:	SM16_P1
+	SM16h8u_P2 $mworker_base, U_A_ROWS, U_A_ROWS + 2
+	{ ld32 $m3, $mworker_base, $mzero, ARG_XSTRIDE / 4 ; fnop }
+	RW_NEXT_ROW
+	.size sm16h8u_rows, . - sm16h8u_rows
+
+	.align 8
+sm16h8u_s2:
+	RW_SPLIT_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	RW_COMBINE S_P1, f32max, $a12
+	SM16h8u_P2 $mvertex_base, U_A_SPLIT, U_SB_SPLIT
+9:	exitz $mzero
+	.size sm16h8u_s2, . - sm16h8u_s2
 
 // The layernorm's pass 3 in f16 (a row or segment of an even number of
 // atoms: the host's rule), the statistics from rw_layernorm_f16's passes:

@@ -104,6 +104,12 @@ static const Kernel softmax_f16h = {
 static const Kernel softmax_f16h8 = {
     "rw_softmax_f16h8",          1, 43, 1,  0, 1,
     {{22, 1}, {37, 0}, {12, 0}}, 0, 0,  18, 5, 1};
+/* The same not divided by the sum (RwCall.unnorm): two passes, pass 2
+ * by pairs (pass2u_pairs() beyond `row` or the split pass 2's `fixed`,
+ * `atom` counting pass 1 only). */
+static const Kernel softmax_f16h8u = {
+    "rw_softmax_f16h8u",       1, 17, 1, 0, 1,
+    {{22, 1}, {9, 0}, {0, 0}}, 0, 0,  0, 0, 0};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {
     "rw_layernorm_f16h8",        0, 53, 6, 3, 2,
@@ -124,7 +130,8 @@ kernel_of(const RwCall *c)
 {
 	return to_f8(c)     ? c->op == RW_LAYERNORM
 	                          ? c->plain ? &layernorm_f16h8n : &layernorm_f16h8
-	                          : &softmax_f16h8
+	                      : c->unnorm ? &softmax_f16h8u
+	                                  : &softmax_f16h8
 	       : c->exp_f16 ? &softmax_f16h
 	                    : &kernels[c->op][c->type];
 }
@@ -161,6 +168,23 @@ pass3_pairs(const Kernel *k, uint32_t n)
 	return !k->pipe3 ? 0 : l ? 17 + 3 * l : 11;
 }
 
+/* rw_softmax_f16h8u's pass 2 over n atoms, P = L + 1 pairs: the last
+ * pair alone (L = 0, 26 issues), or 39 + 9 L (kernels/rowwise_f8.S). */
+static uint64_t
+pass2u_pairs(const Kernel *k, uint32_t n)
+{
+	uint64_t l = (n - 1) / 2;
+	return k != &softmax_f16h8u ? 0 : l ? 39 + 9 * l : 26;
+}
+
+/* The atoms whose exps a pass computes: rw_softmax_f16h8u takes whole
+ * pairs (an odd count's last pair has an atom of -inf). */
+static uint32_t
+exp_atoms(const Kernel *k, uint32_t n)
+{
+	return k == &softmax_f16h8u ? n + n % 2 : n;
+}
+
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
  * RW_COMBINE's fixed issues. */
 enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 5 };
@@ -186,18 +210,24 @@ static const Trans split_trans[2][2][3] = {
 static const Trans row_trans_f16h = {0, 0, 1, 0, 2};
 static const Trans split_trans_f16h[3] = {
     {0}, {0, 0, 0, 0, 2}, {0, 0, 1, 0, 0}};
+/* rw_softmax_f16h8u: no reciprocal */
+static const Trans row_trans_f16h8u = {0, 0, 0, 0, 2};
+static const Trans split_trans_f16h8u[2] = {{0}, {0, 0, 0, 0, 2}};
 
 static const Trans *
 row_trans_of(const RwCall *c)
 {
-	return c->exp_f16 ? &row_trans_f16h : &row_trans[c->op][c->type];
+	return c->unnorm    ? &row_trans_f16h8u
+	       : c->exp_f16 ? &row_trans_f16h
+	                    : &row_trans[c->op][c->type];
 }
 
 static const Trans *
 split_trans_of(const RwCall *c, int j)
 {
-	return c->exp_f16 ? &split_trans_f16h[j]
-	                  : &split_trans[c->op][c->type][j];
+	return c->unnorm    ? &split_trans_f16h8u[j]
+	       : c->exp_f16 ? &split_trans_f16h[j]
+	                    : &split_trans[c->op][c->type][j];
 }
 
 /* The turns beyond one issue each that the transcendentals take. */
@@ -222,6 +252,13 @@ enum {
 	ARG_FP8FMT = 444,
 	ARG_FP8SCL = 448,
 	SPLIT_VERTEX_BYTES = 56,
+	/* rw_softmax_f16h8u: every lane -inf (in the tail set's f32 mask,
+	 * which the softmax does not read); the words of a row's last pair
+	 * (rows mode; split mode: vertex words 8, 9 and 13) */
+	ARG_PASTSET = 48,
+	ARG_UNNORM_PAIR = 20,
+	S_UNNORM_A = 8,
+	S_UNNORM_SB = 13,
 	PANEL_ATOMS = 4, /* a panel row of the GEMM C layout: 16 halves */
 	/* an f8 dst's panel row: 32 bytes, the f8 GEMM's A K-panel row */
 	PANEL_ATOMS_F8 = 8
@@ -236,7 +273,8 @@ rw_entry(const RwCall *c)
 	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)) ||
 	    (to_f8(c) && c->type != DT_F16) ||
 	    (to_f8(c) && c->op == RW_SOFTMAX && !c->exp_f16) ||
-	    (c->plain && (c->op != RW_LAYERNORM || !to_f8(c))))
+	    (c->plain && (c->op != RW_LAYERNORM || !to_f8(c))) ||
+	    (c->unnorm && (c->op != RW_SOFTMAX || !to_f8(c))))
 		return NULL;
 	return kernel_of(c)->entry;
 }
@@ -352,11 +390,12 @@ rw_check(const RwCall *c, Diag *d)
 	if (!entry)
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
-		    "rowwise: op %d on type %d%s%s%s is not supported",
+		    "rowwise: op %d on type %d%s%s%s%s is not supported",
 		    (int)c->op, (int)c->type,
 		    c->exp_f16 ? " with exps in f16" : "",
 		    to_f8(c) ? " to f8" : "",
-		    c->plain ? " without gamma and beta" : "");
+		    c->plain ? " without gamma and beta" : "",
+		    c->unnorm ? " unnormalised" : "");
 	const char *op = op_names[c->op];
 	if (!c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -418,8 +457,9 @@ rw_check(const RwCall *c, Diag *d)
 		        ? (uint64_t)ref[i].addr +
 		              (uint64_t)(i ? panels_of(c) : dst_panels_of(c)) *
 		                  ref[i].panel +
-		              (i ? 0
-		                 : rw_panel_e_bytes(c->rows, c->cols, to_f8(c)))
+		              (i || c->unnorm ? 0
+		                              : rw_panel_e_bytes(
+		                                    c->rows, c->cols, to_f8(c)))
 		        : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
 		                   ref[i].bytes);
 		if (end[i] > UINT32_MAX)
@@ -549,16 +589,17 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		worker_rows(c->rows, v, &first, &rows);
 		uint64_t u = loop_units(k, (uint32_t)n1 + 1);
 		turns[v] =
-		    rows
-		        ? W_ENTRY + k->setup +
-		              rows *
-		                  (k->row + n1 * k->atom + u * k->pair +
-		                   pass2_units(k, (uint32_t)n1 + 1) +
-		                   pass3_pairs(k, (uint32_t)n1 + 1) -
-		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
-		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
-		              W_EXIT
-		        : W_IDLE;
+		    rows ? W_ENTRY + k->setup +
+		               rows * (k->row + n1 * k->atom + u * k->pair +
+		                       pass2_units(k, (uint32_t)n1 + 1) +
+		                       pass3_pairs(k, (uint32_t)n1 + 1) +
+		                       pass2u_pairs(k, (uint32_t)n1 + 1) -
+		                       (u ? 0 : k->one) - (n1 & 1) * k->odd +
+		                       trans_turns(
+		                           chip, row_trans_of(c),
+		                           exp_atoms(k, (uint32_t)n1 + 1))) +
+		               W_EXIT
+		         : W_IDLE;
 	}
 	SupClock s;
 	entry(&s, chip, c);
@@ -576,7 +617,8 @@ split_cycles(const Chip *chip, const RwCall *c)
 	entry(&s, chip, c);
 	sup_op(&s, SUP_M3, 0, SUP_TAKEN); /* brnz: split mode */
 	static const unsigned entry_reg[3] = {SUP_M4, SUP_M1, SUP_M4};
-	for (int j = 0; j < 3; j++) {
+	int passes = c->unnorm ? 2 : 3;
+	for (int j = 0; j < passes; j++) {
 		const Phase *ph = &kernel_of(c)->split[j];
 		uint64_t turns[6];
 		for (int v = 0; v < 6; v++) {
@@ -589,6 +631,7 @@ split_cycles(const Chip *chip, const RwCall *c)
 			                      : 0) +
 			              (j == 1 ? pass2_units(kn, n) : 0) +
 			              (j == 2 ? pass3_pairs(kn, n) : 0) +
+			              (j == 1 ? pass2u_pairs(kn, n) : 0) +
 			              (j ? W_COMBINE + 2 * (k - 1) : 0) -
 			              ((uint32_t)j == kn->one_pass &&
 			                       loop_units(kn, n) == 0
@@ -597,17 +640,34 @@ split_cycles(const Chip *chip, const RwCall *c)
 			              (j == 2
 			                   ? ((n - 1) & 1) * kernel_of(c)->odd
 			                   : 0) +
-			              trans_turns(chip, split_trans_of(c, j), n)
+			              trans_turns(chip, split_trans_of(c, j),
+			                          exp_atoms(kn, n))
 			        : W_IDLE;
 		}
 		run_workers(&s, entry_reg[j] | SUP_M2, turns);
 		if (j == 0) {
 			sup_op(&s, 0, SUP_M1, SUP_PLAIN); /* setzi s2 */
-			sup_op(&s, 0, SUP_M4, SUP_PLAIN); /* setzi s3 */
+			if (passes == 3)
+				sup_op(&s, 0, SUP_M4, SUP_PLAIN); /* s3 */
 		}
 		sup_sync(&s);
 	}
 	return sup_return(&s, 0);
+}
+
+/* rw_softmax_f16h8u's last pair of a row or segment of n atoms whose
+ * last atom takes the mask set at `set` (the tail set, or the full one
+ * in a segment before the row's last): its first atom's x offset and
+ * the two atoms' mask sets. n even: atoms n - 2 (full set) and n - 1;
+ * n odd: atom n - 1 (its set) and the same atom again, every lane -inf
+ * (the past set): nothing past the row is read. */
+static void
+unnorm_pair(const RwCall *c, uint32_t n, uint32_t set, uint32_t w[3])
+{
+	int odd = n % 2;
+	w[0] = atom_offset(odd ? n - 1 : n - 2, c->x_panel);
+	w[1] = odd ? set : ARG_FULLSET;
+	w[2] = odd ? ARG_PASTSET : set;
 }
 
 /* Split mode when it has more than one segment a row and is faster: a
@@ -659,10 +719,20 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			memcpy(tail + 8 + k * es, es == 4 ? ninf32 : ninf16,
 			       es);
 	}
-	for (uint32_t k = 0; c->type == DT_F16 && k < valid; k++)
+	for (uint32_t k = 0; c->type == DT_F16 && !c->unnorm && k < valid; k++)
 		put_le32(tail + 16 + 4 * k, UINT32_MAX);
 	memset(full, 0xff, 8);
 	memset(full + 16, 0xff, 16);
+	/* rw_softmax_f16h8u: the past set (every lane -inf) where the f32
+	 * mask was; its rows' last pair (unnorm_pair) */
+	for (uint32_t k = 0; c->unnorm && k < 4; k++)
+		memcpy(out + ARG_PASTSET + 8 + 2 * k, ninf16, 2);
+	if (c->unnorm && !use_split(c)) {
+		uint32_t w[3];
+		unnorm_pair(c, atoms, ARG_TAILSET, w);
+		for (int i = 0; i < 3; i++)
+			put_le32(out + ARG_UNNORM_PAIR + 4 * i, w[i]);
+	}
 	if (use_split(c)) {
 		uint32_t k = segments(c);
 		put_le32(out + ARG_SPLIT, 1);
@@ -684,6 +754,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
 			                             : ARG_FULLSET,
 			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8
+			    : c->unnorm           ? 0
 			    : c->dst_panel
 			        ? panel_e(c) + (row * atoms + a0) * 16
 			    : keeps_e(c->op, c->type)
@@ -693,6 +764,13 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
 			for (int i = 0; i < 10; i++)
 				put_le32(v + 4 * i, words[i]);
+			if (c->unnorm) {
+				uint32_t u[3];
+				unnorm_pair(c, n, words[7], u);
+				put_le32(v + 4 * S_UNNORM_A, u[0]);
+				put_le32(v + 4 * S_UNNORM_A + 4, u[1]);
+				put_le32(v + 4 * S_UNNORM_SB, u[2]);
+			}
 		}
 		return;
 	}
@@ -706,7 +784,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		/* the f16 softmax's e: after the worker's first dst row, or
 		 * its slot after a panel dst's panels (a row a worker) */
 		uint32_t slot = c->rows < 6 ? first : (uint32_t)w;
-		if (keeps_e(c->op, c->type))
+		if (keeps_e(c->op, c->type) && !c->unnorm)
 			put_le32(v + 12, c->dst_panel
 			                     ? panel_e(c) + slot * atoms * 16
 			                     : c->dst + first * c->dst_stride +
