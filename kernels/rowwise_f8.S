@@ -100,20 +100,16 @@
 	SM_WORKERS 16h8
 
 // rw_softmax_f16h8u: pass 1 is SM16_P1 (split mode: sm16h8_s1 itself);
-// pass 2 writes each pair of atoms' e = exp(-scale (max - x)) in f16
-// (as rw_softmax_f16h's) narrowed to f8, and sums nothing. Where the
-// row's (or segment's) last pair takes its two atoms and their masks
-// (mask, fill) from: the first atom's x offset and the block offsets of
-// the two masks at words U_A, U_SA, U_SB (rows mode: of the argument
-// block; split mode: of the vertex). Its second atom is the last one
-// (masked by the tail set, or by the full set in a segment before the
-// row's last), or, for an odd count, the last atom again masked to -inf
-// (e = 0), the first atom then being the last one with the tail set:
-// nothing past the row is read, and the padding lanes of the last panel
-// row are 0.
-	.equ U_A_ROWS, ARG_C1 / 4
-	.equ U_A_SPLIT, S_E
-	.equ U_SB_SPLIT, 13
+// pass 2 (sm16h8u_p2, one copy that both modes call) writes each pair
+// of atoms' e = exp(-scale (max - x)) in f16 (as rw_softmax_f16h's)
+// narrowed to f8, and sums nothing. The row's (or segment's) last pair
+// is masked: with an even count, the atom before the last (the full set)
+// and the last ($m11's set: the tail set, or the full one in a segment
+// before the row's last); with an odd count, the last atom (the tail
+// set) and the same atom again with every lane -inf (the past set,
+// ARG_PASTSET: e = 0). Nothing past the row is read, and the lanes of
+// the last panel row past the row are 0.
+	.equ ARG_PASTSET, 48
 
 // A pair: x loaded an atom ahead into $a12:13 (the cursor moving by \j1
 // after the pair's first load), t in $a0:3, e narrowed into $a10:11; the
@@ -137,16 +133,22 @@
 	{ nop ; f16v2exp $a3, $a3 }
 	{ nop ; f16v8tof8 $a10:11, $a0:3 }
 .endm
-// P = L + 1 pairs, L = (atoms - 1) / 2 rounded down. L > 0: pair 0
-// (no store), L - 1 = 4 F + r pairs storing the pair before: F bodies
-// of four (x's cursor jumping after atoms 4j + 3, the loads of the odd
-// pairs' first atoms: ARG_XJUMP in $m9; dst's after a panel row's
-// fourth pair: ARG_JUMP in $m10), r >> 1 bodies of two, r & 1 of one;
-// the last pair stores pair L - 1 (with the jump when r = 3: $m3 =
-// max([r = 3] jump, 1); L = 0: $m3 = 0, a store in place that the last
-// pair's own overwrites) and then its own. \b, \wa, \wsb: the last
-// pair's words (U_A .. U_SB; the first mask's at \wa + 1).
-.macro SM16h8u_P2 b, wa, wsb
+
+// Pass 2, called with its return address in $m4 (`call $m4`): P = L + 1
+// pairs, L = (atoms - 1) / 2 rounded down. L > 0: pair 0 (no store),
+// L - 1 = 4 F + r pairs storing the pair before: F bodies of four (x's
+// cursor jumping after atoms 4j + 3, the loads of the odd pairs' first
+// atoms: ARG_XJUMP in $m9; dst's after a panel row's fourth pair:
+// ARG_JUMP in $m10), r >> 1 bodies of two, r & 1 of one; the last pair
+// stores pair L - 1 (with the jump when r = 3: $m3 = max([r = 3] jump,
+// 1); L = 0: $m3 = 0, a store in place that the last pair's own
+// overwrites) and then its own. Its atoms by the count's parity e (1:
+// even): the first at the lead's offset less 8 e, with the set at
+// ARG_TAILSET + 32 e (the full set when even); the second the lead, with
+// $m11's set when even, else the past set: ARG_PASTSET + e ($m11 -
+// ARG_PASTSET).
+	.align 8
+sm16h8u_p2:
 	{ add $m6, $m1, 0 ; f32tof16 $a4, $a12 }
 	{ add $m7, $m2, 0 ; f32tof16 $a5, $a12 }
 	{ ld64step $a12:13, $mzero, $m6+=, 1 ; f32tof16 $a6, $a8 }
@@ -174,14 +176,19 @@
 	{ cmpeq $m3, $m3, 3 ; fnop }
 	{ mul $m3, $m3, $m10 ; fnop }
 	{ max $m3, $m3, 1 ; fnop }
-7:	{ ld32 $m10, \b, $mzero, \wa ; fnop }
-	{ ld32 $m14, \b, $mzero, \wa + 1 ; fnop }
+7:	{ and $m14, $m5, 1 ; fnop }
+	{ shl $m10, $m14, 3 ; fnop }
+	{ sub $m10, $m8, $m10 ; fnop }
 	{ ld64 $a12:13, $m1, $m10, 0 ; fnop }
-	{ ld64 $a0:1, $mworker_base, $m14, 0 ; fnop }
-	{ ld64 $a2:3, $mworker_base, $m14, 1 ; fnop }
+	{ shl $m10, $m14, 5 ; fnop }
+	{ add $m10, $m10, ARG_TAILSET ; fnop }
+	{ ld64 $a0:1, $mworker_base, $m10, 0 ; fnop }
+	{ ld64 $a2:3, $mworker_base, $m10, 1 ; fnop }
 	{ st64step $a10:11, $mzero, $m7+=, $m3 ; and64 $a12:13, $a12:13, $a0:1 }
-	{ ld32 $m3, \b, $mzero, \wsb ; or64 $a12:13, $a12:13, $a2:3 }
-	{ ld64 $a10:11, $m1, $m8, 0 ; f16v4sub $a12:13, $a4:5, $a12:13 }
+	{ add $m3, $m11, -ARG_PASTSET ; or64 $a12:13, $a12:13, $a2:3 }
+	{ mul $m3, $m3, $m14 ; f16v4sub $a12:13, $a4:5, $a12:13 }
+	{ add $m3, $m3, ARG_PASTSET ; fnop }
+	{ ld64 $a10:11, $m1, $m8, 0 ; fnop }
 	{ ld64 $a0:1, $mworker_base, $m3, 0 ; fnop }
 	{ ld64 $a2:3, $mworker_base, $m3, 1 ; and64 $a10:11, $a10:11, $a0:1 }
 	{ nop ; or64 $a10:11, $a10:11, $a2:3 }
@@ -190,15 +197,18 @@
 	{ nop ; f16v4mul $a2:3, $a6:7, $a2:3 }
 	SM16h8u_EXP8
 	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
-.endm
+	{ br $m4 ; fnop }
+	.size sm16h8u_p2, . - sm16h8u_p2
 
+// The rows: $m3 and $m4 (the row strides) loaded again after pass 2.
 	.align 8
 sm16h8u_rows:
 	RW_ROWS_ENTRY
 	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
 1:	SM16_P1
-	SM16h8u_P2 $mworker_base, U_A_ROWS, U_A_ROWS + 2
+	{ call $m4, sm16h8u_p2 ; fnop }
 	{ ld32 $m3, $mworker_base, $mzero, ARG_XSTRIDE / 4 ; fnop }
+	{ ld32 $m4, $mworker_base, $mzero, ARG_DSTRIDE / 4 ; fnop }
 	RW_NEXT_ROW
 	.size sm16h8u_rows, . - sm16h8u_rows
 
@@ -207,7 +217,7 @@ sm16h8u_s2:
 	RW_SPLIT_ENTRY
 	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
 	RW_COMBINE S_P1, f32max, $a12
-	SM16h8u_P2 $mvertex_base, U_A_SPLIT, U_SB_SPLIT
+	{ call $m4, sm16h8u_p2 ; fnop }
 9:	exitz $mzero
 	.size sm16h8u_s2, . - sm16h8u_s2
 

@@ -108,8 +108,8 @@ static const Kernel softmax_f16h8 = {
  * by pairs (pass2u_pairs() beyond `row` or the split pass 2's `fixed`,
  * `atom` counting pass 1 only). */
 static const Kernel softmax_f16h8u = {
-    "rw_softmax_f16h8u",       1, 17, 1, 0, 1,
-    {{22, 1}, {9, 0}, {0, 0}}, 0, 0,  0, 0, 0};
+    "rw_softmax_f16h8u",        1, 19, 1, 0, 1,
+    {{22, 1}, {10, 0}, {0, 0}}, 0, 0,  0, 0, 0};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {
     "rw_layernorm_f16h8",        0, 53, 6, 3, 2,
@@ -168,13 +168,14 @@ pass3_pairs(const Kernel *k, uint32_t n)
 	return !k->pipe3 ? 0 : l ? 17 + 3 * l : 11;
 }
 
-/* rw_softmax_f16h8u's pass 2 over n atoms, P = L + 1 pairs: the last
- * pair alone (L = 0, 26 issues), or 39 + 9 L (kernels/rowwise_f8.S). */
+/* rw_softmax_f16h8u's pass 2 over n atoms, P = L + 1 pairs, with its
+ * return: the last pair alone (L = 0, 32 issues), or 45 + 9 L
+ * (kernels/rowwise_f8.S). */
 static uint64_t
 pass2u_pairs(const Kernel *k, uint32_t n)
 {
 	uint64_t l = (n - 1) / 2;
-	return k != &softmax_f16h8u ? 0 : l ? 39 + 9 * l : 26;
+	return k != &softmax_f16h8u ? 0 : l ? 45 + 9 * l : 32;
 }
 
 /* The atoms whose exps a pass computes: rw_softmax_f16h8u takes whole
@@ -253,12 +254,8 @@ enum {
 	ARG_FP8SCL = 448,
 	SPLIT_VERTEX_BYTES = 56,
 	/* rw_softmax_f16h8u: every lane -inf (in the tail set's f32 mask,
-	 * which the softmax does not read); the words of a row's last pair
-	 * (rows mode; split mode: vertex words 8, 9 and 13) */
+	 * which the softmax does not read) */
 	ARG_PASTSET = 48,
-	ARG_UNNORM_PAIR = 20,
-	S_UNNORM_A = 8,
-	S_UNNORM_SB = 13,
 	PANEL_ATOMS = 4, /* a panel row of the GEMM C layout: 16 halves */
 	/* an f8 dst's panel row: 32 bytes, the f8 GEMM's A K-panel row */
 	PANEL_ATOMS_F8 = 8
@@ -655,21 +652,6 @@ split_cycles(const Chip *chip, const RwCall *c)
 	return sup_return(&s, 0);
 }
 
-/* rw_softmax_f16h8u's last pair of a row or segment of n atoms whose
- * last atom takes the mask set at `set` (the tail set, or the full one
- * in a segment before the row's last): its first atom's x offset and
- * the two atoms' mask sets. n even: atoms n - 2 (full set) and n - 1;
- * n odd: atom n - 1 (its set) and the same atom again, every lane -inf
- * (the past set): nothing past the row is read. */
-static void
-unnorm_pair(const RwCall *c, uint32_t n, uint32_t set, uint32_t w[3])
-{
-	int odd = n % 2;
-	w[0] = atom_offset(odd ? n - 1 : n - 2, c->x_panel);
-	w[1] = odd ? set : ARG_FULLSET;
-	w[2] = odd ? ARG_PASTSET : set;
-}
-
 /* Split mode when it has more than one segment a row and is faster: a
  * choice made at the nominal timing profile, so that the argument block
  * (and the code that writes it) is the same under every profile. */
@@ -723,16 +705,10 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		put_le32(tail + 16 + 4 * k, UINT32_MAX);
 	memset(full, 0xff, 8);
 	memset(full + 16, 0xff, 16);
-	/* rw_softmax_f16h8u: the past set (every lane -inf) where the f32
-	 * mask was; its rows' last pair (unnorm_pair) */
+	/* rw_softmax_f16h8u: the past set (every lane -inf, for an odd
+	 * row's last pair) where the tail set's f32 mask was */
 	for (uint32_t k = 0; c->unnorm && k < 4; k++)
 		memcpy(out + ARG_PASTSET + 8 + 2 * k, ninf16, 2);
-	if (c->unnorm && !use_split(c)) {
-		uint32_t w[3];
-		unnorm_pair(c, atoms, ARG_TAILSET, w);
-		for (int i = 0; i < 3; i++)
-			put_le32(out + ARG_UNNORM_PAIR + 4 * i, w[i]);
-	}
 	if (use_split(c)) {
 		uint32_t k = segments(c);
 		put_le32(out + ARG_SPLIT, 1);
@@ -764,13 +740,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
 			for (int i = 0; i < 10; i++)
 				put_le32(v + 4 * i, words[i]);
-			if (c->unnorm) {
-				uint32_t u[3];
-				unnorm_pair(c, n, words[7], u);
-				put_le32(v + 4 * S_UNNORM_A, u[0]);
-				put_le32(v + 4 * S_UNNORM_A + 4, u[1]);
-				put_le32(v + 4 * S_UNNORM_SB, u[2]);
-			}
+
 		}
 		return;
 	}
