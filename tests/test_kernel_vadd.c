@@ -436,7 +436,9 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 	uint32_t stride = nseg * src_seg + 64;
 	/* element e of a segment's rows: row e / 16, column 16 g + e % 16;
 	 * the ones column's terms positive */
-#define TERM(g, e, k)                                                          	((g) * 16 + (e) % 16 == ncols ? (uint16_t)(f16_of(e, k) & 0x7fff)      	                              : f16_of(e, k))
+#define TERM(g, e, k)                                                          \
+	((g)*16 + (e) % 16 == ncols ? (uint16_t)(f16_of(e, k) & 0x7fff)        \
+	                            : f16_of(e, k))
 	for (uint32_t g = 0; g < nseg; g++)
 		for (uint32_t e = 0; e < n; e++) {
 			uint16_t v = TERM(g, g * n + e, 99);
@@ -459,8 +461,8 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 	                           .src_seg = src_seg,
 	                           .norm_cols = ncols},
 	               args);
-	TileKernelCall k = {vadd_entry(0, VADD_NORM), "vadd", args,
-	                    sizeof args, ARGS};
+	TileKernelCall k = {vadd_entry(0, VADD_NORM), "vadd", args, sizeof args,
+	                    ARGS};
 	if (tile_kernel_call(t, &img, &k, NULL, &d))
 		fail_msg("%s", d.msg);
 	uint32_t pg = ncols / 16;
@@ -471,9 +473,9 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 		for (uint32_t k = 0; k < nsrc; k++)
 			sn = f16_add(sn, TERM(pg, en, k));
 		unsigned fl = 0;
-		uint16_t inv = fp_f64_to_f16(
-		    (double)(float)(1.0 / fp_f16_to_f64(sn)), FP_RNE, 0,
-		    FP_OV_IEEE, &fl);
+		uint16_t inv =
+		    fp_f64_to_f16((double)(float)(1.0 / fp_f16_to_f64(sn)),
+		                  FP_RNE, 0, FP_OV_IEEE, &fl);
 		for (uint32_t col = 0; col < nseg * 16; col++) {
 			uint32_t g = col / 16, e = g * n + r * 16 + col % 16;
 			uint16_t acc = TERM(g, e, 99), got;

@@ -740,7 +740,6 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    c->op == RW_LAYERNORM ? c->beta + a0 * 8 : 0};
 			for (int i = 0; i < 10; i++)
 				put_le32(v + 4 * i, words[i]);
-
 		}
 		return;
 	}

@@ -20,8 +20,8 @@ vadd_entry(int f32, int bias)
 	return bias  ? (f32                 ? NULL
 	                : bias == VADD_NORM ? "vadd_norm_f16"
 	                : bias == 3         ? "vadd_bias_gelu_f16_f8"
-	                : bias == 2 ? "vadd_bias_res_f16"
-	                            : "vadd_bias_f16")
+	                : bias == 2         ? "vadd_bias_res_f16"
+	                                    : "vadd_bias_f16")
 	       : f32 ? "vadd_f32"
 	             : "vadd_f16";
 }
@@ -112,9 +112,9 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	    (!c->has_bias || c->has_res || c->nsrc % 3 || c->dst_seg % 2))
 		die("vadd_args_fill: a GELU needs a bias, no residual, "
 		    "sources a multiple of 3 and an even dst_seg");
-	if (c->norm_cols && (c->has_bias || c->norm_cols % 4 ||
-	                     c->atoms % VADD_ROW_ATOMS ||
-	                     c->norm_cols >= c->nseg * 16 || c->dst_seg % 8))
+	if (c->norm_cols &&
+	    (c->has_bias || c->norm_cols % 4 || c->atoms % VADD_ROW_ATOMS ||
+	     c->norm_cols >= c->nseg * 16 || c->dst_seg % 8))
 		die("vadd_args_fill: a row normalisation needs no bias, whole "
 		    "rows, and its column, a multiple of 4, in the segments");
 	memset(out, 0,
@@ -262,10 +262,9 @@ vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	int aligned = aligned_of(atoms, nsrc, nseg, 0);
 	for (uint32_t w = 0; w < 6; w++)
-		exit[w] = first[w] +
-		          6 * (worker_issues(c, atoms, nsrc, nseg, 0, aligned,
-		                             w) -
-		               1);
+		exit[w] = first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg, 0,
+		                                        aligned, w) -
+		                          1);
 	sup_workers(&s, exit);
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
