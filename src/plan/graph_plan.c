@@ -1619,7 +1619,8 @@ plan_bias_in_reduction(const Plan *plan, const Op *op)
 	if (p < 0)
 		return 0;
 	const GemmPlan *gp = &plan->op[p].gemm;
-	return gp->pk > 1 && bias_pays(plan->chip, gp);
+	/* not with the row division (vadd_norm_f16 has no bias pass) */
+	return gp->pk > 1 && !gp->norm_cols && bias_pays(plan->chip, gp);
 }
 
 /* 1 if the reduction of plan p pays with the GELU and its cast to f8
