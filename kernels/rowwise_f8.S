@@ -5,6 +5,9 @@
 //
 //   entry               per row
 //   rw_softmax_f16h8    rw_softmax_f16h's y (f16), narrowed to f8
+//   rw_softmax_f16h8u   exp(scale (x - max)) in f16, narrowed to f8,
+//                       not divided by the sum (PV's multiply sums the
+//                       row in V's column of ones)
 //   rw_layernorm_f16h8  the mean in f32, the squares of the deviations
 //                       about it (rounded to f16) in f16, summed in f32;
 //                       z and y in f16, narrowed to f8
@@ -28,6 +31,7 @@
 	.include "rowwise.inc"
 
 	RW_ENTRY rw_softmax_f16h8, sm16h8_rows, sm16h8_s1, sm16h8_s2, sm16h8_s3, 1
+	RW_ENTRY rw_softmax_f16h8u, sm16h8u_rows, sm16h8_s1, sm16h8u_s2, sm16h8u_s2, 1, 2
 	RW_ENTRY rw_layernorm_f16h8, ln16h8_rows, ln16h8_s1, ln16h8_s2, ln16h8_s3, 1
 	RW_ENTRY rw_layernorm_f16h8n, ln16h8n_rows, ln16h8n_s1, ln16h8n_s2, ln16h8n_s3, 1
 
@@ -96,6 +100,128 @@
 .endm
 
 	SM_WORKERS 16h8
+
+// rw_softmax_f16h8u: pass 1 is SM16_P1 (split mode: sm16h8_s1 itself);
+// pass 2 (sm16h8u_p2, one copy that both modes call) writes each pair
+// of atoms' e = exp(-scale (max - x)) in f16 (as rw_softmax_f16h's)
+// narrowed to f8, and sums nothing. The row's (or segment's) last pair
+// is masked: with an even count, the atom before the last (the full set)
+// and the last ($m11's set: the tail set, or the full one in a segment
+// before the row's last); with an odd count, the last atom (the tail
+// set) and the same atom again with every lane -inf (the past set,
+// ARG_PASTSET: e = 0). Nothing past the row is read, and the lanes of
+// the last panel row past the row are 0.
+	.equ ARG_PASTSET, 48
+
+// A pair: x loaded an atom ahead into $a12:13 (the cursor moving by \j1
+// after the pair's first load), t in $a0:3, e narrowed into $a10:11; the
+// pair before's f8 stored in the second bundle (\st; the cursor then
+// moving by \jd atoms): 9 bundles, one aux instruction each.
+.macro SM16h8u_PAIR j1, jd, st=1
+	{ ld64step $a12:13, $mzero, $m6+=, \j1 ; f16v4sub $a0:1, $a4:5, $a12:13 }
+	.if \st
+	{ st64step $a10:11, $mzero, $m7+=, \jd ; f16v4mul $a0:1, $a6:7, $a0:1 }
+	.else
+	{ nop ; f16v4mul $a0:1, $a6:7, $a0:1 }
+	.endif
+	{ ld64step $a12:13, $mzero, $m6+=, 1 ; f16v4sub $a2:3, $a4:5, $a12:13 }
+	{ nop ; f16v4mul $a2:3, $a6:7, $a2:3 }
+	SM16h8u_EXP8
+.endm
+.macro SM16h8u_EXP8
+	{ nop ; f16v2exp $a0, $a0 }
+	{ nop ; f16v2exp $a1, $a1 }
+	{ nop ; f16v2exp $a2, $a2 }
+	{ nop ; f16v2exp $a3, $a3 }
+	{ nop ; f16v8tof8 $a10:11, $a0:3 }
+.endm
+
+// Pass 2, called with its return address in $m4 (`call $m4`): P = L + 1
+// pairs, L = (atoms - 1) / 2 rounded down. L > 0: pair 0 (no store),
+// L - 1 = 4 F + r pairs storing the pair before: F bodies of four (x's
+// cursor jumping after atoms 4j + 3, the loads of the odd pairs' first
+// atoms: ARG_XJUMP in $m9; dst's after a panel row's fourth pair:
+// ARG_JUMP in $m10), r >> 1 bodies of two, r & 1 of one; the last pair
+// stores pair L - 1 (with the jump when r = 3: $m3 = max([r = 3] jump,
+// 1); L = 0: $m3 = 0, a store in place that the last pair's own
+// overwrites) and then its own. Its atoms by the count's parity e (1:
+// even): the first at the lead's offset less 8 e, with the set at
+// ARG_TAILSET + 32 e (the full set when even); the second the lead, with
+// $m11's set when even, else the past set: ARG_PASTSET + e ($m11 -
+// ARG_PASTSET).
+	.align 8
+sm16h8u_p2:
+	{ add $m6, $m1, 0 ; f32tof16 $a4, $a12 }
+	{ add $m7, $m2, 0 ; f32tof16 $a5, $a12 }
+	{ ld64step $a12:13, $mzero, $m6+=, 1 ; f32tof16 $a6, $a8 }
+	{ shr $m14, $m5, 1 ; f32tof16 $a7, $a8 }
+	{ setzi $m3, 0 ; fnop }
+	{ brz $m14, 7f ; fnop }
+	{ ld32 $m9, $mworker_base, $mzero, ARG_XJUMP / 4 ; fnop }
+	{ ld32 $m10, $mworker_base, $mzero, ARG_JUMP / 4 ; fnop }
+	{ add $m14, $m14, -1 ; fnop }
+	{ and $m3, $m14, 3 ; fnop }
+	{ shr $m14, $m14, 2 ; fnop }
+	SM16h8u_PAIR 1, 1, 0
+	{ rpt $m14, 35 ; fnop }
+	SM16h8u_PAIR $m9, 1
+	SM16h8u_PAIR 1, 1
+	SM16h8u_PAIR $m9, 1
+	SM16h8u_PAIR 1, $m10
+	{ shr $m14, $m3, 1 ; fnop }
+	{ rpt $m14, 17 ; fnop }
+	SM16h8u_PAIR $m9, 1
+	SM16h8u_PAIR 1, 1
+	{ and $m14, $m3, 1 ; fnop }
+	{ rpt $m14, 8 ; fnop }
+	SM16h8u_PAIR $m9, 1
+	{ cmpeq $m3, $m3, 3 ; fnop }
+	{ mul $m3, $m3, $m10 ; fnop }
+	{ max $m3, $m3, 1 ; fnop }
+7:	{ and $m14, $m5, 1 ; fnop }
+	{ shl $m10, $m14, 3 ; fnop }
+	{ sub $m10, $m8, $m10 ; fnop }
+	{ ld64 $a12:13, $m1, $m10, 0 ; fnop }
+	{ shl $m10, $m14, 5 ; fnop }
+	{ add $m10, $m10, ARG_TAILSET ; fnop }
+	{ ld64 $a0:1, $mworker_base, $m10, 0 ; fnop }
+	{ ld64 $a2:3, $mworker_base, $m10, 1 ; fnop }
+	{ st64step $a10:11, $mzero, $m7+=, $m3 ; and64 $a12:13, $a12:13, $a0:1 }
+	{ add $m3, $m11, -ARG_PASTSET ; or64 $a12:13, $a12:13, $a2:3 }
+	{ mul $m3, $m3, $m14 ; f16v4sub $a12:13, $a4:5, $a12:13 }
+	{ add $m3, $m3, ARG_PASTSET ; fnop }
+	{ ld64 $a10:11, $m1, $m8, 0 ; fnop }
+	{ ld64 $a0:1, $mworker_base, $m3, 0 ; fnop }
+	{ ld64 $a2:3, $mworker_base, $m3, 1 ; and64 $a10:11, $a10:11, $a0:1 }
+	{ nop ; or64 $a10:11, $a10:11, $a2:3 }
+	{ nop ; f16v4mul $a0:1, $a6:7, $a12:13 }
+	{ nop ; f16v4sub $a2:3, $a4:5, $a10:11 }
+	{ nop ; f16v4mul $a2:3, $a6:7, $a2:3 }
+	SM16h8u_EXP8
+	{ st64step $a10:11, $mzero, $m7+=, 1 ; fnop }
+	{ br $m4 ; fnop }
+	.size sm16h8u_p2, . - sm16h8u_p2
+
+// The rows: $m3 and $m4 (the row strides) loaded again after pass 2.
+	.align 8
+sm16h8u_rows:
+	RW_ROWS_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+1:	SM16_P1
+	{ call $m4, sm16h8u_p2 ; fnop }
+	{ ld32 $m3, $mworker_base, $mzero, ARG_XSTRIDE / 4 ; fnop }
+	{ ld32 $m4, $mworker_base, $mzero, ARG_DSTRIDE / 4 ; fnop }
+	RW_NEXT_ROW
+	.size sm16h8u_rows, . - sm16h8u_rows
+
+	.align 8
+sm16h8u_s2:
+	RW_SPLIT_ENTRY
+	{ ld32 $a8, $mworker_base, $mzero, ARG_C0 / 4 ; fnop }
+	RW_COMBINE S_P1, f32max, $a12
+	{ call $m4, sm16h8u_p2 ; fnop }
+9:	exitz $mzero
+	.size sm16h8u_s2, . - sm16h8u_s2
 
 // The layernorm's pass 3 in f16 (a row or segment of an even number of
 // atoms: the host's rule), the statistics from rw_layernorm_f16's passes:

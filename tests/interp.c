@@ -288,7 +288,7 @@ matmul_element(const Graph *g, const Op *op, Interp *in, size_t e,
 	       N = (size_t)b->shape.dim[rb - (tb ? 2 : 1)];
 	size_t row = (size_t)coord[r - 2], col = (size_t)coord[r - 1];
 	long double v = 0;
-	double p = 0, sum = 0;
+	double p = 0, sum = 0, pa = 0, row_err = 0;
 	for (size_t q = 0; q < K; q++) {
 		size_t ia = batch * am + (ta ? q * M + row : row * K + q),
 		       ib = batch * bm + (tb ? col * K + q : q * N + col);
@@ -297,6 +297,8 @@ matmul_element(const Graph *g, const Op *op, Interp *in, size_t e,
 		v += x * y;
 		sum += (double)fabsl(x * y);
 		p += (double)fabsl(x) * ey + (double)fabsl(y) * ex + ex * ey;
+		pa += (double)fabsl(y) * ex;
+		row_err += ex;
 	}
 	double panel = a->elem.dtype == DT_F32   ? 8
 	               : a->elem.dtype == DT_F16 ? 16
@@ -307,6 +309,21 @@ matmul_element(const Graph *g, const Op *op, Interp *in, size_t e,
 	    (nk * (steps * 0x1p-24 + unit(o->elem)) + groups * unit(o->elem)) *
 	        (sum + p) +
 	    (nk + groups) * tiny(o->elem);
+	if (plan_matmul_norm_cols(g, op)) {
+		/* P V of an unnormalised softmax (rw_softmax_f16h8u,
+		 * vadd_norm_f16): a_q = f8(p_q) / S, S the sum of the row's
+		 * f8(p) (a column of the product). f8(p_q)'s relative error is
+		 * at most twice its bound here, half an f8 step of a_q (the
+		 * step's ratio to a value spans a factor 2), and dividing by S
+		 * moves a_q by a_q times the row's mean relative error, at most
+		 * twice the sum of the row's bounds (the a sum to 1); S's own
+		 * roundings are an element's, then its reciprocal's (f32, f16)
+		 * and the product's */
+		p += pa + 2 * row_err * sum;
+		kern += (nk * (steps * 0x1p-24 + unit(o->elem)) +
+		         groups * unit(o->elem) + 0x1p-24 + 2 * 0x1p-11) *
+		        (sum + p);
+	}
 	in->val[o->id][e] = interp_round(o->elem, v);
 	in->err[o->id][e] = settle(o->elem, in->val[o->id][e], p, kern);
 }

@@ -242,7 +242,7 @@ test_slices(void **state)
 				uint32_t largest = 0;
 				for (uint32_t q = 0; q < pk; q++) {
 					GemmSlice s =
-					    plan_gemm_slice(np, rows, pk, q);
+					    plan_gemm_slice(np, rows, pk, q, 0);
 					assert_true(s.panel + s.panels <= np);
 					assert_true(s.row + s.rows <= rows);
 					for (uint32_t p = s.panel;

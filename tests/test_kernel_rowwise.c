@@ -173,7 +173,7 @@ typedef struct {
  * to_f8 1 too: they write F143 at 2^F8_SCALE (RwCall.dst_f8), dst in
  * panels. ln8: the f16 layernorm writes F143 at 2^LN8_SCALE, dst in
  * rows of cols bytes. */
-static int exp16, to_f8, ln8, plain;
+static int exp16, to_f8, ln8, plain, unnorm;
 enum { F8_SCALE = -7, LN8_SCALE = -2 };
 
 /* The value of an F143 code at 2^F8_SCALE, from the format's definition
@@ -287,6 +287,16 @@ reference(const RwCall *c, const double *x, const double *g, const double *b,
 			ref[k] = exp(c->scale * (x[k] - m)) / sum;
 			tol[k] = 4 * (n + 8 + tmax) * U32 * ref[k];
 		}
+		/* unnormalised (rw_softmax_f16h8u): e within eps_k */
+		for (uint32_t k = 0; c->unnorm && k < n; k++) {
+			ref[k] = exp(c->scale * (x[k] - m));
+			tol[k] = (1 + 0x1p-8) *
+			         (ref[k] * (0x1p-10 * c->scale * (m - x[k]) +
+			                    0x1p-11) +
+			          0x1p-25);
+		}
+		if (c->unnorm)
+			return;
 		if (c->exp_f16) {
 			double ds = (n * 0x1p-25 + 4 * (n + 8) * U32 * sum);
 			for (uint32_t k = 0; k < n; k++)
@@ -377,6 +387,33 @@ ln8_check(const RwCall *c, const uint8_t *args, uint32_t r, const double *x,
 	}
 }
 
+/* rw_softmax_f16h8u's row, byte for byte: the max (exact), t =
+ * f16(f16(max - x) f16(-scale)), e = f16(exp t), F143 of e at
+ * 2^F8_SCALE on its grid; the lanes of the last pair past cols 0. */
+static void
+unnorm_check(const RwCall *c, uint32_t r, const double *x, const uint8_t *row,
+             uint32_t dpanel)
+{
+	double m = -INFINITY, ns = round_f16(-c->scale);
+	uint32_t pairs_end = ((c->cols + 3) / 4 + 1) / 2 * 8;
+	for (uint32_t k = 0; k < c->cols; k++)
+		m = fmax(m, x[k]);
+	for (uint32_t k = 0; k < pairs_end; k++) {
+		uint8_t got = row[k / 32 * dpanel + k % 32];
+		double want =
+		    k < c->cols
+		        ? round_grid(ldexp(round_f16(exp(round_f16(
+		                               round_f16(m - x[k]) * ns))),
+		                           -F8_SCALE),
+		                     3, -7)
+		        : 0;
+		if (ldexp(f143_value(got), -F8_SCALE) != want)
+			fail_msg("unnormalised softmax %ux%u: row %u col %u: "
+			         "code 0x%02x, the model's %g",
+			         c->rows, c->cols, r, k, got, want);
+	}
+}
+
 /* Runs one call and checks it; returns its cycles. */
 static uint64_t
 run_case(RwOp op, DType type, const Block *bl)
@@ -411,7 +448,8 @@ run_case(RwOp op, DType type, const Block *bl)
 	            .exp_f16 = exp16 && op == RW_SOFTMAX && type == DT_F16,
 	            .dst_f8 = to_f8 || ln8 ? DT_F8_F143 : DT_F32,
 	            .f8_scale = ln8 ? LN8_SCALE : F8_SCALE,
-	            .plain = plain};
+	            .plain = plain,
+	            .unnorm = unnorm};
 	Diag d;
 	if (rw_check(&c, &d))
 		fail_msg("rw_check: %s", d.msg);
@@ -475,6 +513,9 @@ run_case(RwOp op, DType type, const Block *bl)
 		if (ln8)
 			ln8_check(&c, after + ARGS - G_AT, r, x + r * bl->cols,
 			          gv, bv, after + DST_AT(r, 0), ref, tol);
+		if (unnorm)
+			unnorm_check(&c, r, x + r * bl->cols,
+			             after + DST_AT(r, 0), dpanel);
 		for (uint32_t k = 0; k < bl->cols; k++) {
 			double got = to_f8 ? f143_value(after[DST_AT(r, k)])
 			             : ln8
@@ -497,7 +538,7 @@ run_case(RwOp op, DType type, const Block *bl)
 	}
 #undef DST_AT
 #undef AT
-	if (panel) /* the e after the panels (f8: of 8 atoms) */
+	if (panel && !unnorm) /* the e after the panels (f8: of 8 atoms) */
 		memset(written + c.dst - G_AT +
 		           (to_f8 ? (atoms + 7) / 8 : (atoms + 3) / 4) * dpanel,
 		       1, rw_panel_e_bytes(bl->rows, bl->cols, to_f8));
@@ -694,6 +735,34 @@ test_softmax_f16h8(void **state)
 	if (!(c8 + 504 >= c16 && c8 + 504 <= c16 + 48))
 		fail_msg("6 x 729: %llu cycles into f8, %llu in f16",
 		         (unsigned long long)c8, (unsigned long long)c16);
+}
+
+/* The same not divided by the sum (RwCall.unnorm): every byte the
+ * model's (unnorm_check), each e within its bound and half an F143
+ * step, the cycles exact. On the So400m tower's 6 rows of 729 (183
+ * atoms, a row a worker, rows mode), by hand from the kernels' code: a
+ * row of rw_softmax_f16h8 issues 43 + 182 (pass 1's loop) + 18 x 45 +
+ * 5 x 2 (pass 2's) + 17 + 3 x 91 (pass 3's) and takes 2 turns more for
+ * f32oox and 366 for its 366 f16v2exp: 1,703; unnormalised, 19 + 182 +
+ * 45 + 9 x 91 (pass 2 by 92 pairs, the last one alone, called and
+ * returning) and 368 f16v2exp (an odd row's last pair has an atom of
+ * -inf): 1,433. Every worker 270 turns, 1,620 cycles, sooner. */
+static void
+test_softmax_f16h8u(void **state)
+{
+	exp16 = to_f8 = unnorm = 1;
+	test_softmax_panels(state);
+	exp16 = to_f8 = unnorm = 0;
+	RwCall h8 = panel_call(6);
+	h8.exp_f16 = 1;
+	h8.dst_f8 = DT_F8_F143;
+	RwCall u = h8;
+	u.unnorm = 1;
+	uint64_t c8 = rw_cycles(chip_default(), &h8),
+	         cu = rw_cycles(chip_default(), &u);
+	if (cu + 1620 != c8)
+		fail_msg("6 x 729: %llu cycles unnormalised, %llu normalised",
+		         (unsigned long long)cu, (unsigned long long)c8);
 }
 
 /* The blocks both f16h8 layernorms run: unit and split mode, padded
@@ -922,6 +991,10 @@ test_bad_calls(void **state)
 	c.dst_panel = 0;
 	c.type = DT_F32;
 	check_bad(c, "0 to f8 is not supported");
+	/* unnormalised: the softmax into f8 only */
+	c.type = DT_F16;
+	c.unnorm = 1;
+	check_bad(c, "op 0 on type 1 to f8 unnormalised is not supported");
 }
 
 int
@@ -936,6 +1009,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_panels),
 	    cmocka_unit_test(test_softmax_f16h),
 	    cmocka_unit_test(test_softmax_f16h8),
+	    cmocka_unit_test(test_softmax_f16h8u),
 	    cmocka_unit_test(test_layernorm_f16h8),
 	    cmocka_unit_test(test_layernorm_f16h8n),
 	    cmocka_unit_test(test_bad_calls),

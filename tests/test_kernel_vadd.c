@@ -415,6 +415,92 @@ test_vadd(void **state)
 		check(0, 40, 3, nseg);
 }
 
+/* vadd_norm_f16: nseg segments of `rows` rows of a 16-column panel;
+ * each row's column ncols (a sum of positive values, as PV's column of
+ * ones gives) divides its first ncols columns: the sum rounded source by
+ * source (vadd_f16's), then times f16(f32(1 / s)) rounded to f16 (an
+ * exact product in f64, rounded once); the other columns the sum; the
+ * cycles vadd_norm_cycles'. */
+static void
+check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
+{
+	const Chip *c = profile_chip((TimingBound)((rows + nsrc + nseg) % 3));
+	static const char *const names[] = {"vadd"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
+	Tile *t = tile_new(c, 0);
+	tile_load_image(t, &img);
+	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64;
+	/* element e of a segment's rows: row e / 16, column 16 g + e % 16;
+	 * the ones column's terms positive */
+#define TERM(g, e, k)                                                          \
+	((g)*16 + (e) % 16 == ncols ? (uint16_t)(f16_of(e, k) & 0x7fff)        \
+	                            : f16_of(e, k))
+	for (uint32_t g = 0; g < nseg; g++)
+		for (uint32_t e = 0; e < n; e++) {
+			uint16_t v = TERM(g, g * n + e, 99);
+			tile_write(t, DST + g * dst_seg + e * 2, &v, 2);
+			for (uint32_t k = 0; k < nsrc; k++) {
+				v = TERM(g, g * n + e, k);
+				tile_write(
+				    t, SRC + k * stride + g * src_seg + e * 2,
+				    &v, 2);
+			}
+		}
+	uint8_t args[VADD_NORM_ARGS_BYTES];
+	vadd_args_fill(&(VaddCall){.dst = DST,
+	                           .src = SRC,
+	                           .stride = stride,
+	                           .nsrc = nsrc,
+	                           .atoms = atoms,
+	                           .nseg = nseg,
+	                           .dst_seg = dst_seg,
+	                           .src_seg = src_seg,
+	                           .norm_cols = ncols},
+	               args);
+	TileKernelCall k = {vadd_entry(0, VADD_NORM), "vadd", args, sizeof args,
+	                    ARGS};
+	if (tile_kernel_call(t, &img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
+	uint32_t pg = ncols / 16;
+	for (uint32_t r = 0; r < rows; r++) {
+		/* the row's sum at column ncols */
+		uint32_t en = pg * n + r * 16 + ncols % 16;
+		uint16_t sn = TERM(pg, en, 99);
+		for (uint32_t k = 0; k < nsrc; k++)
+			sn = f16_add(sn, TERM(pg, en, k));
+		unsigned fl = 0;
+		uint16_t inv =
+		    fp_f64_to_f16((double)(float)(1.0 / fp_f16_to_f64(sn)),
+		                  FP_RNE, 0, FP_OV_IEEE, &fl);
+		for (uint32_t col = 0; col < nseg * 16; col++) {
+			uint32_t g = col / 16, e = g * n + r * 16 + col % 16;
+			uint16_t acc = TERM(g, e, 99), got;
+			for (uint32_t k = 0; k < nsrc; k++)
+				acc = f16_add(acc, TERM(g, e, k));
+			if (col < ncols)
+				acc = fp_f64_to_f16(fp_f16_to_f64(acc) *
+				                        fp_f16_to_f64(inv),
+				                    FP_RNE, 0, FP_OV_IEEE, &fl);
+			tile_read(t, DST + g * dst_seg + (e - g * n) * 2, &got,
+			          2);
+			if (got != acc)
+				fail_msg("norm rows %u nsrc %u nseg %u ncols "
+				         "%u: [%u][%u] = 0x%04x, want 0x%04x",
+				         rows, nsrc, nseg, ncols, r, col, got,
+				         acc);
+		}
+	}
+#undef TERM
+	assert_int_equal(t->cycle,
+	                 vadd_norm_cycles(c, atoms, nsrc, nseg, ncols));
+	tile_free(t);
+	img_free(&img);
+}
+
 /* Every pass the bias can end: the last three sources (3, 6), the last
  * four (4, 7) or the last one (1, 2, 5); fewer rows than workers, a worker over
  * several segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
@@ -453,6 +539,26 @@ test_vadd_gelu(void **state)
 				           (int)(rows[i] + nseg) % 3 - 1);
 }
 
+/* The row normalisation: fewer rows than workers (1, 5), a worker two
+ * rows (7), the So400m PV's slices (9 and 8 rows of 5 panels, 4
+ * sources: its 5 K groups; 72 columns, the ones at 72), the column in a
+ * panel's first atom (64) or at a panel's start (16, two segments), one
+ * to five sources. */
+static void
+test_vadd_norm(void **state)
+{
+	(void)state;
+	static const uint32_t rows[] = {1, 5, 7, 8, 9};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		for (uint32_t nsrc = 1; nsrc <= 5; nsrc += 2) {
+			check_norm(rows[i], nsrc, 5, 72);
+			check_norm(rows[i], nsrc + 1, 5, 64);
+			check_norm(rows[i], nsrc, 2, 16);
+		}
+	check_norm(9, 4, 5, 72);
+	check_norm(8, 4, 5, 72);
+}
+
 int
 main(void)
 {
@@ -460,6 +566,7 @@ main(void)
 	    cmocka_unit_test(test_vadd),
 	    cmocka_unit_test(test_vadd_bias),
 	    cmocka_unit_test(test_vadd_gelu),
+	    cmocka_unit_test(test_vadd_norm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -679,6 +679,32 @@ codegen_print(const Lowered *l, FILE *f)
 	free(at);
 }
 
+/* The buffers of tile's Lowered.init halves, each a data segment of the
+ * whole buffer (zero elsewhere). */
+static void
+init_data(const Lowered *l, uint32_t tile, TileCode *tc)
+{
+	for (int i = 0; i < l->ninit; i++) {
+		const LowerHalf *h = &l->init[i];
+		const Buffer *bf = &l->buf[h->buf];
+		if (bf->tile != tile)
+			continue;
+		int k = 0;
+		while (k < tc->ndata && tc->data[k].buf != h->buf)
+			k++;
+		if (k == tc->ndata) {
+			DataSeg seg = {.addr = bf->addr,
+			               .len = bf->bytes,
+			               .buf = h->buf,
+			               .bytes = xcalloc(1, bf->bytes)};
+			GROW(tc->data, tc->ndata, tc->capdata);
+			tc->data[tc->ndata++] = seg;
+		}
+		tc->data[k].bytes[h->offset] = (uint8_t)h->bits;
+		tc->data[k].bytes[h->offset + 1] = (uint8_t)(h->bits >> 8);
+	}
+}
+
 int
 codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
              uint32_t code_addr, int32_t save_buf, TileCode *out, Diag *d)
@@ -695,6 +721,7 @@ codegen_tile(const Lowered *l, const KernelSyms *ks, uint32_t tile,
 	          .step_at = out->step_at,
 	          .d = d};
 	emit_program(&e, l, ks, tile, out->save_addr, out);
+	init_data(l, tile, out);
 	out->code = e.buf;
 	out->code_len = e.len;
 	if (e.err) {

@@ -130,6 +130,12 @@ static const Kernel softmax_f16h8 = {"rw_softmax_f16h8",
                                      5,
                                      1,
                                      0};
+/* The same not divided by the sum (RwCall.unnorm): two passes, pass 2
+ * by pairs (pass2u_pairs() beyond `row` or the split pass 2's `fixed`,
+ * `atom` counting pass 1 only). */
+static const Kernel softmax_f16h8u = {
+    "rw_softmax_f16h8u",        1, 19, 1, 0, 1,
+    {{22, 1}, {10, 0}, {0, 0}}, 0, 0,  0, 0, 0};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {"rw_layernorm_f16h8",
                                        0,
@@ -170,7 +176,8 @@ kernel_of(const RwCall *c)
 {
 	return to_f8(c)     ? c->op == RW_LAYERNORM
 	                          ? c->plain ? &layernorm_f16h8n : &layernorm_f16h8
-	                          : &softmax_f16h8
+	                      : c->unnorm ? &softmax_f16h8u
+	                                  : &softmax_f16h8
 	       : c->exp_f16 ? &softmax_f16h
 	                    : &kernels[c->op][c->type];
 }
@@ -207,6 +214,24 @@ pass3_pairs(const Kernel *k, uint32_t n)
 	return !k->pipe3 ? 0 : l ? 17 + 3 * l : 11;
 }
 
+/* rw_softmax_f16h8u's pass 2 over n atoms, P = L + 1 pairs, with its
+ * return: the last pair alone (L = 0, 32 issues), or 45 + 9 L
+ * (kernels/rowwise_f8.S). */
+static uint64_t
+pass2u_pairs(const Kernel *k, uint32_t n)
+{
+	uint64_t l = (n - 1) / 2;
+	return k != &softmax_f16h8u ? 0 : l ? 45 + 9 * l : 32;
+}
+
+/* The atoms whose exps a pass computes: rw_softmax_f16h8u takes whole
+ * pairs (an odd count's last pair has an atom of -inf). */
+static uint32_t
+exp_atoms(const Kernel *k, uint32_t n)
+{
+	return k == &softmax_f16h8u ? n + n % 2 : n;
+}
+
 /* RW_ROWS_ENTRY, an idle worker's run (ld, brz, exitz), the exit,
  * RW_COMBINE's fixed issues. */
 enum { W_ENTRY = 10, W_IDLE = 3, W_EXIT = 1, W_COMBINE = 6 };
@@ -232,18 +257,24 @@ static const Trans split_trans[2][2][3] = {
 static const Trans row_trans_f16h = {0, 0, 1, 0, 2};
 static const Trans split_trans_f16h[3] = {
     {0}, {0, 0, 0, 0, 2}, {0, 0, 1, 0, 0}};
+/* rw_softmax_f16h8u: no reciprocal */
+static const Trans row_trans_f16h8u = {0, 0, 0, 0, 2};
+static const Trans split_trans_f16h8u[2] = {{0}, {0, 0, 0, 0, 2}};
 
 static const Trans *
 row_trans_of(const RwCall *c)
 {
-	return c->exp_f16 ? &row_trans_f16h : &row_trans[c->op][c->type];
+	return c->unnorm    ? &row_trans_f16h8u
+	       : c->exp_f16 ? &row_trans_f16h
+	                    : &row_trans[c->op][c->type];
 }
 
 static const Trans *
 split_trans_of(const RwCall *c, int j)
 {
-	return c->exp_f16 ? &split_trans_f16h[j]
-	                  : &split_trans[c->op][c->type][j];
+	return c->unnorm    ? &split_trans_f16h8u[j]
+	       : c->exp_f16 ? &split_trans_f16h[j]
+	                    : &split_trans[c->op][c->type][j];
 }
 
 /* The turns beyond one issue each that the transcendentals take. */
@@ -268,6 +299,9 @@ enum {
 	ARG_FP8FMT = 444,
 	ARG_FP8SCL = 448,
 	SPLIT_VERTEX_BYTES = 56,
+	/* rw_softmax_f16h8u: every lane -inf (in the tail set's f32 mask,
+	 * which the softmax does not read) */
+	ARG_PASTSET = 48,
 	PANEL_ATOMS = 4, /* a panel row of the GEMM C layout: 16 halves */
 	/* an f8 dst's panel row: 32 bytes, the f8 GEMM's A K-panel row */
 	PANEL_ATOMS_F8 = 8
@@ -282,7 +316,8 @@ rw_entry(const RwCall *c)
 	    (c->exp_f16 && (c->op != RW_SOFTMAX || c->type != DT_F16)) ||
 	    (to_f8(c) && c->type != DT_F16) ||
 	    (to_f8(c) && c->op == RW_SOFTMAX && !c->exp_f16) ||
-	    (c->plain && (c->op != RW_LAYERNORM || !to_f8(c))))
+	    (c->plain && (c->op != RW_LAYERNORM || !to_f8(c))) ||
+	    (c->unnorm && (c->op != RW_SOFTMAX || !to_f8(c))))
 		return NULL;
 	return kernel_of(c)->entry;
 }
@@ -398,11 +433,12 @@ rw_check(const RwCall *c, Diag *d)
 	if (!entry)
 		return diag_set(
 		    d, IPU_EINVAL, NULL, 0, 0,
-		    "rowwise: op %d on type %d%s%s%s is not supported",
+		    "rowwise: op %d on type %d%s%s%s%s is not supported",
 		    (int)c->op, (int)c->type,
 		    c->exp_f16 ? " with exps in f16" : "",
 		    to_f8(c) ? " to f8" : "",
-		    c->plain ? " without gamma and beta" : "");
+		    c->plain ? " without gamma and beta" : "",
+		    c->unnorm ? " unnormalised" : "");
 	const char *op = op_names[c->op];
 	if (!c->rows || !c->cols)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -464,8 +500,9 @@ rw_check(const RwCall *c, Diag *d)
 		        ? (uint64_t)ref[i].addr +
 		              (uint64_t)(i ? panels_of(c) : dst_panels_of(c)) *
 		                  ref[i].panel +
-		              (i ? 0
-		                 : rw_panel_e_bytes(c->rows, c->cols, to_f8(c)))
+		              (i || c->unnorm ? 0
+		                              : rw_panel_e_bytes(
+		                                    c->rows, c->cols, to_f8(c)))
 		        : rows_end(ref[i].addr, ref[i].rows, ref[i].stride,
 		                   ref[i].bytes);
 		if (end[i] > UINT32_MAX)
@@ -601,9 +638,11 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		                  (k->row + n1 * k->atom +
 		                   u * (k->pair + k->pair2) +
 		                   pass2_units(k, (uint32_t)n1 + 1) +
-		                   pass3_pairs(k, (uint32_t)n1 + 1) -
+		                   pass3_pairs(k, (uint32_t)n1 + 1) +
+		                   pass2u_pairs(k, (uint32_t)n1 + 1) -
 		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
-		                   trans_turns(chip, row_trans_of(c), n1 + 1)) +
+		                   trans_turns(chip, row_trans_of(c),
+		                               exp_atoms(k, (uint32_t)n1 + 1))) +
 		              W_EXIT
 		        : W_IDLE;
 	}
@@ -623,7 +662,8 @@ split_cycles(const Chip *chip, const RwCall *c)
 	entry(&s, chip, c);
 	sup_op(&s, SUP_M3, 0, SUP_TAKEN); /* brnz: split mode */
 	static const unsigned entry_reg[3] = {SUP_M4, SUP_M1, SUP_M4};
-	for (int j = 0; j < 3; j++) {
+	int passes = c->unnorm ? 2 : 3;
+	for (int j = 0; j < passes; j++) {
 		const Phase *ph = &kernel_of(c)->split[j];
 		uint64_t turns[6];
 		for (int v = 0; v < 6; v++) {
@@ -637,6 +677,7 @@ split_cycles(const Chip *chip, const RwCall *c)
 			                                            : 0) +
 			              (j == 1 ? pass2_units(kn, n) : 0) +
 			              (j == 2 ? pass3_pairs(kn, n) : 0) +
+			              (j == 1 ? pass2u_pairs(kn, n) : 0) +
 			              (j ? W_COMBINE + (k - 1) : 0) -
 			              ((uint32_t)j == kn->one_pass &&
 			                       loop_units(kn, n) == 0
@@ -645,13 +686,15 @@ split_cycles(const Chip *chip, const RwCall *c)
 			              (j == 2
 			                   ? ((n - 1) & 1) * kernel_of(c)->odd
 			                   : 0) +
-			              trans_turns(chip, split_trans_of(c, j), n)
+			              trans_turns(chip, split_trans_of(c, j),
+			                          exp_atoms(kn, n))
 			        : W_IDLE;
 		}
 		run_workers(&s, entry_reg[j] | SUP_M2, turns);
 		if (j == 0) {
 			sup_op(&s, 0, SUP_M1, SUP_PLAIN); /* setzi s2 */
-			sup_op(&s, 0, SUP_M4, SUP_PLAIN); /* setzi s3 */
+			if (passes == 3)
+				sup_op(&s, 0, SUP_M4, SUP_PLAIN); /* s3 */
 		}
 		sup_sync(&s);
 	}
@@ -707,10 +750,14 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			memcpy(tail + 8 + k * es, es == 4 ? ninf32 : ninf16,
 			       es);
 	}
-	for (uint32_t k = 0; c->type == DT_F16 && k < valid; k++)
+	for (uint32_t k = 0; c->type == DT_F16 && !c->unnorm && k < valid; k++)
 		put_le32(tail + 16 + 4 * k, UINT32_MAX);
 	memset(full, 0xff, 8);
 	memset(full + 16, 0xff, 16);
+	/* rw_softmax_f16h8u: the past set (every lane -inf, for an odd
+	 * row's last pair) where the tail set's f32 mask was */
+	for (uint32_t k = 0; c->unnorm && k < 4; k++)
+		memcpy(out + ARG_PASTSET + 8 + 2 * k, ninf16, 2);
 	if (use_split(c)) {
 		uint32_t k = segments(c);
 		put_le32(out + ARG_SPLIT, 1);
@@ -732,6 +779,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 			    (uint32_t)w % k == k - 1 ? ARG_TAILSET
 			                             : ARG_FULLSET,
 			    c->op == RW_LAYERNORM ? c->gamma + a0 * 8
+			    : c->unnorm           ? 0
 			    : c->dst_panel
 			        ? panel_e(c) + (row * atoms + a0) * 16
 			    : keeps_e(c->op, c->type)
@@ -754,7 +802,7 @@ rw_args_fill(const RwCall *c, uint8_t out[RW_ARGS_BYTES])
 		/* the f16 softmax's e: after the worker's first dst row, or
 		 * its slot after a panel dst's panels (a row a worker) */
 		uint32_t slot = c->rows < 6 ? first : (uint32_t)w;
-		if (keeps_e(c->op, c->type))
+		if (keeps_e(c->op, c->type) && !c->unnorm)
 			put_le32(v + 12, c->dst_panel
 			                     ? panel_e(c) + slot * atoms * 16
 			                     : c->dst + first * c->dst_stride +

@@ -62,6 +62,12 @@ typedef struct {
 	/* layernorm writing f8 (dst_f8) without gamma and beta: y = z
 	 * (rw_layernorm_f16h8n; gamma and beta unused) */
 	int plain;
+	/* softmax writing f8 (dst_f8): dst = exp(scale (x - max)), the e
+	 * not divided by their sum (rw_softmax_f16h8u: two passes, no e
+	 * kept; the lanes of the last panel row past cols are 0). The
+	 * reader divides: PV's multiply sums each row in a column of ones
+	 * of V */
+	int unnorm;
 } RwCall;
 
 enum {
@@ -85,7 +91,8 @@ uint32_t rw_group(DType t);
 uint32_t rw_dst_row_bytes(RwOp op, DType type, DType to, uint32_t cols);
 /* Bytes after a panel dst's panels (dst_panel) where the f16 softmax
  * keeps the e of a row a worker (at most six rows at a time), in f32;
- * to_f8 (dst_f8): one atom more, which an odd row's last pair reads. */
+ * to_f8 (dst_f8): one atom more, which an odd row's last pair reads.
+ * (An unnormalised softmax, RwCall.unnorm, keeps none.) */
 uint32_t rw_panel_e_bytes(uint32_t rows, uint32_t cols, int to_f8);
 /* IPU_OK, or IPU_EINVAL with a message naming the field: op and type,
  * shape, 8-byte alignment, overlapping rows, dst overlapping an input

@@ -17,10 +17,11 @@
 const char *
 vadd_entry(int f32, int bias)
 {
-	return bias  ? (f32         ? NULL
-	                : bias == 3 ? "vadd_bias_gelu_f16_f8"
-	                : bias == 2 ? "vadd_bias_res_f16"
-	                            : "vadd_bias_f16")
+	return bias  ? (f32                 ? NULL
+	                : bias == VADD_NORM ? "vadd_norm_f16"
+	                : bias == 3         ? "vadd_bias_gelu_f16_f8"
+	                : bias == 2         ? "vadd_bias_res_f16"
+	                                    : "vadd_bias_f16")
 	       : f32 ? "vadd_f32"
 	             : "vadd_f16";
 }
@@ -111,10 +112,16 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	    (!c->has_bias || c->has_res || c->nsrc % 3 || c->dst_seg % 2))
 		die("vadd_args_fill: a GELU needs a bias, no residual, "
 		    "sources a multiple of 3 and an even dst_seg");
+	if (c->norm_cols &&
+	    (c->has_bias || c->norm_cols % 4 || c->atoms % VADD_ROW_ATOMS ||
+	     c->norm_cols >= c->nseg * 16 || c->dst_seg % 8))
+		die("vadd_args_fill: a row normalisation needs no bias, whole "
+		    "rows, and its column, a multiple of 4, in the segments");
 	memset(out, 0,
-	       c->has_gelu   ? VADD_GELU_ARGS_BYTES
-	       : c->has_bias ? VADD_BIAS_ARGS_BYTES
-	                     : VADD_ARGS_BYTES);
+	       c->has_gelu    ? VADD_GELU_ARGS_BYTES
+	       : c->has_bias  ? VADD_BIAS_ARGS_BYTES
+	       : c->norm_cols ? VADD_NORM_ARGS_BYTES
+	                      : VADD_ARGS_BYTES);
 	put_le32(out, dst);
 	put_le32(out + 4, src);
 	put_le32(out + 8, c->stride);
@@ -148,6 +155,19 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 		put_le32(r + 20, src + (g + 1) * src_seg);
 		if (c->has_bias)
 			put_le32(r + 24, c->bias + g * c->bias_seg);
+	}
+	if (!c->norm_cols)
+		return;
+	uint32_t p = c->norm_cols / 16, a = c->norm_cols % 16 / 4;
+	uint8_t *nb = out + VADD_ARGS_BYTES;
+	put_le32(nb, p * dst_seg + a * 8);
+	put_le32(nb + 4, p);
+	put_le32(nb + 8, a);
+	put_le32(nb + 12, dst_seg / 8 - 3);
+	for (uint32_t w = 0, rows = atoms / VADD_ROW_ATOMS; w < 6; w++) {
+		uint32_t r0 = rows * w / 6, r1 = rows * (w + 1) / 6;
+		put_le32(nb + 16 + 8 * w, dst + r0 * VADD_ROW_ATOMS * 8);
+		put_le32(nb + 20 + 8 * w, r1 - r0);
 	}
 }
 
@@ -219,6 +239,44 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 		exit[w] = first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg,
 		                                        bias, aligned, w) -
 		                          1);
+	sup_workers(&s, exit);
+	sup_sync(&s);
+	return sup_return(&s, 0);
+}
+
+/* vadd_norm_f16: vadd_f16's run, then (the supervisor's setzi and add
+ * beside it, its sync) a runall of the normalising workers: worker w's
+ * rows [w R / 6, (w + 1) R / 6), each 8 + 8 P + 3 A issues (the ones
+ * column's load, two cursors, its reciprocal widened, taken (f32oox:
+ * its further turns) and rounded twice beside the rpt; 8 a full panel;
+ * the rpt and 3 a partial panel's atom; the row's step and branch),
+ * after 8 to set up (3 for no rows), and the exit. */
+uint64_t
+vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
+                 uint32_t norm_cols)
+{
+	SupClock s;
+	sup_start(&s, c, 0);
+	sup_entry(&s);
+	uint64_t first[6], exit[6];
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
+	int aligned = aligned_of(atoms, nsrc, nseg, 0);
+	for (uint32_t w = 0; w < 6; w++)
+		exit[w] = first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg, 0,
+		                                        aligned, w) -
+		                          1);
+	sup_workers(&s, exit);
+	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
+	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
+	sup_sync(&s);
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
+	uint32_t rows = atoms / VADD_ROW_ATOMS, p = norm_cols / 16,
+	         a = norm_cols % 16 / 4;
+	uint64_t row = 8 + 8 * p + 3 * a + chip_rule(c, TIMING_F32OOX) - 1;
+	for (uint32_t w = 0; w < 6; w++) {
+		uint32_t n = rows * (w + 1) / 6 - rows * w / 6;
+		exit[w] = first[w] + 6 * ((n ? 8 + n * row + 1 : 3) - 1);
+	}
 	sup_workers(&s, exit);
 	sup_sync(&s);
 	return sup_return(&s, 0);

@@ -18,11 +18,14 @@ enum {
 	VADD_ARGS_BYTES = 40 + 6 * 24,
 	VADD_BIAS_ARGS_BYTES = 40 + 6 * 28,              /* vadd_bias_f16 */
 	VADD_GELU_ARGS_BYTES = VADD_BIAS_ARGS_BYTES + 8, /* and f8's format */
-	VADD_ROW_ATOMS = 4 /* of a 16-column f16 C panel */
+	VADD_NORM_ARGS_BYTES = VADD_ARGS_BYTES + 16 + 6 * 8, /* vadd_norm_f16 */
+	VADD_ROW_ATOMS = 4, /* of a 16-column f16 C panel */
+	VADD_NORM = 4       /* vadd_entry's variant: vadd_norm_f16 */
 };
 
 /* f32 (4-byte elements) or f16; with bias, vadd_bias_f16 (f16 only);
- * bias 2: vadd_bias_res_f16; bias 3: vadd_bias_gelu_f16_f8. */
+ * bias 2: vadd_bias_res_f16; bias 3: vadd_bias_gelu_f16_f8; bias 4
+ * (VADD_NORM, no bias row): vadd_norm_f16. */
 const char *vadd_entry(int f32, int bias);
 /* The kernel object of an entry of vadd_entry: "vadd", or "vadd_f8"
  * (C600 only) for bias 3. */
@@ -37,12 +40,18 @@ const char *vadd_object(int bias);
  * (vadd_bias_gelu_f16_f8, nsrc a multiple of 3): the GELU in f16 of the
  * biased sum cast to f8 (F143, or F152 with f152; x 2^-fp8_scale) written to
  * res, laid out as dst with one byte an element (segment g at res + g * dst_seg
- * / 2, rows of 16 bytes); dst is read, not written, by the last pass. */
+ * / 2, rows of 16 bytes); dst is read, not written, by the last pass.
+ * With `norm_cols` (vadd_norm_f16; f16, no bias): each segment is rows
+ * of one 16-column panel, as with a bias, and after the sum each row's
+ * first norm_cols columns (a multiple of 4) are divided by its column
+ * norm_cols (a column of ones in PV's B sums the row of an unnormalised
+ * softmax there): y = f16(sum f16(1 / f32(sum[norm_cols]))). */
 typedef struct {
 	uint32_t dst, src, bias, res; /* tile addresses */
 	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg, bias_seg;
 	uint8_t has_bias, has_res, has_gelu, f152;
 	int8_t fp8_scale;
+	uint32_t norm_cols;
 } VaddCall;
 /* out: VADD_ARGS_BYTES, or VADD_BIAS_ARGS_BYTES with has_bias,
  * VADD_GELU_ARGS_BYTES with has_gelu. */
@@ -52,5 +61,8 @@ void vadd_args_fill(const VaddCall *c, uint8_t *out);
  * cast (vadd_bias_gelu_f16_f8, nsrc a multiple of 3). */
 uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
                      uint32_t nseg, int bias);
+/* The same of vadd_norm_f16 (VaddCall.norm_cols). */
+uint64_t vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
+                          uint32_t nseg, uint32_t norm_cols);
 
 #endif

@@ -400,9 +400,14 @@ reduce(Lowered *l, Gemm *G)
 				    plan_gemm_c_slice(g, i, j, q, &sl);
 				if (!bytes)
 					continue;
-				KernelCall *k = lower_call(
-				    l, c, t, vadd_entry(g->g == GEMM_F32, 0),
-				    "vadd", VADD_ARGS_BYTES);
+				uint32_t nc = g->p->norm_cols;
+				KernelCall *k =
+				    lower_call(l, c, t,
+				               vadd_entry(g->g == GEMM_F32,
+				                          nc ? VADD_NORM : 0),
+				               "vadd",
+				               nc ? VADD_NORM_ARGS_BYTES
+				                  : VADD_ARGS_BYTES);
 				k->ref[0] = (BufRef){G->c_blk[t], sl.off};
 				k->ref[1] = (BufRef){rx[t], 0};
 				k->nref = 2;
@@ -413,10 +418,14 @@ reduce(Lowered *l, Gemm *G)
 				               .atoms = sl.seg_bytes / 8,
 				               .nseg = sl.nseg,
 				               .dst_seg = sl.seg_stride,
-				               .src_seg = sl.seg_bytes}};
+				               .src_seg = sl.seg_bytes,
+				               .norm_cols = nc}};
 				k->cycles =
-				    vadd_cycles(l->chip, sl.seg_bytes / 8,
-				                g->pk - 1, sl.nseg, 0);
+				    nc ? vadd_norm_cycles(
+				             l->chip, sl.seg_bytes / 8,
+				             g->pk - 1, sl.nseg, nc)
+				       : vadd_cycles(l->chip, sl.seg_bytes / 8,
+				                     g->pk - 1, sl.nseg, 0);
 				if (k->cycles > c->cycles)
 					c->cycles = k->cycles;
 			}

@@ -57,6 +57,7 @@ lower_free(Lowered *l)
 	free(l->step);
 	free(l->buf);
 	free(l->loop_early);
+	free(l->init);
 	free(l);
 }
 

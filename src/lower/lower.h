@@ -52,6 +52,14 @@ typedef struct {
 	                     back the steps that use it) */
 } Buffer;
 
+/* An f16 value at byte `offset` of buffer `buf` from the load
+ * (Lowered.init). */
+typedef struct {
+	int32_t buf;
+	uint32_t offset;
+	uint16_t bits;
+} LowerHalf;
+
 /* Buffer.what of a GEMM's received B chunk (lower/gemm.c), which
  * lower_b_under looks for */
 #define LOWER_B_CHUNK "B chunk"
@@ -210,6 +218,11 @@ typedef struct {
 	 * lower_b_wrap may copy for the next iteration after loop_m0 */
 	int32_t loop_x0, loop_m0;
 	uint32_t *loop_early;
+	/* f16 values a buffer holds from the program's load (the rest of it
+	 * zero): V's column of ones in its blocks' padding (an unnormalised
+	 * softmax's PV, GemmPlan.norm_cols), which no step writes */
+	LowerHalf *init;
+	int ninit, capinit;
 	/* The graph op being lowered: new steps and calls are tagged with
 	 * it (Step.op); -1 for the loop's own steps. */
 	int32_t op;

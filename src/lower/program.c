@@ -31,10 +31,14 @@
 #include "rowwise.h"
 #include "transpose.h"
 
-/* A buffer whose padding must stay zero, and the place it holds pieces of. */
+/* A buffer whose padding must stay zero, and the place it holds pieces of;
+ * ones > 0: V's blocks of a matmul whose reduction divides by column
+ * `ones` (GemmPlan.norm_cols), which holds 1 instead (V's column of
+ * ones, Lowered.init). */
 typedef struct {
 	int32_t buf;
 	const TensorPlace *tp;
+	uint32_t ones;
 } Zeroed;
 
 typedef struct {
@@ -269,23 +273,49 @@ pad_zero(Build *b, const TensorPlace *tp)
 		if (tp->piece[k].cols < tp->piece[k].pad_cols) {
 			GROW(b->zeroed, b->nzeroed, b->capzeroed);
 			b->zeroed[b->nzeroed++] =
-			    (Zeroed){tp->piece[k].at.buf, tp};
+			    (Zeroed){tp->piece[k].at.buf, tp, 0};
 		}
 }
 
 /* The buffers of tp's B^T panel blocks (layout_segments' bt), whose
  * padding an exchange never writes and their cast reads: kept zero as
- * pad_zero's. */
+ * pad_zero's; so are its B blocks (vb), those of segment k (rows
+ * [bounds[k], bounds[k + 1])) with column ones[k] 1 (> 0: Zeroed.ones). */
 static void
-keep_zeroed(Build *b, const TensorPlace *tp)
+keep_zeroed(Build *b, const TensorPlace *tp, const uint32_t *bounds, int nseg,
+            const uint32_t *ones)
 {
-	for (int k = 0; k < tp->npiece; k++)
-		if ((tp->piece[k].bt_panels && !tp->piece[k].col0) ||
-		    tp->piece[k].vb_index == 1) {
-			GROW(b->zeroed, b->nzeroed, b->capzeroed);
-			b->zeroed[b->nzeroed++] =
-			    (Zeroed){tp->piece[k].at.buf, tp};
+	for (int k = 0; k < tp->npiece; k++) {
+		const Piece *p = &tp->piece[k];
+		if (!(p->bt_panels && !p->col0) && p->vb_index != 1)
+			continue;
+		uint32_t one = 0;
+		for (int j = 0; p->vb_index && j < nseg; j++)
+			if (p->row0 >= bounds[j] && p->row0 < bounds[j + 1])
+				one = ones[j];
+		GROW(b->zeroed, b->nzeroed, b->capzeroed);
+		b->zeroed[b->nzeroed++] = (Zeroed){p->at.buf, tp, one};
+	}
+}
+
+/* V's column of ones: 1 (f16) at column z->ones of each real row of
+ * the blocks of z's buffer that hold it. */
+static void
+init_ones(Lowered *l, const Zeroed *z)
+{
+	for (int k = 0; k < z->tp->npiece; k++) {
+		const Piece *p = &z->tp->piece[k];
+		if (p->at.buf != z->buf || p->col0 + p->cols != z->ones ||
+		    p->cols >= p->pad_cols)
+			continue;
+		for (uint32_t r = 0; r < p->rows; r++) {
+			GROW(l->init, l->ninit, l->capinit);
+			l->init[l->ninit++] = (LowerHalf){
+			    p->at.buf,
+			    p->at.offset + (r * p->pad_cols + p->cols) * 2,
+			    0x3c00};
 		}
+	}
 }
 
 /* Lower `batches` GEMMs with the plan's GEMM plan, `group` side by side,
@@ -531,16 +561,23 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 	TensorPlace *to;
 	if (nseg) { /* read by slices of its rows (plan_row_segments) */
 		uint32_t bt[PLAN_SEGMENTS_MAX], vb[PLAN_SEGMENTS_MAX];
+		int32_t vm[PLAN_SEGMENTS_MAX];
 		for (int k = 0; k < nseg; k++) {
 			bt[k] = plan_segment_bt_rows(b->g, op->out, bounds, k);
-			vb[k] = plan_segment_vb_rows(b->g, op->out, bounds, k);
+			vb[k] = plan_segment_vb_rows(b->g, op->out, bounds, k,
+			                             &vm[k]);
 		}
 		Buffers bs = buffers_from(b, at);
 		to = adopt(b, layout_segments(
 		                  &bs.st, b->tiles, op->out,
 		                  tensor_view_rows(t), tensor_view_cols(t),
 		                  t->elem.dtype, bounds, nseg, &next, bt, vb));
-		keep_zeroed(b, to);
+		uint32_t ones[PLAN_SEGMENTS_MAX];
+		for (int k = 0; k < nseg; k++)
+			ones[k] = vb[k] && vm[k] >= 0
+			              ? b->plan->op[vm[k]].gemm.norm_cols
+			              : 0;
+		keep_zeroed(b, to, bounds, nseg, ones);
 	} else {
 		to = default_place(b, op->out, tensor_view_rows(t),
 		                   tensor_view_cols(t), t->elem.dtype, at,
@@ -750,6 +787,19 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 
 /* ---- row-wise ---------------------------------------------------------- */
 
+/* 1 if the softmax's fused cast `cast` is the A of a matmul whose
+ * reduction divides its rows (GemmPlan.norm_cols): the softmax writes
+ * its e unnormalised (rw_softmax_f16h8u). */
+static int
+pv_divides(const Build *b, int32_t cast)
+{
+	for (int i = 0; i < b->g->nops; i++)
+		if (b->g->ops[i].kind == OP_MATMUL &&
+		    b->g->ops[i].in[0] == b->g->ops[cast].out)
+			return b->plan->op[i].gemm.norm_cols > 0;
+	return 0;
+}
+
 /* layernorm, norm, softmax (rowwise.c): x in pieces of whole rows, moved
  * there or written there by the host as the plan says; a layernorm's
  * gamma and beta one row next to each piece, in the same exchange step
@@ -817,7 +867,8 @@ lower_rowwise_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	    adopt(b, layout_rowwise_out(&bs.st, px, op->out, rw, to->dtype));
 	r = lower_rowwise(b->l, rw, px, pv[0], pv[1], out, op->attr.eps,
 	                  op->attr.scale, plan_softmax_in_f16(b->g, op),
-	                  to->scale, op_desc(op->kind)->name, d);
+	                  to->scale, fc >= 0 && pv_divides(b, fc),
+	                  op_desc(op->kind)->name, d);
 	if (r)
 		return plan_op_error(b->g, op, r, d);
 	int32_t last = b->l->nstep - 1;
@@ -921,7 +972,7 @@ static int
 zeroed_alike(const Lowered *l, const Zeroed *a, const Zeroed *b)
 {
 	const Buffer *x = &l->buf[a->buf], *y = &l->buf[b->buf];
-	if (x->tile != y->tile || x->bytes != y->bytes ||
+	if (x->tile != y->tile || x->bytes != y->bytes || a->ones != b->ones ||
 	    x->align != y->align || x->region != y->region ||
 	    x->apart != y->apart || a->tp->dtype != b->tp->dtype)
 		return 0;
@@ -970,6 +1021,8 @@ share_zeroed(Build *b)
 		if (end[i] >= 0) {
 			l->buf[b->zeroed[i].buf].first = 0;
 			l->buf[b->zeroed[i].buf].last = INT32_MAX;
+			if (b->zeroed[i].ones)
+				init_ones(l, &b->zeroed[i]);
 		}
 	for (int i = 0; i < l->nbuf; i++) /* only the merged ones move */
 		move[i] = (BufRef){to[i] == i ? -1 : to[i], 0};

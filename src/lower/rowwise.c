@@ -48,6 +48,7 @@ typedef struct {
 	DType type;
 	int f8_scale;
 	int plain;
+	int unnorm; /* rw_softmax_f16h8u */
 } RwOut;
 
 /* A call over `rows` rows of piece px into po (addresses 0). */
@@ -78,7 +79,8 @@ piece_call(RwOp op, DType type, RwOut to, const Piece *px, const Piece *po,
 	                .exp_f16 = exp_f16,
 	                .dst_f8 = dtype_is_f8(to.type) ? to.type : DT_F32,
 	                .f8_scale = to.f8_scale,
-	                .plain = to.plain};
+	                .plain = to.plain,
+	                .unnorm = to.unnorm};
 }
 
 /* One call over rows [r0, r0 + rows) of piece k; its cycles, or 0 with d
@@ -126,10 +128,10 @@ int
 lower_rowwise(Lowered *l, RwOp op, const TensorPlace *x,
               const TensorPlace *gamma, const TensorPlace *beta,
               const TensorPlace *out, double eps, double scale, int exp_f16,
-              int f8_scale, const char *what, Diag *d)
+              int f8_scale, int unnorm, const char *what, Diag *d)
 {
 	DType type = x->dtype;
-	RwOut to = {out->dtype, f8_scale, op == RW_LAYERNORM && !gamma};
+	RwOut to = {out->dtype, f8_scale, op == RW_LAYERNORM && !gamma, unnorm};
 	if (type != DT_F32 && type != DT_F16)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "the row-wise kernels take f32 and f16, not %s",

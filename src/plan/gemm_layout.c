@@ -181,8 +181,8 @@ plan_gemm_c_slice(const GemmGeom *G, uint32_t i, uint32_t j, uint32_t q,
 {
 	uint32_t m = plan_gemm_rows(G, i),
 	         row = gemm_c_bytes(G->g, 1, GEMM_COLS);
-	sl->s =
-	    plan_gemm_slice(gemm_n_panels(plan_gemm_cols(G, j)), m, G->pk, q);
+	sl->s = plan_gemm_slice(gemm_n_panels(plan_gemm_cols(G, j)), m, G->pk,
+	                        q, G->p->norm_cols > 0);
 	sl->nseg = plan_gemm_slice_segments(&sl->s, m);
 	sl->off = (sl->s.panel * m + sl->s.row) * row;
 	sl->seg_stride = m * row;

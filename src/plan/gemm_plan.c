@@ -60,14 +60,15 @@ share(uint32_t n, uint32_t parts, uint32_t k, uint32_t *first)
 }
 
 GemmSlice
-plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q)
+plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q,
+                int by_rows_only)
 {
 	GemmSlice s = {.rows = rows};
 	/* the most rows of a panel a group gets, by panels and by rows */
 	uint32_t by_panels = np >= pk ? ceil_div(np, pk) * rows
 	                              : ceil_div(rows, pk / np),
 	         by_rows = ceil_div(rows, pk) * np;
-	if (by_rows < by_panels) {
+	if (by_rows_only || by_rows < by_panels) {
 		s.panels = np;
 		s.rows = share(rows, pk, q, &s.row);
 		return s;
@@ -102,8 +103,8 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 		return 0;
 	uint64_t bytes = 0, nseg = 1; /* the largest slice */
 	for (uint32_t q = 0; q < p->pk; q++) {
-		GemmSlice s =
-		    plan_gemm_slice(gemm_n_panels(p->bn), p->bm, p->pk, q);
+		GemmSlice s = plan_gemm_slice(gemm_n_panels(p->bn), p->bm,
+		                              p->pk, q, p->norm_cols > 0);
 		uint64_t b =
 		    (uint64_t)s.panels * gemm_c_bytes(g, s.rows, GEMM_COLS);
 		if (b > bytes) {
@@ -116,9 +117,12 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	uint64_t xch = XS_PREAMBLE +
 	               (p->pk - 1) * (words + nseg * (XS_RECV_GAP + 3)) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
+	uint32_t atoms = (uint32_t)(bytes / 8 / nseg);
 	return chip_rule(c, TIMING_SYNC_INTERNAL) + xch +
-	       vadd_cycles(c, (uint32_t)(bytes / 8 / nseg), p->pk - 1,
-	                   (uint32_t)nseg, 0);
+	       (p->norm_cols
+	            ? vadd_norm_cycles(c, atoms, p->pk - 1, (uint32_t)nseg,
+	                               p->norm_cols)
+	            : vadd_cycles(c, atoms, p->pk - 1, (uint32_t)nseg, 0));
 }
 
 /* Parts of a chunk of kc: one an owner to spare, at most one a K-panel. */

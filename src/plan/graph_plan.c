@@ -655,6 +655,24 @@ host_after(Planner *P, const OpPlan *o)
 	                       .cover = tiles};
 }
 
+/* 1 if op's B is the cast of blocks of B's weight panels
+ * (layout_segments' vb), whose padding column may hold V's ones
+ * (GemmPlan.norm_cols: the lowering's keep_zeroed). */
+static int
+b_in_vb_blocks(Planner *P, const Op *op)
+{
+	int32_t cast = graph_tensor(P->g, op->in[1])->producer;
+	if (cast < 0 || P->g->ops[cast].kind != OP_CAST)
+		return 0;
+	MapChain c;
+	const TensorPlace *h =
+	    P->home[plan_view_of(P->g, P->g->ops[cast].in[0], &c)];
+	for (int k = 0; h && k < h->npiece; k++)
+		if (h->piece[k].vb_index)
+			return 1;
+	return 0;
+}
+
 static int
 plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 {
@@ -672,6 +690,8 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		return r;
 	if (o->group != 1) /* batched GEMMs share their steps */
 		o->gemm.overlap = 0;
+	if (o->gemm.pk > 1 && b_in_vb_blocks(P, op))
+		o->gemm.norm_cols = plan_matmul_norm_cols(P->g, op);
 	/* its last multiply may take a later weight B's exchange
 	 * (lower_b_under: a plain multiply, every call of one K) */
 	host_after(P, o);
@@ -787,7 +807,8 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 		uint32_t bt[PLAN_SEGMENTS_MAX], vb[PLAN_SEGMENTS_MAX];
 		for (int k = 0; k < nseg; k++) {
 			bt[k] = plan_segment_bt_rows(P->g, op->out, bounds, k);
-			vb[k] = plan_segment_vb_rows(P->g, op->out, bounds, k);
+			vb[k] = plan_segment_vb_rows(P->g, op->out, bounds, k,
+			                             NULL);
 		}
 		o->tile0 = P->next_tile;
 		to = keep(P,
@@ -1172,7 +1193,7 @@ reader_in(const Graph *g, int32_t id, OpKind kind, int32_t at)
 /* plan_segment_bt_rows (tb 1) and plan_segment_vb_rows (tb 0). */
 static uint32_t
 segment_b_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s,
-               int tb)
+               int tb, int32_t *mm)
 {
 	const Tensor *in = graph_tensor(g, id);
 	int32_t at = graph_repeat_iteration(&g->repeat, in->producer);
@@ -1207,22 +1228,30 @@ segment_b_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s,
 	    g->ops[m].in[0] == k8->id || !g->ops[m].attr.transpose_b != !tb)
 		return 0;
 	uint32_t rows = (uint32_t)k8->shape.dim[k8->shape.rank - 2];
+	*mm = m;
 	return rows && (bounds[s + 1] - bounds[s]) % rows == 0 ? rows : 0;
 }
 
 uint32_t
 plan_segment_bt_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
 {
-	return segment_b_rows(g, id, bounds, s, 1);
+	int32_t m;
+	return segment_b_rows(g, id, bounds, s, 1, &m);
 }
 
 uint32_t
-plan_segment_vb_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s)
+plan_segment_vb_rows(const Graph *g, int32_t id, const uint32_t *bounds, int s,
+                     int32_t *matmul)
 {
 	const Tensor *t = graph_tensor(g, id);
+	int32_t m = -1;
 	/* even columns: the blocks' f16 rows are whole 32-bit words */
-	return tensor_view_cols(t) % 2 ? 0
-	                               : segment_b_rows(g, id, bounds, s, 0);
+	uint32_t rows = tensor_view_cols(t) % 2
+	                    ? 0
+	                    : segment_b_rows(g, id, bounds, s, 0, &m);
+	if (matmul)
+		*matmul = rows ? m : -1;
+	return rows;
 }
 
 int32_t
@@ -1235,6 +1264,26 @@ int32_t
 plan_softmax_fused_cast(const Graph *g, const Op *op)
 {
 	return plan_softmax_in_f16(g, op) ? one_f8_cast(g, op) : -1;
+}
+
+uint32_t
+plan_matmul_norm_cols(const Graph *g, const Op *op)
+{
+	if (op->kind != OP_MATMUL || op->attr.transpose_a ||
+	    op->attr.transpose_b)
+		return 0;
+	const Tensor *a = graph_tensor(g, op->in[0]),
+	             *bt = graph_tensor(g, op->in[1]);
+	uint32_t n = (uint32_t)bt->shape.dim[bt->shape.rank - 1];
+	if (!dtype_is_f8(bt->elem.dtype) || n % GEMM_COLS == 0 || n % 4 ||
+	    a->producer < 0 || one_reader(g, op->in[0]) != op - g->ops)
+		return 0;
+	int32_t cast = a->producer,
+	        sm = graph_tensor(g, g->ops[cast].in[0])->producer;
+	return sm >= 0 && g->ops[sm].kind == OP_SOFTMAX &&
+	               plan_softmax_fused_cast(g, &g->ops[sm]) == cast
+	           ? n
+	           : 0;
 }
 
 /* 1 if op is an f16 layernorm (or norm) of rows of a multiple of 8,
@@ -1485,7 +1534,8 @@ largest_slice(const GemmPlan *p, uint32_t *best, uint32_t *nseg, uint32_t *pad)
 	GemmSlice s = {0};
 	*best = 0;
 	for (uint32_t q = 0; q < p->pk; q++) {
-		GemmSlice t = plan_gemm_slice(np, p->bm, p->pk, q);
+		GemmSlice t =
+		    plan_gemm_slice(np, p->bm, p->pk, q, p->norm_cols > 0);
 		if (t.panels * t.rows > *best) {
 			*best = t.panels * t.rows;
 			s = t;
@@ -1569,7 +1619,8 @@ plan_bias_in_reduction(const Plan *plan, const Op *op)
 	if (p < 0)
 		return 0;
 	const GemmPlan *gp = &plan->op[p].gemm;
-	return gp->pk > 1 && bias_pays(plan->chip, gp);
+	/* not with the row division (vadd_norm_f16 has no bias pass) */
+	return gp->pk > 1 && !gp->norm_cols && bias_pays(plan->chip, gp);
 }
 
 /* 1 if the reduction of plan p pays with the GELU and its cast to f8

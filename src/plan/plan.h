@@ -111,6 +111,10 @@ typedef struct {
 	uint32_t tile_bytes;      /* the fullest tile's data and program
 	                             (plan_gemm_need less the kernels) */
 	uint32_t candidates;      /* plans the search priced */
+	/* > 0: the reduction divides each row's first norm_cols columns
+	 * by its column norm_cols (vadd_norm_f16: PV of an unnormalised
+	 * softmax, plan_matmul_norm_cols), its slices by rows */
+	uint32_t norm_cols;
 } GemmPlan;
 
 /* gemm_plan.c */
@@ -119,12 +123,13 @@ typedef struct {
  * panels). By panels: with np >= pk the panels are split pk ways (all
  * rows); with fewer, each panel's rows are split among the groups that
  * share it; either way a slice is contiguous in the C layout. By rows,
- * when that gives smaller slices: every group gets some rows of every
- * panel, a segment per panel. */
+ * when that gives smaller slices or `by_rows` asks (GemmPlan.norm_cols):
+ * every group gets some rows of every panel, a segment per panel. */
 typedef struct {
 	uint32_t panel, panels, row, rows;
 } GemmSlice;
-GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q);
+GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q,
+                          int by_rows);
 /* The contiguous segments of slice s of a C block of `rows` rows. */
 uint32_t plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows);
 /* The parts an A chunk is stored and sent in: as many as the grid row
@@ -534,9 +539,10 @@ uint32_t plan_segment_bt_rows(const Graph *g, int32_t id,
 /* The same for a matmul that reads the cast as its B, not transposed (the
  * f8 attention's V), for an even number of columns: the rows of each
  * matmul's B (V's keys of a head), which layout_segments then stores as
- * blocks of B's weight panels (layout_segments' vb); 0: not so. */
+ * blocks of B's weight panels (layout_segments' vb); 0: not so. *matmul
+ * (NULL: not asked): that matmul's index in g->ops, or -1. */
 uint32_t plan_segment_vb_rows(const Graph *g, int32_t id,
-                              const uint32_t *bounds, int s);
+                              const uint32_t *bounds, int s, int32_t *matmul);
 /* 1 if op is a slice that aliases its segment of its input
  * (plan_row_segments), with its rows of the input's view in [*r0, *r1). */
 int plan_slice_segment(const Graph *g, const Op *op, uint32_t *r0,
@@ -562,6 +568,12 @@ int plan_gelu_in_f16(const Graph *g, const Op *op);
  * may take t, exp and y in f16 (rw_softmax_f16h), whose roundings, a few
  * f16 ulps, are far below an f8 step. */
 int plan_softmax_in_f16(const Graph *g, const Op *op);
+/* N if op is a matmul P V whose A is the f8 cast fused into a softmax
+ * (plan_softmax_fused_cast) and read by it alone, and whose B is f8 of
+ * N columns with a padding column (N % 16 > 0, N % 4 == 0): the softmax
+ * may write its e unnormalised and the reduction divide each row by
+ * its sum, column N, where V holds ones (GemmPlan.norm_cols); else 0. */
+uint32_t plan_matmul_norm_cols(const Graph *g, const Op *op);
 /* The elementwise kernel of a unary op (cast, relu, gelu), one choice
  * for the planner's pricing and lowering's call. */
 EwOp plan_unary_kernel(const Graph *g, const Op *op);
