@@ -133,9 +133,19 @@ static const Kernel softmax_f16h8 = {"rw_softmax_f16h8",
 /* The same not divided by the sum (RwCall.unnorm): two passes, pass 2
  * by pairs (pass2u_pairs() beyond `row` or the split pass 2's `fixed`,
  * `atom` counting pass 1 only). */
-static const Kernel softmax_f16h8u = {
-    "rw_softmax_f16h8u",        1, 19, 1, 0, 1,
-    {{22, 1}, {10, 0}, {0, 0}}, 0, 0,  0, 0, 0};
+static const Kernel softmax_f16h8u = {"rw_softmax_f16h8u",
+                                      1,
+                                      19,
+                                      1,
+                                      0,
+                                      1,
+                                      {{22, 1}, {10, 0}, {0, 0}},
+                                      0,
+                                      0,
+                                      0,
+                                      0,
+                                      0,
+                                      0};
 /* The f16 layernorm with z and y in f16, writing f8 (RwCall.dst_f8). */
 static const Kernel layernorm_f16h8 = {"rw_layernorm_f16h8",
                                        0,
@@ -632,19 +642,18 @@ rows_cycles(const Chip *chip, const RwCall *c)
 		worker_rows(c->rows, v, &first, &rows);
 		uint64_t u = loop_units(k, (uint32_t)n1 + 1);
 		turns[v] =
-		    rows
-		        ? W_ENTRY + k->setup +
-		              rows *
-		                  (k->row + n1 * k->atom +
-		                   u * (k->pair + k->pair2) +
-		                   pass2_units(k, (uint32_t)n1 + 1) +
-		                   pass3_pairs(k, (uint32_t)n1 + 1) +
-		                   pass2u_pairs(k, (uint32_t)n1 + 1) -
-		                   (u ? 0 : k->one) - (n1 & 1) * k->odd +
-		                   trans_turns(chip, row_trans_of(c),
-		                               exp_atoms(k, (uint32_t)n1 + 1))) +
-		              W_EXIT
-		        : W_IDLE;
+		    rows ? W_ENTRY + k->setup +
+		               rows * (k->row + n1 * k->atom +
+		                       u * (k->pair + k->pair2) +
+		                       pass2_units(k, (uint32_t)n1 + 1) +
+		                       pass3_pairs(k, (uint32_t)n1 + 1) +
+		                       pass2u_pairs(k, (uint32_t)n1 + 1) -
+		                       (u ? 0 : k->one) - (n1 & 1) * k->odd +
+		                       trans_turns(
+		                           chip, row_trans_of(c),
+		                           exp_atoms(k, (uint32_t)n1 + 1))) +
+		               W_EXIT
+		         : W_IDLE;
 	}
 	SupClock s;
 	entry(&s, chip, c);
