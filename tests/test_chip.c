@@ -224,33 +224,6 @@ test_longest_route(void **state)
 	assert_int_equal(chip_route_max_cycles(chip_by_name("gc200")), longest);
 }
 
-/* chipsim_route keeps each pair's route in a table: the model's cycles
- * and chip_route_dir's direction, when first computed and when read back,
- * on the whole chip (a sample of pairs) and on one cut to 100 tiles (every
- * pair: the table's rows are as long as that chip is wide). */
-static void
-test_route_table(void **state)
-{
-	(void)state;
-	const Chip *chip = chip_default();
-	const uint32_t sizes[] = {1472, 100};
-	for (int k = 0; k < 2; k++) {
-		uint32_t n = sizes[k], step = n == 100 ? 1 : 37;
-		ChipSim *cs =
-		    chipsim_new(&(ChipConfig){.chip = chip, .tiles = n});
-		for (int pass = 0; pass < 2; pass++)
-			for (uint32_t s = 0; s < n; s += step)
-				for (uint32_t d = 0; d < n; d += step) {
-					uint32_t cycles, dir;
-					chipsim_route(cs, s, d, &cycles, &dir);
-					assert_int_equal(cycles, latency(s, d));
-					assert_int_equal(
-					    dir, chip_route_dir(chip, s, d));
-				}
-		chipsim_free(cs);
-	}
-}
-
 /* One tile multicasts to all 1472. */
 static void
 test_multicast_all_tiles(void **state)
@@ -1095,7 +1068,6 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_point_to_point),
 	    cmocka_unit_test(test_longest_route),
-	    cmocka_unit_test(test_route_table),
 	    cmocka_unit_test(test_send_direction),
 	    cmocka_unit_test(test_send_beside_five_workers),
 	    cmocka_unit_test(test_exchange_beside_five_workers),

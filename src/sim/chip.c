@@ -22,7 +22,6 @@
  */
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,19 +74,9 @@ struct ChipSim {
 	uint64_t rounds;
 	int busy, quit;
 	SimCode *code; /* the tiles' decoded issues */
-	/* chipsim_route's values, cycles << 2 | direction (0: not yet),
-	 * by receiver then sender: a page holds a receiver's senders. The
-	 * walks of the pool's threads fill it, all with the same values */
-	_Atomic uint16_t *route;
 	void (*progress)(void *ctx, uint64_t cycles);
 	void *progress_ctx;
 };
-
-static size_t
-route_bytes(const ChipSim *cs)
-{
-	return (size_t)cs->ntiles * cs->ntiles * sizeof *cs->route;
-}
 
 ChipSim *
 chipsim_new(const ChipConfig *cfg)
@@ -110,8 +99,6 @@ chipsim_new(const ChipConfig *cfg)
 	pthread_cond_init(&cs->go, NULL);
 	pthread_cond_init(&cs->idle, NULL);
 	cs->code = sim_code_new();
-	if (chip_route_max_cycles(cs->chip) < 1u << 14) /* fits the table */
-		cs->route = xmap_zero(route_bytes(cs));
 	return cs;
 }
 
@@ -138,8 +125,6 @@ chipsim_free(ChipSim *cs)
 	free(cs->until);
 	free(cs->walk_rc);
 	sim_code_free(cs->code);
-	if (cs->route)
-		xunmap(cs->route, route_bytes(cs));
 	pthread_mutex_destroy(&cs->lock);
 	pthread_cond_destroy(&cs->go);
 	pthread_cond_destroy(&cs->idle);
@@ -156,24 +141,6 @@ uint32_t
 chipsim_tiles(const ChipSim *cs)
 {
 	return cs->ntiles;
-}
-
-void
-chipsim_route(ChipSim *cs, uint32_t src, uint32_t dst, uint32_t *cycles,
-              uint32_t *dir)
-{
-	_Atomic uint16_t *e =
-	    cs->route ? &cs->route[(size_t)dst * cs->ntiles + src] : NULL;
-	uint32_t v = e ? atomic_load_explicit(e, memory_order_relaxed) : 0;
-	if (!v) { /* a route takes at least a cycle, so never 0 */
-		v = chip_route_cycles(cs->chip, src, dst) << 2 |
-		    chip_route_dir(cs->chip, src, dst);
-		if (e)
-			atomic_store_explicit(e, (uint16_t)v,
-			                      memory_order_relaxed);
-	}
-	*cycles = v >> 2;
-	*dir = v & SCTL_DIR;
 }
 
 void

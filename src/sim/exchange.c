@@ -285,9 +285,9 @@ written_range(XState *x, uint32_t w0, uint32_t w1)
  * receivers is 0 when they are whole pairs (a lone tile leaves its pair's
  * hash, which is not 0). */
 static uint64_t
-pair_mark(const Tile *r)
+pair_mark(const Chip *c, uint32_t tile)
 {
-	uint32_t tile = r->id, mate = r->mate;
+	uint32_t mate = chip_pair(c, tile);
 	uint64_t h = (uint64_t)(tile < mate ? tile : mate) + 1;
 	h *= 0x9e3779b97f4a7c15ull; /* odd: a bijection, never 0 */
 	h ^= h >> 29;
@@ -494,9 +494,9 @@ deliver_from(Walk *w, XRx *s, uint32_t src, uint64_t from, uint64_t to)
 	if (!t)
 		return 0;
 	if (w->lat_src != src) {
-		uint32_t lat;
-		chipsim_route(cs, src, w->r->id, &lat, &w->dir);
-		w->lat = lat;
+		const Chip *c = w->r->chip;
+		w->lat = chip_route_cycles(c, src, w->r->id);
+		w->dir = chip_route_dir(c, src, w->r->id);
 		w->lat_src = src;
 	}
 	uint64_t lat = w->lat;
@@ -570,7 +570,8 @@ walk(Walk *w, uint64_t until)
 	XState *x = &w->r->x;
 	XRx s;
 	rx_load(x, &s);
-	Tile *mate = chipsim_tile_if_exists(w->cs, w->r->mate);
+	Tile *mate =
+	    chipsim_tile_if_exists(w->cs, chip_pair(w->r->chip, w->r->id));
 	uint64_t t = x->rx_until;
 	while (t < until) {
 		const XControl *c = next_control(x, mate ? &mate->x : NULL, &s);
@@ -653,9 +654,9 @@ xch_commit_senders(Tile *r)
 			continue;
 		int all = v->i0 == 0 && v->i1 == p->n;
 		if (p->pairsum && all)
-			p->pairsum_all += pair_mark(r);
+			p->pairsum_all += pair_mark(r->chip, r->id);
 		else if (p->pairsum) {
-			uint64_t mark = pair_mark(r);
+			uint64_t mark = pair_mark(r->chip, r->id);
 			for (uint32_t i = v->i0; i < v->i1; i++)
 				p->pairsum[i] += mark;
 		}
@@ -800,7 +801,7 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 
 			x->pk_done++;
 		}
-		compact(t, chipsim_tile_if_exists(cs, t->mate));
+		compact(t, chipsim_tile_if_exists(cs, chip_pair(c, id)));
 	}
 	return 0;
 }
@@ -813,7 +814,8 @@ xch_check_pairs(ChipSim *cs, ChipError *err)
 		if (!t)
 			continue;
 		XState *x = &t->x;
-		Tile *m = chipsim_tile_if_exists(cs, t->mate);
+		uint32_t mate = chip_pair(t->chip, id);
+		Tile *m = chipsim_tile_if_exists(cs, mate);
 		for (; x->pk_checked < x->npk; x->pk_checked++) {
 			XPacket *p = &x->pk[x->pk_checked];
 			if (p->item != 8 || !m)
@@ -831,8 +833,7 @@ xch_check_pairs(ChipSim *cs, ChipError *err)
 					    id, (unsigned long long)p->depart,
 					    (unsigned long long)(p->depart +
 					                         p->n - 1),
-					    t->mate,
-					    (unsigned long long)q->depart,
+					    mate, (unsigned long long)q->depart,
 					    (unsigned long long)(q->depart +
 					                         q->n - 1));
 			}

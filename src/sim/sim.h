@@ -443,7 +443,6 @@ struct Tile {
 	uint32_t mem_base, last8, interleave;
 	uint64_t sup_ready; /* the supervisor issues again from this cycle */
 	uint32_t id;
-	uint32_t mate; /* chip_pair(chip, id), asked at every exchange walk */
 	Context ctx[CHIP_CONTEXTS];
 	SupervisorCsrs sup;
 	uint64_t cwei[CHIP_CWEI];
@@ -1098,11 +1097,6 @@ uint32_t chipsim_tiles(const ChipSim *cs);
  * range). Tiles never touched take part in nothing. */
 Tile *chipsim_tile(ChipSim *cs, uint32_t id);
 Tile *chipsim_tile_if_exists(const ChipSim *cs, uint32_t id);
-/* chip_route_cycles and chip_route_dir from tile src to tile dst (both
- * below chipsim_tiles), each pair's computed once: the exchange's walks
- * ask at every change of a receiver's mux source. */
-void chipsim_route(ChipSim *cs, uint32_t src, uint32_t dst, uint32_t *cycles,
-                   uint32_t *dir);
 /* Run every started tile until all have returned, one faults, a deadlock
  * is found, or a tile passes max_cycles. */
 RunStatus chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err);

@@ -64,7 +64,6 @@ tile_new(const Chip *chip, uint32_t id)
 	memset(t, 0, sizeof *t);
 	t->chip = chip;
 	t->id = id;
-	t->mate = chip_pair(chip, id);
 	t->mem = xmap_zero(chip->mem_end - chip->mem_base);
 	uint32_t words = (chip->exec_end - chip->mem_base) / 4;
 	t->dcache = xmap_zero(words * sizeof *t->dcache);
