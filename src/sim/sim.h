@@ -934,6 +934,15 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
 	t->box_pair[ctx] = (uint8_t)pm;
 }
 
+/* Whether a fused bundle may use the boxes: they only skip the checks
+ * sim_mem_fast8 makes for the first access of a bundle on a fast path with
+ * fast checks (no watch). */
+static inline int
+sim_pace_boxes(const Tile *t)
+{
+	return t->mem_fast && sim_path != SIM_PLAIN && !t->nacc;
+}
+
 /* sim_pace_prepare computes all a paced form would do (addresses, its pair
  * register's new value, the words it loads and stores) without doing any of
  * it, when its accesses pass sim_mem_fast8 together; else it declines (0)
@@ -943,7 +952,9 @@ sim_pace_box(Tile *t, int ctx, const uint32_t *a, unsigned on)
  * checks, and passed checks build new boxes. sim_pace_prepare_at is its
  * work with the pair's addresses given unpacked (a[]) and their new values
  * left unpacked (n[]), PaceOp.lo and hi not set, d->ok checked by the
- * caller: tile.c's run_fused keeps them so between a context's bundles. */
+ * caller: tile.c's run_fused keeps them so between a context's bundles.
+ * Its ctx is -1 unless the boxes may be used at all (sim_pace_boxes), which
+ * run_fused knows once for all its bundles. */
 static inline __attribute__((always_inline)) int
 sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
                     PaceOp *o, int ctx, const uint32_t *a, uint32_t *n)
@@ -964,8 +975,7 @@ sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 			at[na++] = a[i];
 		}
 	}
-	if (ctx < 0 || !t->mem_fast || sim_path == SIM_PLAIN || t->nacc ||
-	    !sim_pace_boxed(t, ctx, a, on)) {
+	if (ctx < 0 || !sim_pace_boxed(t, ctx, a, on)) {
 		if (!sim_mem_fast8(t, at, na))
 			return 0;
 		if (ctx >= 0 && !t->box_wait[ctx])
@@ -1000,7 +1010,9 @@ sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 	int r = d->pair;
 	uint32_t a[3], n[3];
 	sim_ta_unpack(c->m[r], r == 14 ? 0 : c->m[r + 1], a);
-	if (!sim_pace_prepare_at(t, c, d, form, o, ctx, a, n))
+	if (!sim_pace_prepare_at(t, c, d, form, o,
+	                         ctx >= 0 && sim_pace_boxes(t) ? ctx : -1, a,
+	                         n))
 		return 0;
 	sim_ta_pack(n, &o->lo, &o->hi);
 	return 1;

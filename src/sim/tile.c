@@ -1196,9 +1196,10 @@ lazy_flush(Context *c, LazyPair *z)
 
 /* fused_form with the pair's addresses kept in *z between the context's
  * bundles when the form allows it, so that they are not unpacked and
- * packed again for each: the same results once flushed. */
+ * packed again for each: the same results once flushed. box: w, or -1 if
+ * the boxes may not be used (sim_pace_boxes, which run_fused knows). */
 static inline __attribute__((always_inline)) int
-fused_lazy(Tile *t, Context *c, int w, const DIssue *u, PaceForm form,
+fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
            LazyPair *z)
 {
 	const PaceDec *d = &u->pd;
@@ -1219,7 +1220,7 @@ fused_lazy(Tile *t, Context *c, int w, const DIssue *u, PaceForm form,
 	}
 	PaceOp po;
 	uint64_t res = 0;
-	if (!sim_pace_prepare_at(t, c, d, form, &po, w, cur, n) ||
+	if (!sim_pace_prepare_at(t, c, d, form, &po, box, cur, n) ||
 	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
 		return 0;
 	if (cur == a)
@@ -1231,17 +1232,18 @@ fused_lazy(Tile *t, Context *c, int w, const DIssue *u, PaceForm form,
 
 /* issue_fused with the pair kept in *z (run_fused). */
 static inline int
-issue_fused_lazy(Tile *t, Context *c, int w, const DIssue *u, LazyPair *z)
+issue_fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u,
+                 LazyPair *z)
 {
 	switch (u->pace) {
 	case PACE_LD2XST + 1:
-		return fused_lazy(t, c, w, u, PACE_LD2XST, z);
+		return fused_lazy(t, c, w, box, u, PACE_LD2XST, z);
 	case PACE_LD2X + 1:
-		return fused_lazy(t, c, w, u, PACE_LD2X, z);
+		return fused_lazy(t, c, w, box, u, PACE_LD2X, z);
 	case PACE_LDST + 1:
-		return fused_lazy(t, c, w, u, PACE_LDST, z);
+		return fused_lazy(t, c, w, box, u, PACE_LDST, z);
 	case PACE_ST + 1:
-		return fused_lazy(t, c, w, u, PACE_ST, z);
+		return fused_lazy(t, c, w, box, u, PACE_ST, z);
 	}
 	return 0;
 }
@@ -1348,6 +1350,9 @@ run_fused(Tile *t, uint64_t max_cycles)
 	for (int i = 0; i < CHIP_CONTEXTS; i++)
 		lazy[i].pair = -1;
 	uint64_t issued = 0; /* added to the counts at the end */
+	t->nacc = 0;
+	/* the same for every bundle here: t->nacc is 0 at each */
+	const int boxes = sim_pace_boxes(t);
 	while (cycle < max_cycles) {
 		int w = t->slot_worker[slot];
 		Context *c = &t->ctx[w];
@@ -1361,7 +1366,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!issue_fused_lazy(t, c, w, u, &lazy[w])) {
+		if (!issue_fused_lazy(t, c, w, boxes ? w : -1, u, &lazy[w])) {
 			lazy_flush(c, &lazy[w]); /* the halves read it */
 			t->cycle = cycle;        /* a fault's report reads it */
 			if (!issue_halves(t, c, w, u, &next_pc)) {
