@@ -34,11 +34,12 @@
 /* A buffer whose padding must stay zero, and the place it holds pieces of;
  * ones > 0: V's blocks of a matmul whose reduction divides by column
  * `ones` (GemmPlan.norm_cols), which holds 1 instead (V's column of
- * ones, Lowered.init). */
+ * ones, Lowered.init) for the matmul op `pv` (else -1). */
 typedef struct {
 	int32_t buf;
 	const TensorPlace *tp;
 	uint32_t ones;
+	int32_t pv;
 } Zeroed;
 
 typedef struct {
@@ -273,28 +274,32 @@ pad_zero(Build *b, const TensorPlace *tp)
 		if (tp->piece[k].cols < tp->piece[k].pad_cols) {
 			GROW(b->zeroed, b->nzeroed, b->capzeroed);
 			b->zeroed[b->nzeroed++] =
-			    (Zeroed){tp->piece[k].at.buf, tp, 0};
+			    (Zeroed){tp->piece[k].at.buf, tp, 0, -1};
 		}
 }
 
 /* The buffers of tp's B^T panel blocks (layout_segments' bt), whose
  * padding an exchange never writes and their cast reads: kept zero as
  * pad_zero's; so are its B blocks (vb), those of segment k (rows
- * [bounds[k], bounds[k + 1])) with column ones[k] 1 (> 0: Zeroed.ones). */
+ * [bounds[k], bounds[k + 1])) with column ones[k] 1 (> 0: Zeroed.ones)
+ * for the matmul op pv[k]. */
 static void
 keep_zeroed(Build *b, const TensorPlace *tp, const uint32_t *bounds, int nseg,
-            const uint32_t *ones)
+            const uint32_t *ones, const int32_t *pv)
 {
 	for (int k = 0; k < tp->npiece; k++) {
 		const Piece *p = &tp->piece[k];
 		if (!(p->bt_panels && !p->col0) && p->vb_index != 1)
 			continue;
 		uint32_t one = 0;
+		int32_t op = -1;
 		for (int j = 0; p->vb_index && j < nseg; j++)
-			if (p->row0 >= bounds[j] && p->row0 < bounds[j + 1])
+			if (p->row0 >= bounds[j] && p->row0 < bounds[j + 1]) {
 				one = ones[j];
+				op = one ? pv[j] : -1;
+			}
 		GROW(b->zeroed, b->nzeroed, b->capzeroed);
-		b->zeroed[b->nzeroed++] = (Zeroed){p->at.buf, tp, one};
+		b->zeroed[b->nzeroed++] = (Zeroed){p->at.buf, tp, one, op};
 	}
 }
 
@@ -475,6 +480,16 @@ bias_in_reduction(Build *b, const Op *op, TensorPlace *pc, Diag *d)
 	return IPU_OK;
 }
 
+/* 1 if some block of op's B holds its column of ones (keep_zeroed). */
+static int
+has_ones(const Build *b, const Op *op)
+{
+	for (int i = 0; i < b->nzeroed; i++)
+		if (b->zeroed[i].pv == op - b->g->ops && b->zeroed[i].ones)
+			return 1;
+	return 0;
+}
+
 static int
 lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
@@ -488,6 +503,13 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0], o->in_tile0);
+	if (o->gemm.norm_cols && !has_ones(b, op))
+		return diag_set(
+		    d, IPU_EINVAL, NULL, 0, 0,
+		    "internal: %s's reduction divides by column %u, "
+		    "but its B was not laid out with a column of "
+		    "ones there (plan and lowering disagree)",
+		    tc->name, o->gemm.norm_cols);
 	MapChain av, bv;
 	FlatMap amap, bmap;
 	TensorPlace *a_home = b->home[plan_view_of(b->g, op->in[0], &av)],
@@ -577,7 +599,7 @@ move_op(Build *b, const Op *op, const OpPlan *o, const FlatMap *map,
 			ones[k] = vb[k] && vm[k] >= 0
 			              ? b->plan->op[vm[k]].gemm.norm_cols
 			              : 0;
-		keep_zeroed(b, to, bounds, nseg, ones);
+		keep_zeroed(b, to, bounds, nseg, ones, vm);
 	} else {
 		to = default_place(b, op->out, tensor_view_rows(t),
 		                   tensor_view_cols(t), t->elem.dtype, at,
