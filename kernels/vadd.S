@@ -51,15 +51,7 @@ vadd_bias_res_f16:
 	.globl vadd_norm_f16
 	.type vadd_norm_f16, @function
 vadd_norm_f16:
-	setzi $m1, vadd_f16_worker
-	add $m2, $m0, ARG_RANGES
-	put $WORKER0_BASE, $m0
-	put $WORKER1_BASE, $m0
-	put $WORKER2_BASE, $m0
-	put $WORKER3_BASE, $m0
-	put $WORKER4_BASE, $m0
-	put $WORKER5_BASE, $m0
-	runall $m1, $m2, RANGE_WORDS
+	VADD_RUNALL vadd_f16_worker
 	setzi $m1, vadd_norm_worker
 	add $m2, $m0, ARG_NORM_RANGES
 	sync TEXCH_SYNCZONE_LOCAL

@@ -217,6 +217,21 @@ part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 	       4 + rs + (3 + (bias == 2)) * k + 1;
 }
 
+/* The summing workers' runall (VADD_RUNALL) until the last one exits. */
+static void
+sum_run(SupClock *s, uint32_t atoms, uint32_t nsrc, uint32_t nseg, int bias)
+{
+	uint64_t first[6], exit[6];
+	sup_runall(s, SUP_M1 | SUP_M2, first);
+	int aligned = aligned_of(atoms, nsrc, nseg, bias);
+	for (uint32_t w = 0; w < 6; w++)
+		exit[w] =
+		    first[w] + 6 * (worker_issues(s->chip, atoms, nsrc, nseg,
+		                                  bias, aligned, w) -
+		                    1);
+	sup_workers(s, exit);
+}
+
 uint64_t
 vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
             int bias)
@@ -232,14 +247,7 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 		sup_op(&s, SUP_M3, 0, SUP_PUT);
 		sup_op(&s, SUP_M4, 0, SUP_PUT);
 	}
-	uint64_t first[6], exit[6];
-	sup_runall(&s, SUP_M1 | SUP_M2, first);
-	int aligned = aligned_of(atoms, nsrc, nseg, bias);
-	for (uint32_t w = 0; w < 6; w++)
-		exit[w] = first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg,
-		                                        bias, aligned, w) -
-		                          1);
-	sup_workers(&s, exit);
+	sum_run(&s, atoms, nsrc, nseg, bias);
 	sup_sync(&s);
 	return sup_return(&s, 0);
 }
@@ -258,14 +266,8 @@ vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 	SupClock s;
 	sup_start(&s, c, 0);
 	sup_entry(&s);
+	sum_run(&s, atoms, nsrc, nseg, 0);
 	uint64_t first[6], exit[6];
-	sup_runall(&s, SUP_M1 | SUP_M2, first);
-	int aligned = aligned_of(atoms, nsrc, nseg, 0);
-	for (uint32_t w = 0; w < 6; w++)
-		exit[w] = first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg, 0,
-		                                        aligned, w) -
-		                          1);
-	sup_workers(&s, exit);
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
 	sup_sync(&s);
