@@ -33,7 +33,10 @@ gemm_f8:
 	GEMM_CHAINED_ZERO gemm_f8_cworker_zero, f8v8hihov4amp
 
 // The chained call across N-panels (GEMM_NCHAINED_CALL).
-	GEMM_NCHAINED_CALL gemm_f8_nchained, gemm_f8_cworker, gemm_f8_cworker_zero, gemm_f8_cworker_stream, gemm_f8_cworker_drain, gemm_f8_nworker_cross, gemm_f8_nworker_cross_zero, gemm_f8_nworker_crossed, gemm_f8_nworker_crossed_zero, GEMM_F8_LOADS, GEMM_F8_PUTS
+	GEMM_NCHAINED_CALL gemm_f8_nchained, gemm_f8_nworker, gemm_f8_nworker_zero, gemm_f8_nworker_stream, gemm_f8_nworker_drain, gemm_f8_nworker_cross, gemm_f8_nworker_cross_zero, gemm_f8_nworker_crossed, gemm_f8_nworker_crossed_zero, GEMM_F8_LOADS, GEMM_F8_PUTS
+
+	GEMM_CHAINED_WORKER gemm_f8_nworker, gemm_f8_nworker_stream, gemm_f8_nworker_drain, f8v8hihov4amp, $a2:3, 1
+	GEMM_CHAINED_ZERO gemm_f8_nworker_zero, f8v8hihov4amp, 1
 
 	GEMM_NCHAINED_WORKER gemm_f8_nworker_cross, gemm_f8_nworker_crossed, f8v8hihov4amp, $a2:3
 	GEMM_NCHAINED_WORKER gemm_f8_nworker_cross_zero, gemm_f8_nworker_crossed_zero, f8v8hihov4amp, $azeros

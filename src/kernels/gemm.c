@@ -766,10 +766,11 @@ primed_cycles(SupClock *s, GemmDtype t, uint32_t bm, uint32_t bn, uint32_t bk,
 /*
  * The chained call across N-panels (GEMM_NCHAINED_CALL): the chained
  * call's runs, each N-panel but the last ending with the crossing run
- * (4n + 3 issues, as a further K-panel's) and the next N-panel's first
- * K-panel the crossed run (4n + 4: its sub), both after the sync and
- * their weights as a further K-panel; only the call's last K-panel
- * drains.
+ * and the next N-panel's first K-panel the crossed run (4n + 4: its sub
+ * and its own leading loads), both after the sync and their weights as
+ * a further K-panel; only the call's last K-panel drains. The runs that
+ * follow a chained end start without the leading loads (the end made
+ * them): a further K-panel and the crossing run 4n + 2, the drain 4n + 8.
  */
 static uint64_t
 nchained_cycles(SupClock *s, uint32_t bm, uint32_t bn, uint32_t bk)
@@ -779,8 +780,8 @@ nchained_cycles(SupClock *s, uint32_t bm, uint32_t bn, uint32_t bk)
 	for (uint32_t w = 0; w < 6; w++) {
 		uint64_t n = worker_rows(bm, 6, w);
 		g.cold[w] = ENTRY_FULL + 4 * n + 7;
-		g.open[w] = 4 * n + 3;
-		g.drain[w] = 4 * n + 9;
+		g.open[w] = 4 * n + 2;
+		g.drain[w] = 4 * n + 8;
 		crossed[w] = 4 * n + 4;
 	}
 	sup_op(s, SUP_M12 | SUP_M9, SUP_M11, SUP_PLAIN); /* movz */
