@@ -354,6 +354,20 @@ gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk)
 	return 1;
 }
 
+/* The five-worker panels that run the N-chained call's streams (their
+ * chained ends make the next run's leading loads): A's jump whole in
+ * field 0 (nchained_jumps) for every worker. */
+static int
+five_preload(GemmDtype t, uint32_t bm, uint32_t bk)
+{
+	if (!gemm_five_chained(t, bm, bk))
+		return 0;
+	for (uint32_t w = 0; w < 5; w++)
+		if (!nchained_jumps(bm, worker_rows(bm, 5, w)))
+			return 0;
+	return 1;
+}
+
 int
 gemm_k_primed(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 {
@@ -399,6 +413,8 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 	              (nw == 5 && c->opt.five && !c->opt.plain5 &&
 	               gemm_five_chained(t, bm, c->bk));
 	int nchained = gemm_n_chained(t, c->opt.workers, bm, c->bn, c->bk);
+	/* its streams, the N-chained call's, take that call's jumps */
+	int five_pre = chained && nw == 5 && five_preload(t, bm, c->bk);
 	memset(out, 0, GEMM_ARGS_BYTES);
 	put_le32(out + ARG_A, c->a);
 	put_le32(out + ARG_B, c->b);
@@ -430,7 +446,8 @@ gemm_args_fill(const GemmCall *c, uint8_t out[GEMM_ARGS_BYTES])
 		 * rows - 3 */
 		put_le32(v + V_ROWS1, chained ? n - 3 : primed ? n - 2 : n - 1);
 		put_le32(v + V_CPANEL, bm * crow);
-		put_le32(v + V_JUMPS, nchained  ? nchained_jumps(bm, n)
+		put_le32(v + V_JUMPS, nchained || five_pre
+		                          ? nchained_jumps(bm, n)
 		                      : chained ? chained_jumps(bm, n)
 		                      : primed  ? primed_jumps(bm, n)
 		                      : stream  ? drain_jumps(bm, n)
@@ -1024,19 +1041,27 @@ gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
 		return;
 	/* the chained streams (kernels/gemm.inc): an N-panel's first K-panel
 	 * starts cold, a further one chained; the N-panel's last K-panel and
-	 * the five-worker panels' last drain (the rest calls start cold) */
-	int first = k == 0, last = k == nk - 1 || p + 1 >= panels;
+	 * the five-worker panels' last drain (the rest calls start cold).
+	 * Where A's jump fits one field, the N-chained call's copies: a run
+	 * after a chained end starts without its leading loads. */
+	int first = k == 0, last = k == nk - 1 || p + 1 >= panels,
+	    pre = five_preload(c->t, c->bm, c->bk);
 	if (first) {
 		r->issues = (uint32_t)entry_issues(kind) + (last ? 13 : 7);
-		r->worker = last   ? zero ? "gemm_f8_cworker_cd_zero"
-		                          : "gemm_f8_cworker_cd"
-		            : zero ? "gemm_f8_cworker_zero"
-		                   : "gemm_f8_cworker";
+		r->worker =
+		    last   ? zero ? "gemm_f8_cworker_cd_zero"
+		                  : "gemm_f8_cworker_cd"
+		    : pre  ? zero ? "gemm_f8_nworker_zero" : "gemm_f8_nworker"
+		    : zero ? "gemm_f8_cworker_zero"
+		           : "gemm_f8_cworker";
 		return;
 	}
 	r->offset = 0;
-	r->issues = last ? 9 : 3;
-	r->worker = last ? "gemm_f8_cworker_drain" : "gemm_f8_cworker_stream";
+	r->issues = (last ? 9 : 3) - (uint32_t)pre;
+	r->worker =
+	    last  ? pre ? "gemm_f8_nworker_drain" : "gemm_f8_cworker_drain"
+	    : pre ? "gemm_f8_nworker_stream"
+	          : "gemm_f8_cworker_stream";
 }
 
 void
