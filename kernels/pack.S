@@ -14,7 +14,9 @@
 // write every panel from the source blindly, padding included; then the
 // supervisor zeroes the padding: the rows past bn in the last n-panel's
 // panels, and the elements past bk in the last K-panel's rows (one word
-// masked, the rest zero words).
+// masked, the rest zero words). f8 from B may have column bn written
+// with a byte instead (ARG_ONE: V's 1.0, PV's column of ones) before
+// the mask.
 //
 // Supervisor entry, `call $m10, pack_b_f16` with $m0 -> argument block.
 // Clobbers $m1-$m9, $m11-$m14 and $WORKER0..5_BASE; preserves $m0.
@@ -31,15 +33,15 @@
 // so that the supervisor's taken branches (docs/fidelity.md, sup-branch)
 // come once a row or once a panel, and a value is read 6 or more
 // instructions after it is loaded (sup-dep).
-.macro PACK_ZERO_ROW
-	st32 $mzero, $m2, $mzero, 0
-	st32 $mzero, $m2, $mzero, 1
-	st32 $mzero, $m2, $mzero, 2
-	st32 $mzero, $m2, $mzero, 3
-	st32 $mzero, $m2, $mzero, 4
-	st32 $mzero, $m2, $mzero, 5
-	st32 $mzero, $m2, $mzero, 6
-	st32 $mzero, $m2, $mzero, 7
+.macro PACK_ROW word
+	st32 \word, $m2, $mzero, 0
+	st32 \word, $m2, $mzero, 1
+	st32 \word, $m2, $mzero, 2
+	st32 \word, $m2, $mzero, 3
+	st32 \word, $m2, $mzero, 4
+	st32 \word, $m2, $mzero, 5
+	st32 \word, $m2, $mzero, 6
+	st32 \word, $m2, $mzero, 7
 .endm
 
 // Rows r .. r+5 of a K-panel: their partial word ($m12 + 32 row) anded
@@ -110,19 +112,22 @@ pack_padding:
 	ld32 $m7, $m0, $mzero, ARG_ZSKIP / 4
 	ld32 $m5, $m0, $mzero, ARG_KN / 4
 	ld32 $m4, $m0, $mzero, ARG_KZ / 4
+	ld32 $m8, $m0, $mzero, ARG_ONE / 4
 	brz $m1, 3f
 	add $m1, $m1, -1
 	mov $m3, $m6
-2:	PACK_ZERO_ROW
+2:	PACK_ROW $mzero
 	add $m2, $m2, 32
 	brnzdec $m3, 2b
 	add $m2, $m2, $m7
 	mov $m3, $m6
 	brnzdec $m1, 2b
+3:	brnz $m8, .Lpack_ones
 	// K past bk: in each n-panel's last K-panel, the 16 rows' partial
 	// words masked, then their KZ zero words after it: the last KZ
 	// blocks of PACK_ZERO_WORD 1..7, entered at 8f - 64 KZ
-3:	brz $m5, 9f
+.Lpack_k:
+	brz $m5, 9f
 	add $m1, $m5, -1
 	ld32 $m2, $m0, $mzero, ARG_KA / 4
 	ld32 $m5, $m0, $mzero, ARG_KM / 4
@@ -147,6 +152,16 @@ pack_padding:
 	add $m12, $m12, $m14
 	brnzdec $m1, 4b
 9:	br $lr
+	// with ARG_ONE, column bn's row (the last n-panel's first row past
+	// bn, which the zero rows above skip) in each K-panel, before the
+	// mask clears its bytes past bk
+.Lpack_ones:
+	ld32 $m2, $m0, $mzero, ARG_OA / 4
+	ld32 $m1, $m0, $mzero, ARG_NK1 / 4
+1:	PACK_ROW $m8
+	add $m2, $m2, 512
+	brnzdec $m1, 1b
+	bri .Lpack_k
 	.size pack_padding, . - pack_padding
 
 

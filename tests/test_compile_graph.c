@@ -2051,53 +2051,90 @@ static const char *const attention_37x72 =
     "yq = cast y f8_f143*2^-2\n"
     "output yq\noutput s\n";
 
-/* The f8 attention's softmax without its 1 / sum (issue 16): 2 heads of
- * 300 keys, head dim 72 (N padded to 80), on 64 tiles, where PV takes 5
- * K groups and V's blocks of weight panels (layout_segments' vb): the
- * softmax writes exp(scale (x - max)) in f8 (rw_softmax_f16h8u), V's
- * blocks hold ones in column 72 (Lowered.init), PV's multiply sums each
- * row there and its reduction divides (vadd_norm_f16); the output and
- * the scores against the interpreter. With PV in one K group (37 keys on
- * 16 tiles, test_v_panels) the softmax stays normalised. */
+/* An f8 attention of `batch` images of `keys` tokens, 2 heads of head
+ * dim 72 (PV's N padded to 80), V cast at 2^vscale. */
 static void
-test_softmax_unnorm(void **state)
+attention_text(char *text, size_t size, int batch, int keys, int vscale)
 {
-	(void)state;
-	char text[2048];
-	snprintf(text, sizeof text, "%s",
-	         "input x f16 [300, 64]\n"
+	snprintf(text, size,
+	         "input x f16 [%d, 64]\n"
 	         "weight w f16 [64, 432]\n"
 	         "h = matmul x w\n"
-	         "r = reshape h [1, 300, 3, 2, 72]\n"
+	         "r = reshape h [%d, %d, 3, 2, 72]\n"
 	         "t = transpose r [2, 0, 3, 1, 4]\n"
-	         "qs = slice t [0, 0, 0, 0, 0] [1, 1, 2, 300, 72]\n"
-	         "q = reshape qs [1, 2, 300, 72]\n"
-	         "ks = slice t [1, 0, 0, 0, 0] [2, 1, 2, 300, 72]\n"
-	         "k = reshape ks [1, 2, 300, 72]\n"
-	         "vs = slice t [2, 0, 0, 0, 0] [3, 1, 2, 300, 72]\n"
-	         "v = reshape vs [1, 2, 300, 72]\n"
+	         "qs = slice t [0, 0, 0, 0, 0] [1, %d, 2, %d, 72]\n"
+	         "q = reshape qs [%d, 2, %d, 72]\n"
+	         "ks = slice t [1, 0, 0, 0, 0] [2, %d, 2, %d, 72]\n"
+	         "k = reshape ks [%d, 2, %d, 72]\n"
+	         "vs = slice t [2, 0, 0, 0, 0] [3, %d, 2, %d, 72]\n"
+	         "v = reshape vs [%d, 2, %d, 72]\n"
 	         "q8 = cast q f8_f143*2^-1\n"
 	         "k8 = cast k f8_f143*2^-1\n"
 	         "s = matmul q8 k8 transpose_b=1\n"
 	         "p = softmax s scale=0.125\n"
 	         "p8 = cast p f8_f143*2^-7\n"
-	         "v8 = cast v f8_f143*2^-1\n"
+	         "v8 = cast v f8_f143*2^%d\n"
 	         "o = matmul p8 v8\n"
 	         "ot = transpose o [0, 2, 1, 3]\n"
-	         "y = reshape ot [300, 144]\n"
+	         "y = reshape ot [%d, 144]\n"
 	         "yq = cast y f8_f143*2^-2\n"
-	         "output yq\noutput s\n");
+	         "output yq\noutput s\n",
+	         batch * keys, batch, keys, batch, keys, batch, keys, batch,
+	         keys, batch, keys, batch, keys, batch, keys, vscale,
+	         batch * keys);
+}
+
+/* 1 if the lowering of text on `tiles` takes the unnormalised softmax
+ * (rw_softmax_f16h8u, vadd_norm_f16 dividing), 0 if neither, and how
+ * many pack_b_f8 calls it makes. */
+static int
+unnormalised(const char *text, uint32_t tiles, int *packs)
+{
 	Graph *g = graph_of_text(text);
-	char *dump = lowered_dump(g, 64);
-	assert_true(count_of(dump, "rw_softmax_f16h8u") > 0);
-	assert_true(count_of(dump, "vadd_norm_f16") > 0);
-	free(dump);
-	dump = lowered_dump(g, 16); /* PV in 2 K groups, V packed */
-	assert_int_equal(count_of(dump, "rw_softmax_f16h8u"), 0);
-	assert_int_equal(count_of(dump, "vadd_norm_f16"), 0);
+	char *dump = lowered_dump(g, tiles);
+	int sm = count_of(dump, "rw_softmax_f16h8u") > 0,
+	    div = count_of(dump, "vadd_norm_f16") > 0;
+	*packs = count_of(dump, "pack_b_f8");
 	free(dump);
 	graph_free(g);
+	assert_int_equal(sm, div);
+	return sm;
+}
+
+/* The f8 attention's softmax without its 1 / sum (issue 16): 2 heads of
+ * 300 keys, head dim 72 (N padded to 80), on 64 tiles, where PV takes 5
+ * K groups and V's blocks of weight panels (layout_segments' vb): the
+ * softmax writes exp(scale (x - max)) in f8 (rw_softmax_f16h8u), V's
+ * blocks hold ones in column 72 (Lowered.init), PV's multiply sums each
+ * row there and its reduction divides (vadd_norm_f16). On 16 tiles (PV
+ * in 2 K groups) and at batch 2 on 64 V is packed by pack_b_f8, which
+ * writes the ones (PackCall.one). The outputs and the scores against the
+ * interpreter. Not with PV in one K group (37 keys on 16 tiles,
+ * test_v_panels), nor where V's f8 type has no 1 (at 2^-9 its largest
+ * value is 0.47). */
+static void
+test_softmax_unnorm(void **state)
+{
+	(void)state;
+	char text[2048];
+	int packs;
+	attention_text(text, sizeof text, 1, 300, -1);
+	assert_true(unnormalised(text, 64, &packs));
+	assert_int_equal(packs, 0); /* V's blocks */
 	check("the softmax unnormalised, PV dividing", text, 64, 0x1p-3);
+	assert_true(unnormalised(text, 16, &packs));
+	assert_true(packs > 0);
+	check("the softmax unnormalised, V packed with its ones", text, 16,
+	      0x1p-3);
+	attention_text(text, sizeof text, 2, 300, -1);
+	assert_true(unnormalised(text, 64, &packs));
+	assert_true(packs > 0);
+	check("the softmax unnormalised at batch 2", text, 64, 0x1p-3);
+	attention_text(text, sizeof text, 1, 37, -1);
+	assert_false(unnormalised(text, 16, &packs));
+	attention_text(text, sizeof text, 1, 300, -9);
+	assert_false(unnormalised(text, 64, &packs));
+	assert_false(unnormalised(text, 16, &packs));
 }
 
 /* The f8 attention's K written as halves of B^T's n-panels by its cast

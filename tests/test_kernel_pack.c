@@ -69,10 +69,12 @@ transpose_f8(const uint8_t *b, uint32_t bk, uint32_t bn, uint8_t *out)
 }
 
 /* Pack B [bk x bn] (or, transposed, from B^T) with `extra` bytes more than
- * the padded source row between rows. */
+ * the padded source row between rows; with `one` (f8 from B) column bn
+ * of the bk rows holding that byte: what packs B with that column added
+ * makes. */
 static void
 run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
-            uint32_t bn, uint32_t extra)
+            uint32_t bn, uint32_t extra, uint8_t one)
 {
 	uint32_t e = gemm_in_bytes(t);
 	uint32_t row = pack_src_row_bytes(t, transposed, bk, bn);
@@ -82,7 +84,8 @@ run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
 	              .bn = bn,
 	              .src = SRC_AT,
 	              .stride = row + extra,
-	              .dst = DST_AT};
+	              .dst = DST_AT,
+	              .one = one};
 	Diag d;
 	if (pack_check(&c, &d))
 		fail_msg("pack_check: %s", d.msg);
@@ -90,19 +93,23 @@ run_pack_on(const Chip *chip, GemmDtype t, int transposed, uint32_t bk,
 	for (uint32_t i = 0; i < SPAN; i++)
 		mem[i] = (uint8_t)rnd32();
 	/* B row-major, read from the source as the kernel should */
-	uint8_t *b = xcalloc((size_t)bk * bn, e);
-	for (uint32_t k = 0; k < bk; k++)
+	uint32_t bw = bn + (one ? 1 : 0); /* B's columns and the ones */
+	uint8_t *b = xcalloc((size_t)bk * bw, e);
+	for (uint32_t k = 0; k < bk; k++) {
 		for (uint32_t n = 0; n < bn; n++) {
 			uint32_t off = transposed ? n * c.stride + k * e
 			                          : k * c.stride + n * e;
-			memcpy(b + ((size_t)k * bn + n) * e, mem + off, e);
+			memcpy(b + ((size_t)k * bw + n) * e, mem + off, e);
 		}
+		if (one)
+			b[(size_t)k * bw + bn] = one;
+	}
 	uint32_t bytes = gemm_b_bytes(t, bk, bn);
 	uint8_t *want = xcalloc(bytes, 1);
-	gemm_pack_b(t, bk, bn, b, want);
+	gemm_pack_b(t, bk, bw, b, want);
 	if (t == GEMM_F8) { /* the host packer agrees with the definition */
 		uint8_t *def = xcalloc(bytes, 1);
-		transpose_f8(b, bk, bn, def);
+		transpose_f8(b, bk, bw, def);
 		assert_memory_equal(def, want, bytes);
 		free(def);
 	}
@@ -151,7 +158,7 @@ static void
 run_pack(GemmDtype t, int transposed, uint32_t bk, uint32_t bn, uint32_t extra)
 {
 	run_pack_on(profile_chip((TimingBound)((bk + bn + t) % 3)), t,
-	            transposed, bk, bn, extra);
+	            transposed, bk, bn, extra, 0);
 }
 
 static const uint32_t shapes[][3] = {
@@ -182,6 +189,24 @@ test_pack_bt(void **state)
 			         shapes[i][2]);
 }
 
+/* f8 from B with a byte in column bn (V's ones, PV's sum): ragged and
+ * whole K-panels, one to eight padding columns (15: no row past bn is
+ * zeroed), at the three profiles. */
+static void
+test_pack_ones(void **state)
+{
+	(void)state;
+	static const uint32_t ones[][3] = {
+	    /* bk, bn, extra stride */
+	    {729, 72, 0}, {96, 72, 8},  {17, 5, 0},
+	    {32, 15, 0},  {129, 7, 64}, {100, 50, 0},
+	};
+	for (size_t i = 0; i < sizeof ones / sizeof ones[0]; i++)
+		run_pack_on(profile_chip((TimingBound)(i % 3)), GEMM_F8, 0,
+		            ones[i][0], ones[i][1], ones[i][2],
+		            (uint8_t)(0x38 + i));
+}
+
 /* The GC200 (ipu2) links and runs pack too: nothing in it is ipu21's;
  * pack_f8 (shuf8x8lo/hi) is refused. */
 static void
@@ -190,9 +215,9 @@ test_gc200(void **state)
 	(void)state;
 	const Chip *chip = chip_by_name("gc200");
 	assert_non_null(chip);
-	run_pack_on(chip, GEMM_F16, 0, 72, 40, 0);
-	run_pack_on(chip, GEMM_F32, 0, 33, 48, 8);
-	run_pack_on(chip, GEMM_F16, 1, 40, 72, 0);
+	run_pack_on(chip, GEMM_F16, 0, 72, 40, 0, 0);
+	run_pack_on(chip, GEMM_F32, 0, 33, 48, 8, 0);
+	run_pack_on(chip, GEMM_F16, 1, 40, 72, 0, 0);
 	static const char *const f8[] = {"pack_f8"};
 	TileImage img;
 	Diag d;
@@ -245,6 +270,19 @@ test_check(void **state)
 	c.t = GEMM_F8; /* 20 columns pad to 32 bytes */
 	c.stride = 32;
 	assert_int_equal(pack_check(&c, &d), IPU_OK);
+	c.one = 0x38;
+	assert_int_equal(pack_check(&c, &d), IPU_OK);
+	c.bn = 32;
+	expect_reject(&c, "padding column");
+	c.bn = 20;
+	c.transposed = 1;
+	expect_reject(&c, "padding column");
+	c.transposed = 0;
+	c.t = GEMM_F16;
+	c.stride = 64;
+	expect_reject(&c, "padding column");
+	c.t = GEMM_F8;
+	c.one = 0;
 	c.stride = 24;
 	expect_reject(&c, "(32 bytes)");
 	c.dst = SRC_AT + 32 * 31; /* the source's last padded row */
@@ -547,7 +585,7 @@ main(void)
 	    cmocka_unit_test(test_pack_b),    cmocka_unit_test(test_pack_bt),
 	    cmocka_unit_test(test_check),     cmocka_unit_test(test_gc200),
 	    cmocka_unit_test(test_rates),     cmocka_unit_test(test_cast_bt),
-	    cmocka_unit_test(test_cast_pack),
+	    cmocka_unit_test(test_cast_pack), cmocka_unit_test(test_pack_ones),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

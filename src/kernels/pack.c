@@ -29,7 +29,9 @@ enum {
 	ARG_KSTEP = 52,
 	ARG_ZSKIP = 56,
 	ARG_KW = 60,
-	ARG_VERTEX = 64,
+	ARG_ONE = 64,
+	ARG_OA = 68,
+	ARG_VERTEX = 72,
 	VERTEX_BYTES = 16,
 	PANEL_ROW_BYTES = 32, /* a weight panel row: one K-panel, any type */
 };
@@ -97,6 +99,12 @@ pack_check(const PackCall *c, Diag *d)
 		                "pack: %s is not a multiple of 8 (src 0x%x, "
 		                "stride %u, dst 0x%x)",
 		                bad, c->src, c->stride, c->dst);
+	if (c->one &&
+	    (c->t != GEMM_F8 || c->transposed || c->bn % GEMM_COLS == 0))
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "pack: a column of 0x%02x past bn %u is for "
+		                "f8 from B with a padding column",
+		                c->one, c->bn);
 	uint32_t rows = pack_src_rows(c->t, c->transposed, c->bk, c->bn),
 	         row = pack_src_row_bytes(c->t, c->transposed, c->bk, c->bn);
 	if (c->stride < row)
@@ -137,6 +145,14 @@ dims_of(const PackCall *c)
 	m.vr = c->bn - (m.np - 1) * GEMM_COLS;
 	m.vb = (c->bk - (m.nk - 1) * m.kp) * m.e;
 	return m;
+}
+
+/* The rows of each of the last n-panel's panels that the supervisor
+ * zeroes: those past bn, but column bn's with `one`. */
+static uint32_t
+zero_rows(const PackCall *c, const Dims *m)
+{
+	return GEMM_COLS - m->vr - (c->one ? 1 : 0);
 }
 
 /* Worker w's panels [first, first + count), n-panel outer. */
@@ -186,13 +202,20 @@ pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES])
 		put_le32(out + ARG_WRAP, GEMM_COLS * m.e - m.nk * m.kp * s);
 	}
 	put_le32(out + ARG_NK1, m.nk - 1);
-	if (m.vr < GEMM_COLS) {
+	/* column bn's row of the last n-panel: the ones, or the first zero
+	 * row */
+	uint32_t bn_row = c->dst + (m.np - 1) * m.nk * GEMM_B_PANEL_BYTES +
+	                  m.vr * PANEL_ROW_BYTES,
+	         zr = zero_rows(c, &m), z0 = GEMM_COLS - zr;
+	if (c->one) {
+		put_le32(out + ARG_ONE, c->one * 0x01010101u);
+		put_le32(out + ARG_OA, bn_row);
+	}
+	if (zr) {
 		put_le32(out + ARG_ZN, m.nk);
-		put_le32(out + ARG_ZA,
-		         c->dst + (m.np - 1) * m.nk * GEMM_B_PANEL_BYTES +
-		             m.vr * PANEL_ROW_BYTES);
-		put_le32(out + ARG_ZR1, GEMM_COLS - m.vr - 1);
-		put_le32(out + ARG_ZSKIP, m.vr * PANEL_ROW_BYTES);
+		put_le32(out + ARG_ZA, bn_row + (z0 - m.vr) * PANEL_ROW_BYTES);
+		put_le32(out + ARG_ZR1, zr - 1);
+		put_le32(out + ARG_ZSKIP, z0 * PANEL_ROW_BYTES);
 	}
 	if (m.vb < PANEL_ROW_BYTES) {
 		put_le32(out + ARG_KN, m.np);
@@ -253,19 +276,19 @@ mask_rows(SupClock *s, int n)
 /* The supervisor after the sync: bri, pack_padding, br (kernels/pack.S,
  * instruction by instruction). */
 static void
-padding(SupClock *s, const Dims *m)
+padding(SupClock *s, const PackCall *c, const Dims *m)
 {
 	sup_op(s, 0, 0, SUP_TAKEN); /* bri pack_padding */
-	static const unsigned loads[6] = {SUP_M1, SUP_M2, SUP_M6,
-	                                  SUP_M7, SUP_M5, SUP_M4};
-	for (int i = 0; i < 6; i++)
+	static const unsigned loads[7] = {SUP_M1, SUP_M2, SUP_M6, SUP_M7,
+	                                  SUP_M5, SUP_M4, SUP_M8};
+	for (int i = 0; i < 7; i++)
 		sup_op(s, SUP_M0, loads[i], SUP_PLAIN);
-	int zero = m->vr < GEMM_COLS, mask = m->vb < PANEL_ROW_BYTES;
+	uint32_t rows = zero_rows(c, m);
+	int zero = rows > 0, mask = m->vb < PANEL_ROW_BYTES;
 	sup_op(s, SUP_M1, 0, zero ? SUP_PLAIN : SUP_TAKEN); /* brz */
 	if (zero) {
 		sup_op(s, SUP_M1, SUP_M1, SUP_PLAIN);
 		sup_op(s, SUP_M6, SUP_M3, SUP_PLAIN);
-		uint32_t rows = GEMM_COLS - m->vr;
 		for (uint32_t p = 0; p < m->nk; p++) {
 			for (uint32_t r = 0; r < rows; r++) {
 				sup_op(s, SUP_M2, 0, SUP_PLAIN);
@@ -279,6 +302,19 @@ padding(SupClock *s, const Dims *m)
 			sup_op(s, SUP_M1, SUP_M1,
 			       p + 1 < m->nk ? SUP_TAKEN : SUP_PLAIN);
 		}
+	}
+	sup_op(s, SUP_M8, 0, c->one ? SUP_TAKEN : SUP_PLAIN); /* brnz */
+	if (c->one) {                                         /* .Lpack_ones */
+		sup_op(s, SUP_M0, SUP_M2, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M1, SUP_PLAIN);
+		for (uint32_t p = 0; p < m->nk; p++) {
+			sup_op(s, SUP_M8 | SUP_M2, 0, SUP_PLAIN);
+			sup_ops(s, 7); /* st32 ($m2, $m8 ready) */
+			sup_op(s, SUP_M2, SUP_M2, SUP_PLAIN);
+			sup_op(s, SUP_M1, SUP_M1,
+			       p + 1 < m->nk ? SUP_TAKEN : SUP_PLAIN);
+		}
+		sup_op(s, 0, 0, SUP_TAKEN); /* bri .Lpack_k */
 	}
 	sup_op(s, SUP_M5, 0, mask ? SUP_PLAIN : SUP_TAKEN); /* brz */
 	if (mask) {
@@ -325,7 +361,7 @@ pack_cycles(const Chip *chip, const PackCall *c)
 		exit[v] = first[v] + 6 * (worker_issues(c, &m, v) - 1);
 	sup_workers(&s, exit);
 	sup_sync(&s);
-	padding(&s, &m);
+	padding(&s, c, &m);
 	return sup_return(&s, 0);
 }
 

@@ -24,9 +24,13 @@ typedef struct {
 	uint32_t bk, bn;
 	uint32_t src, stride; /* bytes */
 	uint32_t dst;         /* gemm_b_bytes(t, bk, bn) bytes */
+	/* f8 from B, bn not a multiple of 16: > 0, the byte that column bn
+	 * (padding) holds in B's bk rows instead of 0 (V's 1.0 where PV
+	 * sums its rows, GemmPlan.norm_cols) */
+	uint8_t one;
 } PackCall;
 
-enum { PACK_ARGS_BYTES = 64 + 6 * 16 };
+enum { PACK_ARGS_BYTES = 72 + 6 * 16 };
 
 /* The entry symbol and the kernel object it is in: "pack", or for f8
  * from B "pack_f8" (kernels/pack_f8.S, C600 only). */
@@ -38,7 +42,8 @@ uint32_t pack_src_row_bytes(GemmDtype t, int transposed, uint32_t bk,
                             uint32_t bn);
 /* IPU_OK, or IPU_EINVAL naming the problem: empty shape, 8-byte
  * alignment of src, dst and the stride, a stride shorter than a source
- * row, dst overlapping the source, anything past 4 GiB. */
+ * row, dst overlapping the source, anything past 4 GiB, `one` but for
+ * f8 from B with a padding column. */
 int pack_check(const PackCall *c, Diag *d);
 void pack_args_fill(const PackCall *c, uint8_t out[PACK_ARGS_BYTES]);
 /* Cycles of a checked call on chip c (its timing profile) from the

@@ -432,17 +432,11 @@ reduce(Lowered *l, Gemm *G)
 	free(rx);
 }
 
-static Fp8Format
-fp8_format(DType t)
-{
-	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
-}
-
 int
 lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 {
-	Gemm G = {.fp8_a = fp8_format(p->dtype),
-	          .fp8_b = fp8_format(o->dtype_b),
+	Gemm G = {.fp8_a = dtype_fp8_format(p->dtype),
+	          .fp8_b = dtype_fp8_format(o->dtype_b),
 	          .fp8_scale = o->fp8_scale};
 	GemmSite site = o->site;
 	site.tiles_all = l->tiles;

@@ -21,7 +21,8 @@
 
 int
 lower_pack_b(Lowered *l, const TensorPlace *from, const FlatMap *map,
-             const TensorPlace *want, int32_t at, int *inserted, Diag *d)
+             const TensorPlace *want, uint32_t ones, uint8_t one, int32_t at,
+             int *inserted, Diag *d)
 {
 	GemmDtype g = gemm_dtype_of(want->dtype);
 	uint32_t es = (uint32_t)dtype_size(want->dtype);
@@ -59,11 +60,15 @@ lower_pack_b(Lowered *l, const TensorPlace *from, const FlatMap *map,
 		c->ref[0] = p.at;
 		c->ref[1] = w->at;
 		c->nref = 2;
-		c->args = (KernelArgs){KC_PACK, .u.pack = {.t = g,
-		                                           .transposed = tr,
-		                                           .bk = bk,
-		                                           .bn = bn,
-		                                           .stride = row}};
+		c->args = (KernelArgs){
+		    KC_PACK,
+		    .u.pack = {.t = g,
+		               .transposed = tr,
+		               .bk = bk,
+		               .bn = bn,
+		               .stride = row,
+		               .one = ones && !tr && w->col0 + bn == ones ? one
+		                                                          : 0}};
 		/* addresses do not change the count: priced at zero */
 		c->cycles = pack_cycles(l->chip, &c->args.u.pack);
 		if (c->cycles > s->cycles)

@@ -201,11 +201,12 @@ bt_packed(const TensorPlace *from, const FlatMap *map, const TensorPlace *want)
  * home is elsewhere or chosen by the next consumer), or from `from` (its
  * home, a place made from it, or with `map` the home of the tensor it
  * views) by an exchange step inserted at `at` (and packed, for a GEMM's
- * B: pack.c). Returns the steps inserted. */
+ * B: pack.c, with 1 in column `ones` if > 0, PackCall.one). Returns the
+ * steps inserted. */
 static int
 bring(Build *b, int32_t id, const Conv *c, const TensorPlace *from,
       const FlatMap *map, TensorPlace *want, int32_t at, const char *what,
-      int *inserted, Diag *d)
+      uint32_t ones, int *inserted, Diag *d)
 {
 	*inserted = 0;
 	if (c->kind == CONV_HOST) {
@@ -219,7 +220,10 @@ bring(Build *b, int32_t id, const Conv *c, const TensorPlace *from,
 	}
 	int r;
 	if (layout_is_packed(want) && !bt_packed(from, map, want)) {
-		r = lower_pack_b(b->l, from, map, want, at, inserted, d);
+		r = lower_pack_b(
+		    b->l, from, map, want, ones,
+		    ones ? plan_f8_one(graph_tensor(b->g, id)->elem) : 0, at,
+		    inserted, d);
 	} else {
 		Step *s = lower_insert_step(b->l, at, STEP_EXCHANGE, what);
 		*inserted = 1;
@@ -503,13 +507,6 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	/* both operands: the host writes it once, both are moved from there */
 	if (op->in[0] == op->in[1])
 		home_of(b, op->in[0], o->in_tile0);
-	if (o->gemm.norm_cols && !has_ones(b, op))
-		return diag_set(
-		    d, IPU_EINVAL, NULL, 0, 0,
-		    "internal: %s's reduction divides by column %u, "
-		    "but its B was not laid out with a column of "
-		    "ones there (plan and lowering disagree)",
-		    tc->name, o->gemm.norm_cols);
 	MapChain av, bv;
 	FlatMap amap, bmap;
 	TensorPlace *a_home = b->home[plan_view_of(b->g, op->in[0], &av)],
@@ -534,15 +531,23 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	TileLog owners = replay(o);
 	r = lower_batches(b, op, o, batches, ta, &owners, pa, pb, pc, d);
 	int moved = 0;
+	const FlatMap *bm = layout_chain_map(&bv, &bmap);
+	/* V's column of ones: in its blocks, or written by its pack */
+	if (!r && o->gemm.norm_cols && bt_packed(b_home, bm, pb) &&
+	    !has_ones(b, op))
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "internal: %s's reduction divides by column %u, "
+		             "but its B was not laid out with a column of "
+		             "ones there (plan and lowering disagree)",
+		             tc->name, o->gemm.norm_cols);
 	if (!r)
-		r = bring(b, op->in[1], &o->in[1], b_home,
-		          layout_chain_map(&bv, &bmap), pb, first, "matmul: B",
-		          &moved, d);
+		r = bring(b, op->in[1], &o->in[1], b_home, bm, pb, first,
+		          "matmul: B", o->gemm.norm_cols, &moved, d);
 	/* after B's steps: the reads bring records stay where they are */
 	if (!r)
 		r = bring(b, op->in[0], &o->in[0], a_home,
 		          layout_chain_map(&av, &amap), pa, first + moved,
-		          "matmul: A from its producer", &moved, d);
+		          "matmul: A from its producer", 0, &moved, d);
 	if (r)
 		return r;
 	if (a_home)
@@ -815,11 +820,9 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 static int
 pv_divides(const Build *b, int32_t cast)
 {
-	for (int i = 0; i < b->g->nops; i++)
-		if (b->g->ops[i].kind == OP_MATMUL &&
-		    b->g->ops[i].in[0] == b->g->ops[cast].out)
-			return b->plan->op[i].gemm.norm_cols > 0;
-	return 0;
+	int32_t pv = plan_one_reader(b->g, b->g->ops[cast].out);
+	return pv >= 0 && b->g->ops[pv].kind == OP_MATMUL &&
+	       b->plan->op[pv].gemm.norm_cols > 0;
 }
 
 /* layernorm, norm, softmax (rowwise.c): x in pieces of whole rows, moved
@@ -925,7 +928,7 @@ lower_gather_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	for (int i = 0; i < 2 && !r; i++) {
 		int inserted;
 		r = bring(b, id[i], &o->in[i], b->home[id[i]], NULL, pl[i],
-		          b->l->nstep, "gather input", &inserted, d);
+		          b->l->nstep, "gather input", 0, &inserted, d);
 	}
 	if (r)
 		return plan_op_error(b->g, op, r, d);

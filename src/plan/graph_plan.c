@@ -655,22 +655,15 @@ host_after(Planner *P, const OpPlan *o)
 	                       .cover = tiles};
 }
 
-/* 1 if op's B is the cast of blocks of B's weight panels
- * (layout_segments' vb), whose padding column may hold V's ones
- * (GemmPlan.norm_cols: the lowering's keep_zeroed). */
+/* 1 if op's B is made on the device: the cast of blocks of B's weight
+ * panels (layout_segments' vb, their padding column kept with V's ones:
+ * the lowering's keep_zeroed), or packed by pack_b_f8, which writes the
+ * ones (PackCall.one); GemmPlan.norm_cols. */
 static int
-b_in_vb_blocks(Planner *P, const Op *op)
+b_on_device(Planner *P, const Op *op)
 {
-	int32_t cast = graph_tensor(P->g, op->in[1])->producer;
-	if (cast < 0 || P->g->ops[cast].kind != OP_CAST)
-		return 0;
 	MapChain c;
-	const TensorPlace *h =
-	    P->home[plan_view_of(P->g, P->g->ops[cast].in[0], &c)];
-	for (int k = 0; h && k < h->npiece; k++)
-		if (h->piece[k].vb_index)
-			return 1;
-	return 0;
+	return P->home[plan_view_of(P->g, op->in[1], &c)] != NULL;
 }
 
 static int
@@ -690,7 +683,7 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		return r;
 	if (o->group != 1) /* batched GEMMs share their steps */
 		o->gemm.overlap = 0;
-	if (o->gemm.pk > 1 && b_in_vb_blocks(P, op))
+	if (o->gemm.pk > 1 && b_on_device(P, op))
 		o->gemm.norm_cols = plan_matmul_norm_cols(P->g, op);
 	/* its last multiply may take a later weight B's exchange
 	 * (lower_b_under: a plain multiply, every call of one K) */
@@ -760,8 +753,7 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		gemm_layouts(P, &P->num.st, plan, &site, pa, pb, pc);
 	}
 	/* how B and A get there */
-	MapChain bv;
-	if (P->home[plan_view_of(P->g, op->in[1], &bv)]) {
+	if (b_on_device(P, op)) {
 		o->in[1].kind = CONV_PACK;
 	} else {
 		host_writes_into(P, op->in[1], pb, &o->in[1]);
@@ -1144,10 +1136,8 @@ plan_softmax_in_f16(const Graph *g, const Op *op)
 	       !read_past_f8(g, op->out, 1);
 }
 
-/* The index in g->ops of tensor id's one reader (reading it once), or
- * -1. */
-static int32_t
-one_reader(const Graph *g, int32_t id)
+int32_t
+plan_one_reader(const Graph *g, int32_t id)
 {
 	int32_t r = -1;
 	for (int i = 0; i < g->nops; i++)
@@ -1165,7 +1155,7 @@ one_reader(const Graph *g, int32_t id)
 static int32_t
 one_f8_cast(const Graph *g, const Op *op)
 {
-	int32_t cast = one_reader(g, op->out);
+	int32_t cast = plan_one_reader(g, op->out);
 	/* Both in the same iteration or both outside the loop: a loop body
 	 * runs its own ops each time, so a cast at the body's start that
 	 * reads a GELU or softmax made before the loop (the carry) must
@@ -1183,7 +1173,7 @@ one_f8_cast(const Graph *g, const Op *op)
 static int32_t
 reader_in(const Graph *g, int32_t id, OpKind kind, int32_t at)
 {
-	int32_t r = one_reader(g, id);
+	int32_t r = plan_one_reader(g, id);
 	if (r < 0 || g->ops[r].kind != kind ||
 	    graph_repeat_iteration(&g->repeat, r) != at)
 		return -1;
@@ -1266,6 +1256,15 @@ plan_softmax_fused_cast(const Graph *g, const Op *op)
 	return plan_softmax_in_f16(g, op) ? one_f8_cast(g, op) : -1;
 }
 
+uint8_t
+plan_f8_one(ElemType e)
+{
+	Fp8Format f = dtype_fp8_format(e.dtype);
+	unsigned flags = 0;
+	uint8_t q = fp_f64_to_f8(1.0, f, e.scale, FP_OV_SAT, &flags);
+	return fp_f8_to_f64(q, f, e.scale) == 1.0 ? q : 0;
+}
+
 uint32_t
 plan_matmul_norm_cols(const Graph *g, const Op *op)
 {
@@ -1276,7 +1275,8 @@ plan_matmul_norm_cols(const Graph *g, const Op *op)
 	             *bt = graph_tensor(g, op->in[1]);
 	uint32_t n = (uint32_t)bt->shape.dim[bt->shape.rank - 1];
 	if (!dtype_is_f8(bt->elem.dtype) || n % GEMM_COLS == 0 || n % 4 ||
-	    a->producer < 0 || one_reader(g, op->in[0]) != op - g->ops)
+	    !plan_f8_one(bt->elem) || a->producer < 0 ||
+	    plan_one_reader(g, op->in[0]) != op - g->ops)
 		return 0;
 	int32_t cast = a->producer,
 	        sm = graph_tensor(g, g->ops[cast].in[0])->producer;
@@ -1298,7 +1298,7 @@ layernorm_to_f8(const Graph *g, const Op *op)
 	    x->elem.dtype != DT_F16 || t->elem.dtype != DT_F16 ||
 	    t->role == ROLE_OUTPUT || t->shape.dim[t->shape.rank - 1] % 8 != 0)
 		return 0;
-	int32_t cast = one_reader(g, op->out);
+	int32_t cast = plan_one_reader(g, op->out);
 	return cast >= 0 && g->ops[cast].kind == OP_CAST &&
 	       dtype_is_f8(graph_tensor(g, g->ops[cast].out)->elem.dtype);
 }
@@ -1510,7 +1510,7 @@ plan_matmul_bias_add(const Graph *g, const Op *op)
 	    c->role == ROLE_OUTPUT ||
 	    shape_batches(&graph_tensor(g, op->in[0])->shape) != 1)
 		return -1;
-	int32_t add = one_reader(g, op->out);
+	int32_t add = plan_one_reader(g, op->out);
 	if (add < 0)
 		return -1;
 	const Op *a = &g->ops[add];
@@ -1653,7 +1653,7 @@ plan_reduction_gelu(const Plan *plan, const Op *add)
 	if (plan->opt.no_gelu_in_reduction ||
 	    !plan_bias_in_reduction(plan, add))
 		return -1;
-	int32_t gl = one_reader(g, add->out);
+	int32_t gl = plan_one_reader(g, add->out);
 	if (gl < 0 || graph_tensor(g, add->out)->role == ROLE_OUTPUT ||
 	    graph_repeat_iteration(&g->repeat, gl) !=
 	        graph_repeat_iteration(&g->repeat, (int32_t)(add - g->ops)))
@@ -1685,7 +1685,7 @@ plan_bias_add_residual(const Graph *g, const Op *mm, const Op *add)
 	const Tensor *t = graph_tensor(g, add->out);
 	if (t->role == ROLE_OUTPUT)
 		return -1;
-	int32_t res = one_reader(g, add->out);
+	int32_t res = plan_one_reader(g, add->out);
 	if (res < 0)
 		return -1;
 	const Op *r = &g->ops[res];

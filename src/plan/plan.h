@@ -570,10 +570,17 @@ int plan_gelu_in_f16(const Graph *g, const Op *op);
 int plan_softmax_in_f16(const Graph *g, const Op *op);
 /* N if op is a matmul P V whose A is the f8 cast fused into a softmax
  * (plan_softmax_fused_cast) and read by it alone, and whose B is f8 of
- * N columns with a padding column (N % 16 > 0, N % 4 == 0): the softmax
- * may write its e unnormalised and the reduction divide each row by
- * its sum, column N, where V holds ones (GemmPlan.norm_cols); else 0. */
+ * N columns with a padding column (N % 16 > 0, N % 4 == 0) where its
+ * type holds 1 exactly (plan_f8_one): the softmax may write its e
+ * unnormalised and the reduction divide each row by its sum, column N,
+ * where V holds ones (GemmPlan.norm_cols); else 0. */
 uint32_t plan_matmul_norm_cols(const Graph *g, const Op *op);
+/* The byte of 1 in f8 type e (at its scale), or 0 if 1 is not one of
+ * its values (V's column of ones). */
+uint8_t plan_f8_one(ElemType e);
+/* The index in g->ops of tensor id's one reader (reading it once), or
+ * -1. */
+int32_t plan_one_reader(const Graph *g, int32_t id);
 /* The elementwise kernel of a unary op (cast, relu, gelu), one choice
  * for the planner's pricing and lowering's call. */
 EwOp plan_unary_kernel(const Graph *g, const Op *op);

@@ -421,12 +421,6 @@ runner_run(ipu_device *dev, uint64_t max_cycles, uint64_t predicted,
 	return e;
 }
 
-static Fp8Format
-f8_format(DType t)
-{
-	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
-}
-
 size_t
 runner_encode(ElemType e, const float *v, size_t n, uint8_t *out,
               size_t *first_over)
@@ -440,8 +434,9 @@ runner_encode(ElemType e, const float *v, size_t n, uint8_t *out,
 			uint16_t h = fp_f32_to_f16_rne(fp_float_f32(v[i]), &fl);
 			memcpy(out + 2 * i, &h, 2);
 		} else {
-			out[i] = fp_f64_to_f8_nr(v[i], f8_format(e.dtype),
-			                         e.scale, FP_OV_SAT, &fl);
+			out[i] =
+			    fp_f64_to_f8_nr(v[i], dtype_fp8_format(e.dtype),
+			                    e.scale, FP_OV_SAT, &fl);
 		}
 		if ((fl & FP_FLAG_OFLO) && !over++ && first_over)
 			*first_over = i;
@@ -460,8 +455,8 @@ decode_values(ElemType e, const uint8_t *in, size_t n, float *out)
 			memcpy(&h, in + 2 * i, 2);
 			out[i] = (float)fp_f16_to_f64(h);
 		} else {
-			out[i] = (float)fp_f8_to_f64(in[i], f8_format(e.dtype),
-			                             e.scale);
+			out[i] = (float)fp_f8_to_f64(
+			    in[i], dtype_fp8_format(e.dtype), e.scale);
 		}
 	}
 }

@@ -31,6 +31,12 @@ dtype_is_f8(DType t)
 	return (unsigned)t < DT_COUNT && dtypes[t].f8;
 }
 
+Fp8Format
+dtype_fp8_format(DType t)
+{
+	return t == DT_F8_F152 ? FP8_F152 : FP8_F143;
+}
+
 int
 dtype_from_name(const char *s, size_t len)
 {

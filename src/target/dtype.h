@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "../util/fp.h"
+
 /* X(ID, text name, bytes per element, is f8). f8 values carry a
  * power-of-two scale outside the format (graph ElemType, docs/graph.md). */
 #define DTYPES(X)                                                              \
@@ -28,6 +30,8 @@ typedef enum {
 const char *dtype_name(DType t);
 int dtype_size(DType t); /* bytes per element */
 int dtype_is_f8(DType t);
+/* The fp.h format of an f8 type t. */
+Fp8Format dtype_fp8_format(DType t);
 /* Look up a dtype by its text name; -1 if none. */
 int dtype_from_name(const char *s, size_t len);
 
