@@ -55,9 +55,10 @@ typedef struct {
 	int n;
 } RowSet;
 
-/* main: every main-lane row; pair: those that may open a bundle */
+/* main: every main-lane row; pair: those that may open a bundle; sup:
+ * the main-lane rows the supervisor may issue in straight-line code */
 static RowSet main_rows, pair_rows, aux_rows, amp_rows, load_rows, vec_rows,
-    ldst_rows;
+    ldst_rows, sup_rows;
 
 /* The aux-lane instructions with a fast form of their own (sim.h,
  * SIM_FAST_FORMS) besides the AMP's, or a fast path inside the plain one
@@ -82,8 +83,12 @@ collect_rows(void)
 	const Chip *chip = chip_default();
 	for (int r = 0; r < isa_rows(); r++) {
 		const InsnDesc *d = isa_row(r);
-		if (d->ctx == CTX_S || !isa_available(d, chip->arch) ||
+		if (!isa_available(d, chip->arch) ||
 		    (d->flags & (F_CONTROL | F_SYSTEM | F_WIDE)))
+			continue;
+		if (d->ctx != CTX_W && d->lane == LANE_MAIN)
+			sup_rows.row[sup_rows.n++] = (int16_t)r;
+		if (d->ctx == CTX_S)
 			continue;
 		RowSet *s = d->lane == LANE_MAIN ? &main_rows : &aux_rows;
 		s->row[s->n++] = (int16_t)r;
@@ -104,7 +109,8 @@ collect_rows(void)
 			load_rows.row[load_rows.n++] = (int16_t)r;
 	}
 	assert_true(main_rows.n > 50 && aux_rows.n > 50 && amp_rows.n >= 7 &&
-	            load_rows.n > 10 && vec_rows.n >= 10 && ldst_rows.n == 8);
+	            load_rows.n > 10 && vec_rows.n >= 10 && ldst_rows.n == 8 &&
+	            sup_rows.n > 50);
 }
 
 static int32_t
@@ -273,7 +279,7 @@ random_mregs(const Chip *c, uint32_t *m)
 		m[i] = below(2) ? (uint32_t)rnd() : below(64);
 }
 
-typedef enum { STYLE_ANY, STYLE_AMP, STYLE_VEC, STYLE_LDST } Style;
+typedef enum { STYLE_ANY, STYLE_AMP, STYLE_VEC, STYLE_LDST, STYLE_SUP } Style;
 
 /* A main half of STYLE_LDST: a row of ldst_rows whose $base is an
  * address register and whose $delta and register offset or stride are
@@ -329,6 +335,76 @@ amp_load(void)
 	}
 }
 
+/* The worker that STYLE_SUP's runall starts: it exits at once. */
+enum { SUP_WORKER = CODE_BYTES - 0x100 };
+
+/* A supervisor program of n items, run alone (RUN_SUP) from mem_base, and
+ * `br $lr` with $lr 0 (back to the host); returns its words. An item is a
+ * random straight-line supervisor instruction (sup_rows), a setzi or a load
+ * and an instruction that reads its result (the pipeline's sup-dep wait),
+ * a delay,
+ * a put (the CSR write's hazard), a brz or brnz over the next item's
+ * first word (taken or not: the branch hazard), or a runall of SUP_WORKER
+ * and its sync LOCAL (the workers run, and the supervisor waits for
+ * them). */
+static int
+sup_program(const Chip *c, int n, uint32_t *w)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		/* results' registers (mreg_for): the addresses stay */
+		int r1 = 10 + (int)below(5), r2 = 10 + (int)below(5);
+		switch (below(12)) {
+		case 6:
+		case 7: /* a load from a data window, its result read next */
+			w[k++] = enc("ld32_mmmn_zi", 4, r1, (int)below(4), 15,
+			             (int)below(64));
+			w[k++] = enc("add_mmmn_zi", 3, r2, r1, 1);
+			break;
+		case 0:
+		case 1:
+			w[k++] = enc("setzi_mmmn_zi", 2, r1, (int)below(1000));
+			w[k++] =
+			    below(2)
+			        ? enc("add_mmmn_zi", 3, r2, r1, (int)below(100))
+			        : enc("st32_mmmn_zi", 4, r1, 0, 15, 0);
+			break;
+		case 2:
+			w[k++] = enc("delay_mmmn_zi", 1, (int)below(8));
+			break;
+		case 3:
+			w[k++] =
+			    enc("put_mmmn_zi", 2,
+			        CSR_WORKER0_BASE + (int)below(CHIP_WORKERS),
+			        (int)below(16));
+			break;
+		case 4:
+			w[k] =
+			    enc(below(2) ? "brz_mmmn_zi" : "brnz_mmmn_zi", 2,
+			        (int)below(16),
+			        (int32_t)(c->mem_base + 4u * (uint32_t)k + 8));
+			k++;
+			w[k++] = random_word(&sup_rows);
+			break;
+		case 5:
+			r2 = r1 == 14 ? 10 : r1 + 1; /* not the base's */
+			w[k++] = enc("setzi_mmmn_zi", 2, r2,
+			             (int32_t)(c->mem_base + SUP_WORKER));
+			w[k++] = enc("setzi_mmmn_zi", 2, r1,
+			             (int32_t)(c->mem_base + CODE_BYTES));
+			w[k++] = enc("runall_mmmn_zi", 3, r2, r1, 0);
+			w[k++] = enc("sync_mmmn_zi", 1, SYNC_LOCAL);
+			break;
+		default: /* 8 to 11 */
+			w[k++] = random_word(&sup_rows);
+			break;
+		}
+	}
+	w[k++] = enc("setzi_mmmn_zi", 2, 10, SIM_HOST_RETURN);
+	w[k++] = enc("br_mmmn", 1, 10);
+	return k;
+}
+
 /* A worker program of n issues (bundles, and solo main-lane instructions
  * for STYLE_ANY) and exitz; returns its words. STYLE_AMP's and STYLE_VEC's
  * bundles are the body of { rpt 3 ; fnop }, as a kernel's inner loop is:
@@ -341,6 +417,8 @@ amp_load(void)
 static int
 make_program(Style style, int n, uint32_t *w)
 {
+	if (style == STYLE_SUP)
+		return sup_program(chip_default(), n, w);
 	int k = 0;
 	if (style != STYLE_ANY) {
 		w[k++] = enc("rpt_mmmn_zi_zi", 2, 3, n - 1) | 0x80000000u;
@@ -395,8 +473,10 @@ start_random_worker(Tile *t, int w)
  * program, so that the idle skipping meets two running workers and a
  * supervisor that issues in the free slots; all six workers, so that
  * tile.c's run_fused issues a GEMM's fused bundles from every slot in
- * turn (their loads and stores meet in the same memory). */
-typedef enum { RUN_ONE, RUN_PAIR, RUN_ALL } Runners;
+ * turn (their loads and stores meet in the same memory); the supervisor
+ * alone (tile.c's run_supervisor), with marks of the observer now and then
+ * (log marks and breakpoints: its loop leaves them to issue()). */
+typedef enum { RUN_ONE, RUN_PAIR, RUN_ALL, RUN_SUP } Runners;
 
 /* Everything a run may change, set from the same seed for every path. */
 static Tile *
@@ -426,7 +506,18 @@ setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed,
 	                     ? 0
 	                     : (below(8) << 16 | below(2) << 19 |
 	                        below(2) << 20 | (below(8) ? 0 : below(8)));
-	start_random_worker(t, 0);
+	if (who == RUN_SUP) {
+		uint32_t exit = enc("exitz_mmmn", 1, 15);
+		assert_int_equal(
+		    tile_write(t, c->mem_base + SUP_WORKER, &exit, 4), 0);
+		tile_start(t, c->mem_base);
+		random_mregs(c, t->ctx[0].m);
+		for (int k = below(4) ? 0 : 1 + (int)below(4); k > 0; k--)
+			sim_mark(t, c->mem_base + 4 * below((uint32_t)nwords),
+			         below(4) ? SIM_MARK_LOG : SIM_MARK_BREAK);
+	} else {
+		start_random_worker(t, 0);
+	}
 	if (who == RUN_ALL)
 		for (int w = 1; w < CHIP_WORKERS; w++)
 			start_random_worker(t, w);
@@ -547,6 +638,16 @@ tile_diff(const Tile *a, const Tile *b)
 	SAME(wait.zone);
 	SAME(wait.since);
 	SAME(compute_start);
+	int na = a->obs ? a->obs->nlog : 0, nb = b->obs ? b->obs->nlog : 0;
+	if (na != nb)
+		return "marks";
+	for (int k = 0; k < na; k++) {
+		const SimMark *x = &a->obs->log[k], *y = &b->obs->log[k];
+		if (x->cycle != y->cycle || x->pc != y->pc ||
+		    x->sent != y->sent || x->barrier != y->barrier ||
+		    x->recv != y->recv || x->compute != y->compute)
+			return "marks"; /* field by field: the struct pads */
+	}
 	SAME(ntrace);
 	for (int k = 0; k < a->ntrace; k++) {
 		const TraceEvent *x = &a->trace[k], *y = &b->trace[k];
@@ -619,7 +720,8 @@ check_program(Style style, int issues, int index)
 	 * cycles (the rules' values are in the decode cache's costs) */
 	const Chip *chip = profile_chip((TimingBound)(index % 3));
 	/* every fourth AMP program on all six workers (at each profile) */
-	Runners who = style == STYLE_VEC    ? RUN_PAIR
+	Runners who = style == STYLE_SUP    ? RUN_SUP
+	              : style == STYLE_VEC  ? RUN_PAIR
 	              : style == STYLE_LDST ? (index % 4 ? RUN_PAIR : RUN_ALL)
 	              : style == STYLE_AMP && index % 12 >= 9 ? RUN_ALL
 	                                                      : RUN_ONE;
@@ -906,6 +1008,16 @@ test_random_programs(void **state)
 {
 	(void)state;
 	run_programs(STYLE_ANY, 1000, 1, 40);
+}
+
+/* The supervisor alone (tile.c's run_supervisor): straight-line code,
+ * its pipeline's waits, delays, branches, workers started and waited for,
+ * marks of the observer. */
+static void
+test_random_sup_programs(void **state)
+{
+	(void)state;
+	run_programs(STYLE_SUP, 600, 4, 60);
 }
 
 static void
@@ -1363,6 +1475,7 @@ main(void)
 	    cmocka_unit_test(test_pace_boxes),
 	    cmocka_unit_test(test_pace_pairs),
 	    cmocka_unit_test(test_random_programs),
+	    cmocka_unit_test(test_random_sup_programs),
 	    cmocka_unit_test(test_random_amp_programs),
 	    cmocka_unit_test(test_random_vec_programs),
 	    cmocka_unit_test(test_random_vec_wide),

@@ -90,17 +90,3 @@ sim_insn_cost(const Chip *c, DInsn *dc)
 	    rows[row].rule < 0 ? 1 : chip_rule(c, (TimingRule)rows[row].rule);
 	dc->turns = (uint16_t)(turns < 0xffff ? turns : 0xffff);
 }
-
-uint64_t
-sim_sup_operands_ready(const Tile *t, const DInsn *i0, const DInsn *i1)
-{
-	uint32_t reads = i0->reads | (i1 ? i1->reads : 0);
-	uint64_t ready = 0;
-	while (reads) {
-		int r = __builtin_ctz(reads);
-		reads &= reads - 1;
-		if (t->mready[r] > ready)
-			ready = t->mready[r];
-	}
-	return ready;
-}

@@ -362,6 +362,9 @@ enum { ISSUE_WORKER = 1, ISSUE_SUPERVISOR = 2, ISSUE_IN_RPT = 4 };
 /* a worker's fused bundle (pace != 0) allowed in an rpt body: tile.c's
  * run_workers tries it first, with no other rule to check */
 enum { ISSUE_LOOP = 8 };
+/* run or runall: it starts workers, so tile.c's run_supervisor (which runs
+ * the supervisor while no worker does) leaves it to tile_run */
+enum { ISSUE_STARTS = 16 };
 typedef struct {
 	const DInsn *i0, *i1; /* main or only half; aux half or NULL */
 	/* what a worker runs for each half: its fast form, or NULL for a
@@ -370,6 +373,10 @@ typedef struct {
 	ExecFn work[2];
 	uint32_t word[2];
 	uint16_t turns; /* the larger of the halves' */
+	/* the supervisor's pipeline: $m registers either half reads, and
+	 * their hazards (DInsn.reads, hazard) */
+	uint16_t reads;
+	uint8_t hazard;
 	uint8_t nwords, len, ok;
 	/* a bundle tile.c runs as one (issue_fused): a paced form
 	 * (PaceForm + 1, 0: not such a bundle) and an AMP form on the aux
@@ -1256,10 +1263,22 @@ void sim_tile_status(const Tile *t, SimTileStatus *s);
 /* cost.c - timing of one decoded instruction (docs/fidelity.md) */
 /* Fill dc's reads, turns and hazard from its row and c's profile. */
 void sim_insn_cost(const Chip *c, DInsn *dc);
-/* The cycle from which the supervisor may issue i0 (and i1): when every
- * $m value they read is out of the pipeline. */
-uint64_t sim_sup_operands_ready(const Tile *t, const DInsn *i0,
-                                const DInsn *i1);
+/* The cycle from which the supervisor may issue an instruction or bundle
+ * that reads the $m registers `reads` (DInsn.reads, bit r): when every
+ * value it reads is out of the pipeline. Inline: every supervisor issue
+ * asks it. */
+static inline uint64_t
+sim_sup_operands_ready(const Tile *t, uint32_t reads)
+{
+	uint64_t ready = 0;
+	while (reads) {
+		int r = __builtin_ctz(reads);
+		reads &= reads - 1;
+		if (t->mready[r] > ready)
+			ready = t->mready[r];
+	}
+	return ready;
+}
 
 /* Instruction semantics: one function per mnemonic, exec_<mnemonic>,
  * declared from the table. */

@@ -415,7 +415,7 @@ in_rpt_body(const Context *c, uint32_t pc)
  * the hazards): the $m values it writes come out sup-dep cycles later; a
  * jump, a conditional branch that branched (left the fall-through path)
  * or a CSR write holds its next issue back. */
-static void
+static inline void
 sup_pipeline(Tile *t, const Exec *e, unsigned hazard, int redirected)
 {
 	const Chip *c = t->chip;
@@ -510,10 +510,16 @@ issue_fill(DIssue *u, const DInsn *i0, const DInsn *i1, uint32_t w0,
 	                       : 0) |
 	                  (bundle && !(d0->flags & (F_CONTROL | F_SYSTEM))
 	                       ? ISSUE_IN_RPT
+	                       : 0) |
+	                  /* both solo: no bundle has them */
+	                  (i0->fn == exec_run || i0->fn == exec_runall
+	                       ? ISSUE_STARTS
 	                       : 0));
 	u->work[0] = ignored_write(i0) ? NULL : i0->fast;
 	u->work[1] = !i1 || ignored_write(i1) ? NULL : i1->fast;
 	u->turns = i1 && i1->turns > i0->turns ? i1->turns : i0->turns;
+	u->reads = (uint16_t)(i0->reads | (i1 ? i1->reads : 0));
+	u->hazard = (uint8_t)(i0->hazard | (i1 ? i1->hazard : 0));
 	fused_shape(u);
 }
 
@@ -1068,7 +1074,8 @@ issue(Tile *t, int ci)
 	e.next_pc = fall_through;
 	if (ci == 0) {
 		/* the values it reads may still be in the pipeline */
-		uint64_t ready = sim_sup_operands_ready(t, i0, i1);
+		uint64_t ready =
+		    sim_sup_operands_ready(t, i0->reads | (i1 ? i1->reads : 0));
 		if (ready > t->cycle) {
 			t->sup_ready = ready;
 			return;
@@ -1076,7 +1083,7 @@ issue(Tile *t, int ci)
 	}
 	if (t->obs && t->obs->flag[(c->pc - t->chip->mem_base) / 4] &&
 	    sim_observe_issue(&e))
-		goto fault; /* a breakpoint: stopped before the issue */
+		goto fault_words; /* a breakpoint: stopped before the issue */
 
 	/* a cached issue runs the fast forms */
 	e.in = &i0->in;
@@ -1087,13 +1094,8 @@ issue(Tile *t, int ci)
 		e.d = i1->d;
 		(u ? i1->fast : i1->fn)(&e);
 	}
-	if (t->faulted) {
-		if (u) { /* decode_issue would have set them */
-			memcpy(t->fault.word, u->word, sizeof u->word);
-			t->fault.nwords = u->nwords;
-		}
-		goto fault;
-	}
+	if (t->faulted)
+		goto fault_words;
 	if (ci == 0)
 		sup_pipeline(t, &e, i0->hazard | (i1 ? i1->hazard : 0),
 		             e.next_pc != fall_through);
@@ -1116,6 +1118,11 @@ issue(Tile *t, int ci)
 	if (ci == 0 && c->pc == SIM_HOST_RETURN)
 		c->state = CTXS_DONE; /* returned to the host */
 	return;
+fault_words:
+	if (u) { /* decode_issue would have set them */
+		memcpy(t->fault.word, u->word, sizeof u->word);
+		t->fault.nwords = u->nwords;
+	}
 fault:
 	c->state = CTXS_FAULTED;
 }
@@ -1475,6 +1482,98 @@ run_workers(Tile *t, uint64_t max_cycles)
 	t->cycle = cycle;
 }
 
+/* The supervisor's code while no worker runs, entered after its issue in
+ * tile_run when none ran: from the next cycle on, what tile_run, issuer()
+ * and issue() do, cycle by cycle in the same order, with the loop's state
+ * in locals and one Exec for all its issues. With no worker running and no
+ * slot owned, every cycle from sup_ready on is the supervisor's, and
+ * nothing but its own issues changes the tile: each issues from the issue
+ * cache once its operands are out of the pipeline (mready), and sup_ready
+ * (its hazards, a send, a delay) moves the cycle on. Only on a fast path
+ * (the caller checks). Back to tile_run at max_cycles, at an issue the cache
+ * does not have or does not allow the supervisor, at one that starts
+ * workers (run, runall: tile_run issues it), at a marked word (a breakpoint
+ * or log mark of the observer, set between runs: issue() reports it), after
+ * a fault and after an issue that leaves the supervisor not running (a
+ * sync, the return to the host); a write to code clears issue_at. */
+static __attribute__((noinline)) void
+run_supervisor(Tile *t, uint64_t max_cycles)
+{
+	Context *c = &t->ctx[0];
+	/* a slot a worker owns is nobody's while it does not run; rpt is a
+	 * worker's instruction, so the supervisor's rpt state (the host's,
+	 * or a test's) stays as it is here */
+	for (int s = 0; s < CHIP_SLOTS; s++)
+		if (t->slot_worker[s])
+			return;
+	if (c->rpt_count)
+		return;
+	const uint32_t base = t->chip->mem_base;
+	const uint32_t lim = t->chip->exec_end - base;
+	const uint8_t *mark = t->obs ? t->obs->flag : NULL;
+	uint64_t cycle = t->cycle;
+	Exec e; /* the fields the issues set, each issue; commit clears nwr */
+	e.tile = t;
+	e.c = c;
+	e.ctx = 0;
+	e.nwr = 0;
+	while (cycle < max_cycles) {
+		if (cycle < t->sup_ready) { /* a send, delay or hazard */
+			cycle = t->sup_ready < max_cycles ? t->sup_ready
+			                                  : max_cycles;
+			continue;
+		}
+		uint32_t off = c->pc - base;
+		if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+			break;
+		const DIssue *u = t->issue_at[off / 4];
+		if (!u && !(u = shared_issue(t, c->pc)))
+			break;
+		if ((u->ok & (ISSUE_SUPERVISOR | ISSUE_STARTS)) !=
+		    ISSUE_SUPERVISOR)
+			break;
+		t->cycle = cycle; /* the semantics and a fault's report */
+		t->nacc = 0;
+		/* the values it reads may still be in the pipeline: the
+		 * cycle passes, and the next waits for them */
+		uint64_t ready = sim_sup_operands_ready(t, u->reads);
+		if (ready > cycle) {
+			t->sup_ready = ready;
+			cycle++;
+			continue;
+		}
+		const DInsn *i0 = u->i0, *i1 = u->i1;
+		uint32_t fall_through = c->pc + u->len;
+		e.pc = c->pc;
+		e.next_pc = fall_through;
+		e.in = &i0->in;
+		e.d = i0->d;
+		i0->fast(&e);
+		if (!t->faulted && i1) {
+			e.in = &i1->in;
+			e.d = i1->d;
+			i1->fast(&e);
+		}
+		cycle++;
+		if (t->faulted) { /* tile_run reports it */
+			memcpy(t->fault.word, u->word, sizeof u->word);
+			t->fault.nwords = u->nwords;
+			c->state = CTXS_FAULTED;
+			break;
+		}
+		sup_pipeline(t, &e, u->hazard, e.next_pc != fall_through);
+		commit(&e);
+		t->bundles++;
+		if (c->state == CTXS_RUN || c->state == CTXS_SYNC)
+			c->pc = e.next_pc;
+		if (c->pc == SIM_HOST_RETURN)
+			c->state = CTXS_DONE; /* returned to the host */
+		if (c->state != CTXS_RUN)
+			break;
+	}
+	t->cycle = cycle;
+}
+
 int
 tile_debug_exec(Tile *t, int ctx, uint32_t word, char *why, size_t len)
 {
@@ -1716,6 +1815,10 @@ tile_run(Tile *t, uint64_t max_cycles)
 		if (ci >= 0) {
 			issue(t, ci);
 			t->cycle++;
+			/* on while it runs alone */
+			if (!ci && !busy && sim_path != SIM_PLAIN &&
+			    t->ctx[0].state == CTXS_RUN && !t->faulted)
+				run_supervisor(t, max_cycles);
 		} else if (busy && sim_path != SIM_PLAIN) {
 			/* a dead cycle while workers run (issuer() changed
 			 * nothing): on to the next one anyone issues in */
