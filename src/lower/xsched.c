@@ -81,14 +81,6 @@ spans_conflict(const Spans *s, uint64_t a, uint64_t b)
 	return i < s->n && s->v[i].a < b ? s->v[i].b : 0;
 }
 
-/* Does an interval start at c? */
-static int
-spans_start_at(const Spans *s, uint64_t c)
-{
-	int i = spans_after(s, c);
-	return i < s->n && s->v[i].a == c;
-}
-
 /* One tile's supervisor timeline in a phase: its sends, the partner's
  * 64-bit sends (they use this tile's wires too) and the cycles of its
  * receive controls. A control may fall inside one of the tile's own sends
@@ -96,7 +88,9 @@ spans_start_at(const Spans *s, uint64_t c)
  * but not on a send's first cycle, and two controls never share a cycle.
  * They are kept sorted and searched by bisection; they come nearly in
  * order (windows are in time order, a window's mux controls M(d) before
- * its writes), so keeping them sorted moves few. */
+ * its writes), so keeping them sorted moves few. The cycles where a
+ * control cannot go (a control's, a send's first) are also a bit each in
+ * `taken`: the searches ask that at almost every cycle they try. */
 typedef struct {
 	Spans send;
 	Spans wire; /* the pair partner's 64-bit sends */
@@ -105,6 +99,8 @@ typedef struct {
 	               send) */
 	uint64_t *ctl;
 	int nc, capc;
+	uint64_t *taken; /* a bit per cycle, ntaken words; past them free */
+	size_t ntaken;
 	uint64_t rx_end;   /* end of the last receive window */
 	uint64_t send_end; /* end of the last send */
 } Timeline;
@@ -119,10 +115,32 @@ typedef struct {
 	                  at or after it */
 } Blocks;
 
+static void
+take(Timeline *tl, uint64_t c)
+{
+	size_t w = (size_t)(c / 64);
+	if (w >= tl->ntaken) {
+		size_t n = 2 * w + 64;
+		tl->taken = xrealloc(tl->taken, n * sizeof *tl->taken);
+		memset(tl->taken + tl->ntaken, 0,
+		       (n - tl->ntaken) * sizeof *tl->taken);
+		tl->ntaken = n;
+	}
+	tl->taken[w] |= 1ull << (c % 64);
+}
+
+static int
+taken(const Timeline *tl, uint64_t c)
+{
+	size_t w = (size_t)(c / 64);
+	return w < tl->ntaken && (tl->taken[w] >> (c % 64) & 1);
+}
+
 /* Controls are kept sorted; they come nearly in order. */
 static void
 add_control(Timeline *tl, uint64_t c)
 {
+	take(tl, c);
 	GROW(tl->ctl, tl->nc, tl->capc);
 	int i = tl->nc++;
 	for (; i > 0 && tl->ctl[i - 1] > c; i--)
@@ -157,8 +175,7 @@ control_at(const Timeline *tl, uint64_t c)
 static int
 control_free(const Timeline *tl, uint64_t own, uint64_t c)
 {
-	return c >= XS_PREAMBLE && !control_at(tl, c) && !(own && c == own) &&
-	       !spans_start_at(&tl->send, c);
+	return c >= XS_PREAMBLE && !taken(tl, c) && !(own && c == own);
 }
 
 /* The receive controls of destination d for a window whose first word is
@@ -254,15 +271,17 @@ start_bound(const Timeline *tl, uint32_t src, const Hop *hop, uint32_t ndst)
  * timelines, or UINT64_MAX. Adding to the timelines only takes starts
  * away (a busier sender, later windows, more controls), so a start found
  * before, or start_bound, is a valid `from`: the search gives the same
- * start as from the preamble. */
+ * start as from the preamble. The destination whose controls did not fit
+ * is asked first at the next start (most starts fail there again). */
 static uint64_t
 earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
                const Hop *hop, uint64_t from)
 {
 	uint64_t t = from;
-	uint32_t n = xfer_items(x);
+	uint32_t n = xfer_items(x), last = 0;
 	const Timeline *s = &tl[x->src_tile];
 	const Timeline *mate = x->wide ? partner_of(l, tl, x->src_tile) : NULL;
+	uint64_t bound = start_bound(tl, x->src_tile, hop, x->ndst);
 	for (int tries = 0; tries < XS_MAX_TRIES; tries++) {
 		uint64_t need = t > s->send_end ? t : s->send_end, end;
 		/* the wires: our sends, the partner's 64-bit sends and, for
@@ -276,7 +295,6 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
 				need = end;
 		if (control_at(s, need))
 			need++;
-		uint64_t bound = start_bound(tl, x->src_tile, hop, x->ndst);
 		if (need < bound)
 			need = bound;
 		if (need != t) {
@@ -285,12 +303,15 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
 		}
 		/* controls: try this start; on failure move a cycle on */
 		int ok = 1;
-		for (uint32_t k = 0; k < x->ndst && ok; k++) {
+		for (uint32_t i = 0; i < x->ndst && ok; i++) {
+			uint32_t k = (last + i) % x->ndst;
 			uint64_t p, m, o;
 			ok = controls_fit(&tl[hop[k].tile],
 			                  hop[k].tile == x->src_tile ? t : 0,
 			                  t + hop[k].lat, n, hop[k].m, &p, &m,
 			                  &o);
+			if (!ok)
+				last = k;
 		}
 		if (ok)
 			return t;
@@ -354,6 +375,7 @@ free_timelines(Timeline *tl, uint32_t n)
 		free(tl[i].wire.v);
 		free(tl[i].hold.v);
 		free(tl[i].ctl);
+		free(tl[i].taken);
 	}
 	free(tl);
 }
@@ -1068,6 +1090,7 @@ commit(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
 	Timeline *s = &tl[x->src_tile], *mate;
 	x->start = t;
 	spans_add(&s->send, t, t + n);
+	take(s, t);
 	s->send_end = t + n;
 	if (k) {
 		s->send_end = t + xsched_hold((uint32_t)k->b, n);
