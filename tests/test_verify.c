@@ -599,11 +599,12 @@ test_holds_beside(void **state)
  * draft's program is kept, not lowered again). On 3
  * tiles, with the draft's 90 KB of code, no GEMM plan is left: the
  * planner says so, naming the budget (the other weight's third, a part
- * of 2,048 bytes and the code), before any placement. With x of 960
+ * of 2,048 bytes and the code), before any placement. With x of 928
  * rows on 6 tiles the draft's 4 supersteps of K 64 give way to 8 of K
- * 32 beside its code, and that plan places at once (928 to 1,016 rows
- * do, with kernels/vadd_f8.S in the kernels' bound; the 1,024 rows used
- * before it now make the draft take K 32 at once). These and
+ * 32 beside its code, and that plan places at once (912 to 944 rows
+ * do, with gemm_f8.S's N-chained leading loads in the kernels' bound;
+ * the 960 rows used before them now make the draft take K 32 at once).
+ * These and
  * test_data_in_draft compile with --no-gemm-overlap and --no-b-under: the
  * plans they name are the plain ones (with the overlapped superstep, the
  * default, the dump holds a second compile and other plans; with B under
@@ -660,7 +661,7 @@ test_refit_compile(void **state)
 	expect_in(out, budget);
 	assert_null(strstr(out, " does not pack ("));
 	assert_null(strstr(out, "planned"));
-	write_two_matmuls("tall.graph", 960, 0);
+	write_two_matmuls("tall.graph", 928, 0);
 	assert_int_equal(run_ipu(out, sizeof out,
 	                         "compile tall.graph -o tall.ipk --tiles 6 "
 	                         "--dump=plan --no-gemm-overlap --no-b-under"),
