@@ -1394,6 +1394,21 @@ run_fused(Tile *t, uint64_t max_cycles)
 	t->cycle = cycle;
 }
 
+/* The cached issue at c's pc for the loops that run issues without
+ * issue() (run_workers, run_supervisor): NULL outside the code (its
+ * offset from base not under lim), unaligned, at an observer's mark, or
+ * where neither cache has one; the loop then hands back to tile_run. */
+static inline const DIssue *
+loop_issue(Tile *t, const Context *c, uint32_t base, uint32_t lim,
+           const uint8_t *mark)
+{
+	uint32_t off = c->pc - base;
+	if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+		return NULL;
+	const DIssue *u = t->issue_at[off / 4];
+	return u ? u : shared_issue(t, c->pc);
+}
+
 /* The workers' steady state, entered after a cached worker issue that left
  * its worker running (so some worker runs, and a supervisor in sync stays
  * there): from the next cycle on, what tile_run and issuer() do, cycle by
@@ -1442,11 +1457,8 @@ run_workers(Tile *t, uint64_t max_cycles)
 			idle = 0;
 			continue;
 		}
-		uint32_t off = c->pc - base;
-		if (off >= lim || (off & 3) || (mark && mark[off / 4]))
-			break;
-		const DIssue *u = t->issue_at[off / 4];
-		if (!u && !(u = shared_issue(t, c->pc)))
+		const DIssue *u = loop_issue(t, c, base, lim, mark);
+		if (!u)
 			break;
 		idle = 0;
 		if (u->ok & ISSUE_LOOP) { /* on while its bundles come */
@@ -1523,11 +1535,8 @@ run_supervisor(Tile *t, uint64_t max_cycles)
 			                                  : max_cycles;
 			continue;
 		}
-		uint32_t off = c->pc - base;
-		if (off >= lim || (off & 3) || (mark && mark[off / 4]))
-			break;
-		const DIssue *u = t->issue_at[off / 4];
-		if (!u && !(u = shared_issue(t, c->pc)))
+		const DIssue *u = loop_issue(t, c, base, lim, mark);
+		if (!u)
 			break;
 		if ((u->ok & (ISSUE_SUPERVISOR | ISSUE_STARTS)) !=
 		    ISSUE_SUPERVISOR)
