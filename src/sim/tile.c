@@ -1042,6 +1042,16 @@ cached_issue(Tile *t, const Context *c, int ci)
 	return u;
 }
 
+/* A fault while cached issue u ran in context c: u's words for the
+ * report (on the plain path decode_issue set them), c stopped. */
+static void
+issue_fault(Tile *t, Context *c, const DIssue *u)
+{
+	memcpy(t->fault.word, u->word, sizeof u->word);
+	t->fault.nwords = u->nwords;
+	c->state = CTXS_FAULTED;
+}
+
 /* Issue one bundle or solo instruction for context `ci`. */
 static void
 issue(Tile *t, int ci)
@@ -1119,9 +1129,9 @@ issue(Tile *t, int ci)
 		c->state = CTXS_DONE; /* returned to the host */
 	return;
 fault_words:
-	if (u) { /* decode_issue would have set them */
-		memcpy(t->fault.word, u->word, sizeof u->word);
-		t->fault.nwords = u->nwords;
+	if (u) {
+		issue_fault(t, c, u);
+		return;
 	}
 fault:
 	c->state = CTXS_FAULTED;
@@ -1278,9 +1288,7 @@ halves(Exec *e, Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 		u->work[1](e);
 	}
 	if (t->faulted) {
-		memcpy(t->fault.word, u->word, sizeof u->word);
-		t->fault.nwords = u->nwords;
-		c->state = CTXS_FAULTED;
+		issue_fault(t, c, u);
 		return 0;
 	}
 	commit(e);
@@ -1565,9 +1573,7 @@ run_supervisor(Tile *t, uint64_t max_cycles)
 		}
 		cycle++;
 		if (t->faulted) { /* tile_run reports it */
-			memcpy(t->fault.word, u->word, sizeof u->word);
-			t->fault.nwords = u->nwords;
-			c->state = CTXS_FAULTED;
+			issue_fault(t, c, u);
 			break;
 		}
 		sup_pipeline(t, &e, u->hazard, e.next_pc != fall_through);
