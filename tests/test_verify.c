@@ -422,7 +422,7 @@ test_refit(void **state)
 	assert_int_equal(g2->pk * g2->pm * g2->pn, 64);
 	expect_copies(plan, 1, 1);
 	/* tile 150: the second matmul's copies */
-	uint32_t over = 150;
+	PlanOver over = {150, -1};
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], 0);
@@ -448,6 +448,55 @@ test_refit(void **state)
 	/* nothing is left to give up */
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 0);
 	plan_free(plan);
+	graph_free(g);
+}
+
+/* Rung 1b of plan_refit: a tile over whose worst step is an overlapped
+ * matmul's gives up that matmul's overlapped superstep only; a tile over
+ * at a step of no matmul goes to the next rung. Two matmuls of
+ * 128 x 512 x 128 (f16, B inputs: no copies) on 8 tiles, both planned
+ * with the overlapped superstep (several supersteps of K each). */
+static void
+test_refit_overlap(void **state)
+{
+	(void)state;
+	static const char text[] = "input a f16 [128, 512]\n"
+	                           "input b f16 [512, 128]\n"
+	                           "input b2 f16 [512, 128]\n"
+	                           "c = matmul a b\n"
+	                           "e = matmul a b2\n"
+	                           "output c\n"
+	                           "output e\n";
+	Graph *g = graph_of_text(text);
+	uint8_t fit[2] = {0};
+	PlanOptions o = {.gemm_overlap = 1, .fit = fit};
+	Plan *p;
+	Diag d;
+	assert_int_equal(plan_graph(g, chip_default(), 8, &o, &p, &d), 0);
+	assert_int_equal(p->op[0].gemm.overlap, 1);
+	assert_int_equal(p->op[1].gemm.overlap, 1);
+	/* a tile over at no matmul's step: the overlap is not the cause
+	 * named, the next rung (every plan within half a tile) */
+	PlanOver none = {3, -1};
+	assert_int_equal(plan_refit(p, &none, 1, fit), 2);
+	assert_int_equal(fit[0], PLAN_FIT_HALF);
+	assert_int_equal(fit[1], PLAN_FIT_HALF);
+	memset(fit, 0, sizeof fit);
+	/* over at the second matmul's step: it alone plans without */
+	PlanOver at = {3, 1};
+	assert_int_equal(plan_refit(p, &at, 1, fit), 1);
+	assert_int_equal(fit[0], 0);
+	assert_int_equal(fit[1], PLAN_FIT_NO_OVERLAP);
+	plan_free(p);
+	assert_int_equal(plan_graph(g, chip_default(), 8, &o, &p, &d), 0);
+	assert_int_equal(p->op[0].gemm.overlap, 1);
+	assert_int_equal(p->op[1].gemm.overlap, 0);
+	/* over there again: nothing of it overlaps now, the next rung,
+	 * which keeps what was given up */
+	assert_int_equal(plan_refit(p, &at, 1, fit), 2);
+	assert_int_equal(fit[0], PLAN_FIT_HALF);
+	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
+	plan_free(p);
 	graph_free(g);
 }
 
@@ -1261,6 +1310,7 @@ main(void)
 	    cmocka_unit_test(test_codegen_verify),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_refit),
+	    cmocka_unit_test(test_refit_overlap),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_holds_beside),
 	    cmocka_unit_test(test_data_in_draft),

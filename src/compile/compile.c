@@ -313,9 +313,9 @@ balance_may_fit(const Plan *plan, const uint64_t *need)
 static int
 refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 {
-	uint32_t *over = xcalloc((size_t)rep->nover + 1, sizeof *over);
+	PlanOver *over = xcalloc((size_t)rep->nover + 1, sizeof *over);
 	for (int i = 0; i < rep->nover; i++)
-		over[i] = rep->over[i].tile;
+		over[i] = (PlanOver){rep->over[i].tile, rep->over[i].op};
 	int n = plan_refit(plan, over, rep->nover, fit);
 	free(over);
 	uint32_t T = plan->tiles;

@@ -10,6 +10,11 @@
  * cheapest first:
  *   1. after the first plan, the weight copies (GemmPlan.b_local) of the
  *      matmuls on those tiles, if one of them has copies;
+ *   1b. the overlapped superstep (GemmPlan.overlap) of the matmuls whose
+ *      steps are those tiles' worst: its second A, B and C buffers are a
+ *      matmul's own, so only the matmuls that were over give them up (the
+ *      whole graph without any overlap is compile.c's other compile;
+ *      So400m f8 at batch 4 lost every overlap for fc1's alone);
  *   2. every matmul's GEMM plans of more than half a tile, with copies
  *      again: not only on those tiles, because a plan that changes moves the
  * layouts that start after it (spread), and with them the tiles that overflow
@@ -66,12 +71,29 @@ all_half(const Plan *p, uint8_t *fit)
 			marked++;
 	for (int i = 0; marked && i < p->nop; i++)
 		if (planned_matmul(p, i))
-			fit[i] = PLAN_FIT_HALF;
+			fit[i] = PLAN_FIT_HALF | (fit[i] & PLAN_FIT_NO_OVERLAP);
+	return marked;
+}
+
+/* Step 1b: the overlapped superstep of the overlapped matmuls whose
+ * steps are the worst of tiles over; the matmuls newly marked. */
+static int
+no_overlap(const Plan *p, const PlanOver *over, int nover, uint8_t *fit)
+{
+	int marked = 0;
+	for (int k = 0; k < nover; k++) {
+		int32_t i = over[k].op;
+		if (i >= 0 && i < p->nop && planned_matmul(p, i) &&
+		    p->op[i].gemm.overlap && !(fit[i] & PLAN_FIT_NO_OVERLAP)) {
+			fit[i] |= PLAN_FIT_NO_OVERLAP;
+			marked++;
+		}
+	}
 	return marked;
 }
 
 int
-plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit)
+plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit)
 {
 	int first = 1, copies = 0;
 	for (int i = 0; i < p->nop; i++) {
@@ -87,15 +109,18 @@ plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit)
 		int here = 0;
 		for (int i = 0; i < p->nop; i++)
 			if (planned_matmul(p, i) && p->op[i].gemm.b_local &&
-			    covers(p, i, over[k]))
+			    covers(p, i, over[k].tile))
 				here = 1;
 		for (int i = 0; here && i < p->nop; i++)
-			if (planned_matmul(p, i) && covers(p, i, over[k]) &&
+			if (planned_matmul(p, i) &&
+			    covers(p, i, over[k].tile) &&
 			    !(fit[i] & PLAN_FIT_NO_COPIES)) {
 				fit[i] |= PLAN_FIT_NO_COPIES;
 				marked++;
 			}
 	}
+	if (!marked)
+		marked = no_overlap(p, over, nover, fit);
 	if (!marked)
 		marked = all_half(p, fit);
 	if (!marked && copies)

@@ -486,7 +486,8 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	int made = P->home[plan_view_of(P->g, tb->id, &bv)] != NULL
 	               ? PLAN_GEMM_B_MADE
 	               : 0;
-	if (P->plan->opt.gemm_overlap)
+	if (P->plan->opt.gemm_overlap &&
+	    !(fit_of(P, mm->op) & PLAN_FIT_NO_OVERLAP))
 		made |= PLAN_GEMM_OVERLAP;
 	const PlanBeside *bb =
 	    P->plan->opt.beside_bufs

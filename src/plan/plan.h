@@ -379,11 +379,20 @@ typedef struct {
  * same graph (compile.c, "fit"): its GEMM grid covered a tile that did
  * not fit, so it gives up what it may. */
 enum {
-	PLAN_FIT_NO_COPIES = 1, /* no weight copies (GemmPlan.b_local) */
-	PLAN_FIT_HALF = 2,      /* its GEMM plan the cheapest whose data on a
-	                           tile (GemmPlan.tile_bytes) is at most half
-	                           a tile, if the planner offers one */
+	PLAN_FIT_NO_COPIES = 1,  /* no weight copies (GemmPlan.b_local) */
+	PLAN_FIT_HALF = 2,       /* its GEMM plan the cheapest whose data on a
+	                            tile (GemmPlan.tile_bytes) is at most half
+	                            a tile, if the planner offers one */
+	PLAN_FIT_NO_OVERLAP = 4, /* no overlapped superstep (GemmPlan.overlap):
+	                            its second chunks were over a tile */
 };
+
+/* A tile a measure found over, and the graph op its worst step serves
+ * (PlaceOverflow.op; -1: none). */
+typedef struct {
+	uint32_t tile;
+	int32_t op;
+} PlanOver;
 
 typedef struct {
 	int weight_copies;      /* GEMM weights may be stored on every tile that
@@ -657,11 +666,12 @@ int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
 /* fit.c: what the next plan of the same graph gives up (in fit, by
  * graph op, PLAN_FIT_*, kept from earlier plans) when plan p was measured
  * not to fit on tiles over[0 .. nover - 1]: after the first plan, the
- * weight copies of the matmuls on those tiles if one has copies; else
- * every matmul's GEMM plans of more than half a tile (copies allowed
- * again); then every matmul's copies. Returns the number of ops given something
- * new to give up (0: nothing is left). At most four plans in all. */
-int plan_refit(const Plan *p, const uint32_t *over, int nover, uint8_t *fit);
+ * weight copies of the matmuls on those tiles if one has copies; else the
+ * overlapped superstep of the matmuls whose steps are those tiles' worst;
+ * else every matmul's GEMM plans of more than half a tile (copies allowed
+ * again); then every matmul's copies. Returns the number of ops given
+ * something new to give up (0: nothing is left). */
+int plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit);
 /* fit.c: what tile t of plan p held besides the weights its balance
  * stored there, measured by the placer (`need`: code + the most data live
  * at one step): the next plan's PlanOptions.load. */

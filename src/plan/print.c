@@ -48,6 +48,9 @@ plan_print(const Plan *p, FILE *f)
 				fputs("; no weight copies (measured)", f);
 			if (fit & PLAN_FIT_HALF)
 				fputs("; within half a tile (measured)", f);
+			if (fit & PLAN_FIT_NO_OVERLAP)
+				fputs("; no overlapped superstep (measured)",
+				      f);
 		}
 		if (o->owners.n) {
 			fputs("; weight blocks on tiles", f);
