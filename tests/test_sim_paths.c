@@ -71,9 +71,10 @@ static const char *const vec_mnemonics[] = {
     "f16v2exp",  "f16v2tanh",  "f16v2sigm", "f32v4tof16", "f32v2axpy"};
 
 /* The main-lane loads and stores with a fast form of their own (sim.h,
- * SIM_FAST_FORMS; exec_mem.c, fast_load64): STYLE_LDST's bundles. */
-static const char *const ldst_mnemonics[] = {"ld64", "ld64step", "st64",
-                                             "st64step"};
+ * SIM_FAST_FORMS; exec_mem.c, fast_load64, fast_load32): STYLE_LDST's
+ * bundles. */
+static const char *const ldst_mnemonics[] = {
+    "ld32", "ld32step", "ld64", "ld64step", "st64", "st64step"};
 
 static void
 collect_rows(void)
@@ -109,7 +110,7 @@ collect_rows(void)
 			load_rows.row[load_rows.n++] = (int16_t)r;
 	}
 	assert_true(main_rows.n > 50 && aux_rows.n > 50 && amp_rows.n >= 7 &&
-	            load_rows.n > 10 && vec_rows.n >= 10 && ldst_rows.n == 8 &&
+	            load_rows.n > 10 && vec_rows.n >= 10 && ldst_rows.n == 16 &&
 	            sup_rows.n > 50);
 }
 
@@ -296,13 +297,20 @@ ldst_word(void)
 	const InsnDesc *d = isa_row(in.row);
 	static const int off[] = {6, 7, 8, 9, 15};
 	in.nops = d->nops;
-	in.op[0] = random_operand(&d->op[0]);
+	/* ld32 into an $m register: one of the results' (mreg_for), so
+	 * that the addresses stay */
+	in.op[0] = d->op[0].kind == OPK_M ? 10 + (int32_t)below(5)
+	                                  : random_operand(&d->op[0]);
 	in.op[1] = (int32_t)below(4);
 	in.op[2] = off[below(5)];
-	/* an immediate offset or stride: mostly small (the stride signed) */
+	/* an immediate offset or stride: mostly small (the stride signed;
+	 * ld32step's even, so that $delta stays 8-byte aligned for the
+	 * 64-bit accesses) */
 	OperandKind k = d->op[3].kind;
+	int even = k == OPK_S && !strcmp(d->mnemonic, "ld32step");
 	in.op[3] = k == OPK_M      ? off[below(5)]
 	           : below(8) == 0 ? random_operand(&d->op[3])
+	           : even          ? 2 * ((int32_t)below(9) - 4)
 	           : k == OPK_S    ? (int32_t)below(17) - 8
 	                           : (int32_t)below(16);
 	uint32_t w;
@@ -338,15 +346,46 @@ amp_load(void)
 /* The worker that STYLE_SUP's runall starts: it exits at once. */
 enum { SUP_WORKER = CODE_BYTES - 0x100 };
 
+/* A $CCCSLOAD for sup_program's weight loads: mostly 16-byte aligned in
+ * the interleaved data window (ld128putcs's rule), else 8-byte aligned
+ * there, in region 0's window (ld64putcs's only), at the end of memory
+ * (16 bytes from 8 before it leave memory) or anywhere. */
+static uint32_t
+putcs_address(const Chip *c)
+{
+	uint32_t a = c->interleave + 16 * below(WINDOW / 16);
+	switch (below(8)) {
+	case 0:
+		return a + 8;
+	case 1:
+		return c->mem_base + CODE_BYTES + 8 * below(WINDOW / 8);
+	case 2:
+		return c->mem_end - 8 * (1 + below(3));
+	case 3:
+		return below(0x100000);
+	default:
+		return a;
+	}
+}
+
+/* A CWEI index: mostly even and in range (ld128putcs's rule), else any
+ * the encoding allows. */
+static int
+putcs_index(void)
+{
+	return below(8) ? 2 * (int)below(CHIP_CWEI / 2) : (int)below(256);
+}
+
 /* A supervisor program of n items, run alone (RUN_SUP) from mem_base, and
  * `br $lr` with $lr 0 (back to the host); returns its words. An item is a
  * random straight-line supervisor instruction (sup_rows), a setzi or a load
  * and an instruction that reads its result (the pipeline's sup-dep wait),
  * a delay,
  * a put (the CSR write's hazard), a brz or brnz over the next item's
- * first word (taken or not: the branch hazard), or a runall of SUP_WORKER
+ * first word (taken or not: the branch hazard), a runall of SUP_WORKER
  * and its sync LOCAL (the workers run, and the supervisor waits for
- * them). */
+ * them), or weight loads (ld128putcs, ld64putcs: their fast forms) from a
+ * $CCCSLOAD just put. */
 static int
 sup_program(const Chip *c, int n, uint32_t *w)
 {
@@ -395,7 +434,16 @@ sup_program(const Chip *c, int n, uint32_t *w)
 			w[k++] = enc("runall_mmmn_zi", 3, r2, r1, 0);
 			w[k++] = enc("sync_mmmn_zi", 1, SYNC_LOCAL);
 			break;
-		default: /* 8 to 11 */
+		case 8: /* weight loads from a $CCCSLOAD just put */
+			w[k++] = enc("setzi_mmmn_zi", 2, r1,
+			             (int32_t)putcs_address(c));
+			w[k++] = enc("put_mmmn_zi", 2, CSR_CCCSLOAD, r1);
+			for (int j = (int)below(4); j >= 0; j--)
+				w[k++] = enc(below(4) ? "ld128putcs_mmmn_zi"
+				                      : "ld64putcs_mmmn_zi",
+				             1, putcs_index());
+			break;
+		default: /* 9 to 11 */
 			w[k++] = random_word(&sup_rows);
 			break;
 		}
@@ -412,8 +460,9 @@ sup_program(const Chip *c, int n, uint32_t *w)
  * (sim.h, SIM_FAST_FORMS) and tile.c's fused bundles meet the plain path
  * here. STYLE_VEC's aux halves are mostly the f16 instructions with fast
  * forms (vec_rows), its main halves loads or anything. STYLE_LDST's are
- * STYLE_VEC's with main halves mostly ld64, ld64step, st64 and st64step
- * (ldst_rows, every row: register and immediate offsets and strides). */
+ * STYLE_VEC's with main halves mostly ld32, ld32step, ld64, ld64step, st64
+ * and st64step (ldst_rows, every row: register and immediate offsets and
+ * strides). */
 static int
 make_program(Style style, int n, uint32_t *w)
 {

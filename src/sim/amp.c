@@ -934,3 +934,37 @@ exec_ld128putcs(Exec *e)
 {
 	putcs(e, 2);
 }
+
+/* The fast forms of ld64putcs and ld128putcs (sim.h, SIM_FAST_FORMS), a
+ * GEMM's weight loads: an access sim_mem_fast would pass, checked without
+ * the bundle's access log by sim_mem_solo (sim.h), 16 bytes only in the
+ * interleaved region, where its two words lie in two elements (bit 3 of
+ * the address tells them apart). Anything else (a bad index, a watch, the
+ * plain path) goes to the plain form, nothing having been done. */
+static inline __attribute__((always_inline)) void
+fast_putcs(Exec *e, int n, ExecFn plain)
+{
+	Tile *t = e->tile;
+	int k = e->in->op[0];
+	uint32_t addr = t->sup.cccsload, size = 8u * (uint32_t)n;
+	if (k < 0 || k + n > CHIP_CWEI || k % n ||
+	    !sim_mem_solo(t, addr, size) || (n == 2 && addr < t->interleave)) {
+		plain(e);
+		return;
+	}
+	sim_copy_bytes(&t->cwei[k], t->mem + (addr - t->mem_base), size);
+	t->cwei_gen++;
+	t->sup.cccsload = addr + size;
+}
+
+void
+fast_ld64putcs(Exec *e)
+{
+	fast_putcs(e, 1, exec_ld64putcs);
+}
+
+void
+fast_ld128putcs(Exec *e)
+{
+	fast_putcs(e, 2, exec_ld128putcs);
+}

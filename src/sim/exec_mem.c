@@ -262,11 +262,11 @@ exec_st64step(Exec *e)
 }
 
 /*
- * The fast forms of ld64, ld64step, st64 and st64step (sim.h,
- * SIM_FAST_FORMS), the vector kernels' plain loads and stores: the operands
- * read straight from the instruction (the data pair, $base and $delta are
+ * The fast forms of ld32, ld32step, ld64, ld64step, st64 and st64step
+ * (sim.h, SIM_FAST_FORMS), the vector kernels' plain loads and stores: the
+ * operands read straight from the instruction ($base and $delta are
  * registers in every row of them, the fourth operand a register or an
- * immediate), and the single access checked by sim_mem_fast8 without the
+ * immediate), and the single access checked by sim_mem_solo without the
  * bundle's access log: only main-lane instructions access memory
  * (insns.def), so nothing else in the bundle can conflict with it. An
  * access it does not pass (outside memory, misaligned, a watch, the plain
@@ -275,24 +275,49 @@ exec_st64step(Exec *e)
  * first, then the loaded words).
  */
 static inline __attribute__((always_inline)) int
-fast_ea64(Exec *e, int step, uint32_t *ea)
+fast_ea(Exec *e, int step, uint32_t size, uint32_t *ea)
 {
 	const int32_t *op = e->in->op;
 	uint32_t base = sim_rm(e, op[1]), delta = sim_rm(e, op[2]);
 	uint32_t x = sim_src(e, 3); /* $off, $stride or the immediate */
-	*ea = step ? base + delta : base + delta + x * 8;
-	if (!sim_mem_fast8(e->tile, ea, 1))
+	*ea = step ? base + delta : base + delta + x * size;
+	if (!sim_mem_solo(e->tile, *ea, size))
 		return 0;
 	if (step)
-		sim_wm(e, op[2], delta + x * 8);
+		sim_wm(e, op[2], delta + x * size);
 	return 1;
+}
+
+/* ld32's destination is an $m or an $a register, by row. */
+static inline __attribute__((always_inline)) void
+fast_load32(Exec *e, int step, ExecFn plain)
+{
+	uint32_t ea;
+	if (!fast_ea(e, step, 4, &ea)) {
+		plain(e);
+		return;
+	}
+	uint32_t w = get_le32(e->tile->mem + (ea - e->tile->mem_base));
+	write_words(e, 0, 0, &w, 1);
+}
+
+void
+fast_ld32(Exec *e)
+{
+	fast_load32(e, 0, exec_ld32);
+}
+
+void
+fast_ld32step(Exec *e)
+{
+	fast_load32(e, 1, exec_ld32step);
 }
 
 static inline __attribute__((always_inline)) void
 fast_load64(Exec *e, int step, ExecFn plain)
 {
 	uint32_t ea;
-	if (!fast_ea64(e, step, &ea)) {
+	if (!fast_ea(e, step, 8, &ea)) {
 		plain(e);
 		return;
 	}
@@ -306,7 +331,7 @@ static inline __attribute__((always_inline)) void
 fast_store64(Exec *e, int step, ExecFn plain)
 {
 	uint32_t ea;
-	if (!fast_ea64(e, step, &ea)) {
+	if (!fast_ea(e, step, 8, &ea)) {
 		plain(e);
 		return;
 	}

@@ -297,13 +297,17 @@ typedef void (*ExecFn)(Exec *);
 	X(f16v2mul)                                                            \
 	X(f16v4mul)                                                            \
 	X(f16v2tof32)                                                          \
+	X(ld32)                                                                \
+	X(ld32step)                                                            \
 	X(ld64)                                                                \
 	X(ld64step)                                                            \
 	X(st64)                                                                \
 	X(st64step)                                                            \
 	X(f32v2add)                                                            \
 	X(f32v2sub)                                                            \
-	X(f32v2mul)
+	X(f32v2mul)                                                            \
+	X(ld64putcs)                                                           \
+	X(ld128putcs)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X
@@ -746,6 +750,20 @@ sim_mem_fast8(const Tile *t, const uint32_t *addr, int n)
 		used |= bit;
 	}
 	return 1;
+}
+
+/* The fast check of an instruction's single access of size bytes (a power
+ * of two, 4 to 16): 1 if it is in memory and aligned, and nothing else in
+ * the bundle has accessed memory; else 0 (the plain checks must run). Not
+ * logged, as sim_mem_fast8's. One access of up to 8 bytes is in an element
+ * of its own; 16 bytes are two elements only in the interleaved region,
+ * which the caller checks. */
+static inline __attribute__((always_inline)) int
+sim_mem_solo(const Tile *t, uint32_t addr, uint32_t size)
+{
+	return t->mem_fast && sim_path != SIM_PLAIN && !t->nacc &&
+	       addr - t->mem_base <= t->last8 + 8 - size &&
+	       !(addr & (size - 1));
 }
 
 static inline __attribute__((always_inline)) int

@@ -837,17 +837,38 @@ code_seed(Tile *t, uint32_t pg)
 		s->pages_built++;
 	}
 	s->pages_copied++;
+	/* The tile has every word of the template (the common case), the
+	 * word after the page too if the last issue has two: then no
+	 * entry's words need comparing. */
+	enum { LAST = SIM_CODE_PAGE_WORDS - 1 };
+	uint32_t end = pa + 4 * SIM_CODE_PAGE_WORDS;
+	int all =
+	    memcmp(p->words, t->mem + (pa - ch->mem_base), end - pa) == 0 &&
+	    (!(p->at[LAST] & 1) || p->words[LAST + 1] == mem_word(t, end));
 	const DIssue **at = t->issue_at + (pa - ch->mem_base) / 4;
-	for (uint32_t w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
+	int first = -1, last = -1; /* the entries copied */
+	for (int w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
 		uintptr_t u = p->at[w];
-		if (!u || at[w] || p->words[w] != mem_word(t, pa + 4 * w) ||
-		    ((u & 1) && p->words[w + 1] != mem_word(t, pa + 4 * w + 4)))
+		if (!u || at[w])
+			continue;
+		uint32_t pc = pa + 4 * (uint32_t)w;
+		if (!all &&
+		    (p->words[w] != mem_word(t, pc) ||
+		     ((u & 1) && p->words[w + 1] != mem_word(t, pc + 4))))
 			continue;
 		at[w] = (const DIssue *)(u & ~(uintptr_t)63);
-		/* the range shared_issue would note */
-		uint32_t pc = pa + 4 * w, hi = pc + (u & 2 ? 12 : 8);
-		if (pc < t->code_lo)
-			t->code_lo = pc;
+		if (first < 0)
+			first = w;
+		last = w;
+	}
+	/* the range shared_issue would note: the last entry's end is the
+	 * highest, as the entries' starts are 4 bytes apart at least */
+	if (first >= 0) {
+		uint32_t lo = pa + 4 * (uint32_t)first,
+		         hi = pa + 4 * (uint32_t)last +
+		              (p->at[last] & 2 ? 12 : 8);
+		if (lo < t->code_lo)
+			t->code_lo = lo;
 		if (hi > t->code_hi)
 			t->code_hi = hi;
 	}
