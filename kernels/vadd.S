@@ -39,11 +39,11 @@ vadd_bias_res_f16:
 // source by source (vadd_f16's order and roundings) and its f32oox,
 // stored as four halves at src + nsrc * stride + 8 row (after the
 // sources, in the partials' buffer); then, after their sync, the
-// summing workers of vadd_bias_f16 whose last pass multiplies by the
-// row's reciprocal where vadd_bias_f16 adds b (whole rows a worker,
-// the reciprocal cursor the range's seventh word, word 8 (bias_seg)
-// -8 R: back from a segment's end to its first row). The block is
-// vadd_bias_f16's and
+// summing workers (vadd.inc, VADD_WORKER's norm: whole rows a worker,
+// three sources a pass while four are left, then one a pass, the last
+// times the row's reciprocal, VADD_LASTN; the reciprocals' cursor the
+// range's seventh word, word 8 (ARG_BSEG) -8 R: back from past a
+// segment's last row to its first). The block is vadd_bias_f16's and
 //   208 u32 stride / 8; 212 u32 nsrc - 1; 216 u32 32 - nsrc * stride
 //       (a source cursor from past a row's last source to the next
 //       row's first)
@@ -74,7 +74,7 @@ vadd_norm_f16:
 	VADD_WORKER vadd_bias_res_f16_worker, f16v4add, 1, 1
 	VADD_WORKER vadd_f32_worker, f32v2add
 
-	VADD_WORKER vadd_norm_f16_worker, f16v4add, 1, 0, 0, 1
+	VADD_WORKER vadd_norm_f16_worker, f16v4add, 0, 0, 0, 1
 
 // A row's reciprocal: dst's ones atom and the sources' added in order
 // (the source cursor $m3 a stride on each, then on to the next row),

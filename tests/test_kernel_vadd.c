@@ -545,7 +545,8 @@ test_vadd_gelu(void **state)
  * rows (7), the So400m PV's slices (9 and 8 rows of 5 panels, 4
  * sources: its 5 K groups; 72 columns, the ones at 72), the column in a
  * panel's first atom (64) or at a panel's start (16, two segments), one
- * to six sources (every last pass: of one source, three and four); 8
+ * to six sources (none, one or two passes of one source between the
+ * passes of three and the last, with the reciprocals); 8
  * segments (one range: a worker's rows over several segments, its
  * reciprocals' cursor back at each). */
 static void

@@ -147,7 +147,7 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	/* the rows' reciprocals after the sources */
 	uint32_t rcp = src + c->nsrc * c->stride;
 	int bias = c->has_gelu    ? 3
-	           : c->norm_cols ? 1
+	           : c->norm_cols ? VADD_NORM
 	                          : c->has_bias + c->has_res,
 	    aligned = aligned_of(atoms, c->nsrc, nseg, bias);
 	for (uint32_t w = 0; w < 6; w++) {
@@ -215,6 +215,17 @@ part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
 	 * store) and the eight f16v2sigm's further turns (docs/fidelity.md,
 	 * rule f16v2sigm), the branch out */
+	/* vadd_norm_f16: three sources a pass while four are left, the
+	 * rest one a pass (the test 2, then 1 + 4 + 2n each before the
+	 * last), the last with the reciprocals 6 + 2n (the set-up 4, atoms
+	 * 0 and 1 3, the rpt, 8 a row after the first, the last row's 6
+	 * less 2) */
+	if (bias == VADD_NORM) {
+		uint64_t q = (nsrc - 1) / 3, one = nsrc - 3 * q;
+		return 1 + q * pass3 + 2 + 2 +
+		       (one > 1 ? 1 + (one - 1) * (4 + 2 * k) : 0) + 6 + 2 * k +
+		       1;
+	}
 	if (bias == 3)
 		return 1 + (p3 - 1) * pass3 + 2 + 11 +
 		       (46 + 8 * (chip_rule(c, TIMING_F16V2SIGM) - 1)) *
@@ -275,9 +286,9 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
  * loads and adds, the last add beside the cursor's jump, the widening,
  * f32oox and its further turns, the two roundings, the store, the
  * branch) after 9 to set up (3 for no rows), and the exit; then (the
- * supervisor's setzi and add beside them, its sync) vadd_bias_f16's
- * summing workers (the multiply by the row's reciprocal issues as b's
- * add). */
+ * supervisor's setzi and add beside them, its sync) the summing
+ * workers (bias VADD_NORM in part_issues: whole rows, their set-up and
+ * the move to a next part as with a bias). */
 uint64_t
 vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
@@ -296,7 +307,7 @@ vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
 	sup_sync(&s);
-	sum_run(&s, atoms, nsrc, nseg, 1);
+	sum_run(&s, atoms, nsrc, nseg, VADD_NORM);
 	sup_sync(&s);
 	return sup_return(&s, 0);
 }
