@@ -210,22 +210,22 @@ static uint64_t
 part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 {
 	uint64_t r = nsrc % 3, p3 = nsrc / 3, pass3 = 15 + 3 * k;
-	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
-	 * pass up, 4 q's cursor and the row count, 2 the first loads, 8 the
-	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
-	 * store) and the eight f16v2sigm's further turns (docs/fidelity.md,
-	 * rule f16v2sigm), the branch out */
 	/* vadd_norm_f16: three sources a pass while four are left, the
 	 * rest one a pass (the test 2, then 1 + 4 + 2n each before the
-	 * last), the last with the reciprocals 6 + 2n (the set-up 4, atoms
-	 * 0 and 1 3, the rpt, 8 a row after the first, the last row's 6
-	 * less 2) */
+	 * last), the last with the reciprocals 6 + 2n (the set-up 4, atom
+	 * 0's and 1's 3, the rpt, 8 a row after the first, the last row's
+	 * 6) */
 	if (bias == VADD_NORM) {
 		uint64_t q = (nsrc - 1) / 3, one = nsrc - 3 * q;
 		return 1 + q * pass3 + 2 + 2 +
 		       (one > 1 ? 1 + (one - 1) * (4 + 2 * k) : 0) + 6 + 2 * k +
 		       1;
 	}
+	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
+	 * pass up, 4 q's cursor and the row count, 2 the first loads, 8 the
+	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
+	 * store) and the eight f16v2sigm's further turns (docs/fidelity.md,
+	 * rule f16v2sigm), the branch out */
 	if (bias == 3)
 		return 1 + (p3 - 1) * pass3 + 2 + 11 +
 		       (46 + 8 * (chip_rule(c, TIMING_F16V2SIGM) - 1)) *
