@@ -29,33 +29,42 @@ vadd_bias_res_f16:
 	VADD_SUPERVISOR vadd_bias_res_f16_worker, BIAS_RANGE_WORDS
 	.size vadd_bias_res_f16, . - vadd_bias_res_f16
 
-// vadd_norm_f16: vadd_f16, then each of the slice's rows divided by its
-// value at column `ncols` (PV's sum of the row's unnormalised softmax,
-// in V's column of ones): out[r][c] = sum[r][c] * f16(1 / f32(sum[r][ncols]))
-// for c < ncols, rounded to f16 once. A second runall after the sum's
-// sync (a row's panels are other workers' atoms): worker w takes rows
-// [w R / 6, (w + 1) R / 6) of the R rows. The block is vadd_f16's and
-//   184 u32 the ones column's byte offset from a row's first atom
-//   188 u32 P, its full panels (ncols / 16); 192 u32 A, the atoms of the
-//       partial panel ((ncols % 16) / 4)
-//   196 u32 atoms from a panel row's last atom to the next panel's row
-//   200 6 x {u32 first row (panel 0's atom 0), u32 rows}
+// vadd_norm_f16: vadd_f16's sum, each of the slice's rows times its
+// reciprocal r = f16(1 / f32(sum[ncols])), the row's sum at column
+// `ncols` (PV's sum of the row's unnormalised softmax, in V's column of
+// ones): out[r][c] = f16(sum[r][c] * r) for every column of the row's
+// panels (those from ncols on are padding: the ones column becomes
+// about 1). Two runalls: first the reciprocals, worker w taking rows
+// [w R / 6, (w + 1) R / 6) of the R rows, each the ones column's sum
+// source by source (vadd_f16's order and roundings) and its f32oox,
+// stored as four halves at src + nsrc * stride + 8 row (after the
+// sources, in the partials' buffer); then, after their sync, the
+// summing workers (vadd.inc, VADD_WORKER's norm: whole rows a worker,
+// three sources a pass while four are left, then one a pass, the last
+// times the row's reciprocal, VADD_LASTN; the reciprocals' cursor the
+// range's seventh word, word 8 (ARG_BSEG) -8 R: back from past a
+// segment's last row to its first). The block is vadd_bias_f16's and
+//   208 u32 stride / 8; 212 u32 nsrc - 1; 216 u32 32 - nsrc * stride
+//       (a source cursor from past a row's last source to the next
+//       row's first)
+//   224 6 x {u32 dst's ones atom of the first row, u32 source 0's,
+//       u32 its reciprocal's address, u32 rows}
 // Clobbers $m1, $m2, $WORKER0..5_BASE (the supervisor). vadd_norm_cycles
 // in src/kernels/vadd.c is the exact count.
-	.equ ARG_NORM_S, 46
-	.equ ARG_NORM_P, 47
-	.equ ARG_NORM_A, 48
-	.equ ARG_NORM_J, 49
-	.equ ARG_NORM_RANGES, 200
+	.equ ARG_RCP_STRIDE, 52
+	.equ ARG_RCP_NSRC, 53
+	.equ ARG_RCP_JUMP, 54
+	.equ ARG_RCP_RANGES, 224
+	.equ RCP_RANGE_WORDS, 4
 
 	.globl vadd_norm_f16
 	.type vadd_norm_f16, @function
 vadd_norm_f16:
-	VADD_RUNALL vadd_f16_worker
-	setzi $m1, vadd_norm_worker
-	add $m2, $m0, ARG_NORM_RANGES
+	VADD_RUNALL vadd_norm_rcp_worker, RCP_RANGE_WORDS, VADD_NONE, VADD_NONE, ARG_RCP_RANGES
+	setzi $m1, vadd_norm_f16_worker
+	add $m2, $m0, ARG_RANGES
 	sync TEXCH_SYNCZONE_LOCAL
-	runall $m1, $m2, 2
+	runall $m1, $m2, BIAS_RANGE_WORDS
 	sync TEXCH_SYNCZONE_LOCAL
 	br $lr
 	.size vadd_norm_f16, . - vadd_norm_f16
@@ -65,38 +74,33 @@ vadd_norm_f16:
 	VADD_WORKER vadd_bias_res_f16_worker, f16v4add, 1, 1
 	VADD_WORKER vadd_f32_worker, f32v2add
 
-// A row: its ones-column value widened, its reciprocal (f32oox) rounded
-// to f16 in $a2:3; a full panel's four atoms in 8 bundles (loads at $m8,
-// stores at $m7, both jumping $m4 atoms to the next panel's row after
-// the fourth), then the partial panel's A atoms in 3 bundles each.
+	VADD_WORKER vadd_norm_f16_worker, f16v4add, 0, 0, 0, 1
+
+// A row's reciprocal: dst's ones atom and the sources' added in order
+// (the source cursor $m3 a stride on each, then on to the next row),
+// the sum's first half widened, its reciprocal (f32oox) rounded to f16
+// in both halves of $a2 and $a3, stored at $m4.
 	.align 8
-vadd_norm_worker:
-	{ ld32 $m1, $mvertex_base, $mzero, 1 ; fnop }
+vadd_norm_rcp_worker:
+	{ ld32 $m1, $mvertex_base, $mzero, 3 ; fnop }
 	{ brz $m1, 9f ; fnop }
 	{ ld32 $m2, $mvertex_base, $mzero, 0 ; fnop }
-	{ ld32 $m3, $mworker_base, $mzero, ARG_NORM_S ; fnop }
-	{ ld32 $m4, $mworker_base, $mzero, ARG_NORM_J ; fnop }
-	{ ld32 $m5, $mworker_base, $mzero, ARG_NORM_P ; fnop }
-	{ ld32 $m6, $mworker_base, $mzero, ARG_NORM_A ; fnop }
+	{ ld32 $m3, $mvertex_base, $mzero, 1 ; fnop }
+	{ ld32 $m4, $mvertex_base, $mzero, 2 ; fnop }
+	{ ld32 $m5, $mworker_base, $mzero, ARG_RCP_STRIDE ; fnop }
+	{ ld32 $m6, $mworker_base, $mzero, ARG_RCP_NSRC ; fnop }
+	{ ld32 $m7, $mworker_base, $mzero, ARG_RCP_JUMP ; fnop }
 	{ add $m1, $m1, -1 ; fnop }
-1:	{ ld64 $a0:1, $m2, $m3, 0 ; fnop }
-	{ mov $m7, $m2 ; f16tof32 $a0, $a0 }
-	{ mov $m8, $m2 ; f32oox $a0, $a0 }
+1:	{ ld64step $a0:1, $mzero, $m2+=, 4 ; fnop }
+	{ ld64step $a2:3, $mzero, $m3+=, $m5 ; fnop }
+	{ rpt $m6, 0 ; fnop }
+	{ ld64step $a2:3, $mzero, $m3+=, $m5 ; f16v4add $a0:1, $a0:1, $a2:3 }
+	{ add $m3, $m3, $m7 ; f16v4add $a0:1, $a0:1, $a2:3 }
+	{ nop ; f16tof32 $a0, $a0 }
+	{ nop ; f32oox $a0, $a0 }
 	{ nop ; f32tof16 $a2, $a0 }
-	{ rpt $m5, 7 ; f32tof16 $a3, $a0 }
-	{ ld64step $a4:5, $mzero, $m8+=, 1 ; fnop }
-	{ ld64step $a6:7, $mzero, $m8+=, 1 ; f16v4mul $a4:5, $a2:3, $a4:5 }
-	{ st64step $a4:5, $mzero, $m7+=, 1 ; f16v4mul $a6:7, $a2:3, $a6:7 }
-	{ ld64step $a4:5, $mzero, $m8+=, 1 ; fnop }
-	{ st64step $a6:7, $mzero, $m7+=, 1 ; f16v4mul $a4:5, $a2:3, $a4:5 }
-	{ ld64step $a6:7, $mzero, $m8+=, $m4 ; fnop }
-	{ st64step $a4:5, $mzero, $m7+=, 1 ; f16v4mul $a6:7, $a2:3, $a6:7 }
-	{ st64step $a6:7, $mzero, $m7+=, $m4 ; fnop }
-	{ rpt $m6, 2 ; fnop }
-	{ ld64step $a4:5, $mzero, $m8+=, 1 ; fnop }
-	{ nop ; f16v4mul $a4:5, $a2:3, $a4:5 }
-	{ st64step $a4:5, $mzero, $m7+=, 1 ; fnop }
-	{ add $m2, $m2, 32 ; fnop }
+	{ nop ; f32tof16 $a3, $a0 }
+	{ st64step $a2:3, $mzero, $m4+=, 1 ; fnop }
 	{ brnzdec $m1, 1b ; fnop }
 9:	exitz $mzero
-	.size vadd_norm_worker, . - vadd_norm_worker
+	.size vadd_norm_rcp_worker, . - vadd_norm_rcp_worker

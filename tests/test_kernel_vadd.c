@@ -417,9 +417,9 @@ test_vadd(void **state)
 
 /* vadd_norm_f16: nseg segments of `rows` rows of a 16-column panel;
  * each row's column ncols (a sum of positive values, as PV's column of
- * ones gives) divides its first ncols columns: the sum rounded source by
+ * ones gives) divides the row: every column's sum rounded source by
  * source (vadd_f16's), then times f16(f32(1 / s)) rounded to f16 (an
- * exact product in f64, rounded once); the other columns the sum; the
+ * exact product in f64, rounded once), s the column ncols's sum; the
  * cycles vadd_norm_cycles'. */
 static void
 check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
@@ -451,6 +451,10 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 			}
 		}
 	uint8_t args[VADD_NORM_ARGS_BYTES];
+	/* the reciprocals' place after the sources: garbage */
+	for (uint32_t b = 0; b < rows * VADD_NORM_RCP_BYTES; b += 4)
+		tile_write(t, SRC + nsrc * stride + b, &(uint32_t){0x7e007e00},
+		           4);
 	vadd_args_fill(&(VaddCall){.dst = DST,
 	                           .src = SRC,
 	                           .stride = stride,
@@ -481,10 +485,9 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 			uint16_t acc = TERM(g, e, 99), got;
 			for (uint32_t k = 0; k < nsrc; k++)
 				acc = f16_add(acc, TERM(g, e, k));
-			if (col < ncols)
-				acc = fp_f64_to_f16(fp_f16_to_f64(acc) *
-				                        fp_f16_to_f64(inv),
-				                    FP_RNE, 0, FP_OV_IEEE, &fl);
+			acc = fp_f64_to_f16(fp_f16_to_f64(acc) *
+			                        fp_f16_to_f64(inv),
+			                    FP_RNE, 0, FP_OV_IEEE, &fl);
 			tile_read(t, DST + g * dst_seg + (e - g * n) * 2, &got,
 			          2);
 			if (got != acc)
@@ -495,8 +498,7 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 		}
 	}
 #undef TERM
-	assert_int_equal(t->cycle,
-	                 vadd_norm_cycles(c, atoms, nsrc, nseg, ncols));
+	assert_int_equal(t->cycle, vadd_norm_cycles(c, atoms, nsrc, nseg));
 	tile_free(t);
 	img_free(&img);
 }
@@ -543,7 +545,10 @@ test_vadd_gelu(void **state)
  * rows (7), the So400m PV's slices (9 and 8 rows of 5 panels, 4
  * sources: its 5 K groups; 72 columns, the ones at 72), the column in a
  * panel's first atom (64) or at a panel's start (16, two segments), one
- * to five sources. */
+ * to six sources (none, one or two passes of one source between the
+ * passes of three and the last, with the reciprocals); 8
+ * segments (one range: a worker's rows over several segments, its
+ * reciprocals' cursor back at each). */
 static void
 test_vadd_norm(void **state)
 {
@@ -557,6 +562,9 @@ test_vadd_norm(void **state)
 		}
 	check_norm(9, 4, 5, 72);
 	check_norm(8, 4, 5, 72);
+	for (uint32_t nsrc = 1; nsrc <= 4; nsrc++)
+		check_norm(7, nsrc, 8, 120);
+	check_norm(19, 4, 8, 72);
 }
 
 int

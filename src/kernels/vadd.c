@@ -107,16 +107,17 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 {
 	uint32_t dst = c->dst, src = c->src, atoms = c->atoms, nseg = c->nseg,
 	         dst_seg = c->dst_seg, src_seg = c->src_seg,
-	         words = c->has_bias ? 7 : 6;
+	         words = c->has_bias || c->norm_cols ? 7 : 6;
 	if (c->has_gelu &&
 	    (!c->has_bias || c->has_res || c->nsrc % 3 || c->dst_seg % 2))
 		die("vadd_args_fill: a GELU needs a bias, no residual, "
 		    "sources a multiple of 3 and an even dst_seg");
 	if (c->norm_cols &&
 	    (c->has_bias || c->norm_cols % 4 || c->atoms % VADD_ROW_ATOMS ||
-	     c->norm_cols >= c->nseg * 16 || c->dst_seg % 8))
+	     c->norm_cols >= c->nseg * 16 || c->dst_seg % 8 || c->stride % 8))
 		die("vadd_args_fill: a row normalisation needs no bias, whole "
-		    "rows, and its column, a multiple of 4, in the segments");
+		    "rows, its column, a multiple of 4, in the segments and "
+		    "whole atoms between the sources");
 	memset(out, 0,
 	       c->has_gelu    ? VADD_GELU_ARGS_BYTES
 	       : c->has_bias  ? VADD_BIAS_ARGS_BYTES
@@ -130,7 +131,11 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	put_le32(out + 20, dst_seg);
 	put_le32(out + 24, src_seg);
 	put_le32(out + 28, atoms);
-	put_le32(out + 32, c->bias_seg);
+	/* vadd_norm_f16: the reciprocal cursor back from past a segment's
+	 * last row to its first */
+	put_le32(out + 32, c->norm_cols ? 0u - atoms / VADD_ROW_ATOMS *
+	                                           VADD_NORM_RCP_BYTES
+	                                : c->bias_seg);
 	if (c->has_res)
 		put_le32(out + 36, c->res - c->dst);
 	if (c->has_gelu) {
@@ -139,7 +144,11 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 		put_le32(out + VADD_BIAS_ARGS_BYTES + 4,
 		         (uint32_t)c->fp8_scale & 63);
 	}
-	int bias = c->has_gelu ? 3 : c->has_bias + c->has_res,
+	/* the rows' reciprocals after the sources */
+	uint32_t rcp = src + c->nsrc * c->stride;
+	int bias = c->has_gelu    ? 3
+	           : c->norm_cols ? VADD_NORM
+	                          : c->has_bias + c->has_res,
 	    aligned = aligned_of(atoms, c->nsrc, nseg, bias);
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t first,
@@ -155,19 +164,27 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 		put_le32(r + 20, src + (g + 1) * src_seg);
 		if (c->has_bias)
 			put_le32(r + 24, c->bias + g * c->bias_seg);
+		if (c->norm_cols)
+			put_le32(r + 24, rcp + at / VADD_ROW_ATOMS *
+			                           VADD_NORM_RCP_BYTES);
 	}
 	if (!c->norm_cols)
 		return;
-	uint32_t p = c->norm_cols / 16, a = c->norm_cols % 16 / 4;
-	uint8_t *nb = out + VADD_ARGS_BYTES;
-	put_le32(nb, p * dst_seg + a * 8);
-	put_le32(nb + 4, p);
-	put_le32(nb + 8, a);
-	put_le32(nb + 12, dst_seg / 8 - 3);
+	/* the ones column's atom in a row of dst and of source 0 */
+	uint32_t p = c->norm_cols / 16, a = c->norm_cols % 16 / 4,
+	         row = VADD_ROW_ATOMS * 8, ones_dst = dst + p * dst_seg + a * 8,
+	         ones_src = src + p * src_seg + a * 8;
+	uint8_t *nb = out + VADD_BIAS_ARGS_BYTES;
+	put_le32(nb, c->stride / 8);
+	put_le32(nb + 4, c->nsrc - 1);
+	put_le32(nb + 8, row - c->nsrc * c->stride);
 	for (uint32_t w = 0, rows = atoms / VADD_ROW_ATOMS; w < 6; w++) {
 		uint32_t r0 = rows * w / 6, r1 = rows * (w + 1) / 6;
-		put_le32(nb + 16 + 8 * w, dst + r0 * VADD_ROW_ATOMS * 8);
-		put_le32(nb + 20 + 8 * w, r1 - r0);
+		uint8_t *r = nb + 16 + 16 * w;
+		put_le32(r, ones_dst + r0 * row);
+		put_le32(r + 4, ones_src + r0 * row);
+		put_le32(r + 8, rcp + r0 * VADD_NORM_RCP_BYTES);
+		put_le32(r + 12, r1 - r0);
 	}
 }
 
@@ -193,6 +210,17 @@ static uint64_t
 part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 {
 	uint64_t r = nsrc % 3, p3 = nsrc / 3, pass3 = 15 + 3 * k;
+	/* vadd_norm_f16: three sources a pass while four are left, the
+	 * rest one a pass (the test 2, then 1 + 4 + 2n each before the
+	 * last), the last with the reciprocals 6 + 2n (the set-up 4, atom
+	 * 0's and 1's 3, the rpt, 8 a row after the first, the last row's
+	 * 6) */
+	if (bias == VADD_NORM) {
+		uint64_t q = (nsrc - 1) / 3, one = nsrc - 3 * q;
+		return 1 + q * pass3 + 2 + 2 +
+		       (one > 1 ? 1 + (one - 1) * (4 + 2 * k) : 0) + 6 + 2 * k +
+		       1;
+	}
 	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
 	 * pass up, 4 q's cursor and the row count, 2 the first loads, 8 the
 	 * first group's sums, the rpt, 46 a row (the last 39 and q's last
@@ -252,34 +280,34 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 	return sup_return(&s, 0);
 }
 
-/* vadd_norm_f16: vadd_f16's run, then (the supervisor's setzi and add
- * beside it, its sync) a runall of the normalising workers: worker w's
- * rows [w R / 6, (w + 1) R / 6), each 8 + 8 P + 3 A issues (the ones
- * column's load, two cursors, its reciprocal widened, taken (f32oox:
- * its further turns) and rounded twice beside the rpt; 8 a full panel;
- * the rpt and 3 a partial panel's atom; the row's step and branch),
- * after 8 to set up (3 for no rows), and the exit. */
+/* vadd_norm_f16: the reciprocals' runall (sup_entry's setzi, add and
+ * puts), worker w's rows [w R / 6, (w + 1) R / 6), each 9 + nsrc
+ * issues (the loads of dst's ones atom and source 0's, the rpt, nsrc - 1
+ * loads and adds, the last add beside the cursor's jump, the widening,
+ * f32oox and its further turns, the two roundings, the store, the
+ * branch) after 9 to set up (3 for no rows), and the exit; then (the
+ * supervisor's setzi and add beside them, its sync) the summing
+ * workers (bias VADD_NORM in part_issues: whole rows, their set-up and
+ * the move to a next part as with a bias). */
 uint64_t
-vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
-                 uint32_t norm_cols)
+vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
 	SupClock s;
 	sup_start(&s, c, 0);
 	sup_entry(&s);
-	sum_run(&s, atoms, nsrc, nseg, 0);
 	uint64_t first[6], exit[6];
+	sup_runall(&s, SUP_M1 | SUP_M2, first);
+	uint32_t rows = atoms / VADD_ROW_ATOMS;
+	uint64_t row = 9 + nsrc + chip_rule(c, TIMING_F32OOX) - 1;
+	for (uint32_t w = 0; w < 6; w++) {
+		uint32_t n = rows * (w + 1) / 6 - rows * w / 6;
+		exit[w] = first[w] + 6 * ((n ? 9 + n * row + 1 : 3) - 1);
+	}
+	sup_workers(&s, exit);
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
 	sup_sync(&s);
-	sup_runall(&s, SUP_M1 | SUP_M2, first);
-	uint32_t rows = atoms / VADD_ROW_ATOMS, p = norm_cols / 16,
-	         a = norm_cols % 16 / 4;
-	uint64_t row = 8 + 8 * p + 3 * a + chip_rule(c, TIMING_F32OOX) - 1;
-	for (uint32_t w = 0; w < 6; w++) {
-		uint32_t n = rows * (w + 1) / 6 - rows * w / 6;
-		exit[w] = first[w] + 6 * ((n ? 8 + n * row + 1 : 3) - 1);
-	}
-	sup_workers(&s, exit);
+	sum_run(&s, atoms, nsrc, nseg, VADD_NORM);
 	sup_sync(&s);
 	return sup_return(&s, 0);
 }

@@ -18,9 +18,11 @@ enum {
 	VADD_ARGS_BYTES = 40 + 6 * 24,
 	VADD_BIAS_ARGS_BYTES = 40 + 6 * 28,              /* vadd_bias_f16 */
 	VADD_GELU_ARGS_BYTES = VADD_BIAS_ARGS_BYTES + 8, /* and f8's format */
-	VADD_NORM_ARGS_BYTES = VADD_ARGS_BYTES + 16 + 6 * 8, /* vadd_norm_f16 */
-	VADD_ROW_ATOMS = 4, /* of a 16-column f16 C panel */
-	VADD_NORM = 4       /* vadd_entry's variant: vadd_norm_f16 */
+	VADD_NORM_ARGS_BYTES =
+	    VADD_BIAS_ARGS_BYTES + 16 + 6 * 16, /* vadd_norm_f16 */
+	VADD_ROW_ATOMS = 4,                     /* of a 16-column f16 C panel */
+	VADD_NORM_RCP_BYTES = 8, /* vadd_norm_f16: a row's reciprocal */
+	VADD_NORM = 4            /* vadd_entry's variant: vadd_norm_f16 */
 };
 
 /* f32 (4-byte elements) or f16; with bias, vadd_bias_f16 (f16 only);
@@ -42,10 +44,13 @@ const char *vadd_object(int bias);
  * res, laid out as dst with one byte an element (segment g at res + g * dst_seg
  * / 2, rows of 16 bytes); dst is read, not written, by the last pass.
  * With `norm_cols` (vadd_norm_f16; f16, no bias): each segment is rows
- * of one 16-column panel, as with a bias, and after the sum each row's
- * first norm_cols columns (a multiple of 4) are divided by its column
- * norm_cols (a column of ones in PV's B sums the row of an unnormalised
- * softmax there): y = f16(sum f16(1 / f32(sum[norm_cols]))). */
+ * of one 16-column panel, as with a bias, and each row's sum is
+ * multiplied by the reciprocal of its column norm_cols (a multiple of
+ * 4; a column of ones in PV's B sums the row of an unnormalised softmax
+ * there): y = f16(sum f16(1 / f32(sum[norm_cols]))), every column of the
+ * row (those from norm_cols on are padding). The kernel writes the
+ * rows' reciprocals, 8 bytes a row (VADD_NORM_RCP_BYTES), after the
+ * sources, at src + nsrc * stride: the caller's space. */
 typedef struct {
 	uint32_t dst, src, bias, res; /* tile addresses */
 	uint32_t stride, nsrc, atoms, nseg, dst_seg, src_seg, bias_seg;
@@ -63,6 +68,6 @@ uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
                      uint32_t nseg, int bias);
 /* The same of vadd_norm_f16 (VaddCall.norm_cols). */
 uint64_t vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
-                          uint32_t nseg, uint32_t norm_cols);
+                          uint32_t nseg);
 
 #endif

@@ -149,9 +149,12 @@ touch(const Step *s, uint8_t *touched)
 		int32_t b = written(k);
 		if (b >= 0)
 			touched[b] = 1;
-		/* vadd_bias_gelu_f16_f8 writes q (ref 3) as well */
+		/* vadd_bias_gelu_f16_f8 writes q (ref 3) as well,
+		 * vadd_norm_f16 its reciprocals after the sources (ref 1) */
 		if (k->args.kind == KC_VADD && k->args.u.vadd.has_gelu)
 			touched[k->ref[3].buf] = 1;
+		if (k->args.kind == KC_VADD && k->args.u.vadd.norm_cols)
+			touched[k->ref[1].buf] = 1;
 	}
 	for (int i = 0; i < s->nxfer; i++)
 		for (uint32_t j = 0; j < s->xfer[i].ndst; j++)

@@ -421,9 +421,9 @@ reduce(Lowered *l, Gemm *G)
 				               .src_seg = sl.seg_bytes,
 				               .norm_cols = nc}};
 				k->cycles =
-				    nc ? vadd_norm_cycles(
-				             l->chip, sl.seg_bytes / 8,
-				             g->pk - 1, sl.nseg, nc)
+				    nc ? vadd_norm_cycles(l->chip,
+				                          sl.seg_bytes / 8,
+				                          g->pk - 1, sl.nseg)
 				       : vadd_cycles(l->chip, sl.seg_bytes / 8,
 				                     g->pk - 1, sl.nseg, 0);
 				if (k->cycles > c->cycles)

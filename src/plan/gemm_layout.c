@@ -18,6 +18,8 @@
 
 #include <stdlib.h>
 
+#include "../kernels/vadd.h"
+
 static uint32_t
 min_u(uint32_t a, uint32_t b)
 {
@@ -230,7 +232,12 @@ plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
 	}
 	GemmCSlice sl;
 	if (G->pk > 1 && plan_gemm_c_slice(G, i, j, q, &sl))
-		b.c_partials = sl.nseg * sl.seg_bytes * (G->pk - 1);
+		/* vadd_norm_f16 writes its rows' reciprocals after them */
+		b.c_partials =
+		    sl.nseg * sl.seg_bytes * (G->pk - 1) +
+		    (G->p->norm_cols ? sl.seg_bytes / (VADD_ROW_ATOMS * 8) *
+		                           VADD_NORM_RCP_BYTES
+		                     : 0);
 	return b;
 }
 

@@ -120,8 +120,7 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 	uint32_t atoms = (uint32_t)(bytes / 8 / nseg);
 	return chip_rule(c, TIMING_SYNC_INTERNAL) + xch +
 	       (p->norm_cols
-	            ? vadd_norm_cycles(c, atoms, p->pk - 1, (uint32_t)nseg,
-	                               p->norm_cols)
+	            ? vadd_norm_cycles(c, atoms, p->pk - 1, (uint32_t)nseg)
 	            : vadd_cycles(c, atoms, p->pk - 1, (uint32_t)nseg, 0));
 }
 
@@ -459,6 +458,8 @@ fullest_tile(const GemmGeom *G, int *n)
 	        chunks = plan_gemm_superstep_steps(p) - 1;
 	GemmTileBuffers tb = {0};
 	uint64_t most = 0;
+	uint32_t vadd_bytes =
+	    p->norm_cols ? VADD_NORM_ARGS_BYTES : VADD_ARGS_BYTES;
 	for (uint32_t q = 0; q < G->pk; q++) {
 		GemmTileBuffers b = plan_gemm_tile_buffers(G, q, 0, 0);
 		/* the chunks, then the partials in their bytes */
@@ -466,7 +467,7 @@ fullest_tile(const GemmGeom *G, int *n)
 		                  (p->overlap ? 2 : 1),
 		         sum = (chunks > b.c_partials ? chunks : b.c_partials) +
 		               b.c_block + (uint64_t)b.calls * GEMM_ARGS_BYTES +
-		               (b.c_partials ? VADD_ARGS_BYTES : 0);
+		               (b.c_partials ? vadd_bytes : 0);
 		if (sum > most) {
 			most = sum;
 			tb = b;
@@ -508,7 +509,7 @@ fullest_tile(const GemmGeom *G, int *n)
 	if (tb.c_partials) {
 		b[k] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
 		b[k++].first = chunks + 1;
-		b[k++] = gemm_buf(VADD_ARGS_BYTES, 8, REGION_ANY, all, -1);
+		b[k++] = gemm_buf(vadd_bytes, 8, REGION_ANY, all, -1);
 	}
 	b[k++] = gemm_buf(PLAN_SAVE_BYTES, 8, REGION_ANY, all, -1);
 	*n = k;

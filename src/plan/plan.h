@@ -289,7 +289,8 @@ typedef struct {
 	uint32_t b_chunk;    /* B received (0: b_local) */
 	uint32_t c_block;    /* plan_gemm_c_block_bytes */
 	uint32_t c_partials; /* pk > 1: the other groups' partial slices
-	                        (and a vadd's VADD_ARGS_BYTES arguments) */
+	                        (with norm_cols and the rows' reciprocals;
+	                        and a vadd's arguments) */
 	uint32_t calls;      /* GEMM calls, GEMM_ARGS_BYTES of arguments
 	                        each */
 } GemmTileBuffers;
