@@ -1347,7 +1347,8 @@ test_b_under(void **state)
  * host's loss (plan_host_loss) for them in the weight's parts (2 n-panels
  * by 8 K-panels in parts of B_PART_KPANELS: 4 transfers); a host of
  * three panels (f16 128 x 16, K 48), whose last span the price leaves
- * free, holds the 1024 but not the 2048. */
+ * free, holds the 1024 but not the 2048, and so does a host whose
+ * narrowest call is that one (PlanHost.bn_last). */
 static const PlanHost host_big = {.cycles = 1,
                                   .t = GEMM_F16,
                                   .bm = 128,
@@ -1407,6 +1408,19 @@ test_b_under_priced(void **state)
 	                     UINT64_MAX);
 	assert_int_equal(plan_host_loss(chip, &host_small, 2048, parts, 8),
 	                 UINT64_MAX);
+	/* a host of 128 columns whose last grid column has host_small's 16
+	 * (schedule_overlap fits the exchange beside the panels of the call
+	 * with the fewest): the 2048 beside its 8 x 3 panels, not beside the
+	 * narrow call's 3, which hold the 1024 */
+	PlanHost even = host_small, ragged = host_small;
+	even.bn = ragged.bn = 128;
+	ragged.bn_last = 16;
+	assert_int_not_equal(plan_host_loss(chip, &even, 2048, parts, 8),
+	                     UINT64_MAX);
+	assert_int_equal(plan_host_loss(chip, &ragged, 2048, parts, 8),
+	                 UINT64_MAX);
+	assert_int_not_equal(plan_host_loss(chip, &ragged, 1024, parts, 8),
+	                     UINT64_MAX);
 	for (int down = 0; down < 2; down++) {
 		uint64_t items = down ? 1024 : 2048;
 		GemmPlan plain, beside, small;

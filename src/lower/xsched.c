@@ -1543,6 +1543,7 @@ b_pays(const Lowered *l, const Step *c, int wrap, int64_t cut)
 		              .bm = g0->bm,
 		              .bm_last = g0->bm,
 		              .bn = g0->bn,
+		              .bn_last = g0->bn,
 		              .bk = g0->bk,
 		              .tiles = l->tiles,
 		              .cover = l->tiles};
@@ -1554,6 +1555,8 @@ b_pays(const Lowered *l, const Step *c, int wrap, int64_t cut)
 				h.bm_last = g->bm;
 			if (g->bn > h.bn)
 				h.bn = g->bn;
+			if (g->bn < h.bn_last)
+				h.bn_last = g->bn;
 		}
 		uint32_t na, nw;
 		uint64_t all = host_items(l, c, 0, &na),

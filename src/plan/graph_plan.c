@@ -630,28 +630,43 @@ untranspose_a(Planner *P, OpPlan *o, Matmul *mm, Diag *d)
 	return IPU_OK;
 }
 
-/* After a matmul o: its last multiply, if plain (one K on every call),
- * is where a later weight B's exchange may go (lower_b_under), priced by
- * its call (PlanHost), for a grid within its tiles. An overlapped
- * multiply hosts none. */
+/* After a matmul o: its last multiply, if plain and of one K on every
+ * call (lower_b_under's can_host), is where a later weight B's exchange
+ * may go, priced by its call (PlanHost), for a grid within its tiles. An
+ * overlapped multiply hosts none, nor one whose K groups end with a
+ * shorter K (PV's 4 x 160 + 89). */
 static void
 host_after(Planner *P, const OpPlan *o)
 {
 	const GemmPlan *g = &o->gemm;
-	if (!P->plan->opt.b_under || g->overlap || !g->steps) {
-		P->b_host = (PlanHost){0};
+	P->b_host = (PlanHost){0};
+	if (!P->plan->opt.b_under || g->overlap || !g->steps)
 		return;
+	/* each K group's call in the last superstep (plan_gemm_k_of) */
+	uint32_t s0 = (g->steps - 1) * g->kc, bk = 0;
+	for (uint32_t q = 0; q < g->pk; q++) {
+		uint32_t from = q * g->kg + s0,
+		         end = g->k < (q + 1) * g->kg ? g->k : (q + 1) * g->kg,
+		         kq = from < end ? end - from : 0;
+		if (kq > g->kc)
+			kq = g->kc;
+		if (q && kq != bk)
+			return;
+		bk = kq;
 	}
 	uint32_t tiles = g->pk * g->pm * g->pn * (o->group ? o->group : 1),
-	         m = g->m;
+	         m = g->m, n = g->n;
 	uint32_t last =
 	    m > (g->pm - 1) * g->bm ? m - (g->pm - 1) * g->bm : g->bm;
+	uint32_t cols =
+	    n > (g->pn - 1) * g->bn ? n - (g->pn - 1) * g->bn : g->bn;
 	P->b_host = (PlanHost){.cycles = g->compute_cycles,
 	                       .t = gemm_dtype_of(g->dtype),
 	                       .bm = g->bm,
 	                       .bm_last = last < g->bm ? last : g->bm,
 	                       .bn = g->bn,
-	                       .bk = g->kg - (g->steps - 1) * g->kc,
+	                       .bn_last = cols < g->bn ? cols : g->bn,
+	                       .bk = bk,
 	                       .tiles = tiles,
 	                       .cover = tiles};
 }
