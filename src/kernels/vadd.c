@@ -133,9 +133,8 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	put_le32(out + 28, atoms);
 	/* vadd_norm_f16: the reciprocal cursor back from past a segment's
 	 * last row to its first */
-	put_le32(out + 32, c->norm_cols ? 0u - atoms / VADD_ROW_ATOMS *
-	                                           VADD_NORM_RCP_BYTES
-	                                : c->bias_seg);
+	put_le32(out + 32,
+	         c->norm_cols ? 0u - vadd_norm_rcp_bytes(atoms) : c->bias_seg);
 	if (c->has_res)
 		put_le32(out + 36, c->res - c->dst);
 	if (c->has_gelu) {
@@ -165,8 +164,7 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 		if (c->has_bias)
 			put_le32(r + 24, c->bias + g * c->bias_seg);
 		if (c->norm_cols)
-			put_le32(r + 24, rcp + at / VADD_ROW_ATOMS *
-			                           VADD_NORM_RCP_BYTES);
+			put_le32(r + 24, rcp + vadd_norm_rcp_bytes(at));
 	}
 	if (!c->norm_cols)
 		return;

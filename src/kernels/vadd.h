@@ -58,6 +58,13 @@ typedef struct {
 	int8_t fp8_scale;
 	uint32_t norm_cols;
 } VaddCall;
+/* vadd_norm_f16's reciprocals of the rows of `atoms` atoms of a segment
+ * (whole rows): their bytes, or the offset of the row at atom `atoms`. */
+static inline uint32_t
+vadd_norm_rcp_bytes(uint32_t atoms)
+{
+	return atoms / VADD_ROW_ATOMS * VADD_NORM_RCP_BYTES;
+}
 /* out: VADD_ARGS_BYTES, or VADD_BIAS_ARGS_BYTES with has_bias,
  * VADD_GELU_ARGS_BYTES with has_gelu. */
 void vadd_args_fill(const VaddCall *c, uint8_t *out);

@@ -235,8 +235,7 @@ plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
 		/* vadd_norm_f16 writes its rows' reciprocals after them */
 		b.c_partials =
 		    sl.nseg * sl.seg_bytes * (G->pk - 1) +
-		    (G->p->norm_cols ? sl.seg_bytes / (VADD_ROW_ATOMS * 8) *
-		                           VADD_NORM_RCP_BYTES
+		    (G->p->norm_cols ? vadd_norm_rcp_bytes(sl.seg_bytes / 8)
 		                     : 0);
 	return b;
 }

@@ -642,30 +642,23 @@ host_after(Planner *P, const OpPlan *o)
 	P->b_host = (PlanHost){0};
 	if (!P->plan->opt.b_under || g->overlap || !g->steps)
 		return;
-	/* each K group's call in the last superstep (plan_gemm_k_of) */
-	uint32_t s0 = (g->steps - 1) * g->kc, bk = 0;
+	GemmGeom G;
+	plan_gemm_geom(&G, g, &(GemmSite){0});
+	/* each K group's call in the last superstep */
+	uint32_t bk = 0, k0;
 	for (uint32_t q = 0; q < g->pk; q++) {
-		uint32_t from = q * g->kg + s0,
-		         end = g->k < (q + 1) * g->kg ? g->k : (q + 1) * g->kg,
-		         kq = from < end ? end - from : 0;
-		if (kq > g->kc)
-			kq = g->kc;
+		uint32_t kq = plan_gemm_k_of(&G, q, g->steps - 1, &k0);
 		if (q && kq != bk)
 			return;
 		bk = kq;
 	}
-	uint32_t tiles = g->pk * g->pm * g->pn * (o->group ? o->group : 1),
-	         m = g->m, n = g->n;
-	uint32_t last =
-	    m > (g->pm - 1) * g->bm ? m - (g->pm - 1) * g->bm : g->bm;
-	uint32_t cols =
-	    n > (g->pn - 1) * g->bn ? n - (g->pn - 1) * g->bn : g->bn;
+	uint32_t tiles = g->pk * g->pm * g->pn * (o->group ? o->group : 1);
 	P->b_host = (PlanHost){.cycles = g->compute_cycles,
-	                       .t = gemm_dtype_of(g->dtype),
+	                       .t = G.g,
 	                       .bm = g->bm,
-	                       .bm_last = last < g->bm ? last : g->bm,
+	                       .bm_last = plan_gemm_rows(&G, g->pm - 1),
 	                       .bn = g->bn,
-	                       .bn_last = cols < g->bn ? cols : g->bn,
+	                       .bn_last = plan_gemm_cols(&G, g->pn - 1),
 	                       .bk = bk,
 	                       .tiles = tiles,
 	                       .cover = tiles};
