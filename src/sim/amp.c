@@ -902,25 +902,39 @@ exec_f8v8hihov4slic(Exec *e)
 	slic(e);
 }
 
+/* 1 if CWEI index k takes a weight load of n 8-byte words. */
+static inline int
+putcs_index_ok(int k, int n)
+{
+	return k >= 0 && k + n <= CHIP_CWEI && !(k % n);
+}
+
+/* A weight load's words w (size bytes, read at $CCCSLOAD) into CWEI
+ * index k; $CCCSLOAD steps past them. */
+static inline __attribute__((always_inline)) void
+putcs_commit(Tile *t, int k, const void *w, uint32_t size)
+{
+	sim_copy_bytes(&t->cwei[k], w, size);
+	t->cwei_gen++;
+	t->sup.cccsload += size;
+}
+
 /* Weight loads (supervisor only; tile.c enforces the context). */
 static void
 putcs(Exec *e, int n)
 {
 	int k = e->in->op[0];
 	uint32_t size = 8u * (uint32_t)n;
-	if (k < 0 || k + n > CHIP_CWEI || k % n) {
+	if (!putcs_index_ok(k, n)) {
 		sim_fault(e, FAULT_INVALID_OP, 0,
 		          "%s %d: CWEI index must be %s0..%d", e->d->mnemonic,
 		          k, n > 1 ? "even, " : "", CHIP_CWEI - n);
 		return;
 	}
-	uint32_t addr = e->tile->sup.cccsload;
 	uint64_t w[2];
-	if (!sim_load(e, addr, w, size))
+	if (!sim_load(e, e->tile->sup.cccsload, w, size))
 		return;
-	memcpy(&e->tile->cwei[k], w, size);
-	e->tile->cwei_gen++;
-	e->tile->sup.cccsload = addr + size;
+	putcs_commit(e->tile, k, w, size);
 }
 
 void
@@ -947,14 +961,12 @@ fast_putcs(Exec *e, int n, ExecFn plain)
 	Tile *t = e->tile;
 	int k = e->in->op[0];
 	uint32_t addr = t->sup.cccsload, size = 8u * (uint32_t)n;
-	if (k < 0 || k + n > CHIP_CWEI || k % n ||
-	    !sim_mem_solo(t, addr, size) || (n == 2 && addr < t->interleave)) {
+	if (!putcs_index_ok(k, n) || !sim_mem_solo(t, addr, size) ||
+	    (n == 2 && addr < t->interleave)) {
 		plain(e);
 		return;
 	}
-	sim_copy_bytes(&t->cwei[k], t->mem + (addr - t->mem_base), size);
-	t->cwei_gen++;
-	t->sup.cccsload = addr + size;
+	putcs_commit(t, k, t->mem + (addr - t->mem_base), size);
 }
 
 void
