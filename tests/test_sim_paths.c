@@ -1009,6 +1009,26 @@ template_load(Tile *t, uint32_t imm, int self)
 	t->ctx[0].m[1] = c->mem_base + 20;
 }
 
+/* Tile.code_lo, code_hi cover every issue in the tile's cache (a write
+ * outside them keeps the cache): a bundle's two words and the word after
+ * them, a solo's word and the one after it. */
+static void
+assert_code_range(const Tile *t)
+{
+	const Chip *c = t->chip;
+	for (uint32_t pc = c->mem_base; pc < c->exec_end; pc += 4) {
+		const DIssue *u = t->issue_at[(pc - c->mem_base) / 4];
+		if (!u)
+			continue;
+		uint32_t end = pc + (u->i1 ? 12 : 8);
+		if (pc < t->code_lo || end > t->code_hi)
+			fail_msg(
+			    "the issue at 0x%05x (to 0x%05x) is outside the "
+			    "decoded range 0x%05x..0x%05x",
+			    pc, end, t->code_lo, t->code_hi);
+	}
+}
+
 static void
 test_code_templates(void **state)
 {
@@ -1027,9 +1047,11 @@ test_code_templates(void **state)
 			template_load(both[i], 111, 1);
 			assert_int_equal(tile_run(both[i], 10000), RUN_DONE);
 			assert_int_equal(both[i]->ctx[0].m[3], 222);
+			assert_code_range(both[i]);
 			template_load(both[i], 333, 0);
 			assert_int_equal(tile_run(both[i], 10000), RUN_DONE);
 			assert_int_equal(both[i]->ctx[0].m[3], 333);
+			assert_code_range(both[i]);
 		}
 		sim_path = SIM_FAST;
 		const char *d = tile_diff(ref, t);

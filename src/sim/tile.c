@@ -559,6 +559,8 @@ typedef struct {
 	/* each word's entry, with bit 0 set for a two-word issue and bit 1
 	 * for one of two halves (a bundle): the copy reads no entry */
 	uintptr_t at[SIM_CODE_PAGE_WORDS];
+	/* the first and last words with an entry (first > last: none) */
+	int first, last;
 } CodePage;
 typedef struct CodeBlock {
 	SharedIssue e[CODE_BLOCK];
@@ -799,6 +801,12 @@ page_build(Tile *t, uint32_t pa)
 		p->at[w] = (uintptr_t)code_intern(t->code, &u) |
 		           (u.nwords == 2) | (u.i1 ? 2u : 0u);
 	}
+	p->first = 0;
+	p->last = SIM_CODE_PAGE_WORDS - 1;
+	while (p->first < SIM_CODE_PAGE_WORDS && !p->at[p->first])
+		p->first++;
+	while (p->last >= 0 && !p->at[p->last])
+		p->last--;
 	uint32_t end = pa + 4 * SIM_CODE_PAGE_WORDS;
 	p->words[SIM_CODE_PAGE_WORDS] =
 	    end + 4 <= t->chip->exec_end ? mem_word(t, end) : 0;
@@ -846,15 +854,29 @@ code_seed(Tile *t, uint32_t pg)
 	    memcmp(p->words, t->mem + (pa - ch->mem_base), end - pa) == 0 &&
 	    (!(p->at[LAST] & 1) || p->words[LAST + 1] == mem_word(t, end));
 	const DIssue **at = t->issue_at + (pa - ch->mem_base) / 4;
-	int first = -1, last = -1; /* the entries copied */
-	for (int w = 0; w < SIM_CODE_PAGE_WORDS; w++) {
+	int first = -1, last = -1; /* the entries copied (all: or had) */
+	if (all && p->first <= p->last) {
+		/* Every entry of the template is the tile's: a word the tile
+		 * has an entry for keeps it (the same issue), the others take
+		 * the template's (none where it has none), without a branch.
+		 * The range: the template's first and last entries, as any
+		 * entry the tile had there already lies in its range. */
+		for (int w = p->first; w <= p->last; w++) {
+			uintptr_t had = (uintptr_t)at[w];
+			at[w] =
+			    (const DIssue *)(had ? had
+			                         : p->at[w] & ~(uintptr_t)63);
+		}
+		first = p->first;
+		last = p->last;
+	}
+	for (int w = 0; !all && w < SIM_CODE_PAGE_WORDS; w++) {
 		uintptr_t u = p->at[w];
 		if (!u || at[w])
 			continue;
 		uint32_t pc = pa + 4 * (uint32_t)w;
-		if (!all &&
-		    (p->words[w] != mem_word(t, pc) ||
-		     ((u & 1) && p->words[w + 1] != mem_word(t, pc + 4))))
+		if (p->words[w] != mem_word(t, pc) ||
+		    ((u & 1) && p->words[w + 1] != mem_word(t, pc + 4)))
 			continue;
 		at[w] = (const DIssue *)(u & ~(uintptr_t)63);
 		if (first < 0)
