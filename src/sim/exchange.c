@@ -125,9 +125,21 @@ xch_control(Tile *t, XControlKind kind, uint64_t cycle, uint32_t value,
 	GROW(x->ctl, x->nctl, x->capctl);
 	XControl c = {cycle, x->seq++, (uint8_t)kind, (uint8_t)partner, value};
 	int i = x->nctl++;
-	while (i > x->ctl_done && x->ctl[i - 1].cycle > cycle) {
-		x->ctl[i] = x->ctl[i - 1];
-		i--;
+	/* after every pending control of the same cycle or an earlier one
+	 * (those from ctl_done on are in that order): a PIC, issued without
+	 * the XPICs' M cycles, often goes before a run of them */
+	if (i > x->ctl_done && x->ctl[i - 1].cycle > cycle) {
+		int lo = x->ctl_done, hi = i - 1;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (x->ctl[mid].cycle > cycle)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		memmove(&x->ctl[lo + 1], &x->ctl[lo],
+		        (size_t)(i - lo) * sizeof x->ctl[0]);
+		i = lo;
 	}
 	x->ctl[i] = c;
 }
@@ -304,11 +316,6 @@ typedef struct {
 	uint64_t ready; /* dry: when DCOUNT is 0 at or after `from` */
 	int done;       /* dry: ready is known */
 	ChipError *err;
-	/* the route latency and direction from lat_src, kept: the mux
-	 * selects one source for many items */
-	uint32_t lat_src;
-	uint64_t lat;
-	uint32_t dir;
 } Walk;
 
 /* Errors of the receiving side end with where the receiving tile's
@@ -493,14 +500,17 @@ deliver_from(Walk *w, XRx *s, uint32_t src, uint64_t from, uint64_t to)
 	Tile *t = chipsim_tile_if_exists(cs, src);
 	if (!t)
 		return 0;
-	if (w->lat_src != src) {
+	/* the route from src: one of the receiver's recent senders' */
+	XRoutes *rt = &w->r->x.routes;
+	unsigned m = src % XROUTE_MEMO;
+	if (rt->src1[m] != src + 1) {
 		const Chip *c = w->r->chip;
-		w->lat = chip_route_cycles(c, src, w->r->id);
-		w->dir = chip_route_dir(c, src, w->r->id);
-		w->lat_src = src;
+		rt->src1[m] = src + 1;
+		rt->lat[m] = chip_route_cycles(c, src, w->r->id);
+		rt->dir[m] = (uint8_t)chip_route_dir(c, src, w->r->id);
 	}
-	uint64_t lat = w->lat;
-	uint32_t dir = w->dir;
+	uint64_t lat = rt->lat[m];
+	uint32_t dir = rt->dir[m];
 	XState *x = &t->x;
 	/* first packet whose last item arrives at or after `from` */
 	int lo = x->pk_done, hi = x->npk;
@@ -546,10 +556,11 @@ deliver_from(Walk *w, XRx *s, uint32_t src, uint64_t from, uint64_t to)
 }
 
 /* The receiver's next control: the earlier of its own next control and
- * the next one its pair partner issued for it (our own first on a tie).
- * Skips the entries meant for the other tile. */
-static const XControl *
-next_control(const XState *x, const XState *mx, XRx *s)
+ * the next one its pair partner issued for it (our own first on a tie),
+ * *mine 1 for our own. Skips the entries meant for the other tile.
+ * Inline: the walk asks it at every control. */
+static inline __attribute__((always_inline)) const XControl *
+next_control(const XState *x, const XState *mx, XRx *s, int *mine)
 {
 	while (s->ctl < x->nctl && x->ctl[s->ctl].partner)
 		s->ctl++;
@@ -558,9 +569,8 @@ next_control(const XState *x, const XState *mx, XRx *s)
 	const XControl *own = s->ctl < x->nctl ? &x->ctl[s->ctl] : NULL;
 	const XControl *theirs =
 	    mx && s->pctl < mx->nctl ? &mx->ctl[s->pctl] : NULL;
-	if (!theirs || (own && own->cycle <= theirs->cycle))
-		return own;
-	return theirs;
+	*mine = !theirs || (own && own->cycle <= theirs->cycle);
+	return *mine ? own : theirs;
 }
 
 static int
@@ -572,9 +582,13 @@ walk(Walk *w, uint64_t until)
 	rx_load(x, &s);
 	Tile *mate =
 	    chipsim_tile_if_exists(w->cs, chip_pair(w->r->chip, w->r->id));
+	const XState *mx = mate ? &mate->x : NULL;
 	uint64_t t = x->rx_until;
+	/* c: the next control not applied (the stretches' applies and
+	 * deliveries change nothing next_control reads but s.ctl, s.pctl) */
+	int mine;
+	const XControl *c = t < until ? next_control(x, mx, &s, &mine) : NULL;
 	while (t < until) {
-		const XControl *c = next_control(x, mate ? &mate->x : NULL, &s);
 		uint64_t next = c && c->cycle < until ? c->cycle : until;
 		/* dry: nothing more expected, within this stretch of
 		 * constant controls, at or after `from` */
@@ -588,11 +602,10 @@ walk(Walk *w, uint64_t until)
 		if (w->done)
 			return 0;
 		t = next;
-		while (t < until &&
-		       (c = next_control(x, mate ? &mate->x : NULL, &s)) &&
+		while (t < until && (c = next_control(x, mx, &s, &mine)) &&
 		       c->cycle <= t) {
 			apply_control(&s, c);
-			if (c >= x->ctl && c < x->ctl + x->nctl)
+			if (mine)
 				s.ctl++;
 			else
 				s.pctl++;
@@ -615,7 +628,7 @@ xch_walk(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 	x->walked = 0;
 	if (until <= x->rx_until)
 		return 0;
-	Walk w = {.cs = cs, .r = r, .err = err, .lat_src = UINT32_MAX};
+	Walk w = {.cs = cs, .r = r, .err = err};
 	if (walk(&w, until))
 		return -1;
 	x->walked = 1;
@@ -711,8 +724,7 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 	          .dry = 1,
 	          .from = from,
 	          .ready = UINT64_MAX,
-	          .err = &scratch,
-	          .lat_src = UINT32_MAX};
+	          .err = &scratch};
 	if (walk(&w, UINT64_MAX))
 		return UINT64_MAX;
 	return w.ready;

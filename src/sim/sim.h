@@ -217,6 +217,16 @@ typedef struct {
 	uint32_t src, addr, i0, i1;
 } XRecv;
 
+/* A receiver's routes from recent senders (exchange.c, deliver_from), by
+ * src % XROUTE_MEMO: the mux comes back to the same few senders phase
+ * after phase, and a route is a fixed function of the two tiles. */
+enum { XROUTE_MEMO = 8 };
+typedef struct {
+	uint32_t src1[XROUTE_MEMO]; /* the sender + 1 (0: none yet) */
+	uint32_t lat[XROUTE_MEMO];  /* chip_route_cycles from it */
+	uint8_t dir[XROUTE_MEMO];   /* chip_route_dir from it */
+} XRoutes;
+
 typedef struct {
 	XControl *ctl;
 	int nctl, capctl, ctl_done; /* controls resolved so far */
@@ -244,6 +254,7 @@ typedef struct {
 	int nrecv, caprecv, nwritten0, walked;
 	uint64_t walk_until;
 	XRx walk_rx;
+	XRoutes routes; /* its receive side's: only its walks use them */
 } XState;
 
 /* What the supervisor waits for in a sync with the chip. */
