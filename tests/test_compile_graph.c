@@ -1347,8 +1347,7 @@ test_b_under(void **state)
  * host's loss (plan_host_loss) for them in the weight's parts (2 n-panels
  * by 8 K-panels in parts of B_PART_KPANELS: 4 transfers); a host of
  * three panels (f16 128 x 16, K 48), whose last span the price leaves
- * free, holds the 1024 but not the 2048, and so does a host whose
- * narrowest call is that one (PlanHost.bn_last). */
+ * free, holds the 1024 but not the 2048. */
 static const PlanHost host_big = {.cycles = 1,
                                   .t = GEMM_F16,
                                   .bm = 128,
@@ -1408,18 +1407,11 @@ test_b_under_priced(void **state)
 	                     UINT64_MAX);
 	assert_int_equal(plan_host_loss(chip, &host_small, 2048, parts, 8),
 	                 UINT64_MAX);
-	/* a host of 128 columns whose last grid column has host_small's 16
-	 * (schedule_overlap fits the exchange beside the panels of the call
-	 * with the fewest): the 2048 beside its 8 x 3 panels, not beside the
-	 * narrow call's 3, which hold the 1024 */
-	PlanHost even = host_small, ragged = host_small;
-	even.bn = ragged.bn = 128;
-	ragged.bn_last = 16;
-	assert_int_not_equal(plan_host_loss(chip, &even, 2048, parts, 8),
-	                     UINT64_MAX);
-	assert_int_equal(plan_host_loss(chip, &ragged, 2048, parts, 8),
-	                 UINT64_MAX);
-	assert_int_not_equal(plan_host_loss(chip, &ragged, 1024, parts, 8),
+	/* a host of 128 columns (whose calls of fewer compute as wide,
+	 * xsched.c widen_host): the 2048 beside its 8 x 3 panels */
+	PlanHost wide = host_small;
+	wide.bn = 128;
+	assert_int_not_equal(plan_host_loss(chip, &wide, 2048, parts, 8),
 	                     UINT64_MAX);
 	for (int down = 0; down < 2; down++) {
 		uint64_t items = down ? 1024 : 2048;
@@ -1551,6 +1543,63 @@ test_b_host_loss_scheduled(void **state)
 	lower_free(l);
 	plan_free(p);
 	graph_free(g);
+}
+
+/* A host whose grid's last column is narrower (xsched.c widen_host): f16
+ * 128 x 600 x 512 on 1 x 8 tiles of C block 128 x 80, the last column 40
+ * (3 of the others' 5 N-panels), then 128 x 512 x 600, whose B goes beside
+ * its multiply. The narrow call computes 80 columns, its B chunk and C
+ * block grown to hold them (the exchange fills its 40; nothing reads the
+ * padding columns), and every output is the interpreter's. */
+static void
+test_b_host_widened(void **state)
+{
+	(void)state;
+	static const char *text = "input x f16 [128, 512]\n"
+	                          "weight w1 f16 [512, 600]\n"
+	                          "weight w2 f16 [600, 512]\n"
+	                          "h = matmul x w1\n"
+	                          "y = matmul h w2\n"
+	                          "output y\n";
+	Graph *g = graph_of_text(text);
+	Diag d;
+	PlanOptions po = {.b_under = 1};
+	Plan *p = NULL;
+	Lowered *l = NULL;
+	if (plan_graph(g, chip_default(), 8, &po, &p, &d) ||
+	    lower_plan(p, &l, &d))
+		fail_msg("%s", d.msg);
+	assert_true(lower_b_under(l) > 0);
+	if (xsched_run(l, &d))
+		fail_msg("%s", d.msg);
+	const Step *h = NULL;
+	for (int i = 0; i < l->nstep; i++)
+		if (l->step[i].b_from)
+			h = &l->step[i];
+	assert_non_null(h); /* kept beside the multiply */
+	assert_int_equal(h->ncall, 8);
+	for (int i = 0; i < h->ncall; i++) {
+		const KernelCall *k = &h->call[i];
+		const GemmCall *c = &k->args.u.gemm;
+		assert_int_equal(c->bn, 80);
+		assert_true(l->buf[k->ref[1].buf].bytes >=
+		            k->ref[1].offset +
+		                gemm_b_bytes(GEMM_F16, c->bk, 80));
+		assert_true(l->buf[k->ref[2].buf].bytes >=
+		            k->ref[2].offset + gemm_c_bytes(GEMM_F16, 128, 80));
+	}
+	lower_free(l);
+	plan_free(p);
+	graph_free(g);
+	run_no_gemm_overlap = 1;
+	rng = 0xb5;
+	uint64_t cycles;
+	run_graph(text, 8, 0x1p-6,
+	          "gemm 128x600x512 f16: 1 K groups of 1 x 8 tiles (pairs "
+	          "along rows), C block 128 x 80",
+	          &cycles, NULL);
+	run_no_gemm_overlap = 0;
+	assert_true(run_b_under > 0);
 }
 
 /* A GEMM's A from its producer straight to its grid rows (lower_a_direct):
@@ -2628,6 +2677,7 @@ main(void)
 	    cmocka_unit_test(test_b_under),
 	    cmocka_unit_test(test_b_under_priced),
 	    cmocka_unit_test(test_b_host_loss_scheduled),
+	    cmocka_unit_test(test_b_host_widened),
 	    cmocka_unit_test(test_a_direct),
 	    cmocka_unit_test(test_b_wrap),
 	    cmocka_unit_test(test_b_wrap_back),

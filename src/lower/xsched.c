@@ -1306,12 +1306,59 @@ blocks_end(const Step *s)
 	return e;
 }
 
+/* Buffer ref grown to hold `bytes` from its offset. */
+static void
+grow_to(Lowered *l, BufRef ref, uint32_t bytes)
+{
+	Buffer *b = &l->buf[ref.buf];
+	if (ref.offset + bytes > b->bytes)
+		b->bytes = ref.offset + bytes;
+}
+
+/* Whether a host's call of fewer N-panels than its widest can compute as
+ * wide: its B and C are buffers of its own (a received B chunk, its C
+ * block), which may grow. */
+static int
+can_widen(const Lowered *l, const KernelCall *k)
+{
+	return k->nref > 2 &&
+	       !strcmp(l->buf[k->ref[1].buf].what, LOWER_B_CHUNK) &&
+	       !strcmp(l->buf[k->ref[2].buf].what, "C block");
+}
+
+/* A multiply hosting a later GEMM's B (Step.b_from, b_wrap): its calls of
+ * fewer N-panels than its widest (a grid's last column: QK^T's 9 columns
+ * of 80) compute as wide, so that every tile's supervisor has the widest
+ * call's panel windows for the exchange, at no cycle (the step lasts as
+ * long as its widest call). The columns past a call's own are read from
+ * its grown B chunk (the exchange fills the first columns only) and
+ * written to its grown C block's padding, which nothing reads. */
+static void
+widen_host(Lowered *l, Step *s)
+{
+	uint32_t bn = 0;
+	for (int i = 0; i < s->ncall; i++)
+		if (s->call[i].args.u.gemm.bn > bn)
+			bn = s->call[i].args.u.gemm.bn;
+	for (int i = 0; i < s->ncall; i++) {
+		KernelCall *k = &s->call[i];
+		GemmCall *g = &k->args.u.gemm;
+		if (gemm_n_panels(g->bn) == gemm_n_panels(bn) ||
+		    !can_widen(l, k))
+			continue;
+		grow_to(l, k->ref[1], gemm_b_bytes(g->t, g->bk, bn));
+		grow_to(l, k->ref[2], gemm_c_bytes(g->t, g->bm, bn));
+		g->bn = bn;
+	}
+}
+
 /*
  * An overlapped GEMM superstep (lower/gemm.c, GemmPlan.overlap): a
  * compute step whose transfers are the next superstep's exchange and
  * whose GemmWindows are still empty. The exchange is scheduled in blocks
  * beside the windows of all the panels the smallest call has (the
- * windows of the first P panels do not depend on P), P is then the
+ * windows of the first P panels do not depend on P; a host's calls are
+ * made as wide as its widest first, widen_host), P is then the
  * fewest panels whose windows hold every supervisor event, and the
  * step's windows and calls (GemmOptions.five) are made for it. Cycles:
  * the setup and opening as codegen's emit_overlap, block 0's lead, the
@@ -1319,9 +1366,11 @@ blocks_end(const Step *s)
  * sync, and the rest calls with six workers.
  */
 static int
-schedule_overlap(const Lowered *l, Step *s, Diag *d)
+schedule_overlap(Lowered *l, Step *s, Diag *d)
 {
 	const Chip *c = l->chip;
+	if (s->b_from || s->b_wrap)
+		widen_host(l, s);
 	uint32_t n = 0, most = UINT32_MAX;
 	uint32_t *rows = xcalloc((size_t)s->ncall + 1, sizeof *rows);
 	GemmCall g0 = {0};
@@ -1543,7 +1592,6 @@ b_pays(const Lowered *l, const Step *c, int wrap, int64_t cut)
 		              .bm = g0->bm,
 		              .bm_last = g0->bm,
 		              .bn = g0->bn,
-		              .bn_last = g0->bn,
 		              .bk = g0->bk,
 		              .tiles = l->tiles,
 		              .cover = l->tiles};
@@ -1555,8 +1603,6 @@ b_pays(const Lowered *l, const Step *c, int wrap, int64_t cut)
 				h.bm_last = g->bm;
 			if (g->bn > h.bn)
 				h.bn = g->bn;
-			if (g->bn < h.bn_last)
-				h.bn_last = g->bn;
 		}
 		uint32_t na, nw;
 		uint64_t all = host_items(l, c, 0, &na),

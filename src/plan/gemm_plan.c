@@ -165,8 +165,7 @@ plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
 {
 	uint32_t rows[2] = {h->bm, h->bm_last};
 	uint32_t nr = h->bm_last && h->bm_last != h->bm ? 2 : 1;
-	uint32_t cols = h->bn_last && h->bn_last < h->bn ? h->bn_last : h->bn;
-	uint32_t most = gemm_n_panels(cols) * gemm_k_panels(h->t, h->bk);
+	uint32_t most = gemm_n_panels(h->bn) * gemm_k_panels(h->t, h->bk);
 	GemmWindows w;
 	gemm_windows(c, h->t, rows, nr, h->bk, most, plain, NULL, &w);
 	/* the exchange's supervisor events in the spans between the panel

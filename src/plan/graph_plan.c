@@ -461,6 +461,114 @@ copy_left(const Planner *P)
 	return P->copy_room > P->copies_max ? P->copy_room - P->copies_max : 0;
 }
 
+/* Plan g's last multiply as a host for a later weight B's exchange
+ * (lower_b_under's can_host: plain, one K on every call), `group` GEMMs
+ * side by side: 1 and *h, else 0. */
+static int
+host_of(const GemmPlan *g, uint32_t group, PlanHost *h)
+{
+	if (g->overlap || !g->steps)
+		return 0;
+	GemmGeom G;
+	plan_gemm_geom(&G, g, &(GemmSite){0});
+	/* each K group's call in the last superstep */
+	uint32_t bk = 0, k0;
+	for (uint32_t q = 0; q < g->pk; q++) {
+		uint32_t kq = plan_gemm_k_of(&G, q, g->steps - 1, &k0);
+		if (q && kq != bk)
+			return 0;
+		bk = kq;
+	}
+	uint32_t tiles = g->pk * g->pm * g->pn * (group ? group : 1);
+	*h = (PlanHost){.cycles = g->compute_cycles,
+	                .t = G.g,
+	                .bm = g->bm,
+	                .bm_last = plan_gemm_rows(&G, g->pm - 1),
+	                .bn = g->bn,
+	                .bk = bk,
+	                .tiles = tiles,
+	                .cover = tiles};
+	return 1;
+}
+
+/* The weight GEMM whose B a multiply at op index i would host: the next
+ * matmul in the same part of the graph (the loop's body, before or after
+ * it) whose B is a weight with no home, of one batch, priced beside a
+ * host (no copy budget: choose_gemm); the matmuls between are assumed to
+ * host none. Its shape in *y; 0 if none. */
+static int
+hosted_after(const Planner *P, int i, Matmul *y)
+{
+	const Graph *g = P->g;
+	const RepeatMap *rm = &P->plan->loop;
+	int end = g->nops;
+	if (rm->count && i < rm->first)
+		end = rm->first;
+	else if (rm->count && i < rm->first + rm->len)
+		end = rm->first + rm->len;
+	for (int j = i + 1; j < end; j++) {
+		const Op *op = &g->ops[j];
+		if (op->kind != OP_MATMUL)
+			continue;
+		const Tensor *a = graph_tensor(g, op->in[0]),
+		             *b = graph_tensor(g, op->in[1]);
+		if (b->role != ROLE_WEIGHT || P->home[b->id] ||
+		    shape_batches(&a->shape) != 1 || copy_left(P))
+			continue;
+		int ra = a->shape.rank, rb = b->shape.rank,
+		    ta = op->attr.transpose_a, tb = op->attr.transpose_b;
+		*y = (Matmul){.op = op,
+		              .dt = a->elem.dtype,
+		              .dtype_b = b->elem.dtype,
+		              .m = (uint32_t)a->shape.dim[ra - (ta ? 1 : 2)],
+		              .k = (uint32_t)a->shape.dim[ra - (ta ? 2 : 1)],
+		              .n = (uint32_t)b->shape.dim[rb - (tb ? 2 : 1)],
+		              .batches = 1};
+		return 1;
+	}
+	return 0;
+}
+
+/* Batched GEMMs side by side, `group` at a time, whose best plan on
+ * their tiles is *plan: the candidate of the fewest cycles with the
+ * weight GEMM whose B their multiply would host (hosted_after), that one
+ * priced on the whole chip beside each candidate's multiply. A grid of
+ * more tiles may cost a little in its own steps and host all that B (the
+ * So400m attention's QK^T: 16 x 9 x 10 tiles hold out_proj's grid of
+ * 1,440, 16 x 7 x 12 left 216 of its 864 B transfers in their
+ * exchange). */
+static void
+choose_host(Planner *P, const Matmul *mm, uint32_t group, int made,
+            const PlanHeld *held, GemmPlan *plan)
+{
+	Matmul y;
+	if (!P->plan->opt.b_under || group < 2 ||
+	    !hosted_after(P, (int)(mm->op - P->g->ops), &y))
+		return;
+	GemmPlan cand[GEMM_CANDIDATES];
+	int n;
+	Diag d;
+	if (plan_gemm_top(P->chip, P->tiles / group, mm->dt, mm->m, mm->n,
+	                  mm->k, 0, made, held, cand, GEMM_CANDIDATES, &n, &d))
+		return;
+	uint64_t rounds = (mm->batches + group - 1) / group, best = UINT64_MAX;
+	PlanHeld hy = {.bytes = held_for(P, &y)};
+	int yo = P->plan->opt.gemm_overlap ? PLAN_GEMM_OVERLAP : 0;
+	for (int i = 0; i < n; i++) {
+		GemmPlan p;
+		hy.b_host = (PlanHost){0};
+		host_of(&cand[i], group, &hy.b_host);
+		if (plan_gemm(P->chip, P->tiles, y.dt, y.m, y.n, y.k, 0, yo,
+		              &hy, &p, &d))
+			continue;
+		uint64_t cost = rounds * cand[i].cycles + p.cycles;
+		if (better(P, mm, &cand[i], cost, plan, best)) {
+			best = cost;
+			*plan = cand[i];
+		}
+	}
+}
+
 /* The plan for `batches` GEMMs of m x n x k: for each group size g (1 to
  * 16, the powers of two, all of them at once), one GEMM planned on tiles /
  * g tiles, priced as ceil(batches / g) rounds; the cheapest. A single GEMM
@@ -549,6 +657,9 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 	if (best == UINT64_MAX) /* none fits: the whole chip's plan's error */
 		return plan_gemm(chip, tiles, mm->dt, mm->m, mm->n, mm->k, 0,
 		                 made, held, plan, d);
+	choose_host(P, mm, *group,
+	            made | (mm->batches > 1 ? PLAN_GEMM_ANY_PK : 0), held,
+	            plan);
 	return IPU_OK;
 }
 
@@ -630,38 +741,25 @@ untranspose_a(Planner *P, OpPlan *o, Matmul *mm, Diag *d)
 	return IPU_OK;
 }
 
-/* After a matmul o: its last multiply, if plain and of one K on every
- * call (lower_b_under's can_host), is where a later weight B's exchange
- * may go, priced by its call (PlanHost), for a grid within its tiles. An
- * overlapped multiply hosts none, nor one whose K groups end with a
- * shorter K (PV's 4 x 160 + 89). */
+/* After a matmul o: its last multiply, if a host (host_of), is where a
+ * later weight B's exchange may go, priced by its call (PlanHost), for a
+ * grid within its tiles. An overlapped multiply hosts none. One whose K
+ * groups end with a shorter K (PV's 4 x 160 + 89) is passed over, as
+ * lower_b_under passes it: the host before it stays, unless o's own B
+ * took it. */
 static void
 host_after(Planner *P, const OpPlan *o)
 {
 	const GemmPlan *g = &o->gemm;
-	P->b_host = (PlanHost){0};
-	if (!P->plan->opt.b_under || g->overlap || !g->steps)
+	if (!P->plan->opt.b_under || g->overlap || !g->steps) {
+		P->b_host = (PlanHost){0};
 		return;
-	GemmGeom G;
-	plan_gemm_geom(&G, g, &(GemmSite){0});
-	/* each K group's call in the last superstep */
-	uint32_t bk = 0, k0;
-	for (uint32_t q = 0; q < g->pk; q++) {
-		uint32_t kq = plan_gemm_k_of(&G, q, g->steps - 1, &k0);
-		if (q && kq != bk)
-			return;
-		bk = kq;
 	}
-	uint32_t tiles = g->pk * g->pm * g->pn * (o->group ? o->group : 1);
-	P->b_host = (PlanHost){.cycles = g->compute_cycles,
-	                       .t = G.g,
-	                       .bm = g->bm,
-	                       .bm_last = plan_gemm_rows(&G, g->pm - 1),
-	                       .bn = g->bn,
-	                       .bn_last = plan_gemm_cols(&G, g->pn - 1),
-	                       .bk = bk,
-	                       .tiles = tiles,
-	                       .cover = tiles};
+	PlanHost h;
+	if (host_of(g, o->group, &h))
+		P->b_host = h;
+	else if (g->b_host.cycles)
+		P->b_host = (PlanHost){0};
 }
 
 /* 1 if op's B is made on the device: the cast of blocks of B's weight

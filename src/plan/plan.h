@@ -61,9 +61,8 @@ typedef struct {
 	uint64_t cycles; /* its step's call, six workers; 0: no host */
 	GemmDtype t;
 	uint32_t bm, bm_last; /* rows of its calls: the most, the fewest */
-	uint32_t bn, bn_last; /* columns: the most, the fewest (0: bn); the
-	                         exchange fits beside the panels of the call
-	                         with the fewest (xsched.c schedule_overlap) */
+	uint32_t bn; /* columns: the most (a call of fewer computes as wide
+	                beside the exchange: xsched.c widen_host) */
 	uint32_t bk;
 	uint32_t tiles; /* its grid's tiles */
 	uint32_t cover; /* the tiles a later grid must lie within:
