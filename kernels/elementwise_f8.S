@@ -18,23 +18,6 @@
 
 	.section .text.elementwise_f8, "ax"
 
-.macro EW_F8_ENTRY name, worker
-	.globl \name
-	.type \name, @function
-\name:
-	EW_SUPERVISOR \worker, EW_F8_LOADS, EW_F8_PUTS
-	.size \name, . - \name
-.endm
-
-.macro EW_F8_LOADS
-	ld32 $m3, $m0, $mzero, ARG_FP8FMT / 4
-	ld32 $m4, $m0, $mzero, ARG_FP8SCL / 4
-.endm
-.macro EW_F8_PUTS
-	put $FP_INFMT, $m3
-	put $FP_ISCL, $m4
-.endm
-
 	EW_F8_ENTRY ew_cast_f16_f8, ew_cast_f16_f8_worker
 	EW_F8_ENTRY ew_cast_f8_f16, ew_cast_f8_f16_worker
 	EW_F8_ENTRY ew_gelu_f16_f8, ew_gelu_f16_f8_worker
@@ -56,13 +39,6 @@
 // ($a14:15 read as zero). 15 bundles a group of eight halves; the body
 // narrows and stores the previous group's atom while it starts on the
 // next.
-.macro EW_GELU16H8_SETUP
-	{ nop ; setzi $a12, 0x22c91 }
-	{ nop ; or $a12, $a12, 0x3e600000 }
-.endm
-.macro EW_GELU16H8_REST
-	GELU16H8_MID $a0:1, $a2:3, $a6:7, $a6, $a7, $a4:5, $a4, $a5, $a12:BL, $a12:BU, $a8:9
-.endm
 .macro EW_LINE_GELU16H8
 	{ ld64step $a0:1, $mzero, $m7+=, 1 ; fnop }
 	{ nop ; f16v4mul $a6:7, $a0:1, $a0:1 }
@@ -79,3 +55,4 @@
 .endm
 
 	EW_WORKER ew_gelu_f16_f8_worker, EW_LINE_GELU16H8, EW_GELU16H8_SETUP
+

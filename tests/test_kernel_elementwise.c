@@ -1,9 +1,9 @@
 /*
- * test_kernel_elementwise.c - kernels/elementwise.S and elementwise_f8.S
- * on one emulated C600 tile: every entry over several walks (one group,
- * fewer groups or rows than workers, padded rows, GEMM C panels, segment
- * strides that do not merge, broadcast b, in place, many rows), random
- * data, compared with a host reference written here from the format
+ * test_kernel_elementwise.c - kernels/elementwise.S, elementwise_f8.S
+ * and elementwise_bias_f8.S on one emulated C600 tile: every entry over several
+ * walks (one group, fewer groups or rows than workers, padded rows, GEMM C
+ * panels, segment strides that do not merge, broadcast b, in place, many rows),
+ * random data, compared with a host reference written here from the format
  * definitions (values decoded by formula, rounding by binary search over
  * the codes with ties to the even code), and the call's cycles with
  * ew_cycles. Bad calls are rejected by ew_check with a message.
@@ -152,11 +152,11 @@ rnd_elem(EwOp op, DType in, DType out, int scale)
 		}
 		if (op == EW_CAST)
 			return rnd32() % 0x7c00 | (rnd32() & 0x8000);
-		if (op == EW_GELU_H && rnd32() % 16 == 0)
+		int gelu_h = op == EW_GELU_H || op == EW_BIAS_GELU_H;
+		if (gelu_h && rnd32() % 16 == 0)
 			return encode(&F16, rnd_real(400), 0); /* x^2 > f16 */
-		return encode(
-		    &F16, rnd_real(op == EW_GELU || op == EW_GELU_H ? 8 : 4),
-		    0);
+		return encode(&F16, rnd_real(op == EW_GELU || gelu_h ? 8 : 4),
+		              0);
 	}
 	uint32_t q = rnd32() & 0xff;
 	return q == 0x80 ? 0 : q; /* f8: any code but the NaN */
@@ -203,6 +203,8 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 {
 	double x = value(c->in, a), y = value(c->in, b);
 	uint32_t want;
+	if (c->op == EW_BIAS_GELU_H) /* the GELU of the f16 sum */
+		x = decode(&F16, encode(&F16, x + y, 0));
 	switch (c->op) {
 	case EW_ADD:
 	case EW_MUL: {
@@ -227,7 +229,8 @@ check_elem(const EwCall *c, uint32_t a, uint32_t b, uint32_t got, char *why,
 			want = encode(fmt8(c->out), x * ldexp(1, -c->fp8_scale),
 			              1);
 		break;
-	case EW_GELU_H: {
+	case EW_GELU_H:
+	case EW_BIAS_GELU_H: {
 		/* GELU in f16 arithmetic, u = 2^-11: 2u = x (C0 + C1 x^2)
 		 * with C0, C1 rounded to f16 (relative u each) and four
 		 * roundings: relative at most 5u (6u with the second-order
@@ -327,11 +330,11 @@ image(void)
 	static TileImage img;
 	static int done;
 	if (!done) {
-		static const char *const names[] = {"elementwise",
-		                                    "elementwise_f8"};
+		static const char *const names[] = {
+		    "elementwise", "elementwise_f8", "elementwise_bias_f8"};
 		Diag d;
 		assert_int_equal(
-		    kernel_image(names, 2, chip_default(), &img, &d), 0);
+		    kernel_image(names, 3, chip_default(), &img, &d), 0);
 		done = 1;
 	}
 	return &img;
@@ -362,7 +365,8 @@ run_case(EwOp op, DType in, DType out, int scale, const Shape *s)
 	            .cols = s->cols};
 	c.a = layout(A_AT, s, ei);
 	c.dst = s->in_place ? c.a : layout(D_AT, s, eo);
-	int binary = op == EW_ADD || op == EW_MUL || op == EW_MAX;
+	int binary = op == EW_ADD || op == EW_MUL || op == EW_MAX ||
+	             op == EW_BIAS_GELU_H;
 	if (binary) {
 		c.b = layout(B_AT, s, ei);
 		if (s->bcast)
@@ -531,6 +535,33 @@ test_gelu(void **state)
 	run_shapes(EW_GELU_H, DT_F16, DT_F8_F152, 2);
 }
 
+/* The bias, GELU and cast in one pass: GEMM C panels (16 columns, one
+ * bias row a panel) of 1 to 46 rows, padded segments, a 16-column block
+ * with one bias row, checked against the f16 sum's GELU rounded to f8
+ * (check_elem). */
+static void
+test_bias_gelu(void **state)
+{
+	(void)state;
+	const Shape shapes[] = {
+	    {1, 1, 16, 0, 0, 1, 0, 0},   /* one row */
+	    {3, 1, 16, 0, 0, 1, 0, 0},   /* one row a panel */
+	    {2, 2, 16, 0, 8, 1, 0, 0},   /* padded segments */
+	    {4, 7, 16, 0, 0, 1, 0, 0},   /* fewer rows than workers */
+	    {5, 45, 16, 0, 16, 1, 0, 0}, /* an fc1 slice's panels */
+	    {2, 46, 16, 0, 0, 1, 0, 0},  /* rows a worker, odd */
+	    {1, 3, 16, 0, 0, 0, 1, 0},   /* a block, one bias row */
+	};
+	static const struct {
+		DType out;
+		int scale;
+	} f8[] = {{DT_F8_F143, 0}, {DT_F8_F143, -3}, {DT_F8_F152, 2}};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		for (int k = 0; k < 3; k++)
+			run_case(EW_BIAS_GELU_H, DT_F16, f8[k].out, f8[k].scale,
+			         &shapes[i]);
+}
+
 static void
 test_relu(void **state)
 {
@@ -650,6 +681,8 @@ test_rates(void **state)
 	}
 	const Shape bias = {8, 128, 16, 0, 0, 1, 0, 0};
 	run_case(EW_ADD, DT_F16, DT_F16, 0, &bias);
+	run_case(EW_GELU_H, DT_F16, DT_F8_F143, 0, &bias);
+	run_case(EW_BIAS_GELU_H, DT_F16, DT_F8_F143, 0, &bias);
 	run_transpose(DT_F16, 1, 128, 128, 0);
 	run_transpose(DT_F32, 1, 128, 64, 0);
 	print_rates = 0;
@@ -733,9 +766,28 @@ test_check(void **state)
 	expect_reject(&c, "dst rows overlap");
 	c.dst = c.a; /* a transpose cannot be in place */
 	expect_reject(&c, "overlaps a");
+	c = good; /* the fused bias GELU takes bias lines only */
+	c.op = EW_BIAS_GELU_H;
+	c.out = DT_F8_F143;
+	c.cols = 16;
+	c.a = (EwRef){A_AT, 96, 32};
+	c.dst = (EwRef){D_AT, 48, 16};
+	c.b = (EwRef){B_AT, 32, 0};
+	assert_int_equal(ew_check(&c, &d), IPU_OK);
+	c.b.row_stride = 32; /* b a full operand */
+	expect_reject(&c, "b one row a segment");
+	c.b.row_stride = 0;
+	c.cols = 32;
+	c.a.row_stride = 64;
+	c.a.seg_stride = 192;
+	c.dst.row_stride = 32;
+	c.dst.seg_stride = 96;
+	expect_reject(&c, "16 columns");
 	assert_string_equal(ew_object(EW_CAST, DT_F8_F152, DT_F16),
 	                    "elementwise_f8");
 	assert_string_equal(ew_object(EW_GELU, DT_F16, DT_F16), "elementwise");
+	assert_string_equal(ew_object(EW_BIAS_GELU_H, DT_F16, DT_F8_F152),
+	                    "elementwise_bias_f8");
 	assert_int_equal(ew_col_multiple(DT_F16, DT_F8_F143), 8);
 	assert_int_equal(ew_col_multiple(DT_F32, DT_F32), 2);
 }
@@ -791,7 +843,7 @@ main(void)
 	    cmocka_unit_test(test_cast_f8),   cmocka_unit_test(test_gelu),
 	    cmocka_unit_test(test_relu),      cmocka_unit_test(test_check),
 	    cmocka_unit_test(test_rates),     cmocka_unit_test(test_gc200),
-	    cmocka_unit_test(test_transpose),
+	    cmocka_unit_test(test_transpose), cmocka_unit_test(test_bias_gelu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

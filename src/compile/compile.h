@@ -54,8 +54,9 @@ typedef struct {
 	                        for the next iteration; off with no_b_under
 	                        too) */
 	int no_gelu_in_reduction; /* never the GELU and its cast in a
-	                        matmul's reduction (PlanOptions'
-	                        no_gelu_in_reduction, plan_reduction_gelu) */
+	                        matmul's reduction or its bias add's pass
+	                        (PlanOptions' no_gelu_in_reduction,
+	                        plan_reduction_gelu, plan_bias_gelu) */
 	int no_carry_layout;      /* the loop's carry as carry_in's home (else
 	                             laid out for its readers: PlanOptions'
 	                             no_carry_layout, plan_graph) */

@@ -1,9 +1,10 @@
 /*
- * elementwise.c - host side of kernels/elementwise.S and
- * kernels/elementwise_f8.S: the table of entries, the checks, the walk
- * normalisation, the argument block (six contiguous ranges of groups,
- * one per worker) and the exact cycle count, which follows the issue
- * model and the timing rules (docs/emulator.md, docs/fidelity.md).
+ * elementwise.c - host side of kernels/elementwise.S,
+ * kernels/elementwise_f8.S and kernels/elementwise_bias_f8.S: the table of
+ * entries, the checks, the walk normalisation, the argument block (six
+ * contiguous ranges of groups, one per worker) and the exact cycle count, which
+ * follows the issue model and the timing rules (docs/emulator.md,
+ * docs/fidelity.md).
  */
 #include "elementwise.h"
 
@@ -28,6 +29,7 @@ typedef enum {
 	LOOP_GELU16,   /* EW_LINE_GELU16 */
 	LOOP_GELU16H,  /* EW_LINE_GELU16H */
 	LOOP_GELU16H8, /* EW_LINE_GELU16H8 */
+	LOOP_BGELU8,   /* EW_LINE_BIASGELU8 */
 	LOOP_T16,      /* EW_LINE_T16 */
 	LOOP_T32,      /* EW_LINE_T32 */
 	LOOP_BIAS4,    /* EW_LINE_BIAS4 (f16) */
@@ -51,6 +53,7 @@ static const struct {
     [LOOP_GELU16] = {17, 2, 4, 4, TIMING_F32SIGM},
     [LOOP_GELU16H] = {7, 2, 2, 2, TIMING_F16V2SIGM},
     [LOOP_GELU16H8] = {15, 2, 2, 4, TIMING_F16V2SIGM},
+    [LOOP_BGELU8] = {17, 3, 2, 4, TIMING_F16V2SIGM},
     [LOOP_T16] = {11, 1, 3, 0, 0},
     [LOOP_T32] = {5, 1, 3, 0, 0},
     [LOOP_BIAS4] = {2, 8, 0, 0, 0},
@@ -62,47 +65,65 @@ typedef struct {
 	EwOp op;
 	DType in, out;
 	const char *entry;
-	int f8;         /* in kernels/elementwise_f8.S */
-	uint32_t group; /* elements per loop pass; transposes: block side */
+	const char *object; /* kernels/<object>.S */
+	uint32_t group;     /* elements per loop pass; transposes: block side */
 	LoopKind loop;
 	EntryKind sup;
 } EwKernel;
 
 static const EwKernel kernels[] = {
-    {EW_ADD, DT_F16, DT_F16, "ew_add_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
-    {EW_ADD, DT_F32, DT_F32, "ew_add_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
-    {EW_MUL, DT_F16, DT_F16, "ew_mul_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
-    {EW_MUL, DT_F32, DT_F32, "ew_mul_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
-    {EW_MAX, DT_F16, DT_F16, "ew_max_f16", 0, 4, LOOP_BINARY, ENTRY_BINARY},
-    {EW_MAX, DT_F32, DT_F32, "ew_max_f32", 0, 2, LOOP_BINARY, ENTRY_BINARY},
-    {EW_CAST, DT_F32, DT_F16, "ew_cast_f32_f16", 0, 4, LOOP_NARROW,
+    {EW_ADD, DT_F16, DT_F16, "ew_add_f16", "elementwise", 4, LOOP_BINARY,
+     ENTRY_BINARY},
+    {EW_ADD, DT_F32, DT_F32, "ew_add_f32", "elementwise", 2, LOOP_BINARY,
+     ENTRY_BINARY},
+    {EW_MUL, DT_F16, DT_F16, "ew_mul_f16", "elementwise", 4, LOOP_BINARY,
+     ENTRY_BINARY},
+    {EW_MUL, DT_F32, DT_F32, "ew_mul_f32", "elementwise", 2, LOOP_BINARY,
+     ENTRY_BINARY},
+    {EW_MAX, DT_F16, DT_F16, "ew_max_f16", "elementwise", 4, LOOP_BINARY,
+     ENTRY_BINARY},
+    {EW_MAX, DT_F32, DT_F32, "ew_max_f32", "elementwise", 2, LOOP_BINARY,
+     ENTRY_BINARY},
+    {EW_CAST, DT_F32, DT_F16, "ew_cast_f32_f16", "elementwise", 4, LOOP_NARROW,
      ENTRY_BASIC},
-    {EW_CAST, DT_F16, DT_F32, "ew_cast_f16_f32", 0, 4, LOOP_WIDEN, ENTRY_BASIC},
-    {EW_CAST, DT_F16, DT_F8_F143, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
-     ENTRY_F8},
-    {EW_CAST, DT_F16, DT_F8_F152, "ew_cast_f16_f8", 1, 8, LOOP_NARROW,
-     ENTRY_F8},
-    {EW_CAST, DT_F8_F143, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
-    {EW_CAST, DT_F8_F152, DT_F16, "ew_cast_f8_f16", 1, 8, LOOP_WIDEN, ENTRY_F8},
-    {EW_GELU, DT_F16, DT_F16, "ew_gelu_f16", 0, 4, LOOP_GELU16, ENTRY_BASIC},
-    {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", 0, 2, LOOP_GELU32, ENTRY_BASIC},
-    {EW_GELU_H, DT_F16, DT_F16, "ew_gelu_f16h", 0, 4, LOOP_GELU16H,
+    {EW_CAST, DT_F16, DT_F32, "ew_cast_f16_f32", "elementwise", 4, LOOP_WIDEN,
      ENTRY_BASIC},
-    {EW_GELU_H, DT_F16, DT_F8_F143, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
-     ENTRY_F8},
-    {EW_GELU_H, DT_F16, DT_F8_F152, "ew_gelu_f16_f8", 1, 8, LOOP_GELU16H8,
-     ENTRY_F8},
-    {EW_RELU, DT_F16, DT_F16, "ew_relu_f16", 0, 4, LOOP_UNARY0, ENTRY_BASIC},
-    {EW_RELU, DT_F32, DT_F32, "ew_relu_f32", 0, 2, LOOP_UNARY0, ENTRY_BASIC},
-    {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", 0, 4, LOOP_T16,
+    {EW_CAST, DT_F16, DT_F8_F143, "ew_cast_f16_f8", "elementwise_f8", 8,
+     LOOP_NARROW, ENTRY_F8},
+    {EW_CAST, DT_F16, DT_F8_F152, "ew_cast_f16_f8", "elementwise_f8", 8,
+     LOOP_NARROW, ENTRY_F8},
+    {EW_CAST, DT_F8_F143, DT_F16, "ew_cast_f8_f16", "elementwise_f8", 8,
+     LOOP_WIDEN, ENTRY_F8},
+    {EW_CAST, DT_F8_F152, DT_F16, "ew_cast_f8_f16", "elementwise_f8", 8,
+     LOOP_WIDEN, ENTRY_F8},
+    {EW_GELU, DT_F16, DT_F16, "ew_gelu_f16", "elementwise", 4, LOOP_GELU16,
      ENTRY_BASIC},
-    {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", 0, 2, LOOP_T32,
+    {EW_GELU, DT_F32, DT_F32, "ew_gelu_f32", "elementwise", 2, LOOP_GELU32,
      ENTRY_BASIC},
+    {EW_GELU_H, DT_F16, DT_F16, "ew_gelu_f16h", "elementwise", 4, LOOP_GELU16H,
+     ENTRY_BASIC},
+    {EW_GELU_H, DT_F16, DT_F8_F143, "ew_gelu_f16_f8", "elementwise_f8", 8,
+     LOOP_GELU16H8, ENTRY_F8},
+    {EW_GELU_H, DT_F16, DT_F8_F152, "ew_gelu_f16_f8", "elementwise_f8", 8,
+     LOOP_GELU16H8, ENTRY_F8},
+    {EW_BIAS_GELU_H, DT_F16, DT_F8_F143, "ew_bias_gelu_f16_f8",
+     "elementwise_bias_f8", 8, LOOP_BGELU8, ENTRY_F8},
+    {EW_BIAS_GELU_H, DT_F16, DT_F8_F152, "ew_bias_gelu_f16_f8",
+     "elementwise_bias_f8", 8, LOOP_BGELU8, ENTRY_F8},
+    {EW_RELU, DT_F16, DT_F16, "ew_relu_f16", "elementwise", 4, LOOP_UNARY0,
+     ENTRY_BASIC},
+    {EW_RELU, DT_F32, DT_F32, "ew_relu_f32", "elementwise", 2, LOOP_UNARY0,
+     ENTRY_BASIC},
+    {EW_TRANSPOSE, DT_F16, DT_F16, "ew_transpose_f16", "elementwise", 4,
+     LOOP_T16, ENTRY_BASIC},
+    {EW_TRANSPOSE, DT_F32, DT_F32, "ew_transpose_f32", "elementwise", 2,
+     LOOP_T32, ENTRY_BASIC},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
-static const char *const op_names[] = {
-    "add", "mul", "cast", "gelu", "transpose", "gelu (f16)", "relu", "max"};
+static const char *const op_names[] = {"add",  "mul",       "cast",
+                                       "gelu", "transpose", "gelu (f16)",
+                                       "relu", "max",       "bias gelu (f16)"};
 
 /* Worker issues (EW_WORKER): the entry, an idle worker's whole run, the
  * line's count update, the tail of a line that is not the last, the
@@ -124,6 +145,13 @@ find(EwOp op, DType in, DType out)
 		    kernels[i].out == out)
 			return &kernels[i];
 	return NULL;
+}
+
+/* An f8 entry: its supervisor sets $FP_INFMT and $FP_ISCL. */
+static int
+f8_kernel(const EwKernel *k)
+{
+	return k->sup == ENTRY_F8;
 }
 
 const char *
@@ -164,7 +192,7 @@ const char *
 ew_object(EwOp op, DType in, DType out)
 {
 	const EwKernel *k = find(op, in, out);
-	return !k ? NULL : k->f8 ? "elementwise_f8" : "elementwise";
+	return k ? k->object : NULL;
 }
 
 uint32_t
@@ -189,7 +217,8 @@ static const char *const ref_names[] = {"dst", "a", "b"};
 static int
 binary(EwOp op)
 {
-	return op == EW_ADD || op == EW_MUL || op == EW_MAX;
+	return op == EW_ADD || op == EW_MUL || op == EW_MAX ||
+	       op == EW_BIAS_GELU_H;
 }
 
 static int
@@ -311,13 +340,17 @@ normalize(Walk *w)
 /* Rows of 16 columns, contiguous in a and dst, with b one row per
  * segment (row stride 0): the bias on GEMM C panels, or on a 16-column
  * row-major block. Then a line is a whole segment and b repeats inside
- * it, which EW_LINE_BIAS* does without a line's overhead per row. */
+ * it, which EW_LINE_BIAS* does without a line's overhead per row
+ * (EW_LINE_BIASGELU8 takes only such lines: from one row on). */
 static void
-bias_lines(const EwKernel *k, Walk *w)
+bias_lines(const EwKernel *k, Walk *w, uint32_t min_lines)
 {
 	uint32_t P = 16 / k->group;
-	if (w->n != 3 || w->groups != P || w->lines < 2 || w->line[2] ||
-	    w->line[0] != P * w->gb[0] || w->line[1] != P * w->gb[1])
+	/* (a line of one row reads b once: its row stride does not
+	 * matter) */
+	if (w->n != 3 || w->groups != P || w->lines < min_lines ||
+	    (w->line[2] && w->lines > 1) || w->line[0] != P * w->gb[0] ||
+	    w->line[1] != P * w->gb[1])
 		return;
 	w->groups *= w->lines;
 	w->lines = w->nseg;
@@ -333,8 +366,14 @@ static Walk
 kernel_walk(const EwKernel *k, const EwCall *c)
 {
 	Walk w = walk_of(k, c);
+	if (k->loop == LOOP_BGELU8) {
+		/* b's row stride 0 keeps normalize from merging anything
+		 * but a segment's one row into a line of segments */
+		bias_lines(k, &w, 1);
+		return w;
+	}
 	normalize(&w);
-	bias_lines(k, &w);
+	bias_lines(k, &w, 2);
 	return w;
 }
 
@@ -362,7 +401,7 @@ ew_check(const EwCall *c, Diag *d)
 		                c->cols % k->group ? c->cols : c->rows,
 		                k->group, dtype_name(c->in),
 		                dtype_name(c->out));
-	if (k->f8 && (c->fp8_scale < -32 || c->fp8_scale > 31))
+	if (f8_kernel(k) && (c->fp8_scale < -32 || c->fp8_scale > 31))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "elementwise %s: fp8 scale %d outside -32..31",
 		                op, c->fp8_scale);
@@ -407,6 +446,12 @@ ew_check(const EwCall *c, Diag *d)
 			                (unsigned long long)span_end(&sp[i]));
 	}
 	Walk w = kernel_walk(k, c);
+	if (k->loop == LOOP_BGELU8 && !w.bias)
+		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		                "elementwise %s: not 16 columns of rows "
+		                "contiguous in a and dst with b one row a "
+		                "segment (row stride 0)",
+		                op);
 	uint64_t groups = (uint64_t)w.nseg * w.lines * w.groups;
 	if ((groups + 5) / 6 > 65536 && w.groups > 65536)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -445,7 +490,7 @@ ew_args_fill(const EwCall *c, uint8_t out[EW_ARGS_BYTES])
 		put_le32(out + 8 + 4 * i, w.line[i] - A * w.gb[i]);
 		put_le32(out + 20 + 4 * i, w.seg[i] - w.lines * w.line[i]);
 	}
-	if (k->f8) {
+	if (f8_kernel(k)) {
 		DType f8 = c->in == DT_F16 ? c->out : c->in;
 		put_le32(out + 32, (f8 == DT_F8_F152) << 1);
 		put_le32(out + 36, (uint32_t)c->fp8_scale & 63);
@@ -486,9 +531,10 @@ worker_turns(const Chip *chip, const EwKernel *k, const Walk *w, int v)
 	Share s = share(w, v);
 	if (!s.count)
 		return W_IDLE;
-	LoopKind loop = !w->bias                 ? k->loop
-	                : dtype_size(k->in) == 2 ? LOOP_BIAS4
-	                                         : LOOP_BIAS8;
+	/* the add and mul entries pick their bias loop by ARG_BIAS */
+	LoopKind loop = !w->bias || k->sup != ENTRY_BINARY ? k->loop
+	                : dtype_size(k->in) == 2           ? LOOP_BIAS4
+	                                                   : LOOP_BIAS8;
 	uint64_t per_group =
 	    loop_cost[loop].per_group +
 	    (loop_cost[loop].sigm

@@ -1,6 +1,7 @@
 /*
  * elementwise.h - the elementwise kernels (kernels/elementwise.S,
- * kernels/elementwise_f8.S) from the host side: which entry and object
+ * kernels/elementwise_f8.S, kernels/elementwise_bias_f8.S) from the host
+ * side: which entry and object
  * serve an operation, the checks a call must pass, its argument block,
  * its exact cycle count (its one-tile driver: src/bench/tile_kernel.h).
  *
@@ -22,7 +23,10 @@
 #include "../util/util.h"
 
 /* EW_GELU_H: GELU in f16 arithmetic (its 2u and sigmoid rounded to f16),
- * for a result that is narrowed to f8 next; EW_GELU computes in f32. */
+ * for a result that is narrowed to f8 next; EW_GELU computes in f32.
+ * EW_BIAS_GELU_H: EW_GELU_H of a + b (the sum rounded to f16), b a bias
+ * row: 16 columns a row, b one row a segment (row stride 0), f16 in and
+ * f8 out (a GEMM's C panels, its bias add, GELU and cast in one pass). */
 typedef enum {
 	EW_ADD,
 	EW_MUL,
@@ -31,7 +35,8 @@ typedef enum {
 	EW_TRANSPOSE,
 	EW_GELU_H,
 	EW_RELU, /* max(x, 0) */
-	EW_MAX
+	EW_MAX,
+	EW_BIAS_GELU_H
 } EwOp;
 
 typedef struct {
@@ -44,7 +49,7 @@ typedef struct {
 	int fp8_scale;             /* casts to or from f8: -32..31 */
 	uint32_t nseg, rows, cols; /* cols (and a transpose's rows): a
 	                              multiple of ew_col_multiple */
-	EwRef dst, a, b;           /* b: add, mul and max only */
+	EwRef dst, a, b;           /* b: add, mul, max and bias gelu */
 } EwCall;
 
 enum { EW_ARGS_BYTES = 48 + 6 * 24 };
@@ -54,8 +59,8 @@ const char *ew_entry(EwOp op, DType in, DType out);
 /* IPU_OK if a kernel does op from `in` to `out` elements, else IPU_EINVAL
  * with a message naming the types. */
 int ew_supported(EwOp op, DType in, DType out, Diag *d);
-/* The kernel object to link: "elementwise" or "elementwise_f8" (C600
- * only); NULL if unsupported. */
+/* The kernel object to link: "elementwise", "elementwise_f8" or
+ * "elementwise_bias_f8" (the last two C600 only); NULL if unsupported. */
 const char *ew_object(EwOp op, DType in, DType out);
 /* cols must be a multiple of this (0 if unsupported). */
 uint32_t ew_col_multiple(DType in, DType out);

@@ -99,6 +99,13 @@ lower_elementwise(Lowered *l, EwOp op, const TensorPlace *a,
 			ro.seg_stride = rows * cols * eo;
 		}
 		cols = (cols + mul - 1) / mul * mul;
+		if (op == EW_BIAS_GELU_H && pa->format != PF_GEMM_C) {
+			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "%s: a piece not in GEMM C panels (an "
+			             "internal error)",
+			             what);
+			break;
+		}
 		if (pa->format != PF_GEMM_C && cols > pa->pad_cols) {
 			r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			             "%s: a piece of %u columns padded to %u; "

@@ -741,8 +741,9 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	EwOp ew = plan_unary_kernel(b->g, op);
 	if (plan_op_aliases(b->g, op))
 		return alias_op(b, op, o); /* a cast to its own type */
-	if (plan_gelu_in_reduction(b->plan, op))
-		return IPU_OK; /* written by its matmul's reduction */
+	if (plan_gelu_in_reduction(b->plan, op) ||
+	    plan_gelu_after_bias(b->plan, op))
+		return IPU_OK; /* written by its matmul's reduction or bias */
 	/* a GELU that writes its cast's f8 result (plan_gelu_fused_cast) */
 	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(b->g, op) : -1;
 	if (fc >= 0)
@@ -762,6 +763,30 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	use_place(b, to, b->l->nstep - 1);
 	b->home[op->out] = to;
 	return IPU_OK;
+}
+
+/* Bias add `add` of C's pieces pc, the bias rows in pbias, and its GELU
+ * gl with the cast to f8 in one pass (plan_bias_gelu): the GELU's home
+ * C's pieces in f8, as its own step would have made it; add aliases C. */
+static int
+bias_gelu(Build *b, const Op *add, int32_t gl, TensorPlace *pc,
+          TensorPlace *pbias, Diag *d)
+{
+	const Op *go = &b->g->ops[gl];
+	const Tensor *q =
+	    graph_tensor(b->g, b->g->ops[plan_gelu_fused_cast(b->g, go)].out);
+	TensorPlace *pq = mirror(b, pc, go->out, q->elem.dtype, 0, b->l->nstep,
+	                         "tensor block");
+	int r = lower_elementwise(b->l, EW_BIAS_GELU_H, pc, pbias, pq,
+	                          q->elem.scale, "bias, gelu", d);
+	if (r)
+		return plan_op_error(b->g, go, r, d);
+	int32_t last = b->l->nstep - 1;
+	use_place(b, pc, last);
+	use_place(b, pbias, last);
+	use_place(b, pq, last);
+	b->home[go->out] = pq;
+	return alias_pieces(b, add, pc);
 }
 
 /* out = a op b on a's pieces (add, mul, max): b next to them, or one row of it
@@ -798,6 +823,9 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		if (r)
 			return plan_op_error(b->g, op, r, d);
 	}
+	int32_t gl = plan_bias_gelu(b->plan, op);
+	if (gl >= 0)
+		return bias_gelu(b, op, gl, pa, pb, d);
 	TensorPlace *out =
 	    mirror(b, pa, op->out, dt, 0, b->l->nstep, "tensor block");
 	r = lower_elementwise(b->l, ew, pa, pb, out, 0, op_desc(op->kind)->name,

@@ -1753,6 +1753,22 @@ gelu_pays(const Chip *c, const GemmPlan *p, DType to)
 	           ew_cycles(c, &gelu);
 }
 
+/* The GELU that is the one reader of bias add `add` (in its iteration,
+ * add's result not the graph's output) and writes its cast's f8
+ * (plan_gelu_fused_cast), or -1. */
+static int32_t
+bias_add_gelu(const Graph *g, const Op *add)
+{
+	int32_t gl = plan_one_reader(g, add->out);
+	if (gl < 0 || graph_tensor(g, add->out)->role == ROLE_OUTPUT ||
+	    graph_repeat_iteration(&g->repeat, gl) !=
+	        graph_repeat_iteration(&g->repeat, (int32_t)(add - g->ops)))
+		return -1;
+	const Op *op = &g->ops[gl];
+	return op->kind == OP_GELU && plan_gelu_fused_cast(g, op) >= 0 ? gl
+	                                                               : -1;
+}
+
 int32_t
 plan_reduction_gelu(const Plan *plan, const Op *add)
 {
@@ -1760,15 +1776,10 @@ plan_reduction_gelu(const Plan *plan, const Op *add)
 	if (plan->opt.no_gelu_in_reduction ||
 	    !plan_bias_in_reduction(plan, add))
 		return -1;
-	int32_t gl = plan_one_reader(g, add->out);
-	if (gl < 0 || graph_tensor(g, add->out)->role == ROLE_OUTPUT ||
-	    graph_repeat_iteration(&g->repeat, gl) !=
-	        graph_repeat_iteration(&g->repeat, (int32_t)(add - g->ops)))
+	int32_t gl = bias_add_gelu(g, add);
+	if (gl < 0)
 		return -1;
-	const Op *op = &g->ops[gl];
-	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(g, op) : -1;
-	if (fc < 0)
-		return -1;
+	int32_t fc = plan_gelu_fused_cast(g, &g->ops[gl]);
 	const GemmPlan *gp = &plan->op[bias_add_matmul(g, add)].gemm;
 	DType to = graph_tensor(g, g->ops[fc].out)->elem.dtype;
 	if ((gp->pk - 1) % 3 || !gelu_pays(plan->chip, gp, to))
@@ -1783,6 +1794,26 @@ plan_gelu_in_reduction(const Plan *plan, const Op *op)
 	                ? graph_tensor(plan->g, op->in[0])->producer
 	                : -1;
 	return a >= 0 && plan_reduction_gelu(plan, &plan->g->ops[a]) ==
+	                     (int32_t)(op - plan->g->ops);
+}
+
+int32_t
+plan_bias_gelu(const Plan *plan, const Op *add)
+{
+	if (plan->opt.no_gelu_in_reduction ||
+	    bias_add_matmul(plan->g, add) < 0 ||
+	    plan_bias_in_reduction(plan, add))
+		return -1;
+	return bias_add_gelu(plan->g, add);
+}
+
+int
+plan_gelu_after_bias(const Plan *plan, const Op *op)
+{
+	int32_t a = op->kind == OP_GELU
+	                ? graph_tensor(plan->g, op->in[0])->producer
+	                : -1;
+	return a >= 0 && plan_bias_gelu(plan, &plan->g->ops[a]) ==
 	                     (int32_t)(op - plan->g->ops);
 }
 
@@ -1887,6 +1918,8 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 	*ca = (Conv){CONV_NONE, 0};
 	if (res || plan_bias_in_reduction(P->plan, op))
 		return alias_pieces(P, op, pa); /* added in C's reduction */
+	if (plan_bias_gelu(P->plan, op) >= 0)
+		return alias_pieces(P, op, pa); /* added in the GELU's pass */
 	P->home[op->out] = keep(
 	    P, layout_mirror(&P->num.st, pa, op->out, dt, 0, "tensor block"));
 	return IPU_OK;

@@ -424,7 +424,8 @@ typedef struct {
 	                           (lower_beside_bufs); each candidate's
 	                           fullest tile is packed with them
 	                           (PlanHeld.buf; NULL: none known) */
-	int no_gelu_in_reduction;             /* never plan_reduction_gelu */
+	int no_gelu_in_reduction;             /* never plan_reduction_gelu nor
+	                                         plan_bias_gelu */
 	int no_carry_layout; /* the loop's carry always as carry_in's home
 	                        (plan_graph: else laid out for its readers
 	                        where that prices fewer cycles) */
@@ -648,6 +649,18 @@ int32_t plan_residual_c_input(const Plan *plan, const Op *op);
 int32_t plan_reduction_gelu(const Plan *plan, const Op *add);
 /* 1 if op is the GELU of plan_reduction_gelu. */
 int plan_gelu_in_reduction(const Plan *plan, const Op *op);
+/* The index in g->ops of the GELU whose f8 cast's result bias add `add`
+ * writes in one pass with the GELU (ew_bias_gelu_f16_f8 on C's panels):
+ * add is a bias add of its matmul (plan_matmul_bias_add) that is not in
+ * its reduction (one K group, or plan_bias_in_reduction says no), its one
+ * reader a GELU as for plan_reduction_gelu; PlanOptions.
+ * no_gelu_in_reduction: never. Else -1. The add aliases C, the GELU's
+ * home is C's pieces in f8 as its own step would have made it, the GELU
+ * and its cast alias it; the add's f16 result is never stored. The bits
+ * of the add, the GELU and the cast apart. */
+int32_t plan_bias_gelu(const Plan *plan, const Op *add);
+/* 1 if op is the GELU of plan_bias_gelu. */
+int plan_gelu_after_bias(const Plan *plan, const Op *op);
 /* Its own rule for an f16 layernorm whose one reader is a cast to f8 in
  * its iteration, its rows whole pairs of atoms (cols a multiple of 8):
  * its kernel writes the cast's result (rw_layernorm_f16h8: z and y in
