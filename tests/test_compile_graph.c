@@ -1083,6 +1083,46 @@ test_loop_carry_layout(void **state)
 	free(bits[1]);
 }
 
+/* Once a measure found a draft's tiles over (PlanOptions.load), the
+ * carry's layout is the one of the fewest bytes on a tile, not of the
+ * fewest cycles: loop_graph on 64 tiles, where x [24, 32] f16's home is
+ * the default layout's 24 blocks of rows by 2 of 16 columns (pr = 24
+ * rows, pc = 64 / 24 = 2 panels of 16): 1 x 16 x 2 = 32 bytes a tile,
+ * and op 1's C (its GEMM's block of 2 x 16) 64 bytes, priced fewer
+ * cycles. */
+static void
+test_loop_carry_tight(void **state)
+{
+	(void)state;
+	char text[4096];
+	loop_graph(text, sizeof text, 1);
+	Graph *g = graph_of_text(text);
+	uint32_t load[64] = {0}; /* measured: nothing beyond the weights */
+	Plan *p[2];
+	for (int k = 0; k < 2; k++) {
+		Diag d;
+		PlanOptions po = {.weight_copies = 1, .load = k ? load : NULL};
+		if (plan_graph(g, chip_default(), 64, &po, &p[k], &d))
+			fail_msg("%s", d.msg);
+		assert_int_equal(p[k]->ncarry_tried, 2);
+		const PlanCarry *t = p[k]->carry_tried;
+		assert_int_equal(t[0].op, -1);
+		assert_int_equal(t[0].bytes, 1 * 16 * 2);
+		assert_int_equal(t[1].op, 1);
+		assert_int_equal(p[k]->op[1].gemm.bm, 2);
+		assert_int_equal(p[k]->op[1].gemm.bn, 16);
+		assert_int_equal(t[1].bytes, 2 * 16 * 2);
+		assert_true(t[1].cycles < t[0].cycles);
+	}
+	assert_int_equal(p[0]->carry_op, 1);
+	assert_int_equal(p[0]->carry_bytes, 64);
+	assert_int_equal(p[1]->carry_op, -1);
+	assert_int_equal(p[1]->carry_bytes, 32);
+	for (int k = 0; k < 2; k++)
+		plan_free(p[k]);
+	graph_free(g);
+}
+
 /* issue 11, 1: the body's matmul reads the carry as A and its add reads
  * it as the second operand (h = add m h_prev): every iteration must read
  * the carry, not the loop's first input the host wrote next to m. */
@@ -2672,6 +2712,7 @@ main(void)
 	    cmocka_unit_test(test_softmax_unnorm),
 	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_loop_carry_layout),
+	    cmocka_unit_test(test_loop_carry_tight),
 	    cmocka_unit_test(test_loop_carry_second),
 	    cmocka_unit_test(test_loop_input_kept),
 	    cmocka_unit_test(test_loop_input_output),

@@ -451,9 +451,10 @@ test_refit(void **state)
 	graph_free(g);
 }
 
-/* Rung 1b of plan_refit: a tile over whose worst step is an overlapped
- * matmul's gives up that matmul's overlapped superstep only; a tile over
- * at a step of no matmul goes to the next rung. Two matmuls of
+/* Rungs 1b and 1c of plan_refit: a tile over whose worst step is an
+ * overlapped matmul's gives up that matmul's overlapped superstep only; a
+ * tile over at a step of no matmul gives up the overlap of one matmul
+ * whose grid covers it a round, then goes to the next rung. Two matmuls of
  * 128 x 512 x 128 (f16, B inputs: no copies) on 8 tiles, both planned
  * with the overlapped superstep (several supersteps of K each). */
 static void
@@ -475,12 +476,27 @@ test_refit_overlap(void **state)
 	assert_int_equal(plan_graph(g, chip_default(), 8, &o, &p, &d), 0);
 	assert_int_equal(p->op[0].gemm.overlap, 1);
 	assert_int_equal(p->op[1].gemm.overlap, 1);
-	/* a tile over at no matmul's step: the overlap is not the cause
-	 * named, the next rung (every plan within half a tile) */
+	/* a tile over at no matmul's step, which both grids cover (8
+	 * tiles each): the overlap of one of them a round, the same
+	 * grids and exchange, so the first; then the other; then the
+	 * next rung (every plan within half a tile) */
+	for (int i = 0; i < 2; i++) {
+		const GemmPlan *gp = &p->op[i].gemm;
+		assert_true(p->op[i].tile0 <= 3 &&
+		            3 - p->op[i].tile0 < gp->pk * gp->pm * gp->pn);
+	}
+	assert_int_equal(p->op[0].gemm.steps, p->op[1].gemm.steps);
+	assert_int_equal(p->op[0].gemm.exchange_cycles,
+	                 p->op[1].gemm.exchange_cycles);
 	PlanOver none = {3, -1};
+	assert_int_equal(plan_refit(p, &none, 1, fit), 1);
+	assert_int_equal(fit[0], PLAN_FIT_NO_OVERLAP);
+	assert_int_equal(fit[1], 0);
+	assert_int_equal(plan_refit(p, &none, 1, fit), 1);
+	assert_int_equal(fit[1], PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(plan_refit(p, &none, 1, fit), 2);
-	assert_int_equal(fit[0], PLAN_FIT_HALF);
-	assert_int_equal(fit[1], PLAN_FIT_HALF);
+	assert_int_equal(fit[0], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
+	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	memset(fit, 0, sizeof fit);
 	/* over at the second matmul's step: it alone plans without */
 	PlanOver at = {3, 1};
@@ -491,10 +507,14 @@ test_refit_overlap(void **state)
 	assert_int_equal(plan_graph(g, chip_default(), 8, &o, &p, &d), 0);
 	assert_int_equal(p->op[0].gemm.overlap, 1);
 	assert_int_equal(p->op[1].gemm.overlap, 0);
-	/* over there again: nothing of it overlaps now, the next rung,
-	 * which keeps what was given up */
+	/* over there again: nothing of it overlaps now, the first's
+	 * overlap on that tile goes (rung 1c), then the next rung, which
+	 * keeps what was given up */
+	assert_int_equal(plan_refit(p, &at, 1, fit), 1);
+	assert_int_equal(fit[0], PLAN_FIT_NO_OVERLAP);
+	assert_int_equal(fit[1], PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(plan_refit(p, &at, 1, fit), 2);
-	assert_int_equal(fit[0], PLAN_FIT_HALF);
+	assert_int_equal(fit[0], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	plan_free(p);
 	graph_free(g);

@@ -15,6 +15,10 @@
  *      matmul's own, so only the matmuls that were over give them up (the
  *      whole graph without any overlap is compile.c's other compile;
  *      So400m f8 at batch 4 lost every overlap for fc1's alone);
+ *   1c. else (over at another op's step: So400m f8 at batch 4 then at the
+ *      softmax's) the overlap of one matmul whose grid covers those
+ *      tiles, one a plan: its program and argument blocks are there at
+ *      every step;
  *   2. every matmul's GEMM plans of more than half a tile, with copies
  *      again: not only on those tiles, because a plan that changes moves the
  * layouts that start after it (spread), and with them the tiles that overflow
@@ -92,6 +96,40 @@ no_overlap(const Plan *p, const PlanOver *over, int nover, uint8_t *fit)
 	return marked;
 }
 
+/* Step 1c: tiles over at a step where no overlapped matmul runs still
+ * hold every overlapped matmul's program and argument blocks there (an
+ * overlapped superstep's call has three times a plain one's, and its
+ * five-worker panels in the program): the overlap of one matmul goes, of
+ * those whose grids cover tiles over, the one covering the most, then
+ * the one hiding the least exchange; 1 if one was marked. */
+static int
+no_overlap_covering(const Plan *p, const PlanOver *over, int nover,
+                    uint8_t *fit)
+{
+	int32_t pick = -1;
+	int most = 0;
+	uint64_t hidden = 0;
+	for (int i = 0; i < p->nop; i++) {
+		const GemmPlan *g = &p->op[i].gemm;
+		if (!planned_matmul(p, i) || !g->overlap ||
+		    (fit[i] & PLAN_FIT_NO_OVERLAP))
+			continue;
+		int n = 0;
+		for (int k = 0; k < nover; k++)
+			n += covers(p, i, over[k].tile);
+		uint64_t h = (uint64_t)(g->steps - 1) * g->exchange_cycles;
+		if (n && (n > most || (n == most && h < hidden))) {
+			pick = i;
+			most = n;
+			hidden = h;
+		}
+	}
+	if (pick < 0)
+		return 0;
+	fit[pick] |= PLAN_FIT_NO_OVERLAP;
+	return 1;
+}
+
 int
 plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit)
 {
@@ -121,6 +159,8 @@ plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit)
 	}
 	if (!marked)
 		marked = no_overlap(p, over, nover, fit);
+	if (!marked)
+		marked = no_overlap_covering(p, over, nover, fit);
 	if (!marked)
 		marked = all_half(p, fit);
 	if (!marked && copies)

@@ -55,6 +55,26 @@ number(Storage *st, uint32_t tile, uint32_t bytes, uint32_t align,
 	return ((Numbers *)st)->next++;
 }
 
+/* The planner's numbering, the bytes of the buffers it numbers summed by
+ * tile: the loop carry's most on a tile (Plan.carry_bytes). */
+typedef struct {
+	Storage st;
+	Numbers *num;
+	uint32_t *bytes; /* by tile */
+	uint32_t most;
+} Counted;
+
+static int32_t
+counted(Storage *st, uint32_t tile, uint32_t bytes, uint32_t align,
+        MemRegion region, const char *what)
+{
+	Counted *c = (Counted *)st;
+	c->bytes[tile] += bytes;
+	if (c->bytes[tile] > c->most)
+		c->most = c->bytes[tile];
+	return number(&c->num->st, tile, bytes, align, region, what);
+}
+
 typedef struct {
 	Plan *plan;
 	const Graph *g;
@@ -2060,9 +2080,13 @@ loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 {
 	TensorPlace *home = home_of(P, rm->carry_in, &P->plan->loop_tile0),
 	            *like = plan_carry_like(P->plan, rm->last_out);
+	Counted cn = {
+	    {counted}, &P->num, xcalloc(P->tiles, sizeof(uint32_t)), 0};
 	TensorPlace *carry =
-	    keep(P, layout_mirror(&P->num.st, like ? like : home, rm->last_out,
+	    keep(P, layout_mirror(&cn.st, like ? like : home, rm->last_out,
 	                          home->dtype, 0, "loop carry"));
+	P->plan->carry_bytes = cn.most;
+	free(cn.bytes);
 	tensor_place_free(like);
 	Conv c;
 	int r = price_move(P, home, carry, NULL, &c, d);
@@ -2275,12 +2299,42 @@ carry_candidate(const Plan *p, int i)
 	       h->elem.dtype == (gp->dtype == DT_F32 ? DT_F32 : DT_F16);
 }
 
+/* Records a layout of the carry tried (plan p, or failed with d). */
+static void
+carry_tried(PlanCarry **tried, int *n, int32_t op, const Plan *p, const Diag *d)
+{
+	*tried = xrealloc(*tried, (size_t)(*n + 1) * sizeof **tried);
+	PlanCarry *c = &(*tried)[(*n)++];
+	*c = (PlanCarry){.op = op, .failed = !p};
+	if (p) {
+		c->cycles = plan_cycles(p);
+		c->bytes = p->carry_bytes;
+	} else {
+		memcpy(c->why, d->msg, sizeof c->why - 1);
+	}
+}
+
+/* 1 if carry layout c is better than b (the plan kept so far): fewer
+ * cycles, a tie going to a matmul's C over carry_in's home (the plans'
+ * price does not see every move that layout saves: So400m f8 at batch 4,
+ * 27 layers, out_proj's priced the same, 50,838 cycles fewer once
+ * lowered); `tight` (a measure found a draft's tiles over): fewer of the
+ * carry's bytes on a tile first (So400m f8 at batch 4, 27 layers: 18,720
+ * as carry_in's home, 4,672 as out_proj's C, on tiles over by 4 to 24
+ * KB at the softmax's step). */
+static int
+carry_better(const PlanCarry *c, const PlanCarry *b, int tight)
+{
+	if (tight && c->bytes != b->bytes)
+		return c->bytes < b->bytes;
+	return c->cycles < b->cycles || (c->cycles == b->cycles && b->op < 0);
+}
+
 /* The loop's carry is laid out for its readers: as carry_in's home, or
  * as C of one of the body's matmuls of the carry's shape (a residual
  * added in that matmul's reduction then needs no move, and the body's
  * last step moves the carry there, loop.count times, instead of each
- * reader moving it), whichever plan prices the fewest cycles
- * (plan_cycles; on a tie with carry_in's home, the matmul's C). Each such
+ * reader moving it), whichever plan carry_better keeps. Each such
  * matmul costs a plan more: the plan is made again with the carry in its C
  * layout (the GEMM plan and tiles the first plan gave it). */
 int
@@ -2292,31 +2346,30 @@ plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
 	*out = first;
 	if (r || !first->loop.count || first->opt.no_carry_layout)
 		return r;
-	uint64_t best = plan_cycles(first);
+	PlanCarry *tried = NULL;
+	int n = 0, best = 0, tight = o && o->load;
+	carry_tried(&tried, &n, -1, first, NULL);
 	const RepeatMap *rm = &first->loop;
 	for (int i = rm->first; i < rm->first + rm->len; i++) {
 		if (!carry_candidate(first, i))
 			continue;
 		Plan *p;
 		Diag dd;
-		if (plan_once(g, chip, tiles, o, first, i, &p, &dd))
-			continue;
-		uint64_t c = plan_cycles(p);
-		/* a tie with carry_in's home goes to the carry laid out as
-		 * C: the plans' price does not see every move that layout
-		 * saves (So400m f8 at batch 4, 27 layers: out_proj's priced
-		 * the same, 50,838 cycles fewer once lowered) */
-		if (c < best || (c == best && *out == first)) {
+		plan_once(g, chip, tiles, o, first, i, &p, &dd);
+		carry_tried(&tried, &n, i, p, &dd);
+		if (p && carry_better(&tried[n - 1], &tried[best], tight)) {
 			if (*out != first)
 				plan_free(*out);
 			*out = p;
-			best = c;
+			best = n - 1;
 		} else {
 			plan_free(p);
 		}
 	}
 	if (*out != first)
 		plan_free(first);
+	(*out)->carry_tried = tried;
+	(*out)->ncarry_tried = n;
 	return IPU_OK;
 }
 
@@ -2330,6 +2383,7 @@ plan_free(Plan *p)
 		plan_gemm_tried_free(p->op[i].tried);
 	}
 	repeat_map_free(&p->loop);
+	free(p->carry_tried);
 	free(p->loop_slot);
 	free(p->weight_bytes);
 	free(p->op);

@@ -447,6 +447,16 @@ enum {
 	PLAN_GATHER_TABLE_MAX = 64 << 10,
 };
 
+/* A layout of the loop's carry plan_graph planned the graph with. */
+typedef struct {
+	int32_t op;      /* laid out as this body matmul's C; -1: as
+	                    carry_in's home */
+	int failed;      /* no plan with it (why: the planner's message) */
+	uint64_t cycles; /* its plan's plan_cycles */
+	uint32_t bytes;  /* the carry's most bytes on a tile */
+	char why[120];
+} PlanCarry;
+
 typedef struct {
 	const Graph *g;
 	const Chip *chip;
@@ -472,9 +482,13 @@ typedef struct {
 	GemmPlan carry_c;
 	uint32_t carry_c_tile0;
 	int32_t carry_op;
-	uint64_t carry_cycles;    /* the carry's moves into its place, as
-	                             priced: before the loop, and loop.count
-	                             times at the body's end */
+	uint64_t carry_cycles;  /* the carry's moves into its place, as
+	                           priced: before the loop, and loop.count
+	                           times at the body's end */
+	uint32_t carry_bytes;   /* the carry's most bytes on a tile */
+	PlanCarry *carry_tried; /* plan_graph's layouts of the carry, the
+	                           home first (--dump=plan) */
+	int ncarry_tried;
 	char desc[PLAN_DESC_MAX]; /* each op's plan, "; " between them */
 } Plan;
 
@@ -486,7 +500,9 @@ typedef struct {
  * do yet are refused here, with the op named. A graph with a loop is
  * planned again for each body matmul whose C may hold the carry, the
  * carry laid out so, and the plan of the fewest cycles kept
- * (plan_cycles; not with PlanOptions.no_carry_layout). */
+ * (plan_cycles; not with PlanOptions.no_carry_layout); once a measure
+ * found a draft's tiles over (PlanOptions.load), the plan whose carry
+ * holds the fewest bytes on a tile, then the fewest cycles. */
 int plan_graph(const Graph *g, const Chip *chip, uint32_t tiles,
                const PlanOptions *o, Plan **out, Diag *d);
 void plan_free(Plan *p);

@@ -22,6 +22,21 @@ plan_print(const Plan *p, FILE *f)
 		fprintf(f, "; the loop's carry laid out as op %d's C",
 		        p->carry_op);
 	fputc('\n', f);
+	for (int k = 0; k < p->ncarry_tried; k++) {
+		const PlanCarry *c = &p->carry_tried[k];
+		fputs("# the loop's carry as ", f);
+		if (c->op < 0)
+			fputs("carry_in's home", f);
+		else
+			fprintf(f, "op %d's C", c->op);
+		if (c->failed)
+			fprintf(f, ": no plan (%s)\n", c->why);
+		else
+			fprintf(f,
+			        ": %" PRIu64 " cycles, %u bytes on a tile%s\n",
+			        c->cycles, c->bytes,
+			        c->op == p->carry_op ? " (chosen)" : "");
+	}
 	const Graph *g = p->g;
 	for (int i = 0; i < p->nop; i++) {
 		const Op *op = &g->ops[i];
