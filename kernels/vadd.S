@@ -78,8 +78,11 @@ vadd_norm_f16:
 
 // A row's reciprocal: dst's ones atom and the sources' added in order
 // (the source cursor $m3 a stride on each, then on to the next row),
-// the sum's first half widened, its reciprocal (f32oox) rounded to f16
-// in both halves of $a2 and $a3, stored at $m4.
+// the sum's first half widened ($a4), its reciprocal (f32oox) rounded
+// to f16 in both halves of $a6 and $a7, stored at $m4. Two rows a loop
+// turn: the next row's loads beside this one's f32oox and first
+// rounding, its store beside the next one's widening ($m1 the rows
+// after the first less one: negative for one row).
 	.align 8
 vadd_norm_rcp_worker:
 	{ ld32 $m1, $mvertex_base, $mzero, 3 ; fnop }
@@ -90,17 +93,23 @@ vadd_norm_rcp_worker:
 	{ ld32 $m5, $mworker_base, $mzero, ARG_RCP_STRIDE ; fnop }
 	{ ld32 $m6, $mworker_base, $mzero, ARG_RCP_NSRC ; fnop }
 	{ ld32 $m7, $mworker_base, $mzero, ARG_RCP_JUMP ; fnop }
-	{ add $m1, $m1, -1 ; fnop }
-1:	{ ld64step $a0:1, $mzero, $m2+=, 4 ; fnop }
+	{ add $m1, $m1, -2 ; fnop }
+	{ ld64step $a0:1, $mzero, $m2+=, 4 ; fnop }
 	{ ld64step $a2:3, $mzero, $m3+=, $m5 ; fnop }
 	{ rpt $m6, 0 ; fnop }
 	{ ld64step $a2:3, $mzero, $m3+=, $m5 ; f16v4add $a0:1, $a0:1, $a2:3 }
 	{ add $m3, $m3, $m7 ; f16v4add $a0:1, $a0:1, $a2:3 }
-	{ nop ; f16tof32 $a0, $a0 }
-	{ nop ; f32oox $a0, $a0 }
-	{ nop ; f32tof16 $a2, $a0 }
-	{ nop ; f32tof16 $a3, $a0 }
-	{ st64step $a2:3, $mzero, $m4+=, 1 ; fnop }
+	{ brneg $m1, 2f ; f16tof32 $a4, $a0 }
+1:	{ ld64step $a0:1, $mzero, $m2+=, 4 ; f32oox $a4, $a4 }
+	{ ld64step $a2:3, $mzero, $m3+=, $m5 ; f32tof16 $a6, $a4 }
+	{ rpt $m6, 0 ; f32tof16 $a7, $a4 }
+	{ ld64step $a2:3, $mzero, $m3+=, $m5 ; f16v4add $a0:1, $a0:1, $a2:3 }
+	{ add $m3, $m3, $m7 ; f16v4add $a0:1, $a0:1, $a2:3 }
+	{ st64step $a6:7, $mzero, $m4+=, 1 ; f16tof32 $a4, $a0 }
 	{ brnzdec $m1, 1b ; fnop }
+2:	{ nop ; f32oox $a4, $a4 }
+	{ nop ; f32tof16 $a6, $a4 }
+	{ nop ; f32tof16 $a7, $a4 }
+	{ st64step $a6:7, $mzero, $m4+=, 1 ; fnop }
 9:	exitz $mzero
 	.size vadd_norm_rcp_worker, . - vadd_norm_rcp_worker

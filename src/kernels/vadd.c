@@ -279,14 +279,17 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 }
 
 /* vadd_norm_f16: the reciprocals' runall (sup_entry's setzi, add and
- * puts), worker w's rows [w R / 6, (w + 1) R / 6), each 9 + nsrc
- * issues (the loads of dst's ones atom and source 0's, the rpt, nsrc - 1
- * loads and adds, the last add beside the cursor's jump, the widening,
- * f32oox and its further turns, the two roundings, the store, the
- * branch) after 9 to set up (3 for no rows), and the exit; then (the
- * supervisor's setzi and add beside them, its sync) the summing
- * workers (bias VADD_NORM in part_issues: whole rows, their set-up and
- * the move to a next part as with a bias). */
+ * puts), worker w's rows [w R / 6, (w + 1) R / 6): 9 issues to set up
+ * (3 for no rows), the first row's sum 4 + nsrc (the loads of dst's
+ * ones atom and source 0's, the rpt, nsrc - 1 loads and adds, the last
+ * add beside the cursor's jump, the branch beside the widening), each
+ * further row 4 + nsrc + f32oox's turns (the previous row's f32oox and
+ * roundings beside the loads and the rpt, its store beside the
+ * widening, the loop's branch), the last row's f32oox, roundings and
+ * store 3 + f32oox's turns, and the exit; then (the supervisor's setzi
+ * and add beside them, its sync) the summing workers (bias VADD_NORM
+ * in part_issues: whole rows, their set-up and the move to a next part
+ * as with a bias). */
 uint64_t
 vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 {
@@ -296,10 +299,12 @@ vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 	uint64_t first[6], exit[6];
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	uint32_t rows = atoms / VADD_ROW_ATOMS;
-	uint64_t row = 9 + nsrc + chip_rule(c, TIMING_F32OOX) - 1;
+	uint64_t oox = chip_rule(c, TIMING_F32OOX), row = 4 + nsrc + oox;
 	for (uint32_t w = 0; w < 6; w++) {
 		uint32_t n = rows * (w + 1) / 6 - rows * w / 6;
-		exit[w] = first[w] + 6 * ((n ? 9 + n * row + 1 : 3) - 1);
+		uint64_t issues =
+		    n ? 9 + 4 + nsrc + (n - 1) * row + 3 + oox + 1 : 3;
+		exit[w] = first[w] + 6 * (issues - 1);
 	}
 	sup_workers(&s, exit);
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
