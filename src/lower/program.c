@@ -732,6 +732,24 @@ lower_concat_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 
 /* ---- elementwise ------------------------------------------------------- */
 
+/* One elementwise step out = ew(pa[, pb]) (lower_elementwise), its
+ * places used by it and out the home of tensor id; an error names op. */
+static int
+ew_step(Build *b, const Op *op, EwOp ew, TensorPlace *pa, TensorPlace *pb,
+        TensorPlace *out, int32_t id, int scale, const char *what, Diag *d)
+{
+	int r = lower_elementwise(b->l, ew, pa, pb, out, scale, what, d);
+	if (r)
+		return plan_op_error(b->g, op, r, d);
+	int32_t last = b->l->nstep - 1;
+	use_place(b, pa, last);
+	if (pb)
+		use_place(b, pb, last);
+	use_place(b, out, last);
+	b->home[id] = out;
+	return IPU_OK;
+}
+
 /* out = op(x) on x's pieces: cast, gelu, relu. */
 static int
 lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
@@ -755,14 +773,8 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	int scale = dtype_is_f8(t->elem.dtype)   ? t->elem.scale
 	            : dtype_is_f8(x->elem.dtype) ? x->elem.scale
 	                                         : 0;
-	int r = lower_elementwise(b->l, ew, from, NULL, to, scale,
-	                          op_desc(op->kind)->name, d);
-	if (r)
-		return plan_op_error(b->g, op, r, d);
-	use_place(b, from, b->l->nstep - 1);
-	use_place(b, to, b->l->nstep - 1);
-	b->home[op->out] = to;
-	return IPU_OK;
+	return ew_step(b, op, ew, from, NULL, to, op->out, scale,
+	               op_desc(op->kind)->name, d);
 }
 
 /* Bias add `add` of C's pieces pc, the bias rows in pbias, and its GELU
@@ -777,16 +789,9 @@ bias_gelu(Build *b, const Op *add, int32_t gl, TensorPlace *pc,
 	    graph_tensor(b->g, b->g->ops[plan_gelu_fused_cast(b->g, go)].out);
 	TensorPlace *pq = mirror(b, pc, go->out, q->elem.dtype, 0, b->l->nstep,
 	                         "tensor block");
-	int r = lower_elementwise(b->l, EW_BIAS_GELU_H, pc, pbias, pq,
-	                          q->elem.scale, "bias, gelu", d);
-	if (r)
-		return plan_op_error(b->g, go, r, d);
-	int32_t last = b->l->nstep - 1;
-	use_place(b, pc, last);
-	use_place(b, pbias, last);
-	use_place(b, pq, last);
-	b->home[go->out] = pq;
-	return alias_pieces(b, add, pc);
+	int r = ew_step(b, go, EW_BIAS_GELU_H, pc, pbias, pq, go->out,
+	                q->elem.scale, "bias, gelu", d);
+	return r ? r : alias_pieces(b, add, pc);
 }
 
 /* out = a op b on a's pieces (add, mul, max): b next to them, or one row of it
@@ -828,16 +833,8 @@ lower_binary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 		return bias_gelu(b, op, gl, pa, pb, d);
 	TensorPlace *out =
 	    mirror(b, pa, op->out, dt, 0, b->l->nstep, "tensor block");
-	r = lower_elementwise(b->l, ew, pa, pb, out, 0, op_desc(op->kind)->name,
-	                      d);
-	if (r)
-		return plan_op_error(b->g, op, r, d);
-	int32_t last = b->l->nstep - 1;
-	use_place(b, pa, last);
-	use_place(b, pb, last);
-	use_place(b, out, last);
-	b->home[op->out] = out;
-	return IPU_OK;
+	return ew_step(b, op, ew, pa, pb, out, op->out, 0,
+	               op_desc(op->kind)->name, d);
 }
 
 /* ---- row-wise ---------------------------------------------------------- */
