@@ -121,9 +121,11 @@ test_tiny_check(void **state)
 	assert_true(cycles > 0);
 	/* the cost model within 1% (docs/siglip.md: 0.1% on the towers) */
 	assert_true(fabs(pred / cycles - 1) < 0.01);
+	/* the range is this program's at the bounds (its plans kept) */
 	assert_true(num(j, "cycles_fast") <= pred);
 	assert_true(num(j, "cycles_slow") >= pred);
 	assert_true(num(j, "cycles_fast") < num(j, "cycles_slow"));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "range_unfit")));
 	double ips = 2 * chip->clock_hz / cycles;
 	assert_true(fabs(num(j, "images_per_s") / ips - 1) < 1e-4);
 	double mfu = macs / (cycles * chip->tiles * chip->macs_f16);
@@ -193,6 +195,7 @@ test_preset_compile_only(void **state)
 	                      "--compile-only --no-range");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cycles")));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cycles_fast")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "range_unfit")));
 	assert_true(num(j, "predicted_cycles") > 0);
 	assert_int_equal((int)num(j, "layers"), 1);
 	assert_int_equal((int)num(j, "tokens"), 196);

@@ -53,6 +53,16 @@ static const Chip *run_chip;
 static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct,
     run_no_gelu, run_no_carry;
 static uint32_t run_b_under, run_b_hosts, run_a_direct, run_peak;
+/* run_graph's graph if set (else parsed from its text); the plan its
+ * compile lowers (CompileOptions.plan, NULL: planned); with run_keep, the
+ * plan it kept (CompileReport.kept_plan, the caller frees it); and its
+ * program's plan text and steps */
+static Graph *run_g;
+static const Plan *run_plan;
+static int run_keep;
+static Plan *run_kept;
+static char run_desc[PLAN_DESC_MAX];
+static uint32_t run_steps;
 
 /* text with its first `from` replaced by `to`, parsed. */
 static Graph *
@@ -71,7 +81,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
           uint64_t *cycles, uint8_t **outs)
 {
 	const Chip *chip = run_chip ? run_chip : chip_default();
-	Graph *g = graph_of_text(text);
+	Graph *g = run_g ? run_g : graph_of_text(text);
 	Diag d;
 	CompileOptions o = {.chip = chip,
 	                    .tiles = tiles,
@@ -80,7 +90,9 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	                    .no_gemm_overlap = run_no_gemm_overlap,
 	                    .no_a_direct = run_no_a_direct,
 	                    .no_gelu_in_reduction = run_no_gelu,
-	                    .no_carry_layout = run_no_carry};
+	                    .no_carry_layout = run_no_carry,
+	                    .keep_plan = run_keep,
+	                    .plan = run_plan};
 	Package *pk;
 	CompileReport rep;
 	if (compile_graph(g, &o, &pk, &rep, &d)) {
@@ -88,6 +100,10 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 		diag_format(&d, buf, sizeof buf);
 		fail_msg("compile: %s", buf);
 	}
+	run_kept = rep.kept_plan;
+	rep.kept_plan = NULL;
+	memcpy(run_desc, rep.plan, sizeof run_desc);
+	run_steps = pk->nstep;
 	run_b_under = rep.b_under;
 	run_a_direct = rep.a_direct;
 	run_b_hosts = rep.b_hosts;
@@ -169,7 +185,8 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	free(bytes);
 	pkg_free(pk);
 	compile_report_free(&rep);
-	graph_free(g);
+	if (!run_g)
+		graph_free(g);
 	return pred;
 }
 
@@ -2693,6 +2710,91 @@ test_timing_profiles(void **state)
 	run_chip = NULL;
 }
 
+/* A timing range is one program's (docs/fidelity.md): the nominal
+ * compile's plans lowered, scheduled and priced at each bound
+ * (CompileOptions.plan). On 16 tiles the fast profile's own compile of
+ * this matmul chooses another plan, 2 K groups of 8 tiles whose partials
+ * are exchanged and added (4 steps), where the nominal one keeps K whole
+ * on 16 tiles (2 steps: A and B in, multiply). The range's programs have
+ * the nominal plan's 2 steps, run correct at their bound, are emulated
+ * as predicted (within 1%, as at the bounds above) and order fast <=
+ * nominal <= slow; the plan lowered at its own profile gives the same
+ * cycles as its compile, and a plan of another graph is refused. */
+static void
+test_range_plans(void **state)
+{
+	(void)state;
+	const char *text = "input x f16 [24, 256]\n"
+	                   "weight w f16 [256, 256]\n"
+	                   "y = matmul x w\n"
+	                   "output y\n";
+	const double rel = 0x1p-7;
+	Graph *g = graph_of_text(text);
+	run_g = g;
+	run_keep = 1;
+	uint64_t pred[3], emu[3];
+	pred[TIMING_NOMINAL] = run_graph(text, 16, rel, "1 K groups of 1 x 16",
+	                                 &emu[TIMING_NOMINAL], NULL);
+	run_keep = 0;
+	Plan *plan = run_kept;
+	assert_non_null(plan);
+	char nominal[PLAN_DESC_MAX];
+	memcpy(nominal, run_desc, sizeof nominal);
+	assert_int_equal(run_steps, 2);
+	for (int b = TIMING_FAST; b <= TIMING_SLOW; b++) {
+		run_chip = profile_chip((TimingBound)b);
+		uint64_t own;
+		run_plan = NULL;
+		run_graph(text, 16, rel, NULL, &own, NULL);
+		if (b == TIMING_FAST) { /* its own plan: the reason for this */
+			assert_non_null(
+			    strstr(run_desc, "2 K groups of 1 x 8"));
+			assert_int_equal(run_steps, 4);
+		}
+		run_plan = plan;
+		pred[b] = run_graph(text, 16, rel, NULL, &emu[b], NULL);
+		assert_string_equal(run_desc, nominal);
+		assert_int_equal(run_steps, 2);
+	}
+	print_message("range of one program: predicted %llu .. %llu .. %llu, "
+	              "emulated %llu .. %llu .. %llu\n",
+	              (unsigned long long)pred[TIMING_FAST],
+	              (unsigned long long)pred[TIMING_NOMINAL],
+	              (unsigned long long)pred[TIMING_SLOW],
+	              (unsigned long long)emu[TIMING_FAST],
+	              (unsigned long long)emu[TIMING_NOMINAL],
+	              (unsigned long long)emu[TIMING_SLOW]);
+	for (int b = TIMING_NOMINAL; b <= TIMING_SLOW; b++) {
+		double err =
+		    ((double)pred[b] - (double)emu[b]) / (double)emu[b];
+		assert_true(err > -0.01 && err < 0.01);
+	}
+	assert_true(pred[TIMING_FAST] <= pred[TIMING_NOMINAL]);
+	assert_true(pred[TIMING_NOMINAL] <= pred[TIMING_SLOW]);
+	assert_true(emu[TIMING_FAST] <= emu[TIMING_NOMINAL]);
+	assert_true(emu[TIMING_NOMINAL] <= emu[TIMING_SLOW]);
+	/* at its own profile: the compile's program again */
+	run_chip = NULL;
+	uint64_t again;
+	assert_int_equal(run_graph(text, 16, rel, NULL, &again, NULL),
+	                 pred[TIMING_NOMINAL]);
+	run_plan = NULL;
+	run_g = NULL;
+	/* another graph (the same text parsed again) */
+	Graph *other = graph_of_text(text);
+	CompileOptions o = {.chip = chip_default(), .tiles = 16, .plan = plan};
+	Package *pk;
+	CompileReport rep;
+	Diag d;
+	assert_int_equal(compile_graph(other, &o, &pk, &rep, &d), IPU_EINVAL);
+	assert_non_null(strstr(d.msg, "another graph"));
+	assert_null(pk);
+	compile_report_free(&rep);
+	graph_free(other);
+	plan_free(plan);
+	graph_free(g);
+}
+
 int
 main(void)
 {
@@ -2742,6 +2844,7 @@ main(void)
 	    cmocka_unit_test(test_norm_fused_cast),
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_timing_profiles),
+	    cmocka_unit_test(test_range_plans),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -535,10 +535,25 @@ test_tiny_device(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The "timing range" line of `ipu run siglip`'s output. */
+static void
+range_of(const char *out, unsigned long long *fast, unsigned long long *slow)
+{
+	const char *at = strstr(out, "timing range");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "timing range %llu .. %llu", fast, slow),
+	                 2);
+	assert_true(*fast > 0 && *fast < *slow);
+}
+
 /* ipu run siglip twice: the second run reads the package the first left
  * in the cache (the default one: XDG_CACHE_HOME is the test's directory)
- * and gives the same embedding; --no-cache compiles; an --out that exists
- * is refused before anything runs. */
+ * and gives the same embedding, and the range's packages (the program's
+ * plans at the bounds, runner_build_at) with the same range; --no-cache
+ * compiles, the same range; --range emulate runs the range's programs,
+ * in the cycles predicted; an --out that exists is refused before
+ * anything runs. */
+
 static void
 test_package_cache(void **state)
 {
@@ -556,12 +571,27 @@ test_package_cache(void **state)
 	snprintf(args, sizeof args, "%sc1.npy", run);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	assert_null(strstr(out, "from the cache"));
+	unsigned long long fast, slow, fast2, slow2;
+	range_of(out, &fast, &slow);
 	snprintf(args, sizeof args, "%sc2.npy", run);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	expect_in(out, "(package from the cache)");
+	/* the range's programs from the cache too */
+	range_of(out, &fast2, &slow2);
+	assert_true(fast2 == fast && slow2 == slow);
 	snprintf(args, sizeof args, "%sc3.npy --no-cache", run);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	assert_null(strstr(out, "from the cache"));
+	range_of(out, &fast2, &slow2);
+	assert_true(fast2 == fast && slow2 == slow);
+	/* the same programs emulated at the bounds: as predicted (within
+	 * 1%, test_compile_graph's bound at the bounds) */
+	snprintf(args, sizeof args, "%sc4.npy --range emulate", run);
+	assert_int_equal(run_ipu(out, sizeof out, args), 0);
+	expect_in(out, "cycles emulated, this program");
+	range_of(out, &fast2, &slow2);
+	assert_true(fabs((double)fast2 / (double)fast - 1) < 0.01);
+	assert_true(fabs((double)slow2 / (double)slow - 1) < 0.01);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd,
 	         "cd %s && cmp c1.npy c2.npy && cmp c1.npy c3.npy && ls "

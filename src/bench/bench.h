@@ -294,10 +294,14 @@ typedef struct {
 	/* the device's cycles over every run (host transfers not counted)
 	 * and runs x the program's predicted cycles */
 	uint64_t cycles, predicted_cycles;
-	uint64_t cycles_fast, cycles_slow; /* predicted, 0 without range */
-	double images_per_s;               /* batch x clock / cycles */
-	double mfu; /* each matmul's MACs at its operands' peak, over
-	               cycles x chip tiles (siglip_run) */
+	/* the program's cycles predicted at every rule's fast and slow
+	 * bound, its plans kept (siglip_run); 0 without range, or where it
+	 * does not fit (range_unfit says why, else "") */
+	uint64_t cycles_fast, cycles_slow;
+	char range_unfit[1200];
+	double images_per_s; /* batch x clock / cycles */
+	double mfu;          /* each matmul's MACs at its operands' peak, over
+	                        cycles x chip tiles (siglip_run) */
 	double compile_s, emulation_s;
 	double load_s; /* loading the package and writing inputs, all runs */
 	double cosine; /* check: the worst image's against f64, else -2 */

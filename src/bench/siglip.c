@@ -223,6 +223,7 @@ measure(const SiglipBenchConfig *cfg, const SiglipConfig *c, const Scratch *s,
 	res->predicted_cycles = out.predicted_cycles;
 	res->cycles_fast = out.cycles_fast;
 	res->cycles_slow = out.cycles_slow;
+	memcpy(res->range_unfit, out.range_unfit, sizeof res->range_unfit);
 	res->mfu = out.mfu;
 	res->compile_s = out.compile_ms / 1e3;
 	res->emulation_s = out.host_seconds;

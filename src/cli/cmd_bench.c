@@ -153,7 +153,8 @@ usage(FILE *f)
 	        "runs with "
 	        "every timing rule\n"
 	        "                  at its fast and at its slow bound "
-	        "(cycles_fast, cycles_slow)\n"
+	        "(cycles_fast, cycles_slow;\n"
+	        "                  siglip: the program's plans kept)\n"
 	        "  --json          one JSON object on stdout\n"
 	        "  --quiet         no progress line on stderr (shown only "
 	        "when it is a terminal)\n",
@@ -889,6 +890,11 @@ siglip_bench(int argc, char **argv)
 		json_cycles("predicted_cycles", r.predicted_cycles);
 		json_cycles("cycles_fast", r.cycles_fast);
 		json_cycles("cycles_slow", r.cycles_slow);
+		printf(", \"range_unfit\": ");
+		if (r.range_unfit[0])
+			cli_json_str(stdout, r.range_unfit);
+		else
+			printf("null");
 		printf(", \"images_per_s\": %.6g, \"mfu\": %.6g, "
 		       "\"fullest_tile_bytes\": %u, \"compile_s\": %.3f, "
 		       "\"emulation_s\": %.3f, \"load_s\": %.3f, "
@@ -920,9 +926,11 @@ siglip_bench(int argc, char **argv)
 		       r.cycles, r.predicted_cycles, cfg.chip->timing->spec);
 	if (cfg.range)
 		printf("  timing range    %" PRIu64 " .. %" PRIu64
-		       " cycles predicted with every rule at its fast .. slow "
-		       "bound (docs/fidelity.md)\n",
+		       " cycles predicted, this program with every rule at its "
+		       "fast .. slow bound (docs/fidelity.md)\n",
 		       r.cycles_fast, r.cycles_slow);
+	if (cfg.range && r.range_unfit[0])
+		printf("  range unfit     %s\n", r.range_unfit);
 	if (!cfg.compile_only)
 		printf("  speed           %.1f images/s at %.0f MHz, MFU "
 		       "%.2f%% (matmul MACs at their operands' peak)\n",

@@ -37,7 +37,7 @@ usage(FILE *f)
 	        "[--dtype f32|f16|f8]\n"
 	        "                   [--dump PASS,...] [--no-gemm-overlap] "
 	        "[--no-b-under]\n"
-	        "                   [--no-a-direct]\n"
+	        "                   [--no-a-direct] [--range]\n"
 	        "                   [--no-b-wrap] [--no-gelu-reduction] "
 	        "[--no-carry-layout]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
@@ -52,6 +52,11 @@ usage(FILE *f)
 	        "nominal)\n"
 	        "  --tiles N    tiles the compiler may use (default all)\n"
 	        "  --report     also print the placement report\n"
+	        "  --range      also this program's predicted cycles with "
+	        "every timing rule\n"
+	        "               at its fast and at its slow bound: its plans "
+	        "lowered for\n"
+	        "               those profiles (docs/fidelity.md)\n"
 	        "  --no-gemm-overlap  never the overlapped GEMM superstep "
 	        "(by default a\n"
 	        "               graph whose GEMM plans have it is also "
@@ -163,6 +168,39 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 	printf("wrote          %s\n", out);
 }
 
+/* --range: the program's plans lowered, scheduled and priced with every
+ * rule at its fast and at its slow bound (CompileOptions.plan); a bound at
+ * which they do not fit says so. */
+static void
+print_range(const Graph *g, const CompileOptions *o, const Plan *plan)
+{
+	uint64_t cycles[2] = {0, 0};
+	for (int b = TIMING_FAST; b <= TIMING_SLOW; b++) {
+		Timing t;
+		timing_profile(&t, (TimingBound)b);
+		CompileOptions at = *o;
+		at.chip = chip_timed(o->chip, &t);
+		at.dump = 0;
+		at.keep_plan = 0;
+		at.plan = plan;
+		Package *pk;
+		CompileReport rep;
+		Diag d;
+		diag_clear(&d);
+		if (compile_graph(g, &at, &pk, &rep, &d))
+			printf("range %-8s does not fit: %s\n",
+			       timing_bound_name((TimingBound)b), d.msg);
+		else
+			cycles[b - TIMING_FAST] = rep.predicted_cycles;
+		pkg_free(pk);
+		compile_report_free(&rep);
+	}
+	printf("timing range   %" PRIu64 " .. %" PRIu64
+	       " cycles predicted, this program with every rule at its "
+	       "fast .. slow bound (0: does not fit)\n",
+	       cycles[0], cycles[1]);
+}
+
 /* --report's account of plans placement found over by the packing alone:
  * the one case the planner cannot see before placement (it packs a GEMM's
  * fullest tile, not every op's buffers with their lifetimes). */
@@ -257,6 +295,7 @@ cmd_compile(int argc, char **argv)
 	Timing timing = timing_nominal;
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
+	int range = 0;
 	int no_b_wrap = 0, no_gelu = 0, no_carry = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
@@ -268,6 +307,8 @@ cmd_compile(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--report")) {
 			report = 1;
+		} else if (!strcmp(a, "--range")) {
+			range = 1;
 		} else if (!strcmp(a, "--gemm-overlap")) {
 			overlap = 1;
 		} else if (!strcmp(a, "--no-gemm-overlap")) {
@@ -381,7 +422,8 @@ cmd_compile(int argc, char **argv)
 	                    .no_a_direct = no_a_direct,
 	                    .no_gelu_in_reduction = no_gelu,
 	                    .no_carry_layout = no_carry,
-	                    .no_b_wrap = no_b_wrap};
+	                    .no_b_wrap = no_b_wrap,
+	                    .keep_plan = range};
 	Package *pk;
 	CompileReport rep;
 	int r = m ? onnx_compile_package(m, &o, &pk, &rep, &d)
@@ -401,6 +443,8 @@ cmd_compile(int argc, char **argv)
 			place_report_print(&rep.place, stderr);
 	} else {
 		print_summary(g, chip, &rep, out);
+		if (range)
+			print_range(g, &o, rep.kept_plan);
 		if (report && rep.packings)
 			print_packing(&rep, stdout);
 		if (report)

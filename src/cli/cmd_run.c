@@ -132,12 +132,13 @@ usage(FILE *f)
 	        "compiles\n"
 	        "  --timing P    timing profile (default nominal; "
 	        "docs/fidelity.md)\n"
-	        "  --range R     the cycles with every timing rule at its "
-	        "fast and slow bound:\n"
-	        "                predict (default: compiled for those "
-	        "profiles, the cost\n"
-	        "                model's cycles), emulate (run too: three "
-	        "emulations), none\n"
+	        "  --range R     this program's cycles with every timing "
+	        "rule at its fast and\n"
+	        "                slow bound (its plans kept): predict "
+	        "(default: lowered for\n"
+	        "                those profiles, the cost model's cycles), "
+	        "emulate (run too:\n"
+	        "                three emulations), none\n"
 	        "  --max-cycles N stop the run after N cycles (default: 10 x "
 	        "the predicted\n"
 	        "                cycles + 10^6)\n"
@@ -380,12 +381,15 @@ cmd_run(int argc, char **argv)
 		       res.batch, res.runs, res.micro_batch,
 		       (unsigned long long)res.run_predicted_cycles);
 	if (r.range)
-		printf("timing range    %llu .. %llu cycles %s with every rule "
-		       "at its fast .. slow bound (docs/fidelity.md)\n",
+		printf("timing range    %llu .. %llu cycles %s, this program "
+		       "with every rule at its fast .. slow bound "
+		       "(docs/fidelity.md)\n",
 		       (unsigned long long)res.cycles_fast,
 		       (unsigned long long)res.cycles_slow,
 		       r.range == SIGLIP_RANGE_EMULATE ? "emulated"
 		                                       : "predicted");
+	if (r.range && res.range_unfit[0])
+		printf("range unfit     %s\n", res.range_unfit);
 	printf("time            %.3f ms at the chip's clock, %.1f images/s\n",
 	       res.chip_seconds * 1e3, res.batch / res.chip_seconds);
 	printf("MFU             %.2f%% (matmul MACs)\n", 100 * res.mfu);

@@ -392,12 +392,17 @@ typedef struct {
 	KernelsUsed ku;
 	uint32_t code_at;   /* where the programs start */
 	uint32_t *code_end; /* by tile: where its program ends */
+	int shared;         /* plan is CompileOptions.plan's struct on another
+	                       chip, its arrays that plan's (plan_given) */
 } Draft;
 
 static void
 draft_free(Draft *f)
 {
-	plan_free(f->plan);
+	if (f->shared)
+		free(f->plan);
+	else
+		plan_free(f->plan);
 	img_free(&f->k.img);
 	free(f->code_end);
 	free(f->save);
@@ -420,6 +425,27 @@ plan_checked(const Graph *g, const CompileOptions *o, const PlanOptions *po,
 	return r;
 }
 
+/* CompileOptions.plan on o->chip: a copy of the struct, with the chip
+ * lowering reads (lower_plan: plan->chip) set to o->chip, and its arrays
+ * the given plan's (draft_free frees the copy alone); NULL with d set if
+ * the plan is of another graph or chip. */
+static Plan *
+plan_given(const Graph *g, const CompileOptions *o, Diag *d)
+{
+	const Plan *given = o->plan;
+	if (given->g != g || given->chip->base != o->chip->base ||
+	    given->tiles != o->tiles) {
+		diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		         "compile: the plan given is of another graph, chip "
+		         "or number of tiles");
+		return NULL;
+	}
+	Plan *p = xmalloc(sizeof *p);
+	*p = *given;
+	p->chip = o->chip;
+	return p;
+}
+
 /* Lowers plan (f takes it), schedules its exchanges and sizes each
  * tile's program (codegen_size), with the dumps asked for. */
 static int
@@ -430,6 +456,7 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	FILE *dump = o->dump_to ? o->dump_to : stdout;
 	memset(f, 0, sizeof *f);
 	f->plan = plan;
+	f->shared = o->plan != NULL;
 	if (o->dump & COMPILE_DUMP_PLAN)
 		plan_print(f->plan, dump);
 	snprintf(rep->plan, sizeof rep->plan, "%s", f->plan->desc);
@@ -608,7 +635,11 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	int known = 0, placed = 0;
 	Diag kd = {0};
 	char at_op[GRAPH_MAX_NAME + 96] = "";
-	int r = plan_checked(g, o, &po, &p, d), round = 0;
+	int r = IPU_OK, round = 0;
+	if (o->plan)
+		r = (p = plan_given(g, o, d)) ? IPU_OK : IPU_EINVAL;
+	else
+		r = plan_checked(g, o, &po, &p, d);
 	if (!r && pl)
 		plain_start(pl, p);
 	while (!r) {
@@ -631,7 +662,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			int at = 0;
 			int more =
 			    beside_more(g, &f, matmul, m->beside, &most, &at);
-			if ((beyond <= held && !more) || settle == DRAFT_ROUNDS)
+			if (o->plan || (beyond <= held && !more) ||
+			    settle == DRAFT_ROUNDS)
 				break;
 			/* the planner's own check first: if every GEMM search
 			 * admits beside these bytes the candidates it admitted,
@@ -743,7 +775,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		 * candidate's fullest tile packed beside the buffers the
 		 * draft's tile held at their steps (lower_beside_bufs), before
 		 * anything is given up */
-		if (packing && !m->bufs) {
+		if (packing && !m->bufs && !o->plan) {
 			m->bufs = xcalloc((size_t)g->nops + 1, sizeof *m->bufs);
 			uint8_t *bad = xcalloc((size_t)f.l->tiles + 1, 1);
 			for (int i = 0; i < mr.nover; i++)
@@ -802,7 +834,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			memcpy(m->beside, prev,
 			       ((size_t)g->nops + 1) * sizeof *prev);
 		}
-		int n = refit(f.plan, &mr, fit, m);
+		int n = o->plan ? 0 : refit(f.plan, &mr, fit, m);
 		if (!n) {
 			/* the placement's own report stays in rep */
 			known = 1;
@@ -878,7 +910,12 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	if (known) {
 		if (!r)
 			r = IPU_ERANGE;
-		if (r == IPU_ERANGE)
+		if (r == IPU_ERANGE && o->plan)
+			diag_set(d, IPU_ERANGE, NULL, 0, 0,
+			         "compile: the plan given does not fit at "
+			         "timing %s: %s%s",
+			         chip->timing->spec, kd.msg, at_op);
+		else if (r == IPU_ERANGE)
 			diag_set(d, IPU_ERANGE, NULL, 0, 0,
 			         "compile: no plan fits: %s%s", kd.msg, at_op);
 	}
@@ -919,6 +956,16 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		pk = NULL;
 	}
 	*out = pk;
+	if (!r && o->keep_plan && !f.shared) {
+		/* the budgets it was made with are this compile's, freed
+		 * below; the choices are the plan's own */
+		PlanOptions *po_kept = &f.plan->opt;
+		po_kept->fit = NULL;
+		po_kept->load = po_kept->code = po_kept->beside = NULL;
+		po_kept->beside_bufs = NULL;
+		rep->kept_plan = f.plan;
+		f.plan = NULL;
+	}
 	draft_free(&f);
 	return r;
 }
@@ -1015,6 +1062,9 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 		*out = NULL;
 		return bad;
 	}
+	/* a plan given: its program, nothing chosen again */
+	if (opt.plan)
+		return compile_with(g, &opt, out, rep, d, NULL);
 	/* without a dump to keep in pipeline order, the compile without
 	 * the overlap runs beside this one (Plain) */
 	Plain pl = {.g = g, .opt = opt};
@@ -1106,4 +1156,6 @@ compile_report_free(CompileReport *rep)
 	place_report_free(&rep->place);
 	pkg_free(rep->layout);
 	rep->layout = NULL;
+	plan_free(rep->kept_plan);
+	rep->kept_plan = NULL;
 }

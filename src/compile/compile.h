@@ -19,6 +19,7 @@
 #include "../graph/graph.h"
 #include "../pkg/pkg.h"
 #include "../place/place.h"
+#include "../plan/plan.h"
 #include "../target/chip.h"
 #include "../util/util.h"
 
@@ -60,6 +61,19 @@ typedef struct {
 	int no_carry_layout;      /* the loop's carry as carry_in's home (else
 	                             laid out for its readers: PlanOptions'
 	                             no_carry_layout, plan_graph) */
+	int keep_plan;            /* 1: the plan of the program kept goes to
+	                             CompileReport.kept_plan */
+	const Plan *plan; /* NULL: the graph planned. Else the kept_plan of an
+	                     earlier compile of the same graph, options and
+	                     chip, maybe at another timing profile: lowered,
+	                     scheduled and priced on `chip` (its profile) as
+	                     it is, nothing chosen again (no plan, no
+	                     compile without the overlap, no refit; what
+	                     lowering and the exchange schedule decide by
+	                     cycles, they decide at `chip`'s profile); a
+	                     program that does not fit fails (IPU_ERANGE):
+	                     the one program a timing range prices
+	                     (docs/fidelity.md) */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */
@@ -121,6 +135,9 @@ typedef struct {
 	 * placement left them, as a package with no code or tensors (for a
 	 * profile's memory views); NULL otherwise */
 	Package *layout;
+	Plan *kept_plan; /* with CompileOptions.keep_plan, the plan the
+	                    program was lowered from (it points to the
+	                    graph); NULL otherwise */
 } CompileReport;
 
 /* compile.c */

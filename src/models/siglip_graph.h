@@ -148,13 +148,14 @@ typedef struct {
 	/* the device of the run at nominal timing (NULL: the emulator);
 	 * the bounds' runs are the emulator's */
 	const struct RunnerDevice *device;
-	/* the cycles at the timing profile's bounds (docs/fidelity.md):
-	 * SIGLIP_RANGE_PREDICT compiles for the profile with every rule at
-	 * its fast and at its slow bound and takes the cost model's cycles
-	 * (within 0.1% of emulation, docs/siglip.md); SIGLIP_RANGE_EMULATE
-	 * runs those programs too */
+	/* the cycles of the same program at the timing profile's bounds
+	 * (docs/fidelity.md): SIGLIP_RANGE_PREDICT lowers the program's plans
+	 * (as its compile chose them) for the profile with every rule at its
+	 * fast and at its slow bound (runner_build_at) and takes the cost
+	 * model's cycles (exact against emulation); SIGLIP_RANGE_EMULATE runs
+	 * those programs too */
 	int range;
-	/* compile only (the bound runs of SIGLIP_RANGE_PREDICT) */
+	/* compile only (and the range, if asked, predicted) */
 	int compile_only;
 	int round_pairs; /* SiglipPrecision's (0: the default) */
 	/* images a run (0: the whole batch): one program for micro_batch
@@ -191,10 +192,12 @@ typedef struct {
 	/* the checkpoint was quantized (its policy ran); its layers did not
 	 * run as one loop body (their types differ) */
 	int quantized, unrolled;
-	/* range: the cycles with every timing rule at its fast and at its
-	 * slow bound (emulated or predicted as SiglipRun.range says; 0 when
-	 * not asked for) */
+	/* range: the program's cycles with every timing rule at its fast
+	 * and at its slow bound (emulated or predicted as SiglipRun.range
+	 * says; 0 when not asked for, or when the program does not fit at
+	 * that bound: range_unfit says why, "" otherwise) */
 	uint64_t cycles_fast, cycles_slow;
+	char range_unfit[1200];
 } SiglipResult;
 
 /* A batch's pixel values [batch, C, S, S] (malloc'd): the images decoded

@@ -467,6 +467,58 @@ run_package(const SiglipRun *r, const Chip *chip, Package *pk, const Graph *g,
 	return e;
 }
 
+/* The range (SiglipRun.range; docs/fidelity.md): the program's plans
+ * (*plan, runner_build's; NULL if its package came from the cache)
+ * lowered for the chip with every rule at its fast and at its slow bound
+ * (runner_build_at), priced, or run as run_package runs the program. A
+ * bound at which that program does not fit has cycles 0 and the reason in
+ * out->range_unfit. */
+static int
+run_range(const SiglipRun *r, const Chip *chip, const CompileOptions *co,
+          const Graph *g, Plan **plan, const StFile *f, const SiglipQuant *q,
+          int fold, const SiglipConfig *c, const float *patches, int m,
+          SiglipResult *out, Diag *d)
+{
+	int e = IPU_OK;
+	for (int b = TIMING_FAST; !e && b <= TIMING_SLOW; b++) {
+		Timing t;
+		timing_profile(&t, (TimingBound)b);
+		const Chip *at = chip_timed(chip, &t);
+		uint64_t *cycles =
+		    b == TIMING_FAST ? &out->cycles_fast : &out->cycles_slow;
+		Package *pk = NULL;
+		RunnerBuild rb;
+		e = runner_build_at(g, chip, co, plan, at, r->cache_dir, &pk,
+		                    &rb, d);
+		if (e == IPU_ERANGE) {
+			size_t n = strlen(out->range_unfit);
+			snprintf(out->range_unfit + n,
+			         sizeof out->range_unfit - n, "%s%s: %s",
+			         n ? "; " : "", timing_bound_name(b), d->msg);
+			e = IPU_OK;
+			continue;
+		}
+		if (e)
+			break;
+		if (r->range == SIGLIP_RANGE_PREDICT || r->compile_only) {
+			*cycles = rb.predicted_cycles * (uint64_t)out->runs;
+			pkg_free(pk);
+			continue;
+		}
+		/* the run at nominal timing is observed; the card model runs
+		 * nominal timing only */
+		SiglipRun bound = *r;
+		bound.observe = NULL;
+		bound.device = NULL;
+		SiglipResult x = {.batch = out->batch};
+		e = run_package(&bound, at, pk, g, f, q, fold, c, patches, m,
+		                out->runs, &x, d);
+		*cycles = x.cycles;
+		siglip_result_free(&x);
+	}
+	return e;
+}
+
 static int
 run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 {
@@ -486,6 +538,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	float *px = NULL, *patches = NULL;
 	Graph *g = NULL;
 	Package *pk = NULL;
+	Plan *plan = NULL; /* the package's, for the range */
 	SiglipQuant q = {0};
 	int quant = siglip_is_quantized(&f);
 	DType dtype = r->dtype;
@@ -568,12 +621,14 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 			*d = errs[0];
 		free(text);
 	}
+	/* CompileOptions.no_b_wrap; the plan kept for the range */
+	CompileOptions co = {.no_b_wrap = r->b_wrap < 0,
+	                     .keep_plan = r->range != SIGLIP_RANGE_NONE};
 	if (!e) {
 		RunnerBuild b;
-		/* CompileOptions.no_b_wrap */
-		CompileOptions co = {.no_b_wrap = r->b_wrap < 0};
 		e = runner_build(g, chip, &co, r->cache_dir, r->place_report,
 		                 r->observe, &pk, &b, d);
+		plan = b.plan;
 		out->compile_ms = b.compile_ms;
 		out->run_predicted_cycles = b.predicted_cycles;
 		out->predicted_cycles =
@@ -601,6 +656,9 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 		                out->runs, out, d);
 		pk = NULL; /* the device had it */
 	}
+	if (!e && r->range != SIGLIP_RANGE_NONE)
+		e = run_range(r, chip, &co, g, &plan, &f, &q, sc.fold, &c,
+		              patches, m, out, d);
 	if (!e) { /* MACs even compiled only; MFU 0 without cycles */
 		/* the program's MACs are m images'; the padding images' are
 		 * not counted (the tower's MACs are the same for each image) */
@@ -612,6 +670,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	}
 	siglip_quant_free(&q);
 	pkg_free(pk);
+	plan_free(plan); /* before its graph */
 	graph_free(g);
 	free(patches);
 	free(px);
@@ -622,23 +681,7 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 int
 siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 {
-	int e = run_once(r, out, d);
-	for (int b = TIMING_FAST; !e && r->range && b <= TIMING_SLOW; b++) {
-		SiglipRun at = *r;
-		Timing t;
-		timing_profile(&t, (TimingBound)b);
-		at.chip = chip_timed(r->chip ? r->chip : chip_default(), &t);
-		at.range = SIGLIP_RANGE_NONE;
-		at.observe = NULL; /* the run at nominal timing is observed */
-		at.device = NULL;  /* the card model: nominal timing only */
-		at.compile_only = r->range == SIGLIP_RANGE_PREDICT;
-		SiglipResult x;
-		e = run_once(&at, &x, d);
-		*(b == TIMING_FAST ? &out->cycles_fast : &out->cycles_slow) =
-		    at.compile_only ? x.predicted_cycles : x.cycles;
-		siglip_result_free(&x);
-	}
-	return e;
+	return run_once(r, out, d);
 }
 
 void

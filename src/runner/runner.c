@@ -70,10 +70,12 @@ make_dirs(const char *path)
 	}
 }
 
-/* The entry's path without its extension, or 0 if there is no cache. */
+/* The entry's path without its extension, or 0 if there is no cache.
+ * planned_on: the chip whose compile chose the plans of a range's program
+ * (runner_build_at), NULL for a compile of its own. */
 static int
-cache_path(const Graph *g, const Chip *chip, const CompileOptions *o,
-           const char *dir, char *out, size_t len)
+cache_path(const Graph *g, const Chip *chip, const Chip *planned_on,
+           const CompileOptions *o, const char *dir, char *out, size_t len)
 {
 	pthread_once(&self_once, hash_self);
 	if (!dir || !self_hash || strlen(dir) + 24 > len)
@@ -88,6 +90,9 @@ cache_path(const Graph *g, const Chip *chip, const CompileOptions *o,
 	const uint32_t opts[] = {o->tiles, o->no_gemm_overlap, o->no_b_under,
 	                         o->no_a_direct, o->no_b_wrap};
 	h = fnv1a64(h, opts, sizeof opts);
+	if (planned_on)
+		h = fnv1a64(h, planned_on->timing->v,
+		            sizeof planned_on->timing->v);
 	free(text);
 	snprintf(out, len, "%s/%016" PRIx64, dir, h);
 	return 1;
@@ -199,20 +204,14 @@ cache_write(const char *dir, const char *base, const Package *pk,
 	cache_trim(dir);
 }
 
-int
-runner_build(const Graph *g, const Chip *chip, const CompileOptions *opt,
-             const char *cache_dir, FILE *report, const RunnerObserver *obs,
-             Package **pk, RunnerBuild *b, Diag *d)
+/* g compiled with co, into the cache entry base (NULL: none). */
+static int
+compile_to(const Graph *g, const CompileOptions *co, const char *cache_dir,
+           const char *base, FILE *report, const RunnerObserver *obs,
+           Package **pk, RunnerBuild *b, Diag *d)
 {
-	memset(b, 0, sizeof *b);
-	CompileOptions co = opt ? *opt : (CompileOptions){0};
-	co.chip = chip;
-	char base[4200];
-	int cache = cache_path(g, chip, &co, cache_dir, base, sizeof base);
-	if (cache && cache_read(base, chip, pk, b))
-		return IPU_OK;
 	CompileReport rep = {0};
-	int e = compile_graph(g, &co, pk, &rep, d);
+	int e = compile_graph(g, co, pk, &rep, d);
 	if (e && rep.place.nover && report)
 		place_report_print(&rep.place, report);
 	if (e && rep.layout && obs && obs->unfit)
@@ -221,10 +220,62 @@ runner_build(const Graph *g, const Chip *chip, const CompileOptions *opt,
 	b->compile_ms = rep.compile_ms;
 	b->tiles = rep.tiles_used;
 	b->peak_tile_bytes = rep.peak_tile_bytes;
+	b->plan = rep.kept_plan;
+	rep.kept_plan = NULL;
 	compile_report_free(&rep);
-	if (!e && cache)
+	if (!e && base)
 		cache_write(cache_dir, base, *pk, b);
 	return e;
+}
+
+int
+runner_build(const Graph *g, const Chip *chip, const CompileOptions *opt,
+             const char *cache_dir, FILE *report, const RunnerObserver *obs,
+             Package **pk, RunnerBuild *b, Diag *d)
+{
+	memset(b, 0, sizeof *b);
+	CompileOptions co = opt ? *opt : (CompileOptions){0};
+	co.chip = chip;
+	co.plan = NULL;
+	char base[4200];
+	int cache =
+	    cache_path(g, chip, NULL, &co, cache_dir, base, sizeof base);
+	if (cache && cache_read(base, chip, pk, b))
+		return IPU_OK;
+	return compile_to(g, &co, cache_dir, cache ? base : NULL, report, obs,
+	                  pk, b, d);
+}
+
+int
+runner_build_at(const Graph *g, const Chip *chip, const CompileOptions *opt,
+                Plan **plan, const Chip *at, const char *cache_dir,
+                Package **pk, RunnerBuild *b, Diag *d)
+{
+	memset(b, 0, sizeof *b);
+	CompileOptions co = opt ? *opt : (CompileOptions){0};
+	co.chip = at;
+	co.keep_plan = 0;
+	co.plan = NULL;
+	char base[4200];
+	int cache = cache_path(g, at, chip, &co, cache_dir, base, sizeof base);
+	if (cache && cache_read(base, at, pk, b))
+		return IPU_OK;
+	if (!*plan) { /* runner_build's package came from the cache */
+		CompileOptions pc = co;
+		pc.chip = chip;
+		pc.keep_plan = 1;
+		Package *own = NULL;
+		RunnerBuild ob = {0};
+		int e =
+		    compile_to(g, &pc, NULL, NULL, NULL, NULL, &own, &ob, d);
+		pkg_free(own);
+		*plan = ob.plan;
+		if (e)
+			return e;
+	}
+	co.plan = *plan;
+	return compile_to(g, &co, cache_dir, cache ? base : NULL, NULL, NULL,
+	                  pk, b, d);
 }
 
 /* ---- devices and tensors ---------------------------------------------- */

@@ -41,6 +41,9 @@ typedef struct RunnerBuild {
 	double compile_ms; /* of the compile that made it */
 	uint32_t tiles, peak_tile_bytes;
 	int cached; /* 1: read from the cache, not compiled now */
+	Plan *plan; /* with CompileOptions.keep_plan and compiled now, the
+	               plan of the package (CompileReport.kept_plan); the
+	               caller frees it (plan_free); else NULL */
 } RunnerBuild;
 
 /* g compiled for chip with the options `opt` (NULL: the defaults; its
@@ -57,6 +60,18 @@ typedef struct RunnerBuild {
 int runner_build(const Graph *g, const Chip *chip, const CompileOptions *opt,
                  const char *cache_dir, FILE *report, const RunnerObserver *obs,
                  Package **pk, RunnerBuild *b, Diag *d);
+/* The package of a timing range (docs/fidelity.md): runner_build's
+ * program for chip, its plans as that compile chose them, lowered,
+ * scheduled and priced on chip `at` (the same chip at another timing
+ * profile; CompileOptions.plan). *plan: that compile's plan
+ * (RunnerBuild.plan), or NULL if runner_build read its package from the
+ * cache: then, unless the package at `at` is in the cache too, g is
+ * compiled for chip again for its plan, left in *plan for the next call
+ * (the caller frees it). Cached as runner_build's, keyed by both
+ * profiles. IPU_ERANGE if the program does not fit at `at`. */
+int runner_build_at(const Graph *g, const Chip *chip, const CompileOptions *opt,
+                    Plan **plan, const Chip *at, const char *cache_dir,
+                    Package **pk, RunnerBuild *b, Diag *d);
 /* Entries a cache directory keeps: the most recently written or read. */
 enum { RUNNER_CACHE_KEEP = 4 };
 /* $XDG_CACHE_HOME/ipu, else $HOME/.cache/ipu, else NULL; malloc'd. */
