@@ -11,6 +11,7 @@
 #include "support.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../src/bench/bench.h"
@@ -100,9 +101,14 @@ test_shapes(void **state)
  * docs/bench-gemm.md):
  * small GEMMs of many supersteps in each dtype, whose plans overlap each
  * superstep's exchange with the one before's panels: the results against
- * the bench's f64 reference on the host, the emulated cycles within 1% of
- * the lowering's prediction, and fewer than the same GEMM's without the
- * overlap (planned and run the same way). */
+ * the bench's f64 reference on the host, the emulated cycles at most the
+ * lowering's prediction and fewer than the same GEMM's without the
+ * overlap (planned and run the same way). The prediction takes block 0
+ * at the worst of the six phases the opening sync may release it at
+ * (gemm_windows' lead), so it is above by at most 5 cycles an overlapped
+ * superstep (every superstep but the first); before the setup's CSR
+ * writes were priced at their hold (gemm_overlap_setup), it was 10 to 32
+ * cycles a superstep below. */
 static void
 test_overlap(void **state)
 {
@@ -139,7 +145,14 @@ test_overlap(void **state)
 		assert_int_equal(r.ref_rows, cfg.m);
 		assert_true(r.max_rel_err <
 		            (cfg.dtype == AMP_F32 ? 1e-6 : 3e-3));
-		assert_true(fabs(r.pred_error) <= 0.01);
+		const char *at = strstr(r.plan, " supersteps of K");
+		assert_non_null(at);
+		while (at > r.plan && at[-1] >= '0' && at[-1] <= '9')
+			at--;
+		uint64_t beside = strtoull(at, NULL, 10) - 1;
+		assert_true(beside >= 1);
+		assert_true(r.predicted_cycles >= r.cycles);
+		assert_true(r.predicted_cycles - r.cycles <= 5 * beside);
 		assert_true(r.cycles < base.cycles);
 	}
 }

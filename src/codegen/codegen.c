@@ -448,27 +448,29 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 	g.b = lower_addr(l, c->ref[1]);
 	g.c = lower_addr(l, c->ref[2]);
 	uint32_t args = l->buf[c->args_at].addr;
-	/* setup */
-	for (int i = 0; i < 5; i++)
-		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + i,
-		     (int32_t)(args + GEMM_VERTEX_AT + GEMM_VERTEX_BYTES * i));
-	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + 5, (int32_t)g.b);
-	for (int i = 0; i < 5; i++)
-		emit(e, INSN_put_mmmn_zi, 2, CSR_WORKER0_BASE + i, REG_M1 + i);
-	emit(e, INSN_put_mmmn_zi, 2, CSR_CCCSLOAD, REG_M1 + 5);
-	if (g.t == GEMM_F8) {
-		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1,
-		     (int32_t)((uint32_t)g.opt.fp8_in << 1 |
-		               (uint32_t)g.opt.fp8_w));
-		emit(e, INSN_setzi_mmmn_zi, 2, REG_M2,
-		     (int32_t)((uint32_t)g.opt.fp8_scale & 0x3f));
-		emit(e, INSN_put_mmmn_zi, 2, CSR_FP_INFMT, REG_M1);
-		emit(e, INSN_put_mmmn_zi, 2, CSR_FP_ISCL, REG_M2);
+	/* setup (gemm_overlap_setup): every CSR's value first, then the
+	 * writes, so that none waits for its value (sup-dep) */
+	uint32_t v[8], csr[8], ncsr = 0;
+	for (uint32_t i = 0; i < 5; i++) {
+		v[ncsr] = args + GEMM_VERTEX_AT + GEMM_VERTEX_BYTES * i;
+		csr[ncsr++] = CSR_WORKER0_BASE + i;
 	}
+	v[ncsr] = g.b;
+	csr[ncsr++] = CSR_CCCSLOAD;
+	if (g.t == GEMM_F8) {
+		v[ncsr] = (uint32_t)g.opt.fp8_in << 1 | (uint32_t)g.opt.fp8_w;
+		csr[ncsr++] = CSR_FP_INFMT;
+		v[ncsr] = (uint32_t)g.opt.fp8_scale & 0x3f;
+		csr[ncsr++] = CSR_FP_ISCL;
+	}
+	for (uint32_t i = 0; i < ncsr; i++)
+		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + (int)i, (int32_t)v[i]);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + (int)ncsr, (int32_t)dcount);
+	for (uint32_t i = 0; i < ncsr; i++)
+		emit(e, INSN_put_mmmn_zi, 2, (int)csr[i], REG_M1 + (int)i);
 	/* opening, as an exchange phase's */
-	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + 6, (int32_t)dcount);
 	emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
-	emit(e, INSN_put_mmmn_zi, 2, CSR_INCOMING_DCOUNT, REG_M1 + 6);
+	emit(e, INSN_put_mmmn_zi, 2, CSR_INCOMING_DCOUNT, REG_M1 + (int)ncsr);
 	emit(e, INSN_delayxpic_mmmn_zi, 3, XS_PREAMBLE - 1, 0, MUX_NONE);
 	emit_block(e, ks, &g, 0);
 	uint64_t cur = 0;

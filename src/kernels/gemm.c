@@ -1064,6 +1064,25 @@ gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
 	          : "gemm_f8_cworker_stream";
 }
 
+uint32_t
+gemm_overlap_csrs(GemmDtype t)
+{
+	return t == GEMM_F8 ? 8 : 6;
+}
+
+uint64_t
+gemm_overlap_setup(const Chip *c, GemmDtype t)
+{
+	SupClock s;
+	sup_start(&s, c, 0);
+	uint32_t n = gemm_overlap_csrs(t);
+	for (uint32_t i = 0; i <= n; i++) /* setzi, the count's last */
+		sup_op(&s, 0, SUP_M1 << i, SUP_PLAIN);
+	for (uint32_t i = 0; i < n; i++)
+		sup_op(&s, SUP_M1 << i, 0, SUP_PUT);
+	return sup_op(&s, 0, 0, SUP_PLAIN); /* sync */
+}
+
 void
 gemm_block(const Chip *c, GemmDtype t, uint32_t bm, const GemmRun *run,
            uint64_t at, GemmBlock *b)

@@ -186,6 +186,15 @@ int gemm_rest(const GemmCall *c, GemmCall rest[2]);
 void gemm_overlap_args_fill(const GemmCall *c,
                             uint8_t out[GEMM_OVERLAP_ARGS_BYTES]);
 
+/* The CSRs an overlapped step writes before its opening sync (codegen's
+ * emit_overlap): the five workers' $WORKERn_BASE and $CCCSLOAD; f8 also
+ * $FP_INFMT and $FP_ISCL. */
+uint32_t gemm_overlap_csrs(GemmDtype t);
+/* That setup by the SupClock from cycle 0: the CSRs' values set into $m1..
+ * and the incoming count after them, then the CSR writes, each holding
+ * the next instruction back (sup-put). Returns the cycle the sync issues. */
+uint64_t gemm_overlap_setup(const Chip *c, GemmDtype t);
+
 /* One panel block of bm rows whose sync LOCAL issues at cycle `at` (the
  * tile's cycle count; the previous block's workers exited by at + 1 -
  * sync-local), by the SupClock: its timing depends only on at mod 6. */

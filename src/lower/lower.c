@@ -420,6 +420,8 @@ lower_index(Lowered *l)
  *             br; the next issue is B - 1 later)             2B
  *   exchange  setzi, the sync; put $INCOMING_DCOUNT after it
  *             holds the phase's first cycle back             1 + P
+ *   overlapped none: its cycles (schedule_overlap) hold its
+ *   multiply   setup, opening and rest calls                 0
  *   loop      setzi, setzi, st32 of the count               D + 2
  *             per pass: setzi, ld32, add, st32, each
  *             reading the one before, brnz (taken but last)  3D + 1 + B
@@ -432,6 +434,10 @@ lower_step_overhead(const Chip *c, const Step *s)
 	if (s->kind == STEP_EXCHANGE)
 		return chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
 		       chip_rule(c, TIMING_SUP_PUT);
+	/* an overlapped multiply calls only its rest, which its cycles
+	 * count (once scheduled: its windows made) */
+	if (s->gwin && s->gwin->panels)
+		return 0;
 	return s->ncall ? 2 * chip_rule(c, TIMING_SUP_BRANCH) : 0;
 }
 

@@ -311,7 +311,8 @@ int lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
                       int nops, PlanBeside *out, uint32_t *beside);
 /* The supervisor's cycles around step s as lower_cycles counts them, a
  * run: an exchange's sync, count and CSR write; a compute step's call and
- * return (none if no tile calls). */
+ * return (none if no tile calls, or an overlapped multiply's, whose
+ * cycles hold its calls). */
 uint64_t lower_step_overhead(const Chip *c, const Step *s);
 
 /* An exchange step's transfers from moves (layout_moves): the moves that

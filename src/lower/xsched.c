@@ -1471,11 +1471,7 @@ schedule_overlap(Lowered *l, Step *s, Diag *d)
 	uint64_t five = s->gwin->done + chip_rule(c, TIMING_SYNC_LOCAL);
 	if (xend > five)
 		five = xend;
-	/* setup: 5 + 1 setzi and 6 puts (f8: 4 more); the opening: the
-	 * count's setzi, sync, put, the mux off */
-	uint64_t setup = 12 + (g0.t == GEMM_F8 ? 4 : 0) + 1 +
-	                 chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
-	                 chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
+	uint64_t setup = plan_overlap_opening(c, g0.t);
 	s->cycles = setup + s->gwin->lead + five + rest;
 	return IPU_OK;
 }

@@ -222,12 +222,17 @@ plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
 		rest += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
 		                         rc[j].bk) +
 		        2 * chip_rule(c, TIMING_SUP_BRANCH);
-	uint64_t setup = 12 + (h->t == GEMM_F8 ? 4 : 0) + 1 +
-	                 chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
-	                 chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
-	uint64_t with = setup + lead + five + rest,
+	uint64_t with = plan_overlap_opening(c, h->t) + lead + five + rest,
 	         six = gemm_tile_cycles(c, h->t, 6, h->bm, h->bn, h->bk);
 	return with > six ? with - six : 0;
+}
+
+uint64_t
+plan_overlap_opening(const Chip *c, GemmDtype t)
+{
+	return gemm_overlap_setup(c, t) + 1 +
+	       chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+	       chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
 }
 
 /* Priced with the plain five-worker panels (GemmOptions.plain5): an upper

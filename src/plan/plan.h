@@ -172,6 +172,10 @@ int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               const PlanHeld *held, GemmPlan *out, Diag *d);
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
+/* An overlapped GEMM step's cycles before block 0 (lower/xsched.c's
+ * schedule_overlap): its setup to the opening sync (gemm_overlap_setup),
+ * the sync, the incoming count's write and the exchange's preamble. */
+uint64_t plan_overlap_opening(const Chip *c, GemmDtype t);
 /* The cycles a plain multiply h adds when an exchange of `items` receive
  * cycles at its busiest tile, in `windows` transfers, runs beside it
  * (lower_b_under), on a grid of `tiles`: as lower/xsched.c's
