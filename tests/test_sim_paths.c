@@ -1169,14 +1169,17 @@ stream_start(const Chip *c, uint32_t other)
 }
 
 /* A paced form on the pair $m4:5 (or now and then $m14 and $mzero) with
- * the strides in $m6 (or $mzero: selectors other than 0 stay put), its
- * ARF pairs random ($a14:15 among them; ld2x64pace's two the same now
- * and then, which faults): the operands DIssue.pd holds. */
+ * the strides in $m6 (or $mzero: selectors other than 0 stay put; mostly
+ * so with shapes, as in the GEMMs), its ARF pairs random ($a14:15 among
+ * them; ld2x64pace's two the same now and then, which faults): the
+ * operands DIssue.pd holds. */
 static uint32_t
-paced_bundle_main(int pairs)
+paced_bundle_main(int pairs, int shapes)
 {
 	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
 	int ta = below(16) ? 4 : 14, st = below(4) ? 6 : 15;
+	if (shapes)
+		st = 21 - st;
 	if (pairs) {
 		/* $m4:5 or $m8:9 (or $m14); the strides now and then
 		 * from the pair itself or from the other pair */
@@ -1206,8 +1209,26 @@ paced_bundle_main(int pairs)
 	}
 }
 
+/* The aux half of a paced bundle: mostly fnop, else any AMP form; with
+ * shapes mostly the GEMMs' two (f16v4hihov4amp, f8v8hihov4amp), their
+ * pairs mostly inside $a0..$a12 (tile.c's DIssue.shape), now and then
+ * $a14:15. */
+static uint32_t
+paced_bundle_aux(int shapes)
+{
+	if (!shapes || !below(4))
+		return below(4) ? enc("or_aaan_zi", 3, 15, 15, 0)
+		                : random_word(&amp_rows) & 0x7fffffffu;
+	int r[3];
+	for (int k = 0; k < 3; k++)
+		r[k] = 2 * (int)(below(16) ? below(7) : 7);
+	return enc(below(2) ? "f16v4hihov4amp_aaan_ef"
+	                    : "f8v8hihov4amp_aaan_ef",
+	           4, r[0], r[1], r[2], (int)below(64));
+}
+
 static void
-pace_programs(int pairs)
+pace_programs(int pairs, int shapes)
 {
 	collect_rows();
 	int faults = 0, done = 0;
@@ -1220,10 +1241,9 @@ pace_programs(int pairs)
 		    0x80000000u;
 		prog[n++] = enc("or_aaan_zi", 3, 15, 15, 0);
 		for (int k = 0; k < body; k++) {
-			prog[n++] = paced_bundle_main(pairs) | 0x80000000u;
-			prog[n++] = below(4)
-			                ? enc("or_aaan_zi", 3, 15, 15, 0)
-			                : random_word(&amp_rows) & 0x7fffffffu;
+			prog[n++] =
+			    paced_bundle_main(pairs, shapes) | 0x80000000u;
+			prog[n++] = paced_bundle_aux(shapes);
 		}
 		prog[n++] = enc("exitz_mmmn", 1, 15);
 		const Chip *chip = profile_chip((TimingBound)(i % 3));
@@ -1306,7 +1326,7 @@ static void
 test_pace_boxes(void **state)
 {
 	(void)state;
-	pace_programs(0);
+	pace_programs(0, 0);
 }
 
 /* The fused bundles' pairs kept unpacked between a context's bundles
@@ -1322,7 +1342,22 @@ static void
 test_pace_pairs(void **state)
 {
 	(void)state;
-	pace_programs(1);
+	pace_programs(1, 0);
+}
+
+/* The fused bundles of the GEMMs' common shape, which run_fused runs by a
+ * form chosen once per decoded issue (tile.c, DIssue.shape): paced forms
+ * with constant steps (strides mostly $mzero) beside f16v4hihov4amp or
+ * f8v8hihov4amp (their phases, weights and partials random), and
+ * bundles just outside the shape among them ($a14:15 as an operand, a
+ * stride register read, a pair that stays packed); all six workers
+ * interleaved now and then; against the plain path on complete tile
+ * state. */
+static void
+test_pace_shapes(void **state)
+{
+	(void)state;
+	pace_programs(1, 1);
 }
 
 /* A graph compiled for `tiles` tiles, run on the emulated C600 with seeded
@@ -1545,6 +1580,7 @@ main(void)
 	    cmocka_unit_test(test_code_templates),
 	    cmocka_unit_test(test_pace_boxes),
 	    cmocka_unit_test(test_pace_pairs),
+	    cmocka_unit_test(test_pace_shapes),
 	    cmocka_unit_test(test_random_programs),
 	    cmocka_unit_test(test_random_sup_programs),
 	    cmocka_unit_test(test_random_amp_programs),

@@ -397,6 +397,12 @@ typedef struct {
 	 * (PaceForm + 1, 0: not such a bundle) and an AMP form on the aux
 	 * side (1 f16v4hihov4amp, 2 f8v8hihov4amp, 0 none or a nop) */
 	uint8_t pace, amp;
+	/* such a bundle in the GEMMs' common shape, which run_fused runs by
+	 * a form chosen once here (1 + 3 PaceForm + amp; 0: not in it): its
+	 * pair may stay unpacked (pd.lazy), no stream moves by the stride
+	 * register (pd.vary 0), and none of its ARF operands is $a14:15
+	 * (read as 0, written nowhere) */
+	uint8_t shape;
 	PaceDec pd; /* the paced form's operands, if pace */
 	AmpDec ad;  /* the AMP form's operands, if amp */
 } DIssue;
@@ -990,14 +996,18 @@ sim_pace_boxes(const Tile *t)
  * left unpacked (n[]), PaceOp.lo and hi not set, d->ok checked by the
  * caller: tile.c's run_fused keeps them so between a context's bundles.
  * Its ctx is -1 unless the boxes may be used at all (sim_pace_boxes), which
- * run_fused knows once for all its bundles. */
+ * run_fused knows once for all its bundles; fixed 1 where the caller knows
+ * (DIssue.shape) that no stream moves by the stride register (d->vary 0)
+ * and the stored pair is not $a14:15. */
 static inline __attribute__((always_inline)) int
 sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
-                    PaceOp *o, int ctx, const uint32_t *a, uint32_t *n)
+                    PaceOp *o, int ctx, const uint32_t *a, uint32_t *n,
+                    int fixed)
 {
 	unsigned on = 0; /* bit i: A(i) is accessed (a constant) */
 	for (int i = 0; i < 3; i++)
 		on |= (unsigned)sim_pace_on(form, i) << i;
+	unsigned vary = fixed ? 0 : d->vary;
 	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
 	uint32_t at[3];
 	int na = 0;
@@ -1005,7 +1015,7 @@ sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 	for (int i = 0; i < 3; i++) {
 		n[i] = a[i];
 		if (on >> i & 1) {
-			n[i] = d->vary >> i & 1
+			n[i] = vary >> i & 1
 			           ? sim_pace_next(a[i], st, d->sel[i], 8)
 			           : (a[i] + d->step[i]) & TA_MASK;
 			at[na++] = a[i];
@@ -1031,8 +1041,8 @@ sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 	if (sim_pace_on(form, 2)) {
 		int src = d->src;
 		o->sa = a[2];
-		o->st[0] = src == 14 ? 0 : c->a[src];
-		o->st[1] = src == 14 ? 0 : c->a[src + 1];
+		o->st[0] = src == 14 && !fixed ? 0 : c->a[src];
+		o->st[1] = src == 14 && !fixed ? 0 : c->a[src + 1];
 	}
 	return 1;
 }
@@ -1047,8 +1057,8 @@ sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 	uint32_t a[3], n[3];
 	sim_ta_unpack(c->m[r], r == 14 ? 0 : c->m[r + 1], a);
 	if (!sim_pace_prepare_at(t, c, d, form, o,
-	                         ctx >= 0 && sim_pace_boxes(t) ? ctx : -1, a,
-	                         n))
+	                         ctx >= 0 && sim_pace_boxes(t) ? ctx : -1, a, n,
+	                         0))
 		return 0;
 	sim_ta_pack(n, &o->lo, &o->hi);
 	return 1;
@@ -1073,14 +1083,14 @@ sim_pace_store(Tile *t, PaceForm form, const PaceOp *o)
 }
 
 /* The loads' register writes, straight to the context (none to
- * $a14:15). */
+ * $a14:15; fixed 1: the caller knows there is none, DIssue.shape). */
 static inline __attribute__((always_inline)) void
 sim_pace_write_loads(Context *c, const PaceDec *d, PaceForm form,
-                     const PaceOp *o)
+                     const PaceOp *o, int fixed)
 {
 #pragma GCC unroll 2
 	for (int k = 0; k < sim_pace_loads(form); k++)
-		if (d->dst[k] != 14) {
+		if (fixed || d->dst[k] != 14) {
 			c->a[d->dst[k]] = o->ld[k][0];
 			c->a[d->dst[k] + 1] = o->ld[k][1];
 		}
@@ -1094,7 +1104,7 @@ sim_pace_write(Context *c, const PaceDec *d, PaceForm form, const PaceOp *o)
 	c->m[d->pair] = o->lo;
 	if (d->pair != 14)
 		c->m[d->pair + 1] = o->hi;
-	sim_pace_write_loads(c, d, form, o);
+	sim_pace_write_loads(c, d, form, o, 0);
 }
 
 /* chip.c - many tiles: BSP rounds, syncs, and the exchange between them.
@@ -1342,13 +1352,15 @@ uint64_t sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part);
  * pair in *res, not yet written. It reads no register but its operands and
  * $FP_NFMT/$FP_SCL, and no memory, so a bundle's main half may write its
  * own registers and memory after it (tile.c's fused bundles). Inline, so
- * that a fused bundle makes one call (the arithmetic's) for its AMP half. */
+ * that a fused bundle makes one call (the arithmetic's) for its AMP half.
+ * inside and avx2: what sim_amp_fast below asks. */
 static inline __attribute__((always_inline)) int
-sim_amp_fast(Tile *t, Context *c, AmpDec d, int f8, uint64_t *res)
+sim_amp_fast_at(Tile *t, Context *c, AmpDec d, int f8, int inside, int avx2,
+                uint64_t *res)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	uint64_t x, pt;                  /* the input and partials pairs */
-	if (d.src < 13 && d.part < 13) { /* both inside $a0..$a12 */
+	uint64_t x, pt; /* the input and partials pairs */
+	if (inside) {   /* both inside $a0..$a12 */
 		memcpy(&x, &c->a[d.src], 8);
 		memcpy(&pt, &c->a[d.part], 8);
 	} else {
@@ -1365,15 +1377,26 @@ sim_amp_fast(Tile *t, Context *c, AmpDec d, int f8, uint64_t *res)
 	__m128i ex = _mm_set1_epi16(0x7c00);
 	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
 	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
-	if (bad || !sim_use_avx2())
+	if (bad || !avx2)
 		return 0;
 	*res = f8 ? sim_amp_run_f8(t, c, d.p, x, pt)
 	          : sim_amp_run_f16(t, c, d.p, x, pt);
 	return 1;
 #else
-	(void)t, (void)c, (void)d, (void)f8, (void)res;
+	(void)t, (void)c, (void)d, (void)f8, (void)inside, (void)avx2,
+	    (void)res;
 	return 0;
 #endif
+}
+
+/* sim_amp_fast_at with what its caller may know once for many bundles
+ * (tile.c's run_fused) asked here: whether the input and partials pairs
+ * are both inside $a0..$a12, whether the host's AVX2 forms may run. */
+static inline __attribute__((always_inline)) int
+sim_amp_fast(Tile *t, Context *c, AmpDec d, int f8, uint64_t *res)
+{
+	return sim_amp_fast_at(t, c, d, f8, d.src < 13 && d.part < 13,
+	                       sim_use_avx2(), res);
 }
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);

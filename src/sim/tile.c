@@ -454,7 +454,8 @@ ignored_write(const DInsn *i)
 }
 
 /* Whether issue_fused can run u: a paced form alone, beside a nop, or
- * beside one of the AMP forms the fast paths have in two steps. */
+ * beside one of the AMP forms the fast paths have in two steps; and
+ * whether it has the GEMMs' common shape (DIssue.shape). */
 static void
 fused_shape(DIssue *u)
 {
@@ -485,6 +486,18 @@ fused_shape(DIssue *u)
 		}
 	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
 		u->ok |= ISSUE_LOOP;
+	u->shape = 0;
+	if (!u->pace || !u->pd.lazy || u->pd.vary)
+		return;
+	PaceForm form = (PaceForm)(u->pace - 1);
+	const PaceDec *d = &u->pd;
+	for (int k = 0; k < sim_pace_loads(form); k++)
+		if (d->dst[k] == 14)
+			return;
+	if ((sim_pace_on(form, 2) && d->src == 14) ||
+	    (amp && (u->ad.dst >= 13 || u->ad.src >= 13 || u->ad.part >= 13)))
+		return;
+	u->shape = (uint8_t)(1 + 3 * form + amp);
 }
 
 /* The issue cache's entry for halves i0 (and i1, NULL for a solo or a
@@ -1187,19 +1200,19 @@ fault:
  * it). Neither can fault once prepared. 0 if one of them declines: then
  * the halves run as usual, nothing having changed. */
 static inline __attribute__((always_inline)) void
-fused_done(Tile *t, Context *c, const DIssue *u, PaceForm form,
-           const PaceOp *po, uint64_t res, int pair)
+fused_done(Tile *t, Context *c, const DIssue *u, PaceForm form, int amp,
+           int fixed, const PaceOp *po, uint64_t res, int pair)
 {
 	sim_pace_store(t, form, po);
 	if (pair) /* else kept unpacked (fused_lazy) */
 		sim_pace_write(c, &u->pd, form, po);
 	else
-		sim_pace_write_loads(c, &u->pd, form, po);
-	if (u->amp) {
+		sim_pace_write_loads(c, &u->pd, form, po, fixed);
+	if (amp) {
 		int dst = u->ad.dst;
-		if (dst < 14)
+		if (fixed || dst < 14)
 			c->a[dst] = (uint32_t)res;
-		if (dst + 1 < 14)
+		if (fixed || dst + 1 < 14)
 			c->a[dst + 1] = (uint32_t)(res >> 32);
 	}
 }
@@ -1212,7 +1225,7 @@ fused_form(Tile *t, Context *c, int w, const DIssue *u, PaceForm form)
 	if (!sim_pace_prepare(t, c, &u->pd, form, &po, w) ||
 	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
 		return 0;
-	fused_done(t, c, u, form, &po, res, 1);
+	fused_done(t, c, u, form, u->amp, 0, &po, res, 1);
 	return 1;
 }
 
@@ -1257,13 +1270,15 @@ lazy_flush(Context *c, LazyPair *z)
 /* fused_form with the pair's addresses kept in *z between the context's
  * bundles when the form allows it, so that they are not unpacked and
  * packed again for each: the same results once flushed. box: w, or -1 if
- * the boxes may not be used (sim_pace_boxes, which run_fused knows). */
+ * the boxes may not be used (sim_pace_boxes), and avx2 sim_use_avx2(), which
+ * run_fused knows once; amp u->amp, and fixed 1 where u->shape says so
+ * (both constants in the shape's forms). */
 static inline __attribute__((always_inline)) int
 fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
-           LazyPair *z)
+           int amp, int fixed, int avx2, LazyPair *z)
 {
 	const PaceDec *d = &u->pd;
-	if (!d->lazy) {
+	if (!fixed && !d->lazy) {
 		lazy_flush(c, z); /* it reads the registers */
 		return fused_form(t, c, w, u, form);
 	}
@@ -1280,30 +1295,57 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 	}
 	PaceOp po;
 	uint64_t res = 0;
-	if (!sim_pace_prepare_at(t, c, d, form, &po, box, cur, n) ||
-	    (u->amp && !sim_amp_fast(t, c, u->ad, u->amp == 2, &res)))
+	if (!sim_pace_prepare_at(t, c, d, form, &po, box, cur, n, fixed) ||
+	    (amp &&
+	     !sim_amp_fast_at(t, c, u->ad, amp == 2,
+	                      fixed || (u->ad.src < 13 && u->ad.part < 13),
+	                      avx2, &res)))
 		return 0;
 	if (cur == a)
 		z->pair = r;
 	memcpy(z->a, n, sizeof n);
-	fused_done(t, c, u, form, &po, res, 0);
+	fused_done(t, c, u, form, amp, fixed, &po, res, 0);
 	return 1;
 }
 
-/* issue_fused with the pair kept in *z (run_fused). */
-static inline int
-issue_fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u,
+/* issue_fused with the pair kept in *z (run_fused); a bundle of the common
+ * shape (DIssue.shape) by its form with the AMP kind and fixed constants.
+ * A call of its own: inline in run_fused, its sixteen forms cost more host
+ * instructions than the call (their registers spill in the loop). */
+static __attribute__((noinline)) int
+issue_fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, int avx2,
                  LazyPair *z)
 {
+#define SHAPE(form, amp)                                                       \
+	case 1 + 3 * (form) + (amp):                                           \
+		return fused_lazy(t, c, w, box, u, form, amp, 1, avx2, z)
+	switch (u->shape) {
+		SHAPE(PACE_LD2XST, 0);
+		SHAPE(PACE_LD2XST, 1);
+		SHAPE(PACE_LD2XST, 2);
+		SHAPE(PACE_LD2X, 0);
+		SHAPE(PACE_LD2X, 1);
+		SHAPE(PACE_LD2X, 2);
+		SHAPE(PACE_LDST, 0);
+		SHAPE(PACE_LDST, 1);
+		SHAPE(PACE_LDST, 2);
+		SHAPE(PACE_ST, 0);
+		SHAPE(PACE_ST, 1);
+		SHAPE(PACE_ST, 2);
+	}
+#undef SHAPE
 	switch (u->pace) {
 	case PACE_LD2XST + 1:
-		return fused_lazy(t, c, w, box, u, PACE_LD2XST, z);
+		return fused_lazy(t, c, w, box, u, PACE_LD2XST, u->amp, 0, avx2,
+		                  z);
 	case PACE_LD2X + 1:
-		return fused_lazy(t, c, w, box, u, PACE_LD2X, z);
+		return fused_lazy(t, c, w, box, u, PACE_LD2X, u->amp, 0, avx2,
+		                  z);
 	case PACE_LDST + 1:
-		return fused_lazy(t, c, w, box, u, PACE_LDST, z);
+		return fused_lazy(t, c, w, box, u, PACE_LDST, u->amp, 0, avx2,
+		                  z);
 	case PACE_ST + 1:
-		return fused_lazy(t, c, w, box, u, PACE_ST, z);
+		return fused_lazy(t, c, w, box, u, PACE_ST, u->amp, 0, avx2, z);
 	}
 	return 0;
 }
@@ -1411,6 +1453,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 	t->nacc = 0;
 	/* the same for every bundle here: t->nacc is 0 at each */
 	const int boxes = sim_pace_boxes(t);
+	const int avx2 = sim_use_avx2(); /* set between runs */
 	while (cycle < max_cycles) {
 		int w = t->slot_worker[slot];
 		Context *c = &t->ctx[w];
@@ -1424,7 +1467,8 @@ run_fused(Tile *t, uint64_t max_cycles)
 			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!issue_fused_lazy(t, c, w, boxes ? w : -1, u, &lazy[w])) {
+		if (!issue_fused_lazy(t, c, w, boxes ? w : -1, u, avx2,
+		                      &lazy[w])) {
 			lazy_flush(c, &lazy[w]); /* the halves read it */
 			t->cycle = cycle;        /* a fault's report reads it */
 			if (!issue_halves(t, c, w, u, &next_pc)) {
