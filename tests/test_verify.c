@@ -103,6 +103,65 @@ test_lower_verify(void **state)
 	refused(&p, "not the whole program");
 }
 
+/* A GEMM call of step s on `tile` reading buffers a, b, c (c at
+ * c_offset), zeroing C when `zero`. */
+static KernelCall *
+gemm_call(Lowered *l, int32_t s, uint32_t tile, const int32_t *buf,
+          uint32_t c_offset, int zero)
+{
+	KernelCall *k = lower_call(l, &l->step[s], tile, "gemm_f16", "gemm",
+	                           GEMM_ARGS_BYTES);
+	for (int i = 0; i < 3; i++)
+		k->ref[i] = (BufRef){buf[i], i == 2 ? c_offset : 0};
+	k->nref = 3;
+	k->args = (KernelArgs){KC_GEMM, .u.gemm = {.t = GEMM_F16,
+	                                           .bm = 16,
+	                                           .bn = 16,
+	                                           .bk = 64,
+	                                           .opt = {.zero = zero}}};
+	return k;
+}
+
+/* lower_share_args: GEMM calls on one tile with the same buffers and
+ * the same call read one argument block; a call that zeroes C, reads
+ * another place of C, or is on another tile keeps its own. */
+static void
+test_share_args(void **state)
+{
+	(void)state;
+	Lowered *l = lower_new(chip_default(), 2);
+	int32_t buf[2][3];
+	for (uint32_t t = 0; t < 2; t++)
+		for (int i = 0; i < 3; i++)
+			buf[t][i] = lower_buffer(l, t, 4096, 16, REGION_ANY, 0,
+			                         INT32_MAX, "operand");
+	for (int s = 0; s < 5; s++)
+		lower_step(l, STEP_COMPUTE, "gemm: multiply");
+	/* tile 0: K supersteps 0 (zero), 1, 2; then C's other half twice */
+	KernelCall *k[5] = {gemm_call(l, 0, 0, buf[0], 0, 1),
+	                    gemm_call(l, 1, 0, buf[0], 0, 0),
+	                    gemm_call(l, 2, 0, buf[0], 0, 0),
+	                    gemm_call(l, 3, 0, buf[0], 512, 0),
+	                    gemm_call(l, 4, 0, buf[0], 512, 0)};
+	/* tile 1: superstep 1's call, as tile 0's but its own buffers */
+	KernelCall *other = gemm_call(l, 1, 1, buf[1], 0, 0);
+	int32_t own[5], other_own = other->args_at;
+	for (int i = 0; i < 5; i++)
+		own[i] = k[i]->args_at;
+	assert_int_equal(lower_share_args(l), 2);
+	assert_int_equal(k[0]->args_at, own[0]);
+	assert_int_equal(k[1]->args_at, own[1]);
+	assert_int_equal(k[2]->args_at, own[1]);
+	assert_int_equal(k[3]->args_at, own[3]);
+	assert_int_equal(k[4]->args_at, own[3]);
+	assert_int_equal(other->args_at, other_own);
+	assert_int_equal(l->buf[own[2]].bytes, 0);
+	assert_int_equal(l->buf[own[4]].bytes, 0);
+	assert_int_equal(l->buf[own[1]].bytes, GEMM_ARGS_BYTES);
+	assert_int_equal(l->buf[other_own].bytes, GEMM_ARGS_BYTES);
+	lower_free(l);
+}
+
 static void
 test_schedule_verify(void **state)
 {
@@ -1325,6 +1384,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lower_verify),
+	    cmocka_unit_test(test_share_args),
 	    cmocka_unit_test(test_schedule_verify),
 	    cmocka_unit_test(test_place_verify),
 	    cmocka_unit_test(test_codegen_verify),

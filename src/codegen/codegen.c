@@ -322,6 +322,10 @@ call_data(const Lowered *l, const KernelCall *c, TileCode *tc)
 {
 	if (!tc)
 		return;
+	/* a block shared by calls (lower_share_args): written once */
+	for (int i = 0; i < tc->ndata; i++)
+		if (tc->data[i].buf == c->args_at)
+			return;
 	uint32_t args = l->buf[c->args_at].addr;
 	uint32_t addr[CALL_MAX_REFS];
 	for (int i = 0; i < c->nref; i++)

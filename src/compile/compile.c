@@ -486,6 +486,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	if (!r)
 		lower_b_wrap_undo(l);
 	if (!r)
+		lower_share_args(l);
+	if (!r)
 		r = lower_verify_schedule(l, d);
 	if (!r && (o->dump & COMPILE_DUMP_SCHED))
 		lower_print_schedule(l, dump);

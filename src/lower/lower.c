@@ -230,6 +230,75 @@ lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out)
 	die("lower_call_args: kernel kind %d", (int)a.kind);
 }
 
+/* 1 if GEMM calls x and y, on one tile, have the same argument block
+ * wherever their buffers are placed: the same buffers, and the same
+ * block at two sets of addresses (bx, by: scratch of its bytes). */
+static int
+same_args(const KernelCall *x, const KernelCall *y, uint8_t *bx, uint8_t *by)
+{
+	if (x->args.kind != KC_GEMM || y->args.kind != KC_GEMM ||
+	    x->args_bytes != y->args_bytes || x->nref != y->nref)
+		return 0;
+	for (int i = 0; i < x->nref; i++)
+		if (x->ref[i].buf != y->ref[i].buf ||
+		    x->ref[i].offset != y->ref[i].offset)
+			return 0;
+	for (uint32_t at = 0; at < 2; at++) {
+		uint32_t addr[CALL_MAX_REFS];
+		for (int i = 0; i < x->nref; i++)
+			addr[i] = at * (0x10000u + 0x1000u * (uint32_t)i) +
+			          x->ref[i].offset;
+		memset(bx, 0, x->args_bytes);
+		memset(by, 0, x->args_bytes);
+		lower_call_args(x, addr, bx);
+		lower_call_args(y, addr, by);
+		if (memcmp(bx, by, x->args_bytes))
+			return 0;
+	}
+	return 1;
+}
+
+uint32_t
+lower_share_args(Lowered *l)
+{
+	/* by tile, the GEMM calls whose blocks are kept so far */
+	KernelCall ***kept = xcalloc(l->tiles, sizeof *kept);
+	uint32_t *nkept = xcalloc(l->tiles, sizeof *nkept),
+	         *cap = xcalloc(l->tiles, sizeof *cap), shared = 0, most = 0;
+	for (int32_t i = 0; i < l->nstep; i++)
+		for (int k = 0; k < l->step[i].ncall; k++)
+			if (l->step[i].call[k].args_bytes > most)
+				most = l->step[i].call[k].args_bytes;
+	uint8_t *bx = xmalloc((size_t)most + 1),
+	        *by = xmalloc((size_t)most + 1);
+	for (int32_t i = 0; i < l->nstep; i++)
+		for (int k = 0; k < l->step[i].ncall; k++) {
+			KernelCall *c = &l->step[i].call[k];
+			if (c->args.kind != KC_GEMM || c->args_at < 0)
+				continue;
+			uint32_t t = c->tile, j = 0;
+			while (j < nkept[t] &&
+			       !same_args(kept[t][j], c, bx, by))
+				j++;
+			if (j < nkept[t]) {
+				l->buf[c->args_at].bytes = 0;
+				c->args_at = kept[t][j]->args_at;
+				shared++;
+				continue;
+			}
+			GROW(kept[t], nkept[t], cap[t]);
+			kept[t][nkept[t]++] = c;
+		}
+	for (uint32_t t = 0; t < l->tiles; t++)
+		free(kept[t]);
+	free(kept);
+	free(nkept);
+	free(cap);
+	free(bx);
+	free(by);
+	return shared;
+}
+
 TensorPlace *
 lower_tensor(Lowered *l, int32_t tensor, uint32_t rows, uint32_t cols,
              DType dtype)

@@ -265,6 +265,14 @@ KernelCall *lower_call(Lowered *l, Step *s, uint32_t tile, const char *kernel,
  * tile addresses addr[0 .. c->nref - 1]. */
 void lower_call_args(const KernelCall *c, const uint32_t *addr, uint8_t *out);
 
+/* GEMM calls on one tile whose argument blocks are equal wherever their
+ * buffers are placed (the same buffers, the same call) read one block:
+ * the later calls take the first's, theirs left empty. The GEMM kernels
+ * only read their block (kernels/gemm*.S), so calls may share it. Call
+ * once the calls are final (after scheduling). Returns the blocks left
+ * empty. */
+uint32_t lower_share_args(Lowered *l);
+
 TensorPlace *lower_tensor(Lowered *l, int32_t tensor, uint32_t rows,
                           uint32_t cols, DType dtype);
 /* A new step at index `at`: later steps and every buffer lifetime from

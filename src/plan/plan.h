@@ -297,8 +297,9 @@ typedef struct {
 	uint32_t c_partials; /* pk > 1: the other groups' partial slices
 	                        (with norm_cols and the rows' reciprocals;
 	                        and a vadd's arguments) */
-	uint32_t calls;      /* GEMM calls, GEMM_ARGS_BYTES of arguments
-	                        each */
+	uint32_t calls;      /* GEMM argument blocks, GEMM_ARGS_BYTES
+	                        each: one a call, but the calls of one
+	                        block (lower_share_args) */
 } GemmTileBuffers;
 GemmTileBuffers plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q,
                                        uint32_t i, uint32_t j);
