@@ -159,36 +159,6 @@ plan_gemm_b_local_bytes(const GemmPlan *p)
 	       gemm_b_bytes(g, p->kg - (p->steps - 1) * p->kc, p->bn);
 }
 
-/* Host h's step beside an exchange ending at xend, its first P panels
- * with five workers, as schedule_overlap makes it: the setup and
- * opening, block 0's lead, the P panels' exit (or the exchange's last
- * word), the rest with six workers. */
-static uint64_t
-host_step_cycles(const Chip *c, const PlanHost *h, const uint32_t *rows,
-                 uint32_t nr, uint32_t P, int plain, uint64_t xend)
-{
-	GemmWindows w;
-	gemm_windows(c, h->t, rows, nr, h->bk, P, plain, NULL, &w);
-	uint64_t five = w.done + chip_rule(c, TIMING_SYNC_LOCAL);
-	if (xend > five)
-		five = xend;
-	uint64_t lead = w.lead;
-	gemm_windows_free(&w);
-	GemmCall call = {.t = h->t, .bm = h->bm, .bn = h->bn, .bk = h->bk};
-	call.opt.five = P;
-	GemmCall rc[2];
-	int n = gemm_rest(&call, rc);
-	uint64_t rest = 0;
-	for (int j = 0; j < n; j++)
-		rest += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
-		                         rc[j].bk) +
-		        2 * chip_rule(c, TIMING_SUP_BRANCH);
-	uint64_t setup = 12 + (h->t == GEMM_F8 ? 4 : 0) + 1 +
-	                 chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
-	                 chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
-	return setup + lead + five + rest;
-}
-
 uint64_t
 plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
                       uint32_t windows, uint32_t tiles, int plain)
@@ -233,15 +203,30 @@ plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
 	 * went back to its exchange on the 27-layer tower) */
 	if (!P || P == most)
 		return UINT64_MAX;
-	/* the step as schedule_overlap makes it, of its fewest cycles over
-	 * the P panels that hold the exchange or more */
-	uint64_t xend = end + grid_latency(c, tiles), with = UINT64_MAX;
-	for (uint32_t q = P; q <= most; q++) {
-		uint64_t t = host_step_cycles(c, h, rows, nr, q, plain, xend);
-		if (t < with)
-			with = t;
-	}
-	uint64_t six = gemm_tile_cycles(c, h->t, 6, h->bm, h->bn, h->bk);
+	/* the step as schedule_overlap makes it: the setup and opening, block
+	 * 0's lead, the P panels' exit (or the exchange's last word), the
+	 * rest with six workers */
+	gemm_windows(c, h->t, rows, nr, h->bk, P, plain, NULL, &w);
+	uint64_t xend = end + grid_latency(c, tiles),
+	         five = w.done + chip_rule(c, TIMING_SYNC_LOCAL);
+	if (xend > five)
+		five = xend;
+	uint64_t lead = w.lead;
+	gemm_windows_free(&w);
+	GemmCall call = {.t = h->t, .bm = h->bm, .bn = h->bn, .bk = h->bk};
+	call.opt.five = P;
+	GemmCall rc[2];
+	int n = gemm_rest(&call, rc);
+	uint64_t rest = 0;
+	for (int j = 0; j < n; j++)
+		rest += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
+		                         rc[j].bk) +
+		        2 * chip_rule(c, TIMING_SUP_BRANCH);
+	uint64_t setup = 12 + (h->t == GEMM_F8 ? 4 : 0) + 1 +
+	                 chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
+	                 chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
+	uint64_t with = setup + lead + five + rest,
+	         six = gemm_tile_cycles(c, h->t, 6, h->bm, h->bn, h->bk);
 	return with > six ? with - six : 0;
 }
 
