@@ -1352,6 +1352,48 @@ widen_host(Lowered *l, Step *s)
 	}
 }
 
+/* The six-worker rest calls of overlapped call g (gemm_rest) and their
+ * branches. */
+static uint64_t
+rest_cycles(const Chip *c, const GemmCall *g)
+{
+	GemmCall rc[2];
+	int nr = gemm_rest(g, rc);
+	uint64_t t = 0;
+	for (int j = 0; j < nr; j++)
+		t += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
+		                      rc[j].bk) +
+		     2 * chip_rule(c, TIMING_SUP_BRANCH);
+	return t;
+}
+
+/* An overlapped step's cycles with its first P panels five-worker, the
+ * exchange ending at xend: the setup and opening as codegen's
+ * emit_overlap, block 0's lead, the last panel's exit (or the exchange's
+ * last word, if later) and its sync, and the rest calls with six
+ * workers. */
+static uint64_t
+overlap_cycles(const Chip *c, const Step *s, GemmDtype t, const uint32_t *rows,
+               uint32_t n, uint32_t bk, uint32_t P, int plain, uint64_t xend)
+{
+	GemmWindows w;
+	gemm_windows(c, t, rows, n, bk, P, plain, NULL, &w);
+	uint64_t five = w.done + chip_rule(c, TIMING_SYNC_LOCAL), lead = w.lead;
+	gemm_windows_free(&w);
+	if (xend > five)
+		five = xend;
+	uint64_t rest = 0;
+	for (int i = 0; i < s->ncall; i++) {
+		GemmCall g = s->call[i].args.u.gemm;
+		g.opt.five = P;
+		g.opt.plain5 = plain;
+		uint64_t r = rest_cycles(c, &g);
+		if (r > rest)
+			rest = r;
+	}
+	return plan_overlap_opening(c, t) + lead + five + rest;
+}
+
 /*
  * An overlapped GEMM superstep (lower/gemm.c, GemmPlan.overlap): a
  * compute step whose transfers are the next superstep's exchange and
@@ -1444,6 +1486,19 @@ schedule_overlap(Lowered *l, Step *s, Diag *d)
 		free(rows);
 		return r;
 	}
+	/* the fewest panels is not always the fewest cycles: the rest
+	 * calls' entries (gemm_rest: two where P ends inside an N-panel) */
+	uint32_t best = P;
+	uint64_t fewest = UINT64_MAX;
+	for (uint32_t q = P; q <= most; q++) {
+		uint64_t t =
+		    overlap_cycles(c, s, g0.t, rows, n, g0.bk, q, plain, xend);
+		if (t < fewest) {
+			fewest = t;
+			best = q;
+		}
+	}
+	P = best;
 	/* the windows of the first P panels, the same as above */
 	gemm_windows(c, g0.t, rows, n, g0.bk, P, plain, NULL, s->gwin);
 	/* the verifier's view: the windows between those panels */
@@ -1452,27 +1507,13 @@ schedule_overlap(Lowered *l, Step *s, Diag *d)
 	lower_step_blocks(s, XS_BLOCK, xw, (int)P - 1);
 	free(xw);
 	free(rows);
-	uint64_t rest = 0;
 	for (int i = 0; i < s->ncall; i++) {
 		KernelCall *k = &s->call[i];
 		k->args.u.gemm.opt.five = P;
 		k->args.u.gemm.opt.plain5 = plain;
-		GemmCall rc[2];
-		int nr = gemm_rest(&k->args.u.gemm, rc);
-		uint64_t t = 0;
-		for (int j = 0; j < nr; j++)
-			t += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
-			                      rc[j].bk) +
-			     2 * chip_rule(c, TIMING_SUP_BRANCH);
-		k->cycles = t;
-		if (t > rest)
-			rest = t;
+		k->cycles = rest_cycles(c, &k->args.u.gemm);
 	}
-	uint64_t five = s->gwin->done + chip_rule(c, TIMING_SYNC_LOCAL);
-	if (xend > five)
-		five = xend;
-	uint64_t setup = plan_overlap_opening(c, g0.t);
-	s->cycles = setup + s->gwin->lead + five + rest;
+	s->cycles = fewest;
 	return IPU_OK;
 }
 
