@@ -1352,46 +1352,23 @@ widen_host(Lowered *l, Step *s)
 	}
 }
 
-/* The six-worker rest calls of overlapped call g (gemm_rest) and their
- * branches. */
-static uint64_t
-rest_cycles(const Chip *c, const GemmCall *g)
-{
-	GemmCall rc[2];
-	int nr = gemm_rest(g, rc);
-	uint64_t t = 0;
-	for (int j = 0; j < nr; j++)
-		t += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
-		                      rc[j].bk) +
-		     2 * chip_rule(c, TIMING_SUP_BRANCH);
-	return t;
-}
-
 /* An overlapped step's cycles with its first P panels five-worker, the
- * exchange ending at xend: the setup and opening as codegen's
- * emit_overlap, block 0's lead, the last panel's exit (or the exchange's
- * last word, if later) and its sync, and the rest calls with six
- * workers. */
+ * exchange ending at xend (plan_overlap_cycles), the rest that of its
+ * slowest call. */
 static uint64_t
 overlap_cycles(const Chip *c, const Step *s, GemmDtype t, const uint32_t *rows,
                uint32_t n, uint32_t bk, uint32_t P, int plain, uint64_t xend)
 {
-	GemmWindows w;
-	gemm_windows(c, t, rows, n, bk, P, plain, NULL, &w);
-	uint64_t five = w.done + chip_rule(c, TIMING_SYNC_LOCAL), lead = w.lead;
-	gemm_windows_free(&w);
-	if (xend > five)
-		five = xend;
 	uint64_t rest = 0;
 	for (int i = 0; i < s->ncall; i++) {
 		GemmCall g = s->call[i].args.u.gemm;
 		g.opt.five = P;
 		g.opt.plain5 = plain;
-		uint64_t r = rest_cycles(c, &g);
+		uint64_t r = plan_overlap_rest(c, &g);
 		if (r > rest)
 			rest = r;
 	}
-	return plan_overlap_opening(c, t) + lead + five + rest;
+	return plan_overlap_cycles(c, t, rows, n, bk, P, plain, xend, rest);
 }
 
 /*
@@ -1511,7 +1488,7 @@ schedule_overlap(Lowered *l, Step *s, Diag *d)
 		KernelCall *k = &s->call[i];
 		k->args.u.gemm.opt.five = P;
 		k->args.u.gemm.opt.plain5 = plain;
-		k->cycles = rest_cycles(c, &k->args.u.gemm);
+		k->cycles = plan_overlap_rest(c, &k->args.u.gemm);
 	}
 	s->cycles = fewest;
 	return IPU_OK;

@@ -519,8 +519,8 @@ run_range(const SiglipRun *r, const Chip *chip, const CompileOptions *co,
 	return e;
 }
 
-static int
-run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
+int
+siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
 	const Chip *chip = r->chip ? r->chip : chip_default();
@@ -676,12 +676,6 @@ run_once(const SiglipRun *r, SiglipResult *out, Diag *d)
 	free(px);
 	st_free(&f);
 	return e;
-}
-
-int
-siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
-{
-	return run_once(r, out, d);
 }
 
 void

@@ -206,33 +206,50 @@ plan_host_loss_panels(const Chip *c, const PlanHost *h, uint64_t items,
 	/* the step as schedule_overlap makes it: the setup and opening, block
 	 * 0's lead, the P panels' exit (or the exchange's last word), the
 	 * rest with six workers */
-	gemm_windows(c, h->t, rows, nr, h->bk, P, plain, NULL, &w);
-	uint64_t xend = end + grid_latency(c, tiles),
-	         five = w.done + chip_rule(c, TIMING_SYNC_LOCAL);
-	if (xend > five)
-		five = xend;
-	uint64_t lead = w.lead;
-	gemm_windows_free(&w);
 	GemmCall call = {.t = h->t, .bm = h->bm, .bn = h->bn, .bk = h->bk};
 	call.opt.five = P;
-	GemmCall rc[2];
-	int n = gemm_rest(&call, rc);
-	uint64_t rest = 0;
-	for (int j = 0; j < n; j++)
-		rest += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
-		                         rc[j].bk) +
-		        2 * chip_rule(c, TIMING_SUP_BRANCH);
-	uint64_t with = plan_overlap_opening(c, h->t) + lead + five + rest,
+	uint64_t with = plan_overlap_cycles(c, h->t, rows, nr, h->bk, P, plain,
+	                                    end + grid_latency(c, tiles),
+	                                    plan_overlap_rest(c, &call)),
 	         six = gemm_tile_cycles(c, h->t, 6, h->bm, h->bn, h->bk);
 	return with > six ? with - six : 0;
 }
 
-uint64_t
-plan_overlap_opening(const Chip *c, GemmDtype t)
+/* before block 0: the setup to the opening sync (gemm_overlap_setup), the
+ * sync, the incoming count's write and the exchange's preamble */
+static uint64_t
+overlap_opening(const Chip *c, GemmDtype t)
 {
 	return gemm_overlap_setup(c, t) + 1 +
 	       chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
 	       chip_rule(c, TIMING_SUP_PUT) + XS_PREAMBLE;
+}
+
+uint64_t
+plan_overlap_rest(const Chip *c, const GemmCall *g)
+{
+	GemmCall rc[2];
+	int nr = gemm_rest(g, rc);
+	uint64_t t = 0;
+	for (int j = 0; j < nr; j++)
+		t += gemm_tile_cycles(c, rc[j].t, 6, rc[j].bm, rc[j].bn,
+		                      rc[j].bk) +
+		     2 * chip_rule(c, TIMING_SUP_BRANCH);
+	return t;
+}
+
+uint64_t
+plan_overlap_cycles(const Chip *c, GemmDtype t, const uint32_t *rows,
+                    uint32_t n, uint32_t bk, uint32_t P, int plain,
+                    uint64_t xend, uint64_t rest)
+{
+	GemmWindows w;
+	gemm_windows(c, t, rows, n, bk, P, plain, NULL, &w);
+	uint64_t five = w.done + chip_rule(c, TIMING_SYNC_LOCAL), lead = w.lead;
+	gemm_windows_free(&w);
+	if (xend > five)
+		five = xend;
+	return overlap_opening(c, t) + lead + five + rest;
 }
 
 /* Priced with the plain five-worker panels (GemmOptions.plain5): an upper

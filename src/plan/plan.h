@@ -172,10 +172,17 @@ int plan_gemm(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
               const PlanHeld *held, GemmPlan *out, Diag *d);
 /* The bytes of B a tile stores with b_local. */
 uint64_t plan_gemm_b_local_bytes(const GemmPlan *p);
-/* An overlapped GEMM step's cycles before block 0 (lower/xsched.c's
- * schedule_overlap): its setup to the opening sync (gemm_overlap_setup),
- * the sync, the incoming count's write and the exchange's preamble. */
-uint64_t plan_overlap_opening(const Chip *c, GemmDtype t);
+/* An overlapped GEMM call g's six-worker rest calls (gemm_rest, after its
+ * g->opt.five panels) and their branches. */
+uint64_t plan_overlap_rest(const Chip *c, const GemmCall *g);
+/* An overlapped GEMM step's cycles as lower/xsched.c's schedule_overlap
+ * makes it and codegen's emit_overlap runs it: the setup and opening,
+ * block 0's lead, the first P panels of calls of `rows` (n calls, K bk)
+ * with five workers to their exit and sync (or the exchange's last word
+ * xend, if later), then the slowest call's rest, `rest` cycles. */
+uint64_t plan_overlap_cycles(const Chip *c, GemmDtype t, const uint32_t *rows,
+                             uint32_t n, uint32_t bk, uint32_t P, int plain,
+                             uint64_t xend, uint64_t rest);
 /* The cycles a plain multiply h adds when an exchange of `items` receive
  * cycles at its busiest tile, in `windows` transfers, runs beside it
  * (lower_b_under), on a grid of `tiles`: as lower/xsched.c's
