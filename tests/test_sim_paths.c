@@ -1281,6 +1281,16 @@ pace_programs(int pairs, int shapes)
 				     0x3ffu)
 				    << (10 * f);
 		}
+		/* shapes: marks of the observer now and then on the body's
+		 * words (a log mark or a breakpoint ends run_fused's loops
+		 * there, and the halves run the bundle) */
+		int marks = shapes && !below(3) ? 1 + (int)below(3) : 0;
+		uint32_t mark_pc[3];
+		unsigned mark_kind[3];
+		for (int k = 0; k < marks; k++) {
+			mark_pc[k] = chip->mem_base + 4 * (2 + below(2 * body));
+			mark_kind[k] = below(3) ? SIM_MARK_LOG : SIM_MARK_BREAK;
+		}
 		/* plain; fast; fast again, its first issues from the
 		 * decoded issues the first fast run left (the fused forms
 		 * then meet a bundle's first issue, faulting ones too) */
@@ -1300,6 +1310,8 @@ pace_programs(int pairs, int shapes)
 					memcpy(&t[p]->ctx[w + 1].m[8], m8[w],
 					       sizeof m8[w]);
 			}
+			for (int k = 0; k < marks; k++)
+				sim_mark(t[p], mark_pc[k], mark_kind[k]);
 			tile_run(t[p], 100000);
 		}
 		sim_path = SIM_FAST;
@@ -1345,14 +1357,17 @@ test_pace_pairs(void **state)
 	pace_programs(1, 0);
 }
 
-/* The fused bundles of the GEMMs' common shape, which run_fused runs by a
- * form chosen once per decoded issue (tile.c, DIssue.shape): paced forms
- * with constant steps (strides mostly $mzero) beside f16v4hihov4amp or
- * f8v8hihov4amp (their phases, weights and partials random), and
- * bundles just outside the shape among them ($a14:15 as an operand, a
- * stride register read, a pair that stays packed); all six workers
+/* The fused bundles of the GEMMs' common shape, which run_fused runs in a
+ * loop per shape with a form chosen once per decoded issue (tile.c,
+ * DIssue.shape, run_shape): paced forms with constant steps (strides
+ * mostly $mzero) beside f16v4hihov4amp or f8v8hihov4amp (their phases,
+ * weights and partials random), and bundles of other shapes or just
+ * outside the shape among them in one body ($a14:15 as an operand, a
+ * stride register read, a pair that stays packed), streams that go
+ * astray inside a shape's loop (the halves run the bundle, or fault),
+ * log marks and breakpoints on the body's words; all six workers
  * interleaved now and then; against the plain path on complete tile
- * state. */
+ * state (the observer's log too). */
 static void
 test_pace_shapes(void **state)
 {

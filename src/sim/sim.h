@@ -397,9 +397,10 @@ typedef struct {
 	 * (PaceForm + 1, 0: not such a bundle) and an AMP form on the aux
 	 * side (1 f16v4hihov4amp, 2 f8v8hihov4amp, 0 none or a nop) */
 	uint8_t pace, amp;
-	/* such a bundle in the GEMMs' common shape, which run_fused runs by
-	 * a form chosen once here (1 + 3 PaceForm + amp; 0: not in it): its
-	 * pair may stay unpacked (pd.lazy), no stream moves by the stride
+	/* such a bundle in the GEMMs' common shape, which run_fused runs in
+	 * a loop of its own with a form chosen once here (1 + 3 PaceForm +
+	 * amp; 0: not in it): ISSUE_LOOP, its pair may stay unpacked
+	 * (pd.lazy), no stream moves by the stride
 	 * register (pd.vary 0), and none of its ARF operands is $a14:15
 	 * (read as 0, written nowhere) */
 	uint8_t shape;

@@ -466,7 +466,7 @@ fused_shape(DIssue *u)
 	             {exec_ld2x64pace, PACE_LD2X},
 	             {exec_ldst64pace, PACE_LDST},
 	             {exec_st64pace, PACE_ST}};
-	u->pace = u->amp = 0;
+	u->pace = u->amp = u->shape = 0;
 	memset(&u->pd, 0, sizeof u->pd);
 	memset(&u->ad, 0, sizeof u->ad);
 	ExecFn aux = u->work[1] ? u->i1->fn : NULL;
@@ -486,8 +486,7 @@ fused_shape(DIssue *u)
 		}
 	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
 		u->ok |= ISSUE_LOOP;
-	u->shape = 0;
-	if (!u->pace || !u->pd.lazy || u->pd.vary)
+	if (!(u->ok & ISSUE_LOOP) || !u->pd.lazy || u->pd.vary)
 		return;
 	PaceForm form = (PaceForm)(u->pace - 1);
 	const PaceDec *d = &u->pd;
@@ -1283,57 +1282,34 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 		return fused_form(t, c, w, u, form);
 	}
 	int r = d->pair;
-	uint32_t a[3], n[3];
-	const uint32_t *cur = z->a;
+	uint32_t n[3];
 	if (z->pair != r) {
 		/* another pair first: a stride may be read from it. Not
-		 * kept until a bundle has run: packing what was unpacked
-		 * would clear bit 31 of the upper register */
+		 * kept (z->pair -1) until a bundle has run: packing what was
+		 * unpacked would clear bit 31 of the upper register */
 		lazy_flush(c, z);
-		sim_ta_unpack(c->m[r], c->m[r + 1], a);
-		cur = a;
+		sim_ta_unpack(c->m[r], c->m[r + 1], z->a);
 	}
 	PaceOp po;
 	uint64_t res = 0;
-	if (!sim_pace_prepare_at(t, c, d, form, &po, box, cur, n, fixed) ||
+	if (!sim_pace_prepare_at(t, c, d, form, &po, box, z->a, n, fixed) ||
 	    (amp &&
 	     !sim_amp_fast_at(t, c, u->ad, amp == 2,
 	                      fixed || (u->ad.src < 13 && u->ad.part < 13),
 	                      avx2, &res)))
 		return 0;
-	if (cur == a)
-		z->pair = r;
+	z->pair = r;
 	memcpy(z->a, n, sizeof n);
 	fused_done(t, c, u, form, amp, fixed, &po, res, 0);
 	return 1;
 }
 
-/* issue_fused with the pair kept in *z (run_fused); a bundle of the common
- * shape (DIssue.shape) by its form with the AMP kind and fixed constants.
- * A call of its own: inline in run_fused, its sixteen forms cost more host
- * instructions than the call (their registers spill in the loop). */
+/* issue_fused with the pair kept in *z (run_fused), for the bundles
+ * outside the common shape (DIssue.shape 0), which run_shape runs. */
 static __attribute__((noinline)) int
 issue_fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, int avx2,
                  LazyPair *z)
 {
-#define SHAPE(form, amp)                                                       \
-	case 1 + 3 * (form) + (amp):                                           \
-		return fused_lazy(t, c, w, box, u, form, amp, 1, avx2, z)
-	switch (u->shape) {
-		SHAPE(PACE_LD2XST, 0);
-		SHAPE(PACE_LD2XST, 1);
-		SHAPE(PACE_LD2XST, 2);
-		SHAPE(PACE_LD2X, 0);
-		SHAPE(PACE_LD2X, 1);
-		SHAPE(PACE_LD2X, 2);
-		SHAPE(PACE_LDST, 0);
-		SHAPE(PACE_LDST, 1);
-		SHAPE(PACE_LDST, 2);
-		SHAPE(PACE_ST, 0);
-		SHAPE(PACE_ST, 1);
-		SHAPE(PACE_ST, 2);
-	}
-#undef SHAPE
 	switch (u->pace) {
 	case PACE_LD2XST + 1:
 		return fused_lazy(t, c, w, box, u, PACE_LD2XST, u->amp, 0, avx2,
@@ -1400,7 +1376,7 @@ worker_issued(Context *c, const DIssue *u, uint64_t cycle, uint32_t next_pc)
 {
 	if (u->turns > 1)
 		c->ready = cycle + (uint64_t)CHIP_SLOTS * (u->turns - 1) + 1;
-	if (c->rpt_count && c->pc == c->rpt_end && --c->rpt_count)
+	if (c->pc == c->rpt_end && c->rpt_count && --c->rpt_count)
 		next_pc = c->rpt_first;
 	return next_pc;
 }
@@ -1429,64 +1405,167 @@ issue_cached_worker(Tile *t, int w)
 	return 1;
 }
 
-/* The GEMM's steady state, entered at a fused bundle (run_workers): from
- * this cycle on, while the slot's worker is ready at a fused bundle
- * (ISSUE_LOOP: also allowed to a worker and in an rpt body), issue it as
- * issue_cached_worker would, cycle by cycle in the same order. Only on a
- * fast path (the caller checks). A marked word (a breakpoint or log mark of
- * the observer, set between runs) ends the loop there, as does a write to
- * code (it clears issue_at), a fault, any other issue and max_cycles; a
- * watch makes the fused forms decline (mem_fast), so issue_halves'
- * stores report to it. */
-static __attribute__((noinline)) void
-run_fused(Tile *t, uint64_t max_cycles)
-{
-	const uint32_t base = t->chip->mem_base;
-	const uint32_t lim = t->chip->exec_end - base;
-	const uint8_t *mark = t->obs ? t->obs->flag : NULL;
-	uint64_t cycle = t->cycle;
-	unsigned slot = (unsigned)(cycle % CHIP_SLOTS);
+/* run_fused's state, which run_shape's loops take over and hand back:
+ * the cycle, its slot, the bundles issued (added to the counts at the
+ * end), the workers' unpacked pairs, and what is the same for every bundle
+ * of the visit. */
+typedef struct {
+	uint64_t cycle, max_cycles, issued;
+	unsigned slot;
+	uint32_t base, lim; /* the code's window (loop_issue) */
+	const uint8_t *mark;
+	int boxes, avx2;
 	LazyPair lazy[CHIP_CONTEXTS];
-	for (int i = 0; i < CHIP_CONTEXTS; i++)
-		lazy[i].pair = -1;
-	uint64_t issued = 0; /* added to the counts at the end */
-	t->nacc = 0;
-	/* the same for every bundle here: t->nacc is 0 at each */
-	const int boxes = sim_pace_boxes(t);
-	const int avx2 = sim_use_avx2(); /* set between runs */
-	while (cycle < max_cycles) {
-		int w = t->slot_worker[slot];
+} FusedRun;
+
+/* The cached issue of the slot's worker (into *w) in `cycle`, if it is
+ * ready there, its pc in the code, aligned and not at an observer's mark;
+ * else NULL (also where the cache has none). */
+static inline __attribute__((always_inline)) const DIssue *
+fused_next(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
+           uint64_t cycle, unsigned slot, int *w)
+{
+	int k = t->slot_worker[slot];
+	const Context *c = &t->ctx[k];
+	if (!k || c->state != CTXS_RUN || cycle < c->ready)
+		return NULL;
+	uint32_t off = c->pc - base;
+	if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+		return NULL;
+	*w = k;
+	return t->issue_at[off / 4];
+}
+
+/* run_fused's loop for the bundles of one shape (DIssue.shape, form and amp
+ * constants where it is inlined): from r's cycle on, while the slot's
+ * worker is at a bundle of that shape, its form with the pair kept in
+ * r->lazy, no call. 1 if it stopped at such a bundle whose form declined
+ * (nothing done: the halves must run it), else 0 (another issue, a marked
+ * word, max_cycles). */
+static inline __attribute__((always_inline)) int
+shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp)
+{
+	const int shape = 1 + 3 * (int)form + amp;
+	/* in locals: the forms' stores could alias r */
+	const uint32_t base = r->base, lim = r->lim;
+	const uint8_t *mark = r->mark;
+	const int boxes = r->boxes, avx2 = r->avx2;
+	const uint64_t max_cycles = r->max_cycles;
+	uint64_t cycle = r->cycle, issued = 0;
+	unsigned slot = r->slot;
+	int declined = 0, w;
+	const DIssue *u;
+	while (cycle < max_cycles &&
+	       (u = fused_next(t, base, lim, mark, cycle, slot, &w)) &&
+	       u->shape == shape) {
 		Context *c = &t->ctx[w];
-		if (!w || c->state != CTXS_RUN || cycle < c->ready)
-			break;
-		uint32_t off = c->pc - base;
-		if (off >= lim || (off & 3) || (mark && mark[off / 4]))
-			break;
-		const DIssue *u = t->issue_at[off / 4];
-		if (!u || !(u->ok & ISSUE_LOOP))
-			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!issue_fused_lazy(t, c, w, boxes ? w : -1, u, avx2,
-		                      &lazy[w])) {
-			lazy_flush(c, &lazy[w]); /* the halves read it */
-			t->cycle = cycle;        /* a fault's report reads it */
-			if (!issue_halves(t, c, w, u, &next_pc)) {
-				cycle++;
-				break; /* faulted: tile_run reports it */
-			}
+		if (!fused_lazy(t, c, w, boxes ? w : -1, u, form, amp, 1, avx2,
+		                &r->lazy[w])) {
+			declined = 1;
+			break;
 		}
-		next_pc = worker_issued(c, u, cycle, next_pc);
+		c->pc = worker_issued(c, u, cycle, next_pc);
 		issued++;
-		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 	}
+	r->cycle = cycle;
+	r->slot = slot;
+	r->issued += issued;
+	return declined;
+}
+
+/* shape_loop for `shape`, each a loop of its own: their forms' registers do
+ * not meet the other loops' (the call's cost is paid once per run of the
+ * shape's bundles). */
+static __attribute__((noinline)) int
+run_shape(Tile *t, FusedRun *r, int shape)
+{
+#define SHAPE(form, amp)                                                       \
+	case 1 + 3 * (form) + (amp):                                           \
+		return shape_loop(t, r, form, amp)
+	switch (shape) {
+		SHAPE(PACE_LD2XST, 0);
+		SHAPE(PACE_LD2XST, 1);
+		SHAPE(PACE_LD2XST, 2);
+		SHAPE(PACE_LD2X, 0);
+		SHAPE(PACE_LD2X, 1);
+		SHAPE(PACE_LD2X, 2);
+		SHAPE(PACE_LDST, 0);
+		SHAPE(PACE_LDST, 1);
+		SHAPE(PACE_LDST, 2);
+		SHAPE(PACE_ST, 0);
+		SHAPE(PACE_ST, 1);
+		SHAPE(PACE_ST, 2);
+	}
+#undef SHAPE
+	return 0;
+}
+
+/* The GEMM's steady state, entered at a fused bundle (run_workers): from
+ * this cycle on, while the slot's worker is ready at a fused bundle
+ * (ISSUE_LOOP: also allowed to a worker and in an rpt body), issue it as
+ * issue_cached_worker would, cycle by cycle in the same order; the
+ * bundles of the common shape by run_shape's loop for it, the others here.
+ * Only on a fast path (the caller checks). A marked word (a breakpoint or
+ * log mark of the observer, set between runs) ends the loop there, as does
+ * a write to code (it clears issue_at), a fault, any other issue and
+ * max_cycles; a watch makes the fused forms decline (mem_fast), so
+ * issue_halves' stores report to it. */
+static __attribute__((noinline)) void
+run_fused(Tile *t, uint64_t max_cycles)
+{
+	FusedRun r;
+	r.cycle = t->cycle;
+	r.max_cycles = max_cycles;
+	r.issued = 0;
+	r.slot = (unsigned)(r.cycle % CHIP_SLOTS);
+	r.base = t->chip->mem_base;
+	r.lim = t->chip->exec_end - r.base;
+	r.mark = t->obs ? t->obs->flag : NULL;
+	/* the same for every bundle here: t->nacc is 0 at each */
+	t->nacc = 0;
+	r.boxes = sim_pace_boxes(t);
+	r.avx2 = sim_use_avx2(); /* set between runs */
+	for (int i = 0; i < CHIP_CONTEXTS; i++)
+		r.lazy[i].pair = -1;
+	int declined = 0; /* the bundle at r.cycle declined its shape's form */
+	while (r.cycle < max_cycles) {
+		int w;
+		const DIssue *u =
+		    fused_next(t, r.base, r.lim, r.mark, r.cycle, r.slot, &w);
+		if (!u || !(u->ok & ISSUE_LOOP))
+			break;
+		if (u->shape && !declined) {
+			declined = run_shape(t, &r, u->shape);
+			continue;
+		}
+		declined = 0;
+		Context *c = &t->ctx[w];
+		uint32_t next_pc = c->pc + u->len;
+		t->nacc = 0;
+		if (u->shape || !issue_fused_lazy(t, c, w, r.boxes ? w : -1, u,
+		                                  r.avx2, &r.lazy[w])) {
+			lazy_flush(c, &r.lazy[w]); /* the halves read it */
+			t->cycle = r.cycle; /* a fault's report reads it */
+			if (!issue_halves(t, c, w, u, &next_pc)) {
+				r.cycle++;
+				break; /* faulted: tile_run reports it */
+			}
+		}
+		next_pc = worker_issued(c, u, r.cycle, next_pc);
+		r.issued++;
+		c->pc = next_pc; /* a paced access or AMP leaves state RUN */
+		r.cycle++;
+		r.slot = r.slot + 1 == CHIP_SLOTS ? 0 : r.slot + 1;
+	}
 	for (int i = 1; i < CHIP_CONTEXTS; i++)
-		lazy_flush(&t->ctx[i], &lazy[i]);
-	t->bundles += issued;
-	t->worker_issues += issued;
-	t->cycle = cycle;
+		lazy_flush(&t->ctx[i], &r.lazy[i]);
+	t->bundles += r.issued;
+	t->worker_issues += r.issued;
+	t->cycle = r.cycle;
 }
 
 /* The cached issue at c's pc for the loops that run issues without
