@@ -1282,14 +1282,15 @@ pace_programs(int pairs, int shapes)
 				    << (10 * f);
 		}
 		/* shapes: marks of the observer now and then on the body's
-		 * words (a log mark or a breakpoint ends run_fused's loops
-		 * there, and the halves run the bundle) */
+		 * bundles (a log mark or a breakpoint ends run_fused's loops
+		 * there, and issue() runs the bundle); a breakpoint lets
+		 * some passes go first, so that the loops meet it */
 		int marks = shapes && !below(3) ? 1 + (int)below(3) : 0;
-		uint32_t mark_pc[3];
+		uint32_t mark_pc[3], skip = below(4) ? below(64) : 0;
 		unsigned mark_kind[3];
 		for (int k = 0; k < marks; k++) {
-			mark_pc[k] = chip->mem_base + 4 * (2 + below(2 * body));
-			mark_kind[k] = below(3) ? SIM_MARK_LOG : SIM_MARK_BREAK;
+			mark_pc[k] = chip->mem_base + 4 * (2 + 2 * below(body));
+			mark_kind[k] = below(2) ? SIM_MARK_LOG : SIM_MARK_BREAK;
 		}
 		/* plain; fast; fast again, its first issues from the
 		 * decoded issues the first fast run left (the fused forms
@@ -1312,6 +1313,8 @@ pace_programs(int pairs, int shapes)
 			}
 			for (int k = 0; k < marks; k++)
 				sim_mark(t[p], mark_pc[k], mark_kind[k]);
+			if (marks)
+				sim_observe(t[p])->break_skip = skip;
 			tile_run(t[p], 100000);
 		}
 		sim_path = SIM_FAST;
