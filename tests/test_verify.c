@@ -1141,6 +1141,53 @@ test_memory_model(void **state)
 	}
 }
 
+/* The argument blocks of an overlapped GEMM as the planner counts them
+ * (plan_gemm_tile_buffers) and as the lowering makes and shares them
+ * (lower_share_args): So400m's fc1 at batch 4, 9 supersteps of K 128,
+ * the 8 but the last beside the next chunks' exchange. By hand: superstep
+ * 0's call (it zeroes C), then one for the odd and one for the even
+ * supersteps (two chunk buffers, the same K), each of 504 bytes, and the
+ * last's plain call of 168: 4 blocks, 1,680 bytes (the planner counted 3
+ * of 168, 504 bytes). The plan's fullest tile (plan_gemm_need) is then
+ * the most data the placer measured live on a tile. */
+static void
+test_memory_model_overlap(void **state)
+{
+	(void)state;
+	const char *text = "input a f8_f143 [2916, 1152]\n"
+	                   "weight b f8_f143 [4304, 1152]\n"
+	                   "c = matmul a b transpose_b=1\noutput c\n";
+	const Chip *chip = chip_default();
+	Graph *g = graph_of_text(text);
+	Plan *plan;
+	Diag d;
+	PlanOptions po = {.weight_copies = 1, .gemm_overlap = 1};
+	assert_int_equal(plan_graph(g, chip, chip->tiles, &po, &plan, &d), 0);
+	const GemmPlan *gp = &plan->op[0].gemm;
+	assert_true(gp->overlap);
+	assert_int_equal(gp->steps, 9);
+	GemmGeom G;
+	plan_gemm_geom(&G, gp, &(GemmSite){0});
+	GemmTileBuffers tb = plan_gemm_tile_buffers(&G, 0, 0, 0);
+	assert_int_equal(tb.calls, 4);
+	assert_int_equal(tb.calls_beside, 3);
+	Package *pk;
+	CompileReport rep;
+	CompileOptions co = {0};
+	assert_int_equal(compile_graph(g, &co, &pk, &rep, &d), 0);
+	assert_int_equal(rep.overlap, COMPILE_OVERLAP_KEPT);
+	uint64_t data = 0;
+	for (uint32_t t = 0; t < rep.place.tiles; t++)
+		if (rep.place.tile[t].peak > data)
+			data = rep.place.tile[t].peak;
+	assert_int_equal(plan_gemm_need(gp, plan_kernels_code(chip)).data,
+	                 data);
+	plan_free(plan);
+	compile_report_free(&rep);
+	pkg_free(pk);
+	graph_free(g);
+}
+
 /* A K-split GEMM's C partials are live only in its reduction (the last
  * two steps: the exchange and the add), after the A and B chunks, which
  * live only in the supersteps (an exchange and a multiply each), so that
@@ -1398,6 +1445,7 @@ main(void)
 	    cmocka_unit_test(test_packing_retry),
 	    cmocka_unit_test(test_held_budget),
 	    cmocka_unit_test(test_memory_model),
+	    cmocka_unit_test(test_memory_model_overlap),
 	    cmocka_unit_test(test_gemm_lifetimes),
 	    cmocka_unit_test(test_copy_budget),
 	    cmocka_unit_test(test_overlap_side_by_side),

@@ -225,26 +225,29 @@ plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
 	    .a_chunk = G->a_own ? 0 : gemm_a_bytes(G->g, m, kc) + GEMM_A_TAIL,
 	    .b_chunk = G->p->b_local ? 0 : gemm_b_bytes(G->g, kc, n),
 	    .c_block = plan_gemm_c_block_bytes(G, i, j)};
-	/* a call a superstep with K; after the first (which zeroes C),
-	 * those reading the same chunk buffers with the same K read one
+	/* a call a superstep with K; an overlapped plan's calls but the
+	 * last run beside the next chunks' exchange, their blocks
+	 * GEMM_OVERLAP_ARGS_BYTES. After the first (which zeroes C), those
+	 * reading the same chunk buffers with the same K and block read one
 	 * argument block (lower_share_args): the received chunks are one
 	 * buffer, two when overlapped (by the superstep's parity), and
 	 * chunks read in place are a superstep's own */
 	uint32_t *key = xcalloc(G->p->steps, sizeof *key), nkey = 0;
 	for (uint32_t s = 0; s < G->p->steps; s++) {
-		uint32_t k0, ks = plan_gemm_k_of(G, q, s, &k0), u = 0;
+		uint32_t k0, ks = plan_gemm_k_of(G, q, s, &k0), u = 0,
+		             beside = G->p->overlap && s + 1 < G->p->steps;
 		if (!ks)
 			continue;
-		if (s == 0 || G->a_own || G->p->b_local) {
-			b.calls++;
-			continue;
-		}
-		uint32_t k = ks * 2 + (G->p->overlap ? s % 2 : 0);
-		while (u < nkey && key[u] != k)
+		int own = s == 0 || G->a_own || G->p->b_local;
+		uint32_t k =
+		    (ks * 2 + (G->p->overlap ? s % 2 : 0)) * 2 + beside;
+		while (!own && u < nkey && key[u] != k)
 			u++;
-		if (u == nkey) {
-			key[nkey++] = k;
+		if (own || u == nkey) {
+			if (!own)
+				key[nkey++] = k;
 			b.calls++;
+			b.calls_beside += beside;
 		}
 	}
 	free(key);

@@ -489,6 +489,8 @@ fullest_tile(const GemmGeom *G, int *n)
 		                  (p->overlap ? 2 : 1),
 		         sum = (chunks > b.c_partials ? chunks : b.c_partials) +
 		               b.c_block + (uint64_t)b.calls * GEMM_ARGS_BYTES +
+		               (uint64_t)b.calls_beside *
+		                   (GEMM_OVERLAP_ARGS_BYTES - GEMM_ARGS_BYTES) +
 		               (b.c_partials ? vadd_bytes : 0);
 		if (sum > most) {
 			most = sum;
@@ -527,7 +529,9 @@ fullest_tile(const GemmGeom *G, int *n)
 		}
 	}
 	for (uint32_t c = 0; c < tb.calls; c++)
-		b[k++] = gemm_buf(GEMM_ARGS_BYTES, 8, REGION_ANY, all, -1);
+		b[k++] = gemm_buf(c < tb.calls_beside ? GEMM_OVERLAP_ARGS_BYTES
+		                                      : GEMM_ARGS_BYTES,
+		                  8, REGION_ANY, all, -1);
 	if (tb.c_partials) {
 		b[k] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
 		b[k++].first = chunks + 1;

@@ -298,15 +298,18 @@ int32_t plan_gemm_superstep_steps(const GemmPlan *p);
  * on, the argument blocks (a GEMM call a superstep with K, a vadd) for
  * the whole program. */
 typedef struct {
-	uint32_t a_chunk;    /* A received (0: read in place) */
-	uint32_t b_chunk;    /* B received (0: b_local) */
-	uint32_t c_block;    /* plan_gemm_c_block_bytes */
-	uint32_t c_partials; /* pk > 1: the other groups' partial slices
-	                        (with norm_cols and the rows' reciprocals;
-	                        and a vadd's arguments) */
-	uint32_t calls;      /* GEMM argument blocks, GEMM_ARGS_BYTES
-	                        each: one a call, but the calls of one
-	                        block (lower_share_args) */
+	uint32_t a_chunk;      /* A received (0: read in place) */
+	uint32_t b_chunk;      /* B received (0: b_local) */
+	uint32_t c_block;      /* plan_gemm_c_block_bytes */
+	uint32_t c_partials;   /* pk > 1: the other groups' partial slices
+	                          (with norm_cols and the rows' reciprocals;
+	                          and a vadd's arguments) */
+	uint32_t calls;        /* GEMM argument blocks: one a call, but the
+	                          calls of one block (lower_share_args) */
+	uint32_t calls_beside; /* of them, overlapped calls' (beside the
+	                          next chunks' exchange),
+	                          GEMM_OVERLAP_ARGS_BYTES each; the rest
+	                          GEMM_ARGS_BYTES */
 } GemmTileBuffers;
 GemmTileBuffers plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q,
                                        uint32_t i, uint32_t j);
