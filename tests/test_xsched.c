@@ -6,7 +6,8 @@
  * whole pairs while the sender's partner waits for its wires, blocks
  * turned into rows: every sender starting at the same receiver, a 64-bit
  * multicast whose own mux control would fall on its send, runs gathered
- * into one row without pointer controls), scheduled,
+ * into one row without pointer controls, windows back to back with the
+ * mux switched from source to source), scheduled,
  * coded, placed by hand, and checked word for word; and the schedule's own
  * invariants checked independently of the emulator.
  */
@@ -370,6 +371,54 @@ test_gather_row(void **state)
 		lower_free(f.l);
 	}
 	assert_int_equal(len[1] - len[0], 7 * 4);
+}
+
+/* Tile 8 gathers one row: 8 words from tile 0, multicast as 64-bit items
+ * to the pair 8-9, then a 4-word run from each of tiles 1-7, each where
+ * the one before it ended. Each window starts the cycle after the one
+ * before it ended: the mux switches from one source (and item width) to
+ * the next in the cycle of the earlier one's mux-off, one control, and
+ * only the last window switches it off. The row takes 4 + 7 x 4 cycles
+ * from its first word, and the step ends when the last word has landed
+ * (6 cycles after its write); the chip model checks every word's source,
+ * width and address. */
+static void
+test_windows_back_to_back(void **state)
+{
+	(void)state;
+	Fixture f;
+	fixture(&f, 10);
+	Step *s = lower_step(f.l, STEP_EXCHANGE, "row");
+	uint32_t pair[2] = {8, 9}, off2[2] = {0, 0};
+	xfer(s, 0, 8, 0, pair, off2, 2, &f);
+	for (uint32_t j = 1; j < 8; j++) {
+		uint32_t d[1] = {8}, off[1] = {16 + 16 * j};
+		xfer(s, j, 4, 16 * j, d, off, 1, &f);
+	}
+	ChipSim *cs = run_fixture(&f);
+	check_schedule(f.l);
+	/* tile 8's windows in time order */
+	const Transfer *w[8];
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		int k = i;
+		while (k > 0 && w[k - 1]->mux_at[0] > x->mux_at[0]) {
+			w[k] = w[k - 1];
+			k--;
+		}
+		w[k] = x;
+	}
+	assert_true(s->xfer[0].wide);
+	for (int k = 1; k < 8; k++)
+		assert_int_equal(w[k]->mux_at[0], w[k - 1]->off_at[0]);
+	uint64_t first = w[0]->mux_at[0] + model_write(8);
+	assert_int_equal(s->cycles, first + 4 + 7 * 4 + 6);
+	expect_words(cs, 8, 0, 0, 0, 8);
+	expect_words(cs, 9, 0, 0, 0, 8);
+	for (uint32_t j = 1; j < 8; j++)
+		expect_words(cs, 8, 16 + 16 * j, j, 16 * j, 4);
+	chipsim_free(cs);
+	lower_free(f.l);
 }
 
 /* Tile 1 multicasts 56 words to the pair 0-1, itself included. As 28
@@ -927,6 +976,7 @@ main(void)
 	    cmocka_unit_test(test_blocks_to_rows),
 	    cmocka_unit_test(test_own_control_on_send),
 	    cmocka_unit_test(test_gather_row),
+	    cmocka_unit_test(test_windows_back_to_back),
 	    cmocka_unit_test(test_blocks_window),
 	    cmocka_unit_test(test_blocks_control_in_send),
 	    cmocka_unit_test(test_blocks_verifier),

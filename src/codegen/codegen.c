@@ -161,7 +161,19 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 	}
 	free(snd);
 	free(rcv);
-	*n = k;
+	/* a window that starts where the one before ended switches the mux
+	 * in that one's off cycle: the switch alone (xsched.c) */
+	int kept = 0;
+	for (int i = 0; i < k; i++) {
+		if (kept && ev[i].cycle == ev[kept - 1].cycle &&
+		    ev[i].kind == EV_MUX && ev[kept - 1].kind == EV_MUX) {
+			if (ev[i].value != MUX_NONE)
+				ev[kept - 1] = ev[i];
+			continue;
+		}
+		ev[kept++] = ev[i];
+	}
+	*n = kept;
 	return ev;
 }
 

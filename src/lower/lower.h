@@ -398,10 +398,11 @@ void lower_print_schedule(const Lowered *l, FILE *f);
  * (lower_insert_step); the cheaper is kept, the plain on a tie or when
  * the exchange finds no room beside the panels (Lowered.ovl_*). */
 int xsched_run(Lowered *l, Diag *d);
-/* A lower bound of an exchange of the n transfers x, before a schedule:
- * the busiest tile's send items or receive items plus XS_RECV_GAP a
- * window, each 64-bit where it could be (whole pairs of destinations,
- * 8-byte aligned), after the preamble. */
+/* An exchange of the n transfers x priced before a schedule: the
+ * busiest tile's send items or receive items plus XS_RECV_GAP a window,
+ * each 64-bit where it could be (whole pairs of destinations, 8-byte
+ * aligned), after the preamble (a lower bound but for the windows, which
+ * may go back to back). */
 uint64_t xsched_bound(const Lowered *l, const Transfer *x, int n);
 /* Exchange step s (no blocks, no overlap) scheduled as xsched_run
  * would: its cycles, UINT64_MAX if no schedule was found. */

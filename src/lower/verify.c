@@ -24,9 +24,11 @@
  *     its pointer by first; all controls at or after XS_PREAMBLE;
  *   - a tile's sends do not overlap, nor overlap its pair partner's
  *     64-bit sends;
- *   - a tile's receive windows do not overlap and lie XS_RECV_GAP apart;
- *   - no two controls of a tile fall in one cycle, and none on the first
- *     cycle of the tile's own send;
+ *   - a tile's receive windows do not overlap (beside five workers: lie
+ *     XS_RECV_GAP apart);
+ *   - no two controls of a tile fall in one cycle but a window's mux-off
+ *     and the next one's mux-on (a switch, not beside five workers), and
+ *     none on the first cycle of the tile's own send;
  *   - the step lasts until its last word has landed (recv-land after its
  *     write).
  * And in a step with blocks (lower_step_blocks; xsched.c, "Blocks"), B
@@ -247,10 +249,14 @@ lower_verify(const Lowered *l, Diag *d)
  * control at a (len 1). A step's events are kept in buckets by (tile,
  * kind), each sorted by start. */
 typedef enum { EV_SEND, EV_WIRE, EV_WINDOW, EV_CONTROL, EV_KINDS } EvKind;
+/* A control's kind: a mux-off and the next window's mux-on in one cycle
+ * are one control, the switch from one source to the next (xsched.c). */
+typedef enum { CTL_OTHER, CTL_ON, CTL_OFF } CtlKind;
 typedef struct {
 	uint64_t a;
 	uint32_t len;
 	int32_t xfer;
+	uint8_t ctl; /* CtlKind */
 } Ev;
 
 typedef struct {
@@ -288,17 +294,23 @@ walk_events(const Lowered *l, const Step *s, Events *e, int place)
 		const Transfer *x = &s->xfer[k];
 		uint32_t items = xfer_items(x),
 		         mate = chip_pair(l->chip, x->src_tile);
-		put(e, place, x->src_tile, EV_SEND, (Ev){x->start, items, k});
+		put(e, place, x->src_tile, EV_SEND,
+		    (Ev){x->start, items, k, CTL_OTHER});
 		if (x->wide && mate < l->tiles)
-			put(e, place, mate, EV_WIRE, (Ev){x->start, items, k});
+			put(e, place, mate, EV_WIRE,
+			    (Ev){x->start, items, k, CTL_OTHER});
 		for (uint32_t j = 0; j < x->ndst; j++) {
 			uint32_t t = x->dst_tile[j];
 			put(e, place, t, EV_WINDOW,
 			    (Ev){x->mux_at[j],
-			         (uint32_t)(x->off_at[j] - x->mux_at[j]), k});
-			put(e, place, t, EV_CONTROL, (Ev){x->ptr_at[j], 1, k});
-			put(e, place, t, EV_CONTROL, (Ev){x->mux_at[j], 1, k});
-			put(e, place, t, EV_CONTROL, (Ev){x->off_at[j], 1, k});
+			         (uint32_t)(x->off_at[j] - x->mux_at[j]), k,
+			         CTL_OTHER});
+			put(e, place, t, EV_CONTROL,
+			    (Ev){x->ptr_at[j], 1, k, CTL_OTHER});
+			put(e, place, t, EV_CONTROL,
+			    (Ev){x->mux_at[j], 1, k, CTL_ON});
+			put(e, place, t, EV_CONTROL,
+			    (Ev){x->off_at[j], 1, k, CTL_OFF});
 		}
 	}
 }
@@ -416,9 +428,13 @@ check_events(const Lowered *l, const Step *s, int32_t i, const Events *e,
 			n[k] = e->start[key + 1] - e->start[key];
 		}
 		for (int k = 0; k < EV_KINDS; k++) {
-			uint64_t gap = k == EV_WINDOW ? XS_RECV_GAP : 0;
+			uint64_t gap =
+			    k == EV_WINDOW && s->block ? XS_RECV_GAP : 0;
 			for (size_t j = 1; j < n[k]; j++) {
 				const Ev *p = &b[k][j - 1], *q = &b[k][j];
+				if (q->a == p->a && p->ctl && q->ctl &&
+				    p->ctl != q->ctl && !s->block)
+					continue; /* a switch */
 				if (q->a < p->a + p->len + gap)
 					return bad(
 					    d, "schedule",

@@ -51,7 +51,10 @@
 enum {
 	XS_PREAMBLE = 3, /* after the sync before any event: the mux
 	                    switched off */
-	XS_RECV_GAP = 2, /* between two transfers at a receiver */
+	XS_RECV_GAP = 2, /* between two transfers at a receiver beside five
+	                    workers (xsched.c's blocks), and the planner's
+	                    price of a window; elsewhere windows may go back
+	                    to back */
 };
 
 /* A plain multiply that a later weight GEMM's B exchange may go beside
