@@ -605,19 +605,23 @@ test_blocks_verifier(void **state)
 			x[0].start -= 1;
 			x[0].mux_at[0] -= 1;
 			x[0].off_at[0] -= 1;
+			x[0].ptr_at[0] -= 1;
 			break;
-		case 1: /* a send holding its supervisor into the window */
-			x[0].words += 6;
+		case 1: /* a send holding its supervisor into the window
+		           (the first piece a block later, to 102) */
+			x[0].start += 6;
+			x[0].mux_at[0] += 6;
 			x[0].off_at[0] += 6;
+			x[0].ptr_at[0] += 6;
 			break;
 		case 2: /* two controls in one block (6 and the mux-on,
 		           11) */
 			x[0].ptr_at[0] = 6;
 			break;
-		case 3: /* a control in the window's blocks: the two
-		           pieces not joined, the rest's pointer at 149,
-		           in [96, 150) (the first's at 59, apart from its
-		           mux-off) */
+		case 3: /* controls in the window's blocks: the two
+		           pieces not joined, the rest's mux-on at 119 and
+		           its pointer at 149, in [96, 150) (the first's
+		           pointer at 59, apart from its mux-off) */
 			x[0].join = x[1].join = 0;
 			x[0].ptr_at[0] = 59;
 			x[1].ptr_at[0] = 149;
