@@ -536,14 +536,15 @@ expect_piece(const Transfer *x, uint32_t words, uint64_t start, uint64_t ptr,
  *     send starts at the first boundary t with t + 23 >= 60: 42; its mux
  *     switches at 42 - 31 = 11;
  *   - the window's blocks are [96, 150): the sender has room for 54 items
- *     (42 .. 96); the mux goes off at 11 + 54 = 65, in block [60, 66),
- *     where the pointer (latest by the first write, 65) cannot also go:
- *     it goes at 59;
- *   - the other 76 words become a transfer of their own, at a boundary
- *     from 150 on whose mux control (31 before it) is out of the window's
- *     blocks too: 186 (mux 155), first write 209 (the pointer there), off
- *     at 155 + 76 = 231.
- * The phase ends at 186 + 76 + 23 and the landing.
+ *     (42 .. 96), a piece joined to the rest: no mux-off, so the pointer
+ *     goes at the first write, 65 (block [60, 66));
+ *   - the other 76 words become a transfer of their own, joined to the
+ *     first: no pointer, no mux-on (tile 2's mux stays on tile 0), so it
+ *     starts at the window's end, 150 (first write 173, past the first
+ *     piece's last, 119, and the gap), its mux off at 150 + 76 - 31 =
+ *     195 (block [192, 198), free). Its pointer and mux-on read as the
+ *     cycle the mux-on would have: 150 - 31 = 119.
+ * The phase ends at 150 + 76 + 23 and the landing.
  */
 static void
 test_blocks_window(void **state)
@@ -561,11 +562,13 @@ test_blocks_window(void **state)
 	ChipSim *cs = run_blocks(&f);
 	assert_int_equal(s->nxfer, 2);
 	const Transfer *x = s->xfer;
-	expect_piece(&x[0], 54, 42, 59, 11, 65);
-	expect_piece(&x[1], 76, 186, 209, 155, 231);
+	expect_piece(&x[0], 54, 42, 65, 11, 65);
+	expect_piece(&x[1], 76, 150, 119, 119, 195);
+	assert_int_equal(x[0].join, XJOIN_NEXT);
+	assert_int_equal(x[1].join, XJOIN_PREV);
 	assert_int_equal(x[1].src.offset, 4 * 54);
 	assert_int_equal(x[1].dst[0].offset, 4 * 54);
-	assert_int_equal(s->cycles, 186 + 76 + 23 +
+	assert_int_equal(s->cycles, 150 + 76 + 23 +
 	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
 	expect_words(cs, 2, 0, 0, 0, 130);
 	expect_cycles(cs, f.l);
@@ -585,17 +588,17 @@ test_blocks_window(void **state)
  *   - 1 -> 0 starts at 36 too (t + 23 >= 58), its mux on at tile 0 at 7,
  *     before tile 0's send; inside tile 0's send (items 36 .. 236) a
  *     control goes only on a boundary after 36: all 40 words would put
- *     the mux off at 47, so the piece is shorter and leaves at least a
- *     block: 34 .. 29 put it at 41 .. 36 (36 is the send's first item),
- *     28 at 35, before the send: a piece of 28; the pointer, by the first
- *     write 59, goes at the boundary 54 (a sendpic of tile 0), and tile
- *     1's own pointer control at 60 falls inside this send, on a boundary
- *     (a sendpic of tile 1);
- *   - the other 12 words: tile 1 is free from 36 + 30 = 66; their mux
- *     control falls 29 before the send, never on a boundary, so not
- *     inside tile 0's send (to 240): the first boundary with t - 29 >=
- *     240 is 270 (mux 241, off 253, first write and pointer 293).
- * The phase ends at 270 + 12 + 23 and the landing.
+ *     the mux off at 47, so the piece is shorter, leaves at least a block
+ *     and is joined to the rest (no mux-off): 34 items; the pointer, by
+ *     the first write 59, goes at the boundary 54 (a sendpic of tile 0),
+ *     and tile 1's own pointer control at 60 falls inside this send, on
+ *     a boundary (a sendpic of tile 1);
+ *   - the other 6 words, joined (no pointer, no mux-on): tile 1 is free
+ *     from 36 + 36 = 72; their mux-off falls 23 before the send's end,
+ *     never on a boundary, so not inside tile 0's send (to 240): the
+ *     first boundary with t + 6 - 29 >= 240 is 264 (off 241, first write
+ *     287; pointer and mux-on read as 264 - 29 = 235).
+ * The phase ends at 264 + 6 + 23 and the landing.
  */
 static void
 test_blocks_control_in_send(void **state)
@@ -616,10 +619,10 @@ test_blocks_control_in_send(void **state)
 	assert_int_equal(s->nxfer, 3);
 	const Transfer *x = s->xfer;
 	expect_piece(&x[0], 200, 36, 60, 8, 208);
-	expect_piece(&x[1], 28, 36, 54, 7, 35);
-	expect_piece(&x[2], 12, 270, 293, 241, 253);
-	assert_int_equal(s->cycles, 270 + 12 + 23 +
-	                                chip_rule(f.l->chip, TIMING_RECV_LAND));
+	expect_piece(&x[1], 34, 36, 54, 7, 41);
+	expect_piece(&x[2], 6, 264, 235, 235, 241);
+	assert_int_equal(s->cycles,
+	                 264 + 6 + 23 + chip_rule(f.l->chip, TIMING_RECV_LAND));
 	expect_words(cs, 1, 0, 0, 0, 200);
 	expect_words(cs, 0, 1024, 1, 0, 40);
 	expect_cycles(cs, f.l);
@@ -633,7 +636,7 @@ static void
 test_blocks_verifier(void **state)
 {
 	(void)state;
-	for (int c = 0; c < 5; c++) {
+	for (int c = 0; c < 7; c++) {
 		Fixture f;
 		fixture(&f, 4);
 		Step *s = lower_step(f.l, STEP_EXCHANGE, "beside workers");
@@ -651,23 +654,35 @@ test_blocks_verifier(void **state)
 			x[0].start -= 1;
 			x[0].mux_at[0] -= 1;
 			x[0].off_at[0] -= 1;
+			x[0].ptr_at[0] -= 1;
 			break;
-		case 1: /* a send holding its supervisor into the window */
-			x[0].words += 6;
+		case 1: /* a send holding its supervisor into the window
+		           (the first piece a block later, to 102) */
+			x[0].start += 6;
+			x[0].mux_at[0] += 6;
 			x[0].off_at[0] += 6;
+			x[0].ptr_at[0] += 6;
 			break;
-		case 2: /* two controls in one block (60 and 65) */
-			x[0].ptr_at[0] = 60;
+		case 2: /* two controls in one block (6 and the mux-on,
+		           11) */
+			x[0].ptr_at[0] = 6;
 			break;
-		case 3: /* a control in the window's blocks (mux and all
-		           moved a block earlier: 149 is in [96, 150)) */
-			x[1].start -= 6;
-			x[1].mux_at[0] -= 6;
-			x[1].off_at[0] -= 6;
-			x[1].ptr_at[0] -= 6;
+		case 3: /* controls in the window's blocks: the two
+		           pieces not joined, the rest's mux-on at 119 and
+		           its pointer at 149, in [96, 150) (the first's
+		           pointer at 59, apart from its mux-off) */
+			x[0].join = x[1].join = 0;
+			x[0].ptr_at[0] = 59;
+			x[1].ptr_at[0] = 149;
 			break;
 		case 4: /* windows out of order */
 			s->win[0].len = 0;
+			break;
+		case 5: /* a piece joined to one that is not its rest */
+			x[1].join = 0;
+			break;
+		case 6: /* a piece joined to a previous one that is not */
+			x[0].join = 0;
 			break;
 		}
 		assert_int_equal(lower_verify_schedule(f.l, &d), IPU_EINVAL);
@@ -825,8 +840,9 @@ more_transfers(Step *s, int more, uint32_t div)
 
 /* schedule_overlap's choice of the five-worker panels: the chained ones
  * (gemm_five_chained: an f8 miniature) as planned; with transfers of a
- * sixteenth of the words added one at a time until the exchange no
- * longer fits beside them, the plain ones
+ * 32nd of the words added one at a time until the exchange no longer
+ * fits beside them (a 16th passed over the plain ones once pieces split
+ * at a panel block joined), the plain ones
  * (GemmOptions.plain5), whose windows are longer, before the step is
  * made plain. */
 static void
@@ -842,7 +858,7 @@ test_overlap_plain_panels(void **state)
 			if (l->step[i].gwin && l->step[i].nxfer)
 				first = i;
 		assert_true(first >= 0);
-		more_transfers(&l->step[first], more, 16);
+		more_transfers(&l->step[first], more, 32);
 		if (xsched_run(l, &d) || lower_verify_schedule(l, &d))
 			fail_msg("%s", d.msg);
 		const Step *s = &l->step[first];
@@ -876,7 +892,7 @@ test_overlap_plain_panels(void **state)
 		lower_free(l);
 	}
 	print_message("overlapped: chained panels with up to %d transfers "
-	              "of a sixteenth more, then plain\n",
+	              "of a 32nd more, then plain\n",
 	              chained - 1);
 	assert_true(chained >= 1);
 	assert_int_equal(plain, 1);

@@ -134,14 +134,20 @@ tile_events(const Lowered *l, const Step *s, uint32_t tile, int *n,
 			            xfer_items(x), (uint8_t)sctl};
 			continue;
 		}
-		if (x->dst[j].buf != next.buf ||
-		    x->dst[j].offset != next.offset)
+		/* a piece joined to the previous one goes on where it ended,
+		 * its mux still on the sender */
+		if (!(x->join & XJOIN_PREV) &&
+		    (x->dst[j].buf != next.buf ||
+		     x->dst[j].offset != next.offset))
 			rcv[nr++] = (Event){x->ptr_at[j], EV_PTR,
 			                    lower_addr(l, x->dst[j]), 0, 0};
 		next = (BufRef){x->dst[j].buf, x->dst[j].offset + 4 * x->words};
-		rcv[nr++] =
-		    (Event){x->mux_at[j], EV_MUX, x->src_tile | fmt, 0, 0};
-		rcv[nr++] = (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
+		if (!(x->join & XJOIN_PREV))
+			rcv[nr++] = (Event){x->mux_at[j], EV_MUX,
+			                    x->src_tile | fmt, 0, 0};
+		if (!(x->join & XJOIN_NEXT))
+			rcv[nr++] =
+			    (Event){x->off_at[j], EV_MUX, MUX_NONE, 0, 0};
 		*dcount += xfer_items(x);
 	}
 	Event *ev = xmalloc(((size_t)ns + nr + 1) * sizeof *ev);

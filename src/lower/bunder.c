@@ -243,6 +243,7 @@ put_back(Lowered *l, int32_t ci, int wrap, int32_t xi)
 			t->ptr_at[j] = t->mux_at[j] = t->off_at[j] = 0;
 		}
 		t->wide = 0;
+		t->join = 0;
 		t->wrap = 0;
 		x->xfer[x->nxfer++] = *t;
 		n++;

@@ -64,6 +64,9 @@ typedef struct {
  * lower_b_under looks for */
 #define LOWER_B_CHUNK "B chunk"
 
+/* Transfer.join's bits */
+enum { XJOIN_PREV = 1, XJOIN_NEXT = 2 };
+
 /* One send, multicast to every destination. Its five per-destination
  * arrays are one allocation, at ptr_at (lower_transfer, lower_free). */
 typedef struct {
@@ -80,9 +83,14 @@ typedef struct {
 	uint8_t wrap;
 	/* Set by the scheduler, in cycles from the phase's start (the
 	 * release of the sync that opens it): */
-	uint8_t wide;     /* sent as words / 2 64-bit items, one per cycle,
-	                     on the sender's and its partner's wires: the
-	                     destinations are whole pairs (xsched.c) */
+	uint8_t wide; /* sent as words / 2 64-bit items, one per cycle,
+	                 on the sender's and its partner's wires: the
+	                 destinations are whole pairs (xsched.c) */
+	/* beside five workers (xsched.c "Blocks"): a piece joined to the
+	 * transfer's next piece (XJOIN_NEXT: no mux-off) or previous one
+	 * (XJOIN_PREV: no pointer, no mux-on); their receivers' mux stays on
+	 * the sender between the two, which sends nothing else meanwhile */
+	uint8_t join;
 	uint64_t start;   /* the send's issue */
 	uint64_t *ptr_at; /* per destination: its incoming pointer is set */
 	uint64_t *mux_at; /* per destination: its mux selects src_tile */

@@ -305,12 +305,15 @@ walk_events(const Lowered *l, const Step *s, Events *e, int place)
 			    (Ev){x->mux_at[j],
 			         (uint32_t)(x->off_at[j] - x->mux_at[j]), k,
 			         CTL_OTHER});
-			put(e, place, t, EV_CONTROL,
-			    (Ev){x->ptr_at[j], 1, k, CTL_OTHER});
-			put(e, place, t, EV_CONTROL,
-			    (Ev){x->mux_at[j], 1, k, CTL_ON});
-			put(e, place, t, EV_CONTROL,
-			    (Ev){x->off_at[j], 1, k, CTL_OFF});
+			if (!(x->join & XJOIN_PREV)) {
+				put(e, place, t, EV_CONTROL,
+				    (Ev){x->ptr_at[j], 1, k, CTL_OTHER});
+				put(e, place, t, EV_CONTROL,
+				    (Ev){x->mux_at[j], 1, k, CTL_ON});
+			}
+			if (!(x->join & XJOIN_NEXT))
+				put(e, place, t, EV_CONTROL,
+				    (Ev){x->off_at[j], 1, k, CTL_OFF});
 		}
 	}
 }
@@ -413,6 +416,25 @@ check_sends(const Step *s, int32_t i, uint32_t t, const Ev *send, size_t ns,
 
 /* Overlaps within each bucket of a tile, and the cross-kind rules of the
  * file's comment. */
+/* Is y the rest of x: joined to it, from the same sender and source words
+ * on, to the same destinations and their words on? */
+static int
+joined(const Transfer *x, const Transfer *y)
+{
+	uint32_t bytes = 4 * x->words;
+	if (!(y->join & XJOIN_PREV) || y->src_tile != x->src_tile ||
+	    y->src.buf != x->src.buf ||
+	    y->src.offset != x->src.offset + bytes || y->wide != x->wide ||
+	    y->ndst != x->ndst)
+		return 0;
+	for (uint32_t j = 0; j < x->ndst; j++)
+		if (y->dst_tile[j] != x->dst_tile[j] ||
+		    y->dst[j].buf != x->dst[j].buf ||
+		    y->dst[j].offset != x->dst[j].offset + bytes)
+			return 0;
+	return 1;
+}
+
 static int
 check_events(const Lowered *l, const Step *s, int32_t i, const Events *e,
              Diag *d)
@@ -447,6 +469,31 @@ check_events(const Lowered *l, const Step *s, int32_t i, const Events *e,
 					    (unsigned long long)q->a,
 					    (unsigned long long)(q->a +
 					                         q->len));
+			}
+		}
+		/* a piece joined to its rest: the rest is the sender's next
+		 * send and every receiver's next window (the mux stays on the
+		 * sender between them) */
+		static const int joins[] = {EV_SEND, EV_WINDOW};
+		for (int k = 0; k < 2; k++) {
+			const Ev *v = b[joins[k]];
+			for (size_t j = 0; j < n[joins[k]]; j++) {
+				int x = v[j].xfer;
+				const Transfer *y = &s->xfer[x];
+				int next = !(y->join & XJOIN_NEXT) ||
+				           (j + 1 < n[joins[k]] &&
+				            v[j + 1].xfer == x + 1 &&
+				            joined(y, y + 1));
+				int prev = !(y->join & XJOIN_PREV) ||
+				           (j && v[j - 1].xfer == x - 1 &&
+				            (y[-1].join & XJOIN_NEXT));
+				if (!next || !prev)
+					return bad(
+					    d, "schedule",
+					    "step %d (%s), tile %u: transfer "
+					    "%d joined to a piece that is not "
+					    "its rest or not in the %s next",
+					    i, s->what, t, x, name[joins[k]]);
 			}
 		}
 		int r = check_sends(s, i, t, b[EV_SEND], n[EV_SEND], b[EV_WIRE],

@@ -242,13 +242,13 @@ hops_of(const Lowered *l, const Transfer *x, Hop *hop)
 	}
 }
 
-/* Can x go in its width (x->wide) at all? A tile that receives its own
- * send has its mux controls at t + lat - m and t + lat + n - m: when one
- * of them is t itself, the cycle of the send, for every t, it cannot. */
+/* Can n items of x go in its width (x->wide) at all? A tile that receives
+ * its own send has its mux controls at t + lat - m and t + lat + n - m:
+ * when one of them is t itself, the cycle of the send, for every t, it
+ * cannot. */
 static int
-width_fits(const Transfer *x, const Hop *hop)
+width_fits(const Transfer *x, const Hop *hop, uint32_t n)
 {
-	uint32_t n = xfer_items(x);
 	for (uint32_t k = 0; k < x->ndst; k++)
 		if (hop[k].tile == x->src_tile &&
 		    (hop[k].lat == hop[k].m || hop[k].lat + n == hop[k].m))
@@ -355,9 +355,9 @@ static int
 set_width(Transfer *x, const Hop *hop, int wide)
 {
 	x->wide = (uint8_t)wide;
-	if (x->wide && !width_fits(x, hop))
+	if (x->wide && !width_fits(x, hop, xfer_items(x)))
 		x->wide = 0; /* twice the items, 32-bit */
-	return width_fits(x, hop);
+	return width_fits(x, hop, xfer_items(x));
 }
 
 /* The earliest start of x, 64-bit when `wide` (wide_ok) and it can go so
@@ -899,9 +899,18 @@ xsched_step_cycles(const Lowered *l, Step *s)
  * that does not fit before its sender's next obstacle (a window, its
  * next send, a control off the boundaries, its wires) is split: the items
  * that fit go there and the rest becomes the step's next transfer (the
- * words after, at the offsets after), placed like any other. A transfer
- * (and so a piece) has at least a block of items: with fewer, its mux
- * controls could fall in one block.
+ * words after, at the offsets after), placed next. The two are joined
+ * (Transfer.join): the receivers' mux stays on the sender from the one
+ * to the other, which nothing comes between (the rest is the sender's
+ * next send and every receiver's next window), so the piece has no
+ * mux-off and the rest no pointer or mux-on. A piece then ends at the
+ * sender's obstacle, a panel window's block, and the rest starts after
+ * it, where a mux-off and mux-on at each receiver would have to fall
+ * outside the blocks of all of them: with the receivers' mux leads (lat
+ * - m) some 100 cycles apart, that cost about 100 cycles at each panel
+ * block (docs/bench-siglip.md, "QK^T's host in fewer panels"). A
+ * transfer (and so a piece) has at least a block of items: with fewer,
+ * its mux controls could fall in one block.
  */
 
 enum {
@@ -961,32 +970,54 @@ ctl_free_b(const Timeline *tl, const Blocks *k, uint64_t own_a, uint64_t own_n,
 
 /* The receive controls of a destination, as controls_fit, by the block
  * rules: 0 if they fit, 1 if the mux-on or the pointer does not (a later
- * start may help), 2 if only the mux-off does not (fewer items may). */
+ * start may help), 2 if only the mux-off does not (fewer items may). A
+ * piece joined to the previous one (join XJOIN_PREV) has no pointer or
+ * mux-on (*ptr is then the mux-on's cycle), one joined to the next
+ * (XJOIN_NEXT) no mux-off. */
 static int
 controls_fit_b(const Timeline *d, const Blocks *k, uint64_t own_a,
-               uint64_t own_n, uint64_t first, uint32_t n, uint32_t m,
+               uint64_t own_n, uint64_t first, uint32_t n, uint32_t m, int join,
                uint64_t *ptr, uint64_t *mux, uint64_t *off)
 {
 	uint64_t lo = d->rx_end > k->b ? d->rx_end : k->b;
 	if (first < lo || first < k->b + m)
 		return 1;
 	uint64_t on = first - m, end = first + n - m, p = first;
-	if (!ctl_free_b(d, k, own_a, own_n, on))
+	int has_on = !(join & XJOIN_PREV), has_off = !(join & XJOIN_NEXT);
+	if (has_on && !ctl_free_b(d, k, own_a, own_n, on))
 		return 1;
-	if (blk_down(k, on) == blk_down(k, end) ||
-	    !ctl_free_b(d, k, own_a, own_n, end))
+	if (has_off && ((has_on && blk_down(k, on) == blk_down(k, end)) ||
+	                !ctl_free_b(d, k, own_a, own_n, end)))
 		return 2;
 	/* the latest free block for the pointer (lo >= k->b > 0) */
-	while (p >= lo && (blk_down(k, p) == blk_down(k, on) ||
-	                   blk_down(k, p) == blk_down(k, end) ||
-	                   !ctl_free_b(d, k, own_a, own_n, p)))
+	while (has_on && p >= lo &&
+	       (blk_down(k, p) == blk_down(k, on) ||
+	        (has_off && blk_down(k, p) == blk_down(k, end)) ||
+	        !ctl_free_b(d, k, own_a, own_n, p)))
 		p--;
 	if (p < lo)
 		return 1;
-	*ptr = p;
+	*ptr = has_on ? p : on;
 	*mux = on;
 	*off = end;
 	return 0;
+}
+
+/* At most n of x's `all` items as a piece: all of them, or a block fewer
+ * at most, with both parts able to go on their own (width_fits: a piece
+ * put back into its exchange is scheduled there without blocks); 0 if
+ * none. */
+static uint64_t
+piece_items(const Transfer *x, const Hop *hop, uint64_t n, uint32_t all,
+            uint32_t b)
+{
+	if (n < all && n > all - b)
+		n = all - b;
+	while (n && n < all &&
+	       (!width_fits(x, hop, (uint32_t)n) ||
+	        !width_fits(x, hop, all - (uint32_t)n)))
+		n--;
+	return n;
 }
 
 /* The earliest start at or after `from` of x's first *piece items by the
@@ -1054,18 +1085,20 @@ place_b(const Lowered *l, Timeline *tl, const Blocks *k, const Transfer *x,
 			    (i = spans_after(busy[w], t)) < busy[w]->n &&
 			    busy[w]->v[i].a < lim)
 				lim = busy[w]->v[i].a;
-		uint64_t n = lim - t;
-		if (n < all && n > all - b)
-			n = all - b;
+		uint64_t n = piece_items(x, hop, lim - t, all, b);
 		/* the receivers: a mux-off that does not fit takes items
-		 * off the piece */
+		 * off the piece, which is then joined to its rest (no
+		 * mux-off) */
 		int ok = n >= least;
 		for (uint32_t d = 0; d < x->ndst && ok;) {
 			uint64_t p, m, o;
 			int own = hop[d].tile == x->src_tile;
-			int r = controls_fit_b(
-			    &tl[hop[d].tile], k, own ? t : 0, own ? n : 0,
-			    t + hop[d].lat, (uint32_t)n, hop[d].m, &p, &m, &o);
+			int join =
+			    (x->join & XJOIN_PREV) | (n < all ? XJOIN_NEXT : 0);
+			int r = controls_fit_b(&tl[hop[d].tile], k, own ? t : 0,
+			                       own ? n : 0, t + hop[d].lat,
+			                       (uint32_t)n, hop[d].m, join, &p,
+			                       &m, &o);
 			if (!r) {
 				d++;
 				continue;
@@ -1074,9 +1107,7 @@ place_b(const Lowered *l, Timeline *tl, const Blocks *k, const Transfer *x,
 				ok = 0;
 				break;
 			}
-			n--;
-			if (n < all && n > all - b)
-				n = all - b;
+			n = piece_items(x, hop, n - 1, all, b);
 			d = 0; /* again with the shorter piece */
 		}
 		if (ok && n >= least) {
@@ -1097,6 +1128,8 @@ commit(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
 	uint32_t n = xfer_items(x);
 	Timeline *s = &tl[x->src_tile], *mate;
 	x->start = t;
+	if (!k)
+		x->join = 0;
 	spans_add(&s->send, t, t + n);
 	take(s, t);
 	s->send_end = t + n;
@@ -1111,23 +1144,28 @@ commit(const Lowered *l, Timeline *tl, const Blocks *k, Transfer *x,
 		uint64_t first = t + hop[j].lat;
 		/* the send is on the sender's timeline now: own = 0 */
 		if (k)
-			controls_fit_b(d, k, 0, 0, first, n, hop[j].m,
+			controls_fit_b(d, k, 0, 0, first, n, hop[j].m, x->join,
 			               &x->ptr_at[j], &x->mux_at[j],
 			               &x->off_at[j]);
 		else
 			controls_fit(d, 0, first, n, hop[j].m, &x->ptr_at[j],
 			             &x->mux_at[j], &x->off_at[j]);
-		add_control(d, x->ptr_at[j]);
-		if (!control_at(d, x->mux_at[j])) /* else the switch from the
-		                                     window before */
-			add_control(d, x->mux_at[j]);
-		add_control(d, x->off_at[j]);
+		if (!(x->join & XJOIN_PREV)) {
+			add_control(d, x->ptr_at[j]);
+			if (!control_at(d, x->mux_at[j])) /* else the switch
+			                                     from the window
+			                                     before */
+				add_control(d, x->mux_at[j]);
+		}
+		if (!(x->join & XJOIN_NEXT))
+			add_control(d, x->off_at[j]);
 		d->rx_end = first + n;
 	}
 }
 
 /* Split transfer i of s after its first `items` items: the rest becomes
- * transfer i + 1. */
+ * transfer i + 1, joined to it (placed next, so that nothing comes
+ * between them at the sender or a receiver). */
 static void
 split_rest(Step *s, int i, uint32_t items)
 {
@@ -1142,7 +1180,9 @@ split_rest(Step *s, int i, uint32_t items)
 		r->dst[j] = (BufRef){x->dst[j].buf, x->dst[j].offset + 4 * w};
 	}
 	x->words = w;
+	x->join |= XJOIN_NEXT;
 	r->wrap = x->wrap;
+	r->join = XJOIN_PREV;
 	Transfer rest = *r;
 	memmove(&s->xfer[i + 2], &s->xfer[i + 1],
 	        (size_t)(s->nxfer - 2 - i) * sizeof *s->xfer);
@@ -1172,6 +1212,8 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 		    blk_down(&k, s->win[i].at) < k.stop)
 			k.stop = blk_down(&k, s->win[i].at);
 	}
+	for (int i = 0; i < s->nxfer; i++)
+		s->xfer[i].join = 0; /* joined as split here */
 	Timeline *tl = xcalloc(l->tiles, sizeof *tl);
 	uint8_t *mark = xcalloc(l->tiles, 1);
 	uint64_t end = k.b;
@@ -1250,6 +1292,7 @@ copy_transfers(Step *to, const Step *from)
 		       x->ndst * (3 * sizeof *x->ptr_at + sizeof *x->dst +
 		                  sizeof *x->dst_tile));
 		y->wide = x->wide;
+		y->join = x->join;
 		y->start = x->start;
 		y->wrap = x->wrap;
 	}
@@ -1309,7 +1352,9 @@ blocks_end(const Step *s)
 			uint64_t c[3] = {x->ptr_at[j], x->mux_at[j],
 			                 x->off_at[j]};
 			for (int k = 0; k < 3; k++)
-				if (c[k] / B * B + B > e)
+				if (c[k] / B * B + B > e &&
+				    !(k < 2 && (x->join & XJOIN_PREV)) &&
+				    !(k == 2 && (x->join & XJOIN_NEXT)))
 					e = c[k] / B * B + B;
 		}
 	}
