@@ -106,9 +106,12 @@ test_shapes(void **state)
  * overlap (planned and run the same way). The prediction takes block 0
  * at the worst of the six phases the opening sync may release it at
  * (gemm_windows' lead), so it is above by at most 5 cycles an overlapped
- * superstep (every superstep but the first); before the setup's CSR
- * writes were priced at their hold (gemm_overlap_setup), it was 10 to 32
- * cycles a superstep below. */
+ * superstep (every superstep but the first); the last, plain multiply and
+ * the partials' add are priced at one entry phase (mod 6) of their calls,
+ * which the run's start cycle sets: up to 5 cycles above each (2 and 4
+ * in the f8 case; docs/bench-siglip.md, b1rows). Before the setup's CSR writes
+ * were priced at their hold (gemm_overlap_setup), it was 10 to 32 cycles a
+ * superstep below. */
 static void
 test_overlap(void **state)
 {
@@ -152,7 +155,7 @@ test_overlap(void **state)
 		uint64_t beside = strtoull(at, NULL, 10) - 1;
 		assert_true(beside >= 1);
 		assert_true(r.predicted_cycles >= r.cycles);
-		assert_true(r.predicted_cycles - r.cycles <= 5 * beside);
+		assert_true(r.predicted_cycles - r.cycles <= 5 * (beside + 2));
 		assert_true(r.cycles < base.cycles);
 	}
 }
