@@ -9,7 +9,7 @@
  * multicasts each part to its grid row. The exchange multicasts, so the
  * producer's tiles can send each piece to the whole grid row at once: one
  * step instead of two. Every receiver then gets its chunk in the
- * producer's pieces (a window each, XS_RECV_GAP apart) instead of in the
+ * producer's pieces (a window each, priced XS_RECV_GAP apart) instead of in the
  * stored parts' few runs, so it pays only where the first step costs
  * more than the windows it adds (the step bounds below).
  *
