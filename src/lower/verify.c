@@ -414,8 +414,6 @@ check_sends(const Step *s, int32_t i, uint32_t t, const Ev *send, size_t ns,
 	return IPU_OK;
 }
 
-/* Overlaps within each bucket of a tile, and the cross-kind rules of the
- * file's comment. */
 /* Is y the rest of x: joined to it, from the same sender and source words
  * on, to the same destinations and their words on? */
 static int
@@ -435,6 +433,8 @@ joined(const Transfer *x, const Transfer *y)
 	return 1;
 }
 
+/* Overlaps within each bucket of a tile, and the cross-kind rules of the
+ * file's comment. */
 static int
 check_events(const Lowered *l, const Step *s, int32_t i, const Events *e,
              Diag *d)

@@ -196,9 +196,11 @@ controls_fit(const Timeline *d, uint64_t own, uint64_t first, uint32_t words,
 	if (first < lo || first < XS_PREAMBLE + m)
 		return 0;
 	uint64_t on = first - m, end = first + words - m, p = first;
-	int abut = first == d->rx_end; /* on is the previous window's off */
-	if (!(abut ? !(own && on == own) : control_free(d, own, on)) ||
-	    !control_free(d, own, end))
+	/* abutting the previous window, on is its mux-off's cycle, taken by
+	 * that control, which becomes the switch */
+	int on_free =
+	    first == d->rx_end ? !(own && on == own) : control_free(d, own, on);
+	if (!on_free || !control_free(d, own, end))
 		return 0;
 	/* the latest free cycle for the pointer (lo >= XS_PREAMBLE > 0) */
 	while (p >= lo && (p == on || p == end || !control_free(d, own, p)))
