@@ -24,14 +24,20 @@
 
 extern char **environ;
 
-#ifndef IPU_SIGLIP_REF
-#define IPU_SIGLIP_REF "tools/siglip_ref.py"
-#endif
+/* tools/siglip_ref.py, carried in the binary (cmake/embed_text.cmake) */
+extern const char bench_siglip_ref_py[];
 
 /* The files the benchmark may make in its directory. */
 static const char *const made[] = {"config.json", "weights.safetensors",
-                                   "pixels.npy", "ref.npy"};
-enum { MADE_CONFIG, MADE_WEIGHTS, MADE_PIXELS, MADE_REF, MADE_COUNT };
+                                   "pixels.npy", "ref.npy", "siglip_ref.py"};
+enum {
+	MADE_CONFIG,
+	MADE_WEIGHTS,
+	MADE_PIXELS,
+	MADE_REF,
+	MADE_SCRIPT,
+	MADE_COUNT
+};
 
 typedef struct {
 	char dir[512];
@@ -48,18 +54,27 @@ scratch_open(Scratch *s, Diag *d)
 		return diag_set(d, IPU_EIO, s->dir, 0, 0,
 		                "cannot create a temporary directory: %s",
 		                strerror(errno));
-	for (int i = 0; i < MADE_COUNT; i++)
+	/* a run stopped by a signal leaves nothing behind (1.7 GB of
+	 * checkpoint for So400m in f32); the writers' own temporaries are
+	 * guarded by file_create_temp */
+	file_guard(s->dir, 1);
+	for (int i = 0; i < MADE_COUNT; i++) {
 		snprintf(s->path[i], sizeof s->path[i], "%s/%s", s->dir,
 		         made[i]);
+		file_guard(s->path[i], 0);
+	}
 	return IPU_OK;
 }
 
 static void
 scratch_remove(const Scratch *s)
 {
-	for (int i = 0; i < MADE_COUNT; i++)
+	for (int i = 0; i < MADE_COUNT; i++) {
 		unlink(s->path[i]);
+		file_unguard(s->path[i]);
+	}
 	rmdir(s->dir);
+	file_unguard(s->dir);
 }
 
 /* The model's config: the preset's or the file's, cut to cfg->layers. */
@@ -230,9 +245,12 @@ measure(const SiglipBenchConfig *cfg, const SiglipConfig *c, const Scratch *s,
 	if (out.cycles)
 		res->images_per_s =
 		    cfg->batch * chip->clock_hz / (double)out.cycles;
+	if (!e && cfg->check && !cfg->ref)
+		e = write_file(s->path[MADE_SCRIPT], bench_siglip_ref_py,
+		               strlen(bench_siglip_ref_py), d);
 	if (!e && cfg->check)
-		e = run_reference(cfg->ref ? cfg->ref : IPU_SIGLIP_REF, weights,
-		                  config, s, d);
+		e = run_reference(cfg->ref ? cfg->ref : s->path[MADE_SCRIPT],
+		                  weights, config, s, d);
 	if (!e && cfg->check)
 		e = worst_cosine(&out, s->path[MADE_REF], &res->cosine, d);
 	siglip_result_free(&out);
@@ -261,6 +279,10 @@ bench_siglip(const SiglipBenchConfig *cfg, SiglipBenchResult *res, Diag *d)
 	if (cfg->check && cfg->compile_only)
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "a check needs the run: not with compile only");
+	if (cfg->ref && access(cfg->ref, R_OK))
+		return diag_set(d, IPU_EIO, cfg->ref, 0, 0,
+		                "cannot read the reference script: %s",
+		                strerror(errno));
 	snprintf(res->config_name, sizeof res->config_name, "%s",
 	         cfg->preset ? cfg->preset : "config");
 	res->layers = c.layers;

@@ -88,32 +88,36 @@ read_file(const char *path, uint8_t **data, size_t *len, Diag *d)
 	return IPU_OK;
 }
 
-/* ---- temporary files, removed on SIGINT, SIGTERM and SIGHUP ----------
+/* ---- paths removed on SIGINT, SIGTERM and SIGHUP ----------------------
  *
  * Every temporary file of file_create_temp is in this table from its
- * creation to its commit or discard. The handler, which may run at any
- * point of the program, only reads slots marked LIVE (their path is
- * complete) and calls unlink(), which is async-signal-safe; then the
- * signal is raised again with its default action, so the process ends as
- * it would have. A slot's path is written before it becomes LIVE and
- * not touched while LIVE. With more temporary files open at once than
- * slots, the extra ones are not removed on a signal (no command comes
- * near that). */
-enum { TEMP_SLOTS = 32, TEMP_FREE = 0, TEMP_CLAIMED, TEMP_LIVE };
+ * creation to its commit or discard, and every path of file_guard until
+ * file_unguard. The handler, which may run at any point of the program,
+ * only reads slots marked LIVE (their path is complete) and calls unlink()
+ * on files, then rmdir() on directories (emptied by the first pass), both
+ * async-signal-safe; then the signal is raised again with its default
+ * action, so the process ends as it would have. A slot's path is written
+ * before it becomes LIVE and not touched while LIVE. With more paths
+ * guarded at once than slots, the extra ones are not removed on a signal
+ * (no command comes near that). */
+enum { GUARD_SLOTS = 32, GUARD_FREE = 0, GUARD_CLAIMED, GUARD_LIVE };
 
 static struct {
 	atomic_int state;
+	int dir;
 	char path[4096];
-} temp_slot[TEMP_SLOTS];
+} guarded[GUARD_SLOTS];
 
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 static void
-remove_temps_and_die(int sig)
+remove_guarded_and_die(int sig)
 {
-	for (int i = 0; i < TEMP_SLOTS; i++)
-		if (atomic_load(&temp_slot[i].state) == TEMP_LIVE)
-			unlink(temp_slot[i].path);
+	for (int dir = 0; dir < 2; dir++)
+		for (int i = 0; i < GUARD_SLOTS; i++)
+			if (atomic_load(&guarded[i].state) == GUARD_LIVE &&
+			    guarded[i].dir == dir)
+				(dir ? rmdir : unlink)(guarded[i].path);
 	/* SA_RESETHAND restored the default action; it runs on return */
 	raise(sig);
 }
@@ -128,8 +132,9 @@ install_cleanup(void)
 		return;
 	for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals;
 	     i++) {
-		struct sigaction old, sa = {.sa_handler = remove_temps_and_die,
-		                            .sa_flags = SA_RESETHAND};
+		struct sigaction old,
+		    sa = {.sa_handler = remove_guarded_and_die,
+		          .sa_flags = SA_RESETHAND};
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(cleanup_signals[i], NULL, &old) == 0 &&
 		    old.sa_handler == SIG_DFL)
@@ -137,31 +142,30 @@ install_cleanup(void)
 	}
 }
 
-static void
-temp_register(const char *tmp)
+void
+file_guard(const char *path, int dir)
 {
 	install_cleanup();
-	for (int i = 0; i < TEMP_SLOTS; i++) {
-		int expect = TEMP_FREE;
-		if (strlen(tmp) < sizeof temp_slot[i].path &&
-		    atomic_compare_exchange_strong(&temp_slot[i].state, &expect,
-		                                   TEMP_CLAIMED)) {
-			strcpy(temp_slot[i].path, tmp);
-			atomic_store(&temp_slot[i].state, TEMP_LIVE);
+	for (int i = 0; i < GUARD_SLOTS; i++) {
+		int expect = GUARD_FREE;
+		if (strlen(path) < sizeof guarded[i].path &&
+		    atomic_compare_exchange_strong(&guarded[i].state, &expect,
+		                                   GUARD_CLAIMED)) {
+			strcpy(guarded[i].path, path);
+			guarded[i].dir = dir;
+			atomic_store(&guarded[i].state, GUARD_LIVE);
 			return;
 		}
 	}
 }
 
-/* Before the name is unlinked or renamed away: after this, a signal no
- * longer touches it. */
-static void
-temp_unregister(const char *tmp)
+void
+file_unguard(const char *path)
 {
-	for (int i = 0; i < TEMP_SLOTS; i++)
-		if (atomic_load(&temp_slot[i].state) == TEMP_LIVE &&
-		    !strcmp(temp_slot[i].path, tmp)) {
-			atomic_store(&temp_slot[i].state, TEMP_FREE);
+	for (int i = 0; i < GUARD_SLOTS; i++)
+		if (atomic_load(&guarded[i].state) == GUARD_LIVE &&
+		    !strcmp(guarded[i].path, path)) {
+			atomic_store(&guarded[i].state, GUARD_FREE);
 			return;
 		}
 }
@@ -183,14 +187,14 @@ file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d)
 			break;
 	}
 	if (fd >= 0)
-		temp_register(tmp);
+		file_guard(tmp, 0);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
 	if (!f) {
 		diag_set(d, IPU_EIO, path, 0, 0, "cannot create: %s",
 		         strerror(errno));
 		if (fd >= 0) {
 			close(fd);
-			temp_unregister(tmp);
+			file_unguard(tmp);
 			remove(tmp);
 		}
 	}
@@ -201,7 +205,7 @@ void
 file_discard_temp(FILE *f, const char *tmp)
 {
 	fclose(f);
-	temp_unregister(tmp);
+	file_unguard(tmp);
 	remove(tmp);
 }
 
@@ -230,14 +234,14 @@ file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
 	if (fclose(f) != 0 && !e)
 		e = errno ? errno : EIO;
 	if (e) {
-		temp_unregister(tmp);
+		file_unguard(tmp);
 		remove(tmp);
 		return diag_set(d, IPU_EIO, path, 0, 0, "write error: %s",
 		                write_reason(e));
 	}
 	int rc = overwrite ? rename(tmp, path) : link(tmp, path);
 	e = errno;
-	temp_unregister(tmp);
+	file_unguard(tmp);
 	remove(tmp);
 	if (rc == 0)
 		return IPU_OK;

@@ -174,6 +174,12 @@ FILE *file_create_temp(const char *path, char *tmp, size_t tmplen, Diag *d);
 int file_commit_temp(FILE *f, const char *tmp, const char *path, int overwrite,
                      Diag *d);
 void file_discard_temp(FILE *f, const char *tmp);
+/* Until file_unguard(path), SIGINT, SIGTERM or SIGHUP (at their default
+ * action) remove path before the process ends: a file (dir 0), or a
+ * directory (dir 1), after the guarded files, so those inside it go
+ * first (a scratch directory and the files a command makes in it). */
+void file_guard(const char *path, int dir);
+void file_unguard(const char *path);
 /* Like write_file, but fails (IPU_EIO, "exists") if path already exists. */
 int write_new_file(const char *path, const void *data, size_t len, Diag *d);
 
