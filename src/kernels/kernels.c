@@ -79,24 +79,26 @@ sup_start(SupClock *s, const Chip *c, uint64_t t)
 	s->t = t;
 }
 
-/* The first cycle from c on whose slot no running worker owns. */
+/* The first cycle from c on whose slot no running worker owns: for each
+ * slot w, its first cycle from max(c, free[w]) on; the earliest of those.
+ * In closed form, as a worker may own its slot for millions of cycles (a
+ * large GEMM's multiply priced by the planner). */
 static uint64_t
 free_slot(const SupClock *s, uint64_t c)
 {
-	for (int k = 0; k < CHIP_SLOTS && c < s->free[c % CHIP_SLOTS]; k++)
-		c = c + 1;
-	if (c < s->free[c % CHIP_SLOTS]) {
-		uint64_t soonest = UINT64_MAX;
-		for (int w = 0; w < CHIP_SLOTS; w++)
-			if (s->free[w] < soonest)
-				soonest = s->free[w];
-		if (soonest == UINT64_MAX)
-			die("sup_op: the workers run and sup_workers was not "
-			    "called");
-		while (c < s->free[c % CHIP_SLOTS])
-			c++;
+	uint64_t first = UINT64_MAX;
+	for (int w = 0; w < CHIP_SLOTS; w++) {
+		if (s->free[w] == UINT64_MAX)
+			continue;
+		uint64_t b = c > s->free[w] ? c : s->free[w];
+		b += (uint64_t)((w + CHIP_SLOTS - (int)(b % CHIP_SLOTS)) %
+		                CHIP_SLOTS);
+		if (b < first)
+			first = b;
 	}
-	return c;
+	if (first == UINT64_MAX)
+		die("sup_op: the workers run and sup_workers was not called");
+	return first;
 }
 
 uint64_t
