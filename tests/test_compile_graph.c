@@ -1400,11 +1400,12 @@ test_b_under(void **state)
  * 4 x 2 grid's B chunk 128 x 32 f16 = 2048 words, one window. Pairs along
  * rows get B as 2048 32-bit items, pairs down columns as 1024 64-bit
  * ones; beside a host whose five-worker panels hold them, the exchange
- * loses the items and the window's gap (XS_RECV_GAP + 3) and gains the
- * host's loss (plan_host_loss) for them in the weight's parts (2 n-panels
- * by 8 K-panels in parts of B_PART_KPANELS: 4 transfers); a host of
- * three panels (f16 128 x 16, K 48), whose last span the price leaves
- * free, holds the 1024 but not the 2048. */
+ * loses the items (a window costs a plain exchange nothing: windows go
+ * back to back) and gains the host's loss (plan_host_loss) for them in
+ * the weight's parts (2 n-panels by 8 K-panels in parts of
+ * B_PART_KPANELS: 4 transfers); a host of three panels (f16 128 x 16, K
+ * 48), whose last span the price leaves free, holds the 1024 but not the
+ * 2048. */
 static const PlanHost host_big = {.cycles = 1,
                                   .t = GEMM_F16,
                                   .bm = 128,
@@ -1455,8 +1456,7 @@ test_b_under_priced(void **state)
 {
 	(void)state;
 	const Chip *chip = chip_default();
-	uint32_t gap = XS_RECV_GAP + 3,
-	         parts = gemm_n_panels(32) *
+	uint32_t parts = gemm_n_panels(32) *
 	                 ((gemm_k_panels(GEMM_F16, 128) + B_PART_KPANELS - 1) /
 	                  B_PART_KPANELS);
 	assert_int_equal(parts, 4);
@@ -1478,14 +1478,14 @@ test_b_under_priced(void **state)
 		b_host_plan(&host_small, down, &small);
 		assert_int_equal(
 		    beside.exchange_cycles,
-		    plain.exchange_cycles - items - gap +
+		    plain.exchange_cycles - items +
 		        plan_host_loss(chip, &host_big, items, parts, 8));
 		assert_int_equal(beside.compute_cycles, plain.compute_cycles);
 		assert_int_equal(beside.cycles, plain.cycles -
 		                                    plain.exchange_cycles +
 		                                    beside.exchange_cycles);
 		assert_int_equal(small.exchange_cycles,
-		                 down ? plain.exchange_cycles - items - gap +
+		                 down ? plain.exchange_cycles - items +
 		                            plan_host_loss(chip, &host_small,
 		                                           items, parts, 8)
 		                      : plain.exchange_cycles);

@@ -7,7 +7,8 @@
  * turned into rows: every sender starting at the same receiver, a 64-bit
  * multicast whose own mux control would fall on its send, runs gathered
  * into one row without pointer controls, windows back to back with the
- * mux switched from source to source), scheduled,
+ * mux switched from source to source, a receiver fed first from its
+ * shortest mux lead), scheduled,
  * coded, placed by hand, and checked word for word; and the schedule's own
  * invariants checked independently of the emulator.
  */
@@ -417,6 +418,44 @@ test_windows_back_to_back(void **state)
 	expect_words(cs, 9, 0, 0, 0, 8);
 	for (uint32_t j = 1; j < 8; j++)
 		expect_words(cs, 8, 16 + 16 * j, j, 16 * j, 4);
+	chipsim_free(cs);
+	lower_free(f.l);
+}
+
+/* Tile 0 receives 128 words from the tile of the longest mux lead to it
+ * (listed first) and 128 from the tile of the shortest (a negative lead).
+ * In the order given the long-lead sender goes first, at cycle 3, and
+ * tile 0's mux opens its lead later; lead first (the receiver is the
+ * busiest tile) takes the short-lead one first, from the preamble's end,
+ * and the long-lead one right after it: the row's first word is written
+ * at cycle 3 + M, the step ends 2 x 128 + 6 cycles later (the landing). */
+static void
+test_lead_first(void **state)
+{
+	(void)state;
+	Fixture f;
+	fixture(&f, FIXTURE_TILES);
+	uint32_t far = 1, near = 1, n = 128;
+	for (uint32_t t = 2; t < FIXTURE_TILES; t++) {
+		if (model_lead(t, 0) > model_lead(far, 0))
+			far = t;
+		if (model_lead(t, 0) < model_lead(near, 0))
+			near = t;
+	}
+	assert_true(model_lead(near, 0) <= 0);
+	assert_true(model_lead(far, 0) > 0 && model_lead(far, 0) <= (int)n);
+	Step *s = lower_step(f.l, STEP_EXCHANGE, "row");
+	uint32_t d[1] = {0}, off0[1] = {0}, off1[1] = {4 * n};
+	xfer(s, far, n, 0, d, off0, 1, &f);
+	xfer(s, near, n, 0, d, off1, 1, &f);
+	ChipSim *cs = run_fixture(&f);
+	check_schedule(f.l);
+	assert_int_equal(s->xfer[0].src_tile, near);
+	assert_int_equal(s->xfer[0].mux_at[0], XS_PREAMBLE);
+	assert_int_equal(s->xfer[1].mux_at[0], XS_PREAMBLE + n);
+	assert_int_equal(s->cycles, XS_PREAMBLE + model_write(0) + 2 * n + 6);
+	expect_words(cs, 0, 0, far, 0, n);
+	expect_words(cs, 0, 4 * n, near, 0, n);
 	chipsim_free(cs);
 	lower_free(f.l);
 }
@@ -993,6 +1032,7 @@ main(void)
 	    cmocka_unit_test(test_own_control_on_send),
 	    cmocka_unit_test(test_gather_row),
 	    cmocka_unit_test(test_windows_back_to_back),
+	    cmocka_unit_test(test_lead_first),
 	    cmocka_unit_test(test_blocks_window),
 	    cmocka_unit_test(test_blocks_control_in_send),
 	    cmocka_unit_test(test_blocks_verifier),

@@ -776,6 +776,83 @@ earliest_first(const Lowered *l, Step *s)
 	return dynamic_order(l, s, 1);
 }
 
+/* Rounds of lead_first: receivers' windows it puts first. */
+enum { XS_LEAD_ROUNDS = 4 };
+
+/* Interleaved, then XS_LEAD_ROUNDS windows of each receiver moved to the
+ * front: in each round every receiver (in tile order) takes, among its
+ * transfers not yet taken from senders not yet taken in the round, the
+ * one of the shortest mux lead (lat - M). A receiver's first window
+ * otherwise often comes from a sender whose words reach it 80 to 95
+ * cycles after its mux could switch (LayerNorm's rows: the sender's
+ * first send, at cycle 3), while others, short-lead, would have fed it
+ * from the preamble (docs/compiler.md, "Lead first"). */
+static int
+lead_first(const Lowered *l, Step *s)
+{
+	interleave(l, s);
+	/* each receiver's transfers, in order: in[at[d] .. at[d + 1]) */
+	uint32_t *at = xcalloc((size_t)l->tiles + 1, sizeof *at);
+	for (int i = 0; i < s->nxfer; i++)
+		for (uint32_t k = 0; k < s->xfer[i].ndst; k++)
+			at[s->xfer[i].dst_tile[k] + 1]++;
+	for (uint32_t t = 0; t < l->tiles; t++)
+		at[t + 1] += at[t];
+	uint32_t *in = xmalloc((size_t)at[l->tiles] * sizeof *in + 1),
+	         *fill = xcalloc(l->tiles, sizeof *fill),
+	         *pick = xmalloc((size_t)s->nxfer * sizeof *pick + 1);
+	for (int i = 0; i < s->nxfer; i++)
+		for (uint32_t k = 0; k < s->xfer[i].ndst; k++) {
+			uint32_t d = s->xfer[i].dst_tile[k];
+			in[at[d] + fill[d]++] = (uint32_t)i;
+		}
+	uint8_t *front = xcalloc((size_t)s->nxfer + 1, 1),
+	        *sent = xmalloc(l->tiles), *fed = xmalloc(l->tiles);
+	int n = 0;
+	for (int round = 0; round < XS_LEAD_ROUNDS; round++) {
+		memset(sent, 0, l->tiles);
+		memset(fed, 0, l->tiles);
+		for (uint32_t d = 0; d < l->tiles; d++) {
+			int64_t lead = INT64_MAX;
+			int best = -1;
+			for (uint32_t j = at[d]; j < at[d + 1] && !fed[d];
+			     j++) {
+				const Transfer *x = &s->xfer[in[j]];
+				if (front[in[j]] || sent[x->src_tile])
+					continue;
+				int64_t v =
+				    (int64_t)chip_route_cycles(l->chip,
+				                               x->src_tile, d) -
+				    (int64_t)chip_xpic_cycles(l->chip, d);
+				if (v < lead) {
+					lead = v;
+					best = (int)in[j];
+				}
+			}
+			if (best < 0)
+				continue;
+			const Transfer *x = &s->xfer[best];
+			front[best] = 1;
+			pick[n++] = (uint32_t)best;
+			sent[x->src_tile] = 1;
+			for (uint32_t k = 0; k < x->ndst; k++)
+				fed[x->dst_tile[k]] = 1;
+		}
+	}
+	for (int i = 0; i < s->nxfer; i++)
+		if (!front[i])
+			pick[n++] = (uint32_t)i;
+	permute(s, pick);
+	free(front);
+	free(sent);
+	free(fed);
+	free(pick);
+	free(fill);
+	free(in);
+	free(at);
+	return 0;
+}
+
 /* A step's length with the busiest tile's sends, or its receive windows
  * at XS_RECV_GAP apart, after the preamble: a bound where windows keep
  * that gap, and the threshold that decides whether the costlier orders
@@ -784,9 +861,10 @@ earliest_first(const Lowered *l, Step *s)
 static int wide_ok(const Lowered *l, const Transfer *x, uint8_t *mark);
 
 /* The bound of n transfers: in the widths the schedule set, or (`rule`)
- * 64-bit wherever wide_ok allows. */
+ * 64-bit wherever wide_ok allows; *receiving (if not NULL) 1 where a
+ * receiver is the busiest tile. */
 static uint64_t
-bound_of(const Lowered *l, const Transfer *xs, int n, int rule)
+bound_of(const Lowered *l, const Transfer *xs, int n, int rule, int *receiving)
 {
 	uint64_t *busy = xcalloc(2 * (size_t)l->tiles, sizeof *busy), most = 0;
 	uint8_t *mark = rule ? xcalloc(l->tiles, 1) : NULL;
@@ -800,37 +878,42 @@ bound_of(const Lowered *l, const Transfer *xs, int n, int rule)
 			busy[l->tiles + x->dst_tile[k]] += items + XS_RECV_GAP;
 	}
 	for (size_t t = 0; t < 2 * (size_t)l->tiles; t++)
-		if (busy[t] > most)
+		if (busy[t] > most) {
 			most = busy[t];
+			if (receiving)
+				*receiving = t >= l->tiles;
+		}
 	free(busy);
 	free(mark);
 	return XS_PREAMBLE + most;
 }
 
 static uint64_t
-step_bound(const Lowered *l, const Step *s)
+step_bound(const Lowered *l, const Step *s, int *receiving)
 {
-	return bound_of(l, s->xfer, s->nxfer, 0);
+	return bound_of(l, s->xfer, s->nxfer, 0, receiving);
 }
 
 uint64_t
 xsched_bound(const Lowered *l, const Transfer *x, int n)
 {
-	return bound_of(l, x, n, 1);
+	return bound_of(l, x, n, 1, NULL);
 }
 
-/* A step's schedule in the order the lowering gave, interleaved, sender
- * first and earliest first, keeping the shortest: interleaving cut
- * SigLIP's scores-into-rows exchange 34-fold but lengthens some GEMM chunk
- * exchanges (a 4096^3 f16 GEMM by 11% overall), and no order is always the
- * best. The two built on the fly cost the most compile time: they are
- * tried only when the better fixed order is more than the longest route
- * past the bound. */
+/* A step's schedule in the order the lowering gave, interleaved, lead
+ * first, sender first and earliest first, keeping the shortest:
+ * interleaving cut SigLIP's scores-into-rows exchange 34-fold but
+ * lengthens some GEMM chunk exchanges (a 4096^3 f16 GEMM by 11% overall),
+ * and no order is always the best. Lead first is for receivers' waits: it
+ * is tried where a receiver is the busiest tile. The two built on the
+ * fly cost the most compile time: they are tried only when the better
+ * fixed order is more than the longest route past the bound. */
 static int
 schedule_step(const Lowered *l, Step *s, Diag *d)
 {
+	enum { LEAD_FIRST = 2, DYNAMIC = 3 };
 	static int (*const reorder[])(const Lowered *, Step *) = {
-	    NULL, interleave, sender_first, earliest_first};
+	    NULL, interleave, lead_first, sender_first, earliest_first};
 	if (!s->nxfer) /* nothing to reorder: a GEMM superstep whose A is read
 	                  in place and whose B is local has no transfers */
 		return schedule_order(l, s, d);
@@ -838,12 +921,14 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 	Transfer *given = xmalloc(bytes), *best = xmalloc(bytes);
 	memcpy(given, s->xfer, bytes);
 	uint64_t cycles = UINT64_MAX, *ctl = NULL, good = 0;
-	for (size_t r = 0;
-	     r < sizeof reorder / sizeof *reorder && (r < 2 || cycles > good);
+	int receiving = 0;
+	for (size_t r = 0; r < sizeof reorder / sizeof *reorder &&
+	                   (r < DYNAMIC || cycles > good);
 	     r++) {
 		memcpy(s->xfer, given, bytes);
 		Diag dd;
-		if (reorder[r] && reorder[r](l, s))
+		if ((r == LEAD_FIRST && !receiving) ||
+		    (reorder[r] && reorder[r](l, s)))
 			continue;
 		int moved = !r; /* each transfer owns its destination arrays */
 		for (int i = 0; i < s->nxfer && !moved; i++)
@@ -853,7 +938,7 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 			continue;
 		cycles = s->cycles;
 		if (!good)
-			good = step_bound(l, s) +
+			good = step_bound(l, s, &receiving) +
 			       chip_route_max_cycles(l->chip) +
 			       chip_rule(l->chip, TIMING_RECV_LAND);
 		memcpy(best, s->xfer, bytes);

@@ -112,10 +112,8 @@ reduce_cycles(const Chip *c, const GemmPlan *p, GemmDtype g)
 			nseg = plan_gemm_slice_segments(&s, p->bm);
 		}
 	}
-	uint64_t words = bytes / 4;
-	/* a transfer a segment */
-	uint64_t xch = XS_PREAMBLE +
-	               (p->pk - 1) * (words + nseg * (XS_RECV_GAP + 3)) +
+	/* a transfer a segment, each receiver's back to back */
+	uint64_t xch = XS_PREAMBLE + (p->pk - 1) * (bytes / 4) +
 	               grid_latency(c, p->pk * p->pm * p->pn);
 	uint32_t atoms = (uint32_t)(bytes / 8 / nseg);
 	return chip_rule(c, TIMING_SYNC_INTERNAL) + xch +
@@ -284,16 +282,14 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	uint64_t b_cycles = wide_b ? b_words / 2 : b_words;
 	/* A in parts, one window each (none read in place), then B's: one,
 	 * or in parts a window per part and n-panel (the B layout keeps an
-	 * n-panel's K-panels together), none with b_local */
+	 * n-panel's K-panels together), none with b_local; a receiver's
+	 * windows go back to back (lower/xsched.c), so their number costs
+	 * the plain exchange nothing. B beside an earlier multiply
+	 * (GemmPlan.b_host): not in this exchange, the host's step longer by
+	 * what its five-worker panels and the exchange between them cost
+	 * (plan_host_loss) */
 	uint32_t nb =
 	    plan_gemm_b_parts(p) > 1 ? parts(p, p->pm / p->steps, kc) : 1;
-	uint32_t windows = (own_a ? 0 : plan_gemm_a_parts(p)) +
-	                   (p->b_local ? 0
-	                    : nb > 1   ? nb * gemm_n_panels(p->bn)
-	                               : 1);
-	/* B beside an earlier multiply (GemmPlan.b_host): not in this
-	 * exchange, the host's step longer by what its five-worker panels
-	 * and the exchange between them cost (plan_host_loss) */
 	uint32_t bw = nb > 1 ? nb * gemm_n_panels(p->bn) : 1;
 	/* a weight's B chunk is stored in parts of an n-panel by at most
 	 * B_PART_KPANELS K-panels (the weight balance's): a transfer each
@@ -307,10 +303,7 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	                         p->pk * p->pm * p->pn)
 	        : UINT64_MAX;
 	int b_under = loss != UINT64_MAX;
-	if (b_under)
-		windows -= bw;
 	*xch = XS_PREAMBLE + 3 + a_cycles +
-	       (windows ? windows - 1 : 0) * (XS_RECV_GAP + 3) +
 	       (p->b_local ? 0
 	        : b_under  ? loss
 	                   : b_cycles) +

@@ -343,8 +343,8 @@ void moves_free(Moves *m);
  * scheduler places transfers greedily in order). */
 void layout_moves_interleave(Moves *m, int first);
 /* An exchange of moves m[first ..] on `tiles` tiles, priced before
- * scheduling: the busiest tile's sent or received items, a gap per
- * received move, the phase's preamble. */
+ * scheduling: the busiest tile's sent or received items (a receiver's
+ * moves back to back), the phase's preamble. */
 uint64_t layout_moves_cycles(const Moves *m, int first, uint32_t tiles);
 
 #endif

@@ -52,9 +52,9 @@ enum {
 	XS_PREAMBLE = 3, /* after the sync before any event: the mux
 	                    switched off */
 	XS_RECV_GAP = 2, /* between two transfers at a receiver beside five
-	                    workers (xsched.c's blocks), and the planner's
-	                    price of a window; elsewhere windows may go back
-	                    to back */
+	                    workers (xsched.c's blocks); elsewhere windows
+	                    may go back to back, and the planner prices them
+	                    so (no cycles a window) */
 };
 
 /* A plain multiply that a later weight GEMM's B exchange may go beside

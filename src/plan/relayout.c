@@ -562,8 +562,7 @@ layout_moves_cycles(const Moves *m, int first, uint32_t tiles)
 		const Move *x = &m->move[i];
 		sent[x->src_tile] += x->words;
 		for (uint32_t k = 0; k < x->ndst; k++)
-			got[m->dst_tile[x->first + k]] +=
-			    x->words + XS_RECV_GAP;
+			got[m->dst_tile[x->first + k]] += x->words;
 	}
 	for (uint32_t t = 0; t < tiles; t++) {
 		if (sent[t] > most)
