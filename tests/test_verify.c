@@ -1190,6 +1190,58 @@ test_memory_model_overlap(void **state)
 	graph_free(g);
 }
 
+/* A's chunk in parts of its rows where the grid row has owners to spare
+ * for two of its K-panels each or more (plan_gemm_a_row_parts): 8 owners
+ * and 2 f8 K-panels: 4 row ranges of each, 30 rows as 8, 8, 7, 7; every
+ * (row, K-panel) of the chunk in one part, each part on its own owner,
+ * its bytes its rows by 32; with 3 owners, one part a K-panel of all 30
+ * rows. */
+static void
+test_a_row_parts(void **state)
+{
+	(void)state;
+	static const uint32_t row_lens[2] = {8, 3};
+	for (int c = 0; c < 2; c++) {
+		uint32_t pn = row_lens[c];
+		GemmPlan p = {.dtype = DT_F8_F143,
+		              .m = 30,
+		              .n = 16 * pn,
+		              .k = 64,
+		              .pk = 1,
+		              .kg = 64,
+		              .kc = 64,
+		              .steps = 1,
+		              .bm = 30,
+		              .bn = 16};
+		p.pm = 1;
+		p.pn = pn;
+		uint32_t rows_parts = pn == 8 ? 4 : 1;
+		assert_int_equal(plan_gemm_a_row_parts(&p), rows_parts);
+		assert_int_equal(plan_gemm_a_parts(&p), 2 * rows_parts);
+		GemmGeom G;
+		plan_gemm_geom(&G, &p, &(GemmSite){0});
+		uint8_t cover[2][30] = {{0}}, owner[8] = {0};
+		static const uint32_t split[4] = {8, 8, 7, 7};
+		for (uint32_t u = 0; u < G.na; u++) {
+			uint32_t c0, r0, rows;
+			assert_int_equal(
+			    plan_gemm_a_part(&G, 0, 0, 0, u, &c0, &r0, &rows),
+			    1);
+			assert_int_equal(rows, pn == 8 ? split[u % 4] : 30);
+			assert_int_equal(plan_gemm_a_part_bytes(&G, 0, 0, 0, u),
+			                 rows * 32);
+			for (uint32_t r = r0; r < r0 + rows; r++)
+				cover[c0][r]++;
+			owner[plan_gemm_a_owner(&G, 0, 0, 0, u)]++;
+		}
+		for (uint32_t c = 0; c < 2; c++)
+			for (uint32_t r = 0; r < 30; r++)
+				assert_int_equal(cover[c][r], 1);
+		for (uint32_t t = 0; t < pn; t++)
+			assert_int_equal(owner[t], t < G.na);
+	}
+}
+
 /* A K-split GEMM's C partials are live only in its reduction (the last
  * two steps: the exchange and the add), after the A and B chunks, which
  * live only in the supersteps (an exchange and a multiply each), so that
@@ -1448,6 +1500,7 @@ main(void)
 	    cmocka_unit_test(test_held_budget),
 	    cmocka_unit_test(test_memory_model),
 	    cmocka_unit_test(test_memory_model_overlap),
+	    cmocka_unit_test(test_a_row_parts),
 	    cmocka_unit_test(test_gemm_lifetimes),
 	    cmocka_unit_test(test_copy_budget),
 	    cmocka_unit_test(test_overlap_side_by_side),

@@ -164,11 +164,13 @@ send_a(const Gemm *G, Step *x, uint32_t q, uint32_t s)
 {
 	const GemmGeom *g = &G->geo;
 	uint32_t k0, ks = plan_gemm_k_of(g, q, s, &k0);
-	uint32_t kp = gemm_k_panel(g->g), nk = ceil_div(ks, kp);
+	uint32_t kp = gemm_k_panel(g->g);
 	for (uint32_t i = 0; i < g->pm && !g->a_own; i++)
 		for (uint32_t u = 0; u < g->na; u++) {
-			uint32_t c0, nc = plan_gemm_k_part(nk, g->na, u, &c0),
-			             m = plan_gemm_rows(g, i);
+			uint32_t c0, r0, rows,
+			    nc = plan_gemm_a_part(g, q, s, i, u, &c0, &r0,
+			                          &rows),
+			    m = plan_gemm_rows(g, i);
 			if (!nc)
 				continue;
 			uint32_t rest = ks - c0 * kp;
@@ -176,15 +178,18 @@ send_a(const Gemm *G, Step *x, uint32_t q, uint32_t s)
 			    x, plan_gemm_a_owner(g, q, i, s, u),
 			    (BufRef){G->a_in[plan_gemm_a_index(g, q, s, i, u)],
 			             0},
-			    gemm_a_bytes(g->g, m,
+			    gemm_a_bytes(g->g, rows,
 			                 nc * kp < rest ? nc * kp : rest) /
 			        4,
 			    g->pn);
+			/* a part of some rows has one K-panel: they land
+			 * together in the chunk's */
 			for (uint32_t j = 0; j < g->pn; j++) {
 				t->dst_tile[j] = plan_gemm_tile(g, q, i, j);
 				t->dst[j] =
 				    (BufRef){a_rx_of(G, s, t->dst_tile[j]),
-				             gemm_a_bytes(g->g, m, c0 * kp)};
+				             gemm_a_bytes(g->g, m, c0 * kp) +
+				                 r0 * GEMM_A_ROW_BYTES};
 			}
 		}
 }

@@ -41,6 +41,7 @@ plan_gemm_geom(GemmGeom *G, const GemmPlan *p, const GemmSite *site)
 	                .pn = ceil_div(p->n, p->bn),
 	                .pk = p->pk,
 	                .na = plan_gemm_a_parts(p),
+	                .na_rows = plan_gemm_a_row_parts(p),
 	                .a_own = plan_gemm_a_in_place(p),
 	                .site = *site};
 	G->nb = p->b_local       ? G->pm
@@ -262,16 +263,29 @@ plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
 }
 
 uint32_t
+plan_gemm_a_part(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t i,
+                 uint32_t u, uint32_t *c0, uint32_t *r0, uint32_t *rows)
+{
+	uint32_t k0,
+	    ks = plan_gemm_k_of(G, q, s, &k0),
+	    nc = plan_gemm_k_part(ceil_div(ks, gemm_k_panel(G->g)),
+	                          G->na / G->na_rows, u / G->na_rows, c0);
+	*rows = plan_gemm_k_part(plan_gemm_rows(G, i), G->na_rows,
+	                         u % G->na_rows, r0);
+	return *rows ? nc : 0;
+}
+
+uint32_t
 plan_gemm_a_part_bytes(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t i,
                        uint32_t u)
 {
 	uint32_t kp = gemm_k_panel(G->g), k0, ks = plan_gemm_k_of(G, q, s, &k0),
-	         c0, nc = plan_gemm_k_part(ceil_div(ks, kp), G->na, u, &c0);
+	         c0, r0, rows,
+	         nc = plan_gemm_a_part(G, q, s, i, u, &c0, &r0, &rows);
 	if (!nc)
 		return 0;
 	/* read in place: the kernel's tail */
-	return gemm_a_bytes(G->g, plan_gemm_rows(G, i),
-	                    min_u(nc * kp, ks - c0 * kp)) +
+	return gemm_a_bytes(G->g, rows, min_u(nc * kp, ks - c0 * kp)) +
 	       (G->a_own ? GEMM_A_TAIL : 0);
 }
 
@@ -342,16 +356,15 @@ plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta, TensorPlace *tb,
 			uint32_t k0, ks = plan_gemm_k_of(G, q, s, &k0);
 			if (!ks)
 				continue;
-			uint32_t nk = ceil_div(ks, kp);
 			for (uint32_t i = 0; i < G->pm; i++)
 				for (uint32_t u = 0; u < G->na; u++) {
-					uint32_t c0, nc = plan_gemm_k_part(
-					                 nk, G->na, u, &c0);
+					uint32_t c0, r0, rows,
+					    nc = plan_gemm_a_part(
+					        G, q, s, i, u, &c0, &r0, &rows);
 					if (!nc)
 						continue;
-					uint32_t owner = plan_gemm_a_owner(
-					             G, q, i, s, u),
-					         m = plan_gemm_rows(G, i);
+					uint32_t owner =
+					    plan_gemm_a_owner(G, q, i, s, u);
 					int32_t b = st->buffer(
 					    st, owner,
 					    plan_gemm_a_part_bytes(G, q, s, i,
@@ -366,14 +379,15 @@ plan_gemm_inputs(GemmGeom *G, Storage *st, TensorPlace *ta, TensorPlace *tb,
 						        .tile = owner,
 						        .at =
 						            {b,
-						             (c - c0) * m *
+						             (c - c0) * rows *
 						                 GEMM_A_ROW_BYTES},
-						        .row0 = i * G->p->bm,
-						        .rows = m,
+						        .row0 =
+						            i * G->p->bm + r0,
+						        .rows = rows,
 						        .col0 = k0 + c * kp,
 						        .cols = min_u(
 						            kp, ks - c * kp),
-						        .pad_rows = m,
+						        .pad_rows = rows,
 						        .pad_cols = kp,
 						        .format = PF_ROWMAJOR});
 				}

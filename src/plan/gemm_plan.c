@@ -133,7 +133,15 @@ parts(const GemmPlan *p, uint32_t spare, uint32_t kc)
 uint32_t
 plan_gemm_a_parts(const GemmPlan *p)
 {
-	return parts(p, p->pn / p->steps, p->kc);
+	return parts(p, p->pn / p->steps, p->kc) * plan_gemm_a_row_parts(p);
+}
+
+uint32_t
+plan_gemm_a_row_parts(const GemmPlan *p)
+{
+	uint32_t nk = ceil_div(p->kc, gemm_k_panel(gemm_dtype_of(p->dtype))),
+	         spare = p->pn / p->steps;
+	return spare >= 2 * nk ? spare / nk : 1;
 }
 
 int

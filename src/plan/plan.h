@@ -21,7 +21,8 @@
  *     (A along rows, B down columns) goes as 64-bit items;
  *   - K is walked in supersteps of kc; in superstep s, the owners of A's
  *     chunk (i, s) (tiles (i, s + u steps mod pn), one per part u of its
- *     K-panels: plan_gemm_a_parts) multicast it to row i of the grid
+ *     K-panels, or of their rows: plan_gemm_a_parts) multicast it to row
+ *     i of the grid
  *     and the owner of B's chunk (s, j) (tile (s mod pm, j)) to column j;
  *     then every tile runs the GEMM kernel on its chunks, accumulating C;
  *   - each input element is stored once: the chunks rotate over the
@@ -138,8 +139,14 @@ GemmSlice plan_gemm_slice(uint32_t np, uint32_t rows, uint32_t pk, uint32_t q,
 /* The contiguous segments of slice s of a C block of `rows` rows. */
 uint32_t plan_gemm_slice_segments(const GemmSlice *s, uint32_t rows);
 /* The parts an A chunk is stored and sent in: as many as the grid row
- * has owners to spare (pn / steps), at most one a K-panel. */
+ * has owners to spare (pn / steps), at most one a K-panel, each of
+ * those split in plan_gemm_a_row_parts row ranges. */
 uint32_t plan_gemm_a_parts(const GemmPlan *p);
+/* With owners to spare for two K-panels each or more, the row ranges
+ * each K-panel's part is split in (one an owner), else 1: the
+ * producer's pieces then land on more tiles, whose receives bound the
+ * exchange that stores them ("matmul: A from its producer"). */
+uint32_t plan_gemm_a_row_parts(const GemmPlan *p);
 /* 1 if the kernel reads A's chunks where they are stored: a grid row of
  * one tile, which would only send them to itself. */
 int plan_gemm_a_in_place(const GemmPlan *p);
@@ -236,6 +243,8 @@ typedef struct {
 	GemmDtype g;
 	uint32_t pm, pn, pk; /* grid rows, columns, K groups */
 	uint32_t na;         /* parts of an A chunk (plan_gemm_a_parts) */
+	uint32_t na_rows;    /* of them, the row ranges each K-part is
+	                        split in (plan_gemm_a_row_parts) */
 	int a_own;           /* plan_gemm_a_in_place */
 	uint32_t nb;         /* of a B chunk: copies (b_local), parts
 	                        (spread_b, b_parts) or 1 */
@@ -258,6 +267,12 @@ uint32_t plan_gemm_a_owner(const GemmGeom *G, uint32_t q, uint32_t i,
  * first. */
 uint32_t plan_gemm_k_part(uint32_t nk, uint32_t parts, uint32_t u,
                           uint32_t *first);
+/* Part u of A's chunk (i, s) of group q: its K-panels [*c0, *c0 + the
+ * count returned) of the chunk's and its rows [*r0, *r0 + *rows) of the
+ * block (0: the part is empty). */
+uint32_t plan_gemm_a_part(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t i,
+                          uint32_t u, uint32_t *c0, uint32_t *r0,
+                          uint32_t *rows);
 /* Indices of A's chunk parts and B's chunk copies or parts. */
 size_t plan_gemm_a_index(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t i,
                          uint32_t u);
