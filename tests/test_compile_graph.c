@@ -2656,6 +2656,17 @@ test_refusals(void **state)
 	               "y = transpose x [1, 0]\n"
 	               "output y\n",
 	               "compile: transpose y: no elementwise kernel");
+	/* a loop over groups is a promise the lowering does not take yet:
+	 * refused by name rather than run as the loop it is not */
+	expect_refusal("input a f16 [4, 8]\ninput b f16 [4, 8]\n"
+	               "weight w0 f16 [8, 8]\nweight w1 f16 [8, 8]\n"
+	               "m0 = matmul a w0\nh0 = add a m0\n"
+	               "m1 = matmul b w0\nh1 = add b m1\n"
+	               "m2 = matmul h0 w1\nh2 = add h0 m2\n"
+	               "m3 = matmul h1 w1\nh3 = add h1 m3\n"
+	               "z = concat h2 h3 axis=0\noutput z\n"
+	               "repeat 4 m0 h0 groups 2\n",
+	               "repeat: the loop over 2 groups is not lowered yet");
 }
 
 /* Every kernel and the exchange scheduler under the bounds of the timing

@@ -67,6 +67,10 @@ typedef struct {
 	void (*weight_type)(void *ctx, const char *name, SiglipWType *t);
 	void *ctx;
 	int unroll; /* 1: no `repeat` (the layers' types differ) */
+	/* the encoder layers run on this many groups of batch / groups
+	 * images each, layer by layer, in one `repeat ... groups` (0 or 1:
+	 * the whole batch at once; must divide the batch) */
+	int groups;
 	/* an encoder layer's attention in rounds of at most this many
 	 * (image, head) pairs (0: SIGLIP_ROUND_PAIRS) */
 	int round_pairs;

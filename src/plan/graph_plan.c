@@ -2224,6 +2224,12 @@ plan_once(const Graph *g, const Chip *chip, uint32_t tiles,
 	weight_budget(&P);
 	RepeatMap *rm = &plan->loop;
 	int r = graph_repeat_map(g, rm, d);
+	if (!r && rm->groups > 1)
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "repeat: the loop over %d groups is not lowered "
+		             "yet (docs/compiler.md \"Loops\"): remove the "
+		             "repeat line to compile the ops as written",
+		             (int)rm->groups);
 	int32_t *loop_slot = xmalloc((size_t)g->ntensors * sizeof *loop_slot);
 	for (int32_t id = 0; id < g->ntensors; id++)
 		loop_slot[id] = -1;
