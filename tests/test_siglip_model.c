@@ -77,7 +77,7 @@ scales_arg(const SiglipResult *r, char *buf, size_t n)
 static void
 run_case_fold(const char *config_json, int size, int batch, const char *name,
               DType dt, double min_cos, double min_sim, int round_pairs,
-              int fold_ln)
+              int fold_ln, int groups)
 {
 	char cfg[64], w[64], ref[64];
 	snprintf(cfg, sizeof cfg, "%s.json", name);
@@ -108,6 +108,7 @@ run_case_fold(const char *config_json, int size, int batch, const char *name,
 	               .dtype = dt,
 	               .threads = 2,
 	               .round_pairs = round_pairs,
+	               .groups = groups,
 	               .fold_ln = fold_ln};
 	SiglipResult res;
 	Diag d;
@@ -137,7 +138,7 @@ run_case(const char *config_json, int size, int batch, const char *name,
          DType dt, double min_cos, double min_sim, int round_pairs)
 {
 	run_case_fold(config_json, size, batch, name, dt, min_cos, min_sim,
-	              round_pairs, 0);
+	              round_pairs, 0, 0);
 }
 
 /* d 64, 2 heads, 2 layers, 16 patches of 8x8 (a base-shaped miniature:
@@ -199,7 +200,20 @@ static void
 test_tiny_f8_unfolded(void **state)
 {
 	(void)state;
-	run_case_fold(tiny, 32, 2, "tiny8u", DT_F8_F143, 0.99, 0.998, 0, -1);
+	run_case_fold(tiny, 32, 2, "tiny8u", DT_F8_F143, 0.99, 0.998, 0, -1, 0);
+}
+
+/* The encoder's layers as a loop over 2 groups of one image each
+ * (`--group 2`: the weights' slot stepping every 2 iterations, each
+ * image's carry in its slot of the bank), in f32 and in f8: the same
+ * thresholds against the f64 reference (and the reference's FP8 tower)
+ * as the whole batch at once. */
+static void
+test_tiny_groups(void **state)
+{
+	(void)state;
+	run_case_fold(tiny, 32, 2, "tinyg", DT_F32, 0.9999, 0, 0, 0, 2);
+	run_case_fold(tiny, 32, 2, "tiny8g", DT_F8_F143, 0.99, 0.998, 0, 0, 2);
 }
 
 /* The attention in rounds of 2 (image, head) pairs, an image a round
@@ -892,6 +906,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_so400m_shaped),
 	    cmocka_unit_test(test_tiny_f8),
 	    cmocka_unit_test(test_tiny_f8_unfolded),
+	    cmocka_unit_test(test_tiny_groups),
 	    cmocka_unit_test(test_so400m_shaped_f8),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -168,6 +168,9 @@ typedef struct {
 	 * dropped (docs/siglip.md "Micro-batches"); IPU_EINVAL if below 1
 	 * or above the batch */
 	int micro_batch;
+	/* SiglipPrecision's groups (0 or 1: none): the layers on groups of
+	 * a run's images, which it must divide */
+	int groups;
 	int fold_ln; /* SiglipPrecision's (0: SIGLIP_FOLD_DEFAULT) */
 	/* lower_b_wrap (CompileOptions.no_b_wrap): -1 off, else on (the
 	 * default) */
