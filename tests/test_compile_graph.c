@@ -1245,6 +1245,81 @@ test_loop_same_bits(void **state)
 	free(bits[1]);
 }
 
+/* A loop over G groups (`repeat ... groups G`): 3 layers of
+ * elementwise and row-wise ops on each group's 4 rows of x0, the groups
+ * joined after it. The layers' weights step every G iterations, each
+ * group's carry goes through its slot of the bank: the same bits as the
+ * graph without the repeat line, whose ops run as written (3 layers x G
+ * groups unrolled), and within 1% of the prediction (the loop's copies
+ * priced). */
+static void
+test_loop_groups(void **state)
+{
+	(void)state;
+	for (int groups = 2; groups <= 3; groups++) {
+		char text[8192];
+		size_t at = (size_t)snprintf(
+		    text, sizeof text, "input x f16 [%d, 40]\nx0 = gelu x\n",
+		    4 * groups);
+		for (int k = 0; k < groups; k++)
+			at += (size_t)snprintf(
+			    text + at, sizeof text - at,
+			    "h0_%d = slice x0 [%d, 0] [%d, 40]\n", k, 4 * k,
+			    4 * k + 4);
+		for (int l = 0; l < 3; l++) {
+			at += (size_t)snprintf(
+			    text + at, sizeof text - at,
+			    "weight b%d f16 [40]\nweight g%d f16 [40]\n"
+			    "weight e%d f16 [40]\nweight s%d f16 [4, 40]\n",
+			    l, l, l, l);
+			for (int k = 0; k < groups; k++)
+				at += (size_t)snprintf(
+				    text + at, sizeof text - at,
+				    "a%d_%d = add h%d_%d b%d\n"
+				    "n%d_%d = layernorm a%d_%d g%d e%d "
+				    "eps=1e-5\n"
+				    "m%d_%d = mul s%d n%d_%d\n"
+				    "h%d_%d = add m%d_%d h%d_%d\n",
+				    l, k, l, k, l, l, k, l, k, l, l, l, k, l, l,
+				    k, l + 1, k, l, k, l, k);
+		}
+		for (int k = 1; k < groups; k++) {
+			char prev[16] = "h3_0";
+			if (k > 1)
+				snprintf(prev, sizeof prev, "j%d", k - 1);
+			at += (size_t)snprintf(text + at, sizeof text - at,
+			                       "j%d = concat %s h3_%d axis=0\n",
+			                       k, prev, k);
+		}
+		at +=
+		    (size_t)snprintf(text + at, sizeof text - at,
+		                     "y = add j%d x0\noutput y\n", groups - 1);
+		uint8_t *bits[2];
+		uint64_t cycles[2], pred[2];
+		for (int repeat = 0; repeat < 2; repeat++) {
+			if (repeat)
+				snprintf(text + at, sizeof text - at,
+				         "repeat %d a0_0 h1_0 groups %d\n",
+				         3 * groups, groups);
+			rng = 0x5eed;
+			pred[repeat] =
+			    run_graph(text, 8, 0x1p-6, NULL, &cycles[repeat],
+			              &bits[repeat]);
+		}
+		print_message("%d groups: %llu cycles unrolled, %llu as the "
+		              "loop (predicted %llu)\n",
+		              groups, (unsigned long long)cycles[0],
+		              (unsigned long long)cycles[1],
+		              (unsigned long long)pred[1]);
+		assert_memory_equal(bits[0], bits[1], 4 * groups * 40 * 2);
+		double err =
+		    ((double)pred[1] - (double)cycles[1]) / (double)cycles[1];
+		assert_true(err > -0.01 && err < 0.01);
+		free(bits[0]);
+		free(bits[1]);
+	}
+}
+
 static void expect_refusal(const char *text, const char *needle);
 
 /* A layernorm whose one reader is a cast to f8 (test_graph_diff_long,
@@ -2820,6 +2895,7 @@ main(void)
 	    cmocka_unit_test(test_loop_input_output),
 	    cmocka_unit_test(test_loop_gelu_cast_carry),
 	    cmocka_unit_test(test_loop_same_bits),
+	    cmocka_unit_test(test_loop_groups),
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
 	    cmocka_unit_test(test_b_under_priced),

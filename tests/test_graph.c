@@ -359,6 +359,7 @@ check_same_graph(const Graph *a, const Graph *b)
 	assert_int_equal(a->repeat.first, b->repeat.first);
 	assert_int_equal(a->repeat.len, b->repeat.len);
 	assert_int_equal(a->repeat.count, b->repeat.count);
+	assert_int_equal(a->repeat.groups, b->repeat.groups);
 	for (int i = 0; i < a->ntensors; i++) {
 		const Tensor *s = &a->tensors[i], *t = &b->tensors[i];
 		assert_int_equal(s->id, t->id);
@@ -908,9 +909,9 @@ test_repeat(void **state)
 	assert_int_equal(m.weight[1], graph_find(g, "w1"));
 	repeat_map_free(&m);
 	/* clearing and a refused promise leave the graph as it was */
-	assert_int_equal(graph_set_repeat(g, 0, 2, 0, &d), 0);
+	assert_int_equal(graph_set_repeat(g, 0, 2, 0, 1, &d), 0);
 	assert_int_equal(g->repeat.count, 0);
-	assert_int_not_equal(graph_set_repeat(g, 1, 2, 2, &d), 0);
+	assert_int_not_equal(graph_set_repeat(g, 1, 2, 2, 1, &d), 0);
 	assert_int_equal(g->repeat.count, 0);
 	graph_free(g);
 
@@ -1006,6 +1007,121 @@ test_repeat(void **state)
 	            "type and shape");
 }
 
+/* Two layers of h = x + x w on two groups, a from a and b from b; group
+ * 1's first reads `start1` where group 0's reads a, layer 0's group 1
+ * weight `w01`, layer 1's group 1 carry `c11`; `extra` the last lines. */
+static void
+group_graph(char *buf, size_t n, const char *start1, const char *w01,
+            const char *c11, const char *extra)
+{
+	snprintf(buf, n,
+	         "input a f16 [4, 8]\n"
+	         "input b f16 [4, 8]\n"
+	         "weight w0 f16 [8, 8]\n"
+	         "weight w1 f16 [8, 8]\n"
+	         "m0 = matmul a w0\n"
+	         "h0 = add a m0\n"
+	         "m1 = matmul %s %s\n"
+	         "h1 = add %s m1\n"
+	         "m2 = matmul h0 w1\n"
+	         "h2 = add h0 m2\n"
+	         "m3 = matmul %s w1\n"
+	         "h3 = add %s m3\n"
+	         "%s",
+	         start1, w01, start1, c11, c11, extra);
+}
+
+/* A loop over groups: iteration i is layer i / 2 of group i % 2, the
+ * groups' iterations of a layer on its weights, each group carrying on
+ * from its own start. */
+static void
+test_repeat_groups(void **state)
+{
+	(void)state;
+	char text[1024];
+	Diag e[GRAPH_MAX_ERRORS];
+	static const char joined[] = "z = concat h2 h3 axis=0\noutput z\n";
+	char tail[256];
+	snprintf(tail, sizeof tail, "%srepeat 4 m0 h0 groups 2\n", joined);
+	group_graph(text, sizeof text, "b", "w0", "h1", tail);
+	Graph *g = parse_ok(text);
+	assert_int_equal(g->repeat.count, 4);
+	assert_int_equal(g->repeat.groups, 2);
+	round_trip(g);
+	char *printed = graph_print_str(g);
+	assert_non_null(strstr(printed, "\nrepeat 4 m0 h0 groups 2\n"));
+	free(printed);
+	RepeatMap m;
+	Diag d;
+	assert_int_equal(graph_repeat_map(g, &m, &d), 0);
+	assert_int_equal(m.groups, 2);
+	assert_int_equal(m.carry_in, graph_find(g, "a"));
+	assert_int_equal(m.carry_out, graph_find(g, "h0"));
+	assert_int_equal(m.last_out, graph_find(g, "h3"));
+	assert_int_equal(m.group_in[0], graph_find(g, "a"));
+	assert_int_equal(m.group_in[1], graph_find(g, "b"));
+	assert_int_equal(m.group_out[0], graph_find(g, "h2"));
+	assert_int_equal(m.group_out[1], graph_find(g, "h3"));
+	assert_int_equal(m.nweights, 1);
+	assert_int_equal(m.weight[0], graph_find(g, "w0"));
+	assert_int_equal(m.weight[1], graph_find(g, "w1"));
+	repeat_map_free(&m);
+	graph_free(g);
+
+	/* not whole layers of 2 groups, or one layer (nothing carried) */
+	snprintf(tail, sizeof tail, "%srepeat 4 m0 h0 groups 3\n", joined);
+	group_graph(text, sizeof text, "b", "w0", "h1", tail);
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0,
+	            "repeat: 4 iterations are not 3 groups of the same "
+	            "number of layers, at least 2");
+	snprintf(tail, sizeof tail, "%srepeat 4 m0 h0 groups 4\n", joined);
+	group_graph(text, sizeof text, "b", "w0", "h1", tail);
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0,
+	            "repeat: 4 iterations are not 4 groups of the same "
+	            "number of layers, at least 2");
+	snprintf(tail, sizeof tail, "%srepeat 4 m0 h0 groups 0\n", joined);
+	group_graph(text, sizeof text, "b", "w0", "h1", tail);
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0, "repeat: expected 1 to 4 groups, found 0");
+	/* group 1 of layer 0 on layer 1's weight */
+	snprintf(tail, sizeof tail, "%srepeat 4 m0 h0 groups 2\n", joined);
+	group_graph(text, sizeof text, "b", "w1", "h1", tail);
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0,
+	            "repeat: 'm1' (iteration 1) reads 'w1' where iteration 0 "
+	            "reads 'w0'");
+	/* group 1 starts from group 0's first carry */
+	group_graph(text, sizeof text, "h0", "w0", "h1", tail);
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0,
+	            "repeat: 'm1' (iteration 1, group 1's first) reads 'h0' "
+	            "where iteration 0 reads the carry 'a': a group starts "
+	            "from one tensor made before the loop, of the carry's "
+	            "type and shape");
+	/* group 1's layer 1 carries on from group 0's layer 0 */
+	group_graph(text, sizeof text, "b", "w0", "h0", tail);
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0,
+	            "repeat: 'm3' (iteration 3) reads 'h0' where iteration 0 "
+	            "reads 'a'");
+	/* group 1's layer 0 carry is an output */
+	group_graph(text, sizeof text, "b", "w0", "h1",
+	            "z = concat h2 h3 axis=0\noutput z\noutput h1\n"
+	            "repeat 4 m0 h0 groups 2\n");
+	parse_fail(text, e);
+	check_error(&e[0], 16, 0,
+	            "repeat: output 'h1' is made in the loop and is not the "
+	            "last iteration's carry of its group");
+	/* layer 0's weight after the loop */
+	group_graph(text, sizeof text, "b", "w0", "h1",
+	            "z = matmul h3 w0\noutput z\nrepeat 4 m0 h0 groups 2\n");
+	parse_fail(text, e);
+	check_error(&e[0], 15, 0,
+	            "repeat: weight 'w0' of iteration 0 is read by 'z'");
+}
+
 int
 main(void)
 {
@@ -1026,6 +1142,7 @@ main(void)
 	    cmocka_unit_test(test_work),
 	    cmocka_unit_test(test_tables),
 	    cmocka_unit_test(test_repeat),
+	    cmocka_unit_test(test_repeat_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

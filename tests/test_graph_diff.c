@@ -730,7 +730,7 @@ gen_loop(Gen *G, Cand carry)
 	}
 	if (G->failed)
 		return -1;
-	if (graph_set_repeat(g, first, G->nbop, count, &d)) {
+	if (graph_set_repeat(g, first, G->nbop, count, 1, &d)) {
 		char *text = graph_print_str(g);
 		gen_fail(G, "graph_set_repeat refused a generated loop", &d);
 		fprintf(stderr, "%s(repeat %d from op %d, %d ops)\n", text,
@@ -1024,7 +1024,7 @@ run_case(Graph *g, uint32_t tiles, uint64_t vseed, CaseResult *res)
 	GraphRepeat rp = g->repeat;
 	if (res->status == CASE_PASS && rp.count) {
 		Diag d;
-		graph_set_repeat(g, 0, 0, 0, &d); /* unrolled */
+		graph_set_repeat(g, 0, 0, 0, 1, &d); /* unrolled */
 		run_once(g, tiles, &in, res, &outs[1], &nouts[1]);
 		g->repeat = rp;
 		if (res->status == CASE_REFUSED)

@@ -6,7 +6,8 @@
  * a part of each slot (WcopyCall.from, bytes) from a later first slot
  * (start), the rest of the region untouched; and
  * the call's cycles against wcopy_cycles (exact for the first call), at
- * the nominal timing profile and at its bounds.
+ * the nominal timing profile and at its bounds; and kernels/wcopyg.S's
+ * copies of a loop over groups the same way.
  */
 #include "support.h"
 
@@ -112,11 +113,101 @@ test_wcopy(void **state)
 	}
 }
 
+/* kernels/wcopyg.S's entries, `calls` calls of `atoms` atoms over `slots`
+ * slots: wcopy_every (`out` 0) fills the region from slot call / every,
+ * wcopy_out (every 1) copies the region, new each call, into slot call %
+ * slots; the bytes around the region and the other slots untouched, the
+ * cycles as wcopy_cycles checks them. */
+static void
+check_group(const Chip *c, uint32_t atoms, uint32_t slots, uint32_t every,
+            int out)
+{
+	static const char *const names[] = {"wcopyg"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
+	Tile *t = tile_new(c, 0);
+	tile_load_image(t, &img);
+	uint32_t slot = atoms * 8, n = slot * slots + 2 * GUARD;
+	uint8_t *bank = xmalloc(n), *got = xmalloc(n),
+	        *region = xmalloc(slot + 2 * GUARD);
+	memset(bank, 0xDD, n);
+	for (uint32_t k = 0; k < slots; k++)
+		for (uint32_t i = 0; i < slot; i++)
+			bank[GUARD + k * slot + i] = byte_of(k, i);
+	tile_write(t, BANK - GUARD, bank, n);
+	memset(region, 0xEE, slot + 2 * GUARD);
+	tile_write(t, DST - GUARD, region, slot + 2 * GUARD);
+	uint8_t args[WCOPYG_ARGS_BYTES];
+	wcopy_args_fill(&(WcopyCall){.bank = BANK,
+	                             .dst = DST,
+	                             .slot = slot,
+	                             .iterations = slots,
+	                             .every = every,
+	                             .out = (uint32_t)out},
+	                args);
+	TileKernelCall kc = {out ? "wcopy_out" : "wcopy_every", "wcopyg", args,
+	                     sizeof args, ARGS};
+	for (uint32_t call = 0; call < slots * every + 2; call++) {
+		uint32_t k = call / every % slots;
+		if (out) { /* the iteration's new carry */
+			for (uint32_t i = 0; i < slot; i++)
+				region[GUARD + i] = byte_of(100 + call, i);
+			tile_write(t, DST, region + GUARD, slot);
+		}
+		uint64_t took;
+		if (tile_kernel_call(t, &img, &kc, &took, &d))
+			fail_msg("%s", d.msg);
+		kc.args = NULL;
+		if (out)
+			memcpy(bank + GUARD + k * slot, region + GUARD, slot);
+		else
+			memcpy(region + GUARD, bank + GUARD + k * slot, slot);
+		tile_read(t, BANK - GUARD, got, n);
+		if (memcmp(got, bank, n))
+			fail_msg("atoms %u, call %u: the bank is not as "
+			         "expected (slot %u)",
+			         atoms, call, k);
+		tile_read(t, DST - GUARD, got, slot + 2 * GUARD);
+		if (memcmp(got, region, slot + 2 * GUARD))
+			fail_msg("atoms %u, call %u: the region is not slot "
+			         "%u",
+			         atoms, call, k);
+		uint64_t model = wcopy_every_cycles(c, slot);
+		if (call == 0)
+			assert_int_equal(took, model);
+		else if (took + 5 < model || took > model + 5)
+			fail_msg("atoms %u, call %u: %llu cycles, model %llu",
+			         atoms, call, (unsigned long long)took,
+			         (unsigned long long)model);
+	}
+	free(bank);
+	free(got);
+	free(region);
+	tile_free(t);
+	img_free(&img);
+}
+
+static void
+test_wcopy_groups(void **state)
+{
+	(void)state;
+	static const uint32_t atoms[] = {1, 7, 292};
+	for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
+		for (int b = TIMING_NOMINAL; b <= TIMING_SLOW; b++) {
+			const Chip *c = profile_chip((TimingBound)b);
+			check_group(c, atoms[i], 3, 2, 0);
+			check_group(c, atoms[i], 2, 4, 0);
+			check_group(c, atoms[i], 3, 1, 1);
+		}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_wcopy),
+	    cmocka_unit_test(test_wcopy_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

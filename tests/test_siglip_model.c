@@ -10,6 +10,7 @@
  * SigLIP-shaped configs keep the emulation to seconds; the real sizes are
  * cases of their own, named by the program's argument (below).
  */
+#include "interp.h"
 #include "support.h"
 
 #include <math.h>
@@ -76,7 +77,7 @@ scales_arg(const SiglipResult *r, char *buf, size_t n)
 static void
 run_case_fold(const char *config_json, int size, int batch, const char *name,
               DType dt, double min_cos, double min_sim, int round_pairs,
-              int fold_ln)
+              int fold_ln, int groups)
 {
 	char cfg[64], w[64], ref[64];
 	snprintf(cfg, sizeof cfg, "%s.json", name);
@@ -107,6 +108,7 @@ run_case_fold(const char *config_json, int size, int batch, const char *name,
 	               .dtype = dt,
 	               .threads = 2,
 	               .round_pairs = round_pairs,
+	               .groups = groups,
 	               .fold_ln = fold_ln};
 	SiglipResult res;
 	Diag d;
@@ -136,7 +138,7 @@ run_case(const char *config_json, int size, int batch, const char *name,
          DType dt, double min_cos, double min_sim, int round_pairs)
 {
 	run_case_fold(config_json, size, batch, name, dt, min_cos, min_sim,
-	              round_pairs, 0);
+	              round_pairs, 0, 0);
 }
 
 /* d 64, 2 heads, 2 layers, 16 patches of 8x8 (a base-shaped miniature:
@@ -198,7 +200,20 @@ static void
 test_tiny_f8_unfolded(void **state)
 {
 	(void)state;
-	run_case_fold(tiny, 32, 2, "tiny8u", DT_F8_F143, 0.99, 0.998, 0, -1);
+	run_case_fold(tiny, 32, 2, "tiny8u", DT_F8_F143, 0.99, 0.998, 0, -1, 0);
+}
+
+/* The encoder's layers as a loop over 2 groups of one image each
+ * (`--group 2`: the weights' slot stepping every 2 iterations, each
+ * image's carry in its slot of the bank), in f32 and in f8: the same
+ * thresholds against the f64 reference (and the reference's FP8 tower)
+ * as the whole batch at once. */
+static void
+test_tiny_groups(void **state)
+{
+	(void)state;
+	run_case_fold(tiny, 32, 2, "tinyg", DT_F32, 0.9999, 0, 0, 0, 2);
+	run_case_fold(tiny, 32, 2, "tiny8g", DT_F8_F143, 0.99, 0.998, 0, 0, 2);
 }
 
 /* The attention in rounds of 2 (image, head) pairs, an image a round
@@ -221,6 +236,78 @@ scale_by_name(void *ctx, const char *name)
 {
 	(void)ctx;
 	return strstr(name, "fc2") ? -9 : strstr(name, "in_proj") ? -7 : -5;
+}
+
+/* The pooled embedding of the tiny tower's f16 graph at batch 6 on
+ * `groups` groups, by the interpreter (tests/interp.c: the ops as
+ * written), every input and weight element a value hashed from its name
+ * and index, so that both graphs get the same. */
+static long double *
+pooled_by_groups(int groups)
+{
+	SiglipConfig c;
+	Diag d;
+	assert_int_equal(
+	    siglip_config_parse(tiny, strlen(tiny), "tiny", &c, &d), 0);
+	SiglipPrecision p = {.dtype = DT_F16, .groups = groups};
+	char *text = siglip_graph_text(&c, 6, &p);
+	Graph *g;
+	Diag e[GRAPH_MAX_ERRORS];
+	int n;
+	if (graph_parse(text, strlen(text), "tiny", &g, e, &n)) {
+		char buf[1400];
+		diag_format(&e[0], buf, sizeof buf);
+		fail_msg("groups %d: %s", groups, buf);
+	}
+	free(text);
+	assert_int_equal(g->repeat.groups, groups);
+	Interp in;
+	interp_init(&in, g);
+	for (int32_t id = 0; id < g->ntensors; id++) {
+		const Tensor *t = &g->tensors[id];
+		if (t->role != ROLE_INPUT && t->role != ROLE_WEIGHT)
+			continue;
+		int64_t ne = shape_elems(&t->shape);
+		uint64_t h = 1469598103934665603ull;
+		for (const char *s = t->name; *s; s++)
+			h = (h ^ (uint8_t)*s) * 1099511628211ull;
+		in.val[id] = xcalloc((size_t)ne, sizeof *in.val[id]);
+		for (int64_t i = 0; i < ne; i++) {
+			uint64_t x = (h + (uint64_t)i) * 0x9e3779b97f4a7c15ull;
+			x ^= x >> 29;
+			in.val[id][i] = interp_round(
+			    t->elem, (long double)(x % 2001) / 4000 - 0.25L);
+		}
+	}
+	interp_run(g, &in);
+	int32_t out = graph_find(g, "pooled");
+	int64_t ne = shape_elems(&g->tensors[out].shape);
+	long double *v = xmalloc((size_t)ne * sizeof *v);
+	memcpy(v, in.val[out], (size_t)ne * sizeof *v);
+	interp_free(&in, g);
+	graph_free(g);
+	return v;
+}
+
+/* The encoder's layers on 2 and on 3 groups of the batch (a loop over
+ * groups, `repeat ... groups`): the same pooled embedding, to the bit,
+ * as the whole batch at once (each op's rows, and each image's
+ * attention, are the same arithmetic in a group). */
+static void
+test_graph_groups(void **state)
+{
+	(void)state;
+	long double *whole = pooled_by_groups(1);
+	for (int groups = 2; groups <= 3; groups++) {
+		long double *v = pooled_by_groups(groups);
+		for (int i = 0; i < 6 * 64; i++)
+			if (v[i] != whole[i])
+				fail_msg("groups %d: pooled element %d %Lg, "
+				         "not %Lg",
+				         groups, i, v[i], whole[i]);
+		free(v);
+	}
+	free(whole);
 }
 
 /* The f8 graph: exactly the 4 dense GEMMs a layer, the head's 6 (weights
@@ -811,6 +898,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_package_cache),
 	    cmocka_unit_test(test_micro_batch),
 	    cmocka_unit_test(test_graph_f8),
+	    cmocka_unit_test(test_graph_groups),
 	    cmocka_unit_test(test_fold),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),
@@ -818,6 +906,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_so400m_shaped),
 	    cmocka_unit_test(test_tiny_f8),
 	    cmocka_unit_test(test_tiny_f8_unfolded),
+	    cmocka_unit_test(test_tiny_groups),
 	    cmocka_unit_test(test_so400m_shaped_f8),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

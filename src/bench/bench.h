@@ -273,6 +273,7 @@ typedef struct {
 	DType dtype;         /* compute: f32, f16 or f8_f143 */
 	int batch;           /* images: seeded pixel values in [-1, 1) */
 	int micro_batch;     /* images a run (SiglipRun's; 0: the batch) */
+	int groups;          /* SiglipRun's (0: none) */
 	uint64_t seed;       /* the checkpoint's and the pixels' */
 	int check;           /* also the f64 reference (tools/siglip_ref.py) */
 	const char *ref;     /* that script; NULL: the source tree's */

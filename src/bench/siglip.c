@@ -223,6 +223,7 @@ measure(const SiglipBenchConfig *cfg, const SiglipConfig *c, const Scratch *s,
 	                                   : SIGLIP_RANGE_NONE,
 	               .compile_only = cfg->compile_only,
 	               .micro_batch = cfg->micro_batch,
+	               .groups = cfg->groups,
 	               .fold_ln = cfg->no_fold_ln ? -1 : 0,
 	               .b_wrap = cfg->no_b_wrap ? -1 : 0};
 	SiglipResult out;

@@ -119,6 +119,9 @@ usage(FILE *f)
 	        "times (default N;\n"
 	        "                  the last run padded with copies of the "
 	        "last image, dropped)\n"
+	        "  --group G       the layers on G groups of a run's images, "
+	        "one loop\n"
+	        "                  (docs/siglip.md)\n"
 	        "  --seed S        checkpoint and pixels seed (default 0)\n"
 	        "  --check         cosine of the worst image against the f64 "
 	        "reference\n"
@@ -846,6 +849,7 @@ siglip_bench(int argc, char **argv)
 	    NUM_OPT("--layers", 1, 1 << 20, cfg.layers),
 	    NUM_OPT("--batch", 1, 64, cfg.batch),
 	    NUM_OPT("--micro-batch", 1, 64, cfg.micro_batch),
+	    NUM_OPT("--group", 1, 64, cfg.groups),
 	    NUM_OPT("--seed", 0, INT64_MAX, cfg.seed),
 	    NUM_OPT("--threads", 1, 64, cfg.threads),
 	    NAME_OPT("--dtype", parse_siglip_dtype, cfg.dtype,

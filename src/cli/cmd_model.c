@@ -31,8 +31,8 @@ usage(FILE *f)
 	    "(--config C | --preset NAME)\n"
 	    "       ipu model graph (--preset NAME | --config C) [--layers N] "
 	    "[--batch B]\n"
-	    "                       [--dtype f32|f16|f8] [--no-head] "
-	    "[--no-fold-ln]\n"
+	    "                       [--group G] [--dtype f32|f16|f8] "
+	    "[--no-head] [--no-fold-ln]\n"
 	    "  gen    write a synthetic SigLIP vision checkpoint: the "
 	    "Hugging Face\n"
 	    "         names and shapes, seeded values (the Hugging Face "
@@ -44,6 +44,9 @@ usage(FILE *f)
 	    "  --preset NAME  %s\n"
 	    "  --config C     a Hugging Face config.json\n"
 	    "  --layers N     keep only the first N encoder layers\n"
+	    "  --group G      graph: the layers on G groups of B / G "
+	    "images, one loop\n"
+	    "                 (`repeat ... groups G`, docs/graph.md)\n"
 	    "  --dtype T      f32 (default), f16 or bf16\n"
 	    "  --seed S       the generator's seed (default 0)\n"
 	    "  --realistic    trained towers' statistics: heavy tails, "
@@ -263,7 +266,7 @@ static int
 print_graph(int argc, char **argv)
 {
 	SiglipConfig c;
-	int have = 0, batch = 1, layers = -1, fold = 0;
+	int have = 0, batch = 1, layers = -1, fold = 0, groups = 1;
 	DType dt = DT_F32;
 	Diag d;
 	for (int i = 2; i < argc; i++) {
@@ -302,6 +305,12 @@ print_graph(int argc, char **argv)
 			if (parse_number("--batch", v, 1, 64, &n))
 				return 2;
 			batch = (int)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--group",
+		                              &missing))) {
+			long n;
+			if (parse_number("--group", v, 1, 64, &n))
+				return 2;
+			groups = (int)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--dtype",
 		                              &missing))) {
 			if (cli_siglip_dtype("model graph", v, &dt))
@@ -315,9 +324,10 @@ print_graph(int argc, char **argv)
 		}
 	}
 	if (!(have & 1) || batch < 1 || batch > 64 || layers == 0 ||
-	    (layers > 0 && layers > c.layers)) {
+	    (layers > 0 && layers > c.layers) || batch % groups) {
 		fprintf(stderr, "ipu model graph: --preset or --config, "
-		                "--batch 1..64, --layers 1..the config's\n");
+		                "--batch 1..64, --layers 1..the config's, "
+		                "--group dividing the batch\n");
 		return 2;
 	}
 	if (have & 2)
@@ -326,7 +336,7 @@ print_graph(int argc, char **argv)
 		c.layers = layers;
 	/* f8 without a checkpoint: every scale 2^0 (the graph's sizes and
 	 * work are right, its values are not) */
-	SiglipPrecision p = {.dtype = dt, .fold_ln = fold};
+	SiglipPrecision p = {.dtype = dt, .fold_ln = fold, .groups = groups};
 	char *text = siglip_graph_text(&c, batch, &p);
 	fputs(text, stdout);
 	free(text);

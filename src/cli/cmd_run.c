@@ -2,7 +2,7 @@
  * cmd_run.c - `ipu run siglip --weights W --config C (--image IMG... |
  * --pixels P.npy) [--dtype f32|f16|f8] [--f8-scales POS=N,...] [--out F.npy]
  * [--force] [--cache DIR | --no-cache] [--chip C] [--micro-batch M]
- * [--threads N]`: the SigLIP
+ * [--group G] [--threads N]`: the SigLIP
  * vision tower compiled (or its package read from the cache) and run
  * on the emulated chip (src/models/siglip_run.c); prints the embedding's
  * summary and the speed at the chip's clock, writes the embedding [B, d] as
@@ -79,8 +79,8 @@ usage(FILE *f)
 	        "POS=N,...] [--out F.npy]\n"
 	        "                      [--force] [--cache DIR | --no-cache] "
 	        "[--chip C] [--timing P]\n"
-	        "                      [--micro-batch M] [--threads N] "
-	        "[--max-cycles N]\n"
+	        "                      [--micro-batch M] [--group G] "
+	        "[--threads N] [--max-cycles N]\n"
 	        "                      [--device D] [--quiet] "
 	        "[--no-fold-ln]\n"
 	        "  Compile the SigLIP vision tower for the batch of images, "
@@ -103,6 +103,9 @@ usage(FILE *f)
 	        "                image whose outputs are dropped; cycles "
 	        "are the runs' sum\n"
 	        "                (docs/siglip.md \"Micro-batches\")\n"
+	        "  --group G     the layers on G groups of a run's images, "
+	        "one loop\n"
+	        "                (docs/siglip.md)\n"
 	        "  W.safetensors a checkpoint, or one `ipu quant` wrote: "
 	        "that runs as its\n"
 	        "                policy says (docs/quantization.md), "
@@ -262,6 +265,19 @@ cmd_run(int argc, char **argv)
 				bad = 1;
 			}
 			r.micro_batch = (int)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--group",
+		                              &missing))) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (end == v || *end || n < 1 || n > 4096) {
+				fprintf(stderr,
+				        "ipu run siglip: --group wants the "
+				        "groups of a run's images, 1..4096, "
+				        "got '%s'\n",
+				        v);
+				bad = 1;
+			}
+			r.groups = (int)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--threads",
 		                              &missing))) {
 			bad = !cli_threads_arg("run", v, &r.threads);

@@ -164,9 +164,13 @@ typedef struct {
  * weights of its own (or shared ones), each reading what the iteration
  * before made in place of one tensor made before the loop (the carry).
  * After the loop only the last iteration's carry is read. count 0: none.
+ * With `groups` G > 1, iteration i is layer i / G of group i % G: the G
+ * iterations of a layer read the same weights, and iteration i carries
+ * on from iteration i - G (the first G from G tensors made before the
+ * loop; after it the last G carries are read). groups 0 or 1: one group.
  * The meaning of the graph is that of its ops; the promise adds none. */
 typedef struct {
-	int32_t first, len, count;
+	int32_t first, len, count, groups;
 } GraphRepeat;
 
 typedef struct Graph {
@@ -265,13 +269,18 @@ char *graph_print_str(const Graph *g);
 /* What a checked GraphRepeat means for each tensor. */
 typedef struct {
 	int32_t first, len, count; /* g->repeat */
-	int32_t carry_in;  /* made before the loop, read by iteration 0 */
-	int32_t carry_out; /* iteration 0's tensor that iteration 1 reads in
-	                      carry_in's place */
-	int32_t last_out;  /* the last iteration's: what follows reads */
-	int nweights;      /* weights each iteration has its own of */
-	int32_t *weight;   /* [count][nweights]: iteration k's weight j
-	                      (weight[j]: iteration 0's) */
+	int32_t groups;            /* G >= 1; count / G layers */
+	int32_t carry_in;   /* made before the loop, read by iteration 0 */
+	int32_t carry_out;  /* iteration 0's tensor that iteration G reads in
+	                       carry_in's place */
+	int32_t last_out;   /* the last iteration's: what follows reads */
+	int32_t *group_in;  /* [G]: what group g's first iteration reads as
+	                       the carry (group_in[0]: carry_in) */
+	int32_t *group_out; /* [G]: group g's last carry (group_out[G - 1]:
+	                       last_out) */
+	int nweights;       /* weights each layer has its own of */
+	int32_t *weight;    /* [count / G][nweights]: layer k's weight j
+	                       (weight[j]: layer 0's) */
 } RepeatMap;
 /* The iteration (0 .. count - 1) of repeat r that op o belongs to; -1
  * outside the loop or with no loop (count 0). */
@@ -281,10 +290,10 @@ int32_t graph_repeat_iteration(const GraphRepeat *r, int32_t o);
  * repeat_map_free. */
 int graph_repeat_map(const Graph *g, RepeatMap *m, Diag *d);
 void repeat_map_free(RepeatMap *m);
-/* Set g->repeat (count >= 2) if graph_repeat_map accepts it; on error
- * the graph is unchanged. */
+/* Set g->repeat (count >= 2, groups >= 1) if graph_repeat_map accepts
+ * it; on error the graph is unchanged. */
 int graph_set_repeat(Graph *g, int32_t first, int32_t len, int32_t count,
-                     Diag *d);
+                     int32_t groups, Diag *d);
 
 /* verify.c */
 /* Check every invariant (docs/graph.md "Invariants"); the first broken

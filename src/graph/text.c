@@ -125,10 +125,14 @@ graph_print(const Graph *g, FILE *f)
 		if (g->tensors[id].role == ROLE_OUTPUT)
 			fprintf(f, "output %s\n", g->tensors[id].name);
 	const GraphRepeat *r = &g->repeat;
-	if (r->count)
-		fprintf(f, "repeat %d %s %s\n", (int)r->count,
+	if (r->count) {
+		fprintf(f, "repeat %d %s %s", (int)r->count,
 		        g->tensors[g->ops[r->first].out].name,
 		        g->tensors[g->ops[r->first + r->len - 1].out].name);
+		if (r->groups > 1)
+			fprintf(f, " groups %d", (int)r->groups);
+		fputc('\n', f);
+	}
 	return ferror(f) ? IPU_EIO : 0;
 }
 
@@ -175,7 +179,7 @@ typedef struct {
 	/* the `repeat` statement, applied once every op is known */
 	int rep_line, rep_len;
 	char rep_text[160];
-	int64_t rep_count;
+	int64_t rep_count, rep_groups;
 	char rep_first[GRAPH_MAX_NAME + 1], rep_last[GRAPH_MAX_NAME + 1];
 } Parser;
 
@@ -637,8 +641,15 @@ stmt_repeat(Parser *p)
 		            p->rep_line);
 	if (expect_int(p, &p->rep_count) ||
 	    expect_name(p, p->rep_first, "the first op's tensor") ||
-	    expect_name(p, p->rep_last, "the last op's tensor") ||
-	    end_of_statement(p))
+	    expect_name(p, p->rep_last, "the last op's tensor"))
+		return IPU_EINVAL;
+	p->rep_groups = 1;
+	if (is_word(peek(p), "groups")) {
+		p->pos++;
+		if (expect_int(p, &p->rep_groups))
+			return IPU_EINVAL;
+	}
+	if (end_of_statement(p))
 		return IPU_EINVAL;
 	p->rep_line = p->line;
 	p->rep_len =
@@ -674,9 +685,14 @@ repeat_done(Parser *p)
 		     name[0], name[1]);
 		return;
 	}
+	if (p->rep_groups < 1 || p->rep_groups > p->rep_count) {
+		perr(p, 0, "repeat: expected 1 to %d groups, found %lld",
+		     (int)p->rep_count, (long long)p->rep_groups);
+		return;
+	}
 	Diag d;
 	if (graph_set_repeat(p->g, op[0], op[1] - op[0] + 1,
-	                     (int32_t)p->rep_count, &d))
+	                     (int32_t)p->rep_count, (int32_t)p->rep_groups, &d))
 		builder_error(p, 0, &d);
 }
 

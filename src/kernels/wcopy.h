@@ -12,23 +12,30 @@
 
 enum {
 	WCOPY_ARGS_BYTES = 24 + 6 * 8,
-	WCOPY_MAX_ATOMS = 6 * 65535, /* rpt counts are 16 bits */
+	WCOPYG_ARGS_BYTES = WCOPY_ARGS_BYTES + 8, /* kernels/wcopyg.S */
+	WCOPY_MAX_ATOMS = 6 * 65535,              /* rpt counts are 16 bits */
 };
 
 /* bank: slot 0 of `iterations` slots of `slot` bytes (a multiple of 8);
  * dst: the working region. Each call copies bytes [from, from + bytes)
  * of its slot (bytes 0: the whole slot; both multiples of 8) to the same
  * bytes of the region; the first call copies slot `start`, each next call
- * the next slot, the last slot's next slot 0. */
+ * the next slot, the last slot's next slot 0. every >= 1: wcopyg.S's
+ * block (WCOPYG_ARGS_BYTES), the slot stepping after every `every`
+ * calls (wcopy_every), or with `out` the region copied into the slot
+ * (wcopy_out). */
 typedef struct {
 	uint32_t bank, dst; /* tile addresses */
 	uint32_t slot, iterations;
 	uint32_t from, bytes, start;
+	uint32_t every, out;
 } WcopyCall;
-void wcopy_args_fill(const WcopyCall *c, uint8_t out[WCOPY_ARGS_BYTES]);
+void wcopy_args_fill(const WcopyCall *c, uint8_t *out);
 /* Cycles of one call on chip c (its timing profile) that copies `bytes`
  * bytes, from the supervisor's entry at a cycle that is a multiple of 6 to
- * its return. */
+ * its return: wcopy's, and wcopy_every's and wcopy_out's (the same
+ * code). */
 uint64_t wcopy_cycles(const Chip *c, uint32_t bytes);
+uint64_t wcopy_every_cycles(const Chip *c, uint32_t bytes);
 
 #endif

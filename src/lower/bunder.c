@@ -344,8 +344,10 @@ first_copies(Lowered *l, int rest)
 int
 lower_b_wrap(Lowered *l)
 {
+	/* a loop over groups: its slots step every loop_groups iterations,
+	 * which the early copies do not count */
 	if (!l->loop_count || !l->loop_early || l->loop_x0 < 0 ||
-	    l->loop_m0 < 0)
+	    l->loop_m0 < 0 || l->loop_groups > 1)
 		return 0;
 	int32_t xi = l->loop_x0;
 	Step *x = &l->step[xi];

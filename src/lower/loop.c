@@ -10,7 +10,9 @@
  *     one working region per tile (one contiguous copy), and a bank beside
  *     it holds every iteration's bytes of that region, written by the
  *     host; the loop's first step (wcopy) copies the next slot into the
- *     region.
+ *     region. A loop over groups (Lowered.loop_groups) has a slot a
+ *     layer, which wcopy_every copies for each of the layer's groups;
+ *     program.c banks each group's carry (carry_bank).
  */
 #include "loop.h"
 
@@ -150,6 +152,10 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 	else
 		free(early_bytes);
 	Step *copy = &l->step[l->loop_first];
+	/* a loop over groups: a slot a layer, copied for each of its
+	 * groups (wcopy_every steps it every loop_groups calls) */
+	uint32_t groups = l->loop_groups > 1 ? l->loop_groups : 1,
+	         layers = l->loop_count / groups;
 	*nbanks = 0;
 	*banks = xmalloc(l->tiles * sizeof **banks);
 	int err = IPU_OK;
@@ -159,7 +165,7 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 			continue;
 		uint32_t slot = align_up(r->bytes, 8);
 		if (slot / 8 > WCOPY_MAX_ATOMS ||
-		    (uint64_t)slot * l->loop_count > UINT32_MAX) {
+		    (uint64_t)slot * layers > UINT32_MAX) {
 			err = diag_set(d, IPU_ERANGE, NULL, 0, 0,
 			               "loop: tile %u: %u bytes of weights an "
 			               "iteration, %u iterations, is too much",
@@ -169,23 +175,27 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		r->id =
 		    lower_buffer(l, t, slot, r->align, (MemRegion)r->region,
 		                 l->loop_first, l->loop_last, "loop weights");
-		int32_t bank =
-		    lower_buffer(l, t, slot * l->loop_count, 8, REGION_ANY, 0,
-		                 INT32_MAX, "loop weight bank");
+		int32_t bank = lower_buffer(l, t, slot * layers, 8, REGION_ANY,
+		                            0, INT32_MAX, "loop weight bank");
 		/* wcopy loads from the bank and stores to the region in one
 		 * bundle (ldst64pace): never in one memory element */
 		l->buf[bank].apart = r->id;
 		(*banks)[(*nbanks)++] = (LoopBank){t, r->id, bank, slot};
-		KernelCall *c =
-		    lower_call(l, copy, t, "wcopy", "wcopy", WCOPY_ARGS_BYTES);
+		KernelCall *c = groups > 1
+		                    ? lower_call(l, copy, t, "wcopy_every",
+		                                 "wcopyg", WCOPYG_ARGS_BYTES)
+		                    : lower_call(l, copy, t, "wcopy", "wcopy",
+		                                 WCOPY_ARGS_BYTES);
 		c->ref[0] = (BufRef){bank, 0};
 		c->ref[1] = (BufRef){r->id, 0};
 		c->nref = 2;
-		c->args = (KernelArgs){KC_WCOPY,
-		                       .u.wcopy = {.slot = slot,
-		                                   .iterations = l->loop_count,
-		                                   .bytes = slot}};
-		c->cycles = wcopy_cycles(l->chip, slot);
+		c->args = (KernelArgs){
+		    KC_WCOPY, .u.wcopy = {.slot = slot,
+		                          .iterations = layers,
+		                          .bytes = slot,
+		                          .every = groups > 1 ? groups : 0}};
+		c->cycles = groups > 1 ? wcopy_every_cycles(l->chip, slot)
+		                       : wcopy_cycles(l->chip, slot);
 		if (c->cycles > copy->cycles)
 			copy->cycles = c->cycles;
 	}

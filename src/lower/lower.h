@@ -219,6 +219,9 @@ typedef struct {
 	 * lowered). */
 	int32_t loop_first, loop_last;
 	uint32_t loop_count;
+	/* a loop over groups (docs/compiler.md "Loops"): iteration i runs
+	 * layer i / loop_groups (0 or 1: a layer an iteration) */
+	uint32_t loop_groups;
 	/* The body's first weight GEMM (loop_weights): its exchange step
 	 * whose B transfers read the loop's weights, and the plain multiply
 	 * after it; loop_early[t] (NULL: none) the bytes at the start of tile

@@ -67,6 +67,11 @@ typedef struct {
 	                             carry_in, whose home is then the carry's
 	                             place (loop_begin); else -1 */
 	TensorPlace *carry_home;  /* carry_in's own home meanwhile */
+	TensorPlace **slot;       /* a loop over groups: the carry's place's
+	                             bytes in slot k of its bank, group k's
+	                             (carry_bank) */
+	int32_t *bank_of;         /* by buffer: its bank, or -1 */
+	int ncopy;                /* steps of carry copies (one call a tile) */
 } Build;
 
 /* The lowering's Storage: buffers of l live from step `first` on. */
@@ -1136,6 +1141,93 @@ trim_lifetimes(Build *b)
 
 /* ---- the loop (loop.c) ------------------------------------------------ */
 
+/* A loop over groups keeps each group's carry in a bank beside the
+ * carry's place: a buffer of G slots of each of the place's buffers
+ * (rounded to 8 bytes, which the copies move), b->slot[k] the place's
+ * pieces in slot k; b->ncopy steps copy them, the place's buffers of a
+ * tile one a step. The bank is loaded and stored in one bundle with the
+ * place (wcopy, wcopy_out): kept apart from it. */
+static void
+carry_bank(Build *b, const TensorPlace *carry, const RepeatMap *rm, int32_t at)
+{
+	Lowered *l = b->l;
+	uint32_t G = (uint32_t)rm->groups;
+	b->bank_of = xmalloc((size_t)l->nbuf * sizeof *b->bank_of);
+	for (int32_t i = 0; i < l->nbuf; i++)
+		b->bank_of[i] = -1;
+	uint32_t *on_tile = xcalloc(l->tiles, sizeof *on_tile);
+	b->ncopy = 0;
+	for (int k = 0; k < carry->npiece; k++) {
+		int32_t cb = carry->piece[k].at.buf;
+		if (b->bank_of[cb] >= 0)
+			continue;
+		Buffer *c = &l->buf[cb];
+		c->bytes = (uint32_t)align_up(c->bytes, 8);
+		b->bank_of[cb] =
+		    lower_buffer(l, c->tile, c->bytes * G, 8, REGION_ANY, at,
+		                 INT32_MAX, "loop carry bank");
+		l->buf[b->bank_of[cb]].apart = cb;
+		if ((int)++on_tile[c->tile] > b->ncopy)
+			b->ncopy = (int)on_tile[c->tile];
+	}
+	free(on_tile);
+	b->slot = xmalloc(G * sizeof *b->slot);
+	for (uint32_t g = 0; g < G; g++) {
+		b->slot[g] = new_place(b, rm->group_out[g], carry->rows,
+		                       carry->cols, carry->dtype);
+		for (int k = 0; k < carry->npiece; k++) {
+			Piece p = carry->piece[k];
+			p.at =
+			    (BufRef){b->bank_of[p.at.buf],
+			             g * l->buf[p.at.buf].bytes + p.at.offset};
+			*layout_piece(b->slot[g]) = p;
+		}
+	}
+}
+
+/* b->ncopy compute steps: each of the carry's place's buffers copied
+ * from its bank's next slot (`out` 0, wcopy) or into it (wcopy_out), the
+ * j-th buffer of a tile in the j-th step. */
+static void
+carry_copies(Build *b, const TensorPlace *carry, uint32_t groups, int out)
+{
+	Lowered *l = b->l;
+	int32_t first = l->nstep;
+	for (int j = 0; j < b->ncopy; j++)
+		lower_step(l, STEP_COMPUTE,
+		           out ? "loop: carry into its bank"
+		               : "loop: carry from its bank");
+	uint8_t *done = xcalloc((size_t)l->nbuf, 1);
+	uint32_t *on_tile = xcalloc(l->tiles, sizeof *on_tile);
+	for (int k = 0; k < carry->npiece; k++) {
+		int32_t cb = carry->piece[k].at.buf;
+		if (done[cb])
+			continue;
+		done[cb] = 1;
+		const Buffer *c = &l->buf[cb];
+		Step *s = &l->step[first + (int32_t)on_tile[c->tile]++];
+		KernelCall *kc = out ? lower_call(l, s, c->tile, "wcopy_out",
+		                                  "wcopyg", WCOPYG_ARGS_BYTES)
+		                     : lower_call(l, s, c->tile, "wcopy",
+		                                  "wcopy", WCOPY_ARGS_BYTES);
+		kc->ref[0] = (BufRef){b->bank_of[cb], 0};
+		kc->ref[1] = (BufRef){cb, 0};
+		kc->nref = 2;
+		kc->args =
+		    (KernelArgs){KC_WCOPY, .u.wcopy = {.slot = c->bytes,
+		                                       .iterations = groups,
+		                                       .bytes = c->bytes,
+		                                       .every = out ? 1 : 0,
+		                                       .out = (uint32_t)out}};
+		kc->cycles = out ? wcopy_every_cycles(l->chip, c->bytes)
+		                 : wcopy_cycles(l->chip, c->bytes);
+		if (kc->cycles > s->cycles)
+			s->cycles = kc->cycles;
+	}
+	free(done);
+	free(on_tile);
+}
+
 /* Before the loop, the carry gets a place of its own, like carry_in's
  * home or as the plan says (plan_carry_like), filled from it by an
  * exchange: the body reads the carry there
@@ -1143,7 +1235,9 @@ trim_lifetimes(Build *b)
  * writes the next iteration's there, and carry_in keeps its value for
  * whatever reads it after the loop. The place belongs to last_out, the
  * tensor it holds after the loop. Then the body's first step copies the
- * iteration's weights into place. */
+ * iteration's weights into place. A loop over groups fills each group's
+ * slot of the carry's bank instead (carry_bank), and its next steps copy
+ * the iteration's group's slot into the place. */
 static int
 loop_begin(Build *b, const RepeatMap *rm, Diag *d)
 {
@@ -1154,24 +1248,37 @@ loop_begin(Build *b, const RepeatMap *rm, Diag *d)
 	TensorPlace *carry = mirror(b, like ? like : home, rm->last_out,
 	                            home->dtype, 0, at, "loop carry");
 	tensor_place_free(like);
-	Step *s = lower_step(l, STEP_EXCHANGE, "loop: carry in");
-	int r = lower_relayout(s, home, carry, NULL, d);
-	if (r)
-		return r;
-	use_place(b, home, at);
+	if (rm->groups > 1)
+		carry_bank(b, carry, rm, at);
+	/* each group's start into its slot of the bank, or the one carry
+	 * into its place */
+	for (int32_t g = 0; g < rm->groups; g++) {
+		TensorPlace *from =
+		    home_of(b, rm->group_in[g], b->plan->loop_tile0);
+		Step *s = lower_step(l, STEP_EXCHANGE, "loop: carry in");
+		int r = lower_relayout(
+		    s, from, rm->groups > 1 ? b->slot[g] : carry, NULL, d);
+		if (r)
+			return r;
+		use_place(b, from, l->nstep - 1);
+	}
 	b->carry = rm->carry_in;
 	b->carry_home = home;
 	b->home[rm->carry_in] = carry;
 	l->loop_count = (uint32_t)rm->count;
+	l->loop_groups = (uint32_t)rm->groups;
 	l->loop_first = l->nstep;
 	l->loop_last = -1;
 	lower_step(l, STEP_COMPUTE, "loop: next weights");
+	if (rm->groups > 1)
+		carry_copies(b, carry, (uint32_t)rm->groups, 0);
 	return IPU_OK;
 }
 
 /* The body's last step moves the carry into its place, where the next
  * iteration reads it; after the loop, the last iteration's carry is
- * there. */
+ * there. A loop over groups then copies the place into its group's slot
+ * of the bank, where each group's last carry is after the loop. */
 static int
 loop_end(Build *b, const RepeatMap *rm, Diag *d)
 {
@@ -1183,8 +1290,17 @@ loop_end(Build *b, const RepeatMap *rm, Diag *d)
 		return r;
 	use_place(b, from, at);
 	use_place(b, to, at);
-	b->l->loop_last = at;
 	b->home[rm->last_out] = to;
+	if (rm->groups > 1) { /* the carry into its group's slot */
+		carry_copies(b, to, (uint32_t)rm->groups, 1);
+		at = b->l->nstep - 1;
+		use_place(b, to, at);
+		for (int32_t g = 0; g < rm->groups; g++) {
+			use_place(b, b->slot[g], at);
+			b->home[rm->group_out[g]] = b->slot[g];
+		}
+	}
+	b->l->loop_last = at;
 	b->home[rm->carry_in] = b->carry_home;
 	b->carry = -1;
 	return IPU_OK;
@@ -1333,6 +1449,8 @@ lower_plan(const Plan *plan, Lowered **out, Diag *d)
 	free(b.used);
 	free(b.zeroed);
 	free(b.refill);
+	free(b.slot);
+	free(b.bank_of);
 	if (r) {
 		lower_free(b.l);
 		b.l = NULL;

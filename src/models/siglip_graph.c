@@ -32,12 +32,16 @@
 typedef struct {
 	char *text;
 	size_t len, cap;
+	/* the layer of a group after the first: its weights are declared */
+	int declared;
 } Text;
 
 static void
 put(Text *t, const char *fmt, ...)
 {
 	va_list ap;
+	if (t->declared && !strncmp(fmt, "weight ", 7))
+		return;
 	for (;;) {
 		va_start(ap, fmt);
 		int n = vsnprintf(t->text + t->len, t->cap - t->len, fmt, ap);
@@ -437,7 +441,8 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	int fold = siglip_folds(p);
 	int d = c->hidden, f = c->intermediate, h = c->heads, dh = d / h;
 	int n = siglip_tokens(c), pp = c->channels * c->patch * c->patch;
-	int rows = batch * n;
+	int rows = batch * n, groups = p->groups > 1 ? p->groups : 1;
+	int gb = batch / groups, grows = gb * n; /* a group's */
 	put(&t,
 	    "# SigLIP vision tower: %d layers, d %d, f %d, %d heads, "
 	    "%d tokens, batch %d, %s\n",
@@ -459,47 +464,74 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 	bias_add(&t, &ty, "emb.b", "emb.mm", pw, pb, d);
 	put(&t, "h0 = add emb.b "
 	        "vision_model.embeddings.position_embedding.weight\n");
-	char x[32], w[96], y[64];
+	char x[64], w[96], y[64];
 	snprintf(x, sizeof x, "h0");
+	/* groups: group k's rows of h0 ("h0g<k>") through every layer
+	 * ("l<l>g<k>.", "h<l>g<k>"), a layer's groups one after another */
+	char gs[16] = "";
+	for (int k = 0; groups > 1 && k < groups; k++)
+		put(&t, "h0g%d = slice h0 [%d, 0] [%d, %d]\n", k, k * grows,
+		    (k + 1) * grows, d);
 	int pairs = p->round_pairs ? p->round_pairs : SIGLIP_ROUND_PAIRS;
-	for (int l = 0; l < c->layers; l++) {
+	for (int i = 0; i < c->layers * groups; i++) {
+		int l = i / groups;
 		char p[64], qkv[64], a[64], o[64], r[64], m[64];
+		if (groups > 1) {
+			snprintf(gs, sizeof gs, "g%d", i % groups);
+			snprintf(x, sizeof x, "h%d%s", l, gs);
+		}
+		t.declared = i % groups > 0;
 		snprintf(p, sizeof p, "vision_model.encoder.layers.%d", l);
-		snprintf(y, sizeof y, "l%d.ln1", l);
+		snprintf(y, sizeof y, "l%d%s.ln1", l, gs);
 		snprintf(w, sizeof w, "%s.layer_norm1", p);
 		layernorm(&t, dt, y, x, w, d, c->ln_eps, fold);
 		/* q, k, v: one GEMM, its [rows, 3 d] as [3, B, H, n, dh]
 		 * (a permutation of whole rows), each a slice of it */
-		snprintf(qkv, sizeof qkv, "l%d.qkv", l);
+		snprintf(qkv, sizeof qkv, "l%d%s.qkv", l, gs);
 		snprintf(w, sizeof w, "%s.self_attn.qkv_proj", p);
-		linear(&t, &ty, SIGLIP_QKV, qkv, y, w, rows, d, 3 * d);
-		put(&t, "%s.r = reshape %s [%d, %d, 3, %d, %d]\n", qkv, qkv,
-		    batch, n, h, dh);
+		linear(&t, &ty, SIGLIP_QKV, qkv, y, w, grows, d, 3 * d);
+		put(&t, "%s.r = reshape %s [%d, %d, 3, %d, %d]\n", qkv, qkv, gb,
+		    n, h, dh);
 		put(&t, "%s.t = transpose %s.r [2, 0, 3, 1, 4]\n", qkv, qkv);
-		snprintf(a, sizeof a, "l%d.attn", l);
+		snprintf(a, sizeof a, "l%d%s.attn", l, gs);
 		/* QK^T and PV in f8 in the f8 tower (not a quantized
 		 * checkpoint's, whose policy names its own formats) */
-		attend_rounds(&t, a, qkv, batch, n, h, dh, pairs,
+		attend_rounds(&t, a, qkv, gb, n, h, dh, pairs,
 		              ty.f8 && !ty.p->weight_type ? ty.p->act_scale
 		                                          : NULL);
-		snprintf(o, sizeof o, "l%d.out", l);
+		snprintf(o, sizeof o, "l%d%s.out", l, gs);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
-		linear(&t, &ty, SIGLIP_OUT, o, a, w, rows, d, d);
-		snprintf(r, sizeof r, "l%d.res1", l);
+		linear(&t, &ty, SIGLIP_OUT, o, a, w, grows, d, d);
+		snprintf(r, sizeof r, "l%d%s.res1", l, gs);
 		put(&t, "%s = add %s %s\n", r, x, o);
-		snprintf(y, sizeof y, "l%d.ln2", l);
+		snprintf(y, sizeof y, "l%d%s.ln2", l, gs);
 		snprintf(w, sizeof w, "%s.layer_norm2", p);
 		layernorm(&t, dt, y, r, w, d, c->ln_eps, fold);
-		snprintf(m, sizeof m, "l%d.mlp", l);
+		snprintf(m, sizeof m, "l%d%s.mlp", l, gs);
 		snprintf(w, sizeof w, "%s.mlp", p);
-		mlp(&t, &ty, SIGLIP_FC1, m, y, w, rows, d, f);
-		snprintf(x, sizeof x, "h%d", l + 1);
+		mlp(&t, &ty, SIGLIP_FC1, m, y, w, grows, d, f);
+		snprintf(x, sizeof x, "h%d%s", l + 1, gs);
 		put(&t, "%s = add %s %s\n", x, r, m);
 	}
+	t.declared = 0;
 	/* every layer is the same ops on its own weights: the compiler runs
 	 * the first as a loop body (docs/graph.md "Repeat") */
-	if (c->layers >= 2 && !p->unroll)
+	if (c->layers >= 2 && !p->unroll && groups > 1)
+		put(&t, "repeat %d l0g0.ln1 h1g0 groups %d\n",
+		    c->layers * groups, groups);
+	else if (c->layers >= 2 && !p->unroll)
 		put(&t, "repeat %d l0.ln1 h1\n", c->layers);
+	/* the groups' last layers joined along the batch */
+	if (groups > 1)
+		snprintf(x, sizeof x, "h%dg0", c->layers);
+	for (int k = 1; k < groups; k++) {
+		if (k + 1 < groups)
+			snprintf(y, sizeof y, "h%dj%d", c->layers, k);
+		else
+			snprintf(y, sizeof y, "h%d", c->layers);
+		put(&t, "%s = concat %s h%dg%d axis=0\n", y, x, c->layers, k);
+		snprintf(x, sizeof x, "%s", y);
+	}
 	/* the post-LayerNorm folds into the head's k and v (without the
 	 * head it is the output) */
 	layernorm(&t, dt, "last", x, "vision_model.post_layernorm", d,

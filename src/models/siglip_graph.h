@@ -67,6 +67,10 @@ typedef struct {
 	void (*weight_type)(void *ctx, const char *name, SiglipWType *t);
 	void *ctx;
 	int unroll; /* 1: no `repeat` (the layers' types differ) */
+	/* the encoder layers run on this many groups of batch / groups
+	 * images each, layer by layer, in one `repeat ... groups` (0 or 1:
+	 * the whole batch at once; must divide the batch) */
+	int groups;
 	/* an encoder layer's attention in rounds of at most this many
 	 * (image, head) pairs (0: SIGLIP_ROUND_PAIRS) */
 	int round_pairs;
@@ -164,6 +168,9 @@ typedef struct {
 	 * dropped (docs/siglip.md "Micro-batches"); IPU_EINVAL if below 1
 	 * or above the batch */
 	int micro_batch;
+	/* SiglipPrecision's groups (0 or 1: none): the layers on groups of
+	 * a run's images, which it must divide */
+	int groups;
 	int fold_ln; /* SiglipPrecision's (0: SIGLIP_FOLD_DEFAULT) */
 	/* lower_b_wrap (CompileOptions.no_b_wrap): -1 off, else on (the
 	 * default) */

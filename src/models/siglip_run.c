@@ -559,6 +559,7 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 		e = siglip_check(&c, &f, r->weights, NULL, d);
 	SiglipPrecision prec = {.dtype = dtype,
 	                        .round_pairs = r->round_pairs,
+	                        .groups = r->groups,
 	                        .fold_ln = r->fold_ln};
 	ScaleCtx sc = {.f = &f, .layers = c.layers};
 	QuantCtx qc = {.q = &q};
@@ -600,6 +601,11 @@ siglip_run(const SiglipRun *r, SiglipResult *out, Diag *d)
 			             "micro-batch %d: more than the batch's %d "
 			             "image%s",
 			             m, out->batch, out->batch > 1 ? "s" : "");
+		else if (r->groups > 1 && m % r->groups)
+			e = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+			             "%d groups do not divide the %d image%s "
+			             "a run",
+			             r->groups, m, m > 1 ? "s" : "");
 		else
 			out->runs = (out->batch + m - 1) / m;
 	}

@@ -35,6 +35,7 @@
 #include "../kernels/pack.h"
 #include "../kernels/rowwise.h"
 #include "../kernels/vadd.h"
+#include "../kernels/wcopy.h"
 
 enum {
 	GEMM_CANDIDATES = 6,       /* plans priced with their relayout */
@@ -99,17 +100,19 @@ typedef struct {
 	uint64_t weights; /* bytes of every weight of the graph, a loop's
 	                     working region (one iteration's) counted too */
 	const int32_t *loop_slot; /* by tensor: >= 0 for a weight of one
-	                             iteration of the loop (RepeatMap) */
-	uint32_t loop_count;
-	int32_t carry;           /* while the loop's body is planned: its
-	                            carry_in, whose home is then the carry's
-	                            layout; else -1 */
-	TensorPlace *carry_home; /* carry_in's own home meanwhile */
-	int32_t *last_read;      /* by tensor: the last op that reads it
-	                            (g->nops for an output) */
-	uint64_t *live_tile;     /* by tile: scratch of live_beside */
-	uint32_t *buf_end;       /* by planner buffer: scratch of
-	                            live_beside, the end of its pieces */
+	                             layer of the loop (RepeatMap) */
+	uint32_t loop_count;      /* the loop's layers (bank slots) */
+	TensorPlace **slot;       /* a loop over groups: group g's carry in
+	                             the bank, after the loop its last */
+	int32_t carry;            /* while the loop's body is planned: its
+	                             carry_in, whose home is then the carry's
+	                             layout; else -1 */
+	TensorPlace *carry_home;  /* carry_in's own home meanwhile */
+	int32_t *last_read;       /* by tensor: the last op that reads it
+	                             (g->nops for an output) */
+	uint64_t *live_tile;      /* by tile: scratch of live_beside */
+	uint32_t *buf_end;        /* by planner buffer: scratch of
+	                             live_beside, the end of its pieces */
 	int32_t nbuf_end;
 	PlanHost b_host; /* the last GEMM's multiply, if plain and on this
 	                    side of the loop's bounds: where a later weight
@@ -225,8 +228,8 @@ price_move(const Planner *P, const TensorPlace *from, const TensorPlace *to,
 	return r;
 }
 
-/* How many times each byte of weight id is stored: the loop's iterations
- * for a weight of one iteration (the bank holds every iteration's). */
+/* How many times each byte of weight id is stored: the loop's layers for
+ * a weight of one layer (the bank holds every layer's). */
 static uint32_t
 stored_times(const Planner *P, int32_t id)
 {
@@ -1461,11 +1464,15 @@ int
 plan_loop_same_arithmetic(const Graph *g, const RepeatMap *rm, Diag *d)
 {
 	for (int32_t i = rm->first; rm->count && i < rm->first + rm->len; i++) {
-		const Op *body = &g->ops[i],
-		         *last = &g->ops[i + (rm->count - 1) * rm->len];
-		int loop = f16_arithmetic(g, body, 0);
-		if (loop == f16_arithmetic(g, body, 1) &&
-		    loop == f16_arithmetic(g, last, 1))
+		const Op *body = &g->ops[i];
+		int loop = f16_arithmetic(g, body, 0),
+		    same = loop == f16_arithmetic(g, body, 1);
+		/* each group's last iteration is read after the loop */
+		for (int32_t k = rm->count - rm->groups; same && k < rm->count;
+		     k++)
+			same = loop ==
+			       f16_arithmetic(g, &g->ops[i + k * rm->len], 1);
+		if (same)
 			continue;
 		return plan_op_error(
 		    g, body,
@@ -2085,12 +2092,33 @@ loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 	TensorPlace *carry =
 	    keep(P, layout_mirror(&cn.st, like ? like : home, rm->last_out,
 	                          home->dtype, 0, "loop carry"));
+	/* a loop over groups: a bank of G slots beside it, each group's
+	 * start moved into its slot, and each iteration a copy from the
+	 * slot and one back (program.c's carry_copies) */
+	uint32_t most = cn.most;
+	for (int32_t g = 0; rm->groups > 1 && g < rm->groups; g++)
+		P->slot[g] =
+		    keep(P, layout_mirror(&cn.st, carry, rm->group_out[g],
+		                          home->dtype, 0, "loop carry bank"));
 	P->plan->carry_bytes = cn.most;
 	free(cn.bytes);
 	tensor_place_free(like);
 	Conv c;
-	int r = price_move(P, home, carry, NULL, &c, d);
-	P->plan->carry_cycles = c.cycles;
+	P->plan->carry_cycles = 0;
+	int r = IPU_OK;
+	for (int32_t g = 0; g < rm->groups && !r; g++) {
+		TensorPlace *from =
+		    g ? home_of(P, rm->group_in[g], &P->plan->loop_tile0)
+		      : home;
+		r = price_move(P, from, rm->groups > 1 ? P->slot[g] : carry,
+		               NULL, &c, d);
+		P->plan->carry_cycles += c.cycles;
+	}
+	uint32_t bytes = (uint32_t)align_up(most, 8);
+	if (rm->groups > 1)
+		P->plan->carry_cycles +=
+		    (uint64_t)rm->count * (wcopy_cycles(P->chip, bytes) +
+		                           wcopy_every_cycles(P->chip, bytes));
 	P->carry = rm->carry_in;
 	P->carry_home = home;
 	P->b_host = (PlanHost){0}; /* lower_b_under keeps to a side of
@@ -2109,6 +2137,8 @@ loop_end(Planner *P, const RepeatMap *rm, Diag *d)
 	int r = price_move(P, from, to, NULL, &c, d);
 	P->plan->carry_cycles += (uint64_t)rm->count * c.cycles;
 	P->home[rm->last_out] = to;
+	for (int32_t g = 0; rm->groups > 1 && g < rm->groups; g++)
+		P->home[rm->group_out[g]] = P->slot[g];
 	P->home[rm->carry_in] = P->carry_home;
 	P->carry = -1;
 	P->b_host = (PlanHost){0};
@@ -2227,11 +2257,13 @@ plan_once(const Graph *g, const Chip *chip, uint32_t tiles,
 	int32_t *loop_slot = xmalloc((size_t)g->ntensors * sizeof *loop_slot);
 	for (int32_t id = 0; id < g->ntensors; id++)
 		loop_slot[id] = -1;
-	for (int32_t k = 0; !r && k < rm->count * rm->nweights; k++)
+	int32_t layers = rm->count / rm->groups;
+	for (int32_t k = 0; !r && k < layers * rm->nweights; k++)
 		loop_slot[rm->weight[k]] = k;
 	plan->loop_slot = loop_slot;
 	P.loop_slot = loop_slot;
-	P.loop_count = (uint32_t)rm->count;
+	P.loop_count = (uint32_t)layers;
+	P.slot = xcalloc((size_t)rm->groups, sizeof *P.slot);
 	if (!r)
 		r = plan_loop_same_arithmetic(g, rm, d);
 	if (!r) {
@@ -2245,6 +2277,7 @@ plan_once(const Graph *g, const Chip *chip, uint32_t tiles,
 		P.weight_bytes[t] -= plan->opt.load[t];
 	plan->weight_bytes = P.weight_bytes;
 	free(P.copies);
+	free(P.slot);
 	free(P.live_tile);
 	free(P.last_read);
 	free(P.buf_end);
