@@ -120,6 +120,7 @@ test_tiny_check(void **state)
 	              cycles, pred, num(j, "cycles_fast"),
 	              num(j, "cycles_slow"), num(j, "cosine"));
 	assert_int_equal((int)num(j, "batch"), 2);
+	assert_int_equal((int)num(j, "groups"), 1);
 	assert_int_equal((int)num(j, "tokens"), 16);
 	assert_true(macs == 2.0 * tower_macs(16, 3 * 8 * 8, 64, 128, 2));
 	assert_true(cycles > 0);
@@ -250,6 +251,26 @@ test_errors(void **state)
 	assert_int_equal(entries(tmp_dir), 0);
 }
 
+/* Batch 2 as 2 groups in the layers' loop: one program, the whole
+ * batch's MACs, the cost model within 1% as without groups. */
+static void
+test_tiny_groups(void **state)
+{
+	(void)state;
+	write_text("tiny.json", tiny);
+	cJSON *j = bench_json("--config tiny.json --dtype f16 --batch 2 "
+	                      "--group 2 --seed 3 --no-range --threads 2");
+	assert_int_equal((int)num(j, "groups"), 2);
+	assert_int_equal((int)num(j, "runs"), 1);
+	assert_true(num(j, "macs") ==
+	            2.0 * tower_macs(16, 3 * 8 * 8, 64, 128, 2));
+	double cycles = num(j, "cycles"), pred = num(j, "predicted_cycles");
+	assert_true(cycles > 0);
+	assert_true(fabs(pred / cycles - 1) < 0.01);
+	cJSON_Delete(j);
+	assert_int_equal(entries(tmp_dir), 0);
+}
+
 /* The only entry of tmp_dir with `file` in it, or 0: its path in dir. */
 static int
 scratch_with(const char *file, char *dir, size_t len)
@@ -309,6 +330,7 @@ main(void)
 	    cmocka_unit_test(test_preset_compile_only),
 	    cmocka_unit_test(test_tiny_check),
 	    cmocka_unit_test(test_micro_batch_check),
+	    cmocka_unit_test(test_tiny_groups),
 	    cmocka_unit_test(test_signal_leaves_nothing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

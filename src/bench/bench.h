@@ -276,7 +276,7 @@ typedef struct {
 	int groups;          /* SiglipRun's (0: none) */
 	uint64_t seed;       /* the checkpoint's and the pixels' */
 	int check;           /* also the f64 reference (tools/siglip_ref.py) */
-	const char *ref;     /* that script; NULL: the source tree's */
+	const char *ref;     /* that script; NULL: the binary's own */
 	int compile_only;    /* no emulation (cycles 0) */
 	int no_fold_ln;      /* f8: the LayerNorms keep gamma and beta */
 	int no_b_wrap;       /* CompileOptions.no_b_wrap */

@@ -886,11 +886,13 @@ siglip_bench(int argc, char **argv)
 		    "\"clock_hz\": %.0f, \"dtype\": \"%s\", "
 		    "\"layers\": %d, \"tokens\": %d, \"hidden\": %d, "
 		    "\"batch\": %d, \"micro_batch\": %d, \"runs\": %d, "
+		    "\"groups\": %d, "
 		    "\"seed\": %" PRIu64 ", \"tiles\": %u, \"chip_tiles\": %u, "
 		    "\"macs\": %" PRIu64,
 		    cfg.chip->name, cfg.chip->timing->spec, cfg.chip->clock_hz,
 		    dt, r.layers, r.tokens, r.hidden, r.batch, r.micro_batch,
-		    r.runs, cfg.seed, r.tiles, cfg.chip->tiles, r.macs);
+		    r.runs, cfg.groups > 1 ? cfg.groups : 1, cfg.seed, r.tiles,
+		    cfg.chip->tiles, r.macs);
 		json_cycles("cycles", r.cycles);
 		json_cycles("predicted_cycles", r.predicted_cycles);
 		json_cycles("cycles_fast", r.cycles_fast);
@@ -921,6 +923,10 @@ siglip_bench(int argc, char **argv)
 		printf("  runs            %d images as %d runs of %d (one "
 		       "program for %d; the cycles are the runs' sum)\n",
 		       r.batch, r.runs, r.micro_batch, r.micro_batch);
+	if (cfg.groups > 1)
+		printf("  groups          the layers' loop on %d groups of %d "
+		       "images a run\n",
+		       cfg.groups, r.micro_batch / cfg.groups);
 	if (cfg.compile_only)
 		printf("  cycles          %" PRIu64 " predicted (compiled "
 		       "only)\n",
