@@ -1177,9 +1177,9 @@ static uint32_t
 paced_bundle_main(int pairs, int shapes)
 {
 	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
-	int ta = below(16) ? 4 : 14, st = below(4) ? 6 : 15;
-	if (shapes)
-		st = 21 - st;
+	/* shapes: the strides from $m6 (DIssue.shape's strided loops) or
+	 * $mzero alike */
+	int ta = below(16) ? 4 : 14, st = below(shapes ? 2 : 4) ? 6 : 15;
 	if (pairs) {
 		/* $m4:5 or $m8:9 (or $m14); the strides now and then
 		 * from the pair itself or from the other pair */
@@ -1362,11 +1362,11 @@ test_pace_pairs(void **state)
 
 /* The fused bundles of the GEMMs' common shape, which run_fused runs in a
  * loop per shape with a form chosen once per decoded issue (tile.c,
- * DIssue.shape, run_shape): paced forms with constant steps (strides
- * mostly $mzero) beside f16v4hihov4amp or f8v8hihov4amp (their phases,
- * weights and partials random), and bundles of other shapes or just
- * outside the shape among them in one body ($a14:15 as an operand, a
- * stride register read, a pair that stays packed), streams that go
+ * DIssue.shape, run_shape): paced forms with constant steps ($mzero
+ * strides) or steps from $m6 (SHAPE_STRIDED) beside f16v4hihov4amp or
+ * f8v8hihov4amp (their phases, weights and partials random), and bundles of
+ * other shapes or just outside the shape among them in one body ($a14:15 as an
+ * operand, a stride register read, a pair that stays packed), streams that go
  * astray inside a shape's loop (the halves run the bundle, or fault),
  * log marks and breakpoints on the body's words; all six workers
  * interleaved now and then; against the plain path on complete tile
