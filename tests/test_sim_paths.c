@@ -1212,16 +1212,17 @@ paced_bundle_main(int pairs, int shapes)
 /* The aux half of a paced bundle: mostly fnop, else any AMP form; with
  * shapes mostly the GEMMs' two (f16v4hihov4amp, f8v8hihov4amp), their
  * pairs mostly inside $a0..$a12 (tile.c's DIssue.shape), now and then
- * $a14:15. */
+ * $a14:15 (the partials one time in four). */
 static uint32_t
 paced_bundle_aux(int shapes)
 {
 	if (!shapes || !below(4))
 		return below(4) ? enc("or_aaan_zi", 3, 15, 15, 0)
 		                : random_word(&amp_rows) & 0x7fffffffu;
-	int r[3];
+	int r[3]; /* the partials (r[2]) $a14:15 more often: the
+	           * accumulation's first pass (SHAPE_ZERO_PART) */
 	for (int k = 0; k < 3; k++)
-		r[k] = 2 * (int)(below(16) ? below(7) : 7);
+		r[k] = 2 * (int)(below(k == 2 ? 4 : 16) ? below(7) : 7);
 	return enc(below(2) ? "f16v4hihov4amp_aaan_ef"
 	                    : "f8v8hihov4amp_aaan_ef",
 	           4, r[0], r[1], r[2], (int)below(64));

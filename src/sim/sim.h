@@ -400,14 +400,16 @@ typedef struct {
 	/* such a bundle in the GEMMs' common shape, which run_fused runs in
 	 * a loop of its own with a form chosen once here (1 + 3 PaceForm +
 	 * amp, plus SHAPE_STRIDED where a stream moves by the stride
-	 * register, pd.vary; 0: not in it): ISSUE_LOOP, its pair may stay
-	 * unpacked (pd.lazy: the stride register is not the pair), and none
-	 * of its ARF operands is $a14:15 (read as 0, written nowhere) */
+	 * register, pd.vary, or SHAPE_ZERO_PART where it does not and the
+	 * AMP's partials are $a14:15; 0: not in it): ISSUE_LOOP, its pair may
+	 * stay unpacked (pd.lazy: the stride register is not the pair), and
+	 * none of its other ARF operands is $a14:15 (read as 0, written
+	 * nowhere) */
 	uint8_t shape;
 	PaceDec pd; /* the paced form's operands, if pace */
 	AmpDec ad;  /* the AMP form's operands, if amp */
 } DIssue;
-enum { SHAPE_STRIDED = 12 };
+enum { SHAPE_STRIDED = 12, SHAPE_ZERO_PART = 24 };
 
 /* Decoded issues shared by tiles (tile.c): each is a function of its
  * words and the chip alone, so one copy serves every tile that has those
@@ -1355,14 +1357,18 @@ uint64_t sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part);
  * $FP_NFMT/$FP_SCL, and no memory, so a bundle's main half may write its
  * own registers and memory after it (tile.c's fused bundles). Inline, so
  * that a fused bundle makes one call (the arithmetic's) for its AMP half.
- * inside and avx2: what sim_amp_fast below asks. */
+ * inside and avx2: what sim_amp_fast below asks (inside 2: the input pair
+ * inside $a0..$a12, the partials $a14:15, read as 0). */
 static inline __attribute__((always_inline)) int
 sim_amp_fast_at(Tile *t, Context *c, AmpDec d, int f8, int inside, int avx2,
                 uint64_t *res)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	uint64_t x, pt; /* the input and partials pairs */
-	if (inside) {   /* both inside $a0..$a12 */
+	if (inside == 2) {
+		memcpy(&x, &c->a[d.src], 8);
+		pt = 0;
+	} else if (inside) { /* both inside $a0..$a12 */
 		memcpy(&x, &c->a[d.src], 8);
 		memcpy(&pt, &c->a[d.part], 8);
 	} else {
