@@ -1177,9 +1177,9 @@ static uint32_t
 paced_bundle_main(int pairs, int shapes)
 {
 	int p = 2 * (int)below(8), q = 2 * (int)((below(7) + 1 + p / 2) % 8);
-	int ta = below(16) ? 4 : 14, st = below(4) ? 6 : 15;
-	if (shapes)
-		st = 21 - st;
+	/* shapes: the strides from $m6 (DIssue.shape's strided loops) or
+	 * $mzero alike */
+	int ta = below(16) ? 4 : 14, st = below(shapes ? 2 : 4) ? 6 : 15;
 	if (pairs) {
 		/* $m4:5 or $m8:9 (or $m14); the strides now and then
 		 * from the pair itself or from the other pair */
@@ -1212,16 +1212,17 @@ paced_bundle_main(int pairs, int shapes)
 /* The aux half of a paced bundle: mostly fnop, else any AMP form; with
  * shapes mostly the GEMMs' two (f16v4hihov4amp, f8v8hihov4amp), their
  * pairs mostly inside $a0..$a12 (tile.c's DIssue.shape), now and then
- * $a14:15. */
+ * $a14:15 (the partials one time in four). */
 static uint32_t
 paced_bundle_aux(int shapes)
 {
 	if (!shapes || !below(4))
 		return below(4) ? enc("or_aaan_zi", 3, 15, 15, 0)
 		                : random_word(&amp_rows) & 0x7fffffffu;
-	int r[3];
+	int r[3]; /* the partials (r[2]) $a14:15 more often: the
+	           * accumulation's first pass (SHAPE_ZERO_PART) */
 	for (int k = 0; k < 3; k++)
-		r[k] = 2 * (int)(below(16) ? below(7) : 7);
+		r[k] = 2 * (int)(below(k == 2 ? 4 : 16) ? below(7) : 7);
 	return enc(below(2) ? "f16v4hihov4amp_aaan_ef"
 	                    : "f8v8hihov4amp_aaan_ef",
 	           4, r[0], r[1], r[2], (int)below(64));
@@ -1362,11 +1363,11 @@ test_pace_pairs(void **state)
 
 /* The fused bundles of the GEMMs' common shape, which run_fused runs in a
  * loop per shape with a form chosen once per decoded issue (tile.c,
- * DIssue.shape, run_shape): paced forms with constant steps (strides
- * mostly $mzero) beside f16v4hihov4amp or f8v8hihov4amp (their phases,
- * weights and partials random), and bundles of other shapes or just
- * outside the shape among them in one body ($a14:15 as an operand, a
- * stride register read, a pair that stays packed), streams that go
+ * DIssue.shape, run_shape): paced forms with constant steps ($mzero
+ * strides) or steps from $m6 (SHAPE_STRIDED) beside f16v4hihov4amp or
+ * f8v8hihov4amp (their phases, weights and partials random), and bundles of
+ * other shapes or just outside the shape among them in one body ($a14:15 as an
+ * operand, a stride register read, a pair that stays packed), streams that go
  * astray inside a shape's loop (the halves run the bundle, or fault),
  * log marks and breakpoints on the body's words; all six workers
  * interleaved now and then; against the plain path on complete tile

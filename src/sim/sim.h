@@ -399,14 +399,17 @@ typedef struct {
 	uint8_t pace, amp;
 	/* such a bundle in the GEMMs' common shape, which run_fused runs in
 	 * a loop of its own with a form chosen once here (1 + 3 PaceForm +
-	 * amp; 0: not in it): ISSUE_LOOP, its pair may stay unpacked
-	 * (pd.lazy), no stream moves by the stride
-	 * register (pd.vary 0), and none of its ARF operands is $a14:15
-	 * (read as 0, written nowhere) */
+	 * amp, plus SHAPE_STRIDED where a stream moves by the stride
+	 * register, pd.vary, or SHAPE_ZERO_PART where it does not and the
+	 * AMP's partials are $a14:15; 0: not in it): ISSUE_LOOP, its pair may
+	 * stay unpacked (pd.lazy: the stride register is not the pair), and
+	 * none of its other ARF operands is $a14:15 (read as 0, written
+	 * nowhere) */
 	uint8_t shape;
 	PaceDec pd; /* the paced form's operands, if pace */
 	AmpDec ad;  /* the AMP form's operands, if amp */
 } DIssue;
+enum { SHAPE_STRIDED = 12, SHAPE_ZERO_PART = 24 };
 
 /* Decoded issues shared by tiles (tile.c): each is a function of its
  * words and the chip alone, so one copy serves every tile that has those
@@ -997,9 +1000,9 @@ sim_pace_boxes(const Tile *t)
  * left unpacked (n[]), PaceOp.lo and hi not set, d->ok checked by the
  * caller: tile.c's run_fused keeps them so between a context's bundles.
  * Its ctx is -1 unless the boxes may be used at all (sim_pace_boxes), which
- * run_fused knows once for all its bundles; fixed 1 where the caller knows
- * (DIssue.shape) that no stream moves by the stride register (d->vary 0)
- * and the stored pair is not $a14:15. */
+ * run_fused knows once for all its bundles; fixed 1 or 2 where the caller
+ * knows (DIssue.shape) that the stored pair is not $a14:15, and 1 that no
+ * stream moves by the stride register (d->vary 0). */
 static inline __attribute__((always_inline)) int
 sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
                     PaceOp *o, int ctx, const uint32_t *a, uint32_t *n,
@@ -1008,7 +1011,7 @@ sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 	unsigned on = 0; /* bit i: A(i) is accessed (a constant) */
 	for (int i = 0; i < 3; i++)
 		on |= (unsigned)sim_pace_on(form, i) << i;
-	unsigned vary = fixed ? 0 : d->vary;
+	unsigned vary = fixed == 1 ? 0 : d->vary;
 	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
 	uint32_t at[3];
 	int na = 0;
@@ -1084,7 +1087,7 @@ sim_pace_store(Tile *t, PaceForm form, const PaceOp *o)
 }
 
 /* The loads' register writes, straight to the context (none to
- * $a14:15; fixed 1: the caller knows there is none, DIssue.shape). */
+ * $a14:15; fixed 1 or 2: the caller knows there is none, DIssue.shape). */
 static inline __attribute__((always_inline)) void
 sim_pace_write_loads(Context *c, const PaceDec *d, PaceForm form,
                      const PaceOp *o, int fixed)
@@ -1354,14 +1357,18 @@ uint64_t sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part);
  * $FP_NFMT/$FP_SCL, and no memory, so a bundle's main half may write its
  * own registers and memory after it (tile.c's fused bundles). Inline, so
  * that a fused bundle makes one call (the arithmetic's) for its AMP half.
- * inside and avx2: what sim_amp_fast below asks. */
+ * inside and avx2: what sim_amp_fast below asks (inside 2: the input pair
+ * inside $a0..$a12, the partials $a14:15, read as 0). */
 static inline __attribute__((always_inline)) int
 sim_amp_fast_at(Tile *t, Context *c, AmpDec d, int f8, int inside, int avx2,
                 uint64_t *res)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	uint64_t x, pt; /* the input and partials pairs */
-	if (inside) {   /* both inside $a0..$a12 */
+	if (inside == 2) {
+		memcpy(&x, &c->a[d.src], 8);
+		pt = 0;
+	} else if (inside) { /* both inside $a0..$a12 */
 		memcpy(&x, &c->a[d.src], 8);
 		memcpy(&pt, &c->a[d.part], 8);
 	} else {

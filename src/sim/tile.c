@@ -486,17 +486,22 @@ fused_shape(DIssue *u)
 		}
 	if (u->pace && (u->ok & ISSUE_WORKER) && (u->ok & ISSUE_IN_RPT))
 		u->ok |= ISSUE_LOOP;
-	if (!(u->ok & ISSUE_LOOP) || !u->pd.lazy || u->pd.vary)
+	if (!(u->ok & ISSUE_LOOP) || !u->pd.lazy)
 		return;
 	PaceForm form = (PaceForm)(u->pace - 1);
 	const PaceDec *d = &u->pd;
 	for (int k = 0; k < sim_pace_loads(form); k++)
 		if (d->dst[k] == 14)
 			return;
+	int zero_part = amp && u->ad.part == 14;
 	if ((sim_pace_on(form, 2) && d->src == 14) ||
-	    (amp && (u->ad.dst >= 13 || u->ad.src >= 13 || u->ad.part >= 13)))
+	    (amp && (u->ad.dst >= 13 || u->ad.src >= 13)) ||
+	    (zero_part && d->vary))
 		return;
-	u->shape = (uint8_t)(1 + 3 * form + amp);
+	u->shape = (uint8_t)(1 + 3 * form + amp +
+	                     (u->pd.vary  ? SHAPE_STRIDED
+	                      : zero_part ? SHAPE_ZERO_PART
+	                                  : 0));
 }
 
 /* The issue cache's entry for halves i0 (and i1, NULL for a solo or a
@@ -1270,11 +1275,12 @@ lazy_flush(Context *c, LazyPair *z)
  * bundles when the form allows it, so that they are not unpacked and
  * packed again for each: the same results once flushed. box: w, or -1 if
  * the boxes may not be used (sim_pace_boxes), and avx2 sim_use_avx2(), which
- * run_fused knows once; amp u->amp, and fixed 1 where u->shape says so
- * (both constants in the shape's forms). */
+ * run_fused knows once; amp u->amp, fixed 1 (constant steps) or 2
+ * (steps from the stride register) and zero_part (the AMP's partials
+ * $a14:15) where u->shape says so (all constants in the shape's forms). */
 static inline __attribute__((always_inline)) int
 fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
-           int amp, int fixed, int avx2, LazyPair *z)
+           int amp, int fixed, int zero_part, int avx2, LazyPair *z)
 {
 	const PaceDec *d = &u->pd;
 	if (!fixed && !d->lazy) {
@@ -1295,7 +1301,9 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 	if (!sim_pace_prepare_at(t, c, d, form, &po, box, z->a, n, fixed) ||
 	    (amp &&
 	     !sim_amp_fast_at(t, c, u->ad, amp == 2,
-	                      fixed || (u->ad.src < 13 && u->ad.part < 13),
+	                      zero_part ? 2
+	                      : fixed   ? 1
+	                                : u->ad.src < 13 && u->ad.part < 13,
 	                      avx2, &res)))
 		return 0;
 	z->pair = r;
@@ -1312,16 +1320,17 @@ issue_fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, int avx2,
 {
 	switch (u->pace) {
 	case PACE_LD2XST + 1:
-		return fused_lazy(t, c, w, box, u, PACE_LD2XST, u->amp, 0, avx2,
-		                  z);
+		return fused_lazy(t, c, w, box, u, PACE_LD2XST, u->amp, 0, 0,
+		                  avx2, z);
 	case PACE_LD2X + 1:
-		return fused_lazy(t, c, w, box, u, PACE_LD2X, u->amp, 0, avx2,
-		                  z);
+		return fused_lazy(t, c, w, box, u, PACE_LD2X, u->amp, 0, 0,
+		                  avx2, z);
 	case PACE_LDST + 1:
-		return fused_lazy(t, c, w, box, u, PACE_LDST, u->amp, 0, avx2,
-		                  z);
+		return fused_lazy(t, c, w, box, u, PACE_LDST, u->amp, 0, 0,
+		                  avx2, z);
 	case PACE_ST + 1:
-		return fused_lazy(t, c, w, box, u, PACE_ST, u->amp, 0, avx2, z);
+		return fused_lazy(t, c, w, box, u, PACE_ST, u->amp, 0, 0, avx2,
+		                  z);
 	}
 	return 0;
 }
@@ -1436,16 +1445,18 @@ fused_next(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
 	return t->issue_at[off / 4];
 }
 
-/* run_fused's loop for the bundles of one shape (DIssue.shape, form and amp
- * constants where it is inlined): from r's cycle on, while the slot's
- * worker is at a bundle of that shape, its form with the pair kept in
- * r->lazy, no call. 1 if it stopped at such a bundle whose form declined
- * (nothing done: the halves must run it), else 0 (another issue, a marked
- * word, max_cycles). */
+/* run_fused's loop for the bundles of one shape (DIssue.shape, form, amp,
+ * strided and zero_part constants where it is inlined): from r's cycle on,
+ * while the slot's worker is at a bundle of that shape, its form with the pair
+ * kept in r->lazy, no call. 1 if it stopped at such a bundle whose form
+ * declined (nothing done: the halves must run it), else 0 (another issue, a
+ * marked word, max_cycles). */
 static inline __attribute__((always_inline)) int
-shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp)
+shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
+           int zero_part)
 {
-	const int shape = 1 + 3 * (int)form + amp;
+	const int shape = 1 + 3 * (int)form + amp + strided * SHAPE_STRIDED +
+	                  zero_part * SHAPE_ZERO_PART;
 	/* in locals: the forms' stores could alias r */
 	const uint32_t base = r->base, lim = r->lim;
 	const uint8_t *mark = r->mark;
@@ -1461,8 +1472,8 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp)
 		Context *c = &t->ctx[w];
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
-		if (!fused_lazy(t, c, w, boxes ? w : -1, u, form, amp, 1, avx2,
-		                &r->lazy[w])) {
+		if (!fused_lazy(t, c, w, boxes ? w : -1, u, form, amp,
+		                1 + strided, zero_part, avx2, &r->lazy[w])) {
 			declined = 1;
 			break;
 		}
@@ -1483,23 +1494,39 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp)
 static __attribute__((noinline)) int
 run_shape(Tile *t, FusedRun *r, int shape)
 {
-#define SHAPE(form, amp)                                                       \
-	case 1 + 3 * (form) + (amp):                                           \
-		return shape_loop(t, r, form, amp)
+#define SHAPE(form, amp, strided)                                              \
+	case 1 + 3 * (form) + (amp) + (strided)*SHAPE_STRIDED:                 \
+		return shape_loop(t, r, form, amp, strided, 0)
+#define ZERO_PART(form, amp)                                                   \
+	case 1 + 3 * (form) + (amp) + SHAPE_ZERO_PART:                         \
+		return shape_loop(t, r, form, amp, 0, 1)
+#define SHAPES(strided)                                                        \
+	SHAPE(PACE_LD2XST, 0, strided);                                        \
+	SHAPE(PACE_LD2XST, 1, strided);                                        \
+	SHAPE(PACE_LD2XST, 2, strided);                                        \
+	SHAPE(PACE_LD2X, 0, strided);                                          \
+	SHAPE(PACE_LD2X, 1, strided);                                          \
+	SHAPE(PACE_LD2X, 2, strided);                                          \
+	SHAPE(PACE_LDST, 0, strided);                                          \
+	SHAPE(PACE_LDST, 1, strided);                                          \
+	SHAPE(PACE_LDST, 2, strided);                                          \
+	SHAPE(PACE_ST, 0, strided);                                            \
+	SHAPE(PACE_ST, 1, strided);                                            \
+	SHAPE(PACE_ST, 2, strided)
 	switch (shape) {
-		SHAPE(PACE_LD2XST, 0);
-		SHAPE(PACE_LD2XST, 1);
-		SHAPE(PACE_LD2XST, 2);
-		SHAPE(PACE_LD2X, 0);
-		SHAPE(PACE_LD2X, 1);
-		SHAPE(PACE_LD2X, 2);
-		SHAPE(PACE_LDST, 0);
-		SHAPE(PACE_LDST, 1);
-		SHAPE(PACE_LDST, 2);
-		SHAPE(PACE_ST, 0);
-		SHAPE(PACE_ST, 1);
-		SHAPE(PACE_ST, 2);
+		SHAPES(0);
+		SHAPES(1);
+		ZERO_PART(PACE_LD2XST, 1);
+		ZERO_PART(PACE_LD2XST, 2);
+		ZERO_PART(PACE_LD2X, 1);
+		ZERO_PART(PACE_LD2X, 2);
+		ZERO_PART(PACE_LDST, 1);
+		ZERO_PART(PACE_LDST, 2);
+		ZERO_PART(PACE_ST, 1);
+		ZERO_PART(PACE_ST, 2);
 	}
+#undef ZERO_PART
+#undef SHAPES
 #undef SHAPE
 	return 0;
 }
