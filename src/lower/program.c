@@ -1161,14 +1161,15 @@ carry_bank(Build *b, const TensorPlace *carry, const RepeatMap *rm, int32_t at)
 		int32_t cb = carry->piece[k].at.buf;
 		if (b->bank_of[cb] >= 0)
 			continue;
-		Buffer *c = &l->buf[cb];
-		c->bytes = (uint32_t)align_up(c->bytes, 8);
-		b->bank_of[cb] =
-		    lower_buffer(l, c->tile, c->bytes * G, 8, REGION_ANY, at,
-		                 INT32_MAX, "loop carry bank");
+		/* by value: lower_buffer may move l->buf */
+		uint32_t tile = l->buf[cb].tile,
+		         bytes = (uint32_t)align_up(l->buf[cb].bytes, 8);
+		l->buf[cb].bytes = bytes;
+		b->bank_of[cb] = lower_buffer(l, tile, bytes * G, 8, REGION_ANY,
+		                              at, INT32_MAX, "loop carry bank");
 		l->buf[b->bank_of[cb]].apart = cb;
-		if ((int)++on_tile[c->tile] > b->ncopy)
-			b->ncopy = (int)on_tile[c->tile];
+		if ((int)++on_tile[tile] > b->ncopy)
+			b->ncopy = (int)on_tile[tile];
 	}
 	free(on_tile);
 	b->slot = xmalloc(G * sizeof *b->slot);
@@ -1204,23 +1205,25 @@ carry_copies(Build *b, const TensorPlace *carry, uint32_t groups, int out)
 		if (done[cb])
 			continue;
 		done[cb] = 1;
-		const Buffer *c = &l->buf[cb];
-		Step *s = &l->step[first + (int32_t)on_tile[c->tile]++];
-		KernelCall *kc = out ? lower_call(l, s, c->tile, "wcopy_out",
+		/* by value: lower_call adds the argument block's buffer, which
+		 * may move l->buf */
+		uint32_t tile = l->buf[cb].tile, bytes = l->buf[cb].bytes;
+		Step *s = &l->step[first + (int32_t)on_tile[tile]++];
+		KernelCall *kc = out ? lower_call(l, s, tile, "wcopy_out",
 		                                  "wcopyg", WCOPYG_ARGS_BYTES)
-		                     : lower_call(l, s, c->tile, "wcopy",
-		                                  "wcopy", WCOPY_ARGS_BYTES);
+		                     : lower_call(l, s, tile, "wcopy", "wcopy",
+		                                  WCOPY_ARGS_BYTES);
 		kc->ref[0] = (BufRef){b->bank_of[cb], 0};
 		kc->ref[1] = (BufRef){cb, 0};
 		kc->nref = 2;
 		kc->args =
-		    (KernelArgs){KC_WCOPY, .u.wcopy = {.slot = c->bytes,
+		    (KernelArgs){KC_WCOPY, .u.wcopy = {.slot = bytes,
 		                                       .iterations = groups,
-		                                       .bytes = c->bytes,
+		                                       .bytes = bytes,
 		                                       .every = out ? 1 : 0,
 		                                       .out = (uint32_t)out}};
-		kc->cycles = out ? wcopy_every_cycles(l->chip, c->bytes)
-		                 : wcopy_cycles(l->chip, c->bytes);
+		kc->cycles = out ? wcopy_every_cycles(l->chip, bytes)
+		                 : wcopy_cycles(l->chip, bytes);
 		if (kc->cycles > s->cycles)
 			s->cycles = kc->cycles;
 	}
