@@ -473,6 +473,14 @@ gemm_buf(uint32_t bytes, uint32_t align, MemRegion region, int32_t last,
 	                 .apart = apart};
 }
 
+/* Call c's argument block on a tile of b's calls: the overlapped calls
+ * (the first calls_beside) carry the longer block. */
+static uint32_t
+call_args_bytes(const GemmTileBuffers *b, uint32_t c)
+{
+	return c < b->calls_beside ? GEMM_OVERLAP_ARGS_BYTES : GEMM_ARGS_BYTES;
+}
+
 static TileBuf *
 fullest_tile(const GemmGeom *G, int *n)
 {
@@ -489,10 +497,9 @@ fullest_tile(const GemmGeom *G, int *n)
 		uint64_t chunks = ((uint64_t)b.a_chunk + b.b_chunk) *
 		                  (p->overlap ? 2 : 1),
 		         sum = (chunks > b.c_partials ? chunks : b.c_partials) +
-		               b.c_block + (uint64_t)b.calls * GEMM_ARGS_BYTES +
-		               (uint64_t)b.calls_beside *
-		                   (GEMM_OVERLAP_ARGS_BYTES - GEMM_ARGS_BYTES) +
-		               (b.c_partials ? vadd_bytes : 0);
+		               b.c_block + (b.c_partials ? vadd_bytes : 0);
+		for (uint32_t c = 0; c < b.calls; c++)
+			sum += call_args_bytes(&b, c);
 		if (sum > most) {
 			most = sum;
 			tb = b;
@@ -530,9 +537,8 @@ fullest_tile(const GemmGeom *G, int *n)
 		}
 	}
 	for (uint32_t c = 0; c < tb.calls; c++)
-		b[k++] = gemm_buf(c < tb.calls_beside ? GEMM_OVERLAP_ARGS_BYTES
-		                                      : GEMM_ARGS_BYTES,
-		                  8, REGION_ANY, all, -1);
+		b[k++] =
+		    gemm_buf(call_args_bytes(&tb, c), 8, REGION_ANY, all, -1);
 	if (tb.c_partials) {
 		b[k] = gemm_buf(tb.c_partials, 16, REGION_ANY, last, 0);
 		b[k++].first = chunks + 1;
