@@ -2785,125 +2785,6 @@ test_timing_profiles(void **state)
 	run_chip = NULL;
 }
 
-/* K groups padded (GemmPlan.padded): K = 1000 f16 (62.5 K-panels of 16)
- * in pk groups. By hand: 500 words, 4 groups of 125 words = 250
- * elements each at 0, 250, 500, 750, 16 K-panels (256) each, the last
- * one 10 of 16; 8 groups of 63 or 62 words (126 x 4 from 0, then 124 x 4
- * from 504), 8 K-panels each. Then the planner's own plan of a graph (A
- * made on the device, so that its parts' padding is the loaded zeros; B
- * a weight the host writes) with its K groups made padded, as it is and
- * in supersteps of one K-panel, compiled as given (CompileOptions.plan)
- * and run: every output against the interpreter's, a reference computed
- * apart. */
-static void
-test_padded_k_groups(void **state)
-{
-	(void)state;
-	static const uint32_t k4[] = {0, 250, 500, 750},
-	                      k8[] = {0, 126, 252, 378, 504, 628, 752, 876};
-	GemmPlan p = {.dtype = DT_F16, .k = 1000, .pk = 4, .padded = 1};
-	uint32_t k0, sum = 0;
-	for (uint32_t q = 0; q < 4; q++) {
-		assert_int_equal(plan_gemm_group_k(&p, q, &k0), 250);
-		assert_int_equal(k0, k4[q]);
-	}
-	p.pk = 8;
-	for (uint32_t q = 0; q < 8; q++) {
-		assert_int_equal(plan_gemm_group_k(&p, q, &k0),
-		                 q < 4 ? 126 : 124);
-		assert_int_equal(k0, k8[q]);
-	}
-	/* f8: words of 4, the last group with the 2 elements past them */
-	p = (GemmPlan){.dtype = DT_F8_F143, .k = 4302, .pk = 8, .padded = 1};
-	for (uint32_t q = 0; q < 8; q++)
-		sum += plan_gemm_group_k(&p, q, &k0);
-	assert_int_equal(sum, 4302);
-	assert_int_equal(plan_gemm_group_k(&p, 7, &k0), 536 + 2);
-	assert_int_equal(k0, 4302 - 538);
-	/* the calls: superstep s of K kc, each group's last padded to whole
-	 * K-panels, one K in every group */
-	p = (GemmPlan){.dtype = DT_F16,
-	               .m = 24,
-	               .n = 64,
-	               .k = 1000,
-	               .pk = 4,
-	               .padded = 1,
-	               .kg = 256,
-	               .kc = 128,
-	               .steps = 2,
-	               .bm = 24,
-	               .bn = 64};
-	GemmGeom G;
-	plan_gemm_geom(&G, &p, &(GemmSite){0});
-	for (uint32_t q = 0; q < 4; q++) {
-		assert_int_equal(plan_gemm_k_of(&G, q, 0, &k0), 128);
-		assert_int_equal(k0, k4[q]);
-		assert_int_equal(plan_gemm_k_of(&G, q, 1, &k0), 122);
-		assert_int_equal(k0, k4[q] + 128);
-		assert_int_equal(plan_gemm_call_k(&G, q, 1), 128);
-	}
-	assert_true(plan_gemm_one_k(&p));
-	const char *text = "input x f16 [24, 1000]\n"
-	                   "weight w f16 [1000, 64]\n"
-	                   "a = add x x\n"
-	                   "c = matmul a w\n"
-	                   "output c\n";
-	const double rel = 0x1p-6;
-	for (int one = 0; one < 2; one++) {
-		Graph *g = graph_of_text(text);
-		run_g = g;
-		run_keep = 1;
-		uint64_t cycles;
-		run_graph(text, 32, rel, NULL, &cycles, NULL);
-		run_keep = 0;
-		Plan *plan = run_kept;
-		assert_non_null(plan);
-		GemmPlan *gp = NULL;
-		for (int i = 0; i < plan->nop; i++)
-			if (plan->op[i].gemm.steps)
-				gp = &plan->op[i].gemm;
-		assert_non_null(gp);
-		/* the planner's K split is uneven; padded, every group has
-		 * kg's K-panels */
-		assert_true(gp->pk > 1 && !gp->padded &&
-		            (uint64_t)gp->pk * gp->kg != gp->k);
-		gp->padded = 1;
-		gp->kg = (plan_gemm_group_k(gp, 0, &k0) + 15) / 16 * 16;
-		if (one) {
-			gp->kc = 16;
-			gp->steps = gp->kg / 16;
-		}
-		/* lowered: every call of K kc, each group's last one padded
-		 * to whole K-panels (unpadded, the last group's is shorter) */
-		Lowered *l = NULL;
-		Diag d;
-		if (lower_plan(plan, &l, &d))
-			fail_msg("%s", d.msg);
-		uint32_t calls = 0;
-		for (int i = 0; i < l->nstep; i++)
-			for (int c = 0; c < l->step[i].ncall; c++) {
-				const KernelCall *k = &l->step[i].call[c];
-				if (k->args.kind != KC_GEMM)
-					continue;
-				calls++;
-				assert_int_equal(k->args.u.gemm.bk, gp->kc);
-			}
-		assert_int_equal(calls, gp->pk * gp->pm * gp->pn * gp->steps);
-		lower_free(l);
-		run_plan = plan;
-		uint64_t pred = run_graph(text, 32, rel, NULL, &cycles, NULL);
-		print_message("padded, %u K groups of %u, %u supersteps: %llu "
-		              "cycles, predicted %llu\n",
-		              gp->pk, gp->kg, gp->steps,
-		              (unsigned long long)cycles,
-		              (unsigned long long)pred);
-		run_plan = NULL;
-		run_g = NULL;
-		plan_free(plan);
-		graph_free(g);
-	}
-}
-
 /* A timing range is one program's (docs/fidelity.md): the nominal
  * compile's plans lowered, scheduled and priced at each bound
  * (CompileOptions.plan). On 16 tiles the fast profile's own compile of
@@ -3040,7 +2921,6 @@ main(void)
 	    cmocka_unit_test(test_weights_spread),
 	    cmocka_unit_test(test_timing_profiles),
 	    cmocka_unit_test(test_range_plans),
-	    cmocka_unit_test(test_padded_k_groups),
 	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

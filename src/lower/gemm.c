@@ -233,7 +233,7 @@ static void
 multiply(Lowered *l, const Gemm *G, Step *c, uint32_t q, uint32_t s)
 {
 	const GemmGeom *g = &G->geo;
-	uint32_t ks = plan_gemm_call_k(g, q, s);
+	uint32_t k0, ks = plan_gemm_k_of(g, q, s, &k0);
 	for (uint32_t i = 0; i < g->pm; i++)
 		for (uint32_t j = 0; j < g->pn; j++) {
 			uint32_t t = plan_gemm_tile(g, q, i, j),
@@ -463,7 +463,7 @@ lower_gemm(Lowered *l, const GemmPlan *p, const GemmOperands *o, Diag *d)
 		                g->pk, g->pm, g->pn, site.tile_base, G.first,
 		                G.last, l->tiles, l->nstep);
 	if (p->overlap && (G.shared || p->steps < 2 || p->b_local || g->a_own ||
-	                   !plan_gemm_one_k(p)))
+	                   (uint64_t)p->pk * p->kg != p->k || p->kg % p->kc))
 		return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 		                "gemm lowering: the overlapped superstep needs "
 		                "2 or more supersteps of one K, A and B "

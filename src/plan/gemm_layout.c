@@ -144,32 +144,12 @@ plan_gemm_cols(const GemmGeom *G, uint32_t j)
 }
 
 uint32_t
-plan_gemm_group_k(const GemmPlan *p, uint32_t q, uint32_t *k0)
-{
-	if (!p->padded) {
-		uint32_t end = min_u((q + 1) * p->kg, p->k);
-		*k0 = q * p->kg;
-		return *k0 < end ? end - *k0 : 0;
-	}
-	uint32_t word = 4 / (uint32_t)dtype_size(p->dtype), first,
-	         n = plan_gemm_k_part(p->k / word, p->pk, q, &first);
-	*k0 = first * word;
-	return n * word + (q + 1 == p->pk ? p->k % word : 0);
-}
-
-uint32_t
 plan_gemm_k_of(const GemmGeom *G, uint32_t q, uint32_t s, uint32_t *k0)
 {
-	uint32_t g0, kg = plan_gemm_group_k(G->p, q, &g0);
-	*k0 = g0 + s * G->p->kc;
-	return s * G->p->kc < kg ? min_u(G->p->kc, kg - s * G->p->kc) : 0;
-}
-
-uint32_t
-plan_gemm_call_k(const GemmGeom *G, uint32_t q, uint32_t s)
-{
-	uint32_t k0, ks = plan_gemm_k_of(G, q, s, &k0), kp = gemm_k_panel(G->g);
-	return G->p->padded ? ceil_div(ks, kp) * kp : ks;
+	uint32_t start = q * G->p->kg + s * G->p->kc;
+	uint32_t end = min_u((q + 1) * G->p->kg, G->p->k);
+	*k0 = start;
+	return start < end ? min_u(G->p->kc, end - start) : 0;
 }
 
 int
@@ -255,8 +235,8 @@ plan_gemm_tile_buffers(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j)
 	 * chunks read in place are a superstep's own */
 	uint32_t *key = xcalloc(G->p->steps, sizeof *key), nkey = 0;
 	for (uint32_t s = 0; s < G->p->steps; s++) {
-		uint32_t ks = plan_gemm_call_k(G, q, s), u = 0,
-		         beside = G->p->overlap && s + 1 < G->p->steps;
+		uint32_t k0, ks = plan_gemm_k_of(G, q, s, &k0), u = 0,
+		             beside = G->p->overlap && s + 1 < G->p->steps;
 		if (!ks)
 			continue;
 		int own = s == 0 || G->a_own || G->p->b_local;

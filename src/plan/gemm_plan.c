@@ -145,13 +145,6 @@ plan_gemm_a_row_parts(const GemmPlan *p)
 }
 
 int
-plan_gemm_one_k(const GemmPlan *p)
-{
-	return (p->padded || (uint64_t)p->pk * p->kg == p->k) &&
-	       p->kg % p->kc == 0;
-}
-
-int
 plan_gemm_a_in_place(const GemmPlan *p)
 {
 	return p->pn == 1;
@@ -634,8 +627,9 @@ plan_gemm_price(const Chip *c, uint64_t kernels, uint64_t held, GemmPlan *p,
 	 * panels covering it doing 5/6 of the work of six-worker ones at
 	 * the kernel formula's ratio, the rest with six */
 	if (p->overlap)
-		p->overlap = p->steps >= 2 && !p->b_local &&
-		             !plan_gemm_a_in_place(p) && plan_gemm_one_k(p);
+		p->overlap =
+		    p->steps >= 2 && !p->b_local && !plan_gemm_a_in_place(p) &&
+		    (uint64_t)p->pk * p->kg == p->k && p->kg % p->kc == 0;
 	/* the narrowest call's (the last row's and column's blocks): every
 	 * tile runs as many five-worker panels (xsched.c, schedule_overlap) */
 	uint32_t bm_last = p->m - (p->pm - 1) * p->bm,
@@ -830,41 +824,21 @@ plan_gemm_top(const Chip *c, uint32_t tiles, DType t, uint32_t m, uint32_t n,
 	int any = (b_made & PLAN_GEMM_ANY_PK) != 0;
 	for (uint32_t pk = 1; pk <= 32 && pk <= tiles;
 	     pk = any && pk < 8 ? pk + 1 : 2 * pk) {
-		/* contiguous groups of kg (the last what is left: none, and
-		 * so no plan, once (pk - 1) kg reaches k); and, where those
-		 * differ in K, padded ones (GemmPlan.padded: every call of
-		 * one K, so that the multiply may host a later B or overlap
-		 * its supersteps) if every share has kp's K-panels: after
-		 * them, so that of two plans of one price the contiguous one
-		 * is kept */
 		uint32_t kg = ceil_div(ceil_div(k, pk), kp) * kp;
-		GemmPlan pad = {.k = k, .pk = pk, .dtype = t, .padded = 1};
-		uint32_t k0, kq = plan_gemm_group_k(&pad, 0, &k0),
-		             kpad = ceil_div(kq, kp) * kp;
-		int padded = pk > 1 && (uint64_t)pk * kg != k;
-		for (uint32_t q = 1; q < pk && padded; q++)
-			padded = ceil_div(plan_gemm_group_k(&pad, q, &k0), kp) *
-			             kp ==
-			         kpad;
-		for (int pad_it = 0; pad_it <= padded; pad_it++) {
-			if (!pad_it && pk > 1 && (uint64_t)kg * (pk - 1) >= k)
-				continue;
-			GemmPlan proto = {
-			    .dtype = t,
-			    .m = m,
-			    .n = n,
-			    .k = k,
-			    .pk = pk,
-			    .kg = pad_it ? kpad : kg,
-			    .padded = (uint8_t)pad_it,
-			    .b_parts =
-			        (uint8_t)((b_made & PLAN_GEMM_B_MADE) != 0),
-			    .overlap =
-			        (uint8_t)((b_made & PLAN_GEMM_OVERLAP) != 0),
-			    .b_host = held->b_host};
-			search_grids(c, kernels, held, tiles, pk, proto,
-			             b_local_bytes, &best);
-		}
+		if (pk > 1 && (uint64_t)kg * (pk - 1) >= k)
+			break; /* the last group would have no K */
+		GemmPlan proto = {
+		    .dtype = t,
+		    .m = m,
+		    .n = n,
+		    .k = k,
+		    .pk = pk,
+		    .kg = kg,
+		    .b_parts = (uint8_t)((b_made & PLAN_GEMM_B_MADE) != 0),
+		    .overlap = (uint8_t)((b_made & PLAN_GEMM_OVERLAP) != 0),
+		    .b_host = held->b_host};
+		search_grids(c, kernels, held, tiles, pk, proto, b_local_bytes,
+		             &best);
 	}
 	if (!best.n && held->bytes)
 		return diag_set(d, IPU_ERANGE, NULL, 0, 0,
@@ -903,7 +877,7 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 {
 	snprintf(buf, len,
 	         "gemm %ux%ux%u %s: %u K groups of %u x %u tiles (pairs "
-	         "%s%s%s%s%s%s), C block "
+	         "%s%s%s%s%s), C block "
 	         "%u x %u, %u superstep%s of K %u; per superstep %llu exchange "
 	         "+ %llu compute cycles; reduction %llu; %llu cycles in all; "
 	         "%u bytes on the fullest tile",
@@ -912,7 +886,6 @@ plan_gemm_describe(const GemmPlan *p, char *buf, size_t len)
 	         p->b_local ? "; B stored on every tile of its column" : "",
 	         plan_gemm_b_parts(p) > 1 ? "; B chunks stored in parts" : "",
 	         plan_gemm_a_in_place(p) ? "; A read in place" : "",
-	         p->padded ? "; K groups padded" : "",
 	         p->overlap ? "; overlapped supersteps" : "", p->bm, p->bn,
 	         p->steps, p->steps == 1 ? "" : "s", p->kc,
 	         (unsigned long long)p->exchange_cycles,

@@ -495,9 +495,9 @@ host_of(const GemmPlan *g, uint32_t group, PlanHost *h)
 	GemmGeom G;
 	plan_gemm_geom(&G, g, &(GemmSite){0});
 	/* each K group's call in the last superstep */
-	uint32_t bk = 0;
+	uint32_t bk = 0, k0;
 	for (uint32_t q = 0; q < g->pk; q++) {
-		uint32_t kq = plan_gemm_call_k(&G, q, g->steps - 1);
+		uint32_t kq = plan_gemm_k_of(&G, q, g->steps - 1, &k0);
 		if (q && kq != bk)
 			return 0;
 		bk = kq;
@@ -2428,10 +2428,10 @@ same_gemm(const GemmPlan *a, const GemmPlan *b)
 {
 	return a->dtype == b->dtype && a->m == b->m && a->n == b->n &&
 	       a->k == b->k && a->pm == b->pm && a->pn == b->pn &&
-	       a->pk == b->pk && a->kg == b->kg && a->padded == b->padded &&
-	       a->bm == b->bm && a->bn == b->bn && a->kc == b->kc &&
-	       a->steps == b->steps && a->pairs_down == b->pairs_down &&
-	       a->b_local == b->b_local && a->b_parts == b->b_parts;
+	       a->pk == b->pk && a->kg == b->kg && a->bm == b->bm &&
+	       a->bn == b->bn && a->kc == b->kc && a->steps == b->steps &&
+	       a->pairs_down == b->pairs_down && a->b_local == b->b_local &&
+	       a->b_parts == b->b_parts;
 }
 
 int

@@ -82,12 +82,6 @@ typedef struct {
 	uint32_t pm, pn;    /* tile grid of one K group */
 	uint32_t pk;        /* K groups; tiles = pk * pm * pn */
 	uint32_t kg;        /* K per group, a multiple of the K panel */
-	uint8_t padded;     /* 0: group q takes K [q kg, (q + 1) kg), the
-	                       last what is left; 1: K in pk shares of whole
-	                       32-bit words (plan_gemm_group_k), each of
-	                       kg's K-panels, its last one partial (zeros in
-	                       A and B), so that every group's calls have
-	                       one K (the overlap, a host) */
 	uint32_t bm, bn;    /* C block; bn is a multiple of 16 */
 	uint32_t kc;        /* K per superstep, a multiple of the K panel */
 	uint32_t steps;     /* supersteps: ceil(kg / kc) */
@@ -105,8 +99,7 @@ typedef struct {
 	                       beside superstep s's five-worker panels, into
 	                       second A and B chunk buffers; set only on
 	                       request (PlanOptions.gemm_overlap), with 2 or
-	                       more supersteps of one K (plan_gemm_one_k);
-	                       the planner
+	                       more supersteps of one K; the planner
 	                       neither prices it nor counts its second
 	                       buffers yet */
 	PlanHost b_host;    /* B is a weight that lower_b_under may move
@@ -154,10 +147,6 @@ uint32_t plan_gemm_a_parts(const GemmPlan *p);
  * producer's pieces then land on more tiles, whose receives bound the
  * exchange that stores them ("matmul: A from its producer"). */
 uint32_t plan_gemm_a_row_parts(const GemmPlan *p);
-/* 1 if every K group's supersteps are alike: the groups of one K (pk kg
- * = k, or padded) and kg a multiple of kc, so that every call but each
- * group's last has K kc and those last ones one K (plan_gemm_call_k). */
-int plan_gemm_one_k(const GemmPlan *p);
 /* 1 if the kernel reads A's chunks where they are stored: a grid row of
  * one tile, which would only send them to itself. */
 int plan_gemm_a_in_place(const GemmPlan *p);
@@ -274,17 +263,6 @@ uint32_t plan_gemm_tile(const GemmGeom *G, uint32_t q, uint32_t i, uint32_t j);
 /* The tile storing part u of A's chunk (i, s) of group q. */
 uint32_t plan_gemm_a_owner(const GemmGeom *G, uint32_t q, uint32_t i,
                            uint32_t s, uint32_t u);
-/* K group q's share of K: [*k0, *k0 + the count returned). Padded
- * (GemmPlan.padded): the words of K (4 f8, 2 f16 or 1 f32 elements)
- * split pk ways, so that every A piece starts on a word, the last group
- * with the elements past the last whole word. */
-uint32_t plan_gemm_group_k(const GemmPlan *p, uint32_t q, uint32_t *k0);
-/* The K of the kernel call of group q in superstep s: its K
- * (plan_gemm_k_of), or padded to whole K-panels in a padded plan, where
- * the padding is zeros (the kernel multiplies whole K-panels: the same
- * panels, the same values and cycles), so that the groups' calls have
- * one K. */
-uint32_t plan_gemm_call_k(const GemmGeom *G, uint32_t q, uint32_t s);
 /* Part u of nk K-panels split `parts` ways: its panel count, *first its
  * first. */
 uint32_t plan_gemm_k_part(uint32_t nk, uint32_t parts, uint32_t u,
