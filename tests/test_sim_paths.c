@@ -1249,8 +1249,13 @@ pace_programs(int pairs, int shapes)
 		prog[n++] = enc("exitz_mmmn", 1, 15);
 		const Chip *chip = profile_chip((TimingBound)(i % 3));
 		/* pairs: a visit of run_fused runs more than one bundle of
-		 * a context only when other workers run */
-		Runners who = i % (pairs ? 2 : 4) ? RUN_ONE : RUN_ALL;
+		 * a context only when other workers run; shapes: also two
+		 * workers with the supervisor issuing in the free slots
+		 * (the shapes' loops pass the cycles nobody issues in, and
+		 * stop at those the supervisor takes) */
+		Runners who = shapes && i % 3 == 2  ? RUN_PAIR
+		              : i % (pairs ? 2 : 4) ? RUN_ONE
+		                                    : RUN_ALL;
 		uint64_t seed = rnd();
 		/* each worker's $m4:5 (three streams, the first also in
 		 * $m14) and $m6 (strides: three 10-bit fields, mostly
@@ -1370,8 +1375,10 @@ test_pace_pairs(void **state)
  * operand, a stride register read, a pair that stays packed), streams that go
  * astray inside a shape's loop (the halves run the bundle, or fault),
  * log marks and breakpoints on the body's words; all six workers
- * interleaved now and then; against the plain path on complete tile
- * state (the observer's log too). */
+ * interleaved now and then, or two with the supervisor issuing in the
+ * free slots (the loops pass the cycles nobody issues in and stop at the
+ * supervisor's); against the plain path on complete tile state (the
+ * observer's log too). */
 static void
 test_pace_shapes(void **state)
 {

@@ -219,8 +219,10 @@ typedef struct {
 
 /* A receiver's routes from recent senders (exchange.c, deliver_from), by
  * src % XROUTE_MEMO: the mux comes back to the same few senders phase
- * after phase, and a route is a fixed function of the two tiles. */
-enum { XROUTE_MEMO = 8 };
+ * after phase, and a route is a fixed function of the two tiles. 64: at 8
+ * a base SigLIP layer's receivers missed on 1.18M of their senders' runs
+ * (docs/bench-sim.md, speedm). */
+enum { XROUTE_MEMO = 64 };
 typedef struct {
 	uint32_t src1[XROUTE_MEMO]; /* the sender + 1 (0: none yet) */
 	uint32_t lat[XROUTE_MEMO];  /* chip_route_cycles from it */

@@ -1427,6 +1427,39 @@ typedef struct {
 	LazyPair lazy[CHIP_CONTEXTS];
 } FusedRun;
 
+/* The slot's worker if it may issue in `cycle` (running, ready there), else 0
+ * (nobody issues there but perhaps the supervisor: sup_takes_slot). */
+static inline __attribute__((always_inline)) int
+slot_issuer(const Tile *t, uint64_t cycle, unsigned slot)
+{
+	int k = t->slot_worker[slot];
+	const Context *c = &t->ctx[k];
+	return k && c->state == CTXS_RUN && cycle >= c->ready ? k : 0;
+}
+
+/* In a cycle no worker issues in while some run (issuer()): whether the
+ * supervisor takes it, a slot no worker owns with the supervisor running and
+ * out of its send, delay or hazard (in sync it stays there while workers
+ * run). Else the cycle passes with no issue. */
+static inline int
+sup_takes_slot(const Tile *t, uint64_t cycle, unsigned slot)
+{
+	return !t->slot_worker[slot] && t->ctx[0].state == CTXS_RUN &&
+	       cycle >= t->sup_ready;
+}
+
+/* The cached issue at worker k's pc, if it is in the code, aligned and not
+ * at an observer's mark; else NULL (also where the cache has none). */
+static inline __attribute__((always_inline)) const DIssue *
+worker_issue_at(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
+                int k)
+{
+	uint32_t off = t->ctx[k].pc - base;
+	if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+		return NULL;
+	return t->issue_at[off / 4];
+}
+
 /* The cached issue of the slot's worker (into *w) in `cycle`, if it is
  * ready there, its pc in the code, aligned and not at an observer's mark;
  * else NULL (also where the cache has none). */
@@ -1434,23 +1467,21 @@ static inline __attribute__((always_inline)) const DIssue *
 fused_next(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
            uint64_t cycle, unsigned slot, int *w)
 {
-	int k = t->slot_worker[slot];
-	const Context *c = &t->ctx[k];
-	if (!k || c->state != CTXS_RUN || cycle < c->ready)
-		return NULL;
-	uint32_t off = c->pc - base;
-	if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+	int k = slot_issuer(t, cycle, slot);
+	if (!k)
 		return NULL;
 	*w = k;
-	return t->issue_at[off / 4];
+	return worker_issue_at(t, base, lim, mark, k);
 }
 
 /* run_fused's loop for the bundles of one shape (DIssue.shape, form, amp,
  * strided and zero_part constants where it is inlined): from r's cycle on,
  * while the slot's worker is at a bundle of that shape, its form with the pair
- * kept in r->lazy, no call. 1 if it stopped at such a bundle whose form
- * declined (nothing done: the halves must run it), else 0 (another issue, a
- * marked word, max_cycles). */
+ * kept in r->lazy, no call; the cycles nobody issues in between (a slot no
+ * worker runs in, a worker not ready) pass as in run_workers. 1 if it stopped
+ * at such a bundle whose form declined (nothing done: the halves must run
+ * it), else 0 (another issue, a marked word, max_cycles, a cycle the
+ * supervisor takes, a whole turn with no issue: run_workers goes on). */
 static inline __attribute__((always_inline)) int
 shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
            int zero_part)
@@ -1464,11 +1495,25 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 	const uint64_t max_cycles = r->max_cycles;
 	uint64_t cycle = r->cycle, issued = 0;
 	unsigned slot = r->slot;
-	int declined = 0, w;
-	const DIssue *u;
-	while (cycle < max_cycles &&
-	       (u = fused_next(t, base, lim, mark, cycle, slot, &w)) &&
-	       u->shape == shape) {
+	int declined = 0;
+	unsigned idle = 0; /* cycles in a row nobody issued in */
+	while (cycle < max_cycles) {
+		int w = slot_issuer(t, cycle, slot);
+		if (!w) {
+			/* run_workers' cycle with no issue, here while the
+			 * workers are waited for in turns of fewer than
+			 * CHIP_SLOTS (after a whole turn it jumps ahead) */
+			if (++idle == CHIP_SLOTS ||
+			    sup_takes_slot(t, cycle, slot))
+				break;
+			cycle++;
+			slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+			continue;
+		}
+		const DIssue *u = worker_issue_at(t, base, lim, mark, w);
+		if (!u || u->shape != shape)
+			break;
+		idle = 0;
 		Context *c = &t->ctx[w];
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
@@ -1643,8 +1688,7 @@ run_workers(Tile *t, uint64_t max_cycles)
 		if (!w || c->state != CTXS_RUN || cycle < c->ready) {
 			/* issuer(): a free slot is the supervisor's (in
 			 * sync it stays there while workers run) */
-			if (!w && t->ctx[0].state == CTXS_RUN &&
-			    cycle >= t->sup_ready)
+			if (sup_takes_slot(t, cycle, slot))
 				break;
 			if (++idle < CHIP_SLOTS) {
 				cycle++;
