@@ -1191,54 +1191,133 @@ test_memory_model_overlap(void **state)
 }
 
 /* A's chunk in parts of its rows where the grid row has owners to spare
- * for two of its K-panels each or more (plan_gemm_a_row_parts): 8 owners
- * and 2 f8 K-panels: 4 row ranges of each, 30 rows as 8, 8, 7, 7; every
- * (row, K-panel) of the chunk in one part, each part on its own owner,
- * its bytes its rows by 32; with 3 owners, one part a K-panel of all 30
- * rows. */
+ * for two of its K-panels each or more (plan_gemm_a_row_parts), as many
+ * as keep each part's window in the chunk exchange longer than the
+ * largest XPIC-to-write delay, 52 + 2 x 22 = 96 cycles on the C600's 23
+ * rows (a row of an f8 K-panel is 32 bytes, 4 items of 64 bits on a
+ * grid row of whole pairs). 8 owners and 2 K-panels: 4 row ranges of
+ * each; 110 rows as 28, 28, 27, 27 (windows of 108 and 112 items); 90
+ * rows as 4 ranges would give 88 items, so 3 of 30 (120); 30 rows not
+ * split (8 rows, 32 items). With 3 owners, one part a K-panel of all the
+ * rows. Every (row, K-panel) of the chunk in one part, each part on its
+ * own owner, its bytes its rows by 32. */
 static void
 test_a_row_parts(void **state)
 {
 	(void)state;
-	static const uint32_t row_lens[2] = {8, 3};
-	for (int c = 0; c < 2; c++) {
-		uint32_t pn = row_lens[c];
+	static const struct {
+		uint32_t pn, m, ranges, split[4];
+	} cases[] = {
+	    {8, 110, 4, {28, 28, 27, 27}},
+	    {8, 90, 3, {30, 30, 30}},
+	    {8, 30, 1, {30}},
+	    {3, 110, 1, {110}},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		uint32_t pn = cases[c].pn, m = cases[c].m, nr = cases[c].ranges;
 		GemmPlan p = {.dtype = DT_F8_F143,
-		              .m = 30,
+		              .m = m,
 		              .n = 16 * pn,
 		              .k = 64,
 		              .pk = 1,
 		              .kg = 64,
 		              .kc = 64,
 		              .steps = 1,
-		              .bm = 30,
+		              .bm = m,
 		              .bn = 16};
 		p.pm = 1;
 		p.pn = pn;
-		uint32_t rows_parts = pn == 8 ? 4 : 1;
-		assert_int_equal(plan_gemm_a_row_parts(&p), rows_parts);
-		assert_int_equal(plan_gemm_a_parts(&p), 2 * rows_parts);
+		assert_int_equal(plan_gemm_a_row_parts(&p), nr);
+		assert_int_equal(plan_gemm_a_parts(&p), 2 * nr);
 		GemmGeom G;
 		plan_gemm_geom(&G, &p, &(GemmSite){0});
-		uint8_t cover[2][30] = {{0}}, owner[8] = {0};
-		static const uint32_t split[4] = {8, 8, 7, 7};
+		uint8_t cover[2][110] = {{0}}, owner[8] = {0};
 		for (uint32_t u = 0; u < G.na; u++) {
 			uint32_t c0, r0, rows;
 			assert_int_equal(
 			    plan_gemm_a_part(&G, 0, 0, 0, u, &c0, &r0, &rows),
 			    1);
-			assert_int_equal(rows, pn == 8 ? split[u % 4] : 30);
+			assert_int_equal(rows, cases[c].split[u % nr]);
 			assert_int_equal(plan_gemm_a_part_bytes(&G, 0, 0, 0, u),
 			                 rows * 32);
 			for (uint32_t r = r0; r < r0 + rows; r++)
 				cover[c0][r]++;
 			owner[plan_gemm_a_owner(&G, 0, 0, 0, u)]++;
 		}
-		for (uint32_t c = 0; c < 2; c++)
-			for (uint32_t r = 0; r < 30; r++)
-				assert_int_equal(cover[c][r], 1);
+		for (uint32_t k = 0; k < 2; k++)
+			for (uint32_t r = 0; r < 110; r++)
+				assert_int_equal(cover[k][r], r < m);
 		for (uint32_t t = 0; t < pn; t++)
 			assert_int_equal(owner[t], t < G.na);
+	}
+}
+
+/* The chunk exchange of a GEMM whose A goes in parts as the scheduler
+ * makes it and as the planner prices it (GemmPlan.exchange_cycles: a
+ * receiver's windows back to back): within 2%. Back to back, a window's
+ * pointer goes at its first word, M(d) = 52 + 2 x row(d) cycles after its
+ * mux switch, so windows of M(d) items or fewer put it on a later
+ * window's switch and leave gaps (xsched.c controls_fit). The base
+ * tower's f16 qkv (40 rows by 12 K-panels on grid rows of 72) in 6 row
+ * ranges of 6 or 7 rows, windows of 24 and 28 items, was 3,091 cycles
+ * against 1,998 priced; its fc1 (28 rows, 12 K-panels, 48 tiles) in 4
+ * ranges of 7 rows 2,458 against 1,450: neither split now. So400m's fc1
+ * at batch 1 in f8 (92 rows, 18 K-panels, 90 tiles) keeps 3 ranges of
+ * 30 or 31 rows (120 items or more), not 5 of 18 or 19 (72, 76). */
+static void
+test_a_row_parts_priced(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		uint32_t bm, pn, kc, ranges;
+	} cases[] = {
+	    {"input a f16 [196, 768]\nweight b f16 [2304, 768]\n"
+	     "c = matmul a b transpose_b=1\noutput c\n",
+	     40, 72, 192, 1},
+	    {"input a f16 [196, 768]\nweight b f16 [3072, 768]\n"
+	     "c = matmul a b transpose_b=1\noutput c\n",
+	     28, 48, 192, 1},
+	    {"input a f8_f143 [729, 1152]\nweight b f8_f143 [4304, 1152]\n"
+	     "c = matmul a b transpose_b=1\noutput c\n",
+	     92, 90, 576, 3},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		Diag d;
+		Graph *g = graph_of_text(cases[c].text);
+		Plan *plan;
+		PlanOptions po = {.weight_copies = 1};
+		assert_int_equal(plan_graph(g, chip_default(),
+		                            chip_default()->tiles, &po, &plan,
+		                            &d),
+		                 0);
+		const GemmPlan *gp = &plan->op[0].gemm;
+		assert_int_equal(gp->bm, cases[c].bm);
+		assert_int_equal(gp->pn, cases[c].pn);
+		assert_int_equal(gp->kc, cases[c].kc);
+		assert_int_equal(gp->steps, 1);
+		assert_int_equal(plan_gemm_a_row_parts(gp), cases[c].ranges);
+		uint64_t priced = gp->exchange_cycles;
+		Lowered *l;
+		assert_int_equal(lower_plan(plan, &l, &d), 0);
+		assert_int_equal(xsched_run(l, &d), 0);
+		int n = 0;
+		for (int i = 0; i < l->nstep; i++)
+			if (l->step[i].kind == STEP_EXCHANGE &&
+			    strstr(l->step[i].what, "chunks")) {
+				print_message(
+				    "%s: %llu cycles, priced %llu\n",
+				    l->step[i].what,
+				    (unsigned long long)l->step[i].cycles,
+				    (unsigned long long)priced);
+				assert_true(l->step[i].cycles * 100 <=
+				            priced * 102);
+				n++;
+			}
+		assert_int_equal(n, 1);
+		lower_free(l);
+		plan_free(plan);
+		graph_free(g);
 	}
 }
 
@@ -1501,6 +1580,7 @@ main(void)
 	    cmocka_unit_test(test_memory_model),
 	    cmocka_unit_test(test_memory_model_overlap),
 	    cmocka_unit_test(test_a_row_parts),
+	    cmocka_unit_test(test_a_row_parts_priced),
 	    cmocka_unit_test(test_gemm_lifetimes),
 	    cmocka_unit_test(test_copy_budget),
 	    cmocka_unit_test(test_overlap_side_by_side),

@@ -141,7 +141,25 @@ plan_gemm_a_row_parts(const GemmPlan *p)
 {
 	uint32_t nk = ceil_div(p->kc, gemm_k_panel(gemm_dtype_of(p->dtype))),
 	         spare = p->pn / p->steps;
-	return spare >= 2 * nk ? spare / nk : 1;
+	if (spare < 2 * nk)
+		return 1;
+	/* a part's window in the chunk exchange, in items: a row of a
+	 * K-panel is GEMM_A_ROW_BYTES, 64-bit where the grid row is whole
+	 * pairs (step_cycles' wide_a) */
+	uint32_t item = !p->pairs_down && p->pn % 2 == 0 ? 8 : 4,
+	         fewest = p->m - (p->pm - 1) * p->bm, r = spare / nk,
+	         most = chip_xpic_max_cycles();
+	if (fewest > p->bm)
+		fewest = p->bm;
+	/* each window longer than any receiver's XPIC-to-write delay M(d):
+	 * back to back, a window's pointer goes at its first word, M(d)
+	 * after its mux switch, which must not be the cycle of a later
+	 * window's switch (xsched.c controls_fit); shorter windows leave
+	 * gaps the planner does not price (base f16 qkv: 72 windows of 24
+	 * and 28 items, the exchange 5,176 -> 6,217 cycles) */
+	while (r > 1 && (fewest / r) * GEMM_A_ROW_BYTES / item <= most)
+		r--;
+	return r > 1 ? r : 1;
 }
 
 int

@@ -145,7 +145,10 @@ uint32_t plan_gemm_a_parts(const GemmPlan *p);
 /* With owners to spare for two K-panels each or more, the row ranges
  * each K-panel's part is split in (one an owner), else 1: the
  * producer's pieces then land on more tiles, whose receives bound the
- * exchange that stores them ("matmul: A from its producer"). */
+ * exchange that stores them ("matmul: A from its producer"). At most as
+ * many as keep each part's window in the chunk exchange longer than the
+ * largest XPIC-to-write delay (chip_xpic_max_cycles), so that the
+ * windows go back to back as priced. */
 uint32_t plan_gemm_a_row_parts(const GemmPlan *p);
 /* 1 if the kernel reads A's chunks where they are stored: a grid row of
  * one tile, which would only send them to itself. */

@@ -121,6 +121,8 @@ int32_t chip_mux_lead(const Chip *c, uint32_t src, uint32_t dst);
 /* XPIC issue to the selected words' write at the receiver (and so to the
  * XPIC taking effect in the emulator's frame): 52 + 2 x its row. */
 uint32_t chip_xpic_cycles(const Chip *c, uint32_t dst);
+/* The largest chip_xpic_cycles of the tile array (both chips share it). */
+uint32_t chip_xpic_max_cycles(void);
 /* A send's issue to the word's write at the receiver: lead + XPIC cycles,
  * always positive. */
 uint32_t chip_route_cycles(const Chip *c, uint32_t src, uint32_t dst);

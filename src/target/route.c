@@ -146,6 +146,12 @@ find_longest(void)
 }
 
 uint32_t
+chip_xpic_max_cycles(void)
+{
+	return WRITE_BASE + ROW_STEP * (chip_default()->rows - 1);
+}
+
+uint32_t
 chip_route_max_cycles(const Chip *c)
 {
 	(void)c;
