@@ -531,29 +531,35 @@ heap_pop(Entry *h, uint32_t *n)
  * 64-bit send, its destinations') has changed since. A sender's window
  * asks again after each of its commits; with start_bound, most of its
  * transfers need no search to see that they cannot beat the best. By a
- * transfer's place in Senders.idx: a window's transfers lie together. */
+ * transfer's place in Senders.idx: a window's transfers lie together,
+ * and so do these arrays, which the window reads rather than the
+ * transfers themselves (spread over the step). */
 typedef struct {
 	uint64_t *at;      /* a lower bound: its start found last or more */
 	uint32_t *seen;    /* the clock of that search (0: none) */
+	uint8_t *wide;     /* its Transfer.wide */
 	Hop *hop;          /* its destinations', from hop[first[p]] */
 	size_t *first;     /* where its hops start (and the last's end) */
 	uint32_t *touched; /* per tile: the clock of its last change */
 	uint32_t clock;    /* commits so far, from 1 */
 } Known;
 
-/* The start of x (at place p) with what k knows: in x->wide's width if it
- * goes so, else 32-bit from then on. */
+/* The start of transfer x at place p, from sender `src`, with what k
+ * knows: in x->wide's width if it goes so, else 32-bit from then on. */
 static uint64_t
-known_start(const Lowered *l, Timeline *tl, Known *k, Transfer *x, uint32_t p)
+known_start(const Lowered *l, Timeline *tl, Known *k, uint32_t src, Transfer *x,
+            uint32_t p)
 {
 	const Hop *hop = k->hop + k->first[p];
 	if (k->seen[p]) {
-		int same = k->touched[x->src_tile] <= k->seen[p];
-		uint32_t mate = chip_pair(l->chip, x->src_tile);
-		if (x->wide && mate < l->tiles)
-			same = same && k->touched[mate] <= k->seen[p];
-		for (uint32_t d = 0; d < x->ndst && same; d++)
-			same = k->touched[hop[d].tile] <= k->seen[p];
+		uint32_t seen = k->seen[p],
+		         ndst = (uint32_t)(k->first[p + 1] - k->first[p]);
+		int same = k->touched[src] <= seen;
+		uint32_t mate = chip_pair(l->chip, src);
+		if (same && k->wide[p] && mate < l->tiles)
+			same = k->touched[mate] <= seen;
+		for (uint32_t d = 0; d < ndst && same; d++)
+			same = k->touched[hop[d].tile] <= seen;
 		if (same)
 			return k->at[p];
 	}
@@ -561,6 +567,7 @@ known_start(const Lowered *l, Timeline *tl, Known *k, Transfer *x, uint32_t p)
 	k->at[p] = earliest_start(l, tl, x, hop, k->at[p]);
 	if (k->at[p] == UINT64_MAX && x->wide && set_width(x, hop, 0))
 		k->at[p] = earliest_start(l, tl, x, hop, XS_PREAMBLE);
+	k->wide[p] = x->wide;
 	return k->at[p];
 }
 
@@ -574,8 +581,11 @@ known_start(const Lowered *l, Timeline *tl, Known *k, Transfer *x, uint32_t p)
  * with windows of 64 words and routes of 18..164 cycles, a rotation's
  * rounds drift apart (docs/compiler.md, "Exchange scheduling rules").
  * The first way starves senders whose receivers others keep busy, the
- * second fills gaps worse; each wins on some steps. 1 if some transfer
- * has no start. */
+ * second fills gaps worse; each wins on some steps. Each transfer goes
+ * at the earliest start the timelines leave it when it is taken, as
+ * schedule_order on the order found would place it: the step's cycles
+ * and the transfers' schedule are then schedule_order's. 1 if some
+ * transfer has no start. */
 static int
 dynamic_order(const Lowered *l, Step *s, int global)
 {
@@ -590,6 +600,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 	Entry *h = xmalloc((size_t)g.ns * sizeof *h + 1);
 	Known k = {.at = xmalloc(nx * sizeof *k.at + 1),
 	           .seen = xcalloc(nx + 1, sizeof *k.seen),
+	           .wide = xmalloc(nx + 1),
 	           .first = xmalloc((nx + 1) * sizeof *k.first),
 	           .touched = xcalloc(l->tiles, sizeof *k.touched),
 	           .clock = 1};
@@ -605,9 +616,11 @@ dynamic_order(const Lowered *l, Step *s, int global)
 		hops_of(l, x, hop);
 		k.at[p] = set_width(x, hop, wide_ok(l, x, mark)) ? XS_PREAMBLE
 		                                                 : UINT64_MAX;
+		k.wide[p] = x->wide;
 		slot[p] = (uint32_t)p;
 	}
 	int n = 0, bad = 0;
+	uint64_t end = XS_PREAMBLE;
 	for (uint32_t r = 0; r < g.ns; r++)
 		heap_push(h, &nh, (Entry){.key = 0, .rank = r});
 	while (nh && !bad) {
@@ -630,7 +643,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 			if (k.at[p] >= at)
 				continue;
 			uint64_t v =
-			    known_start(l, tl, &k, &s->xfer[g.idx[p]], p);
+			    known_start(l, tl, &k, t, &s->xfer[g.idx[p]], p);
 			if (v < at) {
 				at = v;
 				best = w;
@@ -652,6 +665,9 @@ dynamic_order(const Lowered *l, Step *s, int global)
 		Transfer *x = &s->xfer[g.idx[p]];
 		const Hop *hop = k.hop + k.first[p];
 		commit(l, tl, NULL, x, hop, at);
+		for (uint32_t d = 0; d < x->ndst; d++)
+			if (at + xfer_items(x) + hop[d].lat > end)
+				end = at + xfer_items(x) + hop[d].lat;
 		/* the timelines commit changed */
 		k.clock++;
 		k.touched[x->src_tile] = k.clock;
@@ -666,10 +682,13 @@ dynamic_order(const Lowered *l, Step *s, int global)
 			    h, &nh,
 			    (Entry){.key = tl[t].send_end, .rank = e.rank});
 	}
-	if (!bad)
+	if (!bad) {
 		permute(s, pick);
+		s->cycles = end + chip_rule(l->chip, TIMING_RECV_LAND);
+	}
 	free(k.at);
 	free(k.seen);
+	free(k.wide);
 	free(k.first);
 	free(k.hop);
 	free(k.touched);
@@ -907,7 +926,8 @@ xsched_bound(const Lowered *l, const Transfer *x, int n)
  * and no order is always the best. Lead first is for receivers' waits: it
  * is tried where a receiver is the busiest tile. The two built on the
  * fly cost the most compile time: they are tried only when the better
- * fixed order is more than the longest route past the bound. */
+ * fixed order is more than the longest route past the bound (and are not
+ * scheduled again: dynamic_order's schedule is schedule_order's). */
 static int
 schedule_step(const Lowered *l, Step *s, Diag *d)
 {
@@ -933,7 +953,10 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 		int moved = !r; /* each transfer owns its destination arrays */
 		for (int i = 0; i < s->nxfer && !moved; i++)
 			moved = given[i].dst_tile != s->xfer[i].dst_tile;
-		if (!moved || schedule_order(l, s, r ? &dd : d) ||
+		/* a dynamic order is scheduled as it is found (dynamic_order),
+		 * once the transfers are known good (an order scheduled) */
+		int timed = r >= DYNAMIC && cycles != UINT64_MAX;
+		if (!moved || (!timed && schedule_order(l, s, r ? &dd : d)) ||
 		    s->cycles >= cycles)
 			continue;
 		cycles = s->cycles;
