@@ -54,7 +54,10 @@ wcopy:
 // stores the atom it holds while it loads the next (the store sends the
 // register's value from before the bundle), and st64pace stores the last.
 // Every instruction but exitz is a bundle, so the rpt body is 8-aligned.
+// Global: kernels/wcopyg.S's entries run it too (linking wcopyg links
+// this object, src/kernels/kernels.c).
 	.align 8
+	.globl wcopy_worker
 	.type wcopy_worker, @function
 wcopy_worker:
 	{ ld32 $m0, $mvertex_base, $mzero, 1 ; fnop }

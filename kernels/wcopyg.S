@@ -4,7 +4,7 @@
 // slot steps every G calls), and each group's carry lives in a bank of G
 // slots, copied into the body's place before an iteration (kernels/
 // wcopy.S) and back after it (wcopy_out: the slot steps every call).
-// 8-byte atoms, each worker a range of them, as wcopy.S.
+// 8-byte atoms, each worker a range of them, wcopy.S's workers.
 //
 // Supervisor entry, `call $m10, wcopy_every` or `wcopy_out` with $m0 ->
 // argument block:
@@ -18,9 +18,14 @@
 //   72  u32 every   calls a slot
 // wcopy_every steps src (a slot of the bank, dst the working region),
 // wcopy_out steps dst (src the region): after the `every`-th call on a
-// slot, to the next, back to the bank after the last.
+// slot, to the next, back to the bank after the last. wcopy_every copies
+// only in the first of a slot's `every` calls (`left` = `every`): the
+// other calls would copy the same slot over itself, as nothing else
+// writes the working region, so they step the count and return.
 // Clobbers $m1-$m6, $WORKER0..5_BASE; preserves $m0 and $m7-$m15.
-// wcopy_every_cycles in src/kernels/wcopy.c is the exact count.
+// wcopy_every_cycles and wcopy_out_cycles in src/kernels/wcopy.c are the
+// exact counts. The workers are wcopy.S's (wcopy_worker: linking this
+// object links that one, src/kernels/kernels.c).
 
 	.equ ARG_SRC, 0
 	.equ ARG_BANK, 1
@@ -36,12 +41,18 @@
 // every register the next instructions read written whatever the data
 // (a movz that leaves its register also leaves its pipeline delay, so
 // only the pointer and count, stored after the workers, are movz's), and
-// the pointer and count stored once the workers are done.
-.macro WCOPY_STEP ptr
+// the pointer and count stored once the workers are done. \skip: $m2
+// gets `left` as the call found it, and the workers run only if it is
+// `every` (the branch reads $m2 a CSR write after the compare, so it
+// waits for nothing).
+.macro WCOPY_STEP ptr, skip
 	ld32 $m3, $m0, $mzero, \ptr
 	ld32 $m4, $m0, $mzero, ARG_LEFT
 	ld32 $m5, $m0, $mzero, ARG_SLOT
 	ld32 $m6, $m0, $mzero, ARG_END
+.if \skip
+	ld32 $m2, $m0, $mzero, ARG_LEFT
+.endif
 	put $WORKER0_BASE, $m0
 	add $m4, $m4, -1
 	put $WORKER1_BASE, $m0
@@ -56,12 +67,18 @@
 	movz $m3, $m6, $m5              // past the last slot: back to the bank
 	ld32 $m6, $m0, $mzero, ARG_EVERY
 	movz $m4, $m6, $m4              // the slot done: `every` calls again
+.if \skip
+	cmpeq $m2, $m2, $m6             // the slot's first call: copy it
+.endif
 	put $WORKER5_BASE, $m0
-	setzi $m1, wcopyg_worker
+.if \skip
+	brz $m2, 1f
+.endif
+	setzi $m1, wcopy_worker
 	add $m2, $m0, ARG_RANGES
 	runall $m1, $m2, 2
 	sync TEXCH_SYNCZONE_LOCAL
-	st32 $m3, $m0, $mzero, \ptr
+1:	st32 $m3, $m0, $mzero, \ptr
 	st32 $m4, $m0, $mzero, ARG_LEFT
 	br $lr
 .endm
@@ -70,33 +87,11 @@
 	.globl wcopy_every
 	.type wcopy_every, @function
 wcopy_every:
-	WCOPY_STEP ARG_SRC
+	WCOPY_STEP ARG_SRC, 1
 	.size wcopy_every, . - wcopy_every
 
 	.globl wcopy_out
 	.type wcopy_out, @function
 wcopy_out:
-	WCOPY_STEP ARG_DST
+	WCOPY_STEP ARG_DST, 0
 	.size wcopy_out, . - wcopy_out
-
-// $mvertex_base -> {first byte, atoms}; $mworker_base -> argument block.
-// wcopy.S's worker: the first atom loaded ahead, then each ldst64pace
-// stores the atom it holds while it loads the next, st64pace the last.
-	.align 8
-	.type wcopyg_worker, @function
-wcopyg_worker:
-	{ ld32 $m0, $mvertex_base, $mzero, 1 ; fnop }
-	{ brz $m0, 9f ; fnop }
-	{ ld32 $m1, $mvertex_base, $mzero, 0 ; fnop }
-	{ ld32 $m2, $mworker_base, $mzero, ARG_SRC ; fnop }
-	{ ld32 $m3, $mworker_base, $mzero, ARG_DST ; fnop }
-	{ add $m2, $m2, $m1 ; fnop }
-	{ add $m3, $m3, $m1 ; fnop }
-	{ ld64step $a0:1, $mzero, $m2+=, 1 ; fnop }
-	{ add $m0, $m0, -1 ; fnop }
-	{ tapack $m4:5, $m2, $mzero, $m3 ; fnop }
-	{ rpt $m0, 0 ; fnop }
-	{ ldst64pace $a0:1, $a0:1, $m4:5+=, $mzero, 0 ; fnop }
-	{ st64pace $a0:1, $m4:5+=, $mzero, 0 ; fnop }
-9:	exitz $mzero
-	.size wcopyg_worker, . - wcopyg_worker

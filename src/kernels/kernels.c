@@ -20,9 +20,11 @@ kernel_image(const char *const *names, int n, const Chip *chip, TileImage *img,
 	return kernel_image_at(names, n, chip, NULL, 0, img, d);
 }
 
-/* Objects that branch into another's code (kernels/pack_f8.S into
- * pack.S's padding routine): linking the first links the second. */
-static const char *const kernel_needs[][2] = {{"pack_f8", "pack"}};
+/* Objects that run another's code (kernels/pack_f8.S pack.S's padding
+ * routine, wcopyg.S wcopy.S's worker): linking the first links the
+ * second. */
+static const char *const kernel_needs[][2] = {{"pack_f8", "pack"},
+                                              {"wcopyg", "wcopy"}};
 
 static int
 named(const char *const *names, int n, const char *name)

@@ -80,16 +80,19 @@ wcopy_cycles(const Chip *c, uint32_t bytes)
 	return run_copy(&s, bytes, 0);
 }
 
-/* The same for wcopyg.S's WCOPY_STEP (wcopy_every, wcopy_out): the
- * workers are wcopy's. */
-uint64_t
-wcopy_every_cycles(const Chip *c, uint32_t bytes)
+/* The same for wcopyg.S's WCOPY_STEP: `skip` for wcopy_every, whose
+ * workers (wcopy's) run only if `copies` (the slot's first call), the
+ * others branching past them to the stores. */
+static uint64_t
+step_cycles(const Chip *c, uint32_t bytes, int skip, int copies)
 {
 	SupClock s;
 	sup_start(&s, c, 0);
 	for (unsigned r = SUP_M3; r <= SUP_M6; r <<= 1)
 		sup_op(&s, SUP_M0, r,
 		       SUP_PLAIN); /* ld32 ptr, left, slot, end */
+	if (skip)
+		sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* ld32 left */
 	static const unsigned step[][2] = {
 	    {SUP_M4, SUP_M4},          /* add left */
 	    {SUP_M4, SUP_M1},          /* cmpeq */
@@ -106,8 +109,29 @@ wcopy_every_cycles(const Chip *c, uint32_t bytes)
 	sup_op(&s, SUP_M6 | SUP_M5, SUP_M3, SUP_PLAIN); /* movz */
 	sup_op(&s, SUP_M0, SUP_M6, SUP_PLAIN);          /* ld32 every */
 	sup_op(&s, SUP_M6 | SUP_M4, SUP_M4, SUP_PLAIN); /* movz */
+	if (skip)
+		sup_op(&s, SUP_M2 | SUP_M6, SUP_M2, SUP_PLAIN); /* cmpeq */
 	sup_op(&s, SUP_M0, 0, SUP_PUT);
+	if (skip)
+		sup_op(&s, SUP_M2, 0, copies ? SUP_PLAIN : SUP_TAKEN); /* brz */
+	if (!copies) {
+		sup_op(&s, SUP_M0 | SUP_M3, 0, SUP_PLAIN); /* st32 ptr */
+		sup_op(&s, SUP_M0 | SUP_M4, 0, SUP_PLAIN); /* st32 left */
+		return sup_return(&s, 0);
+	}
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
 	return run_copy(&s, bytes, 1);
+}
+
+uint64_t
+wcopy_every_cycles(const Chip *c, uint32_t bytes, int copies)
+{
+	return step_cycles(c, bytes, 1, copies);
+}
+
+uint64_t
+wcopy_out_cycles(const Chip *c, uint32_t bytes)
+{
+	return step_cycles(c, bytes, 0, 1);
 }

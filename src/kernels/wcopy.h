@@ -22,8 +22,8 @@ enum {
  * bytes of the region; the first call copies slot `start`, each next call
  * the next slot, the last slot's next slot 0. every >= 1: wcopyg.S's
  * block (WCOPYG_ARGS_BYTES), the slot stepping after every `every`
- * calls (wcopy_every), or with `out` the region copied into the slot
- * (wcopy_out). */
+ * calls (wcopy_every, which copies in the first of them only), or with
+ * `out` the region copied into the slot (wcopy_out). */
 typedef struct {
 	uint32_t bank, dst; /* tile addresses */
 	uint32_t slot, iterations;
@@ -33,9 +33,10 @@ typedef struct {
 void wcopy_args_fill(const WcopyCall *c, uint8_t *out);
 /* Cycles of one call on chip c (its timing profile) that copies `bytes`
  * bytes, from the supervisor's entry at a cycle that is a multiple of 6 to
- * its return: wcopy's, and wcopy_every's and wcopy_out's (the same
- * code). */
+ * its return: wcopy's, wcopy_every's (`copies`: the first call on a slot;
+ * else one that copies nothing, whatever `bytes`) and wcopy_out's. */
 uint64_t wcopy_cycles(const Chip *c, uint32_t bytes);
-uint64_t wcopy_every_cycles(const Chip *c, uint32_t bytes);
+uint64_t wcopy_every_cycles(const Chip *c, uint32_t bytes, int copies);
+uint64_t wcopy_out_cycles(const Chip *c, uint32_t bytes);
 
 #endif

@@ -11,7 +11,8 @@
  *     it holds every iteration's bytes of that region, written by the
  *     host; the loop's first step (wcopy) copies the next slot into the
  *     region. A loop over groups (Lowered.loop_groups) has a slot a
- *     layer, which wcopy_every copies for each of the layer's groups;
+ *     layer, which wcopy_every copies in the first of the layer's
+ *     iterations (the others leave the region as it is);
  *     program.c banks each group's carry (carry_bank).
  */
 #include "loop.h"
@@ -153,12 +154,14 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		free(early_bytes);
 	Step *copy = &l->step[l->loop_first];
 	/* a loop over groups: a slot a layer, copied for each of its
-	 * groups (wcopy_every steps it every loop_groups calls) */
+	 * groups (wcopy_every steps it every loop_groups calls, copying in
+	 * the first of them only) */
 	uint32_t groups = l->loop_groups > 1 ? l->loop_groups : 1,
 	         layers = l->loop_count / groups;
 	*nbanks = 0;
 	*banks = xmalloc(l->tiles * sizeof **banks);
 	int err = IPU_OK;
+	uint64_t most = 0; /* the copying wcopy_every's cycles, at most */
 	for (uint32_t t = 0; t < l->tiles && !err; t++) {
 		Region *r = &rg[t];
 		if (!r->bytes)
@@ -194,11 +197,18 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		                          .iterations = layers,
 		                          .bytes = slot,
 		                          .every = groups > 1 ? groups : 0}};
-		c->cycles = groups > 1 ? wcopy_every_cycles(l->chip, slot)
+		/* over groups: the step's cycles those of the iterations that
+		 * copy nothing (the same on every tile), the copies in the
+		 * first iteration of each layer counted in loop_extra */
+		c->cycles = groups > 1 ? wcopy_every_cycles(l->chip, slot, 0)
 		                       : wcopy_cycles(l->chip, slot);
 		if (c->cycles > copy->cycles)
 			copy->cycles = c->cycles;
+		if (groups > 1 && wcopy_every_cycles(l->chip, slot, 1) > most)
+			most = wcopy_every_cycles(l->chip, slot, 1);
 	}
+	if (most)
+		l->loop_extra = layers * (most - copy->cycles);
 	if (!err) {
 		for (int32_t i = 0; i < nbuf; i++)
 			if (member[i]) {

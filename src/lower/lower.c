@@ -496,6 +496,8 @@ lower_index(Lowered *l)
  *             reading the one before, brnz (taken but last)  3D + 1 + B
  *   epilogue  setzi, ld32 $lr, br $lr, each reading the
  *             one before                                     2D + 1
+ * and Lowered.loop_extra, the steps' cycles in the loop's iterations
+ * that differ (a loop over groups' weight copies).
  */
 uint64_t
 lower_step_overhead(const Chip *c, const Step *s)
@@ -526,7 +528,8 @@ lower_cycles(const Lowered *l)
 		total += n * (s->cycles + lower_step_overhead(c, s));
 	}
 	if (l->loop_count)
-		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1);
+		total += D + 2 + l->loop_count * (3 * D + 1 + B) - (B - 1) +
+		         l->loop_extra;
 	return total;
 }
 

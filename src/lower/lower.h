@@ -222,6 +222,11 @@ typedef struct {
 	/* a loop over groups (docs/compiler.md "Loops"): iteration i runs
 	 * layer i / loop_groups (0 or 1: a layer an iteration) */
 	uint32_t loop_groups;
+	/* cycles a run of the loop takes beyond loop_count runs of its
+	 * steps: over groups, the weights' copies in the first iteration of
+	 * each layer, which the loop's first step's cycles (those of the
+	 * other iterations, wcopy_every copying nothing) leave out */
+	uint64_t loop_extra;
 	/* The body's first weight GEMM (loop_weights): its exchange step
 	 * whose B transfers read the loop's weights, and the plain multiply
 	 * after it; loop_early[t] (NULL: none) the bytes at the start of tile

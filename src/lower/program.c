@@ -1222,7 +1222,7 @@ carry_copies(Build *b, const TensorPlace *carry, uint32_t groups, int out)
 		                                       .bytes = bytes,
 		                                       .every = out ? 1 : 0,
 		                                       .out = (uint32_t)out}};
-		kc->cycles = out ? wcopy_every_cycles(l->chip, bytes)
+		kc->cycles = out ? wcopy_out_cycles(l->chip, bytes)
 		                 : wcopy_cycles(l->chip, bytes);
 		if (kc->cycles > s->cycles)
 			s->cycles = kc->cycles;

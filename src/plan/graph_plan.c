@@ -2118,7 +2118,7 @@ loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 	if (rm->groups > 1)
 		P->plan->carry_cycles +=
 		    (uint64_t)rm->count * (wcopy_cycles(P->chip, bytes) +
-		                           wcopy_every_cycles(P->chip, bytes));
+		                           wcopy_out_cycles(P->chip, bytes));
 	P->carry = rm->carry_in;
 	P->carry_home = home;
 	P->b_host = (PlanHost){0}; /* lower_b_under keeps to a side of
