@@ -204,8 +204,10 @@ loop_weights(Lowered *l, TensorPlace *const *places, int nw,
 		                       : wcopy_cycles(l->chip, slot);
 		if (c->cycles > copy->cycles)
 			copy->cycles = c->cycles;
-		if (groups > 1 && wcopy_every_cycles(l->chip, slot, 1) > most)
-			most = wcopy_every_cycles(l->chip, slot, 1);
+		uint64_t copying =
+		    groups > 1 ? wcopy_every_cycles(l->chip, slot, 1) : 0;
+		if (copying > most)
+			most = copying;
 	}
 	if (most)
 		l->loop_extra = layers * (most - copy->cycles);

@@ -244,6 +244,18 @@ hops_of(const Lowered *l, const Transfer *x, Hop *hop)
 	}
 }
 
+/* The later of `end` and the cycle after the last of n items of x sent
+ * from t lands at its farthest destination (hop: x's): a step's exchange
+ * ends when its last transfer has landed. */
+static uint64_t
+landed(const Transfer *x, const Hop *hop, uint64_t t, uint64_t n, uint64_t end)
+{
+	for (uint32_t k = 0; k < x->ndst; k++)
+		if (t + n + hop[k].lat > end)
+			end = t + n + hop[k].lat;
+	return end;
+}
+
 /* Can n items of x go in its width (x->wide) at all? A tile that receives
  * its own send has its mux controls at t + lat - m and t + lat + n - m:
  * when one of them is t itself, the cycle of the send, for every t, it
@@ -665,9 +677,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 		Transfer *x = &s->xfer[g.idx[p]];
 		const Hop *hop = k.hop + k.first[p];
 		commit(l, tl, NULL, x, hop, at);
-		for (uint32_t d = 0; d < x->ndst; d++)
-			if (at + xfer_items(x) + hop[d].lat > end)
-				end = at + xfer_items(x) + hop[d].lat;
+		end = landed(x, hop, at, xfer_items(x), end);
 		/* the timelines commit changed */
 		k.clock++;
 		k.touched[x->src_tile] = k.clock;
@@ -737,11 +747,7 @@ schedule_order(const Lowered *l, Step *s, Diag *d)
 			                s->what, i, x->src_tile);
 		}
 		commit(l, tl, NULL, x, hop, t);
-		for (uint32_t k = 0; k < x->ndst; k++) {
-			uint64_t last = t + xfer_items(x) + hop[k].lat;
-			if (last > end)
-				end = last;
-		}
+		end = landed(x, hop, t, xfer_items(x), end);
 	}
 	free_timelines(tl, l->tiles);
 	free(mark);
@@ -1372,11 +1378,7 @@ schedule_blocks(const Lowered *l, Step *s, Diag *d)
 			x = &s->xfer[i];
 		}
 		commit(l, tl, &k, x, hop, t);
-		for (uint32_t j = 0; j < x->ndst; j++) {
-			uint64_t last = t + n + hop[j].lat;
-			if (last > end)
-				end = last;
-		}
+		end = landed(x, hop, t, n, end);
 	}
 	free(k.wspan.v);
 	free_timelines(tl, l->tiles);

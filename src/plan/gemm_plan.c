@@ -136,6 +136,15 @@ plan_gemm_a_parts(const GemmPlan *p)
 	return parts(p, p->pn / p->steps, p->kc) * plan_gemm_a_row_parts(p);
 }
 
+/* 1 if A's receivers, a grid row, are whole pairs of tiles (plan.h:
+ * pairs_down): the scheduler sends its even-word windows as 64-bit items,
+ * in half the cycles (lower/xsched.c). */
+static int
+a_pairs(const GemmPlan *p)
+{
+	return !p->pairs_down && p->pn % 2 == 0;
+}
+
 uint32_t
 plan_gemm_a_row_parts(const GemmPlan *p)
 {
@@ -145,10 +154,9 @@ plan_gemm_a_row_parts(const GemmPlan *p)
 		return 1;
 	/* a part's window in the chunk exchange, in items: a row of a
 	 * K-panel is GEMM_A_ROW_BYTES, 64-bit where the grid row is whole
-	 * pairs (step_cycles' wide_a) */
-	uint32_t item = !p->pairs_down && p->pn % 2 == 0 ? 8 : 4,
-	         fewest = p->m - (p->pm - 1) * p->bm, r = spare / nk,
-	         most = chip_xpic_max_cycles();
+	 * pairs */
+	uint32_t item = a_pairs(p) ? 8 : 4, fewest = p->m - (p->pm - 1) * p->bm,
+	         r = spare / nk, most = chip_xpic_max_cycles();
 	if (fewest > p->bm)
 		fewest = p->bm;
 	/* each window longer than any receiver's XPIC-to-write delay M(d):
@@ -301,7 +309,7 @@ step_cycles(const Chip *c, const GemmPlan *p, uint32_t kc, uint64_t *xch,
 	/* A goes to a grid row, B down a column; the one whose receivers are
 	 * whole pairs of tiles (plan.h: pairs_down) the scheduler sends as
 	 * 64-bit items, in half the cycles (lower/xsched.c) */
-	int wide_a = !p->pairs_down && p->pn % 2 == 0 && a_words % 2 == 0;
+	int wide_a = a_pairs(p) && a_words % 2 == 0;
 	int wide_b = p->pairs_down && p->pm % 2 == 0 && b_words % 2 == 0;
 	int own_a = plan_gemm_a_in_place(p);
 	uint64_t a_cycles = own_a ? 0 : wide_a ? a_words / 2 : a_words;
