@@ -412,6 +412,10 @@ typedef struct {
 	AmpDec ad;  /* the AMP form's operands, if amp */
 } DIssue;
 enum { SHAPE_STRIDED = 12, SHAPE_ZERO_PART = 24 };
+/* DIssue.shape of PaceForm `form`, amp (0 none, 1 f16, 2 f8) and `extra`
+ * (0, SHAPE_STRIDED or SHAPE_ZERO_PART); a constant expression, for
+ * tile.c's switch over the shapes' loops. */
+#define SIM_SHAPE(form, amp, extra) (1 + 3 * (form) + (amp) + (extra))
 
 /* Decoded issues shared by tiles (tile.c): each is a function of its
  * words and the chip alone, so one copy serves every tile that has those

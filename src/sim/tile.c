@@ -498,10 +498,10 @@ fused_shape(DIssue *u)
 	    (amp && (u->ad.dst >= 13 || u->ad.src >= 13)) ||
 	    (zero_part && d->vary))
 		return;
-	u->shape = (uint8_t)(1 + 3 * form + amp +
-	                     (u->pd.vary  ? SHAPE_STRIDED
-	                      : zero_part ? SHAPE_ZERO_PART
-	                                  : 0));
+	u->shape = (uint8_t)SIM_SHAPE(form, amp,
+	                              u->pd.vary  ? SHAPE_STRIDED
+	                              : zero_part ? SHAPE_ZERO_PART
+	                                          : 0);
 }
 
 /* The issue cache's entry for halves i0 (and i1, NULL for a solo or a
@@ -1486,8 +1486,9 @@ static inline __attribute__((always_inline)) int
 shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
            int zero_part)
 {
-	const int shape = 1 + 3 * (int)form + amp + strided * SHAPE_STRIDED +
-	                  zero_part * SHAPE_ZERO_PART;
+	const int shape =
+	    SIM_SHAPE((int)form, amp,
+	              strided * SHAPE_STRIDED + zero_part * SHAPE_ZERO_PART);
 	/* in locals: the forms' stores could alias r */
 	const uint32_t base = r->base, lim = r->lim;
 	const uint8_t *mark = r->mark;
@@ -1540,10 +1541,10 @@ static __attribute__((noinline)) int
 run_shape(Tile *t, FusedRun *r, int shape)
 {
 #define SHAPE(form, amp, strided)                                              \
-	case 1 + 3 * (form) + (amp) + (strided)*SHAPE_STRIDED:                 \
+	case SIM_SHAPE(form, amp, (strided)*SHAPE_STRIDED):                    \
 		return shape_loop(t, r, form, amp, strided, 0)
 #define ZERO_PART(form, amp)                                                   \
-	case 1 + 3 * (form) + (amp) + SHAPE_ZERO_PART:                         \
+	case SIM_SHAPE(form, amp, SHAPE_ZERO_PART):                            \
 		return shape_loop(t, r, form, amp, 0, 1)
 #define SHAPES(strided)                                                        \
 	SHAPE(PACE_LD2XST, 0, strided);                                        \
@@ -1683,9 +1684,8 @@ run_workers(Tile *t, uint64_t max_cycles)
 	Exec e;            /* for the halves: the fields they set, each issue */
 	e.tile = t;
 	while (cycle < max_cycles) {
-		int w = t->slot_worker[slot];
-		Context *c = &t->ctx[w];
-		if (!w || c->state != CTXS_RUN || cycle < c->ready) {
+		int w = slot_issuer(t, cycle, slot);
+		if (!w) {
 			/* issuer(): a free slot is the supervisor's (in
 			 * sync it stays there while workers run) */
 			if (sup_takes_slot(t, cycle, slot))
@@ -1702,6 +1702,7 @@ run_workers(Tile *t, uint64_t max_cycles)
 			idle = 0;
 			continue;
 		}
+		Context *c = &t->ctx[w];
 		const DIssue *u = loop_issue(t, c, base, lim, mark);
 		if (!u)
 			break;
