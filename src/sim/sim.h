@@ -675,7 +675,7 @@ int sim_store_plain(Exec *e, uint32_t addr, const void *src, uint32_t size);
 /* Forget decoded instructions in [addr, addr + len) (tile.c). */
 void sim_invalidate_code(Tile *t, uint32_t addr, uint32_t len);
 
-static inline void
+static inline __attribute__((always_inline)) void
 sim_invalidate(Tile *t, uint32_t addr, uint32_t len)
 {
 	/* only where something was decoded (Tile.code_lo, code_hi) */
@@ -1001,44 +1001,52 @@ sim_pace_boxes(const Tile *t)
  * and the plain form runs the instruction. Inline so that tile.c's fused
  * bundles keep the PaceOp in registers, with the form a constant. ctx >= 0
  * (the fused bundles): accesses inside that context's boxes skip the
- * checks, and passed checks build new boxes. sim_pace_prepare_at is its
- * work with the pair's addresses given unpacked (a[]) and their new values
- * left unpacked (n[]), PaceOp.lo and hi not set, d->ok checked by the
- * caller: tile.c's run_fused keeps them so between a context's bundles.
- * Its ctx is -1 unless the boxes may be used at all (sim_pace_boxes), which
- * run_fused knows once for all its bundles; fixed 1 or 2 where the caller
- * knows (DIssue.shape) that the stored pair is not $a14:15, and 1 that no
- * stream moves by the stride register (d->vary 0). */
-static inline __attribute__((always_inline)) int
-sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
-                    PaceOp *o, int ctx, const uint32_t *a, uint32_t *n,
-                    int fixed)
+ * checks, and passed checks build new boxes. Its three steps apart, for
+ * tile.c's run_fused, which keeps the pair's addresses unpacked (a[])
+ * between a context's bundles, checks d->ok itself and runs the AMP half
+ * between the check and the reads (so that nothing but the addresses is
+ * held across the AMP's call): sim_pace_check_at whether the accesses at
+ * a[] may run (the boxes or sim_mem_fast8; 0: decline), sim_pace_read_at
+ * the loaded and stored words (PaceOp.lo and hi not set), sim_pace_next_at
+ * the addresses after the accesses (n may be a). ctx is -1 unless the boxes
+ * may be used at all (sim_pace_boxes), which run_fused knows once for all
+ * its bundles; fixed 1 or 2 where the caller knows (DIssue.shape) that the
+ * stored pair is not $a14:15, and 1 that no stream moves by the stride
+ * register (d->vary 0). */
+static inline __attribute__((always_inline)) unsigned
+sim_pace_mask(PaceForm form)
 {
 	unsigned on = 0; /* bit i: A(i) is accessed (a constant) */
 	for (int i = 0; i < 3; i++)
 		on |= (unsigned)sim_pace_on(form, i) << i;
-	unsigned vary = fixed == 1 ? 0 : d->vary;
-	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
+	return on;
+}
+
+static inline __attribute__((always_inline)) int
+sim_pace_check_at(Tile *t, PaceForm form, int ctx, const uint32_t *a)
+{
+	unsigned on = sim_pace_mask(form);
+	if (ctx >= 0 && sim_pace_boxed(t, ctx, a, on))
+		return 1;
 	uint32_t at[3];
 	int na = 0;
 #pragma GCC unroll 3
-	for (int i = 0; i < 3; i++) {
-		n[i] = a[i];
-		if (on >> i & 1) {
-			n[i] = vary >> i & 1
-			           ? sim_pace_next(a[i], st, d->sel[i], 8)
-			           : (a[i] + d->step[i]) & TA_MASK;
+	for (int i = 0; i < 3; i++)
+		if (on >> i & 1)
 			at[na++] = a[i];
-		}
-	}
-	if (ctx < 0 || !sim_pace_boxed(t, ctx, a, on)) {
-		if (!sim_mem_fast8(t, at, na))
-			return 0;
-		if (ctx >= 0 && !t->box_wait[ctx])
-			sim_pace_box(t, ctx, a, on);
-		else if (ctx >= 0)
-			t->box_wait[ctx]--;
-	}
+	if (!sim_mem_fast8(t, at, na))
+		return 0;
+	if (ctx >= 0 && !t->box_wait[ctx])
+		sim_pace_box(t, ctx, a, on);
+	else if (ctx >= 0)
+		t->box_wait[ctx]--;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void
+sim_pace_read_at(const Tile *t, const Context *c, const PaceDec *d,
+                 PaceForm form, PaceOp *o, const uint32_t *a, int fixed)
+{
 	const uint8_t *mem = t->mem - t->mem_base;
 #pragma GCC unroll 2
 	for (int i = 0, k = 0; i < 2; i++)
@@ -1054,7 +1062,20 @@ sim_pace_prepare_at(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 		o->st[0] = src == 14 && !fixed ? 0 : c->a[src];
 		o->st[1] = src == 14 && !fixed ? 0 : c->a[src + 1];
 	}
-	return 1;
+}
+
+static inline __attribute__((always_inline)) void
+sim_pace_next_at(const Context *c, const PaceDec *d, PaceForm form,
+                 const uint32_t *a, uint32_t *n, int fixed)
+{
+	unsigned on = sim_pace_mask(form);
+	unsigned vary = fixed == 1 ? 0 : d->vary;
+	uint32_t st = c->m[d->stride]; /* read where vary: not $mzero */
+#pragma GCC unroll 3
+	for (int i = 0; i < 3; i++)
+		n[i] = !(on >> i & 1)  ? a[i]
+		       : vary >> i & 1 ? sim_pace_next(a[i], st, d->sel[i], 8)
+		                       : (a[i] + d->step[i]) & TA_MASK;
 }
 
 static inline __attribute__((always_inline)) int
@@ -1066,10 +1087,11 @@ sim_pace_prepare(Tile *t, const Context *c, const PaceDec *d, PaceForm form,
 	int r = d->pair;
 	uint32_t a[3], n[3];
 	sim_ta_unpack(c->m[r], r == 14 ? 0 : c->m[r + 1], a);
-	if (!sim_pace_prepare_at(t, c, d, form, o,
-	                         ctx >= 0 && sim_pace_boxes(t) ? ctx : -1, a, n,
-	                         0))
+	if (!sim_pace_check_at(t, form,
+	                       ctx >= 0 && sim_pace_boxes(t) ? ctx : -1, a))
 		return 0;
+	sim_pace_read_at(t, c, d, form, o, a, 0);
+	sim_pace_next_at(c, d, form, a, n, 0);
 	sim_ta_pack(n, &o->lo, &o->hi);
 	return 1;
 }

@@ -1214,10 +1214,15 @@ fused_done(Tile *t, Context *c, const DIssue *u, PaceForm form, int amp,
 		sim_pace_write_loads(c, &u->pd, form, po, fixed);
 	if (amp) {
 		int dst = u->ad.dst;
-		if (fixed || dst < 14)
-			c->a[dst] = (uint32_t)res;
-		if (fixed || dst + 1 < 14)
-			c->a[dst + 1] = (uint32_t)(res >> 32);
+		if (fixed) { /* the pair inside $a0..$a13 (DIssue.shape) */
+			uint32_t v[2] = {(uint32_t)res, (uint32_t)(res >> 32)};
+			memcpy(&c->a[dst], v, sizeof v);
+		} else {
+			if (dst < 14)
+				c->a[dst] = (uint32_t)res;
+			if (dst + 1 < 14)
+				c->a[dst + 1] = (uint32_t)(res >> 32);
+		}
 	}
 }
 
@@ -1288,7 +1293,6 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 		return fused_form(t, c, w, u, form);
 	}
 	int r = d->pair;
-	uint32_t n[3];
 	if (z->pair != r) {
 		/* another pair first: a stride may be read from it. Not
 		 * kept (z->pair -1) until a bundle has run: packing what was
@@ -1296,9 +1300,11 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 		lazy_flush(c, z);
 		sim_ta_unpack(c->m[r], c->m[r + 1], z->a);
 	}
-	PaceOp po;
+	/* the AMP between the check and the reads: it reads no memory and
+	 * only its own registers, which the main half writes after it; so
+	 * only z is held across its call */
 	uint64_t res = 0;
-	if (!sim_pace_prepare_at(t, c, d, form, &po, box, z->a, n, fixed) ||
+	if (!sim_pace_check_at(t, form, box, z->a) ||
 	    (amp &&
 	     !sim_amp_fast_at(t, c, u->ad, amp == 2,
 	                      zero_part ? 2
@@ -1306,8 +1312,10 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 	                                : u->ad.src < 13 && u->ad.part < 13,
 	                      avx2, &res)))
 		return 0;
+	PaceOp po;
+	sim_pace_read_at(t, c, d, form, &po, z->a, fixed);
+	sim_pace_next_at(c, d, form, z->a, z->a, fixed);
 	z->pair = r;
-	memcpy(z->a, n, sizeof n);
 	fused_done(t, c, u, form, amp, fixed, &po, res, 0);
 	return 1;
 }
@@ -1380,7 +1388,7 @@ issue_halves(Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
  * done): its ready cycle after a multi-turn issue and the rpt loop's jump
  * back; the pc it goes on at, next_pc or the body's first. The caller
  * counts the issue (Tile.bundles, worker_issues). */
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 worker_issued(Context *c, const DIssue *u, uint64_t cycle, uint32_t next_pc)
 {
 	if (u->turns > 1)
@@ -1497,24 +1505,28 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 	uint64_t cycle = r->cycle, issued = 0;
 	unsigned slot = r->slot;
 	int declined = 0;
-	unsigned idle = 0; /* cycles in a row nobody issued in */
 	while (cycle < max_cycles) {
 		int w = slot_issuer(t, cycle, slot);
 		if (!w) {
-			/* run_workers' cycle with no issue, here while the
+			/* run_workers' cycles with no issue, here while the
 			 * workers are waited for in turns of fewer than
 			 * CHIP_SLOTS (after a whole turn it jumps ahead) */
-			if (++idle == CHIP_SLOTS ||
-			    sup_takes_slot(t, cycle, slot))
+			unsigned idle =
+			    0; /* cycles in a row nobody issued in */
+			do {
+				if (++idle == CHIP_SLOTS ||
+				    sup_takes_slot(t, cycle, slot))
+					goto out;
+				cycle++;
+				slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+			} while (cycle < max_cycles &&
+			         !(w = slot_issuer(t, cycle, slot)));
+			if (!w)
 				break;
-			cycle++;
-			slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
-			continue;
 		}
 		const DIssue *u = worker_issue_at(t, base, lim, mark, w);
 		if (!u || u->shape != shape)
 			break;
-		idle = 0;
 		Context *c = &t->ctx[w];
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
@@ -1528,6 +1540,7 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 	}
+out:
 	r->cycle = cycle;
 	r->slot = slot;
 	r->issued += issued;
