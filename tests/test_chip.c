@@ -1062,6 +1062,128 @@ test_error_state_threads(void **state)
 	chipsim_free(ref);
 }
 
+/* A receiver that waits in sync RECV (0) for its items, twice, from two
+ * senders (tiles 0 and 1) whose sends are DELAY apart; the second send has
+ * N2 items (1: delivered alone, not as a run) and its count is EXTRA more
+ * (a deadlock) or fewer (an item expects none). EARLY is code before the
+ * first wait: a late mux switch there takes effect after the wait began,
+ * past the cycle its release walks to. */
+static const char recv_prog[] = "	.equ DELAY, %u\n"
+                                "	.equ N2, %u\n"
+                                "	.equ EXTRA, %d\n"
+                                "_start:\n"
+                                "	get $m0, $TILE_ID\n"
+                                "	cmpult $m1, $m0, 2\n"
+                                "	brz $m1, receiver\n"
+                                "	sync 3\n"
+                                "	brnz $m0, second\n"
+                                "	send 7, 0x60000 / 4, 3\n"
+                                "	sync 3\n"
+                                "	br $lr\n"
+                                "second:\n"
+                                "	delay DELAY\n"
+                                "	send N2 - 1, 0x60000 / 4, 3\n"
+                                "	sync 3\n"
+                                "	br $lr\n"
+                                "receiver:\n"
+                                "	setzi $m2, 0x62000\n"
+                                "	put $INCOMING_SINIT, $m2\n"
+                                "	setzi $m4, 8\n"
+                                "	put $INCOMING_MUX, $mzero\n"
+                                "	sync 3\n"
+                                "	put $INCOMING_DCOUNT, $m4\n"
+                                "%s"
+                                "	sync 0\n"
+                                "	setzi $m2, 1\n"
+                                "	put $INCOMING_MUX, $m2\n"
+                                "	setzi $m2, N2 + EXTRA\n"
+                                "	put $INCOMING_DCOUNT, $m2\n"
+                                "	sync 0\n"
+                                "	sync 3\n"
+                                "	br $lr\n";
+
+/* Both runs of a program, on the plain path (the barriers' dry walks, then
+ * the real ones) and the fast one (xch_walk_ready's walks, gone on from by
+ * resolve_walks): the same status, error and tiles. */
+static void
+expect_same_runs(ChipSim *plain, ChipSim *fast, uint32_t T)
+{
+	ChipError ep, ef;
+	SimPath saved = sim_path;
+	sim_path = SIM_PLAIN;
+	RunStatus sp = run(plain, &ep);
+	sim_path = SIM_FAST;
+	RunStatus sf = run(fast, &ef);
+	sim_path = saved;
+	assert_int_equal(sp, sf);
+	assert_string_equal(ep.msg, ef.msg);
+	assert_int_equal(ep.tile, ef.tile);
+	assert_int_equal(ep.cycle, ef.cycle);
+	assert_int_equal(ep.pc, ef.pc);
+	expect_same_tiles(fast, plain, T);
+	chipsim_free(plain);
+	chipsim_free(fast);
+}
+
+/* The barriers' walks that deliver while they look for the ready cycle
+ * (chip.c, ready_cycles) against the dry walks: syncs in a global zone and
+ * in RECV, receivers whose mux switches before, during and after the
+ * items, short and long counts, windows that fault, on 1 and 2 threads. */
+static void
+test_ready_walks(void **state)
+{
+	(void)state;
+	char text[4096];
+	for (int threads = 1; threads <= 2; threads++) {
+		for (uint32_t late = 0; late <= 48; late += 4)
+			for (uint32_t size = 0; size <= 32; size += 16) {
+				snprintf(text, sizeof text, late_prog, 0x62000u,
+				         size, late);
+				ChipSim *a = spmd(text, 4, threads),
+				        *b = spmd(text, 4, threads);
+				fill(a, 0, 8, 0);
+				fill(b, 0, 8, 0);
+				expect_same_runs(a, b, 4);
+			}
+		for (int k = 0; k < 10; k++)
+			for (uint32_t delay = 0; delay <= 600; delay += 60) {
+				/* N2 6 with EXTRA -2..2, N2 1 with 0..2; then
+				 * the mux switched early */
+				uint32_t n2 = k < 5 || k > 7 ? 6 : 1;
+				int extra = k < 5 ? k - 2 : k < 8 ? k - 5 : 0;
+				const char *early =
+				    k < 8 ? ""
+				    : k == 8
+				        ? "	delay 300\n"
+				          "	setzi $m3, 1\n"
+				          "	put $INCOMING_MUX, $m3\n"
+				        : "	delay 300\n"
+				          "	put $INCOMING_MUX, $mzero\n";
+				snprintf(text, sizeof text, recv_prog, delay,
+				         n2, extra, early);
+				ChipSim *a = spmd(text, 6, threads),
+				        *b = spmd(text, 6, threads);
+				for (uint32_t s = 0; s < 2; s++) {
+					fill(a, s, 8, s);
+					fill(b, s, 8, s);
+				}
+				expect_same_runs(a, b, 6);
+			}
+		for (int extra = -1; extra <= 2; extra++)
+			expect_same_runs(
+			    p2p(16, 2, 4, 12, 8, 3, extra, threads),
+			    p2p(16, 2, 4, 12, 8, 3, extra, threads), 16);
+		snprintf(text, sizeof text, window_prog, 9u, 17u);
+		ChipSim *a = spmd(text, 24, threads),
+		        *b = spmd(text, 24, threads);
+		fill(a, 0, 8, 0);
+		fill(b, 0, 8, 0);
+		expect_same_runs(a, b, 24);
+		expect_same_runs(all_to_all(128, 16, threads),
+		                 all_to_all(128, 16, threads), 128);
+	}
+}
+
 int
 main(void)
 {
@@ -1084,6 +1206,7 @@ main(void)
 	    cmocka_unit_test(test_receive_watch),
 	    cmocka_unit_test(test_receive_watch_items),
 	    cmocka_unit_test(test_receive_late_twice),
+	    cmocka_unit_test(test_ready_walks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

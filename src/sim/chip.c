@@ -59,6 +59,7 @@ struct ChipSim {
 	uint64_t *until;
 	int *walk_rc;
 	uint32_t nwalk, ncommit;
+	uint16_t *routes; /* chipsim_routes_to: ntiles x ntiles */
 	/* the pool's work: job(cs, i) for i < njobs; next is the next i to
 	 * take (atomic) */
 	void (*job)(ChipSim *cs, uint32_t i);
@@ -95,6 +96,8 @@ chipsim_new(const ChipConfig *cfg)
 	cs->walk = xcalloc(cs->ntiles, sizeof *cs->walk);
 	cs->until = xcalloc(cs->ntiles, sizeof *cs->until);
 	cs->walk_rc = xcalloc(cs->ntiles, sizeof *cs->walk_rc);
+	cs->routes =
+	    xcalloc((size_t)cs->ntiles * cs->ntiles, sizeof *cs->routes);
 	pthread_mutex_init(&cs->lock, NULL);
 	pthread_cond_init(&cs->go, NULL);
 	pthread_cond_init(&cs->idle, NULL);
@@ -124,6 +127,7 @@ chipsim_free(ChipSim *cs)
 	free(cs->walk);
 	free(cs->until);
 	free(cs->walk_rc);
+	free(cs->routes);
 	sim_code_free(cs->code);
 	pthread_mutex_destroy(&cs->lock);
 	pthread_cond_destroy(&cs->go);
@@ -155,6 +159,12 @@ Tile *
 chipsim_tile_if_exists(const ChipSim *cs, uint32_t id)
 {
 	return id < cs->ntiles ? cs->tile[id] : NULL;
+}
+
+uint16_t *
+chipsim_routes_to(ChipSim *cs, uint32_t dst)
+{
+	return cs->routes + (size_t)dst * cs->ntiles;
 }
 
 Tile *
@@ -314,7 +324,7 @@ walk_tile(ChipSim *cs, uint32_t i)
 {
 	ChipError scratch; /* the failing walk is walked again for its error */
 	cs->walk_rc[i] =
-	    xch_walk(cs, cs->tile[cs->walk[i]], cs->until[i], &scratch);
+	    xch_walk_on(cs, cs->tile[cs->walk[i]], cs->until[i], &scratch);
 }
 
 static void
@@ -333,9 +343,29 @@ ready_tile(ChipSim *cs, uint32_t i)
 	cs->until[i] = xch_ready_cycle(cs, t, t->wait.since);
 }
 
+static void
+track_tile(ChipSim *cs, uint32_t i)
+{
+	Tile *t = cs->tile[cs->walk[i]];
+	cs->walk_rc[i] = xch_walk_ready(cs, t, t->wait.since, &cs->until[i]);
+}
+
+/* Every walk xch_walk_ready left, discarded. */
+static void
+discard_tracked(ChipSim *cs)
+{
+	for (uint32_t i = 0; i < cs->ntiles; i++)
+		if (cs->tile[i] && cs->tile[i]->x.tracked)
+			xch_discard(cs->tile[i]);
+}
+
 /* The tiles waiting in sync RECV (recv 1), or (0) in other syncs and not
- * done, in walk[] and in tile order, and their xch_ready_cycle in until[]:
- * dry walks, which change nothing, so all at once. */
+ * done, in walk[] and in tile order, and their xch_ready_cycle in until[].
+ * By walks that deliver (xch_walk_ready), which resolve_walks goes on from
+ * instead of walking their stretch a second time (docs/bench-sim.md,
+ * speedx), unless one meets an error: then all are discarded and dry walks,
+ * which change nothing, answer, as they always do on SIM_PLAIN. All at
+ * once on the pool. */
 static void
 ready_cycles(ChipSim *cs, int recv)
 {
@@ -347,6 +377,15 @@ ready_cycles(ChipSim *cs, int recv)
 		          : t->wait.zone >= 0 && t->wait.zone != SYNC_RECV &&
 		                t->ctx[0].state != CTXS_DONE))
 			cs->walk[cs->nwalk++] = i;
+	}
+	if (sim_path != SIM_PLAIN) {
+		pool_run(cs, cs->nwalk, track_tile);
+		uint32_t k = 0;
+		while (k < cs->nwalk && !cs->walk_rc[k])
+			k++;
+		if (k == cs->nwalk)
+			return;
+		discard_tracked(cs);
 	}
 	pool_run(cs, cs->nwalk, ready_tile);
 }
@@ -581,9 +620,12 @@ settle(ChipSim *cs, ChipError *err)
 	ready_cycles(cs, 1);
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < cs->nwalk; k++) {
-		const Tile *t = cs->tile[cs->walk[k]];
-		if (cs->until[k] == UINT64_MAX)
+		Tile *t = cs->tile[cs->walk[k]];
+		if (cs->until[k] == UINT64_MAX) {
+			if (t->x.tracked)
+				xch_discard(t);
 			continue;
+		}
 		cs->walk[n] = cs->walk[k];
 		cs->until[n++] = cs->until[k] > t->wait.since + 1
 		                     ? cs->until[k]
@@ -607,22 +649,30 @@ settle(ChipSim *cs, ChipError *err)
 			continue;
 		if (t->ctx[0].state == CTXS_DONE)
 			continue;
-		if (t->wait.zone == SYNC_RECV)
+		if (t->wait.zone == SYNC_RECV) {
+			discard_tracked(cs);
 			return describe_wait(cs, t, err);
+		}
 		if (zone < 0)
 			zone = t->wait.zone;
-		else if (t->wait.zone != zone)
+		else if (t->wait.zone != zone) {
+			discard_tracked(cs);
 			return sync_mismatch(cs, t, zone, err);
+		}
 		uint64_t ready = cs->until[k++];
-		if (ready == UINT64_MAX)
+		if (ready == UINT64_MAX) {
+			discard_tracked(cs);
 			return describe_wait(cs, t, err);
+		}
 		uint64_t arrive = ready > t->wait.since ? ready : t->wait.since;
 		if (arrive > last)
 			last = arrive;
 	}
 	/* Tiles that have returned, or never started, take no part. */
-	if (sync_zone_has_host(zone) && cs->host_syncs >= cs->host_stop)
+	if (sync_zone_has_host(zone) && cs->host_syncs >= cs->host_stop) {
+		discard_tracked(cs);
 		return 2;
+	}
 	uint64_t cost = zone_cycles(cs->chip, zone);
 	if (sync_zone_has_host(zone)) {
 		uint64_t xfer = host_transfers(cs);

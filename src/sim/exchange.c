@@ -311,10 +311,15 @@ pair_mark(const Chip *c, uint32_t tile)
 typedef struct {
 	ChipSim *cs;
 	Tile *r;
-	int dry;        /* count only: no writes, stop at DCOUNT = 0 */
-	uint64_t from;  /* dry: DCOUNT = 0 counts from this cycle on */
-	uint64_t ready; /* dry: when DCOUNT is 0 at or after `from` */
-	int done;       /* dry: ready is known */
+	uint16_t *routes; /* chipsim_routes_to(cs, r->id) */
+	int dry;          /* count only: no writes, stop at DCOUNT = 0 */
+	int track;        /* a real walk that stops where a dry one would */
+	uint64_t from;    /* dry, track: DCOUNT = 0 counts from this cycle on */
+	uint64_t ready;   /* dry, track: when DCOUNT is 0 at or after `from` */
+	int done;         /* dry, track: ready is known */
+	uint64_t stop;    /* track: items before it delivered (and its
+	                   * controls applied if stop_ctl) */
+	int stop_ctl;
 	ChipError *err;
 } Walk;
 
@@ -437,10 +442,16 @@ deliver(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 		}
 	note_recv(&r->x, p, src, i, i + 1, a, at);
 	s->ptr += p->item;
-	if (--s->dcount == 0)
-		s->zero_at = landed;
 	s->last_rx_cycle = at;
 	s->last_rx_addr = a;
+	if (--s->dcount == 0) {
+		s->zero_at = landed;
+		if (w->track && landed >= w->from) {
+			w->ready = landed;
+			w->done = 1;
+			w->stop = at + 1;
+		}
+	}
 	return 0;
 }
 
@@ -482,10 +493,16 @@ deliver_run(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i0, uint32_t i1,
 		return 0;
 	note_recv(&r->x, p, src, i0, i1, a, first + i0);
 	s->ptr += bytes;
-	if ((s->dcount -= k) == 0)
-		s->zero_at = landed;
 	s->last_rx_cycle = last;
 	s->last_rx_addr = a + bytes - item;
+	if ((s->dcount -= k) == 0) {
+		s->zero_at = landed;
+		if (w->track && landed >= w->from) {
+			w->ready = landed;
+			w->done = 1;
+			w->stop = last + 1;
+		}
+	}
 	return 1;
 }
 
@@ -500,17 +517,17 @@ deliver_from(Walk *w, XRx *s, uint32_t src, uint64_t from, uint64_t to)
 	Tile *t = chipsim_tile_if_exists(cs, src);
 	if (!t)
 		return 0;
-	/* the route from src: one of the receiver's recent senders' */
-	XRoutes *rt = &w->r->x.routes;
-	unsigned m = src % XROUTE_MEMO;
-	if (rt->src1[m] != src + 1) {
+	/* the route from src, from the chip's table (filled on first use) */
+	uint32_t route = w->routes[src];
+	if (!route) {
 		const Chip *c = w->r->chip;
-		rt->src1[m] = src + 1;
-		rt->lat[m] = chip_route_cycles(c, src, w->r->id);
-		rt->dir[m] = (uint8_t)chip_route_dir(c, src, w->r->id);
+		route = chip_route_cycles(c, src, w->r->id) << 2 |
+		        chip_route_dir(c, src, w->r->id);
+		if (route <= UINT16_MAX)
+			w->routes[src] = (uint16_t)route;
 	}
-	uint64_t lat = rt->lat[m];
-	uint32_t dir = rt->dir[m];
+	uint64_t lat = route >> 2;
+	uint32_t dir = route & 3;
 	XState *x = &t->x;
 	/* first packet whose last item arrives at or after `from` */
 	int lo = x->pk_done, hi = x->npk;
@@ -573,17 +590,20 @@ next_control(const XState *x, const XState *mx, XRx *s, int *mine)
 	return *mine ? own : theirs;
 }
 
+/* Walk receiver w->r on from *sp at cycle t (the items before t
+ * delivered, the controls before it applied) up to `until`, or for a dry
+ * or tracking walk until DCOUNT is 0 at or after w->from; *sp is the
+ * state reached. */
 static int
-walk(Walk *w, uint64_t until)
-
+walk(Walk *w, XRx *sp, uint64_t t, uint64_t until)
 {
 	XState *x = &w->r->x;
-	XRx s;
-	rx_load(x, &s);
+	XRx s = *sp;
 	Tile *mate =
 	    chipsim_tile_if_exists(w->cs, chip_pair(w->r->chip, w->r->id));
 	const XState *mx = mate ? &mate->x : NULL;
-	uint64_t t = x->rx_until;
+	int rc = 0, stops = w->dry || w->track;
+	int at_t = 0; /* the controls at t applied */
 	/* c: the next control not applied (the stretches' applies and
 	 * deliveries change nothing next_control reads but s.ctl, s.pctl) */
 	int mine;
@@ -592,15 +612,19 @@ walk(Walk *w, uint64_t until)
 		uint64_t next = c && c->cycle < until ? c->cycle : until;
 		/* dry: nothing more expected, within this stretch of
 		 * constant controls, at or after `from` */
-		if (w->dry && s.dcount == 0 && w->from < next) {
+		if (stops && s.dcount == 0 && w->from < next) {
 			w->ready = s.zero_at > w->from ? s.zero_at : w->from;
-			return 0;
+			w->stop = t;
+			w->stop_ctl = at_t;
+			goto out;
 		}
 
-		if (next > t && deliver_from(w, &s, s.mux, t, next))
-			return -1;
+		if (next > t && deliver_from(w, &s, s.mux, t, next)) {
+			rc = -1;
+			goto out;
+		}
 		if (w->done)
-			return 0;
+			goto out;
 		t = next;
 		while (t < until && (c = next_control(x, mx, &s, &mine)) &&
 		       c->cycle <= t) {
@@ -610,13 +634,16 @@ walk(Walk *w, uint64_t until)
 			else
 				s.pctl++;
 		}
+		at_t = 1;
 	}
-	if (!w->dry) {
-		x->walk_rx = s;
-		x->walk_until = until;
-	} else if (s.dcount == 0) /* it became 0 during the last stretch */
+	/* it became 0 during the last stretch */
+	if (stops && s.dcount == 0)
 		w->ready = s.zero_at > w->from ? s.zero_at : w->from;
-	return 0;
+	w->stop = t;
+	w->stop_ctl = 0;
+out:
+	*sp = s;
+	return rc;
 }
 
 int
@@ -628,9 +655,66 @@ xch_walk(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
 	x->walked = 0;
 	if (until <= x->rx_until)
 		return 0;
-	Walk w = {.cs = cs, .r = r, .err = err};
-	if (walk(&w, until))
+	Walk w = {.cs = cs,
+	          .r = r,
+	          .routes = chipsim_routes_to(cs, r->id),
+	          .err = err};
+	XRx s;
+	rx_load(x, &s);
+	if (walk(&w, &s, x->rx_until, until))
 		return -1;
+	x->walk_rx = s;
+	x->walk_until = until;
+	x->walked = 1;
+	return 0;
+}
+
+int
+xch_walk_ready(ChipSim *cs, Tile *r, uint64_t from, uint64_t *ready)
+{
+	XState *x = &r->x;
+	ChipError scratch;
+	x->nrecv = 0;
+	x->nwritten0 = x->nwritten;
+	x->walked = 0;
+	Walk w = {.cs = cs,
+	          .r = r,
+	          .routes = chipsim_routes_to(cs, r->id),
+	          .track = 1,
+	          .from = from,
+	          .ready = UINT64_MAX,
+	          .err = &scratch};
+	rx_load(x, &x->walk_rx);
+	x->tracked = 1; /* also on an error: its deliveries, to discard */
+	if (walk(&w, &x->walk_rx, x->rx_until, UINT64_MAX))
+		return -1;
+	x->walk_stop = w.stop;
+	x->walk_stop_ctl = w.stop_ctl;
+	*ready = w.ready;
+	return 0;
+}
+
+int
+xch_walk_on(ChipSim *cs, Tile *r, uint64_t until, ChipError *err)
+{
+	XState *x = &r->x;
+	if (!x->tracked)
+		return xch_walk(cs, r, until, err);
+	x->tracked = 0;
+	/* past `until`, or with the controls at `until` applied, which a walk
+	 * to `until` leaves: walked again from where it began */
+	if (x->walk_stop > until ||
+	    (x->walk_stop == until && x->walk_stop_ctl)) {
+		xch_discard(r);
+		return xch_walk(cs, r, until, err);
+	}
+	Walk w = {.cs = cs,
+	          .r = r,
+	          .routes = chipsim_routes_to(cs, r->id),
+	          .err = err};
+	if (walk(&w, &x->walk_rx, x->walk_stop, until))
+		return -1;
+	x->walk_until = until;
 	x->walked = 1;
 	return 0;
 }
@@ -654,6 +738,7 @@ xch_commit(Tile *r)
 	if (x->walked)
 		rx_store(x, &x->walk_rx, x->walk_until);
 	x->walked = 0;
+	x->tracked = 0;
 }
 
 void
@@ -704,6 +789,7 @@ xch_discard(Tile *r)
 	x->nwritten = x->nwritten0; /* the chunks it added are 0 again */
 	x->nrecv = 0;
 	x->walked = 0;
+	x->tracked = 0;
 }
 
 int
@@ -721,11 +807,14 @@ xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from)
 	ChipError scratch;
 	Walk w = {.cs = cs,
 	          .r = (Tile *)r,
+	          .routes = chipsim_routes_to(cs, r->id),
 	          .dry = 1,
 	          .from = from,
 	          .ready = UINT64_MAX,
 	          .err = &scratch};
-	if (walk(&w, UINT64_MAX))
+	XRx s;
+	rx_load(&r->x, &s);
+	if (walk(&w, &s, r->x.rx_until, UINT64_MAX))
 		return UINT64_MAX;
 	return w.ready;
 }

@@ -217,18 +217,6 @@ typedef struct {
 	uint32_t src, addr, i0, i1;
 } XRecv;
 
-/* A receiver's routes from recent senders (exchange.c, deliver_from), by
- * src % XROUTE_MEMO: the mux comes back to the same few senders phase
- * after phase, and a route is a fixed function of the two tiles. 64: at 8
- * a base SigLIP layer's receivers missed on 1.18M of their senders' runs
- * (docs/bench-sim.md, speedm). */
-enum { XROUTE_MEMO = 64 };
-typedef struct {
-	uint32_t src1[XROUTE_MEMO]; /* the sender + 1 (0: none yet) */
-	uint32_t lat[XROUTE_MEMO];  /* chip_route_cycles from it */
-	uint8_t dir[XROUTE_MEMO];   /* chip_route_dir from it */
-} XRoutes;
-
 typedef struct {
 	XControl *ctl;
 	int nctl, capctl, ctl_done; /* controls resolved so far */
@@ -256,7 +244,11 @@ typedef struct {
 	int nrecv, caprecv, nwritten0, walked;
 	uint64_t walk_until;
 	XRx walk_rx;
-	XRoutes routes; /* its receive side's: only its walks use them */
+	/* tracked 1: xch_walk_ready's walk, not yet committed, stopped at
+	 * walk_stop (the items before it delivered; walk_stop_ctl 1: the
+	 * controls at it applied too) in state walk_rx */
+	int tracked, walk_stop_ctl;
+	uint64_t walk_stop;
 } XState;
 
 /* What the supervisor waits for in a sync with the chip. */
@@ -1175,6 +1167,13 @@ uint32_t chipsim_tiles(const ChipSim *cs);
  * range). Tiles never touched take part in nothing. */
 Tile *chipsim_tile(ChipSim *cs, uint32_t id);
 Tile *chipsim_tile_if_exists(const ChipSim *cs, uint32_t id);
+/* The routes into tile dst, by sender: 0 until filled, then
+ * chip_route_cycles << 2 | chip_route_dir (exchange.c, deliver_from, fills
+ * them on first use). A route is a fixed function of the two tiles; one
+ * table a chip, a row a receiver, which only that receiver's walk writes
+ * (docs/bench-sim.md, speedx: a memo of 64 senders a receiver missed on
+ * 542,541 runs of a base SigLIP layer). */
+uint16_t *chipsim_routes_to(ChipSim *cs, uint32_t dst);
 /* Run every started tile until all have returned, one faults, a deadlock
  * is found, or a tile passes max_cycles. */
 RunStatus chipsim_run(ChipSim *cs, uint64_t max_cycles, ChipError *err);
@@ -1246,6 +1245,16 @@ void xch_discard(Tile *r);
  * assuming its controls stay as they are after cycle `from`; UINT64_MAX if
  * it never will. Does not change r. */
 uint64_t xch_ready_cycle(ChipSim *cs, const Tile *r, uint64_t from);
+/* xch_ready_cycle's answer in *ready by a walk that delivers as xch_walk
+ * does (writing nothing but r's written bits) and stops where the dry one
+ * would, so that xch_walk_on can go on from there instead of walking the
+ * same stretch again. -1 if it meets an error before (a dry walk may not:
+ * it checks less), and then xch_discard leaves r as before. */
+int xch_walk_ready(ChipSim *cs, Tile *r, uint64_t from, uint64_t *ready);
+/* xch_walk(cs, r, until, err), going on from xch_walk_ready's walk if r
+ * has one (else from r's committed state, its walk discarded): the same
+ * deliveries, checks and state, for xch_commit or xch_discard. */
+int xch_walk_on(ChipSim *cs, Tile *r, uint64_t until, ChipError *err);
 /* Packets decided at every receiver by `horizon` with items no tile
  * received: -1 and err filled. Frees decided packets. */
 int xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err);
