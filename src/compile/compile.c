@@ -629,7 +629,8 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	                  .fit = fit,
 	                  .load = m->load,
 	                  .code = m->code ? code : NULL,
-	                  .beside = m->beside};
+	                  .beside = m->beside,
+	                  .memo = o->memo};
 	Draft f = {0};
 	Plan *p = NULL;
 	/* known: the draft's tiles are over by the memory model and the
@@ -1067,6 +1068,11 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	/* a plan given: its program, nothing chosen again */
 	if (opt.plan)
 		return compile_with(g, &opt, out, rep, d, NULL);
+	/* both compiles' plans share the prices (a relayout's, by its
+	 * layouts: the same whichever plan computes it first) */
+	PlanMemo *memo = opt.memo ? NULL : plan_memo_new();
+	if (memo)
+		opt.memo = memo;
 	/* without a dump to keep in pipeline order, the compile without
 	 * the overlap runs beside this one (Plain) */
 	Plain pl = {.g = g, .opt = opt};
@@ -1082,6 +1088,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 			compile_report_free(&pl.rep);
 			pkg_free(pl.out);
 		}
+		plan_memo_free(memo);
 		return r;
 	}
 	FILE *dump = opt.dump_to ? opt.dump_to : stdout;
@@ -1148,6 +1155,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 			            ? "without it"
 			            : "with it");
 	}
+	plan_memo_free(memo);
 	rep->compile_ms = 1e3 * monotonic_seconds() - t0;
 	return r;
 }

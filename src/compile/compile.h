@@ -74,6 +74,9 @@ typedef struct {
 	                     program that does not fit fails (IPU_ERANGE):
 	                     the one program a timing range prices
 	                     (docs/fidelity.md) */
+	PlanMemo *memo;   /* prices kept for every plan of the compile
+	                     (PlanOptions.memo); compile_graph makes one for
+	                     its compiles where NULL */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

@@ -213,17 +213,135 @@ host_writes_into(Planner *P, int32_t id, TensorPlace *want, Conv *c)
 	}
 }
 
-/* The exchange that fills `to` from `from`, priced (with its sync). */
+/* A PlanMemo key: words. */
+typedef struct {
+	uint32_t *w;
+	size_t n, cap;
+} Key;
+
+static void
+key_add(Key *k, uint32_t v)
+{
+	GROW(k->w, k->n, k->cap);
+	k->w[k->n++] = v;
+}
+
+static void
+key_add64(Key *k, uint64_t v)
+{
+	key_add(k, (uint32_t)v);
+	key_add(k, (uint32_t)(v >> 32));
+}
+
+/* Every field of tp that layout_moves reads (not the tensor's id, which
+ * only its errors name), its buffers' numbers less the first piece's:
+ * layout_moves only asks whether two pieces of one side share a buffer
+ * (runs merge, a multicast's sources) and sorts by number within a tile,
+ * and neither the merges nor the price (each tile's words) depends on
+ * that order, so layouts numbered from elsewhere (another plan, whose
+ * earlier ops made more buffers) price the same. */
+static void
+key_place(Key *k, const TensorPlace *tp)
+{
+	key_add(k, tp->rows);
+	key_add(k, tp->cols);
+	key_add(k, (uint32_t)tp->dtype);
+	key_add(k, (uint32_t)tp->npiece);
+	uint32_t base = tp->npiece ? (uint32_t)tp->piece[0].at.buf : 0;
+	for (int i = 0; i < tp->npiece; i++) {
+		const Piece *p = &tp->piece[i];
+		uint32_t w[] = {p->tile,
+		                (uint32_t)p->at.buf - base,
+		                p->at.offset,
+		                p->row0,
+		                p->rows,
+		                p->col0,
+		                p->cols,
+		                p->pad_rows,
+		                p->pad_cols,
+		                (uint32_t)p->format |
+		                    (uint32_t)p->bt_panels << 8 |
+		                    (uint32_t)p->vb_index << 16 |
+		                    (uint32_t)p->vb_count << 24};
+		for (size_t j = 0; j < sizeof w / sizeof *w; j++)
+			key_add(k, w[j]);
+	}
+}
+
+/* Every field of c that its map (layout_chain_map) reads. */
+static void
+key_chain(Key *k, const MapChain *c)
+{
+	key_add64(k, c->unit);
+	if (!c->unit) /* no map */
+		return;
+	key_add(k, (uint32_t)c->n);
+	for (int i = 0; i < c->n; i++) {
+		key_add(k, c->slice[i]);
+		if (c->slice[i]) {
+			const RowSlice *s = &c->s[i];
+			key_add(k, (uint32_t)s->rank);
+			for (int a = 0; a < s->rank; a++) {
+				key_add64(k, (uint64_t)s->in_dim[a]);
+				key_add64(k, (uint64_t)s->begin[a]);
+				key_add64(k, (uint64_t)s->end[a]);
+			}
+			key_add64(k, s->cols);
+			key_add64(k, s->col_begin);
+			key_add64(k, s->out_cols);
+		} else {
+			const RowPerm *r = &c->p[i];
+			key_add(k, (uint32_t)r->rank);
+			for (int a = 0; a < r->rank; a++) {
+				key_add64(k, (uint64_t)r->in_dim[a]);
+				key_add64(k, (uint64_t)r->out_stride[a]);
+				key_add64(k, (uint64_t)r->perm[a]);
+			}
+			key_add64(k, r->cols);
+		}
+	}
+}
+
+/* The exchange that fills `to` from `from` through map (when it is a
+ * MapChain's, `chain` that chain), priced (with its sync). The price is a
+ * function of the two layouts, the map, the tiles and the sync: kept in
+ * the compile's PlanMemo by exactly those where the map is none, the rows'
+ * (layout_into_rows) or a chain's (the drafts, the loop carry's candidate
+ * plans and the compile without the overlap price the same moves again);
+ * an exchange that cannot is not kept (its error is said again). */
 static int
 price_move(const Planner *P, const TensorPlace *from, const TensorPlace *to,
-           const FlatMap *map, Conv *c, Diag *d)
+           const FlatMap *map, const MapChain *chain, Conv *c, Diag *d)
 {
+	PlanMemo *memo = P->plan->opt.memo;
+	if (map && map != &layout_into_rows && !chain)
+		memo = NULL; /* a map the key does not say */
+	Key k = {0};
+	uint64_t cycles;
+	if (memo) {
+		key_add(&k, P->tiles);
+		key_add64(&k, chip_rule(P->chip, TIMING_SYNC_INTERNAL));
+		key_place(&k, from);
+		key_place(&k, to);
+		key_add(&k, map == &layout_into_rows);
+		if (chain)
+			key_chain(&k, chain);
+		if (plan_memo_get(memo, k.w, k.n, &cycles)) {
+			free(k.w);
+			*c = (Conv){CONV_MOVE, cycles};
+			return IPU_OK;
+		}
+	}
 	Moves m = {0};
 	int r = layout_moves(from, to, map, &m, d);
-	if (!r)
+	if (!r) {
 		*c = (Conv){CONV_MOVE,
 		            layout_moves_cycles(&m, 0, P->tiles) +
 		                chip_rule(P->chip, TIMING_SYNC_INTERNAL)};
+		if (memo)
+			plan_memo_put(memo, k.w, k.n, c->cycles);
+	}
+	free(k.w);
 	moves_free(&m);
 	return r;
 }
@@ -257,7 +375,7 @@ copies_home(Planner *P, int32_t id, TensorPlace *want, OpPlan *o, Conv *c,
 	    P, layout_loop_copies(&P->num.st, want, &o->owners, P->weight_bytes,
 	                          P->tiles, stored_times(P, id)));
 	P->home[id] = home;
-	int r = price_move(P, home, want, NULL, c, d);
+	int r = price_move(P, home, want, NULL, NULL, c, d);
 	c->kind = CONV_LOOP_COPIES;
 	return r;
 }
@@ -319,10 +437,11 @@ relayout_price(Planner *P, const Matmul *mm, const GemmPlan *p)
 	Conv c;
 	Diag dd;
 	FlatMap map;
-	uint64_t cost = price_move(P, from, pa,
-	                           layout_chain_map(&mm->a_view, &map), &c, &dd)
-	                    ? UINT64_MAX
-	                    : c.cycles;
+	uint64_t cost =
+	    price_move(P, from, pa, layout_chain_map(&mm->a_view, &map),
+	               &mm->a_view, &c, &dd)
+	        ? UINT64_MAX
+	        : c.cycles;
 	tensor_place_free(pa);
 	tensor_place_free(pb);
 	return cost;
@@ -892,7 +1011,8 @@ plan_matmul_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		Conv c;
 		FlatMap map;
 		r = price_move(P, mm.a_home, pa,
-		               layout_chain_map(&mm.a_view, &map), &c, d);
+		               layout_chain_map(&mm.a_view, &map), &mm.a_view,
+		               &c, d);
 		if (r)
 			return r;
 		o->in[0] =
@@ -943,7 +1063,7 @@ move_op(Planner *P, const Op *op, OpPlan *o, const FlatMap *map, Diag *d)
 		                    tensor_view_cols(t), t->elem.dtype,
 		                    &o->tile0);
 	}
-	int r = price_move(P, from, to, map, &o->in[0], d);
+	int r = price_move(P, from, to, map, NULL, &o->in[0], d);
 	P->home[op->out] = to;
 	return r;
 }
@@ -1593,7 +1713,7 @@ plan_concat_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		RowConcat c;
 		FlatMap map = layout_row_concat(&c, &a->shape, &b->shape,
 		                                op->attr.axis, k);
-		r = price_move(P, from[k], to, &map, &o->in[k], d);
+		r = price_move(P, from[k], to, &map, NULL, &o->in[k], d);
 	}
 	P->home[op->out] = to;
 	return r;
@@ -1937,7 +2057,7 @@ plan_binary_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		} else if (host_writes(P, ib)) {
 			*cb = (Conv){CONV_HOST_COPY, 0};
 		} else {
-			r = price_move(P, P->home[ib], pb, NULL, cb, d);
+			r = price_move(P, P->home[ib], pb, NULL, NULL, cb, d);
 		}
 		if (r)
 			return plan_op_error(P->g, op, r, d);
@@ -1984,7 +2104,7 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		                              tensor_view_cols(x), dt, o->tile0,
 		                              rw));
 		if (px) {
-			r = price_move(P, px, rows, &layout_into_rows,
+			r = price_move(P, px, rows, &layout_into_rows, NULL,
 			               &o->in[0], d);
 		} else {
 			P->home[x->id] = rows;
@@ -1999,8 +2119,8 @@ plan_rowwise_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		if (!P->home[id]) /* the host writes each copy */
 			r = copies_home(P, id, pv, o, &o->in[1 + i], d);
 		else
-			r = price_move(P, P->home[id], pv, NULL, &o->in[1 + i],
-			               d);
+			r = price_move(P, P->home[id], pv, NULL, NULL,
+			               &o->in[1 + i], d);
 	}
 	if (!r && dt != DT_F32 && dt != DT_F16)
 		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
@@ -2059,7 +2179,7 @@ plan_gather_op(Planner *P, const Op *op, OpPlan *o, Diag *d)
 		else if (host_writes(P, id[i]))
 			o->in[i] = (Conv){CONV_HOST_COPY, 0};
 		else
-			r = price_move(P, P->home[id[i]], pl[i], NULL,
+			r = price_move(P, P->home[id[i]], pl[i], NULL, NULL,
 			               &o->in[i], d);
 	}
 	if (r)
@@ -2111,7 +2231,7 @@ loop_begin(Planner *P, const RepeatMap *rm, Diag *d)
 		    g ? home_of(P, rm->group_in[g], &P->plan->loop_tile0)
 		      : home;
 		r = price_move(P, from, rm->groups > 1 ? P->slot[g] : carry,
-		               NULL, &c, d);
+		               NULL, NULL, &c, d);
 		P->plan->carry_cycles += c.cycles;
 	}
 	uint32_t bytes = (uint32_t)align_up(most, 8);
@@ -2134,7 +2254,7 @@ loop_end(Planner *P, const RepeatMap *rm, Diag *d)
 {
 	TensorPlace *from = P->home[rm->carry_out], *to = P->home[rm->carry_in];
 	Conv c;
-	int r = price_move(P, from, to, NULL, &c, d);
+	int r = price_move(P, from, to, NULL, NULL, &c, d);
 	P->plan->carry_cycles += (uint64_t)rm->count * c.cycles;
 	P->home[rm->last_out] = to;
 	for (int32_t g = 0; rm->groups > 1 && g < rm->groups; g++)
@@ -2282,6 +2402,7 @@ plan_once(const Graph *g, const Chip *chip, uint32_t tiles,
 	free(P.last_read);
 	free(P.buf_end);
 	free(P.home);
+	plan->opt.memo = NULL; /* the compile's, which the plan outlives */
 	if (r) {
 		plan_free(plan);
 		plan = NULL;

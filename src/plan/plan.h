@@ -472,6 +472,8 @@ typedef struct {
 	int b_under;         /* a weight GEMM's B chunks may be exchanged beside
 	                        the last GEMM's multiply (lower_b_under): the
 	                        planner prices them so (GemmPlan.b_host) */
+	struct PlanMemo *memo; /* relayouts' prices kept for every plan of
+	                          one compile (NULL: none kept) */
 } PlanOptions;
 
 enum {
@@ -843,6 +845,17 @@ int plan_gemm_tried_hold(const Chip *c, const GemmTried *t, uint64_t held,
                          uint64_t *packed);
 /* A draft's buffers beside a matmul on the tile of its grid that did not
  * pack (PlanOptions.beside_bufs). */
+/* memo.c: prices the planner computes from layouts alone, kept by the
+ * exact words of what they are computed from (a key of n words), shared
+ * by every plan of one compile and by its threads. A value is a function
+ * of its key only, so the plans are the same with or without it. */
+typedef struct PlanMemo PlanMemo;
+PlanMemo *plan_memo_new(void);
+void plan_memo_free(PlanMemo *m);
+/* 1 and *value if key was put, else 0 */
+int plan_memo_get(PlanMemo *m, const uint32_t *key, size_t n, uint64_t *value);
+void plan_memo_put(PlanMemo *m, const uint32_t *key, size_t n, uint64_t value);
+
 typedef struct PlanBeside {
 	TileBuf *buf;
 	int n;

@@ -343,10 +343,17 @@ copy_by_dst(const void *a, const void *b)
 	                                     : x->dst.offset > y->dst.offset;
 }
 
+/* No two copies write the same destination bytes, so copy_by_dst has no
+ * ties and copies already in its order (those of a `to` whose pieces go
+ * by tile and buffer, about half of them) are that order unsorted. */
 static int
 merge_copies(Copy *c, int n)
 {
-	qsort(c, (size_t)n, sizeof *c, copy_by_dst);
+	int sorted = 1;
+	for (int i = 1; i < n && sorted; i++)
+		sorted = copy_by_dst(&c[i - 1], &c[i]) <= 0;
+	if (!sorted)
+		qsort(c, (size_t)n, sizeof *c, copy_by_dst);
 	int m = 0;
 	for (int i = 0; i < n; i++) {
 		Copy *last = m ? &c[m - 1] : NULL;
