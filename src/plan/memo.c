@@ -59,9 +59,8 @@ static MemoEntry *
 slot_of(MemoEntry *e, size_t cap, uint64_t h, const uint32_t *key, size_t n)
 {
 	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (!e[i].key ||
-		    (e[i].hash == h && e[i].n == n &&
-		     !memcmp(e[i].key, key, n * sizeof *key)))
+		if (!e[i].key || (e[i].hash == h && e[i].n == n &&
+		                  !memcmp(e[i].key, key, n * sizeof *key)))
 			return &e[i];
 }
 
