@@ -1511,8 +1511,8 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 			/* run_workers' cycles with no issue, here while the
 			 * workers are waited for in turns of fewer than
 			 * CHIP_SLOTS (after a whole turn it jumps ahead) */
-			unsigned idle =
-			    0; /* cycles in a row nobody issued in */
+			/* cycles in a row nobody issued in */
+			unsigned idle = 0;
 			do {
 				if (++idle == CHIP_SLOTS ||
 				    sup_takes_slot(t, cycle, slot))
