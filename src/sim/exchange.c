@@ -380,6 +380,22 @@ note_recv(XState *x, XPacket *p, uint32_t src, uint32_t i0, uint32_t i1,
 	x->recv[x->nrecv++] = (XRecv){p, at, src, addr, i0, i1};
 }
 
+/* k more items counted, the last landing at `landed`; a dry or tracking
+ * walk knows its ready cycle when DCOUNT reaches 0 at or after w->from
+ * (a tracking walk has then delivered every item before `stop`). */
+static inline void
+counted(Walk *w, XRx *s, uint32_t k, uint64_t landed, uint64_t stop)
+{
+	if ((s->dcount -= k) != 0)
+		return;
+	s->zero_at = landed;
+	if ((w->dry || w->track) && landed >= w->from) {
+		w->ready = landed;
+		w->done = 1;
+		w->stop = stop;
+	}
+}
+
 /* Deliver item i of packet p from tile src, arriving at `at`. */
 static int
 deliver(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
@@ -408,13 +424,7 @@ deliver(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 	uint64_t landed = at + 1 + chip_rule(c, TIMING_RECV_LAND);
 	if (w->dry) {
 		s->ptr += p->item;
-		if (--s->dcount == 0) {
-			s->zero_at = landed;
-			if (landed >= w->from) {
-				w->ready = landed;
-				w->done = 1;
-			}
-		}
+		counted(w, s, 1, landed, at + 1);
 		return 0;
 	}
 	if (a % p->item || !chip_in_memory(c, a, p->item))
@@ -444,14 +454,7 @@ deliver(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i, uint64_t at)
 	s->ptr += p->item;
 	s->last_rx_cycle = at;
 	s->last_rx_addr = a;
-	if (--s->dcount == 0) {
-		s->zero_at = landed;
-		if (w->track && landed >= w->from) {
-			w->ready = landed;
-			w->done = 1;
-			w->stop = at + 1;
-		}
-	}
+	counted(w, s, 1, landed, at + 1);
 	return 0;
 }
 
@@ -477,13 +480,7 @@ deliver_run(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i0, uint32_t i1,
 	uint32_t a = s->ptr, bytes = k * item;
 	if (w->dry) {
 		s->ptr += bytes;
-		if ((s->dcount -= k) == 0) {
-			s->zero_at = landed;
-			if (landed >= w->from) {
-				w->ready = landed;
-				w->done = 1;
-			}
-		}
+		counted(w, s, k, landed, last + 1);
 		return 1;
 	}
 	if (a % item || !chip_in_memory(c, a, bytes) ||
@@ -495,14 +492,7 @@ deliver_run(Walk *w, XRx *s, uint32_t src, XPacket *p, uint32_t i0, uint32_t i1,
 	s->ptr += bytes;
 	s->last_rx_cycle = last;
 	s->last_rx_addr = a + bytes - item;
-	if ((s->dcount -= k) == 0) {
-		s->zero_at = landed;
-		if (w->track && landed >= w->from) {
-			w->ready = landed;
-			w->done = 1;
-			w->stop = last + 1;
-		}
-	}
+	counted(w, s, k, landed, last + 1);
 	return 1;
 }
 
