@@ -575,6 +575,39 @@ sync_mismatch(ChipSim *cs, Tile *t, int zone, ChipError *err)
 	return -1;
 }
 
+/* The global barrier's zone and the cycle its last tile arrives (each
+ * waiting tile's ready cycle, from cs->until in tile order, or its sync's).
+ * Returns the first waiting tile that cannot take part (*mismatch: in
+ * another zone than the tiles before it), or NULL. */
+static Tile *
+barrier_arrival(ChipSim *cs, int *zone, uint64_t *last, int *mismatch)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < cs->ntiles; i++) {
+		Tile *t = cs->tile[i];
+		/* Tiles that have returned, or never started, take no part. */
+		if (!t || t->wait.zone < 0)
+			continue;
+		if (t->ctx[0].state == CTXS_DONE)
+			continue;
+		if (t->wait.zone == SYNC_RECV)
+			return t;
+		if (*zone < 0)
+			*zone = t->wait.zone;
+		else if (t->wait.zone != *zone) {
+			*mismatch = 1;
+			return t;
+		}
+		uint64_t ready = cs->until[k++];
+		if (ready == UINT64_MAX)
+			return t;
+		uint64_t arrive = ready > t->wait.since ? ready : t->wait.since;
+		if (arrive > *last)
+			*last = arrive;
+	}
+	return NULL;
+}
+
 /* One barrier step after a round; returns 1 if tiles were released, 0 if
  * all tiles are done, 2 if they wait for the host (host_stop), -1 on an
  * error. */
@@ -640,38 +673,19 @@ settle(ChipSim *cs, ChipError *err)
 	}
 	/* 3. a global barrier */
 	ready_cycles(cs, 0);
-	uint32_t k = 0;
 	int zone = -1;
 	uint64_t last = 0;
-	for (uint32_t i = 0; i < cs->ntiles; i++) {
-		Tile *t = cs->tile[i];
-		if (!t || t->wait.zone < 0)
-			continue;
-		if (t->ctx[0].state == CTXS_DONE)
-			continue;
-		if (t->wait.zone == SYNC_RECV) {
-			discard_tracked(cs);
-			return describe_wait(cs, t, err);
-		}
-		if (zone < 0)
-			zone = t->wait.zone;
-		else if (t->wait.zone != zone) {
-			discard_tracked(cs);
-			return sync_mismatch(cs, t, zone, err);
-		}
-		uint64_t ready = cs->until[k++];
-		if (ready == UINT64_MAX) {
-			discard_tracked(cs);
-			return describe_wait(cs, t, err);
-		}
-		uint64_t arrive = ready > t->wait.since ? ready : t->wait.since;
-		if (arrive > last)
-			last = arrive;
-	}
-	/* Tiles that have returned, or never started, take no part. */
-	if (sync_zone_has_host(zone) && cs->host_syncs >= cs->host_stop) {
+	int mismatch = 0;
+	Tile *bad = barrier_arrival(cs, &zone, &last, &mismatch);
+	/* the run stops before this host sync (chipsim_set_host_stop) */
+	int stop = sync_zone_has_host(zone) && cs->host_syncs >= cs->host_stop;
+	if (bad || stop) {
+		/* the tracked deliveries go before the wait is described */
 		discard_tracked(cs);
-		return 2;
+		if (!bad)
+			return 2;
+		return mismatch ? sync_mismatch(cs, bad, zone, err)
+		                : describe_wait(cs, bad, err);
 	}
 	uint64_t cost = zone_cycles(cs->chip, zone);
 	if (sync_zone_has_host(zone)) {
