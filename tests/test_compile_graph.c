@@ -1872,7 +1872,7 @@ test_b_wrap_back(void **state)
 		                       "weight a%d f32 [256, 256]\n"
 		                       "weight b%d f32 [256, 256]\n",
 		                       i, i);
-	char prev[8] = "x";
+	char prev[16] = "x";
 	for (int i = 0; i < 3; i++) {
 		at += (size_t)snprintf(text + at, sizeof text - at,
 		                       "p%d = matmul %s a%d\nq%d = matmul p%d "

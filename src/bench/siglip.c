@@ -58,7 +58,7 @@ scratch_open(Scratch *s, Diag *d)
 	 * checkpoint for So400m in f32); the writers' own temporaries are
 	 * guarded by file_create_temp */
 	file_guard(s->dir, 1);
-	for (int i = 0; i < MADE_COUNT; i++) {
+	for (size_t i = 0; i < MADE_COUNT; i++) {
 		snprintf(s->path[i], sizeof s->path[i], "%s/%s", s->dir,
 		         made[i]);
 		file_guard(s->path[i], 0);
