@@ -765,16 +765,20 @@ test_overlap_blocks(void **state)
 	(void)state;
 	static const uint32_t s[][7] = {
 	    /* dtype, rows of tile 0 and 1, bn, bk, panels, delay */
+	    /* f16 chained where gemm_five_chained allows (a tile of 3 rows
+	     * and one K-panel run plain): the last panel an N-panel's last
+	     * K-panel or inside one (gemm_five_count: never its first) */
 	    {GEMM_F16, 40, 37, 32, 64, 6, 0},
-	    {GEMM_F16, 23, 3, 48, 32, 5, 1},
+	    {GEMM_F16, 23, 3, 48, 32, 4, 1},
 	    {GEMM_F32, 41, 40, 20, 24, 4, 2},
 	    {GEMM_F8, 30, 26, 32, 96, 5, 3},
 	    {GEMM_F16, 12, 12, 16, 16, 1, 0},
-	    {GEMM_F16, 64, 58, 32, 48, 4, 5},
-	    /* chained (gemm_five_chained, f8 only): an N-panel's first
-	     * K-panel that is also the last panel (cold and drain,
-	     * accumulating; zero mode in the last case); fc1's 183 rows
-	     * beside 146, the last panel inside an N-panel */
+	    {GEMM_F16, 64, 58, 32, 48, 5, 5},
+	    {GEMM_F16, 293, 286, 32, 64, 7, 2},
+	    /* chained f8: an N-panel's first K-panel that is also the last
+	     * panel (cold and drain, accumulating; zero mode in the last
+	     * case); fc1's 183 rows beside 146, the last panel inside an
+	     * N-panel */
 	    {GEMM_F8, 37, 16, 48, 64, 5, 4},
 	    {GEMM_F8, 183, 146, 32, 128, 7, 1},
 	    {GEMM_F8, 40, 21, 32, 64, 4, 0},
@@ -788,9 +792,19 @@ test_overlap_blocks(void **state)
 	assert_int_equal(gemm_five_chained(GEMM_F8, 318, 64), 1);
 	assert_int_equal(gemm_five_chained(GEMM_F8, 319, 64), 0);
 	assert_int_equal(gemm_five_chained(GEMM_F8, 100, 32), 0);
-	/* f8 only (gemm_f8.S has the cold-and-drain stream) */
-	assert_int_equal(gemm_five_chained(GEMM_F16, 100, 64), 0);
+	assert_int_equal(gemm_five_chained(GEMM_F16, 318, 32), 1);
+	assert_int_equal(gemm_five_chained(GEMM_F16, 319, 32), 0);
 	assert_int_equal(gemm_five_chained(GEMM_F32, 100, 64), 0);
+	/* f16's chained panels never end on an N-panel's first K-panel (its
+	 * cold-and-drain stream would be in gemm.S, f32's programs' too):
+	 * bk 64 is 4 K-panels of 16, so not after 1, 5, 9 panels */
+	GemmCall f16c = {.t = GEMM_F16, .bm = 100, .bn = 48, .bk = 64};
+	for (uint32_t P = 1; P <= 12; P++)
+		assert_int_equal(gemm_five_count(&f16c, P), P % 4 != 1);
+	f16c.opt.plain5 = 1;
+	assert_int_equal(gemm_five_count(&f16c, 5), 1);
+	GemmCall f8c = {.t = GEMM_F8, .bm = 100, .bn = 48, .bk = 128};
+	assert_int_equal(gemm_five_count(&f8c, 5), 1);
 	unsigned phases = 0;
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		Overlap o = {.chip = profile_chip((TimingBound)(i % 3)),

@@ -344,9 +344,7 @@ gemm_k_chained(GemmDtype t, uint32_t workers, uint32_t bm, uint32_t bk)
 int
 gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk)
 {
-	/* f8 only: the cold-and-drain stream is in gemm_f8.S alone (in gemm.S
-	 * f32's programs would carry it too) */
-	if (t != GEMM_F8 || gemm_k_panels(t, bk) < 2 || bm < 15)
+	if (t == GEMM_F32 || gemm_k_panels(t, bk) < 2 || bm < 15)
 		return 0;
 	for (uint32_t w = 0; w < 5; w++)
 		if (!chained_jumps(bm, worker_rows(bm, 5, w)))
@@ -360,7 +358,7 @@ gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk)
 static int
 five_preload(GemmDtype t, uint32_t bm, uint32_t bk)
 {
-	if (!gemm_five_chained(t, bm, bk))
+	if (t != GEMM_F8 || !gemm_five_chained(t, bm, bk))
 		return 0;
 	for (uint32_t w = 0; w < 5; w++)
 		if (!nchained_jumps(bm, worker_rows(bm, 5, w)))
@@ -1045,23 +1043,39 @@ gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
 	 * Where A's jump fits one field, the N-chained call's copies: a run
 	 * after a chained end starts without its leading loads. */
 	int first = k == 0, last = k == nk - 1 || p + 1 >= panels,
-	    pre = five_preload(c->t, c->bm, c->bk);
+	    pre = five_preload(c->t, c->bm, c->bk), f8 = c->t == GEMM_F8;
 	if (first) {
+		/* the cold-and-drain stream is f8's alone (gemm_five_count
+		 * keeps f16's panels from needing it; codegen refuses the
+		 * name it has not) */
 		r->issues = (uint32_t)entry_issues(kind) + (last ? 13 : 7);
 		r->worker =
-		    last   ? zero ? "gemm_f8_cworker_cd_zero"
-		                  : "gemm_f8_cworker_cd"
-		    : pre  ? zero ? "gemm_f8_nworker_zero" : "gemm_f8_nworker"
-		    : zero ? "gemm_f8_cworker_zero"
-		           : "gemm_f8_cworker";
+		    last  ? !f8    ? "gemm_f16_cworker_cd"
+		            : zero ? "gemm_f8_cworker_cd_zero"
+		                   : "gemm_f8_cworker_cd"
+		    : pre ? zero ? "gemm_f8_nworker_zero" : "gemm_f8_nworker"
+		    : zero
+		        ? f8 ? "gemm_f8_cworker_zero" : "gemm_f16_cworker_zero"
+		    : f8 ? "gemm_f8_cworker"
+		         : "gemm_f16_cworker";
 		return;
 	}
 	r->offset = 0;
 	r->issues = (last ? 9 : 3) - (uint32_t)pre;
-	r->worker =
-	    last  ? pre ? "gemm_f8_nworker_drain" : "gemm_f8_cworker_drain"
-	    : pre ? "gemm_f8_nworker_stream"
-	          : "gemm_f8_cworker_stream";
+	r->worker = last  ? pre  ? "gemm_f8_nworker_drain"
+	                    : f8 ? "gemm_f8_cworker_drain"
+	                         : "gemm_f16_cworker_drain"
+	            : pre ? "gemm_f8_nworker_stream"
+	            : f8  ? "gemm_f8_cworker_stream"
+	                  : "gemm_f16_cworker_stream";
+}
+
+int
+gemm_five_count(const GemmCall *c, uint32_t panels)
+{
+	uint32_t nk = gemm_k_panels(c->t, c->bk);
+	return c->t != GEMM_F16 || c->opt.plain5 ||
+	       !gemm_five_chained(c->t, c->bm, c->bk) || panels % nk != 1;
 }
 
 uint32_t

@@ -164,11 +164,16 @@ const char *gemm_worker_entry(GemmDtype t, int zero);
 GemmEntry gemm_panel(const GemmCall *c, uint32_t p, int *zero,
                      uint32_t *a_panel);
 /* Whether an overlapped call's five-worker panels run the chained workers
- * (docs/kernel-gemm.md, "Five workers, chained"): f8 (gemm_f8.S's
- * streams), two or more K-panels, every one of the five workers 3 rows or more
- * and its jumps within the 10-bit fields (bm 15 .. 318). gemm_args_fill gives
- * such a call's five vertices the chained rows and jumps. */
+ * (docs/kernel-gemm.md, "Five workers, chained"): f16 and f8, two or more
+ * K-panels, every one of the five workers 3 rows or more and its jumps
+ * within the 10-bit fields (bm 15 .. 318). gemm_args_fill gives such a
+ * call's five vertices the chained rows and jumps. */
 int gemm_five_chained(GemmDtype t, uint32_t bm, uint32_t bk);
+/* Whether c's first `panels` panels may run with five workers: not where
+ * f16's chained panels would end on an N-panel's first K-panel (that
+ * panel both starts cold and drains: the cold-and-drain stream is in
+ * gemm_f8.S alone; in gemm.S f32's programs would carry it too). */
+int gemm_five_count(const GemmCall *c, uint32_t panels);
 /* How five-worker panel p of `panels` runs: the worker symbol, its entry
  * (bytes after the symbol) and each worker's issues besides P n (n its
  * rows, P = 4 or 8): the entry's and the stream's. */

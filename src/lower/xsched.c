@@ -1631,10 +1631,19 @@ schedule_overlap(Lowered *l, Step *s, Diag *d)
 		return r;
 	}
 	/* the fewest panels is not always the fewest cycles: the rest
-	 * calls' entries (gemm_rest: two where P ends inside an N-panel) */
-	uint32_t best = P;
+	 * calls' entries (gemm_rest: two where P ends inside an N-panel);
+	 * only counts every call's panels can end on (gemm_five_count) */
+	uint32_t best = most;
 	uint64_t fewest = UINT64_MAX;
 	for (uint32_t q = P; q <= most; q++) {
+		int can = 1;
+		for (int i = 0; i < s->ncall && can; i++) {
+			GemmCall g = s->call[i].args.u.gemm;
+			g.opt.plain5 = plain;
+			can = gemm_five_count(&g, q);
+		}
+		if (!can)
+			continue;
 		uint64_t t =
 		    overlap_cycles(c, s, g0.t, rows, n, g0.bk, q, plain, xend);
 		if (t < fewest) {
