@@ -23,13 +23,20 @@
 
 /* Floating-point environment of the issuing context. */
 
+/* $FP_CTL.RND as FpRound: 5..7 are nearest even (DECISION). */
+static inline FpRound
+ctl_rnd(uint32_t ctl)
+{
+	unsigned rnd = (ctl >> 16) & 7;
+	return rnd <= FP_RNA ? (FpRound)rnd : FP_RNE;
+}
+
 FpEnv
 fpenv(Exec *e)
 {
 	uint32_t ctl = e->c->fp_ctl;
 	FpEnv v = {0};
-	unsigned rnd = (ctl >> 16) & 7;
-	v.rnd = rnd <= FP_RNA ? (FpRound)rnd : FP_RNE; /* 5..7: DECISION */
+	v.rnd = ctl_rnd(ctl);
 	v.sr = (ctl >> 19) & 1;
 	v.ov = (ctl >> 20) & 1 ? FP_OV_NAN : FP_OV_SAT;
 	v.mode = v.sr ? FP_RSR : v.rnd;
@@ -372,43 +379,61 @@ f16c_from_f32(const uint32_t *x, uint64_t *r)
 }
 #endif
 
-/* The fast forms of f16 add, sub and mul (sim.h, SIM_FAST_FORMS): the case
- * f16_binop already takes apart, nearest even with no infinity or NaN among
- * the operands, for the whole instruction at once, the lanes read straight
- * from the registers as get16 reads them; anything else runs bin16. The
- * exact result (in double) rounds as f16_binop rounds it; on the AVX2 path
- * the lanes go by F16C (f16c_lanes) unless one overflows. */
+/* The lanes of a 2-operand f16 instruction's sources as get16 reads them
+ * (quad: 4 lanes, f16v4*, else 2; src0 may broadcast :BL/:BU): src0's in
+ * *a, src1's in *b, lane k in bits 16k.. (a broadcast fills all four). */
 static inline __attribute__((always_inline)) void
-fast_bin16(Exec *e, BinOp op)
+bin16_operands(const Exec *e, int quad, uint64_t *a, uint64_t *b)
 {
 	const Insn *in = e->in;
-	const InsnDesc *d = e->d;
-	int quad = d->op[0].kind == OPK_AP; /* 4 lanes, else 2 */
 	int r1 = in->op[1], r2 = in->op[2];
-	Decor dc = d->op[1].decor;
-	uint64_t a, b = sim_ra(e, r2);
+	Decor dc = e->d->op[1].decor;
+	*b = sim_ra(e, r2);
 	if (dc == DEC_BL || dc == DEC_BU) {
 		uint64_t h =
 		    (uint16_t)(sim_ra(e, r1) >> (dc == DEC_BU ? 16 : 0));
-		a = h * 0x0001000100010001ull;
+		*a = h * 0x0001000100010001ull;
 	} else {
-		a = sim_ra(e, r1);
+		*a = sim_ra(e, r1);
 		if (quad)
-			a |= (uint64_t)sim_ra(e, r1 + 1) << 32;
+			*a |= (uint64_t)sim_ra(e, r1 + 1) << 32;
 	}
 	if (quad)
-		b |= (uint64_t)sim_ra(e, r2 + 1) << 32;
+		*b |= (uint64_t)sim_ra(e, r2 + 1) << 32;
+}
+
+/* The fast forms of f16 add, sub and mul (sim.h, SIM_FAST_FORMS): the case
+ * f16_binop already takes apart, nearest even with no infinity or NaN among
+ * the operands, for the whole instruction at once (quad: 4 lanes, f16v4*,
+ * whose destination is a pair; else 2), the lanes read straight from the
+ * registers as get16 reads them; anything else runs bin16. The exact
+ * result (in double) rounds as f16_binop rounds it. f16c: the AVX2 path's
+ * instance (sim_use_avx2), whose lanes go by F16C (f16c_lanes); one that
+ * overflows runs bin16, whose lanes are f16_binop's fast case. */
+static inline __attribute__((always_inline)) void
+fast_bin16(Exec *e, BinOp op, int quad, int f16c)
+{
+	const Insn *in = e->in;
+	uint64_t a, b;
+	bin16_operands(e, quad, &a, &b);
 	int n = quad ? 4 : 2;
 	uint64_t lanes = quad ? ~0ull : 0xffffffffull;
-	FpEnv v = fpenv(e);
-	if (v.mode != FP_RNE || sim_f16_special(a & lanes) ||
-	    sim_f16_special(b & lanes)) {
+	/* fpenv's mode is FP_RNE: ESR clear and RND nearest even */
+	uint32_t ctl = e->c->fp_ctl;
+	if (((ctl >> 19) & 1) || ctl_rnd(ctl) != FP_RNE ||
+	    sim_f16_special(a & lanes) || sim_f16_special(b & lanes)) {
 		bin16(e, op);
 		return;
 	}
 	uint64_t r = 0;
-	/* F16C lanes raise no flag: nothing for fpenv_finish */
-	if (!sim_use_avx2() || !f16c_lanes(op, a, b, &r)) {
+	if (f16c) {
+		/* F16C lanes raise no flag: nothing for fpenv_finish */
+		if (!f16c_lanes(op, a, b, &r)) {
+			bin16(e, op);
+			return;
+		}
+	} else {
+		FpEnv v = fpenv(e);
 		for (int k = 0; k < n; k++) {
 			double x = fp_f16_to_f64((uint16_t)(a >> (16 * k))),
 			       y = fp_f16_to_f64((uint16_t)(b >> (16 * k)));
@@ -426,21 +451,83 @@ fast_bin16(Exec *e, BinOp op)
 		sim_wa(e, in->op[0] + 1, (uint32_t)(r >> 32));
 }
 
-#define FAST16(mn, op)                                                         \
+/* Each fast form twice: fast_bin16's F16C instance, built for F16C
+ * (f16c_<mn>: f16c_lanes inline), and its portable one. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define F16C_TARGET __attribute__((target("f16c")))
+#else
+#define F16C_TARGET
+#endif
+#define FAST16(mn, op, quad)                                                   \
+	F16C_TARGET static void f16c_##mn(Exec *e)                             \
+	{                                                                      \
+		fast_bin16(e, op, quad, 1);                                    \
+	}                                                                      \
 	void fast_##mn(Exec *e)                                                \
 	{                                                                      \
-		fast_bin16(e, op);                                             \
+		if (sim_use_avx2())                                            \
+			f16c_##mn(e);                                          \
+		else                                                           \
+			fast_bin16(e, op, quad, 0);                            \
 	}
-FAST16(f16v2add, OP_ADD)
-FAST16(f16v4add, OP_ADD)
-FAST16(f16v2sub, OP_SUB)
-FAST16(f16v4sub, OP_SUB)
-FAST16(f16v2mul, OP_MUL)
-FAST16(f16v4mul, OP_MUL)
+FAST16(f16v2add, OP_ADD, 0)
+FAST16(f16v4add, OP_ADD, 1)
+FAST16(f16v2sub, OP_SUB, 0)
+FAST16(f16v4sub, OP_SUB, 1)
+FAST16(f16v2mul, OP_MUL, 0)
+FAST16(f16v4mul, OP_MUL, 1)
 BIN16(f16v2min, OP_MIN)
 BIN16(f16v4min, OP_MIN)
 BIN16(f16v2max, OP_MAX)
 BIN16(f16v4max, OP_MAX)
+
+/* A half's place in pick()'s order as an unsigned integer, for a half that
+ * is no NaN: the sign bit flipped for a positive, every bit for a negative,
+ * so that -0 comes below +0 as less() has it, and equal halves are equal. */
+static inline uint16_t
+f16_order(uint16_t h)
+{
+	return (uint16_t)(h & 0x8000 ? ~h : h | 0x8000);
+}
+
+/* The fast forms of f16 min and max (sim.h, SIM_FAST_FORMS): with no NaN
+ * and no infinity among the lanes (sim_f16_special), each lane is pick()'s
+ * choice by f16_order, and no flag is raised (f16_binop's min and max raise
+ * only INV, for a signalling NaN), so fpenv_finish would write the lanes
+ * as they are; anything else runs bin16. */
+static inline __attribute__((always_inline)) void
+fast_minmax16(Exec *e, BinOp op, int quad)
+{
+	uint64_t a, b;
+	bin16_operands(e, quad, &a, &b);
+	uint64_t lanes = quad ? ~0ull : 0xffffffffull;
+	if (sim_f16_special(a & lanes) || sim_f16_special(b & lanes)) {
+		bin16(e, op);
+		return;
+	}
+	uint64_t r = 0;
+	for (int k = 0; k < (quad ? 4 : 2); k++) {
+		uint16_t x = (uint16_t)(a >> (16 * k)),
+		         y = (uint16_t)(b >> (16 * k));
+		int w = op == OP_MIN ? f16_order(y) < f16_order(x)
+		                     : f16_order(x) < f16_order(y);
+		r |= (uint64_t)(w ? y : x) << (16 * k);
+	}
+	int d = e->in->op[0];
+	sim_wa(e, d, (uint32_t)r);
+	if (quad)
+		sim_wa(e, d + 1, (uint32_t)(r >> 32));
+}
+
+#define FASTMM16(mn, op, quad)                                                 \
+	void fast_##mn(Exec *e)                                                \
+	{                                                                      \
+		fast_minmax16(e, op, quad);                                    \
+	}
+FASTMM16(f16v2min, OP_MIN, 0)
+FASTMM16(f16v4min, OP_MIN, 1)
+FASTMM16(f16v2max, OP_MAX, 0)
+FASTMM16(f16v4max, OP_MAX, 1)
 BIN16(f16v2absmax, OP_ABSMAX)
 BIN16(f16v4absmax, OP_ABSMAX)
 BIN16(f16v2absadd, OP_ABSADD)

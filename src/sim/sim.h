@@ -301,6 +301,10 @@ typedef void (*ExecFn)(Exec *);
 	X(f16v4sub)                                                            \
 	X(f16v2mul)                                                            \
 	X(f16v4mul)                                                            \
+	X(f16v2min)                                                            \
+	X(f16v4min)                                                            \
+	X(f16v2max)                                                            \
+	X(f16v4max)                                                            \
 	X(f16v2tof32)                                                          \
 	X(ld32)                                                                \
 	X(ld32step)                                                            \
