@@ -510,16 +510,6 @@ test_refit(void **state)
 	graph_free(g);
 }
 
-/* Two matmuls of 128 x 512 x 128 f16 sharing A, their B inputs (no
- * weight copies): test_refit_overlap's and test_refit_own's graph. */
-static const char two_128x512x128[] = "input a f16 [128, 512]\n"
-                                      "input b f16 [512, 128]\n"
-                                      "input b2 f16 [512, 128]\n"
-                                      "c = matmul a b\n"
-                                      "e = matmul a b2\n"
-                                      "output c\n"
-                                      "output e\n";
-
 /* Rungs 1b and 1c of plan_refit: a tile over whose worst step is an
  * overlapped matmul's gives up that matmul's overlapped superstep only; a
  * tile over at a step of no matmul gives up the overlap of one matmul
@@ -530,7 +520,14 @@ static void
 test_refit_overlap(void **state)
 {
 	(void)state;
-	Graph *g = graph_of_text(two_128x512x128);
+	static const char text[] = "input a f16 [128, 512]\n"
+	                           "input b f16 [512, 128]\n"
+	                           "input b2 f16 [512, 128]\n"
+	                           "c = matmul a b\n"
+	                           "e = matmul a b2\n"
+	                           "output c\n"
+	                           "output e\n";
+	Graph *g = graph_of_text(text);
 	uint8_t fit[2] = {0};
 	PlanOptions o = {.gemm_overlap = 1, .fit = fit};
 	Plan *p;
@@ -596,8 +593,15 @@ static void
 test_refit_own(void **state)
 {
 	(void)state;
+	static const char text[] = "input a f16 [128, 512]\n"
+	                           "input b f16 [512, 128]\n"
+	                           "input b2 f16 [512, 128]\n"
+	                           "c = matmul a b\n"
+	                           "e = matmul a b2\n"
+	                           "output c\n"
+	                           "output e\n";
 	const Chip *chip = chip_default();
-	Graph *g = graph_of_text(two_128x512x128);
+	Graph *g = graph_of_text(text);
 	uint32_t beside[2] = {0};
 	uint8_t raised[2] = {9, 9}, skip[2] = {0};
 	PlanOptions o = {.beside = beside};

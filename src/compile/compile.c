@@ -966,7 +966,30 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		int own = packing || o->plan
 		              ? 0
 		              : own_again(g, o, &po, &f, &mr, code, m, &p);
-		int n = own ? own : o->plan ? 0 : refit(f.plan, &mr, fit, m);
+		if (own) {
+			if (o->dump) {
+				char line[400];
+				place_overflow_format(&mr, &mr.over[0], line,
+				                      sizeof line);
+				fprintf(
+				    dump,
+				    "# plan %d does not fit by the memory "
+				    "model: %d of %u tiles over (the first, "
+				    "%s); %d matmul%s over at %s own step%s "
+				    "planned again within the bytes measured "
+				    "there: planning again\n",
+				    round, mr.nover, mr.tiles, line, own,
+				    own == 1 ? "" : "s",
+				    own == 1 ? "its" : "their",
+				    own == 1 ? "" : "s");
+			}
+			rep->refits++;
+			rep->own_refits += own;
+			place_report_free(&mr);
+			draft_free(&f);
+			continue;
+		}
+		int n = o->plan ? 0 : refit(f.plan, &mr, fit, m);
 		if (!n) {
 			/* the placement's own report stays in rep */
 			known = 1;
@@ -981,15 +1004,9 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		if (packing)
 			rep->place = (PlaceReport){0};
 		if (o->dump) {
-			char line[400], what[96];
+			char line[400];
 			place_overflow_format(&mr, &mr.over[0], line,
 			                      sizeof line);
-			snprintf(what, sizeof what,
-			         "%d matmul%s over at %s own step%s planned "
-			         "again within the bytes measured there",
-			         own, own == 1 ? "" : "s",
-			         own == 1 ? "its" : "their",
-			         own == 1 ? "" : "s");
 			fprintf(
 			    dump,
 			    "# plan %d does not %s: %d of %u "
@@ -999,19 +1016,11 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			              "bounds kept)"
 			            : "fit by the memory model",
 			    mr.nover, mr.tiles, line,
-			    own ? what
-			    : n < 0
+			    n < 0
 			        ? "the weight balance starts from the bytes "
 			          "measured on each tile"
 			        : "matmuls give up weight copies or GEMM plans "
 			          "over half a tile");
-		}
-		if (own) {
-			rep->refits++;
-			rep->own_refits += own;
-			place_report_free(&mr);
-			draft_free(&f);
-			continue;
 		}
 		if (packing) {
 			rep->packings++;
