@@ -481,7 +481,7 @@ test_refit(void **state)
 	assert_int_equal(g2->pk * g2->pm * g2->pn, 64);
 	expect_copies(plan, 1, 1);
 	/* tile 150: the second matmul's copies */
-	PlanOver over = {150, -1, 0};
+	PlanOver over = {150, -1};
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], 0);
@@ -547,7 +547,7 @@ test_refit_overlap(void **state)
 	assert_int_equal(p->op[0].gemm.steps, p->op[1].gemm.steps);
 	assert_int_equal(p->op[0].gemm.exchange_cycles,
 	                 p->op[1].gemm.exchange_cycles);
-	PlanOver none = {3, -1, 0};
+	PlanOver none = {3, -1};
 	assert_int_equal(plan_refit(p, &none, 1, fit), 1);
 	assert_int_equal(fit[0], PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(fit[1], 0);
@@ -558,7 +558,7 @@ test_refit_overlap(void **state)
 	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	memset(fit, 0, sizeof fit);
 	/* over at the second matmul's step: it alone plans without */
-	PlanOver at = {3, 1, 0};
+	PlanOver at = {3, 1};
 	assert_int_equal(plan_refit(p, &at, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], PLAN_FIT_NO_OVERLAP);
@@ -575,87 +575,6 @@ test_refit_overlap(void **state)
 	assert_int_equal(plan_refit(p, &at, 1, fit), 2);
 	assert_int_equal(fit[0], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
-	plan_free(p);
-	graph_free(g);
-}
-
-/* The rung before the ladder (plan_refit_own): a tile of a matmul's grid
- * over the memory model's total bound at the matmul's own step, by E
- * bytes, raises that matmul's data budget beside it to the step's need
- * less the code the next plan counts less its plan's own bytes, so that
- * its next GEMM plan holds at most its own bytes less E; by the tile most
- * over of its grid, or the least; no other matmul's budget moves and
- * nothing is given up. test_refit_overlap's two matmuls of 128 x 512 x
- * 128 (f16, B inputs) on 8 tiles, planned without the overlap: the
- * expected budget is the contract's sum, the new plan's bytes follow from
- * the GEMM admission (kernels + own bytes + data beside <= the tile). */
-static void
-test_refit_own(void **state)
-{
-	(void)state;
-	static const char text[] = "input a f16 [128, 512]\n"
-	                           "input b f16 [512, 128]\n"
-	                           "input b2 f16 [512, 128]\n"
-	                           "c = matmul a b\n"
-	                           "e = matmul a b2\n"
-	                           "output c\n"
-	                           "output e\n";
-	const Chip *chip = chip_default();
-	Graph *g = graph_of_text(text);
-	uint32_t beside[2] = {0};
-	uint8_t raised[2] = {9, 9}, skip[2] = {0};
-	PlanOptions o = {.beside = beside};
-	Plan *p;
-	Diag d;
-	assert_int_equal(plan_graph(g, chip, 8, &o, &p, &d), 0);
-	const uint64_t room = plan_tile_room(chip),
-	               kernels = plan_kernels_code(chip),
-	               own0 = p->op[0].gemm.tile_bytes,
-	               own1 = p->op[1].gemm.tile_bytes, E = 4096;
-	const uint32_t t1 = p->op[1].tile0;
-	assert_true(own1 > 2 * E);
-	/* over by another measure (need 0), at no op, or within what its
-	 * plan counted: nothing */
-	PlanOver no[3] = {{t1, 1, 0},
-	                  {t1, -1, room + E},
-	                  {t1, 1, kernels + own1 + p->op[1].held}};
-	for (int least = 0; least < 2; least++)
-		assert_int_equal(plan_refit_own(p, no, 3, kernels, least, NULL,
-		                                beside, raised),
-		                 0);
-	assert_int_equal(raised[0], 0);
-	assert_int_equal(raised[1], 0);
-	assert_int_equal(beside[1], 0);
-	/* a matmul already planned again within its step: skipped */
-	PlanOver at[2] = {{t1, 1, room + E}, {t1, 1, room + 2 * E}};
-	skip[1] = 1;
-	assert_int_equal(
-	    plan_refit_own(p, at, 2, kernels, 0, skip, beside, raised), 0);
-	assert_int_equal(beside[1], 0);
-	/* over by E and by 2E at the second matmul's step: the least over */
-	skip[1] = 0;
-	assert_int_equal(
-	    plan_refit_own(p, at, 2, kernels, 1, skip, beside, raised), 1);
-	assert_int_equal(raised[0], 0);
-	assert_int_equal(raised[1], 1);
-	assert_int_equal(beside[0], 0);
-	assert_int_equal(beside[1], room + E - kernels - own1);
-	/* the most over */
-	beside[1] = 0;
-	assert_int_equal(
-	    plan_refit_own(p, at, 2, kernels, 0, skip, beside, raised), 1);
-	assert_int_equal(beside[1], room + 2 * E - kernels - own1);
-	/* the same measure again: its budget already holds it */
-	assert_int_equal(
-	    plan_refit_own(p, at, 2, kernels, 0, NULL, beside, raised), 0);
-	Plan *q;
-	assert_int_equal(plan_graph(g, chip, 8, &o, &q, &d), 0);
-	assert_int_equal(q->op[1].held, beside[1]);
-	assert_true(q->op[1].gemm.tile_bytes + 2 * E <= own1);
-	assert_int_equal(q->op[0].gemm.tile_bytes, own0);
-	assert_int_equal(q->op[0].gemm.steps, p->op[0].gemm.steps);
-	assert_false(plan_same_choices(p, q));
-	plan_free(q);
 	plan_free(p);
 	graph_free(g);
 }
@@ -1652,7 +1571,6 @@ main(void)
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_overlap),
-	    cmocka_unit_test(test_refit_own),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_holds_beside),
 	    cmocka_unit_test(test_data_in_draft),
