@@ -198,14 +198,13 @@ sim_amp_fast_at(Tile *t, Context *c, AmpDec d, int f8, int inside, int avx2,
 		x = (uint64_t)(d.src + 1 >= 14 ? 0 : c->a[d.src + 1]) << 32 |
 		    (d.src >= 14 ? 0 : c->a[d.src]);
 	}
-	/* a NaN among the 4 results out, a half with the all-ones exponent
-	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
+	/* a NaN among the 4 results out (SSE, in every x86-64), a half with
+	 * the all-ones exponent among the partials (in host registers: no
+	 * vector constants to build at each bundle); a NaN among the inputs
 	 * makes every sum NaN, which the run redoes from the input word */
 	__m128 done = _mm_loadu_ps(&c->amp.done[4 * d.p]);
-	__m128i h = _mm_cvtsi64_si128((long long)pt);
-	__m128i ex = _mm_set1_epi16(0x7c00);
-	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
-	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
+	int bad =
+	    _mm_movemask_ps(_mm_cmpunord_ps(done, done)) | sim_f16_special(pt);
 	if (bad || !avx2)
 		return 0;
 #if SIM_AMP_INLINE
@@ -217,8 +216,8 @@ sim_amp_fast_at(Tile *t, Context *c, AmpDec d, int f8, int inside, int avx2,
 #endif
 	return 1;
 #else
-	(void)t, (void)c, (void)d, (void)f8, (void)inside, (void)avx2,
-	    (void)a, (void)res;
+	(void)t, (void)c, (void)d, (void)f8, (void)inside, (void)avx2, (void)a,
+	    (void)res;
 	return 0;
 #endif
 }

@@ -170,13 +170,13 @@ sup_takes_slot(const Tile *t, uint64_t cycle, unsigned slot)
 	       cycle >= t->sup_ready;
 }
 
-/* The cached issue at worker k's pc, if it is in the code, aligned and not
+/* The cached issue at a worker's pc, if it is in the code, aligned and not
  * at an observer's mark; else NULL (also where the cache has none). */
 static inline __attribute__((always_inline)) const DIssue *
 worker_issue_at(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
-                int k)
+                uint32_t pc)
 {
-	uint32_t off = t->ctx[k].pc - base;
+	uint32_t off = pc - base;
 	if (off >= lim || (off & 3) || (mark && mark[off / 4]))
 		return NULL;
 	return t->issue_at[off / 4];
@@ -229,11 +229,13 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 			if (!w)
 				break;
 		}
-		const DIssue *u = worker_issue_at(t, base, lim, mark, w);
-		if (!u || u->shape != shape)
-			break;
+		/* kept in a register, not computed again from w at each use
+		 * (the compiler would) */
 		Context *c = &t->ctx[w];
 		__asm__("" : "+r"(c));
+		const DIssue *u = worker_issue_at(t, base, lim, mark, c->pc);
+		if (!u || u->shape != shape)
+			break;
 		uint32_t next_pc = c->pc + u->len;
 		t->nacc = 0;
 		if (!fused_lazy(t, c, w, w, u, form, amp, 1 + strided,

@@ -46,13 +46,14 @@ sim_use_avx2(void)
 	return sim_path == SIM_FAST && sim_host_avx2;
 }
 
-/* Some half of w has the all-ones exponent (an infinity or a NaN): a
- * lane of t is 0 exactly there, and the borrow test finds a zero lane. */
+/* Some half of w has the all-ones exponent (an infinity or a NaN): its
+ * exponent field plus one carries into bit 15 of the lane exactly there
+ * (0x7c00 + 0x0400; no lane carries into the next). */
 static inline int
 sim_f16_special(uint64_t w)
 {
-	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
-	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
+	return (((w & 0x7c007c007c007c00ull) + 0x0400040004000400ull) &
+	        0x8000800080008000ull) != 0;
 }
 
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */

@@ -41,6 +41,11 @@ find_host_simd(void)
 	int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 	sim_host_avx2 = __builtin_cpu_supports("avx2") &&
 	                __builtin_cpu_supports("fma") && f16c;
+	/* the portable forms on any host, for checks and measurements
+	 * (docs/bench-sim.md, speedo) */
+	const char *off = getenv("IPU_SIM_NO_AVX2");
+	if (off && *off && strcmp(off, "0"))
+		sim_host_avx2 = 0;
 }
 #endif
 
@@ -1315,7 +1320,7 @@ fused_next(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
 	if (!k)
 		return NULL;
 	*w = k;
-	return worker_issue_at(t, base, lim, mark, k);
+	return worker_issue_at(t, base, lim, mark, t->ctx[k].pc);
 }
 
 /* shapes_run for any host (shapes.h): the AMP's bundles decline. */
