@@ -1300,13 +1300,17 @@ pace_programs(int pairs, int shapes)
 		}
 		/* plain; fast; fast again, its first issues from the
 		 * decoded issues the first fast run left (the fused forms
-		 * then meet a bundle's first issue, faulting ones too) */
-		Tile *t[3];
+		 * then meet a bundle's first issue, faulting ones too);
+		 * portable (tile.c's build of the shapes' loops, which the
+		 * fast path does not run on an AVX2 host: shapes_avx2.c's) */
+		Tile *t[4];
 		SimCode *code = sim_code_new();
-		for (int p = 0; p < 3; p++) {
-			sim_path = p ? SIM_FAST : SIM_PLAIN;
+		for (int p = 0; p < 4; p++) {
+			sim_path = p == 3 ? SIM_PORTABLE
+			           : p    ? SIM_FAST
+			                  : SIM_PLAIN;
 			t[p] = tile_new(chip, 0);
-			if (p)
+			if (p == 1 || p == 2)
 				tile_share_code(t[p], code);
 			setup_tile(t[p], prog, n, seed, who);
 			for (int w = 0; w < CHIP_WORKERS; w++) {
@@ -1324,16 +1328,16 @@ pace_programs(int pairs, int shapes)
 			tile_run(t[p], 100000);
 		}
 		sim_path = SIM_FAST;
-		for (int p = 1; p < 3; p++) {
+		for (int p = 1; p < 4; p++) {
 			const char *d = tile_diff(t[0], t[p]);
 			if (d)
 				fail_msg("program %d: %s differs between the "
-				         "plain and the fast path (run %d)",
-				         i, d, p);
+				         "plain and the %s path (run %d)",
+				         i, d, p == 3 ? "portable" : "fast", p);
 		}
 		faults += t[0]->faulted;
 		done += !t[0]->faulted;
-		for (int p = 0; p < 3; p++)
+		for (int p = 0; p < 4; p++)
 			tile_free(t[p]);
 		sim_code_free(code);
 	}

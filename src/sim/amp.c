@@ -70,19 +70,7 @@
 #include <string.h>
 
 #include "../util/fp.h"
-#include "sim.h"
-
-enum {
-	AMP_ENGINES = 16,    /* both AMP sets */
-	AMP_SET_ENGINES = 8, /* isa.md 2.2, TFPU_AMP_UNITS_PER_SET */
-	AMP_SET_CWEI = 32,   /* CWEI registers per set (isa.md 5.3) */
-	AMP_COLUMNS = 4,     /* CWEI columns per engine */
-	AMP_MAX_INPUTS = 8,  /* f8v8: 8 inputs per instruction */
-	AMP_MAX_IO = 4,      /* partials in / results out per instruction */
-};
-
-/* Element formats of inputs, weights, partials and results. */
-typedef enum { EF_F16, EF_F32, EF_F8 } ElemFmt;
+#include "amp.h"
 
 typedef struct {
 	const char *name;
@@ -137,14 +125,14 @@ acc_round(double v)
 /* FP8 values of every byte in both formats (fp.h's Fp8Format numbers them
  * 0 = F143, 1 = F152), with scale 0: fp_f8_to_f64 with its ldexp calls
  * once per value instead of once per input. */
-static double f8_table[2][256];
+double sim_amp_f8[2][256];
 
 __attribute__((constructor)) static void
 f8_table_init(void)
 {
 	for (int fmt = 0; fmt < 2; fmt++)
 		for (int b = 0; b < 256; b++)
-			f8_table[fmt][b] =
+			sim_amp_f8[fmt][b] =
 			    fp_f8_to_f64((uint8_t)b, (Fp8Format)fmt, 0);
 }
 
@@ -153,7 +141,7 @@ f8_table_init(void)
 static double
 f8_value(uint8_t b, uint32_t nfmt, int bit)
 {
-	return f8_table[(nfmt >> bit) & 1][b];
+	return sim_amp_f8[(nfmt >> bit) & 1][b];
 }
 
 static inline __attribute__((always_inline)) double
@@ -203,8 +191,6 @@ elem64(uint64_t w, ElemFmt fmt, int i, uint32_t nfmt, int nfmt_bit)
  * which give NaNs the model's payloads (F16C keeps the operand's).
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define AMP_SIMD __attribute__((target("avx2,f16c,fma")))
 
 AMP_SIMD static inline int
 halves_to_doubles(uint64_t w, double *x)
@@ -238,7 +224,6 @@ floats_to_halves(const float *v, uint64_t *w)
 	return 1;
 }
 #else
-#define AMP_SIMD
 static inline int
 halves_to_doubles(uint64_t w, double *x)
 {
@@ -454,36 +439,6 @@ mac_vectors(float *acc, const double (*w)[16], const double *x, int n,
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* mac_vectors with the multiply and the add fused (FMA), for the AVX2
- * instance, on inputs broadcast to vectors (xv[i]: input i in every lane).
- * Every product is exact in double (above), so one rounding of v + x w is
- * the plain path's rounding of its add. */
-AMP_SIMD static inline __attribute__((always_inline)) int
-mac_fused(float *acc, const double (*w)[16], const __m256d *xv, int n,
-          int engines)
-{
-	__m256d sum[AMP_ENGINES / 4], nan = _mm256_setzero_pd();
-#pragma GCC unroll 4
-	for (int g = 0; g < engines; g += 4) {
-		__m256d v = _mm256_cvtps_pd(_mm_loadu_ps(acc + g));
-#pragma GCC unroll 8
-		for (int i = 0; i < n; i++)
-			v = _mm256_fmadd_pd(xv[i], _mm256_loadu_pd(&w[i][g]),
-			                    v);
-		sum[g / 4] = v;
-		/* unordered pairs: a NaN in either */
-		if (g % 8 == 4)
-			nan = _mm256_or_pd(nan, _mm256_cmp_pd(sum[g / 4 - 1], v,
-			                                      _CMP_UNORD_Q));
-	}
-	if (_mm256_movemask_pd(nan))
-		return 0;
-#pragma GCC unroll 4
-	for (int g = 0; g < engines; g += 4)
-		_mm_storeu_ps(acc + g, _mm256_cvtpd_ps(sum[g / 4]));
-	return 1;
-}
-
 /* mac_fused on inputs in an array. */
 AMP_SIMD static inline __attribute__((always_inline)) int
 mac_fused_x(float *acc, const double (*w)[16], const double *x, int n,
@@ -539,17 +494,6 @@ mac_shape(const AmpForm *f)
 	                                             : 4;
 }
 
-/* Cache key of a weight format: f16, f32, or f8 in the format of the
- * $FP_NFMT weight bit with the product scale ($FP_SCL's 6 bits). */
-static inline __attribute__((always_inline)) uint8_t
-weight_key(const Context *c, ElemFmt in)
-{
-	return in == EF_F16 ? 1
-	       : in == EF_F32
-	           ? 2
-	           : (uint8_t)(3 + (c->fp_nfmt & 1) + 2 * (c->fp_scl & 63));
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 /* FP8 weights of column col for the AVX2 path: the 16 engines' registers
  * cw (all of them, changed or not: each element is a function of its
@@ -592,7 +536,7 @@ weights_refresh(Tile *t, const Context *c, const AmpForm *f, int col,
 		uint64_t cw[AMP_ENGINES];
 		for (int m = 0; m < AMP_ENGINES; m++)
 			cw[m] = aw->raw[col][m] = t->cwei[cwei_index(m, col)];
-		f8_weights_simd(aw->w[col], cw, f8_table[c->fp_nfmt & 1],
+		f8_weights_simd(aw->w[col], cw, sim_amp_f8[c->fp_nfmt & 1],
 		                scale);
 		aw->key[col] = key;
 		aw->gen[col] = t->cwei_gen;
@@ -710,36 +654,23 @@ AMP_FORM(f8v8hihov4amp, F8HIHOV4)
  * The fast forms of the two AMP forms the compiler's GEMMs use (sim.h,
  * SIM_FAST_FORMS, and the bundles of tile.c's issue_fused): amp_exec's
  * steps for f16v4hihov4amp and f8v8hihov4amp written out for AVX2, F16C
- * and FMA. sim_amp_fast (sim.h, inline in the fused bundles) reads the
+ * and FMA. sim_amp_fast (amp.h, inline in the fused bundles) reads the
  * operands and declines when the vector
  * conversions would not give exactly what the plain path does (a NaN
  * among the results out, an infinity or a NaN among the partials) or the
- * host lacks those instructions; else amp_run does the rest and returns
- * the results for the destination pair. A NaN sum is redone as mac_fast
+ * host lacks those instructions; else sim_amp_run (amp.h) does the rest and
+ * returns the results for the destination pair. A NaN sum is redone as mac_fast
  * does. The rare paths (weights to decode, NaN sums) are calls in tail
  * position, so that the common one saves no registers and keeps its
  * vectors in registers (about 80 host instructions for f16, 120 for f8).
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 
-/* Step 4 of the fast forms: end of group after phase 3. */
-AMP_SIMD static inline __attribute__((always_inline)) void
-group_end(AmpState *s, int p)
-{
-	if (p == 3)
-		for (int g = 0; g < AMP_ENGINES; g += 8) {
-			_mm256_storeu_ps(&s->done[g],
-			                 _mm256_loadu_ps(&s->acc[g]));
-			_mm256_storeu_ps(&s->acc[g],
-			                 _mm256_loadu_ps(&s->next[g]));
-		}
-}
-
-/* The rest of amp_run after a NaN sum: the sums redone by mac_redo for
+/* The rest of sim_amp_run after a NaN sum: the sums redone by mac_redo for
  * the f16 or f8 inputs of word xw, then step 4. Called last, so that the
  * common path saves no registers. */
-AMP_SIMD static __attribute__((noinline, cold)) uint64_t
-amp_run_nan(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t res)
+AMP_SIMD __attribute__((noinline, cold)) uint64_t
+sim_amp_run_nan(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t res)
 {
 	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
 	double x[AMP_MAX_INPUTS];
@@ -750,10 +681,11 @@ amp_run_nan(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t res)
 	return res;
 }
 
-/* amp_run with the weights of column p out of date: brought up to date,
+/* sim_amp_run with the weights of column p out of date: brought up to date,
  * then run. */
-static __attribute__((noinline)) uint64_t
-amp_run_stale(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
+__attribute__((noinline)) uint64_t
+sim_amp_run_stale(Tile *t, Context *c, int p, int f8, uint64_t xw,
+                  uint64_t part)
 {
 	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
 	weights_refresh(t, c, f, p, weight_key(c, f->in), 1);
@@ -761,60 +693,16 @@ amp_run_stale(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
 	          : sim_amp_run_f16(t, c, p, xw, part);
 }
 
-/* sim_amp_fast's work for one form (f8 a constant). */
-AMP_SIMD static inline __attribute__((always_inline)) uint64_t
-amp_run(Tile *t, Context *c, int p, int f8, uint64_t xw, uint64_t part)
-{
-	const AmpForm *f = &forms[f8 ? F8HIHOV4 : HIHOV4];
-	AmpState *s = &c->amp;
-	AmpWeights *aw = &t->amp_w;
-	if (aw->gen[p] != t->cwei_gen || aw->key[p] != weight_key(c, f->in))
-		return amp_run_stale(t, c, p, f8, xw, part);
-	const double(*w)[16] = aw->w[p];
-	/* 1, 2: engines 4p .. 4p + 3 give their results, take partials */
-	uint64_t res = (uint64_t)_mm_cvtsi128_si64(
-	    _mm_cvtps_ph(_mm_loadu_ps(&s->done[4 * p]),
-	                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-	_mm_storeu_ps(&s->next[4 * p],
-	              _mm_cvtph_ps(_mm_cvtsi64_si128((long long)part)));
-	/* 3: the inputs, exact, each in every lane of a vector */
-	__m256d xv[AMP_MAX_INPUTS];
-	int ok;
-	if (f8) {
-		const double *v = f8_table[(c->fp_nfmt >> 1) & 1];
-		uint32_t lo = (uint32_t)xw, hi = (uint32_t)(xw >> 32);
-#pragma GCC unroll 4
-		for (int i = 0; i < 4; i++) {
-			xv[i] = _mm256_broadcast_sd(&v[(lo >> (8 * i)) & 255]);
-			xv[i + 4] =
-			    _mm256_broadcast_sd(&v[(hi >> (8 * i)) & 255]);
-		}
-		ok = mac_fused(s->acc, w, xv, 8, 16);
-	} else {
-		__m256d x = _mm256_cvtps_pd(
-		    _mm_cvtph_ps(_mm_cvtsi64_si128((long long)xw)));
-		xv[0] = _mm256_permute4x64_pd(x, 0x00);
-		xv[1] = _mm256_permute4x64_pd(x, 0x55);
-		xv[2] = _mm256_permute4x64_pd(x, 0xaa);
-		xv[3] = _mm256_permute4x64_pd(x, 0xff);
-		ok = mac_fused(s->acc, w, xv, 4, 16);
-	}
-	if (!ok)
-		return amp_run_nan(t, c, p, f8, xw, res);
-	group_end(s, p);
-	return res;
-}
-
 AMP_SIMD uint64_t
 sim_amp_run_f16(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
 {
-	return amp_run(t, c, p, 0, xw, part);
+	return sim_amp_run(t, c, p, 0, xw, part, sim_amp_ctx(c, 0));
 }
 
 AMP_SIMD uint64_t
 sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part)
 {
-	return amp_run(t, c, p, 1, xw, part);
+	return sim_amp_run(t, c, p, 1, xw, part, sim_amp_ctx(c, 1));
 }
 
 #endif

@@ -46,13 +46,14 @@ sim_use_avx2(void)
 	return sim_path == SIM_FAST && sim_host_avx2;
 }
 
-/* Some half of w has the all-ones exponent (an infinity or a NaN): a
- * lane of t is 0 exactly there, and the borrow test finds a zero lane. */
+/* Some half of w has the all-ones exponent (an infinity or a NaN): its
+ * exponent field plus one carries into bit 15 of the lane exactly there
+ * (0x7c00 + 0x0400; no lane carries into the next). */
 static inline int
 sim_f16_special(uint64_t w)
 {
-	uint64_t t = (w & 0x7c007c007c007c00ull) ^ 0x7c007c007c007c00ull;
-	return ((t - 0x0001000100010001ull) & ~t & 0x8000800080008000ull) != 0;
+	return (((w & 0x7c007c007c007c00ull) + 0x0400040004000400ull) &
+	        0x8000800080008000ull) != 0;
 }
 
 /* Exception types, $WSR.ETYPE / $SSR.ETYPE (isa.md 2.3, TEXCPT_*). */
@@ -1380,73 +1381,6 @@ sim_amp_decode(const Insn *in)
 	                .p = (uint8_t)(in->op[3] & 3)};
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <emmintrin.h>
-
-/* The AVX2, F16C and FMA work of sim_amp_fast (amp.c): the phase, the
- * input and the partials pairs in; the words for the destination pair
- * out. Called only where sim_use_avx2(). */
-uint64_t sim_amp_run_f16(Tile *t, Context *c, int p, uint64_t xw,
-                         uint64_t part);
-uint64_t sim_amp_run_f8(Tile *t, Context *c, int p, uint64_t xw, uint64_t part);
-#endif
-
-/* f16v4hihov4amp (f8 = 0) and f8v8hihov4amp (f8 = 1), operands d, for the
- * fast paths: 0, having changed nothing, if the plain form must run it;
- * else the instruction's AMP work done and the words for its destination
- * pair in *res, not yet written. It reads no register but its operands and
- * $FP_NFMT/$FP_SCL, and no memory, so a bundle's main half may write its
- * own registers and memory after it (tile.c's fused bundles). Inline, so
- * that a fused bundle makes one call (the arithmetic's) for its AMP half.
- * inside and avx2: what sim_amp_fast below asks (inside 2: the input pair
- * inside $a0..$a12, the partials $a14:15, read as 0). */
-static inline __attribute__((always_inline)) int
-sim_amp_fast_at(Tile *t, Context *c, AmpDec d, int f8, int inside, int avx2,
-                uint64_t *res)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	uint64_t x, pt; /* the input and partials pairs */
-	if (inside == 2) {
-		memcpy(&x, &c->a[d.src], 8);
-		pt = 0;
-	} else if (inside) { /* both inside $a0..$a12 */
-		memcpy(&x, &c->a[d.src], 8);
-		memcpy(&pt, &c->a[d.part], 8);
-	} else {
-		pt = (uint64_t)(d.part + 1 >= 14 ? 0 : c->a[d.part + 1]) << 32 |
-		     (d.part >= 14 ? 0 : c->a[d.part]);
-		x = (uint64_t)(d.src + 1 >= 14 ? 0 : c->a[d.src + 1]) << 32 |
-		    (d.src >= 14 ? 0 : c->a[d.src]);
-	}
-	/* a NaN among the 4 results out, a half with the all-ones exponent
-	 * among the partials (SSE2, in every x86-64); a NaN among the inputs
-	 * makes every sum NaN, which the run redoes from the input word */
-	__m128 done = _mm_loadu_ps(&c->amp.done[4 * d.p]);
-	__m128i h = _mm_cvtsi64_si128((long long)pt);
-	__m128i ex = _mm_set1_epi16(0x7c00);
-	int bad = _mm_movemask_ps(_mm_cmpunord_ps(done, done)) |
-	          _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, ex), ex));
-	if (bad || !avx2)
-		return 0;
-	*res = f8 ? sim_amp_run_f8(t, c, d.p, x, pt)
-	          : sim_amp_run_f16(t, c, d.p, x, pt);
-	return 1;
-#else
-	(void)t, (void)c, (void)d, (void)f8, (void)inside, (void)avx2,
-	    (void)res;
-	return 0;
-#endif
-}
-
-/* sim_amp_fast_at with what its caller may know once for many bundles
- * (tile.c's run_fused) asked here: whether the input and partials pairs
- * are both inside $a0..$a12, whether the host's AVX2 forms may run. */
-static inline __attribute__((always_inline)) int
-sim_amp_fast(Tile *t, Context *c, AmpDec d, int f8, uint64_t *res)
-{
-	return sim_amp_fast_at(t, c, d, f8, d.src < 13 && d.part < 13,
-	                       sim_use_avx2(), res);
-}
 /* Zero one worker's AMP state (acc, next, done): $FP_CLR.ZAACC. */
 void sim_amp_clear(Context *c);
 
