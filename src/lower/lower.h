@@ -430,6 +430,8 @@ uint64_t xsched_bound(const Lowered *l, const Transfer *x, int n);
 typedef struct XschedCache XschedCache;
 XschedCache *xsched_cache_new(const Chip *chip);
 void xsched_cache_free(XschedCache *c);
+/* How many schedules c has given from those it kept. */
+uint64_t xsched_cache_hits(XschedCache *c);
 /* Exchange step s (no blocks, no overlap) scheduled as xsched_run
  * would: its cycles, UINT64_MAX if no schedule was found. */
 uint64_t xsched_step_cycles(const Lowered *l, Step *s);

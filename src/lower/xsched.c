@@ -1041,6 +1041,7 @@ struct XschedCache {
 	PlanMemo *index; /* key -> place in kept */
 	uint64_t **kept;
 	size_t n, cap;
+	uint64_t hits; /* schedules given from kept */
 };
 
 XschedCache *
@@ -1099,10 +1100,21 @@ cache_get(XschedCache *c, const uint32_t *k, size_t n)
 	uint64_t at;
 	const uint64_t *v = NULL;
 	pthread_mutex_lock(&c->lock);
-	if (plan_memo_get(c->index, k, n, &at))
+	if (plan_memo_get(c->index, k, n, &at)) {
 		v = c->kept[at];
+		c->hits++;
+	}
 	pthread_mutex_unlock(&c->lock);
 	return v;
+}
+
+uint64_t
+xsched_cache_hits(XschedCache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t h = c->hits;
+	pthread_mutex_unlock(&c->lock);
+	return h;
 }
 
 /* A transfer's arrays (Transfer.ptr_at: each transfer owns its own) and
