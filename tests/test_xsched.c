@@ -9,6 +9,7 @@
  * into one row without pointer controls, windows back to back with the
  * mux switched from source to source, a receiver fed first from its
  * shortest mux lead), scheduled,
+ * a step's schedule kept for a compile and given again,
  * coded, placed by hand, and checked word for word; and the schedule's own
  * invariants checked independently of the emulator.
  */
@@ -338,6 +339,76 @@ test_blocks_to_rows(void **state)
 			expect_words(cs, 8 + k, 16 * j, j, 16 * k, 4);
 	chipsim_free(cs);
 	lower_free(f.l);
+}
+
+/* test_blocks_to_rows' step on a fresh fixture, its sends read from the
+ * receive buffers (other buffer numbers, the same offsets) when `other` */
+static void
+rows_step(Fixture *f, int other)
+{
+	fixture(f, 16);
+	Step *s = lower_step(f->l, STEP_EXCHANGE, "rows");
+	for (uint32_t j = 0; j < 8; j++)
+		for (uint32_t k = 0; k < 8; k++) {
+			Transfer *x = lower_transfer(
+			    s, j,
+			    (BufRef){other ? f->dst[j] : f->src[j], 16 * k}, 4,
+			    1);
+			x->dst_tile[0] = 8 + k;
+			x->dst[0] = (BufRef){f->dst[8 + k], 16 * j};
+		}
+}
+
+/* Schedules kept for a compile (XschedCache): the same step lowered three
+ * times, scheduled without the cache, with it (kept), and with it again
+ * from other buffers (given from the cache: a schedule does not depend on
+ * buffer numbers), gets the same schedule each time, reordered (the given
+ * order has every sender begin at the same receiver), each transfer with
+ * its own buffers. */
+static void
+test_schedules_kept(void **state)
+{
+	(void)state;
+	Fixture a, b, c;
+	rows_step(&a, 0);
+	rows_step(&b, 0);
+	rows_step(&c, 1);
+	XschedCache *kc = xsched_cache_new(chip_default());
+	b.l->xcache = kc;
+	c.l->xcache = kc;
+	Diag d;
+	assert_int_equal(xsched_run(a.l, &d), 0);
+	assert_int_equal(xsched_run(b.l, &d), 0);
+	assert_int_equal(xsched_cache_hits(kc), 0);
+	assert_int_equal(xsched_run(c.l, &d), 0);
+	assert_int_equal(xsched_cache_hits(kc), 1);
+	check_schedule(c.l);
+	const Step *sa = &a.l->step[0], *sc = &c.l->step[0];
+	assert_int_equal(sc->cycles, sa->cycles);
+	assert_int_equal(sc->nxfer, 64);
+	int moved = 0;
+	for (int i = 0; i < sc->nxfer; i++) {
+		const Transfer *x = &sa->xfer[i], *y = &sc->xfer[i];
+		moved |= y->src_tile != (uint32_t)i / 8;
+		assert_int_equal(y->src_tile, x->src_tile);
+		assert_int_equal(y->src.offset, x->src.offset);
+		assert_int_equal(y->src.buf, c.dst[y->src_tile]);
+		assert_int_equal(y->words, x->words);
+		assert_int_equal(y->dst_tile[0], x->dst_tile[0]);
+		assert_int_equal(y->dst[0].offset, x->dst[0].offset);
+		assert_int_equal(y->dst[0].buf, c.dst[y->dst_tile[0]]);
+		assert_int_equal(y->wide, x->wide);
+		assert_int_equal(y->join, x->join);
+		assert_int_equal(y->start, x->start);
+		assert_int_equal(y->ptr_at[0], x->ptr_at[0]);
+		assert_int_equal(y->mux_at[0], x->mux_at[0]);
+		assert_int_equal(y->off_at[0], x->off_at[0]);
+	}
+	assert_true(moved);
+	xsched_cache_free(kc);
+	lower_free(a.l);
+	lower_free(b.l);
+	lower_free(c.l);
 }
 
 /* Tile 8 gathers a 4-word run from each of tiles 0-7 into one row, each
@@ -1030,6 +1101,7 @@ main(void)
 	    cmocka_unit_test(test_both_directions),
 	    cmocka_unit_test(test_blocks_to_rows),
 	    cmocka_unit_test(test_own_control_on_send),
+	    cmocka_unit_test(test_schedules_kept),
 	    cmocka_unit_test(test_gather_row),
 	    cmocka_unit_test(test_windows_back_to_back),
 	    cmocka_unit_test(test_lead_first),

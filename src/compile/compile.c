@@ -464,6 +464,7 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	if (r)
 		return r;
 	Lowered *l = f->l;
+	l->xcache = o->xcache;
 	if (!o->no_a_direct)
 		rep->a_direct = (uint32_t)lower_a_direct(l);
 	if (!o->no_b_under)
@@ -1073,6 +1074,10 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 	PlanMemo *memo = opt.memo ? NULL : plan_memo_new();
 	if (memo)
 		opt.memo = memo;
+	/* and the exchange schedules (by a step's transfers, likewise) */
+	XschedCache *xcache = opt.xcache ? NULL : xsched_cache_new(opt.chip);
+	if (xcache)
+		opt.xcache = xcache;
 	/* without a dump to keep in pipeline order, the compile without
 	 * the overlap runs beside this one (Plain) */
 	Plain pl = {.g = g, .opt = opt};
@@ -1089,6 +1094,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 			pkg_free(pl.out);
 		}
 		plan_memo_free(memo);
+		xsched_cache_free(xcache);
 		return r;
 	}
 	FILE *dump = opt.dump_to ? opt.dump_to : stdout;
@@ -1156,6 +1162,7 @@ compile_graph(const Graph *g, const CompileOptions *o, Package **out,
 			            : "with it");
 	}
 	plan_memo_free(memo);
+	xsched_cache_free(xcache);
 	rep->compile_ms = 1e3 * monotonic_seconds() - t0;
 	return r;
 }

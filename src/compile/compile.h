@@ -77,6 +77,9 @@ typedef struct {
 	PlanMemo *memo;   /* prices kept for every plan of the compile
 	                     (PlanOptions.memo); compile_graph makes one for
 	                     its compiles where NULL */
+	struct XschedCache *xcache; /* exchange schedules kept for every draft
+	                        of the compile (Lowered.xcache); compile_graph
+	                        makes one for its compiles where NULL */
 } CompileOptions;
 
 /* CompileReport.overlap: what became of the overlapped GEMM superstep */

@@ -247,6 +247,9 @@ typedef struct {
 	 * exchange as a step of its own) because the exchange found no room
 	 * beside the panels or is cheaper so by the exact cycles */
 	uint32_t ovl_beside, ovl_no_room, ovl_dearer;
+	/* schedules kept for the compile (xsched.c), or NULL: set by the
+	 * compile after lower_plan, not owned */
+	struct XschedCache *xcache;
 } Lowered;
 
 /* lower.c: building and freeing */
@@ -420,6 +423,15 @@ int xsched_run(Lowered *l, Diag *d);
  * aligned), after the preamble (a lower bound but for the windows, which
  * may go back to back). */
 uint64_t xsched_bound(const Lowered *l, const Transfer *x, int n);
+/* Exchange schedules kept by what they are computed from (a step's
+ * transfers as given, the chip, the tiles), for every draft and thread of
+ * one compile: a schedule is a function of that key alone, so the kept
+ * one is the one a step would find itself (xsched.c). Thread-safe. */
+typedef struct XschedCache XschedCache;
+XschedCache *xsched_cache_new(const Chip *chip);
+void xsched_cache_free(XschedCache *c);
+/* How many schedules c has given from those it kept. */
+uint64_t xsched_cache_hits(XschedCache *c);
 /* Exchange step s (no blocks, no overlap) scheduled as xsched_run
  * would: its cycles, UINT64_MAX if no schedule was found. */
 uint64_t xsched_step_cycles(const Lowered *l, Step *s);

@@ -35,6 +35,7 @@
  * receives).
  */
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,10 +75,14 @@ spans_after(const Spans *s, uint64_t a)
 	return lo;
 }
 
-/* The end of an interval that [a, b) overlaps, or 0. */
+/* The end of an interval that [a, b) overlaps, or 0. The last interval
+ * ends last: at or after its end (a search's usual case: a sender's next
+ * send after its last), none without a bisection. */
 static uint64_t
 spans_conflict(const Spans *s, uint64_t a, uint64_t b)
 {
+	if (!s->n || s->v[s->n - 1].b <= a)
+		return 0;
 	int i = spans_after(s, a);
 	return i < s->n && s->v[i].a < b ? s->v[i].b : 0;
 }
@@ -287,6 +292,19 @@ start_bound(const Timeline *tl, uint32_t src, const Hop *hop, uint32_t ndst)
 	return need;
 }
 
+/* What earliest_start reads of a transfer: its sender, its items in its
+ * width, that width and its destinations' number. */
+typedef struct {
+	uint32_t src_tile, n, ndst;
+	uint8_t wide;
+} Send;
+
+static Send
+send_of(const Transfer *x)
+{
+	return (Send){x->src_tile, xfer_items(x), x->ndst, x->wide};
+}
+
 /* The earliest start at or after `from` for transfer x given the
  * timelines, or UINT64_MAX. Adding to the timelines only takes starts
  * away (a busier sender, later windows, more controls), so a start found
@@ -294,11 +312,11 @@ start_bound(const Timeline *tl, uint32_t src, const Hop *hop, uint32_t ndst)
  * start as from the preamble. The destination whose controls did not fit
  * is asked first at the next start (most starts fail there again). */
 static uint64_t
-earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
-               const Hop *hop, uint64_t from)
+earliest_start(const Lowered *l, Timeline *tl, const Send *x, const Hop *hop,
+               uint64_t from)
 {
 	uint64_t t = from;
-	uint32_t n = xfer_items(x), last = 0;
+	uint32_t n = x->n, last = 0;
 	const Timeline *s = &tl[x->src_tile];
 	const Timeline *mate = x->wide ? partner_of(l, tl, x->src_tile) : NULL;
 	uint64_t bound = start_bound(tl, x->src_tile, hop, x->ndst);
@@ -313,7 +331,9 @@ earliest_start(const Lowered *l, Timeline *tl, const Transfer *x,
 			if (busy[b] &&
 			    (end = spans_conflict(busy[b], need, need + n)))
 				need = end;
-		if (control_at(s, need))
+		/* a control at need (past the sender's sends, its only
+		 * cycles taken are its controls') */
+		if (taken(s, need))
 			need++;
 		if (need < bound)
 			need = bound;
@@ -381,9 +401,12 @@ start_of(const Lowered *l, Timeline *tl, Transfer *x, const Hop *hop, int wide)
 {
 	if (!set_width(x, hop, wide))
 		return UINT64_MAX;
-	uint64_t t = earliest_start(l, tl, x, hop, XS_PREAMBLE);
-	if (t == UINT64_MAX && x->wide && set_width(x, hop, 0))
-		t = earliest_start(l, tl, x, hop, XS_PREAMBLE);
+	Send w = send_of(x);
+	uint64_t t = earliest_start(l, tl, &w, hop, XS_PREAMBLE);
+	if (t == UINT64_MAX && x->wide && set_width(x, hop, 0)) {
+		w = send_of(x);
+		t = earliest_start(l, tl, &w, hop, XS_PREAMBLE);
+	}
 	return t;
 }
 
@@ -550,6 +573,7 @@ typedef struct {
 	uint64_t *at;      /* a lower bound: its start found last or more */
 	uint32_t *seen;    /* the clock of that search (0: none) */
 	uint8_t *wide;     /* its Transfer.wide */
+	uint32_t *words;   /* its Transfer.words */
 	Hop *hop;          /* its destinations', from hop[first[p]] */
 	size_t *first;     /* where its hops start (and the last's end) */
 	uint32_t *touched; /* per tile: the clock of its last change */
@@ -576,10 +600,16 @@ known_start(const Lowered *l, Timeline *tl, Known *k, uint32_t src, Transfer *x,
 			return k->at[p];
 	}
 	k->seen[p] = k->clock;
-	k->at[p] = earliest_start(l, tl, x, hop, k->at[p]);
-	if (k->at[p] == UINT64_MAX && x->wide && set_width(x, hop, 0))
-		k->at[p] = earliest_start(l, tl, x, hop, XS_PREAMBLE);
-	k->wide[p] = x->wide;
+	/* x itself (spread over the step) only if it must go 32-bit */
+	uint32_t w = k->words[p];
+	Send xs = {src, k->wide[p] ? w / 2 : w,
+	           (uint32_t)(k->first[p + 1] - k->first[p]), k->wide[p]};
+	k->at[p] = earliest_start(l, tl, &xs, hop, k->at[p]);
+	if (k->at[p] == UINT64_MAX && x->wide && set_width(x, hop, 0)) {
+		xs = send_of(x);
+		k->at[p] = earliest_start(l, tl, &xs, hop, XS_PREAMBLE);
+		k->wide[p] = x->wide;
+	}
 	return k->at[p];
 }
 
@@ -613,6 +643,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 	Known k = {.at = xmalloc(nx * sizeof *k.at + 1),
 	           .seen = xcalloc(nx + 1, sizeof *k.seen),
 	           .wide = xmalloc(nx + 1),
+	           .words = xmalloc(nx * sizeof *k.words + 1),
 	           .first = xmalloc((nx + 1) * sizeof *k.first),
 	           .touched = xcalloc(l->tiles, sizeof *k.touched),
 	           .clock = 1};
@@ -629,6 +660,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 		k.at[p] = set_width(x, hop, wide_ok(l, x, mark)) ? XS_PREAMBLE
 		                                                 : UINT64_MAX;
 		k.wide[p] = x->wide;
+		k.words[p] = x->words;
 		slot[p] = (uint32_t)p;
 	}
 	int n = 0, bad = 0;
@@ -699,6 +731,7 @@ dynamic_order(const Lowered *l, Step *s, int global)
 	free(k.at);
 	free(k.seen);
 	free(k.wide);
+	free(k.words);
 	free(k.first);
 	free(k.hop);
 	free(k.touched);
@@ -935,7 +968,7 @@ xsched_bound(const Lowered *l, const Transfer *x, int n)
  * fixed order is more than the longest route past the bound (and are not
  * scheduled again: dynamic_order's schedule is schedule_order's). */
 static int
-schedule_step(const Lowered *l, Step *s, Diag *d)
+schedule_fresh(const Lowered *l, Step *s, Diag *d)
 {
 	enum { LEAD_FIRST = 2, DYNAMIC = 3 };
 	static int (*const reorder[])(const Lowered *, Step *) = {
@@ -984,6 +1017,217 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 	free(best);
 	free(given);
 	return found ? IPU_OK : IPU_EINVAL;
+}
+
+/* ---- Schedules kept for the whole compile ---------------------------- */
+
+/*
+ * schedule_step's result is a function of what it reads alone: the chip,
+ * the tiles in use and, per transfer in the order given, its sender, its
+ * words, its destinations and the 8-byte alignment of its offsets
+ * (wide_ok); not its buffers, which nothing in the search compares. The
+ * drafts of a compile and its two compiles (with and without the
+ * overlapped GEMM superstep, in two threads) schedule many of the same
+ * steps, so the schedules are kept by that key for the compile
+ * (XschedCache, made by compile_graph): whichever draft or thread
+ * schedules a step first, every later one gets the same schedule, the one
+ * it would have found itself. A schedule is kept as the order it gave (by
+ * place in the order given) and each transfer's width, join, start and
+ * controls; a step that found none is not kept (its error is said again).
+ */
+struct XschedCache {
+	pthread_mutex_t lock;
+	const Chip *chip;
+	PlanMemo *index; /* key -> place in kept */
+	uint64_t **kept;
+	size_t n, cap;
+	uint64_t hits; /* schedules given from kept */
+};
+
+XschedCache *
+xsched_cache_new(const Chip *chip)
+{
+	XschedCache *c = xcalloc(1, sizeof *c);
+	pthread_mutex_init(&c->lock, NULL);
+	c->chip = chip;
+	c->index = plan_memo_new();
+	return c;
+}
+
+void
+xsched_cache_free(XschedCache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->kept[i]);
+	free(c->kept);
+	plan_memo_free(c->index);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* The key of step s as given: its words in *n. */
+static uint32_t *
+cache_key(const Lowered *l, const Step *s, size_t *n)
+{
+	size_t len = 2;
+	for (int i = 0; i < s->nxfer; i++)
+		len += 4 + 2 * (size_t)s->xfer[i].ndst;
+	uint32_t *k = xmalloc(len * sizeof *k), *p = k;
+	*p++ = l->tiles;
+	*p++ = (uint32_t)s->nxfer;
+	for (int i = 0; i < s->nxfer; i++) {
+		const Transfer *x = &s->xfer[i];
+		*p++ = x->src_tile;
+		*p++ = x->words;
+		*p++ = x->src.offset % 8;
+		*p++ = x->ndst;
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			*p++ = x->dst_tile[j];
+			*p++ = x->dst[j].offset % 8;
+		}
+	}
+	*n = len;
+	return k;
+}
+
+/* The schedule kept for key k, or NULL (the kept ones are never changed
+ * or freed before the cache). */
+static const uint64_t *
+cache_get(XschedCache *c, const uint32_t *k, size_t n)
+{
+	uint64_t at;
+	const uint64_t *v = NULL;
+	pthread_mutex_lock(&c->lock);
+	if (plan_memo_get(c->index, k, n, &at)) {
+		v = c->kept[at];
+		c->hits++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return v;
+}
+
+uint64_t
+xsched_cache_hits(XschedCache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t h = c->hits;
+	pthread_mutex_unlock(&c->lock);
+	return h;
+}
+
+/* A transfer's arrays (Transfer.ptr_at: each transfer owns its own) and
+ * its place in the order given. */
+typedef struct {
+	const uint64_t *at;
+	uint32_t place;
+} Own;
+
+static int
+own_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const Own *)a)->at,
+	          y = (uintptr_t)((const Own *)b)->at;
+	return (x > y) - (x < y);
+}
+
+/* Step s as scheduled from `given` (its transfers in the order given,
+ * before scheduling) kept under key k: [cycles; per transfer in the
+ * order found, its place in `given` | wide << 32 | join << 40, its start,
+ * and its destinations' pointer, mux and mux-off cycles]. */
+static void
+cache_put(XschedCache *c, const uint32_t *k, size_t n, const Step *s,
+          const Transfer *given)
+{
+	size_t len = 1, nx = (size_t)s->nxfer;
+	Own *own = xmalloc(nx * sizeof *own + 1);
+	for (size_t i = 0; i < nx; i++) {
+		own[i] = (Own){given[i].ptr_at, (uint32_t)i};
+		len += 2 + 3 * (size_t)s->xfer[i].ndst;
+	}
+	qsort(own, nx, sizeof *own, own_cmp);
+	uint64_t *v = xmalloc(len * sizeof *v), *p = v;
+	*p++ = s->cycles;
+	for (size_t i = 0; i < nx; i++) {
+		const Transfer *x = &s->xfer[i];
+		size_t lo = 0, hi = nx;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if ((uintptr_t)own[mid].at < (uintptr_t)x->ptr_at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		*p++ = own[lo].place | (uint64_t)x->wide << 32 |
+		       (uint64_t)x->join << 40;
+		*p++ = x->start;
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			*p++ = x->ptr_at[j];
+			*p++ = x->mux_at[j];
+			*p++ = x->off_at[j];
+		}
+	}
+	free(own);
+	pthread_mutex_lock(&c->lock);
+	uint64_t at;
+	if (plan_memo_get(c->index, k, n, &at)) {
+		free(v); /* another thread's, the same */
+	} else {
+		GROW(c->kept, c->n, c->cap);
+		plan_memo_put(c->index, k, n, c->n);
+		c->kept[c->n++] = v;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Step s (as given) takes schedule v (cache_put's). */
+static void
+cache_apply(Step *s, const uint64_t *v)
+{
+	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
+	Transfer *given = xmalloc(bytes + 1);
+	memcpy(given, s->xfer, bytes);
+	s->cycles = *v++;
+	for (int i = 0; i < s->nxfer; i++) {
+		Transfer *x = &s->xfer[i];
+		*x = given[*v & 0xffffffffu];
+		x->wide = (uint8_t)(*v >> 32);
+		x->join = (uint8_t)(*v++ >> 40);
+		x->start = *v++;
+		for (uint32_t j = 0; j < x->ndst; j++) {
+			x->ptr_at[j] = *v++;
+			x->mux_at[j] = *v++;
+			x->off_at[j] = *v++;
+		}
+	}
+	free(given);
+}
+
+/* schedule_fresh, or the schedule kept for the same key (Lowered.xcache) */
+static int
+schedule_step(const Lowered *l, Step *s, Diag *d)
+{
+	XschedCache *c = l->xcache;
+	if (!c || c->chip != l->chip || !s->nxfer)
+		return schedule_fresh(l, s, d);
+	size_t n;
+	uint32_t *k = cache_key(l, s, &n);
+	const uint64_t *v = cache_get(c, k, n);
+	if (v) {
+		cache_apply(s, v);
+		free(k);
+		return IPU_OK;
+	}
+	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
+	Transfer *given = xmalloc(bytes);
+	memcpy(given, s->xfer, bytes);
+	int r = schedule_fresh(l, s, d);
+	if (!r)
+		cache_put(c, k, n, s, given);
+	free(given);
+	free(k);
+	return r;
 }
 
 uint64_t
