@@ -451,10 +451,16 @@ xsched_hold(uint32_t block, uint64_t items)
 {
 	return align_up(items, block);
 }
+/* The items of `words` sent in a width (wide: 64-bit, two words an item). */
+static inline uint32_t
+words_items(uint32_t words, int wide)
+{
+	return wide ? words / 2 : words;
+}
 /* Cycles a transfer occupies its sender and each receiver. */
 static inline uint32_t
 xfer_items(const Transfer *x)
 {
-	return x->wide ? x->words / 2 : x->words;
+	return words_items(x->words, x->wide);
 }
 #endif

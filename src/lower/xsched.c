@@ -602,7 +602,7 @@ known_start(const Lowered *l, Timeline *tl, Known *k, uint32_t src, Transfer *x,
 	k->seen[p] = k->clock;
 	/* x itself (spread over the step) only if it must go 32-bit */
 	uint32_t w = k->words[p];
-	Send xs = {src, k->wide[p] ? w / 2 : w,
+	Send xs = {src, words_items(w, k->wide[p]),
 	           (uint32_t)(k->first[p + 1] - k->first[p]), k->wide[p]};
 	k->at[p] = earliest_start(l, tl, &xs, hop, k->at[p]);
 	if (k->at[p] == UINT64_MAX && x->wide && set_width(x, hop, 0)) {

@@ -31,13 +31,20 @@ ctl_rnd(uint32_t ctl)
 	return rnd <= FP_RNA ? (FpRound)rnd : FP_RNE;
 }
 
+/* $FP_CTL.ESR: stochastic rounding on. */
+static inline int
+ctl_sr(uint32_t ctl)
+{
+	return (ctl >> 19) & 1;
+}
+
 FpEnv
 fpenv(Exec *e)
 {
 	uint32_t ctl = e->c->fp_ctl;
 	FpEnv v = {0};
 	v.rnd = ctl_rnd(ctl);
-	v.sr = (ctl >> 19) & 1;
+	v.sr = ctl_sr(ctl);
 	v.ov = (ctl >> 20) & 1 ? FP_OV_NAN : FP_OV_SAT;
 	v.mode = v.sr ? FP_RSR : v.rnd;
 	return v;
@@ -402,6 +409,16 @@ bin16_operands(const Exec *e, int quad, uint64_t *a, uint64_t *b)
 		*b |= (uint64_t)sim_ra(e, r2 + 1) << 32;
 }
 
+/* The lanes r into the destination (quad: a pair). */
+static inline __attribute__((always_inline)) void
+bin16_result(Exec *e, int quad, uint64_t r)
+{
+	int d = e->in->op[0];
+	sim_wa(e, d, (uint32_t)r);
+	if (quad)
+		sim_wa(e, d + 1, (uint32_t)(r >> 32));
+}
+
 /* The fast forms of f16 add, sub and mul (sim.h, SIM_FAST_FORMS): the case
  * f16_binop already takes apart, nearest even with no infinity or NaN among
  * the operands, for the whole instruction at once (quad: 4 lanes, f16v4*,
@@ -413,14 +430,13 @@ bin16_operands(const Exec *e, int quad, uint64_t *a, uint64_t *b)
 static inline __attribute__((always_inline)) void
 fast_bin16(Exec *e, BinOp op, int quad, int f16c)
 {
-	const Insn *in = e->in;
 	uint64_t a, b;
 	bin16_operands(e, quad, &a, &b);
 	int n = quad ? 4 : 2;
 	uint64_t lanes = quad ? ~0ull : 0xffffffffull;
 	/* fpenv's mode is FP_RNE: ESR clear and RND nearest even */
 	uint32_t ctl = e->c->fp_ctl;
-	if (((ctl >> 19) & 1) || ctl_rnd(ctl) != FP_RNE ||
+	if (ctl_sr(ctl) || ctl_rnd(ctl) != FP_RNE ||
 	    sim_f16_special(a & lanes) || sim_f16_special(b & lanes)) {
 		bin16(e, op);
 		return;
@@ -446,9 +462,7 @@ fast_bin16(Exec *e, BinOp op, int quad, int f16c)
 		if (!fpenv_finish(e, &v))
 			return;
 	}
-	sim_wa(e, in->op[0], (uint32_t)r);
-	if (quad)
-		sim_wa(e, in->op[0] + 1, (uint32_t)(r >> 32));
+	bin16_result(e, quad, r);
 }
 
 /* Each fast form twice: fast_bin16's F16C instance, built for F16C
@@ -513,10 +527,7 @@ fast_minmax16(Exec *e, BinOp op, int quad)
 		                     : f16_order(x) < f16_order(y);
 		r |= (uint64_t)(w ? y : x) << (16 * k);
 	}
-	int d = e->in->op[0];
-	sim_wa(e, d, (uint32_t)r);
-	if (quad)
-		sim_wa(e, d + 1, (uint32_t)(r >> 32));
+	bin16_result(e, quad, r);
 }
 
 #define FASTMM16(mn, op, quad)                                                 \
