@@ -1023,6 +1023,30 @@ entry_issues(GemmEntry kind)
 	                             : ENTRY_NEXT_K;
 }
 
+/* The five workers' entries of the chained streams (kernels/gemm.inc), by
+ * the panel's place in its N-panel and the streams' kind; [1] the form
+ * that zeroes C first, where one exists. A cold stream starts an N-panel,
+ * a cold-and-drain stream is the N-panel's only K-panel; f16 has no
+ * cold-and-drain stream (gemm_five_count keeps its panels from needing
+ * it), so its name is one codegen refuses. f8's preloaded streams
+ * (five_preload) share the plain cold-and-drain stream. */
+enum { FIVE_COLD, FIVE_COLD_DRAIN, FIVE_STREAM, FIVE_DRAIN, FIVE_ROLES };
+enum { FIVE_F16, FIVE_F8, FIVE_F8_PRELOADED, FIVE_KINDS };
+static const char *const five_worker[FIVE_ROLES][FIVE_KINDS][2] = {
+    [FIVE_COLD] = {{"gemm_f16_cworker", "gemm_f16_cworker_zero"},
+                   {"gemm_f8_cworker", "gemm_f8_cworker_zero"},
+                   {"gemm_f8_nworker", "gemm_f8_nworker_zero"}},
+    [FIVE_COLD_DRAIN] = {{"gemm_f16_cworker_cd", "gemm_f16_cworker_cd"},
+                         {"gemm_f8_cworker_cd", "gemm_f8_cworker_cd_zero"},
+                         {"gemm_f8_cworker_cd", "gemm_f8_cworker_cd_zero"}},
+    [FIVE_STREAM] = {{"gemm_f16_cworker_stream", "gemm_f16_cworker_stream"},
+                     {"gemm_f8_cworker_stream", "gemm_f8_cworker_stream"},
+                     {"gemm_f8_nworker_stream", "gemm_f8_nworker_stream"}},
+    [FIVE_DRAIN] = {{"gemm_f16_cworker_drain", "gemm_f16_cworker_drain"},
+                    {"gemm_f8_cworker_drain", "gemm_f8_cworker_drain"},
+                    {"gemm_f8_nworker_drain", "gemm_f8_nworker_drain"}},
+};
+
 void
 gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
 {
@@ -1037,37 +1061,26 @@ gemm_five_run(const GemmCall *c, uint32_t p, uint32_t panels, GemmRun *r)
 	r->worker = gemm_worker_entry(c->t, zero);
 	if (c->opt.plain5 || !gemm_five_chained(c->t, c->bm, c->bk))
 		return;
-	/* the chained streams (kernels/gemm.inc): an N-panel's first K-panel
-	 * starts cold, a further one chained; the N-panel's last K-panel and
-	 * the five-worker panels' last drain (the rest calls start cold).
-	 * Where A's jump fits one field, the N-chained call's copies: a run
-	 * after a chained end starts without its leading loads. */
+	/* the chained streams: an N-panel's first K-panel starts cold, a
+	 * further one chained; the N-panel's last K-panel and the five-worker
+	 * panels' last drain (the rest calls start cold). Where A's jump fits
+	 * one field, the N-chained call's copies: a run after a chained end
+	 * starts without its leading loads. */
 	int first = k == 0, last = k == nk - 1 || p + 1 >= panels,
-	    pre = five_preload(c->t, c->bm, c->bk), f8 = c->t == GEMM_F8;
+	    pre = five_preload(c->t, c->bm, c->bk);
+	int streams = c->t != GEMM_F8 ? FIVE_F16
+	              : pre           ? FIVE_F8_PRELOADED
+	                              : FIVE_F8;
+	int role = first  ? last ? FIVE_COLD_DRAIN : FIVE_COLD
+	           : last ? FIVE_DRAIN
+	                  : FIVE_STREAM;
+	r->worker = five_worker[role][streams][zero != 0];
 	if (first) {
-		/* the cold-and-drain stream is f8's alone (gemm_five_count
-		 * keeps f16's panels from needing it; codegen refuses the
-		 * name it has not) */
 		r->issues = (uint32_t)entry_issues(kind) + (last ? 13 : 7);
-		r->worker =
-		    last  ? !f8    ? "gemm_f16_cworker_cd"
-		            : zero ? "gemm_f8_cworker_cd_zero"
-		                   : "gemm_f8_cworker_cd"
-		    : pre ? zero ? "gemm_f8_nworker_zero" : "gemm_f8_nworker"
-		    : zero
-		        ? f8 ? "gemm_f8_cworker_zero" : "gemm_f16_cworker_zero"
-		    : f8 ? "gemm_f8_cworker"
-		         : "gemm_f16_cworker";
 		return;
 	}
 	r->offset = 0;
 	r->issues = (last ? 9 : 3) - (uint32_t)pre;
-	r->worker = last  ? pre  ? "gemm_f8_nworker_drain"
-	                    : f8 ? "gemm_f8_cworker_drain"
-	                         : "gemm_f16_cworker_drain"
-	            : pre ? "gemm_f8_nworker_stream"
-	            : f8  ? "gemm_f8_cworker_stream"
-	                  : "gemm_f16_cworker_stream";
 }
 
 int
