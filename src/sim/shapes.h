@@ -95,12 +95,15 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 		return fused_form(t, c, w, u, form);
 	}
 	int r = d->pair;
-	if (z->pair != r) {
+	int fresh = z->pair != r;
+	if (fresh) {
 		/* another pair first: a stride may be read from it. Not
-		 * kept (z->pair -1) until a bundle has run: packing what was
-		 * unpacked would clear bit 31 of the upper register */
+		 * kept (z->pair -1 again) if the bundle declines: packing
+		 * what was unpacked would clear bit 31 of the upper
+		 * register */
 		lazy_flush(c, z);
 		sim_ta_unpack(c->m[r], c->m[r + 1], z->a);
+		z->pair = r;
 	}
 	/* the AMP between the check and the reads: it reads no memory and
 	 * only its own registers, which the main half writes after it; so
@@ -112,12 +115,14 @@ fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, PaceForm form,
 	                      zero_part ? 2
 	                      : fixed   ? 1
 	                                : u->ad.src < 13 && u->ad.part < 13,
-	                      avx2, a, &res)))
+	                      avx2, a, &res))) {
+		if (fresh)
+			z->pair = -1;
 		return 0;
+	}
 	PaceOp po;
 	sim_pace_read_at(t, c, d, form, &po, z->a, fixed);
 	sim_pace_next_at(c, d, form, z->a, z->a, fixed);
-	z->pair = r;
 	fused_done(t, c, u, form, amp, fixed, &po, res, 0);
 	return 1;
 }
@@ -143,7 +148,9 @@ worker_issued(Context *c, const DIssue *u, uint64_t cycle, uint32_t next_pc)
 typedef struct {
 	uint64_t cycle, max_cycles, issued;
 	unsigned slot;
-	uint32_t base, lim; /* the code's window (loop_issue) */
+	/* the code's window (loop_issue): its first byte, and its words
+	 * rounded up (code_word) */
+	uint32_t base, words;
 	const uint8_t *mark;
 	int boxes, avx2;
 	LazyPair lazy[CHIP_CONTEXTS];
@@ -170,16 +177,51 @@ sup_takes_slot(const Tile *t, uint64_t cycle, unsigned slot)
 	       cycle >= t->sup_ready;
 }
 
-/* The cached issue at a worker's pc, if it is in the code, aligned and not
- * at an observer's mark; else NULL (also where the cache has none). */
-static inline __attribute__((always_inline)) const DIssue *
-worker_issue_at(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
-                uint32_t pc)
+/* shape_loop's view of a slot, the same for the whole loop: no bundle of a
+ * shape starts or ends a worker (slot_worker stays as it is), and the
+ * supervisor does not run inside the loop. */
+typedef struct {
+	Context *c;  /* the slot's worker's context, NULL if none */
+	LazyPair *z; /* its kept pair (FusedRun.lazy) */
+	/* sim_amp_ctx of its context (AmpCtx's fields), where the shape
+	 * has an AMP; then its context's number: 32 bytes */
+	const double *in8;
+	uint8_t key;
+	int w;
+} SlotView;
+
+/* slot_issuer by the slot's view: its worker's context if it may issue in
+ * `cycle`, else NULL. */
+static inline __attribute__((always_inline)) Context *
+view_issuer(const SlotView *v, uint64_t cycle)
+{
+	Context *c = v->c;
+	return c && c->state == CTXS_RUN && cycle >= c->ready ? c : NULL;
+}
+
+/* The word of pc in the code's window from base: its offset's word if
+ * aligned, else a value of 2^30 or more (the offset's low bits rotated to
+ * the top), so that one compare with the window's words rounded up (at
+ * most 2^30) tests the window and the alignment together: off < lim and
+ * off % 4 == 0 exactly where code_word < lim / 4 rounded up. */
+static inline __attribute__((always_inline)) uint32_t
+code_word(uint32_t pc, uint32_t base)
 {
 	uint32_t off = pc - base;
-	if (off >= lim || (off & 3) || (mark && mark[off / 4]))
+	return off >> 2 | off << 30;
+}
+
+/* The cached issue at a worker's pc, if it is in the code (words from base,
+ * FusedRun.words), aligned and not at an observer's mark; else NULL (also
+ * where the cache has none). */
+static inline __attribute__((always_inline)) const DIssue *
+worker_issue_at(const Tile *t, uint32_t base, uint32_t words,
+                const uint8_t *mark, uint32_t pc)
+{
+	uint32_t k = code_word(pc, base);
+	if (k >= words || (mark && mark[k]))
 		return NULL;
-	return t->issue_at[off / 4];
+	return t->issue_at[k];
 }
 
 /* run_fused's loop for the bundles of one shape (DIssue.shape, form, amp,
@@ -198,20 +240,31 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 	    SIM_SHAPE((int)form, amp,
 	              strided * SHAPE_STRIDED + zero_part * SHAPE_ZERO_PART);
 	/* in locals: the forms' stores could alias r */
-	const uint32_t base = r->base, lim = r->lim;
+	const uint32_t base = r->base, words = r->words;
 	const uint8_t *mark = r->mark;
 	const uint64_t max_cycles = r->max_cycles;
 	uint64_t cycle = r->cycle, skipped = 0; /* cycles with no issue */
 	unsigned slot = r->slot;
 	int declined = 0;
 	/* nothing here writes $FP_NFMT or $FP_SCL */
-	AmpCtx ac[CHIP_CONTEXTS] = {{NULL, 0}};
-	if (amp)
-		for (int k = 1; k < CHIP_CONTEXTS; k++)
-			ac[k] = sim_amp_ctx(&t->ctx[k], amp == 2);
+	SlotView sv[CHIP_SLOTS];
+	for (int s = 0; s < CHIP_SLOTS; s++) {
+		int k = t->slot_worker[s];
+		sv[s].c = k ? &t->ctx[k] : NULL;
+		sv[s].z = &r->lazy[k];
+		AmpCtx a = amp && k ? sim_amp_ctx(&t->ctx[k], amp == 2)
+		                    : (AmpCtx){NULL, 0};
+		sv[s].in8 = a.in8;
+		sv[s].key = a.key;
+		sv[s].w = k;
+	}
+	/* no access counted yet (the halves may have left some); nothing
+	 * in the shapes' bundles counts one (sim_mem_fast8 only reads it) */
+	t->nacc = 0;
 	while (cycle < max_cycles) {
-		int w = slot_issuer(t, cycle, slot);
-		if (!w) {
+		const SlotView *v = &sv[slot];
+		Context *c = view_issuer(v, cycle);
+		if (!c) {
 			/* run_workers' cycles with no issue, here while the
 			 * workers are waited for in turns of fewer than
 			 * CHIP_SLOTS (after a whole turn it jumps ahead) */
@@ -224,26 +277,27 @@ shape_loop(Tile *t, FusedRun *r, PaceForm form, int amp, int strided,
 				cycle++;
 				skipped++;
 				slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
+				v = &sv[slot];
 			} while (cycle < max_cycles &&
-			         !(w = slot_issuer(t, cycle, slot)));
-			if (!w)
+			         !(c = view_issuer(v, cycle)));
+			if (!c)
 				break;
 		}
-		/* kept in a register, not computed again from w at each use
-		 * (the compiler would) */
-		Context *c = &t->ctx[w];
-		__asm__("" : "+r"(c));
-		const DIssue *u = worker_issue_at(t, base, lim, mark, c->pc);
+		int w = v->w;
+		if (w <= 0)
+			__builtin_unreachable(); /* a worker: the boxes' index
+			                          */
+		const DIssue *u = worker_issue_at(t, base, words, mark, c->pc);
 		if (!u || u->shape != shape)
 			break;
-		uint32_t next_pc = c->pc + u->len;
-		t->nacc = 0;
 		if (!fused_lazy(t, c, w, w, u, form, amp, 1 + strided,
-		                zero_part, avx2, ac[w], &r->lazy[w])) {
+		                zero_part, avx2, (AmpCtx){v->in8, v->key},
+		                v->z)) {
 			declined = 1;
 			break;
 		}
-		c->pc = worker_issued(c, u, cycle, next_pc);
+		/* the bundle wrote no pc: read after it, not kept across */
+		c->pc = worker_issued(c, u, cycle, c->pc + u->len);
 		cycle++;
 		slot = slot + 1 == CHIP_SLOTS ? 0 : slot + 1;
 	}

@@ -1313,14 +1313,14 @@ issue_cached_worker(Tile *t, int w)
  * ready there, its pc in the code, aligned and not at an observer's mark;
  * else NULL (also where the cache has none). */
 static inline __attribute__((always_inline)) const DIssue *
-fused_next(const Tile *t, uint32_t base, uint32_t lim, const uint8_t *mark,
+fused_next(const Tile *t, uint32_t base, uint32_t words, const uint8_t *mark,
            uint64_t cycle, unsigned slot, int *w)
 {
 	int k = slot_issuer(t, cycle, slot);
 	if (!k)
 		return NULL;
 	*w = k;
-	return worker_issue_at(t, base, lim, mark, t->ctx[k].pc);
+	return worker_issue_at(t, base, words, mark, t->ctx[k].pc);
 }
 
 /* shapes_run for any host (shapes.h): the AMP's bundles decline. */
@@ -1349,7 +1349,8 @@ run_fused(Tile *t, uint64_t max_cycles)
 	r.issued = 0;
 	r.slot = (unsigned)(r.cycle % CHIP_SLOTS);
 	r.base = t->chip->mem_base;
-	r.lim = t->chip->exec_end - r.base;
+	uint32_t lim = t->chip->exec_end - r.base;
+	r.words = lim / 4 + (lim % 4 != 0); /* at most 2^30 */
 	r.mark = t->obs ? t->obs->flag : NULL;
 	/* the same for every bundle here: t->nacc is 0 at each */
 	t->nacc = 0;
@@ -1361,7 +1362,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 	while (r.cycle < max_cycles) {
 		int w;
 		const DIssue *u =
-		    fused_next(t, r.base, r.lim, r.mark, r.cycle, r.slot, &w);
+		    fused_next(t, r.base, r.words, r.mark, r.cycle, r.slot, &w);
 		if (!u || !(u->ok & ISSUE_LOOP))
 			break;
 		/* without the boxes the shapes' forms decline (the
