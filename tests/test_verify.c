@@ -481,7 +481,7 @@ test_refit(void **state)
 	assert_int_equal(g2->pk * g2->pm * g2->pn, 64);
 	expect_copies(plan, 1, 1);
 	/* tile 150: the second matmul's copies */
-	PlanOver over = {150, -1};
+	PlanOver over = {150, -1, 0};
 	assert_int_equal(plan_refit(plan, &over, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], 0);
@@ -510,6 +510,16 @@ test_refit(void **state)
 	graph_free(g);
 }
 
+/* Two matmuls of 128 x 512 x 128 f16 sharing A, their B inputs (no
+ * weight copies): test_refit_overlap's and test_refit_own's graph. */
+static const char two_128x512x128[] = "input a f16 [128, 512]\n"
+                                      "input b f16 [512, 128]\n"
+                                      "input b2 f16 [512, 128]\n"
+                                      "c = matmul a b\n"
+                                      "e = matmul a b2\n"
+                                      "output c\n"
+                                      "output e\n";
+
 /* Rungs 1b and 1c of plan_refit: a tile over whose worst step is an
  * overlapped matmul's gives up that matmul's overlapped superstep only; a
  * tile over at a step of no matmul gives up the overlap of one matmul
@@ -520,14 +530,7 @@ static void
 test_refit_overlap(void **state)
 {
 	(void)state;
-	static const char text[] = "input a f16 [128, 512]\n"
-	                           "input b f16 [512, 128]\n"
-	                           "input b2 f16 [512, 128]\n"
-	                           "c = matmul a b\n"
-	                           "e = matmul a b2\n"
-	                           "output c\n"
-	                           "output e\n";
-	Graph *g = graph_of_text(text);
+	Graph *g = graph_of_text(two_128x512x128);
 	uint8_t fit[2] = {0};
 	PlanOptions o = {.gemm_overlap = 1, .fit = fit};
 	Plan *p;
@@ -547,7 +550,7 @@ test_refit_overlap(void **state)
 	assert_int_equal(p->op[0].gemm.steps, p->op[1].gemm.steps);
 	assert_int_equal(p->op[0].gemm.exchange_cycles,
 	                 p->op[1].gemm.exchange_cycles);
-	PlanOver none = {3, -1};
+	PlanOver none = {3, -1, 0};
 	assert_int_equal(plan_refit(p, &none, 1, fit), 1);
 	assert_int_equal(fit[0], PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(fit[1], 0);
@@ -558,7 +561,7 @@ test_refit_overlap(void **state)
 	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	memset(fit, 0, sizeof fit);
 	/* over at the second matmul's step: it alone plans without */
-	PlanOver at = {3, 1};
+	PlanOver at = {3, 1, 0};
 	assert_int_equal(plan_refit(p, &at, 1, fit), 1);
 	assert_int_equal(fit[0], 0);
 	assert_int_equal(fit[1], PLAN_FIT_NO_OVERLAP);
@@ -575,6 +578,107 @@ test_refit_overlap(void **state)
 	assert_int_equal(plan_refit(p, &at, 1, fit), 2);
 	assert_int_equal(fit[0], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
 	assert_int_equal(fit[1], PLAN_FIT_HALF | PLAN_FIT_NO_OVERLAP);
+	plan_free(p);
+	graph_free(g);
+}
+
+/* The rung before the ladder (plan_refit_own): a tile of a matmul's grid
+ * over the memory model's total bound at the matmul's own step, by E
+ * bytes, raises that matmul's data budget beside it to the step's need
+ * less the code the next plan counts less its plan's own bytes, so that
+ * its next GEMM plan holds at most its own bytes less E; by the tile most
+ * over of its grid, or the least; no other matmul's budget moves and
+ * nothing is given up. test_refit_overlap's two matmuls of 128 x 512 x
+ * 128 (f16, B inputs) on 8 tiles, planned without the overlap: the
+ * expected budget is the contract's sum, the new plan's bytes follow from
+ * the GEMM admission (kernels + own bytes + data beside <= the tile). */
+static void
+test_refit_own(void **state)
+{
+	(void)state;
+	const Chip *chip = chip_default();
+	Graph *g = graph_of_text(two_128x512x128);
+	uint32_t beside[2] = {0};
+	uint8_t raised[2] = {9, 9}, skip[2] = {0};
+	PlanOptions o = {.beside = beside};
+	Plan *p;
+	Diag d;
+	assert_int_equal(plan_graph(g, chip, 8, &o, &p, &d), 0);
+	const uint64_t room = plan_tile_room(chip),
+	               kernels = plan_kernels_code(chip),
+	               own0 = p->op[0].gemm.tile_bytes,
+	               own1 = p->op[1].gemm.tile_bytes, E = 4096;
+	const uint32_t t1 = p->op[1].tile0;
+	assert_true(own1 > 2 * E);
+	/* over by another measure (need 0), at no op, or within what its
+	 * plan counted: nothing */
+	PlanOver no[3] = {{t1, 1, 0},
+	                  {t1, -1, room + E},
+	                  {t1, 1, kernels + own1 + p->op[1].held}};
+	for (int least = 0; least < 2; least++)
+		assert_int_equal(plan_refit_own(p, no, 3, kernels, least, NULL,
+		                                beside, raised),
+		                 0);
+	assert_int_equal(raised[0], 0);
+	assert_int_equal(raised[1], 0);
+	assert_int_equal(beside[1], 0);
+	/* a matmul already planned again within its step: skipped */
+	PlanOver at[2] = {{t1, 1, room + E}, {t1, 1, room + 2 * E}};
+	skip[1] = 1;
+	assert_int_equal(
+	    plan_refit_own(p, at, 2, kernels, 0, skip, beside, raised), 0);
+	assert_int_equal(beside[1], 0);
+	/* over by E and by 2E at the second matmul's step: the least over */
+	skip[1] = 0;
+	assert_int_equal(
+	    plan_refit_own(p, at, 2, kernels, 1, skip, beside, raised), 1);
+	assert_int_equal(raised[0], 0);
+	assert_int_equal(raised[1], 1);
+	assert_int_equal(beside[0], 0);
+	assert_int_equal(beside[1], room + E - kernels - own1);
+	/* the most over */
+	beside[1] = 0;
+	assert_int_equal(
+	    plan_refit_own(p, at, 2, kernels, 0, skip, beside, raised), 1);
+	assert_int_equal(beside[1], room + 2 * E - kernels - own1);
+	/* the same measure again: its budget already holds it */
+	assert_int_equal(
+	    plan_refit_own(p, at, 2, kernels, 0, NULL, beside, raised), 0);
+	Plan *q;
+	assert_int_equal(plan_graph(g, chip, 8, &o, &q, &d), 0);
+	assert_int_equal(q->op[1].held, beside[1]);
+	assert_true(q->op[1].gemm.tile_bytes + 2 * E <= own1);
+	assert_int_equal(q->op[0].gemm.tile_bytes, own0);
+	assert_int_equal(q->op[0].gemm.steps, p->op[0].gemm.steps);
+	assert_false(plan_same_choices(p, q));
+	plan_free(q);
+	plan_free(p);
+	/* the rung on the draft where the ladder gives something up
+	 * (compile_once): planned overlapped, a tile over at the first
+	 * matmul's step gives up its overlap (rung 1b) and, over by E at the
+	 * second's step, the second's budget is raised; the one plan made
+	 * with both has the first without its overlapped superstep and the
+	 * second within its own bytes less E, its GEMM plan another */
+	uint8_t fit[2] = {0};
+	uint32_t bes[2] = {0};
+	PlanOptions ov = {.gemm_overlap = 1, .fit = fit, .beside = bes};
+	assert_int_equal(plan_graph(g, chip, 8, &ov, &p, &d), 0);
+	assert_true(p->op[0].gemm.overlap && p->op[1].gemm.overlap);
+	const uint64_t ov1 = p->op[1].gemm.tile_bytes;
+	PlanOver at0 = {p->op[0].tile0, 0, 0},
+	         at1 = {p->op[1].tile0, 1, room + E};
+	assert_int_equal(plan_refit(p, &at0, 1, fit), 1);
+	assert_int_equal(fit[0], PLAN_FIT_NO_OVERLAP);
+	assert_int_equal(fit[1], 0);
+	assert_int_equal(
+	    plan_refit_own(p, &at1, 1, kernels, 0, NULL, bes, raised), 1);
+	assert_int_equal(bes[0], 0);
+	assert_int_equal(bes[1], room + E - kernels - ov1);
+	assert_int_equal(plan_graph(g, chip, 8, &ov, &q, &d), 0);
+	assert_false(q->op[0].gemm.overlap);
+	assert_true(q->op[1].gemm.tile_bytes + E <= ov1);
+	assert_false(plan_same_gemm(&q->op[1].gemm, &p->op[1].gemm));
+	plan_free(q);
 	plan_free(p);
 	graph_free(g);
 }
@@ -1571,6 +1675,7 @@ main(void)
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_overlap),
+	    cmocka_unit_test(test_refit_own),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_holds_beside),
 	    cmocka_unit_test(test_data_in_draft),

@@ -141,8 +141,16 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 		       rep->code_rounds);
 	if (rep->refits)
 		printf(" (%d of them after the memory model found the last "
-		       "draft's tiles over)",
+		       "draft's tiles over",
 		       rep->refits);
+	if (rep->own_refits)
+		printf("; %d matmul%s over at %s own step%s planned again "
+		       "within it",
+		       rep->own_refits, rep->own_refits == 1 ? "" : "s",
+		       rep->own_refits == 1 ? "its" : "their",
+		       rep->own_refits == 1 ? "" : "s");
+	if (rep->refits)
+		printf(")");
 	printf("\n");
 	if (rep->overlap != COMPILE_OVERLAP_NONE) {
 		printf("gemm overlap   ");

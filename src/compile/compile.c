@@ -276,6 +276,9 @@ typedef struct {
 	PlanBeside *bufs; /* by graph op: the buffers beside a matmul on a
 	                     tile of a draft that did not pack, the next
 	                     plan's PlanOptions.beside_bufs */
+	uint8_t *own;     /* by graph op: a matmul already planned again
+	                     within its own step's measure (own_again): once
+	                     a compile each */
 } Measure;
 
 /* 1 if the weight balance could make the plan fit: every tile over
@@ -315,7 +318,7 @@ refit(const Plan *plan, const PlaceReport *rep, uint8_t *fit, Measure *m)
 {
 	PlanOver *over = xcalloc((size_t)rep->nover + 1, sizeof *over);
 	for (int i = 0; i < rep->nover; i++)
-		over[i] = (PlanOver){rep->over[i].tile, rep->over[i].op};
+		over[i] = (PlanOver){rep->over[i].tile, rep->over[i].op, 0};
 	int n = plan_refit(plan, over, rep->nover, fit);
 	free(over);
 	uint32_t T = plan->tiles;
@@ -588,6 +591,134 @@ plain_start(Plain *pl, const Plan *p)
 		pl->started = !pthread_create(&pl->th, NULL, plain_run, pl);
 }
 
+/* own_again's --dump line for the plan made with the budgets of op j
+ * (-1: every op raised) and what came of it. */
+static void
+own_print(FILE *dump, const Graph *g, const Plan *p, int j,
+          const uint8_t *raised, const uint32_t *want, uint64_t counted,
+          const char *what)
+{
+	fprintf(dump, "# within their own steps' measure (code counted %llu):",
+	        (unsigned long long)counted);
+	for (int i = 0; i < g->nops; i++)
+		if (raised[i] && (j < 0 || i == j))
+			fprintf(dump,
+			        " op %d, matmul %s, %u bytes of its plan, "
+			        "data beside it %llu -> %u;",
+			        i, graph_tensor(g, g->ops[i].out)->name,
+			        p->op[i].gemm.tile_bytes,
+			        (unsigned long long)p->op[i].held, want[i]);
+	fprintf(dump, " %s\n", what);
+}
+
+/* The rung beside the refit ladder: draft f's tiles over the memory
+ * model's total bound (mr) at a step of a matmul planned in f, on its own
+ * grid, say that matmul's plan took more than its step could hold. Each
+ * such matmul, once a compile (m->own), is planned again within the bytes
+ * its step measured (plan_refit_own: its budget's data raised so that its
+ * plan's own bytes are at most the draft's less what the tile was over
+ * by), every other matmul's budget as it was, with po's marks (the ladder
+ * has given up on the same draft what it gives up: compile_once): by the
+ * tile most over, all of them at once, then each alone in the graph's
+ * order; then the same by the tile least over (a tile far over may be so
+ * for other reasons than the plan: So400m f8 at batch 4, fc2's grid had
+ * tiles 87,880 bytes over, no fc2 plan that small, and tiles 2,378 over).
+ * The first plan in which a matmul raised has another GEMM plan than in
+ * the draft is taken: the matmuls raised in it, *p the new plan; 0 with
+ * m->beside as it was: the ladder's marks alone. */
+static int
+own_again(const Graph *g, const CompileOptions *o, const PlanOptions *po,
+          const Draft *f, const PlaceReport *mr, const uint32_t *code,
+          Measure *m, Plan **p)
+{
+	size_t no = (size_t)g->nops + 1;
+	if (!m->own)
+		m->own = xcalloc(no, 1);
+	/* each graph op the worst step of a tile over serves, with that
+	 * step's need (a matmul's multiply may serve an op fused with it
+	 * first) */
+	int nover = 0, cap = mr->nover + 1;
+	PlanOver *over = xcalloc((size_t)cap, sizeof *over);
+	for (int i = 0; i < mr->nover; i++) {
+		const PlaceOverflow *ov = &mr->over[i];
+		if (ov->kind != PLACE_OVER_TOTAL || ov->step < 0 ||
+		    ov->step >= f->l->nstep)
+			continue;
+		const Step *st = &f->l->step[ov->step];
+		for (int k = 0; k < st->nop; k++) {
+			if (nover == cap) {
+				cap *= 2;
+				over =
+				    xrealloc(over, (size_t)cap * sizeof *over);
+			}
+			over[nover++] =
+			    (PlanOver){ov->tile, st->op[k], ov->need};
+		}
+	}
+	uint64_t counted = plan_kernels_code(o->chip) +
+	                   plan_code_beyond(o->chip, code, o->tiles);
+	uint32_t *before = xmalloc(no * sizeof *before),
+	         *want = xmalloc(no * sizeof *want);
+	uint8_t *raised = xcalloc(no, 1), *tried = xcalloc(no, 1);
+	memcpy(before, m->beside, no * sizeof *before);
+	int took = 0;
+	/* by the tile most over, then by the one least over: round -1 all
+	 * the matmuls raised, round j op j alone */
+	for (int least = 0; least < 2 && !took; least++) {
+		memcpy(m->beside, before, no * sizeof *before);
+		int n = plan_refit_own(f->plan, over, nover, counted, least,
+		                       m->own, m->beside, raised);
+		memcpy(want, m->beside, no * sizeof *want);
+		for (int i = 0; i < g->nops; i++)
+			tried[i] |= raised[i];
+		for (int j = -1; n && !took && j < g->nops; j++) {
+			if (j >= 0 && (!raised[j] || n == 1))
+				continue;
+			if (j >= 0) {
+				memcpy(m->beside, before, no * sizeof *before);
+				m->beside[j] = want[j];
+			}
+			Plan *np = NULL;
+			Diag dd;
+			int r = plan_checked(g, o, po, &np, &dd);
+			/* the same GEMM plan for every matmul raised: the
+			 * raise changed nothing (the held bytes enter the
+			 * planner only through the GEMM admissions) */
+			int same = !r;
+			for (int i = 0; same && i < g->nops; i++)
+				if (raised[i] && (j < 0 || i == j))
+					same = plan_same_gemm(
+					    &np->op[i].gemm,
+					    &f->plan->op[i].gemm);
+			if (o->dump)
+				own_print(o->dump_to ? o->dump_to : stdout, g,
+				          f->plan, j, raised, want, counted,
+				          r      ? dd.msg
+				          : same ? "the same choices"
+				                 : "a new plan");
+			if (r)
+				continue;
+			if (same) {
+				plan_free(np);
+				continue;
+			}
+			*p = np;
+			took = j < 0 ? n : 1;
+		}
+	}
+	for (int i = 0; i < g->nops; i++)
+		if (tried[i])
+			m->own[i] = 1;
+	if (!took)
+		memcpy(m->beside, before, no * sizeof *before);
+	free(over);
+	free(before);
+	free(want);
+	free(raised);
+	free(tried);
+	return took;
+}
+
 /* The pipeline on the plan made with `fit`, its GEMM plans chosen beside
  * the code and the data its own lowering sizes: a draft whose programs
  * hold more code beyond the kernels than its GEMM budgets counted
@@ -838,8 +969,18 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			memcpy(m->beside, prev,
 			       ((size_t)g->nops + 1) * sizeof *prev);
 		}
+		/* the ladder gives up what it may (refit: fit and the
+		 * balance's load for the next plan), and on the same draft
+		 * each matmul over at its own step is planned again within
+		 * what its step measured, with the ladder's marks (own_again):
+		 * the next plan has both */
 		int n = o->plan ? 0 : refit(f.plan, &mr, fit, m);
-		if (!n) {
+		po.load = m->load;
+		po.code = code;
+		int own = packing || o->plan
+		              ? 0
+		              : own_again(g, o, &po, &f, &mr, code, m, &p);
+		if (!n && !own) {
 			/* the placement's own report stays in rep */
 			known = 1;
 			kd = md;
@@ -853,23 +994,39 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		if (packing)
 			rep->place = (PlaceReport){0};
 		if (o->dump) {
-			char line[400];
+			char line[400], what[96];
 			place_overflow_format(&mr, &mr.over[0], line,
 			                      sizeof line);
+			snprintf(what, sizeof what,
+			         "%s%d matmul%s over at %s own step%s planned "
+			         "again within the bytes measured there",
+			         n ? "; " : "", own, own == 1 ? "" : "s",
+			         own == 1 ? "its" : "their",
+			         own == 1 ? "" : "s");
 			fprintf(
 			    dump,
 			    "# plan %d does not %s: %d of %u "
-			    "tiles over (the first, %s); %s: planning again\n",
+			    "tiles over (the first, %s); %s%s: planning "
+			    "again\n",
 			    round,
 			    packing ? "pack (placement, the memory model's "
 			              "bounds kept)"
 			            : "fit by the memory model",
 			    mr.nover, mr.tiles, line,
-			    n < 0
+			    !n ? ""
+			    : n < 0
 			        ? "the weight balance starts from the bytes "
 			          "measured on each tile"
-			        : "matmuls give up weight copies or GEMM plans "
-			          "over half a tile");
+			        : "matmuls give up weight copies or GEMM "
+			          "plans over half a tile",
+			    own ? what : "");
+		}
+		if (own) {
+			rep->refits++;
+			rep->own_refits += own;
+			place_report_free(&mr);
+			draft_free(&f);
+			continue;
 		}
 		if (packing) {
 			rep->packings++;
@@ -1037,6 +1194,7 @@ compile_with(const Graph *g, const CompileOptions *o, Package **out,
 	for (int i = 0; m.bufs && i < g->nops; i++)
 		free(m.bufs[i].buf);
 	free(m.bufs);
+	free(m.own);
 	return r;
 }
 

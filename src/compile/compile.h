@@ -109,6 +109,9 @@ typedef struct {
 	int refits;        /* of those drafts, the ones made again because
 	                      the memory model found the last one's tiles over
 	                      (place_measure), before placement */
+	int own_refits;    /* the matmuls planned again within their own
+	                      step's measure on those drafts, beside what the
+	                      ladder gave up there (compile.c, own_again) */
 	int packings;      /* of those drafts, the ones made again because
 	                      placement found the last one's tiles over by the
 	                      packing alone (alignment, the element rule) */

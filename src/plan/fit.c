@@ -8,6 +8,13 @@
  * placed plan with its packing, and hands back the tiles that did not fit;
  * plan_refit then chooses what the next plan of the same graph gives up,
  * cheapest first:
+ *   0. (plan_refit_own, tried by compile.c on the same draft as the
+ *      rest, with the marks they give) a matmul whose own step is the
+ *      worst of a tile of its grid is planned again within the bytes
+ *      that step measured: a plan that took more than its step could
+ *      hold is shrunk on the draft that found it, not left to later
+ *      drafts' measures (So400m f8 at batch 4: fc2 over at its own
+ *      step at draft 2, where the ladder gives up out_proj's overlap);
  *   1. after the first plan, the weight copies (GemmPlan.b_local) of the
  *      matmuls on those tiles, if one of them has copies;
  *   1b. the overlapped superstep (GemmPlan.overlap) of the matmuls whose
@@ -30,6 +37,8 @@
  * still placed.
  */
 #include "plan.h"
+
+#include <stdlib.h>
 
 /* 1 if matmul op i's GEMMs run on `tile`. */
 static int
@@ -166,6 +175,42 @@ plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit)
 	if (!marked && copies)
 		marked = give_all(p, PLAN_FIT_NO_COPIES, fit);
 	return marked;
+}
+
+int
+plan_refit_own(const Plan *p, const PlanOver *over, int nover, uint64_t code,
+               int least, const uint8_t *skip, uint32_t *beside,
+               uint8_t *raised)
+{
+	/* by op: the need of the tile of its grid most (or least) over */
+	uint64_t *need = xcalloc((size_t)p->nop + 1, sizeof *need);
+	for (int k = 0; k < nover; k++) {
+		int32_t i = over[k].op;
+		if (i < 0 || i >= p->nop || !planned_matmul(p, i) ||
+		    (skip && skip[i]) || !covers(p, i, over[k].tile) ||
+		    !over[k].need)
+			continue;
+		if (!need[i] ||
+		    (least ? over[k].need < need[i] : over[k].need > need[i]))
+			need[i] = over[k].need;
+	}
+	int n = 0;
+	for (int i = 0; i < p->nop; i++) {
+		raised[i] = 0;
+		uint64_t own = code + p->op[i].gemm.tile_bytes;
+		if (need[i] <= own)
+			continue;
+		uint64_t want = need[i] - own;
+		if (want > UINT32_MAX)
+			want = UINT32_MAX;
+		if (want <= p->op[i].held || want <= beside[i])
+			continue;
+		beside[i] = (uint32_t)want;
+		raised[i] = 1;
+		n++;
+	}
+	free(need);
+	return n;
 }
 
 uint32_t

@@ -2544,8 +2544,8 @@ plan_free(Plan *p)
 	free(p);
 }
 
-static int
-same_gemm(const GemmPlan *a, const GemmPlan *b)
+int
+plan_same_gemm(const GemmPlan *a, const GemmPlan *b)
 {
 	return a->dtype == b->dtype && a->m == b->m && a->n == b->n &&
 	       a->k == b->k && a->pm == b->pm && a->pn == b->pn &&
@@ -2566,7 +2566,7 @@ plan_same_choices(const Plan *a, const Plan *b)
 		    x->a_tile0 != y->a_tile0 || x->group != y->group ||
 		    x->spread_b != y->spread_b ||
 		    x->b_rows_from != y->b_rows_from ||
-		    !same_gemm(&x->gemm, &y->gemm) ||
+		    !plan_same_gemm(&x->gemm, &y->gemm) ||
 		    x->owners.n != y->owners.n)
 			return 0;
 		for (int j = 0; j < GRAPH_MAX_INPUTS; j++)
@@ -2579,7 +2579,8 @@ plan_same_choices(const Plan *a, const Plan *b)
 	for (uint32_t t = 0; t < a->tiles && t < b->tiles; t++)
 		if (a->weight_bytes[t] != b->weight_bytes[t])
 			return 0;
-	return a->tiles == b->tiles && same_gemm(&a->carry_c, &b->carry_c) &&
+	return a->tiles == b->tiles &&
+	       plan_same_gemm(&a->carry_c, &b->carry_c) &&
 	       a->carry_c_tile0 == b->carry_c_tile0;
 }
 

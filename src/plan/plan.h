@@ -431,6 +431,10 @@ enum {
 typedef struct {
 	uint32_t tile;
 	int32_t op;
+	uint64_t need; /* code and data live at that step, where the tile is
+	                  over the memory model's total bound (0: over by
+	                  another measure: the interleaved region, the code's
+	                  end, the packing) */
 } PlanOver;
 
 typedef struct {
@@ -556,6 +560,9 @@ uint64_t plan_cycles(const Plan *plan);
  * GEMM plan, conversions, the weight balance's tiles): lowering either
  * gives the same program, whatever the budgets they were made with. */
 int plan_same_choices(const Plan *a, const Plan *b);
+/* 1 if a and b are the same GEMM plan (shape, grid, blocks, supersteps,
+ * copies, B's parts): the choice plan_same_choices compares by op. */
+int plan_same_gemm(const GemmPlan *a, const GemmPlan *b);
 /* 1 if plan p, planned again beside `code` bytes of code beyond the
  * kernels' bound on a tile (instead of p->held_code) and, by graph op,
  * at least beside[i] bytes of data beside each matmul (NULL: as p was),
@@ -742,6 +749,23 @@ int plan_op_error(const Graph *g, const Op *op, int r, Diag *d);
  * again); then every matmul's copies. Returns the number of ops given
  * something new to give up (0: nothing is left). */
 int plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit);
+/* fit.c, the rung beside plan_refit's ladder (compile.c, compile_once): a
+ * matmul whose own step is the worst of a tile of its grid over the total
+ * bound (over[k].op, over[k].need) is planned again within the bytes that
+ * step measured. Contract: for each such planned matmul i without
+ * skip[i], need = the most over[k].need of the tiles of its grid (with
+ * least: the least), want = need less `code` (the code the next plan
+ * counts on a tile: plan_kernels_code and plan_code_beyond of the code
+ * measured so far) less its plan's own bytes (GemmPlan.tile_bytes); where
+ * want is more than the data its plan counted beside it (OpPlan.held) and
+ * than beside[i], beside[i] (PlanOptions.beside) is raised to it and
+ * raised[i] set: its next GEMM plan is admitted only with its own bytes
+ * at most the draft's plan's less what that tile was over by (need - the
+ * tile's room). Nothing is given up and no other matmul's budget moves.
+ * Returns the matmuls raised. */
+int plan_refit_own(const Plan *p, const PlanOver *over, int nover,
+                   uint64_t code, int least, const uint8_t *skip,
+                   uint32_t *beside, uint8_t *raised);
 /* fit.c: what tile t of plan p held besides the weights its balance
  * stored there, measured by the placer (`need`: code + the most data live
  * at one step): the next plan's PlanOptions.load. */
