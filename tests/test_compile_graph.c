@@ -1519,6 +1519,54 @@ b_host_plan(const PlanHost *host, int down, GemmPlan *out)
 	fail_msg("no 4 x 2 plan (pairs %s)", down ? "down" : "along");
 }
 
+/* The overlapped superstep needs every superstep of one K (kg % kc == 0),
+ * so a K group of 9 K-panels could be overlapped only in 9 supersteps of
+ * one panel while the search tried the powers of two (1, 2, 4, 8) and all
+ * 9 (the So400m f8 tower's qkv and fc1, docs/bench-siglip.md "b1ovl").
+ * f16 512 x 512 x 144 on 8 tiles, one K group: 144 = 9 K-panels of 16,
+ * whose divisors are 1, 3 and 9: overlapped plans of 9 supersteps of K 16
+ * and of 3 of K 48 are priced, and no overlapped plan has supersteps of
+ * two Ks; plain plans keep the powers of two and all. An even count keeps
+ * the powers of two: 512 x 512 x 576 (36 K-panels) has no superstep of 3
+ * K-panels (K 48), overlapped or not. */
+static void
+test_overlap_divisor_supersteps(void **state)
+{
+	(void)state;
+	assert_int_equal(gemm_k_panel(GEMM_F16), 16);
+	PlanHeld h = {0};
+	GemmPlan cand[256];
+	int n, three = 0, plain_three = 0;
+	Diag d;
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 512, 512, 144,
+	                               0, PLAN_GEMM_OVERLAP, &h, cand, 256, &n,
+	                               &d),
+	                 0);
+	for (int i = 0; i < n; i++) {
+		if (!cand[i].overlap)
+			continue;
+		assert_int_equal(cand[i].kg % cand[i].kc, 0);
+		three +=
+		    cand[i].pk == 1 && cand[i].steps == 3 && cand[i].kc == 48;
+	}
+	assert_true(three > 0);
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 512, 512, 144,
+	                               0, 0, &h, cand, 256, &n, &d),
+	                 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(cand[i].overlap, 0);
+		plain_three += cand[i].pk == 1 && cand[i].kc == 48;
+	}
+	assert_int_equal(plain_three, 0);
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 512, 512, 576,
+	                               0, PLAN_GEMM_OVERLAP, &h, cand, 256, &n,
+	                               &d),
+	                 0);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		assert_int_not_equal(cand[i].pk == 1 ? cand[i].kc : 0, 48);
+}
+
 /* ... and a graph whose second GEMM the price moves: f16 256 x 512 x
  * 512 twice on 8 tiles, the weights too many for copies. Main's planner
  * (the B priced in the exchange) gave both GEMMs 1 x 8 grids of C block
@@ -2899,6 +2947,7 @@ main(void)
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
 	    cmocka_unit_test(test_b_under_priced),
+	    cmocka_unit_test(test_overlap_divisor_supersteps),
 	    cmocka_unit_test(test_b_host_loss_scheduled),
 	    cmocka_unit_test(test_b_host_widened),
 	    cmocka_unit_test(test_a_direct),
