@@ -722,8 +722,8 @@ choose_host(Planner *P, const Matmul *mm, uint32_t group, int made,
  * B (host_of), so that B goes back to its own exchange, which neither
  * plan's price sees (fc1 overlapped in 3 supersteps of K 96 saves 227
  * cycles a layer of the So400m f8 tower and costs fc2's exchange 4,964:
- * docs/bench-siglip.md, b1ovl). The plain one is kept if the two cost
- * no less. */
+ * docs/bench-siglip.md, b1ovl). The plain one is taken if its sum is
+ * the smaller. */
 static void
 overlap_or_host(Planner *P, const Matmul *mm, GemmPlan *plan, uint64_t cost,
                 const GemmPlan *plain, uint64_t plain_cost)
