@@ -23,6 +23,7 @@
 #include <ipu/runtime.h>
 
 #include "../src/compile/compile.h"
+#include "../src/kernels/gemm.h"
 #include "../src/lower/program.h"
 #include "../src/plan/plan.h"
 #include "../src/runner/runner.h"
@@ -1519,6 +1520,147 @@ b_host_plan(const PlanHost *host, int down, GemmPlan *out)
 	fail_msg("no 4 x 2 plan (pairs %s)", down ? "down" : "along");
 }
 
+/* The overlapped superstep needs every superstep of one K (kg % kc == 0),
+ * so a K group of 9 K-panels could be overlapped only in 9 supersteps of
+ * one panel while the search tried the powers of two (1, 2, 4, 8) and all
+ * 9 (the So400m f8 tower's qkv and fc1, docs/bench-siglip.md "b1ovl").
+ * f16 512 x 512 x 144 on 8 tiles, one K group: 144 = 9 K-panels of 16,
+ * whose divisors are 1, 3 and 9: overlapped plans of 9 supersteps of K 16
+ * and of 3 of K 48 are priced, and no overlapped plan has supersteps of
+ * two Ks; plain plans keep the powers of two and all. An even count keeps
+ * the powers of two: 512 x 512 x 576 (36 K-panels) has no superstep of 3
+ * K-panels (K 48), overlapped or not. */
+static void
+test_overlap_divisor_supersteps(void **state)
+{
+	(void)state;
+	assert_int_equal(gemm_k_panel(GEMM_F16), 16);
+	PlanHeld h = {0};
+	GemmPlan cand[256];
+	int n, three = 0, plain_three = 0;
+	Diag d;
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 512, 512, 144,
+	                               0, PLAN_GEMM_OVERLAP, &h, cand, 256, &n,
+	                               &d),
+	                 0);
+	for (int i = 0; i < n; i++) {
+		if (!cand[i].overlap)
+			continue;
+		assert_int_equal(cand[i].kg % cand[i].kc, 0);
+		three +=
+		    cand[i].pk == 1 && cand[i].steps == 3 && cand[i].kc == 48;
+	}
+	assert_true(three > 0);
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 512, 512, 144,
+	                               0, 0, &h, cand, 256, &n, &d),
+	                 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(cand[i].overlap, 0);
+		plain_three += cand[i].pk == 1 && cand[i].kc == 48;
+	}
+	assert_int_equal(plain_three, 0);
+	assert_int_equal(plan_gemm_top(chip_default(), 8, DT_F16, 512, 512, 576,
+	                               0, PLAN_GEMM_OVERLAP, &h, cand, 256, &n,
+	                               &d),
+	                 0);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		assert_int_not_equal(cand[i].pk == 1 ? cand[i].kc : 0, 48);
+}
+
+/* An overlapped multiply hosts no later B (host_of), so a single GEMM's
+ * overlapped plan is weighed against its plain one with the next weight
+ * GEMM priced beside each (overlap_or_host). The So400m f8 MLP block on
+ * the whole chip without weight copies (as in the 27-layer tower, whose
+ * weights leave no copy budget): fc1's cheapest plan alone is overlapped
+ * (4 K groups of 8 x 45, 3 supersteps of K 96 since the divisors), and
+ * it would leave fc2's B in its exchange. By hand, from the planner's
+ * own prices: fc1's best overlapped and best plain plans (plan_gemm_top
+ * with and without the overlap), fc2 planned beside the plain one's
+ * multiply (its PlanHost written out from that plan's grid and call) and
+ * with no host; the plain pair is the cheaper, and plan_graph picks it:
+ * fc1 in one superstep, fc2 priced beside fc1's multiply. */
+static void
+test_overlap_or_host(void **state)
+{
+	(void)state;
+	const Chip *chip = chip_default();
+	Graph *g = graph_of_text("input x f16 [729, 1152]\n"
+	                         "weight fc1_w f8_f143*2^0 [4304, 1152]\n"
+	                         "weight fc1_b f16 [4304]\n"
+	                         "weight fc2_w f8_f143*2^0 [1152, 4304]\n"
+	                         "weight fc2_b f16 [1152]\n"
+	                         "x8 = cast x f8_f143*2^0\n"
+	                         "h = matmul x8 fc1_w transpose_b=1\n"
+	                         "hb = add h fc1_b\n"
+	                         "ge = gelu hb\n"
+	                         "g8 = cast ge f8_f143*2^0\n"
+	                         "y = matmul g8 fc2_w transpose_b=1\n"
+	                         "yb = add y fc2_b\n"
+	                         "out = add yb x\n"
+	                         "output out\n");
+	Diag d;
+	/* by hand: the four prices */
+	PlanHeld none = {0};
+	GemmPlan cand[64], ovl = {0}, plain = {0}, with, without;
+	int n, have_ovl = 0, have_plain = 0;
+	assert_int_equal(plan_gemm_top(chip, chip->tiles, DT_F8_F143, 729, 4304,
+	                               1152, 0, PLAN_GEMM_OVERLAP, &none, cand,
+	                               64, &n, &d),
+	                 0);
+	for (int i = 0; i < n; i++) {
+		if (cand[i].overlap && !have_ovl++)
+			ovl = cand[i];
+		if (!cand[i].overlap && !have_plain++)
+			plain = cand[i];
+	}
+	assert_true(have_ovl && have_plain);
+	assert_true(ovl.cycles < plain.cycles); /* alone, the overlap wins */
+	assert_int_equal(plain.steps, 1);
+	PlanHeld beside = {
+	    .b_host = {.cycles = plain.compute_cycles,
+	               .t = gemm_dtype_of(DT_F8_F143),
+	               .bm = plain.bm,
+	               .bm_last = 729 - (plain.pm - 1) * plain.bm,
+	               .bn = plain.bn,
+	               .bk = plain.kg,
+	               .tiles = plain.pk * plain.pm * plain.pn,
+	               .cover = plain.pk * plain.pm * plain.pn}};
+	assert_int_equal((uint64_t)plain.pk * plain.kg, 1152);
+	assert_int_equal(plan_gemm(chip, chip->tiles, DT_F8_F143, 729, 1152,
+	                           4304, 0, PLAN_GEMM_OVERLAP, &beside, &with,
+	                           &d),
+	                 0);
+	assert_int_equal(plan_gemm(chip, chip->tiles, DT_F8_F143, 729, 1152,
+	                           4304, 0, PLAN_GEMM_OVERLAP, &none, &without,
+	                           &d),
+	                 0);
+	print_message(
+	    "fc1 overlapped %llu + fc2 %llu; plain %llu + fc2 beside "
+	    "%llu\n",
+	    (unsigned long long)ovl.cycles, (unsigned long long)without.cycles,
+	    (unsigned long long)plain.cycles, (unsigned long long)with.cycles);
+	assert_true(plain.cycles + with.cycles < ovl.cycles + without.cycles);
+	/* the planner */
+	PlanOptions po = {.gemm_overlap = 1, .b_under = 1};
+	Plan *p;
+	assert_int_equal(plan_graph(g, chip, chip->tiles, &po, &p, &d), 0);
+	const GemmPlan *fc1 = NULL, *fc2 = NULL;
+	for (int i = 0; i < g->nops; i++)
+		if (g->ops[i].kind == OP_MATMUL) {
+			if (!fc1)
+				fc1 = &p->op[i].gemm;
+			else
+				fc2 = &p->op[i].gemm;
+		}
+	assert_non_null(fc2);
+	assert_int_equal(fc1->overlap, 0);
+	assert_int_equal(fc1->steps, 1);
+	assert_int_equal(fc2->b_host.cycles, fc1->compute_cycles);
+	plan_free(p);
+	graph_free(g);
+}
+
 /* ... and a graph whose second GEMM the price moves: f16 256 x 512 x
  * 512 twice on 8 tiles, the weights too many for copies. Main's planner
  * (the B priced in the exchange) gave both GEMMs 1 x 8 grids of C block
@@ -2899,6 +3041,8 @@ main(void)
 	    cmocka_unit_test(test_loop_layernorm_cast),
 	    cmocka_unit_test(test_b_under),
 	    cmocka_unit_test(test_b_under_priced),
+	    cmocka_unit_test(test_overlap_divisor_supersteps),
+	    cmocka_unit_test(test_overlap_or_host),
 	    cmocka_unit_test(test_b_host_loss_scheduled),
 	    cmocka_unit_test(test_b_host_widened),
 	    cmocka_unit_test(test_a_direct),

@@ -637,9 +637,11 @@ host_of(const GemmPlan *g, uint32_t group, PlanHost *h)
  * matmul in the same part of the graph (the loop's body, before or after
  * it) whose B is a weight with no home, of one batch, priced beside a
  * host (no copy budget: choose_gemm); the matmuls between are assumed to
- * host none. Its shape in *y; 0 if none. */
+ * host none, or with `next` there must be none between (a matmul between
+ * is the host: qkv's multiply hosts no B, PV's hosts out_proj's). Its
+ * shape in *y; 0 if none. */
 static int
-hosted_after(const Planner *P, int i, Matmul *y)
+hosted_after(const Planner *P, int i, int next, Matmul *y)
 {
 	const Graph *g = P->g;
 	const RepeatMap *rm = &P->plan->loop;
@@ -655,8 +657,11 @@ hosted_after(const Planner *P, int i, Matmul *y)
 		const Tensor *a = graph_tensor(g, op->in[0]),
 		             *b = graph_tensor(g, op->in[1]);
 		if (b->role != ROLE_WEIGHT || P->home[b->id] ||
-		    shape_batches(&a->shape) != 1 || copy_left(P))
+		    shape_batches(&a->shape) != 1 || copy_left(P)) {
+			if (next)
+				return 0;
 			continue;
+		}
 		int ra = a->shape.rank, rb = b->shape.rank,
 		    ta = op->attr.transpose_a, tb = op->attr.transpose_b;
 		*y = (Matmul){.op = op,
@@ -685,7 +690,7 @@ choose_host(Planner *P, const Matmul *mm, uint32_t group, int made,
 {
 	Matmul y;
 	if (!P->plan->opt.b_under || group < 2 ||
-	    !hosted_after(P, (int)(mm->op - P->g->ops), &y))
+	    !hosted_after(P, (int)(mm->op - P->g->ops), 0, &y))
 		return;
 	GemmPlan cand[GEMM_CANDIDATES];
 	int n;
@@ -709,6 +714,39 @@ choose_host(Planner *P, const Matmul *mm, uint32_t group, int made,
 			*plan = cand[i];
 		}
 	}
+}
+
+/* A single GEMM's overlapped *plan at `cost` against its cheapest plain
+ * candidate (`plain` at `plain_cost`), each with the next matmul's weight
+ * GEMM priced beside it (hosted_after): an overlapped multiply hosts no
+ * B (host_of), so that B goes back to its own exchange, which neither
+ * plan's price sees (fc1 overlapped in 3 supersteps of K 96 saves 227
+ * cycles a layer of the So400m f8 tower and costs fc2's exchange 4,964:
+ * docs/bench-siglip.md, b1ovl). The plain one is taken if its sum is
+ * the smaller. */
+static void
+overlap_or_host(Planner *P, const Matmul *mm, GemmPlan *plan, uint64_t cost,
+                const GemmPlan *plain, uint64_t plain_cost)
+{
+	Matmul y;
+	if (!plan->overlap || plain_cost == UINT64_MAX ||
+	    !P->plan->opt.b_under ||
+	    !hosted_after(P, (int)(mm->op - P->g->ops), 1, &y))
+		return;
+	PlanHeld hy = {.bytes = held_for(P, &y)};
+	GemmPlan with, without;
+	Diag d;
+	host_of(plain, 1, &hy.b_host);
+	if (plan_gemm(P->chip, P->tiles, y.dt, y.m, y.n, y.k, 0,
+	              PLAN_GEMM_OVERLAP, &hy, &with, &d))
+		return;
+	hy.b_host = (PlanHost){0};
+	if (plan_gemm(P->chip, P->tiles, y.dt, y.m, y.n, y.k, 0,
+	              PLAN_GEMM_OVERLAP, &hy, &without, &d))
+		return;
+	if (better(P, mm, plain, plain_cost + with.cycles, plan,
+	           cost + without.cycles))
+		*plan = *plain;
 }
 
 /* The plan for `batches` GEMMs of m x n x k: for each group size g (1 to
@@ -765,16 +803,27 @@ choose_gemm(Planner *P, const Matmul *mm, GemmPlan *plan, uint32_t *group,
 		int r = plan_gemm_top(chip, tiles, mm->dt, mm->m, mm->n, mm->k,
 		                      local, made, held, cand, GEMM_CANDIDATES,
 		                      &n, d);
+		GemmPlan plain = {0};
+		uint64_t plain_cost = UINT64_MAX;
 		for (int i = 0; !r && i < n; i++) {
 			uint64_t move = relayout_price(P, mm, &cand[i]);
-			if (move != UINT64_MAX &&
-			    better(P, mm, &cand[i], cand[i].cycles + move, plan,
+			if (move == UINT64_MAX)
+				continue;
+			if (better(P, mm, &cand[i], cand[i].cycles + move, plan,
 			           best)) {
 				best = cand[i].cycles + move;
 				*plan = cand[i];
 				*group = 1;
 			}
+			if (!cand[i].overlap &&
+			    better(P, mm, &cand[i], cand[i].cycles + move,
+			           &plain, plain_cost)) {
+				plain_cost = cand[i].cycles + move;
+				plain = cand[i];
+			}
 		}
+		if (!r && best != UINT64_MAX)
+			overlap_or_host(P, mm, plan, best, &plain, plain_cost);
 		if (r || best != UINT64_MAX)
 			return r;
 	}
