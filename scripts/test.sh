@@ -29,22 +29,58 @@ if [ ! -x /usr/bin/chromium ]; then
 	echo "note: test_report_browser will be skipped: no /usr/bin/chromium"
 fi
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
 echo "== release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
+
+# The sanitizer and fuzz builds run behind the release build's tests, then
+# behind the sanitizer build's, at the lowest priority (nice 19): they take
+# the cores the tests leave idle (a test waiting on a child, the queue's
+# last tests running alone) and the tests keep their pace. Each build's
+# output goes to a log, printed if it fails; its status to a file.
+(
+	rc=0
+	nice -n 19 bash -c "cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+		-DCMAKE_C_FLAGS_DEBUG=-g1 -DIPU_SANITIZE=ON >/dev/null &&
+		cmake --build build-asan -j $jobs" \
+		>"$work/build-asan.log" 2>&1 || rc=$?
+	echo "$rc" >"$work/build-asan.rc.new"
+	mv "$work/build-asan.rc.new" "$work/build-asan.rc"
+	[ "$rc" -eq 0 ] || exit 0
+	nice -n 19 bash -c "cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang \
+		-DIPU_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-g1 \
+		>/dev/null && cmake --build build-fuzz -j $jobs --target fuzzers" \
+		>"$work/build-fuzz.log" 2>&1 || rc=$?
+	echo "$rc" >"$work/build-fuzz.rc.new"
+	mv "$work/build-fuzz.rc.new" "$work/build-fuzz.rc"
+) &
+builds=$!
+# Waits for a background build's status file; prints its log's tail and
+# stops the suite if it failed (as a failed build in the foreground did).
+await_build() {
+	while [ ! -f "$work/$1.rc" ] && kill -0 "$builds" 2>/dev/null; do
+		sleep 1
+	done
+	if [ "$(cat "$work/$1.rc" 2>/dev/null)" != 0 ]; then
+		echo "$1 failed:"
+		tail -n 60 "$work/$1.log"
+		exit 1
+	fi
+	tail -n 1 "$work/$1.log"
+}
+
 run_ctest build
 
 echo "== sanitizer build (ASan + UBSan)"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DIPU_SANITIZE=ON >/dev/null
-cmake --build build-asan -j "$jobs"
+await_build build-asan
 ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan
 
 echo "== fuzz targets (libFuzzer, short runs)"
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DIPU_FUZZ=ON \
-	-DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-fuzz -j "$jobs" --target fuzzers
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+await_build build-fuzz
+wait "$builds"
 # One fuzz target a core at a time, 5 s each (a smoke run; longer
 # campaigns by hand); each writes its exit status to a file.
 fuzz_one() {

@@ -58,18 +58,16 @@ teardown(void **state)
 static int
 shell(const char *line)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "cd %s && %s", test_dir, line);
+	char cmd[8192];
+	assert_true((size_t)snprintf(cmd, sizeof cmd, "cd %s && %s", test_dir,
+	                             line) < sizeof cmd);
 	return system(cmd);
 }
 
 /* ipu quant with `methods` (and `extra` options) into out_st (its output
- * into <out_st>.log), then the reference's check of it (with `ref_extra`
- * options); its decoded tower's embedding of the held-out images into
- * <out_st>.ref.npy. */
+ * into <out_st>.log). */
 static void
-quantize_ref(const char *methods, const char *extra, const char *ref_extra,
-             const char *out_st)
+quantize_only(const char *methods, const char *extra, const char *out_st)
 {
 	char args[1024], out[8192];
 	snprintf(args, sizeof args,
@@ -83,12 +81,47 @@ quantize_ref(const char *methods, const char *extra, const char *ref_extra,
 	char log[256];
 	snprintf(log, sizeof log, "%s.log", out_st);
 	write_text(log, out);
-	snprintf(args, sizeof args,
-	         "/usr/bin/python3 %s/tools/siglip_ref.py quant-check "
-	         "--weights tiny.safetensors --quantized %s --config "
-	         "tiny.json " REF_CALIB " " REF_EVAL " %s --out %s.ref.npy",
-	         IPU_SOURCE_DIR, out_st, ref_extra, out_st);
-	assert_int_equal(shell(args), 0);
+}
+
+/* The reference's check of out_st (with `ref_extra` options), its decoded
+ * tower's embedding of the held-out images into <out_st>.ref.npy: the
+ * arguments of `siglip_ref.py` into line. */
+static void
+check_line(char *line, size_t n, const char *ref_extra, const char *out_st)
+{
+	assert_true(
+	    (size_t)snprintf(line, n,
+	                     "quant-check --weights tiny.safetensors "
+	                     "--quantized %s --config tiny.json " REF_CALIB
+	                     " " REF_EVAL " %s --out %s.ref.npy",
+	                     out_st, ref_extra, out_st) < n);
+}
+
+/* The reference's checks of `n` lines (check_line's) in one interpreter
+ * (tests/ref_batch.py: every check made, each failure named). */
+static void
+checks(char (*lines)[512], int n)
+{
+	char cmd[6144];
+	size_t at = (size_t)snprintf(cmd, sizeof cmd,
+	                             "/usr/bin/python3 %s/tests/ref_batch.py",
+	                             IPU_SOURCE_DIR);
+	for (int i = 0; i < n && at < sizeof cmd; i++)
+		at += (size_t)snprintf(cmd + at, sizeof cmd - at, " '%s'",
+		                       lines[i]);
+	assert_true(at < sizeof cmd);
+	assert_int_equal(shell(cmd), 0);
+}
+
+/* quantize_only, then the reference's check of it. */
+static void
+quantize_ref(const char *methods, const char *extra, const char *ref_extra,
+             const char *out_st)
+{
+	char line[1][512];
+	quantize_only(methods, extra, out_st);
+	check_line(line[0], sizeof line[0], ref_extra, out_st);
+	checks(line, 1);
 }
 
 static void
@@ -105,11 +138,15 @@ test_methods_match_reference(void **state)
 	static const char *const methods[] = {"tensor",  "mse",
 	                                      "channel", "channel,mse",
 	                                      "smooth",  "channel,mse,smooth"};
-	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+	enum { N = sizeof methods / sizeof methods[0] };
+	char lines[N][512];
+	for (size_t i = 0; i < N; i++) {
 		char name[64];
 		snprintf(name, sizeof name, "q%zu.safetensors", i);
-		quantize(methods[i], "", name);
+		quantize_only(methods[i], "", name);
+		check_line(lines[i], sizeof lines[i], "", name);
 	}
+	checks(lines, N);
 }
 
 /* percentile, gptq, bias correction and the format choice (alone and with
@@ -133,11 +170,15 @@ test_more_methods_match_reference(void **state)
 	    {"format,percentile", "--percentile 90"},
 	    {"block,gptq,bias", "--block 64"},
 	};
-	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+	enum { N = sizeof m / sizeof m[0] };
+	char lines[N][512];
+	for (size_t i = 0; i < N; i++) {
 		char name[64];
 		snprintf(name, sizeof name, "m%zu.safetensors", i);
-		quantize_ref(m[i].methods, m[i].opts, m[i].opts, name);
+		quantize_only(m[i].methods, m[i].opts, name);
+		check_line(lines[i], sizeof lines[i], m[i].opts, name);
 	}
+	checks(lines, N);
 }
 
 /* The pooled embedding of a run of checkpoint w on the held-out photos. */
