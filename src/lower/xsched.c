@@ -1151,15 +1151,9 @@ cache_put(XschedCache *c, const uint32_t *k, size_t n, const Step *s,
 	*p++ = s->cycles;
 	for (size_t i = 0; i < nx; i++) {
 		const Transfer *x = &s->xfer[i];
-		size_t lo = 0, hi = nx;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if ((uintptr_t)own[mid].at < (uintptr_t)x->ptr_at)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		*p++ = own[lo].place | (uint64_t)x->wide << 32 |
+		Own key = {x->ptr_at, 0};
+		const Own *o = bsearch(&key, own, nx, sizeof *own, own_cmp);
+		*p++ = o->place | (uint64_t)x->wide << 32 |
 		       (uint64_t)x->join << 40;
 		*p++ = x->start;
 		for (uint32_t j = 0; j < x->ndst; j++) {
@@ -1181,13 +1175,22 @@ cache_put(XschedCache *c, const uint32_t *k, size_t n, const Step *s,
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Step s (as given) takes schedule v (cache_put's). */
-static void
-cache_apply(Step *s, const uint64_t *v)
+/* A copy of step s's transfers as given (before scheduling reorders and
+ * splits them). */
+static Transfer *
+xfers_given(const Step *s)
 {
 	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
 	Transfer *given = xmalloc(bytes + 1);
 	memcpy(given, s->xfer, bytes);
+	return given;
+}
+
+/* Step s (as given) takes schedule v (cache_put's). */
+static void
+cache_apply(Step *s, const uint64_t *v)
+{
+	Transfer *given = xfers_given(s);
 	s->cycles = *v++;
 	for (int i = 0; i < s->nxfer; i++) {
 		Transfer *x = &s->xfer[i];
@@ -1219,9 +1222,7 @@ schedule_step(const Lowered *l, Step *s, Diag *d)
 		free(k);
 		return IPU_OK;
 	}
-	size_t bytes = (size_t)s->nxfer * sizeof *s->xfer;
-	Transfer *given = xmalloc(bytes);
-	memcpy(given, s->xfer, bytes);
+	Transfer *given = xfers_given(s);
 	int r = schedule_fresh(l, s, d);
 	if (!r)
 		cache_put(c, k, n, s, given);

@@ -1350,7 +1350,7 @@ run_fused(Tile *t, uint64_t max_cycles)
 	r.slot = (unsigned)(r.cycle % CHIP_SLOTS);
 	r.base = t->chip->mem_base;
 	uint32_t lim = t->chip->exec_end - r.base;
-	r.words = lim / 4 + (lim % 4 != 0); /* at most 2^30 */
+	r.words = ceil_div(lim, 4); /* at most 2^30 */
 	r.mark = t->obs ? t->obs->flag : NULL;
 	/* the same for every bundle here: t->nacc is 0 at each */
 	t->nacc = 0;
