@@ -1,9 +1,13 @@
 /* support.c - helpers shared by the unit tests. */
+#define _DEFAULT_SOURCE /* mincore */
 #include "support.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../src/graph/graph.h"
 #include "../src/util/npy.h"
@@ -240,4 +244,102 @@ expect_cosines(const float *got, int batch, int n, const char *ref_npy,
 		assert_true(cos >= min);
 	}
 	npy_free(&ref);
+}
+
+/* Whether the host has swap: then a page that is not resident may hold data. */
+static int
+host_has_swap(void)
+{
+	static int known = -1;
+	if (known >= 0)
+		return known;
+	known = 1;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return known;
+	char line[128];
+	unsigned long kb;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "SwapTotal: %lu", &kb) == 1)
+			known = kb != 0;
+	fclose(f);
+	return known;
+}
+
+size_t
+mem_touched(const void *p, size_t n, unsigned char *vec)
+{
+	size_t pages = (n + 4095) / 4096;
+	if (sysconf(_SC_PAGESIZE) != 4096 || (uintptr_t)p % 4096 ||
+	    host_has_swap() || mincore((void *)p, n, vec) != 0) {
+		memset(vec, 1, pages);
+		return pages;
+	}
+	for (size_t i = 0; i < pages; i++)
+		vec[i] &= 1; /* the other bits are reserved */
+	return pages;
+}
+
+int
+mem_same(const void *a, const void *b, size_t n)
+{
+	static const unsigned char zero[4096];
+	size_t pages = (n + 4095) / 4096;
+	unsigned char *va = malloc(pages ? pages : 1);
+	unsigned char *vb = malloc(pages ? pages : 1);
+	assert_non_null(va);
+	assert_non_null(vb);
+	mem_touched(a, n, va);
+	mem_touched(b, n, vb);
+	int same = 1;
+	for (size_t i = 0; i < pages && same; i++) {
+		size_t at = i * 4096, len = n - at < 4096 ? n - at : 4096;
+		const unsigned char *x = (const unsigned char *)a + at;
+		const unsigned char *y = (const unsigned char *)b + at;
+		if (va[i] || vb[i])
+			same = !memcmp(va[i] ? x : zero, vb[i] ? y : zero, len);
+	}
+	free(va);
+	free(vb);
+	return same;
+}
+
+static const uint64_t fnv_prime = 0x100000001b3ull;
+
+static uint64_t
+fnv_bytes(uint64_t h, const unsigned char *b, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ b[k]) * fnv_prime;
+	return h;
+}
+
+/* FNV-1a's prime to the power e (mod 2^64): the hash after e zero bytes is
+ * the hash before times this. */
+static uint64_t
+fnv_prime_pow(size_t e)
+{
+	uint64_t r = 1, b = fnv_prime;
+	for (; e; e >>= 1, b *= b)
+		if (e & 1)
+			r *= b;
+	return r;
+}
+
+uint64_t
+fnv_mem(uint64_t h, const void *p, size_t n)
+{
+	if (n < 4096) /* no whole page to skip */
+		return fnv_bytes(h, p, n);
+	size_t pages = (n + 4095) / 4096;
+	unsigned char *v = malloc(pages);
+	assert_non_null(v);
+	mem_touched(p, n, v);
+	for (size_t i = 0; i < pages; i++) {
+		size_t at = i * 4096, len = n - at < 4096 ? n - at : 4096;
+		h = v[i] ? fnv_bytes(h, (const unsigned char *)p + at, len)
+		         : h * fnv_prime_pow(len);
+	}
+	free(v);
+	return h;
 }

@@ -71,6 +71,20 @@ void expect_diag_ok(int e, const Diag *d, const char *what);
 void expect_cosines(const float *got, int batch, int n, const char *ref_npy,
                     double min);
 
+/* Tile memory compared and hashed without reading the pages no one touched.
+ * Reading an untouched page of an anonymous mapping (the emulator's
+ * xmap_zero) costs a page fault, which dominated the tests that compare
+ * whole tiles. mem_touched sets vec[i] (one byte a page, (n + 4095) / 4096
+ * of them) where page i of p may hold a nonzero byte: mincore's resident
+ * pages, since with no swap a page that is not resident was never written;
+ * every page where there is swap or p is not page-aligned. Returns the
+ * number of pages. */
+size_t mem_touched(const void *p, size_t n, unsigned char *vec);
+/* Whether n bytes at a and b are the same (as memcmp == 0). */
+int mem_same(const void *a, const void *b, size_t n);
+/* FNV-1a of n bytes at p continued from h (as a byte loop would give). */
+uint64_t fnv_mem(uint64_t h, const void *p, size_t n);
+
 /* A case that repeats, at a cost of minutes under the sanitizers, code
  * paths that cheaper cases run there too: skipped (and said so) in the
  * sanitizer build, run in the release build. `covered_by` names the cases

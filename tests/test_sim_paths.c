@@ -705,7 +705,7 @@ tile_diff(const Tile *a, const Tile *b)
 			return "trace"; /* field by field: the struct pads */
 	}
 	const Chip *c = a->chip;
-	if (memcmp(a->mem, b->mem, c->mem_end - c->mem_base))
+	if (!mem_same(a->mem, b->mem, c->mem_end - c->mem_base))
 		return "memory";
 	return NULL;
 #undef SAME
@@ -714,40 +714,31 @@ tile_diff(const Tile *a, const Tile *b)
 /* FNV-1a over the state tile_diff compares (the fault only if there is
  * one). */
 static uint64_t
-fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static uint64_t
 tile_digest(const Tile *t)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (int i = 0; i < CHIP_CONTEXTS; i++) {
 		const Context *c = &t->ctx[i];
-		h = fnv(h, &c->state, sizeof c->state);
-		h = fnv(h, &c->pc, sizeof c->pc);
-		h = fnv(h, c->m, sizeof c->m);
-		h = fnv(h, c->a, sizeof c->a);
-		h = fnv(h, &c->fp_sts, sizeof c->fp_sts);
-		h = fnv(h, c->aacc, sizeof c->aacc);
-		h = fnv(h, &c->amp, sizeof c->amp);
-		h = fnv(h, c->prng, sizeof c->prng);
+		h = fnv_mem(h, &c->state, sizeof c->state);
+		h = fnv_mem(h, &c->pc, sizeof c->pc);
+		h = fnv_mem(h, c->m, sizeof c->m);
+		h = fnv_mem(h, c->a, sizeof c->a);
+		h = fnv_mem(h, &c->fp_sts, sizeof c->fp_sts);
+		h = fnv_mem(h, c->aacc, sizeof c->aacc);
+		h = fnv_mem(h, &c->amp, sizeof c->amp);
+		h = fnv_mem(h, c->prng, sizeof c->prng);
 	}
-	h = fnv(h, t->cwei, sizeof t->cwei);
-	h = fnv(h, &t->cycle, sizeof t->cycle);
-	h = fnv(h, &t->bundles, sizeof t->bundles);
+	h = fnv_mem(h, t->cwei, sizeof t->cwei);
+	h = fnv_mem(h, &t->cycle, sizeof t->cycle);
+	h = fnv_mem(h, &t->bundles, sizeof t->bundles);
 	if (t->faulted) {
-		h = fnv(h, &t->fault.type, sizeof t->fault.type);
-		h = fnv(h, &t->fault.pc, sizeof t->fault.pc);
-		h = fnv(h, &t->fault.addr, sizeof t->fault.addr);
-		h = fnv(h, t->fault.cause, strlen(t->fault.cause));
+		h = fnv_mem(h, &t->fault.type, sizeof t->fault.type);
+		h = fnv_mem(h, &t->fault.pc, sizeof t->fault.pc);
+		h = fnv_mem(h, &t->fault.addr, sizeof t->fault.addr);
+		h = fnv_mem(h, t->fault.cause, strlen(t->fault.cause));
 	}
 	const Chip *c = t->chip;
-	return fnv(h, t->mem, c->mem_end - c->mem_base);
+	return fnv_mem(h, t->mem, c->mem_end - c->mem_base);
 }
 
 static const SimPath paths[] = {SIM_PLAIN, SIM_PORTABLE, SIM_FAST};
@@ -1601,11 +1592,59 @@ test_graphs_f32_f8(void **state)
 	            4);
 }
 
+/* support.c's page-skipping compare and hash (tile_diff's and
+ * tile_digest's memory) against memcmp and a byte loop over copies kept
+ * beside (reading the mappings themselves would touch every page), on
+ * mappings with untouched pages, a page touched with zeros, a difference on
+ * a middle page and on the partial last one, and an unaligned span. */
+static void
+test_mem_pages(void **state)
+{
+	(void)state;
+	enum { N = 5 * 4096 + 100 };
+	unsigned char *a = xmap_zero(N), *b = xmap_zero(N);
+	static unsigned char ca[N], cb[N]; /* a's and b's bytes */
+	unsigned char vec[6];
+	assert_int_equal(mem_touched(a, N, vec), 6);
+#define SET(m, at, v) (m[at] = c##m[at] = (v))
+#define CHECK_SAME()                                                           \
+	do {                                                                   \
+		int want = !memcmp(ca, cb, N);                                 \
+		uint64_t ha = 0xcbf29ce484222325ull, hb = ha;                  \
+		for (size_t k = 0; k < N; k++) {                               \
+			ha = (ha ^ ca[k]) * 0x100000001b3ull;                  \
+			hb = (hb ^ cb[k]) * 0x100000001b3ull;                  \
+		}                                                              \
+		assert_int_equal(mem_same(a, b, N), want);                     \
+		assert_int_equal(mem_same(a + 1, b + 1, N - 1), want);         \
+		assert_true(fnv_mem(0xcbf29ce484222325ull, a, N) == ha);       \
+		assert_true(fnv_mem(0xcbf29ce484222325ull, b, N) == hb);       \
+	} while (0)
+	CHECK_SAME();
+	SET(a, 2 * 4096 + 7, 9); /* a middle page */
+	mem_touched(a, N, vec);
+	assert_int_equal(vec[2], 1);
+	CHECK_SAME();
+	SET(b, 2 * 4096 + 7, 9);
+	CHECK_SAME();
+	SET(a, 4 * 4096, 0); /* touched, still zeros */
+	CHECK_SAME();
+	SET(b, 5 * 4096 + 99, 1); /* the partial last page */
+	CHECK_SAME();
+	SET(a, 5 * 4096 + 99, 1);
+	CHECK_SAME();
+#undef CHECK_SAME
+#undef SET
+	xunmap(a, N);
+	xunmap(b, N);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decode_arch),
+	    cmocka_unit_test(test_mem_pages),
 	    cmocka_unit_test(test_shared_issues),
 	    cmocka_unit_test(test_code_templates),
 	    cmocka_unit_test(test_pace_boxes),
