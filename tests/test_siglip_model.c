@@ -696,11 +696,18 @@ test_package_cache(void **state)
 	/* the range's programs from the cache too */
 	range_of(out, &fast2, &slow2);
 	assert_true(fast2 == fast && slow2 == slow);
+	/* --no-cache: not under the sanitizers, where its three compiles are
+	 * the first run's (which missed the cache) again */
+#ifndef IPU_TEST_SANITIZED
 	snprintf(args, sizeof args, "%sc3.npy --no-cache", run);
 	assert_int_equal(run_ipu(out, sizeof out, args), 0);
 	assert_null(strstr(out, "from the cache"));
 	range_of(out, &fast2, &slow2);
 	assert_true(fast2 == fast && slow2 == slow);
+	const char *cmp3 = " && cmp c1.npy c3.npy";
+#else
+	const char *cmp3 = "";
+#endif
 	/* the same programs emulated at the bounds: as predicted (within
 	 * 1%, test_compile_graph's bound at the bounds) */
 	snprintf(args, sizeof args, "%sc4.npy --range emulate", run);
@@ -710,10 +717,10 @@ test_package_cache(void **state)
 	assert_true(fabs((double)fast2 / (double)fast - 1) < 0.01);
 	assert_true(fabs((double)slow2 / (double)slow - 1) < 0.01);
 	char cmd[512];
-	snprintf(cmd, sizeof cmd,
-	         "cd %s && cmp c1.npy c2.npy && cmp c1.npy c3.npy && ls "
-	         ".cache/ipu/*.pkg >/dev/null",
-	         test_dir);
+	snprintf(
+	    cmd, sizeof cmd,
+	    "cd %s && cmp c1.npy c2.npy%s && ls .cache/ipu/*.pkg >/dev/null",
+	    test_dir, cmp3);
 	assert_int_equal(system(cmd), 0);
 	snprintf(args, sizeof args,
 	         "run siglip --weights c.safetensors --config c.json --image "
