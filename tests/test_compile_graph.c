@@ -262,7 +262,10 @@ test_matmul_chain(void **state)
  * cycles (docs/chip.md, "Route latency"); the chip model faults any word
  * the schedule mistimes or sends the wrong way. Compiled and run at each
  * timing profile: exact every time, the cost model within 1%, and no
- * faster at a slower profile. */
+ * faster at a slower profile. Under the sanitizers at the nominal profile
+ * only: the bounds take the same paths with other latencies (about 12 of
+ * the test's 80 CPU seconds there), and the release build runs all three
+ * and compares them. */
 static void
 test_whole_chip(void **state)
 {
@@ -270,7 +273,12 @@ test_whole_chip(void **state)
 	static const TimingBound bounds[3] = {TIMING_FAST, TIMING_NOMINAL,
 	                                      TIMING_SLOW};
 	uint64_t cycles[3];
-	for (int b = 0; b < 3; b++) {
+#ifdef IPU_TEST_SANITIZED
+	const int first = 1, last = 1;
+#else
+	const int first = 0, last = 2;
+#endif
+	for (int b = first; b <= last; b++) {
 		run_chip = profile_chip(bounds[b]);
 		uint64_t pred = run_graph("input x f16 [64, 256]\n"
 		                          "weight w1 f16 [256, 2048]\n"
@@ -289,7 +297,8 @@ test_whole_chip(void **state)
 		assert_true(err > -0.01 && err < 0.01);
 	}
 	run_chip = NULL;
-	assert_true(cycles[0] <= cycles[1] && cycles[1] <= cycles[2]);
+	if (first == 0 && last == 2)
+		assert_true(cycles[0] <= cycles[1] && cycles[1] <= cycles[2]);
 }
 
 /* Data movement only: exact. */
