@@ -76,6 +76,17 @@ static const char *const vec_mnemonics[] = {
 static const char *const ldst_mnemonics[] = {
     "ld32", "ld32step", "ld64", "ld64step", "st64", "st64step"};
 
+/* The forms whose halves may write their registers directly instead of
+ * through the write log (sim.h, SIM_DIRECT_FORMS): STYLE_DIRECT's bundles
+ * are made of them (main-lane rows: direct_main_rows, aux-lane rows:
+ * direct_aux_rows). */
+static const char *const direct_mnemonics[] = {
+#define X(mn, writes) #mn,
+    SIM_DIRECT_FORMS(X)
+#undef X
+};
+static RowSet direct_main_rows, direct_aux_rows;
+
 static void
 collect_rows(void)
 {
@@ -108,10 +119,19 @@ collect_rows(void)
 		if (d->lane == LANE_MAIN && !(d->flags & F_SOLO) &&
 		    (d->flags & F_LOAD))
 			load_rows.row[load_rows.n++] = (int16_t)r;
+		RowSet *ds =
+		    d->lane == LANE_MAIN ? &direct_main_rows : &direct_aux_rows;
+		for (size_t k = 0;
+		     k < sizeof direct_mnemonics / sizeof direct_mnemonics[0];
+		     k++)
+			if (!strcmp(d->mnemonic, direct_mnemonics[k]) &&
+			    (d->lane == LANE_AUX || !(d->flags & F_SOLO)))
+				ds->row[ds->n++] = (int16_t)r;
 	}
 	assert_true(main_rows.n > 50 && aux_rows.n > 50 && amp_rows.n >= 7 &&
 	            load_rows.n > 10 && vec_rows.n >= 10 && ldst_rows.n == 16 &&
-	            sup_rows.n > 50);
+	            sup_rows.n > 50 && direct_main_rows.n == 24 &&
+	            direct_aux_rows.n == 29);
 }
 
 static int32_t
@@ -199,6 +219,8 @@ static int f16_wide;
 /* The small offsets all multiples of 8 (random_mregs), so that the 64-bit
  * loads and stores of STYLE_LDST mostly run on (ldst_word). */
 static int aligned_offsets;
+/* An FP trap enabled in a quarter of the programs (setup_tile). */
+static int trap_often;
 
 static uint16_t
 random_f16(void)
@@ -280,7 +302,14 @@ random_mregs(const Chip *c, uint32_t *m)
 		m[i] = below(2) ? (uint32_t)rnd() : below(64);
 }
 
-typedef enum { STYLE_ANY, STYLE_AMP, STYLE_VEC, STYLE_LDST, STYLE_SUP } Style;
+typedef enum {
+	STYLE_ANY,
+	STYLE_AMP,
+	STYLE_VEC,
+	STYLE_LDST,
+	STYLE_SUP,
+	STYLE_DIRECT
+} Style;
 
 /* A main half of STYLE_LDST: a row of ldst_rows whose $base is an
  * address register and whose $delta and register offset or stride are
@@ -340,6 +369,25 @@ amp_load(void)
 	default:
 		return enc("setzi_mmmn_zi", 2, 10 + (int)below(5),
 		           (int)below(1000));
+	}
+}
+
+/* A main half of STYLE_DIRECT: a quarter of them loads and stores of
+ * ldst_word (one in 32 with any operands: out of memory or misaligned; st64
+ * is not in SIM_DIRECT_FORMS), a quarter the paced loads and stores of
+ * amp_load (and its setzi, not in the list either), the rest any row of
+ * direct_main_rows with random operands (one in ten of their $m registers
+ * any, mreg_for: misaligned or out of memory). */
+static uint32_t
+direct_main(void)
+{
+	switch (below(4)) {
+	case 0:
+		return ldst_word();
+	case 1:
+		return amp_load();
+	default:
+		return random_word(&direct_main_rows);
 	}
 }
 
@@ -480,6 +528,11 @@ make_program(Style style, int n, uint32_t *w)
 		}
 		if (k % 2) /* bundles are 8-byte aligned: pad with a solo */
 			w[k++] = enc("setzi_mmmn_zi", 2, 15, 0);
+		if (style == STYLE_DIRECT) {
+			w[k++] = direct_main() | 0x80000000u;
+			w[k++] = random_word(&direct_aux_rows) & 0x7fffffffu;
+			continue;
+		}
 		int vec = style == STYLE_VEC || style == STYLE_LDST;
 		const RowSet *ar = style == STYLE_AMP && below(8) ? &amp_rows
 		                   : vec && below(16)             ? &vec_rows
@@ -550,11 +603,14 @@ setup_tile(Tile *t, const uint32_t *prog, int nwords, uint64_t seed,
 	t->sup.fp_infmt = below(4);
 	t->sup.fp_iscl = below(64);
 	/* rounding mode (bits 18:16) and NANOO/ESR now and then; traps
-	 * rarely, so that programs mostly run to the end */
+	 * rarely, so that programs mostly run to the end (with trap_often,
+	 * one of INV, DIV0, OFLO enabled in a quarter of the programs) */
 	t->sup.fp_ictl = below(4)
 	                     ? 0
 	                     : (below(8) << 16 | below(2) << 19 |
 	                        below(2) << 20 | (below(8) ? 0 : below(8)));
+	if (trap_often && below(4) == 0)
+		t->sup.fp_ictl |= 1u << below(3);
 	if (who == RUN_SUP) {
 		uint32_t exit = enc("exitz_mmmn", 1, 15);
 		assert_int_equal(
@@ -760,8 +816,8 @@ check_program(Style style, int issues, int index)
 	 * cycles (the rules' values are in the decode cache's costs) */
 	const Chip *chip = profile_chip((TimingBound)(index % 3));
 	/* every fourth AMP program on all six workers (at each profile) */
-	Runners who = style == STYLE_SUP    ? RUN_SUP
-	              : style == STYLE_VEC  ? RUN_PAIR
+	Runners who = style == STYLE_SUP                            ? RUN_SUP
+	              : style == STYLE_VEC || style == STYLE_DIRECT ? RUN_PAIR
 	              : style == STYLE_LDST ? (index % 4 ? RUN_PAIR : RUN_ALL)
 	              : style == STYLE_AMP && index % 12 >= 9 ? RUN_ALL
 	                                                      : RUN_ONE;
@@ -1120,6 +1176,22 @@ test_random_ldst_programs(void **state)
 	aligned_offsets = 1;
 	run_programs(STYLE_LDST, 600, 8, 64);
 	aligned_offsets = 0;
+}
+
+/* The halves that write their registers directly (sim.h,
+ * SIM_DIRECT_FORMS; tile.c, direct_halves and halves): bundles of those
+ * forms only, in rpt bodies, by two workers and the supervisor, the main
+ * half's writes often among the aux half's operands (random registers),
+ * main halves that fault (misaligned or out of memory) and aux halves
+ * that trap (an FP trap enabled in a quarter of the programs,
+ * trap_often): a faulting bundle must leave every register as it was. */
+static void
+test_random_direct_programs(void **state)
+{
+	(void)state;
+	trap_often = aligned_offsets = 1;
+	run_programs(STYLE_DIRECT, 1000, 4, 40);
+	trap_often = aligned_offsets = 0;
 }
 
 /* The fused bundles' boxes (sim.h, sim_pace_box): a paced stream's
@@ -1656,6 +1728,7 @@ main(void)
 	    cmocka_unit_test(test_random_vec_programs),
 	    cmocka_unit_test(test_random_vec_wide),
 	    cmocka_unit_test(test_random_ldst_programs),
+	    cmocka_unit_test(test_random_direct_programs),
 	    cmocka_unit_test(test_graphs_f16),
 	    cmocka_unit_test(test_graphs_f32_f8),
 	};

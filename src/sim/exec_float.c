@@ -409,14 +409,14 @@ bin16_operands(const Exec *e, int quad, uint64_t *a, uint64_t *b)
 		*b |= (uint64_t)sim_ra(e, r2 + 1) << 32;
 }
 
-/* The lanes r into the destination (quad: a pair). */
+/* The lanes r into the destination (quad: a pair; direct: as sim_put). */
 static inline __attribute__((always_inline)) void
-bin16_result(Exec *e, int quad, uint64_t r)
+bin16_result(Exec *e, int quad, uint64_t r, int direct)
 {
 	int d = e->in->op[0];
-	sim_wa(e, d, (uint32_t)r);
+	sim_put_a(e, d, (uint32_t)r, direct);
 	if (quad)
-		sim_wa(e, d + 1, (uint32_t)(r >> 32));
+		sim_put_a(e, d + 1, (uint32_t)(r >> 32), direct);
 }
 
 /* The fast forms of f16 add, sub and mul (sim.h, SIM_FAST_FORMS): the case
@@ -426,9 +426,11 @@ bin16_result(Exec *e, int quad, uint64_t r)
  * registers as get16 reads them; anything else runs bin16. The exact
  * result (in double) rounds as f16_binop rounds it. f16c: the AVX2 path's
  * instance (sim_use_avx2), whose lanes go by F16C (f16c_lanes); one that
- * overflows runs bin16, whose lanes are f16_binop's fast case. */
+ * overflows runs bin16, whose lanes are f16_binop's fast case. direct: the
+ * lanes written straight to the registers (sim.h, SIM_DIRECT_FORMS), after
+ * fpenv_finish's trap; bin16 logs. */
 static inline __attribute__((always_inline)) void
-fast_bin16(Exec *e, BinOp op, int quad, int f16c)
+fast_bin16(Exec *e, BinOp op, int quad, int f16c, int direct)
 {
 	uint64_t a, b;
 	bin16_operands(e, quad, &a, &b);
@@ -462,28 +464,32 @@ fast_bin16(Exec *e, BinOp op, int quad, int f16c)
 		if (!fpenv_finish(e, &v))
 			return;
 	}
-	bin16_result(e, quad, r);
+	bin16_result(e, quad, r, direct);
 }
 
 /* Each fast form twice: fast_bin16's F16C instance, built for F16C
- * (f16c_<mn>: f16c_lanes inline), and its portable one. */
+ * (f16c_<mn>: f16c_lanes inline), and its portable one; and so its direct
+ * instance (f16cd_<mn> for F16C, direct_<mn>). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define F16C_TARGET __attribute__((target("f16c")))
 #else
 #define F16C_TARGET
 #endif
-#define FAST16(mn, op, quad)                                                   \
-	F16C_TARGET static void f16c_##mn(Exec *e)                             \
+#define FAST16_AS(mn, op, quad, name, f16c_name, direct)                       \
+	F16C_TARGET static void f16c_name(Exec *e)                             \
 	{                                                                      \
-		fast_bin16(e, op, quad, 1);                                    \
+		fast_bin16(e, op, quad, 1, direct);                            \
 	}                                                                      \
-	void fast_##mn(Exec *e)                                                \
+	void name(Exec *e)                                                     \
 	{                                                                      \
 		if (sim_use_avx2())                                            \
-			f16c_##mn(e);                                          \
+			f16c_name(e);                                          \
 		else                                                           \
-			fast_bin16(e, op, quad, 0);                            \
+			fast_bin16(e, op, quad, 0, direct);                    \
 	}
+#define FAST16(mn, op, quad)                                                   \
+	FAST16_AS(mn, op, quad, fast_##mn, f16c_##mn, 0)                       \
+	FAST16_AS(mn, op, quad, direct_##mn, f16cd_##mn, 1)
 FAST16(f16v2add, OP_ADD, 0)
 FAST16(f16v4add, OP_ADD, 1)
 FAST16(f16v2sub, OP_SUB, 0)
@@ -508,9 +514,9 @@ f16_order(uint16_t h)
  * and no infinity among the lanes (sim_f16_special), each lane is pick()'s
  * choice by f16_order, and no flag is raised (f16_binop's min and max raise
  * only INV, for a signalling NaN), so fpenv_finish would write the lanes
- * as they are; anything else runs bin16. */
+ * as they are; anything else runs bin16. direct: as fast_bin16's. */
 static inline __attribute__((always_inline)) void
-fast_minmax16(Exec *e, BinOp op, int quad)
+fast_minmax16(Exec *e, BinOp op, int quad, int direct)
 {
 	uint64_t a, b;
 	bin16_operands(e, quad, &a, &b);
@@ -527,13 +533,17 @@ fast_minmax16(Exec *e, BinOp op, int quad)
 		                     : f16_order(x) < f16_order(y);
 		r |= (uint64_t)(w ? y : x) << (16 * k);
 	}
-	bin16_result(e, quad, r);
+	bin16_result(e, quad, r, direct);
 }
 
 #define FASTMM16(mn, op, quad)                                                 \
 	void fast_##mn(Exec *e)                                                \
 	{                                                                      \
-		fast_minmax16(e, op, quad);                                    \
+		fast_minmax16(e, op, quad, 0);                                 \
+	}                                                                      \
+	void direct_##mn(Exec *e)                                              \
+	{                                                                      \
+		fast_minmax16(e, op, quad, 1);                                 \
 	}
 FASTMM16(f16v2min, OP_MIN, 0)
 FASTMM16(f16v4min, OP_MIN, 1)
@@ -569,7 +579,9 @@ BIN32(f32v2mul, OP_MUL)
  * make, taken as it is when no operand and no result has the all-ones
  * exponent: then fp_f32_result returns it unchanged and no flag can be
  * raised (a NaN needs a NaN or an infinity among the operands; an
- * infinity out of finite operands is OFLO). Anything else runs bin32. */
+ * infinity out of finite operands is OFLO). Anything else runs bin32.
+ * direct: the pair written straight to the registers (sim.h,
+ * SIM_DIRECT_FORMS); bin32 logs. */
 static inline int
 f32_special(uint32_t w)
 {
@@ -577,7 +589,7 @@ f32_special(uint32_t w)
 }
 
 static inline __attribute__((always_inline)) void
-fast_bin32(Exec *e, BinOp op)
+fast_bin32(Exec *e, BinOp op, int direct)
 {
 	const Insn *in = e->in;
 	int r1 = in->op[1], r2 = in->op[2];
@@ -594,27 +606,22 @@ fast_bin32(Exec *e, BinOp op)
 		bin32(e, op);
 		return;
 	}
-	sim_wa(e, in->op[0], w0);
-	sim_wa(e, in->op[0] + 1, w1);
+	sim_put_a(e, in->op[0], w0, direct);
+	sim_put_a(e, in->op[0] + 1, w1, direct);
 }
 
-void
-fast_f32v2add(Exec *e)
-{
-	fast_bin32(e, OP_ADD);
-}
-
-void
-fast_f32v2sub(Exec *e)
-{
-	fast_bin32(e, OP_SUB);
-}
-
-void
-fast_f32v2mul(Exec *e)
-{
-	fast_bin32(e, OP_MUL);
-}
+#define FAST32(mn, op)                                                         \
+	void fast_##mn(Exec *e)                                                \
+	{                                                                      \
+		fast_bin32(e, op, 0);                                          \
+	}                                                                      \
+	void direct_##mn(Exec *e)                                              \
+	{                                                                      \
+		fast_bin32(e, op, 1);                                          \
+	}
+FAST32(f32v2add, OP_ADD)
+FAST32(f32v2sub, OP_SUB)
+FAST32(f32v2mul, OP_MUL)
 
 BIN32(f32div, OP_DIV)
 BIN32(f32min, OP_MIN)
@@ -1039,9 +1046,11 @@ exec_f16v2tof32(Exec *e)
 }
 
 /* The fast form (SIM_FAST_FORMS): two halves with no NaN among them raise
- * no flag, so the conversions go straight to the pair; else f16_to_f32. */
-void
-fast_f16v2tof32(Exec *e)
+ * no flag, so the conversions go straight to the pair (logged, or with
+ * direct, direct_f16v2tof32, written to the registers: sim.h,
+ * SIM_DIRECT_FORMS); else f16_to_f32, which logs. */
+static inline __attribute__((always_inline)) void
+fast_half_pair(Exec *e, int direct)
 {
 	uint32_t x = sim_ra(e, e->in->op[1]);
 	if ((x & 0x7c00) == 0x7c00 || (x & 0x7c000000) == 0x7c000000) {
@@ -1049,9 +1058,23 @@ fast_f16v2tof32(Exec *e)
 		return;
 	}
 	int r = e->in->op[0];
-	sim_wa(e, r, fp_float_f32((float)fp_f16_to_f64((uint16_t)x)));
-	sim_wa(e, r + 1,
-	       fp_float_f32((float)fp_f16_to_f64((uint16_t)(x >> 16))));
+	sim_put_a(e, r, fp_float_f32((float)fp_f16_to_f64((uint16_t)x)),
+	          direct);
+	sim_put_a(e, r + 1,
+	          fp_float_f32((float)fp_f16_to_f64((uint16_t)(x >> 16))),
+	          direct);
+}
+
+void
+fast_f16v2tof32(Exec *e)
+{
+	fast_half_pair(e, 0);
+}
+
+void
+direct_f16v2tof32(Exec *e)
+{
+	fast_half_pair(e, 1);
 }
 
 /* Integers. $FP_CTL.RND applies (ESR does not: DECISION). */

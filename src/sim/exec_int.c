@@ -70,19 +70,21 @@ exec_abs(Exec *e)
 	sim_dst(e, 0, (x >> 31) ? 0u - x : x);
 }
 
-void
-exec_add(Exec *e)
-{
-	sim_dst(e, 0, src(e, 1) + src(e, 2));
-}
-
-void
-exec_sub(Exec *e)
-{
-	/* Assembly order is "sub $d, x, y" = x - y for every variant (the
-	 * immediate forms put the immediate first). */
-	sim_dst(e, 0, src(e, 1) - src(e, 2));
-}
+/* add and sub, each built twice (sim.h, SIM_DIRECT_FORMS): exec_<mn> logs
+ * the result, direct_<mn> writes it straight to the register. Assembly
+ * order is "sub $d, x, y" = x - y for every variant (the immediate forms
+ * put the immediate first). */
+#define ADD_SUB(mn, expr)                                                      \
+	void exec_##mn(Exec *e)                                                \
+	{                                                                      \
+		sim_put_dst(e, 0, expr, 0);                                    \
+	}                                                                      \
+	void direct_##mn(Exec *e)                                              \
+	{                                                                      \
+		sim_put_dst(e, 0, expr, 1);                                    \
+	}
+ADD_SUB(add, src(e, 1) + src(e, 2))
+ADD_SUB(sub, src(e, 1) - src(e, 2))
 
 void
 exec_mul(Exec *e)

@@ -271,11 +271,12 @@ exec_st64step(Exec *e)
  * (insns.def), so nothing else in the bundle can conflict with it. An
  * access it does not pass (outside memory, misaligned, a watch, the plain
  * path) goes to the plain form, nothing having been done. The register
- * writes are logged in the plain forms' order (base_delta_ea: the delta
- * first, then the loaded words).
+ * writes are made in the plain forms' order (base_delta_ea: the delta
+ * first, then the loaded words), after the check: logged, or with direct
+ * (direct_<mn>, sim.h's SIM_DIRECT_FORMS) straight to the registers.
  */
 static inline __attribute__((always_inline)) int
-fast_ea(Exec *e, int step, uint32_t size, uint32_t *ea)
+fast_ea(Exec *e, int step, uint32_t size, uint32_t *ea, int direct)
 {
 	const int32_t *op = e->in->op;
 	uint32_t base = sim_rm(e, op[1]), delta = sim_rm(e, op[2]);
@@ -284,54 +285,43 @@ fast_ea(Exec *e, int step, uint32_t size, uint32_t *ea)
 	if (!sim_mem_solo(e->tile, *ea, size))
 		return 0;
 	if (step)
-		sim_wm(e, op[2], delta + x * size);
+		sim_put_m(e, op[2], delta + x * size, direct);
 	return 1;
 }
 
 /* ld32's destination is an $m or an $a register, by row. */
 static inline __attribute__((always_inline)) void
-fast_load32(Exec *e, int step, ExecFn plain)
+fast_load32(Exec *e, int step, ExecFn plain, int direct)
 {
 	uint32_t ea;
-	if (!fast_ea(e, step, 4, &ea)) {
+	if (!fast_ea(e, step, 4, &ea, direct)) {
 		plain(e);
 		return;
 	}
-	uint32_t w = get_le32(e->tile->mem + (ea - e->tile->mem_base));
-	write_words(e, 0, 0, &w, 1);
-}
-
-void
-fast_ld32(Exec *e)
-{
-	fast_load32(e, 0, exec_ld32);
-}
-
-void
-fast_ld32step(Exec *e)
-{
-	fast_load32(e, 1, exec_ld32step);
+	/* an $m or an $a register (insns.def) */
+	sim_put_dst(e, 0, get_le32(e->tile->mem + (ea - e->tile->mem_base)),
+	            direct);
 }
 
 static inline __attribute__((always_inline)) void
-fast_load64(Exec *e, int step, ExecFn plain)
+fast_load64(Exec *e, int step, ExecFn plain, int direct)
 {
 	uint32_t ea;
-	if (!fast_ea(e, step, 8, &ea)) {
+	if (!fast_ea(e, step, 8, &ea, direct)) {
 		plain(e);
 		return;
 	}
 	const uint8_t *p = e->tile->mem + (ea - e->tile->mem_base);
 	int r = e->in->op[0];
-	sim_wa(e, r, get_le32(p));
-	sim_wa(e, r + 1, get_le32(p + 4));
+	sim_put_a(e, r, get_le32(p), direct);
+	sim_put_a(e, r + 1, get_le32(p + 4), direct);
 }
 
 static inline __attribute__((always_inline)) void
-fast_store64(Exec *e, int step, ExecFn plain)
+fast_store64(Exec *e, int step, ExecFn plain, int direct)
 {
 	uint32_t ea;
-	if (!fast_ea(e, step, 8, &ea)) {
+	if (!fast_ea(e, step, 8, &ea, direct)) {
 		plain(e);
 		return;
 	}
@@ -343,29 +333,24 @@ fast_store64(Exec *e, int step, ExecFn plain)
 	sim_invalidate(t, ea, 8);
 }
 
-void
-fast_ld64(Exec *e)
-{
-	fast_load64(e, 0, exec_ld64);
-}
-
-void
-fast_ld64step(Exec *e)
-{
-	fast_load64(e, 1, exec_ld64step);
-}
-
-void
-fast_st64(Exec *e)
-{
-	fast_store64(e, 0, exec_st64);
-}
-
-void
-fast_st64step(Exec *e)
-{
-	fast_store64(e, 1, exec_st64step);
-}
+/* Each fast form, and its direct instance where it writes a register. */
+#define FAST_MEM(mn, body, step)                                               \
+	void fast_##mn(Exec *e)                                                \
+	{                                                                      \
+		body(e, step, exec_##mn, 0);                                   \
+	}
+#define DIRECT_MEM(mn, body, step)                                             \
+	FAST_MEM(mn, body, step)                                               \
+	void direct_##mn(Exec *e)                                              \
+	{                                                                      \
+		body(e, step, exec_##mn, 1);                                   \
+	}
+DIRECT_MEM(ld32, fast_load32, 0)
+DIRECT_MEM(ld32step, fast_load32, 1)
+DIRECT_MEM(ld64, fast_load64, 0)
+DIRECT_MEM(ld64step, fast_load64, 1)
+FAST_MEM(st64, fast_store64, 0)
+DIRECT_MEM(st64step, fast_store64, 1)
 
 /* stm32 $src, $base, $off: EA = base + off * 4 (no delta register). */
 void
@@ -468,12 +453,19 @@ store64_from(Exec *e, uint32_t addr, int op)
 	return sim_store(e, addr, buf, 8);
 }
 
+/* Write w[0], w[1] to ARF registers r, r + 1 (direct: as sim_put). */
+static inline __attribute__((always_inline)) void
+put_pair(Exec *e, int r, const uint32_t w[2], int direct)
+{
+	sim_put_a(e, r, w[0], direct);
+	sim_put_a(e, r + 1, w[1], direct);
+}
+
 /* Log w[0], w[1] to ARF registers r, r + 1. */
 static inline void
 wa_pair(Exec *e, int r, const uint32_t w[2])
 {
-	sim_wa(e, r, w[0]);
-	sim_wa(e, r + 1, w[1]);
+	put_pair(e, r, w, 0);
 }
 
 /* Do registers [r0, r0+n0) and [r1, r1+n1) overlap? */
@@ -598,10 +590,11 @@ exec_st64pace(Exec *e)
  * pass sim_mem_fast8 together; else it declines and the plain form runs
  * the instruction.
  */
-/* The fast forms: the prepared effects, the register writes logged in the
- * plain forms' order (the pair first). */
+/* The fast forms: the prepared effects, the register writes made in the
+ * plain forms' order (the pair first): logged, or with direct (direct_<mn>,
+ * sim.h's SIM_DIRECT_FORMS) straight to the registers. */
 static inline __attribute__((always_inline)) void
-pace_fast(Exec *e, PaceForm form, ExecFn plain)
+pace_fast(Exec *e, PaceForm form, ExecFn plain, int direct)
 {
 	PaceDec d;
 	PaceOp o;
@@ -611,35 +604,25 @@ pace_fast(Exec *e, PaceForm form, ExecFn plain)
 		return;
 	}
 	sim_pace_store(e->tile, form, &o);
-	sim_wm(e, d.pair, o.lo);
-	sim_wm(e, d.pair + 1, o.hi);
+	sim_put_m(e, d.pair, o.lo, direct);
+	sim_put_m(e, d.pair + 1, o.hi, direct);
 	for (int k = 0; k < sim_pace_loads(form); k++)
-		wa_pair(e, d.dst[k], o.ld[k]);
+		put_pair(e, d.dst[k], o.ld[k], direct);
 }
 
-void
-fast_ld2xst64pace(Exec *e)
-{
-	pace_fast(e, PACE_LD2XST, exec_ld2xst64pace);
-}
-
-void
-fast_ld2x64pace(Exec *e)
-{
-	pace_fast(e, PACE_LD2X, exec_ld2x64pace);
-}
-
-void
-fast_ldst64pace(Exec *e)
-{
-	pace_fast(e, PACE_LDST, exec_ldst64pace);
-}
-
-void
-fast_st64pace(Exec *e)
-{
-	pace_fast(e, PACE_ST, exec_st64pace);
-}
+#define FAST_PACE(mn, form)                                                    \
+	void fast_##mn(Exec *e)                                                \
+	{                                                                      \
+		pace_fast(e, form, exec_##mn, 0);                              \
+	}                                                                      \
+	void direct_##mn(Exec *e)                                              \
+	{                                                                      \
+		pace_fast(e, form, exec_##mn, 1);                              \
+	}
+FAST_PACE(ld2xst64pace, PACE_LD2XST)
+FAST_PACE(ld2x64pace, PACE_LD2X)
+FAST_PACE(ldst64pace, PACE_LDST)
+FAST_PACE(st64pace, PACE_ST)
 
 /*
  * Sparse loads (Graphcore's per-instruction notes, restated in isa.md 4.3).

@@ -322,6 +322,66 @@ typedef void (*ExecFn)(Exec *);
 SIM_FAST_FORMS(X)
 #undef X
 
+/* The forms built twice (their bodies take the register writes' way as a
+ * constant, sim_put): the instance a worker's issue runs (DIssue.work: the
+ * fast form, or the plain one where there is none), which logs its
+ * register writes, and direct_<mn>, the same body writing straight to the
+ * registers, which tile.c's issue_fill puts in DIssue.work where a bundle
+ * allows it (direct_halves). Each row names the operands the form writes
+ * (bit i: operand i; all of a pair's or a quad's registers) and is a
+ * promise for both instances:
+ *   (a) the direct instance reads every register it reads before it writes
+ *       one, and writes only the registers of those operands;
+ *   (c) it writes directly only after every check that may fault passed
+ *       (the memory checks of sim_mem_solo and sim_pace_prepare, which
+ *       decline under a watch; fpenv_finish's trap), and what it leaves to
+ *       the plain semantics (bin16, bin32, f16_to_f32, the plain loads and
+ *       stores) logs, as in the logging instance: a fault discards the
+ *       log, and the logged writes are committed after the bundle's direct
+ *       ones;
+ *   and a main-lane row faults only in its memory checks (add and sub
+ *       never), an aux-lane row only by an FP trap (fpenv_finish), which
+ *       $FP_CTL with no trap bit set makes impossible.
+ * (b), per bundle, is direct_halves': no register the main half writes
+ * directly is read by the aux half, and the log's order (the main half's
+ * writes, then the aux half's) gives what the direct writes give. The plain
+ * path (tile.c's issue) runs exec_<mn> and always logs;
+ * tests/test_sim_paths.c draws bundles of these forms, faulting ones among
+ * them, and compares the fast paths with the plain one. */
+#define SIM_DIRECT_FORMS(X)                                                    \
+	/* main lane: integer add and sub (no fault) */                        \
+	X(add, 1)                                                              \
+	X(sub, 1)                                                              \
+	/* loads and stores: the data, and the delta of the step forms */      \
+	X(ld32, 1)                                                             \
+	X(ld32step, 5)                                                         \
+	X(ld64, 1)                                                             \
+	X(ld64step, 5)                                                         \
+	X(st64step, 4)                                                         \
+	/* the paced forms: the loaded pairs and the address pair */           \
+	X(ld2xst64pace, 5)                                                     \
+	X(ld2x64pace, 7)                                                       \
+	X(ldst64pace, 5)                                                       \
+	X(st64pace, 2)                                                         \
+	/* aux lane: f16 and f32 arithmetic, f16 to f32 */                     \
+	X(f16v2add, 1)                                                         \
+	X(f16v4add, 1)                                                         \
+	X(f16v2sub, 1)                                                         \
+	X(f16v4sub, 1)                                                         \
+	X(f16v2mul, 1)                                                         \
+	X(f16v4mul, 1)                                                         \
+	X(f16v2min, 1)                                                         \
+	X(f16v4min, 1)                                                         \
+	X(f16v2max, 1)                                                         \
+	X(f16v4max, 1)                                                         \
+	X(f32v2add, 1)                                                         \
+	X(f32v2sub, 1)                                                         \
+	X(f32v2mul, 1)                                                         \
+	X(f16v2tof32, 1)
+#define X(mn, writes) void direct_##mn(Exec *e);
+SIM_DIRECT_FORMS(X)
+#undef X
+
 /* One entry of the decode cache: the instruction, its table row, its
  * semantics and its costs (cost.c), so that an issue looks nothing up. */
 enum { SIM_HZ_BRANCH = 1, SIM_HZ_JUMP = 2, SIM_HZ_PUT = 4 };
@@ -407,6 +467,11 @@ typedef struct {
 	uint8_t shape;
 	PaceDec pd; /* the paced form's operands, if pace */
 	AmpDec ad;  /* the AMP form's operands, if amp */
+	/* $FP_CTL's trap bits under which a worker runs the main half's
+	 * logging instance (i0->fast) instead of work[0]: all three where
+	 * work[0] writes directly only while the aux half cannot fault
+	 * (tile.c, direct_halves), else none */
+	uint8_t trap_log;
 } DIssue;
 enum { SHAPE_STRIDED = 12, SHAPE_ZERO_PART = 24 };
 /* DIssue.shape of PaceForm `form`, amp (0 none, 1 f16, 2 f8) and `extra`
@@ -608,16 +673,40 @@ sim_log_write(Exec *e, uint32_t *dst, uint32_t v)
 	e->nwr = n + 1;
 }
 
-static inline void
-sim_wm(Exec *e, int r, uint32_t v) /* $mzero ignores writes */
+/* A register write through the write log, or, with direct (a constant in
+ * each instance of the forms built twice, SIM_DIRECT_FORMS), straight to
+ * the register. */
+static inline __attribute__((always_inline)) void
+sim_put(Exec *e, uint32_t *dst, uint32_t v, int direct)
 {
-	sim_log_write(e, r == 15 ? &e->msink : &e->c->m[r], v);
+	if (direct)
+		*dst = v;
+	else
+		sim_log_write(e, dst, v);
+}
+
+static inline __attribute__((always_inline)) void
+sim_put_m(Exec *e, int r, uint32_t v, int direct) /* $mzero ignores writes */
+{
+	sim_put(e, r == 15 ? &e->msink : &e->c->m[r], v, direct);
+}
+
+static inline __attribute__((always_inline)) void
+sim_put_a(Exec *e, int r, uint32_t v, int direct) /* so do $a14, $a15 */
+{
+	sim_put(e, r >= 14 ? &e->sink : &e->c->a[r], v, direct);
 }
 
 static inline void
-sim_wa(Exec *e, int r, uint32_t v) /* so do $a14, $a15 */
+sim_wm(Exec *e, int r, uint32_t v)
 {
-	sim_log_write(e, r >= 14 ? &e->sink : &e->c->a[r], v);
+	sim_put_m(e, r, v, 0);
+}
+
+static inline void
+sim_wa(Exec *e, int r, uint32_t v)
+{
+	sim_put_a(e, r, v, 0);
 }
 
 /* Operand i as a value: register contents for M/A kinds, else the
@@ -635,17 +724,24 @@ sim_src(const Exec *e, int i)
 	}
 }
 
-/* Write v to operand i, which must be an M or A register operand. */
-static inline void
-sim_dst(Exec *e, int i, uint32_t v)
+/* Write v to operand i, which must be an M or A register operand (direct:
+ * as sim_put). */
+static inline __attribute__((always_inline)) void
+sim_put_dst(Exec *e, int i, uint32_t v, int direct)
 {
 	OperandKind k = e->d->op[i].kind;
 	if (k == OPK_M)
-		sim_wm(e, e->in->op[i], v);
+		sim_put_m(e, e->in->op[i], v, direct);
 	else if (k == OPK_A)
-		sim_wa(e, e->in->op[i], v);
+		sim_put_a(e, e->in->op[i], v, direct);
 	else
 		die("%s: operand %d is not a register", e->d->variant, i);
+}
+
+static inline void
+sim_dst(Exec *e, int i, uint32_t v)
+{
+	sim_put_dst(e, i, v, 0);
 }
 
 /* 64-bit ARF pairs: register r holds the low word, r + 1 the high word. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/fp.h"
 #include "../util/util.h"
 
 static const ExecFn exec_for_row[ISA_ROWS] = {
@@ -509,6 +510,93 @@ fused_shape(DIssue *u)
 	                                          : 0);
 }
 
+/* The operands in `ops` (bit k: operand k) of instruction i as a register
+ * set: bit r for $m<r>, bit 16 + r for $a<r> (a pair's and a quad's
+ * registers all). */
+static uint32_t
+operand_regs(const DInsn *i, unsigned ops)
+{
+	uint32_t set = 0;
+	for (int k = 0; k < i->d->nops; k++) {
+		if (!(ops >> k & 1))
+			continue;
+		unsigned r = (unsigned)i->in.op[k] & 15;
+		switch (i->d->op[k].kind) {
+		case OPK_M:
+			set |= 1u << r;
+			break;
+		case OPK_MP:
+			set |= 3u << r;
+			break;
+		case OPK_A:
+			set |= 1u << (16 + r);
+			break;
+		case OPK_AP:
+			set |= 3u << (16 + r);
+			break;
+		case OPK_AQ:
+			set |= 15u << (16 + r);
+			break;
+		default:
+			break;
+		}
+	}
+	return set;
+}
+
+/* Instruction i's direct instance (sim.h, SIM_DIRECT_FORMS) and the
+ * registers it writes (*writes, as operand_regs), or NULL where it has
+ * none. */
+static ExecFn
+direct_instance(const DInsn *i, uint32_t *writes)
+{
+#define X(mn, w)                                                               \
+	if (i->fn == exec_##mn) {                                              \
+		*writes = operand_regs(i, w);                                  \
+		return direct_##mn;                                            \
+	}
+	SIM_DIRECT_FORMS(X)
+#undef X
+	return NULL;
+}
+
+/* The halves of u (DIssue.work) that write their registers directly,
+ * their direct instances put in u->work where SIM_DIRECT_FORMS' rules
+ * (sim.h) allow: both halves in the list (a form outside it may write
+ * registers that are not its operands, or fault after a write; an absent
+ * half, or one whose write goes nowhere, counts as in it, writing
+ * nothing); then (b), so that the bundle's registers end as the write
+ * log's order (the main half's writes, then the aux half's) leaves them:
+ * - the aux half directly where no register the main half writes is one
+ *   the aux half writes (the main half's logged writes are committed after
+ *   it);
+ * - the main half directly where no register it writes is among the aux
+ *   half's operands (the aux half reads them as they were before the
+ *   bundle), and the aux half cannot fault after the main half wrote: with
+ *   no aux half, always; else only while $FP_CTL enables no trap (the aux
+ *   rows' only fault): u->trap_log names the traps under which halves runs
+ *   the main half's logging instance instead (one test an issue). A
+ *   fault discards the log, and the direct writes are made only where
+ *   nothing can fault any more (SIM_DIRECT_FORMS' (c)). */
+static void
+direct_halves(DIssue *u)
+{
+	u->trap_log = 0;
+	uint32_t w0 = 0, w1 = 0;
+	ExecFn d0 = u->work[0] ? direct_instance(u->i0, &w0) : NULL;
+	ExecFn d1 = u->work[1] ? direct_instance(u->i1, &w1) : NULL;
+	if ((u->work[0] && !d0) || (u->work[1] && !d1))
+		return;
+	if (d1 && !(w0 & w1))
+		u->work[1] = d1;
+	/* every operand of the aux half, as read (its writes among them) */
+	if (d0 && !(d1 && (w0 & operand_regs(u->i1, ~0u)))) {
+		u->work[0] = d0;
+		if (d1)
+			u->trap_log = FP_FLAG_INV | FP_FLAG_DIV0 | FP_FLAG_OFLO;
+	}
+}
+
 /* The issue cache's entry for halves i0 (and i1, NULL for a solo or a
  * two-word instruction) of words w0, w1 (0 for a one-word issue) that
  * passed every rule of fetch and decode but those of the context and rpt
@@ -543,6 +631,7 @@ issue_fill(DIssue *u, const DInsn *i0, const DInsn *i1, uint32_t w0,
 	u->reads = (uint16_t)(i0->reads | (i1 ? i1->reads : 0));
 	u->hazard = (uint8_t)(i0->hazard | (i1 ? i1->hazard : 0));
 	fused_shape(u);
+	direct_halves(u);
 }
 
 /* The shared store of decoded issues (SimCode, sim.h): an open-addressed
@@ -1245,7 +1334,8 @@ issue_fused_lazy(Tile *t, Context *c, int w, int box, const DIssue *u, int avx2,
 }
 
 /* The halves of a cached worker issue through their fast forms
- * (DIssue.work) and the write log, in *e (whose tile is t): the new pc into
+ * (DIssue.work: their direct instances where direct_halves chose them, the
+ * others through the write log), in *e (whose tile is t): the new pc into
  * *next_pc, or 0 after a fault. */
 static inline __attribute__((always_inline)) int
 halves(Exec *e, Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
@@ -1259,7 +1349,12 @@ halves(Exec *e, Tile *t, Context *c, int w, const DIssue *u, uint32_t *next_pc)
 	if (u->work[0]) {
 		e->in = &u->i0->in;
 		e->d = u->i0->d;
-		u->work[0](e);
+		/* direct_halves: the main half's logging instance where it
+		 * writes directly only while no trap is enabled, and one is */
+		if (__builtin_expect(c->fp_ctl & u->trap_log, 0))
+			u->i0->fast(e);
+		else
+			u->work[0](e);
 	}
 	if (u->work[1] && !t->faulted) {
 		e->in = &u->i1->in;
