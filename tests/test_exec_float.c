@@ -917,6 +917,85 @@ test_f16_to_f8_all(void **state)
 	sim_path = saved;
 }
 
+/* The f16 functions on every half, both overflow controls, on the fast
+ * path (exec_float.c's tables at nearest even) against the plain path
+ * (the function in double, rounded lane by lane): the halves and the
+ * flags. Lane 1 takes the halves in another order (x * 25 + 7919 is a
+ * bijection of the halves), so both lanes see every half. Then the same
+ * with every trap enabled on the halves that raise a flag (NaNs, zeros,
+ * negative numbers, overflows): the fault and the untouched destination
+ * the same; and the plain path's other roundings, which both paths take,
+ * on every 61st half. */
+static int
+fn16_run(Tile *t)
+{
+	assert_int_equal(tile_start_worker(t, 0, t->chip->mem_base, 0), 0);
+	RunStatus st = tile_run(t, t->cycle + 100);
+	return st == RUN_FAULT ? 1000 + (int)t->fault.type : (int)st;
+}
+
+static void
+test_fn16_all(void **state)
+{
+	(void)state;
+	static const char *const mn[] = {"f16v2exp_aaan",  "f16v2exp2_aaan",
+	                                 "f16v2ln_aaan",   "f16v2log2_aaan",
+	                                 "f16v2sigm_aaan", "f16v2tanh_aaan"};
+	SimPath saved = sim_path;
+	for (int f = 0; f < 6; f++) {
+		Tile *tp[2];
+		for (int p = 0; p < 2; p++) {
+			sim_path = p ? SIM_PLAIN : SIM_FAST;
+			tp[p] = loop_tile(enc(mn[f], 2, 0, 4));
+		}
+		/* key: NANOO, the traps, the rounding (0 = nearest even) */
+		for (int key = 0; key < 2 * 2 * 2; key++) {
+			int nan = key & 1, trap = key >> 1 & 1, rz = key >> 2;
+			uint32_t ctl = (nan ? CTL_NANOO : 0) | (trap ? 7u : 0) |
+			               (rz ? CTL_RND(FP_RTZ) : 0);
+			int faults = 0;
+			for (uint32_t h = 0; h < 0x10000; h++) {
+				if (rz && h % 61)
+					continue;
+				uint16_t x0 = (uint16_t)h,
+				         x1 = (uint16_t)(h * 25 + 7919);
+				uint32_t got[2][3];
+				for (int p = 0; p < 2; p++) {
+					sim_path = p ? SIM_PLAIN : SIM_FAST;
+					Tile *t = tp[p];
+					Context *c = &t->ctx[1];
+					t->sup.fp_ictl = ctl;
+					c->a[4] = h2(x0, x1);
+					c->a[0] = POISON;
+					c->fp_sts = 0;
+					got[p][0] = (uint32_t)fn16_run(t);
+					got[p][1] = c->a[0];
+					got[p][2] = c->fp_sts;
+					/* a fault stops the tile until cleared
+					 * (the worker's context is FAULTED,
+					 * which tile_start_worker restarts) */
+					t->faulted = 0;
+				}
+				faults += got[0][0] != RUN_DONE;
+				if (memcmp(got[0], got[1], sizeof got[0]))
+					fail_msg(
+					    "%s, NANOO %d, traps %d, RZ %d, "
+					    "halves 0x%04x 0x%04x: fast "
+					    "status %u 0x%08x sts %u, plain "
+					    "status %u 0x%08x sts %u",
+					    mn[f], nan, trap, rz, x0, x1,
+					    got[0][0], got[0][1], got[0][2],
+					    got[1][0], got[1][1], got[1][2]);
+			}
+			/* with the traps on, the NaNs at least fault */
+			assert_true(!trap || faults > 0);
+		}
+		for (int p = 0; p < 2; p++)
+			tile_free(tp[p]);
+	}
+	sim_path = saved;
+}
+
 static void
 test_gaussian(void **state)
 {
@@ -989,6 +1068,7 @@ main(void)
 	    cmocka_unit_test(test_f32_to_f16_random),
 	    cmocka_unit_test(test_fp8),
 	    cmocka_unit_test(test_f16_to_f8_all),
+	    cmocka_unit_test(test_fn16_all),
 	    cmocka_unit_test(test_accumulate_and_gina),
 	    cmocka_unit_test(test_mac),
 	    cmocka_unit_test(test_axpy_mix),

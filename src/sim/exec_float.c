@@ -103,8 +103,13 @@ get16(const Exec *e, int i, int n, uint16_t *h)
 			h[k] = b;
 		return;
 	}
-	for (int k = 0; k < n; k++)
-		h[k] = (uint16_t)(sim_ra(e, r + k / 2) >> (16 * (k % 2)));
+	/* a register's two halves at a time (n is odd only for one lane) */
+	for (int k = 0; k < n; k += 2) {
+		uint32_t w = sim_ra(e, r + k / 2);
+		h[k] = (uint16_t)w;
+		if (k + 1 < n)
+			h[k + 1] = (uint16_t)(w >> 16);
+	}
 }
 
 void
@@ -907,32 +912,79 @@ done:
 		sim_wa(e, e->in->op[0], r);
 }
 
+/* One f16 lane of a function: f(x) rounded as every f16 result, its
+ * flags or-ed into *flags (the plain path, and what fills the tables). */
+static uint16_t
+fn16_lane(Fn f, uint16_t x, FpRound mode, uint32_t rb, FpOverflow ov,
+          unsigned *flags)
+{
+	int div0;
+	double y = fn_eval(f, fp_f16_to_f64(x), &div0);
+	if (div0 && !isnan(y)) {
+		*flags |= FP_FLAG_DIV0;
+		return fp_f64_to_f16(y, mode, rb, ov, flags);
+	}
+	return fp_f16_result(y, &x, 1, mode, rb, ov, flags);
+}
+
+/* A table made by one thread, in its slot unless another thread put one
+ * there first (then that one: both hold the same, functions of the slot's
+ * key). */
+static const void *
+table_publish(_Atomic(void *) *slot, void *t)
+{
+	void *none = NULL;
+	if (atomic_compare_exchange_strong(slot, &none, t))
+		return t;
+	free(t);
+	return none;
+}
+
+/* The f16 functions on the fast paths at nearest even (no random bits
+ * drawn there): fn16_lane of every half for one function and overflow
+ * control, made on first use (each 256 KiB) and shared by every thread.
+ * An entry is the result (bits 0..15) with the flags it raises (bits
+ * 16..18). test_exec_float checks every half of every function at both
+ * controls against the plain path. */
+enum { FN16_FIRST = FN_EXP, FN16_COUNT = FN_TANH - FN_EXP + 1 };
+static _Atomic(void *) fn16_tables[FN16_COUNT][2];
+
+static __attribute__((noinline)) const uint32_t *
+fn16_table_make(_Atomic(void *) *slot, Fn f, FpOverflow ov)
+{
+	uint32_t *t = xmalloc(0x10000 * sizeof *t);
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		unsigned fl = 0;
+		uint16_t r = fn16_lane(f, (uint16_t)h, FP_RNE, 0, ov, &fl);
+		t[h] = r | (fl & 7) << 16;
+	}
+	return table_publish(slot, t);
+}
+
+static inline const uint32_t *
+fn16_table(Fn f, FpOverflow ov)
+{
+	_Atomic(void *) *slot = &fn16_tables[f - FN16_FIRST][ov == FP_OV_NAN];
+	const uint32_t *t = atomic_load_explicit(slot, memory_order_acquire);
+	return t ? t : fn16_table_make(slot, f, ov);
+}
+
 static void
 fn16(Exec *e, Fn f)
 {
 	uint16_t x[2], r[2];
 	get16(e, 1, 2, x);
 	FpEnv v = fpenv(e);
-	for (int k = 0; k < 2; k++) {
-		int div0;
-		double y = fn_eval(f, fp_f16_to_f64(x[k]), &div0);
-		/* the fast paths at nearest even: with a finite operand and
-		 * result (so no division by zero), fp_f16_result hands y
-		 * straight to fp_f64_to_f16, which fp_f64_to_f16_rne is at
-		 * FP_RNE (test_fp); no random bits are drawn at FP_RNE */
-		if (sim_path != SIM_PLAIN && v.mode == FP_RNE &&
-		    (x[k] & 0x7c00) != 0x7c00 && isfinite(y) && !div0) {
-			r[k] = fp_f64_to_f16_rne(y, v.ov, &v.flags);
-			continue;
-		}
-		uint32_t rb = fpenv_rbits(e, &v);
-		if (div0 && !isnan(y)) {
-			v.flags |= FP_FLAG_DIV0;
-			r[k] = fp_f64_to_f16(y, v.mode, rb, v.ov, &v.flags);
-		} else {
-			r[k] = fp_f16_result(y, &x[k], 1, v.mode, rb, v.ov,
-			                     &v.flags);
-		}
+	if (sim_path != SIM_PLAIN && v.mode == FP_RNE) {
+		const uint32_t *t = fn16_table(f, v.ov);
+		uint32_t a = t[x[0]], b = t[x[1]];
+		v.flags |= (a | b) >> 16;
+		r[0] = (uint16_t)a;
+		r[1] = (uint16_t)b;
+	} else {
+		for (int k = 0; k < 2; k++)
+			r[k] = fn16_lane(f, x[k], v.mode, fpenv_rbits(e, &v),
+			                 v.ov, &v.flags);
 	}
 	if (fpenv_finish(e, &v))
 		put16(e, 0, 2, r);
@@ -1179,11 +1231,10 @@ exec_f8v4tof16(Exec *e)
  * signalling NaN, OFLO when the magnitude overflows). test_exec_float
  * checks every half at every format, scale and control against
  * fp_f16_to_f8. */
-static _Atomic(uint16_t *) f8_tables[2][64][2];
+static _Atomic(void *) f8_tables[2][64][2];
 
 static __attribute__((noinline)) const uint16_t *
-f8_table_make(_Atomic(uint16_t *) *slot, Fp8Format fmt, int scale,
-              FpOverflow ov)
+f8_table_make(_Atomic(void *) *slot, Fp8Format fmt, int scale, FpOverflow ov)
 {
 	uint16_t *t = xmalloc(0x8000 * sizeof *t);
 	for (uint32_t h = 0; h < 0x8000; h++) {
@@ -1191,12 +1242,7 @@ f8_table_make(_Atomic(uint16_t *) *slot, Fp8Format fmt, int scale,
 		uint8_t q = fp_f16_to_f8((uint16_t)h, fmt, scale, ov, &fl);
 		t[h] = (uint16_t)(q | (fl & 7) << 8);
 	}
-	uint16_t *none = NULL;
-	if (!atomic_compare_exchange_strong(slot, &none, t)) {
-		free(t); /* another thread made it first */
-		return none;
-	}
-	return t;
+	return table_publish(slot, t);
 }
 
 static inline const uint16_t *
@@ -1204,7 +1250,7 @@ f8_table(const Exec *e, FpOverflow ov)
 {
 	Fp8Format fmt = arf_fmt(e);
 	unsigned scl = e->c->fp_scl & 63;
-	_Atomic(uint16_t *) *slot = &f8_tables[fmt][scl][ov == FP_OV_NAN];
+	_Atomic(void *) *slot = &f8_tables[fmt][scl][ov == FP_OV_NAN];
 	const uint16_t *t = atomic_load_explicit(slot, memory_order_acquire);
 	return t ? t : f8_table_make(slot, fmt, fp_scale6(e->c->fp_scl), ov);
 }
