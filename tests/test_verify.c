@@ -683,6 +683,77 @@ test_refit_own(void **state)
 	graph_free(g);
 }
 
+/* The settle round after the rung (plan_beside_own, compile_once's
+ * own_settle): of the budgets a draft's measure raised, only those of
+ * matmuls the memory model finds over at their own steps stay. On
+ * test_refit_own's graph (two 128 x 512 x 128 f16 matmuls on 8 tiles),
+ * both budgets raised so that each matmul's next plan would hold its own
+ * bytes less E; the tiles over: one of the second's grid at its step,
+ * one of the first's at no op's step, one of the first's at its step
+ * over by another measure (need 0). The second keeps its raise, the
+ * first goes back to its budget before (here E, not 0); the plan made
+ * with them keeps the first matmul's GEMM plan and shrinks the second's
+ * (with the first's raise kept the first's plan would shrink too:
+ * checked). */
+static void
+test_beside_own(void **state)
+{
+	(void)state;
+	const Chip *chip = chip_default();
+	Graph *g = graph_of_text(two_128x512x128);
+	const uint64_t E = 4096;
+	uint32_t beside[2] = {E, 0};
+	PlanOptions o = {.beside = beside};
+	Plan *p, *q;
+	Diag d;
+	assert_int_equal(plan_graph(g, chip, 8, &o, &p, &d), 0);
+	const uint64_t room = plan_tile_room(chip),
+	               kernels = plan_kernels_code(chip),
+	               own0 = p->op[0].gemm.tile_bytes,
+	               own1 = p->op[1].gemm.tile_bytes;
+	assert_true(own0 > 2 * E && own1 > 2 * E);
+	const uint32_t prev[2] = {E, 0},
+	               raise[2] = {(uint32_t)(room + E - kernels - own0),
+	                           (uint32_t)(room + E - kernels - own1)};
+	assert_true(raise[0] > prev[0] && raise[1] > prev[1]);
+	/* with both raises the plan shrinks both matmuls */
+	beside[0] = raise[0];
+	beside[1] = raise[1];
+	assert_int_equal(plan_graph(g, chip, 8, &o, &q, &d), 0);
+	assert_false(plan_same_gemm(&q->op[0].gemm, &p->op[0].gemm));
+	assert_false(plan_same_gemm(&q->op[1].gemm, &p->op[1].gemm));
+	plan_free(q);
+	/* nothing over: every raise goes back */
+	assert_int_equal(plan_beside_own(p, NULL, 0, prev, beside), 0);
+	assert_int_equal(beside[0], prev[0]);
+	assert_int_equal(beside[1], prev[1]);
+	/* over at the second's step on its grid; the first's tiles over at
+	 * no op's step, and at its step by another measure */
+	PlanOver over[3] = {{p->op[0].tile0, -1, room + E},
+	                    {p->op[0].tile0, 0, 0},
+	                    {p->op[1].tile0, 1, room + E}};
+	beside[0] = raise[0];
+	beside[1] = raise[1];
+	assert_int_equal(plan_beside_own(p, over, 3, prev, beside), 1);
+	assert_int_equal(beside[0], E);
+	assert_int_equal(beside[1], raise[1]);
+	assert_int_equal(plan_graph(g, chip, 8, &o, &q, &d), 0);
+	assert_true(plan_same_gemm(&q->op[0].gemm, &p->op[0].gemm));
+	assert_true(q->op[1].gemm.tile_bytes + E <= own1);
+	plan_free(q);
+	/* over at the first's step too: both kept; a budget not raised
+	 * (at prev) stays */
+	PlanOver both[2] = {{p->op[0].tile0, 0, room + E},
+	                    {p->op[1].tile0, 1, room + E}};
+	beside[0] = raise[0];
+	beside[1] = prev[1];
+	assert_int_equal(plan_beside_own(p, both, 2, prev, beside), 1);
+	assert_int_equal(beside[0], raise[0]);
+	assert_int_equal(beside[1], prev[1]);
+	plan_free(p);
+	graph_free(g);
+}
+
 /* Each GEMM plan fits beside what the rest of the program holds on its
  * tiles (plan_gemm_top's held): on 4 tiles, m0 = x [64 x 64] @ w0 [64 x
  * 64] f32 while w1 [64 x N] f32, which m1 = y [8 x 64] @ w1 reads
@@ -1676,6 +1747,7 @@ main(void)
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_overlap),
 	    cmocka_unit_test(test_refit_own),
+	    cmocka_unit_test(test_beside_own),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_holds_beside),
 	    cmocka_unit_test(test_data_in_draft),

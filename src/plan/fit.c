@@ -220,3 +220,24 @@ plan_tile_load(const Plan *p, uint32_t t, uint64_t need)
 	need = need > w ? need - w : 0;
 	return need > UINT32_MAX ? UINT32_MAX : (uint32_t)need;
 }
+
+int
+plan_beside_own(const Plan *p, const PlanOver *over, int nover,
+                const uint32_t *prev, uint32_t *beside)
+{
+	int kept = 0;
+	for (int i = 0; i < p->nop; i++) {
+		if (beside[i] <= prev[i])
+			continue;
+		int own = 0;
+		for (int k = 0; k < nover && !own; k++)
+			own = over[k].op == i && over[k].need &&
+			      planned_matmul(p, i) &&
+			      covers(p, i, over[k].tile);
+		if (own)
+			kept++;
+		else
+			beside[i] = prev[i];
+	}
+	return kept;
+}
