@@ -614,7 +614,7 @@ own_print(FILE *dump, const Graph *g, const Plan *p, int j,
 /* Each graph op the worst step of a tile of draft f over the memory
  * model's total bound (mr) serves, with that step's need (a matmul's
  * multiply may serve an op fused with it first), in *n: plan_refit_own's
- * and plan_beside_own's tiles over. */
+ * and plan_settle_own's tiles over. */
 static PlanOver *
 step_overs(const Draft *f, const PlaceReport *mr, int *n)
 {
@@ -640,31 +640,38 @@ step_overs(const Draft *f, const PlaceReport *mr, int *n)
 	return over;
 }
 
-/* The settle round of a draft planned after the rung (own_again): beside
- * (by op) raised from prev by the draft's measure (beside_more) keeps a
- * raise only where the memory model (place_measure) finds the matmul over
- * at its own step (plan_beside_own); a matmul whose tiles are over only at
- * other ops' steps keeps the plan the rung left it, and those tiles go to
- * the ladder after the draft. Returns the matmuls with a raise kept whose
+/* The settle round of a draft planned after the rung (own_again): the
+ * budgets beside (by op), raised from prev by the draft's measure
+ * (beside_more), are set instead by the memory model's (place_measure):
+ * each matmul it finds over at its own step on its grid is raised as the
+ * rung raises it, every other budget stays at prev (plan_settle_own,
+ * counted the code the next plan counts); a matmul whose tiles are over
+ * only at other ops' steps keeps the plan the rung left it, and those
+ * tiles go to the ladder after the draft. Returns the matmuls raised whose
  * data beside them is more than their plans counted, the most of it in
- * *most, that one's op in *at; dump (NULL: none) says what was kept. */
+ * *most, that one's op in *at; dump (NULL: none) says what was raised. */
 static int
 own_settle(const Graph *g, const Draft *f, const uint32_t *prev,
-           uint32_t *beside, uint64_t *most, int *at, FILE *dump, int round)
+           uint64_t counted, uint32_t *beside, uint64_t *most, int *at,
+           FILE *dump, int round)
 {
 	PlaceReport mr;
 	Diag md;
-	int nover = 0, tiles = 0, raised = 0;
+	int nover = 0, tiles = 0, measured = 0;
 	PlanOver *over = NULL;
 	if (place_measure(f->l, f->code_end, &mr, &md)) {
 		over = step_overs(f, &mr, &nover);
 		tiles = mr.nover;
 	}
 	place_report_free(&mr);
-	for (int i = 0; i < g->nops; i++)
-		raised += beside[i] > prev[i];
-	int kept = plan_beside_own(f->plan, over, nover, prev, beside);
-	free(over);
+	size_t no = (size_t)g->nops + 1;
+	uint32_t *by = xmalloc(no * sizeof *by);
+	uint8_t *up = xcalloc(no, 1);
+	for (int i = 0; i < g->nops; i++) {
+		by[i] = beside[i];
+		measured += beside[i] > prev[i];
+	}
+	plan_settle_own(f->plan, over, nover, counted, prev, beside, up);
 	int more = 0;
 	*most = 0;
 	for (int i = 0; i < g->nops; i++)
@@ -675,14 +682,34 @@ own_settle(const Graph *g, const Draft *f, const uint32_t *prev,
 				*at = i;
 			}
 		}
-	if (dump)
+	if (dump) {
 		fprintf(dump,
 		        "# plan %d, after the rung: %d of %u tiles over by the "
-		        "memory model; of %d matmul budget%s raised by the "
-		        "draft's measure, %d over at %s own step%s kept\n",
-		        round, tiles, f->l->tiles, raised,
-		        raised == 1 ? "" : "s", kept,
-		        kept == 1 ? "its" : "their", kept == 1 ? "" : "s");
+		        "memory model (code counted %llu); %d matmul budget%s "
+		        "raised by the draft's measure, %d by %s own step%s:",
+		        round, tiles, f->l->tiles, (unsigned long long)counted,
+		        measured, measured == 1 ? "" : "s", more,
+		        more == 1 ? "its" : "their", more == 1 ? "" : "s");
+		for (int i = 0; i < g->nops; i++) {
+			if (by[i] <= prev[i] && !up[i])
+				continue;
+			uint64_t need = 0;
+			for (int k = 0; k < nover; k++)
+				if (over[k].op == i && over[k].need > need)
+					need = over[k].need;
+			fprintf(dump,
+			        " op %d, matmul %s, %u bytes of its plan, "
+			        "data beside it %u: the draft's measure %u, "
+			        "its step's %u (need %llu);",
+			        i, graph_tensor(g, g->ops[i].out)->name,
+			        f->plan->op[i].gemm.tile_bytes, prev[i], by[i],
+			        beside[i], (unsigned long long)need);
+		}
+		fprintf(dump, "\n");
+	}
+	free(over);
+	free(by);
+	free(up);
 	return more;
 }
 
@@ -858,9 +885,12 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			int more =
 			    beside_more(g, &f, matmul, m->beside, &most, &at);
 			if (after_own && more)
-				more = own_settle(g, &f, prev, m->beside, &most,
-				                  &at, o->dump ? dump : NULL,
-				                  round);
+				more = own_settle(
+				    g, &f, prev,
+				    plan_kernels_code(chip) +
+				        plan_code_beyond(chip, code, o->tiles),
+				    m->beside, &most, &at,
+				    o->dump ? dump : NULL, round);
 			if (o->plan || (beyond <= held && !more) ||
 			    settle == DRAFT_ROUNDS)
 				break;

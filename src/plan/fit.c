@@ -222,22 +222,10 @@ plan_tile_load(const Plan *p, uint32_t t, uint64_t need)
 }
 
 int
-plan_beside_own(const Plan *p, const PlanOver *over, int nover,
-                const uint32_t *prev, uint32_t *beside)
+plan_settle_own(const Plan *p, const PlanOver *over, int nover, uint64_t code,
+                const uint32_t *prev, uint32_t *beside, uint8_t *raised)
 {
-	int kept = 0;
-	for (int i = 0; i < p->nop; i++) {
-		if (beside[i] <= prev[i])
-			continue;
-		int own = 0;
-		for (int k = 0; k < nover && !own; k++)
-			own = over[k].op == i && over[k].need &&
-			      planned_matmul(p, i) &&
-			      covers(p, i, over[k].tile);
-		if (own)
-			kept++;
-		else
-			beside[i] = prev[i];
-	}
-	return kept;
+	for (int i = 0; i < p->nop; i++)
+		beside[i] = prev[i];
+	return plan_refit_own(p, over, nover, code, 0, NULL, beside, raised);
 }
