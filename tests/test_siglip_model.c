@@ -268,19 +268,13 @@ scale_by_name(void *ctx, const char *name)
 	return strstr(name, "fc2") ? -9 : strstr(name, "in_proj") ? -7 : -5;
 }
 
-/* The pooled embedding of the tiny tower's f16 graph at batch 6 on
- * `groups` groups, by the interpreter (tests/interp.c: the ops as
- * written), every input and weight element a value hashed from its name
- * and index, so that both graphs get the same. */
+/* The pooled embedding of graph `text` (the tiny tower's, `groups`
+ * groups) by the interpreter (tests/interp.c: the ops as written), every
+ * input and weight element a value hashed from its name and index, so
+ * that graphs that name them alike get the same; frees text. */
 static long double *
-pooled_by_groups(int groups)
+pooled_of_text(char *text, int groups)
 {
-	SiglipConfig c;
-	Diag d;
-	assert_int_equal(
-	    siglip_config_parse(tiny, strlen(tiny), "tiny", &c, &d), 0);
-	SiglipPrecision p = {.dtype = DT_F16, .groups = groups};
-	char *text = siglip_graph_text(&c, 6, &p);
 	Graph *g;
 	Diag e[GRAPH_MAX_ERRORS];
 	int n;
@@ -319,6 +313,19 @@ pooled_by_groups(int groups)
 	return v;
 }
 
+/* pooled_of_text of the tiny tower's f16 graph at batch 6 on `groups`
+ * groups */
+static long double *
+pooled_by_groups(int groups)
+{
+	SiglipConfig c;
+	Diag d;
+	assert_int_equal(
+	    siglip_config_parse(tiny, strlen(tiny), "tiny", &c, &d), 0);
+	SiglipPrecision p = {.dtype = DT_F16, .groups = groups};
+	return pooled_of_text(siglip_graph_text(&c, 6, &p), groups);
+}
+
 /* The encoder's layers on 2 and on 3 groups of the batch (a loop over
  * groups, `repeat ... groups`): the same pooled embedding, to the bit,
  * as the whole batch at once (each op's rows, and each image's
@@ -338,6 +345,58 @@ test_graph_groups(void **state)
 		free(v);
 	}
 	free(whole);
+}
+
+/* The f8 tower casts out_proj's input before the heads are merged
+ * (branch b1cast: PV's result cast where its reduction left it, the
+ * transpose and reshape then moving f8): each layer's lines as written
+ * here, and the pooled embedding by the interpreter equal, to the bit,
+ * to the graph with the cast after the merge (the form before, made
+ * here by replacing those lines): a cast commutes with moving
+ * elements. */
+static void
+test_graph_f8_out_cast(void **state)
+{
+	(void)state;
+	SiglipConfig c;
+	Diag d;
+	assert_int_equal(
+	    siglip_config_parse(tiny, strlen(tiny), "tiny", &c, &d), 0);
+	SiglipPrecision p = {.dtype = DT_F8_F143};
+	for (int i = 0; i < SIGLIP_GEMMS; i++)
+		p.act_scale[i] = -i;
+	char *text = siglip_graph_text(&c, 2, &p);
+	char *after = xmalloc(strlen(text) + 1);
+	strcpy(after, text);
+	for (int l = 0; l < 2; l++) {
+		/* batch 2 of 16 patches, d 64 in 2 heads of 32 */
+		char now[400], then[400];
+		snprintf(now, sizeof now,
+		         "l%d.attn.o8 = cast l%d.attn.o f8_f143*2^%d\n"
+		         "l%d.attn.t = transpose l%d.attn.o8 [0, 2, 1, 3]\n"
+		         "l%d.attn.f8 = reshape l%d.attn.t [32, 64]\n",
+		         l, l, -SIGLIP_OUT, l, l, l, l);
+		snprintf(then, sizeof then,
+		         "l%d.attn.t = transpose l%d.attn.o [0, 2, 1, 3]\n"
+		         "l%d.attn = reshape l%d.attn.t [32, 64]\n"
+		         "l%d.attn.f8 = cast l%d.attn f8_f143*2^%d\n",
+		         l, l, l, l, l, l, -SIGLIP_OUT);
+		char *at = strstr(after, now);
+		if (!at)
+			fail_msg("layer %d: no\n%s", l, now);
+		/* then is shorter: the rest moved up behind it */
+		size_t rest = strlen(at + strlen(now)) + 1;
+		memcpy(at, then, strlen(then));
+		memmove(at + strlen(then), at + strlen(now), rest);
+	}
+	expect_in(text, "l1.out.mm = matmul l1.attn.f8 ");
+	long double *v = pooled_of_text(text, 1), *w = pooled_of_text(after, 1);
+	for (int i = 0; i < 2 * 64; i++)
+		if (v[i] != w[i])
+			fail_msg("pooled element %d %Lg, not %Lg", i, v[i],
+			         w[i]);
+	free(v);
+	free(w);
 }
 
 /* The f8 graph: exactly the 4 dense GEMMs a layer, the head's 6 (weights
@@ -964,6 +1023,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_micro_batch_ones),
 	    cmocka_unit_test(test_graph_f8),
 	    cmocka_unit_test(test_graph_groups),
+	    cmocka_unit_test(test_graph_f8_out_cast),
 	    cmocka_unit_test(test_fold),
 	    cmocka_unit_test(test_tiny_f32),
 	    cmocka_unit_test(test_tiny_f16),

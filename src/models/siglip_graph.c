@@ -338,10 +338,24 @@ scores_times_v(Text *t, const char *y, const char *qh, const char *kh,
 		put(t, "%s.o = matmul %s.p %s\n", y, y, vh);
 }
 
-/* y.o [b, h, qrows, dh] back to y [b qrows, d] */
+/* y.o [b, h, qrows, dh] back to y [b qrows, d]; with `cast` (the f8
+ * tower's out_proj input scale) y.f8, the F143 cast out_proj reads, made
+ * before the heads are merged: y.o cast where PV's reduction left it and
+ * the transpose and reshape moving f8 (one exchange of half the bytes
+ * into out_proj's A instead of the reshape's and then A's; the same
+ * bits, a cast commuting with moving elements; docs/bench-siglip.md
+ * "b1cast") */
 static void
-merge_heads(Text *t, const char *y, int b, int qrows, int h, int dh)
+merge_heads(Text *t, const char *y, int b, int qrows, int h, int dh,
+            const int *cast)
 {
+	if (cast) {
+		put(t, "%s.o8 = cast %s.o f8_f143*2^%d\n", y, y, *cast);
+		put(t, "%s.t = transpose %s.o8 [0, 2, 1, 3]\n", y, y);
+		put(t, "%s.f8 = reshape %s.t [%d, %d]\n", y, y, b * qrows,
+		    h * dh);
+		return;
+	}
 	put(t, "%s.t = transpose %s.o [0, 2, 1, 3]\n", y, y);
 	put(t, "%s = reshape %s.t [%d, %d]\n", y, y, b * qrows, h * dh);
 }
@@ -351,7 +365,7 @@ attend_heads(Text *t, const char *y, const char *qh, const char *kh,
              const char *vh, int b, int qrows, int h, int dh)
 {
 	scores_times_v(t, y, qh, kh, vh, dh, NULL);
-	merge_heads(t, y, b, qrows, h, dh);
+	merge_heads(t, y, b, qrows, h, dh, NULL);
 }
 
 /* attend_heads on q, k, v of [b rows, d] */
@@ -412,7 +426,7 @@ attend_rounds(Text *t, const char *y, const char *qkv, int b, int n, int h,
 		}
 		snprintf(prev, sizeof prev, "%s", joined);
 	}
-	merge_heads(t, y, b, n, h, dh);
+	merge_heads(t, y, b, n, h, dh, scale ? &scale[SIGLIP_OUT] : NULL);
 }
 
 /* fc2(gelu(fc1(x))) with the checkpoint's mlp names under `w`, x [rows,
@@ -496,9 +510,13 @@ siglip_graph_text(const SiglipConfig *c, int batch, const SiglipPrecision *p)
 		snprintf(a, sizeof a, "l%d%s.attn", l, gs);
 		/* QK^T and PV in f8 in the f8 tower (not a quantized
 		 * checkpoint's, whose policy names its own formats) */
-		attend_rounds(&t, a, qkv, gb, n, h, dh, pairs,
-		              ty.f8 && !ty.p->weight_type ? ty.p->act_scale
-		                                          : NULL);
+		const int *as =
+		    ty.f8 && !ty.p->weight_type ? ty.p->act_scale : NULL;
+		attend_rounds(&t, a, qkv, gb, n, h, dh, pairs, as);
+		/* with `as`, attend_rounds made out_proj's input cast,
+		 * a.f8 (merge_heads): gemm_input reads it */
+		if (as)
+			snprintf(ty.cast, sizeof ty.cast, "%s.f8", a);
 		snprintf(o, sizeof o, "l%d%s.out", l, gs);
 		snprintf(w, sizeof w, "%s.self_attn.out_proj", p);
 		linear(&t, &ty, SIGLIP_OUT, o, a, w, grows, d, d);
