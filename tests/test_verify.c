@@ -683,77 +683,6 @@ test_refit_own(void **state)
 	graph_free(g);
 }
 
-/* The settle round of a draft planned after the rung (plan_settle_own,
- * compile_once's own_settle): the budgets come from the memory model's
- * measure, not from the data measured beside each matmul. On
- * test_refit_own's graph (two 128 x 512 x 128 f16 matmuls on 8 tiles),
- * budgets before the draft's measure {E, 0}; the measure raised both, the
- * first's so that its next plan would shrink, the second's past the
- * bytes its step needs. The tiles over: one of the second's grid at its
- * step by E, one of the first's at no op's step, one of the first's at
- * its step by another measure (need 0). The first goes back to E; the
- * second to the room + E less the kernels' code less its plan's bytes
- * (what the tile holds beside its plan, the contract's sum by hand),
- * below its measure; the plan made with them keeps the first matmul's
- * GEMM plan and holds the second within its bytes less E (with the
- * measured budgets the first's plan shrinks too: checked). */
-static void
-test_settle_own(void **state)
-{
-	(void)state;
-	const Chip *chip = chip_default();
-	Graph *g = graph_of_text(two_128x512x128);
-	const uint64_t E = 4096;
-	uint32_t beside[2] = {E, 0};
-	uint8_t raised[2] = {9, 9};
-	PlanOptions o = {.beside = beside};
-	Plan *p, *q;
-	Diag d;
-	assert_int_equal(plan_graph(g, chip, 8, &o, &p, &d), 0);
-	const uint64_t room = plan_tile_room(chip),
-	               kernels = plan_kernels_code(chip),
-	               own0 = p->op[0].gemm.tile_bytes,
-	               own1 = p->op[1].gemm.tile_bytes;
-	assert_true(own0 > 2 * E && own1 > 2 * E);
-	const uint32_t prev[2] = {E, 0},
-	               measured[2] = {(uint32_t)(room + E - kernels - own0),
-	                              (uint32_t)(room + 3 * E - kernels -
-	                                         own1)},
-	               want1 = (uint32_t)(room + E - kernels - own1);
-	assert_true(measured[0] > prev[0] && want1 > p->op[1].held);
-	/* the measured budgets shrink both matmuls */
-	beside[0] = measured[0];
-	beside[1] = measured[1];
-	assert_int_equal(plan_graph(g, chip, 8, &o, &q, &d), 0);
-	assert_false(plan_same_gemm(&q->op[0].gemm, &p->op[0].gemm));
-	assert_false(plan_same_gemm(&q->op[1].gemm, &p->op[1].gemm));
-	plan_free(q);
-	/* nothing over: every budget back to prev */
-	assert_int_equal(
-	    plan_settle_own(p, NULL, 0, kernels, prev, beside, raised), 0);
-	assert_int_equal(beside[0], prev[0]);
-	assert_int_equal(beside[1], prev[1]);
-	assert_int_equal(raised[0], 0);
-	assert_int_equal(raised[1], 0);
-	PlanOver over[3] = {{p->op[0].tile0, -1, room + E},
-	                    {p->op[0].tile0, 0, 0},
-	                    {p->op[1].tile0, 1, room + E}};
-	beside[0] = measured[0];
-	beside[1] = measured[1];
-	assert_int_equal(
-	    plan_settle_own(p, over, 3, kernels, prev, beside, raised), 1);
-	assert_int_equal(raised[0], 0);
-	assert_int_equal(raised[1], 1);
-	assert_int_equal(beside[0], E);
-	assert_int_equal(beside[1], want1);
-	assert_int_equal(plan_graph(g, chip, 8, &o, &q, &d), 0);
-	assert_true(plan_same_gemm(&q->op[0].gemm, &p->op[0].gemm));
-	assert_true(q->op[1].gemm.tile_bytes + E <= own1);
-	plan_free(q);
-	plan_free(p);
-	graph_free(g);
-}
-
 /* Each GEMM plan fits beside what the rest of the program holds on its
  * tiles (plan_gemm_top's held): on 4 tiles, m0 = x [64 x 64] @ w0 [64 x
  * 64] f32 while w1 [64 x N] f32, which m1 = y [8 x 64] @ w1 reads
@@ -1747,7 +1676,6 @@ main(void)
 	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_refit_overlap),
 	    cmocka_unit_test(test_refit_own),
-	    cmocka_unit_test(test_settle_own),
 	    cmocka_unit_test(test_refit_compile),
 	    cmocka_unit_test(test_holds_beside),
 	    cmocka_unit_test(test_data_in_draft),

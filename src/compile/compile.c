@@ -611,108 +611,6 @@ own_print(FILE *dump, const Graph *g, const Plan *p, int j,
 	fprintf(dump, " %s\n", what);
 }
 
-/* Each graph op the worst step of a tile of draft f over the memory
- * model's total bound (mr) serves, with that step's need (a matmul's
- * multiply may serve an op fused with it first), in *n: plan_refit_own's
- * and plan_settle_own's tiles over. */
-static PlanOver *
-step_overs(const Draft *f, const PlaceReport *mr, int *n)
-{
-	int cap = mr->nover + 1;
-	PlanOver *over = xcalloc((size_t)cap, sizeof *over);
-	*n = 0;
-	for (int i = 0; i < mr->nover; i++) {
-		const PlaceOverflow *ov = &mr->over[i];
-		if (ov->kind != PLACE_OVER_TOTAL || ov->step < 0 ||
-		    ov->step >= f->l->nstep)
-			continue;
-		const Step *st = &f->l->step[ov->step];
-		for (int k = 0; k < st->nop; k++) {
-			if (*n == cap) {
-				cap *= 2;
-				over =
-				    xrealloc(over, (size_t)cap * sizeof *over);
-			}
-			over[(*n)++] =
-			    (PlanOver){ov->tile, st->op[k], ov->need};
-		}
-	}
-	return over;
-}
-
-/* The settle round of a draft planned after the rung (own_again): the
- * budgets beside (by op), raised from prev by the draft's measure
- * (beside_more), are set instead by the memory model's (place_measure):
- * each matmul it finds over at its own step on its grid is raised as the
- * rung raises it, every other budget stays at prev (plan_settle_own,
- * counted the code the next plan counts); a matmul whose tiles are over
- * only at other ops' steps keeps the plan the rung left it, and those
- * tiles go to the ladder after the draft. Returns the matmuls raised whose
- * data beside them is more than their plans counted, the most of it in
- * *most, that one's op in *at; dump (NULL: none) says what was raised. */
-static int
-own_settle(const Graph *g, const Draft *f, const uint32_t *prev,
-           uint64_t counted, uint32_t *beside, uint64_t *most, int *at,
-           FILE *dump, int round)
-{
-	PlaceReport mr;
-	Diag md;
-	int nover = 0, tiles = 0, measured = 0;
-	PlanOver *over = NULL;
-	if (place_measure(f->l, f->code_end, &mr, &md)) {
-		over = step_overs(f, &mr, &nover);
-		tiles = mr.nover;
-	}
-	place_report_free(&mr);
-	size_t no = (size_t)g->nops + 1;
-	uint32_t *by = xmalloc(no * sizeof *by);
-	uint8_t *up = xcalloc(no, 1);
-	for (int i = 0; i < g->nops; i++) {
-		by[i] = beside[i];
-		measured += beside[i] > prev[i];
-	}
-	plan_settle_own(f->plan, over, nover, counted, prev, beside, up);
-	int more = 0;
-	*most = 0;
-	for (int i = 0; i < g->nops; i++)
-		if (beside[i] > prev[i] && beside[i] > f->plan->op[i].held) {
-			more++;
-			if (beside[i] > *most) {
-				*most = beside[i];
-				*at = i;
-			}
-		}
-	if (dump) {
-		fprintf(dump,
-		        "# plan %d, after the rung: %d of %u tiles over by the "
-		        "memory model (code counted %llu); %d matmul budget%s "
-		        "raised by the draft's measure, %d by %s own step%s:",
-		        round, tiles, f->l->tiles, (unsigned long long)counted,
-		        measured, measured == 1 ? "" : "s", more,
-		        more == 1 ? "its" : "their", more == 1 ? "" : "s");
-		for (int i = 0; i < g->nops; i++) {
-			if (by[i] <= prev[i] && !up[i])
-				continue;
-			uint64_t need = 0;
-			for (int k = 0; k < nover; k++)
-				if (over[k].op == i && over[k].need > need)
-					need = over[k].need;
-			fprintf(dump,
-			        " op %d, matmul %s, %u bytes of its plan, "
-			        "data beside it %u: the draft's measure %u, "
-			        "its step's %u (need %llu);",
-			        i, graph_tensor(g, g->ops[i].out)->name,
-			        f->plan->op[i].gemm.tile_bytes, prev[i], by[i],
-			        beside[i], (unsigned long long)need);
-		}
-		fprintf(dump, "\n");
-	}
-	free(over);
-	free(by);
-	free(up);
-	return more;
-}
-
 /* The rung beside the refit ladder: draft f's tiles over the memory
  * model's total bound (mr) at a step of a matmul planned in f, on its own
  * grid, say that matmul's plan took more than its step could hold. Each
@@ -736,8 +634,27 @@ own_again(const Graph *g, const CompileOptions *o, const PlanOptions *po,
 	size_t no = (size_t)g->nops + 1;
 	if (!m->own)
 		m->own = xcalloc(no, 1);
-	int nover = 0;
-	PlanOver *over = step_overs(f, mr, &nover);
+	/* each graph op the worst step of a tile over serves, with that
+	 * step's need (a matmul's multiply may serve an op fused with it
+	 * first) */
+	int nover = 0, cap = mr->nover + 1;
+	PlanOver *over = xcalloc((size_t)cap, sizeof *over);
+	for (int i = 0; i < mr->nover; i++) {
+		const PlaceOverflow *ov = &mr->over[i];
+		if (ov->kind != PLACE_OVER_TOTAL || ov->step < 0 ||
+		    ov->step >= f->l->nstep)
+			continue;
+		const Step *st = &f->l->step[ov->step];
+		for (int k = 0; k < st->nop; k++) {
+			if (nover == cap) {
+				cap *= 2;
+				over =
+				    xrealloc(over, (size_t)cap * sizeof *over);
+			}
+			over[nover++] =
+			    (PlanOver){ov->tile, st->op[k], ov->need};
+		}
+	}
 	uint64_t counted = plan_kernels_code(o->chip) +
 	                   plan_code_beyond(o->chip, code, o->tiles);
 	uint32_t *before = xmalloc(no * sizeof *before),
@@ -851,10 +768,6 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 	/* known: the draft's tiles are over by the memory model and the
 	 * planner has nothing left to give up (kd says where) */
 	int known = 0, placed = 0;
-	/* the drafts since a plan of the rung's (own_again), until the
-	 * memory model measures one: their settle rounds raise budgets
-	 * only where own_settle finds a matmul over at its own step */
-	int after_own = 0;
 	Diag kd = {0};
 	char at_op[GRAPH_MAX_NAME + 96] = "";
 	int r = IPU_OK, round = 0;
@@ -884,13 +797,6 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			int at = 0;
 			int more =
 			    beside_more(g, &f, matmul, m->beside, &most, &at);
-			if (after_own && more)
-				more = own_settle(
-				    g, &f, prev,
-				    plan_kernels_code(chip) +
-				        plan_code_beyond(chip, code, o->tiles),
-				    m->beside, &most, &at,
-				    o->dump ? dump : NULL, round);
 			if (o->plan || (beyond <= held && !more) ||
 			    settle == DRAFT_ROUNDS)
 				break;
@@ -976,7 +882,6 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		}
 		if (r)
 			break;
-		after_own = 0;
 		/* every tile at every step by the memory model (the placer's
 		 * bounds, place_measure), then placement's packing: tiles over
 		 * make the planner give up what it may (plan_refit) and plan
@@ -1117,7 +1022,6 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 			    own ? what : "");
 		}
 		if (own) {
-			after_own = 1;
 			rep->refits++;
 			rep->own_refits += own;
 			place_report_free(&mr);

@@ -220,12 +220,3 @@ plan_tile_load(const Plan *p, uint32_t t, uint64_t need)
 	need = need > w ? need - w : 0;
 	return need > UINT32_MAX ? UINT32_MAX : (uint32_t)need;
 }
-
-int
-plan_settle_own(const Plan *p, const PlanOver *over, int nover, uint64_t code,
-                const uint32_t *prev, uint32_t *beside, uint8_t *raised)
-{
-	for (int i = 0; i < p->nop; i++)
-		beside[i] = prev[i];
-	return plan_refit_own(p, over, nover, code, 0, NULL, beside, raised);
-}

@@ -766,20 +766,6 @@ int plan_refit(const Plan *p, const PlanOver *over, int nover, uint8_t *fit);
 int plan_refit_own(const Plan *p, const PlanOver *over, int nover,
                    uint64_t code, int least, const uint8_t *skip,
                    uint32_t *beside, uint8_t *raised);
-/* fit.c, the settle round of a draft planned after the rung (compile.c,
- * compile_once): its matmuls' budgets are set by the memory model's
- * measure of the draft (over: its tiles over the total bound, each with
- * every graph op its worst step serves), not by the data measured beside
- * each matmul over its steps (lower_beside, the other drafts' settle
- * rounds). Contract: beside[i] = prev[i] (the budgets before the draft's
- * measure) for every op, then plan_refit_own by the tile most over with
- * no op skipped: a matmul over at its own step on its grid is raised so
- * that its next GEMM plan holds at most its plan's own bytes less what
- * that tile was over by; every other budget stays at prev. Returns the
- * matmuls raised (raised[i] set). */
-int plan_settle_own(const Plan *p, const PlanOver *over, int nover,
-                    uint64_t code, const uint32_t *prev, uint32_t *beside,
-                    uint8_t *raised);
 /* fit.c: what tile t of plan p held besides the weights its balance
  * stored there, measured by the placer (`need`: code + the most data live
  * at one step): the next plan's PlanOptions.load. */
