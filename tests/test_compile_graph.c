@@ -52,8 +52,9 @@ static const Chip *run_chip;
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
 static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct,
-    run_no_gelu, run_no_carry;
-static uint32_t run_b_under, run_b_hosts, run_a_direct, run_peak;
+    run_no_gelu, run_no_carry, run_no_red_pipe;
+static uint32_t run_b_under, run_b_hosts, run_a_direct, run_peak,
+    run_red_beside;
 /* run_graph's graph if set (else parsed from its text); the plan its
  * compile lowers (CompileOptions.plan, NULL: planned); with run_keep, the
  * plan it kept (CompileReport.kept_plan, the caller frees it); and its
@@ -92,6 +93,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	                    .no_a_direct = run_no_a_direct,
 	                    .no_gelu_in_reduction = run_no_gelu,
 	                    .no_carry_layout = run_no_carry,
+	                    .no_red_pipe = run_no_red_pipe,
 	                    .keep_plan = run_keep,
 	                    .plan = run_plan};
 	Package *pk;
@@ -109,6 +111,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	run_a_direct = rep.a_direct;
 	run_b_hosts = rep.b_hosts;
 	run_peak = rep.peak_tile_bytes;
+	run_red_beside = rep.red_beside;
 	if (plan_has && !strstr(rep.plan, plan_has))
 		fail_msg("'%s' not in the plan '%s'", plan_has, rep.plan);
 	uint8_t *bytes;
@@ -2756,6 +2759,58 @@ test_residual_in_reduction(void **state)
 	}
 }
 
+/* A K-split reduction in two parts of its rows (lower_red_pipe,
+ * docs/compiler.md "The reduction in two parts"): the second part's
+ * partials exchanged beside the first part's add on five workers, then
+ * the rest's add. 184 rows on 4 tiles, 4 K groups of one tile: slices of
+ * 46 rows of 3 panels (So400m fc1's), with the bias, the GELU and its
+ * cast to f8 in the reduction (vadd_bias_gelu_f16_f8), and with the bias
+ * and a residual (vadd_bias_res_f16). The pass takes each
+ * (CompileReport.red_beside); every element gets the same operations
+ * in the same order, so the output's bytes are those of the reduction
+ * whole (no_red_pipe), each within the interpreter's bound; in fewer
+ * cycles, as predicted. */
+static void
+test_reduction_in_two_parts(void **state)
+{
+	(void)state;
+	static const char *const texts[] = {
+	    "input x f16 [184, 1024]\nweight w f16 [1024, 48]\n"
+	    "weight b f16 [48]\ny = matmul x w\nyb = add y b\n"
+	    "g = gelu yb\nq = cast g f8_f143*2^-1\noutput q\n",
+	    "input x f16 [184, 1024]\ninput hin f16 [184, 48]\n"
+	    "weight w f16 [1024, 48]\nweight b f16 [48]\nh = add hin hin\n"
+	    "y = matmul x w\nyb = add y b\nz = add h yb\noutput z\n"};
+	static const size_t bytes[] = {184 * 48, 184 * 48 * 2};
+	for (int i = 0; i < 2; i++) {
+		uint64_t split_cycles, whole_cycles;
+		uint8_t *split, *whole;
+		uint64_t rng0 = rng;
+		uint64_t pred = run_graph(texts[i], 4, 0x1p-2, "4 K groups",
+		                          &split_cycles, &split);
+		assert_int_equal(run_red_beside, 1);
+		rng = rng0; /* the same inputs */
+		run_no_red_pipe = 1;
+		uint64_t pred_whole = run_graph(
+		    texts[i], 4, 0x1p-2, "4 K groups", &whole_cycles, &whole);
+		run_no_red_pipe = 0;
+		assert_int_equal(run_red_beside, 0);
+		assert_memory_equal(split, whole, bytes[i]);
+		print_message("reduction in two parts (%s): %llu cycles "
+		              "(predicted %llu), %llu whole (predicted "
+		              "%llu)\n",
+		              i ? "bias and residual" : "bias, GELU, cast",
+		              (unsigned long long)split_cycles,
+		              (unsigned long long)pred,
+		              (unsigned long long)whole_cycles,
+		              (unsigned long long)pred_whole);
+		assert_true(split_cycles < whole_cycles);
+		assert_true(pred < pred_whole);
+		free(split);
+		free(whole);
+	}
+}
+
 /* The f8 tower's LN1 and LN2: an f16 layernorm whose one reader is its
  * cast to f8, of rows of whole pairs of atoms, writes the cast's result
  * (plan_layernorm_fused_cast, rw_layernorm_f16h8) and the cast aliases;
@@ -3026,6 +3081,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_matmul_chain),
+	    cmocka_unit_test(test_reduction_in_two_parts),
 	    cmocka_unit_test(test_whole_chip),
 	    cmocka_unit_test(test_layout_ops),
 	    cmocka_unit_test(test_elementwise),

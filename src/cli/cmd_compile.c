@@ -40,6 +40,7 @@ usage(FILE *f)
 	        "                   [--no-a-direct] [--range]\n"
 	        "                   [--no-b-wrap] [--no-gelu-reduction] "
 	        "[--no-carry-layout]\n"
+	        "                   [--no-red-pipe]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -77,6 +78,12 @@ usage(FILE *f)
 	        "               body (default: under the body's last "
 	        "multiply, for the next\n"
 	        "               iteration, docs/bench-siglip.md)\n"
+	        "  --no-red-pipe keep each K-split reduction in one exchange "
+	        "and one add\n"
+	        "               (default: in two parts of its rows, the "
+	        "second's partials\n"
+	        "               beside the first's add, where priced "
+	        "cheaper; docs/compiler.md)\n"
 	        "  --no-gelu-reduction  keep a GELU (and its cast to f8) after "
 	        "its\n"
 	        "               matmul's reduction or bias add in its own step "
@@ -172,6 +179,11 @@ print_summary(const Graph *g, const Chip *c, const CompileReport *rep,
 		       rep->ovl_beside, rep->ovl_beside == 1 ? "" : "s",
 		       rep->ovl_no_room, rep->ovl_dearer);
 	}
+	if (rep->red_beside || rep->red_no_room)
+		printf("reductions     %u in two parts, the second's partials "
+		       "beside the first's add; %u after it (no room "
+		       "beside)\n",
+		       rep->red_beside, rep->red_no_room);
 	printf("compile time   %.1f ms\n", rep->compile_ms);
 	printf("wrote          %s\n", out);
 }
@@ -304,7 +316,7 @@ cmd_compile(int argc, char **argv)
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
 	int range = 0;
-	int no_b_wrap = 0, no_gelu = 0, no_carry = 0;
+	int no_b_wrap = 0, no_gelu = 0, no_carry = 0, no_red_pipe = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -331,6 +343,8 @@ cmd_compile(int argc, char **argv)
 			no_b_wrap = 1;
 		} else if (!strcmp(a, "--no-gelu-reduction")) {
 			no_gelu = 1;
+		} else if (!strcmp(a, "--no-red-pipe")) {
+			no_red_pipe = 1;
 		} else if (!strcmp(a, "--no-carry-layout")) {
 			no_carry = 1;
 		} else if (!strcmp(a, "--force")) {
@@ -431,6 +445,7 @@ cmd_compile(int argc, char **argv)
 	                    .no_gelu_in_reduction = no_gelu,
 	                    .no_carry_layout = no_carry,
 	                    .no_b_wrap = no_b_wrap,
+	                    .no_red_pipe = no_red_pipe,
 	                    .keep_plan = range};
 	Package *pk;
 	CompileReport rep;

@@ -434,57 +434,14 @@ overlap_error(Emit *e, uint32_t tile, const Step *s, const char *what,
 	return e->err;
 }
 
+/* The setup and opening of a phase beside five workers: the CSRs csr[i]
+ * written with v[i] (every value set first, so that no write waits for
+ * its value: sup-dep; sup_csr_setup), then the exchange's opening with
+ * the incoming count dcount. */
 static void
-emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
-             uint32_t tile, TileCode *tc)
+emit_opening_beside(Emit *e, const uint32_t *v, const uint32_t *csr,
+                    uint32_t ncsr, uint32_t dcount)
 {
-	const KernelCall *c = call_of(s, tile);
-	const GemmWindows *w = s->gwin;
-	int n;
-	uint32_t dcount;
-	Event *ev = tile_events(l, s, tile, &n, &dcount);
-	if (!c) { /* a tile outside the GEMM: it only takes part in the
-		     syncs */
-		if (n)
-			overlap_error(e, tile, s,
-			              "is on a tile without the GEMM",
-			              ev[0].cycle);
-		emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
-		emit(e, INSN_sync_mmmn_zi, 1, SYNC_RECV);
-		free(ev);
-		return;
-	}
-	GemmCall g = c->args.u.gemm;
-	uint32_t total = gemm_n_panels(g.bn) * gemm_k_panels(g.t, g.bk);
-	if (c->args.kind != KC_GEMM || !g.opt.five || g.opt.five > total ||
-	    w->panels != g.opt.five) {
-		if (!e->err)
-			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
-			                  "codegen: tile %u, %s: not an "
-			                  "overlapped GEMM call of %u panels",
-			                  tile, s->what, w->panels);
-		free(ev);
-		return;
-	}
-	g.a = lower_addr(l, c->ref[0]);
-	g.b = lower_addr(l, c->ref[1]);
-	g.c = lower_addr(l, c->ref[2]);
-	uint32_t args = l->buf[c->args_at].addr;
-	/* setup (gemm_overlap_setup): every CSR's value first, then the
-	 * writes, so that none waits for its value (sup-dep) */
-	uint32_t v[8], csr[8], ncsr = 0;
-	for (uint32_t i = 0; i < 5; i++) {
-		v[ncsr] = args + GEMM_VERTEX_AT + GEMM_VERTEX_BYTES * i;
-		csr[ncsr++] = CSR_WORKER0_BASE + i;
-	}
-	v[ncsr] = g.b;
-	csr[ncsr++] = CSR_CCCSLOAD;
-	if (g.t == GEMM_F8) {
-		v[ncsr] = (uint32_t)g.opt.fp8_in << 1 | (uint32_t)g.opt.fp8_w;
-		csr[ncsr++] = CSR_FP_INFMT;
-		v[ncsr] = (uint32_t)g.opt.fp8_scale & 0x3f;
-		csr[ncsr++] = CSR_FP_ISCL;
-	}
 	for (uint32_t i = 0; i < ncsr; i++)
 		emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + (int)i, (int32_t)v[i]);
 	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1 + (int)ncsr, (int32_t)dcount);
@@ -494,9 +451,20 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 	emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
 	emit(e, INSN_put_mmmn_zi, 2, CSR_INCOMING_DCOUNT, REG_M1 + (int)ncsr);
 	emit(e, INSN_delayxpic_mmmn_zi, 3, XS_PREAMBLE - 1, 0, MUX_NONE);
-	emit_block(e, ks, &g, 0);
-	uint64_t cur = 0;
-	uint32_t p = 0;
+}
+
+/* The tile's exchange events ev[0 .. n - 1] of step s beside five
+ * workers, from frame cycle *cur in panel *p's window: each in its
+ * panel's window [open[p], close[p]), the next panel's block (g's)
+ * emitted at at[p] when an event is past the window (codegen's rules
+ * beside five workers, above). */
+static void
+emit_events_beside(Emit *e, const KernelSyms *ks, const GemmCall *g,
+                   const Step *s, uint32_t tile, const Event *ev, int n,
+                   const GemmWindows *w, uint32_t *pp, uint64_t *pcur)
+{
+	uint64_t cur = *pcur;
+	uint32_t p = *pp;
 	for (int i = 0; i < n && !e->err; i++) {
 		int k = i + 1;
 		uint64_t issue, end;
@@ -534,7 +502,7 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 			}
 			p++;
 			emit_delay_beside(e, w->at[p] - cur);
-			emit_block(e, ks, &g, p);
+			emit_block(e, ks, g, p);
 			cur = w->open[p];
 		}
 		if (e->err)
@@ -559,6 +527,74 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 		}
 		cur = end;
 	}
+	*pp = p;
+	*pcur = cur;
+}
+
+/* A tile without the call of a step beside five workers (`what`'s) only
+ * takes part in its syncs: it has no events (ev[0 .. n - 1], freed). */
+static void
+emit_syncs_beside(Emit *e, uint32_t tile, const Step *s, Event *ev, int n,
+                  const char *what)
+{
+	char why[64];
+	snprintf(why, sizeof why, "is on a tile without %s", what);
+	if (n)
+		overlap_error(e, tile, s, why, ev[0].cycle);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_INTERNAL);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_RECV);
+	free(ev);
+}
+
+static void
+emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
+             uint32_t tile, TileCode *tc)
+{
+	const KernelCall *c = call_of(s, tile);
+	const GemmWindows *w = s->gwin;
+	int n;
+	uint32_t dcount;
+	Event *ev = tile_events(l, s, tile, &n, &dcount);
+	if (!c) { /* a tile outside the GEMM */
+		emit_syncs_beside(e, tile, s, ev, n, "the GEMM");
+		return;
+	}
+	GemmCall g = c->args.u.gemm;
+	uint32_t total = gemm_n_panels(g.bn) * gemm_k_panels(g.t, g.bk);
+	if (c->args.kind != KC_GEMM || !g.opt.five || g.opt.five > total ||
+	    w->panels != g.opt.five) {
+		if (!e->err)
+			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+			                  "codegen: tile %u, %s: not an "
+			                  "overlapped GEMM call of %u panels",
+			                  tile, s->what, w->panels);
+		free(ev);
+		return;
+	}
+	g.a = lower_addr(l, c->ref[0]);
+	g.b = lower_addr(l, c->ref[1]);
+	g.c = lower_addr(l, c->ref[2]);
+	uint32_t args = l->buf[c->args_at].addr;
+	/* setup (gemm_overlap_setup): every CSR's value first, then the
+	 * writes, so that none waits for its value (sup-dep) */
+	uint32_t v[8], csr[8], ncsr = 0;
+	for (uint32_t i = 0; i < 5; i++) {
+		v[ncsr] = args + GEMM_VERTEX_AT + GEMM_VERTEX_BYTES * i;
+		csr[ncsr++] = CSR_WORKER0_BASE + i;
+	}
+	v[ncsr] = g.b;
+	csr[ncsr++] = CSR_CCCSLOAD;
+	if (g.t == GEMM_F8) {
+		v[ncsr] = (uint32_t)g.opt.fp8_in << 1 | (uint32_t)g.opt.fp8_w;
+		csr[ncsr++] = CSR_FP_INFMT;
+		v[ncsr] = (uint32_t)g.opt.fp8_scale & 0x3f;
+		csr[ncsr++] = CSR_FP_ISCL;
+	}
+	emit_opening_beside(e, v, csr, ncsr, dcount);
+	emit_block(e, ks, &g, 0);
+	uint64_t cur = 0;
+	uint32_t p = 0;
+	emit_events_beside(e, ks, &g, s, tile, ev, n, w, &p, &cur);
 	free(ev);
 	while (!e->err && p + 1 < w->panels) {
 		p++;
@@ -581,6 +617,79 @@ emit_overlap(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
 		     (int32_t)(args + (uint32_t)(i + 1) * GEMM_ARGS_BYTES));
 		emit(e, INSN_call_mmmn_zi, 2, REG_LR, (int32_t)entry);
 	}
+	call_data(l, c, tc);
+}
+
+/*
+ * A reduction's first part on five workers beside its exchange
+ * (lower_step_vadd5; lower/redpipe.c):
+ *   setup      $WORKER0..4_BASE = the argument block (vadd_bias_gelu:
+ *              $FP_INFMT, $FP_ISCL as its entry sets them), before the
+ *              opening sync
+ *   opening    sync 3; put $INCOMING_DCOUNT; the mux off (XS_PREAMBLE)
+ *   launch     setzi $m1, the worker entry (vadd_worker); setzi $m2, the
+ *              ranges; run $m1, $m2, w * words for the five workers
+ *   then, from cycle 0 (the first slot 5 after the runs), the tile's
+ *   exchange events as emit_overlap's, before the frame's close (the
+ *   first worker's exit: lower_vadd5_frame)
+ *   closing    sync LOCAL; sync RECV
+ * A tile without a call only takes part in the syncs.
+ */
+static void
+emit_vadd5(Emit *e, const Lowered *l, const KernelSyms *ks, const Step *s,
+           uint32_t tile, TileCode *tc)
+{
+	const KernelCall *c = call_of(s, tile);
+	int n;
+	uint32_t dcount;
+	Event *ev = tile_events(l, s, tile, &n, &dcount);
+	if (!c) {
+		emit_syncs_beside(e, tile, s, ev, n, "the reduction");
+		return;
+	}
+	const VaddCall *va = &c->args.u.vadd;
+	int bias = vadd_call_variant(va);
+	const char *worker = vadd_worker(0, bias);
+	int64_t entry = ks && worker ? ks->symbol(ks->ctx, worker) : 0;
+	if (c->args.kind != KC_VADD || !va->five || !worker ||
+	    (e->buf && entry < 0)) {
+		if (!e->err)
+			e->err = diag_set(e->d, IPU_EINVAL, NULL, 0, 0,
+			                  "codegen: tile %u, %s: not a "
+			                  "five-worker vadd call",
+			                  tile, s->what);
+		free(ev);
+		return;
+	}
+	uint32_t args = l->buf[c->args_at].addr;
+	uint32_t v[7], csr[7], ncsr = 0;
+	for (uint32_t i = 0; i < 5; i++) {
+		v[ncsr] = args;
+		csr[ncsr++] = CSR_WORKER0_BASE + i;
+	}
+	if (va->has_gelu) {
+		v[ncsr] = (uint32_t)va->f152 << 1;
+		csr[ncsr++] = CSR_FP_INFMT;
+		v[ncsr] = (uint32_t)va->fp8_scale & 63;
+		csr[ncsr++] = CSR_FP_ISCL;
+	}
+	emit_opening_beside(e, v, csr, ncsr, dcount);
+	uint32_t words = va->has_bias ? 7 : 6;
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M1, (int32_t)entry);
+	emit(e, INSN_setzi_mmmn_zi, 2, REG_M2, (int32_t)(args + 40));
+	for (uint32_t w = 0; w < 5; w++)
+		emit(e, INSN_run_mmmn_zi, 3, REG_M1, REG_M2,
+		     (int32_t)(w * words));
+	uint64_t lead, close, done, zero = 0;
+	lower_vadd5_frame(l->chip, s, &lead, &close, &done);
+	GemmWindows w = {
+	    .panels = 1, .at = &zero, .open = &zero, .close = &close};
+	uint64_t cur = 0;
+	uint32_t p = 0;
+	emit_events_beside(e, ks, NULL, s, tile, ev, n, &w, &p, &cur);
+	free(ev);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_LOCAL);
+	emit(e, INSN_sync_mmmn_zi, 1, SYNC_RECV);
 	call_data(l, c, tc);
 }
 
@@ -608,6 +717,8 @@ emit_program(Emit *e, const Lowered *l, const KernelSyms *ks, uint32_t tile,
 			emit_exchange(e, l, s, tile);
 		} else if (s->gwin) {
 			emit_overlap(e, l, ks, s, tile, tc);
+		} else if (lower_step_vadd5(s)) {
+			emit_vadd5(e, l, ks, s, tile, tc);
 		} else {
 			const KernelCall *c = call_of(s, tile);
 			if (c)
@@ -772,11 +883,18 @@ code_bound(const Lowered *l, uint32_t t)
 	uint64_t bytes = 0;
 	for (int i = 0; i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		if (s->kind != STEP_EXCHANGE && !s->gwin) {
+		if (s->kind != STEP_EXCHANGE && !s->gwin &&
+		    !lower_step_vadd5(s)) {
 			insns += call_of(s, t) ? CODE_CALL_INSNS : 0;
 			continue;
 		}
 		uint64_t send_items = CODE_SEND_ITEMS;
+		if (lower_step_vadd5(s)) { /* emit_vadd5 */
+			/* the setup (the GELU's 4 counted everywhere), the
+			 * opening, the launch, the closing syncs */
+			insns += 15 + CODE_EXCHANGE_INSNS + 7 + 2;
+			send_items = xsched_send_max(XS_BLOCK);
+		}
 		if (s->gwin) { /* emit_overlap */
 			if (!call_of(s, t)) {
 				insns += 2; /* the syncs */

@@ -474,6 +474,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 		lower_b_under(l);
 	if (!o->no_b_under && !o->no_b_wrap)
 		lower_b_wrap(l);
+	if (!o->no_red_pipe)
+		lower_red_pipe(l);
 	uint32_t used = l->tiles;
 	f->save = xcalloc(used, sizeof *f->save);
 	for (uint32_t t = 0; t < used; t++)
@@ -487,6 +489,8 @@ draft(const CompileOptions *o, Plan *plan, Draft *f, CompileReport *rep,
 	rep->ovl_beside = l->ovl_beside;
 	rep->ovl_no_room = l->ovl_no_room;
 	rep->ovl_dearer = l->ovl_dearer;
+	rep->red_beside = l->red_beside;
+	rep->red_no_room = l->red_no_room;
 	if (!r)
 		lower_b_wrap_undo(l);
 	if (!r)

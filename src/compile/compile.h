@@ -54,6 +54,10 @@ typedef struct {
 	                        moves them under the body's last multiply,
 	                        for the next iteration; off with no_b_under
 	                        too) */
+	int no_red_pipe;     /* keep each K-split reduction in one exchange
+	                        and one add (else lower_red_pipe splits it
+	                        in two parts of its rows where that is
+	                        priced cheaper) */
 	int no_gelu_in_reduction; /* never the GELU and its cast in a
 	                        matmul's reduction or its bias add's pass
 	                        (PlanOptions' no_gelu_in_reduction,
@@ -126,6 +130,11 @@ typedef struct {
 	uint32_t b_under;        /* B transfers run beside an earlier multiply
 	                            (lower_b_under, after xsched_run) */
 	uint32_t b_hosts;        /* the multiplies they run beside */
+	uint32_t red_beside;     /* K-split reductions in two parts
+	                            (lower_red_pipe), the second's partials
+	                            beside the first's add (xsched_run) */
+	uint32_t red_no_room;    /* such, the second's partials in a step of
+	                            their own (no room beside the add) */
 	char plan[2048];         /* each op's plan, "; " between them */
 	/* the overlapped GEMM supersteps of the program kept, or with
 	 * COMPILE_OVERLAP_DEARER of the one not kept (xsched_run,

@@ -1100,14 +1100,7 @@ gemm_overlap_csrs(GemmDtype t)
 uint64_t
 gemm_overlap_setup(const Chip *c, GemmDtype t)
 {
-	SupClock s;
-	sup_start(&s, c, 0);
-	uint32_t n = gemm_overlap_csrs(t);
-	for (uint32_t i = 0; i <= n; i++) /* setzi, the count's last */
-		sup_op(&s, 0, SUP_M1 << i, SUP_PLAIN);
-	for (uint32_t i = 0; i < n; i++)
-		sup_op(&s, SUP_M1 << i, 0, SUP_PUT);
-	return sup_op(&s, 0, 0, SUP_PLAIN); /* sync */
+	return sup_csr_setup(c, gemm_overlap_csrs(t));
 }
 
 void

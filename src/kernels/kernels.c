@@ -198,3 +198,15 @@ sup_return(SupClock *s, uint64_t entry)
 {
 	return sup_op(s, SUP_M10, 0, SUP_TAKEN) + 1 - entry;
 }
+
+uint64_t
+sup_csr_setup(const Chip *c, uint32_t n)
+{
+	SupClock s;
+	sup_start(&s, c, 0);
+	for (uint32_t i = 0; i <= n; i++) /* setzi, the count's last */
+		sup_op(&s, 0, SUP_M1 << i, SUP_PLAIN);
+	for (uint32_t i = 0; i < n; i++)
+		sup_op(&s, SUP_M1 << i, 0, SUP_PUT);
+	return sup_op(&s, 0, 0, SUP_PLAIN); /* sync */
+}

@@ -92,5 +92,9 @@ uint64_t sup_sync(SupClock *s);
 /* The call's cycles: from entry to the cycle after the returning
  * `br $lr` (sup_op of it included). */
 uint64_t sup_return(SupClock *s, uint64_t entry);
+/* An overlapped phase's setup (codegen.c's emit_overlap and
+ * emit_vadd5): n CSR values and the incoming count set into $m1.., then
+ * the n CSR writes: the cycle of the opening sync after them. */
+uint64_t sup_csr_setup(const Chip *c, uint32_t n);
 
 #endif

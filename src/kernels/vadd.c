@@ -26,37 +26,59 @@ vadd_entry(int f32, int bias)
 	             : "vadd_f16";
 }
 
+int
+vadd_call_variant(const VaddCall *v)
+{
+	return v->norm_cols  ? VADD_NORM
+	       : v->has_gelu ? 3
+	       : v->has_res  ? 2
+	                     : v->has_bias;
+}
+
+const char *
+vadd_worker(int f32, int bias)
+{
+	return bias  ? (f32         ? NULL
+	                : bias == 3 ? "vadd_bias_gelu_f16_f8_worker"
+	                : bias == 2 ? "vadd_bias_res_f16_worker"
+	                : bias == 1 ? "vadd_bias_f16_worker"
+	                            : NULL)
+	       : f32 ? "vadd_f32_worker"
+	             : "vadd_f16_worker";
+}
+
 const char *
 vadd_object(int bias)
 {
 	return bias == 3 ? "vadd_f8" : "vadd";
 }
 
-/* Worker w's share of the n atoms (whole rows with a bias): *first and
- * its count. `aligned` (2 to 6 segments): each segment its own workers,
- * 6 / nseg of them (one more for the first 6 % nseg segments), so that
+/* Worker w's share of the n atoms (whole rows with a bias) among nw
+ * workers (6, or 5 beside an exchange: VaddCall.five): *first and
+ * its count. `aligned` (2 to nw segments): each segment its own workers,
+ * nw / nseg of them (one more for the first nw % nseg segments), so that
  * no worker's atoms cross a segment (a part's pass set up again: a
  * 111-row slice of 3 panels 19 + 18 rows a worker, not 19 rows across
  * two); else the atoms of all the segments as one range. */
 static uint32_t
-share(uint32_t n, uint32_t nseg, uint32_t w, int bias, int aligned,
+share(uint32_t n, uint32_t nseg, uint32_t nw, uint32_t w, int bias, int aligned,
       uint32_t *first)
 {
 	uint32_t u = bias ? VADD_ROW_ATOMS : 1, rows = n / u;
 	if (aligned) {
-		uint32_t g = 0, s = 0, k = 6 / nseg + (6 % nseg > 0);
+		uint32_t g = 0, s = 0, k = nw / nseg + (nw % nseg > 0);
 		while (w >=
 		       s + k) { /* segment g's workers are s .. s + k - 1 */
 			s += k;
 			g++;
-			k = 6 / nseg + (g < 6 % nseg);
+			k = nw / nseg + (g < nw % nseg);
 		}
 		uint32_t j = w - s, r = rows / nseg; /* rows of a segment */
 		*first = u * (g * r + j * (r / k) + (j < r % k ? j : r % k));
 		return u * (r / k + (j < r % k));
 	}
-	*first = u * (w * (rows / 6) + (w < rows % 6 ? w : rows % 6));
-	return u * (rows / 6 + (w < rows % 6));
+	*first = u * (w * (rows / nw) + (w < rows % nw ? w : rows % nw));
+	return u * (rows / nw + (w < rows % nw));
 }
 
 static uint64_t part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias);
@@ -64,9 +86,9 @@ static uint64_t part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias);
 /* Worker w's issues from its first to its exitz. */
 static uint64_t
 worker_issues(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
-              int bias, int aligned, uint32_t w)
+              uint32_t nw, int bias, int aligned, uint32_t w)
 {
-	uint32_t at0, n = share(atoms * nseg, nseg, w, bias, aligned, &at0);
+	uint32_t at0, n = share(atoms * nseg, nseg, nw, w, bias, aligned, &at0);
 	if (!n)
 		return 3;
 	uint32_t at = at0 % atoms;
@@ -81,21 +103,21 @@ worker_issues(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
 	return issues;
 }
 
-/* 1 if the segments take their own workers (share's `aligned`): 2 to 6
+/* 1 if the segments take their own workers (share's `aligned`): 2 to nw
  * segments and the busiest worker's issues no more that way (counted at
  * the C600's nominal rules, so that the argument block and vadd_cycles
  * agree on every profile). */
 static int
-aligned_of(uint32_t atoms, uint32_t nsrc, uint32_t nseg, int bias)
+aligned_of(uint32_t atoms, uint32_t nsrc, uint32_t nseg, uint32_t nw, int bias)
 {
-	if (nseg < 2 || nseg > 6)
+	if (nseg < 2 || nseg > nw)
 		return 0;
 	const Chip *c = chip_default();
 	uint64_t most[2] = {0, 0};
 	for (int a = 0; a < 2; a++)
-		for (uint32_t w = 0; w < 6; w++) {
+		for (uint32_t w = 0; w < nw; w++) {
 			uint64_t i =
-			    worker_issues(c, atoms, nsrc, nseg, bias, a, w);
+			    worker_issues(c, atoms, nsrc, nseg, nw, bias, a, w);
 			if (i > most[a])
 				most[a] = i;
 		}
@@ -107,7 +129,10 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 {
 	uint32_t dst = c->dst, src = c->src, atoms = c->atoms, nseg = c->nseg,
 	         dst_seg = c->dst_seg, src_seg = c->src_seg,
-	         words = c->has_bias || c->norm_cols ? 7 : 6;
+	         words = c->has_bias || c->norm_cols ? 7 : 6,
+	         nw = c->five ? 5 : 6;
+	if (c->five && c->norm_cols)
+		die("vadd_args_fill: vadd_norm_f16 runs on six workers");
 	if (c->has_gelu &&
 	    (!c->has_bias || c->has_res || c->nsrc % 3 || c->dst_seg % 2))
 		die("vadd_args_fill: a GELU needs a bias, no residual, "
@@ -148,10 +173,10 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	int bias = c->has_gelu    ? 3
 	           : c->norm_cols ? VADD_NORM
 	                          : c->has_bias + c->has_res,
-	    aligned = aligned_of(atoms, c->nsrc, nseg, bias);
-	for (uint32_t w = 0; w < 6; w++) {
+	    aligned = aligned_of(atoms, c->nsrc, nseg, nw, bias);
+	for (uint32_t w = 0; w < nw; w++) {
 		uint32_t first,
-		    n = share(atoms * nseg, nseg, w, bias, aligned, &first);
+		    n = share(atoms * nseg, nseg, nw, w, bias, aligned, &first);
 		uint32_t g = atoms ? first / atoms : 0, at = first - g * atoms;
 		uint32_t here = n < atoms - at ? n : atoms - at;
 		uint8_t *r = out + 40 + 4 * words * w;
@@ -249,10 +274,10 @@ sum_run(SupClock *s, uint32_t atoms, uint32_t nsrc, uint32_t nseg, int bias)
 {
 	uint64_t first[6], exit[6];
 	sup_runall(s, SUP_M1 | SUP_M2, first);
-	int aligned = aligned_of(atoms, nsrc, nseg, bias);
+	int aligned = aligned_of(atoms, nsrc, nseg, 6, bias);
 	for (uint32_t w = 0; w < 6; w++)
 		exit[w] =
-		    first[w] + 6 * (worker_issues(s->chip, atoms, nsrc, nseg,
+		    first[w] + 6 * (worker_issues(s->chip, atoms, nsrc, nseg, 6,
 		                                  bias, aligned, w) -
 		                    1);
 	sup_workers(s, exit);
@@ -313,4 +338,32 @@ vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 	sum_run(&s, atoms, nsrc, nseg, VADD_NORM);
 	sup_sync(&s);
 	return sup_return(&s, 0);
+}
+
+void
+vadd_five_block(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
+                int bias, uint64_t at, VaddFive *f)
+{
+	SupClock s;
+	uint64_t first[5], exit[6] = {0};
+	sup_start(&s, c, at);
+	sup_op(&s, 0, SUP_M1, SUP_PLAIN); /* setzi the entry */
+	sup_op(&s, 0, SUP_M2, SUP_PLAIN); /* setzi the ranges */
+	int aligned = aligned_of(atoms, nsrc, nseg, 5, bias);
+	f->exit_min = UINT64_MAX;
+	f->exit_max = 0;
+	for (int w = 0; w < 5; w++) {
+		sup_run(&s, SUP_M1 | SUP_M2, w, &first[w]);
+		exit[w] =
+		    first[w] + 6 * (worker_issues(c, atoms, nsrc, nseg, 5, bias,
+		                                  aligned, (uint32_t)w) -
+		                    1);
+		if (exit[w] < f->exit_min)
+			f->exit_min = exit[w];
+		if (exit[w] > f->exit_max)
+			f->exit_max = exit[w];
+	}
+	sup_workers(&s, exit);
+	/* slots 0-4 are the workers': the supervisor's next is in slot 5 */
+	f->open = s.t + (5 + CHIP_SLOTS - s.t % CHIP_SLOTS) % CHIP_SLOTS;
 }

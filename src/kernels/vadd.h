@@ -57,6 +57,9 @@ typedef struct {
 	uint8_t has_bias, has_res, has_gelu, f152;
 	int8_t fp8_scale;
 	uint32_t norm_cols;
+	/* five workers' ranges (the sixth empty): run by the caller's five
+	 * `run`s beside an exchange (vadd_five_block), not by the entry */
+	uint8_t five;
 } VaddCall;
 /* vadd_norm_f16's reciprocals of the rows of `atoms` atoms of a segment
  * (whole rows): their bytes, or the offset of the row at atom `atoms`. */
@@ -76,5 +79,21 @@ uint64_t vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
 /* The same of vadd_norm_f16 (VaddCall.norm_cols). */
 uint64_t vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc,
                           uint32_t nseg);
+/* The five workers of a call with VaddCall.five (not vadd_norm_f16),
+ * launched by the supervisor from cycle `at`: setzi $m1, the worker's
+ * entry; setzi $m2, the ranges; five `run $m1, $m2, w * words`, worker w
+ * then summing its range as in the entry (kernels/vadd.inc). open: the
+ * supervisor's first slot 5 after the runs; exit_min, exit_max: the
+ * workers' first and last exit (their last issue), absolute cycles. */
+typedef struct {
+	uint64_t open, exit_min, exit_max;
+} VaddFive;
+void vadd_five_block(const Chip *c, uint32_t atoms, uint32_t nsrc,
+                     uint32_t nseg, int bias, uint64_t at, VaddFive *f);
+/* The variant (vadd_entry's bias) of call v by its flags. */
+int vadd_call_variant(const VaddCall *v);
+/* The worker entry of vadd_entry(f32, bias) (bias 0 to 3): its symbol,
+ * which five `run`s start. */
+const char *vadd_worker(int f32, int bias);
 
 #endif

@@ -506,8 +506,9 @@ lower_step_overhead(const Chip *c, const Step *s)
 		return chip_rule(c, TIMING_SYNC_INTERNAL) + 1 +
 		       chip_rule(c, TIMING_SUP_PUT);
 	/* an overlapped multiply calls only its rest, which its cycles
-	 * count (once scheduled: its windows made) */
-	if (s->gwin && s->gwin->panels)
+	 * count (once scheduled: its windows made); a five-worker add
+	 * beside its exchange calls nothing (its cycles: emit_vadd5's) */
+	if ((s->gwin && s->gwin->panels) || lower_step_vadd5(s))
 		return 0;
 	return s->ncall ? 2 * chip_rule(c, TIMING_SUP_BRANCH) : 0;
 }

@@ -247,6 +247,10 @@ typedef struct {
 	 * exchange as a step of its own) because the exchange found no room
 	 * beside the panels or is cheaper so by the exact cycles */
 	uint32_t ovl_beside, ovl_no_room, ovl_dearer;
+	/* xsched_run's reductions split by lower_red_pipe: their second
+	 * part's exchange beside the first part's five workers, or in a step
+	 * of its own after them (no room) */
+	uint32_t red_beside, red_no_room;
 	/* schedules kept for the compile (xsched.c), or NULL: set by the
 	 * compile after lower_plan, not owned */
 	struct XschedCache *xcache;
@@ -338,8 +342,8 @@ int lower_beside_bufs(const Lowered *l, const uint8_t *want, const uint8_t *bad,
                       int nops, PlanBeside *out, uint32_t *beside);
 /* The supervisor's cycles around step s as lower_cycles counts them, a
  * run: an exchange's sync, count and CSR write; a compute step's call and
- * return (none if no tile calls, or an overlapped multiply's, whose
- * cycles hold its calls). */
+ * return (none if no tile calls, or an overlapped multiply's or a
+ * lower_step_vadd5 step's, whose cycles hold its calls). */
 uint64_t lower_step_overhead(const Chip *c, const Step *s);
 
 /* An exchange step's transfers from moves (layout_moves): the moves that
@@ -387,6 +391,32 @@ int64_t lower_b_wrap_steps(const Lowered *l, uint64_t *once);
 /* Puts back only lower_b_wrap's transfers of multiply c (Transfer.wrap,
  * each piece the scheduler made of them); returns how many. */
 int lower_b_unwrap(Lowered *l, int32_t c);
+/* redpipe.c: K-split reductions in two parts of their rows where the
+ * price says it gains, the second part's partials exchanged beside the
+ * first part's add on five workers (the file's comment). After lowering,
+ * before lower_verify and xsched_run; returns the reductions split. */
+int lower_red_pipe(Lowered *l);
+/* A compute step whose vadd calls run on five workers (VaddCall.five)
+ * beside its transfers, scheduled in blocks (redpipe.c; xsched.c,
+ * schedule_vadd5; codegen.c, emit_vadd5). */
+static inline int
+lower_step_vadd5(const Step *s)
+{
+	return s->kind == STEP_COMPUTE && s->block && !s->gwin;
+}
+/* Such a step's frame: the cycles from the phase's start to the launch
+ * (its setup and opening: lower_vadd5_opening), from the launch to
+ * the frame's cycle 0 (*lead), and from there the first slot after the
+ * first worker's exit on a block boundary (*close: the exchange's events
+ * end before it) and the last worker's exit (*done), the worst of its
+ * calls and issue phases; its cycles with that lead and done and the
+ * exchange ending at xend (frame cycles): opening, lead, the later of
+ * the workers' sync and xend. */
+uint64_t lower_vadd5_opening(const Chip *c, const Step *s);
+void lower_vadd5_frame(const Chip *c, const Step *s, uint64_t *lead,
+                       uint64_t *close, uint64_t *done);
+uint64_t lower_vadd5_cycles(const Chip *c, const Step *s, uint64_t lead,
+                            uint64_t done, uint64_t xend);
 /* gemm.c: multiply step s's cycles as plain six-worker calls; and s made
  * so (an overlapped step made plain: each call's argument block and
  * cycles the six workers', the step's the longest call's, its panel
@@ -423,6 +453,11 @@ int xsched_run(Lowered *l, Diag *d);
  * aligned), after the preamble (a lower bound but for the windows, which
  * may go back to back). */
 uint64_t xsched_bound(const Lowered *l, const Transfer *x, int n);
+/* Exchange step s's transfers scheduled in blocks beside five workers
+ * (xsched.c, "Blocks") with nothing at or after frame cycle `close`: the
+ * cycle its last word has landed, UINT64_MAX if they do not fit (s is
+ * left with blocks and that schedule). */
+uint64_t xsched_beside_end(const Lowered *l, Step *s, uint64_t close);
 /* Exchange schedules kept by what they are computed from (a step's
  * transfers as given, the chip, the tiles), for every draft and thread of
  * one compile: a schedule is a function of that key alone, so the kept

@@ -45,6 +45,10 @@
  *   - the send instructions (at most xsched_send_max items, split at
  *     the controls riding on sendpics) keep the issue on the boundaries:
  *     every one but the last carries a multiple of B items.
+ * A reduction's first part beside its exchange (lower_step_vadd5): its
+ * calls are five-worker vadd calls, and the block rules hold with
+ * nothing at or after the frame's close (lower_vadd5_frame: the first
+ * worker's exit), as if a window began there.
  */
 #include "lower.h"
 
@@ -228,8 +232,9 @@ lower_verify(const Lowered *l, Diag *d)
 	uint8_t *seen = xcalloc(l->tiles ? l->tiles : 1, 1);
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		if (s->kind == STEP_EXCHANGE ? s->ncall != 0
-		                             : s->nxfer != 0 && !s->gwin)
+		if (s->kind == STEP_EXCHANGE
+		        ? s->ncall != 0
+		        : s->nxfer != 0 && !s->gwin && !lower_step_vadd5(s))
 			r = bad(d, "lower",
 			        "step %d (%s): %d calls, %d transfers", i,
 			        s->what, s->ncall, s->nxfer);
@@ -617,6 +622,30 @@ check_blocks(const Lowered *l, const Step *s, int32_t i, const Events *e,
 	return IPU_OK;
 }
 
+/* A reduction's first part on five workers (lower_step_vadd5): its calls
+ * are five-worker vadd calls, and its exchange keeps the block rules
+ * with nothing at or after the frame's close (the first worker's exit:
+ * an endless window there). */
+static int
+check_vadd5(const Lowered *l, const Step *s, int32_t i, const Events *e,
+            Diag *d)
+{
+	for (int k = 0; k < s->ncall; k++)
+		if (s->call[k].args.kind != KC_VADD ||
+		    !s->call[k].args.u.vadd.five)
+			return bad(d, "schedule",
+			           "step %d (%s), tile %u: a call beside the "
+			           "exchange that is not a five-worker vadd",
+			           i, s->what, s->call[k].tile);
+	uint64_t lead, close, done;
+	lower_vadd5_frame(l->chip, s, &lead, &close, &done);
+	XWindow end = {close, XWINDOW_ENDLESS};
+	Step v = *s;
+	v.win = &end;
+	v.nwin = 1;
+	return check_blocks(l, &v, i, e, d);
+}
+
 int
 lower_verify_schedule(const Lowered *l, Diag *d)
 {
@@ -626,15 +655,20 @@ lower_verify_schedule(const Lowered *l, Diag *d)
 	int r = IPU_OK;
 	for (int32_t i = 0; !r && i < l->nstep; i++) {
 		const Step *s = &l->step[i];
-		/* exchanges, and overlapped compute steps' (Step.gwin) */
-		if ((s->kind != STEP_EXCHANGE && !s->gwin) || !s->nxfer)
+		/* exchanges, and overlapped compute steps' (Step.gwin,
+		 * lower_step_vadd5) */
+		if ((s->kind != STEP_EXCHANGE && !s->gwin &&
+		     !lower_step_vadd5(s)) ||
+		    !s->nxfer)
 			continue;
 		r = check_transfer_times(l, i, d);
 		if (!r) {
 			step_events(l, s, &e);
 			r = check_events(l, s, i, &e, d);
 		}
-		if (!r && s->block)
+		if (!r && lower_step_vadd5(s))
+			r = check_vadd5(l, s, i, &e, d);
+		else if (!r && s->block)
 			r = check_blocks(l, s, i, &e, d);
 	}
 	free(e.ev);

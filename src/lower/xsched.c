@@ -1980,6 +1980,93 @@ schedule_overlap_or_plain(Lowered *l, int i, Diag *d)
 	return r;
 }
 
+/*
+ * A reduction's first part on five workers (redpipe.c, lower_step_vadd5):
+ * a compute step whose transfers (the second part's partials) are
+ * scheduled in blocks before the first worker's exit (its frame,
+ * lower_vadd5_frame: an endless window there), its cycles those of
+ * lower_vadd5_cycles. Where they do not fit, the step is made plain: its
+ * calls on six workers, then its transfers as an exchange step of their
+ * own after it (the rest's add after that reads them).
+ */
+static int
+schedule_vadd5(Lowered *l, Step *s, Diag *d)
+{
+	uint64_t lead, close, done;
+	lower_vadd5_frame(l->chip, s, &lead, &close, &done);
+	XWindow end = {close, XWINDOW_ENDLESS};
+	lower_step_blocks(s, XS_BLOCK, &end, 1);
+	int r = schedule_blocks_best(l, s, d);
+	uint64_t e = r ? 0 : blocks_end(s);
+	if (!r && e > close)
+		r = diag_set(d, IPU_EINVAL, NULL, 0, 0,
+		             "%s: the exchange (to cycle %llu) does not fit "
+		             "beside the five workers (the first exits at "
+		             "%llu)",
+		             s->what, (unsigned long long)e,
+		             (unsigned long long)close);
+	if (r)
+		return r;
+	s->cycles = lower_vadd5_cycles(l->chip, s, lead, done, s->cycles);
+	lower_step_blocks(s, XS_BLOCK, NULL, 0); /* the verifier's view */
+	return IPU_OK;
+}
+
+uint64_t
+xsched_beside_end(const Lowered *l, Step *s, uint64_t close)
+{
+	XWindow end = {close, XWINDOW_ENDLESS};
+	lower_step_blocks(s, XS_BLOCK, &end, 1);
+	Diag d;
+	if (schedule_blocks_best(l, s, &d) || blocks_end(s) > close)
+		return UINT64_MAX;
+	return s->cycles;
+}
+
+static int
+schedule_vadd5_or_plain(Lowered *l, int i, Diag *d)
+{
+	Step *s = &l->step[i], plain = {.kind = STEP_EXCHANGE, .what = s->what};
+	copy_transfers(&plain, s);
+	Diag od;
+	if (!schedule_vadd5(l, s, &od)) {
+		lower_free_transfers(&plain);
+		l->red_beside++;
+		return IPU_OK;
+	}
+	l->red_no_room++;
+
+	lower_free_transfers(s);
+	lower_step_blocks(s, 0, NULL, 0);
+	s->cycles = 0;
+	for (int k = 0; k < s->ncall; k++) {
+		KernelCall *c = &s->call[k];
+		VaddCall *v = &c->args.u.vadd;
+		v->five = 0;
+		c->cycles = vadd_cycles(l->chip, v->atoms, v->nsrc, v->nseg,
+		                        vadd_call_variant(v));
+		if (c->cycles > s->cycles)
+			s->cycles = c->cycles;
+	}
+	int r = schedule_step(l, &plain, d);
+	if (r) {
+		lower_free_transfers(&plain);
+		return r;
+	}
+	Step *x = lower_insert_step(l, i + 1, STEP_EXCHANGE,
+	                            "gemm: C partials, the rest's");
+	s = &l->step[i];
+	x->xfer = plain.xfer;
+	x->nxfer = plain.nxfer;
+	x->cycles = plain.cycles;
+	if (s->nop) {
+		x->op = xmalloc((size_t)s->nop * sizeof *x->op);
+		memcpy(x->op, s->op, (size_t)s->nop * sizeof *x->op);
+		x->nop = s->nop;
+	}
+	return IPU_OK;
+}
+
 /* The busiest receiver's items among multiply c's transfers (those of
  * lower_b_wrap only with `wrap_only`, else all) and its transfers. */
 static uint64_t
@@ -2184,6 +2271,13 @@ xsched_run(Lowered *l, Diag *d)
 				return IPU_EINVAL;
 			if (!l->step[i].gwin)
 				i++; /* the plain exchange, scheduled */
+			continue;
+		}
+		if (lower_step_vadd5(s) && s->nxfer) {
+			int n = l->nstep;
+			if (schedule_vadd5_or_plain(l, i, d))
+				return IPU_EINVAL;
+			i += l->nstep - n; /* the plain exchange, scheduled */
 			continue;
 		}
 		if (s->kind != STEP_EXCHANGE)
