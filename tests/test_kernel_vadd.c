@@ -19,6 +19,7 @@
 
 #include "../src/asm/asm.h"
 #include "../src/bench/tile_kernel.h"
+#include "../src/codegen/codegen.h"
 #include "../src/kernels/elementwise.h"
 #include "../src/kernels/kernels.h"
 #include "../src/kernels/vadd.h"
@@ -503,6 +504,165 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 	img_free(&img);
 }
 
+static int64_t
+five_symbol(void *ctx, const char *name)
+{
+	return img_symbol_addr(ctx, name);
+}
+
+/* A reduction's part on five workers (VaddCall.five: codegen's
+ * emit_vadd5, no exchange beside it) on one emulated tile: check_bias's
+ * data, dst after it byte for byte that of vadd_bias_f16 (with res,
+ * vadd_bias_res_f16) run on six workers on another tile, and the
+ * program's cycles the cost model's (lower_cycles, the step's
+ * lower_vadd5_cycles) or up to 5 fewer (its launch's issue phase). */
+static void
+check_five(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
+{
+	const Chip *c = chip_default();
+	static const char *const names[] = {"vadd"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 1, c, &img, &d), 0);
+	enum { BIAS = 0xB0000, RES = 0xC0000, BSEG = 64, ROW = 16 };
+	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64;
+	uint32_t code_end = c->mem_base;
+	for (int i = 0; i < img.nseg; i++)
+		if (img.seg[i].addr + img.seg[i].size > code_end)
+			code_end = img.seg[i].addr + img.seg[i].size;
+	uint32_t prog = align_up(code_end, 8),
+	         args = align_up(prog + 0x1000, 16),
+	         save = args + VADD_BIAS_ARGS_BYTES;
+	Lowered *l = lower_new(c, 1);
+	const uint32_t at[5] = {DST, SRC, BIAS, RES, save},
+	               bytes[5] = {nseg * dst_seg, nsrc * stride, nseg * BSEG,
+	                           nseg * dst_seg, 8};
+	int32_t b[5];
+	for (int i = 0; i < 5; i++) {
+		b[i] = lower_buffer(l, 0, bytes[i], 8, REGION_ANY, 0, INT32_MAX,
+		                    "data");
+		l->buf[b[i]].addr = at[i];
+	}
+	Step *s = lower_step(l, STEP_COMPUTE, "five");
+	KernelCall *k = lower_call(l, s, 0, vadd_entry(0, res ? 2 : 1), "vadd",
+	                           VADD_BIAS_ARGS_BYTES);
+	l->buf[k->args_at].addr = args;
+	for (int i = 0; i < 4; i++)
+		k->ref[i] = (BufRef){b[i], 0};
+	k->nref = 4;
+	k->args.kind = KC_VADD;
+	k->args.u.vadd = (VaddCall){.stride = stride,
+	                            .nsrc = nsrc,
+	                            .atoms = atoms,
+	                            .nseg = nseg,
+	                            .dst_seg = dst_seg,
+	                            .src_seg = src_seg,
+	                            .bias_seg = BSEG,
+	                            .has_bias = 1,
+	                            .has_res = (uint8_t)res,
+	                            .five = 1};
+	lower_step_blocks(s, XS_BLOCK, NULL, 0);
+	uint64_t lead, close, done;
+	lower_vadd5_frame(c, s, &lead, &close, &done);
+	s->cycles = lower_vadd5_cycles(c, s, lead, done, 0);
+	lower_index(l);
+	KernelSyms ks = {.symbol = five_symbol, .ctx = &img};
+	TileCode tc;
+	if (codegen_tile(l, &ks, 0, prog, b[4], &tc, &d))
+		fail_msg("%s", d.msg);
+	ChipConfig cfg = {.chip = c, .tiles = 1};
+	ChipSim *cs = chipsim_new(&cfg);
+	Tile *t[2] = {chipsim_tile(cs, 0), tile_new(c, 0)};
+	for (int j = 0; j < 2; j++) {
+		tile_load_image(t[j], &img);
+		for (uint32_t g = 0; g < nseg; g++) {
+			for (uint32_t i = 0; i < ROW; i++) {
+				uint16_t v = f16_of(g * ROW + i, 77);
+				tile_write(t[j], BIAS + g * BSEG + i * 2, &v,
+				           2);
+			}
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t e = g * n + i;
+				uint16_t v = f16_of(e, 99);
+				tile_write(t[j], DST + g * dst_seg + i * 2, &v,
+				           2);
+				v = f16_of(e, 55);
+				tile_write(t[j], RES + g * dst_seg + i * 2, &v,
+				           2);
+				for (uint32_t q = 0; q < nsrc; q++) {
+					v = f16_of(e, q);
+					tile_write(t[j],
+					           SRC + q * stride +
+					               g * src_seg + i * 2,
+					           &v, 2);
+				}
+			}
+		}
+	}
+	tile_write(t[0], tc.code_addr, tc.code, tc.code_len);
+	for (int j = 0; j < tc.ndata; j++)
+		tile_write(t[0], tc.data[j].addr, tc.data[j].bytes,
+		           tc.data[j].len);
+	tile_start(t[0], tc.entry);
+	ChipError err;
+	if (chipsim_run(cs, 10000000, &err) != RUN_DONE)
+		fail_msg("run: %s", err.msg);
+	/* the same call on six workers */
+	VaddCall six = k->args.u.vadd;
+	six.five = 0;
+	six.dst = DST;
+	six.src = SRC;
+	six.bias = BIAS;
+	six.res = RES;
+	uint8_t block[VADD_BIAS_ARGS_BYTES];
+	vadd_args_fill(&six, block);
+	TileKernelCall call = {vadd_entry(0, res ? 2 : 1), "vadd", block,
+	                       sizeof block, ARGS};
+	if (tile_kernel_call(t[1], &img, &call, NULL, &d))
+		fail_msg("%s", d.msg);
+	for (uint32_t g = 0; g < nseg; g++)
+		for (uint32_t i = 0; i < n; i++) {
+			uint16_t got = 0, want = 0;
+			tile_read(t[0], DST + g * dst_seg + i * 2, &got, 2);
+			tile_read(t[1], DST + g * dst_seg + i * 2, &want, 2);
+			if (got != want)
+				fail_msg(
+				    "five rows %u nsrc %u nseg %u: [%u][%u] "
+				    "= 0x%04x, want 0x%04x",
+				    rows, nsrc, nseg, g, i, got, want);
+		}
+	print_message("five workers, %u rows x %u, %u sources%s: %llu cycles "
+	              "(predicted %llu)\n",
+	              rows, nseg, nsrc, res ? ", residual" : "",
+	              (unsigned long long)chipsim_cycles(cs),
+	              (unsigned long long)lower_cycles(l));
+	/* the frame takes the worst of the six issue phases of the launch
+	 * (lower_vadd5_frame, as gemm_windows): above by at most 5 */
+	assert_true(lower_cycles(l) >= chipsim_cycles(cs) &&
+	            lower_cycles(l) <= chipsim_cycles(cs) + 5);
+	codegen_free(&tc);
+	tile_free(t[1]);
+	chipsim_free(cs);
+	lower_free(l);
+	img_free(&img);
+}
+
+/* The five-worker part: fewer rows than workers, a worker over several
+ * segments, fc1's and fc2's first parts (3 segments of 20 rows, 3
+ * sources; 1 segment of 20 rows, 7 sources with the residual). */
+static void
+test_vadd_five(void **state)
+{
+	(void)state;
+	static const uint32_t rows[] = {2, 7, 20};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		for (uint32_t nseg = 1; nseg <= 3; nseg += 2)
+			for (int res = 0; res < 2; res++)
+				check_five(rows[i], res ? 7 : 3, nseg, res);
+}
+
 /* Every pass the bias can end: the last three sources (3, 6), the last
  * four (4, 7) or the last one (1, 2, 5); fewer rows than workers, a worker over
  * several segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
@@ -571,10 +731,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_vadd),
-	    cmocka_unit_test(test_vadd_bias),
-	    cmocka_unit_test(test_vadd_gelu),
-	    cmocka_unit_test(test_vadd_norm),
+	    cmocka_unit_test(test_vadd),      cmocka_unit_test(test_vadd_bias),
+	    cmocka_unit_test(test_vadd_gelu), cmocka_unit_test(test_vadd_norm),
+	    cmocka_unit_test(test_vadd_five),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
