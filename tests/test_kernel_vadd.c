@@ -152,6 +152,39 @@ f16_add(uint16_t a, uint16_t b)
 	                     FP_OV_IEEE, &fl);
 }
 
+/* check_bias's data on t: nseg segments of `rows` rows of a 16-column
+ * panel at DST (dst_seg = the rows' bytes + 32 apart), nsrc sources back
+ * to back at SRC (stride = their segments + 64 apart), a bias row per
+ * segment at bias (bseg apart) and, if res, h laid out as dst there. */
+static void
+write_bias_case(Tile *t, uint32_t rows, uint32_t nsrc, uint32_t nseg,
+                uint32_t bias, uint32_t bseg, uint32_t res)
+{
+	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4, row = 16;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64;
+	for (uint32_t g = 0; g < nseg; g++) {
+		for (uint32_t i = 0; i < row; i++) {
+			uint16_t v = f16_of(g * row + i, 77);
+			tile_write(t, bias + g * bseg + i * 2, &v, 2);
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t e = g * n + i;
+			uint16_t v = f16_of(e, 99);
+			tile_write(t, DST + g * dst_seg + i * 2, &v, 2);
+			v = f16_of(e, 55);
+			if (res)
+				tile_write(t, res + g * dst_seg + i * 2, &v, 2);
+			for (uint32_t k = 0; k < nsrc; k++) {
+				v = f16_of(e, k);
+				tile_write(
+				    t, SRC + k * stride + g * src_seg + i * 2,
+				    &v, 2);
+			}
+		}
+	}
+}
+
 /* vadd_bias_f16: nseg segments of `rows` rows of a 16-column panel, a
  * bias row each; dst must be the reduction's sum rounded source by
  * source, then the bias added (the bits of a vadd followed by the bias
@@ -176,25 +209,7 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
 	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
 	uint32_t stride = nseg * src_seg + 64;
-	for (uint32_t g = 0; g < nseg; g++) {
-		for (uint32_t i = 0; i < ROW; i++) {
-			uint16_t v = f16_of(g * ROW + i, 77);
-			tile_write(t, BIAS + g * BSEG + i * 2, &v, 2);
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t e = g * n + i;
-			uint16_t v = f16_of(e, 99);
-			tile_write(t, DST + g * dst_seg + i * 2, &v, 2);
-			v = f16_of(e, 55);
-			tile_write(t, RES + g * dst_seg + i * 2, &v, 2);
-			for (uint32_t k = 0; k < nsrc; k++) {
-				v = f16_of(e, k);
-				tile_write(
-				    t, SRC + k * stride + g * src_seg + i * 2,
-				    &v, 2);
-			}
-		}
-	}
+	write_bias_case(t, rows, nsrc, nseg, BIAS, BSEG, RES);
 	uint8_t args[VADD_BIAS_ARGS_BYTES];
 	vadd_args_fill(&(VaddCall){.dst = DST,
 	                           .src = SRC,
@@ -281,28 +296,9 @@ check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
 	uint32_t stride = nseg * src_seg + 64, q_seg = dst_seg / 2;
 	for (int j = 0; j < 2; j++) {
 		tile_load_image(t[j], &img);
-		for (uint32_t g = 0; g < nseg; g++) {
-			for (uint32_t i = 0; i < ROW; i++) {
-				uint16_t v = f16_of(g * ROW + i, 77);
-				tile_write(t[j], BIAS + g * BSEG + i * 2, &v,
-				           2);
-			}
-			for (uint32_t i = 0; i < n; i++) {
-				uint32_t e = g * n + i;
-				/* halves of the magnitudes: the GELU's
-				 * tail and its middle both */
-				uint16_t v = f16_of(e, 99);
-				tile_write(t[j], DST + g * dst_seg + i * 2, &v,
-				           2);
-				for (uint32_t k = 0; k < nsrc; k++) {
-					v = f16_of(e, k);
-					tile_write(t[j],
-					           SRC + k * stride +
-					               g * src_seg + i * 2,
-					           &v, 2);
-				}
-			}
-		}
+		/* halves of the magnitudes: the GELU's tail and its middle
+		 * both */
+		write_bias_case(t[j], rows, nsrc, nseg, BIAS, BSEG, 0);
 	}
 	VaddCall v = {.dst = DST,
 	              .src = SRC,
@@ -577,29 +573,7 @@ check_five(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 	Tile *t[2] = {chipsim_tile(cs, 0), tile_new(c, 0)};
 	for (int j = 0; j < 2; j++) {
 		tile_load_image(t[j], &img);
-		for (uint32_t g = 0; g < nseg; g++) {
-			for (uint32_t i = 0; i < ROW; i++) {
-				uint16_t v = f16_of(g * ROW + i, 77);
-				tile_write(t[j], BIAS + g * BSEG + i * 2, &v,
-				           2);
-			}
-			for (uint32_t i = 0; i < n; i++) {
-				uint32_t e = g * n + i;
-				uint16_t v = f16_of(e, 99);
-				tile_write(t[j], DST + g * dst_seg + i * 2, &v,
-				           2);
-				v = f16_of(e, 55);
-				tile_write(t[j], RES + g * dst_seg + i * 2, &v,
-				           2);
-				for (uint32_t q = 0; q < nsrc; q++) {
-					v = f16_of(e, q);
-					tile_write(t[j],
-					           SRC + q * stride +
-					               g * src_seg + i * 2,
-					           &v, 2);
-				}
-			}
-		}
+		write_bias_case(t[j], rows, nsrc, nseg, BIAS, BSEG, RES);
 	}
 	tile_write(t[0], tc.code_addr, tc.code, tc.code_len);
 	for (int j = 0; j < tc.ndata; j++)
