@@ -185,6 +185,28 @@ write_bias_case(Tile *t, uint32_t rows, uint32_t nsrc, uint32_t nseg,
 	}
 }
 
+/* The vadd_bias_f16 call (with res, vadd_bias_res_f16) on
+ * write_bias_case's data (its bias at bias, h at res). */
+static VaddCall
+bias_call(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t bias,
+          uint32_t bseg, uint32_t res)
+{
+	uint32_t atoms = rows * VADD_ROW_ATOMS, src_seg = atoms * 8;
+	return (VaddCall){.dst = DST,
+	                  .src = SRC,
+	                  .bias = bias,
+	                  .res = res,
+	                  .stride = nseg * src_seg + 64,
+	                  .nsrc = nsrc,
+	                  .atoms = atoms,
+	                  .nseg = nseg,
+	                  .dst_seg = atoms * 8 + 32,
+	                  .src_seg = src_seg,
+	                  .bias_seg = bseg,
+	                  .has_bias = 1,
+	                  .has_res = res != 0};
+}
+
 /* vadd_bias_f16: nseg segments of `rows` rows of a 16-column panel, a
  * bias row each; dst must be the reduction's sum rounded source by
  * source, then the bias added (the bits of a vadd followed by the bias
@@ -207,24 +229,11 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 		ROW = VADD_ROW_ATOMS * 4
 	};
 	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
-	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
-	uint32_t stride = nseg * src_seg + 64;
+	uint32_t dst_seg = atoms * 8 + 32;
 	write_bias_case(t, rows, nsrc, nseg, BIAS, BSEG, RES);
 	uint8_t args[VADD_BIAS_ARGS_BYTES];
-	vadd_args_fill(&(VaddCall){.dst = DST,
-	                           .src = SRC,
-	                           .bias = BIAS,
-	                           .res = RES,
-	                           .stride = stride,
-	                           .nsrc = nsrc,
-	                           .atoms = atoms,
-	                           .nseg = nseg,
-	                           .dst_seg = dst_seg,
-	                           .src_seg = src_seg,
-	                           .bias_seg = BSEG,
-	                           .has_bias = 1,
-	                           .has_res = (uint8_t)res},
-	               args);
+	VaddCall v = bias_call(rows, nsrc, nseg, BIAS, BSEG, res ? RES : 0);
+	vadd_args_fill(&v, args);
 	TileKernelCall k = {vadd_entry(0, res ? 2 : 1), "vadd", args,
 	                    sizeof args, ARGS};
 	if (tile_kernel_call(t, &img, &k, NULL, &d))
@@ -549,16 +558,9 @@ check_five(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 		k->ref[i] = (BufRef){b[i], 0};
 	k->nref = 4;
 	k->args.kind = KC_VADD;
-	k->args.u.vadd = (VaddCall){.stride = stride,
-	                            .nsrc = nsrc,
-	                            .atoms = atoms,
-	                            .nseg = nseg,
-	                            .dst_seg = dst_seg,
-	                            .src_seg = src_seg,
-	                            .bias_seg = BSEG,
-	                            .has_bias = 1,
-	                            .has_res = (uint8_t)res,
-	                            .five = 1};
+	/* the addresses are the references' (lower_call_args) */
+	k->args.u.vadd = bias_call(rows, nsrc, nseg, BIAS, BSEG, res ? RES : 0);
+	k->args.u.vadd.five = 1;
 	lower_step_blocks(s, XS_BLOCK, NULL, 0);
 	uint64_t lead, close, done;
 	lower_vadd5_frame(c, s, &lead, &close, &done);
@@ -584,12 +586,7 @@ check_five(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 	if (chipsim_run(cs, 10000000, &err) != RUN_DONE)
 		fail_msg("run: %s", err.msg);
 	/* the same call on six workers */
-	VaddCall six = k->args.u.vadd;
-	six.five = 0;
-	six.dst = DST;
-	six.src = SRC;
-	six.bias = BIAS;
-	six.res = RES;
+	VaddCall six = bias_call(rows, nsrc, nseg, BIAS, BSEG, res ? RES : 0);
 	uint8_t block[VADD_BIAS_ARGS_BYTES];
 	vadd_args_fill(&six, block);
 	TileKernelCall call = {vadd_entry(0, res ? 2 : 1), "vadd", block,
