@@ -83,6 +83,8 @@ vadd_norm_f16:
 // turn: the next row's loads beside this one's f32oox and first
 // rounding, its store beside the next one's widening ($m1 the rows
 // after the first less one: negative for one row).
+// (global: kernels/vadd_norm_f8.S runs it too)
+	.globl vadd_norm_rcp_worker
 	.align 8
 vadd_norm_rcp_worker:
 	{ ld32 $m1, $mvertex_base, $mzero, 3 ; fnop }
