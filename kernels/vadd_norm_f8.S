@@ -21,21 +21,9 @@
 
 	.include "vadd.inc"
 
-	.equ ARG_RCP_RANGES, 224
-	.equ RCP_RANGE_WORDS, 4
-	.equ ARG_NORM_FMT, 320
-	.equ ARG_NORM_SCL, 324
+	.equ ARG_NORM_FMT, 320                    // and the scale at 324
 
 	.section .text.vadd_norm_f8, "ax"
-
-.macro VADD_NORM8_LOADS
-	ld32 $m3, $m0, $mzero, ARG_NORM_FMT / 4
-	ld32 $m4, $m0, $mzero, ARG_NORM_SCL / 4
-.endm
-.macro VADD_NORM8_PUTS
-	put $FP_INFMT, $m3
-	put $FP_ISCL, $m4
-.endm
 
 // The last pass of one source times the row's reciprocal, cast to f8: a
 // pair of atoms (eight halves) is 5 bundles, every one with an FP op:
@@ -91,13 +79,7 @@
 	.globl vadd_norm_f16_f8
 	.type vadd_norm_f16_f8, @function
 vadd_norm_f16_f8:
-	VADD_RUNALL vadd_norm_rcp_worker, RCP_RANGE_WORDS, VADD_NORM8_LOADS, VADD_NORM8_PUTS, ARG_RCP_RANGES
-	setzi $m1, vadd_norm_f16_f8_worker
-	add $m2, $m0, ARG_RANGES
-	sync TEXCH_SYNCZONE_LOCAL
-	runall $m1, $m2, BIAS_RANGE_WORDS
-	sync TEXCH_SYNCZONE_LOCAL
-	br $lr
+	VADD_NORM_SUPERVISOR vadd_norm_f16_f8_worker, ARG_NORM_FMT
 	.size vadd_norm_f16_f8, . - vadd_norm_f16_f8
 
 	VADD_WORKER vadd_norm_f16_f8_worker, f16v4add, 0, 0, 0, 2

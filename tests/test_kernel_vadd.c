@@ -254,6 +254,57 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 	img_free(&img);
 }
 
+/* A fused entry against the steps apart on two tiles loaded alike: tile
+ * 0 runs `apart` (vadd_entry(0, apart_bias) of "vadd", its block
+ * apart_bytes) then ew, tile 1 `fused` (vadd_entry(0, fused_bias) of
+ * `object`, its block fused_bytes). Each of ew's segments of q (at its
+ * dst: rows of 16 bytes) must be equal byte for byte on the two, and the
+ * 16 bytes after its rows zero. Returns the fused call's cycles; *nonzero
+ * gets q's bytes whose magnitude is not zero. `what` names the case. */
+static uint64_t
+q_fused_as_apart(Tile *const t[2], const TileImage *img, const VaddCall *apart,
+                 int apart_bias, uint32_t apart_bytes, const EwCall *ew,
+                 const VaddCall *fused, int fused_bias, const char *object,
+                 uint32_t fused_bytes, uint32_t *nonzero, const char *what)
+{
+	Diag d;
+	uint8_t args[VADD_NORM_F8_ARGS_BYTES];
+	assert_true(apart_bytes <= sizeof args && fused_bytes <= sizeof args);
+	vadd_args_fill(apart, args);
+	TileKernelCall k = {vadd_entry(0, apart_bias), "vadd", args,
+	                    apart_bytes, ARGS};
+	if (tile_kernel_call(t[0], img, &k, NULL, &d) ||
+	    ew_tile_call(t[0], img, ew, ARGS, NULL, &d))
+		fail_msg("%s", d.msg);
+	vadd_args_fill(fused, args);
+	k = (TileKernelCall){vadd_entry(0, fused_bias), object, args,
+	                     fused_bytes, ARGS};
+	uint64_t start = t[1]->cycle;
+	if (tile_kernel_call(t[1], img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
+	uint64_t cycles = t[1]->cycle - start;
+	*nonzero = 0;
+	for (uint32_t g = 0; g < ew->nseg; g++) {
+		uint8_t want[4096 + 16], got[4096 + 16];
+		uint32_t bytes = ew->rows * 16 + 16;
+		assert_true(bytes <= sizeof want);
+		tile_read(t[0], ew->dst.addr + g * ew->dst.seg_stride, want,
+		          bytes);
+		tile_read(t[1], ew->dst.addr + g * ew->dst.seg_stride, got,
+		          bytes);
+		for (uint32_t i = 0; i < bytes; i++) {
+			if (got[i] != want[i])
+				fail_msg("%s: q[%u][%u] = 0x%02x, want 0x%02x",
+				         what, g, i, got[i], want[i]);
+			if (i >= ew->rows * 16)
+				assert_int_equal(got[i], 0);
+			else
+				*nonzero += (want[i] & 0x7f) != 0;
+		}
+	}
+	return cycles;
+}
+
 /* vadd_bias_gelu_f16_f8: nseg segments of `rows` rows of a 16-column
  * panel as check_bias, the f8 result q laid out as dst with a byte an
  * element; on one tile vadd_bias_f16 and then ew_gelu_f16_f8 over the
@@ -318,13 +369,6 @@ check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
 	              .bias_seg = BSEG,
 	              .has_bias = 1,
 	              .fp8_scale = (int8_t)scale};
-	/* tile 0: the two kernels in sequence */
-	uint8_t args[VADD_GELU_ARGS_BYTES];
-	vadd_args_fill(&v, args);
-	TileKernelCall k = {vadd_entry(0, 1), "vadd", args,
-	                    VADD_BIAS_ARGS_BYTES, ARGS};
-	if (tile_kernel_call(t[0], &img, &k, NULL, &d))
-		fail_msg("%s", d.msg);
 	EwCall ew = {.op = EW_GELU_H,
 	             .in = DT_F16,
 	             .out = DT_F8_F143,
@@ -334,49 +378,25 @@ check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
 	             .cols = 16,
 	             .dst = {Q, q_seg, 16},
 	             .a = {DST, dst_seg, 32}};
-	if (ew_tile_call(t[0], &img, &ew, ARGS, NULL, &d))
-		fail_msg("%s", d.msg);
-	/* tile 1: the fused pass */
-	v.has_gelu = 1;
-	vadd_args_fill(&v, args);
-	k = (TileKernelCall){vadd_entry(0, 3), "vadd_f8", args, sizeof args,
-	                     ARGS};
-	uint64_t start = t[1]->cycle;
-	if (tile_kernel_call(t[1], &img, &k, NULL, &d))
-		fail_msg("%s", d.msg);
-	uint32_t zeros = 0, nonzero = 0;
-	for (uint32_t g = 0; g < nseg; g++) {
-		/* q with its gaps: 16 bytes after each segment */
-		uint8_t want[4096 + 16], got[4096 + 16];
-		uint32_t bytes = rows * 16 + 16;
-		assert_true(bytes <= sizeof want);
-		tile_read(t[0], Q + g * q_seg, want, bytes);
-		tile_read(t[1], Q + g * q_seg, got, bytes);
-		for (uint32_t i = 0; i < bytes; i++) {
-			if (got[i] != want[i])
-				fail_msg("gelu rows %u nsrc %u nseg %u scale "
-				         "%d: q[%u][%u] = 0x%02x, want 0x%02x",
-				         rows, nsrc, nseg, scale, g, i, got[i],
-				         want[i]);
-			if (i < rows * 16) {
-				zeros += (want[i] & 0x7f) == 0;
-				nonzero += (want[i] & 0x7f) != 0;
-			} else {
-				assert_int_equal(got[i], 0);
-			}
-		}
-		/* with three sources the fused pass leaves dst as it was */
-		for (uint32_t i = 0; nsrc == 3 && i < n; i++) {
+	VaddCall f = v;
+	f.has_gelu = 1;
+	char what[96];
+	snprintf(what, sizeof what, "gelu rows %u nsrc %u nseg %u scale %d",
+	         rows, nsrc, nseg, scale);
+	uint32_t nonzero;
+	uint64_t cycles =
+	    q_fused_as_apart(t, &img, &v, 1, VADD_BIAS_ARGS_BYTES, &ew, &f, 3,
+	                     "vadd_f8", VADD_GELU_ARGS_BYTES, &nonzero, what);
+	/* with three sources the fused pass leaves dst as it was */
+	for (uint32_t g = 0; nsrc == 3 && g < nseg; g++)
+		for (uint32_t i = 0; i < n; i++) {
 			uint16_t h = 0;
 			tile_read(t[1], DST + g * dst_seg + i * 2, &h, 2);
 			assert_int_equal(h, f16_of(g * n + i, 99));
 		}
-	}
 	/* the values are not all one f8 code: the GELU's range is used */
 	assert_true(nonzero > 0);
-	assert_int_equal(t[1]->cycle - start,
-	                 vadd_cycles(c, atoms, nsrc, nseg, 3));
-	(void)zeros;
+	assert_int_equal(cycles, vadd_cycles(c, atoms, nsrc, nseg, 3));
 	for (int j = 0; j < 2; j++)
 		tile_free(t[j]);
 	img_free(&img);
@@ -559,12 +579,6 @@ check_norm_f8(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols,
 	              .norm_cols = ncols,
 	              .f152 = (uint8_t)f152,
 	              .fp8_scale = (int8_t)scale};
-	uint8_t args[VADD_NORM_F8_ARGS_BYTES];
-	vadd_args_fill(&v, args);
-	TileKernelCall k = {vadd_entry(0, VADD_NORM), "vadd", args,
-	                    VADD_NORM_ARGS_BYTES, ARGS};
-	if (tile_kernel_call(t[0], &img, &k, NULL, &d))
-		fail_msg("%s", d.msg);
 	EwCall ew = {.op = EW_CAST,
 	             .in = DT_F16,
 	             .out = f152 ? DT_F8_F152 : DT_F8_F143,
@@ -574,44 +588,25 @@ check_norm_f8(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols,
 	             .cols = 16,
 	             .dst = {Q, q_seg, 16},
 	             .a = {DST, dst_seg, 32}};
-	if (ew_tile_call(t[0], &img, &ew, ARGS, NULL, &d))
-		fail_msg("%s", d.msg);
-	v.norm_f8 = 1;
-	vadd_args_fill(&v, args);
-	k = (TileKernelCall){vadd_entry(0, VADD_NORM_F8), "vadd_norm_f8", args,
-	                     sizeof args, ARGS};
-	uint64_t start = t[1]->cycle;
-	if (tile_kernel_call(t[1], &img, &k, NULL, &d))
-		fail_msg("%s", d.msg);
-	uint32_t codes = 0;
-	for (uint32_t g = 0; g < nseg; g++) {
-		uint8_t want[4096 + 16], got[4096 + 16];
-		uint32_t bytes = rows * 16 + 16;
-		assert_true(bytes <= sizeof want);
-		tile_read(t[0], Q + g * q_seg, want, bytes);
-		tile_read(t[1], Q + g * q_seg, got, bytes);
-		for (uint32_t i = 0; i < bytes; i++) {
-			if (got[i] != want[i])
-				fail_msg("norm f8 rows %u nsrc %u nseg %u "
-				         "ncols %u scale %d f152 %d: q[%u][%u] "
-				         "= 0x%02x, want 0x%02x",
-				         rows, nsrc, nseg, ncols, scale, f152,
-				         g, i, got[i], want[i]);
-			if (i >= rows * 16)
-				assert_int_equal(got[i], 0);
-			else
-				codes += (want[i] & 0x7f) != want[0];
-		}
-		/* one source: no pass before the last writes dst */
-		for (uint32_t e = 0; nsrc == 1 && e < n; e++) {
+	VaddCall f = v;
+	f.norm_f8 = 1;
+	char what[112];
+	snprintf(what, sizeof what,
+	         "norm f8 rows %u nsrc %u nseg %u ncols %u scale %d f152 %d",
+	         rows, nsrc, nseg, ncols, scale, f152);
+	uint32_t nonzero;
+	uint64_t cycles = q_fused_as_apart(
+	    t, &img, &v, VADD_NORM, VADD_NORM_ARGS_BYTES, &ew, &f, VADD_NORM_F8,
+	    "vadd_norm_f8", VADD_NORM_F8_ARGS_BYTES, &nonzero, what);
+	/* one source: no pass before the last writes dst */
+	for (uint32_t g = 0; nsrc == 1 && g < nseg; g++)
+		for (uint32_t e = 0; e < n; e++) {
 			uint16_t h = 0;
 			tile_read(t[1], DST + g * dst_seg + e * 2, &h, 2);
 			assert_int_equal(h, norm_term(g, g * n + e, 99, ncols));
 		}
-	}
-	/* not one f8 code throughout */
-	assert_true(codes > 0);
-	assert_int_equal(t[1]->cycle - start,
+	assert_true(nonzero > 0);
+	assert_int_equal(cycles,
 	                 vadd_cycles(c, atoms, nsrc, nseg, VADD_NORM_F8));
 	for (int j = 0; j < 2; j++)
 		tile_free(t[j]);
