@@ -54,19 +54,11 @@ vadd_bias_res_f16:
 	.equ ARG_RCP_STRIDE, 52
 	.equ ARG_RCP_NSRC, 53
 	.equ ARG_RCP_JUMP, 54
-	.equ ARG_RCP_RANGES, 224
-	.equ RCP_RANGE_WORDS, 4
 
 	.globl vadd_norm_f16
 	.type vadd_norm_f16, @function
 vadd_norm_f16:
-	VADD_RUNALL vadd_norm_rcp_worker, RCP_RANGE_WORDS, VADD_NONE, VADD_NONE, ARG_RCP_RANGES
-	setzi $m1, vadd_norm_f16_worker
-	add $m2, $m0, ARG_RANGES
-	sync TEXCH_SYNCZONE_LOCAL
-	runall $m1, $m2, BIAS_RANGE_WORDS
-	sync TEXCH_SYNCZONE_LOCAL
-	br $lr
+	VADD_NORM_SUPERVISOR vadd_norm_f16_worker
 	.size vadd_norm_f16, . - vadd_norm_f16
 
 	VADD_WORKER vadd_f16_worker, f16v4add
@@ -83,6 +75,8 @@ vadd_norm_f16:
 // turn: the next row's loads beside this one's f32oox and first
 // rounding, its store beside the next one's widening ($m1 the rows
 // after the first less one: negative for one row).
+// (global: kernels/vadd_norm_f8.S runs it too)
+	.globl vadd_norm_rcp_worker
 	.align 8
 vadd_norm_rcp_worker:
 	{ ld32 $m1, $mvertex_base, $mzero, 3 ; fnop }

@@ -22,19 +22,9 @@
 	.include "vadd.inc"
 	.include "gelu16h8.inc"
 
-	.equ ARG_GELU_FMT, 208
-	.equ ARG_GELU_SCL, 212
+	.equ ARG_GELU_FMT, 208                    // and the scale at 212
 
 	.section .text.vadd_f8, "ax"
-
-.macro VADD_F8_LOADS
-	ld32 $m3, $m0, $mzero, ARG_GELU_FMT / 4
-	ld32 $m4, $m0, $mzero, ARG_GELU_SCL / 4
-.endm
-.macro VADD_F8_PUTS
-	put $FP_INFMT, $m3
-	put $FP_ISCL, $m4
-.endm
 
 // The last pass: a row is two groups of two atoms (eight halves each),
 // 23 bundles a group, every one with an FP op: the group's reduction (8
@@ -100,7 +90,7 @@
 	.globl vadd_bias_gelu_f16_f8
 	.type vadd_bias_gelu_f16_f8, @function
 vadd_bias_gelu_f16_f8:
-	VADD_SUPERVISOR vadd_bias_gelu_f16_f8_worker, BIAS_RANGE_WORDS, VADD_F8_LOADS, VADD_F8_PUTS
+	VADD_SUPERVISOR vadd_bias_gelu_f16_f8_worker, BIAS_RANGE_WORDS, ARG_GELU_FMT
 	.size vadd_bias_gelu_f16_f8, . - vadd_bias_gelu_f16_f8
 
 	VADD_WORKER vadd_bias_gelu_f16_f8_worker, f16v4add, 1, 0, 1

@@ -52,7 +52,7 @@ static const Chip *run_chip;
  * transfers its last compile ran under an earlier multiply
  * (CompileReport.b_under) */
 static int run_no_b_under, run_no_b_wrap, run_no_gemm_overlap, run_no_a_direct,
-    run_no_gelu, run_no_carry, run_no_red_pipe;
+    run_no_gelu, run_no_cast, run_no_carry, run_no_red_pipe;
 static uint32_t run_b_under, run_b_hosts, run_a_direct, run_peak,
     run_red_beside;
 /* run_graph's graph if set (else parsed from its text); the plan its
@@ -92,6 +92,7 @@ run_graph(const char *text, uint32_t tiles, double rel, const char *plan_has,
 	                    .no_gemm_overlap = run_no_gemm_overlap,
 	                    .no_a_direct = run_no_a_direct,
 	                    .no_gelu_in_reduction = run_no_gelu,
+	                    .no_cast_in_reduction = run_no_cast,
 	                    .no_carry_layout = run_no_carry,
 	                    .no_red_pipe = run_no_red_pipe,
 	                    .keep_plan = run_keep,
@@ -2486,6 +2487,81 @@ test_softmax_unnorm(void **state)
 	assert_false(unnormalised(text, 16, &packs));
 }
 
+/* attention_text's graph with the output's cast before the heads' merge
+ * (SigLIP's f8 tower, merge_heads): o8 = cast o, its transpose and
+ * reshape the output; with `o_out` o an output too. */
+static void
+attention_cast_first(char *text, size_t size, int batch, int keys, int o_out)
+{
+	attention_text(text, size, batch, keys, -1);
+	char *tail = strstr(text, "ot = transpose o ");
+	assert_non_null(tail);
+	snprintf(tail, size - (size_t)(tail - text),
+	         "o8 = cast o f8_f143*2^-2\n"
+	         "ot = transpose o8 [0, 2, 1, 3]\n"
+	         "yq = reshape ot [%d, 144]\n"
+	         "output yq\noutput s\n%s",
+	         batch * keys, o_out ? "output o\n" : "");
+}
+
+/* The number of vadd_norm_f16_f8 calls in the lowering of text on
+ * `tiles`. */
+static int
+norm_casts(const char *text, uint32_t tiles)
+{
+	Graph *g = graph_of_text(text);
+	char *dump = lowered_dump(g, tiles);
+	int n = count_of(dump, "vadd_norm_f16_f8");
+	free(dump);
+	graph_free(g);
+	return n;
+}
+
+/* The cast to f8 of PV's C in its reduction (plan_reduction_cast; the
+ * f8 tower's attention output, cast before the heads' merge): on 64
+ * tiles PV takes 5 K groups and divides its rows (test_softmax_unnorm),
+ * the reduction's last pass writes the cast's f8 (vadd_norm_f16_f8) and
+ * no step casts; its bytes must be those of the same graph compiled with
+ * no_cast_in_reduction (vadd_norm_f16, then ew_cast_f16_f8), in fewer
+ * cycles, each within a quarter of the largest output of the
+ * interpreter's (the unnormalised softmax's f8 e against the
+ * interpreter's f8 p: at these inputs one element of o in 43,200 is 15%
+ * of the largest off, fused and apart alike). Not with o an output too
+ * (the host reads C), nor with PV in one K group (37 keys on 16 tiles:
+ * no reduction). */
+static void
+test_cast_in_reduction(void **state)
+{
+	(void)state;
+	char text[2048];
+	attention_cast_first(text, sizeof text, 1, 300, 0);
+	assert_true(norm_casts(text, 64) > 0);
+	uint64_t fused_cycles, apart_cycles;
+	uint8_t *fused, *apart;
+	uint64_t rng0 = rng;
+	uint64_t pred =
+	    run_graph(text, 64, 0x1p-2, NULL, &fused_cycles, &fused);
+	rng = rng0; /* the same inputs */
+	run_no_cast = 1;
+	run_graph(text, 64, 0x1p-2, NULL, &apart_cycles, &apart);
+	run_no_cast = 0;
+	/* s (2 x 300 x 300 f16), then yq (300 x 144 f8) */
+	assert_memory_equal(fused, apart, 2 * 300 * 300 * 2 + 300 * 144);
+	print_message("PV's cast in the reduction: %llu cycles (predicted "
+	              "%llu), %llu apart\n",
+	              (unsigned long long)fused_cycles,
+	              (unsigned long long)pred,
+	              (unsigned long long)apart_cycles);
+	assert_true(fused_cycles < apart_cycles);
+	free(fused);
+	free(apart);
+	attention_cast_first(text, sizeof text, 1, 300, 1);
+	assert_int_equal(norm_casts(text, 64), 0);
+	check("PV's cast apart, o an output", text, 64, 0x1p-2);
+	attention_cast_first(text, sizeof text, 1, 37, 0);
+	assert_int_equal(norm_casts(text, 16), 0);
+}
+
 /* The f8 attention's K written as halves of B^T's n-panels by its cast
  * (plan_segment_bt_rows, layout_segments' bt): K's segment of the heads'
  * transpose in blocks of 8 keys a tile, each as 32-column panels in one
@@ -3094,6 +3170,7 @@ main(void)
 	    cmocka_unit_test(test_k_bt_panels),
 	    cmocka_unit_test(test_v_panels),
 	    cmocka_unit_test(test_softmax_unnorm),
+	    cmocka_unit_test(test_cast_in_reduction),
 	    cmocka_unit_test(test_loop),
 	    cmocka_unit_test(test_loop_carry_layout),
 	    cmocka_unit_test(test_loop_carry_tight),

@@ -11,7 +11,9 @@
  * bias row added last, and vadd_bias_res_f16 with a residual operand
  * (laid out as dst) added after the bias; vadd_bias_gelu_f16_f8 (the
  * GELU and its cast to f8 fused) byte for byte against vadd_bias_f16
- * followed by ew_gelu_f16_f8 on another tile.
+ * followed by ew_gelu_f16_f8 on another tile; vadd_norm_f16_f8 (the row
+ * division and its cast to f8 fused) byte for byte against vadd_norm_f16
+ * followed by ew_cast_f16_f8 on another tile.
  */
 #include "support.h"
 
@@ -277,6 +279,57 @@ check_bias(uint32_t rows, uint32_t nsrc, uint32_t nseg, int res)
 	img_free(&img);
 }
 
+/* A fused entry against the steps apart on two tiles loaded alike: tile
+ * 0 runs `apart` (vadd_entry(0, apart_bias) of "vadd", its block
+ * apart_bytes) then ew, tile 1 `fused` (vadd_entry(0, fused_bias) of
+ * `object`, its block fused_bytes). Each of ew's segments of q (at its
+ * dst: rows of 16 bytes) must be equal byte for byte on the two, and the
+ * 16 bytes after its rows zero. Returns the fused call's cycles; *nonzero
+ * gets q's bytes whose magnitude is not zero. `what` names the case. */
+static uint64_t
+q_fused_as_apart(Tile *const t[2], const TileImage *img, const VaddCall *apart,
+                 int apart_bias, uint32_t apart_bytes, const EwCall *ew,
+                 const VaddCall *fused, int fused_bias, const char *object,
+                 uint32_t fused_bytes, uint32_t *nonzero, const char *what)
+{
+	Diag d;
+	uint8_t args[VADD_NORM_F8_ARGS_BYTES];
+	assert_true(apart_bytes <= sizeof args && fused_bytes <= sizeof args);
+	vadd_args_fill(apart, args);
+	TileKernelCall k = {vadd_entry(0, apart_bias), "vadd", args,
+	                    apart_bytes, ARGS};
+	if (tile_kernel_call(t[0], img, &k, NULL, &d) ||
+	    ew_tile_call(t[0], img, ew, ARGS, NULL, &d))
+		fail_msg("%s", d.msg);
+	vadd_args_fill(fused, args);
+	k = (TileKernelCall){vadd_entry(0, fused_bias), object, args,
+	                     fused_bytes, ARGS};
+	uint64_t start = t[1]->cycle;
+	if (tile_kernel_call(t[1], img, &k, NULL, &d))
+		fail_msg("%s", d.msg);
+	uint64_t cycles = t[1]->cycle - start;
+	*nonzero = 0;
+	for (uint32_t g = 0; g < ew->nseg; g++) {
+		uint8_t want[4096 + 16], got[4096 + 16];
+		uint32_t bytes = ew->rows * 16 + 16;
+		assert_true(bytes <= sizeof want);
+		tile_read(t[0], ew->dst.addr + g * ew->dst.seg_stride, want,
+		          bytes);
+		tile_read(t[1], ew->dst.addr + g * ew->dst.seg_stride, got,
+		          bytes);
+		for (uint32_t i = 0; i < bytes; i++) {
+			if (got[i] != want[i])
+				fail_msg("%s: q[%u][%u] = 0x%02x, want 0x%02x",
+				         what, g, i, got[i], want[i]);
+			if (i >= ew->rows * 16)
+				assert_int_equal(got[i], 0);
+			else
+				*nonzero += (want[i] & 0x7f) != 0;
+		}
+	}
+	return cycles;
+}
+
 /* vadd_bias_gelu_f16_f8: nseg segments of `rows` rows of a 16-column
  * panel as check_bias, the f8 result q laid out as dst with a byte an
  * element; on one tile vadd_bias_f16 and then ew_gelu_f16_f8 over the
@@ -322,13 +375,6 @@ check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
 	              .bias_seg = BSEG,
 	              .has_bias = 1,
 	              .fp8_scale = (int8_t)scale};
-	/* tile 0: the two kernels in sequence */
-	uint8_t args[VADD_GELU_ARGS_BYTES];
-	vadd_args_fill(&v, args);
-	TileKernelCall k = {vadd_entry(0, 1), "vadd", args,
-	                    VADD_BIAS_ARGS_BYTES, ARGS};
-	if (tile_kernel_call(t[0], &img, &k, NULL, &d))
-		fail_msg("%s", d.msg);
 	EwCall ew = {.op = EW_GELU_H,
 	             .in = DT_F16,
 	             .out = DT_F8_F143,
@@ -338,49 +384,25 @@ check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
 	             .cols = 16,
 	             .dst = {Q, q_seg, 16},
 	             .a = {DST, dst_seg, 32}};
-	if (ew_tile_call(t[0], &img, &ew, ARGS, NULL, &d))
-		fail_msg("%s", d.msg);
-	/* tile 1: the fused pass */
-	v.has_gelu = 1;
-	vadd_args_fill(&v, args);
-	k = (TileKernelCall){vadd_entry(0, 3), "vadd_f8", args, sizeof args,
-	                     ARGS};
-	uint64_t start = t[1]->cycle;
-	if (tile_kernel_call(t[1], &img, &k, NULL, &d))
-		fail_msg("%s", d.msg);
-	uint32_t zeros = 0, nonzero = 0;
-	for (uint32_t g = 0; g < nseg; g++) {
-		/* q with its gaps: 16 bytes after each segment */
-		uint8_t want[4096 + 16], got[4096 + 16];
-		uint32_t bytes = rows * 16 + 16;
-		assert_true(bytes <= sizeof want);
-		tile_read(t[0], Q + g * q_seg, want, bytes);
-		tile_read(t[1], Q + g * q_seg, got, bytes);
-		for (uint32_t i = 0; i < bytes; i++) {
-			if (got[i] != want[i])
-				fail_msg("gelu rows %u nsrc %u nseg %u scale "
-				         "%d: q[%u][%u] = 0x%02x, want 0x%02x",
-				         rows, nsrc, nseg, scale, g, i, got[i],
-				         want[i]);
-			if (i < rows * 16) {
-				zeros += (want[i] & 0x7f) == 0;
-				nonzero += (want[i] & 0x7f) != 0;
-			} else {
-				assert_int_equal(got[i], 0);
-			}
-		}
-		/* with three sources the fused pass leaves dst as it was */
-		for (uint32_t i = 0; nsrc == 3 && i < n; i++) {
+	VaddCall f = v;
+	f.has_gelu = 1;
+	char what[96];
+	snprintf(what, sizeof what, "gelu rows %u nsrc %u nseg %u scale %d",
+	         rows, nsrc, nseg, scale);
+	uint32_t nonzero;
+	uint64_t cycles =
+	    q_fused_as_apart(t, &img, &v, 1, VADD_BIAS_ARGS_BYTES, &ew, &f, 3,
+	                     "vadd_f8", VADD_GELU_ARGS_BYTES, &nonzero, what);
+	/* with three sources the fused pass leaves dst as it was */
+	for (uint32_t g = 0; nsrc == 3 && g < nseg; g++)
+		for (uint32_t i = 0; i < n; i++) {
 			uint16_t h = 0;
 			tile_read(t[1], DST + g * dst_seg + i * 2, &h, 2);
 			assert_int_equal(h, f16_of(g * n + i, 99));
 		}
-	}
 	/* the values are not all one f8 code: the GELU's range is used */
 	assert_true(nonzero > 0);
-	assert_int_equal(t[1]->cycle - start,
-	                 vadd_cycles(c, atoms, nsrc, nseg, 3));
-	(void)zeros;
+	assert_int_equal(cycles, vadd_cycles(c, atoms, nsrc, nseg, 3));
 	for (int j = 0; j < 2; j++)
 		tile_free(t[j]);
 	img_free(&img);
@@ -421,6 +443,37 @@ test_vadd(void **state)
 		check(0, 40, 3, nseg);
 }
 
+/* check_norm's terms: element e (of all the segments' rows, n a
+ * segment) of segment g, source k (99: dst); row e % n / 16, column 16 g
+ * + e % 16; the ones column's terms positive. */
+static uint16_t
+norm_term(uint32_t g, uint32_t e, uint32_t k, uint32_t ncols)
+{
+	return g * 16 + e % 16 == ncols ? (uint16_t)(f16_of(e, k) & 0x7fff)
+	                                : f16_of(e, k);
+}
+
+/* dst and the sources of a row normalisation's call on t: nseg segments
+ * of `rows` rows, dst's segments 32 bytes apart, the sources' back to
+ * back, 64 bytes between the sources (check_norm's layout). */
+static void
+norm_data(Tile *t, uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
+{
+	uint32_t n = rows * VADD_ROW_ATOMS * 4, src_seg = n * 2,
+	         dst_seg = src_seg + 32, stride = nseg * src_seg + 64;
+	for (uint32_t g = 0; g < nseg; g++)
+		for (uint32_t e = 0; e < n; e++) {
+			uint16_t v = norm_term(g, g * n + e, 99, ncols);
+			tile_write(t, DST + g * dst_seg + e * 2, &v, 2);
+			for (uint32_t k = 0; k < nsrc; k++) {
+				v = norm_term(g, g * n + e, k, ncols);
+				tile_write(
+				    t, SRC + k * stride + g * src_seg + e * 2,
+				    &v, 2);
+			}
+		}
+}
+
 /* vadd_norm_f16: nseg segments of `rows` rows of a 16-column panel;
  * each row's column ncols (a sum of positive values, as PV's column of
  * ones gives) divides the row: every column's sum rounded source by
@@ -440,22 +493,8 @@ check_norm(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols)
 	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
 	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
 	uint32_t stride = nseg * src_seg + 64;
-	/* element e of a segment's rows: row e / 16, column 16 g + e % 16;
-	 * the ones column's terms positive */
-#define TERM(g, e, k)                                                          \
-	((g)*16 + (e) % 16 == ncols ? (uint16_t)(f16_of(e, k) & 0x7fff)        \
-	                            : f16_of(e, k))
-	for (uint32_t g = 0; g < nseg; g++)
-		for (uint32_t e = 0; e < n; e++) {
-			uint16_t v = TERM(g, g * n + e, 99);
-			tile_write(t, DST + g * dst_seg + e * 2, &v, 2);
-			for (uint32_t k = 0; k < nsrc; k++) {
-				v = TERM(g, g * n + e, k);
-				tile_write(
-				    t, SRC + k * stride + g * src_seg + e * 2,
-				    &v, 2);
-			}
-		}
+	norm_data(t, rows, nsrc, nseg, ncols);
+#define TERM(g, e, k) norm_term(g, e, k, ncols)
 	uint8_t args[VADD_NORM_ARGS_BYTES];
 	/* the reciprocals' place after the sources: garbage */
 	for (uint32_t b = 0; b < rows * VADD_NORM_RCP_BYTES; b += 4)
@@ -634,6 +673,77 @@ test_vadd_five(void **state)
 				check_five(rows[i], res ? 7 : 3, nseg, res);
 }
 
+/* vadd_norm_f16_f8: tile 0 runs vadd_norm_f16 (whose f16 result
+ * test_vadd_norm checks on these shapes) then ew_cast_f16_f8 on the same
+ * layout, tile 1 the fused entry on the same data: q equal byte for byte, the
+ * 16 bytes after each segment's q untouched, dst as it was with one
+ * source (the last pass reads it only), the cycles
+ * vadd_cycles' (VADD_NORM_F8). */
+static void
+check_norm_f8(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols,
+              int scale, int f152)
+{
+	const Chip *c = profile_chip((TimingBound)((rows + nsrc + nseg) % 3));
+	static const char *const names[] = {"vadd", "elementwise_f8",
+	                                    "vadd_norm_f8"};
+	TileImage img;
+	Diag d;
+	assert_int_equal(kernel_image(names, 3, c, &img, &d), 0);
+	Tile *t[2] = {tile_new(c, 0), tile_new(c, 1)};
+	enum { Q = 0xC0000 };
+	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	uint32_t stride = nseg * src_seg + 64, q_seg = dst_seg / 2;
+	for (int j = 0; j < 2; j++) {
+		tile_load_image(t[j], &img);
+		norm_data(t[j], rows, nsrc, nseg, ncols);
+	}
+	VaddCall v = {.dst = DST,
+	              .src = SRC,
+	              .res = Q,
+	              .stride = stride,
+	              .nsrc = nsrc,
+	              .atoms = atoms,
+	              .nseg = nseg,
+	              .dst_seg = dst_seg,
+	              .src_seg = src_seg,
+	              .norm_cols = ncols,
+	              .f152 = (uint8_t)f152,
+	              .fp8_scale = (int8_t)scale};
+	EwCall ew = {.op = EW_CAST,
+	             .in = DT_F16,
+	             .out = f152 ? DT_F8_F152 : DT_F8_F143,
+	             .fp8_scale = scale,
+	             .nseg = nseg,
+	             .rows = rows,
+	             .cols = 16,
+	             .dst = {Q, q_seg, 16},
+	             .a = {DST, dst_seg, 32}};
+	VaddCall f = v;
+	f.norm_f8 = 1;
+	char what[112];
+	snprintf(what, sizeof what,
+	         "norm f8 rows %u nsrc %u nseg %u ncols %u scale %d f152 %d",
+	         rows, nsrc, nseg, ncols, scale, f152);
+	uint32_t nonzero;
+	uint64_t cycles = q_fused_as_apart(
+	    t, &img, &v, VADD_NORM, VADD_NORM_ARGS_BYTES, &ew, &f, VADD_NORM_F8,
+	    "vadd_norm_f8", VADD_NORM_F8_ARGS_BYTES, &nonzero, what);
+	/* one source: no pass before the last writes dst */
+	for (uint32_t g = 0; nsrc == 1 && g < nseg; g++)
+		for (uint32_t e = 0; e < n; e++) {
+			uint16_t h = 0;
+			tile_read(t[1], DST + g * dst_seg + e * 2, &h, 2);
+			assert_int_equal(h, norm_term(g, g * n + e, 99, ncols));
+		}
+	assert_true(nonzero > 0);
+	assert_int_equal(cycles,
+	                 vadd_cycles(c, atoms, nsrc, nseg, VADD_NORM_F8));
+	for (int j = 0; j < 2; j++)
+		tile_free(t[j]);
+	img_free(&img);
+}
+
 /* Every pass the bias can end: the last three sources (3, 6), the last
  * four (4, 7) or the last one (1, 2, 5); fewer rows than workers, a worker over
  * several segments (1 and 2 rows, 5 segments), the So400m qkv's reduction (3
@@ -698,12 +808,37 @@ test_vadd_norm(void **state)
 	check_norm(19, 4, 8, 72);
 }
 
+/* The row division's cast to f8: check_norm's shapes (fewer rows than
+ * workers, a worker two rows, PV's slices, one range over 8 segments,
+ * one to six sources), F143 and F152, three scales. */
+static void
+test_vadd_norm_f8(void **state)
+{
+	(void)state;
+	static const uint32_t rows[] = {1, 2, 5, 7, 8, 9};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		for (uint32_t nsrc = 1; nsrc <= 5; nsrc += 2) {
+			int sc = (int)(rows[i] + nsrc) % 3 - 1;
+			check_norm_f8(rows[i], nsrc, 5, 72, sc, 0);
+			check_norm_f8(rows[i], nsrc + 1, 5, 64, -sc, 1);
+			check_norm_f8(rows[i], nsrc, 2, 16, 2 * sc, 0);
+		}
+	check_norm_f8(9, 4, 5, 72, 0, 0);
+	check_norm_f8(8, 4, 5, 72, -1, 0);
+	for (uint32_t nsrc = 1; nsrc <= 4; nsrc++)
+		check_norm_f8(7, nsrc, 8, 120, 1, nsrc % 2);
+	check_norm_f8(19, 4, 8, 72, 0, 1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_vadd),      cmocka_unit_test(test_vadd_bias),
-	    cmocka_unit_test(test_vadd_gelu), cmocka_unit_test(test_vadd_norm),
+	    cmocka_unit_test(test_vadd),
+	    cmocka_unit_test(test_vadd_bias),
+	    cmocka_unit_test(test_vadd_gelu),
+	    cmocka_unit_test(test_vadd_norm),
+	    cmocka_unit_test(test_vadd_norm_f8),
 	    cmocka_unit_test(test_vadd_five),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,8 +39,8 @@ usage(FILE *f)
 	        "[--no-b-under]\n"
 	        "                   [--no-a-direct] [--range]\n"
 	        "                   [--no-b-wrap] [--no-gelu-reduction] "
-	        "[--no-carry-layout]\n"
-	        "                   [--no-red-pipe]\n"
+	        "[--no-cast-reduction]\n"
+	        "                   [--no-carry-layout] [--no-red-pipe]\n"
 	        "  Compile a graph in the text form (docs/graph.md) or an "
 	        "ONNX model\n"
 	        "  (docs/onnx.md; its weights go into the package) to a "
@@ -91,6 +91,11 @@ usage(FILE *f)
 	        "               in the reduction's last pass where that pays, "
 	        "else in one\n"
 	        "               pass with the bias add, docs/kernel-gemm.md)\n"
+	        "  --no-cast-reduction  keep a cast to f8 after its matmul's "
+	        "reduction in\n"
+	        "               its own step (default: in the row division's "
+	        "last pass\n"
+	        "               where that pays, docs/compiler.md)\n"
 	        "  --no-carry-layout  keep a loop's carry laid out as the "
 	        "tensor it starts\n"
 	        "               from (default: as a body matmul's C where "
@@ -316,7 +321,8 @@ cmd_compile(int argc, char **argv)
 	uint32_t tiles = 0;
 	int report = 0, force = 0, overlap = 1, no_b_under = 0, no_a_direct = 0;
 	int range = 0;
-	int no_b_wrap = 0, no_gelu = 0, no_carry = 0, no_red_pipe = 0;
+	int no_b_wrap = 0, no_gelu = 0, no_cast = 0, no_carry = 0;
+	int no_red_pipe = 0;
 	OnnxDType dt = ONNX_F32;
 	unsigned dump = 0;
 	for (int i = 1; i < argc; i++) {
@@ -345,6 +351,8 @@ cmd_compile(int argc, char **argv)
 			no_gelu = 1;
 		} else if (!strcmp(a, "--no-red-pipe")) {
 			no_red_pipe = 1;
+		} else if (!strcmp(a, "--no-cast-reduction")) {
+			no_cast = 1;
 		} else if (!strcmp(a, "--no-carry-layout")) {
 			no_carry = 1;
 		} else if (!strcmp(a, "--force")) {
@@ -443,6 +451,7 @@ cmd_compile(int argc, char **argv)
 	                    .no_b_under = no_b_under,
 	                    .no_a_direct = no_a_direct,
 	                    .no_gelu_in_reduction = no_gelu,
+	                    .no_cast_in_reduction = no_cast,
 	                    .no_carry_layout = no_carry,
 	                    .no_b_wrap = no_b_wrap,
 	                    .no_red_pipe = no_red_pipe,

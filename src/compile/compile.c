@@ -759,6 +759,7 @@ compile_once(const Graph *g, const CompileOptions *o, uint8_t *fit, Measure *m,
 		matmul[i] = g->ops[i].kind == OP_MATMUL;
 	PlanOptions po = {.weight_copies = 1,
 	                  .no_gelu_in_reduction = o->no_gelu_in_reduction,
+	                  .no_cast_in_reduction = o->no_cast_in_reduction,
 	                  .no_carry_layout = o->no_carry_layout,
 	                  .gemm_overlap = !o->no_gemm_overlap,
 	                  .b_under = !o->no_b_under,

@@ -62,6 +62,9 @@ typedef struct {
 	                        matmul's reduction or its bias add's pass
 	                        (PlanOptions' no_gelu_in_reduction,
 	                        plan_reduction_gelu, plan_bias_gelu) */
+	int no_cast_in_reduction; /* never a cast to f8 in a matmul's
+	                        reduction (PlanOptions'
+	                        no_cast_in_reduction, plan_reduction_cast) */
 	int no_carry_layout;      /* the loop's carry as carry_in's home (else
 	                             laid out for its readers: PlanOptions'
 	                             no_carry_layout, plan_graph) */

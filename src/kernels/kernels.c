@@ -21,10 +21,10 @@ kernel_image(const char *const *names, int n, const Chip *chip, TileImage *img,
 }
 
 /* Objects that run another's code (kernels/pack_f8.S pack.S's padding
- * routine, wcopyg.S wcopy.S's worker): linking the first links the
- * second. */
-static const char *const kernel_needs[][2] = {{"pack_f8", "pack"},
-                                              {"wcopyg", "wcopy"}};
+ * routine, wcopyg.S wcopy.S's worker, vadd_norm_f8.S vadd.S's
+ * reciprocals' worker): linking the first links the second. */
+static const char *const kernel_needs[][2] = {
+    {"pack_f8", "pack"}, {"wcopyg", "wcopy"}, {"vadd_norm_f8", "vadd"}};
 
 static int
 named(const char *const *names, int n, const char *name)

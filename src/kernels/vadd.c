@@ -17,11 +17,12 @@
 const char *
 vadd_entry(int f32, int bias)
 {
-	return bias  ? (f32                 ? NULL
-	                : bias == VADD_NORM ? "vadd_norm_f16"
-	                : bias == 3         ? "vadd_bias_gelu_f16_f8"
-	                : bias == 2         ? "vadd_bias_res_f16"
-	                                    : "vadd_bias_f16")
+	return bias  ? (f32                    ? NULL
+	                : bias == VADD_NORM_F8 ? "vadd_norm_f16_f8"
+	                : bias == VADD_NORM    ? "vadd_norm_f16"
+	                : bias == 3            ? "vadd_bias_gelu_f16_f8"
+	                : bias == 2            ? "vadd_bias_res_f16"
+	                                       : "vadd_bias_f16")
 	       : f32 ? "vadd_f32"
 	             : "vadd_f16";
 }
@@ -29,8 +30,9 @@ vadd_entry(int f32, int bias)
 int
 vadd_call_variant(const VaddCall *v)
 {
-	return v->norm_cols  ? VADD_NORM
-	       : v->has_gelu ? 3
+	return v->norm_f8     ? VADD_NORM_F8
+	       : v->norm_cols ? VADD_NORM
+	       : v->has_gelu  ? 3
 	       : v->has_res  ? 2
 	                     : v->has_bias;
 }
@@ -50,7 +52,9 @@ vadd_worker(int f32, int bias)
 const char *
 vadd_object(int bias)
 {
-	return bias == 3 ? "vadd_f8" : "vadd";
+	return bias == 3              ? "vadd_f8"
+	       : bias == VADD_NORM_F8 ? "vadd_norm_f8"
+	                              : "vadd";
 }
 
 /* Worker w's share of the n atoms (whole rows with a bias) among nw
@@ -137,6 +141,9 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	    (!c->has_bias || c->has_res || c->nsrc % 3 || c->dst_seg % 2))
 		die("vadd_args_fill: a GELU needs a bias, no residual, "
 		    "sources a multiple of 3 and an even dst_seg");
+	if (c->norm_f8 && (!c->norm_cols || c->dst_seg % 2))
+		die("vadd_args_fill: a row normalisation's cast to f8 needs "
+		    "its column and an even dst_seg");
 	if (c->norm_cols &&
 	    (c->has_bias || c->norm_cols % 4 || c->atoms % VADD_ROW_ATOMS ||
 	     c->norm_cols >= c->nseg * 16 || c->dst_seg % 8 || c->stride % 8))
@@ -146,6 +153,7 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	memset(out, 0,
 	       c->has_gelu    ? VADD_GELU_ARGS_BYTES
 	       : c->has_bias  ? VADD_BIAS_ARGS_BYTES
+	       : c->norm_f8   ? VADD_NORM_F8_ARGS_BYTES
 	       : c->norm_cols ? VADD_NORM_ARGS_BYTES
 	                      : VADD_ARGS_BYTES);
 	put_le32(out, dst);
@@ -162,15 +170,19 @@ vadd_args_fill(const VaddCall *c, uint8_t *out)
 	         c->norm_cols ? 0u - vadd_norm_rcp_bytes(atoms) : c->bias_seg);
 	if (c->has_res)
 		put_le32(out + 36, c->res - c->dst);
-	if (c->has_gelu) {
+	if (c->has_gelu || c->norm_f8) {
+		/* q's address less half dst's; the f8 format and scale after
+		 * the block of the entry without the cast */
+		uint32_t f8 =
+		    c->has_gelu ? VADD_BIAS_ARGS_BYTES : VADD_NORM_ARGS_BYTES;
 		put_le32(out + 36, c->res - c->dst / 2);
-		put_le32(out + VADD_BIAS_ARGS_BYTES, (uint32_t)c->f152 << 1);
-		put_le32(out + VADD_BIAS_ARGS_BYTES + 4,
-		         (uint32_t)c->fp8_scale & 63);
+		put_le32(out + f8, (uint32_t)c->f152 << 1);
+		put_le32(out + f8 + 4, (uint32_t)c->fp8_scale & 63);
 	}
 	/* the rows' reciprocals after the sources */
 	uint32_t rcp = src + c->nsrc * c->stride;
 	int bias = c->has_gelu    ? 3
+	           : c->norm_f8   ? VADD_NORM_F8
 	           : c->norm_cols ? VADD_NORM
 	                          : c->has_bias + c->has_res,
 	    aligned = aligned_of(atoms, c->nsrc, nseg, nw, bias);
@@ -237,11 +249,14 @@ part_issues(const Chip *c, uint64_t k, uint32_t nsrc, int bias)
 	 * rest one a pass (the test 2, then 1 + 4 + 2n each before the
 	 * last), the last with the reciprocals 6 + 2n (the set-up 4, atom
 	 * 0's and 1's 3, the rpt, 8 a row after the first, the last row's
-	 * 6) */
-	if (bias == VADD_NORM) {
+	 * 6); vadd_norm_f16_f8's last 8 + 10 a row (the set-up 7, the first
+	 * pair 4, the rpt, 10 a row after the first, the last pair's 5 and
+	 * its store) */
+	if (bias == VADD_NORM || bias == VADD_NORM_F8) {
 		uint64_t q = (nsrc - 1) / 3, one = nsrc - 3 * q;
 		return 1 + q * pass3 + 2 + 2 +
-		       (one > 1 ? 1 + (one - 1) * (4 + 2 * k) : 0) + 6 + 2 * k +
+		       (one > 1 ? 1 + (one - 1) * (4 + 2 * k) : 0) +
+		       (bias == VADD_NORM_F8 ? 8 + 10 * (k / 4) : 6 + 2 * k) +
 		       1;
 	}
 	/* the GELU's last pass (vadd_f8.S, three sources): 2 to set the
@@ -283,24 +298,20 @@ sum_run(SupClock *s, uint32_t atoms, uint32_t nsrc, uint32_t nseg, int bias)
 	sup_workers(s, exit);
 }
 
-uint64_t
-vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
-            int bias)
+/* sup_entry, with f8 the format and scale loaded before it and put
+ * after it (VADD_RUNALL's loads and puts). */
+static void
+entry_f8(SupClock *s, int f8)
 {
-	SupClock s;
-	sup_start(&s, c, 0);
-	if (bias == 3) { /* the f8 format and scale: loads, puts */
-		sup_op(&s, SUP_M0, SUP_M3, SUP_PLAIN);
-		sup_op(&s, SUP_M0, SUP_M4, SUP_PLAIN);
+	if (f8) {
+		sup_op(s, SUP_M0, SUP_M3, SUP_PLAIN);
+		sup_op(s, SUP_M0, SUP_M4, SUP_PLAIN);
 	}
-	sup_entry(&s);
-	if (bias == 3) {
-		sup_op(&s, SUP_M3, 0, SUP_PUT);
-		sup_op(&s, SUP_M4, 0, SUP_PUT);
+	sup_entry(s);
+	if (f8) {
+		sup_op(s, SUP_M3, 0, SUP_PUT);
+		sup_op(s, SUP_M4, 0, SUP_PUT);
 	}
-	sum_run(&s, atoms, nsrc, nseg, bias);
-	sup_sync(&s);
-	return sup_return(&s, 0);
 }
 
 /* vadd_norm_f16: the reciprocals' runall (sup_entry's setzi, add and
@@ -314,13 +325,15 @@ vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
  * store 3 + f32oox's turns, and the exit; then (the supervisor's setzi
  * and add beside them, its sync) the summing workers (bias VADD_NORM
  * in part_issues: whole rows, their set-up and the move to a next part
- * as with a bias). */
-uint64_t
-vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
+ * as with a bias). `bias`: VADD_NORM, or VADD_NORM_F8 (the f8 format and
+ * scale put before the first runall, the last pass's cast). */
+static uint64_t
+norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
+            int bias)
 {
 	SupClock s;
 	sup_start(&s, c, 0);
-	sup_entry(&s);
+	entry_f8(&s, bias == VADD_NORM_F8);
 	uint64_t first[6], exit[6];
 	sup_runall(&s, SUP_M1 | SUP_M2, first);
 	uint32_t rows = atoms / VADD_ROW_ATOMS;
@@ -335,9 +348,29 @@ vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
 	sup_op(&s, 0, SUP_M1, SUP_PLAIN);      /* setzi */
 	sup_op(&s, SUP_M0, SUP_M2, SUP_PLAIN); /* add */
 	sup_sync(&s);
-	sum_run(&s, atoms, nsrc, nseg, VADD_NORM);
+	sum_run(&s, atoms, nsrc, nseg, bias);
 	sup_sync(&s);
 	return sup_return(&s, 0);
+}
+
+uint64_t
+vadd_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg,
+            int bias)
+{
+	if (bias == VADD_NORM || bias == VADD_NORM_F8)
+		return norm_cycles(c, atoms, nsrc, nseg, bias);
+	SupClock s;
+	sup_start(&s, c, 0);
+	entry_f8(&s, bias == 3);
+	sum_run(&s, atoms, nsrc, nseg, bias);
+	sup_sync(&s);
+	return sup_return(&s, 0);
+}
+
+uint64_t
+vadd_norm_cycles(const Chip *c, uint32_t atoms, uint32_t nsrc, uint32_t nseg)
+{
+	return norm_cycles(c, atoms, nsrc, nseg, VADD_NORM);
 }
 
 void

@@ -149,9 +149,11 @@ touch(const Step *s, uint8_t *touched)
 		int32_t b = written(k);
 		if (b >= 0)
 			touched[b] = 1;
-		/* vadd_bias_gelu_f16_f8 writes q (ref 3) as well,
-		 * vadd_norm_f16 its reciprocals after the sources (ref 1) */
-		if (k->args.kind == KC_VADD && k->args.u.vadd.has_gelu)
+		/* vadd_bias_gelu_f16_f8 and vadd_norm_f16_f8 write q (ref
+		 * 3) as well, vadd_norm_f16 its reciprocals after the
+		 * sources (ref 1) */
+		if (k->args.kind == KC_VADD &&
+		    (k->args.u.vadd.has_gelu || k->args.u.vadd.norm_f8))
 			touched[k->ref[3].buf] = 1;
 		if (k->args.kind == KC_VADD && k->args.u.vadd.norm_cols)
 			touched[k->ref[1].buf] = 1;

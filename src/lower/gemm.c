@@ -573,10 +573,11 @@ lower_gemm_bias(Lowered *l, int32_t step, const TensorPlace *c,
 }
 
 /* What a reduction's last pass takes after the bias (lower_gemm_bias),
- * its fourth operand: a place laid out as C's pieces (h's to add, or q's
- * to write), each call checked by `fits` (with `arg`; NULL: nothing
- * beyond the bias and the layout), then `take` sets the call's flags
- * and `variant` (vadd_variant's) its kernel. */
+ * or after the row division (`norm`: no bias), its fourth operand: a
+ * place laid out as C's pieces (h's to add, or q's to write), each call
+ * checked by `fits` (with `arg`; NULL: nothing beyond the bias and the
+ * layout), then `take` sets the call's flags and `variant`
+ * (vadd_variant's) its kernel. */
 typedef struct {
 	const char *name, *what; /* the internal error when a call does
 	                            not fit */
@@ -584,6 +585,7 @@ typedef struct {
 	void (*take)(VaddCall *v, const void *arg);
 	int variant;
 	uint32_t args_bytes;
+	int norm;
 } FourthOperand;
 
 /* Every vadd call of compute step `step` gets x's piece laid out as its
@@ -599,13 +601,16 @@ reduction_fourth(Lowered *l, int32_t step, const TensorPlace *c,
 		KernelCall *k = &s->call[i];
 		int p = dst_piece(c, k);
 		VaddCall *v = &k->args.u.vadd;
-		if (k->args.kind != KC_VADD || !v->has_bias ||
+		if (k->args.kind != KC_VADD ||
+		    !(f->norm ? v->norm_cols : v->has_bias) ||
 		    !laid_as(c, x, p) || (f->fits && !f->fits(v, arg)))
 			return diag_set(d, IPU_EINVAL, NULL, 0, 0,
 			                "%s: tile %u's reduction has %s (an "
 			                "internal error)",
 			                f->name, k->tile, f->what);
 		f->take(v, arg);
+		if (f->norm) /* no bias row: dst, which the pass reads */
+			k->ref[2] = k->ref[0];
 		k->ref[3] = x->piece[p].at;
 		k->nref = 4;
 		vadd_variant(l, s, k, f->variant, f->args_bytes);
@@ -629,11 +634,13 @@ lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
 	                                NULL,
 	                                res_take,
 	                                2,
-	                                VADD_BIAS_ARGS_BYTES};
+	                                VADD_BIAS_ARGS_BYTES,
+	                                0};
 	return reduction_fourth(l, step, c, res, &f, NULL, d);
 }
 
-/* lower_gemm_gelu's f8 format: the scale, F152 */
+/* lower_gemm_gelu's and lower_gemm_norm_cast's f8 format: the scale,
+ * F152 */
 typedef struct {
 	int fp8_scale, f152;
 } GeluCast;
@@ -647,12 +654,17 @@ gelu_fits(const VaddCall *v, const void *arg)
 }
 
 static void
-gelu_take(VaddCall *v, const void *arg)
+f8_take(VaddCall *v, const GeluCast *g)
 {
-	const GeluCast *g = arg;
-	v->has_gelu = 1;
 	v->f152 = (uint8_t)g->f152;
 	v->fp8_scale = (int8_t)g->fp8_scale;
+}
+
+static void
+gelu_take(VaddCall *v, const void *arg)
+{
+	v->has_gelu = 1;
+	f8_take(v, arg);
 }
 
 int
@@ -666,7 +678,38 @@ lower_gemm_gelu(Lowered *l, int32_t step, const TensorPlace *c,
 	    gelu_fits,
 	    gelu_take,
 	    3,
-	    VADD_GELU_ARGS_BYTES};
+	    VADD_GELU_ARGS_BYTES,
+	    0};
+	GeluCast g = {fp8_scale, f152};
+	return reduction_fourth(l, step, c, q, &f, &g, d);
+}
+
+static int
+norm_cast_fits(const VaddCall *v, const void *arg)
+{
+	const GeluCast *g = arg;
+	return v->dst_seg % 2 == 0 && g->fp8_scale >= -32 && g->fp8_scale <= 31;
+}
+
+static void
+norm_cast_take(VaddCall *v, const void *arg)
+{
+	v->norm_f8 = 1;
+	f8_take(v, arg);
+}
+
+int
+lower_gemm_norm_cast(Lowered *l, int32_t step, const TensorPlace *c,
+                     const TensorPlace *q, int fp8_scale, int f152, Diag *d)
+{
+	static const FourthOperand f = {
+	    "gemm norm cast",
+	    "no dividing piece of C laid out as q's with an even dst_seg",
+	    norm_cast_fits,
+	    norm_cast_take,
+	    VADD_NORM_F8,
+	    VADD_NORM_F8_ARGS_BYTES,
+	    1};
 	GeluCast g = {fp8_scale, f152};
 	return reduction_fourth(l, step, c, q, &f, &g, d);
 }

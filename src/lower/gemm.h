@@ -41,5 +41,13 @@ int lower_gemm_residual(Lowered *l, int32_t step, const TensorPlace *c,
  * of c's pieces in f8, each laid out as its piece) instead of C. */
 int lower_gemm_gelu(Lowered *l, int32_t step, const TensorPlace *c,
                     const TensorPlace *q, int fp8_scale, int f152, Diag *d);
+/* The row division's reduction calls (vadd_norm_f16, GemmPlan.norm_cols)
+ * of compute step `step` become vadd_norm_f16_f8 calls
+ * (kernels/vadd_norm_f8.S, plan_reduction_cast) that write the result
+ * cast to f8 (F152 with f152, x 2^-fp8_scale) into q (a mirror of c's
+ * pieces in f8, each laid out as its piece) instead of C. */
+int lower_gemm_norm_cast(Lowered *l, int32_t step, const TensorPlace *c,
+                         const TensorPlace *q, int fp8_scale, int f152,
+                         Diag *d);
 
 #endif

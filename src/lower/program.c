@@ -499,6 +499,29 @@ has_ones(const Build *b, const Op *op)
 	return 0;
 }
 
+/* The cast to f8 that reads the matmul's C (plan_reduction_cast), in its
+ * reduction's last pass (the last step, vadd_norm_f16_f8): its home C's
+ * pieces in f8, as its own step would have made it. */
+static int
+cast_in_reduction(Build *b, const Op *op, TensorPlace *pc, Diag *d)
+{
+	int32_t ci = plan_reduction_cast(b->plan, op);
+	if (ci < 0)
+		return IPU_OK;
+	const Op *co = &b->g->ops[ci];
+	const Tensor *q = graph_tensor(b->g, co->out);
+	int32_t cs = b->l->nstep - 1;
+	TensorPlace *pq =
+	    mirror(b, pc, co->out, q->elem.dtype, 0, cs, "tensor block");
+	int r = lower_gemm_norm_cast(b->l, cs, pc, pq, q->elem.scale,
+	                             q->elem.dtype == DT_F8_F152, d);
+	if (r)
+		return plan_op_error(b->g, co, r, d);
+	use_place(b, pq, cs);
+	b->home[co->out] = pq;
+	return IPU_OK;
+}
+
 static int
 lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 {
@@ -558,6 +581,8 @@ lower_matmul_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	if (a_home)
 		pad_zero(b, pa);
 	r = bias_in_reduction(b, op, pc, d);
+	if (!r)
+		r = cast_in_reduction(b, op, pc, d);
 	if (r)
 		return r;
 	int32_t last = b->l->nstep - 1;
@@ -765,7 +790,8 @@ lower_unary_op(Build *b, const Op *op, const OpPlan *o, Diag *d)
 	if (plan_op_aliases(b->g, op))
 		return alias_op(b, op, o); /* a cast to its own type */
 	if (plan_gelu_in_reduction(b->plan, op) ||
-	    plan_gelu_after_bias(b->plan, op))
+	    plan_gelu_after_bias(b->plan, op) ||
+	    plan_cast_in_reduction(b->plan, op))
 		return IPU_OK; /* written by its matmul's reduction or bias */
 	/* a GELU that writes its cast's f8 result (plan_gelu_fused_cast) */
 	int32_t fc = op->kind == OP_GELU ? plan_gelu_fused_cast(b->g, op) : -1;

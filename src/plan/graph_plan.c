@@ -1926,27 +1926,84 @@ plan_bias_in_reduction(const Plan *plan, const Op *op)
 	return gp->pk > 1 && !gp->norm_cols && bias_pays(plan->chip, gp);
 }
 
+/* The step after a reduction that its last pass may take over: ew (C's
+ * f16 in, f8 `to` out, laid out as C) over slice s (its panels pad rows
+ * apart). */
+static EwCall
+slice_to_f8(EwOp ew, DType to, const GemmSlice *s, uint32_t pad)
+{
+	return (EwCall){.op = ew,
+	                .in = DT_F16,
+	                .out = to,
+	                .nseg = s->panels,
+	                .rows = s->rows,
+	                .cols = GEMM_COLS,
+	                .dst = {0, pad * GEMM_COLS, GEMM_COLS},
+	                .a = {0, pad * GEMM_COLS * 2, GEMM_COLS * 2}};
+}
+
 /* 1 if the reduction of plan p pays with the GELU and its cast to f8
  * (`to`) fused: vadd_bias_gelu_f16_f8 against vadd_bias_f16 and the GELU
- * step after it (ew_gelu_f16_f8 over the slice: C's f16 in, q's f8 out,
- * laid out as C), on its largest slice. */
+ * step after it (ew_gelu_f16_f8 over the slice), on its largest slice. */
 static int
 gelu_pays(const Chip *c, const GemmPlan *p, DType to)
 {
 	uint32_t best, nseg, pad;
 	GemmSlice s = largest_slice(p, &best, &nseg, &pad);
 	uint32_t atoms = s.rows * VADD_ROW_ATOMS;
-	EwCall gelu = {.op = EW_GELU_H,
-	               .in = DT_F16,
-	               .out = to,
-	               .nseg = s.panels,
-	               .rows = s.rows,
-	               .cols = GEMM_COLS,
-	               .dst = {0, pad * GEMM_COLS, GEMM_COLS},
-	               .a = {0, pad * GEMM_COLS * 2, GEMM_COLS * 2}};
+	EwCall gelu = slice_to_f8(EW_GELU_H, to, &s, pad);
 	return vadd_cycles(c, atoms, p->pk - 1, s.panels, 3) <
 	       vadd_cycles(c, atoms, p->pk - 1, s.panels, 1) +
 	           ew_cycles(c, &gelu);
+}
+
+/* 1 if the row division's reduction of plan p pays with the cast to f8
+ * (`to`) fused: vadd_norm_f16_f8 against vadd_norm_f16 and the cast step
+ * after it (ew_cast_f16_f8 over the slice), on its largest slice. */
+static int
+norm_cast_pays(const Chip *c, const GemmPlan *p, DType to)
+{
+	uint32_t best, nseg, pad;
+	GemmSlice s = largest_slice(p, &best, &nseg, &pad);
+	uint32_t atoms = s.rows * VADD_ROW_ATOMS;
+	EwCall cast = slice_to_f8(EW_CAST, to, &s, pad);
+	return vadd_cycles(c, atoms, p->pk - 1, s.panels, VADD_NORM_F8) <
+	       vadd_norm_cycles(c, atoms, p->pk - 1, s.panels) +
+	           ew_cycles(c, &cast);
+}
+
+int32_t
+plan_reduction_cast(const Plan *plan, const Op *mm)
+{
+	const Graph *g = plan->g;
+	int32_t i = (int32_t)(mm - g->ops);
+	if (plan->opt.no_cast_in_reduction || mm->kind != OP_MATMUL)
+		return -1;
+	const GemmPlan *gp = &plan->op[i].gemm;
+	const Tensor *c = graph_tensor(g, mm->out);
+	int32_t cast = plan_one_reader(g, mm->out);
+	if (gp->pk < 2 || !gp->norm_cols || c->elem.dtype != DT_F16 ||
+	    c->role == ROLE_OUTPUT || cast < 0 ||
+	    g->ops[cast].kind != OP_CAST ||
+	    graph_repeat_iteration(&g->repeat, cast) !=
+	        graph_repeat_iteration(&g->repeat, i))
+		return -1;
+	const Tensor *q = graph_tensor(g, g->ops[cast].out);
+	if (!dtype_is_f8(q->elem.dtype) || q->elem.scale < -32 ||
+	    q->elem.scale > 31 ||
+	    !norm_cast_pays(plan->chip, gp, q->elem.dtype))
+		return -1;
+	return cast;
+}
+
+int
+plan_cast_in_reduction(const Plan *plan, const Op *op)
+{
+	int32_t mm = op->kind == OP_CAST
+	                 ? graph_tensor(plan->g, op->in[0])->producer
+	                 : -1;
+	return mm >= 0 && plan_reduction_cast(plan, &plan->g->ops[mm]) ==
+	                      (int32_t)(op - plan->g->ops);
 }
 
 /* The GELU that is the one reader of bias add `add` (in its iteration,

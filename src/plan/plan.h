@@ -466,6 +466,7 @@ typedef struct {
 	                           (PlanHeld.buf; NULL: none known) */
 	int no_gelu_in_reduction;             /* never plan_reduction_gelu nor
 	                                         plan_bias_gelu */
+	int no_cast_in_reduction;             /* never plan_reduction_cast */
 	int no_carry_layout; /* the loop's carry always as carry_in's home
 	                        (plan_graph: else laid out for its readers
 	                        where that prices fewer cycles) */
@@ -710,6 +711,20 @@ int32_t plan_residual_c_input(const Plan *plan, const Op *op);
 int32_t plan_reduction_gelu(const Plan *plan, const Op *add);
 /* 1 if op is the GELU of plan_reduction_gelu. */
 int plan_gelu_in_reduction(const Plan *plan, const Op *op);
+/* The index in g->ops of the cast to f8 whose result the reduction of
+ * matmul mm writes: mm's C is f16 (not the graph's output) and its one
+ * reader (in its iteration) a cast of it to f8 (its scale -32..31); mm's
+ * plan reduces with the row division (pk > 1, GemmPlan.norm_cols: the
+ * reduction whose last pass has an f8 variant, vadd_norm_f16_f8) and the
+ * kernel's cycles say it pays (against vadd_norm_f16 and ew_cast_f16_f8,
+ * on the plan's largest slice); PlanOptions.no_cast_in_reduction: never.
+ * Else -1. The reduction's last pass then writes the cast's f8 result,
+ * laid out as the cast's own step would have made it (C's pieces in
+ * f8), and never stores C's f16 result; the cast aliases it. The bits of
+ * the two steps apart. */
+int32_t plan_reduction_cast(const Plan *plan, const Op *mm);
+/* 1 if op is the cast of plan_reduction_cast. */
+int plan_cast_in_reduction(const Plan *plan, const Op *op);
 /* The index in g->ops of the GELU whose f8 cast's result bias add `add`
  * writes in one pass with the GELU (ew_bias_gelu_f16_f8 on C's panels):
  * add is a bias add of its matmul (plan_matmul_bias_add) that is not in
