@@ -242,6 +242,97 @@ test_place_verify(void **state)
 	lower_free(p.l);
 }
 
+/* place_verify refuses l's placement for a call's two streams sharing a
+ * memory element, its message naming the call and both streams. */
+static void
+streams_refused(const Lowered *l, const char *call, const char *s1,
+                const char *s2)
+{
+	Diag d;
+	assert_int_not_equal(place_verify(l, NULL, &d), 0);
+	expect_in(d.msg, call);
+	expect_in(d.msg, s1);
+	expect_in(d.msg, s2);
+	expect_in(d.msg, "share a memory element");
+}
+
+/* place_verify, a call's streams (docs/kernel-gemm.md "Memory rules",
+ * kernels/vadd.inc): one tile, a GEMM call (f8, 12 x 16 x 32: A 384
+ * bytes and its 32-byte tail, C 12 rows of 32 bytes and its 64-byte
+ * tail) and a reduction call (2 sources 256 bytes apart, 2 segments of 4
+ * atoms: dst 64 + 32 = 96 bytes, the sources 256 + 32 + 32 = 320), no
+ * `apart` named: the addresses set by hand against the C600's elements
+ * (16 KiB below 0x80000, 32 KiB pairs from it). */
+static void
+test_call_streams(void **state)
+{
+	(void)state;
+	const Chip *c = chip_default();
+	assert_int_equal(c->interleave, 0x80000);
+	assert_int_equal(c->elem_bytes, 0x4000);
+	Lowered *l = lower_new(c, 1);
+	int32_t a = lower_buffer(l, 0, 416, 16, REGION_ANY, 0, INT32_MAX, "A"),
+	        b = lower_buffer(l, 0, 512, 16, REGION_INTERLEAVED, 0,
+	                         INT32_MAX, "B"),
+	        cb = lower_buffer(l, 0, 448, 16, REGION_INTERLEAVED, 0,
+	                          INT32_MAX, "C"),
+	        dst = lower_buffer(l, 0, 96, 8, REGION_INTERLEAVED, 0,
+	                           INT32_MAX, "dst"),
+	        src = lower_buffer(l, 0, 320, 8, REGION_ANY, 0, INT32_MAX,
+	                           "sources");
+	Step *s = lower_step(l, STEP_COMPUTE, "gemm 1");
+	KernelCall *k =
+	    lower_call(l, s, 0, "gemm_f8", "gemm_f8", GEMM_ARGS_BYTES);
+	k->ref[0] = (BufRef){a, 0};
+	k->ref[1] = (BufRef){b, 0};
+	k->ref[2] = (BufRef){cb, 0};
+	k->nref = 3;
+	k->args = (KernelArgs){
+	    KC_GEMM, .u.gemm = {.t = GEMM_F8, .bm = 12, .bn = 16, .bk = 32}};
+	int32_t ga = k->args_at;
+	s = lower_step(l, STEP_COMPUTE, "add partials");
+	k = lower_call(l, s, 0, "vadd_f16", "vadd", VADD_ARGS_BYTES);
+	k->ref[0] = (BufRef){dst, 0};
+	k->ref[1] = (BufRef){src, 0};
+	k->nref = 2;
+	k->args = (KernelArgs){KC_VADD, .u.vadd = {.stride = 256,
+	                                           .nsrc = 2,
+	                                           .atoms = 4,
+	                                           .nseg = 2,
+	                                           .dst_seg = 64,
+	                                           .src_seg = 32}};
+	Buffer *B = l->buf;
+	B[ga].addr = 0x4c000;
+	B[k->args_at].addr = 0x4c100;
+	B[a].addr = 0x80000;         /* pair 0 */
+	B[b].addr = 0x84000;         /* B: no element rule */
+	B[cb].addr = 0x88040;        /* pair 1 */
+	B[dst].addr = 0x90040;       /* pair 2 */
+	B[src].addr = 0x90000 - 320; /* ends where pair 2 starts */
+	Diag d;
+	assert_int_equal(place_verify(l, NULL, &d), 0);
+	/* A's tail runs 16 bytes into C's pair (no byte shared) */
+	B[a].addr = 0x88000 - 400;
+	streams_refused(l, "tile 0, step 0 (gemm 1), call gemm_f8",
+	                "A (buffer 0, A, 0x87e70..0x88010)",
+	                "C (buffer 2, C, 0x88040..0x88200)");
+	/* A in region 0's element 1, C in a pair */
+	B[a].addr = 0x50000;
+	assert_int_equal(place_verify(l, NULL, &d), 0);
+	/* C the 16 KiB after A's in one pair: the pair is one unit */
+	B[a].addr = 0x88000;
+	B[cb].addr = 0x8c000;
+	streams_refused(l, "call gemm_f8", "its A", "its C");
+	B[cb].addr = 0x98000;
+	assert_int_equal(place_verify(l, NULL, &d), 0);
+	/* the sources' last 8 bytes in dst's pair */
+	B[src].addr = 0x90000 - 312;
+	streams_refused(l, "step 1 (add partials), call vadd_f16",
+	                "dst (buffer 3, dst, 0x90040..0x900a0)",
+	                "sources (buffer 4, sources, 0x8fec8..0x90008)");
+	lower_free(l);
+}
+
 /* codegen_verify: a tile's program as placement assumed it, within the
  * code rules. */
 static void
@@ -1671,6 +1762,7 @@ main(void)
 	    cmocka_unit_test(test_share_args),
 	    cmocka_unit_test(test_schedule_verify),
 	    cmocka_unit_test(test_place_verify),
+	    cmocka_unit_test(test_call_streams),
 	    cmocka_unit_test(test_codegen_verify),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_refit),

@@ -1744,7 +1744,8 @@ can_widen(const Lowered *l, const KernelCall *k)
  * call's panel windows for the exchange, at no cycle (the step lasts as
  * long as its widest call). The columns past a call's own are read from
  * its grown B chunk (the exchange fills the first columns only) and
- * written to its grown C block's padding, which nothing reads. */
+ * written to its grown C block's padding, which nothing reads; the block
+ * keeps the kernel's C tail after them (gemm_c_tail). */
 static void
 widen_host(Lowered *l, Step *s)
 {
@@ -1759,7 +1760,11 @@ widen_host(Lowered *l, Step *s)
 		    !can_widen(l, k))
 			continue;
 		grow_to(l, k->ref[1], gemm_b_bytes(g->t, g->bk, bn));
-		grow_to(l, k->ref[2], gemm_c_bytes(g->t, g->bm, bn));
+		/* and the kernel's tail after C, which the placer keeps out
+		 * of A's elements with the block (docs/kernel-gemm.md "Memory
+		 * rules") */
+		grow_to(l, k->ref[2],
+		        gemm_c_bytes(g->t, g->bm, bn) + gemm_c_tail(g->t));
 		g->bn = bn;
 	}
 }

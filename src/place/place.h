@@ -126,8 +126,11 @@ void place_report_free(PlaceReport *rep);
 
 /* verify.c: the placement checked on its own terms (buffers inside their
  * tile's data memory, aligned, in their region; no two sharing bytes in
- * steps they both live; `apart` partners in different memory elements);
- * IPU_EINVAL with d naming the rule and the buffer: an internal error. */
+ * steps they both live; `apart` partners in different memory elements;
+ * every GEMM call's A and C, and every reduction's (vadd) sources and
+ * dst, in different memory elements at their placed addresses);
+ * IPU_EINVAL with d naming the rule and the buffer (the tile, step, call
+ * and buffers for a call's streams): an internal error. */
 int place_verify(const Lowered *l, const uint32_t *code_end, Diag *d);
 /* print.c: the addresses as text (ipu compile --dump=place). */
 void place_print(const Lowered *l, const uint32_t *code_end, FILE *f);
