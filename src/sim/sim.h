@@ -307,6 +307,7 @@ typedef void (*ExecFn)(Exec *);
 	X(f16v2max)                                                            \
 	X(f16v4max)                                                            \
 	X(f16v2tof32)                                                          \
+	X(f16v8tof8)                                                           \
 	X(ld32)                                                                \
 	X(ld32step)                                                            \
 	X(ld64)                                                                \
@@ -363,7 +364,7 @@ SIM_FAST_FORMS(X)
 	X(ld2x64pace, 7)                                                       \
 	X(ldst64pace, 5)                                                       \
 	X(st64pace, 2)                                                         \
-	/* aux lane: f16 and f32 arithmetic, f16 to f32 */                     \
+	/* aux lane: f16 and f32 arithmetic, f16 to f32 and to f8 */           \
 	X(f16v2add, 1)                                                         \
 	X(f16v4add, 1)                                                         \
 	X(f16v2sub, 1)                                                         \
@@ -377,7 +378,8 @@ SIM_FAST_FORMS(X)
 	X(f32v2add, 1)                                                         \
 	X(f32v2sub, 1)                                                         \
 	X(f32v2mul, 1)                                                         \
-	X(f16v2tof32, 1)
+	X(f16v2tof32, 1)                                                       \
+	X(f16v8tof8, 1)
 #define X(mn, writes) void direct_##mn(Exec *e);
 SIM_DIRECT_FORMS(X)
 #undef X
