@@ -68,7 +68,8 @@ static const char *const vec_mnemonics[] = {
     "f16v2add",   "f16v4add",  "f16v2sub", "f16v4sub", "f16v2mul",  "f16v4mul",
     "f16v2tof32", "f32v2add",  "f32v2sub", "f32v2mul", "f16v2tof8", "f16v8tof8",
     "f32exp",     "f32sigm",   "f32tanh",  "f16v2exp", "f16v2tanh", "f16v2sigm",
-    "f32v4tof16", "f32v2axpy", "f16v2min", "f16v4min", "f16v2max",  "f16v4max"};
+    "f32v4tof16", "f32v2axpy", "f16v2min", "f16v4min", "f16v2max",  "f16v4max",
+    "f16v4acc",   "f32v4sqacc"};
 
 /* The main-lane loads and stores with a fast form of their own (sim.h,
  * SIM_FAST_FORMS; exec_mem.c, fast_load64, fast_load32): STYLE_LDST's

@@ -92,6 +92,44 @@ exec_f16v4acc(Exec *e)
 	accumulate(e, 1, ACC_SUM);
 }
 
+/* The fast forms of f16v4acc and f32v4sqacc (sim.h, SIM_FAST_FORMS), four
+ * lanes each: with no lane of the operand, no accumulator and no result
+ * with the all-ones exponent, a half widens to f32 exactly and raises no
+ * flag (h2f), and fp_f32_result hands the host's sum (fp_f32_add) or fused
+ * product (fp_f32_fma) back unchanged and raises no flag either, so the
+ * lanes go straight from the registers to $AACC[0,2,4,6]; anything else
+ * runs accumulate. */
+static inline __attribute__((always_inline)) void
+fast_acc4(Exec *e, int f16, AccKind kind)
+{
+	int r = e->in->op[0];
+	uint32_t *q = e->c->aacc, out[4];
+	/* get16's lanes: the low half of each register first */
+	uint64_t h = f16 ? (uint64_t)sim_ra(e, r + 1) << 32 | sim_ra(e, r) : 0;
+	int special = f16 && sim_f16_special(h);
+	for (int k = 0; k < 4; k++) {
+		uint32_t xf = f16 ? fp_float_f32((float)fp_f16_to_f64(
+		                        (uint16_t)(h >> (16 * k))))
+		                  : sim_ra(e, r + k);
+		float x = fp_f32_float(xf), a = fp_f32_float(q[2 * k]);
+		out[k] = fp_float_f32(kind == ACC_SQ ? fmaf(x, x, a) : a + x);
+		special |= f32_special(xf) | f32_special(q[2 * k]) |
+		           f32_special(out[k]);
+	}
+	if (special) {
+		accumulate(e, f16, kind);
+		return;
+	}
+	for (int k = 0; k < 4; k++)
+		q[2 * k] = out[k];
+}
+
+void
+fast_f16v4acc(Exec *e)
+{
+	fast_acc4(e, 1, ACC_SUM);
+}
+
 void
 exec_f16v4absacc(Exec *e)
 {
@@ -132,6 +170,12 @@ void
 exec_f32v4sqacc(Exec *e)
 {
 	accumulate(e, 0, ACC_SQ);
+}
+
+void
+fast_f32v4sqacc(Exec *e)
+{
+	fast_acc4(e, 0, ACC_SQ);
 }
 
 /* gina dst, src, imm. imm bit 0 selects the odd accumulators, bit 1 the

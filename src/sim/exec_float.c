@@ -587,12 +587,6 @@ BIN32(f32v2mul, OP_MUL)
  * infinity out of finite operands is OFLO). Anything else runs bin32.
  * direct: the pair written straight to the registers (sim.h,
  * SIM_DIRECT_FORMS); bin32 logs. */
-static inline int
-f32_special(uint32_t w)
-{
-	return (w & 0x7f800000u) == 0x7f800000u;
-}
-
 static inline __attribute__((always_inline)) void
 fast_bin32(Exec *e, BinOp op, int direct)
 {

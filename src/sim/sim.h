@@ -318,7 +318,9 @@ typedef void (*ExecFn)(Exec *);
 	X(f32v2sub)                                                            \
 	X(f32v2mul)                                                            \
 	X(ld64putcs)                                                           \
-	X(ld128putcs)
+	X(ld128putcs)                                                          \
+	X(f16v4acc)                                                            \
+	X(f32v4sqacc)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X
