@@ -320,7 +320,9 @@ typedef void (*ExecFn)(Exec *);
 	X(ld64putcs)                                                           \
 	X(ld128putcs)                                                          \
 	X(f16v4acc)                                                            \
-	X(f32v4sqacc)
+	X(f16v8sqacc)                                                          \
+	X(f32v4sqacc)                                                          \
+	X(f16v4mix)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X
@@ -381,7 +383,9 @@ SIM_FAST_FORMS(X)
 	X(f32v2sub, 1)                                                         \
 	X(f32v2mul, 1)                                                         \
 	X(f16v2tof32, 1)                                                       \
-	X(f16v8tof8, 1)
+	X(f16v8tof8, 1)                                                        \
+	/* and $AACC, which no main half reads or writes */                    \
+	X(f16v4mix, 1)
 #define X(mn, writes) void direct_##mn(Exec *e);
 SIM_DIRECT_FORMS(X)
 #undef X
