@@ -92,6 +92,50 @@ exec_f16v4acc(Exec *e)
 	accumulate(e, 1, ACC_SUM);
 }
 
+/* The fast forms of f16v4acc, f16v8sqacc and f32v4sqacc (sim.h,
+ * SIM_FAST_FORMS), n lanes each: with no lane of the operand, no
+ * accumulator and no result with the all-ones exponent, a half widens to
+ * f32 exactly and raises no flag (h2f), and fp_f32_result hands the host's
+ * sum (fp_f32_add) or fused product (fp_f32_fma) back unchanged and raises
+ * no flag either, so the lanes go straight from the registers to
+ * $AACC[0,2,..]; anything else runs accumulate. */
+static inline __attribute__((always_inline)) void
+fast_acc(Exec *e, int f16, AccKind kind, int n)
+{
+	int r = e->in->op[0];
+	uint32_t *q = e->c->aacc, out[8];
+	/* get16's lanes: the low half of each register first, four lanes a
+	 * pair of registers */
+	uint64_t h[2] = {0, 0};
+	int special = 0;
+	for (int j = 0; f16 && j < n / 4; j++) {
+		h[j] = (uint64_t)sim_ra(e, r + 2 * j + 1) << 32 |
+		       sim_ra(e, r + 2 * j);
+		special |= sim_f16_special(h[j]);
+	}
+	for (int k = 0; k < n; k++) {
+		uint32_t xf = f16 ? fp_float_f32((float)fp_f16_to_f64(
+		                        (uint16_t)(h[k / 4] >> (16 * (k % 4)))))
+		                  : sim_ra(e, r + k);
+		float x = fp_f32_float(xf), a = fp_f32_float(q[2 * k]);
+		out[k] = fp_float_f32(kind == ACC_SQ ? fmaf(x, x, a) : a + x);
+		special |= f32_special(xf) | f32_special(q[2 * k]) |
+		           f32_special(out[k]);
+	}
+	if (special) {
+		accumulate(e, f16, kind);
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		q[2 * k] = out[k];
+}
+
+void
+fast_f16v4acc(Exec *e)
+{
+	fast_acc(e, 1, ACC_SUM, 4);
+}
+
 void
 exec_f16v4absacc(Exec *e)
 {
@@ -117,6 +161,12 @@ exec_f16v8sqacc(Exec *e)
 }
 
 void
+fast_f16v8sqacc(Exec *e)
+{
+	fast_acc(e, 1, ACC_SQ, 8);
+}
+
+void
 exec_f32v4acc(Exec *e)
 {
 	accumulate(e, 0, ACC_SUM);
@@ -132,6 +182,12 @@ void
 exec_f32v4sqacc(Exec *e)
 {
 	accumulate(e, 0, ACC_SQ);
+}
+
+void
+fast_f32v4sqacc(Exec *e)
+{
+	fast_acc(e, 0, ACC_SQ, 4);
 }
 
 /* gina dst, src, imm. imm bit 0 selects the odd accumulators, bit 1 the
@@ -342,6 +398,64 @@ exec_f16v4mix(Exec *e)
 	for (int k = 0; k < 4; k++)
 		e->c->aacc[2 * k] = r[k];
 	put16(e, 0, 4, old);
+}
+
+/* The fast form of f16v4mix (sim.h, SIM_FAST_FORMS; direct_f16v4mix
+ * writes the destination straight to the registers, SIM_DIRECT_FORMS):
+ * at nearest even without stochastic rounding and with no infinity or NaN
+ * among x, y and $TAS, the sum of the exact products is finite (at most
+ * 2 * 65504^2), so sum_to_f32 is fp_f64_to_f32 at nearest even, which
+ * fp_f64_to_f32_rne is (test_fp), and raises nothing; the previous
+ * accumulators round as f32_to_f16 rounds them (fp_f64_to_f16_rne but for
+ * a signalling NaN). Anything else runs exec_f16v4mix. */
+static inline __attribute__((always_inline)) void
+fast_mix(Exec *e, int direct)
+{
+	const Insn *in = e->in;
+	int rx = in->op[1], ry = in->op[2];
+	uint32_t tas = e->c->tas;
+	uint64_t x = (uint64_t)sim_ra(e, rx + 1) << 32 | sim_ra(e, rx),
+	         y = (uint64_t)sim_ra(e, ry + 1) << 32 | sim_ra(e, ry);
+	FpEnv v = fpenv(e);
+	if (v.mode != FP_RNE || sim_f16_special(x) || sim_f16_special(y) ||
+	    sim_f16_special(tas)) {
+		exec_f16v4mix(e);
+		return;
+	}
+	double a = fp_f16_to_f64((uint16_t)tas),
+	       b = fp_f16_to_f64((uint16_t)(tas >> 16));
+	uint32_t r[4];
+	uint64_t old = 0;
+	for (int k = 0; k < 4; k++) {
+		double s = a * fp_f16_to_f64((uint16_t)(x >> (16 * k))) +
+		           b * fp_f16_to_f64((uint16_t)(y >> (16 * k)));
+		r[k] = fp_f64_to_f32_rne(s, &v.flags);
+		uint32_t acc = aget(e, 2 * k);
+		uint16_t o =
+		    fp_f32_issnan(acc)
+		        ? fp_f32_to_f16(acc, FP_RNE, 0, v.ov, &v.flags)
+		        : fp_f64_to_f16_rne(fp_f32_float(acc), v.ov, &v.flags);
+		old |= (uint64_t)o << (16 * k);
+	}
+	if (!fpenv_finish(e, &v))
+		return;
+	for (int k = 0; k < 4; k++)
+		e->c->aacc[2 * k] = r[k];
+	int d = in->op[0];
+	sim_put_a(e, d, (uint32_t)old, direct);
+	sim_put_a(e, d + 1, (uint32_t)(old >> 32), direct);
+}
+
+void
+fast_f16v4mix(Exec *e)
+{
+	fast_mix(e, 0);
+}
+
+void
+direct_f16v4mix(Exec *e)
+{
+	fast_mix(e, 1);
 }
 
 /* f32v2aop x, y, imm: the 2x2 outer product accumulated: $AACC[0] +=

@@ -587,12 +587,6 @@ BIN32(f32v2mul, OP_MUL)
  * infinity out of finite operands is OFLO). Anything else runs bin32.
  * direct: the pair written straight to the registers (sim.h,
  * SIM_DIRECT_FORMS); bin32 logs. */
-static inline int
-f32_special(uint32_t w)
-{
-	return (w & 0x7f800000u) == 0x7f800000u;
-}
-
 static inline __attribute__((always_inline)) void
 fast_bin32(Exec *e, BinOp op, int direct)
 {
@@ -1255,6 +1249,18 @@ f8_table(const Exec *e, FpOverflow ov)
 	return t ? t : f8_table_make(slot, fmt, fp_scale6(e->c->fp_scl), ov);
 }
 
+/* Half x's f8 byte by table t (f8_table), its flags or-ed into *flags. */
+static inline uint32_t
+f8_lane(const uint16_t *t, uint32_t x, unsigned *flags)
+{
+	uint32_t q = t[x & 0x7fff];
+	*flags |= q >> 8;
+	q &= 0xff;
+	if ((x & 0x8000) && q && q != FP8_NAN)
+		q |= 0x80;
+	return q;
+}
+
 /* f16v2tof8 writes 2 bytes (upper half zero, DECISION); f16v8tof8 writes
  * 8 bytes to a pair. */
 static void
@@ -1267,14 +1273,8 @@ f16_to_f8(Exec *e)
 	FpEnv v = fpenv(e);
 	if (sim_path != SIM_PLAIN) {
 		const uint16_t *t = f8_table(e, v.ov);
-		for (int k = 0; k < n; k++) {
-			uint32_t q = t[x[k] & 0x7fff];
-			v.flags |= q >> 8;
-			q &= 0xff;
-			if ((x[k] & 0x8000) && q && q != FP8_NAN)
-				q |= 0x80;
-			r[k / 4] |= q << (8 * (k % 4));
-		}
+		for (int k = 0; k < n; k++)
+			r[k / 4] |= f8_lane(t, x[k], &v.flags) << (8 * (k % 4));
 	} else {
 		int s = fp_scale6(e->c->fp_scl);
 		for (int k = 0; k < n; k++)
@@ -1296,6 +1296,45 @@ void
 exec_f16v8tof8(Exec *e)
 {
 	f16_to_f8(e);
+}
+
+/* The fast form of f16v8tof8 (sim.h, SIM_FAST_FORMS; on the fast paths
+ * only, where f16_to_f8 reads the table too): the quad's four registers
+ * read straight (its operand takes no broadcast), each half through the
+ * table, the pair written after fpenv_finish's trap (with direct,
+ * direct_f16v8tof8, straight to the registers: SIM_DIRECT_FORMS). */
+static inline __attribute__((always_inline)) void
+fast_f8_quad(Exec *e, int direct)
+{
+	int s = e->in->op[1];
+	FpEnv v = fpenv(e);
+	const uint16_t *t = f8_table(e, v.ov);
+	uint32_t r[2];
+	for (int k = 0; k < 2; k++) {
+		uint32_t lo = sim_ra(e, s + 2 * k),
+		         hi = sim_ra(e, s + 2 * k + 1);
+		r[k] = f8_lane(t, lo & 0xffff, &v.flags) |
+		       f8_lane(t, lo >> 16, &v.flags) << 8 |
+		       f8_lane(t, hi & 0xffff, &v.flags) << 16 |
+		       f8_lane(t, hi >> 16, &v.flags) << 24;
+	}
+	if (!fpenv_finish(e, &v))
+		return;
+	int d = e->in->op[0];
+	sim_put_a(e, d, r[0], direct);
+	sim_put_a(e, d + 1, r[1], direct);
+}
+
+void
+fast_f16v8tof8(Exec *e)
+{
+	fast_f8_quad(e, 0);
+}
+
+void
+direct_f16v8tof8(Exec *e)
+{
+	fast_f8_quad(e, 1);
 }
 
 /* The class of each of 4 FP8 bytes of the register format (the scale does

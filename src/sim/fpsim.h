@@ -37,4 +37,11 @@ void get32(const Exec *e, int i, int n, uint32_t *w);
 void put16(Exec *e, int i, int n, const uint16_t *h); /* n even */
 void put32(Exec *e, int i, int n, const uint32_t *w);
 
+/* An f32 bit pattern with the all-ones exponent (an infinity or a NaN). */
+static inline int
+f32_special(uint32_t w)
+{
+	return (w & 0x7f800000u) == 0x7f800000u;
+}
+
 #endif

@@ -307,6 +307,7 @@ typedef void (*ExecFn)(Exec *);
 	X(f16v2max)                                                            \
 	X(f16v4max)                                                            \
 	X(f16v2tof32)                                                          \
+	X(f16v8tof8)                                                           \
 	X(ld32)                                                                \
 	X(ld32step)                                                            \
 	X(ld64)                                                                \
@@ -317,7 +318,11 @@ typedef void (*ExecFn)(Exec *);
 	X(f32v2sub)                                                            \
 	X(f32v2mul)                                                            \
 	X(ld64putcs)                                                           \
-	X(ld128putcs)
+	X(ld128putcs)                                                          \
+	X(f16v4acc)                                                            \
+	X(f16v8sqacc)                                                          \
+	X(f32v4sqacc)                                                          \
+	X(f16v4mix)
 #define X(mn) void fast_##mn(Exec *e);
 SIM_FAST_FORMS(X)
 #undef X
@@ -363,7 +368,7 @@ SIM_FAST_FORMS(X)
 	X(ld2x64pace, 7)                                                       \
 	X(ldst64pace, 5)                                                       \
 	X(st64pace, 2)                                                         \
-	/* aux lane: f16 and f32 arithmetic, f16 to f32 */                     \
+	/* aux lane: f16 and f32 arithmetic, f16 to f32 and to f8 */           \
 	X(f16v2add, 1)                                                         \
 	X(f16v4add, 1)                                                         \
 	X(f16v2sub, 1)                                                         \
@@ -377,7 +382,10 @@ SIM_FAST_FORMS(X)
 	X(f32v2add, 1)                                                         \
 	X(f32v2sub, 1)                                                         \
 	X(f32v2mul, 1)                                                         \
-	X(f16v2tof32, 1)
+	X(f16v2tof32, 1)                                                       \
+	X(f16v8tof8, 1)                                                        \
+	/* and $AACC, which no main half reads or writes */                    \
+	X(f16v4mix, 1)
 #define X(mn, writes) void direct_##mn(Exec *e);
 SIM_DIRECT_FORMS(X)
 #undef X
