@@ -167,16 +167,15 @@ xch_send(Exec *e, uint32_t addr, uint32_t n, uint32_t item, uint32_t dir)
 	               .pc = e->pc,
 	               .ctx = (uint8_t)e->ctx};
 	/* one block: the data, then (64-bit items) pairsum, 8-aligned as
-	 * the data is n * 8 bytes, then got */
+	 * the data is n * 8 bytes, then got; pairsum and got are zeroed by
+	 * the first receiver that needs them (xch_commit_senders), as most
+	 * packets reach whole pairs with all their items */
 	size_t sums = item == 8 ? (size_t)n * sizeof *p->pairsum : 0;
 	p->data = block_new(x, bytes + sums + n, &p->chunk);
-	if (item == 8) {
+	if (item == 8)
 		p->pairsum = (uint64_t *)(void *)(p->data + bytes);
-		memset(p->pairsum, 0, sums);
-	}
 	p->got = p->data + bytes + sums;
-	memset(p->got, 0, n);
-	tile_read(t, addr, p->data, bytes);
+	memcpy(p->data, t->mem + (addr - t->chip->mem_base), bytes);
 	return 0;
 }
 
@@ -242,6 +241,18 @@ apply_control(XRx *s, const XControl *c)
 	}
 }
 
+/* Set `bits` in the bitmap's chunk holding word w, listing the chunk
+ * (by w) when it was clear. */
+static inline void
+chunk_mark(XState *x, uint64_t *chunk, uint64_t bits, uint32_t w)
+{
+	if (!*chunk) {
+		GROW(x->written, x->nwritten, x->capwritten);
+		x->written[x->nwritten++] = w;
+	}
+	*chunk |= bits;
+}
+
 /* Has word `w` (address / 4) of tile memory been written by the exchange
  * in this phase? Records it if not: a bitmap, cleared through the list of
  * the 64-bit chunks it touched. */
@@ -253,11 +264,7 @@ written_before(XState *x, uint32_t w)
 	uint64_t bit = 1ull << (w % 64), *chunk = &x->written_bits[w / 64];
 	if (*chunk & bit)
 		return 1;
-	if (!*chunk) {
-		GROW(x->written, x->nwritten, x->capwritten);
-		x->written[x->nwritten++] = w;
-	}
-	*chunk |= bit;
+	chunk_mark(x, chunk, bit, w);
 	return 0;
 }
 
@@ -270,6 +277,16 @@ written_range(XState *x, uint32_t w0, uint32_t w1)
 {
 	if (!x->written_bits)
 		x->written_bits = xmap_zero(WRITTEN_BYTES);
+	if (w0 / 64 == (w1 - 1) / 64) { /* one chunk: the loop's one step */
+		uint32_t n = w1 - w0;
+		uint64_t bits = (n == 64 ? ~0ull : ((1ull << n) - 1))
+		                << (w0 % 64),
+		         *chunk = &x->written_bits[w0 / 64];
+		if (*chunk & bits)
+			return 0;
+		chunk_mark(x, chunk, bits, w0);
+		return 1;
+	}
 	for (int mark = 0; mark < 2; mark++)
 		for (uint32_t w = w0; w < w1;) {
 			uint32_t n =
@@ -279,14 +296,8 @@ written_range(XState *x, uint32_t w0, uint32_t w1)
 			         *chunk = &x->written_bits[w / 64];
 			if (!mark && (*chunk & bits))
 				return 0;
-			if (mark) {
-				if (!*chunk) {
-					GROW(x->written, x->nwritten,
-					     x->capwritten);
-					x->written[x->nwritten++] = w;
-				}
-				*chunk |= bits;
-			}
+			if (mark)
+				chunk_mark(x, chunk, bits, w);
 			w += n;
 		}
 	return 1;
@@ -745,14 +756,23 @@ xch_commit_senders(Tile *r)
 			p->pairsum_all += pair_mark(r->chip, r->id);
 		else if (p->pairsum) {
 			uint64_t mark = pair_mark(r->chip, r->id);
+			if (!p->pairsum_set) {
+				memset(p->pairsum, 0,
+				       p->n * sizeof *p->pairsum);
+				p->pairsum_set = 1;
+			}
 			for (uint32_t i = v->i0; i < v->i1; i++)
 				p->pairsum[i] += mark;
 		}
 		/* the first receiver: no item got yet (ngot counts the got
-		 * bytes set), so all of its items count */
+		 * bytes set), so all of its items count; got is zeroed here
+		 * when some are left (read only while 0 < ngot < n) */
 		if (p->ngot == 0) {
-			memset(p->got + v->i0, 1, v->i1 - v->i0);
 			p->ngot = v->i1 - v->i0;
+			if (p->ngot < p->n) {
+				memset(p->got, 0, p->n);
+				memset(p->got + v->i0, 1, p->ngot);
+			}
 			continue;
 		}
 		/* a multicast's later receivers: every item counted */
@@ -856,8 +876,8 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 			    p->depart + p->n + lmax >= horizon)
 				break;
 			if (p->ngot < p->n) {
-				uint32_t i = 0;
-				while (p->got[i])
+				uint32_t i = 0; /* got is set once ngot > 0 */
+				while (p->ngot && p->got[i])
 					i++;
 				return tx_error(
 				    err, t, p, p->depart + i,
@@ -871,8 +891,10 @@ xch_check_lost(ChipSim *cs, uint64_t horizon, ChipError *err)
 				    (unsigned long long)(p->depart + i),
 				    p->src_addr + i * p->item, id);
 			}
+			/* pairsum[i] is 0 until set (pairsum_set) */
 			for (uint32_t i = 0; p->pairsum && i < p->n; i++)
-				if (p->pairsum[i] + p->pairsum_all)
+				if ((p->pairsum_set ? p->pairsum[i] : 0) +
+				    p->pairsum_all)
 					return tx_error(
 					    err, t, p, p->depart + i,
 					    "exchange: 64-bit item %u of tile "

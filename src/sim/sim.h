@@ -188,13 +188,14 @@ typedef struct {
 	uint8_t *data;     /* n * item bytes, copied at the send; the */
 	                   /* block also holds got and pairsum */
 	XChunk *chunk;     /* the block's chunk */
-	uint8_t *got;      /* per item: received by some tile */
-	uint32_t ngot;     /* items received by some tile */
+	uint8_t *got;      /* per item: received by some tile (set while */
+	uint32_t ngot;     /* 0 < ngot < n); items received by some tile */
 	/* 64-bit items: per item, a sum over its receivers that is 0 when
 	 * they form whole pairs (exchange.c, pair_mark); the terms of the
 	 * receivers of every item are in pairsum_all, once, not per item */
 	uint64_t *pairsum;
 	uint64_t pairsum_all;
+	int pairsum_set; /* pairsum zeroed (by its first partial receiver) */
 } XPacket;
 
 /* The receive state a walk advances (exchange.c), from XState's fields
@@ -633,9 +634,16 @@ typedef enum {
 	               * reached yet (chipsim_set_host_stop) */
 } RunStatus;
 RunStatus tile_run(Tile *t, uint64_t max_cycles);
-/* Record a trace event when the tile's chip traces. */
-void tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
-                uint32_t arg);
+/* Record a trace event when the tile's chip traces (or an observer
+ * watches): the test inline, as a send asks it each time with both off. */
+void tile_trace_event(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
+                      uint32_t arg);
+static inline void
+tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
+{
+	if (t->obs || t->trace_on)
+		tile_trace_event(t, kind, start, end, arg);
+}
 /* Execute one instruction word in context ctx as the card's tile debug
  * interface does (TDI_INSTRUCTION): its effects on registers, CSRs and
  * memory, without moving the pc or the clock. Control, two-word and system

@@ -1856,7 +1856,8 @@ next_busy_issue(const Tile *t)
 }
 
 void
-tile_trace(Tile *t, TraceKind kind, uint64_t start, uint64_t end, uint32_t arg)
+tile_trace_event(Tile *t, TraceKind kind, uint64_t start, uint64_t end,
+                 uint32_t arg)
 {
 	if (t->obs)
 		sim_observe_event(t, kind, start, end, arg);
