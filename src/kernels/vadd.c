@@ -33,8 +33,8 @@ vadd_call_variant(const VaddCall *v)
 	return v->norm_f8     ? VADD_NORM_F8
 	       : v->norm_cols ? VADD_NORM
 	       : v->has_gelu  ? 3
-	       : v->has_res  ? 2
-	                     : v->has_bias;
+	       : v->has_res   ? 2
+	                      : v->has_bias;
 }
 
 const char *
