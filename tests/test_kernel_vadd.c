@@ -330,6 +330,37 @@ q_fused_as_apart(Tile *const t[2], const TileImage *img, const VaddCall *apart,
 	return cycles;
 }
 
+/* The layout both fused checks share (check_gelu, check_norm_f8): nseg
+ * segments of `rows` rows of a 16-column panel, dst's segments 32 bytes
+ * apart, the sources' back to back and 64 bytes between the sources, the
+ * f8 result q at Q laid out as dst with a byte an element. Fills the
+ * calls' common fields (the apart vadd call and the f8 step after it);
+ * returns the elements of a segment. */
+enum { Q = 0xC0000 };
+static uint32_t
+fused_layout(uint32_t rows, uint32_t nsrc, uint32_t nseg, VaddCall *v,
+             EwCall *ew)
+{
+	uint32_t atoms = rows * VADD_ROW_ATOMS;
+	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
+	*v = (VaddCall){.dst = DST,
+	                .src = SRC,
+	                .res = Q,
+	                .stride = nseg * src_seg + 64,
+	                .nsrc = nsrc,
+	                .atoms = atoms,
+	                .nseg = nseg,
+	                .dst_seg = dst_seg,
+	                .src_seg = src_seg};
+	*ew = (EwCall){.in = DT_F16,
+	               .nseg = nseg,
+	               .rows = rows,
+	               .cols = 16,
+	               .dst = {Q, dst_seg / 2, 16},
+	               .a = {DST, dst_seg, 32}};
+	return atoms * 4;
+}
+
 /* vadd_bias_gelu_f16_f8: nseg segments of `rows` rows of a 16-column
  * panel as check_bias, the f8 result q laid out as dst with a byte an
  * element; on one tile vadd_bias_f16 and then ew_gelu_f16_f8 over the
@@ -347,43 +378,24 @@ check_gelu(uint32_t rows, uint32_t nsrc, uint32_t nseg, int scale)
 	Diag d;
 	assert_int_equal(kernel_image(names, 3, c, &img, &d), 0);
 	Tile *t[2] = {tile_new(c, 0), tile_new(c, 1)};
-	enum {
-		BIAS = 0xB0000,
-		Q = 0xC0000,
-		BSEG = 64,
-		ROW = VADD_ROW_ATOMS * 4
-	};
-	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
-	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
-	uint32_t stride = nseg * src_seg + 64, q_seg = dst_seg / 2;
+	enum { BIAS = 0xB0000, BSEG = 64 };
 	for (int j = 0; j < 2; j++) {
 		tile_load_image(t[j], &img);
 		/* halves of the magnitudes: the GELU's tail and its middle
 		 * both */
 		write_bias_case(t[j], rows, nsrc, nseg, BIAS, BSEG, 0);
 	}
-	VaddCall v = {.dst = DST,
-	              .src = SRC,
-	              .bias = BIAS,
-	              .res = Q,
-	              .stride = stride,
-	              .nsrc = nsrc,
-	              .atoms = atoms,
-	              .nseg = nseg,
-	              .dst_seg = dst_seg,
-	              .src_seg = src_seg,
-	              .bias_seg = BSEG,
-	              .has_bias = 1,
-	              .fp8_scale = (int8_t)scale};
-	EwCall ew = {.op = EW_GELU_H,
-	             .in = DT_F16,
-	             .out = DT_F8_F143,
-	             .fp8_scale = scale,
-	             .nseg = nseg,
-	             .rows = rows,
-	             .cols = 16,
-	             .dst = {Q, q_seg, 16},
-	             .a = {DST, dst_seg, 32}};
+	VaddCall v;
+	EwCall ew;
+	uint32_t n = fused_layout(rows, nsrc, nseg, &v, &ew);
+	uint32_t atoms = v.atoms, dst_seg = v.dst_seg;
+	v.bias = BIAS;
+	v.bias_seg = BSEG;
+	v.has_bias = 1;
+	v.fp8_scale = (int8_t)scale;
+	ew.op = EW_GELU_H;
+	ew.out = DT_F8_F143;
+	ew.fp8_scale = scale;
 	VaddCall f = v;
 	f.has_gelu = 1;
 	char what[96];
@@ -690,35 +702,20 @@ check_norm_f8(uint32_t rows, uint32_t nsrc, uint32_t nseg, uint32_t ncols,
 	Diag d;
 	assert_int_equal(kernel_image(names, 3, c, &img, &d), 0);
 	Tile *t[2] = {tile_new(c, 0), tile_new(c, 1)};
-	enum { Q = 0xC0000 };
-	uint32_t atoms = rows * VADD_ROW_ATOMS, n = atoms * 4;
-	uint32_t dst_seg = atoms * 8 + 32, src_seg = atoms * 8;
-	uint32_t stride = nseg * src_seg + 64, q_seg = dst_seg / 2;
 	for (int j = 0; j < 2; j++) {
 		tile_load_image(t[j], &img);
 		norm_data(t[j], rows, nsrc, nseg, ncols);
 	}
-	VaddCall v = {.dst = DST,
-	              .src = SRC,
-	              .res = Q,
-	              .stride = stride,
-	              .nsrc = nsrc,
-	              .atoms = atoms,
-	              .nseg = nseg,
-	              .dst_seg = dst_seg,
-	              .src_seg = src_seg,
-	              .norm_cols = ncols,
-	              .f152 = (uint8_t)f152,
-	              .fp8_scale = (int8_t)scale};
-	EwCall ew = {.op = EW_CAST,
-	             .in = DT_F16,
-	             .out = f152 ? DT_F8_F152 : DT_F8_F143,
-	             .fp8_scale = scale,
-	             .nseg = nseg,
-	             .rows = rows,
-	             .cols = 16,
-	             .dst = {Q, q_seg, 16},
-	             .a = {DST, dst_seg, 32}};
+	VaddCall v;
+	EwCall ew;
+	uint32_t n = fused_layout(rows, nsrc, nseg, &v, &ew);
+	uint32_t atoms = v.atoms, dst_seg = v.dst_seg;
+	v.norm_cols = ncols;
+	v.f152 = (uint8_t)f152;
+	v.fp8_scale = (int8_t)scale;
+	ew.op = EW_CAST;
+	ew.out = f152 ? DT_F8_F152 : DT_F8_F143;
+	ew.fp8_scale = scale;
 	VaddCall f = v;
 	f.norm_f8 = 1;
 	char what[112];
